@@ -1,0 +1,73 @@
+/*
+ * policy.h: the policy language (stockade-policy(5), docs/policy.md).
+ *
+ * A policy is an INI file read with inih. A file is laid over the embedded
+ * default policy (policy/default.ini, compiled in): a scalar key it sets
+ * replaces the default's value; the first key it gives in a list section
+ * ([environment], [filesystem]) replaces the default's whole list for that
+ * section. Every error is reported as "FILE:LINE: message".
+ *
+ * Parsing is pure (no file system access beyond reading the file itself);
+ * whether bind sources exist is the launcher's business at job time.
+ */
+#ifndef STOCKADE_POLICY_H
+#define STOCKADE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proto.h"
+#include "result.h"
+
+#define POLICY_ERR_MAX 512
+
+struct policy {
+	char *name;                 /* "<default>" or the file's path */
+	struct job_limits limits;   /* all non-zero after a successful load */
+	char **env;                 /* nenv "NAME=value" strings */
+	size_t nenv;
+	struct mount_entry *mounts; /* nmounts read-only binds */
+	size_t nmounts;
+	char *hostname;             /* [jail] hostname */
+	char *user;                 /* [jail] user: passwd name of the payload */
+	char *home;                 /* [jail] home: absolute path in the jail */
+	uint32_t uid, gid;          /* [jail] uid, gid: non-zero */
+	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */
+};
+
+/* The embedded default policy text, byte-identical to policy/default.ini. */
+extern const char policy_default_text[];
+
+/*
+ * Loads the embedded default into P (which the caller zeroes or clears
+ * first). Returns 0, or a negative errno with ERR (ERRLEN bytes) set to
+ * "<default>:LINE: message" (only a build defect makes this fail).
+ */
+int policy_load_default(struct policy *p, char *err, size_t errlen);
+
+/*
+ * Loads the default and lays the file PATH over it. Returns 0; -ENOENT,
+ * -EACCES... when PATH cannot be read (ERR: "PATH: strerror"); -EINVAL
+ * for a bad file (ERR: "PATH:LINE: message"). On failure P owns nothing.
+ */
+int policy_load_file(struct policy *p, const char *path, char *err,
+		     size_t errlen);
+
+/*
+ * As policy_load_file, for TEXT named NAME in messages (tests, fuzzers).
+ */
+int policy_load_string(struct policy *p, const char *text, const char *name,
+		       char *err, size_t errlen);
+
+/* Frees everything P owns and zeroes it; accepts NULL. */
+void policy_clear(struct policy *p);
+
+/*
+ * Writes P to OUT as a complete, canonical policy file that loads back to
+ * an equal policy. Returns 0 or -EIO.
+ */
+int policy_format(const struct policy *p, FILE *out);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * proto.h: the broker <-> launcher wire protocol. This header owns it.
+ *
+ * Transport: one AF_UNIX SOCK_SEQPACKET socketpair; one datagram is one
+ * message; MSG_TRUNC or MSG_CTRUNC on receipt is fatal. Every message is
+ *
+ *     u16 type | u16 reserved (0) | u32 body length | body
+ *
+ * little-endian, body length <= PROTO_MAX_BODY. The first message of a
+ * session is HELLO carrying PROTO_VERSION; the launcher answers HELLO_REPLY
+ * with the same version or the session ends. Numbers are never reused or
+ * renumbered; a new message gets a new number.
+ *
+ * Requests and answers, with the descriptors each may carry:
+ *
+ *   broker -> launcher                 launcher -> broker
+ *   PROTO_HELLO        (no fd)         PROTO_HELLO_REPLY  (no fd)
+ *   PROTO_RUN          (1 fd: the      PROTO_OUTPUT       (no fd), 0..n
+ *                       workspace dir) PROTO_RESULT       (no fd), exactly 1
+ *   PROTO_CANCEL       (no fd)          (answered by the RUN's RESULT)
+ *
+ * Who may send what in which phase is a table on each side
+ * (launcher/dispatch.c, broker/supervisor.c).
+ */
+#ifndef STOCKADE_PROTO_H
+#define STOCKADE_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "result.h"
+
+#define PROTO_VERSION 1u
+#define PROTO_HEADER_SIZE 8u
+#define PROTO_MAX_BODY (128u * 1024u)
+#define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
+#define PROTO_MAX_FDS 1u
+/* Largest OUTPUT chunk, bytes. */
+#define PROTO_OUTPUT_CHUNK (64u * 1024u)
+
+/* Bounds the decoder enforces on a job spec. */
+#define JOB_MAX_ARGS 1024u
+#define JOB_MAX_ENV 256u
+#define JOB_MAX_MOUNTS 64u
+#define JOB_MAX_STR 16384u  /* one argument, variable or path, bytes */
+#define JOB_MAX_HOSTNAME 64u
+#define JOB_MAX_DETAIL 1024u
+
+enum proto_msg_type {
+	PROTO_HELLO = 1,
+	PROTO_HELLO_REPLY = 2,
+	PROTO_RUN = 3,
+	PROTO_OUTPUT = 4,
+	PROTO_RESULT = 5,
+	PROTO_CANCEL = 6,
+};
+#define PROTO_MSG_TYPE_MAX PROTO_CANCEL
+
+/* The name of a message type for diagnostics ("RUN"), or "unknown". */
+const char *proto_msg_name(uint16_t type);
+
+/* A read-only bind mount the policy asks for. */
+enum mount_kind {
+	MOUNT_RO_BIND = 1,     /* must exist, else the job is refused */
+	MOUNT_RO_BIND_TRY = 2, /* skipped when the host path is missing */
+};
+
+struct mount_entry {
+	enum mount_kind kind;
+	char *source; /* absolute host path, from the policy */
+	char *target; /* absolute path inside the jail */
+};
+
+/* Job spec flags. */
+#define JOB_F_UNSAFE_NO_SECCOMP 0x1u /* evaluation only (unsafe_ key) */
+#define JOB_F_KNOWN (JOB_F_UNSAFE_NO_SECCOMP)
+
+/* One job, as RUN carries it. All strings and arrays owned by the struct. */
+struct job_spec {
+	uint64_t job_id;
+	uint32_t flags;     /* JOB_F_* */
+	uint32_t uid, gid;  /* ids of the payload inside the jail, != 0 */
+	char **argv;        /* argc entries, then NULL; argc >= 1 */
+	uint32_t argc;
+	char **envp;        /* envc "NAME=value" entries, then NULL */
+	uint32_t envc;
+	char *hostname;
+	struct mount_entry *mounts;
+	uint32_t nmounts;
+	struct job_limits limits;
+};
+
+/* Frees everything SPEC owns and zeroes it; accepts NULL. */
+void job_spec_clear(struct job_spec *spec);
+
+/*
+ * Encoders: each writes one whole message (header and body) into BUF of
+ * SIZE bytes and returns its length, or -ENOBUFS when it does not fit in
+ * SIZE or PROTO_MAX_MSG, or -EINVAL for a value the decoder would refuse.
+ */
+int proto_encode_hello(uint8_t *buf, size_t size, uint32_t version);
+int proto_encode_hello_reply(uint8_t *buf, size_t size, uint32_t version,
+			     uint32_t launcher_pid);
+int proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *spec);
+int proto_encode_output(uint8_t *buf, size_t size, uint64_t job_id,
+			uint8_t stream, const void *data, size_t len);
+int proto_encode_result(uint8_t *buf, size_t size,
+			const struct job_result *res);
+int proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id);
+
+/*
+ * Splits a received datagram MSG of LEN bytes into its type and body.
+ * Returns 0, or -EBADMSG for a short header, a non-zero reserved field or a
+ * length that disagrees with LEN; -EMSGSIZE for a body over PROTO_MAX_BODY;
+ * -EPROTO for an unknown type. Body points into MSG.
+ */
+int proto_decode_header(const uint8_t *msg, size_t len, uint16_t *type,
+			const uint8_t **body, size_t *body_len);
+
+/*
+ * Body decoders. Each consumes the body exactly (trailing bytes are
+ * -EBADMSG), validates every field and returns 0 or a negative errno:
+ * -EBADMSG malformed, -EMSGSIZE a bound exceeded, -EINVAL a value out of
+ * range, -ENOMEM. On failure the outputs are cleared and own nothing.
+ */
+int proto_decode_hello(const uint8_t *body, size_t len, uint32_t *version);
+int proto_decode_hello_reply(const uint8_t *body, size_t len,
+			     uint32_t *version, uint32_t *launcher_pid);
+int proto_decode_run(const uint8_t *body, size_t len, struct job_spec *spec);
+/* DATA points into BODY (borrowed). STREAM is 1 (stdout) or 2 (stderr). */
+int proto_decode_output(const uint8_t *body, size_t len, uint64_t *job_id,
+			uint8_t *stream, const uint8_t **data,
+			size_t *data_len);
+int proto_decode_result(const uint8_t *body, size_t len,
+			struct job_result *res);
+int proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id);
+
+/*
+ * Sends one message of LEN bytes on the SEQPACKET socket SOCK, with FD
+ * attached by SCM_RIGHTS when FD >= 0. Retries EINTR. Returns 0 or a
+ * negative errno (-EPIPE when the peer is gone). Does not close FD.
+ */
+int proto_send(int sock, const uint8_t *msg, size_t len, int fd);
+
+/*
+ * Receives one message into BUF (at least PROTO_MAX_MSG bytes). Returns its
+ * length; 0 when the peer closed the connection; -EMSGSIZE on MSG_TRUNC;
+ * -EBADMSG on MSG_CTRUNC or an unexpected control message; another negative
+ * errno on failure. A descriptor that arrived (SCM_RIGHTS, close-on-exec via
+ * MSG_CMSG_CLOEXEC) is stored in *FD (else *FD = -1); more than
+ * PROTO_MAX_FDS descriptors is -EBADMSG, with all of them closed. The
+ * caller owns *FD and must close it, including when the message is refused.
+ */
+int proto_recv(int sock, uint8_t *buf, size_t size, int *fd);
+
+#endif

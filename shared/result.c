@@ -1,0 +1,208 @@
+/* result.c: status names, signal names, hints and exit statuses. Pure. */
+#include "result.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[] = {
+	[JOB_OK] = "ok",
+	[JOB_EXIT_NONZERO] = "exit_nonzero",
+	[JOB_TIMEOUT] = "timeout",
+	[JOB_CPU_LIMIT] = "cpu_limit",
+	[JOB_MEMORY_LIMIT] = "memory_limit",
+	[JOB_PROCESS_LIMIT] = "process_limit",
+	[JOB_OUTPUT_LIMIT] = "output_limit",
+	[JOB_FILE_SIZE_LIMIT] = "file_size_limit",
+	[JOB_DISK_FULL] = "disk_full",
+	[JOB_CRASH] = "crash",
+	[JOB_POLICY_VIOLATION] = "policy_violation",
+	[JOB_SANDBOX_ERROR] = "sandbox_error",
+};
+
+const char *
+job_status_name(enum job_status status)
+{
+	if ((unsigned)status > JOB_STATUS_MAX)
+		return "sandbox_error";
+	return status_names[status];
+}
+
+int
+job_status_from_name(const char *name)
+{
+	for (int i = 0; i <= JOB_STATUS_MAX; i++)
+		if (strcmp(status_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static const struct {
+	int sig;
+	const char *name;
+} signals[] = {
+	{SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"},
+	{SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"},     {SIGABRT, "SIGABRT"},
+	{SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},       {SIGKILL, "SIGKILL"},
+	{SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"},     {SIGUSR2, "SIGUSR2"},
+	{SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"},     {SIGTERM, "SIGTERM"},
+	{SIGSTKFLT, "SIGSTKFLT"}, {SIGCHLD, "SIGCHLD"}, {SIGCONT, "SIGCONT"},
+	{SIGSTOP, "SIGSTOP"}, {SIGTSTP, "SIGTSTP"},     {SIGTTIN, "SIGTTIN"},
+	{SIGTTOU, "SIGTTOU"}, {SIGURG, "SIGURG"},       {SIGXCPU, "SIGXCPU"},
+	{SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"},
+	{SIGWINCH, "SIGWINCH"}, {SIGIO, "SIGIO"},       {SIGPWR, "SIGPWR"},
+	{SIGSYS, "SIGSYS"},
+};
+
+const char *
+signal_name(int sig)
+{
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (signals[i].sig == sig)
+			return signals[i].name;
+	return NULL;
+}
+
+static double
+mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
+
+char *
+job_hint(const struct job_result *res, const struct job_limits *lim,
+	 char *buf, size_t size)
+{
+	const char *sig = signal_name(res->signal);
+
+	if (sig == NULL)
+		sig = "an unknown signal";
+	switch (res->status) {
+	case JOB_OK:
+		snprintf(buf, size, "The program exited with code 0 in %llu ms; "
+			 "its output is complete.",
+			 (unsigned long long)res->wall_ms);
+		break;
+	case JOB_EXIT_NONZERO:
+		if (res->exit_code == 127)
+			snprintf(buf, size, "Exit code 127: the program was not "
+				 "found inside the sandbox; check its name, or "
+				 "call it through an interpreter that exists "
+				 "(python3, sh) with the script in /work.");
+		else if (res->exit_code == 126)
+			snprintf(buf, size, "Exit code 126: the program exists "
+				 "but cannot be executed; make it executable "
+				 "(chmod +x) or run it through its interpreter.");
+		else
+			snprintf(buf, size, "The program exited with code %d; "
+				 "read stderr for its own error message and fix "
+				 "the cause before running it again.",
+				 res->exit_code);
+		break;
+	case JOB_TIMEOUT:
+		snprintf(buf, size, "The program was killed after %llu ms, its "
+			 "wall-clock limit of %llu ms; bound its loops or make "
+			 "it do less per run (a smaller input, fewer "
+			 "iterations), or ask the user for a longer timeout.",
+			 (unsigned long long)res->wall_ms,
+			 (unsigned long long)lim->wall_ms);
+		break;
+	case JOB_CPU_LIMIT:
+		snprintf(buf, size, "The program used %llu ms of CPU time, over "
+			 "its limit of %llu ms; make the computation cheaper "
+			 "or ask the user for a larger CPU limit.",
+			 (unsigned long long)res->cpu_ms,
+			 (unsigned long long)lim->cpu_ms);
+		break;
+	case JOB_MEMORY_LIMIT:
+		snprintf(buf, size, "The program ran out of memory (peak %.1f "
+			 "MiB, limit %.1f MiB); stream large inputs instead of "
+			 "loading them whole, or ask the user for more memory.",
+			 (double)res->peak_memory_kb / 1024.0,
+			 mib(lim->memory_bytes));
+		break;
+	case JOB_PROCESS_LIMIT:
+		snprintf(buf, size, "The program hit its limit of %u processes "
+			 "and threads; do not start processes in a loop, use a "
+			 "bounded pool instead.", lim->nproc);
+		break;
+	case JOB_OUTPUT_LIMIT:
+		snprintf(buf, size, "The program was stopped after writing more "
+			 "than its output cap (stdout %llu bytes, stderr %llu "
+			 "bytes; head and tail kept); write large results to a "
+			 "file in /work and print only a summary.",
+			 (unsigned long long)lim->stdout_bytes,
+			 (unsigned long long)lim->stderr_bytes);
+		break;
+	case JOB_FILE_SIZE_LIMIT:
+		snprintf(buf, size, "The program tried to write a file larger "
+			 "than its limit of %.1f MiB; write less data or split "
+			 "it across smaller files.", mib(lim->fsize_bytes));
+		break;
+	case JOB_DISK_FULL:
+		snprintf(buf, size, "The program filled its disk space (/tmp "
+			 "limit %.1f MiB); delete temporary files or write less.",
+			 mib(lim->tmp_bytes));
+		break;
+	case JOB_CRASH:
+		snprintf(buf, size, "The program was killed by %s, which it did "
+			 "not ask for; this is a bug in the program or a library "
+			 "it uses (for SIGSEGV look for bad memory access, for "
+			 "SIGABRT a failed assertion), so inspect that rather "
+			 "than retrying unchanged.", sig);
+		break;
+	case JOB_POLICY_VIOLATION:
+		snprintf(buf, size, "The program made a system call the sandbox "
+			 "forbids%s%s; retrying will fail the same way, so do "
+			 "the task without that operation.",
+			 res->detail && *res->detail ? ": " : "",
+			 res->detail ? res->detail : "");
+		break;
+	case JOB_SANDBOX_ERROR:
+	default:
+		snprintf(buf, size, "The sandbox itself failed, not the "
+			 "program%s%s; the same request may succeed if retried, "
+			 "and if it keeps failing tell the user.",
+			 res->detail && *res->detail ? ": " : "",
+			 res->detail ? res->detail : "");
+		break;
+	}
+	return buf;
+}
+
+int
+job_exit_status(const struct job_result *res)
+{
+	switch (res->status) {
+	case JOB_OK:
+		return 0;
+	case JOB_EXIT_NONZERO:
+		return res->exit_code > 0 && res->exit_code < 256 ?
+			res->exit_code : 1;
+	case JOB_TIMEOUT:
+		return 124;
+	case JOB_CRASH:
+		return 128 + res->signal;
+	case JOB_SANDBOX_ERROR:
+		return 70;
+	case JOB_CPU_LIMIT:
+	case JOB_MEMORY_LIMIT:
+	case JOB_PROCESS_LIMIT:
+	case JOB_OUTPUT_LIMIT:
+	case JOB_FILE_SIZE_LIMIT:
+	case JOB_DISK_FULL:
+	case JOB_POLICY_VIOLATION:
+	default:
+		return 125;
+	}
+}
+
+void
+job_result_clear(struct job_result *res)
+{
+	if (res == NULL)
+		return;
+	free(res->detail);
+	res->detail = NULL;
+}
