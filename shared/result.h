@@ -6,6 +6,7 @@
 #define STOCKADE_RESULT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum job_status {

@@ -1,0 +1,93 @@
+/* capture.c: see capture.h. */
+#include "capture.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+capture_init(struct capture *c, size_t cap)
+{
+	memset(c, 0, sizeof(*c));
+	if (cap < 2)
+		cap = 2;
+	c->half = cap / 2;
+	c->tail_cap = cap - c->half;
+	c->head = malloc(c->half);
+	c->tail = malloc(c->tail_cap);
+	if (c->head == NULL || c->tail == NULL) {
+		capture_free(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+capture_add(struct capture *c, const uint8_t *data, size_t len)
+{
+	c->total += len;
+	if (c->head_len < c->half) {
+		size_t n = c->half - c->head_len;
+
+		if (n > len)
+			n = len;
+		memcpy(c->head + c->head_len, data, n);
+		c->head_len += n;
+		data += n;
+		len -= n;
+	}
+	if (len > c->tail_cap) {
+		data += len - c->tail_cap;
+		len = c->tail_cap;
+	}
+	while (len > 0) {
+		size_t n = c->tail_cap - c->tail_pos;
+
+		if (n > len)
+			n = len;
+		memcpy(c->tail + c->tail_pos, data, n);
+		c->tail_pos = (c->tail_pos + n) % c->tail_cap;
+		c->tail_len = c->tail_len + n > c->tail_cap ? c->tail_cap :
+							      c->tail_len + n;
+		data += n;
+		len -= n;
+	}
+}
+
+bool
+capture_truncated(const struct capture *c)
+{
+	return c->total > c->head_len + c->tail_len;
+}
+
+uint8_t *
+capture_collect(const struct capture *c, const char *marker, size_t *len)
+{
+	size_t mlen = capture_truncated(c) ? strlen(marker) : 0;
+	size_t n = c->head_len + mlen + c->tail_len;
+	uint8_t *out = malloc(n + 1), *p;
+	size_t start;
+
+	if (out == NULL)
+		return NULL;
+	p = out;
+	memcpy(p, c->head, c->head_len);
+	p += c->head_len;
+	memcpy(p, marker, mlen);
+	p += mlen;
+	/* The ring's oldest byte is at tail_pos once it has wrapped. */
+	start = c->tail_len == c->tail_cap ? c->tail_pos : 0;
+	for (size_t i = 0; i < c->tail_len; i++)
+		*p++ = c->tail[(start + i) % c->tail_cap];
+	*p = 0;
+	*len = n;
+	return out;
+}
+
+void
+capture_free(struct capture *c)
+{
+	free(c->head);
+	free(c->tail);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,39 @@
+/*
+ * capture.h: keeping a job's output for its result: the first and last
+ * bytes of each stream within a cap, with a marker where the middle was
+ * dropped. Pure; no I/O.
+ */
+#ifndef STOCKADE_CAPTURE_H
+#define STOCKADE_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct capture {
+	size_t half;      /* bytes kept at each end: cap / 2 (cap - half) */
+	size_t tail_cap;
+	uint8_t *head;    /* first `half` bytes */
+	size_t head_len;
+	uint8_t *tail;    /* ring of the last tail_cap bytes */
+	size_t tail_pos;  /* next write position in the ring */
+	size_t tail_len;  /* valid bytes in the ring */
+	uint64_t total;   /* every byte ever added */
+};
+
+/* Prepares C to keep at most CAP bytes (>= 2). Returns 0 or -ENOMEM. */
+int capture_init(struct capture *c, size_t cap);
+/* Adds DATA[0..LEN). Never fails; memory stays bounded by the cap. */
+void capture_add(struct capture *c, const uint8_t *data, size_t len);
+/* True when bytes were dropped. */
+bool capture_truncated(const struct capture *c);
+/*
+ * The kept bytes as one new buffer (head, then MARKER when truncated, then
+ * tail), with its length in *LEN; the caller frees it. NULL on ENOMEM.
+ */
+uint8_t *capture_collect(const struct capture *c, const char *marker,
+			 size_t *len);
+/* Frees C's buffers; accepts a zeroed struct. */
+void capture_free(struct capture *c);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * stockade: the broker. Owns the host side: the workspace, the policy, the
+ * client's commands; runs code only through stockade-launcher.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+#include "log.h"
+#include "proto.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stockade run [options] -- PROGRAM [ARGS...]\n"
+		"       stockade policy show|default|check\n"
+		"       stockade --version | --help\n"
+		"Run `stockade COMMAND --help` for a command's options.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	log_set_program("stockade");
+	if (getenv("STOCKADE_DEBUG") != NULL)
+		log_set_level(LOG_LVL_DEBUG);
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("stockade %s (protocol %u)\n", STOCKADE_VERSION,
+		       PROTO_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "policy") == 0)
+		return cmd_policy(argc - 1, argv + 1);
+	fprintf(stderr, "stockade: unknown command \"%s\"\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

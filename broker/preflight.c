@@ -1,0 +1,79 @@
+/* preflight.c: see preflight.h. */
+#include "preflight.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Reads an integer sysctl; -1 when absent or unreadable. */
+static long
+read_sysctl(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+int
+preflight_userns(char *msg, size_t len)
+{
+	pid_t pid;
+	int st;
+
+	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0) {
+		snprintf(msg, len, "user namespaces are disabled "
+			 "(user.max_user_namespaces = 0). Fix: sysctl -w "
+			 "user.max_user_namespaces=15000, and make it "
+			 "permanent in /etc/sysctl.d/");
+		return -1;
+	}
+	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0) {
+		snprintf(msg, len, "unprivileged user namespaces are disabled "
+			 "(kernel.unprivileged_userns_clone = 0). Fix: sysctl -w "
+			 "kernel.unprivileged_userns_clone=1, and make it "
+			 "permanent in /etc/sysctl.d/");
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(msg, len, "cannot fork to probe user namespaces: %s",
+			 strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+	    == 1) {
+		snprintf(msg, len, "AppArmor restricts unprivileged user "
+			 "namespaces (kernel.apparmor_restrict_unprivileged_userns"
+			 " = 1, the Ubuntu 24.04 default). Fix: install an "
+			 "AppArmor profile for stockade that allows userns "
+			 "(README.md, 'When stockade refuses'), or sysctl -w "
+			 "kernel.apparmor_restrict_unprivileged_userns=0");
+		return -1;
+	}
+	snprintf(msg, len, "this process cannot create a user namespace "
+		 "(inside a container or a seccomp profile that forbids it?). "
+		 "Fix: allow unprivileged user namespaces for stockade's user; "
+		 "in a container, run it with a profile that permits unshare "
+		 "and clone with CLONE_NEWUSER");
+	return -1;
+}

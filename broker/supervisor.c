@@ -1,0 +1,305 @@
+/*
+ * supervisor.c: starting, talking to and restarting stockade-launcher.
+ *
+ * Who may send what, when, on the broker's side (style.md rule 3):
+ *
+ *   phase                 accepted from the launcher
+ *   after HELLO           HELLO_REPLY (no fd)
+ *   while a job runs      OUTPUT (no fd, this job's id), RESULT (no fd,
+ *                         this job's id; ends the job)
+ *   otherwise             nothing
+ *
+ * Anything else (unknown type, wrong phase, a descriptor, another job's
+ * id, a malformed body) is a protocol violation: the launcher is killed
+ * and the job in flight ends as sandbox_error.
+ */
+#include "supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fsutil.h"
+#include "log.h"
+
+#define LAUNCHER_NAME "stockade-launcher"
+#define LAUNCHER_IPC_FD 3
+
+static int
+open_exe(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_mode & 0111) == 0) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
+int
+supervisor_init(struct supervisor *s, char *err, size_t errlen)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n;
+	int fd = -ENOENT;
+
+	memset(s, 0, sizeof(*s));
+	s->exe_fd = s->pidfd = s->sock = -1;
+	s->next_job_id = 1;
+	s->msg = malloc(PROTO_MAX_MSG);
+	if (s->msg == NULL)
+		return -ENOMEM;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		snprintf(path, sizeof(path), "%s/%s", dirname(self),
+			 LAUNCHER_NAME);
+		fd = open_exe(path);
+	}
+	if (fd < 0) {
+		fd = open_exe(STOCKADE_LIBEXECDIR "/" LAUNCHER_NAME);
+		if (fd < 0) {
+			snprintf(err, errlen,
+				 "cannot find %s next to the broker (%s) or in "
+				 "%s: %s", LAUNCHER_NAME,
+				 n > 0 ? path : "unknown",
+				 STOCKADE_LIBEXECDIR, strerror(-fd));
+			return fd;
+		}
+	}
+	s->exe_fd = fd;
+	return 0;
+}
+
+static void
+kill_launcher(struct supervisor *s)
+{
+	if (s->pid > 0) {
+		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+		while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close_fdp(&s->sock);
+	close_fdp(&s->pidfd);
+	s->pid = 0;
+}
+
+/* Receives one message of TYPE (header checked, no fd allowed). Returns
+ * the body length, or a negative errno; 0-length bodies are fine. */
+static int
+recv_expect(struct supervisor *s, const uint16_t *allowed, size_t nallowed,
+	    uint16_t *type, const uint8_t **body)
+{
+	int fd = -1, n, e;
+	size_t len;
+
+	n = proto_recv(s->sock, s->msg, PROTO_MAX_MSG, &fd);
+	if (fd >= 0) {
+		close(fd);
+		log_debug("the launcher sent a descriptor");
+		return -EPROTO;
+	}
+	if (n == 0)
+		return -ECONNRESET;
+	if (n < 0)
+		return n;
+	if ((e = proto_decode_header(s->msg, (size_t)n, type, body, &len)) < 0)
+		return e;
+	for (size_t i = 0; i < nallowed; i++)
+		if (allowed[i] == *type)
+			return (int)len;
+	log_debug("unexpected %s from the launcher", proto_msg_name(*type));
+	return -EPROTO;
+}
+
+int
+supervisor_start(struct supervisor *s)
+{
+	static const uint16_t hello_ok[] = {PROTO_HELLO_REPLY};
+	uint8_t buf[64];
+	const uint8_t *body;
+	uint16_t type;
+	uint32_t version, lpid;
+	int sv[2], pidfd = -1, n, e;
+	pid_t pid;
+
+	if (s->pid > 0)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+	if (pid < 0) {
+		e = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return e;
+	}
+	if (pid == 0) {
+		char arg0[] = LAUNCHER_NAME, arg1[] = "--ipc-fd", arg2[] = "3";
+		char debug[] = "STOCKADE_DEBUG=1";
+		char *argv[] = {arg0, arg1, arg2, NULL};
+		char *envp[2] = {NULL, NULL};
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (getenv("STOCKADE_DEBUG") != NULL)
+			envp[0] = debug;
+		/* stdin and stdout: /dev/null; stderr: ours, for diagnostics. */
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+			_exit(127);
+		if (dup2(sv[1], LAUNCHER_IPC_FD) < 0)
+			_exit(127);
+		if (s->exe_fd != LAUNCHER_IPC_FD + 1 &&
+		    dup2(s->exe_fd, LAUNCHER_IPC_FD + 1) < 0)
+			_exit(127);
+		closefrom(LAUNCHER_IPC_FD + 2);
+		fcntl(LAUNCHER_IPC_FD + 1, F_SETFD, FD_CLOEXEC);
+		syscall(SYS_execveat, LAUNCHER_IPC_FD + 1, "", argv, envp,
+			AT_EMPTY_PATH);
+		_exit(127);
+	}
+	close(sv[1]);
+	s->pid = pid;
+	s->pidfd = pidfd;
+	s->sock = sv[0];
+
+	n = proto_encode_hello(buf, sizeof(buf), PROTO_VERSION);
+	if (n < 0 || (e = proto_send(s->sock, buf, (size_t)n, -1)) < 0) {
+		e = n < 0 ? n : e;
+		goto fail;
+	}
+	n = recv_expect(s, hello_ok, 1, &type, &body);
+	if (n < 0) {
+		e = n;
+		goto fail;
+	}
+	if ((e = proto_decode_hello_reply(body, (size_t)n, &version, &lpid)) < 0)
+		goto fail;
+	if (version != PROTO_VERSION || lpid != (uint32_t)pid) {
+		e = -EPROTO;
+		goto fail;
+	}
+	return 0;
+fail:
+	kill_launcher(s);
+	return e;
+}
+
+static void
+launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
+		int e)
+{
+	char detail[200];
+
+	kill_launcher(s);
+	s->restarts++;
+	memset(res, 0, sizeof(*res));
+	res->job_id = id;
+	res->status = JOB_SANDBOX_ERROR;
+	res->exit_code = -1;
+	snprintf(detail, sizeof(detail), "%s (%s)",
+		 e == -ECONNRESET || e == -EPIPE ?
+			 "the launcher died during the job" :
+			 "the launcher broke the protocol",
+		 strerror(-e));
+	res->detail = strdup(detail);
+}
+
+int
+supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
+	       output_fn out, void *arg, struct job_result *res)
+{
+	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT};
+	uint8_t *buf;
+	int n, e;
+
+	memset(res, 0, sizeof(*res));
+	if ((e = supervisor_start(s)) < 0)
+		return e;
+	spec->job_id = s->next_job_id++;
+	buf = malloc(PROTO_MAX_MSG);
+	if (buf == NULL)
+		return -ENOMEM;
+	n = proto_encode_run(buf, PROTO_MAX_MSG, spec);
+	if (n < 0) {
+		free(buf);
+		return n == -ENOBUFS ? -E2BIG : n;
+	}
+	e = proto_send(s->sock, buf, (size_t)n, wsfd);
+	free(buf);
+	if (e < 0) {
+		launcher_failed(s, res, spec->job_id, e);
+		return 0;
+	}
+	for (;;) {
+		const uint8_t *body, *data;
+		uint16_t type;
+		uint64_t id;
+		uint8_t stream;
+		size_t dlen;
+
+		n = recv_expect(s, running_ok, 2, &type, &body);
+		if (n < 0) {
+			launcher_failed(s, res, spec->job_id, n);
+			return 0;
+		}
+		if (type == PROTO_OUTPUT) {
+			e = proto_decode_output(body, (size_t)n, &id, &stream,
+						&data, &dlen);
+			if (e < 0 || id != spec->job_id) {
+				launcher_failed(s, res, spec->job_id,
+						e < 0 ? e : -EPROTO);
+				return 0;
+			}
+			if (out != NULL)
+				out(arg, stream, data, dlen);
+			continue;
+		}
+		e = proto_decode_result(body, (size_t)n, res);
+		if (e < 0 || res->job_id != spec->job_id) {
+			job_result_clear(res);
+			launcher_failed(s, res, spec->job_id,
+					e < 0 ? e : -EPROTO);
+		}
+		return 0;
+	}
+}
+
+void
+supervisor_stop(struct supervisor *s)
+{
+	if (s->pid <= 0)
+		return;
+	/* Closing our end is the launcher's signal to exit. */
+	close_fdp(&s->sock);
+	while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	close_fdp(&s->pidfd);
+	s->pid = 0;
+}
+
+void
+supervisor_free(struct supervisor *s)
+{
+	supervisor_stop(s);
+	close_fdp(&s->exe_fd);
+	free(s->msg);
+	s->msg = NULL;
+}

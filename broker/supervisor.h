@@ -1,0 +1,66 @@
+/*
+ * supervisor.h: the broker's side of the launcher (mirrors
+ * launcher/dispatch.c). One struct per launcher; a test can build one and
+ * drive it (style.md rule 16).
+ */
+#ifndef STOCKADE_SUPERVISOR_H
+#define STOCKADE_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto.h"
+
+struct supervisor {
+	int exe_fd;          /* the launcher binary, opened O_PATH once */
+	pid_t pid;           /* launcher process, 0 when none */
+	int pidfd;           /* its pidfd */
+	int sock;            /* our end of the socketpair */
+	uint64_t next_job_id;
+	unsigned restarts;   /* launchers started after the first */
+	uint8_t *msg;        /* PROTO_MAX_MSG bytes */
+};
+
+/*
+ * Called for each chunk of output of the running job: STREAM 1 stdout,
+ * 2 stderr; DATA[0..LEN) borrowed for the call.
+ */
+typedef void (*output_fn)(void *arg, int stream, const uint8_t *data,
+			  size_t len);
+
+/*
+ * Finds the launcher binary: "stockade-launcher" in the directory of the
+ * running broker (/proc/self/exe), else STOCKADE_LIBEXECDIR; never $PATH.
+ * Opens it O_PATH|O_CLOEXEC into S->exe_fd after checking it is a regular
+ * executable file. Returns 0 or a negative errno; writes the paths tried
+ * to ERR on failure.
+ */
+int supervisor_init(struct supervisor *s, char *err, size_t errlen);
+
+/*
+ * Starts a launcher (fork, then execveat of exe_fd with its socket at fd 3,
+ * everything else closed, an empty environment) and exchanges HELLO.
+ * Returns 0 or a negative errno (-EPROTO on a version mismatch).
+ */
+int supervisor_start(struct supervisor *s);
+
+/*
+ * Runs SPEC (its job_id is assigned here) with the workspace directory
+ * WSFD (borrowed), calling OUT for each output chunk, and fills RES (the
+ * caller clears it). If the launcher dies or breaks the protocol, RES is a
+ * sandbox_error naming why, the launcher is killed and reaped, and the
+ * next call starts a new one. Returns 0 when RES is filled, or a negative
+ * errno when nothing could be sent at all.
+ */
+int supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
+		   output_fn out, void *arg, struct job_result *res);
+
+/* Closes the session and reaps the launcher; S can be started again. */
+void supervisor_stop(struct supervisor *s);
+
+/* supervisor_stop, then closes exe_fd and frees S's buffers. */
+void supervisor_free(struct supervisor *s);
+
+#endif

@@ -1,0 +1,352 @@
+/*
+ * jail.c: cloning a jail and the life of its init (pid 1).
+ *
+ * The launcher clones init with CLONE_NEWUSER | NEWPID | NEWNET | NEWIPC |
+ * NEWUTS | NEWCGROUP and CLONE_PIDFD (clone3, so it holds a pidfd from the
+ * start and never waits by pid alone). Init then, in this order, and
+ * aborting the job at the first failure (style.md rule 12):
+ *   1. PR_SET_PDEATHSIG(SIGKILL), and checks the launcher is still there:
+ *      if the launcher dies, init and so the whole jail die with it;
+ *   2. writes its own "deny" to setgroups and one-line uid and gid maps
+ *      (payload id inside -> the launcher's id outside), the only maps an
+ *      unprivileged process may write (user_namespaces(7));
+ *   3. enters the workspace directory, unshares the mount namespace and
+ *      builds the root file system (mounts.c);
+ *   4. sets the hostname, brings up lo (the only interface of its new
+ *      network namespace);
+ *   5. drops every capability, bounding set included (libcap-ng), and
+ *      makes itself non-dumpable so the payload cannot read its memory;
+ *   6. forks the payload (payload.c) and becomes a reaper: it reaps every
+ *      process of the jail, forwards termination signals to the payload
+ *      and, when the payload exits, reports its wait status and exits. As
+ *      pid 1 exits the kernel kills every process left in the namespace,
+ *      so nothing the job started outlives it (pid_namespaces(7)).
+ */
+#include "jail.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fsutil.h"
+#include "mounts.h"
+
+static const char *const stage_names[] = {
+	[STAGE_PARENT] = "launcher gone",
+	[STAGE_ID_MAPS] = "user namespace id maps",
+	[STAGE_MOUNT_NS] = "mount namespace",
+	[STAGE_ROOT_TMPFS] = "root tmpfs",
+	[STAGE_BIND] = "read-only bind mounts",
+	[STAGE_ETC] = "/etc files",
+	[STAGE_DEV] = "/dev",
+	[STAGE_PROC] = "/proc mount",
+	[STAGE_TMP] = "/tmp tmpfs",
+	[STAGE_HOME] = "home tmpfs",
+	[STAGE_WORK] = "workspace bind mount",
+	[STAGE_HOSTNAME] = "hostname",
+	[STAGE_LOOPBACK] = "loopback interface",
+	[STAGE_PIVOT_ROOT] = "pivot_root",
+	[STAGE_REMOUNT_ROOT] = "read-only root",
+	[STAGE_CAPS] = "dropping capabilities",
+	[STAGE_FORK_PAYLOAD] = "starting the payload",
+	[STAGE_SIGNALS] = "signal set-up",
+};
+
+const char *
+jail_stage_name(int stage)
+{
+	if (stage <= 0 || stage > STAGE_SIGNALS)
+		return "unknown stage";
+	return stage_names[stage];
+}
+
+static void
+send_record(int fd, int32_t kind, int32_t a, int32_t b)
+{
+	uint8_t rec[INIT_RECORD_SIZE];
+	struct wbuf w;
+
+	wbuf_init(&w, rec, sizeof(rec));
+	wbuf_put_i32(&w, kind);
+	wbuf_put_i32(&w, a);
+	wbuf_put_i32(&w, b);
+	(void)write_all(fd, rec, w.len);
+}
+
+static _Noreturn void
+setup_failed(int status_fd, int stage, int err)
+{
+	send_record(status_fd, INIT_REC_SETUP_FAILED, stage, err < 0 ? -err : err);
+	_exit(1);
+}
+
+static int
+write_proc_self(const char *file, const char *text)
+{
+	char path[64];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = write_all(fd, text, strlen(text));
+	close(fd);
+	return e;
+}
+
+static int
+write_id_maps(const struct job_spec *spec, uid_t outer_uid, gid_t outer_gid)
+{
+	char map[64];
+	int e;
+
+	if ((e = write_proc_self("setgroups", "deny")) < 0)
+		return e;
+	snprintf(map, sizeof(map), "%u %u 1\n", spec->uid, (unsigned)outer_uid);
+	if ((e = write_proc_self("uid_map", map)) < 0)
+		return e;
+	snprintf(map, sizeof(map), "%u %u 1\n", spec->gid, (unsigned)outer_gid);
+	return write_proc_self("gid_map", map);
+}
+
+static int
+loopback_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int e = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		e = -errno;
+	} else {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+			e = -errno;
+	}
+	close(fd);
+	return e;
+}
+
+static int
+drop_all_caps(void)
+{
+	capng_clear(CAPNG_SELECT_ALL);
+	if (capng_apply(CAPNG_SELECT_ALL) != 0)
+		return -EPERM;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Forwarded to the payload; everything else but SIGCHLD is dropped. */
+static bool
+forwarded(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP ||
+	       sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2 ||
+	       sig == SIGCONT || sig == SIGWINCH;
+}
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every descriptor above 2 except the N in KEEP (rule 10). */
+static void
+close_all_except(int *keep, size_t n)
+{
+	unsigned from = 3;
+
+	qsort(keep, n, sizeof(*keep), cmp_int);
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned)keep[i] > from)
+			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
+_Noreturn void
+jail_init_main(const struct job_spec *spec, int wsfd, uid_t outer_uid,
+	       gid_t outer_gid, int launcher_pidfd, int status_fd, int out_fd,
+	       int err_fd, scmp_filter_ctx filter)
+{
+	int keep[] = {wsfd, status_fd, out_fd, err_fd, launcher_pidfd};
+	struct pollfd alive = {.fd = launcher_pidfd, .events = POLLIN};
+	sigset_t all;
+	pid_t payload;
+	int stage, e;
+
+	/* The broker's socket and anything else of the launcher's stay out;
+	 * stdio too, since the launcher's stderr is the caller's terminal. */
+	close_all_except(keep, sizeof(keep) / sizeof(keep[0]));
+	close(0);
+	close(1);
+	close(2);
+
+	/* getppid() is 0 here (the launcher is outside our pid namespace),
+	 * so ask the launcher's pidfd whether it died before the prctl. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || poll(&alive, 1, 0) != 0)
+		setup_failed(status_fd, STAGE_PARENT, ESRCH);
+	close(launcher_pidfd);
+
+	if ((e = write_id_maps(spec, outer_uid, outer_gid)) < 0)
+		setup_failed(status_fd, STAGE_ID_MAPS, e);
+
+	if (fchdir(wsfd) < 0)
+		setup_failed(status_fd, STAGE_WORK, errno);
+	close(wsfd);
+	if (unshare(CLONE_NEWNS) < 0)
+		setup_failed(status_fd, STAGE_MOUNT_NS, errno);
+	if ((e = mounts_build_root(spec, &stage)) < 0)
+		setup_failed(status_fd, stage, e);
+
+	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0)
+		setup_failed(status_fd, STAGE_HOSTNAME, errno);
+	if ((e = loopback_up()) < 0)
+		setup_failed(status_fd, STAGE_LOOPBACK, e);
+
+	if ((e = drop_all_caps()) < 0)
+		setup_failed(status_fd, STAGE_CAPS, e);
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		setup_failed(status_fd, STAGE_CAPS, errno);
+
+	sigfillset(&all);
+	if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
+		setup_failed(status_fd, STAGE_SIGNALS, errno);
+
+	payload = fork();
+	if (payload < 0)
+		setup_failed(status_fd, STAGE_FORK_PAYLOAD, errno);
+	if (payload == 0) {
+		close(status_fd);
+		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+			_exit(127);
+		jail_exec_payload(spec, filter);
+	}
+	close(out_fd);
+	close(err_fd);
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&all, &si);
+
+		if (sig < 0)
+			continue;
+		if (sig == SIGCHLD) {
+			int st;
+			pid_t p;
+
+			while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+				if (p != payload)
+					continue;
+				send_record(status_fd, INIT_REC_PAYLOAD_EXIT, st, 0);
+				/* Exiting kills whatever the payload left. */
+				_exit(0);
+			}
+		} else if (forwarded(sig)) {
+			kill(payload, sig);
+		}
+	}
+}
+
+int
+jail_start(const struct job_spec *spec, int wsfd, int launcher_pidfd,
+	   scmp_filter_ctx filter, struct jail *j)
+{
+	int status[2], out[2], err[2];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int pidfd = -1;
+	struct clone_args ca;
+	long pid;
+
+	memset(j, 0, sizeof(*j));
+	j->pidfd = j->out_fd = j->err_fd = j->status_fd = -1;
+	if (pipe2(status, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		int e = -errno;
+
+		close(status[0]);
+		close(status[1]);
+		return e;
+	}
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		int e = -errno;
+
+		close(status[0]);
+		close(status[1]);
+		close(out[0]);
+		close(out[1]);
+		return e;
+	}
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+		   CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.exit_signal = SIGCHLD;
+	clock_gettime(CLOCK_MONOTONIC, &j->start);
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0) {
+		close(status[0]);
+		close(out[0]);
+		close(err[0]);
+		jail_init_main(spec, wsfd, uid, gid, launcher_pidfd, status[1],
+			       out[1],
+			       err[1], filter);
+	}
+	close(status[1]);
+	close(out[1]);
+	close(err[1]);
+	if (pid < 0) {
+		int e = -errno;
+
+		close(status[0]);
+		close(out[0]);
+		close(err[0]);
+		return e;
+	}
+	j->pid = (pid_t)pid;
+	j->pidfd = pidfd;
+	j->status_fd = status[0];
+	j->out_fd = out[0];
+	j->err_fd = err[0];
+	fcntl(j->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(j->err_fd, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+void
+jail_close(struct jail *j)
+{
+	close_fdp(&j->pidfd);
+	close_fdp(&j->out_fd);
+	close_fdp(&j->err_fd);
+	close_fdp(&j->status_fd);
+}

@@ -1,0 +1,48 @@
+/* launcher.h: the launcher's session state (one per process). */
+#ifndef STOCKADE_LAUNCHER_H
+#define STOCKADE_LAUNCHER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <seccomp.h>
+
+#include "proto.h"
+
+enum launcher_phase {
+	PHASE_HELLO = 1u << 0,   /* waiting for HELLO */
+	PHASE_READY = 1u << 1,   /* idle, between jobs */
+	PHASE_RUNNING = 1u << 2, /* a job is in flight */
+};
+
+struct launcher {
+	int ipc;                  /* the socketpair end, fd 3 at start-up */
+	enum launcher_phase phase;
+	uint64_t last_job_id;     /* job ids must increase */
+	uint64_t running_job_id;  /* valid in PHASE_RUNNING */
+	bool cancel_requested;    /* CANCEL seen for the running job */
+	bool peer_gone;           /* the broker closed its end */
+	int self_pidfd;           /* pidfd of this process, for jail init */
+	scmp_filter_ctx filter;   /* built once, reused for every job */
+	uint8_t *msg;             /* PROTO_MAX_MSG bytes, receive buffer */
+	uint8_t *out;             /* PROTO_MAX_MSG bytes, send buffer */
+};
+
+/*
+ * Receives and dispatches one message through the phase table
+ * (dispatch.c). Returns 1 when handled, 0 when the broker closed the
+ * connection, or a negative errno for a protocol violation or a failed
+ * handler: either ends the session.
+ */
+int launcher_dispatch_one(struct launcher *l);
+
+/*
+ * Runs SPEC in a new jail with the workspace WSFD (borrowed), streaming
+ * OUTPUT and sending exactly one RESULT (monitor.c). Returns 0, or a
+ * negative errno when the session must end (broker gone, protocol
+ * violation while running); the jail is dead either way.
+ */
+int launcher_run_job(struct launcher *l, const struct job_spec *spec,
+		     int wsfd);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * stockade-launcher: builds one namespace jail per job for the broker.
+ *
+ * Started only by the broker, by fork and exec, with its end of the
+ * socketpair at a fixed descriptor named by --ipc-fd (3). It owns no host
+ * file API: the only host paths it opens are the policy's read-only bind
+ * sources, and the workspace arrives as a descriptor.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "jail.h"
+#include "launcher.h"
+#include "log.h"
+
+static int
+parse_fd(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 3 || v > 1024)
+		return -1;
+	return (int)v;
+}
+
+/* The descriptor must be a SOCK_SEQPACKET unix socket. */
+static int
+check_ipc(int fd)
+{
+	struct stat st;
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0)
+		return -errno;
+	return type == SOCK_SEQPACKET ? 0 : -EPROTOTYPE;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct launcher l;
+	int fd, e;
+
+	log_set_program("stockade-launcher");
+	if (getenv("STOCKADE_DEBUG") != NULL)
+		log_set_level(LOG_LVL_DEBUG);
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("stockade-launcher %s (protocol %u)\n", STOCKADE_VERSION,
+		       PROTO_VERSION);
+		return 0;
+	}
+	if (argc != 3 || strcmp(argv[1], "--ipc-fd") != 0 ||
+	    (fd = parse_fd(argv[2])) < 0) {
+		fprintf(stderr, "usage: stockade-launcher --ipc-fd N\n"
+			"It is started by stockade, not by hand.\n");
+		return 2;
+	}
+	if ((e = check_ipc(fd)) < 0) {
+		log_error("descriptor %d is not the broker's socket: %s", fd,
+			  strerror(-e));
+		return 2;
+	}
+	/* If the broker dies, so do we, and our jails with us. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1) {
+		log_error("the broker is gone");
+		return 1;
+	}
+	/* Nothing but stdio and the socket crosses the exec (rule 11). */
+	closefrom(fd + 1);
+	for (int i = 3; i < fd; i++)
+		close(i);
+	signal(SIGPIPE, SIG_IGN);
+
+	memset(&l, 0, sizeof(l));
+	l.ipc = fd;
+	l.phase = PHASE_HELLO;
+	l.msg = malloc(PROTO_MAX_MSG);
+	l.out = malloc(PROTO_MAX_MSG);
+	l.filter = jail_seccomp_build();
+	l.self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (l.msg == NULL || l.out == NULL || l.filter == NULL ||
+	    l.self_pidfd < 0) {
+		log_error("start-up failed: out of memory, seccomp or pidfd_open unusable");
+		return 1;
+	}
+	for (;;) {
+		e = launcher_dispatch_one(&l);
+		if (e == 0 || l.peer_gone)
+			break; /* the broker closed the session */
+		if (e < 0) {
+			log_error("ending the session: %s", strerror(-e));
+			return 1;
+		}
+	}
+	seccomp_release(l.filter);
+	free(l.msg);
+	free(l.out);
+	return 0;
+}

@@ -1,0 +1,312 @@
+/*
+ * monitor.c: one job from clone to RESULT. The launcher waits on the
+ * jail's pidfd, never on a pid alone; it forwards the payload's output as
+ * OUTPUT messages; it enforces the wall-clock limit and the output caps by
+ * killing jail init (SIGKILL through the pidfd), which makes the kernel
+ * kill every process of the jail's pid namespace.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "jail.h"
+#include "launcher.h"
+#include "log.h"
+
+struct job_state {
+	struct jail jail;
+	uint64_t bytes[3];   /* by stream: [1] stdout, [2] stderr */
+	bool eof[3];
+	bool exited;
+	bool timed_out;
+	bool over_output;
+	bool cancelled;
+	bool killed;
+	siginfo_t info;
+	struct rusage ru;
+};
+
+static uint64_t
+elapsed_ms(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - start->tv_sec) * 1000u +
+	       (uint64_t)((now.tv_nsec - start->tv_nsec) / 1000000);
+}
+
+static void
+kill_jail(struct job_state *s)
+{
+	if (!s->killed && !s->exited) {
+		syscall(SYS_pidfd_send_signal, s->jail.pidfd, SIGKILL, NULL, 0);
+		s->killed = true;
+	}
+}
+
+/* Reads what is available on stream STREAM and forwards it. Returns 0 or
+ * a negative errno when the broker cannot be written to. */
+static int
+pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
+     int stream)
+{
+	uint8_t chunk[PROTO_OUTPUT_CHUNK];
+	int fd = stream == 1 ? s->jail.out_fd : s->jail.err_fd;
+	uint64_t cap = stream == 1 ? spec->limits.stdout_bytes :
+				     spec->limits.stderr_bytes;
+
+	for (int rounds = 0; rounds < 4; rounds++) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		int m, e;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return 0;
+			s->eof[stream] = true;
+			return 0;
+		}
+		if (n == 0) {
+			s->eof[stream] = true;
+			return 0;
+		}
+		s->bytes[stream] += (uint64_t)n;
+		m = proto_encode_output(l->out, PROTO_MAX_MSG, spec->job_id,
+					(uint8_t)stream, chunk, (size_t)n);
+		if (m < 0)
+			return m;
+		if ((e = proto_send(l->ipc, l->out, (size_t)m, -1)) < 0)
+			return e;
+		if (s->bytes[stream] > cap) {
+			s->over_output = true;
+			kill_jail(s);
+			s->eof[stream] = true; /* read no more of it */
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static void
+classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
+	 bool have_rec, struct job_result *r)
+{
+	static char detail[256];
+
+	r->exit_code = -1;
+	r->signal = 0;
+	detail[0] = '\0';
+	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT) {
+		int st = rec[1];
+
+		if (WIFEXITED(st)) {
+			r->exit_code = WEXITSTATUS(st);
+			r->status = r->exit_code == 0 ? JOB_OK : JOB_EXIT_NONZERO;
+		} else if (WIFSIGNALED(st)) {
+			r->signal = WTERMSIG(st);
+			switch (r->signal) {
+			case SIGXCPU:
+				r->status = JOB_CPU_LIMIT;
+				break;
+			case SIGXFSZ:
+				r->status = JOB_FILE_SIZE_LIMIT;
+				break;
+			case SIGSYS:
+				r->status = JOB_POLICY_VIOLATION;
+				snprintf(detail, sizeof(detail),
+					 "killed by the seccomp filter (SIGSYS)");
+				break;
+			case SIGKILL:
+				/* RLIMIT_CPU's hard limit ends in SIGKILL. */
+				r->status = r->cpu_ms >= spec->limits.cpu_ms ?
+					JOB_CPU_LIMIT : JOB_CRASH;
+				break;
+			default:
+				r->status = JOB_CRASH;
+				break;
+			}
+		} else {
+			r->status = JOB_SANDBOX_ERROR;
+			snprintf(detail, sizeof(detail),
+				 "unexpected wait status %#x", (unsigned)st);
+		}
+	} else if (have_rec && rec[0] == INIT_REC_SETUP_FAILED) {
+		r->status = JOB_SANDBOX_ERROR;
+		snprintf(detail, sizeof(detail), "jail set-up failed at %s: %s",
+			 jail_stage_name(rec[1]), strerror(rec[2]));
+	} else if (!s->timed_out && !s->over_output && !s->cancelled) {
+		r->status = JOB_SANDBOX_ERROR;
+		snprintf(detail, sizeof(detail),
+			 "jail init ended without a report (code %d, status %d)",
+			 s->info.si_code, s->info.si_status);
+	}
+	/* The launcher's own reasons to kill win over what init saw. */
+	if (s->timed_out) {
+		r->status = JOB_TIMEOUT;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+	} else if (s->over_output) {
+		r->status = JOB_OUTPUT_LIMIT;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+	} else if (s->cancelled) {
+		r->status = JOB_SANDBOX_ERROR;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		snprintf(detail, sizeof(detail), "cancelled by the client");
+	}
+	r->detail = detail;
+}
+
+static int
+read_record(int fd, int32_t rec[3])
+{
+	uint8_t raw[INIT_RECORD_SIZE];
+	struct rbuf r;
+	ssize_t n;
+
+	do
+		n = read(fd, raw, sizeof(raw));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(raw))
+		return -EBADMSG;
+	rbuf_init(&r, raw, sizeof(raw));
+	rbuf_get_i32(&r, &rec[0]);
+	rbuf_get_i32(&r, &rec[1]);
+	rbuf_get_i32(&r, &rec[2]);
+	return 0;
+}
+
+static int
+send_result(struct launcher *l, struct job_result *r)
+{
+	int n = proto_encode_result(l->out, PROTO_MAX_MSG, r);
+
+	if (n < 0)
+		return n;
+	return proto_send(l->ipc, l->out, (size_t)n, -1);
+}
+
+/* The jail could not even be cloned: no process exists. */
+static int
+clone_failed(struct launcher *l, const struct job_spec *spec, int e)
+{
+	char detail[256];
+	struct job_result r = {.job_id = spec->job_id,
+			       .status = JOB_SANDBOX_ERROR,
+			       .exit_code = -1};
+
+	if (e == -EPERM || e == -ENOSPC || e == -EINVAL || e == -EUSERS)
+		snprintf(detail, sizeof(detail),
+			 "cannot create the jail's namespaces (%s): unprivileged "
+			 "user namespaces are unavailable; run `stockade doctor`",
+			 strerror(-e));
+	else
+		snprintf(detail, sizeof(detail), "clone3: %s", strerror(-e));
+	r.detail = detail;
+	return send_result(l, &r);
+}
+
+int
+launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
+{
+	struct job_state s;
+	struct job_result r;
+	int32_t rec[3] = {0, 0, 0};
+	bool have_rec;
+	int e = 0;
+
+	memset(&s, 0, sizeof(s));
+	e = jail_start(spec, wsfd, l->self_pidfd,
+		       (spec->flags & JOB_F_UNSAFE_NO_SECCOMP) ? NULL : l->filter,
+		       &s.jail);
+	if (e < 0)
+		return clone_failed(l, spec, e);
+
+	while (!s.exited || !s.eof[1] || !s.eof[2]) {
+		struct pollfd p[4] = {
+			{.fd = s.exited ? -1 : s.jail.pidfd, .events = POLLIN},
+			{.fd = s.eof[1] ? -1 : s.jail.out_fd, .events = POLLIN},
+			{.fd = s.eof[2] ? -1 : s.jail.err_fd, .events = POLLIN},
+			{.fd = l->peer_gone ? -1 : l->ipc, .events = POLLIN},
+		};
+		uint64_t spent = elapsed_ms(&s.jail.start);
+		int timeout = -1;
+
+		if (!s.exited && !s.killed)
+			timeout = spent >= spec->limits.wall_ms ? 0 :
+				(int)(spec->limits.wall_ms - spent);
+		if (poll(p, 4, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			e = -errno;
+			kill_jail(&s);
+			break;
+		}
+		if (!s.exited && !s.killed &&
+		    elapsed_ms(&s.jail.start) >= spec->limits.wall_ms) {
+			s.timed_out = true;
+			kill_jail(&s);
+		}
+		if (p[1].revents && (e = pump(l, spec, &s, 1)) < 0)
+			break;
+		if (p[2].revents && (e = pump(l, spec, &s, 2)) < 0)
+			break;
+		if (p[3].revents) {
+			int d = launcher_dispatch_one(l);
+
+			if (d <= 0) {
+				/* Broker gone or a violation: kill, end. */
+				e = d < 0 ? d : -EPIPE;
+				kill_jail(&s);
+				break;
+			}
+			if (l->cancel_requested && !s.cancelled) {
+				s.cancelled = true;
+				kill_jail(&s);
+			}
+		}
+		if (p[0].revents) {
+			memset(&s.info, 0, sizeof(s.info));
+			if (syscall(SYS_waitid, P_PIDFD, s.jail.pidfd, &s.info,
+				    WEXITED, &s.ru) == 0)
+				s.exited = true;
+		}
+	}
+	if (!s.exited) {
+		/* Leaving on error: reap what we killed. */
+		kill_jail(&s);
+		syscall(SYS_waitid, P_PIDFD, s.jail.pidfd, &s.info, WEXITED,
+			&s.ru);
+	}
+
+	memset(&r, 0, sizeof(r));
+	r.job_id = spec->job_id;
+	r.wall_ms = elapsed_ms(&s.jail.start);
+	r.cpu_ms = (uint64_t)(s.ru.ru_utime.tv_sec + s.ru.ru_stime.tv_sec) *
+			   1000u +
+		   (uint64_t)(s.ru.ru_utime.tv_usec + s.ru.ru_stime.tv_usec) /
+			   1000u;
+	r.peak_memory_kb = (uint64_t)s.ru.ru_maxrss;
+	r.stdout_bytes = s.bytes[1];
+	r.stderr_bytes = s.bytes[2];
+	have_rec = read_record(s.jail.status_fd, rec) == 0;
+	classify(spec, &s, rec, have_rec, &r);
+	jail_close(&s.jail);
+	if (e < 0)
+		return e;
+	e = send_result(l, &r);
+	if (e < 0)
+		log_error("cannot send RESULT: %s", strerror(-e));
+	return e;
+}

@@ -1,0 +1,364 @@
+/*
+ * mounts.c: the jail's file system, built by jail init inside its own
+ * mount namespace (owned by the jail's user namespace, so nothing here
+ * touches the host's mount table).
+ *
+ * Order:
+ *   1. make every mount private (no propagation to or from the host);
+ *   2. a tmpfs over /tmp of the namespace becomes the new root R;
+ *   3. generated /etc files (passwd, group, hostname, hosts) in R;
+ *   4. the policy's read-only binds, each recursive, then
+ *      mount_setattr(MOUNT_ATTR_RDONLY|NOSUID|NODEV, AT_RECURSIVE) so no
+ *      submount stays writable; a host path that is a symlink is
+ *      recreated as the same symlink;
+ *   5. /dev: a tmpfs with bind mounts of null, zero, full, random,
+ *      urandom, the usual symlinks and a size-capped /dev/shm;
+ *   6. a fresh /proc of the jail's pid namespace;
+ *   7. a size-capped /tmp and home directory (tmpfs);
+ *   8. the workspace (the current directory) bound at /work;
+ *   9. pivot_root(R, R) and a lazy unmount of the old root, the
+ *      "new_root and put_old the same" idiom of pivot_root(2);
+ *  10. R itself remounted read-only.
+ * After this no host path is reachable except through the binds.
+ */
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "jail.h"
+
+#define ROOT "/tmp"
+#define ROOT_TMPFS_OPTS "mode=0755,size=4m,nr_inodes=4096"
+
+static int
+sys_mount_setattr(int dfd, const char *path, unsigned flags,
+		  uint64_t set, uint64_t clr)
+{
+	struct mount_attr attr = {.attr_set = set, .attr_clr = clr};
+
+	if (syscall(SYS_mount_setattr, dfd, path, flags, &attr,
+		    sizeof(attr)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* mkdir -p of PATH (absolute) with MODE; existing directories are fine. */
+static int
+mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Creates the parent directories of PATH. */
+static int
+mkdir_parent(const char *path)
+{
+	char buf[PATH_MAX];
+	char *slash;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	slash = strrchr(buf, '/');
+	if (slash == NULL || slash == buf)
+		return 0;
+	*slash = '\0';
+	return mkdir_p(buf, 0755);
+}
+
+static int
+write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		      mode);
+	int e;
+
+	if (fd < 0)
+		return -errno;
+	e = write_all(fd, text, strlen(text));
+	close(fd);
+	return e;
+}
+
+/* An empty regular file to bind a file over. */
+static int
+touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int
+in_root(char *buf, size_t size, const char *target)
+{
+	int n = snprintf(buf, size, "%s%s", ROOT, target);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Binds host SRC at jail path TARGET read-only, nosuid, nodev. */
+static int
+ro_bind(const char *src, const char *target, bool try)
+{
+	char dst[PATH_MAX];
+	struct stat st;
+	int e;
+
+	if ((e = in_root(dst, sizeof(dst), target)) < 0)
+		return e;
+	if (lstat(src, &st) < 0) {
+		if (try && (errno == ENOENT || errno == ENOTDIR))
+			return 0;
+		return -errno;
+	}
+	if ((e = mkdir_parent(dst)) < 0)
+		return e;
+	if (S_ISLNK(st.st_mode)) {
+		char link[PATH_MAX];
+		ssize_t n = readlink(src, link, sizeof(link) - 1);
+
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		if (symlink(link, dst) < 0 && errno != EEXIST)
+			return -errno;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode))
+		e = mkdir_p(dst, 0755);
+	else
+		e = touch(dst);
+	if (e < 0)
+		return e;
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return -errno;
+	return sys_mount_setattr(AT_FDCWD, dst, AT_RECURSIVE,
+				 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					 MOUNT_ATTR_NODEV, 0);
+}
+
+static int
+build_etc(const struct job_spec *spec)
+{
+	char text[1024];
+	const char *home = "/";
+	const char *user = "sandbox";
+	int e;
+
+	/* HOME and USER from the job's environment name the passwd entry. */
+	for (uint32_t i = 0; i < spec->envc; i++) {
+		if (strncmp(spec->envp[i], "HOME=", 5) == 0)
+			home = spec->envp[i] + 5;
+		else if (strncmp(spec->envp[i], "USER=", 5) == 0)
+			user = spec->envp[i] + 5;
+	}
+	if ((e = mkdir_p(ROOT "/etc", 0755)) < 0)
+		return e;
+	snprintf(text, sizeof(text),
+		 "root:x:0:0:root:/root:/bin/sh\n"
+		 "%s:x:%u:%u:stockade payload:%s:/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 user, spec->uid, spec->gid, home);
+	if ((e = write_file(ROOT "/etc/passwd", text, 0644)) < 0)
+		return e;
+	snprintf(text, sizeof(text),
+		 "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", user, spec->gid);
+	if ((e = write_file(ROOT "/etc/group", text, 0644)) < 0)
+		return e;
+	snprintf(text, sizeof(text), "%s\n", spec->hostname);
+	if ((e = write_file(ROOT "/etc/hostname", text, 0644)) < 0)
+		return e;
+	snprintf(text, sizeof(text),
+		 "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n"
+		 "::1\tlocalhost ip6-localhost ip6-loopback\n", spec->hostname);
+	/* No resolv.conf: the network is off, so name lookups fail fast. */
+	return write_file(ROOT "/etc/hosts", text, 0644);
+}
+
+static int
+build_dev(const struct job_spec *spec)
+{
+	static const char *const nodes[] = {"null", "zero", "full", "random",
+					    "urandom"};
+	static const char *const links[][2] = {
+		{"/proc/self/fd", ROOT "/dev/fd"},
+		{"/proc/self/fd/0", ROOT "/dev/stdin"},
+		{"/proc/self/fd/1", ROOT "/dev/stdout"},
+		{"/proc/self/fd/2", ROOT "/dev/stderr"},
+	};
+	char opts[128];
+	int e;
+
+	if ((e = mkdir_p(ROOT "/dev", 0755)) < 0)
+		return e;
+	if (mount("tmpfs", ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+		  "mode=0755,size=64k,nr_inodes=64") < 0)
+		return -errno;
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		char src[64], dst[64];
+
+		snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
+		snprintf(dst, sizeof(dst), ROOT "/dev/%s", nodes[i]);
+		if ((e = touch(dst)) < 0)
+			return e;
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			return -errno;
+		/* Devices stay writable (/dev/null) but never suid or exec. */
+		if ((e = sys_mount_setattr(AT_FDCWD, dst, 0,
+					   MOUNT_ATTR_NOSUID |
+						   MOUNT_ATTR_NOEXEC, 0)) < 0)
+			return e;
+	}
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlink(links[i][0], links[i][1]) < 0)
+			return -errno;
+	if ((e = mkdir_p(ROOT "/dev/shm", 01777)) < 0)
+		return e;
+	snprintf(opts, sizeof(opts), "mode=1777,size=%llu",
+		 (unsigned long long)spec->limits.tmp_bytes);
+	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+		return -errno;
+	return sys_mount_setattr(AT_FDCWD, ROOT "/dev", 0, MOUNT_ATTR_RDONLY,
+				 0);
+}
+
+static int
+mount_tmpfs(const char *path, mode_t mode, uint64_t size)
+{
+	char opts[160];
+	int e;
+
+	if ((e = mkdir_p(path, 0755)) < 0)
+		return e;
+	/* Without uid=/gid= the tmpfs belongs to its mounter, the payload's
+	 * ids; only mapped ids may be named. */
+	snprintf(opts, sizeof(opts), "mode=%04o,size=%llu", (unsigned)mode,
+		 (unsigned long long)size);
+	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return -errno;
+	return 0;
+}
+
+static int
+fail(int *stage, int s, int e)
+{
+	*stage = s;
+	return e;
+}
+
+int
+mounts_build_root(const struct job_spec *spec, int *stage)
+{
+	char path[PATH_MAX];
+	char home[PATH_MAX] = "";
+	int wsfd, e;
+
+	*stage = 0;
+	/* The workspace, as the current directory translated into this
+	 * namespace by unshare(CLONE_NEWNS); held until step 8. */
+	wsfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (wsfd < 0)
+		return fail(stage, STAGE_WORK, -errno);
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return fail(stage, STAGE_MOUNT_NS, -errno);
+	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV,
+		  ROOT_TMPFS_OPTS) < 0)
+		return fail(stage, STAGE_ROOT_TMPFS, -errno);
+
+	if ((e = build_etc(spec)) < 0)
+		return fail(stage, STAGE_ETC, e);
+
+	for (uint32_t i = 0; i < spec->nmounts; i++) {
+		const struct mount_entry *m = &spec->mounts[i];
+
+		e = ro_bind(m->source, m->target, m->kind == MOUNT_RO_BIND_TRY);
+		if (e < 0)
+			return fail(stage, STAGE_BIND, e);
+	}
+
+	if ((e = build_dev(spec)) < 0)
+		return fail(stage, STAGE_DEV, e);
+
+	if ((e = mkdir_p(ROOT "/proc", 0555)) < 0)
+		return fail(stage, STAGE_PROC, e);
+	if (mount("proc", ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		return fail(stage, STAGE_PROC, -errno);
+
+	if ((e = mount_tmpfs(ROOT "/tmp", 01777, spec->limits.tmp_bytes)) < 0)
+		return fail(stage, STAGE_TMP, e);
+
+	for (uint32_t i = 0; i < spec->envc; i++)
+		if (strncmp(spec->envp[i], "HOME=", 5) == 0 &&
+		    spec->envp[i][5] == '/' && spec->envp[i][6] != '\0' &&
+		    strstr(spec->envp[i], "/..") == NULL)
+			snprintf(home, sizeof(home), "%s", spec->envp[i] + 5);
+	if (home[0] != '\0' && strcmp(home, "/work") != 0 &&
+	    strcmp(home, "/tmp") != 0) {
+		if ((e = in_root(path, sizeof(path), home)) < 0)
+			return fail(stage, STAGE_HOME, e);
+		if ((e = mount_tmpfs(path, 0700, spec->limits.home_bytes)) < 0)
+			return fail(stage, STAGE_HOME, e);
+	}
+
+	if ((e = mkdir_p(ROOT "/work", 0755)) < 0)
+		return fail(stage, STAGE_WORK, e);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", wsfd);
+	if (mount(path, ROOT "/work", NULL, MS_BIND, NULL) < 0)
+		return fail(stage, STAGE_WORK, -errno);
+	close(wsfd);
+	if ((e = sys_mount_setattr(AT_FDCWD, ROOT "/work", 0,
+				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				   0)) < 0)
+		return fail(stage, STAGE_WORK, e);
+
+	if (chdir(ROOT) < 0)
+		return fail(stage, STAGE_PIVOT_ROOT, -errno);
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return fail(stage, STAGE_PIVOT_ROOT, -errno);
+	if (umount2(".", MNT_DETACH) < 0)
+		return fail(stage, STAGE_PIVOT_ROOT, -errno);
+	if (chdir("/") < 0)
+		return fail(stage, STAGE_PIVOT_ROOT, -errno);
+
+	if ((e = sys_mount_setattr(AT_FDCWD, "/", 0,
+				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					   MOUNT_ATTR_NODEV, 0)) < 0)
+		return fail(stage, STAGE_REMOUNT_ROOT, e);
+	if (chdir("/work") < 0)
+		return fail(stage, STAGE_WORK, -errno);
+	return 0;
+}

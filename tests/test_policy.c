@@ -1,0 +1,882 @@
+/*
+ * test_policy.c: the policy language (shared/policy.c).
+ *
+ * Fixtures live in tests/policy/: valid-*.ini load, invalid-*.ini fail with
+ * the exact message asserted below, one test each (style.md rule 17). Paths
+ * are built from STOCKADE_SOURCE_ROOT, which tests/meson.build sets.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+
+#define MIB (UINT64_C(1024) * 1024)
+
+static const char *
+source_root(void)
+{
+	const char *root = getenv("STOCKADE_SOURCE_ROOT");
+
+	cr_assert(root && *root, "STOCKADE_SOURCE_ROOT is not set");
+	return root;
+}
+
+/* The path of fixture NAME; the caller frees it. */
+static char *
+fixture(const char *name)
+{
+	char *path;
+
+	cr_assert(asprintf(&path, "%s/tests/policy/%s", source_root(), name) >
+		  0);
+	return path;
+}
+
+static void
+assert_cleared(const struct policy *p)
+{
+	cr_assert_null(p->name);
+	cr_assert_null(p->env);
+	cr_assert_eq(p->nenv, 0);
+	cr_assert_null(p->mounts);
+	cr_assert_eq(p->nmounts, 0);
+	cr_assert_null(p->hostname);
+	cr_assert_null(p->user);
+	cr_assert_null(p->home);
+}
+
+/* Loads fixture NAME and expects "PATH:LINE: MSG". */
+static void
+expect_invalid(const char *name, unsigned line, const char *msg)
+{
+	char err[POLICY_ERR_MAX], want[POLICY_ERR_MAX];
+	char *path = fixture(name);
+	struct policy p;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	r = policy_load_file(&p, path, err, sizeof(err));
+	snprintf(want, sizeof(want), "%s:%u: %s", path, line, msg);
+	cr_assert_eq(r, -EINVAL, "%s: r = %d (%s)", name, r, err);
+	cr_assert_str_eq(err, want);
+	assert_cleared(&p);
+	free(path);
+}
+
+static void
+load_fixture(const char *name, struct policy *p)
+{
+	char err[POLICY_ERR_MAX];
+	char *path = fixture(name);
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	r = policy_load_file(p, path, err, sizeof(err));
+	cr_assert_eq(r, 0, "%s: %s", name, err);
+	cr_assert_str_eq(p->name, path);
+	free(path);
+}
+
+static void
+load_text(const char *text, struct policy *p)
+{
+	char err[POLICY_ERR_MAX];
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	r = policy_load_string(p, text, "test", err, sizeof(err));
+	cr_assert_eq(r, 0, "%s", err);
+}
+
+static void
+load_default(struct policy *p)
+{
+	char err[POLICY_ERR_MAX];
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	r = policy_load_default(p, err, sizeof(err));
+	cr_assert_eq(r, 0, "%s", err);
+}
+
+static void
+assert_limits_eq(const struct job_limits *a, const struct job_limits *b)
+{
+	cr_assert_eq(a->wall_ms, b->wall_ms);
+	cr_assert_eq(a->cpu_ms, b->cpu_ms);
+	cr_assert_eq(a->memory_bytes, b->memory_bytes);
+	cr_assert_eq(a->tmp_bytes, b->tmp_bytes);
+	cr_assert_eq(a->home_bytes, b->home_bytes);
+	cr_assert_eq(a->fsize_bytes, b->fsize_bytes);
+	cr_assert_eq(a->stdout_bytes, b->stdout_bytes);
+	cr_assert_eq(a->stderr_bytes, b->stderr_bytes);
+	cr_assert_eq(a->nofile, b->nofile);
+	cr_assert_eq(a->nproc, b->nproc);
+}
+
+static void
+assert_env_eq(const struct policy *a, const struct policy *b)
+{
+	size_t i;
+
+	cr_assert_eq(a->nenv, b->nenv);
+	for (i = 0; i < a->nenv; i++)
+		cr_assert_str_eq(a->env[i], b->env[i]);
+}
+
+static void
+assert_mounts_eq(const struct policy *a, const struct policy *b)
+{
+	size_t i;
+
+	cr_assert_eq(a->nmounts, b->nmounts);
+	for (i = 0; i < a->nmounts; i++) {
+		cr_assert_eq(a->mounts[i].kind, b->mounts[i].kind);
+		cr_assert_str_eq(a->mounts[i].source, b->mounts[i].source);
+		cr_assert_str_eq(a->mounts[i].target, b->mounts[i].target);
+	}
+}
+
+static void
+assert_jail_eq(const struct policy *a, const struct policy *b)
+{
+	cr_assert_str_eq(a->hostname, b->hostname);
+	cr_assert_str_eq(a->user, b->user);
+	cr_assert_str_eq(a->home, b->home);
+	cr_assert_eq(a->uid, b->uid);
+	cr_assert_eq(a->gid, b->gid);
+	cr_assert_eq(a->unsafe_no_seccomp, b->unsafe_no_seccomp);
+}
+
+/* Equal in everything but the name. */
+static void
+assert_policy_eq(const struct policy *a, const struct policy *b)
+{
+	assert_limits_eq(&a->limits, &b->limits);
+	assert_env_eq(a, b);
+	assert_mounts_eq(a, b);
+	assert_jail_eq(a, b);
+}
+
+/* policy_format(P) as a string the caller frees. */
+static char *
+format(const struct policy *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int r;
+
+	cr_assert_not_null(f);
+	r = policy_format(p, f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(r, 0, "policy_format: %d", r);
+	cr_assert_eq(strlen(text), len);
+	return text;
+}
+
+/*
+ * Formats P, loads the text back under P's name, expects an equal policy,
+ * and formats that to the same text.
+ */
+static void
+assert_round_trip(const struct policy *p)
+{
+	char err[POLICY_ERR_MAX];
+	struct policy q;
+	char *text, *again;
+	int r;
+
+	text = format(p);
+	memset(&q, 0, sizeof(q));
+	r = policy_load_string(&q, text, p->name, err, sizeof(err));
+	cr_assert_eq(r, 0, "%s\n%s", err, text);
+	cr_assert_str_eq(q.name, p->name);
+	assert_policy_eq(p, &q);
+	again = format(&q);
+	cr_assert_str_eq(again, text);
+	free(again);
+	free(text);
+	policy_clear(&q);
+}
+
+static bool
+has_env(const struct policy *p, const char *entry)
+{
+	size_t i;
+
+	for (i = 0; i < p->nenv; i++)
+		if (strcmp(p->env[i], entry) == 0)
+			return true;
+	return false;
+}
+
+/* ---- The default -------------------------------------------------------- */
+
+Test(default_policy, embedded_text_is_default_ini)
+{
+	char *path, *text = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f;
+
+	cr_assert(asprintf(&path, "%s/policy/default.ini", source_root()) > 0);
+	f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 4096;
+			text = realloc(text, cap);
+			cr_assert_not_null(text);
+		}
+		size_t n = fread(text + len, 1, cap - len, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	cr_assert_eq(ferror(f), 0);
+	fclose(f);
+	cr_assert_eq(strlen(policy_default_text), len);
+	cr_assert_eq(memcmp(policy_default_text, text, len), 0);
+	free(text);
+	free(path);
+}
+
+Test(default_policy, values)
+{
+	struct policy p;
+
+	load_default(&p);
+	cr_assert_str_eq(p.name, "<default>");
+	cr_assert_eq(p.limits.wall_ms, 30000);
+	cr_assert_eq(p.limits.cpu_ms, 60000);
+	cr_assert_eq(p.limits.memory_bytes, 1024 * MIB);
+	cr_assert_eq(p.limits.nproc, 64);
+	cr_assert_eq(p.limits.fsize_bytes, 64 * MIB);
+	cr_assert_eq(p.limits.nofile, 256);
+	cr_assert_eq(p.limits.tmp_bytes, 64 * MIB);
+	cr_assert_eq(p.limits.home_bytes, 16 * MIB);
+	cr_assert_eq(p.limits.stdout_bytes, 1024 * 1024);
+	cr_assert_eq(p.limits.stderr_bytes, 1024 * 1024);
+	cr_assert_str_eq(p.hostname, "stockade");
+	cr_assert_str_eq(p.user, "sandbox");
+	cr_assert_eq(p.uid, 1000);
+	cr_assert_eq(p.gid, 1000);
+	cr_assert_str_eq(p.home, "/home/sandbox");
+	cr_assert_eq(p.unsafe_no_seccomp, false);
+	cr_assert_eq(p.nenv, 8);
+	cr_assert_str_eq(p.env[0], "PATH=/usr/local/bin:/usr/bin:/bin");
+	cr_assert_str_eq(p.env[7], "PYTHONDONTWRITEBYTECODE=1");
+	cr_assert_eq(p.nmounts, 22);
+	cr_assert_eq(p.mounts[0].kind, MOUNT_RO_BIND);
+	cr_assert_str_eq(p.mounts[0].source, "/usr");
+	cr_assert_str_eq(p.mounts[0].target, "/usr");
+	cr_assert_eq(p.mounts[1].kind, MOUNT_RO_BIND_TRY);
+	cr_assert_str_eq(p.mounts[21].source, "/etc/gitconfig");
+	policy_clear(&p);
+}
+
+Test(default_policy, round_trip)
+{
+	struct policy p;
+
+	load_default(&p);
+	assert_round_trip(&p);
+	policy_clear(&p);
+}
+
+/* The canonical form of the default, as the first lines show it. */
+Test(default_policy, canonical_text)
+{
+	struct policy p;
+	char *text;
+
+	load_default(&p);
+	text = format(&p);
+	cr_assert(strncmp(text,
+			  "# stockade policy (canonical form of <default>)\n"
+			  "\n[limits]\nwall_time_ms = 30000\n",
+			  strlen("# stockade policy (canonical form of "
+				 "<default>)\n\n[limits]\nwall_time_ms = "
+				 "30000\n")) == 0,
+		  "%s", text);
+	cr_assert_not_null(strstr(text, "\n[jail]\nhostname = stockade\n"));
+	cr_assert_not_null(strstr(text, "unsafe_no_seccomp = false\n"));
+	cr_assert_not_null(
+		strstr(text, "\n[filesystem]\nro_bind = /usr\nro_bind_try = /bin\n"));
+	free(text);
+	policy_clear(&p);
+}
+
+Test(default_policy, load_file_equals_default_for_empty)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_fixture("valid-empty.ini", &p);
+	assert_policy_eq(&d, &p);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+/* ---- Valid fixtures ------------------------------------------------------ */
+
+Test(valid, limits)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_fixture("valid-limits.ini", &p);
+	cr_assert_eq(p.limits.wall_ms, 120000);
+	cr_assert_eq(p.limits.cpu_ms, 1);
+	cr_assert_eq(p.limits.memory_bytes, 16 * MIB);
+	cr_assert_eq(p.limits.nproc, 65536);
+	cr_assert_eq(p.limits.fsize_bytes, UINT64_C(1048576) * MIB);
+	cr_assert_eq(p.limits.nofile, 16);
+	cr_assert_eq(p.limits.tmp_bytes, 512 * MIB);
+	cr_assert_eq(p.limits.home_bytes, 1 * MIB);
+	cr_assert_eq(p.limits.stdout_bytes, 1024);
+	cr_assert_eq(p.limits.stderr_bytes, UINT64_C(1048576) * 1024);
+	/* Everything the file leaves out is the default's. */
+	assert_env_eq(&p, &d);
+	assert_mounts_eq(&p, &d);
+	assert_jail_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(valid, jail)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_fixture("valid-jail.ini", &p);
+	cr_assert_str_eq(p.hostname, "build-42");
+	cr_assert_str_eq(p.user, "_ci-runner1");
+	cr_assert_eq(p.uid, 65533);
+	cr_assert_eq(p.gid, 1);
+	cr_assert_str_eq(p.home, "/home/ci");
+	cr_assert_eq(p.unsafe_no_seccomp, true);
+	assert_limits_eq(&p.limits, &d.limits);
+	assert_env_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(valid, environment_replaces_the_list)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_fixture("valid-environment.ini", &p);
+	cr_assert_eq(p.nenv, 3);
+	cr_assert_str_eq(p.env[0], "PATH=/usr/bin:/bin");
+	cr_assert_str_eq(p.env[1], "LANG=en_US.UTF-8");
+	cr_assert_str_eq(p.env[2], "_private_1=a = b: c");
+	cr_assert(!has_env(&p, "TZ=UTC"));
+	assert_limits_eq(&p.limits, &d.limits);
+	assert_mounts_eq(&p, &d);
+	assert_jail_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(valid, filesystem_replaces_the_list)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_fixture("valid-filesystem.ini", &p);
+	cr_assert_eq(p.nmounts, 4);
+	cr_assert_eq(p.mounts[0].kind, MOUNT_RO_BIND);
+	cr_assert_str_eq(p.mounts[0].source, "/usr");
+	cr_assert_eq(p.mounts[1].kind, MOUNT_RO_BIND_TRY);
+	cr_assert_str_eq(p.mounts[1].source, "/lib64");
+	cr_assert_eq(p.mounts[2].kind, MOUNT_RO_BIND);
+	cr_assert_str_eq(p.mounts[2].source, "/opt/tool chain/bin");
+	cr_assert_str_eq(p.mounts[2].target, "/opt/tool chain/bin");
+	cr_assert_eq(p.mounts[3].kind, MOUNT_RO_BIND_TRY);
+	cr_assert_str_eq(p.mounts[3].source, "/etc/ssl");
+	assert_limits_eq(&p.limits, &d.limits);
+	assert_env_eq(&p, &d);
+	assert_jail_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(valid, comments_and_blank_lines)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_fixture("valid-comments.ini", &p);
+	cr_assert_eq(p.limits.wall_ms, 1000);
+	cr_assert_str_eq(p.hostname, "tight");
+	cr_assert_eq(p.limits.cpu_ms, d.limits.cpu_ms);
+	assert_env_eq(&p, &d);
+	assert_mounts_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(valid, crlf_line_ends)
+{
+	struct policy p;
+
+	load_fixture("valid-crlf.ini", &p);
+	cr_assert_eq(p.limits.wall_ms, 2000);
+	cr_assert_eq(p.nenv, 1);
+	cr_assert_str_eq(p.env[0], "A=b");
+	policy_clear(&p);
+}
+
+Test(valid, repeated_list_section_appends)
+{
+	struct policy p;
+
+	load_fixture("valid-repeated-section.ini", &p);
+	cr_assert_eq(p.nenv, 2);
+	cr_assert_str_eq(p.env[0], "A=1");
+	cr_assert_str_eq(p.env[1], "B=2");
+	cr_assert_eq(p.limits.nproc, 8);
+	policy_clear(&p);
+}
+
+Test(valid, line_of_199_bytes)
+{
+	struct policy p;
+
+	load_fixture("valid-long-line.ini", &p);
+	cr_assert_eq(p.nmounts, 1);
+	cr_assert_eq(strlen(p.mounts[0].source), 199 - strlen("ro_bind = "));
+	policy_clear(&p);
+}
+
+Test(valid, odd_values)
+{
+	struct policy p;
+
+	load_fixture("valid-odd-values.ini", &p);
+	cr_assert_eq(p.nenv, 4);
+	cr_assert_str_eq(p.env[0], "EMPTY=");
+	cr_assert_str_eq(p.env[1], "SEMI=;starts with a semicolon");
+	cr_assert_str_eq(p.env[2], "EQUALS=a=b");
+	cr_assert_str_eq(p.env[3], "HASH=#not a comment");
+	policy_clear(&p);
+}
+
+/* Every valid fixture, whatever else is asserted of it, round-trips. */
+Test(valid, every_fixture_round_trips)
+{
+	char *dir;
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	cr_assert(asprintf(&dir, "%s/tests/policy", source_root()) > 0);
+	d = opendir(dir);
+	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		struct policy p;
+
+		if (strncmp(e->d_name, "valid-", 6) != 0)
+			continue;
+		load_fixture(e->d_name, &p);
+		assert_round_trip(&p);
+		policy_clear(&p);
+		n++;
+	}
+	closedir(d);
+	free(dir);
+	cr_assert_geq(n, 5);
+}
+
+/* ---- Overlay semantics ---------------------------------------------------- */
+
+Test(overlay, scalar_keys_replace_one_value)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_text("[limits]\nprocesses = 7\n[jail]\nuid = 4242\n", &p);
+	cr_assert_eq(p.limits.nproc, 7);
+	cr_assert_eq(p.uid, 4242);
+	p.limits.nproc = d.limits.nproc;
+	p.uid = d.uid;
+	assert_policy_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(overlay, environment_key_clears_default_list_only)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_text("[environment]\nFOO = bar\nPATH = /bin\n", &p);
+	cr_assert_eq(p.nenv, 2);
+	cr_assert_str_eq(p.env[0], "FOO=bar");
+	/* Giving a variable the default also has is not a duplicate. */
+	cr_assert_str_eq(p.env[1], "PATH=/bin");
+	assert_mounts_eq(&p, &d);
+	assert_limits_eq(&p.limits, &d.limits);
+	assert_jail_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(overlay, filesystem_key_clears_default_list_only)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_text("[filesystem]\nro_bind = /usr\nro_bind_try = /opt/x\n", &p);
+	cr_assert_eq(p.nmounts, 2);
+	cr_assert_str_eq(p.mounts[1].source, "/opt/x");
+	cr_assert_eq(p.mounts[1].kind, MOUNT_RO_BIND_TRY);
+	assert_env_eq(&p, &d);
+	assert_limits_eq(&p.limits, &d.limits);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(overlay, file_may_repeat_a_default_key)
+{
+	struct policy p;
+
+	/* "Duplicate" means twice in one file, not once here and once in the
+	 * default. */
+	load_text("[limits]\nwall_time_ms = 30000\n", &p);
+	cr_assert_eq(p.limits.wall_ms, 30000);
+	policy_clear(&p);
+}
+
+Test(overlay, load_string_name)
+{
+	char err[POLICY_ERR_MAX];
+	struct policy p;
+
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(policy_load_string(&p, "[limits]\nbogus = 1\n", "inline",
+					err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_str_eq(err, "inline:2: unknown key \"bogus\" in [limits]");
+	assert_cleared(&p);
+	cr_assert_eq(policy_load_string(&p, "", "inline", err, sizeof(err)), 0);
+	cr_assert_str_eq(p.name, "inline");
+	policy_clear(&p);
+}
+
+Test(overlay, error_buffer_is_optional_and_truncated)
+{
+	char err[12];
+	struct policy p;
+
+	cr_assert_eq(policy_load_string(&p, "[x]\n", "inline", NULL, 0),
+		     -EINVAL);
+	assert_cleared(&p);
+	cr_assert_eq(policy_load_string(&p, "[x]\n", "inline", err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_str_eq(err, "inline:1: u");
+}
+
+/* ---- Files that cannot be read ------------------------------------------ */
+
+Test(open, missing_file)
+{
+	char err[POLICY_ERR_MAX], want[POLICY_ERR_MAX];
+	char *path = fixture("no-such-file.ini");
+	struct policy p;
+
+	cr_assert_eq(policy_load_file(&p, path, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want), "%s: %s", path, strerror(ENOENT));
+	cr_assert_str_eq(err, want);
+	assert_cleared(&p);
+	free(path);
+}
+
+Test(open, directory)
+{
+	char err[POLICY_ERR_MAX], want[POLICY_ERR_MAX];
+	char *path = fixture("");
+	struct policy p;
+
+	cr_assert_eq(policy_load_file(&p, path, err, sizeof(err)), -EISDIR);
+	snprintf(want, sizeof(want), "%s: %s", path, strerror(EISDIR));
+	cr_assert_str_eq(err, want);
+	assert_cleared(&p);
+	free(path);
+}
+
+/* ---- policy_format -------------------------------------------------------- */
+
+/* A policy no file could produce is refused, and nothing is written. */
+static void
+expect_format_refused(const struct policy *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int r;
+
+	cr_assert_not_null(f);
+	r = policy_format(p, f);
+	fclose(f);
+	cr_assert_eq(r, -EINVAL);
+	cr_assert_eq(len, 0, "wrote: %s", text);
+	free(text);
+}
+
+Test(format, refuses_what_would_not_load_back)
+{
+	char env1[] = "PATH=/bin\n[jail]", env2[] = "PATH= /bin",
+	     env3[] = "PATH=/bin ;x", env4[] = "NO_EQUALS", env5[] = "HOME=dup",
+	     env6[] = "1X=y";
+	char *bad_env[] = {env1, env2, env3, env4, env5, env6};
+	char elsewhere[] = "/elsewhere", dotdot[] = "/home/../etc";
+	struct policy p;
+	char *saved;
+	size_t i;
+
+	load_default(&p);
+	p.limits.memory_bytes = 1000; /* not whole MiB */
+	expect_format_refused(&p);
+	p.limits.memory_bytes = 8 * MIB; /* below the range */
+	expect_format_refused(&p);
+	p.limits.memory_bytes = 64 * MIB;
+	p.uid = 0;
+	expect_format_refused(&p);
+	p.uid = 1000;
+
+	saved = p.env[0];
+	for (i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++) {
+		p.env[0] = bad_env[i];
+		expect_format_refused(&p);
+	}
+	p.env[0] = saved;
+
+	saved = p.mounts[0].target;
+	p.mounts[0].target = elsewhere;
+	expect_format_refused(&p);
+	p.mounts[0].target = saved;
+	saved = p.home;
+	p.home = dotdot;
+	expect_format_refused(&p);
+	p.home = saved;
+
+	assert_round_trip(&p);
+	policy_clear(&p);
+}
+
+Test(format, refuses_empty_lists)
+{
+	struct policy p;
+	size_t n;
+
+	load_default(&p);
+	n = p.nenv;
+	p.nenv = 0;
+	expect_format_refused(&p);
+	p.nenv = n;
+	n = p.nmounts;
+	p.nmounts = 0;
+	expect_format_refused(&p);
+	p.nmounts = n;
+	policy_clear(&p);
+}
+
+Test(format, write_error_is_eio)
+{
+	struct policy p;
+	FILE *f = fopen("/dev/full", "w");
+
+	cr_assert_not_null(f);
+	load_default(&p);
+	cr_assert_eq(policy_format(&p, f), -EIO);
+	fclose(f);
+	policy_clear(&p);
+}
+
+Test(format, header_names_source_on_one_line)
+{
+	char err[POLICY_ERR_MAX];
+	const char *want = "# stockade policy (canonical form of "
+			   "evil?[limits]?processes = 1)\n\n[limits]\n";
+	struct policy p, q;
+	char *text;
+
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(policy_load_string(&p, "", "evil\n[limits]\nprocesses = 1",
+					err, sizeof(err)),
+		     0, "%s", err);
+	text = format(&p);
+	cr_assert(strncmp(text, want, strlen(want)) == 0, "%s", text);
+	memset(&q, 0, sizeof(q));
+	cr_assert_eq(policy_load_string(&q, text, "again", err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(q.limits.nproc, 64);
+	free(text);
+	policy_clear(&q);
+	policy_clear(&p);
+}
+
+Test(format, long_values_round_trip)
+{
+	char text[512];
+	struct policy p;
+	/* "V=" plus 197 bytes is 199: "V = ..." would not fit a line. */
+	char v[198];
+
+	memset(v, 'x', sizeof(v) - 1);
+	v[sizeof(v) - 1] = '\0';
+	snprintf(text, sizeof(text), "[environment]\nV=%s\n", v);
+	load_text(text, &p);
+	cr_assert_eq(strlen(p.env[0]), 199);
+	assert_round_trip(&p);
+	policy_clear(&p);
+}
+
+Test(policy_clear, accepts_null_and_twice)
+{
+	struct policy p;
+
+	policy_clear(NULL);
+	load_default(&p);
+	policy_clear(&p);
+	assert_cleared(&p);
+	policy_clear(&p);
+}
+
+/* ---- Invalid fixtures: one test each, the exact message ----------------- */
+
+#define HOSTNAME_RULE                                                         \
+	"hostname must be 1 to 63 characters of [A-Za-z0-9-] not starting "   \
+	"with \"-\", not "
+#define USER_RULE "user must be 1 to 32 characters matching [a-z_][a-z0-9_-]*, not "
+#define NOT_NORMALISED                                                        \
+	"is not normalised (empty, \".\" or \"..\" component, or trailing "    \
+	"slash)"
+#define SYNTAX "syntax error (expected \"key = value\" or \"[section]\")"
+
+#define INVALID_FIXTURES(X)                                                   \
+	X(unknown_section, "invalid-unknown-section.ini", 4,                  \
+	  "unknown section [network]")                                        \
+	X(unknown_key, "invalid-unknown-key.ini", 2,                          \
+	  "unknown key \"wall_time\" in [limits]")                            \
+	X(unknown_key_filesystem, "invalid-unknown-key-filesystem.ini", 3,    \
+	  "unknown key \"bind\" in [filesystem]")                             \
+	X(key_outside_section, "invalid-key-outside-section.ini", 2,          \
+	  "key \"wall_time_ms\" outside any section")                         \
+	X(duplicate_key, "invalid-duplicate-key.ini", 4,                      \
+	  "duplicate key \"wall_time_ms\"")                                   \
+	X(duplicate_key_sections, "invalid-duplicate-key-sections.ini", 6,    \
+	  "duplicate key \"uid\"")                                            \
+	X(not_a_number, "invalid-not-a-number.ini", 2,                        \
+	  "memory_mb must be a decimal integer, not \"1G\"")                  \
+	X(negative, "invalid-negative.ini", 2,                                \
+	  "processes must be a decimal integer, not \"-1\"")                  \
+	X(leading_zero, "invalid-leading-zero.ini", 2,                        \
+	  "open_files must be a decimal integer, not \"0256\"")               \
+	X(empty_number, "invalid-empty-number.ini", 2,                        \
+	  "tmp_mb must be a decimal integer, not \"\"")                       \
+	X(overflow, "invalid-overflow.ini", 2,                                \
+	  "wall_time_ms must be between 1 and 86400000")                      \
+	X(out_of_range, "invalid-out-of-range.ini", 2,                        \
+	  "wall_time_ms must be between 1 and 86400000")                      \
+	X(below_range, "invalid-below-range.ini", 2,                          \
+	  "memory_mb must be between 16 and 1048576")                         \
+	X(uid_zero, "invalid-uid-zero.ini", 2,                                \
+	  "uid must be between 1 and 65533")                                  \
+	X(gid_nobody, "invalid-gid-nobody.ini", 2,                            \
+	  "gid must be between 1 and 65533")                                  \
+	X(bool, "invalid-bool.ini", 2,                                        \
+	  "unsafe_no_seccomp must be true or false, not \"yes\"")             \
+	X(env_name, "invalid-env-name.ini", 3,                                \
+	  "invalid variable name \"1PATH\" (expected "                        \
+	  "[A-Za-z_][A-Za-z0-9_]*)")                                          \
+	X(env_duplicate, "invalid-env-duplicate.ini", 4,                      \
+	  "duplicate key \"PATH\"")                                           \
+	X(relative_path, "invalid-relative-path.ini", 2,                      \
+	  "ro_bind must be an absolute path, not \"usr\"")                    \
+	X(dotdot_path, "invalid-dotdot-path.ini", 2,                          \
+	  "ro_bind_try path \"/usr/../etc\" " NOT_NORMALISED)                 \
+	X(dot_path, "invalid-dot-path.ini", 2,                                \
+	  "ro_bind_try path \"/usr/./lib\" " NOT_NORMALISED)                  \
+	X(empty_component, "invalid-empty-component.ini", 2,                  \
+	  "ro_bind path \"/usr//lib\" " NOT_NORMALISED)                       \
+	X(trailing_slash, "invalid-trailing-slash.ini", 2,                    \
+	  "ro_bind path \"/usr/\" " NOT_NORMALISED)                           \
+	X(root_path, "invalid-root-path.ini", 2, "ro_bind must not be \"/\"") \
+	X(duplicate_mount, "invalid-duplicate-mount.ini", 3,                  \
+	  "duplicate mount \"/usr\"")                                         \
+	X(too_many_mounts, "invalid-too-many-mounts.ini", 66,                 \
+	  "too many mounts (at most 64)")                                     \
+	X(too_many_env, "invalid-too-many-env.ini", 258,                      \
+	  "too many environment variables (at most 256)")                     \
+	X(hostname, "invalid-hostname.ini", 2, HOSTNAME_RULE "\"-stockade\"") \
+	X(hostname_long, "invalid-hostname-long.ini", 2,                      \
+	  HOSTNAME_RULE "\"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh" \
+		      "hhhhhhhhhhhhh\"")                                      \
+	X(hostname_dot, "invalid-hostname-dot.ini", 2,                        \
+	  HOSTNAME_RULE "\"jail.example\"")                                   \
+	X(user, "invalid-user.ini", 2, USER_RULE "\"Sandbox\"")               \
+	X(user_long, "invalid-user-long.ini", 2,                              \
+	  USER_RULE "\"uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu\"")                  \
+	X(home, "invalid-home.ini", 2,                                        \
+	  "home must be an absolute path, not \"home/sandbox\"")              \
+	X(home_root, "invalid-home-root.ini", 2, "home must not be \"/\"")    \
+	X(value_tab, "invalid-value-tab.ini", 2,                              \
+	  "value of \"SHELL\" contains a control character")                  \
+	X(control_char, "invalid-control-char.ini", 2,                        \
+	  "line contains control character 0x1b")                             \
+	X(nul, "invalid-nul.ini", 2, "line contains control character 0x00")  \
+	X(long_line, "invalid-long-line.ini", 2,                              \
+	  "line longer than 199 bytes")                                       \
+	X(syntax, "invalid-syntax.ini", 2, SYNTAX)                            \
+	X(section_syntax, "invalid-section-syntax.ini", 1, SYNTAX)            \
+	X(section_junk, "invalid-section-junk.ini", 1, SYNTAX)                \
+	X(indented, "invalid-indented.ini", 3,                                \
+	  "indented line (continuation lines are not supported)")             \
+	X(empty_list_section, "invalid-empty-list-section.ini", 1,            \
+	  "empty [environment] section (leave it out to keep the default "    \
+	  "list)")                                                            \
+	X(first_error_syntax, "invalid-first-error-syntax.ini", 2, SYNTAX)    \
+	X(first_error_value, "invalid-first-error-value.ini", 2,              \
+	  "wall_time_ms must be a decimal integer, not \"soon\"")
+
+#define X_TEST(id, file, line, msg)                                           \
+	Test(invalid, id) { expect_invalid(file, line, msg); }
+INVALID_FIXTURES(X_TEST)
+
+#define X_FILE(id, file, line, msg) file,
+static const char *const invalid_files[] = {INVALID_FIXTURES(X_FILE)};
+
+/* No invalid fixture goes untested. */
+Test(invalid, every_fixture_has_a_test)
+{
+	char *dir;
+	struct dirent *e;
+	DIR *d;
+	size_t i, n = 0;
+
+	cr_assert(asprintf(&dir, "%s/tests/policy", source_root()) > 0);
+	d = opendir(dir);
+	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "invalid-", 8) != 0)
+			continue;
+		for (i = 0; i < sizeof(invalid_files) / sizeof(invalid_files[0]);
+		     i++)
+			if (strcmp(invalid_files[i], e->d_name) == 0)
+				break;
+		cr_assert_lt(i, sizeof(invalid_files) / sizeof(invalid_files[0]),
+			     "%s has no test", e->d_name);
+		n++;
+	}
+	closedir(d);
+	free(dir);
+	cr_assert_eq(n, sizeof(invalid_files) / sizeof(invalid_files[0]));
+}
