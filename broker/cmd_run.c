@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -26,6 +28,60 @@
 #include "result_json.h"
 #include "supervisor.h"
 #include "workspace.h"
+
+/*
+ * Interruption: SIGINT, SIGTERM or SIGHUP while the job runs sends CANCEL
+ * (encoded beforehand; sendmsg is async-signal-safe) so the launcher kills
+ * the jail and answers with the job's RESULT; the broker then cleans up and
+ * exits 128+N. A second signal kills the broker at once (SA_RESETHAND),
+ * and the launcher and its jail die with it (PR_SET_PDEATHSIG). These are
+ * the only file-scope variables: a signal handler can reach nothing else.
+ */
+static volatile sig_atomic_t interrupted;
+static int cancel_sock = -1;
+static uint8_t cancel_msg[64];
+static size_t cancel_len;
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+
+	interrupted = sig;
+	if (cancel_sock >= 0)
+		(void)send(cancel_sock, cancel_msg, cancel_len,
+			   MSG_NOSIGNAL | MSG_DONTWAIT);
+	errno = saved;
+}
+
+static void
+arm_cancel(const struct supervisor *sup)
+{
+	struct sigaction sa;
+	int n = proto_encode_cancel(cancel_msg, sizeof(cancel_msg),
+				    sup->next_job_id);
+
+	if (n < 0)
+		return;
+	cancel_len = (size_t)n;
+	cancel_sock = sup->sock;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static void
+disarm_cancel(void)
+{
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	cancel_sock = -1;
+}
 
 struct run_output {
 	bool stream;            /* pass output through as it arrives */
@@ -191,7 +247,12 @@ cmd_run(int argc, char **argv)
 		goto out_spec;
 	}
 
-	e = supervisor_run(&sup, &spec, ws.fd, on_output, &out, &res);
+	e = supervisor_start(&sup);
+	if (e == 0) {
+		arm_cancel(&sup);
+		e = supervisor_run(&sup, &spec, ws.fd, on_output, &out, &res);
+		disarm_cancel();
+	}
 	if (e < 0) {
 		memset(&res, 0, sizeof(res));
 		res.status = JOB_SANDBOX_ERROR;
@@ -219,6 +280,8 @@ cmd_run(int argc, char **argv)
 	}
 	if (fflush(stdout) != 0)
 		rc = EXIT_SANDBOX;
+	if (interrupted)
+		rc = 128 + interrupted;
 	job_result_clear(&res);
 	capture_free(&out.cap[1]);
 	capture_free(&out.cap[2]);

@@ -4,11 +4,11 @@
 # Registered in tests/meson.build as:
 #
 #   test('example', python, args : [files('test_example.py')],
-#        protocol : 'tap',
-#        env : {'STOCKADE_BIN' : stockade_exe.full_path(),
-#               'STOCKADE_SOURCE_ROOT' : meson.project_source_root()},
-#        depends : [stockade_exe],   # and the launcher's executable()
+#        protocol : 'tap', env : test_env,
 #        suite : 'jail', is_parallel : false, timeout : 120)
+#
+# where test_env sets STOCKADE_BIN (stockade_exe.full_path(); the launcher
+# must sit beside it) and STOCKADE_SOURCE_ROOT (meson.project_source_root()).
 #
 # Output is TAP. For every user it runs as (root and uid 65534 when the test
 # runs as root; only the invoking user otherwise), it copies debian.csv,
