@@ -54,6 +54,34 @@ open_exe(const char *path)
 	return fd;
 }
 
+static int
+supervisor_alloc(struct supervisor *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->exe_fd = s->pidfd = s->sock = -1;
+	s->next_job_id = 1;
+	s->msg = malloc(PROTO_MAX_MSG);
+	return s->msg == NULL ? -ENOMEM : 0;
+}
+
+int
+supervisor_init_path(struct supervisor *s, const char *path, char *err,
+		     size_t errlen)
+{
+	int fd;
+
+	if (supervisor_alloc(s) < 0)
+		return -ENOMEM;
+	fd = open_exe(path);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot use %s as the launcher: %s", path,
+			 strerror(-fd));
+		return fd;
+	}
+	s->exe_fd = fd;
+	return 0;
+}
+
 int
 supervisor_init(struct supervisor *s, char *err, size_t errlen)
 {
@@ -61,11 +89,7 @@ supervisor_init(struct supervisor *s, char *err, size_t errlen)
 	ssize_t n;
 	int fd = -ENOENT;
 
-	memset(s, 0, sizeof(*s));
-	s->exe_fd = s->pidfd = s->sock = -1;
-	s->next_job_id = 1;
-	s->msg = malloc(PROTO_MAX_MSG);
-	if (s->msg == NULL)
+	if (supervisor_alloc(s) < 0)
 		return -ENOMEM;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
@@ -100,6 +124,15 @@ kill_launcher(struct supervisor *s)
 	close_fdp(&s->sock);
 	close_fdp(&s->pidfd);
 	s->pid = 0;
+}
+
+/* Has the launcher exited (its pidfd is readable)? */
+static bool
+launcher_exited(struct supervisor *s)
+{
+	struct pollfd p = {.fd = s->pidfd, .events = POLLIN};
+
+	return poll(&p, 1, 0) == 1;
 }
 
 /* Receives one message of TYPE (header checked, no fd allowed). Returns
@@ -231,6 +264,12 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	int n, e;
 
 	memset(res, 0, sizeof(*res));
+	if (s->pid > 0 && launcher_exited(s)) {
+		/* It died between jobs: no job of ours was in flight, so
+		 * this one runs on a new launcher instead of failing. */
+		kill_launcher(s);
+		s->restarts++;
+	}
 	if ((e = supervisor_start(s)) < 0)
 		return e;
 	spec->job_id = s->next_job_id++;

@@ -40,6 +40,15 @@ typedef void (*output_fn)(void *arg, int stream, const uint8_t *data,
 int supervisor_init(struct supervisor *s, char *err, size_t errlen);
 
 /*
+ * As supervisor_init, with the launcher binary at PATH instead of the
+ * search (tests, whose binary does not sit beside the launcher). PATH is
+ * opened O_PATH at once and must be a regular executable file. Returns 0
+ * or a negative errno with ERR set.
+ */
+int supervisor_init_path(struct supervisor *s, const char *path, char *err,
+			 size_t errlen);
+
+/*
  * Starts a launcher (fork, then execveat of exe_fd with its socket at fd 3,
  * everything else closed, an empty environment) and exchanges HELLO.
  * Returns 0 or a negative errno (-EPROTO on a version mismatch).

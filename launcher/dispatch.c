@@ -13,11 +13,13 @@
 #include "launcher.h"
 #include "log.h"
 
+/* A handler may take the descriptor *FD (then it sets *FD to -1);
+ * otherwise the dispatcher closes it. */
 typedef int (*handler_fn)(struct launcher *l, const uint8_t *body,
-			  size_t len, int fd);
+			  size_t len, int *fd);
 
 static int
-handle_hello(struct launcher *l, const uint8_t *body, size_t len, int fd)
+handle_hello(struct launcher *l, const uint8_t *body, size_t len, int *fd)
 {
 	uint32_t version;
 	int n, e;
@@ -46,13 +48,14 @@ handle_hello(struct launcher *l, const uint8_t *body, size_t len, int fd)
  * a job whose /work is not a directory must never start.
  */
 static int
-handle_run(struct launcher *l, const uint8_t *body, size_t len, int fd)
+handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fd)
 {
 	struct job_spec spec;
 	struct stat st;
+	int wsfd = *fd;
 	int e;
 
-	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (fstat(wsfd, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		log_error("RUN: the descriptor is not a directory");
 		return -EBADMSG;
 	}
@@ -68,7 +71,8 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int fd)
 	l->running_job_id = spec.job_id;
 	l->cancel_requested = false;
 	l->phase = PHASE_RUNNING;
-	e = launcher_run_job(l, &spec, fd);
+	*fd = -1; /* launcher_run_job closes it as soon as the jail holds it */
+	e = launcher_run_job(l, &spec, wsfd);
 	l->phase = PHASE_READY;
 	job_spec_clear(&spec);
 	return e;
@@ -77,7 +81,7 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int fd)
 /* CANCEL may race with the job's end: a stale id is ignored, a future
  * one is a violation. */
 static int
-handle_cancel(struct launcher *l, const uint8_t *body, size_t len, int fd)
+handle_cancel(struct launcher *l, const uint8_t *body, size_t len, int *fd)
 {
 	uint64_t id;
 	int e;
@@ -140,7 +144,7 @@ launcher_dispatch_one(struct launcher *l)
 				  fd >= 0 ? "not allowed" : "missing");
 			return -EPROTO;
 		}
-		e = table[i].fn(l, body, body_len, fd);
+		e = table[i].fn(l, body, body_len, &fd);
 		if (e < 0) {
 			log_error("%s: %s", proto_msg_name(type), strerror(-e));
 			return e;

@@ -37,7 +37,8 @@ struct launcher {
 int launcher_dispatch_one(struct launcher *l);
 
 /*
- * Runs SPEC in a new jail with the workspace WSFD (borrowed), streaming
+ * Runs SPEC in a new jail with the workspace WSFD, which it takes and
+ * closes once the jail holds its own reference (before RESULT), streaming
  * OUTPUT and sending exactly one RESULT (monitor.c). Returns 0, or a
  * negative errno when the session must end (broker gone, protocol
  * violation while running); the jail is dead either way.

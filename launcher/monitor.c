@@ -230,6 +230,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	e = jail_start(spec, wsfd, l->self_pidfd,
 		       (spec->flags & JOB_F_UNSAFE_NO_SECCOMP) ? NULL : l->filter,
 		       &s.jail);
+	/* Init holds its own reference now; ours must not outlive the job. */
+	close(wsfd);
 	if (e < 0)
 		return clone_failed(l, spec, e);
 

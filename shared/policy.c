@@ -25,6 +25,9 @@
 #define USER_MAX 32u
 /* Longest hostname label we accept (RFC 1035). */
 #define HOSTNAME_MAX 63u
+/* Largest policy text we read, bytes: a bound on the work a file (or
+ * /dev/zero given as one) can cause; real policies are a few KiB. */
+#define TEXT_MAX (1024u * 1024u)
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
@@ -88,17 +91,18 @@ static const struct scalar_key scalar_keys[] = {
 	 0},
 };
 #define NSCALARS (sizeof(scalar_keys) / sizeof(scalar_keys[0]))
+_Static_assert(NSCALARS <= 32, "struct loader's seen is a uint32_t");
 
 /* State of one layer (the default, or a file laid over it). */
 struct loader {
 	struct policy *p;
 	const char *name; /* for messages */
-	bool is_default;
 
 	/* The text: a FILE or a NUL-terminated string. */
 	FILE *file;
 	const char *text;
 	int read_errno; /* set when reading FILE failed */
+	size_t nread;   /* bytes read so far */
 
 	unsigned lineno;       /* line last handed to inih, from 1 */
 	enum section section;  /* as the reader saw the last [section] */
@@ -648,7 +652,8 @@ read_line(char *str, int num, void *stream)
 
 	if (l->code || l->read_errno)
 		return NULL;
-	while ((c = next_byte(l)) != EOF) {
+	/* Stops one byte past MAX: the line is refused either way. */
+	while (len <= max && (c = next_byte(l)) != EOF) {
 		got = true;
 		if (c == '\n')
 			break;
@@ -661,6 +666,11 @@ read_line(char *str, int num, void *stream)
 	l->lineno++;
 	if (len > max) {
 		fail(l, "line longer than %zu bytes", max);
+		return NULL;
+	}
+	l->nread += len + 1;
+	if (l->nread > TEXT_MAX) {
+		fail(l, "policy longer than %u bytes", TEXT_MAX);
 		return NULL;
 	}
 	str[len] = '\0';
@@ -690,7 +700,6 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	struct loader l = {
 		.p = p,
 		.name = name,
-		.is_default = is_default,
 		.file = file,
 		.text = text,
 		.err = err,
@@ -707,9 +716,10 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 				 strerror(l.read_errno));
 		return -l.read_errno;
 	}
-	if (r < 0) /* inih could not allocate its line buffer */
-		return fail_at(&l, -ENOMEM, l.lineno, "out of memory"),
-		       l.code;
+	if (r < 0) { /* inih could not allocate its line buffer */
+		fail_at(&l, -ENOMEM, l.lineno, "out of memory");
+		return l.code;
+	}
 	if (!l.code) /* the reader reached the end */
 		end_section(&l);
 	/* inih returns the line of the first error, its own or a refusal of
@@ -751,8 +761,12 @@ load(struct policy *p, const char *name, FILE *file, const char *text,
 	if (r < 0)
 		return r;
 	tmp.name = strdup(name ? name : DEFAULT_NAME);
-	if (!tmp.name)
+	if (!tmp.name) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", name ? name : DEFAULT_NAME,
+				 strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	if (name) {
 		r = parse_layer(&tmp, name, false, file, text, err, errlen);
 		if (r < 0)
@@ -791,11 +805,14 @@ int
 policy_load_string(struct policy *p, const char *text, const char *name,
 		   char *err, size_t errlen)
 {
+	name = name ? name : "<string>";
 	if (!text) {
 		memset(p, 0, sizeof(*p));
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", name, strerror(EINVAL));
 		return -EINVAL;
 	}
-	return load(p, name ? name : "<string>", NULL, text, err, errlen);
+	return load(p, name, NULL, text, err, errlen);
 }
 
 void

@@ -96,13 +96,54 @@ put_limits(struct wbuf *w, const struct job_limits *l)
 	return wbuf_put_u32(w, l->nproc);
 }
 
+static int check_spec(const struct job_spec *s);
+static int check_limits(const struct job_limits *l);
+
+/* True when each of the N strings of V is present and at most MAX bytes. */
+static bool
+strv_fits(char *const *v, uint32_t n, size_t max)
+{
+	if (n > 0 && v == NULL)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == NULL || strlen(v[i]) > max)
+			return false;
+	return true;
+}
+
+/*
+ * -EINVAL for every spec proto_decode_run would refuse (proto.h), so that
+ * the sender finds its own mistake instead of ending the peer's session.
+ */
+static int
+check_encodable(const struct job_spec *s)
+{
+	if (s->argc < 1 || s->argc > JOB_MAX_ARGS || s->envc > JOB_MAX_ENV ||
+	    s->nmounts > JOB_MAX_MOUNTS || s->hostname == NULL ||
+	    strlen(s->hostname) > JOB_MAX_HOSTNAME ||
+	    !strv_fits(s->argv, s->argc, JOB_MAX_STR) ||
+	    !strv_fits(s->envp, s->envc, JOB_MAX_STR) ||
+	    (s->nmounts > 0 && s->mounts == NULL))
+		return -EINVAL;
+	for (uint32_t i = 0; i < s->nmounts; i++) {
+		const struct mount_entry *m = &s->mounts[i];
+
+		if (m->source == NULL || m->target == NULL ||
+		    strlen(m->source) > JOB_MAX_STR ||
+		    strlen(m->target) > JOB_MAX_STR)
+			return -EINVAL;
+	}
+	if (check_spec(s) < 0 || check_limits(&s->limits) < 0)
+		return -EINVAL;
+	return 0;
+}
+
 int
 proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
 {
 	struct wbuf w;
 
-	if (s->argc < 1 || s->argc > JOB_MAX_ARGS || s->envc > JOB_MAX_ENV ||
-	    s->nmounts > JOB_MAX_MOUNTS || s->hostname == NULL)
+	if (check_encodable(s) < 0)
 		return -EINVAL;
 	start(&w, buf, size);
 	wbuf_put_u64(&w, s->job_id);
@@ -147,8 +188,10 @@ proto_encode_result(uint8_t *buf, size_t size, const struct job_result *r)
 	struct wbuf w;
 	const char *detail = r->detail ? r->detail : "";
 
+	/* The ranges proto_decode_result accepts. */
 	if ((unsigned)r->status > JOB_STATUS_MAX ||
-	    strlen(detail) > JOB_MAX_DETAIL)
+	    strlen(detail) > JOB_MAX_DETAIL || r->exit_code < -1 ||
+	    r->exit_code > 255 || r->signal < 0 || r->signal > 64)
 		return -EINVAL;
 	start(&w, buf, size);
 	wbuf_put_u64(&w, r->job_id);
@@ -255,6 +298,18 @@ get_strv(struct rbuf *r, uint32_t count, size_t max, char ***out)
 	return 0;
 }
 
+/* Every limit is required: a zero would mean "unlimited" somewhere. */
+static int
+check_limits(const struct job_limits *l)
+{
+	if (l->wall_ms == 0 || l->cpu_ms == 0 || l->memory_bytes == 0 ||
+	    l->tmp_bytes == 0 || l->home_bytes == 0 || l->fsize_bytes == 0 ||
+	    l->stdout_bytes == 0 || l->stderr_bytes == 0 || l->nofile == 0 ||
+	    l->nproc == 0)
+		return -EINVAL;
+	return 0;
+}
+
 static int
 get_limits(struct rbuf *r, struct job_limits *l)
 {
@@ -268,13 +323,7 @@ get_limits(struct rbuf *r, struct job_limits *l)
 	    rbuf_get_u64(r, &l->stderr_bytes) < 0 ||
 	    rbuf_get_u32(r, &l->nofile) < 0 || rbuf_get_u32(r, &l->nproc) < 0)
 		return -EBADMSG;
-	/* Every limit is required: a zero would mean "unlimited" somewhere. */
-	if (l->wall_ms == 0 || l->cpu_ms == 0 || l->memory_bytes == 0 ||
-	    l->tmp_bytes == 0 || l->home_bytes == 0 || l->fsize_bytes == 0 ||
-	    l->stdout_bytes == 0 || l->stderr_bytes == 0 || l->nofile == 0 ||
-	    l->nproc == 0)
-		return -EINVAL;
-	return 0;
+	return check_limits(l);
 }
 
 /* An absolute path with no empty, "." or ".." component. */
@@ -588,7 +637,9 @@ collect_fds(struct msghdr *mh, int *fd)
 int
 proto_recv(int sock, uint8_t *buf, size_t size, int *fd)
 {
-	struct iovec iov = {.iov_base = buf, .iov_len = size};
+	/* Never more than PROTO_MAX_MSG, whatever SIZE: a longer datagram is
+	 * MSG_TRUNC, so a bigger buffer cannot raise the cap (rule 4). */
+	struct iovec iov = {.iov_base = buf, .iov_len = PROTO_MAX_MSG};
 	union {
 		/* Room for more than we accept, so extras are seen and closed. */
 		char buf[CMSG_SPACE(sizeof(int) * 8)];

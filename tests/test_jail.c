@@ -1,0 +1,820 @@
+/*
+ * test_jail.c: the jailed program observes its own world (issue 2, "What
+ * it must show"). Each test runs the real `stockade run` (STOCKADE_BIN)
+ * and asserts one fact exactly: the values and errnos seen inside, the
+ * JSON result, the exit status, and the host after the job.
+ *
+ * Registered twice in tests/meson.build: as the invoking user, and with
+ * STOCKADE_TEST_AS_USER=65534 (harness.h says how that variant drops
+ * privileges). Skips (no user namespaces) become failures under
+ * STOCKADE_MUST_WORK=1.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "harness.h"
+#include "policy.h"
+
+/* Files outside the harness's temporary directories that a test made;
+ * removed by the suite's .fini even when the test fails. */
+static char *made_files[4];
+static size_t nmade;
+
+static void
+remember_file(const char *path)
+{
+	cr_assert_lt(nmade, sizeof(made_files) / sizeof(made_files[0]));
+	made_files[nmade] = strdup(path);
+	cr_assert_not_null(made_files[nmade]);
+	nmade++;
+}
+
+static void
+jail_fini(void)
+{
+	for (size_t i = 0; i < nmade; i++) {
+		(void)unlink(made_files[i]);
+		free(made_files[i]);
+	}
+	nmade = 0;
+	harness_cleanup();
+}
+
+TestSuite(jail, .init = harness_setup, .fini = jail_fini, .timeout = 60);
+
+#define RUN(o, ...)                                                        \
+	do {                                                               \
+		const char *const argv_[] = {__VA_ARGS__, NULL};           \
+		harness_run(argv_, (o));                                   \
+	} while (0)
+
+/* ---- the JSON result ---------------------------------------------------- */
+
+enum kind { K_STRING, K_INT, K_BOOL, K_OBJECT, K_INT_OR_NULL,
+	    K_STRING_OR_NULL };
+
+static const struct {
+	const char *name;
+	enum kind kind;
+} result_fields[] = {
+	{"status", K_STRING},
+	{"exit_code", K_INT_OR_NULL},
+	{"signal", K_STRING_OR_NULL},
+	{"wall_ms", K_INT},
+	{"cpu_ms", K_INT},
+	{"peak_memory_kb", K_INT},
+	{"stdout", K_STRING},
+	{"stderr", K_STRING},
+	{"stdout_truncated", K_BOOL},
+	{"stderr_truncated", K_BOOL},
+	{"stdout_bytes", K_INT},
+	{"stderr_bytes", K_INT},
+	{"limits", K_OBJECT},
+	{"enforcement", K_STRING},
+	{"detail", K_STRING},
+	{"hint", K_STRING},
+};
+
+static const char *const limit_fields[] = {
+	"wall_time_ms", "cpu_time_ms", "memory_mb", "processes",
+	"file_size_mb", "open_files", "tmp_mb", "home_mb", "stdout_kb",
+	"stderr_kb",
+};
+
+/* Every field present with its JSON type, no other field, a non-empty
+ * hint, non-negative figures, and exactly one JSON object on stdout. */
+static void
+assert_result_shape(const struct run_out *o)
+{
+	json_t *j = o->json, *lim;
+	const char *key;
+	json_t *v;
+
+	cr_assert(json_is_object(j),
+		  "stdout is not one JSON object (exit %d): %s / stderr: %s",
+		  o->status, o->out, o->err);
+	cr_assert(o->out_len > 2 && o->out[o->out_len - 1] == '\n' &&
+		  o->out[o->out_len - 2] == '}',
+		  "stdout is not one object and a newline: %s", o->out);
+	for (size_t i = 0; i < sizeof(result_fields) / sizeof(result_fields[0]);
+	     i++) {
+		const char *name = result_fields[i].name;
+
+		v = json_object_get(j, name);
+		cr_assert_not_null(v, "field %s missing: %s", name, o->out);
+		switch (result_fields[i].kind) {
+		case K_STRING:
+			cr_assert(json_is_string(v), "%s is not a string", name);
+			break;
+		case K_INT:
+			cr_assert(json_is_integer(v), "%s is not an integer",
+				  name);
+			cr_assert_geq(json_integer_value(v), 0, "%s < 0", name);
+			break;
+		case K_BOOL:
+			cr_assert(json_is_boolean(v), "%s is not a boolean",
+				  name);
+			break;
+		case K_OBJECT:
+			cr_assert(json_is_object(v), "%s is not an object",
+				  name);
+			break;
+		case K_INT_OR_NULL:
+			cr_assert(json_is_integer(v) || json_is_null(v),
+				  "%s is neither an integer nor null", name);
+			break;
+		case K_STRING_OR_NULL:
+			cr_assert(json_is_string(v) || json_is_null(v),
+				  "%s is neither a string nor null", name);
+			break;
+		}
+	}
+	json_object_foreach(j, key, v) {
+		bool known = false;
+
+		for (size_t i = 0;
+		     i < sizeof(result_fields) / sizeof(result_fields[0]); i++)
+			known |= strcmp(result_fields[i].name, key) == 0;
+		cr_assert(known, "unexpected field %s", key);
+	}
+	cr_assert_gt(strlen(json_string_value(json_object_get(j, "hint"))), 0,
+		     "empty hint");
+	lim = json_object_get(j, "limits");
+	for (size_t i = 0; i < sizeof(limit_fields) / sizeof(limit_fields[0]);
+	     i++) {
+		v = json_object_get(lim, limit_fields[i]);
+		cr_assert(json_is_integer(v) && json_integer_value(v) > 0,
+			  "limits.%s is not a positive integer",
+			  limit_fields[i]);
+	}
+	cr_assert_eq(json_object_size(lim),
+		     sizeof(limit_fields) / sizeof(limit_fields[0]));
+}
+
+static const char *
+jstr(const struct run_out *o, const char *name)
+{
+	json_t *v = json_object_get(o->json, name);
+
+	cr_assert(json_is_string(v), "%s is not a string: %s", name, o->out);
+	return json_string_value(v);
+}
+
+static json_int_t
+jint(const struct run_out *o, const char *name)
+{
+	json_t *v = json_object_get(o->json, name);
+
+	cr_assert(json_is_integer(v), "%s is not an integer: %s", name, o->out);
+	return json_integer_value(v);
+}
+
+static void
+assert_null_field(const struct run_out *o, const char *name)
+{
+	cr_assert(json_is_null(json_object_get(o->json, name)),
+		  "%s is not null: %s", name, o->out);
+}
+
+/* The job ended "ok" (exit 0, no signal, stockade exit 0); returns the
+ * payload's stdout. */
+static const char *
+expect_ok(const struct run_out *o)
+{
+	assert_result_shape(o);
+	cr_assert_str_eq(jstr(o, "status"), "ok",
+			 "status is not ok: %s / stderr: %s", o->out, o->err);
+	cr_assert_eq(jint(o, "exit_code"), 0);
+	assert_null_field(o, "signal");
+	cr_assert_eq(o->status, 0, "stockade exited %d", o->status);
+	return jstr(o, "stdout");
+}
+
+/* The job exited with CODE: exit_nonzero, stockade's status CODE. */
+static void
+expect_exit(const struct run_out *o, int code)
+{
+	assert_result_shape(o);
+	cr_assert_str_eq(jstr(o, "status"), "exit_nonzero", "%s", o->out);
+	cr_assert_eq(jint(o, "exit_code"), code, "%s", o->out);
+	assert_null_field(o, "signal");
+	cr_assert_eq(o->status, code, "stockade exited %d", o->status);
+}
+
+/* ---- the jail's own world ----------------------------------------------- */
+
+Test(jail, hostname_is_stockade_not_the_hosts)
+{
+	char host[256];
+	struct run_out o;
+
+	cr_assert_eq(gethostname(host, sizeof(host)), 0);
+	cr_assert_str_neq(host, "stockade",
+			  "the host is itself named stockade: the test cannot "
+			  "tell the two apart");
+	RUN(&o, "run", "--json", "--", "uname", "-n");
+	cr_assert_str_eq(expect_ok(&o), "stockade\n");
+	run_out_free(&o);
+}
+
+Test(jail, proc_lists_only_init_and_the_payload)
+{
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import os\n"
+	    "print(sorted((e for e in os.listdir('/proc') if e.isdigit()),"
+	    " key=int), os.getpid(), os.getppid())\n");
+	cr_assert_str_eq(expect_ok(&o), "['1', '2'] 2 1\n");
+	run_out_free(&o);
+}
+
+Test(jail, only_interface_is_lo_and_it_is_up)
+{
+	struct run_out o;
+
+	/* SIOCGIFFLAGS (0x8913) on lo; then a server and a client inside:
+	 * lo reaches the jail itself. */
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import fcntl, socket, struct\n"
+	    "print(socket.if_nameindex())\n"
+	    "s = socket.socket()\n"
+	    "req = struct.pack('16sH22x', b'lo', 0)\n"
+	    "flags = struct.unpack('16sH', fcntl.ioctl(s.fileno(), 0x8913,"
+	    " req)[:18])[1]\n"
+	    "print('up' if flags & 1 else 'down',"
+	    " 'loopback' if flags & 8 else 'not-loopback')\n"
+	    "srv = socket.socket()\n"
+	    "srv.bind(('127.0.0.1', 0))\n"
+	    "srv.listen(1)\n"
+	    "c = socket.create_connection(srv.getsockname(), timeout=2)\n"
+	    "a, _ = srv.accept()\n"
+	    "c.sendall(b'ping')\n"
+	    "print(a.recv(4).decode())\n");
+	cr_assert_str_eq(expect_ok(&o), "[(1, 'lo')]\nup loopback\nping\n");
+	run_out_free(&o);
+}
+
+Test(jail, tcp_connect_to_hosts_loopback_is_refused)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t salen = sizeof(sa);
+	char port[16];
+	struct run_out o;
+	int srv, c;
+
+	srv = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	cr_assert_geq(srv, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(srv, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(srv, 16), 0);
+	cr_assert_eq(getsockname(srv, (struct sockaddr *)&sa, &salen), 0);
+	snprintf(port, sizeof(port), "%u", (unsigned)ntohs(sa.sin_port));
+
+	/* 3: refused (expected); 4: another error; 0: connected. */
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import socket, sys\n"
+	    "s = socket.socket()\n"
+	    "s.settimeout(3)\n"
+	    "try:\n"
+	    "    s.connect(('127.0.0.1', int(sys.argv[1])))\n"
+	    "except ConnectionRefusedError:\n"
+	    "    sys.exit(3)\n"
+	    "except OSError as e:\n"
+	    "    print(repr(e))\n"
+	    "    sys.exit(4)\n"
+	    "print('connected')\n",
+	    port);
+	expect_exit(&o, 3);
+	cr_assert_str_eq(jstr(&o, "stdout"), "");
+
+	/* Nothing reached the host's server. */
+	c = accept(srv, NULL, NULL);
+	cr_assert_eq(c, -1, "a connection from the jail reached the host");
+	cr_assert_eq(errno, EAGAIN, "accept: %s", strerror(errno));
+	close(srv);
+	run_out_free(&o);
+}
+
+Test(jail, no_route_beyond_the_jail)
+{
+	struct run_out o;
+
+	/* 101 ENETUNREACH: the namespace has no route at all. */
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import socket\n"
+	    "try:\n"
+	    "    socket.create_connection(('192.0.2.1', 80), timeout=2)\n"
+	    "    print('connected')\n"
+	    "except OSError as e:\n"
+	    "    print(e.errno)\n");
+	cr_assert_str_eq(expect_ok(&o), "101\n");
+	run_out_free(&o);
+}
+
+/* ---- what must stay outside --------------------------------------------- */
+
+/*
+ * Tries every path to the canary it can think of and prints one JSON
+ * object: the errno name of each attempt (or "READ <content>"), and every
+ * path the walk of the visible tree found with the canary's name.
+ */
+static const char canary_script[] =
+	"import errno, json, os, sys\n"
+	"path, name = sys.argv[1], sys.argv[2]\n"
+	"res = {}\n"
+	"def attempt(label, p):\n"
+	"    try:\n"
+	"        with open(p, 'rb') as f:\n"
+	"            res[label] = 'READ ' + f.read().decode('latin-1')\n"
+	"    except OSError as e:\n"
+	"        res[label] = errno.errorcode.get(e.errno, str(e.errno))\n"
+	"attempt('absolute', path)\n"
+	"attempt('proc1root', '/proc/1/root' + path)\n"
+	"attempt('procselfroot', '/proc/self/root' + path)\n"
+	"attempt('procselfcwd', '/proc/self/cwd/../../..' + path)\n"
+	"os.chdir('/work')\n"
+	"attempt('climb', '../../../../../../../..' + path)\n"
+	"found, walked = [], 0\n"
+	"for top in sorted(os.listdir('/')):\n"
+	"    t = '/' + top\n"
+	"    if top in ('proc', 'usr') or os.path.islink(t):\n"
+	"        continue\n"
+	"    for d, dirs, files in os.walk(t):\n"
+	"        walked += 1\n"
+	"        if name in files or name in dirs:\n"
+	"            found.append(os.path.join(d, name))\n"
+	"res['found'] = found\n"
+	"res['walked'] = walked\n"
+	"print(json.dumps(res, sort_keys=True))\n";
+
+Test(jail, canary_file_unreachable_by_any_path)
+{
+	const char *home = getenv("HOME");
+	char secret[33], name[64], path[4096], *content;
+	struct run_out o;
+	json_t *res;
+
+	harness_random_hex(secret, sizeof(secret));
+	{
+		char rnd[13];
+
+		harness_random_hex(rnd, sizeof(rnd));
+		snprintf(name, sizeof(name), "stockade-canary-%s", rnd);
+	}
+	if (home != NULL && home[0] == '/' && strncmp(home, "/tmp/", 5) != 0 &&
+	    strcmp(home, "/tmp") != 0 && access(home, W_OK) == 0)
+		snprintf(path, sizeof(path), "%s/%s", home, name);
+	else
+		snprintf(path, sizeof(path), "%s/%s",
+			 harness_tmpdir("stockade-test-canary"), name);
+	remember_file(path);
+	harness_write_file(path, secret);
+	content = harness_read_file(path, NULL);
+	cr_assert_str_eq(content, secret, "the canary is not readable on the host");
+	free(content);
+
+	RUN(&o, "run", "--json", "--workspace", harness_workspace(), "--",
+	    "python3", "-c", canary_script, path, name);
+	cr_assert_null(strstr(o.out, secret), "the canary leaked: %s", o.out);
+	cr_assert_null(strstr(o.err, secret), "the canary leaked: %s", o.err);
+	res = json_loads(expect_ok(&o), 0, NULL);
+	cr_assert_not_null(res, "payload output: %s", jstr(&o, "stdout"));
+	cr_assert_str_eq(json_string_value(json_object_get(res, "absolute")),
+			 "ENOENT");
+	/* init is not dumpable: its root link is closed to the payload. */
+	cr_assert_str_eq(json_string_value(json_object_get(res, "proc1root")),
+			 "EACCES");
+	cr_assert_str_eq(
+		json_string_value(json_object_get(res, "procselfroot")),
+		"ENOENT");
+	cr_assert_str_eq(json_string_value(json_object_get(res, "procselfcwd")),
+			 "ENOENT");
+	cr_assert_str_eq(json_string_value(json_object_get(res, "climb")),
+			 "ENOENT");
+	cr_assert_eq(json_array_size(json_object_get(res, "found")), 0,
+		     "the canary's name is visible in the jail: %s",
+		     jstr(&o, "stdout"));
+	/* The walk saw the tree (/etc, /dev, /home, /work, /tmp...). */
+	cr_assert_geq(json_integer_value(json_object_get(res, "walked")), 5);
+	json_decref(res);
+	run_out_free(&o);
+}
+
+/*
+ * Dumps the payload's environment and every readable /proc/PID/environ
+ * and cmdline of the jail, so the host can search it for the canary.
+ */
+static const char env_script[] =
+	"import errno, json, os\n"
+	"procs = {}\n"
+	"for p in sorted(e for e in os.listdir('/proc') if e.isdigit()):\n"
+	"    for f in ('environ', 'cmdline'):\n"
+	"        try:\n"
+	"            with open('/proc/%s/%s' % (p, f), 'rb') as fh:\n"
+	"                procs[p + '/' + f] = fh.read().replace(b'\\0',"
+	" b' ').decode('latin-1')\n"
+	"        except OSError as e:\n"
+	"            procs[p + '/' + f] = errno.errorcode.get(e.errno, '?')\n"
+	"print(json.dumps({'environ': dict(os.environ), 'procs': procs}))\n";
+
+Test(jail, caller_environment_is_absent_inside)
+{
+	char secret[41], err[POLICY_ERR_MAX];
+	struct policy pol;
+	struct run_out o;
+	json_t *res, *env, *procs;
+
+	harness_random_hex(secret, sizeof(secret));
+	cr_assert_eq(setenv("STOCKADE_TEST_CANARY", secret, 1), 0);
+
+	RUN(&o, "run", "--json", "--", "python3", "-c", env_script);
+	cr_assert_null(strstr(o.out, secret), "the canary leaked: %s", o.out);
+	cr_assert_null(strstr(o.err, secret), "the canary leaked: %s", o.err);
+	cr_assert_null(strstr(o.out, "STOCKADE_TEST_CANARY"), "%s", o.out);
+	res = json_loads(expect_ok(&o), 0, NULL);
+	cr_assert_not_null(res, "payload output: %s", jstr(&o, "stdout"));
+
+	/* os.environ is exactly the policy's [environment]. */
+	memset(&pol, 0, sizeof(pol));
+	cr_assert_eq(policy_load_default(&pol, err, sizeof(err)), 0, "%s", err);
+	env = json_object_get(res, "environ");
+	cr_assert_eq(json_object_size(env), pol.nenv, "environ: %s",
+		     jstr(&o, "stdout"));
+	for (size_t i = 0; i < pol.nenv; i++) {
+		const char *eq = strchr(pol.env[i], '=');
+		char key[256];
+		json_t *v;
+
+		cr_assert_not_null(eq);
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - pol.env[i]),
+			 pol.env[i]);
+		v = json_object_get(env, key);
+		cr_assert(json_is_string(v), "%s missing inside", key);
+		cr_assert_str_eq(json_string_value(v), eq + 1, "%s", key);
+	}
+	policy_clear(&pol);
+
+	/* The search covered the payload's own environ and cmdline (pid 2)
+	 * and init's cmdline; init's environ is closed (not dumpable). */
+	procs = json_object_get(res, "procs");
+	cr_assert_eq(json_object_size(procs), 4, "%s", jstr(&o, "stdout"));
+	cr_assert_str_eq(json_string_value(json_object_get(procs, "1/environ")),
+			 "EACCES");
+	cr_assert_str_neq(json_string_value(json_object_get(procs, "2/environ")),
+			  "EACCES");
+	cr_assert_not_null(strstr(json_string_value(json_object_get(procs,
+		"2/environ")), "PATH=/usr/local/bin"));
+	json_decref(res);
+	run_out_free(&o);
+}
+
+Test(jail, payload_is_unprivileged_and_confined)
+{
+	static const char *const zero_lines[] = {
+		"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000",
+		"CapEff:\t0000000000000000", "CapBnd:\t0000000000000000",
+		"CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2",
+		"Uid:\t1000\t1000\t1000\t1000", "Gid:\t1000\t1000\t1000\t1000",
+	};
+	struct run_out o;
+	const char *status;
+
+	RUN(&o, "run", "--json", "--", "id", "-u");
+	cr_assert_str_eq(expect_ok(&o), "1000\n");
+	run_out_free(&o);
+
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "print(open('/proc/self/status').read(), end='')");
+	status = expect_ok(&o);
+	for (size_t i = 0; i < sizeof(zero_lines) / sizeof(zero_lines[0]); i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "\n%s\n", zero_lines[i]);
+		cr_assert_not_null(strstr(status, want), "no \"%s\" in:\n%s",
+				   zero_lines[i], status);
+	}
+	run_out_free(&o);
+}
+
+Test(jail, etc_ssl_private_is_not_visible)
+{
+	struct stat st;
+	struct run_out o;
+
+	if (stat("/etc/ssl/private", &st) != 0 || !S_ISDIR(st.st_mode))
+		harness_skip("the host has no /etc/ssl/private to hide");
+	RUN(&o, "run", "--json", "--", "ls", "/etc/ssl/private");
+	expect_exit(&o, 2);
+	cr_assert_not_null(strstr(jstr(&o, "stderr"),
+				  "No such file or directory"),
+			   "%s", jstr(&o, "stderr"));
+	run_out_free(&o);
+
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import os\n"
+	    "try:\n"
+	    "    os.lstat('/etc/ssl/private')\n"
+	    "    print('visible')\n"
+	    "except OSError as e:\n"
+	    "    print(e.errno)\n"
+	    "print('private' in os.listdir('/etc/ssl'))\n");
+	cr_assert_str_eq(expect_ok(&o), "2\nFalse\n");
+	run_out_free(&o);
+}
+
+/* ---- the file system ---------------------------------------------------- */
+
+Test(jail, write_to_usr_fails_with_erofs)
+{
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import os\n"
+	    "for p in ('/usr/x', '/usr/bin/x', '/x'):\n"
+	    "    try:\n"
+	    "        open(p, 'w')\n"
+	    "        print(p, 'written')\n"
+	    "    except OSError as e:\n"
+	    "        print(p, e.errno)\n");
+	cr_assert_str_eq(expect_ok(&o), "/usr/x 30\n/usr/bin/x 30\n/x 30\n");
+	run_out_free(&o);
+}
+
+Test(jail, file_written_to_work_appears_in_workspace)
+{
+	const char *ws = harness_workspace();
+	char rnd[17], want[64], path[4096], *got;
+	struct run_out o;
+	struct stat st;
+
+	harness_random_hex(rnd, sizeof(rnd));
+	snprintf(want, sizeof(want), "from the jail %s\n", rnd);
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "python3", "-c",
+	    "import os, sys\n"
+	    "print(os.getcwd())\n"
+	    "with open('/work/out.txt', 'w') as f:\n"
+	    "    f.write('from the jail %s\\n' % sys.argv[1])\n",
+	    rnd);
+	cr_assert_str_eq(expect_ok(&o), "/work\n");
+	snprintf(path, sizeof(path), "%s/out.txt", ws);
+	got = harness_read_file(path, NULL);
+	cr_assert_not_null(got, "%s: %s", path, strerror(errno));
+	cr_assert_str_eq(got, want);
+	/* Owned on the host by the user who ran stockade. */
+	cr_assert_eq(lstat(path, &st), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(st.st_uid, geteuid());
+	cr_assert_eq(st.st_gid, getegid());
+	free(got);
+	run_out_free(&o);
+}
+
+Test(jail, tmp_is_not_the_hosts_tmp)
+{
+	char rnd[17], host_mark[128], jail_mark[128], arg[300];
+	struct run_out o;
+	struct stat st;
+
+	harness_random_hex(rnd, sizeof(rnd));
+	snprintf(host_mark, sizeof(host_mark), "/tmp/stockade-test-hostmark-%s",
+		 rnd);
+	snprintf(jail_mark, sizeof(jail_mark), "/tmp/stockade-test-jailmark-%s",
+		 rnd);
+	remember_file(host_mark);
+	remember_file(jail_mark);
+	harness_write_file(host_mark, "host\n");
+	snprintf(arg, sizeof(arg), "%s", host_mark);
+
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import os, sys\n"
+	    "print(os.listdir('/tmp'))\n"
+	    "print(os.path.lexists(sys.argv[1]))\n"
+	    "open(sys.argv[2], 'w').write('jail\\n')\n"
+	    "print(sorted(os.listdir('/tmp')) == [os.path.basename(sys.argv[2])])\n",
+	    arg, jail_mark);
+	cr_assert_str_eq(expect_ok(&o), "[]\nFalse\nTrue\n");
+	cr_assert_eq(lstat(jail_mark, &st), -1,
+		     "the jail's /tmp file appeared in the host's /tmp");
+	cr_assert_eq(errno, ENOENT);
+	cr_assert_eq(lstat(host_mark, &st), 0);
+	run_out_free(&o);
+}
+
+/* ---- results (issue 2's four jobs) ---------------------------------------- */
+
+Test(jail, json_ok_print_42)
+{
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "python3", "-c", "print(6*7)");
+	cr_assert_str_eq(expect_ok(&o), "42\n");
+	cr_assert_str_eq(jstr(&o, "stderr"), "");
+	cr_assert_eq(jint(&o, "stdout_bytes"), 3);
+	cr_assert_eq(jint(&o, "stderr_bytes"), 0);
+	cr_assert(json_is_false(json_object_get(o.json, "stdout_truncated")));
+	cr_assert(json_is_false(json_object_get(o.json, "stderr_truncated")));
+	run_out_free(&o);
+}
+
+Test(jail, json_exit_3_is_exit_nonzero)
+{
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import sys; sys.exit(3)");
+	expect_exit(&o, 3);
+	run_out_free(&o);
+}
+
+Test(jail, json_timeout_within_one_to_two_seconds)
+{
+	struct run_out o;
+	json_int_t wall;
+
+	RUN(&o, "run", "--json", "--timeout", "1", "--", "python3", "-c",
+	    "while True: pass");
+	assert_result_shape(&o);
+	cr_assert_str_eq(jstr(&o, "status"), "timeout", "%s", o.out);
+	assert_null_field(&o, "exit_code");
+	cr_assert_str_eq(jstr(&o, "signal"), "SIGKILL");
+	wall = jint(&o, "wall_ms");
+	cr_assert(wall >= 1000 && wall <= 2000, "wall_ms %lld",
+		  (long long)wall);
+	cr_assert_lt(o.wall_ms, 2000, "stockade took %ld ms from outside",
+		     o.wall_ms);
+	cr_assert_eq(json_integer_value(json_object_get(
+			     json_object_get(o.json, "limits"), "wall_time_ms")),
+		     1000);
+	cr_assert_eq(o.status, 124);
+	run_out_free(&o);
+}
+
+Test(jail, json_sigsegv_is_crash)
+{
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)");
+	assert_result_shape(&o);
+	cr_assert_str_eq(jstr(&o, "status"), "crash", "%s", o.out);
+	assert_null_field(&o, "exit_code");
+	cr_assert_str_eq(jstr(&o, "signal"), "SIGSEGV");
+	cr_assert_eq(o.status, 139);
+	run_out_free(&o);
+}
+
+Test(jail, missing_program_is_exit_127)
+{
+	char name[64], rnd[13];
+	struct run_out o;
+
+	harness_random_hex(rnd, sizeof(rnd));
+	snprintf(name, sizeof(name), "stockade-no-such-program-%s", rnd);
+	RUN(&o, "run", "--json", "--", name);
+	expect_exit(&o, 127);
+	cr_assert_not_null(strstr(jstr(&o, "stderr"),
+				  "No such file or directory"),
+			   "%s", jstr(&o, "stderr"));
+	run_out_free(&o);
+}
+
+Test(jail, non_executable_file_is_exit_126)
+{
+	const char *ws = harness_workspace();
+	char path[4096];
+	struct run_out o;
+
+	snprintf(path, sizeof(path), "%s/script.sh", ws);
+	harness_write_file(path, "#!/bin/sh\necho should not run\n");
+	cr_assert_eq(chmod(path, 0644), 0);
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "./script.sh");
+	expect_exit(&o, 126);
+	cr_assert_str_eq(jstr(&o, "stdout"), "");
+	cr_assert_not_null(strstr(jstr(&o, "stderr"), "Permission denied"),
+			   "%s", jstr(&o, "stderr"));
+	run_out_free(&o);
+}
+
+/* ---- nothing of a job outlives it ------------------------------------------ */
+
+/*
+ * Starts, each carrying MARK in its argv: a `setsid sh -c 'sleep ...'` in
+ * the background (sleep's own argv carries it as a negligible extra
+ * duration), and a double-forked python daemon in a new session that
+ * ignores SIGTERM. Waits until both are running, prints "running", and
+ * then exits, or with "spin" as a second argument spins until killed.
+ */
+static const char leftover_script[] =
+	"import os, subprocess, sys, time\n"
+	"mark = sys.argv[1]\n"
+	"subprocess.Popen(['sh', '-c', 'setsid sh -c \"sleep 300 0.0000000%s;"
+	" :\" shmark-%s &' % (mark, mark)])\n"
+	"daemon = ('import os, signal, sys, time\\n'\n"
+	"          'signal.signal(signal.SIGTERM, signal.SIG_IGN)\\n'\n"
+	"          'if os.fork(): sys.exit(0)\\n'\n"
+	"          'os.setsid()\\n'\n"
+	"          'if os.fork(): sys.exit(0)\\n'\n"
+	"          'open(\"/tmp/daemon-\" + sys.argv[1], \"w\").close()\\n'\n"
+	"          'time.sleep(300)\\n')\n"
+	"subprocess.run([sys.executable, '-c', daemon, mark], check=True)\n"
+	"def marked():\n"
+	"    names = []\n"
+	"    for p in os.listdir('/proc'):\n"
+	"        if not p.isdigit() or int(p) == os.getpid():\n"
+	"            continue\n"
+	"        try:\n"
+	"            cmd = open('/proc/%s/cmdline' % p, 'rb').read().split(b'\\0')\n"
+	"        except OSError:\n"
+	"            continue\n"
+	"        if any(mark.encode() in a for a in cmd):\n"
+	"            names.append(os.path.basename(cmd[0]).decode())\n"
+	"    return sorted(names)\n"
+	"for _ in range(250):\n"
+	"    m = marked()\n"
+	"    if 'sleep' in m and os.path.exists('/tmp/daemon-' + mark):\n"
+	"        break\n"
+	"    time.sleep(0.01)\n"
+	"print('running', 'sleep' in m, os.path.exists('/tmp/daemon-' + mark))\n"
+	"sys.stdout.flush()\n"
+	"if sys.argv[2:] == ['spin']:\n"
+	"    while True:\n"
+	"        pass\n";
+
+/* The scan that the two tests below rely on does see a live process. */
+Test(jail, marker_scan_sees_a_live_host_process)
+{
+	char mark[17], arg[40];
+	pid_t pid, found[2];
+	long end;
+	int n;
+
+	harness_random_digits(mark, sizeof(mark));
+	snprintf(arg, sizeof(arg), "0.0000000%s", mark);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		execlp("sleep", "sleep", "30", arg, (char *)NULL);
+		_exit(127);
+	}
+	end = harness_now_ms() + 2000;
+	while ((n = harness_count_marked(mark, 0, found, 2)) == 0 &&
+	       harness_now_ms() < end)
+		usleep(10000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(found[0], pid);
+	cr_assert_eq(harness_count_marked(mark, 1000, NULL, 0), 0);
+}
+
+static void
+assert_nothing_left(const char *mark)
+{
+	pid_t pids[8];
+	int n = harness_count_marked(mark, 1000, pids, 8);
+
+	cr_assert_eq(n, 0, "%d process(es) of the job survived it (first: pid "
+		     "%d)", n, (int)pids[0]);
+}
+
+Test(jail, no_process_outlives_its_job)
+{
+	char mark[17];
+	struct run_out o;
+
+	harness_random_digits(mark, sizeof(mark));
+	RUN(&o, "run", "--json", "--", "python3", "-c", leftover_script, mark);
+	cr_assert_str_eq(expect_ok(&o), "running True True\n",
+			 "stderr: %s", jstr(&o, "stderr"));
+	assert_nothing_left(mark);
+	run_out_free(&o);
+}
+
+Test(jail, no_process_outlives_a_timed_out_job)
+{
+	char mark[17];
+	struct run_out o;
+
+	harness_random_digits(mark, sizeof(mark));
+	RUN(&o, "run", "--json", "--timeout", "1.5", "--", "python3", "-c",
+	    leftover_script, mark, "spin");
+	assert_result_shape(&o);
+	cr_assert_str_eq(jstr(&o, "status"), "timeout", "%s", o.out);
+	cr_assert_str_eq(jstr(&o, "stdout"), "running True True\n");
+	cr_assert_eq(o.status, 124);
+	assert_nothing_left(mark);
+	run_out_free(&o);
+}

@@ -1,0 +1,1962 @@
+/*
+ * test_proto.c: the broker <-> launcher wire codec and datagram I/O
+ * (shared/proto.c), style.md rules 4-6 and 10.
+ *
+ * Round trips of every message; every malformed header; trailing bytes and
+ * truncation for every body decoder; bounds before allocation; semantic
+ * refusals; encoders refusing what decoders refuse; and descriptors over a
+ * real SOCK_SEQPACKET socketpair, counting open descriptors to prove that
+ * refused ones are closed.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "proto.h"
+
+#define MIB (UINT64_C(1024) * 1024)
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One message buffer per test process (Criterion forks a worker per test);
+ * room past PROTO_MAX_MSG for trailing-byte and oversize cases. */
+static uint8_t msg[PROTO_MAX_MSG + 64];
+
+/* ---- helpers: building job specs ---- */
+
+static char *
+xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	cr_assert_not_null(d);
+	return d;
+}
+
+/* A string of N copies of C; the caller frees it. */
+static char *
+repeat(char c, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	cr_assert_not_null(s);
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* A new NULL-terminated array of N copies of the given strings. */
+static char **
+strv(size_t n, ...)
+{
+	char **v = calloc(n + 1, sizeof(*v));
+	va_list ap;
+
+	cr_assert_not_null(v);
+	va_start(ap, n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(va_arg(ap, const char *));
+	va_end(ap);
+	return v;
+}
+
+/* A valid spec that owns everything (freed with job_spec_clear). */
+static void
+sample_spec(struct job_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->job_id = UINT64_C(0x0123456789abcdef);
+	s->flags = JOB_F_UNSAFE_NO_SECCOMP;
+	s->uid = 1000;
+	s->gid = 1001;
+	s->argc = 3;
+	s->argv = strv(3, "/usr/bin/python3", "-c", "print('hi')");
+	s->envc = 3;
+	s->envp = strv(3, "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "EMPTY=");
+	s->hostname = xstrdup("stockade");
+	s->nmounts = 2;
+	s->mounts = calloc(2, sizeof(*s->mounts));
+	cr_assert_not_null(s->mounts);
+	s->mounts[0].kind = MOUNT_RO_BIND;
+	s->mounts[0].source = xstrdup("/usr");
+	s->mounts[0].target = xstrdup("/usr");
+	s->mounts[1].kind = MOUNT_RO_BIND_TRY;
+	s->mounts[1].source = xstrdup("/etc/ssl/certs");
+	s->mounts[1].target = xstrdup("/etc/ssl/certs2");
+	s->limits.wall_ms = 10000;
+	s->limits.cpu_ms = 9000;
+	s->limits.memory_bytes = (UINT64_C(1) << 40) + 7; /* past 32 bits */
+	s->limits.tmp_bytes = 64 * MIB;
+	s->limits.home_bytes = 32 * MIB;
+	s->limits.fsize_bytes = 16 * MIB + 3;
+	s->limits.stdout_bytes = 1 * MIB;
+	s->limits.stderr_bytes = 2 * MIB;
+	s->limits.nofile = 256;
+	s->limits.nproc = 64;
+}
+
+/* Replaces the string in SLOT (owned) by a copy of V. */
+static void
+set_str(char **slot, const char *v)
+{
+	free(*slot);
+	*slot = xstrdup(v);
+}
+
+/*
+ * Writes the RUN body of S into W exactly as the wire layout says, with no
+ * checks at all, so that tests can build bodies the encoder refuses.
+ */
+static void
+raw_run_body(struct wbuf *w, const struct job_spec *s)
+{
+	wbuf_put_u64(w, s->job_id);
+	wbuf_put_u32(w, s->flags);
+	wbuf_put_u32(w, s->uid);
+	wbuf_put_u32(w, s->gid);
+	wbuf_put_u32(w, s->argc);
+	for (uint32_t i = 0; i < s->argc; i++)
+		wbuf_put_str(w, s->argv[i]);
+	wbuf_put_u32(w, s->envc);
+	for (uint32_t i = 0; i < s->envc; i++)
+		wbuf_put_str(w, s->envp[i]);
+	wbuf_put_str(w, s->hostname);
+	wbuf_put_u32(w, s->nmounts);
+	for (uint32_t i = 0; i < s->nmounts; i++) {
+		wbuf_put_u8(w, (uint8_t)s->mounts[i].kind);
+		wbuf_put_str(w, s->mounts[i].source);
+		wbuf_put_str(w, s->mounts[i].target);
+	}
+	wbuf_put_u64(w, s->limits.wall_ms);
+	wbuf_put_u64(w, s->limits.cpu_ms);
+	wbuf_put_u64(w, s->limits.memory_bytes);
+	wbuf_put_u64(w, s->limits.tmp_bytes);
+	wbuf_put_u64(w, s->limits.home_bytes);
+	wbuf_put_u64(w, s->limits.fsize_bytes);
+	wbuf_put_u64(w, s->limits.stdout_bytes);
+	wbuf_put_u64(w, s->limits.stderr_bytes);
+	wbuf_put_u32(w, s->limits.nofile);
+	wbuf_put_u32(w, s->limits.nproc);
+}
+
+static size_t
+raw_run(uint8_t *buf, size_t size, const struct job_spec *s)
+{
+	struct wbuf w;
+
+	wbuf_init(&w, buf, size);
+	raw_run_body(&w, s);
+	cr_assert(wbuf_ok(&w));
+	return w.len;
+}
+
+static void
+assert_spec_cleared(const struct job_spec *s)
+{
+	struct job_spec zero;
+
+	memset(&zero, 0, sizeof(zero));
+	cr_assert_null(s->argv);
+	cr_assert_null(s->envp);
+	cr_assert_null(s->hostname);
+	cr_assert_null(s->mounts);
+	cr_assert_eq(s->argc, 0);
+	cr_assert_eq(s->envc, 0);
+	cr_assert_eq(s->nmounts, 0);
+	cr_assert_eq(memcmp(s, &zero, sizeof(zero)), 0, "spec not cleared");
+}
+
+static void
+assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
+{
+	cr_assert_eq(a->job_id, b->job_id);
+	cr_assert_eq(a->flags, b->flags);
+	cr_assert_eq(a->uid, b->uid);
+	cr_assert_eq(a->gid, b->gid);
+	cr_assert_eq(a->argc, b->argc);
+	for (uint32_t i = 0; i < a->argc; i++)
+		cr_assert_str_eq(a->argv[i], b->argv[i]);
+	cr_assert_null(a->argv[a->argc]);
+	cr_assert_null(b->argv[b->argc]);
+	cr_assert_eq(a->envc, b->envc);
+	if (a->envc > 0)
+		for (uint32_t i = 0; i < a->envc; i++)
+			cr_assert_str_eq(a->envp[i], b->envp[i]);
+	if (b->envp != NULL)
+		cr_assert_null(b->envp[b->envc]);
+	cr_assert_str_eq(a->hostname, b->hostname);
+	cr_assert_eq(a->nmounts, b->nmounts);
+	for (uint32_t i = 0; i < a->nmounts; i++) {
+		cr_assert_eq(a->mounts[i].kind, b->mounts[i].kind);
+		cr_assert_str_eq(a->mounts[i].source, b->mounts[i].source);
+		cr_assert_str_eq(a->mounts[i].target, b->mounts[i].target);
+	}
+	cr_assert_eq(a->limits.wall_ms, b->limits.wall_ms);
+	cr_assert_eq(a->limits.cpu_ms, b->limits.cpu_ms);
+	cr_assert_eq(a->limits.memory_bytes, b->limits.memory_bytes);
+	cr_assert_eq(a->limits.tmp_bytes, b->limits.tmp_bytes);
+	cr_assert_eq(a->limits.home_bytes, b->limits.home_bytes);
+	cr_assert_eq(a->limits.fsize_bytes, b->limits.fsize_bytes);
+	cr_assert_eq(a->limits.stdout_bytes, b->limits.stdout_bytes);
+	cr_assert_eq(a->limits.stderr_bytes, b->limits.stderr_bytes);
+	cr_assert_eq(a->limits.nofile, b->limits.nofile);
+	cr_assert_eq(a->limits.nproc, b->limits.nproc);
+}
+
+/* Splits MSG[0..N) and expects TYPE; returns the body length. */
+static size_t
+header_ok(int n, uint16_t want_type, const uint8_t **body)
+{
+	uint16_t type = 0;
+	size_t body_len = 0;
+
+	cr_assert(n >= (int)PROTO_HEADER_SIZE, "encoder returned %d", n);
+	cr_assert_eq(proto_decode_header(msg, (size_t)n, &type, body,
+					 &body_len),
+		     0);
+	cr_assert_eq(type, want_type);
+	cr_assert_eq(*body, msg + PROTO_HEADER_SIZE);
+	cr_assert_eq(body_len, (size_t)n - PROTO_HEADER_SIZE);
+	return body_len;
+}
+
+/* Encodes S, decodes it again and returns the decoder's verdict. */
+static int
+decode_raw_spec(const struct job_spec *s, struct job_spec *out)
+{
+	size_t n = raw_run(msg, sizeof(msg), s);
+
+	return proto_decode_run(msg, n, out);
+}
+
+/*
+ * A spec S that proto_decode_run must refuse with WANT: the encoder refuses
+ * it too (-EINVAL, nothing written that a peer could take for a message)
+ * and a body built by hand gets WANT with the output cleared.
+ */
+static void
+expect_refused_spec(const struct job_spec *s, int want, const char *what)
+{
+	struct job_spec out;
+	int e;
+
+	e = proto_encode_run(msg, sizeof(msg), s);
+	cr_assert_eq(e, -EINVAL, "%s: encoder returned %d, want -EINVAL", what,
+		     e);
+	memset(&out, 0x5a, sizeof(out));
+	e = decode_raw_spec(s, &out);
+	cr_assert_eq(e, want, "%s: decoder returned %d, want %d", what, e, want);
+	assert_spec_cleared(&out);
+}
+
+/* ---- message names ---- */
+
+Test(proto, message_names)
+{
+	cr_assert_str_eq(proto_msg_name(PROTO_HELLO), "HELLO");
+	cr_assert_str_eq(proto_msg_name(PROTO_HELLO_REPLY), "HELLO_REPLY");
+	cr_assert_str_eq(proto_msg_name(PROTO_RUN), "RUN");
+	cr_assert_str_eq(proto_msg_name(PROTO_OUTPUT), "OUTPUT");
+	cr_assert_str_eq(proto_msg_name(PROTO_RESULT), "RESULT");
+	cr_assert_str_eq(proto_msg_name(PROTO_CANCEL), "CANCEL");
+	cr_assert_str_eq(proto_msg_name(0), "unknown");
+	cr_assert_str_eq(proto_msg_name(PROTO_MSG_TYPE_MAX + 1), "unknown");
+	cr_assert_str_eq(proto_msg_name(UINT16_MAX), "unknown");
+}
+
+/* The numbers travel on the wire and are never renumbered (proto.h). */
+Test(proto, numbers_are_fixed)
+{
+	cr_assert_eq(PROTO_HELLO, 1);
+	cr_assert_eq(PROTO_HELLO_REPLY, 2);
+	cr_assert_eq(PROTO_RUN, 3);
+	cr_assert_eq(PROTO_OUTPUT, 4);
+	cr_assert_eq(PROTO_RESULT, 5);
+	cr_assert_eq(PROTO_CANCEL, 6);
+	cr_assert_eq(PROTO_MSG_TYPE_MAX, 6);
+	cr_assert_eq(PROTO_HEADER_SIZE, 8);
+}
+
+/* ---- round trips ---- */
+
+Test(round_trip, hello)
+{
+	const uint8_t *body;
+	uint32_t v = 0;
+	int n = proto_encode_hello(msg, sizeof(msg), PROTO_VERSION);
+	size_t len;
+
+	cr_assert_eq(n, 12);
+	/* The header, byte by byte: type 1, reserved 0, body length 4. */
+	cr_assert_eq(memcmp(msg, "\x01\x00\x00\x00\x04\x00\x00\x00", 8), 0);
+	len = header_ok(n, PROTO_HELLO, &body);
+	cr_assert_eq(proto_decode_hello(body, len, &v), 0);
+	cr_assert_eq(v, PROTO_VERSION);
+
+	n = proto_encode_hello(msg, sizeof(msg), UINT32_MAX);
+	len = header_ok(n, PROTO_HELLO, &body);
+	cr_assert_eq(proto_decode_hello(body, len, &v), 0);
+	cr_assert_eq(v, UINT32_MAX);
+}
+
+Test(round_trip, hello_reply)
+{
+	const uint8_t *body;
+	uint32_t v = 0, pid = 0;
+	int n = proto_encode_hello_reply(msg, sizeof(msg), PROTO_VERSION,
+					 4194304);
+	size_t len = header_ok(n, PROTO_HELLO_REPLY, &body);
+
+	cr_assert_eq(n, 16);
+	cr_assert_eq(proto_decode_hello_reply(body, len, &v, &pid), 0);
+	cr_assert_eq(v, PROTO_VERSION);
+	cr_assert_eq(pid, 4194304);
+}
+
+Test(round_trip, run)
+{
+	struct job_spec in, out;
+	const uint8_t *body;
+	int n;
+	size_t len;
+
+	sample_spec(&in);
+	n = proto_encode_run(msg, sizeof(msg), &in);
+	len = header_ok(n, PROTO_RUN, &body);
+	cr_assert_eq(proto_decode_run(body, len, &out), 0);
+	assert_spec_eq(&in, &out);
+	job_spec_clear(&out);
+	job_spec_clear(&in);
+	assert_spec_cleared(&in);
+	job_spec_clear(NULL);
+}
+
+Test(round_trip, run_minimal)
+{
+	struct job_spec in, out;
+	const uint8_t *body;
+	int n;
+	size_t len;
+
+	sample_spec(&in);
+	/* No environment, no mounts, one argument, the smallest limits. */
+	for (uint32_t i = 0; i < in.envc; i++)
+		free(in.envp[i]);
+	free(in.envp);
+	in.envp = NULL;
+	in.envc = 0;
+	free(in.mounts[0].source);
+	free(in.mounts[0].target);
+	free(in.mounts[1].source);
+	free(in.mounts[1].target);
+	free(in.mounts);
+	in.mounts = NULL;
+	in.nmounts = 0;
+	free(in.argv[1]);
+	free(in.argv[2]);
+	in.argv[1] = in.argv[2] = NULL;
+	in.argc = 1;
+	in.flags = 0;
+	in.uid = in.gid = 1;
+	memset(&in.limits, 0, sizeof(in.limits));
+	in.limits.wall_ms = in.limits.cpu_ms = in.limits.memory_bytes = 1;
+	in.limits.tmp_bytes = in.limits.home_bytes = in.limits.fsize_bytes = 1;
+	in.limits.stdout_bytes = in.limits.stderr_bytes = 1;
+	in.limits.nofile = in.limits.nproc = 1;
+
+	n = proto_encode_run(msg, sizeof(msg), &in);
+	len = header_ok(n, PROTO_RUN, &body);
+	cr_assert_eq(proto_decode_run(body, len, &out), 0);
+	assert_spec_eq(&in, &out);
+	/* An empty environment still decodes to a NULL-terminated array. */
+	cr_assert_not_null(out.envp);
+	cr_assert_null(out.envp[0]);
+	job_spec_clear(&out);
+	job_spec_clear(&in);
+}
+
+/* Every count at its bound, every string at its bound. */
+Test(round_trip, run_at_the_bounds)
+{
+	struct job_spec in, out;
+	const uint8_t *body;
+	int n;
+	size_t len;
+
+	sample_spec(&in);
+	for (uint32_t i = 0; i < in.argc; i++)
+		free(in.argv[i]);
+	free(in.argv);
+	in.argc = JOB_MAX_ARGS;
+	in.argv = calloc(JOB_MAX_ARGS + 1, sizeof(char *));
+	cr_assert_not_null(in.argv);
+	for (uint32_t i = 0; i < JOB_MAX_ARGS; i++)
+		in.argv[i] = xstrdup(i == 0 ? "/bin/true" : "x");
+	free(in.argv[1]);
+	in.argv[1] = repeat('a', JOB_MAX_STR);
+
+	for (uint32_t i = 0; i < in.envc; i++)
+		free(in.envp[i]);
+	free(in.envp);
+	in.envc = JOB_MAX_ENV;
+	in.envp = calloc(JOB_MAX_ENV + 1, sizeof(char *));
+	cr_assert_not_null(in.envp);
+	for (uint32_t i = 0; i < JOB_MAX_ENV; i++)
+		in.envp[i] = xstrdup("V=1");
+
+	free(in.hostname);
+	in.hostname = repeat('h', JOB_MAX_HOSTNAME);
+
+	for (uint32_t i = 0; i < in.nmounts; i++) {
+		free(in.mounts[i].source);
+		free(in.mounts[i].target);
+	}
+	free(in.mounts);
+	in.nmounts = JOB_MAX_MOUNTS;
+	in.mounts = calloc(JOB_MAX_MOUNTS, sizeof(*in.mounts));
+	cr_assert_not_null(in.mounts);
+	for (uint32_t i = 0; i < JOB_MAX_MOUNTS; i++) {
+		in.mounts[i].kind = i % 2 ? MOUNT_RO_BIND : MOUNT_RO_BIND_TRY;
+		in.mounts[i].source = xstrdup("/usr/lib");
+		in.mounts[i].target = xstrdup("/usr/lib");
+	}
+	in.flags = JOB_F_KNOWN;
+	in.uid = in.gid = UINT32_MAX;
+	in.job_id = UINT64_MAX;
+	in.limits.wall_ms = UINT64_MAX;
+	in.limits.nproc = UINT32_MAX;
+
+	n = proto_encode_run(msg, sizeof(msg), &in);
+	len = header_ok(n, PROTO_RUN, &body);
+	cr_assert_eq(proto_decode_run(body, len, &out), 0);
+	assert_spec_eq(&in, &out);
+	job_spec_clear(&out);
+	job_spec_clear(&in);
+}
+
+Test(round_trip, output_empty)
+{
+	const uint8_t *body, *data = NULL;
+	uint64_t id = 0;
+	uint8_t stream = 0;
+	size_t len, dlen = 99;
+	int n = proto_encode_output(msg, sizeof(msg), 42, 1, "", 0);
+
+	len = header_ok(n, PROTO_OUTPUT, &body);
+	cr_assert_eq(proto_decode_output(body, len, &id, &stream, &data, &dlen),
+		     0);
+	cr_assert_eq(id, 42);
+	cr_assert_eq(stream, 1);
+	cr_assert_eq(dlen, 0);
+
+	/* NULL data with length 0 is an empty chunk too. */
+	n = proto_encode_output(msg, sizeof(msg), 43, 2, NULL, 0);
+	len = header_ok(n, PROTO_OUTPUT, &body);
+	cr_assert_eq(proto_decode_output(body, len, &id, &stream, &data, &dlen),
+		     0);
+	cr_assert_eq(id, 43);
+	cr_assert_eq(stream, 2);
+	cr_assert_eq(dlen, 0);
+}
+
+Test(round_trip, output_full_chunk)
+{
+	static uint8_t chunk[PROTO_OUTPUT_CHUNK];
+	const uint8_t *body, *data = NULL;
+	uint64_t id = 0;
+	uint8_t stream = 0;
+	size_t len, dlen = 0;
+	int n;
+
+	for (size_t i = 0; i < sizeof(chunk); i++)
+		chunk[i] = (uint8_t)(i * 7 + (i >> 8)); /* NULs included */
+	n = proto_encode_output(msg, sizeof(msg), UINT64_MAX, 2, chunk,
+				sizeof(chunk));
+	len = header_ok(n, PROTO_OUTPUT, &body);
+	cr_assert_eq(proto_decode_output(body, len, &id, &stream, &data, &dlen),
+		     0);
+	cr_assert_eq(id, UINT64_MAX);
+	cr_assert_eq(stream, 2);
+	cr_assert_eq(dlen, sizeof(chunk));
+	/* Borrowed from the body, not copied. */
+	cr_assert(data >= body && data + dlen <= body + len);
+	cr_assert_eq(memcmp(data, chunk, sizeof(chunk)), 0);
+}
+
+Test(round_trip, result)
+{
+	struct job_result in, out;
+	const uint8_t *body;
+	int n;
+	size_t len;
+
+	memset(&in, 0, sizeof(in));
+	in.job_id = 77;
+	in.status = JOB_CRASH;
+	in.exit_code = -1;
+	in.signal = 11;
+	in.wall_ms = 1234;
+	in.cpu_ms = (UINT64_C(1) << 33) + 1;
+	in.peak_memory_kb = 4096;
+	in.stdout_bytes = 10;
+	in.stderr_bytes = UINT64_MAX;
+	in.detail = xstrdup("killed by SIGSEGV at 0x0");
+	n = proto_encode_result(msg, sizeof(msg), &in);
+	len = header_ok(n, PROTO_RESULT, &body);
+	cr_assert_eq(proto_decode_result(body, len, &out), 0);
+	cr_assert_eq(out.job_id, in.job_id);
+	cr_assert_eq(out.status, in.status);
+	cr_assert_eq(out.exit_code, in.exit_code);
+	cr_assert_eq(out.signal, in.signal);
+	cr_assert_eq(out.wall_ms, in.wall_ms);
+	cr_assert_eq(out.cpu_ms, in.cpu_ms);
+	cr_assert_eq(out.peak_memory_kb, in.peak_memory_kb);
+	cr_assert_eq(out.stdout_bytes, in.stdout_bytes);
+	cr_assert_eq(out.stderr_bytes, in.stderr_bytes);
+	cr_assert_str_eq(out.detail, in.detail);
+	cr_assert_neq(out.detail, in.detail);
+	job_result_clear(&out);
+	job_result_clear(&in);
+}
+
+Test(round_trip, result_every_status_and_range_ends)
+{
+	static const int32_t codes[] = {-1, 0, 1, 255};
+	static const int32_t sigs[] = {0, 1, 64};
+
+	for (int st = 0; st <= JOB_STATUS_MAX; st++)
+		for (size_t c = 0; c < NELEM(codes); c++)
+			for (size_t s = 0; s < NELEM(sigs); s++) {
+				struct job_result in, out;
+				const uint8_t *body;
+				size_t len;
+				int n;
+
+				memset(&in, 0, sizeof(in));
+				in.status = (enum job_status)st;
+				in.exit_code = codes[c];
+				in.signal = sigs[s];
+				n = proto_encode_result(msg, sizeof(msg), &in);
+				len = header_ok(n, PROTO_RESULT, &body);
+				cr_assert_eq(proto_decode_result(body, len, &out),
+					     0);
+				cr_assert_eq(out.status, in.status);
+				cr_assert_eq(out.exit_code, in.exit_code);
+				cr_assert_eq(out.signal, in.signal);
+				/* NULL detail travels as "". */
+				cr_assert_str_eq(out.detail, "");
+				job_result_clear(&out);
+			}
+}
+
+Test(round_trip, result_longest_detail)
+{
+	struct job_result in, out;
+	const uint8_t *body;
+	size_t len;
+	int n;
+
+	memset(&in, 0, sizeof(in));
+	in.status = JOB_SANDBOX_ERROR;
+	in.exit_code = -1;
+	in.detail = repeat('d', JOB_MAX_DETAIL);
+	n = proto_encode_result(msg, sizeof(msg), &in);
+	len = header_ok(n, PROTO_RESULT, &body);
+	cr_assert_eq(proto_decode_result(body, len, &out), 0);
+	cr_assert_str_eq(out.detail, in.detail);
+	job_result_clear(&out);
+	job_result_clear(&in);
+}
+
+Test(round_trip, cancel)
+{
+	const uint8_t *body;
+	uint64_t id = 0;
+	int n = proto_encode_cancel(msg, sizeof(msg), UINT64_C(0xfedcba9876543210));
+	size_t len = header_ok(n, PROTO_CANCEL, &body);
+
+	cr_assert_eq(n, 16);
+	cr_assert_eq(proto_decode_cancel(body, len, &id), 0);
+	cr_assert_eq(id, UINT64_C(0xfedcba9876543210));
+}
+
+/* ---- malformed headers ---- */
+
+static int
+decode_header(size_t len, uint16_t *type, const uint8_t **body,
+	      size_t *body_len)
+{
+	*type = 0x5a5a;
+	*body = msg;
+	*body_len = 0x5a5a;
+	return proto_decode_header(msg, len, type, body, body_len);
+}
+
+static void
+assert_header_cleared(uint16_t type, const uint8_t *body, size_t body_len)
+{
+	cr_assert_eq(type, 0);
+	cr_assert_null(body);
+	cr_assert_eq(body_len, 0);
+}
+
+static void
+put_header(uint16_t type, uint16_t reserved, uint32_t len)
+{
+	struct wbuf w;
+
+	wbuf_init(&w, msg, PROTO_HEADER_SIZE);
+	wbuf_put_u16(&w, type);
+	wbuf_put_u16(&w, reserved);
+	wbuf_put_u32(&w, len);
+	cr_assert(wbuf_ok(&w));
+}
+
+Test(header, shorter_than_8_bytes)
+{
+	put_header(PROTO_HELLO, 0, 0);
+	for (size_t len = 0; len < PROTO_HEADER_SIZE; len++) {
+		uint16_t type;
+		const uint8_t *body;
+		size_t blen;
+
+		cr_assert_eq(decode_header(len, &type, &body, &blen), -EBADMSG,
+			     "length %zu", len);
+		assert_header_cleared(type, body, blen);
+	}
+}
+
+Test(header, empty_body_is_a_valid_header)
+{
+	uint16_t type;
+	const uint8_t *body;
+	size_t blen;
+	uint64_t id = 1;
+
+	put_header(PROTO_CANCEL, 0, 0);
+	cr_assert_eq(decode_header(8, &type, &body, &blen), 0);
+	cr_assert_eq(type, PROTO_CANCEL);
+	cr_assert_eq(blen, 0);
+	/* ...but no body decoder takes an empty body. */
+	cr_assert_eq(proto_decode_cancel(body, blen, &id), -EBADMSG);
+	cr_assert_eq(id, 0);
+}
+
+Test(header, reserved_must_be_zero)
+{
+	static const uint16_t reserved[] = {1, 0x100, 0x8000, 0xffff};
+
+	for (size_t i = 0; i < NELEM(reserved); i++) {
+		uint16_t type;
+		const uint8_t *body;
+		size_t blen;
+
+		proto_encode_hello(msg, sizeof(msg), PROTO_VERSION);
+		msg[2] = (uint8_t)reserved[i];
+		msg[3] = (uint8_t)(reserved[i] >> 8);
+		cr_assert_eq(decode_header(12, &type, &body, &blen), -EBADMSG,
+			     "reserved 0x%04x", reserved[i]);
+		assert_header_cleared(type, body, blen);
+	}
+}
+
+Test(header, body_length_larger_than_datagram)
+{
+	uint16_t type;
+	const uint8_t *body;
+	size_t blen;
+
+	put_header(PROTO_HELLO, 0, 5);
+	cr_assert_eq(decode_header(12, &type, &body, &blen), -EBADMSG);
+	assert_header_cleared(type, body, blen);
+	put_header(PROTO_HELLO, 0, 4);
+	cr_assert_eq(decode_header(11, &type, &body, &blen), -EBADMSG);
+	assert_header_cleared(type, body, blen);
+	put_header(PROTO_HELLO, 0, PROTO_MAX_BODY);
+	cr_assert_eq(decode_header(12, &type, &body, &blen), -EBADMSG);
+	assert_header_cleared(type, body, blen);
+}
+
+Test(header, body_length_smaller_than_datagram)
+{
+	uint16_t type;
+	const uint8_t *body;
+	size_t blen;
+
+	proto_encode_hello(msg, sizeof(msg), PROTO_VERSION);
+	cr_assert_eq(decode_header(13, &type, &body, &blen), -EBADMSG,
+		     "one trailing byte after the declared body");
+	assert_header_cleared(type, body, blen);
+	put_header(PROTO_HELLO, 0, 0);
+	cr_assert_eq(decode_header(12, &type, &body, &blen), -EBADMSG);
+	assert_header_cleared(type, body, blen);
+}
+
+Test(header, body_length_over_max)
+{
+	static const uint32_t lens[] = {PROTO_MAX_BODY + 1, UINT32_MAX};
+
+	for (size_t i = 0; i < NELEM(lens); i++) {
+		uint16_t type;
+		const uint8_t *body;
+		size_t blen;
+
+		put_header(PROTO_OUTPUT, 0, lens[i]);
+		/* Whether or not the datagram is that long. */
+		cr_assert_eq(decode_header(8, &type, &body, &blen), -EMSGSIZE);
+		assert_header_cleared(type, body, blen);
+		cr_assert_eq(decode_header(PROTO_HEADER_SIZE + PROTO_MAX_BODY + 1,
+					   &type, &body, &blen),
+			     -EMSGSIZE);
+		assert_header_cleared(type, body, blen);
+	}
+}
+
+Test(header, body_length_exactly_max)
+{
+	uint16_t type;
+	const uint8_t *body;
+	size_t blen;
+
+	put_header(PROTO_OUTPUT, 0, PROTO_MAX_BODY);
+	cr_assert_eq(decode_header(PROTO_MAX_MSG, &type, &body, &blen), 0);
+	cr_assert_eq(type, PROTO_OUTPUT);
+	cr_assert_eq(blen, PROTO_MAX_BODY);
+}
+
+Test(header, unknown_types)
+{
+	static const uint16_t types[] = {0, PROTO_MSG_TYPE_MAX + 1, 0x100,
+					 UINT16_MAX};
+
+	for (size_t i = 0; i < NELEM(types); i++) {
+		uint16_t type;
+		const uint8_t *body;
+		size_t blen;
+
+		put_header(types[i], 0, 0);
+		cr_assert_eq(decode_header(8, &type, &body, &blen), -EPROTO,
+			     "type %u", types[i]);
+		assert_header_cleared(type, body, blen);
+	}
+}
+
+/* ---- trailing bytes after a valid body, for every body decoder ---- */
+
+Test(trailing, hello)
+{
+	uint32_t v = 1;
+	int n = proto_encode_hello(msg, sizeof(msg), 5);
+
+	msg[n] = 0;
+	cr_assert_eq(proto_decode_hello(msg + 8, (size_t)n - 8 + 1, &v),
+		     -EBADMSG);
+	cr_assert_eq(v, 0);
+}
+
+Test(trailing, hello_reply)
+{
+	uint32_t v = 1, pid = 1;
+	int n = proto_encode_hello_reply(msg, sizeof(msg), 5, 6);
+
+	msg[n] = 0;
+	cr_assert_eq(proto_decode_hello_reply(msg + 8, (size_t)n - 8 + 1, &v,
+					      &pid),
+		     -EBADMSG);
+	cr_assert_eq(v, 0);
+	cr_assert_eq(pid, 0);
+}
+
+Test(trailing, run)
+{
+	struct job_spec in, out;
+	int n;
+
+	sample_spec(&in);
+	n = proto_encode_run(msg, sizeof(msg), &in);
+	cr_assert(n > 0);
+	for (size_t extra = 1; extra <= 8; extra++) {
+		memset(msg + n, 0, extra);
+		cr_assert_eq(proto_decode_run(msg + 8, (size_t)n - 8 + extra,
+					      &out),
+			     -EBADMSG, "%zu trailing bytes", extra);
+		assert_spec_cleared(&out);
+	}
+	job_spec_clear(&in);
+}
+
+Test(trailing, output)
+{
+	const uint8_t *data = msg;
+	uint64_t id = 1;
+	uint8_t stream = 1;
+	size_t dlen = 1;
+	int n = proto_encode_output(msg, sizeof(msg), 9, 1, "abc", 3);
+
+	msg[n] = 'd';
+	cr_assert_eq(proto_decode_output(msg + 8, (size_t)n - 8 + 1, &id,
+					 &stream, &data, &dlen),
+		     -EBADMSG);
+	cr_assert_eq(id, 0);
+	cr_assert_eq(stream, 0);
+	cr_assert_null(data);
+	cr_assert_eq(dlen, 0);
+}
+
+Test(trailing, result)
+{
+	struct job_result in, out;
+	int n;
+
+	memset(&in, 0, sizeof(in));
+	in.detail = xstrdup("detail");
+	n = proto_encode_result(msg, sizeof(msg), &in);
+	cr_assert(n > 0);
+	msg[n] = 0;
+	cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8 + 1, &out),
+		     -EBADMSG);
+	cr_assert_null(out.detail);
+	cr_assert_eq(out.job_id, 0);
+	job_result_clear(&in);
+}
+
+Test(trailing, cancel)
+{
+	uint64_t id = 1;
+	int n = proto_encode_cancel(msg, sizeof(msg), 5);
+
+	msg[n] = 0;
+	cr_assert_eq(proto_decode_cancel(msg + 8, (size_t)n - 8 + 1, &id),
+		     -EBADMSG);
+	cr_assert_eq(id, 0);
+}
+
+/* ---- truncation at every length ---- */
+
+Test(truncation, run_every_prefix)
+{
+	struct job_spec in, out;
+	int n;
+
+	sample_spec(&in);
+	n = proto_encode_run(msg, sizeof(msg), &in);
+	cr_assert(n > 0);
+	for (size_t len = 0; len < (size_t)n - 8; len++) {
+		memset(&out, 0x5a, sizeof(out));
+		cr_assert_eq(proto_decode_run(msg + 8, len, &out), -EBADMSG,
+			     "prefix of %zu bytes", len);
+		assert_spec_cleared(&out);
+	}
+	cr_assert_eq(proto_decode_run(msg + 8, (size_t)n - 8, &out), 0);
+	job_spec_clear(&out);
+	job_spec_clear(&in);
+}
+
+Test(truncation, other_bodies_every_prefix)
+{
+	struct job_result res;
+	uint32_t v, pid;
+	uint64_t id;
+	uint8_t stream;
+	const uint8_t *data;
+	size_t dlen;
+	int n;
+
+	n = proto_encode_hello(msg, sizeof(msg), 1);
+	for (size_t len = 0; len < (size_t)n - 8; len++)
+		cr_assert_eq(proto_decode_hello(msg + 8, len, &v), -EBADMSG);
+	n = proto_encode_hello_reply(msg, sizeof(msg), 1, 2);
+	for (size_t len = 0; len < (size_t)n - 8; len++)
+		cr_assert_eq(proto_decode_hello_reply(msg + 8, len, &v, &pid),
+			     -EBADMSG);
+	n = proto_encode_cancel(msg, sizeof(msg), 1);
+	for (size_t len = 0; len < (size_t)n - 8; len++)
+		cr_assert_eq(proto_decode_cancel(msg + 8, len, &id), -EBADMSG);
+	n = proto_encode_output(msg, sizeof(msg), 1, 1, "hello", 5);
+	for (size_t len = 0; len < (size_t)n - 8; len++) {
+		cr_assert_eq(proto_decode_output(msg + 8, len, &id, &stream,
+						 &data, &dlen),
+			     -EBADMSG);
+		cr_assert_null(data);
+	}
+	memset(&res, 0, sizeof(res));
+	res.detail = xstrdup("some detail");
+	n = proto_encode_result(msg, sizeof(msg), &res);
+	job_result_clear(&res);
+	for (size_t len = 0; len < (size_t)n - 8; len++) {
+		cr_assert_eq(proto_decode_result(msg + 8, len, &res), -EBADMSG);
+		cr_assert_null(res.detail);
+	}
+}
+
+/*
+ * Random corruption of a valid RUN never crashes, and any refusal leaves
+ * the output cleared (the valgrind run checks that it leaks nothing).
+ */
+Test(truncation, run_random_corruption)
+{
+	uint64_t state = UINT64_C(0x853c49e6748fea9b);
+	uint8_t good[1024];
+	struct job_spec in, out;
+	int n;
+
+	sample_spec(&in);
+	n = proto_encode_run(good, sizeof(good), &in);
+	cr_assert(n > 0);
+	job_spec_clear(&in);
+	for (int iter = 0; iter < 20000; iter++) {
+		int flips;
+
+		memcpy(msg, good, (size_t)n);
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		flips = 1 + (int)(state % 3);
+		for (int k = 0; k < flips; k++) {
+			size_t pos = 8 + (size_t)((state >> (8 + 16 * k)) %
+						  (uint64_t)(n - 8));
+
+			msg[pos] = (uint8_t)(state >> (4 + 8 * k));
+		}
+		if (proto_decode_run(msg + 8, (size_t)n - 8, &out) == 0)
+			job_spec_clear(&out);
+		else
+			assert_spec_cleared(&out);
+	}
+}
+
+/* ---- oversized counts and lengths ---- */
+
+/* A RUN body that stops right after argc (or envc) = COUNT. */
+static size_t
+body_with_count(uint32_t count, bool env)
+{
+	struct wbuf w;
+
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u64(&w, 1);
+	wbuf_put_u32(&w, 0);
+	wbuf_put_u32(&w, 1000);
+	wbuf_put_u32(&w, 1000);
+	if (env) {
+		wbuf_put_u32(&w, 1);
+		wbuf_put_str(&w, "/bin/true");
+	}
+	wbuf_put_u32(&w, count);
+	/* A few bytes, far fewer than COUNT strings need. */
+	wbuf_put_u32(&w, 0);
+	cr_assert(wbuf_ok(&w));
+	return w.len;
+}
+
+Test(bounds, argc_zero)
+{
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	s.argc = 0;
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	cr_assert_eq(decode_raw_spec(&s, &out), -EMSGSIZE);
+	assert_spec_cleared(&out);
+	s.argc = 3;
+	job_spec_clear(&s);
+}
+
+Test(bounds, argc_over_max)
+{
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	for (uint32_t i = 0; i < s.argc; i++)
+		free(s.argv[i]);
+	free(s.argv);
+	s.argc = JOB_MAX_ARGS + 1;
+	s.argv = calloc(JOB_MAX_ARGS + 2, sizeof(char *));
+	cr_assert_not_null(s.argv);
+	for (uint32_t i = 0; i < s.argc; i++)
+		s.argv[i] = xstrdup("a");
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	cr_assert_eq(decode_raw_spec(&s, &out), -EMSGSIZE);
+	assert_spec_cleared(&out);
+	job_spec_clear(&s);
+}
+
+Test(bounds, envc_over_max)
+{
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	for (uint32_t i = 0; i < s.envc; i++)
+		free(s.envp[i]);
+	free(s.envp);
+	s.envc = JOB_MAX_ENV + 1;
+	s.envp = calloc(JOB_MAX_ENV + 2, sizeof(char *));
+	cr_assert_not_null(s.envp);
+	for (uint32_t i = 0; i < s.envc; i++)
+		s.envp[i] = xstrdup("A=b");
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	cr_assert_eq(decode_raw_spec(&s, &out), -EMSGSIZE);
+	assert_spec_cleared(&out);
+	job_spec_clear(&s);
+}
+
+Test(bounds, nmounts_over_max)
+{
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	for (uint32_t i = 0; i < s.nmounts; i++) {
+		free(s.mounts[i].source);
+		free(s.mounts[i].target);
+	}
+	free(s.mounts);
+	s.nmounts = JOB_MAX_MOUNTS + 1;
+	s.mounts = calloc(s.nmounts, sizeof(*s.mounts));
+	cr_assert_not_null(s.mounts);
+	for (uint32_t i = 0; i < s.nmounts; i++) {
+		s.mounts[i].kind = MOUNT_RO_BIND;
+		s.mounts[i].source = xstrdup("/usr");
+		s.mounts[i].target = xstrdup("/usr");
+	}
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	cr_assert_eq(decode_raw_spec(&s, &out), -EMSGSIZE);
+	assert_spec_cleared(&out);
+	job_spec_clear(&s);
+}
+
+/* A count within bounds but more than the body can hold is refused before
+ * any allocation for it (counts up to the cap and far beyond it). */
+Test(bounds, huge_count_short_body)
+{
+	static const uint32_t counts[] = {2, JOB_MAX_ARGS, JOB_MAX_ARGS + 1,
+					  UINT32_MAX};
+
+	for (size_t i = 0; i < NELEM(counts); i++) {
+		struct job_spec out;
+		size_t n = body_with_count(counts[i], false);
+		int e = proto_decode_run(msg, n, &out);
+
+		cr_assert(e == -EBADMSG || e == -EMSGSIZE, "argc %u: %d",
+			  counts[i], e);
+		assert_spec_cleared(&out);
+
+		n = body_with_count(counts[i], true);
+		e = proto_decode_run(msg, n, &out);
+		cr_assert(e == -EBADMSG || e == -EMSGSIZE, "envc %u: %d",
+			  counts[i], e);
+		assert_spec_cleared(&out);
+	}
+	{
+		struct job_spec out;
+		size_t n = body_with_count(JOB_MAX_ARGS, false);
+
+		cr_assert_eq(proto_decode_run(msg, n, &out), -EBADMSG);
+		n = body_with_count(JOB_MAX_ENV, true);
+		cr_assert_eq(proto_decode_run(msg, n, &out), -EBADMSG);
+		n = body_with_count(UINT32_MAX, false);
+		cr_assert_eq(proto_decode_run(msg, n, &out), -EMSGSIZE);
+	}
+}
+
+/* A string length prefix far past the end of the body. */
+Test(bounds, string_length_past_the_body)
+{
+	struct wbuf w;
+	struct job_spec out;
+
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u64(&w, 1);
+	wbuf_put_u32(&w, 0);
+	wbuf_put_u32(&w, 1000);
+	wbuf_put_u32(&w, 1000);
+	wbuf_put_u32(&w, 1);
+	wbuf_put_u32(&w, JOB_MAX_STR); /* claims 16 KiB, has 4 bytes */
+	wbuf_put_u32(&w, 0);
+	cr_assert_eq(proto_decode_run(msg, w.len, &out), -EBADMSG);
+	assert_spec_cleared(&out);
+}
+
+Test(bounds, string_longer_than_max)
+{
+	struct job_spec s, out;
+	char *big = repeat('a', JOB_MAX_STR + 1);
+
+	sample_spec(&s);
+	free(s.argv[1]);
+	s.argv[1] = big;
+	expect_refused_spec(&s, -EMSGSIZE, "argv[1] over JOB_MAX_STR");
+
+	memmove(big, "A=", 2);
+	s.argv[1] = xstrdup("x");
+	free(s.envp[0]);
+	s.envp[0] = big;
+	expect_refused_spec(&s, -EMSGSIZE, "env over JOB_MAX_STR");
+
+	s.envp[0] = xstrdup("A=b");
+	big[0] = '/';
+	big[1] = 'a';
+	free(s.mounts[1].target);
+	s.mounts[1].target = big;
+	expect_refused_spec(&s, -EMSGSIZE, "mount target over JOB_MAX_STR");
+
+	/* One byte less is accepted. */
+	big[JOB_MAX_STR] = '\0';
+	cr_assert(proto_encode_run(msg, sizeof(msg), &s) > 0);
+	cr_assert_eq(decode_raw_spec(&s, &out), 0);
+	job_spec_clear(&out);
+	job_spec_clear(&s);
+}
+
+Test(bounds, hostname_longer_than_max)
+{
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	free(s.hostname);
+	s.hostname = repeat('h', JOB_MAX_HOSTNAME + 1);
+	expect_refused_spec(&s, -EMSGSIZE, "hostname over JOB_MAX_HOSTNAME");
+	s.hostname[JOB_MAX_HOSTNAME] = '\0';
+	cr_assert_eq(decode_raw_spec(&s, &out), 0);
+	job_spec_clear(&out);
+	job_spec_clear(&s);
+}
+
+/* Replaces the first occurrence of FROM in MSG[0..LEN) by TO (same size). */
+static void
+patch(size_t len, const char *from, const void *to, size_t n)
+{
+	uint8_t *p = memmem(msg, len, from, n);
+
+	cr_assert_not_null(p, "\"%s\" not in the message", from);
+	memcpy(p, to, n);
+}
+
+Test(bounds, interior_nul_in_strings)
+{
+	static const char *const where[] = {"ARGX", "VARX=1", "HOSTX",
+					    "/srcX", "/tgtX"};
+	struct job_spec s, out;
+	size_t n;
+
+	sample_spec(&s);
+	set_str(&s.argv[1], "ARGX");
+	set_str(&s.envp[1], "VARX=1");
+	set_str(&s.hostname, "HOSTX");
+	set_str(&s.mounts[0].source, "/srcX");
+	set_str(&s.mounts[0].target, "/tgtX");
+	n = raw_run(msg, sizeof(msg), &s);
+	cr_assert_eq(proto_decode_run(msg, n, &out), 0);
+	job_spec_clear(&out);
+	for (size_t i = 0; i < NELEM(where); i++) {
+		char *nul = xstrdup(where[i]);
+
+		*strchr(nul, 'X') = '\0';
+		n = raw_run(msg, sizeof(msg), &s);
+		patch(n, where[i], nul, strlen(where[i]));
+		memset(&out, 0x5a, sizeof(out));
+		cr_assert_eq(proto_decode_run(msg, n, &out), -EBADMSG, "%s",
+			     where[i]);
+		assert_spec_cleared(&out);
+		free(nul);
+	}
+	job_spec_clear(&s);
+}
+
+Test(bounds, interior_nul_in_result_detail)
+{
+	struct job_result r, out;
+	int n;
+
+	memset(&r, 0, sizeof(r));
+	r.detail = xstrdup("abcXdef");
+	n = proto_encode_result(msg, sizeof(msg), &r);
+	cr_assert(n > 0);
+	patch((size_t)n, "abcX", "abc\0", 4);
+	cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8, &out),
+		     -EBADMSG);
+	cr_assert_null(out.detail);
+	job_result_clear(&r);
+}
+
+Test(bounds, result_detail_over_max)
+{
+	struct job_result r, out;
+	struct wbuf w;
+	char *big = repeat('d', JOB_MAX_DETAIL + 1);
+
+	memset(&r, 0, sizeof(r));
+	r.detail = big;
+	cr_assert_eq(proto_encode_result(msg, sizeof(msg), &r), -EINVAL);
+
+	wbuf_init(&w, msg, sizeof(msg));
+	for (int i = 0; i < 4; i++)
+		wbuf_put_u32(&w, 0);
+	for (int i = 0; i < 5; i++)
+		wbuf_put_u64(&w, 0);
+	wbuf_put_str(&w, big);
+	cr_assert(wbuf_ok(&w));
+	cr_assert_eq(proto_decode_result(msg, w.len, &out), -EMSGSIZE);
+	cr_assert_null(out.detail);
+	free(big);
+}
+
+/* ---- semantic refusals in proto_decode_run ---- */
+
+Test(semantic, uid_and_gid_zero)
+{
+	struct job_spec s;
+
+	sample_spec(&s);
+	s.uid = 0;
+	expect_refused_spec(&s, -EINVAL, "uid 0");
+	s.uid = 1000;
+	s.gid = 0;
+	expect_refused_spec(&s, -EINVAL, "gid 0");
+	job_spec_clear(&s);
+}
+
+Test(semantic, unknown_flags)
+{
+	static const uint32_t flags[] = {0x2, 0x80000000u, ~JOB_F_KNOWN,
+					 UINT32_MAX};
+	struct job_spec s;
+
+	sample_spec(&s);
+	for (size_t i = 0; i < NELEM(flags); i++) {
+		s.flags = flags[i];
+		expect_refused_spec(&s, -EINVAL, "unknown flag");
+	}
+	job_spec_clear(&s);
+}
+
+Test(semantic, env_entries)
+{
+	static const char *const bad[] = {"NOEQUALS", "", "=value", "="};
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		set_str(&s.envp[2], bad[i]);
+		expect_refused_spec(&s, -EINVAL, bad[i]);
+	}
+	/* '=' in the value, or an empty value, are fine. */
+	set_str(&s.envp[2], "A==b=c");
+	cr_assert_eq(decode_raw_spec(&s, &out), 0);
+	job_spec_clear(&out);
+	job_spec_clear(&s);
+}
+
+static void
+check_mount_paths(const char *const *paths, size_t n, bool ok)
+{
+	for (size_t i = 0; i < n; i++)
+		for (int which = 0; which < 2; which++) {
+			struct job_spec s, out;
+
+			sample_spec(&s);
+			set_str(which ? &s.mounts[1].target
+				      : &s.mounts[1].source,
+				paths[i]);
+			if (ok) {
+				cr_assert(proto_encode_run(msg, sizeof(msg), &s) >
+					  0, "%s", paths[i]);
+				cr_assert_eq(decode_raw_spec(&s, &out), 0, "%s",
+					     paths[i]);
+				job_spec_clear(&out);
+			} else {
+				expect_refused_spec(&s, -EINVAL, paths[i]);
+			}
+			job_spec_clear(&s);
+		}
+}
+
+Test(semantic, mount_paths_refused)
+{
+	static const char *const bad[] = {
+		"",          "usr",       "usr/lib",    "./usr",
+		"/",         "//",        "//usr",      "/usr//lib",
+		"/usr/",     "/usr/lib/", "/.",         "/./usr",
+		"/usr/.",    "/usr/./lib", "/..",       "/../etc",
+		"/usr/..",   "/usr/../etc", "/usr/lib/..",
+	};
+
+	check_mount_paths(bad, NELEM(bad), false);
+}
+
+Test(semantic, mount_paths_accepted)
+{
+	static const char *const good[] = {
+		"/usr", "/usr/lib", "/etc/ssl/certs", "/...", "/.hidden",
+		"/a..b", "/usr/..lib", "/x.",
+	};
+
+	check_mount_paths(good, NELEM(good), true);
+}
+
+Test(semantic, unknown_mount_kind)
+{
+	static const int kinds[] = {0, 3, 255};
+	struct job_spec s;
+
+	sample_spec(&s);
+	for (size_t i = 0; i < NELEM(kinds); i++) {
+		s.mounts[0].kind = (enum mount_kind)kinds[i];
+		expect_refused_spec(&s, -EINVAL, "mount kind");
+	}
+	job_spec_clear(&s);
+}
+
+Test(semantic, every_limit_zero)
+{
+	for (int which = 0; which < 10; which++) {
+		struct job_spec s;
+		struct job_limits *l;
+
+		sample_spec(&s);
+		l = &s.limits;
+		switch (which) {
+		case 0: l->wall_ms = 0; break;
+		case 1: l->cpu_ms = 0; break;
+		case 2: l->memory_bytes = 0; break;
+		case 3: l->tmp_bytes = 0; break;
+		case 4: l->home_bytes = 0; break;
+		case 5: l->fsize_bytes = 0; break;
+		case 6: l->stdout_bytes = 0; break;
+		case 7: l->stderr_bytes = 0; break;
+		case 8: l->nofile = 0; break;
+		default: l->nproc = 0; break;
+		}
+		expect_refused_spec(&s, -EINVAL, "a zero limit");
+		job_spec_clear(&s);
+	}
+}
+
+Test(semantic, empty_argv0)
+{
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	set_str(&s.argv[0], "");
+	expect_refused_spec(&s, -EINVAL, "empty argv[0]");
+	/* Later arguments may be empty. */
+	set_str(&s.argv[0], "/bin/echo");
+	set_str(&s.argv[2], "");
+	cr_assert_eq(decode_raw_spec(&s, &out), 0);
+	job_spec_clear(&out);
+	job_spec_clear(&s);
+}
+
+Test(semantic, hostname)
+{
+	struct job_spec s;
+
+	sample_spec(&s);
+	set_str(&s.hostname, "a/b");
+	expect_refused_spec(&s, -EINVAL, "hostname with '/'");
+	set_str(&s.hostname, "/");
+	expect_refused_spec(&s, -EINVAL, "hostname '/'");
+	set_str(&s.hostname, "");
+	expect_refused_spec(&s, -EINVAL, "empty hostname");
+	job_spec_clear(&s);
+}
+
+/* ---- RESULT ranges ---- */
+
+static void
+expect_refused_result(const struct job_result *r, const char *what)
+{
+	struct job_result out;
+	struct wbuf w;
+	int e;
+
+	e = proto_encode_result(msg, sizeof(msg), r);
+	cr_assert_eq(e, -EINVAL, "%s: encoder returned %d", what, e);
+
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u64(&w, r->job_id);
+	wbuf_put_u32(&w, (uint32_t)r->status);
+	wbuf_put_i32(&w, r->exit_code);
+	wbuf_put_i32(&w, r->signal);
+	for (int i = 0; i < 5; i++)
+		wbuf_put_u64(&w, 1);
+	wbuf_put_str(&w, "d");
+	cr_assert(wbuf_ok(&w));
+	memset(&out, 0x5a, sizeof(out));
+	e = proto_decode_result(msg, w.len, &out);
+	cr_assert_eq(e, -EINVAL, "%s: decoder returned %d", what, e);
+	cr_assert_null(out.detail);
+	cr_assert_eq(out.job_id, 0);
+	cr_assert_eq(out.status, 0);
+}
+
+Test(result_range, status_over_max)
+{
+	struct job_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.status = (enum job_status)(JOB_STATUS_MAX + 1);
+	expect_refused_result(&r, "status MAX + 1");
+	r.status = (enum job_status)1000;
+	expect_refused_result(&r, "status 1000");
+}
+
+Test(result_range, exit_code)
+{
+	static const int32_t bad[] = {-2, 256, INT32_MIN, INT32_MAX};
+	struct job_result r;
+
+	memset(&r, 0, sizeof(r));
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		r.exit_code = bad[i];
+		expect_refused_result(&r, "exit code");
+	}
+}
+
+Test(result_range, signal)
+{
+	static const int32_t bad[] = {-1, 65, INT32_MIN, INT32_MAX};
+	struct job_result r;
+
+	memset(&r, 0, sizeof(r));
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		r.signal = bad[i];
+		expect_refused_result(&r, "signal");
+	}
+}
+
+/* ---- OUTPUT ---- */
+
+static size_t
+raw_output(uint64_t id, uint8_t stream, size_t len)
+{
+	struct wbuf w;
+
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u64(&w, id);
+	wbuf_put_u8(&w, stream);
+	wbuf_put_u32(&w, (uint32_t)len);
+	for (size_t i = 0; i < len; i++)
+		wbuf_put_u8(&w, 'o');
+	cr_assert(wbuf_ok(&w));
+	return w.len;
+}
+
+Test(output, stream_must_be_1_or_2)
+{
+	static const uint8_t bad[] = {0, 3, 255};
+
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		const uint8_t *data = msg;
+		uint64_t id = 1;
+		uint8_t stream = 9;
+		size_t dlen = 9, n;
+
+		cr_assert_eq(proto_encode_output(msg, sizeof(msg), 1, bad[i], "x",
+						 1),
+			     -EINVAL);
+		n = raw_output(5, bad[i], 1);
+		cr_assert_eq(proto_decode_output(msg, n, &id, &stream, &data,
+						 &dlen),
+			     -EINVAL, "stream %u", bad[i]);
+		cr_assert_eq(id, 0);
+		cr_assert_eq(stream, 0);
+		cr_assert_null(data);
+		cr_assert_eq(dlen, 0);
+	}
+}
+
+Test(output, chunk_over_max)
+{
+	static uint8_t chunk[PROTO_OUTPUT_CHUNK + 1];
+	const uint8_t *data = msg;
+	uint64_t id = 1;
+	uint8_t stream = 1;
+	size_t dlen = 1, n;
+
+	cr_assert_eq(proto_encode_output(msg, sizeof(msg), 1, 1, chunk,
+					 sizeof(chunk)),
+		     -EINVAL);
+	n = raw_output(5, 1, PROTO_OUTPUT_CHUNK + 1);
+	cr_assert_eq(proto_decode_output(msg, n, &id, &stream, &data, &dlen),
+		     -EMSGSIZE);
+	cr_assert_eq(id, 0);
+	cr_assert_null(data);
+	cr_assert_eq(dlen, 0);
+}
+
+/* ---- encoders: refusals and -ENOBUFS ---- */
+
+Test(encode, run_refuses_missing_pieces)
+{
+	struct job_spec s;
+	char *h;
+
+	sample_spec(&s);
+	h = s.hostname;
+	s.hostname = NULL;
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	s.hostname = h;
+	job_spec_clear(&s);
+}
+
+/*
+ * For every size short of what the message needs, the encoder returns
+ * -ENOBUFS and writes nothing at or past SIZE.
+ */
+typedef int (*encode_fn)(uint8_t *buf, size_t size, const void *arg);
+
+static void
+check_enobufs(encode_fn fn, const void *arg, const char *what)
+{
+	static uint8_t buf[PROTO_MAX_MSG + 16];
+	int need = fn(buf, sizeof(buf), arg);
+
+	cr_assert(need > (int)PROTO_HEADER_SIZE, "%s: %d", what, need);
+	for (size_t size = 0; size < (size_t)need; size++) {
+		int e;
+
+		memset(buf + size, 0xa5, 16);
+		e = fn(buf, size, arg);
+		cr_assert_eq(e, -ENOBUFS, "%s: size %zu of %d gave %d", what, size,
+			     need, e);
+		for (size_t i = 0; i < 16; i++)
+			cr_assert_eq(buf[size + i], 0xa5,
+				     "%s: size %zu: wrote byte %zu past the end",
+				     what, size, size + i);
+	}
+	cr_assert_eq(fn(buf, (size_t)need, arg), need, "%s: exact size", what);
+}
+
+static int
+enc_hello(uint8_t *b, size_t n, const void *arg)
+{
+	(void)arg;
+	return proto_encode_hello(b, n, PROTO_VERSION);
+}
+
+static int
+enc_hello_reply(uint8_t *b, size_t n, const void *arg)
+{
+	(void)arg;
+	return proto_encode_hello_reply(b, n, PROTO_VERSION, 1234);
+}
+
+static int
+enc_run(uint8_t *b, size_t n, const void *arg)
+{
+	return proto_encode_run(b, n, arg);
+}
+
+static int
+enc_output(uint8_t *b, size_t n, const void *arg)
+{
+	return proto_encode_output(b, n, 7, 1, arg, strlen(arg));
+}
+
+static int
+enc_result(uint8_t *b, size_t n, const void *arg)
+{
+	return proto_encode_result(b, n, arg);
+}
+
+static int
+enc_cancel(uint8_t *b, size_t n, const void *arg)
+{
+	(void)arg;
+	return proto_encode_cancel(b, n, 7);
+}
+
+Test(encode, enobufs_for_every_short_size)
+{
+	struct job_spec s;
+	struct job_result r;
+
+	sample_spec(&s);
+	memset(&r, 0, sizeof(r));
+	r.detail = xstrdup("a detail");
+	check_enobufs(enc_hello, NULL, "HELLO");
+	check_enobufs(enc_hello_reply, NULL, "HELLO_REPLY");
+	check_enobufs(enc_run, &s, "RUN");
+	check_enobufs(enc_output, "some output\n", "OUTPUT");
+	check_enobufs(enc_result, &r, "RESULT");
+	check_enobufs(enc_cancel, NULL, "CANCEL");
+	job_result_clear(&r);
+	job_spec_clear(&s);
+}
+
+Test(encode, output_full_chunk_exact_size)
+{
+	static uint8_t chunk[PROTO_OUTPUT_CHUNK];
+	static uint8_t buf[PROTO_MAX_MSG];
+	size_t need = PROTO_HEADER_SIZE + 8 + 1 + 4 + PROTO_OUTPUT_CHUNK;
+
+	cr_assert_eq(proto_encode_output(buf, need, 1, 1, chunk, sizeof(chunk)),
+		     (int)need);
+	cr_assert_eq(proto_encode_output(buf, need - 1, 1, 1, chunk,
+					 sizeof(chunk)),
+		     -ENOBUFS);
+}
+
+/* A RUN too big for one datagram is refused whatever the buffer size. */
+Test(encode, run_over_max_message)
+{
+	static uint8_t big[2 * PROTO_MAX_MSG];
+	struct job_spec s;
+
+	sample_spec(&s);
+	for (uint32_t i = 0; i < s.argc; i++)
+		free(s.argv[i]);
+	free(s.argv);
+	s.argc = 16;
+	s.argv = calloc(17, sizeof(char *));
+	cr_assert_not_null(s.argv);
+	for (uint32_t i = 0; i < s.argc; i++)
+		s.argv[i] = repeat('a', JOB_MAX_STR); /* 16 * 16 KiB > 128 KiB */
+	cr_assert_eq(proto_encode_run(big, sizeof(big), &s), -ENOBUFS);
+	job_spec_clear(&s);
+}
+
+/* ---- datagrams over a real socketpair ---- */
+
+/* Open descriptors of this process, from /proc/self/fd or by probing. */
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL) {
+		long max = sysconf(_SC_OPEN_MAX);
+
+		if (max < 0 || max > 65536)
+			max = 65536;
+		for (int fd = 0; fd < max; fd++)
+			if (fcntl(fd, F_GETFD) >= 0)
+				n++;
+		return n;
+	}
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the directory's own descriptor */
+}
+
+static void
+make_pair(int sv[2])
+{
+	int sz = 1 << 20;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
+		     0, "socketpair: %s", strerror(errno));
+	/* Room for datagrams past PROTO_MAX_MSG (capped by wmem_max). */
+	(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+}
+
+static int
+open_dir(void)
+{
+	int fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	cr_assert(fd >= 0, "open .: %s", strerror(errno));
+	return fd;
+}
+
+/* Sends LEN bytes of MSG on SOCK with NFDS descriptors by a raw sendmsg. */
+static void
+raw_send(int sock, const void *data, size_t len, const int *fds, size_t nfds)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)data,
+			    .iov_len = len};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
+
+	cr_assert(nfds <= 16);
+	if (nfds > 0) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	cr_assert_eq(n, (ssize_t)len, "sendmsg: %s", strerror(errno));
+}
+
+static void
+same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	cr_assert_eq(fstat(a, &sa), 0);
+	cr_assert_eq(fstat(b, &sb), 0);
+	cr_assert_eq(sa.st_dev, sb.st_dev);
+	cr_assert_eq(sa.st_ino, sb.st_ino);
+}
+
+Test(socket, message_without_fd)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int sv[2], fd = 99;
+	int n = proto_encode_hello(msg, sizeof(msg), PROTO_VERSION);
+
+	make_pair(sv);
+	cr_assert_eq(proto_send(sv[1], msg, (size_t)n, -1), 0);
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), n);
+	cr_assert_eq(fd, -1);
+	cr_assert_eq(memcmp(rx, msg, (size_t)n), 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+Test(socket, message_with_one_fd)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int sv[2], fd = -1, dir;
+	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+	int before;
+
+	make_pair(sv);
+	dir = open_dir();
+	before = count_fds();
+	cr_assert_eq(proto_send(sv[1], msg, (size_t)n, dir), 0);
+	cr_assert(fcntl(dir, F_GETFD) >= 0, "proto_send closed the fd");
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), n);
+	cr_assert(fd >= 0);
+	cr_assert_neq(fd, dir);
+	cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC, "received fd not CLOEXEC");
+	same_file(fd, dir);
+	cr_assert_eq(count_fds(), before + 1);
+	close(fd);
+	close(dir);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* The largest message travels whole in one datagram. */
+Test(socket, largest_message)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int sv[2], fd;
+
+	make_pair(sv);
+	put_header(PROTO_OUTPUT, 0, PROTO_MAX_BODY);
+	memset(msg + 8, 'x', PROTO_MAX_BODY);
+	cr_assert_eq(proto_send(sv[1], msg, PROTO_MAX_MSG, -1), 0);
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), (int)PROTO_MAX_MSG);
+	cr_assert_eq(memcmp(rx, msg, PROTO_MAX_MSG), 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+Test(socket, two_fds_are_refused_and_both_closed)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int sv[2], fds[2], fd = 99, before;
+	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+
+	make_pair(sv);
+	fds[0] = open_dir();
+	fds[1] = open_dir();
+	before = count_fds();
+	raw_send(sv[1], msg, (size_t)n, fds, 2);
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), -EBADMSG);
+	cr_assert_eq(fd, -1);
+	cr_assert_eq(count_fds(), before, "a received descriptor leaked");
+	close(fds[0]);
+	close(fds[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* More descriptors than the control buffer holds: MSG_CTRUNC, all closed. */
+Test(socket, control_truncation_is_refused)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int sv[2], fds[16], fd = 99, before;
+	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+
+	make_pair(sv);
+	for (size_t i = 0; i < NELEM(fds); i++)
+		fds[i] = open_dir();
+	before = count_fds();
+	raw_send(sv[1], msg, (size_t)n, fds, NELEM(fds));
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), -EBADMSG);
+	cr_assert_eq(fd, -1);
+	cr_assert_eq(count_fds(), before, "a received descriptor leaked");
+	for (size_t i = 0; i < NELEM(fds); i++)
+		close(fds[i]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void
+oversize_datagram(size_t bufsize)
+{
+	static uint8_t big[PROTO_MAX_MSG + 1];
+	uint8_t *rx = malloc(bufsize);
+	int sv[2], dir, fd = 99, before, e;
+
+	cr_assert_not_null(rx);
+	make_pair(sv);
+	dir = open_dir();
+	before = count_fds();
+	memset(big, 'b', sizeof(big));
+	raw_send(sv[1], big, sizeof(big), &dir, 1);
+	e = proto_recv(sv[0], rx, bufsize, &fd);
+	cr_assert_eq(e, -EMSGSIZE, "buffer %zu: %d", bufsize, e);
+	cr_assert_eq(fd, -1);
+	cr_assert_eq(count_fds(), before, "the attached descriptor leaked");
+
+	/* Without a descriptor too. */
+	raw_send(sv[1], big, sizeof(big), NULL, 0);
+	cr_assert_eq(proto_recv(sv[0], rx, bufsize, &fd), -EMSGSIZE);
+	cr_assert_eq(fd, -1);
+	close(dir);
+	close(sv[0]);
+	close(sv[1]);
+	free(rx);
+}
+
+Test(socket, datagram_over_max_message)
+{
+	oversize_datagram(PROTO_MAX_MSG);
+}
+
+/* A caller's bigger buffer does not raise the cap (rule 4). */
+Test(socket, datagram_over_max_message_big_buffer)
+{
+	oversize_datagram(2 * PROTO_MAX_MSG);
+}
+
+Test(socket, peer_closed)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int sv[2], fd = 99;
+
+	make_pair(sv);
+	close(sv[1]);
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), 0);
+	cr_assert_eq(fd, -1);
+	close(sv[0]);
+}
+
+/* Sending to a closed peer is -EPIPE, not a SIGPIPE that kills the test. */
+Test(socket, send_to_closed_peer)
+{
+	int sv[2];
+	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+
+	make_pair(sv);
+	close(sv[0]);
+	cr_assert_eq(proto_send(sv[1], msg, (size_t)n, -1), -EPIPE);
+	close(sv[1]);
+}
+
+Test(socket, small_buffer_is_einval_and_consumes_nothing)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int sv[2], fd = 99;
+	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+
+	make_pair(sv);
+	cr_assert_eq(proto_send(sv[1], msg, (size_t)n, -1), 0);
+	cr_assert_eq(proto_recv(sv[0], rx, PROTO_MAX_MSG - 1, &fd), -EINVAL);
+	cr_assert_eq(fd, -1);
+	cr_assert_eq(proto_recv(sv[0], rx, 0, &fd), -EINVAL);
+	/* The message is still there for a proper call. */
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), n);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void
+send_credentials(int sock, const void *data, size_t len, int fd)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)data,
+			    .iov_len = len};
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred)) +
+			 CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct ucred cred = {.pid = getpid(), .uid = getuid(),
+			     .gid = getgid()};
+	struct cmsghdr *c;
+
+	memset(&u, 0, sizeof(u));
+	mh.msg_control = u.buf;
+	mh.msg_controllen = CMSG_SPACE(sizeof(cred));
+	if (fd >= 0)
+		mh.msg_controllen += CMSG_SPACE(sizeof(int));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_CREDENTIALS;
+	c->cmsg_len = CMSG_LEN(sizeof(cred));
+	memcpy(CMSG_DATA(c), &cred, sizeof(cred));
+	if (fd >= 0) {
+		c = CMSG_NXTHDR(&mh, c);
+		cr_assert_not_null(c);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	cr_assert_eq(sendmsg(sock, &mh, MSG_NOSIGNAL), (ssize_t)len,
+		     "sendmsg: %s", strerror(errno));
+}
+
+Test(socket, credentials_are_refused)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int sv[2], fd = 99, one = 1, dir, before;
+	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+
+	make_pair(sv);
+	cr_assert_eq(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one,
+				sizeof(one)),
+		     0);
+	send_credentials(sv[1], msg, (size_t)n, -1);
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), -EBADMSG);
+	cr_assert_eq(fd, -1);
+
+	/* Credentials beside a descriptor: refused, descriptor closed. */
+	dir = open_dir();
+	before = count_fds();
+	send_credentials(sv[1], msg, (size_t)n, dir);
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), -EBADMSG);
+	cr_assert_eq(fd, -1);
+	cr_assert_eq(count_fds(), before, "the descriptor leaked");
+	close(dir);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+Test(socket, bad_socket)
+{
+	static uint8_t rx[PROTO_MAX_MSG];
+	int fd = 99;
+
+	cr_assert_eq(proto_recv(-1, rx, sizeof(rx), &fd), -EBADF);
+	cr_assert_eq(fd, -1);
+	cr_assert_eq(proto_send(-1, rx, 8, -1), -EBADF);
+}

@@ -1,0 +1,344 @@
+/*
+ * test_result.c: status names, signal names, exit statuses and hints
+ * (shared/result.c). The names and exit statuses are README.md's contract.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result.h"
+
+#define MIB (UINT64_C(1024) * 1024)
+
+static const char *const expected_names[] = {
+	[JOB_OK] = "ok",
+	[JOB_EXIT_NONZERO] = "exit_nonzero",
+	[JOB_TIMEOUT] = "timeout",
+	[JOB_CPU_LIMIT] = "cpu_limit",
+	[JOB_MEMORY_LIMIT] = "memory_limit",
+	[JOB_PROCESS_LIMIT] = "process_limit",
+	[JOB_OUTPUT_LIMIT] = "output_limit",
+	[JOB_FILE_SIZE_LIMIT] = "file_size_limit",
+	[JOB_DISK_FULL] = "disk_full",
+	[JOB_CRASH] = "crash",
+	[JOB_POLICY_VIOLATION] = "policy_violation",
+	[JOB_SANDBOX_ERROR] = "sandbox_error",
+};
+
+/* ---- status names ---- */
+
+Test(status, names_are_the_documented_ones)
+{
+	cr_assert_eq(sizeof(expected_names) / sizeof(expected_names[0]),
+		     (size_t)JOB_STATUS_MAX + 1);
+	for (int i = 0; i <= JOB_STATUS_MAX; i++)
+		cr_assert_str_eq(job_status_name((enum job_status)i),
+				 expected_names[i]);
+}
+
+Test(status, name_round_trip_for_every_status)
+{
+	for (int i = 0; i <= JOB_STATUS_MAX; i++) {
+		const char *name = job_status_name((enum job_status)i);
+
+		cr_assert_not_null(name);
+		cr_assert_eq(job_status_from_name(name), i, "%s", name);
+	}
+}
+
+Test(status, unknown_names)
+{
+	static const char *const bad[] = {
+		"", "OK", "Ok", "timeout ", " timeout", "time", "crashed",
+		"sandbox-error", "unknown",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(job_status_from_name(bad[i]), -1, "\"%s\"", bad[i]);
+}
+
+Test(status, out_of_range_status_has_a_name)
+{
+	const char *n = job_status_name((enum job_status)(JOB_STATUS_MAX + 1));
+
+	cr_assert_not_null(n);
+	cr_assert_str_eq(n, "sandbox_error");
+	cr_assert_str_eq(job_status_name((enum job_status)-1), "sandbox_error");
+}
+
+/* ---- signal names ---- */
+
+Test(signal, named_signals)
+{
+	cr_assert_str_eq(signal_name(SIGSEGV), "SIGSEGV");
+	cr_assert_str_eq(signal_name(SIGSYS), "SIGSYS");
+	cr_assert_str_eq(signal_name(SIGKILL), "SIGKILL");
+	cr_assert_str_eq(signal_name(SIGABRT), "SIGABRT");
+	cr_assert_str_eq(signal_name(SIGXCPU), "SIGXCPU");
+}
+
+Test(signal, no_name)
+{
+	cr_assert_null(signal_name(0));
+	cr_assert_null(signal_name(999));
+	cr_assert_null(signal_name(-1));
+	cr_assert_null(signal_name(SIGRTMIN));
+	cr_assert_null(signal_name(65));
+}
+
+/* Every classic signal agrees with glibc's own abbreviation. */
+Test(signal, agrees_with_libc)
+{
+	for (int sig = 1; sig < 32; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+		const char *name = signal_name(sig);
+		char want[32];
+
+		if (abbrev == NULL)
+			continue; /* 32 and 33 belong to the threading library */
+		cr_assert_not_null(name, "signal %d (%s) has no name", sig,
+				   abbrev);
+		/* glibc names 29 by its System V alias SIGPOLL; signal(7)
+		 * and we call it SIGIO. */
+		snprintf(want, sizeof(want), "SIG%s",
+			 sig == SIGIO ? "IO" : abbrev);
+		cr_assert_str_eq(name, want, "signal %d", sig);
+	}
+}
+
+/* ---- exit statuses (README.md, "Exit status") ---- */
+
+static int
+exit_status(enum job_status st, int code, int sig)
+{
+	struct job_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.status = st;
+	r.exit_code = code;
+	r.signal = sig;
+	return job_exit_status(&r);
+}
+
+Test(exit_status, table)
+{
+	cr_assert_eq(exit_status(JOB_OK, 0, 0), 0);
+	cr_assert_eq(exit_status(JOB_EXIT_NONZERO, 1, 0), 1);
+	cr_assert_eq(exit_status(JOB_EXIT_NONZERO, 3, 0), 3);
+	cr_assert_eq(exit_status(JOB_EXIT_NONZERO, 127, 0), 127);
+	cr_assert_eq(exit_status(JOB_EXIT_NONZERO, 255, 0), 255);
+	cr_assert_eq(exit_status(JOB_TIMEOUT, -1, SIGKILL), 124);
+	cr_assert_eq(exit_status(JOB_CRASH, -1, SIGSEGV), 128 + SIGSEGV);
+	cr_assert_eq(exit_status(JOB_CRASH, -1, SIGABRT), 128 + SIGABRT);
+	cr_assert_eq(exit_status(JOB_CRASH, -1, SIGSYS), 128 + SIGSYS);
+	cr_assert_eq(exit_status(JOB_SANDBOX_ERROR, -1, 0), 70);
+	cr_assert_eq(exit_status(JOB_CPU_LIMIT, -1, SIGKILL), 125);
+	cr_assert_eq(exit_status(JOB_MEMORY_LIMIT, -1, 0), 125);
+	cr_assert_eq(exit_status(JOB_PROCESS_LIMIT, 1, 0), 125);
+	cr_assert_eq(exit_status(JOB_OUTPUT_LIMIT, -1, SIGKILL), 125);
+	cr_assert_eq(exit_status(JOB_FILE_SIZE_LIMIT, -1, SIGXFSZ), 125);
+	cr_assert_eq(exit_status(JOB_DISK_FULL, 1, 0), 125);
+	cr_assert_eq(exit_status(JOB_POLICY_VIOLATION, -1, SIGSYS), 125);
+}
+
+/* exit_nonzero never turns into a success however the code is garbled. */
+Test(exit_status, exit_nonzero_is_never_zero)
+{
+	static const int codes[] = {0, -1, 256, 1000, -255};
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		int s = exit_status(JOB_EXIT_NONZERO, codes[i], 0);
+
+		cr_assert(s > 0 && s < 256, "code %d gives %d", codes[i], s);
+	}
+}
+
+/* ---- hints ---- */
+
+static void
+sample_limits(struct job_limits *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->wall_ms = 5432;
+	l->cpu_ms = 2750;
+	l->memory_bytes = 256 * MIB;
+	l->tmp_bytes = 64 * MIB;
+	l->home_bytes = 32 * MIB;
+	l->fsize_bytes = 16 * MIB;
+	l->stdout_bytes = 1048577;
+	l->stderr_bytes = 65539;
+	l->nofile = 128;
+	l->nproc = 77;
+}
+
+/*
+ * Sentences in S: a '.', '!' or '?' followed by a space or the end. A
+ * decimal point ("16.0") or a path ("/work.") before the end is not one.
+ */
+static int
+count_sentences(const char *s)
+{
+	int n = 0;
+
+	for (const char *p = s; *p != '\0'; p++)
+		if ((*p == '.' || *p == '!' || *p == '?') &&
+		    (p[1] == '\0' || p[1] == ' '))
+			n++;
+	return n;
+}
+
+static void
+check_hint(enum job_status st, int code, int sig, const char *detail,
+	   const char *const *must)
+{
+	struct job_result r;
+	struct job_limits l;
+	char buf[1024];
+	char *h;
+	int n;
+
+	memset(&r, 0, sizeof(r));
+	r.status = st;
+	r.exit_code = code;
+	r.signal = sig;
+	r.wall_ms = 5433;
+	r.cpu_ms = 2751;
+	r.peak_memory_kb = 300 * 1024;
+	r.detail = (char *)(uintptr_t)detail; /* job_hint only reads it */
+	sample_limits(&l);
+	memset(buf, 'X', sizeof(buf));
+	h = job_hint(&r, &l, buf, sizeof(buf));
+	cr_assert_eq(h, buf);
+	cr_assert(memchr(buf, '\0', sizeof(buf)) != NULL);
+	cr_assert(strlen(h) > 20, "%s: hint too short: \"%s\"",
+		  job_status_name(st), h);
+	n = count_sentences(h);
+	cr_assert(n == 1 || n == 2, "%s: %d sentences: \"%s\"",
+		  job_status_name(st), n, h);
+	cr_assert_eq(h[strlen(h) - 1], '.', "%s: \"%s\"", job_status_name(st),
+		     h);
+	cr_assert_null(strchr(h, '\n'));
+	for (size_t i = 0; must[i] != NULL; i++)
+		cr_assert_not_null(strstr(h, must[i]),
+				   "%s: \"%s\" missing from \"%s\"",
+				   job_status_name(st), must[i], h);
+}
+
+#define MUST(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+Test(hint, ok)
+{
+	check_hint(JOB_OK, 0, 0, "", MUST("5433 ms", "code 0"));
+}
+
+Test(hint, exit_nonzero)
+{
+	check_hint(JOB_EXIT_NONZERO, 3, 0, "", MUST("code 3", "stderr"));
+	check_hint(JOB_EXIT_NONZERO, 127, 0, "", MUST("127", "not found"));
+	check_hint(JOB_EXIT_NONZERO, 126, 0, "", MUST("126"));
+}
+
+Test(hint, timeout_names_the_limit)
+{
+	check_hint(JOB_TIMEOUT, -1, SIGKILL, "", MUST("5432 ms", "5433 ms"));
+}
+
+Test(hint, cpu_limit)
+{
+	check_hint(JOB_CPU_LIMIT, -1, SIGKILL, "", MUST("2750 ms", "2751 ms"));
+}
+
+Test(hint, memory_limit)
+{
+	check_hint(JOB_MEMORY_LIMIT, -1, SIGKILL, "",
+		   MUST("256.0 MiB", "300.0 MiB"));
+}
+
+Test(hint, process_limit)
+{
+	check_hint(JOB_PROCESS_LIMIT, 1, 0, "", MUST("77 processes"));
+}
+
+Test(hint, output_limit)
+{
+	check_hint(JOB_OUTPUT_LIMIT, -1, SIGKILL, "",
+		   MUST("1048577 bytes", "65539 bytes"));
+}
+
+Test(hint, file_size_limit)
+{
+	check_hint(JOB_FILE_SIZE_LIMIT, -1, SIGXFSZ, "", MUST("16.0 MiB"));
+}
+
+Test(hint, disk_full)
+{
+	check_hint(JOB_DISK_FULL, 1, 0, "", MUST("64.0 MiB", "/tmp"));
+}
+
+Test(hint, crash_names_the_signal)
+{
+	check_hint(JOB_CRASH, -1, SIGSEGV, "", MUST("SIGSEGV"));
+	check_hint(JOB_CRASH, -1, SIGABRT, "", MUST("SIGABRT"));
+	check_hint(JOB_CRASH, -1, SIGBUS, "", MUST("SIGBUS"));
+	check_hint(JOB_CRASH, -1, 40, "", MUST("unknown signal"));
+}
+
+Test(hint, policy_violation)
+{
+	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, "", MUST("system call"));
+	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, "ptrace",
+		   MUST("system call", ": ptrace"));
+	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, NULL, MUST("forbids"));
+}
+
+Test(hint, sandbox_error_does_not_blame_the_program)
+{
+	check_hint(JOB_SANDBOX_ERROR, -1, 0, "", MUST("not the program"));
+	check_hint(JOB_SANDBOX_ERROR, -1, 0, NULL, MUST("not the program"));
+	check_hint(JOB_SANDBOX_ERROR, -1, 0, "pivot_root failed",
+		   MUST("not the program", ": pivot_root failed"));
+}
+
+Test(hint, every_status_is_covered)
+{
+	for (int i = 0; i <= JOB_STATUS_MAX; i++)
+		check_hint((enum job_status)i, i == JOB_EXIT_NONZERO ? 2 : -1,
+			   i == JOB_CRASH ? SIGSEGV : 0, "", MUST("The"));
+}
+
+Test(hint, truncates_to_the_buffer)
+{
+	struct job_result r;
+	struct job_limits l;
+	char buf[16];
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_TIMEOUT;
+	sample_limits(&l);
+	memset(buf, 'X', sizeof(buf));
+	job_hint(&r, &l, buf, 10);
+	cr_assert_eq(strlen(buf), 9);
+	cr_assert_eq(buf[10], 'X', "wrote past SIZE");
+	memset(buf, 'X', sizeof(buf));
+	job_hint(&r, &l, buf, 1);
+	cr_assert_str_eq(buf, "");
+	cr_assert_eq(buf[1], 'X');
+}
+
+/* ---- job_result_clear ---- */
+
+Test(result, clear)
+{
+	struct job_result r;
+
+	memset(&r, 0, sizeof(r));
+	job_result_clear(NULL);
+	job_result_clear(&r);
+	r.detail = strdup("x");
+	cr_assert_not_null(r.detail);
+	job_result_clear(&r);
+	cr_assert_null(r.detail);
+	job_result_clear(&r);
+}

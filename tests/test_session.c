@@ -1,0 +1,426 @@
+/*
+ * test_session.c: one broker/launcher pair serves many jobs (issue 2).
+ *
+ * The test is the broker: it builds a struct supervisor on the launcher
+ * the harness names (supervisor_init_path: the test binary does not sit
+ * beside stockade-launcher), loads the embedded default policy, and runs
+ * jobs through supervisor_run. After every job it checks that nothing of
+ * the job remains: no process carrying the job's marker on the host, no
+ * child of the launcher, no new descriptor in the launcher, no new mount
+ * on the host.
+ *
+ * Registered twice in tests/meson.build, like test_jail.c: as the
+ * invoking user and as 65534 (the whole process drops privileges, so the
+ * launcher it forks runs unprivileged too).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "jobspec.h"
+#include "policy.h"
+#include "supervisor.h"
+
+TestSuite(session, .init = harness_setup, .fini = harness_cleanup,
+	  .timeout = 120);
+
+#define NJOBS 50
+#define TIMEOUT_JOB 17   /* the one job with a short wall-clock limit */
+#define SHORT_WALL_MS 300
+
+struct captured {
+	char data[3][4096]; /* [1] stdout, [2] stderr */
+	size_t len[3];
+	struct supervisor *kill_on_output; /* SIGKILL its launcher on output */
+};
+
+static void
+on_output(void *arg, int stream, const uint8_t *data, size_t len)
+{
+	struct captured *c = arg;
+	size_t room;
+
+	cr_assert(stream == 1 || stream == 2, "stream %d", stream);
+	room = sizeof(c->data[stream]) - 1 - c->len[stream];
+	if (len > room)
+		len = room;
+	memcpy(c->data[stream] + c->len[stream], data, len);
+	c->len[stream] += len;
+	c->data[stream][c->len[stream]] = '\0';
+	if (c->kill_on_output != NULL && c->kill_on_output->pid > 0) {
+		cr_assert_eq(kill(c->kill_on_output->pid, SIGKILL), 0);
+		c->kill_on_output = NULL;
+	}
+}
+
+/* Entries of directory PATH, "." and ".." excluded. */
+static int
+count_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d, "opendir %s: %s", path, strerror(errno));
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static int
+count_lines(const char *path)
+{
+	char *text = harness_read_file(path, NULL);
+	int n = 0;
+
+	cr_assert_not_null(text, "%s: %s", path, strerror(errno));
+	for (const char *p = text; *p; p++)
+		n += *p == '\n';
+	free(text);
+	return n;
+}
+
+static int
+launcher_fds(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	return count_entries(path);
+}
+
+/* "FD->TARGET ..." for each descriptor of PID, for messages. */
+static char *
+launcher_fd_list(pid_t pid)
+{
+	char dir[64], *list = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&list, &len);
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	cr_assert(f != NULL && d != NULL);
+	while ((de = readdir(d)) != NULL) {
+		char path[320], target[256];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		target[n < 0 ? 0 : n] = '\0';
+		fprintf(f, "%s->%s ", de->d_name, target);
+	}
+	closedir(d);
+	fclose(f);
+	return list;
+}
+
+/* The launcher's children, as the kernel lists them ("" when none). */
+static char *
+launcher_children(pid_t pid)
+{
+	char path[80], *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+		 (int)pid);
+	text = harness_read_file(path, NULL);
+	cr_assert_not_null(text, "%s: %s", path, strerror(errno));
+	return text;
+}
+
+struct session {
+	struct policy pol;
+	struct supervisor sup;
+	int wsfd;
+};
+
+static void
+session_open(struct session *ss)
+{
+	char err[POLICY_ERR_MAX + 256];
+
+	memset(&ss->pol, 0, sizeof(ss->pol));
+	cr_assert_eq(policy_load_default(&ss->pol, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(supervisor_init_path(&ss->sup, harness_launcher(), err,
+					  sizeof(err)), 0, "%s", err);
+	ss->wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(ss->wsfd, 0);
+}
+
+static void
+session_close(struct session *ss)
+{
+	supervisor_free(&ss->sup);
+	policy_clear(&ss->pol);
+	close(ss->wsfd);
+}
+
+/*
+ * Runs ARGV (NULL-terminated) as one job with a wall-clock limit of
+ * WALL_MS (0: the policy's); fills RES and C.
+ */
+static void
+run_job(struct session *ss, char **argv, uint64_t wall_ms,
+	struct captured *c, struct job_result *res)
+{
+	struct job_spec spec;
+	int argc = 0, e;
+
+	while (argv[argc] != NULL)
+		argc++;
+	memset(&spec, 0, sizeof(spec));
+	cr_assert_eq(jobspec_from_policy(&spec, &ss->pol, argc, argv), 0);
+	if (wall_ms != 0)
+		spec.limits.wall_ms = wall_ms;
+	e = supervisor_run(&ss->sup, &spec, ss->wsfd, on_output, c, res);
+	cr_assert_eq(e, 0, "supervisor_run: %s", strerror(-e));
+	cr_assert_eq(res->job_id, spec.job_id);
+	jobspec_release(&spec);
+}
+
+static const char ok_script[] =
+	"import subprocess, sys\n"
+	"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)',"
+	" sys.argv[1]])\n"
+	"print('job', sys.argv[2])\n";
+
+Test(session, fifty_jobs_on_one_launcher)
+{
+	struct session ss;
+	pid_t launcher;
+	int mounts, fds;
+	char hex[13], *idle_fds, *now_fds;
+
+	session_open(&ss);
+	harness_random_hex(hex, sizeof(hex));
+	mounts = count_lines("/proc/self/mountinfo");
+	cr_assert_eq(supervisor_start(&ss.sup), 0);
+	launcher = ss.sup.pid;
+	cr_assert_gt(launcher, 0);
+	/* The launcher runs as this process does: 65534 in that variant. */
+	{
+		char path[64], want[64], *st;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)launcher);
+		st = harness_read_file(path, NULL);
+		cr_assert_not_null(st);
+		snprintf(want, sizeof(want), "\nUid:\t%u\t%u\t%u\t%u\n",
+			 (unsigned)getuid(), (unsigned)getuid(),
+			 (unsigned)getuid(), (unsigned)getuid());
+		cr_assert_not_null(strstr(st, want), "%s", st);
+		free(st);
+		if (harness_unprivileged())
+			cr_assert_neq(getuid(), 0);
+	}
+	/* Every job must leave the launcher with exactly these. */
+	fds = launcher_fds(launcher);
+	idle_fds = launcher_fd_list(launcher);
+
+	for (int i = 0; i < NJOBS; i++) {
+		char mark[64], num[16], want[64], *children;
+		char *argv[6];
+		struct captured c;
+		struct job_result res;
+		uint64_t wall = 0;
+
+		snprintf(mark, sizeof(mark), "sessmark-%s-%d", hex, i);
+		snprintf(num, sizeof(num), "%d", i);
+		memset(&c, 0, sizeof(c));
+		argv[0] = (char *)(uintptr_t)"python3";
+		argv[1] = (char *)(uintptr_t)"-c";
+		argv[3] = mark;
+		argv[4] = num;
+		argv[5] = NULL;
+		if (i == TIMEOUT_JOB) {
+			argv[2] = (char *)(uintptr_t)"while True: pass";
+			wall = SHORT_WALL_MS;
+		} else if (i % 10 == 9) {
+			argv[2] = (char *)(uintptr_t)
+				"import os, signal\n"
+				"os.kill(os.getpid(), signal.SIGSEGV)\n";
+		} else if (i % 3 == 1) {
+			argv[2] = (char *)(uintptr_t)
+				"import sys; print('bye', file=sys.stderr);"
+				" sys.exit(int(sys.argv[2]) % 100 + 1)";
+		} else {
+			argv[2] = (char *)(uintptr_t)ok_script;
+		}
+
+		run_job(&ss, argv, wall, &c, &res);
+		if (i == TIMEOUT_JOB) {
+			cr_assert_eq(res.status, JOB_TIMEOUT, "job %d: %s (%s)", i,
+				     job_status_name(res.status), res.detail);
+			cr_assert_eq(res.signal, SIGKILL);
+			cr_assert_eq(res.exit_code, -1);
+			cr_assert(res.wall_ms >= SHORT_WALL_MS &&
+				  res.wall_ms < SHORT_WALL_MS + 1000,
+				  "job %d: wall %llu ms", i,
+				  (unsigned long long)res.wall_ms);
+		} else if (i % 10 == 9) {
+			cr_assert_eq(res.status, JOB_CRASH, "job %d: %s (%s)", i,
+				     job_status_name(res.status), res.detail);
+			cr_assert_eq(res.signal, SIGSEGV);
+			cr_assert_eq(res.exit_code, -1);
+		} else if (i % 3 == 1) {
+			cr_assert_eq(res.status, JOB_EXIT_NONZERO,
+				     "job %d: %s (%s)", i,
+				     job_status_name(res.status), res.detail);
+			cr_assert_eq(res.exit_code, i % 100 + 1);
+			cr_assert_eq(res.signal, 0);
+			cr_assert_str_eq(c.data[1], "");
+			cr_assert_str_eq(c.data[2], "bye\n");
+			cr_assert_eq(res.stderr_bytes, 4);
+		} else {
+			cr_assert_eq(res.status, JOB_OK, "job %d: %s (%s) %s", i,
+				     job_status_name(res.status), res.detail,
+				     c.data[2]);
+			cr_assert_eq(res.exit_code, 0);
+			cr_assert_eq(res.signal, 0);
+			snprintf(want, sizeof(want), "job %d\n", i);
+			cr_assert_str_eq(c.data[1], want);
+			cr_assert_eq(res.stdout_bytes, strlen(want));
+			cr_assert_str_eq(c.data[2], "");
+		}
+		job_result_clear(&res);
+
+		/* The same launcher, never restarted. */
+		cr_assert_eq(ss.sup.pid, launcher, "job %d: launcher replaced",
+			     i);
+		cr_assert_eq(ss.sup.restarts, 0u);
+		/* Nothing of the job remains. */
+		cr_assert_eq(harness_count_marked(mark, 1000, NULL, 0), 0,
+			     "job %d: a process with its marker survived", i);
+		children = launcher_children(launcher);
+		cr_assert_str_eq(children, "", "job %d: launcher children: %s",
+				 i, children);
+		free(children);
+		/* The launcher closes the job's workspace descriptor just
+		 * after sending RESULT: give it up to 1 s to get there. */
+		for (long end = harness_now_ms() + 1000;
+		     launcher_fds(launcher) != fds && harness_now_ms() < end;)
+			usleep(5000);
+		now_fds = launcher_fd_list(launcher);
+		cr_assert_str_eq(now_fds, idle_fds, "job %d: the launcher's "
+				 "descriptors changed: idle: %s; now: %s", i,
+				 idle_fds, now_fds);
+		free(now_fds);
+		cr_assert_eq(count_lines("/proc/self/mountinfo"), mounts,
+			     "job %d: the host's mount table changed", i);
+	}
+	free(idle_fds);
+	session_close(&ss);
+}
+
+/* Waits until the process behind PIDFD has died (not reaped). */
+static void
+wait_dead(int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	cr_assert_eq(poll(&p, 1, 5000), 1, "the launcher did not die");
+}
+
+static void
+run_ok_job(struct session *ss, const char *text)
+{
+	char *argv[] = {(char *)(uintptr_t)"echo", (char *)(uintptr_t)text,
+			NULL};
+	struct captured c;
+	struct job_result res;
+	char want[128];
+
+	memset(&c, 0, sizeof(c));
+	run_job(ss, argv, 0, &c, &res);
+	cr_assert_eq(res.status, JOB_OK, "%s (%s)", job_status_name(res.status),
+		     res.detail);
+	snprintf(want, sizeof(want), "%s\n", text);
+	cr_assert_str_eq(c.data[1], want);
+	job_result_clear(&res);
+}
+
+Test(session, launcher_killed_between_jobs_is_restarted)
+{
+	struct session ss;
+	pid_t first;
+
+	session_open(&ss);
+	run_ok_job(&ss, "before");
+	first = ss.sup.pid;
+	cr_assert_gt(first, 0);
+	cr_assert_eq(ss.sup.restarts, 0u);
+
+	cr_assert_eq(kill(first, SIGKILL), 0);
+	wait_dead(ss.sup.pidfd);
+
+	/* The next job starts a new launcher and runs normally. */
+	run_ok_job(&ss, "after");
+	cr_assert_eq(ss.sup.restarts, 1u);
+	cr_assert_gt(ss.sup.pid, 0);
+	cr_assert_neq(ss.sup.pid, first);
+	/* The dead launcher was reaped, not left a zombie. */
+	cr_assert_eq(waitpid(first, NULL, WNOHANG), -1);
+	cr_assert_eq(errno, ECHILD);
+	run_ok_job(&ss, "again");
+	cr_assert_eq(ss.sup.restarts, 1u);
+	session_close(&ss);
+}
+
+Test(session, launcher_killed_during_a_job_is_sandbox_error)
+{
+	static const char script[] =
+		"import os, subprocess, sys, time\n"
+		"subprocess.Popen([sys.executable, '-c',"
+		" 'import time; time.sleep(300)', sys.argv[1]])\n"
+		"print('started', flush=True)\n"
+		"time.sleep(300)\n";
+	struct session ss;
+	struct captured c;
+	struct job_result res;
+	char hex[13], mark[64];
+	char *argv[5];
+	pid_t first;
+
+	session_open(&ss);
+	harness_random_hex(hex, sizeof(hex));
+	snprintf(mark, sizeof(mark), "sessmark-%s-killed", hex);
+	argv[0] = (char *)(uintptr_t)"python3";
+	argv[1] = (char *)(uintptr_t)"-c";
+	argv[2] = (char *)(uintptr_t)script;
+	argv[3] = mark;
+	argv[4] = NULL;
+	cr_assert_eq(supervisor_start(&ss.sup), 0);
+	first = ss.sup.pid;
+
+	memset(&c, 0, sizeof(c));
+	c.kill_on_output = &ss.sup;
+	run_job(&ss, argv, 0, &c, &res);
+	cr_assert_eq(res.status, JOB_SANDBOX_ERROR, "%s (%s)",
+		     job_status_name(res.status), res.detail);
+	cr_assert_str_eq(c.data[1], "started\n");
+	cr_assert_not_null(strstr(res.detail, "launcher"), "%s", res.detail);
+	job_result_clear(&res);
+	/* The jail died with its launcher. */
+	cr_assert_eq(harness_count_marked(mark, 1000, NULL, 0), 0,
+		     "a process of the job survived its launcher");
+	cr_assert_eq(waitpid(first, NULL, WNOHANG), -1);
+	cr_assert_eq(errno, ECHILD);
+
+	run_ok_job(&ss, "after");
+	cr_assert_eq(ss.sup.restarts, 1u);
+	session_close(&ss);
+}
