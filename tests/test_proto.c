@@ -1504,6 +1504,28 @@ Test(encode, run_refuses_missing_pieces)
 	s.hostname = NULL;
 	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
 	s.hostname = h;
+
+	h = s.argv[1];
+	s.argv[1] = NULL;
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	s.argv[1] = h;
+
+	h = s.envp[2];
+	s.envp[2] = NULL;
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	s.envp[2] = h;
+
+	h = s.mounts[1].source;
+	s.mounts[1].source = NULL;
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	s.mounts[1].source = h;
+
+	h = s.mounts[0].target;
+	s.mounts[0].target = NULL;
+	cr_assert_eq(proto_encode_run(msg, sizeof(msg), &s), -EINVAL);
+	s.mounts[0].target = h;
+
+	cr_assert(proto_encode_run(msg, sizeof(msg), &s) > 0);
 	job_spec_clear(&s);
 }
 
