@@ -28,6 +28,8 @@ jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
 		spec->envp[i] = p->env[i];
 	spec->envc = (uint32_t)p->nenv;
 	spec->hostname = p->hostname;
+	spec->user = p->user;
+	spec->home = p->home;
 	spec->mounts = p->mounts;
 	spec->nmounts = (uint32_t)p->nmounts;
 	spec->uid = p->uid;
@@ -35,6 +37,8 @@ jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
 	spec->limits = p->limits;
 	if (p->unsafe_no_seccomp)
 		spec->flags |= JOB_F_UNSAFE_NO_SECCOMP;
+	if (p->pty)
+		spec->flags |= JOB_F_DEVPTS;
 	return 0;
 }
 

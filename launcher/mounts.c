@@ -172,17 +172,9 @@ static int
 build_etc(const struct job_spec *spec)
 {
 	char text[1024];
-	const char *home = "/";
-	const char *user = "sandbox";
+	const char *home = spec->home, *user = spec->user;
 	int e;
 
-	/* HOME and USER from the job's environment name the passwd entry. */
-	for (uint32_t i = 0; i < spec->envc; i++) {
-		if (strncmp(spec->envp[i], "HOME=", 5) == 0)
-			home = spec->envp[i] + 5;
-		else if (strncmp(spec->envp[i], "USER=", 5) == 0)
-			user = spec->envp[i] + 5;
-	}
 	if ((e = mkdir_p(ROOT "/etc", 0755)) < 0)
 		return e;
 	snprintf(text, sizeof(text),
@@ -243,6 +235,19 @@ build_dev(const struct job_spec *spec)
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
 		if (symlink(links[i][0], links[i][1]) < 0)
 			return -errno;
+	if (spec->flags & JOB_F_DEVPTS) {
+		/* A new devpts instance: the jail's pseudo-terminals are its
+		 * own, none of the host's are visible (devpts(5)'s
+		 * "newinstance" is implied on kernels since 4.7). */
+		if ((e = mkdir_p(ROOT "/dev/pts", 0755)) < 0)
+			return e;
+		if (mount("devpts", ROOT "/dev/pts", "devpts",
+			  MS_NOSUID | MS_NOEXEC,
+			  "newinstance,ptmxmode=0666,mode=0620") < 0)
+			return -errno;
+		if (symlink("pts/ptmx", ROOT "/dev/ptmx") < 0)
+			return -errno;
+	}
 	if ((e = mkdir_p(ROOT "/dev/shm", 01777)) < 0)
 		return e;
 	snprintf(opts, sizeof(opts), "mode=1777,size=%llu",
@@ -282,7 +287,6 @@ int
 mounts_build_root(const struct job_spec *spec, int *stage)
 {
 	char path[PATH_MAX];
-	char home[PATH_MAX] = "";
 	int wsfd, e;
 
 	*stage = 0;
@@ -321,18 +325,12 @@ mounts_build_root(const struct job_spec *spec, int *stage)
 	if ((e = mount_tmpfs(ROOT "/tmp", 01777, spec->limits.tmp_bytes)) < 0)
 		return fail(stage, STAGE_TMP, e);
 
-	for (uint32_t i = 0; i < spec->envc; i++)
-		if (strncmp(spec->envp[i], "HOME=", 5) == 0 &&
-		    spec->envp[i][5] == '/' && spec->envp[i][6] != '\0' &&
-		    strstr(spec->envp[i], "/..") == NULL)
-			snprintf(home, sizeof(home), "%s", spec->envp[i] + 5);
-	if (home[0] != '\0' && strcmp(home, "/work") != 0 &&
-	    strcmp(home, "/tmp") != 0) {
-		if ((e = in_root(path, sizeof(path), home)) < 0)
-			return fail(stage, STAGE_HOME, e);
-		if ((e = mount_tmpfs(path, 0700, spec->limits.home_bytes)) < 0)
-			return fail(stage, STAGE_HOME, e);
-	}
+	/* The decoder refused a home that is /, /work, /tmp or not
+	 * normalised, so this tmpfs shadows nothing the jail needs. */
+	if ((e = in_root(path, sizeof(path), spec->home)) < 0)
+		return fail(stage, STAGE_HOME, e);
+	if ((e = mount_tmpfs(path, 0700, spec->limits.home_bytes)) < 0)
+		return fail(stage, STAGE_HOME, e);
 
 	if ((e = mkdir_p(ROOT "/work", 0755)) < 0)
 		return fail(stage, STAGE_WORK, e);

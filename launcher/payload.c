@@ -49,10 +49,15 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter)
 
 	if (setsid() < 0)
 		die("setsid", errno);
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, 0) < 0)
+	/* Init closed its stdio, so this open may itself return 0. */
+	fd = open("/dev/null", O_RDONLY);
+	if (fd < 0)
 		die("stdin", errno);
-	close(fd);
+	if (fd != 0) {
+		if (dup2(fd, 0) < 0)
+			die("stdin", errno);
+		close(fd);
+	}
 
 	/* CPU: SIGXCPU at the limit, SIGKILL one second later. */
 	cpu_s = (rlim_t)((l->cpu_ms + 999) / 1000);

@@ -34,6 +34,7 @@ struct policy {
 	char *user;                 /* [jail] user: passwd name of the payload */
 	char *home;                 /* [jail] home: absolute path in the jail */
 	uint32_t uid, gid;          /* [jail] uid, gid: non-zero */
+	bool pty;                   /* [jail] pty: a private /dev/pts */
 	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */
 };
 
@@ -66,7 +67,8 @@ void policy_clear(struct policy *p);
 
 /*
  * Writes P to OUT as a complete, canonical policy file that loads back to
- * an equal policy. Returns 0 or -EIO.
+ * an equal policy. Returns 0; -EINVAL, writing nothing, for a (hand-built)
+ * policy that would not load back; -EIO when OUT fails.
  */
 int policy_format(const struct policy *p, FILE *out);
 

@@ -120,7 +120,9 @@ check_encodable(const struct job_spec *s)
 {
 	if (s->argc < 1 || s->argc > JOB_MAX_ARGS || s->envc > JOB_MAX_ENV ||
 	    s->nmounts > JOB_MAX_MOUNTS || s->hostname == NULL ||
-	    strlen(s->hostname) > JOB_MAX_HOSTNAME ||
+	    strlen(s->hostname) > JOB_MAX_HOSTNAME || s->user == NULL ||
+	    strlen(s->user) > JOB_MAX_USER || s->home == NULL ||
+	    strlen(s->home) > JOB_MAX_STR ||
 	    !strv_fits(s->argv, s->argc, JOB_MAX_STR) ||
 	    !strv_fits(s->envp, s->envc, JOB_MAX_STR) ||
 	    (s->nmounts > 0 && s->mounts == NULL))
@@ -157,6 +159,8 @@ proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
 	for (uint32_t i = 0; i < s->envc; i++)
 		wbuf_put_str(&w, s->envp[i]);
 	wbuf_put_str(&w, s->hostname);
+	wbuf_put_str(&w, s->user);
+	wbuf_put_str(&w, s->home);
 	wbuf_put_u32(&w, s->nmounts);
 	for (uint32_t i = 0; i < s->nmounts; i++) {
 		wbuf_put_u8(&w, (uint8_t)s->mounts[i].kind);
@@ -365,6 +369,16 @@ check_spec(const struct job_spec *s)
 	}
 	if (s->hostname[0] == '\0' || strchr(s->hostname, '/') != NULL)
 		return -EINVAL;
+	/* The user name goes into the jail's /etc/passwd: no separator, no
+	 * newline, nothing but the useradd alphabet. */
+	if (s->user[0] == '\0' ||
+	    strspn(s->user, "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+		    strlen(s->user) ||
+	    s->user[0] == '-' || (s->user[0] >= '0' && s->user[0] <= '9'))
+		return -EINVAL;
+	if (check_abs_path(s->home) < 0 || strcmp(s->home, "/work") == 0 ||
+	    strcmp(s->home, "/tmp") == 0)
+		return -EINVAL;
 	for (uint32_t i = 0; i < s->nmounts; i++) {
 		const struct mount_entry *m = &s->mounts[i];
 
@@ -420,6 +434,12 @@ proto_decode_run(const uint8_t *body, size_t len, struct job_spec *s)
 		goto fail;
 	}
 	e = rbuf_get_str(&r, &s->hostname, JOB_MAX_HOSTNAME);
+	if (e < 0)
+		goto fail;
+	e = rbuf_get_str(&r, &s->user, JOB_MAX_USER);
+	if (e < 0)
+		goto fail;
+	e = rbuf_get_str(&r, &s->home, JOB_MAX_STR);
 	if (e < 0)
 		goto fail;
 	e = -EBADMSG;
@@ -559,6 +579,8 @@ job_spec_clear(struct job_spec *s)
 			free(s->envp[i]);
 	free(s->envp);
 	free(s->hostname);
+	free(s->user);
+	free(s->home);
 	if (s->mounts != NULL)
 		for (uint32_t i = 0; i < s->nmounts; i++) {
 			free(s->mounts[i].source);

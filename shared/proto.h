@@ -73,7 +73,9 @@ struct mount_entry {
 
 /* Job spec flags. */
 #define JOB_F_UNSAFE_NO_SECCOMP 0x1u /* evaluation only (unsafe_ key) */
-#define JOB_F_KNOWN (JOB_F_UNSAFE_NO_SECCOMP)
+#define JOB_F_DEVPTS 0x2u            /* a private /dev/pts ([jail] pty) */
+#define JOB_F_KNOWN (JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS)
+#define JOB_MAX_USER 32u
 
 /* One job, as RUN carries it. All strings and arrays owned by the struct. */
 struct job_spec {
@@ -85,6 +87,8 @@ struct job_spec {
 	char **envp;        /* envc "NAME=value" entries, then NULL */
 	uint32_t envc;
 	char *hostname;
+	char *user;         /* passwd name of uid: [a-z_][a-z0-9_-]*, <= 32 */
+	char *home;         /* absolute, normalised; a tmpfs of home_bytes */
 	struct mount_entry *mounts;
 	uint32_t nmounts;
 	struct job_limits limits;

@@ -397,38 +397,38 @@ drain(int fd, struct growbuf *b)
 	}
 }
 
-static bool
-wants_json(const char *const argv[])
-{
-	for (size_t i = 0; argv[i] != NULL; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return false;
-		if (strcmp(argv[i], "--json") == 0)
-			return true;
-	}
-	return false;
-}
-
 int
 harness_run(const char *const argv[], struct run_out *out)
 {
 	const char *full[256];
-	posix_spawn_file_actions_t fa;
-	struct growbuf ob = {0}, eb = {0};
-	int po[2], pe[2], pidfd, st;
-	bool open_o = true, open_e = true, reaped = false;
-	long start, deadline;
 	size_t n = 0;
-	pid_t pid;
 
 	check_setup();
-	memset(out, 0, sizeof(*out));
 	full[n++] = stockade_path;
 	for (size_t i = 0; argv[i] != NULL; i++) {
 		cr_assert_lt(n, sizeof(full) / sizeof(full[0]) - 1);
 		full[n++] = argv[i];
 	}
 	full[n] = NULL;
+	return harness_spawn(full, out);
+}
+
+int
+harness_spawn(const char *const full[], struct run_out *out)
+{
+	posix_spawn_file_actions_t fa;
+	struct growbuf ob = {0}, eb = {0};
+	int po[2], pe[2], pidfd, st;
+	bool open_o = true, open_e = true, reaped = false;
+	long start, deadline;
+	pid_t pid;
+	bool json = false;
+
+	check_setup();
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; full[i] != NULL; i++)
+		if (strcmp(full[i], "--json") == 0)
+			json = true;
 
 	cr_assert_eq(pipe2(po, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(pe, O_CLOEXEC), 0);
@@ -439,9 +439,9 @@ harness_run(const char *const argv[], struct run_out *out)
 	cr_assert_eq(posix_spawn_file_actions_adddup2(&fa, pe[1], 2), 0);
 
 	start = harness_now_ms();
-	cr_assert_eq(posix_spawn(&pid, stockade_path, &fa, NULL,
-				 (char *const *)(uintptr_t)full, environ), 0,
-		     "posix_spawn %s", stockade_path);
+	cr_assert_eq(posix_spawnp(&pid, full[0], &fa, NULL,
+				  (char *const *)(uintptr_t)full, environ), 0,
+		     "posix_spawn %s", full[0]);
 	posix_spawn_file_actions_destroy(&fa);
 	close(po[1]);
 	close(pe[1]);
@@ -504,7 +504,7 @@ harness_run(const char *const argv[], struct run_out *out)
 		out->status = WEXITSTATUS(st);
 	else
 		out->status = 128 + WTERMSIG(st);
-	if (wants_json(argv)) {
+	if (json) {
 		json_error_t jerr;
 
 		out->json = json_loadb(out->out, out->out_len, 0, &jerr);

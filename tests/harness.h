@@ -86,6 +86,13 @@ int harness_run(const char *const argv[], struct run_out *out);
 void run_out_free(struct run_out *out);
 
 /*
+ * As harness_run, for any program: FULL is its whole argv (FULL[0] looked
+ * up in $PATH), ending with NULL. OUT->json is parsed when "--json" is
+ * one of the arguments.
+ */
+int harness_spawn(const char *const full[], struct run_out *out);
+
+/*
  * Makes a fresh workspace directory (mode 0700) owned by the user that runs
  * stockade, removed by harness_cleanup. Returns its path (owned by the
  * harness).

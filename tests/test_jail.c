@@ -818,3 +818,97 @@ Test(jail, no_process_outlives_a_timed_out_job)
 	assert_nothing_left(mark);
 	run_out_free(&o);
 }
+
+/* ---- an ordinary system inside ------------------------------------------ */
+
+Test(jail, looks_like_an_ordinary_system)
+{
+	struct run_out o;
+
+	/* stdin is the jail's /dev/null at end of file; the payload has a
+	 * passwd and group entry and a writable home; /dev/shm, /dev/null
+	 * and C.UTF-8 work; the time zone is UTC; no resolv.conf while the
+	 * network is off; /etc/hosts names localhost. */
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import os, pwd, grp, sys, time, locale\n"
+	    "print(os.readlink('/proc/self/fd/0'), repr(sys.stdin.read()))\n"
+	    "pw = pwd.getpwuid(os.getuid())\n"
+	    "print(pw.pw_name, pw.pw_dir, grp.getgrgid(os.getgid()).gr_name)\n"
+	    "open(os.path.expanduser('~/.cache-test'), 'w').write('x')\n"
+	    "print(os.listdir(os.path.expanduser('~')))\n"
+	    "open('/dev/shm/seg', 'w').write('y'); print(os.listdir('/dev/shm'))\n"
+	    "open('/dev/null', 'w').write('z')\n"
+	    "print(locale.setlocale(locale.LC_ALL, ''), 'é'.encode())\n"
+	    "print(time.strftime('%Z', time.localtime(0)))\n"
+	    "print(os.path.exists('/etc/resolv.conf'))\n"
+	    "print('localhost' in open('/etc/hosts').read())\n");
+	cr_assert_str_eq(expect_ok(&o),
+			 "/dev/null ''\n"
+			 "sandbox /home/sandbox sandbox\n"
+			 "['.cache-test']\n"
+			 "['seg']\n"
+			 "C.UTF-8 b'\\xc3\\xa9'\n"
+			 "UTC\n"
+			 "False\n"
+			 "True\n");
+	run_out_free(&o);
+}
+
+Test(jail, pty_only_when_the_policy_asks)
+{
+	char policy[4096];
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import os, pty\n"
+	    "print(os.path.exists('/dev/pts'), os.path.exists('/dev/ptmx'))\n"
+	    "try:\n"
+	    "    os.openpty()\n"
+	    "except OSError as e:\n"
+	    "    print(e.errno)\n");
+	cr_assert_str_eq(expect_ok(&o), "False False\n2\n");
+	run_out_free(&o);
+
+	snprintf(policy, sizeof(policy), "%s/pty.ini",
+		 harness_tmpdir("stockade-policy-"));
+	harness_write_file(policy, "[jail]\npty = true\n");
+	RUN(&o, "run", "--json", "--policy", policy, "--", "python3", "-c",
+	    "import os, pty, sys\n"
+	    "m, s = pty.openpty()\n"
+	    "print(os.ttyname(s), os.listdir('/dev/pts'))\n"
+	    "os.write(m, b'ping\\n')\n"
+	    "print(os.read(s, 16))\n"
+	    "print(sys.stdout.isatty())\n");
+	cr_assert_str_eq(expect_ok(&o),
+			 "/dev/pts/0 ['0', 'ptmx']\nb'ping\\n'\nFalse\n");
+	run_out_free(&o);
+}
+
+/* ---- failing closed ----------------------------------------------------- */
+
+Test(jail, refuses_without_user_namespaces)
+{
+	char script[512];
+	struct run_out o;
+
+	/* A throwaway user namespace whose user.max_user_namespaces is 0:
+	 * stockade inside must refuse (exit 69) naming the cause and the fix,
+	 * and run nothing. */
+	snprintf(script, sizeof(script),
+		 "echo 0 > /proc/sys/user/max_user_namespaces || exit 99; "
+		 "exec \"$0\" run -- sh -c 'echo RAN'");
+	{
+		const char *const argv[] = {"unshare", "--user", "--map-root-user",
+					    "sh", "-c", script,
+					    harness_stockade(), NULL};
+
+		harness_spawn(argv, &o);
+	}
+	cr_assert_eq(o.status, 69, "exit %d; stdout: %s; stderr: %s", o.status,
+		     o.out, o.err);
+	cr_assert_eq(o.out_len, 0, "something ran: %s", o.out);
+	cr_assert_not_null(strstr(o.err, "refused: user namespaces are disabled "
+				  "(user.max_user_namespaces = 0). Fix: sysctl -w "
+				  "user.max_user_namespaces="), "%s", o.err);
+	run_out_free(&o);
+}

@@ -82,6 +82,8 @@ sample_spec(struct job_spec *s)
 	s->envc = 3;
 	s->envp = strv(3, "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "EMPTY=");
 	s->hostname = xstrdup("stockade");
+	s->user = xstrdup("sandbox");
+	s->home = xstrdup("/home/sandbox");
 	s->nmounts = 2;
 	s->mounts = calloc(2, sizeof(*s->mounts));
 	cr_assert_not_null(s->mounts);
@@ -129,6 +131,8 @@ raw_run_body(struct wbuf *w, const struct job_spec *s)
 	for (uint32_t i = 0; i < s->envc; i++)
 		wbuf_put_str(w, s->envp[i]);
 	wbuf_put_str(w, s->hostname);
+	wbuf_put_str(w, s->user);
+	wbuf_put_str(w, s->home);
 	wbuf_put_u32(w, s->nmounts);
 	for (uint32_t i = 0; i < s->nmounts; i++) {
 		wbuf_put_u8(w, (uint8_t)s->mounts[i].kind);
@@ -167,6 +171,8 @@ assert_spec_cleared(const struct job_spec *s)
 	cr_assert_null(s->argv);
 	cr_assert_null(s->envp);
 	cr_assert_null(s->hostname);
+	cr_assert_null(s->user);
+	cr_assert_null(s->home);
 	cr_assert_null(s->mounts);
 	cr_assert_eq(s->argc, 0);
 	cr_assert_eq(s->envc, 0);
@@ -193,6 +199,8 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	if (b->envp != NULL)
 		cr_assert_null(b->envp[b->envc]);
 	cr_assert_str_eq(a->hostname, b->hostname);
+	cr_assert_str_eq(a->user, b->user);
+	cr_assert_str_eq(a->home, b->home);
 	cr_assert_eq(a->nmounts, b->nmounts);
 	for (uint32_t i = 0; i < a->nmounts; i++) {
 		cr_assert_eq(a->mounts[i].kind, b->mounts[i].kind);
@@ -1225,7 +1233,7 @@ Test(semantic, uid_and_gid_zero)
 
 Test(semantic, unknown_flags)
 {
-	static const uint32_t flags[] = {0x2, 0x80000000u, ~JOB_F_KNOWN,
+	static const uint32_t flags[] = {0x4, 0x80000000u, ~JOB_F_KNOWN,
 					 UINT32_MAX};
 	struct job_spec s;
 
@@ -1352,6 +1360,28 @@ Test(semantic, empty_argv0)
 	cr_assert_eq(decode_raw_spec(&s, &out), 0);
 	job_spec_clear(&out);
 	job_spec_clear(&s);
+}
+
+Test(semantic, user_and_home)
+{
+	static const char *const bad_users[] = {"", "a:b", "a\nb", "Root",
+						"-x", "9x", "a/b"};
+	static const char *const bad_homes[] = {"", "home", "/", "/work",
+						"/tmp", "/a/../b", "/a/"};
+	struct job_spec s;
+
+	for (size_t i = 0; i < sizeof(bad_users) / sizeof(bad_users[0]); i++) {
+		sample_spec(&s);
+		set_str(&s.user, bad_users[i]);
+		expect_refused_spec(&s, -EINVAL, bad_users[i]);
+		job_spec_clear(&s);
+	}
+	for (size_t i = 0; i < sizeof(bad_homes) / sizeof(bad_homes[0]); i++) {
+		sample_spec(&s);
+		set_str(&s.home, bad_homes[i]);
+		expect_refused_spec(&s, -EINVAL, bad_homes[i]);
+		job_spec_clear(&s);
+	}
 }
 
 Test(semantic, hostname)

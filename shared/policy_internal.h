@@ -1,0 +1,81 @@
+/*
+ * policy_internal.h: what the policy loader (policy.c) and formatter
+ * (policy_format.c) share: the sections, the table of scalar keys and the
+ * value checks (policy_values.c). Not part of the public interface.
+ */
+#ifndef STOCKADE_POLICY_INTERNAL_H
+#define STOCKADE_POLICY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+#define DEFAULT_NAME "<default>"
+#define KIB UINT64_C(1024)
+#define MIB (UINT64_C(1024) * 1024)
+/* Longest [jail] user: the passwd name limit of shadow's useradd. */
+#define USER_MAX 32u
+/* Longest hostname label we accept (RFC 1035). */
+#define HOSTNAME_MAX 63u
+
+enum section {
+	SEC_NONE, /* before the first [section] line */
+	SEC_LIMITS,
+	SEC_JAIL,
+	SEC_ENVIRONMENT,
+	SEC_FILESYSTEM,
+};
+
+extern const char *const policy_section_names[];
+
+enum key_kind {
+	K_U64,      /* uint64_t field = value * unit */
+	K_U32,      /* uint32_t field = value */
+	K_BOOL,     /* bool field, "true" or "false" */
+	K_HOSTNAME, /* char * field */
+	K_USER,     /* char * field */
+	K_PATH,     /* char * field, absolute and normalised */
+};
+
+/* One scalar key. The order of this table is the order of default.ini,
+ * which policy_format() follows. */
+struct scalar_key {
+	enum section section;
+	const char *name;
+	enum key_kind kind;
+	size_t offset;     /* of the field in struct policy */
+	uint64_t min, max; /* range of the value as written, in its unit */
+	uint64_t unit;     /* field = written value * unit */
+};
+
+#define LIMIT(f) offsetof(struct policy, limits.f)
+#define FIELD(f) offsetof(struct policy, f)
+
+extern const struct scalar_key policy_scalar_keys[];
+extern const size_t policy_nscalars;
+#define NSCALARS policy_nscalars
+
+/*
+ * Value checks shared by the loader and by policy_format(), which refuses
+ * to write what would not load back. Each takes the key's name (for the
+ * message), the value, and WHY (WHYLEN bytes) for the reason it is
+ * refused; they return true when the value is acceptable.
+ */
+bool policy_has_control(const char *s);
+bool policy_is_blank(char c);
+bool policy_parse_number(const char *key, const char *v, uint64_t min,
+			 uint64_t max, uint64_t *out, char *why,
+			 size_t whylen);
+bool policy_parse_bool(const char *key, const char *v, bool *out, char *why,
+		       size_t whylen);
+bool policy_valid_hostname(const char *key, const char *v, char *why,
+			   size_t whylen);
+bool policy_valid_user(const char *key, const char *v, char *why,
+		       size_t whylen);
+bool policy_valid_path(const char *key, const char *v, char *why,
+		       size_t whylen);
+bool policy_valid_env_name(const char *v);
+
+#endif

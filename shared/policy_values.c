@@ -1,0 +1,219 @@
+/* policy_values.c: the scalar key table and value checks of the policy
+ * language (policy_internal.h). Pure. */
+#include "policy_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const policy_section_names[] = {
+	[SEC_LIMITS] = "limits",
+	[SEC_JAIL] = "jail",
+	[SEC_ENVIRONMENT] = "environment",
+	[SEC_FILESYSTEM] = "filesystem",
+};
+
+const struct scalar_key policy_scalar_keys[] = {
+	{SEC_LIMITS, "wall_time_ms", K_U64, LIMIT(wall_ms), 1, 86400000, 1},
+	{SEC_LIMITS, "cpu_time_ms", K_U64, LIMIT(cpu_ms), 1, 86400000, 1},
+	{SEC_LIMITS, "memory_mb", K_U64, LIMIT(memory_bytes), 16, 1048576, MIB},
+	{SEC_LIMITS, "processes", K_U32, LIMIT(nproc), 1, 65536, 1},
+	{SEC_LIMITS, "file_size_mb", K_U64, LIMIT(fsize_bytes), 1, 1048576, MIB},
+	{SEC_LIMITS, "open_files", K_U32, LIMIT(nofile), 16, 65536, 1},
+	{SEC_LIMITS, "tmp_mb", K_U64, LIMIT(tmp_bytes), 1, 1048576, MIB},
+	{SEC_LIMITS, "home_mb", K_U64, LIMIT(home_bytes), 1, 1048576, MIB},
+	{SEC_LIMITS, "stdout_kb", K_U64, LIMIT(stdout_bytes), 1, 1048576, KIB},
+	{SEC_LIMITS, "stderr_kb", K_U64, LIMIT(stderr_bytes), 1, 1048576, KIB},
+	{SEC_JAIL, "hostname", K_HOSTNAME, FIELD(hostname), 0, 0, 0},
+	{SEC_JAIL, "user", K_USER, FIELD(user), 0, 0, 0},
+	/* Never 0: root inside the jail is what the layers exist to deny; 65534
+	 * is the overflow id ("nobody") and 65535 is not a valid id. */
+	{SEC_JAIL, "uid", K_U32, FIELD(uid), 1, 65533, 1},
+	{SEC_JAIL, "gid", K_U32, FIELD(gid), 1, 65533, 1},
+	{SEC_JAIL, "home", K_PATH, FIELD(home), 0, 0, 0},
+	{SEC_JAIL, "pty", K_BOOL, FIELD(pty), 0, 0, 0},
+	{SEC_JAIL, "unsafe_no_seccomp", K_BOOL, FIELD(unsafe_no_seccomp), 0, 0,
+	 0},
+};
+const size_t policy_nscalars = sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]);
+_Static_assert(sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]) <= 32,
+	       "struct loader's seen is a uint32_t");
+
+/* ---- Values -----------------------------------------------------------
+ * Each check takes the key's name (for the message), the value, and WHY
+ * (WHYLEN bytes) for the reason it is refused. They are shared by the
+ * loader and by policy_format(), which refuses to write what would not load
+ * back.
+ */
+
+bool
+policy_has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* A plain decimal integer in [MIN, MAX]: digits only, no sign, no blank,
+ * no leading zero (0777 must not look like octal that we read as decimal). */
+bool
+policy_parse_number(const char *key, const char *v, uint64_t min, uint64_t max,
+	     uint64_t *out, char *why, size_t whylen)
+{
+	uint64_t n = 0;
+	const char *s;
+
+	*out = 0;
+	if (*v == '\0' || (v[0] == '0' && v[1] != '\0'))
+		goto not_a_number;
+	for (s = v; *s; s++) {
+		unsigned d;
+
+		if (*s < '0' || *s > '9')
+			goto not_a_number;
+		d = (unsigned)(*s - '0');
+		/* An overflowing number is out of range: say the range. */
+		if (n > (UINT64_MAX - d) / 10)
+			goto out_of_range;
+		n = n * 10 + d;
+	}
+	if (n < min || n > max)
+		goto out_of_range;
+	*out = n;
+	return true;
+
+not_a_number:
+	snprintf(why, whylen, "%s must be a decimal integer, not \"%.200s\"", key, v);
+	return false;
+out_of_range:
+	snprintf(why, whylen, "%s must be between %llu and %llu", key,
+		 (unsigned long long)min, (unsigned long long)max);
+	return false;
+}
+
+bool
+policy_parse_bool(const char *key, const char *v, bool *out, char *why,
+	   size_t whylen)
+{
+	*out = false;
+	if (strcmp(v, "true") == 0)
+		*out = true;
+	else if (strcmp(v, "false") != 0) {
+		snprintf(why, whylen, "%s must be true or false, not \"%.200s\"", key,
+			 v);
+		return false;
+	}
+	return true;
+}
+
+static bool
+is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+bool
+policy_valid_hostname(const char *key, const char *v, char *why, size_t whylen)
+{
+	size_t i, len = strlen(v);
+	bool ok = len >= 1 && len <= HOSTNAME_MAX && v[0] != '-';
+
+	for (i = 0; ok && i < len; i++)
+		ok = is_alpha(v[i]) || is_digit(v[i]) || v[i] == '-';
+	if (!ok)
+		snprintf(why, whylen,
+			 "%s must be 1 to 63 characters of [A-Za-z0-9-] not "
+			 "starting with \"-\", not \"%.200s\"",
+			 key, v);
+	return ok;
+}
+
+/* A name useradd accepts in its default configuration. */
+bool
+policy_valid_user(const char *key, const char *v, char *why, size_t whylen)
+{
+	size_t i, len = strlen(v);
+	bool ok = len >= 1 && len <= USER_MAX &&
+		  ((v[0] >= 'a' && v[0] <= 'z') || v[0] == '_');
+
+	for (i = 1; ok && i < len; i++)
+		ok = (v[i] >= 'a' && v[i] <= 'z') || is_digit(v[i]) ||
+		     v[i] == '_' || v[i] == '-';
+	if (!ok)
+		snprintf(why, whylen,
+			 "%s must be 1 to 32 characters matching "
+			 "[a-z_][a-z0-9_-]*, not \"%.200s\"",
+			 key, v);
+	return ok;
+}
+
+/*
+ * An absolute, normalised path other than "/": no empty, "." or ".."
+ * component and no trailing slash. The launcher binds it at the same place
+ * in the jail; refusing ".." and friends here means the path a policy
+ * names is the path that gets bound, with no lexical surprises. "/" is
+ * refused because binding the whole host defeats the jail. The length
+ * bound is PATH_MAX with its NUL, what the kernel takes.
+ */
+bool
+policy_valid_path(const char *key, const char *v, char *why, size_t whylen)
+{
+	const char *s, *slash;
+	size_t len = strlen(v);
+
+	if (v[0] != '/') {
+		snprintf(why, whylen, "%s must be an absolute path, not \"%.200s\"",
+			 key, v);
+		return false;
+	}
+	if (len >= PATH_MAX) {
+		snprintf(why, whylen, "%s path is longer than %d bytes", key,
+			 PATH_MAX - 1);
+		return false;
+	}
+	if (len == 1) {
+		snprintf(why, whylen, "%s must not be \"/\"", key);
+		return false;
+	}
+	for (s = v + 1;; s = slash + 1) {
+		size_t n;
+
+		slash = strchr(s, '/');
+		n = slash ? (size_t)(slash - s) : strlen(s);
+		if (n == 0 || (n == 1 && s[0] == '.') ||
+		    (n == 2 && s[0] == '.' && s[1] == '.')) {
+			snprintf(why, whylen,
+				 "%s path \"%.200s\" is not normalised (empty, \".\" "
+				 "or \"..\" component, or trailing slash)",
+				 key, v);
+			return false;
+		}
+		if (!slash)
+			return true;
+	}
+}
+
+bool
+policy_valid_env_name(const char *v)
+{
+	if (!is_alpha(*v) && *v != '_')
+		return false;
+	for (v++; *v; v++)
+		if (!is_alpha(*v) && !is_digit(*v) && *v != '_')
+			return false;
+	return true;
+}
+
+bool
+policy_is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
