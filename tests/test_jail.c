@@ -10,6 +10,7 @@
  * STOCKADE_MUST_WORK=1.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -911,4 +912,65 @@ Test(jail, refuses_without_user_namespaces)
 				  "(user.max_user_namespaces = 0). Fix: sysctl -w "
 				  "user.max_user_namespaces="), "%s", o.err);
 	run_out_free(&o);
+}
+
+/* ---- the temporary workspace -------------------------------------------- */
+
+/* Entries of DIR other than "." and "..", into NAME (first one). */
+static int
+count_entries(const char *dir, char *name, size_t size)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n++ == 0)
+			snprintf(name, size, "%s", de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+Test(jail, temporary_workspace_is_private_and_removed_unless_kept)
+{
+	const char *tmp = harness_tmpdir("stockade-tmpdir-");
+	char name[256], path[4096];
+	struct stat st;
+	struct run_out o;
+
+	/* Without --workspace: a fresh directory under $TMPDIR, gone after
+	 * the job, even with a subdirectory the job locked (mode 0). */
+	cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
+	RUN(&o, "run", "--json", "--", "sh", "-c",
+	    "mkdir -p /work/a/b && touch /work/a/b/f && chmod 0 /work/a && "
+	    "ln -s /etc /work/link && pwd");
+	cr_assert_str_eq(expect_ok(&o), "/work\n");
+	run_out_free(&o);
+	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
+		     "left behind in $TMPDIR: %s", name);
+
+	/* With --keep: kept, mode 0700, with what the job wrote, and said. */
+	RUN(&o, "run", "--keep", "--", "sh", "-c", "echo kept > /work/f");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 1);
+	cr_assert_eq(strncmp(name, "stockade-", 9), 0, "%s", name);
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	cr_assert_eq(lstat(path, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0700, "mode %o", st.st_mode & 07777);
+	cr_assert_eq(st.st_uid, geteuid());
+	cr_assert_not_null(strstr(o.err, path), "%s", o.err);
+	run_out_free(&o);
+	snprintf(path, sizeof(path), "%s/%s/f", tmp, name);
+	{
+		char *got = harness_read_file(path, NULL);
+
+		cr_assert_not_null(got, "%s: %s", path, strerror(errno));
+		cr_assert_str_eq(got, "kept\n");
+		free(got);
+	}
 }
