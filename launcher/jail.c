@@ -5,13 +5,16 @@
  * NEWUTS | NEWCGROUP and CLONE_PIDFD (clone3, so it holds a pidfd from the
  * start and never waits by pid alone). Init then, in this order, and
  * aborting the job at the first failure (style.md rule 12):
- *   1. PR_SET_PDEATHSIG(SIGKILL), and checks the launcher is still there:
- *      if the launcher dies, init and so the whole jail die with it;
- *   2. writes its own "deny" to setgroups and one-line uid and gid maps
- *      (payload id inside -> the launcher's id outside), the only maps an
- *      unprivileged process may write (user_namespaces(7));
- *   3. enters the workspace directory, unshares the mount namespace and
- *      builds the root file system (mounts.c);
+ *   1. waits until the launcher has written its one-line uid and gid maps
+ *      (payload ids inside -> the launcher's ids outside, or "nobody"
+ *      outside when the launcher is root; setgroups denied first;
+ *      user_namespaces(7)), then takes the payload's ids;
+ *   2. PR_SET_PDEATHSIG(SIGKILL), after the id change that would clear
+ *      it, and checks the launcher is still there: if the launcher dies,
+ *      init and so the whole jail die with it;
+ *   3. enters the workspace directory (or takes the launcher's detached
+ *      id-mapped copy of it), unshares the mount namespace and builds the
+ *      root file system (mounts.c);
  *   4. sets the hostname, brings up lo (the only interface of its new
  *      network namespace);
  *   5. drops every capability, bounding set included (libcap-ng), and
@@ -44,6 +47,7 @@
 
 #include "buf.h"
 #include "fsutil.h"
+#include "log.h"
 #include "mounts.h"
 
 static const char *const stage_names[] = {
@@ -65,18 +69,25 @@ static const char *const stage_names[] = {
 	[STAGE_CAPS] = "dropping capabilities",
 	[STAGE_FORK_PAYLOAD] = "starting the payload",
 	[STAGE_SIGNALS] = "signal set-up",
+	[STAGE_SET_IDS] = "switching to the payload's ids",
+	[STAGE_SETSID] = "setsid",
+	[STAGE_STDIO] = "standard streams",
+	[STAGE_RLIMITS] = "rlimits",
+	[STAGE_CLOSE_FDS] = "closing descriptors",
+	[STAGE_NO_NEW_PRIVS] = "no_new_privs",
+	[STAGE_SECCOMP] = "loading the seccomp filter",
 };
 
 const char *
 jail_stage_name(int stage)
 {
-	if (stage <= 0 || stage > STAGE_SIGNALS)
+	if (stage <= 0 || stage > STAGE_MAX)
 		return "unknown stage";
 	return stage_names[stage];
 }
 
-static void
-send_record(int fd, int32_t kind, int32_t a, int32_t b)
+void
+jail_send_record(int fd, int32_t kind, int32_t a, int32_t b)
 {
 	uint8_t rec[INIT_RECORD_SIZE];
 	struct wbuf w;
@@ -91,38 +102,9 @@ send_record(int fd, int32_t kind, int32_t a, int32_t b)
 static _Noreturn void
 setup_failed(int status_fd, int stage, int err)
 {
-	send_record(status_fd, INIT_REC_SETUP_FAILED, stage, err < 0 ? -err : err);
+	jail_send_record(status_fd, INIT_REC_SETUP_FAILED, stage,
+			 err < 0 ? -err : err);
 	_exit(1);
-}
-
-static int
-write_proc_self(const char *file, const char *text)
-{
-	char path[64];
-	int fd, e;
-
-	snprintf(path, sizeof(path), "/proc/self/%s", file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	e = write_all(fd, text, strlen(text));
-	close(fd);
-	return e;
-}
-
-static int
-write_id_maps(const struct job_spec *spec, uid_t outer_uid, gid_t outer_gid)
-{
-	char map[64];
-	int e;
-
-	if ((e = write_proc_self("setgroups", "deny")) < 0)
-		return e;
-	snprintf(map, sizeof(map), "%u %u 1\n", spec->uid, (unsigned)outer_uid);
-	if ((e = write_proc_self("uid_map", map)) < 0)
-		return e;
-	snprintf(map, sizeof(map), "%u %u 1\n", spec->gid, (unsigned)outer_gid);
-	return write_proc_self("gid_map", map);
 }
 
 static int
@@ -190,15 +172,23 @@ close_all_except(int *keep, size_t n)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
-_Noreturn void
-jail_init_main(const struct job_spec *spec, int wsfd, uid_t outer_uid,
-	       gid_t outer_gid, int launcher_pidfd, int status_fd, int out_fd,
-	       int err_fd, scmp_filter_ctx filter)
+/*
+ * The body of jail init (pid 1 of the jail); never returns. SYNC_FD is
+ * the read end of the pipe on which the launcher says the id maps are
+ * written; STATUS_FD the write end of the status pipe; OUT_FD and ERR_FD
+ * the write ends of the payload's output pipes.
+ */
+static _Noreturn void
+jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
+	       const struct jail_host *h, int sync_fd, int status_fd,
+	       int out_fd, int err_fd)
 {
-	int keep[] = {wsfd, status_fd, out_fd, err_fd, launcher_pidfd};
-	struct pollfd alive = {.fd = launcher_pidfd, .events = POLLIN};
+	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd,
+		      status_fd, out_fd, err_fd};
+	struct pollfd alive = {.fd = h->launcher_pidfd, .events = POLLIN};
 	sigset_t all;
 	pid_t payload;
+	char go;
 	int stage, e;
 
 	/* The broker's socket and anything else of the launcher's stay out;
@@ -208,21 +198,31 @@ jail_init_main(const struct job_spec *spec, int wsfd, uid_t outer_uid,
 	close(1);
 	close(2);
 
-	/* getppid() is 0 here (the launcher is outside our pid namespace),
-	 * so ask the launcher's pidfd whether it died before the prctl. */
+	/* Wait for the maps; EOF means the launcher died or gave up on us. */
+	if (read(sync_fd, &go, 1) != 1)
+		setup_failed(status_fd, STAGE_ID_MAPS, EPIPE);
+	close(sync_fd);
+	/* Our kernel ids were the launcher's; now become the payload's ids
+	 * inside. Capabilities in the new namespace survive: its uid 0 is
+	 * unmapped, so no setuid "root to non-root" transition drops them. */
+	if (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
+	    setresuid(spec->uid, spec->uid, spec->uid) < 0)
+		setup_failed(status_fd, STAGE_SET_IDS, errno);
+
+	/* Only now: a change of effective ids clears the parent-death
+	 * signal (prctl(2)). getppid() is 0 here (the launcher is outside
+	 * our pid namespace), so ask the launcher's pidfd whether it died
+	 * before the prctl took effect. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || poll(&alive, 1, 0) != 0)
 		setup_failed(status_fd, STAGE_PARENT, ESRCH);
-	close(launcher_pidfd);
+	close(h->launcher_pidfd);
 
-	if ((e = write_id_maps(spec, outer_uid, outer_gid)) < 0)
-		setup_failed(status_fd, STAGE_ID_MAPS, e);
-
-	if (fchdir(wsfd) < 0)
+	if (work_tree_fd < 0 && fchdir(wsfd) < 0)
 		setup_failed(status_fd, STAGE_WORK, errno);
 	close(wsfd);
 	if (unshare(CLONE_NEWNS) < 0)
 		setup_failed(status_fd, STAGE_MOUNT_NS, errno);
-	if ((e = mounts_build_root(spec, &stage)) < 0)
+	if ((e = mounts_build_root(spec, work_tree_fd, &stage)) < 0)
 		setup_failed(status_fd, stage, e);
 
 	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0)
@@ -243,10 +243,9 @@ jail_init_main(const struct job_spec *spec, int wsfd, uid_t outer_uid,
 	if (payload < 0)
 		setup_failed(status_fd, STAGE_FORK_PAYLOAD, errno);
 	if (payload == 0) {
-		close(status_fd);
 		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-			_exit(127);
-		jail_exec_payload(spec, filter);
+			setup_failed(status_fd, STAGE_STDIO, errno);
+		jail_exec_payload(spec, h->filter, status_fd);
 	}
 	close(out_fd);
 	close(err_fd);
@@ -264,7 +263,8 @@ jail_init_main(const struct job_spec *spec, int wsfd, uid_t outer_uid,
 			while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
 				if (p != payload)
 					continue;
-				send_record(status_fd, INIT_REC_PAYLOAD_EXIT, st, 0);
+				jail_send_record(status_fd, INIT_REC_PAYLOAD_EXIT,
+						 st, 0);
 				/* Exiting kills whatever the payload left. */
 				_exit(0);
 			}
@@ -274,36 +274,69 @@ jail_init_main(const struct job_spec *spec, int wsfd, uid_t outer_uid,
 	}
 }
 
-int
-jail_start(const struct job_spec *spec, int wsfd, int launcher_pidfd,
-	   scmp_filter_ctx filter, struct jail *j)
+/* Writes TEXT to /proc/PID/FILE. */
+static int
+write_proc(pid_t pid, const char *file, const char *text)
 {
-	int status[2], out[2], err[2];
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	int pidfd = -1;
+	char path[64];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = write_all(fd, text, strlen(text));
+	close(fd);
+	return e;
+}
+
+/*
+ * The jail's maps: one line each, the payload's ids inside to H's ids
+ * outside; setgroups denied first, which an unprivileged writer of a
+ * gid_map must do (user_namespaces(7)) and which keeps the payload from
+ * dropping supplementary groups to get past a "deny group" permission.
+ */
+static int
+write_id_maps(pid_t pid, const struct job_spec *spec,
+	      const struct jail_host *h)
+{
+	char map[64];
+	int e;
+
+	if ((e = write_proc(pid, "setgroups", "deny")) < 0)
+		return e;
+	snprintf(map, sizeof(map), "%u %u 1\n", spec->uid,
+		 (unsigned)h->outer_uid);
+	if ((e = write_proc(pid, "uid_map", map)) < 0)
+		return e;
+	snprintf(map, sizeof(map), "%u %u 1\n", spec->gid,
+		 (unsigned)h->outer_gid);
+	return write_proc(pid, "gid_map", map);
+}
+
+static void
+close_pair(int p[2])
+{
+	close_fdp(&p[0]);
+	close_fdp(&p[1]);
+}
+
+int
+jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
+	   const struct jail_host *h, struct jail *j)
+{
+	int sync[2] = {-1, -1}, status[2] = {-1, -1};
+	int out[2] = {-1, -1}, err[2] = {-1, -1};
+	int pidfd = -1, e;
 	struct clone_args ca;
 	long pid;
 
 	memset(j, 0, sizeof(*j));
 	j->pidfd = j->out_fd = j->err_fd = j->status_fd = -1;
-	if (pipe2(status, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		int e = -errno;
-
-		close(status[0]);
-		close(status[1]);
-		return e;
-	}
-	if (pipe2(err, O_CLOEXEC) < 0) {
-		int e = -errno;
-
-		close(status[0]);
-		close(status[1]);
-		close(out[0]);
-		close(out[1]);
-		return e;
+	if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 ||
+	    pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		e = -errno;
+		goto fail;
 	}
 
 	memset(&ca, 0, sizeof(ca));
@@ -314,24 +347,21 @@ jail_start(const struct job_spec *spec, int wsfd, int launcher_pidfd,
 	clock_gettime(CLOCK_MONOTONIC, &j->start);
 	pid = syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid == 0) {
+		close(sync[1]);
 		close(status[0]);
 		close(out[0]);
 		close(err[0]);
-		jail_init_main(spec, wsfd, uid, gid, launcher_pidfd, status[1],
-			       out[1],
-			       err[1], filter);
+		jail_init_main(spec, wsfd, work_tree_fd, h, sync[0], status[1],
+			       out[1], err[1]);
 	}
-	close(status[1]);
-	close(out[1]);
-	close(err[1]);
 	if (pid < 0) {
-		int e = -errno;
-
-		close(status[0]);
-		close(out[0]);
-		close(err[0]);
-		return e;
+		e = -errno;
+		goto fail;
 	}
+	close_fdp(&sync[0]);
+	close_fdp(&status[1]);
+	close_fdp(&out[1]);
+	close_fdp(&err[1]);
 	j->pid = (pid_t)pid;
 	j->pidfd = pidfd;
 	j->status_fd = status[0];
@@ -339,7 +369,22 @@ jail_start(const struct job_spec *spec, int wsfd, int launcher_pidfd,
 	j->err_fd = err[0];
 	fcntl(j->out_fd, F_SETFL, O_NONBLOCK);
 	fcntl(j->err_fd, F_SETFL, O_NONBLOCK);
+
+	/* On failure init reads EOF, reports STAGE_ID_MAPS and exits: the
+	 * job ends as sandbox_error through the usual path. */
+	e = write_id_maps(j->pid, spec, h);
+	if (e < 0)
+		log_error("cannot write the jail's id maps: %s", strerror(-e));
+	else if (write(sync[1], "1", 1) != 1)
+		log_error("cannot release jail init: %s", strerror(errno));
+	close_fdp(&sync[1]);
 	return 0;
+fail:
+	close_pair(sync);
+	close_pair(status);
+	close_pair(out);
+	close_pair(err);
+	return e;
 }
 
 void

@@ -28,7 +28,10 @@ enum jail_stage {
 	STAGE_BIND, STAGE_ETC, STAGE_DEV, STAGE_PROC, STAGE_TMP, STAGE_HOME,
 	STAGE_WORK, STAGE_HOSTNAME, STAGE_LOOPBACK, STAGE_PIVOT_ROOT,
 	STAGE_REMOUNT_ROOT, STAGE_CAPS, STAGE_FORK_PAYLOAD, STAGE_SIGNALS,
+	STAGE_SET_IDS, STAGE_SETSID, STAGE_STDIO, STAGE_RLIMITS,
+	STAGE_CLOSE_FDS, STAGE_NO_NEW_PRIVS, STAGE_SECCOMP,
 };
+#define STAGE_MAX STAGE_SECCOMP
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
@@ -39,31 +42,43 @@ enum init_record {
 };
 #define INIT_RECORD_SIZE 12
 
+/* What the launcher lends every jail it starts. Nothing here is owned. */
+struct jail_host {
+	uid_t outer_uid;       /* host uid the payload's uid maps to */
+	gid_t outer_gid;       /* host gid the payload's gid maps to */
+	int launcher_pidfd;    /* a pidfd of the launcher itself */
+	scmp_filter_ctx filter; /* NULL only with JOB_F_UNSAFE_NO_SECCOMP */
+};
+
 /*
- * Starts the jail for SPEC with the workspace directory WSFD (borrowed; the
- * launcher keeps ownership) bound at /work, LAUNCHER_PIDFD a pidfd of the
- * launcher itself (borrowed; init uses it to notice a launcher that died
- * before init armed PR_SET_PDEATHSIG), and the seccomp filter FILTER
- * (borrowed; NULL only when SPEC has JOB_F_UNSAFE_NO_SECCOMP). Returns 0
- * and fills J, or a negative errno when the clone itself fails (-EPERM,
- * -ENOSPC and -EINVAL there mean unprivileged user namespaces are not
- * available). Failures inside the jail are reported later on status_fd.
+ * Starts the jail for SPEC. The workspace arrives either as WORK_TREE_FD,
+ * a detached (open_tree) and id-mapped mount that init moves to /work
+ * (when the launcher runs as root, see idmap.c), or, when that is -1, as
+ * the directory WSFD, which init binds through its current directory.
+ * Both descriptors are borrowed. H->launcher_pidfd lets init notice a
+ * launcher that died before init armed PR_SET_PDEATHSIG. The launcher
+ * writes the jail's one-line uid and gid maps (H's outer ids) before init
+ * goes on (user_namespaces(7)). Returns 0 and fills J, or a negative errno
+ * when the clone or the maps fail (-EPERM, -ENOSPC and -EINVAL from the
+ * clone mean user namespaces are not available); failures inside the jail
+ * are reported later on status_fd.
  */
-int jail_start(const struct job_spec *spec, int wsfd, int launcher_pidfd,
-	       scmp_filter_ctx filter, struct jail *j);
+int jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
+	       const struct jail_host *h, struct jail *j);
 
 /* Closes J's descriptors (not the process: it is reaped by the caller). */
 void jail_close(struct jail *j);
 
 /*
- * The body of jail init (pid 1 of the jail); never returns. STATUS_FD is
- * the write end of the status pipe; OUT_FD and ERR_FD the write ends of the
- * payload's output pipes. See jail.c for the order of the steps.
+ * Makes the detached, id-mapped copy of the workspace mount that a
+ * launcher running as root hands to its jails (idmap.c): files owned by
+ * the workspace directory's owner appear owned by OUTER_UID/OUTER_GID, and
+ * what the payload creates lands on disk as that owner. Needs
+ * CAP_SYS_ADMIN in the initial user namespace and a file system with
+ * idmapped-mount support (mount_setattr(2), MOUNT_ATTR_IDMAP). Returns the
+ * new O_CLOEXEC descriptor, or a negative errno.
  */
-_Noreturn void jail_init_main(const struct job_spec *spec, int wsfd,
-			      uid_t outer_uid, gid_t outer_gid,
-			      int launcher_pidfd, int status_fd, int out_fd,
-			      int err_fd, scmp_filter_ctx filter);
+int jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid);
 
 /*
  * Builds the first seccomp filter (launcher/seccomp.c): foreign ABIs
@@ -76,12 +91,17 @@ scmp_filter_ctx jail_seccomp_build(void);
 /*
  * Drops to the payload and executes SPEC's program in the already built
  * jail: setsid, rlimits, signal mask reset, descriptors closed,
- * no_new_privs, seccomp (FILTER unless NULL), execvp. Never returns: on an
- * exec failure it prints why on stderr (fd 2) and exits 127 (not found)
- * or 126 (not executable), the shell's convention (POSIX.1-2017, Shell
- * Command Language 2.9.1.1).
+ * no_new_privs, seccomp (FILTER unless NULL), execvp. Never returns. A
+ * set-up step that fails is reported on STATUS_FD (close-on-exec, so the
+ * program never holds it) as INIT_REC_SETUP_FAILED, a sandbox_error; an
+ * exec failure is the program's: it prints why on stderr (fd 2) and exits
+ * 127 (not found) or 126 (not executable), the shell's convention
+ * (POSIX.1-2017, Shell Command Language 2.9.1.1).
  */
 _Noreturn void jail_exec_payload(const struct job_spec *spec,
-				 scmp_filter_ctx filter);
+				 scmp_filter_ctx filter, int status_fd);
+
+/* Writes one init record (three little-endian i32) to FD; best effort. */
+void jail_send_record(int fd, int32_t kind, int32_t a, int32_t b);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <seccomp.h>
 
@@ -23,6 +24,10 @@ struct launcher {
 	bool cancel_requested;    /* CANCEL seen for the running job */
 	bool peer_gone;           /* the broker closed its end */
 	int self_pidfd;           /* pidfd of this process, for jail init */
+	bool as_root;             /* euid 0: payloads map to outer_uid, and
+				   * the workspace is id-mapped (idmap.c) */
+	uid_t outer_uid;          /* host ids every payload maps to */
+	gid_t outer_gid;
 	scmp_filter_ctx filter;   /* built once, reused for every job */
 	uint8_t *msg;             /* PROTO_MAX_MSG bytes, receive buffer */
 	uint8_t *out;             /* PROTO_MAX_MSG bytes, send buffer */

@@ -22,6 +22,9 @@
 #include "launcher.h"
 #include "log.h"
 
+/* Host uid and gid of payloads when the launcher runs as root. */
+#define STOCKADE_ROOT_PAYLOAD_ID 65534
+
 static int
 parse_fd(const char *s)
 {
@@ -91,6 +94,17 @@ main(int argc, char **argv)
 	l.phase = PHASE_HELLO;
 	l.msg = malloc(PROTO_MAX_MSG);
 	l.out = malloc(PROTO_MAX_MSG);
+	/*
+	 * Whose ids the payload gets on the host: ours, unless we are root.
+	 * A payload that is host uid 0, even without a capability, passes
+	 * every check that looks at the uid alone (sysctls under /proc/sys,
+	 * owner checks on bound files, RLIMIT_NPROC's exemption for root),
+	 * so a root launcher maps payloads to the overflow ids ("nobody")
+	 * and lends them an id-mapped workspace instead (idmap.c).
+	 */
+	l.as_root = geteuid() == 0;
+	l.outer_uid = l.as_root ? STOCKADE_ROOT_PAYLOAD_ID : geteuid();
+	l.outer_gid = l.as_root ? STOCKADE_ROOT_PAYLOAD_ID : getegid();
 	l.filter = jail_seccomp_build();
 	l.self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (l.msg == NULL || l.out == NULL || l.filter == NULL ||

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,6 +31,7 @@ struct job_state {
 	bool over_output;
 	bool cancelled;
 	bool killed;
+	size_t pending;      /* an OUTPUT message in l->out not yet sent */
 	siginfo_t info;
 	struct rusage ru;
 };
@@ -53,8 +55,35 @@ kill_jail(struct job_state *s)
 	}
 }
 
-/* Reads what is available on stream STREAM and forwards it. Returns 0 or
- * a negative errno when the broker cannot be written to. */
+/*
+ * Sends the OUTPUT message waiting in l->out without blocking: a broker
+ * that does not read must not stop this loop, or the wall-clock limit
+ * with it. Returns 0 (sent, or still pending) or a negative errno.
+ */
+static int
+flush_pending(struct launcher *l, struct job_state *s)
+{
+	ssize_t n;
+
+	if (s->pending == 0)
+		return 0;
+	do
+		n = send(l->ipc, l->out, s->pending, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	if ((size_t)n != s->pending)
+		return -EIO;
+	s->pending = 0;
+	return 0;
+}
+
+/*
+ * Reads one chunk of stream STREAM, if nothing is waiting to be sent, and
+ * queues it as an OUTPUT message. Past the stream's cap the jail is
+ * killed (output_limit) and the stream is read no more. Returns 0 or a
+ * negative errno when the broker cannot be written to.
+ */
 static int
 pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
      int stream)
@@ -63,38 +92,32 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 	int fd = stream == 1 ? s->jail.out_fd : s->jail.err_fd;
 	uint64_t cap = stream == 1 ? spec->limits.stdout_bytes :
 				     spec->limits.stderr_bytes;
+	ssize_t n;
+	int m;
 
-	for (int rounds = 0; rounds < 4; rounds++) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-		int m, e;
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				return 0;
-			s->eof[stream] = true;
-			return 0;
-		}
-		if (n == 0) {
-			s->eof[stream] = true;
-			return 0;
-		}
-		s->bytes[stream] += (uint64_t)n;
-		m = proto_encode_output(l->out, PROTO_MAX_MSG, spec->job_id,
-					(uint8_t)stream, chunk, (size_t)n);
-		if (m < 0)
-			return m;
-		if ((e = proto_send(l->ipc, l->out, (size_t)m, -1)) < 0)
-			return e;
-		if (s->bytes[stream] > cap) {
-			s->over_output = true;
-			kill_jail(s);
-			s->eof[stream] = true; /* read no more of it */
-			return 0;
-		}
+	if (s->pending > 0)
+		return 0;
+	do
+		n = read(fd, chunk, sizeof(chunk));
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return 0;
+	if (n <= 0) {
+		s->eof[stream] = true;
+		return 0;
 	}
-	return 0;
+	s->bytes[stream] += (uint64_t)n;
+	m = proto_encode_output(l->out, PROTO_MAX_MSG, spec->job_id,
+				(uint8_t)stream, chunk, (size_t)n);
+	if (m < 0)
+		return m;
+	s->pending = (size_t)m;
+	if (s->bytes[stream] > cap) {
+		s->over_output = true;
+		kill_jail(s);
+		s->eof[stream] = true; /* read no more of it */
+	}
+	return flush_pending(l, s);
 }
 
 static void
@@ -116,7 +139,10 @@ classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
 			r->signal = WTERMSIG(st);
 			switch (r->signal) {
 			case SIGXCPU:
-				r->status = JOB_CPU_LIMIT;
+				/* Only RLIMIT_CPU's SIGXCPU is a limit; a
+				 * program can send itself one. */
+				r->status = r->cpu_ms + 1000 >= spec->limits.cpu_ms ?
+					JOB_CPU_LIMIT : JOB_CRASH;
 				break;
 			case SIGXFSZ:
 				r->status = JOB_FILE_SIZE_LIMIT;
@@ -217,6 +243,26 @@ clone_failed(struct launcher *l, const struct job_spec *spec, int e)
 	return send_result(l, &r);
 }
 
+/* Running as root without an id-mapped workspace: refuse, never fall back
+ * to a payload that is host root. */
+static int
+setup_refused(struct launcher *l, const struct job_spec *spec, int e)
+{
+	char detail[300];
+	struct job_result r = {.job_id = spec->job_id,
+			       .status = JOB_SANDBOX_ERROR,
+			       .exit_code = -1};
+
+	snprintf(detail, sizeof(detail),
+		 "running as root, stockade maps the job to uid %u and needs an "
+		 "id-mapped mount of the workspace, which failed (%s): put the "
+		 "workspace on a file system with idmapped mounts (ext4, xfs, "
+		 "btrfs, tmpfs) or run stockade as an ordinary user",
+		 (unsigned)l->outer_uid, strerror(-e));
+	r.detail = detail;
+	return send_result(l, &r);
+}
+
 int
 launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 {
@@ -226,21 +272,45 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	bool have_rec;
 	int e = 0;
 
+	struct jail_host host = {
+		.outer_uid = l->outer_uid,
+		.outer_gid = l->outer_gid,
+		.launcher_pidfd = l->self_pidfd,
+		.filter = (spec->flags & JOB_F_UNSAFE_NO_SECCOMP) ? NULL :
+								      l->filter,
+	};
+	int tree = -1;
+
 	memset(&s, 0, sizeof(s));
-	e = jail_start(spec, wsfd, l->self_pidfd,
-		       (spec->flags & JOB_F_UNSAFE_NO_SECCOMP) ? NULL : l->filter,
-		       &s.jail);
-	/* Init holds its own reference now; ours must not outlive the job. */
+	if (l->as_root) {
+		tree = jail_idmapped_workspace(wsfd, l->outer_uid,
+					       l->outer_gid);
+		if (tree < 0) {
+			close(wsfd);
+			return setup_refused(l, spec, tree);
+		}
+	}
+	e = jail_start(spec, wsfd, tree, &host, &s.jail);
+	/* Init holds its own references now; ours must not outlive the job. */
 	close(wsfd);
+	if (tree >= 0)
+		close(tree);
 	if (e < 0)
 		return clone_failed(l, spec, e);
 
-	while (!s.exited || !s.eof[1] || !s.eof[2]) {
+	while (!s.exited || !s.eof[1] || !s.eof[2] || s.pending > 0) {
+		/* While an OUTPUT waits for the broker, the pipes are not read
+		 * (the payload blocks on a full pipe), but the deadline is
+		 * still kept. */
+		bool wait_out = s.pending > 0;
 		struct pollfd p[4] = {
 			{.fd = s.exited ? -1 : s.jail.pidfd, .events = POLLIN},
-			{.fd = s.eof[1] ? -1 : s.jail.out_fd, .events = POLLIN},
-			{.fd = s.eof[2] ? -1 : s.jail.err_fd, .events = POLLIN},
-			{.fd = l->peer_gone ? -1 : l->ipc, .events = POLLIN},
+			{.fd = s.eof[1] || wait_out ? -1 : s.jail.out_fd,
+			 .events = POLLIN},
+			{.fd = s.eof[2] || wait_out ? -1 : s.jail.err_fd,
+			 .events = POLLIN},
+			{.fd = l->peer_gone ? -1 : l->ipc,
+			 .events = POLLIN | (wait_out ? POLLOUT : 0)},
 		};
 		uint64_t spent = elapsed_ms(&s.jail.start);
 		int timeout = -1;
@@ -260,11 +330,14 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 			s.timed_out = true;
 			kill_jail(&s);
 		}
+		if (wait_out && (p[3].revents & POLLOUT) &&
+		    (e = flush_pending(l, &s)) < 0)
+			break;
 		if (p[1].revents && (e = pump(l, spec, &s, 1)) < 0)
 			break;
 		if (p[2].revents && (e = pump(l, spec, &s, 2)) < 0)
 			break;
-		if (p[3].revents) {
+		if (p[3].revents & (POLLIN | POLLHUP | POLLERR)) {
 			int d = launcher_dispatch_one(l);
 
 			if (d <= 0) {

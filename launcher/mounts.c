@@ -13,9 +13,13 @@
  *      recreated as the same symlink;
  *   5. /dev: a tmpfs with bind mounts of null, zero, full, random,
  *      urandom, the usual symlinks and a size-capped /dev/shm;
- *   6. a fresh /proc of the jail's pid namespace;
+ *   6. a fresh /proc of the jail's pid namespace, with /proc/sys,
+ *      /proc/sysrq-trigger, /proc/irq and /proc/bus bound read-only over
+ *      themselves, as bubblewrap does;
  *   7. a size-capped /tmp and home directory (tmpfs);
- *   8. the workspace (the current directory) bound at /work;
+ *   8. the workspace at /work: the detached id-mapped mount a root
+ *      launcher made (move_mount), or the current directory, translated
+ *      into this namespace by unshare(CLONE_NEWNS), as a bind;
  *   9. pivot_root(R, R) and a lazy unmount of the old root, the
  *      "new_root and put_old the same" idiom of pivot_root(2);
  *  10. R itself remounted read-only.
@@ -168,6 +172,16 @@ ro_bind(const char *src, const char *target, bool try)
 					 MOUNT_ATTR_NODEV, 0);
 }
 
+/* A tmpfs's inode cap: one inode per 4 KiB of its size, at least 1024,
+ * so a job cannot pin unaccounted kernel memory with empty files. */
+static unsigned long long
+inodes_for(uint64_t size)
+{
+	uint64_t n = size / 4096;
+
+	return n < 1024 ? 1024 : n;
+}
+
 static int
 build_etc(const struct job_spec *spec)
 {
@@ -226,9 +240,12 @@ build_dev(const struct job_spec *spec)
 			return e;
 		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 			return -errno;
-		/* Devices stay writable (/dev/null) but never suid or exec. */
+		/* A read-only mount still lets a device be written (the
+		 * check covers regular files, directories and symlinks), but
+		 * not chmod, chown or utimes of the host's node. */
 		if ((e = sys_mount_setattr(AT_FDCWD, dst, 0,
-					   MOUNT_ATTR_NOSUID |
+					   MOUNT_ATTR_RDONLY |
+						   MOUNT_ATTR_NOSUID |
 						   MOUNT_ATTR_NOEXEC, 0)) < 0)
 			return e;
 	}
@@ -250,8 +267,9 @@ build_dev(const struct job_spec *spec)
 	}
 	if ((e = mkdir_p(ROOT "/dev/shm", 01777)) < 0)
 		return e;
-	snprintf(opts, sizeof(opts), "mode=1777,size=%llu",
-		 (unsigned long long)spec->limits.tmp_bytes);
+	snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+		 (unsigned long long)spec->limits.tmp_bytes,
+		 inodes_for(spec->limits.tmp_bytes));
 	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs",
 		  MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
 		return -errno;
@@ -269,8 +287,8 @@ mount_tmpfs(const char *path, mode_t mode, uint64_t size)
 		return e;
 	/* Without uid=/gid= the tmpfs belongs to its mounter, the payload's
 	 * ids; only mapped ids may be named. */
-	snprintf(opts, sizeof(opts), "mode=%04o,size=%llu", (unsigned)mode,
-		 (unsigned long long)size);
+	snprintf(opts, sizeof(opts), "mode=%04o,size=%llu,nr_inodes=%llu",
+		 (unsigned)mode, (unsigned long long)size, inodes_for(size));
 	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return -errno;
 	return 0;
@@ -283,18 +301,50 @@ fail(int *stage, int s, int e)
 	return e;
 }
 
+/* Kernel knobs the jail's /proc would otherwise expose for writing to
+ * whoever the kernel thinks may write them. */
+static const char *const proc_ro[] = {
+	ROOT "/proc/sys", ROOT "/proc/sysrq-trigger", ROOT "/proc/irq",
+	ROOT "/proc/bus",
+};
+
+static int
+proc_read_only(void)
+{
+	for (size_t i = 0; i < sizeof(proc_ro) / sizeof(proc_ro[0]); i++) {
+		int e;
+
+		if (mount(proc_ro[i], proc_ro[i], NULL, MS_BIND | MS_REC,
+			  NULL) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return -errno;
+		}
+		e = sys_mount_setattr(AT_FDCWD, proc_ro[i], AT_RECURSIVE,
+				      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					      MOUNT_ATTR_NODEV |
+					      MOUNT_ATTR_NOEXEC, 0);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
 int
-mounts_build_root(const struct job_spec *spec, int *stage)
+mounts_build_root(const struct job_spec *spec, int work_tree_fd, int *stage)
 {
 	char path[PATH_MAX];
-	int wsfd, e;
+	int wsfd = -1, e;
 
 	*stage = 0;
-	/* The workspace, as the current directory translated into this
-	 * namespace by unshare(CLONE_NEWNS); held until step 8. */
-	wsfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (wsfd < 0)
-		return fail(stage, STAGE_WORK, -errno);
+	/* Without a detached tree, the workspace is the current directory,
+	 * translated into this namespace by unshare(CLONE_NEWNS); held
+	 * until step 8. */
+	if (work_tree_fd < 0) {
+		wsfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (wsfd < 0)
+			return fail(stage, STAGE_WORK, -errno);
+	}
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return fail(stage, STAGE_MOUNT_NS, -errno);
@@ -321,6 +371,8 @@ mounts_build_root(const struct job_spec *spec, int *stage)
 	if (mount("proc", ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL) < 0)
 		return fail(stage, STAGE_PROC, -errno);
+	if ((e = proc_read_only()) < 0)
+		return fail(stage, STAGE_PROC, e);
 
 	if ((e = mount_tmpfs(ROOT "/tmp", 01777, spec->limits.tmp_bytes)) < 0)
 		return fail(stage, STAGE_TMP, e);
@@ -334,10 +386,17 @@ mounts_build_root(const struct job_spec *spec, int *stage)
 
 	if ((e = mkdir_p(ROOT "/work", 0755)) < 0)
 		return fail(stage, STAGE_WORK, e);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", wsfd);
-	if (mount(path, ROOT "/work", NULL, MS_BIND, NULL) < 0)
-		return fail(stage, STAGE_WORK, -errno);
-	close(wsfd);
+	if (work_tree_fd >= 0) {
+		if (syscall(SYS_move_mount, work_tree_fd, "", AT_FDCWD,
+			    ROOT "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return fail(stage, STAGE_WORK, -errno);
+		close(work_tree_fd);
+	} else {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", wsfd);
+		if (mount(path, ROOT "/work", NULL, MS_BIND, NULL) < 0)
+			return fail(stage, STAGE_WORK, -errno);
+		close(wsfd);
+	}
 	if ((e = sys_mount_setattr(AT_FDCWD, ROOT "/work", 0,
 				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 				   0)) < 0)

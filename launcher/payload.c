@@ -3,9 +3,9 @@
  * order of style.md rule 12 (everything earlier was done by jail init):
  * new session (no controlling terminal, so TIOCSTI-style injection into
  * the caller's terminal is impossible), stdin from the jail's /dev/null,
- * rlimits, default signal mask, every descriptor above 2 closed,
- * no_new_privs, seccomp, exec. Capabilities were already dropped by init,
- * bounding set included.
+ * rlimits, default signal mask, every descriptor above 2 marked
+ * close-on-exec, no_new_privs, seccomp, exec. Capabilities were already
+ * dropped by init, bounding set included.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,63 +21,74 @@
 
 #include "jail.h"
 
-static void
-die(const char *what, int err)
+/* A set-up step failed: that is stockade's failure, not the program's. */
+static _Noreturn void
+die(int status_fd, int stage, int err)
 {
-	dprintf(2, "stockade: payload set-up failed: %s: %s\n", what,
-		strerror(err));
+	jail_send_record(status_fd, INIT_REC_SETUP_FAILED, stage, err);
 	_exit(127);
 }
 
-static void
-set_limit(int resource, rlim_t soft, rlim_t hard, const char *name)
+static int
+set_limit(int resource, rlim_t value)
 {
-	struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
+	struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
 
-	if (setrlimit(resource, &rl) < 0)
-		die(name, errno);
+	return setrlimit(resource, &rl);
 }
 
 _Noreturn void
-jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter)
+jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
+		  int status_fd)
 {
 	const struct job_limits *l = &spec->limits;
+	struct rlimit cpu;
 	extern char **environ;
 	sigset_t none;
-	rlim_t cpu_s;
 	int fd, e;
 
 	if (setsid() < 0)
-		die("setsid", errno);
+		die(status_fd, STAGE_SETSID, errno);
 	/* Init closed its stdio, so this open may itself return 0. */
 	fd = open("/dev/null", O_RDONLY);
 	if (fd < 0)
-		die("stdin", errno);
+		die(status_fd, STAGE_STDIO, errno);
 	if (fd != 0) {
 		if (dup2(fd, 0) < 0)
-			die("stdin", errno);
+			die(status_fd, STAGE_STDIO, errno);
 		close(fd);
 	}
 
-	/* CPU: SIGXCPU at the limit, SIGKILL one second later. */
-	cpu_s = (rlim_t)((l->cpu_ms + 999) / 1000);
-	set_limit(RLIMIT_CPU, cpu_s, cpu_s + 1, "RLIMIT_CPU");
-	set_limit(RLIMIT_AS, l->memory_bytes, l->memory_bytes, "RLIMIT_AS");
-	set_limit(RLIMIT_FSIZE, l->fsize_bytes, l->fsize_bytes, "RLIMIT_FSIZE");
-	set_limit(RLIMIT_NOFILE, l->nofile, l->nofile, "RLIMIT_NOFILE");
-	set_limit(RLIMIT_NPROC, l->nproc, l->nproc, "RLIMIT_NPROC");
-	set_limit(RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
+	/* CPU: SIGXCPU at the limit, SIGKILL one second later. The others
+	 * are set explicitly so nothing of the caller's limits leaks in:
+	 * no real-time priority, no nice boost, little locked memory. */
+	cpu.rlim_cur = (rlim_t)((l->cpu_ms + 999) / 1000);
+	cpu.rlim_max = cpu.rlim_cur + 1;
+	if (setrlimit(RLIMIT_CPU, &cpu) < 0 ||
+	    set_limit(RLIMIT_AS, l->memory_bytes) < 0 ||
+	    set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0 ||
+	    set_limit(RLIMIT_NOFILE, l->nofile) < 0 ||
+	    set_limit(RLIMIT_NPROC, l->nproc) < 0 ||
+	    set_limit(RLIMIT_CORE, 0) < 0 ||
+	    set_limit(RLIMIT_RTPRIO, 0) < 0 ||
+	    set_limit(RLIMIT_RTTIME, 0) < 0 ||
+	    set_limit(RLIMIT_NICE, 0) < 0 ||
+	    set_limit(RLIMIT_MEMLOCK, 64 * 1024) < 0 ||
+	    set_limit(RLIMIT_MSGQUEUE, 64 * 1024) < 0)
+		die(status_fd, STAGE_RLIMITS, errno);
 
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		die("sigprocmask", errno);
+		die(status_fd, STAGE_SIGNALS, errno);
 
-	if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
-		die("close_range", errno);
+	/* Close-on-exec rather than closed, so the status pipe still works
+	 * for the steps below; nothing above 2 crosses the exec. */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		die(status_fd, STAGE_CLOSE_FDS, errno);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		die("no_new_privs", errno);
+		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
 	if (filter != NULL && (e = seccomp_load(filter)) < 0)
-		die("seccomp", -e);
+		die(status_fd, STAGE_SECCOMP, -e);
 
 	environ = spec->envp;
 	execvp(spec->argv[0], spec->argv);
