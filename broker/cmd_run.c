@@ -27,6 +27,7 @@
 #include "preflight.h"
 #include "result_json.h"
 #include "supervisor.h"
+#include "utf8.h"
 #include "workspace.h"
 
 /*
@@ -85,6 +86,7 @@ disarm_cancel(void)
 
 struct run_output {
 	bool stream;            /* pass output through as it arrives */
+	bool closed[3];         /* our stdout/stderr went away (EPIPE...) */
 	struct capture cap[3];  /* [1] stdout, [2] stderr */
 };
 
@@ -94,8 +96,11 @@ on_output(void *arg, int stream, const uint8_t *data, size_t len)
 	struct run_output *o = arg;
 
 	capture_add(&o->cap[stream], data, len);
-	if (o->stream)
-		(void)write_all(stream, data, len);
+	/* A reader that went away (SIGPIPE is ignored in main) stops the
+	 * pass-through of that stream, not the job or its clean-up. */
+	if (o->stream && !o->closed[stream] &&
+	    write_all(stream, data, len) < 0)
+		o->closed[stream] = true;
 }
 
 static void
@@ -152,9 +157,17 @@ print_summary(const struct job_result *r, const struct job_limits *lim)
 	fprintf(stderr, ", wall %llu ms, cpu %llu ms, peak %llu KiB\n",
 		(unsigned long long)r->wall_ms, (unsigned long long)r->cpu_ms,
 		(unsigned long long)r->peak_memory_kb);
-	if (r->status != JOB_OK)
-		fprintf(stderr, "stockade: hint: %s\n",
-			job_hint(r, lim, hint, sizeof(hint)));
+	if (r->status != JOB_OK) {
+		/* The hint quotes the launcher's detail: valid UTF-8 only on
+		 * a terminal (the decoder already refused control bytes). */
+		char *text;
+
+		job_hint(r, lim, hint, sizeof(hint));
+		text = utf8_sanitize(hint, strlen(hint), NULL);
+		if (text != NULL)
+			fprintf(stderr, "stockade: hint: %s\n", text);
+		free(text);
+	}
 }
 
 int
@@ -217,26 +230,46 @@ cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	/* The command line is checked against what RUN can carry before
+	 * anything is made or started (jobspec.h). */
+	if ((e = jobspec_from_policy(&spec, &pol, argc - optind,
+				     argv + optind)) < 0) {
+		if (e == -E2BIG)
+			log_error("the command line is too long: at most %u "
+				  "arguments of at most %u bytes each",
+				  JOB_MAX_ARGS, JOB_MAX_STR);
+		else if (e == -EMSGSIZE)
+			log_error("the command line is too long: with the "
+				  "policy's environment and mounts it must fit "
+				  "in %u bytes", PROTO_MAX_BODY);
+		else if (e == -EINVAL)
+			log_error("the program name is empty");
+		else
+			log_error("cannot build the job: %s", strerror(-e));
+		policy_clear(&pol);
+		return e == -ENOMEM ? EXIT_SANDBOX : EXIT_USAGE;
+	}
 	if (preflight_userns(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
+		jobspec_release(&spec);
 		policy_clear(&pol);
 		return EXIT_REFUSED;
 	}
-	if (workspace_open(&ws, workspace, err, sizeof(err)) < 0) {
-		log_error("%s", err);
+	if ((e = workspace_open(&ws, workspace, err, sizeof(err))) < 0) {
+		/* No openat2: refuse, never fall back (style.md rule 18). */
+		if (e == -ENOSYS)
+			log_error("refused: %s", err);
+		else
+			log_error("%s", err);
+		jobspec_release(&spec);
 		policy_clear(&pol);
-		return EXIT_USAGE;
+		return e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;
 	}
 	if (supervisor_init(&sup, err, sizeof(err)) < 0) {
 		log_error("%s", err);
+		supervisor_free(&sup);
 		rc = EXIT_SANDBOX;
 		goto out_ws;
-	}
-	if ((e = jobspec_from_policy(&spec, &pol, argc - optind,
-				     argv + optind)) < 0) {
-		log_error("cannot build the job: %s", strerror(-e));
-		rc = EXIT_USAGE;
-		goto out_sup;
 	}
 	memset(&out, 0, sizeof(out));
 	out.stream = !json;
@@ -244,7 +277,7 @@ cmd_run(int argc, char **argv)
 	    capture_init(&out.cap[2], pol.limits.stderr_bytes) < 0) {
 		log_error("out of memory");
 		rc = EXIT_SANDBOX;
-		goto out_spec;
+		goto out_cap;
 	}
 
 	e = supervisor_start(&sup);
@@ -257,9 +290,14 @@ cmd_run(int argc, char **argv)
 		memset(&res, 0, sizeof(res));
 		res.status = JOB_SANDBOX_ERROR;
 		res.exit_code = -1;
-		snprintf(err, sizeof(err), "cannot start the launcher: %s",
-			 e == -E2BIG ? "the job does not fit in one message" :
-				       strerror(-e));
+		if (e == -ETIMEDOUT)
+			snprintf(err, sizeof(err), "cannot start the launcher: "
+				 "it did not answer within %u ms",
+				 SUPERVISOR_HELLO_MS);
+		else
+			snprintf(err, sizeof(err), "cannot start the launcher: %s",
+				 e == -E2BIG ? "the job does not fit in one message" :
+					       strerror(-e));
 		res.detail = strdup(err);
 	}
 	if (json) {
@@ -283,11 +321,9 @@ cmd_run(int argc, char **argv)
 	if (interrupted)
 		rc = 128 + interrupted;
 	job_result_clear(&res);
+out_cap:
 	capture_free(&out.cap[1]);
 	capture_free(&out.cap[2]);
-out_spec:
-	jobspec_release(&spec);
-out_sup:
 	supervisor_free(&sup);
 out_ws:
 	if (ws.temporary && keep)
@@ -295,6 +331,7 @@ out_ws:
 	if ((e = workspace_close(&ws, keep)) < 0)
 		log_warn("could not remove the workspace %s: %s", ws.path,
 			 strerror(-e));
+	jobspec_release(&spec);
 	policy_clear(&pol);
 	return rc;
 }

@@ -9,8 +9,13 @@
  * Fills SPEC from POLICY and the program ARGV (ARGC >= 1). SPEC borrows
  * every string from POLICY and ARGV (the caller keeps both alive while
  * SPEC is used, and frees SPEC's arrays with jobspec_release, not
- * job_spec_clear). Returns 0, -E2BIG for more arguments than the protocol
- * carries, -ENOMEM.
+ * job_spec_clear). Checks what the protocol can carry before anything is
+ * started, so that a command line the launcher would refuse is the
+ * caller's error and not a sandbox failure. Returns 0; -E2BIG for more
+ * than JOB_MAX_ARGS arguments or an argument (the program included) over
+ * JOB_MAX_STR bytes; -EMSGSIZE when every argument fits but the job as a
+ * whole does not fit in one RUN message (PROTO_MAX_BODY); -EINVAL for an
+ * empty program name; -ENOMEM. On failure SPEC is left zeroed.
  */
 int jobspec_from_policy(struct job_spec *spec, const struct policy *policy,
 			int argc, char **argv);

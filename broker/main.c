@@ -2,6 +2,7 @@
  * stockade: the broker. Owns the host side: the workspace, the policy, the
  * client's commands; runs code only through stockade-launcher.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@ int
 main(int argc, char **argv)
 {
 	log_set_program("stockade");
+	/* A closed stdout must end in EPIPE that we handle (the temporary
+	 * workspace still removed), not in death by SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	if (getenv("STOCKADE_DEBUG") != NULL)
 		log_set_level(LOG_LVL_DEBUG);
 	if (argc < 2) {

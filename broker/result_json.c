@@ -1,7 +1,10 @@
 /* result_json.c: see result_json.h. */
 #include "result_json.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "utf8.h"
 
@@ -44,6 +47,30 @@ stream_json(const struct capture *c)
 	return j;
 }
 
+/* A C string of any bytes as a JSON string of valid UTF-8 (U+FFFD for
+ * what is not); NULL only when memory runs out. */
+static json_t *
+text_json(const char *s)
+{
+	size_t len;
+	char *text = utf8_sanitize(s, strlen(s), &len);
+	json_t *j;
+
+	if (text == NULL)
+		return NULL;
+	j = json_stringn_nocheck(text, len);
+	free(text);
+	return j;
+}
+
+/* Adds V (stolen, may be NULL) to O as KEY; false when V is NULL or the
+ * object cannot grow. */
+static bool
+put(json_t *o, const char *key, json_t *v)
+{
+	return v != NULL && json_object_set_new(o, key, v) == 0;
+}
+
 json_t *
 result_to_json(const struct job_result *res, const struct job_limits *lim,
 	       const struct capture *out, const struct capture *err)
@@ -51,26 +78,42 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	char hint[512];
 	const char *sig = res->signal ? signal_name(res->signal) : NULL;
 	json_t *o;
+	bool ok;
 
+	/* Field by field rather than json_pack: "s" refuses invalid UTF-8,
+	 * and the detail (hence the hint that quotes it) is whatever bytes
+	 * the launcher sent. Every string goes through text_json, so the
+	 * only failure left is memory. */
 	job_hint(res, lim, hint, sizeof(hint));
-	o = json_pack("{s:s,s:o,s:o,s:I,s:I,s:I,s:o,s:o,s:b,s:b,s:I,s:I,"
-		      "s:o,s:s,s:s,s:s}",
-		"status", job_status_name(res->status),
-		"exit_code", res->exit_code >= 0 ?
-			json_integer(res->exit_code) : json_null(),
-		"signal", sig ? json_string(sig) : json_null(),
-		"wall_ms", (json_int_t)res->wall_ms,
-		"cpu_ms", (json_int_t)res->cpu_ms,
-		"peak_memory_kb", (json_int_t)res->peak_memory_kb,
-		"stdout", stream_json(out),
-		"stderr", stream_json(err),
-		"stdout_truncated", capture_truncated(out),
-		"stderr_truncated", capture_truncated(err),
-		"stdout_bytes", (json_int_t)res->stdout_bytes,
-		"stderr_bytes", (json_int_t)res->stderr_bytes,
-		"limits", limits_to_json(lim),
-		"enforcement", "rlimit",
-		"detail", res->detail ? res->detail : "",
-		"hint", hint);
+	o = json_object();
+	if (o == NULL)
+		return NULL;
+	ok = put(o, "status", text_json(job_status_name(res->status)));
+	ok = ok && put(o, "exit_code", res->exit_code >= 0 ?
+			       json_integer(res->exit_code) : json_null());
+	ok = ok && put(o, "signal", sig ? text_json(sig) : json_null());
+	ok = ok && put(o, "wall_ms", json_integer((json_int_t)res->wall_ms));
+	ok = ok && put(o, "cpu_ms", json_integer((json_int_t)res->cpu_ms));
+	ok = ok && put(o, "peak_memory_kb",
+		       json_integer((json_int_t)res->peak_memory_kb));
+	ok = ok && put(o, "stdout", stream_json(out));
+	ok = ok && put(o, "stderr", stream_json(err));
+	ok = ok && put(o, "stdout_truncated",
+		       json_boolean(capture_truncated(out)));
+	ok = ok && put(o, "stderr_truncated",
+		       json_boolean(capture_truncated(err)));
+	ok = ok && put(o, "stdout_bytes",
+		       json_integer((json_int_t)res->stdout_bytes));
+	ok = ok && put(o, "stderr_bytes",
+		       json_integer((json_int_t)res->stderr_bytes));
+	ok = ok && put(o, "limits", limits_to_json(lim));
+	ok = ok && put(o, "enforcement", text_json("rlimit"));
+	ok = ok && put(o, "detail", text_json(res->detail ? res->detail : ""));
+	ok = ok && put(o, "hint", text_json(hint));
+	if (!ok) {
+		json_decref(o);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return o;
 }

@@ -12,8 +12,11 @@
  * exit_code, signal, wall_ms, cpu_ms, peak_memory_kb, stdout, stderr
  * (valid UTF-8, truncation marked), stdout_truncated, stderr_truncated,
  * stdout_bytes, stderr_bytes, limits, enforcement, detail, hint. OUT and
- * ERR are the captures of the two streams (borrowed). Returns a new
- * reference the caller releases with json_decref, or NULL on ENOMEM.
+ * ERR are the captures of the two streams (borrowed). Every string is
+ * made valid UTF-8 (U+FFFD for invalid bytes), whatever bytes RES's
+ * detail holds. Returns a new reference the caller releases with
+ * json_decref, or NULL with errno ENOMEM when memory runs out (the only
+ * failure).
  */
 json_t *result_to_json(const struct job_result *res,
 		       const struct job_limits *lim, const struct capture *out,

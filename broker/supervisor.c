@@ -12,6 +12,14 @@
  * Anything else (unknown type, wrong phase, a descriptor, another job's
  * id, a malformed body) is a protocol violation: the launcher is killed
  * and the job in flight ends as sandbox_error.
+ *
+ * Silence is a failure too: every wait has a deadline
+ * (SUPERVISOR_HELLO_MS for HELLO_REPLY, the job's wall-clock limit plus
+ * SUPERVISOR_GRACE_MS for its RESULT), after which the launcher is taken
+ * for hung, killed and reaped. The launcher enforces the wall-clock
+ * limit itself, so a live one answers well within the grace. Time the
+ * broker spends in its own output callback (a slow terminal or pipe) is
+ * not the launcher's silence and does not count.
  */
 #include "supervisor.h"
 
@@ -29,6 +37,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -37,6 +46,54 @@
 
 #define LAUNCHER_NAME "stockade-launcher"
 #define LAUNCHER_IPC_FD 3
+
+/* After closing the socket, how long supervisor_stop waits for the
+ * launcher to exit before killing it, milliseconds. */
+#define STOP_GRACE_MS 5000u
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* BASE + ADD, saturating (a policy may give a huge wall_ms). */
+static uint64_t
+add_ms(uint64_t base, uint64_t add)
+{
+	return add > UINT64_MAX - base ? UINT64_MAX : base + add;
+}
+
+/*
+ * Waits until FD is readable or the CLOCK_MONOTONIC time DEADLINE (ms)
+ * has passed. Returns 0 when readable (or hung up: the read that follows
+ * says which), -ETIMEDOUT, or another negative errno.
+ */
+static int
+wait_readable(int fd, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		uint64_t now = now_ms(), left;
+		int n;
+
+		if (now >= deadline)
+			left = 0;
+		else
+			left = deadline - now;
+		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n == 0 && left <= INT_MAX)
+			return -ETIMEDOUT;
+	}
+}
 
 static int
 open_exe(const char *path)
@@ -135,15 +192,19 @@ launcher_exited(struct supervisor *s)
 	return poll(&p, 1, 0) == 1;
 }
 
-/* Receives one message of TYPE (header checked, no fd allowed). Returns
- * the body length, or a negative errno; 0-length bodies are fine. */
+/* Receives one message of a type in ALLOWED (header checked, no fd
+ * allowed) by the CLOCK_MONOTONIC time DEADLINE (ms). Returns the body
+ * length, -ETIMEDOUT when nothing came in time, or another negative
+ * errno; 0-length bodies are fine. */
 static int
 recv_expect(struct supervisor *s, const uint16_t *allowed, size_t nallowed,
-	    uint16_t *type, const uint8_t **body)
+	    uint64_t deadline, uint16_t *type, const uint8_t **body)
 {
 	int fd = -1, n, e;
 	size_t len;
 
+	if ((e = wait_readable(s->sock, deadline)) < 0)
+		return e;
 	n = proto_recv(s->sock, s->msg, PROTO_MAX_MSG, &fd);
 	if (fd >= 0) {
 		close(fd);
@@ -171,11 +232,13 @@ supervisor_start(struct supervisor *s)
 	const uint8_t *body;
 	uint16_t type;
 	uint32_t version, lpid;
+	uint64_t deadline;
 	int sv[2], pidfd = -1, n, e;
 	pid_t pid;
 
 	if (s->pid > 0)
 		return 0;
+	deadline = add_ms(now_ms(), SUPERVISOR_HELLO_MS);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
@@ -218,7 +281,7 @@ supervisor_start(struct supervisor *s)
 		e = n < 0 ? n : e;
 		goto fail;
 	}
-	n = recv_expect(s, hello_ok, 1, &type, &body);
+	n = recv_expect(s, hello_ok, 1, deadline, &type, &body);
 	if (n < 0) {
 		e = n;
 		goto fail;
@@ -235,9 +298,11 @@ fail:
 	return e;
 }
 
+/* Kills the launcher and makes RES the job's sandbox_error: E says why,
+ * WAITED_MS how long it was given when E is -ETIMEDOUT. */
 static void
 launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
-		int e)
+		int e, uint64_t waited_ms)
 {
 	char detail[200];
 
@@ -247,11 +312,16 @@ launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
 	res->job_id = id;
 	res->status = JOB_SANDBOX_ERROR;
 	res->exit_code = -1;
-	snprintf(detail, sizeof(detail), "%s (%s)",
-		 e == -ECONNRESET || e == -EPIPE ?
-			 "the launcher died during the job" :
-			 "the launcher broke the protocol",
-		 strerror(-e));
+	if (e == -ETIMEDOUT)
+		snprintf(detail, sizeof(detail),
+			 "the launcher did not answer within %llu ms",
+			 (unsigned long long)waited_ms);
+	else
+		snprintf(detail, sizeof(detail), "%s (%s)",
+			 e == -ECONNRESET || e == -EPIPE ?
+				 "the launcher died during the job" :
+				 "the launcher broke the protocol",
+			 strerror(-e));
 	res->detail = strdup(detail);
 }
 
@@ -260,6 +330,7 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	       output_fn out, void *arg, struct job_result *res)
 {
 	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT};
+	uint64_t allowed, deadline;
 	uint8_t *buf;
 	int n, e;
 
@@ -283,8 +354,12 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	}
 	e = proto_send(s->sock, buf, (size_t)n, wsfd);
 	free(buf);
+	/* The launcher kills the job at wall_ms: its RESULT, and any
+	 * OUTPUT before it, must come by then plus the grace. */
+	allowed = add_ms(spec->limits.wall_ms, SUPERVISOR_GRACE_MS);
+	deadline = add_ms(now_ms(), allowed);
 	if (e < 0) {
-		launcher_failed(s, res, spec->job_id, e);
+		launcher_failed(s, res, spec->job_id, e, 0);
 		return 0;
 	}
 	for (;;) {
@@ -294,9 +369,9 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		uint8_t stream;
 		size_t dlen;
 
-		n = recv_expect(s, running_ok, 2, &type, &body);
+		n = recv_expect(s, running_ok, 2, deadline, &type, &body);
 		if (n < 0) {
-			launcher_failed(s, res, spec->job_id, n);
+			launcher_failed(s, res, spec->job_id, n, allowed);
 			return 0;
 		}
 		if (type == PROTO_OUTPUT) {
@@ -304,18 +379,22 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 						&data, &dlen);
 			if (e < 0 || id != spec->job_id) {
 				launcher_failed(s, res, spec->job_id,
-						e < 0 ? e : -EPROTO);
+						e < 0 ? e : -EPROTO, 0);
 				return 0;
 			}
-			if (out != NULL)
+			if (out != NULL) {
+				uint64_t t0 = now_ms();
+
 				out(arg, stream, data, dlen);
+				deadline = add_ms(deadline, now_ms() - t0);
+			}
 			continue;
 		}
 		e = proto_decode_result(body, (size_t)n, res);
 		if (e < 0 || res->job_id != spec->job_id) {
 			job_result_clear(res);
 			launcher_failed(s, res, spec->job_id,
-					e < 0 ? e : -EPROTO);
+					e < 0 ? e : -EPROTO, 0);
 		}
 		return 0;
 	}
@@ -326,8 +405,11 @@ supervisor_stop(struct supervisor *s)
 {
 	if (s->pid <= 0)
 		return;
-	/* Closing our end is the launcher's signal to exit. */
+	/* Closing our end is the launcher's signal to exit; one that does
+	 * not within STOP_GRACE_MS is killed rather than waited for. */
 	close_fdp(&s->sock);
+	if (wait_readable(s->pidfd, add_ms(now_ms(), STOP_GRACE_MS)) < 0)
+		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
 	while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	close_fdp(&s->pidfd);

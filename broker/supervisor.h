@@ -13,6 +13,11 @@
 
 #include "proto.h"
 
+/* How long a launcher may stay silent, milliseconds: from its exec to
+ * HELLO_REPLY, and from RUN to RESULT beyond the job's wall_ms. */
+#define SUPERVISOR_HELLO_MS 5000u
+#define SUPERVISOR_GRACE_MS 10000u
+
 struct supervisor {
 	int exe_fd;          /* the launcher binary, opened O_PATH once */
 	pid_t pid;           /* launcher process, 0 when none */
@@ -51,22 +56,27 @@ int supervisor_init_path(struct supervisor *s, const char *path, char *err,
 /*
  * Starts a launcher (fork, then execveat of exe_fd with its socket at fd 3,
  * everything else closed, an empty environment) and exchanges HELLO.
- * Returns 0 or a negative errno (-EPROTO on a version mismatch).
+ * Returns 0 or a negative errno (-EPROTO on a version mismatch,
+ * -ETIMEDOUT when no HELLO_REPLY came within SUPERVISOR_HELLO_MS of the
+ * start); on failure the launcher is killed and reaped.
  */
 int supervisor_start(struct supervisor *s);
 
 /*
  * Runs SPEC (its job_id is assigned here) with the workspace directory
  * WSFD (borrowed), calling OUT for each output chunk, and fills RES (the
- * caller clears it). If the launcher dies or breaks the protocol, RES is a
- * sandbox_error naming why, the launcher is killed and reaped, and the
- * next call starts a new one. Returns 0 when RES is filled, or a negative
- * errno when nothing could be sent at all.
+ * caller clears it). If the launcher dies or breaks the protocol, or its
+ * RESULT has not come SPEC's wall_ms + SUPERVISOR_GRACE_MS after RUN was
+ * sent, not counting the time spent in OUT (detail "the launcher did not
+ * answer within N ms"), RES is a sandbox_error naming why, the launcher
+ * is killed and reaped, and the next call starts a new one. Returns 0 when RES is filled, or a negative
+ * errno when nothing could be sent at all (supervisor_start's errors).
  */
 int supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		   output_fn out, void *arg, struct job_result *res);
 
-/* Closes the session and reaps the launcher; S can be started again. */
+/* Closes the session and reaps the launcher, killing it if it has not
+ * exited within 5 s; S can be started again. */
 void supervisor_stop(struct supervisor *s);
 
 /* supervisor_stop, then closes exe_fd and frees S's buffers. */

@@ -4,9 +4,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 int
@@ -46,94 +50,205 @@ free_p(void *p)
 	free(*(void **)p);
 }
 
-static int
-remove_children(int dfd, dev_t dev, unsigned depth)
+/*
+ * Removal of a tree of any depth with a bounded number of descriptors.
+ *
+ * The walk holds one directory stream per level, but never more than
+ * RM_MAX_LEVELS below the top: a directory met at that depth is not
+ * descended but renamed (renameat2 RENAME_NOREPLACE) to a new direct
+ * child of the top directory, ".stockade-rm-N", and the top level is read
+ * again until a pass finds nothing more to move. Every move lifts a
+ * subtree RM_MAX_LEVELS levels up, so the passes end; a pass that moves
+ * nothing has seen every entry. Recursion is bounded by the same figure.
+ *
+ * Nothing here follows a symbolic link: entries are examined with
+ * AT_SYMLINK_NOFOLLOW, non-directories (symlinks, FIFOs, sockets,
+ * devices) are unlinked without being opened, and a directory is reached
+ * with O_PATH|O_NOFOLLOW|O_DIRECTORY, then reopened as "." relative to
+ * that descriptor, so a name swapped for a symlink between the check and
+ * the use is refused (ENOTDIR) rather than followed.
+ */
+#define RM_MAX_LEVELS 64u
+
+struct rm_walk {
+	int top;            /* the directory being emptied (borrowed) */
+	dev_t dev;          /* its file system */
+	uint64_t mnt_id;    /* its mount (statx STATX_MNT_ID), when known */
+	bool have_mnt_id;
+	unsigned long next; /* suffix of the next ".stockade-rm-N" */
+	unsigned moved;     /* subtrees moved up during this pass */
+	int first;          /* first error met, 0 if none */
+};
+
+static void
+rm_error(struct rm_walk *w, int e)
 {
-	DIR *d;
+	if (w->first == 0 && e < 0)
+		w->first = e;
+}
+
+/*
+ * Opens the directory NAME under DFD as an O_PATH descriptor without
+ * following a symlink, checks that it lies on the walk's mount (else
+ * -EXDEV) and gives it u+rwx when it lacks them. Returns the descriptor
+ * or a negative errno.
+ */
+static int
+rm_prepare_dir(struct rm_walk *w, int dfd, const char *name)
+{
+	struct statx stx;
+	int pfd, e;
+
+	pfd = openat(dfd, name,
+		     O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (statx(pfd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+		  STATX_TYPE | STATX_MODE | STATX_MNT_ID, &stx) < 0) {
+		e = -errno;
+		close(pfd);
+		return e;
+	}
+	/* A mount point below the top: never enter or move it. */
+	if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != w->dev ||
+	    (w->have_mnt_id && (stx.stx_mask & STATX_MNT_ID) != 0 &&
+	     stx.stx_mnt_id != w->mnt_id)) {
+		close(pfd);
+		return -EXDEV;
+	}
+	if ((stx.stx_mode & S_IRWXU) != S_IRWXU) {
+		char proc[64];
+
+		/* fchmod refuses O_PATH descriptors and fchmodat would look
+		 * the name up again; the descriptor's /proc entry names this
+		 * very inode. Best effort: the removal reports failure. */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		(void)chmod(proc, (mode_t)((stx.stx_mode & 07777) | S_IRWXU));
+	}
+	return pfd;
+}
+
+static void rm_children(struct rm_walk *w, int dfd, unsigned level);
+
+/* Removes the directory NAME under DFD, LEVEL levels below the top. */
+static void
+rm_dir(struct rm_walk *w, int dfd, const char *name, unsigned level)
+{
+	int pfd, fd;
+
+	pfd = rm_prepare_dir(w, dfd, name);
+	if (pfd < 0) {
+		rm_error(w, pfd);
+		return;
+	}
+	if (level >= RM_MAX_LEVELS) {
+		/* Too deep to descend: lift it to the top, where a later
+		 * pass removes it. Moving a directory to another parent
+		 * needs write permission on it, which rm_prepare_dir gave. */
+		char to[40];
+		int e;
+
+		close(pfd);
+		do {
+			snprintf(to, sizeof(to), ".stockade-rm-%lu", w->next++);
+			e = renameat2(dfd, name, w->top, to, RENAME_NOREPLACE);
+		} while (e < 0 && errno == EEXIST);
+		if (e < 0)
+			rm_error(w, -errno);
+		else
+			w->moved++;
+		return;
+	}
+	/* "." from the O_PATH descriptor is the directory just checked. */
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	if (fd < 0) {
+		rm_error(w, -errno);
+		return;
+	}
+	rm_children(w, fd, level + 1);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+		rm_error(w, -errno);
+}
+
+/* Removes the entries of the directory DFD (taken over and closed), which
+ * lies LEVEL levels below the top (the top itself is level 0). */
+static void
+rm_children(struct rm_walk *w, int dfd, unsigned level)
+{
 	struct dirent *de;
-	int first = 0;
+	DIR *d;
 
 	d = fdopendir(dfd);
 	if (d == NULL) {
-		int e = -errno;
-
+		rm_error(w, -errno);
 		close(dfd);
-		return e;
+		return;
 	}
 	while ((errno = 0, de = readdir(d)) != NULL) {
-		int e;
+		struct stat st;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
-			struct stat st;
-
-			if (fstatat(dirfd(d), de->d_name, &st,
-				    AT_SYMLINK_NOFOLLOW) < 0) {
-				if (first == 0)
-					first = -errno;
-				continue;
-			}
-			if (S_ISDIR(st.st_mode)) {
-				int cfd;
-
-				if (st.st_dev != dev) {
-					if (first == 0)
-						first = -EXDEV;
-					continue;
-				}
-				if (depth == 0) {
-					if (first == 0)
-						first = -ELOOP;
-					continue;
-				}
-				/* Best effort: the removal reports failure. */
-				if (fchmodat(dirfd(d), de->d_name,
-					     (st.st_mode & 07777) | S_IRWXU, 0) < 0)
-					errno = 0;
-				cfd = openat(dirfd(d), de->d_name,
-					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-						     O_CLOEXEC);
-				if (cfd < 0) {
-					if (first == 0)
-						first = -errno;
-					continue;
-				}
-				e = remove_children(cfd, dev, depth - 1);
-				if (e < 0 && first == 0)
-					first = e;
-				if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 &&
-				    first == 0)
-					first = -errno;
-				continue;
-			}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			rm_error(w, -errno);
+			continue;
 		}
-		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && first == 0)
-			first = -errno;
+		if (S_ISDIR(st.st_mode))
+			rm_dir(w, dirfd(d), de->d_name, level);
+		else if (unlinkat(dirfd(d), de->d_name, 0) < 0)
+			rm_error(w, -errno);
 	}
-	if (errno != 0 && first == 0)
-		first = -errno;
+	if (errno != 0)
+		rm_error(w, -errno);
 	closedir(d);
-	return first;
 }
 
 int
-remove_tree_at(int dirfd, const char *name, unsigned maxdepth)
+remove_tree_at(int dirfd, const char *name)
 {
+	struct rm_walk w;
+	struct statx stx;
 	struct stat st;
-	int fd, e;
+	int pfd, top;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
-	if (fchmodat(dirfd, name, (st.st_mode & 07777) | S_IRWXU, 0) < 0)
-		errno = 0; /* best effort: the removal reports failure */
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+
+	memset(&w, 0, sizeof(w));
+	w.top = -1;
+	w.dev = st.st_dev;
+	/* The top's own mount is the one the walk stays on. */
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID) != 0) {
+		w.mnt_id = stx.stx_mnt_id;
+		w.have_mnt_id = true;
+	}
+	pfd = rm_prepare_dir(&w, dirfd, name);
+	if (pfd < 0)
+		return pfd;
+	top = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	if (top < 0)
 		return -errno;
-	e = remove_children(fd, st.st_dev, maxdepth);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && e == 0)
-		e = -errno;
-	return e;
+	w.top = top;
+	do {
+		int fd;
+
+		w.moved = 0;
+		/* A fresh descriptor per pass: rm_children closes it, and a
+		 * new stream sees what the last pass moved up. */
+		fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			rm_error(&w, -errno);
+			break;
+		}
+		rm_children(&w, fd, 0);
+	} while (w.moved > 0);
+	close(top);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
+		rm_error(&w, -errno);
+	return w.first;
 }

@@ -11,14 +11,29 @@ int write_all(int fd, const void *data, size_t len);
 
 /*
  * Removes the directory entry NAME under DIRFD and, for a directory,
- * everything below it, never following a symbolic link and never leaving
- * the file system of DIRFD (a mount point below is an error, -EXDEV).
- * Directories without write or search permission for their owner are
- * given it first (fchmod) so that trees a jailed program locked down can
- * still be removed. Returns 0 or the first negative errno met; keeps
- * going after an error. Depth is bounded by MAXDEPTH (-ELOOP past it).
+ * everything below it, whatever the depth.
+ *
+ * Never follows a symbolic link: a symlink, FIFO, socket or device is
+ * unlinked without being opened, and a directory is entered only through
+ * O_NOFOLLOW|O_DIRECTORY descriptors. Never leaves the mount of NAME: a
+ * directory below on another file system or mount (st_dev or the statx
+ * mount id differs) is skipped and reported as -EXDEV, and the rest is
+ * still removed. Directories without read, write or search permission
+ * for their owner are given u+rwx first (through their descriptor, not
+ * their name) so that trees a jailed program locked down can still be
+ * removed.
+ *
+ * Holds at most 67 descriptors at once: a directory more than 64 levels
+ * below NAME is not entered but renamed to a direct child of NAME called
+ * ".stockade-rm-N" (never replacing an entry), and NAME is read again
+ * until nothing more is moved.
+ * Needs /proc mounted only to fix the permissions of a locked directory.
+ *
+ * Returns 0, or the first negative errno met; keeps going after an error,
+ * so that as much as possible is removed. NAME itself is then still there
+ * when something below it could not be removed.
  */
-int remove_tree_at(int dirfd, const char *name, unsigned maxdepth);
+int remove_tree_at(int dirfd, const char *name);
 
 /* Closes FD if >= 0, preserving errno; for cleanup attributes. */
 void close_fdp(int *fd);

@@ -2,6 +2,8 @@
 #include "proto.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -186,16 +188,75 @@ proto_encode_output(uint8_t *buf, size_t size, uint64_t job_id,
 	return finish(&w, PROTO_OUTPUT);
 }
 
+/*
+ * A detail a person may read on a terminal: no control character but
+ * tab, neither C0 nor DEL nor a C1 control written as UTF-8 (U+0080 to
+ * U+009F, bytes C2 80 to C2 9F), which would let a launcher's text move
+ * the cursor or rewrite the screen. Other bytes, even invalid UTF-8, are
+ * the reader's to sanitize (result_json.c).
+ */
+static bool
+detail_ok(const char *d)
+{
+	for (const unsigned char *p = (const unsigned char *)d; *p; p++) {
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+			return false;
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * What every RESULT must be, for proto_encode_result and
+ * proto_decode_result alike: STATUS known; exit code -1..255 and signal
+ * 0..64, consistent with the status (ok: exit 0 and no signal;
+ * exit_nonzero: exit 1..255 and no signal; crash: a signal 1..64 and no
+ * exit code); every figure at most INT64_MAX, so that it stays a
+ * non-negative JSON integer; the detail as detail_ok says. -EINVAL
+ * otherwise. (The detail's length is the caller's to check.)
+ */
+static int
+check_result(uint32_t status, const struct job_result *r, const char *detail)
+{
+	if (status > JOB_STATUS_MAX || r->exit_code < -1 ||
+	    r->exit_code > 255 || r->signal < 0 || r->signal > 64)
+		return -EINVAL;
+	switch (status) {
+	case JOB_OK:
+		if (r->exit_code != 0 || r->signal != 0)
+			return -EINVAL;
+		break;
+	case JOB_EXIT_NONZERO:
+		if (r->exit_code < 1 || r->signal != 0)
+			return -EINVAL;
+		break;
+	case JOB_CRASH:
+		if (r->signal < 1 || r->exit_code != -1)
+			return -EINVAL;
+		break;
+	default:
+		break;
+	}
+	if (r->wall_ms > INT64_MAX || r->cpu_ms > INT64_MAX ||
+	    r->peak_memory_kb > INT64_MAX || r->stdout_bytes > INT64_MAX ||
+	    r->stderr_bytes > INT64_MAX)
+		return -EINVAL;
+	if (!detail_ok(detail))
+		return -EINVAL;
+	return 0;
+}
+
 int
 proto_encode_result(uint8_t *buf, size_t size, const struct job_result *r)
 {
 	struct wbuf w;
 	const char *detail = r->detail ? r->detail : "";
 
-	/* The ranges proto_decode_result accepts. */
+	/* Exactly what proto_decode_result accepts. */
 	if ((unsigned)r->status > JOB_STATUS_MAX ||
-	    strlen(detail) > JOB_MAX_DETAIL || r->exit_code < -1 ||
-	    r->exit_code > 255 || r->signal < 0 || r->signal > 64)
+	    strlen(detail) > JOB_MAX_DETAIL ||
+	    check_result((uint32_t)r->status, r, detail) < 0)
 		return -EINVAL;
 	start(&w, buf, size);
 	wbuf_put_u64(&w, r->job_id);
@@ -540,9 +601,8 @@ proto_decode_result(const uint8_t *body, size_t len, struct job_result *res)
 	e = rbuf_end(&r);
 	if (e < 0)
 		goto fail;
-	e = -EINVAL;
-	if (status > JOB_STATUS_MAX || res->exit_code < -1 ||
-	    res->exit_code > 255 || res->signal < 0 || res->signal > 64)
+	e = check_result(status, res, res->detail);
+	if (e < 0)
 		goto fail;
 	res->status = (enum job_status)status;
 	return 0;

@@ -1,6 +1,8 @@
 /* harness.c: see harness.h. */
 #include "harness.h"
 
+#include "fsutil.h"
+
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -33,6 +35,14 @@ extern char **environ;
 
 static char stockade_path[PATH_MAX];
 static char launcher_path[PATH_MAX];
+/* Where the helper programs of tests/ are (harness_helper). */
+static char helper_dir[PATH_MAX];
+static char helper_path[PATH_MAX];
+/* The helpers built in tests/ (tests/meson.build), copied with the two
+ * binaries in the 65534 variant. */
+static const char *const helpers[] = {
+	"fake-launcher-silent", "fake-launcher-hang", "with-enosys",
+};
 static bool unprivileged;
 static char *tmpdirs[MAX_TMPDIRS];
 static size_t ntmpdirs;
@@ -105,6 +115,17 @@ harness_launcher(void)
 {
 	check_setup();
 	return launcher_path;
+}
+
+const char *
+harness_helper(const char *name)
+{
+	check_setup();
+	cr_assert_lt(snprintf(helper_path, sizeof(helper_path), "%s/%s",
+			      helper_dir, name), (int)sizeof(helper_path));
+	cr_assert_eq(access(helper_path, X_OK), 0, "helper %s: %s",
+		     helper_path, strerror(errno));
+	return helper_path;
 }
 
 bool
@@ -196,6 +217,15 @@ become_unprivileged(void)
 	if (!copy_exe(src_launcher, launcher_path) ||
 	    !copy_exe(src_stockade, stockade_path))
 		return false;
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		char src[PATH_MAX + 64], dst[PATH_MAX + 64];
+
+		snprintf(src, sizeof(src), "%s/%s", helper_dir, helpers[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", dir, helpers[i]);
+		if (access(src, F_OK) == 0 && !copy_exe(src, dst))
+			return false;
+	}
+	snprintf(helper_dir, sizeof(helper_dir), "%s", dir);
 	SETUP_REQUIRE(chmod(dir, 0755) == 0 &&
 		      chown(dir, UNPRIV_ID, UNPRIV_ID) == 0,
 		      "chmod/chown %s: %s", dir, strerror(errno));
@@ -255,6 +285,9 @@ setup(void)
 	snprintf(copy, sizeof(copy), "%s", bin);
 	snprintf(launcher_path, sizeof(launcher_path), "%s/stockade-launcher",
 		 dirname(copy));
+	SETUP_REQUIRE(snprintf(helper_dir, sizeof(helper_dir), "%s/tests",
+			       copy) < (int)sizeof(helper_dir),
+		      "%s/tests: path too long", copy);
 	SETUP_REQUIRE(access(stockade_path, X_OK) == 0, "%s: %s",
 		      stockade_path, strerror(errno));
 	SETUP_REQUIRE(access(launcher_path, X_OK) == 0, "%s: %s",
@@ -317,6 +350,10 @@ harness_cleanup(void)
 		/* A job may have left directories without write permission. */
 		(void)nftw(tmpdirs[i], make_writable, 32, FTW_PHYS);
 		(void)nftw(tmpdirs[i], remove_entry, 32, FTW_DEPTH | FTW_PHYS);
+		/* nftw stops at PATH_MAX: a deeper tree a failed test left
+		 * goes with the code under test, which any depth is for. */
+		if (access(tmpdirs[i], F_OK) == 0)
+			(void)remove_tree_at(AT_FDCWD, tmpdirs[i]);
 		free(tmpdirs[i]);
 		tmpdirs[i] = NULL;
 	}

@@ -72,6 +72,15 @@ void harness_skip(const char *reason);
 const char *harness_stockade(void);
 const char *harness_launcher(void);
 
+/*
+ * Path of the helper program NAME built in tests/ (tests/meson.build:
+ * fake-launcher-silent, fake-launcher-hang, with-enosys), beside
+ * STOCKADE_BIN in its tests/ directory; in the 65534 variant run as root,
+ * the copy made with the two binaries. Asserts it is executable. The
+ * string is overwritten by the next call.
+ */
+const char *harness_helper(const char *name);
+
 /* True when the test process now runs as an unprivileged user (65534). */
 bool harness_unprivileged(void);
 

@@ -974,3 +974,288 @@ Test(jail, temporary_workspace_is_private_and_removed_unless_kept)
 		free(got);
 	}
 }
+
+/* A tree 1000 directories deep, a FIFO, a symlink to / and a locked
+ * directory in the middle: the temporary workspace still goes. The old
+ * removal stopped at 512 levels (-ELOOP) and left it all in $TMPDIR. */
+Test(jail, temporary_workspace_with_a_deep_tree_is_removed)
+{
+	const char *tmp = harness_tmpdir("stockade-tmpdir-");
+	char name[256];
+	struct run_out o;
+
+	cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
+	/* Built by chdir: the whole path (2005 bytes) stays under
+	 * PATH_MAX, but only one component is used at a time. */
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import os\n"
+	    "os.chdir('/work')\n"
+	    "for i in range(1000):\n"
+	    "    os.mkdir('d')\n"
+	    "    os.chdir('d')\n"
+	    "os.mkfifo('fifo')\n"
+	    "os.symlink('/', 'root')\n"
+	    "open('f', 'w').close()\n"
+	    "os.chmod('/work/' + 'd/' * 500, 0)\n"
+	    "print(len(os.getcwd()))\n");
+	cr_assert_str_eq(expect_ok(&o), "2005\n");
+	cr_assert_str_eq(o.err, "", "stockade said: %s", o.err);
+	run_out_free(&o);
+	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
+		     "left behind in $TMPDIR: %s", name);
+}
+
+/* ---- the workspace path ------------------------------------------------- */
+
+/*
+ * Confused deputy through the workspace path: a job plants /work/a ->
+ * OUTSIDE, a host directory; a later `stockade run --workspace WS/a/sub`
+ * must not follow it. O_NOFOLLOW covered only the last component, so the
+ * second job wrote into OUTSIDE/sub.
+ */
+Test(jail, workspace_through_a_planted_symlink_is_refused)
+{
+	const char *ws = harness_workspace();
+	const char *outside = harness_tmpdir("stockade-outside-");
+	char sub[4096], link[4096], target[4096], want[8192], name[256];
+	struct stat st;
+	struct run_out o;
+
+	/* What the symlink leads to exists on the host, as ~/.ssh would. */
+	snprintf(target, sizeof(target), "%s/sub", outside);
+	cr_assert_eq(mkdir(target, 0700), 0, "%s: %s", target, strerror(errno));
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "ln", "-s", outside,
+	    "/work/a");
+	expect_ok(&o);
+	run_out_free(&o);
+	snprintf(link, sizeof(link), "%s/a", ws);
+	cr_assert_eq(lstat(link, &st), 0, "%s: %s", link, strerror(errno));
+	cr_assert(S_ISLNK(st.st_mode), "the job did not plant a symlink");
+
+	/* A symlink in the middle of the path... */
+	snprintf(sub, sizeof(sub), "%s/a/sub", ws);
+	RUN(&o, "run", "--workspace", sub, "--", "sh", "-c",
+	    "echo planted > /work/f");
+	snprintf(want, sizeof(want),
+		 "stockade: workspace %s: a component is a symbolic link; give "
+		 "the path without symlinks\n", sub);
+	cr_assert_eq(o.status, 2, "exit %d; stderr: %s", o.status, o.err);
+	cr_assert_str_eq(o.err, want);
+	cr_assert_eq(o.out_len, 0, "something ran: %s", o.out);
+	run_out_free(&o);
+	cr_assert_eq(count_entries(target, name, sizeof(name)), 0,
+		     "written outside the workspace: %s", name);
+
+	/* ...and as the last component. */
+	RUN(&o, "run", "--workspace", link, "--", "sh", "-c",
+	    "echo planted > /work/f");
+	snprintf(want, sizeof(want),
+		 "stockade: workspace %s: a component is a symbolic link; give "
+		 "the path without symlinks\n", link);
+	cr_assert_eq(o.status, 2, "exit %d; stderr: %s", o.status, o.err);
+	cr_assert_str_eq(o.err, want);
+	run_out_free(&o);
+	cr_assert_eq(count_entries(outside, name, sizeof(name)), 1,
+		     "written outside the workspace");
+}
+
+/* A relative --workspace resolves from the current directory. */
+Test(jail, workspace_relative_path_is_from_the_cwd)
+{
+	const char *ws = harness_workspace();
+	char path[4096], *got;
+	struct run_out o;
+
+	snprintf(path, sizeof(path), "%s/real", ws);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	cr_assert_eq(chdir(ws), 0);
+	RUN(&o, "run", "--json", "--workspace", "real", "--", "sh", "-c",
+	    "echo relative > /work/f");
+	expect_ok(&o);
+	run_out_free(&o);
+	snprintf(path, sizeof(path), "%s/real/f", ws);
+	got = harness_read_file(path, NULL);
+	cr_assert_not_null(got, "%s: %s", path, strerror(errno));
+	cr_assert_str_eq(got, "relative\n");
+	free(got);
+}
+
+/*
+ * A kernel without openat2 (Linux < 5.6), simulated by a seccomp filter
+ * that answers ENOSYS (tests/with_enosys.c): stockade refuses (69) with
+ * the requirement, for a given and for a temporary workspace, and runs
+ * nothing; it never falls back to open(2) (style.md rule 18).
+ */
+Test(jail, workspace_without_openat2_is_refused)
+{
+	static const char want[] =
+		"stockade: refused: the kernel has no openat2(2), which "
+		"stockade needs to open the workspace without following "
+		"symbolic links. Fix: run stockade on Linux 5.6 or later\n";
+	const char *tmp = harness_tmpdir("stockade-tmpdir-");
+	const char *ws = harness_workspace();
+	char enosys[4096], name[256];
+	struct run_out o;
+
+	snprintf(enosys, sizeof(enosys), "%s", harness_helper("with-enosys"));
+	cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
+	{
+		const char *const argv[] = {enosys, "openat2", harness_stockade(),
+					    "run", "--workspace", ws, "--", "sh",
+					    "-c", "echo RAN", NULL};
+
+		harness_spawn(argv, &o);
+	}
+	cr_assert_eq(o.status, 69, "exit %d; stderr: %s", o.status, o.err);
+	cr_assert_str_eq(o.err, want);
+	cr_assert_eq(o.out_len, 0, "something ran: %s", o.out);
+	run_out_free(&o);
+	{
+		const char *const argv[] = {enosys, "openat2", harness_stockade(),
+					    "run", "--", "sh", "-c", "echo RAN",
+					    NULL};
+
+		harness_spawn(argv, &o);
+	}
+	cr_assert_eq(o.status, 69, "exit %d; stderr: %s", o.status, o.err);
+	cr_assert_str_eq(o.err, want);
+	cr_assert_eq(o.out_len, 0, "something ran: %s", o.out);
+	run_out_free(&o);
+	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
+		     "left behind in $TMPDIR: %s", name);
+}
+
+/* ---- the command line's bounds ------------------------------------------ */
+
+#define TOO_LONG                                                           \
+	"stockade: the command line is too long: at most 1024 arguments of " \
+	"at most 16384 bytes each\n"
+
+/* Runs ARGV (NULL-terminated; the whole command, stockade's path first:
+ * harness_run takes at most 255 arguments) and expects the usage error
+ * MESSAGE, exit 2, before anything ran. */
+static void
+expect_too_long(const char *const *argv, const char *message)
+{
+	struct run_out o;
+
+	harness_spawn(argv, &o);
+	cr_assert_eq(o.status, 2, "exit %d; stderr: %.300s", o.status, o.err);
+	cr_assert_str_eq(o.err, message);
+	cr_assert_eq(o.out_len, 0, "%s", o.out);
+	run_out_free(&o);
+}
+
+/* One argument over JOB_MAX_STR (16 KiB) was "sandbox_error: cannot start
+ * the launcher: Invalid argument"; exactly 16 KiB runs. */
+Test(jail, argument_over_16_kib_is_a_usage_error)
+{
+	char *big = malloc(16384 + 2);
+	struct run_out o;
+
+	cr_assert_not_null(big);
+	memset(big, 'x', 16384 + 1);
+	big[16384 + 1] = '\0';
+	{
+		const char *const argv[] = {harness_stockade(), "run", "--json",
+					    "--", "echo", big, NULL};
+
+		expect_too_long(argv, TOO_LONG);
+	}
+	{
+		/* The program name counts as an argument. */
+		const char *const argv[] = {harness_stockade(), "run", "--json",
+					    "--", big, NULL};
+
+		expect_too_long(argv, TOO_LONG);
+	}
+	big[16384] = '\0';
+	{
+		const char *const argv[] = {"run", "--json", "--", "sh", "-c",
+					    "echo ${#1}", "sh", big, NULL};
+
+		harness_run(argv, &o);
+	}
+	cr_assert_str_eq(expect_ok(&o), "16384\n");
+	run_out_free(&o);
+	/* Every argument within bounds, but not one message together. */
+	{
+		const char *argv[16] = {harness_stockade(), "run", "--json",
+					"--", "echo"};
+
+		for (int i = 5; i < 15; i++)
+			argv[i] = big;
+		argv[15] = NULL;
+		expect_too_long(argv,
+				"stockade: the command line is too long: with "
+				"the policy's environment and mounts it must "
+				"fit in 131072 bytes\n");
+	}
+	free(big);
+}
+
+/* More than JOB_MAX_ARGS (1024) arguments, the program included; exactly
+ * 1024 runs. */
+Test(jail, more_than_1024_arguments_is_a_usage_error)
+{
+	const char *argv[1040];
+	struct run_out o;
+	size_t n = 0;
+
+	argv[n++] = harness_stockade();
+	argv[n++] = "run";
+	argv[n++] = "--json";
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = "echo $#";
+	argv[n++] = "sh";
+	/* sh, -c, the script and $0 are 4: 1020 more make 1024. */
+	while (n < 4 + 1024)
+		argv[n++] = "a";
+	argv[n] = NULL;
+	harness_spawn(argv, &o);
+	cr_assert_str_eq(expect_ok(&o), "1020\n");
+	run_out_free(&o);
+	argv[n++] = "a";
+	argv[n] = NULL;
+	expect_too_long(argv, TOO_LONG);
+}
+
+/* A caller that stops reading (stockade ... | head -c 10) must not kill
+ * the broker by SIGPIPE before it removes the temporary workspace. */
+Test(jail, closed_stdout_still_removes_the_workspace)
+{
+	const char *tmp = harness_tmpdir("stockade-tmpdir-");
+	char name[256];
+	int p[2], st, null;
+	pid_t pid;
+
+	cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
+	cr_assert_eq(pipe(p), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(p[1], 1);
+		dup2(null, 2);
+		close(p[0]);
+		close(p[1]);
+		/* An ignored SIGPIPE would be inherited across exec and hide
+		 * the broker's own handling. */
+		signal(SIGPIPE, SIG_DFL);
+		execl(harness_stockade(), "stockade", "run", "--", "sh", "-c",
+		      "for i in $(seq 1 2000); do echo line $i; done",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	close(p[0]); /* the reader is gone before anything is written */
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st), "stockade died of signal %d",
+		  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	cr_assert_eq(WEXITSTATUS(st), 0);
+	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
+		     "left behind in $TMPDIR: %s", name);
+}

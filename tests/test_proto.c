@@ -515,7 +515,7 @@ Test(round_trip, result)
 	in.cpu_ms = (UINT64_C(1) << 33) + 1;
 	in.peak_memory_kb = 4096;
 	in.stdout_bytes = 10;
-	in.stderr_bytes = UINT64_MAX;
+	in.stderr_bytes = INT64_MAX; /* the largest figure a RESULT carries */
 	in.detail = xstrdup("killed by SIGSEGV at 0x0");
 	n = proto_encode_result(msg, sizeof(msg), &in);
 	len = header_ok(n, PROTO_RESULT, &body);
@@ -535,10 +535,28 @@ Test(round_trip, result)
 	job_result_clear(&in);
 }
 
+/* Whether STATUS goes with CODE and SIG (the rule of proto.c's
+ * check_result, written out independently). */
+static bool
+consistent(int status, int32_t code, int32_t sig)
+{
+	switch (status) {
+	case JOB_OK:
+		return code == 0 && sig == 0;
+	case JOB_EXIT_NONZERO:
+		return code >= 1 && code <= 255 && sig == 0;
+	case JOB_CRASH:
+		return code == -1 && sig >= 1 && sig <= 64;
+	default:
+		return true;
+	}
+}
+
 Test(round_trip, result_every_status_and_range_ends)
 {
 	static const int32_t codes[] = {-1, 0, 1, 255};
 	static const int32_t sigs[] = {0, 1, 64};
+	int tried = 0;
 
 	for (int st = 0; st <= JOB_STATUS_MAX; st++)
 		for (size_t c = 0; c < NELEM(codes); c++)
@@ -548,6 +566,10 @@ Test(round_trip, result_every_status_and_range_ends)
 				size_t len;
 				int n;
 
+				/* The other combinations: result_consistency. */
+				if (!consistent(st, codes[c], sigs[s]))
+					continue;
+				tried++;
 				memset(&in, 0, sizeof(in));
 				in.status = (enum job_status)st;
 				in.exit_code = codes[c];
@@ -563,6 +585,9 @@ Test(round_trip, result_every_status_and_range_ends)
 				cr_assert_str_eq(out.detail, "");
 				job_result_clear(&out);
 			}
+	/* 9 statuses x 12 pairs; ok (0, 0); exit_nonzero (1, 0) and
+	 * (255, 0); crash (-1, 1) and (-1, 64). */
+	cr_assert_eq(tried, 9 * 12 + 1 + 2 + 2);
 }
 
 Test(round_trip, result_longest_detail)
@@ -1460,6 +1485,188 @@ Test(result_range, signal)
 		r.signal = bad[i];
 		expect_refused_result(&r, "signal");
 	}
+}
+
+/* ---- RESULT consistency, figures and detail ---- */
+
+/*
+ * Encodes R as a RESULT body by hand (status STATUS, R's figures and
+ * detail), bypassing the encoder's checks, and returns what
+ * proto_decode_result says of it; checks that a refusal leaves the output
+ * cleared. Also returns, in *ENC, what proto_encode_result says of R.
+ */
+static int
+decode_raw_result(uint32_t status, const struct job_result *r, int *enc)
+{
+	struct job_result out, copy = *r;
+	struct wbuf w;
+	int e;
+
+	copy.status = (enum job_status)status;
+	*enc = proto_encode_result(msg, sizeof(msg), &copy);
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u64(&w, r->job_id);
+	wbuf_put_u32(&w, status);
+	wbuf_put_i32(&w, r->exit_code);
+	wbuf_put_i32(&w, r->signal);
+	wbuf_put_u64(&w, r->wall_ms);
+	wbuf_put_u64(&w, r->cpu_ms);
+	wbuf_put_u64(&w, r->peak_memory_kb);
+	wbuf_put_u64(&w, r->stdout_bytes);
+	wbuf_put_u64(&w, r->stderr_bytes);
+	wbuf_put_str(&w, r->detail ? r->detail : "");
+	cr_assert(wbuf_ok(&w));
+	memset(&out, 0x5a, sizeof(out));
+	e = proto_decode_result(msg, w.len, &out);
+	if (e < 0) {
+		cr_assert_null(out.detail);
+		cr_assert_eq(out.job_id, 0);
+		cr_assert_eq(out.status, 0);
+		cr_assert_eq(out.wall_ms, 0);
+	} else {
+		cr_assert_str_eq(out.detail, r->detail ? r->detail : "");
+		job_result_clear(&out);
+	}
+	return e;
+}
+
+/* Decoder and encoder both refuse (-EINVAL), or both accept. */
+static void
+expect_result(int want, uint32_t status, int32_t code, int32_t sig,
+	      const char *what)
+{
+	struct job_result r;
+	int dec, enc;
+
+	memset(&r, 0, sizeof(r));
+	r.job_id = 9;
+	r.exit_code = code;
+	r.signal = sig;
+	r.wall_ms = 5;
+	dec = decode_raw_result(status, &r, &enc);
+	cr_assert_eq(dec, want, "%s: decoder returned %d", what, dec);
+	if (want == 0)
+		cr_assert_gt(enc, 0, "%s: encoder returned %d", what, enc);
+	else
+		cr_assert_eq(enc, want, "%s: encoder returned %d", what, enc);
+}
+
+Test(result_consistency, ok_is_exit_0_without_signal)
+{
+	expect_result(0, JOB_OK, 0, 0, "ok exit 0");
+	expect_result(-EINVAL, JOB_OK, 1, 0, "ok exit 1");
+	expect_result(-EINVAL, JOB_OK, 255, 0, "ok exit 255");
+	expect_result(-EINVAL, JOB_OK, -1, 0, "ok no exit code");
+	expect_result(-EINVAL, JOB_OK, 0, 9, "ok signal 9");
+	expect_result(-EINVAL, JOB_OK, -1, 9, "ok killed");
+}
+
+Test(result_consistency, exit_nonzero_is_exit_1_to_255)
+{
+	expect_result(0, JOB_EXIT_NONZERO, 1, 0, "exit 1");
+	expect_result(0, JOB_EXIT_NONZERO, 255, 0, "exit 255");
+	expect_result(-EINVAL, JOB_EXIT_NONZERO, 0, 0, "exit 0");
+	expect_result(-EINVAL, JOB_EXIT_NONZERO, -1, 0, "no exit code");
+	expect_result(-EINVAL, JOB_EXIT_NONZERO, 256, 0, "exit 256");
+	expect_result(-EINVAL, JOB_EXIT_NONZERO, 3, 9, "exit 3 and signal 9");
+}
+
+Test(result_consistency, crash_is_a_signal_without_exit_code)
+{
+	expect_result(0, JOB_CRASH, -1, 1, "signal 1");
+	expect_result(0, JOB_CRASH, -1, 64, "signal 64");
+	expect_result(-EINVAL, JOB_CRASH, -1, 0, "no signal");
+	expect_result(-EINVAL, JOB_CRASH, 0, 11, "exit 0 and signal 11");
+	expect_result(-EINVAL, JOB_CRASH, 139, 11, "exit 139 and signal 11");
+	expect_result(-EINVAL, JOB_CRASH, -1, 65, "signal 65");
+}
+
+/* The other statuses keep the plain ranges only. */
+Test(result_consistency, other_statuses_unconstrained)
+{
+	expect_result(0, JOB_TIMEOUT, -1, 9, "timeout killed");
+	expect_result(0, JOB_TIMEOUT, 0, 0, "timeout exit 0");
+	expect_result(0, JOB_SANDBOX_ERROR, -1, 0, "sandbox_error");
+	expect_result(0, JOB_CPU_LIMIT, -1, 24, "cpu_limit SIGXCPU");
+	expect_result(-EINVAL, JOB_TIMEOUT, -2, 9, "timeout exit -2");
+}
+
+Test(result_consistency, figures_at_most_int64_max)
+{
+	uint64_t *fields[5];
+	struct job_result r;
+	int dec, enc;
+
+	for (size_t i = 0; i < NELEM(fields); i++) {
+		memset(&r, 0, sizeof(r));
+		fields[0] = &r.wall_ms;
+		fields[1] = &r.cpu_ms;
+		fields[2] = &r.peak_memory_kb;
+		fields[3] = &r.stdout_bytes;
+		fields[4] = &r.stderr_bytes;
+		r.status = JOB_OK;
+		*fields[i] = (uint64_t)INT64_MAX;
+		dec = decode_raw_result(JOB_OK, &r, &enc);
+		cr_assert_eq(dec, 0, "field %zu at INT64_MAX: %d", i, dec);
+		cr_assert_gt(enc, 0, "field %zu at INT64_MAX: encoder %d", i,
+			     enc);
+		*fields[i] = (uint64_t)INT64_MAX + 1;
+		dec = decode_raw_result(JOB_OK, &r, &enc);
+		cr_assert_eq(dec, -EINVAL, "field %zu over: %d", i, dec);
+		cr_assert_eq(enc, -EINVAL, "field %zu over: encoder %d", i, enc);
+		*fields[i] = UINT64_MAX;
+		dec = decode_raw_result(JOB_OK, &r, &enc);
+		cr_assert_eq(dec, -EINVAL, "field %zu max: %d", i, dec);
+		cr_assert_eq(enc, -EINVAL, "field %zu max: encoder %d", i, enc);
+	}
+}
+
+static int
+detail_result(const char *detail, int *enc)
+{
+	struct job_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_SANDBOX_ERROR;
+	r.exit_code = -1;
+	r.detail = (char *)(uintptr_t)detail;
+	return decode_raw_result(JOB_SANDBOX_ERROR, &r, enc);
+}
+
+/* Control characters other than tab: C0, DEL, and C1 written as UTF-8. */
+Test(result_consistency, detail_without_control_characters)
+{
+	char d[8];
+	int dec, enc;
+
+	for (int c = 1; c < 0x20; c++) {
+		snprintf(d, sizeof(d), "a%cb", c);
+		dec = detail_result(d, &enc);
+		if (c == '\t') {
+			cr_assert_eq(dec, 0, "tab refused");
+			cr_assert_gt(enc, 0, "tab refused by the encoder");
+		} else {
+			cr_assert_eq(dec, -EINVAL, "byte %#x: %d", c, dec);
+			cr_assert_eq(enc, -EINVAL, "byte %#x: encoder %d", c,
+				     enc);
+		}
+	}
+	cr_assert_eq(detail_result("a\x7f", &enc), -EINVAL);
+	cr_assert_eq(enc, -EINVAL);
+	cr_assert_eq(detail_result("\x1b[2J", &enc), -EINVAL);
+	cr_assert_eq(enc, -EINVAL);
+	for (int c = 0x80; c <= 0x9f; c++) {
+		snprintf(d, sizeof(d), "a\xc2%cb", c);
+		cr_assert_eq(detail_result(d, &enc), -EINVAL, "U+%04X", c);
+		cr_assert_eq(enc, -EINVAL, "U+%04X: encoder", c);
+	}
+	/* Printable text, U+00A0 and beyond, and bytes that are not UTF-8
+	 * (result_json.c sanitizes those) pass. */
+	cr_assert_eq(detail_result("clone3: Operation not permitted", &enc), 0);
+	cr_assert_eq(detail_result("a\xc2\xa0" "b \xc3\xa9", &enc), 0);
+	cr_assert_eq(detail_result("\xff\xfe", &enc), 0);
+	cr_assert_eq(detail_result("\x9b", &enc), 0);
+	cr_assert_eq(detail_result("~ !", &enc), 0);
 }
 
 /* ---- OUTPUT ---- */

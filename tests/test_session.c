@@ -424,3 +424,103 @@ Test(session, launcher_killed_during_a_job_is_sandbox_error)
 	cr_assert_eq(ss.sup.restarts, 1u);
 	session_close(&ss);
 }
+
+/* ---- a launcher that stops answering ------------------------------------ */
+
+/* No child of this process is left, running or zombie. */
+static void
+assert_no_child(void)
+{
+	cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a child is left");
+	cr_assert_eq(errno, ECHILD);
+}
+
+/*
+ * A launcher that never answers HELLO (fake-launcher-silent, built from
+ * tests/fake_launcher.c): supervisor_start gives up SUPERVISOR_HELLO_MS
+ * (5 s) after the exec instead of waiting forever, and the launcher is
+ * killed and reaped.
+ */
+Test(session, launcher_silent_at_hello_times_out, .timeout = 30)
+{
+	struct supervisor sup;
+	char err[512];
+	long start, took;
+	int e;
+
+	cr_assert_eq(supervisor_init_path(&sup,
+					  harness_helper("fake-launcher-silent"),
+					  err, sizeof(err)), 0, "%s", err);
+	start = harness_now_ms();
+	e = supervisor_start(&sup);
+	took = harness_now_ms() - start;
+	cr_assert_eq(e, -ETIMEDOUT, "supervisor_start: %d (%s)", e,
+		     strerror(-e));
+	cr_assert(took >= (long)SUPERVISOR_HELLO_MS &&
+		  took < (long)SUPERVISOR_HELLO_MS + 1000,
+		  "gave up after %ld ms", took);
+	cr_assert_eq(sup.pid, 0);
+	cr_assert_eq(sup.sock, -1);
+	cr_assert_eq(sup.pidfd, -1);
+	assert_no_child();
+	supervisor_free(&sup);
+}
+
+/*
+ * A launcher that answers HELLO, then never answers RUN
+ * (fake-launcher-hang): the job ends as sandbox_error wall_ms +
+ * SUPERVISOR_GRACE_MS after RUN, naming the wait, and the launcher is
+ * killed and reaped; the next job would start a new one.
+ */
+Test(session, launcher_silent_during_a_job_is_sandbox_error, .timeout = 40)
+{
+	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	struct session ss;
+	struct job_spec spec;
+	struct job_result res;
+	struct captured c;
+	char err[POLICY_ERR_MAX + 256], want[128];
+	long start, took, allowed;
+	pid_t launcher;
+	int e;
+
+	memset(&ss.pol, 0, sizeof(ss.pol));
+	cr_assert_eq(policy_load_default(&ss.pol, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(supervisor_init_path(&ss.sup,
+					  harness_helper("fake-launcher-hang"),
+					  err, sizeof(err)), 0, "%s", err);
+	ss.wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(ss.wsfd, 0);
+	cr_assert_eq(supervisor_start(&ss.sup), 0);
+	launcher = ss.sup.pid;
+	cr_assert_gt(launcher, 0);
+
+	cr_assert_eq(jobspec_from_policy(&spec, &ss.pol, 1, argv), 0);
+	spec.limits.wall_ms = SHORT_WALL_MS;
+	allowed = SHORT_WALL_MS + (long)SUPERVISOR_GRACE_MS;
+	memset(&c, 0, sizeof(c));
+	start = harness_now_ms();
+	e = supervisor_run(&ss.sup, &spec, ss.wsfd, on_output, &c, &res);
+	took = harness_now_ms() - start;
+	cr_assert_eq(e, 0, "supervisor_run: %s", strerror(-e));
+	cr_assert_eq(res.job_id, spec.job_id);
+	cr_assert_eq(res.status, JOB_SANDBOX_ERROR, "%s (%s)",
+		     job_status_name(res.status), res.detail);
+	cr_assert_eq(res.exit_code, -1);
+	cr_assert_eq(res.signal, 0);
+	snprintf(want, sizeof(want),
+		 "the launcher did not answer within %ld ms", allowed);
+	cr_assert_str_eq(res.detail, want);
+	cr_assert(took >= allowed && took < allowed + 1000,
+		  "gave up after %ld ms", took);
+	/* Killed and reaped; counted as a restart for the next job. */
+	cr_assert_eq(ss.sup.pid, 0);
+	cr_assert_eq(ss.sup.restarts, 1u);
+	cr_assert_eq(waitpid(launcher, NULL, WNOHANG), -1);
+	cr_assert_eq(errno, ECHILD);
+	assert_no_child();
+	job_result_clear(&res);
+	jobspec_release(&spec);
+	session_close(&ss);
+}
