@@ -428,7 +428,12 @@ check_spec(const struct job_spec *s)
 		if (eq == NULL || eq == s->envp[i])
 			return -EINVAL;
 	}
-	if (s->hostname[0] == '\0' || strchr(s->hostname, '/') != NULL)
+	/* The hostname goes into the jail's /etc/hosts and /etc/hostname:
+	 * letters, digits and '-' only (RFC 1123), as the policy demands. */
+	if (s->hostname[0] == '\0' || s->hostname[0] == '-' ||
+	    strspn(s->hostname, "abcdefghijklmnopqrstuvwxyz"
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
+		    strlen(s->hostname))
 		return -EINVAL;
 	/* The user name goes into the jail's /etc/passwd: no separator, no
 	 * newline, nothing but the useradd alphabet. */

@@ -1420,6 +1420,12 @@ Test(semantic, hostname)
 	expect_refused_spec(&s, -EINVAL, "hostname '/'");
 	set_str(&s.hostname, "");
 	expect_refused_spec(&s, -EINVAL, "empty hostname");
+	set_str(&s.hostname, "a\nb");
+	expect_refused_spec(&s, -EINVAL, "hostname with a newline");
+	set_str(&s.hostname, "-a");
+	expect_refused_spec(&s, -EINVAL, "hostname starting with '-'");
+	set_str(&s.hostname, "a b");
+	expect_refused_spec(&s, -EINVAL, "hostname with a space");
 	job_spec_clear(&s);
 }
 
