@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "proto.h"
 
 /* The refusal when the kernel lacks openat2 (style.md rule 18). */
 #define NO_OPENAT2                                                           \
@@ -111,6 +112,20 @@ open_temporary(struct workspace *ws, char *err, size_t errlen)
 		ws->temporary = false;
 		return e;
 	}
+	ws->mode = 0700;
+	/* A root broker's jobs run as PROTO_ROOT_PAYLOAD_ID: give them the
+	 * directory rather than lending them root's ownership of it. */
+	if (geteuid() == 0 &&
+	    fchown(ws->fd, PROTO_ROOT_PAYLOAD_ID, PROTO_ROOT_PAYLOAD_ID) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "workspace %s: cannot give it to uid %u: %s",
+			 ws->path, PROTO_ROOT_PAYLOAD_ID, strerror(-e));
+		close_fdp(&ws->fd);
+		(void)unlinkat(ws->parent_fd, ws->name, AT_REMOVEDIR);
+		close_fdp(&ws->parent_fd);
+		ws->temporary = false;
+		return e;
+	}
 	return 0;
 }
 
@@ -118,6 +133,7 @@ int
 workspace_open(struct workspace *ws, const char *dir, char *err,
 	       size_t errlen)
 {
+	struct stat st;
 	int e;
 
 	memset(ws, 0, sizeof(*ws));
@@ -147,17 +163,47 @@ workspace_open(struct workspace *ws, const char *dir, char *err,
 		return e;
 	}
 	ws->fd = e;
+	if (fstat(ws->fd, &st) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "workspace %s: %s", dir, strerror(-e));
+		close_fdp(&ws->fd);
+		return e;
+	}
+	ws->mode = st.st_mode & 07777;
+	if (geteuid() == 0 && (st.st_uid == 0 || st.st_gid == 0)) {
+		snprintf(err, errlen,
+			 "workspace %s belongs to %s 0: stockade runs as root, and "
+			 "a job would get root's access to everything of root's "
+			 "in it. Give the job a directory owned by an ordinary "
+			 "user and group (for example chown %u:%u %s) or run "
+			 "stockade as that user", dir,
+			 st.st_uid == 0 ? "uid" : "gid", PROTO_ROOT_PAYLOAD_ID,
+			 PROTO_ROOT_PAYLOAD_ID, dir);
+		close_fdp(&ws->fd);
+		return -EPERM;
+	}
 	return 0;
 }
 
 int
 workspace_close(struct workspace *ws, bool keep)
 {
+	struct stat st;
 	int e = 0;
 
+	/* The job may have changed the directory's own mode (chmod 777
+	 * /work); put back what the caller had. */
+	if (ws->fd >= 0 && fstat(ws->fd, &st) == 0 &&
+	    (st.st_mode & 07777) != ws->mode &&
+	    fchmod(ws->fd, (mode_t)ws->mode) < 0)
+		e = -errno;
 	close_fdp(&ws->fd);
-	if (ws->temporary && !keep)
-		e = remove_tree_at(ws->parent_fd, ws->name);
+	if (ws->temporary && !keep) {
+		int r = remove_tree_at(ws->parent_fd, ws->name);
+
+		if (r < 0)
+			e = r;
+	}
 	close_fdp(&ws->parent_fd);
 	return e;
 }

@@ -11,6 +11,7 @@ struct workspace {
 	char name[32];     /* temporary only: its name there */
 	char path[4096];   /* as given, or the temporary directory made */
 	bool temporary;    /* made by us (mode 0700), removed unless kept */
+	unsigned mode;     /* permission bits at open, restored at close */
 };
 
 /*
@@ -26,6 +27,13 @@ struct workspace {
  * and opened beneath it the same way; that descriptor is kept for its
  * removal, so the path is never looked up again.
  *
+ * When the broker runs as root, the launcher maps jobs to
+ * PROTO_ROOT_PAYLOAD_ID and lends them the workspace id-mapped so that
+ * its owner appears as the job: a given DIR owned by uid or gid 0 is then
+ * refused (-EPERM), since the job would get root's access to everything
+ * of root's below it (--workspace /etc), and a temporary one is given to
+ * PROTO_ROOT_PAYLOAD_ID.
+ *
  * Returns 0 or a negative errno with ERR (ERRLEN bytes) set to a whole
  * sentence; -ENOSYS when the kernel has no openat2 (Linux < 5.6), which
  * the caller must treat as a refusal (fail closed), never as a reason to
@@ -35,9 +43,11 @@ int workspace_open(struct workspace *ws, const char *dir, char *err,
 		   size_t errlen);
 
 /*
- * Closes the workspace and, when it is temporary and KEEP is false,
- * removes it and everything in it without following symlinks
- * (remove_tree_at). Returns 0 or the first negative errno of the removal.
+ * Restores the workspace directory's permission bits (a job may chmod
+ * /work, for instance to 0777), then closes it and, when it is temporary
+ * and KEEP is false, removes it and everything in it without following
+ * symlinks (remove_tree_at). Returns 0 or the first negative errno of the
+ * removal.
  */
 int workspace_close(struct workspace *ws, bool keep);
 

@@ -22,9 +22,6 @@
 #include "launcher.h"
 #include "log.h"
 
-/* Host uid and gid of payloads when the launcher runs as root. */
-#define STOCKADE_ROOT_PAYLOAD_ID 65534
-
 static int
 parse_fd(const char *s)
 {
@@ -103,8 +100,8 @@ main(int argc, char **argv)
 	 * and lends them an id-mapped workspace instead (idmap.c).
 	 */
 	l.as_root = geteuid() == 0;
-	l.outer_uid = l.as_root ? STOCKADE_ROOT_PAYLOAD_ID : geteuid();
-	l.outer_gid = l.as_root ? STOCKADE_ROOT_PAYLOAD_ID : getegid();
+	l.outer_uid = l.as_root ? PROTO_ROOT_PAYLOAD_ID : geteuid();
+	l.outer_gid = l.as_root ? PROTO_ROOT_PAYLOAD_ID : getegid();
 	l.filter = jail_seccomp_build();
 	l.self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (l.msg == NULL || l.out == NULL || l.filter == NULL ||

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -253,12 +254,18 @@ setup_refused(struct launcher *l, const struct job_spec *spec, int e)
 			       .status = JOB_SANDBOX_ERROR,
 			       .exit_code = -1};
 
-	snprintf(detail, sizeof(detail),
-		 "running as root, stockade maps the job to uid %u and needs an "
-		 "id-mapped mount of the workspace, which failed (%s): put the "
-		 "workspace on a file system with idmapped mounts (ext4, xfs, "
-		 "btrfs, tmpfs) or run stockade as an ordinary user",
-		 (unsigned)l->outer_uid, strerror(-e));
+	if (e == -EPERM)
+		snprintf(detail, sizeof(detail),
+			 "running as root, stockade refuses a workspace owned by "
+			 "uid or gid 0: give the job a directory owned by an "
+			 "ordinary user, or run stockade as that user");
+	else
+		snprintf(detail, sizeof(detail),
+			 "running as root, stockade maps the job to uid %u and "
+			 "needs an id-mapped mount of the workspace, which failed "
+			 "(%s): put the workspace on a file system with idmapped "
+			 "mounts (ext4, xfs, btrfs, tmpfs) or run stockade as an "
+			 "ordinary user", (unsigned)l->outer_uid, strerror(-e));
 	r.detail = detail;
 	return send_result(l, &r);
 }
@@ -283,6 +290,14 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 
 	memset(&s, 0, sizeof(s));
 	if (l->as_root) {
+		struct stat st;
+
+		/* The broker refuses these too; we re-check (rule 8): a
+		 * workspace owned by root would lend the job root's access. */
+		if (fstat(wsfd, &st) < 0 || st.st_uid == 0 || st.st_gid == 0) {
+			close(wsfd);
+			return setup_refused(l, spec, -EPERM);
+		}
 		tree = jail_idmapped_workspace(wsfd, l->outer_uid,
 					       l->outer_gid);
 		if (tree < 0) {

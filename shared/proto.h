@@ -38,6 +38,13 @@
 /* Largest OUTPUT chunk, bytes. */
 #define PROTO_OUTPUT_CHUNK (64u * 1024u)
 
+/*
+ * Host uid and gid of every payload when the launcher runs as root: never
+ * 0, which passes every check that looks at the uid alone (decisions.md).
+ * The broker gives a root-run job's temporary workspace to these ids.
+ */
+#define PROTO_ROOT_PAYLOAD_ID 65534u
+
 /* Bounds the decoder enforces on a job spec. */
 #define JOB_MAX_ARGS 1024u
 #define JOB_MAX_ENV 256u

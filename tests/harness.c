@@ -1,5 +1,6 @@
 /* harness.c: see harness.h. */
 #include "harness.h"
+#include "proto.h"
 
 #include "fsutil.h"
 
@@ -162,10 +163,25 @@ harness_tmpdir(const char *prefix)
 	return make_tmpdir(prefix);
 }
 
+uid_t
+harness_workspace_owner(void)
+{
+	return geteuid() == 0 ? PROTO_ROOT_PAYLOAD_ID : geteuid();
+}
+
 const char *
 harness_workspace(void)
 {
-	return make_tmpdir("stockade-test-ws");
+	const char *dir = make_tmpdir("stockade-test-ws");
+
+	/* A root broker refuses a workspace owned by root (workspace.h): a
+	 * root deployment gives its jobs a directory of an ordinary user,
+	 * here the one root-run jobs map to. */
+	if (geteuid() == 0)
+		cr_assert_eq(chown(dir, PROTO_ROOT_PAYLOAD_ID,
+				   PROTO_ROOT_PAYLOAD_ID), 0, "chown %s: %s", dir,
+			     strerror(errno));
+	return dir;
 }
 
 /* Copies SRC to DST, mode 0755, owned by 65534. */

@@ -102,11 +102,13 @@ void run_out_free(struct run_out *out);
 int harness_spawn(const char *const full[], struct run_out *out);
 
 /*
- * Makes a fresh workspace directory (mode 0700) owned by the user that runs
- * stockade, removed by harness_cleanup. Returns its path (owned by the
- * harness).
+ * Makes a fresh workspace directory (mode 0700), removed by
+ * harness_cleanup, owned by harness_workspace_owner(): the user that runs
+ * stockade, or PROTO_ROOT_PAYLOAD_ID when that is root (a root broker
+ * refuses a root-owned workspace). Returns its path (owned by the harness).
  */
 const char *harness_workspace(void);
+uid_t harness_workspace_owner(void);
 
 /*
  * Makes a fresh temporary directory for the test's own use, outside every

@@ -222,7 +222,11 @@ def main():
     # (name, prefix for argv, who owns the workspace, environment, uid on the host)
     cases = []
     if is_root:
-        cases.append(("report matches, run as root", [], None, dict(os.environ), 0))
+        # A root broker refuses a root-owned workspace (its jobs run as
+        # nobody and would otherwise get root's access to the directory):
+        # the workspace belongs to nobody, and so does the report.
+        cases.append(("report matches, run as root", [], NOBODY, dict(os.environ),
+                      NOBODY))
         nobody_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                       "HOME": "/nonexistent"}
         cases.append((f"report matches, run as unprivileged uid {NOBODY} (setpriv)",

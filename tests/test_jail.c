@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "proto.h"
 #include "policy.h"
 
 /* Files outside the harness's temporary directories that a test made;
@@ -574,11 +575,13 @@ Test(jail, file_written_to_work_appears_in_workspace)
 	got = harness_read_file(path, NULL);
 	cr_assert_not_null(got, "%s: %s", path, strerror(errno));
 	cr_assert_str_eq(got, want);
-	/* Owned on the host by the user who ran stockade. */
+	/* Owned on the host by the workspace's owner: the user who ran
+	 * stockade, or the ordinary user a root deployment gave it to. */
 	cr_assert_eq(lstat(path, &st), 0);
 	cr_assert(S_ISREG(st.st_mode));
-	cr_assert_eq(st.st_uid, geteuid());
-	cr_assert_eq(st.st_gid, getegid());
+	cr_assert_eq(st.st_uid, harness_workspace_owner());
+	cr_assert_eq(st.st_gid, geteuid() == 0 ? PROTO_ROOT_PAYLOAD_ID :
+						 getegid());
 	free(got);
 	run_out_free(&o);
 }
@@ -962,7 +965,7 @@ Test(jail, temporary_workspace_is_private_and_removed_unless_kept)
 	cr_assert_eq(lstat(path, &st), 0);
 	cr_assert(S_ISDIR(st.st_mode));
 	cr_assert_eq(st.st_mode & 07777, 0700, "mode %o", st.st_mode & 07777);
-	cr_assert_eq(st.st_uid, geteuid());
+	cr_assert_eq(st.st_uid, harness_workspace_owner());
 	cr_assert_not_null(strstr(o.err, path), "%s", o.err);
 	run_out_free(&o);
 	snprintf(path, sizeof(path), "%s/%s/f", tmp, name);
@@ -1068,6 +1071,9 @@ Test(jail, workspace_relative_path_is_from_the_cwd)
 
 	snprintf(path, sizeof(path), "%s/real", ws);
 	cr_assert_eq(mkdir(path, 0700), 0);
+	if (geteuid() == 0)
+		cr_assert_eq(chown(path, PROTO_ROOT_PAYLOAD_ID,
+				   PROTO_ROOT_PAYLOAD_ID), 0);
 	cr_assert_eq(chdir(ws), 0);
 	RUN(&o, "run", "--json", "--workspace", "real", "--", "sh", "-c",
 	    "echo relative > /work/f");
@@ -1258,4 +1264,48 @@ Test(jail, closed_stdout_still_removes_the_workspace)
 	cr_assert_eq(WEXITSTATUS(st), 0);
 	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
 		     "left behind in $TMPDIR: %s", name);
+}
+
+/* As root, a workspace owned by root is refused: the id-mapped job would
+ * get root's access to everything of root's in it (--workspace /etc). As
+ * an ordinary user the same directory, the user's own, is simply used. */
+Test(jail, root_owned_workspace_is_refused_when_running_as_root)
+{
+	const char *dir = harness_tmpdir("stockade-rootws-");
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--workspace", dir, "--", "sh", "-c",
+	    "echo x > /work/f");
+	if (geteuid() == 0) {
+		cr_assert_eq(o.status, 2, "exit %d: %s %s", o.status, o.out, o.err);
+		cr_assert_eq(o.out_len, 0, "%s", o.out);
+		cr_assert_not_null(strstr(o.err, "belongs to uid 0: stockade runs "
+					  "as root"), "%s", o.err);
+	} else {
+		cr_assert_eq(o.status, 0, "exit %d: %s %s", o.status, o.out, o.err);
+	}
+	run_out_free(&o);
+	{
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/f", dir);
+		cr_assert_eq(access(path, F_OK) == 0, geteuid() != 0);
+	}
+}
+
+/* A job cannot leave its workspace directory with other permissions
+ * than it had (chmod 777 /work would outlive the job). */
+Test(jail, workspace_mode_is_restored_after_the_job)
+{
+	const char *ws = harness_workspace();
+	struct stat st;
+	struct run_out o;
+
+	cr_assert_eq(chmod(ws, 0750), 0);
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "chmod", "777",
+	    "/work");
+	expect_ok(&o);
+	run_out_free(&o);
+	cr_assert_eq(stat(ws, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0750, "mode %o", st.st_mode & 07777);
 }
