@@ -328,18 +328,28 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 			 .events = POLLIN | (wait_out ? POLLOUT : 0)},
 		};
 		uint64_t spent = elapsed_ms(&s.jail.start);
-		int timeout = -1;
+		int timeout = -1, ready;
 
 		if (!s.exited && !s.killed)
 			timeout = spent >= spec->limits.wall_ms ? 0 :
 				(int)(spec->limits.wall_ms - spent);
-		if (poll(p, 4, timeout) < 0) {
+		/* Once init is reaped every process of the jail is dead, and
+		 * what is in the pipes is all there will be: do not wait for
+		 * an EOF that a write end passed away in an unreachable
+		 * SCM_RIGHTS cycle could delay until the kernel's garbage
+		 * collection of unix sockets happens to run. */
+		if (s.exited && !wait_out)
+			timeout = 0;
+		ready = poll(p, 4, timeout);
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			e = -errno;
 			kill_jail(&s);
 			break;
 		}
+		if (s.exited && !wait_out && !p[1].revents && !p[2].revents)
+			s.eof[1] = s.eof[2] = true;
 		if (!s.exited && !s.killed &&
 		    elapsed_ms(&s.jail.start) >= spec->limits.wall_ms) {
 			s.timed_out = true;

@@ -307,3 +307,24 @@ Test(escape, self_sent_sigxcpu_is_a_crash_not_a_limit)
 	cr_assert_str_eq(jstr(&o, "signal"), "SIGXCPU");
 	run_out_free(&o);
 }
+
+/*
+ * Output pipes kept open past the job in an unreachable SCM_RIGHTS cycle
+ * (the kernel frees them only when its unix-socket garbage collection
+ * runs): the job still ends at once, ok, and not as a sandbox_error that
+ * would blame stockade (this project's second review, finding 3).
+ */
+Test(escape, pipes_hidden_in_an_scm_rights_cycle_do_not_hold_the_job)
+{
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--timeout", "2", "--", "python3", "-c",
+	    "import os, socket\n"
+	    "a, b = socket.socketpair()\n"
+	    "socket.send_fds(a, [b'x'], [1, 2, a.fileno(), b.fileno()])\n"
+	    "print('bye', flush=True)\n"
+	    "os._exit(0)\n");
+	cr_assert_str_eq(expect_ok(&o), "bye\n");
+	cr_assert_lt(o.wall_ms, 1500, "took %ld ms", o.wall_ms);
+	run_out_free(&o);
+}
