@@ -87,6 +87,7 @@ disarm_cancel(void)
 struct run_output {
 	bool stream;            /* pass output through as it arrives */
 	bool closed[3];         /* our stdout/stderr went away (EPIPE...) */
+	bool tty[3];            /* that stream of ours is a terminal */
 	struct capture cap[3];  /* [1] stdout, [2] stderr */
 };
 
@@ -96,10 +97,24 @@ on_output(void *arg, int stream, const uint8_t *data, size_t len)
 	struct run_output *o = arg;
 
 	capture_add(&o->cap[stream], data, len);
+	if (!o->stream || o->closed[stream])
+		return;
+	/* On a terminal, the job's control sequences are shown, not obeyed
+	 * (term_escape): no OSC 52 clipboard writes, no forged replies. */
+	if (o->tty[stream]) {
+		char buf[4 * PROTO_OUTPUT_CHUNK];
+		size_t n;
+
+		if (len > PROTO_OUTPUT_CHUNK)
+			len = PROTO_OUTPUT_CHUNK;
+		n = term_escape(data, len, buf);
+		if (write_all(stream, buf, n) < 0)
+			o->closed[stream] = true;
+		return;
+	}
 	/* A reader that went away (SIGPIPE is ignored in main) stops the
 	 * pass-through of that stream, not the job or its clean-up. */
-	if (o->stream && !o->closed[stream] &&
-	    write_all(stream, data, len) < 0)
+	if (write_all(stream, data, len) < 0)
 		o->closed[stream] = true;
 }
 
@@ -273,6 +288,8 @@ cmd_run(int argc, char **argv)
 	}
 	memset(&out, 0, sizeof(out));
 	out.stream = !json;
+	out.tty[1] = isatty(1) == 1;
+	out.tty[2] = isatty(2) == 1;
 	if (capture_init(&out.cap[1], pol.limits.stdout_bytes) < 0 ||
 	    capture_init(&out.cap[2], pol.limits.stderr_bytes) < 0) {
 		log_error("out of memory");

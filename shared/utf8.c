@@ -64,3 +64,34 @@ utf8_sanitize(const void *data, size_t len, size_t *outlen)
 		*outlen = (size_t)(o - out);
 	return out;
 }
+
+size_t
+term_escape(const void *in, size_t len, char *out)
+{
+	const uint8_t *p = in;
+	char *o = out;
+
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = p[i];
+
+		if (c == '\t' || c == '\n' || c == '\r' ||
+		    (c >= 0x20 && c < 0x7f) || (c >= 0x80 && c != 0xc2)) {
+			*o++ = (char)c;
+		} else if (c == 0x7f) {
+			*o++ = '^';
+			*o++ = '?';
+		} else if (c < 0x20) {
+			*o++ = '^';
+			*o++ = (char)(c + 0x40);
+		} else if (i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
+			/* C1 control U+0080..U+009F: ESC plus its 7-bit form. */
+			*o++ = '^';
+			*o++ = '[';
+			*o++ = (char)(p[i + 1] - 0x40);
+			i++;
+		} else {
+			*o++ = (char)c; /* 0xc2 starting an ordinary character */
+		}
+	}
+	return (size_t)(o - out);
+}

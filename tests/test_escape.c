@@ -328,3 +328,31 @@ Test(escape, pipes_hidden_in_an_scm_rights_cycle_do_not_hold_the_job)
 	cr_assert_lt(o.wall_ms, 1500, "took %ld ms", o.wall_ms);
 	run_out_free(&o);
 }
+
+/*
+ * Escape sequences to the caller's terminal: OSC 52 writes the clipboard,
+ * and query sequences make the terminal type a reply, TIOCSTI by another
+ * route. On a terminal (here a pty from script(1)), stockade shows them
+ * in caret notation instead of passing them (second review, finding 6).
+ */
+Test(escape, control_sequences_do_not_reach_a_terminal)
+{
+	char cmd[4096];
+	struct run_out o;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s run -- printf 'x\\033]52;c;aGk=\\007\\033[6n\\302\\233y\\n'",
+		 harness_stockade());
+	{
+		const char *const argv[] = {"script", "-qec", cmd, "/dev/null",
+					    NULL};
+
+		harness_spawn(argv, &o);
+	}
+	cr_assert_eq(o.status, 0, "exit %d: %s %s", o.status, o.out, o.err);
+	cr_assert_not_null(strstr(o.out, "x^[]52;c;aGk=^G^[[6n^[[y"), "%s",
+			   o.out);
+	cr_assert_null(strchr(o.out, '\033'), "a raw ESC reached the terminal");
+	cr_assert_null(strstr(o.out, "\302\233"), "a raw C1 CSI reached it");
+	run_out_free(&o);
+}

@@ -403,3 +403,35 @@ Test(utf8, single_byte_corruption)
 			free(out);
 		}
 }
+
+/* ---- term_escape --------------------------------------------------------- */
+
+static void
+expect_escaped(const char *in, size_t len, const char *want)
+{
+	char out[256];
+	size_t n;
+
+	cr_assert_leq(len * 4, sizeof(out));
+	n = term_escape(in, len, out);
+	cr_assert_eq(n, strlen(want), "got %zu bytes, want %zu", n, strlen(want));
+	cr_assert_eq(memcmp(out, want, n), 0, "got \"%.*s\", want \"%s\"",
+		     (int)n, out, want);
+}
+
+Test(term_escape, printable_tab_newline_cr_and_utf8_pass)
+{
+	expect_escaped("a b\tc\nd\r", 8, "a b\tc\nd\r");
+	expect_escaped("\xc3\xa9\xe2\x82\xac", 5, "\xc3\xa9\xe2\x82\xac");
+	expect_escaped("\xc2\xa0", 2, "\xc2\xa0"); /* NBSP is not C1 */
+}
+
+Test(term_escape, controls_are_made_visible)
+{
+	/* OSC 52 clipboard write, CSI cursor move, BEL, NUL, DEL. */
+	expect_escaped("\x1b]52;c;aGk=\x07", 12, "^[]52;c;aGk=^G");
+	expect_escaped("\x1b[2J", 4, "^[[2J");
+	expect_escaped("\0\x7f", 2, "^@^?");
+	/* C1 CSI (U+009B) and OSC (U+009D) as UTF-8. */
+	expect_escaped("\xc2\x9b" "6n\xc2\x9d", 6, "^[[6n^[]");
+}
