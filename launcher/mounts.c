@@ -131,26 +131,42 @@ in_root(char *buf, size_t size, const char *target)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* Binds host SRC at jail path TARGET read-only, nosuid, nodev. */
+/*
+ * Opens the host path SRC of a bind into *FD as an O_PATH descriptor, not
+ * following a final symlink. Done for every bind before the root tmpfs is
+ * mounted over /tmp, which would otherwise hide a source under /tmp.
+ * Returns 0 (*FD is -1 for a missing ro_bind_try source, to skip) or a
+ * negative errno.
+ */
 static int
-ro_bind(const char *src, const char *target, bool try)
+open_source(const char *src, bool try, int *fd)
 {
-	char dst[PATH_MAX];
+	*fd = open(src, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd >= 0)
+		return 0;
+	if (try && (errno == ENOENT || errno == ENOTDIR))
+		return 0; /* *fd stays -1: skipped */
+	return -errno;
+}
+
+/* Binds the host object SRC_FD (O_PATH) at jail path TARGET read-only,
+ * nosuid, nodev; a symlink is recreated as the same symlink. */
+static int
+ro_bind(int src_fd, const char *target)
+{
+	char dst[PATH_MAX], src[64];
 	struct stat st;
 	int e;
 
 	if ((e = in_root(dst, sizeof(dst), target)) < 0)
 		return e;
-	if (lstat(src, &st) < 0) {
-		if (try && (errno == ENOENT || errno == ENOTDIR))
-			return 0;
+	if (fstatat(src_fd, "", &st, AT_EMPTY_PATH) < 0)
 		return -errno;
-	}
 	if ((e = mkdir_parent(dst)) < 0)
 		return e;
 	if (S_ISLNK(st.st_mode)) {
 		char link[PATH_MAX];
-		ssize_t n = readlink(src, link, sizeof(link) - 1);
+		ssize_t n = readlinkat(src_fd, "", link, sizeof(link) - 1);
 
 		if (n < 0)
 			return -errno;
@@ -165,6 +181,8 @@ ro_bind(const char *src, const char *target, bool try)
 		e = touch(dst);
 	if (e < 0)
 		return e;
+	/* The host's /proc is still mounted: bind what the descriptor holds. */
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", src_fd);
 	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return -errno;
 	return sys_mount_setattr(AT_FDCWD, dst, AT_RECURSIVE,
@@ -333,6 +351,7 @@ proc_read_only(void)
 int
 mounts_build_root(const struct job_spec *spec, int work_tree_fd, int *stage)
 {
+	int src_fds[JOB_MAX_MOUNTS];
 	char path[PATH_MAX];
 	int wsfd = -1, e;
 
@@ -348,6 +367,16 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd, int *stage)
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return fail(stage, STAGE_MOUNT_NS, -errno);
+	/* Every bind source, before the root tmpfs hides the host's /tmp.
+	 * Init exits on failure, which closes whatever is open. */
+	for (uint32_t i = 0; i < spec->nmounts; i++) {
+		const struct mount_entry *m = &spec->mounts[i];
+
+		e = open_source(m->source, m->kind == MOUNT_RO_BIND_TRY,
+				&src_fds[i]);
+		if (e < 0)
+			return fail(stage, STAGE_BIND, e);
+	}
 	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV,
 		  ROOT_TMPFS_OPTS) < 0)
 		return fail(stage, STAGE_ROOT_TMPFS, -errno);
@@ -356,9 +385,11 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd, int *stage)
 		return fail(stage, STAGE_ETC, e);
 
 	for (uint32_t i = 0; i < spec->nmounts; i++) {
-		const struct mount_entry *m = &spec->mounts[i];
-
-		e = ro_bind(m->source, m->target, m->kind == MOUNT_RO_BIND_TRY);
+		if (src_fds[i] < 0)
+			continue;
+		e = ro_bind(src_fds[i], spec->mounts[i].target);
+		close(src_fds[i]);
+		src_fds[i] = -1;
 		if (e < 0)
 			return fail(stage, STAGE_BIND, e);
 	}

@@ -205,6 +205,9 @@ add_env(struct loader *l, const char *name, const char *v)
 	return 1;
 }
 
+/* Directories the launcher builds in every jail (launcher/mounts.c). */
+static const char *const jail_owned[] = {"/tmp", "/proc", "/dev", "/work"};
+
 static int
 add_mount(struct loader *l, const char *key, const char *v)
 {
@@ -222,6 +225,17 @@ add_mount(struct loader *l, const char *key, const char *v)
 		return fail(l, "unknown key \"%s\" in [filesystem]", key);
 	if (!policy_valid_path(key, v, why, sizeof(why)))
 		return fail(l, "%s", why);
+	/* The jail mounts these itself, over whatever a bind put there; a
+	 * bind of the host's /proc or /dev would also hand the job the
+	 * host's. */
+	for (i = 0; i < sizeof(jail_owned) / sizeof(jail_owned[0]); i++) {
+		size_t n = strlen(jail_owned[i]);
+
+		if (strncmp(v, jail_owned[i], n) == 0 &&
+		    (v[n] == '\0' || v[n] == '/'))
+			return fail(l, "%s %s is inside %s, which the jail "
+				    "mounts itself", key, v, jail_owned[i]);
+	}
 	for (i = 0; i < p->nmounts; i++)
 		if (strcmp(p->mounts[i].target, v) == 0)
 			return fail(l, "duplicate mount \"%s\"", v);

@@ -413,6 +413,23 @@ check_abs_path(const char *p)
 	return 0;
 }
 
+/* True for /tmp, /proc, /dev, /work or below: the launcher mounts these
+ * itself, and a bind of the host's /proc or /dev would hand them over. */
+static bool
+jail_owned(const char *target)
+{
+	static const char *const dirs[] = {"/tmp", "/proc", "/dev", "/work"};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		size_t n = strlen(dirs[i]);
+
+		if (strncmp(target, dirs[i], n) == 0 &&
+		    (target[n] == '\0' || target[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 static int
 check_spec(const struct job_spec *s)
 {
@@ -451,7 +468,7 @@ check_spec(const struct job_spec *s)
 		if (m->kind != MOUNT_RO_BIND && m->kind != MOUNT_RO_BIND_TRY)
 			return -EINVAL;
 		if (check_abs_path(m->source) < 0 ||
-		    check_abs_path(m->target) < 0)
+		    check_abs_path(m->target) < 0 || jail_owned(m->target))
 			return -EINVAL;
 	}
 	return 0;

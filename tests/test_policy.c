@@ -846,6 +846,10 @@ Test(policy_clear, accepts_null_and_twice)
 	X(trailing_slash, "invalid-trailing-slash.ini", 2,                    \
 	  "ro_bind path \"/usr/\" " NOT_NORMALISED)                           \
 	X(root_path, "invalid-root-path.ini", 2, "ro_bind must not be \"/\"") \
+	X(jail_owned_tmp, "invalid-jail-owned-tmp.ini", 3,                    \
+	  "ro_bind_try /tmp/etc is inside /tmp, which the jail mounts itself") \
+	X(jail_owned_proc, "invalid-jail-owned-proc.ini", 2,                  \
+	  "ro_bind /proc is inside /proc, which the jail mounts itself")      \
 	X(duplicate_mount, "invalid-duplicate-mount.ini", 3,                  \
 	  "duplicate mount \"/usr\"")                                         \
 	X(too_many_mounts, "invalid-too-many-mounts.ini", 66,                 \

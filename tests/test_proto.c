@@ -1387,6 +1387,29 @@ Test(semantic, empty_argv0)
 	job_spec_clear(&s);
 }
 
+Test(semantic, mount_targets_the_jail_builds_itself)
+{
+	static const char *const bad[] = {"/tmp", "/tmp/x", "/proc", "/dev",
+					  "/dev/sda", "/work", "/work/a"};
+	struct job_spec s;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sample_spec(&s);
+		set_str(&s.mounts[1].target, bad[i]);
+		expect_refused_spec(&s, -EINVAL, bad[i]);
+		job_spec_clear(&s);
+	}
+	/* Prefixes that are other names stay allowed. */
+	sample_spec(&s);
+	set_str(&s.mounts[1].target, "/tmpx");
+	{
+		uint8_t buf[PROTO_MAX_MSG];
+
+		cr_assert_gt(proto_encode_run(buf, sizeof(buf), &s), 0);
+	}
+	job_spec_clear(&s);
+}
+
 Test(semantic, user_and_home)
 {
 	static const char *const bad_users[] = {"", "a:b", "a\nb", "Root",
