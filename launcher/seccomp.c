@@ -77,6 +77,9 @@ static const struct {
 #endif
 /* x86_64 numbers of calls libseccomp 2.5 may not know by name. */
 #define NR_FCHMODAT2 452
+/* Newer mount API calls (Linux 6.8, 6.8, 6.15): statmount, listmount,
+ * open_tree_attr. Denied like the rest of the mount API. */
+static const int new_mount_calls[] = {457, 458, 467};
 
 static int
 deny_suid_sgid(scmp_filter_ctx ctx)
@@ -183,6 +186,11 @@ jail_seccomp_build(void)
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
 			     0) < 0)
 		goto fail;
+	for (size_t i = 0; i < sizeof(new_mount_calls) / sizeof(new_mount_calls[0]);
+	     i++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), new_mount_calls[i],
+				     0) < 0)
+			goto fail;
 	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
 				     SCMP_SYS(clone), 1,

@@ -162,8 +162,9 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 	case JOB_SANDBOX_ERROR:
 	default:
 		snprintf(buf, size, "The sandbox itself failed, not the "
-			 "program%s%s; the same request may succeed if retried, "
-			 "and if it keeps failing tell the user.",
+			 "program%s%s; tell the user, who may have to fix the "
+			 "host as the detail says, and retry only if the cause "
+			 "looks passing.",
 			 res->detail && *res->detail ? ": " : "",
 			 res->detail ? res->detail : "");
 		break;
