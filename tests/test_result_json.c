@@ -86,8 +86,9 @@ Test(result_json, invalid_utf8_detail_gives_a_valid_object)
 	/* The hint quotes the detail: sanitized too. */
 	cr_assert_str_eq(jstr(o, "hint"),
 			 "The sandbox itself failed, not the program: " FFFD FFFD
-			 "; the same request may succeed if retried, and if it "
-			 "keeps failing tell the user.");
+			 "; tell the user, who may have to fix the host as the "
+			 "detail says, and retry only if the cause looks "
+			 "passing.");
 	back = reparse(o);
 	cr_assert_str_eq(jstr(back, "detail"), FFFD FFFD);
 	cr_assert_eq(json_object_size(back), 16);
