@@ -10,6 +10,10 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+/* `stockade put` and `stockade get` (cmd_fs.c): exit 0, 1 for a named
+ * file error, 2 for usage, 69 without openat2. */
+int cmd_put(int argc, char **argv);
+int cmd_get(int argc, char **argv);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing

@@ -17,6 +17,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stockade run [options] -- PROGRAM [ARGS...]\n"
+		"       stockade put --workspace DIR HOST_FILE SANDBOX_PATH\n"
+		"       stockade get --workspace DIR SANDBOX_PATH HOST_FILE|-\n"
 		"       stockade policy show|default|check\n"
 		"       stockade --version | --help\n"
 		"Run `stockade COMMAND --help` for a command's options.\n");
@@ -46,6 +48,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "put") == 0)
+		return cmd_put(argc - 1, argv + 1);
+	if (strcmp(argv[1], "get") == 0)
+		return cmd_get(argc - 1, argv + 1);
 	if (strcmp(argv[1], "policy") == 0)
 		return cmd_policy(argc - 1, argv + 1);
 	fprintf(stderr, "stockade: unknown command \"%s\"\n", argv[1]);
