@@ -24,24 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fsutil.h"
 #include "jail.h"
-
-static int
-write_map(pid_t pid, const char *file, unsigned inside, unsigned outside)
-{
-	char path[64], map[64];
-	int fd, e;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	snprintf(map, sizeof(map), "%u %u 1\n", inside, outside);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	e = write_all(fd, map, strlen(map));
-	close(fd);
-	return e;
-}
 
 /*
  * A user namespace whose maps send the on-disk ids IN_UID/IN_GID to
@@ -84,8 +67,8 @@ idmap_userns(uid_t in_uid, gid_t in_gid, uid_t out_uid, gid_t out_gid)
 		e = -ECHILD;
 		goto reap;
 	}
-	if ((e = write_map(pid, "uid_map", in_uid, out_uid)) < 0 ||
-	    (e = write_map(pid, "gid_map", in_gid, out_gid)) < 0)
+	if ((e = jail_write_id_map(pid, "uid_map", in_uid, out_uid)) < 0 ||
+	    (e = jail_write_id_map(pid, "gid_map", in_gid, out_gid)) < 0)
 		goto reap;
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 	nsfd = open(path, O_RDONLY | O_CLOEXEC);

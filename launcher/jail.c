@@ -290,6 +290,16 @@ write_proc(pid_t pid, const char *file, const char *text)
 	return e;
 }
 
+int
+jail_write_id_map(pid_t pid, const char *file, unsigned inside,
+		  unsigned outside)
+{
+	char map[64];
+
+	snprintf(map, sizeof(map), "%u %u 1\n", inside, outside);
+	return write_proc(pid, file, map);
+}
+
 /*
  * The jail's maps: one line each, the payload's ids inside to H's ids
  * outside; setgroups denied first, which an unprivileged writer of a
@@ -300,18 +310,15 @@ static int
 write_id_maps(pid_t pid, const struct job_spec *spec,
 	      const struct jail_host *h)
 {
-	char map[64];
 	int e;
 
 	if ((e = write_proc(pid, "setgroups", "deny")) < 0)
 		return e;
-	snprintf(map, sizeof(map), "%u %u 1\n", spec->uid,
-		 (unsigned)h->outer_uid);
-	if ((e = write_proc(pid, "uid_map", map)) < 0)
+	if ((e = jail_write_id_map(pid, "uid_map", spec->uid,
+				   (unsigned)h->outer_uid)) < 0)
 		return e;
-	snprintf(map, sizeof(map), "%u %u 1\n", spec->gid,
-		 (unsigned)h->outer_gid);
-	return write_proc(pid, "gid_map", map);
+	return jail_write_id_map(pid, "gid_map", spec->gid,
+				 (unsigned)h->outer_gid);
 }
 
 static void

@@ -101,6 +101,13 @@ scmp_filter_ctx jail_seccomp_build(void);
 _Noreturn void jail_exec_payload(const struct job_spec *spec,
 				 scmp_filter_ctx filter, int status_fd);
 
+/*
+ * Writes the one-line id map "INSIDE OUTSIDE 1" to /proc/PID/FILE
+ * ("uid_map" or "gid_map"; user_namespaces(7)). Returns 0 or -errno.
+ */
+int jail_write_id_map(pid_t pid, const char *file, unsigned inside,
+		      unsigned outside);
+
 /* Writes one init record (three little-endian i32) to FD; best effort. */
 void jail_send_record(int fd, int32_t kind, int32_t a, int32_t b);
 
