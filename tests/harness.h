@@ -94,6 +94,13 @@ bool harness_unprivileged(void);
 int harness_run(const char *const argv[], struct run_out *out);
 void run_out_free(struct run_out *out);
 
+/* harness_run with the arguments written inline: RUN(&o, "run", "--", "true"). */
+#define RUN(o, ...)                                                        \
+	do {                                                               \
+		const char *const argv_[] = {__VA_ARGS__, NULL};           \
+		harness_run(argv_, (o));                                   \
+	} while (0)
+
 /*
  * As harness_run, for any program: FULL is its whole argv (FULL[0] looked
  * up in $PATH), ending with NULL. OUT->json is parsed when "--json" is

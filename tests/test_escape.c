@@ -26,12 +26,6 @@
 TestSuite(escape, .init = harness_setup, .fini = harness_cleanup,
 	  .timeout = 60);
 
-#define RUN(o, ...)                                                        \
-	do {                                                               \
-		const char *const argv_[] = {__VA_ARGS__, NULL};           \
-		harness_run(argv_, (o));                                   \
-	} while (0)
-
 static const char *
 jstr(const struct run_out *o, const char *name)
 {

@@ -18,12 +18,6 @@
 TestSuite(fscli, .init = harness_setup, .fini = harness_cleanup,
 	  .timeout = 60);
 
-#define RUN(o, ...)                                                        \
-	do {                                                               \
-		const char *const argv_[] = {__VA_ARGS__, NULL};           \
-		harness_run(argv_, (o));                                   \
-	} while (0)
-
 static int
 count_entries(const char *dir)
 {

@@ -56,12 +56,6 @@ jail_fini(void)
 
 TestSuite(jail, .init = harness_setup, .fini = jail_fini, .timeout = 60);
 
-#define RUN(o, ...)                                                        \
-	do {                                                               \
-		const char *const argv_[] = {__VA_ARGS__, NULL};           \
-		harness_run(argv_, (o));                                   \
-	} while (0)
-
 /* ---- the JSON result ---------------------------------------------------- */
 
 enum kind { K_STRING, K_INT, K_BOOL, K_OBJECT, K_INT_OR_NULL,
