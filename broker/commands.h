@@ -14,6 +14,16 @@ int cmd_policy(int argc, char **argv);
  * file error, 2 for usage, 69 without openat2. */
 int cmd_put(int argc, char **argv);
 int cmd_get(int argc, char **argv);
+/* `stockade ls`, `rm`, `mkdir`, `mv`, `stat` (cmd_fs.c): the other
+ * operations of the host file API on a workspace; exit statuses as put. */
+int cmd_ls(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_mkdir(int argc, char **argv);
+int cmd_mv(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+/* `stockade serve` (serve.c): a JSON-RPC 2.0 session on one workspace
+ * (docs/protocol.md). Exit 0 at end of input or on SIGINT/SIGTERM. */
+int cmd_serve(int argc, char **argv);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing

@@ -21,9 +21,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
+#include "wspath.h"
+
 #include "fserr.h"
+#include "policy.h"
 
 /*
  * Opens PATH (NUL-terminated, workspace-relative, checked by wspath_check
@@ -92,5 +96,166 @@ int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
  */
 int fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
 		mode_t mode, bool overwrite, enum fs_error *why);
+
+/*
+ * The session's view of one workspace for the operations below: the
+ * directory descriptor (borrowed; the caller owns it) and the quotas
+ * (policy.h, [files]). The usage figures are the broker's running count of
+ * what the workspace holds (regular files and their st_size, bytes, and
+ * every entry for the file count); fsapi_usage fills them by a bounded
+ * walk, every successful write/mkdir/remove/rename done through this
+ * struct keeps them current, and a job invalidates them (the caller sets
+ * usage_valid = false after each job). An operation that needs them while
+ * they are invalid walks the workspace first.
+ */
+struct fs_ctx {
+	int root;                 /* O_DIRECTORY descriptor of the workspace */
+	struct fs_quota quota;    /* copied from the policy */
+	bool usage_valid;
+	uint64_t used_bytes;      /* sum of st_size of regular files, bytes */
+	uint64_t used_entries;    /* files, directories and everything else */
+};
+
+/* Sets CTX up for ROOT (borrowed) and Q (copied); usage invalid. */
+void fsapi_ctx_init(struct fs_ctx *ctx, int root, const struct fs_quota *q);
+
+/* The wspath limits of CTX's quota (max_path, max_depth). */
+struct wspath_limits fsapi_path_limits(const struct fs_ctx *ctx);
+
+/*
+ * Walks the workspace (wswalk.h, never following a link, at most
+ * quota.max_files + 1 entries and quota.max_depth levels) and sets the
+ * usage figures. Returns 0; -E2BIG when the workspace holds more than
+ * quota.max_files entries or is deeper than quota.max_depth (the figures
+ * are then lower bounds, usage_valid true, and a write is refused with
+ * quota_exceeded); another negative errno on failure (usage invalid).
+ */
+int fsapi_usage(struct fs_ctx *ctx);
+
+/* One directory entry as the API reports it (list, stat). */
+enum fs_type {
+	FS_T_FILE = 'f', FS_T_DIR = 'd', FS_T_SYMLINK = 'l', FS_T_FIFO = 'p',
+	FS_T_SOCKET = 's', FS_T_CHAR = 'c', FS_T_BLOCK = 'b',
+};
+struct fs_entry {
+	const char *path;     /* workspace-relative, raw bytes (may hold any
+			       * byte but '/' and NUL in a component: escape
+			       * it before showing it, fsname.h) */
+	enum fs_type type;
+	uint64_t size;        /* st_size, bytes (a symlink: its target's length) */
+	uint32_t mode;        /* permission bits, st_mode & 07777 */
+	int64_t mtime_ns;     /* modification time, ns since the epoch */
+	uint64_t nlink;
+};
+
+/* Name of TYPE for the fronts: "file", "directory", "symlink", "fifo",
+ * "socket", "char_device", "block_device". Static storage. */
+const char *fs_type_name(enum fs_type type);
+
+/*
+ * Describes PATH (with lstat semantics: a symlink is reported, never
+ * followed) into *E; E->path points into PATH. PATH "." is the workspace
+ * itself. The parent is resolved with fsapi_open_beneath and the entry
+ * read with fstatat(AT_SYMLINK_NOFOLLOW) relative to it. Returns 0 or a
+ * negative errno with *WHY set (invalid_path, symlink_refused on a parent,
+ * escapes_workspace, not_found, not_a_directory, io_error).
+ */
+int fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
+	       enum fs_error *why);
+
+/* Called once per entry of a listing; E and its path are borrowed for the
+ * call. Return 0 to go on, a negative errno to stop the listing (returned
+ * by fsapi_list with *WHY io_error). */
+typedef int (*fs_list_fn)(void *arg, const struct fs_entry *e);
+
+/*
+ * Lists the directory PATH ("." for the workspace): its entries in
+ * byte-wise name order, each reported with its workspace-relative path;
+ * with RECURSIVE, each directory's entries follow it (pre-order, depth
+ * first, never through a symlink, at most quota.max_depth levels). At
+ * most LIMIT entries (0: quota.max_files) are reported; *TRUNCATED says
+ * whether more were left out. Directories are opened one level at a time
+ * with openat2 beneath their parent's descriptor (wswalk.h), so a
+ * directory swapped for a symlink while the walk runs is refused, not
+ * followed. Returns 0 or a negative errno with *WHY set (as fsapi_stat;
+ * not_a_directory when PATH is not a directory).
+ */
+int fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
+	       size_t limit, fs_list_fn fn, void *arg, bool *truncated,
+	       enum fs_error *why);
+
+/*
+ * Makes the directory PATH with permission bits MODE & quota.mode_mask
+ * (set with fchmodat on the new directory's descriptor, so the umask does
+ * not apply). With PARENTS, makes the missing parents too, one component
+ * at a time: mkdirat in the descriptor of the previous one, then openat2
+ * of the single component beneath it (so a symlink planted between the
+ * two is refused), and an existing directory at PATH is success. Counts
+ * against quota.max_files. Returns 0 or a negative errno with *WHY set
+ * (invalid_path, symlink_refused, escapes_workspace, not_found (a parent
+ * missing without PARENTS), not_a_directory, exists, quota_exceeded,
+ * io_error).
+ */
+int fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode,
+		bool parents, enum fs_error *why);
+
+/*
+ * Removes PATH: a file, symlink (the link itself, never its target),
+ * FIFO, socket, or an empty directory; a non-empty directory only with
+ * RECURSIVE (remove_tree_at on the parent's descriptor: never follows a
+ * link, never leaves the workspace's mount). The workspace itself (".")
+ * cannot be removed (invalid_path). Returns 0 or a negative errno with
+ * *WHY set (invalid_path, symlink_refused on a parent, escapes_workspace,
+ * not_found, not_a_directory, not_empty, io_error).
+ */
+int fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
+		 enum fs_error *why);
+
+/*
+ * Renames FROM to TO within the workspace with renameat2 on the two
+ * parents' descriptors (each resolved once with fsapi_open_beneath),
+ * RENAME_NOREPLACE unless OVERWRITE. The entry moved is the directory
+ * entry itself: a symlink is moved as a link, never followed. Returns 0
+ * or a negative errno with *WHY set (invalid_path, symlink_refused,
+ * escapes_workspace, not_found, not_a_directory, is_a_directory,
+ * not_empty, exists, io_error).
+ */
+int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
+		 bool overwrite, enum fs_error *why);
+
+/*
+ * fsapi_write under CTX's quotas: the per-file limit is
+ * min(quota.file_bytes, what quota.workspace_bytes leaves), the path is
+ * checked with CTX's path limits, a new file counts against
+ * quota.max_files, MODE is masked with quota.mode_mask. Over the
+ * per-file limit is too_large; over the workspace total or file count is
+ * quota_exceeded. *WRITTEN (may be NULL) gets the file's size. Updates
+ * the usage figures on success.
+ */
+int fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
+	      bool overwrite, uint64_t *written, enum fs_error *why);
+
+/*
+ * fsapi_read under CTX's quotas (at most quota.file_bytes, hard links
+ * refused unless quota.allow_hardlinks), starting OFFSET bytes into the
+ * file and copying at most LENGTH bytes (UINT64_MAX: to the end). The
+ * size limit applies to what is copied. Returns as fsapi_read.
+ */
+int fsapi_get(struct fs_ctx *ctx, const char *path, uint64_t offset,
+	      uint64_t length, int out_fd, uint64_t *copied,
+	      enum fs_error *why);
+
+/*
+ * Opens the regular file NAME in the directory DIRFD for reading, safely
+ * against a hostile workspace: O_PATH | O_NOFOLLOW first, fstat, then a
+ * reopen of that very inode through /proc/self/fd with O_RDONLY |
+ * O_NONBLOCK | O_NOCTTY (so a FIFO or device is never opened for I/O).
+ * ST gets the stat. Refuses: a symlink (symlink_refused), a directory
+ * (is_a_directory), anything else not regular (not_regular_file), more
+ * than one link unless ALLOW_HARDLINKS (hardlinked_file). Returns a
+ * descriptor the caller owns, or a negative errno with *WHY set.
+ */
+int fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
+			  struct stat *st, enum fs_error *why);
 
 #endif

@@ -19,6 +19,8 @@ usage(FILE *f)
 		"usage: stockade run [options] -- PROGRAM [ARGS...]\n"
 		"       stockade put --workspace DIR HOST_FILE SANDBOX_PATH\n"
 		"       stockade get --workspace DIR SANDBOX_PATH HOST_FILE|-\n"
+		"       stockade ls|stat|rm|mkdir|mv --workspace DIR PATH...\n"
+		"       stockade serve --workspace DIR [--socket PATH]\n"
 		"       stockade policy show|default|check\n"
 		"       stockade --version | --help\n"
 		"Run `stockade COMMAND --help` for a command's options.\n");
@@ -52,6 +54,18 @@ main(int argc, char **argv)
 		return cmd_put(argc - 1, argv + 1);
 	if (strcmp(argv[1], "get") == 0)
 		return cmd_get(argc - 1, argv + 1);
+	if (strcmp(argv[1], "ls") == 0)
+		return cmd_ls(argc - 1, argv + 1);
+	if (strcmp(argv[1], "stat") == 0)
+		return cmd_stat(argc - 1, argv + 1);
+	if (strcmp(argv[1], "rm") == 0)
+		return cmd_rm(argc - 1, argv + 1);
+	if (strcmp(argv[1], "mkdir") == 0)
+		return cmd_mkdir(argc - 1, argv + 1);
+	if (strcmp(argv[1], "mv") == 0)
+		return cmd_mv(argc - 1, argv + 1);
+	if (strcmp(argv[1], "serve") == 0)
+		return cmd_serve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "policy") == 0)
 		return cmd_policy(argc - 1, argv + 1);
 	fprintf(stderr, "stockade: unknown command \"%s\"\n", argv[1]);

@@ -17,6 +17,7 @@ static const char *const names[] = {
 	[FS_IO_ERROR] = "io_error",
 	[FS_NOT_A_DIRECTORY] = "not_a_directory",
 	[FS_IS_A_DIRECTORY] = "is_a_directory",
+	[FS_NOT_EMPTY] = "not_empty",
 };
 
 static const char *const texts[] = {
@@ -34,6 +35,8 @@ static const char *const texts[] = {
 	[FS_IO_ERROR] = "input/output error",
 	[FS_NOT_A_DIRECTORY] = "a component of the path is not a directory",
 	[FS_IS_A_DIRECTORY] = "the target is a directory",
+	[FS_NOT_EMPTY] = "the directory is not empty (ask for a recursive "
+			 "removal)",
 };
 
 const char *
@@ -67,6 +70,7 @@ fs_error_from_errno(int err)
 	case ENOSPC: return FS_QUOTA_EXCEEDED;
 	case ENOTDIR: return FS_NOT_A_DIRECTORY;
 	case EISDIR: return FS_IS_A_DIRECTORY;
+	case ENOTEMPTY: return FS_NOT_EMPTY;
 	default: return FS_IO_ERROR;
 	}
 }

@@ -21,8 +21,9 @@ enum fs_error {
 	FS_IO_ERROR,            /* anything else */
 	FS_NOT_A_DIRECTORY,     /* a parent component is not a directory */
 	FS_IS_A_DIRECTORY,      /* the target is a directory */
+	FS_NOT_EMPTY,           /* a directory that is not empty */
 };
-#define FS_ERROR_MAX FS_IS_A_DIRECTORY
+#define FS_ERROR_MAX FS_NOT_EMPTY
 
 /* The stable name of ERR ("symlink_refused"; "ok" for FS_OK; "io_error"
  * for a value out of range). Static storage. */
@@ -42,6 +43,7 @@ const char *fs_error_text(enum fs_error err);
  *   ENOENT  -> not_found          EEXIST -> exists
  *   EFBIG, E2BIG -> too_large     EDQUOT, ENOSPC -> quota_exceeded
  *   ENOTDIR -> not_a_directory    EISDIR -> is_a_directory
+ *   ENOTEMPTY -> not_empty
  *   anything else -> io_error
  * (openat2(2) lists EXDEV and ELOOP for these flags.)
  */

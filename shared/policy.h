@@ -23,6 +23,22 @@
 
 #define POLICY_ERR_MAX 512
 
+/*
+ * [files]: the quotas of the host file API (broker/fsapi.h; issue 3).
+ * Checked by the broker on every operation; a job itself is bounded by
+ * [limits] (file_size_mb) and the workspace's file system.
+ */
+struct fs_quota {
+	uint64_t file_bytes;      /* max_file_mb: one file in or out, bytes */
+	uint64_t workspace_bytes; /* workspace_mb: sum of regular files, bytes */
+	uint64_t max_files;       /* max_files: entries in the workspace */
+	uint32_t max_path;        /* max_path_bytes: one path, bytes (<= 4096) */
+	uint32_t max_depth;       /* max_depth: components of one path (<= 256) */
+	uint32_t mode_mask;       /* mode_mask: bits a client may set (<= 0777) */
+	bool allow_hardlinks;     /* allow_hardlinks: read files with nlink > 1 */
+	uint64_t inline_bytes;    /* inline_kb: base64 payload in JSON, bytes */
+};
+
 struct policy {
 	char *name;                 /* "<default>" or the file's path */
 	struct job_limits limits;   /* all non-zero after a successful load */
@@ -36,6 +52,7 @@ struct policy {
 	uint32_t uid, gid;          /* [jail] uid, gid: non-zero */
 	bool pty;                   /* [jail] pty: a private /dev/pts */
 	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */
+	struct fs_quota files;      /* [files] */
 };
 
 /* The embedded default policy text, byte-identical to policy/default.ini. */

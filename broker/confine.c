@@ -1,0 +1,2 @@
+/* confine.c: being written (issue 3). */
+#include "fsapi.h"

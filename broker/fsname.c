@@ -1,0 +1,2 @@
+/* fsname.c: being written (issue 3). */
+#include "fsapi.h"

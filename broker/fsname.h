@@ -1,0 +1,29 @@
+/*
+ * fsname.h: showing names from the workspace. A job can name a file with
+ * any byte but '/' and NUL: a newline, a terminal escape sequence, bytes
+ * that are not UTF-8. Every front shows such a name escaped, never raw,
+ * and the escape is reversible so a client can address the file.
+ */
+#ifndef STOCKADE_FSNAME_H
+#define STOCKADE_FSNAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Whether NAME (LEN bytes) can be shown as it is: valid UTF-8 (no
+ * overlong forms, no surrogates) without C0 controls, DEL, C1 controls
+ * (U+0080..U+009F) or a backslash.
+ */
+bool fsname_is_plain(const char *name, size_t len);
+
+/*
+ * The escaped form of NAME (LEN bytes): itself when plain, else C-style:
+ * "\\" for a backslash, "\n", "\t", "\r", "\e" (ESC), and "\xHH" for every
+ * other control byte and every byte that is not part of valid UTF-8;
+ * valid non-control UTF-8 is kept. Always valid UTF-8 with no control
+ * character. Returns a string the caller frees, or NULL (ENOMEM).
+ */
+char *fsname_escape(const char *name, size_t len);
+
+#endif

@@ -1,0 +1,2 @@
+/* fsops.c: being written (issue 3). */
+#include "fsapi.h"

@@ -1,0 +1,2 @@
+/* jobrun.c: being written (issue 3). */
+#include "fsapi.h"

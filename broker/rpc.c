@@ -1,0 +1,2 @@
+/* rpc.c: being written (issue 3). */
+#include "fsapi.h"

@@ -1,0 +1,2 @@
+/* serve.c: being written (issue 3). */
+#include "fsapi.h"

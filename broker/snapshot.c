@@ -1,0 +1,2 @@
+/* snapshot.c: being written (issue 3). */
+#include "fsapi.h"

@@ -1,0 +1,2 @@
+/* spawner.c: being written (issue 3). */
+#include "fsapi.h"

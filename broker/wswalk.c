@@ -1,0 +1,2 @@
+/* wswalk.c: being written (issue 3). */
+#include "fsapi.h"

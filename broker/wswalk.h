@@ -1,0 +1,66 @@
+/*
+ * wswalk.h: a bounded, descriptor-based walk of a directory tree in a
+ * hostile workspace (issue 3): the one walker behind fsapi_list, the
+ * usage count of the quotas and the snapshots of fs.changes.
+ *
+ * Never follows a symbolic link and never leaves the walked directory's
+ * mount: each directory is entered by openat2(parent_fd, name, O_RDONLY |
+ * O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV) from the descriptor of its
+ * parent, so a directory the job swaps for a symlink mid-walk is refused
+ * (skipped), not followed. Bounded in descriptors (one per level, at most
+ * MAX_DEPTH + 1), in entries and in depth; names are sorted byte-wise
+ * within each directory so that the order is stable.
+ */
+#ifndef STOCKADE_WSWALK_H
+#define STOCKADE_WSWALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+struct wswalk_entry {
+	const char *path;       /* relative to the walk's start, NUL-terminated */
+	const char *name;       /* the last component (points into path) */
+	int dirfd;              /* descriptor of the directory holding it */
+	const struct stat *st;  /* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) */
+	unsigned depth;         /* 1 for the start directory's entries */
+};
+
+/*
+ * Called once per entry, pre-order (a directory before what it holds).
+ * Everything in E is borrowed for the call. Return 0 to go on (and enter
+ * a directory), 1 to go on without entering this directory, or a
+ * negative errno to stop the walk (wswalk returns it).
+ */
+typedef int (*wswalk_fn)(void *arg, const struct wswalk_entry *e);
+
+struct wswalk_opts {
+	unsigned max_depth;     /* entries deeper than this are not reported
+				 * and *DEEPER is set; 0: no entry at all */
+	size_t max_entries;     /* stop after this many; *TRUNCATED set */
+	const char *prefix;     /* prepended with '/' to every path; may be
+				 * NULL or "" (paths relative to the start) */
+};
+
+struct wswalk_stats {
+	bool truncated;         /* max_entries reached with entries left */
+	bool deeper;            /* a directory below max_depth held entries */
+	size_t skipped;         /* entries that vanished or turned into a
+				 * symlink/other mount between readdir and
+				 * use (the job racing the walk) */
+};
+
+/*
+ * Walks the directory DIRFD (borrowed, not closed, its offset untouched;
+ * may be O_PATH: the walk opens "." beneath it) calling FN for every
+ * entry under OPTS' bounds. STATS (may be
+ * NULL) gets what was left out. Returns 0, FN's negative return, or a
+ * negative errno (-ENOMEM; -EMFILE; a readdir failure). An entry that
+ * vanishes or changes type mid-walk is skipped and counted, never an
+ * error: the workspace is the job's and may change while it is walked.
+ */
+int wswalk(int dirfd, const struct wswalk_opts *opts, wswalk_fn fn,
+	   void *arg, struct wswalk_stats *stats);
+
+#endif

@@ -1,0 +1,2 @@
+/* test_snapshot.c: being written (issue 3). */
+#include <criterion/criterion.h>
