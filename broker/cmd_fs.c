@@ -235,3 +235,16 @@ cmd_get(int argc, char **argv)
 {
 	return cmd_fs(argc, argv, false);
 }
+
+/* TEMPORARY (scaffold): replaced by the real commands in this file. */
+static int
+not_yet(const char *what)
+{
+	log_error("%s: not built yet", what);
+	return EXIT_USAGE;
+}
+int cmd_ls(int argc, char **argv) { return not_yet("ls"); }
+int cmd_rm(int argc, char **argv) { return not_yet("rm"); }
+int cmd_mkdir(int argc, char **argv) { return not_yet("mkdir"); }
+int cmd_mv(int argc, char **argv) { return not_yet("mv"); }
+int cmd_stat(int argc, char **argv) { return not_yet("stat"); }
