@@ -4,11 +4,13 @@
  * embedded default byte for byte; `stockade policy check FILE` only
  * validates.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "log.h"
+#include "preflight.h"
 
 int
 load_policy_or_complain(struct policy *p, const char *file)
@@ -24,6 +26,18 @@ load_policy_or_complain(struct policy *p, const char *file)
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+int
+confine_or_complain(const struct confine_rule *rules, size_t nrules)
+{
+	char err[512];
+	int e = confine_broker(rules, nrules, err, sizeof(err));
+
+	if (e == 0)
+		return 0;
+	log_error("%s%s", e == -EOPNOTSUPP ? "refused: " : "", err);
+	return e == -EOPNOTSUPP ? EXIT_REFUSED : EXIT_SANDBOX;
 }
 
 static void

@@ -2,101 +2,52 @@
  * cmd_run.c: `stockade run [options] -- PROGRAM [ARGS...]`.
  *
  * Loads the policy, refuses if the kernel lacks user namespaces, opens or
- * makes the workspace, starts the launcher, runs one job and reports it:
- * by default the program's output streams through and one summary line
- * goes to stderr; with --json nothing streams and exactly one JSON object
- * goes to stdout.
+ * makes the workspace, starts the launcher, puts the --put files in, runs
+ * one job (jobrun.h), collects the --get files and reports it: by default
+ * the program's output streams through and one summary line goes to
+ * stderr; with --json nothing streams and exactly one JSON object goes to
+ * stdout.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <linux/landlock.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
-#include "capture.h"
 #include "commands.h"
+#include "fsapi.h"
+#include "fsname.h"
 #include "fsutil.h"
-#include "jobspec.h"
+#include "jobrun.h"
 #include "log.h"
 #include "preflight.h"
-#include "result_json.h"
 #include "supervisor.h"
 #include "utf8.h"
 #include "workspace.h"
+#include "wspath.h"
 
-/*
- * Interruption: SIGINT, SIGTERM or SIGHUP while the job runs sends CANCEL
- * (encoded beforehand; sendmsg is async-signal-safe) so the launcher kills
- * the jail and answers with the job's RESULT; the broker then cleans up and
- * exits 128+N. A second signal kills the broker at once (SA_RESETHAND),
- * and the launcher and its jail die with it (PR_SET_PDEATHSIG). These are
- * the only file-scope variables: a signal handler can reach nothing else.
- */
-static volatile sig_atomic_t interrupted;
-static int cancel_sock = -1;
-static uint8_t cancel_msg[64];
-static size_t cancel_len;
-
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-
-	interrupted = sig;
-	if (cancel_sock >= 0)
-		(void)send(cancel_sock, cancel_msg, cancel_len,
-			   MSG_NOSIGNAL | MSG_DONTWAIT);
-	errno = saved;
-}
-
-static void
-arm_cancel(const struct supervisor *sup)
-{
-	struct sigaction sa;
-	int n = proto_encode_cancel(cancel_msg, sizeof(cancel_msg),
-				    sup->next_job_id);
-
-	if (n < 0)
-		return;
-	cancel_len = (size_t)n;
-	cancel_sock = sup->sock;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
-static void
-disarm_cancel(void)
-{
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	cancel_sock = -1;
-}
+#define EXIT_FILE 1 /* a --put or --get that failed (README.md) */
 
 struct run_output {
 	bool stream;            /* pass output through as it arrives */
 	bool closed[3];         /* our stdout/stderr went away (EPIPE...) */
 	bool tty[3];            /* that stream of ours is a terminal */
-	struct capture cap[3];  /* [1] stdout, [2] stderr */
 };
 
+/* The pass-through of the job's output (jobrun.tee); jobrun captures. */
 static void
 on_output(void *arg, int stream, const uint8_t *data, size_t len)
 {
 	struct run_output *o = arg;
 
-	capture_add(&o->cap[stream], data, len);
 	if (!o->stream || o->closed[stream])
 		return;
 	/* On a terminal, the job's control sequences are shown, not obeyed
@@ -124,6 +75,7 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: stockade run [--policy FILE] [--workspace DIR] [--keep]\n"
 		"                    [--timeout SECONDS] [--memory MB] [--json]\n"
+		"                    [--put HOST:SANDBOX]... [--get SANDBOX:HOST]...\n"
 		"                    -- PROGRAM [ARGS...]\n");
 }
 
@@ -185,6 +137,337 @@ print_summary(const struct job_result *r, const struct job_limits *lim)
 	}
 }
 
+/*
+ * One --put HOST:SANDBOX or --get SANDBOX:HOST. The sandbox side cannot
+ * hold a ':' (--put splits at the last one, --get at the first), so a
+ * host path may; `stockade put/get` take any sandbox path.
+ */
+struct xfer {
+	const char *arg;        /* the option's argument, as given */
+	char *host;             /* host path (owned) */
+	char *sandbox;          /* sandbox path (owned) */
+	const char *base;       /* --get: the last component of host */
+	int fd;                 /* --put: the host file; --get: its directory */
+	int out;                /* --get: the temporary file, made at open */
+	char tmp[40];           /* --get: its name in fd; "" once renamed */
+	mode_t mode;            /* --put: the host file's permission bits */
+	bool done;              /* attempted */
+	enum fs_error why;      /* FS_OK, or why it failed */
+	int host_errno;         /* a failure on the host side (errno) */
+	uint64_t size;          /* bytes copied */
+};
+
+struct xfers {
+	struct xfer *v;
+	size_t n;
+};
+
+static int
+xfer_parse(struct xfer *x, const char *arg, bool put)
+{
+	const char *colon = put ? strrchr(arg, ':') : strchr(arg, ':');
+	const char *host, *sb, *slash;
+	size_t hlen, slen;
+
+	memset(x, 0, sizeof(*x));
+	x->arg = arg;
+	x->fd = -1;
+	x->out = -1;
+	if (colon == NULL)
+		return -EINVAL;
+	host = put ? arg : colon + 1;
+	hlen = put ? (size_t)(colon - arg) : strlen(colon + 1);
+	sb = put ? colon + 1 : arg;
+	slen = put ? strlen(colon + 1) : (size_t)(colon - arg);
+	if (hlen == 0 || slen == 0)
+		return -EINVAL;
+	x->host = strndup(host, hlen);
+	x->sandbox = strndup(sb, slen);
+	if (x->host == NULL || x->sandbox == NULL)
+		return -ENOMEM;
+	if (!put) {
+		slash = strrchr(x->host, '/');
+		x->base = slash != NULL ? slash + 1 : x->host;
+		if (x->base[0] == '\0' || strcmp(x->base, ".") == 0 ||
+		    strcmp(x->base, "..") == 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static void
+xfers_free(struct xfers *xs)
+{
+	for (size_t i = 0; i < xs->n; i++) {
+		if (xs->v[i].out >= 0)
+			close(xs->v[i].out);
+		/* A --get that did not complete leaves no temporary file. */
+		if (xs->v[i].tmp[0] != '\0' && xs->v[i].fd >= 0)
+			(void)unlinkat(xs->v[i].fd, xs->v[i].tmp, 0);
+		if (xs->v[i].fd >= 0)
+			close(xs->v[i].fd);
+		free(xs->v[i].host);
+		free(xs->v[i].sandbox);
+	}
+	free(xs->v);
+	memset(xs, 0, sizeof(*xs));
+}
+
+/* "stockade: PATH: NAME: explanation", PATH escaped (fsname.h): the
+ * same words as `stockade put/get`. */
+static void
+complain(const struct fs_ctx *ctx, const char *path, enum fs_error why)
+{
+	_cleanup_free_ char *p = fsname_escape(path, strlen(path));
+	const char *text = fs_error_text(why);
+
+	if (why == FS_INVALID_PATH) {
+		struct wspath_limits lim = fsapi_path_limits(ctx);
+		enum wspath_rule r = wspath_why(path, strlen(path), &lim);
+
+		if (r != WSPATH_OK)
+			text = wspath_rule_text(r);
+	}
+	fprintf(stderr, "stockade: %s: %s: %s\n", p != NULL ? p : "?",
+		fs_error_name(why), text);
+}
+
+static void
+complain_host(const struct xfer *x)
+{
+	_cleanup_free_ char *h = fsname_escape(x->host, strlen(x->host));
+
+	fprintf(stderr, "stockade: %s: %s\n", h != NULL ? h : "?",
+		strerror(x->host_errno));
+}
+
+/*
+ * Opens every host file of the --put list and every host directory of
+ * the --get list before anything runs, so that a typo costs no job and
+ * the broker holds what it needs before it could be confined. Returns
+ * false after complaining.
+ */
+/*
+ * Makes the temporary file of a --get in the host directory DIRFD: a
+ * random name ".stockade-get-<16 hex>" (into TMP, SIZE >= 31 bytes),
+ * created O_EXCL | O_NOFOLLOW with mode 0600 until complete. Made before
+ * the broker confines itself, which leaves it only the rename into place
+ * and the removal in that directory. Returns the descriptor, or -1 with
+ * errno set.
+ */
+static int
+make_get_tmp(int dirfd, char *tmp, size_t size)
+{
+	uint64_t rnd;
+	int fd = -1;
+
+	errno = EIO;
+	for (int tries = 0; fd < 0 && tries < 16; tries++) {
+		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return -1;
+		snprintf(tmp, size, ".stockade-get-%016llx",
+			 (unsigned long long)rnd);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+				O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		tmp[0] = '\0';
+	return fd;
+}
+
+static bool
+xfers_open(struct xfers *puts, struct xfers *gets)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < puts->n; i++) {
+		struct xfer *x = &puts->v[i];
+
+		x->fd = open(x->host, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+		if (x->fd < 0 || fstat(x->fd, &st) < 0) {
+			x->host_errno = errno;
+			complain_host(x);
+			return false;
+		}
+		x->mode = st.st_mode & 0777;
+	}
+	for (size_t i = 0; i < gets->n; i++) {
+		struct xfer *x = &gets->v[i];
+		_cleanup_free_ char *dir = NULL;
+
+		if (x->base == x->host)
+			dir = strdup(".");
+		else if (x->base == x->host + 1)
+			dir = strdup("/");
+		else
+			dir = strndup(x->host, (size_t)(x->base - x->host - 1));
+		if (dir == NULL) {
+			x->host_errno = ENOMEM;
+			complain_host(x);
+			return false;
+		}
+		x->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (x->fd < 0 || (x->out = make_get_tmp(x->fd, x->tmp,
+							sizeof(x->tmp))) < 0) {
+			x->host_errno = errno;
+			complain_host(x);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Puts every --put file in (overwriting); false at the first failure,
+ * after complaining. */
+static bool
+do_puts(struct xfers *puts, struct fs_ctx *ctx)
+{
+	for (size_t i = 0; i < puts->n; i++) {
+		struct xfer *x = &puts->v[i];
+
+		x->done = true;
+		if (fsapi_put(ctx, x->sandbox, x->fd, x->mode, true, &x->size,
+			      &x->why) < 0) {
+			complain(ctx, x->sandbox, x->why);
+			return false;
+		}
+		close(x->fd);
+		x->fd = -1;
+	}
+	return true;
+}
+
+/*
+ * Collects one --get: the file goes to its temporary file in the host
+ * directory (make_get_tmp) and is renamed over HOST once complete, so a
+ * failed get leaves HOST as it was (xfers_free removes the temporary).
+ * Returns false after complaining.
+ */
+static bool
+do_get(struct xfer *x, struct fs_ctx *ctx)
+{
+	mode_t um;
+
+	x->done = true;
+	um = umask(0);
+	umask(um);
+	if (fsapi_get(ctx, x->sandbox, 0, UINT64_MAX, x->out, &x->size,
+		      &x->why) < 0) {
+		complain(ctx, x->sandbox, x->why);
+	} else if (fchmod(x->out, 0666 & ~um) < 0) {
+		x->host_errno = errno;
+	}
+	/* close reports a delayed write error (NFS, quota): checked. */
+	if (close(x->out) < 0 && x->why == FS_OK && x->host_errno == 0)
+		x->host_errno = errno;
+	x->out = -1;
+	if (x->why == FS_OK && x->host_errno == 0) {
+		if (renameat(x->fd, x->tmp, x->fd, x->base) == 0)
+			x->tmp[0] = '\0';
+		else
+			x->host_errno = errno;
+	}
+	if (x->why == FS_OK && x->host_errno != 0) {
+		x->why = FS_IO_ERROR;
+		complain_host(x);
+	}
+	return x->why == FS_OK;
+}
+
+/* Adds NAME: S (any bytes) to O, escaped when not plain (fsname.h). */
+static bool
+put_name(json_t *o, const char *key, const char *s)
+{
+	_cleanup_free_ char *e = fsname_escape(s, strlen(s));
+
+	return e != NULL && json_object_set_new(o, key, json_string(e)) == 0;
+}
+
+/* The per-file outcomes of XS as a JSON array (README.md, "--put and
+ * --get"): the transfers attempted, in order; NULL on ENOMEM. */
+static json_t *
+xfers_json(const struct xfers *xs)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a != NULL && i < xs->n && xs->v[i].done; i++) {
+		const struct xfer *x = &xs->v[i];
+		bool failed = x->why != FS_OK;
+		json_t *o = json_object();
+		bool ok = o != NULL && put_name(o, "host", x->host) &&
+			  put_name(o, "path", x->sandbox);
+
+		ok = ok && json_object_set_new(o, "size", failed ? json_null() :
+				json_integer((json_int_t)x->size)) == 0;
+		ok = ok && json_object_set_new(o, "error", failed ?
+				json_string(fs_error_name(x->why)) :
+				json_null()) == 0;
+		if (ok && x->host_errno != 0)
+			ok = json_object_set_new(o, "message",
+				json_string(strerror(x->host_errno))) == 0;
+		if (!ok)
+			json_decref(o);
+		/* json_array_append_new takes O even when it fails. */
+		if (!ok || json_array_append_new(a, o) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* Adds "files": {"put": [...], "get": [...]} to the result O. */
+static bool
+add_files(json_t *o, const struct xfers *puts, const struct xfers *gets)
+{
+	json_t *files = json_object();
+
+	if (files == NULL || json_object_set_new(o, "files", files) < 0)
+		return false;
+	return json_object_set_new(files, "put", xfers_json(puts)) == 0 &&
+	       json_object_set_new(files, "get", xfers_json(gets)) == 0;
+}
+
+static int
+xfer_add(struct xfers *xs, size_t cap, const char *arg, bool put)
+{
+	int e;
+
+	if (xs->v == NULL && (xs->v = calloc(cap, sizeof(*xs->v))) == NULL)
+		return -ENOMEM;
+	e = xfer_parse(&xs->v[xs->n++], arg, put);
+	return e;
+}
+
+/* The confinement of `stockade run` (above its call); 0 or an exit
+ * status, reported. */
+static int
+confine_run(const struct workspace *ws, const struct xfers *gets)
+{
+	struct confine_rule *rules;
+	size_t n = 0;
+	int rc;
+
+	rules = calloc(gets->n + 2, sizeof(*rules));
+	if (rules == NULL) {
+		log_error("out of memory");
+		return EXIT_SANDBOX;
+	}
+	rules[n++] = (struct confine_rule){ws->fd, CONFINE_ALL};
+	if (ws->temporary)
+		rules[n++] = (struct confine_rule){
+			ws->parent_fd, LANDLOCK_ACCESS_FS_REMOVE_DIR};
+	for (size_t i = 0; i < gets->n; i++)
+		rules[n++] = (struct confine_rule){
+			gets->v[i].fd, LANDLOCK_ACCESS_FS_MAKE_REG |
+					       LANDLOCK_ACCESS_FS_REMOVE_FILE};
+	rc = confine_or_complain(rules, n);
+	free(rules);
+	return rc;
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -195,18 +478,22 @@ cmd_run(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"memory", required_argument, NULL, 'm'},
 		{"json", no_argument, NULL, 'j'},
+		{"put", required_argument, NULL, 'P'},
+		{"get", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *policy_file = NULL, *workspace = NULL;
 	const char *timeout = NULL, *memory = NULL;
-	bool keep = false, json = false;
+	bool keep = false, json = false, got = true;
+	struct jobrun_overrides ov = {0, 0};
+	struct xfers puts = {NULL, 0}, gets = {NULL, 0};
 	struct policy pol;
 	struct workspace ws;
 	struct supervisor sup;
-	struct job_spec spec;
-	struct job_result res;
+	struct jobrun jr;
 	struct run_output out;
+	struct fs_ctx ctx;
 	char err[POLICY_ERR_MAX + 256];
 	int c, rc, e;
 
@@ -219,56 +506,73 @@ cmd_run(int argc, char **argv)
 		case 't': timeout = optarg; break;
 		case 'm': memory = optarg; break;
 		case 'j': json = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'P':
+		case 'G':
+			e = xfer_add(c == 'P' ? &puts : &gets, (size_t)argc,
+				     optarg, c == 'P');
+			if (e == -ENOMEM) {
+				log_error("out of memory");
+				rc = EXIT_SANDBOX;
+				goto out_args;
+			}
+			if (e < 0) {
+				log_error("--%s: expected %s, got \"%s\"",
+					  c == 'P' ? "put" : "get",
+					  c == 'P' ? "HOST:SANDBOX" :
+						     "SANDBOX:HOST (HOST a file)",
+					  optarg);
+				rc = EXIT_USAGE;
+				goto out_args;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			rc = 0;
+			goto out_args;
+		default:
+			usage(stderr);
+			rc = EXIT_USAGE;
+			goto out_args;
 		}
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto out_args;
 	}
 
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
-		return rc;
-	if (timeout != NULL && parse_seconds(timeout, &pol.limits.wall_ms) < 0) {
+		goto out_args;
+	if (timeout != NULL && parse_seconds(timeout, &ov.wall_ms) < 0) {
 		log_error("--timeout: expected seconds between 0.001 and 86400, "
 			  "got \"%s\"", timeout);
-		policy_clear(&pol);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto out_pol;
 	}
-	if (memory != NULL &&
-	    parse_mb(memory, &pol.limits.memory_bytes) < 0) {
+	if (memory != NULL && parse_mb(memory, &ov.memory_bytes) < 0) {
 		log_error("--memory: expected MiB between 16 and 1048576, got "
 			  "\"%s\"", memory);
-		policy_clear(&pol);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto out_pol;
 	}
 
 	/* The command line is checked against what RUN can carry before
 	 * anything is made or started (jobspec.h). */
-	if ((e = jobspec_from_policy(&spec, &pol, argc - optind,
-				     argv + optind)) < 0) {
-		if (e == -E2BIG)
-			log_error("the command line is too long: at most %u "
-				  "arguments of at most %u bytes each",
-				  JOB_MAX_ARGS, JOB_MAX_STR);
-		else if (e == -EMSGSIZE)
-			log_error("the command line is too long: with the "
-				  "policy's environment and mounts it must fit "
-				  "in %u bytes", PROTO_MAX_BODY);
-		else if (e == -EINVAL)
-			log_error("the program name is empty");
-		else
-			log_error("cannot build the job: %s", strerror(-e));
-		policy_clear(&pol);
-		return e == -ENOMEM ? EXIT_SANDBOX : EXIT_USAGE;
+	if ((e = jobrun_init(&jr, &pol, argc - optind, argv + optind, &ov)) <
+	    0) {
+		log_error("%s", jobrun_spec_error(e, err, sizeof(err)));
+		rc = e == -ENOMEM ? EXIT_SANDBOX : EXIT_USAGE;
+		goto out_jr;
 	}
 	if (preflight_userns(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
-		jobspec_release(&spec);
-		policy_clear(&pol);
-		return EXIT_REFUSED;
+		rc = EXIT_REFUSED;
+		goto out_jr;
+	}
+	if (!xfers_open(&puts, &gets)) {
+		rc = EXIT_FILE;
+		goto out_jr;
 	}
 	if ((e = workspace_open(&ws, workspace, err, sizeof(err))) < 0) {
 		/* No openat2: refuse, never fall back (style.md rule 18). */
@@ -276,79 +580,86 @@ cmd_run(int argc, char **argv)
 			log_error("refused: %s", err);
 		else
 			log_error("%s", err);
-		jobspec_release(&spec);
-		policy_clear(&pol);
-		return e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;
+		rc = e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;
+		goto out_jr;
 	}
 	if (supervisor_init(&sup, err, sizeof(err)) < 0) {
 		log_error("%s", err);
-		supervisor_free(&sup);
 		rc = EXIT_SANDBOX;
-		goto out_ws;
+		goto out_sup;
 	}
+	/*
+	 * The launcher is started now, while the broker may still exec, and
+	 * then the broker confines itself (confine.h): every right beneath
+	 * the workspace; for a temporary workspace, the removal of that one
+	 * directory from $TMPDIR at the end; for each --get, making the file
+	 * and removing the temporary one in its host directory. One job
+	 * needs no restart, so no spawner (docs/decisions.md).
+	 */
+	if ((e = supervisor_start(&sup)) < 0)
+		log_debug("the launcher did not start: %s", strerror(-e));
+	if ((rc = confine_run(&ws, &gets)) != 0)
+		goto out_sup;
+	fsapi_ctx_init(&ctx, ws.fd, &pol.files);
+	if (!do_puts(&puts, &ctx)) {
+		rc = EXIT_FILE;
+		goto out_sup;
+	}
+
 	memset(&out, 0, sizeof(out));
 	out.stream = !json;
 	out.tty[1] = isatty(1) == 1;
 	out.tty[2] = isatty(2) == 1;
-	if (capture_init(&out.cap[1], pol.limits.stdout_bytes) < 0 ||
-	    capture_init(&out.cap[2], pol.limits.stderr_bytes) < 0) {
-		log_error("out of memory");
-		rc = EXIT_SANDBOX;
-		goto out_cap;
-	}
+	jr.tee = on_output;
+	jr.tee_arg = &out;
+	(void)jobrun_exec(&jr, &sup, ws.fd, true);
 
-	e = supervisor_start(&sup);
-	if (e == 0) {
-		arm_cancel(&sup);
-		e = supervisor_run(&sup, &spec, ws.fd, on_output, &out, &res);
-		disarm_cancel();
-	}
-	if (e < 0) {
-		memset(&res, 0, sizeof(res));
-		res.status = JOB_SANDBOX_ERROR;
-		res.exit_code = -1;
-		if (e == -ETIMEDOUT)
-			snprintf(err, sizeof(err), "cannot start the launcher: "
-				 "it did not answer within %u ms",
-				 SUPERVISOR_HELLO_MS);
-		else
-			snprintf(err, sizeof(err), "cannot start the launcher: %s",
-				 e == -E2BIG ? "the job does not fit in one message" :
-					       strerror(-e));
-		res.detail = strdup(err);
-	}
+	/* Collected whatever the job's status (its files may explain a
+	 * failure), but not after an interruption: the user wants out. */
+	ctx.usage_valid = false;
+	for (size_t i = 0; i < gets.n && !jobrun_interrupted(); i++)
+		got = do_get(&gets.v[i], &ctx) && got;
+
 	if (json) {
-		json_t *o = result_to_json(&res, &pol.limits, &out.cap[1],
-					   &out.cap[2]);
+		json_t *o = jobrun_result_json(&jr);
 
+		if (o != NULL && (puts.n > 0 || gets.n > 0) &&
+		    !add_files(o, &puts, &gets)) {
+			json_decref(o);
+			o = NULL;
+		}
 		if (o == NULL || json_dumpf(o, stdout, JSON_COMPACT) < 0) {
 			log_error("cannot write the result");
 			rc = EXIT_SANDBOX;
 		} else {
 			fputc('\n', stdout);
-			rc = job_exit_status(&res);
+			rc = job_exit_status(&jr.res);
 		}
 		json_decref(o);
 	} else {
-		print_summary(&res, &pol.limits);
-		rc = job_exit_status(&res);
+		print_summary(&jr.res, &jr.limits);
+		rc = job_exit_status(&jr.res);
 	}
+	/* The job's status decides; a failed --get only turns an ok into 1. */
+	if (rc == 0 && !got)
+		rc = EXIT_FILE;
 	if (fflush(stdout) != 0)
 		rc = EXIT_SANDBOX;
-	if (interrupted)
-		rc = 128 + interrupted;
-	job_result_clear(&res);
-out_cap:
-	capture_free(&out.cap[1]);
-	capture_free(&out.cap[2]);
+	if (jobrun_interrupted())
+		rc = 128 + jobrun_interrupted();
+out_sup:
 	supervisor_free(&sup);
-out_ws:
 	if (ws.temporary && keep)
 		fprintf(stderr, "stockade: workspace kept at %s\n", ws.path);
 	if ((e = workspace_close(&ws, keep)) < 0)
 		log_warn("could not remove the workspace %s: %s", ws.path,
 			 strerror(-e));
-	jobspec_release(&spec);
+out_jr:
+	jobrun_free(&jr);
+out_pol:
 	policy_clear(&pol);
+out_args:
+	xfers_free(&puts);
+	xfers_free(&gets);
 	return rc;
 }

@@ -2,6 +2,9 @@
 #ifndef STOCKADE_COMMANDS_H
 #define STOCKADE_COMMANDS_H
 
+#include <stddef.h>
+
+#include "confine.h"
 #include "policy.h"
 
 /* Exit statuses shared by every command (README.md, "Exit status"). */
@@ -30,5 +33,14 @@ int cmd_serve(int argc, char **argv);
  * "stockade: FILE:LINE: message" on failure. Returns 0 or EXIT_USAGE.
  */
 int load_policy_or_complain(struct policy *p, const char *file);
+
+/*
+ * Confines the broker (confine_broker, confine.h) with the NRULES RULES,
+ * printing "stockade: ..." on failure. Returns 0 or an exit status:
+ * EXIT_REFUSED (69) when the kernel has no Landlock (a refusal with the
+ * fix, as a missing openat2: style.md rule 18), EXIT_SANDBOX otherwise.
+ * The caller exits on failure: a partly confined broker serves nothing.
+ */
+int confine_or_complain(const struct confine_rule *rules, size_t nrules);
 
 #endif

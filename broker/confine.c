@@ -1,2 +1,315 @@
-/* confine.c: being written (issue 3). */
-#include "fsapi.h"
+/*
+ * confine.c: the broker's own confinement (confine.h): no_new_privs, then
+ * Landlock, then seccomp, in that order. Landlock comes before seccomp so
+ * that the filter need not allow the landlock_* calls; no_new_privs comes
+ * first because both need it in an unprivileged process (landlock(7),
+ * seccomp(2)).
+ *
+ * Landlock is driven by raw system calls: Debian 12's <linux/landlock.h>
+ * stops at ABI 2, so the later rights and the larger ruleset attribute
+ * are defined here with their kernel values (include/uapi/linux/
+ * landlock.h). The kernel copies the attribute with copy_struct_from_user
+ * semantics: a larger struct whose unknown tail is zero is accepted by
+ * older kernels, so one struct serves every ABI as long as only the
+ * fields the ABI knows are set.
+ */
+#include "confine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+
+/* Rights newer than Debian 12's header (values: include/uapi/linux/
+ * landlock.h; ABI version that introduced each in the comment). */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)          /* ABI 2 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)       /* ABI 3 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)      /* ABI 5 */
+#endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)       /* ABI 4 */
+#endif
+#ifndef LANDLOCK_ACCESS_NET_CONNECT_TCP
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)    /* ABI 4 */
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#endif
+
+/* The rights of ABI 1: EXECUTE (bit 0) to MAKE_SYM (bit 12). */
+#define FS_ABI1 ((1ULL << 13) - 1)
+/* The rights that apply to a file itself, the only ones a rule on a
+ * non-directory may carry (landlock_add_rule(2): EINVAL otherwise). */
+#define FS_FILE_RIGHTS                                                   \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |    \
+	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |    \
+	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/* struct landlock_ruleset_attr as of ABI 6. */
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4 */
+	uint64_t scoped;             /* ABI 6 */
+};
+
+/*
+ * System calls denied with EPERM. The first lines are what a broker
+ * never needs and what would undo or bypass the confinement (exec, the
+ * mount API, namespaces, tracing); the rest is kernel attack surface
+ * (bpf, io_uring, userfaultfd, perf, keys) and host administration.
+ * open_by_handle_at bypasses path resolution ("shocker"); kcmp and acct
+ * go with ptrace and reboot. A name libseccomp or the architecture lacks
+ * is skipped.
+ */
+static const char *const denied[] = {
+	"execve", "execveat",
+	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount",
+	"fsconfig", "fspick", "move_mount", "open_tree", "mount_setattr",
+	"unshare", "setns", "open_by_handle_at",
+	"bpf", "perf_event_open", "io_uring_setup", "io_uring_enter",
+	"io_uring_register", "userfaultfd", "keyctl", "add_key",
+	"request_key",
+	"kexec_load", "kexec_file_load", "init_module", "finit_module",
+	"delete_module", "reboot", "swapon", "swapoff", "acct",
+};
+
+/* open_tree_attr (Linux 6.15): the same number on every architecture
+ * (the unified table from 424 on); libseccomp 2.5 has no name for it. */
+#define NR_OPEN_TREE_ATTR 467
+
+static const unsigned long ns_flags[] = {
+	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC,
+	CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME,
+};
+
+/* The Landlock ABI version, or a negative errno. */
+static int
+landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0,
+			 LANDLOCK_CREATE_RULESET_VERSION);
+
+	return v < 0 ? -errno : (int)v;
+}
+
+/* Every file-system right ABI knows (landlock(7), "Access rights"). */
+static uint64_t
+fs_rights(int abi)
+{
+	uint64_t r = FS_ABI1;
+
+	if (abi >= 2)
+		r |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return r;
+}
+
+static int
+apply_landlock(const struct confine_rule *rules, size_t nrules, char *err,
+	       size_t errlen)
+{
+	struct ll_ruleset_attr attr;
+	_cleanup_close_ int rs = -1;
+	int abi = landlock_abi(), e;
+
+	if (abi == -ENOSYS || abi == -EOPNOTSUPP || abi == 0) {
+		snprintf(err, errlen,
+			 "this kernel has no usable Landlock (%s), and the "
+			 "broker does not run unconfined: enable it with "
+			 "landlock in the lsm= boot parameter (for example "
+			 "lsm=landlock,lockdown,yama,integrity,apparmor,bpf) "
+			 "on a kernel built with CONFIG_SECURITY_LANDLOCK=y",
+			 abi == -ENOSYS ? "not built in" :
+					  "built in but not enabled at boot");
+		return -EOPNOTSUPP;
+	}
+	if (abi < 0) {
+		snprintf(err, errlen, "cannot query Landlock: %s",
+			 strerror(-abi));
+		return abi;
+	}
+
+	memset(&attr, 0, sizeof(attr));
+	attr.handled_access_fs = fs_rights(abi);
+	/* TCP bind and connect handled with no rule: denied to every
+	 * port, even on a socket opened before confinement. */
+	if (abi >= 4)
+		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
+					  LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	/* Abstract unix sockets outside the domain cannot be reached.
+	 * Signals are NOT scoped: the broker must still signal and kill
+	 * its launcher, which the spawner started outside this domain. */
+	if (abi >= 6)
+		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (rs < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot create a Landlock ruleset (ABI "
+			 "%d): %s", abi, strerror(-e));
+		return e;
+	}
+	for (size_t i = 0; i < nrules; i++) {
+		struct landlock_path_beneath_attr pb;
+		struct stat st;
+
+		if (fstat(rules[i].fd, &st) < 0) {
+			e = -errno;
+			snprintf(err, errlen, "confinement rule %zu: "
+				 "descriptor %d: %s", i, rules[i].fd,
+				 strerror(-e));
+			return e;
+		}
+		memset(&pb, 0, sizeof(pb));
+		pb.parent_fd = rules[i].fd;
+		pb.allowed_access = rules[i].access & attr.handled_access_fs;
+		if (!S_ISDIR(st.st_mode))
+			pb.allowed_access &= FS_FILE_RIGHTS;
+		/* Nothing this ABI handles is asked: nothing to grant. */
+		if (pb.allowed_access == 0)
+			continue;
+		if (syscall(SYS_landlock_add_rule, rs,
+			    LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			e = -errno;
+			snprintf(err, errlen, "confinement rule %zu "
+				 "(descriptor %d): landlock_add_rule: %s", i,
+				 rules[i].fd, strerror(-e));
+			return e;
+		}
+	}
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "landlock_restrict_self: %s",
+			 strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
+/* Adds the rules of the filter to CTX; negative errno on failure. */
+static int
+build_filter(scmp_filter_ctx ctx)
+{
+	static const char *const sockcalls[] = {"socket", "socketpair"};
+	int e;
+
+	if ((e = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+				  SCMP_ACT_KILL_PROCESS)) < 0)
+		return e;
+	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(denied[i]);
+
+		if (nr == __NR_SCMP_ERROR || nr < 0)
+			continue;
+		e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		if (e < 0)
+			return e;
+	}
+	if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+				  NR_OPEN_TREE_ATTR, 0)) < 0)
+		return e;
+	/*
+	 * No socket but AF_UNIX: no network, no netlink, no vsock. The
+	 * kernel reads the family as an int; comparing all 64 bits denies
+	 * every value that is not exactly AF_UNIX, including AF_UNIX with
+	 * junk in the high half - failing closed.
+	 */
+	for (size_t i = 0; i < 2; i++) {
+		int nr = seccomp_syscall_resolve_name(sockcalls[i]);
+
+		if (nr == __NR_SCMP_ERROR || nr < 0)
+			continue;
+		if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+					  SCMP_A0_64(SCMP_CMP_NE,
+						     AF_UNIX))) < 0)
+			return e;
+	}
+	/*
+	 * unshare is denied above; clone with a namespace flag would do the
+	 * same, so it is denied too. clone3 keeps its flags in memory a
+	 * filter cannot read: ENOSYS makes libc fall back to clone (as the
+	 * launcher's filter does, launcher/seccomp.c).
+	 */
+	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
+		if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+					  SCMP_SYS(clone), 1,
+					  SCMP_A0_64(SCMP_CMP_MASKED_EQ,
+						     ns_flags[i],
+						     ns_flags[i]))) < 0)
+			return e;
+	if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+				  SCMP_SYS(clone3), 0)) < 0)
+		return e;
+	return 0;
+}
+
+/*
+ * The filter allows by default and denies the list above. Only the
+ * native ABI is in it (seccomp_init adds just that one): a call through
+ * another (i386 by int 0x80, x32, or aarch32 on arm64) kills the process
+ * (SCMP_FLTATR_ACT_BADARCH), since none of the rules above would see it.
+ */
+static int
+apply_seccomp(char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int e;
+
+	if (ctx == NULL) {
+		snprintf(err, errlen, "cannot build the seccomp filter: out "
+			 "of memory");
+		return -ENOMEM;
+	}
+	if ((e = build_filter(ctx)) < 0) {
+		snprintf(err, errlen, "cannot build the seccomp filter: %s",
+			 strerror(-e));
+		seccomp_release(ctx);
+		return e;
+	}
+	if ((e = seccomp_load(ctx)) < 0) {
+		snprintf(err, errlen, "cannot load the seccomp filter (a "
+			 "kernel without CONFIG_SECCOMP_FILTER?): %s",
+			 strerror(-e));
+		seccomp_release(ctx);
+		return e;
+	}
+	seccomp_release(ctx);
+	return 0;
+}
+
+int
+confine_broker(const struct confine_rule *rules, size_t nrules, char *err,
+	       size_t errlen)
+{
+	int e;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS): %s",
+			 strerror(-e));
+		return e;
+	}
+	if ((e = apply_landlock(rules, nrules, err, errlen)) < 0)
+		return e;
+	return apply_seccomp(err, errlen);
+}

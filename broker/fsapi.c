@@ -1,5 +1,10 @@
-/* fsapi.c: the host file API on the workspace descriptor (fsapi.h). */
+/*
+ * fsapi.c: the host file API on the workspace descriptor (fsapi.h):
+ * resolution, reading and writing. The operations under a session's
+ * quotas are in fsops.c; what the two share is fsapi_internal.h.
+ */
 #include "fsapi.h"
+#include "fsapi_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,10 +22,8 @@
 
 #define COPY_BUF 65536
 
-/* openat2 with the host file API's resolve flags, without the string
- * check (the callers have made it). Returns an fd or -errno. */
-static int
-open_beneath_raw(int root, const char *path, int flags, mode_t mode)
+int
+fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode)
 {
 	struct open_how how;
 	long fd;
@@ -30,7 +34,7 @@ open_beneath_raw(int root, const char *path, int flags, mode_t mode)
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 		      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
 	do
-		fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
+		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	while (fd < 0 && (errno == EINTR || errno == EAGAIN));
 	return fd < 0 ? -errno : (int)fd;
 }
@@ -40,130 +44,238 @@ fsapi_open_beneath(int root, const char *path, int flags, mode_t mode)
 {
 	if (path == NULL || wspath_check(path, strlen(path), NULL) < 0)
 		return -EINVAL;
-	return open_beneath_raw(root, path, flags, mode);
+	return fsapi_openat2(root, path, flags, mode);
+}
+
+int
+fsapi_open_parent(int root, const char *path, const struct wspath_limits *lim,
+		  const char **name, enum fs_error *why)
+{
+	char parent[WSPATH_MAX_PATH + 1];
+	size_t len, off;
+	int fd;
+
+	*name = NULL;
+	if (path == NULL || wspath_check(path, (len = strlen(path)), lim) < 0 ||
+	    wspath_split(path, len, parent, sizeof(parent), &off) < 0)
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	/* The parent, resolved once; everything after is relative to it. */
+	fd = fsapi_openat2(root, parent[0] != '\0' ? parent : ".",
+			   O_PATH | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fsapi_fail(why, fs_error_from_errno(-fd), fd);
+	*name = path + off;
+	return fd;
+}
+
+/* How copy_fd moves data, best first. */
+enum copy_how {
+	COPY_RANGE,    /* copy_file_range: file to file, in the kernel */
+	COPY_SENDFILE, /* sendfile: a file to anything (pipe, socket) */
+	COPY_SPLICE,   /* splice: a pipe to anything */
+	COPY_RW,       /* read/write through a buffer */
+};
+
+/* Whether ERR from a kernel copy means "not for these descriptors" (a
+ * pipe or socket, another file system, an O_APPEND output) rather than a
+ * failure of the data: the next method is then tried. */
+static bool
+copy_unsupported(int err)
+{
+	return err == EXDEV || err == EINVAL || err == ENOSYS ||
+	       err == EOPNOTSUPP || err == EBADF || err == ESPIPE;
 }
 
 /*
- * Copies from IN to OUT until end of file or LIMIT bytes, whichever comes
- * first, adding to *COPIED. copy_file_range first (in the kernel, no
- * buffer); read/write when it cannot serve this pair of descriptors
- * (a pipe, another file system, an O_APPEND output). Sets *OUT_SIDE when
- * a failure was the output's. Returns 0 or -errno.
+ * Copies from IN to OUT, each from its current offset, until end of file
+ * or LIMIT bytes, whichever comes first, adding to *COPIED. Chooses by
+ * what IN is: a regular file goes by copy_file_range, else sendfile; a
+ * pipe by splice; then read/write. A kernel method that refuses this pair
+ * of descriptors hands over to the next at the offsets reached, so a
+ * fallback after part of the data loses nothing. Sets *OUT_SIDE when a
+ * failure was the output's (for the kernel methods, which cannot tell,
+ * always). Returns 0 or -errno.
  */
 static int
 copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 {
 	static const size_t chunk = 1u << 30;
+	enum copy_how how = COPY_RW;
 	char buf[COPY_BUF];
-	bool kernel = true;
+	struct stat st;
 
 	*out_side = false;
+	if (fstat(in, &st) == 0 && S_ISREG(st.st_mode))
+		how = COPY_RANGE;
+	else if (fstat(in, &st) == 0 && S_ISFIFO(st.st_mode))
+		how = COPY_SPLICE;
 	while (*copied < limit) {
 		uint64_t left = limit - *copied;
 		size_t want = left < chunk ? (size_t)left : chunk;
 		ssize_t n;
 		int e;
 
-		if (kernel) {
+		switch (how) {
+		case COPY_RANGE:
 			n = copy_file_range(in, NULL, out, NULL, want, 0);
+			break;
+		case COPY_SENDFILE:
+			n = sendfile(out, in, NULL, want);
+			break;
+		case COPY_SPLICE:
+			n = splice(in, NULL, out, NULL, want, SPLICE_F_MOVE);
+			break;
+		case COPY_RW:
+		default:
+			if (want > sizeof(buf))
+				want = sizeof(buf);
+			n = read(in, buf, want);
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n < 0 && (errno == EXDEV || errno == EINVAL ||
-				      errno == ENOSYS || errno == EOPNOTSUPP ||
-				      errno == EBADF)) {
-				kernel = false;
-				continue;
-			}
-			if (n < 0) {
-				/* Cannot tell which side: the write side's
-				 * errors (ENOSPC, EFBIG...) are named. */
-				*out_side = true;
+			if (n < 0)
 				return -errno;
-			}
 			if (n == 0)
 				return 0;
+			if ((e = write_all(out, buf, (size_t)n)) < 0) {
+				*out_side = true;
+				return e;
+			}
 			*copied += (uint64_t)n;
 			continue;
 		}
-		if (want > sizeof(buf))
-			want = sizeof(buf);
-		n = read(in, buf, want);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (n < 0 && copy_unsupported(errno)) {
+			how = how == COPY_RANGE ? COPY_SENDFILE : COPY_RW;
+			continue;
+		}
+		if (n < 0) {
+			/* Cannot tell which side: the write side's errors
+			 * (ENOSPC, EFBIG...) are the ones named. */
+			*out_side = true;
 			return -errno;
+		}
 		if (n == 0)
 			return 0;
-		if ((e = write_all(out, buf, (size_t)n)) < 0) {
-			*out_side = true;
-			return e;
-		}
 		*copied += (uint64_t)n;
 	}
 	return 0;
 }
 
-/* Sets *WHY and returns E (a negative errno): one exit for each failure. */
+/*
+ * Checks ST, a stat of the entry about to be read: the first refusal that
+ * applies, with *WHY set, or 0.
+ */
 static int
-fail(enum fs_error *why, enum fs_error err, int e)
+check_regular(const struct stat *st, bool allow_hardlinks, enum fs_error *why)
 {
-	*why = err;
-	return e;
+	if (S_ISLNK(st->st_mode))
+		return fsapi_fail(why, FS_SYMLINK_REFUSED, -ELOOP);
+	if (S_ISDIR(st->st_mode))
+		return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
+	if (!S_ISREG(st->st_mode))
+		return fsapi_fail(why, FS_NOT_REGULAR_FILE, -EINVAL);
+	/* A second link may be the job's hard link to a file outside the
+	 * workspace that it could not read itself but the broker can. */
+	if (st->st_nlink > 1 && !allow_hardlinks)
+		return fsapi_fail(why, FS_HARDLINKED_FILE, -EMLINK);
+	return 0;
 }
 
 int
-fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
-	   uint64_t *copied, enum fs_error *why)
+fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
+		      struct stat *st, enum fs_error *why)
 {
 	_cleanup_close_ int fd = -1;
+	char self[64];
+	int rfd, e;
+
+	*why = FS_OK;
+	/* O_PATH first: nothing is opened for reading (no FIFO wait, no
+	 * device open with its side effects) until fstat has said what the
+	 * name is. O_NOFOLLOW: a symlink at NAME is that link's descriptor,
+	 * refused below; RESOLVE_NO_SYMLINKS refuses one anywhere else. */
+	fd = fsapi_openat2(dirfd, name, O_PATH | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return fsapi_fail(why, fs_error_from_errno(-fd), fd);
+	if (fstat(fd, st) < 0)
+		return fsapi_fail(why, FS_IO_ERROR, -errno);
+	if ((e = check_regular(st, allow_hardlinks, why)) < 0)
+		return e;
+	/* Only a regular file is reopened, and through its own descriptor
+	 * (the magic link names that inode, never a path again). */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0)
+		return fsapi_fail(why, FS_IO_ERROR, -errno);
+	/* What the caller checks sizes against is the descriptor it reads;
+	 * a link made since the first fstat is refused too. */
+	if (fstat(rfd, st) < 0)
+		e = fsapi_fail(why, FS_IO_ERROR, -errno);
+	else
+		e = check_regular(st, allow_hardlinks, why);
+	if (e < 0) {
+		close(rfd);
+		return e;
+	}
+	return rfd;
+}
+
+int
+fsapi_read_req(int root, const char *path, const struct fsapi_rreq *r,
+	       int out_fd, uint64_t *copied, enum fs_error *why)
+{
+	_cleanup_close_ int dirfd = -1;
+	_cleanup_close_ int fd = -1;
+	uint64_t size, avail, limit;
+	const char *name;
 	struct stat st;
 	bool out_side;
 	int e;
 
 	*copied = 0;
 	*why = FS_OK;
-	if (path == NULL || wspath_check(path, strlen(path), NULL) < 0)
-		return fail(why, FS_INVALID_PATH, -EINVAL);
-	/* O_PATH first: nothing is opened for reading (no FIFO wait, no
-	 * device open with its side effects) until fstat has said what the
-	 * name is; only a regular file is then reopened, through its own
-	 * descriptor, never by name again. */
-	fd = open_beneath_raw(root, path, O_PATH, 0);
+	dirfd = fsapi_open_parent(root, path, r->lim, &name, why);
+	if (dirfd < 0)
+		return dirfd;
+	fd = fsapi_open_regular_at(dirfd, name, r->allow_hardlinks, &st, why);
 	if (fd < 0)
-		return fail(why, fs_error_from_errno(-fd), fd);
-	if (fstat(fd, &st) < 0)
-		return fail(why, FS_IO_ERROR, -errno);
-	/* Decided on the descriptor we will read, not on the name. */
-	if (S_ISDIR(st.st_mode))
-		return fail(why, FS_IS_A_DIRECTORY, -EISDIR);
-	if (!S_ISREG(st.st_mode))
-		return fail(why, FS_NOT_REGULAR_FILE, -EINVAL);
-	/* A second link may be the job's hard link to a file outside the
-	 * workspace that it could not read itself but the broker can. */
-	if (st.st_nlink > 1)
-		return fail(why, FS_HARDLINKED_FILE, -EMLINK);
-	/* A sparse 1 TB file is refused here, without reading a byte. */
-	if (st.st_size < 0 || (uint64_t)st.st_size > max_bytes)
-		return fail(why, FS_TOO_LARGE, -EFBIG);
-	{
-		char self[64];
-		int rfd;
-
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-		rfd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (rfd < 0)
-			return fail(why, FS_IO_ERROR, -errno);
-		close(fd);
-		fd = rfd;
-	}
+		return fd;
+	/* Decided on the descriptor we will read, without reading: a sparse
+	 * 1 TB file is refused here. */
+	size = st.st_size < 0 ? 0 : (uint64_t)st.st_size;
+	avail = size > r->offset ? size - r->offset : 0;
+	if ((avail < r->length ? avail : r->length) > r->max_bytes)
+		return fsapi_fail(why, FS_TOO_LARGE, -EFBIG);
+	/* Past the end (pread(2)): nothing to copy. */
+	if (r->offset > 0 && avail == 0)
+		return 0;
+	if (r->offset > 0 && lseek(fd, (off_t)r->offset, SEEK_SET) < 0)
+		return fsapi_fail(why, FS_IO_ERROR, -errno);
 	/* At most MAX_BYTES even if the file grows while it is copied. */
-	if ((e = copy_fd(fd, out_fd, max_bytes, copied, &out_side)) < 0)
-		return fail(why, FS_IO_ERROR, e);
+	limit = r->length < r->max_bytes ? r->length : r->max_bytes;
+	if ((e = copy_fd(fd, out_fd, limit, copied, &out_side)) < 0)
+		return fsapi_fail(why, FS_IO_ERROR, e);
 	return 0;
 }
 
-/* NAME (17 bytes) := ".stockade-tmp-" is prefixed by the caller; this
- * fills 16 random hex digits. Returns 0 or -errno. */
+int
+fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
+	   uint64_t *copied, enum fs_error *why)
+{
+	const struct fsapi_rreq r = {
+		.lim = NULL,
+		.allow_hardlinks = false,
+		.offset = 0,
+		.length = UINT64_MAX,
+		.max_bytes = max_bytes,
+	};
+
+	return fsapi_read_req(root, path, &r, out_fd, copied, why);
+}
+
+/* Fills NAME (SIZE bytes, at least 31) with ".stockade-tmp-" and 16 random
+ * hex digits. Returns 0 or -errno. */
 static int
 random_tmp_name(char *name, size_t size)
 {
@@ -214,41 +326,55 @@ make_tmp_name(int dirfd, const char *proc, mode_t mode, char *tmp,
 	return -EEXIST;
 }
 
+/* A + B, saturating at UINT64_MAX. */
+static uint64_t
+add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 int
-fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
-	    mode_t mode, bool overwrite, enum fs_error *why)
+fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
+		enum fs_error *why)
 {
 	_cleanup_close_ int dirfd = -1;
 	_cleanup_close_ int fd = -1;
-	char parent[WSPATH_MAX_PATH + 1], tmp[48] = "", proc[64] = "";
-	const mode_t m = mode & 0777; /* never setuid, setgid or sticky */
+	char tmp[48] = "", proc[64] = "";
+	const mode_t m = w->mode & 0777; /* never setuid, setgid or sticky */
+	uint64_t copied = 0, space, max;
+	bool out_side, replaced = false;
+	uint64_t old_size = 0;
 	const char *name;
-	uint64_t copied = 0;
 	struct stat st;
-	size_t len, off;
-	bool out_side;
 	int e;
 
 	*why = FS_OK;
-	if (path == NULL || wspath_check(path, (len = strlen(path)), NULL) < 0 ||
-	    wspath_split(path, len, parent, sizeof(parent), &off) < 0)
-		return fail(why, FS_INVALID_PATH, -EINVAL);
-	name = path + off;
-	/* The parent, resolved once; everything after is relative to it. */
-	dirfd = open_beneath_raw(root, parent[0] != '\0' ? parent : ".",
-				 O_PATH | O_DIRECTORY, 0);
+	w->written = 0;
+	w->replaced = false;
+	w->old_size = 0;
+	dirfd = fsapi_open_parent(root, path, w->lim, &name, why);
 	if (dirfd < 0)
-		return fail(why, fs_error_from_errno(-dirfd), dirfd);
+		return dirfd;
 	/* An early answer before any data is consumed; the kernel decides
-	 * again at linkat/renameat2 time, so a race changes nothing. */
+	 * again at linkat/renameat2 time, so a race changes nothing but the
+	 * usage figures the caller keeps (which a job invalidates anyway). */
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISDIR(st.st_mode))
-			return fail(why, FS_IS_A_DIRECTORY, -EISDIR);
-		if (!overwrite)
-			return fail(why, FS_EXISTS, -EEXIST);
+			return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
+		if (!w->overwrite)
+			return fsapi_fail(why, FS_EXISTS, -EEXIST);
+		replaced = true;
+		if (S_ISREG(st.st_mode) && st.st_size > 0)
+			old_size = (uint64_t)st.st_size;
 	} else if (errno != ENOENT) {
-		return fail(why, fs_error_from_errno(errno), -errno);
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	} else if (!w->entry_room) {
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
 	}
+	/* The file may take what the workspace has left plus what the file
+	 * it replaces frees. */
+	space = add_sat(w->space_left, old_size);
+	max = w->file_bytes < space ? w->file_bytes : space;
 
 	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, m);
 	if (fd >= 0) {
@@ -258,16 +384,17 @@ fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
 		 * predates it): a random name, removed on any failure. */
 		if ((e = make_tmp_name(dirfd, NULL, m, tmp, sizeof(tmp),
 				       &fd)) < 0)
-			return fail(why, fs_error_from_errno(-e), e);
+			return fsapi_fail(why, fs_error_from_errno(-e), e);
 	} else {
-		return fail(why, fs_error_from_errno(errno), -errno);
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
 	}
 
 	if (geteuid() == 0) {
 		/* The job runs as the workspace's owner (workspace.h). */
 		struct stat rs;
 
-		if (fstat(root, &rs) < 0 || fchown(fd, rs.st_uid, rs.st_gid) < 0) {
+		if (fstat(root, &rs) < 0 ||
+		    fchown(fd, rs.st_uid, rs.st_gid) < 0) {
 			e = -errno;
 			*why = FS_IO_ERROR;
 			goto out_unlink;
@@ -278,28 +405,34 @@ fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
 		*why = FS_IO_ERROR;
 		goto out_unlink;
 	}
-	/* MAX_BYTES + 1 tells a file of exactly the limit from a larger
-	 * one without reading all of a huge one. */
-	e = copy_fd(in_fd, fd, max_bytes == UINT64_MAX ? max_bytes :
-				       max_bytes + 1,
-		    &copied, &out_side);
+	/* MAX + 1 tells a file of exactly the limit from a larger one
+	 * without reading all of a huge one. */
+	e = copy_fd(in_fd, fd, add_sat(max, 1), &copied, &out_side);
 	if (e < 0) {
 		*why = out_side ? fs_error_from_errno(-e) : FS_IO_ERROR;
 		if (*why != FS_QUOTA_EXCEEDED && *why != FS_TOO_LARGE)
 			*why = FS_IO_ERROR;
 		goto out_unlink;
 	}
-	if (copied > max_bytes) {
-		e = -EFBIG;
-		*why = FS_TOO_LARGE;
+	if (copied > max) {
+		/* The lower limit decides: the per-file one is too_large,
+		 * the workspace's quota_exceeded. */
+		if (w->file_bytes <= space) {
+			e = -EFBIG;
+			*why = FS_TOO_LARGE;
+		} else {
+			e = -EDQUOT;
+			*why = FS_QUOTA_EXCEEDED;
+		}
 		goto out_unlink;
 	}
 
-	if (proc[0] != '\0' && !overwrite) {
+	if (proc[0] != '\0' && !w->overwrite) {
 		/* linkat never replaces: a name taken since is EEXIST. */
-		if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) == 0)
-			return 0;
-		return fail(why, fs_error_from_errno(errno), -errno);
+		if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0)
+			return fsapi_fail(why, fs_error_from_errno(errno),
+					  -errno);
+		goto done;
 	}
 	if (proc[0] != '\0' &&
 	    (e = make_tmp_name(dirfd, proc, m, tmp, sizeof(tmp), NULL)) < 0) {
@@ -309,14 +442,14 @@ fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
 	/* TMP now names the complete file. rename replaces the directory
 	 * entry NAME itself: a symlink or FIFO there is never followed. */
 	if (renameat2(dirfd, tmp, dirfd, name,
-		      overwrite ? 0 : RENAME_NOREPLACE) == 0)
-		return 0;
+		      w->overwrite ? 0 : RENAME_NOREPLACE) == 0)
+		goto done;
 	e = -errno;
-	if (e == -EINVAL && !overwrite) {
+	if (e == -EINVAL && !w->overwrite) {
 		/* No RENAME_NOREPLACE here: linkat never replaces either. */
 		if (linkat(dirfd, tmp, dirfd, name, 0) == 0) {
 			(void)unlinkat(dirfd, tmp, 0);
-			return 0;
+			goto done;
 		}
 		e = -errno;
 	}
@@ -325,4 +458,26 @@ out_unlink:
 	if (tmp[0] != '\0')
 		(void)unlinkat(dirfd, tmp, 0);
 	return e;
+
+done:
+	w->written = copied;
+	w->replaced = replaced;
+	w->old_size = old_size;
+	return 0;
+}
+
+int
+fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
+	    mode_t mode, bool overwrite, enum fs_error *why)
+{
+	struct fsapi_wreq w = {
+		.lim = NULL,
+		.file_bytes = max_bytes,
+		.space_left = UINT64_MAX,
+		.entry_room = true,
+		.mode = mode,
+		.overwrite = overwrite,
+	};
+
+	return fsapi_write_req(root, path, in_fd, &w, why);
 }

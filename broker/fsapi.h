@@ -46,16 +46,17 @@ int fsapi_open_beneath(int root, const char *path, int flags, mode_t mode);
  * descriptor the caller owns and keeps: a file, pipe or socket), adding
  * the number of bytes written to *COPIED (set to 0 first).
  *
- * The file is opened O_RDONLY | O_NONBLOCK | O_NOCTTY (a FIFO cannot
- * block the open, and it is refused by fstat before any read), then its
- * descriptor is checked: anything but a regular file is not_regular_file
- * (a directory is_a_directory); more than one hard link is hardlinked_file
- * (the same inode may be a file outside the workspace the job linked);
- * st_size over MAX_BYTES is too_large, decided on the descriptor without
- * reading. At most MAX_BYTES bytes are copied, even if the file grows
- * meanwhile: a file that grows past the limit ends at MAX_BYTES.
- * copy_file_range is used where the kernel can (same file system), else
- * read/write through a 64 KiB buffer.
+ * The parent is resolved once and the file opened beneath it with
+ * fsapi_open_regular_at (O_PATH first: a FIFO or device is never opened
+ * for I/O): anything but a regular file is not_regular_file (a directory
+ * is_a_directory, a symlink symlink_refused); more than one hard link is
+ * hardlinked_file (the same inode may be a file outside the workspace the
+ * job linked); st_size over MAX_BYTES is too_large, decided on the
+ * descriptor without reading. At most MAX_BYTES bytes are copied, even if
+ * the file grows meanwhile: a file that grows past the limit ends at
+ * MAX_BYTES. The copy stays in the kernel where it can: copy_file_range
+ * to a file, sendfile to a pipe or socket; else read/write through a
+ * 64 KiB buffer.
  *
  * Returns 0 with *WHY = FS_OK, or a negative errno with *WHY set:
  * invalid_path, symlink_refused, escapes_workspace, not_found,
@@ -85,8 +86,10 @@ int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
  * (the job runs as the workspace's owner, workspace.h).
  *
  * More than MAX_BYTES bytes from IN_FD is too_large (at most MAX_BYTES + 1
- * are read). Any failure, including too_large and a full disk, leaves no
- * file and no temporary name behind; with O_TMPFILE, so does a broker
+ * are read). IN_FD is read from its current offset: copy_file_range or
+ * sendfile from a regular file, splice from a pipe, else read/write.
+ * Any failure, including too_large and a full disk, leaves no file and
+ * no temporary name behind; with O_TMPFILE, so does a broker
  * killed midway (the unnamed file is freed with its descriptor).
  *
  * Returns 0 with *WHY = FS_OK, or a negative errno with *WHY set:
@@ -126,9 +129,12 @@ struct wspath_limits fsapi_path_limits(const struct fs_ctx *ctx);
  * Walks the workspace (wswalk.h, never following a link, at most
  * quota.max_files + 1 entries and quota.max_depth levels) and sets the
  * usage figures. Returns 0; -E2BIG when the workspace holds more than
- * quota.max_files entries or is deeper than quota.max_depth (the figures
- * are then lower bounds, usage_valid true, and a write is refused with
- * quota_exceeded); another negative errno on failure (usage invalid).
+ * quota.max_files entries or is deeper than quota.max_depth (usage_valid
+ * true, used_bytes a lower bound, and used_entries at least
+ * quota.max_files + 1: the workspace counts as full, so that every
+ * fsapi_put and fsapi_mkdir is refused with quota_exceeded until entries
+ * are removed or a later walk finds it within bounds); another negative
+ * errno on failure (usage invalid).
  */
 int fsapi_usage(struct fs_ctx *ctx);
 
@@ -155,7 +161,8 @@ const char *fs_type_name(enum fs_type type);
 /*
  * Describes PATH (with lstat semantics: a symlink is reported, never
  * followed) into *E; E->path points into PATH. PATH "." is the workspace
- * itself. The parent is resolved with fsapi_open_beneath and the entry
+ * itself. The parent is resolved once as fsapi_open_beneath does (with
+ * CTX's path limits: so in every operation below) and the entry
  * read with fstatat(AT_SYMLINK_NOFOLLOW) relative to it. Returns 0 or a
  * negative errno with *WHY set (invalid_path, symlink_refused on a parent,
  * escapes_workspace, not_found, not_a_directory, io_error).
@@ -186,15 +193,17 @@ int fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
 
 /*
  * Makes the directory PATH with permission bits MODE & quota.mode_mask
- * (set with fchmodat on the new directory's descriptor, so the umask does
- * not apply). With PARENTS, makes the missing parents too, one component
- * at a time: mkdirat in the descriptor of the previous one, then openat2
- * of the single component beneath it (so a symlink planted between the
- * two is refused), and an existing directory at PATH is success. Counts
- * against quota.max_files. Returns 0 or a negative errno with *WHY set
- * (invalid_path, symlink_refused, escapes_workspace, not_found (a parent
- * missing without PARENTS), not_a_directory, exists, quota_exceeded,
- * io_error).
+ * (made 0700, then set with fchmod on the new directory's descriptor, so
+ * the umask does not apply; owned by ROOT's owner when the broker is
+ * root, as fsapi_write). With PARENTS, makes the missing parents too, one
+ * component at a time: mkdirat in the descriptor of the previous one,
+ * then openat2 of the single component beneath it (so a symlink planted
+ * between the two is refused; a directory made here gets its mode once
+ * its child is made), and an existing directory at PATH is success while
+ * anything else there is exists. Counts against quota.max_files. Returns
+ * 0 or a negative errno with *WHY set (invalid_path, symlink_refused,
+ * escapes_workspace, not_found (a parent missing without PARENTS),
+ * not_a_directory, exists, quota_exceeded, io_error).
  */
 int fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode,
 		bool parents, enum fs_error *why);
@@ -213,7 +222,7 @@ int fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
 
 /*
  * Renames FROM to TO within the workspace with renameat2 on the two
- * parents' descriptors (each resolved once with fsapi_open_beneath),
+ * parents' descriptors (each resolved once, as fsapi_stat),
  * RENAME_NOREPLACE unless OVERWRITE. The entry moved is the directory
  * entry itself: a symlink is moved as a link, never followed. Returns 0
  * or a negative errno with *WHY set (invalid_path, symlink_refused,
@@ -225,21 +234,27 @@ int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
 
 /*
  * fsapi_write under CTX's quotas: the per-file limit is
- * min(quota.file_bytes, what quota.workspace_bytes leaves), the path is
- * checked with CTX's path limits, a new file counts against
- * quota.max_files, MODE is masked with quota.mode_mask. Over the
- * per-file limit is too_large; over the workspace total or file count is
- * quota_exceeded. *WRITTEN (may be NULL) gets the file's size. Updates
- * the usage figures on success.
+ * min(quota.file_bytes, what quota.workspace_bytes leaves plus the size
+ * of a regular file the write replaces), the path is checked with CTX's
+ * path limits, a new file counts against quota.max_files, MODE is masked
+ * with quota.mode_mask. At most limit + 1 bytes are read, so the lower of
+ * the two bounds names the error: the per-file one too_large, the
+ * workspace's quota_exceeded; a new name when quota.max_files entries
+ * exist is quota_exceeded before any byte is read. Walks the workspace
+ * first when the usage figures are invalid (fsapi_usage). *WRITTEN (may
+ * be NULL) gets the file's size. Updates the usage figures on success.
  */
 int fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
 	      bool overwrite, uint64_t *written, enum fs_error *why);
 
 /*
- * fsapi_read under CTX's quotas (at most quota.file_bytes, hard links
- * refused unless quota.allow_hardlinks), starting OFFSET bytes into the
- * file and copying at most LENGTH bytes (UINT64_MAX: to the end). The
- * size limit applies to what is copied. Returns as fsapi_read.
+ * fsapi_read under CTX's quotas (path limits, at most quota.file_bytes,
+ * hard links refused unless quota.allow_hardlinks), starting OFFSET bytes
+ * into the file (past its end: nothing, as pread(2)) and copying at most
+ * LENGTH bytes (UINT64_MAX: to the end). The size limit applies to what
+ * is copied: min(LENGTH, st_size - OFFSET) over quota.file_bytes is
+ * too_large, decided on the descriptor before reading, so a large file
+ * can be read in ranges. Returns as fsapi_read.
  */
 int fsapi_get(struct fs_ctx *ctx, const char *path, uint64_t offset,
 	      uint64_t length, int out_fd, uint64_t *copied,

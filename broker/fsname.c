@@ -1,2 +1,138 @@
-/* fsname.c: being written (issue 3). */
-#include "fsapi.h"
+/*
+ * fsname.c: showing workspace names escaped (fsname.h). Pure.
+ *
+ * UTF-8 well-formedness is RFC 3629 section 4 (the table of valid byte
+ * sequences): no overlong forms, no surrogates U+D800..U+DFFF, nothing
+ * above U+10FFFF. Escaping is byte-wise and C-like so that it can be
+ * undone without ambiguity: a backslash in the name is itself escaped,
+ * so every backslash in the output starts an escape.
+ */
+#include "fsname.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Length of the well-formed UTF-8 sequence at S (N bytes available), or 0
+ * when S does not start one. *CP gets the code point.
+ */
+static size_t
+utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		c = s[0] & 0x1fu;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		c = s[0] & 0x0fu;
+		if (s[0] == 0xe0)
+			lo = 0xa0; /* overlong below U+0800 */
+		else if (s[0] == 0xed)
+			hi = 0x9f; /* surrogates U+D800..U+DFFF */
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		c = s[0] & 0x07u;
+		if (s[0] == 0xf0)
+			lo = 0x90; /* overlong below U+10000 */
+		else if (s[0] == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else {
+		return 0; /* continuation byte, C0, C1, F5..FF */
+	}
+	if (n < len)
+		return 0;
+	/* The second byte has the narrowed range, the others 80..BF. */
+	for (i = 1; i < len; i++) {
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3fu);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	*cp = c;
+	return len;
+}
+
+/* Control characters a terminal acts on: C0, DEL and C1. */
+static bool
+is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+bool
+fsname_is_plain(const char *name, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	size_t i = 0;
+
+	while (i < len) {
+		uint32_t cp;
+		size_t n = utf8_seq(s + i, len - i, &cp);
+
+		if (n == 0 || is_control(cp) || cp == '\\')
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+char *
+fsname_escape(const char *name, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)name;
+	size_t i = 0, o = 0;
+	char *out;
+
+	/* At most 4 output bytes per input byte ("\xHH"). */
+	if (len > (SIZE_MAX - 1) / 4)
+		return NULL;
+	out = malloc(4 * len + 1);
+	if (out == NULL)
+		return NULL;
+	while (i < len) {
+		uint32_t cp;
+		size_t n = utf8_seq(s + i, len - i, &cp), k;
+
+		if (n > 0 && !is_control(cp) && cp != '\\') {
+			memcpy(out + o, s + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		out[o++] = '\\';
+		switch (n == 1 ? cp : UINT32_MAX) {
+		case '\\': out[o++] = '\\'; break;
+		case '\n': out[o++] = 'n'; break;
+		case '\t': out[o++] = 't'; break;
+		case '\r': out[o++] = 'r'; break;
+		case 0x1b: out[o++] = 'e'; break;
+		default:
+			/* A C1 control (two valid bytes) or a byte that
+			 * is not UTF-8: each byte as \xHH. */
+			if (n == 0)
+				n = 1;
+			for (k = 0; k < n; k++) {
+				if (k > 0)
+					out[o++] = '\\';
+				out[o++] = 'x';
+				out[o++] = hex[s[i + k] >> 4];
+				out[o++] = hex[s[i + k] & 0xf];
+			}
+			break;
+		}
+		i += n;
+	}
+	out[o] = '\0';
+	return out;
+}

@@ -18,11 +18,15 @@
 bool fsname_is_plain(const char *name, size_t len);
 
 /*
- * The escaped form of NAME (LEN bytes): itself when plain, else C-style:
- * "\\" for a backslash, "\n", "\t", "\r", "\e" (ESC), and "\xHH" for every
- * other control byte and every byte that is not part of valid UTF-8;
- * valid non-control UTF-8 is kept. Always valid UTF-8 with no control
- * character. Returns a string the caller frees, or NULL (ENOMEM).
+ * The escaped form of NAME (LEN bytes, any bytes): a NUL-terminated copy
+ * of itself when plain, else C-style: "\\" for a backslash, "\n", "\t",
+ * "\r", "\e" (ESC), and "\xHH" (exactly two lowercase hex digits) for
+ * every other control byte, for each byte of a C1 control (U+0080..U+009F
+ * is "\xc2\x80".."\xc2\x9f") and for every byte that is not part of
+ * valid UTF-8; valid non-control UTF-8 is kept. Always valid UTF-8 with
+ * no control character, at most 4 * LEN bytes. Reversible: every
+ * backslash in the result starts one of these escapes. Returns a string
+ * the caller frees, or NULL (ENOMEM).
  */
 char *fsname_escape(const char *name, size_t len);
 

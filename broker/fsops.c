@@ -1,2 +1,613 @@
-/* fsops.c: being written (issue 3). */
+/*
+ * fsops.c: the host file API's operations under a session's quotas
+ * (fsapi.h: struct fs_ctx and what follows it).
+ *
+ * Every path is checked as a string with the quota's limits, then its
+ * parent (or, for a listing, the directory itself) is resolved once with
+ * openat2 beneath the workspace (fsapi_internal.h), and the last
+ * component is used only through *at calls on that descriptor. The usage
+ * figures are bookkeeping, not security: the job can change the
+ * workspace at any moment, so they are a close estimate that each job
+ * invalidates, and the limits that matter for safety (where a file goes,
+ * what is followed) never depend on them.
+ */
 #include "fsapi.h"
+#include "fsapi_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "wspath.h"
+#include "wswalk.h"
+
+void
+fsapi_ctx_init(struct fs_ctx *ctx, int root, const struct fs_quota *q)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->root = root;
+	ctx->quota = *q;
+	ctx->usage_valid = false;
+}
+
+struct wspath_limits
+fsapi_path_limits(const struct fs_ctx *ctx)
+{
+	struct wspath_limits lim = {
+		.max_path = ctx->quota.max_path,
+		.max_depth = ctx->quota.max_depth,
+	};
+
+	return lim;
+}
+
+const char *
+fs_type_name(enum fs_type type)
+{
+	switch (type) {
+	case FS_T_FILE: return "file";
+	case FS_T_DIR: return "directory";
+	case FS_T_SYMLINK: return "symlink";
+	case FS_T_FIFO: return "fifo";
+	case FS_T_SOCKET: return "socket";
+	case FS_T_CHAR: return "char_device";
+	case FS_T_BLOCK: return "block_device";
+	}
+	return "file";
+}
+
+/* A + B and A - B, saturating: the figures are estimates and must not
+ * wrap when the job changed the workspace behind our back. */
+static uint64_t
+add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t
+sub_sat(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static enum fs_type
+type_of(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return FS_T_DIR;
+	case S_IFLNK: return FS_T_SYMLINK;
+	case S_IFIFO: return FS_T_FIFO;
+	case S_IFSOCK: return FS_T_SOCKET;
+	case S_IFCHR: return FS_T_CHAR;
+	case S_IFBLK: return FS_T_BLOCK;
+	default: return FS_T_FILE;
+	}
+}
+
+/* Fills E from ST for PATH (borrowed). A job can set any mtime: one past
+ * what int64 nanoseconds hold (the year 2262) is clamped. */
+static void
+fill_entry(struct fs_entry *e, const char *path, const struct stat *st)
+{
+	const int64_t max_sec = INT64_MAX / 1000000000 - 1;
+	int64_t sec = (int64_t)st->st_mtim.tv_sec;
+
+	if (sec > max_sec)
+		sec = max_sec;
+	if (sec < -max_sec)
+		sec = -max_sec;
+	e->path = path;
+	e->type = type_of(st->st_mode);
+	e->size = st->st_size < 0 ? 0 : (uint64_t)st->st_size;
+	e->mode = (uint32_t)(st->st_mode & 07777);
+	e->mtime_ns = sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
+	e->nlink = (uint64_t)st->st_nlink;
+}
+
+/* ---- Usage ------------------------------------------------------------ */
+
+struct usage_acc {
+	uint64_t bytes, entries;
+};
+
+static int
+usage_one(void *arg, const struct wswalk_entry *e)
+{
+	struct usage_acc *acc = arg;
+
+	acc->entries++;
+	if (S_ISREG(e->st->st_mode) && e->st->st_size > 0)
+		acc->bytes = add_sat(acc->bytes, (uint64_t)e->st->st_size);
+	return 0;
+}
+
+/* The quota's depth, or the wspath default when the quota leaves it 0. */
+static unsigned
+depth_limit(const struct fs_ctx *ctx)
+{
+	return ctx->quota.max_depth ? ctx->quota.max_depth : WSPATH_MAX_DEPTH;
+}
+
+int
+fsapi_usage(struct fs_ctx *ctx)
+{
+	struct usage_acc acc = {0, 0};
+	struct wswalk_stats stats;
+	struct wswalk_opts opts = {
+		.max_depth = depth_limit(ctx),
+		/* One more than the quota tells "over" from "exactly". */
+		.max_entries = (size_t)add_sat(ctx->quota.max_files, 1),
+		.prefix = NULL,
+	};
+	int r;
+
+	ctx->usage_valid = false;
+	r = wswalk(ctx->root, &opts, usage_one, &acc, &stats);
+	if (r < 0)
+		return r;
+	ctx->used_bytes = acc.bytes;
+	ctx->used_entries = acc.entries;
+	ctx->usage_valid = true;
+	if (stats.truncated || stats.deeper ||
+	    acc.entries > ctx->quota.max_files) {
+		/* What lies past the bounds is unknown, so the workspace
+		 * counts as full (fail closed): at least max_files + 1
+		 * entries, which refuses every write and mkdir. */
+		if (ctx->used_entries <= ctx->quota.max_files)
+			ctx->used_entries = add_sat(ctx->quota.max_files, 1);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* Makes the usage figures valid for an operation that adds to the
+ * workspace. Returns 0 or a negative errno with *WHY set. */
+static int
+need_usage(struct fs_ctx *ctx, enum fs_error *why)
+{
+	int r;
+
+	if (ctx->usage_valid)
+		return 0;
+	r = fsapi_usage(ctx);
+	if (r < 0 && r != -E2BIG)
+		return fsapi_fail(why, FS_IO_ERROR, r);
+	return 0;
+}
+
+/* A workspace over its entry quota takes nothing more, not even an
+ * overwrite: its true size is unknown (fsapi_usage). */
+static bool
+over_quota(const struct fs_ctx *ctx)
+{
+	return ctx->used_entries > ctx->quota.max_files;
+}
+
+/* ---- stat and list ---------------------------------------------------- */
+
+int
+fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
+	   enum fs_error *why)
+{
+	const struct wspath_limits lim = fsapi_path_limits(ctx);
+	_cleanup_close_ int dirfd = -1;
+	const char *name;
+	struct stat st;
+
+	*why = FS_OK;
+	if (path != NULL && strcmp(path, ".") == 0) {
+		if (fstat(ctx->root, &st) < 0)
+			return fsapi_fail(why, FS_IO_ERROR, -errno);
+		fill_entry(e, path, &st);
+		return 0;
+	}
+	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
+	if (dirfd < 0)
+		return dirfd;
+	/* lstat semantics: a symlink is described, never followed. */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	fill_entry(e, path, &st);
+	return 0;
+}
+
+struct list_acc {
+	fs_list_fn fn;
+	void *arg;
+	bool recursive;
+	bool fn_failed;
+};
+
+static int
+list_one(void *arg, const struct wswalk_entry *w)
+{
+	struct list_acc *acc = arg;
+	struct fs_entry e;
+	int r;
+
+	fill_entry(&e, w->path, w->st);
+	if ((r = acc->fn(acc->arg, &e)) < 0) {
+		acc->fn_failed = true;
+		return r;
+	}
+	/* One level only: report a directory, do not enter it. */
+	return !acc->recursive && S_ISDIR(w->st->st_mode) ? 1 : 0;
+}
+
+/* Number of components of PATH (a path wspath accepted). */
+static unsigned
+path_depth(const char *path)
+{
+	unsigned n = 1;
+
+	for (; *path != '\0'; path++)
+		n += *path == '/';
+	return n;
+}
+
+int
+fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
+	   size_t limit, fs_list_fn fn, void *arg, bool *truncated,
+	   enum fs_error *why)
+{
+	const struct wspath_limits lim = fsapi_path_limits(ctx);
+	_cleanup_close_ int dirfd = -1;
+	struct list_acc acc = {fn, arg, recursive, false};
+	struct wswalk_stats stats;
+	struct wswalk_opts opts;
+	unsigned depth = 0, max = depth_limit(ctx);
+	int r;
+
+	*why = FS_OK;
+	*truncated = false;
+	if (path == NULL)
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	if (strcmp(path, ".") != 0) {
+		if (wspath_check(path, strlen(path), &lim) < 0)
+			return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+		/* The directory itself, resolved once: a symlink to a
+		 * directory is refused, a file is not_a_directory. */
+		dirfd = fsapi_openat2(ctx->root, path, O_PATH | O_DIRECTORY, 0);
+		if (dirfd < 0)
+			return fsapi_fail(why, fs_error_from_errno(-dirfd),
+					  dirfd);
+		depth = path_depth(path);
+	}
+	/* Every path reported can be named back: no deeper than the
+	 * quota's depth, counted from the workspace. */
+	memset(&opts, 0, sizeof(opts));
+	opts.max_depth = depth < max ? max - depth : 0;
+	if (!recursive && opts.max_depth > 1)
+		opts.max_depth = 1;
+	if (limit == 0 || limit > ctx->quota.max_files)
+		limit = (size_t)ctx->quota.max_files;
+	opts.max_entries = limit;
+	opts.prefix = depth > 0 ? path : NULL;
+	r = wswalk(dirfd >= 0 ? dirfd : ctx->root, &opts, list_one, &acc,
+		   &stats);
+	if (r < 0)
+		return fsapi_fail(why,
+				  acc.fn_failed ? FS_IO_ERROR
+						: fs_error_from_errno(-r),
+				  r);
+	*truncated = stats.truncated || stats.deeper;
+	return 0;
+}
+
+/* ---- mkdir ------------------------------------------------------------ */
+
+/*
+ * Sets the permission bits of FD, an O_PATH descriptor, to MODE exactly
+ * (no umask): chmod through its /proc/self/fd magic link, which names
+ * that very inode (fchmod refuses O_PATH descriptors; glibc's
+ * fchmodat(AT_SYMLINK_NOFOLLOW) does the same). Returns 0 or -errno.
+ */
+static int
+set_mode(int fd, mode_t mode)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	return chmod(self, mode) < 0 ? -errno : 0;
+}
+
+/*
+ * Makes the directory just created at FD (O_PATH) the workspace's: owned
+ * by the workspace's owner when the broker is root (the job runs as that
+ * owner, workspace.h), and mode 0700 whatever the umask, so that the
+ * broker can go on inside it. Returns 0 or -errno.
+ */
+static int
+claim_dir(const struct fs_ctx *ctx, int fd)
+{
+	struct stat rs;
+
+	if (geteuid() == 0 &&
+	    (fstat(ctx->root, &rs) < 0 ||
+	     fchownat(fd, "", rs.st_uid, rs.st_gid, AT_EMPTY_PATH) < 0))
+		return -errno;
+	return set_mode(fd, 0700);
+}
+
+/*
+ * Opens the directory NAME (one component) beneath DIRFD, O_PATH: never
+ * through a symlink (RESOLVE_NO_SYMLINKS: ELOOP, so that a link is named
+ * as one; O_NOFOLLOW would make it ENOTDIR), never anything but a
+ * directory (ENOTDIR). O_PATH needs no permission on the directory
+ * itself, so a mode the umask emptied does not stop us. Returns an fd or
+ * -errno.
+ */
+static int
+open_subdir(int dirfd, const char *name)
+{
+	return fsapi_openat2(dirfd, name, O_PATH | O_DIRECTORY, 0);
+}
+
+/* mkdir without PARENTS: NAME in the resolved parent DIRFD. */
+static int
+mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
+	  enum fs_error *why)
+{
+	_cleanup_close_ int fd = -1;
+	int e;
+
+	if (ctx->used_entries >= ctx->quota.max_files)
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	/* 0700 (less the umask) until set_mode: nobody else gets in before
+	 * the mode is what was asked. */
+	if (mkdirat(dirfd, name, 0700) < 0)
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	ctx->used_entries++;
+	/* The directory just made, opened by name once more beneath the
+	 * same parent: a symlink swapped in meanwhile is refused. */
+	if ((fd = open_subdir(dirfd, name)) < 0)
+		return fsapi_fail(why, fs_error_from_errno(-fd), fd);
+	if ((e = claim_dir(ctx, fd)) < 0 || (e = set_mode(fd, mode)) < 0)
+		return fsapi_fail(why, FS_IO_ERROR, e);
+	return 0;
+}
+
+/*
+ * mkdir -p: one component at a time from the workspace, each opened
+ * beneath the previous one's descriptor, made first when missing. A
+ * directory made here stays 0700 until its child is made (so that MODE
+ * without u+wx still lets the chain go on), then gets MODE.
+ */
+static int
+mkdir_parents(struct fs_ctx *ctx, const char *path, mode_t mode,
+	      enum fs_error *why)
+{
+	char comp[WSPATH_MAX_NAME + 1];
+	_cleanup_close_ int cur = -1;
+	const char *s = path, *slash;
+	bool cur_made = false;
+	int fd, e;
+
+	cur = fsapi_openat2(ctx->root, ".", O_PATH | O_DIRECTORY, 0);
+	if (cur < 0)
+		return fsapi_fail(why, FS_IO_ERROR, cur);
+	for (;;) {
+		size_t n;
+		bool last, made = false;
+
+		slash = strchr(s, '/');
+		n = slash ? (size_t)(slash - s) : strlen(s);
+		last = slash == NULL;
+		memcpy(comp, s, n);
+		comp[n] = '\0';
+
+		fd = open_subdir(cur, comp);
+		if (fd == -ENOENT) {
+			if (ctx->used_entries >= ctx->quota.max_files)
+				return fsapi_fail(why, FS_QUOTA_EXCEEDED,
+						  -EDQUOT);
+			if (mkdirat(cur, comp, 0700) == 0) {
+				made = true;
+				ctx->used_entries++;
+			} else if (errno != EEXIST) {
+				return fsapi_fail(why,
+						  fs_error_from_errno(errno),
+						  -errno);
+			}
+			fd = open_subdir(cur, comp);
+		}
+		if (fd == -ENOTDIR && last)
+			/* Something that is not a directory holds the
+			 * name: mkdir -p says "File exists". */
+			return fsapi_fail(why, FS_EXISTS, -EEXIST);
+		if (fd < 0)
+			return fsapi_fail(why, fs_error_from_errno(-fd), fd);
+		if ((made && (e = claim_dir(ctx, fd)) < 0) ||
+		    (cur_made && (e = set_mode(cur, mode)) < 0)) {
+			close(fd);
+			return fsapi_fail(why, FS_IO_ERROR, e);
+		}
+		close(cur);
+		cur = fd;
+		cur_made = made;
+		if (last)
+			break;
+		s = slash + 1;
+	}
+	if (cur_made && (e = set_mode(cur, mode)) < 0)
+		return fsapi_fail(why, FS_IO_ERROR, e);
+	return 0;
+}
+
+int
+fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode, bool parents,
+	    enum fs_error *why)
+{
+	const struct wspath_limits lim = fsapi_path_limits(ctx);
+	const mode_t m = mode & ctx->quota.mode_mask & 0777;
+	_cleanup_close_ int dirfd = -1;
+	const char *name;
+	int e;
+
+	*why = FS_OK;
+	if (path == NULL || wspath_check(path, strlen(path), &lim) < 0)
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	if ((e = need_usage(ctx, why)) < 0)
+		return e;
+	if (over_quota(ctx))
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	if (parents)
+		return mkdir_parents(ctx, path, m, why);
+	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
+	if (dirfd < 0)
+		return dirfd;
+	return mkdir_one(ctx, dirfd, name, m, why);
+}
+
+/* ---- remove and rename ------------------------------------------------ */
+
+/* Takes what ST describes out of the usage figures, when they are kept. */
+static void
+usage_forget(struct fs_ctx *ctx, const struct stat *st)
+{
+	if (!ctx->usage_valid)
+		return;
+	ctx->used_entries = sub_sat(ctx->used_entries, 1);
+	if (S_ISREG(st->st_mode) && st->st_size > 0)
+		ctx->used_bytes = sub_sat(ctx->used_bytes,
+					  (uint64_t)st->st_size);
+}
+
+int
+fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
+	     enum fs_error *why)
+{
+	const struct wspath_limits lim = fsapi_path_limits(ctx);
+	_cleanup_close_ int dirfd = -1;
+	const char *name;
+	struct stat st;
+	int e;
+
+	*why = FS_OK;
+	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
+	if (dirfd < 0)
+		return dirfd;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	/* unlinkat removes the directory entry itself: a symlink goes, its
+	 * target stays. The flag follows what fstatat saw; if the job
+	 * swapped the entry's type since, the kernel refuses (EISDIR,
+	 * ENOTDIR) and nothing else is touched. */
+	if (unlinkat(dirfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) ==
+	    0) {
+		usage_forget(ctx, &st);
+		return 0;
+	}
+	e = errno;
+	if (!S_ISDIR(st.st_mode) || (e != ENOTEMPTY && e != EEXIST))
+		return fsapi_fail(why, fs_error_from_errno(e), -e);
+	if (!recursive)
+		return fsapi_fail(why, FS_NOT_EMPTY, -ENOTEMPTY);
+	/* Never follows a link, never leaves the mount (fsutil.h). What it
+	 * removed is not counted: the figures are walked again. */
+	ctx->usage_valid = false;
+	if ((e = remove_tree_at(dirfd, name)) < 0)
+		return fsapi_fail(why, fs_error_from_errno(-e), e);
+	return 0;
+}
+
+int
+fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
+	     bool overwrite, enum fs_error *why)
+{
+	const struct wspath_limits lim = fsapi_path_limits(ctx);
+	_cleanup_close_ int fdir = -1;
+	_cleanup_close_ int tdir = -1;
+	const char *fname, *tname;
+	struct stat fst, tst;
+	bool replacing = false;
+
+	*why = FS_OK;
+	fdir = fsapi_open_parent(ctx->root, from, &lim, &fname, why);
+	if (fdir < 0)
+		return fdir;
+	tdir = fsapi_open_parent(ctx->root, to, &lim, &tname, why);
+	if (tdir < 0)
+		return tdir;
+	/* For the usage figures only: what the rename will replace. */
+	if (overwrite && ctx->usage_valid &&
+	    fstatat(fdir, fname, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fstatat(tdir, tname, &tst, AT_SYMLINK_NOFOLLOW) == 0)
+		replacing = fst.st_dev != tst.st_dev ||
+			    fst.st_ino != tst.st_ino;
+	/* The entries themselves are moved: a symlink is moved as a link,
+	 * never followed. */
+	if (renameat2(fdir, fname, tdir, tname,
+		      overwrite ? 0 : RENAME_NOREPLACE) < 0) {
+		int e = errno;
+
+		/* EINVAL: a directory moved into itself (rename(2)). */
+		return fsapi_fail(why,
+				  e == EINVAL ? FS_INVALID_PATH
+					      : fs_error_from_errno(e),
+				  -e);
+	}
+	if (replacing)
+		usage_forget(ctx, &tst);
+	return 0;
+}
+
+/* ---- put and get ------------------------------------------------------ */
+
+int
+fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
+	  bool overwrite, uint64_t *written, enum fs_error *why)
+{
+	const struct wspath_limits lim = fsapi_path_limits(ctx);
+	struct fsapi_wreq w;
+	int e;
+
+	*why = FS_OK;
+	if (written != NULL)
+		*written = 0;
+	if (path == NULL || wspath_check(path, strlen(path), &lim) < 0)
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	if ((e = need_usage(ctx, why)) < 0)
+		return e;
+	if (over_quota(ctx))
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	memset(&w, 0, sizeof(w));
+	w.lim = &lim;
+	w.file_bytes = ctx->quota.file_bytes;
+	w.space_left = sub_sat(ctx->quota.workspace_bytes, ctx->used_bytes);
+	w.entry_room = ctx->used_entries < ctx->quota.max_files;
+	w.mode = mode & ctx->quota.mode_mask;
+	w.overwrite = overwrite;
+	if ((e = fsapi_write_req(ctx->root, path, in_fd, &w, why)) < 0)
+		return e;
+	if (w.replaced) {
+		ctx->used_bytes = add_sat(sub_sat(ctx->used_bytes, w.old_size),
+					  w.written);
+	} else {
+		ctx->used_entries = add_sat(ctx->used_entries, 1);
+		ctx->used_bytes = add_sat(ctx->used_bytes, w.written);
+	}
+	if (written != NULL)
+		*written = w.written;
+	return 0;
+}
+
+int
+fsapi_get(struct fs_ctx *ctx, const char *path, uint64_t offset,
+	  uint64_t length, int out_fd, uint64_t *copied, enum fs_error *why)
+{
+	const struct wspath_limits lim = fsapi_path_limits(ctx);
+	const struct fsapi_rreq r = {
+		.lim = &lim,
+		.allow_hardlinks = ctx->quota.allow_hardlinks,
+		.offset = offset,
+		.length = length,
+		.max_bytes = ctx->quota.file_bytes,
+	};
+
+	return fsapi_read_req(ctx->root, path, &r, out_fd, copied, why);
+}

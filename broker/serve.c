@@ -1,10 +1,593 @@
-/* serve.c: being written (issue 3). TEMPORARY scaffold. */
+/*
+ * serve.c: `stockade serve --workspace DIR [--policy FILE] [--socket
+ * PATH]`, one JSON-RPC 2.0 session on one workspace (docs/protocol.md).
+ *
+ * This file is the transport: lines in, lines out, descriptors received
+ * with SCM_RIGHTS (unix(7)) and attached to the line they came with.
+ * What a line means is rpc.c's business.
+ *
+ * Signals: SIGINT, SIGTERM and SIGHUP are caught by jobrun's handler
+ * (jobrun.h: a running job is cancelled) and kept blocked except while
+ * the session waits in ppoll and while a request is handled, so a signal
+ * is never lost between a check of the flag and a wait: it is either seen
+ * by the check or interrupts the wait. The session then ends cleanly (the
+ * socket unlinked, the launcher stopped); a second signal kills the
+ * broker at once (SA_RESETHAND).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/landlock.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include "commands.h"
+#include "fsutil.h"
+#include "jobrun.h"
 #include "log.h"
+#include "preflight.h"
+#include "rpc.h"
+#include "supervisor.h"
+#include "workspace.h"
+
+#define EXIT_SESSION 1  /* the stdio session ended on a protocol error */
+#define READ_CHUNK (64u << 10)
+/* Room for SCM_MAX_FD (253, include/net/scm.h) descriptors in one
+ * recvmsg: a sender within the kernel's own limit never truncates the
+ * control data; what a line may carry is capped after receipt. */
+#define CMSG_FDS 253
+
+struct server {
+	struct rpc_session rpc;
+	sigset_t waitmask;      /* the mask while waiting: signals let in */
+};
+
+/* A connection's input: bytes not yet handled, and the descriptors that
+ * came with the line not yet complete. */
+struct conn {
+	int in, out;
+	bool sock;              /* recvmsg with SCM_RIGHTS */
+	char *buf;
+	size_t len, cap;
+	int pending[RPC_MAX_FDS + 1];
+	size_t npending;
+};
+
+enum conn_end { CONN_EOF, CONN_INTERRUPTED, CONN_BROKEN };
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: stockade serve --workspace DIR [--policy FILE] "
+		   "[--socket PATH]\n");
+}
+
+/* Adds FD to the list FDS (*N of them, at most RPC_MAX_FDS + 1 kept: one
+ * more than allowed so that rpc_handle refuses the request). */
+static void
+fds_add(int *fds, size_t *n, int fd)
+{
+	if (*n < RPC_MAX_FDS + 1)
+		fds[(*n)++] = fd;
+	else
+		close(fd);
+}
+
+static void
+fds_close(int *fds, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++)
+		close(fds[i]);
+	*n = 0;
+}
+
+/* Waits until FD is readable or a signal comes. Returns 1 (readable), 0
+ * (a signal: look at jobrun_interrupted), or a negative errno. */
+static int
+wait_readable(const struct server *sv, int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	if (jobrun_interrupted())
+		return 0;
+	if (ppoll(&p, 1, NULL, &sv->waitmask) < 0)
+		return errno == EINTR ? 0 : -errno;
+	return 1;
+}
+
+/* Handles one line with its descriptors and writes the answer, with the
+ * signals let in (a job is cancelled by them). Returns 0 or a negative
+ * errno (the answer could not be written: the connection is over). */
+static int
+handle_line(struct server *sv, struct conn *c, const char *line, size_t len,
+	    int *fds, size_t nfds)
+{
+	sigset_t old;
+	char *resp = NULL;
+	size_t n;
+	int e;
+
+	sigprocmask(SIG_SETMASK, &sv->waitmask, &old);
+	e = rpc_handle(&sv->rpc, line, len, fds, nfds, &resp);
+	if (e == 0 && resp != NULL) {
+		n = strlen(resp);
+		resp[n] = '\n';  /* over the NUL; written by length */
+		e = write_all(c->out, resp, n + 1);
+	} else if (e < 0) {
+		log_error("cannot answer a request: %s", strerror(-e));
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(resp);
+	return e == -ENOMEM ? 0 : e;
+}
+
+/* Reads once: data into C's buffer, descriptors into FDS (*NFDS). Returns
+ * the bytes read (0 at end of input) or a negative errno; -EPROTO for
+ * control data that is not SCM_RIGHTS or was truncated (MSG_CTRUNC). */
+static ssize_t
+conn_read(struct conn *c, int *fds, size_t *nfds)
+{
+	union {
+		char buf[CMSG_SPACE(CMSG_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {.iov_base = c->buf + c->len,
+			    .iov_len = c->cap - c->len};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+	bool bad = false;
+	ssize_t n;
+
+	*nfds = 0;
+	if (iov.iov_len > READ_CHUNK)
+		iov.iov_len = READ_CHUNK;
+	if (!c->sock) {
+		n = read(c->in, iov.iov_base, iov.iov_len);
+		return n < 0 ? -errno : n;
+	}
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof(control.buf);
+	n = recvmsg(c->in, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	for (cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm)) {
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len < CMSG_LEN(0)) {
+			bad = true;
+			continue;
+		}
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
+			fds_add(fds, nfds, fd);
+		}
+	}
+	if (bad || (msg.msg_flags & MSG_CTRUNC)) {
+		fds_close(fds, nfds);
+		return -EPROTO;
+	}
+	return n;
+}
+
+/*
+ * Serves one connection until its end of input, a signal, or a protocol
+ * error (a line over RPC_MAX_LINE, bad control data), which is answered
+ * when it can be and ends the connection.
+ *
+ * Which line descriptors belong to: a client sends a line and its
+ * descriptors in one sendmsg, so they ride on the first byte of that
+ * line; unix(7) stream sockets never let one recvmsg read past data that
+ * carried descriptors. The descriptors of a recvmsg therefore belong to
+ * the line that holds the last byte it read.
+ */
+static enum conn_end
+serve_conn(struct server *sv, struct conn *c)
+{
+	int fds[RPC_MAX_FDS + 1], linefds[RPC_MAX_FDS + 1];
+	size_t nfds, nline;
+	ssize_t n;
+	int e;
+
+	sv->rpc.client_fd = c->in;
+	for (;;) {
+		size_t start = 0, mark;
+		bool first = true, fds_given = false;
+		char *nl;
+
+		if (c->len == c->cap) {
+			size_t cap = c->cap > 0 ? c->cap * 2 : READ_CHUNK;
+			char *b;
+
+			if (c->cap >= RPC_MAX_LINE + 1) {
+				char *line = rpc_error_line(RPC_PARSE_ERROR,
+					"parse error: a line is longer than "
+					"16 MiB; the session ends");
+
+				log_error("a request line is longer than "
+					  "%u bytes: the session ends",
+					  RPC_MAX_LINE);
+				if (line != NULL) {
+					size_t k = strlen(line);
+
+					line[k] = '\n';
+					(void)write_all(c->out, line, k + 1);
+				}
+				free(line);
+				return CONN_BROKEN;
+			}
+			if (cap > RPC_MAX_LINE + 1)
+				cap = RPC_MAX_LINE + 1;
+			if ((b = realloc(c->buf, cap)) == NULL) {
+				log_error("out of memory");
+				return CONN_BROKEN;
+			}
+			c->buf = b;
+			c->cap = cap;
+		}
+		if ((e = wait_readable(sv, c->in)) <= 0) {
+			if (e < 0)
+				log_error("cannot read a request: %s",
+					  strerror(-e));
+			return e == 0 ? CONN_INTERRUPTED : CONN_BROKEN;
+		}
+		n = conn_read(c, fds, &nfds);
+		if (n == -EINTR || n == -EAGAIN)
+			continue;
+		if (n == -EPROTO) {
+			log_error("a client sent control data other than up to "
+				  "%d descriptors: the connection ends",
+				  CMSG_FDS);
+			return CONN_BROKEN;
+		}
+		if (n < 0) {
+			log_error("cannot read a request: %s", strerror((int)-n));
+			return CONN_BROKEN;
+		}
+		if (n == 0) {
+			/* A last line without its '\n' was cut short (a
+			 * client killed mid-send): it is not a request, and
+			 * is never carried out, however it parses. */
+			fds_close(fds, &nfds);
+			if (c->len > 0)
+				log_warn("input ended inside a line of %zu "
+					 "bytes: ignored", c->len);
+			c->len = 0;
+			return CONN_EOF;
+		}
+		mark = c->len + (size_t)n - 1;
+		c->len += (size_t)n;
+		while (start < c->len &&
+		       (nl = memchr(c->buf + start, '\n', c->len - start)) !=
+			       NULL) {
+			size_t end = (size_t)(nl - c->buf);
+
+			nline = 0;
+			if (first) {
+				for (size_t i = 0; i < c->npending; i++)
+					fds_add(linefds, &nline, c->pending[i]);
+				c->npending = 0;
+				first = false;
+			}
+			if (!fds_given && end >= mark) {
+				for (size_t i = 0; i < nfds; i++)
+					fds_add(linefds, &nline, fds[i]);
+				fds_given = true;
+			}
+			e = handle_line(sv, c, c->buf + start, end - start,
+					linefds, nline);
+			start = end + 1;
+			if (e < 0) {
+				if (!fds_given)
+					fds_close(fds, &nfds);
+				log_error("cannot write an answer: %s",
+					  strerror(-e));
+				return CONN_BROKEN;
+			}
+			if (jobrun_interrupted()) {
+				if (!fds_given)
+					fds_close(fds, &nfds);
+				return CONN_INTERRUPTED;
+			}
+		}
+		if (!fds_given)
+			for (size_t i = 0; i < nfds; i++)
+				fds_add(c->pending, &c->npending, fds[i]);
+		memmove(c->buf, c->buf + start, c->len - start);
+		c->len -= start;
+	}
+}
+
+static void
+conn_free(struct conn *c)
+{
+	fds_close(c->pending, &c->npending);
+	free(c->buf);
+	c->buf = NULL;
+	c->len = c->cap = 0;
+}
+
+static bool
+is_unix_socket(int fd)
+{
+	struct stat st;
+	int domain;
+	socklen_t len = sizeof(domain);
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+	       domain == AF_UNIX;
+}
+
+/* The listening socket of --socket PATH and what is needed to remove
+ * exactly it at the end. */
+struct listener {
+	int fd;
+	int dirfd;              /* the directory of PATH, O_PATH */
+	char *base;             /* PATH's last component */
+	dev_t dev;
+	ino_t ino;
+};
+
+/*
+ * Binds a unix stream socket at PATH with mode 0600 (umask 0177 around
+ * bind: the mode of a socket file is what the umask leaves), refusing an
+ * existing PATH (bind fails with EADDRINUSE: nothing is removed first).
+ * Returns 0 or an exit status after complaining.
+ */
+static int
+listen_at(struct listener *l, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = NULL;
+	struct stat st;
+	mode_t um;
+	int e;
+
+	l->fd = l->dirfd = -1;
+	l->base = NULL;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_error("--socket: %s: longer than %zu bytes", path,
+			  sizeof(sa.sun_path) - 1);
+		return EXIT_USAGE;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (slash == NULL)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	l->base = strdup(slash != NULL ? slash + 1 : path);
+	if (dir == NULL || l->base == NULL) {
+		log_error("out of memory");
+		return EXIT_SANDBOX;
+	}
+	if (l->base[0] == '\0') {
+		log_error("--socket: %s: expected a file name", path);
+		return EXIT_USAGE;
+	}
+	if ((l->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		log_error("--socket: %s: %s", dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l->fd < 0) {
+		log_error("socket: %s", strerror(errno));
+		return EXIT_SANDBOX;
+	}
+	um = umask(0177);
+	e = bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+	umask(um);
+	if (e != 0) {
+		log_error("--socket: %s: %s", path, e == EADDRINUSE ?
+			  "exists; remove it or choose another path" :
+			  strerror(e));
+		close(l->fd);
+		l->fd = -1;
+		return EXIT_USAGE;
+	}
+	if (fstatat(l->dirfd, l->base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		l->dev = st.st_dev;
+		l->ino = st.st_ino;
+	}
+	if (listen(l->fd, 4) < 0) {
+		log_error("listen: %s", strerror(errno));
+		return EXIT_SANDBOX;
+	}
+	return 0;
+}
+
+/* Closes L and removes its socket file, if it is still the one bound. */
+static void
+listener_close(struct listener *l)
+{
+	struct stat st;
+
+	if (l->fd >= 0) {
+		close(l->fd);
+		if (fstatat(l->dirfd, l->base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISSOCK(st.st_mode) && st.st_dev == l->dev &&
+		    st.st_ino == l->ino)
+			(void)unlinkat(l->dirfd, l->base, 0);
+	}
+	if (l->dirfd >= 0)
+		close(l->dirfd);
+	free(l->base);
+	l->fd = l->dirfd = -1;
+	l->base = NULL;
+}
+
+/* Serves clients of L one at a time until a signal. Returns 0 or an exit
+ * status. */
+static int
+serve_socket(struct server *sv, struct listener *l)
+{
+	struct ucred cred;
+	socklen_t clen;
+	int fd, e;
+
+	for (;;) {
+		struct conn c = {.sock = true};
+
+		if ((e = wait_readable(sv, l->fd)) < 0) {
+			log_error("cannot wait for a client: %s", strerror(-e));
+			return EXIT_SANDBOX;
+		}
+		if (e == 0 && jobrun_interrupted())
+			return 0;
+		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EINTR ||
+			    errno == ECONNABORTED)
+				continue;
+			log_error("accept: %s", strerror(errno));
+			return EXIT_SANDBOX;
+		}
+		/* The socket is 0600, so only our user (or root) can
+		 * connect; checked again on the peer's credentials in case
+		 * the directory let someone in before the mode was set. */
+		clen = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
+		    (cred.uid != geteuid() && cred.uid != 0)) {
+			log_warn("refused a client of uid %ld",
+				 (long)cred.uid);
+			close(fd);
+			continue;
+		}
+		c.in = c.out = fd;
+		(void)serve_conn(sv, &c);
+		sv->rpc.client_fd = -1;
+		conn_free(&c);
+		close(fd);
+		if (jobrun_interrupted())
+			return 0;
+	}
+}
 
 int
 cmd_serve(int argc, char **argv)
 {
-	log_error("serve: not built yet");
-	return EXIT_USAGE;
+	static const struct option opts[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"workspace", required_argument, NULL, 'w'},
+		{"socket", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *policy_file = NULL, *workspace = NULL, *socket_path = NULL;
+	struct listener l = {.fd = -1, .dirfd = -1};
+	char err[POLICY_ERR_MAX + 256];
+	struct server sv;
+	struct policy pol;
+	struct workspace ws;
+	struct supervisor sup;
+	sigset_t block;
+	int c, rc, e;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': policy_file = optarg; break;
+		case 'w': workspace = optarg; break;
+		case 's': socket_path = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (workspace == NULL || optind != argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	memset(&pol, 0, sizeof(pol));
+	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
+		return rc;
+	if (preflight_userns(err, sizeof(err)) < 0) {
+		log_error("refused: %s", err);
+		policy_clear(&pol);
+		return EXIT_REFUSED;
+	}
+	if ((e = workspace_open(&ws, workspace, err, sizeof(err))) < 0) {
+		/* No openat2: refuse, never fall back (style.md rule 18). */
+		log_error("%s%s", e == -ENOSYS ? "refused: " : "", err);
+		policy_clear(&pol);
+		return e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;
+	}
+	if (supervisor_init(&sup, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		rc = EXIT_SANDBOX;
+		goto out;
+	}
+	if (socket_path != NULL && (rc = listen_at(&l, socket_path)) != 0)
+		goto out;
+
+	/*
+	 * Everything host-side is open: the workspace (ws.fd), the socket
+	 * (l.fd) and its directory (l.dirfd). From here on the broker gets
+	 * launchers from a spawner (it cannot exec one itself) and confines
+	 * itself: every right beneath the workspace, and in the socket's
+	 * directory only the removal of the socket at the end (confine.h;
+	 * docs/decisions.md, "The confined broker gets launchers from an
+	 * unconfined spawner").
+	 */
+	if ((e = supervisor_use_spawner(&sup)) < 0) {
+		log_error("cannot start the launcher spawner: %s", strerror(-e));
+		rc = EXIT_SANDBOX;
+		goto out;
+	}
+	{
+		struct confine_rule rules[2] = {
+			{.fd = ws.fd, .access = CONFINE_ALL},
+			{.fd = l.dirfd,
+			 .access = LANDLOCK_ACCESS_FS_REMOVE_FILE},
+		};
+
+		if ((rc = confine_or_complain(rules, l.dirfd >= 0 ? 2 : 1)) !=
+		    0)
+			goto out;
+	}
+
+	/* The signals are caught for the whole session and let in only
+	 * while waiting or handling a request (top of this file). */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &sv.waitmask);
+	sigdelset(&sv.waitmask, SIGINT);
+	sigdelset(&sv.waitmask, SIGTERM);
+	sigdelset(&sv.waitmask, SIGHUP);
+	jobrun_catch_signals();
+	rpc_session_init(&sv.rpc, ws.fd, &pol, &sup);
+	if (l.fd >= 0) {
+		rc = serve_socket(&sv, &l);
+	} else {
+		struct conn conn = {.in = 0, .out = 1,
+				    .sock = is_unix_socket(0)};
+
+		rc = serve_conn(&sv, &conn) == CONN_BROKEN ? EXIT_SESSION : 0;
+		conn_free(&conn);
+	}
+	/* The signals stay blocked to the end: one more now must not cut
+	 * the clean-up short (the socket file, the launcher). */
+	rpc_session_free(&sv.rpc);
+out:
+	listener_close(&l);
+	supervisor_free(&sup);
+	if ((e = workspace_close(&ws, true)) < 0)
+		log_warn("could not close the workspace %s: %s", ws.path,
+			 strerror(-e));
+	policy_clear(&pol);
+	return rc;
 }

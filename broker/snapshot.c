@@ -1,2 +1,337 @@
-/* snapshot.c: being written (issue 3). */
-#include "fsapi.h"
+/*
+ * snapshot.c: snapshots of the workspace and the manifest of what a job
+ * changed (snapshot.h; issue 3).
+ *
+ * A snapshot is one bounded wswalk of the workspace: every entry's
+ * metadata, and the SHA-256 of each regular file with one link and at
+ * most quota.file_bytes. The entries are sorted by path afterwards (the
+ * walk is pre-order, which is not strcmp order: "a/x" comes before "a-b"),
+ * so that a previous snapshot's hash is found by binary search and two
+ * snapshots are compared by one merge.
+ */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sha2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "wswalk.h"
+
+#define READ_BUF (256u * 1024)	/* one read while hashing, bytes */
+
+/* The state of one snapshot_take. */
+struct take {
+	const struct fs_quota *q;
+	const struct snapshot *prev;
+	struct snapshot *s;
+	size_t cap;
+	uint8_t *buf;		/* READ_BUF bytes, for hashing */
+};
+
+static int64_t
+ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static enum fs_type
+type_of(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return FS_T_DIR;
+	case S_IFLNK:
+		return FS_T_SYMLINK;
+	case S_IFIFO:
+		return FS_T_FIFO;
+	case S_IFSOCK:
+		return FS_T_SOCKET;
+	case S_IFCHR:
+		return FS_T_CHAR;
+	case S_IFBLK:
+		return FS_T_BLOCK;
+	default:
+		return FS_T_FILE;
+	}
+}
+
+static void
+set_meta(struct snap_entry *e, const struct stat *st)
+{
+	e->type = type_of(st->st_mode);
+	e->size = st->st_size < 0 ? 0 : (uint64_t)st->st_size;
+	e->mode = st->st_mode & 07777;
+	e->mtime_ns = ts_ns(&st->st_mtim);
+	e->ctime_ns = ts_ns(&st->st_ctim);
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->nlink = st->st_nlink;
+}
+
+/* Whether A and B say the content has not changed. */
+static bool
+same_content_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       ts_ns(&a->st_mtim) == ts_ns(&b->st_mtim) &&
+	       ts_ns(&a->st_ctim) == ts_ns(&b->st_ctim);
+}
+
+/*
+ * Hashes the file NAME in DIRFD that the walk described as E. E's
+ * metadata is refreshed from the opened inode; E stays unhashed when the
+ * file is not the one the walk saw, is over the quota or not alone in its
+ * inode by now, or changes while it is read.
+ */
+static void
+hash_file(struct take *t, int dirfd, const char *name, struct snap_entry *e)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st, after;
+	uint64_t total = 0, limit = t->q->file_bytes;
+	enum fs_error why;
+	SHA2_CTX ctx;
+
+	/* Never a FIFO, device or link, and never a file with a second
+	 * link (it may be one outside the workspace: fsapi.h). */
+	if ((fd = fsapi_open_regular_at(dirfd, name, false, &st, &why)) < 0)
+		return;
+	/* The job may have put another file at NAME since the walk saw it:
+	 * then E's metadata is not this file's. */
+	if (st.st_dev != (dev_t)e->dev || st.st_ino != (ino_t)e->ino)
+		return;
+	set_meta(e, &st);
+	if (e->size > limit)
+		return;
+	SHA256Init(&ctx);
+	/* Up to one byte past the limit: a file that grew past it. */
+	for (;;) {
+		uint64_t left = limit - total + 1;
+		size_t want = left < READ_BUF ? (size_t)left : READ_BUF;
+		ssize_t n = read(fd, t->buf, want);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return;
+		if (n == 0)
+			break;
+		total += (uint64_t)n;
+		if (total > limit)
+			return;
+		SHA256Update(&ctx, t->buf, (size_t)n);
+	}
+	if (fstat(fd, &after) < 0 || !same_content_stat(&st, &after) ||
+	    total != e->size)
+		return;
+	SHA256Final(e->sha256, &ctx);
+	e->hashed = true;
+}
+
+static int
+cmp_path(const void *a, const void *b)
+{
+	return strcmp(((const struct snap_entry *)a)->path,
+		      ((const struct snap_entry *)b)->path);
+}
+
+/* PREV's entry for E's path, or NULL. */
+static const struct snap_entry *
+find(const struct snapshot *prev, const char *path)
+{
+	struct snap_entry key;
+
+	if (prev == NULL || !prev->valid || prev->n == 0)
+		return NULL;
+	memset(&key, 0, sizeof(key));
+	key.path = (char *)(uintptr_t)path;
+	return bsearch(&key, prev->e, prev->n, sizeof(*prev->e), cmp_path);
+}
+
+/* Lends E the hash PREV took of the same, unchanged file. Returns
+ * whether it did. */
+static bool
+reuse(const struct snapshot *prev, struct snap_entry *e)
+{
+	const struct snap_entry *p = find(prev, e->path);
+
+	if (p == NULL || !p->hashed || p->type != FS_T_FILE ||
+	    p->dev != e->dev || p->ino != e->ino || p->size != e->size ||
+	    p->mtime_ns != e->mtime_ns || p->ctime_ns != e->ctime_ns)
+		return false;
+	/* Racily clean (snapshot.h): changed too close to PREV's start for
+	 * an unchanged st_ctim to prove an unchanged content. */
+	if (p->ctime_ns > prev->started_ns - SNAPSHOT_RACY_NS)
+		return false;
+	memcpy(e->sha256, p->sha256, sizeof(e->sha256));
+	e->hashed = true;
+	return true;
+}
+
+static int
+add(void *arg, const struct wswalk_entry *we)
+{
+	struct take *t = arg;
+	struct snapshot *s = t->s;
+	struct snap_entry *e;
+
+	if (s->n == t->cap) {
+		size_t ncap = t->cap ? 2 * t->cap : 256;
+		void *n = reallocarray(s->e, ncap, sizeof(*s->e));
+
+		if (n == NULL)
+			return -ENOMEM;
+		s->e = n;
+		t->cap = ncap;
+	}
+	e = &s->e[s->n];
+	memset(e, 0, sizeof(*e));
+	if ((e->path = strdup(we->path)) == NULL)
+		return -ENOMEM;
+	s->n++;
+	set_meta(e, we->st);
+	if (e->type == FS_T_FILE && e->nlink == 1 &&
+	    e->size <= t->q->file_bytes && !reuse(t->prev, e))
+		hash_file(t, we->dirfd, we->name, e);
+	return 0;
+}
+
+int
+snapshot_take(int root, const struct fs_quota *q,
+	      const struct snapshot *prev, struct snapshot *s)
+{
+	struct wswalk_opts o;
+	struct wswalk_stats st;
+	struct timespec now;
+	struct take t;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	memset(&t, 0, sizeof(t));
+	t.q = q;
+	t.prev = prev;
+	t.s = s;
+	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return -errno;
+	s->started_ns = ts_ns(&now);
+	if ((t.buf = malloc(READ_BUF)) == NULL)
+		return -ENOMEM;
+
+	memset(&o, 0, sizeof(o));
+	o.max_depth = q->max_depth;
+	o.max_entries = q->max_files > SIZE_MAX ? SIZE_MAX :
+						  (size_t)q->max_files;
+	r = wswalk(root, &o, add, &t, &st);
+	free(t.buf);
+	if (r < 0) {
+		snapshot_free(s);
+		return r;
+	}
+	if (s->n > 1)
+		qsort(s->e, s->n, sizeof(*s->e), cmp_path);
+	s->truncated = st.truncated || st.deeper;
+	s->valid = true;
+	return 0;
+}
+
+void
+snapshot_free(struct snapshot *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->e[i].path);
+	free(s->e);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Whether the entry changed from A to B (same path). */
+static bool
+modified(const struct snap_entry *a, const struct snap_entry *b)
+{
+	if (a->type != b->type)
+		return true;
+	/* A directory's size, times and link count follow what it holds,
+	 * and that is reported entry by entry. */
+	if (a->type == FS_T_DIR)
+		return a->mode != b->mode;
+	if (a->size != b->size || a->mode != b->mode ||
+	    a->mtime_ns != b->mtime_ns || a->ctime_ns != b->ctime_ns ||
+	    a->dev != b->dev || a->ino != b->ino)
+		return true;
+	return a->hashed && b->hashed &&
+	       memcmp(a->sha256, b->sha256, sizeof(a->sha256)) != 0;
+}
+
+int
+snapshot_diff(const struct snapshot *before, const struct snapshot *after,
+	      struct changes *out)
+{
+	size_t i = 0, j = 0, n = 0, max = before->n + after->n;
+	struct change *c;
+
+	memset(out, 0, sizeof(*out));
+	out->truncated = before->truncated || after->truncated;
+	if (max == 0)
+		return 0;
+	if ((c = calloc(max, sizeof(*c))) == NULL)
+		return -ENOMEM;
+	while (i < before->n || j < after->n) {
+		int d;
+
+		if (i == before->n)
+			d = 1;
+		else if (j == after->n)
+			d = -1;
+		else
+			d = strcmp(before->e[i].path, after->e[j].path);
+		if (d < 0) {
+			c[n].kind = CHANGE_DELETED;
+			c[n++].entry = &before->e[i++];
+		} else if (d > 0) {
+			c[n].kind = CHANGE_CREATED;
+			c[n++].entry = &after->e[j++];
+		} else {
+			if (modified(&before->e[i], &after->e[j])) {
+				c[n].kind = CHANGE_MODIFIED;
+				c[n].entry = &after->e[j];
+				c[n++].old = &before->e[i];
+			}
+			i++;
+			j++;
+		}
+	}
+	out->c = c;
+	out->n = n;
+	return 0;
+}
+
+void
+changes_free(struct changes *out)
+{
+	free(out->c);
+	memset(out, 0, sizeof(*out));
+}
+
+void
+snap_hex(const struct snap_entry *e, char hex[65])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	hex[0] = '\0';
+	if (!e->hashed)
+		return;
+	for (i = 0; i < SNAPSHOT_SHA256_LEN; i++) {
+		hex[2 * i] = digits[e->sha256[i] >> 4];
+		hex[2 * i + 1] = digits[e->sha256[i] & 15];
+	}
+	hex[64] = '\0';
+}

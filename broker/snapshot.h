@@ -11,8 +11,17 @@
  * Hashing is the cost: a file whose (st_dev, st_ino, st_size, st_mtim,
  * st_ctim) equal the previous snapshot's takes that snapshot's hash
  * instead of being read again. st_ctim cannot be set from user space, so a
- * job cannot make a changed file look unchanged. Files are opened for
- * hashing with fsapi_open_regular_at (never a FIFO, device or link).
+ * job cannot make a changed file look unchanged. One exception, the one
+ * git calls "racily clean" (git's Documentation/technical/racy-git.txt):
+ * a file changed twice within one tick of the file system's timestamps
+ * keeps its st_ctim, so a hash is lent only when the file's st_ctim is
+ * SNAPSHOT_RACY_NS older than the start of the snapshot that hashed it;
+ * a file changed more recently than that is read again. Files are opened
+ * for hashing with fsapi_open_regular_at (O_PATH | O_NOFOLLOW, then a
+ * reopen of that inode: never a FIFO, device, link or second hard link),
+ * only if that inode is the one the walk described; at most
+ * quota.file_bytes + 1 bytes are read, and the hash is kept only if the
+ * size, st_mtim and st_ctim did not change while the file was read.
  */
 #ifndef STOCKADE_SNAPSHOT_H
 #define STOCKADE_SNAPSHOT_H
@@ -25,6 +34,11 @@
 #include "policy.h"
 
 #define SNAPSHOT_SHA256_LEN 32
+
+/* How much older than a snapshot's start a file's st_ctim must be for
+ * that snapshot to lend its hash: the coarsest timestamp granularity of a
+ * file system the workspace may sit on (2 s, FAT) plus a clock tick. */
+#define SNAPSHOT_RACY_NS 3000000000LL
 
 struct snap_entry {
 	char *path;                      /* raw bytes, owned */
@@ -42,6 +56,8 @@ struct snapshot {
 	size_t n;
 	bool truncated;                  /* over quota.max_files or max_depth:
 					  * the manifest is partial */
+	int64_t started_ns;              /* CLOCK_REALTIME when it was begun,
+					  * ns since the epoch (racy files) */
 	bool valid;                      /* taken (a zeroed struct is not) */
 };
 

@@ -1,2 +1,434 @@
-/* spawner.c: being written (issue 3). */
-#include "fsapi.h"
+/*
+ * spawner.c: starting launchers from outside the broker's confinement
+ * (spawner.h says why and what it can be made to do).
+ *
+ * The spawner side (spawner_main) runs in a process forked from the
+ * broker: no malloc, no stdio, no logging, only system calls, so that a
+ * lock some other part of the broker held at the fork cannot hang it.
+ */
+#include "spawner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+
+/* The spawner's own descriptors after it has tidied up. */
+#define SP_SOCK_FD 3
+#define SP_EXE_FD 4
+
+#define REPLY_LEN 8
+#define STOP_GRACE_MS 5000u
+
+/* Signals a terminal sends to its whole foreground process group: the
+ * broker handles them; the spawner must outlive them. */
+static const int tty_signals[] = {SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN,
+				  SIGTTOU};
+
+void
+spawner_clear(struct spawner *sp)
+{
+	sp->pid = 0;
+	sp->pidfd = -1;
+	sp->sock = -1;
+}
+
+/* Makes the descriptors FROM[0..N) become TO[0..N) exactly, whatever
+ * numbers they had (one may already sit where another must go), with
+ * close-on-exec set as CLOEXEC[i] says. Returns 0 or -1. */
+static int
+place_fds(const int *from, const int *to, const bool *cloexec, int n)
+{
+	int tmp[4];
+
+	/* First above every target, so that no dup2 below clobbers a
+	 * source not yet moved. */
+	for (int i = 0; i < n; i++) {
+		tmp[i] = fcntl(from[i], F_DUPFD_CLOEXEC, 16);
+		if (tmp[i] < 0)
+			return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (dup3(tmp[i], to[i], cloexec[i] ? O_CLOEXEC : 0) < 0)
+			return -1;
+		close(tmp[i]);
+	}
+	return 0;
+}
+
+/* Default dispositions for every signal and an empty mask: what a fresh
+ * process would have (exec resets handlers but keeps SIG_IGN and the
+ * mask, and the broker may ignore or block some). */
+static void
+reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL); /* SIGKILL, SIGSTOP: EINVAL */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+_Noreturn void
+spawner_exec_launcher(int sock, int exe_fd)
+{
+	char arg0[] = SPAWNER_LAUNCHER_NAME, arg1[] = "--ipc-fd", arg2[] = "3";
+	char debug[] = "STOCKADE_DEBUG=1";
+	char *argv[] = {arg0, arg1, arg2, NULL};
+	char *envp[2] = {NULL, NULL};
+	int null, from[4], to[4];
+	bool cloexec[4] = {false, false, false, true};
+
+	if (getenv("STOCKADE_DEBUG") != NULL)
+		envp[0] = debug;
+	reset_signals();
+	/* stdin and stdout: /dev/null; stderr: ours, for diagnostics. The
+	 * binary goes to SPAWNER_LAUNCHER_FD + 1, close-on-exec: execveat
+	 * needs it open, the launcher does not. */
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		_exit(127);
+	from[0] = null, to[0] = 0;
+	from[1] = null, to[1] = 1;
+	from[2] = sock, to[2] = SPAWNER_LAUNCHER_FD;
+	from[3] = exe_fd, to[3] = SPAWNER_LAUNCHER_FD + 1;
+	if (place_fds(from, to, cloexec, 4) < 0)
+		_exit(127);
+	closefrom(SPAWNER_LAUNCHER_FD + 2);
+	syscall(SYS_execveat, SPAWNER_LAUNCHER_FD + 1, "", argv, envp,
+		AT_EMPTY_PATH);
+	_exit(127);
+}
+
+static void
+put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static uint32_t
+get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Sends the 8-byte answer with FDS (N of them, 0 or 2) to the broker.
+ * Returns 0 or -1. */
+static int
+reply(int err, pid_t pid, const int *fds, int n)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	uint8_t data[REPLY_LEN];
+	struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t w;
+
+	put_le32(data, (uint32_t)err);
+	put_le32(data + 4, (uint32_t)pid);
+	if (n > 0) {
+		struct cmsghdr *c;
+
+		memset(&cm, 0, sizeof(cm));
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
+	}
+	do
+		w = sendmsg(SP_SOCK_FD, &msg, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	return w == REPLY_LEN ? 0 : -1;
+}
+
+/* Starts one launcher as the broker's child and hands it over. Returns
+ * 0, or -1 when the broker can no longer be answered. */
+static int
+launch_one(void)
+{
+	struct clone_args ca;
+	int sv[2], pidfd = -1, fds[2], rc;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return reply(errno, 0, NULL, 0);
+	memset(&ca, 0, sizeof(ca));
+	/* CLONE_PARENT: the broker's child (it reaps it and gets the
+	 * exit signal, which the kernel takes from our own, SIGCHLD;
+	 * clone3 insists on exit_signal 0 with CLONE_PARENT); the
+	 * pidfd lets it signal that child without a pid-reuse race. */
+	ca.flags = CLONE_PARENT | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.exit_signal = 0;
+	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0) {
+		int e = errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		return reply(e, 0, NULL, 0);
+	}
+	if (pid == 0)
+		spawner_exec_launcher(sv[1], SP_EXE_FD);
+	close(sv[1]);
+	fds[0] = sv[0];
+	fds[1] = pidfd;
+	rc = reply(0, pid, fds, 2);
+	/* The broker has its copies now (or never will: it is gone, and the
+	 * launcher will read EOF and exit). */
+	close(sv[0]);
+	close(pidfd);
+	return rc;
+}
+
+/* The spawner process: never returns. */
+static _Noreturn void
+spawner_main(int sock, int exe_fd, pid_t broker)
+{
+	int from[2] = {sock, exe_fd}, to[2] = {SP_SOCK_FD, SP_EXE_FD};
+	bool cloexec[2] = {true, true};
+	struct sigaction sa;
+	int null;
+
+	/* Die with the broker; it may have died before the prctl. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != broker)
+		_exit(1);
+	/* Our two descriptors first: the broker may have started with
+	 * stdin or stdout closed, so they may sit at 0 or 1. */
+	if (place_fds(from, to, cloexec, 2) < 0)
+		_exit(1);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+		_exit(1);
+	closefrom(SP_EXE_FD + 1);
+	reset_signals();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	for (size_t i = 0; i < sizeof(tty_signals) / sizeof(tty_signals[0]);
+	     i++)
+		sigaction(tty_signals[i], &sa, NULL);
+
+	for (;;) {
+		uint8_t req[2];
+		struct iovec iov = {.iov_base = req, .iov_len = sizeof(req)};
+		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+		ssize_t n;
+
+		/* No control buffer: a descriptor sent to us is closed by
+		 * the kernel and flagged MSG_CTRUNC. */
+		n = recvmsg(SP_SOCK_FD, &msg, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			_exit(0);
+		if (n != 1 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+			_exit(1);
+		if (launch_one() < 0)
+			_exit(1);
+	}
+}
+
+int
+spawner_start(struct spawner *sp, int exe_fd)
+{
+	pid_t self = getpid(), pid;
+	int sv[2], pidfd = -1, e;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+	if (pid < 0) {
+		e = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return e;
+	}
+	if (pid == 0)
+		spawner_main(sv[1], exe_fd, self);
+	close(sv[1]);
+	sp->pid = pid;
+	sp->pidfd = pidfd;
+	sp->sock = sv[0];
+	return 0;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Waits for FD to be readable until DEADLINE (CLOCK_MONOTONIC ms).
+ * Returns 0, -ETIMEDOUT or another negative errno. */
+static int
+wait_in(int fd, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		uint64_t now = now_ms();
+		uint64_t left = now >= deadline ? 0 : deadline - now;
+		int n = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n == 0 && left <= 60000)
+			return -ETIMEDOUT;
+	}
+}
+
+/* Kills and reaps the spawner. */
+static void
+spawner_kill(struct spawner *sp)
+{
+	if (sp->pid > 0) {
+		syscall(SYS_pidfd_send_signal, sp->pidfd, SIGKILL, NULL, 0);
+		while (waitpid(sp->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close_fdp(&sp->sock);
+	close_fdp(&sp->pidfd);
+	sp->pid = 0;
+}
+
+/* Receives the answer: 0 with two descriptors, the spawner's errno
+ * (negated), or -EPROTO / -ENOTCONN. */
+static int
+recv_answer(struct spawner *sp, int fds[2], pid_t *pid)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	uint8_t data[REPLY_LEN + 1];
+	struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.buf,
+			     .msg_controllen = sizeof(cm.buf)};
+	struct cmsghdr *c;
+	int got[4], ngot = 0, e = 0;
+	uint32_t err, p;
+	struct stat st;
+	ssize_t n;
+
+	do
+		n = recvmsg(sp->sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n == 0 || errno == ECONNRESET ? -ENOTCONN : -errno;
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && ngot < 4; i++)
+			memcpy(&got[ngot++], CMSG_DATA(c) + i * sizeof(int),
+			       sizeof(int));
+	}
+	if (n != REPLY_LEN || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		e = -EPROTO;
+		goto out;
+	}
+	err = get_le32(data);
+	p = get_le32(data + 4);
+	if (err != 0) {
+		/* A failure carries no descriptor and a plausible errno. */
+		e = ngot == 0 && err < 4096 ? -(int)err : -EPROTO;
+		goto out;
+	}
+	if (ngot != 2 || p == 0 || p > INT32_MAX ||
+	    fstat(got[0], &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		e = -EPROTO;
+		goto out;
+	}
+	fds[0] = got[0];
+	fds[1] = got[1];
+	*pid = (pid_t)p;
+	return 0;
+out:
+	for (int i = 0; i < ngot; i++)
+		close(got[i]);
+	return e;
+}
+
+int
+spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock,
+	       int *pidfd, pid_t *pid)
+{
+	uint8_t req = 'L';
+	int fds[2], e;
+	ssize_t w;
+
+	if (sp->sock < 0)
+		return -ENOTCONN;
+	do
+		w = send(sp->sock, &req, 1, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w != 1) {
+		e = -ENOTCONN;
+		goto broken;
+	}
+	if ((e = wait_in(sp->sock, deadline_ms)) < 0)
+		goto broken;
+	e = recv_answer(sp, fds, pid);
+	if (e == -ENOTCONN || e == -EPROTO)
+		goto broken;
+	if (e < 0)
+		return e;
+	*sock = fds[0];
+	*pidfd = fds[1];
+	return 0;
+broken:
+	/* An answer may still be on its way: nothing later could tell it
+	 * from the answer to the next request. */
+	spawner_kill(sp);
+	return e == -ETIMEDOUT ? e : e == -EPROTO ? e : -ENOTCONN;
+}
+
+void
+spawner_stop(struct spawner *sp)
+{
+	if (sp->pid <= 0) {
+		close_fdp(&sp->sock);
+		close_fdp(&sp->pidfd);
+		return;
+	}
+	close_fdp(&sp->sock);
+	if (wait_in(sp->pidfd, now_ms() + STOP_GRACE_MS) < 0)
+		syscall(SYS_pidfd_send_signal, sp->pidfd, SIGKILL, NULL, 0);
+	while (waitpid(sp->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	close_fdp(&sp->pidfd);
+	sp->pid = 0;
+}

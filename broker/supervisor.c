@@ -20,6 +20,12 @@
  * limit itself, so a live one answers well within the grace. Time the
  * broker spends in its own output callback (a slow terminal or pipe) is
  * not the launcher's silence and does not count.
+ *
+ * Where launchers come from: forked here (fork_launcher), or, for a
+ * broker that confines itself, from the spawner it forked before
+ * (spawner.h, supervisor_use_spawner). Either way the launcher is our
+ * child, reaped here, with the same descriptors, arguments and
+ * environment (spawner_exec_launcher).
  */
 #include "supervisor.h"
 
@@ -44,8 +50,7 @@
 #include "fsutil.h"
 #include "log.h"
 
-#define LAUNCHER_NAME "stockade-launcher"
-#define LAUNCHER_IPC_FD 3
+#define LAUNCHER_NAME SPAWNER_LAUNCHER_NAME
 
 /* After closing the socket, how long supervisor_stop waits for the
  * launcher to exit before killing it, milliseconds. */
@@ -117,6 +122,7 @@ supervisor_alloc(struct supervisor *s)
 	memset(s, 0, sizeof(*s));
 	s->exe_fd = s->pidfd = s->sock = -1;
 	s->next_job_id = 1;
+	spawner_clear(&s->spawner);
 	s->msg = malloc(PROTO_MAX_MSG);
 	return s->msg == NULL ? -ENOMEM : 0;
 }
@@ -167,6 +173,46 @@ supervisor_init(struct supervisor *s, char *err, size_t errlen)
 		}
 	}
 	s->exe_fd = fd;
+	return 0;
+}
+
+int
+supervisor_use_spawner(struct supervisor *s)
+{
+	int e;
+
+	if (s->use_spawner)
+		return 0;
+	if (s->exe_fd < 0)
+		return -EBADF;
+	if ((e = spawner_start(&s->spawner, s->exe_fd)) < 0)
+		return e;
+	s->use_spawner = true;
+	close_fdp(&s->exe_fd);
+	return 0;
+}
+
+/* Forks a launcher ourselves: 0 with *SOCK, *PIDFD and *PID set, or a
+ * negative errno. */
+static int
+fork_launcher(struct supervisor *s, int *sock, int *pidfd, pid_t *pid)
+{
+	int sv[2], e;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	*pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, pidfd, 0,
+			      0);
+	if (*pid < 0) {
+		e = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return e;
+	}
+	if (*pid == 0)
+		spawner_exec_launcher(sv[1], s->exe_fd);
+	close(sv[1]);
+	*sock = sv[0];
 	return 0;
 }
 
@@ -233,48 +279,21 @@ supervisor_start(struct supervisor *s)
 	uint16_t type;
 	uint32_t version, lpid;
 	uint64_t deadline;
-	int sv[2], pidfd = -1, n, e;
-	pid_t pid;
+	int sock = -1, pidfd = -1, n, e;
+	pid_t pid = 0;
 
 	if (s->pid > 0)
 		return 0;
 	deadline = add_ms(now_ms(), SUPERVISOR_HELLO_MS);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -errno;
-	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
-	if (pid < 0) {
-		e = -errno;
-		close(sv[0]);
-		close(sv[1]);
+	if (s->use_spawner)
+		e = spawner_launch(&s->spawner, deadline, &sock, &pidfd, &pid);
+	else
+		e = fork_launcher(s, &sock, &pidfd, &pid);
+	if (e < 0)
 		return e;
-	}
-	if (pid == 0) {
-		char arg0[] = LAUNCHER_NAME, arg1[] = "--ipc-fd", arg2[] = "3";
-		char debug[] = "STOCKADE_DEBUG=1";
-		char *argv[] = {arg0, arg1, arg2, NULL};
-		char *envp[2] = {NULL, NULL};
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		if (getenv("STOCKADE_DEBUG") != NULL)
-			envp[0] = debug;
-		/* stdin and stdout: /dev/null; stderr: ours, for diagnostics. */
-		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
-			_exit(127);
-		if (dup2(sv[1], LAUNCHER_IPC_FD) < 0)
-			_exit(127);
-		if (s->exe_fd != LAUNCHER_IPC_FD + 1 &&
-		    dup2(s->exe_fd, LAUNCHER_IPC_FD + 1) < 0)
-			_exit(127);
-		closefrom(LAUNCHER_IPC_FD + 2);
-		fcntl(LAUNCHER_IPC_FD + 1, F_SETFD, FD_CLOEXEC);
-		syscall(SYS_execveat, LAUNCHER_IPC_FD + 1, "", argv, envp,
-			AT_EMPTY_PATH);
-		_exit(127);
-	}
-	close(sv[1]);
 	s->pid = pid;
 	s->pidfd = pidfd;
-	s->sock = sv[0];
+	s->sock = sock;
 
 	n = proto_encode_hello(buf, sizeof(buf), PROTO_VERSION);
 	if (n < 0 || (e = proto_send(s->sock, buf, (size_t)n, -1)) < 0) {
@@ -420,6 +439,7 @@ void
 supervisor_free(struct supervisor *s)
 {
 	supervisor_stop(s);
+	spawner_stop(&s->spawner);
 	close_fdp(&s->exe_fd);
 	free(s->msg);
 	s->msg = NULL;

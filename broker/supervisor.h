@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "proto.h"
+#include "spawner.h"
 
 /* How long a launcher may stay silent, milliseconds: from its exec to
  * HELLO_REPLY, and from RUN to RESULT beyond the job's wall_ms. */
@@ -26,6 +27,9 @@ struct supervisor {
 	uint64_t next_job_id;
 	unsigned restarts;   /* launchers started after the first */
 	uint8_t *msg;        /* PROTO_MAX_MSG bytes */
+	bool use_spawner;    /* launchers come from SPAWNER, never a fork */
+	struct spawner spawner; /* spawner.h; none until
+				 * supervisor_use_spawner */
 };
 
 /*
@@ -54,11 +58,27 @@ int supervisor_init_path(struct supervisor *s, const char *path, char *err,
 			 size_t errlen);
 
 /*
- * Starts a launcher (fork, then execveat of exe_fd with its socket at fd 3,
- * everything else closed, an empty environment) and exchanges HELLO.
- * Returns 0 or a negative errno (-EPROTO on a version mismatch,
- * -ETIMEDOUT when no HELLO_REPLY came within SUPERVISOR_HELLO_MS of the
- * start); on failure the launcher is killed and reaped.
+ * From now on, starts launchers through a spawner (spawner.h) instead of
+ * forking them: forks the spawner with S's launcher binary, then closes
+ * S->exe_fd (the broker no longer needs it). Call it after
+ * supervisor_init or supervisor_init_path, before confine_broker() and
+ * before making threads; a launcher already running is kept. A broker
+ * that confines itself must call it: a confined broker can neither exec
+ * nor give a launcher the right to mount. Returns 0, or a negative errno
+ * from spawner_start (S unchanged: launchers are still forked).
+ */
+int supervisor_use_spawner(struct supervisor *s);
+
+/*
+ * Starts a launcher and exchanges HELLO. Without a spawner: fork, then
+ * execveat of exe_fd with its socket at fd 3, stdin and stdout /dev/null,
+ * everything else closed, an empty environment (spawner_exec_launcher).
+ * With one: the spawner does the same and hands over the launcher, our
+ * child all the same. Returns 0 or a negative errno (-EPROTO on a version
+ * mismatch, -ETIMEDOUT when no HELLO_REPLY came within
+ * SUPERVISOR_HELLO_MS of the start, -ENOTCONN when the spawner is gone:
+ * no launcher can be started again, the broker should exit); on failure
+ * the launcher is killed and reaped.
  */
 int supervisor_start(struct supervisor *s);
 
@@ -69,8 +89,9 @@ int supervisor_start(struct supervisor *s);
  * RESULT has not come SPEC's wall_ms + SUPERVISOR_GRACE_MS after RUN was
  * sent, not counting the time spent in OUT (detail "the launcher did not
  * answer within N ms"), RES is a sandbox_error naming why, the launcher
- * is killed and reaped, and the next call starts a new one. Returns 0 when RES is filled, or a negative
- * errno when nothing could be sent at all (supervisor_start's errors).
+ * is killed and reaped, and the next call starts a new one. Returns 0
+ * when RES is filled, or a negative errno when nothing could be sent at
+ * all (supervisor_start's errors).
  */
 int supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		   output_fn out, void *arg, struct job_result *res);
@@ -79,7 +100,8 @@ int supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
  * exited within 5 s; S can be started again. */
 void supervisor_stop(struct supervisor *s);
 
-/* supervisor_stop, then closes exe_fd and frees S's buffers. */
+/* supervisor_stop, then stops the spawner (spawner_stop), closes exe_fd
+ * and frees S's buffers. */
 void supervisor_free(struct supervisor *s);
 
 #endif

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 struct wswalk_entry {
-	const char *path;       /* relative to the walk's start, NUL-terminated */
+	const char *path;       /* from the start (after PREFIX), with NUL */
 	const char *name;       /* the last component (points into path) */
 	int dirfd;              /* descriptor of the directory holding it */
 	const struct stat *st;  /* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) */
@@ -28,7 +28,9 @@ struct wswalk_entry {
 };
 
 /*
- * Called once per entry, pre-order (a directory before what it holds).
+ * Called once per entry, pre-order (a directory before what it holds;
+ * note that this is not strcmp order of the whole paths: "a", "a/x",
+ * "a-b").
  * Everything in E is borrowed for the call. Return 0 to go on (and enter
  * a directory), 1 to go on without entering this directory, or a
  * negative errno to stop the walk (wswalk returns it).
@@ -38,27 +40,41 @@ typedef int (*wswalk_fn)(void *arg, const struct wswalk_entry *e);
 struct wswalk_opts {
 	unsigned max_depth;     /* entries deeper than this are not reported
 				 * and *DEEPER is set; 0: no entry at all */
-	size_t max_entries;     /* stop after this many; *TRUNCATED set */
-	const char *prefix;     /* prepended with '/' to every path; may be
-				 * NULL or "" (paths relative to the start) */
+	size_t max_entries;     /* stop after reporting this many, setting
+				 * TRUNCATED if another remained; 0: none;
+				 * SIZE_MAX: no bound */
+	const char *prefix;     /* prepended with '/' to every path ("a/b"
+				 * gives "a/b/name"); NULL or "": paths
+				 * relative to the start. Never "." */
 };
 
 struct wswalk_stats {
 	bool truncated;         /* max_entries reached with entries left */
 	bool deeper;            /* a directory below max_depth held entries */
 	size_t skipped;         /* entries that vanished or turned into a
-				 * symlink/other mount between readdir and
-				 * use (the job racing the walk) */
+				 * symlink/other mount/another directory
+				 * between readdir and use (the job racing
+				 * the walk), and directories that could not
+				 * be entered for their permissions (EACCES,
+				 * EPERM: what they hold is not counted) */
 };
 
 /*
  * Walks the directory DIRFD (borrowed, not closed, its offset untouched;
  * may be O_PATH: the walk opens "." beneath it) calling FN for every
- * entry under OPTS' bounds. STATS (may be
- * NULL) gets what was left out. Returns 0, FN's negative return, or a
- * negative errno (-ENOMEM; -EMFILE; a readdir failure). An entry that
- * vanishes or changes type mid-walk is skipped and counted, never an
- * error: the workspace is the job's and may change while it is walked.
+ * entry under OPTS' bounds. STATS (may be NULL) gets what was left out.
+ * Returns 0, FN's negative return, or a negative errno (-ENOMEM; -EMFILE;
+ * a readdir failure). An entry that vanishes or changes type mid-walk is
+ * skipped and counted, never an error: the workspace is the job's and may
+ * change while it is walked.
+ * The start directory itself failing to open or read is an error
+ * (-EACCES, -ENOTDIR...).
+ *
+ * Memory: the names of the directories on the current branch (at most
+ * about twice what MAX_ENTRIES still allows per directory, when it is
+ * bounded) and the path; descriptors: at most MAX_DEPTH + 1 (the last to
+ * tell whether a directory at MAX_DEPTH holds anything, for DEEPER), so
+ * a MAX_DEPTH near RLIMIT_NOFILE can fail with -EMFILE.
  */
 int wswalk(int dirfd, const struct wswalk_opts *opts, wswalk_fn fn,
 	   void *arg, struct wswalk_stats *stats);

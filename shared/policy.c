@@ -121,6 +121,7 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	char *field = (char *)l->p + k->offset;
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
+	uint32_t m;
 	bool b, ok;
 	char *s;
 
@@ -147,6 +148,11 @@ set_scalar(struct loader *l, size_t i, const char *v)
 		if (!policy_parse_bool(k->name, v, &b, why, sizeof(why)))
 			return fail(l, "%s", why);
 		*(bool *)(void *)field = b;
+		return 1;
+	case K_MODE:
+		if (!policy_parse_mode(k->name, v, k->max, &m, why, sizeof(why)))
+			return fail(l, "%s", why);
+		*(uint32_t *)(void *)field = m;
 		return 1;
 	case K_HOSTNAME:
 		ok = policy_valid_hostname(k->name, v, why, sizeof(why));
@@ -283,6 +289,7 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 		return fail(l, "key \"%s\" outside any section", key);
 	case SEC_LIMITS:
 	case SEC_JAIL:
+	case SEC_FILES:
 		for (i = 0; i < NSCALARS; i++)
 			if (policy_scalar_keys[i].section == l->section &&
 			    strcmp(policy_scalar_keys[i].name, key) == 0)

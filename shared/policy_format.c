@@ -60,6 +60,7 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	const char *field = (const char *)p + k->offset;
 	char why[POLICY_ERR_MAX];
 	uint64_t n, check;
+	uint32_t mode;
 	bool ok;
 
 	*v = buf;
@@ -77,6 +78,16 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	case K_BOOL:
 		*v = *(const bool *)(const void *)field ? "true" : "false";
 		return 0;
+	case K_MODE:
+		/* "0755": four digits, the first 0 for a value within 0777;
+		 * checked by reading the text back as the loader would. */
+		n = *(const uint32_t *)(const void *)field;
+		if (n > 07777)
+			return -EINVAL;
+		snprintf(buf, size, "%04llo", (unsigned long long)n);
+		ok = policy_parse_mode(k->name, buf, k->max, &mode, why,
+				       sizeof(why));
+		break;
 	case K_HOSTNAME:
 	case K_USER:
 	case K_PATH:
@@ -198,7 +209,7 @@ policy_format(const struct policy *p, FILE *out)
 		return r;
 
 	r = put_header(out, p->name ? p->name : DEFAULT_NAME);
-	for (sec = SEC_LIMITS; r == 0 && sec <= SEC_JAIL; sec++) {
+	for (sec = SEC_LIMITS; r == 0 && sec <= SEC_FILES; sec++) {
 		if (fprintf(out, "\n[%s]\n", policy_section_names[sec]) < 0)
 			return -EIO;
 		for (i = 0; r == 0 && i < NSCALARS; i++) {

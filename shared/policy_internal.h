@@ -24,6 +24,7 @@ enum section {
 	SEC_NONE, /* before the first [section] line */
 	SEC_LIMITS,
 	SEC_JAIL,
+	SEC_FILES,
 	SEC_ENVIRONMENT,
 	SEC_FILESYSTEM,
 };
@@ -37,6 +38,7 @@ enum key_kind {
 	K_HOSTNAME, /* char * field */
 	K_USER,     /* char * field */
 	K_PATH,     /* char * field, absolute and normalised */
+	K_MODE,     /* uint32_t field, octal permission bits ("0755") */
 };
 
 /* One scalar key. The order of this table is the order of default.ini,
@@ -52,6 +54,7 @@ struct scalar_key {
 
 #define LIMIT(f) offsetof(struct policy, limits.f)
 #define FIELD(f) offsetof(struct policy, f)
+#define FILES(f) offsetof(struct policy, files.f)
 
 extern const struct scalar_key policy_scalar_keys[];
 extern const size_t policy_nscalars;
@@ -77,5 +80,10 @@ bool policy_valid_user(const char *key, const char *v, char *why,
 bool policy_valid_path(const char *key, const char *v, char *why,
 		       size_t whylen);
 bool policy_valid_env_name(const char *v);
+/* An octal mode: "0" and at most four octal digits ("0755"), at most MAX;
+ * the value in *OUT. Leading "0" required, so that it never reads as
+ * decimal. */
+bool policy_parse_mode(const char *key, const char *v, uint64_t max,
+		       uint32_t *out, char *why, size_t whylen);
 
 #endif

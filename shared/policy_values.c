@@ -9,6 +9,7 @@
 const char *const policy_section_names[] = {
 	[SEC_LIMITS] = "limits",
 	[SEC_JAIL] = "jail",
+	[SEC_FILES] = "files",
 	[SEC_ENVIRONMENT] = "environment",
 	[SEC_FILESYSTEM] = "filesystem",
 };
@@ -34,6 +35,21 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_JAIL, "pty", K_BOOL, FIELD(pty), 0, 0, 0},
 	{SEC_JAIL, "unsafe_no_seccomp", K_BOOL, FIELD(unsafe_no_seccomp), 0, 0,
 	 0},
+	/* [files]: the host file API's quotas (broker/fsapi.h). A path is at
+	 * most PATH_MAX - 1 bytes (4096 with the parent buffers' NUL) and at
+	 * most 256 components: the walkers hold a descriptor per level. */
+	{SEC_FILES, "max_file_mb", K_U64, FILES(file_bytes), 1, 1048576, MIB},
+	{SEC_FILES, "workspace_mb", K_U64, FILES(workspace_bytes), 1, 16777216,
+	 MIB},
+	{SEC_FILES, "max_files", K_U64, FILES(max_files), 1, 100000000, 1},
+	{SEC_FILES, "max_path_bytes", K_U32, FILES(max_path), 1, 4096, 1},
+	{SEC_FILES, "max_depth", K_U32, FILES(max_depth), 1, 256, 1},
+	/* Never setuid, setgid or sticky: the mask is within 0777. */
+	{SEC_FILES, "mode_mask", K_MODE, FILES(mode_mask), 0, 0777, 1},
+	{SEC_FILES, "allow_hardlinks", K_BOOL, FILES(allow_hardlinks), 0, 0, 0},
+	/* Inline base64 travels in one JSON-RPC line held in memory: bounded
+	 * at 64 MiB; bulk data goes as descriptors. */
+	{SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},
 };
 const size_t policy_nscalars = sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]);
 _Static_assert(sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]) <= 32,
@@ -89,6 +105,38 @@ not_a_number:
 out_of_range:
 	snprintf(why, whylen, "%s must be between %llu and %llu", key,
 		 (unsigned long long)min, (unsigned long long)max);
+	return false;
+}
+
+bool
+policy_parse_mode(const char *key, const char *v, uint64_t max, uint32_t *out,
+		  char *why, size_t whylen)
+{
+	uint32_t n = 0;
+	size_t len = strlen(v), i;
+
+	*out = 0;
+	/* "0" then 0 to 4 octal digits: 04755 is read, to be refused as out
+	 * of range with a clearer message than "not octal". */
+	if (len < 1 || len > 5 || v[0] != '0')
+		goto not_octal;
+	for (i = 1; i < len; i++) {
+		if (v[i] < '0' || v[i] > '7')
+			goto not_octal;
+		n = n * 8 + (uint32_t)(v[i] - '0');
+	}
+	if (n > max) {
+		snprintf(why, whylen, "%s must be within 0%llo, not \"%s\"", key,
+			 (unsigned long long)max, v);
+		return false;
+	}
+	*out = n;
+	return true;
+
+not_octal:
+	snprintf(why, whylen,
+		 "%s must be an octal mode such as 0755, not \"%.200s\"", key,
+		 v);
 	return false;
 }
 

@@ -152,6 +152,19 @@ assert_jail_eq(const struct policy *a, const struct policy *b)
 	cr_assert_eq(a->unsafe_no_seccomp, b->unsafe_no_seccomp);
 }
 
+static void
+assert_files_eq(const struct fs_quota *a, const struct fs_quota *b)
+{
+	cr_assert_eq(a->file_bytes, b->file_bytes);
+	cr_assert_eq(a->workspace_bytes, b->workspace_bytes);
+	cr_assert_eq(a->max_files, b->max_files);
+	cr_assert_eq(a->max_path, b->max_path);
+	cr_assert_eq(a->max_depth, b->max_depth);
+	cr_assert_eq(a->mode_mask, b->mode_mask);
+	cr_assert_eq(a->allow_hardlinks, b->allow_hardlinks);
+	cr_assert_eq(a->inline_bytes, b->inline_bytes);
+}
+
 /* Equal in everything but the name. */
 static void
 assert_policy_eq(const struct policy *a, const struct policy *b)
@@ -160,6 +173,7 @@ assert_policy_eq(const struct policy *a, const struct policy *b)
 	assert_env_eq(a, b);
 	assert_mounts_eq(a, b);
 	assert_jail_eq(a, b);
+	assert_files_eq(&a->files, &b->files);
 }
 
 /* policy_format(P) as a string the caller frees. */
@@ -269,6 +283,14 @@ Test(default_policy, values)
 	cr_assert_eq(p.gid, 1000);
 	cr_assert_str_eq(p.home, "/home/sandbox");
 	cr_assert_eq(p.unsafe_no_seccomp, false);
+	cr_assert_eq(p.files.file_bytes, 64 * MIB);
+	cr_assert_eq(p.files.workspace_bytes, 1024 * MIB);
+	cr_assert_eq(p.files.max_files, 100000);
+	cr_assert_eq(p.files.max_path, 4096);
+	cr_assert_eq(p.files.max_depth, 64);
+	cr_assert_eq(p.files.mode_mask, 0755);
+	cr_assert_eq(p.files.allow_hardlinks, false);
+	cr_assert_eq(p.files.inline_bytes, 8192 * 1024);
 	/* The lists change as the default grows; their heads do not. */
 	cr_assert_geq(p.nenv, 1);
 	cr_assert_str_eq(p.env[0], "PATH=/usr/local/bin:/usr/bin:/bin");
@@ -308,6 +330,10 @@ Test(default_policy, canonical_text)
 		  "%s", text);
 	cr_assert_not_null(strstr(text, "\n[jail]\nhostname = stockade\n"));
 	cr_assert_not_null(strstr(text, "unsafe_no_seccomp = false\n"));
+	cr_assert_not_null(strstr(text, "unsafe_no_seccomp = false\n\n[files]\n"
+					"max_file_mb = 64\n"));
+	cr_assert_not_null(strstr(text, "\nmode_mask = 0755\n"));
+	cr_assert_not_null(strstr(text, "\ninline_kb = 8192\n\n[environment]\n"));
 	cr_assert_not_null(
 		strstr(text, "\n[filesystem]\nro_bind = /usr\nro_bind_try = /bin\n"));
 	free(text);
@@ -367,6 +393,43 @@ Test(valid, jail)
 	assert_env_eq(&p, &d);
 	policy_clear(&p);
 	policy_clear(&d);
+}
+
+Test(valid, files)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_fixture("valid-files.ini", &p);
+	cr_assert_eq(p.files.file_bytes, UINT64_C(1048576) * MIB);
+	cr_assert_eq(p.files.workspace_bytes, 1 * MIB);
+	cr_assert_eq(p.files.max_files, 1);
+	cr_assert_eq(p.files.max_path, 1);
+	cr_assert_eq(p.files.max_depth, 256);
+	cr_assert_eq(p.files.mode_mask, 0600);
+	cr_assert_eq(p.files.allow_hardlinks, true);
+	cr_assert_eq(p.files.inline_bytes, 1024);
+	assert_limits_eq(&p.limits, &d.limits);
+	assert_jail_eq(&p, &d);
+	assert_env_eq(&p, &d);
+	assert_mounts_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+/* A mask of 0 is allowed (files no client can give any bit) and is
+ * written back as "0000". */
+Test(valid, files_mode_zero)
+{
+	struct policy p;
+	char *text;
+
+	load_fixture("valid-files-mode-zero.ini", &p);
+	cr_assert_eq(p.files.mode_mask, 0);
+	text = format(&p);
+	cr_assert_not_null(strstr(text, "\nmode_mask = 0000\n"), "%s", text);
+	free(text);
+	policy_clear(&p);
 }
 
 Test(valid, environment_replaces_the_list)
@@ -686,6 +749,23 @@ Test(format, refuses_what_would_not_load_back)
 	p.uid = 0;
 	expect_format_refused(&p);
 	p.uid = 1000;
+	p.files.mode_mask = 04755; /* never setuid */
+	expect_format_refused(&p);
+	p.files.mode_mask = 01000; /* nor sticky */
+	expect_format_refused(&p);
+	p.files.mode_mask = 0755;
+	p.files.file_bytes = 64 * MIB + 1; /* not whole MiB */
+	expect_format_refused(&p);
+	p.files.file_bytes = 64 * MIB;
+	p.files.max_path = 4097;
+	expect_format_refused(&p);
+	p.files.max_path = 4096;
+	p.files.max_depth = 0;
+	expect_format_refused(&p);
+	p.files.max_depth = 64;
+	p.files.inline_bytes = 1000; /* not whole KiB */
+	expect_format_refused(&p);
+	p.files.inline_bytes = 8 * MIB;
 
 	saved = p.env[0];
 	for (i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++) {
@@ -885,7 +965,33 @@ Test(policy_clear, accepts_null_and_twice)
 	  "list)")                                                            \
 	X(first_error_syntax, "invalid-first-error-syntax.ini", 2, SYNTAX)    \
 	X(first_error_value, "invalid-first-error-value.ini", 2,              \
-	  "wall_time_ms must be a decimal integer, not \"soon\"")
+	  "wall_time_ms must be a decimal integer, not \"soon\"")           \
+	X(mode_mask_setuid, "invalid-mode-mask-setuid.ini", 2,                \
+	  "mode_mask must be within 0777, not \"04755\"")                     \
+	X(mode_mask_decimal, "invalid-mode-mask-decimal.ini", 2,              \
+	  "mode_mask must be an octal mode such as 0755, not \"755\"")        \
+	X(mode_mask_digit, "invalid-mode-mask-digit.ini", 2,                  \
+	  "mode_mask must be an octal mode such as 0755, not \"0789\"")       \
+	X(mode_mask_long, "invalid-mode-mask-long.ini", 2,                    \
+	  "mode_mask must be an octal mode such as 0755, not \"000755\"")     \
+	X(max_path_bytes, "invalid-max-path-bytes.ini", 2,                    \
+	  "max_path_bytes must be between 1 and 4096")                        \
+	X(max_depth, "invalid-max-depth.ini", 2,                              \
+	  "max_depth must be between 1 and 256")                              \
+	X(max_depth_zero, "invalid-max-depth-zero.ini", 2,                    \
+	  "max_depth must be between 1 and 256")                              \
+	X(max_file_zero, "invalid-max-file-zero.ini", 2,                      \
+	  "max_file_mb must be between 1 and 1048576")                        \
+	X(inline_kb, "invalid-inline-kb.ini", 2,                              \
+	  "inline_kb must be between 1 and 65536")                            \
+	X(allow_hardlinks, "invalid-allow-hardlinks.ini", 2,                  \
+	  "allow_hardlinks must be true or false, not \"1\"")                 \
+	X(unknown_key_files, "invalid-unknown-key-files.ini", 2,              \
+	  "unknown key \"max_file_kb\" in [files]")                           \
+	X(duplicate_key_files, "invalid-duplicate-key-files.ini", 6,          \
+	  "duplicate key \"max_files\"")                                      \
+	X(files_key_in_limits, "invalid-files-key-in-limits.ini", 2,          \
+	  "unknown key \"max_files\" in [limits]")
 
 #define X_TEST(id, file, line, msg)                                           \
 	Test(invalid, id) { expect_invalid(file, line, msg); }

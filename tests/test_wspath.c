@@ -135,7 +135,7 @@ Test(fserr, names_are_stable)
 		"ok", "escapes_workspace", "symlink_refused",
 		"not_regular_file", "hardlinked_file", "too_large",
 		"quota_exceeded", "not_found", "exists", "invalid_path",
-		"io_error", "not_a_directory", "is_a_directory",
+		"io_error", "not_a_directory", "is_a_directory", "not_empty",
 	};
 	unsigned i;
 
@@ -159,6 +159,7 @@ Test(fserr, from_errno)
 	cr_assert_eq(fs_error_from_errno(ENOSPC), FS_QUOTA_EXCEEDED);
 	cr_assert_eq(fs_error_from_errno(ENOTDIR), FS_NOT_A_DIRECTORY);
 	cr_assert_eq(fs_error_from_errno(EISDIR), FS_IS_A_DIRECTORY);
+	cr_assert_eq(fs_error_from_errno(ENOTEMPTY), FS_NOT_EMPTY);
 	cr_assert_eq(fs_error_from_errno(EACCES), FS_IO_ERROR);
 	cr_assert_eq(fs_error_from_errno(EIO), FS_IO_ERROR);
 }

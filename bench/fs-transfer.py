@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""fs-transfer.py: bulk transfers through `stockade serve` against cp and tar.
+
+Run by hand (not a test):
+
+    bench/fs-transfer.py [--build DIR] [--dir SCRATCH] [--runs N]
+                         [--big-mib 1024] [--files 10000]
+
+Everything happens in SCRATCH (default $TMPDIR or /tmp), so the baseline and
+stockade use the same disk. One `stockade serve --workspace WS --socket S`
+session is started; the client is build/bench/fsbench (bench/fsbench.c),
+which passes descriptors with SCM_RIGHTS so the broker copies in the kernel.
+
+  big put   cp HOST_FILE COPY            vs  fs.write with "fd" (1 request)
+  big get   cp WS_FILE HOST_COPY         vs  fs.read with "fd"  (1 request)
+  many in   tar -C SRC -cf - . | tar -C DST -xf -
+                                         vs  COUNT fs.write, pipelined
+  many out  tar from the workspace to a host directory
+                                         vs  COUNT fs.read, pipelined
+
+Runs alternate between the two sides; each figure is the median of RUNS
+runs, destinations removed (untimed) before each run. The ratio is
+baseline time / stockade time: above 1.0 stockade is faster. The stockade
+figures exclude the session's start (one serve per benchmark); the
+baselines include their processes' start (cp, tar: about 1 ms).
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def timed(cmd, **kw):
+    t0 = time.monotonic()
+    subprocess.run(cmd, check=True, **kw)
+    return (time.monotonic() - t0) * 1000.0
+
+
+def fsbench(client, sock, *args):
+    out = subprocess.run([client, sock, *map(str, args)], check=True,
+                         capture_output=True, text=True)
+    return float(out.stdout.strip())
+
+
+def clear(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--build", default=os.path.join(here, "..", "build"))
+    ap.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp"))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--big-mib", type=int, default=1024)
+    ap.add_argument("--files", type=int, default=10000)
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    stockade = os.path.join(build, "stockade")
+    client = os.path.join(build, "bench", "fsbench")
+    for p in (stockade, client):
+        if not os.access(p, os.X_OK):
+            sys.exit(f"fs-transfer.py: {p} is missing: build first")
+
+    scratch = tempfile.mkdtemp(prefix="stockade-bench-", dir=a.dir)
+    serve = None
+    try:
+        ws = os.path.join(scratch, "ws")
+        os.mkdir(ws, 0o700)
+        if os.geteuid() == 0:
+            # As root, stockade refuses a root-owned workspace (README.md,
+            # "Running as root"): give it to the user jobs run as.
+            os.chown(scratch, 0, 0)
+            os.chmod(scratch, 0o755)
+            os.chown(ws, 65534, 65534)
+        sock = os.path.join(scratch, "serve.sock")
+        policy = os.path.join(scratch, "bench.ini")
+        with open(policy, "w") as f:
+            f.write("[files]\n"
+                    f"max_file_mb = {a.big_mib + 1}\n"
+                    f"workspace_mb = {4 * a.big_mib + 1024}\n"
+                    f"max_files = {4 * a.files + 100}\n")
+        serve = subprocess.Popen([stockade, "serve", "--workspace", ws,
+                                  "--policy", policy, "--socket", sock])
+        for _ in range(500):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.01)
+        else:
+            sys.exit("fs-transfer.py: serve did not create its socket")
+
+        big = os.path.join(scratch, "big")
+        with open(big, "wb") as f:
+            chunk = os.urandom(1 << 20)
+            for _ in range(a.big_mib):
+                f.write(chunk)
+        src = os.path.join(scratch, "src")
+        os.mkdir(src)
+        for i in range(a.files):
+            with open(os.path.join(src, f"f{i:05d}"), "wb") as f:
+                f.write(os.urandom(4096))
+        os.sync()
+
+        rows = {k: ([], []) for k in ("big put", "big get", "many in",
+                                      "many out")}
+        for _ in range(a.runs):
+            # big put
+            clear(os.path.join(scratch, "cp-copy"))
+            rows["big put"][0].append(
+                timed(["cp", big, os.path.join(scratch, "cp-copy")]))
+            rows["big put"][1].append(
+                fsbench(client, sock, "put-big", big, "big"))
+            # big get (from the workspace file just written)
+            clear(os.path.join(scratch, "cp-back"))
+            rows["big get"][0].append(
+                timed(["cp", os.path.join(ws, "big"),
+                       os.path.join(scratch, "cp-back")]))
+            clear(os.path.join(scratch, "got"))
+            rows["big get"][1].append(
+                fsbench(client, sock, "get-big", "big",
+                        os.path.join(scratch, "got")))
+            # many in
+            dst = os.path.join(scratch, "tar-dst")
+            clear(dst)
+            os.mkdir(dst)
+            rows["many in"][0].append(timed(
+                ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
+                 "sh", src, dst]))
+            clear(os.path.join(ws, "many"))
+            os.mkdir(os.path.join(ws, "many"))
+            if os.geteuid() == 0:
+                st = os.stat(ws)
+                os.chown(os.path.join(ws, "many"), st.st_uid, st.st_gid)
+            rows["many in"][1].append(
+                fsbench(client, sock, "put-many", src, "many", a.files))
+            # many out
+            dst2 = os.path.join(scratch, "tar-out")
+            clear(dst2)
+            os.mkdir(dst2)
+            rows["many out"][0].append(timed(
+                ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
+                 "sh", os.path.join(ws, "many"), dst2]))
+            out = os.path.join(scratch, "out")
+            clear(out)
+            os.mkdir(out)
+            rows["many out"][1].append(
+                fsbench(client, sock, "get-many", "many", out, a.files))
+
+        print(f"| transfer | baseline median ms | stockade median ms | "
+              f"ratio baseline/stockade |")
+        print("| --- | --- | --- | --- |")
+        for k, (base, ours) in rows.items():
+            b, s = statistics.median(base), statistics.median(ours)
+            print(f"| {k} | {b:.1f} | {s:.1f} | {b / s:.2f} |")
+        print(f"runs: {a.runs}; big file {a.big_mib} MiB; "
+              f"{a.files} files of 4 KiB; scratch on "
+              f"{subprocess.run(['stat', '-f', '-c', '%T', scratch], capture_output=True, text=True).stdout.strip()}; "
+              f"load average {open('/proc/loadavg').read().split()[:3]}")
+    finally:
+        if serve is not None:
+            serve.terminate()
+            serve.wait(timeout=10)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

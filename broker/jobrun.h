@@ -1,0 +1,108 @@
+/*
+ * jobrun.h: running one job, the part `stockade run` (cmd_run.c) and the
+ * `exec` method of `stockade serve` (rpc.c, docs/protocol.md) share: the
+ * policy and a command line become a job spec, the job runs on a
+ * supervisor with the workspace at /work, its output is captured within
+ * the policy's caps, and the result becomes the JSON object of README.md
+ * ("Result fields").
+ *
+ * Signals: a broker interrupted while a job runs sends CANCEL so that the
+ * launcher kills the jail and still answers with the job's RESULT. The
+ * handler can reach only file-scope state, so that state (the socket, the
+ * encoded CANCEL, the signal caught) lives in jobrun.c, once per process.
+ */
+#ifndef STOCKADE_JOBRUN_H
+#define STOCKADE_JOBRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "capture.h"
+#include "policy.h"
+#include "proto.h"
+#include "result.h"
+#include "supervisor.h"
+
+/* What a caller may change of the policy's [limits] for one job; 0 keeps
+ * the policy's value. */
+struct jobrun_overrides {
+	uint64_t wall_ms;       /* wall-clock limit, milliseconds */
+	uint64_t memory_bytes;  /* memory limit, bytes */
+};
+
+struct jobrun {
+	struct job_limits limits; /* in force: the policy's, overridden */
+	struct job_spec spec;     /* borrows from the policy and argv */
+	struct capture cap[3];    /* [1] stdout, [2] stderr ([0] unused) */
+	struct job_result res;    /* filled by jobrun_exec */
+	output_fn tee;            /* also given every chunk (may be NULL) */
+	void *tee_arg;
+};
+
+/*
+ * Prepares JR for the program ARGV (ARGC >= 1 strings) under POL with the
+ * overrides OV (may be NULL). JR borrows POL and ARGV: the caller keeps
+ * both alive until jobrun_free. The command line is checked against what
+ * the RUN message can carry (jobspec_from_policy) before anything is
+ * started. Returns 0, or a negative errno with JR cleared (jobrun_free is
+ * still allowed): -E2BIG, -EMSGSIZE, -EINVAL as jobspec_from_policy
+ * (jobrun_spec_error words them), -ENOMEM.
+ */
+int jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
+		char **argv, const struct jobrun_overrides *ov);
+
+/*
+ * One sentence for a negative errno of jobrun_init (the caller's error,
+ * or -ENOMEM), into BUF (LEN bytes). Returns BUF.
+ */
+char *jobrun_spec_error(int e, char *buf, size_t len);
+
+/*
+ * Runs the job prepared in JR on SUP (borrowed; started here if it is not
+ * running, supervisor_start) with the workspace directory WSFD (borrowed)
+ * at /work, capturing its output (and passing every chunk to JR->tee).
+ *
+ * With CATCH_SIGNALS (the `stockade run` way), SIGINT, SIGTERM and SIGHUP
+ * are caught from the launcher's start to the job's end, then reset to
+ * their default: the first sends CANCEL, a second kills the broker at
+ * once (SA_RESETHAND). Without it the caller has installed
+ * jobrun_catch_signals for its whole life, and a job is not started at
+ * all once a signal has been caught (-EINTR).
+ *
+ * Returns 0 when JR->res holds the job's result, whatever its status
+ * (a launcher that died or broke the protocol mid-job is a sandbox_error
+ * result); or a negative errno when the job could not be run at all (the
+ * launcher did not start: supervisor_start's errors; -EINTR), with
+ * JR->res a sandbox_error whose detail says why.
+ */
+int jobrun_exec(struct jobrun *jr, struct supervisor *sup, int wsfd,
+		bool catch_signals);
+
+/*
+ * The result object of README.md ("Result fields") for JR's result,
+ * limits and captures (result_to_json). Returns a new reference, or NULL
+ * (ENOMEM).
+ */
+json_t *jobrun_result_json(const struct jobrun *jr);
+
+/* Frees everything JR owns (not what it borrows); accepts a cleared JR. */
+void jobrun_free(struct jobrun *jr);
+
+/*
+ * Installs jobrun's handler for SIGINT, SIGTERM and SIGHUP with
+ * SA_RESETHAND and without SA_RESTART (a blocking call in the caller's
+ * loop returns EINTR): it records the signal (jobrun_interrupted) and,
+ * while a job runs, sends CANCEL.
+ */
+void jobrun_catch_signals(void);
+
+/* Resets SIGINT, SIGTERM and SIGHUP to their default action. */
+void jobrun_default_signals(void);
+
+/* The signal number the handler caught first, or 0. */
+int jobrun_interrupted(void);
+
+#endif
