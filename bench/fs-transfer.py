@@ -43,7 +43,7 @@ def timed(cmd, **kw):
 
 def fsbench(client, sock, *args):
     out = subprocess.run([client, sock, *map(str, args)], check=True,
-                         capture_output=True, text=True)
+                         stdout=subprocess.PIPE, text=True)
     return float(out.stdout.strip())
 
 

@@ -41,6 +41,7 @@
 #include "confine.h"
 #include "fsapi.h"
 #include "fsname.h"
+#include "fsreport.h"
 #include "fsutil.h"
 #include "log.h"
 #include "preflight.h"
@@ -95,35 +96,16 @@ shown(const char *name)
 	return s != NULL ? s : strdup("?");
 }
 
-/*
- * "stockade: PATH: NAME: explanation", PATH shown escaped, never raw: it
- * may come from the job (a name with a newline or escape sequence). An
- * invalid_path names the rule PATH breaks under CTX's limits; TEXT
- * (NULL: fs_error_text) is the explanation.
- */
-static void
-complain_text(const struct fs_ctx *ctx, const char *path, enum fs_error why,
-	      const char *text)
+void
+fs_complain(const struct fs_ctx *ctx, const char *path, enum fs_error why,
+	    const char *text)
 {
 	_cleanup_free_ char *p = shown(path);
 
 	if (text == NULL)
-		text = fs_error_text(why);
-	if (why == FS_INVALID_PATH) {
-		struct wspath_limits lim = fsapi_path_limits(ctx);
-		enum wspath_rule r = wspath_why(path, strlen(path), &lim);
-
-		if (r != WSPATH_OK)
-			text = wspath_rule_text(r);
-	}
+		text = fsreport_explain(ctx, why, path, strlen(path), NULL, 0);
 	fprintf(stderr, "stockade: %s: %s: %s\n", p != NULL ? p : "?",
 		fs_error_name(why), text);
-}
-
-static void
-complain(const struct fs_ctx *ctx, const char *path, enum fs_error why)
-{
-	complain_text(ctx, path, why, NULL);
 }
 
 /* An unsigned decimal (BASE 10) or octal (BASE 8) number up to MAX. */
@@ -222,19 +204,14 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 static int
 setup(const struct fs_args *args, struct policy *pol, struct workspace *ws)
 {
-	char err[POLICY_ERR_MAX + 256];
-	int rc, e;
+	int rc;
 
 	memset(pol, 0, sizeof(*pol));
 	if ((rc = load_policy_or_complain(pol, args->policy)) != 0)
 		return rc;
-	if ((e = workspace_open(ws, args->workspace, err, sizeof(err))) < 0) {
-		/* No openat2: refuse, never fall back (style.md rule 18). */
-		log_error("%s%s", e == -ENOSYS ? "refused: " : "", err);
+	if ((rc = open_workspace_or_complain(ws, args->workspace)) != 0)
 		policy_clear(pol);
-		return e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;
-	}
-	return 0;
+	return rc;
 }
 
 /* put: opens the host file, or takes standard input ("-"). Returns 0 or
@@ -264,7 +241,7 @@ do_put(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 		mode = st.st_mode & 0777;
 	if (fsapi_put(ctx, args->b, h->in, mode, args->overwrite, NULL,
 		      &why) < 0) {
-		complain(ctx, args->b, why);
+		fs_complain(ctx, args->b, why, NULL);
 		return EXIT_FILE;
 	}
 	return 0;
@@ -316,7 +293,7 @@ do_get(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 	if (h->tmp == NULL) {
 		if (fsapi_get(ctx, args->a, 0, UINT64_MAX, 1, &copied, &why) <
 		    0) {
-			complain(ctx, args->a, why);
+			fs_complain(ctx, args->a, why, NULL);
 			return EXIT_FILE;
 		}
 		return 0;
@@ -325,7 +302,7 @@ do_get(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 	umask(um);
 	if (fsapi_get(ctx, args->a, 0, UINT64_MAX, h->out, &copied, &why) <
 	    0) {
-		complain(ctx, args->a, why);
+		fs_complain(ctx, args->a, why, NULL);
 		rc = EXIT_FILE;
 	} else if (fchmod(h->out, 0666 & ~um) < 0) {
 		log_error("%s: %s", args->b, strerror(errno));
@@ -348,94 +325,11 @@ do_get(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 	return rc;
 }
 
-/* Standard base64 (RFC 4648, section 4, with padding) of DATA[0..LEN).
- * Returns a string the caller frees, or NULL (ENOMEM). */
-static char *
-base64(const void *data, size_t len)
-{
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *p = data;
-	char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-	size_t i;
-
-	if (out == NULL)
-		return NULL;
-	for (i = 0; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 |
-			     p[i + 2];
-
-		*o++ = tab[v >> 18];
-		*o++ = tab[(v >> 12) & 63];
-		*o++ = tab[(v >> 6) & 63];
-		*o++ = tab[v & 63];
-	}
-	if (i < len) {
-		uint32_t v = (uint32_t)p[i] << 16 |
-			     (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0);
-
-		*o++ = tab[v >> 18];
-		*o++ = tab[(v >> 12) & 63];
-		*o++ = i + 1 < len ? tab[(v >> 6) & 63] : '=';
-		*o++ = '=';
-	}
-	*o = '\0';
-	return out;
-}
-
-/*
- * E as the entry object of docs/protocol.md (fs.list, fs.stat): path
- * (escaped when not plain, with path_b64 then holding the raw bytes),
- * type, size, mode, mtime (seconds with the nanoseconds as fraction), and
- * nlink when NLINK. Returns a new reference, or NULL (ENOMEM).
- */
-static json_t *
-entry_json(const struct fs_entry *e, bool nlink)
-{
-	size_t len = strlen(e->path);
-	json_t *o = json_object();
-	_cleanup_free_ char *esc = NULL;
-	_cleanup_free_ char *b64 = NULL;
-	/* As rpc.c computes it, so that both fronts print the same. */
-	double mtime = (double)e->mtime_ns / 1e9;
-	int bad = 0;
-
-	if (o == NULL)
-		return NULL;
-	if (fsname_is_plain(e->path, len)) {
-		bad |= json_object_set_new(o, "path", json_string(e->path));
-	} else {
-		esc = fsname_escape(e->path, len);
-		b64 = base64(e->path, len);
-		if (esc == NULL || b64 == NULL) {
-			json_decref(o);
-			return NULL;
-		}
-		bad |= json_object_set_new(o, "path", json_string(esc));
-		bad |= json_object_set_new(o, "path_b64", json_string(b64));
-	}
-	bad |= json_object_set_new(o, "type",
-				   json_string(fs_type_name(e->type)));
-	bad |= json_object_set_new(o, "size",
-				   json_integer((json_int_t)e->size));
-	bad |= json_object_set_new(o, "mode",
-				   json_integer((json_int_t)e->mode));
-	bad |= json_object_set_new(o, "mtime", json_real(mtime));
-	if (nlink)
-		bad |= json_object_set_new(o, "nlink",
-					   json_integer((json_int_t)e->nlink));
-	if (bad != 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
 /* Prints E as one JSON object, no newline. Returns 0 or -ENOMEM/-EIO. */
 static int
 print_entry_json(const struct fs_entry *e, bool nlink)
 {
-	json_t *o = entry_json(e, nlink);
+	json_t *o = fsreport_entry(e, nlink);
 	int r;
 
 	if (o == NULL)
@@ -528,7 +422,7 @@ do_ls(const struct fs_args *args, struct fs_ctx *ctx,
 		       truncated || e < 0 ? "true" : "false");
 	}
 	if (e < 0) {
-		complain(ctx, args->a, why);
+		fs_complain(ctx, args->a, why, NULL);
 		return EXIT_FILE;
 	}
 	if (!args->json && truncated) {
@@ -552,7 +446,7 @@ do_stat(const struct fs_args *args, struct fs_ctx *ctx,
 	char when[64];
 
 	if (fsapi_stat(ctx, args->a, &e, &why) < 0) {
-		complain(ctx, args->a, why);
+		fs_complain(ctx, args->a, why, NULL);
 		return EXIT_FILE;
 	}
 	if (args->json) {
@@ -578,7 +472,7 @@ do_rm(const struct fs_args *args, struct fs_ctx *ctx,
 	enum fs_error why;
 
 	if (fsapi_remove(ctx, args->a, args->recursive, &why) < 0) {
-		complain(ctx, args->a, why);
+		fs_complain(ctx, args->a, why, NULL);
 		return EXIT_FILE;
 	}
 	return 0;
@@ -592,8 +486,8 @@ do_mkdir(const struct fs_args *args, struct fs_ctx *ctx,
 
 	if (fsapi_mkdir(ctx, args->a, args->mode, args->parents, &why) < 0) {
 		/* The generic text of exists suggests --overwrite. */
-		complain_text(ctx, args->a, why,
-			      why == FS_EXISTS ? "the name is taken" : NULL);
+		fs_complain(ctx, args->a, why,
+			    why == FS_EXISTS ? "the name is taken" : NULL);
 		return EXIT_FILE;
 	}
 	return 0;
@@ -651,7 +545,7 @@ do_mv(const struct fs_args *args, struct fs_ctx *ctx,
 	enum fs_error why;
 
 	if (fsapi_rename(ctx, args->a, args->b, args->overwrite, &why) < 0) {
-		complain(ctx, mv_culprit(args, ctx, why), why);
+		fs_complain(ctx, mv_culprit(args, ctx, why), why, NULL);
 		return EXIT_FILE;
 	}
 	return 0;

@@ -2,7 +2,8 @@
  * cmd_policy.c: `stockade policy show [--policy FILE]` prints the
  * effective policy in canonical form; `stockade policy default` prints the
  * embedded default byte for byte; `stockade policy check FILE` only
- * validates.
+ * validates. Also the steps every command shares (commands.h,
+ * *_or_complain): load the policy, open the workspace, confine.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +27,19 @@ load_policy_or_complain(struct policy *p, const char *file)
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+int
+open_workspace_or_complain(struct workspace *ws, const char *dir)
+{
+	char err[POLICY_ERR_MAX + 256];
+	int e = workspace_open(ws, dir, err, sizeof(err));
+
+	if (e == 0)
+		return 0;
+	/* No openat2: refuse, never fall back (style.md rule 18). */
+	log_error("%s%s", e == -ENOSYS ? "refused: " : "", err);
+	return e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;
 }
 
 int

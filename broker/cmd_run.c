@@ -32,7 +32,6 @@
 #include "supervisor.h"
 #include "utf8.h"
 #include "workspace.h"
-#include "wspath.h"
 
 #define EXIT_FILE 1 /* a --put or --get that failed (README.md) */
 
@@ -213,25 +212,6 @@ xfers_free(struct xfers *xs)
 	memset(xs, 0, sizeof(*xs));
 }
 
-/* "stockade: PATH: NAME: explanation", PATH escaped (fsname.h): the
- * same words as `stockade put/get`. */
-static void
-complain(const struct fs_ctx *ctx, const char *path, enum fs_error why)
-{
-	_cleanup_free_ char *p = fsname_escape(path, strlen(path));
-	const char *text = fs_error_text(why);
-
-	if (why == FS_INVALID_PATH) {
-		struct wspath_limits lim = fsapi_path_limits(ctx);
-		enum wspath_rule r = wspath_why(path, strlen(path), &lim);
-
-		if (r != WSPATH_OK)
-			text = wspath_rule_text(r);
-	}
-	fprintf(stderr, "stockade: %s: %s: %s\n", p != NULL ? p : "?",
-		fs_error_name(why), text);
-}
-
 static void
 complain_host(const struct xfer *x)
 {
@@ -330,7 +310,7 @@ do_puts(struct xfers *puts, struct fs_ctx *ctx)
 		x->done = true;
 		if (fsapi_put(ctx, x->sandbox, x->fd, x->mode, true, &x->size,
 			      &x->why) < 0) {
-			complain(ctx, x->sandbox, x->why);
+			fs_complain(ctx, x->sandbox, x->why, NULL);
 			return false;
 		}
 		close(x->fd);
@@ -355,7 +335,7 @@ do_get(struct xfer *x, struct fs_ctx *ctx)
 	umask(um);
 	if (fsapi_get(ctx, x->sandbox, 0, UINT64_MAX, x->out, &x->size,
 		      &x->why) < 0) {
-		complain(ctx, x->sandbox, x->why);
+		fs_complain(ctx, x->sandbox, x->why, NULL);
 	} else if (fchmod(x->out, 0666 & ~um) < 0) {
 		x->host_errno = errno;
 	}
@@ -574,15 +554,8 @@ cmd_run(int argc, char **argv)
 		rc = EXIT_FILE;
 		goto out_jr;
 	}
-	if ((e = workspace_open(&ws, workspace, err, sizeof(err))) < 0) {
-		/* No openat2: refuse, never fall back (style.md rule 18). */
-		if (e == -ENOSYS)
-			log_error("refused: %s", err);
-		else
-			log_error("%s", err);
-		rc = e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;
+	if ((rc = open_workspace_or_complain(&ws, workspace)) != 0)
 		goto out_jr;
-	}
 	if (supervisor_init(&sup, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		rc = EXIT_SANDBOX;

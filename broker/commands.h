@@ -5,7 +5,9 @@
 #include <stddef.h>
 
 #include "confine.h"
+#include "fsapi.h"
 #include "policy.h"
+#include "workspace.h"
 
 /* Exit statuses shared by every command (README.md, "Exit status"). */
 #define EXIT_USAGE 2        /* bad arguments or a bad policy file */
@@ -35,6 +37,14 @@ int cmd_serve(int argc, char **argv);
 int load_policy_or_complain(struct policy *p, const char *file);
 
 /*
+ * Opens the workspace DIR (NULL: a fresh temporary one) into WS
+ * (workspace_open, workspace.h), printing "stockade: ..." on failure.
+ * Returns 0, EXIT_REFUSED (69) when the kernel has no openat2 (a refusal,
+ * never a fallback: style.md rule 18), or EXIT_USAGE.
+ */
+int open_workspace_or_complain(struct workspace *ws, const char *dir);
+
+/*
  * Confines the broker (confine_broker, confine.h) with the NRULES RULES,
  * printing "stockade: ..." on failure. Returns 0 or an exit status:
  * EXIT_REFUSED (69) when the kernel has no Landlock (a refusal with the
@@ -42,5 +52,16 @@ int load_policy_or_complain(struct policy *p, const char *file);
  * The caller exits on failure: a partly confined broker serves nothing.
  */
 int confine_or_complain(const struct confine_rule *rules, size_t nrules);
+
+/*
+ * Prints "stockade: PATH: NAME: explanation" on stderr for the file error
+ * WHY on the sandbox path PATH (cmd_fs.c; `stockade put/get/ls/...` and
+ * `stockade run --put/--get`). PATH is shown escaped (fsname.h), never
+ * raw: it may come from the job (a name with a newline or an escape
+ * sequence). The explanation is TEXT, or (NULL) fsreport_explain's under
+ * CTX's limits (the rule an invalid path breaks, else fs_error_text).
+ */
+void fs_complain(const struct fs_ctx *ctx, const char *path,
+		 enum fs_error why, const char *text);
 
 #endif

@@ -1,10 +1,10 @@
 /*
  * fsname.c: showing workspace names escaped (fsname.h). Pure.
  *
- * UTF-8 well-formedness is RFC 3629 section 4 (the table of valid byte
- * sequences): no overlong forms, no surrogates U+D800..U+DFFF, nothing
- * above U+10FFFF. Escaping is byte-wise and C-like so that it can be
- * undone without ambiguity: a backslash in the name is itself escaped,
+ * UTF-8 well-formedness is RFC 3629 section 4 (utf8_decode,
+ * shared/utf8.h): no overlong forms, no surrogates U+D800..U+DFFF,
+ * nothing above U+10FFFF. Escaping is byte-wise and C-like so that it can
+ * be undone without ambiguity: a backslash in the name is itself escaped,
  * so every backslash in the output starts an escape.
  */
 #include "fsname.h"
@@ -13,54 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Length of the well-formed UTF-8 sequence at S (N bytes available), or 0
- * when S does not start one. *CP gets the code point.
- */
-static size_t
-utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len, i;
-	uint32_t c;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		c = s[0] & 0x1fu;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		c = s[0] & 0x0fu;
-		if (s[0] == 0xe0)
-			lo = 0xa0; /* overlong below U+0800 */
-		else if (s[0] == 0xed)
-			hi = 0x9f; /* surrogates U+D800..U+DFFF */
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		c = s[0] & 0x07u;
-		if (s[0] == 0xf0)
-			lo = 0x90; /* overlong below U+10000 */
-		else if (s[0] == 0xf4)
-			hi = 0x8f; /* above U+10FFFF */
-	} else {
-		return 0; /* continuation byte, C0, C1, F5..FF */
-	}
-	if (n < len)
-		return 0;
-	/* The second byte has the narrowed range, the others 80..BF. */
-	for (i = 1; i < len; i++) {
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3fu);
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	*cp = c;
-	return len;
-}
+#include "utf8.h"
 
 /* Control characters a terminal acts on: C0, DEL and C1. */
 static bool
@@ -77,7 +30,7 @@ fsname_is_plain(const char *name, size_t len)
 
 	while (i < len) {
 		uint32_t cp;
-		size_t n = utf8_seq(s + i, len - i, &cp);
+		size_t n = utf8_decode(s + i, len - i, &cp);
 
 		if (n == 0 || is_control(cp) || cp == '\\')
 			return false;
@@ -102,7 +55,7 @@ fsname_escape(const char *name, size_t len)
 		return NULL;
 	while (i < len) {
 		uint32_t cp;
-		size_t n = utf8_seq(s + i, len - i, &cp), k;
+		size_t n = utf8_decode(s + i, len - i, &cp), k;
 
 		if (n > 0 && !is_control(cp) && cp != '\\') {
 			memcpy(out + o, s + i, n);

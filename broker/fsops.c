@@ -164,27 +164,26 @@ fsapi_usage(struct fs_ctx *ctx)
 	return 0;
 }
 
-/* Makes the usage figures valid for an operation that adds to the
- * workspace. Returns 0 or a negative errno with *WHY set. */
+/*
+ * The checks before an operation that adds PATH to the workspace: PATH
+ * valid under LIM, the usage figures made valid (fsapi_usage), and the
+ * workspace not over its entry quota: one over it takes nothing more,
+ * not even an overwrite, as its true size is unknown. Returns 0 or a
+ * negative errno with *WHY set.
+ */
 static int
-need_usage(struct fs_ctx *ctx, enum fs_error *why)
+may_add(struct fs_ctx *ctx, const char *path,
+	const struct wspath_limits *lim, enum fs_error *why)
 {
 	int r;
 
-	if (ctx->usage_valid)
-		return 0;
-	r = fsapi_usage(ctx);
-	if (r < 0 && r != -E2BIG)
+	if (path == NULL || wspath_check(path, strlen(path), lim) < 0)
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	if (!ctx->usage_valid && (r = fsapi_usage(ctx)) < 0 && r != -E2BIG)
 		return fsapi_fail(why, FS_IO_ERROR, r);
+	if (ctx->used_entries > ctx->quota.max_files)
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
 	return 0;
-}
-
-/* A workspace over its entry quota takes nothing more, not even an
- * overwrite: its true size is unknown (fsapi_usage). */
-static bool
-over_quota(const struct fs_ctx *ctx)
-{
-	return ctx->used_entries > ctx->quota.max_files;
 }
 
 /* ---- stat and list ---------------------------------------------------- */
@@ -449,12 +448,8 @@ fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode, bool parents,
 	int e;
 
 	*why = FS_OK;
-	if (path == NULL || wspath_check(path, strlen(path), &lim) < 0)
-		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
-	if ((e = need_usage(ctx, why)) < 0)
+	if ((e = may_add(ctx, path, &lim, why)) < 0)
 		return e;
-	if (over_quota(ctx))
-		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
 	if (parents)
 		return mkdir_parents(ctx, path, m, why);
 	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
@@ -569,12 +564,8 @@ fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
 	*why = FS_OK;
 	if (written != NULL)
 		*written = 0;
-	if (path == NULL || wspath_check(path, strlen(path), &lim) < 0)
-		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
-	if ((e = need_usage(ctx, why)) < 0)
+	if ((e = may_add(ctx, path, &lim, why)) < 0)
 		return e;
-	if (over_quota(ctx))
-		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
 	memset(&w, 0, sizeof(w));
 	w.lim = &lim;
 	w.file_bytes = ctx->quota.file_bytes;

@@ -10,7 +10,7 @@
  * mean false), then each value's type and range. Paths then go to the
  * host file API (fsapi.h), which checks them as strings and resolves
  * them beneath the workspace descriptor only. Names going back out are
- * escaped (fsname.h), never raw.
+ * escaped (fsname.h, through fsreport.h), never raw.
  */
 #include "rpc.h"
 
@@ -29,7 +29,7 @@
 
 #include <jansson.h>
 
-#include "fsname.h"
+#include "fsreport.h"
 #include "fsutil.h"
 #include "jobrun.h"
 #include "utf8.h"
@@ -92,24 +92,6 @@ bad_param(struct call *c, const char *param, const char *fmt, ...)
 		    "invalid params: %s: %s", param, buf);
 }
 
-/* Standard base64 with padding (RFC 4648, section 4) of DATA[0..LEN), by
- * glibc's b64_ntop (libresolv). Returns a string the caller frees, or
- * NULL (ENOMEM). */
-static char *
-b64_encode(const void *data, size_t len)
-{
-	size_t size = (len + 2) / 3 * 4 + 1;
-	char *out = malloc(size);
-
-	if (out == NULL)
-		return NULL;
-	if (b64_ntop(data, len, out, size) < 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 /*
  * Decodes the base64 string S (LEN bytes; b64_pton, which also skips
  * whitespace and refuses non-zero pad bits) into *OUT (NUL-terminated
@@ -144,32 +126,15 @@ b64_decode(const char *s, size_t len, size_t max, uint8_t **out,
 	return 0;
 }
 
-/* Sets KEY to the name P (LEN bytes) in O: as it is when plain, else
- * escaped, with KEY_B64 the raw bytes (docs/protocol.md, "Paths and
- * names"). False on ENOMEM. */
-static bool
-set_name(json_t *o, const char *key, const char *key_b64, const char *p,
-	 size_t len)
-{
-	_cleanup_free_ char *esc = NULL, *b64 = NULL;
-
-	if (fsname_is_plain(p, len))
-		return json_object_set_new(o, key, json_stringn(p, len)) == 0;
-	esc = fsname_escape(p, len);
-	b64 = b64_encode(p, len);
-	return esc != NULL && b64 != NULL &&
-	       json_object_set_new(o, key, json_string(esc)) == 0 &&
-	       json_object_set_new(o, key_b64, json_string(b64)) == 0;
-}
-
-/* A new object whose first member is the name P (LEN bytes, set_name),
- * then the members of REST (stolen, may be NULL: then NULL). */
+/* A new object whose first member is the name P (LEN bytes,
+ * fsreport_set_name), then the members of REST (stolen, may be NULL:
+ * then NULL). */
 static json_t *
 named(const char *p, size_t len, json_t *rest)
 {
 	json_t *o = rest != NULL ? json_object() : NULL;
 
-	if (o == NULL || !set_name(o, "path", "path_b64", p, len) ||
+	if (o == NULL || !fsreport_set_name(o, "path", "path_b64", p, len) ||
 	    json_object_update(o, rest) < 0) {
 		json_decref(o);
 		o = NULL;
@@ -190,19 +155,14 @@ file_error(struct call *c, enum fs_error why, const struct rawpath *p,
 {
 	json_t *data = json_pack("{s:s}", "error", fs_error_name(why));
 
-	if (text == NULL && why == FS_INVALID_PATH) {
-		struct wspath_limits lim = fsapi_path_limits(&c->s->fs);
-		enum wspath_rule r = wspath_why(p->p, p->len, &lim);
-
-		if (r == WSPATH_OK && to != NULL)
-			r = wspath_why(to->p, to->len, &lim);
-		if (r != WSPATH_OK)
-			text = wspath_rule_text(r);
-	}
 	if (text == NULL)
-		text = fs_error_text(why);
-	if (data == NULL || !set_name(data, "path", "path_b64", p->p, p->len) ||
-	    (to != NULL && !set_name(data, "to", "to_b64", to->p, to->len))) {
+		text = fsreport_explain(&c->s->fs, why, p->p, p->len,
+					to != NULL ? to->p : NULL,
+					to != NULL ? to->len : 0);
+	if (data == NULL ||
+	    !fsreport_set_name(data, "path", "path_b64", p->p, p->len) ||
+	    (to != NULL &&
+	     !fsreport_set_name(data, "to", "to_b64", to->p, to->len))) {
 		json_decref(data);
 		return out_of_memory(c);
 	}
@@ -392,26 +352,6 @@ memfd_with(const void *data, size_t len)
 		return e;
 	}
 	return fd;
-}
-
-/* E as the entry object of docs/protocol.md (fs.list, fs.stat); NULL on
- * ENOMEM. */
-static json_t *
-entry_json(const struct fs_entry *e, bool nlink)
-{
-	json_t *rest = json_pack("{s:s,s:I,s:I,s:f}", "type",
-				 fs_type_name(e->type), "size",
-				 (json_int_t)e->size, "mode",
-				 (json_int_t)e->mode, "mtime",
-				 (double)e->mtime_ns / 1e9);
-
-	if (rest != NULL && nlink &&
-	    json_object_set_new(rest, "nlink",
-				json_integer((json_int_t)e->nlink)) < 0) {
-		json_decref(rest);
-		rest = NULL;
-	}
-	return named(e->path, strlen(e->path), rest);
 }
 
 /* {"path": P [, "path_b64"], "size": SIZE}; NULL on ENOMEM. */
@@ -662,7 +602,7 @@ m_read(struct call *c, struct rawpath *p)
 		return out_of_memory(c);
 	if (pread(mfd, buf, copied, 0) != (ssize_t)copied)
 		return file_error(c, FS_IO_ERROR, p, NULL, NULL);
-	if ((b64 = b64_encode(buf, copied)) == NULL ||
+	if ((b64 = fsreport_base64(buf, copied)) == NULL ||
 	    (o = path_size(c, p, copied)) == NULL)
 		return out_of_memory(c);
 	if (json_object_set_new(o, "data", json_string(b64)) < 0) {
@@ -675,7 +615,7 @@ m_read(struct call *c, struct rawpath *p)
 static int
 list_one(void *arg, const struct fs_entry *e)
 {
-	json_t *o = entry_json(e, false);
+	json_t *o = fsreport_entry(e, false);
 
 	/* json_array_append_new takes O even when it fails. */
 	if (o == NULL || json_array_append_new(arg, o) < 0)
@@ -724,7 +664,7 @@ m_stat(struct call *c, struct rawpath *p)
 		return NULL;
 	if (fsapi_stat(&c->s->fs, p->p, &e, &why) < 0)
 		return file_error(c, why, p, NULL, NULL);
-	if ((o = entry_json(&e, true)) == NULL)
+	if ((o = fsreport_entry(&e, true)) == NULL)
 		return out_of_memory(c);
 	return o;
 }

@@ -518,11 +518,9 @@ cmd_serve(int argc, char **argv)
 		policy_clear(&pol);
 		return EXIT_REFUSED;
 	}
-	if ((e = workspace_open(&ws, workspace, err, sizeof(err))) < 0) {
-		/* No openat2: refuse, never fall back (style.md rule 18). */
-		log_error("%s%s", e == -ENOSYS ? "refused: " : "", err);
+	if ((rc = open_workspace_or_complain(&ws, workspace)) != 0) {
 		policy_clear(&pol);
-		return e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;
+		return rc;
 	}
 	if (supervisor_init(&sup, err, sizeof(err)) < 0) {
 		log_error("%s", err);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
@@ -278,8 +279,8 @@ spawner_start(struct spawner *sp, int exe_fd)
 	return 0;
 }
 
-static uint64_t
-now_ms(void)
+uint64_t
+spawner_now_ms(void)
 {
 	struct timespec ts;
 
@@ -287,38 +288,47 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Waits for FD to be readable until DEADLINE (CLOCK_MONOTONIC ms).
- * Returns 0, -ETIMEDOUT or another negative errno. */
-static int
-wait_in(int fd, uint64_t deadline)
+int
+spawner_wait_readable(int fd, uint64_t deadline_ms)
 {
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		uint64_t now = now_ms();
-		uint64_t left = now >= deadline ? 0 : deadline - now;
-		int n = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+		uint64_t now = spawner_now_ms();
+		uint64_t left = now >= deadline_ms ? 0 : deadline_ms - now;
+		int n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
 
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (n == 0 && left <= 60000)
+		if (n == 0 && left <= INT_MAX)
 			return -ETIMEDOUT;
 	}
 }
 
-/* Kills and reaps the spawner. */
-static void
-spawner_kill(struct spawner *sp)
+void
+spawner_end_child(pid_t *pid, int *pidfd, int *sock, uint64_t grace_ms)
 {
-	if (sp->pid > 0) {
-		syscall(SYS_pidfd_send_signal, sp->pidfd, SIGKILL, NULL, 0);
-		while (waitpid(sp->pid, NULL, 0) < 0 && errno == EINTR)
+	uint64_t now, deadline;
+
+	if (*pid > 0) {
+		/* Closing our end is the child's signal to exit; one that
+		 * does not within GRACE_MS is killed, not waited for. */
+		if (grace_ms > 0)
+			close_fdp(sock);
+		now = spawner_now_ms();
+		deadline = grace_ms > UINT64_MAX - now ? UINT64_MAX :
+							 now + grace_ms;
+		if (grace_ms == 0 ||
+		    spawner_wait_readable(*pidfd, deadline) < 0)
+			syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL,
+				0);
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	close_fdp(&sp->sock);
-	close_fdp(&sp->pidfd);
-	sp->pid = 0;
+	close_fdp(sock);
+	close_fdp(pidfd);
+	*pid = 0;
 }
 
 /* Receives the answer: 0 with two descriptors, the spawner's errno
@@ -399,7 +409,7 @@ spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock,
 		e = -ENOTCONN;
 		goto broken;
 	}
-	if ((e = wait_in(sp->sock, deadline_ms)) < 0)
+	if ((e = spawner_wait_readable(sp->sock, deadline_ms)) < 0)
 		goto broken;
 	e = recv_answer(sp, fds, pid);
 	if (e == -ENOTCONN || e == -EPROTO)
@@ -412,23 +422,12 @@ spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock,
 broken:
 	/* An answer may still be on its way: nothing later could tell it
 	 * from the answer to the next request. */
-	spawner_kill(sp);
+	spawner_end_child(&sp->pid, &sp->pidfd, &sp->sock, 0);
 	return e == -ETIMEDOUT ? e : e == -EPROTO ? e : -ENOTCONN;
 }
 
 void
 spawner_stop(struct spawner *sp)
 {
-	if (sp->pid <= 0) {
-		close_fdp(&sp->sock);
-		close_fdp(&sp->pidfd);
-		return;
-	}
-	close_fdp(&sp->sock);
-	if (wait_in(sp->pidfd, now_ms() + STOP_GRACE_MS) < 0)
-		syscall(SYS_pidfd_send_signal, sp->pidfd, SIGKILL, NULL, 0);
-	while (waitpid(sp->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	close_fdp(&sp->pidfd);
-	sp->pid = 0;
+	spawner_end_child(&sp->pid, &sp->pidfd, &sp->sock, STOP_GRACE_MS);
 }

@@ -105,4 +105,31 @@ void spawner_stop(struct spawner *sp);
  */
 _Noreturn void spawner_exec_launcher(int sock, int exe_fd);
 
+/*
+ * A child held the way the broker holds both the spawner and a launcher
+ * (supervisor.c): its pid, its pidfd and our end of a socket to it.
+ */
+
+/* CLOCK_MONOTONIC (clock_gettime(2)) in milliseconds. */
+uint64_t spawner_now_ms(void);
+
+/*
+ * Waits until FD is readable (or hung up: the read that follows says
+ * which) or the CLOCK_MONOTONIC time DEADLINE_MS (spawner_now_ms) has
+ * passed; EINTR is retried. Returns 0, -ETIMEDOUT, or another negative
+ * errno (poll(2)).
+ */
+int spawner_wait_readable(int fd, uint64_t deadline_ms);
+
+/*
+ * Ends the child *PID, with its pidfd *PIDFD and our socket to it *SOCK
+ * (both owned, -1 when none). GRACE_MS 0: kills it (SIGKILL through the
+ * pidfd) at once. Otherwise closes *SOCK first, the child's signal to
+ * exit, and kills it only if it has not exited within GRACE_MS
+ * milliseconds. Then reaps it (waitpid, EINTR retried). Always closes
+ * both descriptors (setting them to -1) and sets *PID to 0; with *PID <=
+ * 0 that is all it does.
+ */
+void spawner_end_child(pid_t *pid, int *pidfd, int *sock, uint64_t grace_ms);
+
 #endif

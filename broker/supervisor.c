@@ -42,8 +42,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -56,48 +54,11 @@
  * launcher to exit before killing it, milliseconds. */
 #define STOP_GRACE_MS 5000u
 
-/* CLOCK_MONOTONIC in milliseconds. */
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* BASE + ADD, saturating (a policy may give a huge wall_ms). */
 static uint64_t
 add_ms(uint64_t base, uint64_t add)
 {
 	return add > UINT64_MAX - base ? UINT64_MAX : base + add;
-}
-
-/*
- * Waits until FD is readable or the CLOCK_MONOTONIC time DEADLINE (ms)
- * has passed. Returns 0 when readable (or hung up: the read that follows
- * says which), -ETIMEDOUT, or another negative errno.
- */
-static int
-wait_readable(int fd, uint64_t deadline)
-{
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		uint64_t now = now_ms(), left;
-		int n;
-
-		if (now >= deadline)
-			left = 0;
-		else
-			left = deadline - now;
-		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n == 0 && left <= INT_MAX)
-			return -ETIMEDOUT;
-	}
 }
 
 static int
@@ -219,14 +180,7 @@ fork_launcher(struct supervisor *s, int *sock, int *pidfd, pid_t *pid)
 static void
 kill_launcher(struct supervisor *s)
 {
-	if (s->pid > 0) {
-		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
-		while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	close_fdp(&s->sock);
-	close_fdp(&s->pidfd);
-	s->pid = 0;
+	spawner_end_child(&s->pid, &s->pidfd, &s->sock, 0);
 }
 
 /* Has the launcher exited (its pidfd is readable)? */
@@ -249,7 +203,7 @@ recv_expect(struct supervisor *s, const uint16_t *allowed, size_t nallowed,
 	int fd = -1, n, e;
 	size_t len;
 
-	if ((e = wait_readable(s->sock, deadline)) < 0)
+	if ((e = spawner_wait_readable(s->sock, deadline)) < 0)
 		return e;
 	n = proto_recv(s->sock, s->msg, PROTO_MAX_MSG, &fd);
 	if (fd >= 0) {
@@ -284,7 +238,7 @@ supervisor_start(struct supervisor *s)
 
 	if (s->pid > 0)
 		return 0;
-	deadline = add_ms(now_ms(), SUPERVISOR_HELLO_MS);
+	deadline = add_ms(spawner_now_ms(), SUPERVISOR_HELLO_MS);
 	if (s->use_spawner)
 		e = spawner_launch(&s->spawner, deadline, &sock, &pidfd, &pid);
 	else
@@ -376,7 +330,7 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	/* The launcher kills the job at wall_ms: its RESULT, and any
 	 * OUTPUT before it, must come by then plus the grace. */
 	allowed = add_ms(spec->limits.wall_ms, SUPERVISOR_GRACE_MS);
-	deadline = add_ms(now_ms(), allowed);
+	deadline = add_ms(spawner_now_ms(), allowed);
 	if (e < 0) {
 		launcher_failed(s, res, spec->job_id, e, 0);
 		return 0;
@@ -402,10 +356,11 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 				return 0;
 			}
 			if (out != NULL) {
-				uint64_t t0 = now_ms();
+				uint64_t t0 = spawner_now_ms();
 
 				out(arg, stream, data, dlen);
-				deadline = add_ms(deadline, now_ms() - t0);
+				deadline = add_ms(deadline,
+						  spawner_now_ms() - t0);
 			}
 			continue;
 		}
@@ -422,17 +377,9 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 void
 supervisor_stop(struct supervisor *s)
 {
-	if (s->pid <= 0)
-		return;
-	/* Closing our end is the launcher's signal to exit; one that does
-	 * not within STOP_GRACE_MS is killed rather than waited for. */
-	close_fdp(&s->sock);
-	if (wait_readable(s->pidfd, add_ms(now_ms(), STOP_GRACE_MS)) < 0)
-		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
-	while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	close_fdp(&s->pidfd);
-	s->pid = 0;
+	if (s->pid > 0)
+		spawner_end_child(&s->pid, &s->pidfd, &s->sock,
+				  STOP_GRACE_MS);
 }
 
 void

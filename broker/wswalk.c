@@ -159,31 +159,50 @@ enter(struct walk *w, int dirfd, const char *name, const struct stat *sb,
 	return 0;
 }
 
+/* Reading one directory's names through w->dents (next_name). */
+struct dents {
+	int fd;			/* the directory, borrowed */
+	ssize_t off, n;		/* the next entry in w->dents, and the end */
+};
+
+/*
+ * The next name in D's directory other than "." and "..", in the order
+ * getdents64(2) gives them. Returns 1 with *NAME set (valid until the
+ * next call), 0 at the end, or -errno.
+ */
+static int
+next_name(struct walk *w, struct dents *d, const char **name)
+{
+	for (;;) {
+		while (d->off < d->n) {
+			const struct dirent64 *de =
+			    (const struct dirent64 *)(w->dents + d->off);
+
+			d->off += de->d_reclen;
+			if (strcmp(de->d_name, ".") != 0 &&
+			    strcmp(de->d_name, "..") != 0) {
+				*name = de->d_name;
+				return 1;
+			}
+		}
+		d->off = 0;
+		d->n = getdents64(d->fd, w->dents, DENTS_BUF);
+		if (d->n < 0 && errno != EINTR)
+			return -errno;
+		if (d->n == 0)
+			return 0;
+	}
+}
+
 /* Whether "." and ".." are all FD holds: for a directory at MAX_DEPTH
  * whose entries would be too deep. Returns 0 (empty), 1, or -errno. */
 static int
 has_entries(struct walk *w, int fd)
 {
-	for (;;) {
-		ssize_t n = getdents64(fd, w->dents, DENTS_BUF);
-		ssize_t off;
+	struct dents d = {.fd = fd};
+	const char *name;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		for (off = 0; off < n;) {
-			const struct dirent64 *d =
-			    (const struct dirent64 *)(w->dents + off);
-
-			if (strcmp(d->d_name, ".") != 0 &&
-			    strcmp(d->d_name, "..") != 0)
-				return 1;
-			off += d->d_reclen;
-		}
-	}
+	return next_name(w, &d, &name);
 }
 
 /* qsort_r comparator: byte-wise order of two names in ARG (strcmp
@@ -232,45 +251,33 @@ prune(struct walk *w, struct level *l, size_t keep)
 static int
 read_names(struct walk *w, struct level *l)
 {
+	struct dents d = {.fd = l->fd};
 	size_t keep = SIZE_MAX;
+	const char *name;
 	int r;
 
 	/* At most what can still be reported, and one more to tell that
 	 * something was left out. */
 	if (w->o->max_entries < SIZE_MAX / 4)
 		keep = w->o->max_entries - w->reported + 1;
-	for (;;) {
-		ssize_t n = getdents64(l->fd, w->dents, DENTS_BUF);
-		ssize_t off;
+	while ((r = next_name(w, &d, &name)) > 0) {
+		size_t len = strlen(name) + 1;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		for (off = 0; off < n;) {
-			const struct dirent64 *d =
-			    (const struct dirent64 *)(w->dents + off);
-			size_t len = strlen(d->d_name) + 1;
-
-			off += d->d_reclen;
-			if (strcmp(d->d_name, ".") == 0 ||
-			    strcmp(d->d_name, "..") == 0)
-				continue;
-			if ((r = grow(&w->names, &w->ncap, w->nlen + len,
-				      1)) < 0 ||
-			    (r = grow(&w->offs, &w->ocap, w->olen + 1,
-				      sizeof(*w->offs))) < 0)
-				return r;
-			memcpy(w->names + w->nlen, d->d_name, len);
-			w->offs[w->olen++] = w->nlen;
-			w->nlen += len;
-			l->n++;
-		}
+		if ((r = grow(&w->names, &w->ncap, w->nlen + len, 1)) < 0 ||
+		    (r = grow(&w->offs, &w->ocap, w->olen + 1,
+			      sizeof(*w->offs))) < 0)
+			return r;
+		memcpy(w->names + w->nlen, name, len);
+		w->offs[w->olen++] = w->nlen;
+		w->nlen += len;
+		l->n++;
+		/* Sorted and cut back as it grows (prune): the names dropped
+		 * have KEEP smaller ones already, so the end is the same. */
 		if (keep != SIZE_MAX && l->n > 2 * keep + 1024)
 			prune(w, l, keep);
 	}
+	if (r < 0)
+		return r;
 	if (keep != SIZE_MAX && l->n > keep)
 		prune(w, l, keep);
 	if (l->n > 1)

@@ -5,31 +5,60 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the well-formed sequence at P (N bytes left), or 0. */
+size_t
+utf8_decode(const void *p, size_t n, uint32_t *cp)
+{
+	const unsigned char *s = p;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		c = s[0] & 0x1fu;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		c = s[0] & 0x0fu;
+		if (s[0] == 0xe0)
+			lo = 0xa0; /* overlong below U+0800 */
+		else if (s[0] == 0xed)
+			hi = 0x9f; /* surrogates U+D800..U+DFFF */
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		c = s[0] & 0x07u;
+		if (s[0] == 0xf0)
+			lo = 0x90; /* overlong below U+10000 */
+		else if (s[0] == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else {
+		return 0; /* continuation byte, C0, C1, F5..FF */
+	}
+	if (n < len)
+		return 0;
+	/* The second byte has the narrowed range, the others 80..BF. */
+	for (i = 1; i < len; i++) {
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3fu);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	*cp = c;
+	return len;
+}
+
+/* Length of the well-formed sequence at P (N bytes left), or 0; a NUL
+ * byte is not one here (utf8_sanitize replaces it). */
 static size_t
 seq_len(const uint8_t *p, size_t n)
 {
-	uint8_t c = p[0];
+	uint32_t cp;
 
-	if (c >= 0x01 && c <= 0x7f)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		uint8_t lo = c == 0xe0 ? 0xa0 : 0x80;
-		uint8_t hi = c == 0xed ? 0x9f : 0xbf;
-
-		return n >= 3 && p[1] >= lo && p[1] <= hi &&
-			(p[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		uint8_t lo = c == 0xf0 ? 0x90 : 0x80;
-		uint8_t hi = c == 0xf4 ? 0x8f : 0xbf;
-
-		return n >= 4 && p[1] >= lo && p[1] <= hi &&
-			(p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
-	}
-	return 0;
+	return p[0] == 0 ? 0 : utf8_decode(p, n, &cp);
 }
 
 char *

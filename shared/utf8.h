@@ -1,8 +1,20 @@
-/* utf8.h: making program output safe to put in a JSON string. Pure. */
+/* utf8.h: decoding UTF-8, and making program output safe to put in a
+ * JSON string or on a terminal. Pure. */
 #ifndef STOCKADE_UTF8_H
 #define STOCKADE_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Decodes the well-formed UTF-8 sequence at P (N >= 1 bytes available;
+ * RFC 3629 section 4: no overlong forms, no surrogates U+D800..U+DFFF,
+ * nothing above U+10FFFF). Returns its length, 1 to 4, with *CP the code
+ * point; a NUL byte is the sequence of U+0000. Returns 0, *CP unchanged,
+ * when P does not start one: a continuation byte, 0xC0, 0xC1 or
+ * 0xF5..0xFF first, a later byte out of range, or fewer bytes than it needs.
+ */
+size_t utf8_decode(const void *p, size_t n, uint32_t *cp);
 
 /*
  * Returns a new NUL-terminated copy of DATA[0..LEN) that is valid UTF-8

@@ -28,31 +28,21 @@ import json
 import os
 import pwd
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
 import time
 
+from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
+                           remove_all, tap_fail, tap_skip, traversable_tmp,
+                           unprivileged_binaries)
+
 DISTRO_INFO = "/usr/share/distro-info"
-NOBODY = 65534
-EXIT_NO_KERNEL_LAYER = 69
-MUST_WORK = os.environ.get("STOCKADE_MUST_WORK") == "1"
 
 HEADER = ("distro,version,codename,series,release,eol,support_days,lts_days,"
           "elts_days,server_days,esm_days,legacy_days,extended_kind,"
           "extended_eol,extended_days")
 EXTENDED_KINDS = ["eol-lts", "eol-elts", "eol-server", "eol-esm", "eol-legacy"]
-
-
-class Skip(Exception):
-    pass
-
-
-def diag(text):
-    for line in str(text).splitlines() or [""]:
-        print(f"# {line}")
-    sys.stdout.flush()
 
 
 # --- the independent computation ---------------------------------------------
@@ -107,18 +97,6 @@ def utc_today():
 
 # --- running the example in the jail -----------------------------------------
 
-def traversable_tmp():
-    """A temporary-directory base that another user can enter."""
-    base = tempfile.gettempdir()
-    path = os.path.abspath(base)
-    while True:
-        if not os.stat(path).st_mode & stat.S_IXOTH:
-            return "/tmp"
-        if path == "/":
-            return base
-        path = os.path.dirname(path)
-
-
 def make_workspace(source_root, owner, cleanup):
     ws = tempfile.mkdtemp(prefix="stockade-example-", dir=traversable_tmp())
     cleanup.append(ws)
@@ -131,22 +109,6 @@ def make_workspace(source_root, owner, cleanup):
             os.chown(os.path.join(ws, name), owner, owner)
         os.chown(ws, owner, owner)
     return ws
-
-
-def unprivileged_binaries(stockade_bin, cleanup):
-    """Copies stockade and stockade-launcher into a 0755 directory of their own
-    (the build tree may sit under a directory other users cannot enter)."""
-    d = tempfile.mkdtemp(prefix="stockade-bin-", dir=traversable_tmp())
-    cleanup.append(d)
-    os.chmod(d, 0o755)
-    src_dir = os.path.dirname(os.path.abspath(stockade_bin))
-    for name in ("stockade", "stockade-launcher"):
-        src = os.path.join(src_dir, name)
-        if not os.path.exists(src):
-            raise AssertionError(f"{src} is missing (it must sit beside {stockade_bin})")
-        shutil.copyfile(src, os.path.join(d, name))
-        os.chmod(os.path.join(d, name), 0o755)
-    return os.path.join(d, "stockade")
 
 
 def run_example(prefix, stockade, ws, env, expect_uid):
@@ -267,25 +229,13 @@ def main():
                 note = run_example(prefix, stockade, ws, env, expect_uid)
                 print(f"ok {number} - {name} ({note})")
             except Skip as exc:
-                reason = " ".join(str(exc).split())  # one TAP line
-                if MUST_WORK:
-                    failed += 1
-                    print(f"not ok {number} - {name} (would skip, but "
-                          f"STOCKADE_MUST_WORK=1: {reason})")
-                else:
-                    print(f"ok {number} - {name} # SKIP {reason}")
+                failed += tap_skip(number, name, exc)
             except (AssertionError, OSError, ValueError, subprocess.SubprocessError) as exc:
                 failed += 1
-                print(f"not ok {number} - {name}")
-                diag(f"{type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError)
-                     else exc)
+                tap_fail(number, name, exc)
             sys.stdout.flush()
     finally:
-        if os.environ.get("STOCKADE_TEST_KEEP") == "1":
-            diag("kept: " + " ".join(cleanup))
-        else:
-            for path in cleanup:
-                shutil.rmtree(path, ignore_errors=True)
+        remove_all(cleanup)
     return 1 if failed else 0
 
 

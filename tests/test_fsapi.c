@@ -19,72 +19,16 @@
 #include <unistd.h>
 
 #include "fsapi.h"
+#include "fstest.h"
 #include "fsutil.h"
-
-#define CANARY_TEXT "CANARY-SECRET-DO-NOT-LEAK\n"
-
-static char ws[64], outside[64], canary[128];
-static int root = -1;
-static struct stat canary_st;
 
 static void
 fs_setup(void)
 {
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	int fd;
-
-	snprintf(ws, sizeof(ws), "%s/fsapi-ws-XXXXXX", tmp);
-	snprintf(outside, sizeof(outside), "%s/fsapi-out-XXXXXX", tmp);
-	cr_assert_not_null(mkdtemp(ws));
-	cr_assert_not_null(mkdtemp(outside));
-	snprintf(canary, sizeof(canary), "%s/canary", outside);
-	fd = open(canary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, CANARY_TEXT, strlen(CANARY_TEXT)),
-		     (ssize_t)strlen(CANARY_TEXT));
-	close(fd);
-	cr_assert_eq(stat(canary, &canary_st), 0);
-	root = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_geq(root, 0);
+	fstest_setup("fsapi", true);
 }
 
-static void
-fs_teardown(void)
-{
-	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (root >= 0)
-		close(root);
-	(void)remove_tree_at(fd, ws + 1);
-	(void)remove_tree_at(fd, outside + 1);
-	close(fd);
-}
-
-TestSuite(fsapi, .init = fs_setup, .fini = fs_teardown, .timeout = 60);
-
-/* The canary and its directory are exactly as fs_setup left them. */
-static void
-assert_canary_intact(void)
-{
-	struct stat st;
-	char buf[256];
-	ssize_t n;
-	int fd;
-
-	cr_assert_eq(stat(canary, &st), 0);
-	cr_assert_eq(st.st_size, canary_st.st_size);
-	cr_assert_eq(st.st_mtim.tv_sec, canary_st.st_mtim.tv_sec);
-	cr_assert_eq(st.st_mtim.tv_nsec, canary_st.st_mtim.tv_nsec);
-	cr_assert_eq(st.st_ino, canary_st.st_ino);
-	fd = open(canary, O_RDONLY | O_CLOEXEC);
-	cr_assert_geq(fd, 0);
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	cr_assert_eq(n, (ssize_t)strlen(CANARY_TEXT));
-	cr_assert_eq(memcmp(buf, CANARY_TEXT, (size_t)n), 0);
-	cr_assert_eq(stat(outside, &st), 0);
-	cr_assert_eq(st.st_nlink, 2);
-}
+TestSuite(fsapi, .init = fs_setup, .fini = fstest_teardown, .timeout = 60);
 
 static void
 plant_link(const char *target, const char *name)
@@ -172,7 +116,7 @@ Test(fsapi, absolute_symlink_to_canary)
 	expect_write("absdir/new", false, FS_SYMLINK_REFUSED);
 	snprintf(path, sizeof(path), "absdir/canary");
 	close(expect_read(path, 1 << 20, FS_SYMLINK_REFUSED));
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 }
 
 Test(fsapi, relative_symlink_climbing_out)
@@ -184,7 +128,7 @@ Test(fsapi, relative_symlink_climbing_out)
 	snprintf(path, sizeof(path), "sub/up%s", canary);
 	close(expect_read(path, 1 << 20, FS_SYMLINK_REFUSED));
 	expect_write(path, true, FS_SYMLINK_REFUSED);
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 }
 
 Test(fsapi, chain_of_two_symlinks)
@@ -196,7 +140,7 @@ Test(fsapi, chain_of_two_symlinks)
 	close(expect_read("c1", 1 << 20, FS_SYMLINK_REFUSED));
 	expect_write("d1/canary", true, FS_SYMLINK_REFUSED);
 	close(expect_read("d1/canary", 1 << 20, FS_SYMLINK_REFUSED));
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 }
 
 Test(fsapi, symlink_as_parent_directory)
@@ -212,7 +156,7 @@ Test(fsapi, symlink_as_parent_directory)
 	expect_write(name, true, FS_SYMLINK_REFUSED);
 	cr_assert_eq(lstat(host, &st), -1);
 	cr_assert_eq(errno, ENOENT);
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 }
 
 Test(fsapi, magic_link_proc_self_root)
@@ -225,7 +169,7 @@ Test(fsapi, magic_link_proc_self_root)
 	expect_write(path, true, FS_SYMLINK_REFUSED);
 	snprintf(path, sizeof(path), "procroot%s/new", outside);
 	expect_write(path, false, FS_SYMLINK_REFUSED);
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 }
 
 Test(fsapi, magic_link_proc_self_fd)
@@ -238,7 +182,7 @@ Test(fsapi, magic_link_proc_self_fd)
 	close(expect_read("fd0", 1 << 20, FS_SYMLINK_REFUSED));
 	expect_write("fd0/x", true, FS_SYMLINK_REFUSED);
 	close(fd);
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 }
 
 Test(fsapi, fifo_refused_at_once)
@@ -346,7 +290,7 @@ Test(fsapi, planted_symlink_at_target)
 	expect_write("pipe", true, FS_OK);
 	cr_assert_eq(fstatat(root, "pipe", &st, AT_SYMLINK_NOFOLLOW), 0);
 	cr_assert(S_ISREG(st.st_mode));
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 	cr_assert_eq(count_entries(""), 2);
 }
 
@@ -695,13 +639,6 @@ plant_file(const char *path, const char *data)
 	close(fd);
 }
 
-static void
-plant_dir(const char *path)
-{
-	cr_assert_eq(mkdirat(root, path, 0755), 0, "%s: %s", path,
-		     strerror(errno));
-}
-
 /* The type of the workspace entry PATH (lstat), or 0 when missing. */
 static mode_t
 type_at(const char *path)
@@ -802,7 +739,7 @@ do_list(struct fs_ctx *ctx, const char *path, bool recursive, size_t limit,
 static void
 assert_outside_untouched(void)
 {
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 	{
 		char cmd[128], line[256];
 		FILE *p;
@@ -911,7 +848,7 @@ Test(fsapi, get_refusals)
 	cr_assert_eq(mkfifoat(root, "fifo", 0644), 0);
 	plant_link(canary, "link");
 	plant_link(outside, "dirlink");
-	plant_dir("d");
+	fstest_mkdir("d");
 	EXPECT(get(&ctx, "h1", 0, UINT64_MAX, buf, sizeof(buf)),
 	       FS_HARDLINKED_FILE);
 	EXPECT(get(&ctx, "fifo", 0, UINT64_MAX, buf, sizeof(buf)),
@@ -946,7 +883,7 @@ Test(fsapi, open_regular_at)
 	cr_assert_eq(linkat(root, "h", root, "h2", 0), 0);
 	cr_assert_eq(mkfifoat(root, "p", 0644), 0);
 	plant_link("f", "l");
-	plant_dir("d");
+	fstest_mkdir("d");
 	fd = fsapi_open_regular_at(root, "f", false, &st, &why);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(why, FS_OK);
@@ -1167,7 +1104,7 @@ Test(fsapi, stat_entries)
 	plant_link(canary, "l");
 	plant_link(outside, "dl");
 	cr_assert_eq(mkfifoat(root, "p", 0600), 0);
-	plant_dir("d");
+	fstest_mkdir("d");
 	EXPECT(do_stat(&ctx, "f", &e), FS_OK);
 	cr_assert_str_eq(e.path, "f");
 	cr_assert_eq(e.type, FS_T_FILE);
@@ -1205,7 +1142,7 @@ Test(fsapi, list_order_limit_truncated)
 	ctx_default(&ctx);
 	plant_file("b", "22");
 	plant_file("a", "1");
-	plant_dir("c");
+	fstest_mkdir("c");
 	plant_file("c/x", "333");
 	plant_file("a-b", "");
 	plant_file("B", "4444");
@@ -1256,9 +1193,9 @@ Test(fsapi, list_depth_bounded)
 
 	ctx_default(&ctx);
 	ctx.quota.max_depth = 2;
-	plant_dir("a");
-	plant_dir("a/b");
-	plant_dir("a/b/c");
+	fstest_mkdir("a");
+	fstest_mkdir("a/b");
+	fstest_mkdir("a/b/c");
 	plant_file("a/b/c/deep", "x");
 	EXPECT(do_list(&ctx, ".", true, 0, &l, &trunc), FS_OK);
 	cr_assert_str_eq(l.text, "a d;a/b d;");
@@ -1284,7 +1221,7 @@ Test(fsapi, mkdir_cases)
 	plant_file("file", "x");
 	plant_link(outside, "out");
 	plant_link("real", "rel");
-	plant_dir("real");
+	fstest_mkdir("real");
 	EXPECT(do_mkdir(&ctx, "d", 0755, false), FS_OK);
 	EXPECT(do_mkdir(&ctx, "d", 0755, false), FS_EXISTS);
 	EXPECT(do_mkdir(&ctx, "d", 0755, true), FS_OK);
@@ -1316,11 +1253,11 @@ Test(fsapi, remove_cases)
 	plant_link(canary, "l");
 	plant_link(outside, "dl");
 	cr_assert_eq(mkfifoat(root, "p", 0644), 0);
-	plant_dir("empty");
-	plant_dir("full");
+	fstest_mkdir("empty");
+	fstest_mkdir("full");
 	plant_file("full/f", "x");
 	/* The tree holds links out: removing it removes the links only. */
-	plant_dir("full/sub");
+	fstest_mkdir("full/sub");
 	plant_link(outside, "full/sub/out");
 	plant_link(canary, "full/sub/canary");
 	EXPECT(do_remove(&ctx, "l", false), FS_OK);
@@ -1355,8 +1292,8 @@ Test(fsapi, rename_cases)
 	plant_file("b", "B");
 	plant_link(canary, "l");
 	plant_link(outside, "dl");
-	plant_dir("d");
-	plant_dir("e");
+	fstest_mkdir("d");
+	fstest_mkdir("e");
 	plant_file("e/x", "x");
 	EXPECT(do_rename(&ctx, "a", "b", false), FS_EXISTS);
 	EXPECT(get(&ctx, "b", 0, UINT64_MAX, buf, sizeof(buf)), FS_OK);
@@ -1398,7 +1335,7 @@ Test(fsapi, usage_figures)
 
 	ctx_default(&ctx);
 	plant_file("a", "12345");
-	plant_dir("d");
+	fstest_mkdir("d");
 	plant_file("d/b", "123");
 	plant_link("a", "l");
 	cr_assert_eq(mkfifoat(root, "p", 0644), 0);
@@ -1533,7 +1470,7 @@ Test(fsapi, directory_swapped_with_symlink)
 	pid_t pid;
 
 	ctx_default(&ctx);
-	plant_dir("d");
+	fstest_mkdir("d");
 	plant_file("d/canary", "inside\n");
 	plant_link(outside, "s");
 	pid = fork();

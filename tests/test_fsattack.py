@@ -64,9 +64,10 @@ import sys
 import tempfile
 import time
 
-NOBODY = 65534
-EXIT_NO_KERNEL_LAYER = 69
-MUST_WORK = os.environ.get("STOCKADE_MUST_WORK") == "1"
+from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
+                           remove_all, tap_fail, tap_skip, traversable_tmp,
+                           unprivileged_binaries)
+
 MARK = "CANARY-fsattack-" + os.urandom(8).hex()
 CANARY_TEXT = (MARK + "\n").encode()
 # Leaks are also looked for base64-encoded: the encoding of a file read
@@ -81,19 +82,9 @@ MiB = 1 << 20
 ERROR_FS = -32001         # docs/protocol.md: file API error
 
 
-class Skip(Exception):
-    pass
-
-
 class NotSelected(Exception):
     """A case STOCKADE_TEST_ONLY leaves out: a skip even under
     STOCKADE_MUST_WORK=1 (it is asked for)."""
-
-
-def diag(text):
-    for line in str(text).splitlines() or [""]:
-        print(f"# {line}")
-    sys.stdout.flush()
 
 
 def check(cond, message):
@@ -175,18 +166,6 @@ def no_leak(what, data):
     if MARK.encode() in data or MARK_B64 in data:
         raise AssertionError(f"the canary's content appears in {what}: "
                              f"{data[:300]!r}")
-
-
-def traversable_tmp():
-    """A temporary-directory base that another user can enter."""
-    base = tempfile.gettempdir()
-    path = os.path.abspath(base)
-    while True:
-        if not os.stat(path).st_mode & stat.S_IXOTH:
-            return "/tmp"
-        if path == "/":
-            return base
-        path = os.path.dirname(path)
 
 
 def wait_for(pred, seconds, what):
@@ -1672,22 +1651,6 @@ CASES = [
 
 # --- the users ----------------------------------------------------------------
 
-def unprivileged_binaries(stockade_bin, cleanup):
-    """Copies stockade and stockade-launcher into a 0755 directory of their own
-    (the build tree may sit under a directory other users cannot enter)."""
-    d = tempfile.mkdtemp(prefix="stockade-bin-", dir=traversable_tmp())
-    cleanup.append(d)
-    os.chmod(d, 0o755)
-    src_dir = os.path.dirname(os.path.abspath(stockade_bin))
-    for name in ("stockade", "stockade-launcher"):
-        src = os.path.join(src_dir, name)
-        if not os.path.exists(src):
-            raise AssertionError(f"{src} is missing (it must sit beside {stockade_bin})")
-        shutil.copyfile(src, os.path.join(d, name))
-        os.chmod(os.path.join(d, name), 0o755)
-    return os.path.join(d, "stockade")
-
-
 def users(stockade_bin, cleanup):
     """(label, function making its Env or raising Skip)."""
     if os.geteuid() == 0:
@@ -1761,19 +1724,11 @@ def main():
                 except NotSelected as exc:
                     print(f"ok {number} - {title} # SKIP {exc}")
                 except Skip as exc:
-                    reason = " ".join(str(exc).split())
-                    if MUST_WORK:
-                        failed += 1
-                        print(f"not ok {number} - {title} (would skip, but "
-                              f"STOCKADE_MUST_WORK=1: {reason})")
-                    else:
-                        print(f"ok {number} - {title} # SKIP {reason}")
+                    failed += tap_skip(number, title, exc)
                 except (AssertionError, OSError, ValueError, KeyError, TypeError,
                         subprocess.SubprocessError) as exc:
                     failed += 1
-                    print(f"not ok {number} - {title}")
-                    diag(f"{type(exc).__name__}: {exc}"
-                         if not isinstance(exc, AssertionError) else exc)
+                    tap_fail(number, title, exc)
                     if env is not None:
                         try:
                             env.check_canaries()
@@ -1782,16 +1737,7 @@ def main():
                             env.reset_canaries()
                 sys.stdout.flush()
     finally:
-        if os.environ.get("STOCKADE_TEST_KEEP") == "1":
-            diag("kept: " + " ".join(cleanup))
-        else:
-            for path in cleanup:
-                shutil.rmtree(path, ignore_errors=True)
-                if os.path.exists(path):
-                    # A tree deeper than rmtree copes with: the workspace's
-                    # own remover, as root or its owner.
-                    subprocess.run(["rm", "-rf", "--one-file-system", path],
-                                   timeout=120, check=False)
+        remove_all(cleanup)
     return 1 if failed else 0
 
 

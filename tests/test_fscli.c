@@ -639,6 +639,15 @@ Test(fscli, mkdir_with_parents_and_mode)
 
 Test(fscli, mv_within_the_workspace)
 {
+	static const struct {
+		const char *from, *to, *culprit, *error;
+	} refused[] = {
+		{"g", "cdir/g", "cdir/g", "symlink_refused"},
+		{"cdir/canary", "stolen", "cdir/canary", "symlink_refused"},
+		{"none", "x", "none", "not_found"},
+		{"g", "nodir/x", "nodir/x", "not_found"},
+		{"g", "../x", "../x", "invalid_path"},
+	};
 	const char *ws = harness_workspace();
 	struct canary c;
 	struct run_out o;
@@ -681,21 +690,12 @@ Test(fscli, mv_within_the_workspace)
 
 	/* Never into or out of a planted link; the message names the
 	 * operand at fault. */
-	RUN(&o, "mv", "--workspace", ws, "g", "cdir/g");
-	ASSERT_FS_ERROR(&o, "cdir/g", "symlink_refused");
-	run_out_free(&o);
-	RUN(&o, "mv", "--workspace", ws, "cdir/canary", "stolen");
-	ASSERT_FS_ERROR(&o, "cdir/canary", "symlink_refused");
-	run_out_free(&o);
-	RUN(&o, "mv", "--workspace", ws, "none", "x");
-	ASSERT_FS_ERROR(&o, "none", "not_found");
-	run_out_free(&o);
-	RUN(&o, "mv", "--workspace", ws, "g", "nodir/x");
-	ASSERT_FS_ERROR(&o, "nodir/x", "not_found");
-	run_out_free(&o);
-	RUN(&o, "mv", "--workspace", ws, "g", "../x");
-	ASSERT_FS_ERROR(&o, "../x", "invalid_path");
-	run_out_free(&o);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		RUN(&o, "mv", "--workspace", ws, refused[i].from,
+		    refused[i].to);
+		ASSERT_FS_ERROR(&o, refused[i].culprit, refused[i].error);
+		run_out_free(&o);
+	}
 	canary_check(&c);
 	RUN(&o, "get", "--workspace", ws, "g", "-");
 	cr_assert_str_eq(o.out, "abc");

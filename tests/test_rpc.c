@@ -34,16 +34,13 @@
 
 #include <jansson.h>
 
+#include "fstest.h"
 #include "fsutil.h"
 #include "policy.h"
 #include "preflight.h"
 #include "rpc.h"
 #include "supervisor.h"
 
-#define CANARY_TEXT "CANARY-SECRET-DO-NOT-LEAK\n"
-
-static char ws[64], outside[64], canary[128];
-static int root = -1;
 static struct policy pol;
 static struct rpc_session sess;
 static struct supervisor sup;
@@ -53,21 +50,9 @@ static int next_id = 1;
 static void
 setup(void)
 {
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char err[POLICY_ERR_MAX];
-	int fd;
 
-	snprintf(ws, sizeof(ws), "%s/rpc-ws-XXXXXX", tmp);
-	snprintf(outside, sizeof(outside), "%s/rpc-out-XXXXXX", tmp);
-	cr_assert_not_null(mkdtemp(ws));
-	cr_assert_not_null(mkdtemp(outside));
-	snprintf(canary, sizeof(canary), "%s/canary", outside);
-	fd = open(canary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write_all(fd, CANARY_TEXT, strlen(CANARY_TEXT)), 0);
-	close(fd);
-	root = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_geq(root, 0);
+	fstest_setup("rpc", true);
 	memset(&pol, 0, sizeof(pol));
 	cr_assert_eq(policy_load_default(&pol, err, sizeof(err)), 0, "%s", err);
 	rpc_session_init(&sess, root, &pol, NULL);
@@ -76,18 +61,12 @@ setup(void)
 static void
 teardown(void)
 {
-	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
 	rpc_session_free(&sess);
 	if (have_sup)
 		supervisor_free(&sup);
 	have_sup = false;
 	policy_clear(&pol);
-	if (root >= 0)
-		close(root);
-	(void)remove_tree_at(fd, ws + 1);
-	(void)remove_tree_at(fd, outside + 1);
-	close(fd);
+	fstest_teardown();
 }
 
 TestSuite(rpc, .init = setup, .fini = teardown, .timeout = 60);
@@ -215,17 +194,6 @@ param_error(json_t *resp, const char *param)
 	cr_assert_str_eq(json_string_value(json_object_get(d, "param")), param);
 }
 
-static void
-mkfile(const char *path, const char *text)
-{
-	int fd = openat(root, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0644);
-
-	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
-	cr_assert_eq(write_all(fd, text, strlen(text)), 0);
-	close(fd);
-}
-
 /* The content of PATH in the workspace (NUL-terminated), or NULL. */
 static char *
 slurp(const char *path, size_t *len)
@@ -300,20 +268,6 @@ unb64(const char *s, size_t *len)
 	return out;
 }
 
-static void
-assert_canary_intact(void)
-{
-	char buf[128];
-	ssize_t n;
-	int fd = open(canary, O_RDONLY | O_CLOEXEC);
-
-	cr_assert_geq(fd, 0);
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	cr_assert_eq(n, (ssize_t)strlen(CANARY_TEXT));
-	cr_assert_eq(memcmp(buf, CANARY_TEXT, (size_t)n), 0);
-}
-
 static int
 pipe_with(const char *text)
 {
@@ -381,7 +335,7 @@ Test(rpc, write_exists_then_overwrite)
 	json_t *r;
 	_cleanup_free_ char *content = NULL;
 
-	mkfile("f", "old");
+	fstest_mkfile("f", "old");
 	r = call("fs.write", json_pack("{s:s,s:s}", "path", "f", "text", "new"));
 	fs_error_of(r, "exists");
 	json_decref(r);
@@ -411,7 +365,7 @@ Test(rpc, write_never_through_a_planted_symlink)
 	json_decref(r);
 	cr_assert_eq(fstatat(root, "out.txt", &st, AT_SYMLINK_NOFOLLOW), 0);
 	cr_assert(S_ISREG(st.st_mode));
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 }
 
 Test(rpc, read_named_errors)
@@ -423,7 +377,7 @@ Test(rpc, read_named_errors)
 	snprintf(link, sizeof(link), "%s", outside);
 	cr_assert_eq(symlinkat(link, root, "out"), 0);
 	cr_assert_eq(symlinkat(canary, root, "canary"), 0);
-	mkfile("a", "x");
+	fstest_mkfile("a", "x");
 	cr_assert_eq(linkat(root, "a", root, "a2", 0), 0);
 
 	r = call("fs.read", json_pack("{s:s}", "path", "missing"));
@@ -454,7 +408,7 @@ Test(rpc, read_named_errors)
 	r = call("fs.read", json_pack("{s:s}", "path", "."));
 	cr_assert_not_null(json_object_get(r, "error"));
 	json_decref(r);
-	assert_canary_intact();
+	fstest_assert_canary_intact();
 }
 
 Test(rpc, read_offset_and_length)
@@ -463,7 +417,7 @@ Test(rpc, read_offset_and_length)
 	_cleanup_free_ unsigned char *data = NULL;
 	size_t len;
 
-	mkfile("f", "0123456789");
+	fstest_mkfile("f", "0123456789");
 	r = call("fs.read", json_pack("{s:s,s:i,s:i}", "path", "f", "offset", 3,
 				      "length", 4));
 	data = unb64(json_string_value(json_object_get(result_of(r), "data")),
@@ -503,7 +457,7 @@ Test(rpc, inline_size_limit)
 	json_decref(r);
 	cr_assert_eq(faccessat(root, "big", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 
-	mkfile("big", seventeen);
+	fstest_mkfile("big", seventeen);
 	r = call("fs.read", json_pack("{s:s}", "path", "ok"));
 	result_of(r);
 	json_decref(r);
@@ -666,7 +620,7 @@ Test(rpc, read_into_a_pipe_and_a_file)
 	int p[2], fd;
 	json_t *r;
 
-	mkfile("f", "bulk content\n");
+	fstest_mkfile("f", "bulk content\n");
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
 	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 0),
 		     &p[1], 1);
@@ -698,7 +652,7 @@ Test(rpc, descriptor_checks)
 	int p[2], dir, fds[RPC_MAX_FDS + 1];
 	json_t *r;
 
-	mkfile("f", "x");
+	fstest_mkfile("f", "x");
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
 	/* An index past what came with the request. */
 	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 1),
@@ -748,9 +702,9 @@ Test(rpc, list_and_stat)
 {
 	json_t *r, *entries, *e;
 
-	mkfile("b", "bb");
+	fstest_mkfile("b", "bb");
 	cr_assert_eq(mkdirat(root, "a", 0755), 0);
-	mkfile("a/c", "ccc");
+	fstest_mkfile("a/c", "ccc");
 	cr_assert_eq(symlinkat("/etc", root, "l"), 0);
 
 	r = call("fs.list", json_pack("{s:b}", "recursive", 1));
@@ -837,7 +791,7 @@ Test(rpc, mkdir_remove_rename)
 	fs_error_of(r, "exists");
 	json_decref(r);
 
-	mkfile("x/y/f", "1");
+	fstest_mkfile("x/y/f", "1");
 	r = call("fs.remove", json_pack("{s:s}", "path", "x"));
 	fs_error_of(r, "not_empty");
 	json_decref(r);
@@ -845,7 +799,7 @@ Test(rpc, mkdir_remove_rename)
 	result_of(r);
 	json_decref(r);
 	cr_assert_eq(fstatat(root, "g", &st, AT_SYMLINK_NOFOLLOW), 0);
-	mkfile("h", "2");
+	fstest_mkfile("h", "2");
 	r = call("fs.rename", json_pack("{s:s,s:s}", "from", "g", "to", "h"));
 	fs_error_of(r, "exists");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
@@ -911,7 +865,7 @@ Test(rpc, path_b64_round_trip)
 		     3);
 	json_decref(r);
 	/* A plain name has no path_b64. */
-	mkfile("plain", "");
+	fstest_mkfile("plain", "");
 	r = call("fs.stat", json_pack("{s:s}", "path", "plain"));
 	cr_assert_null(json_object_get(result_of(r), "path_b64"));
 	json_decref(r);
@@ -1177,9 +1131,26 @@ find_item(json_t *list, const char *path)
 	return NULL;
 }
 
+/* Asserts that the list NAME of the fs.changes result RES holds the
+ * regular file PATH, with the size and SHA-256 of TEXT (for a deleted
+ * file, what it held). */
+static void
+assert_file_change(json_t *res, const char *name, const char *path,
+		   const char *text)
+{
+	json_t *item = find_item(json_object_get(res, name), path);
+	char hex[SHA256_DIGEST_STRING_LENGTH];
+
+	cr_assert_not_null(item, "%s: no %s", name, path);
+	sha256_hex(text, hex);
+	cr_assert_str_eq(json_string_value(json_object_get(item, "sha256")),
+			 hex, "%s: %s", name, path);
+	cr_assert_eq(json_integer_value(json_object_get(item, "size")),
+		     (json_int_t)strlen(text), "%s: %s", name, path);
+}
+
 Test(rpc_exec, exec_result_and_changes)
 {
-	char hex[65];
 	json_t *r, *res, *item;
 
 	with_launcher();
@@ -1223,27 +1194,11 @@ Test(rpc_exec, exec_result_and_changes)
 	cr_assert_str_eq(json_string_value(json_object_get(item, "type")),
 			 "directory");
 	cr_assert(json_is_null(json_object_get(item, "sha256")));
-	item = find_item(json_object_get(res, "created"), "d/n");
-	cr_assert_not_null(item);
-	sha256_hex("new\n", hex);
-	cr_assert_str_eq(json_string_value(json_object_get(item, "sha256")),
-			 hex);
-	cr_assert_eq(json_integer_value(json_object_get(item, "size")), 4);
-
+	assert_file_change(res, "created", "d/n", "new\n");
 	cr_assert_eq(json_array_size(json_object_get(res, "modified")), 1);
-	item = find_item(json_object_get(res, "modified"), "mod");
-	cr_assert_not_null(item);
-	sha256_hex("before\nafter\n", hex);
-	cr_assert_str_eq(json_string_value(json_object_get(item, "sha256")),
-			 hex);
-	cr_assert_eq(json_integer_value(json_object_get(item, "size")), 13);
-
+	assert_file_change(res, "modified", "mod", "before\nafter\n");
 	cr_assert_eq(json_array_size(json_object_get(res, "deleted")), 1);
-	item = find_item(json_object_get(res, "deleted"), "gone");
-	cr_assert_not_null(item);
-	sha256_hex("bye\n", hex);
-	cr_assert_str_eq(json_string_value(json_object_get(item, "sha256")),
-			 hex);
+	assert_file_change(res, "deleted", "gone", "bye\n");
 	cr_assert(json_is_false(json_object_get(res, "truncated")));
 	json_decref(r);
 

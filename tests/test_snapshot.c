@@ -18,65 +18,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fstest.h"
 #include "fsutil.h"
 #include "snapshot.h"
 #include "wswalk.h"
 
-static char ws[64], outside[64];
-static int root = -1;
-
 static void
 setup(void)
 {
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-
-	snprintf(ws, sizeof(ws), "%s/snap-ws-XXXXXX", tmp);
-	snprintf(outside, sizeof(outside), "%s/snap-out-XXXXXX", tmp);
-	cr_assert_not_null(mkdtemp(ws));
-	cr_assert_not_null(mkdtemp(outside));
-	root = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_geq(root, 0);
+	fstest_setup("snap", false);
 }
 
-static void
-teardown(void)
-{
-	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (root >= 0)
-		close(root);
-	(void)remove_tree_at(fd, ws + 1);
-	(void)remove_tree_at(fd, outside + 1);
-	close(fd);
-}
-
-TestSuite(wswalk, .init = setup, .fini = teardown, .timeout = 60);
-TestSuite(snapshot, .init = setup, .fini = teardown, .timeout = 60);
-
-/* Makes the file PATH beneath DIRFD holding TEXT. */
-static void
-mkfile_at(int dirfd, const char *path, const char *text)
-{
-	int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0644);
-
-	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
-	cr_assert_eq(write_all(fd, text, strlen(text)), 0);
-	close(fd);
-}
-
-static void
-mkfile(const char *path, const char *text)
-{
-	mkfile_at(root, path, text);
-}
-
-static void
-mkdir_ws(const char *path)
-{
-	cr_assert_eq(mkdirat(root, path, 0755), 0, "%s: %s", path,
-		     strerror(errno));
-}
+TestSuite(wswalk, .init = setup, .fini = fstest_teardown, .timeout = 60);
+TestSuite(snapshot, .init = setup, .fini = fstest_teardown, .timeout = 60);
 
 /* What a walk reported, and a hook run from its callback. */
 struct seen {
@@ -147,16 +101,16 @@ assert_seen(const struct seen *s, const char *const *want, size_t n)
 static void
 plant_order_tree(void)
 {
-	mkfile("b", "b");
-	mkfile("a-b", "ab");
-	mkdir_ws("a");
-	mkfile("a/x", "x");
-	mkfile("A", "A");
-	mkfile("\xff", "ff");
-	mkdir_ws("c");
-	mkfile("c/z", "z");
-	mkdir_ws("c/a");
-	mkfile("c/a/1", "1");
+	fstest_mkfile("b", "b");
+	fstest_mkfile("a-b", "ab");
+	fstest_mkdir("a");
+	fstest_mkfile("a/x", "x");
+	fstest_mkfile("A", "A");
+	fstest_mkfile("\xff", "ff");
+	fstest_mkdir("c");
+	fstest_mkfile("c/z", "z");
+	fstest_mkdir("c/a");
+	fstest_mkfile("c/a/1", "1");
 }
 
 static const char *const order_want[] = {
@@ -239,11 +193,11 @@ Test(wswalk, max_depth_sets_deeper)
 	struct wswalk_stats st;
 	struct seen s = { 0 };
 
-	mkdir_ws("d");
-	mkdir_ws("d/d");
-	mkdir_ws("d/d/d");
-	mkdir_ws("d/d/d/d");
-	mkfile("d/d/d/d/f", "f");
+	fstest_mkdir("d");
+	fstest_mkdir("d/d");
+	fstest_mkdir("d/d/d");
+	fstest_mkdir("d/d/d/d");
+	fstest_mkfile("d/d/d/d/f", "f");
 
 	cr_assert_eq(walk(&s, SIZE_MAX, 3, &st), 0);
 	assert_seen(&s, want, 3);
@@ -302,7 +256,7 @@ Test(wswalk, two_hundred_levels)
 		close(fd);
 		fd = next;
 	}
-	mkfile_at(fd, "leaf", "deep");
+	fstest_mkfile_at(fd, "leaf", "deep");
 	close(fd);
 
 	before = count_fds();
@@ -328,13 +282,13 @@ Test(wswalk, ten_thousand_files)
 	char name[32];
 	int i;
 
-	mkdir_ws("many");
+	fstest_mkdir("many");
 	/* Created in a scrambled order: the walk must sort them. */
 	for (i = 0; i < 10000; i++) {
 		snprintf(name, sizeof(name), "many/f%05d", (i * 7919) % 10000);
-		mkfile(name, "");
+		fstest_mkfile(name, "");
 	}
-	mkfile("z", "");
+	fstest_mkfile("z", "");
 
 	cr_assert_eq(walk(&s, SIZE_MAX, 256, &st), 0);
 	cr_assert_eq(s.n, 10002);
@@ -369,8 +323,8 @@ plant_canaries(void)
 	cr_assert_eq(mkdir(p, 0755), 0);
 	fd = open(outside, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
-	mkfile_at(fd, "canary", "secret");
-	mkfile_at(fd, "canary-dir/canary2", "secret");
+	fstest_mkfile_at(fd, "canary", "secret");
+	fstest_mkfile_at(fd, "canary-dir/canary2", "secret");
 	close(fd);
 }
 
@@ -391,7 +345,7 @@ Test(wswalk, symlinks_reported_not_followed)
 	struct seen s = { 0 };
 
 	plant_canaries();
-	mkdir_ws("sub");
+	fstest_mkdir("sub");
 	cr_assert_eq(symlinkat(outside, root, "out"), 0);
 	snprintf(target, sizeof(target), "%s/canary-dir", outside);
 	cr_assert_eq(symlinkat(target, root, "sub/out2"), 0);
@@ -420,7 +374,7 @@ Test(wswalk, fifo_reported_never_opened)
 	/* Opening a FIFO for reading blocks until a writer comes: the
 	 * suite's timeout fails this test if the walk ever does. */
 	cr_assert_eq(mkfifoat(root, "fifo", 0644), 0);
-	mkdir_ws("d");
+	fstest_mkdir("d");
 	cr_assert_eq(mkfifoat(root, "d/fifo", 0644), 0);
 	cr_assert_eq(walk(&s, SIZE_MAX, 256, &st), 0);
 	{
@@ -480,12 +434,12 @@ swap_test(int (*hook)(struct seen *, const struct wswalk_entry *))
 	struct seen s = { .hook = hook };
 
 	plant_canaries();
-	mkdir_ws("a");
-	mkfile("a/f", "");
-	mkdir_ws("b");
-	mkfile("b/f", "");
-	mkdir_ws("c");
-	mkfile("c/f", "");
+	fstest_mkdir("a");
+	fstest_mkfile("a/f", "");
+	fstest_mkdir("b");
+	fstest_mkfile("b/f", "");
+	fstest_mkdir("c");
+	fstest_mkfile("c/f", "");
 	cr_assert_eq(walk(&s, SIZE_MAX, 256, &st), 0);
 	assert_seen(&s, want, 5);
 	assert_no_canary(&s);
@@ -524,9 +478,9 @@ Test(wswalk, vanished_entry_is_skipped)
 	struct wswalk_stats st;
 	struct seen s = { .hook = vanish_next };
 
-	mkfile("a", "");
-	mkfile("b", "");
-	mkfile("c", "");
+	fstest_mkfile("a", "");
+	fstest_mkfile("b", "");
+	fstest_mkfile("c", "");
 	cr_assert_eq(walk(&s, SIZE_MAX, 256, &st), 0);
 	assert_seen(&s, want, 2);
 	cr_assert_eq(st.skipped, 1);
@@ -547,10 +501,10 @@ Test(wswalk, callback_prunes_and_stops)
 {
 	struct seen s = { .hook = prune_a };
 
-	mkdir_ws("a");
-	mkfile("a/x", "");
-	mkfile("b", "");
-	mkfile("c", "");
+	fstest_mkdir("a");
+	fstest_mkfile("a/x", "");
+	fstest_mkfile("b", "");
+	fstest_mkfile("c", "");
 	cr_assert_eq(walk(&s, SIZE_MAX, 256, NULL), 0);
 	{
 		static const char *const want[] = { "a", "b", "c" };
@@ -571,7 +525,7 @@ Test(wswalk, start_not_a_directory)
 	struct seen s = { 0 };
 	int fd;
 
-	mkfile("f", "");
+	fstest_mkfile("f", "");
 	fd = openat(root, "f", O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(wswalk(fd, &o, collect, &s, NULL), -ENOTDIR);
@@ -646,11 +600,11 @@ Test(snapshot, hashes_and_metadata)
 	cr_assert_eq(write_all(fd, big, 1000000), 0);
 	close(fd);
 	free(big);
-	mkfile("abc", "abc");
-	mkfile("empty", "");
-	mkdir_ws("d");
-	mkfile("d/abc", "abc");
-	mkfile("d-e", "abc");
+	fstest_mkfile("abc", "abc");
+	fstest_mkfile("empty", "");
+	fstest_mkdir("d");
+	fstest_mkfile("d/abc", "abc");
+	fstest_mkfile("d-e", "abc");
 	cr_assert_eq(fchmodat(root, "d/abc", 0751, 0), 0);
 	cr_assert_eq(symlinkat("abc", root, "link"), 0);
 
@@ -685,9 +639,9 @@ Test(snapshot, unhashed_files)
 	struct fs_quota q = quota;
 	struct snapshot s = { 0 };
 
-	mkfile("ten", "0123456789");
-	mkfile("eleven", "0123456789a");
-	mkfile("linked", "abc");
+	fstest_mkfile("ten", "0123456789");
+	fstest_mkfile("eleven", "0123456789a");
+	fstest_mkfile("linked", "abc");
 	cr_assert_eq(linkat(root, "linked", root, "linked2", 0), 0);
 	/* The walk would hang on this FIFO if the snapshot opened it. */
 	cr_assert_eq(mkfifoat(root, "fifo", 0644), 0);
@@ -743,35 +697,35 @@ Test(snapshot, diff_lists_what_changed)
 	const struct change *ch;
 	size_t i;
 
-	mkfile("keep", "keep");
-	mkfile("modme", "xyz");
-	mkfile("delme", "gone");
-	mkfile("chmodme", "mode");
-	mkfile("typeme", "file");
-	mkfile("touchme", "same");
-	mkdir_ws("d");
-	mkfile("d/old", "old");
-	mkdir_ws("deltree");
-	mkfile("deltree/f", "f");
-	mkdir_ws("same");
+	fstest_mkfile("keep", "keep");
+	fstest_mkfile("modme", "xyz");
+	fstest_mkfile("delme", "gone");
+	fstest_mkfile("chmodme", "mode");
+	fstest_mkfile("typeme", "file");
+	fstest_mkfile("touchme", "same");
+	fstest_mkdir("d");
+	fstest_mkfile("d/old", "old");
+	fstest_mkdir("deltree");
+	fstest_mkfile("deltree/f", "f");
+	fstest_mkdir("same");
 	take(&a, &quota, NULL);
 
 	/* What a job does. */
-	mkfile("new", "");
-	mkfile("modme", "abc");	/* same size, new content */
+	fstest_mkfile("new", "");
+	fstest_mkfile("modme", "abc");	/* same size, new content */
 	cr_assert_eq(unlinkat(root, "delme", 0), 0);
 	cr_assert_eq(fchmodat(root, "chmodme", 0600, 0), 0);
 	/* Same content, only its times change. */
 	cr_assert_eq(utimensat(root, "touchme", touch, 0), 0);
 	cr_assert_eq(unlinkat(root, "typeme", 0), 0);
-	mkdir_ws("typeme");
-	mkfile("typeme/f", "abc");
+	fstest_mkdir("typeme");
+	fstest_mkfile("typeme/f", "abc");
 	cr_assert_eq(fchmodat(root, "d", 0700, 0), 0);
-	mkfile("d/new", "abc");
+	fstest_mkfile("d/new", "abc");
 	cr_assert_eq(unlinkat(root, "deltree/f", 0), 0);
 	cr_assert_eq(unlinkat(root, "deltree", AT_REMOVEDIR), 0);
 	/* A directory whose entries change is not modified itself. */
-	mkfile("same/x", "");
+	fstest_mkfile("same/x", "");
 	cr_assert_eq(unlinkat(root, "same/x", 0), 0);
 	take(&b, &quota, &a);
 
@@ -823,14 +777,14 @@ Test(snapshot, content_change_behind_restored_mtime)
 	struct timespec ts[2];
 	const struct snap_entry *e;
 
-	mkfile("f", "abc");
+	fstest_mkfile("f", "abc");
 	take(&a, &quota, NULL);
 	e = get(&a, "f");
 	ts[0].tv_sec = ts[1].tv_sec = e->mtime_ns / 1000000000;
 	ts[0].tv_nsec = ts[1].tv_nsec = e->mtime_ns % 1000000000;
 	/* Same size, same mtime (restored the way a job could); only the
 	 * kernel-kept st_ctim, or the content, tells. */
-	mkfile("f", "xyz");
+	fstest_mkfile("f", "xyz");
 	cr_assert_eq(utimensat(root, "f", ts, AT_SYMLINK_NOFOLLOW), 0);
 	take(&b, &quota, &a);
 	cr_assert_eq(get(&b, "f")->mtime_ns, e->mtime_ns);
@@ -857,8 +811,8 @@ Test(snapshot, unchanged_file_reuses_prev_hash)
 	char want[65];
 	int64_t started;
 
-	mkfile("f", "abc");
-	mkfile("g", "abc");
+	fstest_mkfile("f", "abc");
+	fstest_mkfile("g", "abc");
 	take(&a, &quota, NULL);
 	e = (struct snap_entry *)(uintptr_t)get(&a, "f");
 	memset(e->sha256, 0x55, sizeof(e->sha256));
@@ -897,10 +851,10 @@ Test(snapshot, truncated_over_quota)
 	struct snapshot a = { 0 }, b = { 0 };
 	struct changes c = { 0 };
 
-	mkfile("1", "");
-	mkfile("2", "");
-	mkfile("3", "");
-	mkfile("4", "");
+	fstest_mkfile("1", "");
+	fstest_mkfile("2", "");
+	fstest_mkfile("3", "");
+	fstest_mkfile("4", "");
 	take(&a, &quota, NULL);
 	cr_assert_not(a.truncated);
 
@@ -913,9 +867,9 @@ Test(snapshot, truncated_over_quota)
 	changes_free(&c);
 	snapshot_free(&b);
 
-	mkdir_ws("d");
-	mkdir_ws("d/e");
-	mkfile("d/e/f", "");
+	fstest_mkdir("d");
+	fstest_mkdir("d/e");
+	fstest_mkfile("d/e/f", "");
 	q = quota;
 	q.max_depth = 2;
 	take(&b, &q, NULL);

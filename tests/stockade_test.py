@@ -1,0 +1,94 @@
+# The helpers the Python tests share (test_example.py, test_fsattack.py):
+# TAP lines and diagnostics, the skip that STOCKADE_MUST_WORK=1 turns into
+# a failure, what running stockade as uid 65534 needs (a directory that
+# user can enter, and the two binaries copied into one), and the removal
+# of the test's directories at the end.
+#
+# Imported from beside the test scripts: python puts a script's own
+# directory first on sys.path.
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+NOBODY = 65534
+EXIT_NO_KERNEL_LAYER = 69   # README.md, "Exit status": a refusal
+MUST_WORK = os.environ.get("STOCKADE_MUST_WORK") == "1"
+
+
+class Skip(Exception):
+    pass
+
+
+def diag(text):
+    """Prints TEXT as TAP diagnostics, one "# " line per line."""
+    for line in str(text).splitlines() or [""]:
+        print(f"# {line}")
+    sys.stdout.flush()
+
+
+def traversable_tmp():
+    """A temporary-directory base that another user can enter."""
+    base = tempfile.gettempdir()
+    path = os.path.abspath(base)
+    while True:
+        if not os.stat(path).st_mode & stat.S_IXOTH:
+            return "/tmp"
+        if path == "/":
+            return base
+        path = os.path.dirname(path)
+
+
+def unprivileged_binaries(stockade_bin, cleanup):
+    """Copies stockade and stockade-launcher into a 0755 directory of their own
+    (the build tree may sit under a directory other users cannot enter)."""
+    d = tempfile.mkdtemp(prefix="stockade-bin-", dir=traversable_tmp())
+    cleanup.append(d)
+    os.chmod(d, 0o755)
+    src_dir = os.path.dirname(os.path.abspath(stockade_bin))
+    for name in ("stockade", "stockade-launcher"):
+        src = os.path.join(src_dir, name)
+        if not os.path.exists(src):
+            raise AssertionError(f"{src} is missing (it must sit beside {stockade_bin})")
+        shutil.copyfile(src, os.path.join(d, name))
+        os.chmod(os.path.join(d, name), 0o755)
+    return os.path.join(d, "stockade")
+
+
+def tap_skip(number, title, exc):
+    """Prints the TAP line of test NUMBER (TITLE) that raised Skip EXC:
+    "ok ... # SKIP", or "not ok" under STOCKADE_MUST_WORK=1 (style.md rule
+    23). Returns 1 when that is a failure, else 0."""
+    reason = " ".join(str(exc).split())  # one TAP line
+    if MUST_WORK:
+        print(f"not ok {number} - {title} (would skip, but "
+              f"STOCKADE_MUST_WORK=1: {reason})")
+        return 1
+    print(f"ok {number} - {title} # SKIP {reason}")
+    return 0
+
+
+def tap_fail(number, title, exc):
+    """Prints the TAP line of test NUMBER (TITLE) that raised EXC, and EXC
+    as diagnostics (an AssertionError's message alone)."""
+    print(f"not ok {number} - {title}")
+    diag(f"{type(exc).__name__}: {exc}"
+         if not isinstance(exc, AssertionError) else exc)
+
+
+def remove_all(paths):
+    """Removes the directories PATHS, or lists them when
+    STOCKADE_TEST_KEEP=1 (debugging)."""
+    if os.environ.get("STOCKADE_TEST_KEEP") == "1":
+        diag("kept: " + " ".join(paths))
+        return
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
+        if os.path.exists(path):
+            # A tree deeper than rmtree copes with: the workspace's own
+            # remover, as root or its owner.
+            subprocess.run(["rm", "-rf", "--one-file-system", path],
+                           timeout=120, check=False)
