@@ -86,8 +86,8 @@ def main():
         with open(policy, "w") as f:
             f.write("[files]\n"
                     f"max_file_mb = {a.big_mib + 1}\n"
-                    f"workspace_mb = {4 * a.big_mib + 1024}\n"
-                    f"max_files = {4 * a.files + 100}\n")
+                    f"workspace_mb = {4 * a.big_mib + a.runs * a.files // 64 + 1024}\n"
+                    f"max_files = {4 * a.runs * a.files + 100}\n")
         serve = subprocess.Popen([stockade, "serve", "--workspace", ws,
                                   "--policy", policy, "--socket", sock])
         for _ in range(500):
@@ -116,43 +116,53 @@ def main():
             clear(os.path.join(scratch, "cp-copy"))
             rows["big put"][0].append(
                 timed(["cp", big, os.path.join(scratch, "cp-copy")]))
+            # A new name each run, the previous one removed untimed: an
+            # overwrite would time the old file's freeing too, which cp's
+            # side does not pay.
+            run = len(rows["big put"][1])
+            if run > 0:
+                clear(os.path.join(ws, f"big-{run - 1}"))
             rows["big put"][1].append(
-                fsbench(client, sock, "put-big", big, "big"))
+                fsbench(client, sock, "put-big", big, f"big-{run}"))
             # big get (from the workspace file just written)
             clear(os.path.join(scratch, "cp-back"))
             rows["big get"][0].append(
-                timed(["cp", os.path.join(ws, "big"),
+                timed(["cp", os.path.join(ws, f"big-{run}"),
                        os.path.join(scratch, "cp-back")]))
             clear(os.path.join(scratch, "got"))
             rows["big get"][1].append(
-                fsbench(client, sock, "get-big", "big",
+                fsbench(client, sock, "get-big", f"big-{run}",
                         os.path.join(scratch, "got")))
-            # many in
-            dst = os.path.join(scratch, "tar-dst")
-            clear(dst)
-            os.mkdir(dst)
+            # many in: both sides write into a fresh directory inside
+            # the workspace. Nothing is removed between runs: ext4 skips
+            # inodes freed in the last seconds (recently_deleted), so
+            # creating right after deleting thousands of files measures
+            # the allocator's bitmap scan, not the transfer.
+            run = len(rows["many in"][0])
+            dst = os.path.join(ws, f"tar-{run}")
+            mine = os.path.join(ws, f"many-{run}")
+            for d in (dst, mine):
+                os.mkdir(d)
+                if os.geteuid() == 0:
+                    st = os.stat(ws)
+                    os.chown(d, st.st_uid, st.st_gid)
             rows["many in"][0].append(timed(
                 ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
                  "sh", src, dst]))
-            clear(os.path.join(ws, "many"))
-            os.mkdir(os.path.join(ws, "many"))
-            if os.geteuid() == 0:
-                st = os.stat(ws)
-                os.chown(os.path.join(ws, "many"), st.st_uid, st.st_gid)
             rows["many in"][1].append(
-                fsbench(client, sock, "put-many", src, "many", a.files))
-            # many out
-            dst2 = os.path.join(scratch, "tar-out")
-            clear(dst2)
+                fsbench(client, sock, "put-many", src, f"many-{run}",
+                        a.files))
+            # many out: from the files just put, into fresh host dirs
+            dst2 = os.path.join(scratch, f"tar-out-{run}")
+            out = os.path.join(scratch, f"out-{run}")
             os.mkdir(dst2)
+            os.mkdir(out)
             rows["many out"][0].append(timed(
                 ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
-                 "sh", os.path.join(ws, "many"), dst2]))
-            out = os.path.join(scratch, "out")
-            clear(out)
-            os.mkdir(out)
+                 "sh", mine, dst2]))
             rows["many out"][1].append(
-                fsbench(client, sock, "get-many", "many", out, a.files))
+                fsbench(client, sock, "get-many", f"many-{run}", out,
+                        a.files))
 
         print(f"| transfer | baseline median ms | stockade median ms | "
               f"ratio baseline/stockade |")

@@ -58,6 +58,7 @@ enum {
 	OPT_JSON = 1 << 3,
 	OPT_PARENTS = 1 << 4,
 	OPT_MODE = 1 << 5,
+	OPT_SIZE = 1 << 6,
 };
 
 struct fs_args {
@@ -66,6 +67,7 @@ struct fs_args {
 	bool overwrite, recursive, json, parents;
 	size_t limit;           /* ls --limit; 0: the quota's max_files */
 	mode_t mode;            /* mkdir --mode; default 0755 */
+	uint64_t size;          /* put --size, bytes; UINT64_MAX: not given */
 };
 
 /* The host side of a command, opened before confinement. */
@@ -144,6 +146,7 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 		{"json", no_argument, NULL, 'j'},
 		{"parents", no_argument, NULL, 'P'},
 		{"mode", required_argument, NULL, 'm'},
+		{"size", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -153,6 +156,7 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 
 	memset(args, 0, sizeof(*args));
 	args->mode = 0755;
+	args->size = UINT64_MAX;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -181,6 +185,16 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 				return -1;
 			}
 			args->mode = (mode_t)v;
+			break;
+		case 'S':
+			given |= OPT_SIZE;
+			if (parse_number(optarg, 10, INT64_MAX, &v) < 0) {
+				log_error("--size: expected a number of bytes "
+					  "(0 to %" PRId64 "), got \"%s\"",
+					  INT64_MAX, optarg);
+				return -1;
+			}
+			args->size = (uint64_t)v;
 			break;
 		case 'h': return 1;
 		default: return -1;
@@ -230,17 +244,72 @@ open_put(const struct fs_args *args, struct fs_host *h)
 	return 0;
 }
 
+/*
+ * put --size: makes IN hold exactly ARGS->size bytes, or says why not
+ * (io_error for fewer, too_large for more: as fs.write's "size",
+ * docs/protocol.md) with nothing written. A regular file is checked on
+ * its size from its offset; anything else (a pipe) is staged first into
+ * an unnamed file (fsapi_stage), so that a producer that died early is
+ * told from a short file before any name exists. *STAGED gets the staged
+ * file (or stays -1): the caller puts from it and closes it. Returns 0 or
+ * EXIT_FILE.
+ */
 static int
-do_put(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
+put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in,
+	  int *staged)
 {
 	enum fs_error why;
 	struct stat st;
+	uint64_t got;
+	off_t off;
+
+	if (args->size > ctx->quota.file_bytes) {
+		fs_complain(ctx, args->b, FS_TOO_LARGE, NULL);
+		return EXIT_FILE;
+	}
+	if (fstat(in, &st) == 0 && S_ISREG(st.st_mode)) {
+		off = lseek(in, 0, SEEK_CUR);
+		got = off >= 0 && st.st_size > off ?
+			      (uint64_t)(st.st_size - off) : 0;
+	} else if ((*staged = fsapi_stage(ctx->root, in, args->size, &got,
+					  &why)) < 0) {
+		fs_complain(ctx, args->b, why, NULL);
+		return EXIT_FILE;
+	}
+	if (got != args->size) {
+		/* A pipe is read to at most SIZE + 1 bytes: "more". */
+		bool more = got > args->size && *staged >= 0;
+		char text[160];
+
+		snprintf(text, sizeof(text), "%s %s%s %" PRIu64 " bytes, "
+			 "--size said %" PRIu64 ": nothing written",
+			 strcmp(args->a, "-") == 0 ? "standard input" :
+			 "the host file", *staged >= 0 ? "gave" : "holds",
+			 more ? " more than" : "", more ? args->size : got,
+			 args->size);
+		fs_complain(ctx, args->b, got > args->size ? FS_TOO_LARGE :
+			    FS_IO_ERROR, text);
+		return EXIT_FILE;
+	}
+	return 0;
+}
+
+static int
+do_put(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
+{
+	_cleanup_close_ int staged = -1;
+	enum fs_error why;
+	struct stat st;
 	mode_t mode = 0644;
+	int rc;
 
 	if (strcmp(args->a, "-") != 0 && fstat(h->in, &st) == 0)
 		mode = st.st_mode & 0777;
-	if (fsapi_put(ctx, args->b, h->in, mode, args->overwrite, NULL,
-		      &why) < 0) {
+	if (args->size != UINT64_MAX &&
+	    (rc = put_sized(args, ctx, h->in, &staged)) != 0)
+		return rc;
+	if (fsapi_put(ctx, args->b, staged >= 0 ? staged : h->in, mode,
+		      args->overwrite, NULL, &why) < 0) {
 		fs_complain(ctx, args->b, why, NULL);
 		return EXIT_FILE;
 	}
@@ -552,7 +621,8 @@ do_mv(const struct fs_args *args, struct fs_ctx *ctx,
 }
 
 static const struct fs_cmd commands[] = {
-	{"put", OPT_OVERWRITE, 2, 2, "[--overwrite] HOST_FILE|- SANDBOX_PATH",
+	{"put", OPT_OVERWRITE | OPT_SIZE, 2, 2,
+	 "[--overwrite] [--size BYTES] HOST_FILE|- SANDBOX_PATH",
 	 open_put, do_put},
 	{"get", 0, 2, 2, "SANDBOX_PATH HOST_FILE|-", open_get, do_get},
 	{"ls", OPT_RECURSIVE | OPT_LIMIT | OPT_JSON, 0, 1,

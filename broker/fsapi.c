@@ -11,6 +11,7 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -86,6 +87,44 @@ copy_unsupported(int err)
 	       err == EOPNOTSUPP || err == EBADF || err == ESPIPE;
 }
 
+/* The front's stop check (fsapi_set_interrupted); NULL: never stop. */
+static int (*copy_interrupted)(void);
+
+void
+fsapi_set_interrupted(int (*fn)(void))
+{
+	copy_interrupted = fn;
+}
+
+/* Whether a copy must stop now (the front was interrupted). */
+static bool
+copy_stopped(void)
+{
+	return copy_interrupted != NULL && copy_interrupted() != 0;
+}
+
+/* Writes all LEN bytes of BUF to OUT, as write_all, but gives up with
+ * -EINTR once copy_stopped says so (checked before each write, so also
+ * after one the signal cut short or interrupted). Returns 0 or -errno. */
+static int
+copy_write_all(int out, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n;
+
+		if (copy_stopped())
+			return -EINTR;
+		n = write(out, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 /*
  * Copies from IN to OUT, each from its current offset, until end of file
  * or LIMIT bytes, whichever comes first, adding to *COPIED. Chooses by
@@ -94,7 +133,13 @@ copy_unsupported(int err)
  * of descriptors hands over to the next at the offsets reached, so a
  * fallback after part of the data loses nothing. Sets *OUT_SIDE when a
  * failure was the output's (for the kernel methods, which cannot tell,
- * always). Returns 0 or -errno.
+ * always). Returns 0 or -errno; -EINTR when copy_stopped said so, checked
+ * before every call that may block and after each one a signal
+ * interrupted (a signal that comes after a call transferred some bytes
+ * makes it return them, not EINTR: the check before the next call sees
+ * it). A signal caught between that check and the call's sleep is seen
+ * only at the next one; the fronts' handler kills at the second signal
+ * (jobrun.h, SA_RESETHAND).
  */
 static int
 copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
@@ -115,6 +160,8 @@ copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 		ssize_t n;
 		int e;
 
+		if (copy_stopped())
+			return -EINTR;
 		switch (how) {
 		case COPY_RANGE:
 			n = copy_file_range(in, NULL, out, NULL, want, 0);
@@ -136,7 +183,7 @@ copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 				return -errno;
 			if (n == 0)
 				return 0;
-			if ((e = write_all(out, buf, (size_t)n)) < 0) {
+			if ((e = copy_write_all(out, buf, (size_t)n)) < 0) {
 				*out_side = true;
 				return e;
 			}
@@ -326,6 +373,24 @@ make_tmp_name(int dirfd, const char *proc, mode_t mode, char *tmp,
 	return -EEXIST;
 }
 
+/* Regular files of at most this many bytes from the current offset are
+ * written to a random name rather than an O_TMPFILE (fsapi_write_req). */
+#define FSAPI_NAMED_TMP_MAX 65536
+
+/* Whether IN_FD is a regular file with at most FSAPI_NAMED_TMP_MAX bytes
+ * left to read. */
+static bool
+input_is_small(int in_fd)
+{
+	struct stat st;
+	off_t pos;
+
+	if (fstat(in_fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	pos = lseek(in_fd, 0, SEEK_CUR);
+	return pos >= 0 && st.st_size - pos <= FSAPI_NAMED_TMP_MAX;
+}
+
 /* A + B, saturating at UINT64_MAX. */
 static uint64_t
 add_sat(uint64_t a, uint64_t b)
@@ -376,8 +441,20 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	space = add_sat(w->space_left, old_size);
 	max = w->file_bytes < space ? w->file_bytes : space;
 
-	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, m);
-	if (fd >= 0) {
+	/*
+	 * A small regular file goes straight to a random name: on ext4 an
+	 * O_TMPFILE costs a journaled orphan-list insert and removal (0.1 to
+	 * 0.6 ms measured, more than the copy), and the window in which a
+	 * killed broker would leave the name is the copy of at most
+	 * FSAPI_NAMED_TMP_MAX bytes. Anything larger, or of unknown size (a
+	 * pipe, a socket), is unnamed until complete (docs/decisions.md).
+	 */
+	if (input_is_small(in_fd)) {
+		if ((e = make_tmp_name(dirfd, NULL, m, tmp, sizeof(tmp),
+				       &fd)) < 0)
+			return fsapi_fail(why, fs_error_from_errno(-e), e);
+	} else if ((fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+				m)) >= 0) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
 		/* No O_TMPFILE on this file system (EISDIR: a kernel that
@@ -389,6 +466,13 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
 	}
 
+	/* The mode first, while the file is still the broker's own: a root
+	 * broker needs no CAP_FOWNER for it (confine.h). */
+	if (fchmod(fd, m) < 0) {
+		e = -errno;
+		*why = FS_IO_ERROR;
+		goto out_unlink;
+	}
 	if (geteuid() == 0) {
 		/* The job runs as the workspace's owner (workspace.h). */
 		struct stat rs;
@@ -399,11 +483,6 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 			*why = FS_IO_ERROR;
 			goto out_unlink;
 		}
-	}
-	if (fchmod(fd, m) < 0) {
-		e = -errno;
-		*why = FS_IO_ERROR;
-		goto out_unlink;
 	}
 	/* MAX + 1 tells a file of exactly the limit from a larger one
 	 * without reading all of a huge one. */
@@ -480,4 +559,32 @@ fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
 	};
 
 	return fsapi_write_req(root, path, in_fd, &w, why);
+}
+
+int
+fsapi_stage(int root, int in_fd, uint64_t limit, uint64_t *got,
+	    enum fs_error *why)
+{
+	_cleanup_close_ int tmp = -1;
+	bool out_side;
+	int e;
+
+	*got = 0;
+	*why = FS_OK;
+	if (limit == UINT64_MAX)
+		limit--;
+	tmp = openat(root, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (tmp < 0)
+		tmp = memfd_create("stockade-stage", MFD_CLOEXEC);
+	if (tmp < 0)
+		return fsapi_fail(why, FS_IO_ERROR, -errno);
+	if ((e = copy_fd(in_fd, tmp, limit + 1, got, &out_side)) < 0)
+		return fsapi_fail(why, out_side && (e == -ENOSPC ||
+						    e == -EDQUOT) ?
+				       FS_QUOTA_EXCEEDED : FS_IO_ERROR, e);
+	if (lseek(tmp, 0, SEEK_SET) < 0)
+		return fsapi_fail(why, FS_IO_ERROR, -errno);
+	e = tmp;
+	tmp = -1;
+	return e;
 }

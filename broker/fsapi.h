@@ -62,7 +62,8 @@ int fsapi_open_beneath(int root, const char *path, int flags, mode_t mode);
  * invalid_path, symlink_refused, escapes_workspace, not_found,
  * not_a_directory, is_a_directory, not_regular_file, hardlinked_file,
  * too_large, io_error (also for a failure writing OUT_FD, after which
- * OUT_FD holds part of the file).
+ * OUT_FD holds part of the file, and for a copy stopped by the front:
+ * fsapi_set_interrupted).
  */
 int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
 	       uint64_t *copied, enum fs_error *why);
@@ -71,14 +72,27 @@ int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
  * Writes everything read from IN_FD (until end of file; the caller owns
  * and keeps it) as the file PATH beneath ROOT, atomically: never in
  * place. The parent directory of PATH is resolved once with
- * fsapi_open_beneath(O_PATH | O_DIRECTORY); the data goes to an unnamed
- * O_TMPFILE in it (or, where the file system lacks O_TMPFILE, a random
- * name ".stockade-tmp-XXXXXXXXXXXXXXXX" created O_EXCL | O_NOFOLLOW) and
- * becomes visible only by linkat (without OVERWRITE: exists if the name
- * is taken) or renameat2 (with OVERWRITE). The final name is never
- * opened: a symlink or FIFO planted there is replaced, never written
- * through; a directory there is is_a_directory (renameat2 refuses to
- * replace a directory with a file: EISDIR).
+ * fsapi_open_beneath(O_PATH | O_DIRECTORY), and the data goes to one of
+ * two places in it:
+ *
+ *  - IN_FD a regular file with at most 64 KiB left from its offset: a
+ *    random name ".stockade-tmp-XXXXXXXXXXXXXXXX" (16 hex digits from
+ *    getrandom) created O_CREAT | O_EXCL | O_NOFOLLOW, then renamed to
+ *    PATH. An ext4 O_TMPFILE costs 0.1 to 0.6 ms (a journaled orphan-list
+ *    insert and removal), more than such a copy.
+ *  - anything else (larger, or a pipe or socket of unknown size): an
+ *    unnamed O_TMPFILE, and where the file system lacks O_TMPFILE the
+ *    random name above.
+ *
+ * The final name appears only when the data is complete. From an
+ * O_TMPFILE without OVERWRITE, by linkat of the unnamed file to PATH
+ * (exists if the name is taken: linkat never replaces). With OVERWRITE,
+ * the unnamed file is first linked at a random name, which is then
+ * renamed over PATH with renameat2 (linkat cannot replace). A random name
+ * without OVERWRITE is renamed with RENAME_NOREPLACE. The final name is
+ * never opened: a symlink or FIFO planted there is replaced, never
+ * written through; a directory there is is_a_directory (renameat2
+ * refuses to replace a directory with a file: EISDIR).
  *
  * MODE: permission bits of the new file, masked with 0777 (never setuid,
  * setgid or sticky) and set with fchmod, so the umask does not apply.
@@ -88,9 +102,14 @@ int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
  * More than MAX_BYTES bytes from IN_FD is too_large (at most MAX_BYTES + 1
  * are read). IN_FD is read from its current offset: copy_file_range or
  * sendfile from a regular file, splice from a pipe, else read/write.
- * Any failure, including too_large and a full disk, leaves no file and
- * no temporary name behind; with O_TMPFILE, so does a broker
- * killed midway (the unnamed file is freed with its descriptor).
+ * Any failure, including too_large, a full disk and a copy stopped by
+ * the front (fsapi_set_interrupted: io_error), leaves no file and no
+ * temporary name behind. A broker killed midway leaves nothing while
+ * the data is in an unnamed O_TMPFILE (freed with its descriptor), but
+ * leaves the random name when killed while it exists: during the copy
+ * of a small regular file (or on a file system without O_TMPFILE), and
+ * with OVERWRITE between the linkat and the renameat2. Such a name is an
+ * ordinary file the job or the client can see and remove.
  *
  * Returns 0 with *WHY = FS_OK, or a negative errno with *WHY set:
  * invalid_path, symlink_refused, escapes_workspace, not_found (no parent
@@ -129,7 +148,9 @@ struct wspath_limits fsapi_path_limits(const struct fs_ctx *ctx);
  * Walks the workspace (wswalk.h, never following a link, at most
  * quota.max_files + 1 entries and quota.max_depth levels) and sets the
  * usage figures. Returns 0; -E2BIG when the workspace holds more than
- * quota.max_files entries or is deeper than quota.max_depth (usage_valid
+ * quota.max_files entries, is deeper than quota.max_depth, or holds a
+ * directory the walk may not enter or read (EACCES, EPERM: a mode the
+ * job set, wswalk.h "denied"; what it holds is unknown) (usage_valid
  * true, used_bytes a lower bound, and used_entries at least
  * quota.max_files + 1: the workspace counts as full, so that every
  * fsapi_put and fsapi_mkdir is refused with quota_exceeded until entries
@@ -171,8 +192,9 @@ int fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
 	       enum fs_error *why);
 
 /* Called once per entry of a listing; E and its path are borrowed for the
- * call. Return 0 to go on, a negative errno to stop the listing (returned
- * by fsapi_list with *WHY io_error). */
+ * call. Return 0 to go on, 1 to stop the listing there (fsapi_list then
+ * returns 0 with *TRUNCATED true: a reply grown too large), a negative
+ * errno to stop the listing (returned by fsapi_list with *WHY io_error). */
 typedef int (*fs_list_fn)(void *arg, const struct fs_entry *e);
 
 /*
@@ -181,8 +203,11 @@ typedef int (*fs_list_fn)(void *arg, const struct fs_entry *e);
  * with RECURSIVE, each directory's entries follow it (pre-order, depth
  * first, never through a symlink, at most quota.max_depth levels). At
  * most LIMIT entries (0: quota.max_files) are reported; *TRUNCATED says
- * whether more were left out. Directories are opened one level at a time
- * with openat2 beneath their parent's descriptor (wswalk.h), so a
+ * whether more were left out: past LIMIT or quota.max_depth, a path
+ * longer than quota.max_path (not reported, nor what is below it: no
+ * client could name it), a directory the walk was denied (EACCES, EPERM:
+ * wswalk.h), or FN asked to stop. Directories are opened one level at a
+ * time with openat2 beneath their parent's descriptor (wswalk.h), so a
  * directory swapped for a symlink while the walk runs is refused, not
  * followed. Returns 0 or a negative errno with *WHY set (as fsapi_stat;
  * not_a_directory when PATH is not a directory).
@@ -243,6 +268,12 @@ int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
  * exist is quota_exceeded before any byte is read. Walks the workspace
  * first when the usage figures are invalid (fsapi_usage). *WRITTEN (may
  * be NULL) gets the file's size. Updates the usage figures on success.
+ * Where the data goes until it is complete (a random name for a regular
+ * file of at most 64 KiB, else an O_TMPFILE; with OVERWRITE, a random
+ * name renamed over PATH) and what a broker killed midway leaves: as
+ * fsapi_write. From a pipe, the file is linked as soon as the pipe ends:
+ * to tell a producer that died early from a short file, stage it first
+ * and compare the size (fsapi_stage).
  */
 int fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
 	      bool overwrite, uint64_t *written, enum fs_error *why);
@@ -259,6 +290,42 @@ int fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
 int fsapi_get(struct fs_ctx *ctx, const char *path, uint64_t offset,
 	      uint64_t length, int out_fd, uint64_t *copied,
 	      enum fs_error *why);
+
+/*
+ * Sets the stop check of every copy in this file (fsapi_read, fsapi_write,
+ * fsapi_get, fsapi_put, fsapi_stage) for the whole process: FN (NULL: none,
+ * the default) is called before each transfer call that may block and
+ * after each one a signal interrupted (EINTR), and a nonzero answer stops
+ * the copy with -EINTR and io_error (a write leaves no file). A callback
+ * rather than a call to jobrun_interrupted keeps this file free of the
+ * job machinery. For a transfer blocked on a pipe nobody reads (or a
+ * descriptor that never ends) to stop at a signal, the front must catch
+ * the signal without SA_RESTART (sigaction(2)), so that the blocked
+ * write, read, splice or sendfile returns: `stockade serve` installs
+ * jobrun_catch_signals and sets FN to jobrun_interrupted (serve.c). The
+ * one-shot fronts leave it NULL: a signal there takes its default action
+ * and kills the process.
+ */
+void fsapi_set_interrupted(int (*fn)(void));
+
+/*
+ * Stages what IN_FD (a pipe or socket; the caller owns and keeps it) gives
+ * up to its end of file into an unnamed file: an O_TMPFILE in ROOT (so on
+ * the workspace's file system, not in memory), else a memfd. At most
+ * LIMIT + 1 bytes are read (so that more than LIMIT can be told from
+ * exactly LIMIT); *GOT gets how many. Returns the staged file at offset 0
+ * (the caller owns it), or a negative errno with *WHY set: quota_exceeded
+ * (the disk or the user's quota is full), io_error (a failure reading
+ * IN_FD, or a copy stopped by the front: fsapi_set_interrupted).
+ *
+ * Why stage: the end of file of a pipe is the same whether its producer
+ * closed it or died half way, and fsapi_put links the file as soon as its
+ * input ends. Staging first lets the caller compare *GOT with a declared
+ * size (or see that its client went away) before anything is named. The
+ * staged file is unnamed: nothing is left behind, whatever happens.
+ */
+int fsapi_stage(int root, int in_fd, uint64_t limit, uint64_t *got,
+		enum fs_error *why);
 
 /*
  * Opens the regular file NAME in the directory DIRFD for reading, safely

@@ -15,11 +15,66 @@
 
 #include "utf8.h"
 
-/* Control characters a terminal acts on: C0, DEL and C1. */
+/*
+ * Invisible characters that change how a name reads: Unicode's format
+ * characters (General_Category Cf: bidirectional controls, zero-width
+ * characters, the soft hyphen, tag characters...) and the line and
+ * paragraph separators (Zl U+2028, Zp U+2029). A right-to-left override
+ * (U+202E) makes "txt.exe" show as "exe.txt" and a zero-width space
+ * makes two different names look the same (CVE-2021-42574, "Trojan
+ * Source"; Unicode Technical Report #36). The ranges are every Cf, Zl
+ * and Zp code point of Unicode 15.1 (DerivedGeneralCategory.txt).
+ * Sorted, inclusive.
+ */
+static const struct {
+	uint32_t lo, hi;
+} invisible[] = {
+	{0x00ad, 0x00ad},   /* soft hyphen */
+	{0x0600, 0x0605},   /* Arabic number signs */
+	{0x061c, 0x061c},   /* Arabic letter mark (bidi) */
+	{0x06dd, 0x06dd},
+	{0x070f, 0x070f},
+	{0x0890, 0x0891},
+	{0x08e2, 0x08e2},
+	{0x180e, 0x180e},   /* Mongolian vowel separator */
+	{0x200b, 0x200f},   /* zero width space..right-to-left mark */
+	{0x2028, 0x202e},   /* line, paragraph separator; bidi embeddings,
+			     * overrides (U+202E RLO) */
+	{0x2060, 0x2064},   /* word joiner, invisible operators */
+	{0x2066, 0x206f},   /* bidi isolates; deprecated format chars */
+	{0xfeff, 0xfeff},   /* zero width no-break space (BOM) */
+	{0xfff9, 0xfffb},   /* interlinear annotation */
+	{0x110bd, 0x110bd},
+	{0x110cd, 0x110cd},
+	{0x13430, 0x1343f}, /* Egyptian hieroglyph format controls */
+	{0x1bca0, 0x1bca3}, /* shorthand format controls */
+	{0x1d173, 0x1d17a}, /* musical symbol format controls */
+	{0xe0001, 0xe0001}, /* language tag */
+	{0xe0020, 0xe007f}, /* tag characters */
+};
+
+/* Whether CP must be escaped: C0, DEL and C1 controls (a terminal acts
+ * on them) and the invisible characters above. */
 static bool
 is_control(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+	size_t lo = 0, hi = sizeof(invisible) / sizeof(invisible[0]);
+
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+		return true;
+	if (cp < invisible[0].lo)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cp < invisible[mid].lo)
+			hi = mid;
+		else if (cp > invisible[mid].hi)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
 }
 
 bool
@@ -71,8 +126,9 @@ fsname_escape(const char *name, size_t len)
 		case '\r': out[o++] = 'r'; break;
 		case 0x1b: out[o++] = 'e'; break;
 		default:
-			/* A C1 control (two valid bytes) or a byte that
-			 * is not UTF-8: each byte as \xHH. */
+			/* A C1 control or an invisible character (two to
+			 * four valid bytes) or a byte that is not UTF-8:
+			 * each byte as \xHH. */
 			if (n == 0)
 				n = 1;
 			for (k = 0; k < n; k++) {

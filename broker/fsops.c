@@ -152,11 +152,12 @@ fsapi_usage(struct fs_ctx *ctx)
 	ctx->used_bytes = acc.bytes;
 	ctx->used_entries = acc.entries;
 	ctx->usage_valid = true;
-	if (stats.truncated || stats.deeper ||
+	if (stats.truncated || stats.deeper || stats.denied > 0 ||
 	    acc.entries > ctx->quota.max_files) {
-		/* What lies past the bounds is unknown, so the workspace
-		 * counts as full (fail closed): at least max_files + 1
-		 * entries, which refuses every write and mkdir. */
+		/* What lies past the bounds, or in a directory the walk
+		 * was denied, is unknown, so the workspace counts as full
+		 * (fail closed): at least max_files + 1 entries, which
+		 * refuses every write and mkdir. */
 		if (ctx->used_entries <= ctx->quota.max_files)
 			ctx->used_entries = add_sat(ctx->quota.max_files, 1);
 		return -E2BIG;
@@ -219,6 +220,9 @@ struct list_acc {
 	void *arg;
 	bool recursive;
 	bool fn_failed;
+	bool fn_stopped;	/* FN returned 1: truncated */
+	bool overlong;		/* paths over max_path left out */
+	size_t max_path;
 };
 
 static int
@@ -228,10 +232,20 @@ list_one(void *arg, const struct wswalk_entry *w)
 	struct fs_entry e;
 	int r;
 
+	/* No client could name it back, nor anything below it: left out
+	 * (and not entered), the listing truncated. */
+	if (strlen(w->path) > acc->max_path) {
+		acc->overlong = true;
+		return 1;
+	}
 	fill_entry(&e, w->path, w->st);
 	if ((r = acc->fn(acc->arg, &e)) < 0) {
 		acc->fn_failed = true;
 		return r;
+	}
+	if (r > 0) {
+		acc->fn_stopped = true;
+		return -ECANCELED;
 	}
 	/* One level only: report a directory, do not enter it. */
 	return !acc->recursive && S_ISDIR(w->st->st_mode) ? 1 : 0;
@@ -255,7 +269,10 @@ fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	_cleanup_close_ int dirfd = -1;
-	struct list_acc acc = {fn, arg, recursive, false};
+	struct list_acc acc = {
+		.fn = fn, .arg = arg, .recursive = recursive,
+		.max_path = lim.max_path ? lim.max_path : WSPATH_MAX_PATH,
+	};
 	struct wswalk_stats stats;
 	struct wswalk_opts opts;
 	unsigned depth = 0, max = depth_limit(ctx);
@@ -288,48 +305,66 @@ fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
 	opts.prefix = depth > 0 ? path : NULL;
 	r = wswalk(dirfd >= 0 ? dirfd : ctx->root, &opts, list_one, &acc,
 		   &stats);
+	if (r == -ECANCELED && acc.fn_stopped) {
+		*truncated = true;
+		return 0;
+	}
 	if (r < 0)
 		return fsapi_fail(why,
 				  acc.fn_failed ? FS_IO_ERROR
 						: fs_error_from_errno(-r),
 				  r);
-	*truncated = stats.truncated || stats.deeper;
+	*truncated = stats.truncated || stats.deeper || stats.denied > 0 ||
+		     acc.overlong;
 	return 0;
 }
 
 /* ---- mkdir ------------------------------------------------------------ */
 
 /*
- * Sets the permission bits of FD, an O_PATH descriptor, to MODE exactly
- * (no umask): chmod through its /proc/self/fd magic link, which names
- * that very inode (fchmod refuses O_PATH descriptors; glibc's
- * fchmodat(AT_SYMLINK_NOFOLLOW) does the same). Returns 0 or -errno.
+ * Sets the permission bits of the directory FD (O_PATH) to MODE exactly
+ * (no umask), then, when OWN, gives it the owner of the workspace root
+ * ROOT. Through a real descriptor of that very directory ("." beneath
+ * FD, which cannot be swapped; it needs u+rx, which a directory the
+ * broker made 0700 has unless the umask takes them away - then a broker
+ * that is not root gets EACCES): fchmod and fchown refuse O_PATH
+ * descriptors, and the confined broker may not chmod or chown a path
+ * (confine.h), /proc/self/fd links included. The mode goes first, while
+ * the broker still owns the directory, so that no CAP_FOWNER is needed.
+ * Returns 0 or -errno.
  */
+static int
+set_dir_mode(int root, int fd, mode_t mode, bool own)
+{
+	_cleanup_close_ int rfd = -1;
+	struct stat rs;
+
+	rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0 || fchmod(rfd, mode) < 0)
+		return -errno;
+	if (own && (fstat(root, &rs) < 0 ||
+		    fchown(rfd, rs.st_uid, rs.st_gid) < 0))
+		return -errno;
+	return 0;
+}
+
+/* Sets the mode of the directory FD (O_PATH) to MODE (set_dir_mode). */
 static int
 set_mode(int fd, mode_t mode)
 {
-	char self[64];
-
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	return chmod(self, mode) < 0 ? -errno : 0;
+	return set_dir_mode(-1, fd, mode, false);
 }
 
 /*
- * Makes the directory just created at FD (O_PATH) the workspace's: owned
- * by the workspace's owner when the broker is root (the job runs as that
- * owner, workspace.h), and mode 0700 whatever the umask, so that the
- * broker can go on inside it. Returns 0 or -errno.
+ * Makes the directory just created at FD (O_PATH) the workspace's: mode
+ * MODE whatever the umask, then owned by the workspace's owner when the
+ * broker is root (the job runs as that owner, workspace.h). Returns 0 or
+ * -errno.
  */
 static int
-claim_dir(const struct fs_ctx *ctx, int fd)
+claim_dir(const struct fs_ctx *ctx, int fd, mode_t mode)
 {
-	struct stat rs;
-
-	if (geteuid() == 0 &&
-	    (fstat(ctx->root, &rs) < 0 ||
-	     fchownat(fd, "", rs.st_uid, rs.st_gid, AT_EMPTY_PATH) < 0))
-		return -errno;
-	return set_mode(fd, 0700);
+	return set_dir_mode(ctx->root, fd, mode, geteuid() == 0);
 }
 
 /*
@@ -356,7 +391,7 @@ mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
 
 	if (ctx->used_entries >= ctx->quota.max_files)
 		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
-	/* 0700 (less the umask) until set_mode: nobody else gets in before
+	/* 0700 (less the umask) until claim_dir: nobody else gets in before
 	 * the mode is what was asked. */
 	if (mkdirat(dirfd, name, 0700) < 0)
 		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
@@ -365,7 +400,7 @@ mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
 	 * same parent: a symlink swapped in meanwhile is refused. */
 	if ((fd = open_subdir(dirfd, name)) < 0)
 		return fsapi_fail(why, fs_error_from_errno(-fd), fd);
-	if ((e = claim_dir(ctx, fd)) < 0 || (e = set_mode(fd, mode)) < 0)
+	if ((e = claim_dir(ctx, fd, mode)) < 0)
 		return fsapi_fail(why, FS_IO_ERROR, e);
 	return 0;
 }
@@ -420,7 +455,7 @@ mkdir_parents(struct fs_ctx *ctx, const char *path, mode_t mode,
 			return fsapi_fail(why, FS_EXISTS, -EEXIST);
 		if (fd < 0)
 			return fsapi_fail(why, fs_error_from_errno(-fd), fd);
-		if ((made && (e = claim_dir(ctx, fd)) < 0) ||
+		if ((made && (e = claim_dir(ctx, fd, 0700)) < 0) ||
 		    (cur_made && (e = set_mode(cur, mode)) < 0)) {
 			close(fd);
 			return fsapi_fail(why, FS_IO_ERROR, e);

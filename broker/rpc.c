@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -295,11 +296,40 @@ get_path(struct call *c, const char *name, const char *name_b64,
 }
 
 /*
+ * Whether the socket FD is one a transfer can end on: SOCK_STREAM (a
+ * datagram socket has no end of file: a read waits for the next datagram
+ * for ever), not listening (SO_ACCEPTCONN: it carries no data) and
+ * connected (getpeername succeeds; an unconnected stream socket fails
+ * reads with ENOTCONN only after they were tried, and is refused here
+ * instead). socket(7), getpeername(2). A socketpair(2) end is connected.
+ */
+static bool
+stream_connected(int fd)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(int), salen = sizeof(sa);
+	int type = 0, listening = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	    type != SOCK_STREAM)
+		return false;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 ||
+	    listening)
+		return false;
+	return getpeername(fd, (struct sockaddr *)&sa, &salen) == 0;
+}
+
+/*
  * The descriptor the parameter "fd" names: an index into the
  * descriptors that came with the request, checked before use (style.md
  * rule 10): open for reading (READABLE) or writing, blocking, not
- * O_PATH, and a regular file, a pipe or a socket (a terminal or device
- * could block the session or never end).
+ * O_PATH, and a regular file, a pipe or FIFO, or a connected stream
+ * socket (stream_connected). A terminal or device could block the
+ * session or never end; so could a datagram, listening or unconnected
+ * socket. A pipe or socket whose peer never ends it still blocks the
+ * transfer, but only until the session is interrupted (serve.c,
+ * fsapi_set_interrupted).
  */
 static bool
 get_fd(struct call *c, bool readable, int *fd)
@@ -332,6 +362,11 @@ get_fd(struct call *c, bool readable, int *fd)
 	      S_ISSOCK(st.st_mode))) {
 		bad_param(c, "fd", "expected a regular file, a pipe or a "
 			  "socket");
+		return false;
+	}
+	if (S_ISSOCK(st.st_mode) && !stream_connected(*fd)) {
+		bad_param(c, "fd", "a socket must be a connected stream socket "
+			  "(not datagram, listening or unconnected)");
 		return false;
 	}
 	return true;
@@ -392,70 +427,6 @@ client_gone(const struct rpc_session *s, int wait_ms)
 	return n == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
-/*
- * Stages what the pipe or socket IN gives, up to its end of file, into an
- * unnamed file (O_TMPFILE in the workspace, else a memfd): at most
- * LIMIT + 1 bytes are read, *GOT gets how many. Returns the staged file
- * (at offset 0; the caller owns it) or a negative errno with *WHY set
- * (quota_exceeded for a full disk, io_error).
- *
- * Why stage: the end of file of a pipe is the same whether the client
- * closed it or was killed half way. Only once the data has ended can the
- * broker tell the two apart (the connection, the declared size), and the
- * file must not exist before then: fsapi_put links as soon as its input
- * ends. A regular file needs no staging: its content is all there.
- */
-static int
-stage(struct rpc_session *s, int in, uint64_t limit, uint64_t *got,
-      enum fs_error *why)
-{
-	_cleanup_close_ int tmp = -1;
-	struct stat st;
-	char buf[65536];
-	bool fifo = fstat(in, &st) == 0 && S_ISFIFO(st.st_mode);
-	ssize_t n;
-
-	*got = 0;
-	if (limit == UINT64_MAX)
-		limit--;
-	tmp = openat(s->fs.root, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (tmp < 0)
-		tmp = memfd_create("stockade-stage", MFD_CLOEXEC);
-	if (tmp < 0) {
-		*why = FS_IO_ERROR;
-		return -errno;
-	}
-	while (*got <= limit) {
-		size_t want = limit - *got + 1 < sizeof(buf) ?
-				      (size_t)(limit - *got + 1) : sizeof(buf);
-
-		if (fifo) {
-			n = splice(in, NULL, tmp, NULL, want, SPLICE_F_MOVE);
-		} else {
-			n = read(in, buf, want);
-			if (n > 0 && write_all(tmp, buf, (size_t)n) < 0)
-				n = -1;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			*why = errno == ENOSPC || errno == EDQUOT ?
-				       FS_QUOTA_EXCEEDED : FS_IO_ERROR;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		*got += (uint64_t)n;
-	}
-	if (lseek(tmp, 0, SEEK_SET) < 0) {
-		*why = FS_IO_ERROR;
-		return -errno;
-	}
-	n = tmp;
-	tmp = -1;
-	return (int)n;
-}
-
 static json_t *
 m_write(struct call *c, struct rawpath *p)
 {
@@ -506,7 +477,12 @@ m_write(struct call *c, struct rawpath *p)
 		} else {
 			if (size != UINT64_MAX && size < limit)
 				limit = size;
-			if ((mfd = stage(c->s, in, limit, &got, &why)) < 0)
+			/* Staged (fsapi_stage): nothing is named before the
+			 * data has ended and its size and the client are
+			 * checked. A regular file needs no staging: its
+			 * content is all there. */
+			if ((mfd = fsapi_stage(c->s->fs.root, in, limit, &got,
+					       &why)) < 0)
 				return file_error(c, why, p, NULL, NULL);
 			if (size != UINT64_MAX && got != size)
 				return file_error(c, got > size ? FS_TOO_LARGE :
@@ -612,13 +588,34 @@ m_read(struct call *c, struct rawpath *p)
 	return o;
 }
 
+/* The most bytes of entries one fs.list reply holds (compact JSON): the
+ * broker builds the whole reply in memory, and a client reads it as one
+ * line (docs/protocol.md). */
+#define LIST_MAX_BYTES (16u << 20)
+
+struct list_reply {
+	json_t *entries;
+	size_t bytes;		/* their compact JSON, with commas */
+};
+
 static int
 list_one(void *arg, const struct fs_entry *e)
 {
+	struct list_reply *l = arg;
 	json_t *o = fsreport_entry(e, false);
+	size_t n;
 
+	if (o == NULL)
+		return -ENOMEM;
+	/* json_dumpb with no buffer: the size it would write. */
+	n = json_dumpb(o, NULL, 0, JSON_COMPACT) + 1;
+	if (n > LIST_MAX_BYTES - l->bytes) {
+		json_decref(o);
+		return 1;	/* truncated */
+	}
+	l->bytes += n;
 	/* json_array_append_new takes O even when it fails. */
-	if (o == NULL || json_array_append_new(arg, o) < 0)
+	if (json_array_append_new(l->entries, o) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -631,7 +628,7 @@ m_list(struct call *c, struct rawpath *p)
 	uint64_t max = c->s->fs.quota.max_files, limit;
 	enum fs_error why;
 	bool recursive, truncated = false;
-	json_t *entries;
+	struct list_reply l = {NULL, 0};
 
 	if (max == 0 || max > INT64_MAX)
 		max = INT64_MAX;
@@ -641,14 +638,14 @@ m_list(struct call *c, struct rawpath *p)
 		return NULL;
 	if (limit > max)
 		limit = max;
-	if ((entries = json_array()) == NULL)
+	if ((l.entries = json_array()) == NULL)
 		return out_of_memory(c);
 	if (fsapi_list(&c->s->fs, p->p, recursive, (size_t)limit, list_one,
-		       entries, &truncated, &why) < 0) {
-		json_decref(entries);
+		       &l, &truncated, &why) < 0) {
+		json_decref(l.entries);
 		return file_error(c, why, p, NULL, NULL);
 	}
-	return json_pack("{s:o,s:b}", "entries", entries, "truncated",
+	return json_pack("{s:o,s:b}", "entries", l.entries, "truncated",
 			 truncated);
 }
 
@@ -744,7 +741,7 @@ m_changes(struct call *c, struct rawpath *p)
 	static const char *const names[] = {NULL};
 	static const char *const kinds[] = {"created", "modified", "deleted"};
 	struct rpc_session *s = c->s;
-	struct changes ch = {NULL, 0, false};
+	struct changes ch = {NULL, 0, false, 0};
 	json_t *o, *lists[3];
 
 	if (!known_params(c, names))
@@ -760,8 +757,9 @@ m_changes(struct call *c, struct rawpath *p)
 	if (s->before.valid && s->after.valid &&
 	    snapshot_diff(&s->before, &s->after, &ch) < 0)
 		return out_of_memory(c);
-	o = json_pack("{s:[],s:[],s:[],s:b}", kinds[0], kinds[1], kinds[2],
-		      "truncated", ch.truncated);
+	o = json_pack("{s:[],s:[],s:[],s:b,s:I}", kinds[0], kinds[1],
+		      kinds[2], "truncated", ch.truncated, "unhashed",
+		      (json_int_t)ch.unhashed);
 	for (size_t k = 0; o != NULL && k < 3; k++)
 		lists[k] = json_object_get(o, kinds[k]);
 	for (size_t i = 0; o != NULL && i < ch.n; i++) {
@@ -877,10 +875,17 @@ m_exec(struct call *c, struct rawpath *p)
 	}
 	memset(&before, 0, sizeof(before));
 	memset(&after, 0, sizeof(after));
+	/* Interrupted (-EINTR), the job is not run and the session ends
+	 * after this answer (serve.c); after the job, fs.changes is then
+	 * io_error. */
 	e = snapshot_take(s->fs.root, &s->fs.quota,
-			  s->after.valid ? &s->after : NULL, &before);
+			  s->after.valid ? &s->after : NULL,
+			  jobrun_interrupted, &before);
 	if (e < 0) {
 		jobrun_free(&jr);
+		if (e == -EINTR)
+			return fail(c, RPC_JOB_ERROR, NULL, "the broker was "
+				    "interrupted before the job");
 		return fail(c, RPC_JOB_ERROR, NULL, "cannot read the workspace "
 			    "before the job: %s", strerror(-e));
 	}
@@ -893,7 +898,8 @@ m_exec(struct call *c, struct rawpath *p)
 		jobrun_free(&jr);
 		return r;
 	}
-	e = snapshot_take(s->fs.root, &s->fs.quota, &before, &after);
+	e = snapshot_take(s->fs.root, &s->fs.quota, &before,
+			  jobrun_interrupted, &after);
 	snapshot_free(&s->before);
 	snapshot_free(&s->after);
 	s->before = before;

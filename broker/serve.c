@@ -12,7 +12,10 @@
  * is never lost between a check of the flag and a wait: it is either seen
  * by the check or interrupts the wait. The session then ends cleanly (the
  * socket unlinked, the launcher stopped); a second signal kills the
- * broker at once (SA_RESETHAND).
+ * broker at once (SA_RESETHAND). The handler is installed without
+ * SA_RESTART, so a request blocked in a transfer (a pipe nobody drains)
+ * is interrupted too: its copy stops (fsapi_set_interrupted), the request
+ * is answered io_error and the session ends.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "fsapi.h"
 #include "fsutil.h"
 #include "jobrun.h"
 #include "log.h"
@@ -567,6 +571,11 @@ cmd_serve(int argc, char **argv)
 	sigdelset(&sv.waitmask, SIGTERM);
 	sigdelset(&sv.waitmask, SIGHUP);
 	jobrun_catch_signals();
+	/* A transfer blocked on a descriptor (fs.read into a pipe nobody
+	 * reads, fs.write from one that never ends) stops at the signal:
+	 * the handler has no SA_RESTART, so the blocked call returns EINTR,
+	 * and the copy asks jobrun whether to go on (fsapi.h). */
+	fsapi_set_interrupted(jobrun_interrupted);
 	rpc_session_init(&sv.rpc, ws.fd, &pol, &sup);
 	if (l.fd >= 0) {
 		rc = serve_socket(&sv, &l);

@@ -7,7 +7,9 @@
  * most quota.file_bytes. The entries are sorted by path afterwards (the
  * walk is pre-order, which is not strcmp order: "a/x" comes before "a-b"),
  * so that a previous snapshot's hash is found by binary search and two
- * snapshots are compared by one merge.
+ * snapshots are compared by one merge. Its bounds (snapshot.h) are kept
+ * here: what is hashed (sparse files, a budget of bytes read), what is
+ * recorded (path length, path bytes), and the caller's interruption.
  */
 #include "snapshot.h"
 
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "wspath.h"
 #include "wswalk.h"
 
 #define READ_BUF (256u * 1024)	/* one read while hashing, bytes */
@@ -32,6 +35,13 @@ struct take {
 	struct snapshot *s;
 	size_t cap;
 	uint8_t *buf;		/* READ_BUF bytes, for hashing */
+	int (*interrupted)(void);
+	uint64_t left;		/* bytes the hashing may still read */
+	size_t max_path;	/* longest path recorded, bytes */
+	size_t path_bytes;	/* recorded so far, with NULs */
+	bool partial;		/* paths over max_path left out */
+	bool full;		/* SNAPSHOT_MAX_PATH_BYTES reached */
+	bool stop;		/* interrupted while hashing */
 };
 
 static int64_t
@@ -84,11 +94,33 @@ same_content_stat(const struct stat *a, const struct stat *b)
 	       ts_ns(&a->st_ctim) == ts_ns(&b->st_ctim);
 }
 
+/* Whether ST describes a sparse file (snapshot.h): allocated bytes more
+ * than SNAPSHOT_SPARSE_SLACK short of its size. */
+static bool
+sparse(const struct stat *st)
+{
+	uint64_t size = st->st_size < 0 ? 0 : (uint64_t)st->st_size;
+	uint64_t blocks = st->st_blocks < 0 ? 0 : (uint64_t)st->st_blocks;
+	uint64_t alloc = blocks > UINT64_MAX / 512 ? UINT64_MAX : blocks * 512;
+
+	return size > SNAPSHOT_SPARSE_SLACK &&
+	       alloc < size - SNAPSHOT_SPARSE_SLACK;
+}
+
+static bool
+interrupted(const struct take *t)
+{
+	return t->interrupted != NULL && t->interrupted() != 0;
+}
+
 /*
  * Hashes the file NAME in DIRFD that the walk described as E. E's
  * metadata is refreshed from the opened inode; E stays unhashed when the
  * file is not the one the walk saw, is over the quota or not alone in its
- * inode by now, or changes while it is read.
+ * inode by now, or changes while it is read; it is also marked
+ * hash_skipped when it is sparse or larger than what the budget has
+ * left. The bytes read are taken from the budget whatever the outcome;
+ * an interruption sets t->stop.
  */
 static void
 hash_file(struct take *t, int dirfd, const char *name, struct snap_entry *e)
@@ -110,13 +142,24 @@ hash_file(struct take *t, int dirfd, const char *name, struct snap_entry *e)
 	set_meta(e, &st);
 	if (e->size > limit)
 		return;
+	if (sparse(&st) || e->size > t->left) {
+		e->hash_skipped = true;
+		return;
+	}
+	if (t->left < limit)
+		limit = t->left;
 	SHA256Init(&ctx);
 	/* Up to one byte past the limit: a file that grew past it. */
 	for (;;) {
 		uint64_t left = limit - total + 1;
 		size_t want = left < READ_BUF ? (size_t)left : READ_BUF;
-		ssize_t n = read(fd, t->buf, want);
+		ssize_t n;
 
+		if (interrupted(t)) {
+			t->stop = true;
+			return;
+		}
+		n = read(fd, t->buf, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -124,8 +167,14 @@ hash_file(struct take *t, int dirfd, const char *name, struct snap_entry *e)
 		if (n == 0)
 			break;
 		total += (uint64_t)n;
-		if (total > limit)
+		t->s->hashed_bytes += (uint64_t)n;
+		t->left = t->left > (uint64_t)n ? t->left - (uint64_t)n : 0;
+		if (total > limit) {
+			/* Grew past what the budget had left: skipped for
+			 * it, unless it is over the file quota anyway. */
+			e->hash_skipped = total <= t->q->file_bytes;
 			return;
+		}
 		SHA256Update(&ctx, t->buf, (size_t)n);
 	}
 	if (fstat(fd, &after) < 0 || !same_content_stat(&st, &after) ||
@@ -181,7 +230,18 @@ add(void *arg, const struct wswalk_entry *we)
 	struct take *t = arg;
 	struct snapshot *s = t->s;
 	struct snap_entry *e;
+	size_t len = strlen(we->path);
 
+	/* No client could name it, nor anything below it: left out (and
+	 * not entered), the snapshot partial. */
+	if (len > t->max_path) {
+		t->partial = true;
+		return 1;
+	}
+	if (len + 1 > SNAPSHOT_MAX_PATH_BYTES - t->path_bytes) {
+		t->full = true;
+		return -ECANCELED;
+	}
 	if (s->n == t->cap) {
 		size_t ncap = t->cap ? 2 * t->cap : 256;
 		void *n = reallocarray(s->e, ncap, sizeof(*s->e));
@@ -196,16 +256,23 @@ add(void *arg, const struct wswalk_entry *we)
 	if ((e->path = strdup(we->path)) == NULL)
 		return -ENOMEM;
 	s->n++;
+	t->path_bytes += len + 1;
 	set_meta(e, we->st);
 	if (e->type == FS_T_FILE && e->nlink == 1 &&
-	    e->size <= t->q->file_bytes && !reuse(t->prev, e))
+	    e->size <= t->q->file_bytes && !reuse(t->prev, e)) {
 		hash_file(t, we->dirfd, we->name, e);
+		if (t->stop)
+			return -EINTR;
+		if (e->hash_skipped)
+			s->unhashed++;
+	}
 	return 0;
 }
 
 int
 snapshot_take(int root, const struct fs_quota *q,
-	      const struct snapshot *prev, struct snapshot *s)
+	      const struct snapshot *prev, int (*intr)(void),
+	      struct snapshot *s)
 {
 	struct wswalk_opts o;
 	struct wswalk_stats st;
@@ -218,6 +285,9 @@ snapshot_take(int root, const struct fs_quota *q,
 	t.q = q;
 	t.prev = prev;
 	t.s = s;
+	t.interrupted = intr;
+	t.left = q->workspace_bytes;
+	t.max_path = q->max_path ? q->max_path : WSPATH_MAX_PATH;
 	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return -errno;
 	s->started_ns = ts_ns(&now);
@@ -228,15 +298,19 @@ snapshot_take(int root, const struct fs_quota *q,
 	o.max_depth = q->max_depth;
 	o.max_entries = q->max_files > SIZE_MAX ? SIZE_MAX :
 						  (size_t)q->max_files;
+	o.interrupted = intr;
 	r = wswalk(root, &o, add, &t, &st);
 	free(t.buf);
+	if (r == -ECANCELED && t.full)
+		r = 0;
 	if (r < 0) {
 		snapshot_free(s);
 		return r;
 	}
 	if (s->n > 1)
 		qsort(s->e, s->n, sizeof(*s->e), cmp_path);
-	s->truncated = st.truncated || st.deeper;
+	s->truncated = st.truncated || st.deeper || st.denied > 0 ||
+		       t.partial || t.full;
 	s->valid = true;
 	return 0;
 }
@@ -310,6 +384,8 @@ snapshot_diff(const struct snapshot *before, const struct snapshot *after,
 	}
 	out->c = c;
 	out->n = n;
+	for (i = 0; i < n; i++)
+		out->unhashed += c[i].entry->hash_skipped;
 	return 0;
 }
 

@@ -22,6 +22,31 @@
  * only if that inode is the one the walk described; at most
  * quota.file_bytes + 1 bytes are read, and the hash is kept only if the
  * size, st_mtim and st_ctim did not change while the file was read.
+ *
+ * Bounds (the workspace is the job's, and a snapshot runs on every exec):
+ *  - a sparse file is not hashed: one whose allocated bytes (st_blocks *
+ *    512, stat(2)) fall more than SNAPSHOT_SPARSE_SLACK short of st_size.
+ *    Reading holes costs time and no disk, so a job could otherwise make
+ *    every exec read gigabytes of zeros (security review, finding 1). The
+ *    slack is one allocation unit of the coarsest common case (64 KiB:
+ *    64 KiB pages, btrfs sectors) and covers data kept in the inode
+ *    (ext4 inline_data: st_blocks 0). A file system that compresses
+ *    (btrfs, ZFS) may make a compressible file look sparse: it is then
+ *    listed unhashed, never misreported;
+ *  - at most quota.workspace_bytes are read for hashing per snapshot
+ *    (hashes lent by PREV cost nothing): a file that no longer fits in
+ *    what is left is listed unhashed (its size may be read partly when
+ *    it grows while read: never more than what was left plus one byte);
+ *  - an entry whose workspace-relative path is longer than quota.max_path
+ *    (0: WSPATH_MAX_PATH) is not recorded, nor anything below it (no
+ *    client could name it), and the snapshot is truncated;
+ *  - at most SNAPSHOT_MAX_PATH_BYTES of paths are recorded: the walk stops
+ *    there, truncated;
+ *  - INTERRUPTED (jobrun_interrupted) is asked between entries, between
+ *    directory reads and between reads of a file: a signal stops the
+ *    snapshot (-EINTR) within one READ of 256 KiB.
+ * A regular file left unhashed for the first two bounds has hash_skipped
+ * set and is counted in the snapshot's unhashed.
  */
 #ifndef STOCKADE_SNAPSHOT_H
 #define STOCKADE_SNAPSHOT_H
@@ -40,6 +65,14 @@
  * file system the workspace may sit on (2 s, FAT) plus a clock tick. */
 #define SNAPSHOT_RACY_NS 3000000000LL
 
+/* How far st_blocks * 512 may fall short of st_size before a file counts
+ * as sparse and is not hashed, bytes (see above). */
+#define SNAPSHOT_SPARSE_SLACK 65536u
+
+/* The most path bytes (with their NULs) one snapshot records: 32 MiB,
+ * about 8000 paths of the longest (4096 bytes) or 330000 of 100 bytes. */
+#define SNAPSHOT_MAX_PATH_BYTES (32u << 20)
+
 struct snap_entry {
 	char *path;                      /* raw bytes, owned */
 	enum fs_type type;
@@ -48,14 +81,26 @@ struct snap_entry {
 	int64_t mtime_ns, ctime_ns;
 	uint64_t dev, ino, nlink;
 	bool hashed;                     /* sha256 is valid */
+	bool hash_skipped;               /* a regular file with one link and
+					  * at most quota.file_bytes left
+					  * unhashed for a bound: sparse, or
+					  * past the snapshot's budget */
 	uint8_t sha256[SNAPSHOT_SHA256_LEN];
 };
 
 struct snapshot {
 	struct snap_entry *e;            /* sorted by path (strcmp) */
 	size_t n;
-	bool truncated;                  /* over quota.max_files or max_depth:
-					  * the manifest is partial */
+	bool truncated;                  /* over quota.max_files, max_depth
+					  * or SNAPSHOT_MAX_PATH_BYTES, paths
+					  * over quota.max_path left out, or
+					  * directories the walk was denied
+					  * (wswalk.h): the manifest is
+					  * partial */
+	size_t unhashed;                 /* entries with hash_skipped */
+	uint64_t hashed_bytes;           /* read for hashing, bytes (at most
+					  * quota.workspace_bytes plus one
+					  * byte per file that grew) */
 	int64_t started_ns;              /* CLOCK_REALTIME when it was begun,
 					  * ns since the epoch (racy files) */
 	bool valid;                      /* taken (a zeroed struct is not) */
@@ -65,12 +110,15 @@ struct snapshot {
  * Takes a snapshot of the workspace ROOT (borrowed) under Q into S (the
  * caller zeroes it or frees it first). PREV (may be NULL) lends hashes of
  * unchanged files. Files that are not hashed (over quota.file_bytes,
- * more than one link, not regular, or vanished mid-read) keep hashed =
- * false. Returns 0 or a negative errno (-ENOMEM; a failure to read the
- * workspace's top directory); S is then empty.
+ * more than one link, not regular, vanished mid-read, sparse, past the
+ * hashing budget) keep hashed = false. INTERRUPTED (may be NULL; e.g.
+ * jobrun_interrupted) is asked while the snapshot runs: non-zero stops it.
+ * Returns 0 or a negative errno (-ENOMEM; -EINTR when interrupted; a
+ * failure to read the workspace's top directory); S is then empty.
  */
 int snapshot_take(int root, const struct fs_quota *q,
-		  const struct snapshot *prev, struct snapshot *s);
+		  const struct snapshot *prev, int (*interrupted)(void),
+		  struct snapshot *s);
 
 /* Frees everything S owns and zeroes it; accepts a zeroed S. */
 void snapshot_free(struct snapshot *s);
@@ -88,6 +136,9 @@ struct changes {
 	struct change *c;                /* sorted by path */
 	size_t n;
 	bool truncated;                  /* either snapshot was truncated */
+	size_t unhashed;                 /* changes whose entry has
+					  * hash_skipped (its sha256 unknown
+					  * only for the snapshot's bounds) */
 };
 
 /*

@@ -112,7 +112,7 @@ open_dir(int dirfd, const char *name)
 }
 
 /* Whether ERR, from looking up or entering an entry, means the job changed
- * it under the walk (or locked it away): skipped, not a failure. */
+ * it under the walk: skipped, not a failure. */
 static bool
 is_race(int err)
 {
@@ -122,12 +122,39 @@ is_race(int err)
 	case -ELOOP:	/* now a symlink */
 	case -EXDEV:	/* now another mount */
 	case -EAGAIN:	/* renames racing openat2 past OPEN_TRIES */
-	case -EACCES:	/* modes the job set (a broker not root) */
-	case -EPERM:
 		return true;
 	default:
 		return false;
 	}
+}
+
+/* Whether ERR means the job locked the entry away with its modes (a
+ * broker that is not root): counted as denied, not a failure, and never
+ * mistaken for a race (what it hides still exists). */
+static bool
+is_denied(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
+/* Counts ERR as a race or a denial. Returns 0 when it was one, else ERR. */
+static int
+tolerate(struct walk *w, int err)
+{
+	if (is_denied(err))
+		w->st->denied++;
+	else if (is_race(err))
+		w->st->skipped++;
+	else
+		return err;
+	return 0;
+}
+
+/* Whether the caller asked the walk to stop (OPTS->interrupted). */
+static bool
+stopped(const struct walk *w)
+{
+	return w->o->interrupted != NULL && w->o->interrupted() != 0;
 }
 
 /*
@@ -143,12 +170,8 @@ enter(struct walk *w, int dirfd, const char *name, const struct stat *sb,
 	int r;
 
 	*fd = -1;
-	if ((r = open_dir(dirfd, name)) < 0) {
-		if (!is_race(r))
-			return r;
-		w->st->skipped++;
-		return 1;
-	}
+	if ((r = open_dir(dirfd, name)) < 0)
+		return tolerate(w, r) < 0 ? r : 1;
 	if (fstat(r, &cur) < 0 || cur.st_dev != sb->st_dev ||
 	    cur.st_ino != sb->st_ino) {
 		close(r);
@@ -186,6 +209,8 @@ next_name(struct walk *w, struct dents *d, const char **name)
 			}
 		}
 		d->off = 0;
+		if (stopped(w))
+			return -EINTR;
 		d->n = getdents64(d->fd, w->dents, DENTS_BUF);
 		if (d->n < 0 && errno != EINTR)
 			return -errno;
@@ -346,12 +371,10 @@ step(struct walk *w)
 		w->st->truncated = true;
 		return 1;
 	}
-	if (fstatat(l->fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (!is_race(-errno))
-			return -errno;
-		w->st->skipped++;
-		return 0;
-	}
+	if (stopped(w))
+		return -EINTR;
+	if (fstatat(l->fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return tolerate(w, -errno);
 
 	len = strlen(name);
 	at = l->pathlen + (l->pathlen > 0);

@@ -46,6 +46,10 @@ struct wswalk_opts {
 	const char *prefix;     /* prepended with '/' to every path ("a/b"
 				 * gives "a/b/name"); NULL or "": paths
 				 * relative to the start. Never "." */
+	int (*interrupted)(void); /* NULL, or asked before every entry and
+				 * every getdents64 call: non-zero stops the
+				 * walk with -EINTR (jobrun_interrupted: a
+				 * SIGTERM must not wait for a huge walk) */
 };
 
 struct wswalk_stats {
@@ -54,9 +58,16 @@ struct wswalk_stats {
 	size_t skipped;         /* entries that vanished or turned into a
 				 * symlink/other mount/another directory
 				 * between readdir and use (the job racing
-				 * the walk), and directories that could not
-				 * be entered for their permissions (EACCES,
-				 * EPERM: what they hold is not counted) */
+				 * the walk) */
+	size_t denied;          /* directories that could not be entered
+				 * and entries that could not be stat'ed
+				 * for their permissions (EACCES, EPERM: a
+				 * mode the job set, when the broker is not
+				 * root or lacks CAP_DAC_OVERRIDE). Unlike a
+				 * race, this hides what exists: a caller
+				 * must treat the walk as partial
+				 * (snapshot: truncated; list: truncated;
+				 * usage: the workspace counts as full) */
 };
 
 /*
@@ -64,9 +75,10 @@ struct wswalk_stats {
  * may be O_PATH: the walk opens "." beneath it) calling FN for every
  * entry under OPTS' bounds. STATS (may be NULL) gets what was left out.
  * Returns 0, FN's negative return, or a negative errno (-ENOMEM; -EMFILE;
- * a readdir failure). An entry that vanishes or changes type mid-walk is
- * skipped and counted, never an error: the workspace is the job's and may
- * change while it is walked.
+ * a readdir failure; -EINTR when OPTS->interrupted said so). An entry
+ * that vanishes or changes type mid-walk is skipped and counted, never an
+ * error: the workspace is the job's and may change while it is walked; a
+ * directory the walk may not enter is counted in DENIED, not an error.
  * The start directory itself failing to open or read is an error
  * (-EACCES, -ENOTDIR...).
  *

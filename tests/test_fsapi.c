@@ -532,6 +532,42 @@ Test(fsname, names_of_255_bytes)
 	expect_escape(name, sizeof(name), want);
 }
 
+/* Format characters (Cf) and line/paragraph separators (Zl, Zp): bidi
+ * controls, zero-width characters, soft hyphen, tag characters. Each is
+ * escaped byte by byte (CVE-2021-42574, "Trojan Source"); neighbours that
+ * are not Cf, Zl or Zp are kept. */
+Test(fsname, invisible_characters)
+{
+	ESC("\xc2\xad", "\\xc2\\xad");                  /* U+00AD soft hyphen */
+	ESC("\xd8\x9c", "\\xd8\\x9c");                  /* U+061C ALM */
+	ESC("\xe1\xa0\x8e", "\\xe1\\xa0\\x8e");         /* U+180E */
+	ESC("\xe2\x80\x8b", "\\xe2\\x80\\x8b");         /* U+200B ZWSP */
+	ESC("\xe2\x80\x8f", "\\xe2\\x80\\x8f");         /* U+200F RLM */
+	ESC("\xe2\x80\xa8", "\\xe2\\x80\\xa8");         /* U+2028 Zl */
+	ESC("\xe2\x80\xa9", "\\xe2\\x80\\xa9");         /* U+2029 Zp */
+	ESC("\xe2\x80\xae", "\\xe2\\x80\\xae");         /* U+202E RLO */
+	ESC("\xe2\x81\xa0", "\\xe2\\x81\\xa0");         /* U+2060 WJ */
+	ESC("\xe2\x81\xa4", "\\xe2\\x81\\xa4");         /* U+2064 */
+	ESC("\xe2\x81\xa6", "\\xe2\\x81\\xa6");         /* U+2066 LRI */
+	ESC("\xe2\x81\xaf", "\\xe2\\x81\\xaf");         /* U+206F */
+	ESC("\xef\xbb\xbf", "\\xef\\xbb\\xbf");         /* U+FEFF BOM */
+	ESC("\xef\xbf\xb9", "\\xef\\xbf\\xb9");         /* U+FFF9 */
+	ESC("\xef\xbf\xbb", "\\xef\\xbf\\xbb");         /* U+FFFB */
+	ESC("\xf3\xa0\x80\x81", "\\xf3\\xa0\\x80\\x81");  /* U+E0001 */
+	ESC("\xf3\xa0\x80\xa0", "\\xf3\\xa0\\x80\\xa0");  /* U+E0020 */
+	ESC("\xf3\xa0\x81\xbf", "\\xf3\\xa0\\x81\\xbf");  /* U+E007F */
+	/* "invoice<RLO>fdp.exe" shows as "invoiceexe.pdf" raw. */
+	ESC("invoice\xe2\x80\xae" "fdp.exe", "invoice\\xe2\\x80\\xaefdp.exe");
+	/* Neighbours: U+00AC, U+00AE, U+200A (Zs), U+2010, U+2030, U+2065
+	 * (unassigned), U+FFFC, U+E0000 and U+E0080 (unassigned), U+1D17B. */
+	ESC("\xc2\xac\xc2\xae\xe2\x80\x8a\xe2\x80\x90\xe2\x80\xb0",
+	    "\xc2\xac\xc2\xae\xe2\x80\x8a\xe2\x80\x90\xe2\x80\xb0");
+	ESC("\xe2\x81\xa5\xef\xbf\xbc\xf3\xa0\x80\x80\xf3\xa0\x82\x80"
+	    "\xf0\x9d\x85\xbb",
+	    "\xe2\x81\xa5\xef\xbf\xbc\xf3\xa0\x80\x80\xf3\xa0\x82\x80"
+	    "\xf0\x9d\x85\xbb");
+}
+
 /* Random names: whatever the bytes, the result is displayable and
  * decodes back to them. */
 Test(fsname, random_bytes_round_trip)
@@ -556,6 +592,8 @@ Test(fsname, random_bytes_round_trip)
 
 /* ==== Operations under quotas (broker/fsops.c) ========================= */
 
+#include <ftw.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -698,6 +736,8 @@ struct listing {
 	char text[4096];
 	size_t n;
 	int stop_after; /* > 0: the callback fails after this many */
+	int full_after; /* > 0: the callback says "truncated" after this
+			 * many */
 };
 
 static int
@@ -708,6 +748,8 @@ collect(void *arg, const struct fs_entry *e)
 
 	if (l->stop_after > 0 && (int)l->n == l->stop_after)
 		return -ECANCELED;
+	if (l->full_after > 0 && (int)l->n == l->full_after)
+		return 1;
 	/* A directory's st_size depends on the file system: left out. */
 	if (e->type == FS_T_DIR)
 		snprintf(l->text + len, sizeof(l->text) - len, "%s d;",
@@ -1182,6 +1224,12 @@ Test(fsapi, list_order_limit_truncated)
 	l.stop_after = 2;
 	EXPECT(do_list(&ctx, ".", true, 0, &l, &trunc), FS_IO_ERROR);
 	cr_assert_eq(l.n, 2);
+	/* A callback that is full stops it too, truncated. */
+	l.stop_after = 0;
+	l.full_after = 3;
+	EXPECT(do_list(&ctx, ".", true, 0, &l, &trunc), FS_OK);
+	cr_assert_str_eq(l.text, "B f 4;a f 1;a-b f 0;");
+	cr_assert(trunc);
 	assert_outside_untouched();
 }
 
@@ -1503,4 +1551,136 @@ Test(fsapi, directory_swapped_with_symlink)
 	assert_outside_untouched();
 	cr_log_info("swap race: %d puts and %d gets went through", ok_put,
 		    ok_get);
+}
+
+/* Paths over quota.max_path are not listed (no client could name them
+ * back), nor what is below them; the listing is truncated. */
+Test(fsapi, list_skips_long_paths)
+{
+	struct fs_ctx ctx;
+	struct listing l;
+	bool trunc;
+
+	ctx_default(&ctx);
+	fstest_mkdir("dir4567890");		/* 10 bytes */
+	plant_file("dir4567890/x", "");		/* 12 */
+	plant_file("file567890", "");		/* 10 */
+	plant_file("file5678901", "");		/* 11 */
+	fstest_mkdir("longdir8901");		/* 11 */
+	plant_file("longdir8901/f", "");
+	ctx.quota.max_path = 10;
+	EXPECT(do_list(&ctx, ".", true, 0, &l, &trunc), FS_OK);
+	cr_assert_str_eq(l.text, "dir4567890 d;file567890 f 0;");
+	cr_assert(trunc);
+	EXPECT(do_list(&ctx, "dir4567890", false, 0, &l, &trunc), FS_OK);
+	cr_assert_eq(l.n, 0);
+	cr_assert(trunc);
+	ctx.quota.max_path = 13;
+	EXPECT(do_list(&ctx, ".", true, 0, &l, &trunc), FS_OK);
+	cr_assert_eq(l.n, 6);
+	cr_assert_not(trunc);
+}
+
+/* ---- Directories the walk is denied (security review, finding 3) ---- */
+
+#define NOBODY 65534
+
+static int
+give(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return lchown(path, NOBODY, NOBODY) < 0 ? -1 : 0;
+}
+
+/*
+ * Runs FN, which returns 0 or the line of the check that failed, as a
+ * user whom modes deny: when the test runs as root (whom they never
+ * deny), in a child that drops to NOBODY for good with setresuid on a
+ * workspace given to NOBODY first (ROOT stays open across the fork);
+ * else here, as the test user who owns the workspace.
+ */
+static void
+as_nobody(int (*fn)(void))
+{
+	int p[2], line = -1, st;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		line = fn();
+		cr_assert_eq(line, 0, "check failed at line %d", line);
+		return;
+	}
+	cr_assert_eq(nftw(ws, give, 16, FTW_PHYS), 0);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (setgroups(0, NULL) < 0 ||
+		    setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+			line = -2;
+		else
+			line = fn();
+		_exit(write(p[1], &line, sizeof(line)) == sizeof(line) ? 0 : 1);
+	}
+	close(p[1]);
+	cr_assert_eq(read(p[0], &line, sizeof(line)), (ssize_t)sizeof(line));
+	close(p[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_assert_eq(line, 0, "check failed at line %d", line);
+}
+
+#define CHECK(c)                                                              \
+	do {                                                                  \
+		if (!(c))                                                     \
+			return __LINE__;                                      \
+	} while (0)
+
+static struct fs_ctx denied_ctx;
+
+static int
+denied_checks(void)
+{
+	struct listing l;
+	enum fs_error why = FS_OK;
+	bool trunc = false;
+
+	memset(&l, 0, sizeof(l));
+	CHECK(fsapi_list(&denied_ctx, ".", true, 0, collect, &l, &trunc,
+			 &why) == 0);
+	CHECK(strcmp(l.text, "locked d;open d;open/f f 1;") == 0);
+	CHECK(trunc);
+	/* A directory beside it is listed whole. */
+	memset(&l, 0, sizeof(l));
+	trunc = false;
+	why = FS_OK;
+	(void)fsapi_list(&denied_ctx, "open", true, 0, collect, &l, &trunc,
+			 &why);
+	CHECK(why == FS_OK && !trunc && l.n == 1);
+	/* Usage fails closed: the workspace counts as full. */
+	CHECK(fsapi_usage(&denied_ctx) == -E2BIG);
+	CHECK(denied_ctx.usage_valid);
+	CHECK(denied_ctx.used_entries > denied_ctx.quota.max_files);
+	CHECK(fsapi_mkdir(&denied_ctx, "new", 0755, false, &why) < 0);
+	CHECK(why == FS_QUOTA_EXCEEDED);
+	return 0;
+}
+
+/* A directory the job made 000: a broker that is not root cannot enter
+ * it, so a listing of what holds it is truncated and the usage count
+ * fails closed (it is not a race to skip quietly). */
+Test(fsapi, denied_directory_list_truncated_usage_full)
+{
+	ctx_default(&denied_ctx);
+	fstest_mkdir("locked");
+	plant_file("locked/f", "f");
+	fstest_mkdir("open");
+	plant_file("open/f", "f");
+	cr_assert_eq(fchmodat(root, "locked", 0, 0), 0);
+	as_nobody(denied_checks);
+	cr_assert_eq(fchmodat(root, "locked", 0755, 0), 0);
 }

@@ -464,6 +464,139 @@ Test(fscli, ls_shows_strange_names_escaped)
 	run_out_free(&o);
 }
 
+/* Invisible characters (Unicode Cf, Zl, Zp: broker/fsname.h): escaped
+ * in ls, and in ls --json with the raw name in path_b64. */
+Test(fscli, ls_escapes_invisible_characters)
+{
+	static const char *const names[][3] = {
+		/* raw, shown, path_b64 */
+		{"a\xc2\xad", "a\\xc2\\xad", "YcKt"},          /* soft hyphen */
+		{"b\xe2\x80\xae" "fdp.exe", "b\\xe2\\x80\\xaefdp.exe",
+		 "YuKArmZkcC5leGU="},                           /* RLO */
+		{"c\xe2\x80\x8b", "c\\xe2\\x80\\x8b", "Y+KAiw=="},   /* ZWSP */
+		{"d\xe2\x80\xa8", "d\\xe2\\x80\\xa8", "ZOKAqA=="},   /* Zl */
+		{"e\xe2\x80\xa9", "e\\xe2\\x80\\xa9", "ZeKAqQ=="},   /* Zp */
+		{"f\xf3\xa0\x80\x81", "f\\xf3\\xa0\\x80\\x81",
+		 "ZvOggIE="},                                   /* tag */
+		{"g\xef\xbb\xbf", "g\\xef\\xbb\\xbf", "Z++7vw=="},   /* BOM */
+	};
+	const size_t n = sizeof(names) / sizeof(names[0]);
+	const char *ws = harness_workspace();
+	char path[4096], line[256];
+	struct run_out o;
+	json_t *e;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ws, names[i][0]);
+		harness_write_file(path, "");
+	}
+	RUN(&o, "ls", "--workspace", ws);
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	cr_assert_eq(count_char(o.out, o.out_len, '\n'), n, "%s", o.out);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), " %s\n", names[i][1]);
+		cr_assert_not_null(strstr(o.out, line), "no \"%s\" in %s",
+				   names[i][1], o.out);
+		cr_assert_null(strstr(o.out, names[i][0]), "raw %s",
+			       names[i][1]);
+	}
+	run_out_free(&o);
+
+	RUN(&o, "ls", "--workspace", ws, "--json");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	cr_assert_not_null(o.json, "not JSON: %s", o.out);
+	for (size_t i = 0; i < n; i++) {
+		e = find_entry(o.json, names[i][1]);
+		cr_assert_not_null(e, "no %s in %s", names[i][1], o.out);
+		cr_assert_str_eq(str_field(e, "path_b64"), names[i][2]);
+		cr_assert_null(strstr(o.out, names[i][0]), "raw %s",
+			       names[i][1]);
+	}
+	run_out_free(&o);
+}
+
+/* Runs `printf DATA | stockade put --workspace WS ARGS... - PATH` through
+ * sh (DATA without '%' or '\\'), into O. */
+static void
+put_piped(struct run_out *o, const char *ws, const char *data,
+	  const char *size, const char *path)
+{
+	const char *full[] = {
+		"sh", "-c", "printf '%s' \"$2\" | \"$0\" put --workspace \"$1\" "
+		"--size \"$3\" - \"$4\"", harness_stockade(), ws, data, size,
+		path, NULL,
+	};
+
+	harness_spawn(full, o);
+}
+
+/*
+ * put --size: the bytes expected. From a pipe, a producer that died early
+ * (fewer bytes) is io_error, more is too_large, and either leaves no file
+ * and no temporary name; exactly that many is written. A host file is
+ * checked on its size.
+ */
+Test(fscli, put_with_size)
+{
+	const char *ws = harness_workspace();
+	const char *tmp = harness_tmpdir("stockade-fscli-");
+	char in[4096], path[4096];
+	struct run_out o;
+	char *got;
+	size_t len;
+
+	put_piped(&o, ws, "hello", "5", "exact");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	run_out_free(&o);
+	snprintf(path, sizeof(path), "%s/exact", ws);
+	got = harness_read_file(path, &len);
+	cr_assert_not_null(got);
+	cr_assert_eq(len, 5);
+	cr_assert_eq(memcmp(got, "hello", 5), 0);
+	free(got);
+
+	put_piped(&o, ws, "hel", "5", "short");
+	ASSERT_FS_ERROR(&o, "short", "io_error");
+	cr_assert_not_null(strstr(o.err, "standard input gave 3 bytes, "
+				  "--size said 5: nothing written"), "%s", o.err);
+	run_out_free(&o);
+	put_piped(&o, ws, "", "5", "empty");
+	ASSERT_FS_ERROR(&o, "empty", "io_error");
+	run_out_free(&o);
+	put_piped(&o, ws, "hello!", "5", "long");
+	ASSERT_FS_ERROR(&o, "long", "too_large");
+	cr_assert_not_null(strstr(o.err, "gave more than 5 bytes"), "%s",
+			   o.err);
+	run_out_free(&o);
+	/* Over the policy's per-file limit: refused before reading. */
+	put_piped(&o, ws, "x", "99999999999999", "huge");
+	ASSERT_FS_ERROR(&o, "huge", "too_large");
+	run_out_free(&o);
+	cr_assert_eq(count_entries(ws), 1, "a file or a temporary name left");
+
+	/* A host file: its size from its offset. */
+	snprintf(in, sizeof(in), "%s/in.txt", tmp);
+	harness_write_file(in, "four");
+	RUN(&o, "put", "--workspace", ws, "--size", "5", in, "hf");
+	ASSERT_FS_ERROR(&o, "hf", "io_error");
+	cr_assert_not_null(strstr(o.err, "the host file holds 4 bytes"), "%s",
+			   o.err);
+	run_out_free(&o);
+	cr_assert_eq(count_entries(ws), 1);
+	RUN(&o, "put", "--workspace", ws, "--size", "4", in, "hf");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	run_out_free(&o);
+	cr_assert_eq(count_entries(ws), 2);
+
+	/* Not a number; an option of put only. */
+	RUN(&o, "put", "--workspace", ws, "--size", "5k", in, "x");
+	cr_assert_eq(o.status, 2, "%s", o.err);
+	run_out_free(&o);
+	RUN(&o, "ls", "--workspace", ws, "--size", "5");
+	cr_assert_eq(o.status, 2, "%s", o.err);
+	run_out_free(&o);
+}
+
 Test(fscli, stat_describes_never_follows)
 {
 	const char *ws = harness_workspace();

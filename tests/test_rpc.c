@@ -26,16 +26,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "fstest.h"
 #include "fsutil.h"
+#include "jobrun.h"
 #include "policy.h"
 #include "preflight.h"
 #include "rpc.h"
@@ -696,6 +700,70 @@ Test(rpc, descriptor_checks)
 	close(p[1]);
 }
 
+/* Only connected stream sockets: a datagram socket never ends (a read
+ * waits for the next datagram), an unconnected or listening one carries
+ * no data. */
+Test(rpc, descriptor_sockets)
+{
+	struct sockaddr_in lo = {.sin_family = AF_INET,
+				 .sin_port = htons(9),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	sa_family_t fam = AF_UNIX;
+	int bad[4], sp[2];
+	char buf[8];
+	json_t *r;
+
+	fstest_mkfile("f", "sock");
+	/* UDP, unconnected and connected; a unix stream socket never
+	 * connected; a listening one (autobound: only the family given). */
+	bad[0] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bad[1] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	cr_assert_eq(connect(bad[1], (struct sockaddr *)&lo, sizeof(lo)), 0);
+	bad[2] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bad[3] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_eq(bind(bad[3], (struct sockaddr *)&fam, sizeof(fam)), 0);
+	cr_assert_eq(listen(bad[3], 1), 0);
+	for (int i = 0; i < 4; i++) {
+		cr_assert_geq(bad[i], 0);
+		r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "g",
+						   "fd", 0), &bad[i], 1);
+		param_error(r, "fd");
+		cr_assert_not_null(strstr(json_string_value(json_object_get(
+				json_object_get(r, "error"), "message")),
+				"connected stream socket"));
+		json_decref(r);
+		r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f",
+						  "fd", 0), &bad[i], 1);
+		param_error(r, "fd");
+		json_decref(r);
+		close(bad[i]);
+	}
+	cr_assert_eq(faccessat(root, "g", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+
+	/* A connected stream socket (a socketpair end) is taken both ways. */
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 0),
+		     &sp[0], 1);
+	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
+		     4);
+	json_decref(r);
+	cr_assert_eq(read(sp[1], buf, sizeof(buf)), 4);
+	cr_assert_eq(memcmp(buf, "sock", 4), 0);
+	cr_assert_eq(write_all(sp[1], "back", 4), 0);
+	cr_assert_eq(shutdown(sp[1], SHUT_WR), 0);
+	r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "g", "fd", 0),
+		     &sp[0], 1);
+	result_of(r);
+	json_decref(r);
+	close(sp[0]);
+	close(sp[1]);
+	{
+		_cleanup_free_ char *g = slurp("g", NULL);
+
+		cr_assert_str_eq(g, "back");
+	}
+}
+
 /* ---- list, stat, mkdir, remove, rename ---- */
 
 Test(rpc, list_and_stat)
@@ -876,6 +944,44 @@ Test(rpc, path_b64_round_trip)
 			 "nope\\n");
 	cr_assert_str_eq(json_string_value(json_object_get(e, "path_b64")),
 			 "bm9wZQo=");
+	json_decref(r);
+}
+
+/* Invisible characters (Unicode Cf, Zl, Zp: fsname.h) are escaped in
+ * fs.list, with the raw name in path_b64. Sorted byte-wise: a..g. */
+Test(rpc, list_escapes_invisible_characters)
+{
+	static const char *const raw[][2] = {
+		{"a\xc2\xad", "a\\xc2\\xad"},                 /* soft hyphen */
+		{"b\xe2\x80\xae" "fdp.exe", "b\\xe2\\x80\\xaefdp.exe"}, /* RLO */
+		{"c\xe2\x80\x8b", "c\\xe2\\x80\\x8b"},        /* zero width */
+		{"d\xe2\x80\xa8", "d\\xe2\\x80\\xa8"},        /* Zl */
+		{"e\xe2\x80\xa9", "e\\xe2\\x80\\xa9"},        /* Zp */
+		{"f\xf3\xa0\x80\x81", "f\\xf3\\xa0\\x80\\x81"}, /* tag */
+		{"g\xef\xbb\xbf", "g\\xef\\xbb\\xbf"},        /* BOM */
+	};
+	const size_t n = sizeof(raw) / sizeof(raw[0]);
+	json_t *r, *entries;
+
+	for (size_t i = 0; i < n; i++)
+		fstest_mkfile(raw[i][0], "");
+	r = call("fs.list", NULL);
+	entries = json_object_get(result_of(r), "entries");
+	cr_assert_eq(json_array_size(entries), n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(entries, i);
+		_cleanup_free_ unsigned char *back = NULL;
+		size_t len;
+
+		cr_assert_str_eq(json_string_value(json_object_get(e, "path")),
+				 raw[i][1]);
+		cr_assert(json_is_string(json_object_get(e, "path_b64")),
+			  "no path_b64 for %s", raw[i][1]);
+		back = unb64(json_string_value(json_object_get(e, "path_b64")),
+			     &len);
+		cr_assert_eq(len, strlen(raw[i][0]));
+		cr_assert_eq(memcmp(back, raw[i][0], len), 0);
+	}
 	json_decref(r);
 }
 
@@ -1067,9 +1173,73 @@ Test(rpc, changes_before_any_exec_and_exec_without_launcher)
 	cr_assert_eq(json_array_size(json_object_get(res, "modified")), 0);
 	cr_assert_eq(json_array_size(json_object_get(res, "deleted")), 0);
 	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	cr_assert_eq(json_integer_value(json_object_get(res, "unhashed")), 0);
+	cr_assert(json_is_integer(json_object_get(res, "unhashed")));
 	json_decref(r);
 	r = call("exec", json_pack("{s:[s]}", "argv", "true"));
 	error_of(r, RPC_JOB_ERROR);
+	json_decref(r);
+}
+
+/*
+ * One fs.list reply holds at most 16 MiB of entries (compact JSON): 15
+ * nested directories of 250-byte names hold files whose entries are about
+ * 3.8 KiB each, more than 16 MiB of them. The reply stops short of the
+ * bound, truncated, and every entry in it is whole.
+ */
+Test(rpc, list_reply_bounded)
+{
+	char name[251], path[4096];
+	size_t len = 0, files, bytes = 0, i;
+	json_t *r, *res, *entries, *e;
+	int dfd;
+
+	memset(name, 'n', 250);
+	name[250] = '\0';
+	for (i = 0; i < 15; i++) {
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "%s%s",
+					i ? "/" : "", name);
+		fstest_mkdir(path);
+	}
+	dfd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(dfd, 0);
+	files = (16u << 20) / (len + 6) + 64;
+	for (i = 0; i < files; i++) {
+		char f[16];
+		int fd;
+
+		/* Links to one file: names are what is bounded, and a
+		 * link is cheaper to make than an inode. */
+		snprintf(f, sizeof(f), "%05zu", i);
+		if (i == 0) {
+			fd = openat(dfd, f, O_WRONLY | O_CREAT | O_CLOEXEC,
+				    0644);
+			cr_assert_geq(fd, 0, "%s", strerror(errno));
+			close(fd);
+		} else {
+			cr_assert_eq(linkat(dfd, "00000", dfd, f, 0), 0, "%s",
+				     strerror(errno));
+		}
+	}
+	close(dfd);
+
+	r = call("fs.list", json_pack("{s:b}", "recursive", 1));
+	res = result_of(r);
+	entries = json_object_get(res, "entries");
+	cr_assert(json_is_true(json_object_get(res, "truncated")));
+	cr_assert_lt(json_array_size(entries), files + 15);
+	json_array_foreach(entries, i, e)
+		bytes += json_dumpb(e, NULL, 0, JSON_COMPACT) + 1;
+	cr_assert_leq(bytes, 16u << 20);
+	/* Stopped at the bound, not well before it. */
+	cr_assert_gt(bytes + 2 * (len + 100), 16u << 20);
+	json_decref(r);
+
+	/* Under the bound: whole. */
+	r = call("fs.list", json_pack("{s:b,s:i}", "recursive", 1, "limit",
+				      100));
+	res = result_of(r);
+	cr_assert_eq(json_array_size(json_object_get(res, "entries")), 100);
 	json_decref(r);
 }
 
@@ -1237,6 +1407,56 @@ Test(rpc_exec, a_failing_job_is_a_result_not_an_error)
 	cr_assert_str_neq(json_string_value(json_object_get(res, "status")),
 			  "ok");
 	json_decref(r);
+}
+
+/* A sparse file a job makes is listed by fs.changes with sha256 null and
+ * counted in "unhashed" (its holes are never read: security review,
+ * finding 1); a dense one beside it is hashed. */
+Test(rpc_exec, sparse_file_listed_unhashed)
+{
+	json_t *r, *res, *item;
+
+	with_launcher();
+	r = call("exec", json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c",
+				   "truncate -s 67108863 sparse && "
+				   "echo dense > dense"));
+	res = result_of(r);
+	cr_assert_str_eq(json_string_value(json_object_get(res, "status")),
+			 "ok", "%s",
+			 json_string_value(json_object_get(res, "stderr")));
+	json_decref(r);
+	r = call("fs.changes", NULL);
+	res = result_of(r);
+	item = find_item(json_object_get(res, "created"), "sparse");
+	cr_assert_not_null(item);
+	cr_assert_eq(json_integer_value(json_object_get(item, "size")),
+		     67108863);
+	cr_assert(json_is_null(json_object_get(item, "sha256")));
+	assert_file_change(res, "created", "dense", "dense\n");
+	cr_assert_eq(json_integer_value(json_object_get(res, "unhashed")), 1);
+	cr_assert(json_is_false(json_object_get(res, "truncated")));
+	json_decref(r);
+}
+
+/* A broker interrupted (SIGTERM) before a job's first snapshot runs no
+ * job: exec answers -32002 (serve.c then ends the session). */
+Test(rpc_exec, interrupted_exec_runs_no_job)
+{
+	json_t *r, *e;
+
+	with_launcher();
+	jobrun_catch_signals();
+	cr_assert_eq(raise(SIGTERM), 0);
+	cr_assert_eq(jobrun_interrupted(), SIGTERM);
+	r = call("exec", json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c",
+				   "echo ran > ran"));
+	e = error_of(r, RPC_JOB_ERROR);
+	cr_assert_not_null(strstr(json_string_value(json_object_get(e,
+								    "message")),
+				  "interrupted"));
+	json_decref(r);
+	cr_assert_eq(faccessat(root, "ran", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	jobrun_default_signals();
 }
 
 /* ---- the transport: `stockade serve` as a program ---- */
@@ -1495,6 +1715,132 @@ Test(serve, socket_mode_0600_refused_if_it_exists_removed_at_sigterm)
 	cr_assert_eq(kill(pid, SIGTERM), 0);
 	cr_assert_eq(wait_exit(pid), 0);
 	cr_assert_eq(stat(path, &st), -1, "the socket was left behind");
+}
+
+/* Waits up to WAIT_MS for PID to exit; asserts it did, with status 0. */
+static void
+exits_within(pid_t pid, long wait_ms)
+{
+	struct timespec t0, t;
+	int st;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		long ms;
+
+		cr_assert_geq(w, 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 +
+		     (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (w == pid)
+			break;
+		if (ms > wait_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			cr_assert_fail("serve still runs %ld ms after SIGTERM",
+				       ms);
+		}
+		usleep(10000);
+	}
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "serve ended with status %#x", st);
+}
+
+/* Asserts that the workspace holds nothing but "big". */
+static void
+assert_only_big(void)
+{
+	int fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fdopendir(fd);
+	struct dirent *e;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL)
+		cr_assert(strcmp(e->d_name, ".") == 0 ||
+			  strcmp(e->d_name, "..") == 0 ||
+			  strcmp(e->d_name, "big") == 0,
+			  "left in the workspace: %s", e->d_name);
+	closedir(d);
+}
+
+/*
+ * A transfer that blocks does not hold the session past SIGTERM
+ * (finding 5 of the security review): fs.read into a pipe nobody drains,
+ * and fs.write from a socket that never ends. The request is answered
+ * io_error, serve exits within a second, and nothing is left in the
+ * workspace.
+ */
+Test(serve, a_blocked_transfer_ends_at_sigterm)
+{
+	static char chunk[1 << 16];
+	int sv[2], p[2], d[2], fd, queued = 0, tries;
+	struct pollfd pf;
+	pid_t pid;
+	json_t *r;
+
+	/* 1 MiB: far more than a pipe holds (64 KiB by default). */
+	memset(chunk, 'x', sizeof(chunk));
+	fd = openat(root, "big", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	for (int i = 0; i < 16; i++)
+		cr_assert_eq(write_all(fd, chunk, sizeof(chunk)), 0);
+	close(fd);
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = start_serve(sv[1], NULL, NULL);
+	close(sv[1]);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+			     "\"fs.read\",\"params\":{\"path\":\"big\","
+			     "\"fd\":0}}\n", &p[1], 1);
+	close(p[1]);
+	/* Blocked: the pipe is full and no answer came. */
+	for (tries = 0; tries < 500; tries++) {
+		cr_assert_eq(ioctl(p[0], FIONREAD, &queued), 0);
+		if (queued >= 65536)
+			break;
+		usleep(10000);
+	}
+	cr_assert_geq(queued, 65536, "the pipe never filled: %d", queued);
+	pf = (struct pollfd){.fd = sv[0], .events = POLLIN};
+	cr_assert_eq(poll(&pf, 1, 200), 0, "answered though blocked");
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	exits_within(pid, 1000);
+	r = read_response(sv[0]);
+	fs_error_of(r, "io_error");
+	json_decref(r);
+	close(p[0]);
+	close(sv[0]);
+
+	/* fs.write from a connected socket whose peer never ends it. */
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = start_serve(sv[1], NULL, NULL);
+	close(sv[1]);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, d), 0);
+	cr_assert_eq(write_all(d[1], "partial", 7), 0);
+	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+			     "\"fs.write\",\"params\":{\"path\":\"w\","
+			     "\"fd\":0}}\n", &d[0], 1);
+	close(d[0]);
+	/* The data is taken (nothing left queued), then the read waits. */
+	for (tries = 0; tries < 500; tries++) {
+		cr_assert_eq(ioctl(d[1], TIOCOUTQ, &queued), 0);
+		if (queued == 0)
+			break;
+		usleep(10000);
+	}
+	cr_assert_eq(queued, 0, "serve never read the socket");
+	pf = (struct pollfd){.fd = sv[0], .events = POLLIN};
+	cr_assert_eq(poll(&pf, 1, 200), 0, "answered though blocked");
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	exits_within(pid, 1000);
+	r = read_response(sv[0]);
+	fs_error_of(r, "io_error");
+	json_decref(r);
+	close(d[1]);
+	close(sv[0]);
+	assert_only_big();
 }
 
 /* ---- `stockade run --put/--get` (cmd_run.c, jobrun.c) ---- */

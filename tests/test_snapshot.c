@@ -4,17 +4,22 @@
  * (broker/snapshot.c), on real trees made in a fresh directory: order,
  * bounds, deep and wide trees, symlinks and FIFOs the walk must not
  * follow or open, a directory swapped for a symlink mid-walk, and what a
- * snapshot hashes, reuses and reports.
+ * snapshot hashes, reuses and reports; the bounds of a snapshot (sparse
+ * files, the hashing budget, long paths, path bytes, denied directories,
+ * an interruption).
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -582,7 +587,7 @@ static void
 take(struct snapshot *s, const struct fs_quota *q,
      const struct snapshot *prev)
 {
-	cr_assert_eq(snapshot_take(root, q, prev, s), 0);
+	cr_assert_eq(snapshot_take(root, q, prev, NULL, s), 0);
 	cr_assert(s->valid);
 }
 
@@ -895,4 +900,398 @@ Test(snapshot, empty_and_zeroed)
 	cr_assert_str_eq(hex, "");
 	snapshot_free(&a);
 	snapshot_free(&z);
+}
+
+/* ---- Bounds (security review findings 1 to 3) ---- */
+
+/* Makes PATH a file of SIZE bytes holding only a hole (ftruncate), or
+ * skips the test when this file system allocates it anyway. */
+static void
+mk_sparse(const char *path, off_t size)
+{
+	struct stat st;
+	int fd = openat(root, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			0644);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, size), 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	close(fd);
+	if ((uint64_t)st.st_blocks * 512 + SNAPSHOT_SPARSE_SLACK >=
+	    (uint64_t)size)
+		cr_skip_test("this file system does not make sparse files");
+}
+
+/* Makes PATH a file of SIZE bytes of 'z', written (allocated). */
+static void
+mk_dense(const char *path, size_t size)
+{
+	char *buf = malloc(size);
+	int fd = openat(root, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			0644);
+
+	cr_assert_not_null(buf);
+	cr_assert_geq(fd, 0);
+	memset(buf, 'z', size);
+	cr_assert_eq(write_all(fd, buf, size), 0);
+	close(fd);
+	free(buf);
+}
+
+Test(snapshot, sparse_file_listed_not_hashed)
+{
+	struct fs_quota q = quota;
+	struct snapshot a = { 0 }, b = { 0 };
+	struct changes c = { 0 };
+	const struct snap_entry *e;
+	int fd;
+
+	q.file_bytes = 128 << 20;
+	mk_sparse("sparse", 64 << 20);
+	/* A hole no larger than the slack: hashed. */
+	fd = openat(root, "small", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, SNAPSHOT_SPARSE_SLACK), 0);
+	close(fd);
+	/* One byte written far into a hole: still sparse. */
+	fd = openat(root, "tail", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, "x", 1, 8 << 20), 1);
+	close(fd);
+	mk_dense("dense", 1 << 20);
+
+	take(&a, &q, NULL);
+	cr_assert_not(a.truncated);
+	e = get(&a, "sparse");
+	cr_assert_eq(e->type, FS_T_FILE);
+	cr_assert_eq(e->size, 64 << 20);
+	cr_assert_not(e->hashed);
+	cr_assert(e->hash_skipped);
+	cr_assert(get(&a, "tail")->hash_skipped);
+	cr_assert_not(get(&a, "tail")->hashed);
+	cr_assert(get(&a, "small")->hashed);
+	cr_assert_not(get(&a, "small")->hash_skipped);
+	cr_assert(get(&a, "dense")->hashed);
+	cr_assert_eq(a.unhashed, 2);
+	/* Only what was hashed was read. */
+	cr_assert_eq(a.hashed_bytes, SNAPSHOT_SPARSE_SLACK + (1 << 20));
+
+	/* The manifest counts what it lists unhashed for the bounds. */
+	mk_sparse("new-sparse", 32 << 20);
+	take(&b, &q, &a);
+	cr_assert_eq(snapshot_diff(&a, &b, &c), 0);
+	cr_assert_eq(c.n, 1);
+	cr_assert_eq(c.c[0].kind, CHANGE_CREATED);
+	cr_assert_str_eq(c.c[0].entry->path, "new-sparse");
+	cr_assert_eq(c.unhashed, 1);
+	changes_free(&c);
+	cr_assert_eq(snapshot_diff(&b, &b, &c), 0);
+	cr_assert_eq(c.unhashed, 0);
+	changes_free(&c);
+	snapshot_free(&a);
+	snapshot_free(&b);
+}
+
+Test(snapshot, hashing_budget)
+{
+	struct fs_quota q = quota;
+	struct snapshot a = { 0 }, b = { 0 };
+
+	fstest_mkfile("a", "0123456789");
+	fstest_mkfile("b", "0123456789");
+	fstest_mkfile("c", "0123456789");
+	fstest_mkfile("d", "abc");
+	q.workspace_bytes = 25;
+
+	/* In walk order: a and b fit (20 bytes), c does not (10 > 5), d
+	 * still does (3). */
+	take(&a, &q, NULL);
+	cr_assert_not(a.truncated);
+	cr_assert_eq(a.n, 4);
+	assert_hash(&a, "a", SHA_DIGITS);
+	assert_hash(&a, "b", SHA_DIGITS);
+	assert_hash(&a, "c", "");
+	cr_assert(get(&a, "c")->hash_skipped);
+	cr_assert_eq(get(&a, "c")->size, 10);
+	assert_hash(&a, "d", SHA_ABC);
+	cr_assert_eq(a.unhashed, 1);
+	cr_assert_eq(a.hashed_bytes, 23);
+
+	/* Lent hashes cost nothing: the whole budget is left for c. */
+	a.started_ns += 2 * SNAPSHOT_RACY_NS;
+	take(&b, &q, &a);
+	assert_hash(&b, "a", SHA_DIGITS);
+	assert_hash(&b, "c", SHA_DIGITS);
+	cr_assert_eq(b.unhashed, 0);
+	cr_assert_eq(b.hashed_bytes, 10);
+	snapshot_free(&b);
+
+	/* No budget: nothing is read, the empty file aside. */
+	fstest_mkfile("e", "");
+	q.workspace_bytes = 0;
+	take(&b, &q, NULL);
+	cr_assert_eq(b.unhashed, 4);
+	cr_assert_eq(b.hashed_bytes, 0);
+	assert_hash(&b, "e", SHA_EMPTY);
+	snapshot_free(&b);
+	snapshot_free(&a);
+}
+
+Test(snapshot, long_paths_left_out)
+{
+	struct fs_quota q = quota;
+	struct snapshot s = { 0 };
+
+	fstest_mkdir("dir4567890");		/* 10 bytes */
+	fstest_mkfile("dir4567890/x", "");	/* 12 */
+	fstest_mkfile("file567890", "");	/* 10 */
+	fstest_mkfile("file5678901", "");	/* 11 */
+	fstest_mkdir("longdir8901");		/* 11, and what it holds */
+	fstest_mkfile("longdir8901/f", "");
+	q.max_path = 10;
+	take(&s, &q, NULL);
+	cr_assert(s.truncated);
+	cr_assert_eq(s.n, 2);
+	cr_assert_str_eq(s.e[0].path, "dir4567890");
+	cr_assert_str_eq(s.e[1].path, "file567890");
+	snapshot_free(&s);
+
+	q.max_path = 13;
+	take(&s, &q, NULL);
+	cr_assert_not(s.truncated);
+	cr_assert_eq(s.n, 6);
+	snapshot_free(&s);
+}
+
+/*
+ * SNAPSHOT_MAX_PATH_BYTES: 16 nested directories of 250-byte names, and
+ * files below them whose paths are about 4 KiB each, more than the bound
+ * holds. The walk stops at the bound, truncated.
+ */
+Test(snapshot, path_bytes_bounded)
+{
+	struct fs_quota q = quota;
+	struct snapshot s = { 0 };
+	char name[251], path[4096];
+	size_t len = 0, total = 0, files, i;
+	int dfd;
+
+	memset(name, 'n', 250);
+	name[250] = '\0';
+	for (i = 0; i < 16; i++) {
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "%s%s",
+					i ? "/" : "", name);
+		fstest_mkdir(path);
+	}
+	dfd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(dfd, 0);
+	/* Each file's path: LEN + 1 + 5 bytes, and its NUL. */
+	files = SNAPSHOT_MAX_PATH_BYTES / (len + 7) + 16;
+	for (i = 0; i < files; i++) {
+		char f[16];
+		int fd;
+
+		/* Links to one file: names are what is bounded, and a
+		 * link is cheaper to make than an inode. */
+		snprintf(f, sizeof(f), "%05zu", i);
+		if (i == 0) {
+			fd = openat(dfd, f, O_WRONLY | O_CREAT | O_CLOEXEC,
+				    0644);
+			cr_assert_geq(fd, 0, "%s", strerror(errno));
+			close(fd);
+		} else {
+			cr_assert_eq(linkat(dfd, "00000", dfd, f, 0), 0, "%s",
+				     strerror(errno));
+		}
+	}
+	close(dfd);
+	q.max_files = 100000;
+
+	take(&s, &q, NULL);
+	cr_assert(s.truncated);
+	cr_assert_lt(s.n, files + 16);
+	for (i = 0; i < s.n; i++)
+		total += strlen(s.e[i].path) + 1;
+	cr_assert_leq(total, SNAPSHOT_MAX_PATH_BYTES);
+	/* Stopped at the bound, not before: one more would not fit. */
+	cr_assert_gt(total + len + 7, SNAPSHOT_MAX_PATH_BYTES);
+	snapshot_free(&s);
+}
+
+/* An interruption flag for the walk and the snapshot: non-zero from the
+ * AT-th question on (0: never); counts the questions. */
+static int intr_at, intr_asked;
+
+static int
+intr(void)
+{
+	intr_asked++;
+	return intr_at > 0 && intr_asked >= intr_at;
+}
+
+Test(wswalk, interrupted_stops)
+{
+	struct wswalk_opts o = { .max_depth = 8, .max_entries = SIZE_MAX,
+				 .interrupted = intr };
+	struct seen s = { 0 };
+
+	plant_order_tree();
+	intr_at = 0;
+	intr_asked = 0;
+	cr_assert_eq(wswalk(root, &o, collect, &s, NULL), 0);
+	cr_assert_eq(s.n, ORDER_N);
+	cr_assert_geq(intr_asked, ORDER_N);
+	seen_free(&s);
+	intr_at = 3;
+	intr_asked = 0;
+	cr_assert_eq(wswalk(root, &o, collect, &s, NULL), -EINTR);
+	cr_assert_lt(s.n, 3);
+	seen_free(&s);
+}
+
+/* Whichever question the interruption answers first, from the first
+ * directory read to the last read of a file being hashed, the snapshot
+ * stops with -EINTR and is left empty. */
+Test(snapshot, interrupted_stops)
+{
+	struct fs_quota q = quota;
+	struct snapshot s = { 0 };
+	int asked, k, r;
+
+	q.file_bytes = 8 << 20;
+	mk_dense("big", 4 << 20);
+	fstest_mkdir("d");
+	fstest_mkfile("d/f", "x");
+
+	intr_at = 0;
+	intr_asked = 0;
+	cr_assert_eq(snapshot_take(root, &q, NULL, intr, &s), 0);
+	cr_assert_eq(s.n, 3);
+	snapshot_free(&s);
+	asked = intr_asked;
+	/* Asked at least once per 256 KiB read of "big". */
+	cr_assert_geq(asked, (4 << 20) / (256 << 10));
+	for (k = 1; k <= asked; k++) {
+		intr_at = k;
+		intr_asked = 0;
+		r = snapshot_take(root, &q, NULL, intr, &s);
+		cr_assert_eq(r, -EINTR, "interrupted at question %d: %d", k, r);
+		cr_assert_not(s.valid);
+		cr_assert_eq(s.n, 0);
+		cr_assert_null(s.e);
+	}
+}
+
+/* ---- Directories the walk is denied (finding 3) ---- */
+
+#define NOBODY 65534
+
+/* Gives PATH and everything below it to NOBODY (nftw callback). */
+static int
+give(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return lchown(path, NOBODY, NOBODY) < 0 ? -1 : 0;
+}
+
+/*
+ * Runs FN, which returns 0 or the line of the check that failed, as a
+ * user whom modes deny: when the test runs as root (whom they never
+ * deny), in a child that drops to NOBODY for good with setresuid on a
+ * workspace given to NOBODY first (ROOT stays open across the fork);
+ * else here, as the test user who owns the workspace.
+ */
+static void
+as_nobody(int (*fn)(void))
+{
+	int p[2], line = -1, st;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		line = fn();
+		cr_assert_eq(line, 0, "check failed at line %d", line);
+		return;
+	}
+	cr_assert_eq(nftw(ws, give, 16, FTW_PHYS), 0);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (setgroups(0, NULL) < 0 ||
+		    setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+			line = -2;
+		else
+			line = fn();
+		_exit(write(p[1], &line, sizeof(line)) == sizeof(line) ? 0 : 1);
+	}
+	close(p[1]);
+	cr_assert_eq(read(p[0], &line, sizeof(line)), (ssize_t)sizeof(line));
+	close(p[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_assert_eq(line, 0, "check failed at line %d", line);
+}
+
+#define CHECK(c)                                                              \
+	do {                                                                  \
+		if (!(c))                                                     \
+			return __LINE__;                                      \
+	} while (0)
+
+static int
+count_entry(void *arg, const struct wswalk_entry *e)
+{
+	(void)e;
+	++*(size_t *)arg;
+	return 0;
+}
+
+static int
+denied_checks(void)
+{
+	struct wswalk_opts o = { .max_depth = 8, .max_entries = SIZE_MAX };
+	struct wswalk_stats st;
+	struct snapshot s = { 0 };
+	size_t n = 0, i;
+	bool locked = false;
+
+	CHECK(wswalk(root, &o, count_entry, &n, &st) == 0);
+	/* locked, locked-r, open, open/f: not locked/f, locked-r/g. */
+	CHECK(n == 4);
+	CHECK(st.denied == 2);
+	CHECK(st.skipped == 0);
+	CHECK(!st.truncated);
+	CHECK(snapshot_take(root, &quota, NULL, NULL, &s) == 0);
+	CHECK(s.truncated);
+	CHECK(s.n == 4);
+	for (i = 0; i < s.n; i++) {
+		CHECK(strncmp(s.e[i].path, "locked/", 7) != 0);
+		locked |= strcmp(s.e[i].path, "locked") == 0;
+	}
+	CHECK(locked);
+	snapshot_free(&s);
+	return 0;
+}
+
+/* A directory the job made 000 (cannot be entered) and one made 0444
+ * (read, not searched: its entries cannot be stat'ed) are denied, not
+ * races, and the snapshot is truncated: what they hold may have changed
+ * unseen (security review, finding 3). */
+Test(snapshot, denied_directories_truncate)
+{
+	fstest_mkdir("locked");
+	fstest_mkfile("locked/f", "f");
+	fstest_mkdir("locked-r");
+	fstest_mkfile("locked-r/g", "g");
+	fstest_mkdir("open");
+	fstest_mkfile("open/f", "f");
+	cr_assert_eq(fchmodat(root, "locked", 0, 0), 0);
+	cr_assert_eq(fchmodat(root, "locked-r", 0444, 0), 0);
+	as_nobody(denied_checks);
+	cr_assert_eq(fchmodat(root, "locked", 0755, 0), 0);
+	cr_assert_eq(fchmodat(root, "locked-r", 0755, 0), 0);
 }
