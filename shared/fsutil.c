@@ -121,9 +121,12 @@ rm_prepare_dir(struct rm_walk *w, int dfd, const char *name)
 
 		/* fchmod refuses O_PATH descriptors and fchmodat would look
 		 * the name up again; the descriptor's /proc entry names this
-		 * very inode. Best effort: the removal reports failure. */
+		 * very inode. Exactly u+rwx: the directory is about to go,
+		 * and a confined broker may only chmod to owner bits
+		 * (broker/confine.h). Best effort: the removal reports
+		 * failure. */
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-		(void)chmod(proc, (mode_t)((stx.stx_mode & 07777) | S_IRWXU));
+		(void)chmod(proc, S_IRWXU);
 	}
 	return pfd;
 }
