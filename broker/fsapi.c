@@ -150,10 +150,44 @@ copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 	struct stat st;
 
 	*out_side = false;
-	if (fstat(in, &st) == 0 && S_ISREG(st.st_mode))
+	if (fstat(in, &st) < 0)
+		st.st_mode = 0;
+	if (S_ISREG(st.st_mode))
 		how = COPY_RANGE;
-	else if (fstat(in, &st) == 0 && S_ISFIFO(st.st_mode))
+	else if (S_ISFIFO(st.st_mode))
 		how = COPY_SPLICE;
+	if (how == COPY_RANGE && *copied < limit) {
+		/* A small file (most of a workspace) in one read of its
+		 * remaining size + 1: a short count is its end, so no second
+		 * call probes for it, and no splice set-up for 4 KiB. A file
+		 * that grew meanwhile goes on below. */
+		off_t pos = lseek(in, 0, SEEK_CUR);
+		uint64_t left = limit - *copied;
+		ssize_t n;
+		int e;
+
+		if (pos >= 0 && st.st_size >= pos &&
+		    (uint64_t)(st.st_size - pos) < sizeof(buf)) {
+			size_t want = (size_t)(st.st_size - pos) + 1;
+
+			if (want > left)
+				want = (size_t)left;
+			do
+				n = copy_stopped() ? -2 : read(in, buf, want);
+			while (n == -1 && errno == EINTR);
+			if (n == -2)
+				return -EINTR;
+			if (n < 0)
+				return -errno;
+			if (n > 0 && (e = copy_write_all(out, buf, (size_t)n)) < 0) {
+				*out_side = true;
+				return e;
+			}
+			*copied += (uint64_t)n;
+			if ((size_t)n < want)
+				return 0;
+		}
+	}
 	while (*copied < limit) {
 		uint64_t left = limit - *copied;
 		size_t want = left < chunk ? (size_t)left : chunk;
@@ -373,22 +407,18 @@ make_tmp_name(int dirfd, const char *proc, mode_t mode, char *tmp,
 	return -EEXIST;
 }
 
-/* Regular files of at most this many bytes from the current offset are
- * written to a random name rather than an O_TMPFILE (fsapi_write_req). */
-#define FSAPI_NAMED_TMP_MAX 65536
-
-/* Whether IN_FD is a regular file with at most FSAPI_NAMED_TMP_MAX bytes
- * left to read. */
-static bool
-input_is_small(int in_fd)
+/* The process's umask, read once (umask(2) can only be read by setting
+ * it; the broker is single-threaded and never changes it after). */
+static mode_t
+process_umask(void)
 {
-	struct stat st;
-	off_t pos;
+	static mode_t mask = (mode_t)-1;
 
-	if (fstat(in_fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return false;
-	pos = lseek(in_fd, 0, SEEK_CUR);
-	return pos >= 0 && st.st_size - pos <= FSAPI_NAMED_TMP_MAX;
+	if (mask == (mode_t)-1) {
+		mask = umask(0);
+		umask(mask);
+	}
+	return mask;
 }
 
 /* A + B, saturating at UINT64_MAX. */
@@ -441,19 +471,7 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	space = add_sat(w->space_left, old_size);
 	max = w->file_bytes < space ? w->file_bytes : space;
 
-	/*
-	 * A small regular file goes straight to a random name: on ext4 an
-	 * O_TMPFILE costs a journaled orphan-list insert and removal (0.1 to
-	 * 0.6 ms measured, more than the copy), and the window in which a
-	 * killed broker would leave the name is the copy of at most
-	 * FSAPI_NAMED_TMP_MAX bytes. Anything larger, or of unknown size (a
-	 * pipe, a socket), is unnamed until complete (docs/decisions.md).
-	 */
-	if (input_is_small(in_fd)) {
-		if ((e = make_tmp_name(dirfd, NULL, m, tmp, sizeof(tmp),
-				       &fd)) < 0)
-			return fsapi_fail(why, fs_error_from_errno(-e), e);
-	} else if ((fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+	if ((fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
 				m)) >= 0) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
@@ -467,8 +485,9 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	}
 
 	/* The mode first, while the file is still the broker's own: a root
-	 * broker needs no CAP_FOWNER for it (confine.h). */
-	if (fchmod(fd, m) < 0) {
+	 * broker needs no CAP_FOWNER for it (confine.h). Created with M,
+	 * the file already has it unless the umask took bits away. */
+	if ((m & process_umask()) != 0 && fchmod(fd, m) < 0) {
 		e = -errno;
 		*why = FS_IO_ERROR;
 		goto out_unlink;
@@ -506,12 +525,18 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		goto out_unlink;
 	}
 
-	if (proc[0] != '\0' && !w->overwrite) {
-		/* linkat never replaces: a name taken since is EEXIST. */
-		if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0)
+	if (proc[0] != '\0' && (!w->overwrite || !replaced)) {
+		/* linkat never replaces: a name taken since is EEXIST. With
+		 * OVERWRITE and no file there a moment ago, the link is
+		 * tried first (one directory insert, the common case of a
+		 * new file) and a name taken since falls through to the
+		 * rename below, which replaces it atomically. */
+		if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) == 0)
+			goto done;
+		if (errno != EEXIST || !w->overwrite)
 			return fsapi_fail(why, fs_error_from_errno(errno),
 					  -errno);
-		goto done;
+		replaced = true;
 	}
 	if (proc[0] != '\0' &&
 	    (e = make_tmp_name(dirfd, proc, m, tmp, sizeof(tmp), NULL)) < 0) {

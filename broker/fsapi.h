@@ -72,25 +72,18 @@ int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
  * Writes everything read from IN_FD (until end of file; the caller owns
  * and keeps it) as the file PATH beneath ROOT, atomically: never in
  * place. The parent directory of PATH is resolved once with
- * fsapi_open_beneath(O_PATH | O_DIRECTORY), and the data goes to one of
- * two places in it:
+ * fsapi_open_beneath(O_PATH | O_DIRECTORY), and the data goes to an
+ * unnamed O_TMPFILE in it (where the file system lacks O_TMPFILE, a
+ * random name ".stockade-tmp-XXXXXXXXXXXXXXXX", 16 hex digits from
+ * getrandom, created O_CREAT | O_EXCL | O_NOFOLLOW).
  *
- *  - IN_FD a regular file with at most 64 KiB left from its offset: a
- *    random name ".stockade-tmp-XXXXXXXXXXXXXXXX" (16 hex digits from
- *    getrandom) created O_CREAT | O_EXCL | O_NOFOLLOW, then renamed to
- *    PATH. An ext4 O_TMPFILE costs 0.1 to 0.6 ms (a journaled orphan-list
- *    insert and removal), more than such a copy.
- *  - anything else (larger, or a pipe or socket of unknown size): an
- *    unnamed O_TMPFILE, and where the file system lacks O_TMPFILE the
- *    random name above.
- *
- * The final name appears only when the data is complete. From an
- * O_TMPFILE without OVERWRITE, by linkat of the unnamed file to PATH
- * (exists if the name is taken: linkat never replaces). With OVERWRITE,
- * the unnamed file is first linked at a random name, which is then
- * renamed over PATH with renameat2 (linkat cannot replace). A random name
- * without OVERWRITE is renamed with RENAME_NOREPLACE. The final name is
- * never opened: a symlink or FIFO planted there is replaced, never
+ * The final name appears only when the data is complete: by linkat of the
+ * unnamed file to PATH (exists if the name is taken: linkat never
+ * replaces). With OVERWRITE and a file at PATH (or one that appeared
+ * since), the unnamed file is first linked at a random name, which is
+ * then renamed over PATH with renameat2 (linkat cannot replace). A random
+ * name without OVERWRITE is renamed with RENAME_NOREPLACE. The final name
+ * is never opened: a symlink or FIFO planted there is replaced, never
  * written through; a directory there is is_a_directory (renameat2
  * refuses to replace a directory with a file: EISDIR).
  *
@@ -106,9 +99,9 @@ int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
  * the front (fsapi_set_interrupted: io_error), leaves no file and no
  * temporary name behind. A broker killed midway leaves nothing while
  * the data is in an unnamed O_TMPFILE (freed with its descriptor), but
- * leaves the random name when killed while it exists: during the copy
- * of a small regular file (or on a file system without O_TMPFILE), and
- * with OVERWRITE between the linkat and the renameat2. Such a name is an
+ * leaves the random name when killed while it exists: on a file system
+ * without O_TMPFILE, and when replacing a file between the linkat and the
+ * renameat2. Such a name is an
  * ordinary file the job or the client can see and remove.
  *
  * Returns 0 with *WHY = FS_OK, or a negative errno with *WHY set:
@@ -268,10 +261,9 @@ int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
  * exist is quota_exceeded before any byte is read. Walks the workspace
  * first when the usage figures are invalid (fsapi_usage). *WRITTEN (may
  * be NULL) gets the file's size. Updates the usage figures on success.
- * Where the data goes until it is complete (a random name for a regular
- * file of at most 64 KiB, else an O_TMPFILE; with OVERWRITE, a random
- * name renamed over PATH) and what a broker killed midway leaves: as
- * fsapi_write. From a pipe, the file is linked as soon as the pipe ends:
+ * Where the data goes until it is complete (an O_TMPFILE; when replacing
+ * a file, a random name renamed over PATH) and what a broker killed
+ * midway leaves: as fsapi_write. From a pipe, the file is linked as soon as the pipe ends:
  * to tell a producer that died early from a short file, stage it first
  * and compare the size (fsapi_stage).
  */
