@@ -269,6 +269,24 @@ add(void *arg, const struct wswalk_entry *we)
 	return 0;
 }
 
+/* wswalk's on_denied: marks the directory PATH as denied. It was added
+ * before anything below it (pre-order), so it is searched from the end;
+ * wswalk tells of each directory at most once. */
+static void
+mark_denied(void *arg, const char *path)
+{
+	struct take *t = arg;
+	struct snapshot *s = t->s;
+	size_t i;
+
+	for (i = s->n; i > 0; i--) {
+		if (strcmp(s->e[i - 1].path, path) == 0) {
+			s->e[i - 1].denied = true;
+			return;
+		}
+	}
+}
+
 int
 snapshot_take(int root, const struct fs_quota *q,
 	      const struct snapshot *prev, int (*intr)(void),
@@ -299,6 +317,7 @@ snapshot_take(int root, const struct fs_quota *q,
 	o.max_entries = q->max_files > SIZE_MAX ? SIZE_MAX :
 						  (size_t)q->max_files;
 	o.interrupted = intr;
+	o.on_denied = mark_denied;
 	r = wswalk(root, &o, add, &t, &st);
 	free(t.buf);
 	if (r == -ECANCELED && t.full)
@@ -344,6 +363,30 @@ modified(const struct snap_entry *a, const struct snap_entry *b)
 	       memcmp(a->sha256, b->sha256, sizeof(a->sha256)) != 0;
 }
 
+/* Whether PATH lies below a directory that S could not enter: each of
+ * its proper prefixes ending at a '/' is looked up (S is sorted). */
+static bool
+below_denied(const struct snapshot *s, const char *path)
+{
+	const char *slash;
+	char *pre;
+	bool hit = false;
+
+	if ((pre = strdup(path)) == NULL)
+		return true; /* out of memory: say nothing rather than lie */
+	for (slash = strchr(path, '/'); slash != NULL && !hit;
+	     slash = strchr(slash + 1, '/')) {
+		const struct snap_entry *e;
+
+		pre[slash - path] = '\0';
+		e = find(s, pre);
+		hit = e != NULL && e->denied;
+		pre[slash - path] = '/';
+	}
+	free(pre);
+	return hit;
+}
+
 int
 snapshot_diff(const struct snapshot *before, const struct snapshot *after,
 	      struct changes *out)
@@ -366,12 +409,21 @@ snapshot_diff(const struct snapshot *before, const struct snapshot *after,
 			d = -1;
 		else
 			d = strcmp(before->e[i].path, after->e[j].path);
+		/* Below a directory one side could not enter, an entry
+		 * missing from that side is unknown, not created or
+		 * deleted (the snapshot says truncated). */
 		if (d < 0) {
-			c[n].kind = CHANGE_DELETED;
-			c[n++].entry = &before->e[i++];
+			if (!below_denied(after, before->e[i].path)) {
+				c[n].kind = CHANGE_DELETED;
+				c[n++].entry = &before->e[i];
+			}
+			i++;
 		} else if (d > 0) {
-			c[n].kind = CHANGE_CREATED;
-			c[n++].entry = &after->e[j++];
+			if (!below_denied(before, after->e[j].path)) {
+				c[n].kind = CHANGE_CREATED;
+				c[n++].entry = &after->e[j];
+			}
+			j++;
 		} else {
 			if (modified(&before->e[i], &after->e[j])) {
 				c[n].kind = CHANGE_MODIFIED;

@@ -81,6 +81,11 @@ struct snap_entry {
 	int64_t mtime_ns, ctime_ns;
 	uint64_t dev, ino, nlink;
 	bool hashed;                     /* sha256 is valid */
+	bool denied;                     /* a directory the walk could not
+					  * enter for its permissions: what
+					  * it holds is unknown, so
+					  * snapshot_diff reports nothing
+					  * below it as created or deleted */
 	bool hash_skipped;               /* a regular file with one link and
 					  * at most quota.file_bytes left
 					  * unhashed for a bound: sparse, or

@@ -43,6 +43,7 @@ struct level {
 	size_t pathlen;		/* length of its path in w->path */
 	unsigned depth;		/* depth of the entries it holds */
 	bool pruned;		/* names dropped over the entry bound */
+	bool denied;		/* on_denied already told of this one */
 };
 
 struct walk {
@@ -373,8 +374,23 @@ step(struct walk *w)
 	}
 	if (stopped(w))
 		return -EINTR;
-	if (fstatat(l->fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-		return tolerate(w, -errno);
+	if (fstatat(l->fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+		size_t denied = w->st->denied;
+
+		r = tolerate(w, -errno);
+		/* Readable but not searchable: this directory hides what it
+		 * holds, as one that cannot be entered does. */
+		if (r == 0 && w->st->denied > denied && l->pathlen > 0 &&
+		    !l->denied && w->o->on_denied != NULL) {
+			char c = w->path[l->pathlen];
+
+			l->denied = true;
+			w->path[l->pathlen] = '\0';
+			w->o->on_denied(w->arg, w->path);
+			w->path[l->pathlen] = c;
+		}
+		return r;
+	}
 
 	len = strlen(name);
 	at = l->pathlen + (l->pathlen > 0);
@@ -396,8 +412,16 @@ step(struct walk *w)
 	if (r > 0 || !S_ISDIR(sb.st_mode))
 		return 0;
 
-	if ((r = enter(w, l->fd, e.name, &sb, &fd)) != 0)
-		return r < 0 ? r : 0;
+	{
+		size_t denied = w->st->denied;
+
+		if ((r = enter(w, l->fd, e.name, &sb, &fd)) != 0) {
+			if (r > 0 && w->st->denied > denied &&
+			    w->o->on_denied != NULL)
+				w->o->on_denied(w->arg, w->path);
+			return r < 0 ? r : 0;
+		}
+	}
 	if (l->depth + 1 > w->o->max_depth) {
 		/* Its entries would be too deep: only tell whether it has
 		 * any (this is the MAX_DEPTH + 1st descriptor). */

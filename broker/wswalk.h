@@ -46,6 +46,12 @@ struct wswalk_opts {
 	const char *prefix;     /* prepended with '/' to every path ("a/b"
 				 * gives "a/b/name"); NULL or "": paths
 				 * relative to the start. Never "." */
+	void (*on_denied)(void *arg, const char *path);
+				/* NULL, or told once the path of each
+				 * directory (already reported to FN) that
+				 * could not be entered, or whose entries
+				 * could not be stat'ed, for its
+				 * permissions; PATH is borrowed */
 	int (*interrupted)(void); /* NULL, or asked before every entry and
 				 * every getdents64 call: non-zero stops the
 				 * walk with -EINTR (jobrun_interrupted: a
