@@ -18,39 +18,48 @@
 /*
  * Invisible characters that change how a name reads: Unicode's format
  * characters (General_Category Cf: bidirectional controls, zero-width
- * characters, the soft hyphen, tag characters...) and the line and
- * paragraph separators (Zl U+2028, Zp U+2029). A right-to-left override
- * (U+202E) makes "txt.exe" show as "exe.txt" and a zero-width space
- * makes two different names look the same (CVE-2021-42574, "Trojan
- * Source"; Unicode Technical Report #36). The ranges are every Cf, Zl
- * and Zp code point of Unicode 15.1 (DerivedGeneralCategory.txt).
- * Sorted, inclusive.
+ * characters, the soft hyphen, tag characters...), the line and paragraph
+ * separators (Zl U+2028, Zp U+2029), and every Default_Ignorable_Code_Point
+ * (fillers such as U+3164 HANGUL FILLER, the combining grapheme joiner
+ * U+034F, variation selectors U+FE00..U+FE0F and U+E0100..U+E01EF), which
+ * render as nothing. A right-to-left override (U+202E) makes "txt.exe"
+ * show as "exe.txt" and a zero-width space or filler makes two different
+ * names look the same (CVE-2021-42574, "Trojan Source"; Unicode Technical
+ * Report #36). The ranges are every Cf, Zl and Zp code point of Unicode
+ * 15.1 (DerivedGeneralCategory.txt) merged with Default_Ignorable_Code_Point
+ * (DerivedCoreProperties.txt). Sorted, inclusive, disjoint.
  */
 static const struct {
 	uint32_t lo, hi;
 } invisible[] = {
 	{0x00ad, 0x00ad},   /* soft hyphen */
+	{0x034f, 0x034f},   /* combining grapheme joiner */
 	{0x0600, 0x0605},   /* Arabic number signs */
 	{0x061c, 0x061c},   /* Arabic letter mark (bidi) */
 	{0x06dd, 0x06dd},
 	{0x070f, 0x070f},
 	{0x0890, 0x0891},
 	{0x08e2, 0x08e2},
-	{0x180e, 0x180e},   /* Mongolian vowel separator */
+	{0x115f, 0x1160},   /* Hangul choseong and jungseong fillers */
+	{0x17b4, 0x17b5},   /* Khmer inherent vowels */
+	{0x180b, 0x180f},   /* Mongolian variation selectors, vowel sep. */
 	{0x200b, 0x200f},   /* zero width space..right-to-left mark */
 	{0x2028, 0x202e},   /* line, paragraph separator; bidi embeddings,
-			     * overrides (U+202E RLO) */
-	{0x2060, 0x2064},   /* word joiner, invisible operators */
-	{0x2066, 0x206f},   /* bidi isolates; deprecated format chars */
+			     * overrides */
+	{0x2060, 0x206f},   /* word joiner, invisible operators, bidi
+			     * isolates, deprecated format characters */
+	{0x3164, 0x3164},   /* Hangul filler */
+	{0xfe00, 0xfe0f},   /* variation selectors */
 	{0xfeff, 0xfeff},   /* zero width no-break space (BOM) */
-	{0xfff9, 0xfffb},   /* interlinear annotation */
+	{0xffa0, 0xffa0},   /* halfwidth Hangul filler */
+	{0xfff0, 0xfffb},   /* reserved ignorables; interlinear annotation */
 	{0x110bd, 0x110bd},
 	{0x110cd, 0x110cd},
 	{0x13430, 0x1343f}, /* Egyptian hieroglyph format controls */
 	{0x1bca0, 0x1bca3}, /* shorthand format controls */
 	{0x1d173, 0x1d17a}, /* musical symbol format controls */
-	{0xe0001, 0xe0001}, /* language tag */
-	{0xe0020, 0xe007f}, /* tag characters */
+	{0xe0000, 0xe0fff}, /* tags, variation selectors supplement and the
+			     * rest of the ignorable plane-14 block */
 };
 
 /* Whether CP must be escaped: C0, DEL and C1 controls (a terminal acts

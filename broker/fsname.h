@@ -17,9 +17,10 @@
  * how the name reads: a Unicode format character (General_Category Cf:
  * bidi controls such as U+202E, zero-width characters U+200B..U+200F,
  * U+2060..U+2064, U+FEFF, the soft hyphen U+00AD, tag characters
- * U+E0001, U+E0020..U+E007F...) or a line or paragraph separator (Zl
- * U+2028, Zp U+2029). CVE-2021-42574 ("Trojan Source"); the list is in
- * fsname.c.
+ * U+E0001, U+E0020..U+E007F...), a line or paragraph separator (Zl
+ * U+2028, Zp U+2029), or another Default_Ignorable_Code_Point (fillers,
+ * variation selectors, which render as nothing). CVE-2021-42574 ("Trojan
+ * Source"); the list is in fsname.c.
  */
 bool fsname_is_plain(const char *name, size_t len);
 

@@ -558,14 +558,25 @@ Test(fsname, invisible_characters)
 	ESC("\xf3\xa0\x81\xbf", "\\xf3\\xa0\\x81\\xbf");  /* U+E007F */
 	/* "invoice<RLO>fdp.exe" shows as "invoiceexe.pdf" raw. */
 	ESC("invoice\xe2\x80\xae" "fdp.exe", "invoice\\xe2\\x80\\xaefdp.exe");
-	/* Neighbours: U+00AC, U+00AE, U+200A (Zs), U+2010, U+2030, U+2065
-	 * (unassigned), U+FFFC, U+E0000 and U+E0080 (unassigned), U+1D17B. */
+	/* Neighbours that stay plain: U+00AC, U+00AE, U+200A (Zs), U+2010,
+	 * U+2030, U+FFFC, U+1D17B, U+3163, U+3165, U+FE10, U+E1000. */
 	ESC("\xc2\xac\xc2\xae\xe2\x80\x8a\xe2\x80\x90\xe2\x80\xb0",
 	    "\xc2\xac\xc2\xae\xe2\x80\x8a\xe2\x80\x90\xe2\x80\xb0");
-	ESC("\xe2\x81\xa5\xef\xbf\xbc\xf3\xa0\x80\x80\xf3\xa0\x82\x80"
-	    "\xf0\x9d\x85\xbb",
-	    "\xe2\x81\xa5\xef\xbf\xbc\xf3\xa0\x80\x80\xf3\xa0\x82\x80"
-	    "\xf0\x9d\x85\xbb");
+	ESC("\xef\xbf\xbc\xf0\x9d\x85\xbb\xe3\x85\xa3\xe3\x85\xa5"
+	    "\xef\xb8\x90\xf3\xa1\x80\x80",
+	    "\xef\xbf\xbc\xf0\x9d\x85\xbb\xe3\x85\xa3\xe3\x85\xa5"
+	    "\xef\xb8\x90\xf3\xa1\x80\x80");
+	/* Default ignorables, which render as nothing: U+2065 and U+E0080
+	 * (unassigned but ignorable), U+E0000, the Hangul fillers U+115F and
+	 * U+3164, the combining grapheme joiner U+034F, the variation
+	 * selector U+FE0F (the security re-check's look-alike names). */
+	ESC("a\xe2\x81\xa5" "b", "a\\xe2\\x81\\xa5b");
+	ESC("a\xf3\xa0\x82\x80" "b", "a\\xf3\\xa0\\x82\\x80b");
+	ESC("a\xf3\xa0\x80\x80" "b", "a\\xf3\\xa0\\x80\\x80b");
+	ESC("a\xe1\x85\x9f" "b", "a\\xe1\\x85\\x9fb");
+	ESC("a\xe3\x85\xa4" "b", "a\\xe3\\x85\\xa4b");
+	ESC("a\xcd\x8f" "b", "a\\xcd\\x8fb");
+	ESC("a\xef\xb8\x8f" "b", "a\\xef\\xb8\\x8fb");
 }
 
 /* Random names: whatever the bytes, the result is displayable and
