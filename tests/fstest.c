@@ -6,10 +6,13 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -103,4 +106,84 @@ fstest_mkdir(const char *path)
 {
 	cr_assert_eq(mkdirat(root, path, 0755), 0, "%s: %s", path,
 		     strerror(errno));
+}
+
+size_t
+fstest_long_path_links(unsigned levels, size_t n, char *path, size_t size)
+{
+	char name[251];
+	size_t len = 0, i;
+	int dfd;
+
+	memset(name, 'n', 250);
+	name[250] = '\0';
+	path[0] = '\0';
+	for (i = 0; i < levels; i++) {
+		len += (size_t)snprintf(path + len, size - len, "%s%s",
+					i ? "/" : "", name);
+		cr_assert_lt(len, size);
+		fstest_mkdir(path);
+	}
+	dfd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(dfd, 0);
+	for (i = 0; i < n; i++) {
+		char f[24];
+		int fd;
+
+		snprintf(f, sizeof(f), "%05zu", i);
+		if (i == 0) {
+			fd = openat(dfd, f, O_WRONLY | O_CREAT | O_CLOEXEC,
+				    0644);
+			cr_assert_geq(fd, 0, "%s", strerror(errno));
+			close(fd);
+		} else {
+			cr_assert_eq(linkat(dfd, "00000", dfd, f, 0), 0, "%s",
+				     strerror(errno));
+		}
+	}
+	close(dfd);
+	return len;
+}
+
+/* Gives PATH to FSTEST_NOBODY (nftw callback). */
+static int
+give(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return lchown(path, FSTEST_NOBODY, FSTEST_NOBODY) < 0 ? -1 : 0;
+}
+
+void
+fstest_as_nobody(int (*fn)(void))
+{
+	int p[2], line = -1, st;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		line = fn();
+		cr_assert_eq(line, 0, "check failed at line %d", line);
+		return;
+	}
+	cr_assert_eq(nftw(ws, give, 16, FTW_PHYS), 0);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (setgroups(0, NULL) < 0 ||
+		    setresgid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) < 0 ||
+		    setresuid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) < 0)
+			line = -2;
+		else
+			line = fn();
+		_exit(write(p[1], &line, sizeof(line)) == sizeof(line) ? 0 : 1);
+	}
+	close(p[1]);
+	cr_assert_eq(read(p[0], &line, sizeof(line)), (ssize_t)sizeof(line));
+	close(p[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_assert_eq(line, 0, "check failed at line %d", line);
 }

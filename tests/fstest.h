@@ -12,6 +12,7 @@
 #define STOCKADE_TEST_FSTEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define CANARY_TEXT "CANARY-SECRET-DO-NOT-LEAK\n"
 
@@ -46,5 +47,34 @@ void fstest_mkfile(const char *path, const char *text);
 
 /* Makes the directory PATH beneath ROOT, mode 0755. Asserts on failure. */
 void fstest_mkdir(const char *path);
+
+/*
+ * Makes LEVELS nested directories of 250-byte names beneath ROOT and
+ * writes their path into PATH (SIZE bytes); then N names in the deepest
+ * one, "00000", "00001"..., hard links to one empty file (names are what
+ * the bounds under test count, and a link is cheaper than an inode).
+ * Returns the length of PATH. Asserts on failure.
+ */
+size_t fstest_long_path_links(unsigned levels, size_t n, char *path,
+			      size_t size);
+
+#define FSTEST_NOBODY 65534
+
+/*
+ * Runs FN, which returns 0 or the line of the check that failed, as a
+ * user whom modes deny: when the test runs as root (whom they never
+ * deny), in a child that drops to FSTEST_NOBODY for good with setresuid
+ * on a workspace given to FSTEST_NOBODY first (ROOT stays open across
+ * the fork); else here, as the test user who owns the workspace.
+ * Asserts that FN returned 0.
+ */
+void fstest_as_nobody(int (*fn)(void));
+
+/* For FN above: returns the line when C is false. */
+#define FSTEST_CHECK(c)                                                       \
+	do {                                                                  \
+		if (!(c))                                                     \
+			return __LINE__;                                      \
+	} while (0)
 
 #endif

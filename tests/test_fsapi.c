@@ -603,8 +603,6 @@ Test(fsname, random_bytes_round_trip)
 
 /* ==== Operations under quotas (broker/fsops.c) ========================= */
 
-#include <ftw.h>
-#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -1594,62 +1592,7 @@ Test(fsapi, list_skips_long_paths)
 
 /* ---- Directories the walk is denied (security review, finding 3) ---- */
 
-#define NOBODY 65534
-
-static int
-give(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return lchown(path, NOBODY, NOBODY) < 0 ? -1 : 0;
-}
-
-/*
- * Runs FN, which returns 0 or the line of the check that failed, as a
- * user whom modes deny: when the test runs as root (whom they never
- * deny), in a child that drops to NOBODY for good with setresuid on a
- * workspace given to NOBODY first (ROOT stays open across the fork);
- * else here, as the test user who owns the workspace.
- */
-static void
-as_nobody(int (*fn)(void))
-{
-	int p[2], line = -1, st;
-	pid_t pid;
-
-	if (geteuid() != 0) {
-		line = fn();
-		cr_assert_eq(line, 0, "check failed at line %d", line);
-		return;
-	}
-	cr_assert_eq(nftw(ws, give, 16, FTW_PHYS), 0);
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		close(p[0]);
-		if (setgroups(0, NULL) < 0 ||
-		    setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
-			line = -2;
-		else
-			line = fn();
-		_exit(write(p[1], &line, sizeof(line)) == sizeof(line) ? 0 : 1);
-	}
-	close(p[1]);
-	cr_assert_eq(read(p[0], &line, sizeof(line)), (ssize_t)sizeof(line));
-	close(p[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	cr_assert_eq(line, 0, "check failed at line %d", line);
-}
-
-#define CHECK(c)                                                              \
-	do {                                                                  \
-		if (!(c))                                                     \
-			return __LINE__;                                      \
-	} while (0)
+#define CHECK(c) FSTEST_CHECK(c)
 
 static struct fs_ctx denied_ctx;
 
@@ -1692,6 +1635,6 @@ Test(fsapi, denied_directory_list_truncated_usage_full)
 	fstest_mkdir("open");
 	plant_file("open/f", "f");
 	cr_assert_eq(fchmodat(root, "locked", 0, 0), 0);
-	as_nobody(denied_checks);
+	fstest_as_nobody(denied_checks);
 	cr_assert_eq(fchmodat(root, "locked", 0755, 0), 0);
 }

@@ -1189,39 +1189,14 @@ Test(rpc, changes_before_any_exec_and_exec_without_launcher)
  */
 Test(rpc, list_reply_bounded)
 {
-	char name[251], path[4096];
-	size_t len = 0, files, bytes = 0, i;
+	char path[4096];
+	/* 15 names of 250 bytes and their slashes. */
+	size_t len = 15 * 251 - 1, files, bytes = 0, i;
 	json_t *r, *res, *entries, *e;
-	int dfd;
 
-	memset(name, 'n', 250);
-	name[250] = '\0';
-	for (i = 0; i < 15; i++) {
-		len += (size_t)snprintf(path + len, sizeof(path) - len, "%s%s",
-					i ? "/" : "", name);
-		fstest_mkdir(path);
-	}
-	dfd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_geq(dfd, 0);
 	files = (16u << 20) / (len + 6) + 64;
-	for (i = 0; i < files; i++) {
-		char f[16];
-		int fd;
-
-		/* Links to one file: names are what is bounded, and a
-		 * link is cheaper to make than an inode. */
-		snprintf(f, sizeof(f), "%05zu", i);
-		if (i == 0) {
-			fd = openat(dfd, f, O_WRONLY | O_CREAT | O_CLOEXEC,
-				    0644);
-			cr_assert_geq(fd, 0, "%s", strerror(errno));
-			close(fd);
-		} else {
-			cr_assert_eq(linkat(dfd, "00000", dfd, f, 0), 0, "%s",
-				     strerror(errno));
-		}
-	}
-	close(dfd);
+	cr_assert_eq(fstest_long_path_links(15, files, path, sizeof(path)),
+		     len);
 
 	r = call("fs.list", json_pack("{s:b}", "recursive", 1));
 	res = result_of(r);

@@ -12,8 +12,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1072,39 +1070,14 @@ Test(snapshot, path_bytes_bounded)
 {
 	struct fs_quota q = quota;
 	struct snapshot s = { 0 };
-	char name[251], path[4096];
-	size_t len = 0, total = 0, files, i;
-	int dfd;
+	char path[4096];
+	/* 16 names of 250 bytes and their slashes. */
+	size_t len = 16 * 251 - 1, total = 0, files, i;
 
-	memset(name, 'n', 250);
-	name[250] = '\0';
-	for (i = 0; i < 16; i++) {
-		len += (size_t)snprintf(path + len, sizeof(path) - len, "%s%s",
-					i ? "/" : "", name);
-		fstest_mkdir(path);
-	}
-	dfd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_geq(dfd, 0);
 	/* Each file's path: LEN + 1 + 5 bytes, and its NUL. */
 	files = SNAPSHOT_MAX_PATH_BYTES / (len + 7) + 16;
-	for (i = 0; i < files; i++) {
-		char f[16];
-		int fd;
-
-		/* Links to one file: names are what is bounded, and a
-		 * link is cheaper to make than an inode. */
-		snprintf(f, sizeof(f), "%05zu", i);
-		if (i == 0) {
-			fd = openat(dfd, f, O_WRONLY | O_CREAT | O_CLOEXEC,
-				    0644);
-			cr_assert_geq(fd, 0, "%s", strerror(errno));
-			close(fd);
-		} else {
-			cr_assert_eq(linkat(dfd, "00000", dfd, f, 0), 0, "%s",
-				     strerror(errno));
-		}
-	}
-	close(dfd);
+	cr_assert_eq(fstest_long_path_links(16, files, path, sizeof(path)),
+		     len);
 	q.max_files = 100000;
 
 	take(&s, &q, NULL);
@@ -1184,63 +1157,7 @@ Test(snapshot, interrupted_stops)
 
 /* ---- Directories the walk is denied (finding 3) ---- */
 
-#define NOBODY 65534
-
-/* Gives PATH and everything below it to NOBODY (nftw callback). */
-static int
-give(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return lchown(path, NOBODY, NOBODY) < 0 ? -1 : 0;
-}
-
-/*
- * Runs FN, which returns 0 or the line of the check that failed, as a
- * user whom modes deny: when the test runs as root (whom they never
- * deny), in a child that drops to NOBODY for good with setresuid on a
- * workspace given to NOBODY first (ROOT stays open across the fork);
- * else here, as the test user who owns the workspace.
- */
-static void
-as_nobody(int (*fn)(void))
-{
-	int p[2], line = -1, st;
-	pid_t pid;
-
-	if (geteuid() != 0) {
-		line = fn();
-		cr_assert_eq(line, 0, "check failed at line %d", line);
-		return;
-	}
-	cr_assert_eq(nftw(ws, give, 16, FTW_PHYS), 0);
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		close(p[0]);
-		if (setgroups(0, NULL) < 0 ||
-		    setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
-			line = -2;
-		else
-			line = fn();
-		_exit(write(p[1], &line, sizeof(line)) == sizeof(line) ? 0 : 1);
-	}
-	close(p[1]);
-	cr_assert_eq(read(p[0], &line, sizeof(line)), (ssize_t)sizeof(line));
-	close(p[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	cr_assert_eq(line, 0, "check failed at line %d", line);
-}
-
-#define CHECK(c)                                                              \
-	do {                                                                  \
-		if (!(c))                                                     \
-			return __LINE__;                                      \
-	} while (0)
+#define CHECK(c) FSTEST_CHECK(c)
 
 static int
 count_entry(void *arg, const struct wswalk_entry *e)
@@ -1328,7 +1245,7 @@ Test(snapshot, entries_below_a_denied_directory_are_unknown)
 	fstest_mkdir("locked");
 	fstest_mkfile("locked/f1", "1");
 	fstest_mkfile("locked/f2", "2");
-	as_nobody(denied_diff_checks);
+	fstest_as_nobody(denied_diff_checks);
 }
 
 /* A directory the job made 000 (cannot be entered) and one made 0444
@@ -1345,7 +1262,7 @@ Test(snapshot, denied_directories_truncate)
 	fstest_mkfile("open/f", "f");
 	cr_assert_eq(fchmodat(root, "locked", 0, 0), 0);
 	cr_assert_eq(fchmodat(root, "locked-r", 0444, 0), 0);
-	as_nobody(denied_checks);
+	fstest_as_nobody(denied_checks);
 	cr_assert_eq(fchmodat(root, "locked", 0755, 0), 0);
 	cr_assert_eq(fchmodat(root, "locked-r", 0755, 0), 0);
 }
