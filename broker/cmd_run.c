@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/landlock.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,8 @@
 #include "jobrun.h"
 #include "log.h"
 #include "preflight.h"
+#include "result_json.h"
+#include "runflags.h"
 #include "supervisor.h"
 #include "utf8.h"
 #include "workspace.h"
@@ -73,40 +74,12 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stockade run [--policy FILE] [--workspace DIR] [--keep]\n"
-		"                    [--timeout SECONDS] [--memory MB] [--json]\n"
+		"                    [--timeout SECONDS] [--cpu-time SECONDS]\n"
+		"                    [--memory MIB] [--processes N] [--file-size MIB]\n"
+		"                    [--tmp-size MIB] [--output KIB]\n"
+		"                    [--json | --format stream|json|text]\n"
 		"                    [--put HOST:SANDBOX]... [--get SANDBOX:HOST]...\n"
 		"                    -- PROGRAM [ARGS...]\n");
-}
-
-/* A positive decimal number of seconds (fractions allowed) into ms. */
-static int
-parse_seconds(const char *s, uint64_t *ms)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v > 0) ||
-	    v > 86400.0)
-		return -EINVAL;
-	*ms = (uint64_t)ceil(v * 1000.0);
-	return 0;
-}
-
-static int
-parse_mb(const char *s, uint64_t *bytes)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < 16 ||
-	    v > 1048576)
-		return -EINVAL;
-	*bytes = (uint64_t)v << 20;
-	return 0;
 }
 
 static void
@@ -451,22 +424,21 @@ confine_run(const struct workspace *ws, const struct xfers *gets)
 int
 cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 		{"policy", required_argument, NULL, 'p'},
 		{"workspace", required_argument, NULL, 'w'},
 		{"keep", no_argument, NULL, 'k'},
-		{"timeout", required_argument, NULL, 't'},
-		{"memory", required_argument, NULL, 'm'},
 		{"json", no_argument, NULL, 'j'},
 		{"put", required_argument, NULL, 'P'},
 		{"get", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	struct option opts[RUNFLAGS_N + sizeof(own) / sizeof(own[0])];
 	const char *policy_file = NULL, *workspace = NULL;
-	const char *timeout = NULL, *memory = NULL;
-	bool keep = false, json = false, got = true;
-	struct jobrun_overrides ov = {0, 0};
+	bool keep = false, got = true;
+	enum run_format fmt = RUN_FORMAT_STREAM;
+	struct jobrun_overrides ov;
 	struct xfers puts = {NULL, 0}, gets = {NULL, 0};
 	struct policy pol;
 	struct workspace ws;
@@ -477,15 +449,25 @@ cmd_run(int argc, char **argv)
 	char err[POLICY_ERR_MAX + 256];
 	int c, rc, e;
 
+	memcpy(opts, runflags_options, sizeof(runflags_options));
+	memcpy(opts + RUNFLAGS_N, own, sizeof(own));
+	memset(&ov, 0, sizeof(ov));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c >= RUNFLAG_TIMEOUT && c <= RUNFLAG_FORMAT) {
+			if (runflags_apply(c, optarg, &ov, &fmt, err,
+					   sizeof(err)) < 0) {
+				log_error("%s", err);
+				rc = EXIT_USAGE;
+				goto out_args;
+			}
+			continue;
+		}
 		switch (c) {
 		case 'p': policy_file = optarg; break;
 		case 'w': workspace = optarg; break;
 		case 'k': keep = true; break;
-		case 't': timeout = optarg; break;
-		case 'm': memory = optarg; break;
-		case 'j': json = true; break;
+		case 'j': fmt = RUN_FORMAT_JSON; break;
 		case 'P':
 		case 'G':
 			e = xfer_add(c == 'P' ? &puts : &gets, (size_t)argc,
@@ -524,18 +506,6 @@ cmd_run(int argc, char **argv)
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
 		goto out_args;
-	if (timeout != NULL && parse_seconds(timeout, &ov.wall_ms) < 0) {
-		log_error("--timeout: expected seconds between 0.001 and 86400, "
-			  "got \"%s\"", timeout);
-		rc = EXIT_USAGE;
-		goto out_pol;
-	}
-	if (memory != NULL && parse_mb(memory, &ov.memory_bytes) < 0) {
-		log_error("--memory: expected MiB between 16 and 1048576, got "
-			  "\"%s\"", memory);
-		rc = EXIT_USAGE;
-		goto out_pol;
-	}
 
 	/* The command line is checked against what RUN can carry before
 	 * anything is made or started (jobspec.h). */
@@ -580,20 +550,19 @@ cmd_run(int argc, char **argv)
 	}
 
 	memset(&out, 0, sizeof(out));
-	out.stream = !json;
+	out.stream = fmt == RUN_FORMAT_STREAM;
 	out.tty[1] = isatty(1) == 1;
 	out.tty[2] = isatty(2) == 1;
 	jr.tee = on_output;
 	jr.tee_arg = &out;
-	(void)jobrun_exec(&jr, &sup, ws.fd, true);
+	(void)jobrun_exec(&jr, &sup, &ctx, true);
 
 	/* Collected whatever the job's status (its files may explain a
 	 * failure), but not after an interruption: the user wants out. */
-	ctx.usage_valid = false;
 	for (size_t i = 0; i < gets.n && !jobrun_interrupted(); i++)
 		got = do_get(&gets.v[i], &ctx) && got;
 
-	if (json) {
+	if (fmt != RUN_FORMAT_STREAM) {
 		json_t *o = jobrun_result_json(&jr);
 
 		if (o != NULL && (puts.n > 0 || gets.n > 0) &&
@@ -601,11 +570,14 @@ cmd_run(int argc, char **argv)
 			json_decref(o);
 			o = NULL;
 		}
-		if (o == NULL || json_dumpf(o, stdout, JSON_COMPACT) < 0) {
+		if (o == NULL || (fmt == RUN_FORMAT_JSON ?
+				  json_dumpf(o, stdout, JSON_COMPACT) :
+				  result_print_text(o, stdout)) < 0) {
 			log_error("cannot write the result");
 			rc = EXIT_SANDBOX;
 		} else {
-			fputc('\n', stdout);
+			if (fmt == RUN_FORMAT_JSON)
+				fputc('\n', stdout);
 			rc = job_exit_status(&jr.res);
 		}
 		json_decref(o);
@@ -629,7 +601,6 @@ out_sup:
 			 strerror(-e));
 out_jr:
 	jobrun_free(&jr);
-out_pol:
 	policy_clear(&pol);
 out_args:
 	xfers_free(&puts);

@@ -111,7 +111,7 @@ fill_entry(struct fs_entry *e, const char *path, const struct stat *st)
 /* ---- Usage ------------------------------------------------------------ */
 
 struct usage_acc {
-	uint64_t bytes, entries;
+	uint64_t bytes, entries, disk;
 };
 
 static int
@@ -122,6 +122,8 @@ usage_one(void *arg, const struct wswalk_entry *e)
 	acc->entries++;
 	if (S_ISREG(e->st->st_mode) && e->st->st_size > 0)
 		acc->bytes = add_sat(acc->bytes, (uint64_t)e->st->st_size);
+	if (S_ISREG(e->st->st_mode) && e->st->st_blocks > 0)
+		acc->disk = add_sat(acc->disk, (uint64_t)e->st->st_blocks * 512u);
 	return 0;
 }
 
@@ -135,7 +137,7 @@ depth_limit(const struct fs_ctx *ctx)
 int
 fsapi_usage(struct fs_ctx *ctx)
 {
-	struct usage_acc acc = {0, 0};
+	struct usage_acc acc = {0, 0, 0};
 	struct wswalk_stats stats;
 	struct wswalk_opts opts = {
 		.max_depth = depth_limit(ctx),
@@ -150,6 +152,7 @@ fsapi_usage(struct fs_ctx *ctx)
 	if (r < 0)
 		return r;
 	ctx->used_bytes = acc.bytes;
+	ctx->used_disk = acc.disk;
 	ctx->used_entries = acc.entries;
 	ctx->usage_valid = true;
 	if (stats.truncated || stats.deeper || stats.denied > 0 ||

@@ -99,10 +99,20 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 	if ((e = jobspec_from_policy(&jr->spec, pol, argc, argv)) < 0)
 		return e;
 	jr->limits = pol->limits;
-	if (ov != NULL && ov->wall_ms != 0)
-		jr->limits.wall_ms = ov->wall_ms;
-	if (ov != NULL && ov->memory_bytes != 0)
-		jr->limits.memory_bytes = ov->memory_bytes;
+	if (ov != NULL) {
+		struct job_limits *l = &jr->limits;
+
+		l->wall_ms = ov->wall_ms ? ov->wall_ms : l->wall_ms;
+		l->cpu_ms = ov->cpu_ms ? ov->cpu_ms : l->cpu_ms;
+		l->memory_bytes = ov->memory_bytes ? ov->memory_bytes :
+						     l->memory_bytes;
+		l->fsize_bytes = ov->fsize_bytes ? ov->fsize_bytes :
+						   l->fsize_bytes;
+		l->tmp_bytes = ov->tmp_bytes ? ov->tmp_bytes : l->tmp_bytes;
+		l->nproc = ov->nproc ? ov->nproc : l->nproc;
+		if (ov->output_bytes != 0)
+			l->stdout_bytes = l->stderr_bytes = ov->output_bytes;
+	}
 	jr->spec.limits = jr->limits;
 	if (capture_init(&jr->cap[1], jr->limits.stdout_bytes) < 0 ||
 	    capture_init(&jr->cap[2], jr->limits.stderr_bytes) < 0) {
@@ -142,8 +152,107 @@ on_output(void *arg, int stream, const uint8_t *data, size_t len)
 		jr->tee(jr->tee_arg, stream, data, len);
 }
 
+/* The bytes a job may add to FS before the workspace quota is reached:
+ * 0 when it is full or cannot be counted (fail closed). */
+static uint64_t
+workspace_allowance(struct fs_ctx *fs)
+{
+	if (!fs->usage_valid && fsapi_usage(fs) < 0)
+		return 0;
+	if (fs->used_entries > fs->quota.max_files ||
+	    fs->used_bytes >= fs->quota.workspace_bytes)
+		return 0;
+	return fs->quota.workspace_bytes - fs->used_bytes;
+}
+
+/* True when the last LEN bytes of capture C (its tail) contain NEEDLE. */
+static bool
+tail_says(const struct capture *c, const char *needle)
+{
+	size_t len;
+	uint8_t *text = capture_collect(c, "", &len);
+	size_t from = len > 4096 ? len - 4096 : 0;
+	bool found;
+
+	if (text == NULL)
+		return false;
+	found = memmem(text + from, len - from, needle, strlen(needle)) != NULL;
+	free(text);
+	return found;
+}
+
+/* Sets JR's status to S with a detail that says why, keeping the exit. */
+static void
+restatus(struct jobrun *jr, enum job_status s, const char *why)
+{
+	char *d = strdup(why);
+
+	if (d == NULL)
+		return;
+	free(jr->res.detail);
+	jr->res.detail = d;
+	jr->res.status = s;
+}
+
+/*
+ * The program's own words for a limit it ran into, in the tail of its
+ * stderr, by the status they mean. Only consulted for a job that exited
+ * non-zero or aborted: a program that reports and handles the error and
+ * exits 0 is ok. Sources: Python's MemoryError and OSError texts
+ * (strerror of ENOMEM, EFBIG, ENOSPC, EDQUOT in glibc), C++'s
+ * std::bad_alloc, Go's and the JVM's out-of-memory messages.
+ */
+static const struct {
+	const char *text;
+	enum job_status status;
+} limit_words[] = {
+	{"MemoryError", JOB_MEMORY_LIMIT},
+	{"Cannot allocate memory", JOB_MEMORY_LIMIT},
+	{"std::bad_alloc", JOB_MEMORY_LIMIT},
+	{"fatal error: runtime: out of memory", JOB_MEMORY_LIMIT},
+	{"java.lang.OutOfMemoryError", JOB_MEMORY_LIMIT},
+	{"File too large", JOB_FILE_SIZE_LIMIT},
+	{"No space left on device", JOB_DISK_FULL},
+	{"Disk quota exceeded", JOB_DISK_FULL},
+};
+
+static void
+refine_status(struct jobrun *jr, struct fs_ctx *fs)
+{
+	struct job_result *r = &jr->res;
+	char why[256];
+	int e;
+
+	if (r->status == JOB_SANDBOX_ERROR)
+		return;
+	/* The workspace as the job left it, against the quota: exact,
+	 * where the launcher's watch during the job samples. */
+	e = fsapi_usage(fs);
+	if (e == 0 && fs->used_disk > fs->quota.workspace_bytes &&
+	    r->status != JOB_DISK_FULL) {
+		snprintf(why, sizeof(why), "the job left files taking %.1f MiB "
+			 "of disk in /work, over its quota of %.1f MiB",
+			 (double)fs->used_disk / 1048576.0,
+			 (double)fs->quota.workspace_bytes / 1048576.0);
+		restatus(jr, JOB_DISK_FULL, why);
+		return;
+	}
+	if (r->status != JOB_EXIT_NONZERO &&
+	    !(r->status == JOB_CRASH && r->signal == SIGABRT))
+		return;
+	for (size_t i = 0; i < sizeof(limit_words) / sizeof(limit_words[0]);
+	     i++) {
+		if (!tail_says(&jr->cap[2], limit_words[i].text))
+			continue;
+		snprintf(why, sizeof(why), "the program stopped on \"%s\"",
+			 limit_words[i].text);
+		restatus(jr, limit_words[i].status, why);
+		return;
+	}
+}
+
 int
-jobrun_exec(struct jobrun *jr, struct supervisor *sup, int wsfd,
+jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 	    bool catch_signals)
 {
 	char err[256];
@@ -151,6 +260,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, int wsfd,
 
 	job_result_clear(&jr->res);
 	memset(&jr->res, 0, sizeof(jr->res));
+	jr->spec.workspace_allow = workspace_allowance(fs);
 	if (!catch_signals && interrupted)
 		e = -EINTR;
 	else
@@ -163,11 +273,14 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, int wsfd,
 			/* Caught between the check above and the arming:
 			 * the job is cancelled as soon as it starts. */
 			on_signal(interrupted);
-		e = supervisor_run(sup, &jr->spec, wsfd, on_output, jr,
+		e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr,
 				   &jr->res);
 		disarm_cancel();
 		if (catch_signals)
 			jobrun_default_signals();
+		fs->usage_valid = false;
+		if (e == 0)
+			refine_status(jr, fs);
 	}
 	if (e < 0) {
 		memset(&jr->res, 0, sizeof(jr->res));

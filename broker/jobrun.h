@@ -21,16 +21,23 @@
 #include <jansson.h>
 
 #include "capture.h"
+#include "fsapi.h"
 #include "policy.h"
 #include "proto.h"
 #include "result.h"
 #include "supervisor.h"
 
 /* What a caller may change of the policy's [limits] for one job; 0 keeps
- * the policy's value. */
+ * the policy's value. `stockade run` may set any value its flags accept
+ * (the caller is the deployer); `stockade serve` only lowers them. */
 struct jobrun_overrides {
 	uint64_t wall_ms;       /* wall-clock limit, milliseconds */
+	uint64_t cpu_ms;        /* CPU time of the jail, milliseconds */
 	uint64_t memory_bytes;  /* memory limit, bytes */
+	uint64_t fsize_bytes;   /* RLIMIT_FSIZE, bytes */
+	uint64_t tmp_bytes;     /* /tmp tmpfs size, bytes */
+	uint64_t output_bytes;  /* the cap of stdout and of stderr, bytes */
+	uint32_t nproc;         /* tasks of the jail */
 };
 
 struct jobrun {
@@ -62,8 +69,21 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
 
 /*
  * Runs the job prepared in JR on SUP (borrowed; started here if it is not
- * running, supervisor_start) with the workspace directory WSFD (borrowed)
- * at /work, capturing its output (and passing every chunk to JR->tee).
+ * running, supervisor_start) with the workspace FS->root (borrowed) at
+ * /work, capturing its output (and passing every chunk to JR->tee).
+ *
+ * The workspace quota (FS->quota.workspace_bytes) holds for the job too:
+ * the launcher is told how many bytes the job may add (the quota less
+ * FS's usage, counted first when invalid), and after the job the
+ * workspace is counted again (FS's usage is then current): a job that
+ * left it over its quota ends disk_full whatever its exit. A workspace
+ * that cannot be counted leaves the job nothing to add (fail closed).
+ *
+ * A job that exited non-zero is given the status of the limit it ran
+ * into when the program's own last error message names it (an
+ * allocation refused: memory_limit; EFBIG: file_size_limit; ENOSPC:
+ * disk_full), or when the launcher saw it at its process limit
+ * (process_limit); its exit code is kept (docs/decisions.md).
  *
  * With CATCH_SIGNALS (the `stockade run` way), SIGINT, SIGTERM and SIGHUP
  * are caught from the launcher's start to the job's end, then reset to
@@ -78,7 +98,7 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  * launcher did not start: supervisor_start's errors; -EINTR), with
  * JR->res a sandbox_error whose detail says why.
  */
-int jobrun_exec(struct jobrun *jr, struct supervisor *sup, int wsfd,
+int jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 		bool catch_signals);
 
 /*

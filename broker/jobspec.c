@@ -42,6 +42,8 @@ jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
 	spec->hostname = p->hostname;
 	spec->user = p->user;
 	spec->home = p->home;
+	spec->enforcement = p->enforcement;
+	spec->cgroup = p->cgroup;
 	spec->mounts = p->mounts;
 	spec->nmounts = (uint32_t)p->nmounts;
 	spec->uid = p->uid;

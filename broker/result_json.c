@@ -8,12 +8,10 @@
 
 #include "utf8.h"
 
-#define TRUNC_MARKER "\n[... stockade: output truncated here ...]\n"
-
 json_t *
 limits_to_json(const struct job_limits *l)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"wall_time_ms", (json_int_t)l->wall_ms,
 		"cpu_time_ms", (json_int_t)l->cpu_ms,
 		"memory_mb", (json_int_t)(l->memory_bytes >> 20),
@@ -22,28 +20,39 @@ limits_to_json(const struct job_limits *l)
 		"open_files", (json_int_t)l->nofile,
 		"tmp_mb", (json_int_t)(l->tmp_bytes >> 20),
 		"home_mb", (json_int_t)(l->home_bytes >> 20),
+		"workspace_mb", (json_int_t)(l->workspace_bytes >> 20),
+		"cpu_percent", (json_int_t)l->cpu_percent,
 		"stdout_kb", (json_int_t)(l->stdout_bytes >> 10),
 		"stderr_kb", (json_int_t)(l->stderr_bytes >> 10));
 }
 
-/* A capture as a JSON string of valid UTF-8. */
+/* A capture as a JSON string of valid UTF-8 without terminal controls. */
 static json_t *
 stream_json(const struct capture *c)
 {
-	size_t raw_len, len;
+	size_t raw_len, len, n;
 	uint8_t *raw;
-	char *text;
+	char *text, *shown;
 	json_t *j;
 
-	raw = capture_collect(c, TRUNC_MARKER, &raw_len);
+	raw = capture_collect(c, RESULT_TRUNC_MARKER, &raw_len);
 	if (raw == NULL)
 		return NULL;
 	text = utf8_sanitize(raw, raw_len, &len);
 	free(raw);
 	if (text == NULL)
 		return NULL;
-	j = json_stringn_nocheck(text, len);
+	/* Sanitized first, so each C1 control is one whole sequence here;
+	 * caret notation is ASCII, so the text stays valid UTF-8. */
+	shown = len <= SIZE_MAX / 4 ? malloc(4 * len + 1) : NULL;
+	if (shown == NULL) {
+		free(text);
+		return NULL;
+	}
+	n = term_escape(text, len, shown);
 	free(text);
+	j = json_stringn_nocheck(shown, n);
+	free(shown);
 	return j;
 }
 
@@ -96,6 +105,8 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	ok = ok && put(o, "cpu_ms", json_integer((json_int_t)res->cpu_ms));
 	ok = ok && put(o, "peak_memory_kb",
 		       json_integer((json_int_t)res->peak_memory_kb));
+	ok = ok && put(o, "peak_processes",
+		       json_integer((json_int_t)res->peak_processes));
 	ok = ok && put(o, "stdout", stream_json(out));
 	ok = ok && put(o, "stderr", stream_json(err));
 	ok = ok && put(o, "stdout_truncated",
@@ -107,7 +118,9 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	ok = ok && put(o, "stderr_bytes",
 		       json_integer((json_int_t)res->stderr_bytes));
 	ok = ok && put(o, "limits", limits_to_json(lim));
-	ok = ok && put(o, "enforcement", text_json("rlimit"));
+	ok = ok && put(o, "enforcement",
+		       text_json(res->enforcement == ENFORCE_CGROUP2 ?
+					 "cgroup2" : "monitor"));
 	ok = ok && put(o, "detail", text_json(res->detail ? res->detail : ""));
 	ok = ok && put(o, "hint", text_json(hint));
 	if (!ok) {
@@ -116,4 +129,67 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 		return NULL;
 	}
 	return o;
+}
+
+/* FIELD of O as text for the figures line: its integer, its string, or
+ * "none" for null. */
+static void
+put_figure(FILE *out, const json_t *o, const char *field)
+{
+	const json_t *v = json_object_get(o, field);
+
+	if (json_is_integer(v))
+		fprintf(out, " %s=%" JSON_INTEGER_FORMAT, field,
+			json_integer_value(v));
+	else if (json_is_string(v))
+		fprintf(out, " %s=%s", field, json_string_value(v));
+	else
+		fprintf(out, " %s=none", field);
+}
+
+static void
+put_stream(FILE *out, const json_t *o, const char *name)
+{
+	char key[32];
+	const json_t *text = json_object_get(o, name);
+	json_int_t bytes;
+	bool cut;
+
+	snprintf(key, sizeof(key), "%s_bytes", name);
+	bytes = json_integer_value(json_object_get(o, key));
+	snprintf(key, sizeof(key), "%s_truncated", name);
+	cut = json_is_true(json_object_get(o, key));
+	fprintf(out, "--- %s (%" JSON_INTEGER_FORMAT " bytes%s) ---\n", name,
+		bytes, cut ? ", truncated: head and tail kept" : "");
+	if (json_string_length(text) > 0) {
+		const char *s = json_string_value(text);
+		size_t n = json_string_length(text);
+
+		fwrite(s, 1, n, out);
+		if (s[n - 1] != '\n')
+			fputc('\n', out);
+	}
+}
+
+int
+result_print_text(const json_t *o, FILE *out)
+{
+	const char *detail = json_string_value(json_object_get(o, "detail"));
+
+	fprintf(out, "status: %s\nhint: %s\nfigures:",
+		json_string_value(json_object_get(o, "status")),
+		json_string_value(json_object_get(o, "hint")));
+	put_figure(out, o, "exit_code");
+	put_figure(out, o, "signal");
+	put_figure(out, o, "wall_ms");
+	put_figure(out, o, "cpu_ms");
+	put_figure(out, o, "peak_memory_kb");
+	put_figure(out, o, "peak_processes");
+	put_figure(out, o, "enforcement");
+	fputc('\n', out);
+	if (detail != NULL && *detail != '\0')
+		fprintf(out, "detail: %s\n", detail);
+	put_stream(out, o, "stdout");
+	put_stream(out, o, "stderr");
+	return ferror(out) ? -1 : 0;
 }

@@ -2,6 +2,8 @@
 #ifndef STOCKADE_RESULT_JSON_H
 #define STOCKADE_RESULT_JSON_H
 
+#include <stdio.h>
+
 #include <jansson.h>
 
 #include "capture.h"
@@ -9,11 +11,15 @@
 
 /*
  * Builds the result object (README.md, "Result fields"): status,
- * exit_code, signal, wall_ms, cpu_ms, peak_memory_kb, stdout, stderr
- * (valid UTF-8, truncation marked), stdout_truncated, stderr_truncated,
- * stdout_bytes, stderr_bytes, limits, enforcement, detail, hint. OUT and
- * ERR are the captures of the two streams (borrowed). Every string is
- * made valid UTF-8 (U+FFFD for invalid bytes), whatever bytes RES's
+ * exit_code, signal, wall_ms, cpu_ms, peak_memory_kb, peak_processes,
+ * stdout, stderr, stdout_truncated, stderr_truncated, stdout_bytes,
+ * stderr_bytes, limits, enforcement, detail, hint; docs/result.schema.json
+ * is its schema. OUT and ERR are the captures of the two streams
+ * (borrowed): kept head and tail with RESULT_TRUNC_MARKER between them,
+ * every invalid byte as U+FFFD and every terminal control character but
+ * tab, newline and carriage return in caret notation (ESC as "^[",
+ * utf8.h term_escape), so that the result is safe to print anywhere.
+ * Every other string is made valid UTF-8 too, whatever bytes RES's
  * detail holds. Returns a new reference the caller releases with
  * json_decref, or NULL with errno ENOMEM when memory runs out (the only
  * failure).
@@ -24,5 +30,26 @@ json_t *result_to_json(const struct job_result *res,
 
 /* The limits as a JSON object keyed by the policy's key names. */
 json_t *limits_to_json(const struct job_limits *lim);
+
+/* What stands where the middle of a truncated stream was dropped. */
+#define RESULT_TRUNC_MARKER "\n[... stockade: output truncated here ...]\n"
+
+/*
+ * Writes the compact text form of the result object RESULT (as made by
+ * result_to_json; borrowed) to OUT: what a model reads (docs/tool.md):
+ *
+ *     status: NAME
+ *     hint: HINT
+ *     figures: exit_code=N|none signal=NAME|none wall_ms=N cpu_ms=N
+ *              peak_memory_kb=N peak_processes=N enforcement=NAME
+ *     detail: DETAIL                (only when not empty)
+ *     --- stdout (N bytes[, truncated: head and tail kept]) ---
+ *     TEXT
+ *     --- stderr (N bytes...) ---
+ *     TEXT
+ *
+ * (figures on one line). Returns 0, or -1 when OUT fails (errno set).
+ */
+int result_print_text(const json_t *result, FILE *out);
 
 #endif

@@ -495,8 +495,7 @@ m_exec(struct call *c, struct rawpath *p)
 		return rpc_fail(c, RPC_JOB_ERROR, NULL, "cannot read the workspace "
 			    "before the job: %s", strerror(-e));
 	}
-	e = jobrun_exec(&jr, s->sup, s->fs.root, false);
-	s->fs.usage_valid = false;
+	e = jobrun_exec(&jr, s->sup, &s->fs, false);
 	if (e < 0) {
 		r = rpc_fail(c, RPC_JOB_ERROR, NULL, "%s",
 			 jr.res.detail ? jr.res.detail : strerror(-e));

@@ -41,6 +41,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -172,6 +173,36 @@ close_all_except(int *keep, size_t n)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
+/* An O_PATH descriptor of directory PATH numbered 3 or above: init has
+ * closed 0, 1 and 2, which the payload's standard streams will take. */
+static int
+open_above_stdio(const char *path)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC), high;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return high;
+}
+
+static bool
+is_full(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_bavail == 0;
+}
+
+/* INIT_FULL_* for the file systems of TMP_FD and HOME_FD. */
+static int32_t
+full_flags(int tmp_fd, int home_fd)
+{
+	return (is_full(tmp_fd) ? INIT_FULL_TMP : 0) |
+	       (is_full(home_fd) ? INIT_FULL_HOME : 0);
+}
+
 /*
  * The body of jail init (pid 1 of the jail); never returns. SYNC_FD is
  * the read end of the pipe on which the launcher says the id maps are
@@ -185,6 +216,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 {
 	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd,
 		      status_fd, out_fd, err_fd};
+	int tmp_fd, home_fd;
 	struct pollfd alive = {.fd = h->launcher_pidfd, .events = POLLIN};
 	sigset_t all;
 	pid_t payload;
@@ -224,6 +256,12 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		setup_failed(status_fd, STAGE_MOUNT_NS, errno);
 	if ((e = mounts_build_root(spec, work_tree_fd, &stage)) < 0)
 		setup_failed(status_fd, stage, e);
+	/* Held to tell, when the payload ends, whether /tmp or home filled
+	 * up (disk_full); opened before any code of the job runs. */
+	tmp_fd = open_above_stdio("/tmp");
+	home_fd = open_above_stdio(spec->home);
+	if (tmp_fd < 0 || home_fd < 0)
+		setup_failed(status_fd, STAGE_TMP, errno);
 
 	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0)
 		setup_failed(status_fd, STAGE_HOSTNAME, errno);
@@ -264,7 +302,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 				if (p != payload)
 					continue;
 				jail_send_record(status_fd, INIT_REC_PAYLOAD_EXIT,
-						 st, 0);
+						 st, full_flags(tmp_fd, home_fd));
 				/* Exiting kills whatever the payload left. */
 				_exit(0);
 			}
@@ -349,6 +387,12 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	memset(&ca, 0, sizeof(ca));
 	ca.flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 		   CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+	/* Born in its cgroup leaf (clone3(2), Linux 5.7): no moment where
+	 * the jail runs outside its limits. */
+	if (h->cgroup_fd >= 0) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (uint64_t)h->cgroup_fd;
+	}
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.exit_signal = SIGCHLD;
 	clock_gettime(CLOCK_MONOTONIC, &j->start);

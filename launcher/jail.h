@@ -38,8 +38,13 @@ const char *jail_stage_name(int stage);
 /* Records on the status pipe, init -> launcher: three little-endian i32. */
 enum init_record {
 	INIT_REC_SETUP_FAILED = 1, /* a = stage, b = errno */
-	INIT_REC_PAYLOAD_EXIT = 2, /* a = wait status of the payload */
+	INIT_REC_PAYLOAD_EXIT = 2, /* a = wait status of the payload,
+				    * b = INIT_FULL_* flags */
 };
+/* File systems init found full as the payload ended (statfs(2) f_bavail
+ * 0): the payload may have died of ENOSPC there. */
+#define INIT_FULL_TMP 0x1
+#define INIT_FULL_HOME 0x2
 #define INIT_RECORD_SIZE 12
 
 /* What the launcher lends every jail it starts. Nothing here is owned. */
@@ -47,6 +52,7 @@ struct jail_host {
 	uid_t outer_uid;       /* host uid the payload's uid maps to */
 	gid_t outer_gid;       /* host gid the payload's gid maps to */
 	int launcher_pidfd;    /* a pidfd of the launcher itself */
+	int cgroup_fd;         /* a cgroup v2 leaf to clone into, or -1 */
 	scmp_filter_ctx filter; /* NULL only with JOB_F_UNSAFE_NO_SECCOMP */
 };
 

@@ -29,6 +29,14 @@ struct launcher {
 	uid_t outer_uid;          /* host ids every payload maps to */
 	gid_t outer_gid;
 	scmp_filter_ctx filter;   /* built once, reused for every job */
+	int proc_fd;              /* /proc, for the monitor (usage.c) */
+	/* The delegated cgroup v2 job leaves are made under (cgroup.c),
+	 * looked up at the first job that may use one: cg_parent is its
+	 * descriptor or -1, cg_path the path it was looked up for, cg_why
+	 * why it is unusable. */
+	int cg_parent;
+	char *cg_path;
+	char cg_why[320];
 	uint8_t *msg;             /* PROTO_MAX_MSG bytes, receive buffer */
 	uint8_t *out;             /* PROTO_MAX_MSG bytes, send buffer */
 };

@@ -7,6 +7,7 @@
  * sources, and the workspace arrives as a descriptor.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,9 +105,12 @@ main(int argc, char **argv)
 	l.outer_gid = l.as_root ? PROTO_ROOT_PAYLOAD_ID : getegid();
 	l.filter = jail_seccomp_build();
 	l.self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	l.proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	l.cg_parent = -1;
 	if (l.msg == NULL || l.out == NULL || l.filter == NULL ||
-	    l.self_pidfd < 0) {
-		log_error("start-up failed: out of memory, seccomp or pidfd_open unusable");
+	    l.self_pidfd < 0 || l.proc_fd < 0) {
+		log_error("start-up failed: out of memory, seccomp, pidfd_open "
+			  "or /proc unusable");
 		return 1;
 	}
 	for (;;) {
@@ -119,6 +123,9 @@ main(int argc, char **argv)
 		}
 	}
 	seccomp_release(l.filter);
+	if (l.cg_parent >= 0)
+		close(l.cg_parent);
+	free(l.cg_path);
 	free(l.msg);
 	free(l.out);
 	return 0;

@@ -1,9 +1,11 @@
 /*
  * monitor.c: one job from clone to RESULT. The launcher waits on the
  * jail's pidfd, never on a pid alone; it forwards the payload's output as
- * OUTPUT messages; it enforces the wall-clock limit and the output caps by
- * killing jail init (SIGKILL through the pidfd), which makes the kernel
- * kill every process of the jail's pid namespace.
+ * OUTPUT messages; it enforces the wall-clock limit and the output caps,
+ * and through the enforcer (enforce.c) memory, CPU, processes and the
+ * workspace quota, by killing jail init (SIGKILL through the pidfd; and
+ * cgroup.kill with cgroup2), which makes the kernel kill every process
+ * of the jail's pid namespace (pid_namespaces(7)).
  */
 #include <errno.h>
 #include <poll.h>
@@ -19,6 +21,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "cgroup.h"
+#include "enforce.h"
 #include "jail.h"
 #include "launcher.h"
 #include "log.h"
@@ -32,6 +36,8 @@ struct job_state {
 	bool over_output;
 	bool cancelled;
 	bool killed;
+	int cg_leaf;         /* the job's cgroup v2 leaf, or -1 */
+	struct enforcer enf; /* memory, CPU, processes, workspace */
 	size_t pending;      /* an OUTPUT message in l->out not yet sent */
 	siginfo_t info;
 	struct rusage ru;
@@ -52,6 +58,8 @@ kill_jail(struct job_state *s)
 {
 	if (!s->killed && !s->exited) {
 		syscall(SYS_pidfd_send_signal, s->jail.pidfd, SIGKILL, NULL, 0);
+		if (s->cg_leaf >= 0)
+			(void)cg_leaf_kill(s->cg_leaf);
 		s->killed = true;
 	}
 }
@@ -137,6 +145,8 @@ classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
 			r->exit_code = WEXITSTATUS(st);
 			r->status = r->exit_code == 0 ? JOB_OK : JOB_EXIT_NONZERO;
 		} else if (WIFSIGNALED(st)) {
+			/* SIGXCPU and SIGKILL are RLIMIT_CPU's only past the
+			 * limit by the backstop's margin (payload.c). */
 			r->signal = WTERMSIG(st);
 			switch (r->signal) {
 			case SIGXCPU:
@@ -171,14 +181,65 @@ classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
 		r->status = JOB_SANDBOX_ERROR;
 		snprintf(detail, sizeof(detail), "jail set-up failed at %s: %s",
 			 jail_stage_name(rec[1]), strerror(rec[2]));
-	} else if (!s->timed_out && !s->over_output && !s->cancelled) {
+	} else if (!s->timed_out && !s->over_output && !s->cancelled &&
+		   s->enf.reason == ENF_NONE) {
 		r->status = JOB_SANDBOX_ERROR;
 		snprintf(detail, sizeof(detail),
 			 "jail init ended without a report (code %d, status %d)",
 			 s->info.si_code, s->info.si_status);
 	}
+	/* A shell reports a command killed by signal N as exit 128 + N
+	 * (POSIX.1-2017, Shell Command Language 2.8.2); SIGXFSZ is sent
+	 * only for RLIMIT_FSIZE. */
+	if (r->status == JOB_EXIT_NONZERO && r->exit_code == 128 + SIGXFSZ) {
+		r->status = JOB_FILE_SIZE_LIMIT;
+		snprintf(detail, sizeof(detail), "exit code %d: a command it ran "
+			 "was killed by SIGXFSZ (a file over %.1f MiB)",
+			 r->exit_code,
+			 (double)spec->limits.fsize_bytes / 1048576.0);
+	}
+	/* A program that failed with /tmp or home full most likely failed
+	 * of it (ENOSPC); one that handled it and exited 0 is ok. */
+	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT && rec[2] != 0 &&
+	    (r->status == JOB_EXIT_NONZERO || r->status == JOB_CRASH)) {
+		r->status = JOB_DISK_FULL;
+		snprintf(detail, sizeof(detail), "%s full as the program ended "
+			 "(tmpfs of %.1f MiB)",
+			 (rec[2] & INIT_FULL_TMP) ? "/tmp was" :
+						    "the home directory was",
+			 (double)((rec[2] & INIT_FULL_TMP) ?
+					  spec->limits.tmp_bytes :
+					  spec->limits.home_bytes) / 1048576.0);
+	}
+	/* Forks refused at the limit explain a failure that follows. */
+	if (s->enf.pids_hit && (r->status == JOB_EXIT_NONZERO ||
+				r->status == JOB_CRASH)) {
+		r->status = JOB_PROCESS_LIMIT;
+		snprintf(detail, sizeof(detail), "the jail reached its limit of "
+			 "%u processes and threads", spec->limits.nproc);
+	}
 	/* The launcher's own reasons to kill win over what init saw. */
-	if (s->timed_out) {
+	if (s->enf.reason != ENF_NONE && !s->timed_out && !s->over_output) {
+		static const enum job_status by_reason[] = {
+			[ENF_MEMORY] = JOB_MEMORY_LIMIT,
+			[ENF_CPU] = JOB_CPU_LIMIT,
+			[ENF_PROCESSES] = JOB_PROCESS_LIMIT,
+			[ENF_WORKSPACE] = JOB_DISK_FULL,
+		};
+
+		r->status = by_reason[s->enf.reason];
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		snprintf(detail, sizeof(detail), "%s", s->enf.detail);
+	} else if (s->timed_out && s->enf.pids_hit) {
+		/* A fork bomb that kept the jail at its limit until the
+		 * clock ran out. */
+		r->status = JOB_PROCESS_LIMIT;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		snprintf(detail, sizeof(detail), "the jail reached its limit of "
+			 "%u processes and threads", spec->limits.nproc);
+	} else if (s->timed_out) {
 		r->status = JOB_TIMEOUT;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
@@ -231,7 +292,8 @@ clone_failed(struct launcher *l, const struct job_spec *spec, int e)
 	char detail[256];
 	struct job_result r = {.job_id = spec->job_id,
 			       .status = JOB_SANDBOX_ERROR,
-			       .exit_code = -1};
+			       .exit_code = -1,
+			       .enforcement = ENFORCE_MONITOR};
 
 	if (e == -EPERM || e == -ENOSPC || e == -EINVAL || e == -EUSERS)
 		snprintf(detail, sizeof(detail),
@@ -252,7 +314,8 @@ setup_refused(struct launcher *l, const struct job_spec *spec, int e)
 	char detail[300];
 	struct job_result r = {.job_id = spec->job_id,
 			       .status = JOB_SANDBOX_ERROR,
-			       .exit_code = -1};
+			       .exit_code = -1,
+			       .enforcement = ENFORCE_MONITOR};
 
 	if (e == -EPERM)
 		snprintf(detail, sizeof(detail),
@@ -270,12 +333,30 @@ setup_refused(struct launcher *l, const struct job_spec *spec, int e)
 	return send_result(l, &r);
 }
 
+/* The spec asks for limits this host cannot hold: refuse the job. */
+static int
+limits_refused(struct launcher *l, const struct job_spec *spec,
+	       const char *why)
+{
+	char detail[JOB_MAX_DETAIL];
+	struct job_result r = {.job_id = spec->job_id,
+			       .status = JOB_SANDBOX_ERROR,
+			       .exit_code = -1,
+			       .enforcement = ENFORCE_MONITOR};
+
+	snprintf(detail, sizeof(detail), "%s", why);
+	r.detail = detail;
+	return send_result(l, &r);
+}
+
 int
 launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 {
 	struct job_state s;
 	struct job_result r;
 	int32_t rec[3] = {0, 0, 0};
+	enum job_enforcement mode;
+	char leaf_name[64], why[JOB_MAX_DETAIL];
 	bool have_rec;
 	int e = 0;
 
@@ -283,12 +364,15 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		.outer_uid = l->outer_uid,
 		.outer_gid = l->outer_gid,
 		.launcher_pidfd = l->self_pidfd,
+		.cgroup_fd = -1,
 		.filter = (spec->flags & JOB_F_UNSAFE_NO_SECCOMP) ? NULL :
 								      l->filter,
 	};
 	int tree = -1;
 
 	memset(&s, 0, sizeof(s));
+	s.cg_leaf = -1;
+	s.enf.ws_fd = -1;
 	if (l->as_root) {
 		struct stat st;
 
@@ -305,13 +389,39 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 			return setup_refused(l, spec, tree);
 		}
 	}
+	snprintf(leaf_name, sizeof(leaf_name), "stockade-%d-job-%llu",
+		 (int)getpid(), (unsigned long long)spec->job_id);
+	if (enforce_choose(l, spec, leaf_name, &mode, &s.cg_leaf, why,
+			   sizeof(why)) < 0) {
+		close(wsfd);
+		if (tree >= 0)
+			close(tree);
+		return limits_refused(l, spec, why);
+	}
+	host.cgroup_fd = s.cg_leaf;
 	e = jail_start(spec, wsfd, tree, &host, &s.jail);
-	/* Init holds its own references now; ours must not outlive the job. */
-	close(wsfd);
 	if (tree >= 0)
 		close(tree);
-	if (e < 0)
+	if (e < 0) {
+		close(wsfd);
+		if (s.cg_leaf >= 0) {
+			close(s.cg_leaf);
+			(void)cg_leaf_remove(l->cg_parent, leaf_name);
+		}
 		return clone_failed(l, spec, e);
+	}
+	/* The enforcer keeps its own duplicate of the workspace, to watch
+	 * its size; init holds its own reference for the mount. */
+	e = enforcer_init(&s.enf, &spec->limits, mode, s.cg_leaf, s.jail.pid,
+			  l->proc_fd, wsfd, spec->workspace_allow,
+			  elapsed_ms(&s.jail.start));
+	close(wsfd);
+	if (e < 0) {
+		/* Unwatched is unlimited: end it (a sandbox_error). */
+		log_error("cannot watch the jail: %s", strerror(-e));
+		kill_jail(&s);
+		e = 0;
+	}
 
 	while (!s.exited || !s.eof[1] || !s.eof[2] || s.pending > 0) {
 		/* While an OUTPUT waits for the broker, the pipes are not read
@@ -330,9 +440,14 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		uint64_t spent = elapsed_ms(&s.jail.start);
 		int timeout = -1, ready;
 
-		if (!s.exited && !s.killed)
+		if (!s.exited && !s.killed) {
+			int tick = enforcer_wait_ms(&s.enf, spent);
+
 			timeout = spent >= spec->limits.wall_ms ? 0 :
 				(int)(spec->limits.wall_ms - spent);
+			if (tick < timeout)
+				timeout = tick;
+		}
 		/* Once init is reaped every process of the jail is dead, and
 		 * what is in the pipes is all there will be: do not wait for
 		 * an EOF that a write end passed away in an unreachable
@@ -350,11 +465,14 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		}
 		if (s.exited && !wait_out && !p[1].revents && !p[2].revents)
 			s.eof[1] = s.eof[2] = true;
-		if (!s.exited && !s.killed &&
-		    elapsed_ms(&s.jail.start) >= spec->limits.wall_ms) {
+		spent = elapsed_ms(&s.jail.start);
+		if (!s.exited && !s.killed && spent >= spec->limits.wall_ms) {
 			s.timed_out = true;
 			kill_jail(&s);
 		}
+		if (!s.exited && !s.killed &&
+		    enforcer_tick(&s.enf, spent) != ENF_NONE)
+			kill_jail(&s);
 		if (wait_out && (p[3].revents & POLLOUT) &&
 		    (e = flush_pending(l, &s)) < 0)
 			break;
@@ -389,20 +507,29 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		syscall(SYS_waitid, P_PIDFD, s.jail.pidfd, &s.info, WEXITED,
 			&s.ru);
 	}
+	enforcer_finish(&s.enf, &s.ru);
 
 	memset(&r, 0, sizeof(r));
 	r.job_id = spec->job_id;
 	r.wall_ms = elapsed_ms(&s.jail.start);
-	r.cpu_ms = (uint64_t)(s.ru.ru_utime.tv_sec + s.ru.ru_stime.tv_sec) *
-			   1000u +
-		   (uint64_t)(s.ru.ru_utime.tv_usec + s.ru.ru_stime.tv_usec) /
-			   1000u;
-	r.peak_memory_kb = (uint64_t)s.ru.ru_maxrss;
+	r.cpu_ms = s.enf.cpu_ms;
+	r.peak_memory_kb = s.enf.peak_rss_bytes / 1024u;
+	r.peak_processes = s.enf.peak_tasks;
+	r.enforcement = mode;
 	r.stdout_bytes = s.bytes[1];
 	r.stderr_bytes = s.bytes[2];
 	have_rec = read_record(s.jail.status_fd, rec) == 0;
 	classify(spec, &s, rec, have_rec, &r);
 	jail_close(&s.jail);
+	enforcer_free(&s.enf);
+	if (s.cg_leaf >= 0) {
+		int x;
+
+		close(s.cg_leaf);
+		if ((x = cg_leaf_remove(l->cg_parent, leaf_name)) < 0)
+			log_warn("cannot remove the cgroup leaf %s: %s",
+				 leaf_name, strerror(-x));
+	}
 	if (e < 0)
 		return e;
 	e = send_result(l, &r);

@@ -29,11 +29,20 @@ die(int status_fd, int stage, int err)
 	_exit(127);
 }
 
+/* Sets RESOURCE to VALUE, or to the hard limit the caller already had
+ * when that is lower: without CAP_SYS_RESOURCE a hard limit can only be
+ * lowered (setrlimit(2)), and a lower one is never weaker. */
 static int
 set_limit(int resource, rlim_t value)
 {
-	struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
+	struct rlimit rl;
 
+	if (getrlimit(resource, &rl) < 0)
+		return -1;
+	if (rl.rlim_max != RLIM_INFINITY &&
+	    (value == RLIM_INFINITY || value > rl.rlim_max))
+		value = rl.rlim_max;
+	rl.rlim_cur = rl.rlim_max = value;
 	return setrlimit(resource, &rl);
 }
 
@@ -42,7 +51,7 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 		  int status_fd)
 {
 	const struct job_limits *l = &spec->limits;
-	struct rlimit cpu;
+	struct rlimit cpu, inherited;
 	extern char **environ;
 	sigset_t none;
 	int fd, e;
@@ -59,13 +68,32 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 		close(fd);
 	}
 
-	/* CPU: SIGXCPU at the limit, SIGKILL one second later. The others
-	 * are set explicitly so nothing of the caller's limits leaks in:
-	 * no real-time priority, no nice boost, little locked memory. */
-	cpu.rlim_cur = (rlim_t)((l->cpu_ms + 999) / 1000);
+	/*
+	 * Backstops of the enforcer (enforce.h), which holds the jail as a
+	 * whole: RLIMIT_CPU a second past the CPU limit (SIGXCPU, SIGKILL a
+	 * second later), RLIMIT_DATA twice the memory limit per process, and
+	 * no RLIMIT_AS at all: Go and JVM runtimes reserve far more address
+	 * space than they touch, and would fail under it. RLIMIT_NPROC is
+	 * counted per user namespace (Linux 5.14, ucounts), so per jail, and
+	 * covers init too. The others are set explicitly so nothing of the
+	 * caller's limits leaks in: no real-time priority, no nice boost,
+	 * little locked memory.
+	 */
+	cpu.rlim_cur = (rlim_t)((l->cpu_ms + 999) / 1000 + 1);
 	cpu.rlim_max = cpu.rlim_cur + 1;
+	if (getrlimit(RLIMIT_CPU, &inherited) < 0)
+		die(status_fd, STAGE_RLIMITS, errno);
+	if (inherited.rlim_max != RLIM_INFINITY &&
+	    cpu.rlim_max > inherited.rlim_max) {
+		cpu.rlim_max = inherited.rlim_max;
+		if (cpu.rlim_cur > cpu.rlim_max)
+			cpu.rlim_cur = cpu.rlim_max;
+	}
 	if (setrlimit(RLIMIT_CPU, &cpu) < 0 ||
-	    set_limit(RLIMIT_AS, l->memory_bytes) < 0 ||
+	    set_limit(RLIMIT_AS, RLIM_INFINITY) < 0 ||
+	    set_limit(RLIMIT_DATA, l->memory_bytes > RLIM_INFINITY / 2 ?
+					   RLIM_INFINITY :
+					   2 * l->memory_bytes) < 0 ||
 	    set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0 ||
 	    set_limit(RLIMIT_NOFILE, l->nofile) < 0 ||
 	    set_limit(RLIMIT_NPROC, l->nproc) < 0 ||

@@ -121,6 +121,7 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	char *field = (char *)l->p + k->offset;
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
+	enum job_enforcement enf;
 	uint32_t m;
 	bool b, ok;
 	char *s;
@@ -162,6 +163,16 @@ set_scalar(struct loader *l, size_t i, const char *v)
 		break;
 	case K_PATH:
 		ok = policy_valid_path(k->name, v, why, sizeof(why));
+		break;
+	case K_ENFORCE:
+		if (!policy_parse_enforcement(k->name, v, &enf, why,
+					      sizeof(why)))
+			return fail(l, "%s", why);
+		*(enum job_enforcement *)(void *)field = enf;
+		return 1;
+	case K_CGROUP:
+		ok = v[0] == '\0' ||
+		     policy_valid_path(k->name, v, why, sizeof(why));
 		break;
 	default:
 		ok = false;
@@ -547,6 +558,8 @@ load(struct policy *p, const char *name, FILE *file, const char *text,
 		if (r < 0)
 			return r;
 	}
+	/* One workspace quota for the file API and for jobs. */
+	tmp.limits.workspace_bytes = tmp.files.workspace_bytes;
 	*p = tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	return 0;
@@ -601,6 +614,7 @@ policy_clear(struct policy *p)
 	free(p->hostname);
 	free(p->user);
 	free(p->home);
+	free(p->cgroup);
 	memset(p, 0, sizeof(*p));
 }
 

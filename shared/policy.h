@@ -53,6 +53,8 @@ struct policy {
 	bool pty;                   /* [jail] pty: a private /dev/pts */
 	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */
 	struct fs_quota files;      /* [files] */
+	enum job_enforcement enforcement; /* [limits] enforcement */
+	char *cgroup;               /* [limits] cgroup: "" or absolute */
 };
 
 /* The embedded default policy text, byte-identical to policy/default.ini. */

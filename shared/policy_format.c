@@ -88,6 +88,18 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 		ok = policy_parse_mode(k->name, buf, k->max, &mode, why,
 				       sizeof(why));
 		break;
+	case K_ENFORCE:
+		*v = policy_enforcement_name(
+			*(const enum job_enforcement *)(const void *)field);
+		return 0;
+	case K_CGROUP:
+		*v = *(char *const *)(const void *)field;
+		if (!*v)
+			return -EINVAL;
+		if (**v == '\0')
+			return 0;
+		ok = policy_valid_path(k->name, *v, why, sizeof(why));
+		break;
 	case K_HOSTNAME:
 	case K_USER:
 	case K_PATH:

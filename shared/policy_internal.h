@@ -39,6 +39,8 @@ enum key_kind {
 	K_USER,     /* char * field */
 	K_PATH,     /* char * field, absolute and normalised */
 	K_MODE,     /* uint32_t field, octal permission bits ("0755") */
+	K_ENFORCE,  /* enum job_enforcement field: auto, monitor, cgroup2 */
+	K_CGROUP,   /* char * field: "" or absolute and normalised */
 };
 
 /* One scalar key. The order of this table is the order of default.ini,
@@ -67,6 +69,12 @@ extern const size_t policy_nscalars;
  * refused; they return true when the value is acceptable.
  */
 bool policy_has_control(const char *s);
+/* "auto", "monitor", "cgroup2" -> ENFORCE_*; false for anything else. */
+bool policy_parse_enforcement(const char *key, const char *v,
+			      enum job_enforcement *out, char *why,
+			      size_t whylen);
+/* The policy word of E ("auto", "monitor", "cgroup2"). */
+const char *policy_enforcement_name(enum job_enforcement e);
 bool policy_is_blank(char c);
 bool policy_parse_number(const char *key, const char *v, uint64_t min,
 			 uint64_t max, uint64_t *out, char *why,

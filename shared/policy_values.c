@@ -25,6 +25,10 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_LIMITS, "home_mb", K_U64, LIMIT(home_bytes), 1, 1048576, MIB},
 	{SEC_LIMITS, "stdout_kb", K_U64, LIMIT(stdout_bytes), 1, 1048576, KIB},
 	{SEC_LIMITS, "stderr_kb", K_U64, LIMIT(stderr_bytes), 1, 1048576, KIB},
+	{SEC_LIMITS, "cpu_percent", K_U32, LIMIT(cpu_percent), 0,
+	 PROTO_MAX_CPU_PERCENT, 1},
+	{SEC_LIMITS, "enforcement", K_ENFORCE, FIELD(enforcement), 0, 0, 0},
+	{SEC_LIMITS, "cgroup", K_CGROUP, FIELD(cgroup), 0, 0, 0},
 	{SEC_JAIL, "hostname", K_HOSTNAME, FIELD(hostname), 0, 0, 0},
 	{SEC_JAIL, "user", K_USER, FIELD(user), 0, 0, 0},
 	/* Never 0: root inside the jail is what the layers exist to deny; 65534
@@ -69,6 +73,32 @@ policy_has_control(const char *s)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			return true;
 	return false;
+}
+
+static const char *const enforcement_names[] = {
+	[ENFORCE_AUTO] = "auto",
+	[ENFORCE_MONITOR] = "monitor",
+	[ENFORCE_CGROUP2] = "cgroup2",
+};
+
+bool
+policy_parse_enforcement(const char *key, const char *v,
+			 enum job_enforcement *out, char *why, size_t whylen)
+{
+	for (int i = 0; i <= ENFORCE_MAX; i++)
+		if (strcmp(v, enforcement_names[i]) == 0) {
+			*out = (enum job_enforcement)i;
+			return true;
+		}
+	snprintf(why, whylen, "%s: expected auto, monitor or cgroup2, got "
+		 "\"%s\"", key, v);
+	return false;
+}
+
+const char *
+policy_enforcement_name(enum job_enforcement e)
+{
+	return (unsigned)e <= ENFORCE_MAX ? enforcement_names[e] : "auto";
 }
 
 /* A plain decimal integer in [MIN, MAX]: digits only, no sign, no blank,

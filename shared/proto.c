@@ -96,7 +96,9 @@ put_limits(struct wbuf *w, const struct job_limits *l)
 	wbuf_put_u64(w, l->stdout_bytes);
 	wbuf_put_u64(w, l->stderr_bytes);
 	wbuf_put_u32(w, l->nofile);
-	return wbuf_put_u32(w, l->nproc);
+	wbuf_put_u32(w, l->nproc);
+	wbuf_put_u32(w, l->cpu_percent);
+	return wbuf_put_u64(w, l->workspace_bytes);
 }
 
 
@@ -128,6 +130,9 @@ proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
 		wbuf_put_str(&w, s->mounts[i].target);
 	}
 	put_limits(&w, &s->limits);
+	wbuf_put_u8(&w, (uint8_t)s->enforcement);
+	wbuf_put_str(&w, s->cgroup ? s->cgroup : "");
+	wbuf_put_u64(&w, s->workspace_allow);
 	return finish(&w, PROTO_RUN);
 }
 
@@ -165,6 +170,8 @@ proto_encode_result(uint8_t *buf, size_t size, const struct job_result *r)
 	wbuf_put_u64(&w, r->wall_ms);
 	wbuf_put_u64(&w, r->cpu_ms);
 	wbuf_put_u64(&w, r->peak_memory_kb);
+	wbuf_put_u32(&w, r->peak_processes);
+	wbuf_put_u8(&w, (uint8_t)r->enforcement);
 	wbuf_put_u64(&w, r->stdout_bytes);
 	wbuf_put_u64(&w, r->stderr_bytes);
 	wbuf_put_str(&w, detail);
@@ -273,7 +280,9 @@ get_limits(struct rbuf *r, struct job_limits *l)
 	    rbuf_get_u64(r, &l->fsize_bytes) < 0 ||
 	    rbuf_get_u64(r, &l->stdout_bytes) < 0 ||
 	    rbuf_get_u64(r, &l->stderr_bytes) < 0 ||
-	    rbuf_get_u32(r, &l->nofile) < 0 || rbuf_get_u32(r, &l->nproc) < 0)
+	    rbuf_get_u32(r, &l->nofile) < 0 || rbuf_get_u32(r, &l->nproc) < 0 ||
+	    rbuf_get_u32(r, &l->cpu_percent) < 0 ||
+	    rbuf_get_u64(r, &l->workspace_bytes) < 0)
 		return -EBADMSG;
 	return proto_check_limits(l);
 }
@@ -282,6 +291,7 @@ int
 proto_decode_run(const uint8_t *body, size_t len, struct job_spec *s)
 {
 	struct rbuf r;
+	uint8_t enforcement;
 	int e = -EBADMSG;
 
 	memset(s, 0, sizeof(*s));
@@ -360,6 +370,16 @@ proto_decode_run(const uint8_t *body, size_t len, struct job_spec *s)
 	e = get_limits(&r, &s->limits);
 	if (e < 0)
 		goto fail;
+	e = -EBADMSG;
+	if (rbuf_get_u8(&r, &enforcement) < 0)
+		goto fail;
+	s->enforcement = (enum job_enforcement)enforcement;
+	e = rbuf_get_str(&r, &s->cgroup, JOB_MAX_STR);
+	if (e < 0)
+		goto fail;
+	e = -EBADMSG;
+	if (rbuf_get_u64(&r, &s->workspace_allow) < 0)
+		goto fail;
 	e = rbuf_end(&r);
 	if (e < 0)
 		goto fail;
@@ -406,6 +426,7 @@ int
 proto_decode_result(const uint8_t *body, size_t len, struct job_result *res)
 {
 	struct rbuf r;
+	uint8_t enforcement;
 	uint32_t status;
 	int e = -EBADMSG;
 
@@ -418,6 +439,8 @@ proto_decode_result(const uint8_t *body, size_t len, struct job_result *res)
 	    rbuf_get_u64(&r, &res->wall_ms) < 0 ||
 	    rbuf_get_u64(&r, &res->cpu_ms) < 0 ||
 	    rbuf_get_u64(&r, &res->peak_memory_kb) < 0 ||
+	    rbuf_get_u32(&r, &res->peak_processes) < 0 ||
+	    rbuf_get_u8(&r, &enforcement) < 0 ||
 	    rbuf_get_u64(&r, &res->stdout_bytes) < 0 ||
 	    rbuf_get_u64(&r, &res->stderr_bytes) < 0)
 		goto fail;
@@ -427,6 +450,10 @@ proto_decode_result(const uint8_t *body, size_t len, struct job_result *res)
 	e = rbuf_end(&r);
 	if (e < 0)
 		goto fail;
+	e = -EINVAL;
+	if (enforcement != ENFORCE_MONITOR && enforcement != ENFORCE_CGROUP2)
+		goto fail;
+	res->enforcement = (enum job_enforcement)enforcement;
 	e = proto_check_result(status, res, res->detail);
 	if (e < 0)
 		goto fail;
@@ -467,6 +494,7 @@ job_spec_clear(struct job_spec *s)
 	free(s->hostname);
 	free(s->user);
 	free(s->home);
+	free(s->cgroup);
 	if (s->mounts != NULL)
 		for (uint32_t i = 0; i < s->nmounts; i++) {
 			free(s->mounts[i].source);

@@ -30,7 +30,7 @@
 
 #include "result.h"
 
-#define PROTO_VERSION 1u
+#define PROTO_VERSION 2u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
@@ -52,6 +52,8 @@
 #define JOB_MAX_STR 16384u  /* one argument, variable or path, bytes */
 #define JOB_MAX_HOSTNAME 64u
 #define JOB_MAX_DETAIL 1024u
+/* Largest cpu_percent (cgroup2 cpu.max): 1024 CPUs. */
+#define PROTO_MAX_CPU_PERCENT 102400u
 
 enum proto_msg_type {
 	PROTO_HELLO = 1,
@@ -99,6 +101,16 @@ struct job_spec {
 	struct mount_entry *mounts;
 	uint32_t nmounts;
 	struct job_limits limits;
+	/* Limits (issue 4): how to hold them (ENFORCE_AUTO, MONITOR,
+	 * CGROUP2: the policy's [limits] enforcement), the delegated cgroup
+	 * v2 directory to make job leaves under ("" = the launcher's own;
+	 * an absolute path from the policy, never from a client), and the
+	 * bytes the job may add to the workspace before it is full (the
+	 * quota less what the workspace held at the start, computed by the
+	 * broker). */
+	enum job_enforcement enforcement;
+	char *cgroup;
+	uint64_t workspace_allow;
 };
 
 /* Frees everything SPEC owns and zeroes it; accepts NULL. */

@@ -68,7 +68,8 @@ proto_check_limits(const struct job_limits *l)
 	if (l->wall_ms == 0 || l->cpu_ms == 0 || l->memory_bytes == 0 ||
 	    l->tmp_bytes == 0 || l->home_bytes == 0 || l->fsize_bytes == 0 ||
 	    l->stdout_bytes == 0 || l->stderr_bytes == 0 || l->nofile == 0 ||
-	    l->nproc == 0)
+	    l->nproc == 0 || l->workspace_bytes == 0 ||
+	    l->cpu_percent > PROTO_MAX_CPU_PERCENT)
 		return -EINVAL;
 	return 0;
 }
@@ -105,6 +106,12 @@ proto_check_spec(const struct job_spec *s)
 	if (check_abs_path(s->home) < 0 || strcmp(s->home, "/work") == 0 ||
 	    strcmp(s->home, "/tmp") == 0)
 		return -EINVAL;
+	if ((unsigned)s->enforcement > ENFORCE_MAX)
+		return -EINVAL;
+	/* The cgroup is the policy's: "" (the launcher's own) or absolute. */
+	if (s->cgroup != NULL && s->cgroup[0] != '\0' &&
+	    check_abs_path(s->cgroup) < 0)
+		return -EINVAL;
 	for (uint32_t i = 0; i < s->nmounts; i++) {
 		const struct mount_entry *m = &s->mounts[i];
 
@@ -129,6 +136,7 @@ proto_check_encodable(const struct job_spec *s)
 	    strlen(s->hostname) > JOB_MAX_HOSTNAME || s->user == NULL ||
 	    strlen(s->user) > JOB_MAX_USER || s->home == NULL ||
 	    strlen(s->home) > JOB_MAX_STR ||
+	    (s->cgroup != NULL && strlen(s->cgroup) > JOB_MAX_STR) ||
 	    !strv_fits(s->argv, s->argc, JOB_MAX_STR) ||
 	    !strv_fits(s->envp, s->envc, JOB_MAX_STR) ||
 	    (s->nmounts > 0 && s->mounts == NULL))
@@ -197,6 +205,9 @@ proto_check_result(uint32_t status, const struct job_result *r,
 	default:
 		break;
 	}
+	if (r->enforcement != ENFORCE_MONITOR &&
+	    r->enforcement != ENFORCE_CGROUP2)
+		return -EINVAL;
 	if (r->wall_ms > INT64_MAX || r->cpu_ms > INT64_MAX ||
 	    r->peak_memory_kb > INT64_MAX || r->stdout_bytes > INT64_MAX ||
 	    r->stderr_bytes > INT64_MAX)

@@ -116,15 +116,17 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 (unsigned long long)lim->cpu_ms);
 		break;
 	case JOB_MEMORY_LIMIT:
-		snprintf(buf, size, "The program ran out of memory (peak %.1f "
-			 "MiB, limit %.1f MiB); stream large inputs instead of "
-			 "loading them whole, or ask the user for more memory.",
-			 (double)res->peak_memory_kb / 1024.0,
-			 mib(lim->memory_bytes));
+		snprintf(buf, size, "The program ran out of memory (limit %.1f "
+			 "MiB, peak seen %.1f MiB); stream large inputs instead "
+			 "of loading them whole (read in chunks or line by line) "
+			 "and free what is no longer needed, or ask the user for "
+			 "more memory.", mib(lim->memory_bytes),
+			 (double)res->peak_memory_kb / 1024.0);
 		break;
 	case JOB_PROCESS_LIMIT:
 		snprintf(buf, size, "The program hit its limit of %u processes "
-			 "and threads; do not start processes in a loop, use a "
+			 "and threads (the sandbox's init is one of them); do "
+			 "not start processes or threads in a loop, use a "
 			 "bounded pool instead.", lim->nproc);
 		break;
 	case JOB_OUTPUT_LIMIT:
@@ -141,9 +143,12 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 "it across smaller files.", mib(lim->fsize_bytes));
 		break;
 	case JOB_DISK_FULL:
-		snprintf(buf, size, "The program filled its disk space (/tmp "
-			 "limit %.1f MiB); delete temporary files or write less.",
-			 mib(lim->tmp_bytes));
+		snprintf(buf, size, "The program ran out of disk space (%s; the "
+			 "limits are %.1f MiB for /tmp and %.1f MiB for /work); "
+			 "delete temporary files or write less, or ask the user "
+			 "for more space.",
+			 res->detail && *res->detail ? res->detail : "full",
+			 mib(lim->tmp_bytes), mib(lim->workspace_bytes));
 		break;
 	case JOB_CRASH:
 		snprintf(buf, size, "The program was killed by %s, which it did "

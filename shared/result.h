@@ -25,18 +25,28 @@ enum job_status {
 };
 #define JOB_STATUS_MAX JOB_SANDBOX_ERROR
 
+/* How the launcher held a job's memory, process and CPU limits. */
+enum job_enforcement {
+	ENFORCE_AUTO = 0,    /* in a spec: cgroup2 when usable, else monitor */
+	ENFORCE_MONITOR = 1, /* the /proc monitor and rlimits (usage.c) */
+	ENFORCE_CGROUP2 = 2, /* a cgroup v2 leaf per job (cgroup.c) */
+};
+#define ENFORCE_MAX ENFORCE_CGROUP2
+
 /* The limits in force for one job; 0 means "no limit" only where noted. */
 struct job_limits {
 	uint64_t wall_ms;      /* wall-clock limit, milliseconds (> 0) */
-	uint64_t cpu_ms;       /* RLIMIT_CPU, milliseconds, rounded up to s */
-	uint64_t memory_bytes; /* RLIMIT_AS / RLIMIT_DATA, bytes */
+	uint64_t cpu_ms;       /* CPU time of the whole jail, milliseconds */
+	uint64_t memory_bytes; /* resident memory of the whole jail, bytes */
 	uint64_t tmp_bytes;    /* size= of the /tmp tmpfs, bytes */
 	uint64_t home_bytes;   /* size= of the home tmpfs, bytes */
 	uint64_t fsize_bytes;  /* RLIMIT_FSIZE, bytes */
 	uint64_t stdout_bytes; /* cap on stdout, bytes */
 	uint64_t stderr_bytes; /* cap on stderr, bytes */
 	uint32_t nofile;       /* RLIMIT_NOFILE */
-	uint32_t nproc;        /* RLIMIT_NPROC */
+	uint32_t nproc;        /* tasks of the jail, its init included */
+	uint32_t cpu_percent;  /* cgroup2 cpu.max, % of one CPU; 0 = none */
+	uint64_t workspace_bytes; /* [files] workspace_mb, bytes (> 0) */
 };
 
 /* What the launcher reports for one job. Strings are owned by the struct. */
@@ -47,7 +57,9 @@ struct job_result {
 	int32_t signal;          /* 0 when not killed by a signal */
 	uint64_t wall_ms;        /* from clone to reap, milliseconds */
 	uint64_t cpu_ms;         /* user + system of the whole jail, ms */
-	uint64_t peak_memory_kb; /* largest resident set of one process, KiB */
+	uint64_t peak_memory_kb; /* peak resident memory of the jail, KiB */
+	uint32_t peak_processes; /* most tasks of the jail seen at once */
+	enum job_enforcement enforcement; /* MONITOR or CGROUP2 */
 	uint64_t stdout_bytes;   /* bytes the program wrote to stdout */
 	uint64_t stderr_bytes;   /* bytes the program wrote to stderr */
 	char *detail;            /* NUL-terminated; "" when nothing to add */

@@ -71,6 +71,7 @@ static const struct {
 	{"wall_ms", K_INT},
 	{"cpu_ms", K_INT},
 	{"peak_memory_kb", K_INT},
+	{"peak_processes", K_INT},
 	{"stdout", K_STRING},
 	{"stderr", K_STRING},
 	{"stdout_truncated", K_BOOL},
@@ -86,7 +87,7 @@ static const struct {
 static const char *const limit_fields[] = {
 	"wall_time_ms", "cpu_time_ms", "memory_mb", "processes",
 	"file_size_mb", "open_files", "tmp_mb", "home_mb", "stdout_kb",
-	"stderr_kb",
+	"stderr_kb", "workspace_mb",
 };
 
 /* Every field present with its JSON type, no other field, a non-empty
@@ -155,8 +156,12 @@ assert_result_shape(const struct run_out *o)
 			  "limits.%s is not a positive integer",
 			  limit_fields[i]);
 	}
+	/* cpu_percent: 0 is "no cpu.max" (policy/default.ini). */
+	v = json_object_get(lim, "cpu_percent");
+	cr_assert(json_is_integer(v) && json_integer_value(v) >= 0,
+		  "limits.cpu_percent is not a non-negative integer");
 	cr_assert_eq(json_object_size(lim),
-		     sizeof(limit_fields) / sizeof(limit_fields[0]));
+		     sizeof(limit_fields) / sizeof(limit_fields[0]) + 1);
 }
 
 static const char *

@@ -13,15 +13,16 @@ def main() -> int:
     if b'\0' in data:
         sys.stderr.write(f'{src}: contains a NUL byte\n')
         return 1
+    # A list of byte values rather than a string literal: the text is
+    # longer than the 4095 bytes C17 promises for a literal
+    # (-Woverlength-strings). One source line per text line.
     with open(dst, 'w', encoding='ascii') as out:
         out.write(f'/* Generated from {src.split("/")[-1]} by tools/embed-text.py; do not edit. */\n')
         out.write(f'extern const char {name}[];\n')
-        out.write(f'const char {name}[] =\n')
+        out.write(f'const char {name}[] = {{\n')
         for line in data.splitlines(keepends=True):
-            esc = ''.join(c if 32 <= ord(c) < 127 and c not in '"\\?' else f'\\{ord(c):03o}'
-                          for c in line.decode('latin-1'))
-            out.write(f'\t"{esc}"\n')
-        out.write('\t"";\n')
+            out.write('\t' + ' '.join(f'{b},' for b in line) + '\n')
+        out.write('\t0\n};\n')
     return 0
 
 

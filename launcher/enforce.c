@@ -1,0 +1,450 @@
+/* enforce.c: see enforce.h. */
+#include "enforce.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "launcher.h"
+#include "usage.h"
+
+/* Sampling periods, ms: fast once the jail is past half of its memory
+ * limit (a C program touches a few GB/s), slow otherwise. */
+#define TICK_FAST_MS 10u
+#define TICK_SLOW_MS 40u
+#define WS_STATFS_MS 250u
+#define WS_WALK_MS 250u
+/* Bounds of the exact count of the workspace. */
+#define WALK_MAX_DEPTH 256u
+#define WALK_MAX_ENTRIES 10000000u
+
+static double
+mib(uint64_t bytes)
+{
+	return (double)bytes / 1048576.0;
+}
+
+/* Used bytes of the file system holding FD, or -errno. */
+static int
+fs_used(int fd, uint64_t *used)
+{
+	struct statfs sf;
+	uint64_t unit;
+
+	if (fstatfs(fd, &sf) < 0)
+		return -errno;
+	unit = sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize;
+	*used = ((uint64_t)sf.f_blocks - (uint64_t)sf.f_bfree) * unit;
+	return 0;
+}
+
+/*
+ * Disk space of the regular files beneath ROOT (st_blocks * 512, bytes),
+ * never following a link, as the broker counts a job's use of the quota
+ * (fsapi.h used_disk; a sparse file costs its blocks). -E2BIG past the walk's
+ * bounds and -EACCES for a directory that cannot be read: what it holds
+ * is unknown, and the caller counts the workspace as full (fail closed).
+ */
+static int
+workspace_bytes(int root, uint64_t *total)
+{
+	DIR *stack[WALK_MAX_DEPTH];
+	size_t depth = 0;
+	uint64_t entries = 0;
+	int fd, e = 0;
+
+	*total = 0;
+	fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (stack[0] = fdopendir(fd)) == NULL) {
+		e = -errno;
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	depth = 1;
+	while (depth > 0) {
+		DIR *d = stack[depth - 1];
+		struct dirent *de;
+		struct stat st;
+		int sub;
+
+		errno = 0;
+		de = readdir(d);
+		if (de == NULL) {
+			if (errno != 0 && e == 0)
+				e = -errno;
+			closedir(stack[--depth]);
+			continue;
+		}
+		if (e < 0 || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++entries > WALK_MAX_ENTRIES) {
+			e = -E2BIG;
+			continue;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* gone meanwhile */
+		if (S_ISREG(st.st_mode)) {
+			*total += (uint64_t)st.st_blocks * 512u;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (depth == WALK_MAX_DEPTH) {
+			e = -E2BIG;
+			continue;
+		}
+		sub = openat(dirfd(d), de->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			if (errno != ENOENT)
+				e = errno == EACCES || errno == EPERM ? -EACCES :
+									-errno;
+			continue;
+		}
+		if ((stack[depth] = fdopendir(sub)) == NULL) {
+			e = -errno;
+			close(sub);
+			continue;
+		}
+		depth++;
+	}
+	return e;
+}
+
+int
+enforcer_init(struct enforcer *e, const struct job_limits *lim,
+	      enum job_enforcement mode, int cg_leaf, pid_t init_pid,
+	      int proc_fd, int wsfd, uint64_t ws_allow, uint64_t now_ms)
+{
+	memset(e, 0, sizeof(*e));
+	e->lim = lim;
+	e->mode = mode;
+	e->cg_leaf = mode == ENFORCE_CGROUP2 ? cg_leaf : -1;
+	e->init_pid = init_pid;
+	e->proc_fd = proc_fd;
+	e->ws_allow = ws_allow;
+	e->ws_fd = fcntl(wsfd, F_DUPFD_CLOEXEC, 3);
+	if (e->ws_fd < 0)
+		return -errno;
+	/* The process limit bounds the tasks, so the processes too; a tree
+	 * past it is -E2BIG, which counts as at the limit. */
+	if (mode == ENFORCE_MONITOR &&
+	    usage_walker_init(&e->walker, (size_t)lim->nproc + 16) < 0)
+		return -ENOMEM;
+	if (fs_used(e->ws_fd, &e->ws_used0) < 0)
+		e->ws_used0 = 0;
+	e->next_tick_ms = now_ms; /* a first look at once */
+	e->next_ws_ms = now_ms + WS_STATFS_MS;
+	e->next_walk_ms = now_ms;
+	return 0;
+}
+
+int
+enforcer_wait_ms(const struct enforcer *e, uint64_t now_ms)
+{
+	uint64_t next = e->next_tick_ms < e->next_ws_ms ? e->next_tick_ms :
+							  e->next_ws_ms;
+
+	return next <= now_ms ? 0 : (int)(next - now_ms);
+}
+
+static enum enforce_reason
+stop(struct enforcer *e, enum enforce_reason why)
+{
+	if (e->reason == ENF_NONE)
+		e->reason = why;
+	return e->reason;
+}
+
+/* The process rule of enforce.h, for TASKS seen now. */
+static enum enforce_reason
+check_tasks(struct enforcer *e, uint32_t tasks, bool refused, uint64_t now)
+{
+	uint32_t max = e->lim->nproc;
+
+	if (tasks > e->peak_tasks)
+		e->peak_tasks = tasks;
+	if (tasks >= max || refused) {
+		e->pids_hit = true;
+		if (e->pids_since_ms == 0)
+			e->pids_since_ms = now ? now : 1;
+	}
+	if (e->pids_since_ms == 0)
+		return ENF_NONE;
+	if ((uint64_t)tasks * 4 < (uint64_t)max * 3) {
+		e->pids_since_ms = 0;
+		return ENF_NONE;
+	}
+	if (now - e->pids_since_ms < ENFORCE_PIDS_HOLD_MS)
+		return ENF_NONE;
+	snprintf(e->detail, sizeof(e->detail), "held at its limit of %u "
+		 "processes and threads for %u ms", max, ENFORCE_PIDS_HOLD_MS);
+	return stop(e, ENF_PROCESSES);
+}
+
+static enum enforce_reason
+check_memory_cpu(struct enforcer *e, uint64_t rss, uint64_t cpu_ms)
+{
+	if (rss > e->peak_rss_bytes)
+		e->peak_rss_bytes = rss;
+	if (cpu_ms > e->cpu_ms)
+		e->cpu_ms = cpu_ms;
+	if (rss > e->lim->memory_bytes) {
+		snprintf(e->detail, sizeof(e->detail), "resident memory %.1f "
+			 "MiB over the limit of %.1f MiB", mib(rss),
+			 mib(e->lim->memory_bytes));
+		return stop(e, ENF_MEMORY);
+	}
+	if (cpu_ms >= e->lim->cpu_ms) {
+		snprintf(e->detail, sizeof(e->detail), "%llu ms of CPU time "
+			 "reached the limit of %llu ms",
+			 (unsigned long long)cpu_ms,
+			 (unsigned long long)e->lim->cpu_ms);
+		return stop(e, ENF_CPU);
+	}
+	return ENF_NONE;
+}
+
+static enum enforce_reason
+sample(struct enforcer *e, uint64_t now)
+{
+	enum enforce_reason r;
+
+	if (e->mode == ENFORCE_CGROUP2) {
+		struct cg_stats cs;
+
+		if (cg_leaf_stats(e->cg_leaf, &cs) < 0)
+			return ENF_NONE;
+		if (cs.oom_kill > 0) {
+			snprintf(e->detail, sizeof(e->detail), "the kernel's OOM "
+				 "killer ran in the job's cgroup (memory.max "
+				 "%.1f MiB)", mib(e->lim->memory_bytes));
+			return stop(e, ENF_MEMORY);
+		}
+		r = check_memory_cpu(e, cs.memory_peak > cs.memory_current ?
+					    cs.memory_peak : cs.memory_current,
+				     cs.cpu_usage_usec / 1000u);
+		/* memory.max holds memory itself; only CPU is ours. */
+		if (r == ENF_MEMORY) {
+			e->reason = ENF_NONE;
+			e->detail[0] = '\0';
+			r = ENF_NONE;
+		}
+		if (r != ENF_NONE)
+			return r;
+		return check_tasks(e, (uint32_t)cs.pids_current,
+				   cs.pids_max_events > 0, now);
+	} else {
+		struct jail_usage u;
+		int x = usage_walk(&e->walker, e->proc_fd, e->init_pid, &u);
+
+		if (x < 0 && x != -E2BIG)
+			return ENF_NONE;
+		r = check_memory_cpu(e, u.rss_bytes, u.cpu_ms);
+		if (r != ENF_NONE)
+			return r;
+		return check_tasks(e, x == -E2BIG ? e->lim->nproc : u.tasks,
+				   false, now);
+	}
+}
+
+static enum enforce_reason
+check_workspace(struct enforcer *e, uint64_t now)
+{
+	uint64_t used, total;
+	int x;
+
+	if (fs_used(e->ws_fd, &used) < 0 || used <= e->ws_used0 ||
+	    used - e->ws_used0 <= e->ws_allow || now < e->next_walk_ms)
+		return ENF_NONE;
+	/* The file system grew by more than the job may add: count. Others
+	 * may write to the same file system; only the count decides. */
+	e->next_walk_ms = now + WS_WALK_MS;
+	x = workspace_bytes(e->ws_fd, &total);
+	if (x == 0 && total <= e->lim->workspace_bytes)
+		return ENF_NONE;
+	if (x < 0)
+		snprintf(e->detail, sizeof(e->detail), "the workspace grew by "
+			 "%.1f MiB and could not be counted (%s): counted as "
+			 "full", mib(used - e->ws_used0), strerror(-x));
+	else
+		snprintf(e->detail, sizeof(e->detail), "files in /work take "
+			 "%.1f MiB of disk, over its quota of %.1f MiB", mib(total),
+			 mib(e->lim->workspace_bytes));
+	return stop(e, ENF_WORKSPACE);
+}
+
+enum enforce_reason
+enforcer_tick(struct enforcer *e, uint64_t now_ms)
+{
+	enum enforce_reason r = ENF_NONE;
+
+	if (e->reason != ENF_NONE)
+		return e->reason;
+	if (now_ms >= e->next_tick_ms) {
+		r = sample(e, now_ms);
+		e->next_tick_ms = now_ms +
+			(e->peak_rss_bytes * 2 >= e->lim->memory_bytes ||
+			 e->pids_since_ms != 0 ? TICK_FAST_MS : TICK_SLOW_MS);
+	}
+	if (r == ENF_NONE && now_ms >= e->next_ws_ms) {
+		r = check_workspace(e, now_ms);
+		e->next_ws_ms = now_ms + WS_STATFS_MS;
+	}
+	return r;
+}
+
+void
+enforcer_finish(struct enforcer *e, const struct rusage *ru)
+{
+	uint64_t cpu = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
+			       1000u +
+		       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) /
+			       1000u;
+	uint64_t maxrss = (uint64_t)ru->ru_maxrss * 1024u;
+
+	if (e->mode == ENFORCE_CGROUP2) {
+		struct cg_stats cs;
+
+		if (cg_leaf_stats(e->cg_leaf, &cs) == 0) {
+			if (cs.memory_peak > e->peak_rss_bytes)
+				e->peak_rss_bytes = cs.memory_peak;
+			if (cs.cpu_usage_usec / 1000u > cpu)
+				cpu = cs.cpu_usage_usec / 1000u;
+			if (cs.pids_max_events > 0)
+				e->pids_hit = true;
+			if (cs.oom_kill > 0 && e->reason == ENF_NONE) {
+				snprintf(e->detail, sizeof(e->detail),
+					 "the kernel's OOM killer ran in the "
+					 "job's cgroup (memory.max %.1f MiB)",
+					 mib(e->lim->memory_bytes));
+				e->reason = ENF_MEMORY;
+			}
+		}
+	}
+	if (cpu > e->cpu_ms)
+		e->cpu_ms = cpu;
+	if (maxrss > e->peak_rss_bytes)
+		e->peak_rss_bytes = maxrss;
+}
+
+void
+enforcer_free(struct enforcer *e)
+{
+	if (e->ws_fd >= 0)
+		close(e->ws_fd);
+	e->ws_fd = -1;
+	usage_walker_free(&e->walker);
+}
+
+/* Reads the small file PATH into BUF (SIZE bytes, NUL-terminated). */
+static int
+read_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (got < size - 1 &&
+	       (n = read(fd, buf + got, size - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	buf[got] = '\0';
+	return 0;
+}
+
+/* Looks up (once per path) the delegated cgroup for SPEC into L. */
+static void
+lookup_parent(struct launcher *l, const struct job_spec *spec)
+{
+	static char cg[8192], mi[65536];
+	char own[PATH_MAX];
+	const char *path = spec->cgroup != NULL ? spec->cgroup : "";
+	int e;
+
+	if (l->cg_path != NULL && strcmp(l->cg_path, path) == 0)
+		return;
+	if (l->cg_parent >= 0)
+		close(l->cg_parent);
+	l->cg_parent = -1;
+	free(l->cg_path);
+	l->cg_path = strdup(path);
+	l->cg_why[0] = '\0';
+	if (path[0] == '\0') {
+		if ((e = read_text("/proc/self/cgroup", cg, sizeof(cg))) < 0 ||
+		    (e = read_text("/proc/self/mountinfo", mi, sizeof(mi))) < 0 ||
+		    (e = cg_own_path(cg, mi, own, sizeof(own))) < 0) {
+			snprintf(l->cg_why, sizeof(l->cg_why), "the launcher is "
+				 "in no cgroup v2 (%s): name a delegated one with "
+				 "[limits] cgroup", strerror(-e));
+			return;
+		}
+		path = own;
+	}
+	l->cg_parent = cg_open_parent(path, true, l->cg_why,
+				      sizeof(l->cg_why));
+	if (l->cg_parent < 0) {
+		l->cg_parent = -1;
+		/* Without cpu it may still serve jobs that need no cpu.max. */
+		l->cg_parent = cg_open_parent(path, false, l->cg_why,
+					      sizeof(l->cg_why));
+		if (l->cg_parent < 0)
+			l->cg_parent = -1;
+	}
+}
+
+int
+enforce_choose(struct launcher *l, const struct job_spec *spec,
+	       const char *name, enum job_enforcement *mode, int *leaf,
+	       char *why, size_t whylen)
+{
+	struct cg_limits cl = {
+		.memory_max = spec->limits.memory_bytes,
+		.pids_max = spec->limits.nproc,
+		.cpu_percent = spec->limits.cpu_percent,
+	};
+
+	*leaf = -1;
+	*mode = ENFORCE_MONITOR;
+	if (spec->enforcement != ENFORCE_MONITOR) {
+		lookup_parent(l, spec);
+		if (l->cg_parent >= 0) {
+			*leaf = cg_leaf_create(l->cg_parent, name, &cl);
+			if (*leaf >= 0) {
+				*mode = ENFORCE_CGROUP2;
+				return 0;
+			}
+			snprintf(l->cg_why, sizeof(l->cg_why), "cannot make the "
+				 "job's cgroup leaf %s: %s (cpu.max needs the cpu "
+				 "controller in cgroup.subtree_control)", name,
+				 strerror(-*leaf));
+			*leaf = -1;
+		}
+	}
+	if (spec->enforcement == ENFORCE_CGROUP2) {
+		snprintf(why, whylen, "the policy asks for cgroup2 enforcement "
+			 "and there is no usable delegated cgroup v2: %s",
+			 l->cg_why);
+		return -EPERM;
+	}
+	if (spec->limits.cpu_percent > 0) {
+		snprintf(why, whylen, "cpu_percent = %u needs cgroup2 "
+			 "enforcement (cpu.max), and there is no usable "
+			 "delegated cgroup v2: %s; or set cpu_percent = 0",
+			 spec->limits.cpu_percent, l->cg_why);
+		return -EPERM;
+	}
+	return 0;
+}

@@ -1,0 +1,120 @@
+/*
+ * enforce.h: holding one jail to its memory, CPU, process and workspace
+ * limits while it runs, and the figures of its result (issue 4).
+ *
+ * Two ways, chosen per job and named in the result ("enforcement"):
+ *   - cgroup2: the jail is cloned into a leaf of a delegated cgroup v2
+ *     (cgroup.c) with memory.max, memory.swap.max = 0, pids.max and
+ *     cpu.max; the kernel holds memory and processes, and the enforcer
+ *     reads memory.events, pids.events and cpu.stat;
+ *   - monitor: without one, the enforcer samples the jail's process tree
+ *     in /proc (usage.c) every 10 to 40 ms: the sum of resident sets, the
+ *     CPU time of every process and thread, the tasks. rlimits stay as a
+ *     per-process backstop (payload.c): RLIMIT_NPROC (counted per user
+ *     namespace, so per jail, since Linux 5.14's ucounts), RLIMIT_DATA
+ *     of twice the memory limit, RLIMIT_CPU a second past the limit.
+ * Either way the workspace is watched: its file system's used blocks
+ * every 250 ms, and when they grew by more than the job may add, an exact
+ * count of the workspace's regular files (at most every 250 ms) decides.
+ */
+#ifndef STOCKADE_ENFORCE_H
+#define STOCKADE_ENFORCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "proto.h"
+#include "usage.h"
+
+/* Why the enforcer wants the jail killed. */
+enum enforce_reason {
+	ENF_NONE = 0,
+	ENF_MEMORY,     /* resident memory over memory_bytes (or OOM kill) */
+	ENF_CPU,        /* CPU time over cpu_ms */
+	ENF_PROCESSES,  /* held at the process limit for ENFORCE_PIDS_HOLD_MS */
+	ENF_WORKSPACE,  /* the workspace over its quota */
+};
+
+/* A jail at its process limit this long, and still at 3/4 of it, is
+ * stopped: its forks are failing and it is not getting out of it. */
+#define ENFORCE_PIDS_HOLD_MS 1000u
+
+struct enforcer {
+	const struct job_limits *lim; /* borrowed, the job's */
+	enum job_enforcement mode;    /* MONITOR or CGROUP2 */
+	int proc_fd;        /* /proc of the launcher (borrowed) */
+	pid_t init_pid;     /* jail init, host pid (monitor) */
+	int cg_leaf;        /* the job's cgroup leaf (borrowed), or -1 */
+	int ws_fd;          /* the workspace directory (owned), or -1 */
+	struct usage_walker walker; /* the monitor's pid queue (owned) */
+	uint64_t ws_allow;  /* bytes the job may add to the workspace */
+	uint64_t ws_used0;  /* its file system's used bytes at the start */
+	uint64_t next_tick_ms, next_ws_ms, next_walk_ms;
+	uint64_t pids_since_ms; /* at the limit since (0 = not at it) */
+	/* Figures for the result. */
+	uint64_t peak_rss_bytes;
+	uint64_t cpu_ms;
+	uint32_t peak_tasks;
+	bool pids_hit;          /* the jail was seen at its process limit */
+	enum enforce_reason reason;
+	char detail[160];       /* why, for the result's detail, or "" */
+};
+
+/*
+ * Sets E up for a job with limits LIM (borrowed for E's life) held by MODE
+ * (ENFORCE_MONITOR or ENFORCE_CGROUP2, with CG_LEAF the leaf descriptor,
+ * borrowed), jail init INIT_PID, /proc at PROC_FD (borrowed) and the
+ * workspace WSFD (borrowed; E keeps its own duplicate) of which the job
+ * may add WS_ALLOW bytes. NOW_MS is the job's clock (ms since clone).
+ * Returns 0 or a negative errno (-EMFILE, -ENOMEM); enforcer_free is
+ * needed either way.
+ */
+int enforcer_init(struct enforcer *e, const struct job_limits *lim,
+		  enum job_enforcement mode, int cg_leaf, pid_t init_pid,
+		  int proc_fd, int wsfd, uint64_t ws_allow, uint64_t now_ms);
+
+/* Milliseconds from NOW_MS until enforcer_tick wants to run (>= 0). */
+int enforcer_wait_ms(const struct enforcer *e, uint64_t now_ms);
+
+/*
+ * Samples the jail if its time has come (NOW_MS) and updates the
+ * figures. Returns the reason to kill the jail (E->reason is set, with
+ * E->detail) or ENF_NONE. Never fails: a sample that cannot be taken is
+ * skipped (the rlimit backstops still hold) and the next is tried.
+ */
+enum enforce_reason enforcer_tick(struct enforcer *e, uint64_t now_ms);
+
+/*
+ * The last figures once jail init is reaped: RU is init's rusage from
+ * waitid, which holds every process of the jail (init reaped them, and
+ * the kernel reaped the rest into it as init exited). Takes the larger of
+ * what was sampled and what RU says; with cgroup2 reads the leaf's
+ * counters a last time (an OOM kill seen there becomes ENF_MEMORY).
+ */
+void enforcer_finish(struct enforcer *e, const struct rusage *ru);
+
+/* Closes what E owns. */
+void enforcer_free(struct enforcer *e);
+
+#endif
+
+struct launcher;
+
+/*
+ * Decides how SPEC's limits are held (SPEC->enforcement, the policy's
+ * [limits] enforcement and cgroup): with cgroup2 it makes the job's leaf
+ * NAME under the delegated cgroup (looked up once per path and cached in
+ * L: SPEC->cgroup, or the launcher's own cgroup from /proc/self/cgroup)
+ * and sets *LEAF to its descriptor (the caller owns it and removes the
+ * leaf with cg_leaf_remove(L->cg_parent, NAME) after the job); with the
+ * monitor *LEAF is -1. "auto" takes cgroup2 when it is usable, the
+ * monitor otherwise. Returns 0 with *MODE set, or -EPERM with WHY (WHYLEN
+ * bytes) saying what to fix when the spec asks for what this host cannot
+ * give: cgroup2 enforcement, or a cpu_percent (cpu.max), without a
+ * usable delegated cgroup. Fail closed: never a weaker limit than asked.
+ */
+int enforce_choose(struct launcher *l, const struct job_spec *spec,
+		   const char *name, enum job_enforcement *mode, int *leaf,
+		   char *why, size_t whylen);

@@ -1,0 +1,111 @@
+/*
+ * usage.h: what a jail uses, read from the host's /proc (the "monitor"
+ * enforcement, used when no delegated cgroup v2 is available).
+ *
+ * The launcher samples the process tree under the jail's init every few
+ * tens of milliseconds (launcher/enforce.c) and compares the sums with the
+ * job's limits. Everything here reads /proc relative to a descriptor the
+ * caller opened; nothing logs, exits or keeps global state.
+ */
+#ifndef STOCKADE_USAGE_H
+#define STOCKADE_USAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The fields of one /proc/PID/stat line the monitor needs (proc(5)). */
+struct proc_stat {
+	pid_t pid;              /* field 1 */
+	pid_t ppid;             /* field 4 */
+	char state;             /* field 3: R, S, D, Z, T, t, X, I, ... */
+	uint64_t utime_ticks;   /* fields 14-17, clock ticks (_SC_CLK_TCK) */
+	uint64_t stime_ticks;
+	uint64_t cutime_ticks;  /* children this process waited for */
+	uint64_t cstime_ticks;
+	uint32_t num_threads;   /* field 20 */
+	uint64_t rss_pages;     /* field 24, pages (_SC_PAGESIZE) */
+};
+
+/*
+ * Parses the first LEN bytes of BUF, the text of one /proc/PID/stat
+ * (proc(5)), into *ST. BUF need not be NUL-terminated and may stop
+ * anywhere after field 24 (rss); the fields after it are ignored.
+ *
+ * The command name (field 2) is whatever the process chose with prctl
+ * PR_SET_NAME or exec: it may hold spaces, parentheses and newlines, so the
+ * name ends at the LAST ')' of BUF (the fields after it are numbers and a
+ * state letter, never a ')').
+ *
+ * Strict: fields are separated by exactly one space, the fields read are
+ * unsigned decimal without a sign (the skipped ones may have a '-'), and a
+ * value too large for its field (pid > INT_MAX, num_threads > UINT32_MAX,
+ * anything > UINT64_MAX) is an error.
+ * Pure. Returns 0, or -EINVAL with *ST zeroed.
+ */
+int usage_parse_stat(const char *buf, size_t len, struct proc_stat *st);
+
+/* What a jail uses at one instant, summed over its process tree. */
+struct jail_usage {
+	uint64_t rss_bytes;  /* sum of every process's resident set */
+	uint64_t cpu_ms;     /* CPU of the jail since it started, all threads,
+			      * living and dead processes (usage.c says how) */
+	uint32_t processes;  /* processes found, zombies included */
+	uint32_t tasks;      /* threads of those processes (num_threads) */
+};
+
+/*
+ * A sampler: the pid queue of one walk, allocated once so that a sample
+ * makes no allocation. Owned by whoever called usage_walker_init; one
+ * walker serves one thread at a time. The fields are private.
+ */
+struct usage_walker {
+	pid_t *queue;        /* 2 x max_procs: pid, listed under; malloc'd */
+	size_t max_procs;
+	uint64_t page_size;  /* bytes */
+	uint64_t clk_tck;    /* ticks per second */
+};
+
+/*
+ * Prepares W for walks of at most MAX_PROCS (>= 1, <= 4194304, the most
+ * pids a system can have) processes: one allocation of 2 x MAX_PROCS
+ * pids. Returns 0, -EINVAL or -ENOMEM. Release with usage_walker_free.
+ */
+int usage_walker_init(struct usage_walker *w, size_t max_procs);
+
+/* Frees what usage_walker_init allocated; W may be zeroed or freed twice. */
+void usage_walker_free(struct usage_walker *w);
+
+/*
+ * Sums the usage of ROOT_PID and every descendant of it into *U.
+ *
+ * PROC_FD is an O_DIRECTORY descriptor of a /proc mounted for the caller's
+ * own pid namespace (borrowed, not closed); ROOT_PID a pid in that
+ * namespace (for the launcher: the jail init's host pid). Every file is
+ * opened with openat relative to PROC_FD.
+ *
+ * The tree is walked breadth-first through /proc/PID/task/TID/children of
+ * every thread (proc(5); needs CONFIG_PROC_CHILDREN), reading
+ * /proc/PID/stat of each process with one read. A process that vanishes
+ * mid-walk (ENOENT, ESRCH) is skipped. A sample is not atomic: a process
+ * forked or reaped during the walk may be missed in it (never counted
+ * twice, see usage.c), which the next sample corrects.
+ *
+ * Returns 0; -ESRCH when ROOT_PID does not exist (a zombie ROOT_PID still
+ * counts); -E2BIG when the tree holds more than the walker's max_procs
+ * processes: the walk then stops listing children and *U holds the sums of
+ * the max_procs processes already found (a lower bound); another negative
+ * errno of open/read/getdents64 (then *U holds the sums so far).
+ */
+int usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
+	       struct jail_usage *u);
+
+/*
+ * usage_walk with a walker of MAX_PROCS made and freed for this one call
+ * (one malloc per call; loops that sample often should keep a walker).
+ * Same arguments, results and errors, and -ENOMEM.
+ */
+int usage_sample(int proc_fd, pid_t root_pid, size_t max_procs,
+		 struct jail_usage *u);
+
+#endif

@@ -1,0 +1,680 @@
+/*
+ * test_usage.c: the /proc sampler (launcher/usage.c).
+ *
+ * The parser on hostile and broken stat lines; the walk on real process
+ * trees the test forks: threads (one of which forks), zombies, 64 MiB of
+ * touched memory, a grandchild, processes that come and go, CPU spent by
+ * a living process and by an orphan reaped by the tree's root (a
+ * subreaper, as the jail's init is). The test process is a subreaper too,
+ * and every tree is a process group killed and reaped by the suite's .fini,
+ * whatever an assertion did. Passes as root and as an ordinary user.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "usage.h"
+
+/* Fields 3 to 24 and two more; field 2 is put in front by line(). */
+#define TAIL " S 1 1234 1234 34816 -1 4194560 1500 3000 2 5 11 22 33 44" \
+	     " -100 -20 3 0 12345 10000000 555 18446744073709551615 0\n"
+
+static char text[512];
+
+static const char *
+line(const char *comm)
+{
+	snprintf(text, sizeof(text), "1234 (%s)%s", comm, TAIL);
+	return text;
+}
+
+static int
+parse(const char *s, struct proc_stat *st)
+{
+	memset(st, 0xa5, sizeof(*st));  /* an error must clear it */
+	return usage_parse_stat(s, strlen(s), st);
+}
+
+static void
+expect_tail_values(const struct proc_stat *st)
+{
+	cr_assert_eq(st->pid, 1234);
+	cr_assert_eq(st->ppid, 1);
+	cr_assert_eq(st->state, 'S');
+	cr_assert_eq(st->utime_ticks, 11);
+	cr_assert_eq(st->stime_ticks, 22);
+	cr_assert_eq(st->cutime_ticks, 33);
+	cr_assert_eq(st->cstime_ticks, 44);
+	cr_assert_eq(st->num_threads, 3);
+	cr_assert_eq(st->rss_pages, 555);
+}
+
+static void
+expect_invalid(const char *s)
+{
+	struct proc_stat st, zero = { 0 };
+
+	cr_assert_eq(parse(s, &st), -EINVAL, "accepted: %s", s);
+	cr_assert(memcmp(&st, &zero, sizeof(st)) == 0, "not cleared: %s", s);
+}
+
+Test(parse, plain_line)
+{
+	struct proc_stat st;
+
+	cr_assert_eq(parse(line("bash"), &st), 0);
+	expect_tail_values(&st);
+}
+
+/* proc(5): the name may hold anything but NUL; it ends at the last ')'. */
+Test(parse, hostile_names)
+{
+	static const char *names[] = {
+		"a b", "x) R 99 99 99", ") Z 7 7 (", ")))", "((", "",
+		"new\nline", "x) S 1 1 1 1 1 1 1 1 1 1 1 999 999 999 999",
+		" ", "\t)\n)",
+	};
+	struct proc_stat st;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		cr_assert_eq(parse(line(names[i]), &st), 0, "%s", names[i]);
+		expect_tail_values(&st);
+	}
+}
+
+/* Every prefix that stops before the separator after field 24 is
+ * refused; every longer one is enough. */
+Test(parse, every_truncation)
+{
+	struct proc_stat st;
+	const char *s = line("a) b");
+	size_t need = (size_t)(strstr(s, " 555 ") - s) + 5;
+
+	for (size_t len = 0; len <= strlen(s); len++) {
+		int r = usage_parse_stat(s, len, &st);
+
+		if (len < need)
+			cr_assert_eq(r, -EINVAL, "prefix of %zu accepted", len);
+		else {
+			cr_assert_eq(r, 0, "prefix of %zu refused", len);
+			expect_tail_values(&st);
+		}
+	}
+	cr_assert_eq(usage_parse_stat(NULL, 10, &st), -EINVAL);
+}
+
+/* Bytes past LEN are never read, a ')' there included. */
+Test(parse, stops_at_len)
+{
+	char buf[600];
+	struct proc_stat st;
+	size_t len;
+
+	snprintf(buf, sizeof(buf), "%s", line("n"));
+	len = strlen(buf);
+	snprintf(buf + len, sizeof(buf) - len, ") Z 9 9 9 9 9 9 9 9 9 9 9 9");
+	cr_assert_eq(usage_parse_stat(buf, len, &st), 0);
+	expect_tail_values(&st);
+	/* The same line ending exactly after field 24, with a newline. */
+	snprintf(buf, sizeof(buf),
+		 "1234 (n) S 1 0 0 0 0 0 0 0 0 0 11 22 33 44 0 0 3 0 0 0 "
+		 "555\n");
+	cr_assert_eq(parse(buf, &st), 0);
+	expect_tail_values(&st);
+}
+
+Test(parse, number_bounds)
+{
+	struct proc_stat st;
+
+	cr_assert_eq(parse("7 (x) R 1 0 0 0 0 0 0 0 0 0 18446744073709551615 "
+			   "0 0 0 0 0 4294967295 0 0 0 18446744073709551615 0",
+			   &st), 0);
+	cr_assert_eq(st.utime_ticks, UINT64_MAX);
+	cr_assert_eq(st.num_threads, UINT32_MAX);
+	cr_assert_eq(st.rss_pages, UINT64_MAX);
+	cr_assert_eq(st.state, 'R');
+	/* Skipped fields may be longer than any integer. */
+	cr_assert_eq(parse("7 (x) R 1 0 0 0 -99999999999999999999999 0 0 0 "
+			   "0 0 1 1 1 1 0 0 1 0 0 0 1 0", &st), 0);
+	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0 0 18446744073709551616 "
+		       "0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 4294967296 "
+		       "0 0 0 1 0");
+	expect_invalid("2147483648 (x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 "
+		       "0 0 0 1 0");
+	expect_invalid("7 (x) R 2147483648 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 "
+		       "0 0 0 1 0");
+	expect_invalid("0 (x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 "
+		       "99999999999999999999999 0");
+}
+
+Test(parse, malformed)
+{
+	/* A kept field with a sign, one field missing, two spaces, a
+	 * letter, no state, no parentheses, a leading space. */
+	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0 0 -1 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0  0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 x 0 0 0 1 0");
+	expect_invalid("7 (x)  1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7 (x) 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7 x R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7 (x R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid(" 7 (x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("7(x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 1 0");
+	expect_invalid("");
+	expect_invalid("\n");
+}
+
+Test(parse, own_stat)
+{
+	char buf[1024];
+	struct proc_stat st;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	cr_assert_geq(fd, 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	cr_assert_gt(n, 0);
+	cr_assert_eq(usage_parse_stat(buf, (size_t)n, &st), 0);
+	cr_assert_eq(st.pid, getpid());
+	cr_assert_eq(st.ppid, getppid());
+	cr_assert_eq(st.state, 'R');
+	cr_assert_geq(st.num_threads, 1);
+	cr_assert_gt(st.rss_pages, 0);
+}
+
+/* ---- process trees ---- */
+
+static pid_t tree = -1;  /* the root of the test's tree, a group leader */
+static int proc_fd = -1;
+
+/* Pipes between the test and its tree: in the tree, where to say "ready"
+ * and where the root reads orders; in the test, the other two ends. */
+static int tree_out = -1, tree_in = -1;
+static int test_reports = -1, test_orders = -1;
+
+static void
+tree_setup(void)
+{
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(proc_fd, 0);
+}
+
+/* Kills the whole tree and reaps every process of it (the test is their
+ * subreaper, so orphans come back here). */
+static void
+tree_teardown(void)
+{
+	if (tree > 0)
+		kill(-tree, SIGKILL);
+	tree = -1;
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	if (proc_fd >= 0)
+		close(proc_fd);
+	if (test_reports >= 0)
+		close(test_reports);
+	if (test_orders >= 0)
+		close(test_orders);
+}
+
+TestSuite(sample, .init = tree_setup, .fini = tree_teardown, .timeout = 60);
+
+static void
+say(char c)
+{
+	if (write(tree_out, &c, 1) != 1)
+		_exit(90);
+}
+
+static void
+hang(void)
+{
+	for (;;)
+		pause();
+}
+
+/* In a new process of the tree: dies with its parent. */
+static pid_t
+spawn(void)
+{
+	pid_t p = fork();
+
+	if (p == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		_exit(91);
+	return p;
+}
+
+static void *
+thread_hang(void *arg)
+{
+	hang();
+	return arg;
+}
+
+/* A thread that forks: its child is in THIS thread's children file. */
+static void *
+thread_fork(void *arg)
+{
+	if (spawn() == 0) {
+		say('t');
+		hang();
+	}
+	hang();
+	return arg;
+}
+
+static void
+threads(int n, bool with_fork)
+{
+	pthread_t t;
+
+	for (int i = 0; i < n; i++) {
+		void *(*fn)(void *) =
+		    with_fork && i == 0 ? thread_fork : thread_hang;
+
+		if (pthread_create(&t, NULL, fn, NULL) != 0)
+			_exit(92);
+	}
+}
+
+/* Spins for MS of this process's CPU time, nearly all of it in user mode
+ * (the clock is read by a system call: not too often). */
+static void
+spin(long ms)
+{
+	struct timespec ts;
+
+	do {
+		for (volatile unsigned i = 0; i < 1000000; i++)
+			;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < ms);
+}
+
+/* Forks the root of a tree that runs BODY, then waits for N "ready"
+ * bytes from the tree. */
+static void
+start_tree(void (*body)(void), int n)
+{
+	int rp[2], cp[2];
+	char buf[64];
+
+	cr_assert_eq(pipe2(rp, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(cp, O_CLOEXEC), 0);
+	tree = fork();
+	cr_assert_geq(tree, 0);
+	if (tree == 0) {
+		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+			_exit(91);
+		close(rp[0]);
+		close(cp[1]);
+		tree_out = rp[1];
+		tree_in = cp[0];
+		body();
+		_exit(93);
+	}
+	setpgid(tree, tree);
+	close(rp[1]);
+	close(cp[0]);
+	test_reports = rp[0];
+	test_orders = cp[1];
+	for (int got = 0; got < n;) {
+		struct pollfd pfd = { .fd = test_reports, .events = POLLIN };
+		ssize_t k;
+
+		cr_assert_eq(poll(&pfd, 1, 20000), 1, "tree not ready: %d/%d",
+			     got, n);
+		k = read(test_reports, buf, sizeof(buf));
+		cr_assert_gt(k, 0, "tree died: %d/%d ready", got, n);
+		got += (int)k;
+	}
+}
+
+/* Sends C to the tree's root, then waits for one more "ready" byte. */
+static void
+order(char c)
+{
+	char b;
+
+	cr_assert_eq(write(test_orders, &c, 1), 1);
+	cr_assert_eq(read(test_reports, &b, 1), 1);
+}
+
+/* Waits in the tree's root for an order from the test. */
+static void
+await_order(void)
+{
+	char b;
+
+	if (read(tree_in, &b, 1) != 1)
+		_exit(94);
+}
+
+/*
+ * The tree of the main test; 9 processes, 14 tasks:
+ *   root                    1 thread
+ *    +- g1                  4 threads; the first one forks gg2
+ *    |   +- gg2             (child of a thread that is not the leader)
+ *    +- g2                  3 threads
+ *    +- g3, g4              zombies (1 task each, rss 0)
+ *    +- g5                  64 MiB touched
+ *    +- g6
+ *        +- gg1
+ */
+static void
+big_tree(void)
+{
+	siginfo_t si;
+	pid_t z;
+	void *m;
+
+	if (spawn() == 0) {
+		threads(3, true);
+		say('1');
+		hang();
+	}
+	if (spawn() == 0) {
+		threads(2, false);
+		say('2');
+		hang();
+	}
+	for (int i = 0; i < 2; i++) {
+		if ((z = spawn()) == 0)
+			_exit(0);
+		if (waitid(P_PID, (id_t)z, &si, WEXITED | WNOWAIT) != 0)
+			_exit(95);
+		say('z');
+	}
+	if (spawn() == 0) {
+		m = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			_exit(96);
+		memset(m, 1, 64 << 20);
+		say('5');
+		hang();
+	}
+	if (spawn() == 0) {
+		if (spawn() == 0) {
+			say('g');
+			hang();
+		}
+		say('6');
+		hang();
+	}
+	say('r');
+	hang();
+}
+
+Test(sample, counts_a_real_tree)
+{
+	struct usage_walker w;
+	struct jail_usage u;
+
+	start_tree(big_tree, 9);
+	cr_assert_eq(usage_sample(proc_fd, tree, 64, &u), 0);
+	cr_assert_eq(u.processes, 9);
+	cr_assert_eq(u.tasks, 14);
+	cr_assert_geq(u.rss_bytes, (uint64_t)64 << 20, "rss %llu",
+		      (unsigned long long)u.rss_bytes);
+	/* A kept walker gives the same figures, sample after sample. */
+	cr_assert_eq(usage_walker_init(&w, 9), 0);
+	for (int i = 0; i < 50; i++) {
+		cr_assert_eq(usage_walk(&w, proc_fd, tree, &u), 0);
+		cr_assert_eq(u.processes, 9);
+		cr_assert_eq(u.tasks, 14);
+	}
+	usage_walker_free(&w);
+	usage_walker_free(&w);
+}
+
+Test(sample, stops_past_max_procs)
+{
+	struct jail_usage u;
+
+	start_tree(big_tree, 9);
+	cr_assert_eq(usage_sample(proc_fd, tree, 8, &u), -E2BIG);
+	cr_assert_eq(u.processes, 8);
+	cr_assert_eq(usage_sample(proc_fd, tree, 4, &u), -E2BIG);
+	cr_assert_eq(u.processes, 4);
+	cr_assert_eq(usage_sample(proc_fd, tree, 1, &u), -E2BIG);
+	cr_assert_eq(u.processes, 1);
+	cr_assert_eq(u.tasks, 1);
+	cr_assert_eq(usage_sample(proc_fd, tree, 9, &u), 0);
+	cr_assert_eq(u.processes, 9);
+	cr_assert_eq(usage_sample(proc_fd, tree, 0, &u), -EINVAL);
+}
+
+Test(sample, reaped_root_is_esrch)
+{
+	struct jail_usage u;
+	pid_t p = fork();
+
+	cr_assert_geq(p, 0);
+	if (p == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(p, NULL, 0), p);
+	cr_assert_eq(usage_sample(proc_fd, p, 16, &u), -ESRCH);
+	cr_assert_eq(u.processes, 0);
+	cr_assert_eq(usage_sample(proc_fd, 0, 16, &u), -EINVAL);
+}
+
+static void
+zombie_root(void)
+{
+	_exit(0);
+}
+
+/* A root that exited but is not reaped is still a process. */
+Test(sample, zombie_root_counts)
+{
+	struct jail_usage u;
+	siginfo_t si;
+
+	start_tree(zombie_root, 0);
+	cr_assert_eq(waitid(P_PID, (id_t)tree, &si, WEXITED | WNOWAIT), 0);
+	cr_assert_eq(usage_sample(proc_fd, tree, 4, &u), 0);
+	cr_assert_eq(u.processes, 1);
+	cr_assert_eq(u.rss_bytes, 0);
+}
+
+static void
+spinner(void)
+{
+	if (spawn() == 0) {
+		spin(300);
+		say('s');
+		hang();
+	}
+	hang();
+}
+
+Test(sample, cpu_of_a_living_process)
+{
+	struct jail_usage u;
+
+	start_tree(spinner, 1);
+	cr_assert_eq(usage_sample(proc_fd, tree, 4, &u), 0);
+	cr_assert_eq(u.processes, 2);
+	cr_assert_geq(u.cpu_ms, 200, "cpu_ms %llu",
+		      (unsigned long long)u.cpu_ms);
+}
+
+/* The root is a subreaper, like the jail's init; an orphan spins, ends,
+ * is a zombie of the root, then is reaped by it. */
+static void
+reaper(void)
+{
+	siginfo_t si;
+	pid_t g;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		_exit(97);
+	if ((g = spawn()) == 0) {
+		if (fork() == 0) {
+			spin(300);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	if (waitpid(g, NULL, 0) != g)  /* the orphan comes to the root */
+		_exit(98);
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) != 0)
+		_exit(99);
+	say('z');
+	await_order();
+	if (waitpid(-1, NULL, 0) <= 0)
+		_exit(100);
+	say('r');
+	hang();
+}
+
+/* usage.c: a dead process is counted once, in its own stat while a
+ * zombie and in its reaper's cutime after. */
+Test(sample, cpu_of_a_reaped_orphan_counts_once)
+{
+	struct jail_usage zombie, reaped;
+
+	start_tree(reaper, 1);
+	cr_assert_eq(usage_sample(proc_fd, tree, 4, &zombie), 0);
+	cr_assert_eq(zombie.processes, 2);
+	cr_assert_geq(zombie.cpu_ms, 200, "cpu_ms %llu",
+		      (unsigned long long)zombie.cpu_ms);
+	order('w');
+	cr_assert_eq(usage_sample(proc_fd, tree, 4, &reaped), 0);
+	cr_assert_eq(reaped.processes, 1);
+	cr_assert_geq(reaped.cpu_ms, 200);
+	/* Not lost and not counted twice (a tick or two of rounding). */
+	cr_assert_lt(reaped.cpu_ms, zombie.cpu_ms + 100, "%llu then %llu",
+		     (unsigned long long)zombie.cpu_ms,
+		     (unsigned long long)reaped.cpu_ms);
+	cr_assert_lt(zombie.cpu_ms, reaped.cpu_ms + 100);
+}
+
+static void *
+nothing(void *arg)
+{
+	return arg;
+}
+
+static void *
+thread_churn(void *arg)
+{
+	for (;;) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, nothing, NULL) == 0)
+			pthread_join(t, NULL);
+	}
+	return arg;
+}
+
+/* Processes and threads appear and vanish all the time. */
+static void
+churner(void)
+{
+	pthread_t t;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		_exit(97);
+	if (pthread_create(&t, NULL, thread_churn, NULL) != 0)
+		_exit(92);
+	say('c');
+	for (;;) {
+		pid_t p = fork();
+
+		if (p == 0) {
+			if (fork() == 0)
+				_exit(0);
+			_exit(0);
+		}
+		waitpid(p, NULL, 0);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;  /* orphans: this root is their subreaper */
+	}
+}
+
+Test(sample, vanishing_processes_are_skipped)
+{
+	struct usage_walker w;
+	struct jail_usage u;
+
+	start_tree(churner, 1);
+	cr_assert_eq(usage_walker_init(&w, 64), 0);
+	/* About 0.5 s; some hundred processes and threads vanish between
+	 * being listed and being read. */
+	for (int i = 0; i < 20000; i++) {
+		int r = usage_walk(&w, proc_fd, tree, &u);
+
+		cr_assert_eq(r, 0, "sample %d: %s", i, strerror(-r));
+		cr_assert_geq(u.processes, 1);
+		cr_assert_geq(u.tasks, 1);
+	}
+	usage_walker_free(&w);
+}
+
+static void *
+thread_grow(void *arg)
+{
+	void *m = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		_exit(96);
+	/* The child first, so that it does not share the touched pages. */
+	if (spawn() == 0) {
+		say('c');
+		hang();
+	}
+	memset(m, 1, 64 << 20);
+	say('t');
+	hang();
+	return arg;
+}
+
+/* The leader calls pthread_exit: /proc/PID/stat then shows a zombie
+ * without memory, while a thread of it holds 64 MiB and has a child. */
+static void
+dead_leader(void)
+{
+	pthread_t t;
+
+	if (spawn() == 0) {
+		if (pthread_create(&t, NULL, thread_grow, NULL) != 0)
+			_exit(92);
+		pthread_exit(NULL);
+	}
+	say('r');
+	hang();
+}
+
+Test(sample, leader_gone_threads_running)
+{
+	struct jail_usage u;
+
+	start_tree(dead_leader, 3);
+	cr_assert_eq(usage_sample(proc_fd, tree, 8, &u), 0);
+	cr_assert_eq(u.processes, 3);
+	cr_assert_eq(u.tasks, 4);  /* root, the zombie leader, its thread,
+				    * the thread's child */
+	cr_assert_geq(u.rss_bytes, (uint64_t)64 << 20, "rss %llu",
+		      (unsigned long long)u.rss_bytes);
+}
