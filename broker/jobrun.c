@@ -204,16 +204,26 @@ restatus(struct jobrun *jr, enum job_status s, const char *why)
  */
 static const struct {
 	const char *text;
+	const char *also; /* must appear too, or NULL */
 	enum job_status status;
 } limit_words[] = {
-	{"MemoryError", JOB_MEMORY_LIMIT},
-	{"Cannot allocate memory", JOB_MEMORY_LIMIT},
-	{"std::bad_alloc", JOB_MEMORY_LIMIT},
-	{"fatal error: runtime: out of memory", JOB_MEMORY_LIMIT},
-	{"java.lang.OutOfMemoryError", JOB_MEMORY_LIMIT},
-	{"File too large", JOB_FILE_SIZE_LIMIT},
-	{"No space left on device", JOB_DISK_FULL},
-	{"Disk quota exceeded", JOB_DISK_FULL},
+	{"MemoryError", NULL, JOB_MEMORY_LIMIT},
+	{"Cannot allocate memory", NULL, JOB_MEMORY_LIMIT},
+	{"std::bad_alloc", NULL, JOB_MEMORY_LIMIT},
+	{"fatal error: runtime: out of memory", NULL, JOB_MEMORY_LIMIT},
+	{"java.lang.OutOfMemoryError", NULL, JOB_MEMORY_LIMIT},
+	{"File too large", NULL, JOB_FILE_SIZE_LIMIT},
+	{"File size limit exceeded", NULL, JOB_FILE_SIZE_LIMIT},
+	{"No space left on device", NULL, JOB_DISK_FULL},
+	{"Disk quota exceeded", NULL, JOB_DISK_FULL},
+	/* EAGAIN from fork or clone at RLIMIT_NPROC; EAGAIN alone is also
+	 * a non-blocking read, so the failing call must show too. */
+	{"Cannot fork", NULL, JOB_PROCESS_LIMIT},
+	{"fork: retry", NULL, JOB_PROCESS_LIMIT},
+	{"can't start new thread", NULL, JOB_PROCESS_LIMIT},
+	{"Resource temporarily unavailable", "fork", JOB_PROCESS_LIMIT},
+	{"Resource temporarily unavailable", "Popen", JOB_PROCESS_LIMIT},
+	{"Resource temporarily unavailable", "spawn", JOB_PROCESS_LIMIT},
 };
 
 static void
@@ -242,7 +252,9 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 		return;
 	for (size_t i = 0; i < sizeof(limit_words) / sizeof(limit_words[0]);
 	     i++) {
-		if (!tail_says(&jr->cap[2], limit_words[i].text))
+		if (!tail_says(&jr->cap[2], limit_words[i].text) ||
+		    (limit_words[i].also != NULL &&
+		     !tail_says(&jr->cap[2], limit_words[i].also)))
 			continue;
 		snprintf(why, sizeof(why), "the program stopped on \"%s\"",
 			 limit_words[i].text);

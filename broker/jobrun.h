@@ -82,7 +82,8 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  * A job that exited non-zero is given the status of the limit it ran
  * into when the program's own last error message names it (an
  * allocation refused: memory_limit; EFBIG: file_size_limit; ENOSPC:
- * disk_full), or when the launcher saw it at its process limit
+ * disk_full; a fork refused with EAGAIN: process_limit), or when the
+ * launcher saw it at its process limit
  * (process_limit); its exit code is kept (docs/decisions.md).
  *
  * With CATCH_SIGNALS (the `stockade run` way), SIGINT, SIGTERM and SIGHUP

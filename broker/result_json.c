@@ -26,25 +26,21 @@ limits_to_json(const struct job_limits *l)
 		"stderr_kb", (json_int_t)(l->stderr_bytes >> 10));
 }
 
-/* A capture as a JSON string of valid UTF-8 without terminal controls. */
+/* DATA[0..LEN) of any bytes as a JSON string of valid UTF-8 (U+FFFD for
+ * what is not) with terminal controls in caret notation; NULL only when
+ * memory runs out. */
 static json_t *
-stream_json(const struct capture *c)
+safe_json(const void *data, size_t len)
 {
-	size_t raw_len, len, n;
-	uint8_t *raw;
-	char *text, *shown;
+	size_t n;
+	char *text = utf8_sanitize(data, len, &len), *shown;
 	json_t *j;
 
-	raw = capture_collect(c, RESULT_TRUNC_MARKER, &raw_len);
-	if (raw == NULL)
-		return NULL;
-	text = utf8_sanitize(raw, raw_len, &len);
-	free(raw);
 	if (text == NULL)
 		return NULL;
 	/* Sanitized first, so each C1 control is one whole sequence here;
 	 * caret notation is ASCII, so the text stays valid UTF-8. */
-	shown = len <= SIZE_MAX / 4 ? malloc(4 * len + 1) : NULL;
+	shown = len <= (SIZE_MAX - 1) / 4 ? malloc(4 * len + 1) : NULL;
 	if (shown == NULL) {
 		free(text);
 		return NULL;
@@ -56,20 +52,28 @@ stream_json(const struct capture *c)
 	return j;
 }
 
-/* A C string of any bytes as a JSON string of valid UTF-8 (U+FFFD for
- * what is not); NULL only when memory runs out. */
+/* A capture: head, RESULT_TRUNC_MARKER, tail, made safe (safe_json). */
+static json_t *
+stream_json(const struct capture *c)
+{
+	size_t raw_len;
+	uint8_t *raw = capture_collect(c, RESULT_TRUNC_MARKER, &raw_len);
+	json_t *j;
+
+	if (raw == NULL)
+		return NULL;
+	j = safe_json(raw, raw_len);
+	free(raw);
+	return j;
+}
+
+/* A C string of any bytes (the detail, the hint that may quote it),
+ * made safe the same way: the wire already refuses controls in a detail,
+ * and this holds whatever the detail's source. */
 static json_t *
 text_json(const char *s)
 {
-	size_t len;
-	char *text = utf8_sanitize(s, strlen(s), &len);
-	json_t *j;
-
-	if (text == NULL)
-		return NULL;
-	j = json_stringn_nocheck(text, len);
-	free(text);
-	return j;
+	return safe_json(s, strlen(s));
 }
 
 /* Adds V (stolen, may be NULL) to O as KEY; false when V is NULL or the

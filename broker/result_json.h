@@ -19,8 +19,8 @@
  * every invalid byte as U+FFFD and every terminal control character but
  * tab, newline and carriage return in caret notation (ESC as "^[",
  * utf8.h term_escape), so that the result is safe to print anywhere.
- * Every other string is made valid UTF-8 too, whatever bytes RES's
- * detail holds. Returns a new reference the caller releases with
+ * Every other string (the detail, the hint that may quote it) is made
+ * safe the same way, whatever bytes RES's detail holds. Returns a new reference the caller releases with
  * json_decref, or NULL with errno ENOMEM when memory runs out (the only
  * failure).
  */

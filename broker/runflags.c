@@ -2,7 +2,7 @@
 #include "runflags.h"
 
 #include <errno.h>
-#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +18,42 @@ const struct option runflags_options[RUNFLAGS_N] = {
 	{"format", required_argument, NULL, RUNFLAG_FORMAT},
 };
 
-/* Decimal seconds in (0, 86400] into whole milliseconds, rounded up. */
+/*
+ * Plain decimal seconds ("2", "0.5", "2.007") in (0, 86400] into whole
+ * milliseconds, exactly, digits past the third decimal rounding up. No
+ * sign, blank, exponent or hexadecimal (strtod would take "0x10" and
+ * "1e3"), and no binary floating point, which makes 2.007 s 2008 ms.
+ */
 static int
 parse_seconds(const char *s, uint64_t *ms)
 {
-	char *end;
-	double v;
+	uint64_t whole = 0, frac = 0;
+	unsigned places = 0;
+	bool digits = false, rest = false;
+	const char *p = s;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v > 0) || v > 86400.0)
+	for (; *p >= '0' && *p <= '9'; p++, digits = true) {
+		whole = whole * 10 + (uint64_t)(*p - '0');
+		if (whole > 86400)
+			return -EINVAL;
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {
+			if (places < 3) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				places++;
+			} else if (*p != '0') {
+				rest = true;
+			}
+		}
+	}
+	if (!digits || *p != '\0')
 		return -EINVAL;
-	*ms = (uint64_t)ceil(v * 1000.0);
+	for (; places < 3; places++)
+		frac *= 10;
+	*ms = whole * 1000 + frac + (rest ? 1 : 0);
+	if (*ms == 0 || *ms > 86400000)
+		return -EINVAL;
 	return 0;
 }
 

@@ -29,15 +29,16 @@ enum {
 	RUNFLAG_FORMAT,
 };
 
-/* The option table entries of the flags above, ending with a zeroed
- * entry; cmd_run appends its own. RUNFLAGS_N entries before the end. */
+/* The option table entries of the flags above: exactly RUNFLAGS_N, with
+ * no terminating entry; cmd_run appends its own, zero-ended, table. */
 #define RUNFLAGS_N 8
 extern const struct option runflags_options[RUNFLAGS_N];
 
 /*
  * Applies the flag CODE (a RUNFLAG_*) with ARG to OV or *FMT:
- *   --timeout SECONDS, --cpu-time SECONDS: decimal seconds above 0 and at
- *     most 86400, rounded up to whole milliseconds;
+ *   --timeout SECONDS, --cpu-time SECONDS: plain decimal seconds above 0
+ *     and at most 86400 ("2", "0.25"), exact to the millisecond, digits
+ *     past the third decimal rounding up;
  *   --memory MIB, --file-size MIB, --tmp-size MIB: whole MiB (memory at
  *     least 16, the others at least 1; at most 1048576);
  *   --processes N: 2 to 65536 (the jail's init is one of them);

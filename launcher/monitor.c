@@ -519,6 +519,9 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	r.stdout_bytes = s.bytes[1];
 	r.stderr_bytes = s.bytes[2];
 	have_rec = read_record(s.jail.status_fd, rec) == 0;
+	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT &&
+	    r.peak_processes < 2)
+		r.peak_processes = 2;
 	classify(spec, &s, rec, have_rec, &r);
 	jail_close(&s.jail);
 	enforcer_free(&s.enf);

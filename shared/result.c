@@ -64,6 +64,36 @@ signal_name(int sig)
 	return NULL;
 }
 
+/* What usually raises SIG in a program (signal(7)), for the crash hint. */
+static const char *
+crash_cause(int sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+		return "a bad memory access (a null or freed pointer, an index "
+		       "out of bounds, or recursion too deep for the stack)";
+	case SIGABRT:
+		return "an abort, usually a failed assertion or heap "
+		       "corruption the C library detected";
+	case SIGFPE:
+		return "an arithmetic error, usually an integer division by "
+		       "zero";
+	case SIGBUS:
+		return "an access to memory that has no backing, usually a "
+		       "memory-mapped file that was truncated";
+	case SIGILL:
+		return "an illegal instruction, usually code built for another "
+		       "CPU or a corrupted function pointer";
+	case SIGPIPE:
+		return "a write to a pipe or socket whose reader had gone";
+	case SIGTRAP:
+		return "a breakpoint or trap instruction left in the code";
+	default:
+		return "a signal sent by the program itself or one of its "
+		       "processes";
+	}
+}
+
 static double
 mib(uint64_t bytes)
 {
@@ -152,10 +182,9 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 		break;
 	case JOB_CRASH:
 		snprintf(buf, size, "The program was killed by %s, which it did "
-			 "not ask for; this is a bug in the program or a library "
-			 "it uses (for SIGSEGV look for bad memory access, for "
-			 "SIGABRT a failed assertion), so inspect that rather "
-			 "than retrying unchanged.", sig);
+			 "not ask for: %s; inspect that in the program or the "
+			 "library it calls rather than retrying unchanged.", sig,
+			 crash_cause(res->signal));
 		break;
 	case JOB_POLICY_VIOLATION:
 		snprintf(buf, size, "The program made a system call the sandbox "

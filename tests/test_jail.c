@@ -806,6 +806,28 @@ Test(jail, no_process_outlives_its_job)
 	run_out_free(&o);
 }
 
+/*
+ * Orphans are reaped by the jail's init (pid_namespaces(7): init is the
+ * reaper of its namespace), so zombies never pile up during a job: 30
+ * orphans that exit at once, then the jail's own /proc is searched for a
+ * process in state Z. The script's own children are waited by sh.
+ */
+Test(jail, orphans_are_reaped_by_init)
+{
+	static const char script[] =
+		"for i in $(seq 30); do (sleep 0 &); done; sleep 0.5; "
+		"z=0; for f in /proc/[0-9]*/stat; do "
+		"read -r line < \"$f\" 2>/dev/null || continue; "
+		"case \"${line##*) }\" in Z*) z=$((z+1));; esac; done; "
+		"echo zombies=$z";
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "sh", "-c", script);
+	cr_assert_str_eq(expect_ok(&o), "zombies=0\n", "stderr: %s",
+			 jstr(&o, "stderr"));
+	run_out_free(&o);
+}
+
 Test(jail, no_process_outlives_a_timed_out_job)
 {
 	char mark[17];

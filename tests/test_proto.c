@@ -6,7 +6,9 @@
  * truncation for every body decoder; bounds before allocation; semantic
  * refusals; encoders refusing what decoders refuse; and descriptors over a
  * real SOCK_SEQPACKET socketpair, counting open descriptors to prove that
- * refused ones are closed.
+ * refused ones are closed. Version 2 (issue 4): RUN's cpu_percent,
+ * workspace_bytes, enforcement, cgroup and workspace_allow; RESULT's
+ * peak_processes and enforcement.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -103,6 +105,20 @@ sample_spec(struct job_spec *s)
 	s->limits.stderr_bytes = 2 * MIB;
 	s->limits.nofile = 256;
 	s->limits.nproc = 64;
+	s->limits.cpu_percent = 150;
+	s->limits.workspace_bytes = (UINT64_C(1) << 36) + 5; /* past 32 bits */
+	s->enforcement = ENFORCE_CGROUP2;
+	s->cgroup = xstrdup("/sys/fs/cgroup/stockade.slice/jobs");
+	s->workspace_allow = (UINT64_C(1) << 35) + 11; /* past 32 bits */
+}
+
+/* A zeroed result the wire accepts: every RESULT names how its limits
+ * were held (ENFORCE_MONITOR or ENFORCE_CGROUP2, never 0). */
+static void
+result_init(struct job_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->enforcement = ENFORCE_MONITOR;
 }
 
 /* Replaces the string in SLOT (owned) by a copy of V. */
@@ -149,6 +165,11 @@ raw_run_body(struct wbuf *w, const struct job_spec *s)
 	wbuf_put_u64(w, s->limits.stderr_bytes);
 	wbuf_put_u32(w, s->limits.nofile);
 	wbuf_put_u32(w, s->limits.nproc);
+	wbuf_put_u32(w, s->limits.cpu_percent);
+	wbuf_put_u64(w, s->limits.workspace_bytes);
+	wbuf_put_u8(w, (uint8_t)s->enforcement);
+	wbuf_put_str(w, s->cgroup ? s->cgroup : "");
+	wbuf_put_u64(w, s->workspace_allow);
 }
 
 static size_t
@@ -173,6 +194,7 @@ assert_spec_cleared(const struct job_spec *s)
 	cr_assert_null(s->hostname);
 	cr_assert_null(s->user);
 	cr_assert_null(s->home);
+	cr_assert_null(s->cgroup);
 	cr_assert_null(s->mounts);
 	cr_assert_eq(s->argc, 0);
 	cr_assert_eq(s->envc, 0);
@@ -217,6 +239,13 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	cr_assert_eq(a->limits.stderr_bytes, b->limits.stderr_bytes);
 	cr_assert_eq(a->limits.nofile, b->limits.nofile);
 	cr_assert_eq(a->limits.nproc, b->limits.nproc);
+	cr_assert_eq(a->limits.cpu_percent, b->limits.cpu_percent);
+	cr_assert_eq(a->limits.workspace_bytes, b->limits.workspace_bytes);
+	cr_assert_eq(a->enforcement, b->enforcement);
+	/* A NULL cgroup travels as "" and always decodes to a string. */
+	cr_assert_not_null(b->cgroup);
+	cr_assert_str_eq(a->cgroup ? a->cgroup : "", b->cgroup);
+	cr_assert_eq(a->workspace_allow, b->workspace_allow);
 }
 
 /* Splits MSG[0..N) and expects TYPE; returns the body length. */
@@ -291,6 +320,8 @@ Test(proto, numbers_are_fixed)
 	cr_assert_eq(PROTO_CANCEL, 6);
 	cr_assert_eq(PROTO_MSG_TYPE_MAX, 6);
 	cr_assert_eq(PROTO_HEADER_SIZE, 8);
+	/* Version 2: RUN and RESULT grew the issue 4 fields. */
+	cr_assert_eq(PROTO_VERSION, 2);
 }
 
 /* ---- round trips ---- */
@@ -379,6 +410,13 @@ Test(round_trip, run_minimal)
 	in.limits.tmp_bytes = in.limits.home_bytes = in.limits.fsize_bytes = 1;
 	in.limits.stdout_bytes = in.limits.stderr_bytes = 1;
 	in.limits.nofile = in.limits.nproc = 1;
+	in.limits.workspace_bytes = 1;
+	/* cpu_percent 0 (none), enforcement auto, no cgroup (NULL travels
+	 * as ""), a full workspace (nothing may be added). */
+	in.enforcement = ENFORCE_AUTO;
+	free(in.cgroup);
+	in.cgroup = NULL;
+	in.workspace_allow = 0;
 
 	n = proto_encode_run(msg, sizeof(msg), &in);
 	len = header_ok(n, PROTO_RUN, &body);
@@ -441,6 +479,12 @@ Test(round_trip, run_at_the_bounds)
 	in.job_id = UINT64_MAX;
 	in.limits.wall_ms = UINT64_MAX;
 	in.limits.nproc = UINT32_MAX;
+	in.limits.cpu_percent = PROTO_MAX_CPU_PERCENT;
+	in.limits.workspace_bytes = UINT64_MAX;
+	in.workspace_allow = UINT64_MAX;
+	free(in.cgroup);
+	in.cgroup = repeat('c', JOB_MAX_STR);
+	in.cgroup[0] = '/';
 
 	n = proto_encode_run(msg, sizeof(msg), &in);
 	len = header_ok(n, PROTO_RUN, &body);
@@ -448,6 +492,86 @@ Test(round_trip, run_at_the_bounds)
 	assert_spec_eq(&in, &out);
 	job_spec_clear(&out);
 	job_spec_clear(&in);
+}
+
+/* The issue 4 tail of RUN: every enforcement a spec may carry (auto,
+ * monitor, cgroup2), the cgroup as NULL, "" or a path, and the workspace
+ * allowance at 0, just past 32 bits and at its maximum. */
+Test(round_trip, run_enforcement_cgroup_and_allowance)
+{
+	static const enum job_enforcement enf[] = {
+		ENFORCE_AUTO, ENFORCE_MONITOR, ENFORCE_CGROUP2};
+	static const char *const cgroups[] = {
+		NULL, "", "/sys/fs/cgroup/user.slice/user-1000.slice/stockade",
+		"/a"};
+	static const uint64_t allow[] = {0, UINT64_C(1) << 32,
+					 (UINT64_C(1) << 32) + 1, UINT64_MAX};
+	static uint8_t raw[4096];
+	int tried = 0;
+
+	cr_assert_eq(ENFORCE_AUTO, 0);
+	cr_assert_eq(ENFORCE_MONITOR, 1);
+	cr_assert_eq(ENFORCE_CGROUP2, 2);
+	for (size_t e = 0; e < NELEM(enf); e++)
+		for (size_t c = 0; c < NELEM(cgroups); c++)
+			for (size_t a = 0; a < NELEM(allow); a++) {
+				struct job_spec in, out;
+				const uint8_t *body;
+				size_t len;
+				int n;
+
+				sample_spec(&in);
+				in.enforcement = enf[e];
+				free(in.cgroup);
+				in.cgroup = cgroups[c] ? xstrdup(cgroups[c]) : NULL;
+				in.workspace_allow = allow[a];
+				n = proto_encode_run(msg, sizeof(msg), &in);
+				len = header_ok(n, PROTO_RUN, &body);
+				memset(&out, 0x5a, sizeof(out));
+				cr_assert_eq(proto_decode_run(body, len, &out), 0,
+					     "enforcement %d, cgroup %s",
+					     (int)enf[e],
+					     cgroups[c] ? cgroups[c] : "NULL");
+				assert_spec_eq(&in, &out);
+				cr_assert_eq(out.enforcement, enf[e]);
+				cr_assert_eq(out.workspace_allow, allow[a]);
+				/* The hand-built body (the layout the other
+				 * tests rely on) is the encoder's, byte for
+				 * byte. */
+				cr_assert_eq(raw_run(raw, sizeof(raw), &in), len);
+				cr_assert_eq(memcmp(raw, body, len), 0);
+				job_spec_clear(&out);
+				job_spec_clear(&in);
+				tried++;
+			}
+	cr_assert_eq(tried, 3 * 4 * 4);
+}
+
+/* cpu_percent and workspace_bytes at their ends: 0 (no CPU cap) and
+ * PROTO_MAX_CPU_PERCENT; 1 byte and UINT64_MAX. */
+Test(round_trip, run_new_limits_at_their_ends)
+{
+	static const uint32_t pct[] = {0, 1, 100, PROTO_MAX_CPU_PERCENT};
+	static const uint64_t ws[] = {1, UINT64_C(1) << 32, UINT64_MAX};
+
+	for (size_t i = 0; i < NELEM(pct); i++)
+		for (size_t j = 0; j < NELEM(ws); j++) {
+			struct job_spec in, out;
+			const uint8_t *body;
+			size_t len;
+			int n;
+
+			sample_spec(&in);
+			in.limits.cpu_percent = pct[i];
+			in.limits.workspace_bytes = ws[j];
+			n = proto_encode_run(msg, sizeof(msg), &in);
+			len = header_ok(n, PROTO_RUN, &body);
+			cr_assert_eq(proto_decode_run(body, len, &out), 0,
+				     "cpu_percent %u", pct[i]);
+			assert_spec_eq(&in, &out);
+			job_spec_clear(&out);
+			job_spec_clear(&in);
+		}
 }
 
 Test(round_trip, output_empty)
@@ -506,7 +630,7 @@ Test(round_trip, result)
 	int n;
 	size_t len;
 
-	memset(&in, 0, sizeof(in));
+	result_init(&in);
 	in.job_id = 77;
 	in.status = JOB_CRASH;
 	in.exit_code = -1;
@@ -514,6 +638,8 @@ Test(round_trip, result)
 	in.wall_ms = 1234;
 	in.cpu_ms = (UINT64_C(1) << 33) + 1;
 	in.peak_memory_kb = 4096;
+	in.peak_processes = UINT32_MAX; /* any u32 */
+	in.enforcement = ENFORCE_CGROUP2;
 	in.stdout_bytes = 10;
 	in.stderr_bytes = INT64_MAX; /* the largest figure a RESULT carries */
 	in.detail = xstrdup("killed by SIGSEGV at 0x0");
@@ -527,12 +653,54 @@ Test(round_trip, result)
 	cr_assert_eq(out.wall_ms, in.wall_ms);
 	cr_assert_eq(out.cpu_ms, in.cpu_ms);
 	cr_assert_eq(out.peak_memory_kb, in.peak_memory_kb);
+	cr_assert_eq(out.peak_processes, in.peak_processes);
+	cr_assert_eq(out.enforcement, in.enforcement);
 	cr_assert_eq(out.stdout_bytes, in.stdout_bytes);
 	cr_assert_eq(out.stderr_bytes, in.stderr_bytes);
 	cr_assert_str_eq(out.detail, in.detail);
 	cr_assert_neq(out.detail, in.detail);
 	job_result_clear(&out);
 	job_result_clear(&in);
+}
+
+/* The two enforcements a RESULT may name, with peak_processes at 0, 1
+ * and the largest u32; each figure lands in its own field. */
+Test(round_trip, result_enforcement_and_peak_processes)
+{
+	static const enum job_enforcement enf[] = {ENFORCE_MONITOR,
+						   ENFORCE_CGROUP2};
+	static const uint32_t peaks[] = {0, 1, 65536, UINT32_MAX};
+
+	for (size_t e = 0; e < NELEM(enf); e++)
+		for (size_t p = 0; p < NELEM(peaks); p++) {
+			struct job_result in, out;
+			const uint8_t *body;
+			size_t len;
+			int n;
+
+			result_init(&in);
+			in.status = JOB_PROCESS_LIMIT;
+			in.exit_code = -1;
+			in.signal = 9;
+			in.wall_ms = 1001;
+			in.cpu_ms = 1002;
+			in.peak_memory_kb = 1003;
+			in.peak_processes = peaks[p];
+			in.enforcement = enf[e];
+			in.stdout_bytes = 1004;
+			in.stderr_bytes = 1005;
+			n = proto_encode_result(msg, sizeof(msg), &in);
+			len = header_ok(n, PROTO_RESULT, &body);
+			cr_assert_eq(proto_decode_result(body, len, &out), 0);
+			cr_assert_eq(out.peak_processes, peaks[p]);
+			cr_assert_eq(out.enforcement, enf[e]);
+			cr_assert_eq(out.wall_ms, 1001);
+			cr_assert_eq(out.cpu_ms, 1002);
+			cr_assert_eq(out.peak_memory_kb, 1003);
+			cr_assert_eq(out.stdout_bytes, 1004);
+			cr_assert_eq(out.stderr_bytes, 1005);
+			job_result_clear(&out);
+		}
 }
 
 /* Whether STATUS goes with CODE and SIG (the rule of proto.c's
@@ -570,7 +738,7 @@ Test(round_trip, result_every_status_and_range_ends)
 				if (!consistent(st, codes[c], sigs[s]))
 					continue;
 				tried++;
-				memset(&in, 0, sizeof(in));
+				result_init(&in);
 				in.status = (enum job_status)st;
 				in.exit_code = codes[c];
 				in.signal = sigs[s];
@@ -597,7 +765,7 @@ Test(round_trip, result_longest_detail)
 	size_t len;
 	int n;
 
-	memset(&in, 0, sizeof(in));
+	result_init(&in);
 	in.status = JOB_SANDBOX_ERROR;
 	in.exit_code = -1;
 	in.detail = repeat('d', JOB_MAX_DETAIL);
@@ -849,7 +1017,7 @@ Test(trailing, result)
 	struct job_result in, out;
 	int n;
 
-	memset(&in, 0, sizeof(in));
+	result_init(&in);
 	in.detail = xstrdup("detail");
 	n = proto_encode_result(msg, sizeof(msg), &in);
 	cr_assert(n > 0);
@@ -920,7 +1088,7 @@ Test(truncation, other_bodies_every_prefix)
 			     -EBADMSG);
 		cr_assert_null(data);
 	}
-	memset(&res, 0, sizeof(res));
+	result_init(&res);
 	res.detail = xstrdup("some detail");
 	n = proto_encode_result(msg, sizeof(msg), &res);
 	job_result_clear(&res);
@@ -1175,7 +1343,7 @@ patch(size_t len, const char *from, const void *to, size_t n)
 Test(bounds, interior_nul_in_strings)
 {
 	static const char *const where[] = {"ARGX", "VARX=1", "HOSTX",
-					    "/srcX", "/tgtX"};
+					    "/srcX", "/tgtX", "/cgrpX"};
 	struct job_spec s, out;
 	size_t n;
 
@@ -1185,6 +1353,7 @@ Test(bounds, interior_nul_in_strings)
 	set_str(&s.hostname, "HOSTX");
 	set_str(&s.mounts[0].source, "/srcX");
 	set_str(&s.mounts[0].target, "/tgtX");
+	set_str(&s.cgroup, "/cgrpX");
 	n = raw_run(msg, sizeof(msg), &s);
 	cr_assert_eq(proto_decode_run(msg, n, &out), 0);
 	job_spec_clear(&out);
@@ -1208,7 +1377,7 @@ Test(bounds, interior_nul_in_result_detail)
 	struct job_result r, out;
 	int n;
 
-	memset(&r, 0, sizeof(r));
+	result_init(&r);
 	r.detail = xstrdup("abcXdef");
 	n = proto_encode_result(msg, sizeof(msg), &r);
 	cr_assert(n > 0);
@@ -1225,15 +1394,20 @@ Test(bounds, result_detail_over_max)
 	struct wbuf w;
 	char *big = repeat('d', JOB_MAX_DETAIL + 1);
 
-	memset(&r, 0, sizeof(r));
+	result_init(&r);
 	r.detail = big;
 	cr_assert_eq(proto_encode_result(msg, sizeof(msg), &r), -EINVAL);
 
 	wbuf_init(&w, msg, sizeof(msg));
-	for (int i = 0; i < 4; i++)
-		wbuf_put_u32(&w, 0);
-	for (int i = 0; i < 5; i++)
-		wbuf_put_u64(&w, 0);
+	wbuf_put_u64(&w, 0);             /* job id */
+	for (int i = 0; i < 3; i++)
+		wbuf_put_u32(&w, 0);     /* status, exit code, signal */
+	for (int i = 0; i < 3; i++)
+		wbuf_put_u64(&w, 0);     /* wall, cpu, peak memory */
+	wbuf_put_u32(&w, 0);             /* peak processes */
+	wbuf_put_u8(&w, ENFORCE_MONITOR);
+	for (int i = 0; i < 2; i++)
+		wbuf_put_u64(&w, 0);     /* stdout and stderr bytes */
 	wbuf_put_str(&w, big);
 	cr_assert(wbuf_ok(&w));
 	cr_assert_eq(proto_decode_result(msg, w.len, &out), -EMSGSIZE);
@@ -1349,7 +1523,7 @@ Test(semantic, unknown_mount_kind)
 
 Test(semantic, every_limit_zero)
 {
-	for (int which = 0; which < 10; which++) {
+	for (int which = 0; which < 11; which++) {
 		struct job_spec s;
 		struct job_limits *l;
 
@@ -1365,11 +1539,88 @@ Test(semantic, every_limit_zero)
 		case 6: l->stdout_bytes = 0; break;
 		case 7: l->stderr_bytes = 0; break;
 		case 8: l->nofile = 0; break;
-		default: l->nproc = 0; break;
+		case 9: l->nproc = 0; break;
+		default: l->workspace_bytes = 0; break;
 		}
 		expect_refused_spec(&s, -EINVAL, "a zero limit");
 		job_spec_clear(&s);
 	}
+}
+
+/* cpu_percent: 0 (no cap) to PROTO_MAX_CPU_PERCENT, nothing above. */
+Test(semantic, cpu_percent_over_max)
+{
+	static const uint32_t bad[] = {PROTO_MAX_CPU_PERCENT + 1, 1000000,
+				       UINT32_MAX};
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		s.limits.cpu_percent = bad[i];
+		expect_refused_spec(&s, -EINVAL, "cpu_percent over the max");
+	}
+	s.limits.cpu_percent = PROTO_MAX_CPU_PERCENT;
+	cr_assert_eq(decode_raw_spec(&s, &out), 0);
+	job_spec_clear(&out);
+	job_spec_clear(&s);
+}
+
+/* A RUN's enforcement is auto, monitor or cgroup2 (0..2); anything else
+ * is refused by both ends. */
+Test(semantic, enforcement_out_of_range)
+{
+	static const unsigned bad[] = {ENFORCE_MAX + 1, 4, 0x80, 255};
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		s.enforcement = (enum job_enforcement)bad[i];
+		expect_refused_spec(&s, -EINVAL, "enforcement out of range");
+	}
+	for (unsigned e = 0; e <= ENFORCE_MAX; e++) {
+		s.enforcement = (enum job_enforcement)e;
+		cr_assert_eq(decode_raw_spec(&s, &out), 0, "enforcement %u", e);
+		cr_assert_eq(out.enforcement, e);
+		job_spec_clear(&out);
+	}
+	job_spec_clear(&s);
+}
+
+/* The cgroup is "" or an absolute, normalised path (the policy's), never
+ * a relative one that would resolve against the launcher's directory. */
+Test(semantic, cgroup_paths_refused)
+{
+	static const char *const bad[] = {
+		"sys/fs/cgroup",  "./x",           "x",
+		"/",              "//",            "/sys//fs",
+		"/sys/fs/",       "/sys/./fs",     "/sys/fs/cgroup/..",
+		"/sys/fs/cgroup/../../etc",        "/..",
+		"..",             ".",
+	};
+	struct job_spec s;
+
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		sample_spec(&s);
+		set_str(&s.cgroup, bad[i]);
+		expect_refused_spec(&s, -EINVAL, bad[i]);
+		job_spec_clear(&s);
+	}
+}
+
+Test(semantic, cgroup_over_max)
+{
+	struct job_spec s, out;
+
+	sample_spec(&s);
+	free(s.cgroup);
+	s.cgroup = repeat('c', JOB_MAX_STR + 1);
+	s.cgroup[0] = '/';
+	expect_refused_spec(&s, -EMSGSIZE, "cgroup over JOB_MAX_STR");
+	s.cgroup[JOB_MAX_STR] = '\0';
+	cr_assert(proto_encode_run(msg, sizeof(msg), &s) > 0);
+	cr_assert_eq(decode_raw_spec(&s, &out), 0);
+	job_spec_clear(&out);
+	job_spec_clear(&s);
 }
 
 Test(semantic, empty_argv0)
@@ -1469,7 +1720,11 @@ expect_refused_result(const struct job_result *r, const char *what)
 	wbuf_put_u32(&w, (uint32_t)r->status);
 	wbuf_put_i32(&w, r->exit_code);
 	wbuf_put_i32(&w, r->signal);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 3; i++)
+		wbuf_put_u64(&w, 1);
+	wbuf_put_u32(&w, 1);
+	wbuf_put_u8(&w, (uint8_t)r->enforcement);
+	for (int i = 0; i < 2; i++)
 		wbuf_put_u64(&w, 1);
 	wbuf_put_str(&w, "d");
 	cr_assert(wbuf_ok(&w));
@@ -1485,7 +1740,7 @@ Test(result_range, status_over_max)
 {
 	struct job_result r;
 
-	memset(&r, 0, sizeof(r));
+	result_init(&r);
 	r.status = (enum job_status)(JOB_STATUS_MAX + 1);
 	expect_refused_result(&r, "status MAX + 1");
 	r.status = (enum job_status)1000;
@@ -1497,7 +1752,7 @@ Test(result_range, exit_code)
 	static const int32_t bad[] = {-2, 256, INT32_MIN, INT32_MAX};
 	struct job_result r;
 
-	memset(&r, 0, sizeof(r));
+	result_init(&r);
 	for (size_t i = 0; i < NELEM(bad); i++) {
 		r.exit_code = bad[i];
 		expect_refused_result(&r, "exit code");
@@ -1509,7 +1764,7 @@ Test(result_range, signal)
 	static const int32_t bad[] = {-1, 65, INT32_MIN, INT32_MAX};
 	struct job_result r;
 
-	memset(&r, 0, sizeof(r));
+	result_init(&r);
 	for (size_t i = 0; i < NELEM(bad); i++) {
 		r.signal = bad[i];
 		expect_refused_result(&r, "signal");
@@ -1541,6 +1796,8 @@ decode_raw_result(uint32_t status, const struct job_result *r, int *enc)
 	wbuf_put_u64(&w, r->wall_ms);
 	wbuf_put_u64(&w, r->cpu_ms);
 	wbuf_put_u64(&w, r->peak_memory_kb);
+	wbuf_put_u32(&w, r->peak_processes);
+	wbuf_put_u8(&w, (uint8_t)r->enforcement);
 	wbuf_put_u64(&w, r->stdout_bytes);
 	wbuf_put_u64(&w, r->stderr_bytes);
 	wbuf_put_str(&w, r->detail ? r->detail : "");
@@ -1552,8 +1809,12 @@ decode_raw_result(uint32_t status, const struct job_result *r, int *enc)
 		cr_assert_eq(out.job_id, 0);
 		cr_assert_eq(out.status, 0);
 		cr_assert_eq(out.wall_ms, 0);
+		cr_assert_eq(out.peak_processes, 0);
+		cr_assert_eq(out.enforcement, 0);
 	} else {
 		cr_assert_str_eq(out.detail, r->detail ? r->detail : "");
+		cr_assert_eq(out.peak_processes, r->peak_processes);
+		cr_assert_eq(out.enforcement, r->enforcement);
 		job_result_clear(&out);
 	}
 	return e;
@@ -1567,7 +1828,7 @@ expect_result(int want, uint32_t status, int32_t code, int32_t sig,
 	struct job_result r;
 	int dec, enc;
 
-	memset(&r, 0, sizeof(r));
+	result_init(&r);
 	r.job_id = 9;
 	r.exit_code = code;
 	r.signal = sig;
@@ -1627,7 +1888,7 @@ Test(result_consistency, figures_at_most_int64_max)
 	int dec, enc;
 
 	for (size_t i = 0; i < NELEM(fields); i++) {
-		memset(&r, 0, sizeof(r));
+		result_init(&r);
 		fields[0] = &r.wall_ms;
 		fields[1] = &r.cpu_ms;
 		fields[2] = &r.peak_memory_kb;
@@ -1650,12 +1911,37 @@ Test(result_consistency, figures_at_most_int64_max)
 	}
 }
 
+/* A RESULT names how the limits were held: monitor (1) or cgroup2 (2).
+ * "auto" (0) is a request, never an answer; 3 and up are unknown. */
+Test(result_consistency, enforcement)
+{
+	static const unsigned bad[] = {ENFORCE_AUTO, 3, 0x80, 255};
+	struct job_result r;
+	int dec, enc;
+
+	result_init(&r);
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		r.enforcement = (enum job_enforcement)bad[i];
+		expect_refused_result(&r, "enforcement");
+		dec = decode_raw_result(JOB_OK, &r, &enc);
+		cr_assert_eq(dec, -EINVAL, "enforcement %u: %d", bad[i], dec);
+		cr_assert_eq(enc, -EINVAL, "enforcement %u: encoder %d", bad[i],
+			     enc);
+	}
+	r.enforcement = ENFORCE_MONITOR;
+	cr_assert_eq(decode_raw_result(JOB_OK, &r, &enc), 0);
+	cr_assert_gt(enc, 0);
+	r.enforcement = ENFORCE_CGROUP2;
+	cr_assert_eq(decode_raw_result(JOB_OK, &r, &enc), 0);
+	cr_assert_gt(enc, 0);
+}
+
 static int
 detail_result(const char *detail, int *enc)
 {
 	struct job_result r;
 
-	memset(&r, 0, sizeof(r));
+	result_init(&r);
 	r.status = JOB_SANDBOX_ERROR;
 	r.exit_code = -1;
 	r.detail = (char *)(uintptr_t)detail;
@@ -1868,7 +2154,7 @@ Test(encode, enobufs_for_every_short_size)
 	struct job_result r;
 
 	sample_spec(&s);
-	memset(&r, 0, sizeof(r));
+	result_init(&r);
 	r.detail = xstrdup("a detail");
 	check_enobufs(enc_hello, NULL, "HELLO");
 	check_enobufs(enc_hello_reply, NULL, "HELLO_REPLY");

@@ -1,6 +1,9 @@
 /*
  * test_result.c: status names, signal names, exit statuses and hints
- * (shared/result.c). The names and exit statuses are README.md's contract.
+ * (shared/result.c). The names and exit statuses are README.md's contract;
+ * the hints are checked on the phrases a scripted model may key on
+ * (issue 4, "Hint phrases a scripted model may key on (stable)") and on
+ * their figures, not on the rest of their wording.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -171,6 +174,8 @@ sample_limits(struct job_limits *l)
 	l->stderr_bytes = 65539;
 	l->nofile = 128;
 	l->nproc = 77;
+	l->cpu_percent = 50;
+	l->workspace_bytes = 200 * MIB;
 }
 
 /*
@@ -233,72 +238,158 @@ Test(hint, ok)
 	check_hint(JOB_OK, 0, 0, "", MUST("5433 ms", "code 0"));
 }
 
+/* The stable phrases (issue 4), with the figures against the limits. */
+#define P_EXIT "read stderr"
+#define P_127 "not found"
+#define P_126 "cannot be executed"
+#define P_TIMEOUT "bound its loops"
+#define P_CPU "make the computation cheaper"
+#define P_MEMORY "stream large inputs"
+#define P_PROCESS "bounded pool"
+#define P_OUTPUT "write large results to a file in /work"
+#define P_FSIZE "smaller files"
+#define P_DISK "delete temporary files or write less"
+#define P_CRASH "inspect"
+#define P_POLICY "retrying will fail the same way"
+#define P_SANDBOX "The sandbox itself failed, not the program"
+
 Test(hint, exit_nonzero)
 {
-	check_hint(JOB_EXIT_NONZERO, 3, 0, "", MUST("code 3", "stderr"));
-	check_hint(JOB_EXIT_NONZERO, 127, 0, "", MUST("127", "not found"));
-	check_hint(JOB_EXIT_NONZERO, 126, 0, "", MUST("126"));
+	check_hint(JOB_EXIT_NONZERO, 3, 0, "", MUST("code 3", P_EXIT));
+	check_hint(JOB_EXIT_NONZERO, 255, 0, "", MUST("code 255", P_EXIT));
+	check_hint(JOB_EXIT_NONZERO, 127, 0, "", MUST("127", P_127));
+	check_hint(JOB_EXIT_NONZERO, 126, 0, "", MUST("126", P_126));
 }
 
 Test(hint, timeout_names_the_limit)
 {
-	check_hint(JOB_TIMEOUT, -1, SIGKILL, "", MUST("5432 ms", "5433 ms"));
+	check_hint(JOB_TIMEOUT, -1, SIGKILL, "",
+		   MUST("5432 ms", "5433 ms", P_TIMEOUT));
 }
 
 Test(hint, cpu_limit)
 {
-	check_hint(JOB_CPU_LIMIT, -1, SIGKILL, "", MUST("2750 ms", "2751 ms"));
+	check_hint(JOB_CPU_LIMIT, -1, SIGKILL, "",
+		   MUST("2750 ms", "2751 ms", P_CPU));
 }
 
 Test(hint, memory_limit)
 {
 	check_hint(JOB_MEMORY_LIMIT, -1, SIGKILL, "",
-		   MUST("256.0 MiB", "300.0 MiB"));
+		   MUST("256.0 MiB", "300.0 MiB", P_MEMORY));
 }
 
 Test(hint, process_limit)
 {
-	check_hint(JOB_PROCESS_LIMIT, 1, 0, "", MUST("77 processes"));
+	check_hint(JOB_PROCESS_LIMIT, 1, 0, "", MUST("77", P_PROCESS));
+	check_hint(JOB_PROCESS_LIMIT, -1, SIGKILL, "", MUST("77", P_PROCESS));
 }
 
 Test(hint, output_limit)
 {
 	check_hint(JOB_OUTPUT_LIMIT, -1, SIGKILL, "",
-		   MUST("1048577 bytes", "65539 bytes"));
+		   MUST("1048577 bytes", "65539 bytes", P_OUTPUT));
 }
 
 Test(hint, file_size_limit)
 {
-	check_hint(JOB_FILE_SIZE_LIMIT, -1, SIGXFSZ, "", MUST("16.0 MiB"));
+	check_hint(JOB_FILE_SIZE_LIMIT, -1, SIGXFSZ, "",
+		   MUST("16.0 MiB", P_FSIZE));
 }
 
+/* Both places a job can fill: /tmp (its tmpfs) and /work (the quota);
+ * the broker's detail says which, and the hint quotes it. */
 Test(hint, disk_full)
 {
-	check_hint(JOB_DISK_FULL, 1, 0, "", MUST("64.0 MiB", "/tmp"));
+	check_hint(JOB_DISK_FULL, 1, 0, "",
+		   MUST("64.0 MiB", "/tmp", "200.0 MiB", "/work", P_DISK));
+	check_hint(JOB_DISK_FULL, 1, 0, NULL, MUST("64.0 MiB", P_DISK));
+	check_hint(JOB_DISK_FULL, 1, 0,
+		   "the job left 250.0 MiB in /work, over its quota of 200.0 MiB",
+		   MUST("the job left 250.0 MiB in /work", P_DISK));
 }
 
 Test(hint, crash_names_the_signal)
 {
-	check_hint(JOB_CRASH, -1, SIGSEGV, "", MUST("SIGSEGV"));
-	check_hint(JOB_CRASH, -1, SIGABRT, "", MUST("SIGABRT"));
-	check_hint(JOB_CRASH, -1, SIGBUS, "", MUST("SIGBUS"));
-	check_hint(JOB_CRASH, -1, 40, "", MUST("unknown signal"));
+	check_hint(JOB_CRASH, -1, SIGSEGV, "", MUST("SIGSEGV", P_CRASH));
+	check_hint(JOB_CRASH, -1, SIGABRT, "", MUST("SIGABRT", P_CRASH));
+	check_hint(JOB_CRASH, -1, SIGBUS, "", MUST("SIGBUS", P_CRASH));
+	check_hint(JOB_CRASH, -1, 40, "", MUST("unknown signal", P_CRASH));
 }
 
 Test(hint, policy_violation)
 {
-	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, "", MUST("system call"));
+	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, "",
+		   MUST("system call", P_POLICY));
 	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, "ptrace",
-		   MUST("system call", ": ptrace"));
-	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, NULL, MUST("forbids"));
+		   MUST("system call", ": ptrace", P_POLICY));
+	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, NULL,
+		   MUST("forbids", P_POLICY));
 }
 
 Test(hint, sandbox_error_does_not_blame_the_program)
 {
-	check_hint(JOB_SANDBOX_ERROR, -1, 0, "", MUST("not the program"));
-	check_hint(JOB_SANDBOX_ERROR, -1, 0, NULL, MUST("not the program"));
+	check_hint(JOB_SANDBOX_ERROR, -1, 0, "", MUST(P_SANDBOX));
+	check_hint(JOB_SANDBOX_ERROR, -1, 0, NULL, MUST(P_SANDBOX));
 	check_hint(JOB_SANDBOX_ERROR, -1, 0, "pivot_root failed",
-		   MUST("not the program", ": pivot_root failed"));
+		   MUST(P_SANDBOX, ": pivot_root failed"));
+}
+
+/* The stable phrase of each status (ok has none; its figures instead). */
+static const char *const stable[] = {
+	[JOB_OK] = "code 0",
+	[JOB_EXIT_NONZERO] = P_EXIT,
+	[JOB_TIMEOUT] = P_TIMEOUT,
+	[JOB_CPU_LIMIT] = P_CPU,
+	[JOB_MEMORY_LIMIT] = P_MEMORY,
+	[JOB_PROCESS_LIMIT] = P_PROCESS,
+	[JOB_OUTPUT_LIMIT] = P_OUTPUT,
+	[JOB_FILE_SIZE_LIMIT] = P_FSIZE,
+	[JOB_DISK_FULL] = P_DISK,
+	[JOB_CRASH] = P_CRASH,
+	[JOB_POLICY_VIOLATION] = P_POLICY,
+	[JOB_SANDBOX_ERROR] = P_SANDBOX,
+};
+
+Test(hint, stable_phrase_for_every_status)
+{
+	cr_assert_eq(sizeof(stable) / sizeof(stable[0]),
+		     (size_t)JOB_STATUS_MAX + 1);
+	for (int i = 0; i <= JOB_STATUS_MAX; i++) {
+		cr_assert_not_null(stable[i], "status %d has no phrase", i);
+		check_hint((enum job_status)i,
+			   i == JOB_EXIT_NONZERO ? 2 : i == JOB_OK ? 0 : -1,
+			   i == JOB_CRASH ? SIGSEGV : 0, "", MUST(stable[i]));
+	}
+}
+
+/*
+ * The result object builds its hint in 512 bytes (broker/result_json.c):
+ * with every figure at its widest and a short detail, no hint is cut
+ * there, so its stable phrase always reaches the model.
+ */
+Test(hint, stable_phrase_survives_the_widest_figures)
+{
+	struct job_result r;
+	struct job_limits l;
+	char buf[512];
+
+	memset(&l, 0xff, sizeof(l));
+	for (int i = 0; i <= JOB_STATUS_MAX; i++) {
+		memset(&r, 0, sizeof(r));
+		r.status = (enum job_status)i;
+		r.exit_code = i == JOB_OK ? 0 : i == JOB_EXIT_NONZERO ? 255 : -1;
+		r.signal = i == JOB_CRASH ? SIGSEGV : 0;
+		r.wall_ms = r.cpu_ms = r.peak_memory_kb = (uint64_t)INT64_MAX;
+		r.peak_processes = UINT32_MAX;
+		r.detail = (char *)(uintptr_t)"a detail of some sixty bytes, "
+						"as the broker writes them";
+		job_hint(&r, &l, buf, sizeof(buf));
+		cr_assert_lt(strlen(buf), sizeof(buf) - 1, "%s: cut: \"%s\"",
+			     job_status_name(r.status), buf);
+		cr_assert_not_null(strstr(buf, stable[i]), "%s: \"%s\"",
+				   job_status_name(r.status), buf);
+	}
 }
 
 Test(hint, every_status_is_covered)

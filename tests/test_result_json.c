@@ -3,8 +3,14 @@
  * any bytes in the launcher's detail. jansson's json_pack("s") refuses
  * invalid UTF-8 and made `stockade run --json` print nothing; every
  * string must now come out as valid UTF-8, with U+FFFD for what is not.
+ * Issue 4: the fields of /tmp/s/issue4.md ("The result object":
+ * peak_processes, enforcement, limits.workspace_mb and cpu_percent),
+ * streams safe for a terminal (caret notation for controls), the
+ * truncation marker, and the compact text form (result_print_text).
  */
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +18,7 @@
 
 #include "capture.h"
 #include "result_json.h"
+#include "utf8.h"
 
 #define FFFD "\xef\xbf\xbd"
 
@@ -34,6 +41,8 @@ setup(void)
 	lim.stderr_bytes = 1u << 20;
 	lim.nofile = 256;
 	lim.nproc = 64;
+	lim.cpu_percent = 250;
+	lim.workspace_bytes = (UINT64_C(100) << 20) + 5; /* 100 MiB, rounded down */
 }
 
 static void
@@ -91,13 +100,14 @@ Test(result_json, invalid_utf8_detail_gives_a_valid_object)
 			 "passing.");
 	back = reparse(o);
 	cr_assert_str_eq(jstr(back, "detail"), FFFD FFFD);
-	cr_assert_eq(json_object_size(back), 16);
+	cr_assert_eq(json_object_size(back), 17);
 	json_decref(back);
 	json_decref(o);
 }
 
 /* Every byte value, alone and between ASCII, gives an object that
- * serializes; the valid ones come back unchanged. */
+ * serializes; printable ASCII and tab come back unchanged (the wire
+ * refuses other controls in a detail: test_proto.c). */
 Test(result_json, every_byte_in_detail)
 {
 	for (int b = 1; b < 256; b++) {
@@ -114,11 +124,12 @@ Test(result_json, every_byte_in_detail)
 		o = result_to_json(&r, &lim, &out, &err);
 		cr_assert_not_null(o, "byte %#x: NULL", b);
 		back = reparse(o);
-		if (b < 0x80)
-			cr_assert_str_eq(jstr(back, "detail"), detail,
-					 "byte %#x", b);
-		else
+		/* Other controls: the object serializes (reparse), no more. */
+		if (b >= 0x80)
 			cr_assert_str_eq(jstr(back, "detail"), "a" FFFD "b",
+					 "byte %#x", b);
+		else if ((b >= 0x20 && b < 0x7f) || b == '\t')
+			cr_assert_str_eq(jstr(back, "detail"), detail,
 					 "byte %#x", b);
 		json_decref(back);
 		json_decref(o);
@@ -153,4 +164,407 @@ Test(result_json, hint_cut_inside_a_character)
 		json_decref(back);
 		json_decref(o);
 	}
+}
+
+/* ---- issue 4: the new fields ---- */
+
+static json_int_t
+jint(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	cr_assert(json_is_integer(v), "%s is not an integer", key);
+	return json_integer_value(v);
+}
+
+/* Every key of the result object and of its limits, with its type, and
+ * the new figures where the struct put them. */
+Test(result_json, every_key_and_the_new_figures)
+{
+	static const char *const keys[] = {
+		"status", "exit_code", "signal", "wall_ms", "cpu_ms",
+		"peak_memory_kb", "peak_processes", "stdout", "stderr",
+		"stdout_truncated", "stderr_truncated", "stdout_bytes",
+		"stderr_bytes", "limits", "enforcement", "detail", "hint",
+	};
+	static const char *const limit_keys[] = {
+		"wall_time_ms", "cpu_time_ms", "memory_mb", "processes",
+		"file_size_mb", "open_files", "tmp_mb", "home_mb",
+		"workspace_mb", "stdout_kb", "stderr_kb", "cpu_percent",
+	};
+	struct job_result r;
+	json_t *o, *back, *l;
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_PROCESS_LIMIT;
+	r.exit_code = 1;
+	r.wall_ms = 1500;
+	r.cpu_ms = 700;
+	r.peak_memory_kb = 12345;
+	r.peak_processes = 65;
+	r.enforcement = ENFORCE_MONITOR;
+	r.stdout_bytes = 3;
+	r.stderr_bytes = (UINT64_C(1) << 33) + 1; /* past 32 bits */
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	back = reparse(o);
+	cr_assert_eq(json_object_size(back), sizeof(keys) / sizeof(keys[0]));
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		cr_assert_not_null(json_object_get(back, keys[i]), "%s missing",
+				   keys[i]);
+	cr_assert_str_eq(jstr(back, "status"), "process_limit");
+	cr_assert_eq(jint(back, "exit_code"), 1);
+	cr_assert(json_is_null(json_object_get(back, "signal")));
+	cr_assert_eq(jint(back, "peak_processes"), 65);
+	cr_assert_eq(jint(back, "peak_memory_kb"), 12345);
+	cr_assert_eq(jint(back, "stderr_bytes"), (json_int_t)r.stderr_bytes);
+	cr_assert_str_eq(jstr(back, "enforcement"), "monitor");
+	cr_assert(strstr(jstr(back, "hint"), "bounded pool") != NULL);
+
+	l = json_object_get(back, "limits");
+	cr_assert(json_is_object(l));
+	cr_assert_eq(json_object_size(l),
+		     sizeof(limit_keys) / sizeof(limit_keys[0]));
+	for (size_t i = 0; i < sizeof(limit_keys) / sizeof(limit_keys[0]); i++)
+		cr_assert(json_is_integer(json_object_get(l, limit_keys[i])),
+			  "limits.%s missing or not an integer", limit_keys[i]);
+	cr_assert_eq(jint(l, "workspace_mb"), 100);
+	cr_assert_eq(jint(l, "cpu_percent"), 250);
+	cr_assert_eq(jint(l, "processes"), 64);
+	cr_assert_eq(jint(l, "memory_mb"), 512);
+	cr_assert_eq(jint(l, "stdout_kb"), 1024);
+	json_decref(back);
+	json_decref(o);
+
+	/* cpu_percent 0 is "none" and still an integer. */
+	lim.cpu_percent = 0;
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	cr_assert_eq(jint(json_object_get(o, "limits"), "cpu_percent"), 0);
+	json_decref(o);
+}
+
+Test(result_json, enforcement_names)
+{
+	static const struct {
+		enum job_enforcement e;
+		const char *name;
+	} t[] = {
+		{ENFORCE_MONITOR, "monitor"},
+		{ENFORCE_CGROUP2, "cgroup2"},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct job_result r;
+		json_t *o;
+
+		memset(&r, 0, sizeof(r));
+		r.status = JOB_OK;
+		r.enforcement = t[i].e;
+		o = result_to_json(&r, &lim, &out, &err);
+		cr_assert_not_null(o);
+		cr_assert_str_eq(jstr(o, "enforcement"), t[i].name);
+		json_decref(o);
+	}
+}
+
+/* ---- issue 4: streams safe for a terminal ---- */
+
+/*
+ * True when S[0..N) is valid UTF-8 (utf8_decode, RFC 3629) with no
+ * control character but tab, newline and carriage return: no C0, no
+ * DEL, no C1 (U+0080..U+009F). WHY gets the offset of the first fault.
+ */
+static bool
+terminal_safe(const char *s, size_t n, size_t *why)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint32_t cp;
+		size_t k = s[i] == '\0' ? 0 : utf8_decode(s + i, n - i, &cp);
+
+		*why = i;
+		if (k == 0)
+			return false;
+		if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
+		    cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+#define HOSTILE                                                             \
+	"red:\x1b[31mX\x1b[0m "           /* SGR colours */                   \
+	"osc52:\x1b]52;c;SGVsbG8=\x07 "   /* clipboard write, BEL-ended */    \
+	"osc0:\x1b]0;pwned\x1b\\ "        /* retitle, ST-ended */             \
+	"rawcsi:\x9b" "2J "               /* C1 CSI as a raw byte */          \
+	"utfcsi:\xc2\x9b" "2J "           /* C1 CSI as UTF-8 (U+009B) */      \
+	"nel:\xc2\x85 "                   /* U+0085 NEL */                    \
+	"bad:\xff\xfe\xc0\xaf\xed\xa0\x80 " /* invalid, overlong, surrogate */ \
+	"cut:\xe2\x82 "                   /* a truncated sequence */          \
+	"nul:\x00 del:\x7f bs:\x08 cr:\r tab:\t nbsp:\xc2\xa0 e:\xc3\xa9\n"
+
+#define HOSTILE_SHOWN                                                       \
+	"red:^[[31mX^[[0m "                                                 \
+	"osc52:^[]52;c;SGVsbG8=^G "                                         \
+	"osc0:^[]0;pwned^[\\ "                                              \
+	"rawcsi:" FFFD "2J "                                                \
+	"utfcsi:^[[2J "                                                     \
+	"nel:^[E "                                                          \
+	"bad:" FFFD FFFD FFFD FFFD FFFD FFFD FFFD " "                        \
+	"cut:" FFFD FFFD " "                                                \
+	"nul:" FFFD " del:^? bs:^H cr:\r tab:\t nbsp:\xc2\xa0 e:\xc3\xa9\n"
+
+Test(result_json, hostile_stream_is_terminal_safe)
+{
+	static const char hostile[] = HOSTILE;
+	struct job_result r;
+	json_t *o, *back;
+	const char *s;
+	size_t why;
+
+	capture_add(&out, (const uint8_t *)hostile, sizeof(hostile) - 1);
+	capture_add(&err, (const uint8_t *)hostile, sizeof(hostile) - 1);
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OK;
+	r.enforcement = ENFORCE_MONITOR;
+	r.stdout_bytes = r.stderr_bytes = sizeof(hostile) - 1;
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	/* json_loads refuses invalid UTF-8: the round trip is one proof. */
+	back = reparse(o);
+	for (int i = 0; i < 2; i++) {
+		const char *key = i ? "stderr" : "stdout";
+		json_t *v = json_object_get(back, key);
+
+		s = jstr(back, key);
+		cr_assert(terminal_safe(s, json_string_length(v), &why),
+			  "%s unsafe at byte %zu: \"%s\"", key, why, s);
+		cr_assert_str_eq(s, HOSTILE_SHOWN, "%s", key);
+		cr_assert_eq(json_string_length(v), strlen(HOSTILE_SHOWN));
+	}
+	cr_assert(json_is_false(json_object_get(back, "stdout_truncated")));
+	json_decref(back);
+	json_decref(o);
+}
+
+/* Every byte value, alone, and every C1 control as UTF-8, in a stream:
+ * valid UTF-8 without a control out, whatever went in. */
+Test(result_json, every_byte_in_a_stream_is_terminal_safe)
+{
+	struct capture big;
+	struct job_result r;
+	json_t *o;
+	const char *s;
+	size_t why;
+
+	cr_assert_eq(capture_init(&big, 4096), 0);
+	for (int b = 0; b < 256; b++) {
+		uint8_t x[3] = {'<', (uint8_t)b, '>'};
+
+		capture_add(&big, x, sizeof(x));
+	}
+	for (int c = 0x80; c <= 0x9f; c++) {
+		uint8_t x[3] = {0xc2, (uint8_t)c, ' '};
+
+		capture_add(&big, x, sizeof(x));
+	}
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OK;
+	r.enforcement = ENFORCE_MONITOR;
+	o = result_to_json(&r, &lim, &big, &err);
+	cr_assert_not_null(o);
+	s = jstr(o, "stdout");
+	cr_assert(terminal_safe(s, json_string_length(json_object_get(o,
+								     "stdout")),
+				&why),
+		  "unsafe at byte %zu", why);
+	cr_assert_not_null(strstr(s, "<^[>"), "ESC not in caret form");
+	cr_assert_not_null(strstr(s, "<^?>"), "DEL not in caret form");
+	cr_assert_not_null(strstr(s, "<\t>"));
+	cr_assert_not_null(strstr(s, "<\n>"));
+	cr_assert_not_null(strstr(s, "<\r>"));
+	cr_assert_not_null(strstr(s, "<" FFFD ">"), "NUL or 0x80 not U+FFFD");
+	cr_assert_not_null(strstr(s, "^[@ ^[A "), "U+0080, U+0081");
+	cr_assert_not_null(strstr(s, "^[_ "), "U+009F");
+	json_decref(o);
+	capture_free(&big);
+}
+
+/* ---- issue 4: truncation ---- */
+
+/* Kept head, RESULT_TRUNC_MARKER, kept tail: in that order, once. */
+Test(result_json, truncation_marker_between_head_and_tail)
+{
+	struct capture small;
+	struct job_result r;
+	char data[200], want[256];
+	json_t *o, *back;
+	const char *s;
+
+	cr_assert_str_eq(RESULT_TRUNC_MARKER,
+			 "\n[... stockade: output truncated here ...]\n");
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)('a' + i % 26);
+	cr_assert_eq(capture_init(&small, 64), 0); /* 32 + 32 kept */
+	capture_add(&small, (const uint8_t *)data, sizeof(data));
+	snprintf(want, sizeof(want), "%.32s%s%.32s", data, RESULT_TRUNC_MARKER,
+		 data + sizeof(data) - 32);
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OUTPUT_LIMIT;
+	r.exit_code = -1;
+	r.signal = SIGKILL;
+	r.enforcement = ENFORCE_CGROUP2;
+	r.stdout_bytes = 5000; /* what the program wrote, past the capture */
+	o = result_to_json(&r, &lim, &small, &err);
+	cr_assert_not_null(o);
+	back = reparse(o);
+	s = jstr(back, "stdout");
+	cr_assert_str_eq(s, want);
+	cr_assert(json_is_true(json_object_get(back, "stdout_truncated")));
+	cr_assert(json_is_false(json_object_get(back, "stderr_truncated")));
+	cr_assert_eq(jint(back, "stdout_bytes"), 5000);
+	cr_assert_str_eq(jstr(back, "stderr"), "");
+	json_decref(back);
+	json_decref(o);
+	capture_free(&small);
+}
+
+/* A character, or a C1 control, cut where the middle was dropped turns
+ * into U+FFFD; it does not swallow the marker or leave a control. */
+Test(result_json, truncation_inside_a_character)
+{
+	struct capture small;
+	struct job_result r;
+	json_t *o;
+	const char *s;
+	size_t why;
+	/* 7 bytes of head: "abcdef" and the first byte of U+009B; the tail
+	 * starts with the last byte of U+00E9. */
+	static const uint8_t data[] = "abcdef\xc2\x9b" "0123456789\xc3\xa9xyzuvw";
+
+	cr_assert_eq(capture_init(&small, 14), 0);
+	capture_add(&small, data, sizeof(data) - 1);
+	cr_assert(capture_truncated(&small));
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OUTPUT_LIMIT;
+	r.exit_code = -1;
+	r.enforcement = ENFORCE_MONITOR;
+	o = result_to_json(&r, &lim, &small, &err);
+	cr_assert_not_null(o);
+	s = jstr(o, "stdout");
+	cr_assert(terminal_safe(s, strlen(s), &why), "unsafe at %zu: %s", why,
+		  s);
+	cr_assert_str_eq(s, "abcdef" FFFD RESULT_TRUNC_MARKER FFFD "xyzuvw");
+	json_decref(o);
+	capture_free(&small);
+}
+
+/* ---- issue 4: the compact text form ---- */
+
+/* result_print_text of O into a new string; the caller frees it. */
+static char *
+print_text(json_t *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(result_print_text(o, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_not_null(text);
+	cr_assert_eq(strlen(text), len, "a NUL in the text form");
+	return text;
+}
+
+Test(result_json, text_form_of_an_ok_result)
+{
+	static const char hello[] = "hello\n";
+	struct job_result r;
+	char hint[512], want[2048];
+	json_t *o;
+	char *text;
+
+	capture_add(&out, (const uint8_t *)hello, sizeof(hello) - 1);
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OK;
+	r.exit_code = 0;
+	r.wall_ms = 12;
+	r.cpu_ms = 8;
+	r.peak_memory_kb = 3000;
+	r.peak_processes = 1;
+	r.enforcement = ENFORCE_MONITOR;
+	r.stdout_bytes = 6;
+	r.detail = (char *)(uintptr_t)"";
+	job_hint(&r, &lim, hint, sizeof(hint));
+	cr_assert_str_eq(hint, "The program exited with code 0 in 12 ms; its "
+			 "output is complete.");
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	text = print_text(o);
+	snprintf(want, sizeof(want),
+		 "status: ok\n"
+		 "hint: %s\n"
+		 "figures: exit_code=0 signal=none wall_ms=12 cpu_ms=8 "
+		 "peak_memory_kb=3000 peak_processes=1 enforcement=monitor\n"
+		 "--- stdout (6 bytes) ---\n"
+		 "hello\n"
+		 "--- stderr (0 bytes) ---\n",
+		 hint);
+	cr_assert_str_eq(text, want);
+	free(text);
+	json_decref(o);
+}
+
+Test(result_json, text_form_of_a_truncated_timeout)
+{
+	static const char data[] = "0123456789abcdefghij"; /* no newline */
+	static const char warn[] = "warn\x1b[0m\n";
+	struct capture small;
+	struct job_result r;
+	char hint[512], want[2048];
+	json_t *o;
+	char *text;
+
+	cr_assert_eq(capture_init(&small, 16), 0); /* 8 + 8 kept */
+	capture_add(&small, (const uint8_t *)data, sizeof(data) - 1);
+	capture_add(&err, (const uint8_t *)warn, sizeof(warn) - 1);
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_TIMEOUT;
+	r.exit_code = -1;
+	r.signal = SIGKILL;
+	r.wall_ms = 2003;
+	r.cpu_ms = 1990;
+	r.peak_memory_kb = 9120;
+	r.peak_processes = 2;
+	r.enforcement = ENFORCE_CGROUP2;
+	r.stdout_bytes = 1234;
+	r.stderr_bytes = sizeof(warn) - 1;
+	r.detail = (char *)(uintptr_t)"killed at the wall-clock limit";
+	job_hint(&r, &lim, hint, sizeof(hint));
+	cr_assert_not_null(strstr(hint, "bound its loops"));
+	o = result_to_json(&r, &lim, &small, &err);
+	cr_assert_not_null(o);
+	text = print_text(o);
+	snprintf(want, sizeof(want),
+		 "status: timeout\n"
+		 "hint: %s\n"
+		 "figures: exit_code=none signal=SIGKILL wall_ms=2003 "
+		 "cpu_ms=1990 peak_memory_kb=9120 peak_processes=2 "
+		 "enforcement=cgroup2\n"
+		 "detail: killed at the wall-clock limit\n"
+		 "--- stdout (1234 bytes, truncated: head and tail kept) ---\n"
+		 "01234567\n"
+		 "[... stockade: output truncated here ...]\n"
+		 "cdefghij\n"
+		 "--- stderr (9 bytes) ---\n"
+		 "warn^[[0m\n",
+		 hint);
+	cr_assert_str_eq(text, want);
+	free(text);
+	json_decref(o);
+	capture_free(&small);
 }
