@@ -82,33 +82,6 @@ usage(FILE *f)
 		"                    -- PROGRAM [ARGS...]\n");
 }
 
-static void
-print_summary(const struct job_result *r, const struct job_limits *lim)
-{
-	char hint[512];
-	const char *sig = r->signal ? signal_name(r->signal) : NULL;
-
-	fprintf(stderr, "stockade: %s", job_status_name(r->status));
-	if (r->exit_code >= 0)
-		fprintf(stderr, " (exit %d)", r->exit_code);
-	else if (sig != NULL)
-		fprintf(stderr, " (%s)", sig);
-	fprintf(stderr, ", wall %llu ms, cpu %llu ms, peak %llu KiB\n",
-		(unsigned long long)r->wall_ms, (unsigned long long)r->cpu_ms,
-		(unsigned long long)r->peak_memory_kb);
-	if (r->status != JOB_OK) {
-		/* The hint quotes the launcher's detail: valid UTF-8 only on
-		 * a terminal (the decoder already refused control bytes). */
-		char *text;
-
-		job_hint(r, lim, hint, sizeof(hint));
-		text = utf8_sanitize(hint, strlen(hint), NULL);
-		if (text != NULL)
-			fprintf(stderr, "stockade: hint: %s\n", text);
-		free(text);
-	}
-}
-
 /*
  * One --put HOST:SANDBOX or --get SANDBOX:HOST. The sandbox side cannot
  * hold a ':' (--put splits at the last one, --get at the first), so a
@@ -515,6 +488,13 @@ cmd_run(int argc, char **argv)
 		rc = e == -ENOMEM ? EXIT_SANDBOX : EXIT_USAGE;
 		goto out_jr;
 	}
+	/* Streamed, the output is printed as it comes and no result holds
+	 * it: keep only what the status needs (stderr's last words). */
+	if (fmt == RUN_FORMAT_STREAM && jobrun_shrink_captures(&jr, 8192) < 0) {
+		log_error("out of memory");
+		rc = EXIT_SANDBOX;
+		goto out_jr;
+	}
 	if (preflight_userns(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
 		rc = EXIT_REFUSED;
@@ -582,7 +562,7 @@ cmd_run(int argc, char **argv)
 		}
 		json_decref(o);
 	} else {
-		print_summary(&jr.res, &jr.limits);
+		result_print_summary(&jr.res, &jr.limits, stderr);
 		rc = job_exit_status(&jr.res);
 	}
 	/* The job's status decides; a failed --get only turns an ok into 1. */

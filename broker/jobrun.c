@@ -122,6 +122,17 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 	return 0;
 }
 
+int
+jobrun_shrink_captures(struct jobrun *jr, size_t cap)
+{
+	for (int i = 1; i <= 2; i++) {
+		capture_free(&jr->cap[i]);
+		if (capture_init(&jr->cap[i], cap) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 char *
 jobrun_spec_error(int e, char *buf, size_t len)
 {

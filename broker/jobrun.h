@@ -62,6 +62,16 @@ int jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 		char **argv, const struct jobrun_overrides *ov);
 
 /*
+ * Keeps at most CAP bytes (head and tail) of each stream for the result
+ * instead of the policy's caps, which still bound what the job may write:
+ * for a caller that passes the output through as it comes (jr->tee) and
+ * prints no result, so that the broker's memory does not grow with the
+ * caps. The status needs the last few KiB of stderr (jobrun_exec), so
+ * CAP should be at least 8192. Returns 0 or -ENOMEM (JR unusable).
+ */
+int jobrun_shrink_captures(struct jobrun *jr, size_t cap);
+
+/*
  * One sentence for a negative errno of jobrun_init (the caller's error,
  * or -ENOMEM), into BUF (LEN bytes). Returns BUF.
  */

@@ -197,3 +197,32 @@ result_print_text(const json_t *o, FILE *out)
 	put_stream(out, o, "stderr");
 	return ferror(out) ? -1 : 0;
 }
+
+void
+result_print_summary(const struct job_result *r, const struct job_limits *lim,
+		     FILE *out)
+{
+	char hint[512];
+	const char *sig = r->signal ? signal_name(r->signal) : NULL;
+
+	fprintf(out, "stockade: %s", job_status_name(r->status));
+	if (r->exit_code >= 0)
+		fprintf(out, " (exit %d)", r->exit_code);
+	else if (sig != NULL)
+		fprintf(out, " (%s)", sig);
+	fprintf(out, ", wall %llu ms, cpu %llu ms, peak %llu KiB\n",
+		(unsigned long long)r->wall_ms, (unsigned long long)r->cpu_ms,
+		(unsigned long long)r->peak_memory_kb);
+	if (r->status != JOB_OK) {
+		/* The hint quotes the launcher's detail: made safe for a
+		 * terminal like every string of the result (safe_json). */
+		json_t *text;
+
+		job_hint(r, lim, hint, sizeof(hint));
+		text = text_json(hint);
+		if (text != NULL)
+			fprintf(out, "stockade: hint: %s\n",
+				json_string_value(text));
+		json_decref(text);
+	}
+}

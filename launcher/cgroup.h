@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * Computes into OUT (OUTLEN bytes, NUL-terminated) the absolute directory
@@ -64,6 +65,60 @@ int cg_open_parent(const char *dir, bool need_cpu, char *why, size_t whylen);
  */
 int cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
 		    size_t whylen);
+
+/* The leaf of the launcher's own cgroup that cg_claim_own moves the broker
+ * and the launcher into. */
+#define CG_SUPERVISOR "stockade-supervisor"
+
+/*
+ * Makes the launcher's own cgroup OWN usable as a parent of job leaves.
+ * By the "No Internal Process Constraint" (cgroup-v2.rst), a non-root
+ * cgroup that holds processes cannot enable domain controllers in its
+ * cgroup.subtree_control; in a delegated scope that holds the broker and
+ * the launcher (systemd-run --user --scope -p Delegate=yes stockade ...)
+ * the way out is to move one's own processes into a leaf first, then
+ * enable the controllers for the children (cgroup-v2.rst "Delegation";
+ * systemd.io/CGROUP_DELEGATION, "Control Group APIs and Delegation").
+ *
+ * OWN is a directory descriptor of that cgroup (borrowed; opened
+ * O_RDONLY|O_DIRECTORY by the caller). BROKER and LAUNCHER are pids as
+ * seen in the caller's pid namespace (that of cgroup.procs' reader);
+ * BROKER may be 0 (none). In order, each step failing closed:
+ *   1. cgroup.subtree_control lists memory and pids: returns 0, nothing
+ *      done (already claimed; or the root cgroup). A missing cpu there is
+ *      not added.
+ *   2. cgroup.controllers lists memory and pids, and cpu when WANT_CPU,
+ *      else -EOPNOTSUPP (not delegated). cpu is enabled below only when
+ *      WANT_CPU.
+ *   3. cgroup.procs (read whole, at most 1 MiB) lists LAUNCHER (else
+ *      -ESRCH: OWN is not its cgroup), BROKER or not (when not, the
+ *      broker is elsewhere and is not moved), and no other line (else
+ *      -EBUSY, the count in WHY, also for a file over 1 MiB; nothing is
+ *      touched: processes that are not ours are never moved).
+ *   4. Makes OWN/CG_SUPERVISOR, mode 0755 (an existing directory is
+ *      reused: a launcher before this one made it; a non-directory there:
+ *      -ENOTDIR), and writes BROKER (when listed), then LAUNCHER into its
+ *      cgroup.procs, opened once (O_WRONLY|O_TRUNC, never created), one
+ *      write(2) each, as the kernel takes one pid a write.
+ *   5. Writes "+memory +pids" (" +cpu" appended when WANT_CPU) into OWN's
+ *      cgroup.subtree_control in one write(2) (-EBUSY from the kernel when
+ *      another process joined OWN meanwhile).
+ * When step 4 or 5 fails, what was done is undone: the pids moved are
+ * written back into OWN's cgroup.procs, and the leaf, if this call made
+ * it, is removed (cg_leaf_remove).
+ * Returns 0, or a negative errno (-EINVAL for LAUNCHER <= 0, BROKER < 0
+ * or BROKER == LAUNCHER; otherwise the errno of the failed system call,
+ * -EIO for a short write) with WHY (WHYLEN bytes, NUL-terminated)
+ * set to one sentence a deployer can act on. WHY does not name OWN's path
+ * (only its descriptor is known here): the caller prefixes it.
+ *
+ * A launcher the broker starts later is born in OWN/CG_SUPERVISOR (a
+ * child starts in its parent's cgroup), so cg_own_path gives that leaf:
+ * a caller whose own cgroup is named CG_SUPERVISOR should pass its parent
+ * as OWN (step 1 then returns 0) rather than nest another leaf in it.
+ */
+int cg_claim_own(int own, pid_t broker, pid_t launcher, bool want_cpu,
+		 char *why, size_t whylen);
 
 /* The limits of one leaf. */
 struct cg_limits {

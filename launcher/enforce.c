@@ -20,7 +20,7 @@
  * limit (a C program touches a few GB/s), slow otherwise. */
 #define TICK_FAST_MS 10u
 #define TICK_SLOW_MS 40u
-#define WS_STATFS_MS 250u
+#define WS_STATFS_MS 50u
 #define WS_WALK_MS 250u
 /* Bounds of the exact count of the workspace. */
 #define WALK_MAX_DEPTH 256u
@@ -365,6 +365,35 @@ read_text(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/*
+ * Makes the launcher's own cgroup DIR, a delegated scope, usable for job
+ * leaves: our processes move to a leaf of it and the controllers are
+ * enabled for its children (cg_claim_own; cgroup-v2.rst, "No Internal
+ * Process Constraint"). Sets L->cg_why and returns -errno when it cannot.
+ */
+static int
+claim_own(struct launcher *l, const char *dir)
+{
+	char why[256];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
+
+	if (fd < 0) {
+		e = -errno;
+		snprintf(l->cg_why, sizeof(l->cg_why), "cgroup %.200s: %.250s", dir,
+			 strerror(-e));
+		return e;
+	}
+	e = cg_claim_own(fd, getppid(), getpid(), true, why, sizeof(why));
+	if (e == -EOPNOTSUPP)
+		e = cg_claim_own(fd, getppid(), getpid(), false, why,
+				 sizeof(why));
+	close(fd);
+	if (e < 0)
+		snprintf(l->cg_why, sizeof(l->cg_why), "cgroup %.200s: %.250s", dir,
+			 why);
+	return e;
+}
+
 /* Looks up (once per path) the delegated cgroup for SPEC into L. */
 static void
 lookup_parent(struct launcher *l, const struct job_spec *spec)
@@ -372,6 +401,7 @@ lookup_parent(struct launcher *l, const struct job_spec *spec)
 	static char cg[8192], mi[65536];
 	char own[PATH_MAX];
 	const char *path = spec->cgroup != NULL ? spec->cgroup : "";
+	char *slash;
 	int e;
 
 	if (l->cg_path != NULL && strcmp(l->cg_path, path) == 0)
@@ -391,6 +421,14 @@ lookup_parent(struct launcher *l, const struct job_spec *spec)
 				 "[limits] cgroup", strerror(-e));
 			return;
 		}
+		/* A launcher the broker restarted was born in the leaf its
+		 * predecessor moved them to: the scope is the parent. */
+		slash = strrchr(own, '/');
+		if (slash != NULL && slash != own &&
+		    strcmp(slash + 1, CG_SUPERVISOR) == 0)
+			*slash = '\0';
+		if (claim_own(l, own) < 0)
+			return;
 		path = own;
 	}
 	l->cg_parent = cg_open_parent(path, true, l->cg_why,

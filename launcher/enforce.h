@@ -14,7 +14,7 @@
  *     namespace, so per jail, since Linux 5.14's ucounts), RLIMIT_DATA
  *     of twice the memory limit, RLIMIT_CPU a second past the limit.
  * Either way the workspace is watched: its file system's used blocks
- * every 250 ms, and when they grew by more than the job may add, an exact
+ * every 50 ms, and when they grew by more than the job may add, an exact
  * count of the workspace's regular files (at most every 250 ms) decides.
  */
 #ifndef STOCKADE_ENFORCE_H

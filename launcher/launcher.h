@@ -36,7 +36,7 @@ struct launcher {
 	 * why it is unusable. */
 	int cg_parent;
 	char *cg_path;
-	char cg_why[320];
+	char cg_why[512];
 	uint8_t *msg;             /* PROTO_MAX_MSG bytes, receive buffer */
 	uint8_t *out;             /* PROTO_MAX_MSG bytes, send buffer */
 };

@@ -29,20 +29,26 @@ die(int status_fd, int stage, int err)
 	_exit(127);
 }
 
-/* Sets RESOURCE to VALUE, or to the hard limit the caller already had
- * when that is lower: without CAP_SYS_RESOURCE a hard limit can only be
- * lowered (setrlimit(2)), and a lower one is never weaker. */
 static int
 set_limit(int resource, rlim_t value)
+{
+	struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
+
+	return setrlimit(resource, &rl);
+}
+
+/* Raises RESOURCE as far as the caller's hard limit allows: without
+ * CAP_SYS_RESOURCE a hard limit can only be lowered (setrlimit(2)). For
+ * RLIMIT_AS, which stockade leaves unlimited on purpose; every limit the
+ * result reports is set exactly or the job is refused. */
+static int
+raise_limit(int resource)
 {
 	struct rlimit rl;
 
 	if (getrlimit(resource, &rl) < 0)
 		return -1;
-	if (rl.rlim_max != RLIM_INFINITY &&
-	    (value == RLIM_INFINITY || value > rl.rlim_max))
-		value = rl.rlim_max;
-	rl.rlim_cur = rl.rlim_max = value;
+	rl.rlim_cur = rl.rlim_max;
 	return setrlimit(resource, &rl);
 }
 
@@ -51,7 +57,7 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 		  int status_fd)
 {
 	const struct job_limits *l = &spec->limits;
-	struct rlimit cpu, inherited;
+	struct rlimit cpu;
 	extern char **environ;
 	sigset_t none;
 	int fd, e;
@@ -81,16 +87,7 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 	 */
 	cpu.rlim_cur = (rlim_t)((l->cpu_ms + 999) / 1000 + 1);
 	cpu.rlim_max = cpu.rlim_cur + 1;
-	if (getrlimit(RLIMIT_CPU, &inherited) < 0)
-		die(status_fd, STAGE_RLIMITS, errno);
-	if (inherited.rlim_max != RLIM_INFINITY &&
-	    cpu.rlim_max > inherited.rlim_max) {
-		cpu.rlim_max = inherited.rlim_max;
-		if (cpu.rlim_cur > cpu.rlim_max)
-			cpu.rlim_cur = cpu.rlim_max;
-	}
-	if (setrlimit(RLIMIT_CPU, &cpu) < 0 ||
-	    set_limit(RLIMIT_AS, RLIM_INFINITY) < 0 ||
+	if (setrlimit(RLIMIT_CPU, &cpu) < 0 || raise_limit(RLIMIT_AS) < 0 ||
 	    set_limit(RLIMIT_DATA, l->memory_bytes > RLIM_INFINITY / 2 ?
 					   RLIM_INFINITY :
 					   2 * l->memory_bytes) < 0 ||

@@ -47,6 +47,12 @@ static const char *const helpers[] = {
 static bool unprivileged;
 static char *tmpdirs[MAX_TMPDIRS];
 static size_t ntmpdirs;
+/* STOCKADE_RESULTS_DIR, opened in harness_setup before any privilege is
+ * dropped (the build tree may not be enterable by 65534), and how many
+ * results this process kept there (keep_result). */
+static int results_fd = -1;
+static unsigned results_count;
+static char results_test[64]; /* the test binary's name: test_jail */
 
 /*
  * Criterion 2.4 drops the message of an assertion that fails in .init
@@ -285,6 +291,80 @@ probe_userns(void)
 	return EINVAL;
 }
 
+/*
+ * Opens STOCKADE_RESULTS_DIR (tests/meson.build), making it mode 01777
+ * when missing so that every variant, 65534 included, can add files. A
+ * failure is only a diagnostic: no test fails because its results could
+ * not be kept (result-schema then reports what is missing).
+ */
+static void
+open_results_dir(void)
+{
+	const char *dir = getenv("STOCKADE_RESULTS_DIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (dir == NULL || dir[0] == '\0' || results_fd >= 0)
+		return;
+	/* Criterion's workers run as argv[0] "boxfort-worker": the name
+	 * of the executable itself says which test file this is. */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(results_test, sizeof(results_test), "%s",
+		 n > 0 ? basename(exe) : program_invocation_short_name);
+	if (mkdir(dir, 01777) == 0)
+		(void)chmod(dir, 01777); /* the umask took the sticky bits */
+	results_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (results_fd < 0)
+		cr_log_warn("results are not kept: open %s: %s", dir,
+			    strerror(errno));
+}
+
+/*
+ * Keeps the result stockade printed (OUT->out, OUT->json parsed from it)
+ * as <test>-<pid>-<counter>.json in STOCKADE_RESULTS_DIR, for
+ * tests/validate_results.py, when it is a JSON object with a "status".
+ * Written under a dot name and renamed, so that the validator never sees
+ * half a file. Failures are diagnostics only.
+ */
+static void
+keep_result(const struct run_out *out)
+{
+	char name[128], tmp[160];
+	size_t done = 0;
+	int fd;
+
+	if (results_fd < 0 || !json_is_object(out->json) ||
+	    json_object_get(out->json, "status") == NULL)
+		return;
+	snprintf(name, sizeof(name), "%s%s-%ld-%u.json",
+		 results_test, unprivileged ? "-65534" : "",
+		 (long)getpid(), ++results_count);
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	fd = openat(results_fd, tmp,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cr_log_warn("result not kept: create %s: %s", tmp,
+			    strerror(errno));
+		return;
+	}
+	while (done < out->out_len) {
+		ssize_t n = write(fd, out->out + done, out->out_len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	if (close(fd) != 0 || done != out->out_len ||
+	    renameat(results_fd, tmp, results_fd, name) != 0) {
+		cr_log_warn("result not kept: write %s: %s", name,
+			    strerror(errno));
+		(void)unlinkat(results_fd, tmp, 0);
+	}
+}
+
 static bool
 setup(void)
 {
@@ -309,6 +389,7 @@ setup(void)
 	SETUP_REQUIRE(access(launcher_path, X_OK) == 0, "%s: %s",
 		      launcher_path, strerror(errno));
 
+	open_results_dir();
 	if (as != NULL && as[0] != '\0') {
 		SETUP_REQUIRE(strcmp(as, "65534") == 0,
 			      "STOCKADE_TEST_AS_USER=%s: only 65534 is "
@@ -561,6 +642,7 @@ harness_spawn(const char *const full[], struct run_out *out)
 		json_error_t jerr;
 
 		out->json = json_loadb(out->out, out->out_len, 0, &jerr);
+		keep_result(out);
 	}
 	return out->status;
 }

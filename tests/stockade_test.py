@@ -7,6 +7,8 @@
 # Imported from beside the test scripts: python puts a script's own
 # directory first on sys.path.
 
+import itertools
+import json
 import os
 import shutil
 import stat
@@ -92,3 +94,53 @@ def remove_all(paths):
             # remover, as root or its owner.
             subprocess.run(["rm", "-rf", "--one-file-system", path],
                            timeout=120, check=False)
+
+
+_result_counter = itertools.count(1)
+
+
+def save_result(result, test=None):
+    """Keeps one job result for the result-schema test
+    (tests/validate_results.py): when STOCKADE_RESULTS_DIR is set, writes
+    RESULT (the JSON text as received, str or bytes, or an already parsed
+    dict) as the file <TEST>-<pid>-<counter>.json in that directory, made
+    mode 01777 when missing (the 65534 variants write there too). TEST
+    defaults to the script's name without "test_" and ".py". Text that is
+    not a JSON object with a "status" key is not a result and is not kept.
+    Never raises: a failure is printed as a TAP diagnostic (the test goes
+    on; result-schema reports what is missing)."""
+    directory = os.environ.get("STOCKADE_RESULTS_DIR")
+    if not directory:
+        return
+    try:
+        if isinstance(result, dict):
+            obj = result
+            data = json.dumps(result, ensure_ascii=False).encode("utf-8",
+                                                                  "surrogatepass")
+        else:
+            data = result.encode("utf-8", "surrogateescape") \
+                if isinstance(result, str) else bytes(result)
+            data = data.strip()
+            try:
+                obj = json.loads(data)
+            except ValueError:
+                return
+        if not isinstance(obj, dict) or "status" not in obj:
+            return
+        if test is None:
+            test = os.path.basename(sys.argv[0] or "python")
+            test = test[:-3] if test.endswith(".py") else test
+            test = test[5:] if test.startswith("test_") else test
+        if not os.path.isdir(directory):
+            try:
+                os.mkdir(directory)
+                os.chmod(directory, 0o1777)
+            except FileExistsError:
+                pass
+        name = f"{test}-{os.getpid()}-{next(_result_counter)}.json"
+        tmp = os.path.join(directory, "." + name + ".tmp")
+        with open(tmp, "wb") as f:
+            f.write(data + b"\n")
+        os.rename(tmp, os.path.join(directory, name))
+    except (OSError, TypeError, ValueError) as exc:
+        diag(f"could not keep a result in {directory}: {exc}")

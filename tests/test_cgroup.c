@@ -11,6 +11,10 @@
  * work. (STOCKADE_MUST_WORK does not turn that skip into a failure: a
  * delegated cgroup is deployment, not a kernel layer; the monitor is the
  * fallback.)
+ *
+ * cg_claim_own runs on the same fake tree, with a fake kernel that gives a
+ * directory made there the interface files of a cgroup (see the section
+ * "cg_claim_own" below).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -24,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -277,10 +282,11 @@ Test(parent, not_a_cgroup)
 		  "%s", why);
 }
 
-/* Runs cg_check_parent as 65534 (dropped in a child when root; as the
- * test's own user otherwise); returns its result, WHY in why. */
+/* Runs FN on a new descriptor of the fake tree as 65534 (dropped in a
+ * child when root; as the test's own user otherwise); returns its result,
+ * WHY in why. */
 static int
-check_unprivileged(void)
+unprivileged(int (*fn)(int))
 {
 	int p[2], st, r;
 	pid_t pid;
@@ -297,8 +303,7 @@ check_unprivileged(void)
 		     setresuid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) != 0))
 			_exit(1);
 		fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		r = fd < 0 ? -errno : cg_check_parent(fd, base, true, why,
-						      sizeof(why));
+		r = fd < 0 ? -errno : fn(fd);
 		if (write(p[1], &r, sizeof(r)) != sizeof(r) ||
 		    write(p[1], why, sizeof(why)) != sizeof(why))
 			_exit(2);
@@ -313,6 +318,12 @@ check_unprivileged(void)
 	return r;
 }
 
+static int
+check_fd(int fd)
+{
+	return cg_check_parent(fd, base, true, why, sizeof(why));
+}
+
 Test(parent, permissions)
 {
 	uid_t u = geteuid() == 0 ? UNPRIV_ID : geteuid();
@@ -321,7 +332,7 @@ Test(parent, permissions)
 	snprintf(uid, sizeof(uid), "uid %u ", (unsigned)u);
 	/* A directory the user may not write. */
 	cr_assert_eq(fchmod(basefd, 0555), 0);
-	cr_assert_eq(check_unprivileged(), -EACCES);
+	cr_assert_eq(unprivileged(check_fd), -EACCES);
 	cr_assert(strstr(why, uid) != NULL, "%s", why);
 	cr_assert(strstr(why, "delegate it") != NULL, "%s", why);
 	/* Delegated to the user: usable. */
@@ -330,10 +341,10 @@ Test(parent, permissions)
 		cr_assert_eq(fchown(basefd, u, u), 0);
 		cr_assert_eq(fchownat(basefd, "cgroup.procs", u, u, 0), 0);
 	}
-	cr_assert_eq(check_unprivileged(), 0, "%s", why);
+	cr_assert_eq(unprivileged(check_fd), 0, "%s", why);
 	/* Its cgroup.procs not writable: processes cannot be moved in. */
 	cr_assert_eq(fchmodat(basefd, "cgroup.procs", 0444, 0), 0);
-	cr_assert_eq(check_unprivileged(), -EACCES);
+	cr_assert_eq(unprivileged(check_fd), -EACCES);
 	cr_assert(strstr(why, "cgroup.procs") != NULL, "%s", why);
 }
 
@@ -533,6 +544,372 @@ Test(leaf, stats_refuses_what_does_not_parse)
 			     required[i]);
 		close(fd);
 	}
+}
+
+/* ---- cg_claim_own ---- */
+
+/*
+ * The fake kernel: while fake_cgroupfs is set, a directory made with
+ * mkdirat gets the interface files of a new cgroup (empty; its
+ * cgroup.procs with mode fake_procs_mode, or a directory when that is -1),
+ * and unlinkat(AT_REMOVEDIR) removes them first, as rmdir of a cgroup
+ * does. cgroup.c is linked into this executable, so these definitions
+ * come before libc's. Writes to cgroup.procs move nothing here: the tests
+ * read back what was written.
+ */
+static bool fake_cgroupfs;
+static int fake_procs_mode = 0644;
+static const char *const cg_files[] = { "cgroup.procs", "cgroup.controllers",
+					"cgroup.subtree_control" };
+
+int
+mkdirat(int dfd, const char *name, mode_t mode)
+{
+	int fd, f;
+
+	if (syscall(SYS_mkdirat, dfd, name, mode) != 0)
+		return -1;
+	if (!fake_cgroupfs)
+		return 0;
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		abort();
+	for (size_t i = 0; i < 3; i++) {
+		if (i == 0 && fake_procs_mode < 0) {
+			if (syscall(SYS_mkdirat, fd, cg_files[i], 0755) != 0)
+				abort();
+			continue;
+		}
+		f = openat(fd, cg_files[i], O_WRONLY | O_CREAT | O_EXCL |
+			   O_CLOEXEC, 0600);
+		if (f < 0 || fchmod(f, i == 0 ? (mode_t)fake_procs_mode : 0644))
+			abort();
+		close(f);
+	}
+	close(fd);
+	return 0;
+}
+
+int
+unlinkat(int dfd, const char *name, int flags)
+{
+	int fd;
+
+	if (fake_cgroupfs && (flags & AT_REMOVEDIR) &&
+	    (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+			 O_NOFOLLOW)) >= 0) {
+		for (size_t i = 0; i < 3; i++)
+			if (syscall(SYS_unlinkat, fd, cg_files[i], 0) != 0)
+				syscall(SYS_unlinkat, fd, cg_files[i],
+					AT_REMOVEDIR);
+		close(fd);
+	}
+	return (int)syscall(SYS_unlinkat, dfd, name, flags);
+}
+
+/* The broker and the launcher, as cgroup.procs lists them. */
+#define B 100
+#define L 200
+
+/* A delegated scope that holds the broker and the launcher: controllers
+ * granted, none enabled for children (they cannot be, while it holds
+ * processes). */
+static void
+claim_setup(void)
+{
+	fake_setup();
+	xwrite(basefd, "cgroup.subtree_control", "");
+	xwrite(basefd, "cgroup.procs", "100\n200\n");
+	fake_cgroupfs = true;
+}
+
+TestSuite(claim, .init = claim_setup, .fini = fake_teardown, .timeout = 30);
+
+static int
+claim(pid_t b, pid_t l, bool cpu)
+{
+	why[0] = '\0';
+	return cg_claim_own(basefd, b, l, cpu, why, sizeof(why));
+}
+
+static bool
+exists(const char *name)
+{
+	struct stat st;
+
+	return fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Nothing was written and no leaf was made. */
+static void
+untouched(const char *procs)
+{
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"), "");
+	cr_assert_str_eq(xread(basefd, "cgroup.procs"), procs);
+	cr_assert(!exists(CG_SUPERVISOR));
+}
+
+static void
+why_has(const char *part)
+{
+	cr_assert(strstr(why, part) != NULL, "no \"%s\" in: %s", part, why);
+}
+
+Test(claim, already_claimed)
+{
+	static const char *const lists[] = { "memory pids\n",
+					     "cpu memory pids\n",
+					     "pids io memory" };
+
+	for (size_t i = 0; i < 3; i++) {
+		xwrite(basefd, "cgroup.subtree_control", lists[i]);
+		/* A cpu that is not there is not added either. */
+		cr_assert_eq(claim(B, L, true), 0, "%s", why);
+		cr_assert_eq(claim(B, L, false), 0, "%s", why);
+		cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
+				 lists[i]);
+		cr_assert_str_eq(xread(basefd, "cgroup.procs"), "100\n200\n");
+		cr_assert(!exists(CG_SUPERVISOR));
+	}
+	/* Only one of them, or not as a whole word: not claimed. */
+	xwrite(basefd, "cgroup.subtree_control", "memory xpids\n");
+	cr_assert_eq(claim(B, L, true), 0, "%s", why);
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
+			 "+memory +pids +cpu");
+}
+
+Test(claim, not_delegated)
+{
+	/* memory bound to cgroup v1, or not granted by the parent. */
+	xwrite(basefd, "cgroup.controllers", "cpu io pids\n");
+	cr_assert_eq(claim(B, L, false), -EOPNOTSUPP);
+	why_has("not delegated (memory is not in its cgroup.controllers)");
+	why_has("systemd-run --user --scope -p Delegate=yes stockade");
+	why_has("[limits] cgroup");
+	untouched("100\n200\n");
+	/* cpu is needed only when wanted. */
+	xwrite(basefd, "cgroup.controllers", "memory pids\n");
+	cr_assert_eq(claim(B, L, true), -EOPNOTSUPP);
+	why_has("cpu is not in its cgroup.controllers");
+	untouched("100\n200\n");
+	cr_assert_eq(claim(B, L, false), 0, "%s", why);
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
+			 "+memory +pids");
+	/* Not a cgroup. */
+	cr_assert_eq(unlinkat(basefd, "cgroup.controllers", 0), 0);
+	xwrite(basefd, "cgroup.subtree_control", "");
+	cr_assert_eq(claim(B, L, false), -ENOENT);
+	why_has("cannot read cgroup.controllers");
+}
+
+Test(claim, other_processes_untouched)
+{
+	static const struct {
+		const char *procs;
+		const char *why;
+	} busy[] = {
+		{ "100\n300\n200\n", "holds 1 other process than" },
+		{ "300\n100\n301\n200\n", "holds 2 other processes" },
+		/* Whole lines only: 1000 and 10 are not 100. */
+		{ "1000\n200\n", "holds 1 other process " },
+		{ "100\n10\n200\n", "holds 1 other process " },
+		{ "100\n200\n\n", "holds 1 other process " },
+		{ "100\nx\n200\n", "holds 1 other process " },
+	};
+	static char big[(1 << 20) + 64];
+
+	for (size_t i = 0; i < sizeof(busy) / sizeof(busy[0]); i++) {
+		xwrite(basefd, "cgroup.procs", busy[i].procs);
+		cr_assert_eq(claim(B, L, true), -EBUSY, "%s", busy[i].procs);
+		why_has(busy[i].why);
+		why_has("which stockade may not move");
+		why_has("Delegate=yes");
+		untouched(busy[i].procs);
+	}
+	/* More than is read (1 MiB): busy, and said to be at least so. */
+	for (size_t o = 0; o + 6 < sizeof(big); o += 6)
+		memcpy(big + o, "12345\n", 6);
+	xwrite(basefd, "cgroup.procs", big);
+	cr_assert_eq(claim(B, L, true), -EBUSY);
+	why_has("holds at least 131070 other processes");
+	cr_assert(!exists(CG_SUPERVISOR));
+	/* The launcher not there: not its cgroup. */
+	xwrite(basefd, "cgroup.procs", "100\n");
+	cr_assert_eq(claim(B, L, true), -ESRCH);
+	why_has("the launcher (pid 200) is not in");
+	untouched("100\n");
+	xwrite(basefd, "cgroup.procs", "");
+	cr_assert_eq(claim(B, L, true), -ESRCH);
+	untouched("");
+	/* What cannot be pids. */
+	cr_assert_eq(claim(B, 0, true), -EINVAL);
+	cr_assert_eq(claim(-1, L, true), -EINVAL);
+	cr_assert_eq(claim(L, L, true), -EINVAL);
+	untouched("");
+}
+
+/* Back to the scope before the claim. */
+static void
+reset(const char *controllers, const char *procs)
+{
+	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR, AT_REMOVEDIR), 0);
+	xwrite(basefd, "cgroup.controllers", controllers);
+	xwrite(basefd, "cgroup.subtree_control", "");
+	xwrite(basefd, "cgroup.procs", procs);
+}
+
+Test(claim, moves_both_then_enables)
+{
+	struct stat st;
+
+	cr_assert_eq(claim(B, L, true), 0, "%s", why);
+	cr_assert_eq(fstatat(basefd, CG_SUPERVISOR, &st, AT_SYMLINK_NOFOLLOW),
+		     0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0755);
+	/* The broker, then the launcher, one write each. */
+	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"),
+			 "100\n200\n");
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
+			 "+memory +pids +cpu");
+	/* Not wanted: no cpu, whether the parent grants it or not. */
+	reset("cpuset cpu io memory pids\n", "200\n100");
+	cr_assert_eq(claim(B, L, false), 0, "%s", why);
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
+			 "+memory +pids");
+	reset("memory pids\n", "100\n200\n");
+	cr_assert_eq(claim(B, L, false), 0, "%s", why);
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
+			 "+memory +pids");
+	/* A broker elsewhere, or none, is not moved. */
+	reset("cpu memory pids\n", "200\n");
+	cr_assert_eq(claim(B, L, true), 0, "%s", why);
+	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"), "200\n");
+	reset("cpu memory pids\n", "200\n");
+	cr_assert_eq(claim(0, L, true), 0, "%s", why);
+	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"), "200\n");
+}
+
+Test(claim, existing_leaf)
+{
+	/* A launcher before this one made it: reused, left as it is. */
+	cr_assert_eq(mkdirat(basefd, CG_SUPERVISOR, 0700), 0);
+	xwrite(basefd, CG_SUPERVISOR "/mark", "");
+	cr_assert_eq(claim(B, L, true), 0, "%s", why);
+	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"),
+			 "100\n200\n");
+	cr_assert(exists(CG_SUPERVISOR "/mark"));
+	/* One this call did not make is not removed when a move fails. */
+	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR "/cgroup.procs", 0), 0);
+	xwrite(basefd, "cgroup.subtree_control", "");
+	cr_assert_eq(claim(B, L, true), -ENOENT);
+	why_has("cannot move pid 100 into " CG_SUPERVISOR "/cgroup.procs");
+	cr_assert(exists(CG_SUPERVISOR "/mark"));
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"), "");
+	fake_cgroupfs = false;
+	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR "/mark", 0), 0);
+	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR "/cgroup.controllers", 0),
+		     0);
+	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR "/cgroup.subtree_control",
+			      0), 0);
+	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR, AT_REMOVEDIR), 0);
+	/* Not a directory: a file, a symbolic link to one. */
+	xwrite(basefd, CG_SUPERVISOR, "");
+	cr_assert_eq(claim(B, L, true), -ENOTDIR);
+	why_has("cannot open " CG_SUPERVISOR " in the launcher's cgroup: Not a "
+		"directory (remove it if it is not a directory)");
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"), "");
+	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR, 0), 0);
+	cr_assert_eq(mkdirat(basefd, "elsewhere", 0755), 0);
+	cr_assert_eq(symlinkat("elsewhere", basefd, CG_SUPERVISOR), 0);
+	cr_assert_eq(claim(B, L, true), -ENOTDIR);
+	why_has("Not a directory");
+	cr_assert(exists(CG_SUPERVISOR));
+	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"), "");
+}
+
+/* The leaf it made is removed when the broker cannot be moved. */
+Test(claim, first_move_fails)
+{
+	/* Its cgroup.procs cannot be opened for writing. */
+	fake_procs_mode = -1;
+	cr_assert_eq(claim(B, L, true), -EISDIR);
+	why_has("cannot move pid 100 into " CG_SUPERVISOR "/cgroup.procs: ");
+	untouched("100\n200\n");
+}
+
+/* Gives the fake tree to 65534 (as root) for the unprivileged child. */
+static void
+delegate_fake(void)
+{
+	if (geteuid() != 0)
+		return;
+	cr_assert_eq(fchown(basefd, UNPRIV_ID, UNPRIV_ID), 0);
+	for (size_t i = 0; i < 3; i++)
+		cr_assert_eq(fchownat(basefd, cg_files[i], UNPRIV_ID,
+				      UNPRIV_ID, 0), 0);
+}
+
+static int
+claim_fd(int fd)
+{
+	return cg_claim_own(fd, B, L, true, why, sizeof(why));
+}
+
+Test(claim, unprivileged)
+{
+	char uid[32];
+
+	snprintf(uid, sizeof(uid), "uid %u ",
+		 (unsigned)(geteuid() == 0 ? UNPRIV_ID : geteuid()));
+	/* The scope is not the user's: no leaf can be made there. */
+	cr_assert_eq(fchmod(basefd, 0555), 0);
+	cr_assert_eq(unprivileged(claim_fd), -EACCES);
+	why_has("cannot make " CG_SUPERVISOR " in the launcher's cgroup");
+	why_has(uid);
+	why_has("Delegate=yes");
+	untouched("100\n200\n");
+	/* The leaf's cgroup.procs not writable (chmod 0): the leaf made is
+	 * removed. */
+	cr_assert_eq(fchmod(basefd, 0755), 0);
+	delegate_fake();
+	fake_procs_mode = 0;
+	cr_assert_eq(unprivileged(claim_fd), -EACCES);
+	why_has("cannot move pid 100 into");
+	why_has(uid);
+	untouched("100\n200\n");
+	/* cgroup.subtree_control not writable: both pids are moved back
+	 * (the launcher first) and the leaf is removed. */
+	fake_procs_mode = 0644;
+	cr_assert_eq(fchmodat(basefd, "cgroup.subtree_control", 0444, 0), 0);
+	cr_assert_eq(unprivileged(claim_fd), -EACCES);
+	why_has("cannot write '+memory +pids +cpu' to the launcher's "
+		"cgroup.subtree_control");
+	untouched("200\n100\n");
+	/* And cgroup.procs as well: said so. */
+	xwrite(basefd, "cgroup.procs", "100\n200\n");
+	cr_assert_eq(fchmodat(basefd, "cgroup.procs", 0444, 0), 0);
+	cr_assert_eq(unprivileged(claim_fd), -EACCES);
+	why_has("; moving them back failed too: Permission denied");
+}
+
+/* The launcher cannot be moved after the broker was: the broker goes
+ * back, the leaf is removed. The second write fails by RLIMIT_FSIZE
+ * (EFBIG past 4 bytes, "100\n" being the first), as the fake kernel
+ * cannot refuse it. */
+Test(claim, second_move_fails)
+{
+	struct rlimit old, four = { 4, 0 };
+	int r;
+
+	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	four.rlim_max = old.rlim_max;
+	cr_assert_neq(signal(SIGXFSZ, SIG_IGN), SIG_ERR);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &four), 0);
+	r = claim(B, L, true);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	cr_assert_eq(r, -EFBIG, "%d: %s", r, why);
+	why_has("cannot move pid 200 into");
+	untouched("100\n");
 }
 
 /* ---- live ---- */

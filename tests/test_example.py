@@ -34,8 +34,8 @@ import tempfile
 import time
 
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
-                           remove_all, tap_fail, tap_skip, traversable_tmp,
-                           unprivileged_binaries)
+                           remove_all, save_result, tap_fail, tap_skip,
+                           traversable_tmp, unprivileged_binaries)
 
 DISTRO_INFO = "/usr/share/distro-info"
 
@@ -127,6 +127,7 @@ def run_example(prefix, stockade, ws, env, expect_uid):
         diag("stockade's stderr:\n" + proc.stderr.rstrip())
     try:
         result = json.loads(proc.stdout)
+        save_result(proc.stdout)
     except ValueError as exc:
         raise AssertionError(f"stdout is not one JSON object ({exc}), exit "
                              f"{proc.returncode}: {proc.stdout[:2000]!r}") from None

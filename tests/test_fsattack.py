@@ -65,8 +65,8 @@ import tempfile
 import time
 
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
-                           remove_all, tap_fail, tap_skip, traversable_tmp,
-                           unprivileged_binaries)
+                           remove_all, save_result, tap_fail, tap_skip,
+                           traversable_tmp, unprivileged_binaries)
 
 MARK = "CANARY-fsattack-" + os.urandom(8).hex()
 CANARY_TEXT = (MARK + "\n").encode()
@@ -536,6 +536,8 @@ class Session:
     def result(self, method, params, fds=()):
         msg = self.call(method, params, fds)
         check("result" in msg, f"{method} {params}: {msg.get('error')}")
+        if method == "exec":
+            save_result(msg["result"])
         return msg["result"]
 
     def error(self, method, params, want, fds=()):
