@@ -12,6 +12,10 @@
  *   STOCKADE_TEST_AS_USER  unset, or "65534": run as that unprivileged user.
  *   STOCKADE_MUST_WORK     "1": a test that would skip fails instead
  *                          (style.md rule 23).
+ *   STOCKADE_RESULTS_DIR   when set, every JSON result harness_run and
+ *                          harness_spawn parse is also written there
+ *                          (opened before privileges drop) for the
+ *                          result-schema test (tests/validate_results.py).
  *
  * How the 65534 variant runs, when the test itself runs as root: the two
  * binaries are copied into a fresh mkdtemp("/tmp/stockade-test-XXXXXX")
