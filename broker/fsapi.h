@@ -129,10 +129,11 @@ struct fs_ctx {
 	bool usage_valid;
 	uint64_t used_bytes;      /* sum of st_size of regular files, bytes */
 	uint64_t used_entries;    /* files, directories and everything else */
-	/* Disk space of the regular files (st_blocks * 512, bytes) at the
-	 * last fsapi_usage walk; not kept current by the operations. What a
-	 * job's workspace limit counts (jobrun.h): a sparse file costs only
-	 * the blocks it has. */
+	/* Disk space of every entry (st_blocks * 512, bytes; a file with n
+	 * hard links counts 1/n at each) at the last fsapi_usage walk; not
+	 * kept current by the operations. What a job's workspace limit
+	 * counts (jobrun.h): a sparse file costs only the blocks it has, and
+	 * empty directories and long symlinks their blocks too. */
 	uint64_t used_disk;
 };
 

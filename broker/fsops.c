@@ -114,6 +114,18 @@ struct usage_acc {
 	uint64_t bytes, entries, disk;
 };
 
+/* The disk space ST costs: its blocks, shared among its hard links so
+ * that a file linked ten times in the workspace counts once. */
+static uint64_t
+entry_disk(const struct stat *st)
+{
+	uint64_t bytes = (uint64_t)st->st_blocks * 512u;
+
+	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1)
+		bytes /= (uint64_t)st->st_nlink;
+	return bytes;
+}
+
 static int
 usage_one(void *arg, const struct wswalk_entry *e)
 {
@@ -122,8 +134,7 @@ usage_one(void *arg, const struct wswalk_entry *e)
 	acc->entries++;
 	if (S_ISREG(e->st->st_mode) && e->st->st_size > 0)
 		acc->bytes = add_sat(acc->bytes, (uint64_t)e->st->st_size);
-	if (S_ISREG(e->st->st_mode) && e->st->st_blocks > 0)
-		acc->disk = add_sat(acc->disk, (uint64_t)e->st->st_blocks * 512u);
+	acc->disk = add_sat(acc->disk, entry_disk(e->st));
 	return 0;
 }
 

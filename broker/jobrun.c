@@ -251,8 +251,8 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	e = fsapi_usage(fs);
 	if (e == 0 && fs->used_disk > fs->quota.workspace_bytes &&
 	    r->status != JOB_DISK_FULL) {
-		snprintf(why, sizeof(why), "the job left files taking %.1f MiB "
-			 "of disk in /work, over its quota of %.1f MiB",
+		snprintf(why, sizeof(why), "the job left /work taking %.1f MiB "
+			 "of disk, over its quota of %.1f MiB",
 			 (double)fs->used_disk / 1048576.0,
 			 (double)fs->quota.workspace_bytes / 1048576.0);
 		restatus(jr, JOB_DISK_FULL, why);

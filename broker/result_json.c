@@ -88,7 +88,7 @@ json_t *
 result_to_json(const struct job_result *res, const struct job_limits *lim,
 	       const struct capture *out, const struct capture *err)
 {
-	char hint[512];
+	char hint[RESULT_HINT_MAX];
 	const char *sig = res->signal ? signal_name(res->signal) : NULL;
 	json_t *o;
 	bool ok;
@@ -202,7 +202,7 @@ void
 result_print_summary(const struct job_result *r, const struct job_limits *lim,
 		     FILE *out)
 {
-	char hint[512];
+	char hint[RESULT_HINT_MAX];
 	const char *sig = r->signal ? signal_name(r->signal) : NULL;
 
 	fprintf(out, "stockade: %s", job_status_name(r->status));

@@ -31,6 +31,9 @@ json_t *result_to_json(const struct job_result *res,
 /* The limits as a JSON object keyed by the policy's key names. */
 json_t *limits_to_json(const struct job_limits *lim);
 
+/* Room for a hint: its fixed words and a whole detail (JOB_MAX_DETAIL). */
+#define RESULT_HINT_MAX 2048
+
 /* What stands where the middle of a truncated stream was dropped. */
 #define RESULT_TRUNC_MARKER "\n[... stockade: output truncated here ...]\n"
 

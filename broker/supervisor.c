@@ -285,6 +285,9 @@ launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
 	res->job_id = id;
 	res->status = JOB_SANDBOX_ERROR;
 	res->exit_code = -1;
+	res->enforcement = ENFORCE_MONITOR;
+	res->wall_ms = s->run_started_ms ?
+		spawner_now_ms() - s->run_started_ms : 0;
 	if (e == -ETIMEDOUT)
 		snprintf(detail, sizeof(detail),
 			 "the launcher did not answer within %llu ms",
@@ -308,6 +311,7 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	int n, e;
 
 	memset(res, 0, sizeof(*res));
+	s->run_started_ms = 0;
 	if (s->pid > 0 && launcher_exited(s)) {
 		/* It died between jobs: no job of ours was in flight, so
 		 * this one runs on a new launcher instead of failing. */
@@ -325,6 +329,7 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		free(buf);
 		return n == -ENOBUFS ? -E2BIG : n;
 	}
+	s->run_started_ms = spawner_now_ms();
 	e = proto_send(s->sock, buf, (size_t)n, wsfd);
 	free(buf);
 	/* The launcher kills the job at wall_ms: its RESULT, and any

@@ -26,6 +26,9 @@ struct supervisor {
 	int sock;            /* our end of the socketpair */
 	uint64_t next_job_id;
 	unsigned restarts;   /* launchers started after the first */
+	uint64_t run_started_ms; /* when the running job's RUN was sent
+				  * (spawner_now_ms), for its wall_ms
+				  * if the launcher fails it; 0 idle */
 	uint8_t *msg;        /* PROTO_MAX_MSG bytes */
 	bool use_spawner;    /* launchers come from SPAWNER, never a fork */
 	struct spawner spawner; /* spawner.h; none until

@@ -47,9 +47,10 @@ fs_used(int fd, uint64_t *used)
 }
 
 /*
- * Disk space of the regular files beneath ROOT (st_blocks * 512, bytes),
- * never following a link, as the broker counts a job's use of the quota
- * (fsapi.h used_disk; a sparse file costs its blocks). -E2BIG past the walk's
+ * Disk space of every entry beneath ROOT (st_blocks * 512, bytes; 1/n of
+ * a file with n hard links at each), never following a link, as the
+ * broker counts a job's use of the quota (fsapi.h used_disk; a sparse
+ * file costs its blocks, an empty directory its block). -E2BIG past the walk's
  * bounds and -EACCES for a directory that cannot be read: what it holds
  * is unknown, and the caller counts the workspace as full (fail closed).
  */
@@ -93,10 +94,13 @@ workspace_bytes(int root, uint64_t *total)
 		}
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* gone meanwhile */
-		if (S_ISREG(st.st_mode)) {
+		/* Every entry costs its blocks (empty directories, long
+		 * symlinks too); hard links share theirs. */
+		if (S_ISDIR(st.st_mode) || st.st_nlink <= 1)
 			*total += (uint64_t)st.st_blocks * 512u;
-			continue;
-		}
+		else
+			*total += (uint64_t)st.st_blocks * 512u /
+				  (uint64_t)st.st_nlink;
 		if (!S_ISDIR(st.st_mode))
 			continue;
 		if (depth == WALK_MAX_DEPTH) {
@@ -121,6 +125,53 @@ workspace_bytes(int root, uint64_t *total)
 	return e;
 }
 
+/* The slot of PID in TABLE (CAP slots, a power of two): its own, or the
+ * empty one where it goes. Never full: CAP is twice the processes. */
+static struct cpu_seen *
+slot_of(struct cpu_seen *table, size_t cap, pid_t pid)
+{
+	size_t i = ((size_t)pid * 2654435761u) & (cap - 1);
+
+	while (table[i].pid != 0 && table[i].pid != pid)
+		i = (i + 1) & (cap - 1);
+	return &table[i];
+}
+
+/* usage_walker's hook: banks what each process ran since the last walk
+ * (all of it for a process not seen before) and keeps it for the next.
+ * A pid reused within the job shows less time than before: it counts as
+ * new. The CPU a process spends after the last walk that saw it alive is
+ * lost to this count (the live sum of enforcer_tick still has it when
+ * its parent waited for it). */
+static void
+follow_cpu(void *arg, const struct proc_stat *st)
+{
+	struct enforcer *e = arg;
+	uint64_t own = st->utime_ticks + st->stime_ticks;
+	struct cpu_seen *was = slot_of(e->seen, e->seen_cap, st->pid);
+	struct cpu_seen *now = slot_of(e->seen_next, e->seen_cap, st->pid);
+
+	if (was->pid == st->pid && own >= was->ticks) {
+		e->cpu_ticks += own - was->ticks;
+	} else {
+		e->cpu_ticks += own;
+		e->new_procs++;
+	}
+	now->pid = st->pid;
+	now->ticks = own;
+}
+
+/* After a walk: the processes it saw become the ones to compare with. */
+static void
+swap_seen(struct enforcer *e)
+{
+	struct cpu_seen *t = e->seen;
+
+	e->seen = e->seen_next;
+	e->seen_next = t;
+	memset(e->seen_next, 0, e->seen_cap * sizeof(*e->seen_next));
+}
+
 int
 enforcer_init(struct enforcer *e, const struct job_limits *lim,
 	      enum job_enforcement mode, int cg_leaf, pid_t init_pid,
@@ -138,9 +189,18 @@ enforcer_init(struct enforcer *e, const struct job_limits *lim,
 		return -errno;
 	/* The process limit bounds the tasks, so the processes too; a tree
 	 * past it is -E2BIG, which counts as at the limit. */
-	if (mode == ENFORCE_MONITOR &&
-	    usage_walker_init(&e->walker, (size_t)lim->nproc + 16) < 0)
-		return -ENOMEM;
+	if (mode == ENFORCE_MONITOR) {
+		if (usage_walker_init(&e->walker, (size_t)lim->nproc + 16) < 0)
+			return -ENOMEM;
+		for (e->seen_cap = 64; e->seen_cap < 2 * ((size_t)lim->nproc + 16);)
+			e->seen_cap *= 2;
+		e->seen = calloc(e->seen_cap, sizeof(*e->seen));
+		e->seen_next = calloc(e->seen_cap, sizeof(*e->seen_next));
+		if (e->seen == NULL || e->seen_next == NULL)
+			return -ENOMEM;
+		e->walker.each = follow_cpu;
+		e->walker.each_arg = e;
+	}
 	if (fs_used(e->ws_fd, &e->ws_used0) < 0)
 		e->ws_used0 = 0;
 	e->next_tick_ms = now_ms; /* a first look at once */
@@ -246,11 +306,23 @@ sample(struct enforcer *e, uint64_t now)
 				   cs.pids_max_events > 0, now);
 	} else {
 		struct jail_usage u;
-		int x = usage_walk(&e->walker, e->proc_fd, e->init_pid, &u);
+		uint64_t hz = e->walker.clk_tck, banked;
+		int x;
 
-		if (x < 0 && x != -E2BIG)
+		e->new_procs = 0;
+		x = usage_walk(&e->walker, e->proc_fd, e->init_pid, &u);
+
+		if (x < 0 && x != -E2BIG) {
+			memset(e->seen_next, 0,
+			       e->seen_cap * sizeof(*e->seen_next));
 			return ENF_NONE;
-		r = check_memory_cpu(e, u.rss_bytes, u.cpu_ms);
+		}
+		/* What is banked for vanished processes stays banked; the
+		 * table now holds only the living. */
+		swap_seen(e);
+		banked = e->cpu_ticks / hz * 1000 + e->cpu_ticks % hz * 1000 / hz;
+		r = check_memory_cpu(e, u.rss_bytes,
+				     banked > u.cpu_ms ? banked : u.cpu_ms);
 		if (r != ENF_NONE)
 			return r;
 		return check_tasks(e, x == -E2BIG ? e->lim->nproc : u.tasks,
@@ -278,7 +350,7 @@ check_workspace(struct enforcer *e, uint64_t now)
 			 "%.1f MiB and could not be counted (%s): counted as "
 			 "full", mib(used - e->ws_used0), strerror(-x));
 	else
-		snprintf(e->detail, sizeof(e->detail), "files in /work take "
+		snprintf(e->detail, sizeof(e->detail), "/work takes "
 			 "%.1f MiB of disk, over its quota of %.1f MiB", mib(total),
 			 mib(e->lim->workspace_bytes));
 	return stop(e, ENF_WORKSPACE);
@@ -293,9 +365,13 @@ enforcer_tick(struct enforcer *e, uint64_t now_ms)
 		return e->reason;
 	if (now_ms >= e->next_tick_ms) {
 		r = sample(e, now_ms);
+		/* Fast while memory is past half its limit, while the jail
+		 * is at its process limit, and while processes come and go
+		 * (short-lived ones are what a slow sample misses). */
 		e->next_tick_ms = now_ms +
 			(e->peak_rss_bytes * 2 >= e->lim->memory_bytes ||
-			 e->pids_since_ms != 0 ? TICK_FAST_MS : TICK_SLOW_MS);
+			 e->pids_since_ms != 0 || e->new_procs > 0 ?
+				 TICK_FAST_MS : TICK_SLOW_MS);
 	}
 	if (r == ENF_NONE && now_ms >= e->next_ws_ms) {
 		r = check_workspace(e, now_ms);
@@ -345,6 +421,9 @@ enforcer_free(struct enforcer *e)
 		close(e->ws_fd);
 	e->ws_fd = -1;
 	usage_walker_free(&e->walker);
+	free(e->seen);
+	free(e->seen_next);
+	e->seen = e->seen_next = NULL;
 }
 
 /* Reads the small file PATH into BUF (SIZE bytes, NUL-terminated). */
@@ -478,10 +557,15 @@ enforce_choose(struct launcher *l, const struct job_spec *spec,
 		return -EPERM;
 	}
 	if (spec->limits.cpu_percent > 0) {
-		snprintf(why, whylen, "cpu_percent = %u needs cgroup2 "
-			 "enforcement (cpu.max), and there is no usable "
-			 "delegated cgroup v2: %s; or set cpu_percent = 0",
-			 spec->limits.cpu_percent, l->cg_why);
+		if (spec->enforcement == ENFORCE_MONITOR)
+			snprintf(why, whylen, "the policy sets cpu_percent = %u, "
+				 "which needs cgroup2 enforcement (cpu.max), and "
+				 "enforcement = monitor", spec->limits.cpu_percent);
+		else
+			snprintf(why, whylen, "the policy sets cpu_percent = %u, "
+				 "which needs a delegated cgroup v2 (cpu.max), and "
+				 "there is none: %s", spec->limits.cpu_percent,
+				 l->cg_why);
 		return -EPERM;
 	}
 	return 0;

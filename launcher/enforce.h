@@ -49,6 +49,15 @@ struct enforcer {
 	int cg_leaf;        /* the job's cgroup leaf (borrowed), or -1 */
 	int ws_fd;          /* the workspace directory (owned), or -1 */
 	struct usage_walker walker; /* the monitor's pid queue (owned) */
+	/* CPU followed process by process (monitor): a child whose parent
+	 * ignores SIGCHLD is reaped by no one's wait, so its time never
+	 * reaches a cutime; its own time seen from sample to sample is
+	 * banked in cpu_ticks instead. Two tables of seen_cap slots
+	 * (owned), the current one first. */
+	struct cpu_seen { pid_t pid; uint64_t ticks; } *seen, *seen_next;
+	size_t seen_cap;       /* a power of two, at least twice the tasks */
+	uint64_t cpu_ticks;    /* own CPU of every process seen, ticks */
+	uint32_t new_procs;    /* processes the last walk saw first */
 	uint64_t ws_allow;  /* bytes the job may add to the workspace */
 	uint64_t ws_used0;  /* its file system's used bytes at the start */
 	uint64_t next_tick_ms, next_ws_ms, next_walk_ms;

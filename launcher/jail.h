@@ -5,6 +5,7 @@
 #ifndef STOCKADE_JAIL_H
 #define STOCKADE_JAIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -90,9 +91,12 @@ int jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid);
  * Builds the first seccomp filter (launcher/seccomp.c): foreign ABIs
  * killed; ptrace, bpf, io_uring, keyctl, the mount API, namespace creation,
  * kexec, module loading and similar denied with EPERM; clone3 answered with
- * ENOSYS. Returns a context the caller releases, or NULL on failure.
+ * ENOSYS. With MONITOR (the /proc monitor holds the job's memory, not a
+ * cgroup) also memfd_create, memfd_secret, shmget and msgget, which hold
+ * memory no process maps. Returns a context the caller releases, or NULL
+ * on failure.
  */
-scmp_filter_ctx jail_seccomp_build(void);
+scmp_filter_ctx jail_seccomp_build(bool monitor);
 
 /*
  * Drops to the payload and executes SPEC's program in the already built

@@ -29,6 +29,7 @@ struct launcher {
 	uid_t outer_uid;          /* host ids every payload maps to */
 	gid_t outer_gid;
 	scmp_filter_ctx filter;   /* built once, reused for every job */
+	scmp_filter_ctx filter_monitor; /* the same for monitor enforcement */
 	int proc_fd;              /* /proc, for the monitor (usage.c) */
 	/* The delegated cgroup v2 job leaves are made under (cgroup.c),
 	 * looked up at the first job that may use one: cg_parent is its

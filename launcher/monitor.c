@@ -211,6 +211,25 @@ classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
 					  spec->limits.tmp_bytes :
 					  spec->limits.home_bytes) / 1048576.0);
 	}
+	/* A limit passed between two samples is still passed: the exact
+	 * figures of the end (rusage, memory.peak) against the limits. */
+	if ((r->status == JOB_OK || r->status == JOB_EXIT_NONZERO) &&
+	    s->enf.reason == ENF_NONE && !s->timed_out && !s->over_output) {
+		if (s->enf.peak_rss_bytes > spec->limits.memory_bytes) {
+			r->status = JOB_MEMORY_LIMIT;
+			snprintf(detail, sizeof(detail), "peak resident memory "
+				 "%.1f MiB over the limit of %.1f MiB, between two "
+				 "samples of the monitor",
+				 (double)s->enf.peak_rss_bytes / 1048576.0,
+				 (double)spec->limits.memory_bytes / 1048576.0);
+		} else if (r->cpu_ms > spec->limits.cpu_ms) {
+			r->status = JOB_CPU_LIMIT;
+			snprintf(detail, sizeof(detail), "%llu ms of CPU time over "
+				 "the limit of %llu ms, between two samples of the "
+				 "monitor", (unsigned long long)r->cpu_ms,
+				 (unsigned long long)spec->limits.cpu_ms);
+		}
+	}
 	/* Forks refused at the limit explain a failure that follows. */
 	if (s->enf.pids_hit && (r->status == JOB_EXIT_NONZERO ||
 				r->status == JOB_CRASH)) {
@@ -399,6 +418,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		return limits_refused(l, spec, why);
 	}
 	host.cgroup_fd = s.cg_leaf;
+	if (host.filter != NULL && mode == ENFORCE_MONITOR)
+		host.filter = l->filter_monitor;
 	e = jail_start(spec, wsfd, tree, &host, &s.jail);
 	if (tree >= 0)
 		close(tree);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,25 @@ raise_limit(int resource)
 		return -1;
 	rl.rlim_cur = rl.rlim_max;
 	return setrlimit(resource, &rl);
+}
+
+/*
+ * Sets SIG's disposition to SIG_DFL with the system call itself: glibc's
+ * sigaction refuses the two real-time signals it keeps for its threads
+ * (32 and 33), which a caller may still have left ignored. The kernel's
+ * struct sigaction: handler, flags, restorer, mask (8 bytes on x86_64).
+ */
+static void
+default_action(int sig)
+{
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} ksa = {SIG_DFL, 0, NULL, 0};
+
+	(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
 }
 
 _Noreturn void
@@ -102,6 +122,13 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 	    set_limit(RLIMIT_MSGQUEUE, 64 * 1024) < 0)
 		die(status_fd, STAGE_RLIMITS, errno);
 
+	/* Every disposition back to its default: an ignored signal stays
+	 * ignored across fork and execve (signal(7)), and the launcher
+	 * ignores SIGPIPE, which would turn `yes | head -1` into an EPIPE
+	 * error instead of a quiet SIGPIPE death. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			default_action(sig);
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		die(status_fd, STAGE_SIGNALS, errno);

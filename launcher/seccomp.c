@@ -24,7 +24,15 @@
  *    keep their bits (systemd's RestrictSUIDSGID= is the model);
  *  - EAFNOSUPPORT for socket families other than AF_UNIX, AF_INET,
  *    AF_INET6 and AF_NETLINK: AF_VSOCK, for one, is not isolated by the
- *    network namespace and would reach the hypervisor.
+ *    network namespace and would reach the hypervisor;
+ *  - with the /proc monitor holding memory (enforce.h), EPERM for the
+ *    ways to hold memory that no process maps, which the monitor cannot
+ *    see: memfd_create and memfd_secret (a file in memory, written and
+ *    never mapped), SysV shared memory and message queues (shmget,
+ *    msgget; the jail's IPC namespace has the kernel's huge defaults and
+ *    its sysctls are writable only by the namespace's uid 0, which the
+ *    jail does not map). A cgroup v2 leaf charges them, so they stay
+ *    allowed there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -164,8 +172,13 @@ deny_socket_families(scmp_filter_ctx ctx)
 	return 0;
 }
 
+/* Calls that hold memory no process maps (see the top of this file). */
+static const char *const unseen_memory[] = {
+	"memfd_create", "memfd_secret", "shmget", "msgget",
+};
+
 scmp_filter_ctx
-jail_seccomp_build(void)
+jail_seccomp_build(bool monitor)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 
@@ -206,6 +219,15 @@ jail_seccomp_build(void)
 		goto fail;
 	if (deny_suid_sgid(ctx) < 0 || deny_socket_families(ctx) < 0)
 		goto fail;
+	for (size_t i = 0; monitor && i < sizeof(unseen_memory) /
+						  sizeof(unseen_memory[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(unseen_memory[i]);
+
+		if (nr == __NR_SCMP_ERROR || nr < 0)
+			continue;
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) < 0)
+			goto fail;
+	}
 	return ctx;
 fail:
 	seccomp_release(ctx);

@@ -399,6 +399,8 @@ usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
 		if (head > 0 && st.ppid != parent && st.ppid != root_pid)
 			continue;
 		u->processes++;
+		if (w->each != NULL)
+			w->each(w->each_arg, &st);
 		u->tasks = u->tasks > UINT32_MAX - st.num_threads
 				   ? UINT32_MAX
 				   : u->tasks + st.num_threads;

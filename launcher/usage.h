@@ -64,6 +64,11 @@ struct usage_walker {
 	size_t max_procs;
 	uint64_t page_size;  /* bytes */
 	uint64_t clk_tck;    /* ticks per second */
+	/* Public, optional (NULL after usage_walker_init): called with
+	 * EACH_ARG and the stat of every process a walk counts, so that a
+	 * caller can follow processes from one walk to the next. */
+	void (*each)(void *each_arg, const struct proc_stat *st);
+	void *each_arg;
 };
 
 /*

@@ -1,5 +1,5 @@
 /*
- * policy.h: the policy language (stockade-policy(5), docs/policy.md).
+ * policy.h: the policy language (README.md, "Policy"; policy/default.ini).
  *
  * A policy is an INI file read with inih. A file is laid over the embedded
  * default policy (policy/default.ini, compiled in): a scalar key it sets

@@ -18,7 +18,8 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_LIMITS, "wall_time_ms", K_U64, LIMIT(wall_ms), 1, 86400000, 1},
 	{SEC_LIMITS, "cpu_time_ms", K_U64, LIMIT(cpu_ms), 1, 86400000, 1},
 	{SEC_LIMITS, "memory_mb", K_U64, LIMIT(memory_bytes), 16, 1048576, MIB},
-	{SEC_LIMITS, "processes", K_U32, LIMIT(nproc), 1, 65536, 1},
+	/* The jail's init is one of them: 1 would leave the program none. */
+	{SEC_LIMITS, "processes", K_U32, LIMIT(nproc), 2, 65536, 1},
 	{SEC_LIMITS, "file_size_mb", K_U64, LIMIT(fsize_bytes), 1, 1048576, MIB},
 	{SEC_LIMITS, "open_files", K_U32, LIMIT(nofile), 16, 65536, 1},
 	{SEC_LIMITS, "tmp_mb", K_U64, LIMIT(tmp_bytes), 1, 1048576, MIB},

@@ -89,8 +89,9 @@ crash_cause(int sig)
 	case SIGTRAP:
 		return "a breakpoint or trap instruction left in the code";
 	default:
-		return "a signal sent by the program itself or one of its "
-		       "processes";
+		return "a signal from the program itself or one of its own "
+		       "processes (the sandbox stops a job only for a limit, and "
+		       "then says which)";
 	}
 }
 
@@ -134,24 +135,37 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 		snprintf(buf, size, "The program was killed after %llu ms, its "
 			 "wall-clock limit of %llu ms; bound its loops or make "
 			 "it do less per run (a smaller input, fewer "
-			 "iterations), or ask the user for a longer timeout.",
+			 "iterations), or run it with a longer timeout only if "
+			 "the task truly needs one and the user allows it.",
 			 (unsigned long long)res->wall_ms,
 			 (unsigned long long)lim->wall_ms);
 		break;
 	case JOB_CPU_LIMIT:
 		snprintf(buf, size, "The program used %llu ms of CPU time, over "
 			 "its limit of %llu ms; make the computation cheaper "
-			 "or ask the user for a larger CPU limit.",
+			 "or ask for a larger CPU limit only if the task truly "
+			 "needs one.",
 			 (unsigned long long)res->cpu_ms,
 			 (unsigned long long)lim->cpu_ms);
 		break;
 	case JOB_MEMORY_LIMIT:
-		snprintf(buf, size, "The program ran out of memory (limit %.1f "
-			 "MiB, peak seen %.1f MiB); stream large inputs instead "
-			 "of loading them whole (read in chunks or line by line) "
-			 "and free what is no longer needed, or ask the user for "
-			 "more memory.", mib(lim->memory_bytes),
-			 (double)res->peak_memory_kb / 1024.0);
+		/* Below the limit, an allocation was refused outright:
+		 * RLIMIT_DATA holds one process to twice the limit. */
+		if (res->peak_memory_kb * 1024 < lim->memory_bytes)
+			snprintf(buf, size, "The program asked for more memory "
+				 "than the sandbox allows (limit %.1f MiB, one "
+				 "allocation was refused); stream large inputs "
+				 "instead of loading them whole (read in chunks or "
+				 "line by line) and do not allocate everything at "
+				 "once.", mib(lim->memory_bytes));
+		else
+			snprintf(buf, size, "The program ran out of memory "
+				 "(limit %.1f MiB, peak seen %.1f MiB); stream "
+				 "large inputs instead of loading them whole (read "
+				 "in chunks or line by line) and free what is no "
+				 "longer needed, or ask for more memory only if "
+				 "the task truly needs it.", mib(lim->memory_bytes),
+				 (double)res->peak_memory_kb / 1024.0);
 		break;
 	case JOB_PROCESS_LIMIT:
 		snprintf(buf, size, "The program hit its limit of %u processes "
@@ -198,7 +212,7 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 		snprintf(buf, size, "The sandbox itself failed, not the "
 			 "program%s%s; tell the user, who may have to fix the "
 			 "host as the detail says, and retry only if the cause "
-			 "looks passing.",
+			 "looks temporary.",
 			 res->detail && *res->detail ? ": " : "",
 			 res->detail ? res->detail : "");
 		break;

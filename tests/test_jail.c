@@ -828,6 +828,54 @@ Test(jail, orphans_are_reaped_by_init)
 	run_out_free(&o);
 }
 
+/*
+ * The payload starts with every signal at its default disposition: the
+ * launcher ignores SIGPIPE for itself, and an ignored signal would cross
+ * fork and execve (signal(7)), turning `yes | head -1` into an EPIPE
+ * error instead of a quiet death by SIGPIPE.
+ */
+Test(jail, payload_signals_are_at_their_defaults)
+{
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "sh", "-c",
+	    "grep -E '^Sig(Ign|Blk):' /proc/self/status");
+	cr_assert_str_eq(expect_ok(&o),
+			 "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n",
+			 "got: %s / stderr: %s", jstr(&o, "stdout"),
+			 jstr(&o, "stderr"));
+	run_out_free(&o);
+}
+
+/*
+ * Under the /proc monitor (these machines have no delegated cgroup v2),
+ * memory that no process maps is refused, since the monitor could not
+ * count it: memfd_create, SysV shared memory and message queues
+ * (launcher/seccomp.c). A cgroup v2 leaf would charge them instead.
+ */
+Test(jail, unmapped_memory_is_refused_under_the_monitor)
+{
+	static const char script[] =
+		"import ctypes, os\n"
+		"libc = ctypes.CDLL(None, use_errno=True)\n"
+		"try:\n"
+		"    os.memfd_create('x')\n"
+		"    print('memfd ok')\n"
+		"except OSError as e:\n"
+		"    print('memfd', e.errno)\n"
+		"for name in ('shmget', 'msgget'):\n"
+		"    f = getattr(libc, name)\n"
+		"    r = f(0, 1 << 20, 0o1600) if name == 'shmget' else f(0, 0o1600)\n"
+		"    print(name, r, ctypes.get_errno())\n";
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--", "python3", "-c", script);
+	cr_assert_str_eq(jstr(&o, "enforcement"), "monitor");
+	cr_assert_str_eq(expect_ok(&o), "memfd 1\nshmget -1 1\nmsgget -1 1\n",
+			 "stderr: %s", jstr(&o, "stderr"));
+	run_out_free(&o);
+}
+
 Test(jail, no_process_outlives_a_timed_out_job)
 {
 	char mark[17];

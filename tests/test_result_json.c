@@ -97,7 +97,7 @@ Test(result_json, invalid_utf8_detail_gives_a_valid_object)
 			 "The sandbox itself failed, not the program: " FFFD FFFD
 			 "; tell the user, who may have to fix the host as the "
 			 "detail says, and retry only if the cause looks "
-			 "passing.");
+			 "temporary.");
 	back = reparse(o);
 	cr_assert_str_eq(jstr(back, "detail"), FFFD FFFD);
 	cr_assert_eq(json_object_size(back), 17);

@@ -73,7 +73,7 @@ CASES = [
      ['python3', '-c', 'import ctypes; ctypes.string_at(0)'], None),
     ('policy_violation', 'makes an i386 system call (int 0x80)', [],
      ['python3', '-c', FOREIGN_ABI], None),
-    ('sandbox_error', 'any program, under a policy that demands cgroup2 '
+    ('sandbox_error', 'is any at all; the policy demands cgroup2 '
      'enforcement on a host without a delegated cgroup v2', [],
      ['true'], '[limits]\nenforcement = cgroup2\n'),
 ]
