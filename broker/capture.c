@@ -13,13 +13,31 @@ capture_init(struct capture *c, size_t cap)
 		cap = 2;
 	c->half = cap / 2;
 	c->tail_cap = cap - c->half;
-	c->head = malloc(c->half);
-	c->tail = malloc(c->tail_cap);
-	if (c->head == NULL || c->tail == NULL) {
-		capture_free(c);
-		return -ENOMEM;
-	}
 	return 0;
+}
+
+/* Makes room for N more head bytes, growing the head geometrically up to
+ * half; false when memory runs out (the bytes are then dropped). */
+static bool
+head_room(struct capture *c, size_t n)
+{
+	size_t want = c->head_len + n, size = c->head_size;
+	uint8_t *p;
+
+	if (want <= size)
+		return true;
+	if (size == 0)
+		size = 4096;
+	while (size < want)
+		size = size > c->half / 2 ? c->half : size * 2;
+	if (size > c->half)
+		size = c->half;
+	p = realloc(c->head, size);
+	if (p == NULL)
+		return false;
+	c->head = p;
+	c->head_size = size;
+	return true;
 }
 
 void
@@ -31,10 +49,20 @@ capture_add(struct capture *c, const uint8_t *data, size_t len)
 
 		if (n > len)
 			n = len;
-		memcpy(c->head + c->head_len, data, n);
-		c->head_len += n;
+		if (head_room(c, n)) {
+			memcpy(c->head + c->head_len, data, n);
+			c->head_len += n;
+		} else {
+			c->lost = true;
+		}
 		data += n;
 		len -= n;
+	}
+	if (len == 0)
+		return;
+	if (c->tail == NULL && (c->tail = malloc(c->tail_cap)) == NULL) {
+		c->lost = true;
+		return;
 	}
 	if (len > c->tail_cap) {
 		data += len - c->tail_cap;
@@ -57,7 +85,7 @@ capture_add(struct capture *c, const uint8_t *data, size_t len)
 bool
 capture_truncated(const struct capture *c)
 {
-	return c->total > c->head_len + c->tail_len;
+	return c->lost || c->total > c->head_len + c->tail_len;
 }
 
 uint8_t *
@@ -71,7 +99,8 @@ capture_collect(const struct capture *c, const char *marker, size_t *len)
 	if (out == NULL)
 		return NULL;
 	p = out;
-	memcpy(p, c->head, c->head_len);
+	if (c->head_len > 0)
+		memcpy(p, c->head, c->head_len);
 	p += c->head_len;
 	memcpy(p, marker, mlen);
 	p += mlen;

@@ -13,17 +13,23 @@
 struct capture {
 	size_t half;      /* bytes kept at each end: cap / 2 (cap - half) */
 	size_t tail_cap;
-	uint8_t *head;    /* first `half` bytes */
+	uint8_t *head;    /* first bytes, up to `half`; grown as they come */
 	size_t head_len;
-	uint8_t *tail;    /* ring of the last tail_cap bytes */
+	size_t head_size; /* bytes allocated for head */
+	uint8_t *tail;    /* ring of the last tail_cap bytes, allocated when
+			   * the first byte past the head arrives */
 	size_t tail_pos;  /* next write position in the ring */
 	size_t tail_len;  /* valid bytes in the ring */
 	uint64_t total;   /* every byte ever added */
+	bool lost;        /* memory ran out: some bytes could not be kept */
 };
 
-/* Prepares C to keep at most CAP bytes (>= 2). Returns 0 or -ENOMEM. */
+/* Prepares C to keep at most CAP bytes (>= 2). Allocates nothing yet:
+ * memory follows what is added, up to CAP, so a large cap on a quiet
+ * program costs nothing. Returns 0. */
 int capture_init(struct capture *c, size_t cap);
-/* Adds DATA[0..LEN). Never fails; memory stays bounded by the cap. */
+/* Adds DATA[0..LEN). Never fails: memory stays bounded by the cap, and if
+ * it runs out the bytes are dropped and the capture counts as truncated. */
 void capture_add(struct capture *c, const uint8_t *data, size_t len);
 /* True when bytes were dropped. */
 bool capture_truncated(const struct capture *c);

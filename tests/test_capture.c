@@ -287,7 +287,12 @@ Test(capture, split_points_do_not_matter)
 	}
 }
 
-/* The struct's buffers are allocated once, at the cap, and never grow. */
+/*
+ * Memory follows what is added and stops at the cap: nothing is
+ * allocated before the first byte, the head grows to at most half the
+ * cap, the tail ring is made once, at its size, when a byte first goes
+ * past the head, and neither moves or grows after that.
+ */
 Test(capture, memory_is_bounded)
 {
 	struct capture c;
@@ -296,8 +301,15 @@ Test(capture, memory_is_bounded)
 	size_t head_size, tail_size;
 
 	cr_assert_eq(capture_init(&c, 1000), 0);
+	cr_assert_null(c.head);
+	cr_assert_null(c.tail);
+	capture_add(&c, chunk, 10);
+	cr_assert_not_null(c.head);
+	cr_assert_null(c.tail, "the tail ring before the head is full");
+	capture_add(&c, chunk, 600);
 	head = c.head;
 	tail = c.tail;
+	cr_assert_not_null(tail);
 	head_size = malloc_usable_size(c.head);
 	tail_size = malloc_usable_size(c.tail);
 	cr_assert(head_size >= 500 && tail_size >= 500);
@@ -309,11 +321,25 @@ Test(capture, memory_is_bounded)
 		cr_assert_eq(c.half, 500);
 		cr_assert_eq(c.tail_cap, 500);
 		cr_assert(c.head_len <= c.half);
+		cr_assert(c.head_size <= c.half);
 		cr_assert(c.tail_len <= c.tail_cap);
 		cr_assert(c.tail_pos < c.tail_cap);
 	}
 	cr_assert_eq(malloc_usable_size(c.head), head_size);
 	cr_assert_eq(malloc_usable_size(c.tail), tail_size);
+	capture_free(&c);
+}
+
+/* A 1 GiB cap on a program that prints one line costs one small buffer. */
+Test(capture, a_large_cap_costs_nothing_until_used)
+{
+	struct capture c;
+
+	cr_assert_eq(capture_init(&c, (size_t)1 << 30), 0);
+	capture_add(&c, (const uint8_t *)"hello\n", 6);
+	cr_assert_leq(malloc_usable_size(c.head), 8192);
+	cr_assert_null(c.tail);
+	cr_assert_not(capture_truncated(&c));
 	capture_free(&c);
 }
 

@@ -693,6 +693,40 @@ def case_garbage_text(r):
     return f"{len(raw)} bytes of text form"
 
 
+def case_garbage_streamed(r):
+    """All 100 MB through the broker: streamed (the default format) under
+    a cap larger than the output, so nothing stops it; the broker passes
+    the bytes on as written and its memory must not grow with them."""
+    ws = r.workspace(["garbage.py"])
+    job = r.start(ws, ["--output", str(200 * 1024), "--timeout", "20"],
+                  ["python3", "/work/garbage.py"], fmt=("--format", "stream"))
+    # The broker's own high-water mark (VmHWM), read while it runs:
+    # wait4's ru_maxrss would include the job's processes, reaped below it.
+    hwm = [0]
+
+    def watch():
+        try:
+            with open(f"/proc/{job.proc.pid}/status", encoding="ascii") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        hwm[0] = max(hwm[0], int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+    job.wait(during=watch)
+    if job.rc == EXIT_NO_KERNEL_LAYER:
+        raise Skip("stockade refused: " + job.stderr().strip())
+    passed = sum(len(c) for c in job.out)
+    check(job.rc == 0, f"exit {job.rc}, expected 0: {job.stderr()[-300:]!r}")
+    check(passed == len(b"GARBAGE-HEAD\n") + 100 * 1000 * 1000 +
+          len(b"\nGARBAGE-TAIL\n"),
+          f"{passed} bytes passed through, expected every byte written")
+    check(0 < hwm[0] < 50 * 1024,
+          f"the broker's VmHWM was {hwm[0]} KiB (limit of this test: "
+          f"50 MiB) while {passed} bytes flowed")
+    job.out.clear()
+    return f"broker VmHWM {hwm[0]} KiB while {passed} bytes flowed"
+
+
 def case_file_size(r):
     ws = r.workspace(["grow_file.sh"])
     o = r.run(ws, ["--file-size", "4", "--timeout", "10"],
@@ -892,6 +926,8 @@ CASES = [
     ("100 MB of invalid UTF-8 and escapes: output_limit, clean JSON, "
      "bounded broker", case_garbage),
     ("garbage in --format text: clean text form", case_garbage_text),
+    ("100 MB streamed through the broker: bounded broker",
+     case_garbage_streamed),
     ("file past --file-size: file_size_limit", case_file_size),
     ("/tmp filled: disk_full", case_tmp_full),
     ("workspace quota exceeded: disk_full", case_workspace_full),
