@@ -517,6 +517,17 @@ p.wait()
 print(count, "records")
 """, memory_mb=64)},
         check=lambda ws, out: "2162013 records" in out or _fail(out)))
+    # The right step after process_limit, for both sessions below.
+    POOL_OF_3 = py("""
+import subprocess
+items, running, done = list(range(30)), [], 0
+while items or running:
+    while items and len(running) < 3:
+        items.pop()
+        running.append(subprocess.Popen(["sleep", "0.05"]))
+    done += running.pop(0).wait() == 0
+print(done, "items done")
+""")
     s.append(dict(
         title="process_limit: 30 workers at once, then a pool of 3",
         status="process_limit", action="bounded_pool",
@@ -526,16 +537,7 @@ import subprocess
 workers = [subprocess.Popen(["sleep", "2"]) for item in range(30)]
 print(sum(w.wait() == 0 for w in workers), "items done")
 """),
-        fixes={"bounded_pool": py("""
-import subprocess
-items, running, done = list(range(30)), [], 0
-while items or running:
-    while items and len(running) < 3:
-        items.pop()
-        running.append(subprocess.Popen(["sleep", "0.05"]))
-    done += running.pop(0).wait() == 0
-print(done, "items done")
-""")},
+        fixes={"bounded_pool": POOL_OF_3},
         check=lambda ws, out: "30 items done" in out or _fail(out)))
     s.append(dict(
         title="process_limit: 30 workers, failed starts retried, then a pool of 3",
@@ -551,16 +553,7 @@ while len(workers) < 30:
         time.sleep(0.1)
 print(sum(w.wait() == 0 for w in workers), "items done")
 """),
-        fixes={"bounded_pool": py("""
-import subprocess
-items, running, done = list(range(30)), [], 0
-while items or running:
-    while items and len(running) < 3:
-        items.pop()
-        running.append(subprocess.Popen(["sleep", "0.05"]))
-    done += running.pop(0).wait() == 0
-print(done, "items done")
-""")},
+        fixes={"bounded_pool": POOL_OF_3},
         check=lambda ws, out: "30 items done" in out or _fail(out)))
     s.append(dict(
         title="output_limit: 100000 lines printed, then written to /work",
