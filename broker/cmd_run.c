@@ -27,6 +27,7 @@
 #include "fsutil.h"
 #include "jobrun.h"
 #include "log.h"
+#include "doctor.h"
 #include "preflight.h"
 #include "result_json.h"
 #include "runflags.h"
@@ -495,7 +496,7 @@ cmd_run(int argc, char **argv)
 		rc = EXIT_SANDBOX;
 		goto out_jr;
 	}
-	if (preflight_userns(err, sizeof(err)) < 0) {
+	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
 		rc = EXIT_REFUSED;
 		goto out_jr;

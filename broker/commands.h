@@ -29,6 +29,10 @@ int cmd_stat(int argc, char **argv);
 /* `stockade serve` (serve.c): a JSON-RPC 2.0 session on one workspace
  * (docs/protocol.md). Exit 0 at end of input or on SIGINT/SIGTERM. */
 int cmd_serve(int argc, char **argv);
+/* `stockade doctor [--json]` (cmd_doctor.c, doctor.h): every layer of the
+ * jail checked on this host, then the verdict. Exit 0 for "full" and
+ * "degraded", 69 (EXIT_REFUSED) for "refused", 2 for usage. */
+int cmd_doctor(int argc, char **argv);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing

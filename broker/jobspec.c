@@ -44,6 +44,7 @@ jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
 	spec->home = p->home;
 	spec->enforcement = p->enforcement;
 	spec->cgroup = p->cgroup;
+	spec->seccomp_profile = p->seccomp_profile;
 	spec->mounts = p->mounts;
 	spec->nmounts = (uint32_t)p->nmounts;
 	spec->uid = p->uid;

@@ -84,6 +84,30 @@ put(json_t *o, const char *key, json_t *v)
 	return v != NULL && json_object_set_new(o, key, v) == 0;
 }
 
+/* The system calls the filter refused, in the order of their first
+ * refusal: [{"syscall", "count", "first_ms"}]. */
+static json_t *
+denials_json(const struct job_result *res)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; a != NULL && i < res->ndenials &&
+			     i < JOB_MAX_DENIALS; i++) {
+		const struct job_denial *d = &res->denials[i];
+		json_t *o = json_object();
+
+		if (o == NULL || !put(o, "syscall", text_json(d->syscall)) ||
+		    !put(o, "count", json_integer((json_int_t)d->count)) ||
+		    !put(o, "first_ms", json_integer((json_int_t)d->first_ms)) ||
+		    json_array_append_new(a, o) < 0) {
+			json_decref(o);
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 json_t *
 result_to_json(const struct job_result *res, const struct job_limits *lim,
 	       const struct capture *out, const struct capture *err)
@@ -125,6 +149,9 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	ok = ok && put(o, "enforcement",
 		       text_json(res->enforcement == ENFORCE_CGROUP2 ?
 					 "cgroup2" : "monitor"));
+	ok = ok && put(o, "landlock_abi",
+		       json_integer((json_int_t)res->landlock_abi));
+	ok = ok && put(o, "denials", denials_json(res));
 	ok = ok && put(o, "detail", text_json(res->detail ? res->detail : ""));
 	ok = ok && put(o, "hint", text_json(hint));
 	if (!ok) {
@@ -175,6 +202,25 @@ put_stream(FILE *out, const json_t *o, const char *name)
 	}
 }
 
+/* "denied: ptrace x2 (first at 12 ms), bpf x1 (...)", when any. */
+static void
+put_denials(FILE *out, const json_t *denials)
+{
+	size_t i;
+	json_t *d;
+
+	if (json_array_size(denials) == 0)
+		return;
+	fputs("denied:", out);
+	json_array_foreach(denials, i, d)
+		fprintf(out, "%s %s x%" JSON_INTEGER_FORMAT " (first at %"
+			JSON_INTEGER_FORMAT " ms)", i ? "," : "",
+			json_string_value(json_object_get(d, "syscall")),
+			json_integer_value(json_object_get(d, "count")),
+			json_integer_value(json_object_get(d, "first_ms")));
+	fputc('\n', out);
+}
+
 int
 result_print_text(const json_t *o, FILE *out)
 {
@@ -193,6 +239,7 @@ result_print_text(const json_t *o, FILE *out)
 	fputc('\n', out);
 	if (detail != NULL && *detail != '\0')
 		fprintf(out, "detail: %s\n", detail);
+	put_denials(out, json_object_get(o, "denials"));
 	put_stream(out, o, "stdout");
 	put_stream(out, o, "stderr");
 	return ferror(out) ? -1 : 0;

@@ -36,6 +36,7 @@
 #include "fsutil.h"
 #include "jobrun.h"
 #include "log.h"
+#include "doctor.h"
 #include "preflight.h"
 #include "rpc.h"
 #include "supervisor.h"
@@ -517,7 +518,7 @@ cmd_serve(int argc, char **argv)
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
 		return rc;
-	if (preflight_userns(err, sizeof(err)) < 0) {
+	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
 		policy_clear(&pol);
 		return EXIT_REFUSED;

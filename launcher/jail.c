@@ -77,6 +77,7 @@ static const char *const stage_names[] = {
 	[STAGE_CLOSE_FDS] = "closing descriptors",
 	[STAGE_NO_NEW_PRIVS] = "no_new_privs",
 	[STAGE_SECCOMP] = "loading the seccomp filter",
+	[STAGE_LANDLOCK] = "Landlock ruleset",
 };
 
 const char *
@@ -207,15 +208,16 @@ full_flags(int tmp_fd, int home_fd)
  * The body of jail init (pid 1 of the jail); never returns. SYNC_FD is
  * the read end of the pipe on which the launcher says the id maps are
  * written; STATUS_FD the write end of the status pipe; OUT_FD and ERR_FD
- * the write ends of the payload's output pipes.
+ * the write ends of the payload's output pipes; NOTIFY_FD the socket on
+ * which the payload sends the seccomp listener to the launcher.
  */
 static _Noreturn void
 jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	       const struct jail_host *h, int sync_fd, int status_fd,
-	       int out_fd, int err_fd)
+	       int out_fd, int err_fd, int notify_fd)
 {
 	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd,
-		      status_fd, out_fd, err_fd};
+		      status_fd, out_fd, err_fd, notify_fd};
 	int tmp_fd, home_fd;
 	struct pollfd alive = {.fd = h->launcher_pidfd, .events = POLLIN};
 	sigset_t all;
@@ -283,10 +285,11 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	if (payload == 0) {
 		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
 			setup_failed(status_fd, STAGE_STDIO, errno);
-		jail_exec_payload(spec, h->filter, status_fd);
+		jail_exec_payload(spec, h->filter, status_fd, notify_fd);
 	}
 	close(out_fd);
 	close(err_fd);
+	close(notify_fd);
 
 	for (;;) {
 		siginfo_t si;
@@ -371,15 +374,17 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	   const struct jail_host *h, struct jail *j)
 {
 	int sync[2] = {-1, -1}, status[2] = {-1, -1};
-	int out[2] = {-1, -1}, err[2] = {-1, -1};
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, notify[2] = {-1, -1};
 	int pidfd = -1, e;
 	struct clone_args ca;
 	long pid;
 
 	memset(j, 0, sizeof(*j));
 	j->pidfd = j->out_fd = j->err_fd = j->status_fd = -1;
+	j->notify_sock = -1;
 	if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 ||
-	    pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+	    pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, notify) < 0) {
 		e = -errno;
 		goto fail;
 	}
@@ -402,8 +407,9 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		close(status[0]);
 		close(out[0]);
 		close(err[0]);
+		close(notify[0]);
 		jail_init_main(spec, wsfd, work_tree_fd, h, sync[0], status[1],
-			       out[1], err[1]);
+			       out[1], err[1], notify[1]);
 	}
 	if (pid < 0) {
 		e = -errno;
@@ -413,6 +419,9 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	close_fdp(&status[1]);
 	close_fdp(&out[1]);
 	close_fdp(&err[1]);
+	close_fdp(&notify[1]);
+	j->notify_sock = notify[0];
+	fcntl(j->notify_sock, F_SETFL, O_NONBLOCK);
 	j->pid = (pid_t)pid;
 	j->pidfd = pidfd;
 	j->status_fd = status[0];
@@ -435,6 +444,7 @@ fail:
 	close_pair(status);
 	close_pair(out);
 	close_pair(err);
+	close_pair(notify);
 	return e;
 }
 
@@ -445,4 +455,5 @@ jail_close(struct jail *j)
 	close_fdp(&j->out_fd);
 	close_fdp(&j->err_fd);
 	close_fdp(&j->status_fd);
+	close_fdp(&j->notify_sock);
 }

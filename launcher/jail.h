@@ -20,6 +20,8 @@ struct jail {
 	int pidfd;           /* pidfd of init (CLONE_PIDFD) */
 	int out_fd, err_fd;  /* read ends of the payload's stdout/stderr */
 	int status_fd;       /* read end of init's status pipe */
+	int notify_sock;     /* where the payload sends the seccomp
+			      * filter's listener (SCM_RIGHTS) */
 	struct timespec start; /* CLOCK_MONOTONIC at clone */
 };
 
@@ -30,9 +32,9 @@ enum jail_stage {
 	STAGE_WORK, STAGE_HOSTNAME, STAGE_LOOPBACK, STAGE_PIVOT_ROOT,
 	STAGE_REMOUNT_ROOT, STAGE_CAPS, STAGE_FORK_PAYLOAD, STAGE_SIGNALS,
 	STAGE_SET_IDS, STAGE_SETSID, STAGE_STDIO, STAGE_RLIMITS,
-	STAGE_CLOSE_FDS, STAGE_NO_NEW_PRIVS, STAGE_SECCOMP,
+	STAGE_CLOSE_FDS, STAGE_NO_NEW_PRIVS, STAGE_SECCOMP, STAGE_LANDLOCK,
 };
-#define STAGE_MAX STAGE_SECCOMP
+#define STAGE_MAX STAGE_LANDLOCK
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
@@ -41,6 +43,8 @@ enum init_record {
 	INIT_REC_SETUP_FAILED = 1, /* a = stage, b = errno */
 	INIT_REC_PAYLOAD_EXIT = 2, /* a = wait status of the payload,
 				    * b = INIT_FULL_* flags */
+	INIT_REC_LANDLOCK = 3,     /* a = Landlock ABI the payload is under
+				    * (sent by the payload before exec) */
 };
 /* File systems init found full as the payload ended (statfs(2) f_bavail
  * 0): the payload may have died of ENOSPC there. */
@@ -88,15 +92,22 @@ void jail_close(struct jail *j);
 int jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid);
 
 /*
- * Builds the first seccomp filter (launcher/seccomp.c): foreign ABIs
- * killed; ptrace, bpf, io_uring, keyctl, the mount API, namespace creation,
- * kexec, module loading and similar denied with EPERM; clone3 answered with
- * ENOSYS. With MONITOR (the /proc monitor holds the job's memory, not a
- * cgroup) also memfd_create, memfd_secret, shmget and msgget, which hold
- * memory no process maps. Returns a context the caller releases, or NULL
- * on failure.
+ * Builds the seccomp filter of the profile named PROFILE ("default",
+ * "strict": policy/seccomp-*.ini, compiled in; launcher/seccomp.c says
+ * which rules every profile gets): the profile's calls allowed, with the
+ * fixed argument rules; everything else, foreign ABIs included, notified
+ * to the listener (SCMP_ACT_NOTIFY); clone3, fchmodat2 and openat2
+ * answered ENOSYS. With MONITOR, memfd_create, memfd_secret, shmget and
+ * msgget are not allowed whatever the profile says. *KILL gets the
+ * profile's `denied = kill`. Returns a context the caller releases, or
+ * NULL with WHY (WHYLEN bytes) saying why (unknown profile, a name the
+ * architecture lacks, out of memory).
  */
-scmp_filter_ctx jail_seccomp_build(bool monitor);
+scmp_filter_ctx jail_seccomp_build(const char *profile, bool monitor,
+				   bool *kill, char *why, size_t whylen);
+
+/* The text of the compiled-in profile NAME, or NULL. */
+const char *jail_seccomp_profile(const char *name);
 
 /*
  * Drops to the payload and executes SPEC's program in the already built
@@ -109,7 +120,8 @@ scmp_filter_ctx jail_seccomp_build(bool monitor);
  * (POSIX.1-2017, Shell Command Language 2.9.1.1).
  */
 _Noreturn void jail_exec_payload(const struct job_spec *spec,
-				 scmp_filter_ctx filter, int status_fd);
+				 scmp_filter_ctx filter, int status_fd,
+				 int notify_sock);
 
 /*
  * Writes the one-line id map "INSIDE OUTSIDE 1" to /proc/PID/FILE

@@ -103,13 +103,10 @@ main(int argc, char **argv)
 	l.as_root = geteuid() == 0;
 	l.outer_uid = l.as_root ? PROTO_ROOT_PAYLOAD_ID : geteuid();
 	l.outer_gid = l.as_root ? PROTO_ROOT_PAYLOAD_ID : getegid();
-	l.filter = jail_seccomp_build(false);
-	l.filter_monitor = jail_seccomp_build(true);
 	l.self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	l.proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	l.cg_parent = -1;
-	if (l.msg == NULL || l.out == NULL || l.filter == NULL ||
-	    l.filter_monitor == NULL ||
+	if (l.msg == NULL || l.out == NULL ||
 	    l.self_pidfd < 0 || l.proc_fd < 0) {
 		log_error("start-up failed: out of memory, seccomp, pidfd_open "
 			  "or /proc unusable");
@@ -124,8 +121,8 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	seccomp_release(l.filter);
-	seccomp_release(l.filter_monitor);
+	for (size_t i = 0; i < l.nfilters; i++)
+		seccomp_release(l.filters[i].ctx);
 	if (l.cg_parent >= 0)
 		close(l.cg_parent);
 	free(l.cg_path);

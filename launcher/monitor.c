@@ -22,6 +22,7 @@
 
 #include "buf.h"
 #include "cgroup.h"
+#include "denials.h"
 #include "enforce.h"
 #include "jail.h"
 #include "launcher.h"
@@ -38,6 +39,7 @@ struct job_state {
 	bool killed;
 	int cg_leaf;         /* the job's cgroup v2 leaf, or -1 */
 	struct enforcer enf; /* memory, CPU, processes, workspace */
+	struct denial_log den; /* the seccomp filter's refusals */
 	size_t pending;      /* an OUTPUT message in l->out not yet sent */
 	siginfo_t info;
 	struct rusage ru;
@@ -182,7 +184,7 @@ classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
 		snprintf(detail, sizeof(detail), "jail set-up failed at %s: %s",
 			 jail_stage_name(rec[1]), strerror(rec[2]));
 	} else if (!s->timed_out && !s->over_output && !s->cancelled &&
-		   s->enf.reason == ENF_NONE) {
+		   s->enf.reason == ENF_NONE && !s->den.ended) {
 		r->status = JOB_SANDBOX_ERROR;
 		snprintf(detail, sizeof(detail),
 			 "jail init ended without a report (code %d, status %d)",
@@ -237,8 +239,24 @@ classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
 		snprintf(detail, sizeof(detail), "the jail reached its limit of "
 			 "%u processes and threads", spec->limits.nproc);
 	}
+	/* A program that failed after the filter refused it a call most
+	 * likely failed of it: name the first one refused. */
+	if (s->den.n > 0 && (r->status == JOB_EXIT_NONZERO ||
+			     r->status == JOB_CRASH)) {
+		r->status = JOB_POLICY_VIOLATION;
+		snprintf(detail, sizeof(detail), "the seccomp filter refused "
+			 "%s (first at %llu ms) and the program then failed",
+			 s->den.d[0].syscall,
+			 (unsigned long long)s->den.d[0].first_ms);
+	}
 	/* The launcher's own reasons to kill win over what init saw. */
-	if (s->enf.reason != ENF_NONE && !s->timed_out && !s->over_output) {
+	if (s->den.ended && !s->timed_out) {
+		r->status = JOB_POLICY_VIOLATION;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		snprintf(detail, sizeof(detail), "%s", s->den.detail);
+	} else if (s->enf.reason != ENF_NONE && !s->timed_out &&
+		   !s->over_output) {
 		static const enum job_status by_reason[] = {
 			[ENF_MEMORY] = JOB_MEMORY_LIMIT,
 			[ENF_CPU] = JOB_CPU_LIMIT,
@@ -275,23 +293,43 @@ classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
 	r->detail = detail;
 }
 
+/*
+ * Reads the records init and the payload left on the status pipe (its
+ * write ends are all closed once init is reaped): the ending record into
+ * REC, INIT_REC_SETUP_FAILED before any INIT_REC_PAYLOAD_EXIT (a payload
+ * whose set-up failed also exits, 127, after saying why), and the
+ * Landlock ABI the payload reported into *LANDLOCK_ABI. Returns 0 when an
+ * ending record came, -EBADMSG otherwise.
+ */
 static int
-read_record(int fd, int32_t rec[3])
+read_records(int fd, int32_t rec[3], int32_t *landlock_abi)
 {
 	uint8_t raw[INIT_RECORD_SIZE];
+	bool ended = false;
+	int32_t got[3];
 	struct rbuf r;
 	ssize_t n;
 
-	do
-		n = read(fd, raw, sizeof(raw));
-	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)sizeof(raw))
-		return -EBADMSG;
-	rbuf_init(&r, raw, sizeof(raw));
-	rbuf_get_i32(&r, &rec[0]);
-	rbuf_get_i32(&r, &rec[1]);
-	rbuf_get_i32(&r, &rec[2]);
-	return 0;
+	for (int i = 0; i < 8; i++) {
+		do
+			n = read(fd, raw, sizeof(raw));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(raw))
+			break;
+		rbuf_init(&r, raw, sizeof(raw));
+		rbuf_get_i32(&r, &got[0]);
+		rbuf_get_i32(&r, &got[1]);
+		rbuf_get_i32(&r, &got[2]);
+		if (got[0] == INIT_REC_LANDLOCK) {
+			*landlock_abi = got[1];
+			continue;
+		}
+		if (ended && rec[0] == INIT_REC_SETUP_FAILED)
+			continue;
+		memcpy(rec, got, sizeof(got));
+		ended = true;
+	}
+	return ended ? 0 : -EBADMSG;
 }
 
 static int
@@ -376,7 +414,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	int32_t rec[3] = {0, 0, 0};
 	enum job_enforcement mode;
 	char leaf_name[64], why[JOB_MAX_DETAIL];
-	bool have_rec;
+	bool have_rec, kill_on_denial = false;
 	int e = 0;
 
 	struct jail_host host = {
@@ -384,13 +422,13 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		.outer_gid = l->outer_gid,
 		.launcher_pidfd = l->self_pidfd,
 		.cgroup_fd = -1,
-		.filter = (spec->flags & JOB_F_UNSAFE_NO_SECCOMP) ? NULL :
-								      l->filter,
+		.filter = NULL,
 	};
 	int tree = -1;
 
 	memset(&s, 0, sizeof(s));
 	s.cg_leaf = -1;
+	s.den.listener = -1;
 	s.enf.ws_fd = -1;
 	if (l->as_root) {
 		struct stat st;
@@ -418,8 +456,27 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		return limits_refused(l, spec, why);
 	}
 	host.cgroup_fd = s.cg_leaf;
-	if (host.filter != NULL && mode == ENFORCE_MONITOR)
-		host.filter = l->filter_monitor;
+	if (!(spec->flags & JOB_F_UNSAFE_NO_SECCOMP)) {
+		host.filter = launcher_filter(l, spec->seccomp_profile,
+					      mode == ENFORCE_MONITOR, &kill_on_denial,
+					      why, sizeof(why));
+		if (host.filter == NULL) {
+			close(wsfd);
+			if (tree >= 0)
+				close(tree);
+			if (s.cg_leaf >= 0) {
+				close(s.cg_leaf);
+				(void)cg_leaf_remove(l->cg_parent, leaf_name);
+			}
+			return limits_refused(l, spec, why);
+		}
+	}
+	if (denials_init(&s.den, kill_on_denial) < 0) {
+		close(wsfd);
+		if (tree >= 0)
+			close(tree);
+		return limits_refused(l, spec, "out of memory");
+	}
 	e = jail_start(spec, wsfd, tree, &host, &s.jail);
 	if (tree >= 0)
 		close(tree);
@@ -449,7 +506,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		 * (the payload blocks on a full pipe), but the deadline is
 		 * still kept. */
 		bool wait_out = s.pending > 0;
-		struct pollfd p[4] = {
+		struct pollfd p[6] = {
 			{.fd = s.exited ? -1 : s.jail.pidfd, .events = POLLIN},
 			{.fd = s.eof[1] || wait_out ? -1 : s.jail.out_fd,
 			 .events = POLLIN},
@@ -457,6 +514,11 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 			 .events = POLLIN},
 			{.fd = l->peer_gone ? -1 : l->ipc,
 			 .events = POLLIN | (wait_out ? POLLOUT : 0)},
+			/* The payload's seccomp listener, then its calls. */
+			{.fd = s.exited || s.den.listener >= 0 ? -1 :
+								 s.jail.notify_sock,
+			 .events = POLLIN},
+			{.fd = s.exited ? -1 : s.den.listener, .events = POLLIN},
 		};
 		uint64_t spent = elapsed_ms(&s.jail.start);
 		int timeout = -1, ready;
@@ -476,7 +538,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		 * collection of unix sockets happens to run. */
 		if (s.exited && !wait_out)
 			timeout = 0;
-		ready = poll(p, 4, timeout);
+		ready = poll(p, 6, timeout);
 		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
@@ -494,6 +556,15 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		if (!s.exited && !s.killed &&
 		    enforcer_tick(&s.enf, spent) != ENF_NONE)
 			kill_jail(&s);
+		if ((p[4].revents & POLLIN) &&
+		    denials_take_listener(&s.den, s.jail.notify_sock) < 0)
+			kill_jail(&s); /* unanswered calls would hang it */
+		if (p[5].revents & POLLIN) {
+			if (denials_answer(&s.den, spent) < 0)
+				kill_jail(&s);
+			if (s.den.ended)
+				kill_jail(&s);
+		}
 		if (wait_out && (p[3].revents & POLLOUT) &&
 		    (e = flush_pending(l, &s)) < 0)
 			break;
@@ -537,15 +608,17 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	r.peak_memory_kb = s.enf.peak_rss_bytes / 1024u;
 	r.peak_processes = s.enf.peak_tasks;
 	r.enforcement = mode;
+	denials_result(&s.den, &r);
 	r.stdout_bytes = s.bytes[1];
 	r.stderr_bytes = s.bytes[2];
-	have_rec = read_record(s.jail.status_fd, rec) == 0;
+	have_rec = read_records(s.jail.status_fd, rec, &r.landlock_abi) == 0;
 	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT &&
 	    r.peak_processes < 2)
 		r.peak_processes = 2;
 	classify(spec, &s, rec, have_rec, &r);
 	jail_close(&s.jail);
 	enforcer_free(&s.enf);
+	denials_free(&s.den);
 	if (s.cg_leaf >= 0) {
 		int x;
 

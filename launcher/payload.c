@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "jail.h"
+#include "landlock_jail.h"
 
 /* A set-up step failed: that is stockade's failure, not the program's. */
 static _Noreturn void
@@ -74,13 +75,13 @@ default_action(int sig)
 
 _Noreturn void
 jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
-		  int status_fd)
+		  int status_fd, int notify_sock)
 {
 	const struct job_limits *l = &spec->limits;
 	struct rlimit cpu;
 	extern char **environ;
 	sigset_t none;
-	int fd, e;
+	int fd, e, abi;
 
 	if (setsid() < 0)
 		die(status_fd, STAGE_SETSID, errno);
@@ -139,8 +140,18 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 		die(status_fd, STAGE_CLOSE_FDS, errno);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
+	/* Fail closed: no Landlock, no job (landlock_jail.h). */
+	if ((e = jail_landlock_apply(spec, &abi)) < 0)
+		die(status_fd, STAGE_LANDLOCK, -e);
+	jail_send_record(status_fd, INIT_REC_LANDLOCK, abi, 0);
 	if (filter != NULL && (e = seccomp_load(filter)) < 0)
 		die(status_fd, STAGE_SECCOMP, -e);
+	/* The listener goes to the launcher, which answers every refused
+	 * call from now on (seccomp_unotify(2)); ours closes at exec. */
+	if (filter != NULL &&
+	    ((e = seccomp_notify_fd(filter)) < 0 ||
+	     proto_send(notify_sock, (const uint8_t *)"L", 1, e) < 0))
+		die(status_fd, STAGE_SECCOMP, e < 0 ? -e : EPIPE);
 
 	environ = spec->envp;
 	execvp(spec->argv[0], spec->argv);

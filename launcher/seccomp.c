@@ -1,71 +1,73 @@
 /*
- * seccomp.c: the jail's first seccomp filter, built with libseccomp.
+ * seccomp.c: the jail's seccomp filter, an allow-list built with
+ * libseccomp from a profile (policy/seccomp-*.ini, compiled in), loaded
+ * by the payload last before exec (payload.c).
  *
- * This is a deny-list on a default of allow; the full allow-list is the
- * subject of a later change (docs/decisions.md). What it guarantees now:
+ * Every call the profile does not allow gets SCMP_ACT_NOTIFY: the
+ * launcher holds the filter's listener (seccomp_unotify(2)), records the
+ * call in the result's denials, and answers it: EPERM (EAFNOSUPPORT for
+ * socket), or, when the profile says `denied = kill`, it ends the job
+ * (policy_violation). Rules no profile can weaken:
  *  - only the native x86_64 ABI: a call through the i386 (int 0x80) or x32
- *    ABI kills the process (SCMP_FLTATR_ACT_BADARCH);
- *  - EPERM for the calls that widen the kernel's attack surface or leave
- *    the jail: ptrace and cross-process memory access, bpf, io_uring,
- *    userfaultfd, perf_event_open, the key ring, the old and new mount
- *    API, unshare, setns, kexec, module loading, swap, reboot, acct,
- *    quotactl, file handles (open_by_handle_at: the "shocker" escape), and
- *    clone with any namespace flag;
+ *    ABI is notified too (SCMP_FLTATR_ACT_BADARCH) and ends the job;
  *  - ENOSYS for clone3, whose flags live in memory a filter cannot read,
  *    so libc falls back to clone, whose flags it can (as Docker and
- *    systemd-nspawn do);
- *  - EPERM for ioctl TIOCSTI and TIOCLINUX, compared on the low 32 bits
- *    the kernel uses, whatever the high bits (CVE-2016-7545, CVE-2017-5226);
- *  - EPERM for making a file setuid or setgid (chmod, fchmod, fchmodat,
- *    mkdir, mknod, open, openat and creat with O_CREAT or O_TMPFILE and
- *    such a mode; fchmodat2 and openat2, whose mode a filter cannot read or
- *    whose number libseccomp may not know, get ENOSYS so libc falls back):
- *    `nosuid` protects the jail, not the host, where the workspace's files
- *    keep their bits (systemd's RestrictSUIDSGID= is the model);
- *  - EAFNOSUPPORT for socket families other than AF_UNIX, AF_INET,
- *    AF_INET6 and AF_NETLINK: AF_VSOCK, for one, is not isolated by the
- *    network namespace and would reach the hypervisor;
- *  - with the /proc monitor holding memory (enforce.h), EPERM for the
- *    ways to hold memory that no process maps, which the monitor cannot
- *    see: memfd_create and memfd_secret (a file in memory, written and
- *    never mapped), SysV shared memory and message queues (shmget,
- *    msgget; the jail's IPC namespace has the kernel's huge defaults and
- *    its sysctls are writable only by the namespace's uid 0, which the
- *    jail does not map). A cgroup v2 leaf charges them, so they stay
- *    allowed there.
+ *    systemd-nspawn do); ENOSYS for fchmodat2 and openat2, whose mode a
+ *    filter cannot read, so libc falls back to fchmodat and openat;
+ *  - clone only without namespace flags; ioctl except TIOCSTI and
+ *    TIOCLINUX, compared on the low 32 bits the kernel reads, whatever
+ *    the high bits (CVE-2016-7545, CVE-2017-5226); socket only for
+ *    AF_UNIX, AF_INET, AF_INET6 (AF_NETLINK, AF_PACKET, AF_VSOCK refused:
+ *    vsock is not isolated by the network namespace); personality only
+ *    the default persona (and the query 0xffffffff);
+ *  - no setuid or setgid bits from chmod, fchmod, fchmodat, mkdir(at),
+ *    mknod(at), creat, or open(at) with O_CREAT or O_TMPFILE: `nosuid`
+ *    protects the jail, not the host, where the workspace's files keep
+ *    their bits (systemd's RestrictSUIDSGID= is the model);
+ *  - under the /proc monitor (enforce.h), no memfd_create, memfd_secret,
+ *    shmget or msgget: memory no process maps, which the monitor cannot
+ *    see; a cgroup v2 leaf charges it, so they stay allowed there.
+ * An allowed call with such a rule is allowed only where its arguments
+ * pass; elsewhere it is notified like any refused call.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <ini.h>
+
 #include "jail.h"
 
-static const char *const denied[] = {
-	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "bpf",
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	"userfaultfd", "perf_event_open", "keyctl", "add_key", "request_key",
-	"mount", "umount2", "pivot_root", "fsopen", "fsmount", "fsconfig",
-	"fspick", "move_mount", "open_tree", "mount_setattr", "unshare",
-	"setns", "kexec_load", "kexec_file_load", "init_module",
-	"finit_module", "delete_module", "swapon", "swapoff", "reboot", "acct",
-	"quotactl", "quotactl_fd", "lookup_dcookie", "open_by_handle_at",
-	"name_to_handle_at", "settimeofday", "clock_settime", "clock_adjtime",
-	"adjtimex", "syslog", "vhangup", "chroot", "iopl", "ioperm",
-	"create_module", "get_kernel_syms", "query_module", "nfsservctl",
-	"uselib", "ustat", "sysfs", "_sysctl", "pciconfig_read",
-	"pciconfig_write", "fanotify_init",
+extern const char seccomp_profile_default[];
+extern const char seccomp_profile_strict[];
+
+static const struct {
+	const char *name;
+	const char *text;
+} profiles[] = {
+	{"default", seccomp_profile_default},
+	{"strict", seccomp_profile_strict},
 };
 
-static const unsigned long ns_flags[] = {
-	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC,
-	CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME,
-};
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+/* x86_64 numbers of calls libseccomp 2.5 may not know by name. */
+#define NR_FCHMODAT2 452
 
-/* Syscalls taking a mode, and which argument holds it. */
+#define SUID_BITS (S_ISUID | S_ISGID)
+#define NS_FLAGS                                                             \
+	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |         \
+	 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+
+/* Calls that take a mode, and which argument holds it. */
 static const struct {
 	const char *name;
 	unsigned mode_arg;
@@ -74,162 +76,190 @@ static const struct {
 	{"mkdirat", 2}, {"mknod", 1}, {"mknodat", 2}, {"creat", 1},
 };
 
-/* open(2) and openat(2): flags argument, then mode. */
-static const struct {
-	const char *name;
-	unsigned flags_arg;
-} open_calls[] = {{"open", 1}, {"openat", 2}};
-
-#ifndef __O_TMPFILE
-#define __O_TMPFILE 020000000
-#endif
-/* x86_64 numbers of calls libseccomp 2.5 may not know by name. */
-#define NR_FCHMODAT2 452
-/* Newer mount API calls (Linux 6.8, 6.8, 6.15): statmount, listmount,
- * open_tree_attr. Denied like the rest of the mount API. */
-static const int new_mount_calls[] = {457, 458, 467};
-
-static int
-deny_suid_sgid(scmp_filter_ctx ctx)
-{
-	static const unsigned long bits[] = {S_ISUID, S_ISGID};
-	static const unsigned long creating[] = {O_CREAT, __O_TMPFILE};
-
-	for (size_t i = 0; i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++) {
-		int nr = seccomp_syscall_resolve_name(mode_calls[i].name);
-
-		if (nr == __NR_SCMP_ERROR || nr < 0)
-			continue;
-		for (size_t b = 0; b < 2; b++) {
-			struct scmp_arg_cmp c = {
-				.arg = mode_calls[i].mode_arg,
-				.op = SCMP_CMP_MASKED_EQ,
-				.datum_a = bits[b], .datum_b = bits[b],
-			};
-
-			if (seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM),
-						   nr, 1, &c) < 0)
-				return -1;
-		}
-	}
-	for (size_t i = 0; i < sizeof(open_calls) / sizeof(open_calls[0]); i++) {
-		int nr = seccomp_syscall_resolve_name(open_calls[i].name);
-		unsigned fa = open_calls[i].flags_arg;
-
-		if (nr == __NR_SCMP_ERROR || nr < 0)
-			continue;
-		for (size_t f = 0; f < 2; f++)
-			for (size_t b = 0; b < 2; b++) {
-				struct scmp_arg_cmp c[2] = {
-					{.arg = fa, .op = SCMP_CMP_MASKED_EQ,
-					 .datum_a = creating[f],
-					 .datum_b = creating[f]},
-					{.arg = fa + 1, .op = SCMP_CMP_MASKED_EQ,
-					 .datum_a = bits[b], .datum_b = bits[b]},
-				};
-
-				if (seccomp_rule_add_array(
-					    ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
-					    c) < 0)
-					return -1;
-			}
-	}
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), NR_FCHMODAT2, 0) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2),
-			     0) < 0)
-		return -1;
-	return 0;
-}
-
-/*
- * socket(2) and socketpair(2) families other than the four allowed. The
- * kernel reads the family as an int, so a value with high bits set is a
- * different 64-bit number: every such value is above AF_NETLINK and
- * denied by the "greater than" rule.
- */
-static int
-deny_socket_families(scmp_filter_ctx ctx)
-{
-	static const char *const calls[] = {"socket", "socketpair"};
-
-	for (size_t i = 0; i < 2; i++) {
-		int nr = seccomp_syscall_resolve_name(calls[i]);
-
-		if (nr == __NR_SCMP_ERROR || nr < 0)
-			continue;
-		for (unsigned long fam = 0; fam < AF_NETLINK; fam++) {
-			if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
-				continue;
-			if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
-					     nr, 1,
-					     SCMP_A0_64(SCMP_CMP_EQ, fam)) < 0)
-				return -1;
-		}
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1,
-				     SCMP_A0_64(SCMP_CMP_GT, AF_NETLINK)) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* Calls that hold memory no process maps (see the top of this file). */
 static const char *const unseen_memory[] = {
 	"memfd_create", "memfd_secret", "shmget", "msgget",
 };
 
-scmp_filter_ctx
-jail_seccomp_build(bool monitor)
+struct loader {
+	scmp_filter_ctx ctx;
+	bool monitor;
+	bool kill;
+	bool failed;
+	char *why;
+	size_t whylen;
+};
+
+static int
+allow(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *c)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, n, c);
+}
 
-	if (ctx == NULL)
-		return NULL;
-	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-			     SCMP_ACT_KILL_PROCESS) < 0)
-		goto fail;
-	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
-		int nr = seccomp_syscall_resolve_name(denied[i]);
+/* Allows NAME (number NR), with the fixed argument rules for the calls
+ * that have them. Returns 0 or a libseccomp error. */
+static int
+allow_call(scmp_filter_ctx ctx, const char *name, int nr)
+{
+	struct scmp_arg_cmp c;
+	int e = 0;
 
-		/* A name this architecture lacks is not an error. */
-		if (nr == __NR_SCMP_ERROR || nr < 0)
-			continue;
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) < 0)
-			goto fail;
+	if (strcmp(name, "clone3") == 0)
+		return 0; /* ENOSYS, below */
+	if (strcmp(name, "ioctl") == 0) {
+		c = SCMP_A1_32(SCMP_CMP_LT, TIOCSTI);
+		if ((e = allow(ctx, nr, 1, &c)) < 0)
+			return e;
+		c = SCMP_A1_32(SCMP_CMP_GT, TIOCLINUX);
+		if ((e = allow(ctx, nr, 1, &c)) < 0)
+			return e;
+		for (unsigned v = TIOCSTI + 1; v < TIOCLINUX && e == 0; v++) {
+			c = SCMP_A1_32(SCMP_CMP_EQ, v);
+			e = allow(ctx, nr, 1, &c);
+		}
+		return e;
 	}
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
+	if (strcmp(name, "clone") == 0) {
+		c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
+		return allow(ctx, nr, 1, &c);
+	}
+	if (strcmp(name, "socket") == 0) {
+		static const int families[] = {AF_UNIX, AF_INET, AF_INET6};
+
+		for (size_t i = 0; i < 3 && e == 0; i++) {
+			c = SCMP_A0_64(SCMP_CMP_EQ, (scmp_datum_t)families[i]);
+			e = allow(ctx, nr, 1, &c);
+		}
+		return e;
+	}
+	if (strcmp(name, "personality") == 0) {
+		c = SCMP_A0_32(SCMP_CMP_EQ, PER_LINUX);
+		if ((e = allow(ctx, nr, 1, &c)) < 0)
+			return e;
+		c = SCMP_A0_32(SCMP_CMP_EQ, 0xffffffffu);
+		return allow(ctx, nr, 1, &c);
+	}
+	if (strcmp(name, "open") == 0 || strcmp(name, "openat") == 0) {
+		unsigned fa = name[4] == 'a' ? 2 : 1;
+
+		/* Not creating, or creating without the bits. */
+		c = (struct scmp_arg_cmp){fa, SCMP_CMP_MASKED_EQ,
+					  O_CREAT | __O_TMPFILE, 0};
+		if ((e = allow(ctx, nr, 1, &c)) < 0)
+			return e;
+		c = (struct scmp_arg_cmp){fa + 1, SCMP_CMP_MASKED_EQ, SUID_BITS,
+					  0};
+		return allow(ctx, nr, 1, &c);
+	}
+	for (size_t i = 0; i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++)
+		if (strcmp(name, mode_calls[i].name) == 0) {
+			c = (struct scmp_arg_cmp){mode_calls[i].mode_arg,
+						  SCMP_CMP_MASKED_EQ, SUID_BITS,
+						  0};
+			return allow(ctx, nr, 1, &c);
+		}
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+}
+
+static bool
+unseen(const char *name)
+{
+	for (size_t i = 0; i < sizeof(unseen_memory) / sizeof(unseen_memory[0]);
+	     i++)
+		if (strcmp(name, unseen_memory[i]) == 0)
+			return true;
+	return false;
+}
+
+/* inih's handler: one key of the profile. */
+static int
+on_key(void *arg, const char *section, const char *name, const char *value)
+{
+	struct loader *ld = arg;
+	int nr, e;
+
+	if (ld->failed)
+		return 0;
+	if (strcmp(section, "profile") == 0 && strcmp(name, "denied") == 0 &&
+	    (strcmp(value, "errno") == 0 || strcmp(value, "kill") == 0)) {
+		ld->kill = strcmp(value, "kill") == 0;
+		return 1;
+	}
+	if (strcmp(section, "allow") != 0 || value[0] != '\0') {
+		snprintf(ld->why, ld->whylen, "unknown key [%s] %s = %s", section,
+			 name, value);
+		ld->failed = true;
+		return 0;
+	}
+	nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR || nr < 0) {
+		snprintf(ld->why, ld->whylen, "no system call \"%s\" on this "
+			 "architecture", name);
+		ld->failed = true;
+		return 0;
+	}
+	if (ld->monitor && unseen(name))
+		return 1;
+	if ((e = allow_call(ld->ctx, name, nr)) < 0) {
+		snprintf(ld->why, ld->whylen, "cannot allow %s: %s", name,
+			 strerror(-e));
+		ld->failed = true;
+		return 0;
+	}
+	return 1;
+}
+
+const char *
+jail_seccomp_profile(const char *name)
+{
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+		if (strcmp(profiles[i].name, name) == 0)
+			return profiles[i].text;
+	return NULL;
+}
+
+scmp_filter_ctx
+jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
+		   size_t whylen)
+{
+	const char *text = jail_seccomp_profile(profile);
+	struct loader ld = {.monitor = monitor, .why = why, .whylen = whylen};
+	int r;
+
+	snprintf(why, whylen, "out of memory");
+	if (text == NULL) {
+		snprintf(why, whylen, "no seccomp profile \"%s\" (there are "
+			 "default and strict)", profile);
+		return NULL;
+	}
+	ld.ctx = seccomp_init(SCMP_ACT_NOTIFY);
+	if (ld.ctx == NULL)
+		return NULL;
+	if (seccomp_attr_set(ld.ctx, SCMP_FLTATR_ACT_BADARCH,
+			     SCMP_ACT_NOTIFY) < 0)
+		goto fail;
+	r = ini_parse_string(text, on_key, &ld);
+	if (r != 0 || ld.failed) {
+		if (!ld.failed)
+			snprintf(why, whylen, "line %d: syntax error", r);
+		goto fail_why;
+	}
+	/* The payload hands the listener over with sendmsg after loading
+	 * the filter, and then execs: both must pass whatever the profile
+	 * (a profile without sockets has nothing else to send on). */
+	if (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0) < 0 ||
+	    seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0) < 0 ||
+	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
+			     0) < 0 ||
+	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), NR_FCHMODAT2, 0) < 0 ||
+	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2),
 			     0) < 0)
 		goto fail;
-	for (size_t i = 0; i < sizeof(new_mount_calls) / sizeof(new_mount_calls[0]);
-	     i++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), new_mount_calls[i],
-				     0) < 0)
-			goto fail;
-	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-				     SCMP_SYS(clone), 1,
-				     SCMP_A0_64(SCMP_CMP_MASKED_EQ, ns_flags[i],
-						ns_flags[i])) < 0)
-			goto fail;
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-			     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffu,
-					TIOCSTI)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-			     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffu,
-					TIOCLINUX)) < 0)
-		goto fail;
-	if (deny_suid_sgid(ctx) < 0 || deny_socket_families(ctx) < 0)
-		goto fail;
-	for (size_t i = 0; monitor && i < sizeof(unseen_memory) /
-						  sizeof(unseen_memory[0]); i++) {
-		int nr = seccomp_syscall_resolve_name(unseen_memory[i]);
-
-		if (nr == __NR_SCMP_ERROR || nr < 0)
-			continue;
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) < 0)
-			goto fail;
-	}
-	return ctx;
+	*kill = ld.kill;
+	return ld.ctx;
 fail:
-	seccomp_release(ctx);
+	snprintf(why, whylen, "libseccomp refused a rule");
+fail_why:
+	seccomp_release(ld.ctx);
 	return NULL;
 }

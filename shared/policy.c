@@ -174,6 +174,12 @@ set_scalar(struct loader *l, size_t i, const char *v)
 		ok = v[0] == '\0' ||
 		     policy_valid_path(k->name, v, why, sizeof(why));
 		break;
+	case K_PROFILE:
+		ok = strcmp(v, "default") == 0 || strcmp(v, "strict") == 0;
+		if (!ok)
+			snprintf(why, sizeof(why), "%s: expected default or "
+				 "strict, got \"%s\"", k->name, v);
+		break;
 	default:
 		ok = false;
 		snprintf(why, sizeof(why), "internal error: key kind");
@@ -238,6 +244,11 @@ add_mount(struct loader *l, const char *key, const char *v)
 		kind = MOUNT_RO_BIND;
 	else if (strcmp(key, "ro_bind_try") == 0)
 		kind = MOUNT_RO_BIND_TRY;
+	/* Test only: bound like ro_bind, with no Landlock rule, so that a
+	 * test can show Landlock holding where the mount layer does not
+	 * (launcher/landlock_jail.h). */
+	else if (strcmp(key, "unsafe_ro_bind_no_landlock") == 0)
+		kind = MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK;
 	else
 		return fail(l, "unknown key \"%s\" in [filesystem]", key);
 	if (!policy_valid_path(key, v, why, sizeof(why)))
@@ -615,6 +626,7 @@ policy_clear(struct policy *p)
 	free(p->user);
 	free(p->home);
 	free(p->cgroup);
+	free(p->seccomp_profile);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -52,6 +52,7 @@ struct policy {
 	uint32_t uid, gid;          /* [jail] uid, gid: non-zero */
 	bool pty;                   /* [jail] pty: a private /dev/pts */
 	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */
+	char *seccomp_profile;      /* [jail] seccomp_profile: default, strict */
 	struct fs_quota files;      /* [files] */
 	enum job_enforcement enforcement; /* [limits] enforcement */
 	char *cgroup;               /* [limits] cgroup: "" or absolute */

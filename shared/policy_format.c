@@ -100,6 +100,10 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 			return 0;
 		ok = policy_valid_path(k->name, *v, why, sizeof(why));
 		break;
+	case K_PROFILE:
+		*v = *(char *const *)(const void *)field;
+		return *v != NULL && (strcmp(*v, "default") == 0 ||
+				      strcmp(*v, "strict") == 0) ? 0 : -EINVAL;
 	case K_HOSTNAME:
 	case K_USER:
 	case K_PATH:
@@ -141,7 +145,15 @@ put_header(FILE *out, const char *name)
 static const char *
 mount_key(enum mount_kind kind)
 {
-	return kind == MOUNT_RO_BIND ? "ro_bind" : "ro_bind_try";
+	switch (kind) {
+	case MOUNT_RO_BIND_TRY:
+		return "ro_bind_try";
+	case MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK:
+		return "unsafe_ro_bind_no_landlock";
+	case MOUNT_RO_BIND:
+	default:
+		return "ro_bind";
+	}
 }
 
 /* Copies the NAME of "NAME=value" into NAME (LINE_MAX_BYTES + 1 bytes). */
@@ -193,7 +205,8 @@ check_format(const struct policy *p)
 	for (i = 0; i < p->nmounts; i++) {
 		const struct mount_entry *m = &p->mounts[i];
 
-		if ((m->kind != MOUNT_RO_BIND && m->kind != MOUNT_RO_BIND_TRY) ||
+		if ((m->kind != MOUNT_RO_BIND && m->kind != MOUNT_RO_BIND_TRY &&
+		     m->kind != MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK) ||
 		    !m->source || !m->target ||
 		    strcmp(m->source, m->target) != 0 ||
 		    !policy_valid_path("", m->source, why, sizeof(why)) ||

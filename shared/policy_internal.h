@@ -41,6 +41,8 @@ enum key_kind {
 	K_MODE,     /* uint32_t field, octal permission bits ("0755") */
 	K_ENFORCE,  /* enum job_enforcement field: auto, monitor, cgroup2 */
 	K_CGROUP,   /* char * field: "" or absolute and normalised */
+	K_PROFILE,  /* char * field: a seccomp profile's name, "default" or
+		     * "strict" (the ones the launcher has compiled in) */
 };
 
 /* One scalar key. The order of this table is the order of default.ini,

@@ -38,6 +38,8 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_JAIL, "gid", K_U32, FIELD(gid), 1, 65533, 1},
 	{SEC_JAIL, "home", K_PATH, FIELD(home), 0, 0, 0},
 	{SEC_JAIL, "pty", K_BOOL, FIELD(pty), 0, 0, 0},
+	{SEC_JAIL, "seccomp_profile", K_PROFILE, FIELD(seccomp_profile), 0, 0,
+	 0},
 	{SEC_JAIL, "unsafe_no_seccomp", K_BOOL, FIELD(unsafe_no_seccomp), 0, 0,
 	 0},
 	/* [files]: the host file API's quotas (broker/fsapi.h). A path is at

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -133,6 +134,7 @@ proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
 	wbuf_put_u8(&w, (uint8_t)s->enforcement);
 	wbuf_put_str(&w, s->cgroup ? s->cgroup : "");
 	wbuf_put_u64(&w, s->workspace_allow);
+	wbuf_put_str(&w, s->seccomp_profile ? s->seccomp_profile : "default");
 	return finish(&w, PROTO_RUN);
 }
 
@@ -172,6 +174,13 @@ proto_encode_result(uint8_t *buf, size_t size, const struct job_result *r)
 	wbuf_put_u64(&w, r->peak_memory_kb);
 	wbuf_put_u32(&w, r->peak_processes);
 	wbuf_put_u8(&w, (uint8_t)r->enforcement);
+	wbuf_put_i32(&w, r->landlock_abi);
+	wbuf_put_u32(&w, r->ndenials);
+	for (uint32_t i = 0; i < r->ndenials && i < JOB_MAX_DENIALS; i++) {
+		wbuf_put_str(&w, r->denials[i].syscall);
+		wbuf_put_u32(&w, r->denials[i].count);
+		wbuf_put_u64(&w, r->denials[i].first_ms);
+	}
 	wbuf_put_u64(&w, r->stdout_bytes);
 	wbuf_put_u64(&w, r->stderr_bytes);
 	wbuf_put_str(&w, detail);
@@ -380,6 +389,9 @@ proto_decode_run(const uint8_t *body, size_t len, struct job_spec *s)
 	e = -EBADMSG;
 	if (rbuf_get_u64(&r, &s->workspace_allow) < 0)
 		goto fail;
+	e = rbuf_get_str(&r, &s->seccomp_profile, JOB_MAX_PROFILE);
+	if (e < 0)
+		goto fail;
 	e = rbuf_end(&r);
 	if (e < 0)
 		goto fail;
@@ -422,6 +434,32 @@ fail:
 	return e;
 }
 
+/* The denials of a RESULT: a count, then each name (a C string that fits
+ * JOB_DENIAL_NAME), count and first_ms. */
+static int
+get_denials(struct rbuf *r, struct job_result *res)
+{
+	int e;
+
+	if (rbuf_get_u32(r, &res->ndenials) < 0)
+		return -EBADMSG;
+	if (res->ndenials > JOB_MAX_DENIALS)
+		return -EMSGSIZE;
+	for (uint32_t i = 0; i < res->ndenials; i++) {
+		struct job_denial *d = &res->denials[i];
+		char *name = NULL;
+
+		if ((e = rbuf_get_str(r, &name, JOB_DENIAL_NAME - 1)) < 0)
+			return e;
+		snprintf(d->syscall, sizeof(d->syscall), "%s", name);
+		free(name);
+		if (rbuf_get_u32(r, &d->count) < 0 ||
+		    rbuf_get_u64(r, &d->first_ms) < 0)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
 int
 proto_decode_result(const uint8_t *body, size_t len, struct job_result *res)
 {
@@ -441,7 +479,13 @@ proto_decode_result(const uint8_t *body, size_t len, struct job_result *res)
 	    rbuf_get_u64(&r, &res->peak_memory_kb) < 0 ||
 	    rbuf_get_u32(&r, &res->peak_processes) < 0 ||
 	    rbuf_get_u8(&r, &enforcement) < 0 ||
-	    rbuf_get_u64(&r, &res->stdout_bytes) < 0 ||
+	    rbuf_get_i32(&r, &res->landlock_abi) < 0)
+		goto fail;
+	e = get_denials(&r, res);
+	if (e < 0)
+		goto fail;
+	e = -EBADMSG;
+	if (rbuf_get_u64(&r, &res->stdout_bytes) < 0 ||
 	    rbuf_get_u64(&r, &res->stderr_bytes) < 0)
 		goto fail;
 	e = rbuf_get_str(&r, &res->detail, JOB_MAX_DETAIL);
@@ -495,6 +539,7 @@ job_spec_clear(struct job_spec *s)
 	free(s->user);
 	free(s->home);
 	free(s->cgroup);
+	free(s->seccomp_profile);
 	if (s->mounts != NULL)
 		for (uint32_t i = 0; i < s->nmounts; i++) {
 			free(s->mounts[i].source);

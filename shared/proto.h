@@ -30,7 +30,7 @@
 
 #include "result.h"
 
-#define PROTO_VERSION 2u
+#define PROTO_VERSION 3u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
@@ -72,6 +72,10 @@ const char *proto_msg_name(uint16_t type);
 enum mount_kind {
 	MOUNT_RO_BIND = 1,     /* must exist, else the job is refused */
 	MOUNT_RO_BIND_TRY = 2, /* skipped when the host path is missing */
+	/* Test only (policy key unsafe_ro_bind_no_landlock): mounted as
+	 * MOUNT_RO_BIND, but given no Landlock rule, so a test can show
+	 * Landlock refusing what the mount layer lets through. */
+	MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK = 3,
 };
 
 struct mount_entry {
@@ -85,6 +89,7 @@ struct mount_entry {
 #define JOB_F_DEVPTS 0x2u            /* a private /dev/pts ([jail] pty) */
 #define JOB_F_KNOWN (JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS)
 #define JOB_MAX_USER 32u
+#define JOB_MAX_PROFILE 32u
 
 /* One job, as RUN carries it. All strings and arrays owned by the struct. */
 struct job_spec {
@@ -111,6 +116,9 @@ struct job_spec {
 	enum job_enforcement enforcement;
 	char *cgroup;
 	uint64_t workspace_allow;
+	/* The seccomp profile ([jail] seccomp_profile): a compiled-in
+	 * profile's name, [a-z]+, at most JOB_MAX_PROFILE bytes. */
+	char *seccomp_profile;
 };
 
 /* Frees everything SPEC owns and zeroes it; accepts NULL. */

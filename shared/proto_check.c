@@ -108,6 +108,12 @@ proto_check_spec(const struct job_spec *s)
 		return -EINVAL;
 	if ((unsigned)s->enforcement > ENFORCE_MAX)
 		return -EINVAL;
+	if (s->seccomp_profile != NULL &&
+	    (s->seccomp_profile[0] == '\0' ||
+	     strlen(s->seccomp_profile) > JOB_MAX_PROFILE ||
+	     strspn(s->seccomp_profile, "abcdefghijklmnopqrstuvwxyz") !=
+		     strlen(s->seccomp_profile)))
+		return -EINVAL;
 	/* The cgroup is the policy's: "" (the launcher's own) or absolute. */
 	if (s->cgroup != NULL && s->cgroup[0] != '\0' &&
 	    check_abs_path(s->cgroup) < 0)
@@ -115,7 +121,8 @@ proto_check_spec(const struct job_spec *s)
 	for (uint32_t i = 0; i < s->nmounts; i++) {
 		const struct mount_entry *m = &s->mounts[i];
 
-		if (m->kind != MOUNT_RO_BIND && m->kind != MOUNT_RO_BIND_TRY)
+		if (m->kind != MOUNT_RO_BIND && m->kind != MOUNT_RO_BIND_TRY &&
+		    m->kind != MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK)
 			return -EINVAL;
 		if (check_abs_path(m->source) < 0 ||
 		    check_abs_path(m->target) < 0 || jail_owned(m->target))
@@ -208,6 +215,20 @@ proto_check_result(uint32_t status, const struct job_result *r,
 	if (r->enforcement != ENFORCE_MONITOR &&
 	    r->enforcement != ENFORCE_CGROUP2)
 		return -EINVAL;
+	if (r->landlock_abi < 0 || r->landlock_abi > 1000 ||
+	    r->ndenials > JOB_MAX_DENIALS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < r->ndenials; i++) {
+		const char *n = r->denials[i].syscall;
+		size_t len = strnlen(n, JOB_DENIAL_NAME);
+
+		/* A name as libseccomp spells it, or "abi:number". */
+		if (len == 0 || len == JOB_DENIAL_NAME ||
+		    strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_:") != len ||
+		    r->denials[i].count == 0 ||
+		    r->denials[i].first_ms > INT64_MAX)
+			return -EINVAL;
+	}
 	if (r->wall_ms > INT64_MAX || r->cpu_ms > INT64_MAX ||
 	    r->peak_memory_kb > INT64_MAX || r->stdout_bytes > INT64_MAX ||
 	    r->stderr_bytes > INT64_MAX)

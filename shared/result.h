@@ -49,6 +49,16 @@ struct job_limits {
 	uint64_t workspace_bytes; /* [files] workspace_mb, bytes (> 0) */
 };
 
+/* One system call the jail's seccomp filter refused (issue 5). */
+#define JOB_MAX_DENIALS 32u
+#define JOB_DENIAL_NAME 32u
+struct job_denial {
+	char syscall[JOB_DENIAL_NAME]; /* "ptrace", or "i386:20" for a foreign
+					* ABI's number; NUL-terminated */
+	uint32_t count;                /* times refused */
+	uint64_t first_ms;             /* first refusal, ms since the start */
+};
+
 /* What the launcher reports for one job. Strings are owned by the struct. */
 struct job_result {
 	uint64_t job_id;
@@ -60,6 +70,9 @@ struct job_result {
 	uint64_t peak_memory_kb; /* peak resident memory of the jail, KiB */
 	uint32_t peak_processes; /* most tasks of the jail seen at once */
 	enum job_enforcement enforcement; /* MONITOR or CGROUP2 */
+	int32_t landlock_abi;    /* Landlock ABI the jail got; 0 = none */
+	uint32_t ndenials;       /* entries of denials, <= JOB_MAX_DENIALS */
+	struct job_denial denials[JOB_MAX_DENIALS]; /* by first refusal */
 	uint64_t stdout_bytes;   /* bytes the program wrote to stdout */
 	uint64_t stderr_bytes;   /* bytes the program wrote to stderr */
 	char *detail;            /* NUL-terminated; "" when nothing to add */

@@ -821,8 +821,15 @@ def case_int80(r):
     if o["status"] == "exit_nonzero" and o["exit_code"] == 77:
         raise Skip("not an x86-64 build: " + o["stdout"].strip())
     want_status(o, "policy_violation")
-    check(o["signal"] == "SIGSYS", f"signal {o['signal']!r}, expected "
-                                   f"SIGSYS (the seccomp kill)")
+    # The filter notifies the launcher, which names the call and ends
+    # the job (launcher/seccomp.c, denials.c).
+    check(o["signal"] == "SIGKILL", f"signal {o['signal']!r}, expected "
+                                    f"SIGKILL (the launcher ends the job)")
+    names = [d["syscall"] for d in o["denials"]]
+    check(names == ["i386:20"], f"denials {o['denials']!r}, expected the "
+                                f"i386 getpid (20) alone")
+    check("i386:20" in o["detail"], f"the detail does not name the call: "
+                                    f"{o['detail']!r}")
     return f"detail {o['detail']!r}"
 
 

@@ -381,6 +381,10 @@ def parse_text(reply):
     if lines[3].startswith("detail: "):
         got["detail"] = lines[3][len("detail: "):]
         rest = 4
+    got["denied"] = ""
+    if lines[rest].startswith("denied: "):
+        got["denied"] = lines[rest][len("denied: "):]
+        rest += 1
     if not re.match(r"--- stdout \(\d+ bytes[,)].* ---$", lines[rest]):
         raise AssertionError(f"line {rest + 1}: no stdout header: "
                              f"{lines[rest]!r}")

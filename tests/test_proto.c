@@ -8,7 +8,10 @@
  * real SOCK_SEQPACKET socketpair, counting open descriptors to prove that
  * refused ones are closed. Version 2 (issue 4): RUN's cpu_percent,
  * workspace_bytes, enforcement, cgroup and workspace_allow; RESULT's
- * peak_processes and enforcement.
+ * peak_processes and enforcement. Version 3 (issue 5): RESULT's
+ * landlock_abi and denials, with every rule of proto_check_result on them
+ * at the encoder and the decoder alike; RUN's seccomp_profile (after
+ * workspace_allow) and the test-only mount kind 3.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -110,6 +113,7 @@ sample_spec(struct job_spec *s)
 	s->enforcement = ENFORCE_CGROUP2;
 	s->cgroup = xstrdup("/sys/fs/cgroup/stockade.slice/jobs");
 	s->workspace_allow = (UINT64_C(1) << 35) + 11; /* past 32 bits */
+	s->seccomp_profile = xstrdup("strict");
 }
 
 /* A zeroed result the wire accepts: every RESULT names how its limits
@@ -127,6 +131,79 @@ set_str(char **slot, const char *v)
 {
 	free(*slot);
 	*slot = xstrdup(v);
+}
+
+/* Sets denial D to NAME (copied whole, even past a NUL-free 32 bytes:
+ * NAME may fill the array), COUNT and FIRST_MS. */
+static void
+set_denial(struct job_denial *d, const char *name, uint32_t count,
+	   uint64_t first_ms)
+{
+	size_t n = strlen(name);
+
+	cr_assert(n <= sizeof(d->syscall));
+	memset(d->syscall, 0, sizeof(d->syscall));
+	memcpy(d->syscall, name, n);
+	d->count = count;
+	d->first_ms = first_ms;
+}
+
+/* A name of 31 bytes (the longest), of every kind of byte allowed. */
+#define NAME_31 "abcdefghijklmnopqrstuvwxyz_:059"
+
+/*
+ * Writes N denial entries of D (str syscall, u32 count, u64 first_ms)
+ * with no checks at all, however many that is, each name as the bytes up
+ * to its NUL or the end of its array.
+ */
+static void
+raw_denial_entries(struct wbuf *w, uint32_t n, const struct job_denial *d)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		wbuf_put_bytes(w, d[i].syscall,
+			       strnlen(d[i].syscall, sizeof(d[i].syscall)));
+		wbuf_put_u32(w, d[i].count);
+		wbuf_put_u64(w, d[i].first_ms);
+	}
+}
+
+/* The issue 5 part of a RESULT body: i32 landlock_abi, u32 ndenials = N,
+ * then N entries of D (raw_denial_entries). */
+static void
+raw_denials(struct wbuf *w, int32_t abi, uint32_t n,
+	    const struct job_denial *d)
+{
+	wbuf_put_i32(w, abi);
+	wbuf_put_u32(w, n);
+	raw_denial_entries(w, n, d);
+}
+
+/* The denials of A and B agree, entry by entry. */
+static void
+assert_denials_eq(const struct job_result *a, const struct job_result *b)
+{
+	cr_assert_eq(a->landlock_abi, b->landlock_abi);
+	cr_assert_eq(a->ndenials, b->ndenials);
+	for (uint32_t i = 0; i < a->ndenials; i++) {
+		cr_assert_str_eq(a->denials[i].syscall, b->denials[i].syscall,
+				 "denial %u", i);
+		cr_assert_eq(a->denials[i].count, b->denials[i].count,
+			     "denial %u", i);
+		cr_assert_eq(a->denials[i].first_ms, b->denials[i].first_ms,
+			     "denial %u", i);
+	}
+}
+
+/* A refused RESULT leaves no landlock_abi and no denial behind. */
+static void
+assert_no_denials(const struct job_result *r)
+{
+	static const struct job_denial zero[JOB_MAX_DENIALS];
+
+	cr_assert_eq(r->landlock_abi, 0);
+	cr_assert_eq(r->ndenials, 0);
+	cr_assert_eq(memcmp(r->denials, zero, sizeof(zero)), 0,
+		     "denials not cleared");
 }
 
 /*
@@ -170,6 +247,7 @@ raw_run_body(struct wbuf *w, const struct job_spec *s)
 	wbuf_put_u8(w, (uint8_t)s->enforcement);
 	wbuf_put_str(w, s->cgroup ? s->cgroup : "");
 	wbuf_put_u64(w, s->workspace_allow);
+	wbuf_put_str(w, s->seccomp_profile ? s->seccomp_profile : "default");
 }
 
 static size_t
@@ -195,6 +273,7 @@ assert_spec_cleared(const struct job_spec *s)
 	cr_assert_null(s->user);
 	cr_assert_null(s->home);
 	cr_assert_null(s->cgroup);
+	cr_assert_null(s->seccomp_profile);
 	cr_assert_null(s->mounts);
 	cr_assert_eq(s->argc, 0);
 	cr_assert_eq(s->envc, 0);
@@ -246,6 +325,10 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	cr_assert_not_null(b->cgroup);
 	cr_assert_str_eq(a->cgroup ? a->cgroup : "", b->cgroup);
 	cr_assert_eq(a->workspace_allow, b->workspace_allow);
+	/* A NULL profile travels as "default". */
+	cr_assert_not_null(b->seccomp_profile);
+	cr_assert_str_eq(a->seccomp_profile ? a->seccomp_profile : "default",
+			 b->seccomp_profile);
 }
 
 /* Splits MSG[0..N) and expects TYPE; returns the body length. */
@@ -320,8 +403,11 @@ Test(proto, numbers_are_fixed)
 	cr_assert_eq(PROTO_CANCEL, 6);
 	cr_assert_eq(PROTO_MSG_TYPE_MAX, 6);
 	cr_assert_eq(PROTO_HEADER_SIZE, 8);
-	/* Version 2: RUN and RESULT grew the issue 4 fields. */
-	cr_assert_eq(PROTO_VERSION, 2);
+	/* Version 2: RUN and RESULT grew the issue 4 fields; version 3:
+	 * RESULT grew landlock_abi and denials (issue 5). */
+	cr_assert_eq(PROTO_VERSION, 3);
+	cr_assert_eq(JOB_MAX_DENIALS, 32);
+	cr_assert_eq(JOB_DENIAL_NAME, 32);
 }
 
 /* ---- round trips ---- */
@@ -417,6 +503,8 @@ Test(round_trip, run_minimal)
 	free(in.cgroup);
 	in.cgroup = NULL;
 	in.workspace_allow = 0;
+	free(in.seccomp_profile);
+	in.seccomp_profile = NULL; /* travels as "default" */
 
 	n = proto_encode_run(msg, sizeof(msg), &in);
 	len = header_ok(n, PROTO_RUN, &body);
@@ -640,12 +728,17 @@ Test(round_trip, result)
 	in.peak_memory_kb = 4096;
 	in.peak_processes = UINT32_MAX; /* any u32 */
 	in.enforcement = ENFORCE_CGROUP2;
+	in.landlock_abi = 6;
+	in.ndenials = 2;
+	set_denial(&in.denials[0], "ptrace", 3, 12);
+	set_denial(&in.denials[1], "i386:20", 1, 40);
 	in.stdout_bytes = 10;
 	in.stderr_bytes = INT64_MAX; /* the largest figure a RESULT carries */
 	in.detail = xstrdup("killed by SIGSEGV at 0x0");
 	n = proto_encode_result(msg, sizeof(msg), &in);
 	len = header_ok(n, PROTO_RESULT, &body);
 	cr_assert_eq(proto_decode_result(body, len, &out), 0);
+	assert_denials_eq(&in, &out);
 	cr_assert_eq(out.job_id, in.job_id);
 	cr_assert_eq(out.status, in.status);
 	cr_assert_eq(out.exit_code, in.exit_code);
@@ -775,6 +868,144 @@ Test(round_trip, result_longest_detail)
 	cr_assert_str_eq(out.detail, in.detail);
 	job_result_clear(&out);
 	job_result_clear(&in);
+}
+
+/*
+ * Writes the whole RESULT body of R with status STATUS exactly as the
+ * wire layout of version 3 says, with no checks at all: the issue 4
+ * figures, then after enforcement the issue 5 part (raw_denials), then
+ * the stream sizes and the detail (NULL as "").
+ */
+static void
+raw_result_body(struct wbuf *w, uint32_t status, const struct job_result *r)
+{
+	wbuf_put_u64(w, r->job_id);
+	wbuf_put_u32(w, status);
+	wbuf_put_i32(w, r->exit_code);
+	wbuf_put_i32(w, r->signal);
+	wbuf_put_u64(w, r->wall_ms);
+	wbuf_put_u64(w, r->cpu_ms);
+	wbuf_put_u64(w, r->peak_memory_kb);
+	wbuf_put_u32(w, r->peak_processes);
+	wbuf_put_u8(w, (uint8_t)r->enforcement);
+	raw_denials(w, r->landlock_abi,
+		    r->ndenials < JOB_MAX_DENIALS ? r->ndenials
+						  : JOB_MAX_DENIALS,
+		    r->denials);
+	wbuf_put_u64(w, r->stdout_bytes);
+	wbuf_put_u64(w, r->stderr_bytes);
+	wbuf_put_str(w, r->detail ? r->detail : "");
+}
+
+/* Fills R with N denials: "ptrace", "i386:20", a 31-byte name, then
+ * names of their own ("call3" ...), counts and times that differ. */
+static void
+fill_denials(struct job_result *r, uint32_t n)
+{
+	char name[JOB_DENIAL_NAME];
+
+	r->ndenials = n;
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "call%u", i);
+		set_denial(&r->denials[i],
+			   i == 0 ? "ptrace" : i == 1 ? "i386:20" :
+			   i == 2 ? NAME_31 : name,
+			   i == 3 ? UINT32_MAX : i + 1,
+			   i == 4 ? (uint64_t)INT64_MAX : 1000u * i + 7);
+	}
+}
+
+/*
+ * Version 3: 0, 1 and 32 denials with landlock_abi 0, 6 and 1000; each
+ * decodes to what went in, in order, and the encoder writes exactly the
+ * body written by hand from the layout in the brief (so the fields sit
+ * where proto.h says, after enforcement and before stdout_bytes).
+ */
+Test(round_trip, result_denials_and_landlock_abi)
+{
+	static const uint32_t counts[] = {0, 1, 2, 3, JOB_MAX_DENIALS};
+	static const int32_t abis[] = {0, 6, 1000};
+	static uint8_t hand[PROTO_MAX_MSG];
+
+	for (size_t c = 0; c < NELEM(counts); c++)
+		for (size_t a = 0; a < NELEM(abis); a++) {
+			struct job_result in, out;
+			const uint8_t *body;
+			struct wbuf w;
+			size_t len;
+			int n;
+
+			result_init(&in);
+			in.job_id = 5;
+			in.status = JOB_POLICY_VIOLATION;
+			in.exit_code = -1;
+			in.signal = 31;
+			in.wall_ms = 17;
+			in.peak_processes = 2;
+			in.enforcement = ENFORCE_CGROUP2;
+			in.landlock_abi = abis[a];
+			fill_denials(&in, counts[c]);
+			in.stdout_bytes = 8;
+			in.stderr_bytes = 9;
+			in.detail = xstrdup("killed for ptrace");
+			n = proto_encode_result(msg, sizeof(msg), &in);
+			len = header_ok(n, PROTO_RESULT, &body);
+
+			wbuf_init(&w, hand, sizeof(hand));
+			raw_result_body(&w, JOB_POLICY_VIOLATION, &in);
+			cr_assert(wbuf_ok(&w));
+			cr_assert_eq(w.len, len,
+				     "%u denials, abi %d: %zu != %zu",
+				     counts[c], abis[a], w.len, len);
+			cr_assert_eq(memcmp(hand, body, len), 0,
+				     "%u denials, abi %d: layout differs",
+				     counts[c], abis[a]);
+
+			memset(&out, 0x5a, sizeof(out));
+			cr_assert_eq(proto_decode_result(body, len, &out), 0,
+				     "%u denials, abi %d", counts[c], abis[a]);
+			assert_denials_eq(&in, &out);
+			cr_assert_eq(out.stdout_bytes, 8);
+			cr_assert_eq(out.stderr_bytes, 9);
+			cr_assert_eq(out.peak_processes, 2);
+			cr_assert_eq(out.enforcement, ENFORCE_CGROUP2);
+			cr_assert_str_eq(out.detail, "killed for ptrace");
+			if (counts[c] >= 3) {
+				cr_assert_str_eq(out.denials[0].syscall,
+						 "ptrace");
+				cr_assert_str_eq(out.denials[1].syscall,
+						 "i386:20");
+				cr_assert_str_eq(out.denials[2].syscall,
+						 NAME_31);
+				cr_assert_eq(strlen(out.denials[2].syscall),
+					     31);
+			}
+			/* Entries past ndenials stay zero. */
+			for (uint32_t i = counts[c]; i < JOB_MAX_DENIALS; i++)
+				cr_assert_eq(out.denials[i].count, 0);
+			job_result_clear(&out);
+			job_result_clear(&in);
+		}
+}
+
+/* Bytes after the name in its array, past the NUL, do not travel. */
+Test(round_trip, result_denial_name_stops_at_its_nul)
+{
+	struct job_result in, out;
+	const uint8_t *body;
+	size_t len;
+	int n;
+
+	result_init(&in);
+	in.ndenials = 1;
+	set_denial(&in.denials[0], "bpf", 1, 0);
+	memset(in.denials[0].syscall + 4, 'Z', JOB_DENIAL_NAME - 4);
+	n = proto_encode_result(msg, sizeof(msg), &in);
+	len = header_ok(n, PROTO_RESULT, &body);
+	cr_assert_null(memmem(body, len, "Z", 1));
+	cr_assert_eq(proto_decode_result(body, len, &out), 0);
+	cr_assert_str_eq(out.denials[0].syscall, "bpf");
+	job_result_clear(&out);
 }
 
 Test(round_trip, cancel)
@@ -1019,13 +1250,22 @@ Test(trailing, result)
 
 	result_init(&in);
 	in.detail = xstrdup("detail");
+	in.landlock_abi = 6;
+	fill_denials(&in, 3);
 	n = proto_encode_result(msg, sizeof(msg), &in);
 	cr_assert(n > 0);
-	msg[n] = 0;
-	cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8 + 1, &out),
-		     -EBADMSG);
-	cr_assert_null(out.detail);
-	cr_assert_eq(out.job_id, 0);
+	for (size_t extra = 1; extra <= 8; extra++) {
+		memset(msg + n, 0, extra);
+		memset(&out, 0x5a, sizeof(out));
+		cr_assert_eq(proto_decode_result(msg + 8,
+						 (size_t)n - 8 + extra, &out),
+			     -EBADMSG, "%zu trailing bytes", extra);
+		cr_assert_null(out.detail);
+		cr_assert_eq(out.job_id, 0);
+		assert_no_denials(&out);
+	}
+	cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8, &out), 0);
+	job_result_clear(&out);
 	job_result_clear(&in);
 }
 
@@ -1088,14 +1328,83 @@ Test(truncation, other_bodies_every_prefix)
 			     -EBADMSG);
 		cr_assert_null(data);
 	}
+	/* A RESULT with denials: prefixes that end inside the abi, the
+	 * count, a name's length, a name, a count and a first_ms. */
 	result_init(&res);
 	res.detail = xstrdup("some detail");
+	res.landlock_abi = 1000;
+	fill_denials(&res, 3);
 	n = proto_encode_result(msg, sizeof(msg), &res);
 	job_result_clear(&res);
 	for (size_t len = 0; len < (size_t)n - 8; len++) {
-		cr_assert_eq(proto_decode_result(msg + 8, len, &res), -EBADMSG);
+		memset(&res, 0x5a, sizeof(res));
+		cr_assert_eq(proto_decode_result(msg + 8, len, &res), -EBADMSG,
+			     "prefix of %zu bytes", len);
 		cr_assert_null(res.detail);
+		assert_no_denials(&res);
 	}
+	cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8, &res), 0);
+	cr_assert_eq(res.ndenials, 3);
+	job_result_clear(&res);
+}
+
+/*
+ * Random corruption of a valid RESULT with denials never crashes; a
+ * refusal leaves the output cleared and an acceptance keeps every rule
+ * of proto_check_result on the denials (valgrind checks for leaks).
+ */
+Test(truncation, result_random_corruption)
+{
+	uint64_t state = UINT64_C(0x9e3779b97f4a7c15);
+	uint8_t good[2048];
+	struct job_result in, out;
+	int n, accepted = 0;
+
+	result_init(&in);
+	in.landlock_abi = 6;
+	fill_denials(&in, 5);
+	in.detail = xstrdup("d");
+	n = proto_encode_result(good, sizeof(good), &in);
+	cr_assert(n > 0);
+	job_result_clear(&in);
+	for (int iter = 0; iter < 20000; iter++) {
+		int flips;
+
+		memcpy(msg, good, (size_t)n);
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		flips = 1 + (int)(state % 3);
+		for (int k = 0; k < flips; k++) {
+			size_t pos = 8 + (size_t)((state >> (8 + 16 * k)) %
+						  (uint64_t)(n - 8));
+
+			msg[pos] = (uint8_t)(state >> (4 + 8 * k));
+		}
+		if (proto_decode_result(msg + 8, (size_t)n - 8, &out) == 0) {
+			accepted++;
+			cr_assert(out.landlock_abi >= 0 &&
+				  out.landlock_abi <= 1000);
+			cr_assert(out.ndenials <= JOB_MAX_DENIALS);
+			for (uint32_t i = 0; i < out.ndenials; i++) {
+				size_t l = strlen(out.denials[i].syscall);
+
+				cr_assert(l >= 1 && l < JOB_DENIAL_NAME);
+				cr_assert_eq(strspn(out.denials[i].syscall,
+						    "abcdefghijklmnopqrstuvwxyz"
+						    "0123456789_:"),
+					     l, "\"%s\"",
+					     out.denials[i].syscall);
+				cr_assert_geq(out.denials[i].count, 1);
+			}
+			job_result_clear(&out);
+		} else {
+			cr_assert_null(out.detail);
+			assert_no_denials(&out);
+		}
+	}
+	/* Flips in figures nobody checks are accepted: the loop saw both. */
+	cr_assert_gt(accepted, 0);
 }
 
 /*
@@ -1406,6 +1715,7 @@ Test(bounds, result_detail_over_max)
 		wbuf_put_u64(&w, 0);     /* wall, cpu, peak memory */
 	wbuf_put_u32(&w, 0);             /* peak processes */
 	wbuf_put_u8(&w, ENFORCE_MONITOR);
+	raw_denials(&w, 0, 0, NULL);     /* landlock_abi, no denial */
 	for (int i = 0; i < 2; i++)
 		wbuf_put_u64(&w, 0);     /* stdout and stderr bytes */
 	wbuf_put_str(&w, big);
@@ -1510,7 +1820,8 @@ Test(semantic, mount_paths_accepted)
 
 Test(semantic, unknown_mount_kind)
 {
-	static const int kinds[] = {0, 3, 255};
+	static const int kinds[] = {0, MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK + 1,
+				    255};
 	struct job_spec s;
 
 	sample_spec(&s);
@@ -1518,6 +1829,53 @@ Test(semantic, unknown_mount_kind)
 		s.mounts[0].kind = (enum mount_kind)kinds[i];
 		expect_refused_spec(&s, -EINVAL, "mount kind");
 	}
+	job_spec_clear(&s);
+}
+
+/* The test-only kind (policy key unsafe_ro_bind_no_landlock) travels. */
+Test(round_trip, run_mount_without_landlock)
+{
+	struct job_spec s, out;
+
+	cr_assert_eq(MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK, 3);
+	sample_spec(&s);
+	s.mounts[1].kind = MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK;
+	cr_assert_gt(proto_encode_run(msg, sizeof(msg), &s), 0);
+	cr_assert_eq(decode_raw_spec(&s, &out), 0);
+	cr_assert_eq(out.mounts[1].kind, MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK);
+	job_spec_clear(&out);
+	job_spec_clear(&s);
+}
+
+/* A seccomp profile is [a-z]+ of at most JOB_MAX_PROFILE bytes. */
+Test(semantic, seccomp_profile)
+{
+	static const char *const good[] = {"default", "strict", "a"};
+	static const char *const bad[] = {"", "Strict", "str1ct", "a b",
+					  "a/b", "a-b", "../default"};
+	struct job_spec s, out;
+	char *longest = repeat('p', JOB_MAX_PROFILE);
+
+	sample_spec(&s);
+	for (size_t i = 0; i < NELEM(good); i++) {
+		set_str(&s.seccomp_profile, good[i]);
+		cr_assert_gt(proto_encode_run(msg, sizeof(msg), &s), 0, "%s",
+			     good[i]);
+		cr_assert_eq(decode_raw_spec(&s, &out), 0, "%s", good[i]);
+		cr_assert_str_eq(out.seccomp_profile, good[i]);
+		job_spec_clear(&out);
+	}
+	set_str(&s.seccomp_profile, longest);
+	cr_assert_eq(decode_raw_spec(&s, &out), 0);
+	job_spec_clear(&out);
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		set_str(&s.seccomp_profile, bad[i]);
+		expect_refused_spec(&s, -EINVAL, bad[i]);
+	}
+	free(s.seccomp_profile);
+	s.seccomp_profile = repeat('p', JOB_MAX_PROFILE + 1);
+	expect_refused_spec(&s, -EMSGSIZE, "profile over JOB_MAX_PROFILE");
+	free(longest);
 	job_spec_clear(&s);
 }
 
@@ -1724,6 +2082,10 @@ expect_refused_result(const struct job_result *r, const char *what)
 		wbuf_put_u64(&w, 1);
 	wbuf_put_u32(&w, 1);
 	wbuf_put_u8(&w, (uint8_t)r->enforcement);
+	raw_denials(&w, r->landlock_abi,
+		    r->ndenials < JOB_MAX_DENIALS ? r->ndenials
+						  : JOB_MAX_DENIALS,
+		    r->denials);
 	for (int i = 0; i < 2; i++)
 		wbuf_put_u64(&w, 1);
 	wbuf_put_str(&w, "d");
@@ -1734,6 +2096,7 @@ expect_refused_result(const struct job_result *r, const char *what)
 	cr_assert_null(out.detail);
 	cr_assert_eq(out.job_id, 0);
 	cr_assert_eq(out.status, 0);
+	assert_no_denials(&out);
 }
 
 Test(result_range, status_over_max)
@@ -1789,18 +2152,7 @@ decode_raw_result(uint32_t status, const struct job_result *r, int *enc)
 	copy.status = (enum job_status)status;
 	*enc = proto_encode_result(msg, sizeof(msg), &copy);
 	wbuf_init(&w, msg, sizeof(msg));
-	wbuf_put_u64(&w, r->job_id);
-	wbuf_put_u32(&w, status);
-	wbuf_put_i32(&w, r->exit_code);
-	wbuf_put_i32(&w, r->signal);
-	wbuf_put_u64(&w, r->wall_ms);
-	wbuf_put_u64(&w, r->cpu_ms);
-	wbuf_put_u64(&w, r->peak_memory_kb);
-	wbuf_put_u32(&w, r->peak_processes);
-	wbuf_put_u8(&w, (uint8_t)r->enforcement);
-	wbuf_put_u64(&w, r->stdout_bytes);
-	wbuf_put_u64(&w, r->stderr_bytes);
-	wbuf_put_str(&w, r->detail ? r->detail : "");
+	raw_result_body(&w, status, r);
 	cr_assert(wbuf_ok(&w));
 	memset(&out, 0x5a, sizeof(out));
 	e = proto_decode_result(msg, w.len, &out);
@@ -1811,10 +2163,12 @@ decode_raw_result(uint32_t status, const struct job_result *r, int *enc)
 		cr_assert_eq(out.wall_ms, 0);
 		cr_assert_eq(out.peak_processes, 0);
 		cr_assert_eq(out.enforcement, 0);
+		assert_no_denials(&out);
 	} else {
 		cr_assert_str_eq(out.detail, r->detail ? r->detail : "");
 		cr_assert_eq(out.peak_processes, r->peak_processes);
 		cr_assert_eq(out.enforcement, r->enforcement);
+		assert_denials_eq(r, &out);
 		job_result_clear(&out);
 	}
 	return e;
@@ -1934,6 +2288,232 @@ Test(result_consistency, enforcement)
 	r.enforcement = ENFORCE_CGROUP2;
 	cr_assert_eq(decode_raw_result(JOB_OK, &r, &enc), 0);
 	cr_assert_gt(enc, 0);
+}
+
+/* ---- RESULT: landlock_abi and denials (version 3, issue 5) ---- */
+
+/* The Landlock ABI a RESULT names is 0 (none) to 1000. */
+Test(result_denials, landlock_abi_0_to_1000)
+{
+	static const int32_t good[] = {0, 1, 6, 999, 1000};
+	static const int32_t bad[] = {-1, 1001, INT32_MIN, INT32_MAX};
+	struct job_result r;
+	int dec, enc;
+
+	result_init(&r);
+	for (size_t i = 0; i < NELEM(good); i++) {
+		r.landlock_abi = good[i];
+		dec = decode_raw_result(JOB_OK, &r, &enc);
+		cr_assert_eq(dec, 0, "abi %d: %d", good[i], dec);
+		cr_assert_gt(enc, 0, "abi %d: encoder %d", good[i], enc);
+	}
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		r.landlock_abi = bad[i];
+		expect_refused_result(&r, "landlock_abi");
+		dec = decode_raw_result(JOB_OK, &r, &enc);
+		cr_assert_eq(dec, -EINVAL, "abi %d: %d", bad[i], dec);
+		cr_assert_eq(enc, -EINVAL, "abi %d: encoder %d", bad[i], enc);
+	}
+}
+
+/*
+ * A RESULT whose second denial is NAME, COUNT, FIRST_MS (the first a
+ * good "ptrace", so that the rule holds for every entry, not only the
+ * first); returns the decoder's verdict and the encoder's in *ENC.
+ */
+static int
+denial_result(const char *name, uint32_t count, uint64_t first_ms, int *enc)
+{
+	struct job_result r;
+
+	result_init(&r);
+	r.status = JOB_POLICY_VIOLATION;
+	r.exit_code = -1;
+	r.signal = 31;
+	r.landlock_abi = 6;
+	r.ndenials = 2;
+	set_denial(&r.denials[0], "ptrace", 1, 5);
+	set_denial(&r.denials[1], name, count, first_ms);
+	return decode_raw_result(JOB_POLICY_VIOLATION, &r, enc);
+}
+
+/* Names as libseccomp spells them, or "abi:number": 1 to 31 bytes of
+ * [a-z0-9_:]. */
+Test(result_denials, name_spelling)
+{
+	static const char *const good[] = {
+		"ptrace", "i386:20", "x32:1", "io_uring_setup", "clone3",
+		NAME_31, "_", ":", "0",
+	};
+	static const char *const bad[] = {
+		"Ptrace", "ptracE", "PTRACE", "a b", " ptrace", "ptrace ",
+		"a/b", "/", "../x", "a-b", "a.b", "a\tb", "a\nb", "\x1b[2J",
+		"\xc3\xa9", "\x7f", "a;b", "a\"b",
+	};
+	int dec, enc;
+
+	for (size_t i = 0; i < NELEM(good); i++) {
+		dec = denial_result(good[i], 1, 0, &enc);
+		cr_assert_eq(dec, 0, "\"%s\": %d", good[i], dec);
+		cr_assert_gt(enc, 0, "\"%s\": encoder %d", good[i], enc);
+	}
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		dec = denial_result(bad[i], 1, 0, &enc);
+		cr_assert_eq(dec, -EINVAL, "\"%s\": %d", bad[i], dec);
+		cr_assert_eq(enc, -EINVAL, "\"%s\": encoder %d", bad[i], enc);
+	}
+	/* Every byte that is not [a-z0-9_:], alone between letters. */
+	for (int c = 1; c < 256; c++) {
+		char name[4] = {'a', (char)c, 'b', '\0'};
+		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == ':';
+
+		dec = denial_result(name, 1, 0, &enc);
+		cr_assert_eq(dec, ok ? 0 : -EINVAL, "byte %#x: %d", c, dec);
+		if (ok)
+			cr_assert_gt(enc, 0, "byte %#x: encoder %d", c, enc);
+		else
+			cr_assert_eq(enc, -EINVAL, "byte %#x: encoder %d", c,
+				     enc);
+	}
+}
+
+Test(result_denials, empty_name)
+{
+	int dec, enc;
+
+	dec = denial_result("", 1, 0, &enc);
+	cr_assert_eq(dec, -EINVAL, "decoder %d", dec);
+	cr_assert_eq(enc, -EINVAL, "encoder %d", enc);
+}
+
+/* A name fills at most 31 bytes of its 32-byte array: 32 bytes without a
+ * NUL is refused by the encoder (which must not read past the array) and,
+ * sent by hand, by the decoder as a bound exceeded (proto.h: -EMSGSIZE,
+ * as for every other string over its bound). */
+Test(result_denials, name_of_32_bytes)
+{
+	static const char name32[] = NAME_31 "x";
+	int dec, enc;
+
+	cr_assert_eq(strlen(name32), JOB_DENIAL_NAME);
+	dec = denial_result(name32, 1, 0, &enc);
+	cr_assert_eq(enc, -EINVAL, "encoder %d", enc);
+	cr_assert_eq(dec, -EMSGSIZE, "decoder %d, want -EMSGSIZE", dec);
+	/* 31 bytes pass. */
+	dec = denial_result(NAME_31, 1, 0, &enc);
+	cr_assert_eq(dec, 0);
+	cr_assert_gt(enc, 0);
+}
+
+/* A NUL inside a name on the wire is malformed, as in any string. */
+Test(result_denials, interior_nul_in_name)
+{
+	struct job_result r, out;
+	int n;
+
+	result_init(&r);
+	r.ndenials = 1;
+	set_denial(&r.denials[0], "ptraceq", 1, 0);
+	n = proto_encode_result(msg, sizeof(msg), &r);
+	cr_assert(n > 0);
+	patch((size_t)n, "ptraceq", "ptrace\0", 7);
+	memset(&out, 0x5a, sizeof(out));
+	cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8, &out),
+		     -EBADMSG);
+	cr_assert_null(out.detail);
+	assert_no_denials(&out);
+}
+
+/* A denial was refused at least once. */
+Test(result_denials, count_at_least_1)
+{
+	int dec, enc;
+
+	dec = denial_result("bpf", 0, 0, &enc);
+	cr_assert_eq(dec, -EINVAL, "count 0: decoder %d", dec);
+	cr_assert_eq(enc, -EINVAL, "count 0: encoder %d", enc);
+	dec = denial_result("bpf", 1, 0, &enc);
+	cr_assert_eq(dec, 0);
+	cr_assert_gt(enc, 0);
+	dec = denial_result("bpf", UINT32_MAX, 0, &enc);
+	cr_assert_eq(dec, 0);
+	cr_assert_gt(enc, 0);
+}
+
+/* first_ms is a figure like wall_ms: at most INT64_MAX, so that it stays
+ * a non-negative JSON integer (proto_check_result's rule for figures;
+ * docs/result.schema.json: "minimum": 0). */
+Test(result_denials, first_ms_at_most_int64_max)
+{
+	int dec, enc;
+
+	dec = denial_result("bpf", 1, 0, &enc);
+	cr_assert_eq(dec, 0);
+	cr_assert_gt(enc, 0);
+	dec = denial_result("bpf", 1, (uint64_t)INT64_MAX, &enc);
+	cr_assert_eq(dec, 0, "INT64_MAX: %d", dec);
+	cr_assert_gt(enc, 0, "INT64_MAX: encoder %d", enc);
+	dec = denial_result("bpf", 1, (uint64_t)INT64_MAX + 1, &enc);
+	cr_assert_eq(enc, -EINVAL, "INT64_MAX + 1: encoder %d", enc);
+	cr_assert_eq(dec, -EINVAL, "INT64_MAX + 1: decoder %d", dec);
+	dec = denial_result("bpf", 1, UINT64_MAX, &enc);
+	cr_assert_eq(enc, -EINVAL, "UINT64_MAX: encoder %d", enc);
+	cr_assert_eq(dec, -EINVAL, "UINT64_MAX: decoder %d", dec);
+}
+
+/* More than JOB_MAX_DENIALS: refused by the encoder (without reading
+ * past the array) and by the decoder, as a bound exceeded (-EMSGSIZE,
+ * proto.h), whether the body holds the entries or not. */
+Test(result_denials, more_than_32)
+{
+	static const uint32_t counts[] = {JOB_MAX_DENIALS + 1, 1000,
+					  UINT32_MAX};
+	struct job_denial many[JOB_MAX_DENIALS + 1];
+	struct job_result r, out;
+	struct wbuf w;
+	int e;
+
+	result_init(&r);
+	fill_denials(&r, JOB_MAX_DENIALS);
+	for (size_t i = 0; i < NELEM(counts); i++) {
+		r.ndenials = counts[i];
+		e = proto_encode_result(msg, sizeof(msg), &r);
+		cr_assert_eq(e, -EINVAL, "%u denials: encoder %d", counts[i],
+			     e);
+	}
+	r.ndenials = JOB_MAX_DENIALS;
+	cr_assert_gt(proto_encode_result(msg, sizeof(msg), &r), 0);
+
+	/* 33 whole entries, by hand. */
+	memcpy(many, r.denials, sizeof(r.denials));
+	set_denial(&many[JOB_MAX_DENIALS], "bpf", 1, 99);
+	for (size_t i = 0; i < NELEM(counts); i++) {
+		wbuf_init(&w, msg, sizeof(msg));
+		wbuf_put_u64(&w, 1);           /* job id */
+		wbuf_put_u32(&w, JOB_OK);
+		for (int k = 0; k < 2; k++)
+			wbuf_put_i32(&w, 0);   /* exit code, signal */
+		for (int k = 0; k < 3; k++)
+			wbuf_put_u64(&w, 1);   /* wall, cpu, peak memory */
+		wbuf_put_u32(&w, 1);           /* peak processes */
+		wbuf_put_u8(&w, ENFORCE_MONITOR);
+		wbuf_put_i32(&w, 6);           /* landlock_abi */
+		wbuf_put_u32(&w, counts[i]);
+		/* All 33 entries, or none for the counts no body holds. */
+		raw_denial_entries(&w, counts[i] == NELEM(many) ? counts[i] : 0,
+				   many);
+		for (int k = 0; k < 2; k++)
+			wbuf_put_u64(&w, 1);   /* stdout and stderr bytes */
+		wbuf_put_str(&w, "d");
+		cr_assert(wbuf_ok(&w));
+		memset(&out, 0x5a, sizeof(out));
+		e = proto_decode_result(msg, w.len, &out);
+		cr_assert_eq(e, -EMSGSIZE, "%u denials: decoder %d, want "
+			     "-EMSGSIZE", counts[i], e);
+		cr_assert_null(out.detail);
+		assert_no_denials(&out);
+	}
 }
 
 static int
@@ -2156,6 +2736,8 @@ Test(encode, enobufs_for_every_short_size)
 	sample_spec(&s);
 	result_init(&r);
 	r.detail = xstrdup("a detail");
+	r.landlock_abi = 6;
+	fill_denials(&r, 3);
 	check_enobufs(enc_hello, NULL, "HELLO");
 	check_enobufs(enc_hello_reply, NULL, "HELLO_REPLY");
 	check_enobufs(enc_run, &s, "RUN");

@@ -7,6 +7,9 @@
  * peak_processes, enforcement, limits.workspace_mb and cpu_percent),
  * streams safe for a terminal (caret notation for controls), the
  * truncation marker, and the compact text form (result_print_text).
+ * Issue 5 (wire version 3): "landlock_abi" and "denials" after
+ * "enforcement", the denials in order, and the "denied:" line of the
+ * text form.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -100,7 +103,7 @@ Test(result_json, invalid_utf8_detail_gives_a_valid_object)
 			 "temporary.");
 	back = reparse(o);
 	cr_assert_str_eq(jstr(back, "detail"), FFFD FFFD);
-	cr_assert_eq(json_object_size(back), 17);
+	cr_assert_eq(json_object_size(back), 19);
 	json_decref(back);
 	json_decref(o);
 }
@@ -185,7 +188,8 @@ Test(result_json, every_key_and_the_new_figures)
 		"status", "exit_code", "signal", "wall_ms", "cpu_ms",
 		"peak_memory_kb", "peak_processes", "stdout", "stderr",
 		"stdout_truncated", "stderr_truncated", "stdout_bytes",
-		"stderr_bytes", "limits", "enforcement", "detail", "hint",
+		"stderr_bytes", "limits", "enforcement", "landlock_abi",
+		"denials", "detail", "hint",
 	};
 	static const char *const limit_keys[] = {
 		"wall_time_ms", "cpu_time_ms", "memory_mb", "processes",
@@ -193,7 +197,10 @@ Test(result_json, every_key_and_the_new_figures)
 		"workspace_mb", "stdout_kb", "stderr_kb", "cpu_percent",
 	};
 	struct job_result r;
-	json_t *o, *back, *l;
+	json_t *o, *back, *l, *v;
+	const char *key;
+	size_t at;
+	char *text;
 
 	memset(&r, 0, sizeof(r));
 	r.status = JOB_PROCESS_LIMIT;
@@ -220,6 +227,27 @@ Test(result_json, every_key_and_the_new_figures)
 	cr_assert_eq(jint(back, "stderr_bytes"), (json_int_t)r.stderr_bytes);
 	cr_assert_str_eq(jstr(back, "enforcement"), "monitor");
 	cr_assert(strstr(jstr(back, "hint"), "bounded pool") != NULL);
+	/* No Landlock and no denial: 0 and an empty array, never null. */
+	cr_assert_eq(jint(back, "landlock_abi"), 0);
+	v = json_object_get(back, "denials");
+	cr_assert(json_is_array(v), "denials is not an array");
+	cr_assert_eq(json_array_size(v), 0);
+
+	/* The keys in this order, in the object and in its text. */
+	at = 0;
+	json_object_foreach(o, key, v) {
+		cr_assert_lt(at, sizeof(keys) / sizeof(keys[0]));
+		cr_assert_str_eq(key, keys[at], "key %zu", at);
+		at++;
+	}
+	cr_assert_eq(at, sizeof(keys) / sizeof(keys[0]));
+	text = json_dumps(o, JSON_COMPACT);
+	cr_assert_not_null(text);
+	cr_assert_not_null(strstr(text, "\"enforcement\":\"monitor\","
+				  "\"landlock_abi\":0,\"denials\":[],"
+				  "\"detail\":"),
+			   "%s", text);
+	free(text);
 
 	l = json_object_get(back, "limits");
 	cr_assert(json_is_object(l));
@@ -266,6 +294,124 @@ Test(result_json, enforcement_names)
 		cr_assert_str_eq(jstr(o, "enforcement"), t[i].name);
 		json_decref(o);
 	}
+}
+
+/* ---- issue 5: landlock_abi and denials ---- */
+
+static void
+set_denial(struct job_denial *d, const char *name, uint32_t count,
+	   uint64_t first_ms)
+{
+	cr_assert_lt(strlen(name), sizeof(d->syscall));
+	snprintf(d->syscall, sizeof(d->syscall), "%s", name);
+	d->count = count;
+	d->first_ms = first_ms;
+}
+
+Test(result_json, landlock_abi_is_an_integer)
+{
+	static const int32_t abis[] = {0, 6, 1000};
+
+	for (size_t i = 0; i < sizeof(abis) / sizeof(abis[0]); i++) {
+		struct job_result r;
+		json_t *o, *back;
+
+		memset(&r, 0, sizeof(r));
+		r.status = JOB_OK;
+		r.enforcement = ENFORCE_CGROUP2;
+		r.landlock_abi = abis[i];
+		o = result_to_json(&r, &lim, &out, &err);
+		cr_assert_not_null(o);
+		back = reparse(o);
+		cr_assert_eq(jint(back, "landlock_abi"), abis[i]);
+		json_decref(back);
+		json_decref(o);
+	}
+}
+
+/* Each denial an object of exactly syscall (string), count and first_ms
+ * (integers), in that order, the array in the struct's order. */
+Test(result_json, denials_in_order)
+{
+	static const char *const entry_keys[] = {"syscall", "count",
+						 "first_ms"};
+	static const struct {
+		const char *name;
+		uint32_t count;
+		uint64_t first_ms;
+	} t[] = {
+		{"ptrace", 2, 12},
+		{"i386:20", 1, 0},
+		{"abcdefghijklmnopqrstuvwxyz_:059", UINT32_MAX,
+		 (uint64_t)INT64_MAX},
+		{"bpf", 7, 1500},
+	};
+	struct job_result r;
+	json_t *o, *back, *a, *d, *v;
+	const char *key;
+	size_t at;
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_POLICY_VIOLATION;
+	r.exit_code = -1;
+	r.signal = SIGSYS;
+	r.enforcement = ENFORCE_MONITOR;
+	r.landlock_abi = 6;
+	r.ndenials = sizeof(t) / sizeof(t[0]);
+	for (size_t i = 0; i < r.ndenials; i++)
+		set_denial(&r.denials[i], t[i].name, t[i].count, t[i].first_ms);
+	/* An entry past ndenials is not shown. */
+	set_denial(&r.denials[r.ndenials], "reboot", 1, 1);
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	back = reparse(o);
+	a = json_object_get(back, "denials");
+	cr_assert(json_is_array(a));
+	cr_assert_eq(json_array_size(a), r.ndenials);
+	for (size_t i = 0; i < r.ndenials; i++) {
+		d = json_array_get(a, i);
+		cr_assert(json_is_object(d), "denial %zu", i);
+		cr_assert_eq(json_object_size(d), 3, "denial %zu", i);
+		at = 0;
+		json_object_foreach(d, key, v) {
+			cr_assert_str_eq(key, entry_keys[at], "denial %zu", i);
+			at++;
+		}
+		cr_assert_str_eq(jstr(d, "syscall"), t[i].name);
+		cr_assert_eq(jint(d, "count"), (json_int_t)t[i].count);
+		cr_assert_eq(jint(d, "first_ms"), (json_int_t)t[i].first_ms);
+	}
+	cr_assert_eq(jint(back, "landlock_abi"), 6);
+	json_decref(back);
+	json_decref(o);
+}
+
+/* The most denials a RESULT carries, all shown. */
+Test(result_json, thirty_two_denials)
+{
+	struct job_result r;
+	char name[JOB_DENIAL_NAME];
+	json_t *o, *a;
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OK;
+	r.enforcement = ENFORCE_MONITOR;
+	r.ndenials = JOB_MAX_DENIALS;
+	for (uint32_t i = 0; i < JOB_MAX_DENIALS; i++) {
+		snprintf(name, sizeof(name), "call%u", i);
+		set_denial(&r.denials[i], name, i + 1, 10u * i);
+	}
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	a = json_object_get(o, "denials");
+	cr_assert_eq(json_array_size(a), JOB_MAX_DENIALS);
+	for (uint32_t i = 0; i < JOB_MAX_DENIALS; i++) {
+		snprintf(name, sizeof(name), "call%u", i);
+		cr_assert_str_eq(jstr(json_array_get(a, i), "syscall"), name);
+		cr_assert_eq(jint(json_array_get(a, i), "count"), i + 1);
+		cr_assert_eq(jint(json_array_get(a, i), "first_ms"), 10 * i);
+	}
+	json_decref(o);
 }
 
 /* ---- issue 4: streams safe for a terminal ---- */
@@ -515,6 +661,95 @@ Test(result_json, text_form_of_an_ok_result)
 		 "--- stderr (0 bytes) ---\n",
 		 hint);
 	cr_assert_str_eq(text, want);
+	free(text);
+	json_decref(o);
+}
+
+/* Two denials: one "denied:" line after the detail, before the streams,
+ * the entries in order and comma-separated. */
+Test(result_json, text_form_with_two_denials)
+{
+	struct job_result r;
+	char hint[512], want[2048];
+	json_t *o;
+	char *text;
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_POLICY_VIOLATION;
+	r.exit_code = -1;
+	r.signal = SIGSYS;
+	r.wall_ms = 40;
+	r.cpu_ms = 3;
+	r.peak_memory_kb = 2048;
+	r.peak_processes = 1;
+	r.enforcement = ENFORCE_CGROUP2;
+	r.landlock_abi = 6;
+	r.ndenials = 2;
+	set_denial(&r.denials[0], "ptrace", 2, 12);
+	set_denial(&r.denials[1], "i386:20", 1, 35);
+	r.detail = (char *)(uintptr_t)"killed for i386:20";
+	job_hint(&r, &lim, hint, sizeof(hint));
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	text = print_text(o);
+	snprintf(want, sizeof(want),
+		 "status: policy_violation\n"
+		 "hint: %s\n"
+		 "figures: exit_code=none signal=SIGSYS wall_ms=40 cpu_ms=3 "
+		 "peak_memory_kb=2048 peak_processes=1 enforcement=cgroup2\n"
+		 "detail: killed for i386:20\n"
+		 "denied: ptrace x2 (first at 12 ms), i386:20 x1 (first at "
+		 "35 ms)\n"
+		 "--- stdout (0 bytes) ---\n"
+		 "--- stderr (0 bytes) ---\n",
+		 hint);
+	cr_assert_str_eq(text, want);
+	free(text);
+	json_decref(o);
+
+	/* Without a detail, the line follows the figures. */
+	r.detail = (char *)(uintptr_t)"";
+	r.ndenials = 1;
+	job_hint(&r, &lim, hint, sizeof(hint));
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	text = print_text(o);
+	snprintf(want, sizeof(want),
+		 "status: policy_violation\n"
+		 "hint: %s\n"
+		 "figures: exit_code=none signal=SIGSYS wall_ms=40 cpu_ms=3 "
+		 "peak_memory_kb=2048 peak_processes=1 enforcement=cgroup2\n"
+		 "denied: ptrace x2 (first at 12 ms)\n"
+		 "--- stdout (0 bytes) ---\n"
+		 "--- stderr (0 bytes) ---\n",
+		 hint);
+	cr_assert_str_eq(text, want);
+	free(text);
+	json_decref(o);
+}
+
+/* No denial, whatever the Landlock ABI: no "denied:" line at all. */
+Test(result_json, text_form_without_denials_has_no_denied_line)
+{
+	struct job_result r;
+	json_t *o;
+	char *text;
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OK;
+	r.enforcement = ENFORCE_MONITOR;
+	r.landlock_abi = 6;
+	/* Left in the array past ndenials = 0: not shown. */
+	set_denial(&r.denials[0], "ptrace", 1, 1);
+	r.detail = (char *)(uintptr_t)"a detail";
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	text = print_text(o);
+	cr_assert_null(strstr(text, "denied"), "%s", text);
+	cr_assert_null(strstr(text, "ptrace"), "%s", text);
+	cr_assert_not_null(strstr(text, "\ndetail: a detail\n--- stdout "
+				  "(0 bytes) ---\n"),
+			   "%s", text);
 	free(text);
 	json_decref(o);
 }

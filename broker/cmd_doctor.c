@@ -1,0 +1,128 @@
+/*
+ * cmd_doctor.c: `stockade doctor [--json]` prints every check of
+ * doctor.h for this host and the verdict; exit 0 for "full" and
+ * "degraded", EXIT_REFUSED (69) for "refused".
+ *
+ * The text form is one line per check ("STATUS  LAYER: OBSERVED", then
+ * "fix:" lines when it is not ok) and the verdict alone on the last line,
+ * so that `stockade doctor | tail -n 1` is the verdict.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "doctor.h"
+#include "preflight.h"
+
+json_t *
+doctor_to_json(const struct doctor_report *r)
+{
+	json_t *checks = json_array(), *o;
+
+	if (checks == NULL)
+		return NULL;
+	for (size_t i = 0; i < DOCTOR_NCHECKS; i++) {
+		const struct doctor_check *c = &r->checks[i];
+
+		if (!c->ran)
+			continue;
+		/* json_pack copies the strings; json_array_append_new
+		 * takes the object, even when it fails. */
+		o = json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", c->name,
+			      "layer", c->layer,
+			      "status", doctor_status_name(c->status),
+			      "observed", c->observed, "fix", c->fix);
+		if (o == NULL || json_array_append_new(checks, o) < 0) {
+			json_decref(checks);
+			return NULL;
+		}
+	}
+	return json_pack("{s:s,s:o,s:s}", "verdict", r->verdict,
+			 "checks", checks, "kernel", r->kernel);
+}
+
+/* Prints TEXT after HEAD, its later lines indented under the first. */
+static void
+print_indented(const char *head, const char *text)
+{
+	const char *nl;
+
+	fputs(head, stdout);
+	while ((nl = strchr(text, '\n')) != NULL) {
+		printf("%.*s\n%*s", (int)(nl - text), text, (int)strlen(head),
+		       "");
+		text = nl + 1;
+	}
+	printf("%s\n", text);
+}
+
+static void
+print_text(const struct doctor_report *r)
+{
+	char head[128];
+
+	for (size_t i = 0; i < DOCTOR_NCHECKS; i++) {
+		const struct doctor_check *c = &r->checks[i];
+
+		if (!c->ran)
+			continue;
+		snprintf(head, sizeof(head), "%-8s %s: ",
+			 doctor_status_name(c->status), c->layer);
+		print_indented(head, c->observed);
+		if (c->status != DOCTOR_OK && c->fix[0] != '\0')
+			print_indented("         fix: ", c->fix);
+	}
+	printf("%s\n", r->verdict);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: stockade doctor [--json]\n"
+		   "Checks every layer of the jail on this host; the last "
+		   "line is the verdict:\n"
+		   "full, degraded: LAYERS (exit 0) or refused: LAYERS "
+		   "(exit 69).\n");
+}
+
+int
+cmd_doctor(int argc, char **argv)
+{
+	struct doctor_report *r;
+	bool json = false;
+	json_t *j;
+	int rc;
+
+	if (argc == 2 && strcmp(argv[1], "--json") == 0) {
+		json = true;
+	} else if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	} else if (argc != 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	/* The probes wait for their children: an ignored SIGCHLD inherited
+	 * from our parent would have them reaped unseen (wait(2)). */
+	signal(SIGCHLD, SIG_DFL);
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		fprintf(stderr, "stockade: out of memory\n");
+		return EXIT_SANDBOX;
+	}
+	rc = doctor_run(r, 0) == 0 ? 0 : EXIT_REFUSED;
+	if (json) {
+		j = doctor_to_json(r);
+		if (j == NULL || json_dumpf(j, stdout, JSON_COMPACT) < 0 ||
+		    putchar('\n') == EOF)
+			rc = EXIT_SANDBOX;
+		json_decref(j);
+	} else {
+		print_text(r);
+	}
+	free(r);
+	if (fflush(stdout) != 0)
+		rc = EXIT_SANDBOX;
+	return rc;
+}

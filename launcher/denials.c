@@ -1,0 +1,175 @@
+/* denials.c: see denials.h. */
+#include "denials.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "jail.h"
+#include "launcher.h"
+
+scmp_filter_ctx
+launcher_filter(struct launcher *l, const char *profile, bool monitor,
+		bool *kill, char *why, size_t whylen)
+{
+	struct launcher_filter *f;
+
+	for (size_t i = 0; i < l->nfilters; i++)
+		if (l->filters[i].monitor == monitor &&
+		    strcmp(l->filters[i].profile, profile) == 0) {
+			*kill = l->filters[i].kill;
+			return l->filters[i].ctx;
+		}
+	if (l->nfilters == sizeof(l->filters) / sizeof(l->filters[0])) {
+		snprintf(why, whylen, "too many seccomp profiles in one session");
+		return NULL;
+	}
+	f = &l->filters[l->nfilters];
+	f->ctx = jail_seccomp_build(profile, monitor, &f->kill, why, whylen);
+	if (f->ctx == NULL)
+		return NULL;
+	snprintf(f->profile, sizeof(f->profile), "%s", profile);
+	f->monitor = monitor;
+	l->nfilters++;
+	*kill = f->kill;
+	return f->ctx;
+}
+
+int
+denials_init(struct denial_log *log, bool kill)
+{
+	memset(log, 0, sizeof(*log));
+	log->listener = -1;
+	log->kill = kill;
+	if (seccomp_notify_alloc(&log->req, &log->resp) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int
+denials_take_listener(struct denial_log *log, int sock)
+{
+	char byte;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	n = recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	if (n == 0)
+		return 0;
+	c = CMSG_FIRSTHDR(&m);
+	if (c == NULL || c->cmsg_level != SOL_SOCKET ||
+	    c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)) ||
+	    (m.msg_flags & (MSG_CTRUNC | MSG_TRUNC)))
+		return -EBADMSG;
+	if (log->listener >= 0)
+		close(log->listener);
+	memcpy(&log->listener, CMSG_DATA(c), sizeof(int));
+	return 1;
+}
+
+/* The record of NAME, made when it is new (NULL when the table is full). */
+static struct job_denial *
+entry(struct denial_log *log, const char *name, uint64_t now_ms)
+{
+	for (uint32_t i = 0; i < log->n; i++)
+		if (strcmp(log->d[i].syscall, name) == 0)
+			return &log->d[i];
+	if (log->n == JOB_MAX_DENIALS)
+		return NULL;
+	snprintf(log->d[log->n].syscall, sizeof(log->d[0].syscall), "%s", name);
+	log->d[log->n].first_ms = now_ms;
+	return &log->d[log->n++];
+}
+
+/* The name of ARCH as the result spells a foreign ABI. */
+static const char *
+arch_name(uint32_t arch)
+{
+	switch (arch) {
+	case SCMP_ARCH_X86:
+		return "i386";
+	case SCMP_ARCH_X32:
+		return "x32";
+	default:
+		return "abi";
+	}
+}
+
+int
+denials_answer(struct denial_log *log, uint64_t now_ms)
+{
+	struct seccomp_notif *req = log->req;
+	struct seccomp_notif_resp *resp = log->resp;
+	bool foreign;
+	char name[JOB_DENIAL_NAME];
+	struct job_denial *d;
+	int nr, e;
+
+	memset(req, 0, sizeof(*req));
+	if ((e = seccomp_notify_receive(log->listener, req)) < 0)
+		return e;
+	nr = req->data.nr;
+	/* An x32 call shows the native arch with the x32 bit in its number. */
+	foreign = req->data.arch != SCMP_ARCH_X86_64 || (nr & 0x40000000);
+	if (foreign) {
+		snprintf(name, sizeof(name), "%s:%d",
+			 req->data.arch == SCMP_ARCH_X86_64 ? "x32" :
+							      arch_name(req->data.arch),
+			 nr & ~0x40000000);
+	} else {
+		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+
+		if (s != NULL && strlen(s) < sizeof(name))
+			snprintf(name, sizeof(name), "%s", s);
+		else
+			snprintf(name, sizeof(name), "nr:%d", nr);
+		free(s);
+	}
+	if ((d = entry(log, name, now_ms)) != NULL)
+		d->count++;
+	else
+		log->dropped++;
+	if ((foreign || log->kill) && !log->ended) {
+		log->ended = true;
+		snprintf(log->detail, sizeof(log->detail), "%s system call %s, "
+			 "refused by the seccomp filter, ended the job",
+			 foreign ? "the foreign-ABI" : "the", name);
+	}
+	memset(resp, 0, sizeof(*resp));
+	resp->id = req->id;
+	resp->error = strcmp(name, "socket") == 0 ? -EAFNOSUPPORT : -EPERM;
+	e = seccomp_notify_respond(log->listener, resp);
+	/* The caller was killed or its call interrupted meanwhile. */
+	return e == -ENOENT ? 0 : e;
+}
+
+void
+denials_result(const struct denial_log *log, struct job_result *res)
+{
+	res->ndenials = log->n;
+	memcpy(res->denials, log->d, log->n * sizeof(log->d[0]));
+}
+
+void
+denials_free(struct denial_log *log)
+{
+	if (log->listener >= 0)
+		close(log->listener);
+	log->listener = -1;
+	seccomp_notify_free(log->req, log->resp);
+	log->req = NULL;
+	log->resp = NULL;
+}

@@ -1,0 +1,68 @@
+/*
+ * denials.h: the launcher's side of the jail's seccomp filter: choosing
+ * the filter for a job, taking its listener from the payload, answering
+ * every refused call and recording it for the result (seccomp_unotify(2)).
+ */
+#ifndef STOCKADE_DENIALS_H
+#define STOCKADE_DENIALS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <seccomp.h>
+
+#include "proto.h"
+
+struct launcher;
+
+/*
+ * The filter for PROFILE under MONITOR enforcement, built at its first use
+ * and kept in L for later jobs (seccomp.c, jail_seccomp_build). *KILL gets
+ * the profile's `denied = kill`. Returns the context (owned by L), or NULL
+ * with WHY (WHYLEN bytes) set.
+ */
+scmp_filter_ctx launcher_filter(struct launcher *l, const char *profile,
+				bool monitor, bool *kill, char *why,
+				size_t whylen);
+
+/* One job's refused calls. */
+struct denial_log {
+	int listener;           /* the filter's listener (owned), or -1 */
+	bool kill;              /* the profile ends the job at a refusal */
+	bool ended;             /* a refusal that ends the job came */
+	char detail[160];       /* why it ended, for the result */
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	uint32_t n;             /* entries of the result's denials */
+	struct job_denial d[JOB_MAX_DENIALS];
+	uint64_t dropped;       /* refusals of calls past JOB_MAX_DENIALS */
+};
+
+/* Prepares LOG for a job whose profile has `denied = kill` when KILL.
+ * Returns 0 or -ENOMEM. */
+int denials_init(struct denial_log *log, bool kill);
+
+/*
+ * Takes the listener the payload sent on SOCK (one message with one
+ * descriptor, proto_send). Returns 1 when LOG now holds it, 0 when
+ * nothing is there yet (EAGAIN) or SOCK was closed, or a negative errno.
+ */
+int denials_take_listener(struct denial_log *log, int sock);
+
+/*
+ * Answers one notification waiting on LOG's listener: records the call
+ * (by name, or "ARCH:NR" for a foreign ABI; its count and, the first
+ * time, NOW_MS) and answers EPERM (EAFNOSUPPORT for socket). A foreign
+ * ABI, or any refusal under a `denied = kill` profile, sets LOG->ended.
+ * Returns 0, or -ENOENT when the caller went away meanwhile (nothing to
+ * answer), or another negative errno when the listener is unusable.
+ */
+int denials_answer(struct denial_log *log, uint64_t now_ms);
+
+/* Copies the record into RES (denials, ndenials). */
+void denials_result(const struct denial_log *log, struct job_result *res);
+
+/* Frees LOG's buffers and closes its listener. */
+void denials_free(struct denial_log *log);
+
+#endif

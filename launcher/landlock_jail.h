@@ -1,0 +1,55 @@
+/*
+ * landlock_jail.h: the payload's Landlock domain (architecture.md, "The
+ * jail, layer by layer"; issue 5, item 2).
+ */
+#ifndef STOCKADE_LANDLOCK_JAIL_H
+#define STOCKADE_LANDLOCK_JAIL_H
+
+#include "proto.h"
+
+/*
+ * Confines the calling process, the payload, with a Landlock ruleset built
+ * for SPEC's jail, and returns the kernel's Landlock ABI version in *ABI.
+ * Call it in the jail after pivot_root, once no_new_privs is set (an
+ * unprivileged landlock_restrict_self(2) needs it) and before seccomp, so
+ * the filter need not allow the landlock_* calls. Sources: landlock(7),
+ * landlock_create_ruleset(2), landlock_add_rule(2),
+ * landlock_restrict_self(2), and the kernel's
+ * Documentation/userspace-api/landlock.rst ("Backward and forward
+ * compatibility", "Filesystem flags", "Network flags", "Scope flags").
+ *
+ * The ruleset handles every file-system right the kernel's ABI has (EXECUTE
+ * to MAKE_SYM from ABI 1, REFER from 2, TRUNCATE from 3, IOCTL_DEV from 5;
+ * a right the ABI lacks is dropped, never the whole layer); from ABI 4 TCP
+ * bind and connect, with no rule, so both are refused on every port (the
+ * jail's network is off); from ABI 6 the abstract unix socket and signal
+ * scopes, so nothing outside the payload's domain can be reached by either.
+ * An ABI above the last one known here (7) is used with the rights of 7.
+ *
+ * The rules, paths inside the jail, each opened O_PATH | O_NOFOLLOW (a
+ * symbolic link gets no rule: what it points at has its own or none):
+ *   - read and execute: every policy bind target that exists, except
+ *     MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK ones (test-only: a bind the mount
+ *     layer shows but Landlock does not open); the generated /etc;
+ *   - read (files and directories): /proc;
+ *   - read and write: /dev/null, /dev/zero, /dev/full;
+ *   - read: /dev/random, /dev/urandom;
+ *   - read, write, device ioctls and directory listing: /dev/pts, with
+ *     JOB_F_DEVPTS only (/dev/ptmx is pts/ptmx);
+ *   - everything but making character or block devices and device ioctls:
+ *     /work, /tmp, SPEC->home, and /dev/shm (there without execute, as its
+ *     mount is noexec).
+ * Nothing else: not even listing / or /dev. A rule is granted on the
+ * object the path names and everything below it, so an unsafe bind nested
+ * below an ordinary one is covered by the ordinary one's rule.
+ *
+ * Returns 0, the process then confined for good (its children inherit
+ * the domain), or a negative errno: -EOPNOTSUPP when the kernel has no
+ * usable Landlock (not built in, or not enabled at boot: the caller must
+ * refuse the job, never run it unconfined); -ENOENT when a path the jail
+ * always has is missing; any other from the system calls. Every
+ * descriptor it opens is closed before it returns.
+ */
+int jail_landlock_apply(const struct job_spec *spec, int *abi);
+
+#endif
