@@ -148,6 +148,9 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 			 "refused by the seccomp filter, ended the job",
 			 foreign ? "the foreign-ABI" : "the", name);
 	}
+	/* The job ends: the call never returns (the caller kills). */
+	if (log->ended)
+		return 0;
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
 	resp->error = strcmp(name, "socket") == 0 ? -EAFNOSUPPORT : -EPERM;

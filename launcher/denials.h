@@ -53,7 +53,8 @@ int denials_take_listener(struct denial_log *log, int sock);
  * Answers one notification waiting on LOG's listener: records the call
  * (by name, or "ARCH:NR" for a foreign ABI; its count and, the first
  * time, NOW_MS) and answers EPERM (EAFNOSUPPORT for socket). A foreign
- * ABI, or any refusal under a `denied = kill` profile, sets LOG->ended.
+ * ABI, or any refusal under a `denied = kill` profile, sets LOG->ended and
+ * is not answered: the caller kills the jail, and the call never returns.
  * Returns 0, or -ENOENT when the caller went away meanwhile (nothing to
  * answer), or another negative errno when the listener is unusable.
  */

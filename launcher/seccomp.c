@@ -15,8 +15,12 @@
  *    systemd-nspawn do); ENOSYS for fchmodat2 and openat2, whose mode a
  *    filter cannot read, so libc falls back to fchmodat and openat;
  *  - clone only without namespace flags; ioctl except TIOCSTI and
- *    TIOCLINUX, compared on the low 32 bits the kernel reads, whatever
- *    the high bits (CVE-2016-7545, CVE-2017-5226); socket only for
+ *    TIOCLINUX, whatever the high bits (the kernel reads the low 32;
+ *    CVE-2016-7545, CVE-2017-5226): allowed are a zero high word with a
+ *    low word below, between or above the two, and a sign-extended
+ *    negative int, each as whole-argument comparisons (libseccomp's
+ *    32-bit macros still compare 64 bits, libseccomp issue #383); any
+ *    other high word is refused; socket only for
  *    AF_UNIX, AF_INET, AF_INET6 (AF_NETLINK, AF_PACKET, AF_VSOCK refused:
  *    vsock is not isolated by the network namespace); personality only
  *    the default persona (and the query 0xffffffff);
@@ -33,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,14 +112,26 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 	if (strcmp(name, "clone3") == 0)
 		return 0; /* ENOSYS, below */
 	if (strcmp(name, "ioctl") == 0) {
-		c = SCMP_A1_32(SCMP_CMP_LT, TIOCSTI);
+		/* The kernel reads 32 bits: a zero high word below TIOCSTI,
+		 * between, or above TIOCLINUX; or a sign-extended int. */
+		c = SCMP_A1_64(SCMP_CMP_LT, TIOCSTI);
 		if ((e = allow(ctx, nr, 1, &c)) < 0)
 			return e;
-		c = SCMP_A1_32(SCMP_CMP_GT, TIOCLINUX);
+		/* (TIOCLINUX, 2^32) as aligned blocks, high word zero. */
+		for (uint64_t lo = TIOCLINUX + 1ULL, size; lo < (1ULL << 32);
+		     lo += size) {
+			size = lo & -lo;
+			while (lo + size > (1ULL << 32))
+				size >>= 1;
+			c = SCMP_A1_64(SCMP_CMP_MASKED_EQ, ~(size - 1), lo);
+			if ((e = allow(ctx, nr, 1, &c)) < 0)
+				return e;
+		}
+		c = SCMP_A1_64(SCMP_CMP_GE, 0xffffffff80000000ULL);
 		if ((e = allow(ctx, nr, 1, &c)) < 0)
 			return e;
 		for (unsigned v = TIOCSTI + 1; v < TIOCLINUX && e == 0; v++) {
-			c = SCMP_A1_32(SCMP_CMP_EQ, v);
+			c = SCMP_A1_64(SCMP_CMP_EQ, v);
 			e = allow(ctx, nr, 1, &c);
 		}
 		return e;
