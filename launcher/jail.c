@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
@@ -131,9 +132,26 @@ loopback_up(void)
 	return e;
 }
 
+/*
+ * Every capability set emptied (effective, permitted, inheritable,
+ * bounding, ambient; libcap-ng), after the securebits are set and locked
+ * (capabilities(7), "The securebits flags"): no capability is regained
+ * through a uid 0 (SECBIT_NOROOT), none is kept or cleared by a change of
+ * ids (SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS off), no ambient set can
+ * be raised again (SECBIT_NO_CAP_AMBIENT_RAISE), and none of this can be
+ * undone (the _LOCKED bits). Setting them needs CAP_SETPCAP, which init
+ * still has in its user namespace at this point.
+ */
 static int
 drop_all_caps(void)
 {
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+			  SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+			  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		  0, 0, 0) < 0)
+		return -errno;
 	capng_clear(CAPNG_SELECT_ALL);
 	if (capng_apply(CAPNG_SELECT_ALL) != 0)
 		return -EPERM;

@@ -539,6 +539,15 @@ Test(jail, payload_is_unprivileged_and_confined)
 				   zero_lines[i], status);
 	}
 	run_out_free(&o);
+
+	/* Securebits set and locked (PR_GET_SECUREBITS, 27): NOROOT,
+	 * NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE, each locked:
+	 * 0xef (capabilities(7)). */
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import ctypes\n"
+	    "print(hex(ctypes.CDLL(None).prctl(27, 0, 0, 0, 0)))\n");
+	cr_assert_str_eq(expect_ok(&o), "0xef\n");
+	run_out_free(&o);
 }
 
 Test(jail, etc_ssl_private_is_not_visible)
