@@ -1,0 +1,169 @@
+/* classify.c: monitor_classify (monitor_internal.h), a job's one status. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "monitor_internal.h"
+
+void
+monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
+	 bool have_rec, struct job_result *r)
+{
+	static char detail[256];
+
+	r->exit_code = -1;
+	r->signal = 0;
+	detail[0] = '\0';
+	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT) {
+		int st = rec[1];
+
+		if (WIFEXITED(st)) {
+			r->exit_code = WEXITSTATUS(st);
+			r->status = r->exit_code == 0 ? JOB_OK : JOB_EXIT_NONZERO;
+		} else if (WIFSIGNALED(st)) {
+			/* SIGXCPU and SIGKILL are RLIMIT_CPU's only past the
+			 * limit by the backstop's margin (payload.c). */
+			r->signal = WTERMSIG(st);
+			switch (r->signal) {
+			case SIGXCPU:
+				/* Only RLIMIT_CPU's SIGXCPU is a limit; a
+				 * program can send itself one. */
+				r->status = r->cpu_ms + 1000 >= spec->limits.cpu_ms ?
+					JOB_CPU_LIMIT : JOB_CRASH;
+				break;
+			case SIGXFSZ:
+				r->status = JOB_FILE_SIZE_LIMIT;
+				break;
+			case SIGSYS:
+				r->status = JOB_POLICY_VIOLATION;
+				snprintf(detail, sizeof(detail),
+					 "killed by the seccomp filter (SIGSYS)");
+				break;
+			case SIGKILL:
+				/* RLIMIT_CPU's hard limit ends in SIGKILL. */
+				r->status = r->cpu_ms >= spec->limits.cpu_ms ?
+					JOB_CPU_LIMIT : JOB_CRASH;
+				break;
+			default:
+				r->status = JOB_CRASH;
+				break;
+			}
+		} else {
+			r->status = JOB_SANDBOX_ERROR;
+			snprintf(detail, sizeof(detail),
+				 "unexpected wait status %#x", (unsigned)st);
+		}
+	} else if (have_rec && rec[0] == INIT_REC_SETUP_FAILED) {
+		r->status = JOB_SANDBOX_ERROR;
+		snprintf(detail, sizeof(detail), "jail set-up failed at %s: %s",
+			 jail_stage_name(rec[1]), strerror(rec[2]));
+	} else if (!s->timed_out && !s->over_output && !s->cancelled &&
+		   s->enf.reason == ENF_NONE && !s->den.ended) {
+		r->status = JOB_SANDBOX_ERROR;
+		snprintf(detail, sizeof(detail),
+			 "jail init ended without a report (code %d, status %d)",
+			 s->info.si_code, s->info.si_status);
+	}
+	/* A shell reports a command killed by signal N as exit 128 + N
+	 * (POSIX.1-2017, Shell Command Language 2.8.2); SIGXFSZ is sent
+	 * only for RLIMIT_FSIZE. */
+	if (r->status == JOB_EXIT_NONZERO && r->exit_code == 128 + SIGXFSZ) {
+		r->status = JOB_FILE_SIZE_LIMIT;
+		snprintf(detail, sizeof(detail), "exit code %d: a command it ran "
+			 "was killed by SIGXFSZ (a file over %.1f MiB)",
+			 r->exit_code,
+			 (double)spec->limits.fsize_bytes / 1048576.0);
+	}
+	/* A program that failed with /tmp or home full most likely failed
+	 * of it (ENOSPC); one that handled it and exited 0 is ok. */
+	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT && rec[2] != 0 &&
+	    (r->status == JOB_EXIT_NONZERO || r->status == JOB_CRASH)) {
+		r->status = JOB_DISK_FULL;
+		snprintf(detail, sizeof(detail), "%s full as the program ended "
+			 "(tmpfs of %.1f MiB)",
+			 (rec[2] & INIT_FULL_TMP) ? "/tmp was" :
+						    "the home directory was",
+			 (double)((rec[2] & INIT_FULL_TMP) ?
+					  spec->limits.tmp_bytes :
+					  spec->limits.home_bytes) / 1048576.0);
+	}
+	/* A limit passed between two samples is still passed: the exact
+	 * figures of the end (rusage, memory.peak) against the limits. */
+	if ((r->status == JOB_OK || r->status == JOB_EXIT_NONZERO) &&
+	    s->enf.reason == ENF_NONE && !s->timed_out && !s->over_output) {
+		if (s->enf.peak_rss_bytes > spec->limits.memory_bytes) {
+			r->status = JOB_MEMORY_LIMIT;
+			snprintf(detail, sizeof(detail), "peak resident memory "
+				 "%.1f MiB over the limit of %.1f MiB, between two "
+				 "samples of the monitor",
+				 (double)s->enf.peak_rss_bytes / 1048576.0,
+				 (double)spec->limits.memory_bytes / 1048576.0);
+		} else if (r->cpu_ms > spec->limits.cpu_ms) {
+			r->status = JOB_CPU_LIMIT;
+			snprintf(detail, sizeof(detail), "%llu ms of CPU time over "
+				 "the limit of %llu ms, between two samples of the "
+				 "monitor", (unsigned long long)r->cpu_ms,
+				 (unsigned long long)spec->limits.cpu_ms);
+		}
+	}
+	/* Forks refused at the limit explain a failure that follows. */
+	if (s->enf.pids_hit && (r->status == JOB_EXIT_NONZERO ||
+				r->status == JOB_CRASH)) {
+		r->status = JOB_PROCESS_LIMIT;
+		snprintf(detail, sizeof(detail), "the jail reached its limit of "
+			 "%u processes and threads", spec->limits.nproc);
+	}
+	/* A program that failed after the filter refused it a call most
+	 * likely failed of it: name the first one refused. */
+	if (s->den.n > 0 && (r->status == JOB_EXIT_NONZERO ||
+			     r->status == JOB_CRASH)) {
+		r->status = JOB_POLICY_VIOLATION;
+		snprintf(detail, sizeof(detail), "the seccomp filter refused "
+			 "%s (first at %llu ms) and the program then failed",
+			 s->den.d[0].syscall,
+			 (unsigned long long)s->den.d[0].first_ms);
+	}
+	/* The launcher's own reasons to kill win over what init saw. */
+	if (s->den.ended && !s->timed_out) {
+		r->status = JOB_POLICY_VIOLATION;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		snprintf(detail, sizeof(detail), "%s", s->den.detail);
+	} else if (s->enf.reason != ENF_NONE && !s->timed_out &&
+		   !s->over_output) {
+		static const enum job_status by_reason[] = {
+			[ENF_MEMORY] = JOB_MEMORY_LIMIT,
+			[ENF_CPU] = JOB_CPU_LIMIT,
+			[ENF_PROCESSES] = JOB_PROCESS_LIMIT,
+			[ENF_WORKSPACE] = JOB_DISK_FULL,
+		};
+
+		r->status = by_reason[s->enf.reason];
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		snprintf(detail, sizeof(detail), "%s", s->enf.detail);
+	} else if (s->timed_out && s->enf.pids_hit) {
+		/* A fork bomb that kept the jail at its limit until the
+		 * clock ran out. */
+		r->status = JOB_PROCESS_LIMIT;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		snprintf(detail, sizeof(detail), "the jail reached its limit of "
+			 "%u processes and threads", spec->limits.nproc);
+	} else if (s->timed_out) {
+		r->status = JOB_TIMEOUT;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+	} else if (s->over_output) {
+		r->status = JOB_OUTPUT_LIMIT;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+	} else if (s->cancelled) {
+		r->status = JOB_SANDBOX_ERROR;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		snprintf(detail, sizeof(detail), "cancelled by the client");
+	}
+	r->detail = detail;
+}

@@ -1,0 +1,47 @@
+/*
+ * monitor_internal.h: one job's state as monitor.c follows it, shared with
+ * classify.c, which turns it into the job's status. Not for other callers.
+ */
+#ifndef STOCKADE_MONITOR_INTERNAL_H
+#define STOCKADE_MONITOR_INTERNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "denials.h"
+#include "enforce.h"
+#include "jail.h"
+#include "proto.h"
+
+struct job_state {
+	struct jail jail;
+	uint64_t bytes[3];   /* by stream: [1] stdout, [2] stderr */
+	bool eof[3];
+	bool exited;
+	bool timed_out;
+	bool over_output;
+	bool cancelled;
+	bool killed;
+	int cg_leaf;         /* the job's cgroup v2 leaf, or -1 */
+	struct enforcer enf; /* memory, CPU, processes, workspace */
+	struct denial_log den; /* the seccomp filter's refusals */
+	size_t pending;      /* an OUTPUT message in l->out not yet sent */
+	siginfo_t info;
+	struct rusage ru;
+};
+
+/*
+ * Sets RES's status, exit code, signal and detail from what the job did:
+ * the ending record init sent (REC, when HAVE_REC), and the launcher's
+ * own reasons in S (timeout, output cap, cancel, the enforcer's limits,
+ * the seccomp filter's refusals), which win over what init saw. RES's
+ * figures (cpu_ms, ...) must be set before. The detail points into a
+ * static buffer (the launcher runs one job at a time).
+ */
+void monitor_classify(const struct job_spec *spec, struct job_state *s,
+		      int32_t rec[3], bool have_rec, struct job_result *r);
+
+#endif
