@@ -32,36 +32,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-
-/* Rights newer than Debian 12's header (values: include/uapi/linux/
- * landlock.h; ABI version that introduced each in the comment). */
-#ifndef LANDLOCK_ACCESS_FS_REFER
-#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)          /* ABI 2 */
-#endif
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)       /* ABI 3 */
-#endif
-#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
-#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)      /* ABI 5 */
-#endif
-#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
-#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)       /* ABI 4 */
-#endif
-#ifndef LANDLOCK_ACCESS_NET_CONNECT_TCP
-#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)    /* ABI 4 */
-#endif
-#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
-#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
-#endif
-
-/* The rights of ABI 1: EXECUTE (bit 0) to MAKE_SYM (bit 12). */
-#define FS_ABI1 ((1ULL << 13) - 1)
-/* The rights that apply to a file itself, the only ones a rule on a
- * non-directory may carry (landlock_add_rule(2): EINVAL otherwise). */
-#define FS_FILE_RIGHTS                                                   \
-	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |    \
-	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |    \
-	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#include "llutil.h"
 
 /* Rights no rule grants, whatever it asks (CONFINE_ALL included): the
  * broker executes nothing and makes no device, fifo or socket file, so
@@ -217,38 +188,13 @@ drop_capabilities(char *err, size_t errlen)
 	return 0;
 }
 
-/* The Landlock ABI version, or a negative errno. */
-static int
-landlock_abi(void)
-{
-	long v = syscall(SYS_landlock_create_ruleset, NULL, 0,
-			 LANDLOCK_CREATE_RULESET_VERSION);
-
-	return v < 0 ? -errno : (int)v;
-}
-
-/* Every file-system right ABI knows (landlock(7), "Access rights"). */
-static uint64_t
-fs_rights(int abi)
-{
-	uint64_t r = FS_ABI1;
-
-	if (abi >= 2)
-		r |= LANDLOCK_ACCESS_FS_REFER;
-	if (abi >= 3)
-		r |= LANDLOCK_ACCESS_FS_TRUNCATE;
-	if (abi >= 5)
-		r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	return r;
-}
-
 static int
 apply_landlock(const struct confine_rule *rules, size_t nrules, char *err,
 	       size_t errlen)
 {
 	struct ll_ruleset_attr attr;
 	_cleanup_close_ int rs = -1;
-	int abi = landlock_abi(), e;
+	int abi = ll_abi(), e;
 
 	if (abi == -ENOSYS || abi == -EOPNOTSUPP || abi == 0) {
 		snprintf(err, errlen,
@@ -268,7 +214,7 @@ apply_landlock(const struct confine_rule *rules, size_t nrules, char *err,
 	}
 
 	memset(&attr, 0, sizeof(attr));
-	attr.handled_access_fs = fs_rights(abi);
+	attr.handled_access_fs = ll_fs_rights(abi);
 	/* TCP bind and connect handled with no rule: denied to every
 	 * port, even on a socket opened before confinement. */
 	if (abi >= 4)
@@ -302,7 +248,7 @@ apply_landlock(const struct confine_rule *rules, size_t nrules, char *err,
 		pb.allowed_access = rules[i].access & attr.handled_access_fs &
 				    ~FS_NEVER;
 		if (!S_ISDIR(st.st_mode))
-			pb.allowed_access &= FS_FILE_RIGHTS;
+			pb.allowed_access &= LL_FS_FILE;
 		/* Nothing this ABI handles is asked: nothing to grant. */
 		if (pb.allowed_access == 0)
 			continue;

@@ -28,30 +28,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-
-/* Rights and scopes newer than Debian 12's header, with the ABI version
- * that introduced each (landlock(7), "Access rights"). */
-#ifndef LANDLOCK_ACCESS_FS_REFER
-#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)          /* ABI 2 */
-#endif
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)       /* ABI 3 */
-#endif
-#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
-#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)      /* ABI 5 */
-#endif
-#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
-#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)       /* ABI 4 */
-#endif
-#ifndef LANDLOCK_ACCESS_NET_CONNECT_TCP
-#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)    /* ABI 4 */
-#endif
-#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
-#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
-#endif
-#ifndef LANDLOCK_SCOPE_SIGNAL
-#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)              /* ABI 6 */
-#endif
+#include "llutil.h"
 
 /* struct landlock_ruleset_attr as of ABI 6. */
 struct ll_ruleset_attr {
@@ -61,13 +38,6 @@ struct ll_ruleset_attr {
 };
 
 /* The rights of ABI 1: EXECUTE (bit 0) to MAKE_SYM (bit 12). */
-#define FS_ABI1 ((1ULL << 13) - 1)
-/* The rights a rule on a non-directory may carry (landlock_add_rule(2):
- * EINVAL otherwise). */
-#define FS_FILE                                                          \
-	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |    \
-	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |    \
-	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 /* What the rules grant (landlock_jail.h lists which path gets which). */
 #define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
@@ -85,33 +55,8 @@ struct ll_ruleset_attr {
  * stays: without it a rename or link between two directories fails with
  * EXDEV (Python's os.rename does not fall back to a copy). */
 #define FS_RW                                                            \
-	((FS_ABI1 | LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE) & \
+	((LL_FS_ABI1 | LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE) & \
 	 ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK))
-
-/* The Landlock ABI version, or a negative errno (landlock(7)). */
-static int
-landlock_abi(void)
-{
-	long v = syscall(SYS_landlock_create_ruleset, NULL, 0,
-			 LANDLOCK_CREATE_RULESET_VERSION);
-
-	return v < 0 ? -errno : (int)v;
-}
-
-/* Every file-system right ABI knows (landlock(7), "Access rights"). */
-static uint64_t
-fs_rights(int abi)
-{
-	uint64_t r = FS_ABI1;
-
-	if (abi >= 2)
-		r |= LANDLOCK_ACCESS_FS_REFER;
-	if (abi >= 3)
-		r |= LANDLOCK_ACCESS_FS_TRUNCATE;
-	if (abi >= 5)
-		r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	return r;
-}
 
 /*
  * Grants ACCESS (within HANDLED) on PATH and below in ruleset RS. A
@@ -139,7 +84,7 @@ allow(int rs, const char *path, uint64_t access, uint64_t handled,
 	pb.parent_fd = fd;
 	pb.allowed_access = access & handled;
 	if (!S_ISDIR(st.st_mode))
-		pb.allowed_access &= FS_FILE;
+		pb.allowed_access &= LL_FS_FILE;
 	if (pb.allowed_access == 0)
 		return 0;
 	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb,
@@ -194,7 +139,7 @@ jail_landlock_apply(const struct job_spec *spec, int *abi)
 {
 	struct ll_ruleset_attr attr;
 	_cleanup_close_ int rs = -1;
-	int v = landlock_abi(), e;
+	int v = ll_abi(), e;
 
 	*abi = 0;
 	/* ENOSYS: not built in; EOPNOTSUPP: built in, not enabled at boot
@@ -205,7 +150,7 @@ jail_landlock_apply(const struct job_spec *spec, int *abi)
 		return v;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.handled_access_fs = fs_rights(v);
+	attr.handled_access_fs = ll_fs_rights(v);
 	/* Handled with no rule: every TCP bind and connect is refused,
 	 * loopback included. */
 	if (v >= 4)
