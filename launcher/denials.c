@@ -108,6 +108,17 @@ arch_name(uint32_t arch)
 	}
 }
 
+/*
+ * The caller of a notified call was interrupted by a signal or died before
+ * its answer: the kernel says ENOENT (seccomp_unotify(2)), which
+ * libseccomp 2.5 reports as ECANCELED. Nothing to answer; not an error.
+ */
+static bool
+gone(int e)
+{
+	return e == -ENOENT || e == -ECANCELED;
+}
+
 int
 denials_answer(struct denial_log *log, uint64_t now_ms)
 {
@@ -120,22 +131,25 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 
 	memset(req, 0, sizeof(*req));
 	if ((e = seccomp_notify_receive(log->listener, req)) < 0)
-		return e;
+		return gone(e) ? 0 : e;
 	nr = req->data.nr;
 	/* An x32 call shows the native arch with the x32 bit in its number. */
 	foreign = req->data.arch != SCMP_ARCH_X86_64 || (nr & 0x40000000);
 	if (foreign) {
-		snprintf(name, sizeof(name), "%s:%d",
+		/* Unsigned: a program may ask for any number, -1 too, and a
+		 * name holds only [a-z0-9_:] (proto_check.c). */
+		snprintf(name, sizeof(name), "%s:%u",
 			 req->data.arch == SCMP_ARCH_X86_64 ? "x32" :
 							      arch_name(req->data.arch),
-			 nr & ~0x40000000);
+			 req->data.arch == SCMP_ARCH_X86_64 ?
+				 (unsigned)nr & ~0x40000000u : (unsigned)nr);
 	} else {
 		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
 
 		if (s != NULL && strlen(s) < sizeof(name))
 			snprintf(name, sizeof(name), "%s", s);
 		else
-			snprintf(name, sizeof(name), "nr:%d", nr);
+			snprintf(name, sizeof(name), "nr:%u", (unsigned)nr);
 		free(s);
 	}
 	if ((d = entry(log, name, now_ms)) != NULL)
@@ -155,8 +169,7 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 	resp->id = req->id;
 	resp->error = strcmp(name, "socket") == 0 ? -EAFNOSUPPORT : -EPERM;
 	e = seccomp_notify_respond(log->listener, resp);
-	/* The caller was killed or its call interrupted meanwhile. */
-	return e == -ENOENT ? 0 : e;
+	return gone(e) ? 0 : e;
 }
 
 void

@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -101,6 +102,59 @@ allow(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *c)
 	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, n, c);
 }
 
+/* Allows argument ARG of call NR in [LO, HI), HI <= 2^32, as aligned
+ * masked blocks with a zero high word. */
+static int
+allow_range(scmp_filter_ctx ctx, int nr, unsigned arg, uint64_t lo,
+	    uint64_t hi)
+{
+	struct scmp_arg_cmp c;
+	uint64_t size;
+	int e;
+
+	for (; lo < hi; lo += size) {
+		size = lo == 0 ? 1ULL << 32 : lo & -lo;
+		while (lo + size > hi)
+			size >>= 1;
+		c = (struct scmp_arg_cmp){arg, SCMP_CMP_MASKED_EQ, ~(size - 1),
+					  lo};
+		if ((e = allow(ctx, nr, 1, &c)) < 0)
+			return e;
+	}
+	return 0;
+}
+
+/*
+ * Allows call NR whatever its 32-bit int argument ARG is, except the N
+ * values in EXCL (ascending, each below 2^31): the kernel reads the low
+ * 32 bits, so a high word could smuggle an excluded value past a 64-bit
+ * comparison, and libseccomp's 32-bit macros still compare 64 bits
+ * (libseccomp issue #383). Allowed are a zero high word with any other
+ * low word, and a sign-extended negative int; any other high word is
+ * refused. Returns 0 or a libseccomp error.
+ */
+static int
+allow_int_except(scmp_filter_ctx ctx, int nr, unsigned arg,
+		 const uint32_t *excl, size_t n)
+{
+	struct scmp_arg_cmp c;
+	uint64_t lo = 0;
+	int e;
+
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t hi = i < n ? excl[i] : 0x80000000ULL;
+
+		if ((e = allow_range(ctx, nr, arg, lo, hi)) < 0)
+			return e;
+		lo = hi + 1;
+	}
+	/* [2^31, 2^32) with a zero high word, and sign-extended ints. */
+	if ((e = allow_range(ctx, nr, arg, 0x80000000ULL, 1ULL << 32)) < 0)
+		return e;
+	c = (struct scmp_arg_cmp){arg, SCMP_CMP_GE, 0xffffffff80000000ULL, 0};
+	return allow(ctx, nr, 1, &c);
+}
+
 /* Allows NAME (number NR), with the fixed argument rules for the calls
  * that have them. Returns 0 or a libseccomp error. */
 static int
@@ -112,40 +166,40 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 	if (strcmp(name, "clone3") == 0)
 		return 0; /* ENOSYS, below */
 	if (strcmp(name, "ioctl") == 0) {
-		/* The kernel reads 32 bits: a zero high word below TIOCSTI,
-		 * between, or above TIOCLINUX; or a sign-extended int. */
-		c = SCMP_A1_64(SCMP_CMP_LT, TIOCSTI);
-		if ((e = allow(ctx, nr, 1, &c)) < 0)
-			return e;
-		/* (TIOCLINUX, 2^32) as aligned blocks, high word zero. */
-		for (uint64_t lo = TIOCLINUX + 1ULL, size; lo < (1ULL << 32);
-		     lo += size) {
-			size = lo & -lo;
-			while (lo + size > (1ULL << 32))
-				size >>= 1;
-			c = SCMP_A1_64(SCMP_CMP_MASKED_EQ, ~(size - 1), lo);
-			if ((e = allow(ctx, nr, 1, &c)) < 0)
-				return e;
-		}
-		c = SCMP_A1_64(SCMP_CMP_GE, 0xffffffff80000000ULL);
-		if ((e = allow(ctx, nr, 1, &c)) < 0)
-			return e;
-		for (unsigned v = TIOCSTI + 1; v < TIOCLINUX && e == 0; v++) {
-			c = SCMP_A1_64(SCMP_CMP_EQ, v);
-			e = allow(ctx, nr, 1, &c);
-		}
-		return e;
+		static const uint32_t tty[] = {TIOCSTI, TIOCLINUX};
+
+		return allow_int_except(ctx, nr, 1, tty, 2);
+	}
+	if (strcmp(name, "prctl") == 0) {
+		/* A filter of the job's own would answer before the
+		 * launcher's listener (ERRNO outranks USER_NOTIF) and hide
+		 * its refusals; seccomp(2) itself is not allowed either. */
+		static const uint32_t own_filter[] = {PR_SET_SECCOMP};
+
+		return allow_int_except(ctx, nr, 0, own_filter, 1);
+	}
+	if (strcmp(name, "socketpair") == 0) {
+		c = SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX);
+		return allow(ctx, nr, 1, &c);
 	}
 	if (strcmp(name, "clone") == 0) {
 		c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
 		return allow(ctx, nr, 1, &c);
 	}
 	if (strcmp(name, "socket") == 0) {
-		static const int families[] = {AF_UNIX, AF_INET, AF_INET6};
+		/* unix with any protocol; inet and inet6 with an IP protocol
+		 * number (below 256): not IPPROTO_MPTCP (262), whose sockets
+		 * Landlock's TCP rules do not see. */
+		static const int inet[] = {AF_INET, AF_INET6};
+		struct scmp_arg_cmp two[2];
 
-		for (size_t i = 0; i < 3 && e == 0; i++) {
-			c = SCMP_A0_64(SCMP_CMP_EQ, (scmp_datum_t)families[i]);
-			e = allow(ctx, nr, 1, &c);
+		c = SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX);
+		if ((e = allow(ctx, nr, 1, &c)) < 0)
+			return e;
+		for (size_t i = 0; i < 2 && e == 0; i++) {
+			two[0] = SCMP_A0_64(SCMP_CMP_EQ, (scmp_datum_t)inet[i]);
+			two[1] = SCMP_A2_64(SCMP_CMP_LT, 256);
+			e = allow(ctx, nr, 2, two);
 		}
 		return e;
 	}

@@ -430,6 +430,30 @@ try_tioclinux(void)
 	return syscall(SYS_ioctl, 0L, (unsigned long)TIOCLINUX, NULL);
 }
 
+/* MPTCP (IPPROTO_MPTCP, 262): a TCP variant Landlock's rules do not see. */
+static long
+try_socket_mptcp(void)
+{
+	return syscall(SYS_socket, (long)AF_INET, (long)SOCK_STREAM, 262L);
+}
+
+/* A pair of netlink sockets: refused like socket's other families. */
+static long
+try_socketpair_netlink(void)
+{
+	int sv[2];
+
+	return syscall(SYS_socketpair, (long)AF_NETLINK, (long)SOCK_RAW, 0L, sv);
+}
+
+/* prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL): a filter of the job's
+ * own; with a NULL program it fails (EFAULT) even where it is allowed. */
+static long
+try_prctl_seccomp(void)
+{
+	return syscall(SYS_prctl, 22L, 2L, 0L, 0L, 0L);
+}
+
 /* The sockets are made and left unused (no address, no message). */
 static long
 try_socket_netlink(void)
@@ -562,6 +586,9 @@ static const struct {
 	{"tiocsti-high", try_tiocsti_high},
 	{"tioclinux", try_tioclinux},
 	{"socket-netlink", try_socket_netlink},
+	{"socket-mptcp", try_socket_mptcp},
+	{"socketpair-netlink", try_socketpair_netlink},
+	{"prctl-seccomp", try_prctl_seccomp},
 	{"socket-packet", try_socket_packet},
 	{"socket-vsock", try_socket_vsock},
 	{"socket-inet", try_socket_inet},
