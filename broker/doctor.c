@@ -1,6 +1,7 @@
 /*
  * doctor.c: the checks of doctor.h and the verdict. The probes that run in
- * a child, and the look at the own cgroup, are in doctor_probe.c; the
+ * a child are in doctor_probe.c (the own cgroup v2 is shared/cgpath.h's
+ * cg_own_path_self, as the launcher finds it); the
  * per-boot cache in doctor_cache.c; the output (text and JSON) in
  * cmd_doctor.c.
  */
@@ -31,6 +32,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "cgpath.h"
 #include "doctor_internal.h"
 #include "preflight.h"
 
@@ -373,7 +375,7 @@ check_cgroup(struct doctor_check *c)
 		"stockade in a delegated cgroup: systemd-run --user --scope -p "
 		"Delegate=yes stockade ..., or name one in the policy's "
 		"[limits] cgroup");
-	if (doctor_own_cgroup(dir, sizeof(dir)) < 0) {
+	if (cg_own_path_self(dir, sizeof(dir)) < 0) {
 		set(c, DOCTOR_MISSING, "no cgroup v2: /proc/self/cgroup has no "
 		    "\"0::\" line, or no cgroup2 mount shows it");
 		return;
@@ -396,7 +398,7 @@ check_cgroup(struct doctor_check *c)
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
 	writable = faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 &&
 		   faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) == 0;
-	controllers = doctor_has_word(ctl, "memory") && doctor_has_word(ctl, "pids");
+	controllers = cg_has_word(ctl, "memory") && cg_has_word(ctl, "pids");
 	usable = controllers && writable;
 	set(c, usable ? DOCTOR_OK : DOCTOR_MISSING, "%s (this process's "
 	    "cgroup): cgroup.controllers \"%s\", cgroup.subtree_control "
@@ -406,7 +408,7 @@ check_cgroup(struct doctor_check *c)
 	    writable ? "may" : "may not");
 	if (usable)
 		c->fix[0] = '\0';
-	else if (!doctor_has_word(ctl, "memory") && strstr(dir, "/unified") != NULL)
+	else if (!cg_has_word(ctl, "memory") && strstr(dir, "/unified") != NULL)
 		snprintf(c->fix + strlen(c->fix),
 			 sizeof(c->fix) - strlen(c->fix), "; on this hybrid "
 			 "cgroup v1/v2 host the controllers belong to v1: boot "

@@ -48,14 +48,5 @@ int doctor_probe_seccomp(char *msg, size_t len);
 int doctor_probe_notify(char *msg, size_t len);
 int doctor_probe_landlock(char *msg, size_t len);
 
-/*
- * The absolute directory of this process's own cgroup v2, into OUT
- * (OUTLEN bytes), from /proc/self/cgroup and /proc/self/mountinfo
- * (cgroups(7), proc(5)). Returns 0 or -ENOENT.
- */
-int doctor_own_cgroup(char *out, size_t outlen);
-
-/* Whether the space-separated list LIST has WORD. */
-bool doctor_has_word(const char *list, const char *word);
 
 #endif

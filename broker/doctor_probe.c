@@ -1,7 +1,7 @@
 /*
  * doctor_probe.c: the probes of doctor.c that run in a child (they change
- * the process: a namespace, a seccomp filter, a Landlock domain), and the
- * read-only look at the process's own cgroup v2 (doctor_internal.h).
+ * the process: a namespace, a seccomp filter, a Landlock domain;
+ * doctor_internal.h).
  */
 #include "doctor_internal.h"
 
@@ -375,101 +375,3 @@ doctor_probe_landlock(char *msg, size_t len)
 		 "directory listing");
 	return 0;
 }
-
-/* ---- cgroup v2 delegation ----------------------------------------------- */
-
-/* Decodes mountinfo's "\ooo" escapes (proc(5)) of S in place. */
-static void
-unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s != '\0'; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-				      (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
-
-/*
- * The directory of this process's own cgroup v2 into OUT: the "0::" line
- * of /proc/self/cgroup under the last cgroup2 mount of
- * /proc/self/mountinfo whose root is a prefix of it (cgroups(7), proc(5)).
- * A re-implementation of launcher/cgroup.c's cg_own_path, read-only, so
- * that the broker does not link launcher code. Returns 0 or -ENOENT.
- */
-int
-doctor_own_cgroup(char *out, size_t outlen)
-{
-	char cg[PATH_MAX], *line = NULL, *p, *f[5], *save, *type;
-	const char *rel;
-	size_t cap = 0, rl;
-	int found = -ENOENT, n;
-	FILE *mi;
-	ssize_t len = doctor_read_small(AT_FDCWD, "/proc/self/cgroup", cg, sizeof(cg));
-
-	if (len < 0)
-		return -ENOENT;
-	/* The v2 line "0::/path", wherever it is among v1 lines. */
-	p = strstr(cg, "0::/");
-	while (p != NULL && p != cg && p[-1] != '\n')
-		p = strstr(p + 1, "0::/");
-	if (p == NULL)
-		return -ENOENT;
-	memmove(cg, p + 3, strlen(p + 3) + 1);
-	cg[strcspn(cg, "\n")] = '\0';
-	if ((mi = fopen("/proc/self/mountinfo", "re")) == NULL)
-		return -ENOENT;
-	while (getline(&line, &cap, mi) > 0) {
-		line[strcspn(line, "\n")] = '\0';
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] -
-		 * TYPE SOURCE SUPEROPTIONS (proc(5)) */
-		n = 0;
-		type = NULL;
-		for (p = strtok_r(line, " ", &save); p != NULL;
-		     p = strtok_r(NULL, " ", &save)) {
-			if (n < 5) {
-				f[n++] = p;
-			} else if (strcmp(p, "-") == 0) {
-				type = strtok_r(NULL, " ", &save);
-				break;
-			}
-		}
-		if (n < 5 || type == NULL || strcmp(type, "cgroup2") != 0)
-			continue;
-		unescape(f[3]);
-		unescape(f[4]);
-		rl = strcmp(f[3], "/") == 0 ? 0 : strlen(f[3]);
-		if (strncmp(cg, f[3], rl) != 0 ||
-		    (cg[rl] != '\0' && cg[rl] != '/'))
-			continue;
-		rel = strcmp(cg + rl, "/") == 0 ? "" : cg + rl;
-		if (snprintf(out, outlen, "%s%s",
-			     strcmp(f[4], "/") == 0 && *rel != '\0' ? "" : f[4],
-			     rel) < (int)outlen)
-			found = 0;  /* the last one wins: it hides the others */
-	}
-	free(line);
-	fclose(mi);
-	return found;
-}
-
-/* Whether the space-separated list LIST has WORD. */
-bool
-doctor_has_word(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
-		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-			return true;
-	return false;
-}
-
-

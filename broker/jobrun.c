@@ -176,20 +176,11 @@ workspace_allowance(struct fs_ctx *fs)
 	return fs->quota.workspace_bytes - fs->used_bytes;
 }
 
-/* True when the last LEN bytes of capture C (its tail) contain NEEDLE. */
+/* True when TAIL (LEN bytes) contains NEEDLE. */
 static bool
-tail_says(const struct capture *c, const char *needle)
+says(const uint8_t *tail, size_t len, const char *needle)
 {
-	size_t len;
-	uint8_t *text = capture_collect(c, "", &len);
-	size_t from = len > 4096 ? len - 4096 : 0;
-	bool found;
-
-	if (text == NULL)
-		return false;
-	found = memmem(text + from, len - from, needle, strlen(needle)) != NULL;
-	free(text);
-	return found;
+	return memmem(tail, len, needle, strlen(needle)) != NULL;
 }
 
 /* Sets JR's status to S with a detail that says why, keeping the exit. */
@@ -240,6 +231,8 @@ static const struct {
 static void
 refine_status(struct jobrun *jr, struct fs_ctx *fs)
 {
+	uint8_t *err, *tail;
+	size_t len;
 	struct job_result *r = &jr->res;
 	char why[256];
 	int e;
@@ -261,17 +254,23 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	if (r->status != JOB_EXIT_NONZERO &&
 	    !(r->status == JOB_CRASH && r->signal == SIGABRT))
 		return;
+	/* The last 4 KiB of stderr, collected once for every phrase. */
+	if ((err = capture_collect(&jr->cap[2], "", &len)) == NULL)
+		return;
+	tail = err + (len > 4096 ? len - 4096 : 0);
+	len -= (size_t)(tail - err);
 	for (size_t i = 0; i < sizeof(limit_words) / sizeof(limit_words[0]);
 	     i++) {
-		if (!tail_says(&jr->cap[2], limit_words[i].text) ||
+		if (!says(tail, len, limit_words[i].text) ||
 		    (limit_words[i].also != NULL &&
-		     !tail_says(&jr->cap[2], limit_words[i].also)))
+		     !says(tail, len, limit_words[i].also)))
 			continue;
 		snprintf(why, sizeof(why), "the program stopped on \"%s\"",
 			 limit_words[i].text);
 		restatus(jr, limit_words[i].status, why);
-		return;
+		break;
 	}
+	free(err);
 }
 
 int

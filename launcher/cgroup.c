@@ -16,135 +16,11 @@
 
 #include "cgroup.h"
 #include "cgroup_internal.h"
+#include "cgpath.h"
 #include "fsutil.h"
 
 /* Every interface file read here is a few hundred bytes at most. */
 
-
-/* ---- cg_own_path ---- */
-
-/* Decodes the N bytes at S, with mountinfo's "\ooo" escapes, into OUT. */
-static int
-unescape(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (c == '\\' && n - i >= 4 && s[i + 1] >= '0' &&
-		    s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
-		    s[i + 3] >= '0' && s[i + 3] <= '7') {
-			c = (char)((s[i + 1] - '0') * 64 +
-				   (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
-			i += 3;
-		}
-		if (c == '\0' || o + 1 >= outlen)
-			return c == '\0' ? -EINVAL : -ENAMETOOLONG;
-		out[o++] = c;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
-/* If the cgroup2 mount of line [L, END) shows the cgroup CG, writes its
- * directory into OUT and returns 1; 0 when it does not; < 0 on error.
- * A line: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE
- * SOURCE SUPEROPTIONS (proc(5)). */
-static int
-mount_shows(const char *l, const char *end, const char *cg, char *out,
-	    size_t outlen)
-{
-	const char *f[5], *fe[5], *type = NULL, *type_end = NULL, *p;
-	char root[PATH_MAX], mnt[PATH_MAX];
-	size_t rl;
-	int n = 0, r;
-	bool sep = false;
-
-	for (p = l; p < end && type == NULL;) {
-		const char *s = p;
-
-		while (p < end && *p != ' ')
-			p++;
-		if (n < 5) {
-			f[n] = s;
-			fe[n++] = p;
-		} else if (!sep) {
-			sep = p - s == 1 && *s == '-';
-		} else {
-			type = s;
-			type_end = p;
-		}
-		if (p < end)
-			p++;
-	}
-	if (type == NULL || type_end - type != 7 ||
-	    memcmp(type, "cgroup2", 7) != 0)
-		return 0;
-	if ((r = unescape(f[3], (size_t)(fe[3] - f[3]), root,
-			  sizeof(root))) < 0 ||
-	    (r = unescape(f[4], (size_t)(fe[4] - f[4]), mnt, sizeof(mnt))) < 0)
-		return r == -EINVAL ? 0 : r;
-	/* The part of CG below the mount's root, "" for the root itself. */
-	rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
-	if (strncmp(cg, root, rl) != 0 || (cg[rl] != '/' && cg[rl] != '\0'))
-		return 0;
-	cg += rl;
-	if (strcmp(cg, "/") == 0)
-		cg = "";
-	if (strcmp(mnt, "/") == 0 && *cg != '\0')
-		mnt[0] = '\0';
-	r = snprintf(out, outlen, "%s%s", mnt, cg);
-	if (r < 0 || (size_t)r >= outlen)
-		return -ENAMETOOLONG;
-	return 1;
-}
-
-int
-cg_own_path(const char *proc_self_cgroup, const char *mountinfo, char *out,
-	    size_t outlen)
-{
-	static const char deleted[] = " (deleted)";
-	char cg[PATH_MAX], best[PATH_MAX];
-	const char *l, *nl, *path = NULL;
-	size_t len = 0;
-	int found = -ENOENT, r;
-
-	if (outlen > 0)
-		out[0] = '\0';
-	for (l = proc_self_cgroup; *l != '\0'; l = *nl ? nl + 1 : nl) {
-		nl = strchrnul(l, '\n');
-		if (nl - l >= 3 && strncmp(l, "0::", 3) == 0) {
-			path = l + 3;
-			len = (size_t)(nl - path);
-			break;
-		}
-	}
-	if (path == NULL || len == 0 || path[0] != '/')
-		return -ENOENT;
-	if (len >= sizeof(cg))
-		return -ENAMETOOLONG;
-	if (len >= sizeof(deleted) - 1 &&
-	    memcmp(path + len - (sizeof(deleted) - 1), deleted,
-		   sizeof(deleted) - 1) == 0)
-		return -ENOENT;
-	memcpy(cg, path, len);
-	cg[len] = '\0';
-
-	for (l = mountinfo; *l != '\0'; l = *nl ? nl + 1 : nl) {
-		nl = strchrnul(l, '\n');
-		r = mount_shows(l, nl, cg, best, sizeof(best));
-		if (r < 0)
-			return r;
-		if (r == 1) {
-			if (strlen(best) >= outlen)
-				return -ENAMETOOLONG;
-			strcpy(out, best);
-			found = 0;  /* the last one wins */
-		}
-	}
-	return found;
-}
 
 /* ---- reading and writing interface files ---- */
 
@@ -183,22 +59,6 @@ cg_write_at(int dir, const char *name, const char *val)
 	return write_all(fd, val, strlen(val));
 }
 
-/* cgroup_internal.h. */
-bool
-cg_has_word(const char *list, const char *word)
-{
-	size_t wl = strlen(word);
-
-	for (const char *p = list; *p != '\0';) {
-		size_t n = strcspn(p, " \n");
-
-		if (n == wl && memcmp(p, word, wl) == 0)
-			return true;
-		p += n;
-		p += strspn(p, " \n");
-	}
-	return false;
-}
 
 /* ---- the parent ---- */
 

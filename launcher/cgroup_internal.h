@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cgpath.h"
+
 /* Bytes read of one interface file (cgroup.controllers, memory.events...). */
 #define FILE_BUF 4096
 
@@ -25,9 +27,5 @@ ssize_t cg_read_at(int dir, const char *name, char *buf, size_t size);
  * value per write), truncating it; never creates it. 0 or -errno.
  */
 int cg_write_at(int dir, const char *name, const char *val);
-
-/* Whether the list LIST, words separated by blanks or newlines (as in
- * cgroup.controllers), holds WORD. */
-bool cg_has_word(const char *list, const char *word);
 
 #endif

@@ -426,24 +426,6 @@ enforcer_free(struct enforcer *e)
 	e->seen = e->seen_next = NULL;
 }
 
-/* Reads the small file PATH into BUF (SIZE bytes, NUL-terminated). */
-static int
-read_text(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (got < size - 1 &&
-	       (n = read(fd, buf + got, size - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	buf[got] = '\0';
-	return 0;
-}
-
 /*
  * Makes the launcher's own cgroup DIR, a delegated scope, usable for job
  * leaves: our processes move to a leaf of it and the controllers are
@@ -477,7 +459,6 @@ claim_own(struct launcher *l, const char *dir)
 static void
 lookup_parent(struct launcher *l, const struct job_spec *spec)
 {
-	static char cg[8192], mi[65536];
 	char own[PATH_MAX];
 	const char *path = spec->cgroup != NULL ? spec->cgroup : "";
 	char *slash;
@@ -492,9 +473,7 @@ lookup_parent(struct launcher *l, const struct job_spec *spec)
 	l->cg_path = strdup(path);
 	l->cg_why[0] = '\0';
 	if (path[0] == '\0') {
-		if ((e = read_text("/proc/self/cgroup", cg, sizeof(cg))) < 0 ||
-		    (e = read_text("/proc/self/mountinfo", mi, sizeof(mi))) < 0 ||
-		    (e = cg_own_path(cg, mi, own, sizeof(own))) < 0) {
+		if ((e = cg_own_path_self(own, sizeof(own))) < 0) {
 			snprintf(l->cg_why, sizeof(l->cg_why), "the launcher is "
 				 "in no cgroup v2 (%s): name a delegated one with "
 				 "[limits] cgroup", strerror(-e));

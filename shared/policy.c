@@ -175,10 +175,7 @@ set_scalar(struct loader *l, size_t i, const char *v)
 		     policy_valid_path(k->name, v, why, sizeof(why));
 		break;
 	case K_PROFILE:
-		ok = strcmp(v, "default") == 0 || strcmp(v, "strict") == 0;
-		if (!ok)
-			snprintf(why, sizeof(why), "%s: expected default or "
-				 "strict, got \"%s\"", k->name, v);
+		ok = policy_valid_profile(k->name, v, why, sizeof(why));
 		break;
 	default:
 		ok = false;

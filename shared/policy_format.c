@@ -102,8 +102,10 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 		break;
 	case K_PROFILE:
 		*v = *(char *const *)(const void *)field;
-		return *v != NULL && (strcmp(*v, "default") == 0 ||
-				      strcmp(*v, "strict") == 0) ? 0 : -EINVAL;
+		if (!*v)
+			return -EINVAL;
+		ok = policy_valid_profile(k->name, *v, why, sizeof(why));
+		break;
 	case K_HOSTNAME:
 	case K_USER:
 	case K_PATH:

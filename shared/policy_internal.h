@@ -75,6 +75,10 @@ bool policy_has_control(const char *s);
 bool policy_parse_enforcement(const char *key, const char *v,
 			      enum job_enforcement *out, char *why,
 			      size_t whylen);
+/* A seccomp profile the launcher has compiled in: "default" or "strict"
+ * (policy/seccomp-*.ini; launcher/seccomp.c keeps the same table). */
+bool policy_valid_profile(const char *key, const char *v, char *why,
+			  size_t whylen);
 /* The policy word of E ("auto", "monitor", "cgroup2"). */
 const char *policy_enforcement_name(enum job_enforcement e);
 bool policy_is_blank(char c);

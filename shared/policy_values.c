@@ -98,6 +98,16 @@ policy_parse_enforcement(const char *key, const char *v,
 	return false;
 }
 
+bool
+policy_valid_profile(const char *key, const char *v, char *why, size_t whylen)
+{
+	if (strcmp(v, "default") == 0 || strcmp(v, "strict") == 0)
+		return true;
+	snprintf(why, whylen, "%s: expected default or strict, got \"%s\"",
+		 key, v);
+	return false;
+}
+
 const char *
 policy_enforcement_name(enum job_enforcement e)
 {
