@@ -52,7 +52,7 @@ static const struct {
 	[C_OPENAT2] = {"openat2", "openat2 (RESOLVE_BENEATH)", true},
 	[C_SECCOMP] = {"seccomp", "seccomp filter", true},
 	[C_LANDLOCK] = {"landlock", "Landlock", true},
-	[C_NOTIFY] = {"seccomp_notify", "seccomp user notification", false},
+	[C_NOTIFY] = {"seccomp_notify", "seccomp user notification", true},
 	[C_CGROUP] = {"cgroup", "cgroup v2 delegation", false},
 };
 
@@ -298,10 +298,12 @@ check_notify(struct doctor_check *c)
 		set(c, DOCTOR_OK, "%s", msg);
 		return;
 	}
-	set(c, DOCTOR_MISSING, "%s", msg);
-	set_fix(c, "denied calls are still refused; they are reported "
-		"through SECCOMP_RET_TRAP instead. For user notification: "
-		"Linux 5.5 or later and libseccomp 2.5 or later");
+	set(c, DOCTOR_REFUSED, "%s", msg);
+	/* The jail's filter answers every refused call through the
+	 * launcher's listener (launcher/seccomp.c): no listener, no job. */
+	set_fix(c, "Linux 5.5 or later and libseccomp 2.5 or later, and no "
+		"container profile that denies seccomp(2)'s "
+		"SECCOMP_FILTER_FLAG_NEW_LISTENER or its ioctls");
 }
 
 static void
@@ -456,10 +458,9 @@ doctor_run(struct doctor_report *r, unsigned int flags)
 	check_openat2(&c[C_OPENAT2]);
 	check_seccomp(&c[C_SECCOMP]);
 	check_landlock(&c[C_LANDLOCK]);
-	if (!(flags & DOCTOR_REQUIRED_ONLY)) {
-		check_notify(&c[C_NOTIFY]);
+	check_notify(&c[C_NOTIFY]);
+	if (!(flags & DOCTOR_REQUIRED_ONLY))
 		check_cgroup(&c[C_CGROUP]);
-	}
 	verdict_list(r, DOCTOR_REFUSED, "refused: ");
 	r->refused = r->verdict[0] != '\0';
 	if (!r->refused)

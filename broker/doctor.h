@@ -51,9 +51,9 @@
  * one) is missing and jobs run degraded; DOCTOR_REFUSED, a required layer
  * is missing and stockade refuses to run (style.md rule 18). Optional:
  * cgroup v2 delegation (limits then come from rlimits and the /proc
- * monitor), seccomp user notification (denials are still enforced by the
- * filter; only their report falls back to SECCOMP_RET_TRAP), and Landlock
- * ABIs below 6 (the jail drops the rule types the kernel lacks).
+ * monitor) and Landlock ABIs below 6 (the jail drops the rule types the
+ * kernel lacks). seccomp user notification is required: the jail's filter
+ * sends every refused call to the launcher (launcher/seccomp.c).
  *
  * Every probe child has a 5 s alarm: a probe never hangs the command.
  * Call these before the process makes threads (they fork, and the
