@@ -62,29 +62,32 @@ write_each(int dir, const char *name, const char *const *s, size_t n,
 	return 0;
 }
 
-/* Reads cgroup.procs under DIR (up to PROCS_MAX bytes): whether the lines
- * B and L ("pid\n") are there, and how many other lines (anything else is
- * some other process). */
+/* Reads cgroup.procs under DIR (up to PROCS_MAX bytes): which of the N
+ * lines WANT ("pid\n") are there (HAS), and how many other lines
+ * (anything else is some other process). */
 static int
-scan_procs(int dir, const char *b, const char *l, bool *has_b, bool *has_l,
+scan_procs(int dir, const char *const *want, bool *has, size_t n,
 	   size_t *others)
 {
 	_cleanup_free_ char *buf = malloc(PROCS_MAX);
-	ssize_t n;
+	ssize_t got;
 
-	*has_b = *has_l = false;
 	*others = 0;
+	for (size_t i = 0; i < n; i++)
+		has[i] = false;
 	if (buf == NULL)
 		return -ENOMEM;
-	if ((n = cg_read_at(dir, "cgroup.procs", buf, PROCS_MAX)) < 0)
-		return (int)n;
+	if ((got = cg_read_at(dir, "cgroup.procs", buf, PROCS_MAX)) < 0)
+		return (int)got;
 	for (char *p = buf, *nl; *p != '\0'; p = nl + (*nl != '\0')) {
-		size_t len = (size_t)((nl = strchrnul(p, '\n')) - p) + 1;
+		size_t len = (size_t)((nl = strchrnul(p, '\n')) - p) + 1, i;
 
-		if (strncmp(p, b, len - 1) == 0 && b[len - 1] == '\n')
-			*has_b = true;
-		else if (strncmp(p, l, len - 1) == 0 && l[len - 1] == '\n')
-			*has_l = true;
+		for (i = 0; i < n; i++)
+			if (strncmp(p, want[i], len - 1) == 0 &&
+			    want[i][len - 1] == '\n')
+				break;
+		if (i < n)
+			has[i] = true;
 		else
 			(*others)++;
 	}
@@ -92,20 +95,23 @@ scan_procs(int dir, const char *b, const char *l, bool *has_b, bool *has_l,
 }
 
 int
-cg_claim_own(int own, pid_t broker, pid_t launcher, bool want_cpu,
-	     char *why, size_t whylen)
+cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
+	     bool want_cpu, char *why, size_t whylen)
 {
 	static const char *const need[] = { "memory", "pids", "cpu" };
-	char buf[FILE_BUF], pids[2][16], ctl[32];
-	const char *move[2], *back[2], *cp = ctl, *file;
-	size_t nmove = 0, moved = 0, others, d;
-	bool has_b, has_l, made = false;
+	char buf[FILE_BUF], pids[3][16], ctl[32];
+	const char *want[3] = {pids[0], pids[1], pids[2]};
+	const char *move[3], *back[3], *cp = ctl, *file;
+	size_t nmove = 0, moved = 0, others, d, nwant;
+	bool has[3], made = false;
 	_cleanup_close_ int leaf = -1;
 	int r, e;
 
-	if (launcher <= 0 || broker < 0 || broker == launcher)
+	if (launcher <= 0 || broker < 0 || zygote < 0 || broker == launcher ||
+	    (zygote > 0 && (zygote == launcher || zygote == broker)))
 		return fail(why, whylen, -EINVAL, "cg_claim_own: bad pids "
-			    "%d and %d", (int)broker, (int)launcher);
+			    "%d, %d and %d", (int)broker, (int)launcher,
+			    (int)zygote);
 	/* 1, 2: claimed already, or not delegated. */
 	for (size_t f = 0; f < 2; f++) {
 		file = f == 0 ? "cgroup.subtree_control" : "cgroup.controllers";
@@ -123,28 +129,31 @@ cg_claim_own(int own, pid_t broker, pid_t launcher, bool want_cpu,
 					    "cgroup.controllers): " DELEGATE,
 					    need[i]);
 	}
-	/* 3: only the broker and the launcher are there. */
+	/* 3: only the broker, the launcher and its zygote are there. */
 	snprintf(pids[0], sizeof(pids[0]), "%d\n", (int)broker);
 	snprintf(pids[1], sizeof(pids[1]), "%d\n", (int)launcher);
-	r = scan_procs(own, pids[0], pids[1], &has_b, &has_l, &others);
+	snprintf(pids[2], sizeof(pids[2]), "%d\n", (int)zygote);
+	nwant = zygote > 0 ? 3 : 2;
+	r = scan_procs(own, want, has, nwant, &others);
 	if (r == -EFBIG || (r == 0 && others > 0))
 		return fail(why, whylen, -EBUSY, "the launcher's cgroup holds "
-			    "%s%zu other process%s than the broker and the "
-			    "launcher, which stockade may not move: " DELEGATE,
+			    "%s%zu other process%s than stockade's own (the "
+			    "broker, the launcher and its zygote), which "
+			    "stockade may not move: " DELEGATE,
 			    r < 0 ? "at least " : "",
-			    r < 0 ? (size_t)PROCS_MAX / 8 - 2 : others,
+			    r < 0 ? (size_t)PROCS_MAX / 8 - nwant : others,
 			    r == 0 && others == 1 ? "" : "es");
 	if (r < 0)
 		return fail(why, whylen, r, "cannot read cgroup.procs of the "
 			    "launcher's cgroup: %s", strerror(-r));
-	if (!has_l)
+	if (!has[1])
 		return fail(why, whylen, -ESRCH, "the launcher (pid %d) is not "
 			    "in what was taken for its cgroup: " DELEGATE,
 			    (int)launcher);
 	/* 4: into the leaf, the broker first. */
-	if (has_b)
-		move[nmove++] = pids[0];
-	move[nmove++] = pids[1];
+	for (size_t i = 0; i < nwant; i++)
+		if (has[i])
+			move[nmove++] = pids[i];
 	if (mkdirat(own, CG_SUPERVISOR, 0755) == 0)
 		made = true;
 	else if ((e = errno) != EEXIST)

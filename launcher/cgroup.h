@@ -75,13 +75,15 @@ int cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
  *      else -EOPNOTSUPP (not delegated). cpu is enabled below only when
  *      WANT_CPU.
  *   3. cgroup.procs (read whole, at most 1 MiB) lists LAUNCHER (else
- *      -ESRCH: OWN is not its cgroup), BROKER or not (when not, the
- *      broker is elsewhere and is not moved), and no other line (else
+ *      -ESRCH: OWN is not its cgroup), BROKER and ZYGOTE (the launcher's
+ *      zygote, zygote.h; 0 when there is none) or not (when not, that
+ *      process is elsewhere and is not moved), and no other line (else
  *      -EBUSY, the count in WHY, also for a file over 1 MiB; nothing is
  *      touched: processes that are not ours are never moved).
  *   4. Makes OWN/CG_SUPERVISOR, mode 0755 (an existing directory is
  *      reused: a launcher before this one made it; a non-directory there:
- *      -ENOTDIR), and writes BROKER (when listed), then LAUNCHER into its
+ *      -ENOTDIR), and writes BROKER (when listed), LAUNCHER, then ZYGOTE
+ *      (when listed) into its
  *      cgroup.procs, opened once (O_WRONLY|O_TRUNC, never created), one
  *      write(2) each, as the kernel takes one pid a write.
  *   5. Writes "+memory +pids" (" +cpu" appended when WANT_CPU) into OWN's
@@ -90,8 +92,8 @@ int cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
  * When step 4 or 5 fails, what was done is undone: the pids moved are
  * written back into OWN's cgroup.procs, and the leaf, if this call made
  * it, is removed (cg_leaf_remove).
- * Returns 0, or a negative errno (-EINVAL for LAUNCHER <= 0, BROKER < 0
- * or BROKER == LAUNCHER; otherwise the errno of the failed system call,
+ * Returns 0, or a negative errno (-EINVAL for LAUNCHER <= 0, BROKER < 0,
+ * ZYGOTE < 0, or two of them equal; otherwise the errno of the failed system call,
  * -EIO for a short write) with WHY (WHYLEN bytes, NUL-terminated)
  * set to one sentence a deployer can act on. WHY does not name OWN's path
  * (only its descriptor is known here): the caller prefixes it.
@@ -101,8 +103,8 @@ int cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
  * a caller whose own cgroup is named CG_SUPERVISOR should pass its parent
  * as OWN (step 1 then returns 0) rather than nest another leaf in it.
  */
-int cg_claim_own(int own, pid_t broker, pid_t launcher, bool want_cpu,
-		 char *why, size_t whylen);
+int cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
+		 bool want_cpu, char *why, size_t whylen);
 
 /* The limits of one leaf. */
 struct cg_limits {

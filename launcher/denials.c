@@ -8,35 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "jail.h"
-#include "launcher.h"
-
-scmp_filter_ctx
-launcher_filter(struct launcher *l, const char *profile, bool monitor,
-		bool *kill, char *why, size_t whylen)
-{
-	struct launcher_filter *f;
-
-	for (size_t i = 0; i < l->nfilters; i++)
-		if (l->filters[i].monitor == monitor &&
-		    strcmp(l->filters[i].profile, profile) == 0) {
-			*kill = l->filters[i].kill;
-			return l->filters[i].ctx;
-		}
-	if (l->nfilters == sizeof(l->filters) / sizeof(l->filters[0])) {
-		snprintf(why, whylen, "too many seccomp profiles in one session");
-		return NULL;
-	}
-	f = &l->filters[l->nfilters];
-	f->ctx = jail_seccomp_build(profile, monitor, &f->kill, why, whylen);
-	if (f->ctx == NULL)
-		return NULL;
-	snprintf(f->profile, sizeof(f->profile), "%s", profile);
-	f->monitor = monitor;
-	l->nfilters++;
-	*kill = f->kill;
-	return f->ctx;
-}
 
 int
 denials_init(struct denial_log *log, bool kill)

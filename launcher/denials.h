@@ -13,17 +13,6 @@
 
 #include "proto.h"
 
-struct launcher;
-
-/*
- * The filter for PROFILE under MONITOR enforcement, built at its first use
- * and kept in L for later jobs (seccomp.c, jail_seccomp_build). *KILL gets
- * the profile's `denied = kill`. Returns the context (owned by L), or NULL
- * with WHY (WHYLEN bytes) set.
- */
-scmp_filter_ctx launcher_filter(struct launcher *l, const char *profile,
-				bool monitor, bool *kill, char *why,
-				size_t whylen);
 
 /* One job's refused calls. */
 struct denial_log {

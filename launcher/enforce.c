@@ -444,10 +444,11 @@ claim_own(struct launcher *l, const char *dir)
 			 strerror(-e));
 		return e;
 	}
-	e = cg_claim_own(fd, getppid(), getpid(), true, why, sizeof(why));
+	e = cg_claim_own(fd, getppid(), getpid(), l->zygote.pid, true, why,
+			 sizeof(why));
 	if (e == -EOPNOTSUPP)
-		e = cg_claim_own(fd, getppid(), getpid(), false, why,
-				 sizeof(why));
+		e = cg_claim_own(fd, getppid(), getpid(), l->zygote.pid, false,
+				 why, sizeof(why));
 	close(fd);
 	if (e < 0)
 		snprintf(l->cg_why, sizeof(l->cg_why), "cgroup %.200s: %.250s", dir,

@@ -1,9 +1,11 @@
 /*
  * jail.c: cloning a jail and the life of its init (pid 1).
  *
- * The launcher clones init with CLONE_NEWUSER | NEWPID | NEWNET | NEWIPC |
- * NEWUTS | NEWCGROUP and CLONE_PIDFD (clone3, so it holds a pidfd from the
- * start and never waits by pid alone). Init then, in this order, and
+ * The launcher's zygote (zygote.h) clones init with CLONE_NEWUSER | NEWPID
+ * | NEWNET | NEWIPC | NEWUTS | NEWCGROUP, CLONE_PIDFD (clone3, so a pidfd
+ * exists from the start and nobody waits by pid alone) and CLONE_PARENT
+ * (init is the launcher's child), and hands the pidfd and the pipes to
+ * the launcher. Init then, in this order, and
  * aborting the job at the first failure (style.md rule 12):
  *   1. waits until the launcher has written its one-line uid and gid maps
  *      (payload ids inside -> the launcher's ids outside, or "nobody"
@@ -152,6 +154,11 @@ drop_all_caps(void)
 			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 		  0, 0, 0) < 0)
 		return -errno;
+	/* libcap-ng remembers the pid of the last process it read (the
+	 * zygote's, when it read its own), and a raw clone3 runs no atfork
+	 * handler to reset it: name ourselves, or capset(2) would aim at
+	 * the zygote and fail. */
+	capng_setpid(getpid());
 	capng_clear(CAPNG_SELECT_ALL);
 	if (capng_apply(CAPNG_SELECT_ALL) != 0)
 		return -EPERM;
@@ -418,6 +425,13 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	}
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.exit_signal = SIGCHLD;
+	/* The launcher's child, not ours: it reaps init and waits on its
+	 * pidfd. clone3 wants exit_signal 0 with CLONE_PARENT; the kernel
+	 * then uses our own exit signal, SIGCHLD (we were forked). */
+	if (h->sibling) {
+		ca.flags |= CLONE_PARENT;
+		ca.exit_signal = 0;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &j->start);
 	pid = syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid == 0) {

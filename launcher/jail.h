@@ -59,6 +59,9 @@ struct jail_host {
 	int launcher_pidfd;    /* a pidfd of the launcher itself */
 	int cgroup_fd;         /* a cgroup v2 leaf to clone into, or -1 */
 	scmp_filter_ctx filter; /* NULL only with JOB_F_UNSAFE_NO_SECCOMP */
+	bool sibling;          /* clone with CLONE_PARENT: init becomes the
+				* caller's parent's child (the zygote's
+				* jails belong to the launcher; zygote.h) */
 };
 
 /*

@@ -6,9 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <seccomp.h>
-
 #include "proto.h"
+#include "zygote.h"
 
 enum launcher_phase {
 	PHASE_HELLO = 1u << 0,   /* waiting for HELLO */
@@ -28,15 +27,7 @@ struct launcher {
 				   * the workspace is id-mapped (idmap.c) */
 	uid_t outer_uid;          /* host ids every payload maps to */
 	gid_t outer_gid;
-	/* seccomp filters, built at the first job that needs each one
-	 * (profile and enforcement) and reused (seccomp.c). */
-	struct launcher_filter {
-		char profile[JOB_MAX_PROFILE + 1];
-		bool monitor;
-		bool kill;            /* the profile's denied = kill */
-		scmp_filter_ctx ctx;
-	} filters[4];
-	size_t nfilters;
+	struct zygote zygote;     /* makes the jails (zygote.h) */
 	int proc_fd;              /* /proc, for the monitor (usage.c) */
 	/* The delegated cgroup v2 job leaves are made under (cgroup.c),
 	 * looked up at the first job that may use one: cg_parent is its

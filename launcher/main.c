@@ -3,8 +3,9 @@
  *
  * Started only by the broker, by fork and exec, with its end of the
  * socketpair at a fixed descriptor named by --ipc-fd (3). It owns no host
- * file API: the only host paths it opens are the policy's read-only bind
- * sources, and the workspace arrives as a descriptor.
+ * file API: the workspace arrives as a descriptor. At start-up it forks
+ * its zygote, which makes every jail (zygote.h), then confines itself to
+ * supervising them (confine.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "confine.h"
 #include "jail.h"
 #include "launcher.h"
 #include "log.h"
@@ -54,7 +56,9 @@ check_ipc(int fd)
 int
 main(int argc, char **argv)
 {
+	struct zygote_config zc;
 	struct launcher l;
+	char why[512];
 	int fd, e;
 
 	log_set_program("stockade-launcher");
@@ -108,8 +112,22 @@ main(int argc, char **argv)
 	l.cg_parent = -1;
 	if (l.msg == NULL || l.out == NULL ||
 	    l.self_pidfd < 0 || l.proc_fd < 0) {
-		log_error("start-up failed: out of memory, seccomp, pidfd_open "
-			  "or /proc unusable");
+		log_error("start-up failed: out of memory, pidfd_open or /proc "
+			  "unusable");
+		return 1;
+	}
+	/* The zygote first, unconfined, then this process confines itself
+	 * for good (zygote.h says why the two are apart). */
+	zc.as_root = l.as_root;
+	zc.outer_uid = l.outer_uid;
+	zc.outer_gid = l.outer_gid;
+	zc.launcher_pidfd = l.self_pidfd;
+	if ((e = zygote_start(&zc, &l.zygote)) < 0) {
+		log_error("cannot start the zygote: %s", strerror(-e));
+		return 1;
+	}
+	if ((e = confine_launcher(why, sizeof(why))) < 0) {
+		log_error("cannot confine the launcher: %s", why);
 		return 1;
 	}
 	for (;;) {
@@ -121,8 +139,7 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	for (size_t i = 0; i < l.nfilters; i++)
-		seccomp_release(l.filters[i].ctx);
+	zygote_stop(&l.zygote);
 	if (l.cg_parent >= 0)
 		close(l.cg_parent);
 	free(l.cg_path);

@@ -28,6 +28,7 @@
 #include "monitor_internal.h"
 #include "launcher.h"
 #include "log.h"
+#include "zygote.h"
 
 
 static uint64_t
@@ -238,79 +239,61 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	int32_t rec[3] = {0, 0, 0};
 	enum job_enforcement mode;
 	char leaf_name[64], why[JOB_MAX_DETAIL];
-	bool have_rec, kill_on_denial = false;
+	bool have_rec;
 	int e = 0;
-
-	struct jail_host host = {
-		.outer_uid = l->outer_uid,
-		.outer_gid = l->outer_gid,
-		.launcher_pidfd = l->self_pidfd,
-		.cgroup_fd = -1,
-		.filter = NULL,
-	};
-	int tree = -1;
+	struct zygote_reply zr;
 
 	memset(&s, 0, sizeof(s));
 	s.cg_leaf = -1;
 	s.den.listener = -1;
 	s.enf.ws_fd = -1;
-	if (l->as_root) {
-		struct stat st;
-
-		/* The broker refuses these too; we re-check (rule 8): a
-		 * workspace owned by root would lend the job root's access. */
-		if (fstat(wsfd, &st) < 0 || st.st_uid == 0 || st.st_gid == 0) {
-			close(wsfd);
-			return setup_refused(l, spec, -EPERM);
-		}
-		tree = jail_idmapped_workspace(wsfd, l->outer_uid,
-					       l->outer_gid);
-		if (tree < 0) {
-			close(wsfd);
-			return setup_refused(l, spec, tree);
-		}
-	}
 	snprintf(leaf_name, sizeof(leaf_name), "stockade-%d-job-%llu",
 		 (int)getpid(), (unsigned long long)spec->job_id);
 	if (enforce_choose(l, spec, leaf_name, &mode, &s.cg_leaf, why,
 			   sizeof(why)) < 0) {
 		close(wsfd);
-		if (tree >= 0)
-			close(tree);
 		return limits_refused(l, spec, why);
 	}
-	host.cgroup_fd = s.cg_leaf;
-	if (!(spec->flags & JOB_F_UNSAFE_NO_SECCOMP)) {
-		host.filter = launcher_filter(l, spec->seccomp_profile,
-					      mode == ENFORCE_MONITOR, &kill_on_denial,
-					      why, sizeof(why));
-		if (host.filter == NULL) {
-			close(wsfd);
-			if (tree >= 0)
-				close(tree);
-			if (s.cg_leaf >= 0) {
-				close(s.cg_leaf);
-				(void)cg_leaf_remove(l->cg_parent, leaf_name);
-			}
-			return limits_refused(l, spec, why);
-		}
-	}
-	if (denials_init(&s.den, kill_on_denial) < 0) {
-		close(wsfd);
-		if (tree >= 0)
-			close(tree);
-		return limits_refused(l, spec, "out of memory");
-	}
-	e = jail_start(spec, wsfd, tree, &host, &s.jail);
-	if (tree >= 0)
-		close(tree);
-	if (e < 0) {
+	if (denials_init(&s.den, false) < 0) {
 		close(wsfd);
 		if (s.cg_leaf >= 0) {
 			close(s.cg_leaf);
 			(void)cg_leaf_remove(l->cg_parent, leaf_name);
 		}
-		return clone_failed(l, spec, e);
+		return limits_refused(l, spec, "out of memory");
+	}
+	/* The zygote builds the jail (zygote.h): this process is confined
+	 * and could not. Its filter is the monitor's unless a cgroup leaf
+	 * holds the limits. */
+	e = zygote_start_jail(&l->zygote, spec, wsfd, s.cg_leaf, &s.jail, &zr);
+	s.den.kill = zr.kill_on_denial;
+	if (e < 0 || zr.refusal != ZYGOTE_OK) {
+		close(wsfd);
+		denials_free(&s.den);
+		if (s.cg_leaf >= 0) {
+			close(s.cg_leaf);
+			(void)cg_leaf_remove(l->cg_parent, leaf_name);
+		}
+		if (e < 0) {
+			log_error("the zygote is gone or broken: %s",
+				  strerror(-e));
+			return e;
+		}
+		switch (zr.refusal) {
+		case ZYGOTE_ROOT_WORKSPACE:
+			return setup_refused(l, spec, -EPERM);
+		case ZYGOTE_IDMAP:
+			return setup_refused(l, spec, -zr.err);
+		case ZYGOTE_FILTER:
+			return limits_refused(l, spec, zr.why);
+		case ZYGOTE_CLONE:
+			return clone_failed(l, spec, -zr.err);
+		case ZYGOTE_OK:
+		case ZYGOTE_BAD_REQUEST:
+			break;
+		}
+		log_error("the zygote refused a job the launcher decoded");
+		return -EPROTO;
 	}
 	/* The enforcer keeps its own duplicate of the workspace, to watch
 	 * its size; init holds its own reference for the mount. */

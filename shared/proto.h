@@ -184,4 +184,25 @@ int proto_send(int sock, const uint8_t *msg, size_t len, int fd);
  */
 int proto_recv(int sock, uint8_t *buf, size_t size, int *fd);
 
+/* The most descriptors proto_send_fds and proto_recv_fds carry at once. */
+#define PROTO_IO_MAX_FDS 8u
+
+/*
+ * proto_send with NFDS descriptors FDS (0 to PROTO_IO_MAX_FDS, else
+ * -EINVAL) in one SCM_RIGHTS message. Does not close them. For the
+ * launcher's private channel to its zygote (launcher/zygote.h); the
+ * broker-launcher protocol carries at most PROTO_MAX_FDS.
+ */
+int proto_send_fds(int sock, const uint8_t *msg, size_t len, const int *fds,
+		   size_t nfds);
+
+/*
+ * proto_recv taking up to MAXFDS (at most PROTO_IO_MAX_FDS) descriptors
+ * into FDS, their count into *NFDS (0 on every error). More than MAXFDS,
+ * or a control message other than SCM_RIGHTS, is -EBADMSG with all of
+ * them closed. The caller owns FDS[0..*NFDS) and must close them.
+ */
+int proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds,
+		   size_t maxfds, size_t *nfds);
+
 #endif

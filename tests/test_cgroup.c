@@ -628,7 +628,7 @@ static int
 claim(pid_t b, pid_t l, bool cpu)
 {
 	why[0] = '\0';
-	return cg_claim_own(basefd, b, l, cpu, why, sizeof(why));
+	return cg_claim_own(basefd, b, l, 0, cpu, why, sizeof(why));
 }
 
 static bool
@@ -789,6 +789,31 @@ Test(claim, moves_both_then_enables)
 	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"), "200\n");
 }
 
+/* The launcher's zygote (launcher/zygote.h) is stockade's too: it moves
+ * with the launcher, and is not "another process". */
+Test(claim, zygote_moves_too)
+{
+	xwrite(basefd, "cgroup.procs", "100\n200\n300\n");
+	why[0] = '\0';
+	cr_assert_eq(cg_claim_own(basefd, B, L, 300, true, why, sizeof(why)), 0,
+		     "%s", why);
+	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"),
+			 "100\n200\n300\n");
+	/* Not named as ours, the same pid is somebody else's. */
+	reset("cpu memory pids\n", "100\n200\n300\n");
+	cr_assert_eq(claim(B, L, true), -EBUSY);
+	why_has("1 other process than stockade's own");
+	untouched("100\n200\n300\n");
+	/* A zygote elsewhere is not moved; pids that clash are refused. */
+	xwrite(basefd, "cgroup.procs", "100\n200\n");
+	cr_assert_eq(cg_claim_own(basefd, B, L, 300, true, why, sizeof(why)), 0,
+		     "%s", why);
+	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"),
+			 "100\n200\n");
+	cr_assert_eq(cg_claim_own(basefd, B, L, L, true, why, sizeof(why)),
+		     -EINVAL);
+}
+
 Test(claim, existing_leaf)
 {
 	/* A launcher before this one made it: reused, left as it is. */
@@ -852,7 +877,7 @@ delegate_fake(void)
 static int
 claim_fd(int fd)
 {
-	return cg_claim_own(fd, B, L, true, why, sizeof(why));
+	return cg_claim_own(fd, B, L, 0, true, why, sizeof(why));
 }
 
 Test(claim, unprivileged)

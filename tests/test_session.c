@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -142,6 +143,51 @@ launcher_children(pid_t pid)
 	return text;
 }
 
+/* Whether /proc/PID/status has the line LINE ("Seccomp:\t2"). */
+static void
+assert_status_line(pid_t pid, const char *line)
+{
+	char path[64], want[64], *st;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	st = harness_read_file(path, NULL);
+	cr_assert_not_null(st, "%s: %s", path, strerror(errno));
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	cr_assert_not_null(strstr(st, want), "pid %d has no \"%s\": %s",
+			   (int)pid, line, st);
+	free(st);
+}
+
+/*
+ * The launcher is confined (launcher/confine.h: no_new_privs and a
+ * seccomp filter; its Landlock domain is observed in
+ * test_launcher_confine.c), and its zygote (launcher/zygote.h) is not,
+ * on purpose, but holds no_new_privs and nothing but its standard
+ * streams, its socket to the launcher and the launcher's pidfd: never
+ * the broker's socket, the launcher's descriptor 3.
+ */
+static void
+check_helpers(pid_t launcher, pid_t zygote)
+{
+	char path[64], sock[256], *zfds;
+	ssize_t n;
+
+	assert_status_line(launcher, "NoNewPrivs:\t1");
+	assert_status_line(launcher, "Seccomp:\t2");
+	assert_status_line(zygote, "NoNewPrivs:\t1");
+	assert_status_line(zygote, "Seccomp:\t0");
+	snprintf(path, sizeof(path), "/proc/%d/fd/3", (int)launcher);
+	n = readlink(path, sock, sizeof(sock) - 1);
+	cr_assert_gt(n, 0, "%s: %s", path, strerror(errno));
+	sock[n] = '\0';
+	cr_assert(strncmp(sock, "socket:", 7) == 0, "%s -> %s", path, sock);
+	zfds = launcher_fd_list(zygote);
+	cr_assert_eq(launcher_fds(zygote), 5, "zygote's descriptors: %s", zfds);
+	cr_assert_null(strstr(zfds, sock), "the zygote holds the broker's "
+		       "socket %s: %s", sock, zfds);
+	free(zfds);
+}
+
 struct session {
 	struct policy pol;
 	struct supervisor sup;
@@ -204,7 +250,7 @@ Test(session, fifty_jobs_on_one_launcher)
 	struct session ss;
 	pid_t launcher;
 	int mounts, fds;
-	char hex[13], *idle_fds, *now_fds;
+	char hex[13], *idle_fds, *now_fds, *idle_children;
 
 	session_open(&ss);
 	harness_random_hex(hex, sizeof(hex));
@@ -227,9 +273,24 @@ Test(session, fifty_jobs_on_one_launcher)
 		if (harness_unprivileged())
 			cr_assert_neq(getuid(), 0);
 	}
-	/* Every job must leave the launcher with exactly these. */
+	/* Every job must leave the launcher with exactly these: its
+	 * descriptors, and one child, its zygote (launcher/zygote.h). */
 	fds = launcher_fds(launcher);
 	idle_fds = launcher_fd_list(launcher);
+	idle_children = launcher_children(launcher);
+	{
+		char path[64], *comm;
+		int zygote = atoi(idle_children);
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", zygote);
+		comm = harness_read_file(path, NULL);
+		cr_assert_not_null(comm, "launcher children: %s", idle_children);
+		cr_assert_str_eq(comm, "stockade-zygote\n");
+		free(comm);
+		snprintf(path, sizeof(path), "%d ", zygote);
+		cr_assert_str_eq(idle_children, path);
+		check_helpers(launcher, zygote);
+	}
 
 	for (int i = 0; i < NJOBS; i++) {
 		char mark[64], num[16], want[64], *children;
@@ -306,8 +367,8 @@ Test(session, fifty_jobs_on_one_launcher)
 		cr_assert_eq(harness_count_marked(mark, 1000, NULL, 0), 0,
 			     "job %d: a process with its marker survived", i);
 		children = launcher_children(launcher);
-		cr_assert_str_eq(children, "", "job %d: launcher children: %s",
-				 i, children);
+		cr_assert_str_eq(children, idle_children,
+				 "job %d: launcher children: %s", i, children);
 		free(children);
 		/* The launcher closes the job's workspace descriptor just
 		 * after sending RESULT: give it up to 1 s to get there. */
@@ -323,6 +384,7 @@ Test(session, fifty_jobs_on_one_launcher)
 			     "job %d: the host's mount table changed", i);
 	}
 	free(idle_fds);
+	free(idle_children);
 	session_close(&ss);
 }
 
@@ -356,16 +418,26 @@ run_ok_job(struct session *ss, const char *text)
 Test(session, launcher_killed_between_jobs_is_restarted)
 {
 	struct session ss;
+	char *children;
 	pid_t first;
+	int zygote;
 
 	session_open(&ss);
 	run_ok_job(&ss, "before");
 	first = ss.sup.pid;
 	cr_assert_gt(first, 0);
 	cr_assert_eq(ss.sup.restarts, 0u);
+	children = launcher_children(first);
+	zygote = (int)syscall(SYS_pidfd_open, atoi(children), 0);
+	cr_assert_geq(zygote, 0, "zygote %s: %s", children, strerror(errno));
+	free(children);
 
 	cr_assert_eq(kill(first, SIGKILL), 0);
 	wait_dead(ss.sup.pidfd);
+	/* Its zygote dies with it (PR_SET_PDEATHSIG): nothing that can
+	 * make jails outlives the launcher. */
+	wait_dead(zygote);
+	close(zygote);
 
 	/* The next job starts a new launcher and runs normally. */
 	run_ok_job(&ss, "after");

@@ -1,0 +1,371 @@
+/*
+ * confine.c: the launcher's own confinement (confine.h): no_new_privs,
+ * then the capabilities, then Landlock, then seccomp. Landlock comes
+ * before seccomp so that the filter need not allow the landlock_* calls;
+ * no_new_privs comes first because both need it in an unprivileged
+ * process (landlock(7), seccomp(2)). The cgroup2 mount points are read
+ * and opened first of all, with the process's full rights. The
+ * mechanics are shared with the broker (shared/confine_util.h); the lists
+ * are the launcher's.
+ */
+#include "confine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "confine_util.h"
+#include "llutil.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* The Landlock rights of confine.h. */
+#define FS_PROC (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_CGROUP                                                         \
+	(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |   \
+	 LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_READ_DIR |      \
+	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR)
+#define FS_WALK LANDLOCK_ACCESS_FS_READ_DIR
+
+/* At most this many cgroup2 mounts get a rule; more is a refusal (a
+ * mount table that large is not a host the launcher knows). */
+#define MAX_CG_MOUNTS 64
+
+/*
+ * Denied with EPERM besides cf_seccomp_deny_common's. A name libseccomp
+ * or the architecture lacks is skipped.
+ */
+static const char *const denied[] = {
+	/* New programs and processes: the zygote makes every jail, and
+	 * the launcher makes no thread (clone with any flags). */
+	"execve", "execveat", "fork", "vfork", "clone",
+	/* Sockets: both of its sockets exist before the call; nothing is
+	 * made, bound, connected or accepted. This closes a pathname unix
+	 * socket anywhere on the host (docker.sock, D-Bus), which Landlock
+	 * does not cover (its ABI 6 scope is for abstract names only). */
+	"socket", "socketpair", "connect", "bind", "listen", "accept",
+	"accept4",
+	/* Signals go to jails through the pidfds it holds (its own pidfd
+	 * was opened before the call; jail pidfds arrive over SCM_RIGHTS):
+	 * no signal by pid, which as root would reach every root process
+	 * (same uid needs no CAP_KILL); no descriptor taken from or memory
+	 * advice given to another process. tgkill and rt_tgsigqueueinfo:
+	 * below. */
+	"kill", "tkill", "rt_sigqueueinfo", "pidfd_open", "pidfd_getfd",
+	"process_madvise",
+	/* A handle that open_by_handle_at (common list) would open. */
+	"name_to_handle_at",
+	/* Ownership, mode, extended attributes and times: Landlock does not
+	 * cover them, and the launcher changes none (the zygote sets up the
+	 * workspace mount; the broker owns the workspace). */
+	"chown", "fchown", "lchown", "fchownat", "chmod", "fchmod",
+	"fchmodat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
+	"lremovexattr", "fremovexattr", "utime", "utimes", "futimesat",
+	"utimensat",
+	/* Ids and capabilities are final (the zygote writes id maps). */
+	"setuid", "setgid", "setreuid", "setregid", "setresuid",
+	"setresgid", "setfsuid", "setfsgid", "setgroups", "capset",
+	/* Nothing to hide: anonymous files a walk of /proc cannot name. */
+	"memfd_create", "memfd_secret",
+};
+
+/* fchmodat2 (Linux 6.6): the same number on every architecture (the
+ * unified table, 424 on); libseccomp 2.5 may have no name for it. */
+#define NR_FCHMODAT2 452
+
+/* Decodes mountinfo's field [S, S + N) into OUT, with its "\ooo"
+ * escapes (proc(5)): 1, or 0 for an empty field or a decoded NUL,
+ * -ENAMETOOLONG when it does not fit. */
+static int
+unescape(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '\\' && n - i >= 4 && s[i + 1] >= '0' &&
+		    s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
+		    s[i + 3] >= '0' && s[i + 3] <= '7') {
+			c = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
+				   (s[i + 3] - '0'));
+			i += 3;
+		}
+		if (c == '\0' || o + 1 >= outlen) {
+			if (outlen > 0)
+				out[0] = '\0';
+			return c == '\0' ? 0 : -ENAMETOOLONG;
+		}
+		out[o++] = c;
+	}
+	if (o == 0 || outlen == 0)
+		return 0;
+	out[o] = '\0';
+	return 1;
+}
+
+int
+confine_cgroup2_mount(const char *line, char *out, size_t outlen)
+{
+	const char *p = line, *mnt = NULL, *type = NULL;
+	size_t mntlen = 0, typelen = 0;
+	bool sep = false;
+
+	if (outlen > 0)
+		out[0] = '\0';
+	/* Fields separated by single spaces; the fifth is the mount
+	 * point, the first after the "-" separator the type. */
+	for (int field = 0; *p != '\0' && *p != '\n' && type == NULL;
+	     field++) {
+		const char *s = p;
+		size_t n = strcspn(p, " \n");
+
+		p += n;
+		if (*p == ' ')
+			p++;
+		if (field == 4) {
+			mnt = s;
+			mntlen = n;
+		} else if (field > 5 && !sep) {
+			sep = n == 1 && *s == '-';
+		} else if (sep) {
+			type = s;
+			typelen = n;
+		}
+	}
+	if (mnt == NULL || type == NULL || typelen != 7 ||
+	    memcmp(type, "cgroup2", 7) != 0)
+		return 0;
+	return unescape(mnt, mntlen, out, outlen);
+}
+
+struct cg_rules {
+	int fds[MAX_CG_MOUNTS];
+	char paths[MAX_CG_MOUNTS][PATH_MAX];
+	size_t n;
+};
+
+/* Opens the directory PATH of a cgroup2 mount for a rule into CG. A
+ * mount point that is gone, hidden or no longer cgroup2 (something was
+ * mounted over it) gets no rule: its files cannot be reached by path. */
+static int
+add_cgroup(struct cg_rules *cg, const char *path, char *err, size_t errlen)
+{
+	struct statfs sf;
+	int fd, e;
+
+	for (size_t i = 0; i < cg->n; i++)
+		if (strcmp(cg->paths[i], path) == 0)
+			return 0; /* the same point mounted twice */
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		e = -errno;
+		if (e == -ENOENT || e == -ENOTDIR || e == -EACCES)
+			return 0;
+		snprintf(err, errlen, "cannot open the cgroup2 mount %s: %s",
+			 path, strerror(-e));
+		return e;
+	}
+	if (fstatfs(fd, &sf) != 0 || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		return 0;
+	}
+	if (cg->n == MAX_CG_MOUNTS) {
+		close(fd);
+		snprintf(err, errlen, "more than %d cgroup2 mounts in "
+			 "/proc/self/mountinfo", MAX_CG_MOUNTS);
+		return -E2BIG;
+	}
+	snprintf(cg->paths[cg->n], sizeof(cg->paths[cg->n]), "%s", path);
+	cg->fds[cg->n++] = fd;
+	return 0;
+}
+
+/* Fills CG with a descriptor of every cgroup2 mount point the process
+ * sees (/proc/self/mountinfo). */
+static int
+find_cgroups(struct cg_rules *cg, char *err, size_t errlen)
+{
+	char mnt[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int e = 0, r;
+
+	if (f == NULL) {
+		e = -errno;
+		snprintf(err, errlen, "cannot read /proc/self/mountinfo (is "
+			 "/proc mounted?): %s", strerror(-e));
+		return e;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		r = confine_cgroup2_mount(line, mnt, sizeof(mnt));
+		if (r < 0) {
+			snprintf(err, errlen, "a cgroup2 mount point in "
+				 "/proc/self/mountinfo is too long");
+			e = r;
+			break;
+		}
+		if (r == 1 && (e = add_cgroup(cg, mnt, err, errlen)) < 0)
+			break;
+	}
+	if (e == 0 && ferror(f)) {
+		e = -EIO;
+		snprintf(err, errlen, "cannot read /proc/self/mountinfo");
+	}
+	free(line);
+	fclose(f);
+	return e;
+}
+
+static void
+close_cgroups(struct cg_rules *cg)
+{
+	for (size_t i = 0; i < cg->n; i++)
+		close(cg->fds[i]);
+	cg->n = 0;
+}
+
+static int
+apply_landlock(const struct cg_rules *cg, char *err, size_t errlen)
+{
+	const struct cf_ll_config cfg = {
+		.who = "launcher",
+		.never = 0,
+		/* TCP bind and connect handled with no rule: refused. */
+		.deny_tcp = true,
+		/* Abstract unix sockets outside the domain cannot be
+		 * reached. Signals are NOT scoped: the launcher must kill
+		 * jails that the zygote created outside its domain. */
+		.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
+	};
+	struct cf_ll_rule rules[2 + MAX_CG_MOUNTS];
+	size_t n = 0;
+
+	rules[n++] = (struct cf_ll_rule){.fd = -1, .path = "/proc",
+					 .access = FS_PROC};
+	/* The workspace walk (confine.h): names and stat, no contents. */
+	rules[n++] = (struct cf_ll_rule){.fd = -1, .path = "/",
+					 .access = FS_WALK};
+	for (size_t i = 0; i < cg->n; i++)
+		rules[n++] = (struct cf_ll_rule){.fd = cg->fds[i],
+						 .path = cg->paths[i],
+						 .access = FS_CGROUP};
+	return cf_landlock_apply(&cfg, rules, n, NULL, err, errlen);
+}
+
+/* Adds the launcher's rules to CTX; a negative errno on failure. */
+static int
+build_filter(scmp_filter_ctx ctx)
+{
+	static const char *const own_pid_only[] = {"tgkill",
+						   "rt_tgsigqueueinfo"};
+	static const unsigned long tty[] = {TIOCSTI, TIOCLINUX};
+	const uint64_t self = (uint64_t)getpid();
+	int e, nr;
+
+	if ((e = cf_seccomp_deny_common(ctx)) < 0 ||
+	    (e = cf_seccomp_deny(ctx, denied, sizeof(denied) /
+				 sizeof(denied[0]), EPERM)) < 0 ||
+	    (e = cf_seccomp_deny_nr(ctx, "fchmodat2", NR_FCHMODAT2,
+				    EPERM)) < 0)
+		return e;
+	/*
+	 * A signal to a thread of its own process only: abort(3) and
+	 * raise(3) use tgkill(getpid(), gettid(), sig). The whole 64-bit
+	 * argument must equal the pid (the kernel reads an int: a pid with
+	 * junk in the high word is refused, never read as the pid).
+	 */
+	for (size_t i = 0; i < 2; i++) {
+		nr = seccomp_syscall_resolve_name(own_pid_only[i]);
+		if (nr == __NR_SCMP_ERROR || nr < 0)
+			continue;
+		if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+					  SCMP_A0_64(SCMP_CMP_NE, self))) < 0)
+			return e;
+	}
+	/*
+	 * Terminal injection on a descriptor it inherited (stderr may be
+	 * the user's tty): TIOCSTI and TIOCLINUX, on the low 32 bits the
+	 * kernel reads (mask 0xffffffff), whatever the high ones
+	 * (CVE-2016-7545, CVE-2017-5226).
+	 */
+	for (size_t i = 0; i < 2; i++)
+		if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+					  SCMP_SYS(ioctl), 1,
+					  SCMP_A1_64(SCMP_CMP_MASKED_EQ,
+						     0xffffffffULL,
+						     tty[i]))) < 0)
+			return e;
+	return 0;
+}
+
+static int
+apply_seccomp(char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx;
+	int e;
+
+	if ((e = cf_seccomp_new(&ctx)) < 0) {
+		snprintf(err, errlen, "cannot build the seccomp filter: %s",
+			 strerror(-e));
+		return e;
+	}
+	if ((e = build_filter(ctx)) < 0) {
+		snprintf(err, errlen, "cannot build the seccomp filter: %s",
+			 strerror(-e));
+		seccomp_release(ctx);
+		return e;
+	}
+	return cf_seccomp_load(ctx, err, errlen);
+}
+
+int
+confine_launcher(char *err, size_t errlen)
+{
+	static const unsigned int keep[] = {CAP_DAC_READ_SEARCH};
+	struct cg_rules *cg;
+	int e;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	/* On the heap: PATH_MAX per mount. */
+	if ((cg = calloc(1, sizeof(*cg))) == NULL) {
+		snprintf(err, errlen, "cannot confine the launcher: out of "
+			 "memory");
+		return -ENOMEM;
+	}
+	/* The cgroup2 mounts first, with every right the process has. */
+	if ((e = find_cgroups(cg, err, errlen)) < 0)
+		goto out;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS): %s",
+			 strerror(-e));
+		goto out;
+	}
+	/* Before Landlock and seccomp: libcap-ng reads /proc and calls
+	 * capset, which the filter denies. */
+	if ((e = cf_drop_caps(keep, geteuid() == 0 ? 1 : 0, err,
+			      errlen)) < 0)
+		goto out;
+	if ((e = apply_landlock(cg, err, errlen)) < 0)
+		goto out;
+	e = apply_seccomp(err, errlen);
+out:
+	close_cgroups(cg);
+	free(cg);
+	return e;
+}

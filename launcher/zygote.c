@@ -1,0 +1,348 @@
+/*
+ * zygote.c: the process that makes the launcher's jails (zygote.h).
+ *
+ * Wire, on the SOCK_SEQPACKET pair (private to the launcher and its
+ * zygote, so not in proto.h):
+ *   request  the RUN message as proto_encode_run writes it; descriptors:
+ *            the workspace directory, then the cgroup leaf if any;
+ *   reply    i32 refusal, i32 errno, u8 kill_on_denial, i32 pid,
+ *            u64 start seconds, u64 start nanoseconds (CLOCK_MONOTONIC at
+ *            the clone, which is system-wide), str why; on ZYGOTE_OK the
+ *            descriptors init's pidfd, stdout, stderr, status pipe and
+ *            seccomp-notify socket, in that order.
+ */
+#include "zygote.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fsutil.h"
+#include "log.h"
+
+#define REPLY_FDS 5
+#define MAX_FILTERS 4
+
+/* The zygote's seccomp filters, built at the first job that needs each
+ * (profile, enforcement) and reused. */
+struct filter_cache {
+	struct {
+		char profile[JOB_MAX_PROFILE + 1];
+		bool monitor;
+		bool kill;
+		scmp_filter_ctx ctx;
+	} f[MAX_FILTERS];
+	size_t n;
+};
+
+static scmp_filter_ctx
+cached_filter(struct filter_cache *c, const char *profile, bool monitor,
+	      bool *kill, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->f[i].monitor == monitor &&
+		    strcmp(c->f[i].profile, profile) == 0) {
+			*kill = c->f[i].kill;
+			return c->f[i].ctx;
+		}
+	if (c->n == MAX_FILTERS) {
+		snprintf(why, whylen, "too many seccomp profiles in one session");
+		return NULL;
+	}
+	c->f[c->n].ctx = jail_seccomp_build(profile, monitor, &c->f[c->n].kill,
+					    why, whylen);
+	if (c->f[c->n].ctx == NULL)
+		return NULL;
+	snprintf(c->f[c->n].profile, sizeof(c->f[c->n].profile), "%s", profile);
+	c->f[c->n].monitor = monitor;
+	*kill = c->f[c->n].kill;
+	return c->f[c->n++].ctx;
+}
+
+static int
+send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
+{
+	uint8_t buf[64 + JOB_MAX_DETAIL];
+	int fds[REPLY_FDS];
+	struct wbuf w;
+
+	wbuf_init(&w, buf, sizeof(buf));
+	wbuf_put_i32(&w, (int32_t)r->refusal);
+	wbuf_put_i32(&w, r->err);
+	wbuf_put_u8(&w, r->kill_on_denial);
+	wbuf_put_i32(&w, r->refusal == ZYGOTE_OK ? j->pid : 0);
+	wbuf_put_u64(&w, r->refusal == ZYGOTE_OK ? (uint64_t)j->start.tv_sec : 0);
+	wbuf_put_u64(&w, r->refusal == ZYGOTE_OK ? (uint64_t)j->start.tv_nsec : 0);
+	wbuf_put_str(&w, r->why);
+	if (!wbuf_ok(&w))
+		return -ENOBUFS;
+	if (r->refusal != ZYGOTE_OK)
+		return proto_send_fds(sock, buf, w.len, NULL, 0);
+	fds[0] = j->pidfd;
+	fds[1] = j->out_fd;
+	fds[2] = j->err_fd;
+	fds[3] = j->status_fd;
+	fds[4] = j->notify_sock;
+	return proto_send_fds(sock, buf, w.len, fds, REPLY_FDS);
+}
+
+/*
+ * Starts the jail of one request (the RUN message MSG of LEN bytes, with
+ * FDS[0] the workspace and FDS[1] the cgroup leaf when NFDS is 2) into J,
+ * or says why not in R.
+ */
+static void
+start_one(const struct zygote_config *c, struct filter_cache *cache,
+	  const uint8_t *msg, size_t len, const int *fds, size_t nfds,
+	  struct jail *j, struct zygote_reply *r)
+{
+	struct job_spec spec;
+	struct jail_host host = {
+		.outer_uid = c->outer_uid,
+		.outer_gid = c->outer_gid,
+		.launcher_pidfd = c->launcher_pidfd,
+		.cgroup_fd = nfds == 2 ? fds[1] : -1,
+		.filter = NULL,
+		.sibling = true,
+	};
+	const uint8_t *body;
+	size_t body_len;
+	uint16_t type;
+	struct stat st;
+	int tree = -1, e;
+
+	memset(&spec, 0, sizeof(spec));
+	/* The launcher decoded and checked this already; decoding it again
+	 * here, where the privileges are, costs little (style.md rule 8). */
+	if (nfds < 1 || nfds > 2 ||
+	    proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
+	    type != PROTO_RUN || proto_decode_run(body, body_len, &spec) < 0 ||
+	    fstat(fds[0], &st) < 0 || !S_ISDIR(st.st_mode)) {
+		r->refusal = ZYGOTE_BAD_REQUEST;
+		r->err = EBADMSG;
+		goto out;
+	}
+	if (c->as_root) {
+		/* A workspace owned by root would lend the job root's
+		 * access through the id-mapped mount. */
+		if (st.st_uid == 0 || st.st_gid == 0) {
+			r->refusal = ZYGOTE_ROOT_WORKSPACE;
+			r->err = EPERM;
+			goto out;
+		}
+		tree = jail_idmapped_workspace(fds[0], c->outer_uid,
+					       c->outer_gid);
+		if (tree < 0) {
+			r->refusal = ZYGOTE_IDMAP;
+			r->err = -tree;
+			goto out;
+		}
+	}
+	if (!(spec.flags & JOB_F_UNSAFE_NO_SECCOMP)) {
+		host.filter = cached_filter(cache, spec.seccomp_profile,
+					    host.cgroup_fd < 0,
+					    &r->kill_on_denial, r->why,
+					    sizeof(r->why));
+		if (host.filter == NULL) {
+			r->refusal = ZYGOTE_FILTER;
+			r->err = EINVAL;
+			goto out;
+		}
+	}
+	if ((e = jail_start(&spec, fds[0], tree, &host, j)) < 0) {
+		r->refusal = ZYGOTE_CLONE;
+		r->err = -e;
+	}
+out:
+	if (tree >= 0)
+		close(tree);
+	job_spec_clear(&spec);
+}
+
+/*
+ * Keeps, as root, only what building a jail needs (zygote.h); anything
+ * else keeps none. no_new_privs in every case. Returns 0 or -1.
+ */
+static int
+drop_privileges(bool as_root)
+{
+	bool bset;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	if (!as_root)
+		return 0;
+	if (capng_get_caps_process() != 0)
+		return -1;
+	bset = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP) != 0;
+	capng_clear(CAPNG_SELECT_ALL);
+	if (capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,
+			  CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, -1) != 0)
+		return -1;
+	return capng_apply(bset ? CAPNG_SELECT_ALL :
+				  CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT) == 0 ?
+		       0 : -1;
+}
+
+static _Noreturn void
+zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
+{
+	struct filter_cache cache;
+	uint8_t *msg = malloc(PROTO_MAX_MSG);
+	int fds[PROTO_IO_MAX_FDS];
+	size_t nfds;
+	int n;
+
+	prctl(PR_SET_NAME, "stockade-zygote");
+	if (msg == NULL || drop_privileges(c->as_root) < 0) {
+		log_error("zygote: start-up failed (memory or capabilities)");
+		_exit(1);
+	}
+	/* After the capabilities: dropping them clears the parent-death
+	 * signal (prctl(2)). The launcher may have died before it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != launcher)
+		_exit(1);
+	memset(&cache, 0, sizeof(cache));
+	for (;;) {
+		struct zygote_reply r;
+		struct jail j;
+
+		n = proto_recv_fds(sock, msg, PROTO_MAX_MSG, fds, 2, &nfds);
+		if (n <= 0)
+			_exit(n == 0 ? 0 : 1);
+		memset(&r, 0, sizeof(r));
+		memset(&j, 0, sizeof(j));
+		j.pidfd = j.out_fd = j.err_fd = j.status_fd = j.notify_sock = -1;
+		start_one(c, &cache, msg, (size_t)n, fds, nfds, &j, &r);
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		n = send_reply(sock, &r, &j);
+		/* Ours are closed either way: the launcher has its copies,
+		 * or init reads EOF on its pipes and the job is lost. */
+		jail_close(&j);
+		if (n < 0)
+			_exit(1);
+	}
+}
+
+int
+zygote_start(const struct zygote_config *c, struct zygote *z)
+{
+	pid_t launcher = getpid();
+	int sv[2], e;
+
+	z->pid = -1;
+	z->sock = -1;
+	z->buf = malloc(PROTO_MAX_MSG);
+	if (z->buf == NULL)
+		return -ENOMEM;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		e = -errno;
+		free(z->buf);
+		z->buf = NULL;
+		return e;
+	}
+	z->pid = fork();
+	if (z->pid == 0) {
+		int lo = sv[1] < c->launcher_pidfd ? sv[1] : c->launcher_pidfd;
+		int hi = sv[1] ^ c->launcher_pidfd ^ lo;
+
+		/* Standard input and output are /dev/null (the spawner
+		 * made them so); standard error is the broker's, for
+		 * diagnostics. Nothing else of the launcher's stays, the
+		 * broker's socket least of all. */
+		if (lo > 3)
+			syscall(SYS_close_range, 3u, (unsigned)lo - 1, 0u);
+		if (hi > lo + 1)
+			syscall(SYS_close_range, (unsigned)lo + 1,
+				(unsigned)hi - 1, 0u);
+		syscall(SYS_close_range, (unsigned)hi + 1, ~0u, 0u);
+		zygote_main(c, sv[1], launcher);
+	}
+	e = z->pid < 0 ? -errno : 0;
+	close(sv[1]);
+	if (e < 0) {
+		close(sv[0]);
+		free(z->buf);
+		z->buf = NULL;
+		return e;
+	}
+	z->sock = sv[0];
+	return 0;
+}
+
+int
+zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
+		  int cgroup_fd, struct jail *j, struct zygote_reply *r)
+{
+	int fds[PROTO_IO_MAX_FDS] = {wsfd, cgroup_fd};
+	char *why = NULL;
+	uint64_t sec, nsec;
+	struct rbuf rb;
+	size_t nfds;
+	int32_t refusal, err, pid;
+	uint8_t kill;
+	int n, e;
+
+	memset(j, 0, sizeof(*j));
+	j->pidfd = j->out_fd = j->err_fd = j->status_fd = j->notify_sock = -1;
+	memset(r, 0, sizeof(*r));
+	if ((n = proto_encode_run(z->buf, PROTO_MAX_MSG, spec)) < 0)
+		return n;
+	if ((e = proto_send_fds(z->sock, z->buf, (size_t)n, fds,
+				cgroup_fd >= 0 ? 2 : 1)) < 0)
+		return e;
+	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, REPLY_FDS,
+			   &nfds);
+	if (n <= 0)
+		return n == 0 ? -EPIPE : n;
+	rbuf_init(&rb, z->buf, (size_t)n);
+	if (rbuf_get_i32(&rb, &refusal) < 0 || rbuf_get_i32(&rb, &err) < 0 ||
+	    rbuf_get_u8(&rb, &kill) < 0 || rbuf_get_i32(&rb, &pid) < 0 ||
+	    rbuf_get_u64(&rb, &sec) < 0 || rbuf_get_u64(&rb, &nsec) < 0 ||
+	    rbuf_get_str(&rb, &why, sizeof(r->why) - 1) < 0 ||
+	    rbuf_end(&rb) < 0 || refusal < ZYGOTE_OK ||
+	    refusal > ZYGOTE_BAD_REQUEST ||
+	    nfds != (refusal == ZYGOTE_OK ? REPLY_FDS : 0u) ||
+	    (refusal == ZYGOTE_OK && pid <= 0)) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		free(why);
+		return -EPROTO;
+	}
+	r->refusal = (enum zygote_refusal)refusal;
+	r->err = err;
+	r->kill_on_denial = kill != 0;
+	snprintf(r->why, sizeof(r->why), "%s", why);
+	free(why);
+	if (refusal != ZYGOTE_OK)
+		return 0;
+	j->pid = (pid_t)pid;
+	j->start.tv_sec = (time_t)sec;
+	j->start.tv_nsec = (long)nsec;
+	j->pidfd = fds[0];
+	j->out_fd = fds[1];
+	j->err_fd = fds[2];
+	j->status_fd = fds[3];
+	j->notify_sock = fds[4];
+	return 0;
+}
+
+void
+zygote_stop(struct zygote *z)
+{
+	close_fdp(&z->sock);
+	free(z->buf);
+	z->buf = NULL;
+}

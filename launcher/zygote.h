@@ -1,0 +1,101 @@
+/*
+ * zygote.h: the process that makes the launcher's jails.
+ *
+ * The launcher confines itself once started (confine.h), but jail init
+ * cannot be a clone of a confined process: it would inherit the
+ * launcher's seccomp filter, whose ERRNO answers outrank the jail
+ * filter's USER_NOTIF and would hide the payload's denials (seccomp(2),
+ * "the return value with the highest precedence"), and its Landlock
+ * domain, in which mount and pivot_root are refused (landlock(7)). So
+ * before confining itself the launcher forks a zygote that keeps the
+ * privileges to build jails and does nothing else:
+ *  - it holds only its end of a SOCK_SEQPACKET pair with the launcher and
+ *    a pidfd of the launcher (for jail init's parent check); never the
+ *    broker's socket;
+ *  - it dies with the launcher (PR_SET_PDEATHSIG) and ends at EOF;
+ *  - for each request (one RUN message exactly as the broker sent it,
+ *    re-decoded with the protocol's own decoder, the workspace descriptor
+ *    and optionally the job's cgroup leaf), it makes the id-mapped
+ *    workspace when it runs as root (idmap.c), builds or reuses the
+ *    seccomp filter (seccomp.c), clones jail init with CLONE_PARENT so
+ *    that init is the LAUNCHER's child (the launcher reaps it and waits
+ *    on its pidfd), writes the id maps, releases init, and hands the
+ *    launcher init's pidfd and the read ends of its pipes (SCM_RIGHTS),
+ *    keeping nothing;
+ *  - no_new_privs; run as root it keeps only CAP_SYS_ADMIN (open_tree,
+ *    mount_setattr for the id-mapped workspace), CAP_SETUID and
+ *    CAP_SETGID (id maps to "nobody"), the bounding set emptied;
+ *    capabilities(7). A jail's init gets a full set in its own new user
+ *    namespace whatever the zygote kept (user_namespaces(7)).
+ */
+#ifndef STOCKADE_ZYGOTE_H
+#define STOCKADE_ZYGOTE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "jail.h"
+#include "proto.h"
+
+/* The launcher's handle on its zygote. */
+struct zygote {
+	pid_t pid;    /* the zygote, a child of the launcher */
+	int sock;     /* the launcher's end of the pair */
+	uint8_t *buf; /* PROTO_MAX_MSG bytes, owned */
+};
+
+/* What the launcher lends the zygote at the fork (copied). */
+struct zygote_config {
+	bool as_root;        /* map payloads to OUTER ids, id-mapped /work */
+	uid_t outer_uid;
+	gid_t outer_gid;
+	int launcher_pidfd;  /* a pidfd of the launcher, kept by the zygote */
+};
+
+/*
+ * Forks the zygote of C into Z. The launcher must still be a single
+ * thread and unconfined. The zygote closes every descriptor but its
+ * socket, C->launcher_pidfd and standard error, names itself
+ * "stockade-zygote" (prctl PR_SET_NAME, what ps shows), and serves until
+ * EOF. Returns 0, or a negative errno (socketpair, fork, out of memory);
+ * Z is then unusable.
+ */
+int zygote_start(const struct zygote_config *c, struct zygote *z);
+
+/* Why the zygote did not start a jail (enum values are on the wire). */
+enum zygote_refusal {
+	ZYGOTE_OK = 0,
+	ZYGOTE_ROOT_WORKSPACE = 1, /* as root: the workspace is uid/gid 0's */
+	ZYGOTE_IDMAP = 2,          /* as root: the id-mapped mount failed */
+	ZYGOTE_FILTER = 3,         /* the seccomp profile cannot be built */
+	ZYGOTE_CLONE = 4,          /* clone3 failed: no process exists */
+	ZYGOTE_BAD_REQUEST = 5,    /* the request did not decode */
+};
+
+/* The zygote's answer. */
+struct zygote_reply {
+	enum zygote_refusal refusal;
+	int err;                  /* positive errno with the refusal */
+	bool kill_on_denial;      /* the profile's denied = kill */
+	char why[JOB_MAX_DETAIL]; /* ZYGOTE_FILTER: why, NUL-terminated */
+};
+
+/*
+ * Asks Z to start the jail for SPEC, whose workspace is the directory
+ * WSFD and whose cgroup v2 leaf is CGROUP_FD (-1: none, and then the
+ * filter is the monitor's, jail.h jail_seccomp_build). Both descriptors
+ * are borrowed (the zygote gets copies). Blocks until the zygote answers.
+ * Returns 0 with *R filled: when R->refusal is ZYGOTE_OK, J holds jail
+ * init (pid, pidfd, pipes, start time; jail.h), owned by the caller.
+ * Returns a negative errno when the zygote cannot be reached or answers
+ * nonsense (it is then gone or broken: the session must end).
+ */
+int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
+		      int wsfd, int cgroup_fd, struct jail *j,
+		      struct zygote_reply *r);
+
+/* Closes Z's socket (the zygote reads EOF and exits) and frees Z. */
+void zygote_stop(struct zygote *z);
+
+#endif
