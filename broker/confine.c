@@ -1,17 +1,13 @@
 /*
- * confine.c: the broker's own confinement (confine.h): no_new_privs, then
- * the capabilities, then Landlock, then seccomp, in that order. Landlock
- * comes before seccomp so that the filter need not allow the landlock_*
- * calls; no_new_privs comes first because both need it in an
- * unprivileged process (landlock(7), seccomp(2)); capabilities are
- * dropped while /proc can still be read. The mechanics (libcap-ng, the
- * raw Landlock calls, libseccomp) are shared with the launcher's own
- * confinement (shared/confine_util.h); the lists are the broker's.
+ * confine.c: the broker's own confinement (confine.h). The sequence
+ * (no_new_privs, then the capabilities, then Landlock, then seccomp) and
+ * its mechanics (libcap-ng, the raw Landlock calls, libseccomp) are
+ * shared with the launcher's own confinement (shared/confine_util.h,
+ * cf_confine); the lists are the broker's.
  */
 #include "confine.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -19,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "confine_util.h"
@@ -77,38 +72,6 @@ static const unsigned int kept_caps[] = {
 	CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER,
 };
 
-static int
-apply_landlock(const struct confine_rule *rules, size_t nrules, char *err,
-	       size_t errlen)
-{
-	const struct cf_ll_config cfg = {
-		.who = "broker",
-		.never = FS_NEVER,
-		/* TCP bind and connect handled with no rule: denied to
-		 * every port, even on a socket opened before confinement. */
-		.deny_tcp = true,
-		/* Abstract unix sockets outside the domain cannot be
-		 * reached. Signals are NOT scoped: the broker must still
-		 * signal and kill its launcher, which the spawner started
-		 * outside this domain. */
-		.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
-	};
-	struct cf_ll_rule *r = calloc(nrules > 0 ? nrules : 1, sizeof(*r));
-	int e;
-
-	if (r == NULL) {
-		snprintf(err, errlen, "cannot build the Landlock rules: out "
-			 "of memory");
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < nrules; i++)
-		r[i] = (struct cf_ll_rule){.fd = rules[i].fd,
-					   .access = rules[i].access};
-	e = cf_landlock_apply(&cfg, r, nrules, NULL, err, errlen);
-	free(r);
-	return e;
-}
-
 /*
  * chmod and fchmodat (ARG: the index of their mode argument), which take
  * a path. Denied to a root broker (ROOT), whose CAP_FOWNER would reach
@@ -155,12 +118,17 @@ add_chmod_rules(scmp_filter_ctx ctx, bool root)
 	return 0;
 }
 
-/* Adds the rules of the filter to CTX; negative errno on failure. */
+/*
+ * Adds the broker's rules to CTX (a cf_plan filter; ARG unused). The
+ * filter allows by default and denies the lists above; only the native
+ * ABI is in it, any other kills the process (cf_seccomp_new).
+ */
 static int
-build_filter(scmp_filter_ctx ctx)
+build_filter(scmp_filter_ctx ctx, void *arg)
 {
 	int e;
 
+	(void)arg;
 	if ((e = cf_seccomp_deny_common(ctx)) < 0 ||
 	    (e = cf_seccomp_deny(ctx, denied, sizeof(denied) /
 				 sizeof(denied[0]), EPERM)) < 0)
@@ -195,50 +163,42 @@ build_filter(scmp_filter_ctx ctx)
 	return 0;
 }
 
-/*
- * The filter allows by default and denies the lists above; only the
- * native ABI is in it, any other kills the process (cf_seccomp_new).
- */
-static int
-apply_seccomp(char *err, size_t errlen)
-{
-	scmp_filter_ctx ctx;
-	int e;
-
-	if ((e = cf_seccomp_new(&ctx)) < 0) {
-		snprintf(err, errlen, "cannot build the seccomp filter: %s",
-			 strerror(-e));
-		return e;
-	}
-	if ((e = build_filter(ctx)) < 0) {
-		snprintf(err, errlen, "cannot build the seccomp filter: %s",
-			 strerror(-e));
-		seccomp_release(ctx);
-		return e;
-	}
-	return cf_seccomp_load(ctx, err, errlen);
-}
-
 int
 confine_broker(const struct confine_rule *rules, size_t nrules, char *err,
 	       size_t errlen)
 {
+	const struct cf_ll_config ll = {
+		.who = "broker",
+		.never = FS_NEVER,
+		/* TCP bind and connect handled with no rule: denied to
+		 * every port, even on a socket opened before confinement. */
+		.deny_tcp = true,
+		/* Abstract unix sockets outside the domain cannot be
+		 * reached. Signals are NOT scoped: the broker must still
+		 * signal and kill its launcher, which the spawner started
+		 * outside this domain. */
+		.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
+	};
+	struct cf_plan plan = {
+		.keep = kept_caps,
+		.nkeep = sizeof(kept_caps) / sizeof(kept_caps[0]),
+		.ll = &ll,
+		.nrules = nrules,
+		.filter = build_filter,
+	};
+	struct cf_ll_rule *r = calloc(nrules > 0 ? nrules : 1, sizeof(*r));
 	int e;
 
-	if (errlen > 0)
-		err[0] = '\0';
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS): %s",
-			 strerror(-e));
-		return e;
+	if (r == NULL) {
+		snprintf(err, errlen, "cannot build the Landlock rules: out "
+			 "of memory");
+		return -ENOMEM;
 	}
-	/* Before Landlock, which hides /proc (libcap-ng may read it). */
-	if ((e = cf_drop_caps(kept_caps, geteuid() == 0 ?
-			      sizeof(kept_caps) / sizeof(kept_caps[0]) : 0,
-			      err, errlen)) < 0)
-		return e;
-	if ((e = apply_landlock(rules, nrules, err, errlen)) < 0)
-		return e;
-	return apply_seccomp(err, errlen);
+	for (size_t i = 0; i < nrules; i++)
+		r[i] = (struct cf_ll_rule){.fd = rules[i].fd,
+					   .access = rules[i].access};
+	plan.rules = r;
+	e = cf_confine(&plan, err, errlen);
+	free(r);
+	return e;
 }

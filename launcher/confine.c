@@ -1,12 +1,9 @@
 /*
- * confine.c: the launcher's own confinement (confine.h): no_new_privs,
- * then the capabilities, then Landlock, then seccomp. Landlock comes
- * before seccomp so that the filter need not allow the landlock_* calls;
- * no_new_privs comes first because both need it in an unprivileged
- * process (landlock(7), seccomp(2)). The cgroup2 mount points are read
- * and opened first of all, with the process's full rights. The
- * mechanics are shared with the broker (shared/confine_util.h); the lists
- * are the launcher's.
+ * confine.c: the launcher's own confinement (confine.h). The cgroup2
+ * mount points are read and opened first of all, with the process's
+ * full rights; then the sequence shared with the broker
+ * (shared/confine_util.h, cf_confine: no_new_privs, the capabilities,
+ * Landlock, seccomp) applies the launcher's lists.
  */
 #include "confine.h"
 
@@ -21,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "cgpath.h"
 #include "confine_util.h"
 #include "llutil.h"
 
@@ -86,72 +83,6 @@ static const char *const denied[] = {
  * unified table, 424 on); libseccomp 2.5 may have no name for it. */
 #define NR_FCHMODAT2 452
 
-/* Decodes mountinfo's field [S, S + N) into OUT, with its "\ooo"
- * escapes (proc(5)): 1, or 0 for an empty field or a decoded NUL,
- * -ENAMETOOLONG when it does not fit. */
-static int
-unescape(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (c == '\\' && n - i >= 4 && s[i + 1] >= '0' &&
-		    s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
-		    s[i + 3] >= '0' && s[i + 3] <= '7') {
-			c = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
-				   (s[i + 3] - '0'));
-			i += 3;
-		}
-		if (c == '\0' || o + 1 >= outlen) {
-			if (outlen > 0)
-				out[0] = '\0';
-			return c == '\0' ? 0 : -ENAMETOOLONG;
-		}
-		out[o++] = c;
-	}
-	if (o == 0 || outlen == 0)
-		return 0;
-	out[o] = '\0';
-	return 1;
-}
-
-int
-confine_cgroup2_mount(const char *line, char *out, size_t outlen)
-{
-	const char *p = line, *mnt = NULL, *type = NULL;
-	size_t mntlen = 0, typelen = 0;
-	bool sep = false;
-
-	if (outlen > 0)
-		out[0] = '\0';
-	/* Fields separated by single spaces; the fifth is the mount
-	 * point, the first after the "-" separator the type. */
-	for (int field = 0; *p != '\0' && *p != '\n' && type == NULL;
-	     field++) {
-		const char *s = p;
-		size_t n = strcspn(p, " \n");
-
-		p += n;
-		if (*p == ' ')
-			p++;
-		if (field == 4) {
-			mnt = s;
-			mntlen = n;
-		} else if (field > 5 && !sep) {
-			sep = n == 1 && *s == '-';
-		} else if (sep) {
-			type = s;
-			typelen = n;
-		}
-	}
-	if (mnt == NULL || type == NULL || typelen != 7 ||
-	    memcmp(type, "cgroup2", 7) != 0)
-		return 0;
-	return unescape(mnt, mntlen, out, outlen);
-}
-
 struct cg_rules {
 	int fds[MAX_CG_MOUNTS];
 	char paths[MAX_CG_MOUNTS][PATH_MAX];
@@ -211,7 +142,7 @@ find_cgroups(struct cg_rules *cg, char *err, size_t errlen)
 		return e;
 	}
 	while (getline(&line, &cap, f) > 0) {
-		r = confine_cgroup2_mount(line, mnt, sizeof(mnt));
+		r = cg_mountinfo_cgroup2(line, NULL, 0, mnt, sizeof(mnt));
 		if (r < 0) {
 			snprintf(err, errlen, "a cgroup2 mount point in "
 				 "/proc/self/mountinfo is too long");
@@ -238,20 +169,11 @@ close_cgroups(struct cg_rules *cg)
 	cg->n = 0;
 }
 
-static int
-apply_landlock(const struct cg_rules *cg, char *err, size_t errlen)
+/* The rules of confine.h into RULES (room for 2 + MAX_CG_MOUNTS);
+ * returns their number. */
+static size_t
+landlock_rules(const struct cg_rules *cg, struct cf_ll_rule *rules)
 {
-	const struct cf_ll_config cfg = {
-		.who = "launcher",
-		.never = 0,
-		/* TCP bind and connect handled with no rule: refused. */
-		.deny_tcp = true,
-		/* Abstract unix sockets outside the domain cannot be
-		 * reached. Signals are NOT scoped: the launcher must kill
-		 * jails that the zygote created outside its domain. */
-		.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
-	};
-	struct cf_ll_rule rules[2 + MAX_CG_MOUNTS];
 	size_t n = 0;
 
 	rules[n++] = (struct cf_ll_rule){.fd = -1, .path = "/proc",
@@ -263,12 +185,13 @@ apply_landlock(const struct cg_rules *cg, char *err, size_t errlen)
 		rules[n++] = (struct cf_ll_rule){.fd = cg->fds[i],
 						 .path = cg->paths[i],
 						 .access = FS_CGROUP};
-	return cf_landlock_apply(&cfg, rules, n, NULL, err, errlen);
+	return n;
 }
 
-/* Adds the launcher's rules to CTX; a negative errno on failure. */
+/* Adds the launcher's rules to CTX (a cf_plan filter; ARG unused); a
+ * negative errno on failure. */
 static int
-build_filter(scmp_filter_ctx ctx)
+build_filter(scmp_filter_ctx ctx, void *arg)
 {
 	static const char *const own_pid_only[] = {"tgkill",
 						   "rt_tgsigqueueinfo"};
@@ -276,6 +199,7 @@ build_filter(scmp_filter_ctx ctx)
 	const uint64_t self = (uint64_t)getpid();
 	int e, nr;
 
+	(void)arg;
 	if ((e = cf_seccomp_deny_common(ctx)) < 0 ||
 	    (e = cf_seccomp_deny(ctx, denied, sizeof(denied) /
 				 sizeof(denied[0]), EPERM)) < 0 ||
@@ -312,30 +236,27 @@ build_filter(scmp_filter_ctx ctx)
 	return 0;
 }
 
-static int
-apply_seccomp(char *err, size_t errlen)
-{
-	scmp_filter_ctx ctx;
-	int e;
-
-	if ((e = cf_seccomp_new(&ctx)) < 0) {
-		snprintf(err, errlen, "cannot build the seccomp filter: %s",
-			 strerror(-e));
-		return e;
-	}
-	if ((e = build_filter(ctx)) < 0) {
-		snprintf(err, errlen, "cannot build the seccomp filter: %s",
-			 strerror(-e));
-		seccomp_release(ctx);
-		return e;
-	}
-	return cf_seccomp_load(ctx, err, errlen);
-}
-
 int
 confine_launcher(char *err, size_t errlen)
 {
 	static const unsigned int keep[] = {CAP_DAC_READ_SEARCH};
+	const struct cf_ll_config ll = {
+		.who = "launcher",
+		.never = 0,
+		/* TCP bind and connect handled with no rule: refused. */
+		.deny_tcp = true,
+		/* Abstract unix sockets outside the domain cannot be
+		 * reached. Signals are NOT scoped: the launcher must kill
+		 * jails that the zygote created outside its domain. */
+		.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
+	};
+	struct cf_plan plan = {
+		.keep = keep,
+		.nkeep = 1,
+		.ll = &ll,
+		.filter = build_filter,
+	};
+	struct cf_ll_rule rules[2 + MAX_CG_MOUNTS];
 	struct cg_rules *cg;
 	int e;
 
@@ -348,23 +269,11 @@ confine_launcher(char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	/* The cgroup2 mounts first, with every right the process has. */
-	if ((e = find_cgroups(cg, err, errlen)) < 0)
-		goto out;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS): %s",
-			 strerror(-e));
-		goto out;
+	if ((e = find_cgroups(cg, err, errlen)) == 0) {
+		plan.rules = rules;
+		plan.nrules = landlock_rules(cg, rules);
+		e = cf_confine(&plan, err, errlen);
 	}
-	/* Before Landlock and seccomp: libcap-ng reads /proc and calls
-	 * capset, which the filter denies. */
-	if ((e = cf_drop_caps(keep, geteuid() == 0 ? 1 : 0, err,
-			      errlen)) < 0)
-		goto out;
-	if ((e = apply_landlock(cg, err, errlen)) < 0)
-		goto out;
-	e = apply_seccomp(err, errlen);
-out:
 	close_cgroups(cg);
 	free(cg);
 	return e;

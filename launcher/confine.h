@@ -87,15 +87,4 @@
  */
 int confine_launcher(char *err, size_t errlen);
 
-/*
- * Pure: when the /proc/PID/mountinfo line LINE (proc(5): ID PARENT
- * MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER; with
- * or without its newline) is a mount of type cgroup2, writes its mount
- * point into OUT (OUTLEN bytes, NUL-terminated), with the "\ooo" octal
- * escapes of proc(5) decoded, and returns 1. Returns 0 for any other
- * mount or a line it cannot read (a decoded NUL included),
- * -ENAMETOOLONG when the mount point does not fit OUTLEN.
- */
-int confine_cgroup2_mount(const char *line, char *out, size_t outlen);
-
 #endif

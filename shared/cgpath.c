@@ -8,14 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- cg_own_path ---- */
+/* ---- cg_mountinfo_cgroup2 ---- */
 
-/* Decodes the N bytes at S, with mountinfo's "\ooo" escapes, into OUT. */
+/* Decodes the N bytes at S, with mountinfo's "\ooo" escapes, into OUT:
+ * 1; 0 for an empty field or a decoded NUL; -ENAMETOOLONG when it does
+ * not fit. OUT holds "" unless it returns 1. */
 static int
 unescape(const char *s, size_t n, char *out, size_t outlen)
 {
 	size_t o = 0;
 
+	if (outlen > 0)
+		out[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 
@@ -26,52 +30,79 @@ unescape(const char *s, size_t n, char *out, size_t outlen)
 				   (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
 			i += 3;
 		}
-		if (c == '\0' || o + 1 >= outlen)
-			return c == '\0' ? -EINVAL : -ENAMETOOLONG;
+		if (c == '\0' || o + 1 >= outlen) {
+			if (outlen > 0)
+				out[0] = '\0';
+			return c == '\0' ? 0 : -ENAMETOOLONG;
+		}
 		out[o++] = c;
 	}
+	if (o == 0)
+		return 0;
 	out[o] = '\0';
-	return 0;
+	return 1;
 }
 
-/* If the cgroup2 mount of line [L, END) shows the cgroup CG, writes its
- * directory into OUT and returns 1; 0 when it does not; < 0 on error.
- * A line: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE
- * SOURCE SUPEROPTIONS (proc(5)). */
-static int
-mount_shows(const char *l, const char *end, const char *cg, char *out,
-	    size_t outlen)
+int
+cg_mountinfo_cgroup2(const char *line, char *root, size_t rootlen,
+		     char *mnt, size_t mntlen)
 {
-	const char *f[5], *fe[5], *type = NULL, *type_end = NULL, *p;
+	const char *p = line, *f[5] = {NULL}, *type = NULL;
+	size_t fl[5] = {0}, typelen = 0;
+	bool sep = false;
+	int r;
+
+	if (root != NULL && rootlen > 0)
+		root[0] = '\0';
+	if (mntlen > 0)
+		mnt[0] = '\0';
+	/* Fields separated by single spaces: five, the options, optional
+	 * fields up to the "-" separator, then the type. */
+	for (int field = 0; *p != '\0' && *p != '\n' && type == NULL;
+	     field++) {
+		const char *s = p;
+		size_t n = strcspn(p, " \n");
+
+		p += n;
+		if (*p == ' ')
+			p++;
+		if (field < 5) {
+			f[field] = s;
+			fl[field] = n;
+		} else if (field > 5 && !sep) {
+			sep = n == 1 && *s == '-';
+		} else if (sep) {
+			type = s;
+			typelen = n;
+		}
+	}
+	if (type == NULL || typelen != 7 || memcmp(type, "cgroup2", 7) != 0)
+		return 0;
+	if (root != NULL && (r = unescape(f[3], fl[3], root, rootlen)) != 1)
+		return r;
+	if ((r = unescape(f[4], fl[4], mnt, mntlen)) != 1) {
+		if (root != NULL)
+			root[0] = '\0';
+		return r;
+	}
+	return 1;
+}
+
+/* ---- cg_own_path ---- */
+
+/* If the cgroup2 mount of the mountinfo line L shows the cgroup CG,
+ * writes its directory into OUT and returns 1; 0 when it does not; < 0
+ * on error. */
+static int
+mount_shows(const char *l, const char *cg, char *out, size_t outlen)
+{
 	char root[PATH_MAX], mnt[PATH_MAX];
 	size_t rl;
-	int n = 0, r;
-	bool sep = false;
+	int r;
 
-	for (p = l; p < end && type == NULL;) {
-		const char *s = p;
-
-		while (p < end && *p != ' ')
-			p++;
-		if (n < 5) {
-			f[n] = s;
-			fe[n++] = p;
-		} else if (!sep) {
-			sep = p - s == 1 && *s == '-';
-		} else {
-			type = s;
-			type_end = p;
-		}
-		if (p < end)
-			p++;
-	}
-	if (type == NULL || type_end - type != 7 ||
-	    memcmp(type, "cgroup2", 7) != 0)
-		return 0;
-	if ((r = unescape(f[3], (size_t)(fe[3] - f[3]), root,
-			  sizeof(root))) < 0 ||
-	    (r = unescape(f[4], (size_t)(fe[4] - f[4]), mnt, sizeof(mnt))) < 0)
-		return r == -EINVAL ? 0 : r;
+	r = cg_mountinfo_cgroup2(l, root, sizeof(root), mnt, sizeof(mnt));
+	if (r <= 0)
+		return r;
 	/* The part of CG below the mount's root, "" for the root itself. */
 	rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
 	if (strncmp(cg, root, rl) != 0 || (cg[rl] != '/' && cg[rl] != '\0'))
@@ -120,7 +151,7 @@ cg_own_path(const char *proc_self_cgroup, const char *mountinfo, char *out,
 
 	for (l = mountinfo; *l != '\0'; l = *nl ? nl + 1 : nl) {
 		nl = strchrnul(l, '\n');
-		r = mount_shows(l, nl, cg, best, sizeof(best));
+		r = mount_shows(l, cg, best, sizeof(best));
 		if (r < 0)
 			return r;
 		if (r == 1) {

@@ -1,13 +1,33 @@
 /*
  * cgpath.h: where a process's own cgroup v2 is (cgroups(7), proc(5)), for
  * the launcher's job leaves (launcher/cgroup.c) and for `stockade doctor`
- * (broker/doctor_probe.c).
+ * (broker/doctor_probe.c); and the one reader of mountinfo's cgroup2
+ * lines, also for the launcher's Landlock rules (launcher/confine.c).
  */
 #ifndef STOCKADE_CGPATH_H
 #define STOCKADE_CGPATH_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/*
+ * Pure: reads one line of /proc/PID/mountinfo (proc(5): ID PARENT
+ * MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE
+ * SUPEROPTIONS, fields separated by single spaces), which ends at its
+ * first newline or NUL (LINE may point into the whole file's text). When
+ * it is a mount of type cgroup2, writes its root (field 4) into ROOT
+ * (ROOTLEN bytes; skipped when ROOT is NULL) and its mount point (field
+ * 5) into MNT (MNTLEN bytes), NUL-terminated, with the "\ooo" octal
+ * escapes of proc(5) decoded ("\040" a space, "\134" a backslash; a
+ * backslash not followed by three octal digits stays), and returns 1.
+ * Returns 0 for a mount of another type or a line it cannot read (too
+ * few fields, no "-" separator after the options field, an empty root
+ * or mount point, one that decodes to a NUL); -ENAMETOOLONG when the
+ * root or the mount point of a cgroup2 mount does not fit its buffer.
+ * Unless it returns 1, ROOT and MNT hold "" (when their length is not 0).
+ */
+int cg_mountinfo_cgroup2(const char *line, char *root, size_t rootlen,
+			 char *mnt, size_t mntlen);
 
 /*
  * Computes into OUT (OUTLEN bytes, NUL-terminated) the absolute directory

@@ -314,3 +314,36 @@ cf_seccomp_load(scmp_filter_ctx ctx, char *err, size_t errlen)
 	seccomp_release(ctx);
 	return e < 0 ? e : 0;
 }
+
+/* ---- the whole sequence ------------------------------------------------ */
+
+int
+cf_confine(const struct cf_plan *plan, char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx;
+	int e;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS): %s",
+			 strerror(-e));
+		return e;
+	}
+	if ((e = cf_drop_caps(plan->keep, geteuid() == 0 ? plan->nkeep : 0,
+			      err, errlen)) < 0)
+		return e;
+	if ((e = cf_landlock_apply(plan->ll, plan->rules, plan->nrules, NULL,
+				   err, errlen)) < 0)
+		return e;
+	if ((e = cf_seccomp_new(&ctx)) < 0 ||
+	    (e = plan->filter(ctx, plan->arg)) < 0) {
+		snprintf(err, errlen, "cannot build the seccomp filter: %s",
+			 strerror(-e));
+		if (ctx != NULL)
+			seccomp_release(ctx);
+		return e;
+	}
+	return cf_seccomp_load(ctx, err, errlen);
+}

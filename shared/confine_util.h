@@ -138,4 +138,37 @@ int cf_seccomp_deny_common(scmp_filter_ctx ctx);
  */
 int cf_seccomp_load(scmp_filter_ctx ctx, char *err, size_t errlen);
 
+/* ---- the whole sequence ------------------------------------------------ */
+
+/* What one process keeps: its own lists, applied by cf_confine. */
+struct cf_plan {
+	const unsigned int *keep;  /* CAP_* kept by a process whose effective
+				    * uid is 0 (cf_drop_caps); any other
+				    * keeps none */
+	size_t nkeep;
+	const struct cf_ll_config *ll;  /* the Landlock domain */
+	const struct cf_ll_rule *rules; /* and its rules (cf_landlock_apply) */
+	size_t nrules;
+	/* Adds the process's rules to the filter CTX that cf_seccomp_new
+	 * made, with ARG; returns 0 or a negative errno. */
+	int (*filter)(scmp_filter_ctx ctx, void *arg);
+	void *arg;
+};
+
+/*
+ * Confines the calling thread, which must be its process's only one, as
+ * PLAN says, in this order: no_new_privs (prctl PR_SET_NO_NEW_PRIVS;
+ * Landlock and seccomp need it in an unprivileged process, landlock(7),
+ * seccomp(2)); the capabilities (cf_drop_caps: before Landlock, which
+ * may hide /proc from libcap-ng, and before seccomp, which may deny
+ * capset); the Landlock domain (cf_landlock_apply: before seccomp, so
+ * that a filter need not allow the landlock_* calls); the seccomp filter
+ * (cf_seccomp_new, PLAN->filter, cf_seccomp_load). It cannot be undone.
+ * Returns 0, or the first step's negative errno with ERR (ERRLEN bytes)
+ * set to its sentence (-EOPNOTSUPP for a kernel without Landlock, as
+ * cf_landlock_apply says); the process may then be partly confined and
+ * must not go on serving.
+ */
+int cf_confine(const struct cf_plan *plan, char *err, size_t errlen);
+
 #endif

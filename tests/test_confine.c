@@ -1,17 +1,11 @@
 /*
- * test_confine.c: the broker's own confinement (broker/confine.c) and the
- * launcher spawner (broker/spawner.c), observed from inside (issue 3,
- * item 7).
+ * test_confine.c: the broker's own confinement (broker/confine.c),
+ * observed from inside (issue 3, item 7). The launcher spawner a
+ * confined broker starts launchers through is in test_confine_spawner.c.
  *
- * Confinement cannot be undone, so every test forks a child that
- * confines itself and reports what it saw through a pipe: one line per
- * failed check ("FAIL ..."), then "DONE" (and for the broker test the
- * pids the parent needs). The parent turns those lines into assertions:
- * Criterion's own assertions must not run in a process it did not make.
- *
- * Each check tells "allowed" from "filtered" by the errno (style.md rule
- * 21): Landlock answers EACCES (EPERM for a scoped socket), the seccomp
- * filter EPERM or ENOSYS, and an allowed call succeeds.
+ * Each test forks a child that confines itself and reports what it saw
+ * (tests/probe.h). Landlock answers EACCES (EPERM for a scoped socket),
+ * the seccomp filter EPERM or ENOSYS, and an allowed call succeeds.
  *
  * Registered twice (tests/meson.build), as the invoking user and as
  * 65534, like the other jail suites.
@@ -23,11 +17,8 @@
 #include <linux/capability.h>
 #include <linux/landlock.h>
 #include <linux/sched.h>
-#include <poll.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,141 +42,10 @@
 
 #include "confine.h"
 #include "harness.h"
-#include "jobspec.h"
-#include "policy.h"
-#include "spawner.h"
-#include "supervisor.h"
+#include "probe.h"
 
 TestSuite(confine, .init = harness_setup, .fini = harness_cleanup,
 	  .timeout = 90);
-
-/* ---- reporting from a confined child ----------------------------------- */
-
-/* The write end of the pipe to the parent, in the child. */
-static int report_fd = -1;
-static int failures;
-
-static void __attribute__((format(printf, 1, 2)))
-say(const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n > sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	if (write(report_fd, line, (size_t)n) < 0)
-		_exit(99);
-}
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			say("FAIL (test_confine.c:%d)", __LINE__);         \
-			say(__VA_ARGS__);                                  \
-		}                                                          \
-	} while (0)
-
-/* A call expected to fail with WANT: checks the result and errno. */
-#define EXPECT_ERRNO(call, want)                                           \
-	do {                                                               \
-		long r_;                                                   \
-		errno = 0;                                                 \
-		r_ = (long)(call);                                         \
-		CHECK(r_ == -1 && errno == (want),                         \
-		      "%s gave %ld (%s), wanted %s", #call,              \
-		      r_, strerror(errno), strerror(want));                \
-	} while (0)
-
-/* A call expected to succeed (result >= 0). */
-#define EXPECT_OK(call)                                                    \
-	do {                                                               \
-		long r_;                                                   \
-		errno = 0;                                                 \
-		r_ = (long)(call);                                         \
-		CHECK(r_ >= 0, "%s failed: %s", #call,                     \
-		      strerror(errno));                                    \
-	} while (0)
-
-struct child_out {
-	int status;       /* wait status */
-	char text[16384]; /* everything the child said */
-};
-
-/*
- * Forks a child that runs FN(ARG) with report_fd set, then says "DONE"
- * and exits 0 (1 if a check failed). Collects what it said until it
- * exits; a child still running after 60 s is killed.
- */
-static void
-run_child(void (*fn)(void *), void *arg, struct child_out *out)
-{
-	int p[2];
-	size_t len = 0;
-	pid_t pid;
-
-	memset(out, 0, sizeof(*out));
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		close(p[0]);
-		report_fd = p[1];
-		failures = 0;
-		fn(arg);
-		say("DONE");
-		_exit(failures ? 1 : 0);
-	}
-	close(p[1]);
-	for (;;) {
-		struct pollfd pf = {.fd = p[0], .events = POLLIN};
-		ssize_t n;
-
-		if (poll(&pf, 1, 60000) != 1) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		n = read(p[0], out->text + len, sizeof(out->text) - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(p[0]);
-	cr_assert_eq(waitpid(pid, &out->status, 0), pid);
-}
-
-/* The child ran to its end with no failed check. */
-static void
-assert_child_ok(const struct child_out *o)
-{
-	cr_assert(WIFEXITED(o->status) && WEXITSTATUS(o->status) == 0,
-		  "confined child: wait status 0x%x; it said:\n%s",
-		  (unsigned)o->status, o->text);
-	cr_assert_not_null(strstr(o->text, "DONE\n"), "%s", o->text);
-}
-
-/* The value of FIELD ("Seccomp:") in the /proc status text ST. */
-static long
-status_field(const char *st, const char *field)
-{
-	const char *p = strstr(st, field);
-
-	return p == NULL ? -1 : strtol(p + strlen(field), NULL, 10);
-}
-
-static int
-landlock_abi(void)
-{
-	return (int)syscall(SYS_landlock_create_ruleset, NULL, 0,
-			    LANDLOCK_CREATE_RULESET_VERSION);
-}
 
 /* ---- confinement seen from inside --------------------------------------- */
 
@@ -485,42 +345,6 @@ check_more_denied(const struct paths *p, int canary_path_fd)
 	EXPECT_ERRNO(syscall(SYS_ioperm, 0x80, 1, 1), EPERM);
 }
 
-/* The capability sets in the /proc status text ST (confine.h): a root
- * broker keeps exactly CHOWN, DAC_OVERRIDE and FOWNER and an empty
- * bounding set; any other keeps nothing. */
-static void
-check_capabilities(const char *st)
-{
-	static const char *const sets[] = {"\nCapInh:", "\nCapPrm:",
-					   "\nCapEff:", "\nCapBnd:",
-					   "\nCapAmb:"};
-	const unsigned long long kept = (1ULL << CAP_CHOWN) |
-					(1ULL << CAP_DAC_OVERRIDE) |
-					(1ULL << CAP_FOWNER);
-	unsigned long long v[5];
-
-	for (size_t i = 0; i < 5; i++) {
-		const char *f = strstr(st, sets[i]);
-
-		CHECK(f != NULL, "no %s in the status", sets[i] + 1);
-		v[i] = f ? strtoull(f + strlen(sets[i]), NULL, 16) : ~0ULL;
-	}
-	say("note: CapInh %llx CapPrm %llx CapEff %llx CapBnd %llx "
-	    "CapAmb %llx", v[0], v[1], v[2], v[3], v[4]);
-	CHECK(v[0] == 0 && v[4] == 0, "inheritable %llx, ambient %llx", v[0],
-	      v[4]);
-	if (geteuid() == 0) {
-		CHECK(v[1] == kept && v[2] == kept, "root: permitted %llx, "
-		      "effective %llx, wanted %llx", v[1], v[2], kept);
-		CHECK(v[3] == 0, "root: bounding set %llx", v[3]);
-	} else {
-		/* The bounding set of an ordinary user cannot be emptied
-		 * (that needs CAP_SETPCAP) and need not be (confine.h). */
-		CHECK(v[1] == 0 && v[2] == 0, "permitted %llx, effective %llx",
-		      v[1], v[2]);
-	}
-}
-
 struct confined_args {
 	struct paths p;
 	int abi;
@@ -595,7 +419,7 @@ confined_child(void *arg)
 	unc = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	CHECK(pathc >= 0 && bindme >= 0 && unc >= 0, "sockets: %s",
 	      strerror(errno));
-	if (failures)
+	if (probe_failures)
 		return;
 
 	rules[0] = (struct confine_rule){.fd = wsfd, .access = CONFINE_ALL};
@@ -611,15 +435,14 @@ confined_child(void *arg)
 	if (n != 0)
 		return;
 
-	/* The kernel's view: a filter (mode 2) and no_new_privs. */
+	/* The kernel's view: a filter, no_new_privs, capabilities. */
 	len = pread(statusfd, st, sizeof(st) - 1, 0);
 	CHECK(len > 0, "read status: %s", strerror(errno));
 	st[len > 0 ? len : 0] = '\0';
-	CHECK(status_field(st, "\nSeccomp:") == 2, "Seccomp: %ld",
-	      status_field(st, "\nSeccomp:"));
-	CHECK(status_field(st, "\nNoNewPrivs:") == 1, "NoNewPrivs: %ld",
-	      status_field(st, "\nNoNewPrivs:"));
-	check_capabilities(st);
+	/* A root broker keeps exactly CHOWN, DAC_OVERRIDE and FOWNER
+	 * (confine.h). */
+	probe_check_confined(st, (1ULL << CAP_CHOWN) |
+			     (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_FOWNER));
 
 	check_workspace_rights(&a->p);
 	check_outside_denied(&a->p, canaryfd);
@@ -649,7 +472,7 @@ confined_child(void *arg)
 		EXPECT_ERRNO(bind(tcp2, (struct sockaddr *)&any, sizeof(any)),
 			     EACCES);
 	} else {
-		say("note: Landlock ABI %d has no network rules", a->abi);
+		probe_say("note: Landlock ABI %d has no network rules", a->abi);
 	}
 	/* An abstract socket is out of reach as well (connect denied;
 	 * from ABI 6 Landlock's scoping would refuse it too); signals are
@@ -661,20 +484,18 @@ confined_child(void *arg)
 Test(confine, confined_child_sees_only_its_workspace)
 {
 	struct confined_args a;
-	struct child_out o;
+	struct probe_out o;
 	char *canary;
 	struct stat before, after;
 	char path[700];
 
-	a.abi = landlock_abi();
-	if (a.abi < 1) {
-		harness_skip("this kernel has no Landlock");
+	if (!probe_need_landlock())
 		return;
-	}
+	a.abi = probe_landlock_abi();
 	make_paths(&a.p);
 	cr_assert_eq(stat(a.p.canary, &before), 0);
-	run_child(confined_child, &a, &o);
-	assert_child_ok(&o);
+	probe_run(confined_child, &a, &o);
+	probe_assert_ok(&o);
 	/* Nothing outside changed, nothing was made. Its times first:
 	 * reading it here would move its atime (relatime: the first read
 	 * after a write does). */
@@ -700,51 +521,21 @@ Test(confine, confined_child_sees_only_its_workspace)
 
 /* ---- no Landlock: a refusal with the fix -------------------------------- */
 
-struct nolandlock_args {
-	int answer; /* the errno landlock_create_ruleset gives */
-	const char *want; /* in the message */
-};
-
 static void
-nolandlock_child(void *arg)
+nolandlock_child(const struct probe_no_landlock *k)
 {
-	struct nolandlock_args *a = arg;
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	char err[512];
 	int e, fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct confine_rule r = {.fd = fd, .access = CONFINE_ALL};
 
-	/* What a kernel without Landlock answers, made with a filter. */
-	CHECK(ctx != NULL && fd >= 0, "setup");
-	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
-	CHECK(seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned)a->answer),
-			       SCMP_SYS(landlock_create_ruleset), 0) == 0 &&
-	      seccomp_load(ctx) == 0, "filter");
-	if (failures)
-		return;
+	CHECK(fd >= 0, "open /: %s", strerror(errno));
 	e = confine_broker(&r, 1, err, sizeof(err));
-	CHECK(e == -EOPNOTSUPP, "confine_broker gave %d (%s)", e, err);
-	CHECK(strstr(err, "lsm=") != NULL &&
-	      strstr(err, "CONFIG_SECURITY_LANDLOCK=y") != NULL &&
-	      strstr(err, a->want) != NULL, "message: %s", err);
-	/* Refused before any filter of its own: the seccomp mode is ours
-	 * (one filter), and exec is not denied by confine_broker. */
-	say("message: %s", err);
+	probe_check_refusal(k, e, err, "broker");
 }
 
 Test(confine, kernel_without_landlock_is_refused_with_the_fix)
 {
-	struct nolandlock_args a[] = {
-		{ENOSYS, "not built in"},
-		{EOPNOTSUPP, "not enabled at boot"},
-	};
-
-	for (size_t i = 0; i < 2; i++) {
-		struct child_out o;
-
-		run_child(nolandlock_child, &a[i], &o);
-		assert_child_ok(&o);
-	}
+	probe_run_without_landlock(nolandlock_child);
 }
 
 static void
@@ -763,351 +554,10 @@ badrule_child(void *arg)
 
 Test(confine, a_rule_on_a_closed_descriptor_is_an_error)
 {
-	struct child_out o;
+	struct probe_out o;
 
-	if (landlock_abi() < 1) {
-		harness_skip("this kernel has no Landlock");
+	if (!probe_need_landlock())
 		return;
-	}
-	run_child(badrule_child, NULL, &o);
-	assert_child_ok(&o);
-}
-
-/* ---- a confined broker starts launchers through its spawner ------------- */
-
-struct broker_args {
-	const char *launcher;
-	const char *ws;
-};
-
-struct captured {
-	char data[3][1024];
-	size_t len[3];
-};
-
-static void
-on_output(void *arg, int stream, const uint8_t *data, size_t len)
-{
-	struct captured *c = arg;
-	size_t room;
-
-	if (stream != 1 && stream != 2)
-		return;
-	room = sizeof(c->data[stream]) - 1 - c->len[stream];
-	if (len > room)
-		len = room;
-	memcpy(c->data[stream] + c->len[stream], data, len);
-	c->len[stream] += len;
-	c->data[stream][c->len[stream]] = '\0';
-}
-
-/* Runs "sh -c SCRIPT" in the confined broker; checks it ends ok and
- * printed WANT. */
-static void
-broker_job(struct supervisor *sup, struct policy *pol, int wsfd,
-	   const char *script, const char *want)
-{
-	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
-			(char *)(uintptr_t)script, NULL};
-	struct job_spec spec;
-	struct job_result res;
-	struct captured c;
-	int e;
-
-	memset(&c, 0, sizeof(c));
-	memset(&spec, 0, sizeof(spec));
-	e = jobspec_from_policy(&spec, pol, 3, argv);
-	CHECK(e == 0, "jobspec: %s", strerror(-e));
-	if (e != 0)
-		return;
-	e = supervisor_run(sup, &spec, wsfd, on_output, &c, &res);
-	CHECK(e == 0, "supervisor_run: %s", strerror(-e));
-	if (e == 0) {
-		CHECK(res.status == JOB_OK, "job %s: %s (%s) stderr %s", script,
-		      job_status_name(res.status),
-		      res.detail ? res.detail : "", c.data[2]);
-		CHECK(strcmp(c.data[1], want) == 0, "job output \"%s\"",
-		      c.data[1]);
-		job_result_clear(&res);
-	}
-	jobspec_release(&spec);
-}
-
-static void
-broker_child(void *arg)
-{
-	struct broker_args *a = arg;
-	struct supervisor sup;
-	struct policy pol;
-	struct confine_rule r;
-	char err[POLICY_ERR_MAX + 256], path[600], *text;
-	struct pollfd pf;
-	pid_t first, holder;
-	int wsfd, e;
-
-	memset(&pol, 0, sizeof(pol));
-	e = policy_load_default(&pol, err, sizeof(err));
-	CHECK(e == 0, "policy: %s", err);
-	e = supervisor_init_path(&sup, a->launcher, err, sizeof(err));
-	CHECK(e == 0, "supervisor_init_path: %s", err);
-	if (failures)
-		return;
-	e = supervisor_use_spawner(&sup);
-	CHECK(e == 0, "supervisor_use_spawner: %s", strerror(-e));
-	CHECK(sup.exe_fd == -1, "the broker kept the launcher's descriptor");
-	wsfd = open(a->ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CHECK(wsfd >= 0, "open workspace: %s", strerror(errno));
-	if (failures)
-		return;
-	r = (struct confine_rule){.fd = wsfd, .access = CONFINE_ALL};
-	e = confine_broker(&r, 1, err, sizeof(err));
-	CHECK(e == 0, "confine_broker: %s (%s)", strerror(-e), err);
-	if (e != 0)
-		return;
-	/* Confined for real: exec is gone. */
-	EXPECT_ERRNO(execl("/bin/true", "true", (char *)NULL), EPERM);
-
-	/* A real job; what it wrote in /work the confined broker reads. */
-	broker_job(&sup, &pol, wsfd, "echo made > /work/out; echo first",
-		   "first\n");
-	snprintf(path, sizeof(path), "%s/out", a->ws);
-	text = harness_read_file(path, NULL);
-	CHECK(text != NULL && strcmp(text, "made\n") == 0,
-	      "workspace file: %s", text ? text : strerror(errno));
-	free(text);
-	first = sup.pid;
-	CHECK(first > 0, "no launcher after the first job");
-	if (failures)
-		return;
-	/* The launcher is our child (CLONE_PARENT), alive and unreaped. */
-	CHECK(waitpid(first, NULL, WNOHANG) == 0, "launcher %d is not our "
-	      "running child: %s", (int)first, strerror(errno));
-
-	/* Killed between jobs: the next job gets a new one, through the
-	 * spawner (the confined broker could not exec it). */
-	EXPECT_OK(kill(first, SIGKILL));
-	pf = (struct pollfd){.fd = sup.pidfd, .events = POLLIN};
-	CHECK(poll(&pf, 1, 5000) == 1, "the launcher did not die");
-	broker_job(&sup, &pol, wsfd, "echo second", "second\n");
-	CHECK(sup.restarts == 1, "restarts %u", sup.restarts);
-	CHECK(sup.pid > 0 && sup.pid != first, "launcher %d after %d",
-	      (int)sup.pid, (int)first);
-	CHECK(waitpid(first, NULL, WNOHANG) == -1 && errno == ECHILD,
-	      "the killed launcher was not reaped");
-	broker_job(&sup, &pol, wsfd, "echo third", "third\n");
-	CHECK(sup.restarts == 1, "restarts %u", sup.restarts);
-
-	/* A process of ours that keeps copies of both sockets, so that
-	 * our death alone does not close them: only PR_SET_PDEATHSIG can
-	 * then end the spawner and the launcher. */
-	holder = fork();
-	if (holder == 0) {
-		/* Killed by the parent; gone in 30 s whatever happens. */
-		alarm(30);
-		for (;;)
-			pause();
-	}
-	CHECK(holder > 0, "fork: %s", strerror(errno));
-	/* The parent checks the rest, then kills us. */
-	say("PIDS %d %d %d %d", (int)getpid(), (int)sup.spawner.pid,
-	    (int)sup.pid, (int)holder);
-	say("DONE");
-	for (;;)
-		pause();
-}
-
-/* Reads "PPid:" of PID from /proc; -1 if it cannot. */
-static long
-ppid_of(pid_t pid)
-{
-	char path[64], *st;
-	long v;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	st = harness_read_file(path, NULL);
-	if (st == NULL)
-		return -1;
-	v = status_field(st, "\nPPid:");
-	free(st);
-	return v;
-}
-
-Test(confine, confined_broker_restarts_launchers_through_its_spawner)
-{
-	struct broker_args a;
-	int p[2], broker_st, spfd, lfd, bpfd;
-	char text[8192];
-	size_t len = 0;
-	const char *pids;
-	int broker, spawner, launcher, holder, hfd;
-	pid_t pid;
-
-	if (landlock_abi() < 1) {
-		harness_skip("this kernel has no Landlock");
-		return;
-	}
-	a.launcher = harness_launcher();
-	a.ws = harness_workspace();
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		close(p[0]);
-		report_fd = p[1];
-		broker_child(&a);
-		_exit(1); /* only when a check failed */
-	}
-	close(p[1]);
-	/* Until "DONE", EOF (the broker gave up) or 60 s. */
-	text[0] = '\0';
-	while (strstr(text, "DONE\n") == NULL) {
-		struct pollfd pf = {.fd = p[0], .events = POLLIN};
-		ssize_t n;
-
-		if (poll(&pf, 1, 60000) != 1)
-			break;
-		n = read(p[0], text + len, sizeof(text) - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		text[len] = '\0';
-	}
-	bpfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	pids = strstr(text, "PIDS ");
-	if (pids == NULL || strstr(text, "FAIL") != NULL) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		cr_assert_fail("the confined broker said:\n%s", text);
-	}
-	cr_assert_eq(sscanf(pids, "PIDS %d %d %d %d", &broker, &spawner,
-			    &launcher, &holder), 4, "%s", text);
-	hfd = (int)syscall(SYS_pidfd_open, holder, 0);
-	cr_assert_geq(hfd, 0, "pidfd_open holder: %s", strerror(errno));
-	cr_assert_eq(broker, pid);
-	/* The spawner is the broker's child; the launcher too, not the
-	 * spawner's (CLONE_PARENT). */
-	cr_assert_eq(ppid_of(spawner), pid, "spawner's parent");
-	cr_assert_eq(ppid_of(launcher), pid, "launcher's parent");
-	spfd = (int)syscall(SYS_pidfd_open, spawner, 0);
-	lfd = (int)syscall(SYS_pidfd_open, launcher, 0);
-	cr_assert(spfd >= 0 && lfd >= 0 && bpfd >= 0, "pidfd_open: %s",
-		  strerror(errno));
-
-	/* The broker dies: its spawner and launcher die with it
-	 * (PR_SET_PDEATHSIG in both), though the holder keeps their
-	 * sockets open. */
-	cr_assert_eq(kill(pid, SIGKILL), 0);
-	cr_assert_eq(waitpid(pid, &broker_st, 0), pid);
-	cr_assert(WIFSIGNALED(broker_st) && WTERMSIG(broker_st) == SIGKILL);
-	{
-		struct pollfd pf[2] = {{.fd = spfd, .events = POLLIN},
-				       {.fd = lfd, .events = POLLIN}};
-
-		for (long end = harness_now_ms() + 5000;
-		     harness_now_ms() < end;) {
-			pf[0].revents = pf[1].revents = 0;
-			poll(pf, 2, 100);
-			if ((pf[0].revents & POLLIN) &&
-			    (pf[1].revents & POLLIN))
-				break;
-		}
-		/* The holder goes first, so that a failure below leaves
-		 * nothing holding Criterion's pipes. */
-		cr_assert_eq(syscall(SYS_pidfd_send_signal, hfd, SIGKILL, NULL,
-				     0), 0);
-		close(hfd);
-		cr_assert(pf[0].revents & POLLIN,
-			  "the spawner %d outlived its broker", spawner);
-		cr_assert(pf[1].revents & POLLIN,
-			  "the launcher %d outlived its broker", launcher);
-	}
-	close(spfd);
-	close(lfd);
-	close(bpfd);
-	close(p[0]);
-}
-
-/* ---- the spawner's own contract ----------------------------------------- */
-
-/* A request that is not exactly one byte ends the spawner: the next
- * launch reports it gone, and it has been reaped. */
-Test(confine, spawner_ends_on_a_malformed_request)
-{
-	struct spawner sp;
-	int fd, sock = -1, pidfd = -1, e;
-	pid_t pid = 0, spid;
-	struct pollfd pf;
-
-	fd = open(harness_launcher(), O_PATH | O_CLOEXEC);
-	cr_assert_geq(fd, 0);
-	spawner_clear(&sp);
-	cr_assert_eq(spawner_start(&sp, fd), 0);
-	close(fd);
-	spid = sp.pid;
-	cr_assert_gt(spid, 0);
-	cr_assert_eq(send(sp.sock, "LL", 2, MSG_NOSIGNAL), 2);
-	pf = (struct pollfd){.fd = sp.pidfd, .events = POLLIN};
-	cr_assert_eq(poll(&pf, 1, 5000), 1, "the spawner is still running");
-	e = spawner_launch(&sp, (uint64_t)harness_now_ms() + 5000, &sock,
-			   &pidfd, &pid);
-	cr_assert_eq(e, -ENOTCONN, "spawner_launch: %d (%s)", e, strerror(-e));
-	cr_assert_eq(sp.pid, 0);
-	cr_assert_eq(sp.sock, -1);
-	cr_assert_eq(waitpid(spid, NULL, WNOHANG), -1);
-	cr_assert_eq(errno, ECHILD);
-	spawner_stop(&sp);
-}
-
-/* The launcher a spawner starts gets exactly stdin, stdout, stderr and
- * its socket at 3 (spawner_exec_launcher), and is our child. Checked
- * with the fake launcher that answers nothing, which keeps them. */
-Test(confine, spawned_launcher_gets_only_its_socket)
-{
-	struct spawner sp;
-	int fd, sock = -1, pidfd = -1, e, n = 0;
-	char dir[64];
-	pid_t pid = 0;
-	DIR *d;
-	struct dirent *de;
-
-	fd = open(harness_helper("fake-launcher-silent"), O_PATH | O_CLOEXEC);
-	cr_assert_geq(fd, 0);
-	spawner_clear(&sp);
-	cr_assert_eq(spawner_start(&sp, fd), 0);
-	close(fd);
-	e = spawner_launch(&sp, (uint64_t)harness_now_ms() + 5000, &sock,
-			   &pidfd, &pid);
-	cr_assert_eq(e, 0, "spawner_launch: %s", strerror(-e));
-	cr_assert_gt(pid, 0);
-	cr_assert_eq(ppid_of(pid), getpid());
-	/* Give the exec a moment, then list its descriptors. */
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	for (long end = harness_now_ms() + 2000; harness_now_ms() < end;) {
-		char exe[PATH_MAX], link[64];
-		ssize_t k;
-
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-		k = readlink(link, exe, sizeof(exe) - 1);
-		if (k > 0 && (exe[k] = '\0', strstr(exe, "fake-launcher")))
-			break;
-		usleep(10000);
-	}
-	d = opendir(dir);
-	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		n++;
-		cr_assert(atoi(de->d_name) <= SPAWNER_LAUNCHER_FD,
-			  "the launcher has descriptor %s", de->d_name);
-	}
-	closedir(d);
-	cr_assert_eq(n, 4);
-	cr_assert_eq(syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0),
-		     0);
-	cr_assert_eq(waitpid(pid, NULL, 0), pid);
-	close(sock);
-	close(pidfd);
-	spawner_stop(&sp);
-	cr_assert_eq(sp.pid, 0);
+	probe_run(badrule_child, NULL, &o);
+	probe_assert_ok(&o);
 }

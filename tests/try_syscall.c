@@ -53,6 +53,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "x86_abi.h"
+
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
@@ -513,25 +515,13 @@ try_x32(void)
 static long
 try_int80(void)
 {
-#if defined(__x86_64__)
-	long ret;
+	long ret = x86_int80_getpid();
 
-	/* getpid (20) through the i386 entry: harmless where it works;
-	 * without IA32 emulation the process gets SIGSEGV. The i386 entry
-	 * may clobber r8-r11. */
-	__asm__ volatile("int $0x80"
-			 : "=a"(ret)
-			 : "a"(20L)
-			 : "r8", "r9", "r10", "r11", "memory", "cc");
 	if (ret < 0 && ret > -4096) {
 		errno = (int)-ret;
 		return -1;
 	}
 	return ret;
-#else
-	errno = ENOSYS;
-	return -1;
-#endif
 }
 
 static long

@@ -13,6 +13,8 @@
  */
 #include <stdio.h>
 
+#include "../x86_abi.h"
+
 int
 main(void)
 {
@@ -20,7 +22,7 @@ main(void)
 	long ret;
 
 	fflush(stdout);
-	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
+	ret = x86_int80_getpid();
 	printf("int80: the i386 getpid returned %ld\n", ret);
 	return 0;
 #else
