@@ -7,6 +7,10 @@
  * the program's output streams through and one summary line goes to
  * stderr; with --json nothing streams and exactly one JSON object goes to
  * stdout.
+ *
+ * A policy that switches layers off ([jail] unsafe_layers_off,
+ * unsafe_no_seccomp; docs/layers.md) is an evaluation's: refused unless
+ * --unsafe-evaluation is given, and then run under a warning on stderr.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,6 +83,7 @@ usage(FILE *f)
 		"                    [--memory MIB] [--processes N] [--file-size MIB]\n"
 		"                    [--tmp-size MIB] [--output KIB]\n"
 		"                    [--json | --format stream|json|text]\n"
+		"                    [--unsafe-evaluation]\n"
 		"                    [--put HOST:SANDBOX]... [--get SANDBOX:HOST]...\n"
 		"                    -- PROGRAM [ARGS...]\n");
 }
@@ -395,6 +400,31 @@ confine_run(const struct workspace *ws, const struct xfers *gets)
 	return rc;
 }
 
+/*
+ * A policy that switches layers off runs only as an evaluation: with
+ * UNSAFE (--unsafe-evaluation), after a warning on stderr; otherwise it
+ * is refused (docs/layers.md). Returns 0 or EXIT_USAGE, reported.
+ */
+static int
+check_layers(const struct policy *pol, bool unsafe)
+{
+	uint32_t off = policy_layers_off(pol);
+	char names[256];
+
+	if (off == 0)
+		return 0;
+	job_layers_format(off, names, sizeof(names));
+	if (!unsafe) {
+		log_error("refused: the policy switches layers off (%s): only "
+			  "`stockade eval` or `stockade run "
+			  "--unsafe-evaluation` may run it", names);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "stockade: WARNING: unsafe evaluation: layers off: "
+		"%s; this job is not isolated\n", names);
+	return 0;
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -405,12 +435,13 @@ cmd_run(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"put", required_argument, NULL, 'P'},
 		{"get", required_argument, NULL, 'G'},
+		{"unsafe-evaluation", no_argument, NULL, 'U'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct option opts[RUNFLAGS_N + sizeof(own) / sizeof(own[0])];
 	const char *policy_file = NULL, *workspace = NULL;
-	bool keep = false, got = true;
+	bool keep = false, got = true, unsafe = false;
 	enum run_format fmt = RUN_FORMAT_STREAM;
 	struct jobrun_overrides ov;
 	struct xfers puts = {NULL, 0}, gets = {NULL, 0};
@@ -442,6 +473,7 @@ cmd_run(int argc, char **argv)
 		case 'w': workspace = optarg; break;
 		case 'k': keep = true; break;
 		case 'j': fmt = RUN_FORMAT_JSON; break;
+		case 'U': unsafe = true; break;
 		case 'P':
 		case 'G':
 			e = xfer_add(c == 'P' ? &puts : &gets, (size_t)argc,
@@ -480,6 +512,10 @@ cmd_run(int argc, char **argv)
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
 		goto out_args;
+	if ((rc = check_layers(&pol, unsafe)) != 0) {
+		policy_clear(&pol);
+		goto out_args;
+	}
 
 	/* The command line is checked against what RUN can carry before
 	 * anything is made or started (jobspec.h). */
@@ -489,6 +525,10 @@ cmd_run(int argc, char **argv)
 		rc = e == -ENOMEM ? EXIT_SANDBOX : EXIT_USAGE;
 		goto out_jr;
 	}
+	/* Layer no_terminal off: the payload reads our terminal, when
+	 * stdin is one (the launcher accepts nothing else). */
+	if (job_spec_layer_off(&jr.spec, JOB_LAYER_NO_TERMINAL) && isatty(0))
+		jr.tty_fd = 0;
 	/* Streamed, the output is printed as it comes and no result holds
 	 * it: keep only what the status needs (stderr's last words). */
 	if (fmt == RUN_FORMAT_STREAM && jobrun_shrink_captures(&jr, 8192) < 0) {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,74 @@ disarm_cancel(void)
 	cancel_sock = -1;
 }
 
+/* True when ENTRY ("NAME=value") names the variable of ENV ("NAME=..."). */
+static bool
+same_name(const char *entry, const char *env)
+{
+	size_t n = strcspn(env, "=");
+
+	return strncmp(entry, env, n) == 0 && entry[n] == '=';
+}
+
+/*
+ * Layer scrubbed_env off (docs/layers.md): SPEC's environment becomes the
+ * broker's own, every variable the policy sets taking the policy's value
+ * (the policy's entries are appended, the broker's of the same name left
+ * out). The strings stay borrowed; the array is SPEC's (jobspec_release
+ * frees it). Returns 0, -EOVERFLOW (jobrun.h) or -ENOMEM.
+ */
+static int
+inherit_environment(struct job_spec *spec)
+{
+	extern char **environ;
+	size_t n = 0, count = 0;
+	char **env;
+
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		count++;
+	if (count + spec->envc > JOB_MAX_ENV)
+		return -EOVERFLOW;
+	env = calloc(count + spec->envc + 1, sizeof(*env));
+	if (env == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const char *v = environ[i];
+		bool policy = false;
+
+		/* What the wire refuses: no name, no '=' (proto.h). */
+		if (v[0] == '=' || strchr(v, '=') == NULL)
+			continue;
+		if (strnlen(v, JOB_MAX_STR + 1) > JOB_MAX_STR) {
+			free(env);
+			return -EOVERFLOW;
+		}
+		for (uint32_t j = 0; j < spec->envc && !policy; j++)
+			policy = same_name(v, spec->envp[j]);
+		if (!policy)
+			env[n++] = environ[i];
+	}
+	for (uint32_t j = 0; j < spec->envc; j++)
+		env[n++] = spec->envp[j];
+	free(spec->envp);
+	spec->envp = env;
+	spec->envc = (uint32_t)n;
+	return 0;
+}
+
+/* -EMSGSIZE when SPEC no longer fits in one RUN message. */
+static int
+check_fits(const struct job_spec *spec)
+{
+	uint8_t *msg = malloc(PROTO_MAX_MSG);
+	int n;
+
+	if (msg == NULL)
+		return -ENOMEM;
+	n = proto_encode_run(msg, PROTO_MAX_MSG, spec);
+	free(msg);
+	return n == -ENOBUFS ? -EMSGSIZE : n < 0 ? n : 0;
+}
+
 int
 jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 	    char **argv, const struct jobrun_overrides *ov)
@@ -96,8 +165,16 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 	int e;
 
 	memset(jr, 0, sizeof(*jr));
+	jr->tty_fd = -1;
 	if ((e = jobspec_from_policy(&jr->spec, pol, argc, argv)) < 0)
 		return e;
+	jr->spec.layers_off = policy_layers_off(pol);
+	if (job_spec_layer_off(&jr->spec, JOB_LAYER_SCRUBBED_ENV) &&
+	    ((e = inherit_environment(&jr->spec)) < 0 ||
+	     (e = check_fits(&jr->spec)) < 0)) {
+		jobrun_free(jr);
+		return e;
+	}
 	jr->limits = pol->limits;
 	if (ov != NULL) {
 		struct job_limits *l = &jr->limits;
@@ -146,6 +223,11 @@ jobrun_spec_error(int e, char *buf, size_t len)
 			 "bytes", PROTO_MAX_BODY);
 	else if (e == -EINVAL)
 		snprintf(buf, len, "the program name is empty");
+	else if (e == -EOVERFLOW)
+		snprintf(buf, len, "with layer scrubbed_env off the job gets "
+			 "stockade's whole environment, which must hold at "
+			 "most %u variables (the policy's included) of at most "
+			 "%u bytes each", JOB_MAX_ENV, JOB_MAX_STR);
 	else
 		snprintf(buf, len, "cannot build the job: %s", strerror(-e));
 	return buf;
@@ -237,7 +319,8 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	char why[256];
 	int e;
 
-	if (r->status == JOB_SANDBOX_ERROR)
+	if (r->status == JOB_SANDBOX_ERROR ||
+	    job_spec_layer_off(&jr->spec, JOB_LAYER_LIMITS))
 		return;
 	/* The workspace as the job left it, against the quota: exact,
 	 * where the launcher's watch during the job samples. */
@@ -295,8 +378,10 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			/* Caught between the check above and the arming:
 			 * the job is cancelled as soon as it starts. */
 			on_signal(interrupted);
+		sup->tty_fd = jr->tty_fd;
 		e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr,
 				   &jr->res);
+		sup->tty_fd = -1;
 		disarm_cancel();
 		if (catch_signals)
 			jobrun_default_signals();
@@ -321,6 +406,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 					       strerror(-e));
 		jr->res.detail = strdup(err);
 	}
+	jr->res.layers_off = job_spec_layers_off(&jr->spec);
 	return e;
 }
 
@@ -338,4 +424,5 @@ jobrun_free(struct jobrun *jr)
 	capture_free(&jr->cap[2]);
 	jobspec_release(&jr->spec);
 	memset(jr, 0, sizeof(*jr));
+	jr->tty_fd = -1;
 }

@@ -42,7 +42,11 @@ struct jobrun_overrides {
 
 struct jobrun {
 	struct job_limits limits; /* in force: the policy's, overridden */
-	struct job_spec spec;     /* borrows from the policy and argv */
+	struct job_spec spec;     /* borrows from the policy and argv (and,
+				   * with layer scrubbed_env off, environ) */
+	int tty_fd;               /* the caller's terminal for the payload's
+				   * stdin (layer no_terminal off; borrowed),
+				   * or -1 (jobrun_init's default) */
 	struct capture cap[3];    /* [1] stdout, [2] stderr ([0] unused) */
 	struct job_result res;    /* filled by jobrun_exec */
 	output_fn tee;            /* also given every chunk (may be NULL) */
@@ -52,11 +56,17 @@ struct jobrun {
 /*
  * Prepares JR for the program ARGV (ARGC >= 1 strings) under POL with the
  * overrides OV (may be NULL). JR borrows POL and ARGV: the caller keeps
- * both alive until jobrun_free. The command line is checked against what
- * the RUN message can carry (jobspec_from_policy) before anything is
- * started. Returns 0, or a negative errno with JR cleared (jobrun_free is
- * still allowed): -E2BIG, -EMSGSIZE, -EINVAL as jobspec_from_policy
- * (jobrun_spec_error words them), -ENOMEM.
+ * both alive until jobrun_free. The job runs without the layers
+ * policy_layers_off(POL) names (the caller has refused such a policy
+ * unless it is an evaluation: docs/layers.md); with layer scrubbed_env
+ * off its environment is the broker's own (environ, borrowed: not to be
+ * changed until jobrun_free) with POL's [environment] laid over it. The
+ * command line is checked against what the RUN message can carry
+ * (jobspec_from_policy) before anything is started. Returns 0, or a
+ * negative errno with JR cleared (jobrun_free is still allowed): -E2BIG,
+ * -EMSGSIZE, -EINVAL as jobspec_from_policy, -EOVERFLOW for a broker
+ * environment over JOB_MAX_ENV variables or with one over JOB_MAX_STR
+ * bytes (jobrun_spec_error words them), -ENOMEM.
  */
 int jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 		char **argv, const struct jobrun_overrides *ov);
@@ -88,6 +98,8 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  * workspace is counted again (FS's usage is then current): a job that
  * left it over its quota ends disk_full whatever its exit. A workspace
  * that cannot be counted leaves the job nothing to add (fail closed).
+ *
+ * With layer limits off neither happens: no limit was in force.
  *
  * A job that exited non-zero is given the status of the limit it ran
  * into when the program's own last error message names it (an

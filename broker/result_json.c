@@ -108,6 +108,22 @@ denials_json(const struct job_result *res)
 	return a;
 }
 
+/* The names of the layers the job ran without, in layer order: [] for
+ * the whole product. */
+static json_t *
+layers_json(uint32_t off)
+{
+	json_t *a = json_array();
+
+	for (int i = 1; a != NULL && i <= JOB_LAYER_MAX; i++)
+		if ((off & JOB_LAYER_BIT(i)) &&
+		    json_array_append_new(a, json_string(job_layer_name(i))) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
 json_t *
 result_to_json(const struct job_result *res, const struct job_limits *lim,
 	       const struct capture *out, const struct capture *err)
@@ -152,6 +168,7 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	ok = ok && put(o, "landlock_abi",
 		       json_integer((json_int_t)res->landlock_abi));
 	ok = ok && put(o, "denials", denials_json(res));
+	ok = ok && put(o, "layers_off", layers_json(res->layers_off));
 	ok = ok && put(o, "detail", text_json(res->detail ? res->detail : ""));
 	ok = ok && put(o, "hint", text_json(hint));
 	if (!ok) {
@@ -202,6 +219,21 @@ put_stream(FILE *out, const json_t *o, const char *name)
 	}
 }
 
+/* "layers off: seccomp, landlock" (an evaluation), when any. */
+static void
+put_layers(FILE *out, const json_t *layers)
+{
+	size_t i;
+	json_t *l;
+
+	if (json_array_size(layers) == 0)
+		return;
+	fputs("layers off:", out);
+	json_array_foreach(layers, i, l)
+		fprintf(out, "%s %s", i ? "," : "", json_string_value(l));
+	fputc('\n', out);
+}
+
 /* "denied: ptrace x2 (first at 12 ms), bpf x1 (...)", when any. */
 static void
 put_denials(FILE *out, const json_t *denials)
@@ -239,6 +271,7 @@ result_print_text(const json_t *o, FILE *out)
 	fputc('\n', out);
 	if (detail != NULL && *detail != '\0')
 		fprintf(out, "detail: %s\n", detail);
+	put_layers(out, json_object_get(o, "layers_off"));
 	put_denials(out, json_object_get(o, "denials"));
 	put_stream(out, o, "stdout");
 	put_stream(out, o, "stderr");

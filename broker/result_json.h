@@ -13,8 +13,9 @@
  * Builds the result object (README.md, "Result fields"): status,
  * exit_code, signal, wall_ms, cpu_ms, peak_memory_kb, peak_processes,
  * stdout, stderr, stdout_truncated, stderr_truncated, stdout_bytes,
- * stderr_bytes, limits, enforcement, detail, hint; docs/result.schema.json
- * is its schema. OUT and ERR are the captures of the two streams
+ * stderr_bytes, limits, enforcement, landlock_abi, denials, layers_off
+ * (the names of RES->layers_off, [] for the whole product), detail,
+ * hint; docs/result.schema.json is its schema. OUT and ERR are the captures of the two streams
  * (borrowed): kept head and tail with RESULT_TRUNC_MARKER between them,
  * every invalid byte as U+FFFD and every terminal control character but
  * tab, newline and carriage return in caret notation (ESC as "^[",
@@ -46,6 +47,8 @@ json_t *limits_to_json(const struct job_limits *lim);
  *     figures: exit_code=N|none signal=NAME|none wall_ms=N cpu_ms=N
  *              peak_memory_kb=N peak_processes=N enforcement=NAME
  *     detail: DETAIL                (only when not empty)
+ *     layers off: NAME, NAME        (only in an evaluation)
+ *     denied: ...                   (only when the filter refused)
  *     --- stdout (N bytes[, truncated: head and tail kept]) ---
  *     TEXT
  *     --- stderr (N bytes...) ---

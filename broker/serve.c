@@ -518,6 +518,20 @@ cmd_serve(int argc, char **argv)
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
 		return rc;
+	/* A session serves an agent: never with layers off, which only an
+	 * evaluation may ask for (docs/layers.md). */
+	if (policy_layers_off(&pol) != 0) {
+		char names[256];
+
+		log_error("refused: the policy switches layers off (%s): "
+			  "`stockade serve` never runs such a policy (only "
+			  "`stockade eval` or `stockade run "
+			  "--unsafe-evaluation` do)",
+			  job_layers_format(policy_layers_off(&pol), names,
+					    sizeof(names)));
+		policy_clear(&pol);
+		return EXIT_USAGE;
+	}
 	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
 		policy_clear(&pol);

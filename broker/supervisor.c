@@ -81,7 +81,7 @@ static int
 supervisor_alloc(struct supervisor *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->exe_fd = s->pidfd = s->sock = -1;
+	s->exe_fd = s->pidfd = s->sock = s->tty_fd = -1;
 	s->next_job_id = 1;
 	spawner_clear(&s->spawner);
 	s->msg = malloc(PROTO_MAX_MSG);
@@ -330,7 +330,12 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		return n == -ENOBUFS ? -E2BIG : n;
 	}
 	s->run_started_ms = spawner_now_ms();
-	e = proto_send(s->sock, buf, (size_t)n, wsfd);
+	{
+		int fds[2] = {wsfd, s->tty_fd};
+
+		e = proto_send_fds(s->sock, buf, (size_t)n, fds,
+				   s->tty_fd >= 0 ? 2 : 1);
+	}
 	free(buf);
 	/* The launcher kills the job at wall_ms: its RESULT, and any
 	 * OUTPUT before it, must come by then plus the grace. */

@@ -31,6 +31,9 @@ struct supervisor {
 				  * if the launcher fails it; 0 idle */
 	uint8_t *msg;        /* PROTO_MAX_MSG bytes */
 	bool use_spawner;    /* launchers come from SPAWNER, never a fork */
+	int tty_fd;          /* the caller's terminal, sent with the next
+			      * RUN as its 2nd descriptor (layer
+			      * no_terminal off only; borrowed), or -1 */
 	struct spawner spawner; /* spawner.h; none until
 				 * supervisor_use_spawner */
 };
@@ -87,8 +90,8 @@ int supervisor_start(struct supervisor *s);
 
 /*
  * Runs SPEC (its job_id is assigned here) with the workspace directory
- * WSFD (borrowed), calling OUT for each output chunk, and fills RES (the
- * caller clears it). If the launcher dies or breaks the protocol, or its
+ * WSFD (borrowed), and S->tty_fd when it is not -1, calling OUT for each
+ * output chunk, and fills RES (the caller clears it). If the launcher dies or breaks the protocol, or its
  * RESULT has not come SPEC's wall_ms + SUPERVISOR_GRACE_MS after RUN was
  * sent, not counting the time spent in OUT (detail "the launcher did not
  * answer within N ms"), RES is a sandbox_error naming why, the launcher

@@ -1,4 +1,9 @@
-/* classify.c: monitor_classify (monitor_internal.h), a job's one status. */
+/*
+ * classify.c: monitor_classify (monitor_internal.h), a job's one status.
+ * With layer limits off no limit of stockade's was in force: a signal or
+ * an exit is the program's (crash, exit_nonzero), never a *_limit or
+ * disk_full status; only the wall clock (timeout) stays.
+ */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +16,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	 bool have_rec, struct job_result *r)
 {
 	static char detail[256];
+	const bool limits = !job_spec_layer_off(spec, JOB_LAYER_LIMITS);
 
 	r->exit_code = -1;
 	r->signal = 0;
@@ -29,11 +35,13 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 			case SIGXCPU:
 				/* Only RLIMIT_CPU's SIGXCPU is a limit; a
 				 * program can send itself one. */
-				r->status = r->cpu_ms + 1000 >= spec->limits.cpu_ms ?
+				r->status = limits && r->cpu_ms + 1000 >=
+							      spec->limits.cpu_ms ?
 					JOB_CPU_LIMIT : JOB_CRASH;
 				break;
 			case SIGXFSZ:
-				r->status = JOB_FILE_SIZE_LIMIT;
+				r->status = limits ? JOB_FILE_SIZE_LIMIT :
+						     JOB_CRASH;
 				break;
 			case SIGSYS:
 				r->status = JOB_POLICY_VIOLATION;
@@ -42,7 +50,8 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 				break;
 			case SIGKILL:
 				/* RLIMIT_CPU's hard limit ends in SIGKILL. */
-				r->status = r->cpu_ms >= spec->limits.cpu_ms ?
+				r->status = limits &&
+					    r->cpu_ms >= spec->limits.cpu_ms ?
 					JOB_CPU_LIMIT : JOB_CRASH;
 				break;
 			default:
@@ -68,7 +77,8 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	/* A shell reports a command killed by signal N as exit 128 + N
 	 * (POSIX.1-2017, Shell Command Language 2.8.2); SIGXFSZ is sent
 	 * only for RLIMIT_FSIZE. */
-	if (r->status == JOB_EXIT_NONZERO && r->exit_code == 128 + SIGXFSZ) {
+	if (limits && r->status == JOB_EXIT_NONZERO &&
+	    r->exit_code == 128 + SIGXFSZ) {
 		r->status = JOB_FILE_SIZE_LIMIT;
 		snprintf(detail, sizeof(detail), "exit code %d: a command it ran "
 			 "was killed by SIGXFSZ (a file over %.1f MiB)",
@@ -90,7 +100,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	}
 	/* A limit passed between two samples is still passed: the exact
 	 * figures of the end (rusage, memory.peak) against the limits. */
-	if ((r->status == JOB_OK || r->status == JOB_EXIT_NONZERO) &&
+	if (limits && (r->status == JOB_OK || r->status == JOB_EXIT_NONZERO) &&
 	    s->enf.reason == ENF_NONE && !s->timed_out && !s->over_output) {
 		if (s->enf.peak_rss_bytes > spec->limits.memory_bytes) {
 			r->status = JOB_MEMORY_LIMIT;

@@ -7,19 +7,20 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fsutil.h"
 #include "launcher.h"
 #include "log.h"
 
-/* A handler may take the descriptor *FD (then it sets *FD to -1);
- * otherwise the dispatcher closes it. */
+/* A handler may take a descriptor FDS[i] (then it sets FDS[i] to -1);
+ * the dispatcher closes the others. */
 typedef int (*handler_fn)(struct launcher *l, const uint8_t *body,
-			  size_t len, int *fd);
+			  size_t len, int *fds);
 
 static int
-handle_hello(struct launcher *l, const uint8_t *body, size_t len, int *fd)
+handle_hello(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 {
 	uint32_t version;
 	int n, e;
@@ -42,17 +43,35 @@ handle_hello(struct launcher *l, const uint8_t *body, size_t len, int *fd)
 }
 
 /*
+ * A terminal, by its device numbers (the kernel's
+ * Documentation/admin-guide/devices.txt): the virtual consoles and
+ * serial ports (4), /dev/tty, the console and ptmx (5), and the
+ * pseudo-terminal slaves (136 to 143). isatty(3) would need an ioctl the
+ * launcher's filter does not answer for this.
+ */
+static bool
+is_terminal(const struct stat *st)
+{
+	unsigned m = major(st->st_rdev);
+
+	return S_ISCHR(st->st_mode) && (m == 4 || m == 5 ||
+					(m >= 136 && m <= 143));
+}
+
+/*
  * RUN: the broker has validated the job against its policy; we re-check
  * what the decoder can (bounds, non-zero ids, absolute normalised mount
- * paths, every limit set) and that the descriptor is a directory, since
- * a job whose /work is not a directory must never start.
+ * paths, every limit set, no unknown layer bit) and that the descriptor
+ * is a directory, since a job whose /work is not a directory must never
+ * start. A second descriptor is the caller's terminal: only with layer
+ * no_terminal off, and only a terminal (issue 6).
  */
 static int
-handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fd)
+handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 {
 	struct job_spec spec;
 	struct stat st;
-	int wsfd = *fd;
+	int wsfd = fds[0], tty = fds[1];
 	int e;
 
 	if (fstat(wsfd, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -61,6 +80,14 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fd)
 	}
 	if ((e = proto_decode_run(body, len, &spec)) < 0)
 		return e;
+	if (tty >= 0 &&
+	    (!job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL) ||
+	     fstat(tty, &st) < 0 || !is_terminal(&st))) {
+		log_error("RUN: a second descriptor that is not allowed (the "
+			  "caller's terminal with layer no_terminal off only)");
+		job_spec_clear(&spec);
+		return -EPROTO;
+	}
 	if (spec.job_id <= l->last_job_id) {
 		log_error("RUN: job id %llu does not increase",
 			  (unsigned long long)spec.job_id);
@@ -71,8 +98,9 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fd)
 	l->running_job_id = spec.job_id;
 	l->cancel_requested = false;
 	l->phase = PHASE_RUNNING;
-	*fd = -1; /* launcher_run_job closes it as soon as the jail holds it */
-	e = launcher_run_job(l, &spec, wsfd);
+	/* launcher_run_job closes them as soon as the jail holds them */
+	fds[0] = fds[1] = -1;
+	e = launcher_run_job(l, &spec, wsfd, tty);
 	l->phase = PHASE_READY;
 	job_spec_clear(&spec);
 	return e;
@@ -81,7 +109,7 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fd)
 /* CANCEL may race with the job's end: a stale id is ignored, a future
  * one is a violation. */
 static int
-handle_cancel(struct launcher *l, const uint8_t *body, size_t len, int *fd)
+handle_cancel(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 {
 	uint64_t id;
 	int e;
@@ -98,33 +126,31 @@ handle_cancel(struct launcher *l, const uint8_t *body, size_t len, int *fd)
 static const struct {
 	uint16_t type;
 	unsigned phases;  /* enum launcher_phase mask */
-	bool fd;          /* exactly one descriptor expected */
+	uint8_t min_fds;  /* descriptors expected: at least ... */
+	uint8_t max_fds;  /* ... and at most (<= PROTO_MAX_FDS) */
 	handler_fn fn;
 } table[] = {
-	{PROTO_HELLO, PHASE_HELLO, false, handle_hello},
-	{PROTO_RUN, PHASE_READY, true, handle_run},
-	{PROTO_CANCEL, PHASE_READY | PHASE_RUNNING, false, handle_cancel},
+	{PROTO_HELLO, PHASE_HELLO, 0, 0, handle_hello},
+	/* The workspace; the terminal too with no_terminal off. */
+	{PROTO_RUN, PHASE_READY, 1, 2, handle_run},
+	{PROTO_CANCEL, PHASE_READY | PHASE_RUNNING, 0, 0, handle_cancel},
 };
 
-int
-launcher_dispatch_one(struct launcher *l)
+static void
+close_fds(int *fds, size_t n)
 {
-	_cleanup_close_ int fd = -1;
+	for (size_t i = 0; i < n; i++)
+		close_fdp(&fds[i]);
+}
+
+static int
+dispatch(struct launcher *l, int *fds, size_t nfds, int n)
+{
 	const uint8_t *body;
 	size_t body_len;
 	uint16_t type;
-	int n, e;
+	int e;
 
-	n = proto_recv(l->ipc, l->msg, PROTO_MAX_MSG, &fd);
-	if (n == 0) {
-		l->peer_gone = true;
-		return 0;
-	}
-	if (n < 0) {
-		if (n == -ECONNRESET)
-			l->peer_gone = true;
-		return n;
-	}
 	if ((e = proto_decode_header(l->msg, (size_t)n, &type, &body,
 				     &body_len)) < 0) {
 		log_error("malformed message from the broker: %s",
@@ -139,12 +165,13 @@ launcher_dispatch_one(struct launcher *l)
 				  proto_msg_name(type));
 			return -EPROTO;
 		}
-		if (table[i].fd != (fd >= 0)) {
-			log_error("%s: descriptor %s", proto_msg_name(type),
-				  fd >= 0 ? "not allowed" : "missing");
+		if (nfds < table[i].min_fds || nfds > table[i].max_fds) {
+			log_error("%s: %zu descriptors, expected %u to %u",
+				  proto_msg_name(type), nfds, table[i].min_fds,
+				  table[i].max_fds);
 			return -EPROTO;
 		}
-		e = table[i].fn(l, body, body_len, &fd);
+		e = table[i].fn(l, body, body_len, fds);
 		if (e < 0) {
 			log_error("%s: %s", proto_msg_name(type), strerror(-e));
 			return e;
@@ -154,4 +181,30 @@ launcher_dispatch_one(struct launcher *l)
 	log_error("%s is not a broker-to-launcher message",
 		  proto_msg_name(type));
 	return -EPROTO;
+}
+
+int
+launcher_dispatch_one(struct launcher *l)
+{
+	int fds[PROTO_MAX_FDS] = {-1, -1};
+	size_t nfds = 0;
+	int n;
+
+	_Static_assert(PROTO_MAX_FDS == 2, "fds[] holds the workspace and "
+		       "the terminal");
+	n = proto_recv_fds(l->ipc, l->msg, PROTO_MAX_MSG, fds, PROTO_MAX_FDS,
+			   &nfds);
+	if (n == 0) {
+		close_fds(fds, nfds);
+		l->peer_gone = true;
+		return 0;
+	}
+	if (n < 0) {
+		if (n == -ECONNRESET)
+			l->peer_gone = true;
+		return n;
+	}
+	n = dispatch(l, fds, nfds, n);
+	close_fds(fds, PROTO_MAX_FDS);
+	return n;
 }

@@ -22,6 +22,9 @@
 #define TICK_SLOW_MS 40u
 #define WS_STATFS_MS 50u
 #define WS_WALK_MS 250u
+/* Processes one walk lists with layer limits off (no process limit to
+ * size it by); past it the figures are a lower bound. */
+#define UNLIMITED_WALK 4096u
 /* Bounds of the exact count of the workspace. */
 #define WALK_MAX_DEPTH 256u
 #define WALK_MAX_ENTRIES 10000000u
@@ -175,9 +178,14 @@ swap_seen(struct enforcer *e)
 int
 enforcer_init(struct enforcer *e, const struct job_limits *lim,
 	      enum job_enforcement mode, int cg_leaf, pid_t init_pid,
-	      int proc_fd, int wsfd, uint64_t ws_allow, uint64_t now_ms)
+	      int proc_fd, int wsfd, uint64_t ws_allow, uint64_t now_ms,
+	      bool unlimited)
 {
+	size_t procs = (unlimited && lim->nproc < UNLIMITED_WALK ?
+			UNLIMITED_WALK : (size_t)lim->nproc) + 16;
+
 	memset(e, 0, sizeof(*e));
+	e->unlimited = unlimited;
 	e->lim = lim;
 	e->mode = mode;
 	e->cg_leaf = mode == ENFORCE_CGROUP2 ? cg_leaf : -1;
@@ -190,9 +198,9 @@ enforcer_init(struct enforcer *e, const struct job_limits *lim,
 	/* The process limit bounds the tasks, so the processes too; a tree
 	 * past it is -E2BIG, which counts as at the limit. */
 	if (mode == ENFORCE_MONITOR) {
-		if (usage_walker_init(&e->walker, (size_t)lim->nproc + 16) < 0)
+		if (usage_walker_init(&e->walker, procs) < 0)
 			return -ENOMEM;
-		for (e->seen_cap = 64; e->seen_cap < 2 * ((size_t)lim->nproc + 16);)
+		for (e->seen_cap = 64; e->seen_cap < 2 * procs;)
 			e->seen_cap *= 2;
 		e->seen = calloc(e->seen_cap, sizeof(*e->seen));
 		e->seen_next = calloc(e->seen_cap, sizeof(*e->seen_next));
@@ -234,6 +242,8 @@ check_tasks(struct enforcer *e, uint32_t tasks, bool refused, uint64_t now)
 
 	if (tasks > e->peak_tasks)
 		e->peak_tasks = tasks;
+	if (e->unlimited)
+		return ENF_NONE;
 	if (tasks >= max || refused) {
 		e->pids_hit = true;
 		if (e->pids_since_ms == 0)
@@ -259,6 +269,8 @@ check_memory_cpu(struct enforcer *e, uint64_t rss, uint64_t cpu_ms)
 		e->peak_rss_bytes = rss;
 	if (cpu_ms > e->cpu_ms)
 		e->cpu_ms = cpu_ms;
+	if (e->unlimited)
+		return ENF_NONE;
 	if (rss > e->lim->memory_bytes) {
 		snprintf(e->detail, sizeof(e->detail), "resident memory %.1f "
 			 "MiB over the limit of %.1f MiB", mib(rss),
@@ -325,7 +337,8 @@ sample(struct enforcer *e, uint64_t now)
 				     banked > u.cpu_ms ? banked : u.cpu_ms);
 		if (r != ENF_NONE)
 			return r;
-		return check_tasks(e, x == -E2BIG ? e->lim->nproc : u.tasks,
+		return check_tasks(e, x == -E2BIG && !e->unlimited ?
+					   e->lim->nproc : u.tasks,
 				   false, now);
 	}
 }
@@ -336,8 +349,9 @@ check_workspace(struct enforcer *e, uint64_t now)
 	uint64_t used, total;
 	int x;
 
-	if (fs_used(e->ws_fd, &used) < 0 || used <= e->ws_used0 ||
-	    used - e->ws_used0 <= e->ws_allow || now < e->next_walk_ms)
+	if (e->unlimited || fs_used(e->ws_fd, &used) < 0 ||
+	    used <= e->ws_used0 || used - e->ws_used0 <= e->ws_allow ||
+	    now < e->next_walk_ms)
 		return ENF_NONE;
 	/* The file system grew by more than the job may add: count. Others
 	 * may write to the same file system; only the count decides. */
@@ -515,6 +529,8 @@ enforce_choose(struct launcher *l, const struct job_spec *spec,
 
 	*leaf = -1;
 	*mode = ENFORCE_MONITOR;
+	if (job_spec_layer_off(spec, JOB_LAYER_LIMITS))
+		return 0;
 	if (spec->enforcement != ENFORCE_MONITOR) {
 		lookup_parent(l, spec);
 		if (l->cg_parent >= 0) {

@@ -16,6 +16,10 @@
  * Either way the workspace is watched: its file system's used blocks
  * every 50 ms, and when they grew by more than the job may add, an exact
  * count of the workspace's regular files (at most every 250 ms) decides.
+ *
+ * With layer limits off (docs/layers.md) the enforcer only measures: the
+ * monitor samples the tree for the result's figures, and nothing is held
+ * to a limit (no cgroup leaf either).
  */
 #ifndef STOCKADE_ENFORCE_H
 #define STOCKADE_ENFORCE_H
@@ -67,6 +71,7 @@ struct enforcer {
 	uint64_t cpu_ms;
 	uint32_t peak_tasks;
 	bool pids_hit;          /* the jail was seen at its process limit */
+	bool unlimited;         /* layer limits off: measure, never stop */
 	enum enforce_reason reason;
 	char detail[160];       /* why, for the result's detail, or "" */
 };
@@ -77,12 +82,14 @@ struct enforcer {
  * borrowed), jail init INIT_PID, /proc at PROC_FD (borrowed) and the
  * workspace WSFD (borrowed; E keeps its own duplicate) of which the job
  * may add WS_ALLOW bytes. NOW_MS is the job's clock (ms since clone).
+ * With UNLIMITED (layer limits off) E measures and never stops the jail.
  * Returns 0 or a negative errno (-EMFILE, -ENOMEM); enforcer_free is
  * needed either way.
  */
 int enforcer_init(struct enforcer *e, const struct job_limits *lim,
 		  enum job_enforcement mode, int cg_leaf, pid_t init_pid,
-		  int proc_fd, int wsfd, uint64_t ws_allow, uint64_t now_ms);
+		  int proc_fd, int wsfd, uint64_t ws_allow, uint64_t now_ms,
+		  bool unlimited);
 
 /* Milliseconds from NOW_MS until enforcer_tick wants to run (>= 0). */
 int enforcer_wait_ms(const struct enforcer *e, uint64_t now_ms);
@@ -123,6 +130,7 @@ struct launcher;
  * bytes) saying what to fix when the spec asks for what this host cannot
  * give: cgroup2 enforcement, or a cpu_percent (cpu.max), without a
  * usable delegated cgroup. Fail closed: never a weaker limit than asked.
+ * With layer limits off: the monitor, no leaf, never a refusal.
  */
 int enforce_choose(struct launcher *l, const struct job_spec *spec,
 		   const char *name, enum job_enforcement *mode, int *leaf,

@@ -26,6 +26,21 @@
  *      and, when the payload exits, reports its wait status and exits. As
  *      pid 1 exits the kernel kills every process left in the namespace,
  *      so nothing the job started outlives it (pid_namespaces(7)).
+ *
+ * Layers switched off (evaluation only; docs/layers.md says what each
+ * one changes) leave steps out: a namespace not made, the maps not
+ * written, no mounts, no hostname, no loopback, capabilities kept. Two
+ * change the steps instead:
+ *   - user_ns off: init has the zygote's ids; it takes the payload's host
+ *     ids (H's outer ids) only after step 4, since the mounts, the
+ *     hostname and lo need the capabilities a root zygote keeps;
+ *   - pid_ns off: init is an ordinary process, not pid 1. It becomes a
+ *     child subreaper (PR_SET_CHILD_SUBREAPER, prctl(2)), so that every
+ *     orphan of the job is reparented to it and stays in the tree the
+ *     monitor walks (usage.c), and with layer process_group on it kills
+ *     that whole tree before it exits (kill_tree): when the payload ends,
+ *     and on JAIL_KILL_SIGNAL, which the launcher sends instead of
+ *     SIGKILL and which is init's parent-death signal too.
  */
 #include "jail.h"
 
@@ -40,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
@@ -53,6 +69,11 @@
 #include "fsutil.h"
 #include "log.h"
 #include "mounts.h"
+#include "usage.h"
+
+/* kill_tree's bounds: the processes one walk lists, and the walks. */
+#define KILL_WALK_MAX 65536u
+#define KILL_ROUNDS 5000
 
 static const char *const stage_names[] = {
 	[STAGE_PARENT] = "launcher gone",
@@ -81,7 +102,38 @@ static const char *const stage_names[] = {
 	[STAGE_NO_NEW_PRIVS] = "no_new_privs",
 	[STAGE_SECCOMP] = "loading the seccomp filter",
 	[STAGE_LANDLOCK] = "Landlock ruleset",
+	[STAGE_SUBREAPER] = "child subreaper",
+	[STAGE_PRIVATE_DIRS] = "private HOME and TMPDIR in the workspace",
 };
+
+const char *
+jail_layers_refusal(uint32_t off, bool as_root)
+{
+	const uint32_t ns = JOB_LAYER_BIT(JOB_LAYER_PID_NS) |
+			    JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) |
+			    JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS) |
+			    JOB_LAYER_BIT(JOB_LAYER_IPC_UTS);
+	const uint32_t needs_nnp = JOB_LAYER_BIT(JOB_LAYER_LANDLOCK) |
+				   JOB_LAYER_BIT(JOB_LAYER_SECCOMP);
+
+	if ((off & JOB_LAYER_BIT(JOB_LAYER_USER_NS)) && !as_root &&
+	    (off & ns) != ns)
+		return "layer user_ns is off while pid_ns, mount_ns, network_ns "
+		       "or ipc_uts is on: without a user namespace an "
+		       "unprivileged launcher can make no other namespace "
+		       "(user_namespaces(7)); switch those off too, or run as "
+		       "root";
+	if ((off & JOB_LAYER_BIT(JOB_LAYER_USER_NS)) &&
+	    (off & JOB_LAYER_BIT(JOB_LAYER_CAPS_NNP)) &&
+	    (off & needs_nnp) != needs_nnp)
+		return "layer caps_nnp is off while landlock or seccomp is on, "
+		       "without a user namespace: a Landlock domain or a seccomp "
+		       "filter without no_new_privs needs CAP_SYS_ADMIN in the "
+		       "payload's user namespace (seccomp(2), "
+		       "landlock_restrict_self(2)); keep user_ns on, or switch "
+		       "landlock and seccomp off too";
+	return NULL;
+}
 
 const char *
 jail_stage_name(int stage)
@@ -218,7 +270,7 @@ is_full(int fd)
 {
 	struct statfs sf;
 
-	return fstatfs(fd, &sf) == 0 && sf.f_bavail == 0;
+	return fd >= 0 && fstatfs(fd, &sf) == 0 && sf.f_bavail == 0;
 }
 
 /* INIT_FULL_* for the file systems of TMP_FD and HOME_FD. */
@@ -227,6 +279,124 @@ full_flags(int tmp_fd, int home_fd)
 {
 	return (is_full(tmp_fd) ? INIT_FULL_TMP : 0) |
 	       (is_full(home_fd) ? INIT_FULL_HOME : 0);
+}
+
+/* A process of the tree kill_tree walks: SIGKILL through a pidfd, once
+ * the pidfd shows it is still the child of the process it was listed
+ * under (its pid was not reused meanwhile). */
+struct kill_ctx {
+	int proc_fd;
+	pid_t self;
+	unsigned killed;
+};
+
+static void
+kill_one(void *arg, const struct proc_stat *st)
+{
+	struct kill_ctx *k = arg;
+	struct proc_stat now;
+	char path[32], buf[1024];
+	ssize_t n;
+	int pidfd, fd;
+
+	if (st->pid == k->self || st->state == 'Z' || st->state == 'X')
+		return;
+	pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+	if (pidfd < 0)
+		return;
+	snprintf(path, sizeof(path), "%d/stat", (int)st->pid);
+	fd = openat(k->proc_fd, path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0 && usage_parse_stat(buf, (size_t)n, &now) == 0 &&
+	    now.ppid == st->ppid &&
+	    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)
+		k->killed++;
+	close(pidfd);
+}
+
+/*
+ * Kills every descendant of this process (a child subreaper: layer
+ * pid_ns off, process_group on) and reaps them. Each walk of the tree
+ * from /proc (PROC_FD, the host's) kills what it lists; a child of a
+ * killed process is reparented to us and listed by the next walk, so the
+ * walks go on until one lists nobody but us: a fork bomb is caught up
+ * with, a process that called setsid or double-forked is still below
+ * us. Best effort (bounded by KILL_ROUNDS); never fails.
+ */
+static void
+kill_tree(int proc_fd)
+{
+	struct kill_ctx k = {.proc_fd = proc_fd, .self = getpid()};
+	struct usage_walker w;
+	struct jail_usage u;
+	int r;
+
+	if (proc_fd < 0 || usage_walker_init(&w, KILL_WALK_MAX) < 0)
+		return;
+	w.each = kill_one;
+	w.each_arg = &k;
+	for (int round = 0; round < KILL_ROUNDS; round++) {
+		const struct timespec pause = {0, 1000000};
+
+		k.killed = 0;
+		r = usage_walk(&w, proc_fd, k.self, &u);
+		while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
+			;
+		if (r == 0 && u.processes <= 1)
+			break;
+		/* The killed die and are reparented asynchronously. */
+		nanosleep(&pause, NULL);
+	}
+	usage_walker_free(&w);
+}
+
+/*
+ * Arms init's parent-death signal SIG and checks that the launcher did
+ * not die before it took effect: getppid() says nothing (0 in a pid
+ * namespace of our own; a subreaper's pid otherwise), its pidfd does.
+ */
+static void
+arm_parent_death(const struct jail_host *h, int status_fd, int sig)
+{
+	struct pollfd alive = {.fd = h->launcher_pidfd, .events = POLLIN};
+
+	if (prctl(PR_SET_PDEATHSIG, sig) < 0 || poll(&alive, 1, 0) != 0)
+		setup_failed(status_fd, STAGE_PARENT, ESRCH);
+}
+
+/*
+ * Without a user namespace (layer user_ns off): the payload's host ids,
+ * H's outer ids (the launcher's own, or 65534 for a root launcher, never
+ * root), taken by init itself; as root, its supplementary groups go
+ * first. The change clears every capability, none kept (no
+ * SECBIT_KEEP_CAPS; capabilities(7)).
+ */
+static int
+take_outer_ids(const struct jail_host *h)
+{
+	if (geteuid() == 0 && setgroups(0, NULL) < 0)
+		return -errno;
+	if (setresgid(h->outer_gid, h->outer_gid, h->outer_gid) < 0 ||
+	    setresuid(h->outer_uid, h->outer_uid, h->outer_uid) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Without a user namespace: no securebits (setting them needs
+ * CAP_SETPCAP, which no zygote keeps) and no bounding set (a root zygote
+ * emptied its own); the sets init may still hold, and the ambient set. */
+static int
+drop_caps_host(void)
+{
+	capng_setpid(getpid());
+	capng_clear(CAPNG_SELECT_CAPS);
+	if (capng_apply(CAPNG_SELECT_CAPS) != 0)
+		return -EPERM;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 /*
@@ -242,9 +412,12 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	       int out_fd, int err_fd, int notify_fd)
 {
 	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd,
-		      status_fd, out_fd, err_fd, notify_fd};
-	int tmp_fd, home_fd;
-	struct pollfd alive = {.fd = h->launcher_pidfd, .events = POLLIN};
+		      status_fd, out_fd, err_fd, notify_fd, h->stdin_fd};
+	const bool userns = !job_spec_layer_off(spec, JOB_LAYER_USER_NS);
+	const bool pidns = !job_spec_layer_off(spec, JOB_LAYER_PID_NS);
+	const bool mountns = !job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS);
+	const bool group = !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP);
+	int tmp_fd = -1, home_fd = -1, proc_fd = -1;
 	sigset_t all;
 	pid_t payload;
 	char go;
@@ -264,38 +437,78 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	/* Our kernel ids were the launcher's; now become the payload's ids
 	 * inside. Capabilities in the new namespace survive: its uid 0 is
 	 * unmapped, so no setuid "root to non-root" transition drops them. */
-	if (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
-	    setresuid(spec->uid, spec->uid, spec->uid) < 0)
+	if (userns && (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
+		       setresuid(spec->uid, spec->uid, spec->uid) < 0))
 		setup_failed(status_fd, STAGE_SET_IDS, errno);
 
 	/* Only now: a change of effective ids clears the parent-death
-	 * signal (prctl(2)). getppid() is 0 here (the launcher is outside
-	 * our pid namespace), so ask the launcher's pidfd whether it died
-	 * before the prctl took effect. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || poll(&alive, 1, 0) != 0)
-		setup_failed(status_fd, STAGE_PARENT, ESRCH);
-	close(h->launcher_pidfd);
+	 * signal (prctl(2)). Without a pid namespace init must outlive the
+	 * launcher long enough to end the job's processes. */
+	arm_parent_death(h, status_fd, pidns ? SIGKILL : JAIL_KILL_SIGNAL);
 
-	if (work_tree_fd < 0 && fchdir(wsfd) < 0)
-		setup_failed(status_fd, STAGE_WORK, errno);
-	close(wsfd);
-	if (unshare(CLONE_NEWNS) < 0)
-		setup_failed(status_fd, STAGE_MOUNT_NS, errno);
-	if ((e = mounts_build_root(spec, work_tree_fd, &stage)) < 0)
-		setup_failed(status_fd, stage, e);
-	/* Held to tell, when the payload ends, whether /tmp or home filled
-	 * up (disk_full); opened before any code of the job runs. */
-	tmp_fd = open_above_stdio("/tmp");
-	home_fd = open_above_stdio(spec->home);
-	if (tmp_fd < 0 || home_fd < 0)
-		setup_failed(status_fd, STAGE_TMP, errno);
+	if (!pidns) {
+		/* The host's /proc, held before any mount: kill_tree walks
+		 * the job's processes in it. */
+		proc_fd = open_above_stdio("/proc");
+		if (proc_fd < 0)
+			setup_failed(status_fd, STAGE_PROC, errno);
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+			setup_failed(status_fd, STAGE_SUBREAPER, errno);
+	}
+	if (mountns) {
+		if (work_tree_fd < 0 && fchdir(wsfd) < 0)
+			setup_failed(status_fd, STAGE_WORK, errno);
+		close(wsfd);
+		if (unshare(CLONE_NEWNS) < 0)
+			setup_failed(status_fd, STAGE_MOUNT_NS, errno);
+		if ((e = mounts_build_root(spec, work_tree_fd,
+					   userns ? (uid_t)-1 : h->outer_uid,
+					   userns ? (gid_t)-1 : h->outer_gid,
+					   &stage)) < 0)
+			setup_failed(status_fd, stage, e);
+		/* Held to tell, when the payload ends, whether /tmp or home
+		 * filled up (disk_full); opened before any code of the job
+		 * runs. Only the tmpfs of layers limits and private_cwd. */
+		if (!job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
+		    !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
+			tmp_fd = open_above_stdio("/tmp");
+			home_fd = open_above_stdio(spec->home);
+			if (tmp_fd < 0 || home_fd < 0)
+				setup_failed(status_fd, STAGE_TMP, errno);
+		}
+	}
 
-	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0)
+	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS) &&
+	    sethostname(spec->hostname, strlen(spec->hostname)) < 0)
 		setup_failed(status_fd, STAGE_HOSTNAME, errno);
-	if ((e = loopback_up()) < 0)
+	/* A root zygote keeps no CAP_NET_ADMIN: without a user namespace
+	 * lo stays down, and the network namespace is empty. */
+	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
+	    (e = loopback_up()) < 0 && (userns || e != -EPERM))
 		setup_failed(status_fd, STAGE_LOOPBACK, e);
 
-	if ((e = drop_all_caps()) < 0)
+	if (!userns) {
+		if ((e = take_outer_ids(h)) < 0)
+			setup_failed(status_fd, STAGE_SET_IDS, e);
+		arm_parent_death(h, status_fd,
+				 pidns ? SIGKILL : JAIL_KILL_SIGNAL);
+	}
+	close(h->launcher_pidfd);
+	if (mountns && !userns && chdir("/work") < 0)
+		setup_failed(status_fd, STAGE_WORK, errno);
+	if (!mountns) {
+		/* The host's file system; the workspace is the current
+		 * directory (a root launcher's real one: an id-mapped mount
+		 * needs a mount namespace to live in), entered with the
+		 * payload's ids: a root init keeps no capability to pass
+		 * the workspace's permissions. */
+		if (fchdir(wsfd) < 0)
+			setup_failed(status_fd, STAGE_WORK, errno);
+		close(wsfd);
+	}
+
+	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
+	    (e = userns ? drop_all_caps() : drop_caps_host()) < 0)
 		setup_failed(status_fd, STAGE_CAPS, e);
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		setup_failed(status_fd, STAGE_CAPS, errno);
@@ -310,11 +523,14 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	if (payload == 0) {
 		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
 			setup_failed(status_fd, STAGE_STDIO, errno);
-		jail_exec_payload(spec, h->filter, status_fd, notify_fd);
+		jail_exec_payload(spec, h->filter, status_fd, notify_fd,
+				  h->stdin_fd);
 	}
 	close(out_fd);
 	close(err_fd);
 	close(notify_fd);
+	if (h->stdin_fd >= 0)
+		close(h->stdin_fd);
 
 	for (;;) {
 		siginfo_t si;
@@ -331,9 +547,22 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 					continue;
 				jail_send_record(status_fd, INIT_REC_PAYLOAD_EXIT,
 						 st, full_flags(tmp_fd, home_fd));
-				/* Exiting kills whatever the payload left. */
+				/* Exiting kills whatever the payload left,
+				 * in a pid namespace; without one, init
+				 * does it (or, with process_group off,
+				 * leaves it). */
+				if (!pidns && group)
+					kill_tree(proc_fd);
 				_exit(0);
 			}
+		} else if (sig == JAIL_KILL_SIGNAL) {
+			/* The launcher ends the job (or died). Without
+			 * process_group, only the program it started. */
+			if (!pidns && group)
+				kill_tree(proc_fd);
+			else if (!pidns)
+				kill(payload, SIGKILL);
+			_exit(0);
 		} else if (forwarded(sig)) {
 			kill(payload, sig);
 		}
@@ -415,8 +644,15 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	}
 
 	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-		   CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+	ca.flags = CLONE_PIDFD;
+	if (!job_spec_layer_off(spec, JOB_LAYER_USER_NS))
+		ca.flags |= CLONE_NEWUSER;
+	if (!job_spec_layer_off(spec, JOB_LAYER_PID_NS))
+		ca.flags |= CLONE_NEWPID;
+	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS))
+		ca.flags |= CLONE_NEWNET;
+	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS))
+		ca.flags |= CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
 	/* Born in its cgroup leaf (clone3(2), Linux 5.7): no moment where
 	 * the jail runs outside its limits. */
 	if (h->cgroup_fd >= 0) {
@@ -463,8 +699,10 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	fcntl(j->err_fd, F_SETFL, O_NONBLOCK);
 
 	/* On failure init reads EOF, reports STAGE_ID_MAPS and exits: the
-	 * job ends as sandbox_error through the usual path. */
-	e = write_id_maps(j->pid, spec, h);
+	 * job ends as sandbox_error through the usual path. No user
+	 * namespace, no maps: init is released at once. */
+	e = job_spec_layer_off(spec, JOB_LAYER_USER_NS) ? 0 :
+		write_id_maps(j->pid, spec, h);
 	if (e < 0)
 		log_error("cannot write the jail's id maps: %s", strerror(-e));
 	else if (write(sync[1], "1", 1) != 1)

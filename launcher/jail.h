@@ -6,6 +6,7 @@
 #define STOCKADE_JAIL_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -33,8 +34,9 @@ enum jail_stage {
 	STAGE_REMOUNT_ROOT, STAGE_CAPS, STAGE_FORK_PAYLOAD, STAGE_SIGNALS,
 	STAGE_SET_IDS, STAGE_SETSID, STAGE_STDIO, STAGE_RLIMITS,
 	STAGE_CLOSE_FDS, STAGE_NO_NEW_PRIVS, STAGE_SECCOMP, STAGE_LANDLOCK,
+	STAGE_SUBREAPER, STAGE_PRIVATE_DIRS,
 };
-#define STAGE_MAX STAGE_LANDLOCK
+#define STAGE_MAX STAGE_PRIVATE_DIRS
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
@@ -52,6 +54,20 @@ enum init_record {
 #define INIT_FULL_HOME 0x2
 #define INIT_RECORD_SIZE 12
 
+/*
+ * The signal the launcher sends jail init through its pidfd to end a jail
+ * that has no pid namespace of its own (layer pid_ns off), and init's
+ * parent-death signal then: SIGKILL would kill init alone and leave the
+ * job's processes running, so init catches this one (it is not among the
+ * signals it forwards) and first kills what layer process_group says
+ * (docs/layers.md). With a pid namespace the launcher sends SIGKILL: init's
+ * death kills the namespace (pid_namespaces(7)).
+ */
+#define JAIL_KILL_SIGNAL SIGPWR
+/* How long init may take to end the jail after JAIL_KILL_SIGNAL before
+ * the launcher sends SIGKILL (init stopped, or stuck), milliseconds. */
+#define JAIL_KILL_GRACE_MS 2000u
+
 /* What the launcher lends every jail it starts. Nothing here is owned. */
 struct jail_host {
 	uid_t outer_uid;       /* host uid the payload's uid maps to */
@@ -62,17 +78,36 @@ struct jail_host {
 	bool sibling;          /* clone with CLONE_PARENT: init becomes the
 				* caller's parent's child (the zygote's
 				* jails belong to the launcher; zygote.h) */
+	int stdin_fd;          /* the caller's terminal, the payload's
+				* standard input with layer no_terminal off;
+				* -1 otherwise (stdin is /dev/null) */
 };
 
 /*
- * Starts the jail for SPEC. The workspace arrives either as WORK_TREE_FD,
+ * Why this launcher cannot run a job without the layers in mask OFF
+ * (JOB_LAYER_BIT, result.h), as root (AS_ROOT) or not: a sentence for the
+ * job's sandbox_error, or NULL when it can. Two combinations need what
+ * the process does not have: other namespaces without a user namespace
+ * need CAP_SYS_ADMIN (only a root launcher's zygote keeps it); and a
+ * Landlock domain or seccomp filter without no_new_privs needs
+ * CAP_SYS_ADMIN in the payload's user namespace (seccomp(2),
+ * landlock_restrict_self(2)), which only a user namespace gives it.
+ */
+const char *jail_layers_refusal(uint32_t off, bool as_root);
+
+/*
+ * Starts the jail for SPEC, without the layers job_spec_layers_off(SPEC)
+ * names (docs/layers.md; the caller has checked jail_layers_refusal).
+ * The workspace arrives either as WORK_TREE_FD,
  * a detached (open_tree) and id-mapped mount that init moves to /work
  * (when the launcher runs as root, see idmap.c), or, when that is -1, as
  * the directory WSFD, which init binds through its current directory.
  * Both descriptors are borrowed. H->launcher_pidfd lets init notice a
  * launcher that died before init armed PR_SET_PDEATHSIG. The launcher
  * writes the jail's one-line uid and gid maps (H's outer ids) before init
- * goes on (user_namespaces(7)). Returns 0 and fills J, or a negative errno
+ * goes on (user_namespaces(7)); without a user namespace init takes H's
+ * outer ids itself once its mounts are made. Returns 0 and fills J, or a
+ * negative errno
  * when the clone or the maps fail (-EPERM, -ENOSPC and -EINVAL from the
  * clone mean user namespaces are not available); failures inside the jail
  * are reported later on status_fd.
@@ -114,8 +149,13 @@ const char *jail_seccomp_profile(const char *name);
 
 /*
  * Drops to the payload and executes SPEC's program in the already built
- * jail: setsid, rlimits, signal mask reset, descriptors closed,
- * no_new_privs, seccomp (FILTER unless NULL), execvp. Never returns. A
+ * jail: setsid and stdin from /dev/null (or, with layer no_terminal off,
+ * no setsid and STDIN_FD, the caller's terminal, when it is not -1),
+ * rlimits (not with layer limits off), signal mask reset, descriptors
+ * closed, private HOME and TMPDIR in the workspace (layer private_cwd
+ * with mount_ns off), no_new_privs (not with caps_nnp off), Landlock (not
+ * with landlock off), seccomp (FILTER unless NULL), execvp. Never
+ * returns. A
  * set-up step that fails is reported on STATUS_FD (close-on-exec, so the
  * program never holds it) as INIT_REC_SETUP_FAILED, a sandbox_error; an
  * exec failure is the program's: it prints why on stderr (fd 2) and exits
@@ -124,7 +164,7 @@ const char *jail_seccomp_profile(const char *name);
  */
 _Noreturn void jail_exec_payload(const struct job_spec *spec,
 				 scmp_filter_ctx filter, int status_fd,
-				 int notify_sock);
+				 int notify_sock, int stdin_fd);
 
 /*
  * Writes the one-line id map "INSIDE OUTSIDE 1" to /proc/PID/FILE

@@ -93,6 +93,43 @@ allow(int rs, const char *path, uint64_t access, uint64_t handled,
 	return 0;
 }
 
+/*
+ * The rules without a mount namespace (layer mount_ns off), in host
+ * paths: the policy's bind sources read and execute, the workspace (the
+ * current directory, which holds the private TMPDIR of layer
+ * private_cwd) everything but devices, and the usual devices. Nothing of
+ * /etc, /proc, /tmp or the caller's home.
+ */
+static int
+add_host_rules(int rs, const struct job_spec *spec, uint64_t fs)
+{
+	static const struct {
+		const char *path;
+		uint64_t access;
+	} fixed[] = {
+		{"/dev/null", FS_DEV_RW},
+		{"/dev/zero", FS_DEV_RW},
+		{"/dev/full", FS_DEV_RW},
+		{"/dev/random", LANDLOCK_ACCESS_FS_READ_FILE},
+		{"/dev/urandom", LANDLOCK_ACCESS_FS_READ_FILE},
+		{".", FS_RW},
+	};
+	int e;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if ((e = allow(rs, fixed[i].path, fixed[i].access, fs,
+			       false)) < 0)
+			return e;
+	for (uint32_t i = 0; i < spec->nmounts; i++) {
+		if (spec->mounts[i].kind == MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK)
+			continue;
+		if ((e = allow(rs, spec->mounts[i].source, FS_READ_EXEC, fs,
+			       true)) < 0)
+			return e;
+	}
+	return 0;
+}
+
 /* The rules of landlock_jail.h into RS, whose handled rights are FS. */
 static int
 add_rules(int rs, const struct job_spec *spec, uint64_t fs)
@@ -114,11 +151,15 @@ add_rules(int rs, const struct job_spec *spec, uint64_t fs)
 	};
 	int e;
 
+	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS))
+		return add_host_rules(rs, spec, fs);
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if ((e = allow(rs, fixed[i].path, fixed[i].access, fs,
 			       false)) < 0)
 			return e;
-	if ((e = allow(rs, spec->home, FS_RW, fs, false)) < 0)
+	/* Layer private_cwd off: no home tmpfs, HOME may name nothing. */
+	if ((e = allow(rs, spec->home, FS_RW, fs,
+		       job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD))) < 0)
 		return e;
 	if ((spec->flags & JOB_F_DEVPTS) &&
 	    (e = allow(rs, "/dev/pts", FS_PTS, fs, false)) < 0)
@@ -137,6 +178,7 @@ add_rules(int rs, const struct job_spec *spec, uint64_t fs)
 int
 jail_landlock_apply(const struct job_spec *spec, int *abi)
 {
+	const bool net_off = job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS);
 	struct ll_ruleset_attr attr;
 	_cleanup_close_ int rs = -1;
 	int v = ll_abi(), e;
@@ -152,15 +194,17 @@ jail_landlock_apply(const struct job_spec *spec, int *abi)
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = ll_fs_rights(v);
 	/* Handled with no rule: every TCP bind and connect is refused,
-	 * loopback included. */
-	if (v >= 4)
+	 * loopback included. Network isolation, so part of layer
+	 * network_ns: with it off, no network right is handled. */
+	if (v >= 4 && !net_off)
 		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
 					  LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	/* No abstract unix socket made outside this domain can be
-	 * connected to, and no process outside it signalled (init, which
-	 * is not in the domain, forwards the termination signals it must). */
+	 * connected to (layer network_ns too), and no process outside it
+	 * signalled (init, which is not in the domain, forwards the
+	 * termination signals it must). */
 	if (v >= 6)
-		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
+		attr.scoped = (net_off ? 0 : LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET) |
 			      LANDLOCK_SCOPE_SIGNAL;
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (rs < 0)

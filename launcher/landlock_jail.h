@@ -43,6 +43,14 @@
  * object the path names and everything below it, so an unsafe bind nested
  * below an ordinary one is covered by the ordinary one's rule.
  *
+ * Layers switched off (docs/layers.md): with mount_ns off the rules name
+ * host paths: the policy's bind sources read and execute, the workspace
+ * (the current directory, with the private TMPDIR in it) everything but
+ * devices, /dev/null, zero, full, random and urandom as above; nothing
+ * else (no /etc, /proc, /tmp, home). With network_ns off no network
+ * right is handled and abstract unix sockets are not scoped (signals
+ * still are). With private_cwd off a missing home gets no rule.
+ *
  * Returns 0, the process then confined for good (its children inherit
  * the domain), or a negative errno: -EOPNOTSUPP when the kernel has no
  * usable Landlock (not built in, or not enabled at boot: the caller must

@@ -49,13 +49,15 @@ struct launcher {
 int launcher_dispatch_one(struct launcher *l);
 
 /*
- * Runs SPEC in a new jail with the workspace WSFD, which it takes and
- * closes once the jail holds its own reference (before RESULT), streaming
- * OUTPUT and sending exactly one RESULT (monitor.c). Returns 0, or a
- * negative errno when the session must end (broker gone, protocol
- * violation while running); the jail is dead either way.
+ * Runs SPEC in a new jail with the workspace WSFD and, with layer
+ * no_terminal off, the caller's terminal TTY_FD as the payload's stdin
+ * (-1: none); it takes both and closes them once the jail holds its own
+ * references (before RESULT), streaming OUTPUT and sending exactly one
+ * RESULT (monitor.c). Returns 0, or a negative errno when the session
+ * must end (broker gone, protocol violation while running); the jail is
+ * dead either way.
  */
 int launcher_run_job(struct launcher *l, const struct job_spec *spec,
-		     int wsfd);
+		     int wsfd, int tty_fd);
 
 #endif

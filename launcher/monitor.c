@@ -5,7 +5,12 @@
  * and through the enforcer (enforce.c) memory, CPU, processes and the
  * workspace quota, by killing jail init (SIGKILL through the pidfd; and
  * cgroup.kill with cgroup2), which makes the kernel kill every process
- * of the jail's pid namespace (pid_namespaces(7)).
+ * of the jail's pid namespace (pid_namespaces(7)). A jail without a pid
+ * namespace (layer pid_ns off) is ended by JAIL_KILL_SIGNAL to init,
+ * which kills the job's processes itself (jail.h), then by SIGKILL if
+ * init is still there JAIL_KILL_GRACE_MS later. With layer limits off
+ * only the wall-clock limit is kept (a backstop), and output is not
+ * capped.
  */
 #include <errno.h>
 #include <poll.h>
@@ -41,15 +46,41 @@ elapsed_ms(const struct timespec *start)
 	       (uint64_t)((now.tv_nsec - start->tv_nsec) / 1000000);
 }
 
+/*
+ * Ends the jail of SPEC: SIGKILL to init, whose death ends its pid
+ * namespace, and cgroup.kill of the job's leaf; without a pid namespace,
+ * JAIL_KILL_SIGNAL (the SIGKILL follows in hard_kill). cgroup.kill is
+ * left out with layer process_group off: it would end the leftovers that
+ * layer is about.
+ */
 static void
-kill_jail(struct job_state *s)
+kill_jail(const struct job_spec *spec, struct job_state *s)
 {
+	bool pidns = !job_spec_layer_off(spec, JOB_LAYER_PID_NS);
+
 	if (!s->killed && !s->exited) {
-		syscall(SYS_pidfd_send_signal, s->jail.pidfd, SIGKILL, NULL, 0);
-		if (s->cg_leaf >= 0)
+		syscall(SYS_pidfd_send_signal, s->jail.pidfd,
+			pidns ? SIGKILL : JAIL_KILL_SIGNAL, NULL, 0);
+		if (s->cg_leaf >= 0 &&
+		    !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP))
 			(void)cg_leaf_kill(s->cg_leaf);
 		s->killed = true;
+		s->hard_killed = pidns;
+		s->killed_ms = elapsed_ms(&s->jail.start);
 	}
+}
+
+/* SIGKILL to an init that JAIL_KILL_SIGNAL has not ended within
+ * JAIL_KILL_GRACE_MS (NOW_MS, the job's clock), or at once with NOW. */
+static void
+hard_kill(struct job_state *s, uint64_t now_ms, bool now)
+{
+	if (!s->killed || s->exited || s->hard_killed)
+		return;
+	if (!now && now_ms < s->killed_ms + JAIL_KILL_GRACE_MS)
+		return;
+	syscall(SYS_pidfd_send_signal, s->jail.pidfd, SIGKILL, NULL, 0);
+	s->hard_killed = true;
 }
 
 /*
@@ -109,9 +140,10 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 	if (m < 0)
 		return m;
 	s->pending = (size_t)m;
-	if (s->bytes[stream] > cap) {
+	if (s->bytes[stream] > cap &&
+	    !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
 		s->over_output = true;
-		kill_jail(s);
+		kill_jail(spec, s);
 		s->eof[stream] = true; /* read no more of it */
 	}
 	return flush_pending(l, s);
@@ -232,7 +264,8 @@ limits_refused(struct launcher *l, const struct job_spec *spec,
 }
 
 int
-launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
+launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
+		 int tty_fd)
 {
 	struct job_state s;
 	struct job_result r;
@@ -252,10 +285,14 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	if (enforce_choose(l, spec, leaf_name, &mode, &s.cg_leaf, why,
 			   sizeof(why)) < 0) {
 		close(wsfd);
+		if (tty_fd >= 0)
+			close(tty_fd);
 		return limits_refused(l, spec, why);
 	}
 	if (denials_init(&s.den, false) < 0) {
 		close(wsfd);
+		if (tty_fd >= 0)
+			close(tty_fd);
 		if (s.cg_leaf >= 0) {
 			close(s.cg_leaf);
 			(void)cg_leaf_remove(l->cg_parent, leaf_name);
@@ -265,8 +302,11 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	/* The zygote builds the jail (zygote.h): this process is confined
 	 * and could not. Its filter is the monitor's unless a cgroup leaf
 	 * holds the limits. */
-	e = zygote_start_jail(&l->zygote, spec, wsfd, s.cg_leaf, &s.jail, &zr);
+	e = zygote_start_jail(&l->zygote, spec, wsfd, s.cg_leaf, tty_fd,
+			      &s.jail, &zr);
 	s.den.kill = zr.kill_on_denial;
+	if (tty_fd >= 0)
+		close(tty_fd);
 	if (e < 0 || zr.refusal != ZYGOTE_OK) {
 		close(wsfd);
 		denials_free(&s.den);
@@ -285,6 +325,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		case ZYGOTE_IDMAP:
 			return setup_refused(l, spec, -zr.err);
 		case ZYGOTE_FILTER:
+		case ZYGOTE_LAYERS:
 			return limits_refused(l, spec, zr.why);
 		case ZYGOTE_CLONE:
 			return clone_failed(l, spec, -zr.err);
@@ -299,12 +340,13 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	 * its size; init holds its own reference for the mount. */
 	e = enforcer_init(&s.enf, &spec->limits, mode, s.cg_leaf, s.jail.pid,
 			  l->proc_fd, wsfd, spec->workspace_allow,
-			  elapsed_ms(&s.jail.start));
+			  elapsed_ms(&s.jail.start),
+			  job_spec_layer_off(spec, JOB_LAYER_LIMITS));
 	close(wsfd);
 	if (e < 0) {
 		/* Unwatched is unlimited: end it (a sandbox_error). */
 		log_error("cannot watch the jail: %s", strerror(-e));
-		kill_jail(&s);
+		kill_jail(spec, &s);
 		e = 0;
 	}
 
@@ -337,6 +379,10 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 				(int)(spec->limits.wall_ms - spent);
 			if (tick < timeout)
 				timeout = tick;
+		} else if (!s.exited && !s.hard_killed) {
+			uint64_t at = s.killed_ms + JAIL_KILL_GRACE_MS;
+
+			timeout = spent >= at ? 0 : (int)(at - spent);
 		}
 		/* Once init is reaped every process of the jail is dead, and
 		 * what is in the pipes is all there will be: do not wait for
@@ -350,7 +396,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 			if (errno == EINTR)
 				continue;
 			e = -errno;
-			kill_jail(&s);
+			kill_jail(spec, &s);
 			break;
 		}
 		if (s.exited && !wait_out && !p[1].revents && !p[2].revents)
@@ -358,19 +404,20 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		spent = elapsed_ms(&s.jail.start);
 		if (!s.exited && !s.killed && spent >= spec->limits.wall_ms) {
 			s.timed_out = true;
-			kill_jail(&s);
+			kill_jail(spec, &s);
 		}
+		hard_kill(&s, spent, false);
 		if (!s.exited && !s.killed &&
 		    enforcer_tick(&s.enf, spent) != ENF_NONE)
-			kill_jail(&s);
+			kill_jail(spec, &s);
 		if ((p[4].revents & POLLIN) &&
 		    denials_take_listener(&s.den, s.jail.notify_sock) < 0)
-			kill_jail(&s); /* unanswered calls would hang it */
+			kill_jail(spec, &s); /* unanswered calls would hang it */
 		if (p[5].revents & POLLIN) {
 			if (denials_answer(&s.den, spent) < 0)
-				kill_jail(&s);
+				kill_jail(spec, &s);
 			if (s.den.ended)
-				kill_jail(&s);
+				kill_jail(spec, &s);
 		}
 		if (wait_out && (p[3].revents & POLLOUT) &&
 		    (e = flush_pending(l, &s)) < 0)
@@ -385,12 +432,12 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 			if (d <= 0) {
 				/* Broker gone or a violation: kill, end. */
 				e = d < 0 ? d : -EPIPE;
-				kill_jail(&s);
+				kill_jail(spec, &s);
 				break;
 			}
 			if (l->cancel_requested && !s.cancelled) {
 				s.cancelled = true;
-				kill_jail(&s);
+				kill_jail(spec, &s);
 			}
 		}
 		if (p[0].revents) {
@@ -401,8 +448,14 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		}
 	}
 	if (!s.exited) {
-		/* Leaving on error: reap what we killed. */
-		kill_jail(&s);
+		/* Leaving on error: reap what we killed; init without a pid
+		 * namespace gets its grace to end the job's processes. */
+		struct pollfd gone = {.fd = s.jail.pidfd, .events = POLLIN};
+
+		kill_jail(spec, &s);
+		if (!s.hard_killed &&
+		    poll(&gone, 1, (int)JAIL_KILL_GRACE_MS) <= 0)
+			hard_kill(&s, 0, true);
 		syscall(SYS_waitid, P_PIDFD, s.jail.pidfd, &s.info, WEXITED,
 			&s.ru);
 	}

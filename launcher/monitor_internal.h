@@ -25,6 +25,11 @@ struct job_state {
 	bool over_output;
 	bool cancelled;
 	bool killed;
+	/* Without a pid namespace (layer pid_ns off) the jail is ended by
+	 * JAIL_KILL_SIGNAL to init, SIGKILL only if init has not exited
+	 * JAIL_KILL_GRACE_MS after it (killed_ms, the job's clock). */
+	uint64_t killed_ms;
+	bool hard_killed;
 	int cg_leaf;         /* the job's cgroup v2 leaf, or -1 */
 	struct enforcer enf; /* memory, CPU, processes, workspace */
 	struct denial_log den; /* the seccomp filter's refusals */

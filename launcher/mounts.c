@@ -13,10 +13,13 @@
  *      recreated as the same symlink;
  *   5. /dev: a tmpfs with bind mounts of null, zero, full, random,
  *      urandom, the usual symlinks and a size-capped /dev/shm;
- *   6. a fresh /proc of the jail's pid namespace, with /proc/sys,
+ *   6. a fresh /proc of the jail's pid namespace (layer pid_ns off: the
+ *      host's, bound, since a user namespace may mount no proc of a pid
+ *      namespace it does not own), with /proc/sys,
  *      /proc/sysrq-trigger, /proc/irq and /proc/bus bound read-only over
  *      themselves, as bubblewrap does;
- *   7. a size-capped /tmp and home directory (tmpfs);
+ *   7. a size-capped /tmp and home directory (tmpfs; layer private_cwd
+ *      off: the host's /tmp bound read-write, no home);
  *   8. the workspace at /work: the detached id-mapped mount a root
  *      launcher made (move_mount), or the current directory, translated
  *      into this namespace by unshare(CLONE_NEWNS), as a bind;
@@ -31,6 +34,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,11 +204,20 @@ inodes_for(uint64_t size)
 	return n < 1024 ? 1024 : n;
 }
 
+/* The payload's ids as the jail's files show them (mounts.h). */
+struct owner {
+	bool set;       /* no user namespace: the host's ids, given */
+	uid_t uid;
+	gid_t gid;
+};
+
 static int
-build_etc(const struct job_spec *spec)
+build_etc(const struct job_spec *spec, const struct owner *o)
 {
 	char text[1024];
 	const char *home = spec->home, *user = spec->user;
+	unsigned uid = o->set ? (unsigned)o->uid : spec->uid;
+	unsigned gid = o->set ? (unsigned)o->gid : spec->gid;
 	int e;
 
 	if ((e = mkdir_p(ROOT "/etc", 0755)) < 0)
@@ -213,11 +226,11 @@ build_etc(const struct job_spec *spec)
 		 "root:x:0:0:root:/root:/bin/sh\n"
 		 "%s:x:%u:%u:stockade payload:%s:/bin/sh\n"
 		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		 user, spec->uid, spec->gid, home);
+		 user, uid, gid, home);
 	if ((e = write_file(ROOT "/etc/passwd", text, 0644)) < 0)
 		return e;
 	snprintf(text, sizeof(text),
-		 "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", user, spec->gid);
+		 "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", user, gid);
 	if ((e = write_file(ROOT "/etc/group", text, 0644)) < 0)
 		return e;
 	snprintf(text, sizeof(text), "%s\n", spec->hostname);
@@ -230,8 +243,35 @@ build_etc(const struct job_spec *spec)
 	return write_file(ROOT "/etc/hosts", text, 0644);
 }
 
+/*
+ * The options of a tmpfs of MODE and SIZE bytes (0: no size= and no
+ * nr_inodes=, the kernel's defaults: layer limits off) owned by O when
+ * O->set, into BUF.
+ */
+static void
+tmpfs_opts(char *buf, size_t size, mode_t mode, uint64_t bytes,
+	   const struct owner *o)
+{
+	int n = snprintf(buf, size, "mode=%04o", (unsigned)mode);
+
+	if (bytes > 0 && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ",size=%llu,nr_inodes=%llu",
+			      (unsigned long long)bytes, inodes_for(bytes));
+	if (o->set && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ",uid=%u,gid=%u",
+			 (unsigned)o->uid, (unsigned)o->gid);
+}
+
+/* The size of the jail's tmpfs of BYTES: 0 (unbounded) with layer
+ * limits off. */
+static uint64_t
+tmpfs_size(const struct job_spec *spec, uint64_t bytes)
+{
+	return job_spec_layer_off(spec, JOB_LAYER_LIMITS) ? 0 : bytes;
+}
+
 static int
-build_dev(const struct job_spec *spec)
+build_dev(const struct job_spec *spec, const struct owner *o)
 {
 	static const char *const nodes[] = {"null", "zero", "full", "random",
 					    "urandom"};
@@ -241,7 +281,7 @@ build_dev(const struct job_spec *spec)
 		{"/proc/self/fd/1", ROOT "/dev/stdout"},
 		{"/proc/self/fd/2", ROOT "/dev/stderr"},
 	};
-	char opts[128];
+	char opts[160];
 	int e;
 
 	if ((e = mkdir_p(ROOT "/dev", 0755)) < 0)
@@ -285,9 +325,8 @@ build_dev(const struct job_spec *spec)
 	}
 	if ((e = mkdir_p(ROOT "/dev/shm", 01777)) < 0)
 		return e;
-	snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
-		 (unsigned long long)spec->limits.tmp_bytes,
-		 inodes_for(spec->limits.tmp_bytes));
+	tmpfs_opts(opts, sizeof(opts), 01777,
+		   tmpfs_size(spec, spec->limits.tmp_bytes), o);
 	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs",
 		  MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
 		return -errno;
@@ -296,7 +335,8 @@ build_dev(const struct job_spec *spec)
 }
 
 static int
-mount_tmpfs(const char *path, mode_t mode, uint64_t size)
+mount_tmpfs(const char *path, mode_t mode, uint64_t size,
+	    const struct owner *o)
 {
 	char opts[160];
 	int e;
@@ -304,9 +344,8 @@ mount_tmpfs(const char *path, mode_t mode, uint64_t size)
 	if ((e = mkdir_p(path, 0755)) < 0)
 		return e;
 	/* Without uid=/gid= the tmpfs belongs to its mounter, the payload's
-	 * ids; only mapped ids may be named. */
-	snprintf(opts, sizeof(opts), "mode=%04o,size=%llu,nr_inodes=%llu",
-		 (unsigned)mode, (unsigned long long)size, inodes_for(size));
+	 * ids in its user namespace; only mapped ids may be named. */
+	tmpfs_opts(opts, sizeof(opts), mode, size, o);
 	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return -errno;
 	return 0;
@@ -348,12 +387,36 @@ proc_read_only(void)
 	return 0;
 }
 
-int
-mounts_build_root(const struct job_spec *spec, int work_tree_fd, int *stage)
+/* Moves the detached tree TREE_FD (open_tree(2)) to DST, made nosuid,
+ * nodev and kept writable. */
+static int
+rw_attach(int tree_fd, const char *dst)
 {
+	int e;
+
+	if ((e = mkdir_p(dst, 0755)) < 0)
+		return e;
+	if (syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, dst,
+		    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return -errno;
+	return sys_mount_setattr(AT_FDCWD, dst, AT_RECURSIVE,
+				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0);
+}
+
+int
+mounts_build_root(const struct job_spec *spec, int work_tree_fd,
+		  uid_t owner_uid, gid_t owner_gid, int *stage)
+{
+	const struct owner own = {
+		.set = owner_uid != (uid_t)-1,
+		.uid = owner_uid,
+		.gid = owner_gid,
+	};
+	const bool private_dirs =
+		!job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD);
 	int src_fds[JOB_MAX_MOUNTS];
 	char path[PATH_MAX];
-	int wsfd = -1, e;
+	int wsfd = -1, host_tmp = -1, e;
 
 	*stage = 0;
 	/* Without a detached tree, the workspace is the current directory,
@@ -377,11 +440,22 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd, int *stage)
 		if (e < 0)
 			return fail(stage, STAGE_BIND, e);
 	}
+	/* Layer private_cwd off: a detached copy of the host's /tmp, taken
+	 * before the root tmpfs covers it (a bind made later would copy
+	 * that tmpfs too); recursive, since a user namespace may copy a
+	 * subtree with locked mounts only whole (mount_namespaces(7)). */
+	if (!private_dirs) {
+		host_tmp = (int)syscall(SYS_open_tree, AT_FDCWD, "/tmp",
+					OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+						AT_RECURSIVE);
+		if (host_tmp < 0)
+			return fail(stage, STAGE_TMP, -errno);
+	}
 	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV,
 		  ROOT_TMPFS_OPTS) < 0)
 		return fail(stage, STAGE_ROOT_TMPFS, -errno);
 
-	if ((e = build_etc(spec)) < 0)
+	if ((e = build_etc(spec, &own)) < 0)
 		return fail(stage, STAGE_ETC, e);
 
 	for (uint32_t i = 0; i < spec->nmounts; i++) {
@@ -394,26 +468,45 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd, int *stage)
 			return fail(stage, STAGE_BIND, e);
 	}
 
-	if ((e = build_dev(spec)) < 0)
+	if ((e = build_dev(spec, &own)) < 0)
 		return fail(stage, STAGE_DEV, e);
 
 	if ((e = mkdir_p(ROOT "/proc", 0555)) < 0)
 		return fail(stage, STAGE_PROC, e);
-	if (mount("proc", ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0)
+	if (job_spec_layer_off(spec, JOB_LAYER_PID_NS)) {
+		if (mount("/proc", ROOT "/proc", NULL, MS_BIND | MS_REC, NULL) < 0)
+			return fail(stage, STAGE_PROC, -errno);
+		if ((e = sys_mount_setattr(AT_FDCWD, ROOT "/proc", AT_RECURSIVE,
+					   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+						   MOUNT_ATTR_NOEXEC, 0)) < 0)
+			return fail(stage, STAGE_PROC, e);
+	} else if (mount("proc", ROOT "/proc", "proc",
+			 MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		return fail(stage, STAGE_PROC, -errno);
+	}
 	if ((e = proc_read_only()) < 0)
 		return fail(stage, STAGE_PROC, e);
 
-	if ((e = mount_tmpfs(ROOT "/tmp", 01777, spec->limits.tmp_bytes)) < 0)
-		return fail(stage, STAGE_TMP, e);
-
-	/* The decoder refused a home that is /, /work, /tmp or not
-	 * normalised, so this tmpfs shadows nothing the jail needs. */
-	if ((e = in_root(path, sizeof(path), spec->home)) < 0)
-		return fail(stage, STAGE_HOME, e);
-	if ((e = mount_tmpfs(path, 0700, spec->limits.home_bytes)) < 0)
-		return fail(stage, STAGE_HOME, e);
+	if (!private_dirs) {
+		e = rw_attach(host_tmp, ROOT "/tmp");
+		close(host_tmp);
+		if (e < 0)
+			return fail(stage, STAGE_TMP, e);
+	} else {
+		if ((e = mount_tmpfs(ROOT "/tmp", 01777,
+				     tmpfs_size(spec, spec->limits.tmp_bytes),
+				     &own)) < 0)
+			return fail(stage, STAGE_TMP, e);
+		/* The decoder refused a home that is /, /work, /tmp or not
+		 * normalised, so this tmpfs shadows nothing the jail
+		 * needs. */
+		if ((e = in_root(path, sizeof(path), spec->home)) < 0)
+			return fail(stage, STAGE_HOME, e);
+		if ((e = mount_tmpfs(path, 0700,
+				     tmpfs_size(spec, spec->limits.home_bytes),
+				     &own)) < 0)
+			return fail(stage, STAGE_HOME, e);
+	}
 
 	if ((e = mkdir_p(ROOT "/work", 0755)) < 0)
 		return fail(stage, STAGE_WORK, e);
@@ -446,7 +539,9 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd, int *stage)
 				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 					   MOUNT_ATTR_NODEV, 0)) < 0)
 		return fail(stage, STAGE_REMOUNT_ROOT, e);
-	if (chdir("/work") < 0)
+	/* Without a user namespace, init enters /work once it has the
+	 * payload's ids: root without capabilities may not (mounts.h). */
+	if (!own.set && chdir("/work") < 0)
 		return fail(stage, STAGE_WORK, -errno);
 	return 0;
 }

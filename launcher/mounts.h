@@ -2,16 +2,26 @@
 #ifndef STOCKADE_MOUNTS_H
 #define STOCKADE_MOUNTS_H
 
+#include <sys/types.h>
+
 #include "proto.h"
 
 /*
  * In a fresh mount namespace, builds the jail's root on a tmpfs and pivots
  * into it (order in mounts.c). The workspace is WORK_TREE_FD, a detached
  * mount moved to /work, or when that is -1 the current directory, bound
- * at /work. On failure returns a negative errno and sets *STAGE to the
- * failed jail_stage; the namespace is then unusable and the job must end.
+ * at /work. OWNER_UID and OWNER_GID are the payload's ids when the jail
+ * has no user namespace of its own (layer user_ns off): the tmpfs are
+ * made theirs (uid=, gid=) and /etc/passwd names them; (uid_t)-1 and
+ * (gid_t)-1 otherwise (the tmpfs belong to their mounter, the payload's
+ * ids inside). Layers off change what is mounted (docs/layers.md):
+ * pid_ns off binds the host's /proc instead of a new one; private_cwd
+ * off binds the host's /tmp read-write and makes no home tmpfs; limits
+ * off gives the tmpfs no size. On failure returns a negative errno and
+ * sets *STAGE to the failed jail_stage; the namespace is then unusable
+ * and the job must end.
  */
 int mounts_build_root(const struct job_spec *spec, int work_tree_fd,
-		      int *stage);
+		      uid_t owner_uid, gid_t owner_gid, int *stage);
 
 #endif

@@ -5,10 +5,12 @@
  * the caller's terminal is impossible), stdin from the jail's /dev/null,
  * rlimits, default signal mask, every descriptor above 2 marked
  * close-on-exec, no_new_privs, seccomp, exec. Capabilities were already
- * dropped by init, bounding set included.
+ * dropped by init, bounding set included. Layers switched off leave
+ * their step out (docs/layers.md).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <linux/close_range.h>
 #include <signal.h>
 #include <stdint.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "jail.h"
+#include "proto.h"
 #include "landlock_jail.h"
 
 /* A set-up step failed: that is stockade's failure, not the program's. */
@@ -73,27 +76,14 @@ default_action(int sig)
 	(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
 }
 
-_Noreturn void
-jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
-		  int status_fd, int notify_sock)
+/*
+ * Sets the rlimits of the jail (below, in jail_exec_payload). Returns 0
+ * or -1 with errno set.
+ */
+static int
+set_rlimits(const struct job_limits *l)
 {
-	const struct job_limits *l = &spec->limits;
 	struct rlimit cpu;
-	extern char **environ;
-	sigset_t none;
-	int fd, e, abi;
-
-	if (setsid() < 0)
-		die(status_fd, STAGE_SETSID, errno);
-	/* Init closed its stdio, so this open may itself return 0. */
-	fd = open("/dev/null", O_RDONLY);
-	if (fd < 0)
-		die(status_fd, STAGE_STDIO, errno);
-	if (fd != 0) {
-		if (dup2(fd, 0) < 0)
-			die(status_fd, STAGE_STDIO, errno);
-		close(fd);
-	}
 
 	/*
 	 * Backstops of the enforcer (enforce.h), which holds the jail as a
@@ -121,6 +111,82 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 	    set_limit(RLIMIT_NICE, 0) < 0 ||
 	    set_limit(RLIMIT_MEMLOCK, 64 * 1024) < 0 ||
 	    set_limit(RLIMIT_MSGQUEUE, 64 * 1024) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Standard input: the caller's terminal STDIN_FD with layer no_terminal
+ * off (when the broker passed one), else the jail's /dev/null. Returns 0
+ * or -1 with errno set.
+ */
+static int
+set_stdin(int stdin_fd)
+{
+	/* Init closed its stdio, so this open may itself return 0. */
+	int fd = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (fd != 0) {
+		if (dup2(fd, 0) < 0)
+			return -1;
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Layer private_cwd without a mount namespace (docs/layers.md): HOME is
+ * the workspace (the current directory) and TMPDIR a fresh directory in
+ * it, ".stockade-tmp-XXXXXX" (mkdtemp(3), mode 0700), which stays after
+ * the job. Returns a new environment (SPEC's with the two replaced or
+ * added; leaked, the process execs), or NULL with errno set.
+ */
+static char **
+private_dirs_env(const struct job_spec *spec)
+{
+	char cwd[4096], tmp[4096 + 32], **env;
+	size_t n = 0;
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return NULL;
+	snprintf(tmp, sizeof(tmp), "%s/.stockade-tmp-XXXXXX", cwd);
+	if (mkdtemp(tmp) == NULL)
+		return NULL;
+	env = calloc((size_t)spec->envc + 3, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < spec->envc; i++)
+		if (strncmp(spec->envp[i], "HOME=", 5) != 0 &&
+		    strncmp(spec->envp[i], "TMPDIR=", 7) != 0)
+			env[n++] = spec->envp[i];
+	if (asprintf(&env[n++], "HOME=%s", cwd) < 0 ||
+	    asprintf(&env[n++], "TMPDIR=%s", tmp) < 0)
+		return NULL;
+	return env;
+}
+
+_Noreturn void
+jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
+		  int status_fd, int notify_sock, int stdin_fd)
+{
+	const bool terminal = job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL);
+	extern char **environ;
+	char **env = spec->envp;
+	sigset_t none;
+	int e, abi = 0;
+
+	/* Layer no_terminal off: the caller's session, and so its
+	 * controlling terminal, stay. */
+	if (!terminal && setsid() < 0)
+		die(status_fd, STAGE_SETSID, errno);
+	if (set_stdin(terminal ? stdin_fd : -1) < 0)
+		die(status_fd, STAGE_STDIO, errno);
+
+	/* Layer limits off: the caller's rlimits, whatever they are. */
+	if (!job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	    set_rlimits(&spec->limits) < 0)
 		die(status_fd, STAGE_RLIMITS, errno);
 
 	/* Every disposition back to its default: an ignored signal stays
@@ -138,10 +204,16 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 	 * for the steps below; nothing above 2 crosses the exec. */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		die(status_fd, STAGE_CLOSE_FDS, errno);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) &&
+	    !job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
+	    (env = private_dirs_env(spec)) == NULL)
+		die(status_fd, STAGE_PRIVATE_DIRS, errno);
+	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
 	/* Fail closed: no Landlock, no job (landlock_jail.h). */
-	if ((e = jail_landlock_apply(spec, &abi)) < 0)
+	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
+	    (e = jail_landlock_apply(spec, &abi)) < 0)
 		die(status_fd, STAGE_LANDLOCK, -e);
 	jail_send_record(status_fd, INIT_REC_LANDLOCK, abi, 0);
 	if (filter != NULL && (e = seccomp_load(filter)) < 0)
@@ -153,7 +225,7 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 	     proto_send(notify_sock, (const uint8_t *)"L", 1, e) < 0))
 		die(status_fd, STAGE_SECCOMP, e < 0 ? -e : EPIPE);
 
-	environ = spec->envp;
+	environ = env;
 	execvp(spec->argv[0], spec->argv);
 	e = errno;
 	dprintf(2, "stockade: cannot execute \"%s\": %s\n", spec->argv[0],

@@ -4,7 +4,9 @@
  * Wire, on the SOCK_SEQPACKET pair (private to the launcher and its
  * zygote, so not in proto.h):
  *   request  the RUN message as proto_encode_run writes it; descriptors:
- *            the workspace directory, then the cgroup leaf if any;
+ *            the workspace directory, then the cgroup leaf if any (a
+ *            directory), then the caller's terminal if any (a character
+ *            device; layer no_terminal off);
  *   reply    i32 refusal, i32 errno, u8 kill_on_denial, i32 pid,
  *            u64 start seconds, u64 start nanoseconds (CLOCK_MONOTONIC at
  *            the clone, which is system-wide), str why; on ZYGOTE_OK the
@@ -33,6 +35,8 @@
 
 #define REPLY_FDS 5
 #define MAX_FILTERS 4
+/* A request's descriptors: workspace, cgroup leaf, terminal. */
+#define REQUEST_FDS 3
 
 /* The zygote's seccomp filters, built at the first job that needs each
  * (profile, enforcement) and reused. */
@@ -98,9 +102,32 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 }
 
 /*
+ * Sorts the descriptors after the workspace, FDS[1..NFDS), by kind into
+ * HOST: a directory is the cgroup leaf, a character device the caller's
+ * terminal, at most one of each. Returns false for anything else.
+ */
+static bool
+sort_fds(const int *fds, size_t nfds, struct jail_host *host)
+{
+	struct stat st;
+
+	for (size_t i = 1; i < nfds; i++) {
+		if (fstat(fds[i], &st) < 0)
+			return false;
+		if (S_ISDIR(st.st_mode) && host->cgroup_fd < 0)
+			host->cgroup_fd = fds[i];
+		else if (S_ISCHR(st.st_mode) && host->stdin_fd < 0)
+			host->stdin_fd = fds[i];
+		else
+			return false;
+	}
+	return true;
+}
+
+/*
  * Starts the jail of one request (the RUN message MSG of LEN bytes, with
- * FDS[0] the workspace and FDS[1] the cgroup leaf when NFDS is 2) into J,
- * or says why not in R.
+ * FDS[0] the workspace, then the cgroup leaf and the terminal when there
+ * are) into J, or says why not in R.
  */
 static void
 start_one(const struct zygote_config *c, struct filter_cache *cache,
@@ -112,11 +139,13 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 		.outer_uid = c->outer_uid,
 		.outer_gid = c->outer_gid,
 		.launcher_pidfd = c->launcher_pidfd,
-		.cgroup_fd = nfds == 2 ? fds[1] : -1,
+		.cgroup_fd = -1,
 		.filter = NULL,
 		.sibling = true,
+		.stdin_fd = -1,
 	};
 	const uint8_t *body;
+	const char *refusal;
 	size_t body_len;
 	uint16_t type;
 	struct stat st;
@@ -125,22 +154,35 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 	memset(&spec, 0, sizeof(spec));
 	/* The launcher decoded and checked this already; decoding it again
 	 * here, where the privileges are, costs little (style.md rule 8). */
-	if (nfds < 1 || nfds > 2 ||
+	if (nfds < 1 || nfds > REQUEST_FDS ||
 	    proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
 	    type != PROTO_RUN || proto_decode_run(body, body_len, &spec) < 0 ||
-	    fstat(fds[0], &st) < 0 || !S_ISDIR(st.st_mode)) {
+	    fstat(fds[0], &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    !sort_fds(fds, nfds, &host) ||
+	    (host.stdin_fd >= 0 &&
+	     !job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL))) {
 		r->refusal = ZYGOTE_BAD_REQUEST;
 		r->err = EBADMSG;
 		goto out;
 	}
-	if (c->as_root) {
-		/* A workspace owned by root would lend the job root's
-		 * access through the id-mapped mount. */
-		if (st.st_uid == 0 || st.st_gid == 0) {
-			r->refusal = ZYGOTE_ROOT_WORKSPACE;
-			r->err = EPERM;
-			goto out;
-		}
+	if ((refusal = jail_layers_refusal(job_spec_layers_off(&spec),
+					   c->as_root)) != NULL) {
+		r->refusal = ZYGOTE_LAYERS;
+		r->err = EPERM;
+		snprintf(r->why, sizeof(r->why), "%s", refusal);
+		goto out;
+	}
+	/* A workspace owned by root would lend the job root's access
+	 * through the id-mapped mount (or, without a mount namespace, be
+	 * root's own directory). */
+	if (c->as_root && (st.st_uid == 0 || st.st_gid == 0)) {
+		r->refusal = ZYGOTE_ROOT_WORKSPACE;
+		r->err = EPERM;
+		goto out;
+	}
+	/* Without a mount namespace there is nowhere to put an id-mapped
+	 * mount: the job gets the real workspace (docs/layers.md). */
+	if (c->as_root && !job_spec_layer_off(&spec, JOB_LAYER_MOUNT_NS)) {
 		tree = jail_idmapped_workspace(fds[0], c->outer_uid,
 					       c->outer_gid);
 		if (tree < 0) {
@@ -149,14 +191,33 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 			goto out;
 		}
 	}
-	if (!(spec.flags & JOB_F_UNSAFE_NO_SECCOMP)) {
+	if (!job_spec_layer_off(&spec, JOB_LAYER_SECCOMP)) {
+		/* The monitor's refusals (memory it could not see) belong
+		 * to layer limits: without it nothing is monitored. */
 		host.filter = cached_filter(cache, spec.seccomp_profile,
-					    host.cgroup_fd < 0,
+					    host.cgroup_fd < 0 &&
+						    !job_spec_layer_off(
+							    &spec,
+							    JOB_LAYER_LIMITS),
 					    &r->kill_on_denial, r->why,
 					    sizeof(r->why));
+		/* libseccomp sets no_new_privs at load unless told not to:
+		 * layer caps_nnp off loads the filter with the payload's
+		 * CAP_SYS_ADMIN in its user namespace instead. Set per job
+		 * on the shared filter, before the clone copies it. */
+		if (host.filter != NULL &&
+		    seccomp_attr_set(host.filter, SCMP_FLTATR_CTL_NNP,
+				     job_spec_layer_off(&spec,
+							JOB_LAYER_CAPS_NNP) ?
+					     0 : 1) < 0)
+			host.filter = NULL;
 		if (host.filter == NULL) {
 			r->refusal = ZYGOTE_FILTER;
 			r->err = EINVAL;
+			if (r->why[0] == '\0')
+				snprintf(r->why, sizeof(r->why),
+					 "cannot set the seccomp filter's "
+					 "no_new_privs attribute");
 			goto out;
 		}
 	}
@@ -172,15 +233,16 @@ out:
 
 /*
  * Keeps, as root, only what building a jail needs (zygote.h); anything
- * else keeps none. no_new_privs in every case. Returns 0 or -1.
+ * else keeps none. Returns 0 or -1. No no_new_privs: the zygote never
+ * executes a program, and the flag, which no process can clear, would
+ * pass to every jail; each payload sets it before its exec unless layer
+ * caps_nnp is off (payload.c, docs/layers.md).
  */
 static int
 drop_privileges(bool as_root)
 {
 	bool bset;
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -1;
 	if (!as_root)
 		return 0;
 	if (capng_get_caps_process() != 0)
@@ -218,7 +280,8 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 		struct zygote_reply r;
 		struct jail j;
 
-		n = proto_recv_fds(sock, msg, PROTO_MAX_MSG, fds, 2, &nfds);
+		n = proto_recv_fds(sock, msg, PROTO_MAX_MSG, fds, REQUEST_FDS,
+				   &nfds);
 		if (n <= 0)
 			_exit(n == 0 ? 0 : 1);
 		memset(&r, 0, sizeof(r));
@@ -284,9 +347,11 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 
 int
 zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
-		  int cgroup_fd, struct jail *j, struct zygote_reply *r)
+		  int cgroup_fd, int tty_fd, struct jail *j,
+		  struct zygote_reply *r)
 {
-	int fds[PROTO_IO_MAX_FDS] = {wsfd, cgroup_fd};
+	int fds[PROTO_IO_MAX_FDS] = {wsfd};
+	size_t nsend = 1;
 	char *why = NULL;
 	uint64_t sec, nsec;
 	struct rbuf rb;
@@ -300,8 +365,11 @@ zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
 	memset(r, 0, sizeof(*r));
 	if ((n = proto_encode_run(z->buf, PROTO_MAX_MSG, spec)) < 0)
 		return n;
-	if ((e = proto_send_fds(z->sock, z->buf, (size_t)n, fds,
-				cgroup_fd >= 0 ? 2 : 1)) < 0)
+	if (cgroup_fd >= 0)
+		fds[nsend++] = cgroup_fd;
+	if (tty_fd >= 0)
+		fds[nsend++] = tty_fd;
+	if ((e = proto_send_fds(z->sock, z->buf, (size_t)n, fds, nsend)) < 0)
 		return e;
 	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, REPLY_FDS,
 			   &nfds);
@@ -313,7 +381,7 @@ zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
 	    rbuf_get_u64(&rb, &sec) < 0 || rbuf_get_u64(&rb, &nsec) < 0 ||
 	    rbuf_get_str(&rb, &why, sizeof(r->why) - 1) < 0 ||
 	    rbuf_end(&rb) < 0 || refusal < ZYGOTE_OK ||
-	    refusal > ZYGOTE_BAD_REQUEST ||
+	    refusal > ZYGOTE_REFUSAL_MAX ||
 	    nfds != (refusal == ZYGOTE_OK ? REPLY_FDS : 0u) ||
 	    (refusal == ZYGOTE_OK && pid <= 0)) {
 		for (size_t i = 0; i < nfds; i++)

@@ -22,11 +22,15 @@
  *    on its pidfd), writes the id maps, releases init, and hands the
  *    launcher init's pidfd and the read ends of its pipes (SCM_RIGHTS),
  *    keeping nothing;
- *  - no_new_privs; run as root it keeps only CAP_SYS_ADMIN (open_tree,
+ *  - run as root it keeps only CAP_SYS_ADMIN (open_tree,
  *    mount_setattr for the id-mapped workspace), CAP_SETUID and
  *    CAP_SETGID (id maps to "nobody"), the bounding set emptied;
  *    capabilities(7). A jail's init gets a full set in its own new user
- *    namespace whatever the zygote kept (user_namespaces(7)).
+ *    namespace whatever the zygote kept (user_namespaces(7));
+ *  - no no_new_privs of its own: it never executes anything, and the
+ *    flag cannot be cleared, so it would reach every jail, and layer
+ *    caps_nnp could not be switched off for an evaluation; every payload
+ *    sets it itself before its exec (payload.c).
  */
 #ifndef STOCKADE_ZYGOTE_H
 #define STOCKADE_ZYGOTE_H
@@ -71,28 +75,34 @@ enum zygote_refusal {
 	ZYGOTE_FILTER = 3,         /* the seccomp profile cannot be built */
 	ZYGOTE_CLONE = 4,          /* clone3 failed: no process exists */
 	ZYGOTE_BAD_REQUEST = 5,    /* the request did not decode */
+	ZYGOTE_LAYERS = 6,         /* these layers cannot be switched off
+				    * together here (jail_layers_refusal) */
 };
+#define ZYGOTE_REFUSAL_MAX ZYGOTE_LAYERS
 
 /* The zygote's answer. */
 struct zygote_reply {
 	enum zygote_refusal refusal;
 	int err;                  /* positive errno with the refusal */
 	bool kill_on_denial;      /* the profile's denied = kill */
-	char why[JOB_MAX_DETAIL]; /* ZYGOTE_FILTER: why, NUL-terminated */
+	char why[JOB_MAX_DETAIL]; /* ZYGOTE_FILTER, ZYGOTE_LAYERS: why,
+				   * NUL-terminated */
 };
 
 /*
  * Asks Z to start the jail for SPEC, whose workspace is the directory
- * WSFD and whose cgroup v2 leaf is CGROUP_FD (-1: none, and then the
- * filter is the monitor's, jail.h jail_seccomp_build). Both descriptors
- * are borrowed (the zygote gets copies). Blocks until the zygote answers.
+ * WSFD, whose cgroup v2 leaf is CGROUP_FD (-1: none, and then the
+ * filter is the monitor's, jail.h jail_seccomp_build), and whose payload
+ * reads the caller's terminal TTY_FD (-1: none; only with layer
+ * no_terminal off). The descriptors are borrowed (the zygote gets
+ * copies). Blocks until the zygote answers.
  * Returns 0 with *R filled: when R->refusal is ZYGOTE_OK, J holds jail
  * init (pid, pidfd, pipes, start time; jail.h), owned by the caller.
  * Returns a negative errno when the zygote cannot be reached or answers
  * nonsense (it is then gone or broken: the session must end).
  */
 int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
-		      int wsfd, int cgroup_fd, struct jail *j,
+		      int wsfd, int cgroup_fd, int tty_fd, struct jail *j,
 		      struct zygote_reply *r);
 
 /* Closes Z's socket (the zygote reads EOF and exits) and frees Z. */

@@ -177,6 +177,11 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	case K_PROFILE:
 		ok = policy_valid_profile(k->name, v, why, sizeof(why));
 		break;
+	case K_LAYERS:
+		if (!policy_parse_layers(k->name, v, &m, why, sizeof(why)))
+			return fail(l, "%s", why);
+		*(uint32_t *)(void *)field = m;
+		return 1;
 	default:
 		ok = false;
 		snprintf(why, sizeof(why), "internal error: key kind");
@@ -609,6 +614,13 @@ policy_load_string(struct policy *p, const char *text, const char *name,
 		return -EINVAL;
 	}
 	return load(p, name, NULL, text, err, errlen);
+}
+
+uint32_t
+policy_layers_off(const struct policy *p)
+{
+	return p->layers_off |
+	       (p->unsafe_no_seccomp ? JOB_LAYER_BIT(JOB_LAYER_SECCOMP) : 0);
 }
 
 void

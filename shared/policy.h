@@ -51,6 +51,8 @@ struct policy {
 	char *home;                 /* [jail] home: absolute path in the jail */
 	uint32_t uid, gid;          /* [jail] uid, gid: non-zero */
 	bool pty;                   /* [jail] pty: a private /dev/pts */
+	uint32_t layers_off;        /* [jail] unsafe_layers_off (evaluation):
+				     * a JOB_LAYER_BIT mask (result.h) */
 	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */
 	char *seccomp_profile;      /* [jail] seccomp_profile: default, strict */
 	struct fs_quota files;      /* [files] */
@@ -81,6 +83,13 @@ int policy_load_file(struct policy *p, const char *path, char *err,
  */
 int policy_load_string(struct policy *p, const char *text, const char *name,
 		       char *err, size_t errlen);
+
+/*
+ * The layers P switches off: [jail] unsafe_layers_off, and seccomp when
+ * unsafe_no_seccomp is true (the older name of the same switch). 0 for a
+ * policy that runs the whole product. Pure.
+ */
+uint32_t policy_layers_off(const struct policy *p);
 
 /* Frees everything P owns and zeroes it; accepts NULL. */
 void policy_clear(struct policy *p);

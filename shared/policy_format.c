@@ -106,6 +106,12 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 			return -EINVAL;
 		ok = policy_valid_profile(k->name, *v, why, sizeof(why));
 		break;
+	case K_LAYERS:
+		n = *(const uint32_t *)(const void *)field;
+		if ((n & ~(uint64_t)JOB_LAYERS_ALL) != 0)
+			return -EINVAL;
+		job_layers_format((uint32_t)n, buf, size);
+		return strlen(buf) + 1 < size ? 0 : -EINVAL;
 	case K_HOSTNAME:
 	case K_USER:
 	case K_PATH:
@@ -179,7 +185,7 @@ env_split(const char *entry, char *name)
 static int
 check_format(const struct policy *p)
 {
-	char num[32], name[LINE_MAX_BYTES + 1], other[LINE_MAX_BYTES + 1];
+	char num[256], name[LINE_MAX_BYTES + 1], other[LINE_MAX_BYTES + 1];
 	char why[POLICY_ERR_MAX];
 	const char *v;
 	size_t i, j;
@@ -225,7 +231,7 @@ int
 policy_format(const struct policy *p, FILE *out)
 {
 	enum section sec;
-	char num[32], name[LINE_MAX_BYTES + 1];
+	char num[256], name[LINE_MAX_BYTES + 1];
 	const char *v;
 	size_t i;
 	int r;

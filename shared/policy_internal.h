@@ -43,6 +43,8 @@ enum key_kind {
 	K_CGROUP,   /* char * field: "" or absolute and normalised */
 	K_PROFILE,  /* char * field: a seccomp profile's name, "default" or
 		     * "strict" (the ones the launcher has compiled in) */
+	K_LAYERS,   /* uint32_t field: a JOB_LAYER_BIT mask written as a
+		     * comma or blank separated list of layer names */
 };
 
 /* One scalar key. The order of this table is the order of default.ini,
@@ -79,6 +81,14 @@ bool policy_parse_enforcement(const char *key, const char *v,
  * (policy/seccomp-*.ini; launcher/seccomp.c keeps the same table). */
 bool policy_valid_profile(const char *key, const char *v, char *why,
 			  size_t whylen);
+/*
+ * A list of layer names (result.h job_layer_name), separated by commas
+ * and/or blanks, possibly empty, each name at most once, into the mask
+ * *OUT (JOB_LAYER_BIT of each). False, with WHY naming the offending word
+ * and the valid names, for an unknown or repeated name.
+ */
+bool policy_parse_layers(const char *key, const char *v, uint32_t *out,
+			 char *why, size_t whylen);
 /* The policy word of E ("auto", "monitor", "cgroup2"). */
 const char *policy_enforcement_name(enum job_enforcement e);
 bool policy_is_blank(char c);

@@ -40,6 +40,9 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_JAIL, "pty", K_BOOL, FIELD(pty), 0, 0, 0},
 	{SEC_JAIL, "seccomp_profile", K_PROFILE, FIELD(seccomp_profile), 0, 0,
 	 0},
+	/* Evaluation only (docs/layers.md): `stockade run` refuses such a
+	 * policy without --unsafe-evaluation, `stockade serve` always. */
+	{SEC_JAIL, "unsafe_layers_off", K_LAYERS, FIELD(layers_off), 0, 0, 0},
 	{SEC_JAIL, "unsafe_no_seccomp", K_BOOL, FIELD(unsafe_no_seccomp), 0, 0,
 	 0},
 	/* [files]: the host file API's quotas (broker/fsapi.h). A path is at
@@ -194,6 +197,45 @@ policy_parse_bool(const char *key, const char *v, bool *out, char *why,
 		snprintf(why, whylen, "%s must be true or false, not \"%.200s\"", key,
 			 v);
 		return false;
+	}
+	return true;
+}
+
+bool
+policy_parse_layers(const char *key, const char *v, uint32_t *out, char *why,
+		    size_t whylen)
+{
+	char valid[512];
+	const char *p = v;
+
+	*out = 0;
+	while (*p != '\0') {
+		size_t n;
+		int layer;
+
+		if (*p == ',' || policy_is_blank(*p)) {
+			p++;
+			continue;
+		}
+		n = strcspn(p, ", \t\r\v\f");
+		layer = job_layer_parse(p, n);
+		if (layer < 0) {
+			snprintf(why, whylen, "%s names an unknown layer "
+				 "\"%.*s\" (the layers: %s)", key,
+				 (int)(n > 64 ? 64 : n), p,
+				 job_layers_format(JOB_LAYERS_ALL, valid,
+						   sizeof(valid)));
+			*out = 0;
+			return false;
+		}
+		if (*out & JOB_LAYER_BIT(layer)) {
+			snprintf(why, whylen, "%s names layer \"%s\" twice", key,
+				 job_layer_name(layer));
+			*out = 0;
+			return false;
+		}
+		*out |= JOB_LAYER_BIT(layer);
+		p += n;
 	}
 	return true;
 }

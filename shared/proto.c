@@ -135,6 +135,7 @@ proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
 	wbuf_put_str(&w, s->cgroup ? s->cgroup : "");
 	wbuf_put_u64(&w, s->workspace_allow);
 	wbuf_put_str(&w, s->seccomp_profile ? s->seccomp_profile : "default");
+	wbuf_put_u32(&w, s->layers_off);
 	return finish(&w, PROTO_RUN);
 }
 
@@ -392,6 +393,9 @@ proto_decode_run(const uint8_t *body, size_t len, struct job_spec *s)
 	e = rbuf_get_str(&r, &s->seccomp_profile, JOB_MAX_PROFILE);
 	if (e < 0)
 		goto fail;
+	e = -EBADMSG;
+	if (rbuf_get_u32(&r, &s->layers_off) < 0)
+		goto fail;
 	e = rbuf_end(&r);
 	if (e < 0)
 		goto fail;
@@ -520,6 +524,13 @@ proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id)
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+uint32_t
+job_spec_layers_off(const struct job_spec *s)
+{
+	return s->layers_off | ((s->flags & JOB_F_UNSAFE_NO_SECCOMP) ?
+					JOB_LAYER_BIT(JOB_LAYER_SECCOMP) : 0);
 }
 
 void

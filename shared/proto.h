@@ -16,7 +16,13 @@
  *   broker -> launcher                 launcher -> broker
  *   PROTO_HELLO        (no fd)         PROTO_HELLO_REPLY  (no fd)
  *   PROTO_RUN          (1 fd: the      PROTO_OUTPUT       (no fd), 0..n
- *                       workspace dir) PROTO_RESULT       (no fd), exactly 1
+ *                       workspace dir; PROTO_RESULT       (no fd), exactly 1
+ *                       a 2nd fd, the
+ *                       caller's
+ *                       terminal, only
+ *                       with layer
+ *                       no_terminal
+ *                       off)
  *   PROTO_CANCEL       (no fd)          (answered by the RUN's RESULT)
  *
  * Who may send what in which phase is a table on each side
@@ -30,11 +36,15 @@
 
 #include "result.h"
 
-#define PROTO_VERSION 3u
+/* Version 4: RUN grew layers_off and may carry the caller's terminal
+ * (issue 6). */
+#define PROTO_VERSION 4u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
-#define PROTO_MAX_FDS 1u
+/* Most descriptors on one broker-launcher message: RUN's workspace and,
+ * with layer no_terminal off, the caller's terminal. */
+#define PROTO_MAX_FDS 2u
 /* Largest OUTPUT chunk, bytes. */
 #define PROTO_OUTPUT_CHUNK (64u * 1024u)
 
@@ -119,7 +129,21 @@ struct job_spec {
 	/* The seccomp profile ([jail] seccomp_profile): a compiled-in
 	 * profile's name, [a-z]+, at most JOB_MAX_PROFILE bytes. */
 	char *seccomp_profile;
+	/* The layers switched off ([jail] unsafe_layers_off, evaluation
+	 * only): a JOB_LAYER_BIT mask (result.h) within JOB_LAYERS_ALL;
+	 * docs/layers.md says what each bit changes. */
+	uint32_t layers_off;
 };
+
+/*
+ * The layers SPEC runs without: its layers_off, and layer seccomp when
+ * the older flag JOB_F_UNSAFE_NO_SECCOMP is set (the same switch).
+ */
+uint32_t job_spec_layers_off(const struct job_spec *spec);
+
+/* True when SPEC runs without layer LAYER (enum job_layer). */
+#define job_spec_layer_off(spec, layer)                                   \
+	((job_spec_layers_off(spec) & JOB_LAYER_BIT(layer)) != 0)
 
 /* Frees everything SPEC owns and zeroes it; accepts NULL. */
 void job_spec_clear(struct job_spec *spec);
@@ -178,9 +202,10 @@ int proto_send(int sock, const uint8_t *msg, size_t len, int fd);
  * length; 0 when the peer closed the connection; -EMSGSIZE on MSG_TRUNC;
  * -EBADMSG on MSG_CTRUNC or an unexpected control message; another negative
  * errno on failure. A descriptor that arrived (SCM_RIGHTS, close-on-exec via
- * MSG_CMSG_CLOEXEC) is stored in *FD (else *FD = -1); more than
- * PROTO_MAX_FDS descriptors is -EBADMSG, with all of them closed. The
- * caller owns *FD and must close it, including when the message is refused.
+ * MSG_CMSG_CLOEXEC) is stored in *FD (else *FD = -1); more than one
+ * descriptor is -EBADMSG, with all of them closed (a RUN with the
+ * caller's terminal is received with proto_recv_fds). The caller owns *FD
+ * and must close it, including when the message is refused.
  */
 int proto_recv(int sock, uint8_t *buf, size_t size, int *fd);
 

@@ -81,7 +81,8 @@ proto_check_spec(const struct job_spec *s)
 		return -EINVAL;
 	if (s->uid == 0 || s->gid == 0)
 		return -EINVAL;
-	if ((s->flags & ~JOB_F_KNOWN) != 0)
+	if ((s->flags & ~JOB_F_KNOWN) != 0 ||
+	    (s->layers_off & ~JOB_LAYERS_ALL) != 0)
 		return -EINVAL;
 	for (uint32_t i = 0; i < s->envc; i++) {
 		const char *eq = strchr(s->envp[i], '=');

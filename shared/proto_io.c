@@ -138,7 +138,7 @@ int
 proto_recv(int sock, uint8_t *buf, size_t size, int *fd)
 {
 	size_t n;
-	int r = proto_recv_fds(sock, buf, size, fd, PROTO_MAX_FDS, &n);
+	int r = proto_recv_fds(sock, buf, size, fd, 1, &n);
 
 	if (n == 0)
 		*fd = -1;

@@ -38,6 +38,60 @@ job_status_from_name(const char *name)
 	return -1;
 }
 
+static const char *const layer_names[] = {
+	[JOB_LAYER_LIMITS] = "limits",
+	[JOB_LAYER_PROCESS_GROUP] = "process_group",
+	[JOB_LAYER_SCRUBBED_ENV] = "scrubbed_env",
+	[JOB_LAYER_PRIVATE_CWD] = "private_cwd",
+	[JOB_LAYER_USER_NS] = "user_ns",
+	[JOB_LAYER_PID_NS] = "pid_ns",
+	[JOB_LAYER_MOUNT_NS] = "mount_ns",
+	[JOB_LAYER_NETWORK_NS] = "network_ns",
+	[JOB_LAYER_IPC_UTS] = "ipc_uts",
+	[JOB_LAYER_NO_TERMINAL] = "no_terminal",
+	[JOB_LAYER_CAPS_NNP] = "caps_nnp",
+	[JOB_LAYER_LANDLOCK] = "landlock",
+	[JOB_LAYER_SECCOMP] = "seccomp",
+};
+
+const char *
+job_layer_name(int layer)
+{
+	if (layer < 1 || layer > JOB_LAYER_MAX)
+		return NULL;
+	return layer_names[layer];
+}
+
+int
+job_layer_parse(const char *name, size_t len)
+{
+	for (int i = 1; i <= JOB_LAYER_MAX; i++)
+		if (strlen(layer_names[i]) == len &&
+		    memcmp(layer_names[i], name, len) == 0)
+			return i;
+	return -1;
+}
+
+char *
+job_layers_format(uint32_t off, char *buf, size_t size)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 1; i <= JOB_LAYER_MAX && at < size; i++) {
+		int n;
+
+		if (!(off & JOB_LAYER_BIT(i)))
+			continue;
+		n = snprintf(buf + at, size - at, "%s%s", at ? ", " : "",
+			     layer_names[i]);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+	return buf;
+}
+
 static const struct {
 	int sig;
 	const char *name;

@@ -59,6 +59,52 @@ struct job_denial {
 	uint64_t first_ms;             /* first refusal, ms since the start */
 };
 
+/*
+ * The jail's layers (architecture.md, "The jail, layer by layer";
+ * docs/layers.md), numbered in the order the layer table of `stockade eval
+ * layers` adds them. A mask of layers switched off ([jail]
+ * unsafe_layers_off, evaluation only) has bit N - 1 set for layer N. The
+ * numbers travel on the wire (RUN's layers_off) and are never renumbered.
+ */
+enum job_layer {
+	JOB_LAYER_LIMITS = 1,        /* rlimits, monitor/cgroup limits, tmpfs sizes */
+	JOB_LAYER_PROCESS_GROUP = 2, /* nothing the job started outlives it */
+	JOB_LAYER_SCRUBBED_ENV = 3,  /* only the policy's [environment] */
+	JOB_LAYER_PRIVATE_CWD = 4,   /* private HOME and TMPDIR */
+	JOB_LAYER_USER_NS = 5,       /* CLONE_NEWUSER */
+	JOB_LAYER_PID_NS = 6,        /* CLONE_NEWPID, own /proc */
+	JOB_LAYER_MOUNT_NS = 7,      /* new root, binds, pivot_root */
+	JOB_LAYER_NETWORK_NS = 8,    /* CLONE_NEWNET, Landlock TCP and
+				      * abstract unix scope */
+	JOB_LAYER_IPC_UTS = 9,       /* CLONE_NEWIPC, NEWUTS, NEWCGROUP */
+	JOB_LAYER_NO_TERMINAL = 10,  /* setsid, stdin /dev/null */
+	JOB_LAYER_CAPS_NNP = 11,     /* capabilities, securebits, NNP */
+	JOB_LAYER_LANDLOCK = 12,     /* the payload's Landlock domain */
+	JOB_LAYER_SECCOMP = 13,      /* the payload's seccomp filter */
+};
+#define JOB_LAYER_MAX JOB_LAYER_SECCOMP
+/* The bit of layer N (1..JOB_LAYER_MAX) in a layers_off mask. */
+#define JOB_LAYER_BIT(n) (UINT32_C(1) << ((unsigned)(n) - 1u))
+/* Every layer's bit; any other bit of a mask is unknown. */
+#define JOB_LAYERS_ALL ((UINT32_C(1) << JOB_LAYER_MAX) - 1u)
+
+/*
+ * The name of layer LAYER ("limits", "process_group", ...: the words of
+ * the policy, the wire's documentation, the result's layers_off and the
+ * evaluation's tables), or NULL when LAYER is not 1..JOB_LAYER_MAX.
+ */
+const char *job_layer_name(int layer);
+
+/* The layer named by the LEN bytes at NAME (no NUL needed), or -1. */
+int job_layer_parse(const char *name, size_t len);
+
+/*
+ * Writes the names of the layers in mask OFF, in layer order, joined by
+ * ", ", into BUF (SIZE > 0 bytes, NUL-terminated, truncated if it must
+ * be; "" for 0; unknown bits are ignored). Returns BUF.
+ */
+char *job_layers_format(uint32_t off, char *buf, size_t size);
+
 /* What the launcher reports for one job. Strings are owned by the struct. */
 struct job_result {
 	uint64_t job_id;
@@ -75,6 +121,9 @@ struct job_result {
 	struct job_denial denials[JOB_MAX_DENIALS]; /* by first refusal */
 	uint64_t stdout_bytes;   /* bytes the program wrote to stdout */
 	uint64_t stderr_bytes;   /* bytes the program wrote to stderr */
+	/* The layers the job ran without (JOB_LAYER_BIT mask): set by the
+	 * broker from the job's spec, not carried by RESULT. */
+	uint32_t layers_off;
 	char *detail;            /* NUL-terminated; "" when nothing to add */
 };
 

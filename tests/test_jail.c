@@ -82,6 +82,7 @@ static const struct {
 	{"enforcement", K_STRING},
 	{"landlock_abi", K_INT},
 	{"denials", K_ARRAY},
+	{"layers_off", K_ARRAY},
 	{"detail", K_STRING},
 	{"hint", K_STRING},
 };

@@ -248,6 +248,7 @@ raw_run_body(struct wbuf *w, const struct job_spec *s)
 	wbuf_put_str(w, s->cgroup ? s->cgroup : "");
 	wbuf_put_u64(w, s->workspace_allow);
 	wbuf_put_str(w, s->seccomp_profile ? s->seccomp_profile : "default");
+	wbuf_put_u32(w, s->layers_off);
 }
 
 static size_t
@@ -329,6 +330,7 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	cr_assert_not_null(b->seccomp_profile);
 	cr_assert_str_eq(a->seccomp_profile ? a->seccomp_profile : "default",
 			 b->seccomp_profile);
+	cr_assert_eq(a->layers_off, b->layers_off);
 }
 
 /* Splits MSG[0..N) and expects TYPE; returns the body length. */
@@ -404,8 +406,15 @@ Test(proto, numbers_are_fixed)
 	cr_assert_eq(PROTO_MSG_TYPE_MAX, 6);
 	cr_assert_eq(PROTO_HEADER_SIZE, 8);
 	/* Version 2: RUN and RESULT grew the issue 4 fields; version 3:
-	 * RESULT grew landlock_abi and denials (issue 5). */
-	cr_assert_eq(PROTO_VERSION, 3);
+	 * RESULT grew landlock_abi and denials (issue 5); version 4: RUN
+	 * grew layers_off and may carry the caller's terminal (issue 6). */
+	cr_assert_eq(PROTO_VERSION, 4);
+	cr_assert_eq(PROTO_MAX_FDS, 2);
+	/* The layers' numbers and names (result.h), on the wire. */
+	cr_assert_eq(JOB_LAYER_LIMITS, 1);
+	cr_assert_eq(JOB_LAYER_SECCOMP, 13);
+	cr_assert_eq(JOB_LAYER_MAX, 13);
+	cr_assert_eq(JOB_LAYERS_ALL, 0x1fffu);
 	cr_assert_eq(JOB_MAX_DENIALS, 32);
 	cr_assert_eq(JOB_DENIAL_NAME, 32);
 }
@@ -1752,6 +1761,81 @@ Test(semantic, unknown_flags)
 		expect_refused_spec(&s, -EINVAL, "unknown flag");
 	}
 	job_spec_clear(&s);
+}
+
+/* layers_off: every mask within JOB_LAYERS_ALL travels; any other bit
+ * is refused by both sides. */
+Test(round_trip, run_layers_off)
+{
+	static const uint32_t masks[] = {
+		0, 1, JOB_LAYER_BIT(JOB_LAYER_SECCOMP),
+		JOB_LAYER_BIT(JOB_LAYER_NO_TERMINAL) | JOB_LAYER_BIT(1),
+		JOB_LAYERS_ALL,
+	};
+
+	for (size_t i = 0; i < NELEM(masks); i++) {
+		struct job_spec in, out;
+		const uint8_t *body;
+		size_t len;
+		int n;
+
+		sample_spec(&in);
+		in.layers_off = masks[i];
+		n = proto_encode_run(msg, sizeof(msg), &in);
+		len = header_ok(n, PROTO_RUN, &body);
+		cr_assert_eq(proto_decode_run(body, len, &out), 0, "%#x",
+			     masks[i]);
+		assert_spec_eq(&in, &out);
+		/* The older flag is layer seccomp too. */
+		cr_assert_eq(job_spec_layers_off(&out),
+			     masks[i] | JOB_LAYER_BIT(JOB_LAYER_SECCOMP));
+		job_spec_clear(&out);
+		job_spec_clear(&in);
+	}
+}
+
+Test(semantic, unknown_layer_bits)
+{
+	static const uint32_t bad[] = {JOB_LAYER_BIT(JOB_LAYER_MAX + 1),
+				       0x80000000u, ~JOB_LAYERS_ALL,
+				       UINT32_MAX};
+	struct job_spec s;
+
+	sample_spec(&s);
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		s.layers_off = bad[i];
+		expect_refused_spec(&s, -EINVAL, "unknown layer bit");
+	}
+	job_spec_clear(&s);
+}
+
+Test(proto, layer_names)
+{
+	static const char *const names[] = {
+		"limits", "process_group", "scrubbed_env", "private_cwd",
+		"user_ns", "pid_ns", "mount_ns", "network_ns", "ipc_uts",
+		"no_terminal", "caps_nnp", "landlock", "seccomp",
+	};
+	char buf[256];
+
+	for (int i = 1; i <= JOB_LAYER_MAX; i++) {
+		cr_assert_str_eq(job_layer_name(i), names[i - 1]);
+		cr_assert_eq(job_layer_parse(names[i - 1],
+					     strlen(names[i - 1])), i);
+	}
+	cr_assert_null(job_layer_name(0));
+	cr_assert_null(job_layer_name(JOB_LAYER_MAX + 1));
+	cr_assert_eq(job_layer_parse("pid_nsx", 7), -1);
+	cr_assert_eq(job_layer_parse("pid_nsx", 6), JOB_LAYER_PID_NS);
+	cr_assert_eq(job_layer_parse("", 0), -1);
+	cr_assert_str_eq(job_layers_format(0, buf, sizeof(buf)), "");
+	cr_assert_str_eq(job_layers_format(JOB_LAYER_BIT(JOB_LAYER_SECCOMP) |
+					   JOB_LAYER_BIT(JOB_LAYER_LIMITS) |
+					   0x80000000u, buf, sizeof(buf)),
+			 "limits, seccomp");
+	/* Truncated, always terminated. */
+	cr_assert_str_eq(job_layers_format(JOB_LAYERS_ALL, buf, 9),
+			 "limits, ");
 }
 
 Test(semantic, env_entries)

@@ -103,7 +103,7 @@ Test(result_json, invalid_utf8_detail_gives_a_valid_object)
 			 "temporary.");
 	back = reparse(o);
 	cr_assert_str_eq(jstr(back, "detail"), FFFD FFFD);
-	cr_assert_eq(json_object_size(back), 19);
+	cr_assert_eq(json_object_size(back), 20);
 	json_decref(back);
 	json_decref(o);
 }
@@ -189,7 +189,7 @@ Test(result_json, every_key_and_the_new_figures)
 		"peak_memory_kb", "peak_processes", "stdout", "stderr",
 		"stdout_truncated", "stderr_truncated", "stdout_bytes",
 		"stderr_bytes", "limits", "enforcement", "landlock_abi",
-		"denials", "detail", "hint",
+		"denials", "layers_off", "detail", "hint",
 	};
 	static const char *const limit_keys[] = {
 		"wall_time_ms", "cpu_time_ms", "memory_mb", "processes",
@@ -232,6 +232,10 @@ Test(result_json, every_key_and_the_new_figures)
 	v = json_object_get(back, "denials");
 	cr_assert(json_is_array(v), "denials is not an array");
 	cr_assert_eq(json_array_size(v), 0);
+	/* The product: no layer off, an empty array (issue 6). */
+	v = json_object_get(back, "layers_off");
+	cr_assert(json_is_array(v), "layers_off is not an array");
+	cr_assert_eq(json_array_size(v), 0);
 
 	/* The keys in this order, in the object and in its text. */
 	at = 0;
@@ -245,7 +249,7 @@ Test(result_json, every_key_and_the_new_figures)
 	cr_assert_not_null(text);
 	cr_assert_not_null(strstr(text, "\"enforcement\":\"monitor\","
 				  "\"landlock_abi\":0,\"denials\":[],"
-				  "\"detail\":"),
+				  "\"layers_off\":[],\"detail\":"),
 			   "%s", text);
 	free(text);
 

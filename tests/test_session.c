@@ -162,9 +162,11 @@ assert_status_line(pid_t pid, const char *line)
  * The launcher is confined (launcher/confine.h: no_new_privs and a
  * seccomp filter; its Landlock domain is observed in
  * test_launcher_confine.c), and its zygote (launcher/zygote.h) is not,
- * on purpose, but holds no_new_privs and nothing but its standard
- * streams, its socket to the launcher and the launcher's pidfd: never
- * the broker's socket, the launcher's descriptor 3.
+ * on purpose: it holds nothing but its standard streams, its socket to
+ * the launcher and the launcher's pidfd (never the broker's socket, the
+ * launcher's descriptor 3), and not even no_new_privs, which it would
+ * pass to every jail: each payload sets it itself (issue 6, layer
+ * caps_nnp; test_jail.c checks the payload's).
  */
 static void
 check_helpers(pid_t launcher, pid_t zygote)
@@ -174,7 +176,7 @@ check_helpers(pid_t launcher, pid_t zygote)
 
 	assert_status_line(launcher, "NoNewPrivs:\t1");
 	assert_status_line(launcher, "Seccomp:\t2");
-	assert_status_line(zygote, "NoNewPrivs:\t1");
+	assert_status_line(zygote, "NoNewPrivs:\t0");
 	assert_status_line(zygote, "Seccomp:\t0");
 	snprintf(path, sizeof(path), "/proc/%d/fd/3", (int)launcher);
 	n = readlink(path, sock, sizeof(sock) - 1);
