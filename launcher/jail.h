@@ -70,9 +70,9 @@ struct jail_host {
  * (when the launcher runs as root, see idmap.c), or, when that is -1, as
  * the directory WSFD, which init binds through its current directory.
  * Both descriptors are borrowed. H->launcher_pidfd lets init notice a
- * launcher that died before init armed PR_SET_PDEATHSIG. The launcher
- * writes the jail's one-line uid and gid maps (H's outer ids) before init
- * goes on (user_namespaces(7)). Returns 0 and fills J, or a negative errno
+ * launcher that died before init armed PR_SET_PDEATHSIG. The caller (the
+ * zygote) writes the jail's one-line uid and gid maps (H's outer ids)
+ * before init goes on (user_namespaces(7)). Returns 0 and fills J, or a negative errno
  * when the clone or the maps fail (-EPERM, -ENOSPC and -EINVAL from the
  * clone mean user namespaces are not available); failures inside the jail
  * are reported later on status_fd.

@@ -45,7 +45,10 @@ static void
 kill_jail(struct job_state *s)
 {
 	if (!s->killed && !s->exited) {
-		syscall(SYS_pidfd_send_signal, s->jail.pidfd, SIGKILL, NULL, 0);
+		/* The launcher may signal nothing (confine.h): its zygote
+		 * kills the jail. */
+		if (zygote_kill(s->zygote, s->job_id) < 0)
+			s->zygote_gone = true;
 		if (s->cg_leaf >= 0)
 			(void)cg_leaf_kill(s->cg_leaf);
 		s->killed = true;
@@ -244,6 +247,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	struct zygote_reply zr;
 
 	memset(&s, 0, sizeof(s));
+	s.zygote = &l->zygote;
+	s.job_id = spec->job_id;
 	s.cg_leaf = -1;
 	s.den.listener = -1;
 	s.enf.ws_fd = -1;
@@ -290,9 +295,15 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 			return clone_failed(l, spec, -zr.err);
 		case ZYGOTE_OK:
 		case ZYGOTE_BAD_REQUEST:
+		case ZYGOTE_NOT_SESSION:
 			break;
 		}
-		log_error("the zygote refused a job the launcher decoded");
+		/* A job the launcher decoded, or one that asks for what the
+		 * session's first did not: the launcher is not itself. */
+		log_error("the zygote refused the job (%s)",
+			  zr.refusal == ZYGOTE_NOT_SESSION ?
+				  "not what the session's first job fixed" :
+				  "malformed");
 		return -EPROTO;
 	}
 	/* The enforcer keeps its own duplicate of the workspace, to watch
@@ -313,7 +324,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		 * (the payload blocks on a full pipe), but the deadline is
 		 * still kept. */
 		bool wait_out = s.pending > 0;
-		struct pollfd p[6] = {
+		struct pollfd p[7] = {
 			{.fd = s.exited ? -1 : s.jail.pidfd, .events = POLLIN},
 			{.fd = s.eof[1] || wait_out ? -1 : s.jail.out_fd,
 			 .events = POLLIN},
@@ -326,6 +337,9 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 								 s.jail.notify_sock,
 			 .events = POLLIN},
 			{.fd = s.exited ? -1 : s.den.listener, .events = POLLIN},
+			/* The zygote says nothing unasked: anything here is
+			 * its end (F3 of the review: notice it at once). */
+			{.fd = l->zygote.sock, .events = POLLIN},
 		};
 		uint64_t spent = elapsed_ms(&s.jail.start);
 		int timeout = -1, ready;
@@ -345,7 +359,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		 * collection of unix sockets happens to run. */
 		if (s.exited && !wait_out)
 			timeout = 0;
-		ready = poll(p, 6, timeout);
+		ready = poll(p, 7, timeout);
 		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
@@ -355,6 +369,15 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 		}
 		if (s.exited && !wait_out && !p[1].revents && !p[2].revents)
 			s.eof[1] = s.eof[2] = true;
+		if (p[6].revents != 0 || s.zygote_gone) {
+			/* Without its zygote the launcher cannot kill a jail:
+			 * end the session; our exit kills the jail (init has
+			 * PR_SET_PDEATHSIG). */
+			log_error("the zygote is gone");
+			s.zygote_gone = true;
+			e = -EPIPE;
+			break;
+		}
 		spent = elapsed_ms(&s.jail.start);
 		if (!s.exited && !s.killed && spent >= spec->limits.wall_ms) {
 			s.timed_out = true;
@@ -403,8 +426,9 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd)
 	if (!s.exited) {
 		/* Leaving on error: reap what we killed. */
 		kill_jail(&s);
-		syscall(SYS_waitid, P_PIDFD, s.jail.pidfd, &s.info, WEXITED,
-			&s.ru);
+		if (!s.zygote_gone)
+			syscall(SYS_waitid, P_PIDFD, s.jail.pidfd, &s.info,
+				WEXITED, &s.ru);
 	}
 	enforcer_finish(&s.enf, &s.ru);
 

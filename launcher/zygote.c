@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -70,6 +73,115 @@ cached_filter(struct filter_cache *c, const char *profile, bool monitor,
 	return c->f[c->n++].ctx;
 }
 
+#define MAX_LIVE 8
+
+/*
+ * What the session's first request fixed (zygote.h, "Authority"): that
+ * request reaches the zygote before any job has run, so before anything
+ * a payload controls has reached the launcher.
+ */
+struct pin {
+	bool set;
+	struct job_spec spec;  /* the first request, decoded */
+	dev_t ws_dev;          /* its workspace */
+	ino_t ws_ino;
+	bool cgroup;           /* it came with a cgroup leaf, */
+	dev_t cg_dev;          /* whose parent is this one */
+	ino_t cg_ino;
+};
+
+struct zstate {
+	const struct zygote_config *c;
+	struct filter_cache cache;
+	struct pin pin;
+	/* The jails it made that have not exited: the launcher asks the
+	 * zygote to kill them (it may signal nothing itself). */
+	struct {
+		uint64_t job_id;
+		int pidfd;
+	} live[MAX_LIVE];
+	size_t nlive;
+};
+
+static bool
+str_eq(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+/* Whether B asks for nothing the session's first request A did not:
+ * the same ids, flags, names, home, seccomp profile and bind mounts.
+ * Limits, argv and environment may differ per job. */
+static bool
+same_authority(const struct job_spec *a, const struct job_spec *b)
+{
+	if (a->uid != b->uid || a->gid != b->gid || a->flags != b->flags ||
+	    a->nmounts != b->nmounts || !str_eq(a->hostname, b->hostname) ||
+	    !str_eq(a->user, b->user) || !str_eq(a->home, b->home) ||
+	    !str_eq(a->seccomp_profile, b->seccomp_profile))
+		return false;
+	for (uint32_t i = 0; i < a->nmounts; i++)
+		if (a->mounts[i].kind != b->mounts[i].kind ||
+		    !str_eq(a->mounts[i].source, b->mounts[i].source) ||
+		    !str_eq(a->mounts[i].target, b->mounts[i].target))
+			return false;
+	return true;
+}
+
+/* The device and inode of the directory above cgroup leaf LEAF, which
+ * must be on a cgroup2 file system. */
+static int
+leaf_parent(int leaf, dev_t *dev, ino_t *ino)
+{
+	struct statfs sf;
+	struct stat st;
+	int up;
+
+	if (fstatfs(leaf, &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+		return -EINVAL;
+	up = openat(leaf, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0)
+		return -errno;
+	if (fstat(up, &st) < 0) {
+		close(up);
+		return -errno;
+	}
+	close(up);
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/*
+ * Checks SPEC, its workspace WS (stat) and cgroup leaf CG (or -1)
+ * against what the session's first request fixed, pinning them when this
+ * is the first. Returns true when the request may go on; takes SPEC into
+ * the pin on the first call (then *SPEC is zeroed).
+ */
+static bool
+pinned(struct pin *p, struct job_spec *spec, const struct stat *ws, int cg)
+{
+	dev_t dev = 0;
+	ino_t ino = 0;
+
+	if (cg >= 0 && leaf_parent(cg, &dev, &ino) < 0)
+		return false;
+	if (!p->set) {
+		p->set = true;
+		p->spec = *spec;
+		memset(spec, 0, sizeof(*spec));
+		p->ws_dev = ws->st_dev;
+		p->ws_ino = ws->st_ino;
+		p->cgroup = cg >= 0;
+		p->cg_dev = dev;
+		p->cg_ino = ino;
+		return true;
+	}
+	return same_authority(&p->spec, spec) && ws->st_dev == p->ws_dev &&
+	       ws->st_ino == p->ws_ino && (cg >= 0) == p->cgroup &&
+	       (cg < 0 || (dev == p->cg_dev && ino == p->cg_ino));
+}
+
 static int
 send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 {
@@ -103,10 +215,11 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
  * or says why not in R.
  */
 static void
-start_one(const struct zygote_config *c, struct filter_cache *cache,
-	  const uint8_t *msg, size_t len, const int *fds, size_t nfds,
-	  struct jail *j, struct zygote_reply *r)
+start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
+	  size_t nfds, struct jail *j, struct zygote_reply *r)
 {
+	const struct zygote_config *c = z->c;
+	const struct job_spec *use;
 	struct job_spec spec;
 	struct jail_host host = {
 		.outer_uid = c->outer_uid,
@@ -133,6 +246,14 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 		r->err = EBADMSG;
 		goto out;
 	}
+	if (z->nlive == MAX_LIVE ||
+	    !pinned(&z->pin, &spec, &st, host.cgroup_fd)) {
+		r->refusal = ZYGOTE_NOT_SESSION;
+		r->err = EPERM;
+		goto out;
+	}
+	/* The first request's spec now lives in the pin. */
+	use = spec.argv != NULL ? &spec : &z->pin.spec;
 	if (c->as_root) {
 		/* A workspace owned by root would lend the job root's
 		 * access through the id-mapped mount. */
@@ -149,8 +270,8 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 			goto out;
 		}
 	}
-	if (!(spec.flags & JOB_F_UNSAFE_NO_SECCOMP)) {
-		host.filter = cached_filter(cache, spec.seccomp_profile,
+	if (!(use->flags & JOB_F_UNSAFE_NO_SECCOMP)) {
+		host.filter = cached_filter(&z->cache, use->seccomp_profile,
 					    host.cgroup_fd < 0,
 					    &r->kill_on_denial, r->why,
 					    sizeof(r->why));
@@ -160,9 +281,15 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 			goto out;
 		}
 	}
-	if ((e = jail_start(&spec, fds[0], tree, &host, j)) < 0) {
+	if ((e = jail_start(use, fds[0], tree, &host, j)) < 0) {
 		r->refusal = ZYGOTE_CLONE;
 		r->err = -e;
+	} else {
+		/* Kept to kill it when asked (zygote_kill). */
+		z->live[z->nlive].job_id = use->job_id;
+		z->live[z->nlive].pidfd = fcntl(j->pidfd, F_DUPFD_CLOEXEC, 3);
+		if (z->live[z->nlive].pidfd >= 0)
+			z->nlive++;
 	}
 out:
 	if (tree >= 0)
@@ -195,10 +322,47 @@ drop_privileges(bool as_root)
 		       0 : -1;
 }
 
+/* KILL: SIGKILL the live jail of the job the CANCEL message MSG names
+ * (init: the kernel then kills its whole pid namespace). Unknown or
+ * already gone: nothing to do. */
+static void
+kill_one(struct zstate *z, const uint8_t *msg, size_t len)
+{
+	const uint8_t *body;
+	size_t body_len;
+	uint16_t type;
+	uint64_t id;
+
+	if (proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
+	    type != PROTO_CANCEL ||
+	    proto_decode_cancel(body, body_len, &id) < 0)
+		return;
+	for (size_t i = 0; i < z->nlive; i++)
+		if (z->live[i].job_id == id)
+			syscall(SYS_pidfd_send_signal, z->live[i].pidfd,
+				SIGKILL, NULL, 0);
+}
+
+/* Forgets the jails whose init has exited (its pidfd is readable). */
+static void
+reap_live(struct zstate *z, const struct pollfd *p)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < z->nlive; i++) {
+		if (p[i].revents != 0) {
+			close(z->live[i].pidfd);
+			continue;
+		}
+		z->live[k++] = z->live[i];
+	}
+	z->nlive = k;
+}
+
 static _Noreturn void
 zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 {
-	struct filter_cache cache;
+	static struct zstate z;
 	uint8_t *msg = malloc(PROTO_MAX_MSG);
 	int fds[PROTO_IO_MAX_FDS];
 	size_t nfds;
@@ -213,18 +377,42 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 	 * signal (prctl(2)). The launcher may have died before it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != launcher)
 		_exit(1);
-	memset(&cache, 0, sizeof(cache));
+	z.c = c;
 	for (;;) {
+		struct pollfd p[MAX_LIVE + 1];
 		struct zygote_reply r;
+		uint16_t type;
+		const uint8_t *body;
+		size_t body_len;
 		struct jail j;
 
+		for (size_t i = 0; i < z.nlive; i++)
+			p[i] = (struct pollfd){.fd = z.live[i].pidfd,
+					       .events = POLLIN};
+		p[z.nlive] = (struct pollfd){.fd = sock, .events = POLLIN};
+		if (poll(p, z.nlive + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (p[z.nlive].revents == 0) {
+			reap_live(&z, p);
+			continue;
+		}
 		n = proto_recv_fds(sock, msg, PROTO_MAX_MSG, fds, 2, &nfds);
 		if (n <= 0)
 			_exit(n == 0 ? 0 : 1);
+		if (nfds == 0 &&
+		    proto_decode_header(msg, (size_t)n, &type, &body,
+					&body_len) == 0 &&
+		    type == PROTO_CANCEL) {
+			kill_one(&z, msg, (size_t)n);
+			continue;
+		}
 		memset(&r, 0, sizeof(r));
 		memset(&j, 0, sizeof(j));
 		j.pidfd = j.out_fd = j.err_fd = j.status_fd = j.notify_sock = -1;
-		start_one(c, &cache, msg, (size_t)n, fds, nfds, &j, &r);
+		start_one(&z, msg, (size_t)n, fds, nfds, &j, &r);
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
 		n = send_reply(sock, &r, &j);
@@ -234,6 +422,17 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 		if (n < 0)
 			_exit(1);
 	}
+}
+
+int
+zygote_kill(struct zygote *z, uint64_t job_id)
+{
+	uint8_t msg[64];
+	int n = proto_encode_cancel(msg, sizeof(msg), job_id);
+
+	if (n < 0)
+		return n;
+	return proto_send_fds(z->sock, msg, (size_t)n, NULL, 0);
 }
 
 int
@@ -313,7 +512,7 @@ zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
 	    rbuf_get_u64(&rb, &sec) < 0 || rbuf_get_u64(&rb, &nsec) < 0 ||
 	    rbuf_get_str(&rb, &why, sizeof(r->why) - 1) < 0 ||
 	    rbuf_end(&rb) < 0 || refusal < ZYGOTE_OK ||
-	    refusal > ZYGOTE_BAD_REQUEST ||
+	    refusal > ZYGOTE_NOT_SESSION ||
 	    nfds != (refusal == ZYGOTE_OK ? REPLY_FDS : 0u) ||
 	    (refusal == ZYGOTE_OK && pid <= 0)) {
 		for (size_t i = 0; i < nfds; i++)
