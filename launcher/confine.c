@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -55,14 +56,25 @@ static const char *const denied[] = {
 	 * does not cover (its ABI 6 scope is for abstract names only). */
 	"socket", "socketpair", "connect", "bind", "listen", "accept",
 	"accept4",
-	/* Signals go to jails through the pidfds it holds (its own pidfd
-	 * was opened before the call; jail pidfds arrive over SCM_RIGHTS):
-	 * no signal by pid, which as root would reach every root process
-	 * (same uid needs no CAP_KILL); no descriptor taken from or memory
-	 * advice given to another process. tgkill and rt_tgsigqueueinfo:
-	 * below. */
-	"kill", "tkill", "rt_sigqueueinfo", "pidfd_open", "pidfd_getfd",
-	"process_madvise",
+	/* No signal at all but to itself: the zygote kills jails on the
+	 * launcher's request (zygote.h). pidfd_send_signal also takes a
+	 * /proc/PID directory descriptor, which the launcher could open for
+	 * any process (it reads /proc), and as root same uid needs no
+	 * CAP_KILL: it would reach every root process. Nor a descriptor
+	 * taken from, or memory advice given to, another process.
+	 * tgkill and rt_tgsigqueueinfo: below. */
+	"kill", "tkill", "rt_sigqueueinfo", "pidfd_send_signal",
+	"pidfd_open", "pidfd_getfd", "process_madvise",
+	/* Watching paths: Landlock does not check inotify or fanotify
+	 * marks, and READ_DIR beneath / would let it watch any directory
+	 * its uid may read. */
+	"inotify_init", "inotify_init1", "fanotify_init",
+	/* Priorities, scheduling and memory placement: the launcher sets
+	 * none, and these act on the processes they name (setpriority and
+	 * ioprio_set on every process of a user, with PRIO_USER and
+	 * IOPRIO_WHO_USER). */
+	"setpriority", "ioprio_set", "sched_setscheduler", "sched_setparam",
+	"sched_setaffinity", "sched_setattr", "migrate_pages", "move_pages",
 	/* A handle that open_by_handle_at (common list) would open. */
 	"name_to_handle_at",
 	/* Ownership, mode, extended attributes and times: Landlock does not
@@ -221,6 +233,45 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 			return e;
 	}
 	/*
+	 * prlimit64 sets limits only on itself: a root launcher could
+	 * otherwise set RLIMIT_NOFILE to 1 on any root daemon (the same uid
+	 * needs no capability). Reading them (a NULL new limit, which is
+	 * what getrlimit(2) does, pid 0) stays.
+	 */
+	if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+				  SCMP_SYS(prlimit64), 2,
+				  SCMP_A0_64(SCMP_CMP_NE, self),
+				  SCMP_A2_64(SCMP_CMP_NE, 0))) < 0)
+		return e;
+	/*
+	 * No SIGIO for another process either: making it the owner of a
+	 * descriptor (fcntl F_SETOWN, F_SETOWN_EX; ioctl FIOSETOWN,
+	 * SIOCSPGRP) or choosing the signal (F_SETSIG) would have the
+	 * kernel signal it on I/O (fcntl(2), "Managing signals").
+	 */
+	{
+		static const unsigned long fcntl_cmds[] = {F_SETOWN,
+							   F_SETOWN_EX,
+							   F_SETSIG};
+		static const unsigned long owner_ioctls[] = {FIOSETOWN,
+							     SIOCSPGRP};
+
+		for (size_t i = 0; i < 3; i++)
+			if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+						  SCMP_SYS(fcntl), 1,
+						  SCMP_A1_64(SCMP_CMP_MASKED_EQ,
+							     0xffffffffULL,
+							     fcntl_cmds[i]))) < 0)
+				return e;
+		for (size_t i = 0; i < 2; i++)
+			if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+						  SCMP_SYS(ioctl), 1,
+						  SCMP_A1_64(SCMP_CMP_MASKED_EQ,
+							     0xffffffffULL,
+							     owner_ioctls[i]))) < 0)
+				return e;
+	}
+	/*
 	 * Terminal injection on a descriptor it inherited (stderr may be
 	 * the user's tty): TIOCSTI and TIOCLINUX, on the low 32 bits the
 	 * kernel reads (mask 0xffffffff), whatever the high ones
@@ -246,8 +297,12 @@ confine_launcher(char *err, size_t errlen)
 		/* TCP bind and connect handled with no rule: refused. */
 		.deny_tcp = true,
 		/* Abstract unix sockets outside the domain cannot be
-		 * reached. Signals are NOT scoped: the launcher must kill
-		 * jails that the zygote created outside its domain. */
+		 * reached (ABI 6). Signals are NOT scoped, though the
+		 * launcher sends none (the filter refuses every way): the
+		 * kernel checks a parent-death signal against the dying
+		 * parent's domain, so a scoped launcher's death would no
+		 * longer kill its zygote and jail inits, which are outside
+		 * it (PR_SET_PDEATHSIG; security_task_kill). */
 		.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
 	};
 	struct cf_plan plan = {

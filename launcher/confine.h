@@ -10,8 +10,8 @@
  * /proc/PID/{stat,task,task/TID/children} of its jails, reads and writes
  * cgroup v2 interface files and makes and removes job leaves under a
  * cgroup2 mount, walks a job's workspace tree by directory descriptors,
- * answers seccomp user notifications and signals its jails through the
- * pidfds it holds. It never forks, execs, makes a socket, mounts or
+ * answers seccomp user notifications and asks its zygote to kill a jail
+ * (zygote_kill): it sends no signal itself. It never forks, execs, makes a socket, mounts or
  * changes ids again. The call applies, in this order:
  *  - no_new_privs (prctl PR_SET_NO_NEW_PRIVS; required by both below);
  *  - capabilities (capabilities(7)): a launcher whose effective uid is 0
@@ -20,10 +20,7 @@
  *    0700 owned by the workspace's owner, another user. Any other
  *    launcher keeps none. Inheritable and ambient sets are emptied, and
  *    the bounding set when the process holds CAP_SETPCAP (a root
- *    launcher does). A root launcher needs nothing else: a jail's user
- *    namespace, which the zygote made as root, is owned by uid 0, so
- *    root in the parent namespace may signal its processes without
- *    CAP_KILL (user_namespaces(7));
+ *    launcher does);
  *  - a Landlock domain (landlock(7); every file-system right the
  *    kernel's ABI knows is handled) that grants READ_FILE and READ_DIR
  *    beneath /proc; READ_FILE, WRITE_FILE, TRUNCATE, READ_DIR, MAKE_DIR
@@ -37,16 +34,26 @@
  *    visible to it, the contents of no file outside /proc and the cgroup
  *    file systems are. From ABI 4, TCP bind and connect are handled with
  *    no rule (refused); from ABI 6, abstract unix sockets are scoped.
- *    Signals are NOT scoped: the launcher must kill jails that the
- *    zygote, outside its domain, created;
+ *    Signals are NOT scoped (the filter refuses every way to send one):
+ *    the kernel checks a parent-death signal against the dying
+ *    parent's domain (security_task_kill), so a scoped launcher's death
+ *    would no longer kill its zygote and its jails' init;
  *  - a seccomp filter (libseccomp, default allow, native ABI only: a
  *    call through i386 (int 0x80) or x32 kills the process) that
  *    answers with EPERM execve, execveat, fork, vfork, clone (any
  *    flags: no thread either), socket, socketpair, connect, bind,
- *    listen, accept, accept4; kill, tkill, rt_sigqueueinfo, pidfd_open,
- *    pidfd_getfd, process_madvise, and tgkill and rt_tgsigqueueinfo
- *    unless their first argument is the launcher's own pid (abort(3),
- *    raise(3)); name_to_handle_at; the calls no stockade helper needs
+ *    listen, accept, accept4; every signal but to itself: kill, tkill,
+ *    rt_sigqueueinfo, pidfd_send_signal (which also takes a /proc/PID
+ *    descriptor, and so would reach any process of its uid), tgkill
+ *    and rt_tgsigqueueinfo unless their first argument is the
+ *    launcher's own pid (abort(3), raise(3)), fcntl F_SETOWN,
+ *    F_SETOWN_EX and F_SETSIG and ioctl FIOSETOWN and SIOCSPGRP (SIGIO
+ *    to another process); acting on other processes: pidfd_open,
+ *    pidfd_getfd, process_madvise, prlimit64 with a new limit for
+ *    another pid, setpriority, ioprio_set, sched_setscheduler,
+ *    sched_setparam, sched_setaffinity, sched_setattr, migrate_pages,
+ *    move_pages; watches: inotify_init, inotify_init1, fanotify_init
+ *    (Landlock does not check marks); name_to_handle_at; the calls no stockade helper needs
  *    (shared/confine_util.h, cf_seccomp_deny_common: ptrace,
  *    process_vm_*, kcmp, the old and new mount API, chroot, unshare,
  *    setns, open_by_handle_at, bpf, perf_event_open, io_uring,
@@ -63,12 +70,10 @@
  *    low 32 bits whatever the high ones; and answers clone3 with ENOSYS.
  *    A name libseccomp does not know is skipped.
  * Descriptors opened before the call keep working: Landlock checks
- * paths when they are opened, and signals through pidfds are allowed.
- * Not covered: a /proc/PID directory descriptor is also accepted by
- * pidfd_send_signal (the kernel's older form), so the launcher can still
- * signal what its uid may signal, as it could with the pidfds it holds;
- * reads beneath /proc are limited by the kernel's own checks
- * (ptrace_may_access for environ, mem, maps...), not by this domain.
+ * paths when they are opened. Reads beneath /proc are limited by the
+ * kernel's own checks (ptrace_may_access for environ, mem, maps...) and
+ * Landlock's ptrace scoping (a process outside the domain may not be
+ * traced), not by a path rule.
  */
 #ifndef STOCKADE_LAUNCHER_CONFINE_H
 #define STOCKADE_LAUNCHER_CONFINE_H

@@ -7,14 +7,14 @@
  * (init is the launcher's child), and hands the pidfd and the pipes to
  * the launcher. Init then, in this order, and
  * aborting the job at the first failure (style.md rule 12):
- *   1. waits until the launcher has written its one-line uid and gid maps
+ *   1. waits until the zygote has written its one-line uid and gid maps
  *      (payload ids inside -> the launcher's ids outside, or "nobody"
  *      outside when the launcher is root; setgroups denied first;
  *      user_namespaces(7)), then takes the payload's ids;
  *   2. PR_SET_PDEATHSIG(SIGKILL), after the id change that would clear
  *      it, and checks the launcher is still there: if the launcher dies,
  *      init and so the whole jail die with it;
- *   3. enters the workspace directory (or takes the launcher's detached
+ *   3. enters the workspace directory (or takes the zygote's detached
  *      id-mapped copy of it), unshares the mount namespace and builds the
  *      root file system (mounts.c);
  *   4. sets the hostname, brings up lo (the only interface of its new
@@ -423,6 +423,8 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	char go;
 	int stage, e;
 
+	/* Not the zygote's name: `ps` and /proc/1/status in the jail. */
+	prctl(PR_SET_NAME, "stockade-init");
 	/* The broker's socket and anything else of the launcher's stay out;
 	 * stdio too, since the launcher's stderr is the caller's terminal. */
 	close_all_except(keep, sizeof(keep) / sizeof(keep[0]));
@@ -569,15 +571,13 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	}
 }
 
-/* Writes TEXT to /proc/PID/FILE. */
+/* Writes TEXT to FILE under the /proc/PID directory DIR. */
 static int
-write_proc(pid_t pid, const char *file, const char *text)
+write_proc_at(int dir, const char *file, const char *text)
 {
-	char path[64];
 	int fd, e;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = openat(dir, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	e = write_all(fd, text, strlen(text));
@@ -585,14 +585,46 @@ write_proc(pid_t pid, const char *file, const char *text)
 	return e;
 }
 
-int
-jail_write_id_map(pid_t pid, const char *file, unsigned inside,
-		  unsigned outside)
+/* The /proc/PID directory, opened while PIDFD says PID is alive, so that
+ * it is that process's and no later one's with the same number. */
+static int
+open_proc_dir(pid_t pid, int pidfd)
+{
+	struct pollfd alive = {.fd = pidfd, .events = POLLIN};
+	char path[64];
+	int dir;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	if (pidfd >= 0 && poll(&alive, 1, 0) != 0) {
+		close(dir);
+		return -ESRCH;
+	}
+	return dir;
+}
+
+static int
+write_map_at(int dir, const char *file, unsigned inside, unsigned outside)
 {
 	char map[64];
 
 	snprintf(map, sizeof(map), "%u %u 1\n", inside, outside);
-	return write_proc(pid, file, map);
+	return write_proc_at(dir, file, map);
+}
+
+int
+jail_write_id_map(pid_t pid, const char *file, unsigned inside,
+		  unsigned outside)
+{
+	int dir = open_proc_dir(pid, -1), e;
+
+	if (dir < 0)
+		return dir;
+	e = write_map_at(dir, file, inside, outside);
+	close(dir);
+	return e;
 }
 
 /*
@@ -600,20 +632,25 @@ jail_write_id_map(pid_t pid, const char *file, unsigned inside,
  * outside; setgroups denied first, which an unprivileged writer of a
  * gid_map must do (user_namespaces(7)) and which keeps the payload from
  * dropping supplementary groups to get past a "deny group" permission.
+ * Init is the launcher's child, not ours (CLONE_PARENT): its /proc
+ * directory is opened while its pidfd says it lives, so that a pid
+ * reused after an early death is never written to.
  */
 static int
-write_id_maps(pid_t pid, const struct job_spec *spec,
+write_id_maps(pid_t pid, int pidfd, const struct job_spec *spec,
 	      const struct jail_host *h)
 {
-	int e;
+	int dir = open_proc_dir(pid, pidfd), e;
 
-	if ((e = write_proc(pid, "setgroups", "deny")) < 0)
-		return e;
-	if ((e = jail_write_id_map(pid, "uid_map", spec->uid,
-				   (unsigned)h->outer_uid)) < 0)
-		return e;
-	return jail_write_id_map(pid, "gid_map", spec->gid,
+	if (dir < 0)
+		return dir;
+	if ((e = write_proc_at(dir, "setgroups", "deny")) == 0 &&
+	    (e = write_map_at(dir, "uid_map", spec->uid,
+			      (unsigned)h->outer_uid)) == 0)
+		e = write_map_at(dir, "gid_map", spec->gid,
 				 (unsigned)h->outer_gid);
+	close(dir);
+	return e;
 }
 
 static void
@@ -702,7 +739,7 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	 * job ends as sandbox_error through the usual path. No user
 	 * namespace, no maps: init is released at once. */
 	e = job_spec_layer_off(spec, JOB_LAYER_USER_NS) ? 0 :
-		write_id_maps(j->pid, spec, h);
+		write_id_maps(j->pid, j->pidfd, spec, h);
 	if (e < 0)
 		log_error("cannot write the jail's id maps: %s", strerror(-e));
 	else if (write(sync[1], "1", 1) != 1)

@@ -103,11 +103,11 @@ const char *jail_layers_refusal(uint32_t off, bool as_root);
  * (when the launcher runs as root, see idmap.c), or, when that is -1, as
  * the directory WSFD, which init binds through its current directory.
  * Both descriptors are borrowed. H->launcher_pidfd lets init notice a
- * launcher that died before init armed PR_SET_PDEATHSIG. The launcher
- * writes the jail's one-line uid and gid maps (H's outer ids) before init
- * goes on (user_namespaces(7)); without a user namespace init takes H's
- * outer ids itself once its mounts are made. Returns 0 and fills J, or a
- * negative errno
+ * launcher that died before init armed PR_SET_PDEATHSIG. The caller (the
+ * zygote) writes the jail's one-line uid and gid maps (H's outer ids)
+ * before init goes on (user_namespaces(7)); without a user namespace init
+ * takes H's outer ids itself once its mounts are made. Returns 0 and
+ * fills J, or a negative errno
  * when the clone or the maps fail (-EPERM, -ENOSPC and -EINVAL from the
  * clone mean user namespaces are not available); failures inside the jail
  * are reported later on status_fd.

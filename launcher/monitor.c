@@ -3,7 +3,8 @@
  * jail's pidfd, never on a pid alone; it forwards the payload's output as
  * OUTPUT messages; it enforces the wall-clock limit and the output caps,
  * and through the enforcer (enforce.c) memory, CPU, processes and the
- * workspace quota, by killing jail init (SIGKILL through the pidfd; and
+ * workspace quota, by killing jail init (SIGKILL, sent by its zygote on
+ * request, zygote_kill: the launcher signals nothing itself; and
  * cgroup.kill with cgroup2), which makes the kernel kill every process
  * of the jail's pid namespace (pid_namespaces(7)). A jail without a pid
  * namespace (layer pid_ns off) is ended by JAIL_KILL_SIGNAL to init,
@@ -59,8 +60,11 @@ kill_jail(const struct job_spec *spec, struct job_state *s)
 	bool pidns = !job_spec_layer_off(spec, JOB_LAYER_PID_NS);
 
 	if (!s->killed && !s->exited) {
-		syscall(SYS_pidfd_send_signal, s->jail.pidfd,
-			pidns ? SIGKILL : JAIL_KILL_SIGNAL, NULL, 0);
+		/* The launcher may signal nothing (confine.h): its zygote
+		 * sends the signal. */
+		if (zygote_kill(s->zygote, s->job_id,
+				pidns ? SIGKILL : JAIL_KILL_SIGNAL) < 0)
+			s->zygote_gone = true;
 		if (s->cg_leaf >= 0 &&
 		    !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP))
 			(void)cg_leaf_kill(s->cg_leaf);
@@ -79,7 +83,8 @@ hard_kill(struct job_state *s, uint64_t now_ms, bool now)
 		return;
 	if (!now && now_ms < s->killed_ms + JAIL_KILL_GRACE_MS)
 		return;
-	syscall(SYS_pidfd_send_signal, s->jail.pidfd, SIGKILL, NULL, 0);
+	if (zygote_kill(s->zygote, s->job_id, SIGKILL) < 0)
+		s->zygote_gone = true;
 	s->hard_killed = true;
 }
 
@@ -277,6 +282,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	struct zygote_reply zr;
 
 	memset(&s, 0, sizeof(s));
+	s.zygote = &l->zygote;
+	s.job_id = spec->job_id;
 	s.cg_leaf = -1;
 	s.den.listener = -1;
 	s.enf.ws_fd = -1;
@@ -331,9 +338,15 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 			return clone_failed(l, spec, -zr.err);
 		case ZYGOTE_OK:
 		case ZYGOTE_BAD_REQUEST:
+		case ZYGOTE_NOT_SESSION:
 			break;
 		}
-		log_error("the zygote refused a job the launcher decoded");
+		/* A job the launcher decoded, or one that asks for what the
+		 * session's first did not: the launcher is not itself. */
+		log_error("the zygote refused the job (%s)",
+			  zr.refusal == ZYGOTE_NOT_SESSION ?
+				  "not what the session's first job fixed" :
+				  "malformed");
 		return -EPROTO;
 	}
 	/* The enforcer keeps its own duplicate of the workspace, to watch
@@ -355,7 +368,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		 * (the payload blocks on a full pipe), but the deadline is
 		 * still kept. */
 		bool wait_out = s.pending > 0;
-		struct pollfd p[6] = {
+		struct pollfd p[7] = {
 			{.fd = s.exited ? -1 : s.jail.pidfd, .events = POLLIN},
 			{.fd = s.eof[1] || wait_out ? -1 : s.jail.out_fd,
 			 .events = POLLIN},
@@ -368,6 +381,9 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 								 s.jail.notify_sock,
 			 .events = POLLIN},
 			{.fd = s.exited ? -1 : s.den.listener, .events = POLLIN},
+			/* The zygote says nothing unasked: anything here is
+			 * its end (F3 of the review: notice it at once). */
+			{.fd = l->zygote.sock, .events = POLLIN},
 		};
 		uint64_t spent = elapsed_ms(&s.jail.start);
 		int timeout = -1, ready;
@@ -391,7 +407,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		 * collection of unix sockets happens to run. */
 		if (s.exited && !wait_out)
 			timeout = 0;
-		ready = poll(p, 6, timeout);
+		ready = poll(p, 7, timeout);
 		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
@@ -401,6 +417,15 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		}
 		if (s.exited && !wait_out && !p[1].revents && !p[2].revents)
 			s.eof[1] = s.eof[2] = true;
+		if (p[6].revents != 0 || s.zygote_gone) {
+			/* Without its zygote the launcher cannot kill a jail:
+			 * end the session; our exit kills the jail (init has
+			 * PR_SET_PDEATHSIG). */
+			log_error("the zygote is gone");
+			s.zygote_gone = true;
+			e = -EPIPE;
+			break;
+		}
 		spent = elapsed_ms(&s.jail.start);
 		if (!s.exited && !s.killed && spent >= spec->limits.wall_ms) {
 			s.timed_out = true;
@@ -449,15 +474,18 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	}
 	if (!s.exited) {
 		/* Leaving on error: reap what we killed; init without a pid
-		 * namespace gets its grace to end the job's processes. */
+		 * namespace gets its grace to end the job's processes. A
+		 * launcher without its zygote cannot kill: it leaves, and its
+		 * exit kills the jail (init's parent-death signal). */
 		struct pollfd gone = {.fd = s.jail.pidfd, .events = POLLIN};
 
 		kill_jail(spec, &s);
-		if (!s.hard_killed &&
+		if (!s.zygote_gone && !s.hard_killed &&
 		    poll(&gone, 1, (int)JAIL_KILL_GRACE_MS) <= 0)
 			hard_kill(&s, 0, true);
-		syscall(SYS_waitid, P_PIDFD, s.jail.pidfd, &s.info, WEXITED,
-			&s.ru);
+		if (!s.zygote_gone)
+			syscall(SYS_waitid, P_PIDFD, s.jail.pidfd, &s.info,
+				WEXITED, &s.ru);
 	}
 	enforcer_finish(&s.enf, &s.ru);
 

@@ -15,6 +15,7 @@
 #include "enforce.h"
 #include "jail.h"
 #include "proto.h"
+#include "zygote.h"
 
 struct job_state {
 	struct jail jail;
@@ -30,6 +31,10 @@ struct job_state {
 	 * JAIL_KILL_GRACE_MS after it (killed_ms, the job's clock). */
 	uint64_t killed_ms;
 	bool hard_killed;
+	bool zygote_gone;    /* its zygote cannot be reached: the jail
+			      * cannot be killed, the session must end */
+	struct zygote *zygote; /* kills the jail (zygote_kill) */
+	uint64_t job_id;
 	int cg_leaf;         /* the job's cgroup v2 leaf, or -1 */
 	struct enforcer enf; /* memory, CPU, processes, workspace */
 	struct denial_log den; /* the seccomp filter's refusals */

@@ -11,7 +11,9 @@
  *            u64 start seconds, u64 start nanoseconds (CLOCK_MONOTONIC at
  *            the clone, which is system-wide), str why; on ZYGOTE_OK the
  *            descriptors init's pidfd, stdout, stderr, status pipe and
- *            seccomp-notify socket, in that order.
+ *            seccomp-notify socket, in that order;
+ *   kill     u32 "KILL", i32 signal (SIGKILL or JAIL_KILL_SIGNAL), u64 job
+ *            id; no descriptor, no reply (zygote_kill).
  */
 #include "zygote.h"
 
@@ -19,6 +21,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +42,8 @@
 #define MAX_FILTERS 4
 /* A request's descriptors: workspace, cgroup leaf, terminal. */
 #define REQUEST_FDS 3
+/* The first word of a kill request (zygote_kill): "KILL". */
+#define KILL_MAGIC 0x4c4c494bu
 
 /* The zygote's seccomp filters, built at the first job that needs each
  * (profile, enforcement) and reused. */
@@ -72,6 +79,123 @@ cached_filter(struct filter_cache *c, const char *profile, bool monitor,
 	c->f[c->n].monitor = monitor;
 	*kill = c->f[c->n].kill;
 	return c->f[c->n++].ctx;
+}
+
+#define MAX_LIVE 8
+
+/*
+ * What the session's first request fixed (zygote.h, "Authority"): that
+ * request reaches the zygote before any job has run, so before anything
+ * a payload controls has reached the launcher.
+ */
+struct pin {
+	bool set;
+	struct job_spec spec;  /* the first request, decoded */
+	dev_t ws_dev;          /* its workspace */
+	ino_t ws_ino;
+	bool cgroup;           /* it came with a cgroup leaf, */
+	dev_t cg_dev;          /* whose parent is this one */
+	ino_t cg_ino;
+};
+
+struct zstate {
+	const struct zygote_config *c;
+	struct filter_cache cache;
+	struct pin pin;
+	/* The jails it made that have not exited: the launcher asks the
+	 * zygote to kill them (it may signal nothing itself). */
+	struct {
+		uint64_t job_id;
+		int pidfd;
+	} live[MAX_LIVE];
+	size_t nlive;
+};
+
+static bool
+str_eq(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+/* Whether B asks for nothing the session's first request A did not:
+ * the same ids, flags, layers, names, home, seccomp profile and bind
+ * mounts.
+ * Limits, argv and environment may differ per job. */
+static bool
+same_authority(const struct job_spec *a, const struct job_spec *b)
+{
+	if (a->uid != b->uid || a->gid != b->gid || a->flags != b->flags ||
+	    job_spec_layers_off(a) != job_spec_layers_off(b) ||
+	    a->nmounts != b->nmounts || !str_eq(a->hostname, b->hostname) ||
+	    !str_eq(a->user, b->user) || !str_eq(a->home, b->home) ||
+	    !str_eq(a->seccomp_profile, b->seccomp_profile))
+		return false;
+	for (uint32_t i = 0; i < a->nmounts; i++)
+		if (a->mounts[i].kind != b->mounts[i].kind ||
+		    !str_eq(a->mounts[i].source, b->mounts[i].source) ||
+		    !str_eq(a->mounts[i].target, b->mounts[i].target))
+			return false;
+	return true;
+}
+
+/* The device and inode of the directory above cgroup leaf LEAF, which
+ * must be on a cgroup2 file system. */
+static int
+leaf_parent(int leaf, dev_t *dev, ino_t *ino)
+{
+	struct statfs sf;
+	struct stat st;
+	int up;
+
+	if (fstatfs(leaf, &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+		return -EINVAL;
+	up = openat(leaf, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0)
+		return -errno;
+	if (fstat(up, &st) < 0) {
+		close(up);
+		return -errno;
+	}
+	close(up);
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/*
+ * Checks SPEC (decoded from the RUN message MSG of LEN bytes), its
+ * workspace WS (stat) and cgroup leaf CG (or -1) against what the
+ * session's first request fixed, pinning them when this is the first
+ * (the pin decodes MSG again into a spec of its own). Returns true when
+ * the request may go on.
+ */
+static bool
+pinned(struct pin *p, const uint8_t *msg, size_t len,
+       const struct job_spec *spec, const struct stat *ws, int cg)
+{
+	const uint8_t *body;
+	size_t body_len;
+	uint16_t type;
+	dev_t dev = 0;
+	ino_t ino = 0;
+
+	if (cg >= 0 && leaf_parent(cg, &dev, &ino) < 0)
+		return false;
+	if (!p->set) {
+		if (proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
+		    proto_decode_run(body, body_len, &p->spec) < 0)
+			return false;
+		p->set = true;
+		p->ws_dev = ws->st_dev;
+		p->ws_ino = ws->st_ino;
+		p->cgroup = cg >= 0;
+		p->cg_dev = dev;
+		p->cg_ino = ino;
+		return true;
+	}
+	return same_authority(&p->spec, spec) && ws->st_dev == p->ws_dev &&
+	       ws->st_ino == p->ws_ino && (cg >= 0) == p->cgroup &&
+	       (cg < 0 || (dev == p->cg_dev && ino == p->cg_ino));
 }
 
 static int
@@ -130,10 +254,10 @@ sort_fds(const int *fds, size_t nfds, struct jail_host *host)
  * are) into J, or says why not in R.
  */
 static void
-start_one(const struct zygote_config *c, struct filter_cache *cache,
-	  const uint8_t *msg, size_t len, const int *fds, size_t nfds,
-	  struct jail *j, struct zygote_reply *r)
+start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
+	  size_t nfds, struct jail *j, struct zygote_reply *r)
 {
+	const struct zygote_config *c = z->c;
 	struct job_spec spec;
 	struct jail_host host = {
 		.outer_uid = c->outer_uid,
@@ -165,6 +289,12 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 		r->err = EBADMSG;
 		goto out;
 	}
+	if (z->nlive == MAX_LIVE ||
+	    !pinned(&z->pin, msg, len, &spec, &st, host.cgroup_fd)) {
+		r->refusal = ZYGOTE_NOT_SESSION;
+		r->err = EPERM;
+		goto out;
+	}
 	if ((refusal = jail_layers_refusal(job_spec_layers_off(&spec),
 					   c->as_root)) != NULL) {
 		r->refusal = ZYGOTE_LAYERS;
@@ -194,7 +324,7 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 	if (!job_spec_layer_off(&spec, JOB_LAYER_SECCOMP)) {
 		/* The monitor's refusals (memory it could not see) belong
 		 * to layer limits: without it nothing is monitored. */
-		host.filter = cached_filter(cache, spec.seccomp_profile,
+		host.filter = cached_filter(&z->cache, spec.seccomp_profile,
 					    host.cgroup_fd < 0 &&
 						    !job_spec_layer_off(
 							    &spec,
@@ -224,6 +354,12 @@ start_one(const struct zygote_config *c, struct filter_cache *cache,
 	if ((e = jail_start(&spec, fds[0], tree, &host, j)) < 0) {
 		r->refusal = ZYGOTE_CLONE;
 		r->err = -e;
+	} else {
+		/* Kept to kill it when asked (zygote_kill). */
+		z->live[z->nlive].job_id = spec.job_id;
+		z->live[z->nlive].pidfd = fcntl(j->pidfd, F_DUPFD_CLOEXEC, 3);
+		if (z->live[z->nlive].pidfd >= 0)
+			z->nlive++;
 	}
 out:
 	if (tree >= 0)
@@ -257,10 +393,58 @@ drop_privileges(bool as_root)
 		       0 : -1;
 }
 
+/* Whether MSG (LEN bytes) is a kill request; its job and signal then. */
+static bool
+kill_request(const uint8_t *msg, size_t len, uint64_t *id, int *sig)
+{
+	struct rbuf r;
+	uint32_t magic;
+	int32_t s;
+
+	rbuf_init(&r, msg, len);
+	if (rbuf_get_u32(&r, &magic) < 0 || magic != KILL_MAGIC ||
+	    rbuf_get_i32(&r, &s) < 0 || rbuf_get_u64(&r, id) < 0 ||
+	    rbuf_end(&r) < 0)
+		return false;
+	*sig = s;
+	return true;
+}
+
+/* Sends SIG (SIGKILL or JAIL_KILL_SIGNAL, nothing else) to the init of
+ * the live jail of job ID (with a pid namespace, SIGKILL to init kills
+ * the namespace; without one, init ends the job on JAIL_KILL_SIGNAL).
+ * Unknown or already gone: nothing to do. */
+static void
+kill_one(struct zstate *z, uint64_t id, int sig)
+{
+	if (sig != SIGKILL && sig != JAIL_KILL_SIGNAL)
+		return;
+	for (size_t i = 0; i < z->nlive; i++)
+		if (z->live[i].job_id == id)
+			syscall(SYS_pidfd_send_signal, z->live[i].pidfd, sig,
+				NULL, 0);
+}
+
+/* Forgets the jails whose init has exited (its pidfd is readable). */
+static void
+reap_live(struct zstate *z, const struct pollfd *p)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < z->nlive; i++) {
+		if (p[i].revents != 0) {
+			close(z->live[i].pidfd);
+			continue;
+		}
+		z->live[k++] = z->live[i];
+	}
+	z->nlive = k;
+}
+
 static _Noreturn void
 zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 {
-	struct filter_cache cache;
+	static struct zstate z;
 	uint8_t *msg = malloc(PROTO_MAX_MSG);
 	int fds[PROTO_IO_MAX_FDS];
 	size_t nfds;
@@ -275,19 +459,39 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 	 * signal (prctl(2)). The launcher may have died before it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != launcher)
 		_exit(1);
-	memset(&cache, 0, sizeof(cache));
+	z.c = c;
 	for (;;) {
+		struct pollfd p[MAX_LIVE + 1];
 		struct zygote_reply r;
+		uint64_t id;
+		int sig;
 		struct jail j;
 
+		for (size_t i = 0; i < z.nlive; i++)
+			p[i] = (struct pollfd){.fd = z.live[i].pidfd,
+					       .events = POLLIN};
+		p[z.nlive] = (struct pollfd){.fd = sock, .events = POLLIN};
+		if (poll(p, z.nlive + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (p[z.nlive].revents == 0) {
+			reap_live(&z, p);
+			continue;
+		}
 		n = proto_recv_fds(sock, msg, PROTO_MAX_MSG, fds, REQUEST_FDS,
 				   &nfds);
 		if (n <= 0)
 			_exit(n == 0 ? 0 : 1);
+		if (nfds == 0 && kill_request(msg, (size_t)n, &id, &sig)) {
+			kill_one(&z, id, sig);
+			continue;
+		}
 		memset(&r, 0, sizeof(r));
 		memset(&j, 0, sizeof(j));
 		j.pidfd = j.out_fd = j.err_fd = j.status_fd = j.notify_sock = -1;
-		start_one(c, &cache, msg, (size_t)n, fds, nfds, &j, &r);
+		start_one(&z, msg, (size_t)n, fds, nfds, &j, &r);
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
 		n = send_reply(sock, &r, &j);
@@ -297,6 +501,21 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 		if (n < 0)
 			_exit(1);
 	}
+}
+
+int
+zygote_kill(struct zygote *z, uint64_t job_id, int sig)
+{
+	uint8_t msg[16];
+	struct wbuf w;
+
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u32(&w, KILL_MAGIC);
+	wbuf_put_i32(&w, sig);
+	wbuf_put_u64(&w, job_id);
+	if (!wbuf_ok(&w))
+		return -ENOBUFS;
+	return proto_send_fds(z->sock, msg, w.len, NULL, 0);
 }
 
 int

@@ -14,7 +14,7 @@
  *    broker's socket;
  *  - it dies with the launcher (PR_SET_PDEATHSIG) and ends at EOF;
  *  - for each request (one RUN message exactly as the broker sent it,
- *    re-decoded with the protocol's own decoder, the workspace descriptor
+ *    decoded again with the protocol's own decoder, the workspace descriptor
  *    and optionally the job's cgroup leaf), it makes the id-mapped
  *    workspace when it runs as root (idmap.c), builds or reuses the
  *    seccomp filter (seccomp.c), clones jail init with CLONE_PARENT so
@@ -22,6 +22,18 @@
  *    on its pidfd), writes the id maps, releases init, and hands the
  *    launcher init's pidfd and the read ends of its pipes (SCM_RIGHTS),
  *    keeping nothing;
+ *  - it kills a jail when the launcher asks (zygote_kill), through a
+ *    pidfd it keeps until that jail's init exits: the launcher itself
+ *    may send no signal (confine.h);
+ *  - Authority: the session's first request fixes what every later one
+ *    may ask: the same payload ids, flags, hostname, user, home, seccomp
+ *    profile and bind mounts, the same workspace directory (device and
+ *    inode), and a cgroup leaf under the same parent or none. That first
+ *    request comes before any job has run, so before anything a payload
+ *    controls has reached the launcher; a launcher compromised later
+ *    through a job cannot use the zygote to open other directories, bind
+ *    other host paths, drop the seccomp filter or move a jail to another
+ *    cgroup (ZYGOTE_NOT_SESSION, and the launcher ends the session);
  *  - run as root it keeps only CAP_SYS_ADMIN (open_tree,
  *    mount_setattr for the id-mapped workspace), CAP_SETUID and
  *    CAP_SETGID (id maps to "nobody"), the bounding set emptied;
@@ -77,8 +89,10 @@ enum zygote_refusal {
 	ZYGOTE_BAD_REQUEST = 5,    /* the request did not decode */
 	ZYGOTE_LAYERS = 6,         /* these layers cannot be switched off
 				    * together here (jail_layers_refusal) */
+	ZYGOTE_NOT_SESSION = 7,    /* it asks for what the session's first
+				    * request did not (see "Authority") */
 };
-#define ZYGOTE_REFUSAL_MAX ZYGOTE_LAYERS
+#define ZYGOTE_REFUSAL_MAX ZYGOTE_NOT_SESSION
 
 /* The zygote's answer. */
 struct zygote_reply {
@@ -104,6 +118,20 @@ struct zygote_reply {
 int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
 		      int wsfd, int cgroup_fd, int tty_fd, struct jail *j,
 		      struct zygote_reply *r);
+
+/*
+ * Asks Z to send SIG to the init of job JOB_ID's jail: SIGKILL (with a
+ * pid namespace the kernel then kills the whole namespace), or, without
+ * one, JAIL_KILL_SIGNAL, on which init ends the job's processes itself
+ * (jail.h); any other signal is ignored. The launcher signals nothing itself
+ * (confine.h); the zygote holds a pidfd of every jail it made until it
+ * exits. Does not wait: the launcher sees the death on its own pidfd.
+ * A job not alive (any more) is no error. Returns 0, or a negative errno
+ * when the zygote cannot be reached: it is gone, so the caller must end
+ * the session (exiting kills its jails: their init has the launcher as
+ * parent and PR_SET_PDEATHSIG).
+ */
+int zygote_kill(struct zygote *z, uint64_t job_id, int sig);
 
 /* Closes Z's socket (the zygote reads EOF and exits) and frees Z. */
 void zygote_stop(struct zygote *z);

@@ -22,11 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -226,12 +229,49 @@ check_signals(int sleeper_pidfd, pid_t sleeper)
 	/* The high word is not ignored: the whole argument is compared. */
 	EXPECT_ERRNO(syscall(SYS_tgkill, (1L << 32) | getpid(), gettid(), 0),
 		     EPERM);
-	/* A pidfd opened before confinement still kills its process. */
-	EXPECT_OK(syscall(SYS_pidfd_send_signal, sleeper_pidfd, SIGKILL, NULL,
-			  0));
-	CHECK(waitpid(sleeper, &st, 0) == sleeper && WIFSIGNALED(st) &&
-	      WTERMSIG(st) == SIGKILL, "the sleeper ended with 0x%x",
-	      (unsigned)st);
+	/* Not even through a pidfd opened before confinement, nor one of
+	 * /proc/PID (the kernel's older form, which it could open for any
+	 * process): the zygote kills the jails (zygote_kill). */
+	EXPECT_ERRNO(syscall(SYS_pidfd_send_signal, sleeper_pidfd, SIGKILL,
+			     NULL, 0), EPERM);
+	{
+		char path[64];
+		int dir;
+
+		snprintf(path, sizeof(path), "/proc/%d", (int)sleeper);
+		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		CHECK(dir >= 0, "open %s: %s", path, strerror(errno));
+		EXPECT_ERRNO(syscall(SYS_pidfd_send_signal, dir, SIGKILL, NULL,
+				     0), EPERM);
+		if (dir >= 0)
+			close(dir);
+	}
+	/* Nor by making another process the owner of a descriptor's
+	 * SIGIO (fcntl F_SETOWN, F_SETOWN_EX, F_SETSIG; ioctl FIOSETOWN,
+	 * SIOCSPGRP): the kernel would signal it on I/O. */
+	EXPECT_ERRNO(fcntl(0, F_SETOWN, (int)sleeper), EPERM);
+	{
+		struct f_owner_ex ow = {.type = F_OWNER_PID, .pid = sleeper};
+		int pid = (int)sleeper;
+
+		EXPECT_ERRNO(fcntl(0, F_SETOWN_EX, &ow), EPERM);
+		EXPECT_ERRNO(fcntl(0, F_SETSIG, SIGKILL), EPERM);
+		EXPECT_ERRNO(ioctl(0, FIOSETOWN, &pid), EPERM);
+		EXPECT_ERRNO(ioctl(0, SIOCSPGRP, &pid), EPERM);
+	}
+	/* Reading another process's limits stays; setting them does not
+	 * (prlimit64 on another pid with a new limit). */
+	{
+		struct rlimit rl = {1, 1};
+
+		EXPECT_OK(prlimit(sleeper, RLIMIT_NOFILE, NULL, &rl));
+		EXPECT_ERRNO(prlimit(sleeper, RLIMIT_NOFILE, &rl, NULL), EPERM);
+		EXPECT_ERRNO(setpriority(PRIO_PROCESS, (id_t)sleeper, 19),
+			     EPERM);
+		EXPECT_ERRNO(setpriority(PRIO_USER, 0, 19), EPERM);
+		EXPECT_ERRNO(inotify_init1(IN_CLOEXEC), EPERM);
+	}
+	(void)st;
 }
 
 /* Everything else the filter refuses (confine.h). */
@@ -418,6 +458,8 @@ confined_child(void *arg)
 		return;
 	sleeper = fork();
 	if (sleeper == 0) {
+		/* The confined child cannot kill it: it dies with it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		alarm(30);
 		for (;;)
 			pause();
@@ -455,8 +497,10 @@ confined_child(void *arg)
 	check_no_new_anything(presock);
 	check_signals(sleeper_pidfd, sleeper);
 	check_other_calls(&a->p, probefd, nullfd);
-	/* Its own pidfd still answers (signal 0 only probes). */
-	EXPECT_OK(syscall(SYS_pidfd_send_signal, self_pidfd, 0, NULL, 0));
+	/* Not even to itself through a pidfd (tgkill is how it signals
+	 * itself). */
+	EXPECT_ERRNO(syscall(SYS_pidfd_send_signal, self_pidfd, 0, NULL, 0),
+		     EPERM);
 
 	/* What supervising needs: descriptors cross a socket made before
 	 * (SCM_RIGHTS, as from the zygote and the broker); a listener is

@@ -284,9 +284,17 @@ Test(session, fifty_jobs_on_one_launcher)
 		char path[64], *comm;
 		int zygote = atoi(idle_children);
 
+		/* It names itself just after the fork: give it a second. */
 		snprintf(path, sizeof(path), "/proc/%d/comm", zygote);
-		comm = harness_read_file(path, NULL);
-		cr_assert_not_null(comm, "launcher children: %s", idle_children);
+		for (long end = harness_now_ms() + 1000;; usleep(5000)) {
+			comm = harness_read_file(path, NULL);
+			cr_assert_not_null(comm, "launcher children: %s",
+					   idle_children);
+			if (strcmp(comm, "stockade-zygote\n") == 0 ||
+			    harness_now_ms() >= end)
+				break;
+			free(comm);
+		}
 		cr_assert_str_eq(comm, "stockade-zygote\n");
 		free(comm);
 		snprintf(path, sizeof(path), "%d ", zygote);

@@ -1,0 +1,286 @@
+/*
+ * test_zygote.c: the launcher's zygote (launcher/zygote.h) driven directly,
+ * as the launcher drives it: jails it starts are this process's children
+ * (CLONE_PARENT), a kill request ends one, and the session's first request
+ * fixes what later ones may ask ("Authority"): another workspace, another
+ * bind mount, other ids or flags are refused (ZYGOTE_NOT_SESSION), so a
+ * launcher compromised by a job cannot use the zygote for more than the
+ * broker asked for. Registered twice: as the invoking user and as 65534.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "jobspec.h"
+#include "policy.h"
+#include "zygote.h"
+
+TestSuite(zygote, .init = harness_setup, .fini = harness_cleanup,
+	  .timeout = 60);
+
+struct fixture {
+	struct policy pol;
+	struct zygote z;
+	int self_pidfd;
+	int wsfd;
+	uint64_t next_id;
+};
+
+static void
+fixture_open(struct fixture *f)
+{
+	char err[POLICY_ERR_MAX + 64];
+	struct zygote_config c;
+
+	memset(f, 0, sizeof(*f));
+	cr_assert_eq(policy_load_default(&f->pol, err, sizeof(err)), 0, "%s",
+		     err);
+	f->self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	cr_assert_geq(f->self_pidfd, 0);
+	f->wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(f->wsfd, 0);
+	/* As launcher/main.c: a root launcher maps payloads to nobody. */
+	c.as_root = geteuid() == 0;
+	c.outer_uid = c.as_root ? PROTO_ROOT_PAYLOAD_ID : geteuid();
+	c.outer_gid = c.as_root ? PROTO_ROOT_PAYLOAD_ID : getegid();
+	c.launcher_pidfd = f->self_pidfd;
+	cr_assert_eq(zygote_start(&c, &f->z), 0);
+	f->next_id = 1;
+}
+
+static void
+fixture_close(struct fixture *f)
+{
+	zygote_stop(&f->z);
+	waitpid(f->z.pid, NULL, 0);
+	close(f->wsfd);
+	close(f->self_pidfd);
+	policy_clear(&f->pol);
+}
+
+/* A spec of the default policy for ARGV (NULL-terminated). */
+static void
+make_spec(struct fixture *f, struct job_spec *spec, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	memset(spec, 0, sizeof(*spec));
+	cr_assert_eq(jobspec_from_policy(spec, &f->pol, argc, argv), 0);
+	spec->job_id = f->next_id++;
+}
+
+/* Asks for SPEC's jail in workspace WSFD; returns the refusal. On
+ * ZYGOTE_OK, J is filled. */
+static enum zygote_refusal
+ask(struct fixture *f, const struct job_spec *spec, int wsfd, struct jail *j)
+{
+	struct zygote_reply r;
+	int e = zygote_start_jail(&f->z, spec, wsfd, -1, -1, j, &r);
+
+	cr_assert_eq(e, 0, "zygote_start_jail: %s", strerror(-e));
+	return r.refusal;
+}
+
+/* Waits for J's init (our child) and returns its wait status; closes J. */
+static int
+reap(struct jail *j, int timeout_ms)
+{
+	struct pollfd p = {.fd = j->pidfd, .events = POLLIN};
+	siginfo_t si;
+
+	cr_assert_eq(poll(&p, 1, timeout_ms), 1, "jail init did not end");
+	memset(&si, 0, sizeof(si));
+	cr_assert_eq(syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED,
+			     NULL), 0, "waitid: %s", strerror(errno));
+	jail_close(j);
+	return si.si_code == CLD_EXITED ? si.si_status : -si.si_status;
+}
+
+/* Reads init's ending record: the payload's wait status (blocks until
+ * the payload has exited). */
+static int
+payload_status(const struct jail *j)
+{
+	uint8_t rec[INIT_RECORD_SIZE];
+
+	/* INIT_REC_LANDLOCK (the payload's ABI) may come first. */
+	do
+		cr_assert_eq(read(j->status_fd, rec, sizeof(rec)),
+			     (ssize_t)sizeof(rec));
+	while (rec[0] == INIT_REC_LANDLOCK);
+	cr_assert_eq(rec[0], INIT_REC_PAYLOAD_EXIT, "record %u", rec[0]);
+	return rec[4] | rec[5] << 8;
+}
+
+Test(zygote, starts_jails_that_are_the_callers_children)
+{
+	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	struct fixture f;
+	struct job_spec spec;
+	struct jail j;
+	int st;
+
+	fixture_open(&f);
+	for (int i = 0; i < 3; i++) {
+		make_spec(&f, &spec, argv);
+		cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
+		jobspec_release(&spec);
+		cr_assert_gt(j.pid, 0);
+		/* Our child, not the zygote's: waitpid would fail otherwise. */
+		st = payload_status(&j);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x",
+			  (unsigned)st);
+		cr_assert_eq(reap(&j, 10000), 0);
+	}
+	fixture_close(&f);
+}
+
+Test(zygote, kills_a_jail_on_request)
+{
+	char *argv[] = {(char *)(uintptr_t)"sleep", (char *)(uintptr_t)"30", NULL};
+	struct fixture f;
+	struct job_spec spec;
+	struct jail j;
+	long start;
+
+	fixture_open(&f);
+	make_spec(&f, &spec, argv);
+	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
+	start = harness_now_ms();
+	/* Another job's id kills nothing. */
+	cr_assert_eq(zygote_kill(&f.z, spec.job_id + 100, SIGKILL), 0);
+	cr_assert_eq(zygote_kill(&f.z, spec.job_id, SIGKILL), 0);
+	cr_assert_eq(reap(&j, 5000), -SIGKILL);
+	cr_assert_lt(harness_now_ms() - start, 5000);
+	jobspec_release(&spec);
+	fixture_close(&f);
+}
+
+Test(zygote, the_first_request_fixes_what_later_ones_may_ask)
+{
+	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	struct fixture f;
+	struct job_spec spec;
+	struct jail j;
+	int other;
+
+	fixture_open(&f);
+	make_spec(&f, &spec, argv);
+	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
+	(void)payload_status(&j);
+	reap(&j, 10000);
+	jobspec_release(&spec);
+
+	/* Another directory as the workspace. */
+	other = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(other, 0);
+	make_spec(&f, &spec, argv);
+	cr_assert_eq(ask(&f, &spec, other, &j), ZYGOTE_NOT_SESSION);
+	jobspec_release(&spec);
+	close(other);
+
+	/* No seccomp filter. */
+	make_spec(&f, &spec, argv);
+	spec.flags |= JOB_F_UNSAFE_NO_SECCOMP;
+	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
+	jobspec_release(&spec);
+
+	/* Another host path bound into the jail (the spec borrows the
+	 * policy's mounts and strings: a copy is changed). */
+	make_spec(&f, &spec, argv);
+	cr_assert_gt(spec.nmounts, 0u);
+	{
+		struct mount_entry *m = calloc(spec.nmounts, sizeof(*m));
+
+		cr_assert_not_null(m);
+		memcpy(m, spec.mounts, spec.nmounts * sizeof(*m));
+		m[0].source = (char *)(uintptr_t)"/etc";
+		spec.mounts = m;
+		cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
+		free(m);
+	}
+	jobspec_release(&spec);
+
+	/* Other ids, another profile. */
+	make_spec(&f, &spec, argv);
+	spec.uid += 1;
+	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
+	jobspec_release(&spec);
+	make_spec(&f, &spec, argv);
+	spec.seccomp_profile = (char *)(uintptr_t)"strict";
+	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
+	jobspec_release(&spec);
+
+	/* What may differ per job still runs: arguments and limits. */
+	make_spec(&f, &spec, argv);
+	spec.limits.wall_ms = 1234;
+	{
+		enum zygote_refusal r = ask(&f, &spec, f.wsfd, &j);
+
+		cr_assert_eq(r, ZYGOTE_OK, "refusal %d", (int)r);
+	}
+	(void)payload_status(&j);
+	reap(&j, 10000);
+	jobspec_release(&spec);
+	fixture_close(&f);
+}
+
+Test(zygote, a_malformed_request_is_refused_and_the_zygote_goes_on)
+{
+	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	uint8_t junk[16] = {0xde, 0xad};
+	uint8_t reply[PROTO_MAX_MSG];
+	int fds[PROTO_IO_MAX_FDS];
+	struct fixture f;
+	struct job_spec spec;
+	struct jail j;
+	size_t nfds;
+	int32_t refusal;
+
+	fixture_open(&f);
+	cr_assert_eq(proto_send_fds(f.z.sock, junk, sizeof(junk), &f.wsfd, 1),
+		     0);
+	cr_assert_gt(proto_recv_fds(f.z.sock, reply, sizeof(reply), fds, 8,
+				    &nfds), 0);
+	cr_assert_eq(nfds, 0u);
+	memcpy(&refusal, reply, sizeof(refusal));
+	cr_assert_eq(refusal, ZYGOTE_BAD_REQUEST);
+	make_spec(&f, &spec, argv);
+	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
+	(void)payload_status(&j);
+	reap(&j, 10000);
+	jobspec_release(&spec);
+	fixture_close(&f);
+}
+
+Test(zygote, dies_with_its_launcher_at_eof)
+{
+	struct fixture f;
+	int pidfd;
+	struct pollfd p;
+
+	fixture_open(&f);
+	pidfd = (int)syscall(SYS_pidfd_open, f.z.pid, 0);
+	cr_assert_geq(pidfd, 0);
+	zygote_stop(&f.z);
+	p = (struct pollfd){.fd = pidfd, .events = POLLIN};
+	cr_assert_eq(poll(&p, 1, 5000), 1, "the zygote did not exit at EOF");
+	waitpid(f.z.pid, NULL, 0);
+	close(pidfd);
+	close(f.wsfd);
+	close(f.self_pidfd);
+	policy_clear(&f.pol);
+}
