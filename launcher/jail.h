@@ -55,17 +55,17 @@ enum init_record {
 #define INIT_RECORD_SIZE 12
 
 /*
- * The signal the launcher sends jail init through its pidfd to end a jail
- * that has no pid namespace of its own (layer pid_ns off), and init's
- * parent-death signal then: SIGKILL would kill init alone and leave the
- * job's processes running, so init catches this one (it is not among the
- * signals it forwards) and first kills what layer process_group says
- * (docs/layers.md). With a pid namespace the launcher sends SIGKILL: init's
- * death kills the namespace (pid_namespaces(7)).
+ * The signal jail init gets (from the zygote, at the launcher's request:
+ * zygote_kill) to end a jail that has no pid namespace of its own (layer
+ * pid_ns off), and init's parent-death signal then: SIGKILL would kill
+ * init alone and leave the job's processes running, so init catches this
+ * one (it is not among the signals it forwards) and first kills what
+ * layer process_group says (docs/layers.md). With a pid namespace it gets
+ * SIGKILL: init's death kills the namespace (pid_namespaces(7)).
  */
 #define JAIL_KILL_SIGNAL SIGPWR
 /* How long init may take to end the jail after JAIL_KILL_SIGNAL before
- * the launcher sends SIGKILL (init stopped, or stuck), milliseconds. */
+ * it gets SIGKILL (init stopped, or stuck), milliseconds. */
 #define JAIL_KILL_GRACE_MS 2000u
 
 /* What the launcher lends every jail it starts. Nothing here is owned. */
