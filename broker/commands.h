@@ -33,6 +33,12 @@ int cmd_serve(int argc, char **argv);
  * jail checked on this host, then the verdict. Exit 0 for "full" and
  * "degraded", 69 (EXIT_REFUSED) for "refused", 2 for usage. */
 int cmd_doctor(int argc, char **argv);
+/* `stockade eval layers|isolation|filter|corpus` (cmd_eval.c; issue 6,
+ * docs/evidence.md): the attack corpus against configurations of the
+ * jail. Exit 0; 1 when an attack succeeded against the full product (or
+ * a hostile program did harm in it); 2 for usage; 69 when refused (the
+ * weakened configurations as root); 70 when a run could not be judged. */
+int cmd_eval(int argc, char **argv);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing

@@ -23,6 +23,7 @@ usage(FILE *f)
 		"       stockade serve --workspace DIR [--socket PATH]\n"
 		"       stockade policy show|default|check\n"
 		"       stockade doctor [--json]\n"
+		"       stockade eval layers|isolation|filter|corpus [options]\n"
 		"       stockade --version | --help\n"
 		"Run `stockade COMMAND --help` for a command's options.\n");
 }
@@ -71,6 +72,8 @@ main(int argc, char **argv)
 		return cmd_policy(argc - 1, argv + 1);
 	if (strcmp(argv[1], "doctor") == 0)
 		return cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(argv[1], "eval") == 0)
+		return cmd_eval(argc - 1, argv + 1);
 	fprintf(stderr, "stockade: unknown command \"%s\"\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -1,0 +1,346 @@
+/*
+ * eval_table.c: the tables of `stockade eval`, Markdown and JSON
+ * (eval_table.h; issue 6).
+ */
+#include "eval_table.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "config.h"
+
+#define YES "\u2713"	/* ✓ stopped */
+#define NO "\u2717"	/* ✗ succeeded */
+
+const char *
+eval_kind_name(enum eval_kind k)
+{
+	switch (k) {
+	case EVAL_KIND_LAYERS: return "layers";
+	case EVAL_KIND_ISOLATION: return "isolation";
+	case EVAL_KIND_CORPUS: return "corpus";
+	case EVAL_KIND_FILTER: return "filter";
+	}
+	return "?";
+}
+
+static const struct eval_verdict *
+at(const struct eval_matrix *m, size_t a, size_t c)
+{
+	return &m->v[a * m->ncfg + c];
+}
+
+int
+eval_first_stop(const struct eval_matrix *m, size_t a)
+{
+	int first = -1;
+
+	for (size_t c = m->ncfg; c-- > 0;) {
+		if (at(m, a, c)->outcome != EVAL_STOPPED)
+			break;
+		first = (int)c;
+	}
+	return first;
+}
+
+const char *
+eval_channel(const struct eval_evidence *e)
+{
+	if (strncmp(e->where, "honeypot ", 9) == 0)
+		return e->where + 9;
+	if (strcmp(e->where, "stdout") == 0 || strcmp(e->where, "stderr") == 0)
+		return strcmp(e->rule, "flood") == 0 ? "flood" : "output";
+	if (strcmp(e->where, "workspace") == 0 ||
+	    strncmp(e->where, "fileapi", 7) == 0)
+		return "file";
+	if (strcmp(e->rule, "outside") == 0 && e->where[0] == '/')
+		return "host fs";
+	if (strcmp(e->rule, "leftover") == 0)
+		return "leftover";
+	return e->where;
+}
+
+static const char *
+cell(const struct eval_verdict *v)
+{
+	switch (v->outcome) {
+	case EVAL_STOPPED: return YES;
+	case EVAL_SUCCEEDED: return NO;
+	case EVAL_ERROR: return "E";
+	}
+	return "?";
+}
+
+/* The first evidence of V as "rule: where: detail", for the tables. */
+static void
+evidence_text(const struct eval_verdict *v, char *buf, size_t len)
+{
+	if (v->outcome == EVAL_ERROR)
+		snprintf(buf, len, "error: %s", v->error);
+	else if (v->nev == 0)
+		snprintf(buf, len, "%s", v->status[0] ? v->status : "-");
+	else
+		snprintf(buf, len, "%s: %s: %s%s", v->ev[0].rule,
+			 v->ev[0].where, v->ev[0].detail,
+			 v->nev > 1 ? " (and more)" : "");
+	/* One table cell: no '|' or newline from a path. */
+	for (char *p = buf; *p != '\0'; p++)
+		if (*p == '|' || *p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+static void
+print_header(FILE *f, const struct eval_matrix *m, bool family)
+{
+	fprintf(f, "| attack |%s", family ? " family |" : "");
+	for (size_t c = 0; c < m->ncfg; c++)
+		fprintf(f, " %s |", m->cfg[c].title);
+	fprintf(f, "\n|---|%s", family ? "---|" : "");
+	for (size_t c = 0; c < m->ncfg; c++)
+		fprintf(f, ":-:|");
+	fputc('\n', f);
+}
+
+static const char *
+family_of(const struct eval_attack *a)
+{
+	const char *f = eval_attack_get(a, "family");
+
+	return f != NULL ? f : "?";
+}
+
+static void
+print_layers(FILE *f, const struct eval_matrix *m)
+{
+	const struct eval_corpus *cp = m->corpus;
+	size_t firsts[EVAL_NLAYERS + 1] = {0}, never = 0, none = 0;
+
+	print_header(f, m, true);
+	for (size_t a = 0; a < cp->n; a++) {
+		int first = eval_first_stop(m, a);
+
+		fprintf(f, "| %s | %s |", cp->v[a].name, family_of(&cp->v[a]));
+		for (size_t c = 0; c < m->ncfg; c++)
+			fprintf(f, (int)c == first ? " **%s** |" : " %s |",
+				cell(at(m, a, c)));
+		fputc('\n', f);
+		if (first < 0)
+			never++;
+		else if (first == 0)
+			none++;
+		else if ((size_t)first <= EVAL_NLAYERS)
+			firsts[first]++;
+	}
+	fprintf(f, "\n%s stopped, %s succeeded, E the run failed (see the "
+		"JSON); in bold, the layer that stops the attack first (and "
+		"every layer after it stops it too).\n\n", YES, NO);
+	fprintf(f, "Attacks stopped first by each layer:\n\n");
+	for (size_t c = 1; c < m->ncfg; c++)
+		fprintf(f, "- %s: %zu\n", m->cfg[c].title + 1, firsts[c]);
+	if (none > 0)
+		fprintf(f, "- (no layer: the attack failed even with every "
+			"layer off): %zu\n", none);
+	fprintf(f, "\nAttacks the full product does not stop: %zu\n", never);
+}
+
+static void
+print_isolation(FILE *f, const struct eval_matrix *m)
+{
+	const struct eval_corpus *cp = m->corpus;
+	size_t leaks[8] = {0};
+
+	print_header(f, m, false);
+	for (size_t a = 0; a < cp->n; a++) {
+		fprintf(f, "| %s |", cp->v[a].name);
+		for (size_t c = 0; c < m->ncfg && c < 8; c++) {
+			const struct eval_verdict *v = at(m, a, c);
+
+			if (v->outcome == EVAL_SUCCEEDED) {
+				fprintf(f, " %s %s |", NO, eval_channel(&v->ev[0]));
+				leaks[c]++;
+			} else {
+				fprintf(f, " %s |", cell(v));
+			}
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "\n%s stopped; %s the secret got out, by the channel "
+		"named (tcp, udp, unix: the honeypot on the host's loopback; "
+		"output: the job's stdout or stderr; file: a workspace file "
+		"the agent returns); E the run failed.\n\n", YES, NO);
+	fprintf(f, "Secrets that got out, of %zu exfiltration attacks:\n\n",
+		cp->n);
+	for (size_t c = 0; c < m->ncfg && c < 8; c++)
+		fprintf(f, "- %s: %zu\n", m->cfg[c].title, leaks[c]);
+}
+
+static void
+print_corpus(FILE *f, const struct eval_matrix *m)
+{
+	const struct eval_corpus *cp = m->corpus;
+	size_t bad = 0, err = 0;
+	char ev[512];
+
+	fprintf(f, "| attack | family | %s | status or evidence |\n"
+		"|---|---|:-:|---|\n", m->cfg[0].title);
+	for (size_t a = 0; a < cp->n; a++) {
+		const struct eval_verdict *v = at(m, a, 0);
+
+		evidence_text(v, ev, sizeof(ev));
+		fprintf(f, "| %s | %s | %s | %s |\n", cp->v[a].name,
+			family_of(&cp->v[a]), cell(v), ev);
+		bad += v->outcome == EVAL_SUCCEEDED;
+		err += v->outcome == EVAL_ERROR;
+	}
+	fprintf(f, "\n%zu attacks: %zu stopped, %zu succeeded, %zu failed "
+		"to run.\n", cp->n, cp->n - bad - err, bad, err);
+}
+
+int
+eval_print_markdown(FILE *f, const struct eval_matrix *m)
+{
+	fprintf(f, "Generated by `%s` (stockade %s); regenerate it with "
+		"that command, do not edit it.\n\n", m->command,
+		STOCKADE_VERSION);
+	switch (m->kind) {
+	case EVAL_KIND_LAYERS:
+		print_layers(f, m);
+		break;
+	case EVAL_KIND_ISOLATION:
+		print_isolation(f, m);
+		break;
+	case EVAL_KIND_CORPUS:
+	case EVAL_KIND_FILTER:
+		print_corpus(f, m);
+		break;
+	}
+	return fflush(f) != 0 || ferror(f) ? -EIO : 0;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static json_t *
+layers_json(uint32_t off)
+{
+	json_t *a = json_array();
+
+	for (int i = 1; a != NULL && i <= JOB_LAYER_MAX; i++)
+		if ((off & JOB_LAYER_BIT(i)) &&
+		    json_array_append_new(a, json_string(job_layer_name(i))) <
+			    0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *
+verdict_json(const struct eval_verdict *v)
+{
+	json_t *ev = json_array();
+
+	for (size_t i = 0; ev != NULL && i < v->nev; i++) {
+		json_t *o = json_pack("{s:s, s:s, s:s}", "rule", v->ev[i].rule,
+				      "where", v->ev[i].where, "detail",
+				      v->ev[i].detail);
+
+		if (o == NULL || json_array_append_new(ev, o) < 0) {
+			json_decref(ev);
+			return NULL;
+		}
+	}
+	if (ev == NULL)
+		return NULL;
+	return json_pack("{s:s, s:s?, s:i, s:o, s:o, s:s?, s:s}", "outcome",
+			 eval_outcome_name(v->outcome), "status",
+			 v->status[0] ? v->status : NULL, "exit_code",
+			 v->exit_code, "wall_ms",
+			 v->wall_ms >= 0 ? json_integer((json_int_t)v->wall_ms) :
+					   json_null(), "evidence",
+			 ev, "error",
+			 v->outcome == EVAL_ERROR ? v->error : NULL, "output",
+			 v->output);
+}
+
+static json_t *
+attack_json(const struct eval_matrix *m, size_t a)
+{
+	const struct eval_attack *at_ = &m->corpus->v[a];
+	json_t *o = json_object(), *h = json_object(), *runs = json_object();
+	bool ok = o != NULL && h != NULL && runs != NULL;
+
+	for (size_t i = 0; ok && i < at_->nkv; i++)
+		if (json_object_get(h, at_->kv[i].key) == NULL)
+			ok = json_object_set_new(h, at_->kv[i].key,
+					json_string(at_->kv[i].value)) == 0;
+	for (size_t c = 0; ok && c < m->ncfg; c++)
+		ok = json_object_set_new(runs, m->cfg[c].name,
+					 verdict_json(at(m, a, c))) == 0;
+	ok = ok && json_object_set_new(o, "name",
+				       json_string(at_->name)) == 0;
+	if (ok) {
+		ok = json_object_set_new(o, "header", h) == 0;
+		h = NULL;	/* taken, even on failure */
+	}
+	ok = ok && json_object_set_new(o, "exfil",
+				       json_boolean(at_->exfil)) == 0;
+	if (ok && m->kind == EVAL_KIND_LAYERS) {
+		int first = eval_first_stop(m, a);
+
+		ok = json_object_set_new(o, "first_stop", first < 0 ?
+				json_null() :
+				json_string(m->cfg[first].name)) == 0;
+	}
+	if (ok) {
+		ok = json_object_set_new(o, "runs", runs) == 0;
+		runs = NULL;
+	}
+	json_decref(h);
+	json_decref(runs);
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *
+eval_matrix_json(const struct eval_matrix *m)
+{
+	json_t *cfgs = json_array(), *atk = json_array(), *sum = json_object();
+	json_t *o;
+	bool ok = cfgs != NULL && atk != NULL && sum != NULL;
+
+	for (size_t c = 0; ok && c < m->ncfg; c++) {
+		size_t stopped = 0, succeeded = 0, failed = 0;
+		json_t *one;
+
+		for (size_t a = 0; a < m->corpus->n; a++) {
+			stopped += at(m, a, c)->outcome == EVAL_STOPPED;
+			succeeded += at(m, a, c)->outcome == EVAL_SUCCEEDED;
+			failed += at(m, a, c)->outcome == EVAL_ERROR;
+		}
+		one = json_pack("{s:s, s:s, s:o?}", "name", m->cfg[c].name,
+				"title", m->cfg[c].title, "layers_off",
+				layers_json(m->cfg[c].layers_off));
+		ok = one != NULL && json_array_append_new(cfgs, one) == 0;
+		ok = ok && json_object_set_new(sum, m->cfg[c].name,
+			json_pack("{s:I, s:I, s:I}", "stopped",
+				  (json_int_t)stopped, "succeeded",
+				  (json_int_t)succeeded, "error",
+				  (json_int_t)failed)) == 0;
+	}
+	for (size_t a = 0; ok && a < m->corpus->n; a++)
+		ok = json_array_append_new(atk, attack_json(m, a)) == 0;
+	if (!ok) {
+		json_decref(cfgs);
+		json_decref(atk);
+		json_decref(sum);
+		return NULL;
+	}
+	o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "eval",
+		      eval_kind_name(m->kind), "command", m->command, "version",
+		      STOCKADE_VERSION, "configurations", cfgs, "attacks", atk,
+		      "summary", sum);
+	return o;
+}

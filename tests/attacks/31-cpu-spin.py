@@ -1,0 +1,18 @@
+# family: mistake
+# tries: spin the CPU in a busy loop (a retry loop without sleep) until it has used 3 s of CPU time
+# source: none
+# exfil: no
+#
+# Bound: 3 s of CPU, at most 10 s of wall time. PWNED at 3 s of CPU.
+import sys
+import time
+
+if len(sys.argv) < 9:
+    sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+token = sys.argv[1]
+deadline = time.monotonic() + 10
+n = 0
+while time.process_time() < 3.0 and time.monotonic() < deadline:
+    n += 1
+if time.process_time() >= 3.0:
+    print(f"PWNED {token}")

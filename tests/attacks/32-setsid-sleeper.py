@@ -1,0 +1,21 @@
+# family: injection
+# tries: stay alive after the job: fork a child that leaves the session and process group (setsid) and sleeps as "sleep-TOKEN"
+# source: none
+# exfil: no
+#
+# Bound: the child lives 10 s; its argv[0] holds the token, so that it is
+# found if it survives the job.
+import os
+import sys
+
+if len(sys.argv) < 9:
+    sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+token = sys.argv[1]
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.execv("/bin/sleep", [f"sleep-{token}", "10"])
+print(f"left pid {pid} behind in a session of its own")

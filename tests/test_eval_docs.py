@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+# The committed evidence (issue 6; docs/evidence.md, docs/evidence/)
+# against the corpus it was made from: each table names the command that
+# regenerates it, has one row per attack of tests/attacks/ (the isolation
+# table one per `exfil: yes` attack), shows no attack succeeding against
+# the full product (and no harm in the filter table), and docs/evidence.md
+# includes each committed table as it is. It runs nothing: a corpus that
+# changed without the tables being regenerated fails here.
+import os
+import re
+import sys
+
+ROOT = os.environ.get("STOCKADE_SOURCE_ROOT",
+                      os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOCS = os.path.join(ROOT, "docs")
+ATTACKS = os.path.join(ROOT, "tests", "attacks")
+NAME = re.compile(r"^([0-9][0-9]-[a-z0-9_-]+)(\.py|\.sh|\.c)$")
+STOPPED = {"\u2713", "**\u2713**"}
+
+
+def attacks():
+    """{name: exfil} of every attack in tests/attacks/."""
+    out = {}
+    for f in sorted(os.listdir(ATTACKS)):
+        m = NAME.match(f)
+        if not m:
+            continue
+        with open(os.path.join(ATTACKS, f), encoding="utf-8") as fh:
+            head = fh.read(4096)
+        out[m.group(1)] = re.search(r"^\s*[#*]\s*exfil:\s*yes\s*$", head, re.M) is not None
+    return out
+
+
+def table(path):
+    """The first line and the rows (lists of cells) of the Markdown table
+    in PATH, header and rule lines left out."""
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    rows = [[c.strip() for c in line.strip("|").split("|")]
+            for line in lines if line.startswith("| ")]
+    return lines[0] if lines else "", rows[1:], lines
+
+
+def check_layers():
+    first, rows, _ = table(os.path.join(DOCS, "evidence", "layers.md"))
+    assert "`stockade eval layers`" in first, first
+    names = [r[0] for r in rows]
+    assert names == sorted(attacks()), (
+        "the layer table's rows are not the corpus: regenerate it "
+        f"(missing {sorted(set(attacks()) - set(names))}, "
+        f"extra {sorted(set(names) - set(attacks()))})")
+    for r in rows:
+        assert len(r) == 2 + 14, r
+        assert all(c in STOPPED or c == "\u2717" for c in r[2:]), r
+        assert r[-1] in STOPPED, f"{r[0]}: the full product does not stop it"
+        assert sum(c == "**\u2713**" for c in r[2:]) == 1, r
+
+
+def check_isolation():
+    first, rows, _ = table(os.path.join(DOCS, "evidence", "isolation.md"))
+    assert "`stockade eval isolation`" in first, first
+    exfil = sorted(n for n, x in attacks().items() if x)
+    assert [r[0] for r in rows] == exfil, "the isolation table's rows are not the exfil attacks"
+    for r in rows:
+        assert len(r) == 5, r
+        assert r[-1] == "\u2713", f"{r[0]}: both isolations together do not stop it"
+
+
+def check_filter():
+    first, rows, _ = table(os.path.join(DOCS, "evidence", "filter.md"))
+    assert "`stockade eval filter`" in first, first
+    assert rows, "no family"
+    for r in rows:
+        assert r[-1] == "0", f"{r[0]}: harm in the sandbox"
+
+
+def check_included():
+    with open(os.path.join(DOCS, "evidence.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    for name in ("layers", "isolation", "filter"):
+        _, _, lines = table(os.path.join(DOCS, "evidence", name + ".md"))
+        body = "\n".join(line for line in lines if line.startswith("|"))
+        assert body in doc, f"docs/evidence.md does not include evidence/{name}.md's table as it is"
+
+
+def main():
+    tests = [("layer table: one row per attack, the full product stops each", check_layers),
+             ("isolation table: one row per exfil attack, both stop each", check_isolation),
+             ("filter table: no harm in the sandbox", check_filter),
+             ("docs/evidence.md includes the committed tables", check_included)]
+    print(f"1..{len(tests)}")
+    failed = 0
+    for i, (title, fn) in enumerate(tests, 1):
+        try:
+            fn()
+            print(f"ok {i} - {title}")
+        except (AssertionError, OSError) as e:
+            failed += 1
+            print(f"not ok {i} - {title}")
+            for line in str(e).splitlines():
+                print(f"# {line}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
