@@ -207,7 +207,15 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 {
 	static const char *const own_pid_only[] = {"tgkill",
 						   "rt_tgsigqueueinfo"};
-	static const unsigned long tty[] = {TIOCSTI, TIOCLINUX};
+	static const struct {
+		int nr;
+		unsigned long cmd;
+	} cmds[] = {
+		{SCMP_SYS(fcntl), F_SETOWN}, {SCMP_SYS(fcntl), F_SETOWN_EX},
+		{SCMP_SYS(fcntl), F_SETSIG}, {SCMP_SYS(ioctl), FIOSETOWN},
+		{SCMP_SYS(ioctl), SIOCSPGRP}, {SCMP_SYS(ioctl), TIOCSTI},
+		{SCMP_SYS(ioctl), TIOCLINUX},
+	};
 	const uint64_t self = (uint64_t)getpid();
 	int e, nr;
 
@@ -244,45 +252,21 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 				  SCMP_A2_64(SCMP_CMP_NE, 0))) < 0)
 		return e;
 	/*
-	 * No SIGIO for another process either: making it the owner of a
-	 * descriptor (fcntl F_SETOWN, F_SETOWN_EX; ioctl FIOSETOWN,
-	 * SIOCSPGRP) or choosing the signal (F_SETSIG) would have the
-	 * kernel signal it on I/O (fcntl(2), "Managing signals").
-	 */
-	{
-		static const unsigned long fcntl_cmds[] = {F_SETOWN,
-							   F_SETOWN_EX,
-							   F_SETSIG};
-		static const unsigned long owner_ioctls[] = {FIOSETOWN,
-							     SIOCSPGRP};
-
-		for (size_t i = 0; i < 3; i++)
-			if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-						  SCMP_SYS(fcntl), 1,
-						  SCMP_A1_64(SCMP_CMP_MASKED_EQ,
-							     0xffffffffULL,
-							     fcntl_cmds[i]))) < 0)
-				return e;
-		for (size_t i = 0; i < 2; i++)
-			if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-						  SCMP_SYS(ioctl), 1,
-						  SCMP_A1_64(SCMP_CMP_MASKED_EQ,
-							     0xffffffffULL,
-							     owner_ioctls[i]))) < 0)
-				return e;
-	}
-	/*
-	 * Terminal injection on a descriptor it inherited (stderr may be
-	 * the user's tty): TIOCSTI and TIOCLINUX, on the low 32 bits the
-	 * kernel reads (mask 0xffffffff), whatever the high ones
+	 * Commands refused on the low 32 bits the kernel reads (mask
+	 * 0xffffffff), whatever the high ones. No SIGIO for another
+	 * process: making it the owner of a descriptor (fcntl F_SETOWN,
+	 * F_SETOWN_EX; ioctl FIOSETOWN, SIOCSPGRP) or choosing the signal
+	 * (F_SETSIG) would have the kernel signal it on I/O (fcntl(2),
+	 * "Managing signals"). No terminal injection on a descriptor it
+	 * inherited (stderr may be the user's tty): TIOCSTI and TIOCLINUX
 	 * (CVE-2016-7545, CVE-2017-5226).
 	 */
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-					  SCMP_SYS(ioctl), 1,
+					  cmds[i].nr, 1,
 					  SCMP_A1_64(SCMP_CMP_MASKED_EQ,
 						     0xffffffffULL,
-						     tty[i]))) < 0)
+						     cmds[i].cmd))) < 0)
 			return e;
 	return 0;
 }
