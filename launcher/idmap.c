@@ -1,5 +1,7 @@
 /*
- * idmap.c: the workspace of a launcher that runs as root.
+ * idmap.c: user namespace id maps (user_namespaces(7)): the jail's, written
+ * by the zygote through /proc/PID, and the workspace of a launcher that
+ * runs as root.
  *
  * A payload mapped to host uid 0 would pass every check that looks only at
  * the uid (sysctl files under /proc/sys, owner checks on bound host files,
@@ -15,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "jail.h"
 
 /*
@@ -115,4 +119,78 @@ jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid)
 	}
 	close(nsfd);
 	return tree;
+}
+
+/* Writes TEXT to FILE under the /proc/PID directory DIR. */
+static int
+write_proc_at(int dir, const char *file, const char *text)
+{
+	int fd, e;
+
+	fd = openat(dir, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	e = write_all(fd, text, strlen(text));
+	close(fd);
+	return e;
+}
+
+/* The /proc/PID directory, opened while PIDFD says PID is alive, so that
+ * it is that process's and no later one's with the same number. */
+static int
+open_proc_dir(pid_t pid, int pidfd)
+{
+	struct pollfd alive = {.fd = pidfd, .events = POLLIN};
+	char path[64];
+	int dir;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	if (pidfd >= 0 && poll(&alive, 1, 0) != 0) {
+		close(dir);
+		return -ESRCH;
+	}
+	return dir;
+}
+
+static int
+write_map_at(int dir, const char *file, unsigned inside, unsigned outside)
+{
+	char map[64];
+
+	snprintf(map, sizeof(map), "%u %u 1\n", inside, outside);
+	return write_proc_at(dir, file, map);
+}
+
+int
+jail_write_id_map(pid_t pid, const char *file, unsigned inside,
+		  unsigned outside)
+{
+	int dir = open_proc_dir(pid, -1), e;
+
+	if (dir < 0)
+		return dir;
+	e = write_map_at(dir, file, inside, outside);
+	close(dir);
+	return e;
+}
+
+/* jail.h */
+int
+jail_write_id_maps(pid_t pid, int pidfd, const struct job_spec *spec,
+		   const struct jail_host *h)
+{
+	int dir = open_proc_dir(pid, pidfd), e;
+
+	if (dir < 0)
+		return dir;
+	if ((e = write_proc_at(dir, "setgroups", "deny")) == 0 &&
+	    (e = write_map_at(dir, "uid_map", spec->uid,
+			      (unsigned)h->outer_uid)) == 0)
+		e = write_map_at(dir, "gid_map", spec->gid,
+				 (unsigned)h->outer_gid);
+	close(dir);
+	return e;
 }

@@ -71,9 +71,6 @@
 #include "mounts.h"
 #include "usage.h"
 
-/* kill_tree's bounds: the processes one walk lists, and the walks. */
-#define KILL_WALK_MAX 65536u
-#define KILL_ROUNDS 5000
 
 static const char *const stage_names[] = {
 	[STAGE_PARENT] = "launcher gone",
@@ -281,77 +278,6 @@ full_flags(int tmp_fd, int home_fd)
 	       (is_full(home_fd) ? INIT_FULL_HOME : 0);
 }
 
-/* A process of the tree kill_tree walks: SIGKILL through a pidfd, once
- * the pidfd shows it is still the child of the process it was listed
- * under (its pid was not reused meanwhile). */
-struct kill_ctx {
-	int proc_fd;
-	pid_t self;
-	unsigned killed;
-};
-
-static void
-kill_one(void *arg, const struct proc_stat *st)
-{
-	struct kill_ctx *k = arg;
-	struct proc_stat now;
-	char path[32], buf[1024];
-	ssize_t n;
-	int pidfd, fd;
-
-	if (st->pid == k->self || st->state == 'Z' || st->state == 'X')
-		return;
-	pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
-	if (pidfd < 0)
-		return;
-	snprintf(path, sizeof(path), "%d/stat", (int)st->pid);
-	fd = openat(k->proc_fd, path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n > 0 && usage_parse_stat(buf, (size_t)n, &now) == 0 &&
-	    now.ppid == st->ppid &&
-	    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)
-		k->killed++;
-	close(pidfd);
-}
-
-/*
- * Kills every descendant of this process (a child subreaper: layer
- * pid_ns off, process_group on) and reaps them. Each walk of the tree
- * from /proc (PROC_FD, the host's) kills what it lists; a child of a
- * killed process is reparented to us and listed by the next walk, so the
- * walks go on until one lists nobody but us: a fork bomb is caught up
- * with, a process that called setsid or double-forked is still below
- * us. Best effort (bounded by KILL_ROUNDS); never fails.
- */
-static void
-kill_tree(int proc_fd)
-{
-	struct kill_ctx k = {.proc_fd = proc_fd, .self = getpid()};
-	struct usage_walker w;
-	struct jail_usage u;
-	int r;
-
-	if (proc_fd < 0 || usage_walker_init(&w, KILL_WALK_MAX) < 0)
-		return;
-	w.each = kill_one;
-	w.each_arg = &k;
-	for (int round = 0; round < KILL_ROUNDS; round++) {
-		const struct timespec pause = {0, 1000000};
-
-		k.killed = 0;
-		r = usage_walk(&w, proc_fd, k.self, &u);
-		while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
-			;
-		if (r == 0 && u.processes <= 1)
-			break;
-		/* The killed die and are reparented asynchronously. */
-		nanosleep(&pause, NULL);
-	}
-	usage_walker_free(&w);
-}
-
 /*
  * Arms init's parent-death signal SIG and checks that the launcher did
  * not die before it took effect: getppid() says nothing (0 in a pid
@@ -554,14 +480,14 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 				 * does it (or, with process_group off,
 				 * leaves it). */
 				if (!pidns && group)
-					kill_tree(proc_fd);
+					jail_kill_tree(proc_fd);
 				_exit(0);
 			}
 		} else if (sig == JAIL_KILL_SIGNAL) {
 			/* The launcher ends the job (or died). Without
 			 * process_group, only the program it started. */
 			if (!pidns && group)
-				kill_tree(proc_fd);
+				jail_kill_tree(proc_fd);
 			else if (!pidns)
 				kill(payload, SIGKILL);
 			_exit(0);
@@ -569,88 +495,6 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 			kill(payload, sig);
 		}
 	}
-}
-
-/* Writes TEXT to FILE under the /proc/PID directory DIR. */
-static int
-write_proc_at(int dir, const char *file, const char *text)
-{
-	int fd, e;
-
-	fd = openat(dir, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	e = write_all(fd, text, strlen(text));
-	close(fd);
-	return e;
-}
-
-/* The /proc/PID directory, opened while PIDFD says PID is alive, so that
- * it is that process's and no later one's with the same number. */
-static int
-open_proc_dir(pid_t pid, int pidfd)
-{
-	struct pollfd alive = {.fd = pidfd, .events = POLLIN};
-	char path[64];
-	int dir;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return -errno;
-	if (pidfd >= 0 && poll(&alive, 1, 0) != 0) {
-		close(dir);
-		return -ESRCH;
-	}
-	return dir;
-}
-
-static int
-write_map_at(int dir, const char *file, unsigned inside, unsigned outside)
-{
-	char map[64];
-
-	snprintf(map, sizeof(map), "%u %u 1\n", inside, outside);
-	return write_proc_at(dir, file, map);
-}
-
-int
-jail_write_id_map(pid_t pid, const char *file, unsigned inside,
-		  unsigned outside)
-{
-	int dir = open_proc_dir(pid, -1), e;
-
-	if (dir < 0)
-		return dir;
-	e = write_map_at(dir, file, inside, outside);
-	close(dir);
-	return e;
-}
-
-/*
- * The jail's maps: one line each, the payload's ids inside to H's ids
- * outside; setgroups denied first, which an unprivileged writer of a
- * gid_map must do (user_namespaces(7)) and which keeps the payload from
- * dropping supplementary groups to get past a "deny group" permission.
- * Init is the launcher's child, not ours (CLONE_PARENT): its /proc
- * directory is opened while its pidfd says it lives, so that a pid
- * reused after an early death is never written to.
- */
-static int
-write_id_maps(pid_t pid, int pidfd, const struct job_spec *spec,
-	      const struct jail_host *h)
-{
-	int dir = open_proc_dir(pid, pidfd), e;
-
-	if (dir < 0)
-		return dir;
-	if ((e = write_proc_at(dir, "setgroups", "deny")) == 0 &&
-	    (e = write_map_at(dir, "uid_map", spec->uid,
-			      (unsigned)h->outer_uid)) == 0)
-		e = write_map_at(dir, "gid_map", spec->gid,
-				 (unsigned)h->outer_gid);
-	close(dir);
-	return e;
 }
 
 static void
@@ -739,7 +583,7 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	 * job ends as sandbox_error through the usual path. No user
 	 * namespace, no maps: init is released at once. */
 	e = job_spec_layer_off(spec, JOB_LAYER_USER_NS) ? 0 :
-		write_id_maps(j->pid, j->pidfd, spec, h);
+		jail_write_id_maps(j->pid, j->pidfd, spec, h);
 	if (e < 0)
 		log_error("cannot write the jail's id maps: %s", strerror(-e));
 	else if (write(sync[1], "1", 1) != 1)

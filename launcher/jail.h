@@ -173,6 +173,31 @@ _Noreturn void jail_exec_payload(const struct job_spec *spec,
 int jail_write_id_map(pid_t pid, const char *file, unsigned inside,
 		      unsigned outside);
 
+/*
+ * The jail's maps for init PID (its pidfd PIDFD): "setgroups" denied,
+ * then one line each, SPEC's payload ids inside to H's outer ids outside
+ * (user_namespaces(7); an unprivileged writer of a gid_map must deny
+ * setgroups first, which also keeps the payload from dropping a group to
+ * get past a "deny group" permission). Init is the launcher's child, not
+ * the caller's (CLONE_PARENT): its /proc directory is opened while PIDFD
+ * says it lives, so a pid reused after an early death is never written
+ * to. Returns 0 or -errno (-ESRCH: init is gone).
+ */
+int jail_write_id_maps(pid_t pid, int pidfd, const struct job_spec *spec,
+		       const struct jail_host *h);
+
+/*
+ * Kills every descendant of this process (a child subreaper: layer
+ * pid_ns off, process_group on) and reaps them. Each walk of the tree
+ * from /proc (PROC_FD, the host's) kills what it lists; a child of a
+ * killed process is reparented to us and listed by the next walk, so the
+ * walks go on until one lists nobody but us: a fork bomb is caught up
+ * with, a process that called setsid or double-forked is still below
+ * us. PROC_FD is borrowed. Best effort (at most 5000 walks, reaper.c);
+ * never fails.
+ */
+void jail_kill_tree(int proc_fd);
+
 /* Writes one init record (three little-endian i32) to FD; best effort. */
 void jail_send_record(int fd, int32_t kind, int32_t a, int32_t b);
 
