@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -308,12 +309,20 @@ run_matrix(const struct eval_ctx *ctx, struct eval_matrix *m,
 
 /* ---- set-up ------------------------------------------------------------- */
 
-/* Writes and checks the policy of configuration CFG into PATH. */
+/*
+ * Writes and checks the policy of configuration CFG; PATH gets a name
+ * for it. The policy is a sealed memfd (memfd_create(2), F_SEAL_WRITE and
+ * the rest: nobody can change it any more), named by its /proc/PID/fd
+ * link and kept open for the whole evaluation. A file in the run
+ * directory would not do: in the columns without a user namespace the
+ * attacks run as the eval's own user and could rewrite the policies of
+ * the later columns, the product's included (review of issue 6, F1).
+ */
 static int
 write_policy(const char *base, const struct eval_config *cfg, char *path,
 	     size_t size)
 {
-	_cleanup_close_ int fd = -1;
+	int fd = -1;
 	char off[512];
 	char text[2048];
 	char err[POLICY_ERR_MAX];
@@ -325,14 +334,22 @@ write_policy(const char *base, const struct eval_config *cfg, char *path,
 		 "(docs/evidence.md)\n%s%s%s%s", cfg->name, policy_limits,
 		 off[0] != '\0' ? "[jail]\nunsafe_layers_off = " : "", off,
 		 off[0] != '\0' ? "\n" : "");
-	snprintf(path, size, "%s/policy-%s.ini", base, cfg->name);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0644);
+	(void)base;
+	fd = memfd_create("stockade-eval-policy", MFD_CLOEXEC |
+						    MFD_ALLOW_SEALING);
 	e = fd < 0 ? -errno : write_all(fd, text, strlen(text));
+	if (e == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK |
+					      F_SEAL_GROW | F_SEAL_WRITE) < 0)
+		e = -errno;
 	if (e < 0) {
-		log_error("eval: %s: %s", path, strerror(-e));
+		log_error("eval: the policy of configuration %s: %s",
+			  cfg->name, strerror(-e));
+		if (fd >= 0)
+			close(fd);
 		return EXIT_SANDBOX;
 	}
+	/* Kept open until the eval exits: the path names it. */
+	snprintf(path, size, "/proc/%d/fd/%d", (int)getpid(), fd);
 	memset(&p, 0, sizeof(p));
 	if (policy_load_file(&p, path, err, sizeof(err)) < 0) {
 		log_error("eval: the policy of configuration %s is refused: %s",

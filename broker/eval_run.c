@@ -670,6 +670,16 @@ eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 	judge_outside(r);
 	if (v->nev > 0) {
 		v->outcome = EVAL_SUCCEEDED;
+	} else if (strcmp(v->status, "sandbox_error") == 0 ||
+		   (strcmp(v->status, "exit_nonzero") == 0 &&
+		    strstr(v->output, "stockade: cannot execute") != NULL)) {
+		/* The attack never ran (the jail was refused or failed, or
+		 * its program could not be executed): no evidence is not
+		 * "stopped" (review F2). */
+		v->outcome = EVAL_ERROR;
+		snprintf(v->error, sizeof(v->error), "the attack did not run: "
+			 "%s, exit %d: %.160s", v->status, v->exit_code,
+			 v->output);
 	} else if (r->job.killed) {
 		v->outcome = EVAL_ERROR;
 		snprintf(v->error, sizeof(v->error), "stockade run did not end "
