@@ -591,11 +591,11 @@ static const char leftover[] = H
 	"bash -c 'exec -a \"sleep-$0\" sleep 30' \"$1\" </dev/null "
 	">/dev/null 2>&1 &\n";
 /* A leftover whose command line does not hold the token: found as the
- * terminal owner's orphan (review F3). Its marker is in its environment
- * only, for this test to count it. */
+ * terminal owner's orphan (review F3). It names itself with a marker
+ * of this test's, not the token. */
 static const char hidden[] = H
-	"STOCKADE_EVAL_TEST_HIDDEN=1 setsid sleep 31 </dev/null >/dev/null "
-	"2>&1 &\n";
+	"setsid bash -c 'exec -a stockade-eval-hidden sleep 31' </dev/null "
+	">/dev/null 2>&1 &\n";
 static const char outside[] = H
 	"echo x > \"/tmp/eval-test-$1.txt\"\n";
 static const char rm_userfiles[] = H "rm -rf \"$8/src\"\n";
@@ -731,13 +731,15 @@ Test(eval, leftovers_without_the_token_are_found_and_killed)
 {
 	struct fixture f;
 	struct eval_verdict v;
+	pid_t pids[4];
 
 	fixture_init(&f);
 	run_attack(&f, f.bare_path, "05-hidden.sh", EVAL_LANG_SHELL, hidden,
 		   &v);
 	show(&v);
 	cr_assert(has(&v, "leftover", "process", "no token"));
-	cr_assert_eq(system("pgrep -f '^sleep 31$' >/dev/null"), 256,
+	cr_assert_eq(harness_count_marked("stockade-eval-hidden", 1000, pids,
+					  4), 0,
 		     "a leftover without the token survived its run");
 	eval_honeypot_stop(f.hp);
 }
