@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "eval_job.h"
 #include "fsutil.h"
 #include "wswalk.h"
 
@@ -315,4 +316,71 @@ eval_file_changed(const struct eval_file_state *a,
 	return a->mode != b->mode || a->uid != b->uid || a->ino != b->ino ||
 	       a->size != b->size || a->ctime_ns != b->ctime_ns ||
 	       a->len != b->len || memcmp(a->data, b->data, a->len) != 0;
+}
+
+/* Reads the small file PATH into BUF (SIZE bytes, NUL-terminated).
+ * Returns 0 or -errno. */
+static int
+read_small(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* eval_detect.h */
+int
+eval_orphans(pid_t owner, char *cmd, size_t cmdlen)
+{
+	_cleanup_free_ char *list = malloc(65536);
+	int found = 0;
+
+	if (list == NULL)
+		return 0;
+
+	for (int round = 0; owner > 0 && round < 20; round++) {
+		char path[64], *p, *end;
+		int here = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+			 (int)owner, (int)owner);
+		if (read_small(path, list, 65536) < 0)
+			break;
+		for (p = list; *p != '\0'; p = end) {
+			long pid = strtol(p, &end, 10);
+			char name[32] = "", stat[256] = "";
+			char *cp;
+
+			if (end == p)
+				break;
+			snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+			if (read_small(path, stat, sizeof(stat)) < 0 ||
+			    (cp = strrchr(stat, ')')) == NULL || cp[1] == '\0' ||
+			    cp[2] == 'Z' || cp[2] == 'X')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+			if (read_small(path, name, sizeof(name)) == 0 &&
+			    (strncmp(name, "stockade-zygote", 15) == 0 ||
+			     strncmp(name, "stockade-init", 13) == 0))
+				continue;
+			if (found == 0)
+				snprintf(cmd, cmdlen, "pid %ld (%.*s), no token "
+					 "in its command line", pid,
+					 (int)strcspn(name, "\n"), name);
+			found++;
+			here++;
+			(void)kill((pid_t)pid, SIGKILL);
+		}
+		if (here == 0)
+			break;
+		eval_sleep_ms(10);
+	}
+	return found;
 }

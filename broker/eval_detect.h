@@ -75,6 +75,17 @@ int eval_leftovers(const char *token, pid_t *pids, size_t max, char *cmd,
 		   size_t cmdlen);
 
 /*
+ * Processes the job left behind without the token in their command line
+ * (review of issue 6, F3): the terminal owner OWNER is a child subreaper,
+ * so whatever outlived its parent in the job's tree is its child now.
+ * Lists OWNER's living children but stockade's own helpers on their way
+ * out (stockade-zygote, stockade-init), names the first in CMD, SIGKILLs
+ * them all, and repeats (their own children come up to OWNER in turn) a
+ * few times. Returns how many it found.
+ */
+int eval_orphans(pid_t owner, char *cmd, size_t cmdlen);
+
+/*
  * Kills (SIGKILL) every process eval_leftovers finds for TOKEN, again and
  * again until none is left or 50 rounds have passed (a fork bomb left
  * behind keeps making new ones; each round first stops them all with

@@ -467,81 +467,6 @@ excerpt(struct run *r, const char *out, size_t olen, const char *err,
 		 part[0], part[0][0] && part[1][0] ? " | " : "", part[1]);
 }
 
-/*
- * Processes the job left behind without the token in their command line
- * (review of issue 6, F3): the terminal owner OWNER is a child subreaper,
- * so whatever outlived its parent in the job's tree is its child now.
- * Lists OWNER's living children but stockade's own helpers on their way
- * out (stockade-zygote, stockade-init), names the first in CMD, SIGKILLs
- * them all, and repeats (their own children come up to OWNER in turn) a
- * few times. Returns how many it found.
- */
-/* Reads the small file PATH into BUF (SIZE bytes, NUL-terminated).
- * Returns 0 or -errno. */
-static int
-read_small(const char *path, char *buf, size_t size)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int
-orphans(pid_t owner, char *cmd, size_t cmdlen)
-{
-	_cleanup_free_ char *list = malloc(65536);
-	int found = 0;
-
-	if (list == NULL)
-		return 0;
-
-	for (int round = 0; owner > 0 && round < 20; round++) {
-		char path[64], *p, *end;
-		int here = 0;
-
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
-			 (int)owner, (int)owner);
-		if (read_small(path, list, 65536) < 0)
-			break;
-		for (p = list; *p != '\0'; p = end) {
-			long pid = strtol(p, &end, 10);
-			char name[32] = "", stat[256] = "";
-			char *cp;
-
-			if (end == p)
-				break;
-			snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-			if (read_small(path, stat, sizeof(stat)) < 0 ||
-			    (cp = strrchr(stat, ')')) == NULL || cp[1] == '\0' ||
-			    cp[2] == 'Z' || cp[2] == 'X')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-			if (read_small(path, name, sizeof(name)) == 0 &&
-			    (strncmp(name, "stockade-zygote", 15) == 0 ||
-			     strncmp(name, "stockade-init", 13) == 0))
-				continue;
-			if (found == 0)
-				snprintf(cmd, cmdlen, "pid %ld (%.*s), no token "
-					 "in its command line", pid,
-					 (int)strcspn(name, "\n"), name);
-			found++;
-			here++;
-			(void)kill((pid_t)pid, SIGKILL);
-		}
-		if (here == 0)
-			break;
-		eval_sleep_ms(10);
-	}
-	return found;
-}
-
 /* Rules on the job's result: canaries and PWNED in its output, flood. */
 static void
 judge_result(struct run *r)
@@ -708,7 +633,7 @@ eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 	eval_sleep_ms(LEFTOVER_MS);
 	if (eval_leftovers(r->s.token, pids, 1, cmd, sizeof(cmd)) > 0)
 		fired(v, r->s.token, "leftover", "process", "%s", cmd);
-	else if (orphans(r->job.owner, cmd, sizeof(cmd)) > 0)
+	else if (eval_orphans(r->job.owner, cmd, sizeof(cmd)) > 0)
 		fired(v, r->s.token, "leftover", "process", "%s", cmd);
 	(void)eval_kill_leftovers(r->s.token);
 	eval_job_end(&r->job);
