@@ -39,6 +39,11 @@ int cmd_doctor(int argc, char **argv);
  * a hostile program did harm in it); 2 for usage; 69 when refused (the
  * weakened configurations as root); 70 when a run could not be judged. */
 int cmd_eval(int argc, char **argv);
+/* `stockade check [--json] [--only LAYER]... [--list] [--prefix DIR]`
+ * (cmd_check.c, check.h; issue 7): the checks of an installed stockade
+ * on this host. Exit 0 when no check failed, 1 when one did, 2 for
+ * usage, 70 when the checks could not be run at all. */
+int cmd_check(int argc, char **argv);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing

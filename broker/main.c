@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "config.h"
 #include "log.h"
+#include "plant.h"
 #include "proto.h"
 
 static void
@@ -23,6 +24,7 @@ usage(FILE *f)
 		"       stockade serve --workspace DIR [--socket PATH]\n"
 		"       stockade policy show|default|check\n"
 		"       stockade doctor [--json]\n"
+		"       stockade check [--json] [--only LAYER] [--list] [--prefix DIR]\n"
 		"       stockade eval layers|isolation|filter|corpus [options]\n"
 		"       stockade --version | --help\n"
 		"Run `stockade COMMAND --help` for a command's options.\n");
@@ -37,6 +39,15 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("STOCKADE_DEBUG") != NULL)
 		log_set_level(LOG_LVL_DEBUG);
+#ifdef STOCKADE_PLANTED_DEFECTS
+	if (plant_init() < 0)
+		return EXIT_USAGE;
+	if (argc == 2 && strcmp(argv[1], "--list-plants") == 0) {
+		for (int i = 0; i < PLANT_COUNT; i++)
+			printf("%s\t%s\n", plant_id_name(i), plant_id_what(i));
+		return 0;
+	}
+#endif
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -74,6 +85,8 @@ main(int argc, char **argv)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(argv[1], "eval") == 0)
 		return cmd_eval(argc - 1, argv + 1);
+	if (strcmp(argv[1], "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
 	fprintf(stderr, "stockade: unknown command \"%s\"\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "plant.h"
 
 /* The spawner's own descriptors after it has tidied up. */
 #define SP_SOCK_FD 3
@@ -93,12 +94,22 @@ spawner_exec_launcher(int sock, int exe_fd)
 	char arg0[] = SPAWNER_LAUNCHER_NAME, arg1[] = "--ipc-fd", arg2[] = "3";
 	char debug[] = "STOCKADE_DEBUG=1";
 	char *argv[] = {arg0, arg1, arg2, NULL};
-	char *envp[2] = {NULL, NULL};
-	int null, from[4], to[4];
+	char *envp[3] = {NULL, NULL, NULL};
+	int null, from[4], to[4], n = 0;
 	bool cloexec[4] = {false, false, false, true};
 
 	if (getenv("STOCKADE_DEBUG") != NULL)
-		envp[0] = debug;
+		envp[n++] = debug;
+#ifdef STOCKADE_PLANTED_DEFECTS
+	/* The test build's one extra variable (plant.h): the launcher
+	 * plants the same defect as the broker. */
+	char plant[96];
+	if (plant_name() != NULL) {
+		strlcpy(plant, "STOCKADE_PLANT=", sizeof(plant));
+		strlcat(plant, plant_name(), sizeof(plant));
+		envp[n++] = plant;
+	}
+#endif
 	reset_signals();
 	/* stdin and stdout: /dev/null; stderr: ours, for diagnostics. The
 	 * binary goes to SPAWNER_LAUNCHER_FD + 1, close-on-exec: execveat

@@ -24,6 +24,7 @@
 #include "jail.h"
 #include "launcher.h"
 #include "log.h"
+#include "plant.h"
 
 static int
 parse_fd(const char *s)
@@ -64,6 +65,10 @@ main(int argc, char **argv)
 	log_set_program("stockade-launcher");
 	if (getenv("STOCKADE_DEBUG") != NULL)
 		log_set_level(LOG_LVL_DEBUG);
+#ifdef STOCKADE_PLANTED_DEFECTS
+	if (plant_init() < 0)
+		return 2;
+#endif
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("stockade-launcher %s (protocol %u)\n", STOCKADE_VERSION,
 		       PROTO_VERSION);

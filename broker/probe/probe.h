@@ -1,0 +1,37 @@
+/*
+ * probe.h: stockade-probe, the program `stockade check` runs inside the
+ * jail (check.h). It is static, so it runs alike in any jail, and each
+ * command makes one observation or one attack and prints what it saw as
+ * "KEY=value" lines on stdout, which the check reads back from the
+ * job's result (check_value). Values are one line: newlines are printed
+ * as "\n".
+ */
+#ifndef STOCKADE_PROBE_H
+#define STOCKADE_PROBE_H
+
+#include <stddef.h>
+
+struct probe_cmd {
+	const char *name;
+	const char *usage; /* one line: arguments and what it prints */
+	int (*fn)(int argc, char **argv); /* argv[0] is the command */
+};
+
+/* The commands of each group, each ending with a {NULL} entry. */
+extern const struct probe_cmd probe_jail_cmds[];
+extern const struct probe_cmd probe_seccomp_cmds[];
+extern const struct probe_cmd probe_results_cmds[];
+
+/* Prints "KEY=value" (printf-style value; a newline in it is printed
+ * as "\n") and flushes. */
+void probe_kv(const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prints "KEY=<errno name>" for ERR (an errno value; 0 prints "ok"),
+ * as "EPERM", "ENOSYS": the names the checks compare. */
+void probe_errno(const char *key, int err);
+
+/* The name of errno value ERR ("EPERM"), "ok" for 0, or "E<number>". */
+const char *probe_errname(int err);
+
+#endif
