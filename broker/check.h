@@ -58,7 +58,7 @@ struct check {
 extern const char *const check_layers[];
 
 /* The checks of each group, each array ending with a {NULL} entry
- * (check_jail.c, check_seccomp.c, check_fs.c, check_results.c,
+ * (check_jail.c, check_seccomp.c, check_fs.c, check_results.c (results and policy),
  * check_boundary.c). */
 extern const struct check checks_jail[];
 extern const struct check checks_seccomp[];

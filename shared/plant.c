@@ -20,6 +20,7 @@ static const struct {
 #include "plants-jail.def"
 #include "plants-seccomp.def"
 #include "plants-fs.def"
+#include "plants-results.def"
 #include "plants-boundary.def"
 #undef PLANT_DEFECT
 };

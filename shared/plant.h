@@ -27,6 +27,7 @@ enum plant_id {
 #include "plants-jail.def"
 #include "plants-seccomp.def"
 #include "plants-fs.def"
+#include "plants-results.def"
 #include "plants-boundary.def"
 #undef PLANT_DEFECT
 	PLANT_COUNT
