@@ -11,6 +11,7 @@
 
 static const struct probe_cmd *const groups[] = {
 	probe_jail_cmds, probe_seccomp_cmds, probe_results_cmds,
+	probe_boundary_cmds,
 };
 
 void

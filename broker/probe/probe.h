@@ -21,6 +21,7 @@ struct probe_cmd {
 extern const struct probe_cmd probe_jail_cmds[];
 extern const struct probe_cmd probe_seccomp_cmds[];
 extern const struct probe_cmd probe_results_cmds[];
+extern const struct probe_cmd probe_boundary_cmds[];
 
 /* Prints "KEY=value" (printf-style value; a newline in it is printed
  * as "\n") and flushes. */
