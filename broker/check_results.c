@@ -1,8 +1,850 @@
 /*
- * check_results.c: the results checks of `stockade check` (check.h).
+ * check_results.c: the checks of the results layer and of the policy
+ * layer (check.h).
+ *
+ * results: one job per status of the result (docs/results.md, README.md
+ * "Result fields" and "Exit status"), each made by stockade-probe
+ * (probe_results.c) under a small limit, and the status, the figure that
+ * shows it, the exit status of `stockade run` and a hint that names the
+ * figure compared with what a sound stockade reports; and the result's
+ * JSON read strictly (jansson refuses ill-formed UTF-8) after a job that
+ * printed ill-formed UTF-8.
+ *
+ * policy: a production command (`stockade run` without
+ * --unsafe-evaluation, `stockade serve`, `stockade policy check`) refuses
+ * a policy that sets an evaluation-only key (unsafe_*; docs/layers.md)
+ * and one with an unknown key, and `stockade run --unsafe-evaluation`
+ * runs the former and says so.
  */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "check.h"
+#include "result_json.h"
+
+/* Deadline of one job of these checks: the slowest (a 1 s limit) takes
+ * about 1.1 s; a stockade that ignores a limit is cut off by its own
+ * wall-clock limit (3 s) or this. */
+#define JOB_DEADLINE_MS 8000
+/* Deadline of a command that should be refused before any job. */
+#define REFUSAL_DEADLINE_MS 5000
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/*
+ * Runs ./stockade-probe ARGV[0] ARGV[1]... in a `stockade run --json` job
+ * with RUN_ARGS (may be NULL) and POLICY (NULL: the embedded default).
+ */
+static int
+probe_job(struct check_ctx *c, struct check_job *j, const char *policy,
+	  const char *const *run_args, const char *const *argv)
+{
+	const char *full[16];
+	struct check_job_opts o;
+	size_t n = 0;
+
+	full[n++] = "./stockade-probe";
+	for (size_t i = 0; argv[i] != NULL && n < 15; i++)
+		full[n++] = argv[i];
+	full[n] = NULL;
+	memset(&o, 0, sizeof(o));
+	o.argv = full;
+	o.run_args = run_args;
+	o.policy = policy;
+	o.deadline_ms = JOB_DEADLINE_MS;
+	return check_job_run(c, &o, j);
+}
+
+static json_t *
+field(const struct check_job *j, const char *key)
+{
+	return json_object_get(j->result, key);
+}
+
+/* FIELD KEY of J's result as text: its integer, its string quoted,
+ * "null", or "missing", into BUF. Returns BUF. */
+static const char *
+shown(const struct check_job *j, const char *key, char *buf, size_t len)
+{
+	json_t *v = field(j, key);
+
+	if (json_is_integer(v))
+		snprintf(buf, len, "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+	else if (json_is_string(v))
+		snprintf(buf, len, "\"%s\"", json_string_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
+	else if (json_is_null(v))
+		snprintf(buf, len, "null");
+	else
+		snprintf(buf, len, "missing");
+	return buf;
+}
+
+/* True when KEY of J's result is the integer WANT. */
+static bool
+int_is(const struct check_job *j, const char *key, json_int_t want)
+{
+	json_t *v = field(j, key);
+
+	return json_is_integer(v) && json_integer_value(v) == want;
+}
+
+/* KEY of J's result as a string, or "" when it is not one. */
+static const char *
+str_of(const struct check_job *j, const char *key)
+{
+	const char *s = json_string_value(field(j, key));
+
+	return s != NULL ? s : "";
+}
+
+/*
+ * True when J gave a result of status WANT; otherwise fails R saying what
+ * came instead (no result, or the status with its exit code, signal and
+ * detail).
+ */
+static bool
+status_is(const struct check_job *j, const char *want,
+	  struct check_result *r)
+{
+	char why[512], ec[32], sig[32];
+
+	if (j->result == NULL) {
+		check_fail(r, "no result: %s",
+			   check_job_summary(j, why, sizeof(why)));
+		return false;
+	}
+	if (strcmp(j->status, want) == 0)
+		return true;
+	check_fail(r, "status \"%s\", not \"%s\" (exit_code %s, signal %s, "
+		   "detail \"%.160s\", stockade exit %d)", j->status, want,
+		   shown(j, "exit_code", ec, sizeof(ec)),
+		   shown(j, "signal", sig, sizeof(sig)), str_of(j, "detail"),
+		   j->proc.status);
+	return false;
+}
+
+/*
+ * True when J's hint is not empty and contains NEED (NULL: anything);
+ * otherwise fails R quoting it. Every result carries a hint for the
+ * model that names the figure against the limit (result.h, job_hint).
+ */
+static bool
+hint_names(const struct check_job *j, const char *status, const char *need,
+	   struct check_result *r)
+{
+	const char *h = str_of(j, "hint");
+
+	if (h[0] == '\0') {
+		check_fail(r, "status %s but the hint is empty or missing",
+			   status);
+		return false;
+	}
+	if (need != NULL && strstr(h, need) == NULL) {
+		check_fail(r, "status %s but the hint does not name %s: "
+			   "\"%.200s\"", status, need, h);
+		return false;
+	}
+	return true;
+}
+
+/* True when `stockade run` exited WANT (README.md, "Exit status");
+ * otherwise fails R. */
+static bool
+exit_is(const struct check_job *j, const char *status, int want,
+	struct check_result *r)
+{
+	if (j->proc.status == want)
+		return true;
+	check_fail(r, "status %s but stockade run exited %d, not %d",
+		   status, j->proc.status, want);
+	return false;
+}
+
+/* ---- results ----------------------------------------------------------- */
+
+/* results.ok_output_complete: a program that prints a line and exits 0
+ * is "ok" with exit_code 0, its output whole and not marked truncated,
+ * and `stockade run` exits 0. */
+static void
+ok_output_complete(struct check_ctx *c, struct check_result *r)
+{
+	static const char line[] = "hello from the job\n";
+	struct check_job j;
+
+	probe_job(c, &j, NULL, NULL, ARGS("result-exit", "0"));
+	if (!status_is(&j, "ok", r))
+		goto out;
+	if (!int_is(&j, "exit_code", 0) || !json_is_null(field(&j, "signal"))) {
+		char ec[32], sig[32];
+
+		check_fail(r, "status ok with exit_code %s, signal %s",
+			   shown(&j, "exit_code", ec, sizeof(ec)),
+			   shown(&j, "signal", sig, sizeof(sig)));
+	} else if (strcmp(j.out, line) != 0 ||
+		   !int_is(&j, "stdout_bytes", (json_int_t)strlen(line))) {
+		check_fail(r, "stdout \"%.100s\" (%zu bytes in the result), "
+			   "not the %zu bytes printed", j.out, strlen(j.out),
+			   strlen(line));
+	} else if (!json_is_false(field(&j, "stdout_truncated")) ||
+		   !json_is_false(field(&j, "stderr_truncated"))) {
+		char a[16], b[16];
+
+		check_fail(r, "complete output marked truncated: "
+			   "stdout_truncated %s, stderr_truncated %s",
+			   shown(&j, "stdout_truncated", a, sizeof(a)),
+			   shown(&j, "stderr_truncated", b, sizeof(b)));
+	} else if (hint_names(&j, "ok", "code 0", r) &&
+		   exit_is(&j, "ok", 0, r)) {
+		check_pass(r, "status ok, exit_code 0, stdout complete (%zu "
+			   "bytes, not truncated), stockade exit 0",
+			   strlen(line));
+	}
+out:
+	check_job_free(&j);
+}
+
+/* results.exit_nonzero_code_exact: exit 7 is "exit_nonzero" with
+ * exit_code 7 (WEXITSTATUS, wait(2)), and `stockade run` exits 7. */
+static void
+exit_nonzero_code_exact(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char ec[32];
+
+	probe_job(c, &j, NULL, NULL, ARGS("result-exit", "7"));
+	if (!status_is(&j, "exit_nonzero", r))
+		goto out;
+	if (!int_is(&j, "exit_code", 7))
+		check_fail(r, "status exit_nonzero with exit_code %s, not 7",
+			   shown(&j, "exit_code", ec, sizeof(ec)));
+	else if (hint_names(&j, "exit_nonzero", "code 7", r) &&
+		 exit_is(&j, "exit_nonzero", 7, r))
+		check_pass(r, "status exit_nonzero, exit_code 7, stockade "
+			   "exit 7");
+out:
+	check_job_free(&j);
+}
+
+/* results.timeout_at_wall_limit: a program sleeping past --timeout 1 is
+ * "timeout" with wall_ms about 1000 and `stockade run` exits 124. */
+static void
+timeout_at_wall_limit(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	json_int_t wall;
+
+	probe_job(c, &j, NULL, ARGS("--timeout", "1"),
+		  ARGS("result-sleep", "3"));
+	if (!status_is(&j, "timeout", r))
+		goto out;
+	wall = json_integer_value(field(&j, "wall_ms"));
+	if (wall < 950 || wall > 1600)
+		check_fail(r, "status timeout but wall_ms %" JSON_INTEGER_FORMAT
+			   " under a 1000 ms limit", wall);
+	else if (hint_names(&j, "timeout", "1000 ms", r) &&
+		 exit_is(&j, "timeout", 124, r))
+		check_pass(r, "status timeout, wall_ms %" JSON_INTEGER_FORMAT
+			   " under --timeout 1, stockade exit 124", wall);
+out:
+	check_job_free(&j);
+}
+
+/* results.cpu_limit_at_cpu_time: two processes spinning under
+ * --cpu-time 1 are "cpu_limit" with cpu_ms about 1000 (RLIMIT_CPU and
+ * the monitor count the whole jail). */
+static void
+cpu_limit_at_cpu_time(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	json_int_t cpu;
+
+	probe_job(c, &j, NULL, ARGS("--cpu-time", "1", "--timeout", "3"),
+		  ARGS("result-spin", "2"));
+	if (!status_is(&j, "cpu_limit", r))
+		goto out;
+	cpu = json_integer_value(field(&j, "cpu_ms"));
+	if (cpu < 900 || cpu > 2500)
+		check_fail(r, "status cpu_limit but cpu_ms %" JSON_INTEGER_FORMAT
+			   " under a 1000 ms limit", cpu);
+	else if (hint_names(&j, "cpu_limit", "1000 ms", r) &&
+		 exit_is(&j, "cpu_limit", 125, r))
+		check_pass(r, "status cpu_limit, cpu_ms %" JSON_INTEGER_FORMAT
+			   " under --cpu-time 1, stockade exit 125", cpu);
+out:
+	check_job_free(&j);
+}
+
+/* results.memory_limit_at_32_mib: a program keeping up to 256 MiB under
+ * --memory 32 is "memory_limit". */
+static void
+memory_limit_held(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char peak[32];
+
+	probe_job(c, &j, NULL, ARGS("--memory", "32"),
+		  ARGS("result-memory", "256"));
+	if (status_is(&j, "memory_limit", r) &&
+	    hint_names(&j, "memory_limit", "32.0 MiB", r) &&
+	    exit_is(&j, "memory_limit", 125, r))
+		check_pass(r, "status memory_limit under --memory 32 (peak "
+			   "%s KiB), stockade exit 125",
+			   shown(&j, "peak_memory_kb", peak, sizeof(peak)));
+	check_job_free(&j);
+}
+
+/* results.process_limit_at_8: a program forking up to 40 sleepers under
+ * --processes 8 is "process_limit". */
+static void
+process_limit_held(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char forked[32] = "?";
+
+	probe_job(c, &j, NULL, ARGS("--processes", "8"),
+		  ARGS("result-fork", "40"));
+	(void)check_value(&j, "forked", forked, sizeof(forked));
+	if (status_is(&j, "process_limit", r) &&
+	    hint_names(&j, "process_limit", "8 processes", r) &&
+	    exit_is(&j, "process_limit", 125, r))
+		check_pass(r, "status process_limit under --processes 8 "
+			   "(%s children started), stockade exit 125", forked);
+	check_job_free(&j);
+}
+
+/* results.output_capped_and_truncated: 1 MiB of lines under --output 4
+ * is "output_limit"; the result keeps at most 4096 bytes of stdout plus
+ * the truncation marker, head first, marks it truncated (and stderr,
+ * which was not, not), and counts what was written. */
+static void
+output_capped(struct check_ctx *c, struct check_result *r)
+{
+	static const char first[] = "flood line 0\n";
+	const size_t cap = 4096, most = cap + strlen(RESULT_TRUNC_MARKER);
+	struct check_job j;
+	size_t kept;
+	char a[16], b[16];
+
+	probe_job(c, &j, NULL, ARGS("--output", "4"),
+		  ARGS("result-flood", "1024"));
+	if (!status_is(&j, "output_limit", r))
+		goto out;
+	kept = json_string_length(field(&j, "stdout"));
+	if (kept > most)
+		check_fail(r, "status output_limit but the result keeps %zu "
+			   "bytes of stdout under a cap of %zu", kept, cap);
+	else if (!json_is_true(field(&j, "stdout_truncated")) ||
+		 !json_is_false(field(&j, "stderr_truncated")))
+		check_fail(r, "status output_limit, %zu bytes kept, but "
+			   "stdout_truncated %s, stderr_truncated %s", kept,
+			   shown(&j, "stdout_truncated", a, sizeof(a)),
+			   shown(&j, "stderr_truncated", b, sizeof(b)));
+	else if (strncmp(j.out, first, strlen(first)) != 0 ||
+		 strstr(j.out, RESULT_TRUNC_MARKER) == NULL)
+		check_fail(r, "stdout kept does not start with the first "
+			   "line and show the marker: \"%.80s\"", j.out);
+	else if (json_integer_value(field(&j, "stdout_bytes")) <=
+		 (json_int_t)cap)
+		check_fail(r, "stdout_bytes %s: not what was written past "
+			   "the cap", shown(&j, "stdout_bytes", a, sizeof(a)));
+	else if (hint_names(&j, "output_limit", "4096 bytes", r) &&
+		 exit_is(&j, "output_limit", 125, r))
+		check_pass(r, "status output_limit, %zu of %s bytes kept "
+			   "(cap 4096 + marker), stdout_truncated true, "
+			   "stderr_truncated false", kept,
+			   shown(&j, "stdout_bytes", a, sizeof(a)));
+out:
+	check_job_free(&j);
+}
+
+/* results.file_size_limit_by_sigxfsz: writing 2 MiB under --file-size 1
+ * is "file_size_limit" with signal SIGXFSZ (RLIMIT_FSIZE,
+ * setrlimit(2)). */
+static void
+file_size_limit(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char sig[32];
+
+	probe_job(c, &j, NULL, ARGS("--file-size", "1"),
+		  ARGS("result-bigfile", "2"));
+	if (!status_is(&j, "file_size_limit", r))
+		goto out;
+	if (strcmp(str_of(&j, "signal"), "SIGXFSZ") != 0)
+		check_fail(r, "status file_size_limit with signal %s, not "
+			   "\"SIGXFSZ\"", shown(&j, "signal", sig, sizeof(sig)));
+	else if (hint_names(&j, "file_size_limit", "1.0 MiB", r) &&
+		 exit_is(&j, "file_size_limit", 125, r))
+		check_pass(r, "status file_size_limit, signal SIGXFSZ under "
+			   "--file-size 1, stockade exit 125");
+out:
+	check_job_free(&j);
+}
+
+/* results.disk_full_on_small_tmp: writing 4 MiB into a 1 MiB /tmp
+ * (--tmp-size 1) is "disk_full". */
+static void
+disk_full(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+
+	probe_job(c, &j, NULL, ARGS("--tmp-size", "1"),
+		  ARGS("result-filltmp", "4"));
+	if (status_is(&j, "disk_full", r) &&
+	    hint_names(&j, "disk_full", "/tmp", r) &&
+	    exit_is(&j, "disk_full", 125, r))
+		check_pass(r, "status disk_full under --tmp-size 1 (detail "
+			   "\"%.120s\"), stockade exit 125",
+			   str_of(&j, "detail"));
+	check_job_free(&j);
+}
+
+/* results.crash_names_signal: a write through a null pointer is "crash"
+ * with signal SIGSEGV and no exit code, a hint that names the signal,
+ * and `stockade run` exits 128 + 11. */
+static void
+crash_names_signal(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char ec[32], sig[32];
+
+	probe_job(c, &j, NULL, NULL, ARGS("result-segv"));
+	if (!status_is(&j, "crash", r))
+		goto out;
+	if (strcmp(str_of(&j, "signal"), "SIGSEGV") != 0 ||
+	    !json_is_null(field(&j, "exit_code")))
+		check_fail(r, "status crash with signal %s, exit_code %s",
+			   shown(&j, "signal", sig, sizeof(sig)),
+			   shown(&j, "exit_code", ec, sizeof(ec)));
+	else if (hint_names(&j, "crash", "SIGSEGV", r) &&
+		 exit_is(&j, "crash", 139, r))
+		check_pass(r, "status crash, signal SIGSEGV, exit_code null, "
+			   "stockade exit 139");
+out:
+	check_job_free(&j);
+}
+
+/* results.int80_ends_job_as_policy_violation: an i386 system call
+ * (int 0x80) from a 64-bit process ends the job as "policy_violation"
+ * with the call in denials (docs/seccomp.md, the foreign ABIs). */
+static void
+int80_policy_violation(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char v[64];
+	json_t *d;
+	size_t i;
+	bool listed = false;
+
+	probe_job(c, &j, NULL, NULL, ARGS("result-int80"));
+	if (check_value(&j, "int80", v, sizeof(v)) &&
+	    strcmp(v, "unsupported") == 0) {
+		check_skip(r, "not x86-64: there is no i386 ABI to call");
+		goto out;
+	}
+	if (!status_is(&j, "policy_violation", r))
+		goto out;
+	json_array_foreach(field(&j, "denials"), i, d) {
+		const char *call = json_string_value(json_object_get(d,
+								     "syscall"));
+
+		listed = listed || (call != NULL && strcmp(call, "i386:20") == 0);
+	}
+	if (!listed)
+		check_fail(r, "status policy_violation but denials does not "
+			   "list i386:20");
+	else if (check_value(&j, "int80", v, sizeof(v)))
+		check_fail(r, "status policy_violation but the call returned "
+			   "%s and the program went on", v);
+	else if (hint_names(&j, "policy_violation", NULL, r) &&
+		 exit_is(&j, "policy_violation", 125, r))
+		check_pass(r, "status policy_violation, denials lists "
+			   "i386:20, the job ended at the call");
+out:
+	check_job_free(&j);
+}
+
+/* results.sandbox_error_on_unbuildable_jail: a policy binding a path
+ * that cannot exist (below a regular file) gives a jail the launcher
+ * cannot build, the same on every host: "sandbox_error" with a detail,
+ * a hint quoting it, and `stockade run` exits 70. */
+static void
+sandbox_error(struct check_ctx *c, struct check_result *r)
+{
+	static const char policy[] =
+		"[filesystem]\nro_bind = /etc/passwd/stockade-check-no-dir\n";
+	struct check_job j;
+	const char *detail;
+
+	probe_job(c, &j, policy, NULL, ARGS("result-exit", "0"));
+	if (!status_is(&j, "sandbox_error", r))
+		goto out;
+	detail = str_of(&j, "detail");
+	if (detail[0] == '\0')
+		check_fail(r, "status sandbox_error with an empty detail");
+	else if (hint_names(&j, "sandbox_error", detail, r) &&
+		 exit_is(&j, "sandbox_error", 70, r))
+		check_pass(r, "status sandbox_error (detail \"%.160s\"), "
+			   "stockade exit 70", detail);
+out:
+	check_job_free(&j);
+}
+
+/* results.json_valid_utf8_from_invalid_output: a job printing ill-formed
+ * UTF-8 (RFC 3629) on stdout and stderr still gets a result that is
+ * valid JSON, hence valid UTF-8 (RFC 8259 section 8.1), read strictly by
+ * jansson, with U+FFFD in place of each bad byte and the text around
+ * it kept. */
+static void
+json_valid_utf8(struct check_ctx *c, struct check_result *r)
+{
+	static const char *const streams[] = {"stdout", "stderr"};
+	struct check_job j;
+	json_error_t e;
+	json_t *o;
+
+	probe_job(c, &j, NULL, NULL, ARGS("result-badutf8"));
+	o = json_loadb(j.proc.out, j.proc.outlen, 0, &e);
+	if (o == NULL) {
+		check_fail(r, "stockade's stdout (%zu bytes, exit %d) is not "
+			   "valid UTF-8 JSON: %s at byte %d", j.proc.outlen,
+			   j.proc.status, e.text, e.position);
+		goto out;
+	}
+	json_decref(o);
+	if (!status_is(&j, "ok", r))
+		goto out;
+	for (size_t i = 0; i < 2; i++) {
+		const char *s = str_of(&j, streams[i]);
+
+		if (strncmp(s, "begin ", 6) != 0 ||
+		    strstr(s, " end \xc3\xa9\n") == NULL ||
+		    strstr(s, "\xef\xbf\xbd") == NULL) {
+			check_fail(r, "%s in the result is \"%.100s\": not the "
+				   "text with U+FFFD for each bad byte",
+				   streams[i], s);
+			goto out;
+		}
+	}
+	if (hint_names(&j, "ok", NULL, r))
+		check_pass(r, "the result parses as strict UTF-8 JSON; stdout "
+			   "and stderr show U+FFFD for the bad bytes, the rest "
+			   "kept");
+out:
+	check_job_free(&j);
+}
+
+/* ---- policy ------------------------------------------------------------ */
+
+/*
+ * Runs `stockade ARGS...` (ARGS[0] the subcommand; the word "@POLICY" is
+ * replaced by a file holding POLICY) and passes R when it exits 2 with
+ * nothing on stdout and "refused" or the complaint on stderr naming NAME
+ * or, when not NULL, ALT (the refusal of a layer switch names the layers
+ * it switches off). WHAT names the command for the observation.
+ */
+static void
+expect_refused(struct check_ctx *c, struct check_result *r, const char *what,
+	       const char *const *args, const char *policy, const char *name,
+	       const char *alt)
+{
+	const char *argv[32];
+	char path[4096], err[200];
+	struct check_proc p;
+	size_t n = 0;
+	int e;
+
+	check_tmpname(c, "policy", path, sizeof(path));
+	if ((e = check_write_file(path, policy, strlen(policy), false,
+				  c->root)) < 0) {
+		check_fail(r, "cannot write the policy: %s", strerror(-e));
+		return;
+	}
+	argv[n++] = c->stockade;
+	for (size_t i = 0; args[i] != NULL && n < 31; i++)
+		argv[n++] = strcmp(args[i], "@POLICY") == 0 ? path : args[i];
+	argv[n] = NULL;
+	if (check_exec(c, argv, NULL, NULL, 0, REFUSAL_DEADLINE_MS, &p) < 0) {
+		check_fail(r, "could not start %s", c->stockade);
+	} else {
+		/* One line of stderr for the observation. */
+		snprintf(err, sizeof(err), "%s", p.err);
+		err[strcspn(err, "\n")] = '\0';
+		if (p.timed_out)
+			check_fail(r, "%s did not end within %d ms", what,
+				   REFUSAL_DEADLINE_MS);
+		else if (p.status != 2)
+			check_fail(r, "%s did not refuse %s: exit %d, stdout "
+				   "\"%.80s\", stderr \"%s\"", what, name,
+				   p.status, p.out, err);
+		else if (p.outlen != 0)
+			check_fail(r, "%s exited 2 but printed \"%.80s\"",
+				   what, p.out);
+		else if (strstr(p.err, name) == NULL &&
+			 (alt == NULL || strstr(p.err, alt) == NULL))
+			check_fail(r, "%s exited 2 without naming %s: \"%s\"",
+				   what, name, err);
+		else
+			check_pass(r, "%s refused %s, exit 2: \"%s\"", what,
+				   name, err);
+	}
+	check_proc_free(&p);
+	unlink(path);
+}
+
+/* policy.run_refuses_unsafe_layers_off: `stockade run` without
+ * --unsafe-evaluation refuses [jail] unsafe_layers_off (docs/layers.md). */
+static void
+run_refuses_layers_off(struct check_ctx *c, struct check_result *r)
+{
+	expect_refused(c, r, "stockade run",
+		       ARGS("run", "--json", "--policy", "@POLICY", "--",
+			    "true"),
+		       "[jail]\nunsafe_layers_off = ipc_uts\n",
+		       "unsafe_layers_off", "layers off (ipc_uts)");
+}
+
+/* policy.run_refuses_unsafe_no_seccomp: the older switch of the same
+ * kind, [jail] unsafe_no_seccomp = true, is refused alike. */
+static void
+run_refuses_no_seccomp(struct check_ctx *c, struct check_result *r)
+{
+	expect_refused(c, r, "stockade run",
+		       ARGS("run", "--json", "--policy", "@POLICY", "--",
+			    "true"),
+		       "[jail]\nunsafe_no_seccomp = true\n",
+		       "unsafe_no_seccomp", "layers off (seccomp)");
+}
+
+/* policy.run_refuses_unsafe_ro_bind: a bind given no
+ * Landlock rule ([filesystem] unsafe_ro_bind_no_landlock, for tests of
+ * the layers) is an evaluation's too. */
+static void
+run_refuses_ro_bind_no_landlock(struct check_ctx *c, struct check_result *r)
+{
+	expect_refused(c, r, "stockade run",
+		       ARGS("run", "--json", "--policy", "@POLICY", "--",
+			    "true"),
+		       "[filesystem]\nro_bind = /usr\n"
+		       "unsafe_ro_bind_no_landlock = /etc\n",
+		       "unsafe_ro_bind_no_landlock", NULL);
+}
+
+/* policy.serve_refuses_layers_off_keys: `stockade serve` refuses both
+ * layer switches whatever its arguments: a session serves an agent,
+ * never an evaluation (docs/layers.md). */
+static void
+serve_refuses_layers_off(struct check_ctx *c, struct check_result *r)
+{
+	char ws[4096];
+
+	if (check_workspace(c, ws, sizeof(ws)) < 0) {
+		check_fail(r, "cannot make a workspace");
+		return;
+	}
+	expect_refused(c, r, "stockade serve",
+		       ARGS("serve", "--policy", "@POLICY", "--workspace", ws),
+		       "[jail]\nunsafe_layers_off = ipc_uts\n",
+		       "unsafe_layers_off", "layers off (ipc_uts)");
+	if (r->verdict != CHECK_PASS)
+		return;
+	expect_refused(c, r, "stockade serve",
+		       ARGS("serve", "--policy", "@POLICY", "--workspace", ws),
+		       "[jail]\nunsafe_no_seccomp = true\n",
+		       "unsafe_no_seccomp", "layers off (seccomp)");
+	if (r->verdict == CHECK_PASS)
+		check_pass(r, "stockade serve refused unsafe_layers_off and "
+			   "unsafe_no_seccomp, exit 2 each");
+}
+
+/* policy.run_refuses_unknown_key: a misspelt key is an error
+ * ("FILE:LINE: unknown key"), not a default kept silently (README.md,
+ * "Policy"). */
+static void
+run_refuses_unknown_key(struct check_ctx *c, struct check_result *r)
+{
+	expect_refused(c, r, "stockade run",
+		       ARGS("run", "--json", "--policy", "@POLICY", "--",
+			    "true"),
+		       "[limits]\nmemory_mbb = 64\n", "\"memory_mbb\"", NULL);
+}
+
+/* policy.policy_check_refuses_unknown_key: `stockade policy check`
+ * refuses the same file. */
+static void
+check_refuses_unknown_key(struct check_ctx *c, struct check_result *r)
+{
+	expect_refused(c, r, "stockade policy check",
+		       ARGS("policy", "check", "@POLICY"),
+		       "[jail]\nno_such_key = 1\n", "\"no_such_key\"", NULL);
+}
+
+/* policy.policy_check_refuses_unsafe_keys: `stockade policy check`
+ * agrees with `stockade run`: each evaluation-only key is refused
+ * naming it, a sound policy is ok, and with --unsafe-evaluation the
+ * evaluation's policy is ok. */
+static void
+check_refuses_unsafe(struct check_ctx *c, struct check_result *r)
+{
+	static const struct {
+		const char *text, *key;
+	} unsafe[] = {
+		{"[jail]\nunsafe_layers_off = ipc_uts\n", "unsafe_layers_off"},
+		{"[jail]\nunsafe_no_seccomp = true\n", "unsafe_no_seccomp"},
+		{"[filesystem]\nro_bind = /usr\n"
+		 "unsafe_ro_bind_no_landlock = /etc\n",
+		 "unsafe_ro_bind_no_landlock"},
+	};
+	const char *argv[6];
+	char path[4096];
+	struct check_proc p;
+
+	for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
+		expect_refused(c, r, "stockade policy check",
+			       ARGS("policy", "check", "@POLICY"),
+			       unsafe[i].text, unsafe[i].key, NULL);
+		if (r->verdict != CHECK_PASS)
+			return;
+	}
+	/* The sound policy, and the evaluation's with the option. */
+	for (int k = 0; k < 2; k++) {
+		const char *text = k == 0 ? "[limits]\nmemory_mb = 512\n" :
+					    unsafe[2].text;
+		size_t n = 0;
+
+		check_tmpname(c, "policy", path, sizeof(path));
+		if (check_write_file(path, text, strlen(text), false,
+				     c->root) < 0) {
+			check_fail(r, "cannot write the policy");
+			return;
+		}
+		argv[n++] = c->stockade;
+		argv[n++] = "policy";
+		argv[n++] = "check";
+		if (k == 1)
+			argv[n++] = "--unsafe-evaluation";
+		argv[n++] = path;
+		argv[n] = NULL;
+		if (check_exec(c, argv, NULL, NULL, 0, REFUSAL_DEADLINE_MS,
+			       &p) < 0 || p.status != 0) {
+			check_fail(r, "stockade policy check%s of %s exited %d: "
+				   "%.200s", k == 1 ? " --unsafe-evaluation" : "",
+				   k == 0 ? "a sound policy" :
+					    "an evaluation's policy",
+				   p.status, p.err);
+			check_proc_free(&p);
+			unlink(path);
+			return;
+		}
+		check_proc_free(&p);
+		unlink(path);
+	}
+	check_pass(r, "stockade policy check refused unsafe_layers_off, "
+		   "unsafe_no_seccomp and unsafe_ro_bind_no_landlock (exit 2, "
+		   "each named); a sound policy and, with "
+		   "--unsafe-evaluation, the evaluation's are ok");
+}
+
+/* policy.unsafe_evaluation_reports_layers_off: with --unsafe-evaluation
+ * `stockade run` runs a policy switching ipc_uts off, warns on stderr,
+ * and the result's layers_off says ["ipc_uts"] (docs/layers.md). */
+static void
+unsafe_evaluation_reports(struct check_ctx *c, struct check_result *r)
+{
+	static const char policy[] = "[jail]\nunsafe_layers_off = ipc_uts\n";
+	struct check_job j;
+	json_t *off;
+	char *shown_off = NULL;
+
+	probe_job(c, &j, policy, ARGS("--unsafe-evaluation"),
+		  ARGS("result-exit", "0"));
+	if (!status_is(&j, "ok", r))
+		goto out;
+	off = field(&j, "layers_off");
+	shown_off = json_dumps(off, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (json_array_size(off) != 1 ||
+	    json_string_value(json_array_get(off, 0)) == NULL ||
+	    strcmp(json_string_value(json_array_get(off, 0)), "ipc_uts") != 0)
+		check_fail(r, "status ok with --unsafe-evaluation but "
+			   "layers_off is %s, not [\"ipc_uts\"]",
+			   shown_off != NULL ? shown_off : "missing");
+	else if (strstr(j.proc.err, "WARNING: unsafe evaluation") == NULL)
+		check_fail(r, "the job ran with ipc_uts off and no warning on "
+			   "stderr: \"%.160s\"", j.proc.err);
+	else
+		check_pass(r, "ran with --unsafe-evaluation, warned on stderr, "
+			   "layers_off [\"ipc_uts\"] in the result");
+out:
+	free(shown_off);
+	check_job_free(&j);
+}
 
 const struct check checks_results[] = {
+	{"results.ok_output_complete", "results",
+	 "exit 0 is ok, exit_code 0, output whole and not truncated, stockade "
+	 "exit 0", ok_output_complete},
+	{"results.exit_nonzero_code_exact", "results",
+	 "exit 7 is exit_nonzero with exit_code 7 and stockade exit 7",
+	 exit_nonzero_code_exact},
+	{"results.timeout_at_wall_limit", "results",
+	 "a sleep past --timeout 1 is timeout with wall_ms about 1000, exit 124",
+	 timeout_at_wall_limit},
+	{"results.cpu_limit_at_cpu_time", "results",
+	 "two spinners under --cpu-time 1 are cpu_limit with cpu_ms about 1000",
+	 cpu_limit_at_cpu_time},
+	{"results.memory_limit_at_32_mib", "results",
+	 "keeping 256 MiB under --memory 32 is memory_limit", memory_limit_held},
+	{"results.process_limit_at_8", "results",
+	 "forking 40 under --processes 8 is process_limit", process_limit_held},
+	{"results.output_capped_and_truncated", "results",
+	 "1 MiB under --output 4 is output_limit, at most 4096 bytes kept, "
+	 "stdout_truncated true", output_capped},
+	{"results.file_size_limit_by_sigxfsz", "results",
+	 "2 MiB under --file-size 1 is file_size_limit with SIGXFSZ",
+	 file_size_limit},
+	{"results.disk_full_on_small_tmp", "results",
+	 "4 MiB into a 1 MiB /tmp is disk_full", disk_full},
+	{"results.crash_names_signal", "results",
+	 "a null write is crash with signal SIGSEGV, a hint naming it, exit 139",
+	 crash_names_signal},
+	{"results.int80_ends_job_as_policy_violation", "results",
+	 "an i386 int 0x80 call ends the job as policy_violation, i386:20 denied",
+	 int80_policy_violation},
+	{"results.sandbox_error_on_unbuildable_jail", "results",
+	 "a bind that cannot exist is sandbox_error with a detail, exit 70",
+	 sandbox_error},
+	{"results.json_valid_utf8_from_invalid_output", "results",
+	 "ill-formed UTF-8 output gives strict UTF-8 JSON with U+FFFD",
+	 json_valid_utf8},
+	{"policy.run_refuses_unsafe_layers_off", "policy",
+	 "stockade run refuses unsafe_layers_off without --unsafe-evaluation, "
+	 "exit 2", run_refuses_layers_off},
+	{"policy.run_refuses_unsafe_no_seccomp", "policy",
+	 "stockade run refuses unsafe_no_seccomp without --unsafe-evaluation, "
+	 "exit 2", run_refuses_no_seccomp},
+	{"policy.run_refuses_unsafe_ro_bind", "policy",
+	 "stockade run refuses unsafe_ro_bind_no_landlock without "
+	 "--unsafe-evaluation, exit 2", run_refuses_ro_bind_no_landlock},
+	{"policy.serve_refuses_layers_off_keys", "policy",
+	 "stockade serve refuses unsafe_layers_off and unsafe_no_seccomp, "
+	 "exit 2", serve_refuses_layers_off},
+	{"policy.run_refuses_unknown_key", "policy",
+	 "stockade run refuses an unknown key, naming it, exit 2",
+	 run_refuses_unknown_key},
+	{"policy.policy_check_refuses_unknown_key", "policy",
+	 "stockade policy check refuses an unknown key, naming it, exit 2",
+	 check_refuses_unknown_key},
+	{"policy.policy_check_refuses_unsafe_keys", "policy",
+	 "stockade policy check refuses each unsafe_ key, exit 2; ok with "
+	 "--unsafe-evaluation", check_refuses_unsafe},
+	{"policy.unsafe_evaluation_reports_layers_off", "policy",
+	 "run --unsafe-evaluation warns and the result's layers_off names the "
+	 "layer", unsafe_evaluation_reports},
 	{NULL, NULL, NULL, NULL},
 };

@@ -150,9 +150,12 @@ check_exec(struct check_ctx *c, const char *const argv[],
 	memcpy(envp, c->envp, n * sizeof(*envp));
 	for (size_t i = 0; i < m; i++)
 		envp[n + i] = unconst(extra_env[i]);
-	if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    (input != NULL && pipe2(in, O_CLOEXEC) < 0)) {
+	/* Only our ends are non-blocking: the child's stdout must block
+	 * when the pipe is full, not fail with EAGAIN. */
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	    (input != NULL && pipe2(in, O_CLOEXEC) < 0) ||
+	    fcntl(out[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(err[0], F_SETFL, O_NONBLOCK) < 0) {
 		e = -errno;
 		goto fail;
 	}

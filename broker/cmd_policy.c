@@ -1,9 +1,12 @@
 /*
  * cmd_policy.c: `stockade policy show [--policy FILE]` prints the
  * effective policy in canonical form; `stockade policy default` prints the
- * embedded default byte for byte; `stockade policy check FILE` only
- * validates. Also the steps every command shares (commands.h,
- * *_or_complain): load the policy, open the workspace, confine.
+ * embedded default byte for byte; `stockade policy check
+ * [--unsafe-evaluation] FILE` only validates, as `stockade run` takes a
+ * policy: one with an evaluation-only key (unsafe_*) is refused unless
+ * --unsafe-evaluation is given. Also the steps every command shares
+ * (commands.h, *_or_complain): load the policy, open the workspace,
+ * confine.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -59,7 +62,37 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: stockade policy show [--policy FILE]\n"
 		   "       stockade policy default\n"
-		   "       stockade policy check FILE\n");
+		   "       stockade policy check [--unsafe-evaluation] FILE\n");
+}
+
+/*
+ * Writes the evaluation-only keys P sets ("unsafe_layers_off (pid_ns),
+ * unsafe_ro_bind_no_landlock (/srv)") into BUF (LEN > 0 bytes,
+ * truncated). Returns true when there is any: `stockade run` refuses
+ * such a policy without --unsafe-evaluation and `stockade serve` always
+ * (docs/layers.md).
+ */
+static bool
+unsafe_keys(const struct policy *p, char *buf, size_t len)
+{
+	char names[256];
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (p->layers_off != 0)
+		at += (size_t)snprintf(buf + at, len - at,
+				       "unsafe_layers_off (%s)",
+				       job_layers_format(p->layers_off, names,
+							 sizeof(names)));
+	if (p->unsafe_no_seccomp && at < len)
+		at += (size_t)snprintf(buf + at, len - at, "%sunsafe_no_seccomp",
+				       at ? ", " : "");
+	if (policy_unsafe_mount(p) != NULL && at < len)
+		at += (size_t)snprintf(buf + at, len - at,
+				       "%sunsafe_ro_bind_no_landlock (%s)",
+				       at ? ", " : "",
+				       policy_unsafe_mount(p)->target);
+	return at > 0;
 }
 
 int
@@ -67,6 +100,8 @@ cmd_policy(int argc, char **argv)
 {
 	struct policy p;
 	const char *file = NULL;
+	char keys[1024];
+	bool unsafe = false;
 	int rc;
 
 	if (argc < 2) {
@@ -86,16 +121,31 @@ cmd_policy(int argc, char **argv)
 		}
 	} else if (strcmp(argv[1], "check") == 0 && argc == 3) {
 		file = argv[2];
+	} else if (strcmp(argv[1], "check") == 0 && argc == 4 &&
+		   strcmp(argv[2], "--unsafe-evaluation") == 0) {
+		file = argv[3];
+		unsafe = true;
 	} else {
 		usage(stderr);
 		return strcmp(argv[1], "--help") == 0 ? 0 : EXIT_USAGE;
 	}
 	if ((rc = load_policy_or_complain(&p, file)) != 0)
 		return rc;
-	if (strcmp(argv[1], "show") == 0 && policy_format(&p, stdout) < 0)
+	if (strcmp(argv[1], "show") == 0 && policy_format(&p, stdout) < 0) {
 		rc = EXIT_SANDBOX;
-	else if (strcmp(argv[1], "check") == 0)
-		printf("%s: ok\n", file);
+	} else if (strcmp(argv[1], "check") == 0 && !unsafe &&
+		   unsafe_keys(&p, keys, sizeof(keys))) {
+		log_error("refused: %s sets evaluation-only keys: %s; `stockade "
+			  "run` refuses it without --unsafe-evaluation and "
+			  "`stockade serve` always (`stockade policy check "
+			  "--unsafe-evaluation` checks an evaluation's policy)",
+			  file, keys);
+		rc = EXIT_USAGE;
+	} else if (strcmp(argv[1], "check") == 0) {
+		printf("%s: ok%s\n", file,
+		       unsafe && unsafe_keys(&p, keys, sizeof(keys)) ?
+			       " for an evaluation only" : "");
+	}
 	policy_clear(&p);
 	return rc;
 }

@@ -8,9 +8,10 @@
  * stderr; with --json nothing streams and exactly one JSON object goes to
  * stdout.
  *
- * A policy that switches layers off ([jail] unsafe_layers_off,
- * unsafe_no_seccomp; docs/layers.md) is an evaluation's: refused unless
- * --unsafe-evaluation is given, and then run under a warning on stderr.
+ * A policy with an evaluation-only key ([jail] unsafe_layers_off,
+ * unsafe_no_seccomp, [filesystem] unsafe_ro_bind_no_landlock;
+ * docs/layers.md) is an evaluation's: refused unless --unsafe-evaluation
+ * is given, and then run under a warning on stderr.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include "fsutil.h"
 #include "jobrun.h"
 #include "log.h"
+#include "plant.h"
 #include "doctor.h"
 #include "preflight.h"
 #include "result_json.h"
@@ -401,27 +403,44 @@ confine_run(const struct workspace *ws, const struct xfers *gets)
 }
 
 /*
- * A policy that switches layers off runs only as an evaluation: with
- * UNSAFE (--unsafe-evaluation), after a warning on stderr; otherwise it
- * is refused (docs/layers.md). Returns 0 or EXIT_USAGE, reported.
+ * A policy with any evaluation-only key ("unsafe_": [jail]
+ * unsafe_layers_off, unsafe_no_seccomp, [filesystem]
+ * unsafe_ro_bind_no_landlock) runs only as an evaluation: with UNSAFE
+ * (--unsafe-evaluation), after a warning on stderr for each; otherwise it
+ * is refused, naming what it weakens (docs/layers.md). Returns 0 or
+ * EXIT_USAGE, reported.
  */
 static int
-check_layers(const struct policy *pol, bool unsafe)
+check_unsafe(const struct policy *pol, bool unsafe)
 {
 	uint32_t off = policy_layers_off(pol);
+	const struct mount_entry *m = policy_unsafe_mount(pol);
 	char names[256];
 
-	if (off == 0)
+	if (PLANTED(unsafe_ro_bind_missed_by_run_refusal))
+		m = NULL;
+	if (off == 0 && m == NULL)
 		return 0;
 	job_layers_format(off, names, sizeof(names));
 	if (!unsafe) {
-		log_error("refused: the policy switches layers off (%s): only "
-			  "`stockade eval` or `stockade run "
-			  "--unsafe-evaluation` may run it", names);
+		if (off != 0)
+			log_error("refused: the policy switches layers off (%s): "
+				  "only `stockade eval` or `stockade run "
+				  "--unsafe-evaluation` may run it", names);
+		if (m != NULL)
+			log_error("refused: the policy binds %s with "
+				  "unsafe_ro_bind_no_landlock (no Landlock rule "
+				  "for it): only `stockade eval` or `stockade run "
+				  "--unsafe-evaluation` may run it", m->target);
 		return EXIT_USAGE;
 	}
-	fprintf(stderr, "stockade: WARNING: unsafe evaluation: layers off: "
-		"%s; this job is not isolated\n", names);
+	if (off != 0)
+		fprintf(stderr, "stockade: WARNING: unsafe evaluation: layers "
+			"off: %s; this job is not isolated\n", names);
+	if (m != NULL)
+		fprintf(stderr, "stockade: WARNING: unsafe evaluation: "
+			"unsafe_ro_bind_no_landlock binds %s with no Landlock "
+			"rule; this job is not isolated\n", m->target);
 	return 0;
 }
 
@@ -512,7 +531,7 @@ cmd_run(int argc, char **argv)
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
 		goto out_args;
-	if ((rc = check_layers(&pol, unsafe)) != 0) {
+	if ((rc = check_unsafe(&pol, unsafe)) != 0) {
 		policy_clear(&pol);
 		goto out_args;
 	}

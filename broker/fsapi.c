@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "plant.h"
 #include "wspath.h"
 
 #define COPY_BUF 65536
@@ -32,7 +33,10 @@ fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode)
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
 	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+	how.resolve = (PLANTED(fs_resolve_beneath_dropped)
+			       ? 0 : RESOLVE_BENEATH) |
+		      (PLANTED(fs_resolve_no_symlinks_dropped)
+			       ? 0 : RESOLVE_NO_SYMLINKS) |
 		      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
 	do
 		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
@@ -254,11 +258,12 @@ check_regular(const struct stat *st, bool allow_hardlinks, enum fs_error *why)
 		return fsapi_fail(why, FS_SYMLINK_REFUSED, -ELOOP);
 	if (S_ISDIR(st->st_mode))
 		return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
-	if (!S_ISREG(st->st_mode))
+	if (!S_ISREG(st->st_mode) && !PLANTED(fs_get_non_regular_served))
 		return fsapi_fail(why, FS_NOT_REGULAR_FILE, -EINVAL);
 	/* A second link may be the job's hard link to a file outside the
 	 * workspace that it could not read itself but the broker can. */
-	if (st->st_nlink > 1 && !allow_hardlinks)
+	if (st->st_nlink > 1 && !allow_hardlinks &&
+	    !PLANTED(fs_get_hardlinks_not_refused))
 		return fsapi_fail(why, FS_HARDLINKED_FILE, -EMLINK);
 	return 0;
 }
@@ -276,7 +281,10 @@ fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
 	 * device open with its side effects) until fstat has said what the
 	 * name is. O_NOFOLLOW: a symlink at NAME is that link's descriptor,
 	 * refused below; RESOLVE_NO_SYMLINKS refuses one anywhere else. */
-	fd = fsapi_openat2(dirfd, name, O_PATH | O_NOFOLLOW, 0);
+	fd = fsapi_openat2(dirfd, name,
+			   PLANTED(fs_read_open_blocks_on_fifo)
+				   ? O_RDONLY | O_NOFOLLOW | O_NOCTTY
+				   : O_PATH | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fsapi_fail(why, fs_error_from_errno(-fd), fd);
 	if (fstat(fd, st) < 0)
@@ -326,7 +334,8 @@ fsapi_read_req(int root, const char *path, const struct fsapi_rreq *r,
 	 * 1 TB file is refused here. */
 	size = st.st_size < 0 ? 0 : (uint64_t)st.st_size;
 	avail = size > r->offset ? size - r->offset : 0;
-	if ((avail < r->length ? avail : r->length) > r->max_bytes)
+	if (!PLANTED(fs_get_size_unchecked_before_copy) &&
+	    (avail < r->length ? avail : r->length) > r->max_bytes)
 		return fsapi_fail(why, FS_TOO_LARGE, -EFBIG);
 	/* Past the end (pread(2)): nothing to copy. */
 	if (r->offset > 0 && avail == 0)
@@ -471,7 +480,13 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	space = add_sat(w->space_left, old_size);
 	max = w->file_bytes < space ? w->file_bytes : space;
 
-	if ((fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+	if (PLANTED(fs_put_writes_in_place)) {
+		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC |
+			    O_NOFOLLOW | O_CLOEXEC, m);
+		if (fd < 0)
+			return fsapi_fail(why, fs_error_from_errno(errno),
+					  -errno);
+	} else if ((fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
 				m)) >= 0) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
@@ -505,7 +520,9 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	}
 	/* MAX + 1 tells a file of exactly the limit from a larger one
 	 * without reading all of a huge one. */
-	e = copy_fd(in_fd, fd, add_sat(max, 1), &copied, &out_side);
+	e = copy_fd(in_fd, fd, PLANTED(fs_put_size_limit_off_by_one)
+				       ? max : add_sat(max, 1),
+		    &copied, &out_side);
 	if (e < 0) {
 		*why = out_side ? fs_error_from_errno(-e) : FS_IO_ERROR;
 		if (*why != FS_QUOTA_EXCEEDED && *why != FS_TOO_LARGE)
@@ -524,6 +541,8 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		}
 		goto out_unlink;
 	}
+	if (PLANTED(fs_put_writes_in_place))
+		goto done;
 
 	if (proc[0] != '\0' && (!w->overwrite || !replaced)) {
 		/* linkat never replaces: a name taken since is EEXIST. With

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "plant.h"
 #include "wspath.h"
 #include "wswalk.h"
 
@@ -223,7 +224,9 @@ fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
 	if (dirfd < 0)
 		return dirfd;
 	/* lstat semantics: a symlink is described, never followed. */
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(dirfd, name, &st,
+		    PLANTED(fs_stat_follows_symlink)
+			    ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
 		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
 	fill_entry(e, path, &st);
 	return 0;
@@ -392,6 +395,11 @@ claim_dir(const struct fs_ctx *ctx, int fd, mode_t mode)
 static int
 open_subdir(int dirfd, const char *name)
 {
+	if (PLANTED(fs_mkdir_component_follows_symlink)) {
+		int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		return fd < 0 ? -errno : fd;
+	}
 	return fsapi_openat2(dirfd, name, O_PATH | O_DIRECTORY, 0);
 }
 
@@ -586,7 +594,8 @@ fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
 	/* The entries themselves are moved: a symlink is moved as a link,
 	 * never followed. */
 	if (renameat2(fdir, fname, tdir, tname,
-		      overwrite ? 0 : RENAME_NOREPLACE) < 0) {
+		      overwrite || PLANTED(fs_rename_noreplace_dropped)
+			      ? 0 : RENAME_NOREPLACE) < 0) {
 		int e = errno;
 
 		/* EINVAL: a directory moved into itself (rename(2)). */
@@ -619,7 +628,9 @@ fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
 	w.lim = &lim;
 	w.file_bytes = ctx->quota.file_bytes;
 	w.space_left = sub_sat(ctx->quota.workspace_bytes, ctx->used_bytes);
-	w.entry_room = ctx->used_entries < ctx->quota.max_files;
+	w.entry_room = PLANTED(fs_file_count_quota_off_by_one)
+			       ? ctx->used_entries <= ctx->quota.max_files
+			       : ctx->used_entries < ctx->quota.max_files;
 	w.mode = mode & ctx->quota.mode_mask;
 	w.overwrite = overwrite;
 	if ((e = fsapi_write_req(ctx->root, path, in_fd, &w, why)) < 0)

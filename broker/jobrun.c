@@ -11,6 +11,7 @@
 
 #include "jobspec.h"
 #include "result_json.h"
+#include "plant.h"
 
 /*
  * Interruption: SIGINT, SIGTERM or SIGHUP while a job runs sends CANCEL
@@ -406,7 +407,8 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 					       strerror(-e));
 		jr->res.detail = strdup(err);
 	}
-	jr->res.layers_off = job_spec_layers_off(&jr->spec);
+	jr->res.layers_off = PLANTED(result_layers_off_not_copied) ? 0 :
+			     job_spec_layers_off(&jr->spec);
 	return e;
 }
 

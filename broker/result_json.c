@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "utf8.h"
+#include "plant.h"
 
 json_t *
 limits_to_json(const struct job_limits *l)
@@ -62,7 +63,10 @@ stream_json(const struct capture *c)
 
 	if (raw == NULL)
 		return NULL;
-	j = safe_json(raw, raw_len);
+	if (PLANTED(result_stream_utf8_unsanitized))
+		j = json_stringn_nocheck((const char *)raw, raw_len);
+	else
+		j = safe_json(raw, raw_len);
 	free(raw);
 	return j;
 }
@@ -154,7 +158,9 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	ok = ok && put(o, "stdout", stream_json(out));
 	ok = ok && put(o, "stderr", stream_json(err));
 	ok = ok && put(o, "stdout_truncated",
-		       json_boolean(capture_truncated(out)));
+		       json_boolean(capture_truncated(
+			       PLANTED(result_stdout_truncated_from_stderr) ?
+				       err : out)));
 	ok = ok && put(o, "stderr_truncated",
 		       json_boolean(capture_truncated(err)));
 	ok = ok && put(o, "stdout_bytes",

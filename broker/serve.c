@@ -532,6 +532,18 @@ cmd_serve(int argc, char **argv)
 		policy_clear(&pol);
 		return EXIT_USAGE;
 	}
+	/* Nor with a bind given no Landlock rule, the other evaluation-only
+	 * key ([filesystem] unsafe_ro_bind_no_landlock). */
+	if (policy_unsafe_mount(&pol) != NULL) {
+		log_error("refused: the policy binds %s with "
+			  "unsafe_ro_bind_no_landlock (no Landlock rule for "
+			  "it): `stockade serve` never runs such a policy (only "
+			  "`stockade eval` or `stockade run "
+			  "--unsafe-evaluation` do)",
+			  policy_unsafe_mount(&pol)->target);
+		policy_clear(&pol);
+		return EXIT_USAGE;
+	}
 	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
 		policy_clear(&pol);

@@ -31,6 +31,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "plant.h"
+
 #define DENTS_BUF 32768	/* one getdents64 call, bytes */
 #define OPEN_TRIES 8	/* openat2 answers EAGAIN to a racing rename */
 
@@ -374,7 +376,9 @@ step(struct walk *w)
 	}
 	if (stopped(w))
 		return -EINTR;
-	if (fstatat(l->fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (fstatat(l->fd, name, &sb,
+		    PLANTED(fs_walk_follows_symlinks) ? 0 : AT_SYMLINK_NOFOLLOW)
+	    < 0) {
 		size_t denied = w->st->denied;
 
 		r = tolerate(w, -errno);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "monitor_internal.h"
+#include "plant.h"
 
 void
 monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
@@ -25,7 +26,8 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		int st = rec[1];
 
 		if (WIFEXITED(st)) {
-			r->exit_code = WEXITSTATUS(st);
+			r->exit_code = PLANTED(exit_code_from_signal_bits) ?
+					       st & 0x7f : WEXITSTATUS(st);
 			r->status = r->exit_code == 0 ? JOB_OK : JOB_EXIT_NONZERO;
 		} else if (WIFSIGNALED(st)) {
 			/* SIGXCPU and SIGKILL are RLIMIT_CPU's only past the
@@ -40,8 +42,9 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 					JOB_CPU_LIMIT : JOB_CRASH;
 				break;
 			case SIGXFSZ:
-				r->status = limits ? JOB_FILE_SIZE_LIMIT :
-						     JOB_CRASH;
+				r->status = limits &&
+					    !PLANTED(sigxfsz_reported_as_crash) ?
+					JOB_FILE_SIZE_LIMIT : JOB_CRASH;
 				break;
 			case SIGSYS:
 				r->status = JOB_POLICY_VIOLATION;
@@ -56,6 +59,11 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 				break;
 			default:
 				r->status = JOB_CRASH;
+				if (PLANTED(signal_death_reported_as_exit_code)) {
+					r->status = JOB_EXIT_NONZERO;
+					r->exit_code = 128 + r->signal;
+					r->signal = 0;
+				}
 				break;
 			}
 		} else {
@@ -162,7 +170,8 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		snprintf(detail, sizeof(detail), "the jail reached its limit of "
 			 "%u processes and threads", spec->limits.nproc);
 	} else if (s->timed_out) {
-		r->status = JOB_TIMEOUT;
+		r->status = PLANTED(timeout_reported_as_cpu_limit) ?
+				    JOB_CPU_LIMIT : JOB_TIMEOUT;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
 	} else if (s->over_output) {

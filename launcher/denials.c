@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "plant.h"
 
 int
 denials_init(struct denial_log *log, bool kill)
@@ -105,7 +106,11 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 		return gone(e) ? 0 : e;
 	nr = req->data.nr;
 	/* An x32 call shows the native arch with the x32 bit in its number. */
-	foreign = req->data.arch != SCMP_ARCH_X86_64 || (nr & 0x40000000);
+	if (PLANTED(x32_bit_not_foreign))
+		foreign = req->data.arch != SCMP_ARCH_X86_64;
+	else
+		foreign = req->data.arch != SCMP_ARCH_X86_64 ||
+			  (nr & 0x40000000);
 	if (foreign) {
 		/* Unsigned: a program may ask for any number, -1 too, and a
 		 * name holds only [a-z0-9_:] (proto_check.c). */
@@ -123,11 +128,17 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 			snprintf(name, sizeof(name), "nr:%u", (unsigned)nr);
 		free(s);
 	}
-	if ((d = entry(log, name, now_ms)) != NULL)
-		d->count++;
-	else
+	if (PLANTED(denials_errno_refusals_unrecorded) && !foreign &&
+	    !log->kill)
+		d = NULL;
+	else if ((d = entry(log, name, now_ms)) == NULL)
 		log->dropped++;
-	if ((foreign || log->kill) && !log->ended) {
+	else if (PLANTED(denial_count_not_incremented))
+		d->count = 1;
+	else
+		d->count++;
+	if ((foreign || (log->kill && !PLANTED(kill_profile_answered_errno))) &&
+	    !log->ended) {
 		log->ended = true;
 		snprintf(log->detail, sizeof(log->detail), "%s system call %s, "
 			 "refused by the seccomp filter, ended the job",
@@ -138,7 +149,11 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 		return 0;
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
-	resp->error = strcmp(name, "socket") == 0 ? -EAFNOSUPPORT : -EPERM;
+	if (PLANTED(socket_refusal_answered_eperm))
+		resp->error = -EPERM;
+	else
+		resp->error = strcmp(name, "socket") == 0 ? -EAFNOSUPPORT
+							  : -EPERM;
 	e = seccomp_notify_respond(log->listener, resp);
 	return gone(e) ? 0 : e;
 }

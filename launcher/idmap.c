@@ -109,7 +109,9 @@ jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid)
 		return e;
 	}
 	memset(&attr, 0, sizeof(attr));
-	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	attr.attr_set = MOUNT_ATTR_IDMAP |
+			(PLANTED(workspace_mount_suid_dev_kept) ?
+				 0 : MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	attr.userns_fd = (uint64_t)nsfd;
 	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr,
 		    sizeof(attr)) < 0) {
@@ -161,7 +163,8 @@ write_map_at(int dir, const char *file, unsigned inside, unsigned outside)
 {
 	char map[64];
 
-	snprintf(map, sizeof(map), "%u %u 1\n", inside, outside);
+	snprintf(map, sizeof(map), "%u %u %u\n", inside, outside,
+		 PLANTED(idmap_uid_range_not_single) ? 65536u : 1u);
 	return write_proc_at(dir, file, map);
 }
 

@@ -70,6 +70,7 @@
 #include "log.h"
 #include "mounts.h"
 #include "usage.h"
+#include "plant.h"
 
 
 static const char *const stage_names[] = {
@@ -196,7 +197,15 @@ loopback_up(void)
 static int
 drop_all_caps(void)
 {
-	if (prctl(PR_SET_SECUREBITS,
+	const capng_select_t sets = PLANTED(caps_bounding_set_not_cleared) ?
+					    CAPNG_SELECT_CAPS : CAPNG_SELECT_ALL;
+
+	if (PLANTED(securebits_set_unlocked)) {
+		if (prctl(PR_SET_SECUREBITS,
+			  SECBIT_NOROOT | SECBIT_NO_SETUID_FIXUP |
+				  SECBIT_NO_CAP_AMBIENT_RAISE, 0, 0, 0) < 0)
+			return -errno;
+	} else if (prctl(PR_SET_SECUREBITS,
 		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
 			  SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
 			  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
@@ -208,8 +217,8 @@ drop_all_caps(void)
 	 * handler to reset it: name ourselves, or capset(2) would aim at
 	 * the zygote and fail. */
 	capng_setpid(getpid());
-	capng_clear(CAPNG_SELECT_ALL);
-	if (capng_apply(CAPNG_SELECT_ALL) != 0)
+	capng_clear(sets);
+	if (capng_apply(sets) != 0)
 		return -EPERM;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return -errno;
@@ -257,7 +266,8 @@ open_above_stdio(const char *path)
 
 	if (fd < 0 || fd > 2)
 		return fd;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	high = fcntl(fd, PLANTED(payload_descriptors_inherited) ?
+				 F_DUPFD : F_DUPFD_CLOEXEC, 3);
 	close(fd);
 	return high;
 }
@@ -407,12 +417,14 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	}
 
 	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS) &&
+	    !PLANTED(uts_hostname_never_set) &&
 	    sethostname(spec->hostname, strlen(spec->hostname)) < 0)
 		setup_failed(status_fd, STAGE_HOSTNAME, errno);
 	/* A root zygote keeps no CAP_NET_ADMIN: without a user namespace
 	 * lo stays down, and the network namespace is empty. */
 	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
-	    (e = loopback_up()) < 0 && (userns || e != -EPERM))
+	    (e = loopback_up()) < 0 && (userns || e != -EPERM) &&
+	    !PLANTED(ns_network_flag_forgotten))
 		setup_failed(status_fd, STAGE_LOOPBACK, e);
 
 	if (!userns) {
@@ -436,6 +448,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	}
 
 	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
+	    !PLANTED(caps_drop_skipped) &&
 	    (e = userns ? drop_all_caps() : drop_caps_host()) < 0)
 		setup_failed(status_fd, STAGE_CAPS, e);
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
@@ -479,14 +492,16 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 				 * in a pid namespace; without one, init
 				 * does it (or, with process_group off,
 				 * leaves it). */
-				if (!pidns && group)
+				if (!pidns && group &&
+				    !PLANTED(reaper_exit_leaves_tree))
 					jail_kill_tree(proc_fd);
 				_exit(0);
 			}
 		} else if (sig == JAIL_KILL_SIGNAL) {
 			/* The launcher ends the job (or died). Without
 			 * process_group, only the program it started. */
-			if (!pidns && group)
+			if (!pidns && group &&
+			    !PLANTED(reaper_timeout_kills_payload_only))
 				jail_kill_tree(proc_fd);
 			else if (!pidns)
 				kill(payload, SIGKILL);
@@ -528,12 +543,18 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	ca.flags = CLONE_PIDFD;
 	if (!job_spec_layer_off(spec, JOB_LAYER_USER_NS))
 		ca.flags |= CLONE_NEWUSER;
-	if (!job_spec_layer_off(spec, JOB_LAYER_PID_NS))
+	if (!job_spec_layer_off(spec, JOB_LAYER_PID_NS) &&
+	    !PLANTED(ns_pid_flag_forgotten))
 		ca.flags |= CLONE_NEWPID;
-	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS))
+	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
+	    !PLANTED(ns_network_flag_forgotten))
 		ca.flags |= CLONE_NEWNET;
 	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS))
 		ca.flags |= CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	if (PLANTED(ns_ipc_flag_forgotten))
+		ca.flags &= ~(uint64_t)CLONE_NEWIPC;
+	if (PLANTED(ns_cgroup_flag_forgotten))
+		ca.flags &= ~(uint64_t)CLONE_NEWCGROUP;
 	/* Born in its cgroup leaf (clone3(2), Linux 5.7): no moment where
 	 * the jail runs outside its limits. */
 	if (h->cgroup_fd >= 0) {

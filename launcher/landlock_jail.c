@@ -23,12 +23,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fsutil.h"
 #include "llutil.h"
+#include "plant.h"
 
 /* struct landlock_ruleset_attr as of ABI 6. */
 struct ll_ruleset_attr {
@@ -154,8 +156,11 @@ add_rules(int rs, const struct job_spec *spec, uint64_t fs)
 	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS))
 		return add_host_rules(rs, spec, fs);
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if ((e = allow(rs, fixed[i].path, fixed[i].access, fs,
-			       false)) < 0)
+		if ((e = allow(rs, fixed[i].path,
+			       PLANTED(landlock_proc_granted_write) &&
+					       strcmp(fixed[i].path, "/proc") == 0 ?
+				       FS_RW : fixed[i].access,
+			       fs, false)) < 0)
 			return e;
 	/* Layer private_cwd off: no home tmpfs, HOME may name nothing. */
 	if ((e = allow(rs, spec->home, FS_RW, fs,
@@ -196,7 +201,7 @@ jail_landlock_apply(const struct job_spec *spec, int *abi)
 	/* Handled with no rule: every TCP bind and connect is refused,
 	 * loopback included. Network isolation, so part of layer
 	 * network_ns: with it off, no network right is handled. */
-	if (v >= 4 && !net_off)
+	if (v >= 4 && !net_off && !PLANTED(landlock_net_unhandled))
 		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
 					  LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	/* No abstract unix socket made outside this domain can be
@@ -205,12 +210,16 @@ jail_landlock_apply(const struct job_spec *spec, int *abi)
 	 * termination signals it must). */
 	if (v >= 6)
 		attr.scoped = (net_off ? 0 : LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET) |
-			      LANDLOCK_SCOPE_SIGNAL;
+			      (PLANTED(landlock_signals_unscoped) ?
+				       0 : LANDLOCK_SCOPE_SIGNAL);
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (rs < 0)
 		return -errno;
 	if ((e = add_rules(rs, spec, attr.handled_access_fs)) < 0)
 		return e;
+	if (PLANTED(nnp_left_to_landlock_and_seccomp) &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		return -errno;
 	*abi = v;

@@ -45,6 +45,7 @@
 
 #include "fsutil.h"
 #include "jail.h"
+#include "plant.h"
 
 #define ROOT "/tmp"
 #define ROOT_TMPFS_OPTS "mode=0755,size=4m,nr_inodes=4096"
@@ -267,7 +268,8 @@ tmpfs_opts(char *buf, size_t size, mode_t mode, uint64_t bytes,
 static uint64_t
 tmpfs_size(const struct job_spec *spec, uint64_t bytes)
 {
-	return job_spec_layer_off(spec, JOB_LAYER_LIMITS) ? 0 : bytes;
+	return job_spec_layer_off(spec, JOB_LAYER_LIMITS) ||
+			       PLANTED(jail_tmpfs_unsized) ? 0 : bytes;
 }
 
 static int
@@ -286,6 +288,9 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 
 	if ((e = mkdir_p(ROOT "/dev", 0755)) < 0)
 		return e;
+	if (PLANTED(host_dev_rbound))
+		return mount("/dev", ROOT "/dev", NULL, MS_BIND | MS_REC,
+			     NULL) < 0 ? -errno : 0;
 	if (mount("tmpfs", ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
 		  "mode=0755,size=64k,nr_inodes=64") < 0)
 		return -errno;
@@ -473,7 +478,8 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 
 	if ((e = mkdir_p(ROOT "/proc", 0555)) < 0)
 		return fail(stage, STAGE_PROC, e);
-	if (job_spec_layer_off(spec, JOB_LAYER_PID_NS)) {
+	if (job_spec_layer_off(spec, JOB_LAYER_PID_NS) ||
+	    PLANTED(ns_pid_flag_forgotten) || PLANTED(proc_bound_from_host)) {
 		if (mount("/proc", ROOT "/proc", NULL, MS_BIND | MS_REC, NULL) < 0)
 			return fail(stage, STAGE_PROC, -errno);
 		if ((e = sys_mount_setattr(AT_FDCWD, ROOT "/proc", AT_RECURSIVE,
@@ -484,7 +490,7 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 			 MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		return fail(stage, STAGE_PROC, -errno);
 	}
-	if ((e = proc_read_only()) < 0)
+	if (!PLANTED(proc_sys_left_writable) && (e = proc_read_only()) < 0)
 		return fail(stage, STAGE_PROC, e);
 
 	if (!private_dirs) {
@@ -521,27 +527,34 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 			return fail(stage, STAGE_WORK, -errno);
 		close(wsfd);
 	}
-	if ((e = sys_mount_setattr(AT_FDCWD, ROOT "/work", 0,
+	if (!PLANTED(workspace_mount_suid_dev_kept) &&
+	    (e = sys_mount_setattr(AT_FDCWD, ROOT "/work", 0,
 				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 				   0)) < 0)
 		return fail(stage, STAGE_WORK, e);
 
 	if (chdir(ROOT) < 0)
 		return fail(stage, STAGE_PIVOT_ROOT, -errno);
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
+	if (PLANTED(pivot_old_root_left_attached)) {
+		if (mkdir(".old-root", 0700) < 0 ||
+		    syscall(SYS_pivot_root, ".", ".old-root") < 0)
+			return fail(stage, STAGE_PIVOT_ROOT, -errno);
+	} else if (syscall(SYS_pivot_root, ".", ".") < 0 ||
+		   umount2(".", MNT_DETACH) < 0) {
 		return fail(stage, STAGE_PIVOT_ROOT, -errno);
-	if (umount2(".", MNT_DETACH) < 0)
-		return fail(stage, STAGE_PIVOT_ROOT, -errno);
+	}
 	if (chdir("/") < 0)
 		return fail(stage, STAGE_PIVOT_ROOT, -errno);
 
 	if ((e = sys_mount_setattr(AT_FDCWD, "/", 0,
-				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-					   MOUNT_ATTR_NODEV, 0)) < 0)
+				   (PLANTED(jail_root_left_writable) ?
+					    0 : MOUNT_ATTR_RDONLY) |
+					   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				   0)) < 0)
 		return fail(stage, STAGE_REMOUNT_ROOT, e);
 	/* Without a user namespace, init enters /work once it has the
 	 * payload's ids: root without capabilities may not (mounts.h). */
-	if (!own.set && chdir("/work") < 0)
+	if (!own.set && !PLANTED(workdir_not_entered) && chdir("/work") < 0)
 		return fail(stage, STAGE_WORK, -errno);
 	return 0;
 }

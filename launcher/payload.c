@@ -25,6 +25,7 @@
 #include "jail.h"
 #include "proto.h"
 #include "landlock_jail.h"
+#include "plant.h"
 
 /* A set-up step failed: that is stockade's failure, not the program's. */
 static _Noreturn void
@@ -101,11 +102,16 @@ set_rlimits(const struct job_limits *l)
 	if (setrlimit(RLIMIT_CPU, &cpu) < 0 || raise_limit(RLIMIT_AS) < 0 ||
 	    set_limit(RLIMIT_DATA, l->memory_bytes > RLIM_INFINITY / 2 ?
 					   RLIM_INFINITY :
+				   PLANTED(rlimit_data_not_doubled) ?
+					   l->memory_bytes :
 					   2 * l->memory_bytes) < 0 ||
-	    set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0 ||
+	    (!PLANTED(rlimit_fsize_not_applied) &&
+	     set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0) ||
 	    set_limit(RLIMIT_NOFILE, l->nofile) < 0 ||
-	    set_limit(RLIMIT_NPROC, l->nproc) < 0 ||
-	    set_limit(RLIMIT_CORE, 0) < 0 ||
+	    (!PLANTED(rlimit_nproc_not_applied) &&
+	     set_limit(RLIMIT_NPROC, l->nproc) < 0) ||
+	    (!PLANTED(rlimit_core_not_zeroed) &&
+	     set_limit(RLIMIT_CORE, 0) < 0) ||
 	    set_limit(RLIMIT_RTPRIO, 0) < 0 ||
 	    set_limit(RLIMIT_RTTIME, 0) < 0 ||
 	    set_limit(RLIMIT_NICE, 0) < 0 ||
@@ -179,7 +185,7 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 
 	/* Layer no_terminal off: the caller's session, and so its
 	 * controlling terminal, stay. */
-	if (!terminal && setsid() < 0)
+	if (!terminal && !PLANTED(payload_setsid_skipped) && setsid() < 0)
 		die(status_fd, STAGE_SETSID, errno);
 	if (set_stdin(terminal ? stdin_fd : -1) < 0)
 		die(status_fd, STAGE_STDIO, errno);
@@ -202,17 +208,20 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 
 	/* Close-on-exec rather than closed, so the status pipe still works
 	 * for the steps below; nothing above 2 crosses the exec. */
-	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	if (!PLANTED(payload_descriptors_inherited) &&
+	    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		die(status_fd, STAGE_CLOSE_FDS, errno);
 	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) &&
 	    !job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
 	    (env = private_dirs_env(spec)) == NULL)
 		die(status_fd, STAGE_PRIVATE_DIRS, errno);
 	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
+	    !PLANTED(nnp_left_to_landlock_and_seccomp) &&
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
 	/* Fail closed: no Landlock, no job (landlock_jail.h). */
 	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
+	    !PLANTED(landlock_never_applied) &&
 	    (e = jail_landlock_apply(spec, &abi)) < 0)
 		die(status_fd, STAGE_LANDLOCK, -e);
 	jail_send_record(status_fd, INIT_REC_LANDLOCK, abi, 0);
@@ -225,7 +234,8 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 	     proto_send(notify_sock, (const uint8_t *)"L", 1, e) < 0))
 		die(status_fd, STAGE_SECCOMP, e < 0 ? -e : EPIPE);
 
-	environ = env;
+	if (!PLANTED(payload_environ_not_replaced))
+		environ = env;
 	execvp(spec->argv[0], spec->argv);
 	e = errno;
 	dprintf(2, "stockade: cannot execute \"%s\": %s\n", spec->argv[0],

@@ -50,6 +50,7 @@
 #include <ini.h>
 
 #include "jail.h"
+#include "plant.h"
 
 extern const char seccomp_profile_default[];
 extern const char seccomp_profile_strict[];
@@ -151,7 +152,11 @@ allow_int_except(scmp_filter_ctx ctx, int nr, unsigned arg,
 	/* [2^31, 2^32) with a zero high word, and sign-extended ints. */
 	if ((e = allow_range(ctx, nr, arg, 0x80000000ULL, 1ULL << 32)) < 0)
 		return e;
-	c = (struct scmp_arg_cmp){arg, SCMP_CMP_GE, 0xffffffff80000000ULL, 0};
+	if (PLANTED(ioctl_tiocsti_32bit_compare))
+		c = (struct scmp_arg_cmp){arg, SCMP_CMP_GE, 1ULL << 32, 0};
+	else
+		c = (struct scmp_arg_cmp){arg, SCMP_CMP_GE,
+					  0xffffffff80000000ULL, 0};
 	return allow(ctx, nr, 1, &c);
 }
 
@@ -170,6 +175,8 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 
 		return allow_int_except(ctx, nr, 1, tty, 2);
 	}
+	if (strcmp(name, "prctl") == 0 && PLANTED(prctl_own_filter_allowed))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	if (strcmp(name, "prctl") == 0) {
 		/* A filter of the job's own would answer before the
 		 * launcher's listener (ERRNO outranks USER_NOTIF) and hide
@@ -183,7 +190,11 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 		return allow(ctx, nr, 1, &c);
 	}
 	if (strcmp(name, "clone") == 0) {
-		c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
+		if (PLANTED(clone_newuser_flag_unchecked))
+			c = SCMP_A0_64(SCMP_CMP_MASKED_EQ,
+				       NS_FLAGS & ~CLONE_NEWUSER, 0);
+		else
+			c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
 		return allow(ctx, nr, 1, &c);
 	}
 	if (strcmp(name, "socket") == 0) {
@@ -196,6 +207,11 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 		c = SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX);
 		if ((e = allow(ctx, nr, 1, &c)) < 0)
 			return e;
+		if (PLANTED(netlink_socket_family_allowed)) {
+			c = SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK);
+			if ((e = allow(ctx, nr, 1, &c)) < 0)
+				return e;
+		}
 		for (size_t i = 0; i < 2 && e == 0; i++) {
 			two[0] = SCMP_A0_64(SCMP_CMP_EQ, (scmp_datum_t)inet[i]);
 			two[1] = SCMP_A2_64(SCMP_CMP_LT, 256);
@@ -227,6 +243,8 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 			c = (struct scmp_arg_cmp){mode_calls[i].mode_arg,
 						  SCMP_CMP_MASKED_EQ, SUID_BITS,
 						  0};
+			if (PLANTED(setgid_mode_bit_unchecked))
+				c.datum_a = S_ISUID;
 			return allow(ctx, nr, 1, &c);
 		}
 	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
@@ -309,6 +327,9 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 	if (seccomp_attr_set(ld.ctx, SCMP_FLTATR_ACT_BADARCH,
 			     SCMP_ACT_NOTIFY) < 0)
 		goto fail;
+	if (PLANTED(i386_arch_in_jail_filter) &&
+	    seccomp_arch_add(ld.ctx, SCMP_ARCH_X86) < 0)
+		goto fail;
 	r = ini_parse_string(text, on_key, &ld);
 	if (r != 0 || ld.failed) {
 		if (!ld.failed)
@@ -320,11 +341,20 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 	 * (a profile without sockets has nothing else to send on). */
 	if (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0) < 0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0) < 0 ||
-	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
-			     0) < 0 ||
+	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(PLANTED(clone3_answered_eperm)
+						    ? EPERM : ENOSYS),
+			     SCMP_SYS(clone3), 0) < 0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), NR_FCHMODAT2, 0) < 0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2),
 			     0) < 0)
+		goto fail;
+	if (PLANTED(io_uring_left_allowed) &&
+	    (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(io_uring_setup),
+			      0) < 0 ||
+	     seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(io_uring_enter),
+			      0) < 0 ||
+	     seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW,
+			      SCMP_SYS(io_uring_register), 0) < 0))
 		goto fail;
 	*kill = ld.kill;
 	return ld.ctx;

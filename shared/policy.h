@@ -91,6 +91,15 @@ int policy_load_string(struct policy *p, const char *text, const char *name,
  */
 uint32_t policy_layers_off(const struct policy *p);
 
+/*
+ * The first bind of P made with [filesystem] unsafe_ro_bind_no_landlock
+ * (a bind given no Landlock rule, for the tests of the layers), or NULL;
+ * borrowed from P. Such a policy is an evaluation's, as one with layers
+ * off: `stockade run` refuses it without --unsafe-evaluation, `stockade
+ * serve` always (docs/layers.md).
+ */
+const struct mount_entry *policy_unsafe_mount(const struct policy *p);
+
 /* Frees everything P owns and zeroes it; accepts NULL. */
 void policy_clear(struct policy *p);
 

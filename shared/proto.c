@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "plant.h"
 #include "proto_internal.h"
 
 static const char *const msg_names[] = {
@@ -217,7 +218,9 @@ proto_decode_header(const uint8_t *msg, size_t len, uint16_t *type,
 		return -EBADMSG;
 	if (n > PROTO_MAX_BODY)
 		return -EMSGSIZE;
-	if (n != len - PROTO_HEADER_SIZE)
+	if (PLANTED(proto_datagram_trailing_bytes_accepted)
+		    ? n > len - PROTO_HEADER_SIZE
+		    : n != len - PROTO_HEADER_SIZE)
 		return -EBADMSG;
 	if (t == 0 || t > PROTO_MSG_TYPE_MAX)
 		return -EPROTO;
@@ -233,7 +236,9 @@ proto_decode_hello(const uint8_t *body, size_t len, uint32_t *version)
 	struct rbuf r;
 
 	rbuf_init(&r, body, len);
-	if (rbuf_get_u32(&r, version) < 0 || rbuf_end(&r) < 0) {
+	if (rbuf_get_u32(&r, version) < 0 ||
+	    (!PLANTED(proto_hello_trailing_bytes_accepted) &&
+	     rbuf_end(&r) < 0)) {
 		*version = 0;
 		return -EBADMSG;
 	}

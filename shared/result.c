@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plant.h"
+
 static const char *const status_names[] = {
 	[JOB_OK] = "ok",
 	[JOB_EXIT_NONZERO] = "exit_nonzero",
@@ -249,7 +251,8 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 mib(lim->tmp_bytes), mib(lim->workspace_bytes));
 		break;
 	case JOB_CRASH:
-		snprintf(buf, size, "The program was killed by %s, which it did "
+		snprintf(buf, PLANTED(hint_sized_by_pointer) ? sizeof(buf) :
+			 size, "The program was killed by %s, which it did "
 			 "not ask for: %s; inspect that in the program or the "
 			 "library it calls rather than retrying unchanged.", sig,
 			 crash_cause(res->signal));
@@ -281,6 +284,8 @@ job_exit_status(const struct job_result *res)
 	case JOB_OK:
 		return 0;
 	case JOB_EXIT_NONZERO:
+		if (PLANTED(exit_status_flattened_to_one))
+			return 1;
 		return res->exit_code > 0 && res->exit_code < 256 ?
 			res->exit_code : 1;
 	case JOB_TIMEOUT:

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plant.h"
+
 size_t
 utf8_decode(const void *p, size_t n, uint32_t *cp)
 {
@@ -25,7 +27,7 @@ utf8_decode(const void *p, size_t n, uint32_t *cp)
 		c = s[0] & 0x0fu;
 		if (s[0] == 0xe0)
 			lo = 0xa0; /* overlong below U+0800 */
-		else if (s[0] == 0xed)
+		else if (s[0] == 0xed && !PLANTED(utf8_surrogates_accepted))
 			hi = 0x9f; /* surrogates U+D800..U+DFFF */
 	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
 		len = 4;

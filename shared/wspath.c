@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "plant.h"
 #include "wspath.h"
 
 enum wspath_rule
@@ -33,7 +34,9 @@ wspath_why(const char *path, size_t len, const struct wspath_limits *lim)
 					  WSPATH_EMPTY_COMPONENT;
 		if (n == 1 && path[start] == '.')
 			return WSPATH_DOT;
-		if (n == 2 && path[start] == '.' && path[start + 1] == '.')
+		if (n == 2 && path[start] == '.' && path[start + 1] == '.' &&
+		    !PLANTED(fs_dotdot_rule_dropped) &&
+		    !PLANTED(fs_resolve_beneath_dropped))
 			return WSPATH_DOTDOT;
 		if (n > WSPATH_MAX_NAME)
 			return WSPATH_NAME_TOO_LONG;

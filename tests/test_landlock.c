@@ -107,16 +107,22 @@ policy_with(const char *line)
 	return path;
 }
 
-/* Runs `python3 -c SCRIPT ARG` under POLICY (NULL: the default), expects
- * "ok", and returns the JSON the script printed; the caller frees both. */
+/* Runs `python3 -c SCRIPT ARG` under POLICY (NULL: the default), with
+ * --unsafe-evaluation when UNSAFE (a policy with an evaluation-only key,
+ * unsafe_ro_bind_no_landlock, needs it), expects "ok", and returns the
+ * JSON the script printed; the caller frees both. */
 static json_t *
-run_python(const char *policy, const char *script, const char *arg,
-	   struct run_out *o)
+run_python_opt(const char *policy, bool unsafe, const char *script,
+	       const char *arg, struct run_out *o)
 {
 	const char *status;
 	json_t *res;
 
-	if (policy != NULL)
+	if (policy != NULL && unsafe)
+		RUN(o, "run", "--json", "--unsafe-evaluation", "--policy",
+		    policy, "--", "python3", "-c", script,
+		    arg != NULL ? arg : "");
+	else if (policy != NULL)
 		RUN(o, "run", "--json", "--policy", policy, "--", "python3",
 		    "-c", script, arg != NULL ? arg : "");
 	else
@@ -130,6 +136,13 @@ run_python(const char *policy, const char *script, const char *arg,
 			 0, NULL);
 	cr_assert_not_null(res, "the script's output is not JSON: %s", o->out);
 	return res;
+}
+
+static json_t *
+run_python(const char *policy, const char *script, const char *arg,
+	   struct run_out *o)
+{
+	return run_python_opt(policy, false, script, arg, o);
 }
 
 /* The string RES[KEY] (an errno name, "ok", or a value). */
@@ -222,7 +235,8 @@ Test(landlock, file_the_mount_layer_shows_is_unreadable_without_a_rule)
 	 * right for stat or path walks), the content does not. */
 	snprintf(line, sizeof(line), "unsafe_ro_bind_no_landlock = %s",
 		 canary_dir);
-	res = run_python(policy_with(line), canary_script, canary_dir, &o);
+	res = run_python_opt(policy_with(line), true, canary_script,
+			     canary_dir, &o);
 	cr_assert_null(strstr(o.out, secret), "the canary leaked: %s", o.out);
 	cr_assert_str_eq(field(res, "stat"), "32");
 	cr_assert_str_eq(field(res, "read"), "EACCES", "%s", o.out);

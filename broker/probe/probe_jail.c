@@ -1,13 +1,48 @@
 /*
  * probe_jail.c: stockade-probe's commands for the checks of the jail's
  * layers (broker/check_jail.c): what a process inside sees of its
- * namespaces, credentials, limits, environment and files.
+ * namespaces, credentials, limits, environment, session, descriptors and
+ * files, and the few attempts (a write, a bind, a signal, an ioctl) that
+ * tell whether Landlock holds.
+ *
+ * Every attempt is harmless whatever the jail does: the write to
+ * /proc/self/comm writes this process's own name back, the bind is to an
+ * ephemeral loopback port, the signal is signal 0, the ioctl only reads.
+ * The one process this probe leaves behind (`leftover`) ends by itself
+ * within about 2 s.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "probe.h"
+
+/* The leftover's heartbeat: one beat every LEFTOVER_BEAT_MS, at most
+ * LEFTOVER_BEATS, so that one a defective jail lets live ends by itself. */
+#define LEFTOVER_FILE "stockade-probe-beat"
+#define LEFTOVER_BEAT_MS 10
+#define LEFTOVER_BEATS 200
+
+extern char **environ;
 
 /* Prints "file=<first line of PATH>" or "file=<errno name>". */
 static int
@@ -26,6 +61,29 @@ first_line(const char *key, const char *path)
 	fclose(f);
 	probe_kv(key, "%s", line);
 	return 0;
+}
+
+/* Prints KEY=<the whole of PATH, at most 4 KiB> or KEY=<errno name>. */
+static void
+whole_file(const char *key, const char *path)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		probe_errno(key, errno);
+		return;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		probe_errno(key, errno);
+		close(fd);
+		return;
+	}
+	buf[n] = '\0';
+	close(fd);
+	probe_kv(key, "%s", buf);
 }
 
 /* status: the lines of /proc/self/status that say how the process is
@@ -64,10 +122,660 @@ cmd_setgroups(int argc, char **argv)
 	return first_line("setgroups", "/proc/self/setgroups");
 }
 
+/* ids: the real and effective ids, the supplementary groups and the
+ * user namespace's maps (user_namespaces(7)). */
+static int
+cmd_ids(int argc, char **argv)
+{
+	gid_t groups[64];
+	char list[64 * 12] = "";
+	int n = getgroups(64, groups);
+
+	probe_kv("uid", "%u", (unsigned)getuid());
+	probe_kv("euid", "%u", (unsigned)geteuid());
+	probe_kv("gid", "%u", (unsigned)getgid());
+	probe_kv("egid", "%u", (unsigned)getegid());
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(list);
+
+		snprintf(list + l, sizeof(list) - l, "%s%u", i > 0 ? "," : "",
+			 (unsigned)groups[i]);
+	}
+	if (n < 0)
+		probe_errno("groups", errno);
+	else
+		probe_kv("groups", "%s", list);
+	whole_file("uid_map", "/proc/self/uid_map");
+	whole_file("gid_map", "/proc/self/gid_map");
+	return 0;
+}
+
+/* ns: "ns.NAME=NAME:[inode]" for each namespace of this process. */
+static int
+cmd_ns(int argc, char **argv)
+{
+	static const char *const names[] = {"user", "pid", "mnt", "net",
+					    "ipc", "uts", "cgroup"};
+	char path[64], link[128], key[32];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", names[i]);
+		snprintf(key, sizeof(key), "ns.%s", names[i]);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0) {
+			probe_errno(key, errno);
+			continue;
+		}
+		link[n] = '\0';
+		probe_kv(key, "%s", link);
+	}
+	return 0;
+}
+
+static void
+limit_value(char *buf, size_t len, rlim_t v)
+{
+	if (v == RLIM_INFINITY)
+		snprintf(buf, len, "unlimited");
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+/* rlimits: "rlimit.NAME=soft hard" for each resource ("unlimited"). */
+static int
+cmd_rlimits(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int res;
+	} res[] = {
+		{"CPU", RLIMIT_CPU},         {"FSIZE", RLIMIT_FSIZE},
+		{"DATA", RLIMIT_DATA},       {"STACK", RLIMIT_STACK},
+		{"CORE", RLIMIT_CORE},       {"RSS", RLIMIT_RSS},
+		{"NPROC", RLIMIT_NPROC},     {"NOFILE", RLIMIT_NOFILE},
+		{"MEMLOCK", RLIMIT_MEMLOCK}, {"AS", RLIMIT_AS},
+		{"LOCKS", RLIMIT_LOCKS},     {"SIGPENDING", RLIMIT_SIGPENDING},
+		{"MSGQUEUE", RLIMIT_MSGQUEUE}, {"NICE", RLIMIT_NICE},
+		{"RTPRIO", RLIMIT_RTPRIO},   {"RTTIME", RLIMIT_RTTIME},
+	};
+	char key[32], cur[32], max[32];
+
+	for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++) {
+		struct rlimit rl;
+
+		snprintf(key, sizeof(key), "rlimit.%s", res[i].name);
+		if (getrlimit(res[i].res, &rl) < 0) {
+			probe_errno(key, errno);
+			continue;
+		}
+		limit_value(cur, sizeof(cur), rl.rlim_cur);
+		limit_value(max, sizeof(max), rl.rlim_max);
+		probe_kv(key, "%s %s", cur, max);
+	}
+	return 0;
+}
+
+/* env: "env.count=N", "env.names=A,B,..." in order, and "env.NAME=value"
+ * for each variable of the environment. */
+static int
+cmd_env(int argc, char **argv)
+{
+	char names[8192] = "", key[300];
+	size_t n = 0;
+
+	for (char **e = environ; e != NULL && *e != NULL; e++, n++) {
+		const char *eq = strchr(*e, '=');
+		size_t nl = eq != NULL ? (size_t)(eq - *e) : strlen(*e);
+		size_t l = strlen(names);
+
+		if (nl > 255)
+			nl = 255;
+		snprintf(names + l, sizeof(names) - l, "%s%.*s",
+			 n > 0 ? "," : "", (int)nl, *e);
+		snprintf(key, sizeof(key), "env.%.*s", (int)nl, *e);
+		probe_kv(key, "%s", eq != NULL ? eq + 1 : "");
+	}
+	probe_kv("env.count", "%zu", n);
+	probe_kv("env.names", "%s", names);
+	return 0;
+}
+
+/* The number of entries of directory PATH but . and .., or -errno. */
+static long
+count_entries(const char *path, bool numeric_only)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	long n = 0;
+
+	if (d == NULL)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (numeric_only &&
+		    strspn(de->d_name, "0123456789") != strlen(de->d_name))
+			continue;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Prints KEY.fs=<f_type in hex> and KEY.bytes=<size> of PATH. */
+static void
+fs_of(const char *key, const char *path)
+{
+	struct statfs sf;
+	char k[64];
+
+	snprintf(k, sizeof(k), "%s.fs", key);
+	if (path == NULL || statfs(path, &sf) < 0) {
+		probe_errno(k, path == NULL ? ENOENT : errno);
+		return;
+	}
+	probe_kv(k, "0x%lx", (unsigned long)sf.f_type);
+	snprintf(k, sizeof(k), "%s.bytes", key);
+	probe_kv(k, "%llu", (unsigned long long)sf.f_blocks *
+				    (unsigned long long)sf.f_bsize);
+}
+
+/* cwd: the working directory (getcwd, and whether it is /work itself),
+ * HOME and TMPDIR, the file systems of /tmp, HOME and /dev/shm and how
+ * many entries /tmp holds. */
+static int
+cmd_cwd(int argc, char **argv)
+{
+	char cwd[4096];
+	struct stat here, work;
+	const char *home = getenv("HOME"), *tmpdir = getenv("TMPDIR");
+	long n;
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		probe_errno("cwd", errno);
+	else
+		probe_kv("cwd", "%s", cwd);
+	if (stat(".", &here) < 0 || stat("/work", &work) < 0)
+		probe_errno("cwd.is_work", errno);
+	else
+		probe_kv("cwd.is_work", "%d", here.st_dev == work.st_dev &&
+						       here.st_ino == work.st_ino);
+	probe_kv("home", "%s", home != NULL ? home : "(unset)");
+	probe_kv("tmpdir", "%s", tmpdir != NULL ? tmpdir : "(unset)");
+	fs_of("tmp", "/tmp");
+	fs_of("homedir", home);
+	fs_of("shm", "/dev/shm");
+	fs_of("root", "/");
+	n = count_entries("/tmp", false);
+	if (n < 0)
+		probe_errno("tmp.entries", (int)-n);
+	else
+		probe_kv("tmp.entries", "%ld", n);
+	return 0;
+}
+
+/* pid: this process's place in its pid namespace: pid, parent, session,
+ * group, what /proc/self names, init's name, and how many processes the
+ * mounted /proc lists. */
+static int
+cmd_pid(int argc, char **argv)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+	long procs = count_entries("/proc", true);
+
+	probe_kv("pid", "%d", (int)getpid());
+	probe_kv("ppid", "%d", (int)getppid());
+	probe_kv("sid", "%d", (int)getsid(0));
+	probe_kv("pgrp", "%d", (int)getpgrp());
+	if (n < 0) {
+		probe_errno("proc_self", errno);
+	} else {
+		link[n] = '\0';
+		probe_kv("proc_self", "%s", link);
+	}
+	first_line("init_comm", "/proc/1/comm");
+	if (procs < 0)
+		probe_errno("proc.pids", (int)-procs);
+	else
+		probe_kv("proc.pids", "%ld", procs);
+	return 0;
+}
+
+/* mounts: "mount=MOUNTPOINT FSTYPE OPTIONS" for each line of
+ * /proc/self/mountinfo (proc(5)), and "mounts.count=N". */
+static int
+cmd_mounts(int argc, char **argv)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int n = 0;
+
+	if (f == NULL) {
+		probe_errno("mounts.count", errno);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		/* id parent maj:min root mountpoint options [optional...]
+		 * - fstype source superoptions */
+		char *field[6], *sep, *fstype, *save = NULL, *p = line;
+		int k;
+
+		line[strcspn(line, "\n")] = '\0';
+		sep = strstr(line, " - ");
+		if (sep == NULL)
+			continue;
+		*sep = '\0';
+		fstype = strtok_r(sep + 3, " ", &save);
+		for (k = 0; k < 6; k++, p = NULL)
+			if ((field[k] = strtok_r(p, " ", &save)) == NULL)
+				break;
+		if (k < 6)
+			continue;
+		probe_kv("mount", "%s %s %s", field[4],
+			 fstype != NULL ? fstype : "?", field[5]);
+		n++;
+	}
+	fclose(f);
+	probe_kv("mounts.count", "%d", n);
+	return 0;
+}
+
+/* stat PATH...: "stat.PATH=ok" or the errno name, not following a final
+ * symbolic link. */
+static int
+cmd_stat(int argc, char **argv)
+{
+	char key[4200];
+	struct stat st;
+
+	for (int i = 1; i < argc; i++) {
+		snprintf(key, sizeof(key), "stat.%s", argv[i]);
+		probe_errno(key, lstat(argv[i], &st) < 0 ? errno : 0);
+	}
+	return 0;
+}
+
+/* A UDP datagram from a fresh socket to 127.0.0.1:PORT; 0 or errno. */
+static int
+udp_send(int s, unsigned port)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+
+	return sendto(s, "stockade-probe", 14, 0, (struct sockaddr *)&to,
+		      sizeof(to)) < 0 ? errno : 0;
+}
+
+/* net [PORT]: the interfaces /proc/net/dev lists (this network
+ * namespace's), whether lo is up, whether a datagram to a socket of our
+ * own on 127.0.0.1 arrives (self_udp: ok), and, with PORT, the answer to
+ * a datagram sent to 127.0.0.1:PORT (the check listens there on the
+ * host's loopback and says whether it arrived). UDP, not TCP: Landlock
+ * refuses every TCP connect, which would hide the namespace. */
+static int
+cmd_net(int argc, char **argv)
+{
+	char line[512], list[1024] = "";
+	FILE *f = fopen("/proc/net/dev", "re");
+	struct ifreq ifr;
+	struct sockaddr_in me = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t ml = sizeof(me);
+	char got[32];
+	int s, r, n = 0;
+
+	if (f == NULL) {
+		probe_errno("net.ifaces", errno);
+	} else {
+		while (fgets(line, sizeof(line), f) != NULL) {
+			char *colon = strchr(line, ':');
+			char *name = line + strspn(line, " ");
+			size_t l = strlen(list);
+
+			if (colon == NULL)
+				continue; /* the two header lines */
+			*colon = '\0';
+			snprintf(list + l, sizeof(list) - l, "%s%s",
+				 n++ > 0 ? "," : "", name);
+		}
+		fclose(f);
+		probe_kv("net.ifaces", "%s", list);
+	}
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		probe_errno("net.lo_up", errno);
+		probe_errno("net.self_udp", errno);
+		return 0;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		probe_errno("net.lo_up", errno);
+	else
+		probe_kv("net.lo_up", "%d", (ifr.ifr_flags & IFF_UP) != 0);
+	/* A datagram to ourselves: UDP works on this loopback. */
+	r = bind(s, (struct sockaddr *)&me, sizeof(me)) < 0 ? errno : 0;
+	if (r == 0 && getsockname(s, (struct sockaddr *)&me, &ml) < 0)
+		r = errno;
+	if (r == 0)
+		r = udp_send(s, ntohs(me.sin_port));
+	if (r == 0) {
+		struct timeval tv = {1, 0};
+
+		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		r = recv(s, got, sizeof(got), 0) < 0 ? errno : 0;
+	}
+	probe_errno("net.self_udp", r);
+	if (argc > 1)
+		probe_errno("net.host_udp",
+			    udp_send(s, (unsigned)strtoul(argv[1], NULL, 10)));
+	close(s);
+	return 0;
+}
+
+/* The number of lines of PATH after its header, or -errno. */
+static long
+lines_after_header(const char *path)
+{
+	char line[1024];
+	FILE *f = fopen(path, "re");
+	long n = -1;
+
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof(line), f) != NULL)
+		n++;
+	fclose(f);
+	return n < 0 ? 0 : n;
+}
+
+/* sysvipc: how many System V shared memory segments, message queues and
+ * semaphore sets this IPC namespace holds (/proc/sysvipc, proc(5)), and
+ * /proc/self/cgroup (the paths the cgroup namespace shows). */
+static int
+cmd_sysvipc(int argc, char **argv)
+{
+	static const char *const kinds[] = {"shm", "msg", "sem"};
+	char path[64], key[32];
+
+	for (size_t i = 0; i < 3; i++) {
+		long n;
+
+		snprintf(path, sizeof(path), "/proc/sysvipc/%s", kinds[i]);
+		snprintf(key, sizeof(key), "ipc.%s", kinds[i]);
+		n = lines_after_header(path);
+		if (n < 0)
+			probe_errno(key, (int)-n);
+		else
+			probe_kv(key, "%ld", n);
+	}
+	whole_file("cgroup", "/proc/self/cgroup");
+	return 0;
+}
+
+/* uts: the host and domain names of this UTS namespace. */
+static int
+cmd_uts(int argc, char **argv)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0) {
+		probe_errno("hostname", errno);
+		return 0;
+	}
+	probe_kv("hostname", "%s", u.nodename);
+	probe_kv("domainname", "%s", u.domainname);
+	return 0;
+}
+
+/* What descriptor FD is: "chr MAJ:MIN", "fifo", "sock", "reg", "dir" or
+ * the errno name. */
+static void
+fd_kind(const char *key, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		probe_errno(key, errno);
+	else if (S_ISCHR(st.st_mode))
+		probe_kv(key, "chr %u:%u", major(st.st_rdev),
+			 minor(st.st_rdev));
+	else
+		probe_kv(key, "%s", S_ISFIFO(st.st_mode)  ? "fifo" :
+				    S_ISSOCK(st.st_mode) ? "sock" :
+				    S_ISREG(st.st_mode)  ? "reg" :
+				    S_ISDIR(st.st_mode)  ? "dir" : "other");
+}
+
+/* session: the session and terminal: pid, session id, process group,
+ * the controlling terminal of /proc/self/stat (tty_nr, proc(5)), what
+ * descriptors 0, 1 and 2 are, whether 0 answers TIOCGPGRP, and every
+ * open descriptor ("fds=0,1,2", the listing's own left out). */
+static int
+cmd_session(int argc, char **argv)
+{
+	char buf[1024], list[1024] = "";
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	DIR *d;
+	struct dirent *de;
+	pid_t pg;
+
+	if (fd >= 0)
+		close(fd);
+	probe_kv("pid", "%d", (int)getpid());
+	probe_kv("sid", "%d", (int)getsid(0));
+	probe_kv("pgrp", "%d", (int)getpgrp());
+	if (n > 0) {
+		/* After "pid (comm) ": state ppid pgrp session tty_nr. */
+		char *p;
+		int ppid, pgrp, sess, tty;
+		char state;
+
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (p != NULL && sscanf(p + 1, " %c %d %d %d %d", &state, &ppid,
+					&pgrp, &sess, &tty) == 5)
+			probe_kv("tty_nr", "%d", tty);
+	}
+	fd_kind("fd0", 0);
+	fd_kind("fd1", 1);
+	fd_kind("fd2", 2);
+	probe_errno("tiocgpgrp", ioctl(0, TIOCGPGRP, &pg) < 0 ? errno : 0);
+	d = opendir("/proc/self/fd");
+	if (d == NULL) {
+		probe_errno("fds", errno);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(list);
+
+		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(d))
+			continue;
+		snprintf(list + l, sizeof(list) - l, "%s%s", l > 0 ? "," : "",
+			 de->d_name);
+	}
+	closedir(d);
+	probe_kv("fds", "%s", list);
+	return 0;
+}
+
+/* caps: the securebits (prctl PR_GET_SECUREBITS) and the answer to
+ * raising CAP_CHOWN into the ambient set. */
+static int
+cmd_caps(int argc, char **argv)
+{
+	int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+
+	if (bits < 0)
+		probe_errno("securebits", errno);
+	else
+		probe_kv("securebits", "0x%x", (unsigned)bits);
+	probe_errno("ambient_raise",
+		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, 0 /* CHOWN */,
+			  0, 0) < 0 ? errno : 0);
+	probe_kv("no_new_privs", "%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+	return 0;
+}
+
+/* landlock: what Landlock refuses and the mount layer alone would allow:
+ * writing this process's own name into /proc/self/comm (/proc is a
+ * read-write procfs, Landlock grants it read), a TCP bind to an
+ * ephemeral port on 127.0.0.1 (no network rule), signal 0 to init (not
+ * in the payload's domain, LANDLOCK_SCOPE_SIGNAL) and a terminal ioctl on
+ * /dev/null (LANDLOCK_ACCESS_FS_IOCTL_DEV not granted). Each prints its
+ * errno name, "ok" when it succeeded. */
+static int
+cmd_landlock(int argc, char **argv)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct winsize ws;
+	char name[32] = "";
+	int fd, s, r;
+
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	fd = open("/proc/self/comm", O_WRONLY | O_CLOEXEC);
+	r = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		(void)!write(fd, name, strlen(name));
+		close(fd);
+	}
+	probe_errno("proc_comm_write", r);
+
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		probe_kv("tcp_bind", "socket:%s", probe_errname(errno));
+	} else {
+		probe_errno("tcp_bind", bind(s, (struct sockaddr *)&a,
+					     sizeof(a)) < 0 ? errno : 0);
+		close(s);
+	}
+
+	probe_errno("signal_init", kill(1, 0) < 0 ? errno : 0);
+
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		probe_kv("dev_ioctl", "open:%s", probe_errname(errno));
+	} else {
+		probe_errno("dev_ioctl",
+			    ioctl(fd, TIOCGWINSZ, &ws) < 0 ? errno : 0);
+		close(fd);
+	}
+	return 0;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The leftover itself: its own session, no standard streams of the job,
+ * deaf to the signals a polite stop sends, beating into LEFTOVER_FILE. */
+static _Noreturn void
+leftover_beat(void)
+{
+	const struct timespec pause = {0, LEFTOVER_BEAT_MS * 1000000L};
+	int null = open("/dev/null", O_RDWR), fd;
+
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGPWR, SIG_IGN);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	fd = open(LEFTOVER_FILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		_exit(1);
+	for (unsigned n = 1; n <= LEFTOVER_BEATS; n++) {
+		char b[16];
+		int l = snprintf(b, sizeof(b), "%010u", n);
+
+		(void)!pwrite(fd, b, (size_t)l, 0);
+		nanosleep(&pause, NULL);
+	}
+	_exit(0);
+}
+
+/* leftover [wait]: leaves a process behind the way a daemon does (a
+ * child that calls setsid and forks again, so the leftover's parent is
+ * gone and it is in no group or session of the job), which writes a
+ * counter into ./stockade-probe-beat every 10 ms for about 2 s. Returns
+ * once the first beat is there ("leftover.started=1"; 0 when none came
+ * within 1 s), or with "wait" stays until it is killed (a job that ends
+ * by its timeout), 3 s at most. */
+static int
+cmd_leftover(int argc, char **argv)
+{
+	bool wait = argc > 1 && strcmp(argv[1], "wait") == 0;
+	int64_t until = mono_ms() + 1000;
+	struct stat st;
+	pid_t p;
+
+	unlink(LEFTOVER_FILE);
+	p = fork();
+	if (p < 0) {
+		probe_errno("leftover.started", errno);
+		return 0;
+	}
+	if (p == 0) {
+		setsid();
+		if (fork() == 0)
+			leftover_beat();
+		_exit(0);
+	}
+	waitpid(p, NULL, 0);
+	while (!(stat(LEFTOVER_FILE, &st) == 0 && st.st_size > 0) &&
+	       mono_ms() < until)
+		usleep(2000);
+	probe_kv("leftover.started", "%d", st.st_size > 0);
+	/* Bounded too: a jail that never ends the job costs seconds. */
+	for (until = mono_ms() + 3000; wait && mono_ms() < until;)
+		usleep(10000);
+	return 0;
+}
+
 const struct probe_cmd probe_jail_cmds[] = {
 	{"status", "status.NAME=value for each line of /proc/self/status",
 	 cmd_status},
 	{"setgroups", "setgroups=the first line of /proc/self/setgroups",
 	 cmd_setgroups},
+	{"ids", "uid, euid, gid, egid, groups, uid_map, gid_map", cmd_ids},
+	{"ns", "ns.NAME=NAME:[inode] for each namespace", cmd_ns},
+	{"rlimits", "rlimit.NAME=soft hard for each resource", cmd_rlimits},
+	{"env", "env.count, env.names, env.NAME=value", cmd_env},
+	{"cwd", "cwd, cwd.is_work, home, tmpdir, tmp/homedir/shm/root .fs "
+	 ".bytes, tmp.entries", cmd_cwd},
+	{"pid", "pid, ppid, sid, pgrp, proc_self, init_comm, proc.pids",
+	 cmd_pid},
+	{"mounts", "mount=MOUNTPOINT FSTYPE OPTIONS per mount, mounts.count",
+	 cmd_mounts},
+	{"stat", "PATH...: stat.PATH=ok or errno name (lstat)", cmd_stat},
+	{"net", "[PORT]: net.ifaces, net.lo_up, net.self_udp, net.host_udp "
+	 "(a datagram to 127.0.0.1:PORT)", cmd_net},
+	{"sysvipc", "ipc.shm, ipc.msg, ipc.sem (objects), cgroup (the file)",
+	 cmd_sysvipc},
+	{"uts", "hostname, domainname", cmd_uts},
+	{"session", "pid, sid, pgrp, tty_nr, fd0..fd2, tiocgpgrp, fds",
+	 cmd_session},
+	{"caps", "securebits, ambient_raise, no_new_privs", cmd_caps},
+	{"landlock", "proc_comm_write, tcp_bind, signal_init, dev_ioctl "
+	 "(errno names)", cmd_landlock},
+	{"leftover", "[wait]: leaves a process beating into "
+	 "./stockade-probe-beat for 2 s; leftover.started=1", cmd_leftover},
 	{NULL, NULL, NULL},
 };
