@@ -1079,7 +1079,8 @@ broker_refuses_version(struct check_ctx *c, struct check_result *r)
 		check_fail(r, "the hostile launcher did not get to answer "
 			   "HELLO: %s", fake_summary(&j, why, sizeof(why)));
 	else if (strcmp(j.status, "sandbox_error") == 0 &&
-		 strncmp(j.detail, "cannot start the launcher", 25) == 0)
+		 strncmp(j.detail, "cannot start the launcher", 25) == 0 &&
+		 strstr(j.detail, "protocol") != NULL)
 		check_pass(r, "the launcher answered HELLO with version %u and "
 			   "no job ran: sandbox_error \"%s\"",
 			   PROTO_VERSION - 1, j.detail);

@@ -579,8 +579,10 @@ cmd_run(int argc, char **argv)
 	 * and removing the temporary one in its host directory. One job
 	 * needs no restart, so no spawner (docs/decisions.md).
 	 */
-	if ((e = supervisor_start(&sup)) < 0)
+	if ((e = supervisor_start(&sup)) < 0) {
 		log_debug("the launcher did not start: %s", strerror(-e));
+		jr.start_error = e; /* the job's sandbox_error says why */
+	}
 	if ((rc = confine_run(&ws, &gets)) != 0)
 		goto out_sup;
 	fsapi_ctx_init(&ctx, ws.fd, &pol.files);

@@ -369,6 +369,8 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 	jr->spec.workspace_allow = workspace_allowance(fs);
 	if (!catch_signals && interrupted)
 		e = -EINTR;
+	else if (jr->start_error < 0)
+		e = jr->start_error;
 	else
 		e = supervisor_start(sup);
 	if (e == 0) {
@@ -401,6 +403,11 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 		else if (e == -EINTR)
 			snprintf(err, sizeof(err), "the broker was interrupted "
 				 "before the job started");
+		else if (e == -EPROTO)
+			snprintf(err, sizeof(err), "cannot start the launcher: "
+				 "its answer to HELLO broke protocol version "
+				 "%u (a stockade-launcher of another version?)",
+				 PROTO_VERSION);
 		else
 			snprintf(err, sizeof(err), "cannot start the launcher: %s",
 				 e == -E2BIG ? "the job does not fit in one message" :

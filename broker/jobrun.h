@@ -51,6 +51,12 @@ struct jobrun {
 	struct job_result res;    /* filled by jobrun_exec */
 	output_fn tee;            /* also given every chunk (may be NULL) */
 	void *tee_arg;
+	int start_error;          /* a negative errno from a launcher start
+				   * the caller made before (cmd_run starts
+				   * it before confining the broker, which
+				   * then cannot start another): reported
+				   * by jobrun_exec instead of trying
+				   * again; 0 (jobrun_init's default) none */
 };
 
 /*
