@@ -17,6 +17,7 @@
 #define STOCKADE_CHECK_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,14 +58,21 @@ struct check {
 /* The layers, in print order; NULL-terminated. */
 extern const char *const check_layers[];
 
-/* The checks of each group, each array ending with a {NULL} entry
- * (check_jail.c, check_seccomp.c, check_fs.c, check_results.c (results and policy),
- * check_boundary.c). */
+/* The checks of each group, each array ending with a {NULL} entry, in
+ * the file of the same name (checks_jail in check_jail.c, ...). They
+ * print in the order of check_layers, whatever their group. */
 extern const struct check checks_jail[];
+extern const struct check checks_process[];
+extern const struct check checks_privs[];
 extern const struct check checks_seccomp[];
+extern const struct check checks_confined[];
 extern const struct check checks_fs[];
+extern const struct check checks_fs_put[];
+extern const struct check checks_fs_tree[];
 extern const struct check checks_results[];
+extern const struct check checks_policy[];
 extern const struct check checks_boundary[];
+extern const struct check checks_broker_side[];
 
 /* Verdicts with a printf-style observation (truncated to
  * CHECK_OBSERVED_MAX - 1 bytes). */
@@ -74,6 +82,18 @@ void check_fail(struct check_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void check_skip(struct check_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The signal that interrupted `stockade check` (SIGINT, SIGTERM,
+ * SIGHUP), or 0. check_exec kills its process's group when it is set
+ * and returns; the checks after it do not run. */
+extern volatile sig_atomic_t check_interrupted;
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t check_now_ms(void);
+
+/* S as char *, for an exec array or an API that takes char * and does
+ * not write (posix_spawn's argv). */
+char *check_unconst(const char *s);
 
 /* What one process started by a check gave. */
 struct check_proc {

@@ -22,6 +22,8 @@
 
 #define KEEP_MAX (4u << 20)
 
+volatile sig_atomic_t check_interrupted;
+
 static void
 verdict(struct check_result *r, enum check_verdict v, const char *fmt,
 	va_list ap)
@@ -65,9 +67,8 @@ check_skip(struct check_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A const string where an exec array wants char * (never written). */
-static char *
-unconst(const char *s)
+char *
+check_unconst(const char *s)
 {
 	char *p;
 
@@ -75,8 +76,8 @@ unconst(const char *s)
 	return p;
 }
 
-static int64_t
-now_ms(void)
+int64_t
+check_now_ms(void)
 {
 	struct timespec ts;
 
@@ -130,7 +131,7 @@ check_exec(struct check_ctx *c, const char *const argv[],
 	char **envp;
 	size_t n = 0, m = 0, outcap = 1, errcap = 1, sent = 0;
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
-	int64_t start = now_ms(), deadline;
+	int64_t start = check_now_ms(), deadline;
 	pid_t pid;
 	int e, st;
 
@@ -149,7 +150,7 @@ check_exec(struct check_ctx *c, const char *const argv[],
 	}
 	memcpy(envp, c->envp, n * sizeof(*envp));
 	for (size_t i = 0; i < m; i++)
-		envp[n + i] = unconst(extra_env[i]);
+		envp[n + i] = check_unconst(extra_env[i]);
 	/* Only our ends are non-blocking: the child's stdout must block
 	 * when the pipe is full, not fail with EAGAIN. */
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
@@ -187,7 +188,7 @@ check_exec(struct check_ctx *c, const char *const argv[],
 		size_t k = 0;
 
 		for (; argv[k] != NULL && k < 259; k++)
-			args[k] = unconst(argv[k]);
+			args[k] = check_unconst(argv[k]);
 		args[k] = NULL;
 		e = posix_spawn(&pid, argv[0], &fa, &at, args, envp);
 	}
@@ -214,9 +215,9 @@ check_exec(struct check_ctx *c, const char *const argv[],
 		struct pollfd pfd[3] = {{out[0], POLLIN, 0},
 					{err[0], POLLIN, 0},
 					{in[1], POLLOUT, 0}};
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - check_now_ms();
 
-		if (left <= 0) {
+		if (left <= 0 || check_interrupted) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			p->timed_out = true;
@@ -252,7 +253,7 @@ check_exec(struct check_ctx *c, const char *const argv[],
 			st = 0;
 			break;
 		}
-		if (now_ms() >= deadline) {
+		if (check_now_ms() >= deadline || check_interrupted) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			p->timed_out = true;
@@ -265,7 +266,7 @@ check_exec(struct check_ctx *c, const char *const argv[],
 				  : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	e = 0;
 fail:
-	p->elapsed_ms = now_ms() - start;
+	p->elapsed_ms = check_now_ms() - start;
 	for (int i = 0; i < 2; i++) {
 		if (out[i] >= 0)
 			close(out[i]);

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +38,14 @@ const char *const check_layers[] = {
 };
 
 static const struct check *const groups[] = {
-	checks_jail, checks_seccomp, checks_fs, checks_results,
-	checks_boundary,
+	checks_jail, checks_process, checks_privs, checks_seccomp,
+	checks_confined, checks_fs, checks_fs_put, checks_fs_tree,
+	checks_results, checks_policy, checks_boundary, checks_broker_side,
 };
 #define NGROUPS (sizeof(groups) / sizeof(groups[0]))
+
+/* After this long, milliseconds, the remaining checks fail unrun. */
+#define CHECK_BUDGET_MS 100000
 
 static void
 usage(FILE *f)
@@ -182,6 +187,32 @@ selected(const struct check *k, char **only, size_t nonly)
 	return false;
 }
 
+/*
+ * Writes the checks into OUT (at most MAX) in the order they print: by
+ * layer (check_layers), then group, then their place in the group.
+ * Returns how many.
+ */
+static size_t
+ordered(const struct check **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t l = 0; check_layers[l] != NULL; l++)
+		for (size_t g = 0; g < NGROUPS; g++)
+			for (const struct check *k = groups[g]; k->name != NULL;
+			     k++)
+				if (strcmp(k->layer, check_layers[l]) == 0 &&
+				    n < max)
+					out[n++] = k;
+	return n;
+}
+
+static void
+on_signal(int sig)
+{
+	check_interrupted = sig;
+}
+
 /* An --only word must name a layer or a check. */
 static bool
 known(const char *w)
@@ -210,14 +241,6 @@ verdict_name(enum check_verdict v)
 	return "?";
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The environment of every process a check starts: a fixed PATH, the
  * caller's TMPDIR (where stockade makes its temporary workspaces) and,
@@ -265,6 +288,8 @@ cmd_check(int argc, char **argv)
 	bool json = false, list = false;
 	const char *prefix = NULL, *t;
 	json_t *arr = NULL;
+	const struct check *all[512];
+	size_t nall;
 	int64_t start;
 	int ch;
 
@@ -307,13 +332,12 @@ cmd_check(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	nall = ordered(all, sizeof(all) / sizeof(all[0]));
 	if (list) {
-		for (size_t g = 0; g < NGROUPS; g++)
-			for (const struct check *k = groups[g]; k->name != NULL;
-			     k++)
-				if (selected(k, only, nonly))
-					printf("%-17s %-44s %s\n", k->layer,
-					       k->name, k->expect);
+		for (size_t i = 0; i < nall; i++)
+			if (selected(all[i], only, nonly))
+				printf("%-17s %-44s %s\n", all[i]->layer,
+				       all[i]->name, all[i]->expect);
 		return 0;
 	}
 	if (locate(&c, prefix) < 0)
@@ -335,32 +359,53 @@ cmd_check(int argc, char **argv)
 		       (unsigned)geteuid());
 		fflush(stdout);
 	}
-	start = mono_ms();
-	for (size_t g = 0; g < NGROUPS; g++)
-		for (const struct check *k = groups[g]; k->name != NULL; k++) {
-			struct check_result r;
+	/* Interrupted, a check's process group is killed (check_exec) and
+	 * the scratch directory removed before we exit. */
+	{
+		struct sigaction sa;
 
-			if (!selected(k, only, nonly))
-				continue;
-			memset(&r, 0, sizeof(r));
-			check_fail(&r, "the check gave no verdict");
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	start = check_now_ms();
+	for (size_t i = 0; i < nall && !check_interrupted; i++) {
+		const struct check *k = all[i];
+		struct check_result r;
+
+		if (!selected(k, only, nonly))
+			continue;
+		memset(&r, 0, sizeof(r));
+		/* A stockade that hangs at every job would cost each
+		 * check its deadline: past the budget the rest are
+		 * failed unrun, so a run ends in about 2 minutes. */
+		if (check_now_ms() - start > CHECK_BUDGET_MS)
+			check_fail(&r, "not run: the checks before it "
+				   "used up the %d s budget (jobs that "
+				   "hang until their deadline)",
+				   CHECK_BUDGET_MS / 1000);
+		else
 			k->fn(&c, &r);
-			npass += r.verdict == CHECK_PASS;
-			nfail += r.verdict == CHECK_FAIL;
-			nskip += r.verdict == CHECK_SKIP;
-			if (json) {
-				json_array_append_new(arr, json_pack(
-					"{s:s,s:s,s:s,s:s,s:s}", "name",
-					k->name, "layer", k->layer, "verdict",
-					verdict_name(r.verdict), "observed",
-					r.observed, "expected", k->expect));
-			} else {
-				printf("%s  %-17s %-44s %s\n",
-				       verdict_name(r.verdict), k->layer,
-				       k->name, r.observed);
-				fflush(stdout);
-			}
+		if (check_interrupted)
+			break;
+		npass += r.verdict == CHECK_PASS;
+		nfail += r.verdict == CHECK_FAIL;
+		nskip += r.verdict == CHECK_SKIP;
+		if (json) {
+			json_array_append_new(arr, json_pack(
+				"{s:s,s:s,s:s,s:s,s:s}", "name",
+				k->name, "layer", k->layer, "verdict",
+				verdict_name(r.verdict), "observed",
+				r.observed, "expected", k->expect));
+		} else {
+			printf("%s  %-17s %-44s %s\n",
+			       verdict_name(r.verdict), k->layer,
+			       k->name, r.observed);
+			fflush(stdout);
 		}
+	}
 	{
 		char *slash = strrchr(c.tmpdir, '/');
 
@@ -372,7 +417,13 @@ cmd_check(int argc, char **argv)
 			close(dfd);
 		}
 	}
-	double secs = (double)(mono_ms() - start) / 1000.0;
+	double secs = (double)(check_now_ms() - start) / 1000.0;
+	if (check_interrupted) {
+		fprintf(stderr, "stockade check: interrupted (%s) after %zu "
+			"checks\n", strsignal(check_interrupted),
+			npass + nfail + nskip);
+		return 128 + check_interrupted;
+	}
 	if (json) {
 		json_t *o = json_pack("{s:s,s:i,s:o,s:i,s:i,s:i,s:i,s:f}",
 				      "stockade", c.stockade, "uid",

@@ -6,12 +6,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "probe.h"
 
 static const struct probe_cmd *const groups[] = {
-	probe_jail_cmds, probe_seccomp_cmds, probe_results_cmds,
-	probe_boundary_cmds,
+	probe_jail_cmds, probe_process_cmds, probe_seccomp_cmds,
+	probe_syscalls_cmds, probe_results_cmds, probe_boundary_cmds,
 };
 
 void
@@ -32,6 +33,15 @@ probe_kv(const char *key, const char *fmt, ...)
 	}
 	putchar('\n');
 	fflush(stdout);
+}
+
+long long
+probe_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 const char *

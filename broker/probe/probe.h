@@ -19,6 +19,8 @@ struct probe_cmd {
 
 /* The commands of each group, each ending with a {NULL} entry. */
 extern const struct probe_cmd probe_jail_cmds[];
+extern const struct probe_cmd probe_process_cmds[];
+extern const struct probe_cmd probe_syscalls_cmds[];
 extern const struct probe_cmd probe_seccomp_cmds[];
 extern const struct probe_cmd probe_results_cmds[];
 extern const struct probe_cmd probe_boundary_cmds[];
@@ -31,6 +33,9 @@ void probe_kv(const char *key, const char *fmt, ...)
 /* Prints "KEY=<errno name>" for ERR (an errno value; 0 prints "ok"),
  * as "EPERM", "ENOSYS": the names the checks compare. */
 void probe_errno(const char *key, int err);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+long long probe_now_ms(void);
 
 /* The name of errno value ERR ("EPERM"), "ok" for 0, or "E<number>". */
 const char *probe_errname(int err);
