@@ -118,6 +118,8 @@ int check_exec(struct check_ctx *c, const char *const argv[],
 	       const char *const extra_env[], const void *input, size_t len,
 	       int64_t deadline_ms, struct check_proc *p);
 
+/* Frees P's output buffers (P itself is the caller's); P may be freed
+ * twice. */
 void check_proc_free(struct check_proc *p);
 
 /* One `stockade run --json` job. */
@@ -152,6 +154,8 @@ struct check_job {
 int check_job_run(struct check_ctx *c, const struct check_job_opts *o,
 		  struct check_job *j);
 
+/* Frees what J holds (its process's output and its parsed result);
+ * its status, out and err strings die with it. */
 void check_job_free(struct check_job *j);
 
 /* Runs `./stockade-probe ARGS...` (NULL-terminated) on the embedded

@@ -1,8 +1,589 @@
 /*
- * check_broker_side.c: checks of `stockade check` (check.h).
+ * check_broker_side.c: the boundary checks of `stockade check` (check.h)
+ * on the broker's side of the broker <-> launcher protocol
+ * (shared/proto.h): what the broker does with a launcher that breaks it
+ * or dies, and what becomes of a jail whose broker dies. The launcher's
+ * side is check_boundary.c.
+ *
+ * A hostile launcher: a copy of the stockade under test, beside a copy
+ * of stockade-probe named stockade-launcher (probe_boundary.c,
+ * "--ipc-fd"), runs a job on it. A death: the real `stockade run` has
+ * its real launcher, or is itself, killed with SIGKILL in the middle of
+ * a job (check_boundary_proc.c starts it in the background).
+ *
+ * Each job has a deadline of a few seconds, so that a defect that hangs
+ * costs seconds; every child started is reaped, and what a defect leaves
+ * running is killed.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "check.h"
+#include "check_boundary.h"
+#include "proto.h"
+
+/* mark-then-mark's sleep between its two files, ms, in the check of a
+ * launcher killed mid-job. */
+#define LATE_MS 500
+/* How soon after its launcher's death a job must end as sandbox_error. */
+#define DEATH_NOTICE_MS 2000
+
+/* ---- a hostile launcher ------------------------------------------------- */
+
+
+/* Copies the file FROM to TO (mode 0755). Returns 0 or a negative errno. */
+static int
+copy_exe(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out, e = 0;
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (out < 0) {
+		e = -errno;
+		close(in);
+		return e;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(out, buf, (size_t)n) != n) {
+			e = n < 0 ? -errno : -EIO;
+			break;
+		}
+	}
+	close(in);
+	if (close(out) < 0 && e == 0)
+		e = -errno;
+	return e;
+}
+
+/*
+ * The hostile installation, made once per run under C's tmpdir: DIR/
+ * stockade, a copy of the stockade under test, and DIR/stockade-launcher,
+ * a copy of the probe, whose mode is DIR/fake-launcher.mode. The broker
+ * finds its launcher beside itself (supervisor_init). Writes DIR into
+ * BUF. Returns 0 or a negative errno.
+ */
+static int
+fake_install(struct check_ctx *c, char *buf, size_t len)
+{
+	static char made_for[4096];
+	char path[4200];
+	int e;
+
+	strlcpy(buf, c->tmpdir, len);
+	strlcat(buf, "/boundary-fake", len);
+	if (strcmp(made_for, c->tmpdir) == 0)
+		return 0;
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/stockade", buf);
+	if ((e = copy_exe(c->stockade, path)) < 0 && e != -EEXIST)
+		return e;
+	snprintf(path, sizeof(path), "%s/stockade-launcher", buf);
+	if ((e = copy_exe(c->probe, path)) < 0 && e != -EEXIST)
+		return e;
+	snprintf(made_for, sizeof(made_for), "%s", c->tmpdir);
+	return 0;
+}
+
+/* What a job on the fake launcher gave. */
+struct fake_job {
+	struct check_proc proc;
+	json_t *result;
+	const char *status, *detail, *out;
+};
+
+/*
+ * Runs `stockade run --json -- fake-job` of the hostile installation with
+ * its launcher in MODE (probe_boundary.c). Returns 0 when stockade ran
+ * (J->result may still be NULL), else writes why into R.
+ */
+static int
+fake_run(struct check_ctx *c, const char *mode, struct fake_job *j,
+	 struct check_result *r)
+{
+	char dir[4096], exe[4200], mf[4200];
+	int e;
+
+	memset(j, 0, sizeof(*j));
+	j->status = j->detail = j->out = "";
+	if ((e = fake_install(c, dir, sizeof(dir))) < 0) {
+		check_fail(r, "cannot make the hostile installation under %s: "
+			   "%s", c->tmpdir, strerror(-e));
+		return -1;
+	}
+	snprintf(exe, sizeof(exe), "%s/stockade", dir);
+	snprintf(mf, sizeof(mf), "%s/fake-launcher.mode", dir);
+	if ((e = check_write_file(mf, mode, strlen(mode), false, c->root)) <
+	    0) {
+		check_fail(r, "cannot write %s: %s", mf, strerror(-e));
+		return -1;
+	}
+	const char *argv[] = {exe, "run", "--json", "--", "fake-job", NULL};
+	if ((e = check_exec(c, argv, NULL, NULL, 0, 5000, &j->proc)) < 0) {
+		check_fail(r, "cannot run %s: %s", exe, strerror(-e));
+		check_proc_free(&j->proc);
+		return -1;
+	}
+	j->result = json_loads(j->proc.out, 0, NULL);
+	if (j->result != NULL) {
+		const char *v;
+
+		if ((v = json_string_value(json_object_get(j->result,
+							    "status"))))
+			j->status = v;
+		if ((v = json_string_value(json_object_get(j->result,
+							    "detail"))))
+			j->detail = v;
+		if ((v = json_string_value(json_object_get(j->result,
+							    "stdout"))))
+			j->out = v;
+	}
+	return 0;
+}
+
+static void
+fake_free(struct fake_job *j)
+{
+	json_decref(j->result);
+	check_proc_free(&j->proc);
+}
+
+/* "exit N, stderr: ..." of a fake job without a result. */
+static const char *
+fake_summary(const struct fake_job *j, char *buf, size_t len)
+{
+	size_t n = j->proc.errlen;
+
+	while (n > 0 && j->proc.err[n - 1] == '\n')
+		n--;
+	snprintf(buf, len, "stockade exit %d%s, status \"%s\", detail \"%s\", "
+		 "stderr: %.*s", j->proc.status,
+		 j->proc.timed_out ? " (killed at its deadline)" : "",
+		 j->status, j->detail, (int)(n > 200 ? 200 : n),
+		 j->proc.err + (n > 200 ? n - 200 : 0));
+	return buf;
+}
+
+/* boundary.launcher_descriptor_refused_by_broker: the launcher sends
+ * OUTPUT "a", then OUTPUT "b" carrying a descriptor of the host's /, then
+ * RESULT ok. The broker must close it and end the job as sandbox_error
+ * (proto.h: the launcher's messages carry no descriptor; a descriptor
+ * kept is a way out for a compromised launcher). */
+/*
+ * One job on the hostile launcher in MODE, which logs SENT on its stderr
+ * once it did its mistake (WHAT, for the observation). A sound broker
+ * ends the job as sandbox_error naming the protocol, its detail starting
+ * with DETAIL, with exactly OUT as the job's stdout (what the launcher
+ * sent before the mistake).
+ */
+static void
+hostile_launcher(struct check_ctx *c, struct check_result *r,
+		 const char *mode, const char *sent, const char *detail,
+		 const char *out, const char *what)
+{
+	struct fake_job j;
+	char why[400];
+
+	if (fake_run(c, mode, &j, r) < 0)
+		return;
+	if (strstr(j.proc.err, sent) == NULL)
+		check_fail(r, "the hostile launcher did not get to send %s: %s",
+			   what, fake_summary(&j, why, sizeof(why)));
+	else if (strcmp(j.status, "sandbox_error") == 0 &&
+		 strstr(j.detail, "protocol") != NULL &&
+		 strncmp(j.detail, detail, strlen(detail)) == 0 &&
+		 strcmp(j.out, out) == 0)
+		check_pass(r, "after %s: sandbox_error \"%s\", stdout \"%s\" "
+			   "(what came before)", what, j.detail, j.out);
+	else if (j.result == NULL)
+		check_fail(r, "no result after %s: %s", what,
+			   fake_summary(&j, why, sizeof(why)));
+	else
+		check_fail(r, "status %s, stdout \"%s\", detail \"%s\": the "
+			   "broker took %s", j.status, j.out, j.detail, what);
+	fake_free(&j);
+}
+
+/* boundary.launcher_descriptor_refused_by_broker: the launcher sends
+ * OUTPUT "a", then OUTPUT "b" carrying a descriptor of the host's /, then
+ * RESULT ok. The broker must close it and end the job as sandbox_error
+ * (proto.h: the launcher's messages carry no descriptor; a descriptor
+ * kept is a way out for a compromised launcher). */
+static void
+broker_refuses_fd(struct check_ctx *c, struct check_result *r)
+{
+	hostile_launcher(c, r, "smuggle-fd", "sends OUTPUT with a descriptor",
+			 "", "a", "an OUTPUT carrying a descriptor of /");
+}
+
+/* boundary.wrong_version_reply_refused_by_broker: the launcher answers
+ * HELLO with PROTO_VERSION - 1 and would run the job all the same; the
+ * broker must not start it (proto.h: the same version or the session
+ * ends). */
+static void
+broker_refuses_version(struct check_ctx *c, struct check_result *r)
+{
+	hostile_launcher(c, r, "wrong-version", "HELLO_REPLY with version",
+			 "cannot start the launcher", "",
+			 "a HELLO_REPLY of the previous protocol version");
+}
+
+/* boundary.foreign_job_result_refused: the launcher sends OUTPUT "a" and
+ * then a RESULT ok for the next job id, not the running one (broker/
+ * supervisor.c phase table: OUTPUT and RESULT of this job's id only). */
+static void
+broker_refuses_foreign_result(struct check_ctx *c, struct check_result *r)
+{
+	hostile_launcher(c, r, "foreign-result", "RESULT for job", "", "a",
+			 "a RESULT for job 2 while job 1 runs");
+}
+
+/* ---- a launcher that dies ---------------------------------------------- */
+
+/*
+ * boundary.launcher_death_ends_job: a real `stockade run` whose job
+ * makes the file "started", sleeps LATE_MS and makes "late"; once
+ * "started" is there, its launcher (the child of stockade run) is killed
+ * with SIGKILL. The job must end as sandbox_error naming the launcher's
+ * death within DEATH_NOTICE_MS, and the jail with it: "late" never
+ * appears (proto.h, supervisor.h: a launcher that dies is a
+ * sandbox_error; PR_SET_PDEATHSIG, prctl(2)).
+ */
+static void
+launcher_death(struct check_ctx *c, struct check_result *r)
+{
+	char ws[4096], put[4200], ms[16], comm[64] = "", why[300];
+	struct bgrun b;
+	json_t *res = NULL;
+	const char *status = "", *detail = "";
+	int64_t t0, t_started = 0, t_kill, t_end = 0;
+	pid_t launcher = 0;
+	int wsfd = -1, e;
+
+	if ((e = check_workspace(c, ws, sizeof(ws))) < 0 ||
+	    (wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		check_fail(r, "cannot make a workspace: %s",
+			   strerror(e < 0 ? -e : errno));
+		return;
+	}
+	snprintf(put, sizeof(put), "%s:stockade-probe", c->probe);
+	snprintf(ms, sizeof(ms), "%d", LATE_MS);
+	const char *argv[] = {c->stockade, "run", "--json", "--workspace", ws,
+			      "--put", put, "--", "./stockade-probe",
+			      "mark-then-mark", "started", ms, "late", NULL};
+	if ((e = bgrun_start(c, argv, &b)) < 0) {
+		check_fail(r, "cannot run %s: %s", c->stockade, strerror(-e));
+		close(wsfd);
+		return;
+	}
+	t0 = check_now_ms();
+	/* The job under way: "started" made, "late" LATE_MS away. */
+	while (!boundary_exists_in(wsfd, "started")) {
+		if (bgrun_poll(&b, 5) || check_now_ms() - t0 > 5000) {
+			bgrun_end(&b);
+			check_fail(r, "the job never started (stockade exit %d, "
+				   "stdout %.150s, stderr %.150s)", b.status,
+				   b.obuf, b.ebuf);
+			close(wsfd);
+			return;
+		}
+	}
+	t_started = check_now_ms();
+	launcher = boundary_find_child(b.pid, comm, sizeof(comm));
+	if (launcher <= 0) {
+		bgrun_end(&b);
+		check_fail(r, "stockade run (pid %d) has no child in /proc: "
+			   "no launcher to kill", (int)b.pid);
+		close(wsfd);
+		return;
+	}
+	kill(launcher, SIGKILL);
+	t_kill = check_now_ms();
+	while (!bgrun_poll(&b, 10))
+		if (check_now_ms() - t_kill > DEATH_NOTICE_MS + 1000)
+			break;
+	if (b.pid == 0)
+		t_end = check_now_ms();
+	bgrun_end(&b);
+	/* Past the moment a surviving jail would make "late". */
+	while (check_now_ms() < t_started + LATE_MS + 250)
+		usleep(10000);
+	if ((res = json_loads(b.obuf, 0, NULL)) != NULL) {
+		const char *v;
+
+		if ((v = json_string_value(json_object_get(res, "status"))))
+			status = v;
+		if ((v = json_string_value(json_object_get(res, "detail"))))
+			detail = v;
+	}
+	snprintf(why, sizeof(why), "after the launcher (pid %d, %s) was "
+		 "killed mid-job", (int)launcher, comm);
+	if (t_end == 0)
+		check_fail(r, "no result within %d ms %s: its death went "
+			   "unnoticed", DEATH_NOTICE_MS + 1000, why);
+	else if (boundary_exists_in(wsfd, "late"))
+		check_fail(r, "the job made \"late\" %d ms after it started, "
+			   "%s: the jail outlived its launcher", LATE_MS, why);
+	else if (strcmp(status, "sandbox_error") != 0 ||
+		 strstr(detail, "launcher") == NULL ||
+		 strstr(detail, "died") == NULL)
+		check_fail(r, "status \"%s\", detail \"%s\" %s (stockade exit "
+			   "%d)", status, detail, why, b.status);
+	else if (t_end - t_kill > DEATH_NOTICE_MS)
+		check_fail(r, "sandbox_error only %lld ms %s",
+			   (long long)(t_end - t_kill), why);
+	else
+		check_pass(r, "sandbox_error \"%s\" %lld ms %s; the job's "
+			   "later file never appeared", detail,
+			   (long long)(t_end - t_kill), why);
+	json_decref(res);
+	close(wsfd);
+}
+/* ---- a broker that dies ------------------------------------------------ */
+
+/* The heartbeat job's period, ms, and its number of beats (5 s of them:
+ * the job's own end, should everything else fail). */
+#define BEAT_MS 20
+#define BEATS "250"
+/* How soon after the broker's death its jail must be gone, ms. */
+#define BROKER_DEATH_MS 1000
+/* At most this many processes under one `stockade run` are followed. */
+#define TREE_MAX 64
+
+/* A process, by pid and start time (a pid may be reused). */
+struct proc_id {
+	pid_t pid, ppid;
+	unsigned long long start;
+	char comm[20];
+};
+
+/* Reads /proc/PID/stat into P; returns false when PID is gone or a
+ * zombie (dead: its jail, if it had one, with it). */
+static bool
+proc_read(pid_t pid, struct proc_id *p)
+{
+	char path[64], st[1024], state, *rp, *lp;
+	long ppid;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	st[n] = '\0';
+	/* "pid (comm) state ppid ... starttime(22) ...": comm holds anything */
+	if ((lp = strchr(st, '(')) == NULL || (rp = strrchr(st, ')')) == NULL ||
+	    sscanf(rp + 1, " %c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+		   "%*s %*s %*s %*s %*s %*s %*s %llu", &state, &ppid,
+		   &p->start) != 3)
+		return false;
+	p->pid = pid;
+	p->ppid = (pid_t)ppid;
+	snprintf(p->comm, sizeof(p->comm), "%.*s", (int)(rp - lp - 1), lp + 1);
+	return state != 'Z' && state != 'X';
+}
+
+/* Every live descendant of ROOT into T (at most TREE_MAX, parents before
+ * their children); returns how many. */
+static size_t
+proc_tree(pid_t root, struct proc_id *t)
+{
+	struct proc_id *all = NULL, *grown, p;
+	size_t nall = 0, cap = 0, n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    !proc_read((pid_t)atol(de->d_name), &p))
+			continue;
+		if (nall == cap) {
+			cap = cap == 0 ? 512 : cap * 2;
+			if ((grown = reallocarray(all, cap, sizeof(*all))) ==
+			    NULL)
+				break;
+			all = grown;
+		}
+		all[nall++] = p;
+	}
+	if (d != NULL)
+		closedir(d);
+	/* Breadth first: each pid's children, the root's first. */
+	for (size_t k = 0; k <= n && n < TREE_MAX; k++) {
+		pid_t parent = k == 0 ? root : t[k - 1].pid;
+
+		for (size_t i = 0; i < nall && n < TREE_MAX; i++)
+			if (all[i].ppid == parent)
+				t[n++] = all[i];
+	}
+	free(all);
+	return n;
+}
+
+/* How many of T's N processes still live; the first into *FIRST. */
+static size_t
+proc_alive(const struct proc_id *t, size_t n, size_t *first)
+{
+	struct proc_id p;
+	size_t alive = 0;
+
+	for (size_t i = n; i-- > 0;)
+		if (proc_read(t[i].pid, &p) && p.start == t[i].start) {
+			alive++;
+			*first = i;
+		}
+	return alive;
+}
+
+/* Kills those of T's N processes still alive (what a defect left). */
+static void
+proc_kill(const struct proc_id *t, size_t n)
+{
+	struct proc_id p;
+
+	for (size_t i = 0; i < n; i++)
+		if (proc_read(t[i].pid, &p) && p.start == t[i].start)
+			kill(t[i].pid, SIGKILL);
+}
+
+/* The heartbeat's beats so far: the size of "beat" in DIR, or -1. */
+static long long
+beats(int dir)
+{
+	struct stat st;
+
+	return fstatat(dir, "beat", &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+	       (long long)st.st_size : -1;
+}
+
+/*
+ * boundary.broker_death_kills_jail: a real `stockade run` whose job
+ * appends a byte to "beat" every BEAT_MS ms; once it beats, every process
+ * under stockade run (launcher, zygote, jail) is noted and stockade run,
+ * the broker, is killed with SIGKILL. Within BROKER_DEATH_MS none of
+ * them may remain and the heartbeat must have stopped: a jail that
+ * outlives its broker runs on unwatched, its result never collected
+ * (launcher/main.c: PR_SET_PDEATHSIG, prctl(2); the launcher ends its
+ * session, and kills the job, when the broker hangs up).
+ */
+static void
+broker_death(struct check_ctx *c, struct check_result *r)
+{
+	char ws[4096], put[4200], ms[16], names[120] = "";
+	struct proc_id tree[TREE_MAX];
+	struct bgrun b;
+	size_t n, alive = 0, first = 0;
+	long long at_kill, at_end, later;
+	int64_t t0, t_kill, t_gone = 0;
+	pid_t broker;
+	int wsfd = -1, e, st;
+
+	if ((e = check_workspace(c, ws, sizeof(ws))) < 0 ||
+	    (wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		check_fail(r, "cannot make a workspace: %s",
+			   strerror(e < 0 ? -e : errno));
+		return;
+	}
+	snprintf(put, sizeof(put), "%s:stockade-probe", c->probe);
+	snprintf(ms, sizeof(ms), "%d", BEAT_MS);
+	const char *argv[] = {c->stockade, "run", "--json", "--workspace", ws,
+			      "--put", put, "--", "./stockade-probe",
+			      "heartbeat", "beat", ms, BEATS, NULL};
+	if ((e = bgrun_start(c, argv, &b)) < 0) {
+		check_fail(r, "cannot run %s: %s", c->stockade, strerror(-e));
+		close(wsfd);
+		return;
+	}
+	t0 = check_now_ms();
+	while (beats(wsfd) < 2) {
+		if (bgrun_poll(&b, 5) || check_now_ms() - t0 > 5000) {
+			bgrun_end(&b);
+			check_fail(r, "the job never beat (stockade exit %d, "
+				   "stdout %.150s, stderr %.150s)", b.status,
+				   b.obuf, b.ebuf);
+			close(wsfd);
+			return;
+		}
+	}
+	n = proc_tree(b.pid, tree);
+	broker = b.pid;
+	/* The broker alone: its process group holds the launcher too. */
+	kill(broker, SIGKILL);
+	t_kill = check_now_ms();
+	at_kill = beats(wsfd);
+	while (waitpid(broker, &st, 0) < 0 && errno == EINTR)
+		;
+	b.pid = 0;
+	while ((alive = proc_alive(tree, n, &first)) > 0 &&
+	       check_now_ms() - t_kill < BROKER_DEATH_MS)
+		usleep(10000);
+	if (alive == 0)
+		t_gone = check_now_ms();
+	at_end = beats(wsfd);
+	usleep(5 * BEAT_MS * 1000);
+	later = beats(wsfd);
+	proc_kill(tree, n);
+	bgrun_end(&b);
+	close(wsfd);
+	for (size_t i = 0; i < n && i < 4; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names),
+			 "%s%s", i > 0 ? ", " : "", tree[i].comm);
+	if (n == 0)
+		check_fail(r, "stockade run (pid %d) had no process under it in "
+			   "/proc while its job ran", (int)broker);
+	else if (alive > 0)
+		check_fail(r, "%zu of the %zu processes under the broker (%s) "
+			   "alive %d ms after its SIGKILL mid-job, pid %d (%s) "
+			   "among them; the heartbeat went from %lld to %lld "
+			   "beats, %lld %d ms later: the jail outlived its "
+			   "broker", alive, n, names, BROKER_DEATH_MS,
+			   (int)tree[first].pid, tree[first].comm, at_kill,
+			   at_end, later, 5 * BEAT_MS);
+	else if (later != at_end)
+		check_fail(r, "every process under the broker gone, yet the "
+			   "heartbeat went on: %lld beats, %lld %d ms later",
+			   at_end, later, 5 * BEAT_MS);
+	else
+		check_pass(r, "the %zu processes under the broker (%s) gone "
+			   "%lld ms after its SIGKILL mid-job; the heartbeat "
+			   "stopped at %lld beats (%lld at the kill)", n, names,
+			   (long long)(t_gone - t_kill), at_end, at_kill);
+}
 
 const struct check checks_broker_side[] = {
+	{"boundary.launcher_descriptor_refused_by_broker", "boundary",
+	 "a descriptor sent by the launcher ends the job as sandbox_error",
+	 broker_refuses_fd},
+	{"boundary.wrong_version_reply_refused_by_broker", "boundary",
+	 "a launcher answering another protocol version runs no job",
+	 broker_refuses_version},
+	{"boundary.foreign_job_result_refused", "boundary",
+	 "a RESULT for another job id ends the job as sandbox_error",
+	 broker_refuses_foreign_result},
+	{"boundary.launcher_death_ends_job", "boundary",
+	 "a launcher killed mid-job: sandbox_error naming its death within "
+	 "2 s, and the job's processes gone", launcher_death},
+	{"boundary.broker_death_kills_jail", "boundary",
+	 "a broker killed mid-job: within 1 s no process under it remains "
+	 "and the job's heartbeat has stopped", broker_death},
 	{NULL, NULL, NULL, NULL},
 };

@@ -1,8 +1,440 @@
 /*
- * check_process.c: checks of `stockade check` (check.h).
+ * check_process.c: the checks of the layers that shape the job's process
+ * (check.h, check_jail.h): limits (check_limits.c), process cleanup,
+ * environment, working directory and terminal. Each runs stockade-probe
+ * (probe_process.c) in a real job and compares what it saw with what a
+ * sound jail shows (docs/layers.md says what each layer does).
+ *
+ * The process cleanup checks also switch the pid namespace off on
+ * purpose (`stockade run --unsafe-evaluation`, the way `stockade eval`
+ * does) to see that jail init's own cleanup holds by itself
+ * (docs/layers.md): the namespace's end would otherwise kill everything
+ * anyway.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "check.h"
+#include "check_jail.h"
+
+/* The leftover jobs: a 0.3 s timeout, a leftover that lives 2 s at most
+ * in a defective jail (whose payload may then hold its output open). */
+#define LEFTOVER_DEADLINE_MS 5000
+#define LEFTOVER_TIMEOUT "0.3"
+/* How long a leftover must stay silent once the job has ended: it beats
+ * every 10 ms while it lives (probe_process.c). */
+#define LEFTOVER_QUIET_MS 120
+#define LEFTOVER_FILE "stockade-probe-beat"
+
+/* ---- process cleanup ------------------------------------------------- */
+
+/* The beat file's content (the leftover's last count), "" when none. */
+static void
+read_beat(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * A job leaves a process behind (`stockade-probe leftover`: setsid and a
+ * second fork, a heartbeat into the workspace every 10 ms for 2 s) and
+ * ends: by exiting, or, with TIMEOUT, by its wall-clock limit. Then the
+ * heartbeat must have stopped: the check reads it, waits
+ * LEFTOVER_QUIET_MS and reads it again. WITHOUT_PIDNS switches the pid
+ * namespace off (an unsafe evaluation) to see layer process_group hold
+ * alone (docs/layers.md, 2).
+ */
+static void
+leftover(struct check_ctx *c, struct check_result *r, bool timeout,
+	 bool without_pidns)
+{
+	const char *run_args[6];
+	char ws[4096], path[4200], a[64], b[64], started[16];
+	struct check_job j;
+	struct pj s;
+	size_t n = 0;
+	int e;
+
+	memset(&j, 0, sizeof(j));
+	if ((e = check_workspace(c, ws, sizeof(ws))) < 0) {
+		check_fail(r, "cannot make a workspace: %s", strerror(-e));
+		return;
+	}
+	if (timeout) {
+		run_args[n++] = "--timeout";
+		run_args[n++] = LEFTOVER_TIMEOUT;
+	}
+	if (without_pidns)
+		run_args[n++] = "--unsafe-evaluation";
+	run_args[n] = NULL;
+	memset(&s, 0, sizeof(s));
+	s.run_args = run_args;
+	s.workspace = ws;
+	s.policy = without_pidns ? "[jail]\nunsafe_layers_off = pid_ns\n"
+				 : NULL;
+	s.deadline_ms = LEFTOVER_DEADLINE_MS;
+	s.status = timeout ? "timeout" : "ok";
+	if (!jail_probe_ok(c, r, &j, &s,
+		      timeout ? ARGS("leftover", "wait") : ARGS("leftover")) ||
+	    !jail_val(r, &j, "leftover.started", started, sizeof(started)))
+		goto out;
+	snprintf(path, sizeof(path), "%s/%s", ws, LEFTOVER_FILE);
+	read_beat(path, a, sizeof(a));
+	if (strcmp(started, "1") != 0 || a[0] == '\0') {
+		check_fail(r, "the leftover never started (leftover.started=%s, "
+			   "no heartbeat in the workspace)", started);
+		goto out;
+	}
+	for (int waited = 0; waited < LEFTOVER_QUIET_MS; waited += 10) {
+		const struct timespec ten = {0, 10 * 1000000L};
+
+		nanosleep(&ten, NULL);
+		read_beat(path, b, sizeof(b));
+		if (strcmp(a, b) != 0) {
+			check_fail(r, "the job's leftover (setsid, double fork) "
+				   "still ran %d ms after the job ended "
+				   "(status %s): heartbeat %d -> %d",
+				   waited + 10, j.status, atoi(a), atoi(b));
+			goto out;
+		}
+	}
+	check_pass(r, "the job's leftover (setsid, double fork) beat %d "
+		   "times, then not once in the %d ms after the job ended "
+		   "(status %s)", atoi(a), LEFTOVER_QUIET_MS, j.status);
+out:
+	check_job_free(&j);
+}
+
+/* process_cleanup.leftover_dead_after_exit: a daemonised process of the
+ * job dies when the job's program exits (pid_namespaces(7): init's exit
+ * kills the namespace). */
+static void
+leftover_exit(struct check_ctx *c, struct check_result *r)
+{
+	leftover(c, r, false, false);
+}
+
+/* process_cleanup.leftover_dead_after_timeout: a daemonised process of
+ * the job dies when the job is ended by its wall-clock limit, not only
+ * the program stockade started. */
+static void
+leftover_timeout(struct check_ctx *c, struct check_result *r)
+{
+	leftover(c, r, true, false);
+}
+
+/* process_cleanup.leftover_dead_after_exit_without_pid_ns: with the pid
+ * namespace switched off, jail init (a child subreaper, prctl(2)) still
+ * kills the daemonised process when the program exits. */
+static void
+leftover_exit_nopidns(struct check_ctx *c, struct check_result *r)
+{
+	leftover(c, r, false, true);
+}
+
+/* process_cleanup.leftover_dead_after_timeout_without_pid_ns: with the
+ * pid namespace switched off, the launcher's kill at the timeout still
+ * ends the whole tree, not only the program. */
+static void
+leftover_timeout_nopidns(struct check_ctx *c, struct check_result *r)
+{
+	leftover(c, r, true, true);
+}
+
+/* ---- environment ----------------------------------------------------- */
+
+/* environment.exactly_the_policys: a policy whose [environment] is PATH
+ * and STOCKADE_CHECK_SET gives the job exactly those two, with the
+ * policy's values, while the caller has STOCKADE_CHECK_SET and
+ * STOCKADE_CHECK_CANARY set otherwise (docs/layers.md, scrubbed_env). */
+static void
+env_exact(struct check_ctx *c, struct check_result *r)
+{
+	const struct pj s = {
+		.policy = "[environment]\nPATH = /usr/bin:/bin\n"
+			  "STOCKADE_CHECK_SET = from-the-policy\n",
+		.extra_env = ARGS("STOCKADE_CHECK_SET=from-the-caller",
+				  "STOCKADE_CHECK_CANARY=from-the-caller"),
+	};
+	struct check_job j;
+	char count[32], names[1024], path[256], set[256];
+
+	if (!jail_probe_ok(c, r, &j, &s, ARGS("env")) ||
+	    !jail_val(r, &j, "env.count", count, sizeof(count)) ||
+	    !jail_val(r, &j, "env.names", names, sizeof(names)))
+		goto out;
+	check_value(&j, "env.PATH", path, sizeof(path));
+	check_value(&j, "env.STOCKADE_CHECK_SET", set, sizeof(set));
+	if (strcmp(count, "2") != 0 || strcmp(path, "/usr/bin:/bin") != 0 ||
+	    strcmp(set, "from-the-policy") != 0)
+		check_fail(r, "the job's environment is %s variables (%s), "
+			   "PATH=\"%s\", STOCKADE_CHECK_SET=\"%s\"", count,
+			   names, path, set);
+	else
+		check_pass(r, "the job's environment is exactly the policy's "
+			   "PATH and STOCKADE_CHECK_SET=from-the-policy");
+out:
+	check_job_free(&j);
+}
+
+/* environment.caller_variables_absent: under the default policy no
+ * variable of the caller (STOCKADE_CHECK_CANARY, TMPDIR, and whatever
+ * else `stockade check` runs stockade with) reaches the job, and every
+ * variable it has is one of the policy's [environment]. */
+static void
+env_caller_absent(struct check_ctx *c, struct check_result *r)
+{
+	const struct pj s = {
+		.extra_env = ARGS("STOCKADE_CHECK_CANARY=from-the-caller"),
+	};
+	struct check_job j;
+	char policy[8192], names[4096], v[64];
+	int e;
+
+	memset(&j, 0, sizeof(j));
+	if ((e = jail_default_section(c, "environment", policy,
+				 sizeof(policy))) < 0) {
+		check_fail(r, "stockade policy default: %s", strerror(-e));
+		return;
+	}
+	if (!jail_probe_ok(c, r, &j, &s, ARGS("env")) ||
+	    !jail_val(r, &j, "env.names", names, sizeof(names)))
+		goto out;
+	if (check_value(&j, "env.STOCKADE_CHECK_CANARY", v, sizeof(v))) {
+		check_fail(r, "the caller's STOCKADE_CHECK_CANARY=%s reached "
+			   "the job", v);
+		goto out;
+	}
+	for (char *name = strtok(names, ","); name != NULL;
+	     name = strtok(NULL, ",")) {
+		char line[300];
+		bool found = false;
+
+		snprintf(line, sizeof(line), "%s=", name);
+		for (const char *p = policy; p != NULL && *p != '\0';) {
+			if (strncmp(p, line, strlen(line)) == 0)
+				found = true;
+			p = strchr(p, '\n');
+			p = p != NULL ? p + 1 : NULL;
+		}
+		if (!found) {
+			check_fail(r, "the job has %s, which the default "
+				   "policy's [environment] does not set", name);
+			goto out;
+		}
+	}
+	check_pass(r, "no caller variable (STOCKADE_CHECK_CANARY, TMPDIR, "
+		   "...) in the job; every one it has is the policy's");
+out:
+	check_job_free(&j);
+}
+
+/* ---- working directory ----------------------------------------------- */
+
+/* working_directory.cwd_is_work: the job starts in /work, the workspace
+ * (the probe runs by its absolute path, JAIL_PROBE, so a job left elsewhere
+ * still reports). */
+static void
+cwd_is_work(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char cwd[4096], same[16];
+
+	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("cwd")) &&
+	    jail_val(r, &j, "cwd", cwd, sizeof(cwd)) &&
+	    jail_val(r, &j, "cwd.is_work", same, sizeof(same))) {
+		if (strcmp(cwd, "/work") == 0 && strcmp(same, "1") == 0)
+			check_pass(r, "the job's working directory is /work");
+		else
+			check_fail(r, "the job's working directory is %s "
+				   "(the same as /work: %s)", cwd, same);
+	}
+	check_job_free(&j);
+}
+
+/* working_directory.private_home_and_tmp: HOME is the policy's home, a
+ * tmpfs of its own, and /tmp a fresh, empty tmpfs (not the host's). */
+static void
+private_home_tmp(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char want[4096], home[4096], hfs[32], tfs[32], entries[32];
+	int e;
+
+	memset(&j, 0, sizeof(j));
+	if ((e = jail_default_home(c, want, sizeof(want))) < 0) {
+		check_fail(r, "stockade policy default: %s", strerror(-e));
+		return;
+	}
+	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("cwd")) ||
+	    !jail_val(r, &j, "home", home, sizeof(home)) ||
+	    !jail_val(r, &j, "homedir.fs", hfs, sizeof(hfs)) ||
+	    !jail_val(r, &j, "tmp.fs", tfs, sizeof(tfs)) ||
+	    !jail_val(r, &j, "tmp.entries", entries, sizeof(entries)))
+		goto out;
+	if (strcmp(home, want) != 0 || strcmp(hfs, TMPFS_MAGIC_HEX) != 0 ||
+	    strcmp(tfs, TMPFS_MAGIC_HEX) != 0 || strcmp(entries, "0") != 0)
+		check_fail(r, "HOME=%s on file system %s, /tmp on %s with %s "
+			   "entries (want %s, both tmpfs %s, /tmp empty)", home,
+			   hfs, tfs, entries, want, TMPFS_MAGIC_HEX);
+	else
+		check_pass(r, "HOME=%s and /tmp are tmpfs of their own, /tmp "
+			   "empty", home);
+out:
+	check_job_free(&j);
+}
+
+/* ---- terminal -------------------------------------------------------- */
+
+/* terminal.own_session: the program leads a session and a process group
+ * of its own (setsid(2)), so no terminal of the caller's session is its
+ * controlling terminal and TIOCSTI cannot type into it
+ * (CVE-2017-5226). */
+static void
+own_session(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char pid[32], sid[32], pgrp[32];
+
+	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("session")) &&
+	    jail_val(r, &j, "pid", pid, sizeof(pid)) &&
+	    jail_val(r, &j, "sid", sid, sizeof(sid)) &&
+	    jail_val(r, &j, "pgrp", pgrp, sizeof(pgrp))) {
+		if (strcmp(pid, sid) == 0 && strcmp(pid, pgrp) == 0)
+			check_pass(r, "pid %s leads its session and process "
+				   "group", pid);
+		else
+			check_fail(r, "pid %s is in session %s, process group "
+				   "%s (0: a session outside the jail)", pid,
+				   sid, pgrp);
+	}
+	check_job_free(&j);
+}
+
+/* terminal.no_controlling_terminal: /proc/self/stat's tty_nr is 0 and
+ * standard input answers no terminal ioctl (ENOTTY). */
+static void
+no_ctty(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char tty[32], pg[32];
+
+	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("session")) &&
+	    jail_val(r, &j, "tty_nr", tty, sizeof(tty)) &&
+	    jail_val(r, &j, "tiocgpgrp", pg, sizeof(pg))) {
+		if (strcmp(tty, "0") == 0 && strcmp(pg, "ENOTTY") == 0)
+			check_pass(r, "tty_nr 0; TIOCGPGRP on stdin: ENOTTY");
+		else
+			check_fail(r, "tty_nr %s; TIOCGPGRP on stdin: %s", tty,
+				   pg);
+	}
+	check_job_free(&j);
+}
+
+/* terminal.stdin_null_stdout_pipes: standard input is /dev/null
+ * (character device 1:3) and standard output and error are pipes to
+ * the launcher. */
+static void
+stdio_kinds(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char f0[32], f1[32], f2[32];
+
+	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("session")) &&
+	    jail_val(r, &j, "fd0", f0, sizeof(f0)) &&
+	    jail_val(r, &j, "fd1", f1, sizeof(f1)) &&
+	    jail_val(r, &j, "fd2", f2, sizeof(f2))) {
+		if (strcmp(f0, "chr 1:3") == 0 && strcmp(f1, "fifo") == 0 &&
+		    strcmp(f2, "fifo") == 0)
+			check_pass(r, "stdin /dev/null (chr 1:3), stdout and "
+				   "stderr pipes");
+		else
+			check_fail(r, "stdin %s, stdout %s, stderr %s", f0, f1,
+				   f2);
+	}
+	check_job_free(&j);
+}
+
+/* terminal.only_stdio_descriptors: the program starts with descriptors
+ * 0, 1 and 2 and no other (style.md rule 10: nothing of init's or the
+ * launcher's crosses the exec). */
+static void
+only_stdio(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char fds[1024];
+
+	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("session")) &&
+	    jail_val(r, &j, "fds", fds, sizeof(fds))) {
+		if (strcmp(fds, "0,1,2") == 0)
+			check_pass(r, "open descriptors: 0, 1, 2");
+		else
+			check_fail(r, "open descriptors: %s (want 0,1,2)", fds);
+	}
+	check_job_free(&j);
+}
+
 
 const struct check checks_process[] = {
+	{"limits.rlimit_fsize_is_file_size", "limits",
+	 "--file-size 3: RLIMIT_FSIZE 3 MiB soft and hard", lim_rlimit_fsize},
+	{"limits.rlimit_nofile_is_open_files", "limits",
+	 "open_files = 100: RLIMIT_NOFILE 100 soft and hard",
+	 lim_rlimit_nofile},
+	{"limits.rlimit_nproc_is_processes", "limits",
+	 "--processes 17: RLIMIT_NPROC 17 soft and hard", lim_rlimit_nproc},
+	{"limits.rlimit_core_zero", "limits", "RLIMIT_CORE 0 soft and hard",
+	 lim_rlimit_core},
+	{"limits.rlimit_data_twice_memory", "limits",
+	 "--memory 100: RLIMIT_DATA 200 MiB", lim_rlimit_data},
+	{"limits.rlimit_cpu_past_cpu_time", "limits",
+	 "--cpu-time 7: RLIMIT_CPU 8 s soft, 9 s hard", lim_rlimit_cpu},
+	{"limits.no_realtime_nice_or_locked_memory", "limits",
+	 "RLIMIT_RTPRIO, RTTIME, NICE 0; MEMLOCK, MSGQUEUE 64 KiB",
+	 lim_rlimit_misc},
+	{"limits.tmpfs_sizes_capped", "limits",
+	 "--tmp-size 5: /tmp and /dev/shm 5 MiB, home home_mb", lim_tmpfs_sizes},
+	{"process_cleanup.leftover_dead_after_exit", "process_cleanup",
+	 "a daemonised process of the job dies when its program exits",
+	 leftover_exit},
+	{"process_cleanup.leftover_dead_after_timeout", "process_cleanup",
+	 "a daemonised process of the job dies at the job's timeout",
+	 leftover_timeout},
+	{"process_cleanup.leftover_dead_after_exit_without_pid_ns",
+	 "process_cleanup",
+	 "pid_ns off: init still kills the leftover when the program exits",
+	 leftover_exit_nopidns},
+	{"process_cleanup.leftover_dead_after_timeout_without_pid_ns",
+	 "process_cleanup",
+	 "pid_ns off: the timeout still kills the leftover, not the program "
+	 "alone", leftover_timeout_nopidns},
+	{"environment.exactly_the_policys", "environment",
+	 "the job's environment is exactly the policy's [environment]",
+	 env_exact},
+	{"environment.caller_variables_absent", "environment",
+	 "no variable of the caller reaches the job", env_caller_absent},
+	{"working_directory.cwd_is_work", "working_directory",
+	 "the job starts in /work", cwd_is_work},
+	{"working_directory.private_home_and_tmp", "working_directory",
+	 "HOME and /tmp are tmpfs of the job's own, /tmp empty",
+	 private_home_tmp},
+	{"terminal.own_session", "terminal",
+	 "the program leads its own session and process group", own_session},
+	{"terminal.no_controlling_terminal", "terminal",
+	 "tty_nr 0; TIOCGPGRP on stdin: ENOTTY", no_ctty},
+	{"terminal.stdin_null_stdout_pipes", "terminal",
+	 "stdin /dev/null, stdout and stderr pipes", stdio_kinds},
+	{"terminal.only_stdio_descriptors", "terminal",
+	 "open descriptors: 0, 1, 2", only_stdio},
 	{NULL, NULL, NULL, NULL},
 };

@@ -1,26 +1,17 @@
 /*
- * check_results.c: the checks of the results layer and of the policy
- * layer (check.h).
- *
- * results: one job per status of the result (docs/results.md, README.md
- * "Result fields" and "Exit status"), each made by stockade-probe
- * (probe_results.c) under a small limit, and the status, the figure that
- * shows it, the exit status of `stockade run` and a hint that names the
- * figure compared with what a sound stockade reports; and the result's
- * JSON read strictly (jansson refuses ill-formed UTF-8) after a job that
- * printed ill-formed UTF-8.
- *
- * policy: a production command (`stockade run` without
- * --unsafe-evaluation, `stockade serve`, `stockade policy check`) refuses
- * a policy that sets an evaluation-only key (unsafe_*; docs/layers.md)
- * and one with an unknown key, and `stockade run --unsafe-evaluation`
- * runs the former and says so.
+ * check_results.c: the checks of the results layer (check.h): one job
+ * per status of the result (docs/results.md, README.md "Result fields"
+ * and "Exit status"), each made by stockade-probe (probe_results.c)
+ * under a small limit, and the status, the figure that shows it, the
+ * exit status of `stockade run` and a hint that names the figure
+ * compared with what a sound stockade reports; and the result's JSON
+ * read strictly (jansson refuses ill-formed UTF-8) after a job that
+ * printed ill-formed UTF-8. The policy layer is check_policy.c.
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "result_json.h"
@@ -29,8 +20,6 @@
  * about 1.1 s; a stockade that ignores a limit is cut off by its own
  * wall-clock limit (3 s) or this. */
 #define JOB_DEADLINE_MS 8000
-/* Deadline of a command that should be refused before any job. */
-#define REFUSAL_DEADLINE_MS 5000
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
@@ -318,49 +307,74 @@ process_limit_held(struct check_ctx *c, struct check_result *r)
 	check_job_free(&j);
 }
 
-/* results.output_capped_and_truncated: 1 MiB of lines under --output 4
- * is "output_limit"; the result keeps at most 4096 bytes of stdout plus
- * the truncation marker, head first, marks it truncated (and stderr,
- * which was not, not), and counts what was written. */
+/*
+ * A flood of lines on stream OUT ("stdout" or "stderr"), about 1 MiB,
+ * under --output 4 (the cap of each stream, README.md "Limits") is
+ * "output_limit"; the result keeps at most 4096 bytes of it plus the
+ * truncation marker, head first, marks it truncated (and the other
+ * stream, which was not, not), and counts what was written.
+ */
 static void
-output_capped(struct check_ctx *c, struct check_result *r)
+flood_capped(struct check_ctx *c, struct check_result *r, const char *out,
+	     const char *other)
 {
 	static const char first[] = "flood line 0\n";
 	const size_t cap = 4096, most = cap + strlen(RESULT_TRUNC_MARKER);
+	char trunc[32], other_trunc[32], bytes[32], a[16], b[16];
+	const char *kept_text;
 	struct check_job j;
 	size_t kept;
-	char a[16], b[16];
 
+	snprintf(trunc, sizeof(trunc), "%s_truncated", out);
+	snprintf(other_trunc, sizeof(other_trunc), "%s_truncated", other);
+	snprintf(bytes, sizeof(bytes), "%s_bytes", out);
+	/* 1100 KiB: more than the default cap of 1024 KiB, so a stockade
+	 * that left this stream at its default keeps a full MiB. */
 	probe_job(c, &j, NULL, ARGS("--output", "4"),
-		  ARGS("result-flood", "1024"));
+		  ARGS("result-flood", "1100", out));
 	if (!status_is(&j, "output_limit", r))
 		goto out;
-	kept = json_string_length(field(&j, "stdout"));
+	kept_text = str_of(&j, out);
+	kept = json_string_length(field(&j, out));
 	if (kept > most)
 		check_fail(r, "status output_limit but the result keeps %zu "
-			   "bytes of stdout under a cap of %zu", kept, cap);
-	else if (!json_is_true(field(&j, "stdout_truncated")) ||
-		 !json_is_false(field(&j, "stderr_truncated")))
-		check_fail(r, "status output_limit, %zu bytes kept, but "
-			   "stdout_truncated %s, stderr_truncated %s", kept,
-			   shown(&j, "stdout_truncated", a, sizeof(a)),
-			   shown(&j, "stderr_truncated", b, sizeof(b)));
-	else if (strncmp(j.out, first, strlen(first)) != 0 ||
-		 strstr(j.out, RESULT_TRUNC_MARKER) == NULL)
-		check_fail(r, "stdout kept does not start with the first "
-			   "line and show the marker: \"%.80s\"", j.out);
-	else if (json_integer_value(field(&j, "stdout_bytes")) <=
-		 (json_int_t)cap)
-		check_fail(r, "stdout_bytes %s: not what was written past "
-			   "the cap", shown(&j, "stdout_bytes", a, sizeof(a)));
+			   "bytes of %s under a cap of %zu", kept, out, cap);
+	else if (!json_is_true(field(&j, trunc)) ||
+		 !json_is_false(field(&j, other_trunc)))
+		check_fail(r, "status output_limit, %zu bytes of %s kept, but "
+			   "%s %s, %s %s", kept, out,
+			   trunc, shown(&j, trunc, a, sizeof(a)),
+			   other_trunc, shown(&j, other_trunc, b, sizeof(b)));
+	else if (strncmp(kept_text, first, strlen(first)) != 0 ||
+		 strstr(kept_text, RESULT_TRUNC_MARKER) == NULL)
+		check_fail(r, "%s kept does not start with the first line and "
+			   "show the marker: \"%.80s\"", out, kept_text);
+	else if (json_integer_value(field(&j, bytes)) <= (json_int_t)cap)
+		check_fail(r, "%s %s: not what was written past the cap",
+			   bytes, shown(&j, bytes, a, sizeof(a)));
 	else if (hint_names(&j, "output_limit", "4096 bytes", r) &&
 		 exit_is(&j, "output_limit", 125, r))
-		check_pass(r, "status output_limit, %zu of %s bytes kept "
-			   "(cap 4096 + marker), stdout_truncated true, "
-			   "stderr_truncated false", kept,
-			   shown(&j, "stdout_bytes", a, sizeof(a)));
+		check_pass(r, "status output_limit, %zu of %s bytes of %s kept "
+			   "(cap 4096 + marker), %s true, %s false", kept,
+			   shown(&j, bytes, a, sizeof(a)), out, trunc,
+			   other_trunc);
 out:
 	check_job_free(&j);
+}
+
+/* results.output_capped_and_truncated: stdout flooded under --output 4. */
+static void
+output_capped(struct check_ctx *c, struct check_result *r)
+{
+	flood_capped(c, r, "stdout", "stderr");
+}
+
+/* results.stderr_capped_and_truncated: stderr flooded under --output 4,
+ * which caps each stream (README.md, "Limits"). */
+static void
+stderr_capped(struct check_ctx *c, struct check_result *r)
+{
+	flood_capped(c, r, "stderr", "stdout");
 }
 
 /* results.file_size_limit_by_sigxfsz: writing 2 MiB under --file-size 1
@@ -540,251 +554,6 @@ out:
 	check_job_free(&j);
 }
 
-/* ---- policy ------------------------------------------------------------ */
-
-/*
- * Runs `stockade ARGS...` (ARGS[0] the subcommand; the word "@POLICY" is
- * replaced by a file holding POLICY) and passes R when it exits 2 with
- * nothing on stdout and "refused" or the complaint on stderr naming NAME
- * or, when not NULL, ALT (the refusal of a layer switch names the layers
- * it switches off). WHAT names the command for the observation.
- */
-static void
-expect_refused(struct check_ctx *c, struct check_result *r, const char *what,
-	       const char *const *args, const char *policy, const char *name,
-	       const char *alt)
-{
-	const char *argv[32];
-	char path[4096], err[200];
-	struct check_proc p;
-	size_t n = 0;
-	int e;
-
-	check_tmpname(c, "policy", path, sizeof(path));
-	if ((e = check_write_file(path, policy, strlen(policy), false,
-				  c->root)) < 0) {
-		check_fail(r, "cannot write the policy: %s", strerror(-e));
-		return;
-	}
-	argv[n++] = c->stockade;
-	for (size_t i = 0; args[i] != NULL && n < 31; i++)
-		argv[n++] = strcmp(args[i], "@POLICY") == 0 ? path : args[i];
-	argv[n] = NULL;
-	if (check_exec(c, argv, NULL, NULL, 0, REFUSAL_DEADLINE_MS, &p) < 0) {
-		check_fail(r, "could not start %s", c->stockade);
-	} else {
-		/* One line of stderr for the observation. */
-		snprintf(err, sizeof(err), "%s", p.err);
-		err[strcspn(err, "\n")] = '\0';
-		if (p.timed_out)
-			check_fail(r, "%s did not end within %d ms", what,
-				   REFUSAL_DEADLINE_MS);
-		else if (p.status != 2)
-			check_fail(r, "%s did not refuse %s: exit %d, stdout "
-				   "\"%.80s\", stderr \"%s\"", what, name,
-				   p.status, p.out, err);
-		else if (p.outlen != 0)
-			check_fail(r, "%s exited 2 but printed \"%.80s\"",
-				   what, p.out);
-		else if (strstr(p.err, name) == NULL &&
-			 (alt == NULL || strstr(p.err, alt) == NULL))
-			check_fail(r, "%s exited 2 without naming %s: \"%s\"",
-				   what, name, err);
-		else
-			check_pass(r, "%s refused %s, exit 2: \"%s\"", what,
-				   name, err);
-	}
-	check_proc_free(&p);
-	unlink(path);
-}
-
-/* policy.run_refuses_unsafe_layers_off: `stockade run` without
- * --unsafe-evaluation refuses [jail] unsafe_layers_off (docs/layers.md). */
-static void
-run_refuses_layers_off(struct check_ctx *c, struct check_result *r)
-{
-	expect_refused(c, r, "stockade run",
-		       ARGS("run", "--json", "--policy", "@POLICY", "--",
-			    "true"),
-		       "[jail]\nunsafe_layers_off = ipc_uts\n",
-		       "unsafe_layers_off", "layers off (ipc_uts)");
-}
-
-/* policy.run_refuses_unsafe_no_seccomp: the older switch of the same
- * kind, [jail] unsafe_no_seccomp = true, is refused alike. */
-static void
-run_refuses_no_seccomp(struct check_ctx *c, struct check_result *r)
-{
-	expect_refused(c, r, "stockade run",
-		       ARGS("run", "--json", "--policy", "@POLICY", "--",
-			    "true"),
-		       "[jail]\nunsafe_no_seccomp = true\n",
-		       "unsafe_no_seccomp", "layers off (seccomp)");
-}
-
-/* policy.run_refuses_unsafe_ro_bind: a bind given no
- * Landlock rule ([filesystem] unsafe_ro_bind_no_landlock, for tests of
- * the layers) is an evaluation's too. */
-static void
-run_refuses_ro_bind_no_landlock(struct check_ctx *c, struct check_result *r)
-{
-	expect_refused(c, r, "stockade run",
-		       ARGS("run", "--json", "--policy", "@POLICY", "--",
-			    "true"),
-		       "[filesystem]\nro_bind = /usr\n"
-		       "unsafe_ro_bind_no_landlock = /etc\n",
-		       "unsafe_ro_bind_no_landlock", NULL);
-}
-
-/* policy.serve_refuses_layers_off_keys: `stockade serve` refuses both
- * layer switches whatever its arguments: a session serves an agent,
- * never an evaluation (docs/layers.md). */
-static void
-serve_refuses_layers_off(struct check_ctx *c, struct check_result *r)
-{
-	char ws[4096];
-
-	if (check_workspace(c, ws, sizeof(ws)) < 0) {
-		check_fail(r, "cannot make a workspace");
-		return;
-	}
-	expect_refused(c, r, "stockade serve",
-		       ARGS("serve", "--policy", "@POLICY", "--workspace", ws),
-		       "[jail]\nunsafe_layers_off = ipc_uts\n",
-		       "unsafe_layers_off", "layers off (ipc_uts)");
-	if (r->verdict != CHECK_PASS)
-		return;
-	expect_refused(c, r, "stockade serve",
-		       ARGS("serve", "--policy", "@POLICY", "--workspace", ws),
-		       "[jail]\nunsafe_no_seccomp = true\n",
-		       "unsafe_no_seccomp", "layers off (seccomp)");
-	if (r->verdict == CHECK_PASS)
-		check_pass(r, "stockade serve refused unsafe_layers_off and "
-			   "unsafe_no_seccomp, exit 2 each");
-}
-
-/* policy.run_refuses_unknown_key: a misspelt key is an error
- * ("FILE:LINE: unknown key"), not a default kept silently (README.md,
- * "Policy"). */
-static void
-run_refuses_unknown_key(struct check_ctx *c, struct check_result *r)
-{
-	expect_refused(c, r, "stockade run",
-		       ARGS("run", "--json", "--policy", "@POLICY", "--",
-			    "true"),
-		       "[limits]\nmemory_mbb = 64\n", "\"memory_mbb\"", NULL);
-}
-
-/* policy.policy_check_refuses_unknown_key: `stockade policy check`
- * refuses the same file. */
-static void
-check_refuses_unknown_key(struct check_ctx *c, struct check_result *r)
-{
-	expect_refused(c, r, "stockade policy check",
-		       ARGS("policy", "check", "@POLICY"),
-		       "[jail]\nno_such_key = 1\n", "\"no_such_key\"", NULL);
-}
-
-/* policy.policy_check_refuses_unsafe_keys: `stockade policy check`
- * agrees with `stockade run`: each evaluation-only key is refused
- * naming it, a sound policy is ok, and with --unsafe-evaluation the
- * evaluation's policy is ok. */
-static void
-check_refuses_unsafe(struct check_ctx *c, struct check_result *r)
-{
-	static const struct {
-		const char *text, *key;
-	} unsafe[] = {
-		{"[jail]\nunsafe_layers_off = ipc_uts\n", "unsafe_layers_off"},
-		{"[jail]\nunsafe_no_seccomp = true\n", "unsafe_no_seccomp"},
-		{"[filesystem]\nro_bind = /usr\n"
-		 "unsafe_ro_bind_no_landlock = /etc\n",
-		 "unsafe_ro_bind_no_landlock"},
-	};
-	const char *argv[6];
-	char path[4096];
-	struct check_proc p;
-
-	for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
-		expect_refused(c, r, "stockade policy check",
-			       ARGS("policy", "check", "@POLICY"),
-			       unsafe[i].text, unsafe[i].key, NULL);
-		if (r->verdict != CHECK_PASS)
-			return;
-	}
-	/* The sound policy, and the evaluation's with the option. */
-	for (int k = 0; k < 2; k++) {
-		const char *text = k == 0 ? "[limits]\nmemory_mb = 512\n" :
-					    unsafe[2].text;
-		size_t n = 0;
-
-		check_tmpname(c, "policy", path, sizeof(path));
-		if (check_write_file(path, text, strlen(text), false,
-				     c->root) < 0) {
-			check_fail(r, "cannot write the policy");
-			return;
-		}
-		argv[n++] = c->stockade;
-		argv[n++] = "policy";
-		argv[n++] = "check";
-		if (k == 1)
-			argv[n++] = "--unsafe-evaluation";
-		argv[n++] = path;
-		argv[n] = NULL;
-		if (check_exec(c, argv, NULL, NULL, 0, REFUSAL_DEADLINE_MS,
-			       &p) < 0 || p.status != 0) {
-			check_fail(r, "stockade policy check%s of %s exited %d: "
-				   "%.200s", k == 1 ? " --unsafe-evaluation" : "",
-				   k == 0 ? "a sound policy" :
-					    "an evaluation's policy",
-				   p.status, p.err);
-			check_proc_free(&p);
-			unlink(path);
-			return;
-		}
-		check_proc_free(&p);
-		unlink(path);
-	}
-	check_pass(r, "stockade policy check refused unsafe_layers_off, "
-		   "unsafe_no_seccomp and unsafe_ro_bind_no_landlock (exit 2, "
-		   "each named); a sound policy and, with "
-		   "--unsafe-evaluation, the evaluation's are ok");
-}
-
-/* policy.unsafe_evaluation_reports_layers_off: with --unsafe-evaluation
- * `stockade run` runs a policy switching ipc_uts off, warns on stderr,
- * and the result's layers_off says ["ipc_uts"] (docs/layers.md). */
-static void
-unsafe_evaluation_reports(struct check_ctx *c, struct check_result *r)
-{
-	static const char policy[] = "[jail]\nunsafe_layers_off = ipc_uts\n";
-	struct check_job j;
-	json_t *off;
-	char *shown_off = NULL;
-
-	probe_job(c, &j, policy, ARGS("--unsafe-evaluation"),
-		  ARGS("result-exit", "0"));
-	if (!status_is(&j, "ok", r))
-		goto out;
-	off = field(&j, "layers_off");
-	shown_off = json_dumps(off, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (json_array_size(off) != 1 ||
-	    json_string_value(json_array_get(off, 0)) == NULL ||
-	    strcmp(json_string_value(json_array_get(off, 0)), "ipc_uts") != 0)
-		check_fail(r, "status ok with --unsafe-evaluation but "
-			   "layers_off is %s, not [\"ipc_uts\"]",
-			   shown_off != NULL ? shown_off : "missing");
-	else if (strstr(j.proc.err, "WARNING: unsafe evaluation") == NULL)
-		check_fail(r, "the job ran with ipc_uts off and no warning on "
-			   "stderr: \"%.160s\"", j.proc.err);
-	else
-		check_pass(r, "ran with --unsafe-evaluation, warned on stderr, "
-			   "layers_off [\"ipc_uts\"] in the result");
-out:
-	free(shown_off);
-	check_job_free(&j);
-}
-
 const struct check checks_results[] = {
 	{"results.ok_output_complete", "results",
 	 "exit 0 is ok, exit_code 0, output whole and not truncated, stockade "
@@ -805,6 +574,9 @@ const struct check checks_results[] = {
 	{"results.output_capped_and_truncated", "results",
 	 "1 MiB under --output 4 is output_limit, at most 4096 bytes kept, "
 	 "stdout_truncated true", output_capped},
+	{"results.stderr_capped_and_truncated", "results",
+	 "1 MiB on stderr under --output 4 is output_limit, at most 4096 bytes "
+	 "kept, stderr_truncated true", stderr_capped},
 	{"results.file_size_limit_by_sigxfsz", "results",
 	 "2 MiB under --file-size 1 is file_size_limit with SIGXFSZ",
 	 file_size_limit},
@@ -822,29 +594,5 @@ const struct check checks_results[] = {
 	{"results.json_valid_utf8_from_invalid_output", "results",
 	 "ill-formed UTF-8 output gives strict UTF-8 JSON with U+FFFD",
 	 json_valid_utf8},
-	{"policy.run_refuses_unsafe_layers_off", "policy",
-	 "stockade run refuses unsafe_layers_off without --unsafe-evaluation, "
-	 "exit 2", run_refuses_layers_off},
-	{"policy.run_refuses_unsafe_no_seccomp", "policy",
-	 "stockade run refuses unsafe_no_seccomp without --unsafe-evaluation, "
-	 "exit 2", run_refuses_no_seccomp},
-	{"policy.run_refuses_unsafe_ro_bind", "policy",
-	 "stockade run refuses unsafe_ro_bind_no_landlock without "
-	 "--unsafe-evaluation, exit 2", run_refuses_ro_bind_no_landlock},
-	{"policy.serve_refuses_layers_off_keys", "policy",
-	 "stockade serve refuses unsafe_layers_off and unsafe_no_seccomp, "
-	 "exit 2", serve_refuses_layers_off},
-	{"policy.run_refuses_unknown_key", "policy",
-	 "stockade run refuses an unknown key, naming it, exit 2",
-	 run_refuses_unknown_key},
-	{"policy.policy_check_refuses_unknown_key", "policy",
-	 "stockade policy check refuses an unknown key, naming it, exit 2",
-	 check_refuses_unknown_key},
-	{"policy.policy_check_refuses_unsafe_keys", "policy",
-	 "stockade policy check refuses each unsafe_ key, exit 2; ok with "
-	 "--unsafe-evaluation", check_refuses_unsafe},
-	{"policy.unsafe_evaluation_reports_layers_off", "policy",
-	 "run --unsafe-evaluation warns and the result's layers_off names the "
-	 "layer", unsafe_evaluation_reports},
 	{NULL, NULL, NULL, NULL},
 };

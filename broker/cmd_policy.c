@@ -10,26 +10,67 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "log.h"
 #include "preflight.h"
 
+/* The longest message log_msg prints whole (its line buffer, log.c). */
+#define LOG_LINE_MAX 1023
+
+/*
+ * Logs ERR, the loader's complaint about FILE ("FILE:LINE: what" or
+ * "FILE: what"). When it is longer than a log line (FILE a long path)
+ * the path goes last, "line LINE: what (policy FILE)", so that the cut
+ * falls in the path and never loses the key or the line.
+ */
+static void
+log_policy_error(const char *err, const char *file)
+{
+	size_t flen = strlen(file);
+	const char *what = err + flen + 1;
+	char *end;
+	unsigned long line;
+
+	if (strlen(err) <= LOG_LINE_MAX || strncmp(err, file, flen) != 0 ||
+	    err[flen] != ':') {
+		log_error("%s", err);
+		return;
+	}
+	if (*what >= '0' && *what <= '9') {
+		line = strtoul(what, &end, 10);
+		if (end[0] == ':' && end[1] == ' ') {
+			log_error("line %lu: %s (policy %s)", line, end + 2,
+				  file);
+			return;
+		}
+	}
+	log_error("%s (policy %s)", what + strspn(what, " "), file);
+}
+
 int
 load_policy_or_complain(struct policy *p, const char *file)
 {
-	char err[POLICY_ERR_MAX];
+	/* Room for the message after the path, however long the path. */
+	size_t len = POLICY_ERR_MAX + (file != NULL ? strlen(file) : 0);
+	char *err = malloc(len);
 	int e;
 
 	memset(p, 0, sizeof(*p));
-	e = file ? policy_load_file(p, file, err, sizeof(err)) :
-		   policy_load_default(p, err, sizeof(err));
-	if (e < 0) {
-		log_error("%s", err);
-		return EXIT_USAGE;
+	if (err == NULL) {
+		log_error("cannot load the policy: %s", strerror(ENOMEM));
+		return EXIT_SANDBOX;
 	}
-	return 0;
+	e = file ? policy_load_file(p, file, err, len) :
+		   policy_load_default(p, err, len);
+	if (e < 0 && file != NULL)
+		log_policy_error(err, file);
+	else if (e < 0)
+		log_error("%s", err);
+	free(err);
+	return e < 0 ? EXIT_USAGE : 0;
 }
 
 int
@@ -135,11 +176,12 @@ cmd_policy(int argc, char **argv)
 		rc = EXIT_SANDBOX;
 	} else if (strcmp(argv[1], "check") == 0 && !unsafe &&
 		   unsafe_keys(&p, keys, sizeof(keys))) {
-		log_error("refused: %s sets evaluation-only keys: %s; `stockade "
-			  "run` refuses it without --unsafe-evaluation and "
-			  "`stockade serve` always (`stockade policy check "
-			  "--unsafe-evaluation` checks an evaluation's policy)",
-			  file, keys);
+		/* The path last: a long one must not cut off the keys. */
+		log_error("refused: the policy sets evaluation-only keys: %s; "
+			  "`stockade run` refuses it without "
+			  "--unsafe-evaluation and `stockade serve` always "
+			  "(`stockade policy check --unsafe-evaluation` checks "
+			  "an evaluation's policy): %s", keys, file);
 		rc = EXIT_USAGE;
 	} else if (strcmp(argv[1], "check") == 0) {
 		printf("%s: ok%s\n", file,

@@ -33,8 +33,7 @@ fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode)
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
 	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
-	how.resolve = (PLANTED(fs_resolve_beneath_dropped)
-			       ? 0 : RESOLVE_BENEATH) |
+	how.resolve = RESOLVE_BENEATH |
 		      (PLANTED(fs_resolve_no_symlinks_dropped)
 			       ? 0 : RESOLVE_NO_SYMLINKS) |
 		      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
@@ -478,7 +477,10 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	/* The file may take what the workspace has left plus what the file
 	 * it replaces frees. */
 	space = add_sat(w->space_left, old_size);
-	max = w->file_bytes < space ? w->file_bytes : space;
+	if (PLANTED(fs_put_ignores_workspace_quota))
+		max = w->file_bytes;
+	else
+		max = w->file_bytes < space ? w->file_bytes : space;
 
 	if (PLANTED(fs_put_writes_in_place)) {
 		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC |

@@ -204,6 +204,28 @@ may_add(struct fs_ctx *ctx, const char *path,
 
 /* ---- stat and list ---------------------------------------------------- */
 
+/*
+ * The mistake of two planted defects (plants-fs.def): PATH checked as a
+ * string, then the workspace's root itself as the "parent" and the whole
+ * PATH as the name, as if AT_SYMLINK_NOFOLLOW guarded every component.
+ * Returns a descriptor or a negative errno with *WHY set.
+ */
+static int
+whole_path_at_root(struct fs_ctx *ctx, const char *path,
+		   const struct wspath_limits *lim, const char **name,
+		   enum fs_error *why)
+{
+	int fd;
+
+	if (path == NULL || wspath_check(path, strlen(path), lim) < 0)
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	if ((fd = fcntl(ctx->root, F_DUPFD_CLOEXEC, 0)) < 0)
+		return fsapi_fail(why, FS_IO_ERROR, -errno);
+	*name = path;
+	return fd;
+}
+
+
 int
 fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
 	   enum fs_error *why)
@@ -220,7 +242,10 @@ fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
 		fill_entry(e, path, &st);
 		return 0;
 	}
-	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
+	if (PLANTED(fs_stat_path_resolved_from_root))
+		dirfd = whole_path_at_root(ctx, path, &lim, &name, why);
+	else
+		dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
 	if (dirfd < 0)
 		return dirfd;
 	/* lstat semantics: a symlink is described, never followed. */
@@ -540,7 +565,10 @@ fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
 	int e;
 
 	*why = FS_OK;
-	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
+	if (PLANTED(fs_rm_path_resolved_from_root))
+		dirfd = whole_path_at_root(ctx, path, &lim, &name, why);
+	else
+		dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
 	if (dirfd < 0)
 		return dirfd;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)

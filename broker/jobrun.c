@@ -188,8 +188,13 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 						   l->fsize_bytes;
 		l->tmp_bytes = ov->tmp_bytes ? ov->tmp_bytes : l->tmp_bytes;
 		l->nproc = ov->nproc ? ov->nproc : l->nproc;
-		if (ov->output_bytes != 0)
-			l->stdout_bytes = l->stderr_bytes = ov->output_bytes;
+		if (ov->output_bytes != 0) {
+			if (PLANTED(output_override_stdout_only))
+				l->stdout_bytes = ov->output_bytes;
+			else
+				l->stdout_bytes = l->stderr_bytes =
+				    ov->output_bytes;
+		}
 	}
 	jr->spec.limits = jr->limits;
 	if (capture_init(&jr->cap[1], jr->limits.stdout_bytes) < 0 ||
@@ -414,8 +419,10 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 					       strerror(-e));
 		jr->res.detail = strdup(err);
 	}
-	jr->res.layers_off = PLANTED(result_layers_off_not_copied) ? 0 :
-			     job_spec_layers_off(&jr->spec);
+	if (PLANTED(result_layers_off_not_copied))
+		jr->res.layers_off = 0;
+	else
+		jr->res.layers_off = job_spec_layers_off(&jr->spec);
 	return e;
 }
 

@@ -135,7 +135,7 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	char hint[RESULT_HINT_MAX];
 	const char *sig = res->signal ? signal_name(res->signal) : NULL;
 	json_t *o;
-	bool ok;
+	bool ok, out_cut;
 
 	/* Field by field rather than json_pack: "s" refuses invalid UTF-8,
 	 * and the detail (hence the hint that quotes it) is whatever bytes
@@ -157,10 +157,11 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 		       json_integer((json_int_t)res->peak_processes));
 	ok = ok && put(o, "stdout", stream_json(out));
 	ok = ok && put(o, "stderr", stream_json(err));
-	ok = ok && put(o, "stdout_truncated",
-		       json_boolean(capture_truncated(
-			       PLANTED(result_stdout_truncated_from_stderr) ?
-				       err : out)));
+	if (PLANTED(result_stdout_truncated_from_stderr))
+		out_cut = capture_truncated(err);
+	else
+		out_cut = capture_truncated(out);
+	ok = ok && put(o, "stdout_truncated", json_boolean(out_cut));
 	ok = ok && put(o, "stderr_truncated",
 		       json_boolean(capture_truncated(err)));
 	ok = ok && put(o, "stdout_bytes",

@@ -236,6 +236,7 @@ supervisor_start(struct supervisor *s)
 	uint32_t version, lpid;
 	uint64_t deadline;
 	int sock = -1, pidfd = -1, n, e;
+	bool other_version;
 	pid_t pid = 0;
 
 	if (s->pid > 0)
@@ -263,9 +264,9 @@ supervisor_start(struct supervisor *s)
 	}
 	if ((e = proto_decode_hello_reply(body, (size_t)n, &version, &lpid)) < 0)
 		goto fail;
-	if ((version != PROTO_VERSION &&
-	     !PLANTED(broker_hello_version_unchecked)) ||
-	    lpid != (uint32_t)pid) {
+	other_version = PLANTED(broker_hello_version_unchecked) ? false
+				: version != PROTO_VERSION;
+	if (other_version || lpid != (uint32_t)pid) {
 		e = -EPROTO;
 		goto fail;
 	}
@@ -312,6 +313,7 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT};
 	uint64_t allowed, deadline;
 	uint8_t *buf;
+	bool foreign;
 	int n, e;
 
 	memset(res, 0, sizeof(*res));
@@ -379,8 +381,9 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 			continue;
 		}
 		e = proto_decode_result(body, (size_t)n, res);
-		if (e < 0 || (res->job_id != spec->job_id &&
-			      !PLANTED(broker_result_job_id_unchecked))) {
+		foreign = PLANTED(broker_result_job_id_unchecked) ? false
+				: res->job_id != spec->job_id;
+		if (e < 0 || foreign) {
 			job_result_clear(res);
 			launcher_failed(s, res, spec->job_id,
 					e < 0 ? e : -EPROTO, 0);

@@ -26,8 +26,10 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		int st = rec[1];
 
 		if (WIFEXITED(st)) {
-			r->exit_code = PLANTED(exit_code_from_signal_bits) ?
-					       st & 0x7f : WEXITSTATUS(st);
+			if (PLANTED(exit_code_from_signal_bits))
+				r->exit_code = st & 0x7f;
+			else
+				r->exit_code = WEXITSTATUS(st);
 			r->status = r->exit_code == 0 ? JOB_OK : JOB_EXIT_NONZERO;
 		} else if (WIFSIGNALED(st)) {
 			/* SIGXCPU and SIGKILL are RLIMIT_CPU's only past the
@@ -42,9 +44,11 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 					JOB_CPU_LIMIT : JOB_CRASH;
 				break;
 			case SIGXFSZ:
-				r->status = limits &&
-					    !PLANTED(sigxfsz_reported_as_crash) ?
-					JOB_FILE_SIZE_LIMIT : JOB_CRASH;
+				if (PLANTED(sigxfsz_reported_as_crash))
+					r->status = JOB_CRASH;
+				else
+					r->status = limits ?
+					    JOB_FILE_SIZE_LIMIT : JOB_CRASH;
 				break;
 			case SIGSYS:
 				r->status = JOB_POLICY_VIOLATION;
@@ -58,11 +62,12 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 					JOB_CPU_LIMIT : JOB_CRASH;
 				break;
 			default:
-				r->status = JOB_CRASH;
 				if (PLANTED(signal_death_reported_as_exit_code)) {
 					r->status = JOB_EXIT_NONZERO;
 					r->exit_code = 128 + r->signal;
 					r->signal = 0;
+				} else {
+					r->status = JOB_CRASH;
 				}
 				break;
 			}
@@ -170,8 +175,10 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		snprintf(detail, sizeof(detail), "the jail reached its limit of "
 			 "%u processes and threads", spec->limits.nproc);
 	} else if (s->timed_out) {
-		r->status = PLANTED(timeout_reported_as_cpu_limit) ?
-				    JOB_CPU_LIMIT : JOB_TIMEOUT;
+		if (PLANTED(timeout_reported_as_cpu_limit))
+			r->status = JOB_CPU_LIMIT;
+		else
+			r->status = JOB_TIMEOUT;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
 	} else if (s->over_output) {

@@ -96,7 +96,7 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 {
 	struct seccomp_notif *req = log->req;
 	struct seccomp_notif_resp *resp = log->resp;
-	bool foreign;
+	bool foreign, ends;
 	char name[JOB_DENIAL_NAME];
 	struct job_denial *d;
 	int nr, e;
@@ -137,8 +137,11 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 		d->count = 1;
 	else
 		d->count++;
-	if ((foreign || (log->kill && !PLANTED(kill_profile_answered_errno))) &&
-	    !log->ended) {
+	if (PLANTED(kill_profile_answered_errno))
+		ends = foreign;
+	else
+		ends = foreign || log->kill;
+	if (ends && !log->ended) {
 		log->ended = true;
 		snprintf(log->detail, sizeof(log->detail), "%s system call %s, "
 			 "refused by the seccomp filter, ended the job",

@@ -78,7 +78,10 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	int wsfd = fds[0], tty = fds[1];
 	int e;
 
-	if (fstat(wsfd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (fstat(wsfd, &st) < 0)
+		st.st_mode = 0;
+	if (PLANTED(launcher_workspace_type_tested_as_bit) ?
+	    (st.st_mode & S_IFDIR) == 0 : !S_ISDIR(st.st_mode)) {
 		log_error("RUN: the descriptor is not a directory");
 		return -EBADMSG;
 	}
@@ -199,56 +202,6 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
 	return -EPROTO;
 }
 
-#ifdef STOCKADE_PLANTED_DEFECTS
-/*
- * Planted defect launcher_length_checked_after_alloc (plant.h): the
- * message read the way a byte stream is, N bytes of it so far in l->msg:
- * the body length comes from the header, a buffer of that size is
- * allocated and filled from the datagrams that follow, and the length is
- * compared with PROTO_MAX_BODY only then. Returns the message's length,
- * 0 at EOF or a negative errno.
- */
-static int
-read_announced_body(struct launcher *l, int n)
-{
-	size_t total, have = (size_t)n;
-	uint32_t body;
-	uint8_t *b;
-
-	if (have < PROTO_HEADER_SIZE)
-		return n;
-	body = (uint32_t)l->msg[4] | (uint32_t)l->msg[5] << 8 |
-	       (uint32_t)l->msg[6] << 16 | (uint32_t)l->msg[7] << 24;
-	total = PROTO_HEADER_SIZE + (size_t)body;
-	if (have >= total)
-		return n;
-	if ((b = malloc(total)) == NULL)
-		return -ENOMEM;
-	memcpy(b, l->msg, have);
-	while (have < total) {
-		struct iovec iov = {.iov_base = b + have,
-				    .iov_len = total - have};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-		ssize_t r = recvmsg(l->ipc, &mh, MSG_CMSG_CLOEXEC);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(b);
-			return r < 0 ? -errno : 0;
-		}
-		have += (size_t)r;
-	}
-	if (body > PROTO_MAX_BODY) {
-		free(b);
-		return -EMSGSIZE;
-	}
-	memcpy(l->msg, b, total);
-	free(b);
-	return (int)total;
-}
-#endif
-
 int
 launcher_dispatch_one(struct launcher *l)
 {
@@ -260,10 +213,6 @@ launcher_dispatch_one(struct launcher *l)
 		       "the terminal");
 	n = proto_recv_fds(l->ipc, l->msg, PROTO_MAX_MSG, fds, PROTO_MAX_FDS,
 			   &nfds);
-#ifdef STOCKADE_PLANTED_DEFECTS
-	if (PLANTED(launcher_length_checked_after_alloc) && n > 0)
-		n = read_announced_body(l, n);
-#endif
 	if (n == 0) {
 		close_fds(fds, nfds);
 		l->peer_gone = true;

@@ -549,12 +549,13 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
 	    !PLANTED(ns_network_flag_forgotten))
 		ca.flags |= CLONE_NEWNET;
-	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS))
-		ca.flags |= CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-	if (PLANTED(ns_ipc_flag_forgotten))
-		ca.flags &= ~(uint64_t)CLONE_NEWIPC;
-	if (PLANTED(ns_cgroup_flag_forgotten))
-		ca.flags &= ~(uint64_t)CLONE_NEWCGROUP;
+	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS)) {
+		ca.flags |= CLONE_NEWUTS;
+		if (!PLANTED(ns_ipc_flag_forgotten))
+			ca.flags |= CLONE_NEWIPC;
+		if (!PLANTED(ns_cgroup_flag_forgotten))
+			ca.flags |= CLONE_NEWCGROUP;
+	}
 	/* Born in its cgroup leaf (clone3(2), Linux 5.7): no moment where
 	 * the jail runs outside its limits. */
 	if (h->cgroup_fd >= 0) {

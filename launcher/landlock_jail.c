@@ -201,9 +201,13 @@ jail_landlock_apply(const struct job_spec *spec, int *abi)
 	/* Handled with no rule: every TCP bind and connect is refused,
 	 * loopback included. Network isolation, so part of layer
 	 * network_ns: with it off, no network right is handled. */
-	if (v >= 4 && !net_off && !PLANTED(landlock_net_unhandled))
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
-					  LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	if (v >= 4 && !net_off && !PLANTED(landlock_net_unhandled)) {
+		if (PLANTED(landlock_tcp_connect_unhandled))
+			attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP;
+		else
+			attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
+						  LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	}
 	/* No abstract unix socket made outside this domain can be
 	 * connected to (layer network_ns too), and no process outside it
 	 * signalled (init, which is not in the domain, forwards the

@@ -268,8 +268,9 @@ tmpfs_opts(char *buf, size_t size, mode_t mode, uint64_t bytes,
 static uint64_t
 tmpfs_size(const struct job_spec *spec, uint64_t bytes)
 {
-	return job_spec_layer_off(spec, JOB_LAYER_LIMITS) ||
-			       PLANTED(jail_tmpfs_unsized) ? 0 : bytes;
+	if (PLANTED(jail_tmpfs_unsized))
+		return 0;
+	return job_spec_layer_off(spec, JOB_LAYER_LIMITS) ? 0 : bytes;
 }
 
 static int
@@ -283,6 +284,7 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		{"/proc/self/fd/1", ROOT "/dev/stdout"},
 		{"/proc/self/fd/2", ROOT "/dev/stderr"},
 	};
+	unsigned long shm_flags;
 	char opts[160];
 	int e;
 
@@ -332,11 +334,26 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		return e;
 	tmpfs_opts(opts, sizeof(opts), 01777,
 		   tmpfs_size(spec, spec->limits.tmp_bytes), o);
-	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs",
-		  MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+	if (PLANTED(dev_shm_mounted_exec))
+		shm_flags = MS_NOSUID | MS_NODEV;
+	else
+		shm_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs", shm_flags, opts) < 0)
 		return -errno;
 	return sys_mount_setattr(AT_FDCWD, ROOT "/dev", 0, MOUNT_ATTR_RDONLY,
 				 0);
+}
+
+/* Binds the host's /proc at the jail's, nosuid, nodev, noexec. Returns
+ * 0 or a negative errno. */
+static int
+bind_host_proc(void)
+{
+	if (mount("/proc", ROOT "/proc", NULL, MS_BIND | MS_REC, NULL) < 0)
+		return -errno;
+	return sys_mount_setattr(AT_FDCWD, ROOT "/proc", AT_RECURSIVE,
+				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					 MOUNT_ATTR_NOEXEC, 0);
 }
 
 static int
@@ -351,7 +368,9 @@ mount_tmpfs(const char *path, mode_t mode, uint64_t size,
 	/* Without uid=/gid= the tmpfs belongs to its mounter, the payload's
 	 * ids in its user namespace; only mapped ids may be named. */
 	tmpfs_opts(opts, sizeof(opts), mode, size, o);
-	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+	if (mount("tmpfs", path, "tmpfs",
+		  PLANTED(tmp_home_mounted_suid_dev) ? 0 : MS_NOSUID | MS_NODEV,
+		  opts) < 0)
 		return -errno;
 	return 0;
 }
@@ -478,18 +497,19 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 
 	if ((e = mkdir_p(ROOT "/proc", 0555)) < 0)
 		return fail(stage, STAGE_PROC, e);
-	if (job_spec_layer_off(spec, JOB_LAYER_PID_NS) ||
-	    PLANTED(ns_pid_flag_forgotten) || PLANTED(proc_bound_from_host)) {
-		if (mount("/proc", ROOT "/proc", NULL, MS_BIND | MS_REC, NULL) < 0)
-			return fail(stage, STAGE_PROC, -errno);
-		if ((e = sys_mount_setattr(AT_FDCWD, ROOT "/proc", AT_RECURSIVE,
-					   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-						   MOUNT_ATTR_NOEXEC, 0)) < 0)
-			return fail(stage, STAGE_PROC, e);
-	} else if (mount("proc", ROOT "/proc", "proc",
-			 MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-		return fail(stage, STAGE_PROC, -errno);
-	}
+	/* A fresh procfs needs a pid namespace of our own, where this init
+	 * is pid 1 (layer pid_ns); without one, the host's is bound. */
+	if (PLANTED(proc_bound_from_host))
+		e = bind_host_proc();
+	else if (getpid() != 1)
+		e = bind_host_proc();
+	else if (mount("proc", ROOT "/proc", "proc",
+		       MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		e = -errno;
+	else
+		e = 0;
+	if (e < 0)
+		return fail(stage, STAGE_PROC, e);
 	if (!PLANTED(proc_sys_left_writable) && (e = proc_read_only()) < 0)
 		return fail(stage, STAGE_PROC, e);
 

@@ -85,6 +85,7 @@ static int
 set_rlimits(const struct job_limits *l)
 {
 	struct rlimit cpu;
+	rlim_t data;
 
 	/*
 	 * Backstops of the enforcer (enforce.h), which holds the jail as a
@@ -99,19 +100,23 @@ set_rlimits(const struct job_limits *l)
 	 */
 	cpu.rlim_cur = (rlim_t)((l->cpu_ms + 999) / 1000 + 1);
 	cpu.rlim_max = cpu.rlim_cur + 1;
+	if (l->memory_bytes > RLIM_INFINITY / 2)
+		data = RLIM_INFINITY;
+	else if (PLANTED(rlimit_data_not_doubled))
+		data = l->memory_bytes;
+	else
+		data = 2 * l->memory_bytes;
+	if (!PLANTED(rlimit_fsize_not_applied) &&
+	    set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0)
+		return -1;
+	if (!PLANTED(rlimit_nproc_not_applied) &&
+	    set_limit(RLIMIT_NPROC, l->nproc) < 0)
+		return -1;
+	if (!PLANTED(rlimit_core_not_zeroed) && set_limit(RLIMIT_CORE, 0) < 0)
+		return -1;
 	if (setrlimit(RLIMIT_CPU, &cpu) < 0 || raise_limit(RLIMIT_AS) < 0 ||
-	    set_limit(RLIMIT_DATA, l->memory_bytes > RLIM_INFINITY / 2 ?
-					   RLIM_INFINITY :
-				   PLANTED(rlimit_data_not_doubled) ?
-					   l->memory_bytes :
-					   2 * l->memory_bytes) < 0 ||
-	    (!PLANTED(rlimit_fsize_not_applied) &&
-	     set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0) ||
+	    set_limit(RLIMIT_DATA, data) < 0 ||
 	    set_limit(RLIMIT_NOFILE, l->nofile) < 0 ||
-	    (!PLANTED(rlimit_nproc_not_applied) &&
-	     set_limit(RLIMIT_NPROC, l->nproc) < 0) ||
-	    (!PLANTED(rlimit_core_not_zeroed) &&
-	     set_limit(RLIMIT_CORE, 0) < 0) ||
 	    set_limit(RLIMIT_RTPRIO, 0) < 0 ||
 	    set_limit(RLIMIT_RTTIME, 0) < 0 ||
 	    set_limit(RLIMIT_NICE, 0) < 0 ||

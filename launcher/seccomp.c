@@ -238,6 +238,9 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 					  0};
 		return allow(ctx, nr, 1, &c);
 	}
+	if (PLANTED(fchmodat_mode_rule_missing) &&
+	    strcmp(name, "fchmodat") == 0)
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	for (size_t i = 0; i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++)
 		if (strcmp(name, mode_calls[i].name) == 0) {
 			c = (struct scmp_arg_cmp){mode_calls[i].mode_arg,
@@ -313,6 +316,7 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 {
 	const char *text = jail_seccomp_profile(profile);
 	struct loader ld = {.monitor = monitor, .why = why, .whylen = whylen};
+	int clone3_errno = PLANTED(clone3_answered_eperm) ? EPERM : ENOSYS;
 	int r;
 
 	snprintf(why, whylen, "out of memory");
@@ -341,8 +345,7 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 	 * (a profile without sockets has nothing else to send on). */
 	if (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0) < 0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0) < 0 ||
-	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(PLANTED(clone3_answered_eperm)
-						    ? EPERM : ENOSYS),
+	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(clone3_errno),
 			     SCMP_SYS(clone3), 0) < 0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), NR_FCHMODAT2, 0) < 0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2),

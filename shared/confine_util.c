@@ -42,14 +42,16 @@ cf_drop_caps(const unsigned int *keep, size_t nkeep, char *err,
 	     size_t errlen)
 {
 	uint64_t have = 0;
-	bool bounds;
+	bool setpcap, bounds;
 	int r;
 
 	if (capng_get_caps_process() != 0) {
 		snprintf(err, errlen, "cannot read the process's capabilities");
 		return -EPERM;
 	}
-	bounds = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP) != 0;
+	/* Dropping the bounding set needs CAP_SETPCAP, asked before the
+	 * copy of the sets is cleared below. */
+	setpcap = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP) != 0;
 	/* Which of KEEP it has: only those are kept (none is gained). */
 	for (size_t i = 0; i < nkeep; i++)
 		if (keep[i] < 64 &&
@@ -59,6 +61,8 @@ cf_drop_caps(const unsigned int *keep, size_t nkeep, char *err,
 	if (PLANTED(helper_bounding_set_kept))
 		bounds = capng_have_capability(CAPNG_EFFECTIVE,
 					       CAP_SETPCAP) != 0;
+	else
+		bounds = setpcap;
 	for (unsigned int cap = 0; cap < 64; cap++)
 		if ((have & (1ULL << cap)) != 0 &&
 		    capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,

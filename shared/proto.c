@@ -216,7 +216,8 @@ proto_decode_header(const uint8_t *msg, size_t len, uint16_t *type,
 		return -EBADMSG;
 	if (reserved != 0)
 		return -EBADMSG;
-	if (n > PROTO_MAX_BODY)
+	if (n > (PLANTED(proto_body_bounded_by_max_msg) ? PROTO_MAX_MSG
+							 : PROTO_MAX_BODY))
 		return -EMSGSIZE;
 	if (PLANTED(proto_datagram_trailing_bytes_accepted)
 		    ? n > len - PROTO_HEADER_SIZE
@@ -234,11 +235,14 @@ int
 proto_decode_hello(const uint8_t *body, size_t len, uint32_t *version)
 {
 	struct rbuf r;
+	int e;
 
 	rbuf_init(&r, body, len);
-	if (rbuf_get_u32(&r, version) < 0 ||
-	    (!PLANTED(proto_hello_trailing_bytes_accepted) &&
-	     rbuf_end(&r) < 0)) {
+	e = rbuf_get_u32(&r, version);
+	if (e == 0)
+		e = PLANTED(proto_hello_trailing_bytes_accepted) ? 0
+								 : rbuf_end(&r);
+	if (e < 0) {
 		*version = 0;
 		return -EBADMSG;
 	}

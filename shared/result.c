@@ -251,8 +251,9 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 mib(lim->tmp_bytes), mib(lim->workspace_bytes));
 		break;
 	case JOB_CRASH:
-		snprintf(buf, PLANTED(hint_sized_by_pointer) ? sizeof(buf) :
-			 size, "The program was killed by %s, which it did "
+		if (PLANTED(hint_sized_by_pointer))
+			size = sizeof(buf);
+		snprintf(buf, size, "The program was killed by %s, which it did "
 			 "not ask for: %s; inspect that in the program or the "
 			 "library it calls rather than retrying unchanged.", sig,
 			 crash_cause(res->signal));

@@ -27,8 +27,9 @@ utf8_decode(const void *p, size_t n, uint32_t *cp)
 		c = s[0] & 0x0fu;
 		if (s[0] == 0xe0)
 			lo = 0xa0; /* overlong below U+0800 */
-		else if (s[0] == 0xed && !PLANTED(utf8_surrogates_accepted))
-			hi = 0x9f; /* surrogates U+D800..U+DFFF */
+		else if (s[0] == 0xed)
+			/* surrogates U+D800..U+DFFF */
+			hi = PLANTED(utf8_surrogates_accepted) ? 0xbf : 0x9f;
 	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
 		len = 4;
 		c = s[0] & 0x07u;

@@ -1,5 +1,6 @@
 /* wspath.c: workspace-relative path rules (wspath.h). Pure. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "plant.h"
@@ -10,6 +11,7 @@ wspath_why(const char *path, size_t len, const struct wspath_limits *lim)
 {
 	size_t max_path = WSPATH_MAX_PATH, start, i;
 	unsigned max_depth = WSPATH_MAX_DEPTH, depth = 0;
+	bool too_deep;
 
 	if (lim != NULL && lim->max_path != 0)
 		max_path = lim->max_path;
@@ -35,12 +37,16 @@ wspath_why(const char *path, size_t len, const struct wspath_limits *lim)
 		if (n == 1 && path[start] == '.')
 			return WSPATH_DOT;
 		if (n == 2 && path[start] == '.' && path[start + 1] == '.' &&
-		    !PLANTED(fs_dotdot_rule_dropped) &&
-		    !PLANTED(fs_resolve_beneath_dropped))
+		    !PLANTED(fs_dotdot_rule_dropped))
 			return WSPATH_DOTDOT;
 		if (n > WSPATH_MAX_NAME)
 			return WSPATH_NAME_TOO_LONG;
-		if (++depth > max_depth)
+		/* DEPTH counts the components so far, this one included. */
+		if (PLANTED(fs_path_depth_limit_off_by_one))
+			too_deep = depth++ > max_depth;
+		else
+			too_deep = ++depth > max_depth;
+		if (too_deep)
 			return WSPATH_TOO_DEEP;
 	}
 	return WSPATH_OK;

@@ -6,6 +6,10 @@
  *                                    MS milliseconds, makes SECOND; a
  *                                    jail that outlives its launcher
  *                                    leaves SECOND behind.
+ *   heartbeat FILE MS COUNT          a job: appends one byte to FILE
+ *                                    every MS milliseconds, COUNT times;
+ *                                    a jail that outlives its broker
+ *                                    keeps FILE growing.
  *   --ipc-fd N                       a hostile stockade-launcher: the
  *                                    broker starts its launcher as
  *                                    "stockade-launcher --ipc-fd 3" with
@@ -75,6 +79,41 @@ cmd_mark_then_mark(int argc, char **argv)
 	e = make_file(argv[3]);
 	probe_errno("second", -e);
 	return e < 0 ? 1 : 0;
+}
+
+/* ---- heartbeat ------------------------------------------------------------ */
+
+static int
+cmd_heartbeat(int argc, char **argv)
+{
+	struct timespec ts;
+	long ms, count;
+	int fd;
+
+	if (argc != 4 || (ms = atol(argv[2])) <= 0 || ms > 10000 ||
+	    (count = atol(argv[3])) <= 0 || count > 10000) {
+		fprintf(stderr, "usage: heartbeat FILE MS COUNT\n");
+		return 2;
+	}
+	fd = open(argv[1], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		probe_errno("heartbeat", errno);
+		return 1;
+	}
+	for (long i = 0; i < count; i++) {
+		if (write(fd, ".", 1) != 1) {
+			probe_errno("heartbeat", errno);
+			close(fd);
+			return 1;
+		}
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (ms % 1000) * 1000000L;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	close(fd);
+	probe_kv("beats", "%ld", count);
+	return 0;
 }
 
 /* ---- the fake launcher --------------------------------------------------- */
@@ -354,6 +393,8 @@ cmd_fake_launcher(int argc, char **argv)
 const struct probe_cmd probe_boundary_cmds[] = {
 	{"mark-then-mark", "FIRST MS SECOND: makes FIRST, sleeps MS ms, makes "
 	 "SECOND; prints first=, second=", cmd_mark_then_mark},
+	{"heartbeat", "FILE MS COUNT: appends a byte to FILE every MS ms, "
+	 "COUNT times; prints beats=", cmd_heartbeat},
 	{"--ipc-fd", "N: a hostile stockade-launcher for the boundary checks "
 	 "(what it does wrong: the file " FAKE_MODE_FILE " beside it)",
 	 cmd_fake_launcher},

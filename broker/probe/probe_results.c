@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -31,15 +31,6 @@ arg_num(int argc, char **argv, int i, long max, long def)
 	if (errno != 0 || end == argv[i] || *end != '\0' || v < 0 || v > max)
 		return def;
 	return v;
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Writes all LEN bytes of BUF to FD; -errno on failure. */
@@ -86,12 +77,12 @@ cmd_sleep(int argc, char **argv)
 
 /* Spins for at most MS milliseconds of wall-clock time. */
 static void
-spin_for(int64_t ms)
+spin_for(long long ms)
 {
-	int64_t end = mono_ms() + ms;
+	long long end = probe_now_ms() + ms;
 	volatile uint64_t x = 0;
 
-	while (mono_ms() < end)
+	while (probe_now_ms() < end)
 		for (int i = 0; i < 100000; i++)
 			x = x + 1;
 }
@@ -172,23 +163,25 @@ cmd_fork(int argc, char **argv)
 	return 0;
 }
 
-/* result-flood [KIB]: writes numbered lines to stdout, KIB KiB in all
- * (4096 at most), then prints "flooded=KIB" on stderr. */
+/* result-flood [KIB [stderr]]: writes numbered lines to stdout (or to
+ * stderr), KIB KiB in all (4096 at most), then prints "flooded=KIB" on
+ * the other stream. */
 static int
 cmd_flood(int argc, char **argv)
 {
 	long kib = arg_num(argc, argv, 1, 4096, 1024);
+	bool err = argc > 2 && strcmp(argv[2], "stderr") == 0;
 	char line[64];
 	size_t total = 0, want = (size_t)kib << 10;
 
 	for (unsigned i = 0; total < want; i++) {
 		int n = snprintf(line, sizeof(line), "flood line %u\n", i);
 
-		if (write_all_fd(1, line, (size_t)n) < 0)
+		if (write_all_fd(err ? 2 : 1, line, (size_t)n) < 0)
 			return 1;
 		total += (size_t)n;
 	}
-	fprintf(stderr, "flooded=%ld\n", kib);
+	fprintf(err ? stdout : stderr, "flooded=%ld\n", kib);
 	return 0;
 }
 
@@ -290,7 +283,8 @@ const struct probe_cmd probe_results_cmds[] = {
 	 cmd_memory},
 	{"result-fork", "[N]: N children sleeping 5 s, forked=K",
 	 cmd_fork},
-	{"result-flood", "[KIB]: KIB KiB of lines on stdout", cmd_flood},
+	{"result-flood", "[KIB [stderr]]: KIB KiB of lines on stdout (stderr)",
+	 cmd_flood},
 	{"result-bigfile", "[MIB]: writes MIB MiB to /work/big, wrote=MIB",
 	 cmd_bigfile},
 	{"result-filltmp", "[MIB]: writes MIB MiB to /tmp/fill, wrote=MIB",

@@ -1,0 +1,189 @@
+/*
+ * check_limits.c: the checks of layer limits (check_jail.h): the
+ * resource limits a job's program starts with (its rlimits and the sizes
+ * of its tmpfs) against the job's limits and the policy
+ * (launcher/payload.c, launcher/mounts.c; docs/layers.md, 1).
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "check_jail.h"
+
+/* The rlimit RES (the probe's name: "FSIZE") the probe saw in J is
+ * "WANT_CUR WANT_MAX"; SOURCE names the figure it comes from. */
+static void
+rlimit_is(struct check_result *r, const struct check_job *j,
+	  const char *res, long long want_cur, long long want_max,
+	  const char *source)
+{
+	char key[64], v[128], want[64];
+
+	snprintf(key, sizeof(key), "rlimit.%s", res);
+	if (!jail_val(r, j, key, v, sizeof(v)))
+		return;
+	snprintf(want, sizeof(want), "%lld %lld", want_cur, want_max);
+	if (strcmp(v, want) == 0)
+		check_pass(r, "RLIMIT_%s is %s (soft hard), %s", res, v,
+			   source);
+	else
+		check_fail(r, "RLIMIT_%s is %s (soft hard), %s wants %s", res,
+			   v, source, want);
+}
+
+/* limits.rlimit_fsize_is_file_size: a job run with --file-size 3 has
+ * RLIMIT_FSIZE 3 MiB, soft and hard (setrlimit(2); docs/layers.md). */
+void
+lim_rlimit_fsize(struct check_ctx *c, struct check_result *r)
+{
+	const struct pj s = {.run_args = ARGS("--file-size", "3")};
+	struct check_job j;
+
+	if (jail_probe_ok(c, r, &j, &s, ARGS("rlimits"))) {
+		json_int_t mb = jail_job_limit(&j, "file_size_mb");
+
+		if (mb != 3)
+			check_fail(r, "the result's limits.file_size_mb is %lld "
+				   "for --file-size 3", (long long)mb);
+		else
+			rlimit_is(r, &j, "FSIZE", 3 * MIB, 3 * MIB,
+				  "limits.file_size_mb 3");
+	}
+	check_job_free(&j);
+}
+
+/* limits.rlimit_nofile_is_open_files: a policy's open_files = 100 is the
+ * job's RLIMIT_NOFILE, soft and hard. */
+void
+lim_rlimit_nofile(struct check_ctx *c, struct check_result *r)
+{
+	const struct pj s = {.policy = "[limits]\nopen_files = 100\n"};
+	struct check_job j;
+
+	if (jail_probe_ok(c, r, &j, &s, ARGS("rlimits")))
+		rlimit_is(r, &j, "NOFILE", 100, 100,
+			  "the policy's open_files 100");
+	check_job_free(&j);
+}
+
+/* limits.rlimit_nproc_is_processes: a job run with --processes 17 has
+ * RLIMIT_NPROC 17 (counted per user namespace, so per jail). */
+void
+lim_rlimit_nproc(struct check_ctx *c, struct check_result *r)
+{
+	const struct pj s = {.run_args = ARGS("--processes", "17")};
+	struct check_job j;
+
+	if (jail_probe_ok(c, r, &j, &s, ARGS("rlimits")))
+		rlimit_is(r, &j, "NPROC", 17, 17, "--processes 17");
+	check_job_free(&j);
+}
+
+/* limits.rlimit_core_zero: RLIMIT_CORE is 0, soft and hard, whatever the
+ * caller's: no core file of the job's memory (core(5)). */
+void
+lim_rlimit_core(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+
+	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("rlimits")))
+		rlimit_is(r, &j, "CORE", 0, 0, "no core dumps");
+	check_job_free(&j);
+}
+
+/* limits.rlimit_data_twice_memory: a job run with --memory 100 has
+ * RLIMIT_DATA 200 MiB, the per-process backstop of the memory limit
+ * (policy/default.ini, memory_mb). */
+void
+lim_rlimit_data(struct check_ctx *c, struct check_result *r)
+{
+	const struct pj s = {.run_args = ARGS("--memory", "100")};
+	struct check_job j;
+
+	if (jail_probe_ok(c, r, &j, &s, ARGS("rlimits")))
+		rlimit_is(r, &j, "DATA", 200 * MIB, 200 * MIB,
+			  "twice --memory 100");
+	check_job_free(&j);
+}
+
+/* limits.rlimit_cpu_past_cpu_time: a job run with --cpu-time 7 has
+ * RLIMIT_CPU 8 s soft (SIGXCPU a second past the limit) and 9 s hard
+ * (SIGKILL; setrlimit(2)). */
+void
+lim_rlimit_cpu(struct check_ctx *c, struct check_result *r)
+{
+	const struct pj s = {.run_args = ARGS("--cpu-time", "7")};
+	struct check_job j;
+
+	if (jail_probe_ok(c, r, &j, &s, ARGS("rlimits")))
+		rlimit_is(r, &j, "CPU", 8, 9, "--cpu-time 7 plus 1 s and 2 s");
+	check_job_free(&j);
+}
+
+/* limits.no_realtime_nice_or_locked_memory: RLIMIT_RTPRIO, RLIMIT_RTTIME
+ * and RLIMIT_NICE are 0 and RLIMIT_MEMLOCK and RLIMIT_MSGQUEUE 64 KiB,
+ * so nothing of the caller's limits leaks in (payload.c). */
+void
+lim_rlimit_misc(struct check_ctx *c, struct check_result *r)
+{
+	static const struct {
+		const char *res, *want;
+	} want[] = {
+		{"RTPRIO", "0 0"},
+		{"RTTIME", "0 0"},
+		{"NICE", "0 0"},
+		{"MEMLOCK", "65536 65536"},
+		{"MSGQUEUE", "65536 65536"},
+	};
+	struct check_job j;
+	char key[64], v[128];
+	size_t i;
+
+	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("rlimits")))
+		goto out;
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(key, sizeof(key), "rlimit.%s", want[i].res);
+		if (!jail_val(r, &j, key, v, sizeof(v)))
+			goto out;
+		if (strcmp(v, want[i].want) != 0) {
+			check_fail(r, "RLIMIT_%s is %s (soft hard), not %s",
+				   want[i].res, v, want[i].want);
+			goto out;
+		}
+	}
+	check_pass(r, "RLIMIT_RTPRIO, RTTIME and NICE are 0 0, MEMLOCK and "
+		   "MSGQUEUE 65536 65536");
+out:
+	check_job_free(&j);
+}
+
+/* limits.tmpfs_sizes_capped: with --tmp-size 5, /tmp and /dev/shm are
+ * 5 MiB tmpfs and home a tmpfs of the policy's home_mb (tmpfs(5) size=). */
+void
+lim_tmpfs_sizes(struct check_ctx *c, struct check_result *r)
+{
+	const struct pj s = {.run_args = ARGS("--tmp-size", "5")};
+	struct check_job j;
+	char tmp[64], shm[64], home[64];
+	long long home_want;
+
+	if (!jail_probe_ok(c, r, &j, &s, ARGS("cwd")) ||
+	    !jail_val(r, &j, "tmp.bytes", tmp, sizeof(tmp)) ||
+	    !jail_val(r, &j, "shm.bytes", shm, sizeof(shm)) ||
+	    !jail_val(r, &j, "homedir.bytes", home, sizeof(home)))
+		goto out;
+	home_want = (long long)jail_job_limit(&j, "home_mb") * MIB;
+	if (atoll(tmp) != 5 * MIB || atoll(shm) != 5 * MIB ||
+	    home_want <= 0 || atoll(home) != home_want)
+		check_fail(r, "/tmp is %s bytes, /dev/shm %s, home %s: want "
+			   "%lld, %lld and %lld (home_mb)", tmp, shm, home,
+			   5 * MIB, 5 * MIB, home_want);
+	else
+		check_pass(r, "/tmp and /dev/shm are %s-byte tmpfs, home %s "
+			   "bytes (limits.home_mb)", tmp, home);
+out:
+	check_job_free(&j);
+}
+
