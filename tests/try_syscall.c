@@ -4,13 +4,19 @@
  *
  *	NAME ret=R errno=E(ENAME)
  *
- * R is what the call returned as syscall(2) returns it (-1 on failure);
- * E is errno after the call, 0 when it succeeded, and ENAME its symbolic
+ * R is what the call returned (-1 on failure; for the probe's calls, 0
+ * on success, as a descriptor made is closed and a child reaped); E is
+ * errno after the call, 0 when it succeeded, and ENAME its symbolic
  * name ("OK" for 0). The exit status is 0 whatever the call returned, so
  * that a job's exit says only whether it was killed; 2 for an unknown
  * NAME (the list is printed). tests/test_seccomp.c runs it inside the
  * jail, one test per call, to tell the seccomp filter's answers (EPERM,
  * EAFNOSUPPORT, ENOSYS, or the end of the job) from the kernel's.
+ *
+ * Most calls are stockade-probe's (broker/probe/probe.h, probe_call_find:
+ * probe_syscalls.c and probe_seccomp.c are built into this program,
+ * tests/meson.build), under this program's names where they differ
+ * (aliases below); the calls only these tests make are here.
  *
  * Built statically and without sanitizers (tests/meson.build): it must
  * run in any jail, including under the strict profile, whose few calls
@@ -23,157 +29,27 @@
  * exist, a descriptor of -1, an invalid magic or flag), or that make it
  * act only on this short-lived process (its own memory, persona or
  * namespaces, a child that exits at once). The comment of each call says
- * which. Nothing reboots, mounts, loads, swaps, sets a clock or types
- * into a terminal.
+ * which (here, or in the probe's files). Nothing reboots, mounts, loads,
+ * swaps, sets a clock or types into a terminal.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/bpf.h>
-#include <linux/io_uring.h>
-#include <linux/kexec.h>
-#include <linux/keyctl.h>
 #include <linux/mount.h>
-#include <linux/perf_event.h>
-#include <linux/reboot.h>
-#include <linux/sched.h>
-#include <linux/vm_sockets.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/personality.h>
 #include <sys/quota.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "x86_abi.h"
-
-#ifndef __X32_SYSCALL_BIT
-#define __X32_SYSCALL_BIT 0x40000000
-#endif
-#ifndef TIOCLINUX
-#define TIOCLINUX 0x541C
-#endif
+/* broker/probe/probe.h (tests/probe.h is another program's). */
+#include "probe/probe.h"
 
 /* A path that exists nowhere: calls that look a path up fail ENOENT. */
 #define NOWHERE "/stockade-try-syscall-no-such-path"
-
-/* The child of a clone made here exits at once (nothing else runs in
- * it); the parent reaps it. */
-static void
-reap(long pid)
-{
-	if (pid == 0)
-		syscall(SYS_exit_group, 0);
-	if (pid > 0)
-		(void)waitpid((pid_t)pid, NULL, 0);
-}
-
-/* Its own memory: reads or writes a buffer of this process only. */
-static long
-try_process_vm(int write)
-{
-	char a[8] = "abcdefg", b[8] = "";
-	struct iovec local = {.iov_base = b, .iov_len = sizeof(b)};
-	struct iovec remote = {.iov_base = a, .iov_len = sizeof(a)};
-
-	return syscall(write ? SYS_process_vm_writev : SYS_process_vm_readv,
-		       (long)getpid(), &local, 1UL, &remote, 1UL, 0UL);
-}
-
-static long
-try_ptrace(void)
-{
-	/* pid -1 is never a task: ESRCH, nothing traced. */
-	return syscall(SYS_ptrace, 12L /* PTRACE_GETREGS */, -1L, NULL, NULL);
-}
-
-static long
-try_process_vm_readv(void)
-{
-	return try_process_vm(0);
-}
-
-static long
-try_process_vm_writev(void)
-{
-	return try_process_vm(1);
-}
-
-static long
-try_bpf(void)
-{
-	union bpf_attr attr;
-
-	/* Map type 0 (BPF_MAP_TYPE_UNSPEC) does not exist: EINVAL. */
-	memset(&attr, 0, sizeof(attr));
-	return syscall(SYS_bpf, (long)BPF_MAP_CREATE, &attr,
-		       (unsigned long)sizeof(attr));
-}
-
-static long
-try_perf_event_open(void)
-{
-	struct perf_event_attr attr;
-
-	/* A disabled dummy software counter on this process alone (it
-	 * counts nothing), gone when the process exits. */
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.size = sizeof(attr);
-	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	return syscall(SYS_perf_event_open, &attr, 0L, -1L, -1L,
-		       (unsigned long)PERF_FLAG_FD_CLOEXEC);
-}
-
-static long
-try_userfaultfd(void)
-{
-	/* A descriptor of this process's, registered on no memory. */
-	return syscall(SYS_userfaultfd, (long)(O_CLOEXEC | O_NONBLOCK));
-}
-
-static long
-try_keyctl(void)
-{
-	/* Reads the id of the thread keyring without creating it: ENOKEY. */
-	return syscall(SYS_keyctl, (long)KEYCTL_GET_KEYRING_ID,
-		       (long)KEY_SPEC_THREAD_KEYRING, 0L);
-}
-
-static long
-try_add_key(void)
-{
-	/* Keyring 0 is no keyring: EINVAL before any key is made (the
-	 * type "user" is built in, so no module is requested). */
-	return syscall(SYS_add_key, "user", "stockade-try-syscall", "x", 1UL,
-		       0L);
-}
-
-static long
-try_request_key(void)
-{
-	/* No callout: a search only, nothing constructed or upcalled. */
-	return syscall(SYS_request_key, "user", "stockade-try-syscall-none",
-		       NULL, 0L);
-}
-
-static long
-try_mount(void)
-{
-	/* Nothing onto a target that does not exist: ENOENT. */
-	return syscall(SYS_mount, NULL, NOWHERE, NULL, 0UL, NULL);
-}
 
 static long
 try_umount2(void)
@@ -233,56 +109,6 @@ try_mount_setattr(void)
 	memset(&attr, 0, sizeof(attr));
 	return syscall(SYS_mount_setattr, (long)AT_FDCWD, NOWHERE, 0UL, &attr,
 		       (unsigned long)sizeof(attr));
-}
-
-static long
-try_unshare_user(void)
-{
-	/* Only this process moves, and it exits next. */
-	return syscall(SYS_unshare, (long)CLONE_NEWUSER);
-}
-
-static long
-try_setns(void)
-{
-	return syscall(SYS_setns, -1L, 0L);
-}
-
-static long
-try_kexec_load(void)
-{
-	/* Another architecture's image and an undefined flag: EINVAL
-	 * before anything is loaded or (nr_segments 0) unloaded. */
-	return syscall(SYS_kexec_load, 0UL, 0UL, NULL,
-		       (unsigned long)(KEXEC_ARCH_PPC64 | 0x8000));
-}
-
-static long
-try_kexec_file_load(void)
-{
-	/* Undefined flags (not KEXEC_FILE_UNLOAD): EINVAL first. */
-	return syscall(SYS_kexec_file_load, -1L, -1L, 0UL, NULL,
-		       0x80000000UL);
-}
-
-static long
-try_init_module(void)
-{
-	/* An image of 0 bytes is no ELF header: ENOEXEC. */
-	return syscall(SYS_init_module, NULL, 0UL, "");
-}
-
-static long
-try_finit_module(void)
-{
-	return syscall(SYS_finit_module, -1L, "", 0L);
-}
-
-static long
-try_delete_module(void)
-{
-	return syscall(SYS_delete_module, "stockade_try_syscall_none",
-		       (long)O_NONBLOCK);
 }
 
 static long
@@ -355,19 +181,6 @@ try_name_to_handle_at(void)
 }
 
 static long
-try_personality_readimplies(void)
-{
-	/* This process's persona only, and it exits next. */
-	return syscall(SYS_personality, (unsigned long)READ_IMPLIES_EXEC);
-}
-
-static long
-try_personality_default(void)
-{
-	return syscall(SYS_personality, (unsigned long)PER_LINUX);
-}
-
-static long
 try_settimeofday(void)
 {
 	/* Neither a time nor a zone: the kernel sets nothing (it checks
@@ -384,61 +197,6 @@ try_clock_settime(void)
 	return syscall(SYS_clock_settime, (long)CLOCK_MONOTONIC, &ts);
 }
 
-static long
-try_clone_newns(void)
-{
-	long pid;
-
-	/* A child in a new mount namespace that exits at once. */
-	pid = syscall(SYS_clone, (unsigned long)(CLONE_NEWNS | SIGCHLD), NULL,
-		      NULL, NULL, 0UL);
-	reap(pid);
-	return pid;
-}
-
-static long
-try_clone3(void)
-{
-	struct clone_args args;
-	long pid;
-
-	/* A plain fork-like child that exits at once. */
-	memset(&args, 0, sizeof(args));
-	args.exit_signal = SIGCHLD;
-	pid = syscall(SYS_clone3, &args, (unsigned long)sizeof(args));
-	reap(pid);
-	return pid;
-}
-
-/* The ioctls are made on descriptor 0 with a NULL argument: TIOCSTI and
- * TIOCLINUX read their byte through it first, so even on a terminal, as
- * root, they fail EFAULT (ENOTTY elsewhere) before typing anything. */
-static long
-try_tiocsti(void)
-{
-	return syscall(SYS_ioctl, 0L, (unsigned long)TIOCSTI, NULL);
-}
-
-static long
-try_tiocsti_high(void)
-{
-	/* The kernel reads the request as 32 bits: still TIOCSTI. */
-	return syscall(SYS_ioctl, 0L, 0x100000000UL | TIOCSTI, NULL);
-}
-
-static long
-try_tioclinux(void)
-{
-	return syscall(SYS_ioctl, 0L, (unsigned long)TIOCLINUX, NULL);
-}
-
-/* MPTCP (IPPROTO_MPTCP, 262): a TCP variant Landlock's rules do not see. */
-static long
-try_socket_mptcp(void)
-{
-	return syscall(SYS_socket, (long)AF_INET, (long)SOCK_STREAM, 262L);
-}
-
 /* A pair of netlink sockets: refused like socket's other families. */
 static long
 try_socketpair_netlink(void)
@@ -448,102 +206,8 @@ try_socketpair_netlink(void)
 	return syscall(SYS_socketpair, (long)AF_NETLINK, (long)SOCK_RAW, 0L, sv);
 }
 
-/* prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL): a filter of the job's
- * own; with a NULL program it fails (EFAULT) even where it is allowed. */
-static long
-try_prctl_seccomp(void)
-{
-	return syscall(SYS_prctl, 22L, 2L, 0L, 0L, 0L);
-}
-
-/* The sockets are made and left unused (no address, no message). */
-static long
-try_socket_netlink(void)
-{
-	return syscall(SYS_socket, (long)AF_NETLINK, (long)SOCK_RAW, 0L);
-}
-
-static long
-try_socket_packet(void)
-{
-	/* Protocol 0: a packet socket that receives nothing. */
-	return syscall(SYS_socket, (long)AF_PACKET, (long)SOCK_RAW, 0L);
-}
-
-static long
-try_socket_vsock(void)
-{
-	return syscall(SYS_socket, (long)AF_VSOCK, (long)SOCK_STREAM, 0L);
-}
-
-static long
-try_socket_inet(void)
-{
-	return syscall(SYS_socket, (long)AF_INET, (long)SOCK_STREAM, 0L);
-}
-
-static long
-try_io_uring_setup(void)
-{
-	struct io_uring_params p;
-
-	/* A ring of 0 entries: EINVAL, no ring made. */
-	memset(&p, 0, sizeof(p));
-	return syscall(SYS_io_uring_setup, 0UL, &p);
-}
-
-static long
-try_io_uring_enter(void)
-{
-	return syscall(SYS_io_uring_enter, -1L, 0UL, 0UL, 0UL, NULL, 0UL);
-}
-
-static long
-try_io_uring_register(void)
-{
-	return syscall(SYS_io_uring_register, -1L, 0UL, NULL, 0UL);
-}
-
-static long
-try_x32(void)
-{
-	/* getpid (39) through the x32 ABI: ENOSYS on a kernel without
-	 * CONFIG_X86_X32_ABI. */
-	return syscall(__X32_SYSCALL_BIT | SYS_getpid);
-}
-
-static long
-try_int80(void)
-{
-	long ret = x86_int80_getpid();
-
-	if (ret < 0 && ret > -4096) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
-}
-
-static long
-try_getpid(void)
-{
-	return syscall(SYS_getpid);
-}
-
-static const struct {
-	const char *name;
-	long (*call)(void);
-} calls[] = {
-	{"ptrace", try_ptrace},
-	{"process_vm_readv", try_process_vm_readv},
-	{"process_vm_writev", try_process_vm_writev},
-	{"bpf", try_bpf},
-	{"perf_event_open", try_perf_event_open},
-	{"userfaultfd", try_userfaultfd},
-	{"keyctl", try_keyctl},
-	{"add_key", try_add_key},
-	{"request_key", try_request_key},
-	{"mount", try_mount},
+/* The calls only these tests make. */
+static const struct probe_call own_calls[] = {
 	{"umount2", try_umount2},
 	{"pivot_root", try_pivot_root},
 	{"fsopen", try_fsopen},
@@ -552,13 +216,6 @@ static const struct {
 	{"move_mount", try_move_mount},
 	{"open_tree", try_open_tree},
 	{"mount_setattr", try_mount_setattr},
-	{"unshare-user", try_unshare_user},
-	{"setns", try_setns},
-	{"kexec_load", try_kexec_load},
-	{"kexec_file_load", try_kexec_file_load},
-	{"init_module", try_init_module},
-	{"finit_module", try_finit_module},
-	{"delete_module", try_delete_module},
 	{"swapon", try_swapon},
 	{"reboot", try_reboot},
 	{"acct", try_acct},
@@ -566,56 +223,81 @@ static const struct {
 	{"lookup_dcookie", try_lookup_dcookie},
 	{"open_by_handle_at", try_open_by_handle_at},
 	{"name_to_handle_at", try_name_to_handle_at},
-	{"personality-readimplies", try_personality_readimplies},
-	{"personality-default", try_personality_default},
 	{"settimeofday", try_settimeofday},
 	{"clock_settime", try_clock_settime},
-	{"clone-newns", try_clone_newns},
-	{"clone3", try_clone3},
-	{"tiocsti", try_tiocsti},
-	{"tiocsti-high", try_tiocsti_high},
-	{"tioclinux", try_tioclinux},
-	{"socket-netlink", try_socket_netlink},
-	{"socket-mptcp", try_socket_mptcp},
 	{"socketpair-netlink", try_socketpair_netlink},
-	{"prctl-seccomp", try_prctl_seccomp},
-	{"socket-packet", try_socket_packet},
-	{"socket-vsock", try_socket_vsock},
-	{"socket-inet", try_socket_inet},
-	{"io_uring_setup", try_io_uring_setup},
-	{"io_uring_enter", try_io_uring_enter},
-	{"io_uring_register", try_io_uring_register},
-	{"x32", try_x32},
-	{"int80", try_int80},
-	{"getpid", try_getpid},
+	{NULL, NULL},
 };
+
+/* This program's names for the probe's calls where they differ
+ * (tests/test_seccomp.c uses these); the probe's own names work too. */
+static const struct {
+	const char *name, *probe;
+} aliases[] = {
+	{"unshare-user", "unshare"},
+	{"personality-readimplies", "personality_readimplies"},
+	{"personality-default", "personality_default"},
+	{"clone-newns", "clone_newns"},
+	{"tiocsti-high", "tiocsti_high"},
+	{"socket-netlink", "socket_netlink"},
+	{"socket-mptcp", "socket_mptcp"},
+	{"prctl-seccomp", "prctl_seccomp"},
+	{"socket-packet", "socket_packet"},
+	{"socket-vsock", "socket_vsock"},
+	{"socket-inet", "socket_inet"},
+};
+
+#define N_ALIASES (sizeof(aliases) / sizeof(aliases[0]))
+
+/* The call NAME names, or NULL. */
+static const struct probe_call *
+find_call(const char *name)
+{
+	for (const struct probe_call *c = own_calls; c->name != NULL; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	for (size_t i = 0; i < N_ALIASES; i++)
+		if (strcmp(aliases[i].name, name) == 0)
+			return probe_call_find(aliases[i].probe);
+	return probe_call_find(name);
+}
+
+static void
+list_calls(const struct probe_call *c)
+{
+	for (; c->name != NULL; c++)
+		fprintf(stderr, " %s", c->name);
+}
 
 int
 main(int argc, char *argv[])
 {
+	const struct probe_call *c;
 	const char *ename;
 	long ret;
 	int e;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: try-syscall NAME\nnames:");
-		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-			fprintf(stderr, " %s", calls[i].name);
+		list_calls(own_calls);
+		for (size_t i = 0; i < N_ALIASES; i++)
+			fprintf(stderr, " %s", aliases[i].name);
+		list_calls(probe_syscalls_calls);
+		list_calls(probe_seccomp_calls);
 		fprintf(stderr, "\n");
 		return 2;
 	}
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-		if (strcmp(argv[1], calls[i].name) != 0)
-			continue;
-		errno = 0;
-		ret = calls[i].call();
-		e = ret == -1 ? errno : 0;
-		ename = e == 0 ? "OK" : strerrorname_np(e);
-		printf("%s ret=%ld errno=%d(%s)\n", calls[i].name, ret, e,
-		       ename != NULL ? ename : "?");
-		return fflush(stdout) == 0 ? 0 : 1;
+	c = find_call(argv[1]);
+	if (c == NULL) {
+		fprintf(stderr, "try-syscall: unknown call \"%s\" (run it "
+			"without arguments for the list)\n", argv[1]);
+		return 2;
 	}
-	fprintf(stderr, "try-syscall: unknown call \"%s\" (run it without "
-		"arguments for the list)\n", argv[1]);
-	return 2;
+	errno = 0;
+	ret = c->call();
+	e = ret < 0 ? (errno != 0 ? errno : EIO) : 0;
+	ename = e == 0 ? "OK" : strerrorname_np(e);
+	printf("%s ret=%ld errno=%d(%s)\n", argv[1], ret, e,
+	       ename != NULL ? ename : "?");
+	return fflush(stdout) == 0 ? 0 : 1;
 }

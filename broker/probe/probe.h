@@ -25,6 +25,29 @@ extern const struct probe_cmd probe_seccomp_cmds[];
 extern const struct probe_cmd probe_results_cmds[];
 extern const struct probe_cmd probe_boundary_cmds[];
 
+/*
+ * One system call of probe_syscalls.c or probe_seccomp.c, as the
+ * command "call.NAME" makes it, without printing: CALL makes the call
+ * once (with the arguments its comment gives: it fails before it acts,
+ * or acts only on this short-lived process, so it is safe run bare, even
+ * as root on the host) and returns a negative value with errno set when
+ * the call failed, 0 or more when it succeeded (a descriptor it made is
+ * closed, a child it made is reaped). A call through a foreign ABI
+ * (x32, int80) may end the process instead of returning.
+ */
+struct probe_call {
+	const char *name; /* NAME, as in "call.NAME" and `sys NAME` */
+	long (*call)(void);
+};
+
+/* The calls of each file, each ending with a {NULL} entry. */
+extern const struct probe_call probe_syscalls_calls[];
+extern const struct probe_call probe_seccomp_calls[];
+
+/* The call named NAME in either table, or NULL. Used by `sys` and by
+ * tests/try_syscall.c, which is built from these files. */
+const struct probe_call *probe_call_find(const char *name);
+
 /* Prints "KEY=value" (printf-style value; a newline in it is printed
  * as "\n") and flushes. */
 void probe_kv(const char *key, const char *fmt, ...)

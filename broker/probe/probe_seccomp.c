@@ -11,7 +11,8 @@
  *
  * Every call is made with raw syscall(2), never a libc wrapper that might
  * pick another call, and is given arguments that make it fail before it
- * acts, or act only on this short-lived process (as tests/try_syscall.c):
+ * acts, or act only on this short-lived process (the same calls serve
+ * tests/try_syscall.c, built from this file: probe.h, probe_seccomp_calls):
  * a child that exits at once, its own persona, a file of its own in the
  * working directory, removed after. So
  * a filter that lets one through (a planted defect) still harms nothing.
@@ -539,3 +540,59 @@ const struct probe_cmd probe_seccomp_cmds[] = {
 	MODE_CALLS(tmpfile),
 	{NULL, NULL, NULL},
 };
+
+/* The calls without their commands (probe.h). */
+#define TRY(call) {#call, try_##call}
+#define MODE_TRY(kind) TRY(kind##_setuid), TRY(kind##_setgid)
+
+const struct probe_call probe_seccomp_calls[] = {
+	TRY(socket_netlink),
+	TRY(socket_packet),
+	TRY(socket_vsock),
+	TRY(socket_mptcp),
+	TRY(socket_mptcp6),
+	TRY(socket_inet),
+	TRY(socket_unix),
+	TRY(clone_newuser),
+	TRY(clone_newns),
+	TRY(clone_newnet),
+	TRY(clone_newpid),
+	TRY(clone_newipc),
+	TRY(clone_newuts),
+	TRY(clone_newcgroup),
+	TRY(fork),
+	TRY(clone3),
+	TRY(pthread),
+	TRY(personality_readimplies),
+	TRY(personality_norandom),
+	TRY(personality_default),
+	TRY(personality_query),
+	TRY(chmod_plain),
+	MODE_TRY(chmod),
+	MODE_TRY(fchmod),
+	MODE_TRY(fchmodat),
+	MODE_TRY(mkdir),
+	MODE_TRY(mkdirat),
+	MODE_TRY(mknod),
+	MODE_TRY(mknodat),
+	MODE_TRY(creat),
+	MODE_TRY(open),
+	MODE_TRY(openat),
+	MODE_TRY(tmpfile),
+	{NULL, NULL},
+};
+
+const struct probe_call *
+probe_call_find(const char *name)
+{
+	static const struct probe_call *const tables[] = {
+		probe_syscalls_calls, probe_seccomp_calls,
+	};
+
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (const struct probe_call *c = tables[t]; c->name != NULL;
+		     c++)
+			if (strcmp(c->name, name) == 0)
+				return c;
+	return NULL;
+}

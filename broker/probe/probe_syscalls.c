@@ -14,8 +14,9 @@
  *
  * Every call is made with raw syscall(2) or inline assembly, never a libc
  * wrapper that might pick another call, and is given arguments that make
- * it fail before it acts, or act only on this short-lived process (as
- * tests/try_syscall.c, whose list this follows): a path that does not
+ * it fail before it acts, or act only on this short-lived process (the
+ * same calls serve tests/try_syscall.c, built from this file: probe.h,
+ * probe_syscalls_calls): a path that does not
  * exist, a descriptor of -1, an invalid flag, its own memory, a pipe
  * instead of a terminal. So a filter that lets one through (a planted
  * defect) still harms nothing: nothing mounts, loads, reboots, traces
@@ -452,4 +453,39 @@ const struct probe_cmd probe_syscalls_cmds[] = {
 	CALL(x32),
 	CALL(int80),
 	{NULL, NULL, NULL},
+};
+
+/* The calls without their commands (probe.h). */
+const struct probe_call probe_syscalls_calls[] = {
+	{"ptrace", try_ptrace},
+	{"process_vm_readv", try_process_vm_readv},
+	{"process_vm_writev", try_process_vm_writev},
+	{"pidfd_getfd", try_pidfd_getfd},
+	{"mount", try_mount},
+	{"unshare", try_unshare},
+	{"setns", try_setns},
+	{"keyctl", try_keyctl},
+	{"add_key", try_add_key},
+	{"request_key", try_request_key},
+	{"bpf", try_bpf},
+	{"perf_event_open", try_perf_event_open},
+	{"userfaultfd", try_userfaultfd},
+	{"kexec_load", try_kexec_load},
+	{"kexec_file_load", try_kexec_file_load},
+	{"init_module", try_init_module},
+	{"finit_module", try_finit_module},
+	{"delete_module", try_delete_module},
+	{"io_uring_setup", try_io_uring_setup},
+	{"io_uring_enter", try_io_uring_enter},
+	{"io_uring_register", try_io_uring_register},
+	{"prctl_seccomp", try_prctl_seccomp},
+	{"seccomp", try_seccomp},
+	{"getpid", try_getpid},
+	{"tiocsti", try_tiocsti},
+	{"tiocsti_high", try_tiocsti_high},
+	{"tioclinux", try_tioclinux},
+	{"fionread", try_fionread},
+	{"x32", try_x32},
+	{"int80", try_int80},
+	{NULL, NULL},
 };
