@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +95,12 @@ int64_t check_now_ms(void);
 /* S as char *, for an exec array or an API that takes char * and does
  * not write (posix_spawn's argv). */
 char *check_unconst(const char *s);
+
+/* Initialises AT (posix_spawnattr_init; the caller destroys it) for a
+ * child of a check: a process group of its own, so that it can be killed
+ * whole, every signal at its default and none blocked, whatever ours
+ * are. */
+void check_spawnattr_init(posix_spawnattr_t *at);
 
 /* What one process started by a check gave. */
 struct check_proc {

@@ -133,19 +133,7 @@ ls_start(struct check_ctx *c, struct lsession *s)
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
 	posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
-	posix_spawnattr_init(&at);
-	{
-		sigset_t none, all;
-
-		sigemptyset(&none);
-		sigfillset(&all);
-		posix_spawnattr_setsigmask(&at, &none);
-		posix_spawnattr_setsigdefault(&at, &all);
-	}
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-				 POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+	check_spawnattr_init(&at);
 	e = -posix_spawn(&s->pid, c->launcher, &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
@@ -474,19 +462,7 @@ bgrun_start(struct check_ctx *c, const char *const argv[], struct bgrun *b)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
-	posix_spawnattr_init(&at);
-	{
-		sigset_t none, all;
-
-		sigemptyset(&none);
-		sigfillset(&all);
-		posix_spawnattr_setsigmask(&at, &none);
-		posix_spawnattr_setsigdefault(&at, &all);
-	}
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-				 POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+	check_spawnattr_init(&at);
 	{
 		char *args[32];
 		size_t k = 0;

@@ -121,6 +121,22 @@ drain(int *fd, char **buf, size_t *len, size_t *cap)
 	}
 }
 
+void
+check_spawnattr_init(posix_spawnattr_t *at)
+{
+	sigset_t none, all;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(at);
+	posix_spawnattr_setpgroup(at, 0);
+	posix_spawnattr_setsigmask(at, &none);
+	posix_spawnattr_setsigdefault(at, &all);
+	posix_spawnattr_setflags(at, POSIX_SPAWN_SETPGROUP |
+				 POSIX_SPAWN_SETSIGMASK |
+				 POSIX_SPAWN_SETSIGDEF);
+}
+
 int
 check_exec(struct check_ctx *c, const char *const argv[],
 	   const char *const extra_env[], const void *input, size_t len,
@@ -168,21 +184,8 @@ check_exec(struct check_ctx *c, const char *const argv[],
 						 O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-	posix_spawnattr_init(&at);
-	/* A group of its own, killed whole at the deadline; default
-	 * signals and an empty mask, whatever ours are. */
-	posix_spawnattr_setpgroup(&at, 0);
-	{
-		sigset_t none, all;
-
-		sigemptyset(&none);
-		sigfillset(&all);
-		posix_spawnattr_setsigmask(&at, &none);
-		posix_spawnattr_setsigdefault(&at, &all);
-	}
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-				 POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+	/* A group of its own, killed whole at the deadline. */
+	check_spawnattr_init(&at);
 	{
 		char *args[260];
 		size_t k = 0;
