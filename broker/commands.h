@@ -45,6 +45,23 @@ int cmd_eval(int argc, char **argv);
  * usage, 70 when the checks could not be run at all. */
 int cmd_check(int argc, char **argv);
 
+/* `stockade mcp [--workspace DIR] [--keep] [--policy FILE]` (cmd_mcp.c,
+ * mcp.h, docs/mcp.md; issue 8): a Model Context Protocol server over
+ * stdio on one workspace. Exit 0 at end of input or on SIGINT/SIGTERM,
+ * 1 when its output failed or a line was over 16 MiB, 2 for usage, a bad
+ * policy or workspace, 69 refused, 70 when the launcher cannot be
+ * found or started. */
+int cmd_mcp(int argc, char **argv);
+
+/*
+ * Refuses, for the session command COMMAND ("serve", "mcp"), a policy
+ * that only an evaluation may run: one that switches a layer off
+ * ([jail] unsafe_layers_off, unsafe_no_seccomp) or binds without
+ * Landlock ([filesystem] unsafe_ro_bind_no_landlock); docs/layers.md.
+ * Prints why on stderr. Returns 0 (allowed) or EXIT_USAGE.
+ */
+int session_policy_refused(const struct policy *pol, const char *command);
+
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing
  * "stockade: FILE:LINE: message" on failure. Returns 0 or EXIT_USAGE.

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,13 @@ static volatile sig_atomic_t interrupted;
 static volatile sig_atomic_t cancel_sock = -1;
 static uint8_t cancel_msg[64];
 static size_t cancel_len;
+/* jobrun_cancel from another thread (mcp: a client's cancellation). The
+ * request and the socket are C11 atomics (lock-free for int, hence safe
+ * in a handler too), so that of a request made while a job is being
+ * armed, either the canceller sees the socket or jobrun_exec sees the
+ * request (both sequentially consistent). */
+static atomic_int cancel_requested;
+static atomic_int cancel_sock_mt = -1;
 
 static void
 on_signal(int sig)
@@ -82,13 +90,42 @@ arm_cancel(const struct supervisor *sup)
 		return false;
 	cancel_len = (size_t)n;
 	cancel_sock = sup->sock;
+	atomic_store(&cancel_sock_mt, sup->sock);
+	if (atomic_load(&cancel_requested))
+		(void)send(sup->sock, cancel_msg, cancel_len,
+			   MSG_NOSIGNAL | MSG_DONTWAIT);
 	return true;
 }
 
 static void
 disarm_cancel(void)
 {
+	atomic_store(&cancel_sock_mt, -1);
 	cancel_sock = -1;
+}
+
+void
+jobrun_cancel(void)
+{
+	int sock;
+
+	atomic_store(&cancel_requested, 1);
+	sock = atomic_load(&cancel_sock_mt);
+	if (sock >= 0)
+		(void)send(sock, cancel_msg, cancel_len,
+			   MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void
+jobrun_cancel_reset(void)
+{
+	atomic_store(&cancel_requested, 0);
+}
+
+bool
+jobrun_cancel_requested(void)
+{
+	return atomic_load(&cancel_requested) != 0;
 }
 
 /* True when ENTRY ("NAME=value") names the variable of ENV ("NAME=..."). */

@@ -154,4 +154,21 @@ void jobrun_default_signals(void);
 /* The signal number the handler caught first, or 0. */
 int jobrun_interrupted(void);
 
+/*
+ * Cancels the running job from another thread (mcp.c's reader: the
+ * client's notifications/cancelled): sends CANCEL as a signal would, so
+ * the launcher kills the jail and still answers with the job's RESULT.
+ * A request made before the job is armed is kept and sent as soon as it
+ * is (jobrun_exec), until jobrun_cancel_reset. Thread-safe and
+ * async-signal-safe; sets nothing a signal sets (jobrun_interrupted
+ * stays 0: the session goes on).
+ */
+void jobrun_cancel(void);
+
+/* Forgets a cancellation request (before the next job). */
+void jobrun_cancel_reset(void);
+
+/* Has jobrun_cancel been called since the last jobrun_cancel_reset? */
+bool jobrun_cancel_requested(void);
+
 #endif

@@ -22,6 +22,7 @@ usage(FILE *f)
 		"       stockade get --workspace DIR SANDBOX_PATH HOST_FILE|-\n"
 		"       stockade ls|stat|rm|mkdir|mv --workspace DIR PATH...\n"
 		"       stockade serve --workspace DIR [--socket PATH]\n"
+		"       stockade mcp [--workspace DIR] [--keep]\n"
 		"       stockade policy show|default|check\n"
 		"       stockade doctor [--json]\n"
 		"       stockade check [--json] [--only LAYER] [--list] [--prefix DIR]\n"
@@ -79,6 +80,8 @@ main(int argc, char **argv)
 		return cmd_mv(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "mcp") == 0)
+		return cmd_mcp(argc - 1, argv + 1);
 	if (strcmp(argv[1], "policy") == 0)
 		return cmd_policy(argc - 1, argv + 1);
 	if (strcmp(argv[1], "doctor") == 0)

@@ -608,6 +608,48 @@ dispatch(struct call *c, json_t *req, json_t **id, bool *notify)
 	return rpc_fail(c, RPC_METHOD_NOT_FOUND, NULL, "method not found");
 }
 
+json_t *
+rpc_call(struct rpc_session *s, const char *method, json_t *params, int *fds,
+	 size_t nfds, int *code, char **message, json_t **data)
+{
+	struct call c = {s, NULL, fds, nfds, 0, NULL, NULL};
+	struct rawpath p = {NULL, 0};
+	json_t *own = NULL, *r = NULL;
+	size_t i;
+
+	*code = 0;
+	*message = NULL;
+	*data = NULL;
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strcmp(method, methods[i].name) == 0)
+			break;
+	if (i == sizeof(methods) / sizeof(methods[0]))
+		rpc_fail(&c, RPC_METHOD_NOT_FOUND, NULL, "method not found");
+	else if (nfds > RPC_MAX_FDS)
+		rpc_fail(&c, RPC_INVALID_REQUEST, NULL, "invalid request: more "
+			 "than %d descriptors", RPC_MAX_FDS);
+	else if (params == NULL && (params = own = json_object()) == NULL)
+		rpc_out_of_memory(&c);
+	else if (!json_is_object(params))
+		rpc_fail(&c, RPC_INVALID_PARAMS, NULL, "invalid params: params "
+			 "must be an object (by name)");
+	else {
+		c.params = params;
+		r = methods[i].fn(&c, &p);
+		free(p.p);
+	}
+	for (i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	json_decref(own);
+	if (r == NULL) {
+		*code = c.code != 0 ? c.code : RPC_INTERNAL_ERROR;
+		*message = c.message != NULL ? c.message : strdup("out of memory");
+		*data = c.data;
+	}
+	return r;
+}
+
 static char *
 dump_line(json_t *o)
 {

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "fsapi.h"
 #include "policy.h"
 #include "snapshot.h"
@@ -76,6 +78,23 @@ void rpc_session_free(struct rpc_session *s);
  */
 int rpc_handle(struct rpc_session *s, const char *line, size_t len,
 	       int *fds, size_t nfds, char **response);
+
+/*
+ * Runs METHOD (one of docs/protocol.md's: "exec", "fs.write", ...) with
+ * PARAMS (an object, borrowed; NULL means {}) in S exactly as rpc_handle
+ * would, without the JSON-RPC envelope: for a front that speaks another
+ * protocol over the same session (mcp.c). FDS as rpc_handle: every one
+ * is closed before rpc_call returns.
+ *
+ * Returns the method's result (a new reference), or NULL with *CODE set
+ * to the error code of docs/protocol.md ("Errors"), *MESSAGE to its
+ * message (valid UTF-8; the caller frees it; NULL only if even that
+ * could not be allocated) and *DATA to its data (a new reference, or
+ * NULL).
+ */
+json_t *rpc_call(struct rpc_session *s, const char *method, json_t *params,
+		 int *fds, size_t nfds, int *code, char **message,
+		 json_t **data);
 
 /*
  * An error response with id null for the transport's own errors (a line

@@ -482,6 +482,36 @@ serve_socket(struct server *sv, struct listener *l)
 }
 
 int
+session_policy_refused(const struct policy *pol, const char *command)
+{
+	char names[256];
+
+	/* A session serves an agent: never with layers off, which only an
+	 * evaluation may ask for (docs/layers.md). */
+	if (policy_layers_off(pol) != 0) {
+		log_error("refused: the policy switches layers off (%s): "
+			  "`stockade %s` never runs such a policy (only "
+			  "`stockade eval` or `stockade run "
+			  "--unsafe-evaluation` do)",
+			  job_layers_format(policy_layers_off(pol), names,
+					    sizeof(names)), command);
+		return EXIT_USAGE;
+	}
+	/* Nor with a bind given no Landlock rule, the other evaluation-only
+	 * key ([filesystem] unsafe_ro_bind_no_landlock). */
+	if (policy_unsafe_mount(pol) != NULL) {
+		log_error("refused: the policy binds %s with "
+			  "unsafe_ro_bind_no_landlock (no Landlock rule for "
+			  "it): `stockade %s` never runs such a policy (only "
+			  "`stockade eval` or `stockade run "
+			  "--unsafe-evaluation` do)",
+			  policy_unsafe_mount(pol)->target, command);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int
 cmd_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -518,31 +548,9 @@ cmd_serve(int argc, char **argv)
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
 		return rc;
-	/* A session serves an agent: never with layers off, which only an
-	 * evaluation may ask for (docs/layers.md). */
-	if (policy_layers_off(&pol) != 0) {
-		char names[256];
-
-		log_error("refused: the policy switches layers off (%s): "
-			  "`stockade serve` never runs such a policy (only "
-			  "`stockade eval` or `stockade run "
-			  "--unsafe-evaluation` do)",
-			  job_layers_format(policy_layers_off(&pol), names,
-					    sizeof(names)));
+	if ((rc = session_policy_refused(&pol, "serve")) != 0) {
 		policy_clear(&pol);
-		return EXIT_USAGE;
-	}
-	/* Nor with a bind given no Landlock rule, the other evaluation-only
-	 * key ([filesystem] unsafe_ro_bind_no_landlock). */
-	if (policy_unsafe_mount(&pol) != NULL) {
-		log_error("refused: the policy binds %s with "
-			  "unsafe_ro_bind_no_landlock (no Landlock rule for "
-			  "it): `stockade serve` never runs such a policy (only "
-			  "`stockade eval` or `stockade run "
-			  "--unsafe-evaluation` do)",
-			  policy_unsafe_mount(&pol)->target);
-		policy_clear(&pol);
-		return EXIT_USAGE;
+		return rc;
 	}
 	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
