@@ -256,7 +256,10 @@ take_line(struct server *sv, const char *line, size_t len)
 	}
 	if (json_is_string(method) && (json_is_string(id) ||
 					json_is_integer(id)) &&
-	    strcmp(json_string_value(method), "ping") == 0) {
+	    strcmp(json_string_value(method), "ping") == 0 &&
+	    json_is_string(json_object_get(msg, "jsonrpc")) &&
+	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")),
+		   "2.0") == 0) {
 		/* Answered at once, even while a job runs (MCP "Ping"). */
 		json_t *r = json_pack("{s:s,s:O,s:{}}", "jsonrpc", "2.0", "id",
 				      id, "result");
@@ -574,8 +577,8 @@ cmd_mcp(int argc, char **argv)
 		return rc;
 	}
 	if (ws.temporary)
-		log_info("mcp: workspace %s (%s at exit)", ws.path,
-			 keep ? "kept" : "removed");
+		fprintf(stderr, "stockade: mcp: workspace %s (%s at exit)\n",
+			ws.path, keep ? "kept" : "removed");
 	memset(&sv, 0, sizeof(sv));
 	sv.wake[0] = sv.wake[1] = -1;
 	pthread_mutex_init(&sv.mu, NULL);

@@ -77,6 +77,15 @@ mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 		json_decref(r);
 	}
 	size = b64 ? json_string_length(s) / 4 * 3 : json_string_length(s);
+	/* fs.write's own too_large says to pass a descriptor, which an MCP
+	 * client cannot: say what the model can do instead. */
+	if (size > m->policy->files.inline_bytes + (b64 ? 2 : 0))
+		return mcp_tool_error(m, "too_large: write_file takes at most "
+				      "%llu bytes per call (the policy's "
+				      "inline_kb); write the file in parts and "
+				      "join them with run_code (cat part1 part2 "
+				      "> file)", (unsigned long long)
+				      m->policy->files.inline_bytes);
 	transfer_progress(m, token, 0, size, "write_file");
 	p = json_pack("{s:s,s:O,s:b}", "path", path, b64 ? "data" : "text", s,
 		      "overwrite", 1);

@@ -105,7 +105,9 @@ mcp_rpc(struct mcp_session *m, const char *method, json_t *params,
 	else if (code == RPC_FILE_ERROR)
 		*err = mcp_tool_error(m, "%s", message);
 	else if (code == RPC_INVALID_PARAMS)
-		*err = mcp_tool_error(m, "invalid arguments: %s", message);
+		*err = mcp_tool_error(m, "invalid arguments: %s",
+				      message + (strncmp(message, "invalid "
+					"params: ", 16) == 0 ? 16 : 0));
 	else if (code == RPC_JOB_ERROR)
 		*err = mcp_tool_error(m, "the sandbox could not run the program "
 				  "(%s). This is a failure of the sandbox, not "

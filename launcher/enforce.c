@@ -346,7 +346,9 @@ sample(struct enforcer *e, uint64_t now)
 static enum enforce_reason
 check_workspace(struct enforcer *e, uint64_t now)
 {
-	uint64_t used, total;
+	/* Both are set by the calls below before use; zeroed because gcc
+	 * -O2 cannot see it (-Wmaybe-uninitialized in a release build). */
+	uint64_t used = 0, total = 0;
 	int x;
 
 	if (e->unlimited || fs_used(e->ws_fd, &used) < 0 ||

@@ -5,10 +5,16 @@
 # through tests/mcp/client.mjs (initialize, tools/list, Python, files,
 # stdin, a timeout, progress, cancellation, hostile paths, changes).
 #
-# Set-up: `npm ci` from the lock file into the build directory (the
-# npm registry; npm's cache makes a rerun cheap). Then the client runs as
+# Then the MCP Inspector's CLI mode (@modelcontextprotocol/inspector,
+# tests/mcp-inspector/, headless) lists the tools and calls two.
+#
+# Set-up: `npm ci` from each lock file into the build directory (the
+# npm registry; npm's cache makes a rerun cheap). The SDK client runs as
 # the caller and as uid 65534, each against a fresh workspace. TAP.
 # Without node or npm the test skips, and fails under STOCKADE_MUST_WORK=1.
+# The Inspector 0.21 asks for Node.js 22 and runs on 20: on an older one
+# (Debian 12's own nodejs is 18) its part skips with the reason.
+import json
 import os
 import shutil
 import subprocess
@@ -24,15 +30,15 @@ def skip_or_fail(why):
     return 1 if MUST else 0
 
 
-def install_client(dest):
-    """Copies tests/mcp/ to DEST and installs its lock file there (npm ci
-    only when the lock file changed). Returns None or the reason it
-    failed."""
+def install_client(dest, src="mcp", files=("client.mjs",)):
+    """Copies tests/SRC/ (its package files and FILES) to DEST and installs
+    its lock file there (npm ci only when the lock file changed). Returns
+    None or the reason it failed."""
     os.makedirs(dest, exist_ok=True)
-    lock = os.path.join(HERE, "mcp", "package-lock.json")
+    lock = os.path.join(HERE, src, "package-lock.json")
     stamp = os.path.join(dest, "node_modules", ".stockade-lock")
-    for f in ("package.json", "package-lock.json", "client.mjs"):
-        shutil.copyfile(os.path.join(HERE, "mcp", f), os.path.join(dest, f))
+    for f in ("package.json", "package-lock.json") + tuple(files):
+        shutil.copyfile(os.path.join(HERE, src, f), os.path.join(dest, f))
     want = open(lock, "rb").read()
     if os.path.exists(stamp) and open(stamp, "rb").read() == want:
         return None
@@ -78,6 +84,64 @@ def run_client(n, label, client_dir, stockade, as_user):
     return ok
 
 
+def inspector(n, build, stockade):
+    """The MCP Inspector's CLI mode against STOCKADE: tools/list, a run
+    and a hostile path. Prints one TAP line; returns True on success or
+    skip."""
+    major = int(subprocess.run(["node", "-p", "process.versions.node"],
+                               capture_output=True, text=True).stdout
+                .split(".")[0] or 0)
+    if major < 20:
+        print(f"ok {n} # SKIP the MCP Inspector 0.21 needs Node.js 20 or "
+              f"later (22 by its package); this machine has {major}")
+        return True
+    dest = os.path.join(build, "tests", "mcp-inspector")
+    why = install_client(dest, "mcp-inspector", ())
+    if why is not None:
+        print(f"not ok {n} - the MCP Inspector could not be installed: "
+              + why.replace("\n", " "))
+        return False
+    scratch = tempfile.mkdtemp(prefix="stockade-mcp-insp-")
+    ws = os.path.join(scratch, "ws")
+    os.mkdir(ws)
+    if os.geteuid() == 0:
+        os.chown(ws, 65534, 65534)
+    cli = [os.path.join(dest, "node_modules", ".bin", "mcp-inspector"),
+           "--cli", stockade, "mcp", "--workspace", ws]
+    problems = []
+    try:
+        def run(*args):
+            r = subprocess.run(cli + list(args), capture_output=True,
+                               text=True, timeout=120)
+            try:
+                return json.loads(r.stdout)
+            except ValueError:
+                problems.append(f"{args}: exit {r.returncode}: "
+                                f"{(r.stdout + r.stderr)[-500:]}")
+                return {}
+        names = sorted(t["name"] for t in run("--method", "tools/list")
+                       .get("tools", []))
+        if names != ["changes", "list_files", "read_file", "run_code",
+                     "run_command", "write_file"]:
+            problems.append(f"tools/list gave {names}")
+        r = run("--method", "tools/call", "--tool-name", "run_code",
+                "--tool-arg", "language=python", "--tool-arg",
+                "code=print(6*7)")
+        if r.get("structuredContent", {}).get("stdout") != "42\n":
+            problems.append(f"run_code gave {r}")
+        r = run("--method", "tools/call", "--tool-name", "read_file",
+                "--tool-arg", "path=../../etc/passwd")
+        if r.get("isError") is not True or "invalid_path" not in json.dumps(r):
+            problems.append(f"read_file ../../etc/passwd gave {r}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for p in problems:
+        print("# " + p)
+    print(f"{'ok' if not problems else 'not ok'} {n} - the MCP Inspector's "
+          "CLI mode lists the six tools, runs Python, refuses ../")
+    return not problems
+
+
 def main():
     if shutil.which("node") is None or shutil.which("npm") is None:
         return skip_or_fail("node and npm are needed (tools/bootstrap "
@@ -87,7 +151,7 @@ def main():
     why = install_client(client_dir)
     if why is not None:
         return skip_or_fail(why)
-    print("1..2")
+    print("1..3")
     ok = run_client(1, "as the caller", client_dir, os.environ["STOCKADE_BIN"],
                     False)
     # As 65534: the binaries and the client where that user can reach them
@@ -103,6 +167,7 @@ def main():
                          os.path.join(tmp, "stockade"), True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    ok &= inspector(3, build, os.environ["STOCKADE_BIN"])
     return 0 if ok else 1
 
 

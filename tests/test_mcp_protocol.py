@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+# `stockade mcp` at the protocol's edges (docs/mcp.md), over its stdio
+# with hand-made lines: what a real client (test_mcp_sdk.py) never sends.
+# Version negotiation, requests before initialize, bad lines, a cut last
+# line, ping and cancellation while a job runs, a queued request
+# cancelled, SIGTERM mid-job, the temporary workspace, the policy as the
+# ceiling of the schemas, refused policies. As the caller; the session
+# part again as uid 65534. TAP.
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+STOCKADE = os.environ["STOCKADE_BIN"]
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}}
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append((name, bool(cond), detail))
+
+
+def line(o):
+    return json.dumps(o) + "\n"
+
+
+def call(i, tool, args, meta=None):
+    p = {"name": tool, "arguments": args}
+    if meta:
+        p["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": p}
+
+
+def session(text, args=(), prefix=(), timeout=60, env=None):
+    """Runs stockade mcp on the input TEXT; returns (rc, [messages],
+    stderr)."""
+    r = subprocess.run(list(prefix) + [STOCKADE, "mcp"] + list(args),
+                       input=text, capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    msgs = []
+    for ln in r.stdout.splitlines():
+        try:
+            msgs.append(json.loads(ln))
+        except ValueError:
+            msgs.append({"unparsable": ln})
+    return r.returncode, msgs, r.stderr
+
+
+def by_id(msgs, i):
+    return [m for m in msgs if m.get("id") == i]
+
+
+class Live:
+    """A session driven line by line."""
+
+    def __init__(self, args=(), prefix=()):
+        self.p = subprocess.Popen(list(prefix) + [STOCKADE, "mcp"] + list(args),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+
+    def send(self, o):
+        self.p.stdin.write(line(o))
+        self.p.stdin.flush()
+
+    def recv(self):
+        ln = self.p.stdout.readline()
+        return json.loads(ln) if ln else None
+
+
+def workspace(owner_65534):
+    d = tempfile.mkdtemp(prefix="stockade-mcp-proto-")
+    os.chmod(d, 0o755)
+    ws = os.path.join(d, "ws")
+    os.mkdir(ws)
+    if owner_65534 or os.geteuid() == 0:
+        os.chown(ws, 65534, 65534)
+    return d, ws
+
+
+def negotiation():
+    for asked, want, structured in (("2025-11-25", "2025-11-25", True),
+                                    ("2025-06-18", "2025-06-18", True),
+                                    ("2025-03-26", "2025-03-26", False),
+                                    ("2024-11-05", "2024-11-05", False),
+                                    ("1999-01-01", "2025-11-25", True)):
+        init = json.loads(json.dumps(INIT))
+        init["params"]["protocolVersion"] = asked
+        rc, msgs, _ = session(line(init) + line(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + line(
+            call(3, "run_code", {"language": "sh", "code": "echo hi"})))
+        got = by_id(msgs, 1)[0]["result"]["protocolVersion"]
+        tools = by_id(msgs, 2)[0]["result"]["tools"]
+        res = by_id(msgs, 3)[0]["result"]
+        has = all("outputSchema" in t for t in tools) and "structuredContent" in res
+        none = not any("outputSchema" in t for t in tools) and "structuredContent" not in res
+        check(f"initialize with {asked} answers {want}; structured output "
+              f"{'on' if structured else 'off'}",
+              rc == 0 and got == want and (has if structured else none)
+              and res["content"][0]["text"].startswith("status: ok"),
+              f"got {got}, rc {rc}")
+
+
+def edges():
+    rc, msgs, _ = session(line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+                          + line({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    check("a request before initialize is -32002; ping is answered",
+          by_id(msgs, 1)[0]["error"]["code"] == -32002
+          and by_id(msgs, 2)[0]["result"] == {})
+    bad = ("{not json\n" '{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}\n'
+           "[1,2]\n" + line({"jsonrpc": "1.0", "id": 7, "method": "ping"})
+           + line({"jsonrpc": "2.0", "id": None, "method": "ping"})
+           + line({"jsonrpc": "2.0", "id": 8, "method": "resources/list"})
+           + line({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                   "params": {"name": "nope", "arguments": {}}}))
+    rc, msgs, _ = session(line(INIT) + bad)
+    # Lines that are not requests are answered by the reader at once,
+    # before the queued ones: compare the codes, not their order.
+    codes = sorted(m.get("error", {}).get("code", 0) for m in msgs
+                   if m.get("id") != 1)
+    check("bad lines: parse error, duplicate key, batch, jsonrpc 1.0, null id, "
+          "unknown method, unknown tool",
+          codes == sorted([-32700, -32700, -32600, -32600, -32600, -32601,
+                           -32602])
+          and rc == 0, f"codes {codes}")
+    d, ws = workspace(False)
+    try:
+        rc, msgs, _ = session(line(INIT) + json.dumps(call(
+            2, "write_file", {"path": "cut.txt", "content": "x"})),
+            ["--workspace", ws])
+        check("a last line without its newline is not carried out",
+              rc == 0 and not by_id(msgs, 2)
+              and not os.path.exists(os.path.join(ws, "cut.txt")))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def live(prefix=(), label="", owner_65534=False):
+    d, ws = workspace(owner_65534)
+    try:
+        s = Live(["--workspace", ws], prefix)
+        s.send(INIT)
+        s.recv()
+        t0 = time.time()
+        s.send(call(2, "run_code", {"language": "sh",
+                                    "code": "sleep 30; echo late > late.txt"},
+                    {"progressToken": 77}))
+        s.send(call(3, "write_file", {"path": "queued.txt", "content": "q"}))
+        s.send(call(4, "run_code", {"language": "sh", "code": "echo four"}))
+        time.sleep(1.5)
+        s.send({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+        got = [s.recv(), s.recv()]
+        ping = [m for m in got if m.get("id") == 5]
+        prog = [m for m in got if m.get("method") == "notifications/progress"]
+        check(f"{label}ping is answered while a job runs; progress carries "
+              "the token", ping and prog and prog[0]["params"]["progressToken"] == 77
+              and prog[0]["params"]["total"] == 30, f"{got}")
+        # Cancel the queued write, then the running job.
+        s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 3}})
+        s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 2, "reason": "test"}})
+        m = s.recv()
+        while m is not None and m.get("method") == "notifications/progress":
+            m = s.recv()
+        check(f"{label}cancelled: the job is killed and unanswered, the "
+              "queued request dropped, the next one answered",
+              m is not None and m.get("id") == 4
+              and m["result"]["structuredContent"]["stdout"] == "four\n"
+              and time.time() - t0 < 10
+              and not os.path.exists(os.path.join(ws, "queued.txt")), f"{m}")
+        # SIGTERM in the middle of a job: it is cancelled, the server exits 0.
+        s.send(call(6, "run_code", {"language": "sh",
+                                    "code": "sleep 30; echo late > late2.txt"}))
+        time.sleep(1)
+        t1 = time.time()
+        s.p.send_signal(signal.SIGTERM)
+        rc = s.p.wait(timeout=15)
+        check(f"{label}SIGTERM mid-job: the job is killed, exit 0",
+              rc == 0 and time.time() - t1 < 10, f"rc {rc}")
+        time.sleep(0.5)
+        check(f"{label}no job wrote after it was cancelled",
+              not os.path.exists(os.path.join(ws, "late.txt"))
+              and not os.path.exists(os.path.join(ws, "late2.txt")))
+        s.p.stdout.close()
+        s.p.stderr.close()
+        s.p.stdin.close()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def temporary_and_policy():
+    tmp = tempfile.mkdtemp(prefix="stockade-mcp-tmpdir-")
+    os.chmod(tmp, 0o755)
+    try:
+        env = dict(os.environ, TMPDIR=tmp)
+        rc, msgs, err = session(line(INIT) + line(call(
+            2, "write_file", {"path": "a.txt", "content": "x"})), env=env)
+        check("without --workspace: a temporary workspace, named on stderr, "
+              "removed at exit", rc == 0 and "workspace " + tmp in err
+              and os.listdir(tmp) == [], f"{err} {os.listdir(tmp)}")
+        rc, msgs, err = session(line(INIT), ["--keep"], env=env)
+        check("--keep keeps it", rc == 0 and len(os.listdir(tmp)) == 1)
+        pol = os.path.join(tmp, "p.ini")
+        with open(pol, "w") as f:
+            f.write("[limits]\nwall_time_ms = 5000\nmemory_mb = 256\n")
+        rc, msgs, _ = session(line(INIT) + line(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            ["--policy", pol], env=env)
+        tools = {t["name"]: t for t in by_id(msgs, 2)[0]["result"]["tools"]}
+        props = tools["run_code"]["inputSchema"]["properties"]
+        check("the policy is the ceiling: the schema's maxima and the "
+              "description follow it", props["timeout_seconds"]["maximum"] == 5
+              and props["memory_mb"]["maximum"] == 256
+              and "5 s of wall-clock time" in tools["run_code"]["description"],
+              json.dumps(props)[:300])
+        with open(pol, "w") as f:
+            f.write("[jail]\nunsafe_layers_off = network_ns\n")
+        rc, _, err = session(line(INIT), ["--policy", pol], env=env)
+        check("a policy that switches a layer off is refused (exit 2)",
+              rc == 2 and "refused" in err, err)
+        rc, _, err = session(line(INIT), ["--workspace", os.path.join(
+            tmp, "missing")], env=env)
+        check("a missing workspace is exit 2", rc == 2, err)
+        rc, _, err = session("", ["--bogus"])
+        check("an unknown option is exit 2 with the usage",
+              rc == 2 and "usage: stockade mcp" in err)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    global STOCKADE
+    negotiation()
+    edges()
+    live()
+    temporary_and_policy()
+    # The live session again as uid 65534, from a copy it can reach.
+    tmp = tempfile.mkdtemp(prefix="stockade-mcp-bin-")
+    try:
+        os.chmod(tmp, 0o755)
+        for exe in ("stockade", "stockade-launcher"):
+            shutil.copy2(os.path.join(os.path.dirname(STOCKADE), exe),
+                         os.path.join(tmp, exe))
+        saved, STOCKADE = STOCKADE, os.path.join(tmp, "stockade")
+        if os.geteuid() == 0:
+            live(["setpriv", "--reuid=65534", "--regid=65534",
+                  "--clear-groups"], "as 65534: ", True)
+        STOCKADE = saved
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"1..{len(results)}")
+    failed = 0
+    for i, (name, ok, detail) in enumerate(results, 1):
+        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
+        if not ok:
+            failed += 1
+            for ln in str(detail).splitlines()[:10]:
+                print("# " + ln)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
