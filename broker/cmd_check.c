@@ -28,6 +28,7 @@
 #include "check.h"
 #include "commands.h"
 #include "config.h"
+#include "install_path.h"
 #include "plant.h"
 
 const char *const check_layers[] = {
@@ -86,17 +87,47 @@ is_exe(const char *path)
 }
 
 /*
+ * Finds the helper NAME of the broker in BINDIR the way the broker finds
+ * its launcher (install_open_helper, install_path.h: beside it, then by
+ * the relative path bindir -> libexecdir, then, with BUILTIN,
+ * STOCKADE_LIBEXECDIR) into DST (4096 bytes). Returns 0, or prints the
+ * places tried and returns -1.
+ */
+static int
+locate_helper(char *dst, const char *bindir, const char *name, bool builtin)
+{
+	char tried[3 * PATH_MAX];
+	int fd = install_open_helper(bindir, name, builtin, dst, PATH_MAX,
+				     tried, sizeof(tried));
+
+	if (fd >= 0) {
+		close(fd);
+		if (is_exe(dst))
+			return 0;
+		fprintf(stderr, "stockade check: %s: not executable by this "
+			"user\n", dst);
+		return -1;
+	}
+	fprintf(stderr, "stockade check: %s: no executable file in %s; give "
+		"the installation or build tree with --prefix DIR\n", name,
+		tried);
+	return -1;
+}
+
+/*
  * Finds the three binaries: under PREFIX (a build tree holds them side by
- * side; an installation has bin/ and libexec/stockade/), else this
- * binary and the launcher's own search order (supervisor_init: beside
- * /proc/self/exe, then STOCKADE_LIBEXECDIR). Returns 0 or prints why not
- * and returns -1.
+ * side; an installation has PREFIX/STOCKADE_PREFIX_TO_BIN/stockade and
+ * its helpers where that broker finds them, never this one's compiled-in
+ * STOCKADE_LIBEXECDIR), else this binary (/proc/self/exe) and the helpers
+ * in the launcher's own search order (supervisor_init). Returns 0 or
+ * prints why not and returns -1.
  */
 static int
 locate(struct check_ctx *c, const char *prefix)
 {
-	char self[PATH_MAX], dir[PATH_MAX];
+	char dir[PATH_MAX], self[PATH_MAX];
 	ssize_t n;
+	int e;
 
 	if (prefix != NULL) {
 		if (realpath(prefix, dir) == NULL) {
@@ -105,41 +136,34 @@ locate(struct check_ctx *c, const char *prefix)
 			return -1;
 		}
 		join(c->stockade, dir, "/stockade");
-		if (is_exe(c->stockade)) {
-			join(c->launcher, dir, "/stockade-launcher");
-			join(c->probe, dir, "/stockade-probe");
-		} else {
-			join(c->stockade, dir, "/bin/stockade");
-			join(c->launcher, dir,
-			     "/libexec/stockade/stockade-launcher");
-			join(c->probe, dir, "/libexec/stockade/stockade-probe");
+		if (!is_exe(c->stockade)) {
+			join(c->stockade, dir, "/" STOCKADE_PREFIX_TO_BIN);
+			if (realpath(c->stockade, dir) == NULL)
+				join(dir, c->stockade, "");
+			join(c->stockade, dir, "/stockade");
 		}
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n < 0) {
-			fprintf(stderr, "stockade check: /proc/self/exe: %s\n",
-				strerror(errno));
-			return -1;
-		}
-		self[n] = '\0';
-		join(c->stockade, self, "");
-		*strrchr(self, '/') = '\0';
-		join(c->launcher, self, "/stockade-launcher");
-		join(c->probe, self, "/stockade-probe");
-		if (!is_exe(c->launcher))
-			join(c->launcher, STOCKADE_LIBEXECDIR,
-			     "/stockade-launcher");
-		if (!is_exe(c->probe))
-			join(c->probe, STOCKADE_LIBEXECDIR, "/stockade-probe");
-	}
-	const char *const need[] = {c->stockade, c->launcher, c->probe};
-	for (size_t i = 0; i < 3; i++)
-		if (!is_exe(need[i])) {
+		if (!is_exe(c->stockade)) {
 			fprintf(stderr, "stockade check: %s: not an executable "
 				"file; give the installation or build tree "
-				"with --prefix DIR\n", need[i]);
+				"with --prefix DIR\n", c->stockade);
 			return -1;
 		}
+	} else {
+		if ((e = install_self_dir(dir, sizeof(dir))) < 0) {
+			fprintf(stderr, "stockade check: /proc/self/exe: %s\n",
+				strerror(-e));
+			return -1;
+		}
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			return -1;
+		self[n] = '\0';
+		join(c->stockade, self, "");
+	}
+	if (locate_helper(c->launcher, dir, "stockade-launcher",
+			  prefix == NULL) < 0 ||
+	    locate_helper(c->probe, dir, "stockade-probe", prefix == NULL) < 0)
+		return -1;
 	return 0;
 }
 

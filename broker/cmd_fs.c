@@ -45,6 +45,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "preflight.h"
+#include "progress.h"
 #include "workspace.h"
 #include "wspath.h"
 
@@ -59,15 +60,17 @@ enum {
 	OPT_PARENTS = 1 << 4,
 	OPT_MODE = 1 << 5,
 	OPT_SIZE = 1 << 6,
+	OPT_NO_PROGRESS = 1 << 7,
 };
 
 struct fs_args {
 	const char *policy, *workspace;
 	const char *a, *b;      /* the operands; B is NULL for one */
-	bool overwrite, recursive, json, parents;
+	bool overwrite, recursive, json, parents, no_progress;
 	size_t limit;           /* ls --limit; 0: the quota's max_files */
 	mode_t mode;            /* mkdir --mode; default 0755 */
 	uint64_t size;          /* put --size, bytes; UINT64_MAX: not given */
+	enum progress_mode progress; /* put, get: the meter (meter_mode) */
 };
 
 /* The host side of a command, opened before confinement. */
@@ -131,6 +134,12 @@ usage(FILE *f, const struct fs_cmd *cmd)
 {
 	fprintf(f, "usage: stockade %s --workspace DIR [--policy FILE] %s\n",
 		cmd->name, cmd->usage);
+	if (f == stdout && (cmd->opts & OPT_NO_PROGRESS) != 0)
+		fputs("On a terminal, a transfer of 1 MiB or more (or of over "
+		      "half a second) shows its\nprogress on stderr: bytes, "
+		      "percentage, rate, elapsed time; --no-progress turns\n"
+		      "it off. Nothing is shown when stdout or stderr is not "
+		      "a terminal.\n", f);
 }
 
 /* Returns 0, 1 for --help, or -1 for a usage error (reported). */
@@ -147,6 +156,7 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 		{"parents", no_argument, NULL, 'P'},
 		{"mode", required_argument, NULL, 'm'},
 		{"size", required_argument, NULL, 'S'},
+		{"no-progress", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -166,6 +176,10 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 		case 'r': given |= OPT_RECURSIVE; args->recursive = true; break;
 		case 'j': given |= OPT_JSON; args->json = true; break;
 		case 'P': given |= OPT_PARENTS; args->parents = true; break;
+		case 'N':
+			given |= OPT_NO_PROGRESS;
+			args->no_progress = true;
+			break;
 		case 'n':
 			given |= OPT_LIMIT;
 			if (parse_number(optarg, 10, SIZE_MAX, &v) < 0 ||
@@ -228,6 +242,46 @@ setup(const struct fs_args *args, struct policy *pol, struct workspace *ws)
 	return rc;
 }
 
+/*
+ * The meter of a put or get (progress.h), decided before confinement:
+ * off with --no-progress, or when the terminal is the data itself (a get
+ * to standard output; a put from a standard input that is a terminal,
+ * someone typing), and for every other command.
+ */
+static enum progress_mode
+meter_mode(const struct fs_cmd *cmd, const struct fs_args *args)
+{
+	bool off = (cmd->opts & OPT_NO_PROGRESS) == 0 || args->no_progress ||
+		   args->json;
+
+	if (strcmp(cmd->name, "put") == 0 && strcmp(args->a, "-") == 0 &&
+	    isatty(STDIN_FILENO) == 1)
+		off = true;
+	if (strcmp(cmd->name, "get") == 0 && strcmp(args->b, "-") == 0)
+		off = true;
+	return progress_mode(off);
+}
+
+/* Sets M up for a transfer of TOTAL bytes (UINT64_MAX: unknown) and
+ * hooks it to the file API's copies (fsapi_set_progress). */
+static void
+meter_start(struct progress *m, const struct fs_args *args, const char *verb,
+	    uint64_t total)
+{
+	progress_begin(m, args->progress, STDERR_FILENO, verb, total);
+	if (args->progress != PROGRESS_OFF)
+		fsapi_set_progress(progress_add, m);
+}
+
+/* Unhooks M and erases its line, before a message or the end (the final
+ * line is progress_end's). */
+static void
+meter_stop(struct progress *m)
+{
+	fsapi_set_progress(NULL, NULL);
+	progress_clear(m);
+}
+
 /* put: opens the host file, or takes standard input ("-"). Returns 0 or
  * EXIT_FILE. */
 static int
@@ -252,11 +306,12 @@ open_put(const struct fs_args *args, struct fs_host *h)
  * an unnamed file (fsapi_stage), so that a producer that died early is
  * told from a short file before any name exists. *STAGED gets the staged
  * file (or stays -1): the caller puts from it and closes it. Returns 0 or
- * EXIT_FILE.
+ * EXIT_FILE. The meter M runs while a pipe is staged, not for the put of
+ * the staged copy that follows (a local copy: counted once).
  */
 static int
 put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in,
-	  int *staged)
+	  int *staged, struct progress *m)
 {
 	enum fs_error why;
 	struct stat st;
@@ -271,10 +326,13 @@ put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in,
 		off = lseek(in, 0, SEEK_CUR);
 		got = off >= 0 && st.st_size > off ?
 			      (uint64_t)(st.st_size - off) : 0;
-	} else if ((*staged = fsapi_stage(ctx->root, in, args->size, &got,
-					  &why)) < 0) {
-		fs_complain(ctx, args->b, why, NULL);
-		return EXIT_FILE;
+	} else {
+		*staged = fsapi_stage(ctx->root, in, args->size, &got, &why);
+		meter_stop(m);
+		if (*staged < 0) {
+			fs_complain(ctx, args->b, why, NULL);
+			return EXIT_FILE;
+		}
 	}
 	if (got != args->size) {
 		/* A pipe is read to at most SIZE + 1 bytes: "more". */
@@ -294,22 +352,46 @@ put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in,
 	return 0;
 }
 
+/* The bytes a put from IN will move, for the meter: --size, else what a
+ * regular file holds past its offset; UINT64_MAX for a pipe. */
+static uint64_t
+put_total(const struct fs_args *args, int in)
+{
+	struct stat st;
+	off_t off;
+
+	if (args->size != UINT64_MAX)
+		return args->size;
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+		return UINT64_MAX;
+	off = lseek(in, 0, SEEK_CUR);
+	return off >= 0 && st.st_size > off ? (uint64_t)(st.st_size - off) : 0;
+}
+
 static int
 do_put(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 {
 	_cleanup_close_ int staged = -1;
+	struct progress meter;
 	enum fs_error why;
 	struct stat st;
 	mode_t mode = 0644;
-	int rc;
+	int rc, e;
 
 	if (strcmp(args->a, "-") != 0 && fstat(h->in, &st) == 0)
 		mode = st.st_mode & 0777;
+	meter_start(&meter, args, "put", put_total(args, h->in));
 	if (args->size != UINT64_MAX &&
-	    (rc = put_sized(args, ctx, h->in, &staged)) != 0)
+	    (rc = put_sized(args, ctx, h->in, &staged, &meter)) != 0) {
+		meter_stop(&meter);
+		progress_end(&meter, false);
 		return rc;
-	if (fsapi_put(ctx, args->b, staged >= 0 ? staged : h->in, mode,
-		      args->overwrite, NULL, &why) < 0) {
+	}
+	e = fsapi_put(ctx, args->b, staged >= 0 ? staged : h->in, mode,
+		      args->overwrite, NULL, &why);
+	meter_stop(&meter);
+	progress_end(&meter, e == 0);
+	if (e < 0) {
 		fs_complain(ctx, args->b, why, NULL);
 		return EXIT_FILE;
 	}
@@ -351,13 +433,29 @@ open_get(const struct fs_args *args, struct fs_host *h)
 	return 0;
 }
 
+/* The size of the workspace file PATH for the meter of a get (a stat
+ * for the display only: the get decides on its own descriptor), or
+ * UINT64_MAX. */
+static uint64_t
+get_total(const struct fs_args *args, struct fs_ctx *ctx)
+{
+	struct fs_entry e;
+	enum fs_error why;
+
+	if (args->progress == PROGRESS_OFF ||
+	    fsapi_stat(ctx, args->a, &e, &why) < 0 || e.type != FS_T_FILE)
+		return UINT64_MAX;
+	return e.size;
+}
+
 static int
 do_get(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 {
+	struct progress meter;
 	enum fs_error why;
 	uint64_t copied;
 	mode_t um;
-	int rc = 0;
+	int rc = 0, e;
 
 	if (h->tmp == NULL) {
 		if (fsapi_get(ctx, args->a, 0, UINT64_MAX, 1, &copied, &why) <
@@ -369,8 +467,10 @@ do_get(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 	}
 	um = umask(0);
 	umask(um);
-	if (fsapi_get(ctx, args->a, 0, UINT64_MAX, h->out, &copied, &why) <
-	    0) {
+	meter_start(&meter, args, "get", get_total(args, ctx));
+	e = fsapi_get(ctx, args->a, 0, UINT64_MAX, h->out, &copied, &why);
+	meter_stop(&meter);
+	if (e < 0) {
 		fs_complain(ctx, args->a, why, NULL);
 		rc = EXIT_FILE;
 	} else if (fchmod(h->out, 0666 & ~um) < 0) {
@@ -391,6 +491,8 @@ do_get(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 		(void)unlink(h->tmp);
 	free(h->tmp);
 	h->tmp = NULL;
+	/* The final line once the file is in place. */
+	progress_end(&meter, rc == 0);
 	return rc;
 }
 
@@ -621,10 +723,11 @@ do_mv(const struct fs_args *args, struct fs_ctx *ctx,
 }
 
 static const struct fs_cmd commands[] = {
-	{"put", OPT_OVERWRITE | OPT_SIZE, 2, 2,
-	 "[--overwrite] [--size BYTES] HOST_FILE|- SANDBOX_PATH",
-	 open_put, do_put},
-	{"get", 0, 2, 2, "SANDBOX_PATH HOST_FILE|-", open_get, do_get},
+	{"put", OPT_OVERWRITE | OPT_SIZE | OPT_NO_PROGRESS, 2, 2,
+	 "[--overwrite] [--size BYTES] [--no-progress] HOST_FILE|- "
+	 "SANDBOX_PATH", open_put, do_put},
+	{"get", OPT_NO_PROGRESS, 2, 2,
+	 "[--no-progress] SANDBOX_PATH HOST_FILE|-", open_get, do_get},
 	{"ls", OPT_RECURSIVE | OPT_LIMIT | OPT_JSON, 0, 1,
 	 "[--recursive] [--limit N] [--json] [PATH]", NULL, do_ls},
 	{"stat", OPT_JSON, 1, 1, "[--json] PATH", NULL, do_stat},
@@ -687,6 +790,8 @@ cmd_fs(int argc, char **argv, size_t i)
 	}
 	if ((rc = setup(&args, &pol, &ws)) != 0)
 		return rc;
+	/* Asked of the terminal now, before confinement (progress.h). */
+	args.progress = meter_mode(cmd, &args);
 	if ((cmd->open == NULL || (rc = cmd->open(&args, &host)) == 0) &&
 	    (rc = confine_cli(ws.fd, &host)) == 0) {
 		/* Quotas: the policy's [files] (policy.h, struct fs_quota). */

@@ -149,6 +149,12 @@ cmd_policy(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* `stockade policy [show|default|check] --help`: the usage on
+	 * stdout, exit 0, as every command's --help. */
+	if (strcmp(argv[argc - 1], "--help") == 0 && argc <= 3) {
+		usage(stdout);
+		return 0;
+	}
 	if (strcmp(argv[1], "default") == 0 && argc == 2) {
 		fputs(policy_default_text, stdout);
 		return fflush(stdout) == 0 ? 0 : EXIT_SANDBOX;
@@ -168,7 +174,7 @@ cmd_policy(int argc, char **argv)
 		unsafe = true;
 	} else {
 		usage(stderr);
-		return strcmp(argv[1], "--help") == 0 ? 0 : EXIT_USAGE;
+		return EXIT_USAGE;
 	}
 	if ((rc = load_policy_or_complain(&p, file)) != 0)
 		return rc;

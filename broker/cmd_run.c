@@ -35,6 +35,7 @@
 #include "plant.h"
 #include "doctor.h"
 #include "preflight.h"
+#include "progress.h"
 #include "result_json.h"
 #include "runflags.h"
 #include "supervisor.h"
@@ -47,6 +48,7 @@ struct run_output {
 	bool stream;            /* pass output through as it arrives */
 	bool closed[3];         /* our stdout/stderr went away (EPIPE...) */
 	bool tty[3];            /* that stream of ours is a terminal */
+	struct progress_run status; /* "running 12.3 s of 30 s" (progress.h) */
 };
 
 /* The pass-through of the job's output (jobrun.tee); jobrun captures. */
@@ -58,7 +60,8 @@ on_output(void *arg, int stream, const uint8_t *data, size_t len)
 	if (!o->stream || o->closed[stream])
 		return;
 	/* On a terminal, the job's control sequences are shown, not obeyed
-	 * (term_escape): no OSC 52 clipboard writes, no forged replies. */
+	 * (term_escape): no OSC 52 clipboard writes, no forged replies. The
+	 * status line steps aside for them. */
 	if (o->tty[stream]) {
 		char buf[4 * PROTO_OUTPUT_CHUNK];
 		size_t n;
@@ -66,8 +69,10 @@ on_output(void *arg, int stream, const uint8_t *data, size_t len)
 		if (len > PROTO_OUTPUT_CHUNK)
 			len = PROTO_OUTPUT_CHUNK;
 		n = term_escape(data, len, buf);
+		progress_run_hold(&o->status);
 		if (write_all(stream, buf, n) < 0)
 			o->closed[stream] = true;
+		progress_run_release(&o->status, data, len);
 		return;
 	}
 	/* A reader that went away (SIGPIPE is ignored in main) stops the
@@ -85,9 +90,15 @@ usage(FILE *f)
 		"                    [--memory MIB] [--processes N] [--file-size MIB]\n"
 		"                    [--tmp-size MIB] [--output KIB]\n"
 		"                    [--json | --format stream|json|text]\n"
-		"                    [--unsafe-evaluation]\n"
+		"                    [--unsafe-evaluation] [--no-progress]\n"
 		"                    [--put HOST:SANDBOX]... [--get SANDBOX:HOST]...\n"
 		"                    -- PROGRAM [ARGS...]\n");
+	if (f == stdout)
+		fputs("On a terminal, a job that runs for a second shows "
+		      "\"running S s of LIMIT s\"\non stderr until it ends; "
+		      "--no-progress turns it off (nothing is shown\nwhen "
+		      "stdout or stderr is not a terminal, or with --json or "
+		      "--format json|text).\n", f);
 }
 
 /*
@@ -455,12 +466,14 @@ cmd_run(int argc, char **argv)
 		{"put", required_argument, NULL, 'P'},
 		{"get", required_argument, NULL, 'G'},
 		{"unsafe-evaluation", no_argument, NULL, 'U'},
+		{"no-progress", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct option opts[RUNFLAGS_N + sizeof(own) / sizeof(own[0])];
 	const char *policy_file = NULL, *workspace = NULL;
-	bool keep = false, got = true, unsafe = false;
+	bool keep = false, got = true, unsafe = false, quiet = false;
+	enum progress_mode pm;
 	enum run_format fmt = RUN_FORMAT_STREAM;
 	struct jobrun_overrides ov;
 	struct xfers puts = {NULL, 0}, gets = {NULL, 0};
@@ -493,6 +506,7 @@ cmd_run(int argc, char **argv)
 		case 'k': keep = true; break;
 		case 'j': fmt = RUN_FORMAT_JSON; break;
 		case 'U': unsafe = true; break;
+		case 'N': quiet = true; break;
 		case 'P':
 		case 'G':
 			e = xfer_add(c == 'P' ? &puts : &gets, (size_t)argc,
@@ -583,6 +597,10 @@ cmd_run(int argc, char **argv)
 		log_debug("the launcher did not start: %s", strerror(-e));
 		jr.start_error = e; /* the job's sandbox_error says why */
 	}
+	/* The status line (progress.h), asked of the terminal before
+	 * confinement; not for a job that reads the terminal itself. */
+	pm = progress_mode(quiet || fmt != RUN_FORMAT_STREAM ||
+			   jr.tty_fd >= 0);
 	if ((rc = confine_run(&ws, &gets)) != 0)
 		goto out_sup;
 	fsapi_ctx_init(&ctx, ws.fd, &pol.files);
@@ -597,7 +615,12 @@ cmd_run(int argc, char **argv)
 	out.tty[2] = isatty(2) == 1;
 	jr.tee = on_output;
 	jr.tee_arg = &out;
+	if ((e = progress_run_start(&out.status, pm, STDERR_FILENO,
+				    jr.limits.wall_ms)) < 0)
+		log_debug("no status line: %s", strerror(-e));
 	(void)jobrun_exec(&jr, &sup, &ctx, true);
+	/* Stopped and joined: nothing of it writes after this. */
+	progress_run_stop(&out.status);
 
 	/* Collected whatever the job's status (its files may explain a
 	 * failure), but not after an interruption: the user wants out. */

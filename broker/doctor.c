@@ -34,6 +34,7 @@
 #include "fsutil.h"
 #include "cgpath.h"
 #include "doctor_internal.h"
+#include "install_path.h"
 #include "preflight.h"
 
 enum {
@@ -113,17 +114,21 @@ check_kernel(struct doctor_report *r)
 static void
 apparmor_fix(struct doctor_check *c)
 {
-	char self[PATH_MAX], dir[PATH_MAX], launcher[PATH_MAX + 32];
+	char self[PATH_MAX], launcher[PATH_MAX + 32];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int fd;
 
 	if (n <= 0)
 		snprintf(self, sizeof(self), "/usr/local/bin/stockade");
 	else
 		self[n] = '\0';
-	snprintf(dir, sizeof(dir), "%s", self);
-	snprintf(launcher, sizeof(launcher), "%s/stockade-launcher",
-		 dirname(dir));
-	if (access(launcher, X_OK) != 0)
+	/* The launcher the broker would run (install_path.h), so that the
+	 * profile names it wherever the tree lies. */
+	fd = install_open_helper(NULL, "stockade-launcher", true, launcher,
+				 sizeof(launcher), NULL, 0);
+	if (fd >= 0)
+		close(fd);
+	else
 		snprintf(launcher, sizeof(launcher), "%s/stockade-launcher",
 			 STOCKADE_LIBEXECDIR);
 	set_fix(c, "as root, write /etc/apparmor.d/stockade:\n"

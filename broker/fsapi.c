@@ -99,6 +99,25 @@ fsapi_set_interrupted(int (*fn)(void))
 	copy_interrupted = fn;
 }
 
+/* The front's progress hook (fsapi_set_progress); NULL: none. */
+static void (*copy_progress_fn)(void *, uint64_t);
+static void *copy_progress_arg;
+
+void
+fsapi_set_progress(void (*fn)(void *arg, uint64_t bytes), void *arg)
+{
+	copy_progress_fn = fn;
+	copy_progress_arg = arg;
+}
+
+/* Tells the progress hook that N bytes moved (N <= 0: none did). */
+static void
+copy_progress(ssize_t n)
+{
+	if (copy_progress_fn != NULL && n > 0)
+		copy_progress_fn(copy_progress_arg, (uint64_t)n);
+}
+
 /* Whether a copy must stop now (the front was interrupted). */
 static bool
 copy_stopped(void)
@@ -147,7 +166,8 @@ copy_write_all(int out, const char *buf, size_t len)
 static int
 copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 {
-	static const size_t chunk = 1u << 30;
+	/* With a progress hook, calls of 8 MiB so that it hears of each. */
+	const size_t chunk = copy_progress_fn != NULL ? 8u << 20 : 1u << 30;
 	enum copy_how how = COPY_RW;
 	char buf[COPY_BUF];
 	struct stat st;
@@ -187,6 +207,7 @@ copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 				return e;
 			}
 			*copied += (uint64_t)n;
+			copy_progress(n);
 			if ((size_t)n < want)
 				return 0;
 		}
@@ -225,6 +246,7 @@ copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 				return e;
 			}
 			*copied += (uint64_t)n;
+			copy_progress(n);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -242,6 +264,7 @@ copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 		if (n == 0)
 			return 0;
 		*copied += (uint64_t)n;
+		copy_progress(n);
 	}
 	return 0;
 }

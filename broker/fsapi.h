@@ -307,6 +307,19 @@ int fsapi_get(struct fs_ctx *ctx, const char *path, uint64_t offset,
 void fsapi_set_interrupted(int (*fn)(void));
 
 /*
+ * Sets the progress hook of every copy in this file for the whole
+ * process, as fsapi_set_interrupted: FN (NULL: none, the default) is
+ * called with ARG and the number of bytes each transfer call moved (a
+ * count, not a running total), on the copying thread. With a hook the
+ * kernel copies go in calls of 8 MiB (else 1 GiB), so that it hears of
+ * the data as it moves. FN must return promptly and must not touch the
+ * descriptors being copied. Only `stockade put` and `get` set it, for
+ * their one transfer (progress.h); serve, run --put/--get and the rest
+ * leave it NULL.
+ */
+void fsapi_set_progress(void (*fn)(void *arg, uint64_t bytes), void *arg);
+
+/*
  * Stages what IN_FD (a pipe or socket; the caller owns and keeps it) gives
  * up to its end of file into an unnamed file: an O_TMPFILE in ROOT (so on
  * the workspace's file system, not in memory), else a memfd. At most

@@ -31,7 +31,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -46,6 +45,7 @@
 
 #include "config.h"
 #include "fsutil.h"
+#include "install_path.h"
 #include "log.h"
 #include "plant.h"
 
@@ -60,22 +60,6 @@ static uint64_t
 add_ms(uint64_t base, uint64_t add)
 {
 	return add > UINT64_MAX - base ? UINT64_MAX : base + add;
-}
-
-static int
-open_exe(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_PATH | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (st.st_mode & 0111) == 0) {
-		close(fd);
-		return -EACCES;
-	}
-	return fd;
 }
 
 static int
@@ -97,7 +81,7 @@ supervisor_init_path(struct supervisor *s, const char *path, char *err,
 
 	if (supervisor_alloc(s) < 0)
 		return -ENOMEM;
-	fd = open_exe(path);
+	fd = install_open_exe(path);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot use %s as the launcher: %s", path,
 			 strerror(-fd));
@@ -110,29 +94,17 @@ supervisor_init_path(struct supervisor *s, const char *path, char *err,
 int
 supervisor_init(struct supervisor *s, char *err, size_t errlen)
 {
-	char self[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n;
-	int fd = -ENOENT;
+	char tried[3 * PATH_MAX];
+	int fd;
 
 	if (supervisor_alloc(s) < 0)
 		return -ENOMEM;
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		snprintf(path, sizeof(path), "%s/%s", dirname(self),
-			 LAUNCHER_NAME);
-		fd = open_exe(path);
-	}
+	fd = install_open_helper(NULL, LAUNCHER_NAME, true, NULL, 0, tried,
+				 sizeof(tried));
 	if (fd < 0) {
-		fd = open_exe(STOCKADE_LIBEXECDIR "/" LAUNCHER_NAME);
-		if (fd < 0) {
-			snprintf(err, errlen,
-				 "cannot find %s next to the broker (%s) or in "
-				 "%s: %s", LAUNCHER_NAME,
-				 n > 0 ? path : "unknown",
-				 STOCKADE_LIBEXECDIR, strerror(-fd));
-			return fd;
-		}
+		snprintf(err, errlen, "cannot find %s (tried %s): %s",
+			 LAUNCHER_NAME, tried, strerror(-fd));
+		return fd;
 	}
 	s->exe_fd = fd;
 	return 0;

@@ -46,11 +46,14 @@ typedef void (*output_fn)(void *arg, int stream, const uint8_t *data,
 			  size_t len);
 
 /*
- * Finds the launcher binary: "stockade-launcher" in the directory of the
- * running broker (/proc/self/exe), else STOCKADE_LIBEXECDIR; never $PATH.
- * Opens it O_PATH|O_CLOEXEC into S->exe_fd after checking it is a regular
- * executable file. Returns 0 or a negative errno; writes the paths tried
- * to ERR on failure.
+ * Finds the launcher binary "stockade-launcher" (install_open_helper,
+ * install_path.h): in the directory of the running broker
+ * (/proc/self/exe; a build tree), else in <that directory>/<path from
+ * bindir to libexecdir>/stockade/ (an installed tree wherever it lies),
+ * else in STOCKADE_LIBEXECDIR; never $PATH. Opens it O_PATH|O_CLOEXEC
+ * into S->exe_fd after checking it is a regular executable file.
+ * Returns 0 or a negative errno; writes the paths tried to ERR on
+ * failure.
  */
 int supervisor_init(struct supervisor *s, char *err, size_t errlen);
 
