@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <linux/landlock.h>
 #include <poll.h>
 #include <pthread.h>
@@ -28,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,7 +61,8 @@ struct server {
 	pthread_cond_t cv;      /* the queue grew, or input ended */
 	struct queued *head, *tail;
 	bool eof;               /* standard input ended (or broke) */
-	bool broken;            /* a line over RPC_MAX_LINE, or output failed */
+	bool broken;            /* a line over max_line, or output failed */
+	size_t max_line;        /* the longest line, bytes (run_session) */
 	bool stop;              /* the reader is to return */
 	json_t *current;        /* id of the request being handled (owned) */
 	bool cancelled;         /* ... and the client cancelled it */
@@ -88,7 +92,74 @@ now_ms(void)
 	return spawner_now_ms();
 }
 
-/* Writes MSG as one line; a failure marks the session broken. */
+/* Should a write that cannot go on give up: a signal came, or the
+ * session is ending? */
+static bool
+giving_up(struct server *sv)
+{
+	bool stop;
+
+	if (jobrun_interrupted())
+		return true;
+	pthread_mutex_lock(&sv->mu);
+	stop = sv->stop;
+	pthread_mutex_unlock(&sv->mu);
+	return stop;
+}
+
+/*
+ * Writes BUF (LEN bytes) to standard output without ever blocking
+ * beyond a poll that looks at giving_up every 200 ms: a client that no
+ * longer reads must not keep the server from a signal or from its end.
+ * A socket is written with MSG_DONTWAIT; a pipe in PIPE_BUF pieces once
+ * poll says there is room for one (pipe(7)); anything else (a file, a
+ * terminal) as it comes. Returns 0, -EINTR when it gave up, or a
+ * negative errno.
+ */
+static int
+write_out(struct server *sv, const char *buf, size_t len)
+{
+	struct stat st;
+	bool sock = false, pipe_ = false;
+	ssize_t n;
+
+	if (fstat(STDOUT_FILENO, &st) == 0) {
+		sock = S_ISSOCK(st.st_mode);
+		pipe_ = S_ISFIFO(st.st_mode);
+	}
+	while (len > 0) {
+		struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
+		int r = poll(&p, 1, 200);
+
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0) {
+			if (giving_up(sv))
+				return -EINTR;
+			continue;
+		}
+		if (sock)
+			n = send(STDOUT_FILENO, buf, len,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		else
+			n = write(STDOUT_FILENO, buf,
+				  pipe_ && len > PIPE_BUF ? PIPE_BUF : len);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (giving_up(sv))
+				return -EINTR;
+			continue;
+		}
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Writes MSG as one line. A failure marks the session broken and
+ * cancels a running job: nobody will read its result. Giving up at a
+ * signal or at the session's end is not a failure of the client. */
 static void
 out_write(struct server *sv, json_t *msg)
 {
@@ -103,15 +174,16 @@ out_write(struct server *sv, json_t *msg)
 	n = strlen(line);
 	line[n] = '\n'; /* over the NUL; written by length */
 	pthread_mutex_lock(&sv->out_mu);
-	e = write_all(STDOUT_FILENO, line, n + 1);
+	e = write_out(sv, line, n + 1);
 	pthread_mutex_unlock(&sv->out_mu);
 	free(line);
-	if (e < 0) {
+	if (e < 0 && e != -EINTR) {
 		pthread_mutex_lock(&sv->mu);
 		if (!sv->broken)
 			log_error("mcp: cannot write to standard output: %s",
 				  strerror(-e));
 		sv->broken = true;
+		jobrun_cancel();
 		pthread_cond_signal(&sv->cv);
 		pthread_mutex_unlock(&sv->mu);
 	}
@@ -237,8 +309,11 @@ take_line(struct server *sv, const char *line, size_t len)
 		return;
 	/* Duplicate keys refused, as in `stockade serve`: two readers of a
 	 * message must never disagree about what it says. */
-	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-			 &jerr);
+	/* NUL is allowed in strings, so that a path or content holding
+	 * one is refused by the tool, by name, like every other bad
+	 * argument. */
+	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY |
+				    JSON_ALLOW_NUL, &jerr);
 	if (msg == NULL) {
 		snprintf(text, sizeof(text), "parse error: %s (column %d)",
 			 jerr.text, jerr.column);
@@ -291,12 +366,15 @@ take_line(struct server *sv, const char *line, size_t len)
 static int
 tick(struct server *sv)
 {
-	uint64_t t = now_ms(), elapsed;
+	uint64_t t, elapsed;
 	json_t *n = NULL;
 	char msg[96];
 	int timeout = -1;
 
 	pthread_mutex_lock(&sv->mu);
+	/* Read under the lock: hook_job_begin sets last_tick_ms under it,
+	 * so it is never after T. */
+	t = now_ms();
 	if (sv->token != NULL) {
 		if (t - sv->last_tick_ms >= TICK_MS) {
 			elapsed = t - sv->job_start_ms;
@@ -337,15 +415,20 @@ reader(void *arg)
 	struct server *sv = arg;
 	char *buf = NULL, *nl, chunk[512];
 	size_t len = 0, cap = 0, start;
+	bool over;
 	ssize_t n;
 
 	for (;;) {
-		struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
-				      {.fd = sv->wake[0], .events = POLLIN}};
+		/* Standard output too, for no event: POLLERR or POLLHUP
+		 * there (pipe(7): no reader is left) means the client has
+		 * gone, and a running job's result would reach nobody. */
+		struct pollfd p[3] = {{.fd = STDIN_FILENO, .events = POLLIN},
+				      {.fd = sv->wake[0], .events = POLLIN},
+				      {.fd = STDOUT_FILENO, .events = 0}};
 		int timeout = tick(sv);
 		bool stop;
 
-		if (poll(p, 2, timeout) < 0 && errno != EINTR) {
+		if (poll(p, 3, timeout) < 0 && errno != EINTR) {
 			log_error("mcp: poll: %s", strerror(errno));
 			end_input(sv, true);
 			break;
@@ -358,6 +441,17 @@ reader(void *arg)
 		pthread_mutex_unlock(&sv->mu);
 		if (stop)
 			break;
+		if (p[2].revents & (POLLERR | POLLHUP)) {
+			pthread_mutex_lock(&sv->mu);
+			if (!sv->broken)
+				log_error("mcp: standard output was closed: "
+					  "ending the session");
+			sv->broken = true;
+			jobrun_cancel();
+			pthread_mutex_unlock(&sv->mu);
+			end_input(sv, true);
+			break;
+		}
 		if (p[0].revents == 0)
 			continue;
 		if (cap - len < READ_CHUNK) {
@@ -386,15 +480,23 @@ reader(void *arg)
 		}
 		len += (size_t)n;
 		start = 0;
+		over = false;
 		while ((nl = memchr(buf + start, '\n', len - start)) != NULL) {
+			if ((size_t)(nl - (buf + start)) > sv->max_line) {
+				over = true;
+				break;
+			}
 			take_line(sv, buf + start, (size_t)(nl - (buf + start)));
 			start = (size_t)(nl - buf) + 1;
 		}
 		memmove(buf, buf + start, len - start);
 		len -= start;
-		if (len > RPC_MAX_LINE) {
-			out_error(sv, NULL, -32700, "parse error: a line over "
-				  "16 MiB");
+		if (over || len > sv->max_line) {
+			char text[80];
+
+			snprintf(text, sizeof(text), "parse error: a line over "
+				 "%zu MiB", sv->max_line >> 20);
+			out_error(sv, NULL, -32700, text);
 			end_input(sv, true);
 			break;
 		}
@@ -493,6 +595,11 @@ run_session(struct server *sv, const struct policy *pol, int root,
 	bool broken;
 	int e;
 
+	/* A write_file or stdin of the policy's inline limit must fit in
+	 * one line: JSON escapes a control byte in six ("\u001b"). */
+	sv->max_line = pol->files.inline_bytes * 6 + (1u << 20);
+	if (sv->max_line < RPC_MAX_LINE)
+		sv->max_line = RPC_MAX_LINE;
 	rpc_session_init(&sv->rpc, root, pol, sup);
 	if (mcp_session_init(&sv->mcp, &sv->rpc, pol, &hooks) < 0) {
 		log_error("mcp: out of memory");
@@ -538,7 +645,6 @@ cmd_mcp(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *policy_file = NULL, *workspace = NULL;
-	char err[POLICY_ERR_MAX + 256];
 	struct server sv;
 	struct policy pol;
 	struct workspace ws;
@@ -560,22 +666,9 @@ cmd_mcp(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	memset(&pol, 0, sizeof(pol));
-	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
+	if ((rc = session_prepare("mcp", policy_file, workspace, &pol, &ws,
+				  &sup)) != 0)
 		return rc;
-	if ((rc = session_policy_refused(&pol, "mcp")) != 0) {
-		policy_clear(&pol);
-		return rc;
-	}
-	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
-		log_error("refused: %s", err);
-		policy_clear(&pol);
-		return EXIT_REFUSED;
-	}
-	if ((rc = open_workspace_or_complain(&ws, workspace)) != 0) {
-		policy_clear(&pol);
-		return rc;
-	}
 	if (ws.temporary)
 		fprintf(stderr, "stockade: mcp: workspace %s (%s at exit)\n",
 			ws.path, keep ? "kept" : "removed");
@@ -587,21 +680,11 @@ cmd_mcp(int argc, char **argv)
 	if (pipe2(sv.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		log_error("mcp: pipe: %s", strerror(errno));
 		rc = EXIT_SANDBOX;
-		goto out_nosup;
-	}
-	if (supervisor_init(&sup, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		rc = EXIT_SANDBOX;
-		goto out_nosup;
+		goto out;
 	}
 	/* As `stockade serve`: launchers come from a spawner, and the
 	 * broker confines itself to the workspace (and, for a temporary
 	 * one, the removal of it at the end) before it reads a message. */
-	if ((e = supervisor_use_spawner(&sup)) < 0) {
-		log_error("cannot start the launcher spawner: %s", strerror(-e));
-		rc = EXIT_SANDBOX;
-		goto out;
-	}
 	{
 		struct confine_rule rules[2] = {
 			{.fd = ws.fd, .access = CONFINE_ALL},
@@ -609,8 +692,8 @@ cmd_mcp(int argc, char **argv)
 			 .access = LANDLOCK_ACCESS_FS_REMOVE_DIR},
 		};
 
-		if ((rc = confine_or_complain(rules, ws.temporary ? 2 : 1)) !=
-		    0)
+		if ((rc = session_confine(&sup, rules,
+					  ws.temporary ? 2 : 1)) != 0)
 			goto out;
 	}
 	jobrun_catch_signals();
@@ -629,7 +712,6 @@ cmd_mcp(int argc, char **argv)
 	}
 out:
 	supervisor_free(&sup);
-out_nosup:
 	server_free(&sv);
 	if ((e = workspace_close(&ws, keep)) < 0)
 		log_warn("could not close the workspace %s: %s", ws.path,

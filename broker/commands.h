@@ -7,6 +7,7 @@
 #include "confine.h"
 #include "fsapi.h"
 #include "policy.h"
+#include "supervisor.h"
 #include "workspace.h"
 
 /* Exit statuses shared by every command (README.md, "Exit status"). */
@@ -54,13 +55,29 @@ int cmd_check(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 
 /*
- * Refuses, for the session command COMMAND ("serve", "mcp"), a policy
- * that only an evaluation may run: one that switches a layer off
- * ([jail] unsafe_layers_off, unsafe_no_seccomp) or binds without
- * Landlock ([filesystem] unsafe_ro_bind_no_landlock); docs/layers.md.
- * Prints why on stderr. Returns 0 (allowed) or EXIT_USAGE.
+ * The set-up `stockade serve` and `stockade mcp` (COMMAND: "serve",
+ * "mcp") share before their transports differ: loads POLICY_FILE (NULL:
+ * the default) into POL and refuses a policy only an evaluation may run
+ * (one that switches a layer off, [jail] unsafe_layers_off or
+ * unsafe_no_seccomp, or binds without Landlock, [filesystem]
+ * unsafe_ro_bind_no_landlock: docs/layers.md); refuses when the host
+ * lacks a layer (doctor_cached_verdict); opens WORKSPACE (NULL: a fresh
+ * temporary one) into WS; finds the launcher into SUP
+ * (supervisor_init). Says why on stderr. Returns 0, or the exit status
+ * (EXIT_USAGE, EXIT_REFUSED, EXIT_SANDBOX) with all it made undone (POL
+ * cleared, WS closed and, if temporary, removed).
  */
-int session_policy_refused(const struct policy *pol, const char *command);
+int session_prepare(const char *command, const char *policy_file,
+		    const char *workspace, struct policy *pol,
+		    struct workspace *ws, struct supervisor *sup);
+
+/*
+ * From here on launchers come from a spawner (supervisor_use_spawner)
+ * and the broker is confined with the NRULES RULES (confine_or_complain).
+ * Returns 0 or the exit status (EXIT_SANDBOX, EXIT_REFUSED).
+ */
+int session_confine(struct supervisor *sup, const struct confine_rule *rules,
+		    size_t nrules);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing

@@ -185,8 +185,15 @@ mcp_handle(struct mcp_session *m, json_t *msg)
 				      "be an object");
 	if (strcmp(method, "ping") == 0)
 		return result_response(id, json_object());
-	if (strcmp(method, "initialize") == 0)
+	if (strcmp(method, "initialize") == 0) {
+		/* Once per session ("Lifecycle": initialization is the first
+		 * interaction); renegotiating would change the tools' form
+		 * under a client that already has them. */
+		if (m->initialized)
+			return error_response(id, -32600, "invalid request: "
+					      "already initialized");
 		return m_initialize(m, id, params);
+	}
 	if (!m->initialized)
 		return error_response(id, MCP_NOT_INITIALIZED, "not initialized: "
 				      "send initialize first");

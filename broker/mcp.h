@@ -65,6 +65,7 @@ struct mcp_session {
 	char *helpers[2];            /* names of the files the last job's
 				      * stdin and code came in (hidden from
 				      * `changes`); NULL when none */
+	uint64_t helper_sizes[2];    /* their sizes, bytes */
 };
 
 /*

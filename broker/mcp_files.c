@@ -41,7 +41,7 @@ mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 {
 	static const char *const names[] = {"path", "content", "encoding",
 					    NULL};
-	const char *path, *enc, *bad = NULL, *slash;
+	const char *path, *enc, *bad = NULL, *slash, *msg;
 	bool badtype = false, b64;
 	json_t *p, *r, *err = NULL, *s;
 	uint64_t size;
@@ -91,6 +91,14 @@ mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 		      "overwrite", 1);
 	r = p != NULL ? mcp_rpc(m, "fs.write", p, &err) : NULL;
 	json_decref(p);
+	msg = json_string_value(json_object_get(json_array_get(
+		json_object_get(err, "content"), 0), "text"));
+	if (r == NULL && b64 && msg != NULL &&
+	    strstr(msg, "not base64") != NULL) {
+		json_decref(err);
+		return mcp_tool_error(m, "invalid arguments: content is not "
+				      "base64 (RFC 4648, with padding)");
+	}
 	if (r == NULL)
 		return err;
 	size = (uint64_t)json_integer_value(json_object_get(r, "size"));
@@ -140,7 +148,7 @@ mcp_read_file(struct mcp_session *m, json_t *args, json_t *token)
 	json_t *p, *st, *r, *err = NULL, *o;
 	uint8_t *data = NULL;
 	size_t n = 0, keep;
-	char *out = NULL;
+	char *out = NULL, *shown;
 	int e;
 
 	if (!mcp_known_args(args, names, &bad))
@@ -196,13 +204,20 @@ mcp_read_file(struct mcp_session *m, json_t *args, json_t *token)
 				      : json_string(b64),
 		      "truncated", offset + n < fsize);
 	transfer_progress(m, token, n, n > want ? n : want, "read_file");
-	if (o != NULL &&
+	/* The text a host shows (a terminal, perhaps) has the file's
+	 * control characters in caret notation, as a job's output has;
+	 * structuredContent keeps the bytes as they are. */
+	shown = text ? malloc(4 * n + 1) : NULL;
+	if (shown != NULL)
+		shown[term_escape(data, n, shown)] = '\0';
+	if (o != NULL && (shown != NULL || !text) &&
 	    asprintf(&out, "%s%s%s", text ? "" : "[the file is not UTF-8 "
 		     "text: its bytes as base64]\n",
-		     json_string_value(json_object_get(o, "content")),
+		     text ? shown : b64,
 		     offset + n < fsize ? "\n[stockade: more of the file "
 		     "follows; read on with offset]" : "") < 0)
 		out = NULL;
+	free(shown);
 	json_decref(r);
 	free(data);
 	r = out != NULL ? mcp_result(m, out, o, false) : NULL;
@@ -269,19 +284,27 @@ mcp_list_files(struct mcp_session *m, json_t *args, json_t *token)
 	return p;
 }
 
-/* Takes out of the array LIST the items whose path is one of the helper
- * files of the last job (their stdin and long code: not the model's). */
+/* Takes out of the array DELETED the regular files at the paths of the
+ * helper files of the last job (its stdin and long code: not the
+ * model's), which existed before the job and were unlinked by its
+ * wrapper. Only those: whatever the job itself made at such a name (it
+ * can learn it from /proc/self/fd) is reported as any other change. */
 static void
-hide_helpers(struct mcp_session *m, json_t *list)
+hide_helpers(struct mcp_session *m, json_t *deleted)
 {
-	for (size_t i = json_array_size(list); i-- > 0;) {
-		const char *p = json_string_value(json_object_get(
-			json_array_get(list, i), "path"));
+	for (size_t i = json_array_size(deleted); i-- > 0;) {
+		json_t *e = json_array_get(deleted, i);
+		const char *p = json_string_value(json_object_get(e, "path"));
+		const char *t = json_string_value(json_object_get(e, "type"));
 
-		for (size_t k = 0; k < 2 && p != NULL; k++)
+		if (p == NULL || t == NULL || strcmp(t, "file") != 0)
+			continue;
+		for (size_t k = 0; k < 2; k++)
 			if (m->helpers[k] != NULL &&
-			    strcmp(p, m->helpers[k]) == 0)
-				json_array_remove(list, i);
+			    strcmp(p, m->helpers[k]) == 0) {
+				json_array_remove(deleted, i);
+				break;
+			}
 	}
 }
 
@@ -309,7 +332,8 @@ mcp_changes(struct mcp_session *m, json_t *args, json_t *token)
 	for (size_t k = 0; k < 3; k++) {
 		json_t *list = json_object_get(r, kinds[k]);
 
-		hide_helpers(m, list);
+		if (k == 2)
+			hide_helpers(m, list);
 		json_array_foreach(list, i, e) {
 			fprintf(f, "%s %s %s (%lld bytes)\n", kinds[k],
 				json_string_value(json_object_get(e, "type")),

@@ -19,6 +19,7 @@
 
 #include "fsreport.h"
 #include "log.h"
+#include "proto.h"
 #include "result_json.h"
 #include "rpc_internal.h"
 #include "utf8.h"
@@ -42,6 +43,9 @@ static const char wrapper[] =
 	"if [ -n \"$1\" ]; then exec 0<\"/work/$1\" && rm -f \"/work/$1\"; fi "
 	"&& if [ -n \"$2\" ]; then exec 3<\"/work/$2\" && rm -f \"/work/$2\"; "
 	"fi && shift 2 && exec \"$@\"";
+/* The strings the wrapper puts before the program's argv: sh -c WRAPPER
+ * sh STDIN CODE. */
+#define WRAPPER_ARGS 6u
 
 /* ---- results ---- */
 
@@ -184,6 +188,15 @@ put_helper(struct mcp_session *m, const char *kind, const char *text,
 	char name[64];
 	json_t *p, *r;
 
+	*err = NULL;
+	if (len > m->policy->files.inline_bytes) {
+		*err = mcp_tool_error(m, "too_large: %s is at most %llu bytes "
+				      "(the policy's inline_kb)",
+				      strcmp(kind, "stdin") == 0 ? "stdin" :
+				      "code", (unsigned long long)
+				      m->policy->files.inline_bytes);
+		return -1;
+	}
 	snprintf(name, sizeof(name), ".stockade-%s-%016llx", kind,
 		 (unsigned long long)arc4random() << 32 | arc4random());
 	p = json_pack("{s:s,s:s%,s:i,s:b}", "path", name, "text", text, len,
@@ -195,23 +208,32 @@ put_helper(struct mcp_session *m, const char *kind, const char *text,
 	json_decref(r);
 	if ((*slot = strdup(name)) == NULL)
 		return -1;
+	m->helper_sizes[slot - m->helpers] = len;
 	return 0;
 }
 
-/* Removes the helper files of the job just run (the wrapper has unlinked
- * them unless the job never got that far). Their names stay recorded:
- * `changes` hides them. */
+/* Removes the helper files of the job just run when the wrapper has not
+ * unlinked them (the job never got that far): only a regular file of the
+ * size written, never what a job made at the name. Their names stay
+ * recorded: `changes` hides them. */
 static void
 remove_helpers(struct mcp_session *m)
 {
 	for (size_t i = 0; i < 2; i++) {
-		json_t *p, *r, *err = NULL;
+		json_t *p, *st, *r = NULL, *err = NULL;
+		const char *type;
 
-		if (m->helpers[i] == NULL)
+		if (m->helpers[i] == NULL ||
+		    (p = json_pack("{s:s}", "path", m->helpers[i])) == NULL)
 			continue;
-		p = json_pack("{s:s}", "path", m->helpers[i]);
-		r = p != NULL ? mcp_rpc(m, "fs.remove", p, &err) : NULL;
+		st = mcp_rpc(m, "fs.stat", p, &err);
+		type = json_string_value(json_object_get(st, "type"));
+		if (type != NULL && strcmp(type, "file") == 0 &&
+		    json_integer_value(json_object_get(st, "size")) ==
+		    (json_int_t)m->helper_sizes[i])
+			r = mcp_rpc(m, "fs.remove", p, &err);
 		json_decref(p);
+		json_decref(st);
 		json_decref(r);
 		json_decref(err);
 	}
@@ -266,7 +288,17 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 		return err;
 	}
 	if (m->helpers[0] != NULL || m->helpers[1] != NULL) {
-		json_t *w = json_pack("[s,s,s,s,s]", "sh", "-c", wrapper, "sh",
+		json_t *w;
+
+		/* The wrapper's own six strings come first. */
+		if (json_array_size(argv) + WRAPPER_ARGS > JOB_MAX_ARGS) {
+			remove_helpers(m);
+			json_decref(params);
+			return mcp_tool_error(m, "invalid arguments: with stdin, "
+					      "argv holds at most %u strings",
+					      JOB_MAX_ARGS - WRAPPER_ARGS);
+		}
+		w = json_pack("[s,s,s,s,s]", "sh", "-c", wrapper, "sh",
 				      m->helpers[0] ? m->helpers[0] : "");
 
 		if (w == NULL || json_array_append_new(w, json_string(
@@ -352,7 +384,11 @@ t_run_code(struct mcp_session *m, json_t *args, json_t *token)
 		return mcp_tool_error(m, "invalid arguments: code must hold 1 to %u "
 				  "bytes", CODE_MAX);
 	if (len <= CODE_ARG_MAX) {
-		argv = json_pack("[s,s,s]", interp, "-c", code);
+		/* "--" ends a shell's options: code starting with "-" is
+		 * code (sh(1): sh -c [--] command_string). */
+		argv = strcmp(interp, "python3") == 0 ?
+			json_pack("[s,s,s]", interp, "-c", code) :
+			json_pack("[s,s,s,s]", interp, "-c", "--", code);
 		code = NULL;
 	} else {
 		argv = json_pack("[s,s]", interp, "/proc/self/fd/3");

@@ -481,7 +481,9 @@ serve_socket(struct server *sv, struct listener *l)
 	}
 }
 
-int
+/* Refuses, for COMMAND, a policy only an evaluation may run (commands.h,
+ * session_prepare). Returns 0 or EXIT_USAGE, saying why. */
+static int
 session_policy_refused(const struct policy *pol, const char *command)
 {
 	char names[256];
@@ -512,6 +514,52 @@ session_policy_refused(const struct policy *pol, const char *command)
 }
 
 int
+session_prepare(const char *command, const char *policy_file,
+		const char *workspace, struct policy *pol,
+		struct workspace *ws, struct supervisor *sup)
+{
+	char err[POLICY_ERR_MAX + 256];
+	int rc;
+
+	memset(pol, 0, sizeof(*pol));
+	if ((rc = load_policy_or_complain(pol, policy_file)) != 0)
+		return rc;
+	if ((rc = session_policy_refused(pol, command)) != 0) {
+		policy_clear(pol);
+		return rc;
+	}
+	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
+		log_error("refused: %s", err);
+		policy_clear(pol);
+		return EXIT_REFUSED;
+	}
+	if ((rc = open_workspace_or_complain(ws, workspace)) != 0) {
+		policy_clear(pol);
+		return rc;
+	}
+	if (supervisor_init(sup, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		(void)workspace_close(ws, false);
+		policy_clear(pol);
+		return EXIT_SANDBOX;
+	}
+	return 0;
+}
+
+int
+session_confine(struct supervisor *sup, const struct confine_rule *rules,
+		size_t nrules)
+{
+	int e;
+
+	if ((e = supervisor_use_spawner(sup)) < 0) {
+		log_error("cannot start the launcher spawner: %s", strerror(-e));
+		return EXIT_SANDBOX;
+	}
+	return confine_or_complain(rules, nrules);
+}
+
+int
 cmd_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -523,7 +571,6 @@ cmd_serve(int argc, char **argv)
 	};
 	const char *policy_file = NULL, *workspace = NULL, *socket_path = NULL;
 	struct listener l = {.fd = -1, .dirfd = -1};
-	char err[POLICY_ERR_MAX + 256];
 	struct server sv;
 	struct policy pol;
 	struct workspace ws;
@@ -545,27 +592,9 @@ cmd_serve(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	memset(&pol, 0, sizeof(pol));
-	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
+	if ((rc = session_prepare("serve", policy_file, workspace, &pol, &ws,
+				  &sup)) != 0)
 		return rc;
-	if ((rc = session_policy_refused(&pol, "serve")) != 0) {
-		policy_clear(&pol);
-		return rc;
-	}
-	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
-		log_error("refused: %s", err);
-		policy_clear(&pol);
-		return EXIT_REFUSED;
-	}
-	if ((rc = open_workspace_or_complain(&ws, workspace)) != 0) {
-		policy_clear(&pol);
-		return rc;
-	}
-	if (supervisor_init(&sup, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		rc = EXIT_SANDBOX;
-		goto out;
-	}
 	if (socket_path != NULL && (rc = listen_at(&l, socket_path)) != 0)
 		goto out;
 
@@ -578,11 +607,6 @@ cmd_serve(int argc, char **argv)
 	 * docs/decisions.md, "The confined broker gets launchers from an
 	 * unconfined spawner").
 	 */
-	if ((e = supervisor_use_spawner(&sup)) < 0) {
-		log_error("cannot start the launcher spawner: %s", strerror(-e));
-		rc = EXIT_SANDBOX;
-		goto out;
-	}
 	{
 		struct confine_rule rules[2] = {
 			{.fd = ws.fd, .access = CONFINE_ALL},
@@ -590,8 +614,8 @@ cmd_serve(int argc, char **argv)
 			 .access = LANDLOCK_ACCESS_FS_REMOVE_FILE},
 		};
 
-		if ((rc = confine_or_complain(rules, l.dirfd >= 0 ? 2 : 1)) !=
-		    0)
+		if ((rc = session_confine(&sup, rules,
+					  l.dirfd >= 0 ? 2 : 1)) != 0)
 			goto out;
 	}
 

@@ -189,7 +189,8 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		r->status = JOB_SANDBOX_ERROR;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
-		snprintf(detail, sizeof(detail), "cancelled by the client");
+		snprintf(detail, sizeof(detail), "cancelled: the broker was "
+			 "interrupted, or its client cancelled the request");
 	}
 	r->detail = detail;
 }

@@ -234,12 +234,114 @@ def temporary_and_policy():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def findings():
+    """What an attack on the server found (issue 8's review), each kept
+    fixed."""
+    d, ws = workspace(False)
+    try:
+        args = ["--workspace", ws]
+        rc, msgs, _ = session(line(INIT) + line(INIT), args)
+        second = by_id(msgs, 1)
+        check("a second initialize is refused (-32600)", len(second) == 2
+              and second[1].get("error", {}).get("code") == -32600)
+        nul = call(2, "write_file", {"path": "n.txt", "content": "a\u0000b"})
+        big = "\x1b" * (3 << 20)   # 18 MiB of JSON: over 16, within 6 x inline_kb
+        rc, msgs, _ = session(line(INIT) + line(nul) + line(call(
+            3, "write_file", {"path": "esc.txt", "content": "\x1b[31mred\x07"}))
+            + line(call(4, "read_file", {"path": "esc.txt"}))
+            + line(call(5, "run_code", {"language": "bash", "code": "--version"}))
+            + line(call(6, "run_command", {"argv": ["true"] * 1019, "stdin": "x"}))
+            + line(call(7, "write_file", {"path": "big.txt", "content": big})),
+            args, timeout=120)
+        r = {i: by_id(msgs, i)[0]["result"] for i in range(2, 8)
+             if by_id(msgs, i) and "result" in by_id(msgs, i)[0]}
+        check("a NUL in utf-8 content is a tool error that names base64",
+              r.get(2, {}).get("isError") is True
+              and "base64" in r[2]["content"][0]["text"], f"{r.get(2)}")
+        t = r.get(4, {})
+        check("read_file: the text shows control characters in caret "
+              "notation, structuredContent keeps the bytes",
+              "^[" in t.get("content", [{}])[0].get("text", "")
+              and "\x1b" not in t["content"][0]["text"]
+              and t["structuredContent"]["content"] == "\x1b[31mred\x07", f"{t}")
+        check("shell code starting with '-' is code, not an option",
+              r.get(5, {}).get("structuredContent", {}).get("exit_code") == 127,
+              f"{r.get(5)}")
+        check("with stdin, argv over 1018 strings is a tool error",
+              r.get(6, {}).get("isError") is True
+              and "1018" in r[6]["content"][0]["text"], f"{r.get(6)}")
+        check("a write_file line of 18 MiB (3 MiB of escaped controls) is "
+              "carried out", r.get(7, {}).get("isError") is False, f"{msgs[-1]}"[:300])
+        # A job that learns its helper names and plants entries there:
+        # changes reports them, and the server deletes nothing of its.
+        code = ('n0=$(readlink /proc/self/fd/0); n0=${n0#/work/}; n0=${n0%% *}; '
+                'mkdir "$n0"; echo x > "$n0/inner"; echo "$n0"')
+        rc, msgs, _ = session(line(INIT) + line(call(
+            2, "run_code", {"language": "sh", "code": code, "stdin": "s"}))
+            + line(call(3, "changes", {})), args)
+        name = by_id(msgs, 2)[0]["result"]["structuredContent"]["stdout"].strip()
+        ch = by_id(msgs, 3)[0]["result"]["structuredContent"]
+        # A file that became a directory is "modified" (fs.changes).
+        created = [e["path"] for e in ch["created"] + ch["modified"]]
+        check("a job's entries at its helper's name are reported by changes "
+              "and left in place", name.startswith(".stockade-stdin-")
+              and name in created and name + "/inner" in created
+              and os.path.isdir(os.path.join(ws, name)), f"{name} {created}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    # A client that closes its end of stdout mid-job: the job is killed,
+    # the session ends (exit 1) at once.
+    d, ws = workspace(False)
+    try:
+        s = Live(["--workspace", ws])
+        s.send(INIT)
+        s.recv()
+        s.send(call(2, "run_code", {"language": "sh",
+                                    "code": "sleep 8; echo late > late.txt"}))
+        time.sleep(1)
+        s.p.stdout.close()
+        t0 = time.time()
+        rc = s.p.wait(timeout=15)
+        time.sleep(0.3)
+        check("stdout closed by the client mid-job: the job is killed, exit 1",
+              rc == 1 and time.time() - t0 < 4
+              and not os.path.exists(os.path.join(ws, "late.txt")),
+              f"rc {rc} after {time.time() - t0:.1f} s")
+        s.p.stdin.close()
+        s.p.stderr.close()
+        # A client that stops reading while a large result waits: SIGTERM
+        # still ends the server.
+        s = Live(["--workspace", ws])
+        s.send(INIT)
+        s.recv()
+        s.send(call(2, "run_code", {"language": "python", "code":
+                    "for i in range(40000): print('x' * 50)"}))
+        s.send(call(3, "run_code", {"language": "sh", "code": "sleep 20"}))
+        time.sleep(3)
+        s.p.send_signal(signal.SIGTERM)
+        try:
+            rc = s.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = "hung"
+            s.p.kill()
+        check("SIGTERM while the client does not read: exit 0", rc == 0,
+              f"rc {rc}")
+        for f in (s.p.stdin, s.p.stdout, s.p.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     global STOCKADE
     negotiation()
     edges()
     live()
     temporary_and_policy()
+    findings()
     # The live session again as uid 65534, from a copy it can reach.
     tmp = tempfile.mkdtemp(prefix="stockade-mcp-bin-")
     try:
