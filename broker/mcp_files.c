@@ -67,7 +67,8 @@ mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 				      "\"encoding\": \"base64\"");
 	/* Missing parent directories are made, as a model expects of
 	 * "write src/main.py"; each is checked like any other path. */
-	if ((slash = strrchr(path, '/')) != NULL && slash != path) {
+	if ((slash = strrchr(path, '/')) != NULL && slash != path &&
+	    slash[1] != '\0') {
 		p = json_pack("{s:s%,s:b}", "path", path,
 			      (size_t)(slash - path), "parents", 1);
 		r = p != NULL ? mcp_rpc(m, "fs.mkdir", p, &err) : NULL;
