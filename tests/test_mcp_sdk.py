@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def skip_or_fail(why):
+    why = " ".join(why.split())
     print("1..0 # SKIP " + why if not MUST else "1..1\nnot ok 1 - " + why)
     return 1 if MUST else 0
 
@@ -46,7 +47,11 @@ def install_client(dest, src="mcp", files=("client.mjs",)):
                         "--loglevel=error"], cwd=dest, capture_output=True,
                        text=True, timeout=900)
     if r.returncode != 0:
-        return f"npm ci failed ({r.returncode}): {r.stderr[-2000:]}"
+        # One line for TAP: npm's error lines (a registry out of reach,
+        # a TLS proxy whose CA this machine does not trust, ...).
+        errs = [ln for ln in r.stderr.splitlines() if "ERR!" in ln][:4]
+        return (f"npm ci from the npm registry failed (exit {r.returncode}): "
+                + " | ".join(errs or r.stderr.splitlines()[-3:]))[:600]
     with open(stamp, "wb") as f:
         f.write(want)
     return None
