@@ -2,10 +2,13 @@
  * stockade: the broker. Owns the host side: the workspace, the policy, the
  * client's commands; runs code only through stockade-launcher.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "config.h"
@@ -31,9 +34,37 @@ usage(FILE *f)
 		"Run `stockade COMMAND --help` for a command's options.\n");
 }
 
+/*
+ * Makes sure descriptors 0, 1 and 2 are open (on /dev/null when they were
+ * closed), so that nothing stockade opens later (a workspace, a socket)
+ * lands on one and gets a program's output or input meant for the
+ * standard streams (OpenSSH's sanitise_stdfd does the same). Returns 0,
+ * or -1 when /dev/null cannot be opened.
+ */
+static int
+sanitise_stdfd(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int nfd;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if ((nfd = open("/dev/null", O_RDWR)) < 0)
+			return -1;
+		if (nfd != fd) {
+			/* A lower descriptor was closed too and took it. */
+			close(nfd);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (sanitise_stdfd() < 0)
+		return EXIT_SANDBOX;
 	log_set_program("stockade");
 	/* A closed stdout must end in EPIPE that we handle (the temporary
 	 * workspace still removed), not in death by SIGPIPE. */

@@ -65,7 +65,13 @@ write_out(struct mcp_stdio *sv, const char *buf, size_t len)
 	}
 	while (len > 0) {
 		struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
-		int r = poll(&p, 1, 200);
+		int r;
+
+		/* Once giving up, every later write gives up at once: a
+		 * burst of buffered requests must not cost 200 ms each. */
+		if (giving_up(sv))
+			return -EINTR;
+		r = poll(&p, 1, 200);
 
 		if (r < 0 && errno != EINTR)
 			return -errno;
@@ -375,6 +381,8 @@ mcp_stdio_reader(void *arg)
 				over = true;
 				break;
 			}
+			if (giving_up(sv))
+				break;
 			take_line(sv, buf + start, (size_t)(nl - (buf + start)));
 			start = (size_t)(nl - buf) + 1;
 		}

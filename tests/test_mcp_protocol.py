@@ -331,6 +331,46 @@ def findings():
                 f.close()
             except OSError:
                 pass
+        # A burst of pings never read (their answers fill the pipe),
+        # then SIGTERM: the answers still buffered are given up at once.
+        s = Live(["--workspace", ws])
+        s.send(INIT)
+        s.recv()
+        burst = "".join(line({"jsonrpc": "2.0", "id": 10 + i, "method": "ping"})
+                        for i in range(20000)).encode()
+        os.set_blocking(s.p.stdin.fileno(), False)
+        # Write until both pipes are full: the server blocked on its
+        # answers, with stdin's pipe full of pings behind them.
+        stalled = time.time()
+        while burst and time.time() - stalled < 1:
+            try:
+                burst = burst[os.write(s.p.stdin.fileno(), burst):]
+                stalled = time.time()
+            except BlockingIOError:
+                time.sleep(0.05)
+        t1 = time.time()
+        s.p.send_signal(signal.SIGTERM)
+        try:
+            rc = s.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = "hung"
+            s.p.kill()
+        check("SIGTERM after a burst of unread pings: exit 0 at once",
+              rc == 0 and time.time() - t1 < 5, f"rc {rc}")
+        # Standard output closed from the start: the server runs on
+        # /dev/null, and nothing it opens lands on descriptor 1.
+        r = subprocess.run([STOCKADE, "mcp", "--workspace", ws],
+                           input=line(INIT), text=True, stdout=None,
+                           stderr=subprocess.PIPE, timeout=30,
+                           pass_fds=(), close_fds=True,
+                           preexec_fn=lambda: os.close(1))
+        check("standard output closed at start: exit 0, no error",
+              r.returncode == 0 and r.stderr == "", r.stderr)
+        for f in (s.p.stdin, s.p.stdout, s.p.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
