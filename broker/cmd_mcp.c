@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,6 +190,7 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 		.arg = sv,
 	};
 	sigset_t block, old;
+	struct stat st;
 	pthread_t th;
 	bool broken;
 	int e;
@@ -198,6 +200,10 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 	sv->max_line = pol->files.inline_bytes * 6 + (1u << 20);
 	if (sv->max_line < RPC_MAX_LINE)
 		sv->max_line = RPC_MAX_LINE;
+	/* What standard output is decides how it is written (mcp_stdio.c):
+	 * asked once, not at every message. */
+	sv->out_kind = fstat(STDOUT_FILENO, &st) == 0 ?
+		       (unsigned)(st.st_mode & S_IFMT) : 0;
 	rpc_session_init(&sv->rpc, root, pol, sup);
 	if (mcp_session_init(&sv->mcp, &sv->rpc, pol, &hooks) < 0) {
 		log_error("mcp: out of memory");

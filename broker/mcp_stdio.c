@@ -55,42 +55,29 @@ giving_up(struct mcp_stdio *sv)
 static int
 write_out(struct mcp_stdio *sv, const char *buf, size_t len)
 {
-	struct stat st;
-	bool sock = false, pipe_ = false;
 	ssize_t n;
 
-	if (fstat(STDOUT_FILENO, &st) == 0) {
-		sock = S_ISSOCK(st.st_mode);
-		pipe_ = S_ISFIFO(st.st_mode);
-	}
 	while (len > 0) {
 		struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
 		int r;
 
-		/* Once giving up, every later write gives up at once: a
-		 * burst of buffered requests must not cost 200 ms each. */
+		/* Looked at before every try, so once giving up every later
+		 * write gives up at once: a burst of buffered requests must
+		 * not cost 200 ms each. */
 		if (giving_up(sv))
 			return -EINTR;
-		r = poll(&p, 1, 200);
-
-		if (r < 0 && errno != EINTR)
+		if ((r = poll(&p, 1, 200)) < 0 && errno != EINTR)
 			return -errno;
-		if (r <= 0) {
-			if (giving_up(sv))
-				return -EINTR;
+		if (r <= 0)
 			continue;
-		}
-		if (sock)
+		if (sv->out_kind == S_IFSOCK)
 			n = send(STDOUT_FILENO, buf, len,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 		else
-			n = write(STDOUT_FILENO, buf,
-				  pipe_ && len > PIPE_BUF ? PIPE_BUF : len);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (giving_up(sv))
-				return -EINTR;
+			n = write(STDOUT_FILENO, buf, sv->out_kind == S_IFIFO &&
+				  len > PIPE_BUF ? PIPE_BUF : len);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
-		}
 		if (n < 0)
 			return -errno;
 		buf += n;

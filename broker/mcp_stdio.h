@@ -34,6 +34,8 @@ struct mcp_stdio {
 	bool eof;               /* standard input ended (or broke) */
 	bool broken;            /* a line over max_line, or output failed */
 	size_t max_line;        /* the longest line, bytes (run_session) */
+	unsigned out_kind;      /* S_IFSOCK, S_IFIFO or another S_IFMT of
+				 * standard output, once (run_session) */
 	bool stop;              /* the reader is to return */
 	json_t *current;        /* id of the request being handled (owned) */
 	bool cancelled;         /* ... and the client cancelled it */
