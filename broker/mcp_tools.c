@@ -249,11 +249,12 @@ forget_helpers(struct mcp_session *m)
 }
 
 /*
- * Runs ARGV (an array, borrowed) with the optional STDIN text and the
+ * Runs ARGV (an array, borrowed) with the optional STDIN_TEXT and the
  * options of ARGS (timeout_seconds, memory_mb: checked by exec against
- * the policy), through the wrapper when STDIN or CODE_FILE is given
- * (CODE_FILE: long code for descriptor 3; PREFIX[0..NPREFIX) the
- * interpreter and its arguments before /proc/self/fd/3).
+ * the policy), through the wrapper when STDIN_TEXT or CODE (CODE_LEN
+ * bytes: long code the wrapper opens as descriptor 3, ARGV then being
+ * the interpreter and /proc/self/fd/3) is given. Returns a
+ * CallToolResult, or NULL on ENOMEM.
  */
 static json_t *
 run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_text,
@@ -267,6 +268,13 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 	int status_error;
 
 	forget_helpers(m);
+	/* The wrapper's own six strings come first: refused before any
+	 * helper file is written. */
+	if ((stdin_text != NULL || code != NULL) &&
+	    json_array_size(argv) + WRAPPER_ARGS > JOB_MAX_ARGS)
+		return mcp_tool_error(m, "invalid arguments: with stdin, argv "
+				      "holds at most %u strings",
+				      JOB_MAX_ARGS - WRAPPER_ARGS);
 	params = json_pack("{s:O}", "argv", argv);
 	if (params == NULL)
 		return NULL;
@@ -288,17 +296,7 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 		return err;
 	}
 	if (m->helpers[0] != NULL || m->helpers[1] != NULL) {
-		json_t *w;
-
-		/* The wrapper's own six strings come first. */
-		if (json_array_size(argv) + WRAPPER_ARGS > JOB_MAX_ARGS) {
-			remove_helpers(m);
-			json_decref(params);
-			return mcp_tool_error(m, "invalid arguments: with stdin, "
-					      "argv holds at most %u strings",
-					      JOB_MAX_ARGS - WRAPPER_ARGS);
-		}
-		w = json_pack("[s,s,s,s,s]", "sh", "-c", wrapper, "sh",
+		json_t *w = json_pack("[s,s,s,s,s]", "sh", "-c", wrapper, "sh",
 				      m->helpers[0] ? m->helpers[0] : "");
 
 		if (w == NULL || json_array_append_new(w, json_string(
