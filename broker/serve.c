@@ -543,6 +543,8 @@ session_prepare(const char *command, const char *policy_file,
 		policy_clear(pol);
 		return EXIT_SANDBOX;
 	}
+	/* Sessions keep warm jails; `stockade run` does not. */
+	sup->pool_size = pol->pool_size;
 	return 0;
 }
 

@@ -242,6 +242,14 @@ supervisor_start(struct supervisor *s)
 		e = -EPROTO;
 		goto fail;
 	}
+	/* Every launcher of a session, restarted ones too, keeps the
+	 * session's pool (launcher/pool.h). */
+	if (s->pool_size > 0 &&
+	    ((n = proto_encode_pool(buf, sizeof(buf), s->pool_size)) < 0 ||
+	     (e = proto_send(s->sock, buf, (size_t)n, -1)) < 0)) {
+		e = n < 0 ? n : e;
+		goto fail;
+	}
 	return 0;
 fail:
 	kill_launcher(s);

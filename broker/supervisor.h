@@ -36,6 +36,8 @@ struct supervisor {
 			      * no_terminal off only; borrowed), or -1 */
 	struct spawner spawner; /* spawner.h; none until
 				 * supervisor_use_spawner */
+	uint32_t pool_size;  /* warm jails each launcher keeps (POOL, sent
+			      * at every start; 0: none, `stockade run`) */
 };
 
 /*

@@ -5,6 +5,7 @@
  * the caller ends the session, killing any jail.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -113,6 +114,30 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	return e;
 }
 
+/*
+ * POOL: the session's warm pool size, once, before the first RUN (a
+ * later one would be a broker that is not itself).
+ */
+static int
+handle_pool(struct launcher *l, const uint8_t *body, size_t len, int *fds)
+{
+	uint32_t jails;
+	int e;
+
+	(void)fds;
+	if ((e = proto_decode_pool(body, len, &jails)) < 0)
+		return e;
+	if (l->pool.size_set || l->last_job_id != 0) {
+		log_error("POOL: only once, before the first RUN");
+		return -EPROTO;
+	}
+	if ((e = pool_init(&l->pool)) < 0)
+		return e;
+	l->pool.size = jails;
+	l->pool.size_set = true;
+	return 0;
+}
+
 /* CANCEL may race with the job's end: a stale id is ignored, a future
  * one is a violation. */
 static int
@@ -141,6 +166,7 @@ static const struct {
 	/* The workspace; the terminal too with no_terminal off. */
 	{PROTO_RUN, PHASE_READY, 1, 2, handle_run},
 	{PROTO_CANCEL, PHASE_READY | PHASE_RUNNING, 0, 0, handle_cancel},
+	{PROTO_POOL, PHASE_READY, 0, 0, handle_pool},
 };
 
 static void
@@ -202,6 +228,27 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
 	return -EPROTO;
 }
 
+/*
+ * Between jobs, builds the warm pool's missing jails (pool.h) while no
+ * message of the broker waits: a RUN is never kept waiting for more than
+ * the one prepare in progress. Returns 0 or a negative errno (the zygote
+ * is gone).
+ */
+static int
+refill(struct launcher *l)
+{
+	while (l->phase == PHASE_READY && pool_short(&l->pool)) {
+		struct pollfd pf = {.fd = l->ipc, .events = POLLIN};
+		int e;
+
+		if (poll(&pf, 1, 0) != 0)
+			return 0;
+		if ((e = pool_fill_one(&l->pool, &l->zygote)) <= 0)
+			return e;
+	}
+	return 0;
+}
+
 int
 launcher_dispatch_one(struct launcher *l)
 {
@@ -209,6 +256,10 @@ launcher_dispatch_one(struct launcher *l)
 	size_t nfds = 0;
 	int n;
 
+	if ((n = refill(l)) < 0) {
+		log_error("the zygote is gone: %s", strerror(-n));
+		return n;
+	}
 	_Static_assert(PROTO_MAX_FDS == 2, "fds[] holds the workspace and "
 		       "the terminal");
 	n = proto_recv_fds(l->ipc, l->msg, PROTO_MAX_MSG, fds, PROTO_MAX_FDS,

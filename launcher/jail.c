@@ -67,6 +67,7 @@
 
 #include "buf.h"
 #include "fsutil.h"
+#include "landlock_jail.h"
 #include "log.h"
 #include "mounts.h"
 #include "usage.h"
@@ -102,6 +103,7 @@ static const char *const stage_names[] = {
 	[STAGE_LANDLOCK] = "Landlock ruleset",
 	[STAGE_SUBREAPER] = "child subreaper",
 	[STAGE_PRIVATE_DIRS] = "private HOME and TMPDIR in the workspace",
+	[STAGE_POOL_JOB] = "taking the job in a warm jail",
 };
 
 const char *
@@ -131,6 +133,37 @@ jail_layers_refusal(uint32_t off, bool as_root)
 		       "landlock_restrict_self(2)); keep user_ns on, or switch "
 		       "landlock and seccomp off too";
 	return NULL;
+}
+
+static bool
+str_eq(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+bool
+jail_same_authority(const struct job_spec *a, const struct job_spec *b)
+{
+	if (a->uid != b->uid || a->gid != b->gid || a->flags != b->flags ||
+	    job_spec_layers_off(a) != job_spec_layers_off(b) ||
+	    a->nmounts != b->nmounts || !str_eq(a->hostname, b->hostname) ||
+	    !str_eq(a->user, b->user) || !str_eq(a->home, b->home) ||
+	    !str_eq(a->seccomp_profile, b->seccomp_profile))
+		return false;
+	for (uint32_t i = 0; i < a->nmounts; i++)
+		if (a->mounts[i].kind != b->mounts[i].kind ||
+		    !str_eq(a->mounts[i].source, b->mounts[i].source) ||
+		    !str_eq(a->mounts[i].target, b->mounts[i].target))
+			return false;
+	return true;
+}
+
+bool
+jail_pool_compatible(const struct job_spec *a, const struct job_spec *b)
+{
+	return jail_same_authority(a, b) &&
+	       a->limits.tmp_bytes == b->limits.tmp_bytes &&
+	       a->limits.home_bytes == b->limits.home_bytes;
 }
 
 const char *
@@ -257,6 +290,21 @@ close_all_except(int *keep, size_t n)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
+/* FD (a result: a negative errno passes through) moved to 3 or above,
+ * close-on-exec: init has closed 0, 1 and 2, which the payload's
+ * standard streams will take. Returns it or a negative errno. */
+static int
+above_stdio(int fd)
+{
+	int high;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return high < 0 ? -errno : high;
+}
+
 /* An O_PATH descriptor of directory PATH numbered 3 or above: init has
  * closed 0, 1 and 2, which the payload's standard streams will take. */
 static int
@@ -336,24 +384,67 @@ drop_caps_host(void)
 }
 
 /*
+ * A warm pool's jail, built for TEMPLATE: waits on GO_FD for the job's RUN
+ * message from the launcher and returns it, decoded (leaked: init execs
+ * nothing and exits after its payload). The launcher discarding the jail
+ * (EOF) ends init quietly; a message that does not decode, or a job that
+ * asks for what the jail was not built for (jail_pool_compatible: a
+ * launcher is not trusted to widen a jail), is a set-up failure. Signals
+ * are blocked: the wait is not interrupted, and the kernel's SIGKILL
+ * still ends it.
+ */
+static const struct job_spec *
+take_job(const struct job_spec *template, int go_fd, int status_fd)
+{
+	struct job_spec *job = calloc(1, sizeof(*job));
+	uint8_t *msg = malloc(PROTO_MAX_MSG);
+	const uint8_t *body;
+	size_t body_len;
+	uint16_t type;
+	ssize_t n;
+
+	if (job == NULL || msg == NULL)
+		setup_failed(status_fd, STAGE_POOL_JOB, ENOMEM);
+	do
+		n = recv(go_fd, msg, PROTO_MAX_MSG, MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		_exit(0);
+	if (n < 0)
+		setup_failed(status_fd, STAGE_POOL_JOB, errno);
+	if ((size_t)n > PROTO_MAX_MSG ||
+	    proto_decode_header(msg, (size_t)n, &type, &body, &body_len) < 0 ||
+	    type != PROTO_RUN || proto_decode_run(body, body_len, job) < 0)
+		setup_failed(status_fd, STAGE_POOL_JOB, EBADMSG);
+	if (!jail_pool_compatible(template, job))
+		setup_failed(status_fd, STAGE_POOL_JOB, EPERM);
+	close(go_fd);
+	free(msg);
+	return job;
+}
+
+/*
  * The body of jail init (pid 1 of the jail); never returns. SYNC_FD is
  * the read end of the pipe on which the launcher says the id maps are
  * written; STATUS_FD the write end of the status pipe; OUT_FD and ERR_FD
  * the write ends of the payload's output pipes; NOTIFY_FD the socket on
- * which the payload sends the seccomp listener to the launcher.
+ * which the payload sends the seccomp listener to the launcher; GO_FD,
+ * for a warm pool's jail, the socket its job comes on (else -1).
  */
 static _Noreturn void
 jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	       const struct jail_host *h, int sync_fd, int status_fd,
-	       int out_fd, int err_fd, int notify_fd)
+	       int out_fd, int err_fd, int notify_fd, int go_fd)
 {
 	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd,
-		      status_fd, out_fd, err_fd, notify_fd, h->stdin_fd};
+		      status_fd, out_fd, err_fd, notify_fd, h->stdin_fd,
+		      go_fd};
 	const bool userns = !job_spec_layer_off(spec, JOB_LAYER_USER_NS);
 	const bool pidns = !job_spec_layer_off(spec, JOB_LAYER_PID_NS);
 	const bool mountns = !job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS);
 	const bool group = !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP);
 	int tmp_fd = -1, home_fd = -1, proc_fd = -1;
+	int landlock_rs = -1, landlock_abi = 0;
 	sigset_t all;
 	pid_t payload;
 	char go;
@@ -453,10 +544,21 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		setup_failed(status_fd, STAGE_CAPS, e);
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		setup_failed(status_fd, STAGE_CAPS, errno);
+	/* The payload's Landlock ruleset, built here so that a warm jail
+	 * has it ready; the payload alone is restricted by it. */
+	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
+	    !PLANTED(landlock_never_applied) &&
+	    (landlock_rs = above_stdio(jail_landlock_build(spec,
+							   &landlock_abi))) < 0)
+		setup_failed(status_fd, STAGE_LANDLOCK, -landlock_rs);
 
 	sigfillset(&all);
 	if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
 		setup_failed(status_fd, STAGE_SIGNALS, errno);
+
+	/* A warm pool's jail: built; now the job (pool.h). */
+	if (go_fd >= 0)
+		spec = take_job(spec, go_fd, status_fd);
 
 	payload = fork();
 	if (payload < 0)
@@ -464,12 +566,14 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	if (payload == 0) {
 		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
 			setup_failed(status_fd, STAGE_STDIO, errno);
-		jail_exec_payload(spec, h->filter, status_fd, notify_fd,
-				  h->stdin_fd);
+		jail_exec_payload(spec, h->filter, landlock_rs, landlock_abi,
+				  status_fd, notify_fd, h->stdin_fd);
 	}
 	close(out_fd);
 	close(err_fd);
 	close(notify_fd);
+	if (landlock_rs >= 0)
+		close(landlock_rs);
 	if (h->stdin_fd >= 0)
 		close(h->stdin_fd);
 
@@ -525,16 +629,19 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 {
 	int sync[2] = {-1, -1}, status[2] = {-1, -1};
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, notify[2] = {-1, -1};
+	int go[2] = {-1, -1};
 	int pidfd = -1, e;
 	struct clone_args ca;
 	long pid;
 
 	memset(j, 0, sizeof(*j));
 	j->pidfd = j->out_fd = j->err_fd = j->status_fd = -1;
-	j->notify_sock = -1;
+	j->notify_sock = j->go_fd = -1;
 	if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 ||
 	    pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, notify) < 0) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, notify) < 0 ||
+	    (h->pooled &&
+	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0)) {
 		e = -errno;
 		goto fail;
 	}
@@ -579,8 +686,10 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		close(out[0]);
 		close(err[0]);
 		close(notify[0]);
+		if (go[0] >= 0)
+			close(go[0]);
 		jail_init_main(spec, wsfd, work_tree_fd, h, sync[0], status[1],
-			       out[1], err[1], notify[1]);
+			       out[1], err[1], notify[1], go[1]);
 	}
 	if (pid < 0) {
 		e = -errno;
@@ -591,6 +700,8 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	close_fdp(&out[1]);
 	close_fdp(&err[1]);
 	close_fdp(&notify[1]);
+	close_fdp(&go[1]);
+	j->go_fd = go[0];
 	j->notify_sock = notify[0];
 	fcntl(j->notify_sock, F_SETFL, O_NONBLOCK);
 	j->pid = (pid_t)pid;
@@ -618,6 +729,7 @@ fail:
 	close_pair(out);
 	close_pair(err);
 	close_pair(notify);
+	close_pair(go);
 	return e;
 }
 
@@ -629,4 +741,5 @@ jail_close(struct jail *j)
 	close_fdp(&j->err_fd);
 	close_fdp(&j->status_fd);
 	close_fdp(&j->notify_sock);
+	close_fdp(&j->go_fd);
 }

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <linux/filter.h>
 #include <seccomp.h>
 
 #include "proto.h"
@@ -23,7 +24,11 @@ struct jail {
 	int status_fd;       /* read end of init's status pipe */
 	int notify_sock;     /* where the payload sends the seccomp
 			      * filter's listener (SCM_RIGHTS) */
-	struct timespec start; /* CLOCK_MONOTONIC at clone */
+	int go_fd;           /* a warm pool's jail: the socket init reads
+			      * its job from (jail_host.pooled), else -1 */
+	uint64_t token;      /* the zygote's name for it (zygote_kill) */
+	struct timespec start; /* CLOCK_MONOTONIC at clone; for a pool's
+				* jail, when its job was sent */
 };
 
 /* Stages of jail set-up, reported by init when one fails. Stable numbers. */
@@ -34,9 +39,9 @@ enum jail_stage {
 	STAGE_REMOUNT_ROOT, STAGE_CAPS, STAGE_FORK_PAYLOAD, STAGE_SIGNALS,
 	STAGE_SET_IDS, STAGE_SETSID, STAGE_STDIO, STAGE_RLIMITS,
 	STAGE_CLOSE_FDS, STAGE_NO_NEW_PRIVS, STAGE_SECCOMP, STAGE_LANDLOCK,
-	STAGE_SUBREAPER, STAGE_PRIVATE_DIRS,
+	STAGE_SUBREAPER, STAGE_PRIVATE_DIRS, STAGE_POOL_JOB,
 };
-#define STAGE_MAX STAGE_PRIVATE_DIRS
+#define STAGE_MAX STAGE_POOL_JOB
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
@@ -74,14 +79,33 @@ struct jail_host {
 	gid_t outer_gid;       /* host gid the payload's gid maps to */
 	int launcher_pidfd;    /* a pidfd of the launcher itself */
 	int cgroup_fd;         /* a cgroup v2 leaf to clone into, or -1 */
-	scmp_filter_ctx filter; /* NULL only with JOB_F_UNSAFE_NO_SECCOMP */
+	const struct sock_fprog *filter; /* the compiled seccomp filter
+				 * (jail_seccomp_compile); NULL only with
+				 * layer seccomp off */
 	bool sibling;          /* clone with CLONE_PARENT: init becomes the
 				* caller's parent's child (the zygote's
 				* jails belong to the launcher; zygote.h) */
 	int stdin_fd;          /* the caller's terminal, the payload's
 				* standard input with layer no_terminal off;
 				* -1 otherwise (stdin is /dev/null) */
+	bool pooled;           /* a warm pool's jail: init builds it, then
+				* waits for its job on jail.go_fd */
 };
+
+/*
+ * Whether job B asks for nothing job A did not: the same payload ids,
+ * flags, layers, hostname, user, home, seccomp profile and bind mounts
+ * (argv, environment and limits may differ). The zygote's session pin
+ * and the warm pool's check both use it (zygote.h, "Authority").
+ */
+bool jail_same_authority(const struct job_spec *a, const struct job_spec *b);
+
+/*
+ * Whether job B may run in a jail built for job A (a warm pool's,
+ * jail_host.pooled): jail_same_authority, and the same sizes of the
+ * tmpfs mounts built before the job came (/tmp, /dev/shm, home).
+ */
+bool jail_pool_compatible(const struct job_spec *a, const struct job_spec *b);
 
 /*
  * Why this launcher cannot run a job without the layers in mask OFF
@@ -144,6 +168,23 @@ int jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid);
 scmp_filter_ctx jail_seccomp_build(const char *profile, bool monitor,
 				   bool *kill, char *why, size_t whylen);
 
+/*
+ * Compiles CTX (jail_seccomp_build) into the classic BPF program the
+ * kernel loads (seccomp_export_bpf(3), through a memfd), so that a jail
+ * loads it with one seccomp(2) call instead of libseccomp generating it
+ * again in every payload. PROG->filter is malloc'd, owned by the caller.
+ * Returns 0, or a negative errno (-E2BIG: over BPF_MAXINSNS).
+ */
+int jail_seccomp_compile(scmp_filter_ctx ctx, struct sock_fprog *prog);
+
+/*
+ * Loads PROG into the calling thread: seccomp(SECCOMP_SET_MODE_FILTER,
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER), which needs no_new_privs or
+ * CAP_SYS_ADMIN in the caller's user namespace (seccomp(2)). Returns the
+ * listener's descriptor (close-on-exec) or a negative errno.
+ */
+int jail_seccomp_load(const struct sock_fprog *prog);
+
 /* The text of the compiled-in profile NAME, or NULL. */
 const char *jail_seccomp_profile(const char *name);
 
@@ -154,8 +195,9 @@ const char *jail_seccomp_profile(const char *name);
  * rlimits (not with layer limits off), signal mask reset, descriptors
  * closed, private HOME and TMPDIR in the workspace (layer private_cwd
  * with mount_ns off), no_new_privs (not with caps_nnp off), Landlock (not
- * with landlock off), seccomp (FILTER unless NULL), execvp. Never
- * returns. A
+ * with landlock off: the ruleset LANDLOCK_RS that init built with
+ * jail_landlock_build, of ABI LANDLOCK_ABI), seccomp (FILTER unless
+ * NULL), execvp. Never returns. A
  * set-up step that fails is reported on STATUS_FD (close-on-exec, so the
  * program never holds it) as INIT_REC_SETUP_FAILED, a sandbox_error; an
  * exec failure is the program's: it prints why on stderr (fd 2) and exits
@@ -163,8 +205,9 @@ const char *jail_seccomp_profile(const char *name);
  * (POSIX.1-2017, Shell Command Language 2.9.1.1).
  */
 _Noreturn void jail_exec_payload(const struct job_spec *spec,
-				 scmp_filter_ctx filter, int status_fd,
-				 int notify_sock, int stdin_fd);
+				 const struct sock_fprog *filter,
+				 int landlock_rs, int landlock_abi,
+				 int status_fd, int notify_sock, int stdin_fd);
 
 /*
  * Writes the one-line id map "INSIDE OUTSIDE 1" to /proc/PID/FILE

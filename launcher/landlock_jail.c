@@ -181,12 +181,12 @@ add_rules(int rs, const struct job_spec *spec, uint64_t fs)
 }
 
 int
-jail_landlock_apply(const struct job_spec *spec, int *abi)
+jail_landlock_build(const struct job_spec *spec, int *abi)
 {
 	const bool net_off = job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS);
 	struct ll_ruleset_attr attr;
 	_cleanup_close_ int rs = -1;
-	int v = ll_abi(), e;
+	int v = ll_abi(), e, out;
 
 	*abi = 0;
 	/* ENOSYS: not built in; EOPNOTSUPP: built in, not enabled at boot
@@ -221,11 +221,20 @@ jail_landlock_apply(const struct job_spec *spec, int *abi)
 		return -errno;
 	if ((e = add_rules(rs, spec, attr.handled_access_fs)) < 0)
 		return e;
+	*abi = v;
+	out = rs;
+	rs = -1;
+	return out;
+}
+
+int
+jail_landlock_restrict(int rs)
+{
 	if (PLANTED(nnp_left_to_landlock_and_seccomp) &&
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		return -errno;
-	*abi = v;
+	close(rs);
 	return 0;
 }

@@ -8,11 +8,11 @@
 #include "proto.h"
 
 /*
- * Confines the calling process, the payload, with a Landlock ruleset built
- * for SPEC's jail, and returns the kernel's Landlock ABI version in *ABI.
- * Call it in the jail after pivot_root, once no_new_privs is set (an
- * unprivileged landlock_restrict_self(2) needs it) and before seccomp, so
- * the filter need not allow the landlock_* calls. Sources: landlock(7),
+ * Builds the Landlock ruleset for SPEC's jail and returns its descriptor
+ * (close-on-exec, owned by the caller), with the kernel's Landlock ABI
+ * version in *ABI. Jail init calls it after pivot_root, before its
+ * payload exists (a warm pool's jail has it ready before the job comes);
+ * the payload applies it with jail_landlock_restrict. Sources: landlock(7),
  * landlock_create_ruleset(2), landlock_add_rule(2),
  * landlock_restrict_self(2), and the kernel's
  * Documentation/userspace-api/landlock.rst ("Backward and forward
@@ -51,13 +51,22 @@
  * right is handled and abstract unix sockets are not scoped (signals
  * still are). With private_cwd off a missing home gets no rule.
  *
- * Returns 0, the process then confined for good (its children inherit
- * the domain), or a negative errno: -EOPNOTSUPP when the kernel has no
- * usable Landlock (not built in, or not enabled at boot: the caller must
- * refuse the job, never run it unconfined); -ENOENT when a path the jail
- * always has is missing; any other from the system calls. Every
- * descriptor it opens is closed before it returns.
+ * Returns the descriptor, or a negative errno: -EOPNOTSUPP when the
+ * kernel has no usable Landlock (not built in, or not enabled at boot:
+ * the caller must refuse the job, never run it unconfined); -ENOENT when
+ * a path the jail always has is missing; any other from the system
+ * calls. Every other descriptor it opens is closed before it returns.
  */
-int jail_landlock_apply(const struct job_spec *spec, int *abi);
+int jail_landlock_build(const struct job_spec *spec, int *abi);
+
+/*
+ * Confines the calling process, the payload, with ruleset RS
+ * (jail_landlock_build), for good: its children inherit the domain
+ * (landlock_restrict_self(2)). Call it once no_new_privs is set (an
+ * unprivileged landlock_restrict_self needs it) and before seccomp, so
+ * the filter need not allow the landlock_* calls. Closes RS on success.
+ * Returns 0 or a negative errno.
+ */
+int jail_landlock_restrict(int rs);
 
 #endif

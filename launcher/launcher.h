@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pool.h"
 #include "proto.h"
 #include "zygote.h"
 
@@ -36,6 +37,8 @@ struct launcher {
 	int cg_parent;
 	char *cg_path;
 	char cg_why[512];
+	struct pool pool;         /* warm jails (pool.h); initialised by
+				   * POOL, all zero without one */
 	uint8_t *msg;             /* PROTO_MAX_MSG bytes, receive buffer */
 	uint8_t *out;             /* PROTO_MAX_MSG bytes, send buffer */
 };

@@ -62,7 +62,7 @@ kill_jail(const struct job_spec *spec, struct job_state *s)
 	if (!s->killed && !s->exited) {
 		/* The launcher may signal nothing (confine.h): its zygote
 		 * sends the signal. */
-		if (zygote_kill(s->zygote, s->job_id,
+		if (zygote_kill(s->zygote, s->jail.token,
 				pidns ? SIGKILL : JAIL_KILL_SIGNAL) < 0)
 			s->zygote_gone = true;
 		if (s->cg_leaf >= 0 &&
@@ -83,7 +83,7 @@ hard_kill(struct job_state *s, uint64_t now_ms, bool now)
 		return;
 	if (!now && now_ms < s->killed_ms + JAIL_KILL_GRACE_MS)
 		return;
-	if (zygote_kill(s->zygote, s->job_id, SIGKILL) < 0)
+	if (zygote_kill(s->zygote, s->jail.token, SIGKILL) < 0)
 		s->zygote_gone = true;
 	s->hard_killed = true;
 }
@@ -280,6 +280,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	bool have_rec;
 	int e = 0;
 	struct zygote_reply zr;
+	bool poolable;
+	int warm;
 
 	memset(&s, 0, sizeof(s));
 	s.zygote = &l->zygote;
@@ -306,11 +308,20 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		}
 		return limits_refused(l, spec, "out of memory");
 	}
-	/* The zygote builds the jail (zygote.h): this process is confined
-	 * and could not. Its filter is the monitor's unless a cgroup leaf
-	 * holds the limits. */
-	e = zygote_start_jail(&l->zygote, spec, wsfd, s.cg_leaf, tty_fd,
-			      &s.jail, &zr);
+	/* A warm jail when the pool has one built for this kind of job
+	 * (pool.h); else the zygote builds it now (zygote.h): this process
+	 * is confined and could not. Its filter is the monitor's unless a
+	 * cgroup leaf holds the limits. */
+	memset(&zr, 0, sizeof(zr));
+	poolable = tty_fd < 0 && s.cg_leaf < 0;
+	warm = poolable ? pool_take(&l->pool, &l->zygote, spec, &s.jail,
+				    &zr.kill_on_denial) : 0;
+	if (warm < 0) {
+		e = warm;
+	} else if (warm == 0) {
+		e = zygote_start_jail(&l->zygote, spec, wsfd, s.cg_leaf, tty_fd,
+				      &s.jail, &zr);
+	}
 	s.den.kill = zr.kill_on_denial;
 	if (tty_fd >= 0)
 		close(tty_fd);
@@ -355,6 +366,11 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 			  l->proc_fd, wsfd, spec->workspace_allow,
 			  elapsed_ms(&s.jail.start),
 			  job_spec_layer_off(spec, JOB_LAYER_LIMITS));
+	/* The pool's next jails are built like this one, once it is over
+	 * (the refill waits for the session to be idle). */
+	if (poolable &&
+	    (warm = pool_remember(&l->pool, &l->zygote, spec, wsfd)) < 0)
+		log_warn("warm pool: %s", strerror(-warm));
 	close(wsfd);
 	if (e < 0) {
 		/* Unwatched is unlimited: end it (a sandbox_error). */
@@ -380,7 +396,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 			{.fd = s.exited || s.den.listener >= 0 ? -1 :
 								 s.jail.notify_sock,
 			 .events = POLLIN},
-			{.fd = s.exited ? -1 : s.den.listener, .events = POLLIN},
+			{.fd = s.exited || s.listener_hup ? -1 : s.den.listener,
+			 .events = POLLIN},
 			/* The zygote says nothing unasked: anything here is
 			 * its end (F3 of the review: notice it at once). */
 			{.fd = l->zygote.sock, .events = POLLIN},
@@ -438,6 +455,11 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		if ((p[4].revents & POLLIN) &&
 		    denials_take_listener(&s.den, s.jail.notify_sock) < 0)
 			kill_jail(spec, &s); /* unanswered calls would hang it */
+		/* The payload is gone and the filter with it: do not spin
+		 * on the listener's hang-up until init is reaped. */
+		if ((p[5].revents & (POLLHUP | POLLERR)) &&
+		    !(p[5].revents & POLLIN))
+			s.listener_hup = true;
 		if (p[5].revents & POLLIN) {
 			if (denials_answer(&s.den, spent) < 0)
 				kill_jail(spec, &s);

@@ -38,6 +38,8 @@ struct job_state {
 	int cg_leaf;         /* the job's cgroup v2 leaf, or -1 */
 	struct enforcer enf; /* memory, CPU, processes, workspace */
 	struct denial_log den; /* the seccomp filter's refusals */
+	bool listener_hup;   /* every task under the filter is gone: its
+			      * listener only says POLLHUP from now on */
 	size_t pending;      /* an OUTPUT message in l->out not yet sent */
 	siginfo_t info;
 	struct rusage ru;

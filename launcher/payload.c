@@ -179,14 +179,15 @@ private_dirs_env(const struct job_spec *spec)
 }
 
 _Noreturn void
-jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
-		  int status_fd, int notify_sock, int stdin_fd)
+jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
+		  int landlock_rs, int landlock_abi, int status_fd,
+		  int notify_sock, int stdin_fd)
 {
 	const bool terminal = job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL);
 	extern char **environ;
 	char **env = spec->envp;
 	sigset_t none;
-	int e, abi = 0;
+	int e, abi = 0, listener;
 
 	/* Layer no_terminal off: the caller's session, and so its
 	 * controlling terminal, stay. */
@@ -224,20 +225,29 @@ jail_exec_payload(const struct job_spec *spec, scmp_filter_ctx filter,
 	    !PLANTED(nnp_left_to_landlock_and_seccomp) &&
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
-	/* Fail closed: no Landlock, no job (landlock_jail.h). */
+	/* Fail closed: no Landlock, no job (landlock_jail.h). Init built
+	 * the ruleset; the domain is the payload's alone. */
 	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
-	    !PLANTED(landlock_never_applied) &&
-	    (e = jail_landlock_apply(spec, &abi)) < 0)
-		die(status_fd, STAGE_LANDLOCK, -e);
+	    !PLANTED(landlock_never_applied)) {
+		if ((e = jail_landlock_restrict(landlock_rs)) < 0)
+			die(status_fd, STAGE_LANDLOCK, -e);
+		abi = landlock_abi;
+	}
 	jail_send_record(status_fd, INIT_REC_LANDLOCK, abi, 0);
-	if (filter != NULL && (e = seccomp_load(filter)) < 0)
-		die(status_fd, STAGE_SECCOMP, -e);
+	/* What libseccomp's seccomp_load did (SCMP_FLTATR_CTL_NNP), kept
+	 * for a filter loaded directly: no_new_privs first unless layer
+	 * caps_nnp is off (the payload then has CAP_SYS_ADMIN in its user
+	 * namespace instead; seccomp(2)). */
+	if (filter != NULL && !job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
+	if (filter != NULL && (listener = jail_seccomp_load(filter)) < 0)
+		die(status_fd, STAGE_SECCOMP, -listener);
 	/* The listener goes to the launcher, which answers every refused
 	 * call from now on (seccomp_unotify(2)); ours closes at exec. */
 	if (filter != NULL &&
-	    ((e = seccomp_notify_fd(filter)) < 0 ||
-	     proto_send(notify_sock, (const uint8_t *)"L", 1, e) < 0))
-		die(status_fd, STAGE_SECCOMP, e < 0 ? -e : EPIPE);
+	    proto_send(notify_sock, (const uint8_t *)"L", 1, listener) < 0)
+		die(status_fd, STAGE_SECCOMP, EPIPE);
 
 	if (!PLANTED(payload_environ_not_replaced))
 		environ = env;

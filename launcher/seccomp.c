@@ -44,8 +44,13 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/seccomp.h>
 
 #include <ini.h>
 
@@ -299,6 +304,66 @@ on_key(void *arg, const char *section, const char *name, const char *value)
 		return 0;
 	}
 	return 1;
+}
+
+int
+jail_seccomp_compile(scmp_filter_ctx ctx, struct sock_fprog *prog)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd, e = 0;
+
+	prog->len = 0;
+	prog->filter = NULL;
+	/* libseccomp 2.5 exports to a descriptor only (2.6 adds memory). */
+	fd = memfd_create("stockade-seccomp-bpf", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if ((e = seccomp_export_bpf(ctx, fd)) < 0)
+		goto out;
+	if (fstat(fd, &st) < 0) {
+		e = -errno;
+		goto out;
+	}
+	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
+	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS) {
+		e = -E2BIG;
+		goto out;
+	}
+	prog->filter = malloc((size_t)st.st_size);
+	if (prog->filter == NULL) {
+		e = -ENOMEM;
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, (char *)prog->filter + got,
+				  (size_t)st.st_size - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	prog->len = (unsigned short)(got / sizeof(struct sock_filter));
+out:
+	close(fd);
+	if (e < 0) {
+		free(prog->filter);
+		prog->filter = NULL;
+	}
+	return e;
+}
+
+int
+jail_seccomp_load(const struct sock_fprog *prog)
+{
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			  SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
+
+	return fd < 0 ? -errno : (int)fd;
 }
 
 const char *

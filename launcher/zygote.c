@@ -7,13 +7,17 @@
  *            the workspace directory, then the cgroup leaf if any (a
  *            directory), then the caller's terminal if any (a character
  *            device; layer no_terminal off);
+ *   prepare  u32 "POOL", then a request as above without a terminal: a
+ *            jail for the warm pool, whose init waits for its job
+ *            (zygote_prepare_jail);
  *   reply    i32 refusal, i32 errno, u8 kill_on_denial, i32 pid,
  *            u64 start seconds, u64 start nanoseconds (CLOCK_MONOTONIC at
- *            the clone, which is system-wide), str why; on ZYGOTE_OK the
- *            descriptors init's pidfd, stdout, stderr, status pipe and
- *            seccomp-notify socket, in that order;
- *   kill     u32 "KILL", i32 signal (SIGKILL or JAIL_KILL_SIGNAL), u64 job
- *            id; no descriptor, no reply (zygote_kill).
+ *            the clone, which is system-wide), u64 token, str why; on
+ *            ZYGOTE_OK the descriptors init's pidfd, stdout, stderr,
+ *            status pipe and seccomp-notify socket, in that order, then
+ *            for a prepared jail the socket its job goes to;
+ *   kill     u32 "KILL", i32 signal (SIGKILL or JAIL_KILL_SIGNAL), u64
+ *            token; no descriptor, no reply (zygote_kill).
  */
 #include "zygote.h"
 
@@ -39,49 +43,64 @@
 #include "log.h"
 
 #define REPLY_FDS 5
+#define MAX_REPLY_FDS 6
 #define MAX_FILTERS 4
 /* A request's descriptors: workspace, cgroup leaf, terminal. */
 #define REQUEST_FDS 3
 /* The first word of a kill request (zygote_kill): "KILL". */
 #define KILL_MAGIC 0x4c4c494bu
+/* The first word of a prepare request (zygote_prepare_jail): "POOL". */
+#define POOL_MAGIC 0x4c4f4f50u
 
-/* The zygote's seccomp filters, built at the first job that needs each
- * (profile, enforcement) and reused. */
+/* The zygote's seccomp filters, built and compiled to BPF at the first
+ * job that needs each (profile, enforcement), and reused: a payload loads
+ * the program with one seccomp(2) call (jail_seccomp_load). */
 struct filter_cache {
 	struct {
 		char profile[JOB_MAX_PROFILE + 1];
 		bool monitor;
 		bool kill;
-		scmp_filter_ctx ctx;
+		struct sock_fprog prog;
 	} f[MAX_FILTERS];
 	size_t n;
 };
 
-static scmp_filter_ctx
+static const struct sock_fprog *
 cached_filter(struct filter_cache *c, const char *profile, bool monitor,
 	      bool *kill, char *why, size_t whylen)
 {
+	scmp_filter_ctx ctx;
+	int e;
+
 	for (size_t i = 0; i < c->n; i++)
 		if (c->f[i].monitor == monitor &&
 		    strcmp(c->f[i].profile, profile) == 0) {
 			*kill = c->f[i].kill;
-			return c->f[i].ctx;
+			return &c->f[i].prog;
 		}
 	if (c->n == MAX_FILTERS) {
 		snprintf(why, whylen, "too many seccomp profiles in one session");
 		return NULL;
 	}
-	c->f[c->n].ctx = jail_seccomp_build(profile, monitor, &c->f[c->n].kill,
-					    why, whylen);
-	if (c->f[c->n].ctx == NULL)
+	ctx = jail_seccomp_build(profile, monitor, &c->f[c->n].kill, why,
+				 whylen);
+	if (ctx == NULL)
 		return NULL;
+	e = jail_seccomp_compile(ctx, &c->f[c->n].prog);
+	seccomp_release(ctx);
+	if (e < 0) {
+		snprintf(why, whylen, "cannot compile the seccomp filter: %s",
+			 strerror(-e));
+		return NULL;
+	}
 	snprintf(c->f[c->n].profile, sizeof(c->f[c->n].profile), "%s", profile);
 	c->f[c->n].monitor = monitor;
 	*kill = c->f[c->n].kill;
-	return c->f[c->n++].ctx;
+	return &c->f[c->n++].prog;
 }
 
-#define MAX_LIVE 8
+/* Jails alive at once: the pool's, the running job's, and ones dying. */
+#define MAX_LIVE (PROTO_MAX_POOL + 8)
 
 /*
  * What the session's first request fixed (zygote.h, "Authority"): that
@@ -102,41 +121,15 @@ struct zstate {
 	const struct zygote_config *c;
 	struct filter_cache cache;
 	struct pin pin;
-	/* The jails it made that have not exited: the launcher asks the
-	 * zygote to kill them (it may signal nothing itself). */
+	/* The jails it made that have not exited, by token: the launcher
+	 * asks the zygote to kill them (it may signal nothing itself). */
 	struct {
-		uint64_t job_id;
+		uint64_t token;
 		int pidfd;
 	} live[MAX_LIVE];
 	size_t nlive;
+	uint64_t last_token;
 };
-
-static bool
-str_eq(const char *a, const char *b)
-{
-	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
-}
-
-/* Whether B asks for nothing the session's first request A did not:
- * the same ids, flags, layers, names, home, seccomp profile and bind
- * mounts.
- * Limits, argv and environment may differ per job. */
-static bool
-same_authority(const struct job_spec *a, const struct job_spec *b)
-{
-	if (a->uid != b->uid || a->gid != b->gid || a->flags != b->flags ||
-	    job_spec_layers_off(a) != job_spec_layers_off(b) ||
-	    a->nmounts != b->nmounts || !str_eq(a->hostname, b->hostname) ||
-	    !str_eq(a->user, b->user) || !str_eq(a->home, b->home) ||
-	    !str_eq(a->seccomp_profile, b->seccomp_profile))
-		return false;
-	for (uint32_t i = 0; i < a->nmounts; i++)
-		if (a->mounts[i].kind != b->mounts[i].kind ||
-		    !str_eq(a->mounts[i].source, b->mounts[i].source) ||
-		    !str_eq(a->mounts[i].target, b->mounts[i].target))
-			return false;
-	return true;
-}
 
 /* The device and inode of the directory above cgroup leaf LEAF, which
  * must be on a cgroup2 file system. */
@@ -193,7 +186,7 @@ pinned(struct pin *p, const uint8_t *msg, size_t len,
 		p->cg_ino = ino;
 		return true;
 	}
-	return same_authority(&p->spec, spec) && ws->st_dev == p->ws_dev &&
+	return jail_same_authority(&p->spec, spec) && ws->st_dev == p->ws_dev &&
 	       ws->st_ino == p->ws_ino && (cg >= 0) == p->cgroup &&
 	       (cg < 0 || (dev == p->cg_dev && ino == p->cg_ino));
 }
@@ -202,7 +195,7 @@ static int
 send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 {
 	uint8_t buf[64 + JOB_MAX_DETAIL];
-	int fds[REPLY_FDS];
+	int fds[MAX_REPLY_FDS];
 	struct wbuf w;
 
 	wbuf_init(&w, buf, sizeof(buf));
@@ -212,6 +205,7 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 	wbuf_put_i32(&w, r->refusal == ZYGOTE_OK ? j->pid : 0);
 	wbuf_put_u64(&w, r->refusal == ZYGOTE_OK ? (uint64_t)j->start.tv_sec : 0);
 	wbuf_put_u64(&w, r->refusal == ZYGOTE_OK ? (uint64_t)j->start.tv_nsec : 0);
+	wbuf_put_u64(&w, r->refusal == ZYGOTE_OK ? j->token : 0);
 	wbuf_put_str(&w, r->why);
 	if (!wbuf_ok(&w))
 		return -ENOBUFS;
@@ -222,7 +216,9 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 	fds[2] = j->err_fd;
 	fds[3] = j->status_fd;
 	fds[4] = j->notify_sock;
-	return proto_send_fds(sock, buf, w.len, fds, REPLY_FDS);
+	fds[5] = j->go_fd;
+	return proto_send_fds(sock, buf, w.len, fds,
+			      j->go_fd >= 0 ? MAX_REPLY_FDS : REPLY_FDS);
 }
 
 /*
@@ -251,11 +247,13 @@ sort_fds(const int *fds, size_t nfds, struct jail_host *host)
 /*
  * Starts the jail of one request (the RUN message MSG of LEN bytes, with
  * FDS[0] the workspace, then the cgroup leaf and the terminal when there
- * are) into J, or says why not in R.
+ * are) into J, or says why not in R. POOLED: a jail for the warm pool,
+ * whose init waits for its job (jail.h, jail_host.pooled); never with a
+ * terminal.
  */
 static void
 start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
-	  size_t nfds, struct jail *j, struct zygote_reply *r)
+	  size_t nfds, bool pooled, struct jail *j, struct zygote_reply *r)
 {
 	const struct zygote_config *c = z->c;
 	struct job_spec spec;
@@ -267,6 +265,7 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 		.filter = NULL,
 		.sibling = true,
 		.stdin_fd = -1,
+		.pooled = pooled,
 	};
 	const uint8_t *body;
 	const char *refusal;
@@ -284,7 +283,7 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 	    fstat(fds[0], &st) < 0 || !S_ISDIR(st.st_mode) ||
 	    !sort_fds(fds, nfds, &host) ||
 	    (host.stdin_fd >= 0 &&
-	     !job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL))) {
+	     (pooled || !job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL)))) {
 		r->refusal = ZYGOTE_BAD_REQUEST;
 		r->err = EBADMSG;
 		goto out;
@@ -331,23 +330,9 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 							    JOB_LAYER_LIMITS),
 					    &r->kill_on_denial, r->why,
 					    sizeof(r->why));
-		/* libseccomp sets no_new_privs at load unless told not to:
-		 * layer caps_nnp off loads the filter with the payload's
-		 * CAP_SYS_ADMIN in its user namespace instead. Set per job
-		 * on the shared filter, before the clone copies it. */
-		if (host.filter != NULL &&
-		    seccomp_attr_set(host.filter, SCMP_FLTATR_CTL_NNP,
-				     job_spec_layer_off(&spec,
-							JOB_LAYER_CAPS_NNP) ?
-					     0 : 1) < 0)
-			host.filter = NULL;
 		if (host.filter == NULL) {
 			r->refusal = ZYGOTE_FILTER;
 			r->err = EINVAL;
-			if (r->why[0] == '\0')
-				snprintf(r->why, sizeof(r->why),
-					 "cannot set the seccomp filter's "
-					 "no_new_privs attribute");
 			goto out;
 		}
 	}
@@ -355,11 +340,20 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 		r->refusal = ZYGOTE_CLONE;
 		r->err = -e;
 	} else {
-		/* Kept to kill it when asked (zygote_kill). */
-		z->live[z->nlive].job_id = spec.job_id;
+		/* Kept to kill it when asked (zygote_kill); a jail that
+		 * could not be kept could not be killed: end it now. */
+		j->token = ++z->last_token;
+		z->live[z->nlive].token = j->token;
 		z->live[z->nlive].pidfd = fcntl(j->pidfd, F_DUPFD_CLOEXEC, 3);
-		if (z->live[z->nlive].pidfd >= 0)
+		if (z->live[z->nlive].pidfd >= 0) {
 			z->nlive++;
+		} else {
+			syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL,
+				0);
+			jail_close(j);
+			r->refusal = ZYGOTE_CLONE;
+			r->err = EMFILE;
+		}
 	}
 out:
 	if (tree >= 0)
@@ -393,7 +387,7 @@ drop_privileges(bool as_root)
 		       0 : -1;
 }
 
-/* Whether MSG (LEN bytes) is a kill request; its job and signal then. */
+/* Whether MSG (LEN bytes) is a kill request; its token and signal then. */
 static bool
 kill_request(const uint8_t *msg, size_t len, uint64_t *id, int *sig)
 {
@@ -411,7 +405,7 @@ kill_request(const uint8_t *msg, size_t len, uint64_t *id, int *sig)
 }
 
 /* Sends SIG (SIGKILL or JAIL_KILL_SIGNAL, nothing else) to the init of
- * the live jail of job ID (with a pid namespace, SIGKILL to init kills
+ * the live jail TOKEN names (with a pid namespace, SIGKILL to init kills
  * the namespace; without one, init ends the job on JAIL_KILL_SIGNAL).
  * Unknown or already gone: nothing to do. */
 static void
@@ -420,9 +414,21 @@ kill_one(struct zstate *z, uint64_t id, int sig)
 	if (sig != SIGKILL && sig != JAIL_KILL_SIGNAL)
 		return;
 	for (size_t i = 0; i < z->nlive; i++)
-		if (z->live[i].job_id == id)
+		if (z->live[i].token == id)
 			syscall(SYS_pidfd_send_signal, z->live[i].pidfd, sig,
 				NULL, 0);
+}
+
+/* Whether MSG (LEN bytes) is a prepare request: the POOL word, then a
+ * request (zygote_prepare_jail). */
+static bool
+pool_request(const uint8_t *msg, size_t len)
+{
+	struct rbuf r;
+	uint32_t magic;
+
+	rbuf_init(&r, msg, len);
+	return rbuf_get_u32(&r, &magic) == 0 && magic == POOL_MAGIC;
 }
 
 /* Forgets the jails whose init has exited (its pidfd is readable). */
@@ -463,7 +469,9 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 	for (;;) {
 		struct pollfd p[MAX_LIVE + 1];
 		struct zygote_reply r;
+		size_t at_sock = z.nlive;
 		uint64_t id;
+		bool pooled;
 		int sig;
 		struct jail j;
 
@@ -476,10 +484,10 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 				continue;
 			_exit(1);
 		}
-		if (p[z.nlive].revents == 0) {
-			reap_live(&z, p);
+		/* Forget the dead first: a prepare may need their slots. */
+		reap_live(&z, p);
+		if (p[at_sock].revents == 0)
 			continue;
-		}
 		n = proto_recv_fds(sock, msg, PROTO_MAX_MSG, fds, REQUEST_FDS,
 				   &nfds);
 		if (n <= 0)
@@ -491,7 +499,10 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 		memset(&r, 0, sizeof(r));
 		memset(&j, 0, sizeof(j));
 		j.pidfd = j.out_fd = j.err_fd = j.status_fd = j.notify_sock = -1;
-		start_one(&z, msg, (size_t)n, fds, nfds, &j, &r);
+		j.go_fd = -1;
+		pooled = pool_request(msg, (size_t)n);
+		start_one(&z, msg + (pooled ? 4 : 0), (size_t)n - (pooled ? 4 : 0),
+			  fds, nfds, pooled, &j, &r);
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
 		n = send_reply(sock, &r, &j);
@@ -504,7 +515,7 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 }
 
 int
-zygote_kill(struct zygote *z, uint64_t job_id, int sig)
+zygote_kill(struct zygote *z, uint64_t token, int sig)
 {
 	uint8_t msg[16];
 	struct wbuf w;
@@ -512,7 +523,7 @@ zygote_kill(struct zygote *z, uint64_t job_id, int sig)
 	wbuf_init(&w, msg, sizeof(msg));
 	wbuf_put_u32(&w, KILL_MAGIC);
 	wbuf_put_i32(&w, sig);
-	wbuf_put_u64(&w, job_id);
+	wbuf_put_u64(&w, token);
 	if (!wbuf_ok(&w))
 		return -ENOBUFS;
 	return proto_send_fds(z->sock, msg, w.len, NULL, 0);
@@ -564,45 +575,60 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 	return 0;
 }
 
-int
-zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
-		  int cgroup_fd, int tty_fd, struct jail *j,
-		  struct zygote_reply *r)
+/*
+ * One request to Z (a prepare one when POOLED) for SPEC's jail, and its
+ * reply into J and R (zygote_start_jail, zygote_prepare_jail).
+ */
+static int
+request_jail(struct zygote *z, bool pooled, const struct job_spec *spec,
+	     int wsfd, int cgroup_fd, int tty_fd, struct jail *j,
+	     struct zygote_reply *r)
 {
+	const size_t want = pooled ? MAX_REPLY_FDS : REPLY_FDS;
+	const size_t skip = pooled ? 4 : 0;
 	int fds[PROTO_IO_MAX_FDS] = {wsfd};
 	size_t nsend = 1;
 	char *why = NULL;
-	uint64_t sec, nsec;
+	uint64_t sec, nsec, token;
 	struct rbuf rb;
+	struct wbuf w;
 	size_t nfds;
 	int32_t refusal, err, pid;
 	uint8_t kill;
 	int n, e;
 
+	_Static_assert(PROTO_IO_MAX_FDS >= MAX_REPLY_FDS, "reply descriptors");
 	memset(j, 0, sizeof(*j));
 	j->pidfd = j->out_fd = j->err_fd = j->status_fd = j->notify_sock = -1;
+	j->go_fd = -1;
 	memset(r, 0, sizeof(*r));
-	if ((n = proto_encode_run(z->buf, PROTO_MAX_MSG, spec)) < 0)
+	if ((n = proto_encode_run(z->buf + skip, PROTO_MAX_MSG - skip,
+				  spec)) < 0)
 		return n;
+	if (pooled) {
+		wbuf_init(&w, z->buf, skip);
+		wbuf_put_u32(&w, POOL_MAGIC);
+	}
 	if (cgroup_fd >= 0)
 		fds[nsend++] = cgroup_fd;
 	if (tty_fd >= 0)
 		fds[nsend++] = tty_fd;
-	if ((e = proto_send_fds(z->sock, z->buf, (size_t)n, fds, nsend)) < 0)
+	if ((e = proto_send_fds(z->sock, z->buf, (size_t)n + skip, fds,
+				nsend)) < 0)
 		return e;
-	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, REPLY_FDS,
-			   &nfds);
+	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, want, &nfds);
 	if (n <= 0)
 		return n == 0 ? -EPIPE : n;
 	rbuf_init(&rb, z->buf, (size_t)n);
 	if (rbuf_get_i32(&rb, &refusal) < 0 || rbuf_get_i32(&rb, &err) < 0 ||
 	    rbuf_get_u8(&rb, &kill) < 0 || rbuf_get_i32(&rb, &pid) < 0 ||
 	    rbuf_get_u64(&rb, &sec) < 0 || rbuf_get_u64(&rb, &nsec) < 0 ||
+	    rbuf_get_u64(&rb, &token) < 0 ||
 	    rbuf_get_str(&rb, &why, sizeof(r->why) - 1) < 0 ||
 	    rbuf_end(&rb) < 0 || refusal < ZYGOTE_OK ||
 	    refusal > ZYGOTE_REFUSAL_MAX ||
-	    nfds != (refusal == ZYGOTE_OK ? REPLY_FDS : 0u) ||
-	    (refusal == ZYGOTE_OK && pid <= 0)) {
+	    nfds != (refusal == ZYGOTE_OK ? want : 0u) ||
+	    (refusal == ZYGOTE_OK && (pid <= 0 || token == 0))) {
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
 		free(why);
@@ -616,6 +642,7 @@ zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
 	if (refusal != ZYGOTE_OK)
 		return 0;
 	j->pid = (pid_t)pid;
+	j->token = token;
 	j->start.tv_sec = (time_t)sec;
 	j->start.tv_nsec = (long)nsec;
 	j->pidfd = fds[0];
@@ -623,7 +650,24 @@ zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
 	j->err_fd = fds[2];
 	j->status_fd = fds[3];
 	j->notify_sock = fds[4];
+	if (pooled)
+		j->go_fd = fds[5];
 	return 0;
+}
+
+int
+zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
+		  int cgroup_fd, int tty_fd, struct jail *j,
+		  struct zygote_reply *r)
+{
+	return request_jail(z, false, spec, wsfd, cgroup_fd, tty_fd, j, r);
+}
+
+int
+zygote_prepare_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
+		    struct jail *j, struct zygote_reply *r)
+{
+	return request_jail(z, true, spec, wsfd, -1, -1, j, r);
 }
 
 void

@@ -22,9 +22,13 @@
  *    on its pidfd), writes the id maps, releases init, and hands the
  *    launcher init's pidfd and the read ends of its pipes (SCM_RIGHTS),
  *    keeping nothing;
- *  - it kills a jail when the launcher asks (zygote_kill), through a
- *    pidfd it keeps until that jail's init exits: the launcher itself
- *    may send no signal (confine.h);
+ *  - it kills a jail when the launcher asks (zygote_kill, naming the
+ *    jail by the token the zygote gave it), through a pidfd it keeps
+ *    until that jail's init exits: the launcher itself may send no
+ *    signal (confine.h);
+ *  - it prepares jails for the launcher's warm pool the same way
+ *    (zygote_prepare_jail): same checks, same authority, and an init
+ *    that, once the jail is built, waits for its job (jail.h);
  *  - Authority: the session's first request fixes what every later one
  *    may ask: the same payload ids, flags, hostname, user, home, seccomp
  *    profile and bind mounts, the same workspace directory (device and
@@ -120,7 +124,23 @@ int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
 		      struct zygote_reply *r);
 
 /*
- * Asks Z to send SIG to the init of job JOB_ID's jail: SIGKILL (with a
+ * Asks Z for a jail for the warm pool (launcher/pool.h) built for SPEC,
+ * the job the session ran last (its argv, environment and limits other
+ * than the sizes of /tmp and home are the next job's), with the
+ * workspace WSFD (borrowed): no cgroup leaf (a pool holds jails whose
+ * limits the monitor keeps) and no terminal. Init builds the jail at once
+ * (namespaces, mounts, pivot_root, hostname, loopback, capabilities
+ * dropped), then waits on J->go_fd for the job's RUN message
+ * (pool_take). Blocks until the zygote answers (the clone and the id
+ * maps; not the jail's set-up, which init does on its own).
+ * Returns as zygote_start_jail; J->go_fd is then set too.
+ */
+int zygote_prepare_jail(struct zygote *z, const struct job_spec *spec,
+			int wsfd, struct jail *j, struct zygote_reply *r);
+
+/*
+ * Asks Z to send SIG to the init of the jail named TOKEN (jail.token,
+ * given by the zygote when it made the jail): SIGKILL (with a
  * pid namespace the kernel then kills the whole namespace), or, without
  * one, JAIL_KILL_SIGNAL, on which init ends the job's processes itself
  * (jail.h); any other signal is ignored. The launcher signals nothing itself
@@ -131,7 +151,7 @@ int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
  * the session (exiting kills its jails: their init has the launcher as
  * parent and PR_SET_PDEATHSIG).
  */
-int zygote_kill(struct zygote *z, uint64_t job_id, int sig);
+int zygote_kill(struct zygote *z, uint64_t token, int sig);
 
 /* Closes Z's socket (the zygote reads EOF and exits) and frees Z. */
 void zygote_stop(struct zygote *z);

@@ -38,6 +38,7 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_JAIL, "gid", K_U32, FIELD(gid), 1, 65533, 1},
 	{SEC_JAIL, "home", K_PATH, FIELD(home), 0, 0, 0},
 	{SEC_JAIL, "pty", K_BOOL, FIELD(pty), 0, 0, 0},
+	{SEC_JAIL, "pool_size", K_U32, FIELD(pool_size), 0, PROTO_MAX_POOL, 1},
 	{SEC_JAIL, "seccomp_profile", K_PROFILE, FIELD(seccomp_profile), 0, 0,
 	 0},
 	/* Evaluation only (docs/layers.md): `stockade run` refuses such a

@@ -18,6 +18,7 @@ static const char *const msg_names[] = {
 	[PROTO_HELLO] = "HELLO",   [PROTO_HELLO_REPLY] = "HELLO_REPLY",
 	[PROTO_RUN] = "RUN",       [PROTO_OUTPUT] = "OUTPUT",
 	[PROTO_RESULT] = "RESULT", [PROTO_CANCEL] = "CANCEL",
+	[PROTO_POOL] = "POOL",
 };
 
 const char *
@@ -197,6 +198,18 @@ proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id)
 	start(&w, buf, size);
 	wbuf_put_u64(&w, job_id);
 	return finish(&w, PROTO_CANCEL);
+}
+
+int
+proto_encode_pool(uint8_t *buf, size_t size, uint32_t jails)
+{
+	struct wbuf w;
+
+	if (jails > PROTO_MAX_POOL)
+		return -EINVAL;
+	start(&w, buf, size);
+	wbuf_put_u32(&w, jails);
+	return finish(&w, PROTO_POOL);
 }
 
 int
@@ -531,6 +544,23 @@ proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id)
 	if (rbuf_get_u64(&r, job_id) < 0 || rbuf_end(&r) < 0) {
 		*job_id = 0;
 		return -EBADMSG;
+	}
+	return 0;
+}
+
+int
+proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, body, len);
+	if (rbuf_get_u32(&r, jails) < 0 || rbuf_end(&r) < 0) {
+		*jails = 0;
+		return -EBADMSG;
+	}
+	if (*jails > PROTO_MAX_POOL) {
+		*jails = 0;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -24,6 +24,7 @@
  *                       no_terminal
  *                       off)
  *   PROTO_CANCEL       (no fd)          (answered by the RUN's RESULT)
+ *   PROTO_POOL         (no fd)          (no answer)
  *
  * Who may send what in which phase is a table on each side
  * (launcher/dispatch.c, broker/supervisor.c).
@@ -37,8 +38,8 @@
 #include "result.h"
 
 /* Version 4: RUN grew layers_off and may carry the caller's terminal
- * (issue 6). */
-#define PROTO_VERSION 4u
+ * (issue 6). Version 5: POOL (issue 9). */
+#define PROTO_VERSION 5u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
@@ -72,8 +73,14 @@ enum proto_msg_type {
 	PROTO_OUTPUT = 4,
 	PROTO_RESULT = 5,
 	PROTO_CANCEL = 6,
+	/* The session's warm jail pool size (0..PROTO_MAX_POOL): sent by a
+	 * session broker (serve, mcp) after HELLO_REPLY and before its
+	 * first RUN, at most once (launcher/pool.h). */
+	PROTO_POOL = 7,
 };
-#define PROTO_MSG_TYPE_MAX PROTO_CANCEL
+#define PROTO_MSG_TYPE_MAX PROTO_POOL
+/* Most jails a launcher keeps built and waiting ([jail] pool_size). */
+#define PROTO_MAX_POOL 8u
 
 /* The name of a message type for diagnostics ("RUN"), or "unknown". */
 const char *proto_msg_name(uint16_t type);
@@ -162,6 +169,7 @@ int proto_encode_output(uint8_t *buf, size_t size, uint64_t job_id,
 int proto_encode_result(uint8_t *buf, size_t size,
 			const struct job_result *res);
 int proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id);
+int proto_encode_pool(uint8_t *buf, size_t size, uint32_t jails);
 
 /*
  * Splits a received datagram MSG of LEN bytes into its type and body.
@@ -189,6 +197,8 @@ int proto_decode_output(const uint8_t *body, size_t len, uint64_t *job_id,
 int proto_decode_result(const uint8_t *body, size_t len,
 			struct job_result *res);
 int proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id);
+/* -EINVAL for JAILS over PROTO_MAX_POOL. */
+int proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails);
 
 /*
  * Sends one message of LEN bytes on the SEQPACKET socket SOCK, with FD

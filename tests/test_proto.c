@@ -389,6 +389,7 @@ Test(proto, message_names)
 	cr_assert_str_eq(proto_msg_name(PROTO_OUTPUT), "OUTPUT");
 	cr_assert_str_eq(proto_msg_name(PROTO_RESULT), "RESULT");
 	cr_assert_str_eq(proto_msg_name(PROTO_CANCEL), "CANCEL");
+	cr_assert_str_eq(proto_msg_name(PROTO_POOL), "POOL");
 	cr_assert_str_eq(proto_msg_name(0), "unknown");
 	cr_assert_str_eq(proto_msg_name(PROTO_MSG_TYPE_MAX + 1), "unknown");
 	cr_assert_str_eq(proto_msg_name(UINT16_MAX), "unknown");
@@ -403,12 +404,14 @@ Test(proto, numbers_are_fixed)
 	cr_assert_eq(PROTO_OUTPUT, 4);
 	cr_assert_eq(PROTO_RESULT, 5);
 	cr_assert_eq(PROTO_CANCEL, 6);
-	cr_assert_eq(PROTO_MSG_TYPE_MAX, 6);
+	cr_assert_eq(PROTO_POOL, 7);
+	cr_assert_eq(PROTO_MSG_TYPE_MAX, 7);
 	cr_assert_eq(PROTO_HEADER_SIZE, 8);
 	/* Version 2: RUN and RESULT grew the issue 4 fields; version 3:
 	 * RESULT grew landlock_abi and denials (issue 5); version 4: RUN
-	 * grew layers_off and may carry the caller's terminal (issue 6). */
-	cr_assert_eq(PROTO_VERSION, 4);
+	 * grew layers_off and may carry the caller's terminal (issue 6);
+	 * version 5: POOL (issue 9). */
+	cr_assert_eq(PROTO_VERSION, 5);
 	cr_assert_eq(PROTO_MAX_FDS, 2);
 	/* The layers' numbers and names (result.h), on the wire. */
 	cr_assert_eq(JOB_LAYER_LIMITS, 1);
@@ -1027,6 +1030,27 @@ Test(round_trip, cancel)
 	cr_assert_eq(n, 16);
 	cr_assert_eq(proto_decode_cancel(body, len, &id), 0);
 	cr_assert_eq(id, UINT64_C(0xfedcba9876543210));
+}
+
+Test(round_trip, pool)
+{
+	const uint8_t *body;
+	uint32_t jails = 99;
+	int n = proto_encode_pool(msg, sizeof(msg), PROTO_MAX_POOL);
+	size_t len = header_ok(n, PROTO_POOL, &body);
+
+	cr_assert_eq(n, 12);
+	cr_assert_eq(proto_decode_pool(body, len, &jails), 0);
+	cr_assert_eq(jails, PROTO_MAX_POOL);
+	/* Over the bound: refused both ways. */
+	cr_assert_eq(proto_encode_pool(msg, sizeof(msg), PROTO_MAX_POOL + 1),
+		     -EINVAL);
+	msg[8] = (uint8_t)(PROTO_MAX_POOL + 1);
+	cr_assert_eq(proto_decode_pool(body, len, &jails), -EINVAL);
+	cr_assert_eq(jails, 0);
+	/* Short and long bodies. */
+	cr_assert_eq(proto_decode_pool(body, len - 1, &jails), -EBADMSG);
+	cr_assert_eq(proto_decode_pool(body, len + 1, &jails), -EBADMSG);
 }
 
 /* ---- malformed headers ---- */

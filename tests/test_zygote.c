@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -160,9 +161,10 @@ Test(zygote, kills_a_jail_on_request)
 	make_spec(&f, &spec, argv);
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
 	start = harness_now_ms();
-	/* Another job's id kills nothing. */
-	cr_assert_eq(zygote_kill(&f.z, spec.job_id + 100, SIGKILL), 0);
-	cr_assert_eq(zygote_kill(&f.z, spec.job_id, SIGKILL), 0);
+	/* Another jail's token kills nothing. */
+	cr_assert_gt(j.token, 0);
+	cr_assert_eq(zygote_kill(&f.z, j.token + 100, SIGKILL), 0);
+	cr_assert_eq(zygote_kill(&f.z, j.token, SIGKILL), 0);
 	cr_assert_eq(reap(&j, 5000), -SIGKILL);
 	cr_assert_lt(harness_now_ms() - start, 5000);
 	jobspec_release(&spec);
@@ -283,4 +285,206 @@ Test(zygote, dies_with_its_launcher_at_eof)
 	close(f.wsfd);
 	close(f.self_pidfd);
 	policy_clear(&f.pol);
+}
+
+/* ---- jails for the warm pool (zygote_prepare_jail, launcher/pool.h) ---- */
+
+/* Prepares a jail built for TEMPLATE (ARGV's spec) into J. */
+static void
+prepare(struct fixture *f, char **argv, struct jail *j)
+{
+	struct job_spec spec;
+	struct zygote_reply r;
+	int e;
+
+	make_spec(f, &spec, argv);
+	e = zygote_prepare_jail(&f->z, &spec, f->wsfd, j, &r);
+	cr_assert_eq(e, 0, "zygote_prepare_jail: %s", strerror(-e));
+	cr_assert_eq(r.refusal, ZYGOTE_OK, "refusal %d (%s)", (int)r.refusal,
+		     r.why);
+	cr_assert_geq(j->go_fd, 0);
+	jobspec_release(&spec);
+}
+
+/* Sends SPEC to prepared jail J, as pool_take does. */
+static void
+give(struct jail *j, const struct job_spec *spec)
+{
+	static uint8_t msg[PROTO_MAX_MSG];
+	int n = proto_encode_run(msg, sizeof(msg), spec);
+
+	cr_assert_gt(n, 0);
+	cr_assert_eq(send(j->go_fd, msg, (size_t)n, MSG_NOSIGNAL), n);
+	close(j->go_fd);
+	j->go_fd = -1;
+}
+
+/* The state letter and CPU ticks (utime + stime) of process PID. */
+static void
+proc_state(pid_t pid, char *state, unsigned long long *ticks)
+{
+	char path[64], *text, *p;
+	unsigned long long ut = 0, st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = harness_read_file(path, NULL);
+	cr_assert_not_null(text, "%s", path);
+	p = strrchr(text, ')');
+	cr_assert_not_null(p);
+	cr_assert_eq(sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			    "%llu %llu", state, &ut, &st), 3);
+	*ticks = ut + st;
+	free(text);
+}
+
+/* Reads J's standard output until EOF (at most SIZE - 1 bytes). */
+static void
+read_stdout(const struct jail *j, char *buf, size_t size)
+{
+	size_t got = 0;
+
+	for (;;) {
+		struct pollfd p = {.fd = j->out_fd, .events = POLLIN};
+		ssize_t n;
+
+		cr_assert_eq(poll(&p, 1, 10000), 1, "no output");
+		n = read(j->out_fd, buf + got, size - 1 - got);
+		if (n < 0 && errno == EAGAIN)
+			continue;
+		cr_assert_geq(n, 0);
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+}
+
+Test(zygote, a_prepared_jail_waits_idle_then_runs_the_job_it_is_given)
+{
+	char *tmpl[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
+			(char *)(uintptr_t)"echo ran; ls -A /tmp", NULL};
+	unsigned long long before, after;
+	struct job_spec spec;
+	char state, out[256];
+	struct fixture f;
+	struct jail j;
+	int st;
+
+	fixture_open(&f);
+	prepare(&f, tmpl, &j);
+	/* Built, then blocked in recv(2): asleep, and no CPU spent. */
+	usleep(300 * 1000);
+	proc_state(j.pid, &state, &before);
+	cr_assert_eq(state, 'S', "state %c", state);
+	usleep(700 * 1000);
+	proc_state(j.pid, &state, &after);
+	cr_assert_eq(state, 'S', "state %c", state);
+	cr_assert_eq(after, before, "an idle jail spent CPU time");
+	/* The job it is given runs, with its own argv. */
+	make_spec(&f, &spec, argv);
+	give(&j, &spec);
+	jobspec_release(&spec);
+	read_stdout(&j, out, sizeof(out));
+	cr_assert_str_eq(out, "ran\n");
+	st = payload_status(&j);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x",
+		  (unsigned)st);
+	cr_assert_eq(reap(&j, 10000), 0);
+	fixture_close(&f);
+}
+
+Test(zygote, prepared_jails_share_nothing)
+{
+	char *tmpl[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
+			(char *)(uintptr_t)"ls -A /tmp; touch /tmp/left; "
+			"readlink /proc/self/ns/mnt /proc/self/ns/pid "
+			"/proc/self/ns/net /proc/self/ns/ipc", NULL};
+	char out[2][512];
+	struct job_spec spec;
+	struct fixture f;
+	struct jail j[2];
+
+	fixture_open(&f);
+	prepare(&f, tmpl, &j[0]);
+	prepare(&f, tmpl, &j[1]);
+	for (int i = 0; i < 2; i++) {
+		make_spec(&f, &spec, argv);
+		give(&j[i], &spec);
+		jobspec_release(&spec);
+		read_stdout(&j[i], out[i], sizeof(out[i]));
+		(void)payload_status(&j[i]);
+		cr_assert_eq(reap(&j[i], 10000), 0);
+	}
+	/* Each found an empty /tmp (the first job's file is not in the
+	 * second jail) and namespaces of its own. */
+	cr_assert_eq(strncmp(out[0], "mnt:[", 5), 0, "%s", out[0]);
+	cr_assert_eq(strncmp(out[1], "mnt:[", 5), 0, "%s", out[1]);
+	for (char *a = out[0], *b = out[1]; *a != '\0';) {
+		char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+
+		cr_assert(ea != NULL && eb != NULL);
+		cr_assert(ea - a != eb - b || strncmp(a, b, (size_t)(ea - a)) != 0,
+			  "shared namespace %.*s", (int)(ea - a), a);
+		a = ea + 1;
+		b = eb + 1;
+	}
+	fixture_close(&f);
+}
+
+Test(zygote, a_prepared_jail_refuses_a_job_it_was_not_built_for)
+{
+	char *tmpl[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
+			(char *)(uintptr_t)"echo ran", NULL};
+	uint8_t rec[INIT_RECORD_SIZE];
+	struct job_spec spec;
+	struct fixture f;
+	struct jail j;
+	char out[64];
+
+	fixture_open(&f);
+	prepare(&f, tmpl, &j);
+	/* A launcher may not widen a jail: no seccomp filter, another
+	 * home size. */
+	make_spec(&f, &spec, argv);
+	spec.flags |= JOB_F_UNSAFE_NO_SECCOMP;
+	give(&j, &spec);
+	jobspec_release(&spec);
+	read_stdout(&j, out, sizeof(out));
+	cr_assert_str_eq(out, "", "the job ran: %s", out);
+	cr_assert_eq(read(j.status_fd, rec, sizeof(rec)), (ssize_t)sizeof(rec));
+	cr_assert_eq(rec[0], INIT_REC_SETUP_FAILED);
+	cr_assert_eq(rec[4], STAGE_POOL_JOB);
+	cr_assert_eq(rec[8], EPERM);
+	cr_assert_eq(reap(&j, 10000), 1);
+
+	prepare(&f, tmpl, &j);
+	make_spec(&f, &spec, argv);
+	spec.limits.home_bytes *= 2;
+	give(&j, &spec);
+	jobspec_release(&spec);
+	cr_assert_eq(read(j.status_fd, rec, sizeof(rec)), (ssize_t)sizeof(rec));
+	cr_assert_eq(rec[0], INIT_REC_SETUP_FAILED);
+	cr_assert_eq(rec[4], STAGE_POOL_JOB);
+	cr_assert_eq(reap(&j, 10000), 1);
+	fixture_close(&f);
+}
+
+Test(zygote, a_prepared_jail_dropped_by_the_launcher_ends_quietly)
+{
+	char *tmpl[] = {(char *)(uintptr_t)"true", NULL};
+	uint8_t rec[INIT_RECORD_SIZE];
+	struct fixture f;
+	struct jail j;
+
+	fixture_open(&f);
+	prepare(&f, tmpl, &j);
+	close(j.go_fd);
+	j.go_fd = -1;
+	/* No record, no payload: init reads EOF and exits 0. */
+	cr_assert_eq(read(j.status_fd, rec, sizeof(rec)), 0);
+	cr_assert_eq(reap(&j, 10000), 0);
+	fixture_close(&f);
 }

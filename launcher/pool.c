@@ -1,0 +1,181 @@
+/* pool.c: the warm jail pool of a session (pool.h). */
+#include "pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "log.h"
+
+int
+pool_init(struct pool *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->wsfd = -1;
+	p->buf = malloc(PROTO_MAX_MSG);
+	return p->buf != NULL ? 0 : -ENOMEM;
+}
+
+/* Ends waiting jail J (no payload yet): SIGKILL from its zygote, then
+ * reaped. Returns 0 or -EPIPE when the zygote is gone. */
+static int
+drop_one(struct zygote *z, struct jail *j)
+{
+	siginfo_t si;
+	int e = zygote_kill(z, j->token, SIGKILL) < 0 ? -EPIPE : 0;
+
+	if (e == 0)
+		(void)syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED, NULL);
+	jail_close(j);
+	return e;
+}
+
+int
+pool_drain(struct pool *p, struct zygote *z)
+{
+	int e = 0;
+
+	while (p->n > 0)
+		if (drop_one(z, &p->ready[--p->n].jail) < 0)
+			e = -EPIPE;
+	return e;
+}
+
+/* A deep copy of SPEC into OUT through its own encoding (BUF, at least
+ * PROTO_MAX_MSG bytes). Returns 0 or a negative errno. */
+static int
+copy_spec(uint8_t *buf, const struct job_spec *spec, struct job_spec *out)
+{
+	const uint8_t *body;
+	size_t body_len;
+	uint16_t type;
+	int n;
+
+	if ((n = proto_encode_run(buf, PROTO_MAX_MSG, spec)) < 0)
+		return n;
+	if (proto_decode_header(buf, (size_t)n, &type, &body, &body_len) < 0)
+		return -EPROTO;
+	return proto_decode_run(body, body_len, out);
+}
+
+int
+pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
+	      int wsfd)
+{
+	struct job_spec next;
+	int e;
+
+	if (p->size == 0)
+		return 0;
+	if (p->have_template && jail_pool_compatible(&p->template, spec))
+		return 0;
+	memset(&next, 0, sizeof(next));
+	if ((e = copy_spec(p->buf, spec, &next)) < 0)
+		return e;
+	if (p->wsfd < 0 && (p->wsfd = fcntl(wsfd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		job_spec_clear(&next);
+		return -errno;
+	}
+	e = pool_drain(p, z);
+	job_spec_clear(&p->template);
+	p->template = next;
+	p->have_template = true;
+	return e;
+}
+
+bool
+pool_short(const struct pool *p)
+{
+	return p->have_template && p->n < p->size;
+}
+
+int
+pool_fill_one(struct pool *p, struct zygote *z)
+{
+	struct zygote_reply r;
+	struct pool_jail *pj;
+	int e;
+
+	if (!pool_short(p))
+		return 0;
+	pj = &p->ready[p->n];
+	e = zygote_prepare_jail(z, &p->template, p->wsfd, &pj->jail, &r);
+	if (e < 0)
+		return e;
+	if (r.refusal != ZYGOTE_OK) {
+		/* The job this template came from was built cold by the
+		 * same zygote: a refusal now is a slot or descriptor
+		 * shortage. Stop filling until the next job. */
+		log_warn("warm pool: the zygote did not prepare a jail (%d, "
+			 "%s): jobs are built cold", (int)r.refusal,
+			 strerror(r.err));
+		p->have_template = false;
+		job_spec_clear(&p->template);
+		return 0;
+	}
+	pj->kill_on_denial = r.kill_on_denial;
+	p->n++;
+	return 1;
+}
+
+/* Whether jail J's init has exited (its pidfd is readable). */
+static bool
+gone(const struct jail *j)
+{
+	struct pollfd pf = {.fd = j->pidfd, .events = POLLIN};
+
+	return poll(&pf, 1, 0) != 0;
+}
+
+int
+pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
+	  struct jail *j, bool *kill_on_denial)
+{
+	ssize_t sent;
+	int n;
+
+	if (p->n == 0 || !jail_pool_compatible(&p->template, spec))
+		return 0;
+	if ((n = proto_encode_run(p->buf, PROTO_MAX_MSG, spec)) < 0)
+		return 0;
+	while (p->n > 0) {
+		struct pool_jail pj = p->ready[0];
+
+		/* Oldest first: it has had the most time to be built. */
+		memmove(&p->ready[0], &p->ready[1],
+			(p->n - 1) * sizeof(p->ready[0]));
+		p->n--;
+		if (gone(&pj.jail)) {
+			/* Its set-up failed; a cold jail will say why. */
+			if (drop_one(z, &pj.jail) < 0)
+				return -EPIPE;
+			continue;
+		}
+		do
+			sent = send(pj.jail.go_fd, p->buf, (size_t)n,
+				    MSG_NOSIGNAL);
+		while (sent < 0 && errno == EINTR);
+		if (sent != n) {
+			if (drop_one(z, &pj.jail) < 0)
+				return -EPIPE;
+			continue;
+		}
+		close_fdp(&pj.jail.go_fd);
+		clock_gettime(CLOCK_MONOTONIC, &pj.jail.start);
+		*j = pj.jail;
+		*kill_on_denial = pj.kill_on_denial;
+		log_debug("warm pool: job %llu takes a waiting jail (%u left)",
+			  (unsigned long long)spec->job_id, p->n);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,354 @@
+/*
+ * test_pool.c: the warm jail pool of a session (launcher/pool.h, issue 9).
+ *
+ * The test is the broker, as in test_session.c, with a pool of POOL jails
+ * (what `stockade serve` sends from [jail] pool_size): every job still
+ * gets a jail of its own (an empty /tmp, namespaces no other job had),
+ * the waiting jails spend no CPU, limits hold in a warm jail, a restarted
+ * launcher keeps the session's pool, and nothing of the pool outlives
+ * the session. Then the launcher's side of the POOL message, driven raw:
+ * a size over PROTO_MAX_POOL, a second POOL, or one after the first RUN
+ * ends the session.
+ *
+ * Registered twice, as the invoking user and as 65534 (tests/meson.build).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "jobspec.h"
+#include "session_util.h"
+
+TestSuite(pool, .init = harness_setup, .fini = harness_cleanup,
+	  .timeout = 120);
+
+#define POOL 2u
+
+/* The jails waiting in launcher PID's pool: its children named
+ * stockade-init (its other child is the zygote), up to MAX, into PIDS.
+ * Waits up to 5 s for WANT of them (the pool refills in the
+ * background); returns how many there are then. */
+static int
+waiting_jails(pid_t launcher, int want, pid_t *pids, int max)
+{
+	long deadline = harness_now_ms() + 5000;
+	int n;
+
+	do {
+		char *children = launcher_children(launcher), *save = NULL;
+
+		n = 0;
+		for (char *t = strtok_r(children, " \n", &save); t != NULL;
+		     t = strtok_r(NULL, " \n", &save)) {
+			char path[64], *comm;
+
+			snprintf(path, sizeof(path), "/proc/%s/comm", t);
+			comm = harness_read_file(path, NULL);
+			if (comm != NULL && strcmp(comm, "stockade-init\n") == 0 &&
+			    n < max)
+				pids[n++] = (pid_t)atoi(t);
+			free(comm);
+		}
+		free(children);
+		if (n == want)
+			break;
+		usleep(20 * 1000);
+	} while (harness_now_ms() < deadline);
+	return n;
+}
+
+static void
+pool_open(struct session *ss)
+{
+	session_open(ss);
+	ss->sup.pool_size = POOL;
+}
+
+/* Runs the shell command CMD as a job that must end ok; its stdout in C. */
+static void
+run_sh(struct session *ss, const char *cmd, struct captured *c)
+{
+	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
+			(char *)(uintptr_t)cmd, NULL};
+	struct job_result res;
+
+	memset(c, 0, sizeof(*c));
+	memset(&res, 0, sizeof(res));
+	run_job(ss, argv, 0, c, &res);
+	cr_assert_eq(res.status, JOB_OK, "%s (%s): %s",
+		     job_status_name(res.status), res.detail, c->data[2]);
+	job_result_clear(&res);
+}
+
+Test(pool, every_job_gets_a_jail_of_its_own)
+{
+	enum { NJOBS = 6 };
+	pid_t pids[8];
+	struct captured c;
+	struct session ss;
+	int fds_after_first = 0;
+
+	pool_open(&ss);
+	for (int i = 0; i < NJOBS; i++) {
+		/* Every job leaves a file in /tmp and /dev/shm and a process
+		 * behind; no job finds any: only its init (1) and itself (2)
+		 * in its pid namespace. Namespace inode numbers cannot tell
+		 * (the kernel reuses them once a namespace is gone). */
+		run_sh(&ss, "ls -A /tmp /dev/shm; echo /proc/[0-9]*; "
+		       "touch /tmp/left /dev/shm/left; "
+		       "(sleep 100 >/dev/null 2>&1 &)", &c);
+		cr_assert_str_eq(c.data[1], "/dev/shm:\n\n/tmp:\n/proc/1 /proc/2\n",
+				 "job %d", i);
+		/* The pool is full again between jobs, and the launcher
+		 * holds no more descriptors than after the first job. */
+		cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+		if (i == 0)
+			fds_after_first = launcher_fds(ss.sup.pid);
+		else
+			cr_assert_eq(launcher_fds(ss.sup.pid), fds_after_first,
+				     "the launcher's descriptors: %s",
+				     launcher_fd_list(ss.sup.pid));
+	}
+	session_close(&ss);
+}
+
+/* The state letter and CPU ticks (utime + stime) of process PID. */
+static void
+proc_ticks(pid_t pid, char *state, unsigned long long *ticks)
+{
+	char path[64], *text, *p;
+	unsigned long long ut = 0, st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = harness_read_file(path, NULL);
+	cr_assert_not_null(text, "%s", path);
+	p = strrchr(text, ')');
+	cr_assert_not_null(p);
+	cr_assert_eq(sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			    "%llu %llu", state, &ut, &st), 3);
+	*ticks = ut + st;
+	free(text);
+}
+
+Test(pool, waiting_jails_spend_no_cpu)
+{
+	unsigned long long before[POOL], after;
+	pid_t pids[8];
+	struct captured c;
+	struct session ss;
+	char state;
+
+	pool_open(&ss);
+	run_sh(&ss, "true", &c);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+	usleep(200 * 1000);
+	for (unsigned i = 0; i < POOL; i++)
+		proc_ticks(pids[i], &state, &before[i]);
+	sleep(1);
+	for (unsigned i = 0; i < POOL; i++) {
+		proc_ticks(pids[i], &state, &after);
+		cr_assert_eq(state, 'S', "jail %d is %c", (int)pids[i], state);
+		cr_assert_eq(after, before[i], "waiting jail %d spent CPU",
+			     (int)pids[i]);
+	}
+	session_close(&ss);
+}
+
+Test(pool, limits_hold_in_a_warm_jail)
+{
+	char *sleeper[] = {(char *)(uintptr_t)"sleep", (char *)(uintptr_t)"10",
+			   NULL};
+	struct captured c;
+	struct job_result res;
+	struct session ss;
+	pid_t pids[8];
+	long start;
+
+	pool_open(&ss);
+	run_sh(&ss, "true", &c);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+	memset(&c, 0, sizeof(c));
+	memset(&res, 0, sizeof(res));
+	start = harness_now_ms();
+	run_job(&ss, sleeper, 300, &c, &res);
+	cr_assert_eq(res.status, JOB_TIMEOUT, "%s (%s)",
+		     job_status_name(res.status), res.detail);
+	/* The clock started when the warm jail got the job. */
+	cr_assert_geq(res.wall_ms, 300u);
+	cr_assert_lt(harness_now_ms() - start, 2500);
+	job_result_clear(&res);
+	session_close(&ss);
+}
+
+Test(pool, a_restarted_launcher_keeps_the_pool)
+{
+	struct captured c;
+	struct session ss;
+	pid_t pids[8], first;
+
+	pool_open(&ss);
+	run_sh(&ss, "true", &c);
+	first = ss.sup.pid;
+	cr_assert_eq(waiting_jails(first, POOL, pids, 8), (int)POOL);
+	cr_assert_eq(kill(first, SIGKILL), 0);
+	wait_dead(ss.sup.pidfd);
+	run_sh(&ss, "echo again", &c);
+	cr_assert_str_eq(c.data[1], "again\n");
+	cr_assert_eq(ss.sup.restarts, 1u);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+	session_close(&ss);
+}
+
+Test(pool, nothing_of_the_pool_outlives_the_session)
+{
+	struct captured c;
+	struct session ss;
+	pid_t pids[8];
+	int pidfds[POOL];
+
+	pool_open(&ss);
+	run_sh(&ss, "true", &c);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+	for (unsigned i = 0; i < POOL; i++) {
+		pidfds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
+		cr_assert_geq(pidfds[i], 0);
+	}
+	session_close(&ss);
+	for (unsigned i = 0; i < POOL; i++) {
+		wait_dead(pidfds[i]);
+		close(pidfds[i]);
+	}
+}
+
+Test(pool, size_zero_keeps_no_jail)
+{
+	struct captured c;
+	struct session ss;
+	pid_t pids[8];
+
+	session_open(&ss);
+	run_sh(&ss, "true", &c);
+	usleep(300 * 1000);
+	cr_assert_eq(waiting_jails(ss.sup.pid, 0, pids, 8), 0);
+	session_close(&ss);
+}
+
+/* ---- the launcher's side of POOL, driven raw ---- */
+
+/* Starts the launcher on a fresh socketpair, says HELLO, and returns
+ * its pid; *SOCK is our end. */
+static pid_t
+raw_launcher(int *sock)
+{
+	uint8_t buf[PROTO_MAX_MSG];
+	int sv[2], fd = -1, n;
+	pid_t pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
+		     0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* dup2 clears close-on-exec on the copy. */
+		if (dup2(sv[1], 3) < 0)
+			_exit(127);
+		execl(harness_launcher(), "stockade-launcher", "--ipc-fd", "3",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	*sock = sv[0];
+	n = proto_encode_hello(buf, sizeof(buf), PROTO_VERSION);
+	cr_assert_eq(proto_send(*sock, buf, (size_t)n, -1), 0);
+	n = proto_recv(*sock, buf, sizeof(buf), &fd);
+	cr_assert_gt(n, 0, "no HELLO_REPLY: %d", n);
+	cr_assert_eq(buf[0], PROTO_HELLO_REPLY);
+	return pid;
+}
+
+/* Sends a POOL of JAILS, encoded by hand (the encoder refuses a size
+ * over the bound). */
+static void
+send_pool(int sock, uint32_t jails)
+{
+	uint8_t m[12] = {PROTO_POOL, 0, 0, 0, 4, 0, 0, 0,
+			 (uint8_t)jails, (uint8_t)(jails >> 8),
+			 (uint8_t)(jails >> 16), (uint8_t)(jails >> 24)};
+
+	cr_assert_eq(proto_send(sock, m, sizeof(m), -1), 0);
+}
+
+/* The launcher ended the session: EOF on the socket, exit status 1. */
+static void
+assert_session_ended(pid_t pid, int sock)
+{
+	uint8_t buf[PROTO_MAX_MSG];
+	int st, fd = -1;
+
+	cr_assert_eq(proto_recv(sock, buf, sizeof(buf), &fd), 0,
+		     "the launcher answered instead of ending the session");
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status 0x%x",
+		  (unsigned)st);
+	close(sock);
+}
+
+Test(pool, the_launcher_refuses_a_pool_over_the_bound)
+{
+	int sock;
+	pid_t pid = raw_launcher(&sock);
+
+	send_pool(sock, PROTO_MAX_POOL + 1);
+	assert_session_ended(pid, sock);
+}
+
+Test(pool, the_launcher_refuses_a_second_pool)
+{
+	int sock;
+	pid_t pid = raw_launcher(&sock);
+
+	send_pool(sock, 1);
+	send_pool(sock, 1);
+	assert_session_ended(pid, sock);
+}
+
+Test(pool, the_launcher_refuses_a_pool_after_the_first_run)
+{
+	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	char err[POLICY_ERR_MAX + 64];
+	uint8_t buf[PROTO_MAX_MSG];
+	struct policy pol;
+	struct job_spec spec;
+	int sock, wsfd, n, fd = -1;
+	pid_t pid = raw_launcher(&sock);
+
+	memset(&pol, 0, sizeof(pol));
+	cr_assert_eq(policy_load_default(&pol, err, sizeof(err)), 0, "%s", err);
+	memset(&spec, 0, sizeof(spec));
+	cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, argv), 0);
+	spec.job_id = 1;
+	wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(wsfd, 0);
+	n = proto_encode_run(buf, sizeof(buf), &spec);
+	cr_assert_gt(n, 0);
+	cr_assert_eq(proto_send(sock, buf, (size_t)n, wsfd), 0);
+	do
+		n = proto_recv(sock, buf, sizeof(buf), &fd);
+	while (n > 0 && buf[0] != PROTO_RESULT);
+	cr_assert_gt(n, 0, "no RESULT");
+	send_pool(sock, 1);
+	assert_session_ended(pid, sock);
+	close(wsfd);
+	jobspec_release(&spec);
+	policy_clear(&pol);
+}
