@@ -67,6 +67,36 @@ waiting_jails(pid_t launcher, int want, pid_t *pids, int max)
 	return n;
 }
 
+/* The number of descriptors of PID once it is WANT, or after 3 s. */
+static int
+settled_fds(pid_t pid, int want)
+{
+	long deadline = harness_now_ms() + 3000;
+	int n;
+
+	while ((n = launcher_fds(pid)) != want && harness_now_ms() < deadline)
+		usleep(20 * 1000);
+	return n;
+}
+
+/* The number of descriptors of PID once it has not changed for 300 ms
+ * (at most 5 s). */
+static int
+stable_fds(pid_t pid)
+{
+	long deadline = harness_now_ms() + 5000, since = harness_now_ms();
+	int n = launcher_fds(pid), m;
+
+	while (harness_now_ms() - since < 300 && harness_now_ms() < deadline) {
+		usleep(50 * 1000);
+		if ((m = launcher_fds(pid)) != n) {
+			n = m;
+			since = harness_now_ms();
+		}
+	}
+	return n;
+}
+
 static void
 pool_open(struct session *ss)
 {
@@ -112,12 +142,17 @@ Test(pool, every_job_gets_a_jail_of_its_own)
 		/* The pool is full again between jobs, and the launcher
 		 * holds no more descriptors than after the first job. */
 		cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
-		if (i == 0)
-			fds_after_first = launcher_fds(ss.sup.pid);
-		else
-			cr_assert_eq(launcher_fds(ss.sup.pid), fds_after_first,
+		if (i == 0) {
+			/* A jail is a child (named stockade-init) as soon
+			 * as it is cloned, a moment before the zygote's
+			 * reply hands the launcher its descriptors. */
+			fds_after_first = stable_fds(ss.sup.pid);
+		} else {
+			cr_assert_eq(settled_fds(ss.sup.pid, fds_after_first),
+				     fds_after_first,
 				     "the launcher's descriptors: %s",
 				     launcher_fd_list(ss.sup.pid));
+		}
 	}
 	session_close(&ss);
 }
@@ -351,4 +386,69 @@ Test(pool, the_launcher_refuses_a_pool_after_the_first_run)
 	close(wsfd);
 	jobspec_release(&spec);
 	policy_clear(&pol);
+}
+
+/* What a job sees of its own confinement, in lines that do not depend on
+ * pids, mount ids or namespace numbers. */
+static const char probe_script[] =
+	"grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|Seccomp_filters|"
+	"Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/self/status; "
+	"ulimit -a; id; hostname; pwd; echo \"$HOME $TMPDIR $PATH\"; "
+	"cut -d' ' -f5,6 /proc/self/mountinfo | sort; "
+	"ls / 2>&1 | head -1; touch /usr/x 2>&1 | head -1; "
+	"ls -A /tmp /dev/shm $HOME; cat /proc/sys/kernel/ostype";
+
+Test(pool, a_warm_jail_is_the_same_jail_as_a_cold_one)
+{
+	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
+			(char *)(uintptr_t)probe_script, NULL};
+	char *denied[] = {(char *)(uintptr_t)"unshare", (char *)(uintptr_t)"-U",
+			  (char *)(uintptr_t)"true", NULL};
+	struct captured cold, warm, dc, dw;
+	struct job_result rc, rw, rdc, rdw;
+	struct session ss;
+	pid_t pids[8];
+
+	/* Cold: a session without a pool. */
+	session_open(&ss);
+	memset(&cold, 0, sizeof(cold));
+	memset(&rc, 0, sizeof(rc));
+	run_job(&ss, argv, 0, &cold, &rc);
+	memset(&dc, 0, sizeof(dc));
+	memset(&rdc, 0, sizeof(rdc));
+	run_job(&ss, denied, 0, &dc, &rdc);
+	session_close(&ss);
+	/* Warm: the second job of a pooled session. */
+	pool_open(&ss);
+	run_sh(&ss, "true", &warm);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+	memset(&warm, 0, sizeof(warm));
+	memset(&rw, 0, sizeof(rw));
+	run_job(&ss, argv, 0, &warm, &rw);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+	memset(&dw, 0, sizeof(dw));
+	memset(&rdw, 0, sizeof(rdw));
+	run_job(&ss, denied, 0, &dw, &rdw);
+	session_close(&ss);
+
+	cr_assert_eq(rc.status, JOB_OK, "cold: %s", cold.data[2]);
+	cr_assert_eq(rw.status, JOB_OK, "warm: %s", warm.data[2]);
+	cr_assert_str_eq(warm.data[1], cold.data[1]);
+	cr_assert_str_eq(warm.data[2], cold.data[2]);
+	cr_assert_not_null(strstr(warm.data[1], "Seccomp:\t2\n"), "%s",
+			   warm.data[1]);
+	cr_assert_not_null(strstr(warm.data[1], "CapBnd:\t0000000000000000\n"),
+			   "%s", warm.data[1]);
+	cr_assert_gt(rw.landlock_abi, 0);
+	cr_assert_eq(rw.landlock_abi, rc.landlock_abi);
+	/* The seccomp filter's refusal is seen and named the same way. */
+	cr_assert_eq(rdw.status, rdc.status, "%s / %s",
+		     job_status_name(rdw.status), job_status_name(rdc.status));
+	cr_assert_gt(rdw.ndenials, 0);
+	cr_assert_eq(rdw.ndenials, rdc.ndenials);
+	cr_assert_str_eq(rdw.denials[0].syscall, rdc.denials[0].syscall);
+	job_result_clear(&rc);
+	job_result_clear(&rw);
+	job_result_clear(&rdc);
+	job_result_clear(&rdw);
 }
