@@ -229,22 +229,36 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
 }
 
 /*
- * Between jobs, builds the warm pool's missing jails (pool.h) while no
- * message of the broker waits: a RUN is never kept waiting for more than
- * the one prepare in progress. Returns 0 or a negative errno (the zygote
- * is gone).
+ * Between jobs, until a message of the broker comes: asks the zygote for
+ * the warm pool's missing jails one after another, taking each reply as
+ * it comes (pool.h), so a RUN never waits for a jail being prepared.
+ * Returns 0 or a negative errno (the zygote is gone).
  */
 static int
 refill(struct launcher *l)
 {
-	while (l->phase == PHASE_READY && pool_short(&l->pool)) {
-		struct pollfd pf = {.fd = l->ipc, .events = POLLIN};
-		int e;
+	int e;
 
-		if (poll(&pf, 1, 0) != 0)
-			return 0;
-		if ((e = pool_fill_one(&l->pool, &l->zygote)) <= 0)
+	while (l->phase == PHASE_READY) {
+		struct pollfd p[2] = {
+			{.fd = l->ipc, .events = POLLIN},
+			{.fd = l->zygote.sock, .events = POLLIN},
+		};
+
+		if ((e = pool_refill_start(&l->pool, &l->zygote)) < 0)
 			return e;
+		if (!l->zygote.prepare_pending)
+			return 0;
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p[1].revents != 0 &&
+		    (e = pool_refill_finish(&l->pool, &l->zygote)) < 0)
+			return e;
+		if (p[0].revents != 0)
+			return 0;
 	}
 	return 0;
 }

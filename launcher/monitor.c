@@ -316,6 +316,14 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	poolable = tty_fd < 0 && s.cg_leaf < 0;
 	warm = poolable ? pool_take(&l->pool, &l->zygote, spec, &s.jail,
 				    &zr.kill_on_denial) : 0;
+	/* A jail being prepared answers before any new request: take it
+	 * (it may be the one this job can have). */
+	if (warm == 0 && l->zygote.prepare_pending) {
+		warm = pool_refill_finish(&l->pool, &l->zygote);
+		if (warm == 0 && poolable)
+			warm = pool_take(&l->pool, &l->zygote, spec, &s.jail,
+					 &zr.kill_on_denial);
+	}
 	if (warm < 0) {
 		e = warm;
 	} else if (warm == 0) {
@@ -434,6 +442,12 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		}
 		if (s.exited && !wait_out && !p[1].revents && !p[2].revents)
 			s.eof[1] = s.eof[2] = true;
+		/* The reply to the pool's prepare request may come during a
+		 * job (pool.h); anything else is the zygote's end. */
+		if (p[6].revents != 0 && !s.zygote_gone &&
+		    l->zygote.prepare_pending &&
+		    pool_refill_finish(&l->pool, &l->zygote) == 0)
+			p[6].revents = 0;
 		if (p[6].revents != 0 || s.zygote_gone) {
 			/* Without its zygote the launcher cannot kill a jail:
 			 * end the session; our exit kills the jail (init has

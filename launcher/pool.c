@@ -42,7 +42,7 @@ drop_one(struct zygote *z, struct jail *j)
 int
 pool_drain(struct pool *p, struct zygote *z)
 {
-	int e = 0;
+	int e = pool_refill_finish(p, z);
 
 	while (p->n > 0)
 		if (drop_one(z, &p->ready[--p->n].jail) < 0)
@@ -99,22 +99,28 @@ pool_short(const struct pool *p)
 }
 
 int
-pool_fill_one(struct pool *p, struct zygote *z)
+pool_refill_start(struct pool *p, struct zygote *z)
+{
+	if (z->prepare_pending || !pool_short(p))
+		return 0;
+	return zygote_prepare_send(z, &p->template, p->wsfd);
+}
+
+int
+pool_refill_finish(struct pool *p, struct zygote *z)
 {
 	struct zygote_reply r;
-	struct pool_jail *pj;
+	struct jail j;
 	int e;
 
-	if (!pool_short(p))
+	if (!z->prepare_pending)
 		return 0;
-	pj = &p->ready[p->n];
-	e = zygote_prepare_jail(z, &p->template, p->wsfd, &pj->jail, &r);
-	if (e < 0)
+	if ((e = zygote_prepare_recv(z, &j, &r)) < 0)
 		return e;
 	if (r.refusal != ZYGOTE_OK) {
 		/* The job this template came from was built cold by the
 		 * same zygote: a refusal now is a slot or descriptor
-		 * shortage. Stop filling until the next job. */
+		 * shortage. Stop refilling until the next job. */
 		log_warn("warm pool: the zygote did not prepare a jail (%d, "
 			 "%s): jobs are built cold", (int)r.refusal,
 			 strerror(r.err));
@@ -122,9 +128,13 @@ pool_fill_one(struct pool *p, struct zygote *z)
 		job_spec_clear(&p->template);
 		return 0;
 	}
-	pj->kill_on_denial = r.kill_on_denial;
+	/* The template went away meanwhile, or one too many: not kept. */
+	if (!p->have_template || p->n >= p->size)
+		return drop_one(z, &j);
+	p->ready[p->n].jail = j;
+	p->ready[p->n].kill_on_denial = r.kill_on_denial;
 	p->n++;
-	return 1;
+	return 0;
 }
 
 /* Whether jail J's init has exited (its pidfd is readable). */

@@ -9,8 +9,10 @@
  * capability, and waits for its job on a socket of its own. The next job
  * whose authority and tmpfs sizes match (jail_pool_compatible) takes one:
  * the launcher sends it the job's RUN message and init forks the payload
- * at once; the pool refills while the session is idle, never while a job
- * runs, and between two messages of the broker.
+ * at once. The pool refills one jail at a time when a job has ended,
+ * without waiting: the zygote's reply (it clones init and writes the id
+ * maps, a millisecond or two) is taken when it comes, so a RUN that
+ * arrives meanwhile takes a waiting jail at once.
  *
  * What a pool does not change:
  *  - a jail is used for exactly one job: a fresh /tmp, home, pid and
@@ -74,12 +76,21 @@ int pool_remember(struct pool *p, struct zygote *z,
 bool pool_short(const struct pool *p);
 
 /*
- * Builds one more jail through Z. Returns 1 when one was added, 0 when
- * none could be (nothing to build yet, or the zygote refused: the jobs
- * are then built cold, and the refusal is logged), or a negative errno
- * when the zygote is gone (the session must end).
+ * Asks Z for one more jail (zygote_prepare_send) when P is short and
+ * none is being prepared; Z->prepare_pending says one is then. Returns 0
+ * or a negative errno when the zygote is gone (the session must end).
  */
-int pool_fill_one(struct pool *p, struct zygote *z);
+int pool_refill_start(struct pool *p, struct zygote *z);
+
+/*
+ * Takes the reply to the prepare request pending on Z (blocking until it
+ * comes; call it when Z->sock is readable to not block): the jail joins
+ * P, or, when the zygote refused (a slot or descriptor shortage), P
+ * stops refilling until the next job and the refusal is logged. Nothing
+ * pending: nothing to do. Returns 0 or a negative errno when the zygote
+ * is gone.
+ */
+int pool_refill_finish(struct pool *p, struct zygote *z);
 
 /*
  * Gives SPEC a waiting jail built for its kind: sends SPEC's RUN message
@@ -92,9 +103,10 @@ int pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 	      struct jail *j, bool *kill_on_denial);
 
 /*
- * Drops every waiting jail: SIGKILL through Z (they have no payload yet),
- * then reaps each. Returns 0 or -EPIPE when the zygote is gone (the
- * launcher's exit then kills them: init's parent-death signal).
+ * Drops every waiting jail, the one being prepared too: SIGKILL through
+ * Z (they have no payload yet), then reaps each. Returns 0 or -EPIPE
+ * when the zygote is gone (the launcher's exit then kills them: init's
+ * parent-death signal).
  */
 int pool_drain(struct pool *p, struct zygote *z);
 

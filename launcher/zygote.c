@@ -537,6 +537,7 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 
 	z->pid = -1;
 	z->sock = -1;
+	z->prepare_pending = false;
 	z->buf = malloc(PROTO_MAX_MSG);
 	if (z->buf == NULL)
 		return -ENOMEM;
@@ -575,33 +576,17 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 	return 0;
 }
 
-/*
- * One request to Z (a prepare one when POOLED) for SPEC's jail, and its
- * reply into J and R (zygote_start_jail, zygote_prepare_jail).
- */
+/* Sends one request to Z (a prepare one when POOLED) for SPEC's jail. */
 static int
-request_jail(struct zygote *z, bool pooled, const struct job_spec *spec,
-	     int wsfd, int cgroup_fd, int tty_fd, struct jail *j,
-	     struct zygote_reply *r)
+send_request(struct zygote *z, bool pooled, const struct job_spec *spec,
+	     int wsfd, int cgroup_fd, int tty_fd)
 {
-	const size_t want = pooled ? MAX_REPLY_FDS : REPLY_FDS;
 	const size_t skip = pooled ? 4 : 0;
 	int fds[PROTO_IO_MAX_FDS] = {wsfd};
 	size_t nsend = 1;
-	char *why = NULL;
-	uint64_t sec, nsec, token;
-	struct rbuf rb;
 	struct wbuf w;
-	size_t nfds;
-	int32_t refusal, err, pid;
-	uint8_t kill;
-	int n, e;
+	int n;
 
-	_Static_assert(PROTO_IO_MAX_FDS >= MAX_REPLY_FDS, "reply descriptors");
-	memset(j, 0, sizeof(*j));
-	j->pidfd = j->out_fd = j->err_fd = j->status_fd = j->notify_sock = -1;
-	j->go_fd = -1;
-	memset(r, 0, sizeof(*r));
 	if ((n = proto_encode_run(z->buf + skip, PROTO_MAX_MSG - skip,
 				  spec)) < 0)
 		return n;
@@ -613,9 +598,30 @@ request_jail(struct zygote *z, bool pooled, const struct job_spec *spec,
 		fds[nsend++] = cgroup_fd;
 	if (tty_fd >= 0)
 		fds[nsend++] = tty_fd;
-	if ((e = proto_send_fds(z->sock, z->buf, (size_t)n + skip, fds,
-				nsend)) < 0)
-		return e;
+	return proto_send_fds(z->sock, z->buf, (size_t)n + skip, fds, nsend);
+}
+
+/* Receives the reply to Z's oldest request (a prepare one when POOLED)
+ * into J and R. */
+static int
+recv_reply(struct zygote *z, bool pooled, struct jail *j,
+	   struct zygote_reply *r)
+{
+	const size_t want = pooled ? MAX_REPLY_FDS : REPLY_FDS;
+	int fds[PROTO_IO_MAX_FDS];
+	char *why = NULL;
+	uint64_t sec, nsec, token;
+	struct rbuf rb;
+	size_t nfds;
+	int32_t refusal, err, pid;
+	uint8_t kill;
+	int n;
+
+	_Static_assert(PROTO_IO_MAX_FDS >= MAX_REPLY_FDS, "reply descriptors");
+	memset(j, 0, sizeof(*j));
+	j->pidfd = j->out_fd = j->err_fd = j->status_fd = j->notify_sock = -1;
+	j->go_fd = -1;
+	memset(r, 0, sizeof(*r));
 	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, want, &nfds);
 	if (n <= 0)
 		return n == 0 ? -EPIPE : n;
@@ -660,14 +666,36 @@ zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
 		  int cgroup_fd, int tty_fd, struct jail *j,
 		  struct zygote_reply *r)
 {
-	return request_jail(z, false, spec, wsfd, cgroup_fd, tty_fd, j, r);
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	if (z->prepare_pending)
+		return -EBUSY;
+	if ((e = send_request(z, false, spec, wsfd, cgroup_fd, tty_fd)) < 0)
+		return e;
+	return recv_reply(z, false, j, r);
 }
 
 int
-zygote_prepare_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
-		    struct jail *j, struct zygote_reply *r)
+zygote_prepare_send(struct zygote *z, const struct job_spec *spec, int wsfd)
 {
-	return request_jail(z, true, spec, wsfd, -1, -1, j, r);
+	int e;
+
+	if (z->prepare_pending)
+		return -EBUSY;
+	if ((e = send_request(z, true, spec, wsfd, -1, -1)) < 0)
+		return e;
+	z->prepare_pending = true;
+	return 0;
+}
+
+int
+zygote_prepare_recv(struct zygote *z, struct jail *j, struct zygote_reply *r)
+{
+	if (!z->prepare_pending)
+		return -EINVAL;
+	z->prepare_pending = false;
+	return recv_reply(z, true, j, r);
 }
 
 void

@@ -63,6 +63,8 @@ struct zygote {
 	pid_t pid;    /* the zygote, a child of the launcher */
 	int sock;     /* the launcher's end of the pair */
 	uint8_t *buf; /* PROTO_MAX_MSG bytes, owned */
+	bool prepare_pending; /* a prepare request's reply is still to come
+			       * (zygote_prepare_recv) */
 };
 
 /* What the launcher lends the zygote at the fork (copied). */
@@ -113,7 +115,8 @@ struct zygote_reply {
  * filter is the monitor's, jail.h jail_seccomp_build), and whose payload
  * reads the caller's terminal TTY_FD (-1: none; only with layer
  * no_terminal off). The descriptors are borrowed (the zygote gets
- * copies). Blocks until the zygote answers.
+ * copies). Blocks until the zygote answers. -EBUSY while a prepare
+ * request is pending: zygote_prepare_recv first (replies come in order).
  * Returns 0 with *R filled: when R->refusal is ZYGOTE_OK, J holds jail
  * init (pid, pidfd, pipes, start time; jail.h), owned by the caller.
  * Returns a negative errno when the zygote cannot be reached or answers
@@ -128,15 +131,25 @@ int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
  * the job the session ran last (its argv, environment and limits other
  * than the sizes of /tmp and home are the next job's), with the
  * workspace WSFD (borrowed): no cgroup leaf (a pool holds jails whose
- * limits the monitor keeps) and no terminal. Init builds the jail at once
- * (namespaces, mounts, pivot_root, hostname, loopback, capabilities
- * dropped), then waits on J->go_fd for the job's RUN message
- * (pool_take). Blocks until the zygote answers (the clone and the id
- * maps; not the jail's set-up, which init does on its own).
- * Returns as zygote_start_jail; J->go_fd is then set too.
+ * limits the monitor keeps) and no terminal. Does not wait: the reply
+ * (zygote_prepare_recv) comes when the zygote has cloned init and
+ * written its id maps, and Z->sock is readable then; init builds the
+ * jail on its own (namespaces, mounts, pivot_root, hostname, loopback,
+ * capabilities dropped, the Landlock ruleset), then waits on
+ * J->go_fd for the job's RUN message (pool_take). One at a time:
+ * -EBUSY while one is pending. Returns 0 or a negative errno (the
+ * zygote is gone).
  */
-int zygote_prepare_jail(struct zygote *z, const struct job_spec *spec,
-			int wsfd, struct jail *j, struct zygote_reply *r);
+int zygote_prepare_send(struct zygote *z, const struct job_spec *spec,
+			int wsfd);
+
+/*
+ * Receives the pending prepare request's reply (blocking until it
+ * comes) into J and R, as zygote_start_jail does, J->go_fd set too.
+ * -EINVAL when none is pending.
+ */
+int zygote_prepare_recv(struct zygote *z, struct jail *j,
+			struct zygote_reply *r);
 
 /*
  * Asks Z to send SIG to the init of the jail named TOKEN (jail.token,

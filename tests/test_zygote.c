@@ -287,7 +287,7 @@ Test(zygote, dies_with_its_launcher_at_eof)
 	policy_clear(&f.pol);
 }
 
-/* ---- jails for the warm pool (zygote_prepare_jail, launcher/pool.h) ---- */
+/* ---- jails for the warm pool (zygote_prepare_send, launcher/pool.h) ---- */
 
 /* Prepares a jail built for TEMPLATE (ARGV's spec) into J. */
 static void
@@ -295,11 +295,20 @@ prepare(struct fixture *f, char **argv, struct jail *j)
 {
 	struct job_spec spec;
 	struct zygote_reply r;
+	struct jail scratch;
 	int e;
 
 	make_spec(f, &spec, argv);
-	e = zygote_prepare_jail(&f->z, &spec, f->wsfd, j, &r);
-	cr_assert_eq(e, 0, "zygote_prepare_jail: %s", strerror(-e));
+	e = zygote_prepare_send(&f->z, &spec, f->wsfd);
+	cr_assert_eq(e, 0, "zygote_prepare_send: %s", strerror(-e));
+	/* One at a time, and no other request while it is pending (the
+	 * replies come in order). */
+	cr_assert_eq(zygote_prepare_send(&f->z, &spec, f->wsfd), -EBUSY);
+	cr_assert_eq(zygote_start_jail(&f->z, &spec, f->wsfd, -1, -1, j, &r),
+		     -EBUSY);
+	e = zygote_prepare_recv(&f->z, j, &r);
+	cr_assert_eq(e, 0, "zygote_prepare_recv: %s", strerror(-e));
+	cr_assert_eq(zygote_prepare_recv(&f->z, &scratch, &r), -EINVAL);
 	cr_assert_eq(r.refusal, ZYGOTE_OK, "refusal %d (%s)", (int)r.refusal,
 		     r.why);
 	cr_assert_geq(j->go_fd, 0);
