@@ -33,6 +33,7 @@
 #include "fsreport.h"
 #include "fsutil.h"
 #include "jobrun.h"
+#include "log.h"
 #include "utf8.h"
 #include "wspath.h"
 
@@ -444,6 +445,20 @@ get_overrides(struct call *c, struct jobrun_overrides *ov)
 	return true;
 }
 
+/* Puts the workspace directory's permission bits back to the session's
+ * (rpc_session.root_mode) when a job changed them; best effort. */
+static void
+restore_root_mode(struct rpc_session *s)
+{
+	struct stat st;
+
+	if (s->root_mode >= 0 && fstat(s->fs.root, &st) == 0 &&
+	    (int)(st.st_mode & 07777) != s->root_mode &&
+	    fchmod(s->fs.root, (mode_t)s->root_mode) < 0)
+		log_warn("cannot put back the workspace's mode %04o: %s",
+			 (unsigned)s->root_mode, strerror(errno));
+}
+
 /*
  * exec: the job runs with the workspace at /work; a snapshot before and
  * one after make the manifest fs.changes reports. The snapshot before
@@ -496,6 +511,10 @@ m_exec(struct call *c, struct rawpath *p)
 			    "before the job: %s", strerror(-e));
 	}
 	e = jobrun_exec(&jr, s->sup, &s->fs, false);
+	/* A job's chmod of /work itself (000 would lock the broker out of
+	 * the next snapshot when it is not root) ends with the job, as at
+	 * the end of `stockade run` (workspace_close). */
+	restore_root_mode(s);
 	if (e < 0) {
 		r = rpc_fail(c, RPC_JOB_ERROR, NULL, "%s",
 			 jr.res.detail ? jr.res.detail : strerror(-e));
@@ -539,11 +558,14 @@ void
 rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
 		 struct supervisor *sup)
 {
+	struct stat st;
+
 	memset(s, 0, sizeof(*s));
 	fsapi_ctx_init(&s->fs, root, &pol->files);
 	s->policy = pol;
 	s->sup = sup;
 	s->client_fd = -1;
+	s->root_mode = fstat(root, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
 }
 
 void

@@ -47,6 +47,9 @@ struct rpc_session {
 	int client_fd;                /* the connection requests come on
 				       * (borrowed; -1: none): a write from a
 				       * pipe is kept only while it is open */
+	int root_mode;                /* the workspace directory's permission
+				       * bits at the start, put back after
+				       * every job; -1 unknown */
 };
 
 /*

@@ -231,32 +231,47 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
 /*
  * Between jobs, until a message of the broker comes: asks the zygote for
  * the warm pool's missing jails one after another, taking each reply as
- * it comes (pool.h), so a RUN never waits for a jail being prepared.
+ * it comes (pool.h), so a RUN never waits for a jail being prepared, and
+ * reaps a waiting jail whose set-up failed as soon as its init exits.
  * Returns 0 or a negative errno (the zygote is gone).
  */
 static int
 refill(struct launcher *l)
 {
+	struct pool *pl = &l->pool;
 	int e;
 
 	while (l->phase == PHASE_READY) {
-		struct pollfd p[2] = {
-			{.fd = l->ipc, .events = POLLIN},
-			{.fd = l->zygote.sock, .events = POLLIN},
-		};
+		/* The broker, the zygote, then each waiting jail's init: one
+		 * that exits before its job failed its set-up. */
+		struct pollfd p[2 + PROTO_MAX_POOL];
+		uint32_t n = pl->n;
 
-		if ((e = pool_refill_start(&l->pool, &l->zygote)) < 0)
+		if ((e = pool_refill_start(pl, &l->zygote)) < 0)
 			return e;
-		if (!l->zygote.prepare_pending)
+		p[0] = (struct pollfd){.fd = l->ipc, .events = POLLIN};
+		p[1] = (struct pollfd){.fd = l->zygote.prepare_pending ?
+					       l->zygote.sock : -1,
+				       .events = POLLIN};
+		for (uint32_t i = 0; i < n; i++)
+			p[2 + i] = (struct pollfd){.fd = pl->ready[i].jail.pidfd,
+						   .events = POLLIN};
+		if (!l->zygote.prepare_pending && n == 0)
 			return 0;
-		if (poll(p, 2, -1) < 0) {
+		if (poll(p, 2 + n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
 		if (p[1].revents != 0 &&
-		    (e = pool_refill_finish(&l->pool, &l->zygote)) < 0)
+		    (e = pool_refill_finish(pl, &l->zygote)) < 0)
 			return e;
+		for (uint32_t i = 0; i < n; i++)
+			if (p[2 + i].revents != 0) {
+				if ((e = pool_reap_failed(pl, &l->zygote)) < 0)
+					return e;
+				break;
+			}
 		if (p[0].revents != 0)
 			return 0;
 	}

@@ -57,6 +57,9 @@ check_ipc(int fd)
 int
 main(int argc, char **argv)
 {
+	/* Our parent as we start: the broker (or its spawner), which may
+	 * be pid 1 itself (the broker as a container's entry point). */
+	const pid_t parent = getppid();
 	struct zygote_config zc;
 	struct launcher l;
 	char why[512];
@@ -85,8 +88,10 @@ main(int argc, char **argv)
 			  strerror(-e));
 		return 2;
 	}
-	/* If the broker dies, so do we, and our jails with us. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1) {
+	/* If the broker dies, so do we, and our jails with us; a parent
+	 * that died before the signal was armed shows as a new parent
+	 * (prctl(2), PR_SET_PDEATHSIG). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent) {
 		log_error("the broker is gone");
 		return 1;
 	}

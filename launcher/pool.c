@@ -76,6 +76,7 @@ pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
 
 	if (p->size == 0)
 		return 0;
+	p->stalled = false;
 	if (p->have_template && jail_pool_compatible(&p->template, spec))
 		return 0;
 	memset(&next, 0, sizeof(next));
@@ -95,7 +96,58 @@ pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
 bool
 pool_short(const struct pool *p)
 {
-	return p->have_template && p->n < p->size;
+	return p->have_template && !p->stalled && p->n < p->size;
+}
+
+/* Whether jail J's init has exited (its pidfd is readable). */
+static bool
+gone(const struct jail *j)
+{
+	struct pollfd pf = {.fd = j->pidfd, .events = POLLIN};
+
+	return poll(&pf, 1, 0) != 0;
+}
+
+/* Logs why waiting jail J's set-up failed (its status record). */
+static void
+log_failed(const struct jail *j)
+{
+	uint8_t rec[INIT_RECORD_SIZE];
+	int32_t v[3] = {0, 0, 0};
+
+	if (read(j->status_fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
+		for (int i = 0; i < 3; i++)
+			v[i] = (int32_t)((uint32_t)rec[4 * i] |
+					 (uint32_t)rec[4 * i + 1] << 8 |
+					 (uint32_t)rec[4 * i + 2] << 16 |
+					 (uint32_t)rec[4 * i + 3] << 24);
+	if (v[0] == INIT_REC_SETUP_FAILED)
+		log_warn("warm pool: a waiting jail's set-up failed at %s: %s; "
+			 "jobs are built cold until the next one ends",
+			 jail_stage_name(v[1]), strerror(v[2]));
+	else
+		log_warn("warm pool: a waiting jail ended before its job; jobs "
+			 "are built cold until the next one ends");
+}
+
+int
+pool_reap_failed(struct pool *p, struct zygote *z)
+{
+	uint32_t k = 0;
+	int e = 0;
+
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (!gone(&p->ready[i].jail)) {
+			p->ready[k++] = p->ready[i];
+			continue;
+		}
+		log_failed(&p->ready[i].jail);
+		p->stalled = true;
+		if (drop_one(z, &p->ready[i].jail) < 0)
+			e = -EPIPE;
+	}
+	p->n = k;
+	return e;
 }
 
 int
@@ -122,10 +174,9 @@ pool_refill_finish(struct pool *p, struct zygote *z)
 		 * same zygote: a refusal now is a slot or descriptor
 		 * shortage. Stop refilling until the next job. */
 		log_warn("warm pool: the zygote did not prepare a jail (%d, "
-			 "%s): jobs are built cold", (int)r.refusal,
-			 strerror(r.err));
-		p->have_template = false;
-		job_spec_clear(&p->template);
+			 "%s): no refill until the next job ends",
+			 (int)r.refusal, strerror(r.err));
+		p->stalled = true;
 		return 0;
 	}
 	/* The template went away meanwhile, or one too many: not kept. */
@@ -135,15 +186,6 @@ pool_refill_finish(struct pool *p, struct zygote *z)
 	p->ready[p->n].kill_on_denial = r.kill_on_denial;
 	p->n++;
 	return 0;
-}
-
-/* Whether jail J's init has exited (its pidfd is readable). */
-static bool
-gone(const struct jail *j)
-{
-	struct pollfd pf = {.fd = j->pidfd, .events = POLLIN};
-
-	return poll(&pf, 1, 0) != 0;
 }
 
 int
@@ -166,6 +208,8 @@ pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 		p->n--;
 		if (gone(&pj.jail)) {
 			/* Its set-up failed; a cold jail will say why. */
+			log_failed(&pj.jail);
+			p->stalled = true;
 			if (drop_one(z, &pj.jail) < 0)
 				return -EPIPE;
 			continue;

@@ -55,6 +55,9 @@ struct pool {
 	int wsfd;             /* the session's workspace (a duplicate), -1 */
 	struct pool_jail ready[PROTO_MAX_POOL];
 	uint32_t n;           /* ready[0..n) */
+	bool stalled;         /* a prepare was refused or a waiting jail's
+			       * set-up failed: no refill until the next job
+			       * (pool_remember) */
 	uint8_t *buf;         /* PROTO_MAX_MSG bytes: RUN messages */
 };
 
@@ -65,15 +68,24 @@ int pool_init(struct pool *p);
  * Remembers SPEC, a job that just ran in a jail the pool could have
  * given it (no cgroup leaf, no terminal), as the kind of jail to keep,
  * and WSFD (borrowed; duplicated the first time) as the workspace to
- * build them with. A SPEC the waiting jails were not built for drops
- * them (pool_drain). Returns 0 or a negative errno (-ENOMEM, the
- * zygote gone while dropping).
+ * build them with, and ends a stall. A SPEC the waiting jails were not
+ * built for drops them (pool_drain). Returns 0 or a negative errno
+ * (-ENOMEM, the zygote gone while dropping).
  */
 int pool_remember(struct pool *p, struct zygote *z,
 		  const struct job_spec *spec, int wsfd);
 
-/* Whether P has fewer jails waiting than it should. */
+/* Whether P has fewer jails waiting than it should, and may refill. */
 bool pool_short(const struct pool *p);
+
+/*
+ * Reaps the waiting jails whose init has exited (a set-up that failed
+ * before the job came: a bind source gone, a full memory), logging each
+ * one's stage and error, and stalls P until the next job: a cold jail
+ * then fails the same way and says why in the job's result. Returns 0 or
+ * -EPIPE when the zygote is gone.
+ */
+int pool_reap_failed(struct pool *p, struct zygote *z);
 
 /*
  * Asks Z for one more jail (zygote_prepare_send) when P is short and
@@ -86,7 +98,8 @@ int pool_refill_start(struct pool *p, struct zygote *z);
  * Takes the reply to the prepare request pending on Z (blocking until it
  * comes; call it when Z->sock is readable to not block): the jail joins
  * P, or, when the zygote refused (a slot or descriptor shortage), P
- * stops refilling until the next job and the refusal is logged. Nothing
+ * stalls until the next job (the jails already waiting stay usable) and
+ * the refusal is logged. Nothing
  * pending: nothing to do. Returns 0 or a negative errno when the zygote
  * is gone.
  */

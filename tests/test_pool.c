@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -451,4 +452,77 @@ Test(pool, a_warm_jail_is_the_same_jail_as_a_cold_one)
 	job_result_clear(&rw);
 	job_result_clear(&rdc);
 	job_result_clear(&rdw);
+}
+
+Test(pool, a_waiting_jail_that_fails_is_reaped_and_the_pool_stalls)
+{
+	/* Not under /tmp, which the jail mounts itself. */
+	char dir[] = "/var/tmp/stockade-pool-bind-XXXXXX";
+	char text[1024], err[POLICY_ERR_MAX + 64], src[600];
+	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	struct captured c;
+	struct job_result res;
+	struct session ss;
+	pid_t pids[8];
+
+	/* A policy that binds a directory the test removes later. */
+	cr_assert_not_null(mkdtemp(dir), "%s", strerror(errno));
+	cr_assert_eq(chmod(dir, 0755), 0);
+	snprintf(src, sizeof(src), "%s/src", dir);
+	cr_assert_eq(mkdir(src, 0755), 0, "%s: %s", src, strerror(errno));
+	snprintf(text, sizeof(text),
+		 "[filesystem]\nro_bind = /usr\nro_bind_try = /bin\n"
+		 "ro_bind_try = /lib\nro_bind_try = /lib64\n"
+		 "ro_bind = %s\n", src);
+	pool_open(&ss);
+	policy_clear(&ss.pol);
+	memset(&ss.pol, 0, sizeof(ss.pol));
+	cr_assert_eq(policy_load_string(&ss.pol, text, "test", err,
+					sizeof(err)), 0, "%s", err);
+	run_sh(&ss, "true", &c);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+	/* Jails built before the source went keep their bind; the one
+	 * built after fails its set-up: reaped at once, no zombie left,
+	 * and no refill until the next job. */
+	cr_assert_eq(rmdir(src), 0);
+	run_sh(&ss, "true", &c);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL - 1, pids, 8),
+		     (int)POOL - 1, "children: %s", launcher_children(ss.sup.pid));
+	usleep(300 * 1000);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL - 1, pids, 8),
+		     (int)POOL - 1, "children: %s", launcher_children(ss.sup.pid));
+	run_sh(&ss, "true", &c);
+	/* The pool is empty: the next job is built cold, and says why. */
+	memset(&c, 0, sizeof(c));
+	memset(&res, 0, sizeof(res));
+	run_job(&ss, argv, 0, &c, &res);
+	cr_assert_eq(res.status, JOB_SANDBOX_ERROR, "%s",
+		     job_status_name(res.status));
+	cr_assert_not_null(strstr(res.detail, "bind mounts"), "%s", res.detail);
+	job_result_clear(&res);
+	session_close(&ss);
+	cr_assert_eq(rmdir(dir), 0);
+}
+
+/*
+ * The broker may be pid 1 (a container's entry point, deploy/): its
+ * launcher took a parent of pid 1 for a dead broker, and no job ran. As
+ * root only: an ordinary user is pid 1 of a pid namespace only inside a
+ * user namespace of its own, where stockade would take itself for root.
+ */
+Test(pool, a_broker_that_is_pid_1_runs_jobs)
+{
+	const char *const argv[] = {"unshare", "--pid", "--fork",
+				    "--kill-child", "--mount-proc",
+				    harness_stockade(), "run", "--workspace",
+				    harness_workspace(), "--", "echo", "pid1",
+				    NULL};
+	struct run_out o;
+
+	if (geteuid() != 0)
+		return;
+	harness_spawn(argv, &o);
+	cr_assert_eq(o.status, 0, "exit %d: %s", o.status, o.err);
+	cr_assert_str_eq(o.out, "pid1\n");
+	run_out_free(&o);
 }

@@ -1359,6 +1359,33 @@ Test(rpc_exec, exec_result_and_changes)
 	json_decref(r);
 }
 
+/* A job's chmod of /work itself ends with the job: the next snapshot
+ * (as an ordinary user, a 000 workspace would be unreadable) and the
+ * next job find the session's mode. */
+Test(rpc_exec, the_workspace_mode_is_put_back_after_each_job)
+{
+	struct stat before, after;
+	json_t *r, *res;
+
+	with_launcher();
+	cr_assert_eq(fstat(root, &before), 0);
+	for (int i = 0; i < 2; i++) {
+		r = call("exec", json_pack("{s:[s,s,s]}", "argv", "/bin/sh",
+					   "-c", "chmod 000 /work"));
+		res = result_of(r);
+		cr_assert_str_eq(json_string_value(json_object_get(res,
+								   "status")),
+				 "ok", "job %d: %s", i,
+				 json_string_value(json_object_get(res,
+								   "stderr")));
+		json_decref(r);
+		cr_assert_eq(fstat(root, &after), 0);
+		cr_assert_eq(after.st_mode & 07777, before.st_mode & 07777,
+			     "job %d left mode %04o", i,
+			     (unsigned)(after.st_mode & 07777));
+	}
+}
+
 Test(rpc_exec, a_failing_job_is_a_result_not_an_error)
 {
 	json_t *r, *res;
