@@ -5,6 +5,7 @@ Run by hand (not a test):
 
     bench/fs-transfer.py [--build DIR] [--dir SCRATCH] [--runs N]
                          [--big-mib 1024] [--files 10000]
+                         [--only big|many] [--markdown]
 
 Everything happens in SCRATCH (default $TMPDIR or /tmp), so the baseline and
 stockade use the same disk. One `stockade serve --workspace WS --socket S`
@@ -14,9 +15,18 @@ which passes descriptors with SCM_RIGHTS so the broker copies in the kernel.
   big put   cp HOST_FILE COPY            vs  fs.write with "fd" (1 request)
   big get   cp WS_FILE HOST_COPY         vs  fs.read with "fd"  (1 request)
   many in   tar -C SRC -cf - . | tar -C DST -xf -
-                                         vs  COUNT fs.write, pipelined
+                                         vs  tar -C SRC -cf - . into a pipe
+                                             passed with one fs.unpack
   many out  tar from the workspace to a host directory
-                                         vs  COUNT fs.read, pipelined
+                                         vs  one fs.pack into a pipe read by
+                                             tar -C DST -xf -
+
+In both many-file rows tar runs on one side of the pipe and the broker on
+the other, as the two tars of the baseline do; the stockade figure
+includes that tar's start and end.
+
+--markdown prints only the table's rows (for bench/run): transfer,
+baseline command, baseline median, stockade median, ratio, target.
 
 Runs alternate between the two sides; each figure is the median of RUNS
 runs, destinations removed (untimed) before each run. The ratio is
@@ -54,6 +64,51 @@ def clear(path):
         os.unlink(path)
 
 
+# transfer -> (label, baseline command, target ratio)
+ROWS = {
+    "big put": ("SIZE in (`fs.write`, descriptor)", "`cp FILE COPY`", "0.9"),
+    "big get": ("SIZE out (`fs.read`, descriptor)", "`cp WS_FILE COPY`",
+                "0.9"),
+    "many in": ("COUNT × 4 KiB in (`tar c` into `fs.unpack`)",
+                "`tar c \\| tar x` into the workspace", "1.0"),
+    "many out": ("COUNT × 4 KiB out (`fs.pack` into `tar x`)",
+                 "`tar c \\| tar x` to the host", "1.0"),
+}
+
+
+def many_run(a, rows, client, sock, ws, src, scratch):
+    """One run of the two many-file rows, each side into a fresh
+    directory."""
+    # many in: both sides write into a fresh directory inside
+    # the workspace. Nothing is removed between runs: ext4 skips
+    # inodes freed in the last seconds (recently_deleted), so
+    # creating right after deleting thousands of files measures
+    # the allocator's bitmap scan, not the transfer.
+    run = len(rows["many in"][0])
+    dst = os.path.join(ws, f"tar-{run}")
+    mine = os.path.join(ws, f"many-{run}")
+    for d in (dst, mine):
+        os.mkdir(d)
+        if os.geteuid() == 0:
+            st = os.stat(ws)
+            os.chown(d, st.st_uid, st.st_gid)
+    rows["many in"][0].append(timed(
+        ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
+         "sh", src, dst]))
+    rows["many in"][1].append(
+        fsbench(client, sock, "unpack", src, f"many-{run}"))
+    # many out: from the files just unpacked, into fresh host dirs
+    dst2 = os.path.join(scratch, f"tar-out-{run}")
+    out = os.path.join(scratch, f"out-{run}")
+    os.mkdir(dst2)
+    os.mkdir(out)
+    rows["many out"][0].append(timed(
+        ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
+         "sh", mine, dst2]))
+    rows["many out"][1].append(
+        fsbench(client, sock, "pack", f"many-{run}", out))
+
+
 def main():
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -62,7 +117,12 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--big-mib", type=int, default=1024)
     ap.add_argument("--files", type=int, default=10000)
+    ap.add_argument("--only", choices=("big", "many"))
+    ap.add_argument("--markdown", action="store_true",
+                    help="print only the Markdown table rows")
     a = ap.parse_args()
+    do_big = a.only in (None, "big")
+    do_many = a.only in (None, "many")
     build = os.path.abspath(a.build)
     stockade = os.path.join(build, "stockade")
     client = os.path.join(build, "bench", "fsbench")
@@ -100,20 +160,25 @@ def main():
             sys.exit("fs-transfer.py: serve did not create its socket")
 
         big = os.path.join(scratch, "big")
-        with open(big, "wb") as f:
-            chunk = os.urandom(1 << 20)
-            for _ in range(a.big_mib):
-                f.write(chunk)
+        if do_big:
+            with open(big, "wb") as f:
+                chunk = os.urandom(1 << 20)
+                for _ in range(a.big_mib):
+                    f.write(chunk)
         src = os.path.join(scratch, "src")
         os.mkdir(src)
-        for i in range(a.files):
+        for i in range(a.files if do_many else 0):
             with open(os.path.join(src, f"f{i:05d}"), "wb") as f:
                 f.write(os.urandom(4096))
         os.sync()
 
-        rows = {k: ([], []) for k in ("big put", "big get", "many in",
-                                      "many out")}
+        rows = {k: ([], []) for k in ROWS
+                if (do_big if k.startswith("big") else do_many)}
         for _ in range(a.runs):
+            if do_many:
+                many_run(a, rows, client, sock, ws, src, scratch)
+            if not do_big:
+                continue
             # big put
             clear(os.path.join(scratch, "cp-copy"))
             rows["big put"][0].append(
@@ -135,43 +200,22 @@ def main():
             rows["big get"][1].append(
                 fsbench(client, sock, "get-big", f"big-{run}",
                         os.path.join(scratch, "got")))
-            # many in: both sides write into a fresh directory inside
-            # the workspace. Nothing is removed between runs: ext4 skips
-            # inodes freed in the last seconds (recently_deleted), so
-            # creating right after deleting thousands of files measures
-            # the allocator's bitmap scan, not the transfer.
-            run = len(rows["many in"][0])
-            dst = os.path.join(ws, f"tar-{run}")
-            mine = os.path.join(ws, f"many-{run}")
-            for d in (dst, mine):
-                os.mkdir(d)
-                if os.geteuid() == 0:
-                    st = os.stat(ws)
-                    os.chown(d, st.st_uid, st.st_gid)
-            rows["many in"][0].append(timed(
-                ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
-                 "sh", src, dst]))
-            rows["many in"][1].append(
-                fsbench(client, sock, "put-many", src, f"many-{run}",
-                        a.files))
-            # many out: from the files just put, into fresh host dirs
-            dst2 = os.path.join(scratch, f"tar-out-{run}")
-            out = os.path.join(scratch, f"out-{run}")
-            os.mkdir(dst2)
-            os.mkdir(out)
-            rows["many out"][0].append(timed(
-                ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
-                 "sh", mine, dst2]))
-            rows["many out"][1].append(
-                fsbench(client, sock, "get-many", f"many-{run}", out,
-                        a.files))
-
-        print(f"| transfer | baseline median ms | stockade median ms | "
-              f"ratio baseline/stockade |")
-        print("| --- | --- | --- | --- |")
+        if not a.markdown:
+            print("| transfer | baseline | baseline median | "
+                  "stockade median | ratio | target |")
+            print("| --- | --- | --- | --- | --- | --- |")
         for k, (base, ours) in rows.items():
             b, s = statistics.median(base), statistics.median(ours)
-            print(f"| {k} | {b:.1f} | {s:.1f} | {b / s:.2f} |")
+            label, cmd, target = ROWS[k]
+            label = label.replace("COUNT", f"{a.files:,}")
+            # "GiB" or "big" marks the big-file rows for bench/run.
+            label = label.replace("SIZE", f"{a.big_mib // 1024} GiB"
+                                  if a.big_mib % 1024 == 0 else
+                                  f"{a.big_mib} MiB big file")
+            print(f"| {label} | {cmd} | {b:.1f} ms | {s:.1f} ms | "
+                  f"{b / s:.2f} | {target} |")
+        if a.markdown:
+            return
         print(f"runs: {a.runs}; big file {a.big_mib} MiB; "
               f"{a.files} files of 4 KiB; scratch on "
               f"{subprocess.run(['stat', '-f', '-c', '%T', scratch], capture_output=True, text=True).stdout.strip()}; "

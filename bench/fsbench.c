@@ -1,17 +1,23 @@
 /*
  * fsbench.c: a benchmark client of `stockade serve --socket` (docs/
  * protocol.md) for bulk transfers with descriptor passing. Run by
- * bench/fs-transfer.sh, not by the tests.
+ * bench/fs-transfer.py, not by the tests.
  *
  *   fsbench SOCKET put-big HOST_FILE SANDBOX_PATH
  *   fsbench SOCKET get-big SANDBOX_PATH HOST_FILE
  *   fsbench SOCKET put-many HOST_DIR SANDBOX_DIR COUNT
  *   fsbench SOCKET get-many SANDBOX_DIR HOST_DIR COUNT
+ *   fsbench SOCKET unpack HOST_DIR SANDBOX_DIR
+ *   fsbench SOCKET pack SANDBOX_DIR HOST_DIR
  *
  * put-big/get-big send one fs.write/fs.read whose data is a descriptor
  * (SCM_RIGHTS): the broker copies in the kernel. put-many/get-many move
  * files named f00000..f(COUNT-1) with one request per file, pipelined (at
- * most WINDOW requests in flight), each with its descriptor. Prints the
+ * most WINDOW requests in flight), each with its descriptor. unpack runs
+ * `tar -C HOST_DIR -cf - .` into a pipe whose read end goes with one
+ * fs.unpack, pack one fs.pack into a pipe read by `tar -C HOST_DIR -xf
+ * -`: tar and the broker work at once, as the two tars of `tar c | tar
+ * x` do, and the time includes tar's start and end. Prints the
  * elapsed wall time in milliseconds on stdout; exits 1 if any request
  * failed (its answer on stderr).
  */
@@ -24,6 +30,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,6 +175,48 @@ many(bool put, const char *hostdir, const char *sbdir, long count)
 	return bad;
 }
 
+/*
+ * One fs.unpack (UNPACK) or fs.pack of SBDIR, with tar on the other end
+ * of a pipe: `tar -C HOSTDIR -cf - .` writing it, or `tar -C HOSTDIR -xf
+ * -` reading it. Returns 1 if the request or tar failed.
+ */
+static int
+tar_pipe(bool unpack, const char *hostdir, const char *sbdir)
+{
+	char line[8192];
+	int p[2], n, st;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		die("pipe2");
+	if ((pid = fork()) < 0)
+		die("fork");
+	if (pid == 0) {
+		dup2(p[unpack ? 1 : 0], unpack ? 1 : 0);
+		if (unpack)
+			execlp("tar", "tar", "-C", hostdir, "-cf", "-", ".",
+			       (char *)NULL);
+		else
+			execlp("tar", "tar", "-C", hostdir, "-xf", "-",
+			       (char *)NULL);
+		_exit(127);
+	}
+	close(p[unpack ? 1 : 0]);
+	n = snprintf(line, sizeof(line),
+		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
+		     "\"params\":{\"path\":\"%s\",\"fd\":0}}\n",
+		     unpack ? "fs.unpack" : "fs.pack", sbdir);
+	send_line(line, (size_t)n, p[unpack ? 0 : 1]);
+	close(p[unpack ? 0 : 1]);
+	n = read_answer();
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "fsbench: tar failed\n");
+		n = 1;
+	}
+	return n;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -203,6 +252,10 @@ main(int argc, char **argv)
 		bad = many(true, argv[3], argv[4], atol(argv[5]));
 	} else if (argc == 6 && strcmp(argv[2], "get-many") == 0) {
 		bad = many(false, argv[4], argv[3], atol(argv[5]));
+	} else if (strcmp(argv[2], "unpack") == 0) {
+		bad = tar_pipe(true, argv[3], argv[4]);
+	} else if (strcmp(argv[2], "pack") == 0) {
+		bad = tar_pipe(false, argv[4], argv[3]);
 	} else {
 		fprintf(stderr, "fsbench: unknown mode %s\n", argv[2]);
 		return 2;

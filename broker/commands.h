@@ -27,6 +27,10 @@ int cmd_rm(int argc, char **argv);
 int cmd_mkdir(int argc, char **argv);
 int cmd_mv(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+/* `stockade unpack` and `stockade pack` (cmd_pack.c, fs_tar.h): a tar
+ * archive into or out of a workspace; exit statuses as put. */
+int cmd_unpack(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
 /* `stockade serve` (serve.c): a JSON-RPC 2.0 session on one workspace
  * (docs/protocol.md). Exit 0 at end of input or on SIGINT/SIGTERM. */
 int cmd_serve(int argc, char **argv);

@@ -127,8 +127,15 @@ json_t *doctor_to_json(const struct doctor_report *r);
  * refused check as "OBSERVED. Fix: FIX" (for user namespaces, exactly
  * preflight_userns's message).
  *
- * The cache: a passing verdict is kept in $XDG_RUNTIME_DIR/
- * stockade-doctor-UID, whose content is the key: the boot
+ * The cache: a passing verdict is kept in DIR/stockade-doctor-UID-INO
+ * (INO: the inode of the running binary, so that several stockade builds
+ * run by one user each keep their own; one small file per binary, gone
+ * with DIR, a tmpfs at logout or reboot, or /tmp's cleaning), where
+ * DIR is $XDG_RUNTIME_DIR when that is set (and not empty); when it is
+ * not (root, cron, CI, hyperfine), /run/user/EUID when that is a
+ * directory (not a symbolic link) of the effective uid, else
+ * /tmp/stockade-EUID, made mode 0700 when missing (doctor_cache_private_
+ * dir). The file's content is the key: the boot
  * (/proc/sys/kernel/random/boot_id), the effective uid, the user and
  * mount namespaces (a container or a `unshare -r` shell sees another
  * kernel), and the identity of the running binary (device, inode,
@@ -136,14 +143,32 @@ json_t *doctor_to_json(const struct doctor_report *r);
  * Only a pass is cached: a refusal is re-checked on every call, so that
  * applying the fix it names takes effect at once.
  * Never trusts a file another user could write: nothing is cached unless
- * XDG_RUNTIME_DIR is an absolute path to a directory owned by the
- * effective uid and writable by no one else (not group/other-writable),
- * and the cache file is read only when it is a regular file owned by the
- * effective uid, not group/other-writable, with one link, opened with
- * O_NOFOLLOW. It is written under a temporary name (mode 0600) and
- * renamed over. Any failure to read or write the cache only means that
- * the checks run.
+ * DIR is a directory owned by the effective uid and writable by no one
+ * else (not group/other-writable; a set XDG_RUNTIME_DIR must also be an
+ * absolute path, else nothing is cached), and the cache file is read
+ * only when it is a regular file owned by the effective uid, not
+ * group/other-writable, with one link, opened with O_NOFOLLOW. It is
+ * written under a temporary name (mode 0600) and renamed over. Any
+ * failure to read or write the cache only means that the checks run.
+ *
+ * What a forged or stale cache can do: make a command skip these checks,
+ * nothing more. They only decide how early and in which words a host
+ * that lacks a layer is refused; every layer is still set up by the
+ * launcher for every job, and one that fails ends the job unrun with a
+ * sandbox_error (the launcher fails closed), so no cache can weaken a
+ * jail.
  */
 int doctor_cached_verdict(char *why, size_t whylen);
+
+/*
+ * The directory NAME under the directory descriptor PARENT as a private
+ * cache directory: made with mode 0700 when missing, then opened without
+ * following a symbolic link and used only when it is a directory owned by
+ * the effective uid and writable by no one else. Returns its descriptor
+ * (O_CLOEXEC; the caller closes it), or -1 when it is unusable (another
+ * owner, a symbolic link, group- or other-writable, not a directory, or
+ * an error): then nothing is cached. PARENT stays open.
+ */
+int doctor_cache_private_dir(int parent, const char *name);
 
 #endif

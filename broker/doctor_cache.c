@@ -30,9 +30,11 @@
 
 /* ---- the cache ------------------------------------------------------------ */
 
-/* The cache's content, which is its key (doctor.h). Returns 0 or -1. */
+/* The cache's content, which is its key (doctor.h), and the file's name
+ * (its slot: one per binary, so that stockade builds run side by side do
+ * not keep replacing each other's pass). Returns 0 or -1. */
 static int
-cache_key(char *key, size_t len)
+cache_key(char *key, size_t len, char *name, size_t namelen)
 {
 	char boot[64];
 	struct stat u, m, x;
@@ -52,6 +54,8 @@ cache_key(char *key, size_t len)
 		 (uintmax_t)x.st_dev, (uintmax_t)x.st_ino,
 		 (intmax_t)x.st_mtim.tv_sec, x.st_mtim.tv_nsec,
 		 STOCKADE_VERSION);
+	snprintf(name, namelen, "stockade-doctor-%u-%ju", (unsigned)geteuid(),
+		 (uintmax_t)x.st_ino);
 	return 0;
 }
 
@@ -63,23 +67,58 @@ ours_alone(const struct stat *st)
 	return st->st_uid == geteuid() && (st->st_mode & 022) == 0;
 }
 
-/* A descriptor of $XDG_RUNTIME_DIR when it may hold the cache, else -1. */
+/* FD (a directory descriptor, or -1) when it may hold the cache: a
+ * directory of the effective uid that no one else may write; else closes
+ * it and returns -1. */
 static int
-cache_dir(void)
+usable_dir(int fd)
 {
-	const char *d = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
-	int fd;
 
-	if (d == NULL || d[0] != '/')
-		return -1;
-	fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || !ours_alone(&st)) {
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+int
+doctor_cache_private_dir(int parent, const char *name)
+{
+	if (mkdirat(parent, name, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return usable_dir(openat(parent, name, O_RDONLY | O_DIRECTORY |
+				 O_NOFOLLOW | O_CLOEXEC));
+}
+
+/*
+ * A descriptor of the directory that may hold the cache, else -1:
+ * $XDG_RUNTIME_DIR when it is set; when it is not (root, cron, CI, a
+ * benchmark), /run/user/EUID, then /tmp/stockade-EUID (doctor.h).
+ */
+static int
+cache_dir(void)
+{
+	const char *d = getenv("XDG_RUNTIME_DIR");
+	char path[64];
+	int tmp, fd;
+
+	if (d != NULL && d[0] != '\0') {
+		if (d[0] != '/')
+			return -1;
+		return usable_dir(open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	}
+	snprintf(path, sizeof(path), "/run/user/%u", (unsigned)geteuid());
+	if ((fd = usable_dir(open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				  O_CLOEXEC))) >= 0)
+		return fd;
+	if ((tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "stockade-%u", (unsigned)geteuid());
+	fd = doctor_cache_private_dir(tmp, path);
+	close(tmp);
 	return fd;
 }
 
@@ -136,8 +175,8 @@ doctor_cached_verdict(char *why, size_t whylen)
 
 	if (whylen > 0)
 		why[0] = '\0';
-	snprintf(name, sizeof(name), "stockade-doctor-%u", (unsigned)geteuid());
-	cacheable = dir >= 0 && cache_key(key, sizeof(key)) == 0;
+	cacheable = dir >= 0 &&
+		    cache_key(key, sizeof(key), name, sizeof(name)) == 0;
 	if (cacheable && cache_hit(dir, name, key))
 		return 0;
 	if (r == NULL) {

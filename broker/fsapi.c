@@ -118,9 +118,8 @@ copy_progress(ssize_t n)
 		copy_progress_fn(copy_progress_arg, (uint64_t)n);
 }
 
-/* Whether a copy must stop now (the front was interrupted). */
-static bool
-copy_stopped(void)
+bool
+fsapi_copy_stopped(void)
 {
 	return copy_interrupted != NULL && copy_interrupted() != 0;
 }
@@ -134,7 +133,7 @@ copy_write_all(int out, const char *buf, size_t len)
 	while (len > 0) {
 		ssize_t n;
 
-		if (copy_stopped())
+		if (fsapi_copy_stopped())
 			return -EINTR;
 		n = write(out, buf, len);
 		if (n < 0 && errno == EINTR)
@@ -196,7 +195,7 @@ copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 			if (want > left)
 				want = (size_t)left;
 			do
-				n = copy_stopped() ? -2 : read(in, buf, want);
+				n = fsapi_copy_stopped() ? -2 : read(in, buf, want);
 			while (n == -1 && errno == EINTR);
 			if (n == -2)
 				return -EINTR;
@@ -218,7 +217,7 @@ copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 		ssize_t n;
 		int e;
 
-		if (copy_stopped())
+		if (fsapi_copy_stopped())
 			return -EINTR;
 		switch (how) {
 		case COPY_RANGE:
@@ -439,9 +438,9 @@ make_tmp_name(int dirfd, const char *proc, mode_t mode, char *tmp,
 }
 
 /* The process's umask, read once (umask(2) can only be read by setting
- * it; the broker is single-threaded and never changes it after). */
-static mode_t
-process_umask(void)
+ * it; nothing changes it after). */
+mode_t
+fsapi_process_umask(void)
 {
 	static mode_t mask = (mode_t)-1;
 
@@ -467,8 +466,9 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	_cleanup_close_ int fd = -1;
 	char tmp[48] = "", proc[64] = "";
 	const mode_t m = w->mode & 0777; /* never setuid, setgid or sticky */
-	uint64_t copied = 0, space, max;
+	uint64_t copied = 0, space, max, limit;
 	bool out_side, replaced = false;
+	int parent;
 	uint64_t old_size = 0;
 	const char *name;
 	struct stat st;
@@ -478,13 +478,21 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	w->written = 0;
 	w->replaced = false;
 	w->old_size = 0;
-	dirfd = fsapi_open_parent(root, path, w->lim, &name, why);
-	if (dirfd < 0)
+	if (w->name != NULL) {
+		name = w->name;	/* a batch's: DIRFD is borrowed */
+	} else if ((dirfd = fsapi_open_parent(root, path, w->lim, &name,
+					      why)) < 0) {
 		return dirfd;
+	}
+	parent = w->name != NULL ? w->dirfd : dirfd;
 	/* An early answer before any data is consumed; the kernel decides
 	 * again at linkat/renameat2 time, so a race changes nothing but the
-	 * usage figures the caller keeps (which a job invalidates anyway). */
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	 * usage figures the caller keeps (which a job invalidates anyway).
+	 * A batch's new file (fs.unpack: no overwrite, room for it) goes
+	 * without: the linkat below answers exists, a lookup fewer. */
+	if (w->name != NULL && !w->overwrite && w->entry_room) {
+		/* the linkat decides */
+	} else if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISDIR(st.st_mode))
 			return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
 		if (!w->overwrite)
@@ -506,18 +514,18 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		max = w->file_bytes < space ? w->file_bytes : space;
 
 	if (PLANTED(fs_put_writes_in_place)) {
-		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC |
+		fd = openat(parent, name, O_WRONLY | O_CREAT | O_TRUNC |
 			    O_NOFOLLOW | O_CLOEXEC, m);
 		if (fd < 0)
 			return fsapi_fail(why, fs_error_from_errno(errno),
 					  -errno);
-	} else if ((fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+	} else if ((fd = openat(parent, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
 				m)) >= 0) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
 		/* No O_TMPFILE on this file system (EISDIR: a kernel that
 		 * predates it): a random name, removed on any failure. */
-		if ((e = make_tmp_name(dirfd, NULL, m, tmp, sizeof(tmp),
+		if ((e = make_tmp_name(parent, NULL, m, tmp, sizeof(tmp),
 				       &fd)) < 0)
 			return fsapi_fail(why, fs_error_from_errno(-e), e);
 	} else {
@@ -527,7 +535,7 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	/* The mode first, while the file is still the broker's own: a root
 	 * broker needs no CAP_FOWNER for it (confine.h). Created with M,
 	 * the file already has it unless the umask took bits away. */
-	if ((m & process_umask()) != 0 && fchmod(fd, m) < 0) {
+	if ((m & fsapi_process_umask()) != 0 && fchmod(fd, m) < 0) {
 		e = -errno;
 		*why = FS_IO_ERROR;
 		goto out_unlink;
@@ -545,9 +553,10 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	}
 	/* MAX + 1 tells a file of exactly the limit from a larger one
 	 * without reading all of a huge one. */
-	e = copy_fd(in_fd, fd, PLANTED(fs_put_size_limit_off_by_one)
-				       ? max : add_sat(max, 1),
-		    &copied, &out_side);
+	limit = PLANTED(fs_put_size_limit_off_by_one) ? max : add_sat(max, 1);
+	e = w->fill != NULL ?
+		    w->fill(w->fill_arg, fd, limit, &copied, &out_side) :
+		    copy_fd(in_fd, fd, limit, &copied, &out_side);
 	if (e < 0) {
 		*why = out_side ? fs_error_from_errno(-e) : FS_IO_ERROR;
 		if (*why != FS_QUOTA_EXCEEDED && *why != FS_TOO_LARGE)
@@ -575,28 +584,33 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		 * tried first (one directory insert, the common case of a
 		 * new file) and a name taken since falls through to the
 		 * rename below, which replaces it atomically. */
-		if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) == 0)
+		if (linkat(AT_FDCWD, proc, parent, name, AT_SYMLINK_FOLLOW) == 0)
 			goto done;
-		if (errno != EEXIST || !w->overwrite)
-			return fsapi_fail(why, fs_error_from_errno(errno),
-					  -errno);
+		if (errno != EEXIST || !w->overwrite) {
+			e = errno;
+			if (e == EEXIST && fstatat(parent, name, &st,
+						   AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode))
+				e = EISDIR;
+			return fsapi_fail(why, fs_error_from_errno(e), -e);
+		}
 		replaced = true;
 	}
 	if (proc[0] != '\0' &&
-	    (e = make_tmp_name(dirfd, proc, m, tmp, sizeof(tmp), NULL)) < 0) {
+	    (e = make_tmp_name(parent, proc, m, tmp, sizeof(tmp), NULL)) < 0) {
 		*why = fs_error_from_errno(-e);
 		return e;
 	}
 	/* TMP now names the complete file. rename replaces the directory
 	 * entry NAME itself: a symlink or FIFO there is never followed. */
-	if (renameat2(dirfd, tmp, dirfd, name,
+	if (renameat2(parent, tmp, parent, name,
 		      w->overwrite ? 0 : RENAME_NOREPLACE) == 0)
 		goto done;
 	e = -errno;
 	if (e == -EINVAL && !w->overwrite) {
 		/* No RENAME_NOREPLACE here: linkat never replaces either. */
-		if (linkat(dirfd, tmp, dirfd, name, 0) == 0) {
-			(void)unlinkat(dirfd, tmp, 0);
+		if (linkat(parent, tmp, parent, name, 0) == 0) {
+			(void)unlinkat(parent, tmp, 0);
 			goto done;
 		}
 		e = -errno;
@@ -604,7 +618,7 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	*why = fs_error_from_errno(-e);
 out_unlink:
 	if (tmp[0] != '\0')
-		(void)unlinkat(dirfd, tmp, 0);
+		(void)unlinkat(parent, tmp, 0);
 	return e;
 
 done:

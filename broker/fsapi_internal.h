@@ -73,6 +73,20 @@ struct fsapi_wreq {
 			       * overwrite of an existing entry is not) */
 	mode_t mode;          /* permission bits, masked with 0777 again */
 	bool overwrite;
+	/* A batch (fs.unpack) names the parent itself: with NAME not NULL,
+	 * PATH is not resolved; the file is NAME (one component) in DIRFD
+	 * (borrowed, resolved beneath ROOT by the caller with
+	 * fsapi_open_parent or fsapi_openat2). */
+	const char *name;
+	int dirfd;
+	/* NULL: the data is IN_FD's (copy_fd). Else FILL puts it into OUT,
+	 * the new file at offset 0: at most LIMIT bytes counted in *COPIED
+	 * (a count above LIMIT - 1 may be claimed without writing it, to
+	 * name too_large or quota_exceeded at once); returns 0 or -errno,
+	 * *OUT_SIDE true when the failure was writing OUT. */
+	int (*fill)(void *arg, int out, uint64_t limit, uint64_t *copied,
+		    bool *out_side);
+	void *fill_arg;
 
 	/* Filled on success: */
 	uint64_t written;     /* size of the new file, bytes */
@@ -86,5 +100,38 @@ struct fsapi_wreq {
  */
 int fsapi_write_req(int root, const char *path, int in_fd,
 		    struct fsapi_wreq *w, enum fs_error *why);
+
+/* Whether the front asked every copy to stop (fsapi_set_interrupted). */
+bool fsapi_copy_stopped(void);
+
+/* The process's umask, read once (umask(2) can only be read by setting
+ * it). Call it before starting threads that write (fs_tar_unpack.c):
+ * the first call sets the umask for a moment. */
+mode_t fsapi_process_umask(void);
+
+/*
+ * The two halves of fsapi_put around its fsapi_write_req, for a caller
+ * that writes elsewhere (fs_tar_unpack.c's writer threads): BEGIN checks
+ * PATH under CTX (its limits LIM, which W keeps pointing to: they must
+ * outlive the write) and fills W's quotas, mode and OVERWRITE (W's other
+ * fields zero: the caller sets name, dirfd, fill); returns 0 or a
+ * negative errno with *WHY set, as fsapi_put. END counts a write of W
+ * that succeeded in CTX's usage figures.
+ */
+int fsapi_put_begin(struct fs_ctx *ctx, const char *path,
+		    const struct wspath_limits *lim, mode_t mode,
+		    bool overwrite, struct fsapi_wreq *w, enum fs_error *why);
+void fsapi_put_end(struct fs_ctx *ctx, const struct fsapi_wreq *w);
+
+/*
+ * fsapi_put with the knobs of a batch (fs.unpack, fs_tar.h): DIRFD and
+ * NAME (W's name and dirfd: NAME NULL resolves PATH's parent as
+ * fsapi_put does) and FILL/FILL_ARG (W's fill: NULL copies IN_FD). PATH
+ * is the whole workspace-relative path, checked and counted as by
+ * fsapi_put. Returns as fsapi_put.
+ */
+int fsapi_put_req(struct fs_ctx *ctx, const char *path, int in_fd,
+		  const struct fsapi_wreq *knobs, mode_t mode, bool overwrite,
+		  uint64_t *written, enum fs_error *why);
 
 #endif

@@ -643,33 +643,67 @@ int
 fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
 	  bool overwrite, uint64_t *written, enum fs_error *why)
 {
+	const struct fsapi_wreq knobs = {.name = NULL, .fill = NULL};
+
+	return fsapi_put_req(ctx, path, in_fd, &knobs, mode, overwrite,
+			     written, why);
+}
+
+int
+fsapi_put_begin(struct fs_ctx *ctx, const char *path,
+		const struct wspath_limits *lim, mode_t mode, bool overwrite,
+		struct fsapi_wreq *w, enum fs_error *why)
+{
+	int e;
+
+	*why = FS_OK;
+	memset(w, 0, sizeof(*w));
+	if ((e = may_add(ctx, path, lim, why)) < 0)
+		return e;
+	w->lim = lim;
+	w->file_bytes = ctx->quota.file_bytes;
+	w->space_left = sub_sat(ctx->quota.workspace_bytes, ctx->used_bytes);
+	w->entry_room = PLANTED(fs_file_count_quota_off_by_one)
+				? ctx->used_entries <= ctx->quota.max_files
+				: ctx->used_entries < ctx->quota.max_files;
+	w->mode = mode & ctx->quota.mode_mask;
+	w->overwrite = overwrite;
+	return 0;
+}
+
+void
+fsapi_put_end(struct fs_ctx *ctx, const struct fsapi_wreq *w)
+{
+	if (w->replaced) {
+		ctx->used_bytes = add_sat(sub_sat(ctx->used_bytes, w->old_size),
+					  w->written);
+	} else {
+		ctx->used_entries = add_sat(ctx->used_entries, 1);
+		ctx->used_bytes = add_sat(ctx->used_bytes, w->written);
+	}
+}
+
+int
+fsapi_put_req(struct fs_ctx *ctx, const char *path, int in_fd,
+	      const struct fsapi_wreq *knobs, mode_t mode, bool overwrite,
+	      uint64_t *written, enum fs_error *why)
+{
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	struct fsapi_wreq w;
 	int e;
 
-	*why = FS_OK;
 	if (written != NULL)
 		*written = 0;
-	if ((e = may_add(ctx, path, &lim, why)) < 0)
+	if ((e = fsapi_put_begin(ctx, path, &lim, mode, overwrite, &w,
+				 why)) < 0)
 		return e;
-	memset(&w, 0, sizeof(w));
-	w.lim = &lim;
-	w.file_bytes = ctx->quota.file_bytes;
-	w.space_left = sub_sat(ctx->quota.workspace_bytes, ctx->used_bytes);
-	w.entry_room = PLANTED(fs_file_count_quota_off_by_one)
-			       ? ctx->used_entries <= ctx->quota.max_files
-			       : ctx->used_entries < ctx->quota.max_files;
-	w.mode = mode & ctx->quota.mode_mask;
-	w.overwrite = overwrite;
+	w.name = knobs->name;
+	w.dirfd = knobs->dirfd;
+	w.fill = knobs->fill;
+	w.fill_arg = knobs->fill_arg;
 	if ((e = fsapi_write_req(ctx->root, path, in_fd, &w, why)) < 0)
 		return e;
-	if (w.replaced) {
-		ctx->used_bytes = add_sat(sub_sat(ctx->used_bytes, w.old_size),
-					  w.written);
-	} else {
-		ctx->used_entries = add_sat(ctx->used_entries, 1);
-		ctx->used_bytes = add_sat(ctx->used_bytes, w.written);
-	}
+	fsapi_put_end(ctx, &w);
 	if (written != NULL)
 		*written = w.written;
 	return 0;

@@ -24,6 +24,8 @@ usage(FILE *f)
 		"       stockade put --workspace DIR HOST_FILE SANDBOX_PATH\n"
 		"       stockade get --workspace DIR SANDBOX_PATH HOST_FILE|-\n"
 		"       stockade ls|stat|rm|mkdir|mv --workspace DIR PATH...\n"
+		"       stockade unpack --workspace DIR ARCHIVE|- [SANDBOX_DIR]\n"
+		"       stockade pack --workspace DIR [SANDBOX_PATH] ARCHIVE|-\n"
 		"       stockade serve --workspace DIR [--socket PATH]\n"
 		"       stockade mcp [--workspace DIR] [--keep]\n"
 		"       stockade policy show|default|check\n"
@@ -109,6 +111,10 @@ main(int argc, char **argv)
 		return cmd_mkdir(argc - 1, argv + 1);
 	if (strcmp(argv[1], "mv") == 0)
 		return cmd_mv(argc - 1, argv + 1);
+	if (strcmp(argv[1], "unpack") == 0)
+		return cmd_unpack(argc - 1, argv + 1);
+	if (strcmp(argv[1], "pack") == 0)
+		return cmd_pack(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "mcp") == 0)

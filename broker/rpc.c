@@ -552,6 +552,8 @@ static const struct method methods[] = {
 	{"fs.remove", rpc_fs_remove},
 	{"fs.rename", rpc_fs_rename},
 	{"fs.changes", rpc_fs_changes},
+	{"fs.unpack", rpc_fs_unpack},
+	{"fs.pack", rpc_fs_pack},
 };
 
 void

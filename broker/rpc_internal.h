@@ -81,5 +81,8 @@ json_t *rpc_fs_mkdir(struct call *c, struct rawpath *p);
 json_t *rpc_fs_remove(struct call *c, struct rawpath *p);
 json_t *rpc_fs_rename(struct call *c, struct rawpath *p);
 json_t *rpc_fs_changes(struct call *c, struct rawpath *p);
+/* fs.unpack and fs.pack (rpc_fs_tar.c, fs_tar.h). */
+json_t *rpc_fs_unpack(struct call *c, struct rawpath *p);
+json_t *rpc_fs_pack(struct call *c, struct rawpath *p);
 
 #endif

@@ -188,6 +188,21 @@ int jail_seccomp_load(const struct sock_fprog *prog);
 /* The text of the compiled-in profile NAME, or NULL. */
 const char *jail_seccomp_profile(const char *name);
 
+/* The name of the I-th compiled-in profile (from 0), or NULL past the
+ * last. */
+const char *jail_seccomp_profile_name(size_t i);
+
+/*
+ * The compiled-in profile PROFILE's filter for MONITOR (jail_seccomp_build),
+ * compiled to BPF when stockade was built (launcher/bpfgen.c; none in a
+ * build with planted defects, whose filters change at run time): a copy
+ * into *PROG (PROG->filter malloc'd, owned by the caller) and the
+ * profile's `denied = kill` into *KILL. Returns 0, -ENOENT when there is
+ * none (the caller builds it with libseccomp), or -ENOMEM.
+ */
+int jail_seccomp_prebuilt(const char *profile, bool monitor,
+			  struct sock_fprog *prog, bool *kill);
+
 /*
  * Drops to the payload and executes SPEC's program in the already built
  * jail: setsid and stdin from /dev/null (or, with layer no_terminal off,

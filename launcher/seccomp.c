@@ -367,6 +367,13 @@ jail_seccomp_load(const struct sock_fprog *prog)
 }
 
 const char *
+jail_seccomp_profile_name(size_t i)
+{
+	return i < sizeof(profiles) / sizeof(profiles[0]) ? profiles[i].name :
+							    NULL;
+}
+
+const char *
 jail_seccomp_profile(const char *name)
 {
 	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)

@@ -82,6 +82,14 @@ cached_filter(struct filter_cache *c, const char *profile, bool monitor,
 		snprintf(why, whylen, "too many seccomp profiles in one session");
 		return NULL;
 	}
+	/* Compiled when stockade was built, as below (launcher/bpfgen.c). */
+	if ((e = jail_seccomp_prebuilt(profile, monitor, &c->f[c->n].prog,
+				       &c->f[c->n].kill)) == 0)
+		goto cached;
+	if (e != -ENOENT) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
 	ctx = jail_seccomp_build(profile, monitor, &c->f[c->n].kill, why,
 				 whylen);
 	if (ctx == NULL)
@@ -93,6 +101,7 @@ cached_filter(struct filter_cache *c, const char *profile, bool monitor,
 			 strerror(-e));
 		return NULL;
 	}
+cached:
 	snprintf(c->f[c->n].profile, sizeof(c->f[c->n].profile), "%s", profile);
 	c->f[c->n].monitor = monitor;
 	*kill = c->f[c->n].kill;

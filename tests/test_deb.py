@@ -220,9 +220,12 @@ def check_fields(state):
                 "libbsd0", "libmd0"):
         if not re.search(rf"(^|, ){re.escape(lib)}( |,|$)", depends):
             errors.append(f"Depends lacks {lib}: {depends!r}")
-    if not f.get("Built-Using", "").startswith("glibc (= "):
-        errors.append(f"Built-Using: {f.get('Built-Using')!r}, want glibc (= ...) "
-                      "(stockade-probe is static)")
+    built_using = f.get("Built-Using", "")
+    if not (built_using.startswith("glibc (= ") and
+            re.search(r", libarchive \(= [^)]+\)$", built_using)):
+        errors.append(f"Built-Using: {built_using!r}, want glibc (= ...), "
+                      "libarchive (= ...) (stockade-probe is static, stockade "
+                      "links libarchive's static library)")
     if not f.get("Description"):
         errors.append("no Description")
     if errors:

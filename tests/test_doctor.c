@@ -25,6 +25,7 @@
 #include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +340,18 @@ cache_used(void)
 	return WEXITSTATUS(c.status);
 }
 
+/* The cache file's path in DIR into PATH (doctor.h: named by the uid
+ * and the running binary's inode, this test's). */
+static void
+cache_path(char *path, size_t size, const char *dir)
+{
+	struct stat x;
+
+	cr_assert_eq(stat("/proc/self/exe", &x), 0);
+	snprintf(path, size, "%s/stockade-doctor-%u-%ju", dir,
+		 (unsigned)geteuid(), (uintmax_t)x.st_ino);
+}
+
 /* A fresh directory for XDG_RUNTIME_DIR (mode 0700, ours); the cache
  * file's path in it into PATH. */
 static const char *
@@ -348,8 +361,7 @@ runtime_dir(char *path, size_t size)
 
 	cr_assert_eq(chmod(dir, 0700), 0);
 	cr_assert_eq(setenv("XDG_RUNTIME_DIR", dir, 1), 0);
-	snprintf(path, size, "%s/stockade-doctor-%u", dir,
-		 (unsigned)geteuid());
+	cache_path(path, size, dir);
 	return dir;
 }
 
@@ -451,14 +463,51 @@ Test(doctor, cached_verdict_not_kept_outside_a_private_runtime_dir)
 	cr_assert_eq(doctor_cached_verdict(why, sizeof(why)), 0, "%s", why);
 	cr_assert_eq(lstat(path, &st), -1, "cached in a shared directory");
 	cr_assert_eq(cache_used(), 1);
-	/* Not set, or relative: nothing is cached, every call checks. */
+	/* Relative: nothing is cached, every call checks. */
 	cr_assert_eq(chmod(dir, 0700), 0);
 	cr_assert_eq(setenv("XDG_RUNTIME_DIR", "relative", 1), 0);
 	cr_assert_eq(doctor_cached_verdict(why, sizeof(why)), 0, "%s", why);
 	cr_assert_eq(lstat(path, &st), -1);
+	cr_assert_eq(cache_used(), 1);
+}
+
+Test(doctor, cached_verdict_without_xdg_runtime_dir_in_a_private_fallback)
+{
+	char path[4096], run[64], why[2048];
+	struct stat st;
+
+	require_host_layers();
+	/* Not set (root, cron, CI): /run/user/EUID when it is ours, else
+	 * /tmp/stockade-EUID, mode 0700 (test_doctor_cache.c has the
+	 * rules). */
 	cr_assert_eq(unsetenv("XDG_RUNTIME_DIR"), 0);
 	cr_assert_eq(doctor_cached_verdict(why, sizeof(why)), 0, "%s", why);
-	cr_assert_eq(cache_used(), 1);
+	snprintf(run, sizeof(run), "/run/user/%u", (unsigned)geteuid());
+	if (lstat(run, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && (st.st_mode & 022) == 0) {
+		cache_path(path, sizeof(path), run);
+	} else {
+		snprintf(path, sizeof(path), "/tmp/stockade-%u",
+			 (unsigned)geteuid());
+		cr_assert_eq(lstat(path, &st), 0, "%s: %s", path,
+			     strerror(errno));
+		cr_assert(S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+			  (st.st_mode & 022) == 0, "%s mode %o uid %u", path,
+			  st.st_mode & 07777, (unsigned)st.st_uid);
+		snprintf(run, sizeof(run), "/tmp/stockade-%u",
+			 (unsigned)geteuid());
+		cache_path(path, sizeof(path), run);
+	}
+	cr_assert_eq(lstat(path, &st), 0, "no cache %s: %s", path,
+		     strerror(errno));
+	cr_assert_eq(st.st_uid, geteuid());
+	cr_assert_eq(cache_used(), 0);
+	/* Forged by another user (root can make one): ignored, checked. */
+	if (geteuid() == 0) {
+		cr_assert_eq(chown(path, 65534, 65534), 0);
+		cr_assert_eq(cache_used(), 1);
+		cr_assert_eq(unlink(path), 0);
+	}
 }
 
 /* In a child's own user namespace (ids mapped to themselves) whose

@@ -48,8 +48,8 @@ EXPECTED_FILES = {
     "share/bash-completion/completions/stockade": 0o644,
 }
 
-COMMANDS = ["run", "put", "get", "ls", "stat", "rm", "mkdir", "mv", "serve",
-            "mcp", "policy", "doctor", "check", "eval"]
+COMMANDS = ["run", "put", "get", "ls", "stat", "rm", "mkdir", "mv", "unpack",
+            "pack", "serve", "mcp", "policy", "doctor", "check", "eval"]
 # Every usage the broker has: `stockade WORDS... --help`.
 HELPS = [[c] for c in COMMANDS] + [
     ["policy", "show"], ["policy", "default"], ["policy", "check"],

@@ -1217,6 +1217,10 @@ Test(jail, workspace_without_openat2_is_refused)
 
 	snprintf(enosys, sizeof(enosys), "%s", harness_helper("with-enosys"));
 	cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
+	/* No cached pass (doctor.h): an empty runtime directory of ours, so
+	 * that the check runs and its words are the refusal's. */
+	cr_assert_eq(chmod(tmp, 0700), 0);
+	cr_assert_eq(setenv("XDG_RUNTIME_DIR", tmp, 1), 0);
 	{
 		const char *const argv[] = {enosys, "openat2", harness_stockade(),
 					    "run", "--workspace", ws, "--", "sh",

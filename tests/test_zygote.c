@@ -497,3 +497,43 @@ Test(zygote, a_prepared_jail_dropped_by_the_launcher_ends_quietly)
 	cr_assert_eq(reap(&j, 10000), 0);
 	fixture_close(&f);
 }
+
+/* The filters compiled at build time (launcher/bpfgen.c) are the ones
+ * libseccomp builds at run time, instruction for instruction, for every
+ * compiled-in profile and both enforcements. */
+Test(zygote, the_prebuilt_filters_are_the_runtime_ones)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; jail_seccomp_profile_name(i) != NULL; i++)
+		for (int m = 0; m < 2; m++) {
+			const char *name = jail_seccomp_profile_name(i);
+			struct sock_fprog pre, run;
+			bool kpre = false, krun = false;
+			scmp_filter_ctx ctx;
+			char why[256];
+			int e = jail_seccomp_prebuilt(name, m == 1, &pre, &kpre);
+
+#ifdef STOCKADE_PLANTED_DEFECTS
+			cr_assert_eq(e, -ENOENT, "a planted build has none");
+			continue;
+#endif
+			cr_assert_eq(e, 0, "%s/%d: %s", name, m, strerror(-e));
+			ctx = jail_seccomp_build(name, m == 1, &krun, why,
+						 sizeof(why));
+			cr_assert_not_null(ctx, "%s", why);
+			cr_assert_eq(jail_seccomp_compile(ctx, &run), 0);
+			seccomp_release(ctx);
+			cr_assert_eq(pre.len, run.len, "%s/%d", name, m);
+			cr_assert_eq(memcmp(pre.filter, run.filter,
+					    run.len * sizeof(*run.filter)), 0,
+				     "%s/%d differs", name, m);
+			cr_assert_eq(kpre, krun);
+			free(pre.filter);
+			free(run.filter);
+			n++;
+		}
+#ifndef STOCKADE_PLANTED_DEFECTS
+	cr_assert_eq(n, 4u, "default and strict, monitor and cgroup");
+#endif
+}

@@ -74,8 +74,8 @@ _stockade()
 	done
 
 	if [[ -z $cmd ]]; then
-		_stockade_words "run put get ls stat rm mkdir mv serve mcp policy
-			doctor check eval --version --help" "$cur"
+		_stockade_words "run put get ls stat rm mkdir mv unpack pack serve
+			mcp policy doctor check eval --version --help" "$cur"
 		return 0
 	fi
 
@@ -165,6 +165,14 @@ _stockade()
 		_stockade_words "$fsopts --parents --mode" "$cur" ;;
 	mv)
 		_stockade_words "$fsopts --overwrite" "$cur" ;;
+	unpack|pack)
+		if [[ $cur == -* && $cmd == unpack ]]; then
+			_stockade_words "$fsopts --overwrite" "$cur"
+		elif [[ $cur == -* ]]; then
+			_stockade_words "$fsopts" "$cur"
+		else
+			_stockade_files -f "$cur"
+		fi ;;
 	serve)
 		_stockade_words "--workspace --policy --socket --help" "$cur" ;;
 	mcp)

@@ -1,0 +1,255 @@
+/*
+ * fs_tar_pool.c: writer threads for fs.unpack's small files
+ * (fs_tar_pool.h).
+ */
+#include "fs_tar_pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum slot_state { SLOT_FREE, SLOT_READY, SLOT_BUSY, SLOT_DONE };
+
+struct fstar_pool {
+	int root;
+	pthread_mutex_t lock;
+	pthread_cond_t work;            /* a slot became READY, or stop */
+	pthread_cond_t done;            /* a slot became DONE */
+	struct fstar_job jobs[FSTAR_POOL_SLOTS];
+	enum slot_state state[FSTAR_POOL_SLOTS];
+	char *data;                     /* FSTAR_POOL_SLOTS * FSTAR_JOB_MAX */
+	size_t head;                    /* oldest in flight (collect) */
+	size_t take;                    /* next for a writer to start */
+	size_t tail;                    /* next to fill */
+	bool cancel, stop;
+	pthread_t threads[FSTAR_POOL_WRITERS];
+	unsigned nthreads;
+	bool started;
+};
+
+int
+fstar_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+/* The file API's fill (struct fsapi_wreq): the job's data into OUT. As
+ * fill_entry in fs_tar_unpack.c, a size over LIMIT - 1 is claimed, not
+ * written. */
+static int
+job_fill(void *arg, int out, uint64_t limit, uint64_t *copied,
+	 bool *out_side)
+{
+	struct fstar_job *j = arg;
+	int e;
+
+	*out_side = false;
+	if (j->len >= limit) {
+		*copied = limit;
+		return 0;
+	}
+	if ((e = fstar_pwrite_all(out, j->data, j->len, 0)) < 0) {
+		*out_side = true;
+		return e;
+	}
+	*copied = j->len;
+	return 0;
+}
+
+/* Writes J beneath ROOT: fsapi_write_req, nothing else. */
+static void
+job_run(int root, struct fstar_job *j)
+{
+	j->w.fill = job_fill;
+	j->w.fill_arg = j;
+	j->err = fsapi_write_req(root, j->path, -1, &j->w, &j->why);
+}
+
+static void *
+writer(void *arg)
+{
+	struct fstar_pool *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		size_t i = p->take % FSTAR_POOL_SLOTS;
+		struct fstar_job *j;
+
+		if (p->take == p->tail || p->state[i] != SLOT_READY) {
+			if (p->stop)
+				break;
+			pthread_cond_wait(&p->work, &p->lock);
+			continue;
+		}
+		p->take++;
+		j = &p->jobs[i];
+		if (p->cancel) {
+			j->err = -ECANCELED;
+		} else {
+			p->state[i] = SLOT_BUSY;
+			pthread_mutex_unlock(&p->lock);
+			job_run(p->root, j);
+			pthread_mutex_lock(&p->lock);
+		}
+		p->state[i] = SLOT_DONE;
+		pthread_cond_broadcast(&p->done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+struct fstar_pool *
+fstar_pool_new(int root)
+{
+	struct fstar_pool *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	if ((p->data = malloc((size_t)FSTAR_POOL_SLOTS * FSTAR_JOB_MAX)) ==
+	    NULL) {
+		free(p);
+		return NULL;
+	}
+	p->root = root;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	for (size_t i = 0; i < FSTAR_POOL_SLOTS; i++)
+		p->jobs[i].data = p->data + i * FSTAR_JOB_MAX;
+	return p;
+}
+
+struct fstar_job *
+fstar_pool_next(struct fstar_pool *p)
+{
+	struct fstar_job *j = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->tail - p->head < FSTAR_POOL_SLOTS)
+		j = &p->jobs[p->tail % FSTAR_POOL_SLOTS];
+	pthread_mutex_unlock(&p->lock);
+	if (j != NULL) {
+		j->err = 0;
+		j->why = FS_OK;
+	}
+	return j;
+}
+
+/* Starts the writers with every signal blocked in them (they inherit
+ * the mask): a signal for the session goes to the caller's thread. */
+static int
+start(struct fstar_pool *p)
+{
+	sigset_t all, old;
+	int e = 0;
+
+	p->started = true;
+	/* The umask is read by setting it: never while a writer runs. */
+	(void)fsapi_process_umask();
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (p->nthreads < FSTAR_POOL_WRITERS &&
+	       (e = pthread_create(&p->threads[p->nthreads], NULL, writer,
+				   p)) == 0)
+		p->nthreads++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return p->nthreads > 0 ? 0 : -e;
+}
+
+int
+fstar_pool_submit(struct fstar_pool *p, struct fstar_job *j)
+{
+	size_t i = (size_t)(j - p->jobs);
+	int e = 0;
+
+	if (!p->started)
+		e = start(p);
+	pthread_mutex_lock(&p->lock);
+	p->tail++;
+	if (p->nthreads == 0) {
+		/* No writer: this thread writes it, in order. */
+		p->take++;
+		pthread_mutex_unlock(&p->lock);
+		job_run(p->root, j);
+		pthread_mutex_lock(&p->lock);
+		p->state[i] = SLOT_DONE;
+	} else {
+		p->state[i] = SLOT_READY;
+		pthread_cond_signal(&p->work);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return e;
+}
+
+struct fstar_job *
+fstar_pool_done(struct fstar_pool *p, bool wait)
+{
+	struct fstar_job *j = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->head != p->tail) {
+		i = p->head % FSTAR_POOL_SLOTS;
+		if (p->state[i] == SLOT_DONE) {
+			j = &p->jobs[i];
+			break;
+		}
+		if (!wait)
+			break;
+		pthread_cond_wait(&p->done, &p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return j;
+}
+
+void
+fstar_pool_release(struct fstar_pool *p, struct fstar_job *j)
+{
+	pthread_mutex_lock(&p->lock);
+	p->state[j - p->jobs] = SLOT_FREE;
+	p->head++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void
+fstar_pool_cancel(struct fstar_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->cancel = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void
+fstar_pool_free(struct fstar_pool *p)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned k = 0; k < p->nthreads; k++)
+		pthread_join(p->threads[k], NULL);
+	pthread_cond_destroy(&p->done);
+	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->lock);
+	free(p->data);
+	free(p);
+}
