@@ -748,3 +748,22 @@ harness_count_marked(const char *marker, int wait_ms, pid_t *pids,
 		usleep(20000);
 	}
 }
+
+void
+harness_proc_ticks(pid_t pid, char *state, unsigned long long *ticks)
+{
+	char path[64], *text, *p;
+	unsigned long long ut = 0, st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = harness_read_file(path, NULL);
+	cr_assert_not_null(text, "%s", path);
+	/* The command name may hold anything, spaces and ')' too: the
+	 * fields start after its last ')'. */
+	p = strrchr(text, ')');
+	cr_assert_not_null(p);
+	cr_assert_eq(sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			    "%llu %llu", state, &ut, &st), 3);
+	*ticks = ut + st;
+	free(text);
+}

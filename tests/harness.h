@@ -151,4 +151,9 @@ void harness_write_file(const char *path, const char *data);
 /* Milliseconds of CLOCK_MONOTONIC. */
 long harness_now_ms(void);
 
+/* The state letter (/proc/PID/stat's third field: R, S, D, Z...) and the
+ * CPU time, utime + stime in clock ticks, of process PID; asserts it can
+ * read them. */
+void harness_proc_ticks(pid_t pid, char *state, unsigned long long *ticks);
+
 #endif

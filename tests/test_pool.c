@@ -158,24 +158,6 @@ Test(pool, every_job_gets_a_jail_of_its_own)
 	session_close(&ss);
 }
 
-/* The state letter and CPU ticks (utime + stime) of process PID. */
-static void
-proc_ticks(pid_t pid, char *state, unsigned long long *ticks)
-{
-	char path[64], *text, *p;
-	unsigned long long ut = 0, st = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	text = harness_read_file(path, NULL);
-	cr_assert_not_null(text, "%s", path);
-	p = strrchr(text, ')');
-	cr_assert_not_null(p);
-	cr_assert_eq(sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-			    "%llu %llu", state, &ut, &st), 3);
-	*ticks = ut + st;
-	free(text);
-}
-
 Test(pool, waiting_jails_spend_no_cpu)
 {
 	unsigned long long before[POOL], after;
@@ -189,10 +171,10 @@ Test(pool, waiting_jails_spend_no_cpu)
 	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
 	usleep(200 * 1000);
 	for (unsigned i = 0; i < POOL; i++)
-		proc_ticks(pids[i], &state, &before[i]);
+		harness_proc_ticks(pids[i], &state, &before[i]);
 	sleep(1);
 	for (unsigned i = 0; i < POOL; i++) {
-		proc_ticks(pids[i], &state, &after);
+		harness_proc_ticks(pids[i], &state, &after);
 		cr_assert_eq(state, 'S', "jail %d is %c", (int)pids[i], state);
 		cr_assert_eq(after, before[i], "waiting jail %d spent CPU",
 			     (int)pids[i]);

@@ -328,24 +328,6 @@ give(struct jail *j, const struct job_spec *spec)
 	j->go_fd = -1;
 }
 
-/* The state letter and CPU ticks (utime + stime) of process PID. */
-static void
-proc_state(pid_t pid, char *state, unsigned long long *ticks)
-{
-	char path[64], *text, *p;
-	unsigned long long ut = 0, st = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	text = harness_read_file(path, NULL);
-	cr_assert_not_null(text, "%s", path);
-	p = strrchr(text, ')');
-	cr_assert_not_null(p);
-	cr_assert_eq(sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-			    "%llu %llu", state, &ut, &st), 3);
-	*ticks = ut + st;
-	free(text);
-}
-
 /* Reads J's standard output until EOF (at most SIZE - 1 bytes). */
 static void
 read_stdout(const struct jail *j, char *buf, size_t size)
@@ -384,10 +366,10 @@ Test(zygote, a_prepared_jail_waits_idle_then_runs_the_job_it_is_given)
 	prepare(&f, tmpl, &j);
 	/* Built, then blocked in recv(2): asleep, and no CPU spent. */
 	usleep(300 * 1000);
-	proc_state(j.pid, &state, &before);
+	harness_proc_ticks(j.pid, &state, &before);
 	cr_assert_eq(state, 'S', "state %c", state);
 	usleep(700 * 1000);
-	proc_state(j.pid, &state, &after);
+	harness_proc_ticks(j.pid, &state, &after);
 	cr_assert_eq(state, 'S', "state %c", state);
 	cr_assert_eq(after, before, "an idle jail spent CPU time");
 	/* The job it is given runs, with its own argv. */
