@@ -22,8 +22,9 @@
 #     the policy ConfigMap mounted and passed with --policy.
 #  2. The ConfigMap's policy.ini passes `stockade policy check`.
 #  3. deploy/Containerfile: FROM debian:bookworm (both stages), a USER
-#     that is not root, a HEALTHCHECK running doctor, the runtime
-#     libraries, ENTRYPOINT/CMD running `stockade serve --socket`, and
+#     that is not root, a HEALTHCHECK running doctor, python3 and tini
+#     at run time, ENTRYPOINT/CMD running `stockade serve --socket` under
+#     tini, and
 #     every RUN instruction parses with `bash -n`.
 #  4. The readiness probe's command, run as the pod runs it as far as one
 #     machine can: uid 10001 (when the test is root), no_new_privs and an
@@ -58,8 +59,9 @@ from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            unprivileged_binaries)
 
 WORKER_UID = 10001
-RUNTIME_LIBS = {"libcap-ng0", "libseccomp2", "libbsd0", "libjansson4",
-                "libinih1", "libmd0", "python3"}
+# The runtime stage: python3 for the jobs, tini as pid 1 (the programs
+# are static, meson.build's static_binaries: no shared library).
+RUNTIME_LIBS = {"python3", "tini"}
 PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
     else sys.executable
 
@@ -216,7 +218,8 @@ def check_containerfile(stockade_bin):
     want("-dev" not in runtime_runs, "the runtime stage installs -dev packages")
     ep = json.loads(dict(final)["ENTRYPOINT"])
     cmd = json.loads(dict(final)["CMD"])
-    want(ep == ["stockade"] and cmd[:2] == ["serve", "--socket"] and
+    want(ep == ["/usr/bin/tini", "--", "stockade"] and
+         cmd[:2] == ["serve", "--socket"] and
          "--workspace" in cmd, f"ENTRYPOINT {ep} CMD {cmd}")
     build_runs = " ".join(r for w, r in ins[:len(ins) - len(final)] if w == "RUN")
     want("--prefix=/usr" in build_runs and "meson install" in build_runs,
