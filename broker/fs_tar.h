@@ -82,11 +82,10 @@ void fstar_fail_set(struct fstar_fail *f, enum fs_error why,
  * checked and counted against the quotas in the archive's order first.
  *
  * The first error stops the request and nothing more is read: *F names
- * the entry and why, N says what was completed before it (at most the
- * FSTAR_POOL_WRITERS entries after it that were being written may be
- * there too, complete; they are counted in the quotas, not in N). A
- * file is
- * either complete or absent: one whose data ends early (the stream cut
+ * the entry and why, N says what was completed before it (at most one
+ * entry after it, the one a second writer thread was already writing,
+ * may be there too, complete; it is counted in the quotas, not in N). A
+ * file is either complete or absent: one whose data ends early (the stream cut
  * short or lying about its size), one over max_file_mb (too_large) or
  * the workspace's room (quota_exceeded, decided on its declared size
  * before any of its data is read) leaves nothing. A stream that ends

@@ -21,6 +21,9 @@
 #include "wspath.h"
 #include "wswalk.h"
 
+/* A tar block (POSIX.1-2017, pax, "ustar Interchange Format"), bytes. */
+#define TAR_BLOCK 512
+
 /* One read of a file, bytes (one buffer per request). */
 #define READ_BUF (1u << 20)
 /* libarchive's output block: what each write(2) of the stream carries
@@ -329,6 +332,16 @@ out:
 	p.dead = r < 0;
 	if (p.a != NULL)
 		archive_write_free(p.a);
+	/* What went out so far may end on an entry's boundary, which a
+	 * reader could take for a whole archive: a block whose checksum
+	 * cannot match ends it, so `tar x` fails ("Skipping to next
+	 * header") rather than believing it complete. Best effort. */
+	if (r < 0 && out_fd >= 0 && p.out_bytes + TAR_BLOCK <= max_bytes) {
+		char poison[TAR_BLOCK];
+
+		memset(poison, 0xff, sizeof(poison));
+		(void)write_all(out_fd, poison, sizeof(poison));
+	}
 	if (p.e != NULL)
 		archive_entry_free(p.e);
 	free(p.buf);

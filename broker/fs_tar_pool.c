@@ -91,7 +91,13 @@ writer(void *arg)
 		size_t i = p->take % FSTAR_POOL_SLOTS;
 		struct fstar_job *j;
 
-		if (p->take == p->tail || p->state[i] != SLOT_READY) {
+		/* A job starts only once the one FSTAR_POOL_WRITERS before
+		 * it is done: after a failed file, at most the one job
+		 * already running beside it can still be written. */
+		if (p->take == p->tail || p->state[i] != SLOT_READY ||
+		    (p->take >= FSTAR_POOL_WRITERS &&
+		     p->state[(p->take - FSTAR_POOL_WRITERS) %
+			      FSTAR_POOL_SLOTS] == SLOT_BUSY)) {
 			if (p->stop)
 				break;
 			pthread_cond_wait(&p->work, &p->lock);
@@ -106,9 +112,15 @@ writer(void *arg)
 			pthread_mutex_unlock(&p->lock);
 			job_run(p->root, j);
 			pthread_mutex_lock(&p->lock);
+			/* Nothing queued after a failed file is written:
+			 * jobs start in the archive's order, so what has not
+			 * started comes after this one. */
+			if (j->err < 0)
+				p->cancel = true;
 		}
 		p->state[i] = SLOT_DONE;
 		pthread_cond_broadcast(&p->done);
+		pthread_cond_broadcast(&p->work);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;

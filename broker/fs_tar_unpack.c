@@ -164,6 +164,17 @@ fill_entry(void *arg, int out, uint64_t limit, uint64_t *copied,
 	return 0;
 }
 
+/* Whether U->cur is already the parent directory of U->path, whose last
+ * component starts at NAME_OFF. */
+static bool
+current_parent(const struct unpack *u, size_t name_off)
+{
+	size_t plen = name_off > 0 ? name_off - 1 : 0;
+
+	return u->cur != NULL && plen == u->parent_len &&
+	       memcmp(u->parent, u->path, plen) == 0;
+}
+
 /*
  * Makes sure U's cached parent is the directory holding U->path, whose
  * last component starts at NAME_OFF: resolved once per run of entries
@@ -178,8 +189,7 @@ use_parent(struct unpack *u, size_t name_off, enum fs_error *why)
 	const char *name;
 	int fd;
 
-	if (u->cur != NULL && plen == u->parent_len &&
-	    memcmp(u->parent, u->path, plen) == 0)
+	if (current_parent(u, name_off))
 		return 0;
 	fstar_pdir_put(u->cur);
 	u->cur = NULL;
@@ -299,6 +309,13 @@ one_entry(struct unpack *u, struct archive_entry *e, struct fstar_counts *n,
 		      ? (size_t)(strrchr(u->path, '/') - u->path) + 1 : 0;
 	if (type == AE_IFREG && !top && u->pool != NULL &&
 	    u->size <= FSTAR_JOB_MAX && len <= FSTAR_ENTRY_MAX) {
+		/* Another directory, which may have to be made: only once
+		 * the files in flight are written, so that an earlier file
+		 * of that name is there to refuse it (not_a_directory), and
+		 * the quota's entry count is exact. */
+		if (!current_parent(u, off) &&
+		    (r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
+			return r;
 		if ((r = use_parent(u, off, &why)) < 0)
 			return fstar_fail_entry(f, why, name, len, fsreport_explain(u->ctx,
 				    why, u->path, strlen(u->path), NULL, 0),
@@ -428,7 +445,13 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 		rc = archive_read_next_header(u->a, &e);
 		if (rc == ARCHIVE_EOF)
 			break;
-		if (rc < ARCHIVE_WARN) {
+		/* ARCHIVE_RETRY (a header that does not check) is no
+		 * entry either; ARCHIVE_WARN is one, with a remark. */
+		if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+			/* The files in flight first: an earlier entry's
+			 * failure wins, and the count is of entries done. */
+			if ((r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
+				goto failed;
 			r = stream_error(u, data, len, f,
 					 n->files + n->directories);
 			goto failed;

@@ -18,6 +18,7 @@
 import base64
 import io
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -458,6 +459,83 @@ def case_broken_streams(env):
     return "4 streams x 4 fronts"
 
 
+def case_review_regressions(env):
+    """What a review found, each run several times (the writer threads
+    race): nothing after a failed entry is written; a file then a path
+    through it is not_a_directory on the second entry, every time;
+    directories made for an entry count against max_files with the files
+    in flight; a pack that fails leaves a stream tar refuses; a header
+    whose checksum does not match is io_error, not an entry."""
+    ws = env.new_ws()
+    pol = env.host_file("small.ini", POLICY_SMALL)
+
+    def cli_unpack(data, dest):
+        host = env.host_file("r.tar", data)
+        return env.cli(["unpack", "--workspace", ws, "--policy", pol, host,
+                        dest])
+
+    for k in range(3):
+        dest = f"after{k}"
+        p = cli_unpack(tar_of([("taken", "f", b"old")]), dest)
+        check(p.returncode == 0, f"{p.stderr!r}")
+        members = [(f"big{i}", "f", os.urandom(60 * 1024)) for i in range(12)]
+        members += [("taken", "f", b"new")]
+        members += [(f"later{i:02d}", "f", b"s") for i in range(20)]
+        p = cli_unpack(tar_of(members), dest)
+        err = p.stderr.decode("utf-8", "replace")
+        check(p.returncode == 1 and "taken: exists" in err and
+              "stopped after 12 entries" in err, f"run {k}: {err!r}")
+        later = [n for n in os.listdir(os.path.join(ws, dest))
+                 if n.startswith("later")]
+        # At most the one a second writer was already writing (fs_tar.h).
+        check(later in ([], ["later00"]),
+              f"run {k}: written after the failure: {later}")
+        shutil.rmtree(os.path.join(ws, dest))
+    for k in range(5):
+        p = cli_unpack(tar_of([("f", "f", b"file"), ("f/g", "f", b"g")]),
+                       f"fg{k}")
+        err = p.stderr.decode("utf-8", "replace")
+        check(p.returncode == 1 and "f/g: not_a_directory" in err and
+              "stopped after 1 entries" in err and
+              os.path.isfile(os.path.join(ws, f"fg{k}", "f")),
+              f"run {k}: {err!r}")
+        shutil.rmtree(os.path.join(ws, f"fg{k}"))
+    # max_files = 40: 38 files, then one needing two new directories.
+    members = [(f"m{i:02d}", "f", b"m") for i in range(38)]
+    members += [("a/b/x", "f", b"x")]
+    p = cli_unpack(tar_of(members), "many")
+    entries = sum(len(d) + len(f) for _, d, f in os.walk(ws))
+    check(p.returncode == 1 and b"quota_exceeded" in p.stderr and
+          entries <= 40, f"{entries} entries: {p.stderr!r}")
+    shutil.rmtree(os.path.join(ws, "many"))
+    # A pack that fails after a whole first entry.
+    out = os.path.join(ws, "out")
+    os.mkdir(out)
+    with open(os.path.join(out, "a"), "wb") as f:
+        f.write(os.urandom(65024))
+    with open(os.path.join(out, "z"), "wb") as f:
+        f.write(os.urandom(MiB + 1))
+    if env.ws_owner is not None:
+        for n in ("", "a", "z"):
+            os.chown(os.path.join(out, n), env.ws_owner, env.ws_owner)
+    p = env.cli(["pack", "--workspace", ws, "--policy", pol, "out", "-"])
+    check(p.returncode == 1 and b"too_large" in p.stderr, f"{p.stderr!r}")
+    t = subprocess.run(["tar", "-tf", "-"], input=p.stdout,
+                       capture_output=True, timeout=30)
+    check(t.returncode != 0, f"tar took the failed pack's output: {t.stdout!r}")
+    shutil.rmtree(out)
+    # A damaged second header.
+    data = bytearray(tar_of([("a", "f", b"x"), ("b", "f", b"y")],
+                            fmt=tarfile.USTAR_FORMAT))
+    data[1024 + 148:1024 + 156] = b"9999999\0"
+    p = cli_unpack(bytes(data), "dmg")
+    err = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 1 and "io_error" in err and
+          "stopped after 1 entries" in err, f"{err!r}")
+    no_temporaries(ws)
+    return "5 findings, repeated"
+
+
 CASES = [
     ("unpack and pack round trip through every front", case_roundtrip),
     ("pack leaves out planted links, FIFOs, hard links", case_pack_skips_links),
@@ -467,6 +545,9 @@ CASES = [
     ("quotas: max_file_mb, workspace_mb, max_files", case_quotas),
     ("symlink, hard link, device and FIFO entries", case_entry_types),
     ("lying sizes, cut streams, not tar, gzip", case_broken_streams),
+    ("a review's findings: writes after a failure, f then f/g, parents "
+     "against max_files, a failed pack, a damaged header",
+     case_review_regressions),
 ]
 
 
