@@ -35,6 +35,7 @@
 #include "jobrun.h"
 #include "log.h"
 #include "utf8.h"
+#include "workspace.h"
 #include "wspath.h"
 
 /* Sets C's error; returns NULL for the method to return. DATA is
@@ -450,13 +451,13 @@ get_overrides(struct call *c, struct jobrun_overrides *ov)
 static void
 restore_root_mode(struct rpc_session *s)
 {
-	struct stat st;
+	int e;
 
-	if (s->root_mode >= 0 && fstat(s->fs.root, &st) == 0 &&
-	    (int)(st.st_mode & 07777) != s->root_mode &&
-	    fchmod(s->fs.root, (mode_t)s->root_mode) < 0)
+	if (s->root_mode >= 0 &&
+	    (e = workspace_restore_mode(s->fs.root,
+					(unsigned)s->root_mode)) < 0)
 		log_warn("cannot put back the workspace's mode %04o: %s",
-			 (unsigned)s->root_mode, strerror(errno));
+			 (unsigned)s->root_mode, strerror(-e));
 }
 
 /*

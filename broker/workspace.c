@@ -186,17 +186,26 @@ workspace_open(struct workspace *ws, const char *dir, char *err,
 }
 
 int
-workspace_close(struct workspace *ws, bool keep)
+workspace_restore_mode(int fd, unsigned mode)
 {
 	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((st.st_mode & 07777) != mode && fchmod(fd, (mode_t)mode) < 0)
+		return -errno;
+	return 0;
+}
+
+int
+workspace_close(struct workspace *ws, bool keep)
+{
 	int e = 0;
 
 	/* The job may have changed the directory's own mode (chmod 777
 	 * /work); put back what the caller had. */
-	if (ws->fd >= 0 && fstat(ws->fd, &st) == 0 &&
-	    (st.st_mode & 07777) != ws->mode &&
-	    fchmod(ws->fd, (mode_t)ws->mode) < 0)
-		e = -errno;
+	if (ws->fd >= 0)
+		e = workspace_restore_mode(ws->fd, ws->mode);
 	close_fdp(&ws->fd);
 	if (ws->temporary && !keep) {
 		int r = remove_tree_at(ws->parent_fd, ws->name);

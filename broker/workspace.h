@@ -43,6 +43,13 @@ int workspace_open(struct workspace *ws, const char *dir, char *err,
 		   size_t errlen);
 
 /*
+ * Puts the permission bits of the directory FD back to MODE (07777) when
+ * they differ (a job may chmod /work), through the descriptor. Returns 0
+ * or a negative errno (fstat, fchmod).
+ */
+int workspace_restore_mode(int fd, unsigned mode);
+
+/*
  * Restores the workspace directory's permission bits (a job may chmod
  * /work, for instance to 0777), then closes it and, when it is temporary
  * and KEEP is false, removes it and everything in it without following

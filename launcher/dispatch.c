@@ -127,14 +127,13 @@ handle_pool(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	(void)fds;
 	if ((e = proto_decode_pool(body, len, &jails)) < 0)
 		return e;
-	if (l->pool.size_set || l->last_job_id != 0) {
+	if (l->pool.buf != NULL || l->last_job_id != 0) {
 		log_error("POOL: only once, before the first RUN");
 		return -EPROTO;
 	}
 	if ((e = pool_init(&l->pool)) < 0)
 		return e;
 	l->pool.size = jails;
-	l->pool.size_set = true;
 	return 0;
 }
 

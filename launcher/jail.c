@@ -290,34 +290,34 @@ close_all_except(int *keep, size_t n)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
-/* FD (a result: a negative errno passes through) moved to 3 or above,
- * close-on-exec: init has closed 0, 1 and 2, which the payload's
- * standard streams will take. Returns it or a negative errno. */
+/* FD (a result: a negative errno passes through) moved to 3 or above
+ * with the fcntl(2) command CMD (F_DUPFD_CLOEXEC): init has closed 0, 1
+ * and 2, which the payload's standard streams will take. Returns it, or
+ * a negative errno with errno set too. */
 static int
-above_stdio(int fd)
+above_stdio(int fd, int cmd)
 {
-	int high;
+	int high, e;
 
 	if (fd < 0 || fd > 2)
 		return fd;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	high = fcntl(fd, cmd, 3);
+	e = errno;
 	close(fd);
-	return high < 0 ? -errno : high;
+	errno = e;
+	return high < 0 ? -e : high;
 }
 
-/* An O_PATH descriptor of directory PATH numbered 3 or above: init has
- * closed 0, 1 and 2, which the payload's standard streams will take. */
+/* An O_PATH descriptor of directory PATH numbered 3 or above, or a
+ * negative errno with errno set. */
 static int
 open_above_stdio(const char *path)
 {
-	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC), high;
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	if (fd < 0 || fd > 2)
-		return fd;
-	high = fcntl(fd, PLANTED(payload_descriptors_inherited) ?
-				 F_DUPFD : F_DUPFD_CLOEXEC, 3);
-	close(fd);
-	return high;
+	return above_stdio(fd < 0 ? -errno : fd,
+			   PLANTED(payload_descriptors_inherited) ?
+				   F_DUPFD : F_DUPFD_CLOEXEC);
 }
 
 static bool
@@ -548,8 +548,8 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	 * has it ready; the payload alone is restricted by it. */
 	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
 	    !PLANTED(landlock_never_applied) &&
-	    (landlock_rs = above_stdio(jail_landlock_build(spec,
-							   &landlock_abi))) < 0)
+	    (landlock_rs = above_stdio(jail_landlock_build(spec, &landlock_abi),
+				       F_DUPFD_CLOEXEC)) < 0)
 		setup_failed(status_fd, STAGE_LANDLOCK, -landlock_rs);
 
 	sigfillset(&all);

@@ -49,7 +49,6 @@ struct pool_jail {
 
 struct pool {
 	uint32_t size;        /* wanted, 0..PROTO_MAX_POOL; 0: no pool */
-	bool size_set;        /* POOL came (at most once) */
 	bool have_template;
 	struct job_spec template; /* what the waiting jails were built for */
 	int wsfd;             /* the session's workspace (a duplicate), -1 */
@@ -58,7 +57,8 @@ struct pool {
 	bool stalled;         /* a prepare was refused or a waiting jail's
 			       * set-up failed: no refill until the next job
 			       * (pool_remember) */
-	uint8_t *buf;         /* PROTO_MAX_MSG bytes: RUN messages */
+	uint8_t *buf;         /* PROTO_MAX_MSG bytes: RUN messages; NULL
+			       * until POOL came (pool_init) */
 };
 
 /* Sets P empty, with no size. Returns 0 or -ENOMEM. */
