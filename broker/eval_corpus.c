@@ -410,7 +410,9 @@ eval_corpus_load(struct eval_corpus *c, const char *dir, const char *srcdir,
 	}
 	closedir(d);
 	if (e == 0) {
-		qsort(c->v, c->n, sizeof(*c->v), cmp_attack);
+		/* Not with no attack: qsort's base may not be NULL (UBSan). */
+		if (c->n > 1)
+			qsort(c->v, c->n, sizeof(*c->v), cmp_attack);
 		for (size_t i = 1; !any_name && i < c->n; i++)
 			if (strncmp(c->v[i - 1].name, c->v[i].name, 2) == 0) {
 				snprintf(err, errlen, "%s and %s have the same "

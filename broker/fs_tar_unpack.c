@@ -85,6 +85,40 @@ src_read(struct archive *a, void *arg, const void **out)
 	return n;
 }
 
+/* An inline archive, handed to libarchive in one block. */
+struct mem_src {
+	const void *data;
+	size_t len;
+};
+
+/* libarchive's read callback for a struct mem_src: all of it, once. */
+static la_ssize_t
+mem_read(struct archive *a, void *arg, const void **out)
+{
+	struct mem_src *m = arg;
+	size_t n = m->len;
+
+	*out = m->data;
+	m->len = 0;
+	return (la_ssize_t)n;
+}
+
+/*
+ * Opens A on the read callback RD with ARG, checking every step:
+ * libarchive 3.6's archive_read_open and archive_read_open_memory ignore
+ * a failed allocation in archive_read_set_callback_data and then crash
+ * in archive_read_open1 (found with tests/faultshim.c). Returns an
+ * ARCHIVE_* status.
+ */
+static int
+open_checked(struct archive *a, archive_read_callback *rd, void *arg)
+{
+	if (archive_read_set_read_callback(a, rd) != ARCHIVE_OK ||
+	    archive_read_set_callback_data(a, arg) != ARCHIVE_OK)
+		return ARCHIVE_FATAL;
+	return archive_read_open1(a);
+}
+
 /* What a stream that is not tar starts like, for the message; NULL when
  * it is none of the compressed formats people send by mistake. */
 static const char *
@@ -394,8 +428,9 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 	     const void *data, size_t len, bool overwrite,
 	     struct fstar_counts *n, struct fstar_fail *f)
 {
+	struct mem_src mem = {data, len};
 	struct unpack *u;
-	struct archive_entry *e;
+	struct archive_entry *e = NULL;
 	enum fs_error why;
 	int64_t before;
 	int r = 0, rc;
@@ -429,20 +464,25 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 	/* Tar and nothing else: no filter but "none" (the *_all calls
 	 * would add decompressors, some of them external programs). */
 	if ((u->a = archive_read_new()) == NULL ||
+	    /* Our own entry, checked: libarchive 3.6's archive_read_new
+	     * does not check the one it allocates for
+	     * archive_read_next_header, which then crashes on NULL (found
+	     * with tests/faultshim.c). */
+	    (e = archive_entry_new2(u->a)) == NULL ||
 	    archive_read_support_format_tar(u->a) != ARCHIVE_OK ||
 	    archive_read_support_filter_none(u->a) != ARCHIVE_OK) {
 		r = fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, "out of memory", ENOMEM);
 		goto out;
 	}
-	rc = in_fd >= 0 ? archive_read_open(u->a, u, NULL, src_read, NULL)
-			: archive_read_open_memory(u->a, data, len);
+	rc = in_fd >= 0 ? open_checked(u->a, src_read, u)
+			: open_checked(u->a, mem_read, &mem);
 	if (rc != ARCHIVE_OK) {
 		r = stream_error(u, data, len, f, 0);
 		goto out;
 	}
 	for (;;) {
 		before = archive_filter_bytes(u->a, 0);
-		rc = archive_read_next_header(u->a, &e);
+		rc = archive_read_next_header2(u->a, e);
 		if (rc == ARCHIVE_EOF)
 			break;
 		/* ARCHIVE_RETRY (a header that does not check) is no
@@ -481,6 +521,7 @@ failed:
 	(void)fstar_collect(u, n, f, COLLECT_ALL);
 out:
 	fstar_pool_free(u->pool);
+	archive_entry_free(e);  /* before the archive it was made for */
 	if (u->a != NULL)
 		archive_read_free(u->a);
 	fstar_pdir_put(u->cur);

@@ -43,6 +43,20 @@ fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* An unnamed file (O_TMPFILE) in the directory DIRFD opened with FLAGS
+ * (O_WRONLY or O_RDWR) and MODE, EINTR retried as fsapi_openat2 does.
+ * Returns a descriptor or -1 with errno set. */
+static int
+openat_tmpfile(int dirfd, int flags, mode_t mode)
+{
+	int fd;
+
+	do
+		fd = openat(dirfd, ".", O_TMPFILE | flags | O_CLOEXEC, mode);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
 int
 fsapi_open_beneath(int root, const char *path, int flags, mode_t mode)
 {
@@ -315,7 +329,9 @@ fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
 	/* Only a regular file is reopened, and through its own descriptor
 	 * (the magic link names that inode, never a path again). */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	rfd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	do	/* EINTR retried, as fsapi_openat2 does */
+		rfd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	while (rfd < 0 && errno == EINTR);
 	if (rfd < 0)
 		return fsapi_fail(why, FS_IO_ERROR, -errno);
 	/* What the caller checks sizes against is the descriptor it reads;
@@ -519,8 +535,7 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		if (fd < 0)
 			return fsapi_fail(why, fs_error_from_errno(errno),
 					  -errno);
-	} else if ((fd = openat(parent, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
-				m)) >= 0) {
+	} else if ((fd = openat_tmpfile(parent, O_WRONLY, m)) >= 0) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
 		/* No O_TMPFILE on this file system (EISDIR: a kernel that
@@ -656,7 +671,7 @@ fsapi_stage(int root, int in_fd, uint64_t limit, uint64_t *got,
 	*why = FS_OK;
 	if (limit == UINT64_MAX)
 		limit--;
-	tmp = openat(root, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	tmp = openat_tmpfile(root, O_RDWR, 0600);
 	if (tmp < 0)
 		tmp = memfd_create("stockade-stage", MFD_CLOEXEC);
 	if (tmp < 0)

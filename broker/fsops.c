@@ -381,7 +381,9 @@ set_dir_mode(int root, int fd, mode_t mode, bool own)
 	_cleanup_close_ int rfd = -1;
 	struct stat rs;
 
-	rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	do	/* EINTR retried, as fsapi_openat2 does */
+		rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (rfd < 0 && errno == EINTR);
 	if (rfd < 0 || fchmod(rfd, mode) < 0)
 		return -errno;
 	if (own && (fstat(root, &rs) < 0 ||

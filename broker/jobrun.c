@@ -426,6 +426,22 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 		sup->tty_fd = jr->tty_fd;
 		e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr,
 				   &jr->res);
+		/* The launcher died before it read the job (killed between
+		 * jobs, just as this one came): nothing of it ran, so it
+		 * runs once more on a new launcher, with CANCEL armed for
+		 * that one. Not after a CANCEL: the message the launcher
+		 * left unread may be the CANCEL of a job it did read. */
+		if (e == 0 && sup->run_unread && !interrupted &&
+		    !atomic_load(&cancel_requested)) {
+			disarm_cancel();
+			job_result_clear(&jr->res);
+			memset(&jr->res, 0, sizeof(jr->res));
+			if ((e = supervisor_start(sup)) == 0) {
+				(void)arm_cancel(sup);
+				e = supervisor_run(sup, &jr->spec, fs->root,
+						   on_output, jr, &jr->res);
+			}
+		}
 		sup->tty_fd = -1;
 		disarm_cancel();
 		if (catch_signals)

@@ -120,10 +120,12 @@ static const char entry_schema[] =
 	"\"mtime\":{\"type\":\"number\"},\"sha256\":{\"type\":[\"string\","
 	"\"null\"]}}}";
 
+/* The outputSchema of the file tool TOOL: a new reference, or NULL
+ * (ENOMEM). */
 static json_t *
 output_schema(const char *tool)
 {
-	json_t *entry = json_loads(entry_schema, 0, NULL);
+	json_t *entry = json_loads(entry_schema, 0, NULL), *out;
 
 	if (entry == NULL)
 		return NULL;
@@ -154,16 +156,20 @@ output_schema(const char *tool)
 				 "truncated", "properties", "entries", "type",
 				 "array", "items", entry, "truncated", "type",
 				 "boolean");
-	/* changes */
-	return json_pack("{s:s,s:[s,s,s,s],s:{s:{s:s,s:O},s:{s:s,s:O},"
-			 "s:{s:s,s:O},s:{s:s},s:{s:s}}}",
-			 "type", "object", "required", "created", "modified",
-			 "deleted", "truncated", "properties",
-			 "created", "type", "array", "items", entry,
-			 "modified", "type", "array", "items", entry,
-			 "deleted", "type", "array", "items", entry,
-			 "truncated", "type", "boolean", "unhashed", "type",
-			 "integer");
+	/* changes: ENTRY three times, each "O" a new reference; the one
+	 * json_loads gave is dropped after (found by fuzz/fuzz_mcp.c: it
+	 * leaked once per tools list). */
+	out = json_pack("{s:s,s:[s,s,s,s],s:{s:{s:s,s:O},s:{s:s,s:O},"
+			"s:{s:s,s:O},s:{s:s},s:{s:s}}}",
+			"type", "object", "required", "created", "modified",
+			"deleted", "truncated", "properties",
+			"created", "type", "array", "items", entry,
+			"modified", "type", "array", "items", entry,
+			"deleted", "type", "array", "items", entry,
+			"truncated", "type", "boolean", "unhashed", "type",
+			"integer");
+	json_decref(entry);
+	return out;
 }
 
 /* One tool: NAME, TITLE, DESCRIPTION (stolen), INPUT (stolen), OUTPUT

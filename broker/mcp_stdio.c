@@ -18,6 +18,7 @@
 
 #include "jobrun.h"
 #include "log.h"
+#include "rpc_internal.h"
 #include "spawner.h"
 
 #define READ_CHUNK (64u << 10)
@@ -91,7 +92,7 @@ write_out(struct mcp_stdio *sv, const char *buf, size_t len)
 void
 mcp_stdio_write(struct mcp_stdio *sv, json_t *msg)
 {
-	char *line = json_dumps(msg, JSON_COMPACT);
+	char *line = rpc_json_dumps(msg);     /* never malformed (rpc.c) */
 	size_t n;
 	int e;
 
@@ -184,6 +185,7 @@ take_line(struct mcp_stdio *sv, const char *line, size_t len)
 	json_t *msg, *method, *id;
 	struct queued *q;
 	char text[200];
+	bool oom;
 
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
 		len--;
@@ -194,8 +196,14 @@ take_line(struct mcp_stdio *sv, const char *line, size_t len)
 	/* NUL is allowed in strings, so that a path or content holding
 	 * one is refused by the tool, by name, like every other bad
 	 * argument. */
-	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY |
-				    JSON_ALLOW_NUL, &jerr);
+	/* Read through rpc_json_loadb: a message jansson could not hold
+	 * whole is never carried out (rpc_internal.h). */
+	msg = rpc_json_loadb(line, len, JSON_REJECT_DUPLICATES |
+			     JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr, &oom);
+	if (msg == NULL && oom) {
+		out_error(sv, NULL, -32603, "out of memory");
+		return;
+	}
 	if (msg == NULL) {
 		snprintf(text, sizeof(text), "parse error: %s (column %d)",
 			 jerr.text, jerr.column);

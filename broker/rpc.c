@@ -678,7 +678,7 @@ rpc_call(struct rpc_session *s, const char *method, json_t *params, int *fds,
 static char *
 dump_line(json_t *o)
 {
-	return json_dumps(o, JSON_COMPACT);
+	return rpc_json_dumps(o);
 }
 
 char *
@@ -699,17 +699,20 @@ rpc_handle(struct rpc_session *s, const char *line, size_t len, int *fds,
 	struct call c = {s, NULL, fds, nfds, 0, NULL, NULL};
 	json_error_t jerr;
 	json_t *req, *id = NULL, *result = NULL, *resp = NULL, *err;
-	bool notify = false;
+	bool notify = false, oom;
 
 	*response = NULL;
 	/* Duplicate keys are refused: {"path":"a","path":"../x"} must not
 	 * mean one thing here and another to a proxy that checked it. NUL
 	 * is allowed in strings so that a path holding one is refused as
 	 * invalid_path by name, like every other bad path. */
-	req = json_loadb(line, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
-					    JSON_ALLOW_NUL,
-			 &jerr);
-	if (req == NULL)
+	req = rpc_json_loadb(line, len, JSON_DECODE_ANY |
+			     JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr,
+			     &oom);
+	/* The broker's memory, not the line: -32603 (docs/protocol.md). */
+	if (oom)
+		rpc_out_of_memory(&c);
+	else if (req == NULL)
 		rpc_fail(&c, RPC_PARSE_ERROR, NULL, "parse error: %s (column %d)",
 		     jerr.text, jerr.column);
 	else if (json_is_array(req))

@@ -166,6 +166,7 @@ rpc_fs_read(struct call *c, struct rawpath *p)
 	_cleanup_free_ char *b64 = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
 	enum fs_error why;
+	ssize_t n;
 	json_t *o;
 	int out;
 
@@ -197,7 +198,10 @@ rpc_fs_read(struct call *c, struct rawpath *p)
 				  "pass a descriptor, or an offset and length");
 	if ((buf = malloc(copied + 1)) == NULL)
 		return rpc_out_of_memory(c);
-	if (pread(mfd, buf, copied, 0) != (ssize_t)copied)
+	do	/* EINTR retried, as every copy does (fsapi.c) */
+		n = pread(mfd, buf, copied, 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)copied)
 		return rpc_file_error(c, FS_IO_ERROR, p, NULL, NULL);
 	if ((b64 = fsreport_base64(buf, copied)) == NULL ||
 	    (o = rpc_path_size(c, p, copied)) == NULL)

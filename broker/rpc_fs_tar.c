@@ -108,6 +108,7 @@ rpc_fs_pack(struct call *c, struct rawpath *p)
 	struct fstar_counts n;
 	struct fstar_fail f;
 	off_t size;
+	ssize_t got;
 	json_t *o;
 	int out;
 
@@ -133,7 +134,10 @@ rpc_fs_pack(struct call *c, struct rawpath *p)
 		return rpc_file_error(c, FS_IO_ERROR, p, NULL, NULL);
 	if ((buf = malloc((size_t)size + 1)) == NULL)
 		return rpc_out_of_memory(c);
-	if (pread(mfd, buf, (size_t)size, 0) != (ssize_t)size)
+	do	/* EINTR retried, as every copy does (fsapi.c) */
+		got = pread(mfd, buf, (size_t)size, 0);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)size)
 		return rpc_file_error(c, FS_IO_ERROR, p, NULL, NULL);
 	if ((b64 = fsreport_base64(buf, (size_t)size)) == NULL ||
 	    (o = counts_json(&n, true)) == NULL)

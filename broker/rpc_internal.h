@@ -45,6 +45,20 @@ json_t *rpc_file_error(struct call *c, enum fs_error why,
 		       const struct rawpath *p, const struct rawpath *to,
 		       const char *text);
 
+/*
+ * json_loadb and json_dumps(JSON_COMPACT) that fail whenever one of
+ * jansson's allocations failed (jansson 2.14 goes on after some: a
+ * string parsed without the bytes it could not append, a dump without a
+ * key's closing quote; rpc.c). rpc_json_loadb returns the value (the
+ * caller's) or NULL with *ERR set and *OOM true when memory, not the
+ * text, was the cause; rpc_json_dumps a line the caller frees, or NULL.
+ * `stockade serve` and `stockade mcp` read and write every message
+ * through them.
+ */
+json_t *rpc_json_loadb(const char *buf, size_t len, size_t flags,
+		       json_error_t *err, bool *oom);
+char *rpc_json_dumps(const json_t *o);
+
 /* {"path" (escaped), "path_b64" when escaped} merged into REST (stolen,
  * may be NULL); NULL on ENOMEM. */
 json_t *rpc_named(const char *p, size_t len, json_t *rest);

@@ -94,17 +94,22 @@ fds_close(int *fds, size_t *n)
 }
 
 /* Waits until FD is readable or a signal comes. Returns 1 (readable), 0
- * (a signal: look at jobrun_interrupted), or a negative errno. */
+ * (a signal: jobrun_interrupted says so), or a negative errno. An EINTR
+ * that no caught signal explains (a stop and continue, ptrace) waits
+ * again: only jobrun's flag ends the session. */
 static int
 wait_readable(const struct server *sv, int fd)
 {
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 
-	if (jobrun_interrupted())
-		return 0;
-	if (ppoll(&p, 1, NULL, &sv->waitmask) < 0)
-		return errno == EINTR ? 0 : -errno;
-	return 1;
+	for (;;) {
+		if (jobrun_interrupted())
+			return 0;
+		if (ppoll(&p, 1, NULL, &sv->waitmask) >= 0)
+			return 1;
+		if (errno != EINTR)
+			return -errno;
+	}
 }
 
 /* Handles one line with its descriptors and writes the answer, with the
@@ -125,12 +130,22 @@ handle_line(struct server *sv, struct conn *c, const char *line, size_t len,
 		n = strlen(resp);
 		resp[n] = '\n';  /* over the NUL; written by length */
 		e = write_all(c->out, resp, n + 1);
+	} else if (e == -ENOMEM) {
+		/* No memory to build the answer: one that needs none, so
+		 * that the client is never left waiting (its id is not
+		 * known here: -32603 with a null id, docs/protocol.md). */
+		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
+			"\"error\":{\"code\":-32603,\"message\":"
+			"\"out of memory\"}}\n";
+
+		log_error("cannot answer a request: %s", strerror(-e));
+		e = write_all(c->out, oom, sizeof(oom) - 1);
 	} else if (e < 0) {
 		log_error("cannot answer a request: %s", strerror(-e));
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(resp);
-	return e == -ENOMEM ? 0 : e;
+	return e;
 }
 
 /* Reads once: data into C's buffer, descriptors into FDS (*NFDS). Returns

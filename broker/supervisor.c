@@ -55,6 +55,18 @@
  * launcher to exit before killing it, milliseconds. */
 #define STOP_GRACE_MS 5000u
 
+/*
+ * recv_expect's answer when the launcher closed its socket with a message
+ * of ours still unread in it: a unix stream or seqpacket socket closed
+ * with data queued makes its peer's next read fail with ECONNRESET, one
+ * closed after reading everything reads as end of file (the kernel's
+ * unix_release_sock; unix(7)). Messages are read in order and, unless
+ * the caller sent CANCEL (jobrun.c), RUN is the last the broker sends,
+ * so during a job this means the launcher died without ever reading the
+ * job's RUN (supervisor.h, run_unread).
+ */
+#define LAUNCHER_UNREAD (-ECONNABORTED)
+
 /* BASE + ADD, saturating (a policy may give a huge wall_ms). */
 static uint64_t
 add_ms(uint64_t base, uint64_t add)
@@ -187,6 +199,8 @@ recv_expect(struct supervisor *s, const uint16_t *allowed, size_t nallowed,
 	}
 	if (n == 0)
 		return -ECONNRESET;
+	if (n == -ECONNRESET)
+		return LAUNCHER_UNREAD;
 	if (n < 0)
 		return n;
 	if ((e = proto_decode_header(s->msg, (size_t)n, type, body, &len)) < 0)
@@ -211,8 +225,14 @@ supervisor_start(struct supervisor *s)
 	bool other_version;
 	pid_t pid = 0;
 
-	if (s->pid > 0)
-		return 0;
+	if (s->pid > 0) {
+		if (!launcher_exited(s))
+			return 0;
+		/* It died between jobs: none of ours was in flight, so the
+		 * next runs on a new launcher instead of failing. */
+		kill_launcher(s);
+		s->restarts++;
+	}
 	deadline = add_ms(spawner_now_ms(), SUPERVISOR_HELLO_MS);
 	if (s->use_spawner)
 		e = spawner_launch(&s->spawner, deadline, &sock, &pidfd, &pid);
@@ -231,7 +251,7 @@ supervisor_start(struct supervisor *s)
 	}
 	n = recv_expect(s, hello_ok, 1, deadline, &type, &body);
 	if (n < 0) {
-		e = n;
+		e = n == LAUNCHER_UNREAD ? -ECONNRESET : n;
 		goto fail;
 	}
 	if ((e = proto_decode_hello_reply(body, (size_t)n, &version, &lpid)) < 0)
@@ -279,10 +299,11 @@ launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
 			 (unsigned long long)waited_ms);
 	else
 		snprintf(detail, sizeof(detail), "%s (%s)",
-			 e == -ECONNRESET || e == -EPIPE ?
+			 e == -ECONNRESET || e == -EPIPE ||
+					 e == LAUNCHER_UNREAD ?
 				 "the launcher died during the job" :
 				 "the launcher broke the protocol",
-			 strerror(-e));
+			 strerror(e == LAUNCHER_UNREAD ? ECONNRESET : -e));
 	res->detail = strdup(detail);
 }
 
@@ -298,12 +319,8 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 
 	memset(res, 0, sizeof(*res));
 	s->run_started_ms = 0;
-	if (s->pid > 0 && launcher_exited(s)) {
-		/* It died between jobs: no job of ours was in flight, so
-		 * this one runs on a new launcher instead of failing. */
-		kill_launcher(s);
-		s->restarts++;
-	}
+	s->run_unread = false;
+	/* supervisor_start replaces one that died between jobs. */
 	if ((e = supervisor_start(s)) < 0)
 		return e;
 	spec->job_id = s->next_job_id++;
@@ -328,6 +345,9 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	allowed = add_ms(spec->limits.wall_ms, SUPERVISOR_GRACE_MS);
 	deadline = add_ms(spawner_now_ms(), allowed);
 	if (e < 0) {
+		/* EPIPE: its socket was closed before the RUN went (it died
+		 * after supervisor_start looked): it never saw the job. */
+		s->run_unread = e == -EPIPE || e == -ECONNRESET;
 		launcher_failed(s, res, spec->job_id, e, 0);
 		return 0;
 	}
@@ -340,6 +360,7 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 
 		n = recv_expect(s, running_ok, 2, deadline, &type, &body);
 		if (n < 0) {
+			s->run_unread = n == LAUNCHER_UNREAD;
 			launcher_failed(s, res, spec->job_id, n, allowed);
 			return 0;
 		}

@@ -38,6 +38,9 @@ struct supervisor {
 				 * supervisor_use_spawner */
 	uint32_t pool_size;  /* warm jails each launcher keeps (POOL, sent
 			      * at every start; 0: none, `stockade run`) */
+	bool run_unread;     /* the last supervisor_run's launcher died
+			      * before it read the job's RUN: nothing of
+			      * the job ran (supervisor_run) */
 };
 
 /*
@@ -81,7 +84,9 @@ int supervisor_init_path(struct supervisor *s, const char *path, char *err,
 int supervisor_use_spawner(struct supervisor *s);
 
 /*
- * Starts a launcher and exchanges HELLO. Without a spawner: fork, then
+ * Starts a launcher and exchanges HELLO; returns 0 at once when one is
+ * running, and first reaps one that has exited (it died between jobs;
+ * S->restarts counts it). Without a spawner: fork, then
  * execveat of exe_fd with its socket at fd 3, stdin and stdout /dev/null,
  * everything else closed, an empty environment (spawner_exec_launcher).
  * With one: the spawner does the same and hands over the launcher, our
@@ -100,7 +105,13 @@ int supervisor_start(struct supervisor *s);
  * RESULT has not come SPEC's wall_ms + SUPERVISOR_GRACE_MS after RUN was
  * sent, not counting the time spent in OUT (detail "the launcher did not
  * answer within N ms"), RES is a sandbox_error naming why, the launcher
- * is killed and reaped, and the next call starts a new one. Returns 0
+ * is killed and reaped, and the next call starts a new one. When that
+ * launcher died before it read the RUN (it had exited before the RUN was
+ * sent, the send failed with EPIPE, or its socket was closed with a
+ * message of ours unread, ECONNRESET rather than end of file; unix(7)),
+ * S->run_unread is set: unless the caller sent CANCEL meanwhile (the
+ * unread message may then be the CANCEL), nothing of the job ran, and
+ * the caller may run it again (jobrun_exec does, once). Returns 0
  * when RES is filled, or a negative errno when nothing could be sent at
  * all (supervisor_start's errors).
  */

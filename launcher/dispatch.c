@@ -232,6 +232,11 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
  * the warm pool's missing jails one after another, taking each reply as
  * it comes (pool.h), so a RUN never waits for a jail being prepared, and
  * reaps a waiting jail whose set-up failed as soon as its init exits.
+ * The zygote's socket is watched even with no reply pending: a zygote
+ * that died between jobs ends the session at once (-EPIPE), so the
+ * broker sees this launcher gone before it sends the next job and
+ * starts a new one for it, instead of the job failing for want of a
+ * zygote (broker/supervisor.h, supervisor_start).
  * Returns 0 or a negative errno (the zygote is gone).
  */
 static int
@@ -249,19 +254,22 @@ refill(struct launcher *l)
 		if ((e = pool_refill_start(pl, &l->zygote)) < 0)
 			return e;
 		p[0] = (struct pollfd){.fd = l->ipc, .events = POLLIN};
-		p[1] = (struct pollfd){.fd = l->zygote.prepare_pending ?
-					       l->zygote.sock : -1,
-				       .events = POLLIN};
+		p[1] = (struct pollfd){.fd = l->zygote.sock, .events = POLLIN};
 		for (uint32_t i = 0; i < n; i++)
 			p[2 + i] = (struct pollfd){.fd = pl->ready[i].jail.pidfd,
 						   .events = POLLIN};
-		if (!l->zygote.prepare_pending && n == 0)
+		if (!l->zygote.prepare_pending && n == 0 &&
+		    l->zygote.sock < 0)
 			return 0;
 		if (poll(p, 2 + n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
+		/* Without a reply pending, the zygote speaks only by
+		 * ending (POLLHUP; end of file reads as POLLIN too). */
+		if (p[1].revents != 0 && !l->zygote.prepare_pending)
+			return -EPIPE;
 		if (p[1].revents != 0 &&
 		    (e = pool_refill_finish(pl, &l->zygote)) < 0)
 			return e;

@@ -196,6 +196,13 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 	if (set_stdin(terminal ? stdin_fd : -1) < 0)
 		die(status_fd, STAGE_STDIO, errno);
 
+	/* Before the rlimits: nothing allocates once RLIMIT_DATA is set (an
+	 * ASan build's allocator, whose shadow already exceeds it, could
+	 * not map memory then). */
+	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) &&
+	    !job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
+	    (env = private_dirs_env(spec)) == NULL)
+		die(status_fd, STAGE_PRIVATE_DIRS, errno);
 	/* Layer limits off: the caller's rlimits, whatever they are. */
 	if (!job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
 	    set_rlimits(&spec->limits) < 0)
@@ -217,10 +224,6 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 	if (!PLANTED(payload_descriptors_inherited) &&
 	    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		die(status_fd, STAGE_CLOSE_FDS, errno);
-	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) &&
-	    !job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
-	    (env = private_dirs_env(spec)) == NULL)
-		die(status_fd, STAGE_PRIVATE_DIRS, errno);
 	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
 	    !PLANTED(nnp_left_to_landlock_and_seccomp) &&
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
