@@ -3,8 +3,9 @@
  *
  * Input: the text of a policy file (a NUL within it ends the text, as a
  * C string would). Properties, each an abort when broken:
- *  - policy_load_string either succeeds or fails with -EINVAL and an
- *    error message of the form "NAME:LINE: message", owning nothing;
+ *  - policy_load_string either succeeds or fails with -EINVAL (or
+ *    -ENOMEM) and an error message of the form "NAME:LINE: message",
+ *    owning nothing;
  *  - a policy it accepts has every limit set, non-zero ids and a
  *    pool size within PROTO_MAX_POOL;
  *  - policy_format of an accepted policy loads back, and formatting that

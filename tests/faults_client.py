@@ -44,6 +44,7 @@ def intact(s, ws, keep_sha, what):
 
 def other_client(s):
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.settimeout(30)  # every send and receive has a deadline
     s.sock.close()
     s.sock = None
     c.connect(s.path)

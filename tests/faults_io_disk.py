@@ -69,6 +69,7 @@ def case_disk_write(ctx):
                 s.error("fs.write", params, "quota_exceeded", [r])
                 os.close(r)
                 t.join(10)
+                check(not t.is_alive(), "the pipe feeder still blocked")
             got = listing(ws)
             check(got.get("keep.txt") == b"old content\n" and "new.bin" not in got,
                   f"after the failed writes: {sorted(got)}")
@@ -163,7 +164,14 @@ def case_disk_cli(ctx):
         no_temporaries(host.dir)
         os.unlink(os.path.join(host.dir, "filler"))
         os.unlink(os.path.join(ws, "filler"))
-        ctx.cli(["put", "--workspace", ws, src, "p.bin"])
+        for args in (["put", "--workspace", ws, src, "p.bin"],
+                     ["run", "--workspace", ws, "--put", f"{src}:q.bin", "--",
+                      "true"]):
+            p = ctx.cli(args)
+            check(p.returncode == 0, f"{args[0]} after freeing: {p.stderr!r}")
+        for name in ("p.bin", "q.bin"):
+            with open(os.path.join(ws, name), "rb") as f, open(src, "rb") as g:
+                check(f.read() == g.read(), f"{name} after freeing: wrong content")
         p = ctx.cli(["get", "--workspace", ws, "inws.bin", dest])
         check(p.returncode == 0, f"get after freeing: {p.stderr!r}")
         with open(dest, "rb") as f, open(inws, "rb") as g:

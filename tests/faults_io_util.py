@@ -163,6 +163,7 @@ class Session:
             self.sock = self._connect()
         else:
             self.sock, child = socket.socketpair()
+            self.sock.settimeout(ANSWER_TIMEOUT)
             self.proc = subprocess.Popen(argv, stdin=child, stdout=child,
                                          stderr=self.errf, env=env, cwd="/",
                                          preexec_fn=bound_child)
@@ -174,6 +175,7 @@ class Session:
             check(self.proc.poll() is None,
                   lambda: f"stockade serve ended: {self.stderr()}")
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(ANSWER_TIMEOUT)  # sends have a deadline too
             try:
                 s.connect(self.sock_path)
                 return s

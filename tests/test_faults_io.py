@@ -23,8 +23,8 @@
 #    old content; no .stockade-tmp-/.stockade-get- name), and the same
 #    session or command succeeds once space is freed.
 # 2. malloc. A fixed session (tests below: SCRIPT) through the dynamic
-#    broker with faultshim counting its allocations from start-up (T of
-#    them), then once for every N in 1..T+2 with the Nth allocation
+#    broker with faultshim counting its allocations from its first ppoll
+#    (T of them), then once for every N in 1..T+10 with the Nth allocation
 #    failing: the broker never dies of a signal and never hangs, every
 #    answer is the expected one or a named error (-32603 out of memory,
 #    -32001 io_error, -32002 for exec) or an exec result sandbox_error,
@@ -123,6 +123,8 @@ def run_script(ctx, ws, src, shim_env=None, sock=False):
                     os.close(f)
                 if thread is not None:
                     thread.join(10)
+                    check(not thread.is_alive(), "a pipe feeder still "
+                          "blocked 10 s after its answer")
             answers.append((method, msg))
             if msg is None:
                 break

@@ -38,8 +38,9 @@
 #     payloads) is gone within 1 s (PR_SET_PDEATHSIG all the way down),
 #     no jail's mount namespace is left, no mount was added to the host's
 #     table, no cgroup was made, nothing is left in the broker's TMPDIR
-#     and XDG_RUNTIME_DIR (private to the case) or new under /tmp in
-#     stockade's names, and the workspace holds what it did before;
+#     and XDG_RUNTIME_DIR (private to the case; new stockade names in
+#     /tmp itself are only reported, as other runs make them too), and
+#     the workspace holds what it did before;
 #  5. (faults_client.py) a client gone in the middle of fs.write (an inline line cut off;
 #     a descriptor's data cut off, with and without "size", the client's
 #     pipe and connection closed in either order) and of fs.read (the

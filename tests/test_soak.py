@@ -430,7 +430,10 @@ def worker():
             diag("VmRSS KiB after %d / after %d jobs: %s" % (CHECKPOINT, r.jobs, ", ".join(
                 f"{k} {first['rss'][k]} / {last['rss'].get(k)}" for k in first["rss"])))
         roles = ("broker", "launcher", "zygote")
-        fds_ok = bool(first and last) and all(
+        # Readings that never settled (three equal ones 100 ms apart
+        # within 20 s) are a failure of their own: something kept moving.
+        fds_ok = bool(first and last) and first.get("settled", True) and \
+            last.get("settled", True) and all(
             first["fds"].get(k, -1) == last["fds"].get(k, -2) >= 0 for k in roles)
         lines.append((fds_ok, f"broker, launcher and zygote descriptors after "
                       f"{CHECKPOINT} jobs equal to after the last"))
@@ -464,7 +467,7 @@ def worker():
                       "first job equal to at the end", changed[:10]))
         lines.append((not left, f"no process left ({len(left)}; {len(SEEN)} session "
                       "processes seen)", left[:20]))
-        lines.append((len(mounts0) == len(mounts1), f"mounts before / after: "
+        lines.append((sorted(mounts0) == sorted(mounts1), f"mounts before / after: "
                       f"{len(mounts0)} / {len(mounts1)}",
                       [f"- {m}" for m in mounts0 if m not in mounts1] +
                       [f"+ {m}" for m in mounts1 if m not in mounts0]))
