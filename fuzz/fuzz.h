@@ -54,6 +54,15 @@ void fuzz_empty_dir(int dirfd);
  */
 int fuzz_workspace(char *ws, size_t size);
 
+struct policy;
+
+/*
+ * What the rpc and mcp fuzzers' sessions start from: log lines below
+ * errors silenced, *POL (the caller's) filled with the embedded default
+ * policy, and fuzz_workspace's descriptor returned. Aborts on failure.
+ */
+int fuzz_session(struct policy *pol);
+
 /* Aborts unless TOP/outside still holds exactly its empty "secret":
  * nothing a request did reached out of the workspace. */
 void fuzz_check_outside(void);

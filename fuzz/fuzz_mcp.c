@@ -23,24 +23,12 @@
 #include <jansson.h>
 
 #include "fuzz.h"
-#include "log.h"
 #include "mcp.h"
 #include "policy.h"
 #include "rpc.h"
 
 static struct policy pol;
 static int wsfd = -1;
-
-static void
-prepare(void)
-{
-	char err[POLICY_ERR_MAX];
-
-	log_set_level(LOG_LVL_ERROR);
-	if (policy_load_default(&pol, err, sizeof(err)) < 0)
-		fuzz_fail("the default policy: %s", err);
-	wsfd = fuzz_workspace(NULL, 0);
-}
 
 static void
 check_answer(json_t *msg, json_t *r)
@@ -115,7 +103,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mcp_session m;
 
 	if (wsfd < 0) {
-		prepare();
+		wsfd = fuzz_session(&pol);
 		if (mcp_session_init(&tmpl, NULL, &pol, NULL) < 0)
 			fuzz_fail("mcp_session_init: out of memory");
 	}

@@ -21,23 +21,11 @@
 #include <jansson.h>
 
 #include "fuzz.h"
-#include "log.h"
 #include "policy.h"
 #include "rpc.h"
 
 static struct policy pol;
 static int wsfd = -1;
-
-static void
-prepare(void)
-{
-	char err[POLICY_ERR_MAX];
-
-	log_set_level(LOG_LVL_ERROR);
-	if (policy_load_default(&pol, err, sizeof(err)) < 0)
-		fuzz_fail("the default policy: %s", err);
-	wsfd = fuzz_workspace(NULL, 0);
-}
 
 static bool
 known_code(json_int_t code)
@@ -111,7 +99,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rpc_session s;
 
 	if (wsfd < 0)
-		prepare();
+		wsfd = fuzz_session(&pol);
 	fuzz_empty_dir(wsfd);
 	rpc_session_init(&s, wsfd, &pol, NULL);
 	fuzz_lines(data, size, 16, one, &s);

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "log.h"
+#include "policy.h"
 
 static char tmp_path[4096];
 
@@ -188,4 +190,15 @@ fuzz_lines(const uint8_t *data, size_t size, size_t max,
 		}
 		p += len + 1;
 	}
+}
+
+int
+fuzz_session(struct policy *pol)
+{
+	char err[POLICY_ERR_MAX];
+
+	log_set_level(LOG_LVL_ERROR);
+	if (policy_load_default(pol, err, sizeof(err)) < 0)
+		fuzz_fail("the default policy: %s", err);
+	return fuzz_workspace(NULL, 0);
 }

@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 NOBODY = 65534
 EXIT_NO_KERNEL_LAYER = 69   # README.md, "Exit status": a refusal
@@ -82,6 +83,27 @@ def tap_fail(number, title, exc):
     print(f"not ok {number} - {title}")
     diag(f"{type(exc).__name__}: {exc}"
          if not isinstance(exc, AssertionError) else exc)
+
+
+def tap_case(number, title, fn, *args):
+    """Runs FN(*ARGS) as TAP test NUMBER (TITLE): "ok" with the note FN
+    returns and the seconds it took; tap_skip when it raises Skip;
+    "not ok" (tap_fail) when it raises an assertion, OS, value, key, type
+    or subprocess error. Returns 1 when the test failed, else 0."""
+    try:
+        t0 = time.monotonic()
+        note = fn(*args)
+        print(f"ok {number} - {title} ({note}; "
+              f"{time.monotonic() - t0:.1f} s)")
+        return 0
+    except Skip as exc:
+        return tap_skip(number, title, exc)
+    except (AssertionError, OSError, ValueError, KeyError, TypeError,
+            subprocess.SubprocessError) as exc:
+        tap_fail(number, title, exc)
+        return 1
+    finally:
+        sys.stdout.flush()
 
 
 def remove_all(paths):

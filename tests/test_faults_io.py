@@ -45,14 +45,13 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import time
 
 from faults_io_disk import (case_disk_cli, case_disk_job, case_disk_unpack,
                             case_disk_write)
 from faults_io_util import (AS_USER, ERROR_FS, ERROR_INTERNAL, ERROR_JOB, KiB,
                             Ctx, Session, check, feed_pipe, listing,
                             no_temporaries, pattern, tar_of)
-from stockade_test import NOBODY, Skip, diag, remove_all, tap_fail, tap_skip
+from stockade_test import NOBODY, Skip, diag, remove_all, tap_case
 
 IN_NS = "STOCKADE_FAULTS_IO_NS"
 EINTR_KS = (2, 3, 4, 5, 7, 11)
@@ -332,25 +331,17 @@ def main():
         only = os.environ.get("STOCKADE_TEST_ONLY", "")
         for number, (name, fn, needs_root) in enumerate(CASES, 1):
             title = f"{label}: {name}"
-            try:
-                if only and only not in name:
-                    print(f"ok {number} - {title} # SKIP STOCKADE_TEST_ONLY")
-                    continue
+            if only and only not in name:
+                print(f"ok {number} - {title} # SKIP STOCKADE_TEST_ONLY")
+                continue
+
+            def case(fn=fn, needs_root=needs_root):
                 if ctx_error is not None:
                     raise ctx_error
                 if needs_root and os.geteuid() != 0:
                     raise Skip("mounting a small tmpfs needs root")
-                t0 = time.monotonic()
-                note = fn(ctx)
-                print(f"ok {number} - {title} ({note}; "
-                      f"{time.monotonic() - t0:.1f} s)")
-            except Skip as exc:
-                failed += tap_skip(number, title, exc)
-            except (AssertionError, OSError, ValueError, KeyError, TypeError,
-                    subprocess.SubprocessError) as exc:
-                failed += 1
-                tap_fail(number, title, exc)
-            sys.stdout.flush()
+                return fn(ctx)
+            failed += tap_case(number, title, case)
     finally:
         remove_all(cleanup)
     return 1 if failed else 0

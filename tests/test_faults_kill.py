@@ -73,7 +73,7 @@ from faults_util import (Host, Tree, after_launcher_kill, exec_ok,
                          sleeper, start_exec, stat_of, subtree, unix_rqueue,
                          wait_gone, wait_payload, wait_pool)
 from stockade_test import (NOBODY, Skip, diag, remove_all, save_result,
-                           tap_fail, tap_skip, unprivileged_binaries)
+                           tap_case, unprivileged_binaries)
 from test_fsattack import check, no_temporaries, wait_for
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -453,25 +453,17 @@ def main():
             label, host, host_error = "setting up", None, exc
         for number, (name, fn) in enumerate(CASES, 1):
             title = f"{label}: {name}"
-            try:
+            if host_error is None and only and only not in name:
+                print(f"ok {number} - {title} # SKIP STOCKADE_TEST_ONLY={only}")
+                continue
+
+            def case(fn=fn):
                 if host_error is not None:
                     raise host_error
-                if only and only not in name:
-                    print(f"ok {number} - {title} # SKIP STOCKADE_TEST_ONLY={only}")
-                    continue
                 check(time.monotonic() - start < BUDGET_SECONDS,
                       f"not run: the {BUDGET_SECONDS} s budget is spent")
-                t0 = time.monotonic()
-                note = fn(host)
-                print(f"ok {number} - {title} ({note}; "
-                      f"{time.monotonic() - t0:.1f} s)")
-            except Skip as exc:
-                failed += tap_skip(number, title, exc)
-            except (AssertionError, OSError, ValueError, KeyError, TypeError,
-                    subprocess.SubprocessError) as exc:
-                failed += 1
-                tap_fail(number, title, exc)
-            sys.stdout.flush()
+                return fn(host)
+            failed += tap_case(number, title, case)
     finally:
         remove_all(cleanup)
     return 1 if failed else 0
