@@ -11,11 +11,10 @@ import os
 import socket
 import stat
 import struct
-import tempfile
 import time
 
 from stockade_test import NOBODY, save_result, traversable_tmp
-from test_fsattack import Session, check, wait_for
+from test_fsattack import Dirs, Session, check, wait_for
 
 DIED = "the launcher died during the job"
 HINT = "The sandbox itself failed, not the program: " + DIED
@@ -195,7 +194,7 @@ def wait_gone(ident, seconds, what):
 
 # --- the user and the sessions ----------------------------------------------
 
-class Host:
+class Host(Dirs):
     """One user the broker runs as; what test_fsattack.Session needs."""
 
     def __init__(self, stockade, prefix, env, cleanup):
@@ -204,6 +203,7 @@ class Host:
         self.env = env
         self.cleanup = cleanup
         self.owner = NOBODY if prefix else None
+        self.run_owner = self.owner  # Dirs.host_file's
         self.ws_owner = NOBODY if os.geteuid() == 0 else None
         self.base = self.mkdtemp("stockade-faults-kill-", self.owner)
         self.scratch = self.mkdtemp("stockade-faults-kill-host-", self.owner)
@@ -212,28 +212,7 @@ class Host:
         self.pol_nopool = self.host_file("nopool.ini", b"[jail]\npool_size = 0\n")
 
     def mkdtemp(self, prefix, owner):
-        d = tempfile.mkdtemp(prefix=prefix, dir=traversable_tmp())
-        self.cleanup.append(d)
-        os.chmod(d, 0o755)
-        if owner is not None:
-            os.chown(d, owner, owner)
-        return d
-
-    def host_file(self, name, data):
-        path = os.path.join(self.scratch, name)
-        with open(path, "wb") as f:
-            f.write(data)
-        if self.owner is not None:
-            os.chown(path, self.owner, self.owner)
-        return path
-
-    def new_ws(self):
-        self.nws += 1
-        ws = os.path.join(self.base, f"ws-{self.nws}")
-        os.mkdir(ws, 0o700)
-        if self.ws_owner is not None:
-            os.chown(ws, self.ws_owner, self.ws_owner)
-        return ws
+        return self._mkdtemp(prefix, traversable_tmp(), owner)
 
     def serve(self, ws, policy=None, sock=False):
         return Session(self, ws, policy, sock)

@@ -245,7 +245,38 @@ class Canary:
             check(f.read() == CANARY_TEXT, f"{self.path}: content changed")
 
 
-class Env:
+class Dirs:
+    """The directories of one user the broker runs as: temporary
+    directories (kept in self.cleanup), host files in self.scratch owned
+    by self.run_owner, workspaces in self.base owned by self.ws_owner
+    (None: the caller). tests/faults_util.py's Host shares them."""
+
+    def _mkdtemp(self, prefix, where, owner):
+        d = tempfile.mkdtemp(prefix=prefix, dir=where)
+        self.cleanup.append(d)
+        os.chmod(d, 0o755)
+        if owner is not None:
+            os.chown(d, owner, owner)
+        return d
+
+    def host_file(self, name, data):
+        path = os.path.join(self.scratch, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        if self.run_owner is not None:
+            os.chown(path, self.run_owner, self.run_owner)
+        return path
+
+    def new_ws(self):
+        self.nws += 1
+        ws = os.path.join(self.base, f"ws-{self.nws}")
+        os.mkdir(ws, 0o700)
+        if self.ws_owner is not None:
+            os.chown(ws, self.ws_owner, self.ws_owner)
+        return ws
+
+
+class Env(Dirs):
     """One user the broker runs as, with its own directories and canaries."""
 
     def __init__(self, label, stockade, prefix, env, cleanup):
@@ -282,29 +313,6 @@ class Env:
         self.pol_bigjob = self.host_file("bigjob.ini",
                                          b"[limits]\nfile_size_mb = 1048576\n")
 
-    def _mkdtemp(self, prefix, where, owner):
-        d = tempfile.mkdtemp(prefix=prefix, dir=where)
-        self.cleanup.append(d)
-        os.chmod(d, 0o755)
-        if owner is not None:
-            os.chown(d, owner, owner)
-        return d
-
-    def host_file(self, name, data):
-        path = os.path.join(self.scratch, name)
-        with open(path, "wb") as f:
-            f.write(data)
-        if self.run_owner is not None:
-            os.chown(path, self.run_owner, self.run_owner)
-        return path
-
-    def new_ws(self):
-        self.nws += 1
-        ws = os.path.join(self.base, f"ws-{self.nws}")
-        os.mkdir(ws, 0o700)
-        if self.ws_owner is not None:
-            os.chown(ws, self.ws_owner, self.ws_owner)
-        return ws
 
     def up_to_root(self, ws):
         """The relative path from the directory WS up to / ("../../..")."""
