@@ -1,0 +1,1022 @@
+#!/usr/bin/python3
+# The names the documents cite against the code, so that the documents
+# cannot drift from it (docs/threat-model.md, docs/integrators.md,
+# README.md). Every cited attack (`NN-name`) is a file of tests/attacks/;
+# every check (`layer.what`) one of `stockade check --list`; every
+# repository path (`tests/...`, `docs/...`, ...) and relative link exists;
+# every `meson test` command names existing tests and suites
+# (meson-info/intro-tests.json); every ```ini block is a policy `stockade
+# policy check` accepts; every `[section] key` a key of `stockade policy
+# default`; every name of a `planted defect` column a PLANT_DEFECT of the
+# sources. integrators.md's `doctor check` table has a row for each check
+# of `stockade doctor --json`, its `status` table one for each status of
+# docs/result.schema.json, and nothing else; threat-model.md cites every
+# attack of the corpus, and its `layer` table has one row per layer of
+# the jail (`unsafe_layers_off`'s names), each row's `shown by` cell
+# citing a check, an attack, a test file or a `meson test`. The names
+# come from the built stockade and the tree, never from a list here.
+#
+# Failures name the document, the line and the token. A rule that finds
+# nothing where it expects something (a table missing) fails.
+# STOCKADE_CLAIM_DOCS (colon-separated paths, relative ones to the source
+# root) replaces the list of documents, for development; the rules of a
+# document that is not in the list are then skipped.
+import concurrent.futures
+import fnmatch
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+ROOT = os.path.abspath(os.environ.get(
+    "STOCKADE_SOURCE_ROOT",
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+BIN = os.path.abspath(os.environ.get("STOCKADE_BIN",
+                                     os.path.join(ROOT, "build", "stockade")))
+BUILD = os.path.abspath(os.environ.get("STOCKADE_BUILD_ROOT",
+                                       os.path.dirname(BIN)))
+DEFAULT_DOCS = ["docs/threat-model.md", "docs/integrators.md", "README.md"]
+TIMEOUT = 20
+
+ATTACK_FILE = re.compile(r"^([0-9][0-9]-[a-z0-9-]+)(\.py|\.sh|\.c)$")
+ATTACK_TOKEN = re.compile(r"^[0-9][0-9]-[a-z0-9-]+$")
+CHECK_TOKEN = re.compile(r"^([a-z0-9_]+)\.([a-z0-9_]+)$")
+# What a dotted token is when it is a file name, not a check name.
+FILE_SUFFIXES = {"c", "h", "md", "py", "json", "ini", "sh", "txt", "yaml",
+                 "yml", "def", "conf", "toml", "cfg", "supp", "js", "ts",
+                 "html", "1", "5", "7"}
+PATH_PREFIXES = ("tests/", "docs/", "broker/", "launcher/", "shared/",
+                 "policy/", "tools/", "bench/", "examples/", "deploy/",
+                 "fuzz/", "debian/", ".ci/")
+PATH_TOKEN = re.compile(r"^(?P<path>[^\s:]+?)(?::(?P<line>[0-9]+)(?:-[0-9]+)?)?$")
+SECTION_KEY = re.compile(r"^\[([a-z_][a-z0-9_]*)\]\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*=.*)?$")
+SECTION_ONLY = re.compile(r"^\[([a-z_][a-z0-9_]*)\]$")
+CHECKED_SECTIONS = {"limits", "jail", "files"}
+MESON_TEST = re.compile(r"(?<![\w-])meson\s+test(?![\w-])")
+# A word in capitals after `meson test` (NAME, SUITE) is a placeholder of
+# the prose, not a test: meson's test names here are lower case.
+PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*$")
+DEF_RE = re.compile(r"PLANT_DEFECT\(\s*(\w+)\s*,")
+
+# meson test's options (meson test --help, meson 1.0): those that take an
+# argument, and those that take none.
+MESON_ARG_OPTS = {"-C", "--suite", "--no-suite", "--setup", "--num-processes",
+                  "--maxfail", "--repeat", "--gdb-path", "--wrapper",
+                  "--logbase", "-t", "--timeout-multiplier", "--test-args"}
+MESON_FLAG_OPTS = {"--print-errorlogs", "--list", "-v", "--verbose", "-q",
+                   "--quiet", "--no-rebuild", "--gdb", "--benchmark",
+                   "--no-stdsplit", "-h", "--help"}
+
+
+class Failed(Exception):
+    """A rule's failure: the messages, one a line."""
+
+    def __init__(self, messages):
+        super().__init__("\n".join(messages))
+        self.messages = list(messages)
+
+
+class Skip(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- Markdown
+
+class Span:
+    """Inline code: its text (whitespace collapsed), the line it starts on."""
+
+    def __init__(self, text, line):
+        self.text = text
+        self.line = line
+
+
+class Table:
+    def __init__(self, line, header, rows):
+        self.line = line        # the header's line
+        self.header = header    # [cell text]
+        self.rows = rows        # [(line, [cell text])]
+
+    def column(self, name):
+        names = [header_name(c) for c in self.header]
+        return names.index(name) if name in names else None
+
+
+class Fence:
+    def __init__(self, line, info, body):
+        self.line = line        # the opening fence's line
+        self.info = info        # the info string's first word, lower case
+        self.body = body        # [(line, text)]
+
+
+class Doc:
+    def __init__(self, path):
+        self.path = path
+        self.name = display(path)
+        self.base = os.path.basename(path)
+        self.exists = os.path.isfile(path)
+        self.lines = []
+        self.spans = []
+        self.links = []         # [(line, target)]
+        self.tables = []
+        self.fences = []
+        self.problems = []      # structural: an unclosed fence
+        self.fence_lines = set()  # the lines of fenced blocks, fences included
+        if self.exists:
+            with open(path, encoding="utf-8") as fh:
+                self.lines = fh.read().splitlines()
+            self._parse()
+        for f in self.fences:
+            self.fence_lines.update(range(f.line, f.line + len(f.body) + 2))
+
+    def where(self, line):
+        return f"{self.name}:{line}"
+
+    def _parse(self):
+        blocks = []             # [[(line, text)]]: paragraphs, table rows
+        para = []
+        i = 0
+        n = len(self.lines)
+        while i < n:
+            text = self.lines[i]
+            m = re.match(r"^(\s*)(`{3,}|~{3,})(.*)$", text)
+            if m and not (m.group(2)[0] == "`" and "`" in m.group(3)):
+                if para:
+                    blocks.append(para)
+                    para = []
+                indent = len(m.group(1))
+                fence = m.group(2)
+                info = (m.group(3).split() or [""])[0].lower()
+                start = i + 1
+                body = []
+                i += 1
+                close = re.compile(r"^\s*" + re.escape(fence[0]) + "{"
+                                   + str(len(fence)) + r",}\s*$")
+                while i < n and not close.match(self.lines[i]):
+                    # The fence's indentation is taken off its lines
+                    # (a block in a list item), as CommonMark does.
+                    line = self.lines[i]
+                    cut = len(line) - len(line.lstrip(" "))
+                    body.append((i + 1, line[min(cut, indent):]))
+                    i += 1
+                if i >= n:
+                    self.problems.append(
+                        f"{self.where(start)}: {fence}{m.group(3)}: the "
+                        "fenced block opened here is never closed")
+                self.fences.append(Fence(start, info, body))
+                i += 1
+                continue
+            if not text.strip():
+                if para:
+                    blocks.append(para)
+                    para = []
+            elif text.lstrip().startswith("|"):
+                if para:
+                    blocks.append(para)
+                    para = []
+                rows = []
+                while i < n and self.lines[i].lstrip().startswith("|"):
+                    rows.append((i + 1, self.lines[i]))
+                    i += 1
+                for r in rows:
+                    blocks.append([r])
+                self._table(rows)
+                continue
+            elif text.lstrip().startswith("#"):
+                if para:
+                    blocks.append(para)
+                    para = []
+                blocks.append([(i + 1, text)])
+            else:
+                para.append((i + 1, text))
+            i += 1
+        if para:
+            blocks.append(para)
+        for block in blocks:
+            self._inline(block)
+
+    def _inline(self, block):
+        """Code spans (which may run over lines of one paragraph) and link
+        targets outside them."""
+        text = "\n".join(t for _, t in block)
+        starts = []
+        off = 0
+        for line, t in block:
+            starts.append((off, line))
+            off += len(t) + 1
+
+        def line_of(pos):
+            ln = block[0][0]
+            for o, l in starts:
+                if o <= pos:
+                    ln = l
+            return ln
+
+        masked = list(text)
+        for start, end, content in code_spans(text):
+            self.spans.append(Span(" ".join(content.split()), line_of(start)))
+            for k in range(start, end):
+                if masked[k] != "\n":
+                    masked[k] = " "
+        masked = "".join(masked)
+        for m in re.finditer(r"\[[^\]]*\]\(\s*(<[^>]*>|[^)\s]*)(?:\s+\"[^\"]*\")?\s*\)",
+                             masked):
+            target = m.group(1)
+            if target.startswith("<"):
+                target = target[1:-1]
+            self.links.append((line_of(m.start()), target))
+        for m in re.finditer(r"(?m)^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)", masked):
+            target = m.group(1).strip("<>")
+            self.links.append((line_of(m.start()), target))
+
+    def _table(self, rows):
+        if len(rows) < 2:
+            return
+        rule = split_row(rows[1][1])
+        if not rule or not all(re.match(r"^:?-+:?$", c) for c in rule):
+            return
+        self.tables.append(Table(rows[0][0], split_row(rows[0][1]),
+                                 [(ln, split_row(t)) for ln, t in rows[2:]]))
+
+
+def code_spans(text):
+    """[(start, end, content)] of the code spans of TEXT, CommonMark's way:
+    a run of N backticks up to the next run of exactly N; a backslash
+    outside a span escapes the next character."""
+    out = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c != "`":
+            i += 1
+            continue
+        j = i
+        while j < len(text) and text[j] == "`":
+            j += 1
+        run = j - i
+        m = re.compile(r"(?<!`)`{%d}(?!`)" % run).search(text, j)
+        if not m:
+            i = j
+            continue
+        out.append((i, m.end(), text[j:m.start()]))
+        i = m.end()
+    return out
+
+
+def split_row(line):
+    """The cells of a table row: split on | outside code spans, not \\|."""
+    s = line.strip()
+    inside = [False] * len(s)
+    for start, end, _ in code_spans(s):
+        for k in range(start, end):
+            inside[k] = True
+    cells = []
+    cur = ""
+    for k, ch in enumerate(s):
+        if ch == "|" and not inside[k] and (k == 0 or s[k - 1] != "\\"):
+            cells.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    cells.append(cur)
+    if cells and not cells[0].strip():
+        cells = cells[1:]
+    if cells and not cells[-1].strip():
+        cells = cells[:-1]
+    return [c.strip() for c in cells]
+
+
+def header_name(cell):
+    return " ".join(cell.strip().strip("*_`").lower().split())
+
+
+def cell_spans(cell):
+    return [" ".join(c.split()) for _, _, c in code_spans(cell)]
+
+
+def display(path):
+    p = os.path.abspath(path)
+    if p.startswith(ROOT + os.sep):
+        return os.path.relpath(p, ROOT)
+    return p
+
+
+# ---------------------------------------------------------- sources of truth
+
+def run(args, ok_codes=(0,)):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode not in ok_codes:
+        raise Failed([f"{' '.join(args)}: exit {p.returncode}: "
+                      f"{(p.stderr or p.stdout).strip()}"])
+    return p
+
+
+def src_attacks():
+    d = os.path.join(ROOT, "tests", "attacks")
+    files = sorted(f for f in os.listdir(d) if ATTACK_FILE.match(f))
+    names = sorted({ATTACK_FILE.match(f).group(1) for f in files})
+    if not names:
+        raise Failed([f"{d}: no attack (NN-name.py, .sh or .c)"])
+    return {"names": set(names), "files": set(files)}
+
+
+def src_checks():
+    out = run([BIN, "check", "--list"]).stdout
+    checks = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 2:
+            checks[f[1]] = f[0]
+    helptext = run([BIN, "check", "--help"]).stdout
+    m = re.search(r"^Layers:(.*)$", helptext, re.M)
+    layers = set(checks.values()) | set(m.group(1).split() if m else [])
+    if not checks or not m:
+        raise Failed(["`stockade check --list` printed no check, or "
+                      "`check --help` no Layers: line"])
+    return {"checks": checks, "layers": layers}
+
+
+def src_doctor():
+    p = run([BIN, "doctor", "--json"], ok_codes=(0, 69))
+    try:
+        names = [c["name"] for c in json.loads(p.stdout)["checks"]]
+    except (ValueError, KeyError, TypeError) as e:
+        raise Failed([f"`stockade doctor --json` (exit {p.returncode}): "
+                      f"no checks in its JSON ({e}): {p.stdout[:200]!r}"])
+    if not names:
+        raise Failed(["`stockade doctor --json` names no check"])
+    return names
+
+
+def src_meson():
+    path = os.path.join(BUILD, "meson-info", "intro-tests.json")
+    with open(path, encoding="utf-8") as fh:
+        tests = json.load(fh)
+    names = {t["name"] for t in tests}
+    suites = set()
+    projects = set()
+    for t in tests:
+        for s in t["suite"]:
+            suites.add(s)
+            if ":" in s:
+                proj, plain = s.split(":", 1)
+                suites.add(plain)
+                projects.add(proj)
+    suites |= projects
+    if not names:
+        raise Failed([f"{path}: no test"])
+    return {"tests": names, "suites": suites, "projects": projects}
+
+
+def src_job_layers():
+    with tempfile.TemporaryDirectory(prefix="docs-claims-") as d:
+        f = os.path.join(d, "layers.ini")
+        with open(f, "w") as fh:
+            fh.write("[jail]\nunsafe_layers_off = nosuchlayer\n")
+        p = subprocess.run([BIN, "policy", "check", f], capture_output=True,
+                           text=True, timeout=TIMEOUT)
+    m = re.search(r"\(the layers: ([^)]*)\)", p.stderr + p.stdout)
+    if p.returncode == 0 or not m:
+        raise Failed(["`stockade policy check` of unsafe_layers_off = "
+                      f"nosuchlayer (exit {p.returncode}) lists no layers: "
+                      f"{(p.stderr + p.stdout).strip()}"])
+    layers = [x.strip() for x in re.split(r",|\band\b", m.group(1)) if x.strip()]
+    return layers
+
+
+def src_statuses():
+    with open(os.path.join(ROOT, "docs", "result.schema.json"),
+              encoding="utf-8") as fh:
+        schema = json.load(fh)
+    statuses = schema["properties"]["status"]["enum"]
+    if not statuses:
+        raise Failed(["docs/result.schema.json: no status"])
+    return statuses
+
+
+def src_policy():
+    out = run([BIN, "policy", "default"]).stdout
+    sections = {}
+    cur = None
+    for line in out.splitlines():
+        s = line.strip()
+        if not s or s[0] in ";#":
+            continue
+        m = re.match(r"^\[([^\]]+)\]$", s)
+        if m:
+            cur = sections.setdefault(m.group(1), set())
+            continue
+        if cur is not None and "=" in s:
+            cur.add(s.split("=", 1)[0].strip())
+    if not all(sections.get(s) for s in CHECKED_SECTIONS):
+        raise Failed(["`stockade policy default`: no keys in "
+                      + ", ".join(sorted(CHECKED_SECTIONS))])
+    return sections
+
+
+def src_defects():
+    names = set()
+    for d in ("shared", "broker", "launcher"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, d)):
+            for f in files:
+                if not f.endswith((".c", ".h", ".def")):
+                    continue
+                with open(os.path.join(dirpath, f), encoding="utf-8",
+                          errors="replace") as fh:
+                    text = re.sub(r"/\*.*?\*/", "", fh.read(), flags=re.S)
+                text = re.sub(r"(?m)^\s*#\s*define.*$", "", text)
+                names.update(DEF_RE.findall(text))
+    if not names:
+        raise Failed(["no PLANT_DEFECT(name, ...) in shared/, broker/, launcher/"])
+    return names
+
+
+SOURCES = [
+    ("attacks", "the attacks of tests/attacks/", src_attacks,
+     lambda v: f"{len(v['names'])}"),
+    ("checks", "the checks and layers of `stockade check --list`", src_checks,
+     lambda v: f"{len(v['checks'])} checks, {len(v['layers'])} layers"),
+    ("doctor", "the checks of `stockade doctor --json`", src_doctor,
+     lambda v: f"{len(v)}"),
+    ("meson", "the tests and suites of meson-info/intro-tests.json", src_meson,
+     lambda v: f"{len(v['tests'])} tests"),
+    ("job_layers", "the jail's layers (`unsafe_layers_off`'s names)",
+     src_job_layers, lambda v: f"{len(v)}"),
+    ("statuses", "the statuses of docs/result.schema.json", src_statuses,
+     lambda v: f"{len(v)}"),
+    ("policy", "the sections and keys of `stockade policy default`", src_policy,
+     lambda v: f"{len(v)} sections"),
+    ("defects", "the planted defects (PLANT_DEFECT) of the sources",
+     src_defects, lambda v: f"{len(v)}"),
+]
+
+
+class Truth:
+    def __init__(self):
+        self.values = {}
+        self.errors = {}
+
+    def __getitem__(self, key):
+        if key in self.errors:
+            raise Failed([f"{key}: not known ({self.errors[key]})"])
+        return self.values[key]
+
+
+# -------------------------------------------------------------- the checks
+
+def is_attack(truth, tok):
+    return tok in truth["attacks"]["names"]
+
+
+def is_check(truth, tok):
+    return tok in truth["checks"]["checks"]
+
+
+def check_like(truth, tok):
+    """Whether TOK is written as a check name (layer.what) and is no file name."""
+    m = CHECK_TOKEN.match(tok)
+    if not m or m.group(1) not in truth["checks"]["layers"]:
+        return False
+    return is_check(truth, tok) or m.group(2) not in FILE_SUFFIXES
+
+
+def path_problem(base, tok):
+    """None when the repository path TOK (its first word, optionally
+    :LINE, or a glob) exists, else what is wrong."""
+    word = tok.split()[0]
+    m = PATH_TOKEN.match(word)
+    if not m:
+        return "not a path"
+    path = m.group("path")
+    full = os.path.join(base, path)
+    if any(c in path for c in "*?["):
+        if not glob.glob(full, recursive=True):
+            return "no file of the source tree matches"
+        return None
+    if not os.path.exists(full):
+        return "no such file or directory in the source tree"
+    if m.group("line"):
+        want = int(m.group("line"))
+        if not os.path.isfile(full):
+            return f"{path} is not a file, but is cited with a line number"
+        with open(full, encoding="utf-8", errors="replace") as fh:
+            have = sum(1 for _ in fh)
+        if want < 1 or want > have:
+            return f"{path} has {have} lines, no line {want}"
+    return None
+
+
+def is_path_token(tok):
+    return tok.startswith(PATH_PREFIXES)
+
+
+def meson_commands(doc):
+    """[(line, text after `meson test`)] from inline code and fenced blocks."""
+    out = []
+    for s in doc.spans:
+        for m in MESON_TEST.finditer(s.text):
+            out.append((s.line, s.text[m.end():]))
+    for f in doc.fences:
+        logical = []
+        cur, start = "", None
+        for line, text in f.body:
+            if start is None:
+                start = line
+            if text.rstrip().endswith("\\"):
+                cur += text.rstrip()[:-1] + " "
+                continue
+            logical.append((start, cur + text))
+            cur, start = "", None
+        if start is not None:
+            logical.append((start, cur))
+        for line, text in logical:
+            for m in MESON_TEST.finditer(text):
+                out.append((line, text[m.end():]))
+    return out
+
+
+def parse_meson(truth, rest):
+    """(errors, tests and suites named) of the words after `meson test`."""
+    rest = re.split(r";|&&|\|\||\||(?:^|\s)#|\)|`|>|<", rest, maxsplit=1)[0]
+    try:
+        words = shlex.split(rest)
+    except ValueError:
+        words = rest.split()
+    meson = truth["meson"]
+    errors = []
+    named = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("-"):
+            opt, eq, val = w.partition("=")
+            if opt in ("--suite", "--no-suite") and (eq or i + 1 < len(words)):
+                if not eq:
+                    val = words[i + 1]
+                    i += 1
+                if PLACEHOLDER.match(val):
+                    pass
+                elif val not in meson["suites"]:
+                    errors.append(f"`{opt} {val}`: no such suite")
+                else:
+                    named.append(val)
+            elif eq and opt.startswith("--"):
+                pass
+            elif opt.startswith("-C") and len(opt) > 2:
+                pass
+            elif opt in MESON_ARG_OPTS:
+                if i + 1 >= len(words):
+                    errors.append(f"`{opt}` without its argument")
+                i += 1
+            elif opt not in MESON_FLAG_OPTS:
+                errors.append(f"`{w}`: an option this test does not know")
+        elif PLACEHOLDER.match(w):
+            pass
+        elif not meson_test_exists(meson, w):
+            errors.append(f"`{w}`: no such test")
+        else:
+            named.append(w)
+        i += 1
+    return errors, named
+
+
+def meson_test_exists(meson, name):
+    if ":" in name:
+        proj, name = name.split(":", 1)
+        if proj not in meson["projects"]:
+            return False
+        if not name:
+            return True
+    if any(c in name for c in "*?["):
+        return any(fnmatch.fnmatchcase(t, name) for t in meson["tests"])
+    return name in meson["tests"]
+
+
+def rule_attacks(truth, doc):
+    bad, n = [], 0
+    attacks = truth["attacks"]
+    for s in doc.spans:
+        if ATTACK_TOKEN.match(s.text):
+            n += 1
+            if s.text not in attacks["names"]:
+                bad.append(f"{doc.where(s.line)}: `{s.text}`: no such attack "
+                           "in tests/attacks/")
+        elif ATTACK_FILE.match(s.text):
+            n += 1
+            if s.text not in attacks["files"]:
+                bad.append(f"{doc.where(s.line)}: `{s.text}`: no such file "
+                           "in tests/attacks/")
+    if bad:
+        raise Failed(bad)
+    return f"{n} cited"
+
+
+def rule_checks(truth, doc):
+    bad, n = [], 0
+    for s in doc.spans:
+        if check_like(truth, s.text):
+            n += 1
+            if not is_check(truth, s.text):
+                bad.append(f"{doc.where(s.line)}: `{s.text}`: no such check "
+                           "in `stockade check --list`")
+    if bad:
+        raise Failed(bad)
+    return f"{n} cited"
+
+
+def rule_paths(truth, doc):
+    bad, n = [], 0
+    for s in doc.spans:
+        if is_path_token(s.text):
+            n += 1
+            why = path_problem(ROOT, s.text)
+            if why:
+                bad.append(f"{doc.where(s.line)}: `{s.text}`: {why}")
+    if bad:
+        raise Failed(bad)
+    return f"{n} cited"
+
+
+def rule_links(truth, doc):
+    bad, n = [], 0
+    base = os.path.dirname(doc.path)
+    for line, target in doc.links:
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("#"):
+            continue
+        n += 1
+        path = urllib.parse.unquote(target.split("#", 1)[0].split("?", 1)[0])
+        if not path:
+            bad.append(f"{doc.where(line)}: `({target})`: empty link target")
+        elif not os.path.exists(os.path.join(base, path)):
+            bad.append(f"{doc.where(line)}: `({target})`: "
+                       f"{display(os.path.join(base, path))} does not exist")
+    if bad:
+        raise Failed(bad)
+    return f"{n} relative links"
+
+
+def rule_meson(truth, doc):
+    bad = []
+    cmds = meson_commands(doc)
+    for line, rest in cmds:
+        errors, _ = parse_meson(truth, rest)
+        for e in errors:
+            bad.append(f"{doc.where(line)}: `meson test{rest.rstrip()}`: {e}")
+    if bad:
+        raise Failed(bad)
+    return f"{len(cmds)} commands"
+
+
+def rule_ini(truth, doc):
+    blocks = [f for f in doc.fences if f.info == "ini"]
+    if not blocks:
+        return "no ```ini block"
+    bad = []
+    with tempfile.TemporaryDirectory(prefix="docs-claims-") as d:
+        def one(f):
+            path = os.path.join(d, f"block-{f.line}.ini")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("".join(t + "\n" for _, t in f.body))
+            p = subprocess.run([BIN, "policy", "check", path],
+                               capture_output=True, text=True, timeout=TIMEOUT)
+            if p.returncode == 0:
+                return None
+            msg = (p.stderr or p.stdout).strip()
+            msg = re.sub(re.escape(path) + r":(\d+)",
+                         lambda m: doc.where(f.line + int(m.group(1))), msg)
+            msg = msg.replace(path, doc.where(f.line))
+            return (f"{doc.where(f.line)}: ```ini block: `stockade policy "
+                    f"check` exit {p.returncode}: {msg}")
+        with concurrent.futures.ThreadPoolExecutor(8) as ex:
+            bad = [r for r in ex.map(one, blocks) if r]
+    if bad:
+        raise Failed(bad)
+    return f"{len(blocks)} blocks"
+
+
+def rule_policy_keys(truth, doc):
+    sections = truth["policy"]
+    bad, n = [], 0
+
+    def key(line, sec, k, tok):
+        if sec not in sections:
+            bad.append(f"{doc.where(line)}: `{tok}`: no section [{sec}] in "
+                       "`stockade policy default`")
+        elif sec in CHECKED_SECTIONS and k is not None and k not in sections[sec]:
+            bad.append(f"{doc.where(line)}: `{tok}`: no key {k} in [{sec}] "
+                       "of `stockade policy default`")
+
+    for s in doc.spans:
+        m = SECTION_KEY.match(s.text)
+        if m:
+            n += 1
+            key(s.line, m.group(1), m.group(2), s.text)
+            continue
+        m = SECTION_ONLY.match(s.text)
+        if m:
+            n += 1
+            key(s.line, m.group(1), None, s.text)
+    # `[section]` `key`: two spans with only blanks between them.
+    for line, text in enumerate(doc.lines, 1):
+        if line in doc.fence_lines:
+            continue
+        for m in re.finditer(r"`\[([a-z_][a-z0-9_]*)\]`\s+`([a-z_][a-z0-9_]*)`",
+                             text):
+            n += 1
+            key(line, m.group(1), m.group(2), f"[{m.group(1)}]` `{m.group(2)}")
+    if bad:
+        raise Failed(bad)
+    return f"{n} cited"
+
+
+def rule_defects(truth, doc):
+    tables = [t for t in doc.tables if t.column("planted defect") is not None]
+    if not tables:
+        return "no `planted defect` column"
+    defects = truth["defects"]
+    bad, n = [], 0
+    for t in tables:
+        col = t.column("planted defect")
+        for line, cells in t.rows:
+            if col >= len(cells):
+                continue
+            for tok in cell_spans(cells[col]):
+                n += 1
+                if tok not in defects:
+                    bad.append(f"{doc.where(line)}: `{tok}`: no such planted "
+                               "defect (PLANT_DEFECT in the sources)")
+    if bad:
+        raise Failed(bad)
+    return f"{n} cited in {len(tables)} tables"
+
+
+def first_column(doc, t, what):
+    """[(line, name)] of the backticked names of T's first column; a row
+    without one is a failure."""
+    out, bad = [], []
+    for line, cells in t.rows:
+        names = cell_spans(cells[0]) if cells else []
+        if not names:
+            bad.append(f"{doc.where(line)}: `{cells[0] if cells else ''}`: "
+                       f"no backticked {what} in the first cell")
+        out += [(line, n) for n in names]
+    return out, bad
+
+
+def tables_headed(doc, first, column=None):
+    return [t for t in doc.tables
+            if t.header and header_name(t.header[0]) == first
+            and (column is None or t.column(column) is not None)]
+
+
+def exact_rows(doc, tables, want, what, source, exact):
+    """The rows of TABLES against the names WANT."""
+    bad = []
+    names = []
+    for t in tables:
+        rows, b = first_column(doc, t, what)
+        bad += b
+        names += rows
+    seen = {}
+    for line, name in names:
+        if name not in want:
+            bad.append(f"{doc.where(line)}: `{name}`: not a {what} of {source}")
+        elif exact and name in seen:
+            bad.append(f"{doc.where(line)}: `{name}`: listed again (first at "
+                       f"line {seen[name]})")
+        seen.setdefault(name, line)
+    for w in want:
+        if w not in seen:
+            bad.append(f"{doc.where(tables[0].line)}: `{w}`: the {what} has "
+                       "no row in this table")
+    return bad, len(names)
+
+
+def rule_doctor_table(truth, doc):
+    tables = tables_headed(doc, "doctor check")
+    if not tables:
+        raise Failed([f"{doc.where(1)}: `doctor check`: no table whose first "
+                      "header cell is `doctor check`"])
+    bad, n = exact_rows(doc, tables, truth["doctor"], "doctor check",
+                        "`stockade doctor --json`", exact=False)
+    if bad:
+        raise Failed(bad)
+    return f"{n} rows"
+
+
+def rule_status_table(truth, doc):
+    tables = tables_headed(doc, "status")
+    if not tables:
+        raise Failed([f"{doc.where(1)}: `status`: no table whose first "
+                      "header cell is `status`"])
+    bad, n = exact_rows(doc, tables, truth["statuses"], "status",
+                        "docs/result.schema.json", exact=True)
+    if bad:
+        raise Failed(bad)
+    return f"{n} rows"
+
+
+def rule_all_attacks(truth, doc):
+    cited = set()
+    for s in doc.spans:
+        if ATTACK_TOKEN.match(s.text):
+            cited.add(s.text)
+        elif ATTACK_FILE.match(s.text):
+            cited.add(ATTACK_FILE.match(s.text).group(1))
+    missing = sorted(truth["attacks"]["names"] - cited)
+    if missing:
+        raise Failed([f"{doc.where(1)}: `{a}`: an attack of tests/attacks/ "
+                      "cited (backticked) nowhere in the document"
+                      for a in missing])
+    return f"all {len(truth['attacks']['names'])} cited"
+
+
+def layer_tables(doc):
+    tables = tables_headed(doc, "layer", "shown by")
+    if not tables:
+        raise Failed([f"{doc.where(1)}: `layer`: no table whose first header "
+                      "cell is `layer` with a `shown by` column"])
+    return tables
+
+
+def rule_layer_rows(truth, doc):
+    tables = layer_tables(doc)
+    bad, n = exact_rows(doc, tables, truth["job_layers"], "job layer",
+                        "`unsafe_layers_off`'s names", exact=True)
+    if bad:
+        raise Failed(bad)
+    return f"{n} rows"
+
+
+def shown(truth, tok):
+    """Whether TOK, a span of a `shown by` cell, is an existing citation."""
+    if ATTACK_TOKEN.match(tok):
+        return is_attack(truth, tok)
+    if check_like(truth, tok):
+        return is_check(truth, tok)
+    if tok.startswith("tests/"):
+        return path_problem(ROOT, tok) is None
+    m = MESON_TEST.search(tok)
+    if m:
+        errors, named = parse_meson(truth, tok[m.end():])
+        return not errors and bool(named)
+    return False
+
+
+def rule_layer_shown(truth, doc):
+    bad, n = [], 0
+    for t in layer_tables(doc):
+        col = t.column("shown by")
+        for line, cells in t.rows:
+            n += 1
+            layer = " ".join(cell_spans(cells[0])) if cells else ""
+            cell = cells[col] if col < len(cells) else ""
+            if not any(shown(truth, tok) for tok in cell_spans(cell)):
+                bad.append(f"{doc.where(line)}: `{layer or cells[0] if cells else ''}`: "
+                           "the `shown by` cell cites no existing check, attack, "
+                           "tests/ path or `meson test NAME`")
+    if bad:
+        raise Failed(bad)
+    return f"{n} rows cite evidence"
+
+
+GENERIC = [
+    ("R1", "every backticked `NN-name` is an attack of tests/attacks/",
+     rule_attacks, ["attacks"]),
+    ("R2", "every backticked `layer.what` is a check of `stockade check --list`",
+     rule_checks, ["checks"]),
+    ("R3", "every backticked repository path exists", rule_paths, []),
+    ("R3", "every relative link resolves", rule_links, []),
+    ("R4", "every `meson test` names existing tests and suites", rule_meson,
+     ["meson"]),
+    ("R9", "every ```ini block passes `stockade policy check`", rule_ini, []),
+    ("R10", "every backticked `[section] key` is a key of `stockade policy "
+     "default`", rule_policy_keys, ["policy"]),
+    ("R11", "every name of a `planted defect` column is a planted defect",
+     rule_defects, ["defects"]),
+]
+SPECIFIC = [
+    ("integrators.md", "R5", "the `doctor check` table has exactly the checks "
+     "of `stockade doctor`", rule_doctor_table, ["doctor"]),
+    ("integrators.md", "R6", "the `status` table has exactly the statuses of "
+     "the result schema", rule_status_table, ["statuses"]),
+    ("threat-model.md", "R7", "every attack of tests/attacks/ is cited",
+     rule_all_attacks, ["attacks"]),
+    ("threat-model.md", "R8", "the `layer` table has exactly the jail's layers",
+     rule_layer_rows, ["job_layers"]),
+    ("threat-model.md", "R8", "each `layer` row's `shown by` cites evidence",
+     rule_layer_shown, ["checks", "attacks", "meson"]),
+]
+
+
+def needing(truth, needs, fn, doc):
+    """FN on DOC, failing first if a source FN needs is not known."""
+    for k in needs:
+        truth[k]
+    return fn(truth, doc)
+
+
+def doc_paths():
+    """The documents: DEFAULT_DOCS under the source root, or those of
+    STOCKADE_CLAIM_DOCS (a relative one under the source root, else under
+    the working directory when only there)."""
+    env = os.environ.get("STOCKADE_CLAIM_DOCS", "")
+    if not env:
+        return [os.path.join(ROOT, p) for p in DEFAULT_DOCS]
+    out = []
+    for p in (p for p in env.split(":") if p):
+        if os.path.isabs(p):
+            out.append(p)
+        elif os.path.exists(os.path.join(ROOT, p)) or not os.path.exists(p):
+            out.append(os.path.join(ROOT, p))
+        else:
+            out.append(os.path.abspath(p))
+    return out
+
+
+def main():
+    t0 = time.monotonic()
+    results = []        # (status: "ok"/"not ok"/"skip", title, messages)
+
+    def record(title, fn, *args):
+        try:
+            note = fn(*args)
+            results.append(("ok", f"{title} ({note})" if note else title, []))
+        except Skip as e:
+            results.append(("skip", title, [str(e)]))
+        except Failed as e:
+            results.append(("not ok", title, e.messages))
+        except (OSError, ValueError, KeyError, TypeError,
+                subprocess.SubprocessError) as e:
+            results.append(("not ok", title, [f"{type(e).__name__}: {e}"]))
+
+    truth = Truth()
+    with concurrent.futures.ThreadPoolExecutor(len(SOURCES)) as ex:
+        futures = {key: ex.submit(fn) for key, _, fn, _ in SOURCES}
+        for key, title, _, note in SOURCES:
+            try:
+                truth.values[key] = futures[key].result()
+            except Exception as e:      # reported, and the rules that need it fail
+                truth.errors[key] = e.messages if isinstance(e, Failed) else \
+                    [f"{type(e).__name__}: {e}"]
+    for key, title, _, note in SOURCES:
+        if key in truth.errors:
+            results.append(("not ok", f"source: {title}", truth.errors[key]))
+        else:
+            results.append(("ok", f"source: {title} ({note(truth.values[key])})", []))
+
+    docs = [Doc(p) for p in doc_paths()]
+    for doc in docs:
+        def exists(doc=doc):
+            if not doc.exists:
+                raise Failed([f"{doc.name}:0: `{doc.name}`: the document is "
+                              "missing"])
+            if doc.problems:
+                raise Failed(doc.problems)
+            return f"{len(doc.lines)} lines"
+        record(f"{doc.name}: exists and parses", exists)
+        for rid, title, fn, needs in GENERIC:
+            t = f"{doc.name}: {rid} {title}"
+            if not doc.exists:
+                results.append(("skip", t, ["the document is missing"]))
+                continue
+            record(t, needing, truth, needs, fn, doc)
+    for base, rid, title, fn, needs in SPECIFIC:
+        mine = [d for d in docs if d.base == base]
+        if not mine:
+            results.append(("skip", f"{base}: {rid} {title}", ["not scanned"]))
+            continue
+        for doc in mine:
+            t = f"{doc.name}: {rid} {title}"
+            if not doc.exists:
+                results.append(("not ok", t, [f"{doc.name}:0: `{doc.name}`: "
+                                "the document is missing"]))
+                continue
+            record(t, needing, truth, needs, fn, doc)
+
+    print(f"1..{len(results)}")
+    failed = 0
+    for i, (status, title, messages) in enumerate(results, 1):
+        if status == "skip":
+            print(f"ok {i} - {title} # SKIP {'; '.join(messages)}")
+            continue
+        print(f"{status} {i} - {title}")
+        if status != "ok":
+            failed += 1
+            for m in messages:
+                for line in str(m).splitlines():
+                    print(f"# {line}")
+    print(f"# {failed} failed; {time.monotonic() - t0:.2f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
