@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ read_sysctl(const char *path)
 int
 preflight_userns(char *msg, size_t len)
 {
+	bool restricted;
 	pid_t pid;
 	int st;
 
@@ -54,14 +56,26 @@ preflight_userns(char *msg, size_t len)
 			 strerror(errno));
 		return -1;
 	}
+	/* Exit 1: no user namespace. Exit 2: one, but no capability in it:
+	 * under Ubuntu's restriction the kernel lets an unconfined process
+	 * create it and AppArmor then moves the process to its
+	 * unprivileged_userns profile, which denies every capability there
+	 * (apparmor.d/unprivileged_userns), so the first step of every jail,
+	 * a mount namespace, fails. */
 	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+		_exit(unshare(CLONE_NEWUSER) != 0 ? 1 :
+		      unshare(CLONE_NEWNS) != 0 ? 2 : 0);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
-	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
-	    == 1) {
+	restricted = read_sysctl("/proc/sys/kernel/"
+				 "apparmor_restrict_unprivileged_userns") == 1;
+	/* Anything else that refuses the mount namespace (a container's
+	 * profile) is the namespaces check's to name (doctor.c). */
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 2 && !restricted)
+		return 0;
+	if (restricted) {
 		snprintf(msg, len, "AppArmor restricts unprivileged user "
 			 "namespaces (kernel.apparmor_restrict_unprivileged_userns"
 			 " = 1, the Ubuntu 24.04 default). Fix: install an "

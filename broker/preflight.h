@@ -13,7 +13,11 @@
  * first from the sysctls that disable it (user.max_user_namespaces,
  * kernel.unprivileged_userns_clone, Ubuntu's
  * kernel.apparmor_restrict_unprivileged_userns), then by creating one in
- * a short-lived child. Returns 0, or -1 with MSG (LEN bytes) set to the
+ * a short-lived child and, in it, a mount namespace: under Ubuntu 24.04's
+ * restriction the user namespace is created but holds no capability
+ * (the unprivileged_userns AppArmor profile), which only that second
+ * step shows; a mount namespace refused otherwise is left to doctor's
+ * namespaces check. Returns 0, or -1 with MSG (LEN bytes) set to the
  * cause and the fix. Cost: one fork, about a millisecond.
  */
 int preflight_userns(char *msg, size_t len);

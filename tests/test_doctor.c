@@ -265,6 +265,38 @@ Test(doctor, refuses_without_user_namespaces_in_json)
 	run_out_free(&o);
 }
 
+/* A user namespace, but no mount namespace in it (user.max_mnt_namespaces
+ * 0 in a throwaway user namespace, as a container's profile may refuse
+ * CLONE_NEWNS): preflight_userns's second step fails with no AppArmor
+ * restriction, so the user namespaces check passes and the namespaces
+ * check names the refusal (preflight.h). */
+Test(doctor, mount_namespace_refused_is_the_namespaces_check)
+{
+	const char *script =
+		"echo 0 > /proc/sys/user/max_mnt_namespaces || exit 99; "
+		"exec \"$0\" doctor";
+	const char *const argv[] = {"unshare", "--user", "--map-root-user",
+				    "sh", "-c", script, harness_stockade(),
+				    NULL};
+	struct run_out o;
+	char v[1024];
+
+	require_host_layers();
+	harness_spawn(argv, &o);
+	cr_assert_neq(o.status, 99, "cannot turn mount namespaces off: %s",
+		      o.err);
+	cr_assert_eq(o.status, 69, "exit %d; stdout: %s; stderr: %s", o.status,
+		     o.out, o.err);
+	cr_assert_not_null(strstr(o.out, "\nok       unprivileged user "
+				  "namespaces: "), "%s", o.out);
+	cr_assert_not_null(strstr(o.out, "\nrefused  pid, net and mount "
+				  "namespaces: "), "%s", o.out);
+	cr_assert_str_eq(last_line(o.out, v, sizeof(v)),
+			 "refused: pid, net and mount namespaces; /proc in a "
+			 "user namespace");
+	run_out_free(&o);
+}
+
 /* ---- doctor_cached_verdict ---------------------------------------------- */
 
 struct child_out {

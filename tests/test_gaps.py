@@ -12,7 +12,10 @@
 #  2. host-wide figures reach the jail: /proc/meminfo's MemTotal and the
 #     kernel release are the host's, and /proc/uptime is the host's
 #     within a few seconds (no time namespace): channels between jobs
-#     and facts for an exploit.
+#     and facts for an exploit;
+#  3. [files] max_files is a quota of the file API: a job itself may make
+#     more files than that in the workspace (its bytes are watched,
+#     workspace_mb; its inodes are not).
 #
 # Every case runs as the test's user and, when that is root, as uid
 # 65534 too (setpriv, with the binaries copied where that user can read
@@ -107,6 +110,17 @@ def host_figures_visible(user, tmp):
     return f"release {release}, MemTotal {memtotal} kB, uptime within {abs(float(uptime) - host_up):.1f} s"
 
 
+def job_file_count_unbounded(user, tmp):
+    code = ("import os; os.mkdir('many'); "
+            "[open(f'many/{i}', 'w').close() for i in range(2000)]; "
+            "print(len(os.listdir('many')))")
+    r = run_job(user, "[files]\nmax_files = 1000\n", ["python3", "-c", code], tmp)
+    assert r["status"] == "ok" and r["stdout"].strip() == "2000", (
+        f"{r['status']} {r['stdout']!r}: the job's file count is bounded now; "
+        "update docs/threat-model.md and docs/integrators.md")
+    return "a job made 2000 files in a workspace whose max_files is 1000 and ended ok"
+
+
 CLEANUP = []
 STOCKADE_USER = [STOCKADE]
 
@@ -115,7 +129,9 @@ def main():
     cases = [("a unix socket in a bound directory is reachable from the jail",
               bound_socket_reachable),
              ("the kernel release, MemTotal and uptime are the host's",
-              host_figures_visible)]
+              host_figures_visible),
+             ("[files] max_files bounds the file API, not a job",
+              job_file_count_unbounded)]
     users = [("as uid %d" % os.geteuid(), [], STOCKADE)]
     if os.geteuid() == 0:
         users.append((f"as uid {NOBODY}", ["setpriv", f"--reuid={NOBODY}",
