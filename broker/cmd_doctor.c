@@ -15,6 +15,25 @@
 #include "commands.h"
 #include "doctor.h"
 #include "preflight.h"
+#include "utf8.h"
+
+/* TEXT as a JSON string, made valid UTF-8 first: what doctor observed
+ * quotes the host (a cgroup path, the kernel's release), which need not
+ * be UTF-8, and jansson refuses a string that is not (RFC 8259 section
+ * 8.1). A new reference, or NULL when memory runs out. */
+static json_t *
+json_host_text(const char *text)
+{
+	size_t n;
+	char *clean = utf8_sanitize(text, strlen(text), &n);
+	json_t *j;
+
+	if (clean == NULL)
+		return NULL;
+	j = json_stringn(clean, n);
+	free(clean);
+	return j;
+}
 
 json_t *
 doctor_to_json(const struct doctor_report *r)
@@ -28,19 +47,21 @@ doctor_to_json(const struct doctor_report *r)
 
 		if (!c->ran)
 			continue;
-		/* json_pack copies the strings; json_array_append_new
-		 * takes the object, even when it fails. */
-		o = json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", c->name,
+		/* json_pack copies the strings and takes the "o" references,
+		 * even when it fails (a NULL one fails it); so does
+		 * json_array_append_new with the object. */
+		o = json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", c->name,
 			      "layer", c->layer,
 			      "status", doctor_status_name(c->status),
-			      "observed", c->observed, "fix", c->fix);
+			      "observed", json_host_text(c->observed),
+			      "fix", json_host_text(c->fix));
 		if (o == NULL || json_array_append_new(checks, o) < 0) {
 			json_decref(checks);
 			return NULL;
 		}
 	}
-	return json_pack("{s:s,s:o,s:s}", "verdict", r->verdict,
-			 "checks", checks, "kernel", r->kernel);
+	return json_pack("{s:o,s:o,s:o}", "verdict", json_host_text(r->verdict),
+			 "checks", checks, "kernel", json_host_text(r->kernel));
 }
 
 /* Prints TEXT after HEAD, its later lines indented under the first. */

@@ -297,6 +297,44 @@ Test(doctor, mount_namespace_refused_is_the_namespaces_check)
 	run_out_free(&o);
 }
 
+/* What doctor observed quotes the host, which need not be UTF-8 (a cgroup
+ * named with byte 0xff): --json, the readiness probe, must still print
+ * one valid object, the bad byte as U+FFFD, not fail with exit 70. */
+Test(doctor, json_of_non_utf8_observations_is_valid)
+{
+	struct doctor_report r;
+	json_t *j, *c;
+	char *text;
+
+	memset(&r, 0, sizeof(r));
+	for (size_t i = 0; i < DOCTOR_NCHECKS; i++) {
+		r.checks[i].name = names[i];
+		r.checks[i].layer = "a layer";
+		r.checks[i].ran = true;
+		r.checks[i].status = DOCTOR_OK;
+	}
+	snprintf(r.checks[NNAMES - 1].observed,
+		 sizeof(r.checks[NNAMES - 1].observed),
+		 "/sys/fs/cgroup/stk\xff (this process's cgroup)");
+	snprintf(r.checks[NNAMES - 1].fix, sizeof(r.checks[NNAMES - 1].fix),
+		 "fix \xc3");
+	snprintf(r.kernel, sizeof(r.kernel), "Linux 6.1\xfe x86_64");
+	snprintf(r.verdict, sizeof(r.verdict), "full");
+	j = doctor_to_json(&r);
+	cr_assert_not_null(j);
+	text = json_dumps(j, JSON_COMPACT);
+	cr_assert_not_null(text);
+	c = json_array_get(json_object_get(j, "checks"), NNAMES - 1);
+	cr_assert_str_eq(json_string_value(json_object_get(c, "observed")),
+			 "/sys/fs/cgroup/stk\xef\xbf\xbd (this process's cgroup)");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "fix")),
+			 "fix \xef\xbf\xbd");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "kernel")),
+			 "Linux 6.1\xef\xbf\xbd x86_64");
+	free(text);
+	json_decref(j);
+}
+
 /* ---- doctor_cached_verdict ---------------------------------------------- */
 
 struct child_out {
