@@ -730,49 +730,50 @@ def meson_test_exists(meson, name):
     return name in meson["tests"]
 
 
-def rule_attacks(truth, doc):
+def scan_spans(doc, judge):
+    """Runs JUDGE(text) on every inline code span of DOC: None when the
+    span is not a citation of this rule's kind, "" when it is and holds,
+    else the reason it does not. Raises Failed with one DOC:LINE line per
+    bad citation; returns the count."""
     bad, n = [], 0
-    attacks = truth["attacks"]
     for s in doc.spans:
-        if attack_token(s.text):
-            n += 1
-            if s.text not in attacks["names"]:
-                bad.append(f"{doc.where(s.line)}: `{s.text}`: no such attack "
-                           "in tests/attacks/")
-        elif attack_file(s.text):
-            n += 1
-            if s.text not in attacks["files"]:
-                bad.append(f"{doc.where(s.line)}: `{s.text}`: no such file "
-                           "in tests/attacks/")
+        why = judge(s.text)
+        if why is None:
+            continue
+        n += 1
+        if why:
+            bad.append(f"{doc.where(s.line)}: `{s.text}`: {why}")
     if bad:
         raise Failed(bad)
     return f"{n} cited"
+
+
+def rule_attacks(truth, doc):
+    attacks = truth["attacks"]
+
+    def judge(tok):
+        if attack_token(tok):
+            return "" if tok in attacks["names"] else "no such attack in tests/attacks/"
+        if attack_file(tok):
+            return "" if tok in attacks["files"] else "no such file in tests/attacks/"
+        return None
+    return scan_spans(doc, judge)
 
 
 def rule_checks(truth, doc):
-    bad, n = [], 0
-    for s in doc.spans:
-        if check_like(truth, s.text):
-            n += 1
-            if not is_check(truth, s.text):
-                bad.append(f"{doc.where(s.line)}: `{s.text}`: no such check "
-                           "in `stockade check --list`")
-    if bad:
-        raise Failed(bad)
-    return f"{n} cited"
+    def judge(tok):
+        if not check_like(truth, tok):
+            return None
+        return "" if is_check(truth, tok) else "no such check in `stockade check --list`"
+    return scan_spans(doc, judge)
 
 
 def rule_paths(truth, doc):
-    bad, n = [], 0
-    for s in doc.spans:
-        if is_path_token(s.text):
-            n += 1
-            why = path_problem(ROOT, s.text)
-            if why:
-                bad.append(f"{doc.where(s.line)}: `{s.text}`: {why}")
-    if bad:
-        raise Failed(bad)
-    return f"{n} cited"
+    def judge(tok):
+        if not is_path_token(tok):
+            return None
+        return path_problem(ROOT, tok) or ""
+    return scan_spans(doc, judge)
 
 
 def rule_links(truth, doc):
@@ -983,17 +984,14 @@ def rule_check_only(truth, doc):
 
 def rule_ns_names(truth, doc):
     known = set(truth["job_layers"]) | set(truth["checks"]["layers"])
-    bad, n = [], 0
-    for s in doc.spans:
-        if NS_TOKEN.match(s.text):
-            n += 1
-            if s.text not in known:
-                bad.append(f"{doc.where(s.line)}: `{s.text}`: neither a layer "
-                           "of the jail (`unsafe_layers_off`'s names) nor a "
-                           "check layer of `stockade check`")
-    if bad:
-        raise Failed(bad)
-    return f"{n} cited"
+
+    def judge(tok):
+        if not NS_TOKEN.match(tok):
+            return None
+        return "" if tok in known else (
+            "neither a layer of the jail (`unsafe_layers_off`'s names) nor "
+            "a check layer of `stockade check`")
+    return scan_spans(doc, judge)
 
 
 # ------------------------------------------------- references to sections
