@@ -89,6 +89,20 @@ void check_skip(struct check_result *r, const char *fmt, ...)
  * and returns; the checks after it do not run. */
 extern volatile sig_atomic_t check_interrupted;
 
+/*
+ * Whether this kernel has the i386 system call entry (`int $0x80` from a
+ * 64-bit process): a child forked outside any filter of ours makes the
+ * i386 getpid (20) and either gets its pid back (1) or dies of SIGSEGV,
+ * as it does on a kernel built without IA32 emulation or booted with
+ * ia32_emulation=0 (0). Returns 1, 0, or -1 when it cannot tell (not
+ * x86-64, fork failed, another ending), which a check must treat as
+ * "the entry may exist". The variable STOCKADE_CHECK_FAKE_KERNEL, read
+ * only here, replaces the answer for the tests of both branches
+ * (tests/test_check.py): "i386" gives 1, "no-i386" gives 0
+ * (docs/check.md, "Kernels differ").
+ */
+int check_kernel_has_i386_entry(void);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t check_now_ms(void);
 

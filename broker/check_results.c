@@ -462,6 +462,26 @@ int80_policy_violation(struct check_ctx *c, struct check_result *r)
 		check_skip(r, "not x86-64: there is no i386 ABI to call");
 		goto out;
 	}
+	if (check_kernel_has_i386_entry() == 0) {
+		/* No i386 entry: the instruction faults before any system
+		 * call exists for a filter to see (check.h). The job is a
+		 * crash by SIGSEGV, exit 139, with no denial. */
+		if (!status_is(&j, "crash", r))
+			goto out;
+		if (json_array_size(field(&j, "denials")) != 0)
+			check_fail(r, "int 0x80 faulted, yet the result lists "
+				   "denials for a call the kernel never made");
+		else if (strcmp(str_of(&j, "signal"), "SIGSEGV") != 0)
+			check_fail(r, "status crash by %s, not SIGSEGV",
+				   str_of(&j, "signal"));
+		else if (hint_names(&j, "crash", "SIGSEGV", r) &&
+			 exit_is(&j, "crash", 139, r))
+			check_pass(r, "this kernel has no i386 entry (no IA32 "
+				   "emulation): int 0x80 faulted outside any "
+				   "filter; in the jail status crash, SIGSEGV, "
+				   "no denial, stockade exit 139");
+		goto out;
+	}
 	if (!status_is(&j, "policy_violation", r))
 		goto out;
 	json_array_foreach(field(&j, "denials"), i, d) {
@@ -586,7 +606,9 @@ const struct check checks_results[] = {
 	 "a null write is crash with signal SIGSEGV, a hint naming it, exit 139",
 	 crash_names_signal},
 	{"results.int80_ends_job_as_policy_violation", "results",
-	 "an i386 int 0x80 call ends the job as policy_violation, i386:20 denied",
+	 "an i386 int 0x80 call ends the job as policy_violation, i386:20 "
+	 "denied (a kernel without the i386 entry: crash by SIGSEGV, no "
+	 "denial)",
 	 int80_policy_violation},
 	{"results.sandbox_error_on_unbuildable_jail", "results",
 	 "a bind that cannot exist is sandbox_error with a detail, exit 70",

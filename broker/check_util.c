@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -472,4 +473,47 @@ check_write_file(const char *path, const void *data, size_t len,
 		e = -errno;
 	close(fd);
 	return e;
+}
+
+int
+check_kernel_has_i386_entry(void)
+{
+	const char *fake = getenv("STOCKADE_CHECK_FAKE_KERNEL");
+	int status;
+	pid_t pid;
+
+	if (fake != NULL && strcmp(fake, "i386") == 0)
+		return 1;
+	if (fake != NULL && strcmp(fake, "no-i386") == 0)
+		return 0;
+#if defined(__x86_64__)
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		long ret;
+
+		/* The expected SIGSEGV ends the child at its default
+		 * action (not a sanitizer's handler), with no core. */
+		(void)signal(SIGSEGV, SIG_DFL);
+		(void)setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0});
+		__asm__ volatile("int $0x80"
+				 : "=a"(ret)
+				 : "a"(20L)
+				 : "r8", "r9", "r10", "r11", "memory", "cc");
+		_exit(ret == (long)getpid() ? 0 : 1);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 1;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		return 0;
+	return -1;
+#else
+	(void)status;
+	(void)pid;
+	return -1;
+#endif
 }

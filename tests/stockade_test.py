@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -20,6 +21,44 @@ import time
 NOBODY = 65534
 EXIT_NO_KERNEL_LAYER = 69   # README.md, "Exit status": a refusal
 MUST_WORK = os.environ.get("STOCKADE_MUST_WORK") == "1"
+
+
+_I386_PROBE = r"""
+import ctypes, mmap, os, resource, signal
+signal.signal(signal.SIGSEGV, signal.SIG_DFL)
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+code = bytes([0xb8, 20, 0, 0, 0, 0xcd, 0x80, 0xc3])  # i386 getpid; ret
+m = mmap.mmap(-1, mmap.PAGESIZE,
+              prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(code)
+f = ctypes.CFUNCTYPE(ctypes.c_int)(
+    ctypes.addressof(ctypes.c_char.from_buffer(m)))
+os._exit(0 if f() == os.getpid() else 1)
+"""
+_i386_entry = None
+
+
+def kernel_has_i386_entry():
+    """Whether this kernel has the i386 system call entry (`int $0x80`
+    from a 64-bit process): a child outside any filter makes the i386
+    getpid and gets its pid back, or dies of SIGSEGV, as on a kernel
+    built without IA32 emulation or booted with ia32_emulation=0 (then
+    False). Anything else (another architecture, another ending) is
+    True: a test never excuses a job on a guess. Asked once per process.
+    The C tests ask the same way (tests/x86_abi.h)."""
+    global _i386_entry
+    if _i386_entry is None:
+        import platform
+        if platform.machine() != "x86_64":
+            _i386_entry = True
+        else:
+            rc = subprocess.run([sys.executable, "-c", _I386_PROBE],
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL,
+                                timeout=30).returncode
+            _i386_entry = rc != -signal.SIGSEGV
+    return _i386_entry
 
 
 class Skip(Exception):

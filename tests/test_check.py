@@ -13,7 +13,8 @@ import subprocess
 import sys
 import tempfile
 
-from stockade_test import (MUST_WORK, NOBODY, diag, remove_all, tap_fail,
+from stockade_test import (MUST_WORK, NOBODY, diag, kernel_has_i386_entry,
+                           remove_all, tap_fail,
                            traversable_tmp, unprivileged_binaries)
 
 LAYERS = ["limits", "process_cleanup", "environment", "working_directory",
@@ -100,6 +101,37 @@ def t_fails_when_broken(stockade, cleanup):
     assert p.returncode == 70 and "--prefix" in p.stderr, (p.returncode, p.stderr)
 
 
+I386_CHECKS = "seccomp.i386_abi_ends_job,results.int80_ends_job_as_policy_violation"
+
+
+def t_i386_branches(stockade):
+    """The i386 checks run the branch of the kernel they find (check.h,
+    check_kernel_has_i386_entry): on this kernel's own answer both pass;
+    told the other kernel's answer (STOCKADE_CHECK_FAKE_KERNEL), the
+    job's real outcome contradicts it and both must fail. So neither
+    branch passes whatever the job does: with the entry, a job that
+    faulted instead of being killed by the filter is a FAIL; without it,
+    a job that was killed with a denial is a FAIL."""
+    has = kernel_has_i386_entry()
+    p = run([stockade, "check", "--only", I386_CHECKS, "--json"])
+    out = json.loads(p.stdout)
+    diag("\n".join(f"{c['verdict']}  {c['name']}  {c['observed']}"
+                    for c in out["checks"]))
+    assert [c["verdict"] for c in out["checks"]] == ["PASS", "PASS"], out
+    want = "entry" if has else "no i386 entry"
+    assert all(want in c["observed"] or has for c in out["checks"]), out
+    other = "no-i386" if has else "i386"
+    env = dict(ENV, STOCKADE_CHECK_FAKE_KERNEL=other)
+    p = subprocess.run([stockade, "check", "--only", I386_CHECKS, "--json"],
+                       capture_output=True, text=True, env=env, timeout=170,
+                       cwd="/")
+    out = json.loads(p.stdout)
+    diag("\n".join(f"{c['verdict']}  {c['name']}  {c['observed']}"
+                    for c in out["checks"]))
+    assert [c["verdict"] for c in out["checks"]] == ["FAIL", "FAIL"], out
+    assert p.returncode == 1, p.returncode
+
+
 def main():
     stockade = os.path.abspath(os.environ["STOCKADE_BIN"])
     cleanup = []
@@ -115,6 +147,9 @@ def main():
                lambda: t_list(stockade)),
               ("--only runs one check; an unknown layer or option is a usage error",
                lambda: t_only(stockade)),
+              ("the i386 checks pass on this kernel's branch and fail when "
+               "told the other kernel's answer",
+               lambda: t_i386_branches(stockade)),
               ("a broken probe fails the checks (exit 1); a prefix without "
                "binaries is refused (exit 70)",
                lambda: t_fails_when_broken(stockade, cleanup))]
