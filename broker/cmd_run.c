@@ -91,6 +91,7 @@ usage(FILE *f)
 		"                    [--tmp-size MIB] [--output KIB]\n"
 		"                    [--json | --format stream|json|text]\n"
 		"                    [--unsafe-evaluation] [--no-progress]\n"
+		"                    [--stdin FILE | --no-stdin] [--env NAME[=VALUE]]...\n"
 		"                    [--put HOST:SANDBOX]... [--get SANDBOX:HOST]...\n"
 		"                    -- PROGRAM [ARGS...]\n");
 	if (f == stdout)
@@ -98,7 +99,95 @@ usage(FILE *f)
 		      "\"running S s of LIMIT s\"\non stderr until it ends; "
 		      "--no-progress turns it off (nothing is shown\nwhen "
 		      "stdout or stderr is not a terminal, or with --json or "
-		      "--format json|text).\n", f);
+		      "--format json|text).\n"
+		      "Standard input: when stockade's own is not a terminal, "
+		      "it is streamed to the\nprogram; --stdin FILE streams FILE "
+		      "instead; --no-stdin (and a terminal) gives\n/dev/null. "
+		      "--env NAME=VALUE sets a variable over the policy's "
+		      "[environment]\n(--env NAME: stockade's own value of NAME), "
+		      "as far as [jail] client_env allows.\n", f);
+}
+
+/*
+ * The job's standard input (README.md, "Standard input"): FILE when
+ * given (opened before confinement; a directory is refused), else
+ * stockade's own stdin unless it is a terminal, closed or NO (--no-stdin).
+ * Returns the descriptor to feed (0, or FILE's, which *OWNED then holds),
+ * -1 for none (/dev/null), or -2 after complaining.
+ */
+static int
+open_stdin(const char *file, bool no, int *owned)
+{
+	struct stat st;
+	int fd;
+
+	*owned = -1;
+	if (no)
+		return -1;
+	if (file == NULL)
+		return isatty(0) || fstat(0, &st) < 0 ? -1 : 0;
+	fd = open(file, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		log_error("--stdin %s: %s", file, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -2;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		log_error("--stdin %s: is a directory", file);
+		close(fd);
+		return -2;
+	}
+	*owned = fd;
+	return fd;
+}
+
+/*
+ * Lays the --env arguments VARS (N of them: "NAME=VALUE", or "NAME" for
+ * stockade's own value of NAME) over JR's environment under POL's
+ * [jail] client_env (jobrun_set_env). Returns 0, or an exit status after
+ * complaining.
+ */
+static int
+apply_env(struct jobrun *jr, const struct policy *pol, char **vars, size_t n)
+{
+	char why[512], name[JOBENV_MAX_NAME + 2];
+	const char *eq, *value;
+	enum jobenv_error je;
+	bool oom;
+	size_t nlen;
+	int e;
+
+	for (size_t i = 0; i < n; i++) {
+		eq = strchr(vars[i], '=');
+		nlen = eq != NULL ? (size_t)(eq - vars[i]) : strlen(vars[i]);
+		if (nlen >= sizeof(name))
+			nlen = sizeof(name) - 1; /* too long: refused below */
+		memcpy(name, vars[i], nlen);
+		name[nlen] = '\0';
+		value = eq != NULL ? eq + 1 : getenv(name);
+		if (value == NULL) {
+			log_error("--env %s: stockade's environment has no %s "
+				  "to pass on (give --env %s=VALUE)", vars[i],
+				  vars[i], vars[i]);
+			return EXIT_USAGE;
+		}
+		je = jobrun_set_env(jr, pol, name, value, strlen(value), &oom,
+				    why, sizeof(why));
+		if (oom) {
+			log_error("out of memory");
+			return EXIT_SANDBOX;
+		}
+		if (je != JOBENV_OK) {
+			log_error("--env: %s", why);
+			return EXIT_USAGE;
+		}
+	}
+	if (n > 0 && (e = jobrun_check_fits(jr)) < 0) {
+		log_error("%s", jobrun_spec_error(e, why, sizeof(why)));
+		return e == -ENOMEM ? EXIT_SANDBOX : EXIT_USAGE;
+	}
+	return 0;
 }
 
 /*
@@ -467,12 +556,20 @@ cmd_run(int argc, char **argv)
 		{"get", required_argument, NULL, 'G'},
 		{"unsafe-evaluation", no_argument, NULL, 'U'},
 		{"no-progress", no_argument, NULL, 'N'},
+		{"stdin", required_argument, NULL, 'I'},
+		{"no-stdin", no_argument, NULL, 'n'},
+		{"env", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct option opts[RUNFLAGS_N + sizeof(own) / sizeof(own[0])];
-	const char *policy_file = NULL, *workspace = NULL;
+	const char *policy_file = NULL, *workspace = NULL, *stdin_file = NULL;
 	bool keep = false, got = true, unsafe = false, quiet = false;
+	bool no_stdin = false;
+	struct stdin_feed feed;
+	char **envs = NULL;
+	size_t nenvs = 0;
+	int in_fd, in_owned = -1;
 	enum progress_mode pm;
 	enum run_format fmt = RUN_FORMAT_STREAM;
 	struct jobrun_overrides ov;
@@ -489,6 +586,7 @@ cmd_run(int argc, char **argv)
 	memcpy(opts, runflags_options, sizeof(runflags_options));
 	memcpy(opts + RUNFLAGS_N, own, sizeof(own));
 	memset(&ov, 0, sizeof(ov));
+	stdin_feed_init_data(&feed, "", 0);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		if (c >= RUNFLAG_TIMEOUT && c <= RUNFLAG_FORMAT) {
@@ -507,6 +605,17 @@ cmd_run(int argc, char **argv)
 		case 'j': fmt = RUN_FORMAT_JSON; break;
 		case 'U': unsafe = true; break;
 		case 'N': quiet = true; break;
+		case 'I': stdin_file = optarg; break;
+		case 'n': no_stdin = true; break;
+		case 'E':
+			if (envs == NULL &&
+			    (envs = calloc((size_t)argc, sizeof(*envs))) == NULL) {
+				log_error("out of memory");
+				rc = EXIT_SANDBOX;
+				goto out_args;
+			}
+			envs[nenvs++] = optarg;
+			break;
 		case 'P':
 		case 'G':
 			e = xfer_add(c == 'P' ? &puts : &gets, (size_t)argc,
@@ -541,6 +650,11 @@ cmd_run(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out_args;
 	}
+	if (stdin_file != NULL && no_stdin) {
+		log_error("--stdin and --no-stdin: give one");
+		rc = EXIT_USAGE;
+		goto out_args;
+	}
 
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, policy_file)) != 0)
@@ -558,10 +672,25 @@ cmd_run(int argc, char **argv)
 		rc = e == -ENOMEM ? EXIT_SANDBOX : EXIT_USAGE;
 		goto out_jr;
 	}
+	if ((rc = apply_env(&jr, &pol, envs, nenvs)) != 0)
+		goto out_jr;
 	/* Layer no_terminal off: the payload reads our terminal, when
 	 * stdin is one (the launcher accepts nothing else). */
-	if (job_spec_layer_off(&jr.spec, JOB_LAYER_NO_TERMINAL) && isatty(0))
+	if (job_spec_layer_off(&jr.spec, JOB_LAYER_NO_TERMINAL) && isatty(0) &&
+	    stdin_file == NULL && !no_stdin)
 		jr.tty_fd = 0;
+	else if ((in_fd = open_stdin(stdin_file, no_stdin, &in_owned)) == -2) {
+		rc = EXIT_USAGE;
+		goto out_jr;
+	} else if (in_fd >= 0) {
+		/* Streamed through a pipe of the broker's (stdin_feed.h). */
+		if (stdin_feed_init_fd(&feed, in_fd) < 0) {
+			log_error("out of memory");
+			rc = EXIT_SANDBOX;
+			goto out_jr;
+		}
+		jr.feed = &feed;
+	}
 	/* Streamed, the output is printed as it comes and no result holds
 	 * it: keep only what the status needs (stderr's last words). */
 	if (fmt == RUN_FORMAT_STREAM && jobrun_shrink_captures(&jr, 8192) < 0) {
@@ -668,6 +797,10 @@ out_jr:
 	jobrun_free(&jr);
 	policy_clear(&pol);
 out_args:
+	stdin_feed_free(&feed);
+	if (in_owned >= 0)
+		close(in_owned);
+	free(envs);
 	xfers_free(&puts);
 	xfers_free(&gets);
 	return rc;

@@ -197,6 +197,119 @@ check_fits(const struct job_spec *spec)
 }
 
 int
+jobrun_check_fits(const struct jobrun *jr)
+{
+	return check_fits(&jr->spec);
+}
+
+const char *
+jobenv_error_name(enum jobenv_error e)
+{
+	switch (e) {
+	case JOBENV_OK:
+		return "ok";
+	case JOBENV_INVALID_NAME:
+		return "invalid_env_name";
+	case JOBENV_INVALID_VALUE:
+		return "invalid_env_value";
+	case JOBENV_NOT_ALLOWED:
+		return "env_not_allowed";
+	case JOBENV_TOO_MANY:
+		return "too_many_env";
+	}
+	return "invalid_env_name";
+}
+
+/* Is NAME a variable name a client may give: [A-Za-z_][A-Za-z0-9_]*,
+ * 1 to JOBENV_MAX_NAME bytes (the policy's rule for [environment],
+ * policy/default.ini)? */
+static bool
+valid_env_name(const char *name)
+{
+	size_t n = strnlen(name, JOBENV_MAX_NAME + 1);
+
+	if (n == 0 || n > JOBENV_MAX_NAME)
+		return false;
+	if (!(name[0] == '_' || (name[0] >= 'A' && name[0] <= 'Z') ||
+	      (name[0] >= 'a' && name[0] <= 'z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(name[i] == '_' || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	return true;
+}
+
+enum jobenv_error
+jobrun_set_env(struct jobrun *jr, const struct policy *pol, const char *name,
+	       const char *value, size_t value_len, bool *oom, char *why,
+	       size_t whylen)
+{
+	struct job_spec *spec = &jr->spec;
+	size_t nlen = strnlen(name, JOBENV_MAX_NAME + 1);
+	char **owned, **envp, *s;
+	uint32_t i;
+
+	*oom = false;
+	if (!valid_env_name(name)) {
+		snprintf(why, whylen, "invalid_env_name: \"%.64s%s\" is not a "
+			 "variable name (1 to %u bytes of [A-Za-z_][A-Za-z0-9_]*, "
+			 "the first not a digit; no \"=\")", name,
+			 nlen > 64 ? "..." : "", JOBENV_MAX_NAME);
+		return JOBENV_INVALID_NAME;
+	}
+	if (memchr(value, '\0', value_len) != NULL ||
+	    nlen + 1 + value_len > JOB_MAX_STR) {
+		snprintf(why, whylen, "invalid_env_value: the value of %s %s",
+			 name, value_len + nlen + 1 > JOB_MAX_STR ?
+			 "is too long (NAME=value at most 16384 bytes)" :
+			 "holds a NUL byte");
+		return JOBENV_INVALID_VALUE;
+	}
+	if (!policy_client_env_allows(pol, name)) {
+		snprintf(why, whylen, "env_not_allowed: the policy does not let "
+			 "a client set %s (its [jail] client_env is \"%.200s\")",
+			 name, pol->client_env != NULL ? pol->client_env : "");
+		return JOBENV_NOT_ALLOWED;
+	}
+	for (i = 0; i < spec->envc; i++)
+		if (strncmp(spec->envp[i], name, nlen) == 0 &&
+		    spec->envp[i][nlen] == '=')
+			break;
+	if (i == spec->envc && spec->envc >= JOB_MAX_ENV) {
+		snprintf(why, whylen, "too_many_env: at most %u variables, the "
+			 "policy's included", JOB_MAX_ENV);
+		return JOBENV_TOO_MANY;
+	}
+	if (asprintf(&s, "%s=%.*s", name, (int)value_len, value) < 0)
+		goto nomem;
+	owned = reallocarray(jr->env_owned, jr->nenv_owned + 1,
+			     sizeof(*owned));
+	if (owned == NULL) {
+		free(s);
+		goto nomem;
+	}
+	jr->env_owned = owned;
+	jr->env_owned[jr->nenv_owned++] = s;
+	if (i < spec->envc) {
+		spec->envp[i] = s;
+		return JOBENV_OK;
+	}
+	envp = reallocarray(spec->envp, spec->envc + 2, sizeof(*envp));
+	if (envp == NULL)
+		goto nomem;
+	spec->envp = envp;
+	spec->envp[spec->envc++] = s;
+	spec->envp[spec->envc] = NULL;
+	return JOBENV_OK;
+nomem:
+	*oom = true;
+	snprintf(why, whylen, "out of memory");
+	return JOBENV_TOO_MANY;
+}
+
+int
 jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 	    char **argv, const struct jobrun_overrides *ov)
 {
@@ -204,6 +317,7 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
+	jr->feed = NULL;
 	if ((e = jobspec_from_policy(&jr->spec, pol, argc, argv)) < 0)
 		return e;
 	jr->spec.layers_off = policy_layers_off(pol);
@@ -423,7 +537,8 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			/* Caught between the check above and the arming:
 			 * the job is cancelled as soon as it starts. */
 			on_signal(interrupted);
-		sup->tty_fd = jr->tty_fd;
+		sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
+		sup->feed = jr->feed;
 		e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr,
 				   &jr->res);
 		/* The launcher died before it read the job (killed between
@@ -432,7 +547,8 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 		 * that one. Not after a CANCEL: the message the launcher
 		 * left unread may be the CANCEL of a job it did read. */
 		if (e == 0 && sup->run_unread && !interrupted &&
-		    !atomic_load(&cancel_requested)) {
+		    !atomic_load(&cancel_requested) &&
+		    (jr->feed == NULL || stdin_feed_restartable(jr->feed))) {
 			disarm_cancel();
 			job_result_clear(&jr->res);
 			memset(&jr->res, 0, sizeof(jr->res));
@@ -443,12 +559,23 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			}
 		}
 		sup->tty_fd = -1;
+		sup->feed = NULL;
 		disarm_cancel();
 		if (catch_signals)
 			jobrun_default_signals();
 		fs->usage_valid = false;
 		if (e == 0)
 			refine_status(jr, fs);
+		/* Its input cut short by a read error: never ok (jobrun.h). */
+		if (e == 0 && jr->feed != NULL && jr->feed->error != 0 &&
+		    jr->res.status != JOB_SANDBOX_ERROR) {
+			snprintf(err, sizeof(err), "stockade could not read the "
+				 "job's standard input: %s (the program got "
+				 "only the first %llu bytes)",
+				 strerror(jr->feed->error),
+				 (unsigned long long)jr->feed->sent);
+			restatus(jr, JOB_SANDBOX_ERROR, err);
+		}
 	}
 	if (e < 0) {
 		memset(&jr->res, 0, sizeof(jr->res));
@@ -488,6 +615,9 @@ jobrun_result_json(const struct jobrun *jr)
 void
 jobrun_free(struct jobrun *jr)
 {
+	for (size_t i = 0; i < jr->nenv_owned; i++)
+		free(jr->env_owned[i]);
+	free(jr->env_owned);
 	job_result_clear(&jr->res);
 	capture_free(&jr->cap[1]);
 	capture_free(&jr->cap[2]);

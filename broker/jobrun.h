@@ -25,6 +25,7 @@
 #include "policy.h"
 #include "proto.h"
 #include "result.h"
+#include "stdin_feed.h"
 #include "supervisor.h"
 
 /* What a caller may change of the policy's [limits] for one job; 0 keeps
@@ -47,6 +48,13 @@ struct jobrun {
 	int tty_fd;               /* the caller's terminal for the payload's
 				   * stdin (layer no_terminal off; borrowed),
 				   * or -1 (jobrun_init's default) */
+	struct stdin_feed *feed;  /* the job's standard input (borrowed;
+				   * stdin_feed.h), or NULL (jobrun_init's
+				   * default): /dev/null. Not with tty_fd */
+	char **env_owned;         /* the client's variables (jobrun_set_env),
+				   * "NAME=value", owned; spec.envp points
+				   * at them */
+	size_t nenv_owned;
 	struct capture cap[3];    /* [1] stdout, [2] stderr ([0] unused) */
 	struct job_result res;    /* filled by jobrun_exec */
 	output_fn tee;            /* also given every chunk (may be NULL) */
@@ -76,6 +84,48 @@ struct jobrun {
  */
 int jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 		char **argv, const struct jobrun_overrides *ov);
+
+/* Why a client's variable is refused (jobrun_set_env); the names are
+ * stable, the same in every front (README.md, docs/protocol.md). */
+enum jobenv_error {
+	JOBENV_OK = 0,
+	JOBENV_INVALID_NAME,  /* "invalid_env_name": empty, over
+			       * JOBENV_MAX_NAME bytes, or not
+			       * [A-Za-z_][A-Za-z0-9_]* ('=' included) */
+	JOBENV_INVALID_VALUE, /* "invalid_env_value": holds a NUL, or
+			       * NAME=value over JOB_MAX_STR bytes */
+	JOBENV_NOT_ALLOWED,   /* "env_not_allowed": not in the policy's
+			       * [jail] client_env */
+	JOBENV_TOO_MANY,      /* "too_many_env": over JOB_MAX_ENV with
+			       * the policy's */
+};
+
+/* Longest variable name a client may set, bytes. */
+#define JOBENV_MAX_NAME 255u
+
+/* The stable name of E ("env_not_allowed"), "ok" for JOBENV_OK. */
+const char *jobenv_error_name(enum jobenv_error e);
+
+/*
+ * Lays the client's variable NAME=VALUE (VALUE_LEN bytes, which must
+ * hold no NUL) over JR's environment (the policy's [environment],
+ * jobrun_init): a variable of that name is replaced, else it is added.
+ * Allowed only when POL's [jail] client_env lists NAME
+ * (policy_client_env_allows). The string is copied (JR owns it). Returns
+ * JOBENV_OK, or the reason with one sentence for the user in WHY
+ * (WHYLEN bytes; JR unchanged). Out of memory, *OOM is set and the
+ * answer is JOBENV_TOO_MANY (never JOBENV_OK); the caller reports it as
+ * its own failure. The whole job must still fit in one RUN:
+ * jobrun_check_fits after the last one.
+ */
+enum jobenv_error jobrun_set_env(struct jobrun *jr, const struct policy *pol,
+				 const char *name, const char *value,
+				 size_t value_len, bool *oom, char *why,
+				 size_t whylen);
+
+/* 0, or -EMSGSIZE when JR's job no longer fits in one RUN message
+ * (jobrun_spec_error words it), or -ENOMEM. */
+int jobrun_check_fits(const struct jobrun *jr);
 
 /*
  * Keeps at most CAP bytes (head and tail) of each stream for the result
@@ -113,6 +163,13 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  * disk_full; a fork refused with EAGAIN: process_limit), or when the
  * launcher saw it at its process limit
  * (process_limit); its exit code is kept (docs/decisions.md).
+ *
+ * With JR->feed, the job reads it on its standard input (supervisor.h):
+ * the run-once-more above happens only when nothing of it was lost
+ * (stdin_feed_restartable), and a source that failed to read (an I/O
+ * error, not its end) makes the result a sandbox_error naming it,
+ * whatever the program did: it never ends ok with part of its input
+ * silently dropped.
  *
  * With CATCH_SIGNALS (the `stockade run` way), SIGINT, SIGTERM and SIGHUP
  * are caught from the launcher's start to the job's end, then reset to

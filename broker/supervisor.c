@@ -276,6 +276,35 @@ fail:
 	return e;
 }
 
+/*
+ * Waits until the launcher's socket is readable or DEADLINE (ms) has
+ * passed, feeding S->feed meanwhile (stdin_feed.h); returns at once
+ * when there is nothing to feed, so that recv_expect does the waiting
+ * and says whether it timed out. Returns 0 or a negative errno of poll.
+ */
+static int
+wait_feeding(struct supervisor *s, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p[2] = {{.fd = s->sock, .events = POLLIN}};
+		uint64_t now = spawner_now_ms();
+		uint64_t left = now >= deadline ? 0 : deadline - now;
+		int n;
+
+		if (s->feed == NULL || !stdin_feed_pollfd(s->feed, &p[1]) ||
+		    left == 0)
+			return 0;
+		n = poll(p, 2, left > INT_MAX ? INT_MAX : (int)left);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n <= 0)
+			continue;
+		if (p[0].revents != 0)
+			return 0;
+		stdin_feed_step(s->feed, &p[1]);
+	}
+}
+
 /* Kills the launcher and makes RES the job's sandbox_error: E says why,
  * WAITED_MS how long it was given when E is -ETIMEDOUT. */
 static void
@@ -315,7 +344,7 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	uint64_t allowed, deadline;
 	uint8_t *buf;
 	bool foreign;
-	int n, e;
+	int in = s->tty_fd, n, e;
 
 	memset(res, 0, sizeof(*res));
 	s->run_started_ms = 0;
@@ -324,6 +353,10 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	if ((e = supervisor_start(s)) < 0)
 		return e;
 	spec->job_id = s->next_job_id++;
+	if (s->feed != NULL)
+		spec->flags |= JOB_F_STDIN;
+	else
+		spec->flags &= ~JOB_F_STDIN;
 	buf = malloc(PROTO_MAX_MSG);
 	if (buf == NULL)
 		return -ENOMEM;
@@ -332,13 +365,31 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		free(buf);
 		return n == -ENOBUFS ? -E2BIG : n;
 	}
+	if (s->feed != NULL && (e = stdin_feed_start(s->feed, &in)) < 0) {
+		/* Nothing was sent: the launcher is fine, the job is not run. */
+		char detail[128];
+
+		free(buf);
+		snprintf(detail, sizeof(detail), "cannot make the pipe of the "
+			 "job's standard input: %s", strerror(-e));
+		res->job_id = spec->job_id;
+		res->status = JOB_SANDBOX_ERROR;
+		res->exit_code = -1;
+		res->enforcement = ENFORCE_MONITOR;
+		res->detail = strdup(detail);
+		return 0;
+	}
 	s->run_started_ms = spawner_now_ms();
 	{
-		int fds[2] = {wsfd, s->tty_fd};
+		int fds[2] = {wsfd, in};
 
 		e = proto_send_fds(s->sock, buf, (size_t)n, fds,
-				   s->tty_fd >= 0 ? 2 : 1);
+				   in >= 0 ? 2 : 1);
 	}
+	/* Ours is closed at once: the jail's is then the only reader, and
+	 * its end is the program's end (EPIPE, stdin_feed_step). */
+	if (s->feed != NULL)
+		close_fdp(&in);
 	free(buf);
 	/* The launcher kills the job at wall_ms: its RESULT, and any
 	 * OUTPUT before it, must come by then plus the grace. */
@@ -349,6 +400,8 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		 * after supervisor_start looked): it never saw the job. */
 		s->run_unread = e == -EPIPE || e == -ECONNRESET;
 		launcher_failed(s, res, spec->job_id, e, 0);
+		if (s->feed != NULL)
+			stdin_feed_stop(s->feed);
 		return 0;
 	}
 	for (;;) {
@@ -358,10 +411,14 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		uint8_t stream;
 		size_t dlen;
 
-		n = recv_expect(s, running_ok, 2, deadline, &type, &body);
+		if ((n = wait_feeding(s, deadline)) >= 0)
+			n = recv_expect(s, running_ok, 2, deadline, &type,
+					&body);
 		if (n < 0) {
 			s->run_unread = n == LAUNCHER_UNREAD;
 			launcher_failed(s, res, spec->job_id, n, allowed);
+			if (s->feed != NULL)
+				stdin_feed_stop(s->feed);
 			return 0;
 		}
 		if (type == PROTO_OUTPUT) {
@@ -370,6 +427,8 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 			if (e < 0 || id != spec->job_id) {
 				launcher_failed(s, res, spec->job_id,
 						e < 0 ? e : -EPROTO, 0);
+				if (s->feed != NULL)
+					stdin_feed_stop(s->feed);
 				return 0;
 			}
 			if (out != NULL) {
@@ -381,6 +440,8 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 			}
 			continue;
 		}
+		if (s->feed != NULL)
+			stdin_feed_stop(s->feed);
 		e = proto_decode_result(body, (size_t)n, res);
 		foreign = PLANTED(broker_result_job_id_unchecked) ? false
 				: res->job_id != spec->job_id;

@@ -13,6 +13,7 @@
 
 #include "proto.h"
 #include "spawner.h"
+#include "stdin_feed.h"
 
 /* How long a launcher may stay silent, milliseconds: from its exec to
  * HELLO_REPLY, and from RUN to RESULT beyond the job's wall_ms. */
@@ -34,6 +35,10 @@ struct supervisor {
 	int tty_fd;          /* the caller's terminal, sent with the next
 			      * RUN as its 2nd descriptor (layer
 			      * no_terminal off only; borrowed), or -1 */
+	struct stdin_feed *feed; /* the next job's standard input
+				  * (borrowed; stdin_feed.h), or NULL:
+				  * its pipe's read end goes with RUN
+				  * instead of tty_fd (JOB_F_STDIN) */
 	struct spawner spawner; /* spawner.h; none until
 				 * supervisor_use_spawner */
 	uint32_t pool_size;  /* warm jails each launcher keeps (POOL, sent
@@ -101,7 +106,11 @@ int supervisor_start(struct supervisor *s);
 /*
  * Runs SPEC (its job_id is assigned here) with the workspace directory
  * WSFD (borrowed), and S->tty_fd when it is not -1, calling OUT for each
- * output chunk, and fills RES (the caller clears it). If the launcher dies or breaks the protocol, or its
+ * output chunk, and fills RES (the caller clears it). With S->feed, SPEC
+ * gets JOB_F_STDIN and the job reads a new pipe (stdin_feed_start) that
+ * is fed while the launcher is waited for, and closed when the job ends:
+ * a program that does not read it delays nothing (stdin_feed.h); a pipe
+ * that cannot be made is a sandbox_error result. If the launcher dies or breaks the protocol, or its
  * RESULT has not come SPEC's wall_ms + SUPERVISOR_GRACE_MS after RUN was
  * sent, not counting the time spent in OUT (detail "the launcher did not
  * answer within N ms"), RES is a sandbox_error naming why, the launcher

@@ -5,6 +5,7 @@
  * the caller ends the session, killing any jail.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,19 +65,38 @@ is_terminal(const struct stat *st)
 }
 
 /*
+ * The job's standard input as JOB_F_STDIN promises it (proto.h): FD is
+ * a pipe or FIFO open for reading only. fstat(2), fcntl(2) F_GETFL.
+ */
+static bool
+is_stdin_pipe(int fd)
+{
+	struct stat st;
+	int fl;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+	       (fl = fcntl(fd, F_GETFL)) >= 0 &&
+	       (fl & (O_ACCMODE | O_PATH)) == O_RDONLY;
+}
+
+/*
  * RUN: the broker has validated the job against its policy; we re-check
  * what the decoder can (bounds, non-zero ids, absolute normalised mount
  * paths, every limit set, no unknown layer bit) and that the descriptor
  * is a directory, since a job whose /work is not a directory must never
- * start. A second descriptor is the caller's terminal: only with layer
- * no_terminal off, and only a terminal (issue 6).
+ * start. A second descriptor is the job's standard input, exactly when
+ * the spec says JOB_F_STDIN, and then only the read end of a pipe (a
+ * FIFO open read-only: nothing the payload could write through, seek or
+ * reopen as a host file; issue 22); otherwise it is the caller's
+ * terminal: only with layer no_terminal off, and only a terminal
+ * (issue 6).
  */
 static int
 handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 {
 	struct job_spec spec;
 	struct stat st;
-	int wsfd = fds[0], tty = fds[1];
+	int wsfd = fds[0], in = fds[1];
 	int e;
 
 	if (fstat(wsfd, &st) < 0)
@@ -88,9 +108,14 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	}
 	if ((e = proto_decode_run(body, len, &spec)) < 0)
 		return e;
-	if (tty >= 0 &&
+	if ((spec.flags & JOB_F_STDIN) != 0 && !is_stdin_pipe(in)) {
+		log_error("RUN: JOB_F_STDIN without the read end of a pipe");
+		job_spec_clear(&spec);
+		return -EPROTO;
+	}
+	if ((spec.flags & JOB_F_STDIN) == 0 && in >= 0 &&
 	    (!job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL) ||
-	     fstat(tty, &st) < 0 || !is_terminal(&st))) {
+	     fstat(in, &st) < 0 || !is_terminal(&st))) {
 		log_error("RUN: a second descriptor that is not allowed (the "
 			  "caller's terminal with layer no_terminal off only)");
 		job_spec_clear(&spec);
@@ -108,7 +133,7 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	l->phase = PHASE_RUNNING;
 	/* launcher_run_job closes them as soon as the jail holds them */
 	fds[0] = fds[1] = -1;
-	e = launcher_run_job(l, &spec, wsfd, tty);
+	e = launcher_run_job(l, &spec, wsfd, in);
 	l->phase = PHASE_READY;
 	job_spec_clear(&spec);
 	return e;

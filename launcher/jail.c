@@ -144,7 +144,10 @@ str_eq(const char *a, const char *b)
 bool
 jail_same_authority(const struct job_spec *a, const struct job_spec *b)
 {
-	if (a->uid != b->uid || a->gid != b->gid || a->flags != b->flags ||
+	/* JOB_F_STDIN says where one job reads from, not what the jail is
+	 * (proto.h). */
+	if (a->uid != b->uid || a->gid != b->gid ||
+	    ((a->flags ^ b->flags) & ~JOB_F_STDIN) != 0 ||
 	    job_spec_layers_off(a) != job_spec_layers_off(b) ||
 	    a->nmounts != b->nmounts || !str_eq(a->hostname, b->hostname) ||
 	    !str_eq(a->user, b->user) || !str_eq(a->home, b->home) ||
@@ -416,7 +419,10 @@ take_job(const struct job_spec *template, int go_fd, int status_fd)
 	    proto_decode_header(msg, (size_t)n, &type, &body, &body_len) < 0 ||
 	    type != PROTO_RUN || proto_decode_run(body, body_len, job) < 0)
 		setup_failed(status_fd, STAGE_POOL_JOB, EBADMSG);
-	if (!jail_pool_compatible(template, job))
+	/* A waiting jail has no stdin to give (monitor.c never sends it a
+	 * job with one): refused rather than run on /dev/null. */
+	if (!jail_pool_compatible(template, job) ||
+	    (job->flags & JOB_F_STDIN) != 0)
 		setup_failed(status_fd, STAGE_POOL_JOB, EPERM);
 	close(go_fd);
 	free(msg);

@@ -85,16 +85,18 @@ struct jail_host {
 	bool sibling;          /* clone with CLONE_PARENT: init becomes the
 				* caller's parent's child (the zygote's
 				* jails belong to the launcher; zygote.h) */
-	int stdin_fd;          /* the caller's terminal, the payload's
-				* standard input with layer no_terminal off;
-				* -1 otherwise (stdin is /dev/null) */
+	int stdin_fd;          /* the payload's standard input: the read
+				* end of the job's stdin pipe (JOB_F_STDIN)
+				* or, with layer no_terminal off, the
+				* caller's terminal; -1 otherwise (stdin is
+				* /dev/null) */
 	bool pooled;           /* a warm pool's jail: init builds it, then
 				* waits for its job on jail.go_fd */
 };
 
 /*
  * Whether job B asks for nothing job A did not: the same payload ids,
- * flags, layers, hostname, user, home, seccomp profile and bind mounts
+ * flags (JOB_F_STDIN aside), layers, hostname, user, home, seccomp profile and bind mounts
  * (argv, environment and limits may differ). The zygote's session pin
  * and the warm pool's check both use it (zygote.h, "Authority").
  */
@@ -205,8 +207,9 @@ int jail_seccomp_prebuilt(const char *profile, bool monitor,
 
 /*
  * Drops to the payload and executes SPEC's program in the already built
- * jail: setsid and stdin from /dev/null (or, with layer no_terminal off,
- * no setsid and STDIN_FD, the caller's terminal, when it is not -1),
+ * jail: setsid (not with layer no_terminal off) and stdin from STDIN_FD
+ * when it is not -1 (the job's stdin pipe, or the caller's terminal with
+ * layer no_terminal off), else from /dev/null,
  * rlimits (not with layer limits off), signal mask reset, descriptors
  * closed, private HOME and TMPDIR in the workspace (layer private_cwd
  * with mount_ns off), no_new_privs (not with caps_nnp off), Landlock (not

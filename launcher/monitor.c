@@ -313,6 +313,9 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	 * is confined and could not. Its filter is the monitor's unless a
 	 * cgroup leaf holds the limits. */
 	memset(&zr, 0, sizeof(zr));
+	/* A job with a standard input (a pipe, or the caller's terminal)
+	 * gets a jail built with it: a waiting jail's init is past the
+	 * point where it could take one. */
 	poolable = tty_fd < 0 && s.cg_leaf < 0;
 	warm = poolable ? pool_take(&l->pool, &l->zygote, spec, &s.jail,
 				    &zr.kill_on_denial) : 0;

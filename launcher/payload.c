@@ -127,9 +127,10 @@ set_rlimits(const struct job_limits *l)
 }
 
 /*
- * Standard input: the caller's terminal STDIN_FD with layer no_terminal
- * off (when the broker passed one), else the jail's /dev/null. Returns 0
- * or -1 with errno set.
+ * Standard input: STDIN_FD when the broker passed one (the read end of
+ * the job's stdin pipe, or the caller's terminal with layer no_terminal
+ * off: the launcher and the zygote checked which may come), else the
+ * jail's /dev/null. Returns 0 or -1 with errno set.
  */
 static int
 set_stdin(int stdin_fd)
@@ -193,7 +194,7 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 	 * controlling terminal, stay. */
 	if (!terminal && !PLANTED(payload_setsid_skipped) && setsid() < 0)
 		die(status_fd, STAGE_SETSID, errno);
-	if (set_stdin(terminal ? stdin_fd : -1) < 0)
+	if (set_stdin(stdin_fd) < 0)
 		die(status_fd, STAGE_STDIO, errno);
 
 	/* Before the rlimits: nothing allocates once RLIMIT_DATA is set (an

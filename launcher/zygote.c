@@ -5,8 +5,10 @@
  * zygote, so not in proto.h):
  *   request  the RUN message as proto_encode_run writes it; descriptors:
  *            the workspace directory, then the cgroup leaf if any (a
- *            directory), then the caller's terminal if any (a character
- *            device; layer no_terminal off);
+ *            directory), then the payload's stdin if any: the read end
+ *            of the job's stdin pipe (a FIFO; JOB_F_STDIN) or the
+ *            caller's terminal (a character device; layer no_terminal
+ *            off);
  *   prepare  u32 "POOL", then a request as above without a terminal: a
  *            jail for the warm pool, whose init waits for its job
  *            (zygote_prepare_jail);
@@ -45,7 +47,7 @@
 #define REPLY_FDS 5
 #define MAX_REPLY_FDS 6
 #define MAX_FILTERS 4
-/* A request's descriptors: workspace, cgroup leaf, terminal. */
+/* A request's descriptors: workspace, cgroup leaf, the payload's stdin. */
 #define REQUEST_FDS 3
 /* The first word of a kill request (zygote_kill): "KILL". */
 #define KILL_MAGIC 0x4c4c494bu
@@ -232,11 +234,13 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 
 /*
  * Sorts the descriptors after the workspace, FDS[1..NFDS), by kind into
- * HOST: a directory is the cgroup leaf, a character device the caller's
- * terminal, at most one of each. Returns false for anything else.
+ * HOST: a directory is the cgroup leaf; a FIFO (the job's stdin pipe) or
+ * a character device (the caller's terminal) the payload's stdin, at
+ * most one of each kind. Returns false for anything else. *FIFO says
+ * which the stdin is.
  */
 static bool
-sort_fds(const int *fds, size_t nfds, struct jail_host *host)
+sort_fds(const int *fds, size_t nfds, struct jail_host *host, bool *fifo)
 {
 	struct stat st;
 
@@ -245,8 +249,11 @@ sort_fds(const int *fds, size_t nfds, struct jail_host *host)
 			return false;
 		if (S_ISDIR(st.st_mode) && host->cgroup_fd < 0)
 			host->cgroup_fd = fds[i];
-		else if (S_ISCHR(st.st_mode) && host->stdin_fd < 0)
+		else if ((S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) &&
+			 host->stdin_fd < 0) {
 			host->stdin_fd = fds[i];
+			*fifo = S_ISFIFO(st.st_mode);
+		}
 		else
 			return false;
 	}
@@ -255,10 +262,10 @@ sort_fds(const int *fds, size_t nfds, struct jail_host *host)
 
 /*
  * Starts the jail of one request (the RUN message MSG of LEN bytes, with
- * FDS[0] the workspace, then the cgroup leaf and the terminal when there
- * are) into J, or says why not in R. POOLED: a jail for the warm pool,
+ * FDS[0] the workspace, then the cgroup leaf and the payload's stdin when
+ * there are) into J, or says why not in R. POOLED: a jail for the warm pool,
  * whose init waits for its job (jail.h, jail_host.pooled); never with a
- * terminal.
+ * stdin.
  */
 static void
 start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
@@ -281,6 +288,7 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 	size_t body_len;
 	uint16_t type;
 	struct stat st;
+	bool fifo = false;
 	int tree = -1, e;
 
 	memset(&spec, 0, sizeof(spec));
@@ -290,9 +298,11 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 	    proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
 	    type != PROTO_RUN || proto_decode_run(body, body_len, &spec) < 0 ||
 	    fstat(fds[0], &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    !sort_fds(fds, nfds, &host) ||
-	    (host.stdin_fd >= 0 &&
-	     (pooled || !job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL)))) {
+	    !sort_fds(fds, nfds, &host, &fifo) ||
+	    (host.stdin_fd >= 0 && pooled) ||
+	    ((spec.flags & JOB_F_STDIN) != 0) != (host.stdin_fd >= 0 && fifo) ||
+	    (host.stdin_fd >= 0 && !fifo &&
+	     !job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL))) {
 		r->refusal = ZYGOTE_BAD_REQUEST;
 		r->err = EBADMSG;
 		goto out;

@@ -43,7 +43,7 @@ struct loader {
 	unsigned section_line; /* line of that [section] */
 	bool section_keys;     /* a key came after it */
 
-	uint32_t seen;       /* bit i: policy_scalar_keys[i] given in this layer */
+	uint64_t seen;       /* bit i: policy_scalar_keys[i] given in this layer */
 	bool env_replaced;   /* this layer has cleared the inherited lists */
 	bool mounts_replaced;
 
@@ -130,9 +130,9 @@ set_scalar(struct loader *l, size_t i, const char *v)
 
 	/* A layer gives a key once: a second value silently winning hides
 	 * mistakes in exactly the file a reviewer reads. */
-	if (l->seen & (UINT32_C(1) << i))
+	if (l->seen & (UINT64_C(1) << i))
 		return fail(l, "duplicate key \"%s\"", k->name);
-	l->seen |= UINT32_C(1) << i;
+	l->seen |= UINT64_C(1) << i;
 
 	switch (k->kind) {
 	case K_U64:
@@ -178,6 +178,9 @@ set_scalar(struct loader *l, size_t i, const char *v)
 		break;
 	case K_PROFILE:
 		ok = policy_valid_profile(k->name, v, why, sizeof(why));
+		break;
+	case K_ENVNAMES:
+		ok = policy_valid_client_env(k->name, v, why, sizeof(why));
 		break;
 	case K_LAYERS:
 		if (!policy_parse_layers(k->name, v, &m, why, sizeof(why)))
@@ -537,7 +540,7 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	/* The default must set every scalar: the loaded policy's limits are
 	 * all non-zero whatever a file leaves out. */
 	for (i = 0; !l.code && is_default && i < NSCALARS; i++)
-		if (!(l.seen & (UINT32_C(1) << i)))
+		if (!(l.seen & (UINT64_C(1) << i)))
 			fail_at(&l, -EINVAL, l.lineno,
 				"missing key \"%s\" in [%s]",
 				policy_scalar_keys[i].name,
@@ -651,6 +654,7 @@ policy_clear(struct policy *p)
 	free(p->home);
 	free(p->cgroup);
 	free(p->seccomp_profile);
+	free(p->client_env);
 	memset(p, 0, sizeof(*p));
 }
 

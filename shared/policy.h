@@ -58,6 +58,9 @@ struct policy {
 				     * a JOB_LAYER_BIT mask (result.h) */
 	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */
 	char *seccomp_profile;      /* [jail] seccomp_profile: default, strict */
+	char *client_env;           /* [jail] client_env: the variables a
+				     * client may set per job, as written
+				     * (policy_client_env_allows) */
 	struct fs_quota files;      /* [files] */
 	enum job_enforcement enforcement; /* [limits] enforcement */
 	char *cgroup;               /* [limits] cgroup: "" or absolute */
@@ -102,6 +105,15 @@ uint32_t policy_layers_off(const struct policy *p);
  * serve` always (docs/layers.md).
  */
 const struct mount_entry *policy_unsafe_mount(const struct policy *p);
+
+/*
+ * Whether P's [jail] client_env lets a client set the variable NAME for
+ * one job (`stockade run --env`, exec's and the MCP run tools' env): it
+ * is listed, or matches a listed "PREFIX*" (the prefix, then anything),
+ * or the list holds "*". An empty list allows nothing. Pure; NAME is
+ * not checked here (the caller checks it is a variable name).
+ */
+bool policy_client_env_allows(const struct policy *p, const char *name);
 
 /* Frees everything P owns and zeroes it; accepts NULL. */
 void policy_clear(struct policy *p);

@@ -106,6 +106,12 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 			return -EINVAL;
 		ok = policy_valid_profile(k->name, *v, why, sizeof(why));
 		break;
+	case K_ENVNAMES:
+		*v = *(char *const *)(const void *)field;
+		if (!*v)
+			return -EINVAL;
+		ok = policy_valid_client_env(k->name, *v, why, sizeof(why));
+		break;
 	case K_LAYERS:
 		n = *(const uint32_t *)(const void *)field;
 		if ((n & ~(uint64_t)JOB_LAYERS_ALL) != 0)

@@ -45,6 +45,8 @@ enum key_kind {
 		     * "strict" (the ones the launcher has compiled in) */
 	K_LAYERS,   /* uint32_t field: a JOB_LAYER_BIT mask written as a
 		     * comma or blank separated list of layer names */
+	K_ENVNAMES, /* char * field: variable names and PREFIX* patterns,
+		     * or "*" (policy_valid_client_env) */
 };
 
 /* One scalar key. The order of this table is the order of default.ini,
@@ -104,6 +106,14 @@ bool policy_valid_user(const char *key, const char *v, char *why,
 bool policy_valid_path(const char *key, const char *v, char *why,
 		       size_t whylen);
 bool policy_valid_env_name(const char *v);
+/*
+ * [jail] client_env: a list, separated by commas and/or blanks, possibly
+ * empty, of variable names ([A-Za-z_][A-Za-z0-9_]*), of prefixes of such
+ * a name followed by "*" ("PIP_*"), or of "*" alone (any name). False,
+ * with WHY naming the offending word, for anything else.
+ */
+bool policy_valid_client_env(const char *key, const char *v, char *why,
+			     size_t whylen);
 /* An octal mode: "0" and at most four octal digits ("0755"), at most MAX;
  * the value in *OUT. Leading "0" required, so that it never reads as
  * decimal. */

@@ -41,6 +41,8 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_JAIL, "pool_size", K_U32, FIELD(pool_size), 0, PROTO_MAX_POOL, 1},
 	{SEC_JAIL, "seccomp_profile", K_PROFILE, FIELD(seccomp_profile), 0, 0,
 	 0},
+	/* The variables a client may set per job (--env, exec's env). */
+	{SEC_JAIL, "client_env", K_ENVNAMES, FIELD(client_env), 0, 0, 0},
 	/* Evaluation only (docs/layers.md): `stockade run` refuses such a
 	 * policy without --unsafe-evaluation, `stockade serve` always. */
 	{SEC_JAIL, "unsafe_layers_off", K_LAYERS, FIELD(layers_off), 0, 0, 0},
@@ -63,8 +65,8 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},
 };
 const size_t policy_nscalars = sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]);
-_Static_assert(sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]) <= 32,
-	       "struct loader's seen is a uint32_t");
+_Static_assert(sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]) <= 64,
+	       "struct loader's seen is a uint64_t");
 
 /* ---- Values -----------------------------------------------------------
  * Each check takes the key's name (for the message), the value, and WHY
@@ -343,6 +345,77 @@ policy_valid_env_name(const char *v)
 		if (!is_alpha(*v) && !is_digit(*v) && *v != '_')
 			return false;
 	return true;
+}
+
+/* The next word of the list at *S (separated by commas and/or blanks)
+ * into *W and *N; false at the end. */
+static bool
+next_word(const char **s, const char **w, size_t *n)
+{
+	const char *p = *s;
+
+	while (*p == ',' || policy_is_blank(*p))
+		p++;
+	if (*p == '\0')
+		return false;
+	*w = p;
+	while (*p != '\0' && *p != ',' && !policy_is_blank(*p))
+		p++;
+	*n = (size_t)(p - *w);
+	*s = p;
+	return true;
+}
+
+/* Is W (N bytes) a variable name, or one followed by "*", or "*"? */
+static bool
+valid_env_pattern(const char *w, size_t n)
+{
+	char name[256];
+
+	if (n == 1 && w[0] == '*')
+		return true;
+	if (n > 0 && w[n - 1] == '*')
+		n--;
+	if (n == 0 || n >= sizeof(name))
+		return false;
+	memcpy(name, w, n);
+	name[n] = '\0';
+	return policy_valid_env_name(name);
+}
+
+bool
+policy_valid_client_env(const char *key, const char *v, char *why,
+			size_t whylen)
+{
+	const char *w;
+	size_t n;
+
+	while (next_word(&v, &w, &n))
+		if (!valid_env_pattern(w, n)) {
+			snprintf(why, whylen, "%s: \"%.*s\" is not a variable "
+				 "name ([A-Za-z_][A-Za-z0-9_]*), a name's prefix "
+				 "followed by \"*\", or \"*\"", key,
+				 (int)(n > 200 ? 200 : n), w);
+			return false;
+		}
+	return true;
+}
+
+bool
+policy_client_env_allows(const struct policy *p, const char *name)
+{
+	const char *v = p->client_env != NULL ? p->client_env : "", *w;
+	size_t n, len = strlen(name);
+
+	while (next_word(&v, &w, &n)) {
+		if (n > 0 && w[n - 1] == '*') {
+			if (len >= n - 1 && memcmp(name, w, n - 1) == 0)
+				return true;
+		} else if (n == len && memcmp(name, w, n) == 0) {
+			return true;
+		}
+	}
+	return false;
 }
 
 bool

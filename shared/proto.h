@@ -17,8 +17,15 @@
  *   PROTO_HELLO        (no fd)         PROTO_HELLO_REPLY  (no fd)
  *   PROTO_RUN          (1 fd: the      PROTO_OUTPUT       (no fd), 0..n
  *                       workspace dir; PROTO_RESULT       (no fd), exactly 1
- *                       a 2nd fd, the
- *                       caller's
+ *                       a 2nd fd:
+ *                       either the
+ *                       job's standard
+ *                       input, the
+ *                       read end of a
+ *                       pipe, exactly
+ *                       when the spec
+ *                       has JOB_F_STDIN;
+ *                       or the caller's
  *                       terminal, only
  *                       with layer
  *                       no_terminal
@@ -38,13 +45,15 @@
 #include "result.h"
 
 /* Version 4: RUN grew layers_off and may carry the caller's terminal
- * (issue 6). Version 5: POOL (issue 9). */
-#define PROTO_VERSION 5u
+ * (issue 6). Version 5: POOL (issue 9). Version 6: JOB_F_STDIN, a RUN
+ * that carries the job's standard input (issue 22). */
+#define PROTO_VERSION 6u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
-/* Most descriptors on one broker-launcher message: RUN's workspace and,
- * with layer no_terminal off, the caller's terminal. */
+/* Most descriptors on one broker-launcher message: RUN's workspace and
+ * one more: the job's standard input (JOB_F_STDIN) or, with layer
+ * no_terminal off, the caller's terminal. */
 #define PROTO_MAX_FDS 2u
 /* Largest OUTPUT chunk, bytes. */
 #define PROTO_OUTPUT_CHUNK (64u * 1024u)
@@ -104,7 +113,15 @@ struct mount_entry {
 /* Job spec flags. */
 #define JOB_F_UNSAFE_NO_SECCOMP 0x1u /* evaluation only (unsafe_ key) */
 #define JOB_F_DEVPTS 0x2u            /* a private /dev/pts ([jail] pty) */
-#define JOB_F_KNOWN (JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS)
+/* The RUN carries a 2nd descriptor, the job's standard input: the read
+ * end of a pipe (S_ISFIFO, open O_RDONLY), checked with fstat and
+ * F_GETFL on receipt, whose write end the broker feeds from the
+ * client's data and closes at its end (broker/stdin_feed.h). Without
+ * it the payload's stdin is the jail's /dev/null. Not part of a jail's
+ * authority (launcher/jail.c, jail_same_authority): it changes where
+ * one job reads from, nothing the jail is built of. */
+#define JOB_F_STDIN 0x4u
+#define JOB_F_KNOWN (JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS | JOB_F_STDIN)
 #define JOB_MAX_USER 32u
 #define JOB_MAX_PROFILE 32u
 
