@@ -67,15 +67,46 @@ run_description(const struct policy *pol, bool code)
 	return s;
 }
 
-/* The input properties the two run tools share: stdin and the limits. */
+/*
+ * The "env" input property: an object of variable names and string
+ * values, the names those the policy's [jail] client_env allows ("*":
+ * any name; a list: its names and prefixes, in the description). NULL
+ * when the policy allows none (the tools then take no env) or on ENOMEM.
+ */
+static json_t *
+env_prop(const struct policy *pol)
+{
+	const char *list = pol->client_env != NULL ? pol->client_env : "";
+	char *desc = NULL;
+	json_t *o;
+
+	if (strspn(list, " \t,") == strlen(list))
+		return NULL;
+	if (asprintf(&desc, "Environment variables for this call only, laid "
+		     "over the sandbox's own (PATH, HOME, LANG, ...). %s%s",
+		     strcmp(list, "*") == 0 ? "Any name." :
+		     "Names allowed (NAME* is a prefix): ",
+		     strcmp(list, "*") == 0 ? "" : list) < 0)
+		return NULL;
+	o = json_pack("{s:s,s:{s:s},s:{s:s,s:i},s:s}", "type", "object",
+		      "additionalProperties", "type", "string", "propertyNames",
+		      "pattern", "^[A-Za-z_][A-Za-z0-9_]*$", "maxLength", 255,
+		      "description", desc);
+	free(desc);
+	return o;
+}
+
+/* The input properties the two run tools share: stdin, env and the
+ * limits. */
 static json_t *
 run_props(const struct policy *pol)
 {
 	const struct job_limits *l = &pol->limits;
 	double wall = (double)l->wall_ms / 1000.0;
 	json_int_t mem = (json_int_t)(l->memory_bytes >> 20);
+	json_t *props, *env;
 
-	return json_pack(
+	props = json_pack(
 		"{s:{s:s,s:I,s:s},s:{s:s,s:i,s:f,s:f,s:s},"
 		"s:{s:s,s:i,s:I,s:I,s:s}}",
 		"stdin", "type", "string", "maxLength",
@@ -88,6 +119,12 @@ run_props(const struct policy *pol)
 		"memory_mb", "type", "integer", "minimum", 16, "maximum", mem,
 		"default", mem, "description",
 		"Memory limit of this call (all its processes together), MiB.");
+	if (props != NULL && (env = env_prop(pol)) != NULL &&
+	    json_object_set_new(props, "env", env) < 0) {
+		json_decref(props);
+		return NULL;
+	}
+	return props;
 }
 
 /* The output schema of a job: docs/result.schema.json without "$schema"

@@ -35,17 +35,15 @@ extern const char result_schema_text[];
 /* The longest code a model may send (docs/tool.md's input schema). */
 #define CODE_MAX (256u << 10)
 
-/* How a job's stdin and long code reach it (docs/tool.md): the files are
- * written into the workspace, opened by this wrapper as descriptors 0 and
- * 3 and unlinked before the program starts. $1 and $2 name them (empty:
- * none). */
+/* How long code reaches a job (docs/tool.md): the file is written into
+ * the workspace, opened by this wrapper as descriptor 3 and unlinked
+ * before the program starts. $1 names it. (Standard input goes to exec
+ * as its stdin: a pipe, docs/protocol.md.) */
 static const char wrapper[] =
-	"if [ -n \"$1\" ]; then exec 0<\"/work/$1\" && rm -f \"/work/$1\"; fi "
-	"&& if [ -n \"$2\" ]; then exec 3<\"/work/$2\" && rm -f \"/work/$2\"; "
-	"fi && shift 2 && exec \"$@\"";
+	"exec 3<\"/work/$1\" && rm -f \"/work/$1\" && shift 1 && exec \"$@\"";
 /* The strings the wrapper puts before the program's argv: sh -c WRAPPER
- * sh STDIN CODE. */
-#define WRAPPER_ARGS 6u
+ * sh CODE. */
+#define WRAPPER_ARGS 5u
 
 /* ---- results ---- */
 
@@ -191,9 +189,8 @@ put_helper(struct mcp_session *m, const char *kind, const char *text,
 	*err = NULL;
 	if (len > m->policy->files.inline_bytes) {
 		*err = mcp_tool_error(m, "too_large: %s is at most %llu bytes "
-				      "(the policy's inline_kb)",
-				      strcmp(kind, "stdin") == 0 ? "stdin" :
-				      "code", (unsigned long long)
+				      "(the policy's inline_kb)", kind,
+				      (unsigned long long)
 				      m->policy->files.inline_bytes);
 		return -1;
 	}
@@ -249,12 +246,13 @@ forget_helpers(struct mcp_session *m)
 }
 
 /*
- * Runs ARGV (an array, borrowed) with the optional STDIN_TEXT and the
- * options of ARGS (timeout_seconds, memory_mb: checked by exec against
- * the policy), through the wrapper when STDIN_TEXT or CODE (CODE_LEN
- * bytes: long code the wrapper opens as descriptor 3, ARGV then being
- * the interpreter and /proc/self/fd/3) is given. Returns a
- * CallToolResult, or NULL on ENOMEM.
+ * Runs ARGV (an array, borrowed) with the optional STDIN_TEXT (exec's
+ * stdin, at most inline_kb: past it the call is refused, too_large) and
+ * the options of ARGS (timeout_seconds, memory_mb, env: checked by exec
+ * against the policy), through the wrapper when CODE (CODE_LEN bytes:
+ * long code the wrapper opens as descriptor 3, ARGV then being the
+ * interpreter and /proc/self/fd/3) is given. Returns a CallToolResult,
+ * or NULL on ENOMEM.
  */
 static json_t *
 run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_text,
@@ -268,12 +266,11 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 	int status_error;
 
 	forget_helpers(m);
-	/* The wrapper's own six strings come first: refused before any
+	/* The wrapper's own five strings come first: refused before any
 	 * helper file is written. */
-	if ((stdin_text != NULL || code != NULL) &&
-	    json_array_size(argv) + WRAPPER_ARGS > JOB_MAX_ARGS)
-		return mcp_tool_error(m, "invalid arguments: with stdin, argv "
-				      "holds at most %u strings",
+	if (code != NULL && json_array_size(argv) + WRAPPER_ARGS > JOB_MAX_ARGS)
+		return mcp_tool_error(m, "invalid arguments: with long code, "
+				      "argv holds at most %u strings",
 				      JOB_MAX_ARGS - WRAPPER_ARGS);
 	params = json_pack("{s:O}", "argv", argv);
 	if (params == NULL)
@@ -286,22 +283,24 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 	}
 	if ((v = json_object_get(args, "memory_mb")) != NULL)
 		json_object_set(params, "memory_mb", v);
-	if ((stdin_text != NULL &&
-	     put_helper(m, "stdin", stdin_text, strlen(stdin_text),
-			&m->helpers[0], &err) < 0) ||
-	    (code != NULL &&
-	     put_helper(m, "code", code, code_len, &m->helpers[1], &err) < 0)) {
+	if ((v = json_object_get(args, "env")) != NULL)
+		json_object_set(params, "env", v);
+	if (stdin_text != NULL &&
+	    json_object_set_new(params, "stdin", json_string(stdin_text)) < 0) {
+		json_decref(params);
+		return NULL;
+	}
+	if (code != NULL &&
+	    put_helper(m, "code", code, code_len, &m->helpers[1], &err) < 0) {
 		remove_helpers(m);
 		json_decref(params);
 		return err;
 	}
-	if (m->helpers[0] != NULL || m->helpers[1] != NULL) {
+	if (m->helpers[1] != NULL) {
 		json_t *w = json_pack("[s,s,s,s,s]", "sh", "-c", wrapper, "sh",
-				      m->helpers[0] ? m->helpers[0] : "");
+				      m->helpers[1]);
 
-		if (w == NULL || json_array_append_new(w, json_string(
-			m->helpers[1] ? m->helpers[1] : "")) < 0 ||
-		    json_array_extend(w, argv) < 0 ||
+		if (w == NULL || json_array_extend(w, argv) < 0 ||
 		    json_object_set_new(params, "argv", w) < 0) {
 			remove_helpers(m);
 			json_decref(params);
@@ -344,11 +343,11 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 }
 
 static const char *const run_names[] = {
-	"language", "code", "argv", "stdin", "timeout_seconds", "memory_mb",
-	NULL,
+	"language", "code", "argv", "stdin", "env", "timeout_seconds",
+	"memory_mb", NULL,
 };
 
-/* run_code: {"language", "code", "stdin"?, "timeout_seconds"?,
+/* run_code: {"language", "code", "stdin"?, "env"?, "timeout_seconds"?,
  * "memory_mb"?} (docs/tool.md's mapping). */
 static json_t *
 t_run_code(struct mcp_session *m, json_t *args, json_t *token)
@@ -398,7 +397,8 @@ t_run_code(struct mcp_session *m, json_t *args, json_t *token)
 	return r;
 }
 
-/* run_command: {"argv", "stdin"?, "timeout_seconds"?, "memory_mb"?}. */
+/* run_command: {"argv", "stdin"?, "env"?, "timeout_seconds"?,
+ * "memory_mb"?}. */
 static json_t *
 t_run_command(struct mcp_session *m, json_t *args, json_t *token)
 {

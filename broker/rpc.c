@@ -318,13 +318,19 @@ stream_connected(int fd)
 bool
 rpc_get_fd(struct call *c, bool readable, int *fd)
 {
-	json_t *v = json_object_get(c->params, "fd");
+	return rpc_get_fd_named(c, "fd", readable, fd);
+}
+
+bool
+rpc_get_fd_named(struct call *c, const char *name, bool readable, int *fd)
+{
+	json_t *v = json_object_get(c->params, name);
 	json_int_t i = json_is_integer(v) ? json_integer_value(v) : -1;
 	struct stat st;
 	int fl, acc;
 
 	if (i < 0 || (size_t)i >= c->nfds) {
-		rpc_bad_param(c, "fd", "expected the index of a descriptor sent "
+		rpc_bad_param(c, name, "expected the index of a descriptor sent "
 			  "with this request (%zu sent)", c->nfds);
 		return false;
 	}
@@ -333,23 +339,23 @@ rpc_get_fd(struct call *c, bool readable, int *fd)
 	acc = fl & O_ACCMODE;
 	if (fl < 0 || (fl & O_PATH) ||
 	    (readable ? acc == O_WRONLY : acc == O_RDONLY)) {
-		rpc_bad_param(c, "fd", "the descriptor is not open for %s",
+		rpc_bad_param(c, name, "the descriptor is not open for %s",
 			  readable ? "reading" : "writing");
 		return false;
 	}
 	if (fl & O_NONBLOCK) {
-		rpc_bad_param(c, "fd", "the descriptor is non-blocking");
+		rpc_bad_param(c, name, "the descriptor is non-blocking");
 		return false;
 	}
 	if (fstat(*fd, &st) < 0 ||
 	    !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) ||
 	      S_ISSOCK(st.st_mode))) {
-		rpc_bad_param(c, "fd", "expected a regular file, a pipe or a "
+		rpc_bad_param(c, name, "expected a regular file, a pipe or a "
 			  "socket");
 		return false;
 	}
 	if (S_ISSOCK(st.st_mode) && !stream_connected(*fd)) {
-		rpc_bad_param(c, "fd", "a socket must be a connected stream socket "
+		rpc_bad_param(c, name, "a socket must be a connected stream socket "
 			  "(not datagram, listening or unconnected)");
 		return false;
 	}
@@ -446,6 +452,144 @@ get_overrides(struct call *c, struct jobrun_overrides *ov)
 	return true;
 }
 
+/*
+ * The job's standard input (docs/protocol.md, exec): at most one of
+ * "stdin" (a string, its bytes as they are, at most inline_kb),
+ * "stdin_b64" (base64, at most inline_kb decoded) or "stdin_fd" (a
+ * readable descriptor sent with the request, rpc_get_fd's kinds),
+ * streamed to the program (stdin_feed.h). Inline bytes over the limit
+ * are refused by name (too_large), never cut: a job must not run on part
+ * of its input. *FEED_SET says whether F was set up; *RAW holds decoded
+ * base64 (the caller frees it after the job).
+ */
+static bool
+get_stdin(struct call *c, struct stdin_feed *f, bool *feed_set, uint8_t **raw)
+{
+	static const char *const names[] = {"stdin", "stdin_b64", "stdin_fd"};
+	uint64_t limit = c->s->policy->files.inline_bytes;
+	const char *given = NULL;
+	json_t *v;
+	size_t len;
+	int fd, e;
+
+	*feed_set = false;
+	*raw = NULL;
+	for (size_t i = 0; i < 3; i++) {
+		if (json_object_get(c->params, names[i]) == NULL)
+			continue;
+		if (given != NULL) {
+			rpc_bad_param(c, names[i], "give one of stdin, stdin_b64 "
+				      "and stdin_fd, not %s and %s", given,
+				      names[i]);
+			return false;
+		}
+		given = names[i];
+	}
+	if (given == NULL)
+		return true;
+	v = json_object_get(c->params, given);
+	if (strcmp(given, "stdin_fd") == 0) {
+		if (!rpc_get_fd_named(c, "stdin_fd", true, &fd))
+			return false;
+		if (stdin_feed_init_fd(f, fd) < 0) {
+			rpc_out_of_memory(c);
+			return false;
+		}
+		*feed_set = true;
+		return true;
+	}
+	if (!json_is_string(v)) {
+		rpc_bad_param(c, given, "expected a %sstring",
+			      given[5] == '_' ? "base64 " : "");
+		return false;
+	}
+	len = json_string_length(v);
+	if (given[5] == '_') {
+		e = rpc_b64_decode(json_string_value(v), len, limit, raw, &len);
+		if (e == -ENOMEM) {
+			rpc_out_of_memory(c);
+			return false;
+		}
+		if (e == -EINVAL) {
+			rpc_bad_param(c, given, "not base64");
+			return false;
+		}
+	} else {
+		e = len > limit ? -EFBIG : 0;
+	}
+	if (e == -EFBIG) {
+		rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:I}",
+			 "param", given, "error", "too_large", "limit_bytes",
+			 (json_int_t)limit), "invalid params: %s: too_large: "
+			 "inline standard input is at most %llu bytes (the "
+			 "policy's [files] inline_kb); pass a descriptor as "
+			 "stdin_fd for more", given, (unsigned long long)limit);
+		return false;
+	}
+	stdin_feed_init_data(f, *raw != NULL ? (const void *)*raw :
+			     (const void *)json_string_value(v), len);
+	*feed_set = true;
+	return true;
+}
+
+/*
+ * The "env" parameter: an object of variable names and string values,
+ * laid over the policy's [environment] (jobrun_set_env) as far as its
+ * [jail] client_env allows. A refusal is -32602 with data.param "env",
+ * data.error its name (invalid_env_name, invalid_env_value,
+ * env_not_allowed, too_many_env) and data.name the variable.
+ */
+static bool
+get_env(struct call *c, struct jobrun *jr)
+{
+	json_t *o = json_object_get(c->params, "env"), *v;
+	enum jobenv_error je;
+	const char *name;
+	char why[512];
+	bool oom;
+	int e;
+
+	if (o == NULL)
+		return true;
+	if (!json_is_object(o)) {
+		rpc_bad_param(c, "env", "expected an object of variable names "
+			      "and string values");
+		return false;
+	}
+	json_object_foreach(o, name, v) {
+		if (!json_is_string(v)) {
+			rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:s}",
+				 "param", "env", "error", "invalid_env_value",
+				 "name", name), "invalid params: env: "
+				 "invalid_env_value: the value of %.64s is not a "
+				 "string", name);
+			return false;
+		}
+		je = jobrun_set_env(jr, c->s->policy, name, json_string_value(v),
+				    json_string_length(v), &oom, why,
+				    sizeof(why));
+		if (oom) {
+			rpc_out_of_memory(c);
+			return false;
+		}
+		if (je != JOBENV_OK) {
+			rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:s}",
+				 "param", "env", "error", jobenv_error_name(je),
+				 "name", name), "invalid params: env: %s", why);
+			return false;
+		}
+	}
+	if ((e = jobrun_check_fits(jr)) < 0) {
+		if (e == -ENOMEM)
+			rpc_out_of_memory(c);
+		else
+			rpc_bad_param(c, "env", "%s",
+				      jobrun_spec_error(e, why, sizeof(why)));
+		return false;
+	}
+	return true;
+}
+
 /* Puts the workspace directory's permission bits back to the session's
  * (rpc_session.root_mode) when a job changed them; best effort. */
 static void
@@ -470,28 +614,44 @@ static json_t *
 m_exec(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {"argv", "timeout_seconds",
-					    "memory_mb", NULL};
+					    "memory_mb", "stdin", "stdin_b64",
+					    "stdin_fd", "env", NULL};
 	struct rpc_session *s = c->s;
 	struct snapshot before, after;
 	struct jobrun_overrides ov;
 	struct jobrun jr;
+	struct stdin_feed feed;
 	char err[256];
 	_cleanup_free_ char **argv = NULL;
+	_cleanup_free_ uint8_t *raw = NULL;
+	bool has_stdin;
 	json_t *r;
 	int argc, e;
 
 	(void)p;
+	stdin_feed_init_data(&feed, "", 0);
 	if (!rpc_known_params(c, names) || !get_argv(c, &argv, &argc) ||
-	    !get_overrides(c, &ov))
+	    !get_overrides(c, &ov) || !get_stdin(c, &feed, &has_stdin, &raw)) {
+		stdin_feed_free(&feed);
 		return NULL;
+	}
 	if ((e = jobrun_init(&jr, s->policy, argc, argv, &ov)) < 0) {
+		stdin_feed_free(&feed);
 		if (e == -ENOMEM)
 			return rpc_out_of_memory(c);
 		return rpc_bad_param(c, "argv", "%s",
 				 jobrun_spec_error(e, err, sizeof(err)));
 	}
+	if (!get_env(c, &jr)) {
+		jobrun_free(&jr);
+		stdin_feed_free(&feed);
+		return NULL;
+	}
+	if (has_stdin)
+		jr.feed = &feed;
 	if (s->sup == NULL) {
 		jobrun_free(&jr);
+		stdin_feed_free(&feed);
 		return rpc_fail(c, RPC_JOB_ERROR, NULL, "no launcher in this "
 			    "session");
 	}
@@ -505,6 +665,7 @@ m_exec(struct call *c, struct rawpath *p)
 			  jobrun_interrupted, &before);
 	if (e < 0) {
 		jobrun_free(&jr);
+		stdin_feed_free(&feed);
 		if (e == -EINTR)
 			return rpc_fail(c, RPC_JOB_ERROR, NULL, "the broker was "
 				    "interrupted before the job");
@@ -521,6 +682,7 @@ m_exec(struct call *c, struct rawpath *p)
 			 jr.res.detail ? jr.res.detail : strerror(-e));
 		snapshot_free(&before);
 		jobrun_free(&jr);
+		stdin_feed_free(&feed);
 		return r;
 	}
 	e = snapshot_take(s->fs.root, &s->fs.quota, &before,
@@ -534,6 +696,7 @@ m_exec(struct call *c, struct rawpath *p)
 		snapshot_free(&s->before);
 	r = jobrun_result_json(&jr);
 	jobrun_free(&jr);
+	stdin_feed_free(&feed);
 	return r != NULL ? r : rpc_out_of_memory(c);
 }
 

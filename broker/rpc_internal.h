@@ -76,6 +76,9 @@ bool rpc_get_path(struct call *c, const char *name, const char *name_b64,
 /* The descriptor "fd" names (borrowed from C), checked for direction and
  * kind (regular file, pipe, connected stream socket). */
 bool rpc_get_fd(struct call *c, bool readable, int *fd);
+/* rpc_get_fd for the parameter NAME ("stdin_fd") instead of "fd". */
+bool rpc_get_fd_named(struct call *c, const char *name, bool readable,
+		      int *fd);
 /* Base64 S (LEN bytes) into *OUT (the caller frees it, *OUTLEN bytes);
  * 0, -EINVAL, -EFBIG over MAX bytes, or -ENOMEM. */
 int rpc_b64_decode(const char *s, size_t len, size_t max, uint8_t **out,
