@@ -212,15 +212,12 @@ class ScriptedModel:
 
 INTERPRETERS = {"python": "python3", "bash": "bash", "sh": "sh"}
 MAX_ARG_CODE = 16000    # bytes of code passed as an argument (stockade: 16 KiB each)
-STDIN_NAME = ".stockade-stdin"
 CODE_NAME = ".stockade-code"
-# stdin and long code travel as workspace files, opened (as descriptors 0
-# and 3) and unlinked before the program starts: the jail's own stdin is
-# /dev/null, and nothing is left in /work. $1 and $2 name the files ("" for
-# none), the program follows.
-WRAPPER = ('if [ -n "$1" ]; then exec 0<"/work/$1" && rm -f "/work/$1"; fi && '
-           'if [ -n "$2" ]; then exec 3<"/work/$2" && rm -f "/work/$2"; fi && '
-           'shift 2 && exec "$@"')
+# stdin is stockade run's own standard input, streamed to the program
+# (docs/tool.md). Long code travels as a workspace file, opened as
+# descriptor 3 and unlinked before the program starts, so nothing is left
+# in /work. $1 names it, the program follows.
+WRAPPER = 'exec 3<"/work/$1" && rm -f "/work/$1" && shift 1 && exec "$@"'
 
 
 def tool_schema(source_root):
@@ -261,7 +258,7 @@ class Framework:
         self.prefix = prefix
         self.env = env
         self.ws = ws
-        self.scratch = scratch      # host directory for stdin files
+        self.scratch = scratch      # host directory for long code files
         self.ceilings = ceilings    # {"timeout_seconds": S, "memory_mb": M}
 
     def argv(self, call, fmt, flags):
@@ -284,21 +281,11 @@ class Framework:
         argv += flags
         interpreter = INTERPRETERS[lang]
         code = call["code"]
-        puts, names = [], ["", ""]
-        if "stdin" in call:
-            puts.append(self.host_file(call["stdin"], STDIN_NAME))
-            names[0] = STDIN_NAME
-        if len(code.encode("utf-8")) > MAX_ARG_CODE:
-            puts.append(self.host_file(code, CODE_NAME))
-            names[1] = CODE_NAME
-            program = [interpreter, "/proc/self/fd/3"]
-        else:
-            program = [interpreter, "-c", code]
-        if not puts:
-            return argv + ["--"] + program
-        for put in puts:
-            argv += ["--put", put]
-        return argv + ["--", "sh", "-c", WRAPPER, "sh"] + names + program
+        if len(code.encode("utf-8")) <= MAX_ARG_CODE:
+            return argv + ["--", interpreter, "-c", code]
+        argv += ["--put", self.host_file(code, CODE_NAME)]
+        return argv + ["--", "sh", "-c", WRAPPER, "sh", CODE_NAME,
+                       interpreter, "/proc/self/fd/3"]
 
     def host_file(self, text, name):
         """A --put argument for TEXT as the workspace file NAME."""
@@ -312,13 +299,16 @@ class Framework:
         """Runs CALL; returns (exit status, stdout text, stderr text, the
         stockade argv). DURING(popen), if given, runs while the job does."""
         argv = self.argv(call, fmt, flags)
+        # stdin is stockade's own, a pipe (without it, /dev/null).
+        data = call["stdin"].encode("utf-8") if "stdin" in call else None
         p = subprocess.Popen(self.prefix + argv, env=self.env, cwd="/",
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stdin=subprocess.PIPE if data is not None
+                             else subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, preexec_fn=bound_child)
         try:
             if during is not None:
                 during(p)
-            out, err = p.communicate(timeout=90)
+            out, err = p.communicate(input=data, timeout=90)
         finally:
             if p.poll() is None:
                 p.kill()
@@ -709,7 +699,7 @@ print("mean", sum(scores) / len(scores))
         check=lambda ws, out: "report: 1 files" in out or _fail(out)))
     padding = "# " + "padding " * 2500 + "\n"      # 20 KB of code
     s.append(dict(
-        title="tool mapping: stdin and 20 KB of code travel as files, none left in /work",
+        title="tool mapping: stdin through a pipe, 20 KB of code as a file, none left in /work",
         status="ok", action="done",
         first=py(padding + """
 import sys
@@ -997,13 +987,16 @@ def examples_markdown(examples):
         argv[argv.index("--workspace") + 1] = "WS"
         if "--put" in argv:
             i = argv.index("--put") + 1
-            argv[i] = "STDIN_FILE:" + argv[i].split(":", 1)[1]
+            argv[i] = "CODE_FILE:" + argv[i].split(":", 1)[1]
+        cmd = shlex.join(argv)
+        if "stdin" in ex["call"]:
+            cmd = shlex.join(["printf", "%s", ex["call"]["stdin"]]) + " | " + cmd
         out += [f"### {title}", "",
                 "Tool call:", "", "```json",
                 json.dumps(ex["call"], ensure_ascii=False), "```", "",
                 "`stockade run` (framework limits: "
                 + (" ".join(ex["flags"]) or "none beyond the call") + "):", "",
-                "```sh", shlex.join(argv), "```", "",
+                "```sh", cmd, "```", "",
                 "Reply, text form (what the model reads):", "", "```text",
                 ex["text"].rstrip("\n"), "```", "",
                 "The same call with `--format json` (another run; one "
