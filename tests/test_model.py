@@ -233,12 +233,13 @@ def tool_schema(source_root):
     jsonschema.Draft202012Validator.check_schema(schema)
     v = jsonschema.Draft202012Validator(schema)
     good = {"language": "python", "code": "print(1)", "stdin": "",
-            "timeout_seconds": 0.5, "memory_mb": 64}
+            "env": {"LC_ALL": "C"}, "timeout_seconds": 0.5, "memory_mb": 64}
     bad = [{"language": "ruby", "code": "p 1"}, {"language": "sh"},
            {"language": "sh", "code": ""},
            dict(good, timeout_seconds=0), dict(good, timeout_seconds=31),
            dict(good, memory_mb=2048), dict(good, memory_mb=1.5),
-           dict(good, argv=["sh"])]
+           dict(good, argv=["sh"]), dict(good, env={"A=B": "x"}),
+           dict(good, env={"A": 1})]
     if not v.is_valid(good) or any(v.is_valid(b) for b in bad):
         raise AssertionError("docs/tool.md: the input schema takes "
                              + json.dumps([b for b in bad if v.is_valid(b)])
@@ -278,6 +279,8 @@ class Framework:
                 raise AssertionError(f"{key} {value} is above the schema's "
                                      f"maximum {self.ceilings[key]}")
             argv += [flag, str(value)]
+        for name, value in call.get("env", {}).items():
+            argv += ["--env", f"{name}={value}"]
         argv += flags
         interpreter = INTERPRETERS[lang]
         code = call["code"]
@@ -699,12 +702,12 @@ print("mean", sum(scores) / len(scores))
         check=lambda ws, out: "report: 1 files" in out or _fail(out)))
     padding = "# " + "padding " * 2500 + "\n"      # 20 KB of code
     s.append(dict(
-        title="tool mapping: stdin through a pipe, 20 KB of code as a file, none left in /work",
+        title="tool mapping: stdin through a pipe, env as --env, 20 KB of code as a file, none left in /work",
         status="ok", action="done",
         first=py(padding + """
-import sys
-print("sum", sum(int(x) for x in sys.stdin.read().split()))
-""", stdin="1 2 3\n4\n"),
+import os, sys
+print(os.environ["LABEL"], sum(int(x) for x in sys.stdin.read().split()))
+""", stdin="1 2 3\n4\n", env={"LABEL": "sum"}),
         fixes={},
         check=lambda ws, out: (out.strip() == "sum 10" or _fail(out)) and (
             not os.listdir(ws) or _fail(f"left in /work: {os.listdir(ws)}"))))
