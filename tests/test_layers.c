@@ -825,6 +825,98 @@ Test(layers, run_takes_a_terminal_only_with_no_terminal_off)
 	close(master);
 }
 
+/* Collects a job's stdout (supervisor_run's output callback). */
+static void
+collect_stdout(void *arg, int stream, const uint8_t *data, size_t len)
+{
+	struct capture *c = arg;
+
+	if (stream == 1)
+		capture_add(c, data, len);
+}
+
+/*
+ * JOB_F_STDIN (issue 22): a RUN that says it carries the job's standard
+ * input must carry the read end of a pipe, and only then may a pipe come:
+ * a RUN with the flag and no descriptor, with a pipe's write end or with
+ * a character device (/dev/null), or a pipe without the flag, ends the
+ * session unanswered. The supervisor's own way (sup.feed) is answered,
+ * the program reading what was fed.
+ */
+Test(layers, run_takes_a_stdin_pipe_only_as_promised)
+{
+	char err[POLICY_ERR_MAX + 256];
+	char prog[] = "cat";
+	char *argv[] = {prog, NULL};
+	struct policy pol;
+	struct supervisor sup;
+	struct job_spec spec;
+	struct job_result res;
+	struct stdin_feed feed;
+	struct capture out;
+	uint8_t *msg = malloc(PROTO_MAX_MSG), *text;
+	int wsfd, p[2], null, n, fd;
+	size_t len;
+
+	cr_assert_not_null(msg);
+	cr_assert_eq(policy_load_default(&pol, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(supervisor_init_path(&sup, harness_launcher(), err,
+					  sizeof(err)), 0, "%s", err);
+	wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(wsfd, 0);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(null, 0);
+
+	for (int i = 0; i < 4; i++) {
+		/* 0: the flag, no descriptor; 1: the flag, a write end;
+		 * 2: the flag, /dev/null; 3: a read end, no flag. */
+		int second = i == 0 ? -1 : i == 1 ? p[1] : i == 2 ? null : p[0];
+		int fds[2] = {wsfd, second};
+
+		cr_assert_eq(supervisor_start(&sup), 0);
+		cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, argv), 0);
+		spec.limits = pol.limits;
+		spec.job_id = sup.next_job_id++;
+		if (i < 3)
+			spec.flags |= JOB_F_STDIN;
+		n = proto_encode_run(msg, PROTO_MAX_MSG, &spec);
+		cr_assert_gt(n, 0);
+		cr_assert_eq(proto_send_fds(sup.sock, msg, (size_t)n, fds,
+					    second >= 0 ? 2 : 1), 0);
+		/* No RESULT, no OUTPUT: the launcher ends the session. */
+		n = proto_recv(sup.sock, msg, PROTO_MAX_MSG, &fd);
+		cr_assert(n == 0 || n == -ECONNRESET, "case %d: %d", i, n);
+		supervisor_stop(&sup);
+		jobspec_release(&spec);
+	}
+
+	stdin_feed_init_data(&feed, "fed\n", 4);
+	cr_assert_eq(capture_init(&out, 4096), 0);
+	cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, argv), 0);
+	spec.limits = pol.limits;
+	sup.feed = &feed;
+	cr_assert_eq(supervisor_run(&sup, &spec, wsfd, collect_stdout, &out,
+				    &res), 0);
+	sup.feed = NULL;
+	cr_assert_eq(res.status, JOB_OK, "%s", res.detail);
+	text = capture_collect(&out, "", &len);
+	cr_assert(text != NULL && len == 4 && memcmp(text, "fed\n", 4) == 0,
+		  "stdout %.*s", (int)len, text != NULL ? (char *)text : "");
+	free(text);
+	capture_free(&out);
+	stdin_feed_free(&feed);
+	job_result_clear(&res);
+	jobspec_release(&spec);
+	supervisor_free(&sup);
+	policy_clear(&pol);
+	free(msg);
+	close(wsfd);
+	close(null);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* caps_nnp: no_new_privs and an empty bounding set, or neither. */
 Test(layers, caps_nnp)
 {
