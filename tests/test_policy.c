@@ -395,6 +395,35 @@ Test(valid, jail)
 	policy_clear(&d);
 }
 
+/* [jail] client_env (issue 22): the default lets a client set any name;
+ * a list allows its names and prefixes only; an empty one nothing. */
+Test(valid, client_env)
+{
+	struct policy d, p, none;
+	char err[POLICY_ERR_MAX];
+
+	load_default(&d);
+	cr_assert_str_eq(d.client_env, "*");
+	cr_assert(policy_client_env_allows(&d, "LD_PRELOAD"));
+	cr_assert(policy_client_env_allows(&d, "x"));
+	load_fixture("valid-client-env.ini", &p);
+	cr_assert(policy_client_env_allows(&p, "LANG"));
+	cr_assert(policy_client_env_allows(&p, "TZ"));
+	cr_assert(policy_client_env_allows(&p, "MY_"));
+	cr_assert(policy_client_env_allows(&p, "MY_VAR"));
+	cr_assert(!policy_client_env_allows(&p, "LANGUAGE"));
+	cr_assert(!policy_client_env_allows(&p, "LAN"));
+	cr_assert(!policy_client_env_allows(&p, "MY"));
+	cr_assert(!policy_client_env_allows(&p, "PATH"));
+	memset(&none, 0, sizeof(none));
+	cr_assert_eq(policy_load_string(&none, "[jail]\nclient_env =\n", "t",
+					err, sizeof(err)), 0, "%s", err);
+	cr_assert(!policy_client_env_allows(&none, "LANG"));
+	policy_clear(&none);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
 Test(valid, files)
 {
 	struct policy d, p;
@@ -991,7 +1020,13 @@ Test(policy_clear, accepts_null_and_twice)
 	X(duplicate_key_files, "invalid-duplicate-key-files.ini", 6,          \
 	  "duplicate key \"max_files\"")                                      \
 	X(files_key_in_limits, "invalid-files-key-in-limits.ini", 2,          \
-	  "unknown key \"max_files\" in [limits]")
+	  "unknown key \"max_files\" in [limits]")                             \
+	X(client_env, "invalid-client-env.ini", 2,                            \
+	  "client_env: \"A-B\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*), " \
+	  "a name's prefix followed by \"*\", or \"*\"")                       \
+	X(client_env_star, "invalid-client-env-star.ini", 2,                  \
+	  "client_env: \"*X\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*), " \
+	  "a name's prefix followed by \"*\", or \"*\"")
 
 #define X_TEST(id, file, line, msg)                                           \
 	Test(invalid, id) { expect_invalid(file, line, msg); }
