@@ -60,6 +60,7 @@
 #include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -392,38 +393,50 @@ drop_caps_host(void)
  * nothing and exits after its payload). The launcher discarding the jail
  * (EOF) ends init quietly; a message that does not decode, or a job that
  * asks for what the jail was not built for (jail_pool_compatible: a
- * launcher is not trusted to widen a jail), is a set-up failure. Signals
+ * launcher is not trusted to widen a jail), is a set-up failure. The
+ * message carries the job's stdin pipe exactly when its spec has
+ * JOB_F_STDIN (else it is a set-up failure too); it is stored in
+ * *STDIN_FD. Signals
  * are blocked: the wait is not interrupted, and the kernel's SIGKILL
  * still ends it.
  */
 static const struct job_spec *
-take_job(const struct job_spec *template, int go_fd, int status_fd)
+take_job(const struct job_spec *template, int go_fd, int status_fd,
+	 int *stdin_fd)
 {
 	struct job_spec *job = calloc(1, sizeof(*job));
 	uint8_t *msg = malloc(PROTO_MAX_MSG);
 	const uint8_t *body;
-	size_t body_len;
+	size_t body_len, nfds = 0;
 	uint16_t type;
-	ssize_t n;
+	struct stat st;
+	int n, in = -1, fl;
 
 	if (job == NULL || msg == NULL)
 		setup_failed(status_fd, STAGE_POOL_JOB, ENOMEM);
-	do
-		n = recv(go_fd, msg, PROTO_MAX_MSG, MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
+	/* At most one descriptor: the job's stdin (more, or a control
+	 * message of another kind, is -EBADMSG with all of them closed). */
+	n = proto_recv_fds(go_fd, msg, PROTO_MAX_MSG, &in, 1, &nfds);
 	if (n == 0)
 		_exit(0);
 	if (n < 0)
-		setup_failed(status_fd, STAGE_POOL_JOB, errno);
-	if ((size_t)n > PROTO_MAX_MSG ||
-	    proto_decode_header(msg, (size_t)n, &type, &body, &body_len) < 0 ||
+		setup_failed(status_fd, STAGE_POOL_JOB, -n);
+	if (proto_decode_header(msg, (size_t)n, &type, &body, &body_len) < 0 ||
 	    type != PROTO_RUN || proto_decode_run(body, body_len, job) < 0)
 		setup_failed(status_fd, STAGE_POOL_JOB, EBADMSG);
-	/* A waiting jail has no stdin to give (monitor.c never sends it a
-	 * job with one): refused rather than run on /dev/null. */
+	/* The job's stdin exactly when its spec says so, and then the read
+	 * end of a pipe only (proto.h, JOB_F_STDIN), as the launcher
+	 * checked; numbered above the standard streams, which init has
+	 * closed and the payload's will take. */
 	if (!jail_pool_compatible(template, job) ||
-	    (job->flags & JOB_F_STDIN) != 0)
+	    ((job->flags & JOB_F_STDIN) != 0) != (nfds == 1) ||
+	    (nfds == 1 &&
+	     (fstat(in, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+	      (fl = fcntl(in, F_GETFL)) < 0 ||
+	      (fl & (O_ACCMODE | O_PATH)) != O_RDONLY)))
 		setup_failed(status_fd, STAGE_POOL_JOB, EPERM);
+	if (nfds == 1 && (*stdin_fd = above_stdio(in, F_DUPFD_CLOEXEC)) < 0)
+		setup_failed(status_fd, STAGE_POOL_JOB, -*stdin_fd);
 	close(go_fd);
 	free(msg);
 	return job;
@@ -454,7 +467,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	sigset_t all;
 	pid_t payload;
 	char go;
-	int stage, e;
+	int stage, e, in_fd = h->stdin_fd;
 
 	/* Not the zygote's name: `ps` and /proc/1/status in the jail. */
 	prctl(PR_SET_NAME, "stockade-init");
@@ -564,7 +577,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 
 	/* A warm pool's jail: built; now the job (pool.h). */
 	if (go_fd >= 0)
-		spec = take_job(spec, go_fd, status_fd);
+		spec = take_job(spec, go_fd, status_fd, &in_fd);
 
 	payload = fork();
 	if (payload < 0)
@@ -573,15 +586,15 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
 			setup_failed(status_fd, STAGE_STDIO, errno);
 		jail_exec_payload(spec, h->filter, landlock_rs, landlock_abi,
-				  status_fd, notify_fd, h->stdin_fd);
+				  status_fd, notify_fd, in_fd);
 	}
 	close(out_fd);
 	close(err_fd);
 	close(notify_fd);
 	if (landlock_rs >= 0)
 		close(landlock_rs);
-	if (h->stdin_fd >= 0)
-		close(h->stdin_fd);
+	if (in_fd >= 0)
+		close(in_fd);
 
 	for (;;) {
 		siginfo_t si;

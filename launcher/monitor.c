@@ -281,7 +281,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	int e = 0;
 	struct zygote_reply zr;
 	bool poolable;
-	int warm;
+	int warm, stdin_pipe;
 
 	memset(&s, 0, sizeof(s));
 	s.zygote = &l->zygote;
@@ -313,18 +313,20 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	 * is confined and could not. Its filter is the monitor's unless a
 	 * cgroup leaf holds the limits. */
 	memset(&zr, 0, sizeof(zr));
-	/* A job with a standard input (a pipe, or the caller's terminal)
-	 * gets a jail built with it: a waiting jail's init is past the
-	 * point where it could take one. */
-	poolable = tty_fd < 0 && s.cg_leaf < 0;
-	warm = poolable ? pool_take(&l->pool, &l->zygote, spec, &s.jail,
-				    &zr.kill_on_denial) : 0;
+	/* A job's stdin pipe goes to a waiting jail with its RUN (pool.h);
+	 * the caller's terminal needs a jail built with it (no setsid). */
+	poolable = (tty_fd < 0 || (spec->flags & JOB_F_STDIN) != 0) &&
+		   s.cg_leaf < 0;
+	stdin_pipe = (spec->flags & JOB_F_STDIN) != 0 ? tty_fd : -1;
+	warm = poolable ? pool_take(&l->pool, &l->zygote, spec, stdin_pipe,
+				    &s.jail, &zr.kill_on_denial) : 0;
 	/* A jail being prepared answers before any new request: take it
 	 * (it may be the one this job can have). */
 	if (warm == 0 && l->zygote.prepare_pending) {
 		warm = pool_refill_finish(&l->pool, &l->zygote);
 		if (warm == 0 && poolable)
-			warm = pool_take(&l->pool, &l->zygote, spec, &s.jail,
+			warm = pool_take(&l->pool, &l->zygote, spec,
+					 stdin_pipe, &s.jail,
 					 &zr.kill_on_denial);
 	}
 	if (warm < 0) {

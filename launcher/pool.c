@@ -190,10 +190,9 @@ pool_refill_finish(struct pool *p, struct zygote *z)
 
 int
 pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
-	  struct jail *j, bool *kill_on_denial)
+	  int stdin_fd, struct jail *j, bool *kill_on_denial)
 {
-	ssize_t sent;
-	int n;
+	int n, e;
 
 	if (p->n == 0 || !jail_pool_compatible(&p->template, spec))
 		return 0;
@@ -214,11 +213,9 @@ pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 				return -EPIPE;
 			continue;
 		}
-		do
-			sent = send(pj.jail.go_fd, p->buf, (size_t)n,
-				    MSG_NOSIGNAL);
-		while (sent < 0 && errno == EINTR);
-		if (sent != n) {
+		e = proto_send_fds(pj.jail.go_fd, p->buf, (size_t)n, &stdin_fd,
+				   stdin_fd >= 0 ? 1 : 0);
+		if (e < 0) {
 			if (drop_one(z, &pj.jail) < 0)
 				return -EPIPE;
 			continue;

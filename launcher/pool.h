@@ -25,6 +25,8 @@
  *    RUN is sent to init, so a warm job is not charged for a set-up it
  *    did not wait for; its CPU time is init's and the payload's, as for a
  *    cold jail;
+ *  - a job's stdin pipe (JOB_F_STDIN) goes with its RUN to init, which
+ *    checks it as the launcher does and gives it to the payload;
  *  - an idle pool costs no CPU: each init blocks in recv(2).
  * Jobs are built cold when the pool is empty or was built for another
  * kind of job, when the job's limits are held by a cgroup v2 leaf (a
@@ -107,13 +109,14 @@ int pool_refill_finish(struct pool *p, struct zygote *z);
 
 /*
  * Gives SPEC a waiting jail built for its kind: sends SPEC's RUN message
- * to that jail's init, moves the jail into *J (owned by the caller then;
+ * to that jail's init, with STDIN_FD (borrowed; the job's stdin pipe when
+ * SPEC has JOB_F_STDIN, else -1) attached, moves the jail into *J (owned by the caller then;
  * go_fd closed, start set to now) and *KILL_ON_DENIAL. Returns 1 when it
  * did, 0 when no waiting jail fits or is alive (the caller builds one
  * cold), or a negative errno when the zygote is gone.
  */
 int pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
-	      struct jail *j, bool *kill_on_denial);
+	      int stdin_fd, struct jail *j, bool *kill_on_denial);
 
 /*
  * Drops every waiting jail, the one being prepared too: SIGKILL through

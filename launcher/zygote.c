@@ -9,7 +9,7 @@
  *            of the job's stdin pipe (a FIFO; JOB_F_STDIN) or the
  *            caller's terminal (a character device; layer no_terminal
  *            off);
- *   prepare  u32 "POOL", then a request as above without a terminal: a
+ *   prepare  u32 "POOL", then a request as above without a stdin: a
  *            jail for the warm pool, whose init waits for its job
  *            (zygote_prepare_jail);
  *   reply    i32 refusal, i32 errno, u8 kill_on_denial, i32 pid,

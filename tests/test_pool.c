@@ -158,6 +158,43 @@ Test(pool, every_job_gets_a_jail_of_its_own)
 	session_close(&ss);
 }
 
+/*
+ * A job with a standard input (JOB_F_STDIN, issue 22) takes a waiting
+ * jail too: its pipe goes to that jail's init with the RUN, and the
+ * program reads it. One of the jails that waited before the job is gone
+ * after it (taken), which a cold jail would not do.
+ */
+Test(pool, a_job_with_stdin_takes_a_waiting_jail)
+{
+	char *argv[] = {(char *)(uintptr_t)"cat", NULL};
+	pid_t before[8], after[8];
+	struct stdin_feed feed;
+	struct job_result res;
+	struct captured c;
+	struct session ss;
+	int left = 0;
+
+	pool_open(&ss);
+	run_sh(&ss, "true", &c);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, before, 8), (int)POOL);
+	stdin_feed_init_data(&feed, "warm\n", 5);
+	ss.sup.feed = &feed;
+	memset(&c, 0, sizeof(c));
+	memset(&res, 0, sizeof(res));
+	run_job(&ss, argv, 0, &c, &res);
+	ss.sup.feed = NULL;
+	cr_assert_eq(res.status, JOB_OK, "%s: %s", res.detail, c.data[2]);
+	cr_assert_str_eq(c.data[1], "warm\n");
+	job_result_clear(&res);
+	stdin_feed_free(&feed);
+	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, after, 8), (int)POOL);
+	for (unsigned i = 0; i < POOL; i++)
+		for (unsigned k = 0; k < POOL; k++)
+			left += before[i] == after[k];
+	cr_assert_eq(left, (int)POOL - 1, "the waiting jails did not serve it");
+	session_close(&ss);
+}
+
 Test(pool, waiting_jails_spend_no_cpu)
 {
 	unsigned long long before[POOL], after;
