@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -111,8 +112,9 @@ usage(FILE *f)
 /*
  * The job's standard input (README.md, "Standard input"): FILE when
  * given (opened before confinement; a directory is refused), else
- * stockade's own stdin unless it is a terminal, closed or NO (--no-stdin).
- * Returns the descriptor to feed (0, or FILE's, which *OWNED then holds),
+ * stockade's own stdin unless it is a terminal, closed, /dev/null itself
+ * (character device 1:3, the kernel's devices.txt: the job's own
+ * /dev/null does as well, with no pipe) or NO (--no-stdin). Returns the descriptor to feed (0, or FILE's, which *OWNED then holds),
  * -1 for none (/dev/null), or -2 after complaining.
  */
 static int
@@ -125,7 +127,9 @@ open_stdin(const char *file, bool no, int *owned)
 	if (no)
 		return -1;
 	if (file == NULL)
-		return isatty(0) || fstat(0, &st) < 0 ? -1 : 0;
+		return isatty(0) || fstat(0, &st) < 0 ||
+		       (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) ?
+		       -1 : 0;
 	fd = open(file, O_RDONLY | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		log_error("--stdin %s: %s", file, strerror(errno));
