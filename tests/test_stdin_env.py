@@ -9,7 +9,8 @@
 #   run    a pipe reaches the program (`echo 'print(1+1)' | stockade run
 #          -- python3 -` prints 2), 3 MiB arrive whole, --stdin FILE,
 #          --no-stdin, a terminal gives /dev/null, a program that never
-#          reads an endless pipe still ends; --env sets and overrides,
+#          reads an endless pipe still ends, an input that fails to read
+#          (EISDIR) makes the job sandbox_error, never ok; --env sets and overrides,
 #          --env NAME passes stockade's own value, nothing else of the
 #          caller's environment arrives, bad names and names the policy's
 #          [jail] client_env does not list are refused by name;
@@ -148,7 +149,19 @@ def case_run_no_stdin(u):
     rc, o, err = u.run(["--stdin", "/", ], ["cat"])
     check(rc == 2 and "is a directory" in err,
           f"--stdin of a directory: rc {rc}, {err!r}")
-    return "--no-stdin and a terminal give /dev/null; bad --stdin refused"
+    # An input that fails to read (a directory as stockade's own stdin:
+    # EISDIR) is never an ok job on part of its input.
+    d = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        rc, o, err = u.run([], ["cat"], stdin=d)
+    finally:
+        os.close(d)
+    check(rc == 70 and o is not None and o["status"] == "sandbox_error"
+          and "could not read the job's standard input" in o["detail"],
+          lambda: f"a stdin that fails to read: rc {rc}, "
+                  f"{o and (o['status'], o['detail'])}, {err[-300:]!r}")
+    return ("--no-stdin and a terminal give /dev/null; bad --stdin "
+            "refused; a read error is sandbox_error")
 
 
 def case_run_unread(u):
