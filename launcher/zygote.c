@@ -234,7 +234,8 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 
 /*
  * Sorts the descriptors after the workspace, FDS[1..NFDS), by kind into
- * HOST: a directory is the cgroup leaf; a FIFO (the job's stdin pipe) or
+ * HOST: a directory is the cgroup leaf; a FIFO open read-only (the job's
+ * stdin pipe, as the launcher checked it) or
  * a character device (the caller's terminal) the payload's stdin, at
  * most one of each kind. Returns false for anything else. *FIFO says
  * which the stdin is.
@@ -249,7 +250,10 @@ sort_fds(const int *fds, size_t nfds, struct jail_host *host, bool *fifo)
 			return false;
 		if (S_ISDIR(st.st_mode) && host->cgroup_fd < 0)
 			host->cgroup_fd = fds[i];
-		else if ((S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) &&
+		else if ((S_ISCHR(st.st_mode) ||
+			  (S_ISFIFO(st.st_mode) &&
+			   (fcntl(fds[i], F_GETFL) & (O_ACCMODE | O_PATH)) ==
+				   O_RDONLY)) &&
 			 host->stdin_fd < 0) {
 			host->stdin_fd = fds[i];
 			*fifo = S_ISFIFO(st.st_mode);
