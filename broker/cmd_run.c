@@ -273,7 +273,9 @@ do_puts(struct xfers *puts, struct fs_ctx *ctx)
 		struct xfer *x = &puts->v[i];
 
 		x->done = true;
-		if (fsapi_put(ctx, x->sandbox, x->fd, x->mode, true, &x->size,
+		/* A missing parent is made, as MCP's write_file does. */
+		if (fsapi_mkdir_parents_of(ctx, x->sandbox, &x->why) < 0 ||
+		    fsapi_put(ctx, x->sandbox, x->fd, x->mode, true, &x->size,
 			      &x->why) < 0) {
 			fs_complain(ctx, x->sandbox, x->why, NULL);
 			return false;
