@@ -203,27 +203,6 @@ ll_proc_write(struct check_ctx *c, struct check_result *r)
 		   "open(/proc/self/comm, O_WRONLY)");
 }
 
-/* landlock.tcp_bind_refused: a TCP bind to 127.0.0.1:0 is refused
- * (EACCES): the ruleset handles LANDLOCK_ACCESS_NET_BIND_TCP with no
- * rule (landlock(7), ABI 4). */
-static void
-ll_tcp_bind(struct check_ctx *c, struct check_result *r)
-{
-	ll_refused(c, r, "tcp_bind", "EACCES", 4,
-		   "TCP bind to 127.0.0.1:0");
-}
-
-/* landlock.tcp_connect_refused: a TCP connect to 127.0.0.1:9, where
- * nothing listens, is refused by Landlock (EACCES) before the stack
- * could answer ECONNREFUSED: LANDLOCK_ACCESS_NET_CONNECT_TCP is handled
- * with no rule (landlock(7), ABI 4). */
-static void
-ll_tcp_connect(struct check_ctx *c, struct check_result *r)
-{
-	ll_refused(c, r, "tcp_connect", "EACCES", 4,
-		   "TCP connect to 127.0.0.1:9");
-}
-
 /* landlock.signal_to_init_refused: kill(1, 0) is refused (EPERM): init,
  * of the job's own ids, is outside the payload's domain and signals are
  * scoped (LANDLOCK_SCOPE_SIGNAL, ABI 6). */
@@ -259,10 +238,6 @@ const struct check checks_privs[] = {
 	 "the result's landlock_abi is the kernel's", ll_abi_reported},
 	{"landlock.proc_write_refused", "landlock",
 	 "open(/proc/self/comm, O_WRONLY): EACCES", ll_proc_write},
-	{"landlock.tcp_bind_refused", "landlock",
-	 "TCP bind to 127.0.0.1:0: EACCES", ll_tcp_bind},
-	{"landlock.tcp_connect_refused", "landlock",
-	 "TCP connect to 127.0.0.1:9: EACCES", ll_tcp_connect},
 	{"landlock.signal_to_init_refused", "landlock",
 	 "kill(1, 0): EPERM", ll_signal},
 	{"landlock.device_ioctl_refused", "landlock",

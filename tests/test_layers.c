@@ -626,8 +626,8 @@ static const char connect_py[] =
 	"    sys.exit(3)\n"
 	"print('connected')\n";
 
-/* network_ns: the host's loopback is reachable, or not (and Landlock's
- * TCP rules, part of the layer, go with it). */
+/* network_ns: the host's loopback is reachable, or not: the namespace
+ * alone keeps it out of reach (Landlock handles no TCP right). */
 Test(layers, network_ns)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET};
