@@ -1435,6 +1435,43 @@ Test(jail, root_owned_workspace_is_refused_when_running_as_root)
 	}
 }
 
+/* A workspace the job could not write is refused before any job runs
+ * (issue 22), by run, serve and mcp alike: read-only (0555), as the
+ * payload's owner sees it; the message names the mode and the fix. */
+Test(jail, unwritable_workspace_is_refused_before_the_job)
+{
+	const char *ws = harness_workspace();
+	static const char *const fronts[][3] = {{"serve", NULL, NULL},
+						{"mcp", NULL, NULL}};
+	char path[4096];
+	struct run_out o;
+
+	cr_assert_eq(chmod(ws, 0555), 0);
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "sh", "-c",
+	    "exit 7");
+	cr_assert_eq(o.status, 2, "exit %d: %s %s", o.status, o.out, o.err);
+	cr_assert_eq(o.out_len, 0, "a job ran: %s", o.out);
+	cr_assert_not_null(strstr(o.err, "is not writable by the job (mode "
+				  "0555"), "%s", o.err);
+	cr_assert_not_null(strstr(o.err, "chmod u+wx"), "%s", o.err);
+	run_out_free(&o);
+	for (size_t i = 0; i < 2; i++) {
+		RUN(&o, fronts[i][0], "--workspace", ws);
+		cr_assert_neq(o.status, 0, "%s: exit 0: %s", fronts[i][0],
+			      o.err);
+		cr_assert_not_null(strstr(o.err, "is not writable by the job"),
+				   "%s: %s", fronts[i][0], o.err);
+		run_out_free(&o);
+	}
+	cr_assert_eq(chmod(ws, 0755), 0);
+	snprintf(path, sizeof(path), "%s/f", ws);
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "sh", "-c",
+	    "echo x > /work/f");
+	expect_ok(&o);
+	run_out_free(&o);
+	cr_assert_eq(access(path, F_OK), 0);
+}
+
 /* A job cannot leave its workspace directory with other permissions
  * than it had (chmod 777 /work would outlive the job). */
 Test(jail, workspace_mode_is_restored_after_the_job)
