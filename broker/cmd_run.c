@@ -649,7 +649,7 @@ cmd_run(int argc, char **argv)
 		}
 		json_decref(o);
 	} else {
-		result_print_summary(&jr.res, &jr.limits, stderr);
+		result_print_summary(&jr.res, &jr.limits, &jr.cap[2], stderr);
 		rc = job_exit_status(&jr.res);
 	}
 	/* The job's status decides; a failed --get only turns an ok into 1. */

@@ -372,6 +372,16 @@ Test(jail, no_route_beyond_the_jail)
 	    "        print(e.errno)\n");
 	cr_assert_str_eq(expect_ok(&o), "101\n101\n");
 	run_out_free(&o);
+
+	/* A program that fails on it is told the sandbox has no network
+	 * (issue 22), not only to read its stderr. */
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import socket\n"
+	    "socket.create_connection(('192.0.2.1', 80), timeout=2)\n");
+	cr_assert_str_eq(jstr(&o, "status"), "exit_nonzero", "%s", o.out);
+	cr_assert_not_null(strstr(jstr(&o, "hint"), "the sandbox has no "
+				  "network"), "%s", o.out);
+	run_out_free(&o);
 }
 
 /* ---- what must stay outside --------------------------------------------- */
