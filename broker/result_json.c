@@ -163,7 +163,7 @@ result_hint(const struct job_result *res, const struct job_limits *lim,
 			found = network_failures[i];
 	free(text);
 	if (found != NULL)
-		snprintf(buf, size, "The program exited with code %d after a "
+		fmt_words(buf, size, "The program exited with code %d after a "
 			 "network failure (its stderr says \"%s\"): the "
 			 "sandbox has no network. The job's only interface is "
 			 "its own loopback (127.0.0.1 reaches the job itself), "

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "utf8.h"
 #include "buf.h"
 #include "cgroup.h"
 #include "denials.h"
@@ -215,12 +216,12 @@ clone_failed(struct launcher *l, const struct job_spec *spec, int e)
 			       .enforcement = ENFORCE_MONITOR};
 
 	if (e == -EPERM || e == -ENOSPC || e == -EINVAL || e == -EUSERS)
-		snprintf(detail, sizeof(detail),
+		fmt_words(detail, sizeof(detail),
 			 "cannot create the jail's namespaces (%s): unprivileged "
 			 "user namespaces are unavailable; run `stockade doctor`",
 			 strerror(-e));
 	else
-		snprintf(detail, sizeof(detail), "clone3: %s", strerror(-e));
+		fmt_words(detail, sizeof(detail), "clone3: %s", strerror(-e));
 	r.detail = detail;
 	return send_result(l, &r);
 }
@@ -237,12 +238,12 @@ setup_refused(struct launcher *l, const struct job_spec *spec, int e)
 			       .enforcement = ENFORCE_MONITOR};
 
 	if (e == -EPERM)
-		snprintf(detail, sizeof(detail),
+		fmt_words(detail, sizeof(detail),
 			 "running as root, stockade refuses a workspace owned by "
 			 "uid or gid 0: give the job a directory owned by an "
 			 "ordinary user, or run stockade as that user");
 	else
-		snprintf(detail, sizeof(detail),
+		fmt_words(detail, sizeof(detail),
 			 "running as root, stockade maps the job to uid %u and "
 			 "needs an id-mapped mount of the workspace, which failed "
 			 "(%s): put the workspace on a file system with idmapped "
@@ -263,7 +264,7 @@ limits_refused(struct launcher *l, const struct job_spec *spec,
 			       .exit_code = -1,
 			       .enforcement = ENFORCE_MONITOR};
 
-	snprintf(detail, sizeof(detail), "%s", why);
+	fmt_words(detail, sizeof(detail), "%s", why);
 	r.detail = detail;
 	return send_result(l, &r);
 }
