@@ -88,6 +88,7 @@ PHRASES = (
     ("stream large inputs", "stream_input"),
     ("bounded pool", "bounded_pool"),
     ("write large results to a file in /work", "write_to_file"),
+    ("write it to a file in /work", "write_to_file"),
     ("smaller files", "smaller_files"),
     ("delete temporary files or write less", "write_less"),
     ("retrying will fail the same way", "avoid_operation"),
@@ -457,9 +458,10 @@ def session_list():
     """(title, dict) of every session. Keys: status (what the first call
     ends in: the test's knowledge), action/arg (the right step), first,
     fixes (the model's), flags (the framework's limits beyond the tool
-    input), setup(ws), check(ws, final_stdout), example (the name of the
-    docs/tool.md example its first reply is), example_final (likewise, its
-    last reply), x86 (needs x86-64)."""
+    input), policy (a policy file's text, passed with --policy), setup(ws),
+    check(ws, final_stdout), example (the name of the docs/tool.md example
+    its first reply is), example_final (likewise, its last reply), x86
+    (needs x86-64)."""
     s = []
     s.append(dict(
         title="timeout: an unbounded wait loop, then a bounded one",
@@ -560,20 +562,28 @@ print(sum(w.wait() == 0 for w in workers), "items done")
 """),
         fixes={"bounded_pool": POOL_OF_3},
         check=lambda ws, out: "30 items done" in out or _fail(out)))
-    s.append(dict(
-        title="output_limit: 100000 lines printed, then written to /work",
-        status="output_limit", action="write_to_file", example="output_limit",
-        flags=["--output", "1"],
-        first=py("""
+    rows_first = py("""
 for i in range(100000):
     print(f"row {i}: {i * i}")
-"""),
-        fixes={"write_to_file": py("""
+""")
+    rows_to_file = py("""
 with open("/work/rows.txt", "w") as f:
     for i in range(100000):
         f.write(f"row {i}: {i * i}\\n")
 print("wrote 100000 rows to /work/rows.txt; the last:", f"row 99999: {99999 ** 2}")
-""")},
+""")
+    s.append(dict(
+        title="truncated output: 100000 lines printed (ok, head and tail "
+              "kept), then written to /work",
+        status="ok", action="write_to_file", flags=["--output", "1"],
+        first=rows_first, fixes={"write_to_file": rows_to_file},
+        check=check_rows))
+    s.append(dict(
+        title="output_limit (on_output_limit = kill): 100000 lines printed, "
+              "then written to /work",
+        status="output_limit", action="write_to_file", example="output_limit",
+        flags=["--output", "1"], policy="[limits]\non_output_limit = kill\n",
+        first=rows_first, fixes={"write_to_file": rows_to_file},
         check=check_rows))
     s.append(dict(
         title="file_size_limit: one 8 MiB file under 2 MiB, then 512 KiB parts",
@@ -843,6 +853,13 @@ def run_session(fw, sess, examples):
     if sess.get("setup"):
         sess["setup"](ws)
     flags = sess.get("flags", [])
+    if sess.get("policy"):
+        # In the framework's scratch directory, which every user reads.
+        path = os.path.join(fw.scratch, "policy.ini")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(sess["policy"])
+        os.chmod(path, 0o644)
+        flags = ["--policy", path] + flags
     during = launcher_killer(ws) if sess.get("kill_launcher") else None
     model = ScriptedModel(sess["first"], sess["fixes"])
     call = model.start()
