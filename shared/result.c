@@ -182,11 +182,11 @@ truncation_hint(const struct job_result *res, const struct job_limits *lim,
 	}
 	if (at + 1 >= size)
 		return;
-	snprintf(buf + at, size - at, " Its output was truncated (%s%s): only "
-		 "the first and the last half of each cap are kept, around a "
-		 "marker. To see all of it, write it to a file in /work (for "
-		 "example: program > /work/out.txt 2>&1) and read the parts "
-		 "you need from the file.", figures[0], figures[1]);
+	snprintf(buf + at, size - at, " Its output was truncated (%s%s; the "
+		 "first and the last half of each cap are kept, around a "
+		 "marker): to see all of it, write it to a file in /work (for "
+		 "example: program > /work/out.txt 2>&1) and read the parts you "
+		 "need from that file.", figures[0], figures[1]);
 }
 
 char *
