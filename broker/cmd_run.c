@@ -654,8 +654,8 @@ cmd_run(int argc, char **argv)
 
 	memset(&out, 0, sizeof(out));
 	out.stream = fmt == RUN_FORMAT_STREAM;
-	capture_init_tail(&out.rest[1], jr.limits.stdout_bytes);
-	capture_init_tail(&out.rest[2], jr.limits.stderr_bytes);
+	capture_init_tail(&out.rest[1], jobrun_output_cap(&jr, 1));
+	capture_init_tail(&out.rest[2], jobrun_output_cap(&jr, 2));
 	out.tty[1] = isatty(1) == 1;
 	out.tty[2] = isatty(2) == 1;
 	jr.tee = on_output;

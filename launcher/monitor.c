@@ -2,7 +2,8 @@
  * monitor.c: one job from clone to RESULT. The launcher waits on the
  * jail's pidfd, never on a pid alone; it forwards the payload's output as
  * OUTPUT messages; it enforces the wall-clock limit, the output caps when
- * the policy says kill (JOB_F_OUTPUT_KILL; else it drains), and through the enforcer (enforce.c) memory, CPU, processes and the
+ * the policy says kill (JOB_F_OUTPUT_KILL; else it drains the pipes), and
+ * through the enforcer (enforce.c) memory, CPU, processes and the
  * workspace quota, by killing jail init (SIGKILL, sent by its zygote on
  * request, zygote_kill: the launcher signals nothing itself; and
  * cgroup.kill with cgroup2), which makes the kernel kill every process

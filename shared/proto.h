@@ -110,7 +110,8 @@ struct mount_entry {
  * = kill). Without it the launcher reads and forwards every byte to the
  * end, and the broker keeps the head and the tail (broker/capture.h). */
 #define JOB_F_OUTPUT_KILL 0x4u
-#define JOB_F_KNOWN (JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS | JOB_F_OUTPUT_KILL)
+#define JOB_F_KNOWN                                                       \
+	(JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS | JOB_F_OUTPUT_KILL)
 #define JOB_MAX_USER 32u
 #define JOB_MAX_PROFILE 32u
 

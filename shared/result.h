@@ -146,7 +146,8 @@ char *job_hint(const struct job_result *res, const struct job_limits *lim,
 /*
  * True when RES's program wrote more to stdout or stderr than LIM's caps
  * (stdout_bytes, stderr_bytes): its result keeps only the head and the
- * tail of that stream. Pure.
+ * tail of that stream. False for a job that ran with layer limits off
+ * (RES's layers_off), whose output is not capped. Pure.
  */
 bool job_output_truncated(const struct job_result *res,
 			  const struct job_limits *lim);

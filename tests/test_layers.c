@@ -371,6 +371,11 @@ Test(layers, limits)
 	cr_assert_eq(json_integer_value(json_object_get(o.json,
 							"stdout_bytes")),
 		     2000000);
+	/* Not capped at all: the result holds every byte (each NUL as
+	 * U+FFFD, three bytes) and says nothing was cut. */
+	cr_assert(json_is_false(json_object_get(o.json, "stdout_truncated")));
+	cr_assert_eq(json_string_length(json_object_get(o.json, "stdout")),
+		     3 * 2000000);
 	run_out_free(&o);
 
 	/* No rlimit of ours: the policy's open_files (256) is not set. */

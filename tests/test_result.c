@@ -335,6 +335,10 @@ Test(hint, truncated_output)
 	job_hint(&r, &l, buf, sizeof(buf));
 	cr_assert_not_null(strstr(buf, "(stdout 2097152 bytes over a cap of "
 				  "1048576, stderr "), "%s", buf);
+	/* Layer limits off: no cap was in force, nothing was cut. */
+	r.layers_off = JOB_LAYER_BIT(JOB_LAYER_LIMITS);
+	cr_assert_not(job_output_truncated(&r, &l));
+	r.layers_off = 0;
 	/* At the cap exactly, nothing was cut. */
 	r.stdout_bytes = l.stdout_bytes;
 	r.stderr_bytes = l.stderr_bytes;
