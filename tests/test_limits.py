@@ -653,6 +653,31 @@ def case_two_mib_run(r):
     return check_two_mib(o, "run")
 
 
+def case_stream_truncated(r):
+    """`stockade run` streamed (the default format) past the cap: the
+    first half of the cap passes through, then, once the job has ended,
+    the marker and the last half, exactly what the result keeps; exit 0,
+    and the summary's hint says the output was truncated."""
+    ws = r.workspace()
+    job = r.start(ws, ["--output", "4", "--timeout", "20"],
+                  ["seq", "1", "100000"], fmt=("--format", "stream"))
+    job.wait()
+    if job.rc == EXIT_NO_KERNEL_LAYER:
+        raise Skip("stockade refused: " + job.stderr().strip())
+    full = b"".join(b"%d\n" % i for i in range(1, 100001))
+    want = full[:2048] + MARKER.encode() + full[-2048:]
+    got = job.stdout()
+    check(job.rc == 0, f"exit {job.rc}, expected 0: {job.stderr()[-300:]!r}")
+    check(got == want, lambda: f"streamed {len(got)} bytes, not the first "
+                               f"and last 2 KiB around the marker: "
+                               f"{got[:40]!r} ... {got[-40:]!r}")
+    err = job.stderr()
+    check("stockade: ok (exit 0)" in err and
+          "write it to a file in /work" in err,
+          f"the summary does not say the output was truncated: {err!r}")
+    return f"{len(got)} bytes streamed of {len(full)} written"
+
+
 def case_printer(r):
     cap = 64
     ws = r.workspace(["printer.py"])
@@ -1146,6 +1171,8 @@ CASES = [
      case_printer),
     ("2 MiB under the 1 MiB cap (run): ok, head and tail, true count",
      case_two_mib_run),
+    ("streamed past the cap: head as it comes, marker and tail at the end",
+     case_stream_truncated),
     ("2 MiB under the 1 MiB cap (serve): ok, head and tail, true count",
      case_two_mib_serve),
     ("2 MiB under the 1 MiB cap (mcp): ok, head and tail, true count",
