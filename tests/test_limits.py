@@ -19,11 +19,14 @@
 # cgroup v2: a result saying cgroup2 here would be wrong) and that
 # "limits" echoes every flag given. Every job gets a --timeout, so that a
 # limit that does not hold ends as a failed assertion, not a hung test.
-# Two cases use other fronts: the garbage program once more with
-# `--format text` (the compact form a model reads must be as clean), and
-# `stockade serve`, whose launcher is killed during an exec (that job is
-# sandbox_error, nothing of it survives, the next exec runs on a new
-# launcher).
+# Some cases use other fronts: the garbage program once more with
+# `--format text` (the compact form a model reads must be as clean);
+# output past the cap (issue 22: truncated, not killed, unless the policy
+# says on_output_limit = kill) streamed, and 2 MiB under the 1 MiB cap
+# through `stockade serve` and `stockade mcp` as through run; 200 MiB
+# drained through `stockade serve`; and `stockade serve`, whose launcher
+# is killed during an exec (that job is sandbox_error, nothing of it
+# survives, the next exec runs on a new launcher).
 #
 # Every case runs for every user: as root and as uid 65534 (setpriv, with
 # stockade and stockade-launcher copied to a directory 65534 can reach)
