@@ -347,9 +347,10 @@ result_print_summary(const struct job_result *r, const struct job_limits *lim,
 	fprintf(out, ", wall %llu ms, cpu %llu ms, peak %llu KiB\n",
 		(unsigned long long)r->wall_ms, (unsigned long long)r->cpu_ms,
 		(unsigned long long)r->peak_memory_kb);
-	if (r->status != JOB_OK) {
+	if (r->status != JOB_OK || job_output_truncated(r, lim)) {
 		/* The hint quotes the launcher's detail: made safe for a
-		 * terminal like every string of the result (safe_json). */
+		 * terminal like every string of the result (safe_json). An
+		 * ok job's tells how to get the output it truncated. */
 		json_t *text;
 
 		result_hint(r, lim, err, hint, sizeof(hint));

@@ -73,9 +73,10 @@ int result_print_text(const json_t *result, FILE *out);
 /*
  * Writes the one- or two-line summary of `stockade run` without --json
  * to OUT: "stockade: STATUS (exit N | SIGNAL), wall N ms, cpu N ms, peak
- * N KiB", then, unless the status is ok, "stockade: hint: HINT" made safe
- * for a terminal (result_hint, with ERR, the job's stderr capture or
- * NULL). RES, LIM and ERR are borrowed.
+ * N KiB", then, unless the status is ok and the output whole
+ * (job_output_truncated), "stockade: hint: HINT" made safe for a
+ * terminal (result_hint, with ERR, the job's stderr capture or NULL).
+ * RES, LIM and ERR are borrowed.
  */
 void result_print_summary(const struct job_result *res,
 			  const struct job_limits *lim,

@@ -1,8 +1,9 @@
 /*
  * monitor.c: one job from clone to RESULT. The launcher waits on the
  * jail's pidfd, never on a pid alone; it forwards the payload's output as
- * OUTPUT messages; it enforces the wall-clock limit and the output caps,
- * and through the enforcer (enforce.c) memory, CPU, processes and the
+ * OUTPUT messages; it enforces the wall-clock limit, the output caps when
+ * the policy says kill (JOB_F_OUTPUT_KILL; else it drains the pipes), and
+ * through the enforcer (enforce.c) memory, CPU, processes and the
  * workspace quota, by killing jail init (SIGKILL, sent by its zygote on
  * request, zygote_kill: the launcher signals nothing itself; and
  * cgroup.kill with cgroup2), which makes the kernel kill every process
@@ -114,8 +115,12 @@ flush_pending(struct launcher *l, struct job_state *s)
 
 /*
  * Reads one chunk of stream STREAM, if nothing is waiting to be sent, and
- * queues it as an OUTPUT message. Past the stream's cap the jail is
- * killed (output_limit) and the stream is read no more. Returns 0 or a
+ * queues it as an OUTPUT message. Past the stream's cap, with
+ * JOB_F_OUTPUT_KILL the jail is killed (output_limit) and the stream is
+ * read no more; without it every byte is read and forwarded to the end
+ * (the broker keeps the head and the tail, broker/capture.h), so that the
+ * program never blocks on a full pipe and ends by its own exit or its
+ * other limits. Memory stays one message either way. Returns 0 or a
  * negative errno when the broker cannot be written to.
  */
 static int
@@ -146,7 +151,7 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 	if (m < 0)
 		return m;
 	s->pending = (size_t)m;
-	if (s->bytes[stream] > cap &&
+	if (s->bytes[stream] > cap && (spec->flags & JOB_F_OUTPUT_KILL) &&
 	    !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
 		s->over_output = true;
 		kill_jail(spec, s);

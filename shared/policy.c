@@ -124,6 +124,7 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
 	enum job_enforcement enf;
+	enum output_action act;
 	uint32_t m;
 	bool b, ok;
 	char *s;
@@ -171,6 +172,12 @@ set_scalar(struct loader *l, size_t i, const char *v)
 					      sizeof(why)))
 			return fail(l, "%s", why);
 		*(enum job_enforcement *)(void *)field = enf;
+		return 1;
+	case K_OUTPUT:
+		if (!policy_parse_output_action(k->name, v, &act, why,
+						sizeof(why)))
+			return fail(l, "%s", why);
+		*(enum output_action *)(void *)field = act;
 		return 1;
 	case K_CGROUP:
 		ok = v[0] == '\0' ||

@@ -39,6 +39,12 @@ struct fs_quota {
 	uint64_t inline_bytes;    /* inline_kb: base64 payload in JSON, bytes */
 };
 
+/* [limits] on_output_limit: what output past stdout_kb or stderr_kb does. */
+enum output_action {
+	OUTPUT_TRUNCATE = 0, /* drained to the end, head and tail kept */
+	OUTPUT_KILL = 1,     /* the jail is killed: output_limit */
+};
+
 struct policy {
 	char *name;                 /* "<default>" or the file's path */
 	struct job_limits limits;   /* all non-zero after a successful load */
@@ -61,6 +67,7 @@ struct policy {
 	struct fs_quota files;      /* [files] */
 	enum job_enforcement enforcement; /* [limits] enforcement */
 	char *cgroup;               /* [limits] cgroup: "" or absolute */
+	enum output_action on_output_limit; /* [limits] on_output_limit */
 };
 
 /* The embedded default policy text, byte-identical to policy/default.ini. */

@@ -61,6 +61,7 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	char why[POLICY_ERR_MAX];
 	uint64_t n, check;
 	uint32_t mode;
+	enum output_action act;
 	bool ok;
 
 	*v = buf;
@@ -91,6 +92,12 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	case K_ENFORCE:
 		*v = policy_enforcement_name(
 			*(const enum job_enforcement *)(const void *)field);
+		return 0;
+	case K_OUTPUT:
+		act = *(const enum output_action *)(const void *)field;
+		if (act != OUTPUT_TRUNCATE && act != OUTPUT_KILL)
+			return -EINVAL;
+		*v = policy_output_action_name(act);
 		return 0;
 	case K_CGROUP:
 		*v = *(char *const *)(const void *)field;

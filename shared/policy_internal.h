@@ -45,6 +45,7 @@ enum key_kind {
 		     * "strict" (the ones the launcher has compiled in) */
 	K_LAYERS,   /* uint32_t field: a JOB_LAYER_BIT mask written as a
 		     * comma or blank separated list of layer names */
+	K_OUTPUT,   /* enum output_action field: truncate, kill */
 };
 
 /* One scalar key. The order of this table is the order of default.ini,
@@ -89,6 +90,13 @@ bool policy_valid_profile(const char *key, const char *v, char *why,
  */
 bool policy_parse_layers(const char *key, const char *v, uint32_t *out,
 			 char *why, size_t whylen);
+/* "truncate", "kill" -> OUTPUT_*; false, with WHY naming both, for
+ * anything else. */
+bool policy_parse_output_action(const char *key, const char *v,
+				enum output_action *out, char *why,
+				size_t whylen);
+/* The policy word of A ("truncate", "kill"). */
+const char *policy_output_action_name(enum output_action a);
 /* The policy word of E ("auto", "monitor", "cgroup2"). */
 const char *policy_enforcement_name(enum job_enforcement e);
 bool policy_is_blank(char c);

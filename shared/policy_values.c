@@ -26,6 +26,8 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_LIMITS, "home_mb", K_U64, LIMIT(home_bytes), 1, 1048576, MIB},
 	{SEC_LIMITS, "stdout_kb", K_U64, LIMIT(stdout_bytes), 1, 1048576, KIB},
 	{SEC_LIMITS, "stderr_kb", K_U64, LIMIT(stderr_bytes), 1, 1048576, KIB},
+	{SEC_LIMITS, "on_output_limit", K_OUTPUT, FIELD(on_output_limit), 0, 0,
+	 0},
 	{SEC_LIMITS, "cpu_percent", K_U32, LIMIT(cpu_percent), 0,
 	 PROTO_MAX_CPU_PERCENT, 1},
 	{SEC_LIMITS, "enforcement", K_ENFORCE, FIELD(enforcement), 0, 0, 0},
@@ -110,6 +112,32 @@ policy_valid_profile(const char *key, const char *v, char *why, size_t whylen)
 	snprintf(why, whylen, "%s: expected default or strict, got \"%s\"",
 		 key, v);
 	return false;
+}
+
+static const char *const output_action_names[] = {
+	[OUTPUT_TRUNCATE] = "truncate",
+	[OUTPUT_KILL] = "kill",
+};
+
+bool
+policy_parse_output_action(const char *key, const char *v,
+			   enum output_action *out, char *why, size_t whylen)
+{
+	for (int i = OUTPUT_TRUNCATE; i <= OUTPUT_KILL; i++)
+		if (strcmp(v, output_action_names[i]) == 0) {
+			*out = (enum output_action)i;
+			return true;
+		}
+	snprintf(why, whylen, "%s: expected truncate or kill, got \"%.200s\"",
+		 key, v);
+	return false;
+}
+
+const char *
+policy_output_action_name(enum output_action a)
+{
+	return a == OUTPUT_KILL ? output_action_names[OUTPUT_KILL] :
+				  output_action_names[OUTPUT_TRUNCATE];
 }
 
 const char *

@@ -277,6 +277,7 @@ Test(default_policy, values)
 	cr_assert_eq(p.limits.home_bytes, 16 * MIB);
 	cr_assert_eq(p.limits.stdout_bytes, 1024 * 1024);
 	cr_assert_eq(p.limits.stderr_bytes, 1024 * 1024);
+	cr_assert_eq(p.on_output_limit, OUTPUT_TRUNCATE);
 	cr_assert_str_eq(p.hostname, "stockade");
 	cr_assert_str_eq(p.user, "sandbox");
 	cr_assert_eq(p.uid, 1000);
@@ -369,6 +370,7 @@ Test(valid, limits)
 	cr_assert_eq(p.limits.home_bytes, 1 * MIB);
 	cr_assert_eq(p.limits.stdout_bytes, 1024);
 	cr_assert_eq(p.limits.stderr_bytes, UINT64_C(1048576) * 1024);
+	cr_assert_eq(p.on_output_limit, OUTPUT_KILL);
 	/* Everything the file leaves out is the default's. */
 	assert_env_eq(&p, &d);
 	assert_mounts_eq(&p, &d);
@@ -910,6 +912,8 @@ Test(policy_clear, accepts_null_and_twice)
 	  "gid must be between 1 and 65533")                                  \
 	X(boolean, "invalid-bool.ini", 2,                                        \
 	  "unsafe_no_seccomp must be true or false, not \"yes\"")             \
+	X(on_output_limit, "invalid-on-output-limit.ini", 2,                  \
+	  "on_output_limit: expected truncate or kill, got \"drop\"")        \
 	X(env_name, "invalid-env-name.ini", 3,                                \
 	  "invalid variable name \"1PATH\" (expected "                        \
 	  "[A-Za-z_][A-Za-z0-9_]*)")                                          \
