@@ -674,7 +674,8 @@ Test(jail, vanished_bind_is_sandbox_error_naming_it)
  * Replacing a list is explicit ([policy] replace): the file's binds are
  * then the only ones, so `policy check` refuses a job left with no program
  * to run, unless [policy] no_programs says that is meant; the job then has
- * no /usr (sh is not found: exit 127).
+ * no /usr (sh is not found: exit 127). An environment replaced by none is
+ * empty.
  */
 Test(jail, replaced_binds_leave_no_program_unless_meant)
 {
@@ -712,6 +713,13 @@ Test(jail, replaced_binds_leave_no_program_unless_meant)
 	expect_exit(&o, 127);
 	run_out_free(&o);
 	remove_bind_source(dir);
+
+	/* An environment replaced by none is empty. */
+	pol = policy_file("[policy]\nreplace = environment\n"
+			  "no_programs = true\n");
+	RUN(&o, "run", "--json", "--policy", pol, "--", "/usr/bin/env");
+	cr_assert_str_eq(expect_ok(&o), "");
+	run_out_free(&o);
 }
 
 Test(jail, payload_is_unprivileged_and_confined)
