@@ -1,4 +1,5 @@
-/* policy_format.c: writing a policy back in canonical form (policy.h). */
+/* policy_format.c: writing a policy back in canonical form, and with
+ * where each line came from (policy_show) (policy.h). */
 #include "policy_internal.h"
 
 #include <errno.h>
