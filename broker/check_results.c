@@ -547,8 +547,8 @@ out:
 
 /* results.sandbox_error_on_unbuildable_jail: a policy binding a path
  * that cannot exist (below a regular file) gives a jail the launcher
- * cannot build, the same on every host: "sandbox_error" with a detail,
- * a hint quoting it, and `stockade run` exits 70. */
+ * cannot build, the same on every host: "sandbox_error" with a detail
+ * that names the path, a hint quoting it, and `stockade run` exits 70. */
 static void
 sandbox_error(struct check_ctx *c, struct check_result *r)
 {
@@ -563,6 +563,9 @@ sandbox_error(struct check_ctx *c, struct check_result *r)
 	detail = str_of(&j, "detail");
 	if (detail[0] == '\0')
 		check_fail(r, "status sandbox_error with an empty detail");
+	else if (strstr(detail, "/etc/passwd/stockade-check-no-dir") == NULL)
+		check_fail(r, "status sandbox_error, but the detail \"%.160s\" "
+			   "does not name the bind's path", detail);
 	else if (hint_names(&j, "sandbox_error", detail, r) &&
 		 exit_is(&j, "sandbox_error", 70, r))
 		check_pass(r, "status sandbox_error (detail \"%.160s\"), "

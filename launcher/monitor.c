@@ -164,7 +164,8 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 /*
  * Reads the records init and the payload left on the status pipe (its
  * write ends are all closed once init is reaped): the ending record into
- * REC, INIT_REC_SETUP_FAILED before any INIT_REC_PAYLOAD_EXIT (a payload
+ * REC, INIT_REC_SETUP_FAILED (or INIT_REC_BIND_FAILED) before any
+ * INIT_REC_PAYLOAD_EXIT (a payload
  * whose set-up failed also exits, 127, after saying why), and the
  * Landlock ABI the payload reported into *LANDLOCK_ABI. Returns 0 when an
  * ending record came, -EBADMSG otherwise.
@@ -192,7 +193,8 @@ read_records(int fd, int32_t rec[3], int32_t *landlock_abi)
 			*landlock_abi = got[1];
 			continue;
 		}
-		if (ended && rec[0] == INIT_REC_SETUP_FAILED)
+		if (ended && (rec[0] == INIT_REC_SETUP_FAILED ||
+			      rec[0] == INIT_REC_BIND_FAILED))
 			continue;
 		memcpy(rec, got, sizeof(got));
 		ended = true;

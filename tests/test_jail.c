@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -547,6 +548,177 @@ Test(jail, caller_environment_is_absent_inside)
 	cr_assert_not_null(strstr(json_string_value(json_object_get(procs,
 		"2/environ")), "PATH=/usr/local/bin"));
 	json_decref(res);
+	run_out_free(&o);
+}
+
+/* ---- policy lists (issue 22) --------------------------------------------- */
+
+/* A directory of the host to bind, outside /tmp and /work (which the jail
+ * mounts itself), readable by everyone, holding "hello"; DIR gets its
+ * path (SIZE bytes). */
+static void
+make_bind_source(char *dir, size_t size)
+{
+	char path[PATH_MAX];
+
+	snprintf(dir, size, "/var/tmp/stockade-bind-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	cr_assert_eq(chmod(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/hello", dir);
+	harness_write_file(path, "hello\n");
+	cr_assert_eq(chmod(path, 0644), 0);
+}
+
+static void
+remove_bind_source(const char *dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/hello", dir);
+	(void)unlink(path);
+	(void)rmdir(dir);
+}
+
+/* Writes TEXT to a policy file in a temporary directory; returns its
+ * path (static). */
+static const char *
+policy_file(const char *text)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/policy.ini",
+		 harness_tmpdir("stockade-test-policy"));
+	harness_write_file(path, text);
+	return path;
+}
+
+/*
+ * A policy that gives one bind and one variable keeps the default's /usr
+ * binds and PATH (issue 22): `policy check` takes it, `policy show` says
+ * where each line came from, and the job runs the system's sh with the
+ * bind and both variables.
+ */
+Test(jail, policy_with_one_bind_keeps_the_defaults)
+{
+	char dir[64], text[512], want[PATH_MAX + 512];
+	const char *pol;
+	struct run_out o;
+
+	make_bind_source(dir, sizeof(dir));
+	snprintf(text, sizeof(text), "[filesystem]\nro_bind = %s\n"
+		 "[environment]\nGREETING = hi\n", dir);
+	pol = policy_file(text);
+
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 0, "policy check: %s%s", o.out, o.err);
+	run_out_free(&o);
+
+	RUN(&o, "policy", "show", "--policy", pol);
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	snprintf(want, sizeof(want), "\nro_bind = %s ; file:2\n", dir);
+	cr_assert_not_null(strstr(o.out, want), "%s", o.out);
+	cr_assert_not_null(strstr(o.out, "\nro_bind = /usr ; default:"), "%s",
+			   o.out);
+	cr_assert_not_null(strstr(o.out, "\nGREETING = hi ; file:4\n"), "%s",
+			   o.out);
+	run_out_free(&o);
+
+	snprintf(text, sizeof(text), "echo \"$PATH $GREETING $TZ\"; cat %s/hello"
+		 " && test -x /usr/bin/env && echo usr", dir);
+	RUN(&o, "run", "--json", "--policy", pol, "--", "sh", "-c", text);
+	cr_assert_str_eq(expect_ok(&o),
+			 "/usr/local/bin:/usr/bin:/bin hi UTC\nhello\nusr\n");
+	run_out_free(&o);
+	remove_bind_source(dir);
+}
+
+/*
+ * A bind whose host path goes between `policy check` and the job: check
+ * names it at its line; the job ends as sandbox_error (stockade exit 70)
+ * with a detail naming the path.
+ */
+Test(jail, vanished_bind_is_sandbox_error_naming_it)
+{
+	char dir[64], text[512], want[PATH_MAX + 512];
+	const char *pol;
+	struct run_out o;
+
+	make_bind_source(dir, sizeof(dir));
+	snprintf(text, sizeof(text), "[jail]\npool_size = 0\n"
+		 "[filesystem]\nro_bind = %s\n", dir);
+	pol = policy_file(text);
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 0, "policy check: %s%s", o.out, o.err);
+	run_out_free(&o);
+	remove_bind_source(dir);
+
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 2, "policy check: %s%s", o.out, o.err);
+	snprintf(want, sizeof(want), "%s:4: ro_bind %s: the host has no such "
+		 "path", pol, dir);
+	cr_assert_not_null(strstr(o.err, want), "%s", o.err);
+	run_out_free(&o);
+
+	RUN(&o, "run", "--json", "--policy", pol, "--", "true");
+	assert_result_shape(&o);
+	cr_assert_str_eq(jstr(&o, "status"), "sandbox_error", "%s", o.out);
+	cr_assert_eq(o.status, 70, "stockade exited %d", o.status);
+	snprintf(want, sizeof(want), "ro_bind %s: No such file or directory",
+		 dir);
+	cr_assert_not_null(strstr(jstr(&o, "detail"), want), "%s", o.out);
+	cr_assert_not_null(strstr(jstr(&o, "hint"), want), "%s", o.out);
+	run_out_free(&o);
+}
+
+/*
+ * Replacing a list is explicit ([policy] replace): the file's binds are
+ * then the only ones, so `policy check` refuses a job left with no program
+ * to run, unless [policy] no_programs says that is meant; the job then has
+ * no /usr (sh is not found: exit 127). An environment replaced by none is
+ * empty.
+ */
+Test(jail, replaced_binds_leave_no_program_unless_meant)
+{
+	char dir[64], text[512], want[PATH_MAX + 512];
+	const char *pol;
+	struct run_out o;
+
+	make_bind_source(dir, sizeof(dir));
+	snprintf(text, sizeof(text), "[policy]\nreplace = filesystem\n"
+		 "[filesystem]\nro_bind = %s\n", dir);
+	pol = policy_file(text);
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 2, "policy check: %s%s", o.out, o.err);
+	snprintf(want, sizeof(want), "%s:2: the job has no program to run: no "
+		 "directory of PATH (/usr/local/bin:/usr/bin:/bin) is at or "
+		 "below a bind of [filesystem]", pol);
+	cr_assert_not_null(strstr(o.err, want), "%s", o.err);
+	run_out_free(&o);
+
+	RUN(&o, "policy", "show", "--policy", pol);
+	cr_assert_not_null(strstr(o.out, "\nreplace = filesystem ; file:2\n"),
+			   "%s", o.out);
+	cr_assert_not_null(strstr(o.out, "; the file's list alone"), "%s",
+			   o.out);
+	cr_assert_null(strstr(o.out, "ro_bind = /usr"), "%s", o.out);
+	run_out_free(&o);
+
+	snprintf(text, sizeof(text), "[policy]\nreplace = filesystem\n"
+		 "no_programs = true\n[filesystem]\nro_bind = %s\n", dir);
+	pol = policy_file(text);
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 0, "policy check: %s%s", o.out, o.err);
+	run_out_free(&o);
+	RUN(&o, "run", "--json", "--policy", pol, "--", "sh", "-c", "true");
+	expect_exit(&o, 127);
+	run_out_free(&o);
+	remove_bind_source(dir);
+
+	/* An environment replaced by none is empty. */
+	pol = policy_file("[policy]\nreplace = environment\n"
+			  "no_programs = true\n");
+	RUN(&o, "run", "--json", "--policy", pol, "--", "/usr/bin/env");
+	cr_assert_str_eq(expect_ok(&o), "");
 	run_out_free(&o);
 }
 
