@@ -20,6 +20,20 @@ capture_init(struct capture *c, size_t cap)
 	return 0;
 }
 
+int
+capture_init_tail(struct capture *c, size_t cap)
+{
+	capture_init(c, cap);
+	c->head_passed = true;
+	return 0;
+}
+
+size_t
+capture_head_room(const struct capture *c)
+{
+	return c->half - c->head_len;
+}
+
 /* Makes room for N more head bytes, growing the head geometrically up to
  * half; false when memory runs out (the bytes are then dropped). */
 static bool
@@ -53,7 +67,9 @@ capture_add(struct capture *c, const uint8_t *data, size_t len)
 
 		if (n > len)
 			n = len;
-		if (head_room(c, n)) {
+		if (c->head_passed) {
+			c->head_len += n;
+		} else if (head_room(c, n)) {
 			memcpy(c->head + c->head_len, data, n);
 			c->head_len += n;
 		} else {
@@ -98,16 +114,17 @@ uint8_t *
 capture_collect(const struct capture *c, const char *marker, size_t *len)
 {
 	size_t mlen = capture_truncated(c) ? strlen(marker) : 0;
-	size_t n = c->head_len + mlen + c->tail_len;
+	size_t hlen = c->head_passed ? 0 : c->head_len;
+	size_t n = hlen + mlen + c->tail_len;
 	uint8_t *out = malloc(n + 1), *p;
 	size_t start;
 
 	if (out == NULL)
 		return NULL;
 	p = out;
-	if (c->head_len > 0)
-		memcpy(p, c->head, c->head_len);
-	p += c->head_len;
+	if (hlen > 0)
+		memcpy(p, c->head, hlen);
+	p += hlen;
 	memcpy(p, marker, mlen);
 	p += mlen;
 	/* The ring's oldest byte is at tail_pos once it has wrapped. */

@@ -22,12 +22,25 @@ struct capture {
 	size_t tail_len;  /* valid bytes in the ring */
 	uint64_t total;   /* every byte ever added */
 	bool lost;        /* memory ran out: some bytes could not be kept */
+	bool head_passed; /* the head is counted in head_len, not kept
+			   * (capture_init_tail) */
 };
 
 /* Prepares C to keep at most CAP bytes (>= 2). Allocates nothing yet:
  * memory follows what is added, up to CAP, so a large cap on a quiet
  * program costs nothing. Returns 0. */
 int capture_init(struct capture *c, size_t cap);
+/*
+ * As capture_init, but the first CAP / 2 bytes are only counted, never
+ * kept, and capture_collect gives MARKER (when truncated), then the tail:
+ * for a caller that passes the head on as it comes (capture_head_room
+ * says how much of the next chunk is head) and shows the rest when the
+ * stream ends. Memory is the tail's ring alone, allocated only when the
+ * head is full. Returns 0.
+ */
+int capture_init_tail(struct capture *c, size_t cap);
+/* How many of the next bytes added go to the head: 0 once it is full. */
+size_t capture_head_room(const struct capture *c);
 /* Adds DATA[0..LEN). Never fails: memory stays bounded by the cap, and if
  * it runs out the bytes are dropped and the capture counts as truncated. */
 void capture_add(struct capture *c, const uint8_t *data, size_t len);

@@ -90,16 +90,33 @@ void check_skip(struct check_result *r, const char *fmt, ...)
 extern volatile sig_atomic_t check_interrupted;
 
 /*
+ * What STOCKADE_CHECK_FAKE_KERNEL says of the kernel fact NAME, for the
+ * tests of both branches of a check (tests/test_check.py): the variable
+ * is a comma-separated list of facts, "i386" or "no-i386" (the i386
+ * entry) and "landlock-abi=N" (the Landlock ABI). Copies the fact's text
+ * ("i386", "no-i386", "5") into BUF (LEN bytes) and returns true when the
+ * list names NAME ("i386" for both i386 forms); false otherwise. Read
+ * only by the check tooling, never by stockade's product code.
+ */
+bool check_fake_kernel(const char *name, char *buf, size_t len);
+
+/*
+ * The Landlock ABI the checks take this kernel to have: ll_abi()
+ * (landlock_create_ruleset's version; a negative errno without Landlock),
+ * or the ABI STOCKADE_CHECK_FAKE_KERNEL names ("landlock-abi=N").
+ */
+int check_kernel_landlock_abi(void);
+
+/*
  * Whether this kernel has the i386 system call entry (`int $0x80` from a
  * 64-bit process): a child forked outside any filter of ours makes the
  * i386 getpid (20) and either gets its pid back (1) or dies of SIGSEGV,
  * as it does on a kernel built without IA32 emulation or booted with
  * ia32_emulation=0 (0). Returns 1, 0, or -1 when it cannot tell (not
  * x86-64, fork failed, another ending), which a check must treat as
- * "the entry may exist". The variable STOCKADE_CHECK_FAKE_KERNEL, read
- * only here, replaces the answer for the tests of both branches
- * (tests/test_check.py): "i386" gives 1, "no-i386" gives 0
- * (docs/check.md, "Kernels differ").
+ * "the entry may exist". STOCKADE_CHECK_FAKE_KERNEL (check_fake_kernel)
+ * replaces the answer for the tests of both branches: "i386" gives 1,
+ * "no-i386" gives 0 (docs/check.md, "Kernels differ").
  */
 int check_kernel_has_i386_entry(void);
 

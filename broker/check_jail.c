@@ -219,10 +219,13 @@ only_lo(struct check_ctx *c, struct check_result *r)
 	check_job_free(&j);
 }
 
-/* network_ns.host_loopback_unreachable: a datagram the job sends to
- * 127.0.0.1:PORT, where this check listens on the host's loopback, does
- * not arrive: the job's 127.0.0.1 is its own. UDP, because Landlock
- * refuses every TCP connect anyway. */
+/* network_ns.host_loopback_unreachable: a datagram and a TCP connect
+ * the job sends to 127.0.0.1:PORT, where this check listens on the
+ * host's loopback (UDP and TCP), arrive at neither: the job's 127.0.0.1
+ * is its own, where nothing listens on PORT (the connect is refused,
+ * ECONNREFUSED). Landlock handles no TCP right (jobs may serve on their
+ * own loopback), so this is the namespace alone keeping the host's
+ * ports out of reach (docs/layers.md, network_ns). */
 static void
 host_lo_unreachable(struct check_ctx *c, struct check_result *r)
 {
@@ -230,32 +233,70 @@ host_lo_unreachable(struct check_ctx *c, struct check_result *r)
 				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof(a);
 	struct check_job j;
-	char port[16], sent[32], got[64];
+	char port[16], sent[32], tcp[32], got[64];
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int conn;
 	ssize_t n;
 
 	memset(&j, 0, sizeof(j));
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    getsockname(s, (struct sockaddr *)&a, &al) < 0) {
+	if (s < 0 || t < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &al) < 0 ||
+	    bind(t, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(t, 4) < 0) {
 		check_fail(r, "cannot listen on the host's 127.0.0.1: %s",
 			   strerror(errno));
 		goto out;
 	}
 	snprintf(port, sizeof(port), "%u", (unsigned)ntohs(a.sin_port));
 	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("net", port)) ||
-	    !jail_val(r, &j, "net.host_udp", sent, sizeof(sent)))
+	    !jail_val(r, &j, "net.host_udp", sent, sizeof(sent)) ||
+	    !jail_val(r, &j, "net.host_tcp", tcp, sizeof(tcp)))
 		goto out;
-	/* The job has ended: a datagram it sent to us is queued by now. */
+	/* The job has ended: a datagram or a connection it made to us is
+	 * queued by now. */
 	n = recv(s, got, sizeof(got), 0);
-	if (n >= 0)
-		check_fail(r, "the job's datagram to 127.0.0.1:%s reached the "
-			   "host's loopback (%zd bytes)", port, n);
+	conn = accept4(t, NULL, NULL, SOCK_CLOEXEC);
+	if (conn >= 0)
+		close(conn);
+	if (n >= 0 || conn >= 0)
+		check_fail(r, "the job reached the host's loopback at "
+			   "127.0.0.1:%s (%s%s; TCP connect: %s)", port,
+			   n >= 0 ? "a datagram arrived" : "no datagram",
+			   conn >= 0 ? ", a TCP connection arrived" : "", tcp);
+	else if (strcmp(tcp, "ECONNREFUSED") != 0)
+		check_fail(r, "the job's TCP connect to 127.0.0.1:%s gave %s, "
+			   "not ECONNREFUSED from its own loopback", port, tcp);
 	else
-		check_pass(r, "the job's datagram to 127.0.0.1:%s (sendto: %s) "
-			   "never reached the host's listener", port, sent);
+		check_pass(r, "the job's datagram (sendto: %s) and TCP connect "
+			   "(ECONNREFUSED, its own 127.0.0.1) to 127.0.0.1:%s "
+			   "never reached the host's listeners", sent, port);
 out:
 	if (s >= 0)
 		close(s);
+	if (t >= 0)
+		close(t);
+	check_job_free(&j);
+}
+
+/* network_ns.loopback_tcp_server_works: a job serves TCP on its own
+ * loopback and connects to itself (bind, listen, connect, accept, a byte
+ * each way), as a test suite's fixture server or `python3 -m http.server`
+ * with curl does (issue 22). */
+static void
+loopback_tcp(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char v[32];
+
+	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("net")) &&
+	    jail_val(r, &j, "net.self_tcp", v, sizeof(v))) {
+		if (strcmp(v, "ok") == 0)
+			check_pass(r, "a TCP server on the job's 127.0.0.1 "
+				   "answered a client of the same job");
+		else
+			check_fail(r, "a TCP server on the job's own loopback "
+				   "failed: %s", v);
+	}
 	check_job_free(&j);
 }
 
@@ -497,8 +538,12 @@ const struct check checks_jail[] = {
 	{"network_ns.only_loopback_up", "network_ns",
 	 "interfaces: lo alone, up, carrying a datagram", only_lo},
 	{"network_ns.host_loopback_unreachable", "network_ns",
-	 "a datagram to the host's 127.0.0.1 does not arrive",
+	 "a datagram and a TCP connect to the host's 127.0.0.1 do not arrive "
+	 "(ECONNREFUSED from the job's own loopback)",
 	 host_lo_unreachable},
+	{"network_ns.loopback_tcp_server_works", "network_ns",
+	 "a TCP server on the job's own 127.0.0.1 answers the job",
+	 loopback_tcp},
 	{"network_ns.host_abstract_socket_unreachable", "network_ns",
 	 "connect to a host abstract unix socket: ECONNREFUSED",
 	 host_abstract_unreachable},

@@ -154,14 +154,16 @@ leftover_timeout_nopidns(struct check_ctx *c, struct check_result *r)
 /* ---- environment ----------------------------------------------------- */
 
 /* environment.exactly_the_policys: a policy whose [environment] is PATH
- * and STOCKADE_CHECK_SET gives the job exactly those two, with the
- * policy's values, while the caller has STOCKADE_CHECK_SET and
- * STOCKADE_CHECK_CANARY set otherwise (docs/layers.md, scrubbed_env). */
+ * and STOCKADE_CHECK_SET alone ([policy] replace = environment) gives the
+ * job exactly those two, with the policy's values, while the caller has
+ * STOCKADE_CHECK_SET and STOCKADE_CHECK_CANARY set otherwise
+ * (docs/layers.md, scrubbed_env). */
 static void
 env_exact(struct check_ctx *c, struct check_result *r)
 {
 	const struct pj s = {
-		.policy = "[environment]\nPATH = /usr/bin:/bin\n"
+		.policy = "[policy]\nreplace = environment\n"
+			  "[environment]\nPATH = /usr/bin:/bin\n"
 			  "STOCKADE_CHECK_SET = from-the-policy\n",
 		.extra_env = ARGS("STOCKADE_CHECK_SET=from-the-caller",
 				  "STOCKADE_CHECK_CANARY=from-the-caller"),

@@ -307,22 +307,40 @@ process_limit_held(struct check_ctx *c, struct check_result *r)
 	check_job_free(&j);
 }
 
+/* The bytes of "flood line 0\n" up to "flood line N\n" (result-flood). */
+static json_int_t
+flood_bytes(unsigned last)
+{
+	char line[64];
+	json_int_t n = 0;
+
+	for (unsigned i = 0; i <= last; i++)
+		n += snprintf(line, sizeof(line), "flood line %u\n", i);
+	return n;
+}
+
 /*
  * A flood of lines on stream OUT ("stdout" or "stderr"), about 1 MiB,
- * under --output 4 (the cap of each stream, README.md "Limits") is
- * "output_limit"; the result keeps at most 4096 bytes of it plus the
- * truncation marker, head first, marks it truncated (and the other
- * stream, which was not, not), and counts what was written.
+ * under --output 4 (the cap of each stream, README.md "Limits"). With
+ * KILL ([limits] on_output_limit = kill) it is "output_limit"; by default
+ * the job runs to its end and is "ok" (the program's own exit, stockade
+ * exit 0), and the last line it wrote is kept. Either way the result
+ * keeps at most 4096 bytes of it plus the truncation marker, head first,
+ * marks it truncated (and the other stream, which was not, not), and
+ * counts what was written (by default exactly: the kept last line says
+ * how much that was); the hint says how to get all of it.
  */
 static void
 flood_capped(struct check_ctx *c, struct check_result *r, const char *out,
-	     const char *other)
+	     const char *other, bool kill)
 {
 	static const char first[] = "flood line 0\n";
 	const size_t cap = 4096, most = cap + strlen(RESULT_TRUNC_MARKER);
+	const char *want = kill ? "output_limit" : "ok";
 	char trunc[32], other_trunc[32], bytes[32], a[16], b[16];
-	const char *kept_text;
+	const char *kept_text, *last;
 	struct check_job j;
+	unsigned lastno = 0;
 	size_t kept;
 
 	snprintf(trunc, sizeof(trunc), "%s_truncated", out);
@@ -330,19 +348,25 @@ flood_capped(struct check_ctx *c, struct check_result *r, const char *out,
 	snprintf(bytes, sizeof(bytes), "%s_bytes", out);
 	/* 1100 KiB: more than the default cap of 1024 KiB, so a stockade
 	 * that left this stream at its default keeps a full MiB. */
-	probe_job(c, &j, NULL, ARGS("--output", "4"),
-		  ARGS("result-flood", "1100", out));
-	if (!status_is(&j, "output_limit", r))
+	probe_job(c, &j, kill ? "[limits]\non_output_limit = kill\n" : NULL,
+		  ARGS("--output", "4"), ARGS("result-flood", "1100", out));
+	if (!status_is(&j, want, r))
 		goto out;
 	kept_text = str_of(&j, out);
 	kept = json_string_length(field(&j, out));
+	/* The last line kept: "flood line N\n" at the very end. */
+	last = kept > 1 ? kept_text + kept - 1 : kept_text;
+	while (last > kept_text && last[-1] != '\n')
+		last--;
+	if (sscanf(last, "flood line %u\n", &lastno) != 1)
+		lastno = 0;
 	if (kept > most)
-		check_fail(r, "status output_limit but the result keeps %zu "
-			   "bytes of %s under a cap of %zu", kept, out, cap);
+		check_fail(r, "status %s but the result keeps %zu bytes of %s "
+			   "under a cap of %zu", want, kept, out, cap);
 	else if (!json_is_true(field(&j, trunc)) ||
 		 !json_is_false(field(&j, other_trunc)))
-		check_fail(r, "status output_limit, %zu bytes of %s kept, but "
-			   "%s %s, %s %s", kept, out,
+		check_fail(r, "status %s, %zu bytes of %s kept, but %s %s, "
+			   "%s %s", want, kept, out,
 			   trunc, shown(&j, trunc, a, sizeof(a)),
 			   other_trunc, shown(&j, other_trunc, b, sizeof(b)));
 	else if (strncmp(kept_text, first, strlen(first)) != 0 ||
@@ -352,12 +376,21 @@ flood_capped(struct check_ctx *c, struct check_result *r, const char *out,
 	else if (json_integer_value(field(&j, bytes)) <= (json_int_t)cap)
 		check_fail(r, "%s %s: not what was written past the cap",
 			   bytes, shown(&j, bytes, a, sizeof(a)));
-	else if (hint_names(&j, "output_limit", "4096 bytes", r) &&
-		 exit_is(&j, "output_limit", 125, r))
-		check_pass(r, "status output_limit, %zu of %s bytes of %s kept "
-			   "(cap 4096 + marker), %s true, %s false", kept,
+	else if (!kill && (json_integer_value(field(&j, bytes)) <
+			   (json_int_t)1100 * 1024 ||
+			   !int_is(&j, bytes, flood_bytes(lastno))))
+		check_fail(r, "status ok, but %s %s is not every byte of the "
+			   "flood up to its last line kept (\"%.40s\": %"
+			   JSON_INTEGER_FORMAT " bytes)", bytes,
+			   shown(&j, bytes, a, sizeof(a)), last,
+			   flood_bytes(lastno));
+	else if (hint_names(&j, want, kill ? "4096 bytes" :
+			    "write it to a file in /work", r) &&
+		 exit_is(&j, want, kill ? 125 : 0, r))
+		check_pass(r, "status %s, %zu of %s bytes of %s kept (cap "
+			   "4096 + marker), %s true, %s false%s", want, kept,
 			   shown(&j, bytes, a, sizeof(a)), out, trunc,
-			   other_trunc);
+			   other_trunc, kill ? "" : ", the last line kept");
 out:
 	check_job_free(&j);
 }
@@ -366,7 +399,7 @@ out:
 static void
 output_capped(struct check_ctx *c, struct check_result *r)
 {
-	flood_capped(c, r, "stdout", "stderr");
+	flood_capped(c, r, "stdout", "stderr", false);
 }
 
 /* results.stderr_capped_and_truncated: stderr flooded under --output 4,
@@ -374,7 +407,15 @@ output_capped(struct check_ctx *c, struct check_result *r)
 static void
 stderr_capped(struct check_ctx *c, struct check_result *r)
 {
-	flood_capped(c, r, "stderr", "stdout");
+	flood_capped(c, r, "stderr", "stdout", false);
+}
+
+/* results.output_limit_when_policy_kills: stdout flooded under
+ * --output 4 with [limits] on_output_limit = kill. */
+static void
+output_killed(struct check_ctx *c, struct check_result *r)
+{
+	flood_capped(c, r, "stdout", "stderr", true);
 }
 
 /* results.file_size_limit_by_sigxfsz: writing 2 MiB under --file-size 1
@@ -506,8 +547,8 @@ out:
 
 /* results.sandbox_error_on_unbuildable_jail: a policy binding a path
  * that cannot exist (below a regular file) gives a jail the launcher
- * cannot build, the same on every host: "sandbox_error" with a detail,
- * a hint quoting it, and `stockade run` exits 70. */
+ * cannot build, the same on every host: "sandbox_error" with a detail
+ * that names the path, a hint quoting it, and `stockade run` exits 70. */
 static void
 sandbox_error(struct check_ctx *c, struct check_result *r)
 {
@@ -522,6 +563,9 @@ sandbox_error(struct check_ctx *c, struct check_result *r)
 	detail = str_of(&j, "detail");
 	if (detail[0] == '\0')
 		check_fail(r, "status sandbox_error with an empty detail");
+	else if (strstr(detail, "/etc/passwd/stockade-check-no-dir") == NULL)
+		check_fail(r, "status sandbox_error, but the detail \"%.160s\" "
+			   "does not name the bind's path", detail);
 	else if (hint_names(&j, "sandbox_error", detail, r) &&
 		 exit_is(&j, "sandbox_error", 70, r))
 		check_pass(r, "status sandbox_error (detail \"%.160s\"), "
@@ -592,11 +636,16 @@ const struct check checks_results[] = {
 	{"results.process_limit_at_8", "results",
 	 "forking 40 under --processes 8 is process_limit", process_limit_held},
 	{"results.output_capped_and_truncated", "results",
-	 "1 MiB under --output 4 is output_limit, at most 4096 bytes kept, "
-	 "stdout_truncated true", output_capped},
+	 "1 MiB under --output 4 runs to its end (ok), at most 4096 bytes "
+	 "kept, head and tail, stdout_truncated true, stdout_bytes exact",
+	 output_capped},
 	{"results.stderr_capped_and_truncated", "results",
-	 "1 MiB on stderr under --output 4 is output_limit, at most 4096 bytes "
-	 "kept, stderr_truncated true", stderr_capped},
+	 "1 MiB on stderr under --output 4 runs to its end (ok), at most 4096 "
+	 "bytes kept, stderr_truncated true, stderr_bytes exact",
+	 stderr_capped},
+	{"results.output_limit_when_policy_kills", "results",
+	 "1 MiB under --output 4 with on_output_limit = kill is output_limit, "
+	 "at most 4096 bytes kept, stdout_truncated true", output_killed},
 	{"results.file_size_limit_by_sigxfsz", "results",
 	 "2 MiB under --file-size 1 is file_size_limit with SIGXFSZ",
 	 file_size_limit},

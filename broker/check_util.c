@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "llutil.h"
 
 #define KEEP_MAX (4u << 20)
 
@@ -475,17 +476,52 @@ check_write_file(const char *path, const void *data, size_t len,
 	return e;
 }
 
+bool
+check_fake_kernel(const char *name, char *buf, size_t len)
+{
+	const char *list = getenv("STOCKADE_CHECK_FAKE_KERNEL");
+	size_t nl = strlen(name);
+
+	while (list != NULL && *list != '\0') {
+		size_t l = strcspn(list, ",");
+
+		if (strcmp(name, "i386") == 0 &&
+		    ((l == 4 && strncmp(list, "i386", 4) == 0) ||
+		     (l == 7 && strncmp(list, "no-i386", 7) == 0))) {
+			snprintf(buf, len, "%.*s", (int)l, list);
+			return true;
+		}
+		if (l > nl + 1 && strncmp(list, name, nl) == 0 &&
+		    list[nl] == '=') {
+			snprintf(buf, len, "%.*s", (int)(l - nl - 1),
+				 list + nl + 1);
+			return true;
+		}
+		list += l;
+		list += *list == ',';
+	}
+	return false;
+}
+
+int
+check_kernel_landlock_abi(void)
+{
+	char v[16];
+
+	if (check_fake_kernel("landlock-abi", v, sizeof(v)))
+		return atoi(v);
+	return ll_abi();
+}
+
 int
 check_kernel_has_i386_entry(void)
 {
-	const char *fake = getenv("STOCKADE_CHECK_FAKE_KERNEL");
+	char fake[16];
 	int status;
 	pid_t pid;
 
-	if (fake != NULL && strcmp(fake, "i386") == 0)
-		return 1;
-	if (fake != NULL && strcmp(fake, "no-i386") == 0)
-		return 0;
+	if (check_fake_kernel("i386", fake, sizeof(fake)))
+		return strcmp(fake, "i386") == 0;
 #if defined(__x86_64__)
 	pid = fork();
 	if (pid < 0)

@@ -387,8 +387,11 @@ do_put(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 		progress_end(&meter, false);
 		return rc;
 	}
-	e = fsapi_put(ctx, args->b, staged >= 0 ? staged : h->in, mode,
-		      args->overwrite, NULL, &why);
+	/* A missing parent is made, as MCP's write_file does. */
+	e = fsapi_mkdir_parents_of(ctx, args->b, &why);
+	if (e == 0)
+		e = fsapi_put(ctx, args->b, staged >= 0 ? staged : h->in, mode,
+			      args->overwrite, NULL, &why);
 	meter_stop(&meter);
 	progress_end(&meter, e == 0);
 	if (e < 0) {

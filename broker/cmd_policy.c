@@ -1,14 +1,18 @@
 /*
  * cmd_policy.c: `stockade policy show [--policy FILE]` prints the
- * effective policy in canonical form; `stockade policy default` prints the
- * embedded default byte for byte; `stockade policy check
- * [--unsafe-evaluation] FILE` only validates, as `stockade run` takes a
- * policy: one with an evaluation-only key (unsafe_*) is refused unless
- * --unsafe-evaluation is given. Also the steps every command shares
+ * effective policy in canonical form, with where each line comes from;
+ * `stockade policy default` prints the embedded default byte for byte;
+ * `stockade policy check [--unsafe-evaluation] FILE` only validates, as
+ * `stockade run` takes a policy: one with an evaluation-only key
+ * (unsafe_*) is refused unless --unsafe-evaluation is given; so is one
+ * whose job has no program to run (unless [policy] no_programs says so)
+ * or that binds with ro_bind a path this host lacks, each named at its
+ * line (policy_check_programs, policy_check_source). Also the steps every command shares
  * (commands.h, *_or_complain): load the policy, open the workspace,
  * confine.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +140,37 @@ unsafe_keys(const struct policy *p, char *buf, size_t len)
 	return at > 0;
 }
 
+/*
+ * `stockade policy check`'s questions about the job P describes beyond
+ * the language: it has a program to run, and every ro_bind source is on
+ * this host (what the launcher would otherwise refuse at job time, as
+ * sandbox_error). Logs each problem as "FILE:LINE: what"; returns true
+ * when there is none.
+ */
+static bool
+job_ready(const struct policy *p, const char *file)
+{
+	size_t len = POLICY_ERR_MAX + strlen(file) + PATH_MAX;
+	char *err = malloc(len);
+	bool ok = true;
+
+	if (err == NULL) {
+		log_error("cannot check the policy: %s", strerror(ENOMEM));
+		return false;
+	}
+	if (policy_check_programs(p, err, len) < 0) {
+		log_policy_error(err, file);
+		ok = false;
+	}
+	for (size_t i = 0; i < p->nmounts; i++)
+		if (policy_check_source(p, i, err, len) < 0) {
+			log_policy_error(err, file);
+			ok = false;
+		}
+	free(err);
+	return ok;
+}
+
 int
 cmd_policy(int argc, char **argv)
 {
@@ -178,7 +213,7 @@ cmd_policy(int argc, char **argv)
 	}
 	if ((rc = load_policy_or_complain(&p, file)) != 0)
 		return rc;
-	if (strcmp(argv[1], "show") == 0 && policy_format(&p, stdout) < 0) {
+	if (strcmp(argv[1], "show") == 0 && policy_show(&p, stdout) < 0) {
 		rc = EXIT_SANDBOX;
 	} else if (strcmp(argv[1], "check") == 0 && !unsafe &&
 		   unsafe_keys(&p, keys, sizeof(keys))) {
@@ -188,6 +223,9 @@ cmd_policy(int argc, char **argv)
 			  "--unsafe-evaluation and `stockade serve` always "
 			  "(`stockade policy check --unsafe-evaluation` checks "
 			  "an evaluation's policy): %s", keys, file);
+		rc = EXIT_USAGE;
+	} else if (strcmp(argv[1], "check") == 0 &&
+		   !job_ready(&p, file)) {
 		rc = EXIT_USAGE;
 	} else if (strcmp(argv[1], "check") == 0) {
 		printf("%s: ok%s\n", file,

@@ -49,16 +49,19 @@ struct run_output {
 	bool stream;            /* pass output through as it arrives */
 	bool closed[3];         /* our stdout/stderr went away (EPIPE...) */
 	bool tty[3];            /* that stream of ours is a terminal */
+	/* Past the first half of a stream's cap, what is shown when the job
+	 * ends: the last half, after the marker when bytes were dropped
+	 * (capture_init_tail; the stream's cap as the result's). */
+	struct capture rest[3];
 	struct progress_run status; /* "running 12.3 s of 30 s" (progress.h) */
 };
 
-/* The pass-through of the job's output (jobrun.tee); jobrun captures. */
+/* Writes DATA[0..LEN) (at most PROTO_OUTPUT_CHUNK bytes) of the job's
+ * stream STREAM to ours. */
 static void
-on_output(void *arg, int stream, const uint8_t *data, size_t len)
+pass_chunk(struct run_output *o, int stream, const uint8_t *data, size_t len)
 {
-	struct run_output *o = arg;
-
-	if (!o->stream || o->closed[stream])
+	if (len == 0 || o->closed[stream])
 		return;
 	/* On a terminal, the job's control sequences are shown, not obeyed
 	 * (term_escape): no OSC 52 clipboard writes, no forged replies. The
@@ -80,6 +83,46 @@ on_output(void *arg, int stream, const uint8_t *data, size_t len)
 	 * pass-through of that stream, not the job or its clean-up. */
 	if (write_all(stream, data, len) < 0)
 		o->closed[stream] = true;
+}
+
+/*
+ * The pass-through of the job's output (jobrun.tee); jobrun captures.
+ * The first half of the stream's cap goes through as it comes; the rest
+ * is kept (its last half) for pass_rest, so that what is shown is what
+ * the result holds and a program that prints without end fills neither
+ * our memory nor the file our output goes to.
+ */
+static void
+on_output(void *arg, int stream, const uint8_t *data, size_t len)
+{
+	struct run_output *o = arg;
+	size_t live;
+
+	if (!o->stream)
+		return;
+	live = capture_head_room(&o->rest[stream]);
+	capture_add(&o->rest[stream], data, len);
+	pass_chunk(o, stream, data, live < len ? live : len);
+}
+
+/* Once the job has ended: what on_output kept of stream STREAM, after
+ * the truncation marker when bytes were dropped. */
+static void
+pass_rest(struct run_output *o, int stream)
+{
+	size_t len;
+	uint8_t *rest = capture_collect(&o->rest[stream], RESULT_TRUNC_MARKER,
+					&len);
+
+	if (rest == NULL) {
+		log_warn("out of memory: the end of the job's %s is not shown",
+			 stream == 1 ? "stdout" : "stderr");
+		return;
+	}
+	for (size_t at = 0; at < len; at += PROTO_OUTPUT_CHUNK)
+		pass_chunk(o, stream, rest + at, len - at < PROTO_OUTPUT_CHUNK ?
+				  len - at : PROTO_OUTPUT_CHUNK);
+	free(rest);
 }
 
 static void
@@ -366,7 +409,9 @@ do_puts(struct xfers *puts, struct fs_ctx *ctx)
 		struct xfer *x = &puts->v[i];
 
 		x->done = true;
-		if (fsapi_put(ctx, x->sandbox, x->fd, x->mode, true, &x->size,
+		/* A missing parent is made, as MCP's write_file does. */
+		if (fsapi_mkdir_parents_of(ctx, x->sandbox, &x->why) < 0 ||
+		    fsapi_put(ctx, x->sandbox, x->fd, x->mode, true, &x->size,
 			      &x->why) < 0) {
 			fs_complain(ctx, x->sandbox, x->why, NULL);
 			return false;
@@ -744,6 +789,8 @@ cmd_run(int argc, char **argv)
 
 	memset(&out, 0, sizeof(out));
 	out.stream = fmt == RUN_FORMAT_STREAM;
+	capture_init_tail(&out.rest[1], jobrun_output_cap(&jr, 1));
+	capture_init_tail(&out.rest[2], jobrun_output_cap(&jr, 2));
 	out.tty[1] = isatty(1) == 1;
 	out.tty[2] = isatty(2) == 1;
 	jr.tee = on_output;
@@ -754,6 +801,12 @@ cmd_run(int argc, char **argv)
 	(void)jobrun_exec(&jr, &sup, &ctx, true);
 	/* Stopped and joined: nothing of it writes after this. */
 	progress_run_stop(&out.status);
+	if (out.stream) {
+		pass_rest(&out, 1);
+		pass_rest(&out, 2);
+	}
+	capture_free(&out.rest[1]);
+	capture_free(&out.rest[2]);
 
 	/* Collected whatever the job's status (its files may explain a
 	 * failure), but not after an interruption: the user wants out. */
@@ -780,7 +833,7 @@ cmd_run(int argc, char **argv)
 		}
 		json_decref(o);
 	} else {
-		result_print_summary(&jr.res, &jr.limits, stderr);
+		result_print_summary(&jr.res, &jr.limits, &jr.cap[2], stderr);
 		rc = job_exit_status(&jr.res);
 	}
 	/* The job's status decides; a failed --get only turns an ok into 1. */

@@ -486,8 +486,12 @@ judge_result(struct run *r)
 								    "status"));
 		json_t *so = json_object_get(o, "stdout");
 		json_t *se = json_object_get(o, "stderr");
-		json_int_t ob = json_integer_value(json_object_get(o,
-							"stdout_bytes"));
+		/* What reached the caller is the stdout the result keeps,
+		 * not stdout_bytes: past the cap that counts what the
+		 * program wrote and stockade drained (on_output_limit =
+		 * truncate). */
+		json_int_t ob = json_is_string(so) ?
+			(json_int_t)json_string_length(so) : 0;
 
 		snprintf(v->status, sizeof(v->status), "%s",
 			 st != NULL ? st : "");

@@ -233,6 +233,18 @@ int fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode,
 		bool parents, enum fs_error *why);
 
 /*
+ * Makes the missing parent directories of the file path PATH (mode 0755
+ * & quota.mode_mask, fsapi_mkdir with PARENTS), so that a put into
+ * "src/app/main.py" of an empty workspace lands as a model expects, as
+ * MCP's write_file does. Nothing to do when PATH has a single component.
+ * Returns 0 or a negative errno with *WHY set as fsapi_mkdir's, but
+ * not_a_directory (not exists) when a parent is a file or anything else
+ * that is not a directory.
+ */
+int fsapi_mkdir_parents_of(struct fs_ctx *ctx, const char *path,
+			   enum fs_error *why);
+
+/*
  * Removes PATH: a file, symlink (the link itself, never its target),
  * FIFO, socket, or an empty directory; a non-empty directory only with
  * RECURSIVE (remove_tree_at on the parent's descriptor: never follows a

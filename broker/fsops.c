@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -540,6 +541,27 @@ fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode, bool parents,
 	if (dirfd < 0)
 		return dirfd;
 	return mkdir_one(ctx, dirfd, name, m, why);
+}
+
+int
+fsapi_mkdir_parents_of(struct fs_ctx *ctx, const char *path,
+		       enum fs_error *why)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *parent = NULL;
+	int e;
+
+	*why = FS_OK;
+	if (slash == NULL || slash == path)
+		return 0;
+	parent = strndup(path, (size_t)(slash - path));
+	if (parent == NULL)
+		return fsapi_fail(why, FS_IO_ERROR, -ENOMEM);
+	if ((e = fsapi_mkdir(ctx, parent, 0755, true, why)) < 0 &&
+	    *why == FS_EXISTS)
+		/* Something not a directory stands where a parent must. */
+		*why = FS_NOT_A_DIRECTORY;
+	return e;
 }
 
 /* ---- remove and rename ------------------------------------------------ */

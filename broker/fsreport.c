@@ -2,6 +2,8 @@
  * fsreport.c: the file API's results as the fronts show them
  * (fsreport.h). Pure but for allocation.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include "fsreport.h"
 
 #include <resolv.h>
@@ -16,6 +18,11 @@ const char *
 fsreport_explain(const struct fs_ctx *ctx, enum fs_error why,
 		 const char *path, size_t len, const char *to, size_t tolen)
 {
+	/* One thread per front calls this at a time (the tar writers
+	 * report through their caller): a thread-local buffer keeps the
+	 * returned string valid until this thread's next call. */
+	static _Thread_local char text[320];
+
 	if (why == FS_INVALID_PATH) {
 		struct wspath_limits lim = fsapi_path_limits(ctx);
 		enum wspath_rule r = wspath_why(path, len, &lim);
@@ -24,6 +31,23 @@ fsreport_explain(const struct fs_ctx *ctx, enum fs_error why,
 			r = wspath_why(to, tolen, &lim);
 		if (r != WSPATH_OK)
 			return wspath_rule_text(r);
+	}
+	if (why == FS_TOO_LARGE && ctx != NULL) {
+		snprintf(text, sizeof(text), "the file is larger than the "
+			 "per-file limit of %" PRIu64 " bytes (%" PRIu64 " MiB, "
+			 "the policy's [files] max_file_mb; a policy with a "
+			 "larger max_file_mb raises it)", ctx->quota.file_bytes,
+			 ctx->quota.file_bytes >> 20);
+		return text;
+	}
+	if (why == FS_QUOTA_EXCEEDED && ctx != NULL) {
+		snprintf(text, sizeof(text), "the workspace is full: its "
+			 "limits are %" PRIu64 " bytes of files (%" PRIu64
+			 " MiB, [files] workspace_mb) and %" PRIu64 " entries "
+			 "([files] max_files); remove files, or raise those "
+			 "keys in a policy", ctx->quota.workspace_bytes,
+			 ctx->quota.workspace_bytes >> 20, ctx->quota.max_files);
+		return text;
 	}
 	return fs_error_text(why);
 }

@@ -20,8 +20,10 @@
  * hold a NUL: then it is what is wrong) and, for a rename, TO (TOLEN
  * bytes; NULL: none): for FS_INVALID_PATH the rule (wspath_rule_text)
  * that PATH, else TO, breaks under CTX's limits (fsapi_path_limits);
- * otherwise, or when neither breaks one, fs_error_text(WHY). Returns a
- * static string.
+ * for FS_TOO_LARGE and FS_QUOTA_EXCEEDED the limit in bytes and the
+ * policy key that raises it (CTX's quota); otherwise, or when neither
+ * path breaks a rule, fs_error_text(WHY). Returns a static or
+ * thread-local string, valid until this thread's next call.
  */
 const char *fsreport_explain(const struct fs_ctx *ctx, enum fs_error why,
 			     const char *path, size_t len, const char *to,

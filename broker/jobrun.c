@@ -348,12 +348,21 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 		}
 	}
 	jr->spec.limits = jr->limits;
-	if (capture_init(&jr->cap[1], jr->limits.stdout_bytes) < 0 ||
-	    capture_init(&jr->cap[2], jr->limits.stderr_bytes) < 0) {
+	if (capture_init(&jr->cap[1], jobrun_output_cap(jr, 1)) < 0 ||
+	    capture_init(&jr->cap[2], jobrun_output_cap(jr, 2)) < 0) {
 		jobrun_free(jr);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+size_t
+jobrun_output_cap(const struct jobrun *jr, int stream)
+{
+	if (job_spec_layer_off(&jr->spec, JOB_LAYER_LIMITS))
+		return SIZE_MAX;
+	return stream == 1 ? (size_t)jr->limits.stdout_bytes :
+			     (size_t)jr->limits.stderr_bytes;
 }
 
 int

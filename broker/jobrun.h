@@ -128,6 +128,15 @@ enum jobenv_error jobrun_set_env(struct jobrun *jr, const struct policy *pol,
 int jobrun_check_fits(const struct jobrun *jr);
 
 /*
+ * The bytes of STREAM (1 stdout, 2 stderr) that JR's result keeps, head
+ * and tail: the stream's cap (stdout_kb, stderr_kb, or --output), or
+ * SIZE_MAX with layer limits off (an evaluation: output is not capped
+ * then, so that what the program printed reaches the caller whole,
+ * docs/layers.md). JR must have been prepared by jobrun_init. Pure.
+ */
+size_t jobrun_output_cap(const struct jobrun *jr, int stream);
+
+/*
  * Keeps at most CAP bytes (head and tail) of each stream for the result
  * instead of the policy's caps, which still bound what the job may write:
  * for a caller that passes the output through as it comes (jr->tee) and

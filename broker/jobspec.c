@@ -54,6 +54,8 @@ jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
 		spec->flags |= JOB_F_UNSAFE_NO_SECCOMP;
 	if (p->pty)
 		spec->flags |= JOB_F_DEVPTS;
+	if (p->on_output_limit == OUTPUT_KILL)
+		spec->flags |= JOB_F_OUTPUT_KILL;
 
 	/* 1024 arguments of 16 KiB each are far more than one message
 	 * holds: encode it once to know (the job id does not change the

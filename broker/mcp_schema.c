@@ -35,8 +35,7 @@ run_description(const struct policy *pol, bool code)
 		"wall-clock time (timeout_seconds, at most %.3g), %.3g s of CPU "
 		"time, %.0f MiB of memory (memory_mb, at most %.0f), %u "
 		"processes and threads, %.0f MiB per file, %.0f MiB in /work, "
-		"and %.0f KiB each of stdout and stderr kept (past that the "
-		"program is stopped; the head and the tail are kept). Print a "
+		"and %.0f KiB each of stdout and stderr kept (%s). Print a "
 		"summary; write large results to files in /work.\n\n"
 		"Every call ends in exactly one status: ok, exit_nonzero, "
 		"timeout, cpu_limit, memory_limit, process_limit, output_limit, "
@@ -62,7 +61,12 @@ run_description(const struct policy *pol, bool code)
 		(double)l->memory_bytes / MIB, (double)l->memory_bytes / MIB,
 		l->nproc, (double)l->fsize_bytes / MIB,
 		(double)l->workspace_bytes / MIB,
-		(double)l->stdout_bytes / 1024.0) < 0)
+		(double)l->stdout_bytes / 1024.0,
+		pol->on_output_limit == OUTPUT_KILL ?
+			"past that the program is stopped; the head and the "
+			"tail are kept" :
+			"past that only the head and the tail are kept and the "
+			"program goes on") < 0)
 		return NULL;
 	return s;
 }

@@ -128,6 +128,53 @@ layers_json(uint32_t off)
 	return a;
 }
 
+/* What a program prints when a name lookup or a connection fails for want
+ * of a network: glibc's gai_strerror(3) and strerror(3) texts (which
+ * Python, pip, git and most C programs pass on), curl's and Node's. */
+static const char *const network_failures[] = {
+	"Temporary failure in name resolution",   /* EAI_AGAIN */
+	"Name or service not known",              /* EAI_NONAME */
+	"No address associated with hostname",    /* EAI_NODATA */
+	"Could not resolve host",                 /* curl */
+	"getaddrinfo ENOTFOUND",                  /* Node */
+	"getaddrinfo EAI_AGAIN",                  /* Node */
+	"Network is unreachable",                 /* ENETUNREACH */
+	"ENETUNREACH",
+	"No route to host",                       /* EHOSTUNREACH */
+};
+
+char *
+result_hint(const struct job_result *res, const struct job_limits *lim,
+	    const struct capture *err, char *buf, size_t size)
+{
+	const char *found = NULL;
+	uint8_t *text;
+	size_t len = 0;
+
+	job_hint(res, lim, buf, size);
+	if (res->status != JOB_EXIT_NONZERO || err == NULL || err->total == 0)
+		return buf;
+	text = capture_collect(err, "\n", &len);
+	for (size_t i = 0; text != NULL && found == NULL &&
+			   i < sizeof(network_failures) / sizeof(*network_failures);
+	     i++)
+		if (memmem(text, len, network_failures[i],
+			   strlen(network_failures[i])) != NULL)
+			found = network_failures[i];
+	free(text);
+	if (found != NULL)
+		fmt_words(buf, size, "The program exited with code %d after a "
+			 "network failure (its stderr says \"%s\"): the "
+			 "sandbox has no network. The job's only interface is "
+			 "its own loopback (127.0.0.1 reaches the job itself), "
+			 "and the policy allows no outside host, so retrying "
+			 "will fail the same way. Do the task without the "
+			 "network: use what is installed, or have the user put "
+			 "the files it needs (packages, data) in /work before "
+			 "the job.", res->exit_code, found);
+	return buf;
+}
+
 json_t *
 result_to_json(const struct job_result *res, const struct job_limits *lim,
 	       const struct capture *out, const struct capture *err)
@@ -141,7 +188,7 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	 * and the detail (hence the hint that quotes it) is whatever bytes
 	 * the launcher sent. Every string goes through text_json, so the
 	 * only failure left is memory. */
-	job_hint(res, lim, hint, sizeof(hint));
+	result_hint(res, lim, err, hint, sizeof(hint));
 	o = json_object();
 	if (o == NULL)
 		return NULL;
@@ -287,7 +334,7 @@ result_print_text(const json_t *o, FILE *out)
 
 void
 result_print_summary(const struct job_result *r, const struct job_limits *lim,
-		     FILE *out)
+		     const struct capture *err, FILE *out)
 {
 	char hint[RESULT_HINT_MAX];
 	const char *sig = r->signal ? signal_name(r->signal) : NULL;
@@ -300,12 +347,13 @@ result_print_summary(const struct job_result *r, const struct job_limits *lim,
 	fprintf(out, ", wall %llu ms, cpu %llu ms, peak %llu KiB\n",
 		(unsigned long long)r->wall_ms, (unsigned long long)r->cpu_ms,
 		(unsigned long long)r->peak_memory_kb);
-	if (r->status != JOB_OK) {
+	if (r->status != JOB_OK || job_output_truncated(r, lim)) {
 		/* The hint quotes the launcher's detail: made safe for a
-		 * terminal like every string of the result (safe_json). */
+		 * terminal like every string of the result (safe_json). An
+		 * ok job's tells how to get the output it truncated. */
 		json_t *text;
 
-		job_hint(r, lim, hint, sizeof(hint));
+		result_hint(r, lim, err, hint, sizeof(hint));
 		text = text_json(hint);
 		if (text != NULL)
 			fprintf(out, "stockade: hint: %s\n",

@@ -32,6 +32,18 @@ json_t *result_to_json(const struct job_result *res,
 /* The limits as a JSON object keyed by the policy's key names. */
 json_t *limits_to_json(const struct job_limits *lim);
 
+/*
+ * The hint of a result (job_hint, result.h) into BUF (SIZE bytes), except
+ * that a program that ended exit_nonzero after a network failure gets
+ * one that says the sandbox has no network and what to do instead: its
+ * stderr ERR (borrowed; NULL: not looked at), head and tail as kept,
+ * names a failed name lookup or an unreachable network (glibc's, curl's,
+ * Node's and Python's messages for EAI_AGAIN, EAI_NONAME, ENETUNREACH,
+ * EHOSTUNREACH). Returns BUF.
+ */
+char *result_hint(const struct job_result *res, const struct job_limits *lim,
+		  const struct capture *err, char *buf, size_t size);
+
 /* Room for a hint: its fixed words and a whole detail (JOB_MAX_DETAIL). */
 #define RESULT_HINT_MAX 2048
 
@@ -61,10 +73,13 @@ int result_print_text(const json_t *result, FILE *out);
 /*
  * Writes the one- or two-line summary of `stockade run` without --json
  * to OUT: "stockade: STATUS (exit N | SIGNAL), wall N ms, cpu N ms, peak
- * N KiB", then, unless the status is ok, "stockade: hint: HINT" made safe
- * for a terminal. RES and LIM are borrowed.
+ * N KiB", then, unless the status is ok and the output whole
+ * (job_output_truncated), "stockade: hint: HINT" made safe for a
+ * terminal (result_hint, with ERR, the job's stderr capture or NULL).
+ * RES, LIM and ERR are borrowed.
  */
 void result_print_summary(const struct job_result *res,
-			  const struct job_limits *lim, FILE *out);
+			  const struct job_limits *lim,
+			  const struct capture *err, FILE *out);
 
 #endif

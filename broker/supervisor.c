@@ -27,6 +27,7 @@
  * child, reaped here, with the same descriptors, arguments and
  * environment (spawner_exec_launcher).
  */
+#include "utf8.h"
 #include "supervisor.h"
 
 #include <errno.h>
@@ -323,11 +324,11 @@ launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
 	res->wall_ms = s->run_started_ms ?
 		spawner_now_ms() - s->run_started_ms : 0;
 	if (e == -ETIMEDOUT)
-		snprintf(detail, sizeof(detail),
+		fmt_words(detail, sizeof(detail),
 			 "the launcher did not answer within %llu ms",
 			 (unsigned long long)waited_ms);
 	else
-		snprintf(detail, sizeof(detail), "%s (%s)",
+		fmt_words(detail, sizeof(detail), "%s (%s)",
 			 e == -ECONNRESET || e == -EPIPE ||
 					 e == LAUNCHER_UNREAD ?
 				 "the launcher died during the job" :

@@ -129,6 +129,21 @@ open_temporary(struct workspace *ws, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Whether the job may create files in the workspace directory FD (ST its
+ * fstat): as root, the launcher id-maps the workspace so that its owner
+ * is the payload (launcher/idmap.c), so the owner's write and search bits
+ * decide; otherwise the payload has the broker's ids and groups, and
+ * faccessat(2) with AT_EACCESS answers for them (ACLs included).
+ */
+static bool
+job_may_write(int fd, const struct stat *st)
+{
+	if (geteuid() == 0)
+		return (st->st_mode & 0300) == 0300;
+	return faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) == 0;
+}
+
 int
 workspace_open(struct workspace *ws, const char *dir, char *err,
 	       size_t errlen)
@@ -181,6 +196,21 @@ workspace_open(struct workspace *ws, const char *dir, char *err,
 			 PROTO_ROOT_PAYLOAD_ID, dir);
 		close_fdp(&ws->fd);
 		return -EPERM;
+	}
+	if (!job_may_write(ws->fd, &st)) {
+		bool own = geteuid() == 0 || st.st_uid == geteuid();
+
+		snprintf(err, errlen,
+			 "workspace %s is not writable by the job (mode %04o, "
+			 "owner uid %u; the job runs as %s): a job must be "
+			 "able to create files in /work. %s", dir,
+			 (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+			 geteuid() == 0 ? "its owner, id-mapped" :
+			 "your uid", own ? "Make it writable (chmod u+wx), or "
+			 "give another directory" : "Give a directory of your "
+			 "own, or one your uid or group may write");
+		close_fdp(&ws->fd);
+		return -EACCES;
 	}
 	return 0;
 }

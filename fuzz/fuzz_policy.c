@@ -10,9 +10,11 @@
  *    pool size within PROTO_MAX_POOL;
  *  - policy_format of an accepted policy loads back, and formatting that
  *    again gives the very same text (policy.h: "a complete, canonical
- *    policy file that loads back to an equal policy").
+ *    policy file that loads back to an equal policy");
+ *  - so does policy_show's text, with where each line came from.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +23,10 @@
 #include "log.h"
 #include "policy.h"
 
-/* P formatted as text (the caller frees it); aborts when it cannot be. */
+/* P formatted as text (the caller frees it), by policy_show when SHOW;
+ * aborts when it cannot be. */
 static char *
-format(const struct policy *p, size_t *len)
+format_as(const struct policy *p, size_t *len, bool show)
 {
 	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
@@ -31,11 +34,18 @@ format(const struct policy *p, size_t *len)
 
 	if (f == NULL)
 		fuzz_fail("open_memstream: %s", strerror(errno));
-	e = policy_format(p, f);
+	e = show ? policy_show(p, f) : policy_format(p, f);
 	if (fclose(f) != 0 || e < 0)
-		fuzz_fail("policy_format of a loaded policy: %s",
+		fuzz_fail("%s of a loaded policy: %s",
+			  show ? "policy_show" : "policy_format",
 			  strerror(e < 0 ? -e : errno));
 	return text;
+}
+
+static char *
+format(const struct policy *p, size_t *len)
+{
+	return format_as(p, len, false);
 }
 
 int
@@ -79,6 +89,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t2 = format(&q, &l2);
 	if (l1 != l2 || memcmp(t1, t2, l1) != 0)
 		fuzz_fail("formatting is not stable:\n%s\n---\n%s", t1, t2);
+	free(t2);
+	policy_clear(&q);
+
+	/* policy_show's comments change nothing of what loads back. */
+	t2 = format_as(&p, &l2, true);
+	memset(&q, 0, sizeof(q));
+	if (policy_load_string(&q, t2, name, err, sizeof(err)) < 0)
+		fuzz_fail("the shown policy does not load back: %s\n%s", err,
+			  t2);
+	free(t2);
+	t2 = format(&q, &l2);
+	if (l1 != l2 || memcmp(t1, t2, l1) != 0)
+		fuzz_fail("the shown policy loads back as another:\n%s\n---"
+			  "\n%s", t1, t2);
 	free(t1);
 	free(t2);
 	policy_clear(&q);

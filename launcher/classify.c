@@ -4,6 +4,7 @@
  * an exit is the program's (crash, exit_nonzero), never a *_limit or
  * disk_full status; only the wall clock (timeout) stays.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,7 +17,7 @@ void
 monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
 	 bool have_rec, struct job_result *r)
 {
-	static char detail[256];
+	static char detail[JOB_MAX_DETAIL + 1];
 	const bool limits = !job_spec_layer_off(spec, JOB_LAYER_LIMITS);
 
 	r->exit_code = -1;
@@ -80,6 +81,26 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		r->status = JOB_SANDBOX_ERROR;
 		snprintf(detail, sizeof(detail), "jail set-up failed at %s: %s",
 			 jail_stage_name(rec[1]), strerror(rec[2]));
+	} else if (have_rec && rec[0] == INIT_REC_BIND_FAILED) {
+		/* Issue 22: a bind whose host path went away (or was never
+		 * there) names that path, the fix being the host's or the
+		 * policy's. The index is init's, checked against the job. */
+		const struct mount_entry *m =
+			rec[1] >= 0 && (uint32_t)rec[1] < spec->nmounts
+				? &spec->mounts[rec[1]]
+				: NULL;
+
+		r->status = JOB_SANDBOX_ERROR;
+		snprintf(detail, sizeof(detail), "jail set-up failed at %s: "
+			 "%s %.900s: %s%s", jail_stage_name(STAGE_BIND),
+			 m == NULL ? "bind" :
+			 m->kind == MOUNT_RO_BIND_TRY ? "ro_bind_try" :
+			 m->kind == MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK ?
+				"unsafe_ro_bind_no_landlock" : "ro_bind",
+			 m == NULL ? "(unknown)" : m->source, strerror(rec[2]),
+			 rec[2] == ENOENT || rec[2] == ENOTDIR ?
+				" (the host has no such path; `stockade policy "
+				"check` names such binds)" : "");
 	} else if (!s->timed_out && !s->over_output && !s->cancelled &&
 		   s->enf.reason == ENF_NONE && !s->den.ended) {
 		r->status = JOB_SANDBOX_ERROR;

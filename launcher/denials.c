@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "plant.h"
+#include "utf8.h"
 
 int
 denials_init(struct denial_log *log, bool kill)
@@ -143,7 +144,7 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 		ends = foreign || log->kill;
 	if (ends && !log->ended) {
 		log->ended = true;
-		snprintf(log->detail, sizeof(log->detail), "%s system call %s, "
+		fmt_words(log->detail, sizeof(log->detail), "%s system call %s, "
 			 "refused by the seccomp filter, ended the job",
 			 foreign ? "the foreign-ABI" : "the", name);
 	}

@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "launcher.h"
 #include "usage.h"
+#include "utf8.h"
 
 /* Sampling periods, ms: fast once the jail is past half of its memory
  * limit (a C program touches a few GB/s), slow otherwise. */
@@ -257,7 +258,7 @@ check_tasks(struct enforcer *e, uint32_t tasks, bool refused, uint64_t now)
 	}
 	if (now - e->pids_since_ms < ENFORCE_PIDS_HOLD_MS)
 		return ENF_NONE;
-	snprintf(e->detail, sizeof(e->detail), "held at its limit of %u "
+	fmt_words(e->detail, sizeof(e->detail), "held at its limit of %u "
 		 "processes and threads for %u ms", max, ENFORCE_PIDS_HOLD_MS);
 	return stop(e, ENF_PROCESSES);
 }
@@ -272,13 +273,13 @@ check_memory_cpu(struct enforcer *e, uint64_t rss, uint64_t cpu_ms)
 	if (e->unlimited)
 		return ENF_NONE;
 	if (rss > e->lim->memory_bytes) {
-		snprintf(e->detail, sizeof(e->detail), "resident memory %.1f "
+		fmt_words(e->detail, sizeof(e->detail), "resident memory %.1f "
 			 "MiB over the limit of %.1f MiB", mib(rss),
 			 mib(e->lim->memory_bytes));
 		return stop(e, ENF_MEMORY);
 	}
 	if (cpu_ms >= e->lim->cpu_ms) {
-		snprintf(e->detail, sizeof(e->detail), "%llu ms of CPU time "
+		fmt_words(e->detail, sizeof(e->detail), "%llu ms of CPU time "
 			 "reached the limit of %llu ms",
 			 (unsigned long long)cpu_ms,
 			 (unsigned long long)e->lim->cpu_ms);
@@ -298,7 +299,7 @@ sample(struct enforcer *e, uint64_t now)
 		if (cg_leaf_stats(e->cg_leaf, &cs) < 0)
 			return ENF_NONE;
 		if (cs.oom_kill > 0) {
-			snprintf(e->detail, sizeof(e->detail), "the kernel's OOM "
+			fmt_words(e->detail, sizeof(e->detail), "the kernel's OOM "
 				 "killer ran in the job's cgroup (memory.max "
 				 "%.1f MiB)", mib(e->lim->memory_bytes));
 			return stop(e, ENF_MEMORY);
@@ -362,11 +363,11 @@ check_workspace(struct enforcer *e, uint64_t now)
 	if (x == 0 && total <= e->lim->workspace_bytes)
 		return ENF_NONE;
 	if (x < 0)
-		snprintf(e->detail, sizeof(e->detail), "the workspace grew by "
+		fmt_words(e->detail, sizeof(e->detail), "the workspace grew by "
 			 "%.1f MiB and could not be counted (%s): counted as "
 			 "full", mib(used - e->ws_used0), strerror(-x));
 	else
-		snprintf(e->detail, sizeof(e->detail), "/work takes "
+		fmt_words(e->detail, sizeof(e->detail), "/work takes "
 			 "%.1f MiB of disk, over its quota of %.1f MiB", mib(total),
 			 mib(e->lim->workspace_bytes));
 	return stop(e, ENF_WORKSPACE);
@@ -416,7 +417,7 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 			if (cs.pids_max_events > 0)
 				e->pids_hit = true;
 			if (cs.oom_kill > 0 && e->reason == ENF_NONE) {
-				snprintf(e->detail, sizeof(e->detail),
+				fmt_words(e->detail, sizeof(e->detail),
 					 "the kernel's OOM killer ran in the "
 					 "job's cgroup (memory.max %.1f MiB)",
 					 mib(e->lim->memory_bytes));
@@ -549,18 +550,18 @@ enforce_choose(struct launcher *l, const struct job_spec *spec,
 		}
 	}
 	if (spec->enforcement == ENFORCE_CGROUP2) {
-		snprintf(why, whylen, "the policy asks for cgroup2 enforcement "
+		fmt_words(why, whylen, "the policy asks for cgroup2 enforcement "
 			 "and there is no usable delegated cgroup v2: %s",
 			 l->cg_why);
 		return -EPERM;
 	}
 	if (spec->limits.cpu_percent > 0) {
 		if (spec->enforcement == ENFORCE_MONITOR)
-			snprintf(why, whylen, "the policy sets cpu_percent = %u, "
+			fmt_words(why, whylen, "the policy sets cpu_percent = %u, "
 				 "which needs cgroup2 enforcement (cpu.max), and "
 				 "enforcement = monitor", spec->limits.cpu_percent);
 		else
-			snprintf(why, whylen, "the policy sets cpu_percent = %u, "
+			fmt_words(why, whylen, "the policy sets cpu_percent = %u, "
 				 "which needs a delegated cgroup v2 (cpu.max), and "
 				 "there is none: %s", spec->limits.cpu_percent,
 				 l->cg_why);

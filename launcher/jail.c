@@ -199,6 +199,20 @@ setup_failed(int status_fd, int stage, int err)
 	_exit(1);
 }
 
+/* As setup_failed, for the mount set-up: a failed bind (BIND >= 0, its
+ * index in the job's mounts) is reported as such, so that the result
+ * names its path. */
+static _Noreturn void
+mounts_failed(int status_fd, int stage, int bind, int err)
+{
+	if (stage == STAGE_BIND && bind >= 0) {
+		jail_send_record(status_fd, INIT_REC_BIND_FAILED, bind,
+				 err < 0 ? -err : err);
+		_exit(1);
+	}
+	setup_failed(status_fd, stage, err);
+}
+
 static int
 loopback_up(void)
 {
@@ -467,7 +481,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	sigset_t all;
 	pid_t payload;
 	char go;
-	int stage, e, in_fd = h->stdin_fd;
+	int stage, bind, e, in_fd = h->stdin_fd;
 
 	/* Not the zygote's name: `ps` and /proc/1/status in the jail. */
 	prctl(PR_SET_NAME, "stockade-init");
@@ -512,8 +526,8 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		if ((e = mounts_build_root(spec, work_tree_fd,
 					   userns ? (uid_t)-1 : h->outer_uid,
 					   userns ? (gid_t)-1 : h->outer_gid,
-					   &stage)) < 0)
-			setup_failed(status_fd, stage, e);
+					   &stage, &bind)) < 0)
+			mounts_failed(status_fd, stage, bind, e);
 		/* Held to tell, when the payload ends, whether /tmp or home
 		 * filled up (disk_full); opened before any code of the job
 		 * runs. Only the tmpfs of layers limits and private_cwd. */

@@ -52,6 +52,9 @@ enum init_record {
 				    * b = INIT_FULL_* flags */
 	INIT_REC_LANDLOCK = 3,     /* a = Landlock ABI the payload is under
 				    * (sent by the payload before exec) */
+	INIT_REC_BIND_FAILED = 4,  /* set-up failed at STAGE_BIND: a = index
+				    * of the bind in the job's mounts, b =
+				    * errno (the result names its path) */
 };
 /* File systems init found full as the payload ended (statfs(2) f_bavail
  * 0): the payload may have died of ENOSPC there. */

@@ -198,16 +198,16 @@ jail_landlock_build(const struct job_spec *spec, int *abi)
 
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = ll_fs_rights(v);
-	/* Handled with no rule: every TCP bind and connect is refused,
-	 * loopback included. Network isolation, so part of layer
-	 * network_ns: with it off, no network right is handled. */
-	if (v >= 4 && !net_off && !PLANTED(landlock_net_unhandled)) {
-		if (PLANTED(landlock_tcp_connect_unhandled))
-			attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP;
-		else
-			attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
-						  LANDLOCK_ACCESS_NET_CONNECT_TCP;
-	}
+	/* No network right is handled: TCP bind and connect work on the
+	 * jail's own loopback, so a test suite's fixture server or `python3
+	 * -m http.server` with curl runs in one job. The network namespace
+	 * keeps every other address out of reach (its only interface is
+	 * its own lo: no route to the host's loopback or anywhere else);
+	 * Landlock's port rules could not tell the jail's 127.0.0.1 from
+	 * another host's (docs/layers.md, network_ns; docs/decisions.md). */
+	if (v >= 4 && !net_off && PLANTED(landlock_tcp_handled))
+		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
+					  LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	/* No abstract unix socket made outside this domain can be
 	 * connected to (layer network_ns too), and no process outside it
 	 * signalled (init, which is not in the domain, forwards the

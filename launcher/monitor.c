@@ -1,8 +1,9 @@
 /*
  * monitor.c: one job from clone to RESULT. The launcher waits on the
  * jail's pidfd, never on a pid alone; it forwards the payload's output as
- * OUTPUT messages; it enforces the wall-clock limit and the output caps,
- * and through the enforcer (enforce.c) memory, CPU, processes and the
+ * OUTPUT messages; it enforces the wall-clock limit, the output caps when
+ * the policy says kill (JOB_F_OUTPUT_KILL; else it drains the pipes), and
+ * through the enforcer (enforce.c) memory, CPU, processes and the
  * workspace quota, by killing jail init (SIGKILL, sent by its zygote on
  * request, zygote_kill: the launcher signals nothing itself; and
  * cgroup.kill with cgroup2), which makes the kernel kill every process
@@ -26,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "utf8.h"
 #include "buf.h"
 #include "cgroup.h"
 #include "denials.h"
@@ -113,8 +115,12 @@ flush_pending(struct launcher *l, struct job_state *s)
 
 /*
  * Reads one chunk of stream STREAM, if nothing is waiting to be sent, and
- * queues it as an OUTPUT message. Past the stream's cap the jail is
- * killed (output_limit) and the stream is read no more. Returns 0 or a
+ * queues it as an OUTPUT message. Past the stream's cap, with
+ * JOB_F_OUTPUT_KILL the jail is killed (output_limit) and the stream is
+ * read no more; without it every byte is read and forwarded to the end
+ * (the broker keeps the head and the tail, broker/capture.h), so that the
+ * program never blocks on a full pipe and ends by its own exit or its
+ * other limits. Memory stays one message either way. Returns 0 or a
  * negative errno when the broker cannot be written to.
  */
 static int
@@ -145,7 +151,7 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 	if (m < 0)
 		return m;
 	s->pending = (size_t)m;
-	if (s->bytes[stream] > cap &&
+	if (s->bytes[stream] > cap && (spec->flags & JOB_F_OUTPUT_KILL) &&
 	    !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
 		s->over_output = true;
 		kill_jail(spec, s);
@@ -158,7 +164,8 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 /*
  * Reads the records init and the payload left on the status pipe (its
  * write ends are all closed once init is reaped): the ending record into
- * REC, INIT_REC_SETUP_FAILED before any INIT_REC_PAYLOAD_EXIT (a payload
+ * REC, INIT_REC_SETUP_FAILED (or INIT_REC_BIND_FAILED) before any
+ * INIT_REC_PAYLOAD_EXIT (a payload
  * whose set-up failed also exits, 127, after saying why), and the
  * Landlock ABI the payload reported into *LANDLOCK_ABI. Returns 0 when an
  * ending record came, -EBADMSG otherwise.
@@ -186,7 +193,8 @@ read_records(int fd, int32_t rec[3], int32_t *landlock_abi)
 			*landlock_abi = got[1];
 			continue;
 		}
-		if (ended && rec[0] == INIT_REC_SETUP_FAILED)
+		if (ended && (rec[0] == INIT_REC_SETUP_FAILED ||
+			      rec[0] == INIT_REC_BIND_FAILED))
 			continue;
 		memcpy(rec, got, sizeof(got));
 		ended = true;
@@ -215,12 +223,12 @@ clone_failed(struct launcher *l, const struct job_spec *spec, int e)
 			       .enforcement = ENFORCE_MONITOR};
 
 	if (e == -EPERM || e == -ENOSPC || e == -EINVAL || e == -EUSERS)
-		snprintf(detail, sizeof(detail),
+		fmt_words(detail, sizeof(detail),
 			 "cannot create the jail's namespaces (%s): unprivileged "
 			 "user namespaces are unavailable; run `stockade doctor`",
 			 strerror(-e));
 	else
-		snprintf(detail, sizeof(detail), "clone3: %s", strerror(-e));
+		fmt_words(detail, sizeof(detail), "clone3: %s", strerror(-e));
 	r.detail = detail;
 	return send_result(l, &r);
 }
@@ -237,12 +245,12 @@ setup_refused(struct launcher *l, const struct job_spec *spec, int e)
 			       .enforcement = ENFORCE_MONITOR};
 
 	if (e == -EPERM)
-		snprintf(detail, sizeof(detail),
+		fmt_words(detail, sizeof(detail),
 			 "running as root, stockade refuses a workspace owned by "
 			 "uid or gid 0: give the job a directory owned by an "
 			 "ordinary user, or run stockade as that user");
 	else
-		snprintf(detail, sizeof(detail),
+		fmt_words(detail, sizeof(detail),
 			 "running as root, stockade maps the job to uid %u and "
 			 "needs an id-mapped mount of the workspace, which failed "
 			 "(%s): put the workspace on a file system with idmapped "
@@ -263,7 +271,7 @@ limits_refused(struct launcher *l, const struct job_spec *spec,
 			       .exit_code = -1,
 			       .enforcement = ENFORCE_MONITOR};
 
-	snprintf(detail, sizeof(detail), "%s", why);
+	fmt_words(detail, sizeof(detail), "%s", why);
 	r.detail = detail;
 	return send_result(l, &r);
 }

@@ -429,7 +429,7 @@ rw_attach(int tree_fd, const char *dst)
 
 int
 mounts_build_root(const struct job_spec *spec, int work_tree_fd,
-		  uid_t owner_uid, gid_t owner_gid, int *stage)
+		  uid_t owner_uid, gid_t owner_gid, int *stage, int *bind)
 {
 	const struct owner own = {
 		.set = owner_uid != (uid_t)-1,
@@ -443,6 +443,7 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 	int wsfd = -1, host_tmp = -1, e;
 
 	*stage = 0;
+	*bind = -1;
 	/* Without a detached tree, the workspace is the current directory,
 	 * translated into this namespace by unshare(CLONE_NEWNS); held
 	 * until step 8. */
@@ -461,8 +462,12 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 
 		e = open_source(m->source, m->kind == MOUNT_RO_BIND_TRY,
 				&src_fds[i]);
-		if (e < 0)
+		if (e < 0) {
+			/* A source gone since `stockade policy check`: the
+			 * result names it. */
+			*bind = (int)i;
 			return fail(stage, STAGE_BIND, e);
+		}
 	}
 	/* Layer private_cwd off: a detached copy of the host's /tmp, taken
 	 * before the root tmpfs covers it (a bind made later would copy
@@ -488,8 +493,10 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 		e = ro_bind(src_fds[i], spec->mounts[i].target);
 		close(src_fds[i]);
 		src_fds[i] = -1;
-		if (e < 0)
+		if (e < 0) {
+			*bind = (int)i;
 			return fail(stage, STAGE_BIND, e);
+		}
 	}
 
 	if ((e = build_dev(spec, &own)) < 0)

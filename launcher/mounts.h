@@ -18,10 +18,11 @@
  * pid_ns off binds the host's /proc instead of a new one; private_cwd
  * off binds the host's /tmp read-write and makes no home tmpfs; limits
  * off gives the tmpfs no size. On failure returns a negative errno and
- * sets *STAGE to the failed jail_stage; the namespace is then unusable
- * and the job must end.
+ * sets *STAGE to the failed jail_stage, and *BIND to the index in
+ * SPEC->mounts of the bind that failed (-1 when no bind did); the
+ * namespace is then unusable and the job must end.
  */
 int mounts_build_root(const struct job_spec *spec, int work_tree_fd,
-		      uid_t owner_uid, gid_t owner_gid, int *stage);
+		      uid_t owner_uid, gid_t owner_gid, int *stage, int *bind);
 
 #endif

@@ -125,6 +125,11 @@ log_failed(const struct jail *j)
 		log_warn("warm pool: a waiting jail's set-up failed at %s: %s; "
 			 "jobs are built cold until the next one ends",
 			 jail_stage_name(v[1]), strerror(v[2]));
+	else if (v[0] == INIT_REC_BIND_FAILED)
+		log_warn("warm pool: a waiting jail's set-up failed at %s "
+			 "(bind %d of the policy): %s; jobs are built cold "
+			 "until the next one ends",
+			 jail_stage_name(STAGE_BIND), v[1] + 1, strerror(v[2]));
 	else
 		log_warn("warm pool: a waiting jail ended before its job; jobs "
 			 "are built cold until the next one ends");

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "plant.h"
 
@@ -43,9 +44,12 @@ struct loader {
 	unsigned section_line; /* line of that [section] */
 	bool section_keys;     /* a key came after it */
 
+	bool in_file;        /* the file laid over the default */
 	uint64_t seen;       /* bit i: policy_scalar_keys[i] given in this layer */
-	bool env_replaced;   /* this layer has cleared the inherited lists */
-	bool mounts_replaced;
+	/* This layer's own list entries (env, mounts and their origins),
+	 * laid over P's by merge_lists() once the layer is read, when
+	 * [policy] replace, wherever it is in the file, is known. */
+	struct policy lists;
 
 	/* The first error: code < 0 once set, at err_line. */
 	int code;
@@ -98,7 +102,9 @@ free_env(struct policy *p)
 	for (i = 0; i < p->nenv; i++)
 		free(p->env[i]);
 	free(p->env);
+	free(p->env_from);
 	p->env = NULL;
+	p->env_from = NULL;
 	p->nenv = 0;
 }
 
@@ -112,8 +118,67 @@ free_mounts(struct policy *p)
 		free(p->mounts[i].target);
 	}
 	free(p->mounts);
+	free(p->mounts_from);
 	p->mounts = NULL;
+	p->mounts_from = NULL;
 	p->nmounts = 0;
+}
+
+/* Makes room for one more entry of P's environment (and its origin). */
+static int
+grow_env(struct policy *p)
+{
+	struct policy_origin *from;
+	char **env;
+
+	env = reallocarray(p->env, p->nenv + 1, sizeof(*env));
+	if (!env)
+		return -ENOMEM;
+	p->env = env;
+	from = reallocarray(p->env_from, p->nenv + 1, sizeof(*from));
+	if (!from)
+		return -ENOMEM;
+	p->env_from = from;
+	return 0;
+}
+
+/* Makes room for one more bind of P (and its origin). */
+static int
+grow_mounts(struct policy *p)
+{
+	struct policy_origin *from;
+	struct mount_entry *m;
+
+	m = reallocarray(p->mounts, p->nmounts + 1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	p->mounts = m;
+	from = reallocarray(p->mounts_from, p->nmounts + 1, sizeof(*from));
+	if (!from)
+		return -ENOMEM;
+	p->mounts_from = from;
+	return 0;
+}
+
+/* The index of variable NAME (NLEN bytes) in P's environment, or -1. */
+static ssize_t
+find_env(const struct policy *p, const char *name, size_t nlen)
+{
+	for (size_t i = 0; i < p->nenv; i++)
+		if (strncmp(p->env[i], name, nlen) == 0 &&
+		    p->env[i][nlen] == '=')
+			return (ssize_t)i;
+	return -1;
+}
+
+/* The index of the bind of P at TARGET, or -1. */
+static ssize_t
+find_mount(const struct policy *p, const char *target)
+{
+	for (size_t i = 0; i < p->nmounts; i++)
+		if (strcmp(p->mounts[i].target, target) == 0)
+			return (ssize_t)i;
+	return -1;
 }
 
 static int
@@ -124,6 +189,7 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
 	enum job_enforcement enf;
+	enum output_action act;
 	uint32_t m;
 	bool b, ok;
 	char *s;
@@ -133,6 +199,7 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	if (l->seen & (UINT64_C(1) << i))
 		return fail(l, "duplicate key \"%s\"", k->name);
 	l->seen |= UINT64_C(1) << i;
+	l->p->scalar_from[i] = (struct policy_origin){l->in_file, l->lineno};
 
 	switch (k->kind) {
 	case K_U64:
@@ -172,6 +239,12 @@ set_scalar(struct loader *l, size_t i, const char *v)
 			return fail(l, "%s", why);
 		*(enum job_enforcement *)(void *)field = enf;
 		return 1;
+	case K_OUTPUT:
+		if (!policy_parse_output_action(k->name, v, &act, why,
+						sizeof(why)))
+			return fail(l, "%s", why);
+		*(enum output_action *)(void *)field = act;
+		return 1;
 	case K_CGROUP:
 		ok = v[0] == '\0' ||
 		     policy_valid_path(k->name, v, why, sizeof(why));
@@ -184,6 +257,11 @@ set_scalar(struct loader *l, size_t i, const char *v)
 		break;
 	case K_LAYERS:
 		if (!policy_parse_layers(k->name, v, &m, why, sizeof(why)))
+			return fail(l, "%s", why);
+		*(uint32_t *)(void *)field = m;
+		return 1;
+	case K_LISTS:
+		if (!policy_parse_lists(k->name, v, &m, why, sizeof(why)))
 			return fail(l, "%s", why);
 		*(uint32_t *)(void *)field = m;
 		return 1;
@@ -202,46 +280,44 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	return 1;
 }
 
+/* Adds NAME=V to this layer's own list; merge_lists() lays it over P's. */
 static int
 add_env(struct loader *l, const char *name, const char *v)
 {
-	struct policy *p = l->p;
-	size_t i, nlen = strlen(name);
-	char **env, *s;
+	struct policy *s = &l->lists;
+	char *entry;
 
 	if (!policy_valid_env_name(name))
 		return fail(l,
 			    "invalid variable name \"%s\" (expected "
 			    "[A-Za-z_][A-Za-z0-9_]*)",
 			    name);
-	/* The list holds only this layer's variables (the first key cleared
-	 * the inherited ones), so a match is a repeat within this file. */
-	for (i = 0; i < p->nenv; i++)
-		if (strncmp(p->env[i], name, nlen) == 0 &&
-		    p->env[i][nlen] == '=')
-			return fail(l, "duplicate key \"%s\"", name);
-	if (p->nenv >= JOB_MAX_ENV)
+	/* Within one file: the default's variable of the same name is not a
+	 * duplicate but the one this entry takes the place of. */
+	if (find_env(s, name, strlen(name)) >= 0)
+		return fail(l, "duplicate key \"%s\"", name);
+	if (s->nenv >= JOB_MAX_ENV)
 		return fail(l, "too many environment variables (at most %u)",
 			    JOB_MAX_ENV);
-	if (asprintf(&s, "%s=%s", name, v) < 0)
+	if (asprintf(&entry, "%s=%s", name, v) < 0)
 		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
-	env = reallocarray(p->env, p->nenv + 1, sizeof(*env));
-	if (!env) {
-		free(s);
+	if (grow_env(s) < 0) {
+		free(entry);
 		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
 	}
-	p->env = env;
-	p->env[p->nenv++] = s;
+	s->env_from[s->nenv] = (struct policy_origin){l->in_file, l->lineno};
+	s->env[s->nenv++] = entry;
 	return 1;
 }
 
 /* Directories the launcher builds in every jail (launcher/mounts.c). */
 static const char *const jail_owned[] = {"/tmp", "/proc", "/dev", "/work"};
 
+/* Adds a bind to this layer's own list; merge_lists() lays it over P's. */
 static int
 add_mount(struct loader *l, const char *key, const char *v)
 {
-	struct policy *p = l->p;
+	struct policy *p = &l->lists;
 	struct mount_entry *m;
 	enum mount_kind kind;
 	char why[POLICY_ERR_MAX];
@@ -271,15 +347,14 @@ add_mount(struct loader *l, const char *key, const char *v)
 			return fail(l, "%s %s is inside %s, which the jail "
 				    "mounts itself", key, v, jail_owned[i]);
 	}
-	for (i = 0; i < p->nmounts; i++)
-		if (strcmp(p->mounts[i].target, v) == 0)
-			return fail(l, "duplicate mount \"%s\"", v);
+	/* Within one file; the default's bind at the same target is the
+	 * one this entry takes the place of (merge_lists). */
+	if (find_mount(p, v) >= 0)
+		return fail(l, "duplicate mount \"%s\"", v);
 	if (p->nmounts >= JOB_MAX_MOUNTS)
 		return fail(l, "too many mounts (at most %u)", JOB_MAX_MOUNTS);
-	m = reallocarray(p->mounts, p->nmounts + 1, sizeof(*m));
-	if (!m)
+	if (grow_mounts(p) < 0)
 		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
-	p->mounts = m;
 	m = &p->mounts[p->nmounts];
 	/* The policy binds a host path at the same place in the jail. */
 	m->kind = kind;
@@ -290,7 +365,94 @@ add_mount(struct loader *l, const char *key, const char *v)
 		free(m->target);
 		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
 	}
+	p->mounts_from[p->nmounts] =
+		(struct policy_origin){l->in_file, l->lineno};
 	p->nmounts++;
+	return 1;
+}
+
+/*
+ * Lays this layer's list entries over P's once the layer is read: with
+ * [policy] replace naming the list, they are the whole list; otherwise
+ * each takes the place of P's entry of the same variable or bind target
+ * and the others are appended, in the file's order. Returns 1, or 0 with
+ * the error recorded at the line of the first entry past the limit.
+ */
+static int
+merge_lists(struct loader *l)
+{
+	struct policy *p = l->p, *s = &l->lists;
+	const size_t had_env = p->nenv, had_mounts = p->nmounts;
+	size_t i;
+
+	if (p->replace & POLICY_LIST_ENVIRONMENT) {
+		free_env(p);
+		p->env = s->env;
+		p->env_from = s->env_from;
+		p->nenv = s->nenv;
+		s->env = NULL;
+		s->env_from = NULL;
+		s->nenv = 0;
+	}
+	for (i = 0; i < s->nenv; i++) {
+		size_t nlen = strcspn(s->env[i], "=");
+		ssize_t j = find_env(p, s->env[i], nlen);
+
+		if (j < 0) {
+			if (p->nenv >= JOB_MAX_ENV)
+				return fail_at(l, -EINVAL, s->env_from[i].line,
+					       "too many environment variables "
+					       "(at most %u, the default's %zu "
+					       "included; [policy] replace = "
+					       "environment leaves them out)",
+					       JOB_MAX_ENV, had_env);
+			if (grow_env(p) < 0)
+				return fail_at(l, -ENOMEM, s->env_from[i].line,
+					       "out of memory");
+			j = (ssize_t)p->nenv++;
+			p->env[j] = NULL;
+		}
+		free(p->env[j]);
+		p->env[j] = s->env[i];
+		p->env_from[j] = s->env_from[i];
+		s->env[i] = NULL;
+	}
+
+	if (p->replace & POLICY_LIST_FILESYSTEM) {
+		free_mounts(p);
+		p->mounts = s->mounts;
+		p->mounts_from = s->mounts_from;
+		p->nmounts = s->nmounts;
+		s->mounts = NULL;
+		s->mounts_from = NULL;
+		s->nmounts = 0;
+	}
+	for (i = 0; i < s->nmounts; i++) {
+		ssize_t j = find_mount(p, s->mounts[i].target);
+
+		if (j < 0) {
+			if (p->nmounts >= JOB_MAX_MOUNTS)
+				return fail_at(l, -EINVAL,
+					       s->mounts_from[i].line,
+					       "too many mounts (at most %u, "
+					       "the default's %zu included; "
+					       "[policy] replace = filesystem "
+					       "leaves them out)",
+					       JOB_MAX_MOUNTS, had_mounts);
+			if (grow_mounts(p) < 0)
+				return fail_at(l, -ENOMEM,
+					       s->mounts_from[i].line,
+					       "out of memory");
+			j = (ssize_t)p->nmounts++;
+		} else {
+			free(p->mounts[j].source);
+			free(p->mounts[j].target);
+		}
+		p->mounts[j] = s->mounts[i];
+		p->mounts_from[j] = s->mounts_from[i];
+		s->mounts[i].source = NULL;
+		s->mounts[i].target = NULL;
+	}
 	return 1;
 }
 
@@ -319,6 +481,7 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 	case SEC_LIMITS:
 	case SEC_JAIL:
 	case SEC_FILES:
+	case SEC_POLICY:
 		for (i = 0; i < NSCALARS; i++)
 			if (policy_scalar_keys[i].section == l->section &&
 			    strcmp(policy_scalar_keys[i].name, key) == 0)
@@ -328,17 +491,8 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 		return fail(l, "unknown key \"%s\" in [%s]", key,
 			    policy_section_names[l->section]);
 	case SEC_ENVIRONMENT:
-		/* The first key of a layer replaces the inherited list. */
-		if (!l->env_replaced) {
-			free_env(l->p);
-			l->env_replaced = true;
-		}
 		return add_env(l, key, v);
 	case SEC_FILESYSTEM:
-		if (!l->mounts_replaced) {
-			free_mounts(l->p);
-			l->mounts_replaced = true;
-		}
 		return add_mount(l, key, v);
 	default:
 		return fail(l, "internal error: section");
@@ -361,10 +515,9 @@ next_byte(struct loader *l)
 }
 
 /*
- * A list section with no key would mean "keep the default list" by the
- * header's rule (the first key replaces it) and "empty list" by the one in
- * default.ini ("a list section you give at all"); rather than pick one
- * silently, we refuse it.
+ * A list section with no key adds nothing; whoever wrote it most likely
+ * meant an empty list, which is [policy] replace without the section.
+ * Rather than keep the default's list silently, we refuse it.
  */
 static void
 end_section(struct loader *l)
@@ -372,8 +525,10 @@ end_section(struct loader *l)
 	if ((l->section == SEC_ENVIRONMENT || l->section == SEC_FILESYSTEM) &&
 	    !l->section_keys)
 		fail_at(l, -EINVAL, l->section_line,
-			"empty [%s] section (leave it out to keep the default "
-			"list)",
+			"empty [%s] section (it adds nothing to the default's "
+			"list; [policy] replace = %s without the section "
+			"empties it)",
+			policy_section_names[l->section],
 			policy_section_names[l->section]);
 }
 
@@ -427,11 +582,11 @@ scan_line(struct loader *l, const char *line)
 	if (l->code)
 		return false;
 	n = (size_t)(end - (t + 1));
-	for (i = SEC_LIMITS; i <= SEC_FILESYSTEM; i++)
+	for (i = SEC_LIMITS; i <= SEC_LAST; i++)
 		if (strlen(policy_section_names[i]) == n &&
 		    memcmp(policy_section_names[i], t + 1, n) == 0)
 			break;
-	if (i > SEC_FILESYSTEM) {
+	if (i > SEC_LAST) {
 		fail(l, "unknown section [%.*s]", (int)n, t + 1);
 		return false;
 	}
@@ -506,6 +661,7 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	struct loader l = {
 		.p = p,
 		.name = name,
+		.in_file = !is_default,
 		.file = file,
 		.text = text,
 		.err = err,
@@ -517,12 +673,14 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	errno = 0;
 	r = ini_parse_stream(read_line, &l, handle_key, &l);
 	if (l.read_errno) {
+		policy_clear(&l.lists);
 		if (err && errlen)
 			snprintf(err, errlen, "%s: %s", name,
 				 strerror(l.read_errno));
 		return -l.read_errno;
 	}
 	if (r < 0) { /* inih could not allocate its line buffer */
+		policy_clear(&l.lists);
 		fail_at(&l, -ENOMEM, l.lineno, "out of memory");
 		return l.code;
 	}
@@ -535,6 +693,7 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 		fail_at(&l, -EINVAL, (unsigned)r,
 			"syntax error (expected \"key = value\" or "
 			"\"[section]\")");
+		policy_clear(&l.lists);
 		return l.code;
 	}
 	/* The default must set every scalar: the loaded policy's limits are
@@ -545,6 +704,9 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 				"missing key \"%s\" in [%s]",
 				policy_scalar_keys[i].name,
 				policy_section_names[policy_scalar_keys[i].section]);
+	if (!l.code)
+		merge_lists(&l);
+	policy_clear(&l.lists);
 	return l.code;
 }
 

@@ -3,12 +3,16 @@
  *
  * A policy is an INI file read with inih. A file is laid over the embedded
  * default policy (policy/default.ini, compiled in): a scalar key it sets
- * replaces the default's value; the first key it gives in a list section
- * ([environment], [filesystem]) replaces the default's whole list for that
- * section. Every error is reported as "FILE:LINE: message".
+ * replaces the default's value; the entries it gives in a list section
+ * ([environment], [filesystem]) add to the default's list, an entry the
+ * default also has (the same variable, the same bind target) taking its
+ * place. Only [policy] replace = environment, filesystem makes the file's
+ * list the whole list (docs/decisions.md, "Policy lists add to the
+ * default's"). Every error is reported as "FILE:LINE: message".
  *
- * Parsing is pure (no file system access beyond reading the file itself);
- * whether bind sources exist is the launcher's business at job time.
+ * Loading is pure (no file system access beyond reading the file itself);
+ * whether bind sources exist is `stockade policy check`'s business
+ * (policy_check_source) and the launcher's at job time.
  */
 #ifndef STOCKADE_POLICY_H
 #define STOCKADE_POLICY_H
@@ -22,6 +26,24 @@
 #include "result.h"
 
 #define POLICY_ERR_MAX 512
+
+/* Most scalar keys the language can have (struct policy's scalar_from). */
+#define POLICY_MAX_SCALARS 64
+
+/* The list sections, as bits of [policy] replace (struct policy). */
+#define POLICY_LIST_ENVIRONMENT 0x1u
+#define POLICY_LIST_FILESYSTEM 0x2u
+#define POLICY_LISTS_ALL (POLICY_LIST_ENVIRONMENT | POLICY_LIST_FILESYSTEM)
+
+/*
+ * Where a key or list entry of a loaded policy was given: the embedded
+ * default (IN_FILE false) or the file laid over it (struct policy's
+ * name), at LINE, from 1. LINE 0: not known (a policy built by hand).
+ */
+struct policy_origin {
+	bool in_file;
+	unsigned line;
+};
 
 /*
  * [files]: the quotas of the host file API (broker/fsapi.h; issue 3).
@@ -37,6 +59,12 @@ struct fs_quota {
 	uint32_t mode_mask;       /* mode_mask: bits a client may set (<= 0777) */
 	bool allow_hardlinks;     /* allow_hardlinks: read files with nlink > 1 */
 	uint64_t inline_bytes;    /* inline_kb: base64 payload in JSON, bytes */
+};
+
+/* [limits] on_output_limit: what output past stdout_kb or stderr_kb does. */
+enum output_action {
+	OUTPUT_TRUNCATE = 0, /* drained to the end, head and tail kept */
+	OUTPUT_KILL = 1,     /* the jail is killed: output_limit */
 };
 
 struct policy {
@@ -64,6 +92,18 @@ struct policy {
 	struct fs_quota files;      /* [files] */
 	enum job_enforcement enforcement; /* [limits] enforcement */
 	char *cgroup;               /* [limits] cgroup: "" or absolute */
+	enum output_action on_output_limit; /* [limits] on_output_limit */
+	uint32_t replace;           /* [policy] replace: the POLICY_LIST_*
+				     * whose list is the file's alone */
+	bool no_programs;           /* [policy] no_programs: the job is
+				     * meant to have no program of the
+				     * system (policy_check_programs) */
+	/* Where each entry came from, parallel to env and mounts (NULL
+	 * for a hand-built policy), and each scalar key, in the order of
+	 * the key table (policy_format's order). */
+	struct policy_origin *env_from;
+	struct policy_origin *mounts_from;
+	struct policy_origin scalar_from[POLICY_MAX_SCALARS];
 };
 
 /* The embedded default policy text, byte-identical to policy/default.ini. */
@@ -124,5 +164,37 @@ void policy_clear(struct policy *p);
  * policy that would not load back; -EIO when OUT fails.
  */
 int policy_format(const struct policy *p, FILE *out);
+
+/*
+ * As policy_format, with where each line came from (`stockade policy
+ * show`): a "; default:N" or "; file:N" comment after each key (before
+ * it where it would not fit the line or would be read as the value),
+ * and under each list section whether the list is the default's, the
+ * default's with the file's entries laid over it, or the file's alone
+ * ([policy] replace). The text loads back to an equal policy. Returns as
+ * policy_format.
+ */
+int policy_show(const struct policy *p, FILE *out);
+
+/*
+ * Whether the job P describes has a program of the system to run: a PATH
+ * in [environment] with at least one absolute directory at or below a
+ * bind target of [filesystem]. Returns 0 when it has, or when [policy]
+ * no_programs says that none is meant; -EINVAL otherwise, with ERR
+ * (ERRLEN bytes) "NAME:LINE: the job has no program to run: ...", LINE
+ * the line of P that made it so (its PATH, or its [policy] replace) and
+ * NAME P's name or "<default>" for a line of the default. Pure.
+ */
+int policy_check_programs(const struct policy *p, char *err, size_t errlen);
+
+/*
+ * Whether the source of P's bind I (< P->nmounts) is on this host, as the
+ * launcher will open it (lstat(2): a final symbolic link is bound as the
+ * link). A ro_bind_try source may be missing (the launcher skips it).
+ * Returns 0; or a negative errno with ERR (ERRLEN bytes) "NAME:LINE:
+ * ro_bind PATH: what", NAME and LINE where the bind was given.
+ */
+int policy_check_source(const struct policy *p, size_t i, char *err,
+			size_t errlen);
 
 #endif

@@ -1,4 +1,5 @@
-/* policy_format.c: writing a policy back in canonical form (policy.h). */
+/* policy_format.c: writing a policy back in canonical form, and with
+ * where each line came from (policy_show) (policy.h). */
 #include "policy_internal.h"
 
 #include <errno.h>
@@ -61,6 +62,7 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	char why[POLICY_ERR_MAX];
 	uint64_t n, check;
 	uint32_t mode;
+	enum output_action act;
 	bool ok;
 
 	*v = buf;
@@ -92,6 +94,12 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 		*v = policy_enforcement_name(
 			*(const enum job_enforcement *)(const void *)field);
 		return 0;
+	case K_OUTPUT:
+		act = *(const enum output_action *)(const void *)field;
+		if (act != OUTPUT_TRUNCATE && act != OUTPUT_KILL)
+			return -EINVAL;
+		*v = policy_output_action_name(act);
+		return 0;
 	case K_CGROUP:
 		*v = *(char *const *)(const void *)field;
 		if (!*v)
@@ -118,6 +126,9 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 			return -EINVAL;
 		job_layers_format((uint32_t)n, buf, size);
 		return strlen(buf) + 1 < size ? 0 : -EINVAL;
+	case K_LISTS:
+		*v = policy_lists_name(*(const uint32_t *)(const void *)field);
+		return *v ? 0 : -EINVAL;
 	case K_HOSTNAME:
 	case K_USER:
 	case K_PATH:
@@ -204,7 +215,11 @@ check_format(const struct policy *p)
 		if (r < 0)
 			return r;
 	}
-	if (p->nenv == 0 || p->nenv > JOB_MAX_ENV || p->nmounts == 0 ||
+	/* An empty list is written as no section, which loads back as
+	 * empty only when [policy] replace names it. */
+	if ((p->nenv == 0 && !(p->replace & POLICY_LIST_ENVIRONMENT)) ||
+	    p->nenv > JOB_MAX_ENV ||
+	    (p->nmounts == 0 && !(p->replace & POLICY_LIST_FILESYSTEM)) ||
 	    p->nmounts > JOB_MAX_MOUNTS)
 		return -EINVAL;
 	for (i = 0; i < p->nenv; i++) {
@@ -233,13 +248,89 @@ check_format(const struct policy *p)
 	return 0;
 }
 
-int
-policy_format(const struct policy *p, FILE *out)
+/* Writes where a line came from: "default:N" or "file:N" into BUF. */
+static const char *
+origin_text(const struct policy_origin *o, char *buf, size_t size)
 {
-	enum section sec;
+	if (o == NULL || o->line == 0)
+		snprintf(buf, size, "unknown");
+	else
+		snprintf(buf, size, "%s:%u", o->in_file ? "file" : "default",
+			 o->line);
+	return buf;
+}
+
+/*
+ * Writes "KEY = V", and with FROM (policy_show) where it came from: after
+ * it as an inline comment (" ; default:12", which inih strips after a
+ * blank) where the line stays within the reader's limit and V is neither
+ * empty nor written "KEY=V" (either would read the comment as the value);
+ * else as a comment line "; KEY: default:12" before it.
+ */
+static int
+put_entry(FILE *out, const char *key, const char *v,
+	  const struct policy_origin *from)
+{
+	char where[64];
+	size_t klen = strlen(key), vlen = strlen(v);
+	int r;
+
+	if (from == NULL)
+		return put_kv(out, key, v);
+	origin_text(from, where, sizeof(where));
+	if (vlen > 0 && v[0] != ';' && representable(v) &&
+	    klen + 3 + vlen + 3 + strlen(where) <= LINE_MAX_BYTES) {
+		r = fprintf(out, "%s = %s ; %s\n", key, v, where);
+		return r < 0 ? -EIO : 0;
+	}
+	if (klen + 4 + strlen(where) <= LINE_MAX_BYTES &&
+	    fprintf(out, "; %s: %s\n", key, where) < 0)
+		return -EIO;
+	return put_kv(out, key, v);
+}
+
+/*
+ * Writes the comment under list section SEC's header in policy_show: the
+ * list is the file's alone ([policy] replace), or the default's with the
+ * file's entries laid over it. Nothing for the default alone.
+ */
+static int
+put_list_note(FILE *out, const struct policy *p, enum section sec,
+	      uint32_t bit, const struct policy_origin *from, size_t n)
+{
+	char where[64];
+	bool any = false;
+	size_t i;
+
+	for (i = 0; from != NULL && i < n; i++)
+		any = any || from[i].in_file;
+	if (p->replace & bit) {
+		for (i = 0; i < NSCALARS; i++)
+			if (policy_scalar_keys[i].kind == K_LISTS)
+				break;
+		origin_text(i < NSCALARS ? &p->scalar_from[i] : NULL, where,
+			    sizeof(where));
+		return fprintf(out, "; the file's list alone: [policy] replace "
+			       "= %s (%s) leaves out the default's\n",
+			       policy_section_names[sec], where) < 0 ? -EIO : 0;
+	}
+	if (any)
+		return fprintf(out, "; the default's list, the file's entries "
+			       "added or in place of the default's\n") < 0
+			       ? -EIO : 0;
+	return 0;
+}
+
+/* policy_format and policy_show: SHOW adds where each line came from. */
+static int
+format_policy(const struct policy *p, FILE *out, bool show)
+{
+	static const enum section scalar_sections[] = {
+		SEC_POLICY, SEC_LIMITS, SEC_JAIL, SEC_FILES,
+	};
 	char num[256], name[LINE_MAX_BYTES + 1];
 	const char *v;
-	size_t i;
+	size_t i, s;
 	int r;
 
 	/* Check everything first, so that a refusal writes nothing. */
@@ -248,7 +339,15 @@ policy_format(const struct policy *p, FILE *out)
 		return r;
 
 	r = put_header(out, p->name ? p->name : DEFAULT_NAME);
-	for (sec = SEC_LIMITS; r == 0 && sec <= SEC_FILES; sec++) {
+	if (r == 0 && show &&
+	    fprintf(out, "# Where each line comes from, in a comment: "
+		    "\"default:N\" is line N of\n# `stockade policy default`, "
+		    "\"file:N\" line N of the file named above.\n") < 0)
+		return -EIO;
+	for (s = 0; r == 0 && s < sizeof(scalar_sections) /
+					   sizeof(scalar_sections[0]); s++) {
+		enum section sec = scalar_sections[s];
+
 		if (fprintf(out, "\n[%s]\n", policy_section_names[sec]) < 0)
 			return -EIO;
 		for (i = 0; r == 0 && i < NSCALARS; i++) {
@@ -257,21 +356,47 @@ policy_format(const struct policy *p, FILE *out)
 			r = scalar_text(p, &policy_scalar_keys[i], num, sizeof(num),
 					&v);
 			if (r == 0)
-				r = put_kv(out, policy_scalar_keys[i].name, v);
+				r = put_entry(out, policy_scalar_keys[i].name, v,
+					      show ? &p->scalar_from[i] : NULL);
 		}
 	}
-	if (r == 0 && fprintf(out, "\n[environment]\n") < 0)
+	/* An empty list (replaced by none) is no section: an empty one is
+	 * refused on reading (end_section). */
+	if (r == 0 && p->nenv > 0 &&
+	    fprintf(out, "\n[environment]\n") < 0)
 		return -EIO;
+	if (r == 0 && show && p->nenv > 0)
+		r = put_list_note(out, p, SEC_ENVIRONMENT,
+				  POLICY_LIST_ENVIRONMENT, p->env_from, p->nenv);
 	for (i = 0; r == 0 && i < p->nenv; i++) {
 		v = env_split(p->env[i], name);
-		r = put_kv(out, name, v);
+		r = put_entry(out, name, v,
+			      show && p->env_from ? &p->env_from[i] : NULL);
 	}
-	if (r == 0 && fprintf(out, "\n[filesystem]\n") < 0)
+	if (r == 0 && p->nmounts > 0 &&
+	    fprintf(out, "\n[filesystem]\n") < 0)
 		return -EIO;
+	if (r == 0 && show && p->nmounts > 0)
+		r = put_list_note(out, p, SEC_FILESYSTEM, POLICY_LIST_FILESYSTEM,
+				  p->mounts_from, p->nmounts);
 	for (i = 0; r == 0 && i < p->nmounts; i++)
-		r = put_kv(out, mount_key(p->mounts[i].kind),
-			   p->mounts[i].source);
+		r = put_entry(out, mount_key(p->mounts[i].kind),
+			      p->mounts[i].source,
+			      show && p->mounts_from ? &p->mounts_from[i]
+						     : NULL);
 	if (r == 0 && fflush(out) != 0)
 		return -EIO;
 	return r;
+}
+
+int
+policy_format(const struct policy *p, FILE *out)
+{
+	return format_policy(p, out, false);
+}
+
+int
+policy_show(const struct policy *p, FILE *out)
+{
+	return format_policy(p, out, true);
 }

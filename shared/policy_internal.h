@@ -27,7 +27,9 @@ enum section {
 	SEC_FILES,
 	SEC_ENVIRONMENT,
 	SEC_FILESYSTEM,
+	SEC_POLICY, /* how the file is laid over the default */
 };
+#define SEC_LAST SEC_POLICY
 
 extern const char *const policy_section_names[];
 
@@ -45,6 +47,9 @@ enum key_kind {
 		     * "strict" (the ones the launcher has compiled in) */
 	K_LAYERS,   /* uint32_t field: a JOB_LAYER_BIT mask written as a
 		     * comma or blank separated list of layer names */
+	K_OUTPUT,   /* enum output_action field: truncate, kill */
+	K_LISTS,    /* uint32_t field: a POLICY_LIST_* mask written as a
+		     * comma or blank separated list of list sections */
 	K_ENVNAMES, /* char * field: variable names and PREFIX* patterns,
 		     * or "*" (policy_valid_client_env) */
 };
@@ -91,6 +96,24 @@ bool policy_valid_profile(const char *key, const char *v, char *why,
  */
 bool policy_parse_layers(const char *key, const char *v, uint32_t *out,
 			 char *why, size_t whylen);
+/* "truncate", "kill" -> OUTPUT_*; false, with WHY naming both, for
+ * anything else. */
+bool policy_parse_output_action(const char *key, const char *v,
+				enum output_action *out, char *why,
+				size_t whylen);
+/* The policy word of A ("truncate", "kill"). */
+const char *policy_output_action_name(enum output_action a);
+/*
+ * A list of list sections ("environment", "filesystem"), separated by
+ * commas and/or blanks, possibly empty, each at most once, into the
+ * POLICY_LIST_* mask *OUT. False, with WHY naming the offending word,
+ * for anything else.
+ */
+bool policy_parse_lists(const char *key, const char *v, uint32_t *out,
+			char *why, size_t whylen);
+/* MASK (POLICY_LIST_*) as policy_parse_lists reads it, "" for 0; a
+ * static string, NULL for a bit that is no list. */
+const char *policy_lists_name(uint32_t mask);
 /* The policy word of E ("auto", "monitor", "cgroup2"). */
 const char *policy_enforcement_name(enum job_enforcement e);
 bool policy_is_blank(char c);

@@ -12,9 +12,13 @@ const char *const policy_section_names[] = {
 	[SEC_FILES] = "files",
 	[SEC_ENVIRONMENT] = "environment",
 	[SEC_FILESYSTEM] = "filesystem",
+	[SEC_POLICY] = "policy",
 };
 
 const struct scalar_key policy_scalar_keys[] = {
+	/* [policy]: how the file is laid over the default (policy.h). */
+	{SEC_POLICY, "replace", K_LISTS, FIELD(replace), 0, 0, 0},
+	{SEC_POLICY, "no_programs", K_BOOL, FIELD(no_programs), 0, 0, 0},
 	{SEC_LIMITS, "wall_time_ms", K_U64, LIMIT(wall_ms), 1, 86400000, 1},
 	{SEC_LIMITS, "cpu_time_ms", K_U64, LIMIT(cpu_ms), 1, 86400000, 1},
 	{SEC_LIMITS, "memory_mb", K_U64, LIMIT(memory_bytes), 16, 1048576, MIB},
@@ -26,6 +30,8 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_LIMITS, "home_mb", K_U64, LIMIT(home_bytes), 1, 1048576, MIB},
 	{SEC_LIMITS, "stdout_kb", K_U64, LIMIT(stdout_bytes), 1, 1048576, KIB},
 	{SEC_LIMITS, "stderr_kb", K_U64, LIMIT(stderr_bytes), 1, 1048576, KIB},
+	{SEC_LIMITS, "on_output_limit", K_OUTPUT, FIELD(on_output_limit), 0, 0,
+	 0},
 	{SEC_LIMITS, "cpu_percent", K_U32, LIMIT(cpu_percent), 0,
 	 PROTO_MAX_CPU_PERCENT, 1},
 	{SEC_LIMITS, "enforcement", K_ENFORCE, FIELD(enforcement), 0, 0, 0},
@@ -65,8 +71,11 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},
 };
 const size_t policy_nscalars = sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]);
-_Static_assert(sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]) <= 64,
-	       "struct loader's seen is a uint64_t");
+_Static_assert(sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]) <=
+		       POLICY_MAX_SCALARS,
+	       "struct loader's seen is a uint64_t, struct policy's "
+	       "scalar_from has POLICY_MAX_SCALARS entries");
+_Static_assert(POLICY_MAX_SCALARS <= 64, "struct loader's seen");
 
 /* ---- Values -----------------------------------------------------------
  * Each check takes the key's name (for the message), the value, and WHY
@@ -112,6 +121,32 @@ policy_valid_profile(const char *key, const char *v, char *why, size_t whylen)
 	snprintf(why, whylen, "%s: expected default or strict, got \"%s\"",
 		 key, v);
 	return false;
+}
+
+static const char *const output_action_names[] = {
+	[OUTPUT_TRUNCATE] = "truncate",
+	[OUTPUT_KILL] = "kill",
+};
+
+bool
+policy_parse_output_action(const char *key, const char *v,
+			   enum output_action *out, char *why, size_t whylen)
+{
+	for (int i = OUTPUT_TRUNCATE; i <= OUTPUT_KILL; i++)
+		if (strcmp(v, output_action_names[i]) == 0) {
+			*out = (enum output_action)i;
+			return true;
+		}
+	snprintf(why, whylen, "%s: expected truncate or kill, got \"%.200s\"",
+		 key, v);
+	return false;
+}
+
+const char *
+policy_output_action_name(enum output_action a)
+{
+	return a == OUTPUT_KILL ? output_action_names[OUTPUT_KILL] :
+				  output_action_names[OUTPUT_TRUNCATE];
 }
 
 const char *
@@ -238,6 +273,60 @@ policy_parse_layers(const char *key, const char *v, uint32_t *out, char *why,
 			return false;
 		}
 		*out |= JOB_LAYER_BIT(layer);
+		p += n;
+	}
+	return true;
+}
+
+static const char *const list_names[] = {
+	[0] = "",
+	[POLICY_LIST_ENVIRONMENT] = "environment",
+	[POLICY_LIST_FILESYSTEM] = "filesystem",
+	[POLICY_LISTS_ALL] = "environment, filesystem",
+};
+
+const char *
+policy_lists_name(uint32_t mask)
+{
+	return mask <= POLICY_LISTS_ALL ? list_names[mask] : NULL;
+}
+
+bool
+policy_parse_lists(const char *key, const char *v, uint32_t *out, char *why,
+		   size_t whylen)
+{
+	const char *p = v;
+
+	*out = 0;
+	while (*p != '\0') {
+		uint32_t bit = 0;
+		size_t n;
+
+		if (*p == ',' || policy_is_blank(*p)) {
+			p++;
+			continue;
+		}
+		n = strcspn(p, ", \t\r\v\f");
+		if (n == strlen("environment") &&
+		    strncmp(p, "environment", n) == 0)
+			bit = POLICY_LIST_ENVIRONMENT;
+		else if (n == strlen("filesystem") &&
+			 strncmp(p, "filesystem", n) == 0)
+			bit = POLICY_LIST_FILESYSTEM;
+		if (bit == 0) {
+			snprintf(why, whylen, "%s names \"%.*s\", which is no "
+				 "list (the lists: environment, filesystem)",
+				 key, (int)(n > 64 ? 64 : n), p);
+			*out = 0;
+			return false;
+		}
+		if (*out & bit) {
+			snprintf(why, whylen, "%s names \"%s\" twice", key,
+				 list_names[bit]);
+			*out = 0;
+			return false;
+		}
+		*out |= bit;
 		p += n;
 	}
 	return true;

@@ -45,9 +45,11 @@
 #include "result.h"
 
 /* Version 4: RUN grew layers_off and may carry the caller's terminal
- * (issue 6). Version 5: POOL (issue 9). Version 6: JOB_F_STDIN, a RUN
- * that carries the job's standard input (issue 22). */
-#define PROTO_VERSION 6u
+ * (issue 6). Version 5: POOL (issue 9). Version 6: RUN's flag
+ * JOB_F_OUTPUT_KILL; without it output past a cap is drained, no longer
+ * killed (issue 22). Version 7: JOB_F_STDIN, a RUN that carries the
+ * job's standard input (issue 22). */
+#define PROTO_VERSION 7u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
@@ -113,6 +115,10 @@ struct mount_entry {
 /* Job spec flags. */
 #define JOB_F_UNSAFE_NO_SECCOMP 0x1u /* evaluation only (unsafe_ key) */
 #define JOB_F_DEVPTS 0x2u            /* a private /dev/pts ([jail] pty) */
+/* Output past a cap ends the job (output_limit: [limits] on_output_limit
+ * = kill). Without it the launcher reads and forwards every byte to the
+ * end, and the broker keeps the head and the tail (broker/capture.h). */
+#define JOB_F_OUTPUT_KILL 0x4u
 /* The RUN carries a 2nd descriptor, the job's standard input: the read
  * end of a pipe (S_ISFIFO, open O_RDONLY), checked with fstat and
  * F_GETFL on receipt, whose write end the broker feeds from the
@@ -120,8 +126,10 @@ struct mount_entry {
  * it the payload's stdin is the jail's /dev/null. Not part of a jail's
  * authority (launcher/jail.c, jail_same_authority): it changes where
  * one job reads from, nothing the jail is built of. */
-#define JOB_F_STDIN 0x4u
-#define JOB_F_KNOWN (JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS | JOB_F_STDIN)
+#define JOB_F_STDIN 0x8u
+#define JOB_F_KNOWN                                                       \
+	(JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS | JOB_F_OUTPUT_KILL |       \
+	 JOB_F_STDIN)
 #define JOB_MAX_USER 32u
 #define JOB_MAX_PROFILE 32u
 

@@ -157,6 +157,38 @@ mib(uint64_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
+/*
+ * Appends to BUF (SIZE bytes, holding a NUL-terminated sentence) that the
+ * output was truncated, with the figures, and how to get all of it.
+ */
+static void
+truncation_hint(const struct job_result *res, const struct job_limits *lim,
+		char *buf, size_t size)
+{
+	char figures[2][96];
+	const uint64_t bytes[2] = {res->stdout_bytes, res->stderr_bytes};
+	const uint64_t cap[2] = {lim->stdout_bytes, lim->stderr_bytes};
+	const char *names[2] = {"stdout", "stderr"};
+	size_t at = strlen(buf);
+
+	for (int i = 0; i < 2; i++) {
+		figures[i][0] = '\0';
+		if (bytes[i] > cap[i])
+			snprintf(figures[i], sizeof(figures[i]), "%s%s %llu "
+				 "bytes over a cap of %llu", i == 1 &&
+				 figures[0][0] ? ", " : "", names[i],
+				 (unsigned long long)bytes[i],
+				 (unsigned long long)cap[i]);
+	}
+	if (at + 1 >= size)
+		return;
+	snprintf(buf + at, size - at, " Its output was truncated (%s%s; the "
+		 "first and the last half of each cap are kept, around a "
+		 "marker): to see all of it, write it to a file in /work (for "
+		 "example: program > /work/out.txt 2>&1) and read the parts you "
+		 "need from that file.", figures[0], figures[1]);
+}
+
 char *
 job_hint(const struct job_result *res, const struct job_limits *lim,
 	 char *buf, size_t size)
@@ -167,9 +199,13 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 		sig = "an unknown signal";
 	switch (res->status) {
 	case JOB_OK:
-		snprintf(buf, size, "The program exited with code 0 in %llu ms; "
-			 "its output is complete.",
-			 (unsigned long long)res->wall_ms);
+		if (job_output_truncated(res, lim))
+			snprintf(buf, size, "The program exited with code 0 in "
+				 "%llu ms.", (unsigned long long)res->wall_ms);
+		else
+			snprintf(buf, size, "The program exited with code 0 in "
+				 "%llu ms; its output is complete.",
+				 (unsigned long long)res->wall_ms);
 		break;
 	case JOB_EXIT_NONZERO:
 		if (res->exit_code == 127)
@@ -275,7 +311,21 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 res->detail ? res->detail : "");
 		break;
 	}
+	/* Killed for its output, the hint above says so already. */
+	if (res->status != JOB_OUTPUT_LIMIT && job_output_truncated(res, lim))
+		truncation_hint(res, lim, buf, size);
 	return buf;
+}
+
+bool
+job_output_truncated(const struct job_result *res,
+		     const struct job_limits *lim)
+{
+	/* Layer limits off: no cap was in force (broker/jobrun.h). */
+	if (res->layers_off & JOB_LAYER_BIT(JOB_LAYER_LIMITS))
+		return false;
+	return res->stdout_bytes > lim->stdout_bytes ||
+	       res->stderr_bytes > lim->stderr_bytes;
 }
 
 int

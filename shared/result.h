@@ -144,6 +144,14 @@ const char *signal_name(int sig);
 char *job_hint(const struct job_result *res, const struct job_limits *lim,
 	       char *buf, size_t size);
 /*
+ * True when RES's program wrote more to stdout or stderr than LIM's caps
+ * (stdout_bytes, stderr_bytes): its result keeps only the head and the
+ * tail of that stream. False for a job that ran with layer limits off
+ * (RES's layers_off), whose output is not capped. Pure.
+ */
+bool job_output_truncated(const struct job_result *res,
+			  const struct job_limits *lim);
+/*
  * The exit status of `stockade run` for RES (README.md, "Exit status"):
  * 0 ok; the program's code for exit_nonzero; 124 timeout; 128+N crash;
  * 125 for every other limit; 70 for sandbox_error.

@@ -1,7 +1,9 @@
 /* utf8.c: see utf8.h. Decoding follows RFC 3629 section 4's syntax. */
 #include "utf8.h"
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,4 +128,42 @@ term_escape(const void *in, size_t len, char *out)
 		}
 	}
 	return (size_t)(o - out);
+}
+
+size_t
+fmt_words(char *buf, size_t size, const char *fmt, ...)
+{
+	static const char more[] = " ...";
+	va_list ap;
+	size_t cut;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		buf[0] = '\0';
+		return 0;
+	}
+	if ((size_t)n < size)
+		return (size_t)n;
+	/* Cut: the marker must fit after the last kept byte. */
+	cut = size - sizeof(more);
+	/* The last word that ends within the room: a space or a
+	 * punctuation mark right after it. */
+	while (cut > 0 && (buf[cut] == '\0' ||
+			   strchr(" ,;:.)", buf[cut]) == NULL))
+		cut--;
+	if (cut == 0) {
+		/* One long word: cut on a UTF-8 boundary (never before a
+		 * continuation byte). */
+		cut = size - sizeof(more);
+		while (cut > 0 && ((unsigned char)buf[cut] & 0xc0) == 0x80)
+			cut--;
+	}
+	while (cut > 0 && (buf[cut - 1] == ' ' || buf[cut - 1] == ',' ||
+			   buf[cut - 1] == ';' || buf[cut - 1] == ':'))
+		cut--;
+	memcpy(buf + cut, more, sizeof(more));
+	return cut + sizeof(more) - 1;
 }

@@ -182,10 +182,14 @@ def step_memory(r, d, cycle):
 
 
 def step_output(r, d, cycle):
+    # 1 MiB under the policy's 64 KiB cap: drained to the end (ok), head
+    # and tail kept, every byte counted (on_output_limit = truncate).
     stream = "stdout" if cycle % 2 else "stderr"
     res = r.exec(["sh", "-c", "head -c 1048576 /dev/zero" +
-                  ("" if stream == "stdout" else " >&2")], "output_limit")
+                  ("" if stream == "stdout" else " >&2")], "ok")
     expect(res[stream + "_truncated"] is True, f"{stream} not marked truncated")
+    expect(res[stream + "_bytes"] == 1048576,
+           f"{stream}_bytes {res[stream + '_bytes']}, 1048576 were written")
 
 
 def step_processes(r, d, cycle):

@@ -150,6 +150,46 @@ Test(capture, over_the_cap_head_marker_tail)
 	capture_free(&c);
 }
 
+/* capture_init_tail: the head is counted, not kept; collect gives the
+ * marker and the tail, and the head room says what of the next chunk is
+ * head. */
+Test(capture, tail_only)
+{
+	struct capture c;
+	uint8_t data[250];
+	uint8_t want[sizeof(MARKER) + 50];
+	size_t m = strlen(MARKER), len;
+	uint8_t *got;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+	cr_assert_eq(capture_init_tail(&c, 100), 0);
+	cr_assert_eq(capture_head_room(&c), 50);
+	capture_add(&c, data, 30);
+	cr_assert_eq(capture_head_room(&c), 20);
+	cr_assert_null(c.head, "the head is kept");
+	/* Within the head: nothing to show at the end. */
+	got = capture_collect(&c, MARKER, &len);
+	cr_assert_eq(len, 0);
+	free(got);
+	capture_add(&c, data + 30, 220);
+	cr_assert_eq(capture_head_room(&c), 0);
+	cr_assert(capture_truncated(&c));
+	cr_assert_eq(c.total, 250);
+	cr_assert_null(c.head, "the head is kept");
+	memcpy(want, MARKER, m);
+	memcpy(want + m, data + 200, 50);
+	expect_collect(&c, want, m + 50, "250 into 100, tail only");
+	capture_free(&c);
+
+	/* Past the head but within the cap: the rest, no marker. */
+	cr_assert_eq(capture_init_tail(&c, 100), 0);
+	capture_add(&c, data, 80);
+	cr_assert_not(capture_truncated(&c));
+	expect_collect(&c, data + 50, 30, "80 into 100, tail only");
+	capture_free(&c);
+}
+
 /* With an odd cap the tail gets the extra byte. */
 Test(capture, odd_cap)
 {

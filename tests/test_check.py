@@ -132,6 +132,31 @@ def t_i386_branches(stockade):
     assert p.returncode == 1, p.returncode
 
 
+LANDLOCK_LATE = "landlock.signal_to_init_refused,landlock.device_ioctl_refused"
+
+
+def t_landlock_branches(stockade):
+    """The Landlock checks whose right needs ABI 5 or 6 run on every
+    kernel: told the kernel has ABI 4 (STOCKADE_CHECK_FAKE_KERNEL), they
+    still run their probe, pass on what bounds the attempt instead and
+    say so; they are never skipped."""
+    for fake, want in ((None, ["EPERM", "EACCES"]),
+                       ("landlock-abi=4", ["has no such right (ABI 6)",
+                                           "has no such right (ABI 5)"])):
+        env = dict(ENV)
+        if fake:
+            env["STOCKADE_CHECK_FAKE_KERNEL"] = fake
+        p = subprocess.run([stockade, "check", "--only", LANDLOCK_LATE,
+                            "--json"], capture_output=True, text=True,
+                           env=env, timeout=170, cwd="/")
+        out = json.loads(p.stdout)
+        diag("\n".join(f"{c['verdict']}  {c['name']}  {c['observed']}"
+                        for c in out["checks"]))
+        assert [c["verdict"] for c in out["checks"]] == ["PASS", "PASS"], out
+        for c, w in zip(out["checks"], want):
+            assert w in c["observed"], (w, c)
+
+
 def main():
     stockade = os.path.abspath(os.environ["STOCKADE_BIN"])
     cleanup = []
@@ -150,6 +175,9 @@ def main():
               ("the i386 checks pass on this kernel's branch and fail when "
                "told the other kernel's answer",
                lambda: t_i386_branches(stockade)),
+              ("the Landlock checks of ABI 5 and 6 run on an older ABI's "
+               "branch, never skipped",
+               lambda: t_landlock_branches(stockade)),
               ("a broken probe fails the checks (exit 1); a prefix without "
                "binaries is refused (exit 70)",
                lambda: t_fails_when_broken(stockade, cleanup))]

@@ -257,12 +257,51 @@ def check_contents(state):
             errors.append(f"missing: /{path}")
         elif files[path] != "-" + stat.filemode(want)[1:]:
             errors.append(f"/{path}: mode {files[path]}, want {stat.filemode(want)}")
-    for path in sorted(set(files) - set(EXPECTED_FILES)):
-        errors.append(f"unexpected: /{path}")
+    docs = set(doc_files(state["source_root"]))
+    for path in sorted(docs - set(files)):
+        errors.append(f"missing documentation: /{path}")
+    for path in sorted(set(files) - set(EXPECTED_FILES) - docs):
+        if not path.startswith(DOC_DIR + "docs/"):
+            errors.append(f"unexpected: /{path}")
     if errors:
         diag(text)
         raise AssertionError("\n".join(errors))
     return f"{len(files)} files, each where issue 8's layout puts it"
+
+
+DOC_DIR = "usr/share/doc/stockade/"
+
+
+def doc_files(source_root):
+    """The paths the package must hold for README.md and every page of
+    docs/ (debian/stockade.docs; Markdown left uncompressed)."""
+    out = [DOC_DIR + "README.md"]
+    for dirpath, _, names in os.walk(os.path.join(source_root, "docs")):
+        for n in names:
+            if n.endswith(".md"):
+                rel = os.path.relpath(os.path.join(dirpath, n), source_root)
+                out.append(DOC_DIR + rel)
+    return out
+
+
+def check_cited_docs(state):
+    """Every README.md or docs/*.md that the installed stockade names in
+    a message ("see docs/check.md") is a file of the installed system,
+    under /usr/share/doc/stockade/ (issue 22)."""
+    with open(os.path.join(state["root"], "usr/bin/stockade"), "rb") as f:
+        data = f.read()
+    cited = sorted(set(m.decode() for m in
+                       re.findall(rb"(?:docs/[A-Za-z0-9_/.-]+\.md|README\.md)",
+                                  data)))
+    if not cited:
+        raise AssertionError("the binary names no page at all: the "
+                             "pattern no longer matches its messages?")
+    missing = [c for c in cited if not os.path.isfile(
+        os.path.join(state["root"], DOC_DIR, c))]
+    if missing:
+        raise AssertionError("named by stockade but not installed: "
+                             + ", ".join(missing))
+    return f"{len(cited)} pages named, each in /{DOC_DIR}: {', '.join(cited)}"
 
 
 def unpack(state, cleanup):
@@ -369,7 +408,7 @@ def main():
     else:
         users.append((f"uid {os.getuid()}", [], dict(os.environ)))
 
-    state = {}
+    state = {"source_root": source_root}
     cleanup = []
     cases = [("dpkg-buildpackage -us -uc -b builds the package",
               lambda: build_package(source_root, work, state)),
@@ -380,7 +419,9 @@ def main():
              ("the packaged binaries carry no planted defect",
               lambda: (unpack(state, cleanup), check_no_plants(state))[1]),
              ("the packaged programs are static (Built-Using names their "
-              "libraries)", lambda: check_static(state))]
+              "libraries)", lambda: check_static(state)),
+             ("every page the installed stockade names is installed",
+              lambda: check_cited_docs(state))]
     for who, prefix, env in users:
         cases += [
             (f"unpacked stockade --version, as {who}",

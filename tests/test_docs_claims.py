@@ -32,6 +32,8 @@
 #     an unknown key is a shell's or a kernel's (`size=`, `lsm=`); upper
 #     case is an [environment] variable; a value in capitals, with `...`
 #     or `<...>` is the prose's placeholder, and only the key is checked.
+#     A `[policy] key = value` span has only its key checked: alone, a
+#     `replace` would leave a job no program, which `policy check` refuses.
 # R11 Every name of a column headed `planted defect...` is a PLANT_DEFECT
 #     of the sources.
 # R13 Every backticked `NAME_ns` is a layer of the jail (`unsafe_layers_off`'s
@@ -114,7 +116,7 @@ SECTION_KEY_VALUE = re.compile(r"^\[([a-z_][a-z0-9_]*)\]\s+([A-Za-z_][A-Za-z0-9_
 KEY_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\s*)=(\s*)(.*)$")
 POLICY_SECTIONS = {"limits", "jail", "files", "environment", "filesystem"}
 SECTION_ONLY = re.compile(r"^\[([a-z_][a-z0-9_]*)\]$")
-CHECKED_SECTIONS = {"limits", "jail", "files"}
+CHECKED_SECTIONS = {"limits", "jail", "files", "policy"}
 HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 MESON_TEST = re.compile(r"(?<![\w-])meson\s+test(?![\w-])")
 # A word in capitals after `meson test` (NAME, SUITE) is a placeholder of

@@ -839,7 +839,7 @@ Test(fscli, quotas_from_the_policy)
 {
 	const char *ws = harness_workspace();
 	const char *tmp = harness_tmpdir("stockade-fscli-");
-	char pol[4200], hard[4200], big[4200];
+	char pol[4200], hard[4200], big[4200], big_put[4300];
 	struct run_out o;
 	int fd;
 
@@ -852,6 +852,7 @@ Test(fscli, quotas_from_the_policy)
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(ftruncate(fd, 1024 * 1024 + 1), 0);
 	close(fd);
+	snprintf(big_put, sizeof(big_put), "%s:big3", big);
 
 	/* One byte over max_file_mb, either way; nothing is left. */
 	RUN(&o, "put", "--workspace", ws, "--policy", pol, big, "big");
@@ -867,6 +868,22 @@ Test(fscli, quotas_from_the_policy)
 	RUN(&o, "get", "--workspace", ws, "big", "-");
 	cr_assert_eq(o.status, 0, "%s", o.err);
 	cr_assert_eq(o.out_len, 1024 * 1024 + 1);
+	run_out_free(&o);
+
+	/* too_large and quota_exceeded name the limit in bytes and the key
+	 * that raises it (issue 22). */
+	RUN(&o, "put", "--workspace", ws, "--policy", pol, big, "big2");
+	ASSERT_FS_ERROR(&o, "big2", "too_large");
+	cr_assert_not_null(strstr(o.err, "per-file limit of 1048576 bytes"),
+			   "%s", o.err);
+	cr_assert_not_null(strstr(o.err, "max_file_mb"), "%s", o.err);
+	run_out_free(&o);
+	RUN(&o, "run", "--workspace", ws, "--policy", pol, "--put",
+	    big_put, "--", "true");
+	cr_assert_eq(o.status, 1, "%s", o.err);
+	cr_assert_not_null(strstr(o.err, "big3: too_large: the file is larger "
+				  "than the per-file limit of 1048576 bytes"),
+			   "%s", o.err);
 	run_out_free(&o);
 
 	/* A second hard link: refused unless the policy allows it. */
@@ -887,8 +904,58 @@ Test(fscli, quotas_from_the_policy)
 	run_out_free(&o);
 	RUN(&o, "mkdir", "--workspace", ws, "--policy", pol, "e");
 	ASSERT_FS_ERROR(&o, "e", "quota_exceeded");
+	cr_assert_not_null(strstr(o.err, "([files] max_files)"), "%s", o.err);
 	run_out_free(&o);
 	cr_assert_eq(count_entries(ws), 4);
+}
+
+/*
+ * put and run --put make a missing parent directory, as MCP's write_file
+ * does (issue 22: "not_found" read as the host file), one component at a
+ * time beneath the workspace: never through a symlink the job planted,
+ * and a file where a parent must be is not_a_directory.
+ */
+Test(fscli, put_makes_missing_parents)
+{
+	const char *ws = harness_workspace();
+	const char *tmp = harness_tmpdir("stockade-fscli-");
+	struct canary c;
+	char in[4096], spec[4200], script[4500];
+	struct run_out o;
+	struct stat st;
+
+	canary_make(&c);
+	snprintf(in, sizeof(in), "%s/in.txt", tmp);
+	harness_write_file(in, "data\n");
+	RUN(&o, "put", "--workspace", ws, in, "src/app/in.txt");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	run_out_free(&o);
+	snprintf(spec, sizeof(spec), "%s/src/app/in.txt", ws);
+	cr_assert_eq(stat(spec, &st), 0);
+	snprintf(spec, sizeof(spec), "%s:new/dir/in.txt", in);
+	RUN(&o, "run", "--workspace", ws, "--put", spec, "--", "cat",
+	    "/work/new/dir/in.txt", "/work/src/app/in.txt");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	cr_assert_str_eq(o.out, "data\ndata\n");
+	run_out_free(&o);
+
+	/* A file where a directory must be; a symlink the job planted. */
+	snprintf(script, sizeof(script), "ln -s '%s' /work/link", c.dir);
+	job(ws, script);
+	RUN(&o, "put", "--workspace", ws, in, "src/app/in.txt/x");
+	ASSERT_FS_ERROR(&o, "src/app/in.txt/x", "not_a_directory");
+	run_out_free(&o);
+	RUN(&o, "put", "--workspace", ws, in, "link/sub/x");
+	ASSERT_FS_ERROR(&o, "link/sub/x", "symlink_refused");
+	run_out_free(&o);
+	snprintf(spec, sizeof(spec), "%s:link/sub/x", in);
+	RUN(&o, "run", "--workspace", ws, "--put", spec, "--", "true");
+	ASSERT_FS_ERROR(&o, "link/sub/x", "symlink_refused");
+	run_out_free(&o);
+	snprintf(spec, sizeof(spec), "%s/sub", c.dir);
+	cr_assert_eq(lstat(spec, &st), -1, "a directory made through the "
+		     "symlink, outside the workspace");
+	canary_check(&c);
 }
 
 Test(fscli, usage_errors)

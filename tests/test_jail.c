@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -255,8 +256,9 @@ Test(jail, only_interface_is_lo_and_it_is_up)
 	/* The interfaces of the jail's network namespace (/proc/net/dev:
 	 * netlink sockets are refused by the seccomp filter), SIOCGIFFLAGS
 	 * (0x8913) on lo; then a UDP datagram to itself over lo: lo reaches
-	 * the jail itself. TCP bind and connect are Landlock's to refuse
-	 * (ABI 4: the network is off), even on lo. */
+	 * the jail itself; and a TCP server on lo answers a client of the
+	 * same job (issue 22: Landlock handles no TCP right; the namespace
+	 * keeps everything else out of reach). */
 	RUN(&o, "run", "--json", "--", "python3", "-c",
 	    "import fcntl, socket, struct\n"
 	    "names = [l.split(':')[0].strip() for l in"
@@ -273,13 +275,15 @@ Test(jail, only_interface_is_lo_and_it_is_up)
 	    "c.sendto(b'ping', s.getsockname())\n"
 	    "s.settimeout(2)\n"
 	    "print(s.recv(4).decode())\n"
-	    "try:\n"
-	    "    socket.socket().bind(('127.0.0.1', 0))\n"
-	    "    print('tcp bind allowed')\n"
-	    "except PermissionError:\n"
-	    "    print('tcp bind refused')\n");
+	    "l = socket.socket()\n"
+	    "l.bind(('127.0.0.1', 0))\n"
+	    "l.listen(1)\n"
+	    "c = socket.create_connection(l.getsockname(), timeout=2)\n"
+	    "a, _ = l.accept()\n"
+	    "c.sendall(b'tcp')\n"
+	    "print(a.recv(3).decode(), 'over lo')\n");
 	cr_assert_str_eq(expect_ok(&o),
-			 "['lo']\nup loopback\nping\ntcp bind refused\n");
+			 "['lo']\nup loopback\nping\ntcp over lo\n");
 	run_out_free(&o);
 }
 
@@ -299,16 +303,17 @@ Test(jail, tcp_connect_to_hosts_loopback_is_refused)
 	cr_assert_eq(getsockname(srv, (struct sockaddr *)&sa, &salen), 0);
 	snprintf(port, sizeof(port), "%u", (unsigned)ntohs(sa.sin_port));
 
-	/* 3: refused (expected: by Landlock first, EACCES, where the
-	 * kernel has its TCP rules; else by the network namespace, whose lo
-	 * is not the host's, ECONNREFUSED); 4: another error; 0: connected. */
+	/* 3: refused by the network namespace, whose lo is not the host's
+	 * and has nothing listening on that port (ECONNREFUSED; Landlock
+	 * handles no TCP right since issue 22); 4: another error; 0:
+	 * connected. */
 	RUN(&o, "run", "--json", "--", "python3", "-c",
 	    "import socket, sys\n"
 	    "s = socket.socket()\n"
 	    "s.settimeout(3)\n"
 	    "try:\n"
 	    "    s.connect(('127.0.0.1', int(sys.argv[1])))\n"
-	    "except (ConnectionRefusedError, PermissionError):\n"
+	    "except ConnectionRefusedError:\n"
 	    "    sys.exit(3)\n"
 	    "except OSError as e:\n"
 	    "    print(repr(e))\n"
@@ -326,13 +331,35 @@ Test(jail, tcp_connect_to_hosts_loopback_is_refused)
 	run_out_free(&o);
 }
 
+/* A local HTTP server in the job, as a test suite's fixture server:
+ * `python3 -m http.server` on the jail's loopback serves a file of /work
+ * to a client of the same job (issue 22). */
+Test(jail, local_http_server_in_the_job)
+{
+	struct run_out o;
+
+	RUN(&o, "run", "--json", "--timeout", "20", "--", "sh", "-c",
+	    "echo served > /work/page.txt && "
+	    "python3 -m http.server 8000 --bind 127.0.0.1 "
+	    "--directory /work >/dev/null 2>&1 & srv=$! && "
+	    "python3 -c 'import time, urllib.request\n"
+	    "for _ in range(100):\n"
+	    "    try:\n"
+	    "        print(urllib.request.urlopen(\"http://127.0.0.1:8000/"
+	    "page.txt\").read().decode(), end=\"\")\n"
+	    "        break\n"
+	    "    except OSError:\n"
+	    "        time.sleep(0.1)\n' && kill $srv");
+	cr_assert_str_eq(expect_ok(&o), "served\n");
+	run_out_free(&o);
+}
+
 Test(jail, no_route_beyond_the_jail)
 {
 	struct run_out o;
 
-	/* 101 ENETUNREACH: the namespace has no route at all. UDP, which
-	 * Landlock does not filter, shows the namespace alone; TCP is
-	 * refused by Landlock before routing (13 EACCES, ABI 4). */
+	/* 101 ENETUNREACH: the namespace has no route at all, for UDP and
+	 * TCP alike (Landlock handles no TCP right). */
 	RUN(&o, "run", "--json", "--", "python3", "-c",
 	    "import socket\n"
 	    "for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):\n"
@@ -344,7 +371,17 @@ Test(jail, no_route_beyond_the_jail)
 	    "        print('connected')\n"
 	    "    except OSError as e:\n"
 	    "        print(e.errno)\n");
-	cr_assert_str_eq(expect_ok(&o), "101\n13\n");
+	cr_assert_str_eq(expect_ok(&o), "101\n101\n");
+	run_out_free(&o);
+
+	/* A program that fails on it is told the sandbox has no network
+	 * (issue 22), not only to read its stderr. */
+	RUN(&o, "run", "--json", "--", "python3", "-c",
+	    "import socket\n"
+	    "socket.create_connection(('192.0.2.1', 80), timeout=2)\n");
+	cr_assert_str_eq(jstr(&o, "status"), "exit_nonzero", "%s", o.out);
+	cr_assert_not_null(strstr(jstr(&o, "hint"), "the sandbox has no "
+				  "network"), "%s", o.out);
 	run_out_free(&o);
 }
 
@@ -511,6 +548,177 @@ Test(jail, caller_environment_is_absent_inside)
 	cr_assert_not_null(strstr(json_string_value(json_object_get(procs,
 		"2/environ")), "PATH=/usr/local/bin"));
 	json_decref(res);
+	run_out_free(&o);
+}
+
+/* ---- policy lists (issue 22) --------------------------------------------- */
+
+/* A directory of the host to bind, outside /tmp and /work (which the jail
+ * mounts itself), readable by everyone, holding "hello"; DIR gets its
+ * path (SIZE bytes). */
+static void
+make_bind_source(char *dir, size_t size)
+{
+	char path[PATH_MAX];
+
+	snprintf(dir, size, "/var/tmp/stockade-bind-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	cr_assert_eq(chmod(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/hello", dir);
+	harness_write_file(path, "hello\n");
+	cr_assert_eq(chmod(path, 0644), 0);
+}
+
+static void
+remove_bind_source(const char *dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/hello", dir);
+	(void)unlink(path);
+	(void)rmdir(dir);
+}
+
+/* Writes TEXT to a policy file in a temporary directory; returns its
+ * path (static). */
+static const char *
+policy_file(const char *text)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/policy.ini",
+		 harness_tmpdir("stockade-test-policy"));
+	harness_write_file(path, text);
+	return path;
+}
+
+/*
+ * A policy that gives one bind and one variable keeps the default's /usr
+ * binds and PATH (issue 22): `policy check` takes it, `policy show` says
+ * where each line came from, and the job runs the system's sh with the
+ * bind and both variables.
+ */
+Test(jail, policy_with_one_bind_keeps_the_defaults)
+{
+	char dir[64], text[512], want[PATH_MAX + 512];
+	const char *pol;
+	struct run_out o;
+
+	make_bind_source(dir, sizeof(dir));
+	snprintf(text, sizeof(text), "[filesystem]\nro_bind = %s\n"
+		 "[environment]\nGREETING = hi\n", dir);
+	pol = policy_file(text);
+
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 0, "policy check: %s%s", o.out, o.err);
+	run_out_free(&o);
+
+	RUN(&o, "policy", "show", "--policy", pol);
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	snprintf(want, sizeof(want), "\nro_bind = %s ; file:2\n", dir);
+	cr_assert_not_null(strstr(o.out, want), "%s", o.out);
+	cr_assert_not_null(strstr(o.out, "\nro_bind = /usr ; default:"), "%s",
+			   o.out);
+	cr_assert_not_null(strstr(o.out, "\nGREETING = hi ; file:4\n"), "%s",
+			   o.out);
+	run_out_free(&o);
+
+	snprintf(text, sizeof(text), "echo \"$PATH $GREETING $TZ\"; cat %s/hello"
+		 " && test -x /usr/bin/env && echo usr", dir);
+	RUN(&o, "run", "--json", "--policy", pol, "--", "sh", "-c", text);
+	cr_assert_str_eq(expect_ok(&o),
+			 "/usr/local/bin:/usr/bin:/bin hi UTC\nhello\nusr\n");
+	run_out_free(&o);
+	remove_bind_source(dir);
+}
+
+/*
+ * A bind whose host path goes between `policy check` and the job: check
+ * names it at its line; the job ends as sandbox_error (stockade exit 70)
+ * with a detail naming the path.
+ */
+Test(jail, vanished_bind_is_sandbox_error_naming_it)
+{
+	char dir[64], text[512], want[PATH_MAX + 512];
+	const char *pol;
+	struct run_out o;
+
+	make_bind_source(dir, sizeof(dir));
+	snprintf(text, sizeof(text), "[jail]\npool_size = 0\n"
+		 "[filesystem]\nro_bind = %s\n", dir);
+	pol = policy_file(text);
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 0, "policy check: %s%s", o.out, o.err);
+	run_out_free(&o);
+	remove_bind_source(dir);
+
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 2, "policy check: %s%s", o.out, o.err);
+	snprintf(want, sizeof(want), "%s:4: ro_bind %s: the host has no such "
+		 "path", pol, dir);
+	cr_assert_not_null(strstr(o.err, want), "%s", o.err);
+	run_out_free(&o);
+
+	RUN(&o, "run", "--json", "--policy", pol, "--", "true");
+	assert_result_shape(&o);
+	cr_assert_str_eq(jstr(&o, "status"), "sandbox_error", "%s", o.out);
+	cr_assert_eq(o.status, 70, "stockade exited %d", o.status);
+	snprintf(want, sizeof(want), "ro_bind %s: No such file or directory",
+		 dir);
+	cr_assert_not_null(strstr(jstr(&o, "detail"), want), "%s", o.out);
+	cr_assert_not_null(strstr(jstr(&o, "hint"), want), "%s", o.out);
+	run_out_free(&o);
+}
+
+/*
+ * Replacing a list is explicit ([policy] replace): the file's binds are
+ * then the only ones, so `policy check` refuses a job left with no program
+ * to run, unless [policy] no_programs says that is meant; the job then has
+ * no /usr (sh is not found: exit 127). An environment replaced by none is
+ * empty.
+ */
+Test(jail, replaced_binds_leave_no_program_unless_meant)
+{
+	char dir[64], text[512], want[PATH_MAX + 512];
+	const char *pol;
+	struct run_out o;
+
+	make_bind_source(dir, sizeof(dir));
+	snprintf(text, sizeof(text), "[policy]\nreplace = filesystem\n"
+		 "[filesystem]\nro_bind = %s\n", dir);
+	pol = policy_file(text);
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 2, "policy check: %s%s", o.out, o.err);
+	snprintf(want, sizeof(want), "%s:2: the job has no program to run: no "
+		 "directory of PATH (/usr/local/bin:/usr/bin:/bin) is at or "
+		 "below a bind of [filesystem]", pol);
+	cr_assert_not_null(strstr(o.err, want), "%s", o.err);
+	run_out_free(&o);
+
+	RUN(&o, "policy", "show", "--policy", pol);
+	cr_assert_not_null(strstr(o.out, "\nreplace = filesystem ; file:2\n"),
+			   "%s", o.out);
+	cr_assert_not_null(strstr(o.out, "; the file's list alone"), "%s",
+			   o.out);
+	cr_assert_null(strstr(o.out, "ro_bind = /usr"), "%s", o.out);
+	run_out_free(&o);
+
+	snprintf(text, sizeof(text), "[policy]\nreplace = filesystem\n"
+		 "no_programs = true\n[filesystem]\nro_bind = %s\n", dir);
+	pol = policy_file(text);
+	RUN(&o, "policy", "check", pol);
+	cr_assert_eq(o.status, 0, "policy check: %s%s", o.out, o.err);
+	run_out_free(&o);
+	RUN(&o, "run", "--json", "--policy", pol, "--", "sh", "-c", "true");
+	expect_exit(&o, 127);
+	run_out_free(&o);
+	remove_bind_source(dir);
+
+	/* An environment replaced by none is empty. */
+	pol = policy_file("[policy]\nreplace = environment\n"
+			  "no_programs = true\n");
+	RUN(&o, "run", "--json", "--policy", pol, "--", "/usr/bin/env");
+	cr_assert_str_eq(expect_ok(&o), "");
 	run_out_free(&o);
 }
 
@@ -1407,6 +1615,43 @@ Test(jail, root_owned_workspace_is_refused_when_running_as_root)
 		snprintf(path, sizeof(path), "%s/f", dir);
 		cr_assert_eq(access(path, F_OK) == 0, geteuid() != 0);
 	}
+}
+
+/* A workspace the job could not write is refused before any job runs
+ * (issue 22), by run, serve and mcp alike: read-only (0555), as the
+ * payload's owner sees it; the message names the mode and the fix. */
+Test(jail, unwritable_workspace_is_refused_before_the_job)
+{
+	const char *ws = harness_workspace();
+	static const char *const fronts[][3] = {{"serve", NULL, NULL},
+						{"mcp", NULL, NULL}};
+	char path[4096];
+	struct run_out o;
+
+	cr_assert_eq(chmod(ws, 0555), 0);
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "sh", "-c",
+	    "exit 7");
+	cr_assert_eq(o.status, 2, "exit %d: %s %s", o.status, o.out, o.err);
+	cr_assert_eq(o.out_len, 0, "a job ran: %s", o.out);
+	cr_assert_not_null(strstr(o.err, "is not writable by the job (mode "
+				  "0555"), "%s", o.err);
+	cr_assert_not_null(strstr(o.err, "chmod u+wx"), "%s", o.err);
+	run_out_free(&o);
+	for (size_t i = 0; i < 2; i++) {
+		RUN(&o, fronts[i][0], "--workspace", ws);
+		cr_assert_neq(o.status, 0, "%s: exit 0: %s", fronts[i][0],
+			      o.err);
+		cr_assert_not_null(strstr(o.err, "is not writable by the job"),
+				   "%s: %s", fronts[i][0], o.err);
+		run_out_free(&o);
+	}
+	cr_assert_eq(chmod(ws, 0755), 0);
+	snprintf(path, sizeof(path), "%s/f", ws);
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "sh", "-c",
+	    "echo x > /work/f");
+	expect_ok(&o);
+	run_out_free(&o);
+	cr_assert_eq(access(path, F_OK), 0);
 }
 
 /* A job cannot leave its workspace directory with other permissions

@@ -19,11 +19,14 @@
 # cgroup v2: a result saying cgroup2 here would be wrong) and that
 # "limits" echoes every flag given. Every job gets a --timeout, so that a
 # limit that does not hold ends as a failed assertion, not a hung test.
-# Two cases use other fronts: the garbage program once more with
-# `--format text` (the compact form a model reads must be as clean), and
-# `stockade serve`, whose launcher is killed during an exec (that job is
-# sandbox_error, nothing of it survives, the next exec runs on a new
-# launcher).
+# Some cases use other fronts: the garbage program once more with
+# `--format text` (the compact form a model reads must be as clean);
+# output past the cap (issue 22: truncated, not killed, unless the policy
+# says on_output_limit = kill) streamed, and 2 MiB under the 1 MiB cap
+# through `stockade serve` and `stockade mcp` as through run; 200 MiB
+# drained through `stockade serve`; and `stockade serve`, whose launcher
+# is killed during an exec (that job is sandbox_error, nothing of it
+# survives, the next exec runs on a new launcher).
 #
 # Every case runs for every user: as root and as uid 65534 (setpriv, with
 # stockade and stockade-launcher copied to a directory 65534 can reach)
@@ -37,9 +40,9 @@
 # job that leaves a setsid'd, double-forked, SIGTERM-ignoring sleeper,
 # no process carrying its marker may exist anywhere (/proc/*/cmdline; a
 # control case first shows that the scan finds that sleeper when it is
-# run bare); the broker's largest resident set (os.wait4's ru_maxrss,
-# which covers the launcher and the jail too) stays well under 100 MB
-# while the garbage program writes.
+# run bare); the broker's and the launcher's largest resident sets
+# (VmHWM) stay under 50 MiB while the garbage program writes 100 MB, and
+# under 64 MiB after 200 MiB drained through `stockade serve`.
 #
 # Bounds: children get RLIMIT_CORE 0; every stockade run is killed if it
 # has not ended 60 s after it started; cases stop being started after
@@ -609,18 +612,81 @@ def truncated_parts(o, cap_kb):
                                   f"{out.count(MARKER)} times in stdout")
     check(o["stdout_bytes"] >= cap_kb * 1024,
           f"stdout_bytes {o['stdout_bytes']} below the {cap_kb} KiB cap "
-          f"it was stopped for")
+          f"it went past")
     head, tail = out.split(MARKER)
     check(head and tail, f"head ({len(head)} chars) or tail ({len(tail)}) "
                          f"is empty")
     return head, tail
 
 
+KILL_POLICY = "[limits]\non_output_limit = kill\n"
+# 2 MiB of numbered 8-byte lines: twice the default cap of 1024 KiB.
+TWO_MIB_PROGRAM = ("import sys\nw = sys.stdout.write\n"
+                   "for i in range(262144): w('%07d\\n' % i)\n")
+TWO_MIB = b"".join(b"%07d\n" % i for i in range(262144))
+
+
+def check_two_mib(o, front):
+    """O is the result of TWO_MIB_PROGRAM under the default caps: the job
+    ran to its end (ok), the first and the last 512 KiB are kept exactly
+    around the marker, stdout is marked truncated and stdout_bytes is
+    every byte written; the hint says how to get all of it."""
+    want_status(o, "ok")
+    check(o["exit_code"] == 0, f"exit_code {o['exit_code']}")
+    check(o["stdout_truncated"] is True and o["stderr_truncated"] is False,
+          f"stdout_truncated {o['stdout_truncated']}, stderr_truncated "
+          f"{o['stderr_truncated']}")
+    check(o["stdout_bytes"] == len(TWO_MIB),
+          f"stdout_bytes {o['stdout_bytes']}, {len(TWO_MIB)} were written")
+    half = 512 * 1024
+    want = (TWO_MIB[:half] + MARKER.encode() + TWO_MIB[-half:]).decode()
+    got = o["stdout"]
+    check(got == want, lambda: f"stdout is not the first and last 512 KiB "
+                               f"around the marker: {len(got)} chars, head "
+                               f"{got[:24]!r}, tail {got[-24:]!r}")
+    check("write it to a file in /work" in o["hint"],
+          f"the hint does not say how to get the whole output: "
+          f"{o['hint']!r}")
+    return f"{front}: ok, {o['stdout_bytes']} bytes, 512 KiB + marker + 512 KiB kept"
+
+
+def case_two_mib_run(r):
+    ws = r.workspace()
+    o = r.run(ws, ["--timeout", "20"], ["python3", "-c", TWO_MIB_PROGRAM])
+    return check_two_mib(o, "run")
+
+
+def case_stream_truncated(r):
+    """`stockade run` streamed (the default format) past the cap: the
+    first half of the cap passes through, then, once the job has ended,
+    the marker and the last half, exactly what the result keeps; exit 0,
+    and the summary's hint says the output was truncated."""
+    ws = r.workspace()
+    job = r.start(ws, ["--output", "4", "--timeout", "20"],
+                  ["seq", "1", "100000"], fmt=("--format", "stream"))
+    job.wait()
+    if job.rc == EXIT_NO_KERNEL_LAYER:
+        raise Skip("stockade refused: " + job.stderr().strip())
+    full = b"".join(b"%d\n" % i for i in range(1, 100001))
+    want = full[:2048] + MARKER.encode() + full[-2048:]
+    got = job.stdout()
+    check(job.rc == 0, f"exit {job.rc}, expected 0: {job.stderr()[-300:]!r}")
+    check(got == want, lambda: f"streamed {len(got)} bytes, not the first "
+                               f"and last 2 KiB around the marker: "
+                               f"{got[:40]!r} ... {got[-40:]!r}")
+    err = job.stderr()
+    check("stockade: ok (exit 0)" in err and
+          "write it to a file in /work" in err,
+          f"the summary does not say the output was truncated: {err!r}")
+    return f"{len(got)} bytes streamed of {len(full)} written"
+
+
 def case_printer(r):
     cap = 64
     ws = r.workspace(["printer.py"])
+    policy = r.host_file("kill.ini", KILL_POLICY)
     o = r.run(ws, ["--output", str(cap), "--timeout", "20"],
-              ["python3", "/work/printer.py"])
+              ["python3", "/work/printer.py"], policy=policy)
     want_status(o, "output_limit")
     head, tail = truncated_parts(o, cap)
     check(head.startswith("line 0\nline 1\nline 2\n"),
@@ -641,28 +707,48 @@ def case_garbage(r):
     ws = r.workspace(["garbage.py"])
     job = r.start(ws, ["--output", str(cap), "--timeout", "20"],
                   ["python3", "/work/garbage.py"])
-    job.wait()
+    # The broker's and the launcher's own high-water marks (VmHWM), read
+    # while they run: wait4's ru_maxrss would also count this test's own
+    # pages, which the forked child holds until it execs.
+    hwm = {"broker": 0, "launcher": 0}
+
+    def watch():
+        pids = {"broker": job.proc.pid, "launcher": find_launcher(job.proc.pid)}
+        for role, pid in pids.items():
+            try:
+                if pid is not None:
+                    hwm[role] = max(hwm[role], vm_hwm_kb(pid))
+            except (OSError, ValueError, AssertionError):
+                pass
+    job.wait(during=watch)
     raw = job.stdout()
     check(b"\x1b" not in raw, "a raw ESC byte in stockade's stdout")
     check(re.search(rb"\xc2[\x80-\x9f]", raw) is None,
           "a raw C1 control (UTF-8) in stockade's stdout")
     o = job.result()
-    want_status(o, "output_limit")
+    want_status(o, "ok")
     check_output_text(o["stdout"], "stdout")
     check_output_text(o["stderr"], "stderr")
     head, tail = truncated_parts(o, cap)
+    written = len(b"GARBAGE-HEAD\n") + 100 * 1000 * 1000 + \
+        len(b"\nGARBAGE-TAIL\n")
+    check(o["stdout_bytes"] == written,
+          f"stdout_bytes {o['stdout_bytes']}, {written} were written")
+    check(tail.endswith("GARBAGE-TAIL\n"),
+          f"the tail is not the end of the output: {tail[-80:]!r}")
     check(head.startswith("GARBAGE-HEAD\nblock 0 ^[[2J^[[H"),
           f"the head is not the start of the output, ESC in caret form: "
           f"{head[:80]!r}")
     check("\ufffd" in head, "no U+FFFD for the invalid bytes")
     check(re.search(r"block \d+ ", tail), f"no block in the tail: "
                                           f"{tail[-200:]!r}")
-    maxrss_kb = job.rusage.ru_maxrss
-    check(maxrss_kb < 50 * 1024,
-          f"stockade's largest resident set was {maxrss_kb} KiB (limit of "
-          f"this test: 50 MiB) while {o['stdout_bytes']} bytes flowed")
-    return (f"broker max RSS {maxrss_kb} KiB while {o['stdout_bytes']} "
-            f"bytes flowed; kept {len(o['stdout'].encode())} bytes")
+    check(0 < hwm["broker"] < 50 * 1024 and hwm["launcher"] < 50 * 1024,
+          f"VmHWM: broker {hwm['broker']} KiB, launcher {hwm['launcher']} "
+          f"KiB (limit of this test: 50 MiB) while {o['stdout_bytes']} "
+          f"bytes flowed")
+    return (f"VmHWM broker {hwm['broker']} KiB, launcher {hwm['launcher']} "
+            f"KiB while {o['stdout_bytes']} bytes flowed; kept "
+            f"{len(o['stdout'].encode())} bytes")
 
 
 def case_garbage_text(r):
@@ -674,16 +760,17 @@ def case_garbage_text(r):
     raw = job.stdout()
     if job.rc == EXIT_NO_KERNEL_LAYER:
         raise Skip("stockade refused: " + job.stderr().strip())
-    check(job.rc == 125, f"exit {job.rc}, expected 125 (output_limit): "
-                         f"{job.stderr()[-500:]!r}")
+    check(job.rc == 0, f"exit {job.rc}, expected 0 (ok, truncated): "
+                       f"{job.stderr()[-500:]!r}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise AssertionError(f"the text form is not UTF-8: {exc}") from None
     check_output_text(text, "the text form")
     lines = text.split("\n")
-    check(lines[0] == "status: output_limit", f"first line {lines[0]!r}")
-    check(lines[1].startswith("hint: ") and HINTS["output_limit"] in lines[1],
+    check(lines[0] == "status: ok", f"first line {lines[0]!r}")
+    check(lines[1].startswith("hint: ") and
+          "write it to a file in /work" in lines[1],
           f"second line {lines[1]!r}")
     check(lines[2].startswith("figures: ") and "enforcement=monitor" in
           lines[2], f"third line {lines[2]!r}")
@@ -844,6 +931,149 @@ def case_int80(r):
     return f"detail {o['detail']!r}"
 
 
+class Session:
+    """`stockade serve` or `stockade mcp` (COMMAND) on a workspace, as
+    runner R's user: one JSON-RPC request at a time, each answer read
+    whole (one line)."""
+
+    def __init__(self, r, command, ws):
+        argv = r.prefix + [r.stockade, command, "--workspace", ws]
+        diag("$ " + " ".join(argv))
+        self.errfile = tempfile.TemporaryFile()
+        self.p = subprocess.Popen(argv, cwd="/", env=r.env,
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE,
+                                  stderr=self.errfile,
+                                  preexec_fn=bound_child)
+        self.buf = b""
+
+    def stderr_tail(self):
+        self.errfile.seek(0)
+        return self.errfile.read().decode("utf-8", "replace")[-1000:]
+
+    def send(self, msg):
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+
+    def answer(self, rid, timeout):
+        """The message with id RID (others, notifications, are skipped)."""
+        deadline = time.monotonic() + timeout
+        fd = self.p.stdout.fileno()
+        while True:
+            while b"\n" not in self.buf:
+                left = deadline - time.monotonic()
+                check(left > 0, f"no answer to request {rid}")
+                ready, _, _ = select.select([fd], [], [], left)
+                if ready:
+                    b = os.read(fd, 1 << 20)
+                    check(b, lambda: "the session closed stdout: "
+                                     + self.stderr_tail())
+                    self.buf += b
+            line, self.buf = self.buf.split(b"\n", 1)
+            msg = json.loads(line)
+            if msg.get("id") == rid:
+                check("result" in msg, f"answer {line[:500]!r}")
+                return msg["result"]
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+            check(self.p.wait(timeout=20) == 0,
+                  lambda: f"the session exited {self.p.returncode}: "
+                          f"{self.stderr_tail()}")
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+                self.p.wait()
+            self.errfile.close()
+
+
+def vm_hwm_kb(pid):
+    """The largest resident set PID has had (VmHWM), KiB."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no VmHWM for {pid}")
+
+
+def case_two_mib_serve(r):
+    ws = r.workspace()
+    sess = Session(r, "serve", ws)
+    sess.send({"jsonrpc": "2.0", "id": 1, "method": "exec",
+               "params": {"argv": ["python3", "-c", TWO_MIB_PROGRAM],
+                          "timeout_seconds": 20}})
+    o = sess.answer(1, 40)
+    save_result(json.dumps(o).encode())
+    check_common(o, expected_exit(o), [])
+    note = check_two_mib(o, "serve")
+    sess.close()
+    return note
+
+
+def case_two_mib_mcp(r):
+    ws = r.workspace()
+    sess = Session(r, "mcp", ws)
+    sess.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-11-25",
+                          "capabilities": {},
+                          "clientInfo": {"name": "test_limits",
+                                         "version": "0"}}})
+    sess.answer(1, 20)
+    sess.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    sess.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "run_command",
+                          "arguments": {"argv": ["python3", "-c",
+                                                 TWO_MIB_PROGRAM],
+                                        "timeout_seconds": 20}}})
+    res = sess.answer(2, 40)
+    o = res.get("structuredContent")
+    check(isinstance(o, dict), f"no structuredContent: {str(res)[:500]}")
+    check(res.get("isError") is False, f"isError {res.get('isError')}")
+    text = res["content"][0]["text"]
+    check(text.startswith("status: ok\n") and
+          "truncated: head and tail kept" in text,
+          f"the text form does not show the truncation: {text[:300]!r}")
+    check_common(o, expected_exit(o), [])
+    note = check_two_mib(o, "mcp")
+    sess.close()
+    return note
+
+
+def case_drain_serve(r):
+    """200 MiB printed under the default cap through `stockade serve`: the
+    job ends ok with every byte counted, and neither the broker nor the
+    launcher held more than a few MiB of it at any time (their VmHWM,
+    read once the answer came, while both still run)."""
+    ws = r.workspace()
+    sess = Session(r, "serve", ws)
+    total = 200 * MiB
+    sess.send({"jsonrpc": "2.0", "id": 1, "method": "exec",
+               "params": {"argv": ["sh", "-c", "head -c %d /dev/zero | "
+                                   "tr '\\0' x" % total],
+                          "timeout_seconds": 25}})
+    o = sess.answer(1, 50)
+    launcher = find_launcher(sess.p.pid)
+    broker_kb = vm_hwm_kb(sess.p.pid)
+    launcher_kb = vm_hwm_kb(launcher) if launcher is not None else None
+    check_common(o, expected_exit(o), [])
+    want_status(o, "ok")
+    check(o["stdout_bytes"] == total and o["stdout_truncated"] is True,
+          f"stdout_bytes {o['stdout_bytes']} (want {total}), truncated "
+          f"{o['stdout_truncated']}")
+    half = 512 * 1024
+    check(o["stdout"] == "x" * half + MARKER + "x" * half,
+          f"stdout is not 512 KiB + marker + 512 KiB: "
+          f"{len(o['stdout'])} chars")
+    check(launcher is not None, "no stockade-launcher below stockade serve")
+    check(broker_kb < 64 * 1024 and launcher_kb < 64 * 1024,
+          f"VmHWM: broker {broker_kb} KiB, launcher {launcher_kb} KiB "
+          f"(limit of this test: 64 MiB) after {total} bytes")
+    sess.close()
+    return (f"{total} bytes drained; VmHWM broker {broker_kb} KiB, launcher "
+            f"{launcher_kb} KiB")
+
+
 def case_launcher_killed(r):
     """`stockade serve`: the launcher killed during an exec ends that job
     as sandbox_error, leaves nothing of it alive, and the next exec runs
@@ -940,8 +1170,19 @@ CASES = [
      case_fork_bomb_neighbour),
     ("setsid + double fork + SIG_IGN: nothing left on the host",
      case_orphan),
-    ("print forever: output_limit, head and tail", case_printer),
-    ("100 MB of invalid UTF-8 and escapes: output_limit, clean JSON, "
+    ("print forever, on_output_limit = kill: output_limit, head and tail",
+     case_printer),
+    ("2 MiB under the 1 MiB cap (run): ok, head and tail, true count",
+     case_two_mib_run),
+    ("streamed past the cap: head as it comes, marker and tail at the end",
+     case_stream_truncated),
+    ("2 MiB under the 1 MiB cap (serve): ok, head and tail, true count",
+     case_two_mib_serve),
+    ("2 MiB under the 1 MiB cap (mcp): ok, head and tail, true count",
+     case_two_mib_mcp),
+    ("200 MiB drained (serve): ok, broker and launcher memory bounded",
+     case_drain_serve),
+    ("100 MB of invalid UTF-8 and escapes: ok, drained, clean JSON, "
      "bounded broker", case_garbage),
     ("garbage in --format text: clean text form", case_garbage_text),
     ("100 MB streamed through the broker: bounded broker",

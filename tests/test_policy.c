@@ -8,9 +8,12 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "policy.h"
 
@@ -277,6 +280,7 @@ Test(default_policy, values)
 	cr_assert_eq(p.limits.home_bytes, 16 * MIB);
 	cr_assert_eq(p.limits.stdout_bytes, 1024 * 1024);
 	cr_assert_eq(p.limits.stderr_bytes, 1024 * 1024);
+	cr_assert_eq(p.on_output_limit, OUTPUT_TRUNCATE);
 	cr_assert_str_eq(p.hostname, "stockade");
 	cr_assert_str_eq(p.user, "sandbox");
 	cr_assert_eq(p.uid, 1000);
@@ -323,10 +327,12 @@ Test(default_policy, canonical_text)
 	text = format(&p);
 	cr_assert(strncmp(text,
 			  "# stockade policy (canonical form of <default>)\n"
+			  "\n[policy]\nreplace =\nno_programs = false\n"
 			  "\n[limits]\nwall_time_ms = 30000\n",
 			  strlen("# stockade policy (canonical form of "
-				 "<default>)\n\n[limits]\nwall_time_ms = "
-				 "30000\n")) == 0,
+				 "<default>)\n\n[policy]\nreplace =\n"
+				 "no_programs = false\n\n[limits]\n"
+				 "wall_time_ms = 30000\n")) == 0,
 		  "%s", text);
 	cr_assert_not_null(strstr(text, "\n[jail]\nhostname = stockade\n"));
 	cr_assert_not_null(strstr(text, "unsafe_no_seccomp = false\n"));
@@ -369,6 +375,7 @@ Test(valid, limits)
 	cr_assert_eq(p.limits.home_bytes, 1 * MIB);
 	cr_assert_eq(p.limits.stdout_bytes, 1024);
 	cr_assert_eq(p.limits.stderr_bytes, UINT64_C(1048576) * 1024);
+	cr_assert_eq(p.on_output_limit, OUTPUT_KILL);
 	/* Everything the file leaves out is the default's. */
 	assert_env_eq(&p, &d);
 	assert_mounts_eq(&p, &d);
@@ -461,12 +468,42 @@ Test(valid, files_mode_zero)
 	policy_clear(&p);
 }
 
-Test(valid, environment_replaces_the_list)
+/* The default's variables, PATH and LANG in their places with the
+ * file's values, and the file's new one last. */
+Test(valid, environment_adds_to_the_list)
 {
 	struct policy d, p;
 
 	load_default(&d);
 	load_fixture("valid-environment.ini", &p);
+	cr_assert_eq(p.nenv, d.nenv + 1);
+	cr_assert_str_eq(p.env[0], "PATH=/usr/bin:/bin");
+	cr_assert(has_env(&p, "LANG=en_US.UTF-8"));
+	cr_assert(!has_env(&p, "LANG=C.UTF-8"));
+	cr_assert(has_env(&p, "TZ=UTC"));
+	cr_assert(has_env(&p, "HOME=/home/sandbox"));
+	cr_assert_str_eq(p.env[p.nenv - 1], "_private_1=a = b: c");
+	cr_assert_eq(p.replace, 0);
+	/* Each entry says where it came from. */
+	cr_assert(p.env_from[0].in_file);
+	cr_assert_eq(p.env_from[0].line, 4);
+	cr_assert(!p.env_from[1].in_file);
+	cr_assert(p.env_from[p.nenv - 1].in_file);
+	cr_assert_eq(p.env_from[p.nenv - 1].line, 6);
+	assert_limits_eq(&p.limits, &d.limits);
+	assert_mounts_eq(&p, &d);
+	assert_jail_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(valid, environment_replace_is_the_whole_list)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_fixture("valid-environment-replace.ini", &p);
+	cr_assert_eq(p.replace, POLICY_LIST_ENVIRONMENT);
 	cr_assert_eq(p.nenv, 3);
 	cr_assert_str_eq(p.env[0], "PATH=/usr/bin:/bin");
 	cr_assert_str_eq(p.env[1], "LANG=en_US.UTF-8");
@@ -479,12 +516,46 @@ Test(valid, environment_replaces_the_list)
 	policy_clear(&d);
 }
 
-Test(valid, filesystem_replaces_the_list)
+/* /usr and /lib64 are the default's binds, in their places; the two
+ * others come after the default's. */
+Test(valid, filesystem_adds_to_the_list)
+{
+	struct policy d, p;
+	size_t n;
+
+	load_default(&d);
+	load_fixture("valid-filesystem.ini", &p);
+	n = p.nmounts;
+	cr_assert_eq(n, d.nmounts + 2);
+	cr_assert_eq(p.mounts[0].kind, MOUNT_RO_BIND);
+	cr_assert_str_eq(p.mounts[0].source, "/usr");
+	cr_assert(p.mounts_from[0].in_file);
+	cr_assert_eq(p.mounts_from[0].line, 2);
+	for (size_t i = 1; i < d.nmounts; i++) {
+		cr_assert_str_eq(p.mounts[i].source, d.mounts[i].source);
+		cr_assert_eq(p.mounts[i].kind, d.mounts[i].kind);
+	}
+	cr_assert_eq(p.mounts[n - 2].kind, MOUNT_RO_BIND);
+	cr_assert_str_eq(p.mounts[n - 2].source, "/opt/tool chain/bin");
+	cr_assert_str_eq(p.mounts[n - 2].target, "/opt/tool chain/bin");
+	cr_assert_eq(p.mounts[n - 1].kind, MOUNT_RO_BIND_TRY);
+	cr_assert_str_eq(p.mounts[n - 1].source, "/etc/ssl");
+	cr_assert_eq(p.mounts_from[n - 1].line, 5);
+	assert_limits_eq(&p.limits, &d.limits);
+	assert_env_eq(&p, &d);
+	assert_jail_eq(&p, &d);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+/* replace after the entries still makes them the whole list. */
+Test(valid, filesystem_replace_is_the_whole_list)
 {
 	struct policy d, p;
 
 	load_default(&d);
-	load_fixture("valid-filesystem.ini", &p);
+	load_fixture("valid-filesystem-replace.ini", &p);
+	cr_assert_eq(p.replace, POLICY_LIST_FILESYSTEM);
 	cr_assert_eq(p.nmounts, 4);
 	cr_assert_eq(p.mounts[0].kind, MOUNT_RO_BIND);
 	cr_assert_str_eq(p.mounts[0].source, "/usr");
@@ -492,7 +563,6 @@ Test(valid, filesystem_replaces_the_list)
 	cr_assert_str_eq(p.mounts[1].source, "/lib64");
 	cr_assert_eq(p.mounts[2].kind, MOUNT_RO_BIND);
 	cr_assert_str_eq(p.mounts[2].source, "/opt/tool chain/bin");
-	cr_assert_str_eq(p.mounts[2].target, "/opt/tool chain/bin");
 	cr_assert_eq(p.mounts[3].kind, MOUNT_RO_BIND_TRY);
 	cr_assert_str_eq(p.mounts[3].source, "/etc/ssl");
 	assert_limits_eq(&p.limits, &d.limits);
@@ -500,6 +570,25 @@ Test(valid, filesystem_replaces_the_list)
 	assert_jail_eq(&p, &d);
 	policy_clear(&p);
 	policy_clear(&d);
+}
+
+/* Replaced by none: an empty list, written back as no section. */
+Test(valid, replace_with_an_empty_list)
+{
+	struct policy p;
+	char *text;
+
+	load_fixture("valid-replace-empty.ini", &p);
+	cr_assert_eq(p.nenv, 0);
+	cr_assert_null(p.env);
+	cr_assert(p.no_programs);
+	cr_assert_gt(p.nmounts, 0);
+	text = format(&p);
+	cr_assert_null(strstr(text, "[environment]"), "%s", text);
+	cr_assert_not_null(strstr(text, "\nreplace = environment\n"), "%s",
+			   text);
+	free(text);
+	policy_clear(&p);
 }
 
 Test(valid, comments_and_blank_lines)
@@ -523,8 +612,7 @@ Test(valid, crlf_line_ends)
 
 	load_fixture("valid-crlf.ini", &p);
 	cr_assert_eq(p.limits.wall_ms, 2000);
-	cr_assert_eq(p.nenv, 1);
-	cr_assert_str_eq(p.env[0], "A=b");
+	cr_assert_str_eq(p.env[p.nenv - 1], "A=b");
 	policy_clear(&p);
 }
 
@@ -533,9 +621,9 @@ Test(valid, repeated_list_section_appends)
 	struct policy p;
 
 	load_fixture("valid-repeated-section.ini", &p);
-	cr_assert_eq(p.nenv, 2);
-	cr_assert_str_eq(p.env[0], "A=1");
-	cr_assert_str_eq(p.env[1], "B=2");
+	cr_assert_geq(p.nenv, 2);
+	cr_assert_str_eq(p.env[p.nenv - 2], "A=1");
+	cr_assert_str_eq(p.env[p.nenv - 1], "B=2");
 	cr_assert_eq(p.limits.nproc, 8);
 	policy_clear(&p);
 }
@@ -545,8 +633,8 @@ Test(valid, line_of_199_bytes)
 	struct policy p;
 
 	load_fixture("valid-long-line.ini", &p);
-	cr_assert_eq(p.nmounts, 1);
-	cr_assert_eq(strlen(p.mounts[0].source), 199 - strlen("ro_bind = "));
+	cr_assert_eq(strlen(p.mounts[p.nmounts - 1].source),
+		     199 - strlen("ro_bind = "));
 	policy_clear(&p);
 }
 
@@ -555,11 +643,11 @@ Test(valid, odd_values)
 	struct policy p;
 
 	load_fixture("valid-odd-values.ini", &p);
-	cr_assert_eq(p.nenv, 4);
-	cr_assert_str_eq(p.env[0], "EMPTY=");
-	cr_assert_str_eq(p.env[1], "SEMI=;starts with a semicolon");
-	cr_assert_str_eq(p.env[2], "EQUALS=a=b");
-	cr_assert_str_eq(p.env[3], "HASH=#not a comment");
+	cr_assert_geq(p.nenv, 4);
+	cr_assert_str_eq(p.env[p.nenv - 4], "EMPTY=");
+	cr_assert_str_eq(p.env[p.nenv - 3], "SEMI=;starts with a semicolon");
+	cr_assert_str_eq(p.env[p.nenv - 2], "EQUALS=a=b");
+	cr_assert_str_eq(p.env[p.nenv - 1], "HASH=#not a comment");
 	policy_clear(&p);
 }
 
@@ -606,16 +694,17 @@ Test(overlay, scalar_keys_replace_one_value)
 	policy_clear(&d);
 }
 
-Test(overlay, environment_key_clears_default_list_only)
+/* Issue 22: one variable keeps the default's others, PATH first. */
+Test(overlay, environment_key_adds_to_the_default_list)
 {
 	struct policy d, p;
 
 	load_default(&d);
-	load_text("[environment]\nFOO = bar\nPATH = /bin\n", &p);
-	cr_assert_eq(p.nenv, 2);
-	cr_assert_str_eq(p.env[0], "FOO=bar");
-	/* Giving a variable the default also has is not a duplicate. */
-	cr_assert_str_eq(p.env[1], "PATH=/bin");
+	load_text("[environment]\nFOO = bar\n", &p);
+	cr_assert_eq(p.nenv, d.nenv + 1);
+	for (size_t i = 0; i < d.nenv; i++)
+		cr_assert_str_eq(p.env[i], d.env[i]);
+	cr_assert_str_eq(p.env[d.nenv], "FOO=bar");
 	assert_mounts_eq(&p, &d);
 	assert_limits_eq(&p.limits, &d.limits);
 	assert_jail_eq(&p, &d);
@@ -623,18 +712,134 @@ Test(overlay, environment_key_clears_default_list_only)
 	policy_clear(&d);
 }
 
-Test(overlay, filesystem_key_clears_default_list_only)
+/* Giving a variable the default also has is not a duplicate: it takes
+ * the default's place. */
+Test(overlay, environment_key_takes_the_place_of_the_defaults)
 {
 	struct policy d, p;
 
 	load_default(&d);
-	load_text("[filesystem]\nro_bind = /usr\nro_bind_try = /opt/x\n", &p);
+	load_text("[environment]\nTZ = Europe/Paris\nPATH = /bin\n", &p);
+	cr_assert_eq(p.nenv, d.nenv);
+	cr_assert_str_eq(p.env[0], "PATH=/bin");
+	cr_assert(has_env(&p, "TZ=Europe/Paris"));
+	cr_assert(!has_env(&p, "TZ=UTC"));
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+/* Issue 22: one bind keeps the default's /usr and the others. */
+Test(overlay, filesystem_key_adds_to_the_default_list)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_text("[filesystem]\nro_bind = /data\n", &p);
+	cr_assert_eq(p.nmounts, d.nmounts + 1);
+	cr_assert_str_eq(p.mounts[0].source, "/usr");
+	cr_assert_eq(p.mounts[0].kind, MOUNT_RO_BIND);
+	cr_assert_str_eq(p.mounts[d.nmounts].source, "/data");
+	cr_assert_eq(p.mounts[d.nmounts].kind, MOUNT_RO_BIND);
+	cr_assert(p.mounts_from[d.nmounts].in_file);
+	cr_assert_eq(p.mounts_from[d.nmounts].line, 2);
+	cr_assert(!p.mounts_from[0].in_file);
+	assert_env_eq(&p, &d);
+	assert_limits_eq(&p.limits, &d.limits);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+/* A bind of a path the default binds changes its kind in place. */
+Test(overlay, filesystem_key_takes_the_place_of_the_defaults)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_text("[filesystem]\nro_bind_try = /usr\nro_bind = /bin\n", &p);
+	cr_assert_eq(p.nmounts, d.nmounts);
+	cr_assert_str_eq(p.mounts[0].source, "/usr");
+	cr_assert_eq(p.mounts[0].kind, MOUNT_RO_BIND_TRY);
+	cr_assert_str_eq(p.mounts[1].source, "/bin");
+	cr_assert_eq(p.mounts[1].kind, MOUNT_RO_BIND);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+Test(overlay, replace_drops_the_defaults_list_only)
+{
+	struct policy d, p;
+
+	load_default(&d);
+	load_text("[environment]\nFOO = bar\nPATH = /bin\n"
+		  "[policy]\nreplace = environment\n", &p);
+	cr_assert_eq(p.nenv, 2);
+	cr_assert_str_eq(p.env[0], "FOO=bar");
+	cr_assert_str_eq(p.env[1], "PATH=/bin");
+	assert_mounts_eq(&p, &d);
+	assert_limits_eq(&p.limits, &d.limits);
+	policy_clear(&p);
+	load_text("[policy]\nreplace = filesystem\n"
+		  "[filesystem]\nro_bind = /usr\nro_bind_try = /opt/x\n", &p);
 	cr_assert_eq(p.nmounts, 2);
 	cr_assert_str_eq(p.mounts[1].source, "/opt/x");
 	cr_assert_eq(p.mounts[1].kind, MOUNT_RO_BIND_TRY);
 	assert_env_eq(&p, &d);
-	assert_limits_eq(&p.limits, &d.limits);
 	policy_clear(&p);
+	/* Replaced by none: no bind at all. */
+	load_text("[policy]\nreplace = filesystem, environment\n"
+		  "no_programs = true\n", &p);
+	cr_assert_eq(p.nmounts, 0);
+	cr_assert_eq(p.nenv, 0);
+	assert_round_trip(&p);
+	policy_clear(&p);
+	policy_clear(&d);
+}
+
+/*
+ * With the default's entries, a file's new ones may pass the limits: the
+ * error is at the first one past them and says that the default's count.
+ */
+Test(overlay, limits_count_the_defaults_entries)
+{
+	char err[POLICY_ERR_MAX], want[POLICY_ERR_MAX];
+	struct policy d, p;
+	char *text = NULL;
+	size_t len = 0, over;
+	FILE *f;
+
+	load_default(&d);
+	f = open_memstream(&text, &len);
+	cr_assert_not_null(f);
+	fprintf(f, "[filesystem]\n");
+	for (size_t i = 0; i < 64; i++)
+		fprintf(f, "ro_bind_try = /m%zu\n", i);
+	cr_assert_eq(fclose(f), 0);
+	/* Line 1 is the header; the (64 - n + 1)th new bind is too many. */
+	over = 64 - d.nmounts + 1;
+	snprintf(want, sizeof(want), "t:%zu: too many mounts (at most 64, "
+		 "the default's %zu included; [policy] replace = filesystem "
+		 "leaves them out)", over + 1, d.nmounts);
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(policy_load_string(&p, text, "t", err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_str_eq(err, want);
+	free(text);
+
+	text = NULL;
+	f = open_memstream(&text, &len);
+	cr_assert_not_null(f);
+	fprintf(f, "[environment]\n");
+	for (size_t i = 0; i < 256; i++)
+		fprintf(f, "V%zu = %zu\n", i, i);
+	cr_assert_eq(fclose(f), 0);
+	over = 256 - d.nenv + 1;
+	snprintf(want, sizeof(want), "t:%zu: too many environment variables "
+		 "(at most 256, the default's %zu included; [policy] replace "
+		 "= environment leaves them out)", over + 1, d.nenv);
+	cr_assert_eq(policy_load_string(&p, text, "t", err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_str_eq(err, want);
+	free(text);
 	policy_clear(&d);
 }
 
@@ -833,6 +1038,27 @@ Test(format, refuses_empty_lists)
 	policy_clear(&p);
 }
 
+/* With [policy] replace, an empty list is what the file said. */
+Test(format, writes_empty_replaced_lists)
+{
+	struct policy p;
+	size_t n;
+	char *text;
+
+	load_default(&p);
+	n = p.nmounts;
+	p.nmounts = 0;
+	p.replace = POLICY_LIST_FILESYSTEM;
+	text = format(&p);
+	cr_assert_null(strstr(text, "[filesystem]"), "%s", text);
+	free(text);
+	assert_round_trip(&p);
+	p.nmounts = n;
+	p.replace = 1u << 5; /* no list */
+	expect_format_refused(&p);
+	policy_clear(&p);
+}
+
 Test(format, write_error_is_eio)
 {
 	struct policy p;
@@ -849,7 +1075,7 @@ Test(format, header_names_source_on_one_line)
 {
 	char err[POLICY_ERR_MAX];
 	const char *want = "# stockade policy (canonical form of "
-			   "evil?[limits]?processes = 1)\n\n[limits]\n";
+			   "evil?[limits]?processes = 1)\n\n[policy]\n";
 	struct policy p, q;
 	char *text;
 
@@ -879,9 +1105,228 @@ Test(format, long_values_round_trip)
 	v[sizeof(v) - 1] = '\0';
 	snprintf(text, sizeof(text), "[environment]\nV=%s\n", v);
 	load_text(text, &p);
-	cr_assert_eq(strlen(p.env[0]), 199);
+	cr_assert_eq(strlen(p.env[p.nenv - 1]), 199);
 	assert_round_trip(&p);
 	policy_clear(&p);
+}
+
+/* ---- policy_show ----------------------------------------------------------- */
+
+/* policy_show(P) as a string the caller frees. */
+static char *
+show(const struct policy *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(policy_show(p, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	return text;
+}
+
+/* The text loads back to an equal policy. */
+static void
+assert_show_loads_back(const struct policy *p, const char *text)
+{
+	char err[POLICY_ERR_MAX];
+	struct policy q;
+
+	memset(&q, 0, sizeof(q));
+	cr_assert_eq(policy_load_string(&q, text, "shown", err, sizeof(err)),
+		     0, "%s\n%s", err, text);
+	assert_policy_eq(p, &q);
+	cr_assert_eq(q.replace, p->replace);
+	cr_assert_eq(q.no_programs, p->no_programs);
+	policy_clear(&q);
+}
+
+Test(show, names_where_each_line_comes_from)
+{
+	struct policy p;
+	char *text;
+
+	load_text("[environment]\nFOO = bar\n[filesystem]\nro_bind = /data\n",
+		  &p);
+	text = show(&p);
+	cr_assert_not_null(strstr(text, "\nFOO = bar ; file:2\n"), "%s", text);
+	cr_assert_not_null(strstr(text, "\nro_bind = /data ; file:4\n"), "%s",
+			   text);
+	cr_assert_not_null(strstr(text, "\nro_bind = /usr ; default:"), "%s",
+			   text);
+	cr_assert_not_null(strstr(text, "\nPATH = /usr/local/bin:/usr/bin:/bin "
+				  "; default:"), "%s", text);
+	/* An empty value's origin goes on the line before it. */
+	cr_assert_not_null(strstr(text, "\n; cgroup: default:"), "%s", text);
+	cr_assert_not_null(strstr(text, "\n[environment]\n; the default's "
+				  "list, the file's entries added or in place "
+				  "of the default's\n"), "%s", text);
+	assert_show_loads_back(&p, text);
+	free(text);
+	policy_clear(&p);
+}
+
+Test(show, says_that_a_list_was_replaced)
+{
+	struct policy p;
+	char *text;
+
+	load_text("[policy]\nreplace = filesystem\n"
+		  "[filesystem]\nro_bind = /usr\n", &p);
+	text = show(&p);
+	cr_assert_not_null(strstr(text, "\nreplace = filesystem ; file:2\n"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "\n[filesystem]\n; the file's list "
+				  "alone: [policy] replace = filesystem "
+				  "(file:2) leaves out the default's\n"
+				  "ro_bind = /usr ; file:4\n"), "%s", text);
+	/* The default's binds are not in force, so not shown. */
+	cr_assert_null(strstr(text, "ro_bind_try = /bin"), "%s", text);
+	assert_show_loads_back(&p, text);
+	free(text);
+	policy_clear(&p);
+}
+
+Test(show, the_default_alone_is_all_default)
+{
+	struct policy p;
+	char *text;
+
+	load_default(&p);
+	text = show(&p);
+	cr_assert_null(strstr(text, "; file:"), "%s", text);
+	cr_assert_null(strstr(text, "unknown"), "%s", text);
+	cr_assert_not_null(strstr(text, "\nwall_time_ms = 30000 ; default:"),
+			   "%s", text);
+	assert_show_loads_back(&p, text);
+	free(text);
+	policy_clear(&p);
+}
+
+/* Every valid fixture's shown form loads back. */
+Test(show, every_fixture_loads_back)
+{
+	char *dir;
+	struct dirent *e;
+	DIR *d;
+
+	cr_assert(asprintf(&dir, "%s/tests/policy", source_root()) > 0);
+	d = opendir(dir);
+	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		struct policy p;
+		char *text;
+
+		if (strncmp(e->d_name, "valid-", 6) != 0)
+			continue;
+		load_fixture(e->d_name, &p);
+		text = show(&p);
+		assert_show_loads_back(&p, text);
+		free(text);
+		policy_clear(&p);
+	}
+	closedir(d);
+	free(dir);
+}
+
+/* ---- policy_check_programs, policy_check_source ------------------------- */
+
+/* Loads TEXT (named "test") and expects policy_check_programs to say MSG
+ * ("test:LINE: ..."), or nothing when MSG is NULL. */
+static void
+expect_programs(const char *text, const char *msg)
+{
+	char err[POLICY_ERR_MAX] = "";
+	struct policy p;
+	int r;
+
+	load_text(text, &p);
+	r = policy_check_programs(&p, err, sizeof(err));
+	if (msg == NULL) {
+		cr_assert_eq(r, 0, "%s: %s", text, err);
+	} else {
+		cr_assert_eq(r, -EINVAL, "%s", text);
+		cr_assert_str_eq(err, msg);
+	}
+	policy_clear(&p);
+}
+
+#define NO_PATH_DIR                                                           \
+	"the job has no program to run: no directory of PATH (%s) is at or "  \
+	"below a bind of [filesystem]; bind one (ro_bind = /usr), or set "    \
+	"[policy] no_programs = true if that is meant"
+
+Test(check, programs)
+{
+	char want[POLICY_ERR_MAX];
+
+	/* The default, and files that add to it, have programs. */
+	expect_programs("", NULL);
+	expect_programs("[filesystem]\nro_bind = /data\n", NULL);
+	expect_programs("[environment]\nFOO = bar\n", NULL);
+	expect_programs("[policy]\nreplace = filesystem\n"
+			"[filesystem]\nro_bind = /usr\n", NULL);
+	expect_programs("[environment]\nPATH = /opt/x/bin/:/nowhere\n"
+			"[filesystem]\nro_bind = /opt/x\n", NULL);
+	/* No PATH: at the replace that dropped the default's. */
+	expect_programs("[environment]\nFOO = bar\n"
+			"[policy]\nreplace = environment\n",
+			"test:4: the job has no program to run: [environment] "
+			"has no PATH; give one, or set [policy] no_programs = "
+			"true if that is meant");
+	expect_programs("[environment]\nPATH =\n",
+			"test:2: the job has no program to run: [environment] "
+			"has an empty PATH; give one, or set [policy] "
+			"no_programs = true if that is meant");
+	/* No /usr: at the replace, or at the file's PATH. */
+	snprintf(want, sizeof(want), "test:2: " NO_PATH_DIR,
+		 "/usr/local/bin:/usr/bin:/bin");
+	expect_programs("[policy]\nreplace = filesystem\n"
+			"[filesystem]\nro_bind = /opt\n", want);
+	snprintf(want, sizeof(want), "test:2: " NO_PATH_DIR, "/opt/bin:bin");
+	expect_programs("[environment]\nPATH = /opt/bin:bin\n", want);
+	/* /usrx is not below /usr. */
+	snprintf(want, sizeof(want), "test:2: " NO_PATH_DIR, "/usrx/bin");
+	expect_programs("[environment]\nPATH = /usrx/bin\n", want);
+	/* Unless that is meant. */
+	expect_programs("[policy]\nreplace = environment, filesystem\n"
+			"no_programs = true\n", NULL);
+}
+
+Test(check, ro_bind_sources)
+{
+	char text[8192], err[POLICY_ERR_MAX + PATH_MAX], want[8192];
+	const char *dir = NULL;
+	char tmpl[] = "/var/tmp/stockade-policy-XXXXXX", data[4096];
+	struct policy p;
+
+	/* Not under /tmp or /work, which the jail mounts itself (no bind
+	 * may be there). */
+	dir = mkdtemp(tmpl);
+	cr_assert_not_null(dir, "mkdtemp: %s", strerror(errno));
+	snprintf(data, sizeof(data), "%s/data", dir);
+	cr_assert_eq(mkdir(data, 0755), 0);
+	snprintf(text, sizeof(text), "[filesystem]\nro_bind_try = %s/none\n"
+		 "ro_bind = %s\n", dir, data);
+	load_text(text, &p);
+	/* Every source of the default's and the file's is here. */
+	for (size_t i = 0; i < p.nmounts; i++)
+		cr_assert_eq(policy_check_source(&p, i, err, sizeof(err)), 0,
+			     "%s", err);
+	/* The bind vanishes: named at its line, with its path. */
+	cr_assert_eq(rmdir(data), 0);
+	cr_assert_eq(policy_check_source(&p, p.nmounts - 1, err, sizeof(err)),
+		     -ENOENT);
+	snprintf(want, sizeof(want), "test:3: ro_bind %s: the host has no such "
+		 "path (a job would end as sandbox_error; ro_bind_try binds a "
+		 "path only where the host has it)", data);
+	cr_assert_str_eq(err, want);
+	/* A missing ro_bind_try source is skipped by the launcher. */
+	cr_assert_eq(policy_check_source(&p, p.nmounts - 2, err, sizeof(err)),
+		     0);
+	policy_clear(&p);
+	cr_assert_eq(rmdir(dir), 0);
 }
 
 Test(policy_clear, accepts_null_and_twice)
@@ -939,6 +1384,8 @@ Test(policy_clear, accepts_null_and_twice)
 	  "gid must be between 1 and 65533")                                  \
 	X(boolean, "invalid-bool.ini", 2,                                        \
 	  "unsafe_no_seccomp must be true or false, not \"yes\"")             \
+	X(on_output_limit, "invalid-on-output-limit.ini", 2,                  \
+	  "on_output_limit: expected truncate or kill, got \"drop\"")        \
 	X(env_name, "invalid-env-name.ini", 3,                                \
 	  "invalid variable name \"1PATH\" (expected "                        \
 	  "[A-Za-z_][A-Za-z0-9_]*)")                                          \
@@ -990,8 +1437,18 @@ Test(policy_clear, accepts_null_and_twice)
 	X(indented, "invalid-indented.ini", 3,                                \
 	  "indented line (continuation lines are not supported)")             \
 	X(empty_list_section, "invalid-empty-list-section.ini", 1,            \
-	  "empty [environment] section (leave it out to keep the default "    \
-	  "list)")                                                            \
+	  "empty [environment] section (it adds nothing to the default's "    \
+	  "list; [policy] replace = environment without the section "         \
+	  "empties it)")                                                      \
+	X(replace_unknown, "invalid-replace-unknown.ini", 2,                  \
+	  "replace names \"mounts\", which is no list (the lists: "           \
+	  "environment, filesystem)")                                         \
+	X(replace_twice, "invalid-replace-twice.ini", 2,                      \
+	  "replace names \"filesystem\" twice")                               \
+	X(no_programs, "invalid-no-programs.ini", 2,                          \
+	  "no_programs must be true or false, not \"yes\"")                   \
+	X(policy_unknown_key, "invalid-policy-unknown-key.ini", 3,            \
+	  "unknown key \"ro_bind_replace\" in [policy]")                      \
 	X(first_error_syntax, "invalid-first-error-syntax.ini", 2, SYNTAX)    \
 	X(first_error_value, "invalid-first-error-value.ini", 2,              \
 	  "wall_time_ms must be a decimal integer, not \"soon\"")           \

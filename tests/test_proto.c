@@ -410,8 +410,14 @@ Test(proto, numbers_are_fixed)
 	/* Version 2: RUN and RESULT grew the issue 4 fields; version 3:
 	 * RESULT grew landlock_abi and denials (issue 5); version 4: RUN
 	 * grew layers_off and may carry the caller's terminal (issue 6);
-	 * version 5: POOL (issue 9); version 6: JOB_F_STDIN (issue 22). */
-	cr_assert_eq(PROTO_VERSION, 6);
+	 * version 5: POOL (issue 9); version 6: RUN's flag
+	 * JOB_F_OUTPUT_KILL, output drained without it (issue 22); version
+	 * 7: JOB_F_STDIN (issue 22). */
+	cr_assert_eq(PROTO_VERSION, 7);
+	cr_assert_eq(JOB_F_UNSAFE_NO_SECCOMP, 0x1u);
+	cr_assert_eq(JOB_F_DEVPTS, 0x2u);
+	cr_assert_eq(JOB_F_OUTPUT_KILL, 0x4u);
+	cr_assert_eq(JOB_F_STDIN, 0x8u);
 	cr_assert_eq(PROTO_MAX_FDS, 2);
 	/* The layers' numbers and names (result.h), on the wire. */
 	cr_assert_eq(JOB_LAYER_LIMITS, 1);
@@ -1775,7 +1781,7 @@ Test(semantic, uid_and_gid_zero)
 
 Test(semantic, unknown_flags)
 {
-	static const uint32_t flags[] = {0x8, 0x80000000u, ~JOB_F_KNOWN,
+	static const uint32_t flags[] = {0x10, 0x80000000u, ~JOB_F_KNOWN,
 					 UINT32_MAX};
 	struct job_spec s;
 

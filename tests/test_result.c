@@ -291,6 +291,62 @@ Test(hint, output_limit)
 		   MUST("1048577 bytes", "65539 bytes", P_OUTPUT));
 }
 
+/* Output past a cap (on_output_limit = truncate): whatever the status,
+ * the hint says what was cut, with the figures, and how to get all of
+ * it; an ok job's no longer says its output is complete; one killed for
+ * its output (kill) says it once. */
+Test(hint, truncated_output)
+{
+	static const enum job_status sts[] = {JOB_OK, JOB_EXIT_NONZERO,
+					      JOB_TIMEOUT, JOB_OUTPUT_LIMIT};
+	struct job_result r;
+	struct job_limits l;
+	char buf[2048];
+
+	for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		r.status = sts[i];
+		r.exit_code = sts[i] == JOB_EXIT_NONZERO ? 3 : -1;
+		r.wall_ms = 5433;
+		r.stdout_bytes = 2097152;
+		r.stderr_bytes = 10;
+		sample_limits(&l);
+		l.stdout_bytes = 1048576;
+		cr_assert(job_output_truncated(&r, &l));
+		job_hint(&r, &l, buf, sizeof(buf));
+		cr_assert_eq(count_sentences(buf),
+			     sts[i] == JOB_OUTPUT_LIMIT ? 1 : 2, "\"%s\"",
+			     buf);
+		if (sts[i] == JOB_OUTPUT_LIMIT) {
+			cr_assert_null(strstr(buf, "truncated ("), "%s", buf);
+			continue;
+		}
+		cr_assert_not_null(strstr(buf, "Its output was truncated "
+					  "(stdout 2097152 bytes over a cap "
+					  "of 1048576;"), "%s", buf);
+		cr_assert_null(strstr(buf, ", stderr"), "%s", buf);
+		cr_assert_not_null(strstr(buf, "write it to a file in /work"),
+				   "%s", buf);
+		cr_assert_null(strstr(buf, "complete"), "%s", buf);
+	}
+	/* Both streams, each with its own figures. */
+	r.status = JOB_OK;
+	r.stderr_bytes = l.stderr_bytes + 1;
+	job_hint(&r, &l, buf, sizeof(buf));
+	cr_assert_not_null(strstr(buf, "(stdout 2097152 bytes over a cap of "
+				  "1048576, stderr "), "%s", buf);
+	/* Layer limits off: no cap was in force, nothing was cut. */
+	r.layers_off = JOB_LAYER_BIT(JOB_LAYER_LIMITS);
+	cr_assert_not(job_output_truncated(&r, &l));
+	r.layers_off = 0;
+	/* At the cap exactly, nothing was cut. */
+	r.stdout_bytes = l.stdout_bytes;
+	r.stderr_bytes = l.stderr_bytes;
+	cr_assert_not(job_output_truncated(&r, &l));
+	job_hint(&r, &l, buf, sizeof(buf));
+	cr_assert_not_null(strstr(buf, "its output is complete"), "%s", buf);
+}
+
 Test(hint, file_size_limit)
 {
 	check_hint(JOB_FILE_SIZE_LIMIT, -1, SIGXFSZ, "",

@@ -807,3 +807,55 @@ Test(result_json, text_form_of_a_truncated_timeout)
 	json_decref(o);
 	capture_free(&small);
 }
+
+/* A program that exits non-zero after a failed name lookup or an
+ * unreachable network gets a hint that the sandbox has no network
+ * (issue 22), whether the message is in the head or the tail of its
+ * stderr; the same words on an ok job, or none, leave the plain hint. */
+Test(result_json, network_failure_gets_the_no_network_hint)
+{
+	static const char *const messages[] = {
+		"socket.gaierror: [Errno -3] Temporary failure in name "
+		"resolution\n",
+		"curl: (6) Could not resolve host: pypi.org\n",
+		"OSError: [Errno 101] Network is unreachable\n",
+		"Error: getaddrinfo ENOTFOUND registry.npmjs.org\n",
+	};
+	struct job_result r;
+	char hint[RESULT_HINT_MAX];
+	json_t *o;
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_EXIT_NONZERO;
+	r.exit_code = 1;
+	r.detail = (char *)(uintptr_t)"";
+	for (size_t i = 0; i < sizeof(messages) / sizeof(*messages); i++) {
+		struct capture e;
+
+		capture_init(&e, 256);
+		/* Past the head: the message is in the kept tail. */
+		for (int k = 0; k < 40; k++)
+			capture_add(&e, (const uint8_t *)"noise\n", 6);
+		capture_add(&e, (const uint8_t *)messages[i],
+			    strlen(messages[i]));
+		o = result_to_json(&r, &lim, &out, &e);
+		cr_assert_not_null(o);
+		cr_assert_not_null(strstr(json_string_value(json_object_get(
+					   o, "hint")), "the sandbox has no "
+					   "network"), "%s: %s", messages[i],
+				   json_string_value(json_object_get(o,
+								     "hint")));
+		json_decref(o);
+		r.status = JOB_OK;
+		r.exit_code = 0;
+		result_hint(&r, &lim, &e, hint, sizeof(hint));
+		cr_assert_null(strstr(hint, "network"), "%s", hint);
+		r.status = JOB_EXIT_NONZERO;
+		r.exit_code = 1;
+		capture_free(&e);
+	}
+	result_hint(&r, &lim, &err, hint, sizeof(hint));
+	cr_assert_null(strstr(hint, "network"), "%s", hint);
+	result_hint(&r, &lim, NULL, hint, sizeof(hint));
+	cr_assert_null(strstr(hint, "network"), "%s", hint);
+}

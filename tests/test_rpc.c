@@ -1989,13 +1989,16 @@ Test(run_files, a_failed_put_runs_no_job)
 
 	snprintf(in, sizeof(in), "%s/in.txt", outside);
 	host_write(in, "x");
-	snprintf(spec, sizeof(spec), "%s:no/such/dir/in.txt", in);
+	/* A regular file where the put needs a directory (a missing one
+	 * would be made). */
+	close(openat(root, "plain", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	snprintf(spec, sizeof(spec), "%s:plain/dir/in.txt", in);
 	rc = run_stockade(RUN_ARGV("run", "--json", "--workspace", ws, "--put",
 				   spec, "--", "/bin/sh", "-c", "touch ran"),
 			  &out, &err);
 	cr_assert_eq(rc, 1, "%s", err);
-	cr_assert_not_null(strstr(err, "stockade: no/such/dir/in.txt: not_found"),
-			   "%s", err);
+	cr_assert_not_null(strstr(err, "stockade: plain/dir/in.txt: "
+				  "not_a_directory"), "%s", err);
 	cr_assert_str_eq(out, "");
 	cr_assert_eq(faccessat(root, "ran", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	free(out);

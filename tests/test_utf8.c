@@ -435,3 +435,32 @@ Test(term_escape, controls_are_made_visible)
 	/* C1 CSI (U+009B) and OSC (U+009D) as UTF-8. */
 	expect_escaped("\xc2\x9b" "6n\xc2\x9d", 6, "^[[6n^[]");
 }
+
+/* fmt_words: a text that fits is vsnprintf's; one that does not ends at
+ * a word with " ..." (issue 22: a detail or hint never cut mid-word),
+ * and a single long word is cut on a UTF-8 boundary. */
+Test(fmt_words, fits_or_ends_at_a_word)
+{
+	char buf[24];
+	size_t n;
+
+	n = fmt_words(buf, sizeof(buf), "%s %d", "short", 42);
+	cr_assert_str_eq(buf, "short 42");
+	cr_assert_eq(n, 8);
+	n = fmt_words(buf, sizeof(buf), "the program was killed by %s",
+		      "SIGSEGV after a while");
+	cr_assert_str_eq(buf, "the program was ...");
+	cr_assert_eq(n, strlen(buf));
+	cr_assert_lt(n, sizeof(buf));
+	/* Punctuation before the cut goes too. */
+	n = fmt_words(buf, sizeof(buf), "limits: memory, cpu; and more");
+	cr_assert_str_eq(buf, "limits: memory, cpu ...");
+	/* One word of two-byte characters: never half of one. */
+	n = fmt_words(buf, sizeof(buf), "%s",
+		      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	cr_assert_eq(utf8_decode(buf, 2, &(uint32_t){0}), 2);
+	cr_assert_str_eq(buf + n - 4, " ...");
+	for (size_t i = 0; i < n - 4; i += 2)
+		cr_assert_eq((unsigned char)buf[i], 0xc3, "byte %zu", i);
+}

@@ -43,7 +43,8 @@ FORK_LOOP = (
     '    except OSError:\n'
     '        time.sleep(0.01)\n')
 
-# (status, what the program does, flags, argv, policy text or None)
+# (status, what the program does, flags, argv, policy text or None[,
+# the section's title when it is not the status alone])
 CASES = [
     ('ok', 'prints 42', [], ['python3', '-c', 'print(6 * 7)'], None),
     ('exit_nonzero', 'reports an error and exits 3', [],
@@ -61,9 +62,17 @@ CASES = [
     ('process_limit', 'forks up to 40 sleepers under a limit of 8',
      ['--processes', '8', '--timeout', '10'],
      ['python3', '-c', FORK_LOOP], None),
-    ('output_limit', 'prints a million lines under a 4 KiB cap',
+    ('ok', 'prints a million lines under a 4 KiB cap: by default it runs '
+     'to its end, the first and last 2 KiB are kept around a marker, '
+     '`stdout_truncated` is true and `stdout_bytes` counts every byte',
      ['--output', '4'],
-     ['python3', '-c', 'for i in range(10**6): print("line", i)'], None),
+     ['python3', '-c', 'for i in range(10**6): print("line", i)'], None,
+     '`ok`, output truncated'),
+    ('output_limit', 'prints a million lines under a 4 KiB cap, and the '
+     'policy kills a job for its output',
+     ['--output', '4'],
+     ['python3', '-c', 'for i in range(10**6): print("line", i)'],
+     '[limits]\non_output_limit = kill\n'),
     ('file_size_limit', 'writes a 2 MiB file under a 1 MiB limit',
      ['--file-size', '1'],
      ['dd', 'if=/dev/zero', 'of=/work/big', 'bs=1M', 'count=2'], None),
@@ -115,11 +124,12 @@ def main():
         'shows the compact text form a model reads.\n',
     ]
     failed = []
-    for status, what, flags, argv, policy in CASES:
+    for status, what, flags, argv, policy, *title in CASES:
         result, rc = run(stockade, flags, argv, policy)
         if result['status'] != status:
             failed.append(f'{status}: got {result["status"]}')
-        parts.append(f'\n## `{status}`\n\nThe program {what}'
+        heading = title[0] if title else f'`{status}`'
+        parts.append(f'\n## {heading}\n\nThe program {what}'
                      + (f'; the policy P.ini is `{policy.strip()}`'
                         .replace('\n', ' ') if policy else '')
                      + f'. Exit status {rc}.\n')

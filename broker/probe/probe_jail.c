@@ -24,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -269,12 +270,71 @@ udp_send(int s, unsigned port)
 		      sizeof(to)) < 0 ? errno : 0;
 }
 
+/* A TCP connect to 127.0.0.1:PORT, 2 s at most: 0 when it connected
+ * (then closed at once), else the errno (ECONNREFUSED: nothing listens
+ * on this loopback's PORT). */
+static int
+tcp_connect_port(unsigned port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tv = {2, 0};
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+
+	if (s < 0)
+		return errno;
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	r = connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0;
+	close(s);
+	return r;
+}
+
+/* A TCP server on this loopback and a client of it: bind 127.0.0.1:0,
+ * listen, connect, accept, one byte each way. 0, or the first errno. */
+static int
+tcp_self(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	struct timeval tv = {2, 0};
+	int l = -1, c = -1, s = -1, r = 0;
+	char b = 0;
+
+	if ((l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) < 0 ||
+	    (c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		r = errno;
+	if (r == 0) {
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (connect(c, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+		    (s = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0 ||
+		    write(c, "p", 1) != 1 || read(s, &b, 1) != 1 ||
+		    write(s, "q", 1) != 1 || read(c, &b, 1) != 1)
+			r = errno != 0 ? errno : EIO;
+		else if (b != 'q')
+			r = EIO;
+	}
+	if (s >= 0)
+		close(s);
+	if (c >= 0)
+		close(c);
+	if (l >= 0)
+		close(l);
+	return r;
+}
+
 /* net [PORT]: the interfaces /proc/net/dev lists (this network
  * namespace's), whether lo is up, whether a datagram to a socket of our
- * own on 127.0.0.1 arrives (self_udp: ok), and, with PORT, the answer to
- * a datagram sent to 127.0.0.1:PORT (the check listens there on the
- * host's loopback and says whether it arrived). UDP, not TCP: Landlock
- * refuses every TCP connect, which would hide the namespace. */
+ * own on 127.0.0.1 arrives (self_udp: ok), whether a TCP server of our own
+ * on 127.0.0.1 answers a client of ours (self_tcp: ok), and, with PORT,
+ * the answers to a datagram sent to 127.0.0.1:PORT and to a TCP connect
+ * there (host_udp, host_tcp: the check listens on both on the host's
+ * loopback and says whether anything arrived). */
 static int
 cmd_net(int argc, char **argv)
 {
@@ -329,9 +389,13 @@ cmd_net(int argc, char **argv)
 		r = recv(s, got, sizeof(got), 0) < 0 ? errno : 0;
 	}
 	probe_errno("net.self_udp", r);
-	if (argc > 1)
-		probe_errno("net.host_udp",
-			    udp_send(s, (unsigned)strtoul(argv[1], NULL, 10)));
+	probe_errno("net.self_tcp", tcp_self());
+	if (argc > 1) {
+		unsigned port = (unsigned)strtoul(argv[1], NULL, 10);
+
+		probe_errno("net.host_udp", udp_send(s, port));
+		probe_errno("net.host_tcp", tcp_connect_port(port));
+	}
 	close(s);
 	return 0;
 }
@@ -431,8 +495,8 @@ const struct probe_cmd probe_jail_cmds[] = {
 	{"stat", "PATH...: stat.PATH=ok or errno name (lstat)", cmd_stat},
 	{"create", "PATH...: create.PATH=ok or errno name (O_CREAT|O_EXCL)",
 	 cmd_create},
-	{"net", "[PORT]: net.ifaces, net.lo_up, net.self_udp, net.host_udp "
-	 "(a datagram to 127.0.0.1:PORT)", cmd_net},
+	{"net", "[PORT]: net.ifaces, net.lo_up, net.self_udp, net.self_tcp, "
+	 "net.host_udp and net.host_tcp (to 127.0.0.1:PORT)", cmd_net},
 	{"abstract", "NAME: abstract_connect=errno name of a connect to @NAME",
 	 cmd_abstract},
 	{"sysvipc", "ipc.shm, ipc.msg, ipc.sem (objects), cgroup (the file)",

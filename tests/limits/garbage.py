@@ -15,8 +15,9 @@
 # It starts with the line "GARBAGE-HEAD" and ends (bare) with
 # "GARBAGE-TAIL", and every block carries the text "block N".
 #
-# Expected status: output_limit under --output (test_limits.py: 64 KiB):
-# the result is valid JSON, its stdout valid UTF-8 with no ESC or C1
+# Expected status: ok under --output (test_limits.py: 64 KiB), all of it
+# drained (stdout_bytes counts every byte), output_limit with [limits]
+# on_output_limit = kill: either way the result is valid JSON, its stdout valid UTF-8 with no ESC or C1
 # character left (caret form instead), head and tail kept around the
 # marker, and the broker's memory bounded while this flows.
 #

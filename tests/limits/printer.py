@@ -2,8 +2,10 @@
 # (a debug print left in a hot loop). The first line is "line 0", so a
 # result can be checked for its head; later lines show the tail.
 #
-# Expected status: output_limit under --output (test_limits.py: 64 KiB),
-# stdout_truncated true, head and tail kept around the marker.
+# Expected status: output_limit under --output (test_limits.py: 64 KiB)
+# with [limits] on_output_limit = kill, stdout_truncated true, head and
+# tail kept around the marker (by default it would be drained until its
+# wall-clock limit: timeout).
 #
 # Bound when run bare: stops after 10 s of wall-clock time and exits 0
 # (up to about 1 GB, to wherever stdout goes: run it bare only
