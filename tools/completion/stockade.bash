@@ -106,8 +106,13 @@ _stockade()
 		if [[ $prev == --policy || $cmd == eval ]]; then
 			_stockade_files -f "$cur"; return 0
 		fi ;;
-	--socket)
+	--socket|--stdin)
 		_stockade_files -f "$cur"; return 0 ;;
+	--env)
+		# NAME=VALUE, or NAME (stockade's own value): the caller's names.
+		[[ $cur == *=* ]] ||
+			COMPREPLY=($(compgen -e -- "$cur"))
+		return 0 ;;
 	--put)
 		# HOST:SANDBOX: the host file first.
 		[[ $cur == *:* ]] || { _stockade_files -f "$cur"; return 0; }
@@ -139,8 +144,8 @@ _stockade()
 			_stockade_words "--policy --workspace --keep --timeout
 				--cpu-time --memory --processes --file-size
 				--tmp-size --output --json --format
-				--unsafe-evaluation --no-progress --put --get --
-				--help" "$cur"
+				--unsafe-evaluation --no-progress --stdin
+				--no-stdin --env --put --get -- --help" "$cur"
 		fi ;;
 	put)
 		if [[ $cur == -* ]]; then
