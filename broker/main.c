@@ -41,7 +41,7 @@ usage(FILE *f)
 	      "workspace\n"
 	      "  pack [PATH] ARCHIVE|-     pack workspace files as a tar "
 	      "stream\n"
-	      "  policy show|default|check show, print or validate a policy\n"
+	      "  policy show|default|check  show, print or check a policy\n"
 	      "  doctor [--json]           what this host's kernel allows, and "
 	      "the fixes\n"
 	      "  check [--json]            prove every layer on this host "

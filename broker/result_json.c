@@ -152,7 +152,8 @@ result_hint(const struct job_result *res, const struct job_limits *lim,
 	size_t len = 0;
 
 	job_hint(res, lim, buf, size);
-	if (res->status != JOB_EXIT_NONZERO || err == NULL || err->total == 0)
+	if (res->status != JOB_EXIT_NONZERO || res->exit_code == 126 ||
+	    res->exit_code == 127 || err == NULL || err->total == 0)
 		return buf;
 	text = capture_collect(err, "\n", &len);
 	for (size_t i = 0; text != NULL && found == NULL &&
@@ -172,6 +173,8 @@ result_hint(const struct job_result *res, const struct job_limits *lim,
 			 "network: use what is installed, or have the user put "
 			 "the files it needs (packages, data) in /work before "
 			 "the job.", res->exit_code, found);
+	if (found != NULL && job_output_truncated(res, lim))
+		job_hint_truncation(res, lim, buf, size);
 	return buf;
 }
 

@@ -157,12 +157,8 @@ mib(uint64_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
-/*
- * Appends to BUF (SIZE bytes, holding a NUL-terminated sentence) that the
- * output was truncated, with the figures, and how to get all of it.
- */
-static void
-truncation_hint(const struct job_result *res, const struct job_limits *lim,
+void
+job_hint_truncation(const struct job_result *res, const struct job_limits *lim,
 		char *buf, size_t size)
 {
 	char figures[2][96];
@@ -313,7 +309,7 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 	}
 	/* Killed for its output, the hint above says so already. */
 	if (res->status != JOB_OUTPUT_LIMIT && job_output_truncated(res, lim))
-		truncation_hint(res, lim, buf, size);
+		job_hint_truncation(res, lim, buf, size);
 	return buf;
 }
 

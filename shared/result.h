@@ -149,6 +149,15 @@ char *job_hint(const struct job_result *res, const struct job_limits *lim,
  * tail of that stream. False for a job that ran with layer limits off
  * (RES's layers_off), whose output is not capped. Pure.
  */
+/*
+ * Appends to BUF (SIZE bytes, holding a NUL-terminated sentence) that the
+ * output was truncated, with the figures, and how to get all of it, as
+ * job_hint does for a job whose output was cut (job_output_truncated).
+ * A hint built another way (result_hint's network hint) calls it too.
+ */
+void job_hint_truncation(const struct job_result *res,
+			 const struct job_limits *lim, char *buf, size_t size);
+
 bool job_output_truncated(const struct job_result *res,
 			  const struct job_limits *lim);
 /*

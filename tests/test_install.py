@@ -255,11 +255,13 @@ def t_help(c):
         p = run([exe] + argv)
         if p.returncode != 2 or p.stdout or not p.stderr:
             bad.append(f"stockade {' '.join(argv)}: exit {p.returncode}")
+    # One line per command (issue 22): "  run -- PROGRAM ...  what it
+    # does", "  ls|stat PATH...  ...".
     p = run([exe, "--help"])
     for cmd in COMMANDS:
-        if f"stockade {cmd}" not in p.stdout and not re.search(
-                rf"stockade [a-z|]*\b{cmd}\b", p.stdout):
-            bad.append(f"stockade --help does not name {cmd}")
+        if not re.search(rf"^  (?:[a-z]+\|)*{cmd}\b.*  +\S",
+                         p.stdout, re.M):
+            bad.append(f"stockade --help has no line for {cmd}")
     require(not bad, "\n".join(bad))
 
 
