@@ -112,7 +112,7 @@ mcp_stdio_write(struct mcp_stdio *sv, json_t *msg)
 			log_error("mcp: cannot write to standard output: %s",
 				  strerror(-e));
 		sv->broken = true;
-		jobrun_cancel();
+		jobrun_cancel(JOB_CANCEL_CLIENT_GONE);
 		pthread_cond_signal(&sv->cv);
 		pthread_mutex_unlock(&sv->mu);
 	}
@@ -154,7 +154,7 @@ cancel(struct mcp_stdio *sv, json_t *request_id)
 		sv->cancelled = true;
 		/* Under the lock: the cancellation cannot reach the job of
 		 * the request after this one. */
-		jobrun_cancel();
+		jobrun_cancel(JOB_CANCEL_REQUEST);
 	}
 	for (q = &sv->head; *q != NULL; q = &(*q)->next) {
 		json_t *m = (*q)->msg, *method = json_object_get(m, "method");
@@ -337,7 +337,7 @@ mcp_stdio_reader(void *arg)
 				log_error("mcp: standard output was closed: "
 					  "ending the session");
 			sv->broken = true;
-			jobrun_cancel();
+			jobrun_cancel(JOB_CANCEL_CLIENT_GONE);
 			pthread_mutex_unlock(&sv->mu);
 			end_input(sv, true);
 			break;
