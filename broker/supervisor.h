@@ -132,7 +132,9 @@ int supervisor_start(struct supervisor *s);
  * message of ours unread, ECONNRESET rather than end of file; unix(7)),
  * S->run_unread is set: unless the caller sent CANCEL meanwhile (the
  * unread message may then be the CANCEL), nothing of the job ran, and
- * the caller may run it again (jobrun_exec does, once). Returns 0
+ * the caller may run it again (jobrun_exec does, once). While the job
+ * runs, S->watch (when not NULL) is served as struct supervisor_watch
+ * says. Returns 0
  * when RES is filled, or a negative errno when nothing could be sent at
  * all (supervisor_start's errors).
  */

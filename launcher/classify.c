@@ -194,7 +194,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		r->exit_code = -1;
 		r->signal = SIGKILL;
 		snprintf(detail, sizeof(detail), "cancelled by %s",
-			 why != NULL ? why : "the broker");
+			 why != NULL ? why : "stockade");
 	}
 	r->detail = detail;
 }

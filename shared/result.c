@@ -42,9 +42,9 @@ job_status_from_name(const char *name)
 }
 
 static const char *const cancel_texts[] = {
-	[JOB_CANCEL_SIGINT] = "SIGINT to the broker (Ctrl-C)",
-	[JOB_CANCEL_SIGTERM] = "SIGTERM to the broker",
-	[JOB_CANCEL_SIGHUP] = "SIGHUP to the broker (its terminal closed)",
+	[JOB_CANCEL_SIGINT] = "SIGINT to stockade, as from Ctrl-C",
+	[JOB_CANCEL_SIGTERM] = "SIGTERM to stockade",
+	[JOB_CANCEL_SIGHUP] = "SIGHUP to stockade, its terminal gone",
 	[JOB_CANCEL_REQUEST] = "the client's cancel request",
 	[JOB_CANCEL_CLIENT_GONE] = "the client's connection closed",
 };

@@ -47,7 +47,7 @@ enum job_cancel_reason {
 #define JOB_CANCEL_MAX JOB_CANCEL_CLIENT_GONE
 
 /*
- * The words of REASON for a detail ("SIGINT to the broker", "the client's
+ * The words of REASON for a detail ("SIGTERM to stockade", "the client's
  * cancel request", ...), or NULL when REASON is not 1..JOB_CANCEL_MAX.
  */
 const char *job_cancel_reason_text(int reason);

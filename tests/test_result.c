@@ -333,8 +333,8 @@ Test(hint, policy_violation)
  * be retried; the figures and the launcher's detail (who stopped it). */
 Test(hint, cancelled_says_not_to_retry)
 {
-	check_hint(JOB_CANCELLED, -1, SIGKILL, "cancelled by SIGINT to the "
-		   "broker (Ctrl-C)", MUST(P_CANCELLED, "tell the user",
+	check_hint(JOB_CANCELLED, -1, SIGKILL, "cancelled by SIGINT to "
+		   "stockade, as from Ctrl-C", MUST(P_CANCELLED, "tell the user",
 					    "SIGINT", "stopped by the user"));
 	check_hint(JOB_CANCELLED, -1, SIGKILL, NULL, MUST(P_CANCELLED));
 }
