@@ -436,11 +436,11 @@ serve_conn(struct server *sv, struct conn *c)
 		while ((l = queue_pop(c)) != NULL) {
 			/* The input stays watched for the job this line may
 			 * run (watch_client), unless it has ended. */
-			bool open = !c->eof && c->broken == 0;
+			bool reading = !c->eof && c->broken == 0;
 
 			c->watch.fds[0] = (struct pollfd){
-				.fd = open || c->sock ? c->in : -1,
-				.events = open ? POLLIN : 0};
+				.fd = reading || c->sock ? c->in : -1,
+				.events = reading ? POLLIN : 0};
 			c->watch.fds[1] = (struct pollfd){
 				.fd = c->out != c->in ? c->out : -1};
 			jobrun_cancel_reset();
