@@ -156,6 +156,13 @@ int check_exec(struct check_ctx *c, const char *const argv[],
 	       const char *const extra_env[], const void *input, size_t len,
 	       int64_t deadline_ms, struct check_proc *p);
 
+/* check_exec, and once the host path INTERRUPT_ON (NULL: never) exists,
+ * SIGINT to the process itself (not its group), once. */
+int check_exec_interrupt(struct check_ctx *c, const char *const argv[],
+			 const char *const extra_env[], const void *input,
+			 size_t len, int64_t deadline_ms,
+			 const char *interrupt_on, struct check_proc *p);
+
 /* Frees P's output buffers (P itself is the caller's); P may be freed
  * twice. */
 void check_proc_free(struct check_proc *p);
@@ -172,6 +179,10 @@ struct check_job_opts {
 	bool no_probe;               /* do not --put the probe */
 	const char *const *extra_env;/* as check_exec's */
 	int64_t deadline_ms;         /* 0: 30000 */
+	const char *interrupt_on;    /* a host path (in WORKSPACE): once
+				      * it exists, SIGINT to stockade (not
+				      * its group), as Ctrl-C would
+				      * (results.cancelled); NULL: never */
 };
 
 struct check_job {

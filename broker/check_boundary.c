@@ -288,7 +288,7 @@ static void
 fd_on_cancel(struct check_ctx *c, struct check_result *r)
 {
 	uint8_t m[32];
-	int n = proto_encode_cancel(m, sizeof(m), 0);
+	int n = proto_encode_cancel(m, sizeof(m), 0, JOB_CANCEL_REQUEST);
 	int fd = devnull();
 
 	if (n < 0 || fd < 0) {

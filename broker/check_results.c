@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "result_json.h"
@@ -574,6 +575,68 @@ out:
 	check_job_free(&j);
 }
 
+/* results.cancelled_on_sigint: a job that prints a line and sleeps,
+ * its `stockade run` sent SIGINT once the job has begun (as from
+ * Ctrl-C): "cancelled", never sandbox_error, with the line printed kept,
+ * its figures, a detail naming SIGINT and a hint not to run it again,
+ * and `stockade run` exits 130 (128 + SIGINT; README.md, "Exit
+ * status"). */
+static void
+cancelled_on_sigint(struct check_ctx *c, struct check_result *r)
+{
+	static const char *const job[] = {
+		"/bin/sh", "-c", "echo first; : > /work/begun; exec sleep 10",
+		NULL,
+	};
+	char ws[4096], begun[4200];
+	struct check_job_opts o;
+	struct check_job j;
+	int e;
+
+	memset(&j, 0, sizeof(j));
+	if ((e = check_workspace(c, ws, sizeof(ws))) < 0) {
+		check_fail(r, "cannot make a workspace: %s", strerror(-e));
+		return;
+	}
+	snprintf(begun, sizeof(begun), "%s/begun", ws);
+	memset(&o, 0, sizeof(o));
+	o.argv = job;
+	o.workspace = ws;
+	o.no_probe = true;
+	o.deadline_ms = JOB_DEADLINE_MS + 5000;
+	o.interrupt_on = begun;
+	check_job_run(c, &o, &j);
+	if (access(begun, F_OK) != 0) {
+		char why[512];
+
+		check_fail(r, "the job never began: %s",
+			   check_job_summary(&j, why, sizeof(why)));
+		goto out;
+	}
+	if (!status_is(&j, "cancelled", r))
+		goto out;
+	if (strcmp(j.out, "first\n") != 0)
+		check_fail(r, "status cancelled but stdout \"%.100s\", not "
+			   "the line printed before the signal", j.out);
+	else if (!json_is_integer(field(&j, "cpu_ms")) ||
+		 !json_is_integer(field(&j, "peak_memory_kb")) ||
+		 json_integer_value(field(&j, "peak_memory_kb")) <= 0)
+		check_fail(r, "status cancelled without its figures (cpu_ms, "
+			   "peak_memory_kb)");
+	else if (strstr(str_of(&j, "detail"), "SIGINT") == NULL)
+		check_fail(r, "status cancelled but the detail does not name "
+			   "SIGINT: \"%.160s\"", str_of(&j, "detail"));
+	else if (hint_names(&j, "cancelled", "do not run it again", r) &&
+		 exit_is(&j, "cancelled", 130, r))
+		check_pass(r, "status cancelled (detail \"%.100s\"), the line "
+			   "printed before kept, stockade exit 130",
+			   str_of(&j, "detail"));
+out:
+	check_job_free(&j);
+	(void)unlink(begun);
+	(void)rmdir(ws);
+}
+
 /* results.json_valid_utf8_from_invalid_output: a job printing ill-formed
  * UTF-8 (RFC 3629) on stdout and stderr still gets a result that is
  * valid JSON, hence valid UTF-8 (RFC 8259 section 8.1), read strictly by
@@ -662,6 +725,9 @@ const struct check checks_results[] = {
 	{"results.sandbox_error_on_unbuildable_jail", "results",
 	 "a bind that cannot exist is sandbox_error with a detail, exit 70",
 	 sandbox_error},
+	{"results.cancelled_on_sigint", "results",
+	 "SIGINT to stockade run mid-job is cancelled with the output so far, "
+	 "exit 130", cancelled_on_sigint},
 	{"results.json_valid_utf8_from_invalid_output", "results",
 	 "ill-formed UTF-8 output gives strict UTF-8 JSON with U+FFFD",
 	 json_valid_utf8},

@@ -144,6 +144,17 @@ check_exec(struct check_ctx *c, const char *const argv[],
 	   const char *const extra_env[], const void *input, size_t len,
 	   int64_t deadline_ms, struct check_proc *p)
 {
+	return check_exec_interrupt(c, argv, extra_env, input, len,
+				    deadline_ms, NULL, p);
+}
+
+int
+check_exec_interrupt(struct check_ctx *c, const char *const argv[],
+		     const char *const extra_env[], const void *input,
+		     size_t len, int64_t deadline_ms,
+		     const char *interrupt_on, struct check_proc *p)
+{
+	bool interrupted = interrupt_on == NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	char **envp;
@@ -228,6 +239,13 @@ check_exec(struct check_ctx *c, const char *const argv[],
 			p->timed_out = true;
 			break;
 		}
+		if (!interrupted && access(interrupt_on, F_OK) == 0) {
+			kill(pid, SIGINT);
+			interrupted = true;
+		}
+		/* Looking for INTERRUPT_ON: every 20 ms. */
+		if (!interrupted && left > 20)
+			left = 20;
 		if (poll(pfd, 3, (int)(left > 1000 ? 1000 : left)) < 0 &&
 		    errno != EINTR)
 			break;
@@ -339,8 +357,9 @@ check_job_run(struct check_ctx *c, const struct check_job_opts *o,
 	for (size_t i = 0; o->argv[i] != NULL && n < 254; i++)
 		argv[n++] = o->argv[i];
 	argv[n] = NULL;
-	e = check_exec(c, argv, o->extra_env, NULL, 0,
-		       o->deadline_ms > 0 ? o->deadline_ms : 30000, &j->proc);
+	e = check_exec_interrupt(c, argv, o->extra_env, NULL, 0,
+				 o->deadline_ms > 0 ? o->deadline_ms : 30000,
+				 o->interrupt_on, &j->proc);
 	if (o->policy != NULL)
 		unlink(policy);
 	if (e < 0)

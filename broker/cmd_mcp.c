@@ -106,6 +106,35 @@ hook_cancelled(void *arg)
 
 /* ---- the main thread ---- */
 
+/* Says on standard error that the request RESP answers was cancelled
+ * and not answered, with its job's status and figures when it ran one
+ * (structuredContent: the result object). */
+static void
+log_cancelled(json_t *resp)
+{
+	json_t *r = json_object_get(json_object_get(resp, "result"),
+				    "structuredContent");
+	json_t *st = json_object_get(r, "status");
+	char *id = json_dumps(json_object_get(resp, "id"),
+			      JSON_ENCODE_ANY | JSON_COMPACT);
+
+	if (json_is_string(st))
+		log_warn("mcp: request %s cancelled by the client, not "
+			 "answered: its job ended %s after %lld ms (%lld ms "
+			 "of CPU, %lld KiB at most)", id != NULL ? id : "?",
+			 json_string_value(st),
+			 (long long)json_integer_value(json_object_get(r,
+								    "wall_ms")),
+			 (long long)json_integer_value(json_object_get(r,
+								    "cpu_ms")),
+			 (long long)json_integer_value(json_object_get(
+				 r, "peak_memory_kb")));
+	else
+		log_warn("mcp: request %s cancelled by the client, not "
+			 "answered", id != NULL ? id : "?");
+	free(id);
+}
+
 /* Handles the queue until input ends and the queue is empty, a signal
  * came, or the session broke. */
 static void
@@ -151,9 +180,12 @@ serve_queue(struct mcp_stdio *sv)
 		json_decref(sv->current);
 		sv->current = NULL;
 		pthread_mutex_unlock(&sv->mu);
-		/* A cancelled request is not answered (MCP "Cancellation"). */
+		/* A cancelled request is not answered (MCP "Cancellation");
+		 * what became of its job is said on standard error. */
 		if (resp != NULL && !drop)
 			mcp_stdio_write(sv, resp);
+		else if (resp != NULL)
+			log_cancelled(resp);
 		json_decref(resp);
 		json_decref(q->msg);
 		free(q);

@@ -16,37 +16,71 @@
 
 /*
  * Interruption: SIGINT, SIGTERM or SIGHUP while a job runs sends CANCEL
- * (encoded beforehand; send is async-signal-safe) so the launcher kills
- * the jail and answers with the job's RESULT. A second signal kills the
- * broker at once (SA_RESETHAND), and the launcher and its jail die with
- * it (PR_SET_PDEATHSIG). These are the only file-scope variables: a
- * signal handler can reach nothing else. cancel_sock is set last when
- * arming and first when disarming, so the handler never sees a socket
- * with a half-written message.
+ * (encoded beforehand, one message per reason; send is
+ * async-signal-safe) so the launcher kills the jail and answers with the
+ * job's RESULT, status cancelled. A second signal kills the broker at
+ * once (SA_RESETHAND), and the launcher and its jail die with it
+ * (PR_SET_PDEATHSIG). These are the only file-scope variables: a signal
+ * handler can reach nothing else. cancel_sock is set last when arming
+ * and first when disarming, so the handler never sees a socket with a
+ * half-written message.
  */
 static volatile sig_atomic_t interrupted;
 static volatile sig_atomic_t cancel_sock = -1;
-static uint8_t cancel_msg[64];
-static size_t cancel_len;
+static uint8_t cancel_msg[JOB_CANCEL_MAX + 1][64];
+static size_t cancel_len[JOB_CANCEL_MAX + 1];
 /* jobrun_cancel from another thread (mcp: a client's cancellation). The
  * request and the socket are C11 atomics (lock-free for int, hence safe
  * in a handler too), so that of a request made while a job is being
  * armed, either the canceller sees the socket or jobrun_exec sees the
- * request (both sequentially consistent). */
+ * request (both sequentially consistent). cancel_requested holds the
+ * reason of the first request (enum job_cancel_reason; 0 none): every
+ * CANCEL sent carries that one, so the launcher and the result agree. */
 static atomic_int cancel_requested;
 static atomic_int cancel_sock_mt = -1;
+
+/* Records REASON unless a request came first; returns the reason in
+ * force. Async-signal-safe. */
+static int
+request_cancel(int reason)
+{
+	int none = 0;
+
+	if (!atomic_compare_exchange_strong(&cancel_requested, &none, reason))
+		return none;
+	return reason;
+}
+
+/* Sends the CANCEL of REASON on SOCK (nothing when it could not be
+ * encoded: the job then runs without a way to cancel it).
+ * Async-signal-safe. */
+static void
+send_cancel(int sock, int reason)
+{
+	if (sock >= 0 && reason >= 1 && reason <= JOB_CANCEL_MAX &&
+	    cancel_len[reason] > 0)
+		(void)send(sock, cancel_msg[reason], cancel_len[reason],
+			   MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* The cancellation reason of signal SIG. */
+static int
+signal_reason(int sig)
+{
+	return sig == SIGINT ? JOB_CANCEL_SIGINT :
+	       sig == SIGHUP ? JOB_CANCEL_SIGHUP : JOB_CANCEL_SIGTERM;
+}
 
 static void
 on_signal(int sig)
 {
 	int saved = errno;
 	int sock = cancel_sock;
+	int reason = request_cancel(signal_reason(sig));
 
 	if (interrupted == 0)
 		interrupted = sig;
-	if (sock >= 0)
-		(void)send(sock, cancel_msg, cancel_len,
-			   MSG_NOSIGNAL | MSG_DONTWAIT);
+	send_cancel(sock, reason);
 	errno = saved;
 }
 
@@ -78,22 +112,27 @@ jobrun_interrupted(void)
 	return interrupted;
 }
 
-/* Prepares CANCEL for the job SUP runs next; false when it cannot be
- * encoded (the job then runs without a way to cancel it). */
+/* Prepares CANCEL, one message per reason, for the job SUP runs next;
+ * false when it cannot be encoded (the job then runs without a way to
+ * cancel it). */
 static bool
 arm_cancel(const struct supervisor *sup)
 {
-	int n = proto_encode_cancel(cancel_msg, sizeof(cancel_msg),
-				    sup->next_job_id);
+	int reason;
 
-	if (n < 0)
-		return false;
-	cancel_len = (size_t)n;
+	for (int r = 1; r <= JOB_CANCEL_MAX; r++) {
+		int n = proto_encode_cancel(cancel_msg[r],
+					    sizeof(cancel_msg[r]),
+					    sup->next_job_id, (uint32_t)r);
+
+		if (n < 0)
+			return false;
+		cancel_len[r] = (size_t)n;
+	}
 	cancel_sock = sup->sock;
 	atomic_store(&cancel_sock_mt, sup->sock);
-	if (atomic_load(&cancel_requested))
-		(void)send(sup->sock, cancel_msg, cancel_len,
-			   MSG_NOSIGNAL | MSG_DONTWAIT);
+	if ((reason = atomic_load(&cancel_requested)) != 0)
+		send_cancel(sup->sock, reason);
 	return true;
 }
 
@@ -105,15 +144,11 @@ disarm_cancel(void)
 }
 
 void
-jobrun_cancel(void)
+jobrun_cancel(enum job_cancel_reason why)
 {
-	int sock;
+	int reason = request_cancel((int)why);
 
-	atomic_store(&cancel_requested, 1);
-	sock = atomic_load(&cancel_sock_mt);
-	if (sock >= 0)
-		(void)send(sock, cancel_msg, cancel_len,
-			   MSG_NOSIGNAL | MSG_DONTWAIT);
+	send_cancel(atomic_load(&cancel_sock_mt), reason);
 }
 
 void
@@ -485,7 +520,7 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	char why[256];
 	int e;
 
-	if (r->status == JOB_SANDBOX_ERROR ||
+	if (r->status == JOB_SANDBOX_ERROR || r->status == JOB_CANCELLED ||
 	    job_spec_layer_off(&jr->spec, JOB_LAYER_LIMITS))
 		return;
 	/* The workspace as the job left it, against the quota: exact,
@@ -570,6 +605,11 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 		sup->tty_fd = -1;
 		sup->feed = NULL;
 		disarm_cancel();
+		/* The reason every CANCEL of this job carried (the first
+		 * request's), for `stockade run`'s exit status. */
+		if (e == 0 && jr->res.status == JOB_CANCELLED)
+			jr->res.cancel_reason =
+			    (uint32_t)atomic_load(&cancel_requested);
 		if (catch_signals)
 			jobrun_default_signals();
 		fs->usage_valid = false;

@@ -187,6 +187,10 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  * jobrun_catch_signals for its whole life, and a job is not started at
  * all once a signal has been caught (-EINTR).
  *
+ * A job the launcher reports cancelled keeps that status (no
+ * refinement) and gets the reason of the CANCEL sent in
+ * JR->res.cancel_reason.
+ *
  * Returns 0 when JR->res holds the job's result, whatever its status
  * (a launcher that died or broke the protocol mid-job is a sandbox_error
  * result); or a negative errno when the job could not be run at all (the
@@ -221,15 +225,19 @@ void jobrun_default_signals(void);
 int jobrun_interrupted(void);
 
 /*
- * Cancels the running job from another thread (mcp.c's reader: the
- * client's notifications/cancelled): sends CANCEL as a signal would, so
- * the launcher kills the jail and still answers with the job's RESULT.
- * A request made before the job is armed is kept and sent as soon as it
- * is (jobrun_exec), until jobrun_cancel_reset. Thread-safe and
- * async-signal-safe; sets nothing a signal sets (jobrun_interrupted
- * stays 0: the session goes on).
+ * Cancels the running job for WHY (enum job_cancel_reason, 1..
+ * JOB_CANCEL_MAX) from another thread (mcp.c's reader: the client's
+ * notifications/cancelled or its going away) or from serve's watch of
+ * its client during a job (a $/cancelRequest, a client gone): sends
+ * CANCEL as a signal would, so the launcher kills the jail and still
+ * answers with the job's RESULT, status cancelled. The first request
+ * (or signal) since the last jobrun_cancel_reset gives the reason; a
+ * later one sends that first reason again. A request made before the
+ * job is armed is kept and sent as soon as it is (jobrun_exec), until
+ * jobrun_cancel_reset. Thread-safe and async-signal-safe; sets nothing a
+ * signal sets (jobrun_interrupted stays 0: the session goes on).
  */
-void jobrun_cancel(void);
+void jobrun_cancel(enum job_cancel_reason why);
 
 /* Forgets a cancellation request (before the next job). */
 void jobrun_cancel_reset(void);

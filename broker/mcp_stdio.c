@@ -48,10 +48,11 @@ giving_up(struct mcp_stdio *sv)
  * Writes BUF (LEN bytes) to standard output without ever blocking
  * beyond a poll that looks at giving_up every 200 ms: a client that no
  * longer reads must not keep the server from a signal or from its end.
- * A socket is written with MSG_DONTWAIT; a pipe in PIPE_BUF pieces once
- * poll says there is room for one (pipe(7)); anything else (a file, a
- * terminal) as it comes. Returns 0, -EINTR when it gave up, or a
- * negative errno.
+ * What there is room for goes out even after a signal (the answer of a
+ * job a signal cancelled, issue 22). A socket is written with
+ * MSG_DONTWAIT; a pipe in PIPE_BUF pieces once poll says there is room
+ * for one (pipe(7)); anything else (a file, a terminal) as it comes.
+ * Returns 0, -EINTR when it gave up, or a negative errno.
  */
 static int
 write_out(struct mcp_stdio *sv, const char *buf, size_t len)
@@ -62,12 +63,14 @@ write_out(struct mcp_stdio *sv, const char *buf, size_t len)
 		struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
 		int r;
 
-		/* Looked at before every try, so once giving up every later
-		 * write gives up at once: a burst of buffered requests must
-		 * not cost 200 ms each. */
-		if (giving_up(sv))
+		/* Looked at whenever there is no room, so once giving up
+		 * every later write that would wait gives up at once: a
+		 * burst of buffered requests must not cost 200 ms each. */
+		if ((r = poll(&p, 1, 0)) == 0 &&
+		    (giving_up(sv) ||
+		     ((r = poll(&p, 1, 200)) == 0 && giving_up(sv))))
 			return -EINTR;
-		if ((r = poll(&p, 1, 200)) < 0 && errno != EINTR)
+		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (r <= 0)
 			continue;
@@ -112,7 +115,7 @@ mcp_stdio_write(struct mcp_stdio *sv, json_t *msg)
 			log_error("mcp: cannot write to standard output: %s",
 				  strerror(-e));
 		sv->broken = true;
-		jobrun_cancel();
+		jobrun_cancel(JOB_CANCEL_CLIENT_GONE);
 		pthread_cond_signal(&sv->cv);
 		pthread_mutex_unlock(&sv->mu);
 	}
@@ -154,7 +157,7 @@ cancel(struct mcp_stdio *sv, json_t *request_id)
 		sv->cancelled = true;
 		/* Under the lock: the cancellation cannot reach the job of
 		 * the request after this one. */
-		jobrun_cancel();
+		jobrun_cancel(JOB_CANCEL_REQUEST);
 	}
 	for (q = &sv->head; *q != NULL; q = &(*q)->next) {
 		json_t *m = (*q)->msg, *method = json_object_get(m, "method");
@@ -337,7 +340,7 @@ mcp_stdio_reader(void *arg)
 				log_error("mcp: standard output was closed: "
 					  "ending the session");
 			sv->broken = true;
-			jobrun_cancel();
+			jobrun_cancel(JOB_CANCEL_CLIENT_GONE);
 			pthread_mutex_unlock(&sv->mu);
 			end_input(sv, true);
 			break;

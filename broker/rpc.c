@@ -700,6 +700,50 @@ m_exec(struct call *c, struct rawpath *p)
 	return r != NULL ? r : rpc_out_of_memory(c);
 }
 
+/*
+ * $/cancelRequest {"id"}: the transport cancels the job of the request
+ * it names while that job runs (serve.c, rpc_cancels_current); in its
+ * own turn it does nothing, as for an id already answered or unknown
+ * (the LSP's convention for JSON-RPC, whose "$/" methods a receiver may
+ * ignore). As a request with an id it is answered null.
+ */
+static json_t *
+m_cancel_request(struct call *c, struct rawpath *p)
+{
+	static const char *const names[] = {"id", NULL};
+	json_t *id = json_object_get(c->params, "id");
+
+	(void)p;
+	if (!rpc_known_params(c, names))
+		return NULL;
+	if (!json_is_string(id) && !json_is_integer(id))
+		return rpc_bad_param(c, "id", "expected the id (a string or an "
+				     "integer) of the request to cancel");
+	return json_null();
+}
+
+bool
+rpc_cancels_current(const struct rpc_session *s, const char *line,
+		    size_t len)
+{
+	json_t *req, *m, *params;
+	bool yes;
+
+	if (s->current_id == NULL || json_is_null(s->current_id))
+		return false;
+	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	if (req == NULL)
+		return false;
+	m = json_object_get(req, "method");
+	params = json_object_get(req, "params");
+	yes = json_is_string(m) &&
+	      strcmp(json_string_value(m), "$/cancelRequest") == 0 &&
+	      json_is_object(params) &&
+	      json_equal(json_object_get(params, "id"), s->current_id);
+	json_decref(req);
+	return yes;
+}
+
 struct method {
 	const char *name;
 	json_t *(*fn)(struct call *c, struct rawpath *p);
@@ -718,6 +762,7 @@ static const struct method methods[] = {
 	{"fs.changes", rpc_fs_changes},
 	{"fs.unpack", rpc_fs_unpack},
 	{"fs.pack", rpc_fs_pack},
+	{"$/cancelRequest", m_cancel_request},
 };
 
 void
@@ -776,6 +821,7 @@ dispatch(struct call *c, json_t *req, json_t **id, bool *notify)
 		return rpc_fail(c, RPC_INVALID_REQUEST, NULL, "invalid request: "
 			    "more than %d descriptors", RPC_MAX_FDS);
 	*notify = *id == NULL;
+	c->s->current_id = *id;
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
 		if (strcmp(method, methods[i].name) != 0 ||
 		    strlen(method) != json_string_length(v))
@@ -886,6 +932,7 @@ rpc_handle(struct rpc_session *s, const char *line, size_t len, int *fds,
 		     "object");
 	else
 		result = dispatch(&c, req, &id, &notify);
+	s->current_id = NULL;
 	for (size_t i = 0; i < nfds; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -50,6 +50,9 @@ struct rpc_session {
 	int root_mode;                /* the workspace directory's permission
 				       * bits at the start, put back after
 				       * every job; -1 unknown */
+	json_t *current_id;           /* the id of the request rpc_handle is
+				       * carrying out (borrowed from it), or
+				       * NULL: what $/cancelRequest names */
 };
 
 /*
@@ -98,6 +101,18 @@ int rpc_handle(struct rpc_session *s, const char *line, size_t len,
 json_t *rpc_call(struct rpc_session *s, const char *method, json_t *params,
 		 int *fds, size_t nfds, int *code, char **message,
 		 json_t **data);
+
+/*
+ * Whether LINE (LEN bytes without its '\n', a request line read while
+ * another is carried out) is a $/cancelRequest naming, in params.id, the
+ * id of the request S is carrying out (S->current_id, not null): the
+ * transport then cancels its job (jobrun_cancel; docs/protocol.md,
+ * "Cancellation"). The line itself is still handled in its turn, as a
+ * notification that does nothing. Pure; false for anything else, a
+ * malformed line included.
+ */
+bool rpc_cancels_current(const struct rpc_session *s, const char *line,
+			 size_t len);
 
 /*
  * An error response with id null for the transport's own errors (a line

@@ -16,6 +16,12 @@
  * SA_RESTART, so a request blocked in a transfer (a pipe nobody drains)
  * is interrupted too: its copy stops (fsapi_set_interrupted), the request
  * is answered io_error and the session ends.
+ *
+ * While a job runs the connection is still read (supervisor_watch): the
+ * lines that come are queued for their turn, and a $/cancelRequest for
+ * the running request cancels its job at once (rpc_cancels_current); a
+ * client gone (its connection hung up, or no reader left on standard
+ * output) cancels it too (jobrun_cancel), so nothing runs for nobody.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +60,24 @@ struct server {
 	sigset_t waitmask;      /* the mask while waiting: signals let in */
 };
 
-/* A connection's input: bytes not yet handled, and the descriptors that
- * came with the line not yet complete. */
+/* A complete request line read and not yet handled, with its
+ * descriptors. */
+struct line {
+	struct line *next;
+	char *text;             /* LEN bytes without the '\n' */
+	size_t len;
+	int fds[RPC_MAX_FDS + 1];
+	size_t nfds;
+};
+
+/* Most bytes and lines queued while a job runs: past them the
+ * connection is not read until the job ends. */
+#define QUEUE_MAX_BYTES (2u * RPC_MAX_LINE)
+#define QUEUE_MAX_LINES 4096u
+
+/* A connection's input: the complete lines not yet handled (a queue),
+ * the bytes of the line not yet complete, and the descriptors that came
+ * with it. */
 struct conn {
 	int in, out;
 	bool sock;              /* recvmsg with SCM_RIGHTS */
@@ -63,6 +85,13 @@ struct conn {
 	size_t len, cap;
 	int pending[RPC_MAX_FDS + 1];
 	size_t npending;
+	struct line *head, *tail;
+	size_t queued_bytes, queued_lines;
+	bool eof;               /* the input ended (read returned 0) */
+	int broken;             /* 0, or the read's error ended the input:
+				 * -EPROTO, -EMSGSIZE or another errno */
+	struct server *sv;      /* for the watch during a job */
+	struct supervisor_watch watch;
 };
 
 enum conn_end { CONN_EOF, CONN_INTERRUPTED, CONN_BROKEN };
@@ -200,137 +229,274 @@ conn_read(struct conn *c, int *fds, size_t *nfds)
 	return n;
 }
 
+/* Appends the line C->buf[START..END) with the descriptors FDS (N) to
+ * C's queue; they pass to the queue (closed here on ENOMEM, the line
+ * then lost: -ENOMEM). */
+static int
+queue_line(struct conn *c, size_t start, size_t end, int *fds, size_t n)
+{
+	struct line *l = calloc(1, sizeof(*l));
+
+	if (l == NULL || (l->text = malloc(end - start + 1)) == NULL) {
+		free(l);
+		fds_close(fds, &n);
+		return -ENOMEM;
+	}
+	memcpy(l->text, c->buf + start, end - start);
+	l->text[end - start] = '\0';
+	l->len = end - start;
+	memcpy(l->fds, fds, n * sizeof(int));
+	l->nfds = n;
+	if (c->tail != NULL)
+		c->tail->next = l;
+	else
+		c->head = l;
+	c->tail = l;
+	c->queued_bytes += l->len;
+	c->queued_lines++;
+	return 0;
+}
+
+/* Takes the first queued line of C, or NULL. */
+static struct line *
+queue_pop(struct conn *c)
+{
+	struct line *l = c->head;
+
+	if (l != NULL) {
+		c->head = l->next;
+		if (c->head == NULL)
+			c->tail = NULL;
+		c->queued_bytes -= l->len;
+		c->queued_lines--;
+	}
+	return l;
+}
+
+static void
+line_free(struct line *l)
+{
+	if (l != NULL) {
+		fds_close(l->fds, &l->nfds);
+		free(l->text);
+		free(l);
+	}
+}
+
 /*
- * Serves one connection until its end of input, a signal, or a protocol
- * error (a line over RPC_MAX_LINE, bad control data), which is answered
- * when it can be and ends the connection.
- *
- * Which line descriptors belong to: a client sends a line and its
- * descriptors in one sendmsg, so they ride on the first byte of that
+ * Reads once from C (it must be readable) and queues every line it
+ * completes. Which line descriptors belong to: a client sends a line and
+ * its descriptors in one sendmsg, so they ride on the first byte of that
  * line; unix(7) stream sockets never let one recvmsg read past data that
  * carried descriptors. The descriptors of a recvmsg therefore belong to
- * the line that holds the last byte it read.
+ * the line that holds the last byte it read; those of a line not yet
+ * complete wait in C->pending for it.
+ *
+ * Returns the bytes read (0 at end of input: C->eof set, a last line
+ * without its '\n' dropped, as a client killed mid-send cut it: it is
+ * not a request, and is never carried out, however it parses), -EAGAIN
+ * or -EINTR to try again, or a negative errno that ends the connection
+ * (C->broken set): -EMSGSIZE for a line over RPC_MAX_LINE (serve_conn
+ * answers it with a parse error once the lines before it are answered),
+ * -EPROTO for bad control data, -ENOMEM.
  */
+static ssize_t
+conn_fill(struct conn *c)
+{
+	int fds[RPC_MAX_FDS + 1], linefds[RPC_MAX_FDS + 1];
+	size_t nfds, nline, start = 0, mark;
+	bool first = true, fds_given = false;
+	ssize_t n;
+	char *nl;
+
+	if (c->len == c->cap) {
+		size_t cap = c->cap > 0 ? c->cap * 2 : READ_CHUNK;
+		char *b;
+
+		if (c->cap >= RPC_MAX_LINE + 1)
+			return c->broken = -EMSGSIZE; /* serve_conn says it */
+		if (cap > RPC_MAX_LINE + 1)
+			cap = RPC_MAX_LINE + 1;
+		if ((b = realloc(c->buf, cap)) == NULL) {
+			log_error("out of memory");
+			return c->broken = -ENOMEM;
+		}
+		c->buf = b;
+		c->cap = cap;
+	}
+	n = conn_read(c, fds, &nfds);
+	if (n == -EINTR || n == -EAGAIN)
+		return n;
+	if (n == -EPROTO) {
+		log_error("a client sent control data other than up to %d "
+			  "descriptors: the connection ends", CMSG_FDS);
+		return c->broken = -EPROTO;
+	}
+	if (n < 0) {
+		log_error("cannot read a request: %s", strerror((int)-n));
+		return c->broken = (int)n;
+	}
+	if (n == 0) {
+		fds_close(fds, &nfds);
+		if (c->len > 0)
+			log_warn("input ended inside a line of %zu bytes: "
+				 "ignored", c->len);
+		c->len = 0;
+		c->eof = true;
+		return 0;
+	}
+	mark = c->len + (size_t)n - 1;
+	c->len += (size_t)n;
+	while (start < c->len &&
+	       (nl = memchr(c->buf + start, '\n', c->len - start)) != NULL) {
+		size_t end = (size_t)(nl - c->buf);
+
+		nline = 0;
+		if (first) {
+			for (size_t i = 0; i < c->npending; i++)
+				fds_add(linefds, &nline, c->pending[i]);
+			c->npending = 0;
+			first = false;
+		}
+		if (!fds_given && end >= mark) {
+			for (size_t i = 0; i < nfds; i++)
+				fds_add(linefds, &nline, fds[i]);
+			fds_given = true;
+		}
+		if (queue_line(c, start, end, linefds, nline) < 0) {
+			if (!fds_given)
+				fds_close(fds, &nfds);
+			log_error("out of memory");
+			return c->broken = -ENOMEM;
+		}
+		start = end + 1;
+	}
+	if (!fds_given)
+		for (size_t i = 0; i < nfds; i++)
+			fds_add(c->pending, &c->npending, fds[i]);
+	memmove(c->buf, c->buf + start, c->len - start);
+	c->len -= start;
+	return n;
+}
+
+/*
+ * The watch during a job (supervisor_watch): fds[0] the input, fds[1]
+ * standard output when it is another descriptor. Reads what came into
+ * the queue, up to QUEUE_MAX_*, and cancels the job for a
+ * $/cancelRequest that names it, or for a client gone: a connection
+ * hung up (a socket's POLLHUP: both directions closed; a client that
+ * only shut down its writing still reads its answer) or an output
+ * without a reader (a pipe's POLLERR).
+ */
+static void
+watch_client(struct supervisor_watch *w)
+{
+	struct conn *c = w->arg;
+	struct pollfd *in = &w->fds[0], *out = &w->fds[1];
+	bool gone = (out->revents & (POLLERR | POLLHUP)) ||
+		    (c->sock && (in->revents & (POLLERR | POLLHUP)));
+
+	if ((in->revents & POLLIN) && !c->eof && c->broken == 0)
+		(void)conn_fill(c);
+	if (c->eof || c->broken != 0 || c->queued_bytes >= QUEUE_MAX_BYTES ||
+	    c->queued_lines >= QUEUE_MAX_LINES)
+		in->events &= (short)~POLLIN;
+	/* A pipe that ended says POLLHUP for good: no longer polled. */
+	if (!c->sock && (c->eof || c->broken != 0 ||
+			 (in->revents & (POLLHUP | POLLERR))))
+		in->fd = -1;
+	for (struct line *l = c->head; l != NULL; l = l->next)
+		if (rpc_cancels_current(&c->sv->rpc, l->text, l->len)) {
+			jobrun_cancel(JOB_CANCEL_REQUEST);
+			break;
+		}
+	if (gone) {
+		log_warn("the client went away during a job: it is cancelled");
+		jobrun_cancel(JOB_CANCEL_CLIENT_GONE);
+		in->fd = out->fd = -1;
+	}
+}
+
+/* Serves one connection until its end of input, a signal, or a protocol
+ * error (a line over RPC_MAX_LINE, bad control data), which is answered
+ * when it can be and ends the connection. */
 static enum conn_end
 serve_conn(struct server *sv, struct conn *c)
 {
-	int fds[RPC_MAX_FDS + 1], linefds[RPC_MAX_FDS + 1];
-	size_t nfds, nline;
-	ssize_t n;
+	struct line *l;
 	int e;
 
 	sv->rpc.client_fd = c->in;
+	c->sv = sv;
+	c->watch.arg = c;
+	c->watch.fn = watch_client;
+	if (sv->rpc.sup != NULL)
+		sv->rpc.sup->watch = &c->watch;
 	for (;;) {
-		size_t start = 0, mark;
-		bool first = true, fds_given = false;
-		char *nl;
+		while ((l = queue_pop(c)) != NULL) {
+			/* The input stays watched for the job this line may
+			 * run (watch_client), unless it has ended. */
+			bool reading = !c->eof && c->broken == 0;
 
-		if (c->len == c->cap) {
-			size_t cap = c->cap > 0 ? c->cap * 2 : READ_CHUNK;
-			char *b;
-
-			if (c->cap >= RPC_MAX_LINE + 1) {
-				char *line = rpc_error_line(RPC_PARSE_ERROR,
-					"parse error: a line is longer than "
-					"16 MiB; the session ends");
-
-				log_error("a request line is longer than "
-					  "%u bytes: the session ends",
-					  RPC_MAX_LINE);
-				if (line != NULL) {
-					size_t k = strlen(line);
-
-					line[k] = '\n';
-					(void)write_all(c->out, line, k + 1);
-				}
-				free(line);
+			c->watch.fds[0] = (struct pollfd){
+				.fd = reading || c->sock ? c->in : -1,
+				.events = reading ? POLLIN : 0};
+			c->watch.fds[1] = (struct pollfd){
+				.fd = c->out != c->in ? c->out : -1};
+			jobrun_cancel_reset();
+			e = handle_line(sv, c, l->text, l->len, l->fds,
+					l->nfds);
+			/* rpc_handle closed them */
+			l->nfds = 0;
+			line_free(l);
+			if (e < 0) {
+				log_error("cannot write an answer: %s",
+					  strerror(-e));
 				return CONN_BROKEN;
 			}
-			if (cap > RPC_MAX_LINE + 1)
-				cap = RPC_MAX_LINE + 1;
-			if ((b = realloc(c->buf, cap)) == NULL) {
-				log_error("out of memory");
-				return CONN_BROKEN;
-			}
-			c->buf = b;
-			c->cap = cap;
+			if (jobrun_interrupted())
+				return CONN_INTERRUPTED;
 		}
+		if (c->broken == -EMSGSIZE) {
+			char *line = rpc_error_line(RPC_PARSE_ERROR,
+				"parse error: a line is longer than "
+				"16 MiB; the session ends");
+
+			log_error("a request line is longer than %u bytes: "
+				  "the session ends", RPC_MAX_LINE);
+			if (line != NULL) {
+				size_t k = strlen(line);
+
+				line[k] = '\n';
+				(void)write_all(c->out, line, k + 1);
+			}
+			free(line);
+		}
+		if (c->broken != 0)
+			return CONN_BROKEN;
+		if (c->eof)
+			return CONN_EOF;
 		if ((e = wait_readable(sv, c->in)) <= 0) {
 			if (e < 0)
 				log_error("cannot read a request: %s",
 					  strerror(-e));
 			return e == 0 ? CONN_INTERRUPTED : CONN_BROKEN;
 		}
-		n = conn_read(c, fds, &nfds);
-		if (n == -EINTR || n == -EAGAIN)
-			continue;
-		if (n == -EPROTO) {
-			log_error("a client sent control data other than up to "
-				  "%d descriptors: the connection ends",
-				  CMSG_FDS);
-			return CONN_BROKEN;
-		}
-		if (n < 0) {
-			log_error("cannot read a request: %s", strerror((int)-n));
-			return CONN_BROKEN;
-		}
-		if (n == 0) {
-			/* A last line without its '\n' was cut short (a
-			 * client killed mid-send): it is not a request, and
-			 * is never carried out, however it parses. */
-			fds_close(fds, &nfds);
-			if (c->len > 0)
-				log_warn("input ended inside a line of %zu "
-					 "bytes: ignored", c->len);
-			c->len = 0;
-			return CONN_EOF;
-		}
-		mark = c->len + (size_t)n - 1;
-		c->len += (size_t)n;
-		while (start < c->len &&
-		       (nl = memchr(c->buf + start, '\n', c->len - start)) !=
-			       NULL) {
-			size_t end = (size_t)(nl - c->buf);
-
-			nline = 0;
-			if (first) {
-				for (size_t i = 0; i < c->npending; i++)
-					fds_add(linefds, &nline, c->pending[i]);
-				c->npending = 0;
-				first = false;
-			}
-			if (!fds_given && end >= mark) {
-				for (size_t i = 0; i < nfds; i++)
-					fds_add(linefds, &nline, fds[i]);
-				fds_given = true;
-			}
-			e = handle_line(sv, c, c->buf + start, end - start,
-					linefds, nline);
-			start = end + 1;
-			if (e < 0) {
-				if (!fds_given)
-					fds_close(fds, &nfds);
-				log_error("cannot write an answer: %s",
-					  strerror(-e));
-				return CONN_BROKEN;
-			}
-			if (jobrun_interrupted()) {
-				if (!fds_given)
-					fds_close(fds, &nfds);
-				return CONN_INTERRUPTED;
-			}
-		}
-		if (!fds_given)
-			for (size_t i = 0; i < nfds; i++)
-				fds_add(c->pending, &c->npending, fds[i]);
-		memmove(c->buf, c->buf + start, c->len - start);
-		c->len -= start;
+		/* Its errors end the connection once the lines before
+		 * are answered (C->broken). */
+		(void)conn_fill(c);
 	}
 }
 
 static void
 conn_free(struct conn *c)
 {
+	struct line *l;
+
+	while ((l = queue_pop(c)) != NULL)
+		line_free(l);
+	if (c->sv != NULL && c->sv->rpc.sup != NULL)
+		c->sv->rpc.sup->watch = NULL;
 	fds_close(c->pending, &c->npending);
 	free(c->buf);
 	c->buf = NULL;

@@ -179,18 +179,70 @@ launcher_exited(struct supervisor *s)
 	return poll(&p, 1, 0) == 1;
 }
 
-/* Receives one message of a type in ALLOWED (header checked, no fd
- * allowed) by the CLOCK_MONOTONIC time DEADLINE (ms). Returns the body
- * length, -ETIMEDOUT when nothing came in time, or another negative
- * errno; 0-length bodies are fine. */
+/* Waits until the launcher's socket is readable by the CLOCK_MONOTONIC
+ * time DEADLINE (ms), serving meanwhile W when it is not NULL (struct
+ * supervisor_watch: the client, whose cancel may come during a job) and
+ * S's stdin feed when there is one (stdin_feed.h: the job's standard
+ * input moved into its pipe as the pipe drains, so that a program that
+ * stops reading never blocks the broker). Returns 0, -ETIMEDOUT or a
+ * negative errno. */
 static int
-recv_expect(struct supervisor *s, const uint16_t *allowed, size_t nallowed,
-	    uint64_t deadline, uint16_t *type, const uint8_t **body)
+wait_launcher(struct supervisor *s, struct supervisor_watch *w,
+	      uint64_t deadline)
+{
+	const bool watch = w != NULL && w->fn != NULL;
+
+	if (!watch && s->feed == NULL)
+		return spawner_wait_readable(s->sock, deadline);
+	for (;;) {
+		struct pollfd p[2 + SUPERVISOR_WATCH_FDS];
+		uint64_t now = spawner_now_ms();
+		uint64_t left = now >= deadline ? 0 : deadline - now;
+		size_t np = 1, feed_at = 0;
+		bool any = false;
+		int n;
+
+		p[0] = (struct pollfd){.fd = s->sock, .events = POLLIN};
+		for (size_t i = 0; watch && i < SUPERVISOR_WATCH_FDS; i++) {
+			p[np] = w->fds[i];
+			p[np++].revents = 0;
+		}
+		if (s->feed != NULL && stdin_feed_pollfd(s->feed, &p[np]))
+			feed_at = np++;
+		n = poll(p, (nfds_t)np, left > INT_MAX ? INT_MAX : (int)left);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n == 0 && left <= INT_MAX)
+			return -ETIMEDOUT;
+		if (n <= 0)
+			continue;
+		for (size_t i = 0; watch && i < SUPERVISOR_WATCH_FDS; i++) {
+			w->fds[i].revents = p[1 + i].revents;
+			any = any || p[1 + i].revents != 0;
+		}
+		if (any)
+			w->fn(w);
+		if (feed_at != 0 && p[feed_at].revents != 0)
+			stdin_feed_step(s->feed, &p[feed_at]);
+		if (p[0].revents != 0)
+			return 0;
+	}
+}
+
+/* Receives one message of a type in ALLOWED (header checked, no fd
+ * allowed) by the CLOCK_MONOTONIC time DEADLINE (ms), serving W
+ * meanwhile (may be NULL). Returns the body length, -ETIMEDOUT when
+ * nothing came in time, or another negative errno; 0-length bodies are
+ * fine. */
+static int
+recv_expect(struct supervisor *s, struct supervisor_watch *w,
+	    const uint16_t *allowed, size_t nallowed, uint64_t deadline,
+	    uint16_t *type, const uint8_t **body)
 {
 	int fd = -1, n, e;
 	size_t len;
 
-	if ((e = spawner_wait_readable(s->sock, deadline)) < 0)
+	if ((e = wait_launcher(s, w, deadline)) < 0)
 		return e;
 	n = proto_recv(s->sock, s->msg, PROTO_MAX_MSG, &fd);
 	if (fd >= 0 && !PLANTED(broker_launcher_fd_kept)) {
@@ -250,7 +302,7 @@ supervisor_start(struct supervisor *s)
 		e = n < 0 ? n : e;
 		goto fail;
 	}
-	n = recv_expect(s, hello_ok, 1, deadline, &type, &body);
+	n = recv_expect(s, NULL, hello_ok, 1, deadline, &type, &body);
 	if (n < 0) {
 		e = n == LAUNCHER_UNREAD ? -ECONNRESET : n;
 		goto fail;
@@ -275,35 +327,6 @@ supervisor_start(struct supervisor *s)
 fail:
 	kill_launcher(s);
 	return e;
-}
-
-/*
- * Waits until the launcher's socket is readable or DEADLINE (ms) has
- * passed, feeding S->feed meanwhile (stdin_feed.h); returns at once
- * when there is nothing to feed, so that recv_expect does the waiting
- * and says whether it timed out. Returns 0 or a negative errno of poll.
- */
-static int
-wait_feeding(struct supervisor *s, uint64_t deadline)
-{
-	for (;;) {
-		struct pollfd p[2] = {{.fd = s->sock, .events = POLLIN}};
-		uint64_t now = spawner_now_ms();
-		uint64_t left = now >= deadline ? 0 : deadline - now;
-		int n;
-
-		if (s->feed == NULL || !stdin_feed_pollfd(s->feed, &p[1]) ||
-		    left == 0)
-			return 0;
-		n = poll(p, 2, left > INT_MAX ? INT_MAX : (int)left);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n <= 0)
-			continue;
-		if (p[0].revents != 0)
-			return 0;
-		stdin_feed_step(s->feed, &p[1]);
-	}
 }
 
 /* Kills the launcher and makes RES the job's sandbox_error: E says why,
@@ -405,6 +428,12 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 			stdin_feed_stop(s->feed);
 		return 0;
 	}
+	/* What the session read before the job may already cancel it. */
+	if (s->watch != NULL && s->watch->fn != NULL) {
+		for (size_t i = 0; i < SUPERVISOR_WATCH_FDS; i++)
+			s->watch->fds[i].revents = 0;
+		s->watch->fn(s->watch);
+	}
 	for (;;) {
 		const uint8_t *body, *data;
 		uint16_t type;
@@ -412,9 +441,8 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		uint8_t stream;
 		size_t dlen;
 
-		if ((n = wait_feeding(s, deadline)) >= 0)
-			n = recv_expect(s, running_ok, 2, deadline, &type,
-					&body);
+		n = recv_expect(s, s->watch, running_ok, 2, deadline, &type,
+				&body);
 		if (n < 0) {
 			s->run_unread = n == LAUNCHER_UNREAD;
 			launcher_failed(s, res, spec->job_id, n, allowed);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +20,24 @@
  * HELLO_REPLY, and from RUN to RESULT beyond the job's wall_ms. */
 #define SUPERVISOR_HELLO_MS 5000u
 #define SUPERVISOR_GRACE_MS 10000u
+
+/*
+ * What a session watches while a job runs besides the launcher (serve.c:
+ * its client's connection, for a $/cancelRequest or a client gone).
+ * supervisor_run polls FDS with the launcher's socket and calls FN (with
+ * ARG) once right after RUN is sent, every revents 0 (to look at what
+ * was read before), and then whenever one of them has events, their
+ * revents set. FN may change FDS (an fd of -1 is not polled); it must
+ * stop polling for a condition that stays (a hang-up it has acted on),
+ * or it is called again at once. FN may call jobrun_cancel, and must
+ * not block.
+ */
+#define SUPERVISOR_WATCH_FDS 2
+struct supervisor_watch {
+	struct pollfd fds[SUPERVISOR_WATCH_FDS];
+	void (*fn)(struct supervisor_watch *w);
+	void *arg;
+};
 
 struct supervisor {
 	int exe_fd;          /* the launcher binary, opened O_PATH once */
@@ -43,6 +62,8 @@ struct supervisor {
 				 * supervisor_use_spawner */
 	uint32_t pool_size;  /* warm jails each launcher keeps (POOL, sent
 			      * at every start; 0: none, `stockade run`) */
+	struct supervisor_watch *watch; /* polled during a job (borrowed),
+					 * or NULL (supervisor_init's) */
 	bool run_unread;     /* the last supervisor_run's launcher died
 			      * before it read the job's RUN: nothing of
 			      * the job ran (supervisor_run) */
@@ -120,7 +141,9 @@ int supervisor_start(struct supervisor *s);
  * message of ours unread, ECONNRESET rather than end of file; unix(7)),
  * S->run_unread is set: unless the caller sent CANCEL meanwhile (the
  * unread message may then be the CANCEL), nothing of the job ran, and
- * the caller may run it again (jobrun_exec does, once). Returns 0
+ * the caller may run it again (jobrun_exec does, once). While the job
+ * runs, S->watch (when not NULL) is served as struct supervisor_watch
+ * says. Returns 0
  * when RES is filled, or a negative errno when nothing could be sent at
  * all (supervisor_start's errors).
  */

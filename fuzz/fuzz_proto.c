@@ -168,8 +168,8 @@ decoders(const uint8_t *body, size_t len)
 		job_result_clear(&res);
 	}
 	FUZZ_ASSERT(res.detail == NULL);
-	if (proto_decode_cancel(body, len, &id) == 0)
-		SAME(proto_encode_cancel(enc, PROTO_MAX_MSG, id));
+	if (proto_decode_cancel(body, len, &id, &a) == 0)
+		SAME(proto_encode_cancel(enc, PROTO_MAX_MSG, id, a));
 	if (proto_decode_pool(body, len, &a) == 0)
 		SAME(proto_encode_pool(enc, PROTO_MAX_MSG, a));
 #undef SAME

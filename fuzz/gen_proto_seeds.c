@@ -111,9 +111,9 @@ main(int argc, char **argv)
 	res.denials[1].first_ms = 5;
 	res.detail = detail;
 	put("result-denials", 0x02, proto_encode_result(m, sz, &res));
-	put("cancel", 0x02, proto_encode_cancel(m, sz, 1));
-	put("cancel-stale", 0x03, proto_encode_cancel(m, sz, 2));
-	put("cancel-future", 0x01, proto_encode_cancel(m, sz, 9));
+	put("cancel", 0x02, proto_encode_cancel(m, sz, 1, JOB_CANCEL_REQUEST));
+	put("cancel-stale", 0x03, proto_encode_cancel(m, sz, 2, JOB_CANCEL_REQUEST));
+	put("cancel-future", 0x01, proto_encode_cancel(m, sz, 9, JOB_CANCEL_REQUEST));
 	put("pool", 0x01, proto_encode_pool(m, sz, 2));
 	put("pool-twice", 0x11, proto_encode_pool(m, sz, 2));
 	put("pool-max", 0x01, proto_encode_pool(m, sz, PROTO_MAX_POOL));

@@ -207,11 +207,15 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		r->exit_code = -1;
 		r->signal = SIGKILL;
 	} else if (s->cancelled) {
-		r->status = JOB_SANDBOX_ERROR;
+		/* Someone chose to stop it: its own status, with the
+		 * figures so far, never blamed on stockade (issue 22). */
+		const char *why = job_cancel_reason_text((int)s->cancel_reason);
+
+		r->status = JOB_CANCELLED;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
-		snprintf(detail, sizeof(detail), "cancelled: the broker was "
-			 "interrupted, or its client cancelled the request");
+		snprintf(detail, sizeof(detail), "cancelled by %s",
+			 why != NULL ? why : "stockade");
 	}
 	r->detail = detail;
 }

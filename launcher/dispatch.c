@@ -130,6 +130,7 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	l->last_job_id = spec.job_id;
 	l->running_job_id = spec.job_id;
 	l->cancel_requested = false;
+	l->cancel_reason = JOB_CANCEL_NONE;
 	l->phase = PHASE_RUNNING;
 	/* launcher_run_job closes them as soon as the jail holds them */
 	fds[0] = fds[1] = -1;
@@ -163,19 +164,23 @@ handle_pool(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 }
 
 /* CANCEL may race with the job's end: a stale id is ignored, a future
- * one is a violation. */
+ * one is a violation. The first CANCEL of a job gives its reason. */
 static int
 handle_cancel(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 {
 	uint64_t id;
+	uint32_t reason;
 	int e;
 
-	if ((e = proto_decode_cancel(body, len, &id)) < 0)
+	if ((e = proto_decode_cancel(body, len, &id, &reason)) < 0)
 		return e;
 	if (id > l->last_job_id)
 		return -EPROTO;
-	if (l->phase == PHASE_RUNNING && id == l->running_job_id)
+	if (l->phase == PHASE_RUNNING && id == l->running_job_id &&
+	    !l->cancel_requested) {
 		l->cancel_requested = true;
+		l->cancel_reason = reason;
+	}
 	return 0;
 }
 

@@ -22,6 +22,8 @@ struct launcher {
 	uint64_t last_job_id;     /* job ids must increase */
 	uint64_t running_job_id;  /* valid in PHASE_RUNNING */
 	bool cancel_requested;    /* CANCEL seen for the running job */
+	uint32_t cancel_reason;   /* the first such CANCEL's reason
+				   * (enum job_cancel_reason) */
 	bool peer_gone;           /* the broker closed its end */
 	int self_pidfd;           /* pidfd of this process, for jail init */
 	bool as_root;             /* euid 0: payloads map to outer_uid, and

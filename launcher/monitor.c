@@ -511,6 +511,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 			}
 			if (l->cancel_requested && !s.cancelled) {
 				s.cancelled = true;
+				s.cancel_reason = l->cancel_reason;
 				kill_jail(spec, &s);
 			}
 		}

@@ -25,6 +25,7 @@ struct job_state {
 	bool timed_out;
 	bool over_output;
 	bool cancelled;
+	uint32_t cancel_reason; /* enum job_cancel_reason, when cancelled */
 	bool killed;
 	/* Without a pid namespace (layer pid_ns off) the jail is ended by
 	 * JAIL_KILL_SIGNAL to init, SIGKILL only if init has not exited

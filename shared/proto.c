@@ -191,12 +191,16 @@ proto_encode_result(uint8_t *buf, size_t size, const struct job_result *r)
 }
 
 int
-proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id)
+proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id,
+		    uint32_t reason)
 {
 	struct wbuf w;
 
+	if (reason < 1 || reason > JOB_CANCEL_MAX)
+		return -EINVAL;
 	start(&w, buf, size);
 	wbuf_put_u64(&w, job_id);
+	wbuf_put_u32(&w, reason);
 	return finish(&w, PROTO_CANCEL);
 }
 
@@ -536,14 +540,22 @@ fail:
 }
 
 int
-proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id)
+proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id,
+		    uint32_t *reason)
 {
 	struct rbuf r;
 
 	rbuf_init(&r, body, len);
-	if (rbuf_get_u64(&r, job_id) < 0 || rbuf_end(&r) < 0) {
+	if (rbuf_get_u64(&r, job_id) < 0 || rbuf_get_u32(&r, reason) < 0 ||
+	    rbuf_end(&r) < 0) {
 		*job_id = 0;
+		*reason = 0;
 		return -EBADMSG;
+	}
+	if (*reason < 1 || *reason > JOB_CANCEL_MAX) {
+		*job_id = 0;
+		*reason = 0;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -30,7 +30,9 @@
  *                       with layer
  *                       no_terminal
  *                       off)
- *   PROTO_CANCEL       (no fd)          (answered by the RUN's RESULT)
+ *   PROTO_CANCEL       (no fd)          (answered by the RUN's RESULT,
+ *                                        status cancelled unless the job
+ *                                        had ended otherwise)
  *   PROTO_POOL         (no fd)          (no answer)
  *
  * Who may send what in which phase is a table on each side
@@ -48,8 +50,9 @@
  * (issue 6). Version 5: POOL (issue 9). Version 6: RUN's flag
  * JOB_F_OUTPUT_KILL; without it output past a cap is drained, no longer
  * killed (issue 22). Version 7: JOB_F_STDIN, a RUN that carries the
- * job's standard input (issue 22). */
-#define PROTO_VERSION 7u
+ * job's standard input (issue 22). Version 8: CANCEL grew its reason,
+ * and RESULT may say JOB_CANCELLED (issue 22). */
+#define PROTO_VERSION 8u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
@@ -193,7 +196,10 @@ int proto_encode_output(uint8_t *buf, size_t size, uint64_t job_id,
 			uint8_t stream, const void *data, size_t len);
 int proto_encode_result(uint8_t *buf, size_t size,
 			const struct job_result *res);
-int proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id);
+/* CANCEL: u64 job_id | u32 reason (enum job_cancel_reason, 1..
+ * JOB_CANCEL_MAX, else -EINVAL). */
+int proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id,
+			uint32_t reason);
 int proto_encode_pool(uint8_t *buf, size_t size, uint32_t jails);
 
 /*
@@ -221,7 +227,9 @@ int proto_decode_output(const uint8_t *body, size_t len, uint64_t *job_id,
 			size_t *data_len);
 int proto_decode_result(const uint8_t *body, size_t len,
 			struct job_result *res);
-int proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id);
+/* -EINVAL for a REASON outside 1..JOB_CANCEL_MAX. */
+int proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id,
+			uint32_t *reason);
 /* -EINVAL for JAILS over PROTO_MAX_POOL. */
 int proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails);
 

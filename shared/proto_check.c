@@ -185,8 +185,8 @@ detail_ok(const char *d)
  * What every RESULT must be, for proto_encode_result and
  * proto_decode_result alike: STATUS known; exit code -1..255 and signal
  * 0..64, consistent with the status (ok: exit 0 and no signal;
- * exit_nonzero: exit 1..255 and no signal; crash: a signal 1..64 and no
- * exit code); every figure at most INT64_MAX, so that it stays a
+ * exit_nonzero: exit 1..255 and no signal; crash, and cancelled (the
+ * jail killed), a signal 1..64 and no exit code); every figure at most INT64_MAX, so that it stays a
  * non-negative JSON integer; the detail as detail_ok says. -EINVAL
  * otherwise. (The detail's length is the caller's to check.)
  */
@@ -207,6 +207,7 @@ proto_check_result(uint32_t status, const struct job_result *r,
 			return -EINVAL;
 		break;
 	case JOB_CRASH:
+	case JOB_CANCELLED:
 		if (r->signal < 1 || r->exit_code != -1)
 			return -EINVAL;
 		break;

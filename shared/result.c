@@ -21,6 +21,7 @@ static const char *const status_names[] = {
 	[JOB_CRASH] = "crash",
 	[JOB_POLICY_VIOLATION] = "policy_violation",
 	[JOB_SANDBOX_ERROR] = "sandbox_error",
+	[JOB_CANCELLED] = "cancelled",
 };
 
 const char *
@@ -38,6 +39,37 @@ job_status_from_name(const char *name)
 		if (strcmp(status_names[i], name) == 0)
 			return i;
 	return -1;
+}
+
+static const char *const cancel_texts[] = {
+	[JOB_CANCEL_SIGINT] = "SIGINT to stockade, as from Ctrl-C",
+	[JOB_CANCEL_SIGTERM] = "SIGTERM to stockade",
+	[JOB_CANCEL_SIGHUP] = "SIGHUP to stockade, its terminal gone",
+	[JOB_CANCEL_REQUEST] = "the client's cancel request",
+	[JOB_CANCEL_CLIENT_GONE] = "the client's connection closed",
+};
+
+const char *
+job_cancel_reason_text(int reason)
+{
+	if (reason < 1 || reason > JOB_CANCEL_MAX)
+		return NULL;
+	return cancel_texts[reason];
+}
+
+int
+job_cancel_reason_signal(int reason)
+{
+	switch (reason) {
+	case JOB_CANCEL_SIGINT:
+		return SIGINT;
+	case JOB_CANCEL_SIGTERM:
+		return SIGTERM;
+	case JOB_CANCEL_SIGHUP:
+		return SIGHUP;
+	default:
+		return 0;
+	}
 }
 
 static const char *const layer_names[] = {
@@ -297,6 +329,18 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 res->detail && *res->detail ? ": " : "",
 			 res->detail ? res->detail : "");
 		break;
+	case JOB_CANCELLED:
+		/* Not the program's fault nor the sandbox's: someone
+		 * chose to stop it, and a retry would overrule them. */
+		snprintf(buf, size, "The job was stopped by the user or the "
+			 "client after %llu ms, not by the program or a limit; "
+			 "do not run it again on your own: tell the user it was "
+			 "stopped and ask how to go on (%s; the output it wrote "
+			 "until then is kept).",
+			 (unsigned long long)res->wall_ms,
+			 res->detail && *res->detail ? res->detail :
+						       "cancelled");
+		break;
 	case JOB_SANDBOX_ERROR:
 	default:
 		snprintf(buf, size, "The sandbox itself failed, not the "
@@ -341,6 +385,11 @@ job_exit_status(const struct job_result *res)
 		return 128 + res->signal;
 	case JOB_SANDBOX_ERROR:
 		return 70;
+	case JOB_CANCELLED: {
+		int sig = job_cancel_reason_signal((int)res->cancel_reason);
+
+		return 128 + (sig != 0 ? sig : SIGINT);
+	}
 	case JOB_CPU_LIMIT:
 	case JOB_MEMORY_LIMIT:
 	case JOB_PROCESS_LIMIT:

@@ -22,8 +22,39 @@ enum job_status {
 	JOB_CRASH = 9,
 	JOB_POLICY_VIOLATION = 10,
 	JOB_SANDBOX_ERROR = 11,
+	/* The user or the client stopped the job (issue 22): SIGINT,
+	 * SIGTERM or SIGHUP to the broker, a cancel request, a client gone. */
+	JOB_CANCELLED = 12,
 };
-#define JOB_STATUS_MAX JOB_SANDBOX_ERROR
+#define JOB_STATUS_MAX JOB_CANCELLED
+
+/*
+ * Why a job was cancelled: CANCEL carries it (proto.h), the launcher's
+ * detail names it, and `stockade run` exits 128 + the signal for the
+ * three signals (README.md, "Exit status"). The numbers travel on the
+ * wire and are never renumbered; 0 is "not cancelled" and never sent.
+ */
+enum job_cancel_reason {
+	JOB_CANCEL_NONE = 0,
+	JOB_CANCEL_SIGINT = 1,      /* SIGINT to the broker (Ctrl-C) */
+	JOB_CANCEL_SIGTERM = 2,     /* SIGTERM to the broker */
+	JOB_CANCEL_SIGHUP = 3,      /* SIGHUP: its terminal went away */
+	JOB_CANCEL_REQUEST = 4,     /* the client asked: serve's
+				     * $/cancelRequest, MCP's
+				     * notifications/cancelled */
+	JOB_CANCEL_CLIENT_GONE = 5, /* the client's connection closed */
+};
+#define JOB_CANCEL_MAX JOB_CANCEL_CLIENT_GONE
+
+/*
+ * The words of REASON for a detail ("SIGTERM to stockade", "the client's
+ * cancel request", ...), or NULL when REASON is not 1..JOB_CANCEL_MAX.
+ */
+const char *job_cancel_reason_text(int reason);
+
+/* The signal of REASON (SIGINT, SIGTERM, SIGHUP), or 0 for a reason that
+ * is not a signal or not a reason. */
+int job_cancel_reason_signal(int reason);
 
 /* How the launcher held a job's memory, process and CPU limits. */
 enum job_enforcement {
@@ -124,6 +155,10 @@ struct job_result {
 	/* The layers the job ran without (JOB_LAYER_BIT mask): set by the
 	 * broker from the job's spec, not carried by RESULT. */
 	uint32_t layers_off;
+	/* Why a cancelled job was cancelled (enum job_cancel_reason; 0
+	 * otherwise): set by the broker from the CANCEL it sent, not
+	 * carried by RESULT (whose detail names it in words). */
+	uint32_t cancel_reason;
 	char *detail;            /* NUL-terminated; "" when nothing to add */
 };
 
@@ -163,7 +198,9 @@ bool job_output_truncated(const struct job_result *res,
 /*
  * The exit status of `stockade run` for RES (README.md, "Exit status"):
  * 0 ok; the program's code for exit_nonzero; 124 timeout; 128+N crash;
- * 125 for every other limit; 70 for sandbox_error.
+ * 125 for every other limit; 70 for sandbox_error; for cancelled 128 +
+ * the signal of its cancel_reason (130 SIGINT, 143 SIGTERM, 129 SIGHUP),
+ * 130 for a reason that is no signal (the user stopped it).
  */
 int job_exit_status(const struct job_result *res);
 /* Frees the strings of RES (not RES itself); accepts NULL. */

@@ -183,6 +183,28 @@ def live(prefix=(), label="", owner_65534=False):
         rc = s.p.wait(timeout=15)
         check(f"{label}SIGTERM mid-job: the job is killed, exit 0",
               rc == 0 and time.time() - t1 < 10, f"rc {rc}")
+        # Its answer is the job's result, status cancelled (issue 22):
+        # not a tool error, with a hint not to run it again.
+        m = s.recv()
+        while m is not None and m.get("method") == "notifications/progress":
+            m = s.recv()
+        sc = (m or {}).get("result", {}).get("structuredContent", {})
+        check(f"{label}SIGTERM mid-job: answered cancelled, not an error, "
+              "with the hint not to retry",
+              m is not None and m.get("id") == 6
+              and sc.get("status") == "cancelled"
+              and m["result"].get("isError") is False
+              and "SIGTERM" in sc.get("detail", "")
+              and "do not run it again on your own" in sc.get("hint", "")
+              and m["result"]["content"][0]["text"].startswith(
+                  "status: cancelled\n"), f"{m}")
+        # The cancelled request 2 was not answered; its job ended
+        # cancelled, which standard error says.
+        err = s.p.stderr.read()
+        check(f"{label}notifications/cancelled: the job ended cancelled "
+              "(standard error), not a sandbox_error",
+              "request 2 cancelled by the client, not answered: its job "
+              "ended cancelled" in err, err[-1500:])
         time.sleep(0.5)
         check(f"{label}no job wrote after it was cancelled",
               not os.path.exists(os.path.join(ws, "late.txt"))

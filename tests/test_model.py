@@ -68,7 +68,7 @@ from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
 
 STATUSES = ("ok", "exit_nonzero", "timeout", "cpu_limit", "memory_limit",
             "process_limit", "output_limit", "file_size_limit", "disk_full",
-            "crash", "policy_violation", "sandbox_error")
+            "crash", "policy_violation", "sandbox_error", "cancelled")
 FIGURES = ("exit_code", "signal", "wall_ms", "cpu_ms", "peak_memory_kb",
            "peak_processes", "enforcement")
 
@@ -123,6 +123,9 @@ def read_hint(hint):
     """The action HINT leads to: (name, argument). ("done", None) when it
     names no failure. Raises Confused when it leads two ways."""
     if "The sandbox itself failed, not the program" in hint:
+        return ("tell_user", None)
+    # Stopped by the user: running it again would overrule them.
+    if "do not run it again on your own" in hint:
         return ("tell_user", None)
     found = [action for phrase, action in PHRASES if phrase in hint]
     if any(a in EXIT_CODE_ACTIONS for a in found) and "read_stderr" in found:
@@ -344,6 +347,9 @@ def expected_exit(status, exit_code=None, sig=None):
         return 128 + signal.Signals[sig].value
     if status == "sandbox_error":
         return 70
+    if status == "cancelled":
+        # The only cancellation these sessions make is Ctrl-C (SIGINT).
+        return 128 + signal.SIGINT
     return 125
 
 
@@ -733,6 +739,20 @@ print("finished")
 """.replace("{JOB_MARK}", JOB_MARK)),
         fixes={},
         check=lambda ws, out: no_survivor(JOB_MARK)))
+    s.append(dict(
+        title="cancelled: the user presses Ctrl-C mid-job, the model tells the user",
+        status="cancelled", action="tell_user", example="cancelled",
+        interrupt=True,
+        first=py("""
+import time
+print("step 1 of 3 done", flush=True)
+open("/work/started", "w").close()
+time.sleep(8)   # {JOB_MARK}
+print("finished")
+""".replace("{JOB_MARK}", JOB_MARK)),
+        fixes={},
+        check=lambda ws, out: ("step 1 of 3 done" in out or _fail(out))
+        and "finished" not in out and no_survivor(JOB_MARK)))
     return s
 
 
@@ -836,6 +856,30 @@ def launcher_killer(ws):
     return during
 
 
+def interrupter(ws):
+    """DURING of a run: once the job has made /work/started, SIGINT to
+    the stockade we started, as Ctrl-C on its terminal would."""
+    def during(p):
+        deadline = time.monotonic() + 20
+        marker = os.path.join(ws, "started")
+        while not os.path.exists(marker):
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("the job never started")
+            time.sleep(0.02)
+        p.send_signal(signal.SIGINT)
+        os.remove(marker)
+    return during
+
+
+def during_of(sess, ws):
+    """The DURING of SESS's first call: what the test does to the run."""
+    if sess.get("kill_launcher"):
+        return launcher_killer(ws)
+    if sess.get("interrupt"):
+        return interrupter(ws)
+    return None
+
+
 def run_session(fw, sess, examples):
     """Drives one session; returns a note for the TAP line."""
     ws = fw.ws
@@ -853,7 +897,7 @@ def run_session(fw, sess, examples):
             f.write(sess["policy"])
         os.chmod(path, 0o644)
         flags = ["--policy", path] + flags
-    during = launcher_killer(ws) if sess.get("kill_launcher") else None
+    during = during_of(sess, ws)
     model = ScriptedModel(sess["first"], sess["fixes"])
     call = model.start()
     replies = []
@@ -880,7 +924,7 @@ def run_session(fw, sess, examples):
                 raise AssertionError(f"exit code {head['figures']['exit_code']}, "
                                      f"expected {sess['exit_code']}")
             twin(fw, call, flags, head, sess, examples, "example", reply,
-                 argv, launcher_killer(ws) if during else None)
+                 argv, during_of(sess, ws) if during else None)
         if status == "ok" and sess.get("example_final"):
             twin(fw, call, flags, head, sess, examples, "example_final", reply,
                  argv, None)
@@ -914,9 +958,9 @@ def run_session(fw, sess, examples):
                                  f"{[r['status'] for r in replies]}")
     if sess["action"] == "tell_user":
         if len(model.sent) != 1 or model.actions != [("tell_user", None)]:
-            raise AssertionError(f"after sandbox_error the model went on: "
-                                 f"{model.actions}")
-        sess["check"](ws, "")
+            raise AssertionError(f"after {sess['status']} the model went "
+                                 f"on: {model.actions}")
+        sess["check"](ws, stdout_section(final))
         return "the model tells the user and sends nothing; no process of the job is left"
     if replies[-1]["status"] != "ok" or model.actions[-1] != ("done", None):
         raise AssertionError(f"final status {replies[-1]['status']}, actions "
@@ -965,7 +1009,7 @@ def twin(fw, call, flags, head, sess, examples, which, text, argv, during):
 EXAMPLE_ORDER = ("ok", "exit_nonzero", "exit_nonzero_127", "exit_nonzero_126",
                  "timeout", "cpu_limit", "memory_limit", "process_limit",
                  "output_limit", "file_size_limit", "disk_full", "crash",
-                 "policy_violation", "sandbox_error")
+                 "policy_violation", "sandbox_error", "cancelled")
 NEXT_STEP = {
     "ok": "No failure phrase in the hint: the model takes the output as the answer.",
     "exit_nonzero": "\"read stderr\": the model reads stderr, finds `No module named 'numpy'`, and rewrites the program with the standard library's `csv` module (ok).",
@@ -981,6 +1025,7 @@ NEXT_STEP = {
     "crash": "\"inspect\" and the signal name: the model does not rerun the program unchanged; it runs the crashing code as a child under `python3 -X faulthandler`, checks that it dies of the signal the hint named and reads the traceback (ok).",
     "policy_violation": "\"retrying will fail the same way\": the model never sends that program again; it tries another way (here a second forbidden call, also refused, then `os.getpid()`, ok) and never repeats any program of the session.",
     "sandbox_error": "(The test killed the launcher with SIGKILL while the job slept.) \"The sandbox itself failed, not the program\": the model does not change its code; it tells the user, quoting the detail.",
+    "cancelled": "(The test sent SIGINT to `stockade run`, as Ctrl-C would, once the job had printed its first step.) \"do not run it again on your own\": the model does not run it again; it tells the user it was stopped, with the output so far.",
 }
 # Said before an example's tool call.
 EXAMPLE_NOTE = {

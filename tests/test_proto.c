@@ -412,8 +412,9 @@ Test(proto, numbers_are_fixed)
 	 * grew layers_off and may carry the caller's terminal (issue 6);
 	 * version 5: POOL (issue 9); version 6: RUN's flag
 	 * JOB_F_OUTPUT_KILL, output drained without it (issue 22); version
-	 * 7: JOB_F_STDIN (issue 22). */
-	cr_assert_eq(PROTO_VERSION, 7);
+	 * 7: JOB_F_STDIN (issue 22); version 8: CANCEL's reason and the
+	 * status cancelled (issue 22). */
+	cr_assert_eq(PROTO_VERSION, 8);
 	cr_assert_eq(JOB_F_UNSAFE_NO_SECCOMP, 0x1u);
 	cr_assert_eq(JOB_F_DEVPTS, 0x2u);
 	cr_assert_eq(JOB_F_OUTPUT_KILL, 0x4u);
@@ -825,6 +826,7 @@ consistent(int status, int32_t code, int32_t sig)
 	case JOB_EXIT_NONZERO:
 		return code >= 1 && code <= 255 && sig == 0;
 	case JOB_CRASH:
+	case JOB_CANCELLED:
 		return code == -1 && sig >= 1 && sig <= 64;
 	default:
 		return true;
@@ -865,8 +867,8 @@ Test(round_trip, result_every_status_and_range_ends)
 				job_result_clear(&out);
 			}
 	/* 9 statuses x 12 pairs; ok (0, 0); exit_nonzero (1, 0) and
-	 * (255, 0); crash (-1, 1) and (-1, 64). */
-	cr_assert_eq(tried, 9 * 12 + 1 + 2 + 2);
+	 * (255, 0); crash and cancelled (-1, 1) and (-1, 64). */
+	cr_assert_eq(tried, 9 * 12 + 1 + 2 + 2 + 2);
 }
 
 Test(round_trip, result_longest_detail)
@@ -1030,12 +1032,48 @@ Test(round_trip, cancel)
 {
 	const uint8_t *body;
 	uint64_t id = 0;
-	int n = proto_encode_cancel(msg, sizeof(msg), UINT64_C(0xfedcba9876543210));
-	size_t len = header_ok(n, PROTO_CANCEL, &body);
+	uint32_t reason = 0;
 
-	cr_assert_eq(n, 16);
-	cr_assert_eq(proto_decode_cancel(body, len, &id), 0);
-	cr_assert_eq(id, UINT64_C(0xfedcba9876543210));
+	for (uint32_t r = 1; r <= JOB_CANCEL_MAX; r++) {
+		int n = proto_encode_cancel(msg, sizeof(msg),
+					    UINT64_C(0xfedcba9876543210), r);
+		size_t len = header_ok(n, PROTO_CANCEL, &body);
+
+		cr_assert_eq(n, 20);
+		cr_assert_eq(proto_decode_cancel(body, len, &id, &reason), 0);
+		cr_assert_eq(id, UINT64_C(0xfedcba9876543210));
+		cr_assert_eq(reason, r);
+	}
+}
+
+/* A CANCEL's reason is 1..JOB_CANCEL_MAX, on either side (issue 22). */
+Test(round_trip, cancel_reason_out_of_range)
+{
+	static const uint32_t bad[] = {0, JOB_CANCEL_MAX + 1, UINT32_MAX};
+	uint64_t id = 9;
+	uint32_t reason = 9;
+	int n;
+
+	cr_assert_eq(JOB_CANCEL_SIGINT, 1);
+	cr_assert_eq(JOB_CANCEL_SIGTERM, 2);
+	cr_assert_eq(JOB_CANCEL_SIGHUP, 3);
+	cr_assert_eq(JOB_CANCEL_REQUEST, 4);
+	cr_assert_eq(JOB_CANCEL_CLIENT_GONE, 5);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(proto_encode_cancel(msg, sizeof(msg), 1, bad[i]),
+			     -EINVAL);
+		n = proto_encode_cancel(msg, sizeof(msg), 1, JOB_CANCEL_REQUEST);
+		cr_assert_eq(n, 20);
+		/* The reason is the last four bytes, little-endian. */
+		msg[16] = (uint8_t)bad[i];
+		msg[17] = (uint8_t)(bad[i] >> 8);
+		msg[18] = (uint8_t)(bad[i] >> 16);
+		msg[19] = (uint8_t)(bad[i] >> 24);
+		cr_assert_eq(proto_decode_cancel(msg + 8, 12, &id, &reason),
+			     -EINVAL);
+		cr_assert_eq(id, 0);
+		cr_assert_eq(reason, 0);
+	}
 }
 
 Test(round_trip, pool)
@@ -1111,13 +1149,14 @@ Test(header, empty_body_is_a_valid_header)
 	const uint8_t *body;
 	size_t blen;
 	uint64_t id = 1;
+	uint32_t reason = 1;
 
 	put_header(PROTO_CANCEL, 0, 0);
 	cr_assert_eq(decode_header(8, &type, &body, &blen), 0);
 	cr_assert_eq(type, PROTO_CANCEL);
 	cr_assert_eq(blen, 0);
 	/* ...but no body decoder takes an empty body. */
-	cr_assert_eq(proto_decode_cancel(body, blen, &id), -EBADMSG);
+	cr_assert_eq(proto_decode_cancel(body, blen, &id, &reason), -EBADMSG);
 	cr_assert_eq(id, 0);
 }
 
@@ -1311,11 +1350,12 @@ Test(trailing, result)
 Test(trailing, cancel)
 {
 	uint64_t id = 1;
-	int n = proto_encode_cancel(msg, sizeof(msg), 5);
+	uint32_t reason = 1;
+	int n = proto_encode_cancel(msg, sizeof(msg), 5, JOB_CANCEL_SIGINT);
 
 	msg[n] = 0;
-	cr_assert_eq(proto_decode_cancel(msg + 8, (size_t)n - 8 + 1, &id),
-		     -EBADMSG);
+	cr_assert_eq(proto_decode_cancel(msg + 8, (size_t)n - 8 + 1, &id,
+					 &reason), -EBADMSG);
 	cr_assert_eq(id, 0);
 }
 
@@ -1357,9 +1397,10 @@ Test(truncation, other_bodies_every_prefix)
 	for (size_t len = 0; len < (size_t)n - 8; len++)
 		cr_assert_eq(proto_decode_hello_reply(msg + 8, len, &v, &pid),
 			     -EBADMSG);
-	n = proto_encode_cancel(msg, sizeof(msg), 1);
+	n = proto_encode_cancel(msg, sizeof(msg), 1, JOB_CANCEL_SIGTERM);
 	for (size_t len = 0; len < (size_t)n - 8; len++)
-		cr_assert_eq(proto_decode_cancel(msg + 8, len, &id), -EBADMSG);
+		cr_assert_eq(proto_decode_cancel(msg + 8, len, &id, &v),
+			     -EBADMSG);
 	n = proto_encode_output(msg, sizeof(msg), 1, 1, "hello", 5);
 	for (size_t len = 0; len < (size_t)n - 8; len++) {
 		cr_assert_eq(proto_decode_output(msg + 8, len, &id, &stream,
@@ -2339,6 +2380,18 @@ Test(result_consistency, crash_is_a_signal_without_exit_code)
 	expect_result(-EINVAL, JOB_CRASH, -1, 65, "signal 65");
 }
 
+/* Cancelled (issue 22): the jail was killed, so a signal and no exit
+ * code, as a crash. */
+Test(result_consistency, cancelled_is_a_kill_without_exit_code)
+{
+	expect_result(0, JOB_CANCELLED, -1, 9, "cancelled SIGKILL");
+	expect_result(-EINVAL, JOB_CANCELLED, -1, 0, "cancelled no signal");
+	expect_result(-EINVAL, JOB_CANCELLED, 0, 0, "cancelled exit 0");
+	expect_result(-EINVAL, JOB_CANCELLED, 130, 9, "cancelled exit 130");
+	expect_result(-EINVAL, (enum job_status)(JOB_CANCELLED + 1), -1, 9,
+		      "the status after cancelled");
+}
+
 /* The other statuses keep the plain ranges only. */
 Test(result_consistency, other_statuses_unconstrained)
 {
@@ -2839,7 +2892,7 @@ static int
 enc_cancel(uint8_t *b, size_t n, const void *arg)
 {
 	(void)arg;
-	return proto_encode_cancel(b, n, 7);
+	return proto_encode_cancel(b, n, 7, JOB_CANCEL_REQUEST);
 }
 
 Test(encode, enobufs_for_every_short_size)
@@ -3001,7 +3054,7 @@ Test(socket, message_with_one_fd)
 {
 	static uint8_t rx[PROTO_MAX_MSG];
 	int sv[2], fd = -1, dir;
-	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+	int n = proto_encode_cancel(msg, sizeof(msg), 3, JOB_CANCEL_SIGINT);
 	int before;
 
 	make_pair(sv);
@@ -3041,7 +3094,7 @@ Test(socket, two_fds_are_refused_and_both_closed)
 {
 	static uint8_t rx[PROTO_MAX_MSG];
 	int sv[2], fds[2], fd = 99, before;
-	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+	int n = proto_encode_cancel(msg, sizeof(msg), 3, JOB_CANCEL_SIGINT);
 
 	make_pair(sv);
 	fds[0] = open_dir();
@@ -3062,7 +3115,7 @@ Test(socket, control_truncation_is_refused)
 {
 	static uint8_t rx[PROTO_MAX_MSG];
 	int sv[2], fds[16], fd = 99, before;
-	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+	int n = proto_encode_cancel(msg, sizeof(msg), 3, JOB_CANCEL_SIGINT);
 
 	make_pair(sv);
 	for (size_t i = 0; i < NELEM(fds); i++)
@@ -3133,7 +3186,7 @@ Test(socket, peer_closed)
 Test(socket, send_to_closed_peer)
 {
 	int sv[2];
-	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+	int n = proto_encode_cancel(msg, sizeof(msg), 3, JOB_CANCEL_SIGINT);
 
 	make_pair(sv);
 	close(sv[0]);
@@ -3145,7 +3198,7 @@ Test(socket, small_buffer_is_einval_and_consumes_nothing)
 {
 	static uint8_t rx[PROTO_MAX_MSG];
 	int sv[2], fd = 99;
-	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+	int n = proto_encode_cancel(msg, sizeof(msg), 3, JOB_CANCEL_SIGINT);
 
 	make_pair(sv);
 	cr_assert_eq(proto_send(sv[1], msg, (size_t)n, -1), 0);
@@ -3199,7 +3252,7 @@ Test(socket, credentials_are_refused)
 {
 	static uint8_t rx[PROTO_MAX_MSG];
 	int sv[2], fd = 99, one = 1, dir, before;
-	int n = proto_encode_cancel(msg, sizeof(msg), 3);
+	int n = proto_encode_cancel(msg, sizeof(msg), 3, JOB_CANCEL_SIGINT);
 
 	make_pair(sv);
 	cr_assert_eq(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one,

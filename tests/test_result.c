@@ -28,6 +28,7 @@ static const char *const expected_names[] = {
 	[JOB_CRASH] = "crash",
 	[JOB_POLICY_VIOLATION] = "policy_violation",
 	[JOB_SANDBOX_ERROR] = "sandbox_error",
+	[JOB_CANCELLED] = "cancelled",
 };
 
 /* ---- status names ---- */
@@ -252,6 +253,7 @@ Test(hint, ok)
 #define P_CRASH "inspect"
 #define P_POLICY "retrying will fail the same way"
 #define P_SANDBOX "The sandbox itself failed, not the program"
+#define P_CANCELLED "do not run it again on your own"
 
 Test(hint, exit_nonzero)
 {
@@ -383,6 +385,16 @@ Test(hint, policy_violation)
 		   MUST("forbids", P_POLICY));
 }
 
+/* Cancelled: neither the program's fault nor the sandbox's, and not to
+ * be retried; the figures and the launcher's detail (who stopped it). */
+Test(hint, cancelled_says_not_to_retry)
+{
+	check_hint(JOB_CANCELLED, -1, SIGKILL, "cancelled by SIGINT to "
+		   "stockade, as from Ctrl-C", MUST(P_CANCELLED, "tell the user",
+					    "SIGINT", "stopped by the user"));
+	check_hint(JOB_CANCELLED, -1, SIGKILL, NULL, MUST(P_CANCELLED));
+}
+
 Test(hint, sandbox_error_does_not_blame_the_program)
 {
 	check_hint(JOB_SANDBOX_ERROR, -1, 0, "", MUST(P_SANDBOX));
@@ -405,6 +417,7 @@ static const char *const stable[] = {
 	[JOB_CRASH] = P_CRASH,
 	[JOB_POLICY_VIOLATION] = P_POLICY,
 	[JOB_SANDBOX_ERROR] = P_SANDBOX,
+	[JOB_CANCELLED] = P_CANCELLED,
 };
 
 Test(hint, stable_phrase_for_every_status)

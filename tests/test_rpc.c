@@ -1086,6 +1086,56 @@ Test(rpc, notifications_get_no_answer)
 	cr_assert_null(handle("{\"jsonrpc\":\"2.0\",\"method\":\"no.such\"}"));
 }
 
+/* rpc_cancels_current for the NUL-terminated LINE. */
+static bool
+cancels(const char *line)
+{
+	return rpc_cancels_current(&sess, line, strlen(line));
+}
+
+/* $/cancelRequest (issue 22): in its own turn a notification that does
+ * nothing, answered null as a request, its id checked; and
+ * rpc_cancels_current tells serve.c which line cancels the running
+ * request (S->current_id) and which does not. */
+Test(rpc, cancel_request)
+{
+	json_t *r, *id;
+
+	cr_assert_null(handle("{\"jsonrpc\":\"2.0\",\"method\":"
+			      "\"$/cancelRequest\",\"params\":{\"id\":3}}"));
+	r = handle("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+		   "\"$/cancelRequest\",\"params\":{\"id\":\"x\"}}");
+	cr_assert(json_is_null(result_of(r)));
+	json_decref(r);
+	r = handle("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+		   "\"$/cancelRequest\",\"params\":{\"id\":[1]}}");
+	error_of(r, RPC_INVALID_PARAMS);
+	json_decref(r);
+	r = handle("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+		   "\"$/cancelRequest\",\"params\":{\"id\":1,\"x\":1}}");
+	error_of(r, RPC_INVALID_PARAMS);
+	json_decref(r);
+	cr_assert_null(sess.current_id, "current_id outlives its request");
+
+	id = json_integer(7);
+	sess.current_id = id;
+	cr_assert(cancels("{\"jsonrpc\":\"2.0\",\"method\":"
+		  "\"$/cancelRequest\",\"params\":{\"id\":7}}"));
+	cr_assert(!cancels("{\"jsonrpc\":\"2.0\",\"method\":"
+		  "\"$/cancelRequest\",\"params\":{\"id\":8}}"));
+	cr_assert(!cancels("{\"jsonrpc\":\"2.0\",\"method\":"
+		  "\"$/cancelRequest\",\"params\":{\"id\":\"7\"}}"));
+	cr_assert(!cancels("{\"jsonrpc\":\"2.0\",\"method\":"
+		  "\"exec\",\"params\":{\"id\":7}}"));
+	cr_assert(!cancels("{\"method\":\"$/cancelRequest\","
+		  "\"params\":{\"id\":7"));
+	json_decref(id);
+	sess.current_id = json_null();
+	cr_assert(!cancels("{\"method\":\"$/cancelRequest\","
+		  "\"params\":{\"id\":null}}"));
+	sess.current_id = NULL;
+}
+
 Test(rpc, wrong_parameter_types)
 {
 	json_t *r;

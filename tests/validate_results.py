@@ -11,7 +11,7 @@
 # TAP: one line for the schema itself (Draft202012Validator.check_schema),
 # one line per status seen across the files (with how many results had
 # it), one "not ok" line per invalid file (naming the file and every
-# violation), and a last line that fails when a status of the twelve never
+# violation), and a last line that fails when a status of the thirteen never
 # appeared (naming the missing ones). A missing or empty directory is a
 # failure: the collection did not happen.
 #
@@ -35,7 +35,7 @@ import sys
 
 STATUSES = ["ok", "exit_nonzero", "timeout", "cpu_limit", "memory_limit",
             "process_limit", "output_limit", "file_size_limit", "disk_full",
-            "crash", "policy_violation", "sandbox_error"]
+            "crash", "policy_violation", "sandbox_error", "cancelled"]
 
 
 def diag(text):

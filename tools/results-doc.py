@@ -15,9 +15,11 @@ import json
 import os
 import platform
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 # i386 getpid through `int 0x80` from a 64-bit process: the seccomp filter
 # kills foreign-ABI calls with SIGSYS (policy_violation).
@@ -85,10 +87,16 @@ CASES = [
     ('sandbox_error', 'is any at all; the policy demands cgroup2 '
      'enforcement on a host without a delegated cgroup v2', [],
      ['true'], '[limits]\nenforcement = cgroup2\n'),
+    ('cancelled', 'prints a line, then sleeps; one second in, stockade '
+     'gets SIGINT, as from Ctrl-C', [],
+     ['python3', '-c', 'import time; print("step 1", flush=True); '
+      'time.sleep(30)'], None),
 ]
+# The statuses whose run is interrupted: SIGINT this many seconds in.
+INTERRUPT_AFTER = {'cancelled': 1.0}
 
 
-def run(stockade, flags, argv, policy):
+def run(stockade, flags, argv, policy, interrupt=None):
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [stockade, 'run', '--json'] + flags
         if policy is not None:
@@ -98,9 +106,12 @@ def run(stockade, flags, argv, policy):
             os.chmod(tmp, 0o755)
             cmd += ['--policy', path]
         cmd += ['--'] + argv
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, timeout=60,
-                           check=False)
-    return json.loads(p.stdout), p.returncode
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+        if interrupt is not None:
+            time.sleep(interrupt)
+            p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=60)
+    return json.loads(out), p.returncode
 
 
 def shown(flags, argv, policy):
@@ -125,7 +136,8 @@ def main():
     ]
     failed = []
     for status, what, flags, argv, policy, *title in CASES:
-        result, rc = run(stockade, flags, argv, policy)
+        result, rc = run(stockade, flags, argv, policy,
+                         INTERRUPT_AFTER.get(status))
         if result['status'] != status:
             failed.append(f'{status}: got {result["status"]}')
         heading = title[0] if title else f'`{status}`'
