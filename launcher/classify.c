@@ -12,6 +12,7 @@
 
 #include "monitor_internal.h"
 #include "plant.h"
+#include "utf8.h"
 
 void
 monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
@@ -53,7 +54,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 				break;
 			case SIGSYS:
 				r->status = JOB_POLICY_VIOLATION;
-				snprintf(detail, sizeof(detail),
+				fmt_words(detail, sizeof(detail),
 					 "killed by the seccomp filter (SIGSYS)");
 				break;
 			case SIGKILL:
@@ -74,12 +75,12 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 			}
 		} else {
 			r->status = JOB_SANDBOX_ERROR;
-			snprintf(detail, sizeof(detail),
+			fmt_words(detail, sizeof(detail),
 				 "unexpected wait status %#x", (unsigned)st);
 		}
 	} else if (have_rec && rec[0] == INIT_REC_SETUP_FAILED) {
 		r->status = JOB_SANDBOX_ERROR;
-		snprintf(detail, sizeof(detail), "jail set-up failed at %s: %s",
+		fmt_words(detail, sizeof(detail), "jail set-up failed at %s: %s",
 			 jail_stage_name(rec[1]), strerror(rec[2]));
 	} else if (have_rec && rec[0] == INIT_REC_BIND_FAILED) {
 		/* Issue 22: a bind whose host path went away (or was never
@@ -91,7 +92,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 				: NULL;
 
 		r->status = JOB_SANDBOX_ERROR;
-		snprintf(detail, sizeof(detail), "jail set-up failed at %s: "
+		fmt_words(detail, sizeof(detail), "jail set-up failed at %s: "
 			 "%s %.900s: %s%s", jail_stage_name(STAGE_BIND),
 			 m == NULL ? "bind" :
 			 m->kind == MOUNT_RO_BIND_TRY ? "ro_bind_try" :
@@ -104,7 +105,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	} else if (!s->timed_out && !s->over_output && !s->cancelled &&
 		   s->enf.reason == ENF_NONE && !s->den.ended) {
 		r->status = JOB_SANDBOX_ERROR;
-		snprintf(detail, sizeof(detail),
+		fmt_words(detail, sizeof(detail),
 			 "jail init ended without a report (code %d, status %d)",
 			 s->info.si_code, s->info.si_status);
 	}
@@ -114,7 +115,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	if (limits && r->status == JOB_EXIT_NONZERO &&
 	    r->exit_code == 128 + SIGXFSZ) {
 		r->status = JOB_FILE_SIZE_LIMIT;
-		snprintf(detail, sizeof(detail), "exit code %d: a command it ran "
+		fmt_words(detail, sizeof(detail), "exit code %d: a command it ran "
 			 "was killed by SIGXFSZ (a file over %.1f MiB)",
 			 r->exit_code,
 			 (double)spec->limits.fsize_bytes / 1048576.0);
@@ -124,7 +125,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT && rec[2] != 0 &&
 	    (r->status == JOB_EXIT_NONZERO || r->status == JOB_CRASH)) {
 		r->status = JOB_DISK_FULL;
-		snprintf(detail, sizeof(detail), "%s full as the program ended "
+		fmt_words(detail, sizeof(detail), "%s full as the program ended "
 			 "(tmpfs of %.1f MiB)",
 			 (rec[2] & INIT_FULL_TMP) ? "/tmp was" :
 						    "the home directory was",
@@ -138,14 +139,14 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	    s->enf.reason == ENF_NONE && !s->timed_out && !s->over_output) {
 		if (s->enf.peak_rss_bytes > spec->limits.memory_bytes) {
 			r->status = JOB_MEMORY_LIMIT;
-			snprintf(detail, sizeof(detail), "peak resident memory "
+			fmt_words(detail, sizeof(detail), "peak resident memory "
 				 "%.1f MiB over the limit of %.1f MiB, between two "
 				 "samples of the monitor",
 				 (double)s->enf.peak_rss_bytes / 1048576.0,
 				 (double)spec->limits.memory_bytes / 1048576.0);
 		} else if (r->cpu_ms > spec->limits.cpu_ms) {
 			r->status = JOB_CPU_LIMIT;
-			snprintf(detail, sizeof(detail), "%llu ms of CPU time over "
+			fmt_words(detail, sizeof(detail), "%llu ms of CPU time over "
 				 "the limit of %llu ms, between two samples of the "
 				 "monitor", (unsigned long long)r->cpu_ms,
 				 (unsigned long long)spec->limits.cpu_ms);
@@ -155,7 +156,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	if (s->enf.pids_hit && (r->status == JOB_EXIT_NONZERO ||
 				r->status == JOB_CRASH)) {
 		r->status = JOB_PROCESS_LIMIT;
-		snprintf(detail, sizeof(detail), "the jail reached its limit of "
+		fmt_words(detail, sizeof(detail), "the jail reached its limit of "
 			 "%u processes and threads", spec->limits.nproc);
 	}
 	/* A program that failed after the filter refused it a call most
@@ -163,7 +164,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 	if (s->den.n > 0 && (r->status == JOB_EXIT_NONZERO ||
 			     r->status == JOB_CRASH)) {
 		r->status = JOB_POLICY_VIOLATION;
-		snprintf(detail, sizeof(detail), "the seccomp filter refused "
+		fmt_words(detail, sizeof(detail), "the seccomp filter refused "
 			 "%s (first at %llu ms) and the program then failed",
 			 s->den.d[0].syscall,
 			 (unsigned long long)s->den.d[0].first_ms);
@@ -173,7 +174,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		r->status = JOB_POLICY_VIOLATION;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
-		snprintf(detail, sizeof(detail), "%s", s->den.detail);
+		fmt_words(detail, sizeof(detail), "%s", s->den.detail);
 	} else if (s->enf.reason != ENF_NONE && !s->timed_out &&
 		   !s->over_output) {
 		static const enum job_status by_reason[] = {
@@ -186,14 +187,14 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		r->status = by_reason[s->enf.reason];
 		r->exit_code = -1;
 		r->signal = SIGKILL;
-		snprintf(detail, sizeof(detail), "%s", s->enf.detail);
+		fmt_words(detail, sizeof(detail), "%s", s->enf.detail);
 	} else if (s->timed_out && s->enf.pids_hit) {
 		/* A fork bomb that kept the jail at its limit until the
 		 * clock ran out. */
 		r->status = JOB_PROCESS_LIMIT;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
-		snprintf(detail, sizeof(detail), "the jail reached its limit of "
+		fmt_words(detail, sizeof(detail), "the jail reached its limit of "
 			 "%u processes and threads", spec->limits.nproc);
 	} else if (s->timed_out) {
 		if (PLANTED(timeout_reported_as_cpu_limit))
@@ -214,7 +215,7 @@ monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3
 		r->status = JOB_CANCELLED;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
-		snprintf(detail, sizeof(detail), "cancelled by %s",
+		fmt_words(detail, sizeof(detail), "cancelled by %s",
 			 why != NULL ? why : "stockade");
 	}
 	r->detail = detail;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plant.h"
+#include "utf8.h"
 
 static const char *const status_names[] = {
 	[JOB_OK] = "ok",
@@ -210,7 +211,7 @@ job_hint_truncation(const struct job_result *res, const struct job_limits *lim,
 	}
 	if (at + 1 >= size)
 		return;
-	snprintf(buf + at, size - at, " Its output was truncated (%s%s; the "
+	fmt_words(buf + at, size - at, " Its output was truncated (%s%s; the "
 		 "first and the last half of each cap are kept, around a "
 		 "marker): to see all of it, write it to a file in /work (for "
 		 "example: program > /work/out.txt 2>&1) and read the parts you "
@@ -228,31 +229,31 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 	switch (res->status) {
 	case JOB_OK:
 		if (job_output_truncated(res, lim))
-			snprintf(buf, size, "The program exited with code 0 in "
+			fmt_words(buf, size, "The program exited with code 0 in "
 				 "%llu ms.", (unsigned long long)res->wall_ms);
 		else
-			snprintf(buf, size, "The program exited with code 0 in "
+			fmt_words(buf, size, "The program exited with code 0 in "
 				 "%llu ms; its output is complete.",
 				 (unsigned long long)res->wall_ms);
 		break;
 	case JOB_EXIT_NONZERO:
 		if (res->exit_code == 127)
-			snprintf(buf, size, "Exit code 127: the program was not "
+			fmt_words(buf, size, "Exit code 127: the program was not "
 				 "found inside the sandbox; check its name, or "
 				 "call it through an interpreter that exists "
 				 "(python3, sh) with the script in /work.");
 		else if (res->exit_code == 126)
-			snprintf(buf, size, "Exit code 126: the program exists "
+			fmt_words(buf, size, "Exit code 126: the program exists "
 				 "but cannot be executed; make it executable "
 				 "(chmod +x) or run it through its interpreter.");
 		else
-			snprintf(buf, size, "The program exited with code %d; "
+			fmt_words(buf, size, "The program exited with code %d; "
 				 "read stderr for its own error message and fix "
 				 "the cause before running it again.",
 				 res->exit_code);
 		break;
 	case JOB_TIMEOUT:
-		snprintf(buf, size, "The program was killed after %llu ms, its "
+		fmt_words(buf, size, "The program was killed after %llu ms, its "
 			 "wall-clock limit of %llu ms; bound its loops or make "
 			 "it do less per run (a smaller input, fewer "
 			 "iterations), or run it with a longer timeout only if "
@@ -261,7 +262,7 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 (unsigned long long)lim->wall_ms);
 		break;
 	case JOB_CPU_LIMIT:
-		snprintf(buf, size, "The program used %llu ms of CPU time, over "
+		fmt_words(buf, size, "The program used %llu ms of CPU time, over "
 			 "its limit of %llu ms; make the computation cheaper "
 			 "or ask for a larger CPU limit only if the task truly "
 			 "needs one.",
@@ -272,14 +273,14 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 		/* Below the limit, an allocation was refused outright:
 		 * RLIMIT_DATA holds one process to twice the limit. */
 		if (res->peak_memory_kb * 1024 < lim->memory_bytes)
-			snprintf(buf, size, "The program asked for more memory "
+			fmt_words(buf, size, "The program asked for more memory "
 				 "than the sandbox allows (limit %.1f MiB, one "
 				 "allocation was refused); stream large inputs "
 				 "instead of loading them whole (read in chunks or "
 				 "line by line) and do not allocate everything at "
 				 "once.", mib(lim->memory_bytes));
 		else
-			snprintf(buf, size, "The program ran out of memory "
+			fmt_words(buf, size, "The program ran out of memory "
 				 "(limit %.1f MiB, peak seen %.1f MiB); stream "
 				 "large inputs instead of loading them whole (read "
 				 "in chunks or line by line) and free what is no "
@@ -288,13 +289,13 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 				 (double)res->peak_memory_kb / 1024.0);
 		break;
 	case JOB_PROCESS_LIMIT:
-		snprintf(buf, size, "The program hit its limit of %u processes "
+		fmt_words(buf, size, "The program hit its limit of %u processes "
 			 "and threads (the sandbox's init is one of them); do "
 			 "not start processes or threads in a loop, use a "
 			 "bounded pool instead.", lim->nproc);
 		break;
 	case JOB_OUTPUT_LIMIT:
-		snprintf(buf, size, "The program was stopped after writing more "
+		fmt_words(buf, size, "The program was stopped after writing more "
 			 "than its output cap (stdout %llu bytes, stderr %llu "
 			 "bytes; head and tail kept); write large results to a "
 			 "file in /work and print only a summary.",
@@ -302,12 +303,12 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 (unsigned long long)lim->stderr_bytes);
 		break;
 	case JOB_FILE_SIZE_LIMIT:
-		snprintf(buf, size, "The program tried to write a file larger "
+		fmt_words(buf, size, "The program tried to write a file larger "
 			 "than its limit of %.1f MiB; write less data or split "
 			 "it across smaller files.", mib(lim->fsize_bytes));
 		break;
 	case JOB_DISK_FULL:
-		snprintf(buf, size, "The program ran out of disk space (%s; the "
+		fmt_words(buf, size, "The program ran out of disk space (%s; the "
 			 "limits are %.1f MiB for /tmp and %.1f MiB for /work); "
 			 "delete temporary files or write less, or ask the user "
 			 "for more space.",
@@ -317,13 +318,13 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 	case JOB_CRASH:
 		if (PLANTED(hint_sized_by_pointer))
 			size = sizeof(buf);
-		snprintf(buf, size, "The program was killed by %s, which it did "
+		fmt_words(buf, size, "The program was killed by %s, which it did "
 			 "not ask for: %s; inspect that in the program or the "
 			 "library it calls rather than retrying unchanged.", sig,
 			 crash_cause(res->signal));
 		break;
 	case JOB_POLICY_VIOLATION:
-		snprintf(buf, size, "The program made a system call the sandbox "
+		fmt_words(buf, size, "The program made a system call the sandbox "
 			 "forbids%s%s; retrying will fail the same way, so do "
 			 "the task without that operation.",
 			 res->detail && *res->detail ? ": " : "",
@@ -332,7 +333,7 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 	case JOB_CANCELLED:
 		/* Not the program's fault nor the sandbox's: someone
 		 * chose to stop it, and a retry would overrule them. */
-		snprintf(buf, size, "The job was stopped by the user or the "
+		fmt_words(buf, size, "The job was stopped by the user or the "
 			 "client after %llu ms, not by the program or a limit; "
 			 "do not run it again on your own: tell the user it was "
 			 "stopped and ask how to go on (%s; the output it wrote "
@@ -343,7 +344,7 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 		break;
 	case JOB_SANDBOX_ERROR:
 	default:
-		snprintf(buf, size, "The sandbox itself failed, not the "
+		fmt_words(buf, size, "The sandbox itself failed, not the "
 			 "program%s%s; tell the user, who may have to fix the "
 			 "host as the detail says, and retry only if the cause "
 			 "looks temporary.",

@@ -142,11 +142,19 @@ fmt_words(char *buf, size_t size, const char *fmt, ...)
 	n = vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
-		buf[0] = '\0';
+		if (size > 0)
+			buf[0] = '\0';
 		return 0;
 	}
 	if ((size_t)n < size)
 		return (size_t)n;
+	if (size <= sizeof(more)) {
+		/* No room for a word and the marker: nothing rather than
+		 * a fragment. */
+		if (size > 0)
+			buf[0] = '\0';
+		return 0;
+	}
 	/* Cut: the marker must fit after the last kept byte. */
 	cut = size - sizeof(more);
 	/* The last word that ends within the room: a space or a

@@ -41,12 +41,13 @@ char *utf8_sanitize(const void *data, size_t len, size_t *outlen);
 size_t term_escape(const void *in, size_t len, char *out);
 
 /*
- * vsnprintf(3) into BUF (SIZE bytes, SIZE >= 8) that never cuts a word:
+ * vsnprintf(3) into BUF (SIZE bytes) that never cuts a word:
  * when the text does not fit, it ends at the last space that leaves room
  * for " ..." and that marker follows, so a reader (a model reading a
  * hint or a detail) never meets half a word or half a UTF-8 sequence.
  * Returns the length written (< SIZE). With no space in the part that
- * fits, the cut falls on a UTF-8 boundary instead.
+ * fits, the cut falls on a UTF-8 boundary instead; with no room for a
+ * word and the marker (SIZE <= 5), BUF is left empty.
  */
 size_t fmt_words(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
