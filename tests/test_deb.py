@@ -274,11 +274,11 @@ DOC_DIR = "usr/share/doc/stockade/"
 
 def doc_files(source_root):
     """The paths the package must hold for README.md and every page of
-    docs/ (debian/stockade.docs; Markdown left uncompressed)."""
+    docs/ (debian/stockade.docs; Markdown and JSON left uncompressed)."""
     out = [DOC_DIR + "README.md"]
     for dirpath, _, names in os.walk(os.path.join(source_root, "docs")):
         for n in names:
-            if n.endswith(".md"):
+            if n.endswith((".md", ".json")):
                 rel = os.path.relpath(os.path.join(dirpath, n), source_root)
                 out.append(DOC_DIR + rel)
     return out
@@ -291,7 +291,8 @@ def check_cited_docs(state):
     with open(os.path.join(state["root"], "usr/bin/stockade"), "rb") as f:
         data = f.read()
     cited = sorted(set(m.decode() for m in
-                       re.findall(rb"(?:docs/[A-Za-z0-9_/.-]+\.md|README\.md)",
+                       re.findall(rb"(?:docs/[A-Za-z0-9_/.-]+\.(?:md|json)|"
+                                  rb"README\.md)",
                                   data)))
     if not cited:
         raise AssertionError("the binary names no page at all: the "

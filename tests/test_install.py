@@ -255,6 +255,18 @@ def t_help(c):
         p = run([exe] + argv)
         if p.returncode != 2 or p.stdout or not p.stderr:
             bad.append(f"stockade {' '.join(argv)}: exit {p.returncode}")
+    # `stockade run --help` describes every option of its synopsis on a
+    # line of its own, with its default where it has one (issue 22).
+    text = run([exe, "run", "--help"]).stdout
+    synopsis, _, rest = text.partition("\n\n")
+    for opt in sorted(set(re.findall(r"--[a-z][a-z0-9-]*", synopsis))):
+        if not re.search(rf"^  {opt}\b", rest, re.M):
+            bad.append(f"stockade run --help does not describe {opt}")
+    for opt in ("--timeout", "--cpu-time", "--memory", "--processes",
+                "--file-size", "--tmp-size", "--output"):
+        line = re.search(rf"^  {opt}\b.*(?:\n {{20,}}.*)*", rest, re.M)
+        if line is None or "default" not in line.group(0):
+            bad.append(f"stockade run --help gives no default for {opt}")
     # One line per command (issue 22): "  run -- PROGRAM ...  what it
     # does", "  ls|stat PATH...  ...".
     p = run([exe, "--help"])
