@@ -178,6 +178,26 @@ result_hint(const struct job_result *res, const struct job_limits *lim,
 	return buf;
 }
 
+/* HINT (SIZE bytes, as result_hint made it) for a job whose output the
+ * broker could not keep whole for want of memory: an ok job's no longer
+ * says the output is complete, and every one says how to get it all. */
+static void
+lost_output_hint(const struct job_result *res, char *hint, size_t size)
+{
+	size_t at;
+
+	if (res->status == JOB_OK)
+		fmt_words(hint, size, "The program exited with code 0 in %llu "
+			  "ms.", (unsigned long long)res->wall_ms);
+	at = strlen(hint);
+	if (at + 1 < size)
+		fmt_words(hint + at, size - at, " Its output was truncated "
+			  "(stockade could not keep all of it: memory ran out "
+			  "on the host): to see all of it, write it to a file "
+			  "in /work (for example: program > /work/out.txt 2>&1) "
+			  "and read the parts you need from that file.");
+}
+
 json_t *
 result_to_json(const struct job_result *res, const struct job_limits *lim,
 	       const struct capture *out, const struct capture *err)
@@ -192,6 +212,13 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	 * the launcher sent. Every string goes through text_json, so the
 	 * only failure left is memory. */
 	result_hint(res, lim, err, hint, sizeof(hint));
+	/* A capture that dropped bytes when memory ran out (capture.h) is
+	 * truncated though no cap was passed: the hint says so too, never
+	 * that the output is complete. */
+	if (((out != NULL && out->lost) || (err != NULL && err->lost)) &&
+	    !job_output_truncated(res, lim) &&
+	    res->status != JOB_OUTPUT_LIMIT && res->status != JOB_SANDBOX_ERROR)
+		lost_output_hint(res, hint, sizeof(hint));
 	o = json_object();
 	if (o == NULL)
 		return NULL;

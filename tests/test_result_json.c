@@ -859,3 +859,36 @@ Test(result_json, network_failure_gets_the_no_network_hint)
 	result_hint(&r, &lim, NULL, hint, sizeof(hint));
 	cr_assert_null(strstr(hint, "network"), "%s", hint);
 }
+
+/* Bytes the capture dropped when memory ran out make the output
+ * truncated though no cap was passed: the hint must not call it
+ * complete, and says how to get it all (the schema's rule for a
+ * truncated stream; found by faults-io's allocation failures). */
+Test(result_json, output_lost_to_memory_is_not_called_complete)
+{
+	struct job_result r;
+	struct capture o;
+	json_t *j;
+	const char *hint;
+
+	capture_init(&o, 1024);
+	capture_add(&o, (const uint8_t *)"hello\n", 6);
+	o.lost = true;
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OK;
+	r.exit_code = 0;
+	r.wall_ms = 5;
+	r.stdout_bytes = 6;
+	r.detail = (char *)(uintptr_t)"";
+	j = result_to_json(&r, &lim, &o, &err);
+	cr_assert_not_null(j);
+	cr_assert(json_is_true(json_object_get(j, "stdout_truncated")));
+	hint = json_string_value(json_object_get(j, "hint"));
+	cr_assert_null(strstr(hint, "complete"), "%s", hint);
+	cr_assert_not_null(strstr(hint, "Its output was truncated"), "%s",
+			   hint);
+	cr_assert_not_null(strstr(hint, "write it to a file in /work"), "%s",
+			   hint);
+	json_decref(j);
+	capture_free(&o);
+}
