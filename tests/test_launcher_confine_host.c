@@ -171,6 +171,10 @@ foreign_child(void *arg)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		/* The kernel's own SIGSEGV (no i386 entry) must end the
+		 * child as it would end a program, not in a sanitizer's
+		 * handler (which aborts). */
+		(void)signal(SIGSEGV, SIG_DFL);
 		if (!confine())
 			_exit(3);
 		if (which == 0)

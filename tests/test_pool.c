@@ -68,6 +68,32 @@ waiting_jails(pid_t launcher, int want, pid_t *pids, int max)
 	return n;
 }
 
+/* Waits up to 10 s until the mount table of jail PID (its
+ * /proc/PID/mountinfo) names PATH: the jail has made that bind. Where
+ * the table cannot be read (as an unprivileged user: the jail's init is
+ * not dumpable), waits 2 s instead. */
+static void
+wait_bound(pid_t pid, const char *path)
+{
+	long deadline = harness_now_ms() + 10000;
+	char file[64];
+
+	snprintf(file, sizeof(file), "/proc/%d/mountinfo", (int)pid);
+	while (harness_now_ms() < deadline) {
+		char *t = harness_read_file(file, NULL);
+		bool found = t != NULL && strstr(t, path) != NULL;
+
+		if (t == NULL) {
+			usleep(2000 * 1000);
+			return;
+		}
+		free(t);
+		if (found)
+			return;
+		usleep(20 * 1000);
+	}
+}
+
 /* The number of descriptors of PID once it is WANT, or after 3 s. */
 static int
 settled_fds(pid_t pid, int want)
@@ -499,6 +525,11 @@ Test(pool, a_waiting_jail_that_fails_is_reaped_and_the_pool_stalls)
 					sizeof(err)), 0, "%s", err);
 	run_sh(&ss, "true", &c);
 	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+	/* A waiting jail is named stockade-init while it is still being
+	 * set up: each must have made its bind of SRC before the source
+	 * goes, or it fails too (a race of the test, not of the pool). */
+	for (unsigned i = 0; i < POOL; i++)
+		wait_bound(pids[i], src);
 	/* Jails built before the source went keep their bind; the one
 	 * built after fails its set-up: reaped at once, no zombie left,
 	 * and no refill until the next job. */
