@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from stockade_test import (NOBODY, Skip, remove_all, save_result, tap_case,
-                           tap_skip, unprivileged_binaries)
+                           tap_skip, traversable_tmp, unprivileged_binaries)
 
 STOCKADE = os.path.abspath(os.environ.get("STOCKADE_BIN", "build/stockade"))
 TIMEOUT = 60
@@ -47,7 +47,14 @@ class Setup:
             f.write(f"[jail]\npool_size = 0\n[filesystem]\nro_bind = "
                     f"{self.dir}\n[environment]\nGREETING = hi\n")
         os.chmod(self.policy, 0o644)
-        self.ws = tempfile.mkdtemp(prefix="ws-", dir=tmp)
+        # The workspace where every other test's is (the bind source is
+        # under /var/tmp, which the jail does not mount itself): a root
+        # broker id-maps it, which some file systems refuse (overlayfs
+        # on a fresh machine's /var/tmp: README.md, "When stockade
+        # refuses").
+        self.ws = tempfile.mkdtemp(prefix="stockade-policy-lists-ws-",
+                                   dir=traversable_tmp())
+        CLEANUP.append(self.ws)
         os.chmod(self.ws, 0o755)
         if os.geteuid() == 0:
             os.chown(self.ws, NOBODY, NOBODY)
