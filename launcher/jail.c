@@ -105,6 +105,7 @@ static const char *const stage_names[] = {
 	[STAGE_SUBREAPER] = "child subreaper",
 	[STAGE_PRIVATE_DIRS] = "private HOME and TMPDIR in the workspace",
 	[STAGE_POOL_JOB] = "taking the job in a warm jail",
+	[STAGE_PROC_MASK] = "masking host facts in /proc",
 };
 
 const char *
