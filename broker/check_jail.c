@@ -535,6 +535,13 @@ const struct check checks_jail[] = {
 	{"mount_ns.host_paths_absent", "mount_ns",
 	 "/etc/shadow, /root, /sys, /var, /boot, the host's /tmp: ENOENT",
 	 mnt_host_paths_absent},
+	{"mount_ns.proc_host_facts_masked", "mount_ns",
+	 "/proc/cmdline, keys, key-users, partitions, diskstats, zoneinfo, "
+	 "buddyinfo, iomem, config.gz, kallsyms, swaps, timer_list: empty",
+	 mnt_proc_host_facts_masked},
+	{"mount_ns.boot_id_own", "mount_ns",
+	 "/proc/sys/kernel/random/boot_id: a UUID of each job's own",
+	 mnt_boot_id_own},
 	{"network_ns.only_loopback_up", "network_ns",
 	 "interfaces: lo alone, up, carrying a datagram", only_lo},
 	{"network_ns.host_loopback_unreachable", "network_ns",

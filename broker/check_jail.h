@@ -98,6 +98,10 @@ void mnt_tmpfs_flags(struct check_ctx *c, struct check_result *r);
 void mnt_proc_sys_ro(struct check_ctx *c, struct check_result *r);
 void mnt_dev_hidden(struct check_ctx *c, struct check_result *r);
 void mnt_host_paths_absent(struct check_ctx *c, struct check_result *r);
+/* mount_ns.proc_host_facts_masked: the host facts of /proc read empty. */
+void mnt_proc_host_facts_masked(struct check_ctx *c, struct check_result *r);
+/* mount_ns.boot_id_own: each job's boot id is its own, not the host's. */
+void mnt_boot_id_own(struct check_ctx *c, struct check_result *r);
 void mnt_etc_write_refused(struct check_ctx *c, struct check_result *r);
 
 /* check_limits.c: the limits checks (each commented there). */

@@ -374,3 +374,120 @@ out:
 	check_job_free(&j);
 }
 
+
+/* The host facts the jail's /proc masks (launcher/mounts.c, proc_mask;
+ * docs/threat-model.md gives each one's reason). */
+static const char *const masked[] = {
+	"/proc/cmdline",   "/proc/keys",      "/proc/key-users",
+	"/proc/partitions", "/proc/diskstats", "/proc/zoneinfo",
+	"/proc/buddyinfo", "/proc/iomem",     "/proc/config.gz",
+	"/proc/kallsyms",  "/proc/swaps",     "/proc/timer_list",
+};
+
+/* The first line of the caller's own FILE into BUF ("" when it cannot
+ * be read). */
+static void
+host_line(const char *file, char *buf, size_t size)
+{
+	FILE *f = fopen(file, "re");
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)size, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* mount_ns.proc_host_facts_masked: the job reads nothing from the host
+ * facts of its /proc (masked[]: the host's boot command line, the
+ * caller's keyrings, the host's disks, memory zones, hardware, kernel
+ * configuration and symbols): each reads empty, or the kernel has no
+ * such file (ENOENT). An unreadable file (EACCES) is not masked: root
+ * of the jail's user namespace, or another kernel, might read it. */
+void
+mnt_proc_host_facts_masked(struct check_ctx *c, struct check_result *r)
+{
+	const size_t n = sizeof(masked) / sizeof(masked[0]);
+	const char *argv[2 + sizeof(masked) / sizeof(masked[0])];
+	struct check_job j;
+	char key[128], v[64], line[256];
+	size_t k = 0;
+
+	argv[k++] = "read";
+	for (size_t i = 0; i < n; i++)
+		argv[k++] = masked[i];
+	argv[k] = NULL;
+	if (!jail_probe_ok(c, r, &j, &jail_plain, argv))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "read.%s", masked[i]);
+		if (!jail_val(r, &j, key, v, sizeof(v)))
+			goto out;
+		if (strcmp(v, "0") != 0 && strcmp(v, "ENOENT") != 0) {
+			host_line(masked[i], line, sizeof(line));
+			check_fail(r, "the job reads the host's %s (read: %s; "
+				   "the host's first line: \"%.80s\")",
+				   masked[i], v, line);
+			goto out;
+		}
+	}
+	host_line("/proc/cmdline", line, sizeof(line));
+	check_pass(r, "%zu host files of /proc read empty or are absent "
+		   "(the host's /proc/cmdline begins \"%.24s\")", n, line);
+out:
+	check_job_free(&j);
+}
+
+/* Whether S has the form of a UUID, 8-4-4-4-12 lower-case hex digits. */
+static bool
+is_uuid(const char *s)
+{
+	if (strlen(s) != 36)
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? s[i] != '-' :
+			   !((s[i] >= '0' && s[i] <= '9') ||
+			     (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+/* mount_ns.boot_id_own: /proc/sys/kernel/random/boot_id (random(4)) is
+ * a UUID of the job's own, not the host's, and two jobs get different
+ * ones: jobs of different sessions or tenants cannot tell from it that
+ * they share a boot. */
+void
+mnt_boot_id_own(struct check_ctx *c, struct check_result *r)
+{
+	static const char bid[] = "/proc/sys/kernel/random/boot_id";
+	struct check_job j;
+	char host[256], first[64], second[64];
+
+	host_line(bid, host, sizeof(host));
+	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("read", bid)) ||
+	    !jail_val(r, &j, "line./proc/sys/kernel/random/boot_id", first,
+		      sizeof(first)))
+		goto out;
+	check_job_free(&j);
+	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("read", bid)) ||
+	    !jail_val(r, &j, "line./proc/sys/kernel/random/boot_id", second,
+		      sizeof(second)))
+		goto out;
+	if (strcmp(first, host) == 0 || strcmp(second, host) == 0)
+		check_fail(r, "the job reads the host's boot id %s", host);
+	else if (!is_uuid(first) || !is_uuid(second))
+		check_fail(r, "the job's boot id is not a UUID: \"%s\", \"%s\"",
+			   first, second);
+	else if (strcmp(first, second) == 0)
+		check_fail(r, "two jobs read the same boot id %s", first);
+	else
+		check_pass(r, "two jobs read boot ids %s and %s; the host's "
+			   "is %s", first, second, host);
+out:
+	check_job_free(&j);
+}

@@ -237,6 +237,46 @@ cmd_stat(int argc, char **argv)
 	return 0;
 }
 
+/* read PATH...: "read.PATH=BYTES" (how many bytes a read of up to
+ * 64 KiB gave) or the errno name of opening or reading PATH, and
+ * "line.PATH=" its first line, printable ASCII only, 200 bytes at most
+ * (what the host-fact checks compare with the caller's own). */
+static int
+cmd_read(int argc, char **argv)
+{
+	static char buf[65536];
+	char key[4200], line[201];
+
+	for (int i = 1; i < argc; i++) {
+		int fd = open(argv[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		size_t len = 0, k = 0;
+		ssize_t n = 0;
+
+		snprintf(key, sizeof(key), "read.%s", argv[i]);
+		if (fd < 0) {
+			probe_errno(key, errno);
+			continue;
+		}
+		while (len < sizeof(buf) &&
+		       (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+			len += (size_t)n;
+		close(fd);
+		if (n < 0) {
+			probe_errno(key, errno);
+			continue;
+		}
+		probe_kv(key, "%zu", len);
+		for (size_t p = 0; p < len && buf[p] != '\n' &&
+				   k < sizeof(line) - 1; p++)
+			if (buf[p] >= 0x20 && buf[p] < 0x7f)
+				line[k++] = buf[p];
+		line[k] = '\0';
+		snprintf(key, sizeof(key), "line.%s", argv[i]);
+		probe_kv(key, "%s", line);
+	}
+	return 0;
+}
+
 /* create PATH...: "create.PATH=ok" or the errno name of making PATH, a
  * new file (O_CREAT | O_EXCL); one that was made is removed at once. */
 static int
@@ -493,6 +533,8 @@ const struct probe_cmd probe_jail_cmds[] = {
 	{"mounts", "mount.I=MOUNTPOINT FSTYPE OPTIONS per mount, mounts.count",
 	 cmd_mounts},
 	{"stat", "PATH...: stat.PATH=ok or errno name (lstat)", cmd_stat},
+	{"read", "PATH...: read.PATH=bytes read (64 KiB at most) or errno "
+	 "name, line.PATH=its first line (printable ASCII)", cmd_read},
 	{"create", "PATH...: create.PATH=ok or errno name (O_CREAT|O_EXCL)",
 	 cmd_create},
 	{"net", "[PORT]: net.ifaces, net.lo_up, net.self_udp, net.self_tcp, "
