@@ -249,6 +249,50 @@ Test(jail, proc_lists_only_init_and_the_payload)
 	run_out_free(&o);
 }
 
+/* Issue 23, point 3: the host facts of /proc read empty in the job, its
+ * boot id is a fresh UUID (not the host's, not the last job's), and the
+ * tmpfs the masks came from is gone from its mount table. */
+Test(jail, host_facts_of_proc_are_masked)
+{
+	static const char *const prog =
+		"import os\n"
+		"for p in ('/proc/cmdline', '/proc/keys', '/proc/key-users',\n"
+		"          '/proc/partitions', '/proc/diskstats',\n"
+		"          '/proc/zoneinfo', '/proc/buddyinfo', '/proc/iomem',\n"
+		"          '/proc/config.gz', '/proc/kallsyms', '/proc/swaps'):\n"
+		"    try:\n"
+		"        n = len(open(p, 'rb').read())\n"
+		"    except FileNotFoundError:\n"
+		"        n = 0\n"
+		"    if n:\n"
+		"        print(p, n)\n"
+		"print(open('/proc/sys/kernel/random/boot_id').read().strip())\n"
+		"print('.stockade-masks' in open('/proc/self/mountinfo').read(),"
+		" os.path.exists('/.stockade-masks'))\n";
+	char host[64] = "", first[64], second[64];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	struct run_out o;
+	const char *out;
+
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(host, sizeof(host), f));
+	fclose(f);
+	RUN(&o, "run", "--json", "--", "python3", "-c", prog);
+	out = expect_ok(&o);
+	cr_assert_eq(sscanf(out, "%63s", first), 1, "%s", out);
+	cr_assert_eq(strlen(first), 36, "not a boot id: %s", out);
+	cr_assert(strstr(out, "False False\n") != NULL, "%s", out);
+	cr_assert_neq(strncmp(host, first, 36), 0,
+		      "the job reads the host's boot id %s", first);
+	run_out_free(&o);
+	RUN(&o, "run", "--json", "--", "python3", "-c", prog);
+	out = expect_ok(&o);
+	cr_assert_eq(sscanf(out, "%63s", second), 1, "%s", out);
+	cr_assert_str_neq(first, second, "two jobs share the boot id %s",
+			  first);
+	run_out_free(&o);
+}
+
 Test(jail, only_interface_is_lo_and_it_is_up)
 {
 	struct run_out o;
