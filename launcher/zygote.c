@@ -38,11 +38,13 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "fsutil.h"
 #include "log.h"
+#include "plant.h"
 
 #define REPLY_FDS 5
 #define MAX_REPLY_FDS 6
@@ -724,7 +726,14 @@ zygote_prepare_recv(struct zygote *z, struct jail *j, struct zygote_reply *r)
 void
 zygote_stop(struct zygote *z)
 {
+	siginfo_t si;
+
 	close_fdp(&z->sock);
+	if (z->pid > 0 && !PLANTED(zygote_left_unreaped))
+		while (waitid(P_PID, (id_t)z->pid, &si, WEXITED) < 0 &&
+		       errno == EINTR)
+			;
+	z->pid = -1;
 	free(z->buf);
 	z->buf = NULL;
 }
