@@ -7,6 +7,8 @@
 #    refused (each bounded), then holds them. Meanwhile a host process of
 #    the uid the job is charged to must still
 #    get an inotify instance (inotify_init1) and a timer (timer_create).
+#    (A POSIX timer preallocates its signal: timers and queued signals
+#    share RLIMIT_SIGPENDING and the user's pending-signal quota.)
 #    That uid is the caller's, root's for root too: the jail's user
 #    namespace is owned by the launcher's uid, and kernel/ucount.c
 #    charges up the chain to the owner, though a root caller's job runs
@@ -21,7 +23,9 @@
 # 3. The test makes itself a child subreaper (PR_SET_CHILD_SUBREAPER,
 #    prctl(2)), then runs `stockade run` three times and one `stockade
 #    serve` session whose warm pool holds jails (the default pool_size)
-#    to its end; afterwards no process of theirs, zombie or not, is left
+#    to its end (each of its jobs, warm ones included, sees the jail's
+#    /proc/sys/user quotas); afterwards no process of theirs, zombie or
+#    not, is left
 #    among its children: the launcher reaps its zygote and every jail
 #    init before it exits, and the broker its launcher.
 #
@@ -51,7 +55,12 @@ JAIL_SIGPENDING = 256
 # Bounds on a failure only: the job's start, and a leftover's exit.
 START_S = 30
 SETTLE_S = 3
+QUOTA_ARGV = ["cat", "/proc/sys/user/max_inotify_instances",
+              "/proc/sys/user/max_user_namespaces"]
 
+# Takes up to 1000 inotify instances, 128 timers, then queues real-time
+# signals to itself (blocked) until refused, at most 200000 (a few MiB of
+# kernel memory), and holds them 8 s.
 HOSTILE = r"""
 import ctypes, os, signal, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -60,15 +69,15 @@ while ino < 1000 and libc.inotify_init1(0) >= 0:
     ino += 1
 ino_errno = ctypes.get_errno()
 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+tid = ctypes.c_void_p()
+timers = 0
+while timers < 128 and libc.timer_create(1, None, ctypes.byref(tid)) == 0:
+    timers += 1
 sig = 0
 me = os.getpid()
 while sig < 200000 and libc.sigqueue(me, int(signal.SIGRTMIN), None) == 0:
     sig += 1
 sig_errno = ctypes.get_errno()
-tid = ctypes.c_void_p()
-timers = 0
-while timers < 200000 and libc.timer_create(1, None, ctypes.byref(tid)) == 0:
-    timers += 1
 print(f"inotify={ino} {ino_errno} signals={sig} {sig_errno} "
       f"timers={timers}", flush=True)
 open("/work/held", "w").close()
@@ -275,6 +284,7 @@ def runs_leave_nothing(user, cleanup):
 
 def session_leaves_nothing(user, cleanup):
     ws = workspace(cleanup)
+    bad = []
     reap_all()
     p = subprocess.Popen(user.prefix + [user.bin, "serve", "--workspace",
                                         ws],
@@ -282,16 +292,24 @@ def session_leaves_nothing(user, cleanup):
                          stderr=subprocess.PIPE, cwd="/")
     try:
         for i in range(1, 4):
+            # The last one in a warm jail: its quotas were set too.
             p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i,
                                        "method": "exec",
-                                       "params": {"argv": ["true"]}})
+                                       "params": {"argv": QUOTA_ARGV}})
                            + "\n").encode())
             p.stdin.flush()
             line = p.stdout.readline()
             if not line:
                 raise AssertionError("serve ended without an answer: "
                                      + p.stderr.read().decode()[-800:])
-            save_result(json.loads(line).get("result", {}))
+            res = json.loads(line).get("result", {})
+            save_result(res)
+            got = res.get("stdout", "").split()
+            if got != [str(JAIL_INOTIFY_INSTANCES), "0"]:
+                bad.append(f"exec {i}: the jail's max_inotify_instances "
+                           f"and max_user_namespaces are {got} "
+                           f"({res.get('status')}: "
+                           f"{res.get('stderr', '')[-300:]!r})")
         # Time for the pool to fill again: warm jails wait at the end.
         time.sleep(1.0)
         waiting = [s for _, s in descendants_left()]
@@ -304,7 +322,12 @@ def session_leaves_nothing(user, cleanup):
             p.wait()
     if rc != 0:
         raise AssertionError(f"serve ended {rc}: {err[-800:]}")
-    nothing_left("a session with warm jails")
+    try:
+        nothing_left("a session with warm jails")
+    except AssertionError as e:
+        bad.append(str(e))
+    if bad:
+        raise AssertionError("; ".join(bad))
     return (f"a session of 3 jobs ({len(waiting)} child of ours while it "
             f"ran): no zombie, no process left")
 
