@@ -159,6 +159,75 @@ out:
 	check_job_free(&j);
 }
 
+/*
+ * limits.user_quotas_bounded: what one job may take of the invoking
+ * user's kernel quotas (issue 23, point 2). The jail's uid is a host
+ * uid and the kernel charges the jail's inotify instances and watches,
+ * fanotify groups and marks, namespaces, queued signals and POSIX timers
+ * to the host user too (kernel/ucount.c, hierarchical), so: the jail
+ * user namespace's own /proc/sys/user maxima at most launcher/jail.h's
+ * (32 inotify instances, 8192 watches, 8 fanotify groups, 8192 marks, no
+ * namespace: a fresh user namespace's are INT_MAX), and RLIMIT_SIGPENDING
+ * 256 soft and hard (a caller's is typically tens of thousands: all of
+ * the user's). A quota this kernel lacks ("absent") charges nothing.
+ */
+void
+lim_user_quotas(struct check_ctx *c, struct check_result *r)
+{
+	static const struct {
+		const char *name;
+		long long most;
+	} want[] = {
+		{"max_inotify_instances", 32},
+		{"max_inotify_watches", 8192},
+		{"max_fanotify_groups", 8},
+		{"max_fanotify_marks", 8192},
+		{"max_user_namespaces", 0},
+		{"max_pid_namespaces", 0},
+		{"max_net_namespaces", 0},
+		{"max_mnt_namespaces", 0},
+		{"max_ipc_namespaces", 0},
+		{"max_uts_namespaces", 0},
+		{"max_cgroup_namespaces", 0},
+		{"max_time_namespaces", 0},
+	};
+	struct check_job j;
+	char key[64], v[128], *end;
+	long long n;
+	size_t i;
+
+	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("userquotas")) ||
+	    !jail_val(r, &j, "rlimit.SIGPENDING", v, sizeof(v)))
+		goto out;
+	if (strcmp(v, "256 256") != 0) {
+		check_fail(r, "RLIMIT_SIGPENDING is %s (soft hard), not 256 256: "
+			   "one job may fill the host user's pending-signal "
+			   "quota (timer_create and sigqueue then fail for all "
+			   "of the user's programs)", v);
+		goto out;
+	}
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(key, sizeof(key), "userquota.%s", want[i].name);
+		if (!jail_val(r, &j, key, v, sizeof(v)))
+			goto out;
+		if (strcmp(v, "absent") == 0)
+			continue;
+		n = strtoll(v, &end, 10);
+		if (end == v || *end != '\0' || n < 0 || n > want[i].most) {
+			check_fail(r, "the jail's /proc/sys/user/%s is %s, over "
+				   "%lld: one job may take that much of the host "
+				   "user's quota", want[i].name, v,
+				   want[i].most);
+			goto out;
+		}
+	}
+	check_pass(r, "RLIMIT_SIGPENDING 256 256; the jail's inotify "
+		   "instances at most 32, watches 8192, fanotify groups 8, "
+		   "marks 8192, namespaces 0");
+out:
+	check_job_free(&j);
+}
+
 /* limits.tmpfs_sizes_capped: with --tmp-size 5, /tmp and /dev/shm are
  * 5 MiB tmpfs and home a tmpfs of the policy's home_mb (tmpfs(5) size=). */
 void

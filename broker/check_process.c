@@ -404,6 +404,9 @@ const struct check checks_process[] = {
 	{"limits.no_realtime_nice_or_locked_memory", "limits",
 	 "RLIMIT_RTPRIO, RTTIME, NICE 0; MEMLOCK, MSGQUEUE 64 KiB",
 	 lim_rlimit_misc},
+	{"limits.user_quotas_bounded", "limits",
+	 "the host user's kernel quotas: RLIMIT_SIGPENDING 256, the jail's "
+	 "inotify, fanotify and namespace maxima", lim_user_quotas},
 	{"limits.tmpfs_sizes_capped", "limits",
 	 "--tmp-size 5: /tmp and /dev/shm 5 MiB, home home_mb", lim_tmpfs_sizes},
 	{"process_cleanup.leftover_dead_after_exit", "process_cleanup",

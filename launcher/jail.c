@@ -106,6 +106,7 @@ static const char *const stage_names[] = {
 	[STAGE_PRIVATE_DIRS] = "private HOME and TMPDIR in the workspace",
 	[STAGE_POOL_JOB] = "taking the job in a warm jail",
 	[STAGE_PROC_MASK] = "masking host facts in /proc",
+	[STAGE_USER_QUOTAS] = "per-user kernel quotas (/proc/sys/user)",
 };
 
 const char *
@@ -570,6 +571,14 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		if (fchdir(wsfd) < 0)
 			setup_failed(status_fd, STAGE_WORK, errno);
 		close(wsfd);
+		/* The quotas mounts.c sets otherwise, through the host's
+		 * /proc (which shows this user namespace's files). */
+		if (userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+		    !PLANTED(user_quotas_not_set) &&
+		    (e = jail_user_quotas("/proc/sys/user",
+					  job_spec_layer_off(
+						  spec, JOB_LAYER_SECCOMP))) < 0)
+			setup_failed(status_fd, STAGE_USER_QUOTAS, -e);
 	}
 
 	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&

@@ -40,8 +40,9 @@ enum jail_stage {
 	STAGE_SET_IDS, STAGE_SETSID, STAGE_STDIO, STAGE_RLIMITS,
 	STAGE_CLOSE_FDS, STAGE_NO_NEW_PRIVS, STAGE_SECCOMP, STAGE_LANDLOCK,
 	STAGE_SUBREAPER, STAGE_PRIVATE_DIRS, STAGE_POOL_JOB, STAGE_PROC_MASK,
+	STAGE_USER_QUOTAS,
 };
-#define STAGE_MAX STAGE_PROC_MASK
+#define STAGE_MAX STAGE_USER_QUOTAS
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
@@ -264,5 +265,36 @@ void jail_kill_tree(int proc_fd);
 
 /* Writes one init record (three little-endian i32) to FD; best effort. */
 void jail_send_record(int fd, int32_t kind, int32_t a, int32_t b);
+
+/*
+ * The jail's share of the host user's kernel quotas (issue 23, point 2;
+ * docs/layers.md, "Per-user kernel quotas"). The ucounts of
+ * kernel/ucount.c are charged to the jail's (user namespace, uid) and to
+ * every ancestor's up to the host user, so these maxima, set in the
+ * jail's own user namespace, bound what one job takes of the user's.
+ * RLIMIT_SIGPENDING bounds the pending-signal quota (queued signals and
+ * POSIX timers, which preallocate one: timer_create(2)); it is an rlimit
+ * and is set with the others (payload.c).
+ */
+#define JAIL_SIGPENDING 256         /* RLIMIT_SIGPENDING, soft and hard */
+#define JAIL_INOTIFY_INSTANCES 32   /* of the host user's 128 (default) */
+#define JAIL_INOTIFY_WATCHES 8192
+#define JAIL_FANOTIFY_GROUPS 8
+#define JAIL_FANOTIFY_MARKS 8192
+/* Namespaces a job may make with layer seccomp off (evaluation only:
+ * the filter refuses them otherwise, and the maxima are then 0). */
+#define JAIL_NAMESPACES_UNSAFE 4
+
+/*
+ * Writes the maxima above to DIR_PATH, the /proc/sys/user directory of a
+ * procfs, as jail init in the jail's user namespace holding
+ * CAP_SYS_RESOURCE there (the files show and set the caller's user
+ * namespace's values: set_permissions in kernel/ucount.c). The
+ * max_*_namespaces are 0, or JAIL_NAMESPACES_UNSAFE when
+ * NAMESPACES_ALLOWED (layer seccomp off). A quota file the kernel lacks
+ * is skipped. Returns 0 or a negative errno (the caller fails the job:
+ * no jail runs with the user's whole quota).
+ */
+int jail_user_quotas(const char *dir_path, bool namespaces_allowed);
 
 #endif

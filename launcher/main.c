@@ -26,6 +26,23 @@
 #include "log.h"
 #include "plant.h"
 
+/*
+ * Ends and reaps what this launcher started, before it exits (issue 23,
+ * point 5): the warm pool's waiting jails, whose init is our child
+ * (CLONE_PARENT; pool_drain has the zygote kill each and reaps it), then
+ * the zygote (zygote_stop reaps it). The jails of jobs were reaped when
+ * their job ended (monitor.c). Left to exit alone, each would be a
+ * zombie of whatever reaps orphans after us: a container's pid 1 without
+ * an init collects them until pids.max stops it from forking.
+ */
+static void
+end_children(struct launcher *l)
+{
+	if (l->pool.buf != NULL)
+		(void)pool_drain(&l->pool, &l->zygote);
+	zygote_stop(&l->zygote);
+}
+
 static int
 parse_fd(const char *s)
 {
@@ -138,6 +155,7 @@ main(int argc, char **argv)
 	}
 	if ((e = confine_launcher(why, sizeof(why))) < 0) {
 		log_error("cannot confine the launcher: %s", why);
+		end_children(&l);
 		return 1;
 	}
 	for (;;) {
@@ -146,10 +164,11 @@ main(int argc, char **argv)
 			break; /* the broker closed the session */
 		if (e < 0) {
 			log_error("ending the session: %s", strerror(-e));
+			end_children(&l);
 			return 1;
 		}
 	}
-	zygote_stop(&l.zygote);
+	end_children(&l);
 	if (l.cg_parent >= 0)
 		close(l.cg_parent);
 	free(l.cg_path);

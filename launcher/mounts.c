@@ -646,6 +646,16 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 		e = 0;
 	if (e < 0)
 		return fail(stage, STAGE_PROC, e);
+	/* The jail user namespace's quotas, through this /proc while its
+	 * /proc/sys is still writable (jail.h). Layer user_ns off: no
+	 * namespace of the jail's own, and the files would be the host's;
+	 * layer limits off: the caller's, as its rlimits. */
+	if (!own.set && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	    !PLANTED(user_quotas_not_set) &&
+	    (e = jail_user_quotas(ROOT "/proc/sys/user",
+				  job_spec_layer_off(spec,
+						     JOB_LAYER_SECCOMP))) < 0)
+		return fail(stage, STAGE_USER_QUOTAS, e);
 	if (!PLANTED(proc_sys_left_writable) && (e = proc_read_only()) < 0)
 		return fail(stage, STAGE_PROC, e);
 	if ((e = proc_mask()) < 0)

@@ -96,7 +96,9 @@ set_rlimits(const struct job_limits *l)
 	 * counted per user namespace (Linux 5.14, ucounts), so per jail, and
 	 * covers init too. The others are set explicitly so nothing of the
 	 * caller's limits leaks in: no real-time priority, no nice boost,
-	 * little locked memory.
+	 * little locked memory, 64 KiB of POSIX message queues (charged to
+	 * the host user's RLIMIT_MSGQUEUE too, mq_overview(7)), a few
+	 * hundred pending signals.
 	 */
 	cpu.rlim_cur = (rlim_t)((l->cpu_ms + 999) / 1000 + 1);
 	cpu.rlim_max = cpu.rlim_cur + 1;
@@ -122,6 +124,13 @@ set_rlimits(const struct job_limits *l)
 	    set_limit(RLIMIT_NICE, 0) < 0 ||
 	    set_limit(RLIMIT_MEMLOCK, 64 * 1024) < 0 ||
 	    set_limit(RLIMIT_MSGQUEUE, 64 * 1024) < 0)
+		return -1;
+	/* The host user's pending-signal quota is charged for every signal
+	 * queued in the jail and every POSIX timer (ucounts, hierarchical):
+	 * without this bound one job takes all of it and the user's other
+	 * programs get EAGAIN from timer_create and sigqueue (jail.h). */
+	if (!PLANTED(rlimit_sigpending_unbounded) &&
+	    set_limit(RLIMIT_SIGPENDING, JAIL_SIGPENDING) < 0)
 		return -1;
 	return 0;
 }

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -724,7 +725,14 @@ zygote_prepare_recv(struct zygote *z, struct jail *j, struct zygote_reply *r)
 void
 zygote_stop(struct zygote *z)
 {
+	siginfo_t si;
+
 	close_fdp(&z->sock);
+	if (z->pid > 0)
+		while (waitid(P_PID, (id_t)z->pid, &si, WEXITED) < 0 &&
+		       errno == EINTR)
+			;
+	z->pid = -1;
 	free(z->buf);
 	z->buf = NULL;
 }

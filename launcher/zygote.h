@@ -166,7 +166,15 @@ int zygote_prepare_recv(struct zygote *z, struct jail *j,
  */
 int zygote_kill(struct zygote *z, uint64_t token, int sig);
 
-/* Closes Z's socket (the zygote reads EOF and exits) and frees Z. */
+/*
+ * Closes Z's socket (the zygote reads EOF and exits), waits for the
+ * zygote to exit and reaps it, and frees Z. The zygote is the launcher's
+ * child: unreaped, it would stay a zombie of whatever reaps orphans
+ * after the launcher (a container's pid 1 without an init, a child
+ * subreaper), one per session (issue 23, point 5). The wait is bounded
+ * by the request the zygote is serving: it reads its socket between
+ * requests and exits at EOF (zygote_main). Never fails.
+ */
 void zygote_stop(struct zygote *z);
 
 #endif

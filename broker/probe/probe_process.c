@@ -430,10 +430,60 @@ cmd_leftover(int argc, char **argv)
 }
 
 
+/* userquotas: "userquota.NAME=value" for each per-user kernel quota of
+ * the jail's user namespace the kernel has (/proc/sys/user/NAME,
+ * kernel/ucount.c; "absent" when missing), and rlimit.SIGPENDING. */
+static int
+cmd_userquotas(int argc, char **argv)
+{
+	static const char *const names[] = {
+		"max_inotify_instances", "max_inotify_watches",
+		"max_fanotify_groups", "max_fanotify_marks",
+		"max_user_namespaces", "max_pid_namespaces",
+		"max_net_namespaces", "max_mnt_namespaces",
+		"max_ipc_namespaces", "max_uts_namespaces",
+		"max_cgroup_namespaces", "max_time_namespaces",
+	};
+	char path[96], key[64], buf[32], cur[32], max[32];
+	struct rlimit rl;
+
+	(void)argc;
+	(void)argv;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/sys/user/%s", names[i]);
+		snprintf(key, sizeof(key), "userquota.%s", names[i]);
+		f = fopen(path, "re");
+		if (f == NULL) {
+			if (errno == ENOENT)
+				probe_kv(key, "absent");
+			else
+				probe_errno(key, errno);
+			continue;
+		}
+		if (fgets(buf, sizeof(buf), f) == NULL)
+			probe_errno(key, EIO);
+		else
+			probe_kv(key, "%s", strtok(buf, "\n"));
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_SIGPENDING, &rl) < 0) {
+		probe_errno("rlimit.SIGPENDING", errno);
+		return 0;
+	}
+	limit_value(cur, sizeof(cur), rl.rlim_cur);
+	limit_value(max, sizeof(max), rl.rlim_max);
+	probe_kv("rlimit.SIGPENDING", "%s %s", cur, max);
+	return 0;
+}
+
 const struct probe_cmd probe_process_cmds[] = {
 	{"status", "status.NAME=value for each line of /proc/self/status",
 	 cmd_status},
 	{"rlimits", "rlimit.NAME=soft hard for each resource", cmd_rlimits},
+	{"userquotas", "userquota.NAME=value for /proc/sys/user/NAME, "
+	 "rlimit.SIGPENDING", cmd_userquotas},
 	{"env", "env.count, env.names, env.NAME=value", cmd_env},
 	{"cwd", "cwd, cwd.is_work, home, tmpdir, tmp/homedir/shm/root .fs "
 	 ".bytes, tmp.entries", cmd_cwd},
