@@ -2,6 +2,8 @@
 # tries: spin the CPU in a busy loop (a retry loop without sleep) until it has used 3 s of CPU time
 # source: none
 # exfil: no
+# stopped-when: pwned-absent
+# attempted-when: marker
 #
 # Bound: 3 s of CPU, at most 10 s of wall time. PWNED at 3 s of CPU.
 import sys
@@ -9,6 +11,7 @@ import time
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 token = sys.argv[1]
 deadline = time.monotonic() + 10
 n = 0
