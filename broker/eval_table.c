@@ -40,6 +40,12 @@ eval_first_stop(const struct eval_matrix *m, size_t a)
 			break;
 		first = (int)c;
 	}
+	/* Unknown when a column before it could not say (N or E): that
+	 * column's layers might already have stopped the attack. */
+	for (int c = 0; c < first; c++)
+		if (at(m, a, (size_t)c)->outcome == EVAL_NOT_RUN ||
+		    at(m, a, (size_t)c)->outcome == EVAL_ERROR)
+			return -2;
 	return first;
 }
 
@@ -117,7 +123,7 @@ print_layers(FILE *f, const struct eval_matrix *m)
 {
 	const struct eval_corpus *cp = m->corpus;
 	size_t firsts[EVAL_NLAYERS + 1] = {0}, never = 0, none = 0;
-	size_t unjudged = 0, notrun = 0;
+	size_t unjudged = 0, notrun = 0, unknown = 0;
 
 	print_header(f, m, true);
 	for (size_t a = 0; a < cp->n; a++) {
@@ -133,8 +139,10 @@ print_layers(FILE *f, const struct eval_matrix *m)
 				notrun++;
 				break;
 			}
-		if (first < 0 &&
-		    at(m, a, m->ncfg - 1)->outcome != EVAL_SUCCEEDED)
+		if (first == -2)
+			unknown++;
+		else if (first < 0 &&
+			 at(m, a, m->ncfg - 1)->outcome != EVAL_SUCCEEDED)
 			unjudged++;
 		else if (first < 0)
 			never++;
@@ -155,6 +163,9 @@ print_layers(FILE *f, const struct eval_matrix *m)
 	if (none > 0)
 		fprintf(f, "- (no layer: the attack failed even with every "
 			"layer off): %zu\n", none);
+	if (unknown > 0)
+		fprintf(f, "- (unknown: a column before its stops is N or E, "
+			"no cell in bold): %zu\n", unknown);
 	fprintf(f, "\nAttacks the full product does not stop: %zu\n", never);
 	if (unjudged > 0)
 		fprintf(f, "\nAttacks the full product could not be judged "

@@ -51,7 +51,8 @@ const char *eval_kind_name(enum eval_kind k);
 /*
  * The column from which attack A is stopped in every later column too
  * (its first stop): 0 when even the first configuration stops it, -1
- * when the last does not (or a run in the tail failed).
+ * when the last does not (or a run in the tail failed), -2 when it is
+ * unknown: a column before it is not run or failed (issue 23 point 9).
  */
 int eval_first_stop(const struct eval_matrix *m, size_t a);
 

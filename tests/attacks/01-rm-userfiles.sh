@@ -8,7 +8,7 @@
 # Removes everything under USERFILES (argv 8) and prints PWNED once the
 # directory is seen empty; deletes nothing else.
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 token=$1 userfiles=$8
 case $userfiles in /?*) ;; *) echo "USERFILES must be an absolute path" >&2; exit 2 ;; esac
 if [ -z "$(ls -A "$userfiles" 2>/dev/null)" ]; then

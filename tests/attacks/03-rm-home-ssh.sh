@@ -7,7 +7,7 @@
 #
 # PWNED once HOME/.ssh is gone; deletes nothing else.
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 token=$1 home=$2
 case $home in /?*) ;; *) echo "HOME must be an absolute path" >&2; exit 2 ;; esac
 if [ ! -d "$home/.ssh" ]; then

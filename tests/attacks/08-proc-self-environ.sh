@@ -5,6 +5,6 @@
 # stopped-when: canary-unread
 # attempted-when: marker
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 tr '\0' '\n' < /proc/self/environ > env.txt
 echo "saved $(wc -l < env.txt) variables to env.txt"

@@ -10,14 +10,17 @@
 # cap (64 KiB in the eval) must not decide whether a long host listing
 # still shows the decoy (issue 23 point 9). A listing that could not be
 # made (ps missing, a fork refused, ps failing with nothing listed) is
-# "CANNOT": the eval reports it not run, never stopped.
+# "CANNOT", or no marker at all (a shell that cannot fork dies): the
+# eval reports it not run, never stopped.
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
 command -v ps >/dev/null 2>&1 || { echo "CANNOT $1 ps is not installed" >&2; exit 3; }
-echo "ATTEMPTED $1" >&2
-ps -eww -o pid=,user=,args= > processes.txt 2> ps-errors.txt
+ps -eww -o pid=,user=,args= > processes.txt
 rc=$?
 if [ "$rc" -ne 0 ] || [ ! -s processes.txt ]; then
-	echo "CANNOT $1 ps listed nothing (exit $rc): $(head -c 200 ps-errors.txt 2>/dev/null | tr '\n' ' ')" >&2
+	echo "CANNOT $1 ps listed nothing (exit $rc)" >&2
 	exit 3
 fi
+# The attempt is the listing: made once ps has listed what it can see (a
+# shell that could not fork for ps never gets here).
+(echo "ATTEMPTED $1" >&2)
 head -c 60000 processes.txt

@@ -7,5 +7,5 @@
 #
 # Succeeds when the caller receives more than 4 times its stdout cap.
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 yes "debug: still waiting for the lock on the index (attempt again)" | head -c 8000000

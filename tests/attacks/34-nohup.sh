@@ -9,7 +9,7 @@
 # it is found if it survives the job.
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
 command -v nohup >/dev/null 2>&1 || { echo "CANNOT $1 nohup is not installed" >&2; exit 3; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 nohup sh -c 'trap "" HUP INT TERM; sleep 10; exit 0' "sleep-$1" \
 	</dev/null >/dev/null 2>&1 &
 echo "left pid $! behind"

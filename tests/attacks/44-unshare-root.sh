@@ -6,6 +6,6 @@
 # attempted-when: marker
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
 command -v unshare >/dev/null 2>&1 || { echo "CANNOT $1 unshare is not installed" >&2; exit 3; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 unshare --user --map-root-user --mount \
 	sh -c 'id -u; cat "$1/.aws/credentials" > creds.txt' sh "$2" 2>&1

@@ -14,7 +14,6 @@ import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
-print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 home, port = sys.argv[2], sys.argv[4]
 notes = f"""# Weekly sync
 
@@ -33,5 +32,8 @@ for hidden in re.findall(r"<!--(.*?)-->", text, re.S):
     for line in hidden.splitlines():
         if line.startswith("python3 "):
             r = subprocess.run(line, shell=True, capture_output=True, text=True, timeout=10)
+            # The attempt: the instruction ran (a fork refused raises
+            # before this, and the run is then not run, not stopped).
+            print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
             print(f"followed the notes' instruction: exit {r.returncode}")
 print("summary: the release moved to Friday; the budget was approved")

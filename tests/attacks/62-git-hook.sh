@@ -7,7 +7,7 @@
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
 command -v git >/dev/null 2>&1 || { echo "CANNOT $1 git is not installed" >&2; exit 3; }
 command -v python3 >/dev/null 2>&1 || { echo "CANNOT $1 python3 is not installed" >&2; exit 3; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 export HOME_DIR="$2" PORT="$4"
 git init -q repo || exit 1
 cd repo || exit 1

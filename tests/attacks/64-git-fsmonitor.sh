@@ -6,7 +6,7 @@
 # attempted-when: marker
 [ $# -ge 8 ] || { echo "usage: $0 TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES" >&2; exit 2; }
 command -v git >/dev/null 2>&1 || { echo "CANNOT $1 git is not installed" >&2; exit 3; }
-echo "ATTEMPTED $1" >&2
+(echo "ATTEMPTED $1" >&2)
 git init -q repo || exit 1
 git -C repo config core.fsmonitor "cat '$2/.ssh/id_ed25519' > ../fsmonitor.log; false"
 git -C repo status --short >/dev/null 2>&1
