@@ -183,10 +183,10 @@ progress(struct sched *s, size_t c)
 
 		ok += o == EVAL_STOPPED;
 		bad += o == EVAL_SUCCEEDED;
-		err += o == EVAL_ERROR;
+		err += o == EVAL_ERROR || o == EVAL_NOT_RUN;
 	}
 	fprintf(stderr, "stockade: eval %s: %s: %zu stopped, %zu succeeded, "
-		"%zu failed to run (%.1f s)\n", s->what, m->cfg[c].title, ok,
+		"%zu not run or failed (%.1f s)\n", s->what, m->cfg[c].title, ok,
 		bad, err, (double)(mono_ms() - s->t0) / 1000.0);
 }
 
@@ -667,7 +667,8 @@ cmd_eval(int argc, char **argv)
 
 			if (last->outcome == EVAL_SUCCEEDED)
 				rc = EXIT_FOUND;
-			else if (last->outcome == EVAL_ERROR && rc == 0)
+			else if ((last->outcome == EVAL_ERROR ||
+				  last->outcome == EVAL_NOT_RUN) && rc == 0)
 				rc = EXIT_SANDBOX;
 		}
 	}

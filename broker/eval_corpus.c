@@ -56,6 +56,59 @@ trim(const char **s, size_t *len)
 		(*len)--;
 }
 
+static const char *const stop_words[] = {
+	"canary-unread", "pwned-absent", "files-intact", "decoy-unsignalled",
+	"no-survivor", "output-capped", "terminal-untouched",
+};
+
+const char *
+eval_stop_name(unsigned bit)
+{
+	for (size_t i = 0; i < sizeof(stop_words) / sizeof(stop_words[0]); i++)
+		if (bit == 1u << i)
+			return stop_words[i];
+	return NULL;
+}
+
+/*
+ * The "stopped-when" value V (VLEN bytes): words of stop_words separated
+ * by commas and blanks, into *BITS. Returns 0, or -EINVAL for an unknown
+ * word, a word twice or none at all (docs/evidence.md).
+ */
+static int
+parse_stopped_when(const char *v, size_t vlen, unsigned *bits)
+{
+	const char *p = v, *end = v + vlen;
+
+	*bits = 0;
+	while (p < end) {
+		const char *w;
+		size_t wlen = 0;
+		bool known = false;
+
+		while (p < end && (*p == ',' || isspace((unsigned char)*p)))
+			p++;
+		w = p;
+		while (p < end && *p != ',' && !isspace((unsigned char)*p))
+			p++;
+		wlen = (size_t)(p - w);
+		if (wlen == 0)
+			break;
+		for (size_t i = 0; i < sizeof(stop_words) / sizeof(stop_words[0]);
+		     i++)
+			if (strlen(stop_words[i]) == wlen &&
+			    memcmp(stop_words[i], w, wlen) == 0) {
+				if (*bits & (1u << i))
+					return -EINVAL;
+				*bits |= 1u << i;
+				known = true;
+			}
+		if (!known)
+			return -EINVAL;
+	}
+	return *bits != 0 ? 0 : -EINVAL;
+}
+
 /* One "key: value" (LINE, LEN bytes, the comment marker removed) into A. */
 static int
 header_line(struct eval_attack *a, const char *line, size_t len)
@@ -95,6 +148,15 @@ header_line(struct eval_attack *a, const char *line, size_t len)
 			a->exfil = false;
 		else
 			return -EINVAL;
+	} else if (klen == 12 && memcmp(k, "stopped-when", 12) == 0) {
+		if (a->stopped_when != 0)
+			return -EINVAL;
+		return parse_stopped_when(v, vlen, &a->stopped_when);
+	} else if (klen == 14 && memcmp(k, "attempted-when", 14) == 0) {
+		if (a->attempted_when != EVAL_ATTEMPT_UNDECLARED ||
+		    vlen != 6 || memcmp(v, "marker", 6) != 0)
+			return -EINVAL;
+		a->attempted_when = EVAL_ATTEMPT_MARKER;
 	} else if (klen == 7 && memcmp(k, "fileapi", 7) == 0) {
 		const char *name = v + 3;
 		size_t nlen = vlen > 3 ? vlen - 3 : 0;
@@ -168,6 +230,27 @@ eval_header_parse(struct eval_attack *a, enum eval_lang lang,
 			return e;
 	}
 	return eval_attack_get(a, "family") != NULL ? 0 : -EINVAL;
+}
+
+int
+eval_header_contract(const struct eval_attack *a, char *err, size_t errlen)
+{
+	if (a->stopped_when == 0) {
+		snprintf(err, errlen, "no \"stopped-when:\" line (what being "
+			 "stopped looks like: docs/evidence.md)");
+		return -EINVAL;
+	}
+	if (a->attempted_when == EVAL_ATTEMPT_UNDECLARED) {
+		snprintf(err, errlen, "no \"attempted-when:\" line (what a "
+			 "valid attempt looks like: docs/evidence.md)");
+		return -EINVAL;
+	}
+	if (a->exfil && !(a->stopped_when & EVAL_STOP_CANARY)) {
+		snprintf(err, errlen, "\"exfil: yes\" without \"canary-unread\" "
+			 "in \"stopped-when:\"");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 const char *
@@ -314,11 +397,12 @@ cmp_attack(const void *a, const void *b)
 		      ((const struct eval_attack *)b)->name);
 }
 
-/* Adds the program NAME (STEM bytes of name, language LANG) of DIR. */
+/* Adds the program NAME (STEM bytes of name, language LANG) of DIR; a
+ * corpus entry (not ANY_NAME) must meet eval_header_contract. */
 static int
 add_one(struct eval_corpus *c, const char *dir, const char *srcdir,
-	const char *name, size_t stem, enum eval_lang lang, char *err,
-	size_t errlen)
+	const char *name, size_t stem, enum eval_lang lang, bool any_name,
+	char *err, size_t errlen)
 {
 	_cleanup_free_ char *buf = malloc(HEADER_MAX), *src = NULL;
 	struct eval_attack *a, *nv;
@@ -361,7 +445,16 @@ add_one(struct eval_corpus *c, const char *dir, const char *srcdir,
 	if (e == -EINVAL)
 		snprintf(err, errlen, "%s: invalid header (it needs \"family:\"; "
 			 "\"exfil:\" is yes or no; \"fileapi:\" is get NAME or "
-			 "put NAME)", a->path);
+			 "put NAME; \"stopped-when:\" lists words of "
+			 "docs/evidence.md's vocabulary; \"attempted-when:\" is "
+			 "marker)", a->path);
+	if (e == 0 && !any_name) {
+		char why[200];
+
+		if ((e = eval_header_contract(a, why, sizeof(why))) < 0)
+			snprintf(err, errlen, "%s: invalid header: %s", a->path,
+				 why);
+	}
 	return e;
 }
 
@@ -401,8 +494,8 @@ eval_corpus_load(struct eval_corpus *c, const char *dir, const char *srcdir,
 			if (!wanted(nm, only, nonly))
 				continue;
 		}
-		e = add_one(c, dir, srcdir, de->d_name, stem, lang, err,
-			    errlen);
+		e = add_one(c, dir, srcdir, de->d_name, stem, lang, any_name,
+			    err, errlen);
 	}
 	if (e == 0 && errno != 0) {
 		e = -errno;

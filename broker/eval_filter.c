@@ -170,7 +170,8 @@ eval_filter_report(const char *eval_dir, const struct eval_matrix *m,
 								  "allowed"));
 			v += m->ncfg - 1;
 			harm += v->outcome == EVAL_SUCCEEDED;
-			err += v->outcome == EVAL_ERROR;
+			err += v->outcome == EVAL_ERROR ||
+			       v->outcome == EVAL_NOT_RUN;
 		}
 		harm_all += harm;
 		bare_all += harm_bare;

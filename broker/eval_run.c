@@ -41,6 +41,7 @@ eval_outcome_name(enum eval_outcome o)
 	case EVAL_STOPPED: return "stopped";
 	case EVAL_SUCCEEDED: return "succeeded";
 	case EVAL_ERROR: return "error";
+	case EVAL_NOT_RUN: return "not_run";
 	}
 	return "?";
 }
@@ -63,6 +64,27 @@ fired(struct eval_verdict *v, const char *token, const char *rule,
       const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* The stopped-when check (enum eval_stop) a fired RULE at WHERE falls
+ * under (docs/evidence.md, "What stopped means"). */
+static unsigned
+check_of(const char *rule, const char *where)
+{
+	if (strcmp(rule, "canary") == 0)
+		return EVAL_STOP_CANARY;
+	if (strcmp(rule, "pwned") == 0)
+		return EVAL_STOP_PWNED;
+	if (strcmp(rule, "outside") == 0)
+		return strcmp(where, "decoy") == 0 ? EVAL_STOP_DECOY :
+						     EVAL_STOP_FILES;
+	if (strcmp(rule, "leftover") == 0)
+		return EVAL_STOP_SURVIVOR;
+	if (strcmp(rule, "flood") == 0)
+		return EVAL_STOP_OUTPUT;
+	if (strcmp(rule, "terminal") == 0)
+		return EVAL_STOP_TERMINAL;
+	return 0;
+}
+
 static void
 fired(struct eval_verdict *v, const char *token, const char *rule,
       const char *where, const char *fmt, ...)
@@ -75,6 +97,7 @@ fired(struct eval_verdict *v, const char *token, const char *rule,
 	e = &v->ev[v->nev++];
 	snprintf(e->rule, sizeof(e->rule), "%s", rule);
 	snprintf(e->where, sizeof(e->where), "%s", where);
+	e->declared = (v->declared & check_of(rule, where)) != 0;
 	va_start(ap, fmt);
 	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
 	va_end(ap);
@@ -145,6 +168,10 @@ struct run {
 	uint64_t mark;
 	void *shm;		/* the SysV segment, attached, or NULL */
 	bool served;		/* the service canary is registered */
+	unsigned unsure;	/* enum eval_stop checks whose source could
+				 * not be read: not made */
+	char cannot[160];	/* the job's "CANNOT <token> REASON", its
+				 * reason redacted, or "" */
 };
 
 static const struct fs_quota snap_quota = {
@@ -339,16 +366,23 @@ fileapi(struct run *r, const char *policy)
 				r->a->gets[i], dest, NULL};
 		int which = -1;
 
+		int got;
+
 		snprintf(name, sizeof(name), "got-%zu", i);
 		snprintf(dest, sizeof(dest), "%s/%s", r->own, name);
-		(void)eval_spawn_wait(argv, envp, FS_CMD_MS);
+		/* The get must have been made for its file to be judged. */
+		if (eval_spawn_wait(argv, envp, FS_CMD_MS) < 0 || own < 0)
+			r->unsure |= EVAL_STOP_CANARY | EVAL_STOP_PWNED;
 		snprintf(where, sizeof(where), "fileapi get %s", r->a->gets[i]);
-		if (own >= 0 &&
-		    eval_scan_file(own, name, r->nd, EVAL_CANARY_N + 1,
-				   SCAN_BYTES, &which) == 1)
+		got = own >= 0 ? eval_scan_file(own, name, r->nd,
+						 EVAL_CANARY_N + 1, SCAN_BYTES,
+						 &which) : -EBADF;
+		if (got == 1)
 			fired(r->v, r->s.token, which == EVAL_CANARY_N ?
 			      "pwned" : "canary", where, "%s",
 			      r->nd[which].name);
+		else if (got < 0 && got != -ENOENT && got != -EINVAL)
+			r->unsure |= EVAL_STOP_CANARY | EVAL_STOP_PWNED;
 	}
 	for (size_t i = 0; i < r->a->nputs; i++) {
 		char src[4300], name[32];
@@ -467,7 +501,52 @@ excerpt(struct run *r, const char *out, size_t olen, const char *err,
 		 part[0], part[0][0] && part[1][0] ? " | " : "", part[1]);
 }
 
-/* Rules on the job's result: canaries and PWNED in its output, flood. */
+/*
+ * Looks in BUF (LEN bytes, the job's stdout or stderr) for the run's
+ * markers: "ATTEMPTED <token>" sets V->attempted; the first "CANNOT
+ * <token> REASON" line puts REASON (at most 120 bytes, control
+ * characters as spaces, secrets redacted) into R->cannot.
+ */
+static void
+find_markers(struct run *r, const char *buf, size_t len)
+{
+	char mark[64];
+	size_t ml;
+	const char *p;
+
+	if (buf == NULL || len == 0)
+		return;
+	ml = (size_t)snprintf(mark, sizeof(mark), "%s%s", EVAL_MARK_ATTEMPTED,
+			      r->s.token);
+	if (memmem(buf, len, mark, ml) != NULL)
+		r->v->attempted = true;
+	ml = (size_t)snprintf(mark, sizeof(mark), "%s%s", EVAL_MARK_CANNOT,
+			      r->s.token);
+	if (r->cannot[0] == '\0' &&
+	    (p = memmem(buf, len, mark, ml)) != NULL) {
+		const char *why = p + ml, *end = buf + len;
+		size_t n = 0;
+
+		while (why < end && *why == ' ')
+			why++;
+		while (why + n < end && why[n] != '\n' && n < 120)
+			n++;
+		snprintf(r->cannot, sizeof(r->cannot), "%.*s", (int)n, why);
+		for (char *q = r->cannot; *q != '\0'; q++)
+			if ((unsigned char)*q < 0x20)
+				*q = ' ';
+		redact(r->cannot, sizeof(r->cannot), r->s.token);
+		for (int k = 0; k < EVAL_CANARY_N; k++)
+			redact_as(r->cannot, sizeof(r->cannot), r->s.canary[k],
+				  eval_canary_name((enum eval_canary)k));
+		redact_shapes(r->cannot, sizeof(r->cannot));
+		if (r->cannot[0] == '\0')
+			snprintf(r->cannot, sizeof(r->cannot), "no reason given");
+	}
+}
+
+/* Rules on the job's result: canaries and PWNED in its output, flood;
+ * the markers (find_markers). */
 static void
 judge_result(struct run *r)
 {
@@ -510,6 +589,12 @@ judge_result(struct run *r)
 				       EVAL_CANARY_N + 1)) >= 0)
 			fired(v, r->s.token, which == EVAL_CANARY_N ? "pwned" :
 			      "canary", "stderr", "%s", r->nd[which].name);
+		if (json_is_string(so))
+			find_markers(r, json_string_value(so),
+				     json_string_length(so));
+		if (json_is_string(se))
+			find_markers(r, json_string_value(se),
+				     json_string_length(se));
 		excerpt(r, json_is_string(so) ? json_string_value(so) : "",
 			json_is_string(so) ? json_string_length(so) : 0,
 			json_is_string(se) ? json_string_value(se) : "",
@@ -520,7 +605,12 @@ judge_result(struct run *r)
 			      (long long)ob,
 			      (unsigned long long)r->ctx->stdout_cap);
 	} else {
-		/* No result: the output as it came, searched raw. */
+		/* No result: the output as it came, searched raw; the
+		 * job's stderr is not in it, so no search for a canary is
+		 * complete. */
+		r->unsure |= EVAL_STOP_CANARY | EVAL_STOP_PWNED;
+		if (j->out.len > 0)
+			find_markers(r, (const char *)j->out.data, j->out.len);
 		if (j->out.len > 0 &&
 		    (which = eval_find(j->out.data, j->out.len, r->nd,
 				       EVAL_CANARY_N + 1)) >= 0)
@@ -592,7 +682,8 @@ judge_outside(struct run *r)
 		      "the host /tmp canary file changed");
 	if (eval_decoy_check(&r->decoy, what, sizeof(what)) == 1)
 		fired(r->v, r->s.token, "outside", "decoy", "%s", what);
-	(void)eval_token_files(dirs, ndirs, r->s.token, on_token_file, r);
+	if (eval_token_files(dirs, ndirs, r->s.token, on_token_file, r) < 0)
+		r->unsure |= EVAL_STOP_FILES;
 }
 
 int
@@ -615,6 +706,7 @@ eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 	r->ctx = ctx;
 	r->a = a;
 	r->v = v;
+	v->declared = a->stopped_when;
 	r->dirfd = -1;
 	r->decoy.sigfd = -1;
 	eval_job_init(&r->job, OUT_KEEP, ERR_KEEP, PTY_KEEP);
@@ -635,9 +727,11 @@ eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 	/* A process left behind: one whose command line still holds the
 	 * token once the job has had LEFTOVER_MS to be gone. */
 	eval_sleep_ms(LEFTOVER_MS);
-	if (eval_leftovers(r->s.token, pids, 1, cmd, sizeof(cmd)) > 0)
+	if ((e = eval_leftovers(r->s.token, pids, 1, cmd, sizeof(cmd))) > 0)
 		fired(v, r->s.token, "leftover", "process", "%s", cmd);
-	else if (eval_orphans(r->job.owner, cmd, sizeof(cmd)) > 0)
+	else if (e < 0)
+		r->unsure |= EVAL_STOP_SURVIVOR;
+	if (e <= 0 && eval_orphans(r->job.owner, cmd, sizeof(cmd)) > 0)
 		fired(v, r->s.token, "leftover", "process", "%s", cmd);
 	(void)eval_kill_leftovers(r->s.token);
 	eval_job_end(&r->job);
@@ -653,8 +747,9 @@ eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 		fired(v, r->s.token, "terminal", "pty",
 		      "the token came back from the caller's terminal");
 
-	if (eval_honeypot_sync(ctx->hp) == 0 &&
-	    eval_honeypot_find(ctx->hp, r->mark, r->nd, EVAL_CANARY_N + 1,
+	if (eval_honeypot_sync(ctx->hp) != 0)
+		r->unsure |= EVAL_STOP_CANARY | EVAL_STOP_PWNED;
+	else if (eval_honeypot_find(ctx->hp, r->mark, r->nd, EVAL_CANARY_N + 1,
 			       &which, cmd, sizeof(cmd)) == 1) {
 		snprintf(where, sizeof(where), "honeypot %s", cmd);
 		fired(v, r->s.token, which == EVAL_CANARY_N ? "pwned" :
@@ -666,15 +761,22 @@ eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 					       O_DIRECTORY | O_NOFOLLOW |
 					       O_CLOEXEC);
 
-		if (w >= 0 && eval_scan_tree(w, r->nd, EVAL_CANARY_N + 1,
-					     SCAN_BYTES, &which, where,
-					     sizeof(where)) == 1)
+		int found = w >= 0 ? eval_scan_tree(w, r->nd,
+						EVAL_CANARY_N + 1, SCAN_BYTES,
+						&which, where, sizeof(where)) :
+				     -EBADF;
+
+		if (found == 1)
 			fired(v, r->s.token, which == EVAL_CANARY_N ? "pwned" :
 			      "canary", "workspace", "%s in %s",
 			      r->nd[which].name, where);
+		else if (found < 0)
+			r->unsure |= EVAL_STOP_CANARY | EVAL_STOP_PWNED;
 	}
 	judge_outside(r);
+	v->checked = EVAL_STOP_ALL & ~r->unsure;
 	if (v->nev > 0) {
+		/* Harm is harm, declared or not, attempted or not. */
 		v->outcome = EVAL_SUCCEEDED;
 	} else if (strcmp(v->status, "sandbox_error") == 0 ||
 		   (strcmp(v->status, "exit_nonzero") == 0 &&
@@ -691,6 +793,35 @@ eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 		snprintf(v->error, sizeof(v->error), "stockade run did not end "
 			 "within the wall clock and %d s: killed",
 			 GRACE_MS / 1000);
+	} else if (a->attempted_when == EVAL_ATTEMPT_MARKER &&
+		   (!v->attempted || r->cannot[0] != '\0')) {
+		/* No harm, but no attempt either: the attack failed for a
+		 * reason of its own (a tool missing, a fork refused before
+		 * the harmful step, a kernel without the interface it
+		 * tries), which is not the layer stopping it (issue 23
+		 * point 9). A CANNOT line wins over ATTEMPTED: the attack
+		 * saw its try come to nothing for such a reason. */
+		v->outcome = EVAL_NOT_RUN;
+		if (r->cannot[0] != '\0')
+			snprintf(v->error, sizeof(v->error), "the attack could "
+				 "not try: %s", r->cannot);
+		else
+			snprintf(v->error, sizeof(v->error), "no ATTEMPTED "
+				 "marker: %s, exit %d: %.160s",
+				 v->status[0] ? v->status : "no status",
+				 v->exit_code, v->output);
+	} else if ((a->stopped_when & ~v->checked) != 0) {
+		unsigned miss = a->stopped_when & ~v->checked;
+		size_t n;
+
+		v->outcome = EVAL_ERROR;
+		n = (size_t)snprintf(v->error, sizeof(v->error), "a declared "
+				     "check could not be made:");
+		for (unsigned bit = 1; bit <= EVAL_STOP_ALL; bit <<= 1)
+			if ((miss & bit) && n < sizeof(v->error))
+				n += (size_t)snprintf(v->error + n,
+						      sizeof(v->error) - n,
+						      " %s", eval_stop_name(bit));
 	}
 out:
 	eval_job_end(&r->job);

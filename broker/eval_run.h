@@ -46,10 +46,20 @@ struct eval_ctx {
 	int (*interrupted)(void);  /* non-zero: stop the job now */
 };
 
+/*
+ * A run's verdict (issue 23 point 9: "stopped" only from the evidence the
+ * attack declares, docs/evidence.md "What stopped means").
+ */
 enum eval_outcome {
-	EVAL_STOPPED = 0,          /* no rule fired */
+	EVAL_STOPPED = 0,          /* no rule fired, the attempt is proven
+				    * (attempted-when) and every check of
+				    * stopped-when was made */
 	EVAL_SUCCEEDED,            /* at least one rule fired */
-	EVAL_ERROR,                /* the run itself failed: no verdict */
+	EVAL_ERROR,                /* the run itself failed, or a declared
+				    * check could not be made: no verdict */
+	EVAL_NOT_RUN,              /* no rule fired, but the attack shows no
+				    * attempt (no ATTEMPTED marker): it
+				    * could not try, and V->error says why */
 };
 
 /* One rule that fired. No field ever holds a token or a canary's value
@@ -62,6 +72,9 @@ struct eval_evidence {
 				    * userfiles, hosttmp, decoy, a directory,
 				    * process, pty */
 	char detail[192];          /* the canary's name, a path, ... */
+	bool declared;             /* the rule is one of the attack's
+				    * stopped-when checks (an undeclared one
+				    * still counts: harm is harm) */
 };
 
 #define EVAL_EVIDENCE_MAX 8
@@ -74,7 +87,15 @@ struct eval_verdict {
 	int64_t wall_ms;           /* the job's wall_ms, -1 unknown */
 	struct eval_evidence ev[EVAL_EVIDENCE_MAX];
 	size_t nev;                /* rules that fired (at most the max) */
-	char error[256];           /* EVAL_ERROR: what failed */
+	char error[256];           /* EVAL_ERROR: what failed;
+				    * EVAL_NOT_RUN: why the attack could not
+				    * try (its CANNOT line, else its status,
+				    * exit and first words) */
+	bool attempted;            /* the ATTEMPTED marker was seen */
+	unsigned declared;         /* the attack's stopped_when (enum
+				    * eval_stop bits), copied */
+	unsigned checked;          /* the checks of enum eval_stop this run
+				    * could make (their sources read) */
 	char output[256];          /* the job's first words: stdout's, then
 				    * stderr's, each at most 120 bytes, its
 				    * token and canaries replaced by their
@@ -83,7 +104,7 @@ struct eval_verdict {
 				    * ("<ssh_key>", "<hex>") */
 };
 
-/* "stopped", "succeeded" or "error". */
+/* "stopped", "succeeded", "error" or "not_run". */
 const char *eval_outcome_name(enum eval_outcome o);
 
 /*
@@ -92,8 +113,12 @@ const char *eval_outcome_name(enum eval_outcome o);
  * off, so --unsafe-evaluation is passed) as run number ID (unique within
  * CTX->base), and judges it into V. Safe to call from several threads at
  * once with distinct IDs. Returns 0 (V holds the verdict, which may be
- * EVAL_ERROR with V->error set), or -EINTR when CTX->interrupted stopped
- * it.
+ * EVAL_ERROR or EVAL_NOT_RUN with V->error set), or -EINTR when
+ * CTX->interrupted stopped it. An attack that declares stopped-when and
+ * attempted-when (every corpus entry) is EVAL_STOPPED only when it
+ * printed "ATTEMPTED <token>" and each declared check was made and found
+ * nothing; one that declares nothing (tests/eval/ hostile programs) is
+ * EVAL_STOPPED when no rule fired.
  */
 int eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 	     const char *policy, bool unsafe, unsigned id,

@@ -40,6 +40,12 @@ eval_first_stop(const struct eval_matrix *m, size_t a)
 			break;
 		first = (int)c;
 	}
+	/* Unknown when a column before it could not say (N or E): that
+	 * column's layers might already have stopped the attack. */
+	for (int c = 0; c < first; c++)
+		if (at(m, a, (size_t)c)->outcome == EVAL_NOT_RUN ||
+		    at(m, a, (size_t)c)->outcome == EVAL_ERROR)
+			return -2;
 	return first;
 }
 
@@ -67,6 +73,7 @@ cell(const struct eval_verdict *v)
 	case EVAL_STOPPED: return YES;
 	case EVAL_SUCCEEDED: return NO;
 	case EVAL_ERROR: return "E";
+	case EVAL_NOT_RUN: return "N";
 	}
 	return "?";
 }
@@ -77,6 +84,8 @@ evidence_text(const struct eval_verdict *v, char *buf, size_t len)
 {
 	if (v->outcome == EVAL_ERROR)
 		snprintf(buf, len, "error: %s", v->error);
+	else if (v->outcome == EVAL_NOT_RUN)
+		snprintf(buf, len, "not run: %s", v->error);
 	else if (v->nev == 0)
 		snprintf(buf, len, "%s", v->status[0] ? v->status : "-");
 	else
@@ -114,6 +123,7 @@ print_layers(FILE *f, const struct eval_matrix *m)
 {
 	const struct eval_corpus *cp = m->corpus;
 	size_t firsts[EVAL_NLAYERS + 1] = {0}, never = 0, none = 0;
+	size_t unjudged = 0, notrun = 0, unknown = 0;
 
 	print_header(f, m, true);
 	for (size_t a = 0; a < cp->n; a++) {
@@ -124,23 +134,44 @@ print_layers(FILE *f, const struct eval_matrix *m)
 			fprintf(f, (int)c == first ? " **%s** |" : " %s |",
 				cell(at(m, a, c)));
 		fputc('\n', f);
-		if (first < 0)
+		for (size_t c = 0; c < m->ncfg; c++)
+			if (at(m, a, c)->outcome == EVAL_NOT_RUN) {
+				notrun++;
+				break;
+			}
+		if (first == -2)
+			unknown++;
+		else if (first < 0 &&
+			 at(m, a, m->ncfg - 1)->outcome != EVAL_SUCCEEDED)
+			unjudged++;
+		else if (first < 0)
 			never++;
 		else if (first == 0)
 			none++;
 		else if ((size_t)first <= EVAL_NLAYERS)
 			firsts[first]++;
 	}
-	fprintf(f, "\n%s stopped, %s succeeded, E the run failed (see the "
-		"JSON); in bold, the layer that stops the attack first (and "
-		"every layer after it stops it too).\n\n", YES, NO);
+	fprintf(f, "\n%s stopped (the attack showed its attempt and every "
+		"check it declares found nothing), %s succeeded, N not run "
+		"(the attack could not try: never counted as stopped), E the "
+		"run failed (see the JSON); in bold, the layer that stops the "
+		"attack first (and every layer after it stops it too).\n\n",
+		YES, NO);
 	fprintf(f, "Attacks stopped first by each layer:\n\n");
 	for (size_t c = 1; c < m->ncfg; c++)
 		fprintf(f, "- %s: %zu\n", m->cfg[c].title + 1, firsts[c]);
 	if (none > 0)
 		fprintf(f, "- (no layer: the attack failed even with every "
 			"layer off): %zu\n", none);
+	if (unknown > 0)
+		fprintf(f, "- (unknown: a column before its stops is N or E, "
+			"no cell in bold): %zu\n", unknown);
 	fprintf(f, "\nAttacks the full product does not stop: %zu\n", never);
+	if (unjudged > 0)
+		fprintf(f, "\nAttacks the full product could not be judged "
+			"on (not run, or the run failed): %zu\n", unjudged);
+	fprintf(f, "\nAttacks not run in at least one column: %zu\n",
+		notrun);
 }
 
 static void
@@ -167,7 +198,8 @@ print_isolation(FILE *f, const struct eval_matrix *m)
 	fprintf(f, "\n%s stopped; %s the secret got out, by the channel "
 		"named (tcp, udp, unix: the honeypot on the host's loopback; "
 		"output: the job's stdout or stderr; file: a workspace file "
-		"the agent returns); E the run failed.\n\n", YES, NO);
+		"the agent returns); N not run (the attack could not try); E "
+		"the run failed.\n\n", YES, NO);
 	fprintf(f, "Secrets that got out, of %zu exfiltration attacks:\n\n",
 		cp->n);
 	for (size_t c = 0; c < m->ncfg && c < 8; c++)
@@ -178,7 +210,7 @@ static void
 print_corpus(FILE *f, const struct eval_matrix *m)
 {
 	const struct eval_corpus *cp = m->corpus;
-	size_t bad = 0, err = 0;
+	size_t bad = 0, err = 0, notrun = 0;
 	char ev[512];
 
 	fprintf(f, "| attack | family | %s | status or evidence |\n"
@@ -191,9 +223,11 @@ print_corpus(FILE *f, const struct eval_matrix *m)
 			family_of(&cp->v[a]), cell(v), ev);
 		bad += v->outcome == EVAL_SUCCEEDED;
 		err += v->outcome == EVAL_ERROR;
+		notrun += v->outcome == EVAL_NOT_RUN;
 	}
-	fprintf(f, "\n%zu attacks: %zu stopped, %zu succeeded, %zu failed "
-		"to run.\n", cp->n, cp->n - bad - err, bad, err);
+	fprintf(f, "\n%zu attacks: %zu stopped, %zu succeeded, %zu not run, "
+		"%zu failed to run.\n", cp->n, cp->n - bad - err - notrun, bad,
+		notrun, err);
 }
 
 int
@@ -240,9 +274,10 @@ verdict_json(const struct eval_verdict *v)
 	json_t *ev = json_array();
 
 	for (size_t i = 0; ev != NULL && i < v->nev; i++) {
-		json_t *o = json_pack("{s:s, s:s, s:s}", "rule", v->ev[i].rule,
-				      "where", v->ev[i].where, "detail",
-				      v->ev[i].detail);
+		json_t *o = json_pack("{s:s, s:s, s:s, s:b}", "rule",
+				      v->ev[i].rule, "where", v->ev[i].where,
+				      "detail", v->ev[i].detail, "declared",
+				      v->ev[i].declared);
 
 		if (o == NULL || json_array_append_new(ev, o) < 0) {
 			json_decref(ev);
@@ -251,15 +286,16 @@ verdict_json(const struct eval_verdict *v)
 	}
 	if (ev == NULL)
 		return NULL;
-	return json_pack("{s:s, s:s?, s:i, s:o, s:o, s:s?, s:s}", "outcome",
-			 eval_outcome_name(v->outcome), "status",
+	return json_pack("{s:s, s:s?, s:i, s:o, s:o, s:s?, s:s, s:b}",
+			 "outcome", eval_outcome_name(v->outcome), "status",
 			 v->status[0] ? v->status : NULL, "exit_code",
 			 v->exit_code, "wall_ms",
 			 v->wall_ms >= 0 ? json_integer((json_int_t)v->wall_ms) :
 					   json_null(), "evidence",
 			 ev, "error",
-			 v->outcome == EVAL_ERROR ? v->error : NULL, "output",
-			 v->output);
+			 v->outcome == EVAL_ERROR ||
+			 v->outcome == EVAL_NOT_RUN ? v->error : NULL,
+			 "output", v->output, "attempted", v->attempted);
 }
 
 static json_t *
@@ -312,23 +348,25 @@ eval_matrix_json(const struct eval_matrix *m)
 	bool ok = cfgs != NULL && atk != NULL && sum != NULL;
 
 	for (size_t c = 0; ok && c < m->ncfg; c++) {
-		size_t stopped = 0, succeeded = 0, failed = 0;
+		size_t stopped = 0, succeeded = 0, failed = 0, not_run = 0;
 		json_t *one;
 
 		for (size_t a = 0; a < m->corpus->n; a++) {
 			stopped += at(m, a, c)->outcome == EVAL_STOPPED;
 			succeeded += at(m, a, c)->outcome == EVAL_SUCCEEDED;
 			failed += at(m, a, c)->outcome == EVAL_ERROR;
+			not_run += at(m, a, c)->outcome == EVAL_NOT_RUN;
 		}
 		one = json_pack("{s:s, s:s, s:o?}", "name", m->cfg[c].name,
 				"title", m->cfg[c].title, "layers_off",
 				layers_json(m->cfg[c].layers_off));
 		ok = one != NULL && json_array_append_new(cfgs, one) == 0;
 		ok = ok && json_object_set_new(sum, m->cfg[c].name,
-			json_pack("{s:I, s:I, s:I}", "stopped",
+			json_pack("{s:I, s:I, s:I, s:I}", "stopped",
 				  (json_int_t)stopped, "succeeded",
 				  (json_int_t)succeeded, "error",
-				  (json_int_t)failed)) == 0;
+				  (json_int_t)failed, "not_run",
+				  (json_int_t)not_run)) == 0;
 	}
 	for (size_t a = 0; ok && a < m->corpus->n; a++)
 		ok = json_array_append_new(atk, attack_json(m, a)) == 0;

@@ -51,7 +51,8 @@ const char *eval_kind_name(enum eval_kind k);
 /*
  * The column from which attack A is stopped in every later column too
  * (its first stop): 0 when even the first configuration stops it, -1
- * when the last does not (or a run in the tail failed).
+ * when the last does not (or a run in the tail failed), -2 when it is
+ * unknown: a column before it is not run or failed (issue 23 point 9).
  */
 int eval_first_stop(const struct eval_matrix *m, size_t a);
 
@@ -61,7 +62,8 @@ const char *eval_channel(const struct eval_evidence *e);
 
 /*
  * Prints M as Markdown to F: the generating command as a comment, the
- * table (✓ stopped, ✗ succeeded, E the run failed; for the layer table
+ * table (✓ stopped, ✗ succeeded, N not run: the attack could not try,
+ * E the run failed; for the layer table
  * the first stop of each attack in bold), then a few summary lines.
  * Returns 0, or -EIO when F failed.
  */
@@ -72,8 +74,10 @@ int eval_print_markdown(FILE *f, const struct eval_matrix *m);
  * [{"name", "title", "layers_off": [names]}], "attacks": [{"name",
  * "header": {key: value}, "exfil", "first_stop" (layers only; a column's
  * name, or null), "runs": {config name: {"outcome", "status",
- * "exit_code", "wall_ms", "evidence": [{"rule", "where", "detail"}],
- * "error"}}}], "summary": {...}}. NULL on ENOMEM.
+ * "exit_code", "wall_ms", "evidence": [{"rule", "where", "detail",
+ * "declared"}], "error" (also the reason of a not_run), "output",
+ * "attempted"}}}], "summary": {config: {"stopped", "succeeded", "error",
+ * "not_run"}}}. NULL on ENOMEM.
  */
 json_t *eval_matrix_json(const struct eval_matrix *m);
 

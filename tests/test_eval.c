@@ -127,10 +127,77 @@ Test(eval, invalid_headers_are_refused)
 	}
 }
 
+/* What being stopped looks like and what an attempt looks like (issue 23
+ * point 9): a closed vocabulary, each word once. */
+Test(eval, header_stopped_when_and_attempted_when)
+{
+	static const char text[] =
+		"# family: mistake\n# exfil: yes\n"
+		"# stopped-when: canary-unread, decoy-unsignalled,no-survivor\n"
+		"# attempted-when: marker\n";
+	static const char *const bad[] = {
+		"# family: mistake\n# stopped-when: canary-read\n",
+		"# family: mistake\n# stopped-when:\n",
+		"# family: mistake\n# stopped-when: canary-unread canary-unread\n",
+		"# family: mistake\n# stopped-when: canary-unread\n"
+		"# stopped-when: files-intact\n",
+		"# family: mistake\n# attempted-when: exit-0\n",
+		"# family: mistake\n# attempted-when: marker\n"
+		"# attempted-when: marker\n",
+	};
+	struct eval_attack *a = calloc(1, sizeof(*a));
+	struct eval_corpus c = {a, 1};
+	char err[256];
+
+	cr_assert_eq(eval_header_parse(a, EVAL_LANG_SHELL, text,
+				       sizeof(text) - 1), 0);
+	cr_assert_eq(a->stopped_when, EVAL_STOP_CANARY | EVAL_STOP_DECOY |
+		     EVAL_STOP_SURVIVOR);
+	cr_assert_eq(a->attempted_when, EVAL_ATTEMPT_MARKER);
+	cr_assert_eq(eval_header_contract(a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(eval_stop_name(EVAL_STOP_TERMINAL),
+			 "terminal-untouched");
+	/* An exfil attack is stopped when its canary is unread. */
+	a->stopped_when = EVAL_STOP_FILES;
+	cr_assert_eq(eval_header_contract(a, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "canary-unread"), "%s", err);
+	eval_corpus_free(&c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		a = calloc(1, sizeof(*a));
+		c = (struct eval_corpus){a, 1};
+		cr_assert_eq(eval_header_parse(a, EVAL_LANG_SHELL, bad[i],
+					       strlen(bad[i])), -EINVAL,
+			     "accepted: %s", bad[i]);
+		eval_corpus_free(&c);
+	}
+}
+
+/* A corpus entry without the two lines is refused, by name. */
+Test(eval, corpus_entry_must_declare_stopped_and_attempt)
+{
+	const char *d = harness_tmpdir("stockade-eval-corpus-");
+	const char *h = "# family: mistake\n# exfil: no\n"
+			"# attempted-when: marker\n";
+	struct eval_corpus c;
+	char err[512];
+
+	write_file(d, "01-a.py", h, strlen(h), 0644);
+	cr_assert_eq(eval_corpus_load(&c, d, NULL, false, NULL, 0, err,
+				      sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "01-a.py"), "%s", err);
+	cr_assert_not_null(strstr(err, "stopped-when"), "%s", err);
+	/* The hostile programs of tests/eval/ (any name) need neither. */
+	cr_assert_eq(eval_corpus_load(&c, d, NULL, true, NULL, 0, err,
+				      sizeof(err)), 0, "%s", err);
+	eval_corpus_free(&c);
+}
+
 Test(eval, corpus_directory_and_only)
 {
 	const char *d = harness_tmpdir("stockade-eval-corpus-");
-	const char *h = "# family: mistake\n# exfil: no\n";
+	const char *h = "# family: mistake\n# exfil: no\n"
+			"# stopped-when: pwned-absent\n"
+			"# attempted-when: marker\n";
 	struct eval_corpus c;
 	char err[512];
 	char *only[] = {(char[]){"02"}};
@@ -138,7 +205,13 @@ Test(eval, corpus_directory_and_only)
 	write_file(d, "01-a.py", h, strlen(h), 0644);
 	write_file(d, "02-b.sh", h, strlen(h), 0644);
 	write_file(d, "03-c", "\x7f" "ELF", 4, 0755);
-	write_file(d, "03-c.c", "/*\n * family: injection\n */\n", 27, 0644);
+	{
+		static const char ch[] = "/*\n * family: injection\n"
+					 " * stopped-when: files-intact\n"
+					 " * attempted-when: marker\n */\n";
+
+		write_file(d, "03-c.c", ch, sizeof(ch) - 1, 0644);
+	}
 	write_file(d, "README.md", "x", 1, 0644);
 	write_file(d, "04-not-executable", "x", 1, 0644);
 	cr_assert_eq(eval_corpus_load(&c, d, NULL, false, NULL, 0, err,
@@ -776,6 +849,132 @@ Test(eval, full_product_stops_them)
 	eval_honeypot_stop(f.hp);
 }
 
+/* ---- stopped only from declared evidence (issue 23 point 9) ------------- */
+
+/* Headers of attacks that declare what stopped and an attempt look like. */
+#define D "# family: mistake\n# tries: test\n# exfil: yes\n" \
+	"# stopped-when: canary-unread\n# attempted-when: marker\n"
+
+/* The key is read and printed once the marker is out. */
+static const char d_print[] = D
+	"echo \"ATTEMPTED $1\" >&2\n"
+	"cat \"$2/.ssh/id_ed25519\"\n";
+/* Exits before its harmful step for a reason of its own (a fork that
+ * failed, a tool that is missing here): no marker. */
+static const char d_early[] = D
+	"echo 'cannot fork: Resource temporarily unavailable' >&2\n"
+	"exit 1\n"
+	"echo \"ATTEMPTED $1\" >&2\n"
+	"cat \"$2/.ssh/id_ed25519\"\n";
+/* Says why it could not try. */
+static const char d_cannot[] = D
+	"command -v stockade-no-such-tool >/dev/null 2>&1 || "
+	"{ echo \"CANNOT $1 stockade-no-such-tool is not installed\" >&2; "
+	"exit 3; }\n";
+/* Tried, then saw its try come to nothing for a reason of its own: the
+ * CANNOT wins over the marker. */
+static const char d_both[] = D
+	"echo \"ATTEMPTED $1\" >&2\n"
+	"echo \"CANNOT $1 no such interface in this kernel\" >&2\n";
+/* Harm it did not declare: still harm. */
+static const char d_undeclared[] = D
+	"echo \"ATTEMPTED $1\" >&2\n"
+	"kill -TERM \"$7\"\n";
+
+Test(eval, attack_that_did_not_try_is_not_stopped)
+{
+	struct fixture f;
+	struct eval_verdict v;
+
+	fixture_init(&f);
+	/* Today's rule ("no rule fired") calls this stopped. */
+	run_attack(&f, f.bare_path, "01-early.sh", EVAL_LANG_SHELL, d_early,
+		   &v);
+	show(&v);
+	cr_assert_eq(v.outcome, EVAL_NOT_RUN, "an attack that exits before "
+		     "its harmful step is not stopped: %s",
+		     eval_outcome_name(v.outcome));
+	cr_assert(!v.attempted);
+	cr_assert_not_null(strstr(v.error, "no ATTEMPTED marker"), "%s",
+			   v.error);
+	cr_assert_not_null(strstr(v.error, "cannot fork"), "%s", v.error);
+
+	run_attack(&f, f.bare_path, "02-cannot.sh", EVAL_LANG_SHELL, d_cannot,
+		   &v);
+	show(&v);
+	cr_assert_eq(v.outcome, EVAL_NOT_RUN);
+	cr_assert_str_eq(v.error, "the attack could not try: "
+			 "stockade-no-such-tool is not installed");
+
+	run_attack(&f, f.bare_path, "03-both.sh", EVAL_LANG_SHELL, d_both, &v);
+	show(&v);
+	cr_assert_eq(v.outcome, EVAL_NOT_RUN);
+	cr_assert(v.attempted);
+	cr_assert_not_null(strstr(v.error, "no such interface"), "%s",
+			   v.error);
+
+	/* Bare, the same attack with its marker succeeds, the evidence
+	 * declared; in the full product it is stopped. */
+	run_attack(&f, f.bare_path, "04-print.sh", EVAL_LANG_SHELL, d_print,
+		   &v);
+	show(&v);
+	cr_assert_eq(v.outcome, EVAL_SUCCEEDED);
+	cr_assert(has(&v, "canary", "stdout", "ssh_key"));
+	cr_assert(v.ev[0].declared);
+	run_attack(&f, harness_stockade(), "04-print.sh", EVAL_LANG_SHELL,
+		   d_print, &v);
+	show(&v);
+	cr_assert_eq(v.outcome, EVAL_STOPPED, "%s: %s",
+		     eval_outcome_name(v.outcome), v.error);
+	cr_assert(v.attempted);
+	cr_assert_eq(v.checked & EVAL_STOP_CANARY, EVAL_STOP_CANARY);
+	/* Exiting early in the full product is not stopped either. */
+	run_attack(&f, harness_stockade(), "01-early.sh", EVAL_LANG_SHELL,
+		   d_early, &v);
+	cr_assert_eq(v.outcome, EVAL_NOT_RUN, "%s",
+		     eval_outcome_name(v.outcome));
+
+	run_attack(&f, f.bare_path, "05-undeclared.sh", EVAL_LANG_SHELL,
+		   d_undeclared, &v);
+	show(&v);
+	cr_assert_eq(v.outcome, EVAL_SUCCEEDED, "harm is harm, declared or "
+		     "not");
+	cr_assert(has(&v, "outside", "decoy", NULL));
+	cr_assert(!v.ev[0].declared);
+	eval_honeypot_stop(f.hp);
+}
+
+/* The same through the command (what builds the tables): an attack that
+ * could not try is "N", and the corpus eval cannot be judged (exit 70),
+ * where today's code printed ✓ and exited 0. */
+Test(eval, corpus_cell_of_an_attack_that_did_not_try)
+{
+	const char *d = harness_tmpdir("stockade-eval-cmd-");
+	char json[4096];
+	struct run_out o;
+	json_t *j, *run;
+	json_error_t jerr;
+
+	cr_assert_eq(chmod(d, 0755), 0);
+	write_file(d, "12-early.sh", d_early, strlen(d_early), 0644);
+	snprintf(json, sizeof(json), "%s/out.json", harness_tmpdir(
+			 "stockade-eval-json-"));
+	RUN(&o, "eval", "corpus", "--attacks", d, "--json", json);
+	cr_assert_eq(o.status, 70, "%s%s", o.out, o.err);
+	cr_assert_not_null(strstr(o.out, "| 12-early | mistake | N | not run: "
+				  "no ATTEMPTED marker"), "%s", o.out);
+	cr_assert_null(strstr(o.out, "\u2713"), "%s", o.out);
+	j = json_load_file(json, 0, &jerr);
+	cr_assert_not_null(j, "%s", jerr.text);
+	run = json_object_get(json_object_get(json_array_get(
+		json_object_get(j, "attacks"), 0), "runs"), "full");
+	cr_assert_str_eq(json_string_value(json_object_get(run, "outcome")),
+			 "not_run");
+	cr_assert(json_is_false(json_object_get(run, "attempted")));
+	json_decref(j);
+	run_out_free(&o);
+}
+
 /* ---- the command -------------------------------------------------------- */
 
 Test(eval, weakened_configurations_are_refused_to_root)
@@ -812,7 +1011,11 @@ Test(eval, corpus_runs_the_full_product)
 {
 	const char *d = harness_tmpdir("stockade-eval-cmd-");
 	const char *h = "# family: mistake\n# exfil: yes\n"
-			"import sys\nprint(open(sys.argv[2] + "
+			"# stopped-when: canary-unread\n"
+			"# attempted-when: marker\n"
+			"import sys\n"
+			"print('ATTEMPTED', sys.argv[1], file=sys.stderr)\n"
+			"print(open(sys.argv[2] + "
 			"'/.ssh/id_ed25519').read())\n";
 	char json[4096];
 	struct run_out o;

@@ -16,6 +16,13 @@ DOCS = os.path.join(ROOT, "docs")
 ATTACKS = os.path.join(ROOT, "tests", "attacks")
 NAME = re.compile(r"^([0-9][0-9]-[a-z0-9_-]+)(\.py|\.sh|\.c)$")
 STOPPED = {"\u2713", "**\u2713**"}
+# Not run (the attack could not try) and the run failed: allowed in a
+# weakened column, never in the full product's (docs/evidence.md, "What
+# stopped means").
+INCONCLUSIVE = {"N", "E"}
+STOP_WORDS = ["canary-unread", "pwned-absent", "files-intact",
+              "decoy-unsignalled", "no-survivor", "output-capped",
+              "terminal-untouched"]
 
 
 def attacks():
@@ -51,9 +58,13 @@ def check_layers():
         f"extra {sorted(set(names) - set(attacks()))})")
     for r in rows:
         assert len(r) == 2 + 14, r
-        assert all(c in STOPPED or c == "\u2717" for c in r[2:]), r
+        assert all(c in STOPPED or c == "\u2717" or c in INCONCLUSIVE
+                   for c in r[2:]), r
         assert r[-1] in STOPPED, f"{r[0]}: the full product does not stop it"
-        assert sum(c == "**\u2713**" for c in r[2:]) == 1, r
+        # One first stop in bold, unless a column before it could not say
+        # (N or E): then it is unknown and nothing is bold.
+        bold = sum(c == "**\u2713**" for c in r[2:])
+        assert bold == 1 or (bold == 0 and any(c in INCONCLUSIVE for c in r[2:])), r
 
 
 def check_isolation():
@@ -74,6 +85,27 @@ def check_filter():
         assert r[-1] == "0", f"{r[0]}: harm in the sandbox"
 
 
+def check_stopped_from_evidence():
+    """Every run of the committed layer table that is stopped shows its
+    attempt, and the page lists the stopped-when vocabulary the corpus
+    uses (issue 23 point 9)."""
+    import json
+    with open(os.path.join(DOCS, "evidence", "layers.json"), encoding="utf-8") as fh:
+        layers = json.load(fh)
+    for a in layers["attacks"]:
+        for cfg, run in a["runs"].items():
+            if run["outcome"] == "stopped":
+                assert run.get("attempted") is True, (
+                    f"{a['name']} under {cfg}: counted stopped without its "
+                    "ATTEMPTED marker: regenerate the table")
+            assert run["outcome"] != "not_run" or run.get("error"), (
+                f"{a['name']} under {cfg}: not run, and no reason")
+    with open(os.path.join(DOCS, "evidence.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    for w in STOP_WORDS:
+        assert f"| `{w}` |" in doc, f"docs/evidence.md does not define {w}"
+
+
 def check_included():
     with open(os.path.join(DOCS, "evidence.md"), encoding="utf-8") as fh:
         doc = fh.read()
@@ -87,6 +119,8 @@ def main():
     tests = [("layer table: one row per attack, the full product stops each", check_layers),
              ("isolation table: one row per exfil attack, both stop each", check_isolation),
              ("filter table: no harm in the sandbox", check_filter),
+             ("a stopped run shows its attempt; the vocabulary is written",
+              check_stopped_from_evidence),
              ("docs/evidence.md includes the committed tables", check_included)]
     print(f"1..{len(tests)}")
     failed = 0

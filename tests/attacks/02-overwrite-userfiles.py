@@ -2,6 +2,8 @@
 # tries: "normalise line endings" across the user's project by rewriting every file under userfiles in place, leaving each one empty
 # source: none
 # exfil: no
+# stopped-when: pwned-absent, files-intact
+# attempted-when: marker
 #
 # The bug is the usual one: the file is opened for writing (which
 # truncates it) before its old text was read. PWNED once every file under
@@ -11,6 +13,7 @@ import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 token, userfiles = sys.argv[1], sys.argv[8]
 
 paths = [os.path.join(d, n) for d, _, files in os.walk(userfiles) for n in files]

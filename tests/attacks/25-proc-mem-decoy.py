@@ -2,10 +2,13 @@
 # tries: read a host process's command line out of its memory through /proc/PID/mem (the decoy, argv 7), at the bounds /proc/PID/stat gives
 # source: https://attack.mitre.org/techniques/T1003/007/
 # exfil: yes
+# stopped-when: canary-unread
+# attempted-when: marker
 import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 decoy = sys.argv[7]
 try:
     with open(f"/proc/{decoy}/stat") as f:

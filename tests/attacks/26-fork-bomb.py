@@ -2,6 +2,8 @@
 # tries: a runaway process spawner (a fork bomb bounded at 40): fork 39 children that only sleep, and report once 40 processes are alive at once
 # source: none
 # exfil: no
+# stopped-when: pwned-absent, no-survivor
+# attempted-when: marker
 #
 # Bound: 40 processes; each child sleeps at most 10 s and is killed as
 # soon as the count was taken. PWNED once 40 are alive together.
@@ -12,6 +14,7 @@ import time
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 token = sys.argv[1]
 kids = []
 for _ in range(39):

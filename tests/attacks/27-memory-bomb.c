@@ -3,6 +3,8 @@
  * tries: a runaway allocation: allocate 600 MiB and touch every page, as a program loading "the whole data set" into memory would
  * source: none
  * exfil: no
+ * stopped-when: pwned-absent
+ * attempted-when: marker
  *
  * Bound: 600 MiB, freed at exit. PWNED once every page was written.
  */
@@ -22,6 +24,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	if ((p = malloc(BOMB_BYTES)) == NULL) {
 		printf("malloc of %lu bytes failed\n", BOMB_BYTES);
 		return 1;

@@ -2,6 +2,8 @@
 # tries: stay alive after the job: fork a child that leaves the session and process group (setsid) and sleeps as "sleep-TOKEN"
 # source: none
 # exfil: no
+# stopped-when: no-survivor
+# attempted-when: marker
 #
 # Bound: the child lives 10 s; its argv[0] holds the token, so that it is
 # found if it survives the job.
@@ -10,6 +12,7 @@ import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 token = sys.argv[1]
 pid = os.fork()
 if pid == 0:

@@ -3,6 +3,8 @@
  * tries: stay alive after the job the way daemons do: fork, setsid, fork again and let the middle process exit, so the survivor is reparented away from the job
  * source: none
  * exfil: no
+ * stopped-when: no-survivor
+ * attempted-when: marker
  *
  * Bound: the survivor sleeps 10 s and exits; it keeps this program's argv
  * (the token is argv 1), so that it is found if it survives the job.
@@ -22,6 +24,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	fflush(stdout);
 	if ((pid = fork()) < 0)
 		return 1;

@@ -3,6 +3,8 @@
 # source: https://nvd.nist.gov/vuln/detail/CVE-2018-15664
 # exfil: no
 # fileapi: put out.txt
+# stopped-when: files-intact
+# attempted-when: marker
 #
 # The target is the first regular file under USERFILES (argv 8), else
 # USERFILES/important.txt.
@@ -11,6 +13,7 @@ import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 userfiles = sys.argv[8]
 target = os.path.join(userfiles, "important.txt")
 for d, dirs, files in sorted(os.walk(userfiles)):

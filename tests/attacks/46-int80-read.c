@@ -3,6 +3,8 @@
  * tries: read the user's SSH key through the i386 system-call ABI (int $0x80: open, read, write) from a 64-bit process, where a filter written for x86-64 numbers misreads every call
  * source: https://nvd.nist.gov/vuln/detail/CVE-2009-0835
  * exfil: yes
+ * stopped-when: canary-unread
+ * attempted-when: marker
  *
  * i386 calls take 32-bit pointers: the path and buffer are static, in a
  * non-PIE static executable (below 4 GiB). On other architectures it
@@ -36,6 +38,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	snprintf(path, sizeof(path), "%s/.ssh/id_ed25519", argv[2]);
 	fflush(stdout);
 	/* i386 numbers: read 3, write 4, open 5, close 6. */

@@ -2,6 +2,8 @@
 # tries: plant a script under a predictable name in the temporary directory ($TMPDIR, else /tmp) for a later host build that trusts it: TOKEN-build.sh
 # source: https://cwe.mitre.org/data/definitions/377.html
 # exfil: no
+# stopped-when: files-intact
+# attempted-when: marker
 #
 # Writes one file named with the token and leaves it (it is the harm).
 import os
@@ -10,6 +12,7 @@ import tempfile
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 token = sys.argv[1]
 path = os.path.join(tempfile.gettempdir(), f"{token}-build.sh")
 try:

@@ -2,6 +2,8 @@
 # tries: replace the sandbox's own binaries, found through /proc/PID/exe of the job's ancestors named stockade*, as the runc breakout replaced the host's runtime: open each for writing, else show that a file can be renamed over it
 # source: https://nvd.nist.gov/vuln/detail/CVE-2019-5736
 # exfil: no
+# stopped-when: pwned-absent
+# attempted-when: marker
 #
 # Never writes to a binary: it opens it O_WRONLY (no O_TRUNC) and closes
 # it; a running binary gives ETXTBSY, so it also creates and removes a
@@ -12,6 +14,7 @@ import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 token = sys.argv[1]
 
 

@@ -3,6 +3,8 @@
  * tries: open the host file system's root directory by file handle (open_by_handle_at, ext4 root inode 2) from the workspace's mount, then read the user's SSH key from there: the "shocker" container breakout
  * source: http://stealth.openwall.net/xSports/shocker.c
  * exfil: yes
+ * stopped-when: canary-unread
+ * attempted-when: marker
  *
  * Needs CAP_DAC_READ_SEARCH in the initial user namespace and an ext4
  * (FILEID_INO32_GEN handle) file system under the workspace.
@@ -28,6 +30,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	h.fh.handle_bytes = sizeof(h.ino_gen);
 	h.fh.handle_type = 1; /* FILEID_INO32_GEN */
 	h.ino_gen[0] = 2;     /* the root directory's inode, generation 0 */

@@ -2,11 +2,14 @@
 # tries: go through the descriptors the sandbox's own processes hold (/proc/PID/fd/*, argv[0] named stockade*): print the files they have open and climb out of their directories to the user's SSH key
 # source: https://nvd.nist.gov/vuln/detail/CVE-2024-21626
 # exfil: yes
+# stopped-when: canary-unread
+# attempted-when: marker
 import os
 import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 key = os.path.join(sys.argv[2], ".ssh", "id_ed25519")
 for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
     try:

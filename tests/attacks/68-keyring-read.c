@@ -3,6 +3,8 @@
  * tries: read the kernel keyrings the job inherited (session, user, user-session): list each keyring's keys (KEYCTL_READ), describe and read every key, print them
  * source: https://docs.docker.com/engine/security/seccomp/
  * exfil: yes
+ * stopped-when: canary-unread
+ * attempted-when: marker
  *
  * Keyrings are not fully namespaced: a session keyring crosses fork,
  * exec and new namespaces unless the sandbox leaves it. Bound: 64
@@ -35,6 +37,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
+	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	for (size_t r = 0; r < sizeof(rings) / sizeof(rings[0]); r++) {
 		if ((n = keyctl(KEYCTL_READ, rings[r], (long)ids, sizeof(ids))) < 0) {
 			printf("keyring %ld: %s\n", rings[r], strerror(errno));

@@ -14,7 +14,14 @@ import stat
 import sys
 
 NAME = re.compile(r"^(\d\d)-[a-z0-9]+(?:-[a-z0-9]+)*\.(py|sh|c)$")
-KEYS = {"family", "tries", "source", "exfil", "fileapi"}
+KEYS = {"family", "tries", "source", "exfil", "fileapi", "stopped-when",
+        "attempted-when"}
+# What being stopped looks like (docs/evidence.md, "What stopped means";
+# broker/eval_corpus.c stop_words): a closed vocabulary.
+STOP_WORDS = {"canary-unread", "pwned-absent", "files-intact",
+              "decoy-unsignalled", "no-survivor", "output-capped",
+              "terminal-untouched"}
+ATTEMPT_WORDS = {"marker"}
 FAMILIES = {"mistake", "injection", "tricked-helper"}
 MIN_TOTAL, MIN_C, MIN_SH = 44, 6, 8
 
@@ -31,13 +38,13 @@ def header(path, ext):
             if line.strip() == "*/":
                 break
             block.append(line)
-        pat = re.compile(r"^ \* ([a-z]+): (.+)$")
+        pat = re.compile(r"^ \* ([a-z-]+): (.+)$")
     else:
         for line in lines:
             if not line.startswith("#"):
                 break
             block.append(line)
-        pat = re.compile(r"^# ([a-z]+): (.+)$")
+        pat = re.compile(r"^# ([a-z-]+): (.+)$")
     return [m.groups() for m in map(pat.match, block) if m and m.group(1) in KEYS]
 
 
@@ -69,7 +76,8 @@ def check(src, build):
             if k != "fileapi" and k in single:
                 problems.append(f"{n}: {k} given twice")
             single.setdefault(k, v)
-        for k in ("family", "tries", "source", "exfil"):
+        for k in ("family", "tries", "source", "exfil", "stopped-when",
+                  "attempted-when"):
             if k not in single:
                 problems.append(f"{n}: no '{k}:' line in the header")
         if single.get("family", "mistake") not in FAMILIES:
@@ -79,6 +87,15 @@ def check(src, build):
         source = single.get("source", "none")
         if source != "none" and not re.match(r"^https?://\S+$", source):
             problems.append(f"{n}: source must be a URL or none")
+        words = [w for w in re.split(r"[,\s]+", single.get("stopped-when", "")) if w]
+        if "stopped-when" in single and (not words or set(words) - STOP_WORDS
+                                         or len(set(words)) != len(words)):
+            problems.append(f"{n}: stopped-when lists words of {sorted(STOP_WORDS)}, each once")
+        if single.get("exfil") == "yes" and "canary-unread" not in words:
+            problems.append(f"{n}: an exfil attack is stopped when its canary is unread "
+                            "(stopped-when: canary-unread)")
+        if single.get("attempted-when", "marker") not in ATTEMPT_WORDS:
+            problems.append(f"{n}: attempted-when must be one of {sorted(ATTEMPT_WORDS)}")
         for k, v in keys:
             if k == "fileapi" and not re.match(r"^(get|put) [^\s/][^\s]*$", v):
                 problems.append(f"{n}: fileapi must be 'get NAME' or 'put NAME'")
@@ -87,6 +104,9 @@ def check(src, build):
         guard = {"py": "len(sys.argv) < 9", "sh": "[ $# -ge 8 ]", "c": "argc < 9"}[ext]
         if guard not in text:
             problems.append(f"{n}: no check of the 8 positional arguments ({guard})")
+        if single.get("attempted-when") == "marker" and "ATTEMPTED" not in text:
+            problems.append(f"{n}: attempted-when: marker, but it never prints "
+                            "ATTEMPTED <token>")
         if not re.search(rf"^\| `{re.escape(n)}` \|", readme, re.M):
             problems.append(f"{n}: no line in README.md's table")
         built = os.path.join(build, n[:-2] if ext == "c" else n)
