@@ -25,7 +25,26 @@ struct denial_log {
 	uint32_t n;             /* entries of the result's denials */
 	struct job_denial d[JOB_MAX_DENIALS];
 	uint64_t dropped;       /* refusals of calls past JOB_MAX_DENIALS */
+	/* The answer budget (denials_hold_ms): answers left, and the
+	 * milliseconds of the job when it was last refilled. */
+	uint32_t tokens;
+	uint64_t refill_ms;
 };
+
+/*
+ * The launcher answers at most DENIALS_RATE refusals a second on
+ * average, DENIALS_BURST in a row (issue 23: a job looping on refused
+ * calls made the launcher spend as much CPU as itself, CPU that no limit
+ * of the job counts). Past that, the listener is not read for a while:
+ * the job's refused calls wait in the kernel, asleep, which costs the job
+ * wall-clock time (its wall limit counts it) and the launcher nothing.
+ * A program that meets a refusal now and then (a runtime probing for
+ * io_uring, a test suite trying socket families) never waits; see
+ * docs/decisions.md, "Refusals are answered at a bounded rate".
+ */
+#define DENIALS_RATE 1000   /* answers per second; a multiple of 1000 */
+#define DENIALS_BURST 1000  /* answers in a row after a quiet second */
+#define DENIALS_BATCH 10    /* answers a hold waits for (10 ms' worth) */
 
 /* Prepares LOG for a job whose profile has `denied = kill` when KILL.
  * Returns 0 or -ENOMEM. */
@@ -48,6 +67,17 @@ int denials_take_listener(struct denial_log *log, int sock);
  * answer), or another negative errno when the listener is unusable.
  */
 int denials_answer(struct denial_log *log, uint64_t now_ms);
+
+/*
+ * Whether LOG's listener may be read at NOW_MS (milliseconds of the job,
+ * not decreasing): 0 when an answer is in the budget (DENIALS_RATE), else
+ * the milliseconds until DENIALS_BATCH answers are, during which the
+ * caller leaves the listener unread (and wakes when they are up). Each
+ * denials_answer that receives a notification spends one answer; the
+ * counts of the result are unchanged, every refused call is still
+ * answered and recorded, later.
+ */
+int denials_hold_ms(struct denial_log *log, uint64_t now_ms);
 
 /* Copies the record into RES (denials, ndenials). */
 void denials_result(const struct denial_log *log, struct job_result *res);
