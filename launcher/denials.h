@@ -31,19 +31,8 @@ struct denial_log {
 	uint64_t refill_ms;
 };
 
-/*
- * The launcher answers at most DENIALS_RATE refusals a second on
- * average, DENIALS_BURST in a row (issue 23: a job looping on refused
- * calls made the launcher spend as much CPU as itself, CPU that no limit
- * of the job counts). Past that, the listener is not read for a while:
- * the job's refused calls wait in the kernel, asleep, which costs the job
- * wall-clock time (its wall limit counts it) and the launcher nothing.
- * A program that meets a refusal now and then (a runtime probing for
- * io_uring, a test suite trying socket families) never waits; see
- * docs/decisions.md, "Refusals are answered at a bounded rate".
- */
-#define DENIALS_RATE 1000   /* answers per second; a multiple of 1000 */
-#define DENIALS_BURST 1000  /* answers in a row after a quiet second */
+/* DENIALS_RATE and DENIALS_BURST: shared/result.h (the check reads
+ * them too). */
 #define DENIALS_BATCH 10    /* answers a hold waits for (10 ms' worth) */
 
 /* Prepares LOG for a job whose profile has `denied = kill` when KILL.
