@@ -7,20 +7,21 @@
 # STOCKADE_BIN and STOCKADE_LIMIT_PROGRAMS (tests/limits, refusal-flood).
 #
 # The job (tests/limits/refusal_flood.c) calls socket(AF_VSOCK) in a loop
-# for 2.5 s while a second thread spins: every call is refused by the
-# filter and answered by the launcher. While it runs, this test samples
+# in 4 threads for 2.5 s while a fifth spins: every call is refused by
+# the filter and answered by the launcher. While it runs, this test samples
 # the CPU time (utime + stime, /proc/PID/stat) of every stockade-launcher
 # process under the stockade it started; the last sample of each is its
 # total to within the 50 ms between samples. What must hold:
-#  - the launcher used under a tenth of the job's wall time and under a
-#    quarter of the job's CPU time (the result's cpu_ms). Before the
-#    bound, the launcher woke for every refusal (10,000 to 30,000 a
-#    second here) and spent 0.34 to 0.37 s in a 2.5 s flood on a loaded
-#    2-core machine, more on an idle one; with the bound it answers at
-#    most DENIALS_RATE (1000) a second: 0.05 to 0.1 s, its start-up
-#    included. A busier machine only slows the launcher down, so it
-#    spends less in the same wall time; the job's spinning thread keeps
-#    the job's CPU near its share of a core;
+#  - the launcher used under a tenth of the job's wall time and under
+#    half of the job's CPU time (the result's cpu_ms). Before the bound,
+#    the launcher answered 20,000 to 28,000 refusals a second and spent
+#    0.57 s in a 2.5 s flood on a loaded 2-core machine (60% of the job's
+#    0.94 s); with the bound it answers at most DENIALS_RATE (1000) a
+#    second after a burst of 1000: 0.04 to 0.07 s, its start-up included.
+#    A busier machine only slows the launcher down, so it spends less in
+#    the same wall time; the job's spinning thread keeps the job's CPU
+#    near its share of a core (the wall bound is the one that decides;
+#    the CPU one is loose so that a starved job cannot fail it);
 #  - the result's count for socket is the number of refusals the program
 #    saw: a call made to wait is still answered and counted, once.
 #
@@ -141,10 +142,10 @@ def t_flood(stockade, prefix, owner, cleanup):
     if counted != refused:
         raise AssertionError(f"the result counts {counted} refusals of "
                              f"socket, the program saw {refused}")
-    if launcher_s >= 0.25 * job_s or launcher_s >= 0.1 * wall_s:
+    if launcher_s >= 0.5 * job_s or launcher_s >= 0.1 * wall_s:
         raise AssertionError(f"the launcher spent too much: {figures} "
-                             f"(bound: under a quarter of the job's CPU "
-                             f"and a tenth of its wall time)")
+                             f"(bound: under half of the job's CPU and a "
+                             f"tenth of its wall time)")
     return figures
 
 
@@ -164,8 +165,8 @@ def main():
     try:
         for number, (who, prefix, owner) in enumerate(users, 1):
             title = (f"a refusal flood costs the launcher under a tenth "
-                     f"of the wall time and a quarter of the job's CPU; "
-                     f"every refusal counted ({who})")
+                     f"of the wall time and half the job's CPU; every "
+                     f"refusal counted ({who})")
             try:
                 stockade = stockade_bin
                 if prefix:
