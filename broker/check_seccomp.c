@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "result.h"
 
 /* Every job here is a few probe calls: a hang is a defect. */
 #define JOB_DEADLINE_MS 10000
@@ -553,6 +554,79 @@ SYS_CHECK(clone3_enosys, clone3)
 SYS_CHECK(allowed_work, allowed)
 SYS_CHECK(denials_counted, counted)
 
+/*
+ * seccomp.refusal_rate_bounded: a job refused 1.5 s on end (the probe's
+ * refusal-flood: socket(AF_VSOCK) in a loop) gets at most DENIALS_BURST
+ * + DENIALS_RATE answers a second of its wall time (shared/result.h; the
+ * token bucket of launcher/denials.c), each counted once: the result's
+ * socket count is the number of refusals the probe saw. Without the
+ * bound the launcher answered 10,000 to 30,000 a second here, spending
+ * as much CPU as the job, and no limit counts it (issue 23). The bound
+ * is an upper one, so load cannot make a sound launcher fail it.
+ */
+static void
+refusal_rate(struct check_ctx *c, struct check_result *r)
+{
+	static const char *const argv[] = {"./stockade-probe",
+					   "refusal-flood", "1500", NULL};
+	struct check_job_opts o;
+	struct check_job j;
+	char why[300], v[32], dens[300];
+	unsigned long long refused, other, nsocket = 0, wall, bound;
+	json_t *arr, *d;
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	o.argv = argv;
+	o.deadline_ms = JOB_DEADLINE_MS;
+	if (check_job_run(c, &o, &j) < 0 || j.result == NULL ||
+	    j.proc.timed_out) {
+		check_fail(r, "no result: %s",
+			   check_job_summary(&j, why, sizeof(why)));
+		goto out;
+	}
+	if (strcmp(j.status, "ok") != 0 ||
+	    !check_value(&j, "refused", v, sizeof(v))) {
+		check_fail(r, "status %s, no refusal count: %s", j.status,
+			   check_job_summary(&j, why, sizeof(why)));
+		goto out;
+	}
+	refused = strtoull(v, NULL, 10);
+	other = check_value(&j, "other", v, sizeof(v)) ?
+		strtoull(v, NULL, 10) : 1;
+	arr = json_object_get(j.result, "denials");
+	json_array_foreach(arr, i, d)
+		if (strcmp(json_string_value(json_object_get(d, "syscall")) ?
+			   json_string_value(json_object_get(d, "syscall")) :
+			   "", "socket") == 0)
+			nsocket += (unsigned long long)json_integer_value(
+				json_object_get(d, "count"));
+	wall = (unsigned long long)json_integer_value(
+		json_object_get(j.result, "wall_ms"));
+	/* Answers by the job's millisecond T: at most BURST + RATE * T;
+	 * 50 for the milliseconds between the jail's clock and ours. */
+	bound = DENIALS_BURST + DENIALS_RATE * wall / 1000 + 50;
+	denials_text(&j, dens, sizeof(dens));
+	if (refused == 0 || other != 0)
+		check_fail(r, "%llu calls refused, %llu answered otherwise "
+			   "(socket(AF_VSOCK) must be refused)", refused,
+			   other);
+	else if (nsocket != refused)
+		check_fail(r, "the result counts %llu refusals of socket, the "
+			   "job saw %llu; denials %s", nsocket, refused, dens);
+	else if (refused > bound)
+		check_fail(r, "%llu refusals answered in %llu ms (%llu a "
+			   "second), over the bound of %llu: the launcher "
+			   "answers a flood at any rate, spending CPU no limit "
+			   "counts", refused, wall, refused * 1000 /
+			   (wall > 0 ? wall : 1), bound);
+	else
+		check_pass(r, "%llu refusals answered in %llu ms (bound %llu), "
+			   "each counted once", refused, wall, bound);
+out:
+	check_job_free(&j);
+}
+
 const struct check checks_seccomp[] = {
 	{"seccomp.ptrace_process_vm_refused", "seccomp",
 	 "ptrace, process_vm_readv, process_vm_writev, pidfd_getfd: EPERM, "
@@ -602,6 +676,9 @@ const struct check checks_seccomp[] = {
 	{"seccomp.denials_counted_in_result", "seccomp",
 	 "ptrace refused 3 times and keyctl once: denials exactly ptrace:3 "
 	 "keyctl:1 with first_ms, status ok", denials_counted},
+	{"seccomp.refusal_rate_bounded", "seccomp",
+	 "a job refused 1.5 s on end gets at most 1000 answers plus 1000 a "
+	 "second, each counted once", refusal_rate},
 	{"seccomp.x32_abi_ends_job", "seccomp",
 	 "getpid through the x32 ABI never returns: policy_violation, "
 	 "denial x32:39", x32_abi},

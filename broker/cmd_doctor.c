@@ -64,23 +64,46 @@ doctor_to_json(const struct doctor_report *r)
 			 "checks", checks, "kernel", json_host_text(r->kernel));
 }
 
-/* Prints TEXT after HEAD, its later lines indented under the first. */
+/* Writes TEXT[0..LEN) to F with its control characters in caret
+ * notation and anything not UTF-8 as U+FFFD (term_escape). */
 static void
-print_indented(const char *head, const char *text)
+put_escaped(FILE *f, const char *text, size_t len)
+{
+	char buf[4 * 256];
+
+	while (len > 0) {
+		size_t n = len < 256 ? len : 256;
+
+		/* Cut on a UTF-8 boundary, so that no sequence is split
+		 * between two calls (each of which ends its stream). */
+		while (n < len && n > 1 &&
+		       ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
+		fwrite(buf, 1, term_escape(text, n, buf), f);
+		text += n;
+		len -= n;
+	}
+}
+
+/* Prints TEXT after HEAD to F, its later lines indented under the
+ * first, escaped (put_escaped): TEXT quotes the host. */
+static void
+print_indented(FILE *f, const char *head, const char *text)
 {
 	const char *nl;
 
-	fputs(head, stdout);
+	fputs(head, f);
 	while ((nl = strchr(text, '\n')) != NULL) {
-		printf("%.*s\n%*s", (int)(nl - text), text, (int)strlen(head),
-		       "");
+		put_escaped(f, text, (size_t)(nl - text));
+		fprintf(f, "\n%*s", (int)strlen(head), "");
 		text = nl + 1;
 	}
-	printf("%s\n", text);
+	put_escaped(f, text, strlen(text));
+	fputc('\n', f);
 }
 
-static void
-print_text(const struct doctor_report *r)
+void
+doctor_print_text(FILE *f, const struct doctor_report *r)
 {
 	char head[128];
 
@@ -91,11 +114,11 @@ print_text(const struct doctor_report *r)
 			continue;
 		snprintf(head, sizeof(head), "%-8s %s: ",
 			 doctor_status_name(c->status), c->layer);
-		print_indented(head, c->observed);
+		print_indented(f, head, c->observed);
 		if (c->status != DOCTOR_OK && c->fix[0] != '\0')
-			print_indented("         fix: ", c->fix);
+			print_indented(f, "         fix: ", c->fix);
 	}
-	printf("%s\n", r->verdict);
+	print_indented(f, "", r->verdict);
 }
 
 static void
@@ -140,7 +163,7 @@ cmd_doctor(int argc, char **argv)
 			rc = EXIT_SANDBOX;
 		json_decref(j);
 	} else {
-		print_text(r);
+		doctor_print_text(stdout, r);
 	}
 	free(r);
 	if (fflush(stdout) != 0)

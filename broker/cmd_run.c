@@ -49,6 +49,10 @@ struct run_output {
 	bool stream;            /* pass output through as it arrives */
 	bool closed[3];         /* our stdout/stderr went away (EPIPE...) */
 	bool tty[3];            /* that stream of ours is a terminal */
+	/* On a terminal, a UTF-8 sequence a chunk of that stream ended in
+	 * (term_escape_chunk): a C1 control split across two writes is
+	 * escaped as one written whole (issue 23). */
+	struct term_escape_state esc[3];
 	/* Past the first half of a stream's cap, what is shown when the job
 	 * ends: the last half, after the marker when bytes were dropped
 	 * (capture_init_tail; the stream's cap as the result's). */
@@ -67,12 +71,12 @@ pass_chunk(struct run_output *o, int stream, const uint8_t *data, size_t len)
 	 * (term_escape): no OSC 52 clipboard writes, no forged replies. The
 	 * status line steps aside for them. */
 	if (o->tty[stream]) {
-		char buf[4 * PROTO_OUTPUT_CHUNK];
+		char buf[4 * PROTO_OUTPUT_CHUNK + 12];
 		size_t n;
 
 		if (len > PROTO_OUTPUT_CHUNK)
 			len = PROTO_OUTPUT_CHUNK;
-		n = term_escape(data, len, buf);
+		n = term_escape_chunk(&o->esc[stream], data, len, buf);
 		progress_run_hold(&o->status);
 		if (write_all(stream, buf, n) < 0)
 			o->closed[stream] = true;
@@ -113,16 +117,25 @@ pass_rest(struct run_output *o, int stream)
 	size_t len;
 	uint8_t *rest = capture_collect(&o->rest[stream], RESULT_TRUNC_MARKER,
 					&len);
+	char end[12];
+	size_t n;
 
 	if (rest == NULL) {
 		log_warn("out of memory: the end of the job's %s is not shown",
 			 stream == 1 ? "stdout" : "stderr");
-		return;
+	} else {
+		for (size_t at = 0; at < len; at += PROTO_OUTPUT_CHUNK)
+			pass_chunk(o, stream, rest + at,
+				   len - at < PROTO_OUTPUT_CHUNK ?
+				   len - at : PROTO_OUTPUT_CHUNK);
+		free(rest);
 	}
-	for (size_t at = 0; at < len; at += PROTO_OUTPUT_CHUNK)
-		pass_chunk(o, stream, rest + at, len - at < PROTO_OUTPUT_CHUNK ?
-				  len - at : PROTO_OUTPUT_CHUNK);
-	free(rest);
+	/* The stream's end: a sequence it ended inside of is shown as
+	 * U+FFFD, never left for the terminal to complete. */
+	n = term_escape_end(&o->esc[stream], end);
+	if (n > 0 && o->tty[stream] && !o->closed[stream] &&
+	    write_all(stream, end, n) < 0)
+		o->closed[stream] = true;
 }
 
 /*

@@ -65,6 +65,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -119,6 +120,17 @@ const char *doctor_status_name(enum doctor_status s);
  * it), NULL when memory runs out.
  */
 json_t *doctor_to_json(const struct doctor_report *r);
+
+/*
+ * R as the text of `stockade doctor` to F: one "STATUS LAYER: observed"
+ * per check that ran, its fix under it unless ok, the verdict last.
+ * What the checks quote from the host (kernel strings, paths, sysctl
+ * values, error texts) is written through term_escape (utf8.h): control
+ * characters in caret notation, bytes that are not UTF-8 as U+FFFD, so
+ * that a path or a value with ESC in it cannot drive the terminal
+ * (issue 23). Write errors are F's (ferror).
+ */
+void doctor_print_text(FILE *f, const struct doctor_report *r);
 
 /*
  * The required checks, run at most once per boot while they pass: for the

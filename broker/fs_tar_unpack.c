@@ -504,13 +504,20 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 	}
 	if ((r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
 		goto out;
-	/* An archive ends with zero blocks, which libarchive consumes; a
-	 * stream that simply stops after an entry (it accepts that) is a
-	 * producer that died between two entries. What remained of the
-	 * last entry's padding is under 512 bytes. */
-	if (archive_filter_bytes(u->a, 0) - before < 512)
+	/*
+	 * An archive ends with two zero blocks of 512 bytes (POSIX.1-2017,
+	 * pax, "ustar Interchange Format"), which libarchive consumes; it
+	 * accepts a stream that stops after an entry, after the first zero
+	 * block, or inside the second (issue 23), each a producer that died
+	 * before the end. Headers and data areas are whole blocks, and the
+	 * last entry's data was read (fill_entry), so the first zero block
+	 * starts where its padding ends: BEFORE rounded up to a block. Both
+	 * blocks must have been consumed from there.
+	 */
+	if (archive_filter_bytes(u->a, 0) - ((before + 511) & ~(int64_t)511) <
+	    1024)
 		r = fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, "the stream ended without "
-			 "the end-of-archive blocks (cut short?)", EIO);
+			 "the two end-of-archive blocks (cut short?)", EIO);
 	goto out;
 failed:
 	/* This entry failed (or one in flight before it did): what the

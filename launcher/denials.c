@@ -17,6 +17,7 @@ denials_init(struct denial_log *log, bool kill)
 	memset(log, 0, sizeof(*log));
 	log->listener = -1;
 	log->kill = kill;
+	log->tokens = DENIALS_BURST;
 	if (seccomp_notify_alloc(&log->req, &log->resp) < 0)
 		return -ENOMEM;
 	return 0;
@@ -105,6 +106,8 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 	memset(req, 0, sizeof(*req));
 	if ((e = seccomp_notify_receive(log->listener, req)) < 0)
 		return gone(e) ? 0 : e;
+	if (log->tokens > 0)
+		log->tokens--;
 	nr = req->data.nr;
 	/* An x32 call shows the native arch with the x32 bit in its number. */
 	if (PLANTED(x32_bit_not_foreign))
@@ -160,6 +163,29 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 							  : -EPERM;
 	e = seccomp_notify_respond(log->listener, resp);
 	return gone(e) ? 0 : e;
+}
+
+/* Adds the answers earned since LOG->refill_ms, up to DENIALS_BURST. */
+static void
+refill(struct denial_log *log, uint64_t now_ms)
+{
+	uint64_t add;
+
+	if (now_ms <= log->refill_ms)
+		return;
+	add = (now_ms - log->refill_ms) * (DENIALS_RATE / 1000);
+	log->tokens = add >= DENIALS_BURST - log->tokens ? DENIALS_BURST :
+		(uint32_t)(log->tokens + add);
+	log->refill_ms = now_ms;
+}
+
+int
+denials_hold_ms(struct denial_log *log, uint64_t now_ms)
+{
+	refill(log, now_ms);
+	if (log->tokens > 0 || PLANTED(refusals_answered_unbounded))
+		return 0;
+	return DENIALS_BATCH / (DENIALS_RATE / 1000);
 }
 
 void

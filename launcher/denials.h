@@ -25,7 +25,15 @@ struct denial_log {
 	uint32_t n;             /* entries of the result's denials */
 	struct job_denial d[JOB_MAX_DENIALS];
 	uint64_t dropped;       /* refusals of calls past JOB_MAX_DENIALS */
+	/* The answer budget (denials_hold_ms): answers left, and the
+	 * milliseconds of the job when it was last refilled. */
+	uint32_t tokens;
+	uint64_t refill_ms;
 };
+
+/* DENIALS_RATE and DENIALS_BURST: shared/result.h (the check reads
+ * them too). */
+#define DENIALS_BATCH 10    /* answers a hold waits for (10 ms' worth) */
 
 /* Prepares LOG for a job whose profile has `denied = kill` when KILL.
  * Returns 0 or -ENOMEM. */
@@ -48,6 +56,17 @@ int denials_take_listener(struct denial_log *log, int sock);
  * answer), or another negative errno when the listener is unusable.
  */
 int denials_answer(struct denial_log *log, uint64_t now_ms);
+
+/*
+ * Whether LOG's listener may be read at NOW_MS (milliseconds of the job,
+ * not decreasing): 0 when an answer is in the budget (DENIALS_RATE), else
+ * the milliseconds until DENIALS_BATCH answers are, during which the
+ * caller leaves the listener unread (and wakes when they are up). Each
+ * denials_answer that receives a notification spends one answer; the
+ * counts of the result are unchanged, every refused call is still
+ * answered and recorded, later.
+ */
+int denials_hold_ms(struct denial_log *log, uint64_t now_ms);
 
 /* Copies the record into RES (denials, ndenials). */
 void denials_result(const struct denial_log *log, struct job_result *res);

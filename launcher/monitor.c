@@ -424,8 +424,12 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 			{.fd = l->zygote.sock, .events = POLLIN},
 		};
 		uint64_t spent = elapsed_ms(&s.jail.start);
-		int timeout = -1, ready;
+		int timeout = -1, ready, hold = 0;
 
+		/* Past the rate of answers (denials.h), the listener rests:
+		 * the job's refused calls wait in the kernel, asleep. */
+		if (p[5].fd >= 0 && (hold = denials_hold_ms(&s.den, spent)) > 0)
+			p[5].fd = -1;
 		if (!s.exited && !s.killed) {
 			int tick = enforcer_wait_ms(&s.enf, spent);
 
@@ -445,6 +449,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		 * collection of unix sockets happens to run. */
 		if (s.exited && !wait_out)
 			timeout = 0;
+		if (hold > 0 && (timeout < 0 || hold < timeout))
+			timeout = hold;
 		ready = poll(p, 7, timeout);
 		if (ready < 0) {
 			if (errno == EINTR)

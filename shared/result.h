@@ -80,6 +80,22 @@ struct job_limits {
 	uint64_t workspace_bytes; /* [files] workspace_mb, bytes (> 0) */
 };
 
+/*
+ * The launcher answers at most DENIALS_RATE refusals a second on
+ * average, DENIALS_BURST in a row (issue 23: a job looping on refused
+ * calls made the launcher spend as much CPU as itself, CPU that no limit
+ * of the job counts). Past that, the listener is not read for a while:
+ * the job's refused calls wait in the kernel, asleep, which costs the job
+ * wall-clock time (its wall limit counts it) and the launcher nothing.
+ * A program that meets a refusal now and then (a runtime probing for
+ * io_uring, a test suite trying socket families) never waits; see
+ * docs/decisions.md, "Refusals are answered at a bounded rate".
+ * launcher/denials.c answers by these; seccomp.refusal_rate_bounded
+ * (broker/check_seccomp.c) checks them.
+ */
+#define DENIALS_RATE 1000u  /* answers per second; a multiple of 1000 */
+#define DENIALS_BURST 1000u /* answers in a row after a quiet second */
+
 /* One system call the jail's seccomp filter refused (issue 5). */
 #define JOB_MAX_DENIALS 32u
 #define JOB_DENIAL_NAME 32u

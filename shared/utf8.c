@@ -99,35 +99,138 @@ utf8_sanitize(const void *data, size_t len, size_t *outlen)
 	return out;
 }
 
+/* Whether P[0..N) (N < 4) is a proper prefix of a well-formed sequence
+ * (utf8_decode): its length if so, else 0. The missing bytes are filled
+ * with 0x80 and then with 0xA0, between them in range after every lead
+ * byte (E0 needs A0..BF, ED 80..9F, F0 90..BF, F4 80..8F). */
+static size_t
+utf8_prefix(const uint8_t *p, size_t n)
+{
+	static const uint8_t pad[] = { 0x80, 0xa0 };
+	uint8_t t[4];
+	uint32_t cp;
+	size_t l;
+
+	if (n == 0 || n >= sizeof(t))
+		return 0;
+	for (size_t k = 0; k < sizeof(pad); k++) {
+		memcpy(t, p, n);
+		memset(t + n, pad[k], sizeof(t) - n);
+		if ((l = utf8_decode(t, sizeof(t), &cp)) > n)
+			return l;
+	}
+	return 0;
+}
+
+/* Escapes the character at P (N >= 1 bytes) to *O, moving *O on.
+ * Returns the bytes of P used, or 0 when P[0..N) is a proper prefix of
+ * a sequence (nothing written: more input is needed). */
+static size_t
+escape_one(const uint8_t *p, size_t n, char **o)
+{
+	uint8_t c = p[0];
+	uint32_t cp;
+	size_t l;
+
+	if (c == '\t' || c == '\n' || c == '\r' || (c >= 0x20 && c < 0x7f)) {
+		*(*o)++ = (char)c;
+		return 1;
+	}
+	if (c == 0x7f) {
+		*(*o)++ = '^';
+		*(*o)++ = '?';
+		return 1;
+	}
+	if (c < 0x20) {
+		*(*o)++ = '^';
+		*(*o)++ = (char)(c + 0x40);
+		return 1;
+	}
+	l = utf8_decode(p, n, &cp);
+	if (l == 0 && n < 4 && utf8_prefix(p, n) != 0)
+		return 0;
+	if (l == 0) {
+		memcpy(*o, "\xef\xbf\xbd", 3); /* U+FFFD */
+		*o += 3;
+		return 1;
+	}
+	if (cp >= 0x80 && cp <= 0x9f) {
+		/* C1 control U+0080..U+009F: ESC plus its 7-bit form. */
+		*(*o)++ = '^';
+		*(*o)++ = '[';
+		*(*o)++ = (char)(cp - 0x40);
+		return l;
+	}
+	memcpy(*o, p, l);
+	*o += l;
+	return l;
+}
+
 size_t
-term_escape(const void *in, size_t len, char *out)
+term_escape_chunk(struct term_escape_state *st, const void *in, size_t len,
+		  char *out)
 {
 	const uint8_t *p = in;
 	char *o = out;
+	size_t i = 0, l;
 
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = p[i];
+	/* First the sequence the last chunk ended inside of, completed
+	 * with this chunk's first bytes. */
+	while (st->nheld > 0) {
+		uint8_t t[4];
+		size_t h = st->nheld, k = len < 4 - h ? len : 4 - h;
 
-		if (c == '\t' || c == '\n' || c == '\r' ||
-		    (c >= 0x20 && c < 0x7f) || (c >= 0x80 && c != 0xc2)) {
-			*o++ = (char)c;
-		} else if (c == 0x7f) {
-			*o++ = '^';
-			*o++ = '?';
-		} else if (c < 0x20) {
-			*o++ = '^';
-			*o++ = (char)(c + 0x40);
-		} else if (i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
-			/* C1 control U+0080..U+009F: ESC plus its 7-bit form. */
-			*o++ = '^';
-			*o++ = '[';
-			*o++ = (char)(p[i + 1] - 0x40);
-			i++;
+		memcpy(t, st->held, h);
+		memcpy(t + h, p, k);
+		l = escape_one(t, h + k, &o);
+		if (l == 0) {
+			/* Still a prefix: this whole chunk (k == len) is
+			 * part of it. */
+			memcpy(st->held + h, p, k);
+			st->nheld = (uint8_t)(h + k);
+			return (size_t)(o - out);
+		}
+		if (l >= h) {
+			i = l - h;
+			st->nheld = 0;
 		} else {
-			*o++ = (char)c; /* 0xc2 starting an ordinary character */
+			/* A held byte that turned out to start nothing:
+			 * written as U+FFFD; the rest is judged again. */
+			memmove(st->held, st->held + l, h - l);
+			st->nheld = (uint8_t)(h - l);
 		}
 	}
+	while (i < len) {
+		l = escape_one(p + i, len - i, &o);
+		if (l == 0) {
+			/* A proper prefix (under 4 bytes) ends the chunk. */
+			memcpy(st->held, p + i, len - i);
+			st->nheld = (uint8_t)(len - i);
+			break;
+		}
+		i += l;
+	}
 	return (size_t)(o - out);
+}
+
+size_t
+term_escape_end(struct term_escape_state *st, char *out)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < st->nheld; k++, n += 3)
+		memcpy(out + n, "\xef\xbf\xbd", 3);
+	st->nheld = 0;
+	return n;
+}
+
+size_t
+term_escape(const void *in, size_t len, char *out)
+{
+	struct term_escape_state st = { 0 };
+	size_t n = term_escape_chunk(&st, in, len, out);
+
+	return n + term_escape_end(&st, out + n);
 }
 
 size_t

@@ -33,12 +33,44 @@ char *utf8_sanitize(const void *data, size_t len, size_t *outlen);
  * U+0080..U+009F as UTF-8 (shown as "^[" plus the matching 7-bit
  * final). Program output on the caller's terminal then cannot move the
  * cursor, retitle the window, write the clipboard (OSC 52) or make the
- * terminal answer a query as if typed. OUT must hold 4 * LEN bytes; no
- * terminator is written. Returns the bytes written. A C1 sequence split
- * across two calls is passed through as its two halves (documented
- * limitation: each half alone is invalid UTF-8, which terminals ignore).
+ * terminal answer a query as if typed. A byte that starts no well-formed
+ * UTF-8 sequence (RFC 3629), a truncated sequence at the end included,
+ * becomes U+FFFD, so that the terminal never has to guess what a stray
+ * 0xC2 or 0x9B means. OUT must hold 4 * LEN bytes; no terminator is
+ * written. Returns the bytes written. For a stream that comes in
+ * chunks, use term_escape_chunk: this is one chunk and its end.
  */
 size_t term_escape(const void *in, size_t len, char *out);
+
+/*
+ * The decoder state of one escaped stream (term_escape_chunk): the bytes
+ * of a UTF-8 sequence that the last chunk ended inside of. Zero it
+ * (= {0}) before the first chunk; one per stream (stdout and stderr each
+ * have their own, or a sequence could be completed by the other stream).
+ */
+struct term_escape_state {
+	uint8_t held[3];
+	uint8_t nheld;
+};
+
+/*
+ * term_escape for one chunk IN[0..LEN) of a stream whose state is ST:
+ * a sequence cut by the end of an earlier chunk is completed by this
+ * one before it is judged, so a C1 control written in two parts
+ * ("\xC2", then "\x9B2J": issue 23) is escaped as it is written in one.
+ * A proper prefix of a well-formed sequence at the end of IN is kept in
+ * ST, not written. OUT must hold 4 * LEN + 12 bytes; no terminator.
+ * Returns the bytes written.
+ */
+size_t term_escape_chunk(struct term_escape_state *st, const void *in,
+			 size_t len, char *out);
+
+/*
+ * The end of the stream of ST: the bytes it holds (a sequence never
+ * completed) are written to OUT as one U+FFFD each, and ST is zeroed.
+ * OUT must hold 12 bytes. Returns the bytes written (0 to 9).
+ */
+size_t term_escape_end(struct term_escape_state *st, char *out);
 
 /*
  * vsnprintf(3) into BUF (SIZE bytes) that never cuts a word:

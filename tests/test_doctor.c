@@ -653,3 +653,50 @@ Test(doctor, cached_verdict_refuses_with_preflights_words)
 			 "user.max_user_namespaces=15000, and make it permanent "
 			 "in /etc/sysctl.d/");
 }
+
+/*
+ * Issue 23: the text `stockade doctor` prints quotes the host (paths,
+ * sysctl values, kernel strings, error texts); a value with ESC or a C1
+ * control in it must reach the terminal in caret notation. A report
+ * made here, printed to a memory stream, must hold no ESC, no C1 control
+ * and no byte that is not UTF-8; the lines keep their indentation.
+ */
+Test(doctor, text_escapes_what_it_quotes)
+{
+	struct doctor_report *r = calloc(1, sizeof(*r));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	cr_assert_not_null(r);
+	r->checks[0].layer = "user namespaces";
+	r->checks[0].ran = true;
+	r->checks[0].status = DOCTOR_REFUSED;
+	snprintf(r->checks[0].observed, sizeof(r->checks[0].observed),
+		 "user.max_user_namespaces = \x1b]0;pwn\x07, path "
+		 "/tmp/\xc2\x9b" "2J/x\xff");
+	snprintf(r->checks[0].fix, sizeof(r->checks[0].fix),
+		 "line one\nprofile stockade /opt/\x1b[31m/stockade {");
+	snprintf(r->verdict, sizeof(r->verdict), "refused: \xc2\x9d" "52;c;x");
+	f = open_memstream(&text, &len);
+	cr_assert_not_null(f);
+	doctor_print_text(f, r);
+	cr_assert_eq(fclose(f), 0);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		cr_assert(c != 0x1b && c != 0x07 && c != 0xff,
+			  "byte 0x%02x at %zu: %s", c, i, text);
+		cr_assert(!(c == 0xc2 && i + 1 < len &&
+			    (unsigned char)text[i + 1] <= 0x9f),
+			  "raw C1 at %zu: %s", i, text);
+	}
+	cr_assert_not_null(strstr(text, "= ^[]0;pwn^G, path /tmp/^[[2J/x"
+				  "\xef\xbf\xbd\n"), "%s", text);
+	cr_assert_not_null(strstr(text, "         fix: line one\n"
+				  "              profile stockade /opt/^[[31m/"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "refused: ^[]52;c;x\n"), "%s", text);
+	free(text);
+	free(r);
+}

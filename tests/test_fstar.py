@@ -459,6 +459,55 @@ def case_broken_streams(env):
     return "4 streams x 4 fronts"
 
 
+def case_cut_end_blocks(env):
+    """Issue 23: a stream cut inside its end-of-archive blocks (two zero
+    blocks of 512 bytes, POSIX pax "ustar Interchange Format"): after the
+    first, inside the second, inside the first. Each is io_error naming
+    the end-of-archive blocks after the 2 whole entries, which are kept
+    whole (they were complete); nothing half-written, no temporary name.
+    The same entries with both blocks and nothing after them (no record
+    padding to 10240 bytes) unpack. The second file's data ends on a
+    block boundary (no padding) and the first's does not: the end blocks
+    are found either way. Today's code took the first three as
+    complete (the third was refused already)."""
+    ws = env.new_ws()
+    whole = tar_of([("a", "f", b"A" * 1000), ("b", "f", b"B" * 10240)],
+                   fmt=tarfile.USTAR_FORMAT)
+    end = 512 + 1024 + 512 + 10240      # where the first zero block starts
+    check(whole[end:end + 1024] == bytes(1024) and whole[end - 1] == 0x42,
+          "the archive is not laid out as this test expects")
+    sessions = env.sessions(ws)
+    # Inside the first block, libarchive itself finds the stream
+    # truncated (refused before too: the control).
+    cuts = [("first", end + 512, "end-of-archive"),
+            ("second", end + 512 + 100, "end-of-archive"),
+            ("mid-first", end + 256, "Truncated")]
+    try:
+        for what, at, text in cuts:
+            expect_error(env, ws, whole[:at], "io_error", None, 2, sessions,
+                         dest=f"end-{what}-{{i}}", text=text)
+            for i in range(4):
+                d = os.path.join(ws, f"end-{what}-{i}")
+                got = tree(d) if os.path.isdir(d) else {}
+                check(got in ({}, {"a": b"A" * 1000, "b": b"B" * 10240}),
+                      f"{what} {i}: half-written: "
+                      f"{ {k: len(v or b'') for k, v in got.items()} }")
+        for front, got in unpack_all_fronts(env, ws, whole[:end + 1024],
+                                            "end-ok-{i}", sessions):
+            if isinstance(got, subprocess.CompletedProcess):
+                check(got.returncode == 0, f"{front}: {got.stderr!r}")
+            else:
+                check("error" not in got, f"{front}: {got}")
+        for i in range(4):
+            check(tree(os.path.join(ws, f"end-ok-{i}")) ==
+                  {"a": b"A" * 1000, "b": b"B" * 10240}, f"end-ok-{i}")
+        fa.close_all(sessions)
+    finally:
+        fa.close_all_quietly(sessions)
+    no_temporaries(ws)
+    return "3 cuts x 4 fronts refused, the exact end accepted"
+
+
 def case_review_regressions(env):
     """What a review found, each run several times (the writer threads
     race): nothing after a failed entry is written; a file then a path
@@ -545,6 +594,7 @@ CASES = [
     ("quotas: max_file_mb, workspace_mb, max_files", case_quotas),
     ("symlink, hard link, device and FIFO entries", case_entry_types),
     ("lying sizes, cut streams, not tar, gzip", case_broken_streams),
+    ("a stream cut inside its end-of-archive blocks", case_cut_end_blocks),
     ("a review's findings: writes after a failure, f then f/g, parents "
      "against max_files, a failed pack, a damaged header",
      case_review_regressions),

@@ -461,13 +461,15 @@ def case_timeout(r):
 
 def case_cpu(r):
     ws = r.workspace(["spin-threads"])
-    o = r.run(ws, ["--cpu-time", "1", "--timeout", "6"],
+    # Deterministic under load (issue 23 point 10): the threads stop on
+    # CPU time (3 s each), and the wall limit (45 s, under the test's
+    # RUN_DEADLINE) leaves a loaded machine room to give them 1 s
+    # between them; only CPU time is asserted.
+    o = r.run(ws, ["--cpu-time", "1", "--timeout", "45"],
               ["/work/spin-threads"])
     want_status(o, "cpu_limit")
     check(o["cpu_ms"] >= 1000, f"cpu_ms {o['cpu_ms']} below the 1000 ms "
                                f"limit it was stopped for")
-    check(o["wall_ms"] < 6000, f"wall_ms {o['wall_ms']}: not stopped "
-                               f"before the wall-clock limit")
     check(o["peak_processes"] >= 3,
           f"peak_processes {o['peak_processes']}: the jail's init and the "
           f"program's two threads were not all counted")

@@ -285,6 +285,39 @@ def t_run_tty(s):
     return "status line, erased before output and summary"
 
 
+def t_run_split_c1(s):
+    """Issue 23: C1 controls (CSI, OSC, ST as UTF-8: C2 9B, C2 9D, C2 9C)
+    each written in two writes a moment apart, on stdout and stderr, so
+    that the broker gets them in separate chunks. The terminal must see
+    them in caret notation, never raw; the only ESC it sees is the
+    status line's own erase (CR ESC [ K)."""
+    script = ("printf '\\302'; sleep 0.4; printf '\\2332J\\n'; "
+              "printf '\\302' >&2; sleep 0.4; printf '\\2350;pwn\\302' >&2; "
+              "sleep 0.4; printf '\\234\\n' >&2; printf 'end\\302'")
+    status, shown, _, _ = spawn(s.argv("run", "--", "sh", "-c", script),
+                                s.term())
+    refused(status, shown)
+    assert status == 0, f"run exited {status}: {shown!r}"
+    for raw in (b"\xc2\x9b", b"\xc2\x9d", b"\xc2\x9c"):
+        if raw in shown:
+            raise AssertionError(f"a raw C1 control {raw!r} reached the "
+                                 f"terminal: {shown!r}")
+    text = shown.replace(ERASE, b"")
+    if b"\x1b" in text:
+        raise AssertionError(f"an ESC other than the status line's reached "
+                             f"the terminal: {shown!r}")
+    if any(0x80 <= b <= 0x9f for b in text.decode("utf-8", "replace")
+           .encode("latin-1", "replace")):
+        raise AssertionError(f"a C1 byte reached the terminal: {shown!r}")
+    # Interleaved as the two streams arrive; "end" is stdout's, its
+    # lone lead byte shown as U+FFFD when the stream ends.
+    for want in (b"^[[2J", b"^[]0;pwn", b"^[\\", b"end",
+                 b"\xef\xbf\xbd"):
+        if want not in shown:
+            raise AssertionError(f"{want!r} is not shown: {shown!r}")
+    return "CSI, OSC and ST in two writes each shown as ^[[, ^[], ^[\\"
+
+
 def t_run_quiet(s):
     """A 1.5 s job on a pipe, with --json, --format text, --no-progress:
     nothing of the status line."""
@@ -322,6 +355,8 @@ TESTS = [
     ("run of a 2.5 s job on a terminal shows \"running\"", t_run_tty),
     ("run on a pipe, --json, --format text, --no-progress: no status",
      t_run_quiet),
+    ("run on a terminal: C1 controls split across writes are escaped",
+     t_run_split_c1),
 ]
 
 

@@ -436,6 +436,88 @@ Test(term_escape, controls_are_made_visible)
 	expect_escaped("\xc2\x9b" "6n\xc2\x9d", 6, "^[[6n^[]");
 }
 
+/* Bytes that start no well-formed sequence become U+FFFD, a sequence
+ * cut by the end too: the terminal never completes one itself. */
+Test(term_escape, invalid_and_truncated_become_fffd)
+{
+	expect_escaped("a\xff" "b", 3, "a\xef\xbf\xbd" "b");
+	expect_escaped("\x9b" "2J", 3, "\xef\xbf\xbd" "2J");
+	expect_escaped("x\xc2", 2, "x\xef\xbf\xbd");
+	expect_escaped("\xe2\x82", 2, "\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+/*
+ * Issue 23: a stream escaped chunk by chunk (stockade run on a
+ * terminal) gives what the whole gives, wherever the chunks are cut:
+ * every input below is cut at every point into two chunks and at every
+ * pair of points into three, and the concatenated output must equal
+ * term_escape of the whole. Today's stateless code passed "\xC2" and
+ * then "\x9B2J" through raw: CSI on the terminal.
+ */
+static void
+expect_split_invariant(const char *in, size_t len)
+{
+	char whole[256], got[512];
+	size_t nwhole = term_escape(in, len, whole);
+
+	cr_assert_leq(len, 48);
+	for (size_t a = 0; a <= len; a++) {
+		for (size_t b = a; b <= len; b++) {
+			struct term_escape_state st = { 0 };
+			size_t n = 0;
+
+			n += term_escape_chunk(&st, in, a, got + n);
+			n += term_escape_chunk(&st, in + a, b - a, got + n);
+			n += term_escape_chunk(&st, in + b, len - b, got + n);
+			n += term_escape_end(&st, got + n);
+			cr_assert(n == nwhole && memcmp(got, whole, n) == 0,
+				  "cut at %zu and %zu: got \"%.*s\", want "
+				  "\"%.*s\"", a, b, (int)n, got, (int)nwhole,
+				  whole);
+			/* Nothing raw: no ESC, no C1 as UTF-8, no lone
+			 * 0x80..0x9F byte outside a sequence. */
+			for (size_t i = 0; i < n; i++) {
+				cr_assert_neq((unsigned char)got[i], 0x1b);
+				cr_assert(!((unsigned char)got[i] == 0xc2 &&
+					    i + 1 < n &&
+					    (unsigned char)got[i + 1] <= 0x9f),
+					  "raw C1 at %zu (cuts %zu %zu)", i,
+					  a, b);
+			}
+		}
+	}
+}
+
+Test(term_escape, split_c1_csi_osc_st_at_every_point)
+{
+	/* CSI 2J; OSC 52 clipboard write ended by ST; all as C1 UTF-8. */
+	expect_split_invariant("\xc2\x9b" "2J", 4);
+	expect_split_invariant("\xc2\x9d" "52;c;aGk=\xc2\x9c", 14);
+	expect_split_invariant("a\xc2\x9b\xc2\x9d\xc2\x9c" "b", 8);
+	/* Ordinary characters of 2, 3 and 4 bytes pass whole. */
+	expect_split_invariant("\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+			       11);
+	/* Invalid and truncated sequences among them. */
+	expect_split_invariant("\xe2\x82\xc2\x9b\xf0\x9f\x98\xff\xed\xa0\x80",
+			       11);
+	expect_split_invariant("\x1b]0;t\x07\xc2", 7);
+}
+
+/* The example of issue 23, as two writes, each escaped on arrival. */
+Test(term_escape, c1_in_two_writes_is_escaped)
+{
+	struct term_escape_state st = { 0 };
+	char out[64];
+	size_t n;
+
+	n = term_escape_chunk(&st, "\xc2", 1, out);
+	cr_assert_eq(n, 0, "the lead byte is held, not written");
+	n += term_escape_chunk(&st, "\x9b" "2J", 3, out + n);
+	n += term_escape_end(&st, out + n);
+	cr_assert_eq(n, 5);
+	cr_assert_eq(memcmp(out, "^[[2J", 5), 0, "got \"%.*s\"", (int)n, out);
+}
+
 /* fmt_words: a text that fits is vsnprintf's; one that does not ends at
  * a word with " ..." (issue 22: a detail or hint never cut mid-word),
  * and a single long word is cut on a UTF-8 boundary. */

@@ -497,6 +497,43 @@ cmd_sys(int argc, char **argv)
 	return rc;
 }
 
+/*
+ * refusal-flood [MS]: calls socket(AF_VSOCK) (refused by the jail's
+ * filter) in a loop for MS milliseconds of wall-clock time (1500 by
+ * default, 5000 at most), then prints "refused=N" (the calls answered
+ * EAFNOSUPPORT) and "other=M" (any other answer). Bounded: one process,
+ * no memory, MS of wall time (seccomp.refusal_rate_bounded).
+ */
+static int
+cmd_refusal_flood(int argc, char **argv)
+{
+	long ms = 1500;
+	unsigned long refused = 0, other = 0;
+	long long end;
+
+	if (argc > 1) {
+		char *e;
+
+		ms = strtol(argv[1], &e, 10);
+		if (*e != '\0' || ms <= 0 || ms > 5000)
+			ms = 1500;
+	}
+	end = probe_now_ms() + ms;
+	while (probe_now_ms() < end) {
+		int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+
+		if (fd < 0 && errno == EAFNOSUPPORT)
+			refused++;
+		else
+			other++;
+		if (fd >= 0)
+			close(fd);
+	}
+	probe_kv("refused", "%lu", refused);
+	probe_kv("other", "%lu", other);
+	return 0;
+}
+
 #define CALL(call)                                                       \
 	{"call." #call, "one system call: " #call "=<errno name>|ok",      \
 	 cmd_##call}
@@ -505,6 +542,8 @@ cmd_sys(int argc, char **argv)
 const struct probe_cmd probe_seccomp_cmds[] = {
 	{"sys", "CALL...: CALL=<errno name>|ok for each (stockade-probe sys "
 		"with no call lists them)", cmd_sys},
+	{"refusal-flood", "[MS]: refused socket calls for MS ms, refused=N",
+	 cmd_refusal_flood},
 	CALL(socket_netlink),
 	CALL(socket_packet),
 	CALL(socket_vsock),
