@@ -105,6 +105,7 @@ static const char *const stage_names[] = {
 	[STAGE_SUBREAPER] = "child subreaper",
 	[STAGE_PRIVATE_DIRS] = "private HOME and TMPDIR in the workspace",
 	[STAGE_POOL_JOB] = "taking the job in a warm jail",
+	[STAGE_INOTIFY_WATCHES] = "the namespace's inotify watch bound",
 };
 
 const char *
@@ -211,6 +212,36 @@ mounts_failed(int status_fd, int stage, int bind, int err)
 		_exit(1);
 	}
 	setup_failed(status_fd, stage, err);
+}
+
+/*
+ * The jail user namespace's bound on inotify watches, the kernel memory
+ * behind them that no process maps (docs/layers.md, "Memory the monitor
+ * cannot see"): user/max_inotify_watches (JAIL_INOTIFY_WATCHES), written
+ * by init before anything of the job runs. Each watch costs about 1 KiB
+ * of kernel memory on 64-bit (inotify(7), /proc interfaces), and the
+ * namespace inherits none of the host's sysctl: a fresh one starts at
+ * the kernel's default (about 190,000 here, 200 MiB of watches). Init
+ * may write it holding CAP_SYS_RESOURCE in the namespace, which it owns
+ * (kernel/ucount.c, set_permissions); the count is per namespace and
+ * uid (ucounts), so per jail, and a child namespace cannot raise it. The
+ * path resolves in the writer's own namespaces, so the host's /proc
+ * (before the jail's is mounted) serves. Returns 0 or -errno.
+ */
+static int
+limit_inotify_watches(void)
+{
+	char v[24];
+	int fd, n, e = 0;
+
+	fd = open("/proc/sys/user/max_inotify_watches", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(v, sizeof(v), "%u\n", JAIL_INOTIFY_WATCHES);
+	if (write(fd, v, (size_t)n) != n)
+		e = errno != 0 ? -errno : -EIO;
+	close(fd);
+	return e;
 }
 
 static int
@@ -507,6 +538,14 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	 * signal (prctl(2)). Without a pid namespace init must outlive the
 	 * launcher long enough to end the job's processes. */
 	arm_parent_death(h, status_fd, pidns ? SIGKILL : JAIL_KILL_SIGNAL);
+
+	/* Kernel memory no process maps, bounded per namespace while init
+	 * still holds its capabilities (layer limits; without a user
+	 * namespace the host's sysctl holds). */
+	if (userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	    !PLANTED(inotify_watches_unbounded) &&
+	    (e = limit_inotify_watches()) < 0)
+		setup_failed(status_fd, STAGE_INOTIFY_WATCHES, -e);
 
 	if (!pidns) {
 		/* The host's /proc, held before any mount: kill_tree walks

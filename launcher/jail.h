@@ -40,8 +40,9 @@ enum jail_stage {
 	STAGE_SET_IDS, STAGE_SETSID, STAGE_STDIO, STAGE_RLIMITS,
 	STAGE_CLOSE_FDS, STAGE_NO_NEW_PRIVS, STAGE_SECCOMP, STAGE_LANDLOCK,
 	STAGE_SUBREAPER, STAGE_PRIVATE_DIRS, STAGE_POOL_JOB,
+	STAGE_INOTIFY_WATCHES,
 };
-#define STAGE_MAX STAGE_POOL_JOB
+#define STAGE_MAX STAGE_INOTIFY_WATCHES
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
@@ -75,6 +76,11 @@ enum init_record {
 /* How long init may take to end the jail after JAIL_KILL_SIGNAL before
  * it gets SIGKILL (init stopped, or stuck), milliseconds. */
 #define JAIL_KILL_GRACE_MS 2000u
+
+/* Inotify watches of one jail, its user namespace's
+ * user/max_inotify_watches: about 1 KiB of kernel memory each (inotify(7)),
+ * so 8 MiB at most (docs/layers.md, "Memory the monitor cannot see"). */
+#define JAIL_INOTIFY_WATCHES 8192u
 
 /* What the launcher lends every jail it starts. Nothing here is owned. */
 struct jail_host {
