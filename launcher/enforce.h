@@ -66,6 +66,11 @@ struct enforcer {
 	uint64_t ws_used0;  /* its file system's used bytes at the start */
 	uint64_t next_tick_ms, next_ws_ms, next_walk_ms;
 	uint64_t pids_since_ms; /* at the limit since (0 = not at it) */
+	/* Monitor: the bytes charged per socket of the jail's own network
+	 * namespace (ENFORCE_SOCKET_CHARGE), 0 when the jail has none of
+	 * its own; and the sockets the last sample counted there. */
+	uint64_t sock_bytes;
+	uint32_t sockets;
 	/* Figures for the result. */
 	uint64_t peak_rss_bytes;
 	uint64_t cpu_ms;
