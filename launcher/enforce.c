@@ -142,6 +142,35 @@ slot_of(struct cpu_seen *table, size_t cap, pid_t pid)
 	return &table[i];
 }
 
+/*
+ * Bytes of page tables of process PID: "VmPTE:" of /proc/PID/status
+ * (proc(5), kB), or 0 when it is gone or unreadable. Page tables are
+ * kernel memory that no resident set includes: a read-only anonymous
+ * mapping touched once every 2 MiB costs a 4 KiB page table for each
+ * touch and no resident page (the zero page), and RLIMIT_AS, the only
+ * other bound, is not set (docs/layers.md, "Memory the monitor cannot
+ * see").
+ */
+static uint64_t
+read_vmpte(int proc_fd, pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/status", (int)pid);
+	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nVmPTE:")) == NULL)
+		return 0;
+	return (uint64_t)strtoull(p + 7, NULL, 10) * 1024u;
+}
+
 /* usage_walker's hook: banks what each process ran since the last walk
  * (all of it for a process not seen before) and keeps it for the next.
  * A pid reused within the job shows less time than before: it counts as
@@ -164,6 +193,8 @@ follow_cpu(void *arg, const struct proc_stat *st)
 	}
 	now->pid = st->pid;
 	now->ticks = own;
+	if (!PLANTED(monitor_page_tables_uncounted))
+		e->pte_walk += read_vmpte(e->proc_fd, st->pid);
 }
 
 /* After a walk: the processes it saw become the ones to compare with. */
@@ -408,6 +439,7 @@ sample(struct enforcer *e, uint64_t now)
 		int x;
 
 		e->new_procs = 0;
+		e->pte_walk = 0;
 		x = usage_walk(&e->walker, e->proc_fd, e->init_pid, &u);
 
 		if (x < 0 && x != -E2BIG) {
@@ -419,21 +451,28 @@ sample(struct enforcer *e, uint64_t now)
 		 * table now holds only the living. */
 		swap_seen(e);
 		banked = e->cpu_ticks / hz * 1000 + e->cpu_ticks % hz * 1000 / hz;
-		/* Socket buffers, which no resident set holds, are charged
-		 * at their bound (socket_charge). */
+		/* Socket buffers and page tables, which no resident set
+		 * holds: sockets charged at their bound (socket_charge). */
+		e->pte_bytes = e->pte_walk;
 		e->sockets = e->sock_bytes > 0 ?
 				     jail_sockets(e->proc_fd, e->init_pid) : 0;
-		charge = (uint64_t)e->sockets * e->sock_bytes;
+		charge = (uint64_t)e->sockets * e->sock_bytes + e->pte_bytes;
 		r = check_memory_cpu(e, u.rss_bytes > UINT64_MAX - charge ?
 						UINT64_MAX :
 						u.rss_bytes + charge,
 				     banked > u.cpu_ms ? banked : u.cpu_ms);
 		if (r == ENF_MEMORY && e->sockets > 0)
-			fmt_words(e->detail, sizeof(e->detail), "resident memory "
-				 "and the buffers of %u sockets (%.0f KiB each) "
-				 "over the limit of %.1f MiB", e->sockets,
+			fmt_words(e->detail, sizeof(e->detail), "resident memory, "
+				 "%.1f MiB of page tables and the buffers of %u "
+				 "sockets (%.0f KiB each) over the limit of %.1f "
+				 "MiB", mib(e->pte_bytes), e->sockets,
 				 (double)e->sock_bytes / 1024.0,
 				 mib(e->lim->memory_bytes));
+		else if (r == ENF_MEMORY && e->pte_bytes > u.rss_bytes)
+			fmt_words(e->detail, sizeof(e->detail), "resident memory "
+				 "%.1f MiB and %.1f MiB of page tables over the "
+				 "limit of %.1f MiB", mib(u.rss_bytes),
+				 mib(e->pte_bytes), mib(e->lim->memory_bytes));
 		if (r != ENF_NONE)
 			return r;
 		return check_tasks(e, x == -E2BIG && !e->unlimited ?

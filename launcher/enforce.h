@@ -71,6 +71,9 @@ struct enforcer {
 	 * its own; and the sockets the last sample counted there. */
 	uint64_t sock_bytes;
 	uint32_t sockets;
+	/* Monitor: the page tables (VmPTE) of every process the walk in
+	 * progress saw, and of the last whole walk, bytes. */
+	uint64_t pte_walk, pte_bytes;
 	/* Figures for the result. */
 	uint64_t peak_rss_bytes;
 	uint64_t cpu_ms;

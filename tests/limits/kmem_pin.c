@@ -16,7 +16,10 @@
  *   inotify inotify watches on every file and directory under /usr, one
  *           instance;
  *   epoll   epoll watches: one pipe's read end dup'd to many descriptors,
- *           every (epoll, descriptor) pair added.
+ *           every (epoll, descriptor) pair added;
+ *   pte     page tables: a 64 GiB read-only anonymous mapping read once
+ *           every 2 MiB (the zero page: no resident page), a 4 KiB page
+ *           table each, 128 MiB.
  * It pins as much as it can (until a call fails or its bound), then
  * writes DIR/kmem-ready: "FORM OBJECTS BYTES ERRNO" (BYTES the kernel
  * memory those objects hold by the sizes above, ERRNO the name of the
@@ -29,6 +32,7 @@
  *
  * Bound when run bare: at most 600 MiB of kernel memory by the counts
  * (250 semaphore sets of 2000 KiB; 512 MiB of pipes or socket buffers;
+ * 128 MiB of page tables;
  * 200,000 inotify watches of about 1 KiB; 600,000 epoll watches of about
  * 200 bytes) and 8 s; every object dies with the process (the sets and
  * queues are removed at exit).
@@ -42,6 +46,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
@@ -245,6 +250,26 @@ pin_epoll(void)
 	}
 }
 
+static void
+pin_pte(void)
+{
+	const unsigned long span = 64ul << 30, step = 2 * MiB;
+	volatile char sum = 0;
+	char *p = mmap(NULL, span, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		stop(errno);
+		return;
+	}
+	for (unsigned long o = 0; o < span; o += step) {
+		sum += p[o];
+		objects++;
+		bytes += 4096;
+	}
+	(void)sum;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -255,7 +280,7 @@ main(int argc, char **argv)
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: kmem-pin sem|mq|pipe|socket|inotify|"
-			"epoll DIR\n");
+			"epoll|pte DIR\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "sem") == 0)
@@ -270,6 +295,8 @@ main(int argc, char **argv)
 		pin_inotify();
 	else if (strcmp(argv[1], "epoll") == 0)
 		pin_epoll();
+	else if (strcmp(argv[1], "pte") == 0)
+		pin_pte();
 	else
 		return 2;
 	snprintf(ready, sizeof(ready), "%s/kmem-ready", argv[2]);
