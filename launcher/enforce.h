@@ -8,8 +8,11 @@
  *     cpu.max; the kernel holds memory and processes, and the enforcer
  *     reads memory.events, pids.events and cpu.stat;
  *   - monitor: without one, the enforcer samples the jail's process tree
- *     in /proc (usage.c) every 10 to 40 ms: the sum of resident sets, the
- *     CPU time of every process and thread, the tasks. rlimits stay as a
+ *     in /proc (usage.c) every 10 to 40 ms: the sum of resident sets
+ *     plus each process's page tables (VmPTE) plus a charge per socket of
+ *     the jail's network namespace (kernel memory no resident set holds;
+ *     docs/layers.md, "Memory the monitor cannot see"), the CPU time of
+ *     every process and thread, the tasks. rlimits stay as a
  *     per-process backstop (payload.c): RLIMIT_NPROC (counted per user
  *     namespace, so per jail, since Linux 5.14's ucounts), RLIMIT_DATA
  *     of twice the memory limit, RLIMIT_CPU a second past the limit.
