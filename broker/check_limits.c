@@ -256,3 +256,43 @@ out:
 	check_job_free(&j);
 }
 
+
+/* limits.unseen_memory_refused_under_monitor: under enforcement =
+ * monitor, the calls that hold kernel memory no process maps, beyond
+ * shmget, msgget and memfd_create, are refused (EPERM): semget, fcntl
+ * F_SETPIPE_SZ, setsockopt SO_SNDBUF and SO_RCVBUF (launcher/seccomp.c;
+ * docs/layers.md, "Memory the monitor cannot see"; issue 23: semaphore
+ * sets pinned 500 MiB under --memory 32). Under cgroup2 the leaf charges
+ * that memory and the calls stay allowed: nothing to check then. */
+void
+lim_unseen_memory(struct check_ctx *c, struct check_result *r)
+{
+	static const char *const keys[] = {"kmem.semget", "kmem.setpipe_sz",
+					   "kmem.so_sndbuf", "kmem.so_rcvbuf"};
+	struct check_job j;
+	const char *enf;
+	char v[64];
+
+	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("kmem")))
+		goto out;
+	enf = json_string_value(json_object_get(j.result, "enforcement"));
+	if (enf == NULL || strcmp(enf, "monitor") != 0) {
+		check_skip(r, "enforcement is %s, not monitor: a cgroup v2 leaf "
+			   "charges this memory", enf != NULL ? enf : "absent");
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!jail_val(r, &j, keys[i], v, sizeof(v)))
+			goto out;
+		if (strcmp(v, "EPERM") != 0) {
+			check_fail(r, "under the monitor %s is %s, not EPERM: "
+				   "kernel memory no process maps, which the "
+				   "monitor cannot see", keys[i] + 5, v);
+			goto out;
+		}
+	}
+	check_pass(r, "under the monitor semget, F_SETPIPE_SZ, SO_SNDBUF and "
+		   "SO_RCVBUF are refused (EPERM)");
+out:
+	check_job_free(&j);
+}

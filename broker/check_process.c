@@ -407,6 +407,9 @@ const struct check checks_process[] = {
 	{"limits.user_quotas_bounded", "limits",
 	 "the host user's kernel quotas: RLIMIT_SIGPENDING 256, the jail's "
 	 "inotify, fanotify and namespace maxima", lim_user_quotas},
+	{"limits.unseen_memory_refused_under_monitor", "limits",
+	 "monitor: semget, F_SETPIPE_SZ, SO_SNDBUF, SO_RCVBUF refused",
+	 lim_unseen_memory},
 	{"limits.tmpfs_sizes_capped", "limits",
 	 "--tmp-size 5: /tmp and /dev/shm 5 MiB, home home_mb", lim_tmpfs_sizes},
 	{"process_cleanup.leftover_dead_after_exit", "process_cleanup",

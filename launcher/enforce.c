@@ -16,6 +16,7 @@
 #include "launcher.h"
 #include "usage.h"
 #include "utf8.h"
+#include "plant.h"
 
 /* Sampling periods, ms: fast once the jail is past half of its memory
  * limit (a C program touches a few GB/s), slow otherwise. */
@@ -141,6 +142,35 @@ slot_of(struct cpu_seen *table, size_t cap, pid_t pid)
 	return &table[i];
 }
 
+/*
+ * Bytes of page tables of process PID: "VmPTE:" of /proc/PID/status
+ * (proc(5), kB), or 0 when it is gone or unreadable. Page tables are
+ * kernel memory that no resident set includes: a read-only anonymous
+ * mapping touched once every 2 MiB costs a 4 KiB page table for each
+ * touch and no resident page (the zero page), and RLIMIT_AS, the only
+ * other bound, is not set (docs/layers.md, "Memory the monitor cannot
+ * see").
+ */
+static uint64_t
+read_vmpte(int proc_fd, pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/status", (int)pid);
+	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nVmPTE:")) == NULL)
+		return 0;
+	return (uint64_t)strtoull(p + 7, NULL, 10) * 1024u;
+}
+
 /* usage_walker's hook: banks what each process ran since the last walk
  * (all of it for a process not seen before) and keeps it for the next.
  * A pid reused within the job shows less time than before: it counts as
@@ -163,6 +193,8 @@ follow_cpu(void *arg, const struct proc_stat *st)
 	}
 	now->pid = st->pid;
 	now->ticks = own;
+	if (!PLANTED(monitor_page_tables_uncounted))
+		e->pte_walk += read_vmpte(e->proc_fd, st->pid);
 }
 
 /* After a walk: the processes it saw become the ones to compare with. */
@@ -174,6 +206,88 @@ swap_seen(struct enforcer *e)
 	e->seen = e->seen_next;
 	e->seen_next = t;
 	memset(e->seen_next, 0, e->seen_cap * sizeof(*e->seen_next));
+}
+
+/* A whole decimal number read from the file PATH under DIRFD, or -1. */
+static long long
+read_number(int dirfd, const char *path)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtoll(buf, NULL, 10);
+}
+
+/*
+ * The monitor's charge per socket of the jail (docs/layers.md, "Memory
+ * the monitor cannot see"): socket buffers are kernel memory no process
+ * maps. A socket's queues hold at most its send buffer plus one skb of
+ * up to half of it (unix_stream_sendmsg: the sender's sk_wmem_alloc
+ * below sk_sndbuf before each skb) and as much again in its receive
+ * buffer (TCP, UDP), with SO_SNDBUF and SO_RCVBUF refused under the
+ * monitor (seccomp.c) and TCP's autotuning capped at the defaults by
+ * jail init (jail.c): 3/2 of wmem_default plus rmem_default
+ * (socket(7); 624 KiB with the kernel's defaults). Returns 0 when INIT
+ * shares the launcher's network namespace (layer network_ns off: its
+ * count is the host's) or its sockstat cannot be seen, else the charge
+ * in bytes.
+ */
+static uint64_t
+socket_charge(int proc_fd, pid_t init)
+{
+	struct stat jail, own;
+	char path[64];
+	long long w, r;
+
+	/* /proc/PID/ns/net needs ptrace access, which the confined
+	 * launcher lacks; each network namespace's /proc/net entries have
+	 * inode numbers of their own (proc_alloc_inum). */
+	snprintf(path, sizeof(path), "%d/net/sockstat", (int)init);
+	if (fstatat(proc_fd, path, &jail, 0) < 0 ||
+	    fstatat(proc_fd, "self/net/sockstat", &own, 0) < 0 ||
+	    (jail.st_dev == own.st_dev && jail.st_ino == own.st_ino))
+		return 0;
+	w = read_number(proc_fd, "sys/net/core/wmem_default");
+	r = read_number(proc_fd, "sys/net/core/rmem_default");
+	if (w <= 0)
+		w = 212992; /* the kernel's default, SK_WMEM_MAX */
+	if (r <= 0)
+		r = 212992;
+	return (uint64_t)(w + r) * 3 / 2;
+}
+
+/*
+ * Sockets of the jail's network namespace now: "sockets: used N" of
+ * /proc/INIT/net/sockstat, a count per network namespace (every socket
+ * made there, unix ones included; sock_inuse_get, Linux 4.16). 0 when it
+ * cannot be read (the jail is gone).
+ */
+static uint32_t
+jail_sockets(int proc_fd, pid_t init)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/net/sockstat", (int)init);
+	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "sockets: used ")) == NULL)
+		return 0;
+	return (uint32_t)strtoul(p + 14, NULL, 10);
 }
 
 int
@@ -209,6 +323,8 @@ enforcer_init(struct enforcer *e, const struct job_limits *lim,
 			return -ENOMEM;
 		e->walker.each = follow_cpu;
 		e->walker.each_arg = e;
+		if (!PLANTED(monitor_sockets_uncharged))
+			e->sock_bytes = socket_charge(proc_fd, init_pid);
 	}
 	if (fs_used(e->ws_fd, &e->ws_used0) < 0)
 		e->ws_used0 = 0;
@@ -319,10 +435,11 @@ sample(struct enforcer *e, uint64_t now)
 				   cs.pids_max_events > 0, now);
 	} else {
 		struct jail_usage u;
-		uint64_t hz = e->walker.clk_tck, banked;
+		uint64_t hz = e->walker.clk_tck, banked, charge;
 		int x;
 
 		e->new_procs = 0;
+		e->pte_walk = 0;
 		x = usage_walk(&e->walker, e->proc_fd, e->init_pid, &u);
 
 		if (x < 0 && x != -E2BIG) {
@@ -334,8 +451,28 @@ sample(struct enforcer *e, uint64_t now)
 		 * table now holds only the living. */
 		swap_seen(e);
 		banked = e->cpu_ticks / hz * 1000 + e->cpu_ticks % hz * 1000 / hz;
-		r = check_memory_cpu(e, u.rss_bytes,
+		/* Socket buffers and page tables, which no resident set
+		 * holds: sockets charged at their bound (socket_charge). */
+		e->pte_bytes = e->pte_walk;
+		e->sockets = e->sock_bytes > 0 ?
+				     jail_sockets(e->proc_fd, e->init_pid) : 0;
+		charge = (uint64_t)e->sockets * e->sock_bytes + e->pte_bytes;
+		r = check_memory_cpu(e, u.rss_bytes > UINT64_MAX - charge ?
+						UINT64_MAX :
+						u.rss_bytes + charge,
 				     banked > u.cpu_ms ? banked : u.cpu_ms);
+		if (r == ENF_MEMORY && e->sockets > 0)
+			fmt_words(e->detail, sizeof(e->detail), "resident memory, "
+				 "%.1f MiB of page tables and the buffers of %u "
+				 "sockets (%.0f KiB each) over the limit of %.1f "
+				 "MiB", mib(e->pte_bytes), e->sockets,
+				 (double)e->sock_bytes / 1024.0,
+				 mib(e->lim->memory_bytes));
+		else if (r == ENF_MEMORY && e->pte_bytes > u.rss_bytes)
+			fmt_words(e->detail, sizeof(e->detail), "resident memory "
+				 "%.1f MiB and %.1f MiB of page tables over the "
+				 "limit of %.1f MiB", mib(u.rss_bytes),
+				 mib(e->pte_bytes), mib(e->lim->memory_bytes));
 		if (r != ENF_NONE)
 			return r;
 		return check_tasks(e, x == -E2BIG && !e->unlimited ?

@@ -8,8 +8,11 @@
  *     cpu.max; the kernel holds memory and processes, and the enforcer
  *     reads memory.events, pids.events and cpu.stat;
  *   - monitor: without one, the enforcer samples the jail's process tree
- *     in /proc (usage.c) every 10 to 40 ms: the sum of resident sets, the
- *     CPU time of every process and thread, the tasks. rlimits stay as a
+ *     in /proc (usage.c) every 10 to 40 ms: the sum of resident sets
+ *     plus each process's page tables (VmPTE) plus a charge per socket of
+ *     the jail's network namespace (kernel memory no resident set holds;
+ *     docs/layers.md, "Memory the monitor cannot see"), the CPU time of
+ *     every process and thread, the tasks. rlimits stay as a
  *     per-process backstop (payload.c): RLIMIT_NPROC (counted per user
  *     namespace, so per jail, since Linux 5.14's ucounts), RLIMIT_DATA
  *     of twice the memory limit, RLIMIT_CPU a second past the limit.
@@ -66,6 +69,14 @@ struct enforcer {
 	uint64_t ws_used0;  /* its file system's used bytes at the start */
 	uint64_t next_tick_ms, next_ws_ms, next_walk_ms;
 	uint64_t pids_since_ms; /* at the limit since (0 = not at it) */
+	/* Monitor: the bytes charged per socket of the jail's own network
+	 * namespace (ENFORCE_SOCKET_CHARGE), 0 when the jail has none of
+	 * its own; and the sockets the last sample counted there. */
+	uint64_t sock_bytes;
+	uint32_t sockets;
+	/* Monitor: the page tables (VmPTE) of every process the walk in
+	 * progress saw, and of the last whole walk, bytes. */
+	uint64_t pte_walk, pte_bytes;
 	/* Figures for the result. */
 	uint64_t peak_rss_bytes;
 	uint64_t cpu_ms;

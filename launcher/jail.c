@@ -107,6 +107,7 @@ static const char *const stage_names[] = {
 	[STAGE_POOL_JOB] = "taking the job in a warm jail",
 	[STAGE_PROC_MASK] = "masking host facts in /proc",
 	[STAGE_USER_QUOTAS] = "per-user kernel quotas (/proc/sys/user)",
+	[STAGE_TCP_BUFFERS] = "the network namespace's TCP buffer bound",
 };
 
 const char *
@@ -213,6 +214,61 @@ mounts_failed(int status_fd, int stage, int bind, int err)
 		_exit(1);
 	}
 	setup_failed(status_fd, stage, err);
+}
+
+/* Writes the text V to the sysctl file PATH. Returns 0 or -errno. */
+static int
+write_sysctl(const char *path, const char *v)
+{
+	size_t n = strlen(v);
+	int fd, e = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, n) != (ssize_t)n)
+		e = errno != 0 ? -errno : -EIO;
+	close(fd);
+	return e;
+}
+
+/*
+ * TCP's buffer autotuning in the jail's network namespace capped at the
+ * socket defaults (net/core/rmem_default and wmem_default, which the
+ * namespace shows read-only): net/ipv4/tcp_rmem and tcp_wmem, per
+ * network namespace, writable by init with CAP_NET_ADMIN in the
+ * namespace it owns (tcp(7)). A loopback connection then queues what the
+ * monitor charges a socket (enforce.c socket_charge), not the host's
+ * maximum of 6 MiB received and 4 MiB sent. Returns 0 or -errno.
+ */
+static int
+limit_tcp_buffers(void)
+{
+	static const char *const core[] = {"/proc/sys/net/core/rmem_default",
+					   "/proc/sys/net/core/wmem_default"};
+	static const char *const tcp[] = {"/proc/sys/net/ipv4/tcp_rmem",
+					  "/proc/sys/net/ipv4/tcp_wmem"};
+	static const unsigned initial[] = {131072, 16384};
+	char v[64];
+	int e;
+
+	for (int i = 0; i < 2; i++) {
+		unsigned long max;
+		FILE *f = fopen(core[i], "re");
+
+		if (f == NULL)
+			return -errno;
+		if (fscanf(f, "%lu", &max) != 1)
+			max = 0;
+		fclose(f);
+		if (max < 4096)
+			return -ERANGE;
+		snprintf(v, sizeof(v), "4096 %lu %lu\n",
+			 initial[i] < max ? (unsigned long)initial[i] : max, max);
+		if ((e = write_sysctl(tcp[i], v)) < 0)
+			return e;
+	}
+	return 0;
 }
 
 static int
@@ -509,6 +565,15 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	 * signal (prctl(2)). Without a pid namespace init must outlive the
 	 * launcher long enough to end the job's processes. */
 	arm_parent_death(h, status_fd, pidns ? SIGKILL : JAIL_KILL_SIGNAL);
+
+	/* Kernel memory no process maps, bounded per namespace while init
+	 * still holds its capabilities (layer limits; without a user
+	 * namespace the host's sysctl holds). The inotify watch bound is
+	 * one of the user namespace's maxima (quotas.c). */
+	if (userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	    !job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
+	    (e = limit_tcp_buffers()) < 0)
+		setup_failed(status_fd, STAGE_TCP_BUFFERS, -e);
 
 	if (!pidns) {
 		/* The host's /proc, held before any mount: kill_tree walks

@@ -29,8 +29,13 @@
  *    protects the jail, not the host, where the workspace's files keep
  *    their bits (systemd's RestrictSUIDSGID= is the model);
  *  - under the /proc monitor (enforce.h), no memfd_create, memfd_secret,
- *    shmget or msgget: memory no process maps, which the monitor cannot
- *    see; a cgroup v2 leaf charges it, so they stay allowed there.
+ *    shmget, msgget or semget, no fcntl F_SETPIPE_SZ, and no setsockopt
+ *    SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE or SO_RCVBUFFORCE: memory no
+ *    process maps, which the monitor cannot see (a semaphore set of
+ *    semget's SEMMSL semaphores is kernel memory; a pipe grown to
+ *    pipe-max-size, a socket's buffer raised to wmem_max doubled,
+ *    socket(7)); a cgroup v2 leaf charges it, so they stay allowed there
+ *    (docs/layers.md, "Memory the monitor cannot see").
  * An allowed call with such a rule is allowed only where its arguments
  * pass; elsewhere it is notified like any refused call.
  */
@@ -90,8 +95,23 @@ static const struct {
 
 /* Calls that hold memory no process maps (see the top of this file). */
 static const char *const unseen_memory[] = {
-	"memfd_create", "memfd_secret", "shmget", "msgget",
+	"memfd_create", "memfd_secret", "shmget", "msgget", "semget",
 };
+
+#ifndef F_SETPIPE_SZ
+#define F_SETPIPE_SZ 1031
+#endif
+#ifndef SO_SNDBUFFORCE
+#define SO_SNDBUFFORCE 32
+#endif
+#ifndef SO_RCVBUFFORCE
+#define SO_RCVBUFFORCE 33
+#endif
+/* fcntl commands refused under the monitor (fcntl(2): F_SETPIPE_SZ). */
+static const uint32_t unseen_fcntl[] = {F_SETPIPE_SZ};
+/* SOL_SOCKET options refused under the monitor, ascending (socket(7)). */
+static const uint32_t unseen_sockopt[] = {SO_SNDBUF, SO_RCVBUF,
+					  SO_SNDBUFFORCE, SO_RCVBUFFORCE};
 
 struct loader {
 	scmp_filter_ctx ctx;
@@ -109,22 +129,26 @@ allow(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *c)
 }
 
 /* Allows argument ARG of call NR in [LO, HI), HI <= 2^32, as aligned
- * masked blocks with a zero high word. */
+ * with a zero high word. */
+/* masked blocks with a zero high word, each rule ANDed with PRE when PRE
+ * is not NULL (a comparison of another argument). */
 static int
-allow_range(scmp_filter_ctx ctx, int nr, unsigned arg, uint64_t lo,
-	    uint64_t hi)
+allow_range(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
+	    unsigned arg, uint64_t lo, uint64_t hi)
 {
-	struct scmp_arg_cmp c;
+	struct scmp_arg_cmp c[2];
 	uint64_t size;
 	int e;
 
+	if (pre != NULL)
+		c[1] = *pre;
 	for (; lo < hi; lo += size) {
 		size = lo == 0 ? 1ULL << 32 : lo & -lo;
 		while (lo + size > hi)
 			size >>= 1;
-		c = (struct scmp_arg_cmp){arg, SCMP_CMP_MASKED_EQ, ~(size - 1),
-					  lo};
-		if ((e = allow(ctx, nr, 1, &c)) < 0)
+		c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_MASKED_EQ,
+					     ~(size - 1), lo};
+		if ((e = allow(ctx, nr, pre != NULL ? 2 : 1, c)) < 0)
 			return e;
 	}
 	return 0;
@@ -137,32 +161,74 @@ allow_range(scmp_filter_ctx ctx, int nr, unsigned arg, uint64_t lo,
  * comparison, and libseccomp's 32-bit macros still compare 64 bits
  * (libseccomp issue #383). Allowed are a zero high word with any other
  * low word, and a sign-extended negative int; any other high word is
- * refused. Returns 0 or a libseccomp error.
+ * refused. PRE, when not NULL, is a comparison of another argument
+ * ANDed with every rule. Returns 0 or a libseccomp error.
  */
 static int
-allow_int_except(scmp_filter_ctx ctx, int nr, unsigned arg,
-		 const uint32_t *excl, size_t n)
+allow_int_except_if(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
+		    unsigned arg, const uint32_t *excl, size_t n)
 {
-	struct scmp_arg_cmp c;
+	struct scmp_arg_cmp c[2];
 	uint64_t lo = 0;
 	int e;
 
 	for (size_t i = 0; i <= n; i++) {
 		uint64_t hi = i < n ? excl[i] : 0x80000000ULL;
 
-		if ((e = allow_range(ctx, nr, arg, lo, hi)) < 0)
+		if ((e = allow_range(ctx, nr, pre, arg, lo, hi)) < 0)
 			return e;
 		lo = hi + 1;
 	}
 	/* [2^31, 2^32) with a zero high word, and sign-extended ints. */
-	if ((e = allow_range(ctx, nr, arg, 0x80000000ULL, 1ULL << 32)) < 0)
+	if ((e = allow_range(ctx, nr, pre, arg, 0x80000000ULL,
+			     1ULL << 32)) < 0)
 		return e;
+	if (pre != NULL)
+		c[1] = *pre;
 	if (PLANTED(ioctl_tiocsti_32bit_compare))
-		c = (struct scmp_arg_cmp){arg, SCMP_CMP_GE, 1ULL << 32, 0};
+		c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_GE, 1ULL << 32, 0};
 	else
-		c = (struct scmp_arg_cmp){arg, SCMP_CMP_GE,
-					  0xffffffff80000000ULL, 0};
-	return allow(ctx, nr, 1, &c);
+		c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_GE,
+					     0xffffffff80000000ULL, 0};
+	return allow(ctx, nr, pre != NULL ? 2 : 1, c);
+}
+
+/* allow_int_except_if without a comparison of another argument. */
+static int
+allow_int_except(scmp_filter_ctx ctx, int nr, unsigned arg,
+		 const uint32_t *excl, size_t n)
+{
+	return allow_int_except_if(ctx, nr, NULL, arg, excl, n);
+}
+
+/*
+ * Under the monitor: fcntl but F_SETPIPE_SZ, and setsockopt but the
+ * SOL_SOCKET buffer sizes (unseen_fcntl, unseen_sockopt). setsockopt's
+ * level and option are ints the kernel reads 32 bits of: any level whose
+ * low word is not SOL_SOCKET passes (as allow_int_except), and a level
+ * whose low word is SOL_SOCKET, whatever its high word, passes only with
+ * an option not in the list. Returns 0 or a libseccomp error; -ENOENT
+ * when NAME is neither call.
+ */
+static int
+allow_monitored(scmp_filter_ctx ctx, const char *name, int nr)
+{
+	static const uint32_t sol_socket[] = {SOL_SOCKET};
+	struct scmp_arg_cmp lvl = {1, SCMP_CMP_MASKED_EQ, 0xffffffffULL,
+				   SOL_SOCKET};
+	int e;
+
+	if (strcmp(name, "fcntl") == 0)
+		return allow_int_except(ctx, nr, 1, unseen_fcntl,
+					sizeof(unseen_fcntl) /
+						sizeof(unseen_fcntl[0]));
+	if (strcmp(name, "setsockopt") != 0)
+		return -ENOENT;
+	if ((e = allow_int_except(ctx, nr, 1, sol_socket, 1)) < 0)
+		return e;
+	return allow_int_except_if(ctx, nr, &lvl, 2, unseen_sockopt,
+				   sizeof(unseen_sockopt) /
+					   sizeof(unseen_sockopt[0]));
 }
 
 /* Allows NAME (number NR), with the fixed argument rules for the calls
@@ -295,9 +361,14 @@ on_key(void *arg, const char *section, const char *name, const char *value)
 		ld->failed = true;
 		return 0;
 	}
-	if (ld->monitor && unseen(name))
+	if (ld->monitor && unseen(name) &&
+	    !(PLANTED(semget_allowed_under_monitor) &&
+	      strcmp(name, "semget") == 0))
 		return 1;
-	if ((e = allow_call(ld->ctx, name, nr)) < 0) {
+	e = ld->monitor ? allow_monitored(ld->ctx, name, nr) : -ENOENT;
+	if (e == -ENOENT)
+		e = allow_call(ld->ctx, name, nr);
+	if (e < 0) {
 		snprintf(ld->why, ld->whylen, "cannot allow %s: %s", name,
 			 strerror(-e));
 		ld->failed = true;

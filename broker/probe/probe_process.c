@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -429,6 +430,57 @@ cmd_leftover(int argc, char **argv)
 	return 0;
 }
 
+/* The errno of CALL's result R (0 when R >= 0). */
+#define ERR_OF(r) ((r) < 0 ? errno : 0)
+
+/*
+ * `kmem`: the ways to hold kernel memory no process maps that the jail
+ * bounds under the /proc monitor (docs/layers.md): one semget(2) set of
+ * one semaphore (removed at once if made), F_SETPIPE_SZ of a pipe to
+ * 1 MiB (fcntl(2)), SO_SNDBUF and SO_RCVBUF of a unix socket to 1 MiB
+ * (socket(7)), each answer an errno name or "ok"; and the user
+ * namespace's user/max_inotify_watches. Nothing outlives the probe.
+ */
+static int
+cmd_kmem(int argc, char **argv)
+{
+	int fds[2], id, one = 1 << 20, r;
+	char buf[32];
+	FILE *f;
+
+	(void)argc;
+	(void)argv;
+	id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+	probe_errno("kmem.semget", ERR_OF(id));
+	if (id >= 0)
+		semctl(id, 0, IPC_RMID);
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		probe_errno("kmem.pipe", errno);
+	} else {
+		r = fcntl(fds[0], F_SETPIPE_SZ, one);
+		probe_errno("kmem.setpipe_sz", ERR_OF(r));
+		close(fds[0]);
+		close(fds[1]);
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) {
+		probe_errno("kmem.socketpair", errno);
+	} else {
+		r = setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
+		probe_errno("kmem.so_sndbuf", ERR_OF(r));
+		r = setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &one, sizeof(one));
+		probe_errno("kmem.so_rcvbuf", ERR_OF(r));
+		close(fds[0]);
+		close(fds[1]);
+	}
+	f = fopen("/proc/sys/user/max_inotify_watches", "re");
+	if (f == NULL || fgets(buf, sizeof(buf), f) == NULL)
+		probe_errno("kmem.inotify_watches", errno != 0 ? errno : EIO);
+	else
+		probe_kv("kmem.inotify_watches", "%s", strtok(buf, "\n"));
+	if (f != NULL)
+		fclose(f);
+	return 0;
+}
 
 /* userquotas: "userquota.NAME=value" for each per-user kernel quota of
  * the jail's user namespace the kernel has (/proc/sys/user/NAME,
@@ -492,6 +544,8 @@ const struct probe_cmd probe_process_cmds[] = {
 	{"caps", "securebits, ambient_raise, no_new_privs", cmd_caps},
 	{"landlock", "proc_comm_write, tcp_bind, tcp_connect, signal_init, "
 	 "dev_ioctl (errno names)", cmd_landlock},
+	{"kmem", "kmem.semget, setpipe_sz, so_sndbuf, so_rcvbuf (errno "
+	 "names), kmem.inotify_watches", cmd_kmem},
 	{"leftover", "[wait]: leaves a process beating into "
 	 "./stockade-probe-beat for 2 s; leftover.started=1", cmd_leftover},
 	{NULL, NULL, NULL},

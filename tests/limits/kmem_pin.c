@@ -1,0 +1,320 @@
+/*
+ * kmem_pin.c: holds kernel memory that no process maps, in one form at a
+ * time, so the /proc monitor (which sums resident sets) cannot see it
+ * (issue 23, point 1; docs/layers.md, "Memory the monitor cannot see").
+ *
+ *     kmem-pin FORM DIR
+ *
+ * FORM is one of
+ *   sem     SysV semaphore sets of SEMMSL (32000) semaphores, 64 bytes of
+ *           struct sem each (ipc/sem.c): 2000 KiB a set, 250 sets at most;
+ *   mq      POSIX message queues of one 8 KiB message, filled;
+ *   pipe    pipes grown with F_SETPIPE_SZ to 1 MiB (else their default
+ *           64 KiB), filled, write end closed (one descriptor a pipe);
+ *   socket  unix stream socket pairs, SO_SNDBUF raised to 4 MiB (else
+ *           the default), the sender filled until EAGAIN and closed;
+ *   inotify inotify watches on every file and directory under /usr, one
+ *           instance;
+ *   epoll   epoll watches: one pipe's read end dup'd to many descriptors,
+ *           every (epoll, descriptor) pair added;
+ *   pte     page tables: a 64 GiB read-only anonymous mapping read once
+ *           every 2 MiB (the zero page: no resident page), a 4 KiB page
+ *           table each, 128 MiB.
+ * It pins as much as it can (until a call fails or its bound), then
+ * writes DIR/kmem-ready: "FORM OBJECTS BYTES ERRNO" (BYTES the kernel
+ * memory those objects hold by the sizes above, ERRNO the name of the
+ * error that stopped it, "bound" at the program's own bound), and holds
+ * everything until DIR/kmem-done exists or 8 s pass, then exits 0.
+ *
+ * Expected status under stockade (tests/test_kmem.py): ok, with BYTES
+ * within the form's bound in docs/layers.md (the calls refused, or the
+ * per-namespace limits reached).
+ *
+ * Bound when run bare: at most 600 MiB of kernel memory by the counts
+ * (250 semaphore sets of 2000 KiB; 512 MiB of pipes or socket buffers;
+ * 128 MiB of page tables;
+ * 200,000 inotify watches of about 1 KiB; 600,000 epoll watches of about
+ * 200 bytes) and 8 s; every object dies with the process (the sets and
+ * queues are removed at exit).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/sem.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MiB (1ul << 20)
+#define MAX_BYTES (512ul * MiB)
+#define SEMMSL 32000
+#define SEM_SET_BYTES (SEMMSL * 64ul)
+#define MAX_SETS 250
+#define MAX_WATCHES 200000ul
+#define MAX_EPOLL_WATCHES 600000ul
+#define HOLD_SECONDS 8
+
+static unsigned long objects, bytes;
+static const char *why = "bound";
+static int sems[MAX_SETS];
+static char mq_names[256][32];
+
+static void
+stop(int err)
+{
+	why = strerrorname_np(err) != NULL ? strerrorname_np(err) : "E?";
+}
+
+static void
+pin_sem(void)
+{
+	while (objects < MAX_SETS) {
+		int id = semget(IPC_PRIVATE, SEMMSL, IPC_CREAT | 0600);
+
+		if (id < 0) {
+			stop(errno);
+			return;
+		}
+		sems[objects++] = id;
+		bytes += SEM_SET_BYTES;
+	}
+}
+
+static void
+pin_mq(void)
+{
+	struct mq_attr a = {.mq_maxmsg = 1, .mq_msgsize = 8192};
+	static char msg[8192];
+
+	while (objects < 256) {
+		char *name = mq_names[objects];
+		mqd_t q;
+
+		snprintf(name, sizeof(mq_names[0]), "/kmem-%d-%lu",
+			 (int)getpid(), objects);
+		q = mq_open(name, O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK,
+			    0600, &a);
+		if (q == (mqd_t)-1) {
+			stop(errno);
+			return;
+		}
+		objects++;
+		if (mq_send(q, msg, sizeof(msg), 0) == 0)
+			bytes += sizeof(msg);
+	}
+}
+
+/* Writes into FD (non-blocking) until it is full; returns the bytes. */
+static unsigned long
+fill(int fd)
+{
+	static char buf[65536];
+	unsigned long n = 0;
+	ssize_t w;
+
+	while ((w = write(fd, buf, sizeof(buf))) > 0)
+		n += (unsigned long)w;
+	return n;
+}
+
+static void
+pin_pipe(void)
+{
+	int p[2];
+
+	while (bytes < MAX_BYTES) {
+		if (pipe2(p, O_NONBLOCK) < 0) {
+			stop(errno);
+			return;
+		}
+		(void)fcntl(p[1], F_SETPIPE_SZ, (int)MiB);
+		bytes += fill(p[1]);
+		close(p[1]);
+		objects++;
+	}
+}
+
+static void
+pin_socket(void)
+{
+	int s[2], big = 4 * (int)MiB;
+
+	while (bytes < MAX_BYTES) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) < 0) {
+			stop(errno);
+			return;
+		}
+		(void)setsockopt(s[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+		bytes += fill(s[0]);
+		close(s[0]);
+		objects++;
+	}
+}
+
+/* Adds a watch on every entry under PATH (depth first). */
+static void
+watch_tree(int ino, const char *path, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	char sub[4096];
+
+	if (objects >= MAX_WATCHES || depth > 12 || *why != 'b')
+		return;
+	if (inotify_add_watch(ino, path, IN_ACCESS | IN_DONT_FOLLOW) < 0) {
+		if (errno == ENOSPC || errno == ENOMEM || errno == EPERM)
+			stop(errno);
+		return;
+	}
+	objects++;
+	bytes += 1080; /* inotify(7): per watch on a 64-bit kernel */
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL && objects < MAX_WATCHES &&
+	       *why == 'b') {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		if (e->d_type == DT_DIR)
+			watch_tree(ino, sub, depth + 1);
+		else if (inotify_add_watch(ino, sub,
+					   IN_ACCESS | IN_DONT_FOLLOW) >= 0) {
+			objects++;
+			bytes += 1080;
+		} else if (errno == ENOSPC || errno == EPERM) {
+			stop(errno);
+		}
+	}
+	closedir(d);
+}
+
+static void
+pin_inotify(void)
+{
+	int ino = inotify_init1(IN_CLOEXEC);
+
+	if (ino < 0) {
+		stop(errno);
+		return;
+	}
+	watch_tree(ino, "/usr", 0);
+}
+
+static void
+pin_epoll(void)
+{
+	struct rlimit rl;
+	struct epoll_event ev = {.events = EPOLLIN};
+	int p[2], nfd, nep, first;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(p) < 0) {
+		stop(errno);
+		return;
+	}
+	/* Half the descriptors epoll instances, half dups of the pipe. */
+	nfd = (int)(rl.rlim_cur > 4096 ? 4096 : rl.rlim_cur) - 8;
+	nep = nfd / 2;
+	first = -1;
+	for (int i = 0; i < nfd - nep; i++) {
+		int d = dup(p[0]);
+
+		if (d < 0)
+			break;
+		if (first < 0)
+			first = d;
+	}
+	for (int e = 0; e < nep && objects < MAX_EPOLL_WATCHES; e++) {
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+
+		if (ep < 0) {
+			stop(errno);
+			return;
+		}
+		for (int d = first; d < first + (nfd - nep); d++) {
+			if (epoll_ctl(ep, EPOLL_CTL_ADD, d, &ev) < 0) {
+				stop(errno);
+				return;
+			}
+			objects++;
+			bytes += 200; /* struct epitem and eppoll_entry */
+		}
+	}
+}
+
+static void
+pin_pte(void)
+{
+	const unsigned long span = 64ul << 30, step = 2 * MiB;
+	volatile char sum = 0;
+	char *p = mmap(NULL, span, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		stop(errno);
+		return;
+	}
+	for (unsigned long o = 0; o < span; o += step) {
+		sum += p[o];
+		objects++;
+		bytes += 4096;
+	}
+	(void)sum;
+}
+
+int
+main(int argc, char **argv)
+{
+	time_t end = time(NULL) + HOLD_SECONDS;
+	char ready[4096], done[4096], tmp[4096];
+	struct stat st;
+	FILE *f;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: kmem-pin sem|mq|pipe|socket|inotify|"
+			"epoll|pte DIR\n");
+		return 2;
+	}
+	if (strcmp(argv[1], "sem") == 0)
+		pin_sem();
+	else if (strcmp(argv[1], "mq") == 0)
+		pin_mq();
+	else if (strcmp(argv[1], "pipe") == 0)
+		pin_pipe();
+	else if (strcmp(argv[1], "socket") == 0)
+		pin_socket();
+	else if (strcmp(argv[1], "inotify") == 0)
+		pin_inotify();
+	else if (strcmp(argv[1], "epoll") == 0)
+		pin_epoll();
+	else if (strcmp(argv[1], "pte") == 0)
+		pin_pte();
+	else
+		return 2;
+	snprintf(ready, sizeof(ready), "%s/kmem-ready", argv[2]);
+	snprintf(tmp, sizeof(tmp), "%s/kmem-ready.tmp", argv[2]);
+	snprintf(done, sizeof(done), "%s/kmem-done", argv[2]);
+	if ((f = fopen(tmp, "w")) == NULL)
+		return 3;
+	fprintf(f, "%s %lu %lu %s\n", argv[1], objects, bytes, why);
+	if (fclose(f) != 0 || rename(tmp, ready) < 0)
+		return 3;
+	printf("%s %lu %lu %s\n", argv[1], objects, bytes, why);
+	while (stat(done, &st) < 0 && time(NULL) < end)
+		usleep(20000);
+	for (unsigned long i = 0; strcmp(argv[1], "sem") == 0 && i < objects;
+	     i++)
+		semctl(sems[i], 0, IPC_RMID);
+	for (unsigned long i = 0; strcmp(argv[1], "mq") == 0 && i < objects;
+	     i++)
+		mq_unlink(mq_names[i]);
+	return 0;
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# Kernel memory no process maps, per form, under the /proc monitor (issue
+# 23, point 1; docs/layers.md, "Memory the monitor cannot see").
+#
+# Registered in tests/meson.build as the test 'kmem' (TAP), with
+# STOCKADE_BIN (the launcher beside it) and STOCKADE_LIMIT_PROGRAMS (the
+# build directory of tests/limits/, which holds kmem-pin).
+#
+# For each form of tests/limits/kmem_pin.c (SysV semaphores, POSIX message
+# queues, pipe buffers, unix socket queues, inotify watches, epoll
+# watches, page tables) one job runs
+#     stockade run --json --memory 32 --workspace WS -- /work/kmem-pin FORM /work
+# kmem-pin pins what it can and writes /work/kmem-ready ("FORM OBJECTS
+# BYTES WHY"); while the job holds it, the test reads the host's
+# MemAvailable (a diagnostic only: other programs on the machine move it
+# by more than the bounds asserted) and then lets the job end by creating
+# /work/kmem-done. Asserted: the job ends ok, under the monitor, and the
+# kernel memory kmem-pin holds by its own count of objects times their
+# size is within the form's bound for one process (docs/layers.md):
+#   sem      0: semget refused (EPERM) under the monitor;
+#   mq       64 KiB: RLIMIT_MSGQUEUE, counted per user namespace;
+#   pipe     open_files (256) pipes of 64 KiB: F_SETPIPE_SZ refused;
+#   socket   --memory 32: SO_SNDBUF refused, and the monitor charges each
+#            socket of the jail's network namespace 1.5 x (wmem_default +
+#            rmem_default), so the job ends memory_limit (its detail
+#            naming the sockets) before its queues pass the limit;
+#   inotify  8192 watches (JAIL_INOTIFY_WATCHES) of 1080 bytes;
+#   epoll    (open_files / 2)^2 watches of 200 bytes (RLIMIT_NOFILE);
+#   pte      --memory 32: the monitor adds each process's VmPTE, so 128 MiB
+#            of page tables over no resident page end memory_limit.
+# On today's main the semaphore, pipe, socket, inotify and pte cases fail
+# (500 MiB of semaphore sets under --memory 32; /work/notes/mem.md).
+#
+# Every case runs as root and as uid 65534 (setpriv; stockade copied
+# where 65534 can reach) when the test is root, else as the invoking
+# user. Bounds: kmem-pin holds at most 600 MiB even bare, and 8 s; each
+# stockade gets --timeout 20 and is killed 60 s after it started.
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
+                           remove_all, save_result, tap_case,
+                           traversable_tmp, unprivileged_binaries)
+
+KiB = 1 << 10
+MiB = 1 << 20
+OPEN_FILES = 256          # policy/default.ini open_files
+SETPRIV = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+           "--clear-groups", "--"]
+
+
+def wmem_default():
+    with open("/proc/sys/net/core/wmem_default", encoding="ascii") as f:
+        return int(f.read())
+
+
+# form -> (bound in bytes for one process, what sets it)
+BOUNDS = {
+    "sem": (0, "semget refused under the monitor"),
+    "mq": (64 * KiB, "RLIMIT_MSGQUEUE 64 KiB"),
+    "pipe": (OPEN_FILES * 64 * KiB, "F_SETPIPE_SZ refused: 64 KiB a pipe"),
+    "socket": (32 * MiB, "each socket charged to --memory 32"),
+    "inotify": (8192 * 1080, "user/max_inotify_watches 8192"),
+    "epoll": ((OPEN_FILES // 2) ** 2 * 200, "RLIMIT_NOFILE squared"),
+    "pte": (32 * MiB, "VmPTE charged to --memory 32"),
+}
+# Forms whose bound is the memory limit itself: the monitor charges them,
+# and the job ends memory_limit, its detail naming what was charged.
+CHARGED = {"socket": "sockets", "pte": "page tables"}
+
+
+def mem_available():
+    with open("/proc/meminfo", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * KiB
+    raise AssertionError("no MemAvailable in /proc/meminfo")
+
+
+def one_form(stockade, prefix, env, owner, form, cleanup):
+    programs = os.environ.get("STOCKADE_LIMIT_PROGRAMS", "")
+    src = os.path.join(programs, "kmem-pin")
+    assert os.path.isfile(src), f"{src} is missing (is tests/limits built?)"
+    ws = tempfile.mkdtemp(prefix="stockade-kmem-ws-", dir=traversable_tmp())
+    cleanup.append(ws)
+    shutil.copyfile(src, os.path.join(ws, "kmem-pin"))
+    os.chmod(os.path.join(ws, "kmem-pin"), 0o755)
+    if owner is not None:
+        for p in (ws, os.path.join(ws, "kmem-pin")):
+            os.chown(p, owner, owner)
+    before = mem_available()
+    argv = prefix + [stockade, "run", "--json", "--memory", "32",
+                     "--timeout", "20", "--workspace", ws, "--",
+                     "/work/kmem-pin", form, "/work"]
+    diag("$ " + " ".join(argv))
+    proc = subprocess.Popen(argv, cwd="/", env=env,
+                            stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ready = os.path.join(ws, "kmem-ready")
+    deadline = time.monotonic() + 30
+    line = None
+    during = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        if os.path.exists(ready):
+            with open(ready, encoding="ascii") as f:
+                line = f.read().split()
+            during = mem_available()
+            done = os.path.join(ws, "kmem-done")
+            open(done, "w").close()
+            if owner is not None:
+                os.chown(done, owner, owner)
+            break
+        time.sleep(0.02)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"stockade still running after 60 s: {argv}")
+    if proc.returncode == EXIT_NO_KERNEL_LAYER:
+        raise Skip(f"a kernel layer stockade needs is missing: "
+                   f"{err.decode(errors='replace').strip()}")
+    save_result(out, "kmem")
+    result = json.loads(out)
+    assert result.get("enforcement") == "monitor", \
+        f"enforcement {result.get('enforcement')!r}, this machine has no " \
+        f"delegated cgroup v2: monitor expected"
+    status = result.get("status")
+    if form in CHARGED and status == "memory_limit":
+        assert CHARGED[form] in result.get("detail", ""), \
+            f"memory_limit without {CHARGED[form]} in its detail: {result!r}"
+    else:
+        assert status == "ok", \
+            f"status {status!r}: {result.get('stderr', '')!r}"
+    if line is None and status == "memory_limit":
+        note = (f"{form}: memory_limit before kmem-pin was ready: "
+                f"{result.get('detail', '')}")
+        diag(note)
+        return note
+    assert line is not None and len(line) == 4 and line[0] == form, \
+        f"kmem-pin wrote no ready line: {line!r}; stdout " \
+        f"{result.get('stdout', '')!r}, stderr {result.get('stderr', '')!r}"
+    objects, pinned, why = int(line[1]), int(line[2]), line[3]
+    bound, source = BOUNDS[form]
+    drop = (before - during) / MiB if during is not None else 0.0
+    note = (f"{form}: {status}, {objects} objects, {pinned / MiB:.1f} MiB "
+            f"by count (stopped: {why}), MemAvailable -{drop:.0f} MiB "
+            f"while held; bound {bound / MiB:.1f} MiB ({source})")
+    if status == "memory_limit":
+        note += f"; {result.get('detail', '')}"
+    diag(note)
+    if status == "ok":
+        assert pinned <= bound, f"{note}: over the bound"
+    if form == "sem":
+        assert why == "EPERM", f"{note}: semget not refused"
+    return note
+
+
+def main():
+    stockade = os.environ.get("STOCKADE_BIN")
+    if not stockade:
+        print("1..0 # SKIP STOCKADE_BIN not set")
+        return 0
+    cleanup = []
+    users = [("", [], dict(os.environ), None, stockade)]
+    if os.geteuid() == 0:
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+               "HOME": "/nonexistent"}
+        users[0] = ("root", [], dict(os.environ), NOBODY, stockade)
+        users.append(("uid 65534", SETPRIV, env, NOBODY,
+                      unprivileged_binaries(stockade, cleanup)))
+    forms = list(BOUNDS)
+    print(f"1..{len(forms) * len(users)}")
+    failed = 0
+    n = 0
+    try:
+        for label, prefix, env, owner, binary in users:
+            for form in forms:
+                n += 1
+                title = f"{form} under --memory 32 ({label or 'this user'})"
+                failed += tap_case(n, title, one_form, binary, prefix, env,
+                                   owner, form, cleanup)
+    finally:
+        remove_all(cleanup)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
