@@ -246,10 +246,15 @@ check_tasks(struct enforcer *e, uint32_t tasks, bool refused, uint64_t now)
 	if (e->unlimited)
 		return ENF_NONE;
 	if (tasks >= max || refused) {
+		if (!e->pids_at)
+			e->pids_episodes++;
+		e->pids_at = true;
 		e->pids_hit = true;
 		if (e->pids_since_ms == 0)
 			e->pids_since_ms = now ? now : 1;
 	}
+	else
+		e->pids_at = false;
 	if (e->pids_since_ms == 0)
 		return ENF_NONE;
 	if ((uint64_t)tasks * 4 < (uint64_t)max * 3) {
@@ -263,19 +268,34 @@ check_tasks(struct enforcer *e, uint32_t tasks, bool refused, uint64_t now)
 	return stop(e, ENF_PROCESSES);
 }
 
+/* The memory rule: MEM, measured by MEASURE (enum job_memory_measure;
+ * RSS_SUM is the summed resident sets, which the Pss sum replaced when
+ * it was past the limit), against the limit; CPU_MS against cpu_ms. */
 static enum enforce_reason
-check_memory_cpu(struct enforcer *e, uint64_t rss, uint64_t cpu_ms)
+check_memory_cpu(struct enforcer *e, uint64_t mem, uint8_t measure,
+		 uint64_t rss_sum, uint64_t cpu_ms)
 {
-	if (rss > e->peak_rss_bytes)
-		e->peak_rss_bytes = rss;
+	if (mem > e->peak_rss_bytes || e->peak_measure == 0) {
+		e->peak_rss_bytes = mem;
+		e->peak_measure = measure;
+	}
 	if (cpu_ms > e->cpu_ms)
 		e->cpu_ms = cpu_ms;
 	if (e->unlimited)
 		return ENF_NONE;
-	if (rss > e->lim->memory_bytes) {
-		fmt_words(e->detail, sizeof(e->detail), "resident memory %.1f "
-			 "MiB over the limit of %.1f MiB", mib(rss),
-			 mib(e->lim->memory_bytes));
+	if (mem > e->lim->memory_bytes && measure == MEASURE_PSS_SUM) {
+		fmt_words(e->detail, sizeof(e->detail), "memory %.1f MiB over "
+			 "the limit of %.1f MiB (proportional set sizes summed, "
+			 "a shared page once; resident sets summed: %.1f MiB)",
+			 mib(mem), mib(e->lim->memory_bytes), mib(rss_sum));
+		return stop(e, ENF_MEMORY);
+	}
+	if (mem > e->lim->memory_bytes) {
+		fmt_words(e->detail, sizeof(e->detail), "memory %.1f MiB over "
+			 "the limit of %.1f MiB (%s)", mib(mem),
+			 mib(e->lim->memory_bytes),
+			 measure == MEASURE_CGROUP ? "the cgroup's memory.peak" :
+						     "resident sets summed");
 		return stop(e, ENF_MEMORY);
 	}
 	if (cpu_ms >= e->lim->cpu_ms) {
@@ -304,8 +324,10 @@ sample(struct enforcer *e, uint64_t now)
 				 "%.1f MiB)", mib(e->lim->memory_bytes));
 			return stop(e, ENF_MEMORY);
 		}
-		r = check_memory_cpu(e, cs.memory_peak > cs.memory_current ?
-					    cs.memory_peak : cs.memory_current,
+		uint64_t m = cs.memory_peak > cs.memory_current ?
+				     cs.memory_peak : cs.memory_current;
+
+		r = check_memory_cpu(e, m, MEASURE_CGROUP, m,
 				     cs.cpu_usage_usec / 1000u);
 		/* memory.max holds memory itself; only CPU is ours. */
 		if (r == ENF_MEMORY) {
@@ -318,8 +340,9 @@ sample(struct enforcer *e, uint64_t now)
 		return check_tasks(e, (uint32_t)cs.pids_current,
 				   cs.pids_max_events > 0, now);
 	} else {
-		struct jail_usage u;
-		uint64_t hz = e->walker.clk_tck, banked;
+		struct jail_usage u, p;
+		uint64_t hz = e->walker.clk_tck, banked, mem;
+		uint8_t measure = MEASURE_RSS_SUM;
 		int x;
 
 		e->new_procs = 0;
@@ -334,7 +357,30 @@ sample(struct enforcer *e, uint64_t now)
 		 * table now holds only the living. */
 		swap_seen(e);
 		banked = e->cpu_ticks / hz * 1000 + e->cpu_ticks % hz * 1000 / hz;
-		r = check_memory_cpu(e, u.rss_bytes,
+		/* Past the limit by the cheap sum, which counts a page once
+		 * per process mapping it: measure again counting it once
+		 * (usage.h). A walk that cannot be done leaves the resident
+		 * sum, an upper bound, to decide (fail closed). */
+		mem = u.rss_bytes;
+		if (u.rss_bytes > e->lim->memory_bytes) {
+			int y;
+
+			memset(&p, 0, sizeof(p));
+			if (e->measure_pss != NULL)
+				y = e->measure_pss(e->measure_arg,
+						   (uint32_t)e->walker.max_procs,
+						   &p.rss_bytes);
+			else
+				y = usage_walk_pss(&e->walker, e->proc_fd,
+						   e->init_pid, &p);
+			e->pss_walks++;
+			if ((y == 0 || (y == -E2BIG && x == -E2BIG)) &&
+			    p.rss_bytes <= u.rss_bytes) {
+				mem = p.rss_bytes;
+				measure = MEASURE_PSS_SUM;
+			}
+		}
+		r = check_memory_cpu(e, mem, measure, u.rss_bytes,
 				     banked > u.cpu_ms ? banked : u.cpu_ms);
 		if (r != ENF_NONE)
 			return r;
@@ -414,8 +460,12 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 				e->peak_rss_bytes = cs.memory_peak;
 			if (cs.cpu_usage_usec / 1000u > cpu)
 				cpu = cs.cpu_usage_usec / 1000u;
-			if (cs.pids_max_events > 0)
+			if (cs.pids_max_events > 0) {
 				e->pids_hit = true;
+				e->pids_episodes = cs.pids_max_events >
+							   UINT32_MAX ?
+					UINT32_MAX : (uint32_t)cs.pids_max_events;
+			}
 			if (cs.oom_kill > 0 && e->reason == ENF_NONE) {
 				fmt_words(e->detail, sizeof(e->detail),
 					 "the kernel's OOM killer ran in the "
@@ -427,8 +477,16 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 	}
 	if (cpu > e->cpu_ms)
 		e->cpu_ms = cpu;
-	if (maxrss > e->peak_rss_bytes)
+	/* The largest resident set of one process (init's children, the
+	 * kernel's own peak): a floor for any measure of the jail. */
+	if (maxrss > e->peak_rss_bytes) {
 		e->peak_rss_bytes = maxrss;
+		if (e->peak_measure == 0)
+			e->peak_measure = MEASURE_RSS_SUM;
+	}
+	if (e->peak_measure == 0)
+		e->peak_measure = e->mode == ENFORCE_CGROUP2 ? MEASURE_CGROUP :
+							       MEASURE_RSS_SUM;
 }
 
 void

@@ -9,7 +9,11 @@
  *     reads memory.events, pids.events and cpu.stat;
  *   - monitor: without one, the enforcer samples the jail's process tree
  *     in /proc (usage.c) every 10 to 40 ms: the sum of resident sets, the
- *     CPU time of every process and thread, the tasks. rlimits stay as a
+ *     CPU time of every process and thread, the tasks. A resident sum past
+ *     the memory limit is measured again as the sum of proportional set
+ *     sizes (usage_walk_pss: a page shared after fork or by a library
+ *     counts once), and only that sum is held to the limit; below the
+ *     limit the cheap sum decides alone (Pss <= Rss). rlimits stay as a
  *     per-process backstop (payload.c): RLIMIT_NPROC (counted per user
  *     namespace, so per jail, since Linux 5.14's ucounts), RLIMIT_DATA
  *     of twice the memory limit, RLIMIT_CPU a second past the limit.
@@ -67,11 +71,24 @@ struct enforcer {
 	uint64_t next_tick_ms, next_ws_ms, next_walk_ms;
 	uint64_t pids_since_ms; /* at the limit since (0 = not at it) */
 	/* Figures for the result. */
-	uint64_t peak_rss_bytes;
+	uint64_t peak_rss_bytes; /* peak memory, by peak_measure */
+	uint8_t peak_measure;    /* enum job_memory_measure of that peak */
+	uint32_t pss_walks;      /* samples that needed the Pss sum */
 	uint64_t cpu_ms;
 	uint32_t peak_tasks;
 	bool pids_hit;          /* the jail was seen at its process limit */
+	bool pids_at;           /* ... in the last sample */
+	uint32_t pids_episodes; /* times it came to the limit (a sample at
+				 * it after one below it; cgroup2:
+				 * pids.events max) */
 	bool unlimited;         /* layer limits off: measure, never stop */
+	/* Optional (NULL: usage_walk_pss in this process): measures the
+	 * jail's memory with each shared page once into *BYTES (the Pss
+	 * sum, usage.h), for a process that may not read smaps_rollup
+	 * itself (the confined launcher asks its zygote, zygote_measure).
+	 * Returns 0, -E2BIG (a lower bound) or another negative errno. */
+	int (*measure_pss)(void *arg, uint32_t max_procs, uint64_t *bytes);
+	void *measure_arg;
 	enum enforce_reason reason;
 	char detail[160];       /* why, for the result's detail, or "" */
 };

@@ -58,6 +58,30 @@ job_cancel_reason_text(int reason)
 	return cancel_texts[reason];
 }
 
+const char *
+job_memory_measure_name(int m)
+{
+	static const char *const names[] = {
+		[MEASURE_RSS_SUM] = "rss_sum",
+		[MEASURE_PSS_SUM] = "pss_sum",
+		[MEASURE_CGROUP] = "cgroup",
+	};
+
+	if (m == 0)
+		return "none";
+	if (m < 0 || m > MEASURE_MAX)
+		return NULL;
+	return names[m];
+}
+
+const char *
+job_limit_kind_name(int k)
+{
+	if (k != JOB_REACHED_PROCESSES)
+		return NULL;
+	return "processes";
+}
+
 int
 job_cancel_reason_signal(int reason)
 {
