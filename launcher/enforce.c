@@ -275,7 +275,8 @@ static enum enforce_reason
 check_memory_cpu(struct enforcer *e, uint64_t mem, uint8_t measure,
 		 uint64_t rss_sum, uint64_t cpu_ms)
 {
-	if (mem > e->peak_rss_bytes || e->peak_measure == 0) {
+	/* No measure this time (MEASURE 0): CPU only. */
+	if (measure != 0 && (mem > e->peak_rss_bytes || e->peak_measure == 0)) {
 		e->peak_rss_bytes = mem;
 		e->peak_measure = measure;
 	}
@@ -283,6 +284,8 @@ check_memory_cpu(struct enforcer *e, uint64_t mem, uint8_t measure,
 		e->cpu_ms = cpu_ms;
 	if (e->unlimited)
 		return ENF_NONE;
+	if (measure == 0)
+		mem = 0;
 	if (mem > e->lim->memory_bytes && measure == MEASURE_PSS_SUM) {
 		fmt_words(e->detail, sizeof(e->detail), "memory %.1f MiB over "
 			 "the limit of %.1f MiB (proportional set sizes summed, "
@@ -371,13 +374,21 @@ sample(struct enforcer *e, uint64_t now)
 						   (uint32_t)e->walker.max_procs,
 						   &p.rss_bytes);
 			else
-				y = usage_walk_pss(&e->walker, e->proc_fd,
-						   e->init_pid, &p);
+				y = usage_pss_settled(&e->walker, e->proc_fd,
+						      e->init_pid, 3, 2000, &p);
 			e->pss_walks++;
-			if ((y == 0 || (y == -E2BIG && x == -E2BIG)) &&
-			    p.rss_bytes <= u.rss_bytes) {
+			if (y == 0 && p.rss_bytes <= u.rss_bytes) {
 				mem = p.rss_bytes;
 				measure = MEASURE_PSS_SUM;
+				e->pss_unsettled = 0;
+			} else if (y == -EAGAIN &&
+				   ++e->pss_unsettled <= ENFORCE_PSS_UNSETTLED) {
+				/* Processes came and went through every walk
+				 * (a pool ending its workers): no figure this
+				 * time, the next sample decides; a job that
+				 * keeps it up gets the resident sum. */
+				mem = 0;
+				measure = 0;
 			}
 		}
 		r = check_memory_cpu(e, mem, measure, u.rss_bytes,

@@ -30,7 +30,15 @@
  * each, so once in the sum), at the price of a walk of every process's
  * page tables; the enforcer asks for it only when the resident sum is
  * past the limit (enforce.c). Pss <= Rss for every process, so the
- * proportional sum never exceeds the resident one.
+ * proportional sum never exceeds the resident one. A share depends on
+ * the other processes mapping the page, so a walk is only a measure
+ * when the tree held still during it: a sharer that exits after one
+ * process was read and before another leaves the first one's share too
+ * small (and one forked after its parent was read is not seen): a job
+ * forking and ending processes through every walk could hide memory.
+ * usage_pss_settled keeps a walk only when no process it listed vanished
+ * and a walk right after it counts the same processes; else the caller
+ * keeps the resident sum, an upper bound (fail closed).
  *
  * Pids: each pid read from a children file is checked when its stat is
  * read: its parent (field 4) must be the process it was listed under, or
@@ -444,14 +452,18 @@ walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
 		r = read_stat(proc_fd, pid, 0, &st);
 		if (vanished(r) && head == 0)
 			return finish(&k, u, -ESRCH);
-		if (vanished(r))
+		if (vanished(r)) {
+			u->vanished++;
 			continue;
+		}
 		if (r < 0)
 			return finish(&k, u, r);
 		/* Not the child it was listed as: the pid was reused. */
 		if (head > 0 && st.ppid != parent && st.ppid != root_pid)
 			continue;
 		u->processes++;
+		u->pid_sum += (uint64_t)pid;
+		u->pid_xor ^= (uint64_t)pid;
 		if (w->each != NULL)
 			w->each(w->each_arg, &st);
 		u->tasks = u->tasks > UINT32_MAX - st.num_threads
@@ -483,11 +495,21 @@ walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
 		 * exited before its threads has no mm of its own to read. */
 		if (pss && !dead) {
 			uint64_t share = 0;
+			int y = read_pss(proc_fd, pid, &share);
 
-			if (read_pss(proc_fd, pid, &share) == 0 && share <= rss)
+			/* No Pss line, or no process: it has let its memory
+			 * go (exit_mm) or is gone since its stat. It counts
+			 * nothing, and the walk is no measure of the tree
+			 * (usage_pss_settled): its parent's share of what
+			 * they shared was read smaller, or will be larger. */
+			if (y == -ENODATA || vanished(y)) {
+				rss = 0;
+				u->vanished++;
+			} else if (y == 0 && share <= rss) {
 				rss = share;
-			else
+			} else {
 				u->pss_fallbacks++;
+			}
 		} else if (pss) {
 			u->pss_fallbacks += rss > 0;
 		}
@@ -514,6 +536,29 @@ usage_walk_pss(struct usage_walker *w, int proc_fd, pid_t root_pid,
 	w->each = NULL;
 	r = walk_tree(w, proc_fd, root_pid, u, true);
 	w->each = each;
+	return r;
+}
+
+int
+usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
+		  unsigned tries, unsigned gap_us, struct jail_usage *u)
+{
+	struct jail_usage after;
+	int r = -EAGAIN, a;
+
+	for (unsigned i = 0; i < tries; i++) {
+		if (i > 0 && gap_us > 0)
+			usleep(gap_us);
+		r = usage_walk_pss(w, proc_fd, root_pid, u);
+		if (r < 0 && r != -E2BIG)
+			return r;
+		a = walk_tree(w, proc_fd, root_pid, &after, false);
+		if (u->vanished == 0 && a == r &&
+		    after.processes == u->processes &&
+		    after.pid_sum == u->pid_sum && after.pid_xor == u->pid_xor)
+			return r;
+		r = -EAGAIN;
+	}
 	return r;
 }
 

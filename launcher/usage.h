@@ -55,6 +55,10 @@ struct jail_usage {
 	uint32_t pss_fallbacks; /* usage_walk_pss: processes counted by
 				 * their resident set, their share being
 				 * unreadable (0 for usage_walk) */
+	uint32_t vanished;   /* listed processes gone before they were
+			      * read, or that let their memory go */
+	uint64_t pid_sum;    /* the set of processes counted, as the sum */
+	uint64_t pid_xor;    /* and the xor of their pids */
 };
 
 /*
@@ -125,6 +129,18 @@ int usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
  */
 int usage_walk_pss(struct usage_walker *w, int proc_fd, pid_t root_pid,
 		   struct jail_usage *u);
+
+/*
+ * usage_walk_pss until it sees the tree hold still (usage.c says why a
+ * share is only right then): at most TRIES (>= 1) walks, GAP_US apart,
+ * each followed by a usage_walk; a walk is kept when no process it
+ * listed vanished before its read and the next walk counts the same
+ * processes (pid_sum, pid_xor, processes). Returns as usage_walk_pss,
+ * or -EAGAIN when no walk was kept (then *U is the last one's, which
+ * may be below what the tree holds: do not use it as a bound).
+ */
+int usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
+		      unsigned tries, unsigned gap_us, struct jail_usage *u);
 
 /*
  * usage_walk with a walker of MAX_PROCS made and freed for this one call

@@ -60,6 +60,10 @@
 /* How long the launcher waits for a measure's reply, ms: past it the
  * reply is dropped when it comes, and the caller keeps its upper bound. */
 #define MEAS_WAIT_MS 2000
+/* Walks a measure may take to find the jail's tree holding still, and
+ * the pause between them (usage_pss_settled). */
+#define MEAS_TRIES 3u
+#define MEAS_GAP_US 2000u
 
 /* The zygote's seccomp filters, built and compiled to BPF at the first
  * job that needs each (profile, enforcement), and reused: a payload loads
@@ -462,7 +466,9 @@ kill_one(struct zstate *z, uint64_t id, int sig)
  * the jail's user namespace (user_namespaces(7)). Reply: MEAS, a
  * negative errno or 0, the sequence number of the request, bytes,
  * fallbacks. Returns false when MSG is no measure request, true once
- * answered (a reply that cannot be sent is the launcher's loss).
+ * answered (a reply that cannot be sent is the launcher's loss). The
+ * walk is kept only once the tree held still (usage_pss_settled); else
+ * the reply is -EAGAIN.
  */
 static bool
 measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
@@ -488,7 +494,8 @@ measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
 		if (z->proc_fd < 0) {
 			e = -ENOENT;
 		} else if ((e = usage_walker_init(&w, max_procs)) == 0) {
-			e = usage_walk_pss(&w, z->proc_fd, z->live[i].pid, &u);
+			e = usage_pss_settled(&w, z->proc_fd, z->live[i].pid,
+					      MEAS_TRIES, MEAS_GAP_US, &u);
 			usage_walker_free(&w);
 		}
 	}

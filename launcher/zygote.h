@@ -176,7 +176,9 @@ int zygote_kill(struct zygote *z, uint64_t token, int sig);
  * not: smaps_rollup needs ptrace read access, which the launcher's
  * Landlock domain is refused for the payload's (landlock(7)). Waits
  * for the reply up to 2 s. Returns 0 (*BYTES, *FALLBACKS set), -E2BIG
- * (more than MAX_PROCS: a lower bound), -ESRCH (no such live jail),
+ * (more than MAX_PROCS: a lower bound), -EAGAIN (processes came and went
+ * through 3 walks: no measure; usage_pss_settled), -ESRCH (no such live
+ * jail),
  * -EBUSY while a prepare reply is pending (zygote_prepare_recv first),
  * -ETIMEDOUT, -EPROTO, or the errno of the socket (the zygote is gone).
  * On any error the caller keeps its upper bound (fail closed).
