@@ -222,7 +222,9 @@ const char *signal_name(int sig);
 /*
  * Writes into BUF (SIZE bytes, NUL-terminated, truncated if needed) one or
  * two sentences for a model: what happened, with the figure against the
- * limit, and what to try next. Returns BUF.
+ * limit, and what to try next; for an ok job that reached a limit
+ * (RES->reached), which limit, how often, and that its output may be
+ * incomplete. Returns BUF.
  */
 char *job_hint(const struct job_result *res, const struct job_limits *lim,
 	       char *buf, size_t size);
