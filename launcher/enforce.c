@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -311,6 +312,73 @@ check_memory_cpu(struct enforcer *e, uint64_t mem, uint8_t measure,
 	return ENF_NONE;
 }
 
+/*
+ * The jail's memory with each shared page once, for a sample U whose
+ * resident sum passed the limit at NOW (job ms); sets *MEASURE. A Pss walk
+ * costs about 0.5 us per page mapped per process (docs/benchmarks.md),
+ * so it runs at most once per 4 times its own last cost (the monitor
+ * spends at most a fifth of its time on it); between walks the figure is
+ * the last walk's plus what the resident sum grew since, and a figure
+ * past the limit calls a walk at once: a job is never stopped on the
+ * estimate. What the estimate misses (a page shared at the last walk
+ * that a process has since written, its copy now its own) waits for the
+ * next walk, and is bounded by the resident sum. A walk that found no
+ * still moment gives no figure (*MEASURE 0) up to ENFORCE_PSS_UNSETTLED
+ * times in a row; any other failure leaves the resident sum (fail
+ * closed).
+ */
+static uint64_t
+shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t now,
+	    uint8_t *measure)
+{
+	struct jail_usage p;
+	struct timespec t0, t1;
+	uint64_t cost_ms, grown;
+	int y;
+
+	*measure = MEASURE_RSS_SUM;
+	if (e->pss_valid && now < e->pss_next_ms) {
+		grown = u->rss_bytes > e->pss_rss_at ?
+				u->rss_bytes - e->pss_rss_at : 0;
+		if (e->pss_last + grown <= e->lim->memory_bytes) {
+			*measure = MEASURE_PSS_SUM;
+			return e->pss_last + grown;
+		}
+	}
+	memset(&p, 0, sizeof(p));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (e->measure_pss != NULL)
+		y = e->measure_pss(e->measure_arg,
+				   (uint32_t)e->walker.max_procs, &p.rss_bytes);
+	else
+		y = usage_pss_settled(&e->walker, e->proc_fd, e->init_pid, 3,
+				      2000, &p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cost_ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
+		  (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000);
+	e->pss_walks++;
+	e->pss_next_ms = now + (4 * cost_ms > TICK_FAST_MS ? 4 * cost_ms :
+							      TICK_FAST_MS);
+	if (y == 0 && p.rss_bytes <= u->rss_bytes) {
+		e->pss_unsettled = 0;
+		e->pss_valid = true;
+		e->pss_last = p.rss_bytes;
+		e->pss_rss_at = u->rss_bytes;
+		*measure = MEASURE_PSS_SUM;
+		return p.rss_bytes;
+	}
+	e->pss_valid = false;
+	if (y == -EAGAIN && ++e->pss_unsettled <= ENFORCE_PSS_UNSETTLED) {
+		/* Processes came and went through every walk (a pool
+		 * ending its workers): no figure this time, the next
+		 * sample decides; a job that keeps it up gets the
+		 * resident sum. */
+		*measure = 0;
+		return 0;
+	}
+	return u->rss_bytes;
+}
+
 static enum enforce_reason
 sample(struct enforcer *e, uint64_t now)
 {
@@ -343,7 +411,7 @@ sample(struct enforcer *e, uint64_t now)
 		return check_tasks(e, (uint32_t)cs.pids_current,
 				   cs.pids_max_events > 0, now);
 	} else {
-		struct jail_usage u, p;
+		struct jail_usage u;
 		uint64_t hz = e->walker.clk_tck, banked, mem;
 		uint8_t measure = MEASURE_RSS_SUM;
 		int x;
@@ -365,32 +433,8 @@ sample(struct enforcer *e, uint64_t now)
 		 * (usage.h). A walk that cannot be done leaves the resident
 		 * sum, an upper bound, to decide (fail closed). */
 		mem = u.rss_bytes;
-		if (u.rss_bytes > e->lim->memory_bytes) {
-			int y;
-
-			memset(&p, 0, sizeof(p));
-			if (e->measure_pss != NULL)
-				y = e->measure_pss(e->measure_arg,
-						   (uint32_t)e->walker.max_procs,
-						   &p.rss_bytes);
-			else
-				y = usage_pss_settled(&e->walker, e->proc_fd,
-						      e->init_pid, 3, 2000, &p);
-			e->pss_walks++;
-			if (y == 0 && p.rss_bytes <= u.rss_bytes) {
-				mem = p.rss_bytes;
-				measure = MEASURE_PSS_SUM;
-				e->pss_unsettled = 0;
-			} else if (y == -EAGAIN &&
-				   ++e->pss_unsettled <= ENFORCE_PSS_UNSETTLED) {
-				/* Processes came and went through every walk
-				 * (a pool ending its workers): no figure this
-				 * time, the next sample decides; a job that
-				 * keeps it up gets the resident sum. */
-				mem = 0;
-				measure = 0;
-			}
-		}
+		if (u.rss_bytes > e->lim->memory_bytes)
+			mem = shared_once(e, &u, now, &measure);
 		r = check_memory_cpu(e, mem, measure, u.rss_bytes,
 				     banked > u.cpu_ms ? banked : u.cpu_ms);
 		if (r != ENF_NONE)

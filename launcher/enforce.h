@@ -81,6 +81,10 @@ struct enforcer {
 	uint8_t peak_measure;    /* enum job_memory_measure of that peak */
 	uint32_t pss_walks;      /* samples that needed the Pss sum */
 	uint32_t pss_unsettled;  /* of them in a row without a measure */
+	bool pss_valid;          /* pss_last holds a walk's figure */
+	uint64_t pss_last;       /* the last Pss sum, bytes */
+	uint64_t pss_rss_at;     /* the resident sum at that walk, bytes */
+	uint64_t pss_next_ms;    /* no walk before (job ms) */
 	uint64_t cpu_ms;
 	uint32_t peak_tasks;
 	bool pids_hit;          /* the jail was seen at its process limit */

@@ -175,7 +175,7 @@ int zygote_kill(struct zygote *z, uint64_t token, int sig);
  * resident set instead. The zygote measures because the launcher may
  * not: smaps_rollup needs ptrace read access, which the launcher's
  * Landlock domain is refused for the payload's (landlock(7)). Waits
- * for the reply up to 2 s. Returns 0 (*BYTES, *FALLBACKS set), -E2BIG
+ * for the reply up to 10 s (the launcher's loop waits with it). Returns 0 (*BYTES, *FALLBACKS set), -E2BIG
  * (more than MAX_PROCS: a lower bound), -EAGAIN (processes came and went
  * through 3 walks: no measure; usage_pss_settled), -ESRCH (no such live
  * jail),
