@@ -71,6 +71,7 @@ kids = []
 for _ in range(6):
     pid = os.fork()
     if pid == 0:
+        mine = b"w" * (8 << 20)
         time.sleep(1.5)
         os._exit(0)
     kids.append(pid)
@@ -102,10 +103,11 @@ CASES = [
      'incomplete', ['--processes', '8', '--timeout', '10'],
      ['python3', '-c', FORK_REFUSED], None, '`ok`, a limit reached'),
     ('ok', 'is a pool: the parent touches 100 MiB, then forks 6 workers '
-     'that sleep holding those pages, under 192 MiB: 7 x ~110 MiB of '
-     'resident sets summed, ~110 MiB really held; past the limit by the '
-     'resident sum, the monitor counts each shared page once '
-     '(`memory_measure` pss_sum)', ['--memory', '192', '--timeout', '10'],
+     'that each touch 8 MiB of their own and sleep on the parent\'s pages, '
+     'under 192 MiB: 7 x ~110 MiB of resident sets summed, ~170 MiB '
+     'really held; past the limit by the resident sum, the monitor counts '
+     'each shared page once, and the peak says so (`memory_measure` '
+     'pss_sum)', ['--memory', '192', '--timeout', '10'],
      ['python3', '-c', FORK_POOL], None, '`ok`, a forked pool'),
     ('ok', 'prints a million lines under a 4 KiB cap: by default it runs '
      'to its end, the first and last 2 KiB are kept around a marker, '
