@@ -15,6 +15,9 @@
 # appeared (naming the missing ones). A missing or empty directory is a
 # failure: the collection did not happen.
 #
+# Issue 23: lines that a pss_sum and an rss_sum (or cgroup) measure, and
+# an ok result with limits_reached, each appear in a valid result.
+#
 # Besides the schema, each file must be strict UTF-8 holding exactly one
 # JSON object, and no string in it may hold a lone UTF-16 surrogate (JSON
 # allows "\ud800"; a valid UTF-8 result cannot mean one).
