@@ -381,7 +381,6 @@ result_print_text(const json_t *o, FILE *out)
 	put_figure(out, o, "wall_ms");
 	put_figure(out, o, "cpu_ms");
 	put_figure(out, o, "peak_memory_kb");
-	put_figure(out, o, "memory_measure");
 	put_figure(out, o, "peak_processes");
 	put_figure(out, o, "enforcement");
 	fputc('\n', out);
