@@ -483,7 +483,8 @@ restatus(struct jobrun *jr, enum job_status s, const char *why)
  * The program's own words for a limit it ran into, in the tail of its
  * stderr, by the status they mean. Only consulted for a job that exited
  * non-zero or aborted: a program that reports and handles the error and
- * exits 0 is ok. Sources: Python's MemoryError and OSError texts
+ * exits 0 is ok. Words pick the kind only when the jail's figures back
+ * it (words_backed). Sources: Python's MemoryError and OSError texts
  * (strerror of ENOMEM, EFBIG, ENOSPC, EDQUOT in glibc), C++'s
  * std::bad_alloc, Go's and the JVM's out-of-memory messages.
  */
@@ -510,6 +511,48 @@ static const struct {
 	{"Resource temporarily unavailable", "Popen", JOB_PROCESS_LIMIT},
 	{"Resource temporarily unavailable", "spawn", JOB_PROCESS_LIMIT},
 };
+
+/*
+ * Whether the jail's own figures back a limit status S picked from the
+ * program's words (issue 23, point 7: a status from evidence, not from
+ * words): for memory_limit, the memory seen at half the limit or more
+ * (under the monitor the only ENOMEM the jail causes is RLIMIT_DATA's,
+ * at twice the limit, payload.c; a program far below it that says
+ * "MemoryError" failed of its own request, not of the jail's limit);
+ * for process_limit, the jail seen at its process limit (the monitor's
+ * sample or pids.events: the result's limits_reached) or a peak at it.
+ * Other kinds (file size, disk) keep their words. When not backed,
+ * writes why into WHY (LEN bytes) for the detail.
+ */
+static bool
+words_backed(const struct jobrun *jr, enum job_status s, const char *text,
+	     char *why, size_t len)
+{
+	const struct job_result *r = &jr->res;
+	const struct job_limits *lim = &jr->spec.limits;
+	bool at_nproc = r->peak_processes >= lim->nproc;
+
+	for (uint32_t i = 0; i < r->nreached; i++)
+		if (r->reached[i].limit == JOB_REACHED_PROCESSES)
+			at_nproc = true;
+	if (s == JOB_MEMORY_LIMIT &&
+	    r->peak_memory_kb * 1024u * 2u < lim->memory_bytes) {
+		snprintf(why, len, "the program said \"%s\" at a peak of %.1f "
+			 "MiB, under half its memory limit of %.1f MiB: its own "
+			 "failure, not the sandbox's limit", text,
+			 (double)r->peak_memory_kb / 1024.0,
+			 (double)lim->memory_bytes / 1048576.0);
+		return false;
+	}
+	if (s == JOB_PROCESS_LIMIT && !at_nproc) {
+		snprintf(why, len, "the program said \"%s\" with at most %u "
+			 "processes and threads seen, under the limit of %u: "
+			 "not seen at the sandbox's limit", text,
+			 r->peak_processes, lim->nproc);
+		return false;
+	}
+	return true;
+}
 
 static void
 refine_status(struct jobrun *jr, struct fs_ctx *fs)
@@ -549,6 +592,14 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 		    (limit_words[i].also != NULL &&
 		     !says(tail, len, limit_words[i].also)))
 			continue;
+		if (!words_backed(jr, limit_words[i].status,
+				  limit_words[i].text, why, sizeof(why))) {
+			/* Exit code and status stay; the detail says why
+			 * the words were not taken. */
+			if (r->detail == NULL || r->detail[0] == '\0')
+				restatus(jr, r->status, why);
+			break;
+		}
 		snprintf(why, sizeof(why), "the program stopped on \"%s\"",
 			 limit_words[i].text);
 		restatus(jr, limit_words[i].status, why);

@@ -112,6 +112,31 @@ denials_json(const struct job_result *res)
 	return a;
 }
 
+/* The limits the jail reached while the program went on (issue 23):
+ * [{"limit": "processes", "times": N}], [] for none. */
+static json_t *
+reached_json(const struct job_result *res)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; a != NULL && i < res->nreached &&
+			     i < JOB_MAX_REACHED; i++) {
+		const char *name = job_limit_kind_name(res->reached[i].limit);
+		json_t *o = json_object();
+
+		if (o == NULL || name == NULL ||
+		    !put(o, "limit", text_json(name)) ||
+		    !put(o, "times",
+			 json_integer((json_int_t)res->reached[i].times)) ||
+		    json_array_append_new(a, o) < 0) {
+			json_decref(o);
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 /* The names of the layers the job ran without, in layer order: [] for
  * the whole product. */
 static json_t *
@@ -230,8 +255,14 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	ok = ok && put(o, "cpu_ms", json_integer((json_int_t)res->cpu_ms));
 	ok = ok && put(o, "peak_memory_kb",
 		       json_integer((json_int_t)res->peak_memory_kb));
+	ok = ok && put(o, "memory_measure",
+		       text_json(job_memory_measure_name(res->memory_measure) ?
+					 job_memory_measure_name(
+						 res->memory_measure) :
+					 "none"));
 	ok = ok && put(o, "peak_processes",
 		       json_integer((json_int_t)res->peak_processes));
+	ok = ok && put(o, "limits_reached", reached_json(res));
 	ok = ok && put(o, "stdout", stream_json(out));
 	ok = ok && put(o, "stderr", stream_json(err));
 	if (PLANTED(result_stdout_truncated_from_stderr))

@@ -12,7 +12,11 @@
  *     plus each process's page tables (VmPTE) plus a charge per socket of
  *     the jail's network namespace (kernel memory no resident set holds;
  *     docs/layers.md, "Memory the monitor cannot see"), the CPU time of
- *     every process and thread, the tasks. rlimits stay as a
+ *     every process and thread, the tasks. A resident sum past what the
+ *     charges leave of the memory limit is measured again as the sum of
+ *     proportional set sizes (usage_walk_pss: a page shared after fork or
+ *     by a library counts once), and only that sum is held to the limit;
+ *     below it the cheap sum decides alone (Pss <= Rss). rlimits stay as a
  *     per-process backstop (payload.c): RLIMIT_NPROC (counted per user
  *     namespace, so per jail, since Linux 5.14's ucounts), RLIMIT_DATA
  *     of twice the memory limit, RLIMIT_CPU a second past the limit.
@@ -43,6 +47,12 @@ enum enforce_reason {
 	ENF_PROCESSES,  /* held at the process limit for ENFORCE_PIDS_HOLD_MS */
 	ENF_WORKSPACE,  /* the workspace over its quota */
 };
+
+/* Samples in a row whose Pss walks found no still moment (processes
+ * coming and going: usage_pss_settled) that are let pass without a
+ * memory figure; the next one is held to the resident sum. At 10 ms a
+ * sample plus the walks, about 60 ms of memory unmeasured at most. */
+#define ENFORCE_PSS_UNSETTLED 3u
 
 /* A jail at its process limit this long, and still at 3/4 of it, is
  * stopped: its forks are failing and it is not getting out of it. */
@@ -78,11 +88,29 @@ struct enforcer {
 	 * progress saw, and of the last whole walk, bytes. */
 	uint64_t pte_walk, pte_bytes;
 	/* Figures for the result. */
-	uint64_t peak_rss_bytes;
+	uint64_t peak_rss_bytes; /* peak memory, by peak_measure */
+	uint8_t peak_measure;    /* enum job_memory_measure of that peak */
+	uint32_t pss_walks;      /* samples that needed the Pss sum */
+	uint32_t pss_unsettled;  /* of them in a row without a measure */
+	bool pss_valid;          /* pss_last holds a walk's figure */
+	uint64_t pss_last;       /* the last Pss sum, bytes */
+	uint64_t pss_rss_at;     /* the resident sum at that walk, bytes */
+	uint64_t pss_next_ms;    /* no walk before (job ms) */
 	uint64_t cpu_ms;
 	uint32_t peak_tasks;
 	bool pids_hit;          /* the jail was seen at its process limit */
+	bool pids_at;           /* ... in the last sample */
+	uint32_t pids_episodes; /* times it came to the limit (a sample at
+				 * it after one below it; cgroup2:
+				 * pids.events max) */
 	bool unlimited;         /* layer limits off: measure, never stop */
+	/* Optional (NULL: usage_walk_pss in this process): measures the
+	 * jail's memory with each shared page once into *BYTES (the Pss
+	 * sum, usage.h), for a process that may not read smaps_rollup
+	 * itself (the confined launcher asks its zygote, zygote_measure).
+	 * Returns 0, -E2BIG (a lower bound) or another negative errno. */
+	int (*measure_pss)(void *arg, uint32_t max_procs, uint64_t *bytes);
+	void *measure_arg;
 	enum enforce_reason reason;
 	char detail[160];       /* why, for the result's detail, or "" */
 };

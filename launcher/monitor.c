@@ -276,6 +276,26 @@ limits_refused(struct launcher *l, const struct job_spec *spec,
 	return send_result(l, &r);
 }
 
+/* The enforcer's measure_pss (enforce.h) for the job of
+ * measure_ctx: its zygote measures (zygote_measure), once any pending
+ * prepare reply is taken (the pool's: pool.h). */
+struct measure_ctx {
+	struct launcher *l;
+	const struct jail *jail;
+};
+
+static int
+measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes)
+{
+	struct measure_ctx *m = arg;
+	uint32_t fallbacks;
+
+	if (m->l->zygote.prepare_pending)
+		(void)pool_refill_finish(&m->l->pool, &m->l->zygote);
+	return zygote_measure(&m->l->zygote, m->jail->token, max_procs,
+			      bytes, &fallbacks);
+}
+
 int
 launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		 int tty_fd)
@@ -290,6 +310,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	struct zygote_reply zr;
 	bool poolable;
 	int warm, stdin_pipe;
+	struct measure_ctx mctx = {.l = l};
 
 	memset(&s, 0, sizeof(s));
 	s.zygote = &l->zygote;
@@ -387,6 +408,9 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 			  l->proc_fd, wsfd, spec->workspace_allow,
 			  elapsed_ms(&s.jail.start),
 			  job_spec_layer_off(spec, JOB_LAYER_LIMITS));
+	mctx.jail = &s.jail;
+	s.enf.measure_pss = measure_by_zygote;
+	s.enf.measure_arg = &mctx;
 	/* The pool's next jails are built like this one, once it is over
 	 * (the refill waits for the session to be idle). */
 	if (poolable &&
@@ -551,6 +575,16 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	r.cpu_ms = s.enf.cpu_ms;
 	r.peak_memory_kb = s.enf.peak_rss_bytes / 1024u;
 	r.peak_processes = s.enf.peak_tasks;
+	r.memory_measure = s.enf.peak_measure;
+	/* A limit reached while the program went on: the result says so
+	 * whatever the status (its output may lack what a refused fork
+	 * would have done). */
+	if (s.enf.pids_hit && !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
+		r.reached[0].limit = JOB_REACHED_PROCESSES;
+		r.reached[0].times = s.enf.pids_episodes > 0 ?
+					     s.enf.pids_episodes : 1;
+		r.nreached = 1;
+	}
 	r.enforcement = mode;
 	denials_result(&s.den, &r);
 	r.stdout_bytes = s.bytes[1];

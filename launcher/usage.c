@@ -25,7 +25,20 @@
  * shared between processes (a library, memory inherited through fork and
  * not yet written) are counted once per process that maps them, so the
  * sum is an upper bound of what the jail holds; memory.current of a cgroup
- * charges each page once.
+ * charges each page once. usage_walk_pss sums the proportional set sizes
+ * instead (smaps_rollup's Pss: a page mapped by n processes counts 1/n in
+ * each, so once in the sum), at the price of a walk of every process's
+ * page tables; the enforcer asks for it only when the resident sum is
+ * past the limit (enforce.c). Pss <= Rss for every process, so the
+ * proportional sum never exceeds the resident one. A share depends on
+ * the other processes mapping the page, so a walk is only a measure
+ * when the tree held still during it: a sharer that exits after one
+ * process was read and before another leaves the first one's share too
+ * small (and one forked after its parent was read is not seen): a job
+ * forking and ending processes through every walk could hide memory.
+ * usage_pss_settled keeps a walk only when no process it listed vanished
+ * and a walk right after it counts the same processes; else the caller
+ * keeps the resident sum, an upper bound (fail closed).
  *
  * Pids: each pid read from a children file is checked when its stat is
  * read: its parent (field 4) must be the process it was listed under, or
@@ -60,6 +73,9 @@
 #define LIST_BUF 4096
 /* No pid namespace has more pids than this (PID_MAX_LIMIT, linux/threads.h). */
 #define PIDS_MAX (4 * 1024 * 1024)
+/* What of smaps_rollup is read: its header line and the first counters
+ * (Rss, Pss) fit in far less. */
+#define PSS_BUF 1024
 
 static int
 parse_u64(const char **pp, const char *end, uint64_t *v)
@@ -196,12 +212,13 @@ usage_walker_free(struct usage_walker *w)
 }
 
 /* One walk: queue[2i] is a pid, queue[2i+1] the process it was listed
- * under. */
+ * under. With PSS, memory is each process's proportional set size. */
 struct walk {
 	struct usage_walker *w;
 	int proc_fd;
 	size_t tail;
 	bool full;
+	bool pss;
 	uint64_t ticks;
 };
 
@@ -362,6 +379,50 @@ list_children(struct walk *k, pid_t pid, uint32_t num_threads,
 	return r;
 }
 
+/*
+ * Reads the "Pss:" line of PID/smaps_rollup (proc(5), Linux 4.14:
+ * kB, the process's share of every page it maps, a page mapped by n
+ * processes counting 1/n in each; shmem and tmpfs pages it maps are in
+ * it, as Pss_Shmem) into *BYTES. Returns 0, -ENODATA when the file holds
+ * no Pss line (a process with no mm any more: a zombie, a kernel
+ * thread; smaps_rollup is then empty), or -errno of open/read (EACCES
+ * when the process is not ours to inspect, ptrace access mode read).
+ */
+static int
+read_pss(int proc_fd, pid_t pid, uint64_t *bytes)
+{
+	char path[48], buf[PSS_BUF];
+	const char *p, *end;
+	uint64_t kb;
+	size_t len = 0;
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/smaps_rollup", (int)pid);
+	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	/* The Pss line is the third of a short file: one buffer holds it. */
+	while (len < sizeof(buf) - 1 &&
+	       (n = read_retry(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (len == 0)
+		return n < 0 ? (int)n : -ENODATA;
+	buf[len] = '\0';
+	p = strstr(buf, "\nPss:");
+	if (p == NULL)
+		return -ENODATA;
+	p += 5;
+	end = buf + len;
+	while (p < end && *p == ' ')
+		p++;
+	if (parse_u64(&p, end, &kb) < 0 || kb > UINT64_MAX / 1024)
+		return -EINVAL;
+	*bytes = kb * 1024;
+	return 0;
+}
+
 static int
 finish(const struct walk *k, struct jail_usage *u, int r)
 {
@@ -371,11 +432,11 @@ finish(const struct walk *k, struct jail_usage *u, int r)
 	return r;
 }
 
-int
-usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
-	   struct jail_usage *u)
+static int
+walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
+	  struct jail_usage *u, bool pss)
 {
-	struct walk k = { .w = w, .proc_fd = proc_fd };
+	struct walk k = { .w = w, .proc_fd = proc_fd, .pss = pss };
 	struct proc_stat st;
 	uint64_t rss;
 	bool dead;
@@ -391,14 +452,18 @@ usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
 		r = read_stat(proc_fd, pid, 0, &st);
 		if (vanished(r) && head == 0)
 			return finish(&k, u, -ESRCH);
-		if (vanished(r))
+		if (vanished(r)) {
+			u->vanished++;
 			continue;
+		}
 		if (r < 0)
 			return finish(&k, u, r);
 		/* Not the child it was listed as: the pid was reused. */
 		if (head > 0 && st.ppid != parent && st.ppid != root_pid)
 			continue;
 		u->processes++;
+		u->pid_sum += (uint64_t)pid;
+		u->pid_xor ^= (uint64_t)pid;
 		if (w->each != NULL)
 			w->each(w->each_arg, &st);
 		u->tasks = u->tasks > UINT32_MAX - st.num_threads
@@ -423,12 +488,78 @@ usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
 			if (r < 0 && r != -E2BIG && !vanished(r))
 				return finish(&k, u, r);
 		}
-		u->rss_bytes = sat_add(u->rss_bytes,
-				       rss > UINT64_MAX / w->page_size
-					       ? UINT64_MAX
-					       : rss * w->page_size);
+		rss = rss > UINT64_MAX / w->page_size ? UINT64_MAX :
+							rss * w->page_size;
+		/* A process whose share cannot be read counts whole (fail
+		 * closed: its resident set bounds its share). A leader that
+		 * exited before its threads has no mm of its own to read. */
+		if (pss && !dead) {
+			uint64_t share = 0;
+			int y = read_pss(proc_fd, pid, &share);
+
+			/* No Pss line, or no process: it has let its memory
+			 * go (exit_mm) or is gone since its stat. It counts
+			 * nothing, and the walk is no measure of the tree
+			 * (usage_pss_settled): its parent's share of what
+			 * they shared was read smaller, or will be larger. */
+			if (y == -ENODATA || vanished(y)) {
+				rss = 0;
+				u->vanished++;
+			} else if (y == 0 && share <= rss) {
+				rss = share;
+			} else {
+				u->pss_fallbacks++;
+			}
+		} else if (pss) {
+			u->pss_fallbacks += rss > 0;
+		}
+		u->rss_bytes = sat_add(u->rss_bytes, rss);
 	}
 	return finish(&k, u, k.full ? -E2BIG : 0);
+}
+
+int
+usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
+	   struct jail_usage *u)
+{
+	return walk_tree(w, proc_fd, root_pid, u, false);
+}
+
+int
+usage_walk_pss(struct usage_walker *w, int proc_fd, pid_t root_pid,
+	       struct jail_usage *u)
+{
+	void (*each)(void *, const struct proc_stat *) = w->each;
+	int r;
+
+	/* The caller's hook saw this tree in the usage_walk before. */
+	w->each = NULL;
+	r = walk_tree(w, proc_fd, root_pid, u, true);
+	w->each = each;
+	return r;
+}
+
+int
+usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
+		  unsigned tries, unsigned gap_us, struct jail_usage *u)
+{
+	struct jail_usage after;
+	int r = -EAGAIN, a;
+
+	for (unsigned i = 0; i < tries; i++) {
+		if (i > 0 && gap_us > 0)
+			usleep(gap_us);
+		r = usage_walk_pss(w, proc_fd, root_pid, u);
+		if (r < 0 && r != -E2BIG)
+			return r;
+		a = walk_tree(w, proc_fd, root_pid, &after, false);
+		if (u->vanished == 0 && a == r &&
+		    after.processes == u->processes &&
+		    after.pid_sum == u->pid_sum && after.pid_xor == u->pid_xor)
+			return r;
+		r = -EAGAIN;
+	}
+	return r;
 }
 
 int

@@ -52,6 +52,13 @@ struct jail_usage {
 			      * living and dead processes (usage.c says how) */
 	uint32_t processes;  /* processes found, zombies included */
 	uint32_t tasks;      /* threads of those processes (num_threads) */
+	uint32_t pss_fallbacks; /* usage_walk_pss: processes counted by
+				 * their resident set, their share being
+				 * unreadable (0 for usage_walk) */
+	uint32_t vanished;   /* listed processes gone before they were
+			      * read, or that let their memory go */
+	uint64_t pid_sum;    /* the set of processes counted, as the sum */
+	uint64_t pid_xor;    /* and the xor of their pids */
 };
 
 /*
@@ -104,6 +111,36 @@ void usage_walker_free(struct usage_walker *w);
  */
 int usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
 	       struct jail_usage *u);
+
+/*
+ * usage_walk, with memory measured so that a page shared by several
+ * processes of the tree counts once: U->rss_bytes is then the sum of
+ * each process's proportional set size, the "Pss:" line of
+ * /proc/PID/smaps_rollup (proc(5); kernel doc filesystems/proc.rst; Linux
+ * 4.14), which charges a page mapped by n processes 1/n to each, shared
+ * memory and mapped tmpfs pages included. A process whose smaps_rollup
+ * cannot be read (EACCES, a leader gone before its threads) counts its
+ * resident set, and U->pss_fallbacks counts it: the sum stays an upper
+ * bound of what the tree maps. Never larger than usage_walk's sum of the
+ * same instant. Costs what usage_walk does, plus, per process, one read
+ * of smaps_rollup, which walks its page tables: time grows with the
+ * memory it maps (docs/benchmarks.md gives the figures). W's each hook
+ * is not called. Same arguments, results and errors as usage_walk.
+ */
+int usage_walk_pss(struct usage_walker *w, int proc_fd, pid_t root_pid,
+		   struct jail_usage *u);
+
+/*
+ * usage_walk_pss until it sees the tree hold still (usage.c says why a
+ * share is only right then): at most TRIES (>= 1) walks, GAP_US apart,
+ * each followed by a usage_walk; a walk is kept when no process it
+ * listed vanished before its read and the next walk counts the same
+ * processes (pid_sum, pid_xor, processes). Returns as usage_walk_pss,
+ * or -EAGAIN when no walk was kept (then *U is the last one's, which
+ * may be below what the tree holds: do not use it as a bound).
+ */
+int usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
+		      unsigned tries, unsigned gap_us, struct jail_usage *u);
 
 /*
  * usage_walk with a walker of MAX_PROCS made and freed for this one call

@@ -44,6 +44,7 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "log.h"
+#include "usage.h"
 
 #define REPLY_FDS 5
 #define MAX_REPLY_FDS 6
@@ -54,6 +55,18 @@
 #define KILL_MAGIC 0x4c4c494bu
 /* The first word of a prepare request (zygote_prepare_jail): "POOL". */
 #define POOL_MAGIC 0x4c4f4f50u
+/* The first word of a measure request and of its reply (zygote_measure):
+ * "MEAS". */
+#define MEAS_MAGIC 0x5341454du
+/* How long the launcher waits for a measure's reply, ms: past it the
+ * reply is dropped when it comes, and the caller keeps its upper bound.
+ * A walk of 61 processes mapping 500 MiB each took 2.2 s on the
+ * benchmark machine (docs/benchmarks.md). */
+#define MEAS_WAIT_MS 10000
+/* Walks a measure may take to find the jail's tree holding still, and
+ * the pause between them (usage_pss_settled). */
+#define MEAS_TRIES 3u
+#define MEAS_GAP_US 2000u
 
 /* The zygote's seccomp filters, built and compiled to BPF at the first
  * job that needs each (profile, enforcement), and reused: a payload loads
@@ -138,9 +151,11 @@ struct zstate {
 	struct {
 		uint64_t token;
 		int pidfd;
+		pid_t pid;  /* init's host pid, valid while pidfd is open */
 	} live[MAX_LIVE];
 	size_t nlive;
 	uint64_t last_token;
+	int proc_fd;    /* the host's /proc, for measure requests, or -1 */
 };
 
 /* The device and inode of the directory above cgroup leaf LEAF, which
@@ -368,6 +383,7 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 		 * could not be kept could not be killed: end it now. */
 		j->token = ++z->last_token;
 		z->live[z->nlive].token = j->token;
+		z->live[z->nlive].pid = j->pid;
 		z->live[z->nlive].pidfd = fcntl(j->pidfd, F_DUPFD_CLOEXEC, 3);
 		if (z->live[z->nlive].pidfd >= 0) {
 			z->nlive++;
@@ -443,6 +459,60 @@ kill_one(struct zstate *z, uint64_t id, int sig)
 				NULL, 0);
 }
 
+/*
+ * Answers a measure request MSG (LEN bytes: the MEAS word, a token, a
+ * walk bound) on SOCK, when MSG is one: the sum of the proportional set
+ * sizes of the jail's processes (usage_walk_pss), which the confined
+ * launcher cannot read itself (smaps_rollup needs ptrace read access,
+ * and its Landlock domain is no ancestor of the payload's: landlock(7),
+ * "Ptrace restrictions"). The zygote has no Landlock domain, and owns
+ * the jail's user namespace (user_namespaces(7)). Reply: MEAS, a
+ * negative errno or 0, the sequence number of the request, bytes,
+ * fallbacks. Returns false when MSG is no measure request, true once
+ * answered (a reply that cannot be sent is the launcher's loss). The
+ * walk is kept only once the tree held still (usage_pss_settled); else
+ * the reply is -EAGAIN.
+ */
+static bool
+measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
+{
+	struct usage_walker w;
+	struct jail_usage u;
+	uint8_t out[32];
+	struct wbuf wb;
+	struct rbuf r;
+	uint32_t magic, max_procs, seq;
+	uint64_t id;
+	int e = -ESRCH;
+
+	rbuf_init(&r, msg, len);
+	if (rbuf_get_u32(&r, &magic) < 0 || magic != MEAS_MAGIC ||
+	    rbuf_get_u32(&r, &seq) < 0 || rbuf_get_u64(&r, &id) < 0 ||
+	    rbuf_get_u32(&r, &max_procs) < 0 || rbuf_end(&r) < 0)
+		return false;
+	memset(&u, 0, sizeof(u));
+	for (size_t i = 0; i < z->nlive && e == -ESRCH; i++) {
+		if (z->live[i].token != id)
+			continue;
+		if (z->proc_fd < 0) {
+			e = -ENOENT;
+		} else if ((e = usage_walker_init(&w, max_procs)) == 0) {
+			e = usage_pss_settled(&w, z->proc_fd, z->live[i].pid,
+					      MEAS_TRIES, MEAS_GAP_US, &u);
+			usage_walker_free(&w);
+		}
+	}
+	wbuf_init(&wb, out, sizeof(out));
+	wbuf_put_u32(&wb, MEAS_MAGIC);
+	wbuf_put_i32(&wb, e);
+	wbuf_put_u32(&wb, seq);
+	wbuf_put_u64(&wb, u.rss_bytes);
+	wbuf_put_u32(&wb, u.pss_fallbacks);
+	if (wbuf_ok(&wb))
+		(void)proto_send_fds(sock, out, wb.len, NULL, 0);
+	return true;
+}
+
 /* Whether MSG (LEN bytes) is a prepare request: the POOL word, then a
  * request (zygote_prepare_jail). */
 static bool
@@ -490,6 +560,7 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != launcher)
 		_exit(1);
 	z.c = c;
+	z.proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (;;) {
 		struct pollfd p[MAX_LIVE + 1];
 		struct zygote_reply r;
@@ -520,6 +591,8 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 			kill_one(&z, id, sig);
 			continue;
 		}
+		if (nfds == 0 && measure_request(&z, sock, msg, (size_t)n))
+			continue;
 		memset(&r, 0, sizeof(r));
 		memset(&j, 0, sizeof(j));
 		j.pidfd = j.out_fd = j.err_fd = j.status_fd = j.notify_sock = -1;
@@ -551,6 +624,55 @@ zygote_kill(struct zygote *z, uint64_t token, int sig)
 	if (!wbuf_ok(&w))
 		return -ENOBUFS;
 	return proto_send_fds(z->sock, msg, w.len, NULL, 0);
+}
+
+int
+zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
+	       uint64_t *bytes, uint32_t *fallbacks)
+{
+	uint8_t msg[32];
+	struct pollfd p = {.fd = z->sock, .events = POLLIN};
+	struct wbuf w;
+	struct rbuf r;
+	uint32_t magic, seq;
+	int fds[PROTO_IO_MAX_FDS];
+	size_t nfds;
+	int32_t err;
+	int n;
+
+	if (z->prepare_pending)
+		return -EBUSY;
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u32(&w, MEAS_MAGIC);
+	wbuf_put_u32(&w, ++z->measure_seq);
+	wbuf_put_u64(&w, token);
+	wbuf_put_u32(&w, max_procs);
+	if (!wbuf_ok(&w))
+		return -ENOBUFS;
+	if ((n = proto_send_fds(z->sock, msg, w.len, NULL, 0)) < 0)
+		return n;
+	/* Replies to earlier requests that timed out are dropped here. */
+	for (;;) {
+		do
+			n = poll(&p, 1, MEAS_WAIT_MS);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ETIMEDOUT;
+		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, 0,
+				   &nfds);
+		if (n <= 0)
+			return n == 0 ? -EPIPE : n;
+		rbuf_init(&r, z->buf, (size_t)n);
+		if (rbuf_get_u32(&r, &magic) < 0 || magic != MEAS_MAGIC ||
+		    rbuf_get_i32(&r, &err) < 0 || rbuf_get_u32(&r, &seq) < 0 ||
+		    rbuf_get_u64(&r, bytes) < 0 ||
+		    rbuf_get_u32(&r, fallbacks) < 0 || rbuf_end(&r) < 0)
+			return -EPROTO;
+		if (seq == z->measure_seq)
+			return err > 0 ? -EPROTO : err;
+	}
 }
 
 int

@@ -65,6 +65,7 @@ struct zygote {
 	uint8_t *buf; /* PROTO_MAX_MSG bytes, owned */
 	bool prepare_pending; /* a prepare request's reply is still to come
 			       * (zygote_prepare_recv) */
+	uint32_t measure_seq; /* the last measure request's number */
 };
 
 /* What the launcher lends the zygote at the fork (copied). */
@@ -165,6 +166,25 @@ int zygote_prepare_recv(struct zygote *z, struct jail *j,
  * parent and PR_SET_PDEATHSIG).
  */
 int zygote_kill(struct zygote *z, uint64_t token, int sig);
+
+/*
+ * Asks Z for the memory of the jail named TOKEN counted with each shared
+ * page once: the sum of the proportional set sizes of init and every
+ * descendant (usage_walk_pss, walking at most MAX_PROCS processes, >= 1),
+ * into *BYTES, and into *FALLBACKS the processes counted by their
+ * resident set instead. The zygote measures because the launcher may
+ * not: smaps_rollup needs ptrace read access, which the launcher's
+ * Landlock domain is refused for the payload's (landlock(7)). Waits
+ * for the reply up to 10 s (the launcher's loop waits with it). Returns 0 (*BYTES, *FALLBACKS set), -E2BIG
+ * (more than MAX_PROCS: a lower bound), -EAGAIN (processes came and went
+ * through 3 walks: no measure; usage_pss_settled), -ESRCH (no such live
+ * jail),
+ * -EBUSY while a prepare reply is pending (zygote_prepare_recv first),
+ * -ETIMEDOUT, -EPROTO, or the errno of the socket (the zygote is gone).
+ * On any error the caller keeps its upper bound (fail closed).
+ */
+int zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
+		   uint64_t *bytes, uint32_t *fallbacks);
 
 /*
  * Closes Z's socket (the zygote reads EOF and exits), waits for the

@@ -186,6 +186,12 @@ proto_encode_result(uint8_t *buf, size_t size, const struct job_result *r)
 	}
 	wbuf_put_u64(&w, r->stdout_bytes);
 	wbuf_put_u64(&w, r->stderr_bytes);
+	wbuf_put_u8(&w, r->memory_measure);
+	wbuf_put_u8(&w, (uint8_t)r->nreached);
+	for (uint32_t i = 0; i < r->nreached && i < JOB_MAX_REACHED; i++) {
+		wbuf_put_u8(&w, r->reached[i].limit);
+		wbuf_put_u32(&w, r->reached[i].times);
+	}
 	wbuf_put_str(&w, detail);
 	return finish(&w, PROTO_RESULT);
 }
@@ -494,7 +500,7 @@ int
 proto_decode_result(const uint8_t *body, size_t len, struct job_result *res)
 {
 	struct rbuf r;
-	uint8_t enforcement;
+	uint8_t enforcement, nreached;
 	uint32_t status;
 	int e = -EBADMSG;
 
@@ -516,8 +522,19 @@ proto_decode_result(const uint8_t *body, size_t len, struct job_result *res)
 		goto fail;
 	e = -EBADMSG;
 	if (rbuf_get_u64(&r, &res->stdout_bytes) < 0 ||
-	    rbuf_get_u64(&r, &res->stderr_bytes) < 0)
+	    rbuf_get_u64(&r, &res->stderr_bytes) < 0 ||
+	    rbuf_get_u8(&r, &res->memory_measure) < 0 ||
+	    rbuf_get_u8(&r, &nreached) < 0)
 		goto fail;
+	e = -EMSGSIZE;
+	if (nreached > JOB_MAX_REACHED)
+		goto fail;
+	e = -EBADMSG;
+	res->nreached = nreached;
+	for (uint32_t i = 0; i < res->nreached; i++)
+		if (rbuf_get_u8(&r, &res->reached[i].limit) < 0 ||
+		    rbuf_get_u32(&r, &res->reached[i].times) < 0)
+			goto fail;
 	e = rbuf_get_str(&r, &res->detail, JOB_MAX_DETAIL);
 	if (e < 0)
 		goto fail;

@@ -51,8 +51,9 @@
  * JOB_F_OUTPUT_KILL; without it output past a cap is drained, no longer
  * killed (issue 22). Version 7: JOB_F_STDIN, a RUN that carries the
  * job's standard input (issue 22). Version 8: CANCEL grew its reason,
- * and RESULT may say JOB_CANCELLED (issue 22). */
-#define PROTO_VERSION 8u
+ * and RESULT may say JOB_CANCELLED (issue 22). Version 9: RESULT grew
+ * memory_measure and the limits reached (issue 23). */
+#define PROTO_VERSION 9u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)

@@ -235,6 +235,20 @@ proto_check_result(uint32_t status, const struct job_result *r,
 	    r->peak_memory_kb > INT64_MAX || r->stdout_bytes > INT64_MAX ||
 	    r->stderr_bytes > INT64_MAX)
 		return -EINVAL;
+	/* A known measure, or 0 (no job ran: nothing measured); each limit
+	 * kind once, reached at least once. */
+	if (r->memory_measure > MEASURE_MAX ||
+	    r->nreached > JOB_MAX_REACHED)
+		return -EINVAL;
+	for (uint32_t i = 0; i < r->nreached; i++) {
+		if (r->reached[i].limit < 1 ||
+		    r->reached[i].limit > JOB_REACHED_MAX ||
+		    r->reached[i].times == 0)
+			return -EINVAL;
+		for (uint32_t j = 0; j < i; j++)
+			if (r->reached[j].limit == r->reached[i].limit)
+				return -EINVAL;
+	}
 	if (!detail_ok(detail))
 		return -EINVAL;
 	return 0;

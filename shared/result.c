@@ -58,6 +58,30 @@ job_cancel_reason_text(int reason)
 	return cancel_texts[reason];
 }
 
+const char *
+job_memory_measure_name(int m)
+{
+	static const char *const names[] = {
+		[MEASURE_RSS_SUM] = "rss_sum",
+		[MEASURE_PSS_SUM] = "pss_sum",
+		[MEASURE_CGROUP] = "cgroup",
+	};
+
+	if (m == 0)
+		return "none";
+	if (m < 0 || m > MEASURE_MAX)
+		return NULL;
+	return names[m];
+}
+
+const char *
+job_limit_kind_name(int k)
+{
+	if (k != JOB_REACHED_PROCESSES)
+		return NULL;
+	return "processes";
+}
+
 int
 job_cancel_reason_signal(int reason)
 {
@@ -228,7 +252,19 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 		sig = "an unknown signal";
 	switch (res->status) {
 	case JOB_OK:
-		if (job_output_truncated(res, lim))
+		if (res->nreached > 0 &&
+		    res->reached[0].limit == JOB_REACHED_PROCESSES)
+			/* Issue 23: exit 0 is no proof that all was done. */
+			fmt_words(buf, size, "The program exited with code 0 in "
+				 "%llu ms, but the sandbox reached its limit of "
+				 "%u processes and threads (%u time%s): forks or "
+				 "new threads were refused, so its output may be "
+				 "incomplete; check stderr for failed forks and "
+				 "use a bounded pool of workers.",
+				 (unsigned long long)res->wall_ms, lim->nproc,
+				 res->reached[0].times,
+				 res->reached[0].times == 1 ? "" : "s");
+		else if (job_output_truncated(res, lim))
 			fmt_words(buf, size, "The program exited with code 0 in "
 				 "%llu ms.", (unsigned long long)res->wall_ms);
 		else

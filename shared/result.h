@@ -152,6 +152,50 @@ int job_layer_parse(const char *name, size_t len);
  */
 char *job_layers_format(uint32_t off, char *buf, size_t size);
 
+/*
+ * How a result's peak_memory_kb was measured (issue 23, point 8). The
+ * numbers travel on the wire (RESULT, protocol 9) and are never
+ * renumbered; the names are the result's "memory_measure".
+ */
+enum job_memory_measure {
+	MEASURE_RSS_SUM = 1, /* "rss_sum": each process's resident set,
+			      * summed (shared pages once per process: an
+			      * upper bound), the monitor while under
+			      * the limit */
+	MEASURE_PSS_SUM = 2, /* "pss_sum": each process's proportional set
+			      * size (smaps_rollup Pss), summed: a shared
+			      * page counts once; the monitor once the
+			      * resident sum passed the limit */
+	MEASURE_CGROUP = 3,  /* "cgroup": memory.peak of the job's leaf */
+};
+#define MEASURE_MAX MEASURE_CGROUP
+
+/* The name of measure M ("rss_sum", ...); "none" for 0 (no jail ran);
+ * NULL past MEASURE_MAX. */
+const char *job_memory_measure_name(int m);
+
+/*
+ * A limit the jail reached while the program went on (issue 23, point
+ * 7): the kernel refused it something (a fork at the process limit),
+ * so its output may be incomplete even when it exited 0. The numbers
+ * travel on the wire and are never renumbered.
+ */
+enum job_limit_kind {
+	JOB_REACHED_PROCESSES = 1, /* "processes": tasks at the limit, forks
+				    * and clones refused with EAGAIN */
+};
+#define JOB_REACHED_MAX JOB_REACHED_PROCESSES
+#define JOB_MAX_REACHED 4u
+struct job_reached {
+	uint8_t limit;   /* enum job_limit_kind */
+	uint32_t times;  /* episodes seen at the limit (monitor: samples
+			  * that found the jail at it after one that did
+			  * not; cgroup2: pids.events max), >= 1 */
+};
+
+/* The name of limit kind K ("processes"), or NULL. */
+const char *job_limit_kind_name(int k);
+
 /* What the launcher reports for one job. Strings are owned by the struct. */
 struct job_result {
 	uint64_t job_id;
@@ -168,6 +212,10 @@ struct job_result {
 	struct job_denial denials[JOB_MAX_DENIALS]; /* by first refusal */
 	uint64_t stdout_bytes;   /* bytes the program wrote to stdout */
 	uint64_t stderr_bytes;   /* bytes the program wrote to stderr */
+	uint8_t memory_measure;  /* enum job_memory_measure of peak_memory_kb,
+				  * 0 when no jail ran (nothing measured) */
+	uint32_t nreached;       /* entries of reached, <= JOB_MAX_REACHED */
+	struct job_reached reached[JOB_MAX_REACHED]; /* one per kind */
 	/* The layers the job ran without (JOB_LAYER_BIT mask): set by the
 	 * broker from the job's spec, not carried by RESULT. */
 	uint32_t layers_off;
@@ -190,7 +238,9 @@ const char *signal_name(int sig);
 /*
  * Writes into BUF (SIZE bytes, NUL-terminated, truncated if needed) one or
  * two sentences for a model: what happened, with the figure against the
- * limit, and what to try next. Returns BUF.
+ * limit, and what to try next; for an ok job that reached a limit
+ * (RES->reached), which limit, how often, and that its output may be
+ * incomplete. Returns BUF.
  */
 char *job_hint(const struct job_result *res, const struct job_limits *lim,
 	       char *buf, size_t size);

@@ -544,6 +544,86 @@ def case_fork_bomb(r):
             f"the job")
 
 
+def case_fork_pool(r):
+    """Issue 23, point 8: a forked pool at 4 times the limit in summed
+    resident sets (7 x ~110 MiB) and under it in real use (~170 MiB: the
+    parent's 100 MiB shared, 8 MiB of each worker's own) ends ok; its
+    peak, the workers' memory on top of the parent's, says it was
+    measured with shared pages once."""
+    ws = r.workspace(["fork_pool.py"])
+    o = r.run(ws, ["--memory", "192", "--timeout", "20"],
+              ["python3", "/work/fork_pool.py", "100", "6", "8"])
+    want_status(o, "ok")
+    check(o["stdout"] == "fork_pool.py: 6 workers shared 100 MiB\n",
+          f"stdout {o['stdout']!r}")
+    check(o["memory_measure"] in ("pss_sum", "cgroup"),
+          f"memory_measure {o['memory_measure']!r}: the resident sum "
+          f"(7 x ~110 MiB) passed 192 MiB, so shared pages should have "
+          f"been counted once")
+    check(140 * 1024 <= o["peak_memory_kb"] <= 192 * 1024,
+          f"peak_memory_kb {o['peak_memory_kb']}: not the ~170 MiB the "
+          f"pool holds")
+    check(o["peak_processes"] >= 7, f"peak_processes {o['peak_processes']}")
+    return (f"peak_memory_kb {o['peak_memory_kb']} ({o['memory_measure']}) "
+            f"under 196608, peak_processes {o['peak_processes']}")
+
+
+def case_memoryerror_words(r):
+    """Issue 23, point 7: words alone are no limit: "MemoryError" printed
+    at a peak far under the limit is exit_nonzero, with a detail saying
+    why the words were not taken."""
+    ws = r.workspace()
+    o = r.run(ws, ["--timeout", "10"],
+              ["python3", "-c", "import sys; print('MemoryError', "
+                                "file=sys.stderr); sys.exit(1)"])
+    want_status(o, "exit_nonzero")
+    check(o["exit_code"] == 1, f"exit_code {o['exit_code']}")
+    check("MemoryError" in o["detail"] and "peak" in o["detail"],
+          f"detail {o['detail']!r}")
+    return f"peak_memory_kb {o['peak_memory_kb']}, detail {o['detail']!r}"
+
+
+def case_fork_refused(r):
+    """Issue 23, point 7: a program that exits 0 after forks were refused
+    at the process limit is ok, but its result names the limit reached,
+    how often, and says its output may be incomplete."""
+    ws = r.workspace(["fork_refused.py"])
+    o = r.run(ws, ["--processes", "16", "--timeout", "20"],
+              ["python3", "/work/fork_refused.py", "30"])
+    want_status(o, "ok")
+    check("Cannot fork" in o["stderr"], f"stderr {o['stderr'][:200]!r}")
+    reached = o["limits_reached"]
+    check(len(reached) == 1 and reached[0]["limit"] == "processes" and
+          reached[0]["times"] >= 1, f"limits_reached {reached!r}")
+    check("may be incomplete" in o["hint"] and
+          "its output is complete" not in o["hint"], f"hint {o['hint']!r}")
+    return f"limits_reached {reached!r}, stdout {o['stdout'].strip()!r}"
+
+
+def case_python_fork_bomb(r):
+    """Issue 23, point 10: `python3 -c` fork bomb, 5 times: process_limit
+    each time, from the monitor's evidence (limits_reached), never from
+    the words of its tracebacks. Why this holds and where it could not:
+    every process of this bomb dies only when its own fork is refused,
+    so the jail sits at its limit until the bomb is over (hundreds of ms,
+    wall_ms below), and the monitor samples every 10 ms while processes
+    come and go (enforce.c). Under the monitor no kernel counter records
+    a refused fork (cgroup2's pids.events does): a bomb whose processes
+    all died within one 10 ms sample period of reaching the limit would
+    leave no evidence and be exit_nonzero, which is then the truth the
+    sandbox can show."""
+    ws = r.workspace()
+    seen = []
+    for _ in range(5):
+        o = r.run(ws, ["--processes", "16", "--timeout", "20"],
+                  ["python3", "-c", "import os\nwhile True: os.fork()"])
+        want_status(o, "process_limit")
+        check(any(x["limit"] == "processes" for x in o["limits_reached"]),
+              f"limits_reached {o['limits_reached']!r}")
+        seen.append(f"{o['peak_processes']}/{o['wall_ms']}ms")
+    return "peak_processes/wall: " + ", ".join(seen)
+
+
 def case_fork_bomb_neighbour(r):
     mark = "fork-bomb-" + os.urandom(6).hex()
     bomb_ws = r.workspace(["fork-bomb"])
@@ -1170,6 +1250,14 @@ CASES = [
     ("fork bomb: process_limit, host can still fork", case_fork_bomb),
     ("fork bomb: a second job at the same time ends ok",
      case_fork_bomb_neighbour),
+    ("forked pool, 4x the memory limit in summed RSS: ok, pss_sum",
+     case_fork_pool),
+    ("'MemoryError' at a low peak: exit_nonzero, words not taken",
+     case_memoryerror_words),
+    ("forks refused, exit 0: ok with limits_reached processes",
+     case_fork_refused),
+    ("python3 -c fork bomb x5: process_limit from evidence",
+     case_python_fork_bomb),
     ("setsid + double fork + SIG_IGN: nothing left on the host",
      case_orphan),
     ("print forever, on_output_limit = kill: output_limit, head and tail",

@@ -413,8 +413,9 @@ Test(proto, numbers_are_fixed)
 	 * version 5: POOL (issue 9); version 6: RUN's flag
 	 * JOB_F_OUTPUT_KILL, output drained without it (issue 22); version
 	 * 7: JOB_F_STDIN (issue 22); version 8: CANCEL's reason and the
-	 * status cancelled (issue 22). */
-	cr_assert_eq(PROTO_VERSION, 8);
+	 * status cancelled (issue 22); version 9: RESULT's memory_measure
+	 * and limits reached (issue 23). */
+	cr_assert_eq(PROTO_VERSION, 9);
 	cr_assert_eq(JOB_F_UNSAFE_NO_SECCOMP, 0x1u);
 	cr_assert_eq(JOB_F_DEVPTS, 0x2u);
 	cr_assert_eq(JOB_F_OUTPUT_KILL, 0x4u);
@@ -914,7 +915,95 @@ raw_result_body(struct wbuf *w, uint32_t status, const struct job_result *r)
 		    r->denials);
 	wbuf_put_u64(w, r->stdout_bytes);
 	wbuf_put_u64(w, r->stderr_bytes);
+	/* Version 9: the memory measure, then the limits reached. */
+	wbuf_put_u8(w, r->memory_measure);
+	wbuf_put_u8(w, (uint8_t)r->nreached);
+	for (uint32_t i = 0; i < r->nreached; i++) {
+		wbuf_put_u8(w, r->reached[i].limit);
+		wbuf_put_u32(w, r->reached[i].times);
+	}
 	wbuf_put_str(w, r->detail ? r->detail : "");
+}
+
+/*
+ * Version 9 (issue 23): every memory measure and a processes limit
+ * reached N times travel and land in their fields, at the layout
+ * raw_result_body writes; an unknown measure or kind, a kind twice, a
+ * count of 0 or more entries than JOB_MAX_REACHED is refused.
+ */
+Test(round_trip, result_measure_and_limits_reached)
+{
+	static uint8_t hand[PROTO_MAX_MSG];
+
+	for (int m = 0; m <= MEASURE_MAX; m++) {
+		struct job_result in, out;
+		const uint8_t *body;
+		struct wbuf w;
+		size_t len;
+		int n;
+
+		result_init(&in);
+		in.status = JOB_OK;
+		in.memory_measure = (uint8_t)m;
+		in.nreached = 1;
+		in.reached[0].limit = JOB_REACHED_PROCESSES;
+		in.reached[0].times = 7u + (uint32_t)m;
+		n = proto_encode_result(msg, sizeof(msg), &in);
+		len = header_ok(n, PROTO_RESULT, &body);
+		wbuf_init(&w, hand, sizeof(hand));
+		raw_result_body(&w, JOB_OK, &in);
+		cr_assert_eq(w.len, len);
+		cr_assert_eq(memcmp(hand, body, len), 0, "measure %d", m);
+		cr_assert_eq(proto_decode_result(body, len, &out), 0);
+		cr_assert_eq(out.memory_measure, m);
+		cr_assert_eq(out.nreached, 1);
+		cr_assert_eq(out.reached[0].limit, JOB_REACHED_PROCESSES);
+		cr_assert_eq(out.reached[0].times, 7u + (uint32_t)m);
+		job_result_clear(&out);
+	}
+	for (int bad = 0; bad < 5; bad++) {
+		struct job_result in, out;
+		const uint8_t *body;
+		struct wbuf w;
+		size_t len;
+
+		result_init(&in);
+		in.status = JOB_OK;
+		in.memory_measure = MEASURE_RSS_SUM;
+		in.nreached = 1;
+		in.reached[0].limit = JOB_REACHED_PROCESSES;
+		in.reached[0].times = 1;
+		switch (bad) {
+		case 0: in.memory_measure = MEASURE_MAX + 1; break;
+		case 1: in.reached[0].limit = JOB_REACHED_MAX + 1; break;
+		case 2: in.reached[0].times = 0; break;
+		case 3:
+			in.nreached = 2;
+			in.reached[1] = in.reached[0];
+			break;
+		default: in.nreached = JOB_MAX_REACHED + 1; break;
+		}
+		cr_assert_lt(proto_encode_result(msg, sizeof(msg), &in), 0,
+			     "case %d encoded", bad);
+		wbuf_init(&w, hand, sizeof(hand));
+		wbuf_put_u32(&w, PROTO_RESULT);
+		wbuf_put_u32(&w, 0);
+		if (bad == 4) {
+			/* More entries than fit: written by hand. */
+			in.nreached = JOB_MAX_REACHED;
+			raw_result_body(&w, JOB_OK, &in);
+			/* The count: before the entries (5 bytes each)
+			 * and the empty detail (its u32 length). */
+			hand[w.len - 4 - JOB_MAX_REACHED * 5 - 1] =
+				JOB_MAX_REACHED + 1;
+		} else {
+			raw_result_body(&w, JOB_OK, &in);
+		}
+		body = hand + PROTO_HEADER_SIZE;
+		len = w.len - PROTO_HEADER_SIZE;
+		cr_assert_lt(proto_decode_result(body, len, &out), 0,
+			     "case %d decoded", bad);
+	}
 }
 
 /* Fills R with N denials: "ptrace", "i386:20", a 31-byte name, then
@@ -2243,6 +2332,8 @@ expect_refused_result(const struct job_result *r, const char *what)
 		    r->denials);
 	for (int i = 0; i < 2; i++)
 		wbuf_put_u64(&w, 1);
+	wbuf_put_u8(&w, r->memory_measure);
+	wbuf_put_u8(&w, 0);
 	wbuf_put_str(&w, "d");
 	cr_assert(wbuf_ok(&w));
 	memset(&out, 0x5a, sizeof(out));

@@ -103,7 +103,7 @@ Test(result_json, invalid_utf8_detail_gives_a_valid_object)
 			 "temporary.");
 	back = reparse(o);
 	cr_assert_str_eq(jstr(back, "detail"), FFFD FFFD);
-	cr_assert_eq(json_object_size(back), 20);
+	cr_assert_eq(json_object_size(back), 22);
 	json_decref(back);
 	json_decref(o);
 }
@@ -186,8 +186,8 @@ Test(result_json, every_key_and_the_new_figures)
 {
 	static const char *const keys[] = {
 		"status", "exit_code", "signal", "wall_ms", "cpu_ms",
-		"peak_memory_kb", "peak_processes", "stdout", "stderr",
-		"stdout_truncated", "stderr_truncated", "stdout_bytes",
+		"peak_memory_kb", "memory_measure", "peak_processes",
+		"limits_reached", "stdout", "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
 		"stderr_bytes", "limits", "enforcement", "landlock_abi",
 		"denials", "layers_off", "detail", "hint",
 	};
@@ -891,4 +891,36 @@ Test(result_json, output_lost_to_memory_is_not_called_complete)
 			   hint);
 	json_decref(j);
 	capture_free(&o);
+}
+
+/* Issue 23: an ok job that reached the process limit says which limit,
+ * how often, and that its output may be incomplete; the measure of its
+ * peak is named. */
+Test(result_json, ok_with_a_limit_reached)
+{
+	struct job_result r;
+	json_t *o, *a, *e;
+
+	memset(&r, 0, sizeof(r));
+	r.status = JOB_OK;
+	r.wall_ms = 1200;
+	r.enforcement = ENFORCE_MONITOR;
+	r.memory_measure = MEASURE_PSS_SUM;
+	r.nreached = 1;
+	r.reached[0].limit = JOB_REACHED_PROCESSES;
+	r.reached[0].times = 3;
+	lim.nproc = 16;
+	o = result_to_json(&r, &lim, &out, &err);
+	cr_assert_not_null(o);
+	cr_assert_str_eq(jstr(o, "memory_measure"), "pss_sum");
+	a = json_object_get(o, "limits_reached");
+	cr_assert(json_is_array(a) && json_array_size(a) == 1);
+	e = json_array_get(a, 0);
+	cr_assert_str_eq(jstr(e, "limit"), "processes");
+	cr_assert_eq(json_integer_value(json_object_get(e, "times")), 3);
+	cr_assert_not_null(strstr(jstr(o, "hint"), "limit of 16 processes"));
+	cr_assert_not_null(strstr(jstr(o, "hint"), "3 times"));
+	cr_assert_not_null(strstr(jstr(o, "hint"), "may be incomplete"));
+	cr_assert_null(strstr(jstr(o, "hint"), "output is complete"));
+	json_decref(o);
 }

@@ -424,6 +424,52 @@ big_tree(void)
 	hang();
 }
 
+/* A pool: the root touches 64 MiB, then 5 children share those pages
+ * without writing them (issue 23, point 8). */
+static void
+pool_tree(void)
+{
+	char *m = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		_exit(96);
+	memset(m, 1, 64 << 20);
+	for (int i = 0; i < 5; i++)
+		if (spawn() == 0) {
+			say('c');
+			hang();
+		}
+	say('r');
+	hang();
+}
+
+/* The resident sum counts the shared 64 MiB six times; the Pss sum once
+ * (within the few MiB of the processes' own pages), never more than the
+ * resident sum, from a walk the still tree lets settle at once. */
+Test(sample, pss_counts_a_shared_page_once)
+{
+	struct usage_walker w;
+	struct jail_usage u, p;
+
+	start_tree(pool_tree, 6);
+	cr_assert_eq(usage_walker_init(&w, 16), 0);
+	cr_assert_eq(usage_walk(&w, proc_fd, tree, &u), 0);
+	cr_assert_eq(u.processes, 6);
+	cr_assert_geq(u.rss_bytes, (uint64_t)6 * (64 << 20), "rss %llu",
+		      (unsigned long long)u.rss_bytes);
+	cr_assert_eq(usage_pss_settled(&w, proc_fd, tree, 3, 1000, &p), 0);
+	cr_assert_eq(p.processes, 6);
+	cr_assert_eq(p.pss_fallbacks, 0);
+	cr_assert_eq(p.vanished, 0);
+	cr_assert_geq(p.rss_bytes, (uint64_t)64 << 20, "pss %llu",
+		      (unsigned long long)p.rss_bytes);
+	cr_assert_leq(p.rss_bytes, (uint64_t)80 << 20, "pss %llu",
+		      (unsigned long long)p.rss_bytes);
+	cr_assert_leq(p.rss_bytes, u.rss_bytes);
+	usage_walker_free(&w);
+}
+
 Test(sample, counts_a_real_tree)
 {
 	struct usage_walker w;

@@ -47,6 +47,39 @@ FORK_LOOP = (
 
 # (status, what the program does, flags, argv, policy text or None[,
 # the section's title when it is not the status alone])
+FORK_REFUSED = '''import os, sys, time
+kids = []
+for _ in range(30):
+    try:
+        pid = os.fork()
+    except BlockingIOError:
+        print("Cannot fork", file=sys.stderr)
+        continue
+    if pid == 0:
+        time.sleep(1)
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+print(len(kids), "children")
+'''
+FORK_POOL = '''import os, time
+buf = bytearray(100 << 20)
+for i in range(0, len(buf), 4096):
+    buf[i] = 1
+kids = []
+for _ in range(6):
+    pid = os.fork()
+    if pid == 0:
+        mine = b"w" * (8 << 20)
+        time.sleep(1.5)
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+print("pool done")
+'''
+
 CASES = [
     ('ok', 'prints 42', [], ['python3', '-c', 'print(6 * 7)'], None),
     ('exit_nonzero', 'reports an error and exits 3', [],
@@ -64,6 +97,18 @@ CASES = [
     ('process_limit', 'forks up to 40 sleepers under a limit of 8',
      ['--processes', '8', '--timeout', '10'],
      ['python3', '-c', FORK_LOOP], None),
+    ('ok', 'asks for 30 sleepers under a limit of 8, says "Cannot fork" '
+     'for each fork refused and exits 0: `limits_reached` names the limit '
+     'and how often it was reached, and the hint says the output may be '
+     'incomplete', ['--processes', '8', '--timeout', '10'],
+     ['python3', '-c', FORK_REFUSED], None, '`ok`, a limit reached'),
+    ('ok', 'is a pool: the parent touches 100 MiB, then forks 6 workers '
+     'that each touch 8 MiB of their own and sleep on the parent\'s pages, '
+     'under 192 MiB: 7 x ~110 MiB of resident sets summed, ~170 MiB '
+     'really held; past the limit by the resident sum, the monitor counts '
+     'each shared page once, and the peak says so (`memory_measure` '
+     'pss_sum)', ['--memory', '192', '--timeout', '10'],
+     ['python3', '-c', FORK_POOL], None, '`ok`, a forked pool'),
     ('ok', 'prints a million lines under a 4 KiB cap: by default it runs '
      'to its end, the first and last 2 KiB are kept around a marker, '
      '`stdout_truncated` is true and `stdout_bytes` counts every byte',

@@ -1,0 +1,31 @@
+# fork_refused.py: starts WANT (argv[1], default 30) sleeping children,
+# one at a time; a fork refused (BlockingIOError, EAGAIN at the process
+# limit) is reported on stderr as "Cannot fork" and skipped; it waits for
+# the children it got and exits 0 (issue 23, point 7).
+#
+# Expected status: ok under --processes 16 (test_limits.py), with
+# limits_reached [{"limit": "processes", ...}] and a hint that the output
+# may be incomplete.
+#
+# Bound when run bare: WANT processes of a few MiB each, 1 s.
+import os
+import sys
+import time
+
+want = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+kids, refused = [], 0
+for _ in range(want):
+    try:
+        pid = os.fork()
+    except BlockingIOError:
+        refused += 1
+        print("Cannot fork", file=sys.stderr, flush=True)
+        continue
+    if pid == 0:
+        time.sleep(1)
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+print(f"fork_refused.py: {len(kids)} children, {refused} forks refused",
+      flush=True)
