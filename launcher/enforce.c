@@ -639,6 +639,19 @@ enforcer_tick(struct enforcer *e, uint64_t now_ms)
 }
 
 void
+enforcer_tasks_at_exit(struct enforcer *e, uint32_t tasks)
+{
+	if (tasks > e->peak_tasks)
+		e->peak_tasks = tasks;
+	if (e->unlimited || tasks < e->lim->nproc)
+		return;
+	if (!e->pids_at)
+		e->pids_episodes++;
+	e->pids_at = true;
+	e->pids_hit = true;
+}
+
+void
 enforcer_finish(struct enforcer *e, const struct rusage *ru)
 {
 	uint64_t cpu = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *

@@ -150,6 +150,15 @@ enum enforce_reason enforcer_tick(struct enforcer *e, uint64_t now_ms);
  */
 void enforcer_finish(struct enforcer *e, const struct rusage *ru);
 
+/*
+ * TASKS, the tasks jail init counted in its pid namespace as the payload
+ * ended (INIT_REC_TASKS), taken as a last sample of the process count: at
+ * the process limit or past it, the jail reached that limit (pids_hit,
+ * one more episode unless one was in progress) even when it got there and
+ * ended between two samples. Never stops the job: it has ended.
+ */
+void enforcer_tasks_at_exit(struct enforcer *e, uint32_t tasks);
+
 /* Closes what E owns. */
 void enforcer_free(struct enforcer *e);
 

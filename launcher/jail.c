@@ -45,6 +45,8 @@
 #include "jail.h"
 
 #include <cap-ng.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -214,6 +216,38 @@ mounts_failed(int status_fd, int stage, int bind, int err)
 		_exit(1);
 	}
 	setup_failed(status_fd, stage, err);
+}
+
+/*
+ * The tasks (threads) of init's pid namespace, init's included, counted
+ * in its /proc (one entry of /proc/PID/task per thread: proc(5)), or -1
+ * when /proc cannot be read. What the payload left as it ended is the
+ * evidence a fork refused at the process limit leaves when the job ends
+ * between two of the monitor's samples (docs/results.md, limits_reached).
+ */
+static int
+count_tasks(void)
+{
+	DIR *d = opendir("/proc"), *t;
+	struct dirent *e, *f;
+	char path[sizeof("/proc//task") + sizeof(e->d_name)];
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", e->d_name);
+		if ((t = opendir(path)) == NULL)
+			continue; /* gone since */
+		while ((f = readdir(t)) != NULL)
+			if (isdigit((unsigned char)f->d_name[0]))
+				n++;
+		closedir(t);
+	}
+	closedir(d);
+	return n;
 }
 
 /* Writes the text V to the sysctl file PATH. Returns 0 or -errno. */
@@ -692,12 +726,18 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		if (sig < 0)
 			continue;
 		if (sig == SIGCHLD) {
-			int st;
+			int st, n;
 			pid_t p;
 
 			while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
 				if (p != payload)
 					continue;
+				/* The payload, just reaped, counts as
+				 * the one it was a moment ago. */
+				if (pidns && (n = count_tasks()) >= 0)
+					jail_send_record(status_fd,
+							 INIT_REC_TASKS, n + 1,
+							 0);
 				jail_send_record(status_fd, INIT_REC_PAYLOAD_EXIT,
 						 st, full_flags(tmp_fd, home_fd));
 				/* Exiting kills whatever the payload left,

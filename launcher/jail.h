@@ -56,6 +56,11 @@ enum init_record {
 	INIT_REC_BIND_FAILED = 4,  /* set-up failed at STAGE_BIND: a = index
 				    * of the bind in the job's mounts, b =
 				    * errno (the result names its path) */
+	INIT_REC_TASKS = 5,        /* sent just before INIT_REC_PAYLOAD_EXIT,
+				    * in a pid namespace: a = the tasks
+				    * (threads) of the namespace as the
+				    * payload ended, init's and the
+				    * payload's (one) included */
 };
 /* File systems init found full as the payload ended (statfs(2) f_bavail
  * 0): the payload may have died of ENOSPC there. */

@@ -166,12 +166,13 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
  * write ends are all closed once init is reaped): the ending record into
  * REC, INIT_REC_SETUP_FAILED (or INIT_REC_BIND_FAILED) before any
  * INIT_REC_PAYLOAD_EXIT (a payload
- * whose set-up failed also exits, 127, after saying why), and the
- * Landlock ABI the payload reported into *LANDLOCK_ABI. Returns 0 when an
- * ending record came, -EBADMSG otherwise.
+ * whose set-up failed also exits, 127, after saying why), the
+ * Landlock ABI the payload reported into *LANDLOCK_ABI, and the tasks
+ * init counted as the payload ended into *TASKS (left alone when init
+ * sent none). Returns 0 when an ending record came, -EBADMSG otherwise.
  */
 static int
-read_records(int fd, int32_t rec[3], int32_t *landlock_abi)
+read_records(int fd, int32_t rec[3], int32_t *landlock_abi, int32_t *tasks)
 {
 	uint8_t raw[INIT_RECORD_SIZE];
 	bool ended = false;
@@ -191,6 +192,10 @@ read_records(int fd, int32_t rec[3], int32_t *landlock_abi)
 		rbuf_get_i32(&r, &got[2]);
 		if (got[0] == INIT_REC_LANDLOCK) {
 			*landlock_abi = got[1];
+			continue;
+		}
+		if (got[0] == INIT_REC_TASKS) {
+			*tasks = got[1];
 			continue;
 		}
 		if (ended && (rec[0] == INIT_REC_SETUP_FAILED ||
@@ -302,7 +307,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 {
 	struct job_state s;
 	struct job_result r;
-	int32_t rec[3] = {0, 0, 0};
+	int32_t rec[3] = {0, 0, 0}, tasks_at_exit = 0;
 	enum job_enforcement mode;
 	char leaf_name[64], why[JOB_MAX_DETAIL];
 	bool have_rec;
@@ -570,6 +575,10 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	enforcer_finish(&s.enf, &s.ru);
 
 	memset(&r, 0, sizeof(r));
+	have_rec = read_records(s.jail.status_fd, rec, &r.landlock_abi,
+				&tasks_at_exit) == 0;
+	if (tasks_at_exit > 0)
+		enforcer_tasks_at_exit(&s.enf, (uint32_t)tasks_at_exit);
 	r.job_id = spec->job_id;
 	r.wall_ms = elapsed_ms(&s.jail.start);
 	r.cpu_ms = s.enf.cpu_ms;
@@ -589,7 +598,6 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	denials_result(&s.den, &r);
 	r.stdout_bytes = s.bytes[1];
 	r.stderr_bytes = s.bytes[2];
-	have_rec = read_records(s.jail.status_fd, rec, &r.landlock_abi) == 0;
 	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT &&
 	    r.peak_processes < 2)
 		r.peak_processes = 2;
