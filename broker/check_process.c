@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,6 +151,105 @@ static void
 leftover_timeout_nopidns(struct check_ctx *c, struct check_result *r)
 {
 	leftover(c, r, true, true);
+}
+
+/*
+ * The subreaper child of nothing_left_to_reaper: becomes a child
+ * subreaper (prctl(2) PR_SET_CHILD_SUBREAPER: orphans of its descendants
+ * are reparented to it), runs ARGV with ENVP and stdio on /dev/null,
+ * waits for it, then for up to 2 s reaps whatever else comes to it.
+ * Exits with the count of processes it reaped beside ARGV's (at most
+ * 60), plus 100 when one was still alive at the end; 90 and up for a
+ * failure of its own (91: exec, 94: the run did not exit 0). Only
+ * async-signal-safe calls: the check runs in a threaded process.
+ */
+static _Noreturn void
+reaper_child(char *const *argv, char *const *envp)
+{
+	struct timespec tick = {0, 20 * 1000 * 1000};
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC), st, n = 0;
+	pid_t run, p;
+
+	if (nul < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		_exit(90);
+	if ((run = fork()) < 0)
+		_exit(92);
+	if (run == 0) {
+		if (dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+			_exit(91);
+		execve(argv[0], argv, envp);
+		_exit(91);
+	}
+	while ((p = waitpid(run, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (p != run)
+		_exit(93);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		_exit(94);
+	for (int i = 0; i < 100; i++) {
+		p = waitpid(-1, &st, WNOHANG | __WALL);
+		if (p > 0) {
+			n += n < 60;
+			continue;
+		}
+		if (p < 0 && errno == ECHILD)
+			_exit(n);
+		nanosleep(&tick, NULL);
+	}
+	_exit(n + 100);
+}
+
+/* process_cleanup.nothing_left_to_callers_reaper: a caller that is a
+ * child subreaper (a container's pid 1, a supervisor) gets no process of
+ * stockade's to reap after `stockade run` has returned: the launcher
+ * reaped its zygote and every jail's init before it exited (issue 23,
+ * point 5). */
+static void
+nothing_left_to_reaper(struct check_ctx *c, struct check_result *r)
+{
+	char ws[4096];
+	pid_t sub, p;
+	int st, e, code;
+	int64_t t0;
+
+	if ((e = check_workspace(c, ws, sizeof(ws))) < 0) {
+		check_fail(r, "cannot make a workspace: %s", strerror(-e));
+		return;
+	}
+	char *argv[] = {check_unconst(c->stockade), check_unconst("run"),
+			check_unconst("--workspace"), ws, check_unconst("--"),
+			check_unconst("true"), NULL};
+	if ((sub = fork()) < 0) {
+		check_fail(r, "fork: %s", strerror(errno));
+		return;
+	}
+	if (sub == 0)
+		reaper_child(argv, c->envp);
+	t0 = check_now_ms();
+	while ((p = waitpid(sub, &st, WNOHANG)) == 0 &&
+	       check_now_ms() - t0 < 60000)
+		usleep(10000);
+	if (p == 0) {
+		kill(sub, SIGKILL);
+		(void)waitpid(sub, &st, 0);
+		check_fail(r, "stockade run did not end within 60 s");
+		return;
+	}
+	code = p == sub && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (code == 0)
+		check_pass(r, "after stockade run returned, its caller (a child "
+			   "subreaper) had nothing of stockade's to reap");
+	else if (code >= 100)
+		check_fail(r, "after stockade run returned, a process of it was "
+			   "still alive 2 s later, left to its caller (and %d "
+			   "reaped)", code - 100);
+	else if (code > 0 && code <= 60)
+		check_fail(r, "after stockade run returned, its caller (a child "
+			   "subreaper) had %d process(es) of stockade's to reap: "
+			   "zombies of whoever reaps orphans", code);
+	else
+		check_fail(r, "the check's subreaper failed (exit %d: 91 exec, "
+			   "94 stockade run did not exit 0)", code);
 }
 
 /* ---- environment ----------------------------------------------------- */
@@ -426,6 +527,9 @@ const struct check checks_process[] = {
 	 "process_cleanup",
 	 "pid_ns off: the timeout still kills the leftover, not the program "
 	 "alone", leftover_timeout_nopidns},
+	{"process_cleanup.nothing_left_to_callers_reaper", "process_cleanup",
+	 "a child subreaper calling stockade run gets nothing to reap",
+	 nothing_left_to_reaper},
 	{"environment.exactly_the_policys", "environment",
 	 "the job's environment is exactly the policy's [environment]",
 	 env_exact},

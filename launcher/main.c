@@ -38,7 +38,7 @@
 static void
 end_children(struct launcher *l)
 {
-	if (l->pool.buf != NULL)
+	if (l->pool.buf != NULL && !PLANTED(zygote_left_unreaped))
 		(void)pool_drain(&l->pool, &l->zygote);
 	zygote_stop(&l->zygote);
 }

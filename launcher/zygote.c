@@ -44,6 +44,7 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "log.h"
+#include "plant.h"
 #include "usage.h"
 
 #define REPLY_FDS 5
@@ -850,7 +851,7 @@ zygote_stop(struct zygote *z)
 	siginfo_t si;
 
 	close_fdp(&z->sock);
-	if (z->pid > 0)
+	if (z->pid > 0 && !PLANTED(zygote_left_unreaped))
 		while (waitid(P_PID, (id_t)z->pid, &si, WEXITED) < 0 &&
 		       errno == EINTR)
 			;
