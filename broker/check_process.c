@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -250,6 +251,117 @@ nothing_left_to_reaper(struct check_ctx *c, struct check_result *r)
 	else
 		check_fail(r, "the check's subreaper failed (exit %d: 91 exec, "
 			   "94 stockade run did not exit 0)", code);
+}
+
+/*
+ * terminal.split_controls_escaped: `stockade run` with its output on a
+ * terminal escapes a C1 control the program wrote in two writes (0xC2,
+ * then 0x9B "2J": CSI, erase display, in UTF-8) as it does one written
+ * whole; and the same for OSC (0x9D) on stderr: the terminal gets no
+ * raw C1 control and no ESC (issue 23, point 4; ECMA-48 8.3.16 and
+ * 8.3.89 for CSI and OSC).
+ */
+static void
+split_controls_escaped(struct check_ctx *c, struct check_result *r)
+{
+	static const char script[] =
+		"printf '\\302'; sleep 0.3; printf '\\2332J'; "
+		"printf '\\302' >&2; sleep 0.3; printf '\\2350;pwn\\007' >&2";
+	char ws[4096], out[8192], *pts;
+	size_t len = 0;
+	int mfd, sfd, st = 0, e;
+	pid_t pid, p = 0;
+	int64_t t0;
+
+	if ((e = check_workspace(c, ws, sizeof(ws))) < 0) {
+		check_fail(r, "cannot make a workspace: %s", strerror(-e));
+		return;
+	}
+	char *argv[] = {check_unconst(c->stockade), check_unconst("run"),
+			check_unconst("--workspace"), ws, check_unconst("--"),
+			check_unconst("sh"), check_unconst("-c"),
+			check_unconst(script), NULL};
+	if ((mfd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
+	    grantpt(mfd) < 0 || unlockpt(mfd) < 0 ||
+	    (pts = ptsname(mfd)) == NULL ||
+	    (sfd = open(pts, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		check_fail(r, "cannot open a pseudo-terminal: %s",
+			   strerror(errno));
+		if (mfd >= 0)
+			close(mfd);
+		return;
+	}
+	if ((pid = fork()) < 0) {
+		check_fail(r, "fork: %s", strerror(errno));
+		close(mfd);
+		close(sfd);
+		return;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(sfd, 1) < 0 ||
+		    dup2(sfd, 2) < 0)
+			_exit(90);
+		execve(argv[0], argv, c->envp);
+		_exit(91);
+	}
+	close(sfd);
+	t0 = check_now_ms();
+	for (;;) {
+		struct pollfd pf = {mfd, POLLIN, 0};
+		ssize_t n;
+
+		if (check_now_ms() - t0 > 30000)
+			break;
+		if (poll(&pf, 1, 50) > 0) {
+			n = read(mfd, out + len, sizeof(out) - 1 - len);
+			if (n > 0) {
+				len += (size_t)n;
+				if (len < sizeof(out) - 1)
+					continue;
+			}
+			if (n <= 0 && errno != EINTR && errno != EAGAIN &&
+			    p != 0)
+				break; /* EIO: every slave closed */
+		}
+		if (p == 0 && (p = waitpid(pid, &st, WNOHANG)) < 0)
+			break;
+		if (p != 0 && poll(&pf, 1, 0) == 0)
+			break;
+	}
+	if (p == 0) {
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, &st, 0);
+	}
+	close(mfd);
+	out[len] = '\0';
+	if (p == 0) {
+		check_fail(r, "stockade run did not end within 30 s");
+		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)out[i];
+
+		if (b == 0x1b || (b == 0xc2 && i + 1 < len &&
+				  (unsigned char)out[i + 1] >= 0x80 &&
+				  (unsigned char)out[i + 1] <= 0x9f)) {
+			check_fail(r, "the terminal got a raw %s at byte %zu of "
+				   "%zu: a control split across two writes was "
+				   "not escaped", b == 0x1b ? "ESC" :
+				   "C1 control", i, len);
+			return;
+		}
+	}
+	if (strstr(out, "2J") == NULL || strstr(out, "pwn") == NULL) {
+		check_fail(r, "the terminal got %zu bytes without the program's "
+			   "output (\"2J\", \"pwn\"): stockade exit %d", len,
+			   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return;
+	}
+	check_pass(r, "CSI and OSC written in two writes each reached the "
+		   "terminal escaped (%zu bytes, no raw C1 control or ESC)",
+		   len);
 }
 
 /* ---- environment ----------------------------------------------------- */
@@ -546,6 +658,9 @@ const struct check checks_process[] = {
 	 "tty_nr 0; TIOCGPGRP on stdin: ENOTTY", no_ctty},
 	{"terminal.stdin_null_stdout_pipes", "terminal",
 	 "stdin /dev/null, stdout and stderr pipes", stdio_kinds},
+	{"terminal.split_controls_escaped", "terminal",
+	 "CSI and OSC split across two writes reach a terminal escaped",
+	 split_controls_escaped},
 	{"terminal.only_stdio_descriptors", "terminal",
 	 "open descriptors: 0, 1, 2", only_stdio},
 	{NULL, NULL, NULL, NULL},

@@ -70,7 +70,8 @@ pass_chunk(struct run_output *o, int stream, const uint8_t *data, size_t len)
 	/* On a terminal, the job's control sequences are shown, not obeyed
 	 * (term_escape): no OSC 52 clipboard writes, no forged replies. The
 	 * status line steps aside for them. */
-	if (o->tty[stream]) {
+	if (o->tty[stream] &&
+	    !(PLANTED(term_escape_stdout_only) && stream == 2)) {
 		char buf[4 * PROTO_OUTPUT_CHUNK + 12];
 		size_t n;
 
