@@ -324,6 +324,66 @@ process_limit_held(struct check_ctx *c, struct check_result *r)
 	check_job_free(&j);
 }
 
+/* results.limit_words_need_evidence: a program that only prints
+ * "MemoryError" and exits 1, far under its memory limit, is
+ * exit_nonzero, not memory_limit: a limit status needs the jail's own
+ * figures (issue 23, point 7). */
+static void
+limit_words_need_evidence(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+
+	probe_job(c, &j, NULL, ARGS("--memory", "256"),
+		  ARGS("result-says", "MemoryError", "1"));
+	if (status_is(&j, "exit_nonzero", r) &&
+	    exit_is(&j, "exit_nonzero", 1, r))
+		check_pass(r, "\"MemoryError\" on stderr at a peak far under "
+			   "--memory 256 is exit_nonzero (exit 1), not "
+			   "memory_limit");
+	check_job_free(&j);
+}
+
+/* results.limit_reached_when_ok: a program whose forks were refused at
+ * --processes 8 and that still exits 0 is ok, with limits_reached naming
+ * the process limit and a hint that its output may be incomplete (issue
+ * 23, point 7). */
+static void
+limit_reached_when_ok(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	json_t *lr, *e;
+	const char *hint;
+	char forked[32] = "?";
+
+	probe_job(c, &j, NULL, ARGS("--processes", "8"),
+		  ARGS("result-fork-on", "40"));
+	(void)check_value(&j, "forked", forked, sizeof(forked));
+	if (!status_is(&j, "ok", r))
+		goto out;
+	lr = field(&j, "limits_reached");
+	e = json_array_get(lr, 0);
+	hint = json_string_value(field(&j, "hint"));
+	if (!json_is_array(lr) || e == NULL ||
+	    strcmp(json_string_value(json_object_get(e, "limit")) != NULL ?
+			   json_string_value(json_object_get(e, "limit")) : "",
+		   "processes") != 0)
+		check_fail(r, "ok after refused forks (%s of 40 started) but "
+			   "limits_reached does not name the process limit",
+			   forked);
+	else if (hint == NULL || strstr(hint, "incomplete") == NULL)
+		check_fail(r, "limits_reached names the process limit but the "
+			   "hint does not say the output may be incomplete: "
+			   "\"%.160s\"", hint != NULL ? hint : "");
+	else
+		check_pass(r, "ok with %s of 40 children started under "
+			   "--processes 8; limits_reached processes x%"
+			   JSON_INTEGER_FORMAT ", the hint says the output may "
+			   "be incomplete", forked,
+			   json_integer_value(json_object_get(e, "times")));
+out:
+	check_job_free(&j);
+}
+
 /* The bytes of "flood line 0\n" up to "flood line N\n" (result-flood). */
 static json_int_t
 flood_bytes(unsigned last)
@@ -714,6 +774,12 @@ const struct check checks_results[] = {
 	 "keeping 256 MiB under --memory 32 is memory_limit", memory_limit_held},
 	{"results.process_limit_at_8", "results",
 	 "forking 40 under --processes 8 is process_limit", process_limit_held},
+	{"results.limit_words_need_evidence", "results",
+	 "\"MemoryError\" far under the memory limit is exit_nonzero",
+	 limit_words_need_evidence},
+	{"results.limit_reached_when_ok", "results",
+	 "refused forks, exit 0: ok, limits_reached processes, hint says so",
+	 limit_reached_when_ok},
 	{"results.output_capped_and_truncated", "results",
 	 "1 MiB under --output 4 runs to its end (ok), at most 4096 bytes "
 	 "kept, head and tail, stdout_truncated true, stdout_bytes exact",

@@ -532,6 +532,8 @@ words_backed(const struct jobrun *jr, enum job_status s, const char *text,
 	const struct job_limits *lim = &jr->spec.limits;
 	bool at_nproc = r->peak_processes >= lim->nproc;
 
+	if (PLANTED(limit_words_taken_alone))
+		return true;
 	for (uint32_t i = 0; i < r->nreached; i++)
 		if (r->reached[i].limit == JOB_REACHED_PROCESSES)
 			at_nproc = true;

@@ -34,6 +34,7 @@
 #include "enforce.h"
 #include "jail.h"
 #include "monitor_internal.h"
+#include "plant.h"
 #include "launcher.h"
 #include "log.h"
 #include "zygote.h"
@@ -588,7 +589,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	/* A limit reached while the program went on: the result says so
 	 * whatever the status (its output may lack what a refused fork
 	 * would have done). */
-	if (s.enf.pids_hit && !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
+	if (s.enf.pids_hit && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	    !PLANTED(limits_reached_unreported)) {
 		r.reached[0].limit = JOB_REACHED_PROCESSES;
 		r.reached[0].times = s.enf.pids_episodes > 0 ?
 					     s.enf.pids_episodes : 1;

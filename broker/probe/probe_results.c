@@ -64,6 +64,44 @@ cmd_exit(int argc, char **argv)
 	return (int)code;
 }
 
+/* result-says TEXT [CODE]: writes TEXT and a newline to stderr, uses
+ * nothing of any limit, and exits CODE (1 unless given): a program whose
+ * words name a limit it never reached. */
+static int
+cmd_says(int argc, char **argv)
+{
+	long code = arg_num(argc, argv, 2, 255, 1);
+
+	fprintf(stderr, "%s\n", argc > 1 ? argv[1] : "");
+	return (int)code;
+}
+
+/* result-fork-on [N]: starts up to N (40 at most) children that each
+ * sleep 2 s, goes on when a fork fails (printing "fork: ..." on stderr as
+ * a program that handles the error would), prints "forked=K" and exits 0
+ * at once, leaving its children to the jail's end (a job that ends
+ * between two of the monitor's samples: init's count is the evidence). */
+static int
+cmd_fork_on(int argc, char **argv)
+{
+	long n = arg_num(argc, argv, 1, 40, 40), k = 0;
+
+	for (long i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			sleep(2);
+			_exit(0);
+		}
+		if (pid < 0)
+			fprintf(stderr, "fork: %s\n", strerror(errno));
+		else
+			k++;
+	}
+	probe_kv("forked", "%ld", k);
+	return 0;
+}
+
 /* result-sleep [SECONDS]: sleeps (10 s at most), then prints
  * "slept=SECONDS". A wall-clock limit ends it first. */
 static int
@@ -296,6 +334,9 @@ cmd_badutf8(int argc, char **argv)
 const struct probe_cmd probe_results_cmds[] = {
 	{"result-exit", "[CODE]: prints a line and exits CODE", cmd_exit},
 	{"result-sleep", "[SECONDS]: sleeps, then slept=SECONDS", cmd_sleep},
+	{"result-says", "TEXT [CODE]: TEXT on stderr, exit CODE (1)", cmd_says},
+	{"result-fork-on", "[N]: N sleepers, refused forks skipped, exit 0",
+	 cmd_fork_on},
 	{"result-spin", "[PROCS]: PROCS processes burn 3 s of CPU each "
 	 "(60 s at most)",
 	 cmd_spin},
