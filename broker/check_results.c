@@ -384,6 +384,38 @@ out:
 	check_job_free(&j);
 }
 
+/* results.shared_pages_counted_once: a parent holding 64 MiB with four
+ * forked children sharing it (320 MiB as a sum of resident sets, about
+ * 70 MiB in fact) runs to its end under --memory 128: a page shared after
+ * fork counts once (the monitor's proportional set sizes; cgroup v2
+ * charges a page once anyway). Issue 23, point 8. */
+static void
+shared_pages_once(struct check_ctx *c, struct check_result *r)
+{
+	struct check_job j;
+	char pool[32] = "?";
+	json_t *peak;
+
+	probe_job(c, &j, NULL, ARGS("--memory", "128"),
+		  ARGS("result-pool", "64", "4"));
+	if (!status_is(&j, "ok", r))
+		goto out;
+	(void)check_value(&j, "pool", pool, sizeof(pool));
+	peak = field(&j, "peak_memory_kb");
+	if (strcmp(pool, "64,4") != 0)
+		check_fail(r, "the pool did not finish (pool=%s)", pool);
+	else
+		check_pass(r, "64 MiB shared by a parent and 4 forked children "
+			   "(320 MiB of resident sets) ran to its end under "
+			   "--memory 128, peak %" JSON_INTEGER_FORMAT " KiB (%s)",
+			   json_integer_value(peak),
+			   json_string_value(field(&j, "memory_measure")) ?
+				   json_string_value(field(&j, "memory_measure")) :
+				   "?");
+out:
+	check_job_free(&j);
+}
+
 /* The bytes of "flood line 0\n" up to "flood line N\n" (result-flood). */
 static json_int_t
 flood_bytes(unsigned last)
@@ -774,6 +806,9 @@ const struct check checks_results[] = {
 	 "keeping 256 MiB under --memory 32 is memory_limit", memory_limit_held},
 	{"results.process_limit_at_8", "results",
 	 "forking 40 under --processes 8 is process_limit", process_limit_held},
+	{"results.shared_pages_counted_once", "results",
+	 "64 MiB shared with 4 forked children runs under --memory 128",
+	 shared_pages_once},
 	{"results.limit_words_need_evidence", "results",
 	 "\"MemoryError\" far under the memory limit is exit_nonzero",
 	 limit_words_need_evidence},

@@ -559,7 +559,8 @@ sample(struct enforcer *e, uint64_t now)
 		 * bound, to decide (fail closed). */
 		mem = u.rss_bytes;
 		if (charge < e->lim->memory_bytes &&
-		    u.rss_bytes > e->lim->memory_bytes - charge)
+		    u.rss_bytes > e->lim->memory_bytes - charge &&
+		    !PLANTED(shared_pages_counted_per_process))
 			mem = shared_once(e, &u, e->lim->memory_bytes - charge,
 					  now, &measure);
 		r = check_memory_cpu(e, mem > UINT64_MAX - charge ? UINT64_MAX :

@@ -190,6 +190,44 @@ cmd_memory(int argc, char **argv)
 	return 0;
 }
 
+/* result-pool [MIB [KIDS]]: touches MIB MiB (256 at most, 64 unless
+ * given), then forks KIDS children (8 at most, 4 unless given) that share
+ * it unwritten (copy on write) and sleep 1 s, waits for them and prints
+ * "pool=MIB,KIDS": a pre-forking server's or a multiprocessing pool's
+ * memory, counted KIDS + 1 times by a sum of resident sets. */
+static int
+cmd_pool(int argc, char **argv)
+{
+	long mib = arg_num(argc, argv, 1, 256, 64);
+	long kids = arg_num(argc, argv, 2, 8, 4), k;
+	char *p = malloc((size_t)mib << 20);
+
+	if (p == NULL) {
+		fprintf(stderr, "stockade-probe: malloc of %ld MiB: %s\n", mib,
+			strerror(ENOMEM));
+		return 1;
+	}
+	memset(p, 0x5a, (size_t)mib << 20);
+	for (k = 0; k < kids; k++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			sleep(1);
+			_exit(p[0] == 0x5a ? 0 : 1);
+		}
+		if (pid < 0) {
+			fprintf(stderr, "stockade-probe: fork: %s\n",
+				strerror(errno));
+			return 1;
+		}
+	}
+	while (wait(NULL) > 0)
+		;
+	probe_kv("pool", "%ld,%ld", mib, kids);
+	free(p);
+	return 0;
+}
+
 /* result-fork [N]: starts up to N (40 at most) children that each sleep
  * 5 s; prints "forked=K" and, when a fork fails, reports it as a shell
  * does ("fork: Resource temporarily unavailable") and exits 1. */
@@ -344,6 +382,8 @@ const struct probe_cmd probe_results_cmds[] = {
 	 cmd_memory},
 	{"result-fork", "[N]: N children sleeping 5 s, forked=K",
 	 cmd_fork},
+	{"result-pool", "[MIB [KIDS]]: MIB touched, KIDS forked sharing it",
+	 cmd_pool},
 	{"result-flood", "[KIB [stderr]]: KIB KiB of lines on stdout (stderr)",
 	 cmd_flood},
 	{"result-bigfile", "[MIB]: writes MIB MiB to /work/big, wrote=MIB",
