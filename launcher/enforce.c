@@ -23,6 +23,8 @@
  * limit (a C program touches a few GB/s), slow otherwise. */
 #define TICK_FAST_MS 10u
 #define TICK_SLOW_MS 40u
+/* The least time between two counts of epoll watches, ms (count_epoll). */
+#define ENFORCE_EPOLL_MS 250u
 #define WS_STATFS_MS 50u
 #define WS_WALK_MS 250u
 /* Processes one walk lists with layer limits off (no process limit to
@@ -496,6 +498,45 @@ shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t limit,
 	return u->rss_bytes;
 }
 
+/*
+ * The epoll watches of the jail (e->epoll_watches), counted again when
+ * NOW (job ms) has reached e->epoll_next_ms. A watch is kernel memory
+ * (EPOLL_WATCH_BYTES) that outlives the descriptor it was added under
+ * while its file stays open (epoll(7)), so one process limited to 256
+ * descriptors held 461,280 of them (88 MiB; docs/layers.md): only a
+ * count bounds it. The count reads every epoll descriptor's fdinfo, so
+ * it runs every ENFORCE_EPOLL_MS and never more often than once per 4
+ * times its own last cost (a fifth of the monitor's time at most). It
+ * stops at the watches the whole limit would buy (a larger count changes
+ * nothing). A count that fails keeps the last figure; a lower bound
+ * (-E2BIG) is taken as it is, the cap itself being over the limit.
+ */
+static void
+count_epoll(struct enforcer *e, uint64_t now)
+{
+	struct timespec t0, t1;
+	uint64_t cap, n = 0, cost_ms;
+	int y;
+
+	if (now < e->epoll_next_ms || PLANTED(monitor_epoll_uncharged))
+		return;
+	cap = e->lim->memory_bytes / EPOLL_WATCH_BYTES + 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (e->measure_epoll != NULL)
+		y = e->measure_epoll(e->measure_arg,
+				     (uint32_t)e->walker.max_procs, cap, &n);
+	else
+		y = usage_epoll_watches(&e->walker, e->proc_fd, e->init_pid,
+					cap, &n);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cost_ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
+		  (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000);
+	e->epoll_next_ms = now + (4 * cost_ms > ENFORCE_EPOLL_MS ?
+					  4 * cost_ms : ENFORCE_EPOLL_MS);
+	if (y == 0 || y == -E2BIG)
+		e->epoll_watches = n;
+}
+
 static enum enforce_reason
 sample(struct enforcer *e, uint64_t now)
 {
@@ -551,7 +592,9 @@ sample(struct enforcer *e, uint64_t now)
 		e->pte_bytes = e->pte_walk;
 		e->sockets = e->sock_bytes > 0 ?
 				     jail_sockets(e->proc_fd, e->init_pid) : 0;
-		charge = (uint64_t)e->sockets * e->sock_bytes + e->pte_bytes;
+		count_epoll(e, now);
+		charge = (uint64_t)e->sockets * e->sock_bytes + e->pte_bytes +
+			 e->epoll_watches * EPOLL_WATCH_BYTES;
 		/* Past the limit by the cheap sum, which counts a page once
 		 * per process mapping it: measure again counting it once
 		 * (usage.h), against what the charge leaves of the limit. A
@@ -566,7 +609,17 @@ sample(struct enforcer *e, uint64_t now)
 		r = check_memory_cpu(e, mem > UINT64_MAX - charge ? UINT64_MAX :
 					 mem + charge, measure, u.rss_bytes,
 				     banked > u.cpu_ms ? banked : u.cpu_ms);
-		if (r == ENF_MEMORY && e->sockets > 0)
+		if (r == ENF_MEMORY &&
+		    e->epoll_watches * EPOLL_WATCH_BYTES * 8 >=
+			    e->lim->memory_bytes)
+			fmt_words(e->detail, sizeof(e->detail), "resident memory "
+				 "%.1f MiB and %llu epoll watches (%.1f MiB of "
+				 "kernel memory, %u bytes each) over the limit of "
+				 "%.1f MiB", mib(u.rss_bytes),
+				 (unsigned long long)e->epoll_watches,
+				 mib(e->epoll_watches * EPOLL_WATCH_BYTES),
+				 EPOLL_WATCH_BYTES, mib(e->lim->memory_bytes));
+		else if (r == ENF_MEMORY && e->sockets > 0)
 			fmt_words(e->detail, sizeof(e->detail), "resident memory, "
 				 "%.1f MiB of page tables and the buffers of %u "
 				 "sockets (%.0f KiB each) over the limit of %.1f "

@@ -577,3 +577,114 @@ usage_sample(int proc_fd, pid_t root_pid, size_t max_procs,
 	usage_walker_free(&w);
 	return r;
 }
+
+/* Counts the lines beginning "tfd:" of the fdinfo at FD into *N,
+ * stopping at CAP: an epoll instance's watches, one a line (proc(5));
+ * no other kind of file writes such a line. Returns 0 or a negative
+ * errno of read. */
+static int
+count_tfd_lines(int fd, uint64_t cap, uint64_t *n)
+{
+	static const char tag[] = "tfd:";
+	char buf[16384];
+	size_t at = 0; /* characters of TAG matched at a line's start */
+	ssize_t got;
+
+	while (*n < cap && (got = read(fd, buf, sizeof(buf))) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		for (ssize_t i = 0; i < got; i++) {
+			if (at < sizeof(tag) - 1 && buf[i] == tag[at]) {
+				if (++at == sizeof(tag) - 1)
+					(*n)++;
+			} else {
+				at = buf[i] == '\n' ? 0 : sizeof(tag);
+			}
+		}
+	}
+	return 0;
+}
+
+/* The each hook of usage_epoll_watches: counts one process's watches. */
+struct epoll_count {
+	int proc_fd;
+	pid_t root_pid;
+	uint64_t cap;
+	uint64_t watches;
+	int err;
+};
+
+/*
+ * Reads every /proc/PID/fdinfo/N of the process ST: its fd directory is
+ * mode 0500 for the process's owner alone, while fdinfo asks ptrace
+ * read access (proc(5)), which the zygote has; a file that is no epoll
+ * instance has no "tfd:" line.
+ */
+static void
+epoll_each(void *arg, const struct proc_stat *st)
+{
+	struct epoll_count *c = arg;
+	char path[320];
+	DIR *d;
+	struct dirent *de;
+	int dfd, ffd, n;
+
+	if (c->err != 0 || c->watches >= c->cap)
+		return;
+	snprintf(path, sizeof(path), "%d/fdinfo", (int)st->pid);
+	dfd = openat(c->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		/* Jail init is stockade's own (jail.h), holds no epoll
+		 * instance, and is not the payload's to read. */
+		if (!vanished(-errno) && st->state != 'Z' && st->state != 'X' &&
+		    st->pid != c->root_pid)
+			c->err = -errno;
+		return;
+	}
+	if ((d = fdopendir(dfd)) == NULL) {
+		c->err = -errno;
+		close(dfd);
+		return;
+	}
+	while (c->watches < c->cap && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		ffd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC);
+		if (ffd < 0) {
+			/* Closed since the listing: no watches of its own. */
+			if (!vanished(-errno))
+				c->err = -errno;
+			continue;
+		}
+		if ((n = count_tfd_lines(ffd, c->cap, &c->watches)) < 0)
+			c->err = n;
+		close(ffd);
+	}
+	closedir(d);
+}
+
+int
+usage_epoll_watches(struct usage_walker *w, int proc_fd, pid_t root_pid,
+		    uint64_t cap, uint64_t *watches)
+{
+	void (*each)(void *, const struct proc_stat *) = w->each;
+	void *each_arg = w->each_arg;
+	struct epoll_count c = {.proc_fd = proc_fd, .root_pid = root_pid,
+				.cap = cap};
+	struct jail_usage u;
+	int r;
+
+	w->each = epoll_each;
+	w->each_arg = &c;
+	r = walk_tree(w, proc_fd, root_pid, &u, false);
+	w->each = each;
+	w->each_arg = each_arg;
+	*watches = c.watches;
+	if (r < 0)
+		return r;
+	if (c.err != 0)
+		return c.err;
+	return c.watches >= cap ? -E2BIG : 0;
+}

@@ -150,4 +150,33 @@ int usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
 int usage_sample(int proc_fd, pid_t root_pid, size_t max_procs,
 		 struct jail_usage *u);
 
+/*
+ * Kernel memory one epoll watch holds, bytes: a struct epitem (the slab
+ * eventpoll_epi, 128-byte objects on x86_64 Linux 6.x, /proc/slabinfo)
+ * and its struct eppoll_entry (eventpoll_pwq, 64 bytes), fs/eventpoll.c;
+ * rounded up to 200.
+ */
+#define EPOLL_WATCH_BYTES 200u
+
+/*
+ * Counts the epoll watches of ROOT_PID and every descendant (the tree
+ * usage_walk finds with W) into *WATCHES: for each descriptor of each
+ * process whose /proc/PID/fd link reads "anon_inode:[eventpoll]", the
+ * "tfd:" lines of /proc/PID/fdinfo/N, one per watch of that instance
+ * (proc(5), "/proc/pid/fdinfo"). A watch outlives the descriptor it was
+ * added under while its file stays open (epoll(7), "Q6"), so no count of
+ * descriptors bounds it; this count does. An instance reached by k
+ * descriptors (dup, fork) counts k times: epoll files all share one
+ * anonymous inode, so no "ino" tells two instances apart; the over-count
+ * fails closed. Stops once *WATCHES reaches CAP (the caller's limit in
+ * watches: reading further costs time and changes no decision). Needs
+ * ptrace read access to each process (proc(5)); a process whose
+ * descriptors cannot be read is an error. Returns 0, -E2BIG (more than
+ * W's max_procs processes, or CAP reached: *WATCHES is a lower bound),
+ * -ESRCH (ROOT_PID gone), or another negative errno (*WATCHES then the
+ * count so far).
+ */
+int usage_epoll_watches(struct usage_walker *w, int proc_fd, pid_t root_pid,
+			uint64_t cap, uint64_t *watches);
+
 #endif

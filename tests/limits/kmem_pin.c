@@ -15,8 +15,11 @@
  *           the default), the sender filled until EAGAIN and closed;
  *   inotify inotify watches on every file and directory under /usr, one
  *           instance;
- *   epoll   epoll watches: one pipe's read end dup'd to many descriptors,
- *           every (epoll, descriptor) pair added;
+ *   epoll   epoll watches: a quarter of the descriptors epoll instances,
+ *           a quarter pipes kept open, and each (instance, pipe) pair
+ *           added under every free descriptor number in turn (dup2,
+ *           add, close: the watch outlives the descriptor), 600,000 at
+ *           most;
  *   pte     page tables: a 64 GiB read-only anonymous mapping read once
  *           every 2 MiB (the zero page: no resident page), a 4 KiB page
  *           table each, 128 MiB.
@@ -209,45 +212,53 @@ pin_inotify(void)
 	watch_tree(ino, "/usr", 0);
 }
 
+/*
+ * Epoll watches past the descriptors: a watch is keyed by (file,
+ * descriptor number) and stays until the file's last descriptor closes
+ * (epoll(7)), so each of NEP instances takes, for each of NF files kept
+ * open, one watch per free descriptor number: dup2 there, add, close.
+ */
 static void
 pin_epoll(void)
 {
 	struct rlimit rl;
 	struct epoll_event ev = {.events = EPOLLIN};
-	int p[2], nfd, nep, first;
+	int p[2], nfd, nep, nf, eps[512], files[512], lo;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(p) < 0) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
 		stop(errno);
 		return;
 	}
-	/* Half the descriptors epoll instances, half dups of the pipe. */
-	nfd = (int)(rl.rlim_cur > 4096 ? 4096 : rl.rlim_cur) - 8;
-	nep = nfd / 2;
-	first = -1;
-	for (int i = 0; i < nfd - nep; i++) {
-		int d = dup(p[0]);
-
-		if (d < 0)
-			break;
-		if (first < 0)
-			first = d;
-	}
-	for (int e = 0; e < nep && objects < MAX_EPOLL_WATCHES; e++) {
-		int ep = epoll_create1(EPOLL_CLOEXEC);
-
-		if (ep < 0) {
+	nfd = (int)(rl.rlim_cur > 1024 ? 1024 : rl.rlim_cur) - 8;
+	nep = nf = nfd / 4;
+	for (int i = 0; i < nf; i++) {
+		if (pipe(p) < 0) {
 			stop(errno);
 			return;
 		}
-		for (int d = first; d < first + (nfd - nep); d++) {
-			if (epoll_ctl(ep, EPOLL_CTL_ADD, d, &ev) < 0) {
-				stop(errno);
-				return;
-			}
-			objects++;
-			bytes += 200; /* struct epitem and eppoll_entry */
-		}
+		close(p[1]);
+		files[i] = p[0];
 	}
+	for (int i = 0; i < nep; i++)
+		if ((eps[i] = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+			stop(errno);
+			return;
+		}
+	lo = eps[nep - 1] + 1;
+	for (int e = 0; e < nep; e++)
+		for (int f = 0; f < nf; f++)
+			for (int n = lo; n < nfd; n++) {
+				if (objects >= MAX_EPOLL_WATCHES)
+					return;
+				if (dup2(files[f], n) < 0 ||
+				    epoll_ctl(eps[e], EPOLL_CTL_ADD, n, &ev) < 0) {
+					stop(errno);
+					return;
+				}
+				close(n);
+				objects++;
+				bytes += 200; /* struct epitem and eppoll_entry */
+			}
 }
 
 static void
