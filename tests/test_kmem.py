@@ -174,6 +174,44 @@ def one_form(stockade, prefix, env, owner, form, cleanup):
     return note
 
 
+# An honest job with epoll: three asyncio event loops, each watching the
+# same 60 pipes (180 watches, 36 KiB charged) for a second.
+ASYNCIO_JOB = """
+import asyncio, os, time
+pipes = [os.pipe() for _ in range(60)]
+loops = [asyncio.new_event_loop() for _ in range(3)]
+for loop in loops:
+    for r, _ in pipes:
+        loop.add_reader(r, lambda: None)
+for loop in loops:
+    loop.run_until_complete(asyncio.sleep(1.0))
+print("watched", 3 * len(pipes))
+"""
+
+
+def honest_asyncio(stockade, prefix, env, owner, cleanup):
+    ws = tempfile.mkdtemp(prefix="stockade-kmem-ws-", dir=traversable_tmp())
+    cleanup.append(ws)
+    if owner is not None:
+        os.chown(ws, owner, owner)
+    argv = prefix + [stockade, "run", "--json", "--memory", "64",
+                     "--timeout", "20", "--workspace", ws, "--",
+                     "python3", "-c", ASYNCIO_JOB]
+    proc = subprocess.run(argv, cwd="/", env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=60)
+    if proc.returncode == EXIT_NO_KERNEL_LAYER:
+        raise Skip(f"a kernel layer stockade needs is missing: "
+                   f"{proc.stderr.decode(errors='replace').strip()}")
+    result = json.loads(proc.stdout)
+    note = (f"asyncio: {result.get('status')}, peak "
+            f"{result.get('peak_memory_kb')} KiB, "
+            f"{result.get('stdout', '').strip()!r}")
+    diag(note)
+    assert result.get("status") == "ok", f"{note}: {result!r}"
+    assert result.get("stdout", "").strip() == "watched 180", note
+    return note
+
+
 def main():
     stockade = os.environ.get("STOCKADE_BIN")
     if not stockade:
@@ -188,7 +226,7 @@ def main():
         users.append(("uid 65534", SETPRIV, env, NOBODY,
                       unprivileged_binaries(stockade, cleanup)))
     forms = list(BOUNDS)
-    print(f"1..{len(forms) * len(users)}")
+    print(f"1..{(len(forms) + 1) * len(users)}")
     failed = 0
     n = 0
     try:
@@ -198,6 +236,11 @@ def main():
                 title = f"{form} under --memory 32 ({label or 'this user'})"
                 failed += tap_case(n, title, one_form, binary, prefix, env,
                                    owner, form, cleanup)
+            n += 1
+            failed += tap_case(n, f"asyncio with 180 epoll watches runs "
+                               f"ok ({label or 'this user'})",
+                               honest_asyncio, binary, prefix, env, owner,
+                               cleanup)
     finally:
         remove_all(cleanup)
     return 1 if failed else 0
