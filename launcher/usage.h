@@ -160,21 +160,23 @@ int usage_sample(int proc_fd, pid_t root_pid, size_t max_procs,
 
 /*
  * Counts the epoll watches of ROOT_PID and every descendant (the tree
- * usage_walk finds with W) into *WATCHES: for each descriptor of each
- * process whose /proc/PID/fd link reads "anon_inode:[eventpoll]", the
- * "tfd:" lines of /proc/PID/fdinfo/N, one per watch of that instance
- * (proc(5), "/proc/pid/fdinfo"). A watch outlives the descriptor it was
- * added under while its file stays open (epoll(7), "Q6"), so no count of
- * descriptors bounds it; this count does. An instance reached by k
+ * usage_walk finds with W) into *WATCHES: the lines beginning "tfd:" of
+ * every /proc/PID/fdinfo/N, one per watch of an epoll instance (proc(5),
+ * "/proc/pid/fdinfo"; no other file writes such a line). fdinfo, not the
+ * /proc/PID/fd links: the fd directory is mode 0500 for the process's
+ * owner, fdinfo asks ptrace read access. A watch outlives the descriptor
+ * it was added under while its file stays open (epoll(7)), so no count
+ * of descriptors bounds it; this count does. An instance reached by k
  * descriptors (dup, fork) counts k times: epoll files all share one
  * anonymous inode, so no "ino" tells two instances apart; the over-count
  * fails closed. Stops once *WATCHES reaches CAP (the caller's limit in
- * watches: reading further costs time and changes no decision). Needs
- * ptrace read access to each process (proc(5)); a process whose
- * descriptors cannot be read is an error. Returns 0, -E2BIG (more than
- * W's max_procs processes, or CAP reached: *WATCHES is a lower bound),
- * -ESRCH (ROOT_PID gone), or another negative errno (*WATCHES then the
- * count so far).
+ * watches: reading further costs time and changes no decision). A
+ * process whose fdinfo cannot be read is an error, except ROOT_PID (jail
+ * init, stockade's own, unreadable to the zygote and holding no epoll).
+ * Costs about 10 us a descriptor (docs/benchmarks.md). Returns 0, -E2BIG
+ * (more than W's max_procs processes, or CAP reached: *WATCHES is a
+ * lower bound), -ESRCH (ROOT_PID gone), or another negative errno
+ * (*WATCHES then the count so far).
  */
 int usage_epoll_watches(struct usage_walker *w, int proc_fd, pid_t root_pid,
 			uint64_t cap, uint64_t *watches);

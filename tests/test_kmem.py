@@ -34,6 +34,8 @@
 #            its ready line for that count;
 #   pte      --memory 32: the monitor adds each process's VmPTE, so 128 MiB
 #            of page tables over no resident page end memory_limit.
+# Before the epoll charge the epoll case failed: 465,124 watches, 88.7
+# MiB, ok (/work/notes/epoll.md).
 # On today's main the semaphore, pipe, socket, inotify and pte cases fail
 # (500 MiB of semaphore sets under --memory 32; /work/notes/mem.md).
 #
