@@ -57,6 +57,7 @@ from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
 KiB = 1 << 10
 MiB = 1 << 20
 OPEN_FILES = 256          # policy/default.ini open_files
+FD_FREE = 512             # launcher/fdcharge.h FDCHARGE_FREE
 SETPRIV = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
            "--clear-groups", "--"]
 
@@ -94,7 +95,7 @@ NOT_HELD = {"epoll": "epoll watches are not bounded under the monitor: a "
                      "outlives its descriptor, so a count of descriptors "
                      "does not bound them, and the launcher may not read "
                      "fdinfo (docs/layers.md)"}
-FD_FREE = 512             # launcher/fdcharge.h FDCHARGE_FREE
+
 
 
 class NotHeld(Exception):
