@@ -12,9 +12,11 @@
  * refused by seccomp; a pipe shared after fork is charged once per
  * descriptor (over, never under). The kind of a descriptor cannot be
  * read by the launcher: its links and fdinfo need ptrace access
- * (proc(5)), which its Landlock domain does not have over the jails
- * (landlock(7), ptrace restrictions), so the charge is uniform; the
- * directory's stat needs none.
+ * (proc(5)), which its Landlock domain denies over processes outside it
+ * (landlock(7), ptrace restrictions; measured: EACCES) and which a root
+ * launcher lacks anyway (the jail runs as nobody, CAP_SYS_PTRACE is
+ * dropped, confine.h), so the charge is uniform; the directory's stat
+ * needs none.
  */
 #ifndef STOCKADE_FDCHARGE_H
 #define STOCKADE_FDCHARGE_H
