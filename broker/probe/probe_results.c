@@ -258,6 +258,30 @@ cmd_fork(int argc, char **argv)
 	return 0;
 }
 
+/* result-pipes [N]: N processes (16 at most, this one among them) each
+ * make empty pipes until RLIMIT_NOFILE stops them (EMFILE) and hold them
+ * 5 s; prints "pipes=K", this process's count. Kernel memory per pipe
+ * is small while empty, but each could hold 64 KiB (pipe(7)): the
+ * monitor charges the descriptors (launcher/fdcharge.h). */
+static int
+cmd_pipes(int argc, char **argv)
+{
+	long n = arg_num(argc, argv, 1, 16, 8), k = 0;
+	int p[2];
+
+	for (long i = 1; i < n; i++)
+		if (fork() == 0)
+			break;
+	while (pipe(p) == 0)
+		k++;
+	probe_kv("pipes", "%ld", k);
+	fflush(stdout);
+	sleep(5);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
 /* result-flood [KIB [stderr]]: writes numbered lines to stdout (or to
  * stderr), KIB KiB in all (4096 at most), then prints "flooded=KIB" on
  * the other stream. */
@@ -384,6 +408,8 @@ const struct probe_cmd probe_results_cmds[] = {
 	 cmd_fork},
 	{"result-pool", "[MIB [KIDS]]: MIB touched, KIDS forked sharing it",
 	 cmd_pool},
+	{"result-pipes", "[N]: N processes holding empty pipes up to "
+	 "RLIMIT_NOFILE 5 s, pipes=K", cmd_pipes},
 	{"result-flood", "[KIB [stderr]]: KIB KiB of lines on stdout (stderr)",
 	 cmd_flood},
 	{"result-bigfile", "[MIB]: writes MIB MiB to /work/big, wrote=MIB",

@@ -3,7 +3,11 @@
  * time, so the /proc monitor (which sums resident sets) cannot see it
  * (issue 23, point 1; docs/layers.md, "Memory the monitor cannot see").
  *
- *     kmem-pin FORM DIR
+ *     kmem-pin FORM DIR [PROCS]
+ *
+ * With PROCS (1 to 16, default 1) as many processes pin FORM each (the
+ * first forks the others, which report their counts to it); the ready
+ * line holds the sums.
  *
  * FORM is one of
  *   sem     SysV semaphore sets of SEMMSL (32000) semaphores, 64 bytes of
@@ -15,8 +19,11 @@
  *           the default), the sender filled until EAGAIN and closed;
  *   inotify inotify watches on every file and directory under /usr, one
  *           instance;
- *   epoll   epoll watches: one pipe's read end dup'd to many descriptors,
- *           every (epoll, descriptor) pair added;
+ *   epoll   epoll watches: a quarter of the descriptors epoll instances,
+ *           a quarter pipes kept open, and each (instance, pipe) pair
+ *           added under every free descriptor number in turn (dup2,
+ *           add, close: the watch outlives the descriptor), 600,000 at
+ *           most;
  *   pte     page tables: a 64 GiB read-only anonymous mapping read once
  *           every 2 MiB (the zero page: no resident page), a 4 KiB page
  *           table each, 128 MiB.
@@ -51,6 +58,7 @@
 #include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,7 +71,7 @@
 #define MAX_EPOLL_WATCHES 600000ul
 #define HOLD_SECONDS 8
 
-static unsigned long objects, bytes;
+static unsigned long objects, bytes, max_bytes = MAX_BYTES;
 static const char *why = "bound";
 static int sems[MAX_SETS];
 static char mq_names[256][32];
@@ -131,7 +139,7 @@ pin_pipe(void)
 {
 	int p[2];
 
-	while (bytes < MAX_BYTES) {
+	while (bytes < max_bytes) {
 		if (pipe2(p, O_NONBLOCK) < 0) {
 			stop(errno);
 			return;
@@ -148,7 +156,7 @@ pin_socket(void)
 {
 	int s[2], big = 4 * (int)MiB;
 
-	while (bytes < MAX_BYTES) {
+	while (bytes < max_bytes) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) < 0) {
 			stop(errno);
 			return;
@@ -209,45 +217,53 @@ pin_inotify(void)
 	watch_tree(ino, "/usr", 0);
 }
 
+/*
+ * Epoll watches past the descriptors: a watch is keyed by (file,
+ * descriptor number) and stays until the file's last descriptor closes
+ * (epoll(7)), so each of NEP instances takes, for each of NF files kept
+ * open, one watch per free descriptor number: dup2 there, add, close.
+ */
 static void
 pin_epoll(void)
 {
 	struct rlimit rl;
 	struct epoll_event ev = {.events = EPOLLIN};
-	int p[2], nfd, nep, first;
+	int p[2], nfd, nep, nf, eps[512], files[512], lo;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(p) < 0) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
 		stop(errno);
 		return;
 	}
-	/* Half the descriptors epoll instances, half dups of the pipe. */
-	nfd = (int)(rl.rlim_cur > 4096 ? 4096 : rl.rlim_cur) - 8;
-	nep = nfd / 2;
-	first = -1;
-	for (int i = 0; i < nfd - nep; i++) {
-		int d = dup(p[0]);
-
-		if (d < 0)
-			break;
-		if (first < 0)
-			first = d;
-	}
-	for (int e = 0; e < nep && objects < MAX_EPOLL_WATCHES; e++) {
-		int ep = epoll_create1(EPOLL_CLOEXEC);
-
-		if (ep < 0) {
+	nfd = (int)(rl.rlim_cur > 1024 ? 1024 : rl.rlim_cur) - 8;
+	nep = nf = nfd / 4;
+	for (int i = 0; i < nf; i++) {
+		if (pipe(p) < 0) {
 			stop(errno);
 			return;
 		}
-		for (int d = first; d < first + (nfd - nep); d++) {
-			if (epoll_ctl(ep, EPOLL_CTL_ADD, d, &ev) < 0) {
-				stop(errno);
-				return;
-			}
-			objects++;
-			bytes += 200; /* struct epitem and eppoll_entry */
-		}
+		close(p[1]);
+		files[i] = p[0];
 	}
+	for (int i = 0; i < nep; i++)
+		if ((eps[i] = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+			stop(errno);
+			return;
+		}
+	lo = eps[nep - 1] + 1;
+	for (int e = 0; e < nep; e++)
+		for (int f = 0; f < nf; f++)
+			for (int n = lo; n < nfd; n++) {
+				if (objects >= MAX_EPOLL_WATCHES)
+					return;
+				if (dup2(files[f], n) < 0 ||
+				    epoll_ctl(eps[e], EPOLL_CTL_ADD, n, &ev) < 0) {
+					stop(errno);
+					return;
+				}
+				close(n);
+				objects++;
+				bytes += 200; /* struct epitem and eppoll_entry */
+			}
 }
 
 static void
@@ -270,38 +286,82 @@ pin_pte(void)
 	(void)sum;
 }
 
+/* Pins FORM; returns 2 for an unknown form. */
+static int
+pin(const char *form)
+{
+	if (strcmp(form, "sem") == 0)
+		pin_sem();
+	else if (strcmp(form, "mq") == 0)
+		pin_mq();
+	else if (strcmp(form, "pipe") == 0)
+		pin_pipe();
+	else if (strcmp(form, "socket") == 0)
+		pin_socket();
+	else if (strcmp(form, "inotify") == 0)
+		pin_inotify();
+	else if (strcmp(form, "epoll") == 0)
+		pin_epoll();
+	else if (strcmp(form, "pte") == 0)
+		pin_pte();
+	else
+		return 2;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	time_t end = time(NULL) + HOLD_SECONDS;
 	char ready[4096], done[4096], tmp[4096];
 	struct stat st;
+	int procs = argc == 4 ? atoi(argv[3]) : 1, rep[2];
 	FILE *f;
 
-	if (argc != 3) {
+	if ((argc != 3 && argc != 4) || procs < 1 || procs > 16) {
 		fprintf(stderr, "usage: kmem-pin sem|mq|pipe|socket|inotify|"
-			"epoll|pte DIR\n");
+			"epoll|pte DIR [PROCS (1-16)]\n");
 		return 2;
 	}
-	if (strcmp(argv[1], "sem") == 0)
-		pin_sem();
-	else if (strcmp(argv[1], "mq") == 0)
-		pin_mq();
-	else if (strcmp(argv[1], "pipe") == 0)
-		pin_pipe();
-	else if (strcmp(argv[1], "socket") == 0)
-		pin_socket();
-	else if (strcmp(argv[1], "inotify") == 0)
-		pin_inotify();
-	else if (strcmp(argv[1], "epoll") == 0)
-		pin_epoll();
-	else if (strcmp(argv[1], "pte") == 0)
-		pin_pte();
-	else
+	max_bytes = MAX_BYTES / (unsigned long)procs; /* the bound bare */
+	snprintf(done, sizeof(done), "%s/kmem-done", argv[2]);
+	if (pipe(rep) < 0)
+		return 3;
+	/* PROCS - 1 children pin as much each and report to the parent. */
+	for (int i = 1; i < procs; i++) {
+		pid_t pid = fork();
+		unsigned long r[2];
+
+		if (pid < 0)
+			return 3;
+		if (pid > 0)
+			continue;
+		close(rep[0]);
+		if (pin(argv[1]) != 0)
+			_exit(2);
+		r[0] = objects;
+		r[1] = bytes;
+		if (write(rep[1], r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		close(rep[1]);
+		while (stat(done, &st) < 0 && time(NULL) < end)
+			usleep(20000);
+		_exit(0);
+	}
+	close(rep[1]);
+	if (pin(argv[1]) != 0)
 		return 2;
+	for (int i = 1; i < procs; i++) {
+		unsigned long r[2];
+
+		if (read(rep[0], r, sizeof(r)) != sizeof(r))
+			break;
+		objects += r[0];
+		bytes += r[1];
+	}
+	close(rep[0]);
 	snprintf(ready, sizeof(ready), "%s/kmem-ready", argv[2]);
 	snprintf(tmp, sizeof(tmp), "%s/kmem-ready.tmp", argv[2]);
-	snprintf(done, sizeof(done), "%s/kmem-done", argv[2]);
 	if ((f = fopen(tmp, "w")) == NULL)
 		return 3;
 	fprintf(f, "%s %lu %lu %s\n", argv[1], objects, bytes, why);
@@ -316,5 +376,7 @@ main(int argc, char **argv)
 	for (unsigned long i = 0; strcmp(argv[1], "mq") == 0 && i < objects;
 	     i++)
 		mq_unlink(mq_names[i]);
+	while (wait(NULL) > 0)
+		;
 	return 0;
 }
