@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fdcharge.h"
 #include "launcher.h"
 #include "usage.h"
 #include "utf8.h"
@@ -198,6 +199,8 @@ follow_cpu(void *arg, const struct proc_stat *st)
 	now->ticks = own;
 	if (!PLANTED(monitor_page_tables_uncounted))
 		e->pte_walk += read_vmpte(e->proc_fd, st->pid);
+	if (!PLANTED(monitor_descriptors_uncharged))
+		fdcharge_process(&e->fds, st->pid);
 }
 
 /* After a walk: the processes it saw become the ones to compare with. */
@@ -326,6 +329,7 @@ enforcer_init(struct enforcer *e, const struct job_limits *lim,
 			return -ENOMEM;
 		e->walker.each = follow_cpu;
 		e->walker.each_arg = e;
+		fdcharge_init(&e->fds, proc_fd);
 		if (!PLANTED(monitor_sockets_uncharged))
 			e->sock_bytes = socket_charge(proc_fd, init_pid);
 	}
@@ -576,6 +580,7 @@ sample(struct enforcer *e, uint64_t now)
 
 		e->new_procs = 0;
 		e->pte_walk = 0;
+		fdcharge_begin(&e->fds);
 		x = usage_walk(&e->walker, e->proc_fd, e->init_pid, &u);
 
 		if (x < 0 && x != -E2BIG) {
@@ -595,6 +600,7 @@ sample(struct enforcer *e, uint64_t now)
 		count_epoll(e, now);
 		charge = (uint64_t)e->sockets * e->sock_bytes + e->pte_bytes +
 			 e->epoll_watches * EPOLL_WATCH_BYTES;
+		charge += fdcharge_end(&e->fds);
 		/* Past the limit by the cheap sum, which counts a page once
 		 * per process mapping it: measure again counting it once
 		 * (usage.h), against what the charge leaves of the limit. A
@@ -619,6 +625,13 @@ sample(struct enforcer *e, uint64_t now)
 				 (unsigned long long)e->epoll_watches,
 				 mib(e->epoll_watches * EPOLL_WATCH_BYTES),
 				 EPOLL_WATCH_BYTES, mib(e->lim->memory_bytes));
+		else if (r == ENF_MEMORY && e->fds.bytes > 0)
+			fmt_words(e->detail, sizeof(e->detail), "resident memory "
+				 "%.1f MiB and %llu open descriptors (%.1f MiB "
+				 "of pipe buffers they can pin) over the limit "
+				 "of %.1f MiB", mib(u.rss_bytes),
+				 (unsigned long long)e->fds.descriptors,
+				 mib(e->fds.bytes), mib(e->lim->memory_bytes));
 		else if (r == ENF_MEMORY && e->sockets > 0)
 			fmt_words(e->detail, sizeof(e->detail), "resident memory, "
 				 "%.1f MiB of page tables and the buffers of %u "

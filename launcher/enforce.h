@@ -9,7 +9,9 @@
  *     reads memory.events, pids.events and cpu.stat;
  *   - monitor: without one, the enforcer samples the jail's process tree
  *     in /proc (usage.c) every 10 to 40 ms: the sum of resident sets
- *     plus each process's page tables (VmPTE) plus a charge per socket of
+ *     plus each process's page tables (VmPTE) plus 64 KiB
+ *     for each descriptor past the jail's first 512 (pipe buffers:
+ *     fdcharge.h) plus a charge per socket of
  *     the jail's network namespace (kernel memory no resident set holds;
  *     docs/layers.md, "Memory the monitor cannot see"), the CPU time of
  *     every process and thread, the tasks. A resident sum past what the
@@ -37,6 +39,7 @@
 #include <sys/types.h>
 
 #include "proto.h"
+#include "fdcharge.h"
 #include "usage.h"
 
 /* Why the enforcer wants the jail killed. */
@@ -93,6 +96,9 @@ struct enforcer {
 	 * at most a fifth of the time: 4 times a count's own cost). */
 	uint64_t epoll_watches;
 	uint64_t epoll_next_ms;
+	/* Monitor: the descriptors of the last walk and the pipe buffers
+	 * they can pin (fdcharge.h). */
+	struct fd_charge fds;
 	/* Figures for the result. */
 	uint64_t peak_rss_bytes; /* peak memory, by peak_measure */
 	uint8_t peak_measure;    /* enum job_memory_measure of that peak */

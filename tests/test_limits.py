@@ -614,14 +614,27 @@ def case_python_fork_bomb(r):
     sandbox can show."""
     ws = r.workspace()
     seen = []
+    named = 0
     for _ in range(5):
         o = r.run(ws, ["--processes", "16", "--timeout", "20"],
                   ["python3", "-c", "import os\nwhile True: os.fork()"])
-        want_status(o, "process_limit")
-        check(any(x["limit"] == "processes" for x in o["limits_reached"]),
-              f"limits_reached {o['limits_reached']!r}")
-        seen.append(f"{o['peak_processes']}/{o['wall_ms']}ms")
-    return "peak_processes/wall: " + ", ".join(seen)
+        reached = any(x["limit"] == "processes" for x in o["limits_reached"])
+        if o["status"] == "process_limit":
+            check(reached, f"process_limit without evidence: limits_reached "
+                           f"{o['limits_reached']!r}")
+            named += 1
+        else:
+            # The one other honest outcome (the docstring): no sample saw
+            # the limit, so the tracebacks' words alone name nothing.
+            want_status(o, "exit_nonzero")
+            check(not reached and "not seen at the sandbox's limit" in
+                  o["detail"], f"exit_nonzero with limits_reached "
+                  f"{o['limits_reached']!r}, detail {o['detail']!r}")
+        seen.append(f"{o['status']} {o['peak_processes']}/{o['wall_ms']}ms")
+    # On a loaded machine a run may miss the evidence; five in a row
+    # would mean the monitor never sees a bomb held at its limit.
+    check(named >= 1, f"no run of five was process_limit: {seen}")
+    return f"{named} of 5 process_limit; " + ", ".join(seen)
 
 
 def case_fork_bomb_neighbour(r):
@@ -1256,7 +1269,7 @@ CASES = [
      case_memoryerror_words),
     ("forks refused, exit 0: ok with limits_reached processes",
      case_fork_refused),
-    ("python3 -c fork bomb x5: process_limit from evidence",
+    ("python3 -c fork bomb x5: process_limit from evidence, or no evidence and exit_nonzero",
      case_python_fork_bomb),
     ("setsid + double fork + SIG_IGN: nothing left on the host",
      case_orphan),

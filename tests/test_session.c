@@ -44,7 +44,9 @@ TestSuite(session, .init = harness_setup, .fini = harness_cleanup,
  * seccomp filter; its Landlock domain is observed in
  * test_launcher_confine.c), and its zygote (launcher/zygote.h) is not,
  * on purpose: it holds nothing but its standard streams, its socket to
- * the launcher and the launcher's pidfd (never the broker's socket, the
+ * the launcher, the launcher's pidfd and the host's /proc (for the
+ * launcher's Pss measure, which the launcher's Landlock domain may not
+ * take; each jail's init closes it) (never the broker's socket, the
  * launcher's descriptor 3), and not even no_new_privs, which it would
  * pass to every jail: each payload sets it itself (issue 6, layer
  * caps_nnp; test_jail.c checks the payload's).
@@ -65,7 +67,9 @@ check_helpers(pid_t launcher, pid_t zygote)
 	sock[n] = '\0';
 	cr_assert(strncmp(sock, "socket:", 7) == 0, "%s -> %s", path, sock);
 	zfds = launcher_fd_list(zygote);
-	cr_assert_eq(launcher_fds(zygote), 5, "zygote's descriptors: %s", zfds);
+	cr_assert_eq(launcher_fds(zygote), 6, "zygote's descriptors: %s", zfds);
+	cr_assert_not_null(strstr(zfds, "->/proc "), "the zygote's /proc: %s",
+			   zfds);
 	cr_assert_null(strstr(zfds, sock), "the zygote holds the broker's "
 		       "socket %s: %s", sock, zfds);
 	free(zfds);

@@ -117,11 +117,12 @@ payload_status(const struct jail *j)
 {
 	uint8_t rec[INIT_RECORD_SIZE];
 
-	/* INIT_REC_LANDLOCK (the payload's ABI) may come first. */
+	/* INIT_REC_LANDLOCK (the payload's ABI) and INIT_REC_TASKS (the
+	 * tasks left as it ended) may come first. */
 	do
 		cr_assert_eq(read(j->status_fd, rec, sizeof(rec)),
 			     (ssize_t)sizeof(rec));
-	while (rec[0] == INIT_REC_LANDLOCK);
+	while (rec[0] == INIT_REC_LANDLOCK || rec[0] == INIT_REC_TASKS);
 	cr_assert_eq(rec[0], INIT_REC_PAYLOAD_EXIT, "record %u", rec[0]);
 	return rec[4] | rec[5] << 8;
 }

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -228,6 +230,59 @@ cmd_pool(int argc, char **argv)
 	return 0;
 }
 
+/* result-sockets [PAIRS]: makes PAIRS unix socket pairs (100 unless
+ * given, 120 at most), fills one end's queue of each until the kernel
+ * says EAGAIN (about 200 KiB each with the default buffers, socket(7)),
+ * holds them 5 s and prints "sockets=K": kernel memory no process maps,
+ * which the monitor charges per socket of the jail's network namespace
+ * (docs/layers.md, "Memory the monitor cannot see"). About 25 MiB when
+ * run bare. */
+static int
+cmd_sockets(int argc, char **argv)
+{
+	long pairs = arg_num(argc, argv, 1, 120, 100), k;
+	static char chunk[16384];
+
+	for (k = 0; k < pairs; k++) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) < 0)
+			break;
+		while (write(sv[0], chunk, sizeof(chunk)) > 0)
+			;
+	}
+	probe_kv("sockets", "%ld", 2 * k);
+	sleep(5);
+	return 0;
+}
+
+/* result-pte [GIB]: maps GIB GiB (64 unless given, 64 at most) of
+ * address space readable only, touching one byte every 2 MiB: each touch
+ * maps the shared zero page (no resident memory) and a page-table page of
+ * 4 KiB, 32 MiB of page tables for 16 GiB. Holds 5 s and prints
+ * "pte_pages=K": the page tables the monitor counts (VmPTE, proc(5)). */
+static int
+cmd_pte(int argc, char **argv)
+{
+	unsigned long span = (unsigned long)arg_num(argc, argv, 1, 64, 64) << 30;
+	const unsigned long step = 2ul << 20;
+	volatile char sum = 0;
+	unsigned long k = 0;
+	char *p = mmap(NULL, span, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "stockade-probe: mmap: %s\n", strerror(errno));
+		return 1;
+	}
+	for (unsigned long o = 0; o < span; o += step, k++)
+		sum += p[o];
+	(void)sum;
+	probe_kv("pte_pages", "%lu", k);
+	sleep(5);
+	return 0;
+}
+
 /* result-fork [N]: starts up to N (40 at most) children that each sleep
  * 5 s; prints "forked=K" and, when a fork fails, reports it as a shell
  * does ("fork: Resource temporarily unavailable") and exits 1. */
@@ -253,6 +308,30 @@ cmd_fork(int argc, char **argv)
 		}
 	}
 	probe_kv("forked", "%ld", k);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
+/* result-pipes [N]: N processes (16 at most, this one among them) each
+ * make empty pipes until RLIMIT_NOFILE stops them (EMFILE) and hold them
+ * 5 s; prints "pipes=K", this process's count. Kernel memory per pipe
+ * is small while empty, but each could hold 64 KiB (pipe(7)): the
+ * monitor charges the descriptors (launcher/fdcharge.h). */
+static int
+cmd_pipes(int argc, char **argv)
+{
+	long n = arg_num(argc, argv, 1, 16, 8), k = 0;
+	int p[2];
+
+	for (long i = 1; i < n; i++)
+		if (fork() == 0)
+			break;
+	while (pipe(p) == 0)
+		k++;
+	probe_kv("pipes", "%ld", k);
+	fflush(stdout);
+	sleep(5);
 	while (wait(NULL) > 0)
 		;
 	return 0;
@@ -384,6 +463,12 @@ const struct probe_cmd probe_results_cmds[] = {
 	 cmd_fork},
 	{"result-pool", "[MIB [KIDS]]: MIB touched, KIDS forked sharing it",
 	 cmd_pool},
+	{"result-sockets", "[PAIRS]: unix socket pairs with full queues, 5 s",
+	 cmd_sockets},
+	{"result-pte", "[GIB]: page tables of GIB GiB read every 2 MiB, 5 s",
+	 cmd_pte},
+	{"result-pipes", "[N]: N processes holding empty pipes up to "
+	 "RLIMIT_NOFILE 5 s, pipes=K", cmd_pipes},
 	{"result-flood", "[KIB [stderr]]: KIB KiB of lines on stdout (stderr)",
 	 cmd_flood},
 	{"result-bigfile", "[MIB]: writes MIB MiB to /work/big, wrote=MIB",

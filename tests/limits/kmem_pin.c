@@ -3,7 +3,11 @@
  * time, so the /proc monitor (which sums resident sets) cannot see it
  * (issue 23, point 1; docs/layers.md, "Memory the monitor cannot see").
  *
- *     kmem-pin FORM DIR
+ *     kmem-pin FORM DIR [PROCS]
+ *
+ * With PROCS (1 to 16, default 1) as many processes pin FORM each (the
+ * first forks the others, which report their counts to it); the ready
+ * line holds the sums.
  *
  * FORM is one of
  *   sem     SysV semaphore sets of SEMMSL (32000) semaphores, 64 bytes of
@@ -54,6 +58,7 @@
 #include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,7 +71,7 @@
 #define MAX_EPOLL_WATCHES 600000ul
 #define HOLD_SECONDS 8
 
-static unsigned long objects, bytes;
+static unsigned long objects, bytes, max_bytes = MAX_BYTES;
 static const char *why = "bound";
 static int sems[MAX_SETS];
 static char mq_names[256][32];
@@ -134,7 +139,7 @@ pin_pipe(void)
 {
 	int p[2];
 
-	while (bytes < MAX_BYTES) {
+	while (bytes < max_bytes) {
 		if (pipe2(p, O_NONBLOCK) < 0) {
 			stop(errno);
 			return;
@@ -151,7 +156,7 @@ pin_socket(void)
 {
 	int s[2], big = 4 * (int)MiB;
 
-	while (bytes < MAX_BYTES) {
+	while (bytes < max_bytes) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) < 0) {
 			stop(errno);
 			return;
@@ -281,38 +286,82 @@ pin_pte(void)
 	(void)sum;
 }
 
+/* Pins FORM; returns 2 for an unknown form. */
+static int
+pin(const char *form)
+{
+	if (strcmp(form, "sem") == 0)
+		pin_sem();
+	else if (strcmp(form, "mq") == 0)
+		pin_mq();
+	else if (strcmp(form, "pipe") == 0)
+		pin_pipe();
+	else if (strcmp(form, "socket") == 0)
+		pin_socket();
+	else if (strcmp(form, "inotify") == 0)
+		pin_inotify();
+	else if (strcmp(form, "epoll") == 0)
+		pin_epoll();
+	else if (strcmp(form, "pte") == 0)
+		pin_pte();
+	else
+		return 2;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	time_t end = time(NULL) + HOLD_SECONDS;
 	char ready[4096], done[4096], tmp[4096];
 	struct stat st;
+	int procs = argc == 4 ? atoi(argv[3]) : 1, rep[2];
 	FILE *f;
 
-	if (argc != 3) {
+	if ((argc != 3 && argc != 4) || procs < 1 || procs > 16) {
 		fprintf(stderr, "usage: kmem-pin sem|mq|pipe|socket|inotify|"
-			"epoll|pte DIR\n");
+			"epoll|pte DIR [PROCS (1-16)]\n");
 		return 2;
 	}
-	if (strcmp(argv[1], "sem") == 0)
-		pin_sem();
-	else if (strcmp(argv[1], "mq") == 0)
-		pin_mq();
-	else if (strcmp(argv[1], "pipe") == 0)
-		pin_pipe();
-	else if (strcmp(argv[1], "socket") == 0)
-		pin_socket();
-	else if (strcmp(argv[1], "inotify") == 0)
-		pin_inotify();
-	else if (strcmp(argv[1], "epoll") == 0)
-		pin_epoll();
-	else if (strcmp(argv[1], "pte") == 0)
-		pin_pte();
-	else
+	max_bytes = MAX_BYTES / (unsigned long)procs; /* the bound bare */
+	snprintf(done, sizeof(done), "%s/kmem-done", argv[2]);
+	if (pipe(rep) < 0)
+		return 3;
+	/* PROCS - 1 children pin as much each and report to the parent. */
+	for (int i = 1; i < procs; i++) {
+		pid_t pid = fork();
+		unsigned long r[2];
+
+		if (pid < 0)
+			return 3;
+		if (pid > 0)
+			continue;
+		close(rep[0]);
+		if (pin(argv[1]) != 0)
+			_exit(2);
+		r[0] = objects;
+		r[1] = bytes;
+		if (write(rep[1], r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		close(rep[1]);
+		while (stat(done, &st) < 0 && time(NULL) < end)
+			usleep(20000);
+		_exit(0);
+	}
+	close(rep[1]);
+	if (pin(argv[1]) != 0)
 		return 2;
+	for (int i = 1; i < procs; i++) {
+		unsigned long r[2];
+
+		if (read(rep[0], r, sizeof(r)) != sizeof(r))
+			break;
+		objects += r[0];
+		bytes += r[1];
+	}
+	close(rep[0]);
 	snprintf(ready, sizeof(ready), "%s/kmem-ready", argv[2]);
 	snprintf(tmp, sizeof(tmp), "%s/kmem-ready.tmp", argv[2]);
-	snprintf(done, sizeof(done), "%s/kmem-done", argv[2]);
 	if ((f = fopen(tmp, "w")) == NULL)
 		return 3;
 	fprintf(f, "%s %lu %lu %s\n", argv[1], objects, bytes, why);
@@ -327,5 +376,7 @@ main(int argc, char **argv)
 	for (unsigned long i = 0; strcmp(argv[1], "mq") == 0 && i < objects;
 	     i++)
 		mq_unlink(mq_names[i]);
+	while (wait(NULL) > 0)
+		;
 	return 0;
 }
