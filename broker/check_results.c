@@ -396,6 +396,19 @@ page_tables_counted(struct check_ctx *c, struct check_result *r)
 			 "48 MiB of page tables with no resident memory");
 }
 
+/* results.epoll_watches_charged_under_monitor: 240,000 epoll watches
+ * (some 46 MiB of kernel memory, held by 120 descriptors) under --memory
+ * 32 are "memory_limit": the zygote counts the watches of the jail's
+ * epoll instances (the "tfd:" lines of /proc/PID/fdinfo, proc(5)) and the
+ * monitor charges 200 bytes each (issue 23: 461,280 watches, 88 MiB, held
+ * under --memory 32, ok). */
+static void
+epoll_charged(struct check_ctx *c, struct check_result *r)
+{
+	unmapped_charged(c, r, ARGS("result-epoll", "240"), "epoll watches",
+			 "240,000 epoll watches on 120 descriptors");
+}
+
 /* results.process_limit_at_8: a program forking up to 40 sleepers under
  * --processes 8 is "process_limit". */
 static void
@@ -902,6 +915,9 @@ const struct check checks_results[] = {
 	{"results.page_tables_counted_under_monitor", "results",
 	 "monitor: 48 MiB of page tables under --memory 32 end memory_limit",
 	 page_tables_counted},
+	{"results.epoll_watches_charged_under_monitor", "results",
+	 "monitor: 240,000 epoll watches under --memory 32 end memory_limit",
+	 epoll_charged},
 	{"results.memory_limit_at_32_mib", "results",
 	 "keeping 256 MiB under --memory 32 is memory_limit", memory_limit_held},
 	{"results.process_limit_at_8", "results",
