@@ -621,7 +621,7 @@ const struct check checks_process[] = {
 	 "the host user's kernel quotas: RLIMIT_SIGPENDING 256, the jail's "
 	 "inotify, fanotify and namespace maxima", lim_user_quotas},
 	{"limits.unseen_memory_refused_under_monitor", "limits",
-	 "monitor: semget, F_SETPIPE_SZ, SO_SNDBUF, SO_RCVBUF refused",
+	 "monitor: semget, F_SETPIPE_SZ, SO_SNDBUF, SO_RCVBUF, vmsplice refused",
 	 lim_unseen_memory},
 	{"limits.tmpfs_sizes_capped", "limits",
 	 "--tmp-size 5: /tmp and /dev/shm 5 MiB, home home_mb", lim_tmpfs_sizes},

@@ -753,8 +753,12 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 	if (cpu > e->cpu_ms)
 		e->cpu_ms = cpu;
 	/* The largest resident set of one process (init's children, the
-	 * kernel's own peak): a floor for any measure of the jail. */
-	if (maxrss > e->peak_rss_bytes) {
+	 * kernel's own peak): a floor for the resident sum, the limit
+	 * passed between two samples. Not once the jail was measured with
+	 * each shared page once (Pss): a resident set counts a file page
+	 * once per mapping of it, so a process mapping a 4 MiB file 1000
+	 * times has 4 GiB of it and would be a memory_limit it never was. */
+	if (maxrss > e->peak_rss_bytes && e->pss_walks == 0) {
 		e->peak_rss_bytes = maxrss;
 		if (e->peak_measure == 0)
 			e->peak_measure = MEASURE_RSS_SUM;

