@@ -228,6 +228,8 @@ send_result_ok(int sock, uint64_t job, uint64_t stdout_bytes)
 	put(&m, 0, 4);               /* no denials */
 	put(&m, stdout_bytes, 8);
 	put(&m, 0, 8);               /* stderr_bytes */
+	put(&m, MEASURE_RSS_SUM, 1); /* memory_measure (protocol 9) */
+	put(&m, 0, 1);               /* no limit reached */
 	put_str(&m, "");             /* detail */
 	return fmsg_send(sock, &m, -1);
 }
