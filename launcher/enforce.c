@@ -147,6 +147,31 @@ slot_of(struct cpu_seen *table, size_t cap, pid_t pid)
 }
 
 /*
+ * The number that follows KEY in /proc/PID/FILE (the first 2 KiB of it),
+ * read through PROC_FD; 0 when the file is gone or unreadable or has no
+ * KEY. For the one-line figures of proc(5) files (status, net/sockstat).
+ */
+static uint64_t
+proc_number(int proc_fd, pid_t pid, const char *file, const char *key)
+{
+	char path[64], buf[2048], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
+	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strstr(buf, key)) == NULL)
+		return 0;
+	return (uint64_t)strtoull(p + strlen(key), NULL, 10);
+}
+
+/*
  * Bytes of page tables of process PID: "VmPTE:" of /proc/PID/status
  * (proc(5), kB), or 0 when it is gone or unreadable. Page tables are
  * kernel memory that no resident set includes: a read-only anonymous
@@ -158,21 +183,7 @@ slot_of(struct cpu_seen *table, size_t cap, pid_t pid)
 static uint64_t
 read_vmpte(int proc_fd, pid_t pid)
 {
-	char path[64], buf[2048], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%d/status", (int)pid);
-	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if ((p = strstr(buf, "\nVmPTE:")) == NULL)
-		return 0;
-	return (uint64_t)strtoull(p + 7, NULL, 10) * 1024u;
+	return proc_number(proc_fd, pid, "status", "\nVmPTE:") * 1024u;
 }
 
 /* usage_walker's hook: banks what each process ran since the last walk
@@ -279,21 +290,10 @@ socket_charge(int proc_fd, pid_t init)
 static uint32_t
 jail_sockets(int proc_fd, pid_t init)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	uint64_t n = proc_number(proc_fd, init, "net/sockstat",
+				 "sockets: used ");
 
-	snprintf(path, sizeof(path), "%d/net/sockstat", (int)init);
-	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if ((p = strstr(buf, "sockets: used ")) == NULL)
-		return 0;
-	return (uint32_t)strtoul(p + 14, NULL, 10);
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 int
