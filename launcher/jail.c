@@ -733,8 +733,13 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 				if (p != payload)
 					continue;
 				/* The payload, just reaped, counts as
-				 * the one it was a moment ago. */
-				if (pidns && (n = count_tasks()) >= 0)
+				 * the one it was a moment ago. Only in
+				 * the jail's own /proc: without a mount
+				 * namespace /proc is the host's. */
+				if (pidns &&
+				    !job_spec_layer_off(spec,
+							JOB_LAYER_MOUNT_NS) &&
+				    (n = count_tasks()) >= 0)
 					jail_send_record(status_fd,
 							 INIT_REC_TASKS, n + 1,
 							 0);

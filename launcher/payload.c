@@ -188,6 +188,19 @@ private_dirs_env(const struct job_spec *spec)
 	return env;
 }
 
+/* Says on stderr that PROG could not be executed (errno E), as
+ * "stockade: cannot execute "PROG": STRERROR", with write(2) alone. */
+static void
+exec_failed(const char *prog, int e)
+{
+	const char *parts[] = {"stockade: cannot execute \"", prog, "\": ",
+			       strerror(e), "\n"};
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (write(2, parts[i], strlen(parts[i])) < 0)
+			return;
+}
+
 _Noreturn void
 jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 		  int landlock_rs, int landlock_abi, int status_fd,
@@ -266,7 +279,8 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 		environ = env;
 	execvp(spec->argv[0], spec->argv);
 	e = errno;
-	dprintf(2, "stockade: cannot execute \"%s\": %s\n", spec->argv[0],
-		strerror(e));
+	/* Written in pieces, never formatted: nothing may allocate past
+	 * RLIMIT_DATA (above), and a sanitized build's printf does. */
+	exec_failed(spec->argv[0], e);
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
