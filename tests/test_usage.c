@@ -464,9 +464,13 @@ Test(sample, pss_counts_a_shared_page_once)
 	cr_assert_eq(p.vanished, 0);
 	cr_assert_geq(p.rss_bytes, (uint64_t)64 << 20, "pss %llu",
 		      (unsigned long long)p.rss_bytes);
-	cr_assert_leq(p.rss_bytes, (uint64_t)80 << 20, "pss %llu",
-		      (unsigned long long)p.rss_bytes);
-	cr_assert_leq(p.rss_bytes, u.rss_bytes);
+	/* Six sharers of 64 MiB: the resident sum counts it six times, the
+	 * Pss sum once, plus each process's own pages (more of them under
+	 * valgrind, whose every process carries its own runtime): at most
+	 * half the resident sum either way. */
+	cr_assert_leq(p.rss_bytes, u.rss_bytes / 2, "pss %llu, rss %llu",
+		      (unsigned long long)p.rss_bytes,
+		      (unsigned long long)u.rss_bytes);
 	usage_walker_free(&w);
 }
 
