@@ -147,6 +147,27 @@ slot_of(struct cpu_seen *table, size_t cap, pid_t pid)
 }
 
 /*
+ * The first LEN - 1 bytes at most of the file PATH under DIRFD into BUF,
+ * NUL-terminated. Returns the bytes read, or -1 when the file cannot be
+ * opened or read (a process gone, a file the kernel lacks).
+ */
+static ssize_t
+read_small(int dirfd, const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
  * The number that follows KEY in /proc/PID/FILE (the first 2 KiB of it),
  * read through PROC_FD; 0 when the file is gone or unreadable or has no
  * KEY. For the one-line figures of proc(5) files (status, net/sockstat).
@@ -155,18 +176,10 @@ static uint64_t
 proc_number(int proc_fd, pid_t pid, const char *file, const char *key)
 {
 	char path[64], buf[2048], *p;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
-	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if ((p = strstr(buf, key)) == NULL)
+	if (read_small(proc_fd, path, buf, sizeof(buf)) <= 0 ||
+	    (p = strstr(buf, key)) == NULL)
 		return 0;
 	return (uint64_t)strtoull(p + strlen(key), NULL, 10);
 }
@@ -230,16 +243,9 @@ static long long
 read_number(int dirfd, const char *path)
 {
 	char buf[64];
-	ssize_t n;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (read_small(dirfd, path, buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	return strtoll(buf, NULL, 10);
 }
 
