@@ -478,7 +478,8 @@ shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t limit,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (e->measure_pss != NULL)
 		y = e->measure_pss(e->measure_arg,
-				   (uint32_t)e->walker.max_procs, &p.rss_bytes);
+				   (uint32_t)e->walker.max_procs, &p.rss_bytes,
+				   &p.resident_bytes);
 	else
 		y = usage_pss_settled(&e->walker, e->proc_fd, e->init_pid, 3,
 				      2000, &p);
@@ -489,6 +490,16 @@ shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t limit,
 	e->pss_next_ms = now + (4 * cost_ms > TICK_FAST_MS ? 4 * cost_ms :
 							      TICK_FAST_MS);
 	if (y == 0 && p.rss_bytes <= u->rss_bytes) {
+		/* Pages counted once per mapping of them (a fork's shared
+		 * pages, a file mapped many times, a library's pages
+		 * shared with the host's processes): by this much resident
+		 * sets, the kernel's ru_maxrss among them, overstate the
+		 * jail (enforcer_finish). The resident sum of the same walk,
+		 * not the sample's before it: a process that ended in
+		 * between is no sharing. */
+		if (p.resident_bytes > p.rss_bytes &&
+		    p.resident_bytes - p.rss_bytes > e->pss_overstated)
+			e->pss_overstated = p.resident_bytes - p.rss_bytes;
 		e->pss_unsettled = 0;
 		e->pss_valid = true;
 		e->pss_last = p.rss_bytes;
@@ -760,11 +771,23 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 		e->cpu_ms = cpu;
 	/* The largest resident set of one process (init's children, the
 	 * kernel's own peak): a floor for the resident sum, the limit
-	 * passed between two samples. Not once the jail was measured with
-	 * each shared page once (Pss): a resident set counts a file page
-	 * once per mapping of it, so a process mapping a 4 MiB file 1000
-	 * times has 4 GiB of it and would be a memory_limit it never was. */
-	if (maxrss > e->peak_rss_bytes && e->pss_walks == 0) {
+	 * passed between two samples. Once a Pss walk found resident sets
+	 * over the shares (a page counted once per mapping of it: a
+	 * process mapping a 4 MiB file 1000 times has 4 GiB of it), the
+	 * floor is taken less that excess and at most at the limit: a
+	 * resident set past the limit is then no proof of a limit passed
+	 * (it was a memory_limit the job never held), while a single
+	 * process that grew past the limit between two samples until
+	 * RLIMIT_DATA stopped it (a Python memory bomb under load, its
+	 * libraries shared with the host's processes) still shows memory
+	 * at the limit, which backs its "MemoryError" (broker/jobrun.c). */
+	if (e->pss_overstated > 0) {
+		maxrss = maxrss > e->pss_overstated ?
+				 maxrss - e->pss_overstated : 0;
+		if (maxrss > e->lim->memory_bytes)
+			maxrss = e->lim->memory_bytes;
+	}
+	if (maxrss > e->peak_rss_bytes) {
 		e->peak_rss_bytes = maxrss;
 		if (e->peak_measure == 0)
 			e->peak_measure = MEASURE_RSS_SUM;

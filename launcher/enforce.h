@@ -103,6 +103,8 @@ struct enforcer {
 	uint64_t peak_rss_bytes; /* peak memory, by peak_measure */
 	uint8_t peak_measure;    /* enum job_memory_measure of that peak */
 	uint32_t pss_walks;      /* samples that needed the Pss sum */
+	uint64_t pss_overstated; /* most a kept walk found resident sets
+				  * over the shares, bytes (shared_once) */
 	uint32_t pss_unsettled;  /* of them in a row without a measure */
 	bool pss_valid;          /* pss_last holds a walk's figure */
 	uint64_t pss_last;       /* the last Pss sum, bytes */
@@ -121,7 +123,8 @@ struct enforcer {
 	 * sum, usage.h), for a process that may not read smaps_rollup
 	 * itself (the confined launcher asks its zygote, zygote_measure).
 	 * Returns 0, -E2BIG (a lower bound) or another negative errno. */
-	int (*measure_pss)(void *arg, uint32_t max_procs, uint64_t *bytes);
+	int (*measure_pss)(void *arg, uint32_t max_procs, uint64_t *bytes,
+			   uint64_t *resident);
 	/* Optional likewise (NULL: usage_epoll_watches here): counts the
 	 * jail's epoll watches, up to CAP, into *WATCHES (the confined
 	 * launcher asks its zygote, zygote_epoll_watches). Returns 0,

@@ -2,6 +2,8 @@
 #include "fdcharge.h"
 
 #include <dirent.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -48,6 +50,41 @@ fdcharge_init(struct fd_charge *c, int proc_fd)
 	}
 }
 
+/*
+ * "FDSize:" of /proc/PID/status through PROC_FD: the slots of the
+ * process's descriptor table, never fewer than its open descriptors
+ * (proc(5); fs/proc/array.c task_fd_size), a power of two of at least
+ * 64. The status file needs no more than search permission on
+ * /proc/PID. 0 when it is gone or has no such line.
+ */
+static long
+fd_table_size(int proc_fd, pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/status", (int)pid);
+	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	if ((p = strstr(buf, "\nFDSize:")) == NULL)
+		return 0;
+	return strtol(p + strlen("\nFDSize:"), NULL, 10);
+}
+
+/* Whether ERR (an errno) says the process is gone rather than that its
+ * descriptors were kept from the reader. */
+static bool
+gone(int err)
+{
+	return err == ENOENT || err == ESRCH;
+}
+
 void
 fdcharge_begin(struct fd_charge *c)
 {
@@ -60,17 +97,31 @@ fdcharge_process(struct fd_charge *c, pid_t pid)
 	char path[64];
 	struct stat st;
 	long n = 0;
-	int d;
+	int d, err = ENOENT;
 
 	snprintf(path, sizeof(path), "%d/fd", (int)pid);
 	if (c->by_size) {
 		if (fstatat(c->proc_fd, path, &st, 0) == 0)
 			n = (long)st.st_size;
+		else
+			err = errno;
 	} else if ((d = openat(c->proc_fd, path, O_RDONLY | O_DIRECTORY |
 				   O_CLOEXEC)) >= 0) {
-		n = count_entries(d);
+		if ((n = count_entries(d)) < 0) {
+			err = (int)-n;
+			n = 0;
+		}
 		close(d);
+	} else {
+		err = errno;
 	}
+	/* The listing refused, not gone: on a kernel before 6.2 a process
+	 * that made itself non-dumpable has its fd directory owned by root
+	 * (proc(5), PR_SET_DUMPABLE), which a launcher without
+	 * CAP_DAC_OVERRIDE cannot open. Its table's size stands in for
+	 * the count: over, never under (fail closed). */
+	if (n == 0 && !gone(err))
+		n = fd_table_size(c->proc_fd, pid);
 	if (n > 0)
 		c->walk += (uint64_t)n;
 }

@@ -16,7 +16,9 @@
  * (landlock(7), ptrace restrictions; measured: EACCES) and which a root
  * launcher lacks anyway (the jail runs as nobody, CAP_SYS_PTRACE is
  * dropped, confine.h), so the charge is uniform; the directory's stat
- * needs none.
+ * needs none. On kernels before 6.2 the listing is the count, and a
+ * non-dumpable process's fd directory is owned by root (proc(5)): then
+ * the table's size (FDSize) is charged, never 0.
  */
 #ifndef STOCKADE_FDCHARGE_H
 #define STOCKADE_FDCHARGE_H
@@ -48,9 +50,14 @@ void fdcharge_init(struct fd_charge *c, int proc_fd);
 /* Starts a walk: the count starts from 0. */
 void fdcharge_begin(struct fd_charge *c);
 
-/* The walk's hook: adds the descriptors of process PID (gone or
- * unreadable: 0; a process's descriptors cannot be hidden from the
- * stat, which needs only search permission on /proc/PID). */
+/*
+ * The walk's hook: adds the descriptors of process PID (gone: 0). The
+ * stat needs only search permission on /proc/PID; where the listing is
+ * the count (before Linux 6.2) and is refused for any reason but the
+ * process being gone (ENOENT, ESRCH), the "FDSize:" of its
+ * /proc/PID/status, its descriptor table's slots, is added instead: an
+ * upper bound, so a process cannot hide its descriptors (fail closed).
+ */
 void fdcharge_process(struct fd_charge *c, pid_t pid);
 
 /* Ends a walk; returns the charge in bytes (also C->bytes): the

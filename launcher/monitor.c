@@ -291,7 +291,8 @@ struct measure_ctx {
 };
 
 static int
-measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes)
+measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes,
+		  uint64_t *resident)
 {
 	struct measure_ctx *m = arg;
 	uint32_t fallbacks;
@@ -299,7 +300,7 @@ measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes)
 	if (m->l->zygote.prepare_pending)
 		(void)pool_refill_finish(&m->l->pool, &m->l->zygote);
 	return zygote_measure(&m->l->zygote, m->jail->token, max_procs,
-			      bytes, &fallbacks);
+			      bytes, &fallbacks, resident);
 }
 
 /* The enforcer's measure_epoll (enforce.h): the zygote counts

@@ -490,6 +490,7 @@ walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
 		}
 		rss = rss > UINT64_MAX / w->page_size ? UINT64_MAX :
 							rss * w->page_size;
+		u->resident_bytes = sat_add(u->resident_bytes, rss);
 		/* A process whose share cannot be read counts whole (fail
 		 * closed: its resident set bounds its share). A leader that
 		 * exited before its threads has no mm of its own to read. */

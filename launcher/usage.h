@@ -52,6 +52,8 @@ struct jail_usage {
 			      * living and dead processes (usage.c says how) */
 	uint32_t processes;  /* processes found, zombies included */
 	uint32_t tasks;      /* threads of those processes (num_threads) */
+	uint64_t resident_bytes; /* usage_walk_pss: the resident sum of
+				  * the same walk, beside the shares */
 	uint32_t pss_fallbacks; /* usage_walk_pss: processes counted by
 				 * their resident set, their share being
 				 * unreadable (0 for usage_walk) */

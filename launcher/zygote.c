@@ -484,7 +484,7 @@ measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
 {
 	struct usage_walker w;
 	struct jail_usage u;
-	uint8_t out[32];
+	uint8_t out[40];
 	struct wbuf wb;
 	struct rbuf r;
 	uint32_t magic, max_procs, seq;
@@ -524,6 +524,7 @@ measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
 	wbuf_put_u32(&wb, seq);
 	wbuf_put_u64(&wb, u.rss_bytes);
 	wbuf_put_u32(&wb, u.pss_fallbacks);
+	wbuf_put_u64(&wb, u.resident_bytes);
 	if (wbuf_ok(&wb))
 		(void)proto_send_fds(sock, out, wb.len, NULL, 0);
 	return true;
@@ -646,7 +647,7 @@ zygote_kill(struct zygote *z, uint64_t token, int sig)
  * and waits for its reply: zygote_measure and zygote_epoll_watches. */
 static int
 ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
-    uint64_t cap, uint64_t *value, uint32_t *fallbacks)
+    uint64_t cap, uint64_t *value, uint32_t *fallbacks, uint64_t *resident)
 {
 	uint8_t msg[40];
 	struct pollfd p = {.fd = z->sock, .events = POLLIN};
@@ -689,7 +690,8 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 		    (got != MEAS_MAGIC && got != EPWT_MAGIC) ||
 		    rbuf_get_i32(&r, &err) < 0 || rbuf_get_u32(&r, &seq) < 0 ||
 		    rbuf_get_u64(&r, value) < 0 ||
-		    rbuf_get_u32(&r, fallbacks) < 0 || rbuf_end(&r) < 0)
+		    rbuf_get_u32(&r, fallbacks) < 0 ||
+		    rbuf_get_u64(&r, resident) < 0 || rbuf_end(&r) < 0)
 			return -EPROTO;
 		if (seq == z->measure_seq)
 			return err > 0 || got != magic ? -EPROTO : err;
@@ -698,9 +700,10 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 
 int
 zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
-	       uint64_t *bytes, uint32_t *fallbacks)
+	       uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident)
 {
-	return ask(z, MEAS_MAGIC, token, max_procs, 0, bytes, fallbacks);
+	return ask(z, MEAS_MAGIC, token, max_procs, 0, bytes, fallbacks,
+		   resident);
 }
 
 int
@@ -708,8 +711,10 @@ zygote_epoll_watches(struct zygote *z, uint64_t token, uint32_t max_procs,
 		     uint64_t cap, uint64_t *watches)
 {
 	uint32_t unused;
+	uint64_t none;
 
-	return ask(z, EPWT_MAGIC, token, max_procs, cap, watches, &unused);
+	return ask(z, EPWT_MAGIC, token, max_procs, cap, watches, &unused,
+		   &none);
 }
 
 int

@@ -171,8 +171,9 @@ int zygote_kill(struct zygote *z, uint64_t token, int sig);
  * Asks Z for the memory of the jail named TOKEN counted with each shared
  * page once: the sum of the proportional set sizes of init and every
  * descendant (usage_walk_pss, walking at most MAX_PROCS processes, >= 1),
- * into *BYTES, and into *FALLBACKS the processes counted by their
- * resident set instead. The zygote measures because the launcher may
+ * into *BYTES, into *FALLBACKS the processes counted by their
+ * resident set instead, and into *RESIDENT the resident sum the same
+ * walk read (each process's beside its share). The zygote measures because the launcher may
  * not: smaps_rollup needs ptrace read access, which the launcher's
  * Landlock domain is refused for the payload's (landlock(7)). Waits
  * for the reply up to 10 s (the launcher's loop waits with it). Returns 0 (*BYTES, *FALLBACKS set), -E2BIG
@@ -184,7 +185,7 @@ int zygote_kill(struct zygote *z, uint64_t token, int sig);
  * On any error the caller keeps its upper bound (fail closed).
  */
 int zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
-		   uint64_t *bytes, uint32_t *fallbacks);
+		   uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident);
 
 /*
  * Asks Z for the epoll watches of the jail named TOKEN (init and every
