@@ -508,6 +508,12 @@ shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t limit,
 		return p.rss_bytes;
 	}
 	e->pss_valid = false;
+	if (y == -ETIME) {
+		/* The wall clock ran out while the zygote walked: the job
+		 * ends by its timeout, not on a figure never measured. */
+		*measure = 0;
+		return 0;
+	}
 	if (y == -EAGAIN && ++e->pss_unsettled <= ENFORCE_PSS_UNSETTLED) {
 		/* Processes came and went through every walk (a pool
 		 * ending its workers): no figure this time, the next

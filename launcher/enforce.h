@@ -122,7 +122,9 @@ struct enforcer {
 	 * jail's memory with each shared page once into *BYTES (the Pss
 	 * sum, usage.h), for a process that may not read smaps_rollup
 	 * itself (the confined launcher asks its zygote, zygote_measure).
-	 * Returns 0, -E2BIG (a lower bound) or another negative errno. */
+	 * Returns 0, -E2BIG (a lower bound), -ETIME when the job's wall
+	 * clock ran out during the wait (no figure: the job is ending by
+	 * its timeout) or another negative errno. */
 	int (*measure_pss)(void *arg, uint32_t max_procs, uint64_t *bytes,
 			   uint64_t *resident);
 	/* Optional likewise (NULL: usage_epoll_watches here): counts the

@@ -288,7 +288,33 @@ limits_refused(struct launcher *l, const struct job_spec *spec,
 struct measure_ctx {
 	struct launcher *l;
 	const struct jail *jail;
+	uint64_t wall_ms; /* the job's wall-clock limit */
 };
+
+/*
+ * Sets the zygote's reply wait to the job's wall-clock time left (at
+ * least 1 ms), so that no measure holds the launcher's loop past the
+ * job's timeout (it measured 587 ms past it with the zygote's 10 s);
+ * returns that wait, ms.
+ */
+static uint32_t
+wait_for_wall(struct measure_ctx *m)
+{
+	uint64_t spent = elapsed_ms(&m->jail->start);
+	uint64_t left = spent < m->wall_ms ? m->wall_ms - spent : 1;
+
+	m->l->zygote.reply_wait_ms = left > UINT32_MAX ? UINT32_MAX :
+							  (uint32_t)left;
+	return m->l->zygote.reply_wait_ms;
+}
+
+/* -ETIME for -ETIMEDOUT when the wait was cut to the wall clock left
+ * (the job is over by its timeout, ENFORCE_NO_FIGURE), else R. */
+static int
+wall_cut(int r, uint32_t wait_ms)
+{
+	return r == -ETIMEDOUT && wait_ms < ZYGOTE_REPLY_WAIT_MS ? -ETIME : r;
+}
 
 static int
 measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes,
@@ -297,10 +323,14 @@ measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes,
 	struct measure_ctx *m = arg;
 	uint32_t fallbacks;
 
+	uint32_t wait_ms;
+
 	if (m->l->zygote.prepare_pending)
 		(void)pool_refill_finish(&m->l->pool, &m->l->zygote);
-	return zygote_measure(&m->l->zygote, m->jail->token, max_procs,
-			      bytes, &fallbacks, resident);
+	wait_ms = wait_for_wall(m);
+	return wall_cut(zygote_measure(&m->l->zygote, m->jail->token,
+				       max_procs, bytes, &fallbacks, resident),
+			wait_ms);
 }
 
 /* The enforcer's measure_epoll (enforce.h): the zygote counts
@@ -311,10 +341,14 @@ epoll_by_zygote(void *arg, uint32_t max_procs, uint64_t cap,
 {
 	struct measure_ctx *m = arg;
 
+	uint32_t wait_ms;
+
 	if (m->l->zygote.prepare_pending)
 		(void)pool_refill_finish(&m->l->pool, &m->l->zygote);
-	return zygote_epoll_watches(&m->l->zygote, m->jail->token, max_procs,
-				    cap, watches);
+	wait_ms = wait_for_wall(m);
+	return wall_cut(zygote_epoll_watches(&m->l->zygote, m->jail->token,
+					     max_procs, cap, watches),
+			wait_ms);
 }
 
 int
@@ -430,6 +464,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 			  elapsed_ms(&s.jail.start),
 			  job_spec_layer_off(spec, JOB_LAYER_LIMITS));
 	mctx.jail = &s.jail;
+	mctx.wall_ms = spec->limits.wall_ms;
 	s.enf.measure_pss = measure_by_zygote;
 	s.enf.measure_epoll = epoll_by_zygote;
 	s.enf.measure_arg = &mctx;
@@ -512,6 +547,11 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		if (p[6].revents != 0 && !s.zygote_gone &&
 		    l->zygote.prepare_pending &&
 		    pool_refill_finish(&l->pool, &l->zygote) == 0)
+			p[6].revents = 0;
+		/* Or a measure's reply that came after its wait ended. */
+		if (p[6].revents != 0 && !s.zygote_gone &&
+		    !l->zygote.prepare_pending &&
+		    zygote_drop_late(&l->zygote) == 0)
 			p[6].revents = 0;
 		if (p[6].revents != 0 || s.zygote_gone) {
 			/* Without its zygote the launcher cannot kill a jail:

@@ -39,6 +39,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -62,11 +63,11 @@
 /* The first word of a watch count request and of its reply
  * (zygote_epoll_watches): "EPWT". */
 #define EPWT_MAGIC 0x54575045u
-/* How long the launcher waits for a measure's reply, ms: past it the
- * reply is dropped when it comes, and the caller keeps its upper bound.
- * A walk of 61 processes mapping 500 MiB each took 2.2 s on the
- * benchmark machine (docs/benchmarks.md). */
-#define MEAS_WAIT_MS 10000
+/* How long the launcher waits for a measure's reply at most, ms
+ * (zygote.h): past it the reply is dropped when it comes, and the caller
+ * keeps its upper bound. A walk of 61 processes mapping 500 MiB each
+ * took 2.2 s on the benchmark machine (docs/benchmarks.md). */
+#define MEAS_WAIT_MS ZYGOTE_REPLY_WAIT_MS
 /* Walks a measure may take to find the jail's tree holding still, and
  * the pause between them (usage_pss_settled). */
 #define MEAS_TRIES 3u
@@ -658,6 +659,8 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 	size_t nfds;
 	int32_t err;
 	int n;
+	struct timespec t0, t1;
+	long spent, wait_ms;
 
 	if (z->prepare_pending)
 		return -EBUSY;
@@ -672,15 +675,24 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 		return -ENOBUFS;
 	if ((n = proto_send_fds(z->sock, msg, w.len, NULL, 0)) < 0)
 		return n;
+	wait_ms = z->reply_wait_ms > 0 && z->reply_wait_ms < MEAS_WAIT_MS ?
+			  z->reply_wait_ms : MEAS_WAIT_MS;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* Replies to earlier requests that timed out are dropped here. */
 	for (;;) {
-		do
-			n = poll(&p, 1, MEAS_WAIT_MS);
-		while (n < 0 && errno == EINTR);
+		do {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			spent = (t1.tv_sec - t0.tv_sec) * 1000 +
+				(t1.tv_nsec - t0.tv_nsec) / 1000000;
+			n = spent >= wait_ms ? 0 :
+				poll(&p, 1, (int)(wait_ms - spent));
+		} while (n < 0 && errno == EINTR);
 		if (n < 0)
 			return -errno;
-		if (n == 0)
+		if (n == 0) {
+			z->late_replies++;
 			return -ETIMEDOUT;
+		}
 		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, 0,
 				   &nfds);
 		if (n <= 0)
@@ -695,7 +707,41 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 			return -EPROTO;
 		if (seq == z->measure_seq)
 			return err > 0 || got != magic ? -EPROTO : err;
+		if (z->late_replies > 0)
+			z->late_replies--;
 	}
+}
+
+/* Whether the message BUF (LEN bytes) is a measure's or a count's reply:
+ * its first word MEAS or EPWT (a prepare reply starts with a refusal,
+ * 0 to ZYGOTE_REFUSAL_MAX). */
+static bool
+measure_reply(const uint8_t *buf, size_t len)
+{
+	struct rbuf r;
+	uint32_t magic;
+
+	rbuf_init(&r, buf, len);
+	return rbuf_get_u32(&r, &magic) == 0 &&
+	       (magic == MEAS_MAGIC || magic == EPWT_MAGIC);
+}
+
+int
+zygote_drop_late(struct zygote *z)
+{
+	int fds[PROTO_IO_MAX_FDS];
+	size_t nfds;
+	int n;
+
+	if (z->late_replies == 0)
+		return -EAGAIN;
+	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, 0, &nfds);
+	if (n <= 0)
+		return n == 0 ? -EPIPE : n;
+	if (!measure_reply(z->buf, (size_t)n))
+		return -EAGAIN;
+	z->late_replies--;
+	return 0;
 }
 
 int
@@ -726,6 +772,8 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 	z->pid = -1;
 	z->sock = -1;
 	z->prepare_pending = false;
+	z->reply_wait_ms = 0;
+	z->late_replies = 0;
 	z->buf = malloc(PROTO_MAX_MSG);
 	if (z->buf == NULL)
 		return -ENOMEM;
@@ -810,7 +858,12 @@ recv_reply(struct zygote *z, bool pooled, struct jail *j,
 	j->pidfd = j->out_fd = j->err_fd = j->status_fd = j->notify_sock = -1;
 	j->go_fd = -1;
 	memset(r, 0, sizeof(*r));
-	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, want, &nfds);
+	/* A measure's reply that came after its wait ended is dropped. */
+	do
+		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, want,
+				   &nfds);
+	while (n > 0 && z->late_replies > 0 &&
+	       measure_reply(z->buf, (size_t)n) && z->late_replies--);
 	if (n <= 0)
 		return n == 0 ? -EPIPE : n;
 	rbuf_init(&rb, z->buf, (size_t)n);

@@ -59,6 +59,9 @@
 #include "proto.h"
 
 /* The launcher's handle on its zygote. */
+/* The most the launcher waits for a measure's or a count's reply, ms. */
+#define ZYGOTE_REPLY_WAIT_MS 10000u
+
 struct zygote {
 	pid_t pid;    /* the zygote, a child of the launcher */
 	int sock;     /* the launcher's end of the pair */
@@ -66,6 +69,12 @@ struct zygote {
 	bool prepare_pending; /* a prepare request's reply is still to come
 			       * (zygote_prepare_recv) */
 	uint32_t measure_seq; /* the last measure request's number */
+	uint32_t late_replies; /* measure replies not waited for to the end:
+				* dropped when they come (zygote_drop_late) */
+	uint32_t reply_wait_ms; /* the most a measure or count waits for
+				 * its reply, ms (0, or more than
+				 * ZYGOTE_REPLY_WAIT_MS: that); the job's wall
+				 * clock left, set before each (monitor.c) */
 };
 
 /* What the launcher lends the zygote at the fork (copied). */
@@ -176,16 +185,29 @@ int zygote_kill(struct zygote *z, uint64_t token, int sig);
  * walk read (each process's beside its share). The zygote measures because the launcher may
  * not: smaps_rollup needs ptrace read access, which the launcher's
  * Landlock domain is refused for the payload's (landlock(7)). Waits
- * for the reply up to 10 s (the launcher's loop waits with it). Returns 0 (*BYTES, *FALLBACKS set), -E2BIG
+ * for the reply up to Z->reply_wait_ms (0: 10 s; the launcher's loop
+ * waits with it, so the monitor sets it to the job's wall-clock time
+ * left). Returns 0 (*BYTES, *FALLBACKS set), -E2BIG
  * (more than MAX_PROCS: a lower bound), -EAGAIN (processes came and went
  * through 3 walks: no measure; usage_pss_settled), -ESRCH (no such live
  * jail),
  * -EBUSY while a prepare reply is pending (zygote_prepare_recv first),
- * -ETIMEDOUT, -EPROTO, or the errno of the socket (the zygote is gone).
- * On any error the caller keeps its upper bound (fail closed).
+ * -ETIMEDOUT (no reply within the wait; a late reply is dropped by the
+ * next request), -EPROTO, or the errno of the socket (the zygote is
+ * gone). On any error the caller keeps its upper bound (fail closed).
  */
 int zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
 		   uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident);
+
+/*
+ * Takes one message from Z's socket when a measure's reply came after
+ * its wait ended (Z->late_replies > 0) and drops it. Returns 0 when one
+ * was dropped, -EAGAIN when none is late or the message was no measure
+ * reply (then it is lost: the caller ends the session, the zygote's
+ * messages being out of order), -EPIPE at EOF (the zygote is gone), or
+ * the errno of the socket.
+ */
+int zygote_drop_late(struct zygote *z);
 
 /*
  * Asks Z for the epoll watches of the jail named TOKEN (init and every

@@ -20,9 +20,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "harness.h"
+#include "proto.h"
 #include "jobspec.h"
 #include "policy.h"
 #include "zygote.h"
@@ -519,4 +522,84 @@ Test(zygote, the_prebuilt_filters_are_the_runtime_ones)
 #ifndef STOCKADE_PLANTED_DEFECTS
 	cr_assert_eq(n, 4u, "default and strict, monitor and cgroup");
 #endif
+}
+
+/*
+ * A measure's wait (zygote_measure) ends at the zygote's reply_wait_ms,
+ * the job's wall-clock time left as the monitor sets it, not at 10 s, so
+ * a slow Pss walk cannot hold the launcher's loop past a job's timeout;
+ * the reply that comes late is dropped by zygote_drop_late, or by the
+ * next measure, which takes its own reply by its number. Against a fake
+ * zygote: the other end of a socket pair, answering by hand.
+ */
+#define TEST_MEAS_MAGIC 0x5341454du /* "MEAS", launcher/zygote.c */
+
+static void
+fake_reply(int sock, uint32_t seq, uint64_t bytes)
+{
+	uint8_t out[40];
+	struct wbuf w;
+
+	wbuf_init(&w, out, sizeof(out));
+	wbuf_put_u32(&w, TEST_MEAS_MAGIC);
+	wbuf_put_i32(&w, 0);
+	wbuf_put_u32(&w, seq);
+	wbuf_put_u64(&w, bytes);
+	wbuf_put_u32(&w, 0);
+	wbuf_put_u64(&w, bytes);
+	cr_assert(wbuf_ok(&w));
+	cr_assert_geq(proto_send_fds(sock, out, w.len, NULL, 0), 0);
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+Test(zygote, a_measure_waits_no_longer_than_the_wall_clock_left)
+{
+	struct zygote z;
+	uint64_t bytes = 0, resident = 0, t0;
+	uint32_t fallbacks = 0;
+	int sv[2], r;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
+		     0);
+	memset(&z, 0, sizeof(z));
+	z.pid = -1;
+	z.sock = sv[0];
+	z.buf = malloc(PROTO_MAX_MSG);
+	cr_assert_not_null(z.buf);
+	z.reply_wait_ms = 200;
+	t0 = now_ms();
+	r = zygote_measure(&z, 7, 64, &bytes, &fallbacks, &resident);
+	cr_assert_eq(r, -ETIMEDOUT, "measure with no reply: %d", r);
+	cr_assert_lt(now_ms() - t0, 5000u, "waited %llu ms for a 200 ms wait",
+		     (unsigned long long)(now_ms() - t0));
+	cr_assert_eq(z.late_replies, 1u);
+
+	/* The late reply comes: dropped, and nothing else is taken. */
+	fake_reply(sv[1], z.measure_seq, 123);
+	cr_assert_eq(zygote_drop_late(&z), 0);
+	cr_assert_eq(z.late_replies, 0u);
+	cr_assert_eq(zygote_drop_late(&z), -EAGAIN, "none late any more");
+
+	/* Late again; the next measure skips the old reply for its own. */
+	r = zygote_measure(&z, 7, 64, &bytes, &fallbacks, &resident);
+	cr_assert_eq(r, -ETIMEDOUT);
+	fake_reply(sv[1], z.measure_seq, 1);
+	fake_reply(sv[1], z.measure_seq + 1, 4096);
+	r = zygote_measure(&z, 7, 64, &bytes, &fallbacks, &resident);
+	cr_assert_eq(r, 0, "measure: %d", r);
+	cr_assert_eq(bytes, 4096u, "took the late reply's figure: %llu",
+		     (unsigned long long)bytes);
+	cr_assert_eq(resident, 4096u);
+	cr_assert_eq(z.late_replies, 0u);
+	free(z.buf);
+	close(sv[0]);
+	close(sv[1]);
 }
