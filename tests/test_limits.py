@@ -596,6 +596,29 @@ def case_file_mapped_many(r):
             f"wall_ms {o['wall_ms']}")
 
 
+def case_mount_ns_off_no_limit(r):
+    """Issue 23, point 7: with layer mount_ns off (stockade run
+    --unsafe-evaluation), /proc in the jail is the host's, so jail init
+    may not count its tasks there (it counted the host's and every job
+    was held at its process limit): a job of three processes exiting 3
+    is exit_nonzero, limits_reached empty, no limit in its detail."""
+    ws = r.workspace()
+    policy = r.host_file("mount-ns-off.ini",
+                         "[jail]\nunsafe_layers_off = mount_ns\n")
+    o = r.run(ws, ["--unsafe-evaluation"],
+              ["sh", "-c", "sleep 0.5 & sleep 0.5; wait; exit 3"],
+              policy=policy)
+    want_status(o, "exit_nonzero")
+    check(o["exit_code"] == 3, f"exit_code {o['exit_code']}")
+    check(o["layers_off"] == ["mount_ns"], f"layers_off {o['layers_off']!r}")
+    check(o["limits_reached"] == [], f"limits_reached "
+                                     f"{o['limits_reached']!r}: the host's "
+                                     f"tasks counted as the jail's")
+    check("limit" not in o["detail"], f"detail {o['detail']!r}")
+    return (f"limits_reached {o['limits_reached']!r}, peak_processes "
+            f"{o['peak_processes']}")
+
+
 def case_memoryerror_words(r):
     """Issue 23, point 7: words alone are no limit: "MemoryError" printed
     at a peak far under the limit is exit_nonzero, with a detail saying
@@ -1299,6 +1322,8 @@ CASES = [
      case_fork_pool),
     ("a file mapped 200 times (1.6 GiB resident, 8 MiB shared): ok under "
      "--memory 64", case_file_mapped_many),
+    ("mount_ns off: exit 3 is exit_nonzero, no limit reached",
+     case_mount_ns_off_no_limit),
     ("'MemoryError' at a low peak: exit_nonzero, words not taken",
      case_memoryerror_words),
     ("forks refused, exit 0: ok with limits_reached processes",
