@@ -112,7 +112,7 @@ CHARGED = {"socket": "sockets", "pte": "page tables",
 # limit by their count.
 MUST_STOP = {"maps", "locks"}
 # Forms the monitor counts at a low rate: seconds the job is held past
-# its ready line before it may end (ENFORCE_EPOLL_MS is 250 ms, longer
+# its ready line before it may end (ENFORCE_KOBJ_MS is 250 ms, longer
 # when a count is slow: a fifth of the monitor's time at most).
 HOLD = {"epoll": 1.5, "maps": 3, "locks": 3}
 # Processes of kmem-pin per form (its PROCS argument): pipes are bounded

@@ -791,7 +791,8 @@ kobj_holder(void)
 		_exit(98);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0 || pipe(p) != 0)
 		_exit(99);
-	cm = CMSG_FIRSTHDR(&msg);
+	if ((cm = CMSG_FIRSTHDR(&msg)) == NULL)
+		_exit(99);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
