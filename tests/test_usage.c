@@ -908,3 +908,60 @@ Test(kobj, unreadable_process_charged)
 					  max * KOBJ_VMA_BYTES, &k), -E2BIG);
 	usage_walker_free(&w);
 }
+
+/* A holder of 1,000 maps whose leader ends before its thread: its own
+ * maps file is then empty, its thread's is not (proc(5)). */
+static void
+leader_gone_holder(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	pthread_t t;
+	char *m;
+
+	if (spawn() != 0)
+		hang();
+	m = mmap(NULL, 1001 * (size_t)page, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		_exit(96);
+	for (int i = 1; i < 1000; i += 2)
+		if (mprotect(m + i * page, (size_t)page, PROT_READ) != 0)
+			_exit(96);
+	if (pthread_create(&t, NULL, thread_hang, NULL) != 0)
+		_exit(92);
+	say('l');
+	pthread_exit(NULL);
+}
+
+Test(kobj, leader_gone_read_through_a_thread)
+{
+	struct usage_walker w;
+	struct kernel_objects k;
+	struct timespec pause_ms = {.tv_nsec = 10 * 1000 * 1000};
+	pid_t holder = -1;
+	char path[64], state = '?';
+	FILE *f;
+
+	start_tree(leader_gone_holder, 1);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)tree,
+		 (int)tree);
+	cr_assert_not_null(f = fopen(path, "re"));
+	cr_assert_eq(fscanf(f, "%d", &holder), 1);
+	fclose(f);
+	/* Wait for the leader to be a zombie (pthread_exit after say). */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)holder);
+	for (int i = 0; i < 500 && state != 'Z'; i++) {
+		cr_assert_not_null(f = fopen(path, "re"));
+		cr_assert_eq(fscanf(f, "%*d (%*[^)]) %c", &state), 1);
+		fclose(f);
+		if (state != 'Z')
+			nanosleep(&pause_ms, NULL);
+	}
+	cr_assert_eq(state, 'Z');
+	cr_assert_eq(maps_of(holder), 0);
+	cr_assert_eq(usage_walker_init(&w, 16), 0);
+	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
+		     0);
+	cr_assert_geq(k.maps, 1000, "maps %llu", (unsigned long long)k.maps);
+	usage_walker_free(&w);
+}
