@@ -114,6 +114,7 @@ void lim_rlimit_cpu(struct check_ctx *c, struct check_result *r);
 void lim_rlimit_misc(struct check_ctx *c, struct check_result *r);
 void lim_user_quotas(struct check_ctx *c, struct check_result *r);
 void lim_unseen_memory(struct check_ctx *c, struct check_result *r);
+void lim_ofd_locks(struct check_ctx *c, struct check_result *r);
 void lim_tmpfs_sizes(struct check_ctx *c, struct check_result *r);
 
 #endif

@@ -297,3 +297,46 @@ lim_unseen_memory(struct check_ctx *c, struct check_result *r)
 out:
 	check_job_free(&j);
 }
+
+/* limits.ofd_locks_refused_under_monitor: under enforcement = monitor,
+ * fcntl F_OFD_SETLK and F_OFD_SETLKW are refused (EPERM) while F_SETLK
+ * and F_OFD_GETLK work (launcher/seccomp.c): an open file description
+ * lock belongs to the open file (fcntl(2)), which a unix socket can hold
+ * in flight in no descriptor table, where the monitor's count of the
+ * "lock:" lines of fdinfo cannot see it; a POSIX lock dies with any
+ * close of its file by its owner (issue 23, point 1; docs/layers.md).
+ * Under cgroup2 the leaf charges locks: nothing to check then. */
+void
+lim_ofd_locks(struct check_ctx *c, struct check_result *r)
+{
+	static const char *const keys[] = {"kmem.ofd_setlk", "kmem.ofd_setlkw",
+					   "kmem.ofd_getlk", "kmem.setlk"};
+	static const char *const want[] = {"EPERM", "EPERM", "ok", "ok"};
+	struct check_job j;
+	const char *enf;
+	char v[64];
+
+	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("kmem")))
+		goto out;
+	enf = json_string_value(json_object_get(j.result, "enforcement"));
+	if (enf == NULL || strcmp(enf, "monitor") != 0) {
+		check_skip(r, "enforcement is %s, not monitor: a cgroup v2 leaf "
+			   "charges locks", enf != NULL ? enf : "absent");
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!jail_val(r, &j, keys[i], v, sizeof(v)))
+			goto out;
+		if (strcmp(v, want[i]) != 0) {
+			check_fail(r, "under the monitor %s is %s, not %s%s",
+				   keys[i] + 5, v, want[i],
+				   i < 2 ? ": a lock of the open file, unseen "
+					   "while the file is in flight" : "");
+			goto out;
+		}
+	}
+	check_pass(r, "under the monitor F_OFD_SETLK and F_OFD_SETLKW are "
+		   "refused (EPERM); F_OFD_GETLK and F_SETLK work");
+out:
+	check_job_free(&j);
+}

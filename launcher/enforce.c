@@ -24,8 +24,8 @@
  * limit (a C program touches a few GB/s), slow otherwise. */
 #define TICK_FAST_MS 10u
 #define TICK_SLOW_MS 40u
-/* The least time between two counts of epoll watches, ms (count_epoll). */
-#define ENFORCE_EPOLL_MS 250u
+/* The least time between two counts of kernel objects, ms (count_kobj). */
+#define ENFORCE_KOBJ_MS 250u
 #define WS_STATFS_MS 50u
 #define WS_WALK_MS 250u
 /* Processes one walk lists with layer limits off (no process limit to
@@ -526,42 +526,92 @@ shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t limit,
 }
 
 /*
- * The epoll watches of the jail (e->epoll_watches), counted again when
- * NOW (job ms) has reached e->epoll_next_ms. A watch is kernel memory
- * (EPOLL_WATCH_BYTES) that outlives the descriptor it was added under
- * while its file stays open (epoll(7)), so one process limited to 256
- * descriptors held 461,280 of them (88 MiB; docs/layers.md): only a
- * count bounds it. The count reads every epoll descriptor's fdinfo, so
- * it runs every ENFORCE_EPOLL_MS and never more often than once per 4
- * times its own last cost (a fifth of the monitor's time at most). It
- * stops at the watches the whole limit would buy (a larger count changes
- * nothing). A count that fails keeps the last figure; a lower bound
- * (-E2BIG) is taken as it is, the cap itself being over the limit.
+ * The kernel objects of the jail no resident set holds (e->kobj: epoll
+ * watches, memory maps, file locks, files in flight in unix sockets),
+ * counted again when NOW (job ms) has reached e->kobj_next_ms. A watch
+ * outlives the descriptor it was added under while its file stays open
+ * (epoll(7)): one process limited to 256 descriptors held 461,280 of
+ * them (88 MiB); a process may have vm.max_map_count (65,530) maps, 6
+ * of them held 79 MiB under --memory 32; no rlimit bounds locks
+ * (RLIMIT_LOCKS is not enforced, getrlimit(2)): 126,000 in 9 s held 23
+ * MiB (docs/layers.md). Only a count bounds them. The count reads every
+ * process's maps and every descriptor's fdinfo, so it runs every
+ * ENFORCE_KOBJ_MS and never more often than once per 4 times its own
+ * last cost (a fifth of the monitor's time at most). It stops at the
+ * objects the whole limit would buy (a larger count changes nothing). A
+ * count that fails keeps the last figures; a lower bound (-E2BIG) is
+ * taken as it is, the cap itself being over the limit.
  */
 static void
-count_epoll(struct enforcer *e, uint64_t now)
+count_kobj(struct enforcer *e, uint64_t now)
 {
 	struct timespec t0, t1;
-	uint64_t cap, n = 0, cost_ms;
+	struct kernel_objects k;
+	uint64_t cost_ms;
 	int y;
 
-	if (now < e->epoll_next_ms || PLANTED(monitor_epoll_uncharged))
+	if (now < e->kobj_next_ms)
 		return;
-	cap = e->lim->memory_bytes / EPOLL_WATCH_BYTES + 1;
+	memset(&k, 0, sizeof(k));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (e->measure_epoll != NULL)
-		y = e->measure_epoll(e->measure_arg,
-				     (uint32_t)e->walker.max_procs, cap, &n);
+	if (e->measure_kobj != NULL)
+		y = e->measure_kobj(e->measure_arg,
+				    (uint32_t)e->walker.max_procs,
+				    e->lim->memory_bytes + 1, &k);
 	else
-		y = usage_epoll_watches(&e->walker, e->proc_fd, e->init_pid,
-					cap, &n);
+		y = usage_kernel_objects(&e->walker, e->proc_fd, e->init_pid,
+					 e->lim->memory_bytes + 1, &k);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cost_ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
 		  (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000);
-	e->epoll_next_ms = now + (4 * cost_ms > ENFORCE_EPOLL_MS ?
-					  4 * cost_ms : ENFORCE_EPOLL_MS);
-	if (y == 0 || y == -E2BIG)
-		e->epoll_watches = n;
+	e->kobj_next_ms = now + (4 * cost_ms > ENFORCE_KOBJ_MS ?
+					 4 * cost_ms : ENFORCE_KOBJ_MS);
+	if (y != 0 && y != -E2BIG)
+		return;
+	if (PLANTED(monitor_epoll_uncharged))
+		k.watches = 0;
+	if (PLANTED(monitor_maps_uncharged))
+		k.maps = 0;
+	if (PLANTED(monitor_locks_uncharged))
+		k.locks = 0;
+	e->kobj = k;
+}
+
+/*
+ * Writes to E's detail why the job is over its memory limit when one
+ * form of kernel object counted by count_kobj is an eighth of the limit
+ * or more (the largest such form), with RSS the resident sum; returns
+ * whether it wrote.
+ */
+static bool
+kobj_detail(struct enforcer *e, uint64_t rss)
+{
+	const struct kernel_objects *k = &e->kobj;
+	const struct {
+		uint64_t n;
+		unsigned each;
+		const char *what;
+	} f[] = {
+		{k->watches, EPOLL_WATCH_BYTES, "epoll watches"},
+		{k->maps, KOBJ_VMA_BYTES, "memory maps"},
+		{k->locks, KOBJ_LOCK_BYTES, "file locks"},
+		{k->inflight, KOBJ_INFLIGHT_BYTES,
+		 "files in flight in unix sockets"},
+	};
+	size_t best = 0;
+
+	for (size_t i = 1; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].n * f[i].each > f[best].n * f[best].each)
+			best = i;
+	if (f[best].n * f[best].each * 8 < e->lim->memory_bytes)
+		return false;
+	fmt_words(e->detail, sizeof(e->detail), "resident memory %.1f MiB "
+		  "and %llu %s (%.1f MiB of kernel memory, %u bytes each) "
+		  "over the limit of %.1f MiB", mib(rss),
+		  (unsigned long long)f[best].n, f[best].what,
+		  mib(f[best].n * f[best].each), f[best].each,
+		  mib(e->lim->memory_bytes));
+	return true;
 }
 
 static enum enforce_reason
@@ -620,9 +670,9 @@ sample(struct enforcer *e, uint64_t now)
 		e->pte_bytes = e->pte_walk;
 		e->sockets = e->sock_bytes > 0 ?
 				     jail_sockets(e->proc_fd, e->init_pid) : 0;
-		count_epoll(e, now);
+		count_kobj(e, now);
 		charge = (uint64_t)e->sockets * e->sock_bytes + e->pte_bytes +
-			 e->epoll_watches * EPOLL_WATCH_BYTES;
+			 usage_kobj_bytes(&e->kobj);
 		charge += fdcharge_end(&e->fds);
 		/* Past the limit by the cheap sum, which counts a page once
 		 * per process mapping it: measure again counting it once
@@ -638,16 +688,8 @@ sample(struct enforcer *e, uint64_t now)
 		r = check_memory_cpu(e, mem > UINT64_MAX - charge ? UINT64_MAX :
 					 mem + charge, measure, u.rss_bytes,
 				     banked > u.cpu_ms ? banked : u.cpu_ms);
-		if (r == ENF_MEMORY &&
-		    e->epoll_watches * EPOLL_WATCH_BYTES * 8 >=
-			    e->lim->memory_bytes)
-			fmt_words(e->detail, sizeof(e->detail), "resident memory "
-				 "%.1f MiB and %llu epoll watches (%.1f MiB of "
-				 "kernel memory, %u bytes each) over the limit of "
-				 "%.1f MiB", mib(u.rss_bytes),
-				 (unsigned long long)e->epoll_watches,
-				 mib(e->epoll_watches * EPOLL_WATCH_BYTES),
-				 EPOLL_WATCH_BYTES, mib(e->lim->memory_bytes));
+		if (r == ENF_MEMORY && kobj_detail(e, u.rss_bytes))
+			;
 		else if (r == ENF_MEMORY && e->fds.bytes > 0)
 			fmt_words(e->detail, sizeof(e->detail), "resident memory "
 				 "%.1f MiB and %llu open descriptors (%.1f MiB "

@@ -90,12 +90,13 @@ struct enforcer {
 	/* Monitor: the page tables (VmPTE) of every process the walk in
 	 * progress saw, and of the last whole walk, bytes. */
 	uint64_t pte_walk, pte_bytes;
-	/* Monitor: the epoll watches the last count found in the jail
-	 * (usage_epoll_watches), charged EPOLL_WATCH_BYTES each, and the
-	 * job ms before which no count runs (every ENFORCE_EPOLL_MS, and
-	 * at most a fifth of the time: 4 times a count's own cost). */
-	uint64_t epoll_watches;
-	uint64_t epoll_next_ms;
+	/* Monitor: the kernel objects the last count found in the jail
+	 * (usage_kernel_objects: epoll watches, memory maps, file locks,
+	 * files in flight), charged usage_kobj_bytes, and the job ms
+	 * before which no count runs (every ENFORCE_KOBJ_MS, and at most
+	 * a fifth of the time: 4 times a count's own cost). */
+	struct kernel_objects kobj;
+	uint64_t kobj_next_ms;
 	/* Monitor: the descriptors of the last walk and the pipe buffers
 	 * they can pin (fdcharge.h). */
 	struct fd_charge fds;
@@ -127,12 +128,13 @@ struct enforcer {
 	 * its timeout) or another negative errno. */
 	int (*measure_pss)(void *arg, uint32_t max_procs, uint64_t *bytes,
 			   uint64_t *resident);
-	/* Optional likewise (NULL: usage_epoll_watches here): counts the
-	 * jail's epoll watches, up to CAP, into *WATCHES (the confined
-	 * launcher asks its zygote, zygote_epoll_watches). Returns 0,
-	 * -E2BIG (a lower bound) or another negative errno. Same ARG. */
-	int (*measure_epoll)(void *arg, uint32_t max_procs, uint64_t cap,
-			     uint64_t *watches);
+	/* Optional likewise (NULL: usage_kernel_objects here): counts the
+	 * jail's kernel objects, up to CAP bytes' worth, into *K (the
+	 * confined launcher asks its zygote, zygote_kernel_objects).
+	 * Returns 0, -E2BIG (a lower bound), -ETIME as measure_pss, or
+	 * another negative errno. Same ARG. */
+	int (*measure_kobj)(void *arg, uint32_t max_procs, uint64_t cap,
+			    struct kernel_objects *k);
 	void *measure_arg;
 	enum enforce_reason reason;
 	char detail[160];       /* why, for the result's detail, or "" */

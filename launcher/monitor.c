@@ -321,9 +321,7 @@ measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes,
 		  uint64_t *resident)
 {
 	struct measure_ctx *m = arg;
-	uint32_t fallbacks;
-
-	uint32_t wait_ms;
+	uint32_t fallbacks, wait_ms;
 
 	if (m->l->zygote.prepare_pending)
 		(void)pool_refill_finish(&m->l->pool, &m->l->zygote);
@@ -333,21 +331,20 @@ measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes,
 			wait_ms);
 }
 
-/* The enforcer's measure_epoll (enforce.h): the zygote counts
- * (zygote_epoll_watches), as measure_by_zygote. */
+/* The enforcer's measure_kobj (enforce.h): the zygote counts
+ * (zygote_kernel_objects), as measure_by_zygote. */
 static int
-epoll_by_zygote(void *arg, uint32_t max_procs, uint64_t cap,
-		uint64_t *watches)
+kobj_by_zygote(void *arg, uint32_t max_procs, uint64_t cap,
+	       struct kernel_objects *k)
 {
 	struct measure_ctx *m = arg;
-
 	uint32_t wait_ms;
 
 	if (m->l->zygote.prepare_pending)
 		(void)pool_refill_finish(&m->l->pool, &m->l->zygote);
 	wait_ms = wait_for_wall(m);
-	return wall_cut(zygote_epoll_watches(&m->l->zygote, m->jail->token,
-					     max_procs, cap, watches),
+	return wall_cut(zygote_kernel_objects(&m->l->zygote, m->jail->token,
+					      max_procs, cap, k),
 			wait_ms);
 }
 
@@ -466,7 +463,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	mctx.jail = &s.jail;
 	mctx.wall_ms = spec->limits.wall_ms;
 	s.enf.measure_pss = measure_by_zygote;
-	s.enf.measure_epoll = epoll_by_zygote;
+	s.enf.measure_kobj = kobj_by_zygote;
 	s.enf.measure_arg = &mctx;
 	/* The pool's next jails are built like this one, once it is over
 	 * (the refill waits for the session to be idle). */

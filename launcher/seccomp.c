@@ -29,9 +29,13 @@
  *    protects the jail, not the host, where the workspace's files keep
  *    their bits (systemd's RestrictSUIDSGID= is the model);
  *  - under the /proc monitor (enforce.h), no memfd_create, memfd_secret,
- *    shmget, msgget, semget or vmsplice, no fcntl F_SETPIPE_SZ, and no
+ *    shmget, msgget, semget or vmsplice, no fcntl F_SETPIPE_SZ,
+ *    F_OFD_SETLK or F_OFD_SETLKW, and no
  *    setsockopt SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE or SO_RCVBUFFORCE:
- *    memory no process maps, which the monitor cannot see (a semaphore
+ *    memory no process maps, which the monitor cannot see (an open
+ *    file description lock belongs to the open file, fcntl(2), so a
+ *    file in flight in a unix socket keeps it in no descriptor table,
+ *    where the monitor's count of locks cannot see it; a semaphore
  *    set of semget's SEMMSL semaphores is kernel memory; a pipe grown to
  *    pipe-max-size, a socket's buffer raised to wmem_max doubled,
  *    socket(7); a page vmspliced into a pipe keeps its whole folio, a
@@ -105,14 +109,22 @@ static const char *const unseen_memory[] = {
 #ifndef F_SETPIPE_SZ
 #define F_SETPIPE_SZ 1031
 #endif
+#ifndef F_OFD_SETLK
+#define F_OFD_SETLK 37
+#endif
+#ifndef F_OFD_SETLKW
+#define F_OFD_SETLKW 38
+#endif
 #ifndef SO_SNDBUFFORCE
 #define SO_SNDBUFFORCE 32
 #endif
 #ifndef SO_RCVBUFFORCE
 #define SO_RCVBUFFORCE 33
 #endif
-/* fcntl commands refused under the monitor (fcntl(2): F_SETPIPE_SZ). */
-static const uint32_t unseen_fcntl[] = {F_SETPIPE_SZ};
+/* fcntl commands refused under the monitor, ascending (fcntl(2):
+ * F_SETPIPE_SZ; the open file description locks, F_OFD_GETLK allowed). */
+static const uint32_t unseen_fcntl[] = {F_OFD_SETLK, F_OFD_SETLKW,
+					F_SETPIPE_SZ};
 /* SOL_SOCKET options refused under the monitor, ascending (socket(7)). */
 static const uint32_t unseen_sockopt[] = {SO_SNDBUF, SO_RCVBUF,
 					  SO_SNDBUFFORCE, SO_RCVBUFFORCE};
@@ -206,7 +218,8 @@ allow_int_except(scmp_filter_ctx ctx, int nr, unsigned arg,
 }
 
 /*
- * Under the monitor: fcntl but F_SETPIPE_SZ, and setsockopt but the
+ * Under the monitor: fcntl but F_SETPIPE_SZ and the OFD lock commands
+ * that set, and setsockopt but the
  * SOL_SOCKET buffer sizes (unseen_fcntl, unseen_sockopt). setsockopt's
  * level and option are ints the kernel reads 32 bits of: any level whose
  * low word is not SOL_SOCKET passes (as allow_int_except), and a level
@@ -222,6 +235,9 @@ allow_monitored(scmp_filter_ctx ctx, const char *name, int nr)
 				   SOL_SOCKET};
 	int e;
 
+	if (strcmp(name, "fcntl") == 0 &&
+	    PLANTED(ofd_locks_allowed_under_monitor))
+		return allow_int_except(ctx, nr, 1, &unseen_fcntl[2], 1);
 	if (strcmp(name, "fcntl") == 0)
 		return allow_int_except(ctx, nr, 1, unseen_fcntl,
 					sizeof(unseen_fcntl) /

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fdcharge.h"
+
 /* The fields of one /proc/PID/stat line the monitor needs (proc(5)). */
 struct proc_stat {
 	pid_t pid;              /* field 1 */
@@ -159,28 +161,85 @@ int usage_sample(int proc_fd, pid_t root_pid, size_t max_procs,
  * rounded up to 200.
  */
 #define EPOLL_WATCH_BYTES 200u
+/*
+ * Kernel memory one memory map (VMA) holds, bytes: a struct
+ * vm_area_struct (192-byte objects of the slab vm_area_struct, Linux
+ * 6.18 x86_64, /proc/slabinfo) and its share of the maple tree that
+ * indexes them (maple_node, 256-byte nodes). Measured: Slab in
+ * /proc/meminfo grew 75,296 KiB for 6 processes of 60,000 anonymous
+ * maps each (214 bytes a map; maple_node +27,101 objects, 19 bytes a
+ * map); rounded up to 220. A map of a file or one written to adds an
+ * anon_vma_chain (64 bytes), which the resident set it needs outweighs.
+ */
+#define KOBJ_VMA_BYTES 220u
+/*
+ * Kernel memory one byte-range lock holds, bytes: a struct file_lock
+ * (192-byte objects of the slab file_lock_cache, Linux 6.18 x86_64,
+ * /proc/slabinfo; fs/locks.c). Measured: Slab grew 45,484 KiB for
+ * 240,000 POSIX locks (194 bytes a lock, the file_lock_ctx of the 600
+ * files included); rounded up to 200.
+ */
+#define KOBJ_LOCK_BYTES 200u
+/*
+ * Charged for one file in flight in a unix socket's receive queue
+ * (SCM_RIGHTS, unix(7)), bytes: what a pipe can hold, 16 pages
+ * (pipe(7), fdcharge.h, with F_SETPIPE_SZ refused by the monitor's
+ * filter), the most one open file of the jail pins.
+ */
+#define KOBJ_INFLIGHT_BYTES FDCHARGE_PIPE_BYTES
+
+/* The kernel objects of a jail that no resident set holds and that the
+ * monitor charges by count (usage_kernel_objects). */
+struct kernel_objects {
+	uint64_t watches;    /* epoll watches: "tfd:" lines of fdinfo */
+	uint64_t maps;       /* memory maps: lines of /proc/PID/maps */
+	uint64_t locks;      /* file locks: "lock:" lines of fdinfo */
+	uint64_t inflight;   /* files in flight: "scm_fds:" of fdinfo */
+	uint32_t unreadable; /* processes whose maps could not be read,
+			      * each counted as vm.max_map_count maps */
+};
 
 /*
- * Counts the epoll watches of ROOT_PID and every descendant (the tree
- * usage_walk finds with W) into *WATCHES: the lines beginning "tfd:" of
- * every /proc/PID/fdinfo/N, one per watch of an epoll instance (proc(5),
- * "/proc/pid/fdinfo"; no other file writes such a line). fdinfo, not the
- * /proc/PID/fd links: the fd directory is mode 0500 for the process's
- * owner, fdinfo asks ptrace read access. A watch outlives the descriptor
- * it was added under while its file stays open (epoll(7)), so no count
- * of descriptors bounds it; this count does. An instance reached by k
- * descriptors (dup, fork) counts k times: epoll files all share one
- * anonymous inode, so no "ino" tells two instances apart; the over-count
- * fails closed. Stops once *WATCHES reaches CAP (the caller's limit in
- * watches: reading further costs time and changes no decision). A
- * process whose fdinfo cannot be read is an error, except ROOT_PID (jail
- * init, stockade's own, unreadable to the zygote and holding no epoll).
- * Costs about 10 us a descriptor (docs/benchmarks.md). Returns 0, -E2BIG
- * (more than W's max_procs processes, or CAP reached: *WATCHES is a
- * lower bound), -ESRCH (ROOT_PID gone), or another negative errno
- * (*WATCHES then the count so far).
+ * The kernel memory K stands for, bytes: each watch EPOLL_WATCH_BYTES,
+ * map KOBJ_VMA_BYTES, lock KOBJ_LOCK_BYTES, file in flight
+ * KOBJ_INFLIGHT_BYTES; saturates at UINT64_MAX. Pure.
  */
-int usage_epoll_watches(struct usage_walker *w, int proc_fd, pid_t root_pid,
-			uint64_t cap, uint64_t *watches);
+uint64_t usage_kobj_bytes(const struct kernel_objects *k);
+
+/*
+ * Counts, in one pass over ROOT_PID and every descendant (the tree
+ * usage_walk finds with W), the kernel objects of struct
+ * kernel_objects into *K (zeroed first):
+ *  - memory maps: the lines of /proc/PID/maps, one a VMA (proc(5)), at
+ *    most vm.max_map_count (sysctl vm, 65,530 by default) a process;
+ *  - in every /proc/PID/fdinfo/N: the lines beginning "tfd:", one per
+ *    watch of an epoll instance (proc(5), "/proc/pid/fdinfo"); the
+ *    lines beginning "lock:", one per lock the file holds for that
+ *    descriptor (fs/locks.c show_fd_locks: POSIX locks of the
+ *    process's descriptor table, flock and OFD locks of the open
+ *    file); and the number of "scm_fds:", the files in flight in a
+ *    unix socket's receive queue (net/unix/af_unix.c,
+ *    unix_show_fdinfo, Linux 5.5).
+ * Both files need ptrace read access (proc(5)): the zygote has it, the
+ * confined launcher not. A watch outlives the descriptor it was added
+ * under while its file stays open (epoll(7)), so no count of
+ * descriptors bounds it; this count does. An object reached by k
+ * descriptors (dup, fork: an epoll instance, an OFD lock) or by k
+ * processes sharing one descriptor table or address space (CLONE_FILES,
+ * CLONE_VM without CLONE_THREAD) counts k times: an over-count, which
+ * fails closed. ROOT_PID (jail init, stockade's own, unreadable to the
+ * zygote) is not read. A process whose maps cannot be read for a reason
+ * other than its end counts vm.max_map_count maps (read from PROC_FD's
+ * sys/vm/max_map_count; unreadable too: CAP's worth) and K->unreadable
+ * counts it; its fdinfo, guarded by the same access check, is then not
+ * read. Stops once usage_kobj_bytes(K) reaches CAP (bytes: the
+ * caller's limit; reading further changes no decision). Costs about
+ * 10 us a descriptor and 1 us a map (docs/benchmarks.md). Returns 0,
+ * -E2BIG (more than W's max_procs processes, or CAP reached: *K is a
+ * lower bound), -ESRCH (ROOT_PID gone), or another negative errno of an
+ * fdinfo read (*K then the count so far).
+ */
+int usage_kernel_objects(struct usage_walker *w, int proc_fd, pid_t root_pid,
+			 uint64_t cap, struct kernel_objects *k);
 
 #endif

@@ -60,9 +60,9 @@
 /* The first word of a measure request and of its reply (zygote_measure):
  * "MEAS". */
 #define MEAS_MAGIC 0x5341454du
-/* The first word of a watch count request and of its reply
- * (zygote_epoll_watches): "EPWT". */
-#define EPWT_MAGIC 0x54575045u
+/* The first word of a kernel objects count request and of its reply
+ * (zygote_kernel_objects): "KOBJ". */
+#define KOBJ_MAGIC 0x4a424f4bu
 /* How long the launcher waits for a measure's reply at most, ms
  * (zygote.h): past it the reply is dropped when it comes, and the caller
  * keeps its upper bound. A walk of 61 processes mapping 500 MiB each
@@ -473,19 +473,22 @@ kill_one(struct zstate *z, uint64_t id, int sig)
  * "Ptrace restrictions"). The zygote has no Landlock domain, and owns
  * the jail's user namespace (user_namespaces(7)). Reply: MEAS, a
  * negative errno or 0, the sequence number of the request, bytes,
- * fallbacks. Returns false when MSG is no measure request, true once
- * answered (a reply that cannot be sent is the launcher's loss). The
- * walk is kept only once the tree held still (usage_pss_settled); else
- * the reply is -EAGAIN. A watch count request (EPWT, the same words and
- * a cap) is answered alike with usage_epoll_watches' count in place of
- * the bytes (the fdinfo it reads needs the same ptrace access).
+ * 0, 0, 0, fallbacks. Returns false when MSG is no measure request,
+ * true once answered (a reply that cannot be sent is the launcher's
+ * loss). The walk is kept only once the tree held still
+ * (usage_pss_settled); else the reply is -EAGAIN. A kernel objects
+ * count request (KOBJ, the same words and a cap in bytes) is answered
+ * alike with usage_kernel_objects' watches, maps, locks, files in
+ * flight and unreadable processes in place of bytes, 0, 0, 0 and
+ * fallbacks (the maps and fdinfo it reads need the same ptrace access).
  */
 static bool
 measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
 {
 	struct usage_walker w;
 	struct jail_usage u;
-	uint8_t out[40];
+	struct kernel_objects k;
+	uint8_t out[56];
 	struct wbuf wb;
 	struct rbuf r;
 	uint32_t magic, max_procs, seq;
@@ -494,23 +497,24 @@ measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
 
 	rbuf_init(&r, msg, len);
 	if (rbuf_get_u32(&r, &magic) < 0 ||
-	    (magic != MEAS_MAGIC && magic != EPWT_MAGIC) ||
+	    (magic != MEAS_MAGIC && magic != KOBJ_MAGIC) ||
 	    rbuf_get_u32(&r, &seq) < 0 || rbuf_get_u64(&r, &id) < 0 ||
 	    rbuf_get_u32(&r, &max_procs) < 0 ||
-	    (magic == EPWT_MAGIC && rbuf_get_u64(&r, &cap) < 0) ||
+	    (magic == KOBJ_MAGIC && rbuf_get_u64(&r, &cap) < 0) ||
 	    rbuf_end(&r) < 0)
 		return false;
 	memset(&u, 0, sizeof(u));
+	memset(&k, 0, sizeof(k));
 	for (size_t i = 0; i < z->nlive && e == -ESRCH; i++) {
 		if (z->live[i].token != id)
 			continue;
 		if (z->proc_fd < 0) {
 			e = -ENOENT;
 		} else if ((e = usage_walker_init(&w, max_procs)) == 0) {
-			if (magic == EPWT_MAGIC)
-				e = usage_epoll_watches(&w, z->proc_fd,
-							z->live[i].pid, cap,
-							&u.rss_bytes);
+			if (magic == KOBJ_MAGIC)
+				e = usage_kernel_objects(&w, z->proc_fd,
+							 z->live[i].pid, cap,
+							 &k);
 			else
 				e = usage_pss_settled(&w, z->proc_fd,
 						      z->live[i].pid,
@@ -523,9 +527,19 @@ measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
 	wbuf_put_u32(&wb, magic);
 	wbuf_put_i32(&wb, e);
 	wbuf_put_u32(&wb, seq);
-	wbuf_put_u64(&wb, u.rss_bytes);
-	wbuf_put_u32(&wb, u.pss_fallbacks);
-	wbuf_put_u64(&wb, u.resident_bytes);
+	if (magic == KOBJ_MAGIC) {
+		wbuf_put_u64(&wb, k.watches);
+		wbuf_put_u64(&wb, k.maps);
+		wbuf_put_u64(&wb, k.locks);
+		wbuf_put_u64(&wb, k.inflight);
+		wbuf_put_u32(&wb, k.unreadable);
+	} else {
+		wbuf_put_u64(&wb, u.rss_bytes);
+		wbuf_put_u64(&wb, u.resident_bytes);
+		wbuf_put_u64(&wb, 0);
+		wbuf_put_u64(&wb, 0);
+		wbuf_put_u32(&wb, u.pss_fallbacks);
+	}
 	if (wbuf_ok(&wb))
 		(void)proto_send_fds(sock, out, wb.len, NULL, 0);
 	return true;
@@ -644,11 +658,12 @@ zygote_kill(struct zygote *z, uint64_t token, int sig)
 	return proto_send_fds(z->sock, msg, w.len, NULL, 0);
 }
 
-/* Sends the request MAGIC (MEAS or EPWT, with CAP) for the jail TOKEN
- * and waits for its reply: zygote_measure and zygote_epoll_watches. */
+/* Sends the request MAGIC (MEAS or KOBJ, with CAP) for the jail TOKEN
+ * and waits for its reply, whose four figures go to VALUE and its last
+ * word to *FALLBACKS: zygote_measure and zygote_kernel_objects. */
 static int
 ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
-    uint64_t cap, uint64_t *value, uint32_t *fallbacks, uint64_t *resident)
+    uint64_t cap, uint64_t value[4], uint32_t *fallbacks)
 {
 	uint8_t msg[40];
 	struct pollfd p = {.fd = z->sock, .events = POLLIN};
@@ -669,7 +684,7 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 	wbuf_put_u32(&w, ++z->measure_seq);
 	wbuf_put_u64(&w, token);
 	wbuf_put_u32(&w, max_procs);
-	if (magic == EPWT_MAGIC)
+	if (magic == KOBJ_MAGIC)
 		wbuf_put_u64(&w, cap);
 	if (!wbuf_ok(&w))
 		return -ENOBUFS;
@@ -699,11 +714,13 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 			return n == 0 ? -EPIPE : n;
 		rbuf_init(&r, z->buf, (size_t)n);
 		if (rbuf_get_u32(&r, &got) < 0 ||
-		    (got != MEAS_MAGIC && got != EPWT_MAGIC) ||
+		    (got != MEAS_MAGIC && got != KOBJ_MAGIC) ||
 		    rbuf_get_i32(&r, &err) < 0 || rbuf_get_u32(&r, &seq) < 0 ||
-		    rbuf_get_u64(&r, value) < 0 ||
-		    rbuf_get_u32(&r, fallbacks) < 0 ||
-		    rbuf_get_u64(&r, resident) < 0 || rbuf_end(&r) < 0)
+		    rbuf_get_u64(&r, &value[0]) < 0 ||
+		    rbuf_get_u64(&r, &value[1]) < 0 ||
+		    rbuf_get_u64(&r, &value[2]) < 0 ||
+		    rbuf_get_u64(&r, &value[3]) < 0 ||
+		    rbuf_get_u32(&r, fallbacks) < 0 || rbuf_end(&r) < 0)
 			return -EPROTO;
 		if (seq == z->measure_seq)
 			return err > 0 || got != magic ? -EPROTO : err;
@@ -713,7 +730,7 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 }
 
 /* Whether the message BUF (LEN bytes) is a measure's or a count's reply:
- * its first word MEAS or EPWT (a prepare reply starts with a refusal,
+ * its first word MEAS or KOBJ (a prepare reply starts with a refusal,
  * 0 to ZYGOTE_REFUSAL_MAX). */
 static bool
 measure_reply(const uint8_t *buf, size_t len)
@@ -723,7 +740,7 @@ measure_reply(const uint8_t *buf, size_t len)
 
 	rbuf_init(&r, buf, len);
 	return rbuf_get_u32(&r, &magic) == 0 &&
-	       (magic == MEAS_MAGIC || magic == EPWT_MAGIC);
+	       (magic == MEAS_MAGIC || magic == KOBJ_MAGIC);
 }
 
 int
@@ -748,19 +765,30 @@ int
 zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
 	       uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident)
 {
-	return ask(z, MEAS_MAGIC, token, max_procs, 0, bytes, fallbacks,
-		   resident);
+	uint64_t v[4] = {0};
+	int r;
+
+	r = ask(z, MEAS_MAGIC, token, max_procs, 0, v, fallbacks);
+	*bytes = v[0];
+	*resident = v[1];
+	return r;
 }
 
 int
-zygote_epoll_watches(struct zygote *z, uint64_t token, uint32_t max_procs,
-		     uint64_t cap, uint64_t *watches)
+zygote_kernel_objects(struct zygote *z, uint64_t token, uint32_t max_procs,
+		      uint64_t cap, struct kernel_objects *k)
 {
-	uint32_t unused;
-	uint64_t none;
+	uint64_t v[4] = {0};
+	uint32_t unreadable = 0;
+	int r;
 
-	return ask(z, EPWT_MAGIC, token, max_procs, cap, watches, &unused,
-		   &none);
+	r = ask(z, KOBJ_MAGIC, token, max_procs, cap, v, &unreadable);
+	k->watches = v[0];
+	k->maps = v[1];
+	k->locks = v[2];
+	k->inflight = v[3];
+	k->unreadable = unreadable;
+	return r;
 }
 
 int

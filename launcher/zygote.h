@@ -57,6 +57,7 @@
 
 #include "jail.h"
 #include "proto.h"
+#include "usage.h"
 
 /* The launcher's handle on its zygote. */
 /* The most the launcher waits for a measure's or a count's reply, ms. */
@@ -210,17 +211,19 @@ int zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
 int zygote_drop_late(struct zygote *z);
 
 /*
- * Asks Z for the epoll watches of the jail named TOKEN (init and every
- * descendant, at most MAX_PROCS processes; usage_epoll_watches, counting
- * up to CAP) into *WATCHES. The zygote counts because the launcher may
- * not read /proc/PID/fd nor fdinfo of the payload (ptrace read access,
- * refused to its Landlock domain: landlock(7)). Waits for the reply as
- * zygote_measure does (10 s). Returns 0, -E2BIG (more than MAX_PROCS, or
- * CAP reached: a lower bound, *WATCHES set), -ESRCH, -EBUSY, -ETIMEDOUT,
- * -EPROTO, another errno of the zygote's reads, or of the socket.
+ * Asks Z for the kernel objects of the jail named TOKEN (init and every
+ * descendant, at most MAX_PROCS processes; usage_kernel_objects,
+ * counting up to CAP bytes' worth) into *K: epoll watches, memory maps,
+ * file locks, files in flight, unreadable processes. The zygote counts
+ * because the launcher may not read /proc/PID/maps nor fdinfo of the
+ * payload (ptrace read access, refused to its Landlock domain:
+ * landlock(7)). Waits for the reply as zygote_measure does (10 s).
+ * Returns 0, -E2BIG (more than MAX_PROCS, or CAP reached: a lower bound,
+ * *K set), -ESRCH, -EBUSY, -ETIMEDOUT, -EPROTO, another errno of the
+ * zygote's reads, or of the socket.
  */
-int zygote_epoll_watches(struct zygote *z, uint64_t token, uint32_t max_procs,
-			 uint64_t cap, uint64_t *watches);
+int zygote_kernel_objects(struct zygote *z, uint64_t token, uint32_t max_procs,
+			  uint64_t cap, struct kernel_objects *k);
 
 /*
  * Closes Z's socket (the zygote reads EOF and exits), waits for the

@@ -37,7 +37,23 @@
 #            at most 32 MiB of them. The test leaves the job 1.5 s past
 #            its ready line for that count;
 #   pte      --memory 32: the monitor adds each process's VmPTE, so 128 MiB
-#            of page tables over no resident page end memory_limit.
+#            of page tables over no resident page end memory_limit;
+#   maps     --memory 32: 6 processes of 60,000 maps (vm.max_map_count is
+#            65,530), 360,000 vm_area_structs, 75 MiB by Slab, no
+#            resident page; the zygote counts the lines of each
+#            /proc/PID/maps with the epoll watches and the monitor
+#            charges 220 bytes a map, so the job MUST end memory_limit
+#            (its detail naming the memory maps);
+#   locks    --memory 32: 3 processes of 80,000 POSIX locks (no rlimit
+#            bounds them), 240,000 struct file_lock, 46 MiB by Slab; the
+#            zygote counts the "lock:" lines of fdinfo and the monitor
+#            charges 200 bytes a lock: the job MUST end memory_limit (its
+#            detail naming the file locks).
+# Before the maps and locks charge both ended ok: maps 359,994 maps (79
+# MiB by count), locks 240,000 locks (46 MiB) (/work/notes/kobj.md).
+# One more case: under the monitor fcntl F_OFD_SETLK fails with EPERM (an
+# open file description lock stays with its file in flight in a unix
+# socket, where no count sees it) while F_SETLK and F_OFD_GETLK work.
 # Before the epoll charge the epoll case failed: 465,124 watches, 88.7
 # MiB, ok (/work/notes/epoll.md).
 # Before the descriptor charge the pipe case failed (87 MiB of pipes held
@@ -84,19 +100,25 @@ BOUNDS = {
     "inotify": (8192 * 1080, "user/max_inotify_watches 8192"),
     "epoll": (32 * MiB, "each watch charged 200 B to --memory 32"),
     "pte": (32 * MiB, "VmPTE charged to --memory 32"),
+    "maps": (32 * MiB, "each map charged 220 B to --memory 32"),
+    "locks": (32 * MiB, "each lock charged 200 B to --memory 32"),
 }
 # Forms whose bound is the memory limit itself: the monitor charges them,
 # and the job ends memory_limit, its detail naming what was charged.
 CHARGED = {"socket": "sockets", "pte": "page tables",
-           "pipe": "descriptors", "epoll": "epoll watches"}
+           "pipe": "descriptors", "epoll": "epoll watches",
+           "maps": "memory maps", "locks": "file locks"}
+# Forms whose job must end memory_limit: what kmem-pin holds is past the
+# limit by their count.
+MUST_STOP = {"maps", "locks"}
 # Forms the monitor counts at a low rate: seconds the job is held past
-# its ready line before it may end (ENFORCE_EPOLL_MS is 250 ms, longer
+# its ready line before it may end (ENFORCE_KOBJ_MS is 250 ms, longer
 # when a count is slow: a fifth of the monitor's time at most).
-HOLD = {"epoll": 1.5}
+HOLD = {"epoll": 1.5, "maps": 3, "locks": 3}
 # Processes of kmem-pin per form (its PROCS argument): pipes are bounded
 # per jail, so many processes try; 16 x 252 pipes is 87 MiB or more
 # (past the user's pipe-user-pages-soft a pipe gets 8 KiB).
-PROCS = {"pipe": 16}
+PROCS = {"pipe": 16, "maps": 6, "locks": 3}
 
 
 def mem_available():
@@ -158,6 +180,10 @@ def one_form(stockade, prefix, env, owner, form, cleanup):
         f"enforcement {result.get('enforcement')!r}, this machine has no " \
         f"delegated cgroup v2: monitor expected"
     status = result.get("status")
+    if form in MUST_STOP:
+        assert status == "memory_limit", \
+            f"{form}: status {status!r}, memory_limit expected " \
+            f"(kmem-pin: {line!r}): {result.get('detail', '')!r}"
     if form in CHARGED and status == "memory_limit":
         assert CHARGED[form] in result.get("detail", ""), \
             f"memory_limit without {CHARGED[form]} in its detail: {result!r}"
@@ -226,6 +252,49 @@ def honest_asyncio(stockade, prefix, env, owner, cleanup):
     return note
 
 
+# Under the monitor: an OFD lock refused (EPERM), a POSIX lock and an OFD
+# query not (launcher/seccomp.c).
+OFD_JOB = """
+import errno, fcntl, os, struct
+F_OFD_GETLK = getattr(fcntl, "F_OFD_GETLK", 36)
+F_OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", 37)
+F_OFD_SETLKW = getattr(fcntl, "F_OFD_SETLKW", 38)
+fd = os.open("/tmp/ofd-lock", os.O_RDWR | os.O_CREAT, 0o600)
+def lock(cmd, start):
+    arg = struct.pack("hhqqi", fcntl.F_WRLCK, 0, start, 1, 0)
+    try:
+        fcntl.fcntl(fd, cmd, arg)
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print(lock(F_OFD_SETLK, 0), lock(F_OFD_SETLKW, 2), lock(F_OFD_GETLK, 0),
+      lock(fcntl.F_SETLK, 4))
+"""
+
+
+def ofd_refused(stockade, prefix, env, owner, cleanup):
+    ws = tempfile.mkdtemp(prefix="stockade-kmem-ws-", dir=traversable_tmp())
+    cleanup.append(ws)
+    if owner is not None:
+        os.chown(ws, owner, owner)
+    argv = prefix + [stockade, "run", "--json", "--timeout", "20",
+                     "--workspace", ws, "--", "python3", "-c", OFD_JOB]
+    proc = subprocess.run(argv, cwd="/", env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=60)
+    if proc.returncode == EXIT_NO_KERNEL_LAYER:
+        raise Skip(f"a kernel layer stockade needs is missing: "
+                   f"{proc.stderr.decode(errors='replace').strip()}")
+    result = json.loads(proc.stdout)
+    got = result.get("stdout", "").split()
+    note = (f"ofd: {result.get('status')}, F_OFD_SETLK F_OFD_SETLKW "
+            f"F_OFD_GETLK F_SETLK: {' '.join(got)}")
+    diag(note)
+    assert result.get("enforcement") == "monitor", note
+    assert result.get("status") == "ok", f"{note}: {result!r}"
+    assert got == ["EPERM", "EPERM", "ok", "ok"], note
+    return note
+
+
 def main():
     stockade = os.environ.get("STOCKADE_BIN")
     if not stockade:
@@ -240,7 +309,7 @@ def main():
         users.append(("uid 65534", SETPRIV, env, NOBODY,
                       unprivileged_binaries(stockade, cleanup)))
     forms = list(BOUNDS)
-    print(f"1..{(len(forms) + 1) * len(users)}")
+    print(f"1..{(len(forms) + 2) * len(users)}")
     failed = 0
     n = 0
     try:
@@ -254,6 +323,11 @@ def main():
             failed += tap_case(n, f"asyncio with 180 epoll watches runs "
                                f"ok ({label or 'this user'})",
                                honest_asyncio, binary, prefix, env, owner,
+                               cleanup)
+            n += 1
+            failed += tap_case(n, f"F_OFD_SETLK refused, F_SETLK works "
+                               f"under the monitor ({label or 'this user'})",
+                               ofd_refused, binary, prefix, env, owner,
                                cleanup)
     finally:
         remove_all(cleanup)

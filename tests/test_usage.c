@@ -18,8 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -727,4 +731,237 @@ Test(sample, leader_gone_threads_running)
 				    * the thread's child */
 	cr_assert_geq(u.rss_bytes, (uint64_t)64 << 20, "rss %llu",
 		      (unsigned long long)u.rss_bytes);
+}
+
+/*
+ * usage_kernel_objects (issue 23, point 1): the root of the tree (not
+ * counted: the jail's init) forks one holder of
+ *   1,000 maps more than it had (one mapping split by mprotect),
+ *   10 POSIX locks on every other byte of an unlinked file of /tmp,
+ *   1 flock (a lock of the open file, shown under its descriptor),
+ *   an epoll instance watching 3 pipe ends,
+ *   2 files in flight in a unix socket (SCM_RIGHTS) and closed here.
+ */
+static void
+kobj_holder(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char path[] = "/tmp/stockade-test-lock-XXXXXX", *m, one = 'x';
+	char ctl[CMSG_SPACE(2 * sizeof(int))];
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct iovec iov = {.iov_base = &one, .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *cm;
+	int fd, fd2, ep, p[2], sv[2];
+
+	if (spawn() != 0)
+		hang();
+	/* Only its own objects: what the test's runner left open (epoll
+	 * instances among them) is closed. */
+	if (dup2(tree_out, 3) != 3 || close_range(4, ~0u, 0) != 0)
+		_exit(95);
+	tree_out = 3;
+	m = mmap(NULL, 1001 * (size_t)page, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		_exit(96);
+	for (int i = 1; i < 1000; i += 2)
+		if (mprotect(m + i * page, (size_t)page, PROT_READ) != 0)
+			_exit(96);
+	if ((fd = mkstemp(path)) < 0 || unlink(path) != 0)
+		_exit(97);
+	for (int i = 0; i < 10; i++) {
+		struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+				  .l_start = 2 * i, .l_len = 1};
+
+		if (fcntl(fd, F_SETLK, &l) != 0)
+			_exit(97);
+	}
+	memcpy(path + strlen(path) - 6, "XXXXXX", 6);
+	if ((fd2 = mkstemp(path)) < 0 || unlink(path) != 0 ||
+	    flock(fd2, LOCK_EX) != 0)
+		_exit(97);
+	if (pipe(p) != 0 || (ep = epoll_create1(0)) < 0 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev) != 0 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0 || /* EPERM: a file */
+	    epoll_ctl(ep, EPOLL_CTL_ADD, p[1], &ev) != 0)
+		_exit(98);
+	if ((fd = dup(p[0])) < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+		_exit(98);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0 || pipe(p) != 0)
+		_exit(99);
+	if ((cm = CMSG_FIRSTHDR(&msg)) == NULL)
+		_exit(99);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(cm), p, sizeof(p));
+	if (sendmsg(sv[0], &msg, 0) != 1)
+		_exit(99);
+	close(p[0]);
+	close(p[1]);
+	say('k');
+	hang();
+}
+
+/* The maps of the process PID, counted here (lines of its maps file). */
+static uint64_t
+maps_of(pid_t pid)
+{
+	char path[64], buf[65536];
+	uint64_t n = 0;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/maps", (int)pid);
+	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < got; i++)
+			n += buf[i] == '\n';
+	close(fd);
+	return n;
+}
+
+TestSuite(kobj, .init = tree_setup, .fini = tree_teardown, .timeout = 60);
+
+Test(kobj, counts_every_form)
+{
+	struct usage_walker w;
+	struct kernel_objects k;
+	pid_t holder = -1;
+	char path[64];
+	FILE *f;
+
+	start_tree(kobj_holder, 1);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)tree,
+		 (int)tree);
+	cr_assert_not_null(f = fopen(path, "re"));
+	cr_assert_eq(fscanf(f, "%d", &holder), 1);
+	fclose(f);
+	cr_assert_eq(usage_walker_init(&w, 16), 0);
+	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
+		     0);
+	cr_assert_eq(k.watches, 3, "watches %llu",
+		     (unsigned long long)k.watches);
+	cr_assert_eq(k.locks, 11, "locks %llu", (unsigned long long)k.locks);
+	cr_assert_eq(k.inflight, 2, "in flight %llu",
+		     (unsigned long long)k.inflight);
+	/* The holder's maps, not the root's (init is not counted). */
+	cr_assert_geq(k.maps, 1000);
+	cr_assert_eq(k.maps, maps_of(holder), "maps %llu",
+		     (unsigned long long)k.maps);
+	cr_assert_eq(k.unreadable, 0);
+	cr_assert_eq(usage_kobj_bytes(&k),
+		     3 * EPOLL_WATCH_BYTES + k.maps * KOBJ_VMA_BYTES +
+			     11 * KOBJ_LOCK_BYTES + 2 * KOBJ_INFLIGHT_BYTES);
+	/* The cap stops the count with a lower bound: a fifth of the
+	 * holder's maps' worth. */
+	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree,
+					  200 * KOBJ_VMA_BYTES, &k), -E2BIG);
+	cr_assert_geq(usage_kobj_bytes(&k), 200 * KOBJ_VMA_BYTES);
+	usage_walker_free(&w);
+}
+
+/* A holder that makes itself non-dumpable: a reader of its uid without
+ * CAP_SYS_PTRACE may not open its maps (proc(5), ptrace access mode
+ * checking). */
+static void
+undumpable_holder(void)
+{
+	if (spawn() != 0)
+		hang();
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		_exit(96);
+	say('u');
+	hang();
+}
+
+/* A process whose maps cannot be read is charged vm.max_map_count maps,
+ * not skipped (fail closed). As root, the test first becomes 65534 (a
+ * reader without CAP_SYS_PTRACE). */
+Test(kobj, unreadable_process_charged)
+{
+	struct usage_walker w;
+	struct kernel_objects k;
+	unsigned long max = 0;
+	FILE *f;
+
+	if (geteuid() == 0) {
+		cr_assert_eq(setgroups(0, NULL), 0);
+		cr_assert_eq(setresgid(65534, 65534, 65534), 0);
+		cr_assert_eq(setresuid(65534, 65534, 65534), 0);
+		cr_assert_eq(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+	}
+	cr_assert_not_null(f = fopen("/proc/sys/vm/max_map_count", "re"));
+	cr_assert_eq(fscanf(f, "%lu", &max), 1);
+	fclose(f);
+	start_tree(undumpable_holder, 1);
+	cr_assert_eq(usage_walker_init(&w, 16), 0);
+	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
+		     0);
+	cr_assert_eq(k.unreadable, 1);
+	cr_assert_geq(k.maps, max, "maps %llu", (unsigned long long)k.maps);
+	/* And the charge stops a job at any limit under it. */
+	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree,
+					  max * KOBJ_VMA_BYTES, &k), -E2BIG);
+	usage_walker_free(&w);
+}
+
+/* A holder of 1,000 maps whose leader ends before its thread: its own
+ * maps file is then empty, its thread's is not (proc(5)). */
+static void
+leader_gone_holder(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	pthread_t t;
+	char *m;
+
+	if (spawn() != 0)
+		hang();
+	m = mmap(NULL, 1001 * (size_t)page, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		_exit(96);
+	for (int i = 1; i < 1000; i += 2)
+		if (mprotect(m + i * page, (size_t)page, PROT_READ) != 0)
+			_exit(96);
+	if (pthread_create(&t, NULL, thread_hang, NULL) != 0)
+		_exit(92);
+	say('l');
+	pthread_exit(NULL);
+}
+
+Test(kobj, leader_gone_read_through_a_thread)
+{
+	struct usage_walker w;
+	struct kernel_objects k;
+	struct timespec pause_ms = {.tv_nsec = 10 * 1000 * 1000};
+	pid_t holder = -1;
+	char path[64], state = '?';
+	FILE *f;
+
+	start_tree(leader_gone_holder, 1);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)tree,
+		 (int)tree);
+	cr_assert_not_null(f = fopen(path, "re"));
+	cr_assert_eq(fscanf(f, "%d", &holder), 1);
+	fclose(f);
+	/* Wait for the leader to be a zombie (pthread_exit after say). */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)holder);
+	for (int i = 0; i < 500 && state != 'Z'; i++) {
+		cr_assert_not_null(f = fopen(path, "re"));
+		cr_assert_eq(fscanf(f, "%*d (%*[^)]) %c", &state), 1);
+		fclose(f);
+		if (state != 'Z')
+			nanosleep(&pause_ms, NULL);
+	}
+	cr_assert_eq(state, 'Z');
+	cr_assert_eq(maps_of(holder), 0);
+	cr_assert_eq(usage_walker_init(&w, 16), 0);
+	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
+		     0);
+	cr_assert_geq(k.maps, 1000, "maps %llu", (unsigned long long)k.maps);
+	usage_walker_free(&w);
 }

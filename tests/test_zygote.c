@@ -537,16 +537,18 @@ Test(zygote, the_prebuilt_filters_are_the_runtime_ones)
 static void
 fake_reply(int sock, uint32_t seq, uint64_t bytes)
 {
-	uint8_t out[40];
+	uint8_t out[56];
 	struct wbuf w;
 
 	wbuf_init(&w, out, sizeof(out));
 	wbuf_put_u32(&w, TEST_MEAS_MAGIC);
 	wbuf_put_i32(&w, 0);
 	wbuf_put_u32(&w, seq);
-	wbuf_put_u64(&w, bytes);
-	wbuf_put_u32(&w, 0);
-	wbuf_put_u64(&w, bytes);
+	wbuf_put_u64(&w, bytes);	/* the Pss sum */
+	wbuf_put_u64(&w, bytes);	/* the resident sum of the walk */
+	wbuf_put_u64(&w, 0);
+	wbuf_put_u64(&w, 0);
+	wbuf_put_u32(&w, 0);		/* fallbacks */
 	cr_assert(wbuf_ok(&w));
 	cr_assert_geq(proto_send_fds(sock, out, w.len, NULL, 0), 0);
 }

@@ -434,6 +434,46 @@ cmd_leftover(int argc, char **argv)
 /* The errno of CALL's result R (0 when R >= 0). */
 #define ERR_OF(r) ((r) < 0 ? errno : 0)
 
+#ifndef F_OFD_GETLK
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#define F_OFD_SETLKW 38
+#endif
+
+/* cmd_kmem's locks: on a file of /tmp (unlinked at once), fcntl(2)
+ * F_OFD_SETLK and F_OFD_SETLKW of byte 0 (an open file description
+ * lock: it stays with the open file in flight in a unix socket, in no
+ * descriptor table), F_OFD_GETLK, and F_SETLK of byte 2 (a POSIX lock,
+ * gone with the owner's descriptors), each answer an errno name or "ok"
+ * ("kmem.ofd_setlk", "kmem.ofd_setlkw", "kmem.ofd_getlk", "kmem.setlk"). */
+static void
+kmem_locks(void)
+{
+	char path[] = "/tmp/probe-lock-XXXXXX";
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+			  .l_len = 1};
+	int fd = mkstemp(path), r;
+
+	if (fd < 0) {
+		probe_errno("kmem.lockfile", errno);
+		return;
+	}
+	(void)unlink(path);
+	r = fcntl(fd, F_OFD_SETLK, &l);
+	probe_errno("kmem.ofd_setlk", ERR_OF(r));
+	l.l_start = 4;
+	r = fcntl(fd, F_OFD_SETLKW, &l);
+	probe_errno("kmem.ofd_setlkw", ERR_OF(r));
+	l.l_start = 0;
+	r = fcntl(fd, F_OFD_GETLK, &l);
+	probe_errno("kmem.ofd_getlk", ERR_OF(r));
+	l = (struct flock){.l_type = F_WRLCK, .l_whence = SEEK_SET,
+			   .l_start = 2, .l_len = 1};
+	r = fcntl(fd, F_SETLK, &l);
+	probe_errno("kmem.setlk", ERR_OF(r));
+	close(fd);
+}
+
 /*
  * `kmem`: the ways to hold kernel memory no process maps that the jail
  * bounds under the /proc monitor (docs/layers.md): one semget(2) set of
@@ -441,7 +481,7 @@ cmd_leftover(int argc, char **argv)
  * 1 MiB (fcntl(2)), SO_SNDBUF and SO_RCVBUF of a unix socket to 1 MiB
  * (socket(7)), vmsplice(2) of one byte into a pipe (a page a pipe
  * buffer holds, however large its folio), each answer an errno name or
- * "ok"; and the user
+ * "ok"; the lock commands of kmem_locks; and the user
  * namespace's user/max_inotify_watches. Nothing outlives the probe.
  */
 static int
@@ -480,6 +520,7 @@ cmd_kmem(int argc, char **argv)
 		close(fds[0]);
 		close(fds[1]);
 	}
+	kmem_locks();
 	f = fopen("/proc/sys/user/max_inotify_watches", "re");
 	if (f == NULL || fgets(buf, sizeof(buf), f) == NULL)
 		probe_errno("kmem.inotify_watches", errno != 0 ? errno : EIO);

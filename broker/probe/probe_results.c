@@ -295,6 +295,125 @@ out:
 	return 0;
 }
 
+/*
+ * Runs PIN(PER, ARG) in each of PROCS processes (this one and PROCS - 1
+ * forked children), then holds 5 s; returns the objects pinned, as the
+ * children report them through a pipe (a child that could not report
+ * counts 0).
+ */
+static long
+pin_in_procs(int procs, long per, long (*pin)(long, int))
+{
+	int rep[2];
+	long n, sum = 0, got;
+
+	if (pipe2(rep, O_CLOEXEC) < 0)
+		return 0;
+	for (int i = 1; i < procs; i++) {
+		pid_t pid = fork();
+
+		if (pid != 0)
+			continue;
+		close(rep[0]);
+		n = pin(per, i);
+		if (write(rep[1], &n, sizeof(n)) != sizeof(n))
+			_exit(1);
+		sleep(5);
+		_exit(0);
+	}
+	close(rep[1]);
+	sum = pin(per, 0);
+	for (int i = 1; i < procs; i++)
+		if (read(rep[0], &got, sizeof(got)) == sizeof(got))
+			sum += got;
+	close(rep[0]);
+	return sum;
+}
+
+/* PER maps in this process: one PROT_NONE mapping of PER pages, every
+ * other page then made readable (neighbours of unlike protection never
+ * merge). Returns the maps made. */
+static long
+pin_maps(long per, int unused)
+{
+	long page = sysconf(_SC_PAGESIZE), n = 1;
+	char *p = mmap(NULL, (size_t)(per * page), PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	(void)unused;
+	if (p == MAP_FAILED)
+		return 0;
+	for (long i = 1; i + 1 < per; i += 2, n += 2)
+		if (mprotect(p + i * page, (size_t)page, PROT_READ) < 0)
+			break;
+	return n;
+}
+
+/* result-maps [K]: K thousand memory maps (180 unless given, 240 at
+ * most; about 220 bytes of kernel memory each, a vm_area_struct and its
+ * share of the maple tree, launcher/usage.h) and no resident memory, in
+ * processes of 60,000 maps each (vm.max_map_count is 65,530). Holds 5 s
+ * and prints "maps=N". About 38 MiB when run bare. */
+static int
+cmd_maps(int argc, char **argv)
+{
+	long want = arg_num(argc, argv, 1, 240, 180) * 1000;
+	int procs = (int)((want + 59999) / 60000);
+
+	if (procs < 1)
+		procs = 1;
+	probe_kv("maps", "%ld", pin_in_procs(procs, want / procs, pin_maps));
+	sleep(5);
+	return 0;
+}
+
+/* PER POSIX write locks in this process, on every other byte of 50
+ * unlinked files of /tmp (200 descriptors in all: under the 512 the
+ * monitor leaves uncharged, fdcharge.h) (neighbouring locks of one owner merge; the
+ * kernel inserts a lock after a walk of its file's locks, so many short
+ * lists). Returns the locks set. */
+static long
+pin_locks(long per, int id)
+{
+	char path[64];
+	long n = 0;
+
+	for (int f = 0; f < 50 && n < per; f++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "/tmp/probe-lock-%d-%d-%d",
+			 (int)getpid(), id, f);
+		if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			       0600)) < 0)
+			return n;
+		(void)unlink(path);
+		for (long i = 0; i < (per + 49) / 50 && n < per; i++, n++) {
+			struct flock l = {.l_type = F_WRLCK,
+					  .l_whence = SEEK_SET,
+					  .l_start = (off_t)(2 * i),
+					  .l_len = 1};
+
+			if (fcntl(fd, F_SETLK, &l) < 0)
+				return n;
+		}
+	}
+	return n;
+}
+
+/* result-locks [K]: K thousand byte-range (POSIX) locks (200 unless
+ * given, 240 at most; about 200 bytes of kernel memory each, a struct
+ * file_lock, launcher/usage.h; no rlimit bounds them), in 4 processes.
+ * Holds 5 s and prints "locks=N". About 39 MiB when run bare. */
+static int
+cmd_locks(int argc, char **argv)
+{
+	long want = arg_num(argc, argv, 1, 240, 200) * 1000;
+
+	probe_kv("locks", "%ld", pin_in_procs(4, want / 4, pin_locks));
+	sleep(5);
+	return 0;
+}
+
 /* result-pte [GIB]: maps GIB GiB (64 unless given, 64 at most) of
  * address space readable only, touching one byte every 2 MiB: each touch
  * maps the shared zero page (no resident memory) and a page-table page of
@@ -508,6 +627,10 @@ const struct probe_cmd probe_results_cmds[] = {
 	 cmd_pte},
 	{"result-epoll", "[K]: K thousand epoll watches on closed numbers, 5 s",
 	 cmd_epoll},
+	{"result-maps", "[K]: K thousand memory maps in processes of 60,000, "
+	 "5 s", cmd_maps},
+	{"result-locks", "[K]: K thousand POSIX locks in 4 processes, 5 s",
+	 cmd_locks},
 	{"result-pipes", "[N]: N processes holding empty pipes up to "
 	 "RLIMIT_NOFILE 5 s, pipes=K", cmd_pipes},
 	{"result-flood", "[KIB [stderr]]: KIB KiB of lines on stdout (stderr)",

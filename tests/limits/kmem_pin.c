@@ -26,7 +26,16 @@
  *           most;
  *   pte     page tables: a 64 GiB read-only anonymous mapping read once
  *           every 2 MiB (the zero page: no resident page), a 4 KiB page
- *           table each, 128 MiB.
+ *           table each, 128 MiB;
+ *   maps    memory maps (VMAs): one anonymous mapping of MAX_MAPS pages,
+ *           PROT_NONE, of which every other page is then made PROT_READ
+ *           (neighbours of unlike protection never merge): MAX_MAPS
+ *           vm_area_structs, VMA_BYTES each, and no resident page;
+ *   locks   byte-range (POSIX, F_SETLK) locks: LOCK_FILES files in /tmp,
+ *           a write lock on every other byte of each (neighbouring locks
+ *           of one owner merge), LOCKS_PER_FILE a file, FILE_LOCK_BYTES
+ *           each (several files: the kernel inserts a lock in a list
+ *           walk of the file's locks).
  * It pins as much as it can (until a call fails or its bound), then
  * writes DIR/kmem-ready: "FORM OBJECTS BYTES ERRNO" (BYTES the kernel
  * memory those objects hold by the sizes above, ERRNO the name of the
@@ -39,7 +48,9 @@
  *
  * Bound when run bare: at most 600 MiB of kernel memory by the counts
  * (250 semaphore sets of 2000 KiB; 512 MiB of pipes or socket buffers;
- * 128 MiB of page tables;
+ * 128 MiB of page tables; 60,000 maps a process (16 x 60,000 x 220
+ * bytes, 201 MiB); 80,000 locks a process of about 200 bytes (16 x
+ * 80,000, 244 MiB);
  * 200,000 inotify watches of about 1 KiB; 600,000 epoll watches of about
  * 200 bytes) and 8 s; every object dies with the process (the sets and
  * queues are removed at exit).
@@ -70,6 +81,11 @@
 #define MAX_WATCHES 200000ul
 #define MAX_EPOLL_WATCHES 600000ul
 #define HOLD_SECONDS 8
+#define MAX_MAPS 60000ul        /* under vm.max_map_count, 65530 */
+#define VMA_BYTES 220ul         /* launcher/usage.h KOBJ_VMA_BYTES */
+#define LOCK_FILES 100
+#define LOCKS_PER_FILE 800ul
+#define FILE_LOCK_BYTES 200ul   /* launcher/usage.h KOBJ_LOCK_BYTES */
 
 static unsigned long objects, bytes, max_bytes = MAX_BYTES;
 static const char *why = "bound";
@@ -286,6 +302,63 @@ pin_pte(void)
 	(void)sum;
 }
 
+static void
+pin_maps(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, MAX_MAPS * (unsigned long)page, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		stop(errno);
+		return;
+	}
+	objects = 1;
+	bytes = VMA_BYTES;
+	for (unsigned long i = 1; i + 1 < MAX_MAPS; i += 2) {
+		if (mprotect(p + i * (unsigned long)page, (size_t)page,
+			     PROT_READ) < 0) {
+			stop(errno);
+			return;
+		}
+		/* One mapping split in three. */
+		objects += 2;
+		bytes += 2 * VMA_BYTES;
+	}
+}
+
+static void
+pin_locks(void)
+{
+	char path[64];
+
+	for (int f = 0; f < LOCK_FILES; f++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "/tmp/kmem-lock-%d-%d",
+			 (int)getpid(), f);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			stop(errno);
+			return;
+		}
+		(void)unlink(path); /* the locks stay with the open file */
+		for (unsigned long i = 0; i < LOCKS_PER_FILE; i++) {
+			struct flock l = {.l_type = F_WRLCK,
+					  .l_whence = SEEK_SET,
+					  .l_start = (off_t)(2 * i),
+					  .l_len = 1};
+
+			if (fcntl(fd, F_SETLK, &l) < 0) {
+				stop(errno);
+				return;
+			}
+			objects++;
+			bytes += FILE_LOCK_BYTES;
+		}
+	}
+}
+
 /* Pins FORM; returns 2 for an unknown form. */
 static int
 pin(const char *form)
@@ -304,6 +377,10 @@ pin(const char *form)
 		pin_epoll();
 	else if (strcmp(form, "pte") == 0)
 		pin_pte();
+	else if (strcmp(form, "maps") == 0)
+		pin_maps();
+	else if (strcmp(form, "locks") == 0)
+		pin_locks();
 	else
 		return 2;
 	return 0;
@@ -320,7 +397,7 @@ main(int argc, char **argv)
 
 	if ((argc != 3 && argc != 4) || procs < 1 || procs > 16) {
 		fprintf(stderr, "usage: kmem-pin sem|mq|pipe|socket|inotify|"
-			"epoll|pte DIR [PROCS (1-16)]\n");
+			"epoll|pte|maps|locks DIR [PROCS (1-16)]\n");
 		return 2;
 	}
 	max_bytes = MAX_BYTES / (unsigned long)procs; /* the bound bare */
