@@ -369,6 +369,33 @@ check_landlock(struct doctor_check *c)
 	set_fix(c, "Linux 6.12 or later for Landlock ABI 6");
 }
 
+/*
+ * Appends to C's fix what the /proc monitor leaves to the kernel (issue
+ * 23; docs/layers.md, "Memory the monitor cannot see"): the watches of
+ * an epoll instance in flight in a unix socket are in no descriptor
+ * table the monitor reads, and only the host user's
+ * fs.epoll.max_user_watches bounds them, for all of that user's
+ * programs at once, at about 200 bytes a watch (EPOLL_WATCH_BYTES).
+ */
+static void
+monitor_epoll_note(struct doctor_check *c)
+{
+	char text[32];
+	unsigned long long n;
+	size_t at = strlen(c->fix);
+
+	if (doctor_read_small(AT_FDCWD, "/proc/sys/fs/epoll/max_user_watches",
+			      text, sizeof(text)) <= 0)
+		return;
+	n = strtoull(text, NULL, 10);
+	snprintf(c->fix + at, sizeof(c->fix) - at, ". Under the monitor, "
+		 "epoll watches held in flight in unix sockets are bounded "
+		 "only by fs.epoll.max_user_watches, %llu here (%.0f MiB at "
+		 "200 bytes a watch, for all of uid %u's programs): lower it "
+		 "(sysctl -w fs.epoll.max_user_watches=N) to bound them", n,
+		 (double)n * 200.0 / 1048576.0, (unsigned)geteuid());
+}
+
 static void
 check_cgroup(struct doctor_check *c)
 {
@@ -420,6 +447,8 @@ check_cgroup(struct doctor_check *c)
 			 sizeof(c->fix) - strlen(c->fix), "; on this hybrid "
 			 "cgroup v1/v2 host the controllers belong to v1: boot "
 			 "with systemd.unified_cgroup_hierarchy=1");
+	if (!usable)
+		monitor_epoll_note(c);
 }
 
 /* ---- the report ---------------------------------------------------------- */
