@@ -38,17 +38,21 @@ int cmd_serve(int argc, char **argv);
  * jail checked on this host, then the verdict. Exit 0 for "full" and
  * "degraded", 69 (EXIT_REFUSED) for "refused", 2 for usage. */
 int cmd_doctor(int argc, char **argv);
-/* `stockade eval layers|isolation|filter|corpus` (cmd_eval.c; issue 6,
- * docs/evidence.md): the attack corpus against configurations of the
- * jail. Exit 0; 1 when an attack succeeded against the full product (or
- * a hostile program did harm in it); 2 for usage; 69 when refused (the
- * weakened configurations as root); 70 when a run could not be judged. */
-int cmd_eval(int argc, char **argv);
-/* `stockade check [--json] [--only LAYER]... [--list] [--prefix DIR]`
- * (cmd_check.c, check.h; issue 7): the checks of an installed stockade
- * on this host. Exit 0 when no check failed, 1 when one did, 2 for
- * usage, 70 when the checks could not be run at all. */
-int cmd_check(int argc, char **argv);
+/*
+ * `stockade check ...` and `stockade eval ...` (cmd_verify.c): executes
+ * the program NAME ("stockade-check", "stockade-eval"; verify/) found
+ * the way the launcher is (install_open_helper, install_path.h: beside
+ * this binary, then libexecdir/stockade by the relative path, then the
+ * compiled-in STOCKADE_LIBEXECDIR) with ARGV (ARGC strings, ARGV[0] the
+ * command's name, kept) and the environment
+ * plus STOCKADE_BROKER=this binary, so that the program checks the
+ * broker the user ran. Returns only on failure: EXIT_SANDBOX (70), with
+ * the places tried and the fix on stderr (COMMAND names the command in
+ * the message). On success the exit status is the program's own:
+ * docs/check.md and docs/evidence.md give them.
+ */
+int cmd_exec_verify(const char *command, const char *name, int argc,
+		    char **argv);
 
 /* `stockade mcp [--workspace DIR] [--keep] [--policy FILE]` (cmd_mcp.c,
  * mcp.h, docs/mcp.md; issue 8): a Model Context Protocol server over

@@ -43,13 +43,8 @@ install_self_dir(char *dir, size_t len)
 	return strlcpy(dir, self, len) < len ? 0 : -ENAMETOOLONG;
 }
 
-/*
- * OUT (PATH_MAX bytes) = DIR with the relative path REL laid on it: each
- * leading ".." takes a component off, "." is skipped, the rest is
- * appended. Returns false when it does not fit.
- */
-static bool
-rel_join(char *out, const char *dir, const char *rel)
+bool
+install_rel_join(char *out, const char *dir, const char *rel)
 {
 	const char *p = rel;
 	char *slash;
@@ -88,7 +83,7 @@ install_helper_paths(const char *bindir, const char *name, bool builtin,
 
 	if (snprintf(cand[n], PATH_MAX, "%s/%s", bindir, name) < PATH_MAX)
 		n++;
-	if (rel_join(dir, bindir, STOCKADE_BIN_TO_LIBEXEC "/stockade") &&
+	if (install_rel_join(dir, bindir, STOCKADE_BIN_TO_LIBEXEC "/stockade") &&
 	    snprintf(cand[n], PATH_MAX, "%s/%s", dir, name) < PATH_MAX)
 		n++;
 	if (builtin && snprintf(cand[n], PATH_MAX, "%s/%s",

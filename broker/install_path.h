@@ -42,6 +42,14 @@ size_t install_helper_paths(const char *bindir, const char *name,
 			    bool builtin, char paths[][4096]);
 
 /*
+ * OUT (PATH_MAX bytes) = DIR with the relative path REL laid on it: each
+ * leading ".." takes a component off (exact when DIR holds no symbolic
+ * link, as install_self_dir gives), "." is skipped, the rest is
+ * appended. Returns false when it does not fit.
+ */
+bool install_rel_join(char *out, const char *dir, const char *rel);
+
+/*
  * Opens PATH O_PATH | O_CLOEXEC and checks on the descriptor that it is a
  * regular file with an execute bit. Returns the descriptor (the caller's
  * to close) or a negative errno (-EACCES for anything but a regular

@@ -144,9 +144,11 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "doctor") == 0)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(argv[1], "eval") == 0)
-		return cmd_eval(argc - 1, argv + 1);
+		return cmd_exec_verify("eval", "stockade-eval", argc - 1,
+				       argv + 1);
 	if (strcmp(argv[1], "check") == 0)
-		return cmd_check(argc - 1, argv + 1);
+		return cmd_exec_verify("check", "stockade-check", argc - 1,
+				       argv + 1);
 	fprintf(stderr, "stockade: unknown command \"%s\"\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -91,7 +91,7 @@ struct job_limits {
  * io_uring, a test suite trying socket families) never waits; see
  * docs/decisions.md, "Refusals are answered at a bounded rate".
  * launcher/denials.c answers by these; seccomp.refusal_rate_bounded
- * (broker/check_seccomp.c) checks them.
+ * (verify/check/check_seccomp.c) checks them.
  */
 #define DENIALS_RATE 1000u  /* answers per second; a multiple of 1000 */
 #define DENIALS_BURST 1000u /* answers in a row after a quiet second */

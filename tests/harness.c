@@ -239,6 +239,19 @@ become_unprivileged(void)
 	if (!copy_exe(src_launcher, launcher_path) ||
 	    !copy_exe(src_stockade, stockade_path))
 		return false;
+	/* stockade-eval beside them when built (test_eval.c runs it as the
+	 * decoy; `stockade eval` executes it). */
+	{
+		char src[PATH_MAX + 64], dst[PATH_MAX + 64], *slash;
+
+		snprintf(src, sizeof(src), "%s", src_stockade);
+		if ((slash = strrchr(src, '/')) != NULL)
+			snprintf(slash, sizeof(src) - (size_t)(slash - src),
+				 "/stockade-eval");
+		snprintf(dst, sizeof(dst), "%s/stockade-eval", dir);
+		if (access(src, F_OK) == 0 && !copy_exe(src, dst))
+			return false;
+	}
 	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
 		char src[PATH_MAX + 64], dst[PATH_MAX + 64];
 

@@ -85,17 +85,19 @@ def traversable_tmp():
 
 
 def unprivileged_binaries(stockade_bin, cleanup):
-    """Copies stockade, stockade-launcher and (when built) stockade-probe
-    into a 0755 directory of their own (the build tree may sit under a
-    directory other users cannot enter)."""
+    """Copies stockade, stockade-launcher and (when built) stockade-check,
+    stockade-eval and stockade-probe into a 0755 directory of their own
+    (the build tree may sit under a directory other users cannot
+    enter)."""
     d = tempfile.mkdtemp(prefix="stockade-bin-", dir=traversable_tmp())
     cleanup.append(d)
     os.chmod(d, 0o755)
     src_dir = os.path.dirname(os.path.abspath(stockade_bin))
-    for name in ("stockade", "stockade-launcher", "stockade-probe"):
+    for name in ("stockade", "stockade-launcher", "stockade-check",
+                 "stockade-eval", "stockade-probe"):
         src = os.path.join(src_dir, name)
-        if name == "stockade-probe" and not os.path.exists(src):
-            continue  # only `stockade check` needs it
+        if name not in ("stockade", "stockade-launcher") and not os.path.exists(src):
+            continue  # only `stockade check` and `stockade eval` need them
         if not os.path.exists(src):
             raise AssertionError(f"{src} is missing (it must sit beside {stockade_bin})")
         shutil.copyfile(src, os.path.join(d, name))

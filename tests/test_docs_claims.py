@@ -106,7 +106,7 @@ FILE_SUFFIXES = {"c", "h", "md", "py", "json", "ini", "sh", "txt", "yaml",
 # A namespace named the way the layers are (`net_ns`).
 NS_TOKEN = re.compile(r"^[a-z][a-z0-9]*_ns$")
 STOCKADE_CHECK = re.compile(r"(?<![\w-])stockade\s+check(?![\w-])")
-PATH_PREFIXES = ("tests/", "docs/", "broker/", "launcher/", "shared/",
+PATH_PREFIXES = ("tests/", "docs/", "broker/", "launcher/", "shared/", "verify/",
                  "policy/", "tools/", "bench/", "examples/", "deploy/",
                  "fuzz/", "debian/", ".ci/")
 PATH_TOKEN = re.compile(r"^(?P<path>[^\s:]+?)(?::(?P<line>[0-9]+)(?:-[0-9]+)?)?$")
@@ -511,7 +511,7 @@ def src_policy():
 
 def src_defects():
     names = set()
-    for d in ("shared", "broker", "launcher"):
+    for d in ("shared", "broker", "launcher", "verify"):
         for dirpath, _, files in os.walk(os.path.join(ROOT, d)):
             for f in files:
                 if not f.endswith((".c", ".h", ".def")):

@@ -11,7 +11,9 @@
 #   - `stockade doctor` and `stockade run -- python3 -c 'print(1)'` from a
 #     copy of the tree in a fresh 0755 directory, as root and as uid 65534
 #     (as the invoking user when not root);
-#   - `stockade check --prefix TREE/usr/local --only limits`;
+#   - `stockade check --prefix TREE/usr/local --only limits`; `stockade
+#     check` executes libexec/stockade/stockade-check, and without it (and
+#     for eval: stockade-eval is not installed) exits 70 naming the place;
 #   - `--help` of every command on stdout with exit 0, and a bad option on
 #     stderr with a non-zero status;
 #   - every man page renders with man -l and groff without a warning, and
@@ -38,6 +40,7 @@ PREFIX = "usr/local"
 EXPECTED_FILES = {
     "bin/stockade": 0o755,
     "libexec/stockade/stockade-launcher": 0o755,
+    "libexec/stockade/stockade-check": 0o755,
     "libexec/stockade/stockade-probe": 0o755,
     "share/stockade/policy/default.ini": 0o644,
     "share/stockade/policy/seccomp-default.ini": 0o644,
@@ -188,6 +191,29 @@ def t_relative(c):
             f"{libexec}/stockade-launcher", p)
 
 
+def t_verify(c):
+    """`stockade check` executes libexecdir/stockade/stockade-check, found
+    as the launcher is: without it, exit 70 naming the place in this tree;
+    stockade-eval is not installed, and `stockade eval` says so."""
+    d = tempfile.mkdtemp(prefix="stockade-nocheck-", dir=traversable_tmp())
+    c.cleanup.append(d)
+    shutil.copytree(os.path.join(c.dest, "usr"), os.path.join(d, "usr"))
+    libexec = os.path.join(d, PREFIX, "libexec", "stockade")
+    p = run([c.bin(d), "check", "--list"])
+    require(p.returncode == 0 and "limits.rlimit" in p.stdout,
+            "the installed stockade check --list", p)
+    os.unlink(os.path.join(libexec, "stockade-check"))
+    bad = []
+    for cmd, name in (("check", "stockade-check"), ("eval", "stockade-eval")):
+        p = run([c.bin(d), cmd, "--help"])
+        if not (p.returncode == 70 and p.stdout == "" and
+                os.path.join(libexec, name) in p.stderr and
+                f"{name} not found" in p.stderr):
+            bad.append(f"stockade {cmd} without {name}: exit {p.returncode}, "
+                       f"stderr {p.stderr[:300]!r}")
+    require(not bad, "\n".join(bad))
+
+
 def t_doctor(c, title, pre, env):
     tree = copy_tree(c)
     p = run(pre + [c.bin(tree), "doctor"], env=env, cwd=tree)
@@ -218,11 +244,18 @@ def t_check(c, title, pre, env):
             f"stockade check --prefix {title}", p)
 
 
+def for_words(exe, words):
+    """The stockade to ask about WORDS: the installed EXE, but the build
+    tree's for `stockade eval`, whose stockade-eval is a build-tree tool
+    that `meson install` leaves out (README.md; t_verify)."""
+    return os.path.join(BUILD, "stockade") if words[0] == "eval" else exe
+
+
 def usage_options(exe, words):
     """The options of `stockade WORDS... --help` that belong to WORDS: for
     a subcommand (policy show, eval filter), only those of the usage lines
     that name it."""
-    text = run([exe] + words + ["--help"]).stdout
+    text = run([for_words(exe, words)] + words + ["--help"]).stdout
     if len(words) > 1:
         keep, lines = False, []
         for line in text.splitlines():
@@ -241,12 +274,13 @@ def t_help(c):
     bad = []
     exe = c.bin(c.dest)
     for words in HELPS:
-        p = run([exe] + words + ["--help"])
+        p = run([for_words(exe, words)] + words + ["--help"])
         if p.returncode != 0 or not p.stdout.startswith("usage:") or p.stderr:
             bad.append(f"stockade {' '.join(words)} --help: exit "
                        f"{p.returncode}, stdout {p.stdout[:80]!r}, "
                        f"stderr {p.stderr[:200]!r}")
-        p = run([exe] + words + ["--no-such-option"], stdin=subprocess.DEVNULL)
+        p = run([for_words(exe, words)] + words + ["--no-such-option"],
+                stdin=subprocess.DEVNULL)
         if p.returncode == 0 or p.stdout or not p.stderr:
             bad.append(f"stockade {' '.join(words)} --no-such-option: exit "
                        f"{p.returncode}, stdout {p.stdout[:80]!r}, "
@@ -411,7 +445,9 @@ def main():
              ("the installed files and their modes", t_layout),
              ("stockade --version from the installed tree", t_version),
              ("the launcher is found relative to the installed broker",
-              t_relative)]
+              t_relative),
+             ("stockade check runs the installed stockade-check; without "
+              "it, and for eval, a named error", t_verify)]
     for title, pre, env in c.users():
         tests.append((f"stockade doctor {title}",
                       lambda c, a=(title, pre, env): t_doctor(c, *a)))

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # A default build carries no trace of the planted defects (issue 7,
-# docs/defects.md): strings(1) on stockade, stockade-launcher and
-# stockade-probe finds none of the defect names of shared/plants-*.def,
+# docs/defects.md): strings(1) on stockade, stockade-launcher,
+# stockade-check, stockade-eval and stockade-probe finds none of the defect names of shared/plants-*.def,
 # nor the variable that switches them on, nor the option that lists them.
 # Registered only for builds without -Dplanted_defects=true.
 import os
@@ -26,7 +26,8 @@ def main():
           f"are listed ({len(names)})")
     words = names + ["STOCKADE_PLANT", "--list-plants", "planted defect"]
     found = []
-    for exe in ("stockade", "stockade-launcher", "stockade-probe"):
+    for exe in ("stockade", "stockade-launcher", "stockade-check",
+                "stockade-eval", "stockade-probe"):
         out = subprocess.run(["strings", "-a", "-n", "4", os.path.join(bindir, exe)],
                              capture_output=True, text=True, check=True).stdout
         # strings works: a string every binary holds is there.

@@ -13,7 +13,7 @@
  * jail, one test per call, to tell the seccomp filter's answers (EPERM,
  * EAFNOSUPPORT, ENOSYS, or the end of the job) from the kernel's.
  *
- * Most calls are stockade-probe's (broker/probe/probe.h, probe_call_find:
+ * Most calls are stockade-probe's (verify/probe/probe.h, probe_call_find:
  * probe_syscalls.c and probe_seccomp.c are built into this program,
  * tests/meson.build), under this program's names where they differ
  * (aliases below); the calls only these tests make are here.
@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* broker/probe/probe.h (tests/probe.h is another program's). */
+/* verify/probe/probe.h (tests/probe.h is another program's). */
 #include "probe/probe.h"
 
 /* A path that exists nowhere: calls that look a path up fail ENOENT. */

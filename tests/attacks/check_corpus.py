@@ -17,7 +17,7 @@ NAME = re.compile(r"^(\d\d)-[a-z0-9]+(?:-[a-z0-9]+)*\.(py|sh|c)$")
 KEYS = {"family", "tries", "source", "exfil", "fileapi", "stopped-when",
         "attempted-when"}
 # What being stopped looks like (docs/evidence.md, "What stopped means";
-# broker/eval_corpus.c stop_words): a closed vocabulary.
+# verify/eval/eval_corpus.c stop_words): a closed vocabulary.
 STOP_WORDS = {"canary-unread", "pwned-absent", "files-intact",
               "decoy-unsignalled", "no-survivor", "output-capped",
               "terminal-untouched"}

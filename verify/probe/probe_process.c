@@ -1,6 +1,6 @@
 /*
  * probe_process.c: stockade-probe's commands for the checks of the
- * layers that shape and hold the job's process (broker/check_process.c,
+ * layers that shape and hold the job's process (verify/check/check_process.c,
  * check_limits.c, check_privs.c): its limits, environment, working
  * directory, session and descriptors, credentials, and the few attempts
  * (a write, a bind, a connect, a signal, an ioctl) that tell whether

@@ -272,7 +272,7 @@ prepare(struct run *r, unsigned id)
 				     r->s.canary[EVAL_CANARY_SERVICE])) < 0)
 		return e;
 	r->served = true;
-	return eval_decoy_start(&r->decoy, ctx->self,
+	return eval_decoy_start(&r->decoy, ctx->decoy,
 				r->s.canary[EVAL_CANARY_DECOY_ARGV],
 				r->s.canary[EVAL_CANARY_DECOY_ENV]);
 }

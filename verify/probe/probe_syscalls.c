@@ -2,9 +2,9 @@
  * probe_syscalls.c: stockade-probe's system calls that the jail's filter
  * refuses whole, whatever their arguments, the terminal ioctls it refuses
  * whatever the high word, the calls through the foreign ABIs
- * (docs/seccomp.md; the checks in broker/check_seccomp.c), and `sleep`,
+ * (docs/seccomp.md; the checks in verify/check/check_seccomp.c), and `sleep`,
  * for the checks that look at stockade's own processes while a job runs
- * (broker/check_confined.c).
+ * (verify/check/check_confined.c).
  *
  * Each call is a command "call.NAME" that makes the call once and prints
  * "NAME=<errno name>" ("ok" when it succeeded); `stockade-probe sys

@@ -8,7 +8,7 @@
  * or, for the launcher boundary, the launcher itself over its socket),
  * looks at what came back, and says PASS, FAIL or SKIP with what it
  * observed. Inside the jail the observations are made by stockade-probe
- * (broker/probe/), a static program each job is given with --put.
+ * (verify/probe/), a static program each job is given with --put.
  *
  * A check's name is "LAYER.what_it_observed" (user_ns.setgroups_denied);
  * the layers are check_layers[], in the order they print.

@@ -64,7 +64,7 @@ eval_decoy_start(struct eval_decoy *d, const char *self,
 		 const char *argv_canary, const char *env_canary)
 {
 	char envbuf[128];
-	const char *const argv[] = {self, "eval", "__decoy", argv_canary, NULL};
+	const char *const argv[] = {self, "__decoy", argv_canary, NULL};
 	const char *const envp[] = {envbuf, "PATH=/usr/bin:/bin", NULL};
 	_cleanup_close_ int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int p[2], e;

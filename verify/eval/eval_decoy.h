@@ -19,8 +19,8 @@ struct eval_decoy {
 };
 
 /*
- * Starts a decoy: the program SELF (the stockade binary) run as
- * "SELF eval __decoy ARGV_CANARY" with only DECOY_SECRET=ENV_CANARY and
+ * Starts a decoy: the program SELF (the stockade-eval binary) run as
+ * "SELF __decoy ARGV_CANARY" with only DECOY_SECRET=ENV_CANARY and
  * PATH in its environment, in a process group of its own, standard
  * streams on /dev/null, killed when the calling thread dies
  * (PR_SET_PDEATHSIG). Waits (at most 5 s) until it has set its handlers.
@@ -41,7 +41,7 @@ int eval_decoy_check(struct eval_decoy *d, char *what, size_t len);
  * not start (pid 0). */
 void eval_decoy_stop(struct eval_decoy *d);
 
-/* `stockade eval __decoy CANARY` (ARGV[0] "__decoy"): the decoy itself;
+/* `stockade-eval __decoy CANARY` (ARGV[0] "__decoy"): the decoy itself;
  * never returns unless its set-up failed (exit status 70). */
 int eval_decoy_main(int argc, char **argv);
 

@@ -47,6 +47,7 @@
 #include "log.h"
 #include "policy.h"
 #include "preflight.h"
+#include "verify.h"
 
 #ifndef STOCKADE_EVAL_ATTACKS_DIR
 #define STOCKADE_EVAL_ATTACKS_DIR "tests/attacks"
@@ -362,7 +363,7 @@ write_policy(const char *base, const struct eval_config *cfg, char *path,
 	return 0;
 }
 
-/* The stockade binary itself, for the jobs and the decoys. */
+/* This program, stockade-eval, for the decoys. */
 static int
 self_path(char *buf, size_t size)
 {
@@ -498,7 +499,8 @@ cmd_eval(int argc, char **argv)
 	struct eval_ctx ctx;
 	struct eval_verdict *v = NULL;
 	char (*policy)[PATH_MAX] = NULL;
-	char self[PATH_MAX], base[] = "/tmp/stockade-eval-XXXXXX";
+	char self[PATH_MAX], broker[PATH_MAX], tried[3 * PATH_MAX + 64];
+	char base[] = "/tmp/stockade-eval-XXXXXX";
 	char err[1024], command[512];
 	const char *home = getenv("HOME"), *path = getenv("PATH");
 	struct sigaction sa;
@@ -563,13 +565,21 @@ cmd_eval(int argc, char **argv)
 			  "to read the stockade binaries and the attacks: "
 			  "copy them under /tmp when they sit in a directory "
 			  "others may not enter)", o.sub,
-			  self_path(self, sizeof(self)) == 0 ? self :
-			  "stockade", o.sub);
+			  verify_find_broker(broker, sizeof(broker), NULL,
+					     0) == 0 ? broker : "stockade",
+			  o.sub);
 		free(o.only);
 		return EXIT_REFUSED;
 	}
 	if (self_path(self, sizeof(self)) < 0) {
 		log_error("eval: /proc/self/exe: %s", strerror(errno));
+		free(o.only);
+		return EXIT_SANDBOX;
+	}
+	if (verify_find_broker(broker, sizeof(broker), tried,
+			       sizeof(tried)) < 0) {
+		log_error("eval: no stockade to evaluate in %s; run `stockade "
+			  "eval`", tried);
 		free(o.only);
 		return EXIT_SANDBOX;
 	}
@@ -633,7 +643,8 @@ cmd_eval(int argc, char **argv)
 		goto out;
 	}
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.self = self;
+	ctx.self = broker;
+	ctx.decoy = self;
 	ctx.base = base;
 	ctx.hp = hp;
 	ctx.user_home = home != NULL && home[0] == '/' ? home : NULL;

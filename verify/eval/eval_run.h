@@ -35,6 +35,8 @@
 /* What every run of one eval shares (all borrowed). */
 struct eval_ctx {
 	const char *self;          /* the stockade binary to execute */
+	const char *decoy;         /* the stockade-eval binary, run as the
+				    * decoy (eval_decoy_start) */
 	const char *base;          /* the eval's directory, absolute */
 	struct eval_honeypot *hp;
 	const char *user_home;     /* the eval user's own $HOME, searched

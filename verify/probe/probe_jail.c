@@ -1,6 +1,6 @@
 /*
  * probe_jail.c: stockade-probe's commands for the checks of the jail's
- * namespaces (broker/check_jail.c, check_mounts.c): what a process
+ * namespaces (verify/check/check_jail.c, check_mounts.c): what a process
  * inside sees of its ids, namespaces, processes, mounts, files, network
  * and System V objects, and the few attempts (a new file in /etc, a
  * datagram and a connect to the host's sockets) that tell whether the

@@ -1,6 +1,6 @@
 /*
  * probe_results.c: stockade-probe's commands for the results checks
- * (broker/check_results.c): one job that ends in each status of the
+ * (verify/check/check_results.c): one job that ends in each status of the
  * result (docs/results.md), each bounded (at most 256 MiB of memory, 40
  * processes, 4 MiB of disk, 10 s) whatever the sandbox does.
  */

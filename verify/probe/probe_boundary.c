@@ -1,6 +1,6 @@
 /*
  * probe_boundary.c: stockade-probe's commands for the boundary checks
- * (broker/check_boundary.c).
+ * (verify/check/check_boundary.c).
  *
  *   mark-then-mark FIRST MS SECOND   a job: makes the file FIRST, sleeps
  *                                    MS milliseconds, makes SECOND; a

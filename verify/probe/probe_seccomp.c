@@ -1,7 +1,7 @@
 /*
  * probe_seccomp.c: stockade-probe's `sys` command and the system calls
  * the jail's filter allows only with some arguments (docs/seccomp.md,
- * launcher/seccomp.c), for the checks in broker/check_seccomp.c.
+ * launcher/seccomp.c), for the checks in verify/check/check_seccomp.c.
  *
  * `sys CALL...` runs the commands "call.CALL" of this file and of
  * probe_syscalls.c (the calls refused whole) in one process, each making

@@ -30,6 +30,7 @@
 #include "config.h"
 #include "install_path.h"
 #include "plant.h"
+#include "verify.h"
 
 const char *const check_layers[] = {
 	"limits", "process_cleanup", "environment", "working_directory",
@@ -118,15 +119,16 @@ locate_helper(char *dst, const char *bindir, const char *name, bool builtin)
  * Finds the three binaries: under PREFIX (a build tree holds them side by
  * side; an installation has PREFIX/STOCKADE_PREFIX_TO_BIN/stockade and
  * its helpers where that broker finds them, never this one's compiled-in
- * STOCKADE_LIBEXECDIR), else this binary (/proc/self/exe) and the helpers
- * in the launcher's own search order (supervisor_init). Returns 0 or
+ * STOCKADE_LIBEXECDIR), else the broker that executed this program
+ * (verify_find_broker, verify.h: the one the user ran as `stockade
+ * check`) and the helpers from its directory in the launcher's own search
+ * order (supervisor_init). Returns 0 or
  * prints why not and returns -1.
  */
 static int
 locate(struct check_ctx *c, const char *prefix)
 {
 	char dir[PATH_MAX], self[PATH_MAX];
-	ssize_t n;
 	int e;
 
 	if (prefix != NULL) {
@@ -149,16 +151,20 @@ locate(struct check_ctx *c, const char *prefix)
 			return -1;
 		}
 	} else {
-		if ((e = install_self_dir(dir, sizeof(dir))) < 0) {
-			fprintf(stderr, "stockade check: /proc/self/exe: %s\n",
-				strerror(-e));
+		char tried[3 * PATH_MAX + 64], *slash;
+
+		if ((e = verify_find_broker(self, sizeof(self), tried,
+					    sizeof(tried))) < 0 ||
+		    realpath(self, c->stockade) == NULL) {
+			fprintf(stderr, "stockade check: no stockade to check "
+				"in %s; run `stockade check`, or give the "
+				"installation or build tree with --prefix DIR"
+				"\n", tried);
 			return -1;
 		}
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n < 0)
-			return -1;
-		self[n] = '\0';
-		join(c->stockade, self, "");
+		join(dir, c->stockade, "");
+		if ((slash = strrchr(dir, '/')) != NULL && slash != dir)
+			*slash = '\0';
 	}
 	if (locate_helper(c->launcher, dir, "stockade-launcher",
 			  prefix == NULL) < 0 ||
