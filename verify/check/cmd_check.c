@@ -1,8 +1,9 @@
 /*
  * cmd_check.c: `stockade check [--json] [--only LAYER[,LAYER]]... [--list]
- * [--prefix DIR]` (check.h, docs/check.md): runs the checks against the
- * stockade installed beside this binary, or the one under DIR (an
- * installation prefix or a build tree), and prints one line per check,
+ * [--prefix DIR]` (check.h, docs/check.md), the program stockade-check:
+ * runs the checks against the stockade that executed it (verify.h,
+ * verify_find_broker), or the one under DIR (an installation prefix or
+ * a build tree), and prints one line per check,
  * then the summary:
  *
  *     PASS  user_ns          user_ns.setgroups_denied  /proc/self/setgroups says "deny"
