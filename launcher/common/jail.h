@@ -105,9 +105,9 @@ struct jail_host {
 
 /*
  * Whether job B asks for nothing job A did not: the same payload ids,
- * flags (JOB_F_STDIN aside), layers, hostname, user, home, seccomp profile and bind mounts
- * (argv, environment and limits may differ). The zygote's session pin
- * and the warm pool's check both use it (zygote.h, "Authority").
+ * flags (JOB_F_STDIN aside), layers, hostname, user, home, seccomp profile and
+ * bind mounts (argv, environment and limits may differ). The zygote's session
+ * pin and the warm pool's check both use it (zygote.h, "Authority").
  */
 bool jail_same_authority(const struct job_spec *a, const struct job_spec *b);
 
@@ -166,7 +166,7 @@ int jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid);
 
 /*
  * Builds the seccomp filter of the profile named PROFILE ("default",
- * "strict": policy/seccomp-*.ini, compiled in; launcher/seccomp.c says
+ * "strict": policy/seccomp-*.ini, compiled in; launcher/zygote/seccomp.c says
  * which rules every profile gets): the profile's calls allowed, with the
  * fixed argument rules; everything else, foreign ABIs included, notified
  * to the listener (SCMP_ACT_NOTIFY); clone3, fchmodat2 and openat2
@@ -205,7 +205,7 @@ const char *jail_seccomp_profile_name(size_t i);
 
 /*
  * The compiled-in profile PROFILE's filter for MONITOR (jail_seccomp_build),
- * compiled to BPF when stockade was built (launcher/bpfgen.c; none in a
+ * compiled to BPF when stockade was built (launcher/zygote/bpfgen.c; none in a
  * build with planted defects, whose filters change at run time): a copy
  * into *PROG (PROG->filter malloc'd, owned by the caller) and the
  * profile's `denied = kill` into *KILL. Returns 0, -ENOENT when there is

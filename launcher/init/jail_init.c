@@ -1,7 +1,7 @@
 /*
- * jail.c: cloning a jail and the life of its init (pid 1).
+ * jail_init.c: the life of a jail's init (pid 1), jail_init_main.
  *
- * The launcher's zygote (zygote.h) clones init with CLONE_NEWUSER | NEWPID
+ * The launcher's zygote (zygote.h; zygote/jail_start.c) clones init with CLONE_NEWUSER | NEWPID
  * | NEWNET | NEWIPC | NEWUTS | NEWCGROUP, CLONE_PIDFD (clone3, so a pidfd
  * exists from the start and nobody waits by pid alone) and CLONE_PARENT
  * (init is the launcher's child), and hands the pidfd and the pipes to
@@ -75,126 +75,7 @@
 #include "mounts.h"
 #include "usage.h"
 #include "plant.h"
-
-
-static const char *const stage_names[] = {
-	[STAGE_PARENT] = "launcher gone",
-	[STAGE_ID_MAPS] = "user namespace id maps",
-	[STAGE_MOUNT_NS] = "mount namespace",
-	[STAGE_ROOT_TMPFS] = "root tmpfs",
-	[STAGE_BIND] = "read-only bind mounts",
-	[STAGE_ETC] = "/etc files",
-	[STAGE_DEV] = "/dev",
-	[STAGE_PROC] = "/proc mount",
-	[STAGE_TMP] = "/tmp tmpfs",
-	[STAGE_HOME] = "home tmpfs",
-	[STAGE_WORK] = "workspace bind mount",
-	[STAGE_HOSTNAME] = "hostname",
-	[STAGE_LOOPBACK] = "loopback interface",
-	[STAGE_PIVOT_ROOT] = "pivot_root",
-	[STAGE_REMOUNT_ROOT] = "read-only root",
-	[STAGE_CAPS] = "dropping capabilities",
-	[STAGE_FORK_PAYLOAD] = "starting the payload",
-	[STAGE_SIGNALS] = "signal set-up",
-	[STAGE_SET_IDS] = "switching to the payload's ids",
-	[STAGE_SETSID] = "setsid",
-	[STAGE_STDIO] = "standard streams",
-	[STAGE_RLIMITS] = "rlimits",
-	[STAGE_CLOSE_FDS] = "closing descriptors",
-	[STAGE_NO_NEW_PRIVS] = "no_new_privs",
-	[STAGE_SECCOMP] = "loading the seccomp filter",
-	[STAGE_LANDLOCK] = "Landlock ruleset",
-	[STAGE_SUBREAPER] = "child subreaper",
-	[STAGE_PRIVATE_DIRS] = "private HOME and TMPDIR in the workspace",
-	[STAGE_POOL_JOB] = "taking the job in a warm jail",
-	[STAGE_PROC_MASK] = "masking host facts in /proc",
-	[STAGE_USER_QUOTAS] = "per-user kernel quotas (/proc/sys/user)",
-	[STAGE_TCP_BUFFERS] = "the network namespace's TCP buffer bound",
-};
-
-const char *
-jail_layers_refusal(uint32_t off, bool as_root)
-{
-	const uint32_t ns = JOB_LAYER_BIT(JOB_LAYER_PID_NS) |
-			    JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) |
-			    JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS) |
-			    JOB_LAYER_BIT(JOB_LAYER_IPC_UTS);
-	const uint32_t needs_nnp = JOB_LAYER_BIT(JOB_LAYER_LANDLOCK) |
-				   JOB_LAYER_BIT(JOB_LAYER_SECCOMP);
-
-	if ((off & JOB_LAYER_BIT(JOB_LAYER_USER_NS)) && !as_root &&
-	    (off & ns) != ns)
-		return "layer user_ns is off while pid_ns, mount_ns, network_ns "
-		       "or ipc_uts is on: without a user namespace an "
-		       "unprivileged launcher can make no other namespace "
-		       "(user_namespaces(7)); switch those off too, or run as "
-		       "root";
-	if ((off & JOB_LAYER_BIT(JOB_LAYER_USER_NS)) &&
-	    (off & JOB_LAYER_BIT(JOB_LAYER_CAPS_NNP)) &&
-	    (off & needs_nnp) != needs_nnp)
-		return "layer caps_nnp is off while landlock or seccomp is on, "
-		       "without a user namespace: a Landlock domain or a seccomp "
-		       "filter without no_new_privs needs CAP_SYS_ADMIN in the "
-		       "payload's user namespace (seccomp(2), "
-		       "landlock_restrict_self(2)); keep user_ns on, or switch "
-		       "landlock and seccomp off too";
-	return NULL;
-}
-
-static bool
-str_eq(const char *a, const char *b)
-{
-	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
-}
-
-bool
-jail_same_authority(const struct job_spec *a, const struct job_spec *b)
-{
-	/* JOB_F_STDIN says where one job reads from, not what the jail is
-	 * (proto.h). */
-	if (a->uid != b->uid || a->gid != b->gid ||
-	    ((a->flags ^ b->flags) & ~JOB_F_STDIN) != 0 ||
-	    job_spec_layers_off(a) != job_spec_layers_off(b) ||
-	    a->nmounts != b->nmounts || !str_eq(a->hostname, b->hostname) ||
-	    !str_eq(a->user, b->user) || !str_eq(a->home, b->home) ||
-	    !str_eq(a->seccomp_profile, b->seccomp_profile))
-		return false;
-	for (uint32_t i = 0; i < a->nmounts; i++)
-		if (a->mounts[i].kind != b->mounts[i].kind ||
-		    !str_eq(a->mounts[i].source, b->mounts[i].source) ||
-		    !str_eq(a->mounts[i].target, b->mounts[i].target))
-			return false;
-	return true;
-}
-
-bool
-jail_pool_compatible(const struct job_spec *a, const struct job_spec *b)
-{
-	return jail_same_authority(a, b) &&
-	       a->limits.tmp_bytes == b->limits.tmp_bytes &&
-	       a->limits.home_bytes == b->limits.home_bytes;
-}
-
-const char *
-jail_stage_name(int stage)
-{
-	if (stage <= 0 || stage > STAGE_MAX)
-		return "unknown stage";
-	return stage_names[stage];
-}
-
-void
-jail_send_record(int fd, int32_t kind, int32_t a, int32_t b)
-{
-	uint8_t rec[INIT_RECORD_SIZE];
-	struct wbuf w;
-
-	wbuf_init(&w, rec, sizeof(rec));
-	wbuf_put_i32(&w, kind);
-	wbuf_put_i32(&w, a);
-	wbuf_put_i32(&w, b);
-	(void)write_all(fd, rec, w.len);
-}
+#include "jail_init.h"
 
 static _Noreturn void
 setup_failed(int status_fd, int stage, int err)
@@ -556,7 +437,7 @@ take_job(const struct job_spec *template, int go_fd, int status_fd,
  * which the payload sends the seccomp listener to the launcher; GO_FD,
  * for a warm pool's jail, the socket its job comes on (else -1).
  */
-static _Noreturn void
+_Noreturn void
 jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	       const struct jail_host *h, int sync_fd, int status_fd,
 	       int out_fd, int err_fd, int notify_fd, int go_fd)
@@ -767,132 +648,4 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 			kill(payload, sig);
 		}
 	}
-}
-
-static void
-close_pair(int p[2])
-{
-	close_fdp(&p[0]);
-	close_fdp(&p[1]);
-}
-
-int
-jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
-	   const struct jail_host *h, struct jail *j)
-{
-	int sync[2] = {-1, -1}, status[2] = {-1, -1};
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, notify[2] = {-1, -1};
-	int go[2] = {-1, -1};
-	int pidfd = -1, e;
-	struct clone_args ca;
-	long pid;
-
-	memset(j, 0, sizeof(*j));
-	j->pidfd = j->out_fd = j->err_fd = j->status_fd = -1;
-	j->notify_sock = j->go_fd = -1;
-	if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 ||
-	    pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, notify) < 0 ||
-	    (h->pooled &&
-	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0)) {
-		e = -errno;
-		goto fail;
-	}
-
-	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_PIDFD;
-	if (!job_spec_layer_off(spec, JOB_LAYER_USER_NS))
-		ca.flags |= CLONE_NEWUSER;
-	if (!job_spec_layer_off(spec, JOB_LAYER_PID_NS) &&
-	    !PLANTED(ns_pid_flag_forgotten))
-		ca.flags |= CLONE_NEWPID;
-	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
-	    !PLANTED(ns_network_flag_forgotten))
-		ca.flags |= CLONE_NEWNET;
-	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS)) {
-		ca.flags |= CLONE_NEWUTS;
-		if (!PLANTED(ns_ipc_flag_forgotten))
-			ca.flags |= CLONE_NEWIPC;
-		if (!PLANTED(ns_cgroup_flag_forgotten))
-			ca.flags |= CLONE_NEWCGROUP;
-	}
-	/* Born in its cgroup leaf (clone3(2), Linux 5.7): no moment where
-	 * the jail runs outside its limits. */
-	if (h->cgroup_fd >= 0) {
-		ca.flags |= CLONE_INTO_CGROUP;
-		ca.cgroup = (uint64_t)h->cgroup_fd;
-	}
-	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	ca.exit_signal = SIGCHLD;
-	/* The launcher's child, not ours: it reaps init and waits on its
-	 * pidfd. clone3 wants exit_signal 0 with CLONE_PARENT; the kernel
-	 * then uses our own exit signal, SIGCHLD (we were forked). */
-	if (h->sibling) {
-		ca.flags |= CLONE_PARENT;
-		ca.exit_signal = 0;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &j->start);
-	pid = syscall(SYS_clone3, &ca, sizeof(ca));
-	if (pid == 0) {
-		close(sync[1]);
-		close(status[0]);
-		close(out[0]);
-		close(err[0]);
-		close(notify[0]);
-		if (go[0] >= 0)
-			close(go[0]);
-		jail_init_main(spec, wsfd, work_tree_fd, h, sync[0], status[1],
-			       out[1], err[1], notify[1], go[1]);
-	}
-	if (pid < 0) {
-		e = -errno;
-		goto fail;
-	}
-	close_fdp(&sync[0]);
-	close_fdp(&status[1]);
-	close_fdp(&out[1]);
-	close_fdp(&err[1]);
-	close_fdp(&notify[1]);
-	close_fdp(&go[1]);
-	j->go_fd = go[0];
-	j->notify_sock = notify[0];
-	fcntl(j->notify_sock, F_SETFL, O_NONBLOCK);
-	j->pid = (pid_t)pid;
-	j->pidfd = pidfd;
-	j->status_fd = status[0];
-	j->out_fd = out[0];
-	j->err_fd = err[0];
-	fcntl(j->out_fd, F_SETFL, O_NONBLOCK);
-	fcntl(j->err_fd, F_SETFL, O_NONBLOCK);
-
-	/* On failure init reads EOF, reports STAGE_ID_MAPS and exits: the
-	 * job ends as sandbox_error through the usual path. No user
-	 * namespace, no maps: init is released at once. */
-	e = job_spec_layer_off(spec, JOB_LAYER_USER_NS) ? 0 :
-		jail_write_id_maps(j->pid, j->pidfd, spec, h);
-	if (e < 0)
-		log_error("cannot write the jail's id maps: %s", strerror(-e));
-	else if (write(sync[1], "1", 1) != 1)
-		log_error("cannot release jail init: %s", strerror(errno));
-	close_fdp(&sync[1]);
-	return 0;
-fail:
-	close_pair(sync);
-	close_pair(status);
-	close_pair(out);
-	close_pair(err);
-	close_pair(notify);
-	close_pair(go);
-	return e;
-}
-
-void
-jail_close(struct jail *j)
-{
-	close_fdp(&j->pidfd);
-	close_fdp(&j->out_fd);
-	close_fdp(&j->err_fd);
-	close_fdp(&j->status_fd);
-	close_fdp(&j->notify_sock);
-	close_fdp(&j->go_fd);
 }

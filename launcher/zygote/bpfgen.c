@@ -76,7 +76,7 @@ main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	fprintf(out, "/* Written by stockade-bpfgen (launcher/bpfgen.c) at "
+	fprintf(out, "/* Written by stockade-bpfgen (launcher/zygote/bpfgen.c) at "
 		"build time: do not edit. */\n#include \"jail_bpf.h\"\n\n");
 #ifndef STOCKADE_PLANTED_DEFECTS
 	for (size_t i = 0; jail_seccomp_profile_name(i) != NULL; i++)

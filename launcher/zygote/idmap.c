@@ -6,8 +6,8 @@
  * A payload mapped to host uid 0 would pass every check that looks only at
  * the uid (sysctl files under /proc/sys, owner checks on bound host files,
  * the root exemption from RLIMIT_NPROC): a launcher running as root maps
- * its payloads to an unprivileged host id instead (launcher/main.c). So
- * that such a payload can still use a workspace that belongs to someone
+ * its payloads to an unprivileged host id instead (launcher/supervisor/main.c).
+ * So that such a payload can still use a workspace that belongs to someone
  * else (root's own directory, or a user's), the launcher gives the jail an
  * id-mapped copy of the workspace mount (mount_setattr(2),
  * MOUNT_ATTR_IDMAP): inside, the directory's owner appears as the

@@ -57,10 +57,10 @@ int launcher_dispatch_one(struct launcher *l);
  * Runs SPEC in a new jail with the workspace WSFD and TTY_FD as the
  * payload's stdin (-1: none, /dev/null): the read end of the job's
  * stdin pipe (JOB_F_STDIN) or, with layer no_terminal off, the caller's
- * terminal, as handle_run checked; it takes both and closes them once the jail holds its own
- * references (before RESULT), streaming OUTPUT and sending exactly one
- * RESULT (monitor.c). Returns 0, or a negative errno when the session
- * must end (broker gone, protocol violation while running); the jail is
+ * terminal, as handle_run checked; it takes both and closes them once the jail
+ * holds its own references (before RESULT), streaming OUTPUT and sending
+ * exactly one RESULT (monitor.c). Returns 0, or a negative errno when the
+ * session must end (broker gone, protocol violation while running); the jail is
  * dead either way.
  */
 int launcher_run_job(struct launcher *l, const struct job_spec *spec,

@@ -93,8 +93,8 @@ int cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
  * written back into OWN's cgroup.procs, and the leaf, if this call made
  * it, is removed (cg_leaf_remove).
  * Returns 0, or a negative errno (-EINVAL for LAUNCHER <= 0, BROKER < 0,
- * ZYGOTE < 0, or two of them equal; otherwise the errno of the failed system call,
- * -EIO for a short write) with WHY (WHYLEN bytes, NUL-terminated)
+ * ZYGOTE < 0, or two of them equal; otherwise the errno of the failed system
+ * call, -EIO for a short write) with WHY (WHYLEN bytes, NUL-terminated)
  * set to one sentence a deployer can act on. WHY does not name OWN's path
  * (only its descriptor is known here): the caller prefixes it.
  *

@@ -1,6 +1,6 @@
 /*
  * jail_bpf.h: the jail's seccomp filters compiled to BPF at build time
- * (launcher/bpfgen.c writes jail_bpf.c; jail.h, jail_seccomp_prebuilt).
+ * (launcher/zygote/bpfgen.c writes jail_bpf.c; jail.h, jail_seccomp_prebuilt).
  */
 #ifndef STOCKADE_JAIL_BPF_H
 #define STOCKADE_JAIL_BPF_H

@@ -138,8 +138,8 @@ int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
 		      struct zygote_reply *r);
 
 /*
- * Asks Z for a jail for the warm pool (launcher/pool.h) built for SPEC,
- * the job the session ran last (its argv, environment and limits other
+ * Asks Z for a jail for the warm pool (launcher/supervisor/pool.h) built for
+ * SPEC, the job the session ran last (its argv, environment and limits other
  * than the sizes of /tmp and home are the next job's), with the
  * workspace WSFD (borrowed): no cgroup leaf (a pool holds jails whose
  * limits the monitor keeps) and no terminal. Does not wait: the reply
@@ -183,8 +183,8 @@ int zygote_kill(struct zygote *z, uint64_t token, int sig);
  * descendant (usage_walk_pss, walking at most MAX_PROCS processes, >= 1),
  * into *BYTES, into *FALLBACKS the processes counted by their
  * resident set instead, and into *RESIDENT the resident sum the same
- * walk read (each process's beside its share). The zygote measures because the launcher may
- * not: smaps_rollup needs ptrace read access, which the launcher's
+ * walk read (each process's beside its share). The zygote measures because the
+ * launcher may not: smaps_rollup needs ptrace read access, which the launcher's
  * Landlock domain is refused for the payload's (landlock(7)). Waits
  * for the reply up to Z->reply_wait_ms (0: 10 s; the launcher's loop
  * waits with it, so the monitor sets it to the job's wall-clock time

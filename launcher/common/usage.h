@@ -3,9 +3,9 @@
  * enforcement, used when no delegated cgroup v2 is available).
  *
  * The launcher samples the process tree under the jail's init every few
- * tens of milliseconds (launcher/enforce.c) and compares the sums with the
- * job's limits. Everything here reads /proc relative to a descriptor the
- * caller opened; nothing logs, exits or keeps global state.
+ * tens of milliseconds (launcher/supervisor/enforce.c) and compares the sums
+ * with the job's limits. Everything here reads /proc relative to a descriptor
+ * the caller opened; nothing logs, exits or keeps global state.
  */
 #ifndef STOCKADE_USAGE_H
 #define STOCKADE_USAGE_H

@@ -11,8 +11,8 @@
  * cgroup v2 interface files and makes and removes job leaves under a
  * cgroup2 mount, walks a job's workspace tree by directory descriptors,
  * answers seccomp user notifications and asks its zygote to kill a jail
- * (zygote_kill): it sends no signal itself. It never forks, execs, makes a socket, mounts or
- * changes ids again. The call applies, in this order:
+ * (zygote_kill): it sends no signal itself. It never forks, execs, makes a
+ * socket, mounts or changes ids again. The call applies, in this order:
  *  - no_new_privs (prctl PR_SET_NO_NEW_PRIVS; required by both below);
  *  - capabilities (capabilities(7)): a launcher whose effective uid is 0
  *    keeps exactly CAP_DAC_READ_SEARCH (if it has it) in its effective
@@ -53,8 +53,9 @@
  *    another pid, setpriority, ioprio_set, sched_setscheduler,
  *    sched_setparam, sched_setaffinity, sched_setattr, migrate_pages,
  *    move_pages; watches: inotify_init, inotify_init1, fanotify_init
- *    (Landlock does not check marks); name_to_handle_at; the calls no stockade helper needs
- *    (shared/confine_util.h, cf_seccomp_deny_common: ptrace,
+ *    (Landlock does not check marks); name_to_handle_at; the calls no
+ *    stockade helper needs (shared/confine_util.h,
+ *    cf_seccomp_deny_common: ptrace,
  *    process_vm_*, kcmp, the old and new mount API, chroot, unshare,
  *    setns, open_by_handle_at, bpf, perf_event_open, io_uring,
  *    userfaultfd, the key ring, kexec, modules, reboot, swapon/off,

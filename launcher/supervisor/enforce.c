@@ -257,7 +257,7 @@ read_number(int dirfd, const char *path)
  * below sk_sndbuf before each skb) and as much again in its receive
  * buffer (TCP, UDP), with SO_SNDBUF and SO_RCVBUF refused under the
  * monitor (seccomp.c) and TCP's autotuning capped at the defaults by
- * jail init (jail.c): 3/2 of wmem_default plus rmem_default
+ * jail init (init/jail_init.c): 3/2 of wmem_default plus rmem_default
  * (socket(7); 624 KiB with the kernel's defaults). Returns 0 when INIT
  * shares the launcher's network namespace (layer network_ns off: its
  * count is the host's) or its sockstat cannot be seen, else the charge
@@ -443,8 +443,8 @@ check_memory_cpu(struct enforcer *e, uint64_t mem, uint8_t measure,
 /*
  * The jail's memory with each shared page once, for a sample U whose
  * resident sum passed LIMIT (bytes: the memory limit less what the
- * monitor charges beside resident memory) at NOW (job ms); sets *MEASURE. A Pss walk
- * costs about 0.5 us per page mapped per process (docs/benchmarks.md),
+ * monitor charges beside resident memory) at NOW (job ms); sets *MEASURE. A Pss
+ * walk costs about 0.5 us per page mapped per process (docs/benchmarks.md),
  * so it runs at most once per 4 times its own last cost (the monitor
  * spends at most a fifth of its time on it); between walks the figure is
  * the last walk's plus what the resident sum grew since, and a figure
