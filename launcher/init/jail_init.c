@@ -75,6 +75,7 @@
 #include "mounts.h"
 #include "usage.h"
 #include "plant.h"
+#include "init_internal.h"
 #include "jail_init.h"
 
 static _Noreturn void
@@ -97,115 +98,6 @@ mounts_failed(int status_fd, int stage, int bind, int err)
 		_exit(1);
 	}
 	setup_failed(status_fd, stage, err);
-}
-
-/*
- * The tasks (threads) of init's pid namespace, init's included, counted
- * in its /proc (one entry of /proc/PID/task per thread: proc(5)), or -1
- * when /proc cannot be read. What the payload left as it ended is the
- * evidence a fork refused at the process limit leaves when the job ends
- * between two of the monitor's samples (docs/results.md, limits_reached).
- */
-static int
-count_tasks(void)
-{
-	DIR *d = opendir("/proc"), *t;
-	struct dirent *e, *f;
-	char path[sizeof("/proc//task") + sizeof(e->d_name)];
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/task", e->d_name);
-		if ((t = opendir(path)) == NULL)
-			continue; /* gone since */
-		while ((f = readdir(t)) != NULL)
-			if (isdigit((unsigned char)f->d_name[0]))
-				n++;
-		closedir(t);
-	}
-	closedir(d);
-	return n;
-}
-
-/* Writes the text V to the sysctl file PATH. Returns 0 or -errno. */
-static int
-write_sysctl(const char *path, const char *v)
-{
-	size_t n = strlen(v);
-	int fd, e = 0;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, v, n) != (ssize_t)n)
-		e = errno != 0 ? -errno : -EIO;
-	close(fd);
-	return e;
-}
-
-/*
- * TCP's buffer autotuning in the jail's network namespace capped at the
- * socket defaults (net/core/rmem_default and wmem_default, which the
- * namespace shows read-only): net/ipv4/tcp_rmem and tcp_wmem, per
- * network namespace, writable by init with CAP_NET_ADMIN in the
- * namespace it owns (tcp(7)). A loopback connection then queues what the
- * monitor charges a socket (enforce.c socket_charge), not the host's
- * maximum of 6 MiB received and 4 MiB sent. Returns 0 or -errno.
- */
-static int
-limit_tcp_buffers(void)
-{
-	static const char *const core[] = {"/proc/sys/net/core/rmem_default",
-					   "/proc/sys/net/core/wmem_default"};
-	static const char *const tcp[] = {"/proc/sys/net/ipv4/tcp_rmem",
-					  "/proc/sys/net/ipv4/tcp_wmem"};
-	static const unsigned initial[] = {131072, 16384};
-	char v[64];
-	int e;
-
-	for (int i = 0; i < 2; i++) {
-		unsigned long max;
-		FILE *f = fopen(core[i], "re");
-
-		if (f == NULL)
-			return -errno;
-		if (fscanf(f, "%lu", &max) != 1)
-			max = 0;
-		fclose(f);
-		if (max < 4096)
-			return -ERANGE;
-		snprintf(v, sizeof(v), "4096 %lu %lu\n",
-			 initial[i] < max ? (unsigned long)initial[i] : max, max);
-		if ((e = write_sysctl(tcp[i], v)) < 0)
-			return e;
-	}
-	return 0;
-}
-
-static int
-loopback_up(void)
-{
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int e = 0;
-
-	if (fd < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
-		e = -errno;
-	} else {
-		ifr.ifr_flags |= IFF_UP;
-		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-			e = -errno;
-	}
-	close(fd);
-	return e;
 }
 
 /*
@@ -247,15 +139,6 @@ drop_all_caps(void)
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return -errno;
 	return 0;
-}
-
-/* Forwarded to the payload; everything else but SIGCHLD is dropped. */
-static bool
-forwarded(int sig)
-{
-	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP ||
-	       sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2 ||
-	       sig == SIGCONT || sig == SIGWINCH;
 }
 
 static int
@@ -309,22 +192,6 @@ open_above_stdio(const char *path)
 	return above_stdio(fd < 0 ? -errno : fd,
 			   PLANTED(payload_descriptors_inherited) ?
 				   F_DUPFD : F_DUPFD_CLOEXEC);
-}
-
-static bool
-is_full(int fd)
-{
-	struct statfs sf;
-
-	return fd >= 0 && fstatfs(fd, &sf) == 0 && sf.f_bavail == 0;
-}
-
-/* INIT_FULL_* for the file systems of TMP_FD and HOME_FD. */
-static int32_t
-full_flags(int tmp_fd, int home_fd)
-{
-	return (is_full(tmp_fd) ? INIT_FULL_TMP : 0) |
-	       (is_full(home_fd) ? INIT_FULL_HOME : 0);
 }
 
 /*
@@ -437,33 +304,20 @@ take_job(const struct job_spec *template, int go_fd, int status_fd,
  * which the payload sends the seccomp listener to the launcher; GO_FD,
  * for a warm pool's jail, the socket its job comes on (else -1).
  */
-_Noreturn void
-jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
-	       const struct jail_host *h, int sync_fd, int status_fd,
-	       int out_fd, int err_fd, int notify_fd, int go_fd)
+/*
+ * Init's first steps, before any mount: waits for the zygote's id maps
+ * on SYNC_FD (and closes it), takes the payload's ids in the new user
+ * namespace, arms the parent-death signal, bounds TCP's buffers in the
+ * network namespace, and without a pid namespace holds the host's /proc
+ * into C->proc_fd and becomes a child subreaper. A failure is reported on
+ * C->status_fd and ends init.
+ */
+static void
+init_ids(struct init_ctx *c, int sync_fd)
 {
-	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd,
-		      status_fd, out_fd, err_fd, notify_fd, h->stdin_fd,
-		      go_fd};
-	const bool userns = !job_spec_layer_off(spec, JOB_LAYER_USER_NS);
-	const bool pidns = !job_spec_layer_off(spec, JOB_LAYER_PID_NS);
-	const bool mountns = !job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS);
-	const bool group = !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP);
-	int tmp_fd = -1, home_fd = -1, proc_fd = -1;
-	int landlock_rs = -1, landlock_abi = 0;
-	sigset_t all;
-	pid_t payload;
+	const struct job_spec *spec = c->spec;
+	int status_fd = c->status_fd, e;
 	char go;
-	int stage, bind, e, in_fd = h->stdin_fd;
-
-	/* Not the zygote's name: `ps` and /proc/1/status in the jail. */
-	prctl(PR_SET_NAME, "stockade-init");
-	/* The broker's socket and anything else of the launcher's stay out;
-	 * stdio too, since the launcher's stderr is the caller's terminal. */
-	close_all_except(keep, sizeof(keep) / sizeof(keep[0]));
-	close(0);
-	close(1);
-	close(2);
 
 	/* Wait for the maps; EOF means the launcher died or gave up on us. */
 	if (read(sync_fd, &go, 1) != 1)
@@ -472,55 +326,82 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	/* Our kernel ids were the launcher's; now become the payload's ids
 	 * inside. Capabilities in the new namespace survive: its uid 0 is
 	 * unmapped, so no setuid "root to non-root" transition drops them. */
-	if (userns && (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
-		       setresuid(spec->uid, spec->uid, spec->uid) < 0))
+	if (c->userns && (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
+			  setresuid(spec->uid, spec->uid, spec->uid) < 0))
 		setup_failed(status_fd, STAGE_SET_IDS, errno);
 
 	/* Only now: a change of effective ids clears the parent-death
 	 * signal (prctl(2)). Without a pid namespace init must outlive the
 	 * launcher long enough to end the job's processes. */
-	arm_parent_death(h, status_fd, pidns ? SIGKILL : JAIL_KILL_SIGNAL);
+	arm_parent_death(c->h, status_fd,
+			 c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
 
 	/* Kernel memory no process maps, bounded per namespace while init
 	 * still holds its capabilities (layer limits; without a user
 	 * namespace the host's sysctl holds). The inotify watch bound is
 	 * one of the user namespace's maxima (quotas.c). */
-	if (userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	if (c->userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
 	    !job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
-	    (e = limit_tcp_buffers()) < 0)
+	    (e = jail_init_tcp_buffers()) < 0)
 		setup_failed(status_fd, STAGE_TCP_BUFFERS, -e);
 
-	if (!pidns) {
+	if (!c->pidns) {
 		/* The host's /proc, held before any mount: kill_tree walks
 		 * the job's processes in it. */
-		proc_fd = open_above_stdio("/proc");
-		if (proc_fd < 0)
+		c->proc_fd = open_above_stdio("/proc");
+		if (c->proc_fd < 0)
 			setup_failed(status_fd, STAGE_PROC, errno);
 		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 			setup_failed(status_fd, STAGE_SUBREAPER, errno);
 	}
-	if (mountns) {
-		if (work_tree_fd < 0 && fchdir(wsfd) < 0)
-			setup_failed(status_fd, STAGE_WORK, errno);
-		close(wsfd);
-		if (unshare(CLONE_NEWNS) < 0)
-			setup_failed(status_fd, STAGE_MOUNT_NS, errno);
-		if ((e = mounts_build_root(spec, work_tree_fd,
-					   userns ? (uid_t)-1 : h->outer_uid,
-					   userns ? (gid_t)-1 : h->outer_gid,
-					   &stage, &bind)) < 0)
-			mounts_failed(status_fd, stage, bind, e);
-		/* Held to tell, when the payload ends, whether /tmp or home
-		 * filled up (disk_full); opened before any code of the job
-		 * runs. Only the tmpfs of layers limits and private_cwd. */
-		if (!job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
-		    !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
-			tmp_fd = open_above_stdio("/tmp");
-			home_fd = open_above_stdio(spec->home);
-			if (tmp_fd < 0 || home_fd < 0)
-				setup_failed(status_fd, STAGE_TMP, errno);
-		}
+}
+
+/*
+ * With a mount namespace: enters the workspace directory WSFD (unless
+ * WORK_TREE_FD, the id-mapped copy, is given), closes WSFD, unshares the
+ * mount namespace and builds the root (mounts.c), then holds /tmp and
+ * home into C->tmp_fd and C->home_fd. A failure ends init.
+ */
+static void
+init_mounts(struct init_ctx *c, int wsfd, int work_tree_fd)
+{
+	const struct job_spec *spec = c->spec;
+	int status_fd = c->status_fd, stage, bind, e;
+
+	if (work_tree_fd < 0 && fchdir(wsfd) < 0)
+		setup_failed(status_fd, STAGE_WORK, errno);
+	close(wsfd);
+	if (unshare(CLONE_NEWNS) < 0)
+		setup_failed(status_fd, STAGE_MOUNT_NS, errno);
+	if ((e = mounts_build_root(spec, work_tree_fd,
+				   c->userns ? (uid_t)-1 : c->h->outer_uid,
+				   c->userns ? (gid_t)-1 : c->h->outer_gid,
+				   &stage, &bind)) < 0)
+		mounts_failed(status_fd, stage, bind, e);
+	/* Held to tell, when the payload ends, whether /tmp or home
+	 * filled up (disk_full); opened before any code of the job
+	 * runs. Only the tmpfs of layers limits and private_cwd. */
+	if (!job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
+	    !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
+		c->tmp_fd = open_above_stdio("/tmp");
+		c->home_fd = open_above_stdio(spec->home);
+		if (c->tmp_fd < 0 || c->home_fd < 0)
+			setup_failed(status_fd, STAGE_TMP, errno);
 	}
+}
+
+/*
+ * The hostname and lo; without a user namespace, the payload's host ids
+ * taken now (the steps before needed the zygote's capabilities); the
+ * launcher's pidfd closed; the workspace entered (/work, or WSFD itself,
+ * closed then, without a mount namespace, with the user quotas set
+ * through the host's /proc). A failure ends init.
+ */
+static void
+init_names_and_work(struct init_ctx *c, int wsfd)
+{
+	const struct job_spec *spec = c->spec;
+	int status_fd = c->status_fd, e;
 
 	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS) &&
 	    !PLANTED(uts_hostname_never_set) &&
@@ -529,20 +410,20 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	/* A root zygote keeps no CAP_NET_ADMIN: without a user namespace
 	 * lo stays down, and the network namespace is empty. */
 	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
-	    (e = loopback_up()) < 0 && (userns || e != -EPERM) &&
+	    (e = jail_init_loopback()) < 0 && (c->userns || e != -EPERM) &&
 	    !PLANTED(ns_network_flag_forgotten))
 		setup_failed(status_fd, STAGE_LOOPBACK, e);
 
-	if (!userns) {
-		if ((e = take_outer_ids(h)) < 0)
+	if (!c->userns) {
+		if ((e = take_outer_ids(c->h)) < 0)
 			setup_failed(status_fd, STAGE_SET_IDS, e);
-		arm_parent_death(h, status_fd,
-				 pidns ? SIGKILL : JAIL_KILL_SIGNAL);
+		arm_parent_death(c->h, status_fd,
+				 c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
 	}
-	close(h->launcher_pidfd);
-	if (mountns && !userns && chdir("/work") < 0)
+	close(c->h->launcher_pidfd);
+	if (c->mountns && !c->userns && chdir("/work") < 0)
 		setup_failed(status_fd, STAGE_WORK, errno);
-	if (!mountns) {
+	if (!c->mountns) {
 		/* The host's file system; the workspace is the current
 		 * directory (a root launcher's real one: an id-mapped mount
 		 * needs a mount namespace to live in), entered with the
@@ -553,17 +434,32 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		close(wsfd);
 		/* The quotas mounts.c sets otherwise, through the host's
 		 * /proc (which shows this user namespace's files). */
-		if (userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+		if (c->userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
 		    !PLANTED(user_quotas_not_set) &&
 		    (e = jail_user_quotas("/proc/sys/user",
 					  job_spec_layer_off(
 						  spec, JOB_LAYER_SECCOMP))) < 0)
 			setup_failed(status_fd, STAGE_USER_QUOTAS, -e);
 	}
+}
+
+/*
+ * Init's own lock-down before the payload: capabilities dropped (all of
+ * them in a user namespace, the host set otherwise), not dumpable, and
+ * the payload's Landlock ruleset built (so that a warm jail has it
+ * ready; the payload alone is restricted by it). Returns the ruleset's
+ * descriptor (-1: layer landlock off) with its ABI in *ABI. A failure
+ * ends init.
+ */
+static int
+init_lockdown(const struct init_ctx *c, int *abi)
+{
+	const struct job_spec *spec = c->spec;
+	int status_fd = c->status_fd, landlock_rs = -1, e;
 
 	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
 	    !PLANTED(caps_drop_skipped) &&
-	    (e = userns ? drop_all_caps() : drop_caps_host()) < 0)
+	    (e = c->userns ? drop_all_caps() : drop_caps_host()) < 0)
 		setup_failed(status_fd, STAGE_CAPS, e);
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		setup_failed(status_fd, STAGE_CAPS, errno);
@@ -571,9 +467,47 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	 * has it ready; the payload alone is restricted by it. */
 	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
 	    !PLANTED(landlock_never_applied) &&
-	    (landlock_rs = above_stdio(jail_landlock_build(spec, &landlock_abi),
+	    (landlock_rs = above_stdio(jail_landlock_build(spec, abi),
 				       F_DUPFD_CLOEXEC)) < 0)
 		setup_failed(status_fd, STAGE_LANDLOCK, -landlock_rs);
+	return landlock_rs;
+}
+
+_Noreturn void
+jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
+	       const struct jail_host *h, int sync_fd, int status_fd,
+	       int out_fd, int err_fd, int notify_fd, int go_fd)
+{
+	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd,
+		      status_fd, out_fd, err_fd, notify_fd, h->stdin_fd,
+		      go_fd};
+	struct init_ctx c = {
+		.spec = spec, .h = h, .status_fd = status_fd,
+		.userns = !job_spec_layer_off(spec, JOB_LAYER_USER_NS),
+		.pidns = !job_spec_layer_off(spec, JOB_LAYER_PID_NS),
+		.mountns = !job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS),
+		.group = !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP),
+		.tmp_fd = -1, .home_fd = -1, .proc_fd = -1,
+	};
+	int landlock_rs, landlock_abi = 0;
+	sigset_t all;
+	pid_t payload;
+	int in_fd = h->stdin_fd;
+
+	/* Not the zygote's name: `ps` and /proc/1/status in the jail. */
+	prctl(PR_SET_NAME, "stockade-init");
+	/* The broker's socket and anything else of the launcher's stay out;
+	 * stdio too, since the launcher's stderr is the caller's terminal. */
+	close_all_except(keep, sizeof(keep) / sizeof(keep[0]));
+	close(0);
+	close(1);
+	close(2);
+
+	init_ids(&c, sync_fd);
+	if (c.mountns)
+		init_mounts(&c, wsfd, work_tree_fd);
+	init_names_and_work(&c, wsfd);
+	landlock_rs = init_lockdown(&c, &landlock_abi);
 
 	sigfillset(&all);
 	if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
@@ -581,7 +515,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 
 	/* A warm pool's jail: built; now the job (pool.h). */
 	if (go_fd >= 0)
-		spec = take_job(spec, go_fd, status_fd, &in_fd);
+		c.spec = spec = take_job(spec, go_fd, status_fd, &in_fd);
 
 	payload = fork();
 	if (payload < 0)
@@ -599,53 +533,5 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		close(landlock_rs);
 	if (in_fd >= 0)
 		close(in_fd);
-
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&all, &si);
-
-		if (sig < 0)
-			continue;
-		if (sig == SIGCHLD) {
-			int st, n;
-			pid_t p;
-
-			while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
-				if (p != payload)
-					continue;
-				/* The payload, just reaped, counts as
-				 * the one it was a moment ago. Only in
-				 * the jail's own /proc: without a mount
-				 * namespace /proc is the host's. */
-				if (pidns &&
-				    !job_spec_layer_off(spec,
-							JOB_LAYER_MOUNT_NS) &&
-				    (n = count_tasks()) >= 0)
-					jail_send_record(status_fd,
-							 INIT_REC_TASKS, n + 1,
-							 0);
-				jail_send_record(status_fd, INIT_REC_PAYLOAD_EXIT,
-						 st, full_flags(tmp_fd, home_fd));
-				/* Exiting kills whatever the payload left,
-				 * in a pid namespace; without one, init
-				 * does it (or, with process_group off,
-				 * leaves it). */
-				if (!pidns && group &&
-				    !PLANTED(reaper_exit_leaves_tree))
-					jail_kill_tree(proc_fd);
-				_exit(0);
-			}
-		} else if (sig == JAIL_KILL_SIGNAL) {
-			/* The launcher ends the job (or died). Without
-			 * process_group, only the program it started. */
-			if (!pidns && group &&
-			    !PLANTED(reaper_timeout_kills_payload_only))
-				jail_kill_tree(proc_fd);
-			else if (!pidns)
-				kill(payload, SIGKILL);
-			_exit(0);
-		} else if (forwarded(sig)) {
-			kill(payload, sig);
-		}
-	}
+	jail_init_reap(&c, payload, &all);
 }

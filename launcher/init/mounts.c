@@ -48,14 +48,14 @@
 
 #include "fsutil.h"
 #include "jail.h"
+#include "mounts_internal.h"
 #include "plant.h"
 
-#define ROOT "/tmp"
 #define ROOT_TMPFS_OPTS "mode=0755,size=4m,nr_inodes=4096"
 
-static int
-sys_mount_setattr(int dfd, const char *path, unsigned flags,
-		  uint64_t set, uint64_t clr)
+int
+mnt_setattr(int dfd, const char *path, unsigned flags, uint64_t set,
+	    uint64_t clr)
 {
 	struct mount_attr attr = {.attr_set = set, .attr_clr = clr};
 
@@ -66,8 +66,8 @@ sys_mount_setattr(int dfd, const char *path, unsigned flags,
 }
 
 /* mkdir -p of PATH (absolute) with MODE; existing directories are fine. */
-static int
-mkdir_p(const char *path, mode_t mode)
+int
+mnt_mkdir_p(const char *path, mode_t mode)
 {
 	char buf[PATH_MAX];
 	size_t n = strlen(path);
@@ -89,8 +89,8 @@ mkdir_p(const char *path, mode_t mode)
 }
 
 /* Creates the parent directories of PATH. */
-static int
-mkdir_parent(const char *path)
+int
+mnt_mkdir_parent(const char *path)
 {
 	char buf[PATH_MAX];
 	char *slash;
@@ -102,11 +102,11 @@ mkdir_parent(const char *path)
 	if (slash == NULL || slash == buf)
 		return 0;
 	*slash = '\0';
-	return mkdir_p(buf, 0755);
+	return mnt_mkdir_p(buf, 0755);
 }
 
-static int
-write_file(const char *path, const char *text, mode_t mode)
+int
+mnt_write_file(const char *path, const char *text, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		      mode);
@@ -120,8 +120,8 @@ write_file(const char *path, const char *text, mode_t mode)
 }
 
 /* An empty regular file to bind a file over. */
-static int
-touch(const char *path)
+int
+mnt_touch(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
 
@@ -131,71 +131,12 @@ touch(const char *path)
 	return 0;
 }
 
-static int
-in_root(char *buf, size_t size, const char *target)
+int
+mnt_in_root(char *buf, size_t size, const char *target)
 {
 	int n = snprintf(buf, size, "%s%s", ROOT, target);
 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-/*
- * Opens the host path SRC of a bind into *FD as an O_PATH descriptor, not
- * following a final symlink. Done for every bind before the root tmpfs is
- * mounted over /tmp, which would otherwise hide a source under /tmp.
- * Returns 0 (*FD is -1 for a missing ro_bind_try source, to skip) or a
- * negative errno.
- */
-static int
-open_source(const char *src, bool try, int *fd)
-{
-	*fd = open(src, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (*fd >= 0)
-		return 0;
-	if (try && (errno == ENOENT || errno == ENOTDIR))
-		return 0; /* *fd stays -1: skipped */
-	return -errno;
-}
-
-/* Binds the host object SRC_FD (O_PATH) at jail path TARGET read-only,
- * nosuid, nodev; a symlink is recreated as the same symlink. */
-static int
-ro_bind(int src_fd, const char *target)
-{
-	char dst[PATH_MAX], src[64];
-	struct stat st;
-	int e;
-
-	if ((e = in_root(dst, sizeof(dst), target)) < 0)
-		return e;
-	if (fstatat(src_fd, "", &st, AT_EMPTY_PATH) < 0)
-		return -errno;
-	if ((e = mkdir_parent(dst)) < 0)
-		return e;
-	if (S_ISLNK(st.st_mode)) {
-		char link[PATH_MAX];
-		ssize_t n = readlinkat(src_fd, "", link, sizeof(link) - 1);
-
-		if (n < 0)
-			return -errno;
-		link[n] = '\0';
-		if (symlink(link, dst) < 0 && errno != EEXIST)
-			return -errno;
-		return 0;
-	}
-	if (S_ISDIR(st.st_mode))
-		e = mkdir_p(dst, 0755);
-	else
-		e = touch(dst);
-	if (e < 0)
-		return e;
-	/* The host's /proc is still mounted: bind what the descriptor holds. */
-	snprintf(src, sizeof(src), "/proc/self/fd/%d", src_fd);
-	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return -errno;
-	return sys_mount_setattr(AT_FDCWD, dst, AT_RECURSIVE,
-				 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-					 MOUNT_ATTR_NODEV, 0);
 }
 
 /* A tmpfs's inode cap: one inode per 4 KiB of its size, at least 1024,
@@ -224,27 +165,27 @@ build_etc(const struct job_spec *spec, const struct owner *o)
 	unsigned gid = o->set ? (unsigned)o->gid : spec->gid;
 	int e;
 
-	if ((e = mkdir_p(ROOT "/etc", 0755)) < 0)
+	if ((e = mnt_mkdir_p(ROOT "/etc", 0755)) < 0)
 		return e;
 	snprintf(text, sizeof(text),
 		 "root:x:0:0:root:/root:/bin/sh\n"
 		 "%s:x:%u:%u:stockade payload:%s:/bin/sh\n"
 		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
 		 user, uid, gid, home);
-	if ((e = write_file(ROOT "/etc/passwd", text, 0644)) < 0)
+	if ((e = mnt_write_file(ROOT "/etc/passwd", text, 0644)) < 0)
 		return e;
 	snprintf(text, sizeof(text),
 		 "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", user, gid);
-	if ((e = write_file(ROOT "/etc/group", text, 0644)) < 0)
+	if ((e = mnt_write_file(ROOT "/etc/group", text, 0644)) < 0)
 		return e;
 	snprintf(text, sizeof(text), "%s\n", spec->hostname);
-	if ((e = write_file(ROOT "/etc/hostname", text, 0644)) < 0)
+	if ((e = mnt_write_file(ROOT "/etc/hostname", text, 0644)) < 0)
 		return e;
 	snprintf(text, sizeof(text),
 		 "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n"
 		 "::1\tlocalhost ip6-localhost ip6-loopback\n", spec->hostname);
 	/* No resolv.conf: the network is off, so name lookups fail fast. */
-	return write_file(ROOT "/etc/hosts", text, 0644);
+	return mnt_write_file(ROOT "/etc/hosts", text, 0644);
 }
 
 /*
@@ -291,7 +232,7 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 	char opts[160];
 	int e;
 
-	if ((e = mkdir_p(ROOT "/dev", 0755)) < 0)
+	if ((e = mnt_mkdir_p(ROOT "/dev", 0755)) < 0)
 		return e;
 	if (PLANTED(host_dev_rbound))
 		return mount("/dev", ROOT "/dev", NULL, MS_BIND | MS_REC,
@@ -304,14 +245,14 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 
 		snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
 		snprintf(dst, sizeof(dst), ROOT "/dev/%s", nodes[i]);
-		if ((e = touch(dst)) < 0)
+		if ((e = mnt_touch(dst)) < 0)
 			return e;
 		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 			return -errno;
 		/* A read-only mount still lets a device be written (the
 		 * check covers regular files, directories and symlinks), but
 		 * not chmod, chown or utimes of the host's node. */
-		if ((e = sys_mount_setattr(AT_FDCWD, dst, 0,
+		if ((e = mnt_setattr(AT_FDCWD, dst, 0,
 					   MOUNT_ATTR_RDONLY |
 						   MOUNT_ATTR_NOSUID |
 						   MOUNT_ATTR_NOEXEC, 0)) < 0)
@@ -324,7 +265,7 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		/* A new devpts instance: the jail's pseudo-terminals are its
 		 * own, none of the host's are visible (devpts(5)'s
 		 * "newinstance" is implied on kernels since 4.7). */
-		if ((e = mkdir_p(ROOT "/dev/pts", 0755)) < 0)
+		if ((e = mnt_mkdir_p(ROOT "/dev/pts", 0755)) < 0)
 			return e;
 		if (mount("devpts", ROOT "/dev/pts", "devpts",
 			  MS_NOSUID | MS_NOEXEC,
@@ -333,7 +274,7 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		if (symlink("pts/ptmx", ROOT "/dev/ptmx") < 0)
 			return -errno;
 	}
-	if ((e = mkdir_p(ROOT "/dev/shm", 01777)) < 0)
+	if ((e = mnt_mkdir_p(ROOT "/dev/shm", 01777)) < 0)
 		return e;
 	tmpfs_opts(opts, sizeof(opts), 01777,
 		   tmpfs_size(spec, spec->limits.tmp_bytes), o);
@@ -343,20 +284,8 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		shm_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs", shm_flags, opts) < 0)
 		return -errno;
-	return sys_mount_setattr(AT_FDCWD, ROOT "/dev", 0, MOUNT_ATTR_RDONLY,
+	return mnt_setattr(AT_FDCWD, ROOT "/dev", 0, MOUNT_ATTR_RDONLY,
 				 0);
-}
-
-/* Binds the host's /proc at the jail's, nosuid, nodev, noexec. Returns
- * 0 or a negative errno. */
-static int
-bind_host_proc(void)
-{
-	if (mount("/proc", ROOT "/proc", NULL, MS_BIND | MS_REC, NULL) < 0)
-		return -errno;
-	return sys_mount_setattr(AT_FDCWD, ROOT "/proc", AT_RECURSIVE,
-				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					 MOUNT_ATTR_NOEXEC, 0);
 }
 
 static int
@@ -366,7 +295,7 @@ mount_tmpfs(const char *path, mode_t mode, uint64_t size,
 	char opts[160];
 	int e;
 
-	if ((e = mkdir_p(path, 0755)) < 0)
+	if ((e = mnt_mkdir_p(path, 0755)) < 0)
 		return e;
 	/* Without uid=/gid= the tmpfs belongs to its mounter, the payload's
 	 * ids in its user namespace; only mapped ids may be named. */
@@ -378,168 +307,6 @@ mount_tmpfs(const char *path, mode_t mode, uint64_t size,
 	return 0;
 }
 
-static int
-fail(int *stage, int s, int e)
-{
-	*stage = s;
-	return e;
-}
-
-/* Kernel knobs the jail's /proc would otherwise expose for writing to
- * whoever the kernel thinks may write them. */
-static const char *const proc_ro[] = {
-	ROOT "/proc/sys", ROOT "/proc/sysrq-trigger", ROOT "/proc/irq",
-	ROOT "/proc/bus",
-};
-
-static int
-proc_read_only(void)
-{
-	for (size_t i = 0; i < sizeof(proc_ro) / sizeof(proc_ro[0]); i++) {
-		int e;
-
-		if (mount(proc_ro[i], proc_ro[i], NULL, MS_BIND | MS_REC,
-			  NULL) < 0) {
-			if (errno == ENOENT)
-				continue;
-			return -errno;
-		}
-		e = sys_mount_setattr(AT_FDCWD, proc_ro[i], AT_RECURSIVE,
-				      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-					      MOUNT_ATTR_NODEV |
-					      MOUNT_ATTR_NOEXEC, 0);
-		if (e < 0)
-			return e;
-	}
-	return 0;
-}
-
-/*
- * Host facts in /proc that a job does not need (docs/threat-model.md,
- * "Host facts the jail can read", which gives each path's reason): each
- * file is covered with an empty read-only file, each directory with an
- * empty read-only directory, as runc does for its masked paths
- * (runtime-spec config-linux.md, maskedPaths). A path the kernel does
- * not have (no CONFIG_*) is nothing to hide and is skipped; any other
- * failure refuses the job.
- */
-static const char *const proc_mask_files[] = {
-	"/proc/cmdline",     /* the host's boot command line */
-	"/proc/keys",        /* the caller's keyrings, by name */
-	"/proc/key-users",   /* key quotas of every user of the host */
-	"/proc/kcore",       /* runc: the kernel's memory */
-	"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
-	"/proc/sched_debug", /* runc: other tasks' names and timings */
-	"/proc/partitions", "/proc/diskstats", /* disks; others' I/O */
-	"/proc/swaps",       /* swap files by host path */
-	"/proc/zoneinfo", "/proc/buddyinfo", "/proc/pagetypeinfo",
-	"/proc/vmallocinfo", "/proc/slabinfo", /* kernel memory layout */
-	"/proc/iomem", "/proc/ioports", /* the host's hardware */
-	"/proc/config.gz",   /* the kernel's build options */
-	"/proc/kallsyms", "/proc/modules", /* the kernel's code */
-	"/proc/kpagecount", "/proc/kpageflags", "/proc/kpagecgroup",
-};
-static const char *const proc_mask_dirs[] = {
-	"/proc/acpi", "/proc/asound", "/proc/scsi", /* runc: hardware */
-	"/proc/driver",      /* rtc and driver state */
-};
-/* The boot id (random(4)), replaced by one of the job's own so that two
- * jobs cannot tell they share a boot from it. */
-#define BOOT_ID "/proc/sys/kernel/random/boot_id"
-/* Where the masks' tmpfs sits while they are bound, then unmounted. */
-#define MASKS ROOT "/.stockade-masks"
-
-/*
- * Writes a fresh random UUID (version 4, RFC 9562 form, as the kernel's
- * boot_id) and a newline into BUF of at least 38 bytes. Returns 0 or a
- * negative errno from getrandom(2).
- */
-static int
-random_uuid(char *buf, size_t size)
-{
-	uint8_t u[16];
-
-	if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u))
-		return errno != 0 ? -errno : -EIO;
-	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
-	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
-	snprintf(buf, size,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x\n",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-		 u[10], u[11], u[12], u[13], u[14], u[15]);
-	return 0;
-}
-
-/*
- * Binds SRC (a path under MASKS) over the jail path TARGET (ROOT
- * prefixed here), read-only, nosuid, nodev, noexec. Returns 0, 0 when
- * TARGET does not exist (ENOENT: nothing to hide), or a negative errno.
- */
-static int
-mask_one(const char *src, const char *target)
-{
-	char dst[PATH_MAX];
-	int e;
-
-	if ((e = in_root(dst, sizeof(dst), target)) < 0)
-		return e;
-	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	return sys_mount_setattr(AT_FDCWD, dst, 0,
-				 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-					 MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-				 0);
-}
-
-/*
- * Covers the host facts of the jail's /proc (proc_mask_files,
- * proc_mask_dirs, BOOT_ID) with the jail's own: an empty file, an empty
- * directory, a random boot id, each on a small tmpfs that is unmounted
- * again once they are bound (the binds keep it), so the jail's tree
- * holds no trace of it. Runs after the /proc mount and its read-only
- * binds. Returns 0 or a negative errno; the caller refuses the job
- * (STAGE_PROC_MASK) on any error.
- */
-static int
-proc_mask(void)
-{
-	char id[40];
-	int e;
-
-	if (PLANTED(proc_host_facts_unmasked))
-		return 0;
-	if ((e = random_uuid(id, sizeof(id))) < 0)
-		return e;
-	if (mkdir(MASKS, 0700) < 0)
-		return -errno;
-	if (mount("tmpfs", MASKS, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "mode=0755,size=16k,nr_inodes=8") < 0)
-		return -errno;
-	if ((e = write_file(MASKS "/empty", "", 0444)) < 0 ||
-	    (e = write_file(MASKS "/boot_id", id, 0444)) < 0)
-		goto out;
-	if (mkdir(MASKS "/dir", 0555) < 0) {
-		e = -errno;
-		goto out;
-	}
-	for (size_t i = 0; i < sizeof(proc_mask_files) /
-				    sizeof(proc_mask_files[0]); i++)
-		if ((e = mask_one(MASKS "/empty", proc_mask_files[i])) < 0)
-			goto out;
-	for (size_t i = 0; i < sizeof(proc_mask_dirs) /
-				    sizeof(proc_mask_dirs[0]); i++)
-		if ((e = mask_one(MASKS "/dir", proc_mask_dirs[i])) < 0)
-			goto out;
-	e = mask_one(MASKS "/boot_id", BOOT_ID);
-out:
-	if (umount2(MASKS, MNT_DETACH) < 0 && e == 0)
-		e = -errno;
-	if (rmdir(MASKS) < 0 && e == 0)
-		e = -errno;
-	return e;
-}
-
 /* Moves the detached tree TREE_FD (open_tree(2)) to DST, made nosuid,
  * nodev and kept writable. */
 static int
@@ -547,13 +314,119 @@ rw_attach(int tree_fd, const char *dst)
 {
 	int e;
 
-	if ((e = mkdir_p(dst, 0755)) < 0)
+	if ((e = mnt_mkdir_p(dst, 0755)) < 0)
 		return e;
 	if (syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, dst,
 		    MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return -errno;
-	return sys_mount_setattr(AT_FDCWD, dst, AT_RECURSIVE,
+	return mnt_setattr(AT_FDCWD, dst, AT_RECURSIVE,
 				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0);
+}
+
+/*
+ * Step 7: /tmp and home as size-capped tmpfs owned as O says, or with
+ * layer private_cwd off (!PRIVATE_DIRS) the host's /tmp (HOST_TMP, which
+ * is closed) attached read-write and no home. Returns 0, or a negative
+ * errno with *STAGE.
+ */
+static int
+build_tmp_home(const struct job_spec *spec, const struct owner *o,
+	       bool private_dirs, int host_tmp, int *stage)
+{
+	char path[PATH_MAX];
+	int e;
+
+	if (!private_dirs) {
+		e = rw_attach(host_tmp, ROOT "/tmp");
+		close(host_tmp);
+		if (e < 0)
+			return mnt_fail(stage, STAGE_TMP, e);
+	} else {
+		if ((e = mount_tmpfs(ROOT "/tmp", 01777,
+				     tmpfs_size(spec, spec->limits.tmp_bytes),
+				     o)) < 0)
+			return mnt_fail(stage, STAGE_TMP, e);
+		/* The decoder refused a home that is /, /work, /tmp or not
+		 * normalised, so this tmpfs shadows nothing the jail
+		 * needs. */
+		if ((e = mnt_in_root(path, sizeof(path), spec->home)) < 0)
+			return mnt_fail(stage, STAGE_HOME, e);
+		if ((e = mount_tmpfs(path, 0700,
+				     tmpfs_size(spec, spec->limits.home_bytes),
+				     o)) < 0)
+			return mnt_fail(stage, STAGE_HOME, e);
+	}
+	return 0;
+}
+
+/*
+ * Step 8: the workspace at /work, nosuid and nodev: WORK_TREE_FD (a
+ * detached id-mapped tree) moved there, or without one (-1) WSFD, the
+ * workspace directory, bound; the one used is closed. Returns 0, or a
+ * negative errno with *STAGE STAGE_WORK.
+ */
+static int
+attach_work(int work_tree_fd, int wsfd, int *stage)
+{
+	char path[PATH_MAX];
+	int e;
+
+	if ((e = mnt_mkdir_p(ROOT "/work", 0755)) < 0)
+		return mnt_fail(stage, STAGE_WORK, e);
+	if (work_tree_fd >= 0) {
+		if (syscall(SYS_move_mount, work_tree_fd, "", AT_FDCWD,
+			    ROOT "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return mnt_fail(stage, STAGE_WORK, -errno);
+		close(work_tree_fd);
+	} else {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", wsfd);
+		if (mount(path, ROOT "/work", NULL, MS_BIND, NULL) < 0)
+			return mnt_fail(stage, STAGE_WORK, -errno);
+		close(wsfd);
+	}
+	if (!PLANTED(workspace_mount_suid_dev_kept) &&
+	    (e = mnt_setattr(AT_FDCWD, ROOT "/work", 0,
+				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				   0)) < 0)
+		return mnt_fail(stage, STAGE_WORK, e);
+	return 0;
+}
+
+/*
+ * Steps 9 and 10: pivot_root into ROOT with the old root detached, ROOT
+ * remounted read-only, nosuid and nodev, then /work entered unless
+ * OWNER_SET (no user namespace: init enters it once it has the payload's
+ * ids). Returns 0, or a negative errno with *STAGE.
+ */
+static int
+pivot_into_root(bool owner_set, int *stage)
+{
+	int e;
+
+	if (chdir(ROOT) < 0)
+		return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
+	if (PLANTED(pivot_old_root_left_attached)) {
+		if (mkdir(".old-root", 0700) < 0 ||
+		    syscall(SYS_pivot_root, ".", ".old-root") < 0)
+			return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
+	} else if (syscall(SYS_pivot_root, ".", ".") < 0 ||
+		   umount2(".", MNT_DETACH) < 0) {
+		return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
+	}
+	if (chdir("/") < 0)
+		return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
+
+	if ((e = mnt_setattr(AT_FDCWD, "/", 0,
+				   (PLANTED(jail_root_left_writable) ?
+					    0 : MOUNT_ATTR_RDONLY) |
+					   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				   0)) < 0)
+		return mnt_fail(stage, STAGE_REMOUNT_ROOT, e);
+	/* Without a user namespace, init enters /work once it has the
+	 * payload's ids: root without capabilities may not (mounts.h). */
+	if (!owner_set && !PLANTED(workdir_not_entered) && chdir("/work") < 0)
+		return mnt_fail(stage, STAGE_WORK, -errno);
+	return 0;
 }
 
 int
@@ -568,7 +441,6 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 	const bool private_dirs =
 		!job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD);
 	int src_fds[JOB_MAX_MOUNTS];
-	char path[PATH_MAX];
 	int wsfd = -1, host_tmp = -1, e;
 
 	*stage = 0;
@@ -579,150 +451,30 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 	if (work_tree_fd < 0) {
 		wsfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (wsfd < 0)
-			return fail(stage, STAGE_WORK, -errno);
+			return mnt_fail(stage, STAGE_WORK, -errno);
 	}
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return fail(stage, STAGE_MOUNT_NS, -errno);
-	/* Every bind source, before the root tmpfs hides the host's /tmp.
-	 * Init exits on failure, which closes whatever is open. */
-	for (uint32_t i = 0; i < spec->nmounts; i++) {
-		const struct mount_entry *m = &spec->mounts[i];
-
-		e = open_source(m->source, m->kind == MOUNT_RO_BIND_TRY,
-				&src_fds[i]);
-		if (e < 0) {
-			/* A source gone since `stockade policy check`: the
-			 * result names it. */
-			*bind = (int)i;
-			return fail(stage, STAGE_BIND, e);
-		}
-	}
-	/* Layer private_cwd off: a detached copy of the host's /tmp, taken
-	 * before the root tmpfs covers it (a bind made later would copy
-	 * that tmpfs too); recursive, since a user namespace may copy a
-	 * subtree with locked mounts only whole (mount_namespaces(7)). */
-	if (!private_dirs) {
-		host_tmp = (int)syscall(SYS_open_tree, AT_FDCWD, "/tmp",
-					OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-						AT_RECURSIVE);
-		if (host_tmp < 0)
-			return fail(stage, STAGE_TMP, -errno);
-	}
+		return mnt_fail(stage, STAGE_MOUNT_NS, -errno);
+	if ((e = mounts_open_sources(spec, src_fds, private_dirs, &host_tmp,
+				     stage, bind)) < 0)
+		return e;
 	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV,
 		  ROOT_TMPFS_OPTS) < 0)
-		return fail(stage, STAGE_ROOT_TMPFS, -errno);
+		return mnt_fail(stage, STAGE_ROOT_TMPFS, -errno);
 
 	if ((e = build_etc(spec, &own)) < 0)
-		return fail(stage, STAGE_ETC, e);
-
-	for (uint32_t i = 0; i < spec->nmounts; i++) {
-		if (src_fds[i] < 0)
-			continue;
-		e = ro_bind(src_fds[i], spec->mounts[i].target);
-		close(src_fds[i]);
-		src_fds[i] = -1;
-		if (e < 0) {
-			*bind = (int)i;
-			return fail(stage, STAGE_BIND, e);
-		}
-	}
-
+		return mnt_fail(stage, STAGE_ETC, e);
+	if ((e = mounts_bind_sources(spec, src_fds, stage, bind)) < 0)
+		return e;
 	if ((e = build_dev(spec, &own)) < 0)
-		return fail(stage, STAGE_DEV, e);
-
-	if ((e = mkdir_p(ROOT "/proc", 0555)) < 0)
-		return fail(stage, STAGE_PROC, e);
-	/* A fresh procfs needs a pid namespace of our own, where this init
-	 * is pid 1 (layer pid_ns); without one, the host's is bound. */
-	if (PLANTED(proc_bound_from_host))
-		e = bind_host_proc();
-	else if (getpid() != 1)
-		e = bind_host_proc();
-	else if (mount("proc", ROOT "/proc", "proc",
-		       MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		e = -errno;
-	else
-		e = 0;
-	if (e < 0)
-		return fail(stage, STAGE_PROC, e);
-	/* The jail user namespace's quotas, through this /proc while its
-	 * /proc/sys is still writable (jail.h). Layer user_ns off: no
-	 * namespace of the jail's own, and the files would be the host's;
-	 * layer limits off: the caller's, as its rlimits. */
-	if (!own.set && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
-	    !PLANTED(user_quotas_not_set) &&
-	    (e = jail_user_quotas(ROOT "/proc/sys/user",
-				  job_spec_layer_off(spec,
-						     JOB_LAYER_SECCOMP))) < 0)
-		return fail(stage, STAGE_USER_QUOTAS, e);
-	if (!PLANTED(proc_sys_left_writable) && (e = proc_read_only()) < 0)
-		return fail(stage, STAGE_PROC, e);
-	if ((e = proc_mask()) < 0)
-		return fail(stage, STAGE_PROC_MASK, e);
-
-	if (!private_dirs) {
-		e = rw_attach(host_tmp, ROOT "/tmp");
-		close(host_tmp);
-		if (e < 0)
-			return fail(stage, STAGE_TMP, e);
-	} else {
-		if ((e = mount_tmpfs(ROOT "/tmp", 01777,
-				     tmpfs_size(spec, spec->limits.tmp_bytes),
-				     &own)) < 0)
-			return fail(stage, STAGE_TMP, e);
-		/* The decoder refused a home that is /, /work, /tmp or not
-		 * normalised, so this tmpfs shadows nothing the jail
-		 * needs. */
-		if ((e = in_root(path, sizeof(path), spec->home)) < 0)
-			return fail(stage, STAGE_HOME, e);
-		if ((e = mount_tmpfs(path, 0700,
-				     tmpfs_size(spec, spec->limits.home_bytes),
-				     &own)) < 0)
-			return fail(stage, STAGE_HOME, e);
-	}
-
-	if ((e = mkdir_p(ROOT "/work", 0755)) < 0)
-		return fail(stage, STAGE_WORK, e);
-	if (work_tree_fd >= 0) {
-		if (syscall(SYS_move_mount, work_tree_fd, "", AT_FDCWD,
-			    ROOT "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return fail(stage, STAGE_WORK, -errno);
-		close(work_tree_fd);
-	} else {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", wsfd);
-		if (mount(path, ROOT "/work", NULL, MS_BIND, NULL) < 0)
-			return fail(stage, STAGE_WORK, -errno);
-		close(wsfd);
-	}
-	if (!PLANTED(workspace_mount_suid_dev_kept) &&
-	    (e = sys_mount_setattr(AT_FDCWD, ROOT "/work", 0,
-				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-				   0)) < 0)
-		return fail(stage, STAGE_WORK, e);
-
-	if (chdir(ROOT) < 0)
-		return fail(stage, STAGE_PIVOT_ROOT, -errno);
-	if (PLANTED(pivot_old_root_left_attached)) {
-		if (mkdir(".old-root", 0700) < 0 ||
-		    syscall(SYS_pivot_root, ".", ".old-root") < 0)
-			return fail(stage, STAGE_PIVOT_ROOT, -errno);
-	} else if (syscall(SYS_pivot_root, ".", ".") < 0 ||
-		   umount2(".", MNT_DETACH) < 0) {
-		return fail(stage, STAGE_PIVOT_ROOT, -errno);
-	}
-	if (chdir("/") < 0)
-		return fail(stage, STAGE_PIVOT_ROOT, -errno);
-
-	if ((e = sys_mount_setattr(AT_FDCWD, "/", 0,
-				   (PLANTED(jail_root_left_writable) ?
-					    0 : MOUNT_ATTR_RDONLY) |
-					   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-				   0)) < 0)
-		return fail(stage, STAGE_REMOUNT_ROOT, e);
-	/* Without a user namespace, init enters /work once it has the
-	 * payload's ids: root without capabilities may not (mounts.h). */
-	if (!own.set && !PLANTED(workdir_not_entered) && chdir("/work") < 0)
-		return fail(stage, STAGE_WORK, -errno);
-	return 0;
+		return mnt_fail(stage, STAGE_DEV, e);
+	if ((e = mounts_build_proc(spec, own.set, stage)) < 0)
+		return e;
+	if ((e = build_tmp_home(spec, &own, private_dirs, host_tmp,
+				stage)) < 0)
+		return e;
+	if ((e = attach_work(work_tree_fd, wsfd, stage)) < 0)
+		return e;
+	return pivot_into_root(own.set, stage);
 }

@@ -1,6 +1,7 @@
 /*
  * monitor_internal.h: one job's state as monitor.c follows it, shared with
- * classify.c, which turns it into the job's status. Not for other callers.
+ * classify.c, which turns it into the job's status, and with job_begin.c
+ * and job_end.c, the job's first and last phases. Not for other callers.
  */
 #ifndef STOCKADE_MONITOR_INTERNAL_H
 #define STOCKADE_MONITOR_INTERNAL_H
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "denials.h"
 #include "enforce.h"
@@ -56,5 +58,42 @@ struct job_state {
  */
 void monitor_classify(const struct job_spec *spec, struct job_state *s,
 		      int32_t rec[3], bool have_rec, struct job_result *r);
+
+struct launcher;
+
+/* Milliseconds since START (CLOCK_MONOTONIC), job_end.c. */
+uint64_t job_elapsed_ms(const struct timespec *start);
+
+/*
+ * The first phase of a job (job_begin.c): chooses the enforcement into
+ * *MODE (the cgroup leaf LEAF_NAME into S->cg_leaf, when one is used),
+ * makes S's denial log, and takes or starts the jail into S->jail;
+ * *POOLABLE says whether the pool may hold such a jail. S must be zeroed
+ * with its descriptors at -1. TTY_FD is closed either way. Returns true
+ * when the jail runs (WSFD still the caller's); false when not, with WSFD
+ * closed, S's leaf removed and *RET what launcher_run_job returns: 0 or
+ * a negative errno of the RESULT sent for the refusal, or the negative
+ * errno that ends the session (the zygote gone, broken or refusing what
+ * it must not).
+ */
+bool job_begin(struct launcher *l, const struct job_spec *spec, int wsfd,
+	       int tty_fd, struct job_state *s, const char *leaf_name,
+	       enum job_enforcement *mode, bool *poolable, int *ret);
+
+/*
+ * Encodes R and sends it to the broker as RESULT (job_end.c). Returns 0
+ * or a negative errno (encoding, or the socket).
+ */
+int job_send_result(struct launcher *l, struct job_result *r);
+
+/*
+ * The last phase of a job (job_end.c), once init is reaped and the
+ * enforcer finished: reads init's records from S's status pipe and fills
+ * *R with the job's figures, limits reached, enforcement MODE, denials,
+ * output counts and status (monitor_classify). R's detail may point into
+ * a static buffer (monitor_classify).
+ */
+void job_result(const struct job_spec *spec, struct job_state *s,
+		enum job_enforcement mode, struct job_result *r);
 
 #endif

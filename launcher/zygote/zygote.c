@@ -29,70 +29,13 @@
 #include "log.h"
 #include "plant.h"
 #include "usage.h"
+#include "filter_cache.h"
 #include "zygote_wire.h"
 
-#define MAX_FILTERS 4
 /* Walks a measure may take to find the jail's tree holding still, and
  * the pause between them (usage_pss_settled). */
 #define MEAS_TRIES 3u
 #define MEAS_GAP_US 2000u
-
-/* The zygote's seccomp filters, built and compiled to BPF at the first
- * job that needs each (profile, enforcement), and reused: a payload loads
- * the program with one seccomp(2) call (jail_seccomp_load). */
-struct filter_cache {
-	struct {
-		char profile[JOB_MAX_PROFILE + 1];
-		bool monitor;
-		bool kill;
-		struct sock_fprog prog;
-	} f[MAX_FILTERS];
-	size_t n;
-};
-
-static const struct sock_fprog *
-cached_filter(struct filter_cache *c, const char *profile, bool monitor,
-	      bool *kill, char *why, size_t whylen)
-{
-	scmp_filter_ctx ctx;
-	int e;
-
-	for (size_t i = 0; i < c->n; i++)
-		if (c->f[i].monitor == monitor &&
-		    strcmp(c->f[i].profile, profile) == 0) {
-			*kill = c->f[i].kill;
-			return &c->f[i].prog;
-		}
-	if (c->n == MAX_FILTERS) {
-		snprintf(why, whylen, "too many seccomp profiles in one session");
-		return NULL;
-	}
-	/* Compiled when stockade was built, as below
-	 * (launcher/zygote/bpfgen.c). */
-	if ((e = jail_seccomp_prebuilt(profile, monitor, &c->f[c->n].prog,
-				       &c->f[c->n].kill)) == 0)
-		goto cached;
-	if (e != -ENOENT) {
-		snprintf(why, whylen, "out of memory");
-		return NULL;
-	}
-	ctx = jail_seccomp_build(profile, monitor, &c->f[c->n].kill, why,
-				 whylen);
-	if (ctx == NULL)
-		return NULL;
-	e = jail_seccomp_compile(ctx, &c->f[c->n].prog);
-	seccomp_release(ctx);
-	if (e < 0) {
-		snprintf(why, whylen, "cannot compile the seccomp filter: %s",
-			 strerror(-e));
-		return NULL;
-	}
-cached:
-	snprintf(c->f[c->n].profile, sizeof(c->f[c->n].profile), "%s", profile);
-	c->f[c->n].monitor = monitor;
-	*kill = c->f[c->n].kill;
-	return &c->f[c->n++].prog;
-}
 
 /* Jails alive at once: the pool's, the running job's, and ones dying. */
 #define MAX_LIVE (PROTO_MAX_POOL + 8)
@@ -257,6 +200,89 @@ sort_fds(const int *fds, size_t nfds, struct jail_host *host, bool *fifo)
  * whose init waits for its job (jail.h, jail_host.pooled); never with a
  * stdin.
  */
+/*
+ * Checks the request MSG (LEN bytes) with its descriptors FDS (NFDS) as
+ * start_one takes it: decodes it into SPEC (the caller clears it), sorts
+ * the descriptors into HOST (sort_fds), keeps the workspace's fstat in
+ * *ST, and refuses what the zygote must not do: a malformed request, one
+ * outside the session's authority or with no slot left, layers that
+ * cannot be off together here, a root-owned workspace for a root
+ * zygote. Returns true when the jail may be made; false with R's refusal
+ * and errno set.
+ */
+static bool
+request_ok(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
+	   size_t nfds, bool pooled, struct job_spec *spec,
+	   struct jail_host *host, struct stat *st, struct zygote_reply *r)
+{
+	const uint8_t *body;
+	const char *refusal;
+	size_t body_len;
+	uint16_t type;
+	bool fifo = false;
+
+	/* The launcher decoded and checked this already; decoding it again
+	 * here, where the privileges are, costs little (style.md rule 8). */
+	if (nfds < 1 || nfds > REQUEST_FDS ||
+	    proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
+	    type != PROTO_RUN || proto_decode_run(body, body_len, spec) < 0 ||
+	    fstat(fds[0], st) < 0 || !S_ISDIR(st->st_mode) ||
+	    !sort_fds(fds, nfds, host, &fifo) ||
+	    (host->stdin_fd >= 0 && pooled) ||
+	    ((spec->flags & JOB_F_STDIN) != 0) != (host->stdin_fd >= 0 && fifo) ||
+	    (host->stdin_fd >= 0 && !fifo &&
+	     !job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL))) {
+		r->refusal = ZYGOTE_BAD_REQUEST;
+		r->err = EBADMSG;
+		return false;
+	}
+	if (z->nlive == MAX_LIVE ||
+	    !pinned(&z->pin, msg, len, spec, st, host->cgroup_fd)) {
+		r->refusal = ZYGOTE_NOT_SESSION;
+		r->err = EPERM;
+		return false;
+	}
+	if ((refusal = jail_layers_refusal(job_spec_layers_off(spec),
+					   z->c->as_root)) != NULL) {
+		r->refusal = ZYGOTE_LAYERS;
+		r->err = EPERM;
+		snprintf(r->why, sizeof(r->why), "%s", refusal);
+		return false;
+	}
+	/* A workspace owned by root would lend the job root's access
+	 * through the id-mapped mount (or, without a mount namespace, be
+	 * root's own directory). */
+	if (z->c->as_root && (st->st_uid == 0 || st->st_gid == 0)) {
+		r->refusal = ZYGOTE_ROOT_WORKSPACE;
+		r->err = EPERM;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Keeps a pidfd of the jail J just started under a new token (J->token),
+ * to kill it when asked (zygote_kill). A jail that could not be kept
+ * could not be killed: it is ended at once, J closed, and R refused
+ * (ZYGOTE_CLONE, EMFILE).
+ */
+static void
+keep_live(struct zstate *z, struct jail *j, struct zygote_reply *r)
+{
+	j->token = ++z->last_token;
+	z->live[z->nlive].token = j->token;
+	z->live[z->nlive].pid = j->pid;
+	z->live[z->nlive].pidfd = fcntl(j->pidfd, F_DUPFD_CLOEXEC, 3);
+	if (z->live[z->nlive].pidfd >= 0) {
+		z->nlive++;
+	} else {
+		syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
+		jail_close(j);
+		r->refusal = ZYGOTE_CLONE;
+		r->err = EMFILE;
+	}
+}
+
 static void
 start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 	  size_t nfds, bool pooled, struct jail *j, struct zygote_reply *r)
@@ -273,51 +299,12 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 		.stdin_fd = -1,
 		.pooled = pooled,
 	};
-	const uint8_t *body;
-	const char *refusal;
-	size_t body_len;
-	uint16_t type;
 	struct stat st;
-	bool fifo = false;
 	int tree = -1, e;
 
 	memset(&spec, 0, sizeof(spec));
-	/* The launcher decoded and checked this already; decoding it again
-	 * here, where the privileges are, costs little (style.md rule 8). */
-	if (nfds < 1 || nfds > REQUEST_FDS ||
-	    proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
-	    type != PROTO_RUN || proto_decode_run(body, body_len, &spec) < 0 ||
-	    fstat(fds[0], &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    !sort_fds(fds, nfds, &host, &fifo) ||
-	    (host.stdin_fd >= 0 && pooled) ||
-	    ((spec.flags & JOB_F_STDIN) != 0) != (host.stdin_fd >= 0 && fifo) ||
-	    (host.stdin_fd >= 0 && !fifo &&
-	     !job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL))) {
-		r->refusal = ZYGOTE_BAD_REQUEST;
-		r->err = EBADMSG;
+	if (!request_ok(z, msg, len, fds, nfds, pooled, &spec, &host, &st, r))
 		goto out;
-	}
-	if (z->nlive == MAX_LIVE ||
-	    !pinned(&z->pin, msg, len, &spec, &st, host.cgroup_fd)) {
-		r->refusal = ZYGOTE_NOT_SESSION;
-		r->err = EPERM;
-		goto out;
-	}
-	if ((refusal = jail_layers_refusal(job_spec_layers_off(&spec),
-					   c->as_root)) != NULL) {
-		r->refusal = ZYGOTE_LAYERS;
-		r->err = EPERM;
-		snprintf(r->why, sizeof(r->why), "%s", refusal);
-		goto out;
-	}
-	/* A workspace owned by root would lend the job root's access
-	 * through the id-mapped mount (or, without a mount namespace, be
-	 * root's own directory). */
-	if (c->as_root && (st.st_uid == 0 || st.st_gid == 0)) {
-		r->refusal = ZYGOTE_ROOT_WORKSPACE;
-		r->err = EPERM;
-		goto out;
-	}
 	/* Without a mount namespace there is nowhere to put an id-mapped
 	 * mount: the job gets the real workspace (docs/layers.md). */
 	if (c->as_root && !job_spec_layer_off(&spec, JOB_LAYER_MOUNT_NS)) {
@@ -349,21 +336,7 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 		r->refusal = ZYGOTE_CLONE;
 		r->err = -e;
 	} else {
-		/* Kept to kill it when asked (zygote_kill); a jail that
-		 * could not be kept could not be killed: end it now. */
-		j->token = ++z->last_token;
-		z->live[z->nlive].token = j->token;
-		z->live[z->nlive].pid = j->pid;
-		z->live[z->nlive].pidfd = fcntl(j->pidfd, F_DUPFD_CLOEXEC, 3);
-		if (z->live[z->nlive].pidfd >= 0) {
-			z->nlive++;
-		} else {
-			syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL,
-				0);
-			jail_close(j);
-			r->refusal = ZYGOTE_CLONE;
-			r->err = EMFILE;
-		}
+		keep_live(z, j, r);
 	}
 out:
 	if (tree >= 0)
