@@ -45,12 +45,9 @@
 #include "jail.h"
 
 #include <cap-ng.h>
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
-#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -58,22 +55,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
-#include <sys/ioctl.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "buf.h"
 #include "fsutil.h"
 #include "landlock_jail.h"
 #include "log.h"
 #include "mounts.h"
-#include "usage.h"
 #include "plant.h"
 #include "init_internal.h"
 #include "jail_init.h"

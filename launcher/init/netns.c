@@ -36,8 +36,8 @@ write_sysctl(const char *path, const char *v)
  * namespace shows read-only): net/ipv4/tcp_rmem and tcp_wmem, per
  * network namespace, writable by init with CAP_NET_ADMIN in the
  * namespace it owns (tcp(7)). A loopback connection then queues what the
- * monitor charges a socket (enforce.c socket_charge), not the host's
- * maximum of 6 MiB received and 4 MiB sent. Returns 0 or -errno.
+ * monitor charges a socket (enforce_proc.c, enf_socket_charge), not the
+ * host's maximum of 6 MiB received and 4 MiB sent. Returns 0 or -errno.
  */
 int
 jail_init_tcp_buffers(void)

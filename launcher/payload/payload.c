@@ -201,46 +201,19 @@ exec_failed(const char *prog, int e)
 			return;
 }
 
-_Noreturn void
-jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
-		  int landlock_rs, int landlock_abi, int status_fd,
-		  int notify_sock, int stdin_fd)
+/*
+ * The payload's lock-down, last before its exec: descriptors above 2
+ * close-on-exec, no_new_privs (layer caps_nnp), the Landlock domain of
+ * the ruleset LANDLOCK_RS (ABI LANDLOCK_ABI, reported on STATUS_FD;
+ * layer landlock), the seccomp filter FILTER (NULL: layer seccomp off)
+ * with its listener sent to the launcher on NOTIFY_SOCK. A failed step
+ * is reported on STATUS_FD and ends the payload (die).
+ */
+static void
+lock_down(const struct job_spec *spec, const struct sock_fprog *filter,
+	  int landlock_rs, int landlock_abi, int status_fd, int notify_sock)
 {
-	const bool terminal = job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL);
-	extern char **environ;
-	char **env = spec->envp;
-	sigset_t none;
 	int e, abi = 0, listener;
-
-	/* Layer no_terminal off: the caller's session, and so its
-	 * controlling terminal, stay. */
-	if (!terminal && !PLANTED(payload_setsid_skipped) && setsid() < 0)
-		die(status_fd, STAGE_SETSID, errno);
-	if (set_stdin(stdin_fd) < 0)
-		die(status_fd, STAGE_STDIO, errno);
-
-	/* Before the rlimits: nothing allocates once RLIMIT_DATA is set (an
-	 * ASan build's allocator, whose shadow already exceeds it, could
-	 * not map memory then). */
-	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) &&
-	    !job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
-	    (env = private_dirs_env(spec)) == NULL)
-		die(status_fd, STAGE_PRIVATE_DIRS, errno);
-	/* Layer limits off: the caller's rlimits, whatever they are. */
-	if (!job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
-	    set_rlimits(&spec->limits) < 0)
-		die(status_fd, STAGE_RLIMITS, errno);
-
-	/* Every disposition back to its default: an ignored signal stays
-	 * ignored across fork and execve (signal(7)), and the launcher
-	 * ignores SIGPIPE, which would turn `yes | head -1` into an EPIPE
-	 * error instead of a quiet SIGPIPE death. */
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			default_action(sig);
-	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		die(status_fd, STAGE_SIGNALS, errno);
 
 	/* Close-on-exec rather than closed, so the status pipe still works
 	 * for the steps below; nothing above 2 crosses the exec. */
@@ -274,6 +247,51 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 	if (filter != NULL &&
 	    proto_send(notify_sock, (const uint8_t *)"L", 1, listener) < 0)
 		die(status_fd, STAGE_SECCOMP, EPIPE);
+}
+
+_Noreturn void
+jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
+		  int landlock_rs, int landlock_abi, int status_fd,
+		  int notify_sock, int stdin_fd)
+{
+	const bool terminal = job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL);
+	extern char **environ;
+	char **env = spec->envp;
+	sigset_t none;
+	int e;
+
+	/* Layer no_terminal off: the caller's session, and so its
+	 * controlling terminal, stay. */
+	if (!terminal && !PLANTED(payload_setsid_skipped) && setsid() < 0)
+		die(status_fd, STAGE_SETSID, errno);
+	if (set_stdin(stdin_fd) < 0)
+		die(status_fd, STAGE_STDIO, errno);
+
+	/* Before the rlimits: nothing allocates once RLIMIT_DATA is set (an
+	 * ASan build's allocator, whose shadow already exceeds it, could
+	 * not map memory then). */
+	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) &&
+	    !job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
+	    (env = private_dirs_env(spec)) == NULL)
+		die(status_fd, STAGE_PRIVATE_DIRS, errno);
+	/* Layer limits off: the caller's rlimits, whatever they are. */
+	if (!job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	    set_rlimits(&spec->limits) < 0)
+		die(status_fd, STAGE_RLIMITS, errno);
+
+	/* Every disposition back to its default: an ignored signal stays
+	 * ignored across fork and execve (signal(7)), and the launcher
+	 * ignores SIGPIPE, which would turn `yes | head -1` into an EPIPE
+	 * error instead of a quiet SIGPIPE death. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			default_action(sig);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		die(status_fd, STAGE_SIGNALS, errno);
+
+	lock_down(spec, filter, landlock_rs, landlock_abi, status_fd,
+		  notify_sock);
 
 	if (!PLANTED(payload_environ_not_replaced))
 		environ = env;

@@ -94,25 +94,20 @@ scan_procs(int dir, const char *const *want, bool *has, size_t n,
 	return 0;
 }
 
-int
-cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
-	     bool want_cpu, char *why, size_t whylen)
+/*
+ * Steps 1 and 2 of cg_claim_own on OWN: 1 when it is claimed already
+ * (memory and pids in its cgroup.subtree_control), 0 when it is
+ * delegated (memory, pids and, when WANT_CPU, cpu in its
+ * cgroup.controllers), else a negative errno with WHY.
+ */
+static int
+claimable(int own, bool want_cpu, char *why, size_t whylen)
 {
 	static const char *const need[] = { "memory", "pids", "cpu" };
-	char buf[FILE_BUF], pids[3][16], ctl[32];
-	const char *want[3] = {pids[0], pids[1], pids[2]};
-	const char *move[3], *back[3], *cp = ctl, *file;
-	size_t nmove = 0, moved = 0, others, d, nwant;
-	bool has[3], made = false;
-	_cleanup_close_ int leaf = -1;
-	int r, e;
+	char buf[FILE_BUF];
+	const char *file;
+	int r;
 
-	if (launcher <= 0 || broker < 0 || zygote < 0 || broker == launcher ||
-	    (zygote > 0 && (zygote == launcher || zygote == broker)))
-		return fail(why, whylen, -EINVAL, "cg_claim_own: bad pids "
-			    "%d, %d and %d", (int)broker, (int)launcher,
-			    (int)zygote);
-	/* 1, 2: claimed already, or not delegated. */
 	for (size_t f = 0; f < 2; f++) {
 		file = f == 0 ? "cgroup.subtree_control" : "cgroup.controllers";
 		if ((r = (int)cg_read_at(own, file, buf, sizeof(buf))) < 0)
@@ -120,7 +115,7 @@ cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
 				    "launcher's cgroup: %s (is it a cgroup v2 "
 				    "directory?)", file, strerror(-r));
 		if (f == 0 && cg_has_word(buf, "memory") && cg_has_word(buf, "pids"))
-			return 0;
+			return 1;
 		for (size_t i = 0; f == 1 && i < (want_cpu ? 3u : 2u); i++)
 			if (!cg_has_word(buf, need[i]))
 				return fail(why, whylen, -EOPNOTSUPP, "the "
@@ -129,11 +124,22 @@ cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
 					    "cgroup.controllers): " DELEGATE,
 					    need[i]);
 	}
-	/* 3: only the broker, the launcher and its zygote are there. */
-	snprintf(pids[0], sizeof(pids[0]), "%d\n", (int)broker);
-	snprintf(pids[1], sizeof(pids[1]), "%d\n", (int)launcher);
-	snprintf(pids[2], sizeof(pids[2]), "%d\n", (int)zygote);
-	nwant = zygote > 0 ? 3 : 2;
+	return 0;
+}
+
+/*
+ * Step 3 of cg_claim_own: OWN's cgroup.procs hold no other process than
+ * the NWANT of WANT (pid lines: the broker, the launcher, the zygote),
+ * the launcher (pid LAUNCHER) among them; *HAS says which are there.
+ * Returns 0, or a negative errno with WHY.
+ */
+static int
+only_ours(int own, const char *const *want, bool *has, size_t nwant,
+	  pid_t launcher, char *why, size_t whylen)
+{
+	size_t others;
+	int r;
+
 	r = scan_procs(own, want, has, nwant, &others);
 	if (r == -EFBIG || (r == 0 && others > 0))
 		return fail(why, whylen, -EBUSY, "the launcher's cgroup holds "
@@ -150,10 +156,27 @@ cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
 		return fail(why, whylen, -ESRCH, "the launcher (pid %d) is not "
 			    "in what was taken for its cgroup: " DELEGATE,
 			    (int)launcher);
-	/* 4: into the leaf, the broker first. */
-	for (size_t i = 0; i < nwant; i++)
-		if (has[i])
-			move[nmove++] = pids[i];
+	return 0;
+}
+
+/*
+ * Steps 4 and 5 of cg_claim_own: moves the NMOVE pids of MOVE (pid
+ * lines, the broker first) into OWN's leaf CG_SUPERVISOR, made when
+ * missing, then enables memory, pids (and cpu when WANT_CPU) for OWN's
+ * children. Returns 0; or a negative errno with WHY, once what it did
+ * is undone (the pids moved go back, a leaf it made is removed).
+ */
+static int
+move_and_enable(int own, const char *const *move, size_t nmove,
+		bool want_cpu, char *why, size_t whylen)
+{
+	char ctl[32];
+	const char *back[3], *cp = ctl;
+	size_t moved = 0, d;
+	bool made = false;
+	_cleanup_close_ int leaf = -1;
+	int r, e;
+
 	if (mkdirat(own, CG_SUPERVISOR, 0755) == 0)
 		made = true;
 	else if ((e = errno) != EEXIST)
@@ -199,4 +222,37 @@ cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
 	if (made)
 		(void)cg_leaf_remove(own, CG_SUPERVISOR);
 	return r;
+}
+
+int
+cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
+	     bool want_cpu, char *why, size_t whylen)
+{
+	char pids[3][16];
+	const char *want[3] = {pids[0], pids[1], pids[2]};
+	const char *move[3];
+	size_t nmove = 0, nwant;
+	bool has[3];
+	int r;
+
+	if (launcher <= 0 || broker < 0 || zygote < 0 || broker == launcher ||
+	    (zygote > 0 && (zygote == launcher || zygote == broker)))
+		return fail(why, whylen, -EINVAL, "cg_claim_own: bad pids "
+			    "%d, %d and %d", (int)broker, (int)launcher,
+			    (int)zygote);
+	/* 1, 2: claimed already, or not delegated. */
+	if ((r = claimable(own, want_cpu, why, whylen)) != 0)
+		return r > 0 ? 0 : r;
+	/* 3: only the broker, the launcher and its zygote are there. */
+	snprintf(pids[0], sizeof(pids[0]), "%d\n", (int)broker);
+	snprintf(pids[1], sizeof(pids[1]), "%d\n", (int)launcher);
+	snprintf(pids[2], sizeof(pids[2]), "%d\n", (int)zygote);
+	nwant = zygote > 0 ? 3 : 2;
+	if ((r = only_ours(own, want, has, nwant, launcher, why, whylen)) < 0)
+		return r;
+	/* 4: into the leaf, the broker first. */
+	for (size_t i = 0; i < nwant; i++)
+		if (has[i])
+			move[nmove++] = pids[i];
+	return move_and_enable(own, move, nmove, want_cpu, why, whylen);
 }

@@ -71,37 +71,31 @@ check_ipc(int fd)
 	return type == SOCK_SEQPACKET ? 0 : -EPROTOTYPE;
 }
 
-int
-main(int argc, char **argv)
+/*
+ * Takes the broker's socket from the command line (--ipc-fd N) into
+ * *FD, checks it, dies with PARENT, the broker (or its spawner), and
+ * closes every other descriptor above stdio. Returns -1 to go on, or the
+ * exit status: 0 after --version, 2 for a bad command line or socket, 1
+ * when the broker is gone already.
+ */
+static int
+take_ipc(int argc, char **argv, pid_t parent, int *fd)
 {
-	/* Our parent as we start: the broker (or its spawner), which may
-	 * be pid 1 itself (the broker as a container's entry point). */
-	const pid_t parent = getppid();
-	struct zygote_config zc;
-	struct launcher l;
-	char why[512];
-	int fd, e;
+	int e;
 
-	log_set_program("stockade-launcher");
-	if (getenv("STOCKADE_DEBUG") != NULL)
-		log_set_level(LOG_LVL_DEBUG);
-#ifdef STOCKADE_PLANTED_DEFECTS
-	if (plant_init() < 0)
-		return 2;
-#endif
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("stockade-launcher %s (protocol %u)\n", STOCKADE_VERSION,
 		       PROTO_VERSION);
 		return 0;
 	}
 	if (argc != 3 || strcmp(argv[1], "--ipc-fd") != 0 ||
-	    (fd = parse_fd(argv[2])) < 0) {
+	    (*fd = parse_fd(argv[2])) < 0) {
 		fprintf(stderr, "usage: stockade-launcher --ipc-fd N\n"
 			"It is started by stockade, not by hand.\n");
 		return 2;
 	}
-	if ((e = check_ipc(fd)) < 0) {
-		log_error("descriptor %d is not the broker's socket: %s", fd,
+	if ((e = check_ipc(*fd)) < 0) {
+		log_error("descriptor %d is not the broker's socket: %s", *fd,
 			  strerror(-e));
 		return 2;
 	}
@@ -113,16 +107,27 @@ main(int argc, char **argv)
 		return 1;
 	}
 	/* Nothing but stdio and the socket crosses the exec (rule 11). */
-	closefrom(fd + 1);
-	for (int i = 3; i < fd; i++)
+	closefrom(*fd + 1);
+	for (int i = 3; i < *fd; i++)
 		close(i);
 	signal(SIGPIPE, SIG_IGN);
+	return -1;
+}
 
-	memset(&l, 0, sizeof(l));
-	l.ipc = fd;
-	l.phase = PHASE_HELLO;
-	l.msg = malloc(PROTO_MAX_MSG);
-	l.out = malloc(PROTO_MAX_MSG);
+/*
+ * The session L on the broker's socket FD, in PHASE_HELLO: its buffers,
+ * the payload's host ids, a pidfd of this process and /proc. Returns 0,
+ * or -1 (logged) when memory, pidfd_open or /proc fails; L then holds
+ * what was made until the process exits.
+ */
+static int
+session_init(struct launcher *l, int fd)
+{
+	memset(l, 0, sizeof(*l));
+	l->ipc = fd;
+	l->phase = PHASE_HELLO;
+	l->msg = malloc(PROTO_MAX_MSG);
+	l->out = malloc(PROTO_MAX_MSG);
 	/*
 	 * Whose ids the payload gets on the host: ours, unless we are root.
 	 * A payload that is host uid 0, even without a capability, passes
@@ -131,18 +136,43 @@ main(int argc, char **argv)
 	 * so a root launcher maps payloads to the overflow ids ("nobody")
 	 * and lends them an id-mapped workspace instead (idmap.c).
 	 */
-	l.as_root = geteuid() == 0;
-	l.outer_uid = l.as_root ? PROTO_ROOT_PAYLOAD_ID : geteuid();
-	l.outer_gid = l.as_root ? PROTO_ROOT_PAYLOAD_ID : getegid();
-	l.self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	l.proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	l.cg_parent = -1;
-	if (l.msg == NULL || l.out == NULL ||
-	    l.self_pidfd < 0 || l.proc_fd < 0) {
+	l->as_root = geteuid() == 0;
+	l->outer_uid = l->as_root ? PROTO_ROOT_PAYLOAD_ID : geteuid();
+	l->outer_gid = l->as_root ? PROTO_ROOT_PAYLOAD_ID : getegid();
+	l->self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	l->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	l->cg_parent = -1;
+	if (l->msg == NULL || l->out == NULL ||
+	    l->self_pidfd < 0 || l->proc_fd < 0) {
 		log_error("start-up failed: out of memory, pidfd_open or /proc "
 			  "unusable");
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	/* Our parent as we start: the broker (or its spawner), which may
+	 * be pid 1 itself (the broker as a container's entry point). */
+	const pid_t parent = getppid();
+	struct zygote_config zc;
+	struct launcher l;
+	char why[512];
+	int fd = -1, e;
+
+	log_set_program("stockade-launcher");
+	if (getenv("STOCKADE_DEBUG") != NULL)
+		log_set_level(LOG_LVL_DEBUG);
+#ifdef STOCKADE_PLANTED_DEFECTS
+	if (plant_init() < 0)
+		return 2;
+#endif
+	if ((e = take_ipc(argc, argv, parent, &fd)) >= 0)
+		return e;
+	if (session_init(&l, fd) < 0)
+		return 1;
 	/* The zygote first, unconfined, then this process confines itself
 	 * for good (zygote.h says why the two are apart). */
 	zc.as_root = l.as_root;

@@ -253,6 +253,59 @@ allow_monitored(scmp_filter_ctx ctx, const char *name, int nr)
 
 /* Allows NAME (number NR), with the fixed argument rules for the calls
  * that have them. Returns 0 or a libseccomp error. */
+/*
+ * The rules of socket(2) (call number NR) in CTX: unix with any
+ * protocol; inet and inet6 with an IP protocol number. Returns 0 or a
+ * negative errno from libseccomp.
+ */
+static int
+allow_socket(scmp_filter_ctx ctx, int nr)
+{
+	/* unix with any protocol; inet and inet6 with an IP protocol
+	 * number (below 256): not IPPROTO_MPTCP (262), whose sockets
+	 * Landlock's TCP rules do not see. */
+	static const int inet[] = {AF_INET, AF_INET6};
+	struct scmp_arg_cmp c, two[2];
+	int e;
+
+	c = SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX);
+	if ((e = allow(ctx, nr, 1, &c)) < 0)
+		return e;
+	if (PLANTED(netlink_socket_family_allowed)) {
+		c = SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK);
+		if ((e = allow(ctx, nr, 1, &c)) < 0)
+			return e;
+	}
+	for (size_t i = 0; i < 2 && e == 0; i++) {
+		two[0] = SCMP_A0_64(SCMP_CMP_EQ, (scmp_datum_t)inet[i]);
+		two[1] = SCMP_A2_64(SCMP_CMP_LT, 256);
+		e = allow(ctx, nr, 2, two);
+	}
+	return e;
+}
+
+/*
+ * The rules of open(2) or openat(2) (NAME, call number NR) in CTX: no
+ * O_CREAT or O_TMPFILE, or a mode without the set-id bits. Returns 0 or
+ * a negative errno from libseccomp.
+ */
+static int
+allow_open(scmp_filter_ctx ctx, const char *name, int nr)
+{
+	unsigned fa = name[4] == 'a' ? 2 : 1;
+	struct scmp_arg_cmp c;
+	int e;
+
+	/* Not creating, or creating without the bits. */
+	c = (struct scmp_arg_cmp){fa, SCMP_CMP_MASKED_EQ,
+				  O_CREAT | __O_TMPFILE, 0};
+	if ((e = allow(ctx, nr, 1, &c)) < 0)
+		return e;
+	c = (struct scmp_arg_cmp){fa + 1, SCMP_CMP_MASKED_EQ, SUID_BITS,
+				  0};
+	return allow(ctx, nr, 1, &c);
+}
+
 static int
 allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 {
@@ -288,28 +341,8 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 			c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
 		return allow(ctx, nr, 1, &c);
 	}
-	if (strcmp(name, "socket") == 0) {
-		/* unix with any protocol; inet and inet6 with an IP protocol
-		 * number (below 256): not IPPROTO_MPTCP (262), whose sockets
-		 * Landlock's TCP rules do not see. */
-		static const int inet[] = {AF_INET, AF_INET6};
-		struct scmp_arg_cmp two[2];
-
-		c = SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX);
-		if ((e = allow(ctx, nr, 1, &c)) < 0)
-			return e;
-		if (PLANTED(netlink_socket_family_allowed)) {
-			c = SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK);
-			if ((e = allow(ctx, nr, 1, &c)) < 0)
-				return e;
-		}
-		for (size_t i = 0; i < 2 && e == 0; i++) {
-			two[0] = SCMP_A0_64(SCMP_CMP_EQ, (scmp_datum_t)inet[i]);
-			two[1] = SCMP_A2_64(SCMP_CMP_LT, 256);
-			e = allow(ctx, nr, 2, two);
-		}
-		return e;
-	}
+	if (strcmp(name, "socket") == 0)
+		return allow_socket(ctx, nr);
 	if (strcmp(name, "personality") == 0) {
 		c = SCMP_A0_32(SCMP_CMP_EQ, PER_LINUX);
 		if ((e = allow(ctx, nr, 1, &c)) < 0)
@@ -317,18 +350,8 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 		c = SCMP_A0_32(SCMP_CMP_EQ, 0xffffffffu);
 		return allow(ctx, nr, 1, &c);
 	}
-	if (strcmp(name, "open") == 0 || strcmp(name, "openat") == 0) {
-		unsigned fa = name[4] == 'a' ? 2 : 1;
-
-		/* Not creating, or creating without the bits. */
-		c = (struct scmp_arg_cmp){fa, SCMP_CMP_MASKED_EQ,
-					  O_CREAT | __O_TMPFILE, 0};
-		if ((e = allow(ctx, nr, 1, &c)) < 0)
-			return e;
-		c = (struct scmp_arg_cmp){fa + 1, SCMP_CMP_MASKED_EQ, SUID_BITS,
-					  0};
-		return allow(ctx, nr, 1, &c);
-	}
+	if (strcmp(name, "open") == 0 || strcmp(name, "openat") == 0)
+		return allow_open(ctx, name, nr);
 	if (PLANTED(fchmodat_mode_rule_missing) &&
 	    strcmp(name, "fchmodat") == 0)
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
