@@ -1,10 +1,10 @@
 /*
- * fdcount.c: what the monitor's descriptor count (launcher/fdcharge.c)
- * costs a sample: 61 processes holding 200 descriptors each (97 pipes
- * and stdio), counted 2000 times by one stat of /proc/PID/fd each
- * (Linux >= 6.2: st_size is the count) and 200 times by reading the
- * directory (older kernels). Prints milliseconds per sample of each.
- * Not built by meson; run by hand:
+ * fdcount.c: what the monitor's descriptor count
+ * (launcher/supervisor/fdcharge.c) costs a sample: 61 processes holding 200
+ * descriptors each (97 pipes and stdio), counted 2000 times by one stat of
+ * /proc/PID/fd each (Linux >= 6.2: st_size is the count) and 200 times by
+ * reading the directory (older kernels). Prints milliseconds per sample of
+ * each. Not built by meson; run by hand:
  *     cc -O2 -o /tmp/fdcount bench/fdcount.c && /tmp/fdcount
  * Bounded: 61 children that pause and are killed at the end, 12,000
  * descriptors, a few seconds.

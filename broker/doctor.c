@@ -305,7 +305,7 @@ check_notify(struct doctor_check *c)
 	}
 	set(c, DOCTOR_REFUSED, "%s", msg);
 	/* The jail's filter answers every refused call through the
-	 * launcher's listener (launcher/seccomp.c): no listener, no job. */
+	 * launcher's listener (launcher/zygote/seccomp.c): no listener, no job. */
 	set_fix(c, "Linux 5.5 or later and libseccomp 2.5 or later, and no "
 		"container profile that denies seccomp(2)'s "
 		"SECCOMP_FILTER_FLAG_NEW_LISTENER or its ioctls");
@@ -416,7 +416,7 @@ check_cgroup(struct doctor_check *c)
 	}
 	/* A launcher restarted by the broker lives in the leaf its
 	 * predecessor made: the delegated cgroup is its parent (as
-	 * launcher/enforce.c decides). */
+	 * launcher/supervisor/enforce.c decides). */
 	leaf = strrchr(dir, '/');
 	if (leaf != NULL && leaf != dir &&
 	    strcmp(leaf + 1, "stockade-supervisor") == 0)

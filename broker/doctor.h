@@ -53,7 +53,7 @@
  * cgroup v2 delegation (limits then come from rlimits and the /proc
  * monitor) and Landlock ABIs below 6 (the jail drops the rule types the
  * kernel lacks). seccomp user notification is required: the jail's filter
- * sends every refused call to the launcher (launcher/seccomp.c).
+ * sends every refused call to the launcher (launcher/zygote/seccomp.c).
  *
  * Every probe child has a 5 s alarm: a probe never hangs the command.
  * Call these before the process makes threads (they fork, and the

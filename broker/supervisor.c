@@ -316,7 +316,7 @@ supervisor_start(struct supervisor *s)
 		goto fail;
 	}
 	/* Every launcher of a session, restarted ones too, keeps the
-	 * session's pool (launcher/pool.h). */
+	 * session's pool (launcher/supervisor/pool.h). */
 	if (s->pool_size > 0 &&
 	    ((n = proto_encode_pool(buf, sizeof(buf), s->pool_size)) < 0 ||
 	     (e = proto_send(s->sock, buf, (size_t)n, -1)) < 0)) {

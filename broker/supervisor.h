@@ -1,6 +1,6 @@
 /*
  * supervisor.h: the broker's side of the launcher (mirrors
- * launcher/dispatch.c). One struct per launcher; a test can build one and
+ * launcher/supervisor/dispatch.c). One struct per launcher; a test can build one and
  * drive it (style.md rule 16).
  */
 #ifndef STOCKADE_SUPERVISOR_H

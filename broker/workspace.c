@@ -132,7 +132,7 @@ open_temporary(struct workspace *ws, char *err, size_t errlen)
 /*
  * Whether the job may create files in the workspace directory FD (ST its
  * fstat): as root, the launcher id-maps the workspace so that its owner
- * is the payload (launcher/idmap.c), so the owner's write and search bits
+ * is the payload (launcher/zygote/idmap.c), so the owner's write and search bits
  * decide; otherwise the payload has the broker's ids and groups, and
  * faccessat(2) with AT_EACCESS answers for them (ACLs included).
  */

@@ -1,7 +1,7 @@
 /*
  * fuzz_proto.c: the broker <-> launcher wire codec (shared/proto.h) and
  * the launcher's dispatch of a message by type and phase to its decoder
- * (launcher/dispatch.c, compiled in unchanged; the handlers' work is
+ * (launcher/supervisor/dispatch.c, compiled in unchanged; the handlers' work is
  * stubbed below: no jail, no zygote, nothing spawned).
  *
  * Input: one control byte, then one datagram (header and body).
@@ -44,7 +44,7 @@ static int lowest_free = -1;   /* the lowest free descriptor at rest */
 static bool job_started;
 static uint8_t pool_mark;      /* pool.buf after a stubbed pool_init */
 
-/* The stubs: launcher/monitor.c, launcher/pool.c. */
+/* The stubs: launcher/supervisor/monitor.c, launcher/supervisor/pool.c. */
 
 int
 launcher_run_job(struct launcher *ln, const struct job_spec *spec, int wsfd,

@@ -1,8 +1,9 @@
 /*
  * cgpath.h: where a process's own cgroup v2 is (cgroups(7), proc(5)), for
- * the launcher's job leaves (launcher/cgroup.c) and for `stockade doctor`
- * (broker/doctor_probe.c); and the one reader of mountinfo's cgroup2
- * lines, also for the launcher's Landlock rules (launcher/confine.c).
+ * the launcher's job leaves (launcher/supervisor/cgroup.c) and for `stockade
+ * doctor` (broker/doctor_probe.c); and the one reader of mountinfo's cgroup2
+ * lines, also for the launcher's Landlock rules
+ * (launcher/supervisor/confine.c).
  */
 #ifndef STOCKADE_CGPATH_H
 #define STOCKADE_CGPATH_H

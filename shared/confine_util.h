@@ -1,7 +1,7 @@
 /*
  * confine_util.h: the pieces of self-confinement that the broker
- * (broker/confine.c) and the launcher (launcher/confine.c) share, each
- * process choosing its own lists: dropping capabilities to a kept list
+ * (broker/confine.c) and the launcher (launcher/supervisor/confine.c) share,
+ * each process choosing its own lists: dropping capabilities to a kept list
  * (libcap-ng), building and enforcing a Landlock ruleset from (path or
  * descriptor, rights) rules, and a default-allow seccomp filter
  * (libseccomp) that kills foreign ABIs and denies named calls.

@@ -1,6 +1,6 @@
 /*
  * llutil.h: what the broker's Landlock confinement (broker/confine.c) and
- * the jail's (launcher/landlock_jail.c) share: the ABI probe and the
+ * the jail's (launcher/payload/landlock_jail.c) share: the ABI probe and the
  * file-system rights an ABI knows (landlock(7), "Access rights").
  */
 #ifndef STOCKADE_LLUTIL_H

@@ -310,7 +310,7 @@ add_env(struct loader *l, const char *name, const char *v)
 	return 1;
 }
 
-/* Directories the launcher builds in every jail (launcher/mounts.c). */
+/* Directories the launcher builds in every jail (launcher/init/mounts.c). */
 static const char *const jail_owned[] = {"/tmp", "/proc", "/dev", "/work"};
 
 /* Adds a bind to this layer's own list; merge_lists() lays it over P's. */
@@ -329,7 +329,7 @@ add_mount(struct loader *l, const char *key, const char *v)
 		kind = MOUNT_RO_BIND_TRY;
 	/* Test only: bound like ro_bind, with no Landlock rule, so that a
 	 * test can show Landlock holding where the mount layer does not
-	 * (launcher/landlock_jail.h). */
+	 * (launcher/payload/landlock_jail.h). */
 	else if (strcmp(key, "unsafe_ro_bind_no_landlock") == 0)
 		kind = MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK;
 	else

@@ -81,7 +81,8 @@ struct policy {
 	bool pty;                   /* [jail] pty: a private /dev/pts */
 	uint32_t pool_size;         /* [jail] pool_size: jails a session
 				     * keeps built and waiting, 0 to
-				     * PROTO_MAX_POOL (launcher/pool.h) */
+				     * PROTO_MAX_POOL
+				     * (launcher/supervisor/pool.h) */
 	uint32_t layers_off;        /* [jail] unsafe_layers_off (evaluation):
 				     * a JOB_LAYER_BIT mask (result.h) */
 	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */

@@ -85,7 +85,7 @@ bool policy_parse_enforcement(const char *key, const char *v,
 			      enum job_enforcement *out, char *why,
 			      size_t whylen);
 /* A seccomp profile the launcher has compiled in: "default" or "strict"
- * (policy/seccomp-*.ini; launcher/seccomp.c keeps the same table). */
+ * (policy/seccomp-*.ini; launcher/zygote/seccomp.c keeps the same table). */
 bool policy_valid_profile(const char *key, const char *v, char *why,
 			  size_t whylen);
 /*

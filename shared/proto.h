@@ -36,7 +36,7 @@
  *   PROTO_POOL         (no fd)          (no answer)
  *
  * Who may send what in which phase is a table on each side
- * (launcher/dispatch.c, broker/supervisor.c).
+ * (launcher/supervisor/dispatch.c, broker/supervisor.c).
  */
 #ifndef STOCKADE_PROTO_H
 #define STOCKADE_PROTO_H
@@ -90,7 +90,7 @@ enum proto_msg_type {
 	PROTO_CANCEL = 6,
 	/* The session's warm jail pool size (0..PROTO_MAX_POOL): sent by a
 	 * session broker (serve, mcp) after HELLO_REPLY and before its
-	 * first RUN, at most once (launcher/pool.h). */
+	 * first RUN, at most once (launcher/supervisor/pool.h). */
 	PROTO_POOL = 7,
 };
 #define PROTO_MSG_TYPE_MAX PROTO_POOL
@@ -128,8 +128,8 @@ struct mount_entry {
  * F_GETFL on receipt, whose write end the broker feeds from the
  * client's data and closes at its end (broker/stdin_feed.h). Without
  * it the payload's stdin is the jail's /dev/null. Not part of a jail's
- * authority (launcher/jail.c, jail_same_authority): it changes where
- * one job reads from, nothing the jail is built of. */
+ * authority (launcher/common/jail_common.c, jail_same_authority): it changes
+ * where one job reads from, nothing the jail is built of. */
 #define JOB_F_STDIN 0x8u
 #define JOB_F_KNOWN                                                       \
 	(JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS | JOB_F_OUTPUT_KILL |       \
@@ -259,7 +259,7 @@ int proto_recv(int sock, uint8_t *buf, size_t size, int *fd);
 /*
  * proto_send with NFDS descriptors FDS (0 to PROTO_IO_MAX_FDS, else
  * -EINVAL) in one SCM_RIGHTS message. Does not close them. For the
- * launcher's private channel to its zygote (launcher/zygote.h); the
+ * launcher's private channel to its zygote (launcher/zygote/zygote.h); the
  * broker-launcher protocol carries at most PROTO_MAX_FDS.
  */
 int proto_send_fds(int sock, const uint8_t *msg, size_t len, const int *fds,

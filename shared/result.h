@@ -90,7 +90,7 @@ struct job_limits {
  * A program that meets a refusal now and then (a runtime probing for
  * io_uring, a test suite trying socket families) never waits; see
  * docs/decisions.md, "Refusals are answered at a bounded rate".
- * launcher/denials.c answers by these; seccomp.refusal_rate_bounded
+ * launcher/supervisor/denials.c answers by these; seccomp.refusal_rate_bounded
  * (verify/check/check_seccomp.c) checks them.
  */
 #define DENIALS_RATE 1000u  /* answers per second; a multiple of 1000 */

@@ -1,5 +1,5 @@
 /*
- * test_cgroup.c: cgroup v2 leaves (launcher/cgroup.c).
+ * test_cgroup.c: cgroup v2 leaves (launcher/supervisor/cgroup.c).
  *
  * These machines have no delegated cgroup v2 (a hybrid v1/v2 system whose
  * v2 hierarchy has no memory or pids controller), so most tests run on a
@@ -789,7 +789,7 @@ Test(claim, moves_both_then_enables)
 	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"), "200\n");
 }
 
-/* The launcher's zygote (launcher/zygote.h) is stockade's too: it moves
+/* The launcher's zygote (launcher/zygote/zygote.h) is stockade's too: it moves
  * with the launcher, and is not "another process". */
 Test(claim, zygote_moves_too)
 {

@@ -41,7 +41,8 @@
 #     and XDG_RUNTIME_DIR (private to the case; new stockade names in
 #     /tmp itself are only reported, as other runs make them too), and
 #     the workspace holds what it did before;
-#  5. (faults_client.py) a client gone in the middle of fs.write (an inline line cut off;
+# 5. (faults_client.py) a client gone in the middle of fs.write (an inline line
+# cut off;
 #     a descriptor's data cut off, with and without "size", the client's
 #     pipe and connection closed in either order) and of fs.read (the
 #     connection closed while the broker writes a 4 MiB inline answer; the
@@ -49,9 +50,9 @@
 #     temporary name, the broker alive, and the next connection finds the
 #     other files intact and a working launcher.
 #
-# The process checks read /proc only (no procps; faults_util.py). The test makes itself a
-# child subreaper (prctl(2)) so that the orphans of a killed launcher or
-# broker are its own to reap; a zombie counts as gone. Every wait has a
+# The process checks read /proc only (no procps; faults_util.py). The test makes
+# itself a child subreaper (prctl(2)) so that the orphans of a killed launcher
+# or broker are its own to reap; a zombie counts as gone. Every wait has a
 # deadline; the only timed assertion is the issue's "within one second"
 # (case 4), measured from the broker's death.
 
@@ -237,7 +238,7 @@ def case_cancel_unread(h):
 
 def case_zygote_idle(h):
     """The zygote killed while idle (pool on, and pool_size 0): the
-    launcher ends itself at once (launcher/dispatch.c, refill), so the
+    launcher ends itself at once (launcher/supervisor/dispatch.c, refill), so the
     next exec runs on a new launcher instead of failing."""
     notes = []
     for policy in (None, h.pol_nopool):
@@ -290,7 +291,8 @@ def case_run_unread(h):
         finish(s)
 
 
-# --- 4: the broker killed --------------------------------------------------------
+# --- 4: the broker killed
+# --------------------------------------------------------
 
 STOCKADE_TMP = re.compile(r"^stockade-([A-Za-z0-9]{6}|\d+)$")
 

@@ -1,7 +1,8 @@
 /*
- * test_fdcharge.c: the monitor's descriptor charge (launcher/fdcharge.c)
- * against a fake /proc tree, so that the path of kernels before 6.2
- * (the directory's entries are the count) runs on any kernel.
+ * test_fdcharge.c: the monitor's descriptor charge
+ * (launcher/supervisor/fdcharge.c) against a fake /proc tree, so that the path
+ * of kernels before 6.2 (the directory's entries are the count) runs on any
+ * kernel.
  *
  * A listing refused for any reason but the process being gone is charged
  * as the descriptor table's size ("FDSize:" of /proc/PID/status), never

@@ -455,7 +455,7 @@ static const char canary_script[] =
 	"os.chdir('/work')\n"
 	"attempt('climb', '../../../../../../../..' + path)\n"
 	"found, walked = [], 0\n"
-	/* Landlock gives no right to list / (launcher/landlock_jail.c):
+	/* Landlock gives no right to list / (launcher/payload/landlock_jail.c):
 	 * then every name a jail may have at its top, that exists. */
 	"try:\n"
 	"    tops = os.listdir('/')\n"
@@ -911,7 +911,8 @@ Test(jail, tmp_is_not_the_hosts_tmp)
 	run_out_free(&o);
 }
 
-/* ---- results (issue 2's four jobs) ---------------------------------------- */
+/* ---- results (issue 2's four jobs) ----------------------------------------
+ * */
 
 Test(jail, json_ok_print_42)
 {
@@ -1006,7 +1007,8 @@ Test(jail, non_executable_file_is_exit_126)
 	run_out_free(&o);
 }
 
-/* ---- nothing of a job outlives it ------------------------------------------ */
+/* ---- nothing of a job outlives it ------------------------------------------
+ * */
 
 /*
  * Starts, each carrying MARK in its argv: a `setsid sh -c 'sleep ...'` in
@@ -1146,7 +1148,7 @@ Test(jail, payload_signals_are_at_their_defaults)
  * Under the /proc monitor (these machines have no delegated cgroup v2),
  * memory that no process maps is refused, since the monitor could not
  * count it: memfd_create, SysV shared memory and message queues
- * (launcher/seccomp.c). A cgroup v2 leaf would charge them instead.
+ * (launcher/zygote/seccomp.c). A cgroup v2 leaf would charge them instead.
  */
 Test(jail, unmapped_memory_is_refused_under_the_monitor)
 {

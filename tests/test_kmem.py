@@ -79,7 +79,7 @@ from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
 KiB = 1 << 10
 MiB = 1 << 20
 OPEN_FILES = 256          # policy/default.ini open_files
-FD_FREE = 512             # launcher/fdcharge.h FDCHARGE_FREE
+FD_FREE = 512             # launcher/supervisor/fdcharge.h FDCHARGE_FREE
 SETPRIV = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
            "--clear-groups", "--"]
 
@@ -253,7 +253,7 @@ def honest_asyncio(stockade, prefix, env, owner, cleanup):
 
 
 # Under the monitor: an OFD lock refused (EPERM), a POSIX lock and an OFD
-# query not (launcher/seccomp.c).
+# query not (launcher/zygote/seccomp.c).
 OFD_JOB = """
 import errno, fcntl, os, struct
 F_OFD_GETLK = getattr(fcntl, "F_OFD_GETLK", 36)

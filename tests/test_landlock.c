@@ -1,7 +1,7 @@
 /*
- * test_landlock.c: the payload's Landlock domain (launcher/landlock_jail.c;
- * issue 5, item 2 and "What it must show"), observed from inside the jail
- * through the real `stockade run`.
+ * test_landlock.c: the payload's Landlock domain
+ * (launcher/payload/landlock_jail.c; issue 5, item 2 and "What it must show"),
+ * observed from inside the jail through the real `stockade run`.
  *
  * Each check tells which layer answered by the errno (style.md rule 21):
  * Landlock refuses a file access with EACCES and a signal across its
@@ -193,7 +193,8 @@ Test(landlock, result_reports_the_kernels_abi)
 	run_out_free(&o);
 }
 
-/* ---- the mount layer weakened: Landlock alone ------------------------------ */
+/* ---- the mount layer weakened: Landlock alone ------------------------------
+ * */
 
 /* Makes the canary directory with one file "canary" holding SECRET, both
  * readable by everyone (a root launcher's payload is 65534 outside). */
@@ -261,7 +262,8 @@ Test(landlock, file_the_mount_layer_shows_is_unreadable_without_a_rule)
 	run_out_free(&o);
 }
 
-/* ---- writes ---------------------------------------------------------------- */
+/* ---- writes ----------------------------------------------------------------
+ * */
 
 Test(landlock, writes_only_in_work_tmp_shm_and_home)
 {
@@ -333,7 +335,8 @@ Test(landlock, writes_only_in_work_tmp_shm_and_home)
 	run_out_free(&o);
 }
 
-/* ---- network and scopes ------------------------------------------------------ */
+/* ---- network and scopes
+ * ------------------------------------------------------ */
 
 /* Landlock handles no TCP right (issue 22: a job may serve on its own
  * loopback): a bind on lo succeeds and a connect to a port where nothing
@@ -453,7 +456,8 @@ Test(landlock, abstract_socket_outside_is_unreachable)
 	run_out_free(&o);
 }
 
-/* ---- real programs --------------------------------------------------------- */
+/* ---- real programs ---------------------------------------------------------
+ * */
 
 Test(landlock, pty_when_the_policy_asks)
 {

@@ -1,7 +1,7 @@
 /*
  * test_launcher_confine.c: the launcher's own confinement
- * (launcher/confine.c), observed from inside (issue 5, item 4): a child
- * that holds what a supervising launcher holds confines itself and shows
+ * (launcher/supervisor/confine.c), observed from inside (issue 5, item 4): a
+ * child that holds what a supervising launcher holds confines itself and shows
  * what it may and may not do (tests/probe.h). Where the call would fail
  * anyway without the filter (TIOCSTI on /dev/null), the unfiltered errno
  * differs. What the host brings (cgroup2 mounts, foreign ABIs, a kernel
@@ -78,7 +78,7 @@ make_walk_paths(struct walk_paths *p)
 	harness_write_file(p->probe, "probe\n");
 }
 
-/* The workspace walk (launcher/enforce.c): directories opened by
+/* The workspace walk (launcher/supervisor/enforce.c): directories opened by
  * descriptor, listed and stat'ed, 0700 ones of another owner included
  * for a root launcher; no file opened. */
 static void

@@ -1,7 +1,7 @@
 /*
  * test_launcher_confine_host.c: the launcher's own confinement
- * (launcher/confine.c) against what the host brings (issue 5, item 4):
- * every cgroup2 mount stays usable, a call through a foreign ABI kills
+ * (launcher/supervisor/confine.c) against what the host brings (issue 5, item
+ * 4): every cgroup2 mount stays usable, a call through a foreign ABI kills
  * the process, a kernel without Landlock is a refusal with the fix; and
  * the mountinfo reader that finds the cgroup2 mounts (shared/cgpath.h).
  * Each confining test forks a child that confines itself and reports

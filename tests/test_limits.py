@@ -1070,7 +1070,7 @@ def case_int80(r):
         return "no i386 entry in this kernel: crash by SIGSEGV, no denial"
     want_status(o, "policy_violation")
     # The filter notifies the launcher, which names the call and ends
-    # the job (launcher/seccomp.c, denials.c).
+    # the job (launcher/zygote/seccomp.c, denials.c).
     check(o["signal"] == "SIGKILL", f"signal {o['signal']!r}, expected "
                                     f"SIGKILL (the launcher ends the job)")
     names = [d["syscall"] for d in o["denials"]]

@@ -1,5 +1,6 @@
 /*
- * test_pool.c: the warm jail pool of a session (launcher/pool.h, issue 9).
+ * test_pool.c: the warm jail pool of a session (launcher/supervisor/pool.h,
+ * issue 9).
  *
  * The test is the broker, as in test_session.c, with a pool of POOL jails
  * (what `stockade serve` sends from [jail] pool_size): every job still

@@ -12,9 +12,9 @@
 #    That uid is the caller's, root's for root too: the jail's user
 #    namespace is owned by the launcher's uid, and kernel/ucount.c
 #    charges up the chain to the owner, though a root caller's job runs
-#    as host uid 65534 (launcher/main.c).
+#    as host uid 65534 (launcher/supervisor/main.c).
 #    The job's counts must stay within the jail's quotas
-#    (launcher/jail.h: JAIL_INOTIFY_INSTANCES, JAIL_SIGPENDING).
+#    (launcher/common/jail.h: JAIL_INOTIFY_INSTANCES, JAIL_SIGPENDING).
 # 2. POSIX message queues: RLIMIT_MSGQUEUE is 64 KiB, so a queue of
 #    10 x 8192-byte messages (80 KiB) is refused (EMFILE, mq_open(3)),
 #    or mq_open refused altogether; the 4 x 1024 queue's answer is
@@ -49,7 +49,7 @@ STOCKADE = os.environ["STOCKADE_BIN"]
 SETPRIV = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
            "--clear-groups"]
 PR_SET_CHILD_SUBREAPER = 36
-# The jail's quotas (launcher/jail.h).
+# The jail's quotas (launcher/common/jail.h).
 JAIL_INOTIFY_INSTANCES = 32
 JAIL_SIGPENDING = 256
 # Bounds on a failure only: the job's start, and a leftover's exit.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # A flood of refused calls costs the launcher little (issue 23, point 6;
-# launcher/denials.c, denials_hold_ms; docs/decisions.md, "Refusals are
-# answered at a bounded rate").
+# launcher/supervisor/denials.c, denials_hold_ms; docs/decisions.md, "Refusals
+# are answered at a bounded rate").
 #
 # Registered in tests/meson.build as test('refusal-flood', ...) with
 # STOCKADE_BIN and STOCKADE_LIMIT_PROGRAMS (tests/limits, refusal-flood).

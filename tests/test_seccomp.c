@@ -1,7 +1,7 @@
 /*
- * test_seccomp.c: the payload's seccomp filter (launcher/seccomp.c,
- * launcher/denials.c, policy/seccomp-*.ini; issue 5, item 1 and "What it
- * must show"), observed from inside the jail through the real
+ * test_seccomp.c: the payload's seccomp filter (launcher/zygote/seccomp.c,
+ * launcher/supervisor/denials.c, policy/seccomp-*.ini; issue 5, item 1 and
+ * "What it must show"), observed from inside the jail through the real
  * `stockade run`.
  *
  * Each call is made by tests/try_syscall.c, copied into the job's
@@ -384,7 +384,8 @@ Test(seccomp, clone3_is_enosys_not_a_denial)
 	run_out_free(&o);
 }
 
-/* ---- allowed calls ---------------------------------------------------------- */
+/* ---- allowed calls ----------------------------------------------------------
+ * */
 
 static void
 expect_allowed(const char *call)
@@ -416,7 +417,8 @@ Test(seccomp, personality_default_is_allowed)
 	expect_allowed("personality-default");
 }
 
-/* ---- foreign ABIs ----------------------------------------------------------- */
+/* ---- foreign ABIs -----------------------------------------------------------
+ * */
 
 /* CALL through a foreign ABI ends the job: policy_violation, SIGKILL,
  * the denial DENIAL ("x32:39") named in denials and in the detail. */
@@ -509,7 +511,8 @@ Test(seccomp, a_killing_refusal_never_returns, .timeout = 300)
 		}
 }
 
-/* ---- real programs under the default profile --------------------------------- */
+/* ---- real programs under the default profile
+ * --------------------------------- */
 
 /* Runs ARGV (a NULL-terminated list, after "--") in a fresh workspace
  * holding the file NAME with TEXT (when NAME is not NULL). */
@@ -716,7 +719,8 @@ Test(seccomp, unshare_command_fails)
 	run_out_free(&o);
 }
 
-/* ---- the strict profile --------------------------------------------------- */
+/* ---- the strict profile ---------------------------------------------------
+ * */
 
 static const char *
 strict_policy(void)

@@ -40,9 +40,9 @@ TestSuite(session, .init = harness_setup, .fini = harness_cleanup,
 #define SHORT_WALL_MS 300
 
 /*
- * The launcher is confined (launcher/confine.h: no_new_privs and a
+ * The launcher is confined (launcher/supervisor/confine.h: no_new_privs and a
  * seccomp filter; its Landlock domain is observed in
- * test_launcher_confine.c), and its zygote (launcher/zygote.h) is not,
+ * test_launcher_confine.c), and its zygote (launcher/zygote/zygote.h) is not,
  * on purpose: it holds nothing but its standard streams, its socket to
  * the launcher, the launcher's pidfd and the host's /proc (for the
  * launcher's Pss measure, which the launcher's Landlock domain may not
@@ -110,7 +110,7 @@ Test(session, fifty_jobs_on_one_launcher)
 			cr_assert_neq(getuid(), 0);
 	}
 	/* Every job must leave the launcher with exactly these: its
-	 * descriptors, and one child, its zygote (launcher/zygote.h). */
+	 * descriptors, and one child, its zygote (launcher/zygote/zygote.h). */
 	fds = launcher_fds(launcher);
 	idle_fds = launcher_fd_list(launcher);
 	idle_children = launcher_children(launcher);

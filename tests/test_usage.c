@@ -1,5 +1,5 @@
 /*
- * test_usage.c: the /proc sampler (launcher/usage.c).
+ * test_usage.c: the /proc sampler (launcher/common/usage.c).
  *
  * The parser on hostile and broken stat lines; the walk on real process
  * trees the test forks: threads (one of which forks), zombies, 64 MiB of

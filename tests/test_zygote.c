@@ -1,9 +1,9 @@
 /*
- * test_zygote.c: the launcher's zygote (launcher/zygote.h) driven directly,
- * as the launcher drives it: jails it starts are this process's children
- * (CLONE_PARENT), a kill request ends one, and the session's first request
- * fixes what later ones may ask ("Authority"): another workspace, another
- * bind mount, other ids or flags are refused (ZYGOTE_NOT_SESSION), so a
+ * test_zygote.c: the launcher's zygote (launcher/zygote/zygote.h) driven
+ * directly, as the launcher drives it: jails it starts are this process's
+ * children (CLONE_PARENT), a kill request ends one, and the session's first
+ * request fixes what later ones may ask ("Authority"): another workspace,
+ * another bind mount, other ids or flags are refused (ZYGOTE_NOT_SESSION), so a
  * launcher compromised by a job cannot use the zygote for more than the
  * broker asked for. Registered twice: as the invoking user and as 65534.
  */
@@ -54,7 +54,8 @@ fixture_open(struct fixture *f)
 	cr_assert_geq(f->self_pidfd, 0);
 	f->wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(f->wsfd, 0);
-	/* As launcher/main.c: a root launcher maps payloads to nobody. */
+	/* As launcher/supervisor/main.c: a root launcher maps payloads to
+	 * nobody. */
 	c.as_root = geteuid() == 0;
 	c.outer_uid = c.as_root ? PROTO_ROOT_PAYLOAD_ID : geteuid();
 	c.outer_gid = c.as_root ? PROTO_ROOT_PAYLOAD_ID : getegid();
@@ -291,7 +292,8 @@ Test(zygote, dies_with_its_launcher_at_eof)
 	policy_clear(&f.pol);
 }
 
-/* ---- jails for the warm pool (zygote_prepare_send, launcher/pool.h) ---- */
+/* ---- jails for the warm pool (zygote_prepare_send,
+ * launcher/supervisor/pool.h) ---- */
 
 /* Prepares a jail built for TEMPLATE (ARGV's spec) into J. */
 static void
@@ -484,7 +486,7 @@ Test(zygote, a_prepared_jail_dropped_by_the_launcher_ends_quietly)
 	fixture_close(&f);
 }
 
-/* The filters compiled at build time (launcher/bpfgen.c) are the ones
+/* The filters compiled at build time (launcher/zygote/bpfgen.c) are the ones
  * libseccomp builds at run time, instruction for instruction, for every
  * compiled-in profile and both enforcements. */
 Test(zygote, the_prebuilt_filters_are_the_runtime_ones)
@@ -532,7 +534,7 @@ Test(zygote, the_prebuilt_filters_are_the_runtime_ones)
  * next measure, which takes its own reply by its number. Against a fake
  * zygote: the other end of a socket pair, answering by hand.
  */
-#define TEST_MEAS_MAGIC 0x5341454du /* "MEAS", launcher/zygote.c */
+#define TEST_MEAS_MAGIC 0x5341454du /* "MEAS", launcher/zygote/zygote_wire.h */
 
 static void
 fake_reply(int sock, uint32_t seq, uint64_t bytes)

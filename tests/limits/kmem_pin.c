@@ -82,10 +82,10 @@
 #define MAX_EPOLL_WATCHES 600000ul
 #define HOLD_SECONDS 8
 #define MAX_MAPS 60000ul        /* under vm.max_map_count, 65530 */
-#define VMA_BYTES 220ul         /* launcher/usage.h KOBJ_VMA_BYTES */
+#define VMA_BYTES 220ul         /* launcher/common/usage.h KOBJ_VMA_BYTES */
 #define LOCK_FILES 100
 #define LOCKS_PER_FILE 800ul
-#define FILE_LOCK_BYTES 200ul   /* launcher/usage.h KOBJ_LOCK_BYTES */
+#define FILE_LOCK_BYTES 200ul   /* launcher/common/usage.h KOBJ_LOCK_BYTES */
 
 static unsigned long objects, bytes, max_bytes = MAX_BYTES;
 static const char *why = "bound";

@@ -388,7 +388,7 @@ wrong_version(struct check_ctx *c, struct check_result *r)
 }
 
 /* boundary.run_before_hello_refused: a valid RUN as the first message
- * (proto.h: HELLO first; launcher/dispatch.c phase table). */
+ * (proto.h: HELLO first; launcher/supervisor/dispatch.c phase table). */
 static void
 run_before_hello(struct check_ctx *c, struct check_result *r)
 {
@@ -408,7 +408,7 @@ run_before_hello(struct check_ctx *c, struct check_result *r)
 }
 
 /* boundary.second_hello_refused: a second HELLO after the first was
- * answered (launcher/dispatch.c phase table: HELLO only first). */
+ * answered (launcher/supervisor/dispatch.c phase table: HELLO only first). */
 static void
 second_hello(struct check_ctx *c, struct check_result *r)
 {
@@ -449,7 +449,7 @@ oversized_datagram(struct check_ctx *c, struct check_result *r)
 
 /* boundary.run_with_file_as_workspace_refused: after HELLO, a valid RUN
  * whose workspace descriptor is a regular file and, in a second session,
- * a unix socket (launcher/dispatch.c handle_run: a job whose /work is
+ * a unix socket (launcher/supervisor/dispatch.c handle_run: a job whose /work is
  * not a directory must never start; inode(7): the file type is
  * S_IFMT's field, not a bit of it). The launcher refuses it itself
  * ("the descriptor is not a directory"), before its zygote, which holds

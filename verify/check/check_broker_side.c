@@ -482,7 +482,7 @@ beats(int dir)
  * the broker, is killed with SIGKILL. Within BROKER_DEATH_MS none of
  * them may remain and the heartbeat must have stopped: a jail that
  * outlives its broker runs on unwatched, its result never collected
- * (launcher/main.c: PR_SET_PDEATHSIG, prctl(2); the launcher ends its
+ * (launcher/supervisor/main.c: PR_SET_PDEATHSIG, prctl(2); the launcher ends its
  * session, and kills the job, when the broker hangs up).
  */
 static void

@@ -7,7 +7,7 @@
  * processes are found in /proc (the broker is the `stockade run`
  * process, the launcher its child whose own grandchild is the job), and
  * their /proc/PID/status is compared with their contracts
- * (broker/confine.h, launcher/confine.h): NoNewPrivs, Seccomp mode 2
+ * (broker/confine.h, launcher/supervisor/confine.h): NoNewPrivs, Seccomp mode 2
  * and the capability sets. That shows a filter is loaded, not what it
  * holds: the rules of the broker's filter are tested from inside by
  * tests/test_confine.c, the launcher's by tests/test_launcher_confine.c
@@ -345,7 +345,7 @@ judge(struct check_result *r, const char *who, const struct confined *s,
 /* boundary.launcher_confined: the running launcher's /proc/PID/status
  * shows no_new_privs, a seccomp filter (whose rules
  * tests/test_launcher_confine.c tests), and as root only
- * CAP_DAC_READ_SEARCH with an empty bounding set (launcher/confine.h;
+ * CAP_DAC_READ_SEARCH with an empty bounding set (launcher/supervisor/confine.h;
  * docs/confinement.md). */
 static void
 launcher_confined(struct check_ctx *c, struct check_result *r)

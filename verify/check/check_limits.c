@@ -2,7 +2,7 @@
  * check_limits.c: the checks of layer limits (check_jail.h): the
  * resource limits a job's program starts with (its rlimits and the sizes
  * of its tmpfs) against the job's limits and the policy
- * (launcher/payload.c, launcher/mounts.c; docs/layers.md, 1).
+ * (launcher/payload/payload.c, launcher/init/mounts.c; docs/layers.md, 1).
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -165,7 +165,7 @@ out:
  * uid and the kernel charges the jail's inotify instances and watches,
  * fanotify groups and marks, namespaces, queued signals and POSIX timers
  * to the host user too (kernel/ucount.c, hierarchical), so: the jail
- * user namespace's own /proc/sys/user maxima at most launcher/jail.h's
+ * user namespace's own /proc/sys/user maxima at most launcher/common/jail.h's
  * (32 inotify instances, 8192 watches, 8 fanotify groups, 8192 marks, no
  * namespace: a fresh user namespace's are INT_MAX), and RLIMIT_SIGPENDING
  * 256 soft and hard (a caller's is typically tens of thousands: all of
@@ -260,7 +260,7 @@ out:
  * monitor, the calls that hold kernel memory no process maps, beyond
  * shmget, msgget and memfd_create, are refused (EPERM): semget, fcntl
  * F_SETPIPE_SZ, setsockopt SO_SNDBUF and SO_RCVBUF, vmsplice
- * (launcher/seccomp.c; docs/layers.md, "Memory the monitor cannot see";
+ * (launcher/zygote/seccomp.c; docs/layers.md, "Memory the monitor cannot see";
  * issue 23: semaphore sets pinned 500 MiB under --memory 32, and pages
  * vmspliced from huge pages into 15 pipes 480 MiB). Under cgroup2 the leaf charges
  * that memory and the calls stay allowed: nothing to check then. */
@@ -300,7 +300,7 @@ out:
 
 /* limits.ofd_locks_refused_under_monitor: under enforcement = monitor,
  * fcntl F_OFD_SETLK and F_OFD_SETLKW are refused (EPERM) while F_SETLK
- * and F_OFD_GETLK work (launcher/seccomp.c): an open file description
+ * and F_OFD_GETLK work (launcher/zygote/seccomp.c): an open file description
  * lock belongs to the open file (fcntl(2)), which a unix socket can hold
  * in flight in no descriptor table, where the monitor's count of the
  * "lock:" lines of fdinfo cannot see it; a POSIX lock dies with any

@@ -2,7 +2,7 @@
  * check_mounts.c: the checks of layer mount_ns (check_jail.h): what the
  * job's mount namespace holds (its /proc/self/mountinfo as stockade-probe
  * lists it, and the paths it can reach) against what a sound jail builds
- * (launcher/mounts.c; docs/layers.md, 6).
+ * (launcher/init/mounts.c; docs/layers.md, 6).
  */
 #include <errno.h>
 #include <linux/keyctl.h>
@@ -378,7 +378,7 @@ out:
 }
 
 
-/* The host facts the jail's /proc masks (launcher/mounts.c, proc_mask;
+/* The host facts the jail's /proc masks (launcher/init/mounts.c, proc_mask;
  * docs/threat-model.md gives each one's reason). */
 static const char *const masked[] = {
 	"/proc/cmdline",   "/proc/keys",      "/proc/key-users",

@@ -205,7 +205,7 @@ ll_refused(struct check_ctx *c, struct check_result *r, const char *key,
 
 /* landlock.proc_write_refused: opening /proc/self/comm for writing is
  * refused (EACCES): /proc is a read-write procfs, and Landlock grants it
- * reading only (launcher/landlock_jail.c). */
+ * reading only (launcher/payload/landlock_jail.c). */
 static void
 ll_proc_write(struct check_ctx *c, struct check_result *r)
 {

@@ -309,7 +309,7 @@ memory_limit_held(struct check_ctx *c, struct check_result *r)
  * monitor, 8 processes holding pipes up to RLIMIT_NOFILE (about 2,000
  * descriptors, 128 MiB of pipe buffers if filled) under --memory 32 are
  * "memory_limit" with the descriptors named: each descriptor past a
- * jail's first 512 is charged 64 KiB (launcher/fdcharge.h; docs/layers.md,
+ * jail's first 512 is charged 64 KiB (launcher/supervisor/fdcharge.h; docs/layers.md,
  * "Memory the monitor cannot see"; issue 23: 87 MiB of pipes held, ok).
  * Under cgroup2 the leaf charges pipe buffers itself: skipped. */
 static void

@@ -1,7 +1,7 @@
 /*
  * check_seccomp.c: the seccomp checks of `stockade check` (check.h).
  *
- * The jail's filter (docs/seccomp.md; launcher/seccomp.c) is observed
+ * The jail's filter (docs/seccomp.md; launcher/zygote/seccomp.c) is observed
  * from inside: each check runs a job of `stockade-probe sys CALL...`
  * (probe_seccomp.c, probe_syscalls.c), which makes each call with
  * harmless arguments and prints the errno it got, and compares three
@@ -381,7 +381,7 @@ strict_kills(struct check_ctx *c, struct check_result *r)
 }
 
 /* The families of the default profile's refusals (docs/seccomp.md,
- * launcher/seccomp.c, the rules no profile can weaken). */
+ * launcher/zygote/seccomp.c, the rules no profile can weaken). */
 
 /* Tracing another process, reading or writing its memory, taking its
  * descriptors (ptrace(2), process_vm_readv(2), pidfd_getfd(2)). */
@@ -457,7 +457,7 @@ static const struct sys_spec persona = {
 	.den = {{"personality", 2}},
 };
 
-/* No setuid or setgid bit from any call of launcher/seccomp.c's mode
+/* No setuid or setgid bit from any call of launcher/zygote/seccomp.c's mode
  * rules, each tried with 04755 and with 02755: chmod, fchmod, fchmodat
  * (what coreutils' chmod calls), mkdir(at), mknod(at), creat, open and
  * openat with O_CREAT, and openat with O_TMPFILE. The workspace's files
@@ -558,7 +558,7 @@ SYS_CHECK(denials_counted, counted)
  * seccomp.refusal_rate_bounded: a job refused 1.5 s on end (the probe's
  * refusal-flood: socket(AF_VSOCK) in a loop) gets at most DENIALS_BURST
  * + DENIALS_RATE answers a second of its wall time (shared/result.h; the
- * token bucket of launcher/denials.c), each counted once: the result's
+ * token bucket of launcher/supervisor/denials.c), each counted once: the result's
  * socket count is the number of refusals the probe saw. Without the
  * bound the launcher answered 10,000 to 30,000 a second here, spending
  * as much CPU as the job, and no limit counts it (issue 23). The bound

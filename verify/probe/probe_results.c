@@ -351,7 +351,7 @@ pin_maps(long per, int unused)
 
 /* result-maps [K]: K thousand memory maps (180 unless given, 240 at
  * most; about 220 bytes of kernel memory each, a vm_area_struct and its
- * share of the maple tree, launcher/usage.h) and no resident memory, in
+ * share of the maple tree, launcher/common/usage.h) and no resident memory, in
  * processes of 60,000 maps each (vm.max_map_count is 65,530). Holds 5 s
  * and prints "maps=N". About 38 MiB when run bare. */
 static int
@@ -402,7 +402,7 @@ pin_locks(long per, int id)
 
 /* result-locks [K]: K thousand byte-range (POSIX) locks (200 unless
  * given, 240 at most; about 200 bytes of kernel memory each, a struct
- * file_lock, launcher/usage.h; no rlimit bounds them), in 4 processes.
+ * file_lock, launcher/common/usage.h; no rlimit bounds them), in 4 processes.
  * Holds 5 s and prints "locks=N". About 39 MiB when run bare. */
 static int
 cmd_locks(int argc, char **argv)
@@ -475,7 +475,7 @@ cmd_fork(int argc, char **argv)
  * make empty pipes until RLIMIT_NOFILE stops them (EMFILE) and hold them
  * 5 s; prints "pipes=K", this process's count. Kernel memory per pipe
  * is small while empty, but each could hold 64 KiB (pipe(7)): the
- * monitor charges the descriptors (launcher/fdcharge.h). */
+ * monitor charges the descriptors (launcher/supervisor/fdcharge.h). */
 static int
 cmd_pipes(int argc, char **argv)
 {

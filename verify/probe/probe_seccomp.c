@@ -1,7 +1,7 @@
 /*
  * probe_seccomp.c: stockade-probe's `sys` command and the system calls
  * the jail's filter allows only with some arguments (docs/seccomp.md,
- * launcher/seccomp.c), for the checks in verify/check/check_seccomp.c.
+ * launcher/zygote/seccomp.c), for the checks in verify/check/check_seccomp.c.
  *
  * `sys CALL...` runs the commands "call.CALL" of this file and of
  * probe_syscalls.c (the calls refused whole) in one process, each making
@@ -252,7 +252,7 @@ try_personality_query(void)
 	return try_personality(0xffffffffUL);
 }
 
-/* The mode calls (launcher/seccomp.c's mode rules: no setuid or setgid
+/* The mode calls (launcher/zygote/seccomp.c's mode rules: no setuid or setgid
  * bit from any of them), each with mode M. The chmod ones change
  * MODE_FILE (made 0644 first when missing), the others make MADE, or an
  * unnamed file in the working directory (O_TMPFILE). */

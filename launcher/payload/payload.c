@@ -1,0 +1,304 @@
+/*
+ * payload.c: the last steps before the payload's program runs, in the
+ * order of style.md rule 12 (everything earlier was done by jail init):
+ * new session (no controlling terminal, so TIOCSTI-style injection into
+ * the caller's terminal is impossible), stdin from the jail's /dev/null,
+ * rlimits, default signal mask, every descriptor above 2 marked
+ * close-on-exec, no_new_privs, seccomp, exec. Capabilities were already
+ * dropped by init, bounding set included. Layers switched off leave
+ * their step out (docs/layers.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "jail.h"
+#include "proto.h"
+#include "landlock_jail.h"
+#include "plant.h"
+
+/* A set-up step failed: that is stockade's failure, not the program's. */
+static _Noreturn void
+die(int status_fd, int stage, int err)
+{
+	jail_send_record(status_fd, INIT_REC_SETUP_FAILED, stage, err);
+	_exit(127);
+}
+
+static int
+set_limit(int resource, rlim_t value)
+{
+	struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
+
+	return setrlimit(resource, &rl);
+}
+
+/* Raises RESOURCE as far as the caller's hard limit allows: without
+ * CAP_SYS_RESOURCE a hard limit can only be lowered (setrlimit(2)). For
+ * RLIMIT_AS, which stockade leaves unlimited on purpose; every limit the
+ * result reports is set exactly or the job is refused. */
+static int
+raise_limit(int resource)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) < 0)
+		return -1;
+	rl.rlim_cur = rl.rlim_max;
+	return setrlimit(resource, &rl);
+}
+
+/*
+ * Sets SIG's disposition to SIG_DFL with the system call itself: glibc's
+ * sigaction refuses the two real-time signals it keeps for its threads
+ * (32 and 33), which a caller may still have left ignored. The kernel's
+ * struct sigaction: handler, flags, restorer, mask (8 bytes on x86_64).
+ */
+static void
+default_action(int sig)
+{
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} ksa = {SIG_DFL, 0, NULL, 0};
+
+	(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
+}
+
+/*
+ * Sets the rlimits of the jail (below, in jail_exec_payload). Returns 0
+ * or -1 with errno set.
+ */
+static int
+set_rlimits(const struct job_limits *l)
+{
+	struct rlimit cpu;
+	rlim_t data;
+
+	/*
+	 * Backstops of the enforcer (enforce.h), which holds the jail as a
+	 * whole: RLIMIT_CPU a second past the CPU limit (SIGXCPU, SIGKILL a
+	 * second later), RLIMIT_DATA twice the memory limit per process, and
+	 * no RLIMIT_AS at all: Go and JVM runtimes reserve far more address
+	 * space than they touch, and would fail under it. RLIMIT_NPROC is
+	 * counted per user namespace (Linux 5.14, ucounts), so per jail, and
+	 * covers init too. The others are set explicitly so nothing of the
+	 * caller's limits leaks in: no real-time priority, no nice boost,
+	 * little locked memory, 64 KiB of POSIX message queues (charged to
+	 * the host user's RLIMIT_MSGQUEUE too, mq_overview(7)), a few
+	 * hundred pending signals.
+	 */
+	cpu.rlim_cur = (rlim_t)((l->cpu_ms + 999) / 1000 + 1);
+	cpu.rlim_max = cpu.rlim_cur + 1;
+	if (l->memory_bytes > RLIM_INFINITY / 2)
+		data = RLIM_INFINITY;
+	else if (PLANTED(rlimit_data_not_doubled))
+		data = l->memory_bytes;
+	else
+		data = 2 * l->memory_bytes;
+	if (!PLANTED(rlimit_fsize_not_applied) &&
+	    set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0)
+		return -1;
+	if (!PLANTED(rlimit_nproc_not_applied) &&
+	    set_limit(RLIMIT_NPROC, l->nproc) < 0)
+		return -1;
+	if (!PLANTED(rlimit_core_not_zeroed) && set_limit(RLIMIT_CORE, 0) < 0)
+		return -1;
+	if (setrlimit(RLIMIT_CPU, &cpu) < 0 || raise_limit(RLIMIT_AS) < 0 ||
+	    set_limit(RLIMIT_DATA, data) < 0 ||
+	    set_limit(RLIMIT_NOFILE, l->nofile) < 0 ||
+	    set_limit(RLIMIT_RTPRIO, 0) < 0 ||
+	    set_limit(RLIMIT_RTTIME, 0) < 0 ||
+	    set_limit(RLIMIT_NICE, 0) < 0 ||
+	    set_limit(RLIMIT_MEMLOCK, 64 * 1024) < 0 ||
+	    set_limit(RLIMIT_MSGQUEUE, 64 * 1024) < 0)
+		return -1;
+	/* The host user's pending-signal quota is charged for every signal
+	 * queued in the jail and every POSIX timer (ucounts, hierarchical):
+	 * without this bound one job takes all of it and the user's other
+	 * programs get EAGAIN from timer_create and sigqueue (jail.h). */
+	if (!PLANTED(rlimit_sigpending_unbounded) &&
+	    set_limit(RLIMIT_SIGPENDING, JAIL_SIGPENDING) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Standard input: STDIN_FD when the broker passed one (the read end of
+ * the job's stdin pipe, or the caller's terminal with layer no_terminal
+ * off: the launcher and the zygote checked which may come), else the
+ * jail's /dev/null. Returns 0 or -1 with errno set.
+ */
+static int
+set_stdin(int stdin_fd)
+{
+	/* Init closed its stdio, so this open may itself return 0. */
+	int fd = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (fd != 0) {
+		if (dup2(fd, 0) < 0)
+			return -1;
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Layer private_cwd without a mount namespace (docs/layers.md): HOME is
+ * the workspace (the current directory) and TMPDIR a fresh directory in
+ * it, ".stockade-tmp-XXXXXX" (mkdtemp(3), mode 0700), which stays after
+ * the job. Returns a new environment (SPEC's with the two replaced or
+ * added; leaked, the process execs), or NULL with errno set.
+ */
+static char **
+private_dirs_env(const struct job_spec *spec)
+{
+	char cwd[4096], tmp[4096 + 32], **env;
+	size_t n = 0;
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return NULL;
+	snprintf(tmp, sizeof(tmp), "%s/.stockade-tmp-XXXXXX", cwd);
+	if (mkdtemp(tmp) == NULL)
+		return NULL;
+	env = calloc((size_t)spec->envc + 3, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < spec->envc; i++)
+		if (strncmp(spec->envp[i], "HOME=", 5) != 0 &&
+		    strncmp(spec->envp[i], "TMPDIR=", 7) != 0)
+			env[n++] = spec->envp[i];
+	if (asprintf(&env[n++], "HOME=%s", cwd) < 0 ||
+	    asprintf(&env[n++], "TMPDIR=%s", tmp) < 0)
+		return NULL;
+	return env;
+}
+
+/* Says on stderr that PROG could not be executed (errno E), as
+ * "stockade: cannot execute "PROG": STRERROR", with write(2) alone. */
+static void
+exec_failed(const char *prog, int e)
+{
+	const char *parts[] = {"stockade: cannot execute \"", prog, "\": ",
+			       strerror(e), "\n"};
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (write(2, parts[i], strlen(parts[i])) < 0)
+			return;
+}
+
+/*
+ * The payload's lock-down, last before its exec: descriptors above 2
+ * close-on-exec, no_new_privs (layer caps_nnp), the Landlock domain of
+ * the ruleset LANDLOCK_RS (ABI LANDLOCK_ABI, reported on STATUS_FD;
+ * layer landlock), the seccomp filter FILTER (NULL: layer seccomp off)
+ * with its listener sent to the launcher on NOTIFY_SOCK. A failed step
+ * is reported on STATUS_FD and ends the payload (die).
+ */
+static void
+lock_down(const struct job_spec *spec, const struct sock_fprog *filter,
+	  int landlock_rs, int landlock_abi, int status_fd, int notify_sock)
+{
+	int e, abi = 0, listener;
+
+	/* Close-on-exec rather than closed, so the status pipe still works
+	 * for the steps below; nothing above 2 crosses the exec. */
+	if (!PLANTED(payload_descriptors_inherited) &&
+	    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		die(status_fd, STAGE_CLOSE_FDS, errno);
+	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
+	    !PLANTED(nnp_left_to_landlock_and_seccomp) &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
+	/* Fail closed: no Landlock, no job (landlock_jail.h). Init built
+	 * the ruleset; the domain is the payload's alone. */
+	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
+	    !PLANTED(landlock_never_applied)) {
+		if ((e = jail_landlock_restrict(landlock_rs)) < 0)
+			die(status_fd, STAGE_LANDLOCK, -e);
+		abi = landlock_abi;
+	}
+	jail_send_record(status_fd, INIT_REC_LANDLOCK, abi, 0);
+	/* What libseccomp's seccomp_load did (SCMP_FLTATR_CTL_NNP), kept
+	 * for a filter loaded directly: no_new_privs first unless layer
+	 * caps_nnp is off (the payload then has CAP_SYS_ADMIN in its user
+	 * namespace instead; seccomp(2)). */
+	if (filter != NULL && !job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
+	if (filter != NULL && (listener = jail_seccomp_load(filter)) < 0)
+		die(status_fd, STAGE_SECCOMP, -listener);
+	/* The listener goes to the launcher, which answers every refused
+	 * call from now on (seccomp_unotify(2)); ours closes at exec. */
+	if (filter != NULL &&
+	    proto_send(notify_sock, (const uint8_t *)"L", 1, listener) < 0)
+		die(status_fd, STAGE_SECCOMP, EPIPE);
+}
+
+_Noreturn void
+jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
+		  int landlock_rs, int landlock_abi, int status_fd,
+		  int notify_sock, int stdin_fd)
+{
+	const bool terminal = job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL);
+	extern char **environ;
+	char **env = spec->envp;
+	sigset_t none;
+	int e;
+
+	/* Layer no_terminal off: the caller's session, and so its
+	 * controlling terminal, stay. */
+	if (!terminal && !PLANTED(payload_setsid_skipped) && setsid() < 0)
+		die(status_fd, STAGE_SETSID, errno);
+	if (set_stdin(stdin_fd) < 0)
+		die(status_fd, STAGE_STDIO, errno);
+
+	/* Before the rlimits: nothing allocates once RLIMIT_DATA is set (an
+	 * ASan build's allocator, whose shadow already exceeds it, could
+	 * not map memory then). */
+	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) &&
+	    !job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
+	    (env = private_dirs_env(spec)) == NULL)
+		die(status_fd, STAGE_PRIVATE_DIRS, errno);
+	/* Layer limits off: the caller's rlimits, whatever they are. */
+	if (!job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	    set_rlimits(&spec->limits) < 0)
+		die(status_fd, STAGE_RLIMITS, errno);
+
+	/* Every disposition back to its default: an ignored signal stays
+	 * ignored across fork and execve (signal(7)), and the launcher
+	 * ignores SIGPIPE, which would turn `yes | head -1` into an EPIPE
+	 * error instead of a quiet SIGPIPE death. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			default_action(sig);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		die(status_fd, STAGE_SIGNALS, errno);
+
+	lock_down(spec, filter, landlock_rs, landlock_abi, status_fd,
+		  notify_sock);
+
+	if (!PLANTED(payload_environ_not_replaced))
+		environ = env;
+	execvp(spec->argv[0], spec->argv);
+	e = errno;
+	/* Written in pieces, never formatted: nothing may allocate past
+	 * RLIMIT_DATA (above), and a sanitized build's printf does. */
+	exec_failed(spec->argv[0], e);
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}

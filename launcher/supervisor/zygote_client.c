@@ -1,0 +1,377 @@
+/*
+ * zygote_client.c: the launcher's side of its zygote (zygote.h): starting
+ * and stopping it, and the requests the supervisor sends it (a jail, a
+ * warm jail, a kill, a measure) on the wire of zygote/zygote_wire.h.
+ */
+#include "zygote.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fsutil.h"
+#include "log.h"
+#include "plant.h"
+#include "usage.h"
+#include "zygote_wire.h"
+
+/* How long the launcher waits for a measure's reply at most, ms
+ * (zygote.h): past it the reply is dropped when it comes, and the caller
+ * keeps its upper bound. A walk of 61 processes mapping 500 MiB each
+ * took 2.2 s on the benchmark machine (docs/benchmarks.md). */
+#define MEAS_WAIT_MS ZYGOTE_REPLY_WAIT_MS
+
+int
+zygote_kill(struct zygote *z, uint64_t token, int sig)
+{
+	uint8_t msg[16];
+	struct wbuf w;
+
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u32(&w, KILL_MAGIC);
+	wbuf_put_i32(&w, sig);
+	wbuf_put_u64(&w, token);
+	if (!wbuf_ok(&w))
+		return -ENOBUFS;
+	return proto_send_fds(z->sock, msg, w.len, NULL, 0);
+}
+
+/* Sends the request MAGIC (MEAS or KOBJ, with CAP) for the jail TOKEN
+ * and waits for its reply, whose four figures go to VALUE and its last
+ * word to *FALLBACKS: zygote_measure and zygote_kernel_objects. */
+static int
+ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
+    uint64_t cap, uint64_t value[4], uint32_t *fallbacks)
+{
+	uint8_t msg[40];
+	struct pollfd p = {.fd = z->sock, .events = POLLIN};
+	struct wbuf w;
+	struct rbuf r;
+	uint32_t got, seq;
+	int fds[PROTO_IO_MAX_FDS];
+	size_t nfds;
+	int32_t err;
+	int n;
+	struct timespec t0, t1;
+	long spent, wait_ms;
+
+	if (z->prepare_pending)
+		return -EBUSY;
+	wbuf_init(&w, msg, sizeof(msg));
+	wbuf_put_u32(&w, magic);
+	wbuf_put_u32(&w, ++z->measure_seq);
+	wbuf_put_u64(&w, token);
+	wbuf_put_u32(&w, max_procs);
+	if (magic == KOBJ_MAGIC)
+		wbuf_put_u64(&w, cap);
+	if (!wbuf_ok(&w))
+		return -ENOBUFS;
+	if ((n = proto_send_fds(z->sock, msg, w.len, NULL, 0)) < 0)
+		return n;
+	wait_ms = z->reply_wait_ms > 0 && z->reply_wait_ms < MEAS_WAIT_MS ?
+			  z->reply_wait_ms : MEAS_WAIT_MS;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Replies to earlier requests that timed out are dropped here. */
+	for (;;) {
+		do {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			spent = (t1.tv_sec - t0.tv_sec) * 1000 +
+				(t1.tv_nsec - t0.tv_nsec) / 1000000;
+			n = spent >= wait_ms ? 0 :
+				poll(&p, 1, (int)(wait_ms - spent));
+		} while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			z->late_replies++;
+			return -ETIMEDOUT;
+		}
+		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, 0,
+				   &nfds);
+		if (n <= 0)
+			return n == 0 ? -EPIPE : n;
+		rbuf_init(&r, z->buf, (size_t)n);
+		if (rbuf_get_u32(&r, &got) < 0 ||
+		    (got != MEAS_MAGIC && got != KOBJ_MAGIC) ||
+		    rbuf_get_i32(&r, &err) < 0 || rbuf_get_u32(&r, &seq) < 0 ||
+		    rbuf_get_u64(&r, &value[0]) < 0 ||
+		    rbuf_get_u64(&r, &value[1]) < 0 ||
+		    rbuf_get_u64(&r, &value[2]) < 0 ||
+		    rbuf_get_u64(&r, &value[3]) < 0 ||
+		    rbuf_get_u32(&r, fallbacks) < 0 || rbuf_end(&r) < 0)
+			return -EPROTO;
+		if (seq == z->measure_seq)
+			return err > 0 || got != magic ? -EPROTO : err;
+		if (z->late_replies > 0)
+			z->late_replies--;
+	}
+}
+
+/* Whether the message BUF (LEN bytes) is a measure's or a count's reply:
+ * its first word MEAS or KOBJ (a prepare reply starts with a refusal,
+ * 0 to ZYGOTE_REFUSAL_MAX). */
+static bool
+measure_reply(const uint8_t *buf, size_t len)
+{
+	struct rbuf r;
+	uint32_t magic;
+
+	rbuf_init(&r, buf, len);
+	return rbuf_get_u32(&r, &magic) == 0 &&
+	       (magic == MEAS_MAGIC || magic == KOBJ_MAGIC);
+}
+
+int
+zygote_drop_late(struct zygote *z)
+{
+	int fds[PROTO_IO_MAX_FDS];
+	size_t nfds;
+	int n;
+
+	if (z->late_replies == 0)
+		return -EAGAIN;
+	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, 0, &nfds);
+	if (n <= 0)
+		return n == 0 ? -EPIPE : n;
+	if (!measure_reply(z->buf, (size_t)n))
+		return -EAGAIN;
+	z->late_replies--;
+	return 0;
+}
+
+int
+zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
+	       uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident)
+{
+	uint64_t v[4] = {0};
+	int r;
+
+	r = ask(z, MEAS_MAGIC, token, max_procs, 0, v, fallbacks);
+	*bytes = v[0];
+	*resident = v[1];
+	return r;
+}
+
+int
+zygote_kernel_objects(struct zygote *z, uint64_t token, uint32_t max_procs,
+		      uint64_t cap, struct kernel_objects *k)
+{
+	uint64_t v[4] = {0};
+	uint32_t unreadable = 0;
+	int r;
+
+	r = ask(z, KOBJ_MAGIC, token, max_procs, cap, v, &unreadable);
+	k->watches = v[0];
+	k->maps = v[1];
+	k->locks = v[2];
+	k->inflight = v[3];
+	k->unreadable = unreadable;
+	return r;
+}
+
+int
+zygote_start(const struct zygote_config *c, struct zygote *z)
+{
+	pid_t launcher = getpid();
+	int sv[2], e;
+
+	z->pid = -1;
+	z->sock = -1;
+	z->prepare_pending = false;
+	z->reply_wait_ms = 0;
+	z->late_replies = 0;
+	z->buf = malloc(PROTO_MAX_MSG);
+	if (z->buf == NULL)
+		return -ENOMEM;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		e = -errno;
+		free(z->buf);
+		z->buf = NULL;
+		return e;
+	}
+	z->pid = fork();
+	if (z->pid == 0) {
+		int lo = sv[1] < c->launcher_pidfd ? sv[1] : c->launcher_pidfd;
+		int hi = sv[1] ^ c->launcher_pidfd ^ lo;
+
+		/* Standard input and output are /dev/null (the spawner
+		 * made them so); standard error is the broker's, for
+		 * diagnostics. Nothing else of the launcher's stays, the
+		 * broker's socket least of all. */
+		if (lo > 3)
+			syscall(SYS_close_range, 3u, (unsigned)lo - 1, 0u);
+		if (hi > lo + 1)
+			syscall(SYS_close_range, (unsigned)lo + 1,
+				(unsigned)hi - 1, 0u);
+		syscall(SYS_close_range, (unsigned)hi + 1, ~0u, 0u);
+		zygote_main(c, sv[1], launcher);
+	}
+	e = z->pid < 0 ? -errno : 0;
+	close(sv[1]);
+	if (e < 0) {
+		close(sv[0]);
+		free(z->buf);
+		z->buf = NULL;
+		return e;
+	}
+	z->sock = sv[0];
+	return 0;
+}
+
+/* Sends one request to Z (a prepare one when POOLED) for SPEC's jail. */
+static int
+send_request(struct zygote *z, bool pooled, const struct job_spec *spec,
+	     int wsfd, int cgroup_fd, int tty_fd)
+{
+	const size_t skip = pooled ? 4 : 0;
+	int fds[PROTO_IO_MAX_FDS] = {wsfd};
+	size_t nsend = 1;
+	struct wbuf w;
+	int n;
+
+	if ((n = proto_encode_run(z->buf + skip, PROTO_MAX_MSG - skip,
+				  spec)) < 0)
+		return n;
+	if (pooled) {
+		wbuf_init(&w, z->buf, skip);
+		wbuf_put_u32(&w, POOL_MAGIC);
+	}
+	if (cgroup_fd >= 0)
+		fds[nsend++] = cgroup_fd;
+	if (tty_fd >= 0)
+		fds[nsend++] = tty_fd;
+	return proto_send_fds(z->sock, z->buf, (size_t)n + skip, fds, nsend);
+}
+
+/* Receives the reply to Z's oldest request (a prepare one when POOLED)
+ * into J and R. */
+static int
+recv_reply(struct zygote *z, bool pooled, struct jail *j,
+	   struct zygote_reply *r)
+{
+	const size_t want = pooled ? MAX_REPLY_FDS : REPLY_FDS;
+	int fds[PROTO_IO_MAX_FDS];
+	char *why = NULL;
+	uint64_t sec, nsec, token;
+	struct rbuf rb;
+	size_t nfds;
+	int32_t refusal, err, pid;
+	uint8_t kill;
+	int n;
+
+	_Static_assert(PROTO_IO_MAX_FDS >= MAX_REPLY_FDS, "reply descriptors");
+	memset(j, 0, sizeof(*j));
+	j->pidfd = j->out_fd = j->err_fd = j->status_fd = j->notify_sock = -1;
+	j->go_fd = -1;
+	memset(r, 0, sizeof(*r));
+	/* A measure's reply that came after its wait ended is dropped. */
+	do
+		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, want,
+				   &nfds);
+	while (n > 0 && z->late_replies > 0 &&
+	       measure_reply(z->buf, (size_t)n) && z->late_replies--);
+	if (n <= 0)
+		return n == 0 ? -EPIPE : n;
+	rbuf_init(&rb, z->buf, (size_t)n);
+	if (rbuf_get_i32(&rb, &refusal) < 0 || rbuf_get_i32(&rb, &err) < 0 ||
+	    rbuf_get_u8(&rb, &kill) < 0 || rbuf_get_i32(&rb, &pid) < 0 ||
+	    rbuf_get_u64(&rb, &sec) < 0 || rbuf_get_u64(&rb, &nsec) < 0 ||
+	    rbuf_get_u64(&rb, &token) < 0 ||
+	    rbuf_get_str(&rb, &why, sizeof(r->why) - 1) < 0 ||
+	    rbuf_end(&rb) < 0 || refusal < ZYGOTE_OK ||
+	    refusal > ZYGOTE_REFUSAL_MAX ||
+	    nfds != (refusal == ZYGOTE_OK ? want : 0u) ||
+	    (refusal == ZYGOTE_OK && (pid <= 0 || token == 0))) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		free(why);
+		return -EPROTO;
+	}
+	r->refusal = (enum zygote_refusal)refusal;
+	r->err = err;
+	r->kill_on_denial = kill != 0;
+	snprintf(r->why, sizeof(r->why), "%s", why);
+	free(why);
+	if (refusal != ZYGOTE_OK)
+		return 0;
+	j->pid = (pid_t)pid;
+	j->token = token;
+	j->start.tv_sec = (time_t)sec;
+	j->start.tv_nsec = (long)nsec;
+	j->pidfd = fds[0];
+	j->out_fd = fds[1];
+	j->err_fd = fds[2];
+	j->status_fd = fds[3];
+	j->notify_sock = fds[4];
+	if (pooled)
+		j->go_fd = fds[5];
+	return 0;
+}
+
+int
+zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
+		  int cgroup_fd, int tty_fd, struct jail *j,
+		  struct zygote_reply *r)
+{
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	if (z->prepare_pending)
+		return -EBUSY;
+	if ((e = send_request(z, false, spec, wsfd, cgroup_fd, tty_fd)) < 0)
+		return e;
+	return recv_reply(z, false, j, r);
+}
+
+int
+zygote_prepare_send(struct zygote *z, const struct job_spec *spec, int wsfd)
+{
+	int e;
+
+	if (z->prepare_pending)
+		return -EBUSY;
+	if ((e = send_request(z, true, spec, wsfd, -1, -1)) < 0)
+		return e;
+	z->prepare_pending = true;
+	return 0;
+}
+
+int
+zygote_prepare_recv(struct zygote *z, struct jail *j, struct zygote_reply *r)
+{
+	if (!z->prepare_pending)
+		return -EINVAL;
+	z->prepare_pending = false;
+	return recv_reply(z, true, j, r);
+}
+
+void
+zygote_stop(struct zygote *z)
+{
+	siginfo_t si;
+
+	close_fdp(&z->sock);
+	if (z->pid > 0 && !PLANTED(zygote_left_unreaped))
+		while (waitid(P_PID, (id_t)z->pid, &si, WEXITED) < 0 &&
+		       errno == EINTR)
+			;
+	z->pid = -1;
+	free(z->buf);
+	z->buf = NULL;
+}
