@@ -216,6 +216,18 @@ kobj_each(void *arg, const struct proc_stat *st)
 		return;
 	live_base(c->proc_fd, st, base, sizeof(base));
 	if (count_maps(c, base) < 0) {
+		/* Init's child before its exec is the payload still running
+		 * init's code: init made its memory non-dumpable, and that
+		 * memory's user namespace is the one init was cloned from,
+		 * outside the jail, so a zygote without CAP_SYS_PTRACE there
+		 * (an unprivileged launcher) may not read it (proc(5), ptrace
+		 * access mode; seen as a 13.7 MiB charge on a job of
+		 * sockets). It holds stockade's own few maps. Any process of
+		 * the job's own, after an exec or forked from one, has its
+		 * memory in the jail's user namespace, where the zygote has
+		 * every capability. */
+		if (st->ppid == c->root_pid)
+			return;
 		/* Not gone, not readable: the most it may map. Its fdinfo
 		 * needs the same access (proc(5)). */
 		c->k.maps = sat_add(c->k.maps, max_maps(c->proc_fd, c->cap));
