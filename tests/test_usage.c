@@ -866,10 +866,14 @@ Test(kobj, counts_every_form)
 
 /* A holder that makes itself non-dumpable: a reader of its uid without
  * CAP_SYS_PTRACE may not open its maps (proc(5), ptrace access mode
- * checking). */
+ * checking). A grandchild of the tree's root: a child of the root that
+ * cannot be read is the jail's payload before its exec, not charged
+ * (usage_kobj.c). */
 static void
 undumpable_holder(void)
 {
+	if (spawn() != 0)
+		hang();
 	if (spawn() != 0)
 		hang();
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
@@ -879,8 +883,9 @@ undumpable_holder(void)
 }
 
 /* A process whose maps cannot be read is charged vm.max_map_count maps,
- * not skipped (fail closed). As root, the test first becomes 65534 (a
- * reader without CAP_SYS_PTRACE). */
+ * not skipped (fail closed); a child of the root that cannot be read
+ * (the payload before its exec) is not. As root, the test first becomes
+ * 65534 (a reader without CAP_SYS_PTRACE). */
 Test(kobj, unreadable_process_charged)
 {
 	struct usage_walker w;
@@ -906,6 +911,42 @@ Test(kobj, unreadable_process_charged)
 	/* And the charge stops a job at any limit under it. */
 	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree,
 					  max * KOBJ_VMA_BYTES, &k), -E2BIG);
+	usage_walker_free(&w);
+}
+
+/* The root's own child made non-dumpable, as the payload is before its
+ * exec (init's memory). */
+static void
+undumpable_child(void)
+{
+	if (spawn() != 0)
+		hang();
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		_exit(96);
+	say('u');
+	hang();
+}
+
+/* An unreadable child of the root is the payload before its exec: not
+ * charged, so an unprivileged launcher's job is not charged 13.7 MiB of
+ * maps it never made. As root, the test first becomes 65534. */
+Test(kobj, unreadable_child_of_root_not_charged)
+{
+	struct usage_walker w;
+	struct kernel_objects k;
+
+	if (geteuid() == 0) {
+		cr_assert_eq(setgroups(0, NULL), 0);
+		cr_assert_eq(setresgid(65534, 65534, 65534), 0);
+		cr_assert_eq(setresuid(65534, 65534, 65534), 0);
+		cr_assert_eq(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+	}
+	start_tree(undumpable_child, 1);
+	cr_assert_eq(usage_walker_init(&w, 16), 0);
+	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
+		     0);
+	cr_assert_eq(k.unreadable, 0);
+	cr_assert_lt(k.maps, 65530u, "maps %llu", (unsigned long long)k.maps);
 	usage_walker_free(&w);
 }
 
