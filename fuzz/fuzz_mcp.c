@@ -1,8 +1,8 @@
 /*
- * fuzz_mcp.c: the messages of `stockade mcp` (broker/mcp.h).
+ * fuzz_mcp.c: the messages of `stockade mcp` (broker/api/mcp.h).
  *
  * Input: message lines, '\n'-separated (at most 16), parsed as the
- * transport parses them (broker/mcp_stdio.c: trailing '\r' and ' '
+ * transport parses them (broker/api/mcp_stdio.c: trailing '\r' and ' '
  * dropped, duplicate keys refused, NUL allowed in strings) and handled
  * in order by mcp_handle in one fresh session (initialize, tools/list,
  * tools/call...) over a serve session on a fresh, empty workspace with

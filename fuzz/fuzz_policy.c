@@ -1,5 +1,5 @@
 /*
- * fuzz_policy.c: the policy parser (shared/policy.h), from a buffer.
+ * fuzz_policy.c: the policy parser (policy/policy.h), from a buffer.
  *
  * Input: the text of a policy file (a NUL within it ends the text, as a
  * C string would). Properties, each an abort when broken:

@@ -1,5 +1,5 @@
 /*
- * fuzz_rpc.c: the JSON-RPC requests of `stockade serve` (broker/rpc.h).
+ * fuzz_rpc.c: the JSON-RPC requests of `stockade serve` (broker/api/rpc.h).
  *
  * Input: request lines, '\n'-separated (at most 16), handled in order by
  * rpc_handle in one session on a fresh, empty workspace, with the

@@ -1,5 +1,5 @@
 /*
- * fuzz_wspath.c: the workspace path validator (shared/wspath.h).
+ * fuzz_wspath.c: the workspace path validator (broker/fs/wspath.h).
  *
  * Input: one control byte choosing the limits, then the path's bytes.
  * Properties, each an abort when broken:

@@ -1,7 +1,7 @@
 /*
  * cgpath.h: where a process's own cgroup v2 is (cgroups(7), proc(5)), for
  * the launcher's job leaves (launcher/supervisor/cgroup.c) and for `stockade
- * doctor` (broker/doctor_probe.c); and the one reader of mountinfo's cgroup2
+ * doctor` (broker/host/doctor_probe.c); and the one reader of mountinfo's cgroup2
  * lines, also for the launcher's Landlock rules
  * (launcher/supervisor/confine.c).
  */

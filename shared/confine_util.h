@@ -1,6 +1,6 @@
 /*
  * confine_util.h: the pieces of self-confinement that the broker
- * (broker/confine.c) and the launcher (launcher/supervisor/confine.c) share,
+ * (broker/host/confine.c) and the launcher (launcher/supervisor/confine.c) share,
  * each process choosing its own lists: dropping capabilities to a kept list
  * (libcap-ng), building and enforcing a Landlock ruleset from (path or
  * descriptor, rights) rules, and a default-allow seccomp filter

@@ -125,7 +125,7 @@ rm_prepare_dir(struct rm_walk *w, int dfd, const char *name)
 		 * the name up again; the descriptor's /proc entry names this
 		 * very inode. Exactly u+rwx: the directory is about to go,
 		 * and a confined broker may only chmod to owner bits
-		 * (broker/confine.h). Best effort: the removal reports
+		 * (broker/host/confine.h). Best effort: the removal reports
 		 * failure. */
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
 		(void)chmod(proc, S_IRWXU);

@@ -1,5 +1,5 @@
 /*
- * llutil.h: what the broker's Landlock confinement (broker/confine.c) and
+ * llutil.h: what the broker's Landlock confinement (broker/host/confine.c) and
  * the jail's (launcher/payload/landlock_jail.c) share: the ABI probe and the
  * file-system rights an ABI knows (landlock(7), "Access rights").
  */

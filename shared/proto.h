@@ -36,7 +36,7 @@
  *   PROTO_POOL         (no fd)          (no answer)
  *
  * Who may send what in which phase is a table on each side
- * (launcher/supervisor/dispatch.c, broker/supervisor.c).
+ * (launcher/supervisor/dispatch.c, broker/jobs/supervisor.c).
  */
 #ifndef STOCKADE_PROTO_H
 #define STOCKADE_PROTO_H
@@ -121,12 +121,12 @@ struct mount_entry {
 #define JOB_F_DEVPTS 0x2u            /* a private /dev/pts ([jail] pty) */
 /* Output past a cap ends the job (output_limit: [limits] on_output_limit
  * = kill). Without it the launcher reads and forwards every byte to the
- * end, and the broker keeps the head and the tail (broker/capture.h). */
+ * end, and the broker keeps the head and the tail (broker/jobs/capture.h). */
 #define JOB_F_OUTPUT_KILL 0x4u
 /* The RUN carries a 2nd descriptor, the job's standard input: the read
  * end of a pipe (S_ISFIFO, open O_RDONLY), checked with fstat and
  * F_GETFL on receipt, whose write end the broker feeds from the
- * client's data and closes at its end (broker/stdin_feed.h). Without
+ * client's data and closes at its end (broker/jobs/stdin_feed.h). Without
  * it the payload's stdin is the jail's /dev/null. Not part of a jail's
  * authority (launcher/common/jail_common.c, jail_same_authority): it changes
  * where one job reads from, nothing the jail is built of. */

@@ -398,7 +398,7 @@ bool
 job_output_truncated(const struct job_result *res,
 		     const struct job_limits *lim)
 {
-	/* Layer limits off: no cap was in force (broker/jobrun.h). */
+	/* Layer limits off: no cap was in force (broker/jobs/jobrun.h). */
 	if (res->layers_off & JOB_LAYER_BIT(JOB_LAYER_LIMITS))
 		return false;
 	return res->stdout_bytes > lim->stdout_bytes ||

@@ -4,7 +4,7 @@
  * sanitize`; docs/reliability.md). meson.build compiles this file into
  * the two programs only when b_sanitize is not "none".
  *
- * The launcher is started with an empty environment (broker/spawner.c),
+ * The launcher is started with an empty environment (broker/jobs/spawner.c),
  * and tests start the broker with a scrubbed one, so ASAN_OPTIONS and
  * UBSAN_OPTIONS may never reach them: these defaults make any report
  * end the process with SIGABRT, which the broker (for its launcher) and

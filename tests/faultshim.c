@@ -7,9 +7,9 @@
  * saw): a fork (the broker's launcher spawner) passes every call through,
  * and an exec'ed program gets it only if its environment keeps
  * LD_PRELOAD (the broker gives the launcher two variables at most,
- * broker/spawner.c). It needs no system call after start-up but write(2)
+ * broker/jobs/spawner.c). It needs no system call after start-up but write(2)
  * on a descriptor its constructor opened, so a process that confines
- * itself later (seccomp, Landlock: broker/confine.c) is unaffected.
+ * itself later (seccomp, Landlock: broker/host/confine.c) is unaffected.
  *
  * Environment, read once by the constructor:
  *   FAULTSHIM_MODE    count (the default: only counts), malloc, or eintr.

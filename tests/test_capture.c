@@ -1,5 +1,5 @@
 /*
- * test_capture.c: head-and-tail capture of a job's output (broker/capture.c).
+ * test_capture.c: head-and-tail capture of a job's output (broker/jobs/capture.c).
  *
  * The reference model: with a cap C, half H = C / 2 and tail T = C - H, a
  * stream of N bytes is kept whole when N <= C, and otherwise as its first H

@@ -1,5 +1,5 @@
 /*
- * test_confine.c: the broker's own confinement (broker/confine.c),
+ * test_confine.c: the broker's own confinement (broker/host/confine.c),
  * observed from inside (issue 3, item 7). The launcher spawner a
  * confined broker starts launchers through is in test_confine_spawner.c.
  *
@@ -131,7 +131,7 @@ check_workspace_rights(const struct paths *p)
 	if (dir != NULL)
 		closedir(dir);
 
-	/* The file API's own moves (broker/fsapi.c): an O_TMPFILE linked
+	/* The file API's own moves (broker/fs/fsapi.c): an O_TMPFILE linked
 	 * into place through /proc/self/fd, a file reopened through its
 	 * descriptor's magic link (Landlock judges the file the link names,
 	 * which is in the workspace) and given its mode and owner with

@@ -1,5 +1,5 @@
 /*
- * test_confine_spawner.c: the launcher spawner (broker/spawner.c), which
+ * test_confine_spawner.c: the launcher spawner (broker/jobs/spawner.c), which
  * starts launchers for a broker that can no longer exec (issue 3, item
  * 7): a confined broker restarts its launcher through it, and both die
  * with the broker; and the spawner's own contract. The confined broker

@@ -393,7 +393,7 @@ def check_run(state, prefix, env):
         hint = ""
         if proc.returncode == 70:
             hint = ("\n(exit 70: the unpacked broker did not find its launcher "
-                    "relative to its own binary, broker/install_path.c)")
+                    "relative to its own binary, broker/host/install_path.c)")
         raise AssertionError(f"exit {proc.returncode}, stdout {proc.stdout!r}, "
                              f"stderr {proc.stderr!r}{hint}")
     return proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "printed 1"

@@ -1,6 +1,6 @@
 /*
- * test_doctor.c: `stockade doctor` (broker/cmd_doctor.c) and the cached
- * verdict every command will check first (broker/doctor.c,
+ * test_doctor.c: `stockade doctor` (broker/cli/cmd_doctor.c) and the cached
+ * verdict every command will check first (broker/host/doctor.c,
  * doctor_cached_verdict), issue 5 item 5.
  *
  * The program runs for real (STOCKADE_BIN): on this host it must say

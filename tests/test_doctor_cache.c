@@ -1,6 +1,6 @@
 /*
  * test_doctor_cache.c: where the doctor's cached verdict may live when
- * XDG_RUNTIME_DIR is not set (broker/doctor_cache.c,
+ * XDG_RUNTIME_DIR is not set (broker/host/doctor_cache.c,
  * doctor_cache_private_dir; doctor.h says the rules), issue 9 item 2.
  *
  * The fallback directory is made mode 0700 and used only when it is a

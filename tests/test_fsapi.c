@@ -1,5 +1,5 @@
 /*
- * test_fsapi.c: the host file API (broker/fsapi.c) against a hostile
+ * test_fsapi.c: the host file API (broker/fs/fsapi.c) against a hostile
  * workspace, as the test user, without a jail: the test plants what a
  * jailed program could (symlinks out, magic links, FIFOs, hard links,
  * sparse files) and asserts the exact named error, and that a canary
@@ -373,7 +373,7 @@ Test(fsapi, setuid_bits_dropped)
 	cr_assert_eq(st.st_mode & 07777, 0644, "mode %o", st.st_mode & 07777);
 }
 
-/* ==== Names (broker/fsname.c) ========================================== */
+/* ==== Names (broker/fs/fsname.c) ========================================== */
 
 #include "fsname.h"
 #include "utf8.h"
@@ -601,7 +601,7 @@ Test(fsname, random_bytes_round_trip)
 	}
 }
 
-/* ==== Operations under quotas (broker/fsops.c) ========================= */
+/* ==== Operations under quotas (broker/fs/fsops.c) ========================= */
 
 #include <signal.h>
 #include <sys/prctl.h>

@@ -114,7 +114,7 @@ def raw(path):
 
 
 def escape(name):
-    """The escaped form broker/fsname.c shows (fsname.h): valid UTF-8
+    """The escaped form broker/fs/fsname.c shows (fsname.h): valid UTF-8
     without controls or backslash as is; \\\\, \\n, \\t, \\r, \\e; every
     other control byte and every byte that is not UTF-8 as \\xHH."""
     name = raw(name)

@@ -1,6 +1,6 @@
 /*
  * test_fscli.c: `stockade put`, `get`, `ls`, `stat`, `rm`, `mkdir` and
- * `mv` (broker/cmd_fs.c), run as programs, against workspaces a real
+ * `mv` (broker/cli/cmd_fs.c), run as programs, against workspaces a real
  * jailed job prepared; canary files outside the workspace must not
  * change.
  *
@@ -464,7 +464,7 @@ Test(fscli, ls_shows_strange_names_escaped)
 	run_out_free(&o);
 }
 
-/* Invisible characters (Unicode Cf, Zl, Zp: broker/fsname.h): escaped
+/* Invisible characters (Unicode Cf, Zl, Zp: broker/fs/fsname.h): escaped
  * in ls, and in ls --json with the raw name in path_b64. */
 Test(fscli, ls_escapes_invisible_characters)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Tar streams in and out of the workspace (issue 9: fs.unpack, fs.pack,
-# `stockade unpack`, `stockade pack`; broker/fs_tar.h).
+# `stockade unpack`, `stockade pack`; broker/fs/fs_tar.h).
 #
 # Registered in tests/meson.build as test('fstar', ...): TAP, suite jail,
 # with test_env (STOCKADE_BIN). It reuses test_fsattack.py's machinery: the

@@ -6,7 +6,7 @@
 #     (/tmp/s/issue8.md, README.md), each with its mode;
 #   - `stockade --version`;
 #   - the broker finds its launcher relative to its own binary
-#     (broker/install_path.h): a copy without the launcher names the
+#     (broker/host/install_path.h): a copy without the launcher names the
 #     relative place it tried;
 #   - `stockade doctor` and `stockade run -- python3 -c 'print(1)'` from a
 #     copy of the tree in a fresh 0755 directory, as root and as uid 65534

@@ -1460,7 +1460,7 @@ Test(jail, workspace_relative_path_is_from_the_cwd)
  */
 Test(jail, workspace_without_openat2_is_refused)
 {
-	/* The check every command starts with (broker/doctor.h). */
+	/* The check every command starts with (broker/host/doctor.h). */
 	static const char want[] =
 		"stockade: refused: the kernel has no openat2(2) (ENOSYS; "
 		"Linux before 5.6, or a seccomp profile that hides it). Fix: "

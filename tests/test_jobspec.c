@@ -1,6 +1,6 @@
 /*
  * test_jobspec.c: the command line against what one RUN message carries
- * (broker/jobspec.c): JOB_MAX_ARGS arguments of JOB_MAX_STR bytes each
+ * (broker/jobs/jobspec.c): JOB_MAX_ARGS arguments of JOB_MAX_STR bytes each
  * (-E2BIG past either), and the whole job within PROTO_MAX_BODY
  * (-EMSGSIZE), all decided before a launcher is started.
  */

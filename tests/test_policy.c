@@ -1,5 +1,5 @@
 /*
- * test_policy.c: the policy language (shared/policy.c).
+ * test_policy.c: the policy language (policy/policy.c).
  *
  * Fixtures live in tests/policy/: valid-*.ini load, invalid-*.ini fail with
  * the exact message asserted below, one test each (style.md rule 17). Paths

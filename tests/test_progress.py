@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Progress on a terminal (issue 8, item 5; broker/progress.c, README.md
+# Progress on a terminal (issue 8, item 5; broker/cli/progress.c, README.md
 # "Progress on a terminal"): `stockade put` and `get` of a 64 MiB file
 # and `stockade run` of a job that lasts two seconds, on a pseudo-terminal
 # (python's pty module) and not on one.

@@ -433,7 +433,7 @@ Test(hint, stable_phrase_for_every_status)
 }
 
 /*
- * The result object builds its hint in 512 bytes (broker/result_json.c):
+ * The result object builds its hint in 512 bytes (broker/jobs/result_json.c):
  * with every figure at its widest and a short detail, no hint is cut
  * there, so its stable phrase always reaches the model.
  */

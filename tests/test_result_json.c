@@ -1,5 +1,5 @@
 /*
- * test_result_json.c: the JSON result object (broker/result_json.c) for
+ * test_result_json.c: the JSON result object (broker/jobs/result_json.c) for
  * any bytes in the launcher's detail. jansson's json_pack("s") refuses
  * invalid UTF-8 and made `stockade run --json` print nothing; every
  * string must now come out as valid UTF-8, with U+FFFD for what is not.

@@ -1,5 +1,5 @@
 /*
- * test_rpc.c: the JSON-RPC dispatcher of `stockade serve` (broker/rpc.c,
+ * test_rpc.c: the JSON-RPC dispatcher of `stockade serve` (broker/api/rpc.c,
  * docs/protocol.md) driven directly through rpc_handle on a fresh
  * workspace: every method's answer and named errors, the JSON-RPC 2.0
  * envelope (parse errors, invalid requests, unknown methods,

@@ -1,6 +1,6 @@
 /*
  * test_runflags.c: the limit flags and --format of `stockade run`
- * (broker/runflags.c; /tmp/s/issue4.md, "Limits"): every flag's accepted
+ * (broker/cli/runflags.c; /tmp/s/issue4.md, "Limits"): every flag's accepted
  * values at both ends of its range, and its refusals: below and above
  * the range, junk, signs, fractions where only whole numbers are meant,
  * and what strtod/strtoull would take but a person does not write. A

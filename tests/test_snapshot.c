@@ -1,7 +1,7 @@
 /*
  * test_snapshot.c: the bounded walk of a hostile workspace
- * (broker/wswalk.c) and the snapshots and manifests of fs.changes
- * (broker/snapshot.c), on real trees made in a fresh directory: order,
+ * (broker/fs/wswalk.c) and the snapshots and manifests of fs.changes
+ * (broker/fs/snapshot.c), on real trees made in a fresh directory: order,
  * bounds, deep and wide trees, symlinks and FIFOs the walk must not
  * follow or open, a directory swapped for a symlink mid-walk, and what a
  * snapshot hashes, reuses and reports; the bounds of a snapshot (sparse

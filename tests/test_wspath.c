@@ -1,6 +1,6 @@
 /*
- * test_wspath.c: the workspace path rules (shared/wspath.h) and the
- * error names (shared/fserr.h), each rule with its exact answer and
+ * test_wspath.c: the workspace path rules (broker/fs/wspath.h) and the
+ * error names (broker/fs/fserr.h), each rule with its exact answer and
  * boundaries.
  */
 #include <criterion/criterion.h>

@@ -2,7 +2,7 @@
  * verify.h: what the verify programs share (verify/; docs/decisions.md,
  * "The check suite as its own program"): stockade-check and
  * stockade-eval are clients of the broker, which executes them for
- * `stockade check` and `stockade eval` (broker/cmd_verify.c). They link
+ * `stockade check` and `stockade eval` (broker/cli/cmd_verify.c). They link
  * the broker's library; the broker links none of verify/.
  */
 #ifndef STOCKADE_VERIFY_H
@@ -33,7 +33,7 @@ int cmd_eval(int argc, char **argv);
 /*
  * Finds the broker a verify program drives into DST (LEN bytes, an
  * absolute path): $STOCKADE_BROKER when it is set and absolute (the
- * broker that executed this program: broker/cmd_verify.c), else
+ * broker that executed this program: broker/cli/cmd_verify.c), else
  * `stockade` beside this program (a build tree), else by the relative
  * path libexecdir/stockade -> bindir from this program's directory (an
  * installed tree wherever it lies), else STOCKADE_BINDIR/stockade (the

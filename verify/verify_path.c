@@ -1,7 +1,7 @@
 /*
  * verify_path.c: how stockade-check and stockade-eval find the broker
  * they drive (verify.h), the reverse of how the broker finds them
- * (broker/install_path.h).
+ * (broker/host/install_path.h).
  */
 #include "verify.h"
 

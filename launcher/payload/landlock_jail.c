@@ -8,7 +8,7 @@
  * could not be opened. The test-only mount kind
  * MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK is that mistake made on purpose.
  *
- * Driven by raw system calls, as broker/confine.c does: Debian 12's
+ * Driven by raw system calls, as broker/host/confine.c does: Debian 12's
  * <linux/landlock.h> stops at ABI 2, so the later rights and the ABI 6
  * ruleset attribute are defined here with their kernel values
  * (include/uapi/linux/landlock.h). The kernel copies the attribute with

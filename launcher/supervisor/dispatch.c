@@ -266,7 +266,7 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
  * that died between jobs ends the session at once (-EPIPE), so the
  * broker sees this launcher gone before it sends the next job and
  * starts a new one for it, instead of the job failing for want of a
- * zygote (broker/supervisor.h, supervisor_start).
+ * zygote (broker/jobs/supervisor.h, supervisor_start).
  * Returns 0 or a negative errno (the zygote is gone).
  */
 static int

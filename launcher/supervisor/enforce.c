@@ -516,7 +516,7 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 	 * process that grew past the limit between two samples until
 	 * RLIMIT_DATA stopped it (a Python memory bomb under load, its
 	 * libraries shared with the host's processes) still shows memory
-	 * at the limit, which backs its "MemoryError" (broker/jobrun.c). */
+	 * at the limit, which backs its "MemoryError" (broker/jobs/jobrun.c). */
 	if (e->pss_overstated > 0) {
 		maxrss = maxrss > e->pss_overstated ?
 				 maxrss - e->pss_overstated : 0;

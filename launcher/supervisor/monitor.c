@@ -110,7 +110,7 @@ flush_pending(struct launcher *l, struct job_state *s)
  * queues it as an OUTPUT message. Past the stream's cap, with
  * JOB_F_OUTPUT_KILL the jail is killed (output_limit) and the stream is
  * read no more; without it every byte is read and forwarded to the end
- * (the broker keeps the head and the tail, broker/capture.h), so that the
+ * (the broker keeps the head and the tail, broker/jobs/capture.h), so that the
  * program never blocks on a full pipe and ends by its own exit or its
  * other limits. Memory stays one message either way. Returns 0 or a
  * negative errno when the broker cannot be written to.

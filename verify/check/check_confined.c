@@ -7,7 +7,7 @@
  * processes are found in /proc (the broker is the `stockade run`
  * process, the launcher its child whose own grandchild is the job), and
  * their /proc/PID/status is compared with their contracts
- * (broker/confine.h, launcher/supervisor/confine.h): NoNewPrivs, Seccomp mode 2
+ * (broker/host/confine.h, launcher/supervisor/confine.h): NoNewPrivs, Seccomp mode 2
  * and the capability sets. That shows a filter is loaded, not what it
  * holds: the rules of the broker's filter are tested from inside by
  * tests/test_confine.c, the launcher's by tests/test_launcher_confine.c
@@ -364,7 +364,7 @@ launcher_confined(struct check_ctx *c, struct check_result *r)
  * /proc/PID/status shows no_new_privs, a seccomp filter (whose rules
  * tests/test_confine.c tests), and as root only CAP_CHOWN,
  * CAP_DAC_OVERRIDE and CAP_FOWNER with an empty bounding set
- * (broker/confine.h; docs/confinement.md). */
+ * (broker/host/confine.h; docs/confinement.md). */
 static void
 broker_confined(struct check_ctx *c, struct check_result *r)
 {

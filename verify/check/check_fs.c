@@ -9,7 +9,7 @@
  * hard link to a file outside, files at and one byte over a quota) in a
  * fresh check_workspace directory, runs the real `stockade get` and
  * compares its exit status and the named error on standard error
- * (shared/fserr.h) with what a sound stockade answers. Beside the
+ * (broker/fs/fserr.h) with what a sound stockade answers. Beside the
  * workspace lie a canary file and a directory with a copy of it: nothing
  * may read them (their content must never appear on standard output) or
  * change them.

@@ -7,7 +7,7 @@
  * (never inside), a canary file and a directory holding "secret", a copy
  * of it. It plants in the workspace what a hostile job would, runs the
  * real file commands and compares their exit status and named error
- * (shared/fserr.h) with what a sound stockade answers. The helpers live
+ * (broker/fs/fserr.h) with what a sound stockade answers. The helpers live
  * in check_fs.c unless said otherwise.
  */
 #ifndef STOCKADE_CHECK_FS_H

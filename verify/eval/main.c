@@ -14,7 +14,7 @@
 int
 main(int argc, char **argv)
 {
-	/* As the broker's main (broker/main.c): its messages keep the
+	/* As the broker's main (broker/cli/main.c): its messages keep the
 	 * program name the user typed, "stockade". */
 	log_set_program("stockade");
 	signal(SIGPIPE, SIG_IGN);

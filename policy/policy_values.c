@@ -54,7 +54,7 @@ const struct scalar_key policy_scalar_keys[] = {
 	{SEC_JAIL, "unsafe_layers_off", K_LAYERS, FIELD(layers_off), 0, 0, 0},
 	{SEC_JAIL, "unsafe_no_seccomp", K_BOOL, FIELD(unsafe_no_seccomp), 0, 0,
 	 0},
-	/* [files]: the host file API's quotas (broker/fsapi.h). A path is at
+	/* [files]: the host file API's quotas (broker/fs/fsapi.h). A path is at
 	 * most PATH_MAX - 1 bytes (4096 with the parent buffers' NUL) and at
 	 * most 256 components: the walkers hold a descriptor per level. */
 	{SEC_FILES, "max_file_mb", K_U64, FILES(file_bytes), 1, 1048576, MIB},

@@ -17,7 +17,7 @@ enum fs_error {
 	FS_QUOTA_EXCEEDED,      /* the workspace's disk is full or over quota */
 	FS_NOT_FOUND,
 	FS_EXISTS,              /* the target exists and overwrite was not asked */
-	FS_INVALID_PATH,        /* the path breaks a rule of shared/wspath.h */
+	FS_INVALID_PATH,        /* the path breaks a rule of broker/fs/wspath.h */
 	FS_IO_ERROR,            /* anything else */
 	FS_NOT_A_DIRECTORY,     /* a parent component is not a directory */
 	FS_IS_A_DIRECTORY,      /* the target is a directory */

@@ -46,7 +46,7 @@ struct policy_origin {
 };
 
 /*
- * [files]: the quotas of the host file API (broker/fsapi.h; issue 3).
+ * [files]: the quotas of the host file API (broker/fs/fsapi.h; issue 3).
  * Checked by the broker on every operation; a job itself is bounded by
  * [limits] (file_size_mb) and the workspace's file system.
  */

@@ -4,7 +4,7 @@
  *
  * The jailed program shares the workspace and is hostile: it may plant
  * symlinks, FIFOs, hard links and huge or sparse files, and race the
- * broker. Every path is therefore checked as a string (shared/wspath.h)
+ * broker. Every path is therefore checked as a string (broker/fs/wspath.h)
  * and then resolved once, by openat2 from ROOT (the O_DIRECTORY
  * descriptor the broker opened at start-up, workspace_open) with
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
@@ -13,7 +13,7 @@
  * twice, and nothing is a check followed by a use of a path.
  *
  * Errors: functions return 0 (or a descriptor) or a negative errno, and
- * those that take WHY set it to the stable named error (shared/fserr.h)
+ * those that take WHY set it to the stable named error (broker/fs/fserr.h)
  * the client sees. They never log and never exit (style.md rule 13).
  */
 #ifndef STOCKADE_FSAPI_H
