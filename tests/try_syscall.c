@@ -14,8 +14,8 @@
  * EAFNOSUPPORT, ENOSYS, or the end of the job) from the kernel's.
  *
  * Most calls are stockade-probe's (verify/probe/probe.h, probe_call_find:
- * probe_syscalls.c and probe_seccomp.c are built into this program,
- * tests/meson.build), under this program's names where they differ
+ * probe_syscalls.c, probe_seccomp.c and probe_seccomp_modes.c are built
+ * into this program, tests/meson.build), under this program's names where they differ
  * (aliases below); the calls only these tests make are here.
  *
  * Built statically and without sanitizers (tests/meson.build): it must

@@ -1,8 +1,8 @@
 /*
  * check_boundary.h: what the boundary checks of `stockade check` share
- * (check_boundary.c, the launcher's side; check_broker_side.c, the
- * broker's side), defined in check_boundary_proc.c: the processes they
- * start and talk to.
+ * (check_boundary.c, the launcher's side; check_broker_side.c and
+ * check_broker_death.c, the broker's side), defined in
+ * check_boundary_proc.c: the processes they start and talk to.
  */
 #ifndef STOCKADE_CHECK_BOUNDARY_H
 #define STOCKADE_CHECK_BOUNDARY_H
@@ -114,5 +114,9 @@ pid_t boundary_find_child(pid_t parent, char *comm, size_t len);
 
 /* True when NAME exists in the directory DIR. */
 bool boundary_exists_in(int dir, const char *name);
+
+/* boundary.broker_death_kills_jail (check_broker_death.c, commented
+ * there): runs its job on C, its verdict in R. */
+void boundary_broker_death(struct check_ctx *c, struct check_result *r);
 
 #endif

@@ -9,7 +9,9 @@
  * of stockade-probe named stockade-launcher (probe_boundary.c,
  * "--ipc-fd"), runs a job on it. A death: the real `stockade run` has
  * its real launcher, or is itself, killed with SIGKILL in the middle of
- * a job (check_boundary_proc.c starts it in the background).
+ * a job (check_boundary_proc.c starts it in the background). The
+ * broker's death is check_broker_death.c (its entry is in this file's
+ * table).
  *
  * Each job has a deadline of a few seconds, so that a defect that hangs
  * costs seconds; every child started is reaped, and what a defect leaves
@@ -256,6 +258,44 @@ broker_refuses_foreign_result(struct check_ctx *c, struct check_result *r)
 /* ---- a launcher that dies ---------------------------------------------- */
 
 /*
+ * Starts launcher_death's job into B: a real `stockade run --json` in
+ * the workspace WS (open as WSFD) whose probe makes "started", sleeps
+ * LATE_MS and makes "late"; returns once "started" is there. Returns
+ * false when it could not start or never did within 5 s (R failed, B
+ * ended).
+ */
+static bool
+start_marked_job(struct check_ctx *c, struct check_result *r,
+		 const char *ws, int wsfd, struct bgrun *b)
+{
+	char put[4200], ms[16];
+	int64_t t0;
+	int e;
+
+	snprintf(put, sizeof(put), "%s:stockade-probe", c->probe);
+	snprintf(ms, sizeof(ms), "%d", LATE_MS);
+	const char *argv[] = {c->stockade, "run", "--json", "--workspace", ws,
+			      "--put", put, "--", "./stockade-probe",
+			      "mark-then-mark", "started", ms, "late", NULL};
+	if ((e = bgrun_start(c, argv, b)) < 0) {
+		check_fail(r, "cannot run %s: %s", c->stockade, strerror(-e));
+		return false;
+	}
+	t0 = check_now_ms();
+	/* The job under way: "started" made, "late" LATE_MS away. */
+	while (!boundary_exists_in(wsfd, "started")) {
+		if (bgrun_poll(b, 5) || check_now_ms() - t0 > 5000) {
+			bgrun_end(b);
+			check_fail(r, "the job never started (stockade exit %d, "
+				   "stdout %.150s, stderr %.150s)", b->status,
+				   b->obuf, b->ebuf);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * boundary.launcher_death_ends_job: a real `stockade run` whose job
  * makes the file "started", sleeps LATE_MS and makes "late"; once
  * "started" is there, its launcher (the child of stockade run) is killed
@@ -267,11 +307,11 @@ broker_refuses_foreign_result(struct check_ctx *c, struct check_result *r)
 static void
 launcher_death(struct check_ctx *c, struct check_result *r)
 {
-	char ws[4096], put[4200], ms[16], comm[64] = "", why[300];
+	char ws[4096], comm[64] = "", why[300];
 	struct bgrun b;
 	json_t *res = NULL;
 	const char *status = "", *detail = "";
-	int64_t t0, t_started = 0, t_kill, t_end = 0;
+	int64_t t_started = 0, t_kill, t_end = 0;
 	pid_t launcher = 0;
 	int wsfd = -1, e;
 
@@ -281,27 +321,9 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 			   strerror(e < 0 ? -e : errno));
 		return;
 	}
-	snprintf(put, sizeof(put), "%s:stockade-probe", c->probe);
-	snprintf(ms, sizeof(ms), "%d", LATE_MS);
-	const char *argv[] = {c->stockade, "run", "--json", "--workspace", ws,
-			      "--put", put, "--", "./stockade-probe",
-			      "mark-then-mark", "started", ms, "late", NULL};
-	if ((e = bgrun_start(c, argv, &b)) < 0) {
-		check_fail(r, "cannot run %s: %s", c->stockade, strerror(-e));
+	if (!start_marked_job(c, r, ws, wsfd, &b)) {
 		close(wsfd);
 		return;
-	}
-	t0 = check_now_ms();
-	/* The job under way: "started" made, "late" LATE_MS away. */
-	while (!boundary_exists_in(wsfd, "started")) {
-		if (bgrun_poll(&b, 5) || check_now_ms() - t0 > 5000) {
-			bgrun_end(&b);
-			check_fail(r, "the job never started (stockade exit %d, "
-				   "stdout %.150s, stderr %.150s)", b.status,
-				   b.obuf, b.ebuf);
-			close(wsfd);
-			return;
-		}
 	}
 	t_started = check_now_ms();
 	launcher = boundary_find_child(b.pid, comm, sizeof(comm));
@@ -354,221 +376,6 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 	json_decref(res);
 	close(wsfd);
 }
-/* ---- a broker that dies ------------------------------------------------ */
-
-/* The heartbeat job's period, ms, and its number of beats (5 s of them:
- * the job's own end, should everything else fail). */
-#define BEAT_MS 20
-#define BEATS "250"
-/* How soon after the broker's death its jail must be gone, ms. */
-#define BROKER_DEATH_MS 1000
-/* At most this many processes under one `stockade run` are followed. */
-#define TREE_MAX 64
-
-/* A process, by pid and start time (a pid may be reused). */
-struct proc_id {
-	pid_t pid, ppid;
-	unsigned long long start;
-	char comm[20];
-};
-
-/* Reads /proc/PID/stat into P; returns false when PID is gone or a
- * zombie (dead: its jail, if it had one, with it). */
-static bool
-proc_read(pid_t pid, struct proc_id *p)
-{
-	char path[64], st[1024], state, *rp, *lp;
-	long ppid;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
-	n = read(fd, st, sizeof(st) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	st[n] = '\0';
-	/* "pid (comm) state ppid ... starttime(22) ...": comm holds anything */
-	if ((lp = strchr(st, '(')) == NULL || (rp = strrchr(st, ')')) == NULL ||
-	    sscanf(rp + 1, " %c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-		   "%*s %*s %*s %*s %*s %*s %*s %llu", &state, &ppid,
-		   &p->start) != 3)
-		return false;
-	p->pid = pid;
-	p->ppid = (pid_t)ppid;
-	snprintf(p->comm, sizeof(p->comm), "%.*s", (int)(rp - lp - 1), lp + 1);
-	return state != 'Z' && state != 'X';
-}
-
-/* Every live descendant of ROOT into T (at most TREE_MAX, parents before
- * their children); returns how many. */
-static size_t
-proc_tree(pid_t root, struct proc_id *t)
-{
-	struct proc_id *all = NULL, *grown, p;
-	size_t nall = 0, cap = 0, n = 0;
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
-		    !proc_read((pid_t)atol(de->d_name), &p))
-			continue;
-		if (nall == cap) {
-			cap = cap == 0 ? 512 : cap * 2;
-			if ((grown = reallocarray(all, cap, sizeof(*all))) ==
-			    NULL)
-				break;
-			all = grown;
-		}
-		all[nall++] = p;
-	}
-	if (d != NULL)
-		closedir(d);
-	/* Breadth first: each pid's children, the root's first. */
-	for (size_t k = 0; k <= n && n < TREE_MAX; k++) {
-		pid_t parent = k == 0 ? root : t[k - 1].pid;
-
-		for (size_t i = 0; i < nall && n < TREE_MAX; i++)
-			if (all[i].ppid == parent)
-				t[n++] = all[i];
-	}
-	free(all);
-	return n;
-}
-
-/* How many of T's N processes still live; the first into *FIRST. */
-static size_t
-proc_alive(const struct proc_id *t, size_t n, size_t *first)
-{
-	struct proc_id p;
-	size_t alive = 0;
-
-	for (size_t i = n; i-- > 0;)
-		if (proc_read(t[i].pid, &p) && p.start == t[i].start) {
-			alive++;
-			*first = i;
-		}
-	return alive;
-}
-
-/* Kills those of T's N processes still alive (what a defect left). */
-static void
-proc_kill(const struct proc_id *t, size_t n)
-{
-	struct proc_id p;
-
-	for (size_t i = 0; i < n; i++)
-		if (proc_read(t[i].pid, &p) && p.start == t[i].start)
-			kill(t[i].pid, SIGKILL);
-}
-
-/* The heartbeat's beats so far: the size of "beat" in DIR, or -1. */
-static long long
-beats(int dir)
-{
-	struct stat st;
-
-	return fstatat(dir, "beat", &st, AT_SYMLINK_NOFOLLOW) == 0 ?
-	       (long long)st.st_size : -1;
-}
-
-/*
- * boundary.broker_death_kills_jail: a real `stockade run` whose job
- * appends a byte to "beat" every BEAT_MS ms; once it beats, every process
- * under stockade run (launcher, zygote, jail) is noted and stockade run,
- * the broker, is killed with SIGKILL. Within BROKER_DEATH_MS none of
- * them may remain and the heartbeat must have stopped: a jail that
- * outlives its broker runs on unwatched, its result never collected
- * (launcher/supervisor/main.c: PR_SET_PDEATHSIG, prctl(2); the launcher ends its
- * session, and kills the job, when the broker hangs up).
- */
-static void
-broker_death(struct check_ctx *c, struct check_result *r)
-{
-	char ws[4096], put[4200], ms[16], names[120] = "";
-	struct proc_id tree[TREE_MAX];
-	struct bgrun b;
-	size_t n, alive = 0, first = 0;
-	long long at_kill, at_end, later;
-	int64_t t0, t_kill, t_gone = 0;
-	pid_t broker;
-	int wsfd = -1, e, st;
-
-	if ((e = check_workspace(c, ws, sizeof(ws))) < 0 ||
-	    (wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		check_fail(r, "cannot make a workspace: %s",
-			   strerror(e < 0 ? -e : errno));
-		return;
-	}
-	snprintf(put, sizeof(put), "%s:stockade-probe", c->probe);
-	snprintf(ms, sizeof(ms), "%d", BEAT_MS);
-	const char *argv[] = {c->stockade, "run", "--json", "--workspace", ws,
-			      "--put", put, "--", "./stockade-probe",
-			      "heartbeat", "beat", ms, BEATS, NULL};
-	if ((e = bgrun_start(c, argv, &b)) < 0) {
-		check_fail(r, "cannot run %s: %s", c->stockade, strerror(-e));
-		close(wsfd);
-		return;
-	}
-	t0 = check_now_ms();
-	while (beats(wsfd) < 2) {
-		if (bgrun_poll(&b, 5) || check_now_ms() - t0 > 5000) {
-			bgrun_end(&b);
-			check_fail(r, "the job never beat (stockade exit %d, "
-				   "stdout %.150s, stderr %.150s)", b.status,
-				   b.obuf, b.ebuf);
-			close(wsfd);
-			return;
-		}
-	}
-	n = proc_tree(b.pid, tree);
-	broker = b.pid;
-	/* The broker alone: its process group holds the launcher too. */
-	kill(broker, SIGKILL);
-	t_kill = check_now_ms();
-	at_kill = beats(wsfd);
-	while (waitpid(broker, &st, 0) < 0 && errno == EINTR)
-		;
-	b.pid = 0;
-	while ((alive = proc_alive(tree, n, &first)) > 0 &&
-	       check_now_ms() - t_kill < BROKER_DEATH_MS)
-		usleep(10000);
-	if (alive == 0)
-		t_gone = check_now_ms();
-	at_end = beats(wsfd);
-	usleep(5 * BEAT_MS * 1000);
-	later = beats(wsfd);
-	proc_kill(tree, n);
-	bgrun_end(&b);
-	close(wsfd);
-	for (size_t i = 0; i < n && i < 4; i++)
-		snprintf(names + strlen(names), sizeof(names) - strlen(names),
-			 "%s%s", i > 0 ? ", " : "", tree[i].comm);
-	if (n == 0)
-		check_fail(r, "stockade run (pid %d) had no process under it in "
-			   "/proc while its job ran", (int)broker);
-	else if (alive > 0)
-		check_fail(r, "%zu of the %zu processes under the broker (%s) "
-			   "alive %d ms after its SIGKILL mid-job, pid %d (%s) "
-			   "among them; the heartbeat went from %lld to %lld "
-			   "beats, %lld %d ms later: the jail outlived its "
-			   "broker", alive, n, names, BROKER_DEATH_MS,
-			   (int)tree[first].pid, tree[first].comm, at_kill,
-			   at_end, later, 5 * BEAT_MS);
-	else if (later != at_end)
-		check_fail(r, "every process under the broker gone, yet the "
-			   "heartbeat went on: %lld beats, %lld %d ms later",
-			   at_end, later, 5 * BEAT_MS);
-	else
-		check_pass(r, "the %zu processes under the broker (%s) gone "
-			   "%lld ms after its SIGKILL mid-job; the heartbeat "
-			   "stopped at %lld beats (%lld at the kill)", n, names,
-			   (long long)(t_gone - t_kill), at_end, at_kill);
-}
-
 const struct check checks_broker_side[] = {
 	{"boundary.launcher_descriptor_refused_by_broker", "boundary",
 	 "a descriptor sent by the launcher ends the job as sandbox_error",
@@ -584,6 +391,6 @@ const struct check checks_broker_side[] = {
 	 "2 s, and the job's processes gone", launcher_death},
 	{"boundary.broker_death_kills_jail", "boundary",
 	 "a broker killed mid-job: within 1 s no process under it remains "
-	 "and the job's heartbeat has stopped", broker_death},
+	 "and the job's heartbeat has stopped", boundary_broker_death},
 	{NULL, NULL, NULL, NULL},
 };

@@ -357,6 +357,53 @@ workspace_quota(struct check_ctx *c, struct check_result *r)
 
 /* ---- run --put and --get ---------------------------------------------- */
 
+/*
+ * run_get_planted's verdict on the N = 5 entries of the result's
+ * files.get (GETS, borrowed): entry I is refused with error WANT[I] and
+ * HOST[I] not made, or (WANT[I] NULL) served as HOST[I]'s 5 bytes.
+ * Returns true when all are; otherwise fails R naming NAME[I].
+ */
+static bool
+gets_as_wanted(struct check_result *r, json_t *gets,
+	       const char *const name[5], const char *const want[5],
+	       char host[5][4096])
+{
+	for (size_t i = 0; i < 5; i++) {
+		json_t *e = json_array_get(gets, i);
+		const char *err = json_string_value(json_object_get(e,
+								    "error"));
+		struct stat st;
+
+		if (e == NULL) {
+			check_fail(r, "the result has no files.get[%zu] for "
+				   "%s", i, name[i]);
+			return false;
+		}
+		if (want[i] != NULL && (err == NULL ||
+					strcmp(err, want[i]) != 0)) {
+			check_fail(r, "--get %s: error %s (a sound stockade: "
+				   "%s)", name[i], err ? err : "null (served)",
+				   want[i]);
+			return false;
+		}
+		if (want[i] != NULL && lstat(host[i], &st) == 0) {
+			check_fail(r, "--get %s was refused (%s) but the host "
+				   "file was made", name[i], err);
+			return false;
+		}
+		if (want[i] == NULL &&
+		    (err != NULL || lstat(host[i], &st) < 0 ||
+		     st.st_size != 5)) {
+			check_fail(r, "--get ok.txt: error %s, host file %s",
+				   err ? err : "null",
+				   lstat(host[i], &st) < 0 ? "missing" :
+							     "of another size");
+			return false;
+		}
+	}
+	return true;
+}
+
 /* file_api.run_get_refuses_job_planted: the job makes report.txt -> the
  * canary, a FIFO data.csv, logs -> real (inside), up -> a directory
  * outside, and ok.txt; `run --get` of each after the job gives
@@ -412,39 +459,8 @@ run_get_planted(struct check_ctx *c, struct check_result *r)
 		goto out;
 	}
 	gets = json_object_get(json_object_get(j.result, "files"), "get");
-	for (size_t i = 0; i < 5; i++) {
-		json_t *e = json_array_get(gets, i);
-		const char *err = json_string_value(json_object_get(e,
-								    "error"));
-		struct stat st;
-
-		if (e == NULL) {
-			check_fail(r, "the result has no files.get[%zu] for "
-				   "%s", i, name[i]);
-			goto out;
-		}
-		if (want[i] != NULL && (err == NULL ||
-					strcmp(err, want[i]) != 0)) {
-			check_fail(r, "--get %s: error %s (a sound stockade: "
-				   "%s)", name[i], err ? err : "null (served)",
-				   want[i]);
-			goto out;
-		}
-		if (want[i] != NULL && lstat(host[i], &st) == 0) {
-			check_fail(r, "--get %s was refused (%s) but the host "
-				   "file was made", name[i], err);
-			goto out;
-		}
-		if (want[i] == NULL &&
-		    (err != NULL || lstat(host[i], &st) < 0 ||
-		     st.st_size != 5)) {
-			check_fail(r, "--get ok.txt: error %s, host file %s",
-				   err ? err : "null",
-				   lstat(host[i], &st) < 0 ? "missing" :
-							     "of another size");
-			goto out;
-		}
-	}
+	if (!gets_as_wanted(r, gets, name, want, host))
+		goto out;
 	if (j.proc.status != 1)
 		check_fail(r, "stockade run exit %d after refused gets of an "
 			   "ok job (a sound stockade: 1)", j.proc.status);

@@ -2,12 +2,14 @@
  * check_jail.h: what the checks of the jail's layers share
  * (check_jail_util.c): running stockade-probe (probe_jail.c,
  * probe_process.c) in a job, reading its output and the default policy,
- * and the check functions of check_mounts.c and check_limits.c, whose
- * entries are in the tables of check_jail.c and check_process.c.
+ * and the check functions of check_mounts.c, check_limits.c and
+ * check_terminal.c, whose entries are in the tables of check_jail.c and
+ * check_process.c.
  *
  * The files: check_jail.c (user_ns, pid_ns, network_ns, ipc_ns, uts_ns),
  * check_mounts.c (mount_ns), check_process.c (process_cleanup,
- * environment, working_directory, terminal), check_limits.c (limits),
+ * environment, working_directory; the table of terminal too),
+ * check_terminal.c (terminal), check_limits.c (limits),
  * check_privs.c (capabilities, no_new_privs, landlock).
  */
 #ifndef STOCKADE_CHECK_JAIL_H
@@ -116,5 +118,13 @@ void lim_user_quotas(struct check_ctx *c, struct check_result *r);
 void lim_unseen_memory(struct check_ctx *c, struct check_result *r);
 void lim_ofd_locks(struct check_ctx *c, struct check_result *r);
 void lim_tmpfs_sizes(struct check_ctx *c, struct check_result *r);
+
+/* check_terminal.c: the terminal checks (each commented there). */
+void term_own_session(struct check_ctx *c, struct check_result *r);
+void term_no_ctty(struct check_ctx *c, struct check_result *r);
+void term_stdio_kinds(struct check_ctx *c, struct check_result *r);
+void term_split_controls_escaped(struct check_ctx *c,
+				 struct check_result *r);
+void term_only_stdio(struct check_ctx *c, struct check_result *r);
 
 #endif

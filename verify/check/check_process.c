@@ -1,9 +1,10 @@
 /*
  * check_process.c: the checks of the layers that shape the job's process
  * (check.h, check_jail.h): limits (check_limits.c), process cleanup,
- * environment, working directory and terminal. Each runs stockade-probe
- * (probe_process.c) in a real job and compares what it saw with what a
- * sound jail shows (docs/layers.md says what each layer does).
+ * environment, working directory and terminal (check_terminal.c). Each
+ * runs stockade-probe (probe_process.c) in a real job and compares what
+ * it saw with what a sound jail shows (docs/layers.md says what each
+ * layer does).
  *
  * The process cleanup checks also switch the pid namespace off on
  * purpose (`stockade run --unsafe-evaluation`, the way `stockade eval`
@@ -253,117 +254,6 @@ nothing_left_to_reaper(struct check_ctx *c, struct check_result *r)
 			   "94 stockade run did not exit 0)", code);
 }
 
-/*
- * terminal.split_controls_escaped: `stockade run` with its output on a
- * terminal escapes a C1 control the program wrote in two writes (0xC2,
- * then 0x9B "2J": CSI, erase display, in UTF-8) as it does one written
- * whole; and the same for OSC (0x9D) on stderr: the terminal gets no
- * raw C1 control and no ESC (issue 23, point 4; ECMA-48 8.3.16 and
- * 8.3.89 for CSI and OSC).
- */
-static void
-split_controls_escaped(struct check_ctx *c, struct check_result *r)
-{
-	static const char script[] =
-		"printf '\\302'; sleep 0.3; printf '\\2332J'; "
-		"printf '\\302' >&2; sleep 0.3; printf '\\2350;pwn\\007' >&2";
-	char ws[4096], out[8192], *pts;
-	size_t len = 0;
-	int mfd, sfd, st = 0, e;
-	pid_t pid, p = 0;
-	int64_t t0;
-
-	if ((e = check_workspace(c, ws, sizeof(ws))) < 0) {
-		check_fail(r, "cannot make a workspace: %s", strerror(-e));
-		return;
-	}
-	char *argv[] = {check_unconst(c->stockade), check_unconst("run"),
-			check_unconst("--workspace"), ws, check_unconst("--"),
-			check_unconst("sh"), check_unconst("-c"),
-			check_unconst(script), NULL};
-	if ((mfd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
-	    grantpt(mfd) < 0 || unlockpt(mfd) < 0 ||
-	    (pts = ptsname(mfd)) == NULL ||
-	    (sfd = open(pts, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
-		check_fail(r, "cannot open a pseudo-terminal: %s",
-			   strerror(errno));
-		if (mfd >= 0)
-			close(mfd);
-		return;
-	}
-	if ((pid = fork()) < 0) {
-		check_fail(r, "fork: %s", strerror(errno));
-		close(mfd);
-		close(sfd);
-		return;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (nul < 0 || dup2(nul, 0) < 0 || dup2(sfd, 1) < 0 ||
-		    dup2(sfd, 2) < 0)
-			_exit(90);
-		execve(argv[0], argv, c->envp);
-		_exit(91);
-	}
-	close(sfd);
-	t0 = check_now_ms();
-	for (;;) {
-		struct pollfd pf = {mfd, POLLIN, 0};
-		ssize_t n;
-
-		if (check_now_ms() - t0 > 30000)
-			break;
-		if (poll(&pf, 1, 50) > 0) {
-			n = read(mfd, out + len, sizeof(out) - 1 - len);
-			if (n > 0) {
-				len += (size_t)n;
-				if (len < sizeof(out) - 1)
-					continue;
-			}
-			if (n <= 0 && errno != EINTR && errno != EAGAIN &&
-			    p != 0)
-				break; /* EIO: every slave closed */
-		}
-		if (p == 0 && (p = waitpid(pid, &st, WNOHANG)) < 0)
-			break;
-		if (p != 0 && poll(&pf, 1, 0) == 0)
-			break;
-	}
-	if (p == 0) {
-		kill(pid, SIGKILL);
-		(void)waitpid(pid, &st, 0);
-	}
-	close(mfd);
-	out[len] = '\0';
-	if (p == 0) {
-		check_fail(r, "stockade run did not end within 30 s");
-		return;
-	}
-	for (size_t i = 0; i < len; i++) {
-		unsigned char b = (unsigned char)out[i];
-
-		if (b == 0x1b || (b == 0xc2 && i + 1 < len &&
-				  (unsigned char)out[i + 1] >= 0x80 &&
-				  (unsigned char)out[i + 1] <= 0x9f)) {
-			check_fail(r, "the terminal got a raw %s at byte %zu of "
-				   "%zu: a control split across two writes was "
-				   "not escaped", b == 0x1b ? "ESC" :
-				   "C1 control", i, len);
-			return;
-		}
-	}
-	if (strstr(out, "2J") == NULL || strstr(out, "pwn") == NULL) {
-		check_fail(r, "the terminal got %zu bytes without the program's "
-			   "output (\"2J\", \"pwn\"): stockade exit %d", len,
-			   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-		return;
-	}
-	check_pass(r, "CSI and OSC written in two writes each reached the "
-		   "terminal escaped (%zu bytes, no raw C1 control or ESC)",
-		   len);
-}
-
 /* ---- environment ----------------------------------------------------- */
 
 /* environment.exactly_the_policys: a policy whose [environment] is PATH
@@ -509,97 +399,6 @@ out:
 	check_job_free(&j);
 }
 
-/* ---- terminal -------------------------------------------------------- */
-
-/* terminal.own_session: the program leads a session and a process group
- * of its own (setsid(2)), so no terminal of the caller's session is its
- * controlling terminal and TIOCSTI cannot type into it
- * (CVE-2017-5226). */
-static void
-own_session(struct check_ctx *c, struct check_result *r)
-{
-	struct check_job j;
-	char pid[32], sid[32], pgrp[32];
-
-	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("session")) &&
-	    jail_val(r, &j, "pid", pid, sizeof(pid)) &&
-	    jail_val(r, &j, "sid", sid, sizeof(sid)) &&
-	    jail_val(r, &j, "pgrp", pgrp, sizeof(pgrp))) {
-		if (strcmp(pid, sid) == 0 && strcmp(pid, pgrp) == 0)
-			check_pass(r, "pid %s leads its session and process "
-				   "group", pid);
-		else
-			check_fail(r, "pid %s is in session %s, process group "
-				   "%s (0: a session outside the jail)", pid,
-				   sid, pgrp);
-	}
-	check_job_free(&j);
-}
-
-/* terminal.no_controlling_terminal: /proc/self/stat's tty_nr is 0 and
- * standard input answers no terminal ioctl (ENOTTY). */
-static void
-no_ctty(struct check_ctx *c, struct check_result *r)
-{
-	struct check_job j;
-	char tty[32], pg[32];
-
-	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("session")) &&
-	    jail_val(r, &j, "tty_nr", tty, sizeof(tty)) &&
-	    jail_val(r, &j, "tiocgpgrp", pg, sizeof(pg))) {
-		if (strcmp(tty, "0") == 0 && strcmp(pg, "ENOTTY") == 0)
-			check_pass(r, "tty_nr 0; TIOCGPGRP on stdin: ENOTTY");
-		else
-			check_fail(r, "tty_nr %s; TIOCGPGRP on stdin: %s", tty,
-				   pg);
-	}
-	check_job_free(&j);
-}
-
-/* terminal.stdin_null_stdout_pipes: standard input is /dev/null
- * (character device 1:3) and standard output and error are pipes to
- * the launcher. */
-static void
-stdio_kinds(struct check_ctx *c, struct check_result *r)
-{
-	struct check_job j;
-	char f0[32], f1[32], f2[32];
-
-	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("session")) &&
-	    jail_val(r, &j, "fd0", f0, sizeof(f0)) &&
-	    jail_val(r, &j, "fd1", f1, sizeof(f1)) &&
-	    jail_val(r, &j, "fd2", f2, sizeof(f2))) {
-		if (strcmp(f0, "chr 1:3") == 0 && strcmp(f1, "fifo") == 0 &&
-		    strcmp(f2, "fifo") == 0)
-			check_pass(r, "stdin /dev/null (chr 1:3), stdout and "
-				   "stderr pipes");
-		else
-			check_fail(r, "stdin %s, stdout %s, stderr %s", f0, f1,
-				   f2);
-	}
-	check_job_free(&j);
-}
-
-/* terminal.only_stdio_descriptors: the program starts with descriptors
- * 0, 1 and 2 and no other (style.md rule 10: nothing of init's or the
- * launcher's crosses the exec). */
-static void
-only_stdio(struct check_ctx *c, struct check_result *r)
-{
-	struct check_job j;
-	char fds[1024];
-
-	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("session")) &&
-	    jail_val(r, &j, "fds", fds, sizeof(fds))) {
-		if (strcmp(fds, "0,1,2") == 0)
-			check_pass(r, "open descriptors: 0, 1, 2");
-		else
-			check_fail(r, "open descriptors: %s (want 0,1,2)", fds);
-	}
-	check_job_free(&j);
-}
-
-
 const struct check checks_process[] = {
 	{"limits.rlimit_fsize_is_file_size", "limits",
 	 "--file-size 3: RLIMIT_FSIZE 3 MiB soft and hard", lim_rlimit_fsize},
@@ -656,15 +455,16 @@ const struct check checks_process[] = {
 	 "HOME and /tmp are tmpfs of the job's own, /tmp empty",
 	 private_home_tmp},
 	{"terminal.own_session", "terminal",
-	 "the program leads its own session and process group", own_session},
+	 "the program leads its own session and process group",
+	 term_own_session},
 	{"terminal.no_controlling_terminal", "terminal",
-	 "tty_nr 0; TIOCGPGRP on stdin: ENOTTY", no_ctty},
+	 "tty_nr 0; TIOCGPGRP on stdin: ENOTTY", term_no_ctty},
 	{"terminal.stdin_null_stdout_pipes", "terminal",
-	 "stdin /dev/null, stdout and stderr pipes", stdio_kinds},
+	 "stdin /dev/null, stdout and stderr pipes", term_stdio_kinds},
 	{"terminal.split_controls_escaped", "terminal",
 	 "CSI and OSC split across two writes reach a terminal escaped",
-	 split_controls_escaped},
+	 term_split_controls_escaped},
 	{"terminal.only_stdio_descriptors", "terminal",
-	 "open descriptors: 0, 1, 2", only_stdio},
+	 "open descriptors: 0, 1, 2", term_only_stdio},
 	{NULL, NULL, NULL, NULL},
 };

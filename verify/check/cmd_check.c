@@ -302,8 +302,28 @@ make_env(void)
 	return env;
 }
 
-int
-cmd_check(int argc, char **argv)
+/* What the command line of `stockade check` asks (parse_args). */
+struct check_args {
+	char *only[64];         /* --only's layers and checks, borrowed
+				 * from argv (strtok'd in place) */
+	size_t nonly;
+	bool json, list;
+	const char *prefix;     /* --prefix, or NULL */
+};
+
+/* The verdicts counted over a run of the checks. */
+struct check_counts {
+	size_t pass, fail, skip;
+};
+
+/*
+ * The options of `stockade check` (ARGC, ARGV; ARGV's --only values are
+ * cut in place) into A. Returns -1 to go on, or the command's exit
+ * status: 0 after --help, EXIT_USAGE on a bad option, an unknown --only
+ * name or a stray argument (the error on stderr).
+ */
+static int
+parse_args(int argc, char **argv, struct check_args *a)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
@@ -313,23 +333,13 @@ cmd_check(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct check_ctx c;
-	char *only[64];
-	size_t nonly = 0, npass = 0, nfail = 0, nskip = 0;
-	bool json = false, list = false;
-	const char *prefix = NULL, *t;
-	json_t *arr = NULL;
-	const struct check *all[512];
-	size_t nall;
-	int64_t start;
 	int ch;
 
-	memset(&c, 0, sizeof(c));
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
 		case 'o':
 			for (char *w = strtok(optarg, ","); w != NULL;
@@ -341,15 +351,15 @@ cmd_check(int argc, char **argv)
 						"--list)\n", w);
 					return EXIT_USAGE;
 				}
-				if (nonly < 64)
-					only[nonly++] = w;
+				if (a->nonly < 64)
+					a->only[a->nonly++] = w;
 			}
 			break;
 		case 'l':
-			list = true;
+			a->list = true;
 			break;
 		case 'p':
-			prefix = optarg;
+			a->prefix = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -363,50 +373,60 @@ cmd_check(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	nall = ordered(all, sizeof(all) / sizeof(all[0]));
-	if (list) {
-		for (size_t i = 0; i < nall; i++)
-			if (selected(all[i], only, nonly))
-				printf("%-17s %-44s %s\n", all[i]->layer,
-				       all[i]->name, all[i]->expect);
-		return 0;
-	}
-	if (locate(&c, prefix) < 0)
-		return EXIT_SANDBOX;
-	c.root = geteuid() == 0;
-	c.envp = make_env();
-	t = getenv("TMPDIR");
-	snprintf(c.tmpdir, sizeof(c.tmpdir), "%s/stockade-check-XXXXXX",
-		 t != NULL && *t == '/' ? t : "/tmp");
-	if (mkdtemp(c.tmpdir) == NULL || chmod(c.tmpdir, 0711) < 0) {
-		fprintf(stderr, "stockade check: %s: %s\n", c.tmpdir,
-			strerror(errno));
-		return EXIT_SANDBOX;
-	}
-	if (json && (arr = json_array()) == NULL)
-		return EXIT_SANDBOX;
-	if (!json) {
-		printf("stockade check: %s as uid %u\n", c.stockade,
-		       (unsigned)geteuid());
-		fflush(stdout);
-	}
-	/* Interrupted, a check's process group is killed (check_exec) and
-	 * the scratch directory removed before we exit. */
-	{
-		struct sigaction sa;
+	return -1;
+}
 
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
+/*
+ * The scratch directory of a run, C->tmpdir: made 0711 under $TMPDIR
+ * (an absolute one) or /tmp. Returns 0, or -1 with the error on stderr.
+ */
+static int
+make_scratch(struct check_ctx *c)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(c->tmpdir, sizeof(c->tmpdir), "%s/stockade-check-XXXXXX",
+		 t != NULL && *t == '/' ? t : "/tmp");
+	if (mkdtemp(c->tmpdir) == NULL || chmod(c->tmpdir, 0711) < 0) {
+		fprintf(stderr, "stockade check: %s: %s\n", c->tmpdir,
+			strerror(errno));
+		return -1;
 	}
-	start = check_now_ms();
+	return 0;
+}
+
+/* C->tmpdir removed with all it holds (C->tmpdir is cut to its parent). */
+static void
+remove_scratch(struct check_ctx *c)
+{
+	char *slash = strrchr(c->tmpdir, '/');
+
+	*slash = '\0';
+	int dfd = open(c->tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd >= 0) {
+		remove_tree(dfd, slash + 1);
+		close(dfd);
+	}
+}
+
+/*
+ * Runs the checks ALL[0..NALL) that A selects, in order, on C, from
+ * START (check_now_ms) on, counting into N, until the end or a signal
+ * (check_interrupted). Each verdict is printed as a line, or, with
+ * A->json, appended to ARR (the caller's). Past CHECK_BUDGET_MS the
+ * rest are failed unrun.
+ */
+static void
+run_checks(struct check_ctx *c, const struct check *const *all, size_t nall,
+	   struct check_args *a, int64_t start, json_t *arr,
+	   struct check_counts *n)
+{
 	for (size_t i = 0; i < nall && !check_interrupted; i++) {
 		const struct check *k = all[i];
 		struct check_result r;
 
-		if (!selected(k, only, nonly))
+		if (!selected(k, a->only, a->nonly))
 			continue;
 		memset(&r, 0, sizeof(r));
 		/* A stockade that hangs at every job would cost each
@@ -418,13 +438,13 @@ cmd_check(int argc, char **argv)
 				   "hang until their deadline)",
 				   CHECK_BUDGET_MS / 1000);
 		else
-			k->fn(&c, &r);
+			k->fn(c, &r);
 		if (check_interrupted)
 			break;
-		npass += r.verdict == CHECK_PASS;
-		nfail += r.verdict == CHECK_FAIL;
-		nskip += r.verdict == CHECK_SKIP;
-		if (json) {
+		n->pass += r.verdict == CHECK_PASS;
+		n->fail += r.verdict == CHECK_FAIL;
+		n->skip += r.verdict == CHECK_SKIP;
+		if (a->json) {
 			json_array_append_new(arr, json_pack(
 				"{s:s,s:s,s:s,s:s,s:s}", "name",
 				k->name, "layer", k->layer, "verdict",
@@ -437,27 +457,24 @@ cmd_check(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	{
-		char *slash = strrchr(c.tmpdir, '/');
+}
 
-		*slash = '\0';
-		int dfd = open(c.tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+/*
+ * The totals of a run of the checks, N in SECS seconds by the stockade
+ * of C, on stdout: one JSON object holding ARR (whose reference it
+ * takes) with JSON, a line without. Returns the command's exit status:
+ * 1 when a check failed, 0, or EXIT_SANDBOX when the JSON could not be
+ * made or written.
+ */
+static int
+print_totals(const struct check_ctx *c, bool json, json_t *arr,
+	     const struct check_counts *n, double secs)
+{
+	size_t npass = n->pass, nfail = n->fail, nskip = n->skip;
 
-		if (dfd >= 0) {
-			remove_tree(dfd, slash + 1);
-			close(dfd);
-		}
-	}
-	double secs = (double)(check_now_ms() - start) / 1000.0;
-	if (check_interrupted) {
-		fprintf(stderr, "stockade check: interrupted (%s) after %zu "
-			"checks\n", strsignal(check_interrupted),
-			npass + nfail + nskip);
-		return 128 + check_interrupted;
-	}
 	if (json) {
 		json_t *o = json_pack("{s:s,s:i,s:o,s:i,s:i,s:i,s:i,s:f}",
-				      "stockade", c.stockade, "uid",
+				      "stockade", c->stockade, "uid",
 				      (json_int_t)geteuid(), "checks", arr,
 				      "total", (json_int_t)(npass + nfail +
 							    nskip),
@@ -475,4 +492,65 @@ cmd_check(int argc, char **argv)
 		       npass, nfail, nskip, secs);
 	}
 	return nfail > 0 ? 1 : 0;
+}
+
+int
+cmd_check(int argc, char **argv)
+{
+	struct check_ctx c;
+	struct check_args a;
+	struct check_counts n = {0, 0, 0};
+	json_t *arr = NULL;
+	const struct check *all[512];
+	size_t nall;
+	int64_t start;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	memset(&a, 0, sizeof(a));
+	if ((rc = parse_args(argc, argv, &a)) >= 0)
+		return rc;
+	nall = ordered(all, sizeof(all) / sizeof(all[0]));
+	if (a.list) {
+		for (size_t i = 0; i < nall; i++)
+			if (selected(all[i], a.only, a.nonly))
+				printf("%-17s %-44s %s\n", all[i]->layer,
+				       all[i]->name, all[i]->expect);
+		return 0;
+	}
+	if (locate(&c, a.prefix) < 0)
+		return EXIT_SANDBOX;
+	c.root = geteuid() == 0;
+	c.envp = make_env();
+	if (make_scratch(&c) < 0)
+		return EXIT_SANDBOX;
+	if (a.json && (arr = json_array()) == NULL)
+		return EXIT_SANDBOX;
+	if (!a.json) {
+		printf("stockade check: %s as uid %u\n", c.stockade,
+		       (unsigned)geteuid());
+		fflush(stdout);
+	}
+	/* Interrupted, a check's process group is killed (check_exec) and
+	 * the scratch directory removed before we exit. */
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	start = check_now_ms();
+	run_checks(&c, all, nall, &a, start, arr, &n);
+	remove_scratch(&c);
+	double secs = (double)(check_now_ms() - start) / 1000.0;
+	if (check_interrupted) {
+		fprintf(stderr, "stockade check: interrupted (%s) after %zu "
+			"checks\n", strsignal(check_interrupted),
+			n.pass + n.fail + n.skip);
+		return 128 + check_interrupted;
+	}
+	return print_totals(&c, a.json, arr, &n, secs);
 }

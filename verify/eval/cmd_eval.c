@@ -42,6 +42,7 @@
 #include "eval_filter.h"
 #include "eval_honeypot.h"
 #include "eval_run.h"
+#include "eval_sched.h"
 #include "eval_table.h"
 #include "fsutil.h"
 #include "log.h"
@@ -60,7 +61,7 @@
 #endif
 
 #define EXIT_FOUND 1            /* an attack succeeded where it must not */
-#define MAX_JOBS 4
+#define MAX_JOBS EVAL_MAX_JOBS
 
 /* The eval policy's limits (docs/evidence.md, "The eval policy"). */
 #define EVAL_WALL_MS 10000
@@ -78,52 +79,6 @@ static const char policy_limits[] =
 	"[files]\n"
 	"workspace_mb = 64\n";
 
-#define ALL JOB_LAYERS_ALL
-#define OFF_FROM(n) (JOB_LAYERS_ALL & ~(JOB_LAYER_BIT(n) - 1u))
-
-/* None, then each layer added in the order of shared/result.h: column N
- * has layers 1..N on. */
-static const struct eval_config layer_configs[EVAL_NLAYERS + 1] = {
-	{"none", "none", ALL},
-	{"limits", "+limits", OFF_FROM(JOB_LAYER_PROCESS_GROUP)},
-	{"process_group", "+process_group", OFF_FROM(JOB_LAYER_SCRUBBED_ENV)},
-	{"scrubbed_env", "+scrubbed_env", OFF_FROM(JOB_LAYER_PRIVATE_CWD)},
-	{"private_cwd", "+private_cwd", OFF_FROM(JOB_LAYER_USER_NS)},
-	{"user_ns", "+user_ns", OFF_FROM(JOB_LAYER_PID_NS)},
-	{"pid_ns", "+pid_ns", OFF_FROM(JOB_LAYER_MOUNT_NS)},
-	{"mount_ns", "+mount_ns", OFF_FROM(JOB_LAYER_NETWORK_NS)},
-	{"network_ns", "+network_ns", OFF_FROM(JOB_LAYER_IPC_UTS)},
-	{"ipc_uts", "+ipc_uts", OFF_FROM(JOB_LAYER_NO_TERMINAL)},
-	{"no_terminal", "+no_terminal", OFF_FROM(JOB_LAYER_CAPS_NNP)},
-	{"caps_nnp", "+caps_nnp", OFF_FROM(JOB_LAYER_LANDLOCK)},
-	{"landlock", "+landlock", OFF_FROM(JOB_LAYER_SECCOMP)},
-	{"seccomp", "+seccomp", 0},
-};
-
-/* Filesystem isolation is the mount namespace and Landlock; network
- * isolation the network namespace (with Landlock's TCP rules and the
- * abstract unix scope, which go with it: docs/layers.md). */
-#define FS_ISOLATION (JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) | \
-		      JOB_LAYER_BIT(JOB_LAYER_LANDLOCK))
-#define NET_ISOLATION JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS)
-static const struct eval_config isolation_configs[4] = {
-	{"neither", "neither", FS_ISOLATION | NET_ISOLATION},
-	{"fs_only", "fs only", NET_ISOLATION},
-	{"net_only", "net only", FS_ISOLATION},
-	{"both", "both", 0},
-};
-
-static const struct eval_config full_config[1] = {
-	{"full", "full product", 0},
-};
-
-/* The hostile programs of the filter evaluation bare (to show the harm
- * the filter let through is real), then in the full product. */
-static const struct eval_config filter_configs[2] = {
-	{"none", "no sandbox", JOB_LAYERS_ALL},
-	{"full", "full product", 0},
-};
-
 /* ---- interruption ------------------------------------------------------- */
 
 static volatile sig_atomic_t interrupted_by;
@@ -138,174 +93,6 @@ static int
 eval_interrupted(void)
 {
 	return interrupted_by;
-}
-
-/* ---- the runs, --jobs at a time ------------------------------------------ */
-
-struct sched {
-	pthread_mutex_t mu;
-	const struct eval_ctx *ctx;
-	const struct eval_matrix *m;
-	char (*policy)[PATH_MAX];       /* one file per configuration */
-	struct eval_verdict *v;         /* the matrix's verdicts */
-	size_t next, total;
-	size_t *done;                   /* finished runs per configuration */
-	uint64_t marks[MAX_JOBS];       /* honeypot mark of each worker's run */
-	pthread_cond_t cv;              /* a run ended */
-	size_t in_flight;               /* runs going on */
-	bool exclusive;                 /* one of them must run alone */
-	int64_t t0;
-	const char *what;               /* "layers", ... for progress */
-};
-
-struct worker {
-	struct sched *s;
-	size_t slot;
-};
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* One configuration done: its counts on stderr. */
-static void
-progress(struct sched *s, size_t c)
-{
-	const struct eval_matrix *m = s->m;
-	size_t ok = 0, bad = 0, err = 0;
-
-	for (size_t a = 0; a < m->corpus->n; a++) {
-		enum eval_outcome o = s->v[a * m->ncfg + c].outcome;
-
-		ok += o == EVAL_STOPPED;
-		bad += o == EVAL_SUCCEEDED;
-		err += o == EVAL_ERROR || o == EVAL_NOT_RUN;
-	}
-	fprintf(stderr, "stockade: eval %s: %s: %zu stopped, %zu succeeded, "
-		"%zu not run or failed (%.1f s)\n", s->what, m->cfg[c].title, ok,
-		bad, err, (double)(mono_ms() - s->t0) / 1000.0);
-}
-
-/*
- * Whether the runs of CFG must go one at a time: with the limits on and
- * no user namespace, RLIMIT_NPROC counts every process of the eval's
- * user on the host (setrlimit(2)), another run's too, so that a fork
- * bomb next door would make a job hit its process limit. Alone, a run
- * shares the count only with the eval's own few processes, the same in
- * every run (the eval's user must run nothing else: docs/evidence.md).
- */
-static bool
-must_run_alone(const struct eval_config *cfg)
-{
-	return (cfg->layers_off & JOB_LAYER_BIT(JOB_LAYER_LIMITS)) == 0 &&
-	       (cfg->layers_off & JOB_LAYER_BIT(JOB_LAYER_USER_NS)) != 0;
-}
-
-static void *
-work(void *arg)
-{
-	struct worker *w = arg;
-	struct sched *s = w->s;
-	const struct eval_matrix *m = s->m;
-
-	for (;;) {
-		size_t i, a, c;
-		uint64_t low = UINT64_MAX;
-
-		bool alone;
-
-		pthread_mutex_lock(&s->mu);
-		/* A run that must be alone waits for the others to end;
-		 * the others wait while it runs. */
-		while (s->next < s->total && !eval_interrupted() &&
-		       (s->exclusive ||
-			(must_run_alone(&m->cfg[s->next / m->corpus->n]) &&
-			 s->in_flight > 0)))
-			pthread_cond_wait(&s->cv, &s->mu);
-		if (s->next >= s->total || eval_interrupted()) {
-			pthread_cond_broadcast(&s->cv);
-			pthread_mutex_unlock(&s->mu);
-			break;
-		}
-		i = s->next++;
-		/* Configuration after configuration: a column is done
-		 * before the next one begins (but for --jobs overlap). */
-		c = i / m->corpus->n;
-		a = i % m->corpus->n;
-		alone = must_run_alone(&m->cfg[c]);
-		s->in_flight++;
-		s->exclusive = alone;
-		s->marks[w->slot] = eval_honeypot_mark(s->ctx->hp);
-		pthread_mutex_unlock(&s->mu);
-
-		(void)eval_run(s->ctx, &m->corpus->v[a], s->policy[c],
-			       m->cfg[c].layers_off != 0, (unsigned)i,
-			       &s->v[a * m->ncfg + c]);
-
-		pthread_mutex_lock(&s->mu);
-		s->in_flight--;
-		if (alone)
-			s->exclusive = false;
-		pthread_cond_broadcast(&s->cv);
-		s->marks[w->slot] = UINT64_MAX;
-		for (size_t k = 0; k < MAX_JOBS; k++)
-			if (s->marks[k] < low)
-				low = s->marks[k];
-		if (++s->done[c] == m->corpus->n)
-			progress(s, c);
-		pthread_mutex_unlock(&s->mu);
-		/* Records no run in flight can need any more. */
-		eval_honeypot_forget(s->ctx->hp, low == UINT64_MAX ?
-				     eval_honeypot_mark(s->ctx->hp) : low);
-	}
-	return NULL;
-}
-
-/* Runs every cell of M (its verdicts array) with JOBS workers. */
-static int
-run_matrix(const struct eval_ctx *ctx, struct eval_matrix *m,
-	   struct eval_verdict *v, char (*policy)[PATH_MAX], unsigned jobs,
-	   const char *what)
-{
-	struct sched s;
-	struct worker w[MAX_JOBS];
-	pthread_t t[MAX_JOBS];
-	unsigned started = 0;
-
-	memset(&s, 0, sizeof(s));
-	pthread_mutex_init(&s.mu, NULL);
-	pthread_cond_init(&s.cv, NULL);
-	s.ctx = ctx;
-	s.m = m;
-	s.policy = policy;
-	s.v = v;
-	s.total = m->corpus->n * m->ncfg;
-	s.done = calloc(m->ncfg, sizeof(*s.done));
-	s.t0 = mono_ms();
-	s.what = what;
-	for (size_t k = 0; k < MAX_JOBS; k++)
-		s.marks[k] = UINT64_MAX;
-	if (s.done == NULL)
-		return -ENOMEM;
-	for (unsigned k = 0; k < jobs; k++) {
-		w[k] = (struct worker){&s, k};
-		if (pthread_create(&t[k], NULL, work, &w[k]) != 0)
-			break;
-		started++;
-	}
-	if (started == 0)
-		work(&(struct worker){&s, 0});
-	for (unsigned k = 0; k < started; k++)
-		pthread_join(t[k], NULL);
-	free(s.done);
-	pthread_cond_destroy(&s.cv);
-	pthread_mutex_destroy(&s.mu);
-	return eval_interrupted() ? -EINTR : 0;
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -489,6 +276,231 @@ write_json(FILE *f, const char *file, json_t *o)
 	return 0;
 }
 
+/*
+ * The arguments of `stockade eval` (ARGC, ARGV, ARGV[1] the evaluation)
+ * into O and M, with M->command pointing into COMMAND (SIZE bytes, the
+ * caller's). Returns 0 to go on (O->only then owned by the caller), -1
+ * when the command is done with exit 0 (--help), or the exit status of
+ * a usage error or of root refused a weakened evaluation (O->only
+ * freed).
+ */
+static int
+eval_args(int argc, char **argv, struct opts *o, struct eval_matrix *m,
+	  char *command, size_t size)
+{
+	char broker[PATH_MAX];
+	int rc;
+
+	if (argc < 2 || argv[1][0] == '-') {
+		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
+				  strcmp(argv[1], "-h") == 0)) {
+			usage(stdout);
+			return -1;
+		}
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	o->sub = argv[1];
+	if (eval_select_matrix(o->sub, m) < 0) {
+		log_error("eval: unknown evaluation \"%s\"", o->sub);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((rc = parse(argc, argv, o)) != 0) {
+		free(o->only);
+		return rc;
+	}
+	command_line(o, command, size);
+	m->command = command;
+
+	/* Weakened jails run attacks on this host with our ids: never
+	 * root's (without a user namespace the weakest would be host
+	 * root). */
+	if (geteuid() == 0 && (m->kind == EVAL_KIND_LAYERS ||
+			       m->kind == EVAL_KIND_ISOLATION)) {
+		log_error("eval %s: refused as root: its weakened "
+			  "configurations would run attacks on this host with "
+			  "root's ids. Run it as an unprivileged user, for "
+			  "example:\n  setpriv --reuid=65534 --regid=65534 "
+			  "--clear-groups %s eval %s\n(that user must be able "
+			  "to read the stockade binaries and the attacks: "
+			  "copy them under /tmp when they sit in a directory "
+			  "others may not enter)", o->sub,
+			  verify_find_broker(broker, sizeof(broker), NULL,
+					     0) == 0 ? broker : "stockade",
+			  o->sub);
+		free(o->only);
+		return EXIT_REFUSED;
+	}
+	return 0;
+}
+
+/*
+ * The programs and the corpus of the eval O describes into SELF (this
+ * program, for the decoys), BROKER (the stockade to evaluate), both
+ * PATH_MAX bytes, and CORPUS (the caller frees it with eval_corpus_free
+ * when this returns 0). Returns 0, or an exit status with the error
+ * logged (CORPUS then empty).
+ */
+static int
+find_programs(const struct opts *o, const struct eval_matrix *m, char *self,
+	  char *broker, struct eval_corpus *corpus)
+{
+	char tried[3 * PATH_MAX + 64], err[1024];
+	int rc;
+
+	if (self_path(self, PATH_MAX) < 0) {
+		log_error("eval: /proc/self/exe: %s", strerror(errno));
+		return EXIT_SANDBOX;
+	}
+	if (verify_find_broker(broker, PATH_MAX, tried, sizeof(tried)) < 0) {
+		log_error("eval: no stockade to evaluate in %s; run `stockade "
+			  "eval`", tried);
+		return EXIT_SANDBOX;
+	}
+	if (m->kind == EVAL_KIND_FILTER) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s/hostile", o->eval_dir);
+		rc = eval_corpus_load(corpus, dir, NULL, true, o->only,
+				      o->nonly, err, sizeof(err));
+	} else {
+		rc = eval_corpus_load(corpus, o->attacks, o->attacks_src,
+				      false, o->only, o->nonly, err,
+				      sizeof(err));
+	}
+	if (rc < 0) {
+		log_error("eval: %s", err);
+		return EXIT_USAGE;
+	}
+	if (m->kind == EVAL_KIND_ISOLATION)
+		eval_corpus_keep_exfil(corpus);
+	return 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP stop the eval (eval_interrupted). */
+static void
+catch_interrupts(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/*
+ * What every run of the eval O describes shares, into CTX: the strings
+ * BROKER, SELF and BASE and the honeypot HP are borrowed, as are $HOME
+ * and $PATH.
+ */
+static void
+eval_ctx_init(struct eval_ctx *ctx, const struct opts *o, const char *broker,
+	      const char *self, const char *base, struct eval_honeypot *hp)
+{
+	const char *home = getenv("HOME"), *path = getenv("PATH");
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->self = broker;
+	ctx->decoy = self;
+	ctx->base = base;
+	ctx->hp = hp;
+	ctx->user_home = home != NULL && home[0] == '/' ? home : NULL;
+	ctx->path_env = path != NULL ? path : "/usr/local/bin:/usr/bin:/bin";
+	ctx->stdout_cap = (uint64_t)EVAL_STDOUT_KB << 10;
+	ctx->wall_ms = EVAL_WALL_MS;
+	ctx->keep = o->keep;
+	ctx->interrupted = eval_interrupted;
+}
+
+/*
+ * The report of the runs of M: the filter's, or the table on stdout with
+ * the JSON written to JF (opened on O->json; NULL: none). Returns the
+ * command's exit status: 0, EXIT_FOUND when the full product let an
+ * attack succeed, EXIT_SANDBOX when one of its runs failed or a write
+ * did. *JO gets the JSON (the caller's, json_decref).
+ */
+static int
+eval_report(const struct opts *o, const struct eval_matrix *m, FILE *jf,
+	    json_t **jo)
+{
+	int rc;
+
+	if (m->kind == EVAL_KIND_FILTER) {
+		rc = eval_filter_report(o->eval_dir, m, stdout, jo);
+	} else {
+		if (eval_print_markdown(stdout, m) < 0) {
+			log_error("eval: cannot write the table");
+			return EXIT_SANDBOX;
+		}
+		*jo = o->json != NULL ? eval_matrix_json(m) : NULL;
+		rc = 0;
+		/* The full product must stop everything: its column is the
+		 * last one. */
+		for (size_t a = 0; a < m->corpus->n; a++) {
+			const struct eval_verdict *last =
+				&m->v[a * m->ncfg + m->ncfg - 1];
+
+			if (last->outcome == EVAL_SUCCEEDED)
+				rc = EXIT_FOUND;
+			else if ((last->outcome == EVAL_ERROR ||
+				  last->outcome == EVAL_NOT_RUN) && rc == 0)
+				rc = EXIT_SANDBOX;
+		}
+	}
+	if (o->json != NULL && *jo == NULL && rc != EXIT_SANDBOX) {
+		log_error("eval: out of memory");
+		rc = EXIT_SANDBOX;
+	} else if (jf != NULL && *jo != NULL &&
+		   write_json(jf, o->json, *jo) != 0) {
+		rc = EXIT_SANDBOX;
+	}
+	return rc;
+}
+
+/*
+ * Before the runs: opens O->json into *JF (left NULL when none is
+ * asked; the caller closes it), so that a minute of runs is not lost to
+ * a typo, and refuses an empty CORPUS (M's kind says where it was
+ * looked for). Returns 0, or EXIT_USAGE with the error logged.
+ */
+static int
+open_outputs(const struct opts *o, const struct eval_matrix *m,
+	     const struct eval_corpus *corpus, FILE **jf)
+{
+	if (o->json != NULL && (*jf = fopen(o->json, "we")) == NULL) {
+		log_error("eval: %s: %s", o->json, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (corpus->n == 0) {
+		log_error("eval: no program to run in %s", m->kind ==
+			  EVAL_KIND_FILTER ? o->eval_dir : o->attacks);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/*
+ * After the runs: the eval's directory BASE (made by mkdtemp under
+ * /tmp) removed with all it holds, or, when KEEP, kept and named on
+ * stderr.
+ */
+static void
+remove_base(const char *base, bool keep)
+{
+	if (!keep) {
+		_cleanup_close_ int tmp = open("/tmp", O_PATH | O_DIRECTORY |
+					       O_CLOEXEC);
+
+		if (tmp >= 0)
+			(void)remove_tree_at(tmp, base + 5);
+	} else {
+		fprintf(stderr, "stockade: eval: kept %s\n", base);
+	}
+}
+
 int
 cmd_eval(int argc, char **argv)
 {
@@ -499,11 +511,9 @@ cmd_eval(int argc, char **argv)
 	struct eval_ctx ctx;
 	struct eval_verdict *v = NULL;
 	char (*policy)[PATH_MAX] = NULL;
-	char self[PATH_MAX], broker[PATH_MAX], tried[3 * PATH_MAX + 64];
+	char self[PATH_MAX], broker[PATH_MAX];
 	char base[] = "/tmp/stockade-eval-XXXXXX";
 	char err[1024], command[512];
-	const char *home = getenv("HOME"), *path = getenv("PATH");
-	struct sigaction sa;
 	json_t *jo = NULL;
 	FILE *jf = NULL;
 	bool made_base = false;
@@ -513,112 +523,17 @@ cmd_eval(int argc, char **argv)
 		return eval_decoy_main(argc - 1, argv + 1);
 	memset(&o, 0, sizeof(o));
 	memset(&m, 0, sizeof(m));
-	if (argc < 2 || argv[1][0] == '-') {
-		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-				  strcmp(argv[1], "-h") == 0)) {
-			usage(stdout);
-			return 0;
-		}
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	o.sub = argv[1];
-	if (strcmp(o.sub, "layers") == 0) {
-		m.kind = EVAL_KIND_LAYERS;
-		m.cfg = layer_configs;
-		m.ncfg = EVAL_NLAYERS + 1;
-	} else if (strcmp(o.sub, "isolation") == 0) {
-		m.kind = EVAL_KIND_ISOLATION;
-		m.cfg = isolation_configs;
-		m.ncfg = 4;
-	} else if (strcmp(o.sub, "corpus") == 0) {
-		m.kind = EVAL_KIND_CORPUS;
-		m.cfg = full_config;
-		m.ncfg = 1;
-	} else if (strcmp(o.sub, "filter") == 0) {
-		/* Bare too, but never as root: see below. */
-		m.kind = EVAL_KIND_FILTER;
-		m.cfg = geteuid() != 0 ? filter_configs : full_config;
-		m.ncfg = geteuid() != 0 ? 2 : 1;
-	} else {
-		log_error("eval: unknown evaluation \"%s\"", o.sub);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if ((rc = parse(argc, argv, &o)) != 0) {
-		free(o.only);
+	if ((rc = eval_args(argc, argv, &o, &m, command,
+			    sizeof(command))) != 0)
 		return rc < 0 ? 0 : rc;
-	}
-	command_line(&o, command, sizeof(command));
-	m.command = command;
-
-	/* Weakened jails run attacks on this host with our ids: never
-	 * root's (without a user namespace the weakest would be host
-	 * root). */
-	if (geteuid() == 0 && (m.kind == EVAL_KIND_LAYERS ||
-			       m.kind == EVAL_KIND_ISOLATION)) {
-		log_error("eval %s: refused as root: its weakened "
-			  "configurations would run attacks on this host with "
-			  "root's ids. Run it as an unprivileged user, for "
-			  "example:\n  setpriv --reuid=65534 --regid=65534 "
-			  "--clear-groups %s eval %s\n(that user must be able "
-			  "to read the stockade binaries and the attacks: "
-			  "copy them under /tmp when they sit in a directory "
-			  "others may not enter)", o.sub,
-			  verify_find_broker(broker, sizeof(broker), NULL,
-					     0) == 0 ? broker : "stockade",
-			  o.sub);
+	if ((rc = find_programs(&o, &m, self, broker, &corpus)) != 0) {
 		free(o.only);
-		return EXIT_REFUSED;
+		return rc;
 	}
-	if (self_path(self, sizeof(self)) < 0) {
-		log_error("eval: /proc/self/exe: %s", strerror(errno));
-		free(o.only);
-		return EXIT_SANDBOX;
-	}
-	if (verify_find_broker(broker, sizeof(broker), tried,
-			       sizeof(tried)) < 0) {
-		log_error("eval: no stockade to evaluate in %s; run `stockade "
-			  "eval`", tried);
-		free(o.only);
-		return EXIT_SANDBOX;
-	}
-	if (m.kind == EVAL_KIND_FILTER) {
-		char dir[PATH_MAX];
-
-		snprintf(dir, sizeof(dir), "%s/hostile", o.eval_dir);
-		rc = eval_corpus_load(&corpus, dir, NULL, true, o.only,
-				      o.nonly, err, sizeof(err));
-	} else {
-		rc = eval_corpus_load(&corpus, o.attacks, o.attacks_src, false,
-				      o.only, o.nonly, err, sizeof(err));
-	}
-	if (rc < 0) {
-		log_error("eval: %s", err);
-		free(o.only);
-		return EXIT_USAGE;
-	}
-	if (m.kind == EVAL_KIND_ISOLATION)
-		eval_corpus_keep_exfil(&corpus);
-	/* Opened now: a minute of runs is not lost to a typo. */
-	if (o.json != NULL && (jf = fopen(o.json, "we")) == NULL) {
-		log_error("eval: %s: %s", o.json, strerror(errno));
-		rc = EXIT_USAGE;
+	if ((rc = open_outputs(&o, &m, &corpus, &jf)) != 0)
 		goto out;
-	}
-	if (corpus.n == 0) {
-		log_error("eval: no program to run in %s", m.kind ==
-			  EVAL_KIND_FILTER ? o.eval_dir : o.attacks);
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	m.corpus = &corpus;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_interrupt;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_interrupts();
 
 	if (mkdtemp(base) == NULL || chmod(base, 0711) < 0) {
 		log_error("eval: %s: %s", base, strerror(errno));
@@ -642,54 +557,14 @@ cmd_eval(int argc, char **argv)
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.self = broker;
-	ctx.decoy = self;
-	ctx.base = base;
-	ctx.hp = hp;
-	ctx.user_home = home != NULL && home[0] == '/' ? home : NULL;
-	ctx.path_env = path != NULL ? path : "/usr/local/bin:/usr/bin:/bin";
-	ctx.stdout_cap = (uint64_t)EVAL_STDOUT_KB << 10;
-	ctx.wall_ms = EVAL_WALL_MS;
-	ctx.keep = o.keep;
-	ctx.interrupted = eval_interrupted;
+	eval_ctx_init(&ctx, &o, broker, self, base, hp);
 	m.v = v;
-	if (run_matrix(&ctx, &m, v, policy, o.jobs, o.sub) < 0) {
+	if (eval_sched_run(&ctx, &m, v, policy, o.jobs, o.sub) < 0) {
 		log_error("eval: interrupted");
 		rc = 128 + (int)interrupted_by;
 		goto out;
 	}
-
-	if (m.kind == EVAL_KIND_FILTER) {
-		rc = eval_filter_report(o.eval_dir, &m, stdout, &jo);
-	} else {
-		if (eval_print_markdown(stdout, &m) < 0) {
-			log_error("eval: cannot write the table");
-			rc = EXIT_SANDBOX;
-			goto out;
-		}
-		jo = o.json != NULL ? eval_matrix_json(&m) : NULL;
-		rc = 0;
-		/* The full product must stop everything: its column is the
-		 * last one. */
-		for (size_t a = 0; a < corpus.n; a++) {
-			const struct eval_verdict *last =
-				&v[a * m.ncfg + m.ncfg - 1];
-
-			if (last->outcome == EVAL_SUCCEEDED)
-				rc = EXIT_FOUND;
-			else if ((last->outcome == EVAL_ERROR ||
-				  last->outcome == EVAL_NOT_RUN) && rc == 0)
-				rc = EXIT_SANDBOX;
-		}
-	}
-	if (o.json != NULL && jo == NULL && rc != EXIT_SANDBOX) {
-		log_error("eval: out of memory");
-		rc = EXIT_SANDBOX;
-	} else if (jf != NULL && jo != NULL &&
-		   write_json(jf, o.json, jo) != 0) {
-		rc = EXIT_SANDBOX;
-	}
+	rc = eval_report(&o, &m, jf, &jo);
 out:
 	if (jf != NULL && fclose(jf) != 0 && rc == 0) {
 		log_error("eval: %s: %s", o.json, strerror(errno));
@@ -697,15 +572,8 @@ out:
 	}
 	json_decref(jo);
 	eval_honeypot_stop(hp);
-	if (made_base && !o.keep) {
-		_cleanup_close_ int tmp = open("/tmp", O_PATH | O_DIRECTORY |
-					       O_CLOEXEC);
-
-		if (tmp >= 0)
-			(void)remove_tree_at(tmp, base + 5);
-	} else if (made_base) {
-		fprintf(stderr, "stockade: eval: kept %s\n", base);
-	}
+	if (made_base)
+		remove_base(base, o.keep);
 	free(policy);
 	free(v);
 	eval_corpus_free(&corpus);

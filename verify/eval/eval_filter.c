@@ -114,14 +114,121 @@ percent(long k, long n, char *buf, size_t len)
 		snprintf(buf, len, "%ld%%", (k * 100 + n / 2) / n);
 }
 
+/* The totals of the filter's table, over its families. */
+struct filter_sums {
+	long harm;              /* harmful in the full product */
+	long err;               /* runs failed or not run */
+	long matched;           /* runs found in the filter's report */
+	long bare;              /* let through and harmful bare */
+};
+
+/*
+ * One row of the filter's table: family SLUG (FAM, from the filter's
+ * report) with the verdicts of its programs in M (BARE: M has the
+ * no-sandbox column first), printed to OUT, appended to ROWS (NULL:
+ * none) and added to SUM.
+ */
+static void
+family_row(const struct eval_matrix *m, bool bare, const char *slug,
+	   json_t *fam, FILE *out, json_t *rows, struct filter_sums *sum)
+{
+	char pc[16];
+	json_t *files = json_object_get(fam, "files"), *f;
+	long total = get_int(fam, "total");
+	long bypassed = get_int(fam, "bypassed"), harm = 0, err = 0;
+	long harm_bare = 0;
+	char bare_cell[24];
+	const char *title = json_string_value(json_object_get(fam,
+							       "title"));
+	size_t i;
+
+	json_array_foreach(files, i, f) {
+		const struct eval_verdict *v = runs_of(m,
+			json_string_value(json_object_get(f, "file")));
+
+		if (v == NULL)
+			continue;
+		sum->matched++;
+		/* The filter's real misses: let through, and
+		 * harmful where nothing else stops them. */
+		harm_bare += bare && v[0].outcome == EVAL_SUCCEEDED &&
+			     json_is_true(json_object_get(f,
+							  "allowed"));
+		v += m->ncfg - 1;
+		harm += v->outcome == EVAL_SUCCEEDED;
+		err += v->outcome == EVAL_ERROR ||
+		       v->outcome == EVAL_NOT_RUN;
+	}
+	sum->harm += harm;
+	sum->bare += harm_bare;
+	sum->err += err;
+	percent(bypassed, total, pc, sizeof(pc));
+	snprintf(bare_cell, sizeof(bare_cell), bare ? "%ld" : "-",
+		 harm_bare);
+	fprintf(out, "| %s | %ld | %ld | %s | %s | %ld%s |\n",
+		title != NULL ? title : slug, total, bypassed, pc,
+		bare_cell, harm,
+		err > 0 ? " (runs failed: see the JSON)" : "");
+	if (rows != NULL)
+		json_array_append_new(rows, json_pack(
+			"{s:s, s:s?, s:i, s:i, s:O?, s:o, s:i, s:i}",
+			"family", slug, "title", title, "total",
+			(int)total, "bypassed", (int)bypassed, "rate",
+			json_object_get(fam, "rate"), "harm_bare",
+			bare ? json_integer(harm_bare) : json_null(),
+			"harm", (int)harm, "errors", (int)err));
+}
+
+/*
+ * The filter table's last row and the lines under it, to OUT: the
+ * totals of HOSTILE, the false positives of ORDINARY (both from the
+ * filter's report), and the harm SUM counted over M (BARE: with a
+ * no-sandbox column).
+ */
+static void
+print_summary(const struct eval_matrix *m, bool bare, json_t *hostile,
+	      json_t *ordinary, const struct filter_sums *sum, FILE *out)
+{
+	char pc[16];
+
+	percent(get_int(hostile, "bypassed"), get_int(hostile, "total"), pc,
+		sizeof(pc));
+	{
+		char bare_cell[24];
+
+		snprintf(bare_cell, sizeof(bare_cell), bare ? "%ld" : "-",
+			 sum->bare);
+		fprintf(out, "| **all** | %ld | %ld | %s | %s | %ld |\n\n",
+			get_int(hostile, "total"),
+			get_int(hostile, "bypassed"), pc, bare_cell,
+			sum->harm);
+	}
+	percent(get_int(ordinary, "blocked"), get_int(ordinary, "total"), pc,
+		sizeof(pc));
+	fprintf(out, "False positives: the filter refuses %ld of the %ld "
+		"ordinary programs (%s).\n\n", get_int(ordinary, "blocked"),
+		get_int(ordinary, "total"), pc);
+	fprintf(out, "Harm in the full product: %ld of the %zu hostile "
+		"programs (each run with the attack harness: canaries, "
+		"honeypot, decoy; must be 0).", sum->harm, m->corpus->n);
+	if (bare)
+		fprintf(out, " With no sandbox (every layer off), %ld of the "
+			"programs the filter let through did harm.\n",
+			sum->bare);
+	else
+		fprintf(out, " Run as root, the eval does not run them with "
+			"no sandbox (-): run it as an unprivileged user for that "
+			"column.\n");
+}
+
 int
 eval_filter_report(const char *eval_dir, const struct eval_matrix *m,
 		   FILE *out, json_t **json)
 {
-	char script[4096], pc[16];
+	char script[4096];
 	json_t *rep, *fams, *hostile, *ordinary, *fam, *rows;
 	const char *slug;
-	long harm_all = 0, err_all = 0, matched = 0, bare_all = 0;
+	struct filter_sums sum = {0, 0, 0, 0};
 	bool bare = m->ncfg == 2;
 	int rc = 0;
 
@@ -146,86 +253,15 @@ eval_filter_report(const char *eval_dir, const struct eval_matrix *m,
 	fprintf(out, "| obfuscation family | programs | let through by the "
 		"filter | bypass rate | of those, harmful with no sandbox | "
 		"harm in the sandbox |\n|---|--:|--:|--:|--:|--:|\n");
-	json_object_foreach(fams, slug, fam) {
-		json_t *files = json_object_get(fam, "files"), *f;
-		long total = get_int(fam, "total");
-		long bypassed = get_int(fam, "bypassed"), harm = 0, err = 0;
-		long harm_bare = 0;
-		char bare_cell[24];
-		const char *title = json_string_value(json_object_get(fam,
-								       "title"));
-		size_t i;
-
-		json_array_foreach(files, i, f) {
-			const struct eval_verdict *v = runs_of(m,
-				json_string_value(json_object_get(f, "file")));
-
-			if (v == NULL)
-				continue;
-			matched++;
-			/* The filter's real misses: let through, and
-			 * harmful where nothing else stops them. */
-			harm_bare += bare && v[0].outcome == EVAL_SUCCEEDED &&
-				     json_is_true(json_object_get(f,
-								  "allowed"));
-			v += m->ncfg - 1;
-			harm += v->outcome == EVAL_SUCCEEDED;
-			err += v->outcome == EVAL_ERROR ||
-			       v->outcome == EVAL_NOT_RUN;
-		}
-		harm_all += harm;
-		bare_all += harm_bare;
-		err_all += err;
-		percent(bypassed, total, pc, sizeof(pc));
-		snprintf(bare_cell, sizeof(bare_cell), bare ? "%ld" : "-",
-			 harm_bare);
-		fprintf(out, "| %s | %ld | %ld | %s | %s | %ld%s |\n",
-			title != NULL ? title : slug, total, bypassed, pc,
-			bare_cell, harm,
-			err > 0 ? " (runs failed: see the JSON)" : "");
-		if (rows != NULL)
-			json_array_append_new(rows, json_pack(
-				"{s:s, s:s?, s:i, s:i, s:O?, s:o, s:i, s:i}",
-				"family", slug, "title", title, "total",
-				(int)total, "bypassed", (int)bypassed, "rate",
-				json_object_get(fam, "rate"), "harm_bare",
-				bare ? json_integer(harm_bare) : json_null(),
-				"harm", (int)harm, "errors", (int)err));
-	}
-	percent(get_int(hostile, "bypassed"), get_int(hostile, "total"), pc,
-		sizeof(pc));
-	{
-		char bare_cell[24];
-
-		snprintf(bare_cell, sizeof(bare_cell), bare ? "%ld" : "-",
-			 bare_all);
-		fprintf(out, "| **all** | %ld | %ld | %s | %s | %ld |\n\n",
-			get_int(hostile, "total"),
-			get_int(hostile, "bypassed"), pc, bare_cell,
-			harm_all);
-	}
-	percent(get_int(ordinary, "blocked"), get_int(ordinary, "total"), pc,
-		sizeof(pc));
-	fprintf(out, "False positives: the filter refuses %ld of the %ld "
-		"ordinary programs (%s).\n\n", get_int(ordinary, "blocked"),
-		get_int(ordinary, "total"), pc);
-	fprintf(out, "Harm in the full product: %ld of the %zu hostile "
-		"programs (each run with the attack harness: canaries, "
-		"honeypot, decoy; must be 0).", harm_all, m->corpus->n);
-	if (bare)
-		fprintf(out, " With no sandbox (every layer off), %ld of the "
-			"programs the filter let through did harm.\n",
-			bare_all);
-	else
-		fprintf(out, " Run as root, the eval does not run them with "
-			"no sandbox (-): run it as an unprivileged user for that "
-			"column.\n");
-	if (matched != (long)m->corpus->n)
+	json_object_foreach(fams, slug, fam)
+		family_row(m, bare, slug, fam, out, rows, &sum);
+	print_summary(m, bare, hostile, ordinary, &sum, out);
+	if (sum.matched != (long)m->corpus->n)
 		fprintf(out, "\nNote: %zu programs ran, %ld of them are in the "
-			"filter's report.\n", m->corpus->n, matched);
-	if (harm_all > 0)
+			"filter's report.\n", m->corpus->n, sum.matched);
+	if (sum.harm > 0)
 		rc = EXIT_FOUND;
-	else if (err_all > 0 || matched != (long)m->corpus->n)
+	else if (sum.err > 0 || sum.matched != (long)m->corpus->n)
 		rc = EXIT_SANDBOX;
 	/* The report's absolute paths name this machine's checkout: the
 	 * committed JSON keeps file names only. */
@@ -240,7 +276,7 @@ eval_filter_report(const char *eval_dir, const struct eval_matrix *m,
 			  "filter", "command", m->command, "version",
 			  STOCKADE_VERSION, "families",
 			  rows != NULL ? rows : json_null(), "hostile", hostile,
-			  "ordinary", ordinary, "harm", (int)harm_all,
+			  "ordinary", ordinary, "harm", (int)sum.harm,
 			  "sandbox", eval_matrix_json(m));
 	json_decref(rep);
 	if (fflush(out) != 0 || ferror(out))

@@ -1,16 +1,93 @@
 /*
  * eval_table.c: the tables of `stockade eval`, Markdown and JSON
- * (eval_table.h; issue 6).
+ * (eval_table.h; issue 6), and the configurations each evaluation runs.
  */
 #include "eval_table.h"
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "result.h"
 
 #define YES "\u2713"	/* ✓ stopped */
 #define NO "\u2717"	/* ✗ succeeded */
+
+/* ---- the configurations of each evaluation ---------------------------- */
+
+#define ALL JOB_LAYERS_ALL
+#define OFF_FROM(n) (JOB_LAYERS_ALL & ~(JOB_LAYER_BIT(n) - 1u))
+
+/* None, then each layer added in the order of shared/result.h: column N
+ * has layers 1..N on. */
+static const struct eval_config layer_configs[EVAL_NLAYERS + 1] = {
+	{"none", "none", ALL},
+	{"limits", "+limits", OFF_FROM(JOB_LAYER_PROCESS_GROUP)},
+	{"process_group", "+process_group", OFF_FROM(JOB_LAYER_SCRUBBED_ENV)},
+	{"scrubbed_env", "+scrubbed_env", OFF_FROM(JOB_LAYER_PRIVATE_CWD)},
+	{"private_cwd", "+private_cwd", OFF_FROM(JOB_LAYER_USER_NS)},
+	{"user_ns", "+user_ns", OFF_FROM(JOB_LAYER_PID_NS)},
+	{"pid_ns", "+pid_ns", OFF_FROM(JOB_LAYER_MOUNT_NS)},
+	{"mount_ns", "+mount_ns", OFF_FROM(JOB_LAYER_NETWORK_NS)},
+	{"network_ns", "+network_ns", OFF_FROM(JOB_LAYER_IPC_UTS)},
+	{"ipc_uts", "+ipc_uts", OFF_FROM(JOB_LAYER_NO_TERMINAL)},
+	{"no_terminal", "+no_terminal", OFF_FROM(JOB_LAYER_CAPS_NNP)},
+	{"caps_nnp", "+caps_nnp", OFF_FROM(JOB_LAYER_LANDLOCK)},
+	{"landlock", "+landlock", OFF_FROM(JOB_LAYER_SECCOMP)},
+	{"seccomp", "+seccomp", 0},
+};
+
+/* Filesystem isolation is the mount namespace and Landlock; network
+ * isolation the network namespace (with Landlock's TCP rules and the
+ * abstract unix scope, which go with it: docs/layers.md). */
+#define FS_ISOLATION (JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) | \
+		      JOB_LAYER_BIT(JOB_LAYER_LANDLOCK))
+#define NET_ISOLATION JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS)
+static const struct eval_config isolation_configs[4] = {
+	{"neither", "neither", FS_ISOLATION | NET_ISOLATION},
+	{"fs_only", "fs only", NET_ISOLATION},
+	{"net_only", "net only", FS_ISOLATION},
+	{"both", "both", 0},
+};
+
+static const struct eval_config full_config[1] = {
+	{"full", "full product", 0},
+};
+
+/* The hostile programs of the filter evaluation bare (to show the harm
+ * the filter let through is real), then in the full product. */
+static const struct eval_config filter_configs[2] = {
+	{"none", "no sandbox", JOB_LAYERS_ALL},
+	{"full", "full product", 0},
+};
+
+/* The evaluation named by SUB (eval_table.h). */
+int
+eval_select_matrix(const char *sub, struct eval_matrix *m)
+{
+	if (strcmp(sub, "layers") == 0) {
+		m->kind = EVAL_KIND_LAYERS;
+		m->cfg = layer_configs;
+		m->ncfg = EVAL_NLAYERS + 1;
+	} else if (strcmp(sub, "isolation") == 0) {
+		m->kind = EVAL_KIND_ISOLATION;
+		m->cfg = isolation_configs;
+		m->ncfg = 4;
+	} else if (strcmp(sub, "corpus") == 0) {
+		m->kind = EVAL_KIND_CORPUS;
+		m->cfg = full_config;
+		m->ncfg = 1;
+	} else if (strcmp(sub, "filter") == 0) {
+		/* Bare too, but never as root: see cmd_eval.c, eval_args. */
+		m->kind = EVAL_KIND_FILTER;
+		m->cfg = geteuid() != 0 ? filter_configs : full_config;
+		m->ncfg = geteuid() != 0 ? 2 : 1;
+	} else {
+		return -1;
+	}
+	return 0;
+}
 
 const char *
 eval_kind_name(enum eval_kind k)

@@ -81,4 +81,12 @@ int eval_print_markdown(FILE *f, const struct eval_matrix *m);
  */
 json_t *eval_matrix_json(const struct eval_matrix *m);
 
+/*
+ * The evaluation named by SUB ("layers", "isolation", "corpus",
+ * "filter") into M: its kind, and its configurations (static, in column
+ * order; the filter's bare column only when not run as root). Returns 0,
+ * or -1 when SUB names none (M untouched).
+ */
+int eval_select_matrix(const char *sub, struct eval_matrix *m);
+
 #endif

@@ -16,6 +16,7 @@
  * a child that exits at once, its own persona, a file of its own in the
  * working directory, removed after. So
  * a filter that lets one through (a planted defect) still harms nothing.
+ * The mode calls are in probe_seccomp_modes.c (probe_seccomp.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "probe_seccomp.h"
 
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
@@ -46,14 +48,6 @@
 #ifndef CLONE_NEWCGROUP
 #define CLONE_NEWCGROUP 0x02000000
 #endif
-
-/* The file the chmod calls change: made in the working directory (the
- * workspace), its mode printed and the file removed at the end. */
-#define MODE_FILE "stockade-probe-mode"
-
-/* What the calls that make a file or directory with a mode make; removed
- * at once where a call went through. */
-#define MADE "stockade-probe-made"
 
 /* The child of a raw clone exits at once; the parent reaps it. */
 static void
@@ -66,8 +60,8 @@ reap(long pid)
 }
 
 /* A descriptor a call returned is closed: only the answer matters. */
-static long
-closed(long fd)
+long
+probe_closed(long fd)
 {
 	if (fd >= 0)
 		close((int)fd);
@@ -78,7 +72,7 @@ closed(long fd)
 static long
 try_socket(long family, long type, long proto)
 {
-	return closed(syscall(SYS_socket, family, type, proto));
+	return probe_closed(syscall(SYS_socket, family, type, proto));
 }
 
 static long
@@ -250,146 +244,6 @@ static long
 try_personality_query(void)
 {
 	return try_personality(0xffffffffUL);
-}
-
-/* The mode calls (launcher/zygote/seccomp.c's mode rules: no setuid or setgid
- * bit from any of them), each with mode M. The chmod ones change
- * MODE_FILE (made 0644 first when missing), the others make MADE, or an
- * unnamed file in the working directory (O_TMPFILE). */
-static int
-mode_file(void)
-{
-	return (int)syscall(SYS_openat, (long)AT_FDCWD, MODE_FILE,
-			    (long)(O_WRONLY | O_CREAT | O_CLOEXEC), 0644L);
-}
-
-/* Removes MADE when R says the call made it; returns R. */
-static long
-unmade(long r)
-{
-	if (r >= 0 && unlink(MADE) < 0)
-		(void)rmdir(MADE);
-	return r;
-}
-
-static long
-mode_chmod(unsigned long m)
-{
-	int fd = mode_file();
-
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return syscall(SYS_chmod, MODE_FILE, m);
-}
-
-static long
-mode_fchmod(unsigned long m)
-{
-	int fd = mode_file();
-	long r;
-
-	if (fd < 0)
-		return -1;
-	r = syscall(SYS_fchmod, (long)fd, m);
-	close(fd);
-	return r;
-}
-
-static long
-mode_fchmodat(unsigned long m)
-{
-	int fd = mode_file();
-
-	if (fd < 0)
-		return -1;
-	close(fd);
-	/* What coreutils' chmod(1) calls. */
-	return syscall(SYS_fchmodat, (long)AT_FDCWD, MODE_FILE, m);
-}
-
-static long
-mode_mkdir(unsigned long m)
-{
-	return unmade(syscall(SYS_mkdir, MADE, m));
-}
-
-static long
-mode_mkdirat(unsigned long m)
-{
-	return unmade(syscall(SYS_mkdirat, (long)AT_FDCWD, MADE, m));
-}
-
-static long
-mode_mknod(unsigned long m)
-{
-	/* A regular file: no CAP_MKNOD needed. */
-	return unmade(syscall(SYS_mknod, MADE, (unsigned long)S_IFREG | m,
-			      0UL));
-}
-
-static long
-mode_mknodat(unsigned long m)
-{
-	return unmade(syscall(SYS_mknodat, (long)AT_FDCWD, MADE,
-			      (unsigned long)S_IFREG | m, 0UL));
-}
-
-static long
-mode_creat(unsigned long m)
-{
-	return closed(unmade(syscall(SYS_creat, MADE, m)));
-}
-
-static long
-mode_open(unsigned long m)
-{
-	return closed(unmade(syscall(SYS_open, MADE, (long)(O_WRONLY |
-			     O_CREAT | O_EXCL | O_CLOEXEC), m)));
-}
-
-static long
-mode_openat(unsigned long m)
-{
-	return closed(unmade(syscall(SYS_openat, (long)AT_FDCWD, MADE,
-			     (long)(O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC),
-			     m)));
-}
-
-static long
-mode_tmpfile(unsigned long m)
-{
-	/* Unnamed: gone with its descriptor. */
-	return closed(syscall(SYS_openat, (long)AT_FDCWD, ".",
-			      (long)(O_TMPFILE | O_WRONLY | O_CLOEXEC), m));
-}
-
-/* try_KIND_setuid and try_KIND_setgid: mode_KIND with 04755, 02755. */
-#define MODE_TRIES(kind)                                                 \
-	static long try_##kind##_setuid(void)                            \
-	{                                                                \
-		return mode_##kind(04755);                               \
-	}                                                                \
-	static long try_##kind##_setgid(void)                            \
-	{                                                                \
-		return mode_##kind(02755);                               \
-	}
-MODE_TRIES(chmod)
-MODE_TRIES(fchmod)
-MODE_TRIES(fchmodat)
-MODE_TRIES(mkdir)
-MODE_TRIES(mkdirat)
-MODE_TRIES(mknod)
-MODE_TRIES(mknodat)
-MODE_TRIES(creat)
-MODE_TRIES(open)
-MODE_TRIES(openat)
-MODE_TRIES(tmpfile)
-
-static long
-try_chmod_plain(void)
-{
-	return mode_chmod(0640);
 }
 
 /* The call TRY as the command cmd_TRY: prints "ARGV[0]=<errno name>|ok". */
