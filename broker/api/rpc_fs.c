@@ -1,6 +1,7 @@
 /*
  * rpc_fs.c: the fs.* methods of `stockade serve` (docs/protocol.md), on
- * the host file API (fsapi.h); the envelope and parameters are rpc.c's.
+ * the host file API (fsapi.h); the envelope is rpc.c's, the parameters
+ * rpc_params.c's.
  */
 #include "rpc_internal.h"
 

@@ -1,7 +1,8 @@
 /*
- * rpc_internal.h: what the JSON-RPC dispatcher (rpc.c: the envelope,
- * parameters, exec) shares with the fs.* methods (rpc_fs.c). Not for
- * other files; the contract of each helper is at its definition in rpc.c.
+ * rpc_internal.h: what the JSON-RPC dispatcher (rpc.c: the envelope),
+ * the parameter checks and errors (rpc_params.c) and the methods
+ * (rpc_exec.c, rpc_fs.c, rpc_fs_tar.c) share. Not for other files; the
+ * contract of each helper is at its definition in rpc_params.c.
  */
 #ifndef STOCKADE_RPC_INTERNAL_H
 #define STOCKADE_RPC_INTERNAL_H
@@ -86,6 +87,14 @@ int rpc_b64_decode(const char *s, size_t len, size_t max, uint8_t **out,
 /* An anonymous memory file (memfd) holding DATA (LEN bytes), at offset
  * 0: a descriptor the caller owns, or -errno. */
 int rpc_memfd_with(const void *data, size_t len);
+
+/*
+ * exec (rpc_exec.c, docs/protocol.md): runs the job the parameters of C
+ * describe on the session's supervisor, with snapshots of the workspace
+ * before and after it. Returns the job's result object (a new reference)
+ * or NULL with C's error set; P is unused.
+ */
+json_t *rpc_exec(struct call *c, struct rawpath *p);
 
 /* The fs.* methods (rpc_fs.c, docs/protocol.md): each returns the result
  * object (a new reference) or NULL with C's error set; P is the request's

@@ -1,7 +1,7 @@
 /*
  * jobrun.h: running one job, the part `stockade run` (cmd_run.c) and the
- * `exec` method of `stockade serve` (rpc.c, docs/protocol.md) share: the
- * policy and a command line become a job spec, the job runs on a
+ * `exec` method of `stockade serve` (rpc_exec.c, docs/protocol.md)
+ * share: the policy and a command line become a job spec, the job runs on a
  * supervisor with the workspace at /work, its output is captured within
  * the policy's caps, and the result becomes the JSON object of README.md
  * ("Result fields").

@@ -1,0 +1,361 @@
+/*
+ * rpc_exec.c: the exec method of `stockade serve` (docs/protocol.md):
+ * its parameters (argv, the limits below the policy's, standard input
+ * inline or as a descriptor, the environment) become a job (jobrun.h)
+ * that runs with the workspace at /work, between two snapshots whose
+ * difference fs.changes reports. The dispatcher is rpc.c.
+ */
+#include "rpc_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fsutil.h"
+#include "jobrun.h"
+#include "log.h"
+#include "workspace.h"
+
+/* The "argv" parameter: a non-empty array of strings without NUL, as a
+ * NULL-terminated vector of borrowed strings in *ARGV (freed by the
+ * caller). */
+static bool
+get_argv(struct call *c, char ***argv, int *argc)
+{
+	json_t *v = json_object_get(c->params, "argv"), *s;
+	size_t n = 0, i;
+
+	*argv = NULL;
+	*argc = 0;
+	if (json_is_array(v))
+		n = json_array_size(v);
+	if (n == 0 || n > JOB_MAX_ARGS) {
+		rpc_bad_param(c, "argv", "expected an array of 1 to %u strings",
+			  JOB_MAX_ARGS);
+		return false;
+	}
+	if ((*argv = calloc(n + 1, sizeof(char *))) == NULL) {
+		rpc_out_of_memory(c);
+		return false;
+	}
+	json_array_foreach(v, i, s) {
+		if (!json_is_string(s) ||
+		    strlen(json_string_value(s)) != json_string_length(s)) {
+			rpc_bad_param(c, "argv", "element %zu is not a string "
+				  "without NUL", i);
+			return false;
+		}
+		/* Borrowed: the request keeps the string alive. */
+		(*argv)[i] = (char *)(uintptr_t)json_string_value(s);
+	}
+	*argc = (int)n;
+	return true;
+}
+
+/* timeout_seconds and memory_mb: at most the policy's limits. */
+static bool
+get_overrides(struct call *c, struct jobrun_overrides *ov)
+{
+	const struct job_limits *lim = &c->s->policy->limits;
+	json_t *t = json_object_get(c->params, "timeout_seconds");
+	uint64_t mb, max_mb = lim->memory_bytes >> 20;
+	double v;
+
+	memset(ov, 0, sizeof(*ov));
+	if (t != NULL) {
+		v = json_is_number(t) ? json_number_value(t) : -1.0;
+		if (!(v > 0) || ceil(v * 1000.0) > (double)lim->wall_ms) {
+			rpc_bad_param(c, "timeout_seconds", "expected seconds "
+				  "above 0 and at most %.3f (the policy's "
+				  "wall_time_ms)", (double)lim->wall_ms / 1000.0);
+			return false;
+		}
+		ov->wall_ms = (uint64_t)ceil(v * 1000.0);
+	}
+	if (!rpc_opt_uint(c, "memory_mb", 0, max_mb < 16 ? max_mb : 16, max_mb,
+		      &mb))
+		return false;
+	ov->memory_bytes = mb << 20;
+	return true;
+}
+
+/*
+ * The job's standard input (docs/protocol.md, exec): at most one of
+ * "stdin" (a string, its bytes as they are, at most inline_kb),
+ * "stdin_b64" (base64, at most inline_kb decoded) or "stdin_fd" (a
+ * readable descriptor sent with the request, rpc_get_fd's kinds),
+ * streamed to the program (stdin_feed.h). Inline bytes over the limit
+ * are refused by name (too_large), never cut: a job must not run on part
+ * of its input. *FEED_SET says whether F was set up; *RAW holds decoded
+ * base64 (the caller frees it after the job).
+ */
+static bool
+get_stdin(struct call *c, struct stdin_feed *f, bool *feed_set, uint8_t **raw)
+{
+	static const char *const names[] = {"stdin", "stdin_b64", "stdin_fd"};
+	uint64_t limit = c->s->policy->files.inline_bytes;
+	const char *given = NULL;
+	json_t *v;
+	size_t len;
+	int fd, e;
+
+	*feed_set = false;
+	*raw = NULL;
+	for (size_t i = 0; i < 3; i++) {
+		if (json_object_get(c->params, names[i]) == NULL)
+			continue;
+		if (given != NULL) {
+			rpc_bad_param(c, names[i], "give one of stdin, stdin_b64 "
+				      "and stdin_fd, not %s and %s", given,
+				      names[i]);
+			return false;
+		}
+		given = names[i];
+	}
+	if (given == NULL)
+		return true;
+	v = json_object_get(c->params, given);
+	if (strcmp(given, "stdin_fd") == 0) {
+		if (!rpc_get_fd_named(c, "stdin_fd", true, &fd))
+			return false;
+		if (stdin_feed_init_fd(f, fd) < 0) {
+			rpc_out_of_memory(c);
+			return false;
+		}
+		*feed_set = true;
+		return true;
+	}
+	if (!json_is_string(v)) {
+		rpc_bad_param(c, given, "expected a %sstring",
+			      given[5] == '_' ? "base64 " : "");
+		return false;
+	}
+	len = json_string_length(v);
+	if (given[5] == '_') {
+		e = rpc_b64_decode(json_string_value(v), len, limit, raw, &len);
+		if (e == -ENOMEM) {
+			rpc_out_of_memory(c);
+			return false;
+		}
+		if (e == -EINVAL) {
+			rpc_bad_param(c, given, "not base64");
+			return false;
+		}
+	} else {
+		e = len > limit ? -EFBIG : 0;
+	}
+	if (e == -EFBIG) {
+		rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:I}",
+			 "param", given, "error", "too_large", "limit_bytes",
+			 (json_int_t)limit), "invalid params: %s: too_large: "
+			 "inline standard input is at most %llu bytes (the "
+			 "policy's [files] inline_kb); pass a descriptor as "
+			 "stdin_fd for more", given, (unsigned long long)limit);
+		return false;
+	}
+	stdin_feed_init_data(f, *raw != NULL ? (const void *)*raw :
+			     (const void *)json_string_value(v), len);
+	*feed_set = true;
+	return true;
+}
+
+/*
+ * The "env" parameter: an object of variable names and string values,
+ * laid over the policy's [environment] (jobrun_set_env) as far as its
+ * [jail] client_env allows. A refusal is -32602 with data.param "env",
+ * data.error its name (invalid_env_name, invalid_env_value,
+ * env_not_allowed, too_many_env) and data.name the variable.
+ */
+static bool
+get_env(struct call *c, struct jobrun *jr)
+{
+	json_t *o = json_object_get(c->params, "env"), *v;
+	enum jobenv_error je;
+	const char *name;
+	char why[512];
+	bool oom;
+	int e;
+
+	if (o == NULL)
+		return true;
+	if (!json_is_object(o)) {
+		rpc_bad_param(c, "env", "expected an object of variable names "
+			      "and string values");
+		return false;
+	}
+	json_object_foreach(o, name, v) {
+		if (!json_is_string(v)) {
+			rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:s}",
+				 "param", "env", "error", "invalid_env_value",
+				 "name", name), "invalid params: env: "
+				 "invalid_env_value: the value of %.64s is not a "
+				 "string", name);
+			return false;
+		}
+		je = jobrun_set_env(jr, c->s->policy, name, json_string_value(v),
+				    json_string_length(v), &oom, why,
+				    sizeof(why));
+		if (oom) {
+			rpc_out_of_memory(c);
+			return false;
+		}
+		if (je != JOBENV_OK) {
+			rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:s}",
+				 "param", "env", "error", jobenv_error_name(je),
+				 "name", name), "invalid params: env: %s", why);
+			return false;
+		}
+	}
+	if ((e = jobrun_check_fits(jr)) < 0) {
+		if (e == -ENOMEM)
+			rpc_out_of_memory(c);
+		else
+			rpc_bad_param(c, "env", "%s",
+				      jobrun_spec_error(e, why, sizeof(why)));
+		return false;
+	}
+	return true;
+}
+
+/* Puts the workspace directory's permission bits back to the session's
+ * (rpc_session.root_mode) when a job changed them; best effort. */
+static void
+restore_root_mode(struct rpc_session *s)
+{
+	int e;
+
+	if (s->root_mode >= 0 &&
+	    (e = workspace_restore_mode(s->fs.root,
+					(unsigned)s->root_mode)) < 0)
+		log_warn("cannot put back the workspace's mode %04o: %s",
+			 (unsigned)s->root_mode, strerror(-e));
+}
+
+/*
+ * Reads exec's parameters (argv, timeout_seconds and memory_mb, the
+ * standard input, env) into JR, FEED, *ARGV and *RAW (the caller frees
+ * those two and FEED, which it set up empty). Returns true with JR
+ * initialised (the caller frees it with jobrun_free), or false with C's
+ * error set and JR freed or never initialised; a session without a
+ * launcher is refused last, after every parameter was checked.
+ */
+static bool
+exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
+	     char ***argv, uint8_t **raw)
+{
+	static const char *const names[] = {"argv", "timeout_seconds",
+					    "memory_mb", "stdin", "stdin_b64",
+					    "stdin_fd", "env", NULL};
+	struct jobrun_overrides ov;
+	char err[256];
+	bool has_stdin;
+	int argc, e;
+
+	if (!rpc_known_params(c, names) || !get_argv(c, argv, &argc) ||
+	    !get_overrides(c, &ov) || !get_stdin(c, feed, &has_stdin, raw))
+		return false;
+	if ((e = jobrun_init(jr, c->s->policy, argc, *argv, &ov)) < 0) {
+		if (e == -ENOMEM) {
+			rpc_out_of_memory(c);
+			return false;
+		}
+		rpc_bad_param(c, "argv", "%s",
+			      jobrun_spec_error(e, err, sizeof(err)));
+		return false;
+	}
+	if (!get_env(c, jr)) {
+		jobrun_free(jr);
+		return false;
+	}
+	if (has_stdin)
+		jr->feed = feed;
+	if (c->s->sup == NULL) {
+		jobrun_free(jr);
+		rpc_fail(c, RPC_JOB_ERROR, NULL, "no launcher in this session");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Runs the job JR (exec_prepare's) between a snapshot of the workspace
+ * before and one after, which then become the session's (fs.changes).
+ * Returns the job's result object, or NULL with C's error set when the
+ * job could not run. JR stays the caller's.
+ */
+static json_t *
+exec_run(struct call *c, struct jobrun *jr)
+{
+	struct rpc_session *s = c->s;
+	struct snapshot before, after;
+	json_t *r;
+	int e;
+
+	memset(&before, 0, sizeof(before));
+	memset(&after, 0, sizeof(after));
+	/* Interrupted (-EINTR), the job is not run and the session ends
+	 * after this answer (serve.c); after the job, fs.changes is then
+	 * io_error. */
+	e = snapshot_take(s->fs.root, &s->fs.quota,
+			  s->after.valid ? &s->after : NULL,
+			  jobrun_interrupted, &before);
+	if (e < 0) {
+		if (e == -EINTR)
+			return rpc_fail(c, RPC_JOB_ERROR, NULL, "the broker was "
+				    "interrupted before the job");
+		return rpc_fail(c, RPC_JOB_ERROR, NULL, "cannot read the workspace "
+			    "before the job: %s", strerror(-e));
+	}
+	e = jobrun_exec(jr, s->sup, &s->fs, false);
+	/* A job's chmod of /work itself (000 would lock the broker out of
+	 * the next snapshot when it is not root) ends with the job, as at
+	 * the end of `stockade run` (workspace_close). */
+	restore_root_mode(s);
+	if (e < 0) {
+		r = rpc_fail(c, RPC_JOB_ERROR, NULL, "%s",
+			 jr->res.detail ? jr->res.detail : strerror(-e));
+		snapshot_free(&before);
+		return r;
+	}
+	e = snapshot_take(s->fs.root, &s->fs.quota, &before,
+			  jobrun_interrupted, &after);
+	snapshot_free(&s->before);
+	snapshot_free(&s->after);
+	s->before = before;
+	s->after = after;
+	s->changes_failed = e < 0;
+	if (e < 0)
+		snapshot_free(&s->before);
+	r = jobrun_result_json(jr);
+	return r != NULL ? r : rpc_out_of_memory(c);
+}
+
+/*
+ * exec: the job runs with the workspace at /work; a snapshot before and
+ * one after make the manifest fs.changes reports. The snapshot before
+ * borrows the hashes of the last one after (snapshot.h), so a workspace
+ * the client did not touch between two jobs is not read twice.
+ */
+json_t *
+rpc_exec(struct call *c, struct rawpath *p)
+{
+	struct jobrun jr;
+	struct stdin_feed feed;
+	_cleanup_free_ char **argv = NULL;
+	_cleanup_free_ uint8_t *raw = NULL;
+	json_t *r;
+
+	(void)p;
+	stdin_feed_init_data(&feed, "", 0);
+	if (!exec_prepare(c, &jr, &feed, &argv, &raw)) {
+		stdin_feed_free(&feed);
+		return NULL;
+	}
+	r = exec_run(c, &jr);
+	jobrun_free(&jr);
+	stdin_feed_free(&feed);
+	return r;
+}
