@@ -49,6 +49,112 @@ client_gone(const struct rpc_session *s, int wait_ms)
 	return n == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
+/*
+ * fs.write from the descriptor "fd": a regular file is read from its
+ * offset as it is (and must then hold SIZE bytes, unless SIZE is
+ * UINT64_MAX); anything else is staged first into a memory file (*MFD,
+ * the caller's to close), at most the quota's file size or SIZE. Sets
+ * *IN to the descriptor to write from; returns false with C's error set.
+ */
+static bool
+write_source_fd(struct call *c, struct rawpath *p, uint64_t size, int *in,
+		int *mfd)
+{
+	uint64_t got, limit = c->s->fs.quota.file_bytes;
+	enum fs_error why;
+	struct stat st;
+
+	if (!rpc_get_fd(c, true, in))
+		return false;
+	if (fstat(*in, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t off = lseek(*in, 0, SEEK_CUR);
+
+		if (size != UINT64_MAX && off >= 0 &&
+		    (uint64_t)(st.st_size > off ? st.st_size - off : 0) != size) {
+			rpc_file_error(c, FS_IO_ERROR, p, NULL, "the file does "
+				       "not hold size bytes from its offset");
+			return false;
+		}
+		return true;
+	}
+	if (size != UINT64_MAX && size < limit)
+		limit = size;
+	/* Staged (fsapi_stage): nothing is named before the data has ended
+	 * and its size and the client are checked. A regular file needs no
+	 * staging: its content is all there. */
+	if ((*mfd = fsapi_stage(c->s->fs.root, *in, limit, &got, &why)) < 0) {
+		rpc_file_error(c, why, p, NULL, NULL);
+		return false;
+	}
+	if (size != UINT64_MAX && got != size) {
+		rpc_file_error(c, got > size ? FS_TOO_LARGE : FS_IO_ERROR, p,
+			       NULL, "the descriptor did not give size bytes: "
+			       "nothing written");
+		return false;
+	}
+	if (got > limit) {
+		rpc_file_error(c, FS_TOO_LARGE, p, NULL, NULL);
+		return false;
+	}
+	if (client_gone(c->s, size != UINT64_MAX ? 0 : CLIENT_SETTLE_MS)) {
+		rpc_file_error(c, FS_IO_ERROR, p, NULL, "the client went away "
+			       "before the data ended: nothing written");
+		return false;
+	}
+	*in = *mfd;
+	return true;
+}
+
+/*
+ * fs.write from the inline parameter SOURCE ("data", base64, or "text",
+ * the string's bytes), at most the quota's inline size, put in a memory
+ * file: *MFD (the caller's to close). Returns false with C's error set.
+ */
+static bool
+write_source_inline(struct call *c, struct rawpath *p, const char *source,
+		    int *mfd)
+{
+	uint64_t inline_max = c->s->fs.quota.inline_bytes;
+	json_t *v = json_object_get(c->params, source);
+	_cleanup_free_ uint8_t *raw = NULL;
+	const void *bytes;
+	size_t len = 0;
+	int e;
+
+	if (!json_is_string(v)) {
+		rpc_bad_param(c, source, "expected a string");
+		return false;
+	}
+	if (strcmp(source, "data") == 0) {
+		e = rpc_b64_decode(json_string_value(v), json_string_length(v),
+				   inline_max, &raw, &len);
+		if (e == -ENOMEM) {
+			rpc_out_of_memory(c);
+			return false;
+		}
+		if (e == -EINVAL) {
+			rpc_bad_param(c, "data", "not base64");
+			return false;
+		}
+		bytes = raw;
+	} else {
+		len = json_string_length(v);
+		e = len > inline_max ? -EFBIG : 0;
+		bytes = json_string_value(v);
+	}
+	if (e == -EFBIG) {
+		rpc_file_error(c, FS_TOO_LARGE, p, NULL, "an inline payload is "
+			       "at most inline_kb: pass a descriptor");
+		return false;
+	}
+	if ((*mfd = rpc_memfd_with(bytes, len)) < 0) {
+		rpc_fail(c, RPC_INTERNAL_ERROR, NULL, "cannot buffer the data: "
+			 "%s", strerror(-*mfd));
+		return false;
+	}
+	return true;
+}
+
 json_t *
 rpc_fs_write(struct call *c, struct rawpath *p)
 {
@@ -57,15 +163,11 @@ rpc_fs_write(struct call *c, struct rawpath *p)
 					    NULL};
 	static const char *const sources[] = {"data", "text", "fd"};
 	const char *source = NULL;
-	uint64_t mode, inline_max = c->s->fs.quota.inline_bytes, written = 0;
-	uint64_t size, got, limit = c->s->fs.quota.file_bytes;
+	uint64_t mode, written = 0, size;
 	_cleanup_close_ int mfd = -1;
-	_cleanup_free_ uint8_t *raw = NULL;
 	enum fs_error why;
-	struct stat st;
 	bool overwrite;
-	size_t len = 0;
-	int in = -1, e;
+	int in = -1;
 
 	if (!rpc_known_params(c, names) || !rpc_get_path(c, "path", "path_b64", NULL, p) ||
 	    !rpc_opt_uint(c, "mode", 0644, 0, 07777, &mode) ||
@@ -85,69 +187,11 @@ rpc_fs_write(struct call *c, struct rawpath *p)
 	if (size != UINT64_MAX && strcmp(source, "fd") != 0)
 		return rpc_bad_param(c, "size", "only with fd");
 	if (strcmp(source, "fd") == 0) {
-		if (!rpc_get_fd(c, true, &in))
+		if (!write_source_fd(c, p, size, &in, &mfd))
 			return NULL;
-		if (fstat(in, &st) == 0 && S_ISREG(st.st_mode)) {
-			off_t off = lseek(in, 0, SEEK_CUR);
-
-			if (size != UINT64_MAX && off >= 0 &&
-			    (uint64_t)(st.st_size > off ? st.st_size - off : 0) !=
-				    size)
-				return rpc_file_error(c, FS_IO_ERROR, p, NULL,
-						  "the file does not hold size "
-						  "bytes from its offset");
-		} else {
-			if (size != UINT64_MAX && size < limit)
-				limit = size;
-			/* Staged (fsapi_stage): nothing is named before the
-			 * data has ended and its size and the client are
-			 * checked. A regular file needs no staging: its
-			 * content is all there. */
-			if ((mfd = fsapi_stage(c->s->fs.root, in, limit, &got,
-					       &why)) < 0)
-				return rpc_file_error(c, why, p, NULL, NULL);
-			if (size != UINT64_MAX && got != size)
-				return rpc_file_error(c, got > size ? FS_TOO_LARGE :
-						  FS_IO_ERROR, p, NULL,
-						  "the descriptor did not give "
-						  "size bytes: nothing written");
-			if (got > limit)
-				return rpc_file_error(c, FS_TOO_LARGE, p, NULL, NULL);
-			if (client_gone(c->s, size != UINT64_MAX ? 0 :
-					   CLIENT_SETTLE_MS))
-				return rpc_file_error(c, FS_IO_ERROR, p, NULL,
-						  "the client went away before "
-						  "the data ended: nothing "
-						  "written");
-			in = mfd;
-		}
 	} else {
-		json_t *v = json_object_get(c->params, source);
-		const void *bytes;
-
-		if (!json_is_string(v))
-			return rpc_bad_param(c, source, "expected a string");
-		if (strcmp(source, "data") == 0) {
-			e = rpc_b64_decode(json_string_value(v),
-				       json_string_length(v), inline_max, &raw,
-				       &len);
-			if (e == -ENOMEM)
-				return rpc_out_of_memory(c);
-			if (e == -EINVAL)
-				return rpc_bad_param(c, "data", "not base64");
-			bytes = raw;
-		} else {
-			len = json_string_length(v);
-			e = len > inline_max ? -EFBIG : 0;
-			bytes = json_string_value(v);
-		}
-		if (e == -EFBIG)
-			return rpc_file_error(c, FS_TOO_LARGE, p, NULL,
-					  "an inline payload is at most "
-					  "inline_kb: pass a descriptor");
-		if ((mfd = rpc_memfd_with(bytes, len)) < 0)
-			return rpc_fail(c, RPC_INTERNAL_ERROR, NULL, "cannot buffer "
-				    "the data: %s", strerror(-mfd));
+		if (!write_source_inline(c, p, source, &mfd))
+			return NULL;
 		in = mfd;
 	}
 	if (fsapi_put(&c->s->fs, p->p, in, (mode_t)mode, overwrite, &written,
