@@ -245,42 +245,65 @@ tool(const char *name, const char *title, char *description, json_t *input,
 	return t;
 }
 
-json_t *
-mcp_tools_list(const struct policy *pol, bool structured)
+/* The run_code tool's entry of tools/list: run_props with the language
+ * and the source as its input; NULL on ENOMEM. */
+static json_t *
+tool_run_code(const struct policy *pol, bool structured)
 {
-	json_t *list = json_array(), *code_props, *cmd_props;
+	json_t *props = run_props(pol), *t;
 
-	code_props = run_props(pol);
-	cmd_props = run_props(pol);
-	if (list == NULL || code_props == NULL || cmd_props == NULL ||
-	    json_object_set_new(code_props, "language", json_pack(
+	if (props == NULL ||
+	    json_object_set_new(props, "language", json_pack(
 		"{s:s,s:[s,s,s],s:s}", "type", "string", "enum", "python",
 		"bash", "sh", "description", "python runs the code with "
 		"python3; bash and sh run it as a script.")) < 0 ||
-	    json_object_set_new(code_props, "code", json_pack(
+	    json_object_set_new(props, "code", json_pack(
 		"{s:s,s:i,s:i,s:s}", "type", "string", "minLength", 1,
 		"maxLength", 262144, "description", "The program's source. "
-		"Its current directory is /work.")) < 0 ||
-	    json_object_set_new(cmd_props, "argv", json_pack(
+		"Its current directory is /work.")) < 0) {
+		json_decref(props);
+		return NULL;
+	}
+	t = tool("run_code", "Run code", run_description(pol, true),
+		json_pack("{s:s,s:O,s:[s,s],s:b}", "type", "object",
+			  "properties", props, "required", "language",
+			  "code", "additionalProperties", 0),
+		result_schema(), structured, false, true);
+	json_decref(props);
+	return t;
+}
+
+/* The run_command tool's entry of tools/list: run_props with the
+ * argument vector as its input; NULL on ENOMEM. */
+static json_t *
+tool_run_command(const struct policy *pol, bool structured)
+{
+	json_t *props = run_props(pol), *t;
+
+	if (props == NULL ||
+	    json_object_set_new(props, "argv", json_pack(
 		"{s:s,s:{s:s},s:i,s:i,s:s}", "type", "array", "items", "type",
 		"string", "minItems", 1, "maxItems", 1024, "description",
 		"The program and its arguments, e.g. [\"ls\", \"-l\"]; the "
 		"program is looked up in PATH (/usr/local/bin:/usr/bin:/bin) "
-		"and runs in /work.")) < 0)
-		goto fail;
-	json_array_append_new(list, tool("run_code", "Run code",
-		run_description(pol, true),
-		json_pack("{s:s,s:O,s:[s,s],s:b}", "type", "object",
-			  "properties", code_props, "required", "language",
-			  "code", "additionalProperties", 0),
-		result_schema(), structured, false, true));
-	json_array_append_new(list, tool("run_command", "Run a command",
-		run_description(pol, false),
+		"and runs in /work.")) < 0) {
+		json_decref(props);
+		return NULL;
+	}
+	t = tool("run_command", "Run a command", run_description(pol, false),
 		json_pack("{s:s,s:O,s:[s],s:b}", "type", "object",
-			  "properties", cmd_props, "required", "argv",
+			  "properties", props, "required", "argv",
 			  "additionalProperties", 0),
-		result_schema(), structured, false, true));
-	json_array_append_new(list, tool("write_file", "Write a file",
+		result_schema(), structured, false, true);
+	json_decref(props);
+	return t;
+}
+
+/* The write_file tool's entry of tools/list (tool()); NULL on ENOMEM. */
+static json_t *
+tool_write_file(bool structured)
+{
+	return tool("write_file", "Write a file",
 		strdup("Write a file into the workspace (/work), replacing one "
 		       "that exists and making missing parent directories. "
 		       "path is relative to /work (no \"..\", no symbolic "
@@ -295,8 +318,14 @@ mcp_tools_list(const struct policy *pol, bool structured)
 			  "enum", "utf-8", "base64", "default", "utf-8",
 			  "required", "path", "content",
 			  "additionalProperties", 0),
-		output_schema("write_file"), structured, false, true));
-	json_array_append_new(list, tool("read_file", "Read a file",
+		output_schema("write_file"), structured, false, true);
+}
+
+/* The read_file tool's entry of tools/list (tool()); NULL on ENOMEM. */
+static json_t *
+tool_read_file(bool structured)
+{
+	return tool("read_file", "Read a file",
 		strdup("Read a file of the workspace (/work): text when it is "
 		       "UTF-8, else base64 (encoding says which). A long file "
 		       "comes in parts: when truncated is true, call again "
@@ -311,8 +340,14 @@ mcp_tools_list(const struct policy *pol, bool structured)
 			  "Most bytes to read (default and ceiling: the "
 			  "policy's inline limit).", "required", "path",
 			  "additionalProperties", 0),
-		output_schema("read_file"), structured, true, false));
-	json_array_append_new(list, tool("list_files", "List files",
+		output_schema("read_file"), structured, true, false);
+}
+
+/* The list_files tool's entry of tools/list (tool()); NULL on ENOMEM. */
+static json_t *
+tool_list_files(bool structured)
+{
+	return tool("list_files", "List files",
 		strdup("List a directory of the workspace (/work): each entry's "
 		       "type, size in bytes and path. Symbolic links are "
 		       "listed, never followed."),
@@ -323,24 +358,38 @@ mcp_tools_list(const struct policy *pol, bool structured)
 			  "recursive", "type", "boolean", "default", 0,
 			  "description", "Also list what is below.",
 			  "additionalProperties", 0),
-		output_schema("list_files"), structured, true, false));
-	json_array_append_new(list, tool("changes", "Changes of the last run",
+		output_schema("list_files"), structured, true, false);
+}
+
+/* The changes tool's entry of tools/list (tool()); NULL on ENOMEM. */
+static json_t *
+tool_changes(bool structured)
+{
+	return tool("changes", "Changes of the last run",
 		strdup("What the last run_code or run_command created, modified "
 		       "and deleted in the workspace (/work), with sizes and "
 		       "SHA-256 hashes."),
 		json_pack("{s:s,s:{},s:b}", "type", "object", "properties",
 			  "additionalProperties", 0),
-		output_schema("changes"), structured, true, false));
-	json_decref(code_props);
-	json_decref(cmd_props);
+		output_schema("changes"), structured, true, false);
+}
+
+json_t *
+mcp_tools_list(const struct policy *pol, bool structured)
+{
+	json_t *list = json_array();
+
+	if (list == NULL)
+		return NULL;
+	json_array_append_new(list, tool_run_code(pol, structured));
+	json_array_append_new(list, tool_run_command(pol, structured));
+	json_array_append_new(list, tool_write_file(structured));
+	json_array_append_new(list, tool_read_file(structured));
+	json_array_append_new(list, tool_list_files(structured));
+	json_array_append_new(list, tool_changes(structured));
 	if (json_array_size(list) != 6) {
 		json_decref(list);
 		return NULL;
 	}
 	return list;
-fail:
-	json_decref(list);
-	json_decref(code_props);
-	json_decref(cmd_props);
-	return NULL;
 }
