@@ -302,14 +302,104 @@ end_input(struct mcp_stdio *sv, bool broken)
 	pthread_mutex_unlock(&sv->mu);
 }
 
+/* Standard output was closed (POLLERR or POLLHUP on it): the client has
+ * gone, so the running job is cancelled and the input ends. */
+static void
+output_closed(struct mcp_stdio *sv)
+{
+	pthread_mutex_lock(&sv->mu);
+	if (!sv->broken)
+		log_error("mcp: standard output was closed: ending the "
+			  "session");
+	sv->broken = true;
+	jobrun_cancel(JOB_CANCEL_CLIENT_GONE);
+	pthread_mutex_unlock(&sv->mu);
+	end_input(sv, true);
+}
+
+/*
+ * Reads what standard input holds onto the end of *BUF (*LEN bytes of
+ * *CAP, grown by READ_CHUNK when less than that is free). Returns 1 when
+ * bytes came, 0 to poll again (EINTR, EAGAIN), or -1 when the input has
+ * ended (end of file, a read error or no memory; end_input was called).
+ */
+static int
+read_input(struct mcp_stdio *sv, char **buf, size_t *len, size_t *cap)
+{
+	ssize_t n;
+
+	if (*cap - *len < READ_CHUNK) {
+		char *b = realloc(*buf, *cap + READ_CHUNK);
+
+		if (b == NULL) {
+			log_error("mcp: out of memory reading input");
+			end_input(sv, true);
+			return -1;
+		}
+		*buf = b;
+		*cap += READ_CHUNK;
+	}
+	n = read(STDIN_FILENO, *buf + *len, READ_CHUNK);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		if (n < 0)
+			log_error("mcp: reading standard input: %s",
+				  strerror(errno));
+		/* A last line without its newline was cut short (a client
+		 * killed while writing it): not carried out, as in
+		 * `stockade serve`. */
+		end_input(sv, n < 0);
+		return -1;
+	}
+	*len += (size_t)n;
+	return 1;
+}
+
+/*
+ * Hands each complete line of BUF (*LEN bytes) to take_line, until the
+ * session gives up, and moves the rest to the start of BUF (*LEN
+ * updated). Returns false when a line is over the limit (answered with
+ * -32700 and the input ended), else true.
+ */
+static bool
+take_lines(struct mcp_stdio *sv, char *buf, size_t *len)
+{
+	size_t start = 0;
+	bool over = false;
+	char *nl;
+
+	while ((nl = memchr(buf + start, '\n', *len - start)) != NULL) {
+		if ((size_t)(nl - (buf + start)) > sv->max_line) {
+			over = true;
+			break;
+		}
+		if (giving_up(sv))
+			break;
+		take_line(sv, buf + start, (size_t)(nl - (buf + start)));
+		start = (size_t)(nl - buf) + 1;
+	}
+	memmove(buf, buf + start, *len - start);
+	*len -= start;
+	if (over || *len > sv->max_line) {
+		char text[80];
+
+		snprintf(text, sizeof(text), "parse error: a line over %zu MiB",
+			 sv->max_line >> 20);
+		out_error(sv, NULL, -32700, text);
+		end_input(sv, true);
+		return false;
+	}
+	return true;
+}
+
 void *
 mcp_stdio_reader(void *arg)
 {
 	struct mcp_stdio *sv = arg;
-	char *buf = NULL, *nl, chunk[512];
-	size_t len = 0, cap = 0, start;
-	bool over;
-	ssize_t n;
+	char *buf = NULL, chunk[512];
+	size_t len = 0, cap = 0;
+	int got;
 
 	for (;;) {
 		/* Standard output too, for no event: POLLERR or POLLHUP
@@ -335,66 +425,15 @@ mcp_stdio_reader(void *arg)
 		if (stop)
 			break;
 		if (p[2].revents & (POLLERR | POLLHUP)) {
-			pthread_mutex_lock(&sv->mu);
-			if (!sv->broken)
-				log_error("mcp: standard output was closed: "
-					  "ending the session");
-			sv->broken = true;
-			jobrun_cancel(JOB_CANCEL_CLIENT_GONE);
-			pthread_mutex_unlock(&sv->mu);
-			end_input(sv, true);
+			output_closed(sv);
 			break;
 		}
 		if (p[0].revents == 0)
 			continue;
-		if (cap - len < READ_CHUNK) {
-			char *b = realloc(buf, cap + READ_CHUNK);
-
-			if (b == NULL) {
-				log_error("mcp: out of memory reading input");
-				end_input(sv, true);
-				break;
-			}
-			buf = b;
-			cap += READ_CHUNK;
-		}
-		n = read(STDIN_FILENO, buf + len, READ_CHUNK);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		if ((got = read_input(sv, &buf, &len, &cap)) == 0)
 			continue;
-		if (n <= 0) {
-			if (n < 0)
-				log_error("mcp: reading standard input: %s",
-					  strerror(errno));
-			/* A last line without its newline was cut short
-			 * (a client killed while writing it): not carried
-			 * out, as in `stockade serve`. */
-			end_input(sv, n < 0);
+		if (got < 0 || !take_lines(sv, buf, &len))
 			break;
-		}
-		len += (size_t)n;
-		start = 0;
-		over = false;
-		while ((nl = memchr(buf + start, '\n', len - start)) != NULL) {
-			if ((size_t)(nl - (buf + start)) > sv->max_line) {
-				over = true;
-				break;
-			}
-			if (giving_up(sv))
-				break;
-			take_line(sv, buf + start, (size_t)(nl - (buf + start)));
-			start = (size_t)(nl - buf) + 1;
-		}
-		memmove(buf, buf + start, len - start);
-		len -= start;
-		if (over || len > sv->max_line) {
-			char text[80];
-
-			snprintf(text, sizeof(text), "parse error: a line over "
-				 "%zu MiB", sv->max_line >> 20);
-			out_error(sv, NULL, -32700, text);
-			end_input(sv, true);
-			break;
-		}
 	}
 	free(buf);
 	return NULL;
