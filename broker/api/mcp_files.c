@@ -138,18 +138,70 @@ text_prefix(const uint8_t *p, size_t len)
 	return i;
 }
 
+/*
+ * read_file's answer for the N bytes DATA read at OFFSET of a file of
+ * FSIZE bytes (WANT asked for) by fs.read, whose result R (borrowed)
+ * holds the path and the bytes in base64: text when they are UTF-8 (cut
+ * at a character split by the end of the part), else base64, in the
+ * structured content and, control characters escaped, in the text.
+ * Returns the tool result or NULL on ENOMEM.
+ */
+static json_t *
+read_result(struct mcp_session *m, json_t *token, json_t *r,
+	    const uint8_t *data, size_t n, uint64_t offset, uint64_t fsize,
+	    uint64_t want)
+{
+	const char *b64 = json_string_value(json_object_get(r, "data"));
+	char *out = NULL, *shown;
+	size_t keep;
+	json_t *o, *res;
+	bool text;
+
+	keep = text_prefix(data, n);
+	text = keep != (size_t)-1 && (keep == n || offset + n < fsize);
+	if (text)
+		n = keep;
+	o = json_pack("{s:O,s:I,s:I,s:I,s:s,s:o,s:b}",
+		      "path", json_object_get(r, "path"),
+		      "offset", (json_int_t)offset, "size", (json_int_t)n,
+		      "file_size", (json_int_t)fsize,
+		      "encoding", text ? "utf-8" : "base64",
+		      "content", text ? json_stringn((const char *)data, n)
+				      : json_string(b64),
+		      "truncated", offset + n < fsize);
+	transfer_progress(m, token, n, n > want ? n : want, "read_file");
+	/* The text a host shows (a terminal, perhaps) has the file's
+	 * control characters in caret notation, as a job's output has;
+	 * structuredContent keeps the bytes as they are. */
+	shown = text ? malloc(4 * n + 1) : NULL;
+	if (shown != NULL)
+		shown[term_escape(data, n, shown)] = '\0';
+	if (o != NULL && (shown != NULL || !text) &&
+	    asprintf(&out, "%s%s%s", text ? "" : "[the file is not UTF-8 "
+		     "text: its bytes as base64]\n",
+		     text ? shown : b64,
+		     offset + n < fsize ? "\n[stockade: more of the file "
+		     "follows; read on with offset]" : "") < 0)
+		out = NULL;
+	free(shown);
+	res = out != NULL ? mcp_result(m, out, o, false) : NULL;
+	if (out == NULL)
+		json_decref(o);
+	free(out);
+	return res;
+}
+
 json_t *
 mcp_read_file(struct mcp_session *m, json_t *args, json_t *token)
 {
 	static const char *const names[] = {"path", "offset", "length", NULL};
 	const uint64_t max = m->policy->files.inline_bytes;
 	const char *path, *bad = NULL, *b64;
-	bool badtype = false, text;
+	bool badtype = false;
 	uint64_t offset, length, fsize, want;
-	json_t *p, *st, *r, *err = NULL, *o;
+	json_t *p, *st, *r, *err = NULL, *res;
 	uint8_t *data = NULL;
-	size_t n = 0, keep;
-	char *out = NULL, *shown;
+	size_t n = 0;
 	int e;
 
 	if (!mcp_known_args(args, names, &bad))
@@ -192,40 +244,10 @@ mcp_read_file(struct mcp_session *m, json_t *args, json_t *token)
 		return e == -ENOMEM ? NULL : mcp_tool_error(m, "io_error: the "
 			"file could not be read");
 	}
-	keep = text_prefix(data, n);
-	text = keep != (size_t)-1 && (keep == n || offset + n < fsize);
-	if (text)
-		n = keep;
-	o = json_pack("{s:O,s:I,s:I,s:I,s:s,s:o,s:b}",
-		      "path", json_object_get(r, "path"),
-		      "offset", (json_int_t)offset, "size", (json_int_t)n,
-		      "file_size", (json_int_t)fsize,
-		      "encoding", text ? "utf-8" : "base64",
-		      "content", text ? json_stringn((const char *)data, n)
-				      : json_string(b64),
-		      "truncated", offset + n < fsize);
-	transfer_progress(m, token, n, n > want ? n : want, "read_file");
-	/* The text a host shows (a terminal, perhaps) has the file's
-	 * control characters in caret notation, as a job's output has;
-	 * structuredContent keeps the bytes as they are. */
-	shown = text ? malloc(4 * n + 1) : NULL;
-	if (shown != NULL)
-		shown[term_escape(data, n, shown)] = '\0';
-	if (o != NULL && (shown != NULL || !text) &&
-	    asprintf(&out, "%s%s%s", text ? "" : "[the file is not UTF-8 "
-		     "text: its bytes as base64]\n",
-		     text ? shown : b64,
-		     offset + n < fsize ? "\n[stockade: more of the file "
-		     "follows; read on with offset]" : "") < 0)
-		out = NULL;
-	free(shown);
+	res = read_result(m, token, r, data, n, offset, fsize, want);
 	json_decref(r);
 	free(data);
-	r = out != NULL ? mcp_result(m, out, o, false) : NULL;
-	if (out == NULL)
-		json_decref(o);
-	free(out);
-	return r;
+	return res;
 }
 
 /* One line of list_files' text: "TYPE SIZE PATH". */
