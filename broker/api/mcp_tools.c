@@ -246,6 +246,74 @@ forget_helpers(struct mcp_session *m)
 }
 
 /*
+ * exec's parameters for ARGV (an array, borrowed), the options of ARGS
+ * (timeout_seconds, memory_mb, env: passed on as they are, exec checks
+ * them) and the optional STDIN_TEXT. Sets *LIMIT_MS to the job's wall
+ * time limit as far as it is known here (the policy's, or a shorter
+ * timeout_seconds), for progress. Returns a new object, or NULL on ENOMEM.
+ */
+static json_t *
+exec_params(struct mcp_session *m, json_t *argv, json_t *args,
+	    const char *stdin_text, uint64_t *limit_ms)
+{
+	json_t *params, *v;
+
+	*limit_ms = m->policy->limits.wall_ms;
+	params = json_pack("{s:O}", "argv", argv);
+	if (params == NULL)
+		return NULL;
+	if ((v = json_object_get(args, "timeout_seconds")) != NULL) {
+		json_object_set(params, "timeout_seconds", v);
+		if (json_is_number(v) && json_number_value(v) > 0 &&
+		    json_number_value(v) * 1000.0 < (double)*limit_ms)
+			*limit_ms = (uint64_t)(json_number_value(v) * 1000.0);
+	}
+	if ((v = json_object_get(args, "memory_mb")) != NULL)
+		json_object_set(params, "memory_mb", v);
+	if ((v = json_object_get(args, "env")) != NULL)
+		json_object_set(params, "env", v);
+	if (stdin_text != NULL &&
+	    json_object_set_new(params, "stdin", json_string(stdin_text)) < 0) {
+		json_decref(params);
+		return NULL;
+	}
+	return params;
+}
+
+/* The CallToolResult of a job that ran: exec's result R (stolen) as
+ * structured content and as `stockade run --format text`'s text. NULL on
+ * ENOMEM. */
+static json_t *
+job_result(struct mcp_session *m, json_t *r)
+{
+	char *text = NULL;
+	size_t textlen = 0;
+	json_t *v, *out;
+	FILE *f;
+	int status_error;
+
+	/* The text form is stockade run --format text's (docs/tool.md). */
+	if ((f = open_memstream(&text, &textlen)) == NULL) {
+		json_decref(r);
+		return NULL;
+	}
+	status_error = result_print_text(r, f);
+	if (fclose(f) != 0 || status_error < 0) {
+		free(text);
+		json_decref(r);
+		return NULL;
+	}
+	/* A job that ran is a result whatever its status: the model reads
+	 * the status and the hint. Only the sandbox's own failure is an
+	 * error of the tool (docs/decisions.md). */
+	v = json_object_get(r, "status");
+	out = mcp_result(m, text, r, json_is_string(v) &&
+			  strcmp(json_string_value(v), "sandbox_error") == 0);
+	free(text);
+	return out;
+}
+
+/*
  * Runs ARGV (an array, borrowed) with the optional STDIN_TEXT (exec's
  * stdin, at most inline_kb: past it the call is refused, too_large) and
  * the options of ARGS (timeout_seconds, memory_mb, env: checked by exec
@@ -258,12 +326,8 @@ static json_t *
 run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_text,
 	const char *code, size_t code_len, json_t *token)
 {
-	json_t *params, *v, *r, *err = NULL, *out;
-	char *text = NULL;
-	size_t textlen = 0;
-	FILE *f;
-	uint64_t limit_ms = m->policy->limits.wall_ms;
-	int status_error;
+	json_t *params, *r, *err = NULL;
+	uint64_t limit_ms;
 
 	forget_helpers(m);
 	/* The wrapper's own five strings come first: refused before any
@@ -272,24 +336,9 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 		return mcp_tool_error(m, "invalid arguments: with long code, "
 				      "argv holds at most %u strings",
 				      JOB_MAX_ARGS - WRAPPER_ARGS);
-	params = json_pack("{s:O}", "argv", argv);
-	if (params == NULL)
+	if ((params = exec_params(m, argv, args, stdin_text, &limit_ms)) ==
+	    NULL)
 		return NULL;
-	if ((v = json_object_get(args, "timeout_seconds")) != NULL) {
-		json_object_set(params, "timeout_seconds", v);
-		if (json_is_number(v) && json_number_value(v) > 0 &&
-		    json_number_value(v) * 1000.0 < (double)limit_ms)
-			limit_ms = (uint64_t)(json_number_value(v) * 1000.0);
-	}
-	if ((v = json_object_get(args, "memory_mb")) != NULL)
-		json_object_set(params, "memory_mb", v);
-	if ((v = json_object_get(args, "env")) != NULL)
-		json_object_set(params, "env", v);
-	if (stdin_text != NULL &&
-	    json_object_set_new(params, "stdin", json_string(stdin_text)) < 0) {
-		json_decref(params);
-		return NULL;
-	}
 	if (code != NULL &&
 	    put_helper(m, "code", code, code_len, &m->helpers[1], &err) < 0) {
 		remove_helpers(m);
@@ -321,25 +370,7 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 	json_decref(params);
 	if (r == NULL)
 		return err;
-	/* The text form is stockade run --format text's (docs/tool.md). */
-	if ((f = open_memstream(&text, &textlen)) == NULL) {
-		json_decref(r);
-		return NULL;
-	}
-	status_error = result_print_text(r, f);
-	if (fclose(f) != 0 || status_error < 0) {
-		free(text);
-		json_decref(r);
-		return NULL;
-	}
-	/* A job that ran is a result whatever its status: the model reads
-	 * the status and the hint. Only the sandbox's own failure is an
-	 * error of the tool (docs/decisions.md). */
-	v = json_object_get(r, "status");
-	out = mcp_result(m, text, r, json_is_string(v) &&
-			  strcmp(json_string_value(v), "sandbox_error") == 0);
-	free(text);
-	return out;
+	return job_result(m, r);
 }
 
 static const char *const run_names[] = {
