@@ -70,7 +70,8 @@ write_source_fd(struct call *c, struct rawpath *p, uint64_t size, int *in,
 		off_t off = lseek(*in, 0, SEEK_CUR);
 
 		if (size != UINT64_MAX && off >= 0 &&
-		    (uint64_t)(st.st_size > off ? st.st_size - off : 0) != size) {
+		    (uint64_t)(st.st_size > off ? st.st_size - off : 0) !=
+			    size) {
 			rpc_file_error(c, FS_IO_ERROR, p, NULL, "the file does "
 				       "not hold size bytes from its offset");
 			return false;
