@@ -188,7 +188,7 @@ run_puts(struct xfers *puts, struct fs_ctx *ctx)
 /*
  * Collects one --get: the file goes to its temporary file in the host
  * directory (make_get_tmp) and is renamed over HOST once complete, so a
- * failed get leaves HOST as it was (xfers_free removes the temporary).
+ * failed get leaves HOST as it was (run_xfers_free removes the temporary).
  * Returns false after complaining.
  */
 bool
