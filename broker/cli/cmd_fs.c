@@ -18,6 +18,10 @@
  * place). Nothing after that opens a host path, so a bug in the API that
  * followed a job's link out of the workspace would still meet Landlock.
  *
+ * This file parses every command's line, opens the workspace, confines
+ * the process and runs the command; ls and stat are here, put and get in
+ * cmd_fs_xfer.c, rm, mkdir and mv in cmd_fs_edit.c (cmd_fs.h).
+ *
  * Exit status: 0, 1 for a named file error (or a host file that cannot be
  * read or written), 2 for usage, a bad policy or workspace, 69 when the
  * kernel lacks openat2 or Landlock, 70 when confinement fails otherwise.
@@ -26,7 +30,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <linux/landlock.h>
 #include <stdio.h>
 #include <stdlib.h>

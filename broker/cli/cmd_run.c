@@ -6,7 +6,9 @@
  * one job (jobrun.h), collects the --get files and reports it: by default
  * the program's output streams through and one summary line goes to
  * stderr; with --json nothing streams and exactly one JSON object goes to
- * stdout.
+ * stdout. This file parses the command line and runs those steps; the
+ * help is run_usage.c's, the --put and --get files run_xfer.c's, the
+ * output and the result run_output.c's (cmd_run.h).
  *
  * A policy with an evaluation-only key ([jail] unsafe_layers_off,
  * unsafe_no_seccomp, [filesystem] unsafe_ro_bind_no_landlock;
@@ -20,17 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "cmd_run.h"
 #include "commands.h"
 #include "fsapi.h"
-#include "fsname.h"
 #include "fsutil.h"
 #include "jobrun.h"
 #include "log.h"
@@ -38,14 +36,11 @@
 #include "doctor.h"
 #include "preflight.h"
 #include "progress.h"
-#include "result_json.h"
 #include "runflags.h"
 #include "supervisor.h"
-#include "utf8.h"
 #include "workspace.h"
 
 #define EXIT_FILE 1 /* a --put or --get that failed (README.md) */
-
 
 /*
  * The job's standard input (README.md, "Standard input"): FILE when
