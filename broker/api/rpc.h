@@ -4,8 +4,8 @@
  *
  * Pure apart from the work the methods do: one request line in, one
  * response line out. No I/O on the transport, no signals, no logging:
- * serve.c owns the socket and the line framing, and a test drives
- * rpc_handle directly (style.md rule 16).
+ * serve.c owns the socket and serve_input.c the line framing, and a
+ * test drives rpc_handle directly (style.md rule 16).
  */
 #ifndef STOCKADE_RPC_H
 #define STOCKADE_RPC_H

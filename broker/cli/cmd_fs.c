@@ -18,6 +18,10 @@
  * place). Nothing after that opens a host path, so a bug in the API that
  * followed a job's link out of the workspace would still meet Landlock.
  *
+ * This file parses every command's line, opens the workspace, confines
+ * the process and runs the command; ls and stat are here, put and get in
+ * cmd_fs_xfer.c, rm, mkdir and mv in cmd_fs_edit.c (cmd_fs.h).
+ *
  * Exit status: 0, 1 for a named file error (or a host file that cannot be
  * read or written), 2 for usage, a bad policy or workspace, 69 when the
  * kernel lacks openat2 or Landlock, 70 when confinement fails otherwise.
@@ -26,7 +30,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <linux/landlock.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +40,7 @@
 
 #include <jansson.h>
 
+#include "cmd_fs.h"
 #include "commands.h"
 #include "confine.h"
 #include "fsapi.h"
@@ -49,8 +53,6 @@
 #include "workspace.h"
 #include "wspath.h"
 
-#define EXIT_FILE 1 /* a named file error (README.md, "Files in and out") */
-
 /* The options a command takes (struct fs_cmd.opts). */
 enum {
 	OPT_OVERWRITE = 1 << 0,
@@ -62,25 +64,6 @@ enum {
 	OPT_SIZE = 1 << 6,
 	OPT_NO_PROGRESS = 1 << 7,
 };
-
-struct fs_args {
-	const char *policy, *workspace;
-	const char *a, *b;      /* the operands; B is NULL for one */
-	bool overwrite, recursive, json, parents, no_progress;
-	size_t limit;           /* ls --limit; 0: the quota's max_files */
-	mode_t mode;            /* mkdir --mode; default 0755 */
-	uint64_t size;          /* put --size, bytes; UINT64_MAX: not given */
-	enum progress_mode progress; /* put, get: the meter (meter_mode) */
-};
-
-/* The host side of a command, opened before confinement. */
-struct fs_host {
-	int in;                 /* put: the host file or standard input */
-	int out;                /* get: the temporary file, or -1 for stdout */
-	int dirfd;              /* get: the host file's directory (O_PATH) */
-	char *tmp;              /* get: the temporary file's path */
-};
-
 struct fs_cmd {
 	const char *name;
 	unsigned opts;          /* OPT_* it accepts */
@@ -142,6 +125,42 @@ usage(FILE *f, const struct fs_cmd *cmd)
 		      "a terminal.\n", f);
 }
 
+/* The value ARG of the option C: --limit ('n'), --mode ('m') or --size
+ * ('S'), into ARGS. Returns 0 or -1 for a usage error (reported). */
+static int
+parse_value(int c, const char *arg, struct fs_args *args)
+{
+	unsigned long long v;
+
+	switch (c) {
+	case 'n':
+		if (parse_number(arg, 10, SIZE_MAX, &v) < 0 || v == 0) {
+			log_error("--limit: expected a number of entries "
+				  "from 1, got \"%s\"", arg);
+			return -1;
+		}
+		args->limit = (size_t)v;
+		break;
+	case 'm':
+		if (parse_number(arg, 8, 07777, &v) < 0) {
+			log_error("--mode: expected octal permission bits "
+				  "(0 to 7777), got \"%s\"", arg);
+			return -1;
+		}
+		args->mode = (mode_t)v;
+		break;
+	default:
+		if (parse_number(arg, 10, INT64_MAX, &v) < 0) {
+			log_error("--size: expected a number of bytes (0 to "
+				  "%" PRId64 "), got \"%s\"", INT64_MAX, arg);
+			return -1;
+		}
+		args->size = (uint64_t)v;
+		break;
+	}
+	return 0;
+}
+
 /* Returns 0, 1 for --help, or -1 for a usage error (reported). */
 static int
 parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
@@ -160,7 +179,6 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	unsigned long long v;
 	unsigned given = 0;
 	int c, n;
 
@@ -181,34 +199,12 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 			args->no_progress = true;
 			break;
 		case 'n':
-			given |= OPT_LIMIT;
-			if (parse_number(optarg, 10, SIZE_MAX, &v) < 0 ||
-			    v == 0) {
-				log_error("--limit: expected a number of "
-					  "entries from 1, got \"%s\"", optarg);
-				return -1;
-			}
-			args->limit = (size_t)v;
-			break;
 		case 'm':
-			given |= OPT_MODE;
-			if (parse_number(optarg, 8, 07777, &v) < 0) {
-				log_error("--mode: expected octal permission "
-					  "bits (0 to 7777), got \"%s\"",
-					  optarg);
-				return -1;
-			}
-			args->mode = (mode_t)v;
-			break;
 		case 'S':
-			given |= OPT_SIZE;
-			if (parse_number(optarg, 10, INT64_MAX, &v) < 0) {
-				log_error("--size: expected a number of bytes "
-					  "(0 to %" PRId64 "), got \"%s\"",
-					  INT64_MAX, optarg);
+			given |= c == 'n' ? OPT_LIMIT :
+				 c == 'm' ? OPT_MODE : OPT_SIZE;
+			if (parse_value(c, optarg, args) < 0)
 				return -1;
-			}
-			args->size = (uint64_t)v;
 			break;
 		case 'h': return 1;
 		default: return -1;
@@ -260,243 +256,6 @@ meter_mode(const struct fs_cmd *cmd, const struct fs_args *args)
 	if (strcmp(cmd->name, "get") == 0 && strcmp(args->b, "-") == 0)
 		off = true;
 	return progress_mode(off);
-}
-
-/* Sets M up for a transfer of TOTAL bytes (UINT64_MAX: unknown) and
- * hooks it to the file API's copies (fsapi_set_progress). */
-static void
-meter_start(struct progress *m, const struct fs_args *args, const char *verb,
-	    uint64_t total)
-{
-	progress_begin(m, args->progress, STDERR_FILENO, verb, total);
-	if (args->progress != PROGRESS_OFF)
-		fsapi_set_progress(progress_add, m);
-}
-
-/* Unhooks M and erases its line, before a message or the end (the final
- * line is progress_end's). */
-static void
-meter_stop(struct progress *m)
-{
-	fsapi_set_progress(NULL, NULL);
-	progress_clear(m);
-}
-
-/* put: opens the host file, or takes standard input ("-"). Returns 0 or
- * EXIT_FILE. */
-static int
-open_put(const struct fs_args *args, struct fs_host *h)
-{
-	if (strcmp(args->a, "-") == 0)
-		h->in = fcntl(0, F_DUPFD_CLOEXEC, 3);
-	else
-		h->in = open(args->a, O_RDONLY | O_NOCTTY | O_CLOEXEC);
-	if (h->in < 0) {
-		log_error("%s: %s", args->a, strerror(errno));
-		return EXIT_FILE;
-	}
-	return 0;
-}
-
-/*
- * put --size: makes IN hold exactly ARGS->size bytes, or says why not
- * (io_error for fewer, too_large for more: as fs.write's "size",
- * docs/protocol.md) with nothing written. A regular file is checked on
- * its size from its offset; anything else (a pipe) is staged first into
- * an unnamed file (fsapi_stage), so that a producer that died early is
- * told from a short file before any name exists. *STAGED gets the staged
- * file (or stays -1): the caller puts from it and closes it. Returns 0 or
- * EXIT_FILE. The meter M runs while a pipe is staged, not for the put of
- * the staged copy that follows (a local copy: counted once).
- */
-static int
-put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in,
-	  int *staged, struct progress *m)
-{
-	enum fs_error why;
-	struct stat st;
-	uint64_t got;
-	off_t off;
-
-	if (args->size > ctx->quota.file_bytes) {
-		fs_complain(ctx, args->b, FS_TOO_LARGE, NULL);
-		return EXIT_FILE;
-	}
-	if (fstat(in, &st) == 0 && S_ISREG(st.st_mode)) {
-		off = lseek(in, 0, SEEK_CUR);
-		got = off >= 0 && st.st_size > off ?
-			      (uint64_t)(st.st_size - off) : 0;
-	} else {
-		*staged = fsapi_stage(ctx->root, in, args->size, &got, &why);
-		meter_stop(m);
-		if (*staged < 0) {
-			fs_complain(ctx, args->b, why, NULL);
-			return EXIT_FILE;
-		}
-	}
-	if (got != args->size) {
-		/* A pipe is read to at most SIZE + 1 bytes: "more". */
-		bool more = got > args->size && *staged >= 0;
-		char text[160];
-
-		snprintf(text, sizeof(text), "%s %s%s %" PRIu64 " bytes, "
-			 "--size said %" PRIu64 ": nothing written",
-			 strcmp(args->a, "-") == 0 ? "standard input" :
-			 "the host file", *staged >= 0 ? "gave" : "holds",
-			 more ? " more than" : "", more ? args->size : got,
-			 args->size);
-		fs_complain(ctx, args->b, got > args->size ? FS_TOO_LARGE :
-			    FS_IO_ERROR, text);
-		return EXIT_FILE;
-	}
-	return 0;
-}
-
-/* The bytes a put from IN will move, for the meter: --size, else what a
- * regular file holds past its offset; UINT64_MAX for a pipe. */
-static uint64_t
-put_total(const struct fs_args *args, int in)
-{
-	struct stat st;
-	off_t off;
-
-	if (args->size != UINT64_MAX)
-		return args->size;
-	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
-		return UINT64_MAX;
-	off = lseek(in, 0, SEEK_CUR);
-	return off >= 0 && st.st_size > off ? (uint64_t)(st.st_size - off) : 0;
-}
-
-static int
-do_put(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
-{
-	_cleanup_close_ int staged = -1;
-	struct progress meter;
-	enum fs_error why;
-	struct stat st;
-	mode_t mode = 0644;
-	int rc, e;
-
-	if (strcmp(args->a, "-") != 0 && fstat(h->in, &st) == 0)
-		mode = st.st_mode & 0777;
-	meter_start(&meter, args, "put", put_total(args, h->in));
-	if (args->size != UINT64_MAX &&
-	    (rc = put_sized(args, ctx, h->in, &staged, &meter)) != 0) {
-		meter_stop(&meter);
-		progress_end(&meter, false);
-		return rc;
-	}
-	/* A missing parent is made, as MCP's write_file does. */
-	e = fsapi_mkdir_parents_of(ctx, args->b, &why);
-	if (e == 0)
-		e = fsapi_put(ctx, args->b, staged >= 0 ? staged : h->in, mode,
-			      args->overwrite, NULL, &why);
-	meter_stop(&meter);
-	progress_end(&meter, e == 0);
-	if (e < 0) {
-		fs_complain(ctx, args->b, why, NULL);
-		return EXIT_FILE;
-	}
-	return 0;
-}
-
-/*
- * get into a host file: a temporary file next to it (mkstemp, in the
- * user's own directory) renamed over it once complete, so a failed get
- * leaves the host file as it was. Made before confinement, with a
- * descriptor of the directory for the Landlock rule that lets the rename
- * (and the removal on failure) happen there and nowhere else. Returns 0,
- * EXIT_FILE or EXIT_SANDBOX.
- */
-static int
-open_get(const struct fs_args *args, struct fs_host *h)
-{
-	char *copy;
-
-	if (strcmp(args->b, "-") == 0)
-		return 0;
-	if (asprintf(&h->tmp, "%s.stockade-XXXXXX", args->b) < 0) {
-		h->tmp = NULL;
-		log_error("out of memory");
-		return EXIT_SANDBOX;
-	}
-	if ((copy = strdup(args->b)) == NULL) {
-		log_error("out of memory");
-		return EXIT_SANDBOX;
-	}
-	h->dirfd = open(dirname(copy), O_PATH | O_DIRECTORY | O_CLOEXEC);
-	free(copy);
-	if (h->dirfd < 0 || (h->out = mkostemp(h->tmp, O_CLOEXEC)) < 0) {
-		log_error("%s: %s", args->b, strerror(errno));
-		free(h->tmp);
-		h->tmp = NULL;
-		return EXIT_FILE;
-	}
-	return 0;
-}
-
-/* The size of the workspace file PATH for the meter of a get (a stat
- * for the display only: the get decides on its own descriptor), or
- * UINT64_MAX. */
-static uint64_t
-get_total(const struct fs_args *args, struct fs_ctx *ctx)
-{
-	struct fs_entry e;
-	enum fs_error why;
-
-	if (args->progress == PROGRESS_OFF ||
-	    fsapi_stat(ctx, args->a, &e, &why) < 0 || e.type != FS_T_FILE)
-		return UINT64_MAX;
-	return e.size;
-}
-
-static int
-do_get(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
-{
-	struct progress meter;
-	enum fs_error why;
-	uint64_t copied;
-	mode_t um;
-	int rc = 0, e;
-
-	if (h->tmp == NULL) {
-		if (fsapi_get(ctx, args->a, 0, UINT64_MAX, 1, &copied, &why) <
-		    0) {
-			fs_complain(ctx, args->a, why, NULL);
-			return EXIT_FILE;
-		}
-		return 0;
-	}
-	um = umask(0);
-	umask(um);
-	meter_start(&meter, args, "get", get_total(args, ctx));
-	e = fsapi_get(ctx, args->a, 0, UINT64_MAX, h->out, &copied, &why);
-	meter_stop(&meter);
-	if (e < 0) {
-		fs_complain(ctx, args->a, why, NULL);
-		rc = EXIT_FILE;
-	} else if (fchmod(h->out, 0666 & ~um) < 0) {
-		log_error("%s: %s", args->b, strerror(errno));
-		rc = EXIT_FILE;
-	}
-	/* close reports a delayed write error (NFS, quota): checked. */
-	if (close(h->out) < 0 && rc == 0) {
-		log_error("%s: %s", args->b, strerror(errno));
-		rc = EXIT_FILE;
-	}
-	h->out = -1;
-	if (rc == 0 && rename(h->tmp, args->b) < 0) {
-		log_error("%s: %s", args->b, strerror(errno));
-		rc = EXIT_FILE;
-	}
-	if (rc != 0)
-		(void)unlink(h->tmp);
-	free(h->tmp);
-	h->tmp = NULL;
-	/* The final line once the file is in place. */
-	progress_end(&meter, rc == 0);
-	return rc;
 }
 
 /* Prints E as one JSON object, no newline. Returns 0 or -ENOMEM/-EIO. */
@@ -639,105 +398,20 @@ do_stat(const struct fs_args *args, struct fs_ctx *ctx,
 	return 0;
 }
 
-static int
-do_rm(const struct fs_args *args, struct fs_ctx *ctx,
-      struct fs_host *h)
-{
-	enum fs_error why;
-
-	if (fsapi_remove(ctx, args->a, args->recursive, &why) < 0) {
-		fs_complain(ctx, args->a, why, NULL);
-		return EXIT_FILE;
-	}
-	return 0;
-}
-
-static int
-do_mkdir(const struct fs_args *args, struct fs_ctx *ctx,
-         struct fs_host *h)
-{
-	enum fs_error why;
-
-	if (fsapi_mkdir(ctx, args->a, args->mode, args->parents, &why) < 0) {
-		/* The generic text of exists suggests --overwrite. */
-		fs_complain(ctx, args->a, why,
-			    why == FS_EXISTS ? "the name is taken" : NULL);
-		return EXIT_FILE;
-	}
-	return 0;
-}
-
-/*
- * Which operand of a failed rename to name in the message: renameat2
- * says only what went wrong, not where. Invalid is whichever breaks a
- * rule; exists, is_a_directory and not_empty are about the target; for
- * the errors of resolution (not_found, not_a_directory, symlink_refused,
- * escapes_workspace), FROM when a stat of it fails the same way, else TO.
- * The stat is for the message only: the rename has already failed, and
- * nothing is done with what it finds.
- */
-static const char *
-mv_culprit(const struct fs_args *args, struct fs_ctx *ctx,
-	   enum fs_error why)
-{
-	struct wspath_limits lim = fsapi_path_limits(ctx);
-	struct fs_entry e;
-	enum fs_error w2;
-
-	switch (why) {
-	case FS_INVALID_PATH:
-		return wspath_why(args->a, strlen(args->a), &lim) !=
-				       WSPATH_OK ?
-			       args->a :
-			       args->b;
-	case FS_EXISTS:
-	case FS_IS_A_DIRECTORY:
-	case FS_NOT_EMPTY:
-		return args->b;
-	case FS_NOT_FOUND:
-	case FS_NOT_A_DIRECTORY:
-	case FS_SYMLINK_REFUSED:
-	case FS_ESCAPES_WORKSPACE:
-		if (fsapi_stat(ctx, args->a, &e, &w2) < 0 && w2 == why)
-			return args->a;
-		return args->b;
-	case FS_OK:
-	case FS_NOT_REGULAR_FILE:
-	case FS_HARDLINKED_FILE:
-	case FS_TOO_LARGE:
-	case FS_QUOTA_EXCEEDED:
-	case FS_IO_ERROR:
-		break;
-	}
-	return args->a;
-}
-
-static int
-do_mv(const struct fs_args *args, struct fs_ctx *ctx,
-      struct fs_host *h)
-{
-	enum fs_error why;
-
-	if (fsapi_rename(ctx, args->a, args->b, args->overwrite, &why) < 0) {
-		fs_complain(ctx, mv_culprit(args, ctx, why), why, NULL);
-		return EXIT_FILE;
-	}
-	return 0;
-}
-
 static const struct fs_cmd commands[] = {
 	{"put", OPT_OVERWRITE | OPT_SIZE | OPT_NO_PROGRESS, 2, 2,
 	 "[--overwrite] [--size BYTES] [--no-progress] HOST_FILE|- "
-	 "SANDBOX_PATH", open_put, do_put},
+	 "SANDBOX_PATH", fscli_open_put, fscli_put},
 	{"get", OPT_NO_PROGRESS, 2, 2,
-	 "[--no-progress] SANDBOX_PATH HOST_FILE|-", open_get, do_get},
+	 "[--no-progress] SANDBOX_PATH HOST_FILE|-", fscli_open_get,
+	 fscli_get},
 	{"ls", OPT_RECURSIVE | OPT_LIMIT | OPT_JSON, 0, 1,
 	 "[--recursive] [--limit N] [--json] [PATH]", NULL, do_ls},
 	{"stat", OPT_JSON, 1, 1, "[--json] PATH", NULL, do_stat},
-	{"rm", OPT_RECURSIVE, 1, 1, "[--recursive] PATH", NULL, do_rm},
+	{"rm", OPT_RECURSIVE, 1, 1, "[--recursive] PATH", NULL, fscli_rm},
 	{"mkdir", OPT_PARENTS | OPT_MODE, 1, 1,
-	 "[--parents] [--mode OCTAL] PATH", NULL, do_mkdir},
-	{"mv", OPT_OVERWRITE, 2, 2, "[--overwrite] FROM TO", NULL, do_mv},
+	 "[--parents] [--mode OCTAL] PATH", NULL, fscli_mkdir},
+	{"mv", OPT_OVERWRITE, 2, 2, "[--overwrite] FROM TO", NULL, fscli_mv},
 };
 
 /*
@@ -760,7 +434,8 @@ confine_cli(int wsfd, const struct fs_host *h)
 	return confine_or_complain(rules, h->dirfd >= 0 ? 2 : 1);
 }
 
-/* Closes what open_put/open_get opened; removes a temporary file left. */
+/* Closes what fscli_open_put/fscli_open_get opened; removes a temporary
+ * file left. */
 static void
 host_close(struct fs_host *h)
 {

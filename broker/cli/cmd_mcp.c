@@ -270,6 +270,34 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 	return broken ? 1 : 0;
 }
 
+/* As `stockade serve`: launchers come from a spawner, and the broker
+ * confines itself to the workspace WS (and, for a temporary one, the
+ * removal of it at the end) before it reads a message. Returns 0 or an
+ * exit status (session_confine). */
+static int
+mcp_confine(struct supervisor *sup, const struct workspace *ws)
+{
+	struct confine_rule rules[2] = {
+		{.fd = ws->fd, .access = CONFINE_ALL},
+		{.fd = ws->parent_fd, .access = LANDLOCK_ACCESS_FS_REMOVE_DIR},
+	};
+
+	return session_confine(sup, rules, ws->temporary ? 2 : 1);
+}
+
+/* Blocks SIGINT, SIGTERM and SIGHUP in this thread, for good. */
+static void
+block_end_signals(void)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, NULL);
+}
+
 int
 cmd_mcp(int argc, char **argv)
 {
@@ -318,34 +346,14 @@ cmd_mcp(int argc, char **argv)
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
-	/* As `stockade serve`: launchers come from a spawner, and the
-	 * broker confines itself to the workspace (and, for a temporary
-	 * one, the removal of it at the end) before it reads a message. */
-	{
-		struct confine_rule rules[2] = {
-			{.fd = ws.fd, .access = CONFINE_ALL},
-			{.fd = ws.parent_fd,
-			 .access = LANDLOCK_ACCESS_FS_REMOVE_DIR},
-		};
-
-		if ((rc = session_confine(&sup, rules,
-					  ws.temporary ? 2 : 1)) != 0)
-			goto out;
-	}
+	if ((rc = mcp_confine(&sup, &ws)) != 0)
+		goto out;
 	jobrun_catch_signals();
 	/* A transfer blocked on a descriptor stops at a signal (fsapi.h). */
 	fsapi_set_interrupted(jobrun_interrupted);
 	rc = run_session(&sv, &pol, ws.fd, &sup);
 	/* One more signal now must not cut the clean-up short. */
-	{
-		sigset_t block;
-
-		sigemptyset(&block);
-		sigaddset(&block, SIGINT);
-		sigaddset(&block, SIGTERM);
-		sigaddset(&block, SIGHUP);
-		pthread_sigmask(SIG_BLOCK, &block, NULL);
-	}
+	block_end_signals();
 out:
 	supervisor_free(&sup);
 	server_free(&sv);

@@ -16,12 +16,13 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
-/* `stockade put` and `stockade get` (cmd_fs.c): exit 0, 1 for a named
- * file error, 2 for usage, 69 without openat2. */
+/* `stockade put` and `stockade get` (cmd_fs.c, cmd_fs_xfer.c): exit 0,
+ * 1 for a named file error, 2 for usage, 69 without openat2. */
 int cmd_put(int argc, char **argv);
 int cmd_get(int argc, char **argv);
-/* `stockade ls`, `rm`, `mkdir`, `mv`, `stat` (cmd_fs.c): the other
- * operations of the host file API on a workspace; exit statuses as put. */
+/* `stockade ls`, `rm`, `mkdir`, `mv`, `stat` (cmd_fs.c; rm, mkdir and mv
+ * in cmd_fs_edit.c): the other operations of the host file API on a
+ * workspace; exit statuses as put. */
 int cmd_ls(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_mkdir(int argc, char **argv);
@@ -63,8 +64,8 @@ int cmd_exec_verify(const char *command, const char *name, int argc,
 int cmd_mcp(int argc, char **argv);
 
 /*
- * The set-up `stockade serve` and `stockade mcp` (COMMAND: "serve",
- * "mcp") share before their transports differ: loads POLICY_FILE (NULL:
+ * The set-up `stockade serve` and `stockade mcp` (session.c; COMMAND:
+ * "serve", "mcp") share before their transports differ: loads POLICY_FILE (NULL:
  * the default) into POL and refuses a policy only an evaluation may run
  * (one that switches a layer off, [jail] unsafe_layers_off or
  * unsafe_no_seccomp, or binds without Landlock, [filesystem]

@@ -3,8 +3,9 @@
  * PATH]`, one JSON-RPC 2.0 session on one workspace (docs/protocol.md).
  *
  * This file is the transport: lines in, lines out, descriptors received
- * with SCM_RIGHTS (unix(7)) and attached to the line they came with.
- * What a line means is rpc.c's business.
+ * with SCM_RIGHTS (unix(7)) and attached to the line they came with (the
+ * reading and the queue of lines are serve_input.c's). What a line means
+ * is rpc.c's business.
  *
  * Signals: SIGINT, SIGTERM and SIGHUP are caught by jobrun's handler
  * (jobrun.h: a running job is cancelled) and kept blocked except while
@@ -45,54 +46,21 @@
 #include "doctor.h"
 #include "preflight.h"
 #include "rpc.h"
+#include "serve_input.h"
 #include "supervisor.h"
 #include "workspace.h"
 
 #define EXIT_SESSION 1  /* the stdio session ended on a protocol error */
-#define READ_CHUNK (64u << 10)
-/* Room for SCM_MAX_FD (253, include/net/scm.h) descriptors in one
- * recvmsg: a sender within the kernel's own limit never truncates the
- * control data; what a line may carry is capped after receipt. */
-#define CMSG_FDS 253
 
 struct server {
 	struct rpc_session rpc;
 	sigset_t waitmask;      /* the mask while waiting: signals let in */
 };
 
-/* A complete request line read and not yet handled, with its
- * descriptors. */
-struct line {
-	struct line *next;
-	char *text;             /* LEN bytes without the '\n' */
-	size_t len;
-	int fds[RPC_MAX_FDS + 1];
-	size_t nfds;
-};
-
 /* Most bytes and lines queued while a job runs: past them the
  * connection is not read until the job ends. */
 #define QUEUE_MAX_BYTES (2u * RPC_MAX_LINE)
 #define QUEUE_MAX_LINES 4096u
-
-/* A connection's input: the complete lines not yet handled (a queue),
- * the bytes of the line not yet complete, and the descriptors that came
- * with it. */
-struct conn {
-	int in, out;
-	bool sock;              /* recvmsg with SCM_RIGHTS */
-	char *buf;
-	size_t len, cap;
-	int pending[RPC_MAX_FDS + 1];
-	size_t npending;
-	struct line *head, *tail;
-	size_t queued_bytes, queued_lines;
-	bool eof;               /* the input ended (read returned 0) */
-	int broken;             /* 0, or the read's error ended the input:
-				 * -EPROTO, -EMSGSIZE or another errno */
-	struct server *sv;      /* for the watch during a job */
-	struct supervisor_watch watch;
-};
 
 enum conn_end { CONN_EOF, CONN_INTERRUPTED, CONN_BROKEN };
 
@@ -101,25 +69,6 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: stockade serve --workspace DIR [--policy FILE] "
 		   "[--socket PATH]\n");
-}
-
-/* Adds FD to the list FDS (*N of them, at most RPC_MAX_FDS + 1 kept: one
- * more than allowed so that rpc_handle refuses the request). */
-static void
-fds_add(int *fds, size_t *n, int fd)
-{
-	if (*n < RPC_MAX_FDS + 1)
-		fds[(*n)++] = fd;
-	else
-		close(fd);
-}
-
-static void
-fds_close(int *fds, size_t *n)
-{
-	for (size_t i = 0; i < *n; i++)
-		close(fds[i]);
-	*n = 0;
 }
 
 /* Waits until FD is readable or a signal comes. Returns 1 (readable), 0
@@ -175,208 +124,6 @@ handle_line(struct server *sv, struct conn *c, const char *line, size_t len,
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(resp);
 	return e;
-}
-
-/* Reads once: data into C's buffer, descriptors into FDS (*NFDS). Returns
- * the bytes read (0 at end of input) or a negative errno; -EPROTO for
- * control data that is not SCM_RIGHTS or was truncated (MSG_CTRUNC). */
-static ssize_t
-conn_read(struct conn *c, int *fds, size_t *nfds)
-{
-	union {
-		char buf[CMSG_SPACE(CMSG_FDS * sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {.iov_base = c->buf + c->len,
-			    .iov_len = c->cap - c->len};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *cm;
-	bool bad = false;
-	ssize_t n;
-
-	*nfds = 0;
-	if (iov.iov_len > READ_CHUNK)
-		iov.iov_len = READ_CHUNK;
-	if (!c->sock) {
-		n = read(c->in, iov.iov_base, iov.iov_len);
-		return n < 0 ? -errno : n;
-	}
-	msg.msg_control = control.buf;
-	msg.msg_controllen = sizeof(control.buf);
-	n = recvmsg(c->in, &msg, MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return -errno;
-	for (cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm)) {
-		size_t k;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-		    cm->cmsg_len < CMSG_LEN(0)) {
-			bad = true;
-			continue;
-		}
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
-			fds_add(fds, nfds, fd);
-		}
-	}
-	if (bad || (msg.msg_flags & MSG_CTRUNC)) {
-		fds_close(fds, nfds);
-		return -EPROTO;
-	}
-	return n;
-}
-
-/* Appends the line C->buf[START..END) with the descriptors FDS (N) to
- * C's queue; they pass to the queue (closed here on ENOMEM, the line
- * then lost: -ENOMEM). */
-static int
-queue_line(struct conn *c, size_t start, size_t end, int *fds, size_t n)
-{
-	struct line *l = calloc(1, sizeof(*l));
-
-	if (l == NULL || (l->text = malloc(end - start + 1)) == NULL) {
-		free(l);
-		fds_close(fds, &n);
-		return -ENOMEM;
-	}
-	memcpy(l->text, c->buf + start, end - start);
-	l->text[end - start] = '\0';
-	l->len = end - start;
-	memcpy(l->fds, fds, n * sizeof(int));
-	l->nfds = n;
-	if (c->tail != NULL)
-		c->tail->next = l;
-	else
-		c->head = l;
-	c->tail = l;
-	c->queued_bytes += l->len;
-	c->queued_lines++;
-	return 0;
-}
-
-/* Takes the first queued line of C, or NULL. */
-static struct line *
-queue_pop(struct conn *c)
-{
-	struct line *l = c->head;
-
-	if (l != NULL) {
-		c->head = l->next;
-		if (c->head == NULL)
-			c->tail = NULL;
-		c->queued_bytes -= l->len;
-		c->queued_lines--;
-	}
-	return l;
-}
-
-static void
-line_free(struct line *l)
-{
-	if (l != NULL) {
-		fds_close(l->fds, &l->nfds);
-		free(l->text);
-		free(l);
-	}
-}
-
-/*
- * Reads once from C (it must be readable) and queues every line it
- * completes. Which line descriptors belong to: a client sends a line and
- * its descriptors in one sendmsg, so they ride on the first byte of that
- * line; unix(7) stream sockets never let one recvmsg read past data that
- * carried descriptors. The descriptors of a recvmsg therefore belong to
- * the line that holds the last byte it read; those of a line not yet
- * complete wait in C->pending for it.
- *
- * Returns the bytes read (0 at end of input: C->eof set, a last line
- * without its '\n' dropped, as a client killed mid-send cut it: it is
- * not a request, and is never carried out, however it parses), -EAGAIN
- * or -EINTR to try again, or a negative errno that ends the connection
- * (C->broken set): -EMSGSIZE for a line over RPC_MAX_LINE (serve_conn
- * answers it with a parse error once the lines before it are answered),
- * -EPROTO for bad control data, -ENOMEM.
- */
-static ssize_t
-conn_fill(struct conn *c)
-{
-	int fds[RPC_MAX_FDS + 1], linefds[RPC_MAX_FDS + 1];
-	size_t nfds, nline, start = 0, mark;
-	bool first = true, fds_given = false;
-	ssize_t n;
-	char *nl;
-
-	if (c->len == c->cap) {
-		size_t cap = c->cap > 0 ? c->cap * 2 : READ_CHUNK;
-		char *b;
-
-		if (c->cap >= RPC_MAX_LINE + 1)
-			return c->broken = -EMSGSIZE; /* serve_conn says it */
-		if (cap > RPC_MAX_LINE + 1)
-			cap = RPC_MAX_LINE + 1;
-		if ((b = realloc(c->buf, cap)) == NULL) {
-			log_error("out of memory");
-			return c->broken = -ENOMEM;
-		}
-		c->buf = b;
-		c->cap = cap;
-	}
-	n = conn_read(c, fds, &nfds);
-	if (n == -EINTR || n == -EAGAIN)
-		return n;
-	if (n == -EPROTO) {
-		log_error("a client sent control data other than up to %d "
-			  "descriptors: the connection ends", CMSG_FDS);
-		return c->broken = -EPROTO;
-	}
-	if (n < 0) {
-		log_error("cannot read a request: %s", strerror((int)-n));
-		return c->broken = (int)n;
-	}
-	if (n == 0) {
-		fds_close(fds, &nfds);
-		if (c->len > 0)
-			log_warn("input ended inside a line of %zu bytes: "
-				 "ignored", c->len);
-		c->len = 0;
-		c->eof = true;
-		return 0;
-	}
-	mark = c->len + (size_t)n - 1;
-	c->len += (size_t)n;
-	while (start < c->len &&
-	       (nl = memchr(c->buf + start, '\n', c->len - start)) != NULL) {
-		size_t end = (size_t)(nl - c->buf);
-
-		nline = 0;
-		if (first) {
-			for (size_t i = 0; i < c->npending; i++)
-				fds_add(linefds, &nline, c->pending[i]);
-			c->npending = 0;
-			first = false;
-		}
-		if (!fds_given && end >= mark) {
-			for (size_t i = 0; i < nfds; i++)
-				fds_add(linefds, &nline, fds[i]);
-			fds_given = true;
-		}
-		if (queue_line(c, start, end, linefds, nline) < 0) {
-			if (!fds_given)
-				fds_close(fds, &nfds);
-			log_error("out of memory");
-			return c->broken = -ENOMEM;
-		}
-		start = end + 1;
-	}
-	if (!fds_given)
-		for (size_t i = 0; i < nfds; i++)
-			fds_add(c->pending, &c->npending, fds[i]);
-	memmove(c->buf, c->buf + start, c->len - start);
-	c->len -= start;
-	return n;
 }
 
 /*
@@ -662,84 +409,41 @@ serve_socket(struct server *sv, struct listener *l)
 	}
 }
 
-/* Refuses, for COMMAND, a policy only an evaluation may run (commands.h,
- * session_prepare). Returns 0 or EXIT_USAGE, saying why. */
+/*
+ * Everything host-side is open: the workspace (WSFD), the socket and its
+ * directory (DIRFD, or -1 without --socket). From here on the broker gets
+ * launchers from a spawner (it cannot exec one itself) and confines
+ * itself: every right beneath the workspace, and in the socket's
+ * directory only the removal of the socket at the end (confine.h;
+ * docs/decisions.md, "The confined broker gets launchers from an
+ * unconfined spawner"). Returns 0 or an exit status (session_confine).
+ */
 static int
-session_policy_refused(const struct policy *pol, const char *command)
+serve_confine(struct supervisor *sup, int wsfd, int dirfd)
 {
-	char names[256];
+	struct confine_rule rules[2] = {
+		{.fd = wsfd, .access = CONFINE_ALL},
+		{.fd = dirfd, .access = LANDLOCK_ACCESS_FS_REMOVE_FILE},
+	};
 
-	/* A session serves an agent: never with layers off, which only an
-	 * evaluation may ask for (docs/layers.md). */
-	if (policy_layers_off(pol) != 0) {
-		log_error("refused: the policy switches layers off (%s): "
-			  "`stockade %s` never runs such a policy (only "
-			  "`stockade eval` or `stockade run "
-			  "--unsafe-evaluation` do)",
-			  job_layers_format(policy_layers_off(pol), names,
-					    sizeof(names)), command);
-		return EXIT_USAGE;
-	}
-	/* Nor with a bind given no Landlock rule, the other evaluation-only
-	 * key ([filesystem] unsafe_ro_bind_no_landlock). */
-	if (policy_unsafe_mount(pol) != NULL) {
-		log_error("refused: the policy binds %s with "
-			  "unsafe_ro_bind_no_landlock (no Landlock rule for "
-			  "it): `stockade %s` never runs such a policy (only "
-			  "`stockade eval` or `stockade run "
-			  "--unsafe-evaluation` do)",
-			  policy_unsafe_mount(pol)->target, command);
-		return EXIT_USAGE;
-	}
-	return 0;
+	return session_confine(sup, rules, dirfd >= 0 ? 2 : 1);
 }
 
-int
-session_prepare(const char *command, const char *policy_file,
-		const char *workspace, struct policy *pol,
-		struct workspace *ws, struct supervisor *sup)
+/* Blocks SIGINT, SIGTERM and SIGHUP; *WAITMASK gets the mask to wait
+ * with: the one before, those three let in. */
+static void
+serve_block_signals(sigset_t *waitmask)
 {
-	char err[POLICY_ERR_MAX + 256];
-	int rc;
+	sigset_t block;
 
-	memset(pol, 0, sizeof(*pol));
-	if ((rc = load_policy_or_complain(pol, policy_file)) != 0)
-		return rc;
-	if ((rc = session_policy_refused(pol, command)) != 0) {
-		policy_clear(pol);
-		return rc;
-	}
-	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
-		log_error("refused: %s", err);
-		policy_clear(pol);
-		return EXIT_REFUSED;
-	}
-	if ((rc = open_workspace_or_complain(ws, workspace)) != 0) {
-		policy_clear(pol);
-		return rc;
-	}
-	if (supervisor_init(sup, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		(void)workspace_close(ws, false);
-		policy_clear(pol);
-		return EXIT_SANDBOX;
-	}
-	/* Sessions keep warm jails; `stockade run` does not. */
-	sup->pool_size = pol->pool_size;
-	return 0;
-}
-
-int
-session_confine(struct supervisor *sup, const struct confine_rule *rules,
-		size_t nrules)
-{
-	int e;
-
-	if ((e = supervisor_use_spawner(sup)) < 0) {
-		log_error("cannot start the launcher spawner: %s", strerror(-e));
-		return EXIT_SANDBOX;
-	}
-	return confine_or_complain(rules, nrules);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sigdelset(waitmask, SIGINT);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGHUP);
 }
 
 int
@@ -758,7 +462,6 @@ cmd_serve(int argc, char **argv)
 	struct policy pol;
 	struct workspace ws;
 	struct supervisor sup;
-	sigset_t block;
 	int c, rc, e;
 
 	optind = 1;
@@ -781,37 +484,12 @@ cmd_serve(int argc, char **argv)
 	if (socket_path != NULL && (rc = listen_at(&l, socket_path)) != 0)
 		goto out;
 
-	/*
-	 * Everything host-side is open: the workspace (ws.fd), the socket
-	 * (l.fd) and its directory (l.dirfd). From here on the broker gets
-	 * launchers from a spawner (it cannot exec one itself) and confines
-	 * itself: every right beneath the workspace, and in the socket's
-	 * directory only the removal of the socket at the end (confine.h;
-	 * docs/decisions.md, "The confined broker gets launchers from an
-	 * unconfined spawner").
-	 */
-	{
-		struct confine_rule rules[2] = {
-			{.fd = ws.fd, .access = CONFINE_ALL},
-			{.fd = l.dirfd,
-			 .access = LANDLOCK_ACCESS_FS_REMOVE_FILE},
-		};
-
-		if ((rc = session_confine(&sup, rules,
-					  l.dirfd >= 0 ? 2 : 1)) != 0)
-			goto out;
-	}
+	if ((rc = serve_confine(&sup, ws.fd, l.dirfd)) != 0)
+		goto out;
 
 	/* The signals are caught for the whole session and let in only
 	 * while waiting or handling a request (top of this file). */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &sv.waitmask);
-	sigdelset(&sv.waitmask, SIGINT);
-	sigdelset(&sv.waitmask, SIGTERM);
-	sigdelset(&sv.waitmask, SIGHUP);
+	serve_block_signals(&sv.waitmask);
 	jobrun_catch_signals();
 	/* A transfer blocked on a descriptor (fs.read into a pipe nobody
 	 * reads, fs.write from one that never ends) stops at the signal:

@@ -1,0 +1,97 @@
+/*
+ * session.c: the set-up `stockade serve` (serve.c) and `stockade mcp`
+ * (cmd_mcp.c) share before their transports differ (commands.h): the
+ * policy loaded and refused when only an evaluation may run it, the
+ * host's layers checked, the workspace opened, the launcher found; then
+ * the spawner started and the broker confined.
+ */
+#include <string.h>
+
+#include "commands.h"
+#include "doctor.h"
+#include "log.h"
+#include "policy.h"
+#include "preflight.h"
+#include "result.h"
+#include "supervisor.h"
+#include "workspace.h"
+
+/* Refuses, for COMMAND, a policy only an evaluation may run (commands.h,
+ * session_prepare). Returns 0 or EXIT_USAGE, saying why. */
+static int
+session_policy_refused(const struct policy *pol, const char *command)
+{
+	char names[256];
+
+	/* A session serves an agent: never with layers off, which only an
+	 * evaluation may ask for (docs/layers.md). */
+	if (policy_layers_off(pol) != 0) {
+		log_error("refused: the policy switches layers off (%s): "
+			  "`stockade %s` never runs such a policy (only "
+			  "`stockade eval` or `stockade run "
+			  "--unsafe-evaluation` do)",
+			  job_layers_format(policy_layers_off(pol), names,
+					    sizeof(names)), command);
+		return EXIT_USAGE;
+	}
+	/* Nor with a bind given no Landlock rule, the other evaluation-only
+	 * key ([filesystem] unsafe_ro_bind_no_landlock). */
+	if (policy_unsafe_mount(pol) != NULL) {
+		log_error("refused: the policy binds %s with "
+			  "unsafe_ro_bind_no_landlock (no Landlock rule for "
+			  "it): `stockade %s` never runs such a policy (only "
+			  "`stockade eval` or `stockade run "
+			  "--unsafe-evaluation` do)",
+			  policy_unsafe_mount(pol)->target, command);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int
+session_prepare(const char *command, const char *policy_file,
+		const char *workspace, struct policy *pol,
+		struct workspace *ws, struct supervisor *sup)
+{
+	char err[POLICY_ERR_MAX + 256];
+	int rc;
+
+	memset(pol, 0, sizeof(*pol));
+	if ((rc = load_policy_or_complain(pol, policy_file)) != 0)
+		return rc;
+	if ((rc = session_policy_refused(pol, command)) != 0) {
+		policy_clear(pol);
+		return rc;
+	}
+	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
+		log_error("refused: %s", err);
+		policy_clear(pol);
+		return EXIT_REFUSED;
+	}
+	if ((rc = open_workspace_or_complain(ws, workspace)) != 0) {
+		policy_clear(pol);
+		return rc;
+	}
+	if (supervisor_init(sup, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		(void)workspace_close(ws, false);
+		policy_clear(pol);
+		return EXIT_SANDBOX;
+	}
+	/* Sessions keep warm jails; `stockade run` does not. */
+	sup->pool_size = pol->pool_size;
+	return 0;
+}
+
+int
+session_confine(struct supervisor *sup, const struct confine_rule *rules,
+		size_t nrules)
+{
+	int e;
+
+	if ((e = supervisor_use_spawner(sup)) < 0) {
+		log_error("cannot start the launcher spawner: %s", strerror(-e));
+		return EXIT_SANDBOX;
+	}
+	return confine_or_complain(rules, nrules);
+}
