@@ -21,6 +21,10 @@
 #include "plant.h"
 #include "wspath.h"
 
+/* The sizes of the new file's temporary name and /proc/self/fd path. */
+#define TMP_NAME_SIZE 48
+#define PROC_PATH_SIZE 64
+
 int
 fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -276,20 +280,204 @@ add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/*
+ * The early answer for NAME in PARENT before any data is consumed: the
+ * entry there refused (a directory; any entry without W's OVERWRITE), or
+ * a new name without W's ENTRY_ROOM. Sets *REPLACED and *OLD_SIZE (the
+ * st_size of a regular file replaced) for an entry that will be
+ * overwritten. Returns 0 or a negative errno with *WHY set.
+ */
+static int
+write_probe_name(int parent, const char *name, const struct fsapi_wreq *w,
+		 bool *replaced, uint64_t *old_size, enum fs_error *why)
+{
+	struct stat st;
+
+	/* The kernel decides again at linkat/renameat2 time, so a race
+	 * changes nothing but the usage figures the caller keeps (which a
+	 * job invalidates anyway). A batch's new file (fs.unpack: no
+	 * overwrite, room for it) goes without: the linkat answers exists,
+	 * a lookup fewer. */
+	if (w->name != NULL && !w->overwrite && w->entry_room) {
+		/* the linkat decides */
+	} else if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
+		if (!w->overwrite)
+			return fsapi_fail(why, FS_EXISTS, -EEXIST);
+		*replaced = true;
+		if (S_ISREG(st.st_mode) && st.st_size > 0)
+			*old_size = (uint64_t)st.st_size;
+	} else if (errno != ENOENT) {
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	} else if (!w->entry_room) {
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	}
+	return 0;
+}
+
+/*
+ * Creates the new file in PARENT with mode M: an unnamed O_TMPFILE (PROC,
+ * PROC_PATH_SIZE bytes, gets its /proc/self/fd path), else one under a
+ * random name (TMP, TMP_NAME_SIZE bytes, gets it). Returns its
+ * descriptor (the caller owns it) or a negative errno with *WHY set.
+ */
+static int
+write_create(int parent, const char *name, mode_t m, char *tmp, char *proc,
+	     enum fs_error *why)
+{
+	int fd = -1, e;
+
+	if (PLANTED(fs_put_writes_in_place)) {
+		fd = openat(parent, name, O_WRONLY | O_CREAT | O_TRUNC |
+			    O_NOFOLLOW | O_CLOEXEC, m);
+		if (fd < 0)
+			return fsapi_fail(why, fs_error_from_errno(errno),
+					  -errno);
+	} else if ((fd = openat_tmpfile(parent, O_WRONLY, m)) >= 0) {
+		snprintf(proc, PROC_PATH_SIZE, "/proc/self/fd/%d", fd);
+	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
+		/* No O_TMPFILE on this file system (EISDIR: a kernel that
+		 * predates it): a random name, removed on any failure. */
+		if ((e = make_tmp_name(parent, NULL, m, tmp, TMP_NAME_SIZE,
+				       &fd)) < 0)
+			return fsapi_fail(why, fs_error_from_errno(-e), e);
+	} else {
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	}
+	return fd;
+}
+
+/*
+ * Gives the new file FD mode M and, for a root broker, the owner of the
+ * workspace ROOT. Returns 0 or -errno.
+ */
+static int
+write_set_owner(int root, int fd, mode_t m)
+{
+	/* The mode first, while the file is still the broker's own: a root
+	 * broker needs no CAP_FOWNER for it (confine.h). Created with M,
+	 * the file already has it unless the umask took bits away. */
+	if ((m & fsapi_process_umask()) != 0 && fchmod(fd, m) < 0)
+		return -errno;
+	if (geteuid() == 0) {
+		/* The job runs as the workspace's owner (workspace.h). */
+		struct stat rs;
+
+		if (fstat(root, &rs) < 0 ||
+		    fchown(fd, rs.st_uid, rs.st_gid) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Puts the data into the new file FD: W's FILL, else a copy of IN_FD,
+ * *COPIED bytes, refused past MAX (the lower of W's FILE_BYTES and SPACE,
+ * the room the workspace has for it). Returns 0 or a negative errno with
+ * *WHY set.
+ */
+static int
+write_fill(int in_fd, int fd, const struct fsapi_wreq *w, uint64_t max,
+	   uint64_t space, uint64_t *copied, enum fs_error *why)
+{
+	uint64_t limit;
+	bool out_side;
+	int e;
+
+	/* MAX + 1 tells a file of exactly the limit from a larger one
+	 * without reading all of a huge one. */
+	limit = PLANTED(fs_put_size_limit_off_by_one) ? max : add_sat(max, 1);
+	e = w->fill != NULL ?
+		    w->fill(w->fill_arg, fd, limit, copied, &out_side) :
+		    fsapi_copy_fd(in_fd, fd, limit, copied, &out_side);
+	if (e < 0) {
+		*why = out_side ? fs_error_from_errno(-e) : FS_IO_ERROR;
+		if (*why != FS_QUOTA_EXCEEDED && *why != FS_TOO_LARGE)
+			*why = FS_IO_ERROR;
+		return e;
+	}
+	if (*copied > max) {
+		/* The lower limit decides: the per-file one is too_large,
+		 * the workspace's quota_exceeded. */
+		if (w->file_bytes <= space)
+			return fsapi_fail(why, FS_TOO_LARGE, -EFBIG);
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	}
+	return 0;
+}
+
+/*
+ * Gives the complete new file its NAME in PARENT: the unnamed file PROC
+ * linked there, or (TMP, TMP_NAME_SIZE bytes, naming it or getting a
+ * name for it) renamed over it. *REPLACED set when a name taken since the probe is
+ * replaced. Returns 0 or a negative errno with *WHY set; TMP is removed
+ * when the rename fails.
+ */
+static int
+write_publish(int parent, const char *name, const struct fsapi_wreq *w,
+	      const char *proc, char *tmp, bool *replaced, enum fs_error *why)
+{
+	struct stat st;
+	int e;
+
+	if (proc[0] != '\0' && (!w->overwrite || !*replaced)) {
+		/* linkat never replaces: a name taken since is EEXIST. With
+		 * OVERWRITE and no file there a moment ago, the link is
+		 * tried first (one directory insert, the common case of a
+		 * new file) and a name taken since falls through to the
+		 * rename below, which replaces it atomically. */
+		if (linkat(AT_FDCWD, proc, parent, name, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST || !w->overwrite) {
+			e = errno;
+			if (e == EEXIST && fstatat(parent, name, &st,
+						   AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode))
+				e = EISDIR;
+			return fsapi_fail(why, fs_error_from_errno(e), -e);
+		}
+		*replaced = true;
+	}
+	if (proc[0] != '\0' &&
+	    (e = make_tmp_name(parent, proc, 0, tmp, TMP_NAME_SIZE,
+			       NULL)) < 0) {
+		*why = fs_error_from_errno(-e);
+		return e;
+	}
+	/* TMP now names the complete file. rename replaces the directory
+	 * entry NAME itself: a symlink or FIFO there is never followed. */
+	if (renameat2(parent, tmp, parent, name,
+		      w->overwrite ? 0 : RENAME_NOREPLACE) == 0)
+		return 0;
+	e = -errno;
+	if (e == -EINVAL && !w->overwrite) {
+		/* No RENAME_NOREPLACE here: linkat never replaces either. */
+		if (linkat(parent, tmp, parent, name, 0) == 0) {
+			(void)unlinkat(parent, tmp, 0);
+			return 0;
+		}
+		e = -errno;
+	}
+	*why = fs_error_from_errno(-e);
+	if (tmp[0] != '\0')
+		(void)unlinkat(parent, tmp, 0);
+	return e;
+}
+
 int
 fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		enum fs_error *why)
 {
 	_cleanup_close_ int dirfd = -1;
 	_cleanup_close_ int fd = -1;
-	char tmp[48] = "", proc[64] = "";
+	char tmp[TMP_NAME_SIZE] = "", proc[PROC_PATH_SIZE] = "";
 	const mode_t m = w->mode & 0777; /* never setuid, setgid or sticky */
-	uint64_t copied = 0, space, max, limit;
-	bool out_side, replaced = false;
+	uint64_t copied = 0, space, max;
+	bool replaced = false;
 	int parent;
 	uint64_t old_size = 0;
 	const char *name;
-	struct stat st;
 	int e;
 
 	*why = FS_OK;
@@ -303,26 +491,9 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		return dirfd;
 	}
 	parent = w->name != NULL ? w->dirfd : dirfd;
-	/* An early answer before any data is consumed; the kernel decides
-	 * again at linkat/renameat2 time, so a race changes nothing but the
-	 * usage figures the caller keeps (which a job invalidates anyway).
-	 * A batch's new file (fs.unpack: no overwrite, room for it) goes
-	 * without: the linkat below answers exists, a lookup fewer. */
-	if (w->name != NULL && !w->overwrite && w->entry_room) {
-		/* the linkat decides */
-	} else if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
-		if (!w->overwrite)
-			return fsapi_fail(why, FS_EXISTS, -EEXIST);
-		replaced = true;
-		if (S_ISREG(st.st_mode) && st.st_size > 0)
-			old_size = (uint64_t)st.st_size;
-	} else if (errno != ENOENT) {
-		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
-	} else if (!w->entry_room) {
-		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
-	}
+	if ((e = write_probe_name(parent, name, w, &replaced, &old_size,
+				  why)) < 0)
+		return e;
 	/* The file may take what the workspace has left plus what the file
 	 * it replaces frees. */
 	space = add_sat(w->space_left, old_size);
@@ -331,118 +502,27 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	else
 		max = w->file_bytes < space ? w->file_bytes : space;
 
-	if (PLANTED(fs_put_writes_in_place)) {
-		fd = openat(parent, name, O_WRONLY | O_CREAT | O_TRUNC |
-			    O_NOFOLLOW | O_CLOEXEC, m);
-		if (fd < 0)
-			return fsapi_fail(why, fs_error_from_errno(errno),
-					  -errno);
-	} else if ((fd = openat_tmpfile(parent, O_WRONLY, m)) >= 0) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
-		/* No O_TMPFILE on this file system (EISDIR: a kernel that
-		 * predates it): a random name, removed on any failure. */
-		if ((e = make_tmp_name(parent, NULL, m, tmp, sizeof(tmp),
-				       &fd)) < 0)
-			return fsapi_fail(why, fs_error_from_errno(-e), e);
-	} else {
-		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
-	}
-
-	/* The mode first, while the file is still the broker's own: a root
-	 * broker needs no CAP_FOWNER for it (confine.h). Created with M,
-	 * the file already has it unless the umask took bits away. */
-	if ((m & fsapi_process_umask()) != 0 && fchmod(fd, m) < 0) {
-		e = -errno;
+	if ((fd = write_create(parent, name, m, tmp, proc, why)) < 0)
+		return fd;
+	if ((e = write_set_owner(root, fd, m)) < 0) {
 		*why = FS_IO_ERROR;
 		goto out_unlink;
 	}
-	if (geteuid() == 0) {
-		/* The job runs as the workspace's owner (workspace.h). */
-		struct stat rs;
-
-		if (fstat(root, &rs) < 0 ||
-		    fchown(fd, rs.st_uid, rs.st_gid) < 0) {
-			e = -errno;
-			*why = FS_IO_ERROR;
-			goto out_unlink;
-		}
-	}
-	/* MAX + 1 tells a file of exactly the limit from a larger one
-	 * without reading all of a huge one. */
-	limit = PLANTED(fs_put_size_limit_off_by_one) ? max : add_sat(max, 1);
-	e = w->fill != NULL ?
-		    w->fill(w->fill_arg, fd, limit, &copied, &out_side) :
-		    fsapi_copy_fd(in_fd, fd, limit, &copied, &out_side);
-	if (e < 0) {
-		*why = out_side ? fs_error_from_errno(-e) : FS_IO_ERROR;
-		if (*why != FS_QUOTA_EXCEEDED && *why != FS_TOO_LARGE)
-			*why = FS_IO_ERROR;
+	if ((e = write_fill(in_fd, fd, w, max, space, &copied, why)) < 0)
 		goto out_unlink;
-	}
-	if (copied > max) {
-		/* The lower limit decides: the per-file one is too_large,
-		 * the workspace's quota_exceeded. */
-		if (w->file_bytes <= space) {
-			e = -EFBIG;
-			*why = FS_TOO_LARGE;
-		} else {
-			e = -EDQUOT;
-			*why = FS_QUOTA_EXCEEDED;
-		}
-		goto out_unlink;
-	}
-	if (PLANTED(fs_put_writes_in_place))
-		goto done;
-
-	if (proc[0] != '\0' && (!w->overwrite || !replaced)) {
-		/* linkat never replaces: a name taken since is EEXIST. With
-		 * OVERWRITE and no file there a moment ago, the link is
-		 * tried first (one directory insert, the common case of a
-		 * new file) and a name taken since falls through to the
-		 * rename below, which replaces it atomically. */
-		if (linkat(AT_FDCWD, proc, parent, name, AT_SYMLINK_FOLLOW) == 0)
-			goto done;
-		if (errno != EEXIST || !w->overwrite) {
-			e = errno;
-			if (e == EEXIST && fstatat(parent, name, &st,
-						   AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISDIR(st.st_mode))
-				e = EISDIR;
-			return fsapi_fail(why, fs_error_from_errno(e), -e);
-		}
-		replaced = true;
-	}
-	if (proc[0] != '\0' &&
-	    (e = make_tmp_name(parent, proc, m, tmp, sizeof(tmp), NULL)) < 0) {
-		*why = fs_error_from_errno(-e);
+	if (!PLANTED(fs_put_writes_in_place) &&
+	    (e = write_publish(parent, name, w, proc, tmp, &replaced,
+			       why)) < 0)
 		return e;
-	}
-	/* TMP now names the complete file. rename replaces the directory
-	 * entry NAME itself: a symlink or FIFO there is never followed. */
-	if (renameat2(parent, tmp, parent, name,
-		      w->overwrite ? 0 : RENAME_NOREPLACE) == 0)
-		goto done;
-	e = -errno;
-	if (e == -EINVAL && !w->overwrite) {
-		/* No RENAME_NOREPLACE here: linkat never replaces either. */
-		if (linkat(parent, tmp, parent, name, 0) == 0) {
-			(void)unlinkat(parent, tmp, 0);
-			goto done;
-		}
-		e = -errno;
-	}
-	*why = fs_error_from_errno(-e);
-out_unlink:
-	if (tmp[0] != '\0')
-		(void)unlinkat(parent, tmp, 0);
-	return e;
-
-done:
 	w->written = copied;
 	w->replaced = replaced;
 	w->old_size = old_size;
 	return 0;
+
+out_unlink:
+	if (tmp[0] != '\0')
+		(void)unlinkat(parent, tmp, 0);
+	return e;
 }
 
 int
