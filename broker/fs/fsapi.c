@@ -1,7 +1,8 @@
 /*
  * fsapi.c: the host file API on the workspace descriptor (fsapi.h):
  * resolution, reading and writing. The operations under a session's
- * quotas are in fsops.c; what the two share is fsapi_internal.h.
+ * quotas are in fsops.c and fsops_mkdir.c, the data copy in fsapi_copy.c;
+ * what they share is fsapi_internal.h.
  */
 #include "fsapi.h"
 #include "fsapi_internal.h"
@@ -410,9 +411,9 @@ write_fill(int in_fd, int fd, const struct fsapi_wreq *w, uint64_t max,
 /*
  * Gives the complete new file its NAME in PARENT: the unnamed file PROC
  * linked there, or (TMP, TMP_NAME_SIZE bytes, naming it or getting a
- * name for it) renamed over it. *REPLACED set when a name taken since the probe is
- * replaced. Returns 0 or a negative errno with *WHY set; TMP is removed
- * when the rename fails.
+ * name for it) renamed over it. *REPLACED set when a name taken since
+ * the probe is replaced. Returns 0 or a negative errno with *WHY set;
+ * TMP is removed when the rename fails.
  */
 static int
 write_publish(int parent, const char *name, const struct fsapi_wreq *w,
