@@ -1,8 +1,8 @@
 /*
  * fsapi_internal.h: what fsapi.c (resolution, reading, writing) and
- * fsapi_copy.c (the data copy) share with fsops.c (the operations under
- * a session's quotas). Not an interface for other files: they use
- * fsapi.h.
+ * fsapi_copy.c (the data copy) share with fsops.c and fsops_mkdir.c (the
+ * operations under a session's quotas). Not an interface for other
+ * files: they use fsapi.h.
  */
 #ifndef STOCKADE_FSAPI_INTERNAL_H
 #define STOCKADE_FSAPI_INTERNAL_H
@@ -41,6 +41,17 @@ int fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode);
 int fsapi_open_parent(int root, const char *path,
 		      const struct wspath_limits *lim, const char **name,
 		      enum fs_error *why);
+
+/*
+ * The checks before an operation under CTX's quotas that adds PATH
+ * (NUL-terminated, borrowed) to the workspace: PATH valid under LIM, the
+ * usage figures made valid (fsapi_usage), and the workspace not over its
+ * entry quota: one over it takes nothing more, not even an overwrite, as
+ * its true size is unknown. Returns 0 or a negative errno with *WHY set:
+ * invalid_path, io_error, quota_exceeded. In fsops.c.
+ */
+int fsapi_may_add(struct fs_ctx *ctx, const char *path,
+		  const struct wspath_limits *lim, enum fs_error *why);
 
 /* A read: fsapi_read's rules, with the knobs fsapi_get needs. */
 struct fsapi_rreq {
