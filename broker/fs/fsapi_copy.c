@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #define COPY_BUF 65536
-/* How copy_fd moves data, best first. */
+/* How fsapi_copy_fd moves data, best first. */
 enum copy_how {
 	COPY_RANGE,    /* copy_file_range: file to file, in the kernel */
 	COPY_SENDFILE, /* sendfile: a file to anything (pipe, socket) */
