@@ -511,10 +511,12 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	}
 	if ((e = write_fill(in_fd, fd, w, max, space, &copied, why)) < 0)
 		goto out_unlink;
-	if (!PLANTED(fs_put_writes_in_place) &&
-	    (e = write_publish(parent, name, w, proc, tmp, &replaced,
+	if (PLANTED(fs_put_writes_in_place))
+		goto done;
+	if ((e = write_publish(parent, name, w, proc, tmp, &replaced,
 			       why)) < 0)
 		return e;
+done:
 	w->written = copied;
 	w->replaced = replaced;
 	w->old_size = old_size;
