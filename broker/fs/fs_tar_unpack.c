@@ -302,38 +302,91 @@ entry_path(struct unpack *u, const char *name, size_t len, bool *top,
 }
 
 
+/*
+ * The name of the entry E into *NAME (E's, borrowed) and *LEN, and its
+ * kind checked: only files and directories are unpacked. Returns 0 or a
+ * negative errno with *F set (invalid_path, hardlinked_file,
+ * symlink_refused, not_regular_file).
+ */
+static int
+entry_name_kind(struct archive_entry *e, const char **name, size_t *len,
+		struct fstar_fail *f)
+{
+	mode_t type = archive_entry_filetype(e);
+
+	*name = archive_entry_pathname(e);
+	if (*name == NULL)
+		*name = archive_entry_pathname_utf8(e);
+	if (*name == NULL)
+		return fstar_fail_entry(f, FS_INVALID_PATH, "?", 1,
+			    "an entry without a name the archive could give",
+			    EINVAL);
+	*len = strlen(*name);
+	if (archive_entry_hardlink(e) != NULL)
+		return fstar_fail_entry(f, FS_HARDLINKED_FILE, *name, *len,
+			    "a hard link in the archive: only files and "
+			    "directories are unpacked", EMLINK);
+	if (type == AE_IFLNK)
+		return fstar_fail_entry(f, FS_SYMLINK_REFUSED, *name, *len,
+			    "a symbolic link in the archive: only files and "
+			    "directories are unpacked", ELOOP);
+	if (type != AE_IFREG && type != AE_IFDIR)
+		return fstar_fail_entry(f, FS_NOT_REGULAR_FILE, *name, *len,
+			    "a device, FIFO or socket in the archive: only "
+			    "files and directories are unpacked", EINVAL);
+	return 0;
+}
+
+/*
+ * The file entry NAME (LEN bytes; U->path, its name at OFF) written by
+ * this thread from the archive's data, with PERM, into the parent
+ * use_parent opened, counted in *N. Returns 0 or a negative errno with
+ * *F set.
+ */
+static int
+put_file_entry(struct unpack *u, const char *name, size_t len, size_t off,
+	       mode_t perm, struct fstar_counts *n, struct fstar_fail *f)
+{
+	struct fsapi_wreq knobs;
+	enum fs_error why;
+	uint64_t written;
+	int r;
+
+	memset(&knobs, 0, sizeof(knobs));
+	knobs.name = u->path + off;
+	knobs.dirfd = u->cur->fd;
+	knobs.fill = fill_entry;
+	knobs.fill_arg = u;
+	u->arc_failed = false;
+	r = fsapi_put_req(u->ctx, u->path, -1, &knobs, perm, u->overwrite,
+			  &written, &why);
+	if (r < 0 && u->arc_failed)
+		return fstar_fail_entry(f, FS_IO_ERROR, name, len,
+			    archive_error_string(u->a) != NULL
+				    ? archive_error_string(u->a)
+				    : "the archive's data ended early", -r);
+	if (r < 0)
+		return fstar_fail_entry(f, why, name, len, fsreport_explain(u->ctx, why,
+			    u->path, strlen(u->path), NULL, 0), -r);
+	n->files++;
+	n->bytes += written;
+	return 0;
+}
+
 /* One entry E (its data not read yet) into the workspace. */
 static int
 one_entry(struct unpack *u, struct archive_entry *e, struct fstar_counts *n,
 	  struct fstar_fail *f)
 {
-	const char *name = archive_entry_pathname(e);
 	mode_t type = archive_entry_filetype(e), perm;
-	struct fsapi_wreq knobs;
 	enum fs_error why;
-	size_t len, off;
-	uint64_t written;
+	const char *name;
+	size_t len = 0, off;
 	bool top;
 	int r;
 
-	if (name == NULL)
-		name = archive_entry_pathname_utf8(e);
-	if (name == NULL)
-		return fstar_fail_entry(f, FS_INVALID_PATH, "?", 1, "an entry without a "
-			    "name the archive could give", EINVAL);
-	len = strlen(name);
-	if (archive_entry_hardlink(e) != NULL)
-		return fstar_fail_entry(f, FS_HARDLINKED_FILE, name, len, "a hard link in "
-			    "the archive: only files and directories are "
-			    "unpacked", EMLINK);
-	if (type == AE_IFLNK)
-		return fstar_fail_entry(f, FS_SYMLINK_REFUSED, name, len, "a symbolic link "
-			    "in the archive: only files and directories are "
-			    "unpacked", ELOOP);
-	if (type != AE_IFREG && type != AE_IFDIR)
-		return fstar_fail_entry(f, FS_NOT_REGULAR_FILE, name, len, "a device, FIFO "
-			    "or socket in the archive: only files and "
-			    "directories are unpacked", EINVAL);
+	if ((r = entry_name_kind(e, &name, &len, f)) < 0)
+		return r;
 	if ((r = entry_path(u, name, len, &top, f)) < 0)
 		return r;
 	perm = archive_entry_perm(e) & 0777;
@@ -375,25 +428,7 @@ one_entry(struct unpack *u, struct archive_entry *e, struct fstar_counts *n,
 	if ((r = use_parent(u, off, &why)) < 0)
 		return fstar_fail_entry(f, why, name, len, fsreport_explain(u->ctx, why,
 			    u->path, strlen(u->path), NULL, 0), -r);
-	memset(&knobs, 0, sizeof(knobs));
-	knobs.name = u->path + off;
-	knobs.dirfd = u->cur->fd;
-	knobs.fill = fill_entry;
-	knobs.fill_arg = u;
-	u->arc_failed = false;
-	r = fsapi_put_req(u->ctx, u->path, -1, &knobs, perm, u->overwrite,
-			  &written, &why);
-	if (r < 0 && u->arc_failed)
-		return fstar_fail_entry(f, FS_IO_ERROR, name, len,
-			    archive_error_string(u->a) != NULL
-				    ? archive_error_string(u->a)
-				    : "the archive's data ended early", -r);
-	if (r < 0)
-		return fstar_fail_entry(f, why, name, len, fsreport_explain(u->ctx, why,
-			    u->path, strlen(u->path), NULL, 0), -r);
-	n->files++;
-	n->bytes += written;
-	return 0;
+	return put_file_entry(u, name, len, off, perm, n, f);
 }
 
 /* The archive's error after next_header failed, as *F. */
@@ -423,6 +458,69 @@ stream_error(struct unpack *u, const void *data, size_t len,
 	return fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, text, EIO);
 }
 
+/*
+ * The entries of the archive U->a opened (E its entry to read headers
+ * into; DATA and LEN the archive in memory, for stream_error) into the
+ * workspace, one by one, then its end checked: both end-of-archive blocks
+ * read. Counts in *N. Returns 0 or a negative errno with *F set (an
+ * earlier entry's failure over a later one's).
+ */
+static int
+unpack_entries(struct unpack *u, struct archive_entry *e, const void *data,
+	       size_t len, struct fstar_counts *n, struct fstar_fail *f)
+{
+	int64_t before;
+	int r, rc;
+
+	for (;;) {
+		before = archive_filter_bytes(u->a, 0);
+		rc = archive_read_next_header2(u->a, e);
+		if (rc == ARCHIVE_EOF)
+			break;
+		/* ARCHIVE_RETRY (a header that does not check) is no
+		 * entry either; ARCHIVE_WARN is one, with a remark. */
+		if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+			/* The files in flight first: an earlier entry's
+			 * failure wins, and the count is of entries done. */
+			if ((r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
+				goto failed;
+			r = stream_error(u, data, len, f,
+					 n->files + n->directories);
+			goto failed;
+		}
+		if ((r = one_entry(u, e, n, f)) < 0)
+			goto failed;
+		u->seq++;
+		if ((r = fstar_collect(u, n, f, COLLECT_NOW)) < 0)
+			goto failed;
+	}
+	if ((r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
+		return r;
+	/*
+	 * An archive ends with two zero blocks of 512 bytes (POSIX.1-2017,
+	 * pax, "ustar Interchange Format"), which libarchive consumes; it
+	 * accepts a stream that stops after an entry, after the first zero
+	 * block, or inside the second (issue 23), each a producer that died
+	 * before the end. Headers and data areas are whole blocks, and the
+	 * last entry's data was read (fill_entry), so the first zero block
+	 * starts where its padding ends: BEFORE rounded up to a block. Both
+	 * blocks must have been consumed from there.
+	 */
+	if (archive_filter_bytes(u->a, 0) - ((before + 511) & ~(int64_t)511) <
+	    1024)
+		r = fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, "the stream ended without "
+			 "the two end-of-archive blocks (cut short?)", EIO);
+	return r;
+failed:
+	/* This entry failed (or one in flight before it did): what the
+	 * writers still hold is collected, and an earlier entry's failure
+	 * replaces this one's. */
+	if (u->fail_seq == UINT64_MAX)
+		u->fail_seq = u->seq;
+	(void)fstar_collect(u, n, f, COLLECT_ALL);
+	return r;
+}
+
 int
 fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 	     const void *data, size_t len, bool overwrite,
@@ -432,7 +530,6 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 	struct unpack *u;
 	struct archive_entry *e = NULL;
 	enum fs_error why;
-	int64_t before;
 	int r = 0, rc;
 
 	memset(n, 0, sizeof(*n));
@@ -480,52 +577,7 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 		r = stream_error(u, data, len, f, 0);
 		goto out;
 	}
-	for (;;) {
-		before = archive_filter_bytes(u->a, 0);
-		rc = archive_read_next_header2(u->a, e);
-		if (rc == ARCHIVE_EOF)
-			break;
-		/* ARCHIVE_RETRY (a header that does not check) is no
-		 * entry either; ARCHIVE_WARN is one, with a remark. */
-		if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-			/* The files in flight first: an earlier entry's
-			 * failure wins, and the count is of entries done. */
-			if ((r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
-				goto failed;
-			r = stream_error(u, data, len, f,
-					 n->files + n->directories);
-			goto failed;
-		}
-		if ((r = one_entry(u, e, n, f)) < 0)
-			goto failed;
-		u->seq++;
-		if ((r = fstar_collect(u, n, f, COLLECT_NOW)) < 0)
-			goto failed;
-	}
-	if ((r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
-		goto out;
-	/*
-	 * An archive ends with two zero blocks of 512 bytes (POSIX.1-2017,
-	 * pax, "ustar Interchange Format"), which libarchive consumes; it
-	 * accepts a stream that stops after an entry, after the first zero
-	 * block, or inside the second (issue 23), each a producer that died
-	 * before the end. Headers and data areas are whole blocks, and the
-	 * last entry's data was read (fill_entry), so the first zero block
-	 * starts where its padding ends: BEFORE rounded up to a block. Both
-	 * blocks must have been consumed from there.
-	 */
-	if (archive_filter_bytes(u->a, 0) - ((before + 511) & ~(int64_t)511) <
-	    1024)
-		r = fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, "the stream ended without "
-			 "the two end-of-archive blocks (cut short?)", EIO);
-	goto out;
-failed:
-	/* This entry failed (or one in flight before it did): what the
-	 * writers still hold is collected, and an earlier entry's failure
-	 * replaces this one's. */
-	if (u->fail_seq == UINT64_MAX)
-		u->fail_seq = u->seq;
-	(void)fstar_collect(u, n, f, COLLECT_ALL);
+	r = unpack_entries(u, e, data, len, n, f);
 out:
 	fstar_pool_free(u->pool);
 	archive_entry_free(e);  /* before the archive it was made for */

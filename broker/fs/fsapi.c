@@ -1,7 +1,8 @@
 /*
  * fsapi.c: the host file API on the workspace descriptor (fsapi.h):
  * resolution, reading and writing. The operations under a session's
- * quotas are in fsops.c; what the two share is fsapi_internal.h.
+ * quotas are in fsops.c and fsops_mkdir.c, the data copy in fsapi_copy.c;
+ * what they share is fsapi_internal.h.
  */
 #include "fsapi.h"
 #include "fsapi_internal.h"
@@ -13,7 +14,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,7 +22,9 @@
 #include "plant.h"
 #include "wspath.h"
 
-#define COPY_BUF 65536
+/* The sizes of the new file's temporary name and /proc/self/fd path. */
+#define TMP_NAME_SIZE 48
+#define PROC_PATH_SIZE 64
 
 int
 fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode)
@@ -86,201 +88,6 @@ fsapi_open_parent(int root, const char *path, const struct wspath_limits *lim,
 	return fd;
 }
 
-/* How copy_fd moves data, best first. */
-enum copy_how {
-	COPY_RANGE,    /* copy_file_range: file to file, in the kernel */
-	COPY_SENDFILE, /* sendfile: a file to anything (pipe, socket) */
-	COPY_SPLICE,   /* splice: a pipe to anything */
-	COPY_RW,       /* read/write through a buffer */
-};
-
-/* Whether ERR from a kernel copy means "not for these descriptors" (a
- * pipe or socket, another file system, an O_APPEND output) rather than a
- * failure of the data: the next method is then tried. */
-static bool
-copy_unsupported(int err)
-{
-	return err == EXDEV || err == EINVAL || err == ENOSYS ||
-	       err == EOPNOTSUPP || err == EBADF || err == ESPIPE;
-}
-
-/* The front's stop check (fsapi_set_interrupted); NULL: never stop. */
-static int (*copy_interrupted)(void);
-
-void
-fsapi_set_interrupted(int (*fn)(void))
-{
-	copy_interrupted = fn;
-}
-
-/* The front's progress hook (fsapi_set_progress); NULL: none. */
-static void (*copy_progress_fn)(void *, uint64_t);
-static void *copy_progress_arg;
-
-void
-fsapi_set_progress(void (*fn)(void *arg, uint64_t bytes), void *arg)
-{
-	copy_progress_fn = fn;
-	copy_progress_arg = arg;
-}
-
-/* Tells the progress hook that N bytes moved (N <= 0: none did). */
-static void
-copy_progress(ssize_t n)
-{
-	if (copy_progress_fn != NULL && n > 0)
-		copy_progress_fn(copy_progress_arg, (uint64_t)n);
-}
-
-bool
-fsapi_copy_stopped(void)
-{
-	return copy_interrupted != NULL && copy_interrupted() != 0;
-}
-
-/* Writes all LEN bytes of BUF to OUT, as write_all, but gives up with
- * -EINTR once copy_stopped says so (checked before each write, so also
- * after one the signal cut short or interrupted). Returns 0 or -errno. */
-static int
-copy_write_all(int out, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n;
-
-		if (fsapi_copy_stopped())
-			return -EINTR;
-		n = write(out, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * Copies from IN to OUT, each from its current offset, until end of file
- * or LIMIT bytes, whichever comes first, adding to *COPIED. Chooses by
- * what IN is: a regular file goes by copy_file_range, else sendfile; a
- * pipe by splice; then read/write. A kernel method that refuses this pair
- * of descriptors hands over to the next at the offsets reached, so a
- * fallback after part of the data loses nothing. Sets *OUT_SIDE when a
- * failure was the output's (for the kernel methods, which cannot tell,
- * always). Returns 0 or -errno; -EINTR when copy_stopped said so, checked
- * before every call that may block and after each one a signal
- * interrupted (a signal that comes after a call transferred some bytes
- * makes it return them, not EINTR: the check before the next call sees
- * it). A signal caught between that check and the call's sleep is seen
- * only at the next one; the fronts' handler kills at the second signal
- * (jobrun.h, SA_RESETHAND).
- */
-static int
-copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
-{
-	/* With a progress hook, calls of 8 MiB so that it hears of each. */
-	const size_t chunk = copy_progress_fn != NULL ? 8u << 20 : 1u << 30;
-	enum copy_how how = COPY_RW;
-	char buf[COPY_BUF];
-	struct stat st;
-
-	*out_side = false;
-	if (fstat(in, &st) < 0)
-		st.st_mode = 0;
-	if (S_ISREG(st.st_mode))
-		how = COPY_RANGE;
-	else if (S_ISFIFO(st.st_mode))
-		how = COPY_SPLICE;
-	if (how == COPY_RANGE && *copied < limit) {
-		/* A small file (most of a workspace) in one read of its
-		 * remaining size + 1: a short count is its end, so no second
-		 * call probes for it, and no splice set-up for 4 KiB. A file
-		 * that grew meanwhile goes on below. */
-		off_t pos = lseek(in, 0, SEEK_CUR);
-		uint64_t left = limit - *copied;
-		ssize_t n;
-		int e;
-
-		if (pos >= 0 && st.st_size >= pos &&
-		    (uint64_t)(st.st_size - pos) < sizeof(buf)) {
-			size_t want = (size_t)(st.st_size - pos) + 1;
-
-			if (want > left)
-				want = (size_t)left;
-			do
-				n = fsapi_copy_stopped() ? -2 : read(in, buf, want);
-			while (n == -1 && errno == EINTR);
-			if (n == -2)
-				return -EINTR;
-			if (n < 0)
-				return -errno;
-			if (n > 0 && (e = copy_write_all(out, buf, (size_t)n)) < 0) {
-				*out_side = true;
-				return e;
-			}
-			*copied += (uint64_t)n;
-			copy_progress(n);
-			if ((size_t)n < want)
-				return 0;
-		}
-	}
-	while (*copied < limit) {
-		uint64_t left = limit - *copied;
-		size_t want = left < chunk ? (size_t)left : chunk;
-		ssize_t n;
-		int e;
-
-		if (fsapi_copy_stopped())
-			return -EINTR;
-		switch (how) {
-		case COPY_RANGE:
-			n = copy_file_range(in, NULL, out, NULL, want, 0);
-			break;
-		case COPY_SENDFILE:
-			n = sendfile(out, in, NULL, want);
-			break;
-		case COPY_SPLICE:
-			n = splice(in, NULL, out, NULL, want, SPLICE_F_MOVE);
-			break;
-		case COPY_RW:
-		default:
-			if (want > sizeof(buf))
-				want = sizeof(buf);
-			n = read(in, buf, want);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return -errno;
-			if (n == 0)
-				return 0;
-			if ((e = copy_write_all(out, buf, (size_t)n)) < 0) {
-				*out_side = true;
-				return e;
-			}
-			*copied += (uint64_t)n;
-			copy_progress(n);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && copy_unsupported(errno)) {
-			how = how == COPY_RANGE ? COPY_SENDFILE : COPY_RW;
-			continue;
-		}
-		if (n < 0) {
-			/* Cannot tell which side: the write side's errors
-			 * (ENOSPC, EFBIG...) are the ones named. */
-			*out_side = true;
-			return -errno;
-		}
-		if (n == 0)
-			return 0;
-		*copied += (uint64_t)n;
-		copy_progress(n);
-	}
-	return 0;
-}
 
 /*
  * Checks ST, a stat of the entry about to be read: the first refusal that
@@ -381,7 +188,7 @@ fsapi_read_req(int root, const char *path, const struct fsapi_rreq *r,
 		return fsapi_fail(why, FS_IO_ERROR, -errno);
 	/* At most MAX_BYTES even if the file grows while it is copied. */
 	limit = r->length < r->max_bytes ? r->length : r->max_bytes;
-	if ((e = copy_fd(fd, out_fd, limit, copied, &out_side)) < 0)
+	if ((e = fsapi_copy_fd(fd, out_fd, limit, copied, &out_side)) < 0)
 		return fsapi_fail(why, FS_IO_ERROR, e);
 	return 0;
 }
@@ -474,20 +281,204 @@ add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/*
+ * The early answer for NAME in PARENT before any data is consumed: the
+ * entry there refused (a directory; any entry without W's OVERWRITE), or
+ * a new name without W's ENTRY_ROOM. Sets *REPLACED and *OLD_SIZE (the
+ * st_size of a regular file replaced) for an entry that will be
+ * overwritten. Returns 0 or a negative errno with *WHY set.
+ */
+static int
+write_probe_name(int parent, const char *name, const struct fsapi_wreq *w,
+		 bool *replaced, uint64_t *old_size, enum fs_error *why)
+{
+	struct stat st;
+
+	/* The kernel decides again at linkat/renameat2 time, so a race
+	 * changes nothing but the usage figures the caller keeps (which a
+	 * job invalidates anyway). A batch's new file (fs.unpack: no
+	 * overwrite, room for it) goes without: the linkat answers exists,
+	 * a lookup fewer. */
+	if (w->name != NULL && !w->overwrite && w->entry_room) {
+		/* the linkat decides */
+	} else if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
+		if (!w->overwrite)
+			return fsapi_fail(why, FS_EXISTS, -EEXIST);
+		*replaced = true;
+		if (S_ISREG(st.st_mode) && st.st_size > 0)
+			*old_size = (uint64_t)st.st_size;
+	} else if (errno != ENOENT) {
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	} else if (!w->entry_room) {
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	}
+	return 0;
+}
+
+/*
+ * Creates the new file in PARENT with mode M: an unnamed O_TMPFILE (PROC,
+ * PROC_PATH_SIZE bytes, gets its /proc/self/fd path), else one under a
+ * random name (TMP, TMP_NAME_SIZE bytes, gets it). Returns its
+ * descriptor (the caller owns it) or a negative errno with *WHY set.
+ */
+static int
+write_create(int parent, const char *name, mode_t m, char *tmp, char *proc,
+	     enum fs_error *why)
+{
+	int fd = -1, e;
+
+	if (PLANTED(fs_put_writes_in_place)) {
+		fd = openat(parent, name, O_WRONLY | O_CREAT | O_TRUNC |
+			    O_NOFOLLOW | O_CLOEXEC, m);
+		if (fd < 0)
+			return fsapi_fail(why, fs_error_from_errno(errno),
+					  -errno);
+	} else if ((fd = openat_tmpfile(parent, O_WRONLY, m)) >= 0) {
+		snprintf(proc, PROC_PATH_SIZE, "/proc/self/fd/%d", fd);
+	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
+		/* No O_TMPFILE on this file system (EISDIR: a kernel that
+		 * predates it): a random name, removed on any failure. */
+		if ((e = make_tmp_name(parent, NULL, m, tmp, TMP_NAME_SIZE,
+				       &fd)) < 0)
+			return fsapi_fail(why, fs_error_from_errno(-e), e);
+	} else {
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	}
+	return fd;
+}
+
+/*
+ * Gives the new file FD mode M and, for a root broker, the owner of the
+ * workspace ROOT. Returns 0 or -errno.
+ */
+static int
+write_set_owner(int root, int fd, mode_t m)
+{
+	/* The mode first, while the file is still the broker's own: a root
+	 * broker needs no CAP_FOWNER for it (confine.h). Created with M,
+	 * the file already has it unless the umask took bits away. */
+	if ((m & fsapi_process_umask()) != 0 && fchmod(fd, m) < 0)
+		return -errno;
+	if (geteuid() == 0) {
+		/* The job runs as the workspace's owner (workspace.h). */
+		struct stat rs;
+
+		if (fstat(root, &rs) < 0 ||
+		    fchown(fd, rs.st_uid, rs.st_gid) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Puts the data into the new file FD: W's FILL, else a copy of IN_FD,
+ * *COPIED bytes, refused past MAX (the lower of W's FILE_BYTES and SPACE,
+ * the room the workspace has for it). Returns 0 or a negative errno with
+ * *WHY set.
+ */
+static int
+write_fill(int in_fd, int fd, const struct fsapi_wreq *w, uint64_t max,
+	   uint64_t space, uint64_t *copied, enum fs_error *why)
+{
+	uint64_t limit;
+	bool out_side;
+	int e;
+
+	/* MAX + 1 tells a file of exactly the limit from a larger one
+	 * without reading all of a huge one. */
+	limit = PLANTED(fs_put_size_limit_off_by_one) ? max : add_sat(max, 1);
+	e = w->fill != NULL ?
+		    w->fill(w->fill_arg, fd, limit, copied, &out_side) :
+		    fsapi_copy_fd(in_fd, fd, limit, copied, &out_side);
+	if (e < 0) {
+		*why = out_side ? fs_error_from_errno(-e) : FS_IO_ERROR;
+		if (*why != FS_QUOTA_EXCEEDED && *why != FS_TOO_LARGE)
+			*why = FS_IO_ERROR;
+		return e;
+	}
+	if (*copied > max) {
+		/* The lower limit decides: the per-file one is too_large,
+		 * the workspace's quota_exceeded. */
+		if (w->file_bytes <= space)
+			return fsapi_fail(why, FS_TOO_LARGE, -EFBIG);
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	}
+	return 0;
+}
+
+/*
+ * Gives the complete new file its NAME in PARENT: the unnamed file PROC
+ * linked there, or (TMP, TMP_NAME_SIZE bytes, naming it or getting a
+ * name for it) renamed over it. *REPLACED set when a name taken since
+ * the probe is replaced. Returns 0 or a negative errno with *WHY set;
+ * TMP is removed when the rename fails.
+ */
+static int
+write_publish(int parent, const char *name, const struct fsapi_wreq *w,
+	      const char *proc, char *tmp, bool *replaced, enum fs_error *why)
+{
+	struct stat st;
+	int e;
+
+	if (proc[0] != '\0' && (!w->overwrite || !*replaced)) {
+		/* linkat never replaces: a name taken since is EEXIST. With
+		 * OVERWRITE and no file there a moment ago, the link is
+		 * tried first (one directory insert, the common case of a
+		 * new file) and a name taken since falls through to the
+		 * rename below, which replaces it atomically. */
+		if (linkat(AT_FDCWD, proc, parent, name, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST || !w->overwrite) {
+			e = errno;
+			if (e == EEXIST && fstatat(parent, name, &st,
+						   AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode))
+				e = EISDIR;
+			return fsapi_fail(why, fs_error_from_errno(e), -e);
+		}
+		*replaced = true;
+	}
+	if (proc[0] != '\0' &&
+	    (e = make_tmp_name(parent, proc, 0, tmp, TMP_NAME_SIZE,
+			       NULL)) < 0) {
+		*why = fs_error_from_errno(-e);
+		return e;
+	}
+	/* TMP now names the complete file. rename replaces the directory
+	 * entry NAME itself: a symlink or FIFO there is never followed. */
+	if (renameat2(parent, tmp, parent, name,
+		      w->overwrite ? 0 : RENAME_NOREPLACE) == 0)
+		return 0;
+	e = -errno;
+	if (e == -EINVAL && !w->overwrite) {
+		/* No RENAME_NOREPLACE here: linkat never replaces either. */
+		if (linkat(parent, tmp, parent, name, 0) == 0) {
+			(void)unlinkat(parent, tmp, 0);
+			return 0;
+		}
+		e = -errno;
+	}
+	*why = fs_error_from_errno(-e);
+	if (tmp[0] != '\0')
+		(void)unlinkat(parent, tmp, 0);
+	return e;
+}
+
 int
 fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		enum fs_error *why)
 {
 	_cleanup_close_ int dirfd = -1;
 	_cleanup_close_ int fd = -1;
-	char tmp[48] = "", proc[64] = "";
+	char tmp[TMP_NAME_SIZE] = "", proc[PROC_PATH_SIZE] = "";
 	const mode_t m = w->mode & 0777; /* never setuid, setgid or sticky */
-	uint64_t copied = 0, space, max, limit;
-	bool out_side, replaced = false;
+	uint64_t copied = 0, space, max;
+	bool replaced = false;
 	int parent;
 	uint64_t old_size = 0;
 	const char *name;
-	struct stat st;
 	int e;
 
 	*why = FS_OK;
@@ -501,26 +492,9 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		return dirfd;
 	}
 	parent = w->name != NULL ? w->dirfd : dirfd;
-	/* An early answer before any data is consumed; the kernel decides
-	 * again at linkat/renameat2 time, so a race changes nothing but the
-	 * usage figures the caller keeps (which a job invalidates anyway).
-	 * A batch's new file (fs.unpack: no overwrite, room for it) goes
-	 * without: the linkat below answers exists, a lookup fewer. */
-	if (w->name != NULL && !w->overwrite && w->entry_room) {
-		/* the linkat decides */
-	} else if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
-		if (!w->overwrite)
-			return fsapi_fail(why, FS_EXISTS, -EEXIST);
-		replaced = true;
-		if (S_ISREG(st.st_mode) && st.st_size > 0)
-			old_size = (uint64_t)st.st_size;
-	} else if (errno != ENOENT) {
-		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
-	} else if (!w->entry_room) {
-		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
-	}
+	if ((e = write_probe_name(parent, name, w, &replaced, &old_size,
+				  why)) < 0)
+		return e;
 	/* The file may take what the workspace has left plus what the file
 	 * it replaces frees. */
 	space = add_sat(w->space_left, old_size);
@@ -529,118 +503,29 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	else
 		max = w->file_bytes < space ? w->file_bytes : space;
 
-	if (PLANTED(fs_put_writes_in_place)) {
-		fd = openat(parent, name, O_WRONLY | O_CREAT | O_TRUNC |
-			    O_NOFOLLOW | O_CLOEXEC, m);
-		if (fd < 0)
-			return fsapi_fail(why, fs_error_from_errno(errno),
-					  -errno);
-	} else if ((fd = openat_tmpfile(parent, O_WRONLY, m)) >= 0) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
-		/* No O_TMPFILE on this file system (EISDIR: a kernel that
-		 * predates it): a random name, removed on any failure. */
-		if ((e = make_tmp_name(parent, NULL, m, tmp, sizeof(tmp),
-				       &fd)) < 0)
-			return fsapi_fail(why, fs_error_from_errno(-e), e);
-	} else {
-		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
-	}
-
-	/* The mode first, while the file is still the broker's own: a root
-	 * broker needs no CAP_FOWNER for it (confine.h). Created with M,
-	 * the file already has it unless the umask took bits away. */
-	if ((m & fsapi_process_umask()) != 0 && fchmod(fd, m) < 0) {
-		e = -errno;
+	if ((fd = write_create(parent, name, m, tmp, proc, why)) < 0)
+		return fd;
+	if ((e = write_set_owner(root, fd, m)) < 0) {
 		*why = FS_IO_ERROR;
 		goto out_unlink;
 	}
-	if (geteuid() == 0) {
-		/* The job runs as the workspace's owner (workspace.h). */
-		struct stat rs;
-
-		if (fstat(root, &rs) < 0 ||
-		    fchown(fd, rs.st_uid, rs.st_gid) < 0) {
-			e = -errno;
-			*why = FS_IO_ERROR;
-			goto out_unlink;
-		}
-	}
-	/* MAX + 1 tells a file of exactly the limit from a larger one
-	 * without reading all of a huge one. */
-	limit = PLANTED(fs_put_size_limit_off_by_one) ? max : add_sat(max, 1);
-	e = w->fill != NULL ?
-		    w->fill(w->fill_arg, fd, limit, &copied, &out_side) :
-		    copy_fd(in_fd, fd, limit, &copied, &out_side);
-	if (e < 0) {
-		*why = out_side ? fs_error_from_errno(-e) : FS_IO_ERROR;
-		if (*why != FS_QUOTA_EXCEEDED && *why != FS_TOO_LARGE)
-			*why = FS_IO_ERROR;
+	if ((e = write_fill(in_fd, fd, w, max, space, &copied, why)) < 0)
 		goto out_unlink;
-	}
-	if (copied > max) {
-		/* The lower limit decides: the per-file one is too_large,
-		 * the workspace's quota_exceeded. */
-		if (w->file_bytes <= space) {
-			e = -EFBIG;
-			*why = FS_TOO_LARGE;
-		} else {
-			e = -EDQUOT;
-			*why = FS_QUOTA_EXCEEDED;
-		}
-		goto out_unlink;
-	}
 	if (PLANTED(fs_put_writes_in_place))
 		goto done;
-
-	if (proc[0] != '\0' && (!w->overwrite || !replaced)) {
-		/* linkat never replaces: a name taken since is EEXIST. With
-		 * OVERWRITE and no file there a moment ago, the link is
-		 * tried first (one directory insert, the common case of a
-		 * new file) and a name taken since falls through to the
-		 * rename below, which replaces it atomically. */
-		if (linkat(AT_FDCWD, proc, parent, name, AT_SYMLINK_FOLLOW) == 0)
-			goto done;
-		if (errno != EEXIST || !w->overwrite) {
-			e = errno;
-			if (e == EEXIST && fstatat(parent, name, &st,
-						   AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISDIR(st.st_mode))
-				e = EISDIR;
-			return fsapi_fail(why, fs_error_from_errno(e), -e);
-		}
-		replaced = true;
-	}
-	if (proc[0] != '\0' &&
-	    (e = make_tmp_name(parent, proc, m, tmp, sizeof(tmp), NULL)) < 0) {
-		*why = fs_error_from_errno(-e);
+	if ((e = write_publish(parent, name, w, proc, tmp, &replaced,
+			       why)) < 0)
 		return e;
-	}
-	/* TMP now names the complete file. rename replaces the directory
-	 * entry NAME itself: a symlink or FIFO there is never followed. */
-	if (renameat2(parent, tmp, parent, name,
-		      w->overwrite ? 0 : RENAME_NOREPLACE) == 0)
-		goto done;
-	e = -errno;
-	if (e == -EINVAL && !w->overwrite) {
-		/* No RENAME_NOREPLACE here: linkat never replaces either. */
-		if (linkat(parent, tmp, parent, name, 0) == 0) {
-			(void)unlinkat(parent, tmp, 0);
-			goto done;
-		}
-		e = -errno;
-	}
-	*why = fs_error_from_errno(-e);
-out_unlink:
-	if (tmp[0] != '\0')
-		(void)unlinkat(parent, tmp, 0);
-	return e;
-
 done:
 	w->written = copied;
 	w->replaced = replaced;
 	w->old_size = old_size;
 	return 0;
+
+out_unlink:
+	if (tmp[0] != '\0')
+		(void)unlinkat(parent, tmp, 0);
+	return e;
 }
 
 int
@@ -676,7 +561,7 @@ fsapi_stage(int root, int in_fd, uint64_t limit, uint64_t *got,
 		tmp = memfd_create("stockade-stage", MFD_CLOEXEC);
 	if (tmp < 0)
 		return fsapi_fail(why, FS_IO_ERROR, -errno);
-	if ((e = copy_fd(in_fd, tmp, limit + 1, got, &out_side)) < 0)
+	if ((e = fsapi_copy_fd(in_fd, tmp, limit + 1, got, &out_side)) < 0)
 		return fsapi_fail(why, out_side && (e == -ENOSPC ||
 						    e == -EDQUOT) ?
 				       FS_QUOTA_EXCEEDED : FS_IO_ERROR, e);

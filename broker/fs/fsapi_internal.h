@@ -1,7 +1,8 @@
 /*
- * fsapi_internal.h: what fsapi.c (resolution, reading, writing) shares
- * with fsops.c (the operations under a session's quotas). Not an
- * interface for other files: they use fsapi.h.
+ * fsapi_internal.h: what fsapi.c (resolution, reading, writing) and
+ * fsapi_copy.c (the data copy) share with fsops.c and fsops_mkdir.c (the
+ * operations under a session's quotas). Not an interface for other
+ * files: they use fsapi.h.
  */
 #ifndef STOCKADE_FSAPI_INTERNAL_H
 #define STOCKADE_FSAPI_INTERNAL_H
@@ -41,6 +42,17 @@ int fsapi_open_parent(int root, const char *path,
 		      const struct wspath_limits *lim, const char **name,
 		      enum fs_error *why);
 
+/*
+ * The checks before an operation under CTX's quotas that adds PATH
+ * (NUL-terminated, borrowed) to the workspace: PATH valid under LIM, the
+ * usage figures made valid (fsapi_usage), and the workspace not over its
+ * entry quota: one over it takes nothing more, not even an overwrite, as
+ * its true size is unknown. Returns 0 or a negative errno with *WHY set:
+ * invalid_path, io_error, quota_exceeded. In fsops.c.
+ */
+int fsapi_may_add(struct fs_ctx *ctx, const char *path,
+		  const struct wspath_limits *lim, enum fs_error *why);
+
 /* A read: fsapi_read's rules, with the knobs fsapi_get needs. */
 struct fsapi_rreq {
 	const struct wspath_limits *lim; /* NULL: the wspath defaults */
@@ -79,7 +91,7 @@ struct fsapi_wreq {
 	 * fsapi_open_parent or fsapi_openat2). */
 	const char *name;
 	int dirfd;
-	/* NULL: the data is IN_FD's (copy_fd). Else FILL puts it into OUT,
+	/* NULL: the data is IN_FD's (fsapi_copy_fd). Else FILL puts it into OUT,
 	 * the new file at offset 0: at most LIMIT bytes counted in *COPIED
 	 * (a count above LIMIT - 1 may be claimed without writing it, to
 	 * name too_large or quota_exceeded at once); returns 0 or -errno,
@@ -103,6 +115,27 @@ int fsapi_write_req(int root, const char *path, int in_fd,
 
 /* Whether the front asked every copy to stop (fsapi_set_interrupted). */
 bool fsapi_copy_stopped(void);
+
+/*
+ * Copies from IN to OUT (both borrowed, left open), each from its current
+ * offset, until end of file or LIMIT bytes, whichever comes first, adding
+ * to *COPIED (bytes). Chooses by what IN is: a regular file goes by
+ * copy_file_range, else sendfile; a pipe by splice; then read/write. A
+ * kernel method that refuses this pair of descriptors hands over to the
+ * next at the offsets reached, so a fallback after part of the data loses
+ * nothing. Sets *OUT_SIDE when a failure was the output's (for the kernel
+ * methods, which cannot tell, always). Returns 0 or -errno; -EINTR when
+ * fsapi_copy_stopped said so, checked before every call that may block
+ * and after each one a signal interrupted (a signal that comes after a
+ * call transferred some bytes makes it return them, not EINTR: the check
+ * before the next call sees it). A signal caught between that check and
+ * the call's sleep is seen only at the next one; the fronts' handler
+ * kills at the second signal (jobrun.h, SA_RESETHAND). Reports the bytes
+ * moved to the front's progress hook (fsapi_set_progress). In
+ * fsapi_copy.c.
+ */
+int fsapi_copy_fd(int in, int out, uint64_t limit, uint64_t *copied,
+		  bool *out_side);
 
 /* The process's umask, read once (umask(2) can only be read by setting
  * it). Call it before starting threads that write (fs_tar_unpack.c):

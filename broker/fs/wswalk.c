@@ -347,6 +347,60 @@ pop(struct walk *w)
 	w->nlen = l->names_at;
 }
 
+/* The fstatat of a name of the level L failed with ERR (-errno): what
+ * tolerate says of it, and a directory that hides what it holds told to
+ * on_denied once. Returns as step. */
+static int
+stat_failed(struct walk *w, struct level *l, int err)
+{
+	size_t denied = w->st->denied;
+	int r;
+
+	r = tolerate(w, err);
+	/* Readable but not searchable: this directory hides what it
+	 * holds, as one that cannot be entered does. */
+	if (r == 0 && w->st->denied > denied && l->pathlen > 0 &&
+	    !l->denied && w->o->on_denied != NULL) {
+		char c = w->path[l->pathlen];
+
+		l->denied = true;
+		w->path[l->pathlen] = '\0';
+		w->o->on_denied(w->arg, w->path);
+		w->path[l->pathlen] = c;
+	}
+	return r;
+}
+
+/* Enters the directory NAME of the level L (SB its fstatat, w->path its
+ * path, PATHLEN bytes) just reported: pushed, or, past max_depth, only
+ * looked at for entries. Returns as step. */
+static int
+descend(struct walk *w, struct level *l, const char *name,
+	const struct stat *sb, size_t pathlen)
+{
+	size_t denied = w->st->denied;
+	int r, fd;
+
+	if ((r = enter(w, l->fd, name, sb, &fd)) != 0) {
+		if (r > 0 && w->st->denied > denied &&
+		    w->o->on_denied != NULL)
+			w->o->on_denied(w->arg, w->path);
+		return r < 0 ? r : 0;
+	}
+	if (l->depth + 1 > w->o->max_depth) {
+		/* Its entries would be too deep: only tell whether it has
+		 * any (this is the MAX_DEPTH + 1st descriptor). */
+		r = has_entries(w, fd);
+		close(fd);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			w->st->deeper = true;
+		return 0;
+	}
+	return push(w, fd, pathlen, l->depth + 1);
+}
+
 /* Reports the next name of the top level and enters it when asked.
  * Returns 0 to go on, 1 to stop (a bound), or a negative errno. */
 static int
@@ -357,7 +411,7 @@ step(struct walk *w)
 	struct stat sb;
 	const char *name;
 	size_t len, at;
-	int r, fd;
+	int r;
 
 	if (l->next == l->first + l->n) {
 		if (l->pruned) {
@@ -378,23 +432,8 @@ step(struct walk *w)
 		return -EINTR;
 	if (fstatat(l->fd, name, &sb,
 		    PLANTED(fs_walk_follows_symlinks) ? 0 : AT_SYMLINK_NOFOLLOW)
-	    < 0) {
-		size_t denied = w->st->denied;
-
-		r = tolerate(w, -errno);
-		/* Readable but not searchable: this directory hides what it
-		 * holds, as one that cannot be entered does. */
-		if (r == 0 && w->st->denied > denied && l->pathlen > 0 &&
-		    !l->denied && w->o->on_denied != NULL) {
-			char c = w->path[l->pathlen];
-
-			l->denied = true;
-			w->path[l->pathlen] = '\0';
-			w->o->on_denied(w->arg, w->path);
-			w->path[l->pathlen] = c;
-		}
-		return r;
-	}
+	    < 0)
+		return stat_failed(w, l, -errno);
 
 	len = strlen(name);
 	at = l->pathlen + (l->pathlen > 0);
@@ -416,28 +455,7 @@ step(struct walk *w)
 	if (r > 0 || !S_ISDIR(sb.st_mode))
 		return 0;
 
-	{
-		size_t denied = w->st->denied;
-
-		if ((r = enter(w, l->fd, e.name, &sb, &fd)) != 0) {
-			if (r > 0 && w->st->denied > denied &&
-			    w->o->on_denied != NULL)
-				w->o->on_denied(w->arg, w->path);
-			return r < 0 ? r : 0;
-		}
-	}
-	if (l->depth + 1 > w->o->max_depth) {
-		/* Its entries would be too deep: only tell whether it has
-		 * any (this is the MAX_DEPTH + 1st descriptor). */
-		r = has_entries(w, fd);
-		close(fd);
-		if (r < 0)
-			return r;
-		if (r > 0)
-			w->st->deeper = true;
-		return 0;
-	}
-	return push(w, fd, at + len, l->depth + 1);
+	return descend(w, l, e.name, &sb, at + len);
 }
 
 int

@@ -1,0 +1,213 @@
+/*
+ * fsapi_copy.c: the file API's data copy (fsapi_internal.h): descriptor
+ * to descriptor by the best method the pair allows, under the front's
+ * stop check and progress hook (fsapi.h). Resolution, reading and
+ * writing are in fsapi.c.
+ */
+#include "fsapi.h"
+#include "fsapi_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define COPY_BUF 65536
+/* How fsapi_copy_fd moves data, best first. */
+enum copy_how {
+	COPY_RANGE,    /* copy_file_range: file to file, in the kernel */
+	COPY_SENDFILE, /* sendfile: a file to anything (pipe, socket) */
+	COPY_SPLICE,   /* splice: a pipe to anything */
+	COPY_RW,       /* read/write through a buffer */
+};
+
+/* Whether ERR from a kernel copy means "not for these descriptors" (a
+ * pipe or socket, another file system, an O_APPEND output) rather than a
+ * failure of the data: the next method is then tried. */
+static bool
+copy_unsupported(int err)
+{
+	return err == EXDEV || err == EINVAL || err == ENOSYS ||
+	       err == EOPNOTSUPP || err == EBADF || err == ESPIPE;
+}
+
+/* The front's stop check (fsapi_set_interrupted); NULL: never stop. */
+static int (*copy_interrupted)(void);
+
+void
+fsapi_set_interrupted(int (*fn)(void))
+{
+	copy_interrupted = fn;
+}
+
+/* The front's progress hook (fsapi_set_progress); NULL: none. */
+static void (*copy_progress_fn)(void *, uint64_t);
+static void *copy_progress_arg;
+
+void
+fsapi_set_progress(void (*fn)(void *arg, uint64_t bytes), void *arg)
+{
+	copy_progress_fn = fn;
+	copy_progress_arg = arg;
+}
+
+/* Tells the progress hook that N bytes moved (N <= 0: none did). */
+static void
+copy_progress(ssize_t n)
+{
+	if (copy_progress_fn != NULL && n > 0)
+		copy_progress_fn(copy_progress_arg, (uint64_t)n);
+}
+
+bool
+fsapi_copy_stopped(void)
+{
+	return copy_interrupted != NULL && copy_interrupted() != 0;
+}
+
+/* Writes all LEN bytes of BUF to OUT, as write_all, but gives up with
+ * -EINTR once copy_stopped says so (checked before each write, so also
+ * after one the signal cut short or interrupted). Returns 0 or -errno. */
+static int
+copy_write_all(int out, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n;
+
+		if (fsapi_copy_stopped())
+			return -EINTR;
+		n = write(out, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The first read of a regular file IN (ST its fstat) from its current
+ * offset: a small file (most of a workspace) in one read of its remaining
+ * size + 1 into BUF (COPY_BUF bytes), written to OUT; a short count is its
+ * end, so no second call probes for it, and no splice set-up for 4 KiB.
+ * A file that grew meanwhile goes on in fsapi_copy_fd's loop. Adds to
+ * *COPIED (below LIMIT). Returns 0 when the file is copied, 1 when the
+ * copy goes on, or -errno (*OUT_SIDE set when writing OUT failed).
+ */
+static int
+copy_small_file(int in, int out, const struct stat *st, uint64_t limit,
+		uint64_t *copied, bool *out_side, char *buf)
+{
+	off_t pos = lseek(in, 0, SEEK_CUR);
+	uint64_t left = limit - *copied;
+	ssize_t n;
+	int e;
+
+	if (pos >= 0 && st->st_size >= pos &&
+	    (uint64_t)(st->st_size - pos) < COPY_BUF) {
+		size_t want = (size_t)(st->st_size - pos) + 1;
+
+		if (want > left)
+			want = (size_t)left;
+		do
+			n = fsapi_copy_stopped() ? -2 : read(in, buf, want);
+		while (n == -1 && errno == EINTR);
+		if (n == -2)
+			return -EINTR;
+		if (n < 0)
+			return -errno;
+		if (n > 0 && (e = copy_write_all(out, buf, (size_t)n)) < 0) {
+			*out_side = true;
+			return e;
+		}
+		*copied += (uint64_t)n;
+		copy_progress(n);
+		if ((size_t)n < want)
+			return 0;
+	}
+	return 1;
+}
+
+int
+fsapi_copy_fd(int in, int out, uint64_t limit, uint64_t *copied,
+	      bool *out_side)
+{
+	/* With a progress hook, calls of 8 MiB so that it hears of each. */
+	const size_t chunk = copy_progress_fn != NULL ? 8u << 20 : 1u << 30;
+	enum copy_how how = COPY_RW;
+	char buf[COPY_BUF];
+	struct stat st;
+
+	*out_side = false;
+	if (fstat(in, &st) < 0)
+		st.st_mode = 0;
+	if (S_ISREG(st.st_mode))
+		how = COPY_RANGE;
+	else if (S_ISFIFO(st.st_mode))
+		how = COPY_SPLICE;
+	if (how == COPY_RANGE && *copied < limit) {
+		int r = copy_small_file(in, out, &st, limit, copied, out_side,
+					buf);
+
+		if (r <= 0)
+			return r;
+	}
+	while (*copied < limit) {
+		uint64_t left = limit - *copied;
+		size_t want = left < chunk ? (size_t)left : chunk;
+		ssize_t n;
+		int e;
+
+		if (fsapi_copy_stopped())
+			return -EINTR;
+		switch (how) {
+		case COPY_RANGE:
+			n = copy_file_range(in, NULL, out, NULL, want, 0);
+			break;
+		case COPY_SENDFILE:
+			n = sendfile(out, in, NULL, want);
+			break;
+		case COPY_SPLICE:
+			n = splice(in, NULL, out, NULL, want, SPLICE_F_MOVE);
+			break;
+		case COPY_RW:
+		default:
+			if (want > sizeof(buf))
+				want = sizeof(buf);
+			n = read(in, buf, want);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				return 0;
+			if ((e = copy_write_all(out, buf, (size_t)n)) < 0) {
+				*out_side = true;
+				return e;
+			}
+			*copied += (uint64_t)n;
+			copy_progress(n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && copy_unsupported(errno)) {
+			how = how == COPY_RANGE ? COPY_SENDFILE : COPY_RW;
+			continue;
+		}
+		if (n < 0) {
+			/* Cannot tell which side: the write side's errors
+			 * (ENOSPC, EFBIG...) are the ones named. */
+			*out_side = true;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		*copied += (uint64_t)n;
+		copy_progress(n);
+	}
+	return 0;
+}
