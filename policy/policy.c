@@ -181,25 +181,27 @@ find_mount(const struct policy *p, const char *target)
 	return -1;
 }
 
-static int
-set_scalar(struct loader *l, size_t i, const char *v)
+/* Whether values of KIND are kept as text (checked, then copied as they
+ * are) rather than converted to a number, a flag or an enum. */
+static bool
+kind_is_text(enum key_kind kind)
 {
-	const struct scalar_key *k = &policy_scalar_keys[i];
-	char *field = (char *)l->p + k->offset;
+	return kind == K_HOSTNAME || kind == K_USER || kind == K_PATH ||
+	       kind == K_CGROUP || kind == K_PROFILE || kind == K_ENVNAMES;
+}
+
+/* Converts V for scalar K, of a kind that is not text, into FIELD.
+ * Returns 1, or 0 with the error recorded. */
+static int
+set_converted(struct loader *l, const struct scalar_key *k, char *field,
+	      const char *v)
+{
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
 	enum job_enforcement enf;
 	enum output_action act;
 	uint32_t m;
-	bool b, ok;
-	char *s;
-
-	/* A layer gives a key once: a second value silently winning hides
-	 * mistakes in exactly the file a reviewer reads. */
-	if (l->seen & (UINT64_C(1) << i))
-		return fail(l, "duplicate key \"%s\"", k->name);
-	l->seen |= UINT64_C(1) << i;
-	l->p->scalar_from[i] = (struct policy_origin){l->in_file, l->lineno};
+	bool b;
 
 	switch (k->kind) {
 	case K_U64:
@@ -224,15 +226,6 @@ set_scalar(struct loader *l, size_t i, const char *v)
 			return fail(l, "%s", why);
 		*(uint32_t *)(void *)field = m;
 		return 1;
-	case K_HOSTNAME:
-		ok = policy_valid_hostname(k->name, v, why, sizeof(why));
-		break;
-	case K_USER:
-		ok = policy_valid_user(k->name, v, why, sizeof(why));
-		break;
-	case K_PATH:
-		ok = policy_valid_path(k->name, v, why, sizeof(why));
-		break;
 	case K_ENFORCE:
 		if (!policy_parse_enforcement(k->name, v, &enf, why,
 					      sizeof(why)))
@@ -245,16 +238,6 @@ set_scalar(struct loader *l, size_t i, const char *v)
 			return fail(l, "%s", why);
 		*(enum output_action *)(void *)field = act;
 		return 1;
-	case K_CGROUP:
-		ok = v[0] == '\0' ||
-		     policy_valid_path(k->name, v, why, sizeof(why));
-		break;
-	case K_PROFILE:
-		ok = policy_valid_profile(k->name, v, why, sizeof(why));
-		break;
-	case K_ENVNAMES:
-		ok = policy_valid_client_env(k->name, v, why, sizeof(why));
-		break;
 	case K_LAYERS:
 		if (!policy_parse_layers(k->name, v, &m, why, sizeof(why)))
 			return fail(l, "%s", why);
@@ -265,11 +248,41 @@ set_scalar(struct loader *l, size_t i, const char *v)
 			return fail(l, "%s", why);
 		*(uint32_t *)(void *)field = m;
 		return 1;
+	case K_HOSTNAME: /* text: set_text() */
+	case K_USER:
+	case K_PATH:
+	case K_CGROUP:
+	case K_PROFILE:
+	case K_ENVNAMES:
 	default:
-		ok = false;
-		snprintf(why, sizeof(why), "internal error: key kind");
-		break;
+		return fail(l, "%s", "internal error: key kind");
 	}
+}
+
+/* Checks V for text scalar K (kind_is_text) and stores a copy of it in
+ * FIELD, freeing the value it replaces. Returns 1, or 0 with the error
+ * recorded. */
+static int
+set_text(struct loader *l, const struct scalar_key *k, char *field,
+	 const char *v)
+{
+	char why[POLICY_ERR_MAX];
+	bool ok;
+	char *s;
+
+	if (k->kind == K_HOSTNAME)
+		ok = policy_valid_hostname(k->name, v, why, sizeof(why));
+	else if (k->kind == K_USER)
+		ok = policy_valid_user(k->name, v, why, sizeof(why));
+	else if (k->kind == K_PATH)
+		ok = policy_valid_path(k->name, v, why, sizeof(why));
+	else if (k->kind == K_CGROUP)
+		ok = v[0] == '\0' ||
+		     policy_valid_path(k->name, v, why, sizeof(why));
+	else if (k->kind == K_PROFILE)
+		ok = policy_valid_profile(k->name, v, why, sizeof(why));
+	else
+		ok = policy_valid_client_env(k->name, v, why, sizeof(why));
 	if (!ok)
 		return fail(l, "%s", why);
 	s = strdup(v);
@@ -278,6 +291,26 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	free(*(char **)(void *)field);
 	*(char **)(void *)field = s;
 	return 1;
+}
+
+/* Sets scalar policy_scalar_keys[I] of this layer from V, once per layer.
+ * Returns 1, or 0 with the error recorded. */
+static int
+set_scalar(struct loader *l, size_t i, const char *v)
+{
+	const struct scalar_key *k = &policy_scalar_keys[i];
+	char *field = (char *)l->p + k->offset;
+
+	/* A layer gives a key once: a second value silently winning hides
+	 * mistakes in exactly the file a reviewer reads. */
+	if (l->seen & (UINT64_C(1) << i))
+		return fail(l, "duplicate key \"%s\"", k->name);
+	l->seen |= UINT64_C(1) << i;
+	l->p->scalar_from[i] = (struct policy_origin){l->in_file, l->lineno};
+
+	if (kind_is_text(k->kind))
+		return set_text(l, k, field, v);
+	return set_converted(l, k, field, v);
 }
 
 /* Adds NAME=V to this layer's own list; merge_lists() lays it over P's. */
