@@ -64,15 +64,6 @@ policy_fail_at(struct loader *l, int code, unsigned line, const char *fmt,
 
 /* ---- The handler ------------------------------------------------------- */
 
-/* Whether values of KIND are kept as text (checked, then copied as they
- * are) rather than converted to a number, a flag or an enum. */
-static bool
-kind_is_text(enum key_kind kind)
-{
-	return kind == K_HOSTNAME || kind == K_USER || kind == K_PATH ||
-	       kind == K_CGROUP || kind == K_PROFILE || kind == K_ENVNAMES;
-}
-
 /* Converts V for scalar K, of a kind that is not text, into FIELD.
  * Returns 1, or 0 with the error recorded. */
 static int
@@ -142,8 +133,8 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 	}
 }
 
-/* Checks V for text scalar K (kind_is_text) and stores a copy of it in
- * FIELD, freeing the value it replaces. Returns 1, or 0 with the error
+/* Checks V for text scalar K (policy_kind_is_text) and stores a copy of
+ * it in FIELD, freeing the value it replaces. Returns 1, or 0 with the error
  * recorded. */
 static int
 set_text(struct loader *l, const struct scalar_key *k, char *field,
@@ -191,7 +182,7 @@ set_scalar(struct loader *l, size_t i, const char *v)
 	l->seen |= UINT64_C(1) << i;
 	l->p->scalar_from[i] = (struct policy_origin){l->in_file, l->lineno};
 
-	if (kind_is_text(k->kind))
+	if (policy_kind_is_text(k->kind))
 		return set_text(l, k, field, v);
 	return set_converted(l, k, field, v);
 }
