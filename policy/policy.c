@@ -134,8 +134,8 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 }
 
 /* Checks V for text scalar K (policy_kind_is_text) and stores a copy of
- * it in FIELD, freeing the value it replaces. Returns 1, or 0 with the error
- * recorded. */
+ * it in FIELD, freeing the value it replaces. Returns 1, or 0 with the
+ * error recorded. */
 static int
 set_text(struct loader *l, const struct scalar_key *k, char *field,
 	 const char *v)

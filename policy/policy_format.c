@@ -54,7 +54,8 @@ put_kv(FILE *out, const char *key, const char *v)
 }
 
 /* Points *V at text scalar K's value in FIELD (policy_kind_is_text),
- * checked as the loader would: 0, or -EINVAL for none or one the loader refuses. */
+ * checked as the loader would: 0, or -EINVAL for none or one the loader
+ * refuses. */
 static int
 text_scalar_text(const struct scalar_key *k, const char *field,
 		 const char **v)
