@@ -449,6 +449,68 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	free(err);
 }
 
+/* Runs JR's job on SUP (its input JR's feed or terminal, its workspace
+ * FS's root) with CANCEL armed, once more on a new launcher when the one
+ * it went to died before reading it. Returns supervisor_run's answer. */
+static int
+run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
+{
+	int e;
+
+	sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
+	sup->feed = jr->feed;
+	e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr, &jr->res);
+	/* The launcher died before it read the job (killed between
+	 * jobs, just as this one came): nothing of it ran, so it
+	 * runs once more on a new launcher, with CANCEL armed for
+	 * that one. Not after a CANCEL: the message the launcher
+	 * left unread may be the CANCEL of a job it did read. */
+	if (e == 0 && sup->run_unread && !interrupted &&
+	    !atomic_load(&cancel_requested) &&
+	    (jr->feed == NULL || stdin_feed_restartable(jr->feed))) {
+		disarm_cancel();
+		job_result_clear(&jr->res);
+		memset(&jr->res, 0, sizeof(jr->res));
+		if ((e = supervisor_start(sup)) == 0) {
+			(void)arm_cancel(sup);
+			e = supervisor_run(sup, &jr->spec, fs->root,
+					   on_output, jr, &jr->res);
+		}
+	}
+	sup->tty_fd = -1;
+	sup->feed = NULL;
+	return e;
+}
+
+/* Makes JR's result the sandbox_error of a job that did not start: E, a
+ * negative errno, says why (-ETIMEDOUT, -EINTR, -EPROTO, -E2BIG, ...). */
+static void
+set_start_failure(struct jobrun *jr, int e)
+{
+	char err[256];
+
+	memset(&jr->res, 0, sizeof(jr->res));
+	jr->res.status = JOB_SANDBOX_ERROR;
+	jr->res.exit_code = -1;
+	if (e == -ETIMEDOUT)
+		snprintf(err, sizeof(err), "cannot start the launcher: "
+			 "it did not answer within %u ms",
+			 SUPERVISOR_HELLO_MS);
+	else if (e == -EINTR)
+		snprintf(err, sizeof(err), "the broker was interrupted "
+			 "before the job started");
+	else if (e == -EPROTO)
+		snprintf(err, sizeof(err), "cannot start the launcher: "
+			 "its answer to HELLO broke protocol version "
+			 "%u (a stockade-launcher of another version?)",
+			 PROTO_VERSION);
+	else
+		snprintf(err, sizeof(err), "cannot start the launcher: %s",
+			 e == -E2BIG ? "the job does not fit in one message" :
+				       strerror(-e));
+	jr->res.detail = strdup(err);
+}
+
 int
 jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 	    bool catch_signals)
@@ -473,29 +535,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			/* Caught between the check above and the arming:
 			 * the job is cancelled as soon as it starts. */
 			on_signal(interrupted);
-		sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
-		sup->feed = jr->feed;
-		e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr,
-				   &jr->res);
-		/* The launcher died before it read the job (killed between
-		 * jobs, just as this one came): nothing of it ran, so it
-		 * runs once more on a new launcher, with CANCEL armed for
-		 * that one. Not after a CANCEL: the message the launcher
-		 * left unread may be the CANCEL of a job it did read. */
-		if (e == 0 && sup->run_unread && !interrupted &&
-		    !atomic_load(&cancel_requested) &&
-		    (jr->feed == NULL || stdin_feed_restartable(jr->feed))) {
-			disarm_cancel();
-			job_result_clear(&jr->res);
-			memset(&jr->res, 0, sizeof(jr->res));
-			if ((e = supervisor_start(sup)) == 0) {
-				(void)arm_cancel(sup);
-				e = supervisor_run(sup, &jr->spec, fs->root,
-						   on_output, jr, &jr->res);
-			}
-		}
-		sup->tty_fd = -1;
-		sup->feed = NULL;
+		e = run_job(jr, sup, fs);
 		disarm_cancel();
 		/* The reason every CANCEL of this job carried (the first
 		 * request's), for `stockade run`'s exit status. */
@@ -518,28 +558,8 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			restatus(jr, JOB_SANDBOX_ERROR, err);
 		}
 	}
-	if (e < 0) {
-		memset(&jr->res, 0, sizeof(jr->res));
-		jr->res.status = JOB_SANDBOX_ERROR;
-		jr->res.exit_code = -1;
-		if (e == -ETIMEDOUT)
-			snprintf(err, sizeof(err), "cannot start the launcher: "
-				 "it did not answer within %u ms",
-				 SUPERVISOR_HELLO_MS);
-		else if (e == -EINTR)
-			snprintf(err, sizeof(err), "the broker was interrupted "
-				 "before the job started");
-		else if (e == -EPROTO)
-			snprintf(err, sizeof(err), "cannot start the launcher: "
-				 "its answer to HELLO broke protocol version "
-				 "%u (a stockade-launcher of another version?)",
-				 PROTO_VERSION);
-		else
-			snprintf(err, sizeof(err), "cannot start the launcher: %s",
-				 e == -E2BIG ? "the job does not fit in one message" :
-					       strerror(-e));
-		jr->res.detail = strdup(err);
-	}
+	if (e < 0)
+		set_start_failure(jr, e);
 	if (PLANTED(result_layers_off_not_copied))
 		jr->res.layers_off = 0;
 	else
