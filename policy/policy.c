@@ -11,6 +11,7 @@
  */
 #include "policy.h"
 #include "policy_internal.h"
+#include "policy_loader.h"
 
 #include <errno.h>
 #include <ini.h>
@@ -28,36 +29,6 @@
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
-/* State of one layer (the default, or a file laid over it). */
-struct loader {
-	struct policy *p;
-	const char *name; /* for messages */
-
-	/* The text: a FILE or a NUL-terminated string. */
-	FILE *file;
-	const char *text;
-	int read_errno; /* set when reading FILE failed */
-	size_t nread;   /* bytes read so far */
-
-	unsigned lineno;       /* line last handed to inih, from 1 */
-	enum section section;  /* as the reader saw the last [section] */
-	unsigned section_line; /* line of that [section] */
-	bool section_keys;     /* a key came after it */
-
-	bool in_file;        /* the file laid over the default */
-	uint64_t seen;       /* bit i: policy_scalar_keys[i] given in this layer */
-	/* This layer's own list entries (env, mounts and their origins),
-	 * laid over P's by merge_lists() once the layer is read, when
-	 * [policy] replace, wherever it is in the file, is known. */
-	struct policy lists;
-
-	/* The first error: code < 0 once set, at err_line. */
-	int code;
-	unsigned err_line;
-	char *err;
-	size_t errlen;
-};
-
 static void
 fclosep(FILE **f)
 {
@@ -69,8 +40,9 @@ fclosep(FILE **f)
 
 /* Records the first error, at LINE; later ones are dropped (the parse stops
  * at the first). Returns 0, the handler's "failed". */
-__attribute__((format(printf, 4, 5))) static int
-fail_at(struct loader *l, int code, unsigned line, const char *fmt, ...)
+int
+policy_fail_at(struct loader *l, int code, unsigned line, const char *fmt,
+	       ...)
 {
 	va_list ap;
 	int n;
@@ -90,116 +62,20 @@ fail_at(struct loader *l, int code, unsigned line, const char *fmt, ...)
 	return 0;
 }
 
-#define fail(l, ...) fail_at((l), -EINVAL, (l)->lineno, __VA_ARGS__)
-
 /* ---- The handler ------------------------------------------------------- */
 
-static void
-free_env(struct policy *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->nenv; i++)
-		free(p->env[i]);
-	free(p->env);
-	free(p->env_from);
-	p->env = NULL;
-	p->env_from = NULL;
-	p->nenv = 0;
-}
-
-static void
-free_mounts(struct policy *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->nmounts; i++) {
-		free(p->mounts[i].source);
-		free(p->mounts[i].target);
-	}
-	free(p->mounts);
-	free(p->mounts_from);
-	p->mounts = NULL;
-	p->mounts_from = NULL;
-	p->nmounts = 0;
-}
-
-/* Makes room for one more entry of P's environment (and its origin). */
+/* Converts V for scalar K, of a kind that is not text, into FIELD.
+ * Returns 1, or 0 with the error recorded. */
 static int
-grow_env(struct policy *p)
+set_converted(struct loader *l, const struct scalar_key *k, char *field,
+	      const char *v)
 {
-	struct policy_origin *from;
-	char **env;
-
-	env = reallocarray(p->env, p->nenv + 1, sizeof(*env));
-	if (!env)
-		return -ENOMEM;
-	p->env = env;
-	from = reallocarray(p->env_from, p->nenv + 1, sizeof(*from));
-	if (!from)
-		return -ENOMEM;
-	p->env_from = from;
-	return 0;
-}
-
-/* Makes room for one more bind of P (and its origin). */
-static int
-grow_mounts(struct policy *p)
-{
-	struct policy_origin *from;
-	struct mount_entry *m;
-
-	m = reallocarray(p->mounts, p->nmounts + 1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	p->mounts = m;
-	from = reallocarray(p->mounts_from, p->nmounts + 1, sizeof(*from));
-	if (!from)
-		return -ENOMEM;
-	p->mounts_from = from;
-	return 0;
-}
-
-/* The index of variable NAME (NLEN bytes) in P's environment, or -1. */
-static ssize_t
-find_env(const struct policy *p, const char *name, size_t nlen)
-{
-	for (size_t i = 0; i < p->nenv; i++)
-		if (strncmp(p->env[i], name, nlen) == 0 &&
-		    p->env[i][nlen] == '=')
-			return (ssize_t)i;
-	return -1;
-}
-
-/* The index of the bind of P at TARGET, or -1. */
-static ssize_t
-find_mount(const struct policy *p, const char *target)
-{
-	for (size_t i = 0; i < p->nmounts; i++)
-		if (strcmp(p->mounts[i].target, target) == 0)
-			return (ssize_t)i;
-	return -1;
-}
-
-static int
-set_scalar(struct loader *l, size_t i, const char *v)
-{
-	const struct scalar_key *k = &policy_scalar_keys[i];
-	char *field = (char *)l->p + k->offset;
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
 	enum job_enforcement enf;
 	enum output_action act;
 	uint32_t m;
-	bool b, ok;
-	char *s;
-
-	/* A layer gives a key once: a second value silently winning hides
-	 * mistakes in exactly the file a reviewer reads. */
-	if (l->seen & (UINT64_C(1) << i))
-		return fail(l, "duplicate key \"%s\"", k->name);
-	l->seen |= UINT64_C(1) << i;
-	l->p->scalar_from[i] = (struct policy_origin){l->in_file, l->lineno};
+	bool b;
 
 	switch (k->kind) {
 	case K_U64:
@@ -224,15 +100,6 @@ set_scalar(struct loader *l, size_t i, const char *v)
 			return fail(l, "%s", why);
 		*(uint32_t *)(void *)field = m;
 		return 1;
-	case K_HOSTNAME:
-		ok = policy_valid_hostname(k->name, v, why, sizeof(why));
-		break;
-	case K_USER:
-		ok = policy_valid_user(k->name, v, why, sizeof(why));
-		break;
-	case K_PATH:
-		ok = policy_valid_path(k->name, v, why, sizeof(why));
-		break;
 	case K_ENFORCE:
 		if (!policy_parse_enforcement(k->name, v, &enf, why,
 					      sizeof(why)))
@@ -245,16 +112,6 @@ set_scalar(struct loader *l, size_t i, const char *v)
 			return fail(l, "%s", why);
 		*(enum output_action *)(void *)field = act;
 		return 1;
-	case K_CGROUP:
-		ok = v[0] == '\0' ||
-		     policy_valid_path(k->name, v, why, sizeof(why));
-		break;
-	case K_PROFILE:
-		ok = policy_valid_profile(k->name, v, why, sizeof(why));
-		break;
-	case K_ENVNAMES:
-		ok = policy_valid_client_env(k->name, v, why, sizeof(why));
-		break;
 	case K_LAYERS:
 		if (!policy_parse_layers(k->name, v, &m, why, sizeof(why)))
 			return fail(l, "%s", why);
@@ -265,195 +122,69 @@ set_scalar(struct loader *l, size_t i, const char *v)
 			return fail(l, "%s", why);
 		*(uint32_t *)(void *)field = m;
 		return 1;
+	case K_HOSTNAME: /* text: set_text() */
+	case K_USER:
+	case K_PATH:
+	case K_CGROUP:
+	case K_PROFILE:
+	case K_ENVNAMES:
 	default:
-		ok = false;
-		snprintf(why, sizeof(why), "internal error: key kind");
-		break;
+		return fail(l, "%s", "internal error: key kind");
 	}
+}
+
+/* Checks V for text scalar K (policy_kind_is_text) and stores a copy of
+ * it in FIELD, freeing the value it replaces. Returns 1, or 0 with the
+ * error recorded. */
+static int
+set_text(struct loader *l, const struct scalar_key *k, char *field,
+	 const char *v)
+{
+	char why[POLICY_ERR_MAX];
+	bool ok;
+	char *s;
+
+	if (k->kind == K_HOSTNAME)
+		ok = policy_valid_hostname(k->name, v, why, sizeof(why));
+	else if (k->kind == K_USER)
+		ok = policy_valid_user(k->name, v, why, sizeof(why));
+	else if (k->kind == K_PATH)
+		ok = policy_valid_path(k->name, v, why, sizeof(why));
+	else if (k->kind == K_CGROUP)
+		ok = v[0] == '\0' ||
+		     policy_valid_path(k->name, v, why, sizeof(why));
+	else if (k->kind == K_PROFILE)
+		ok = policy_valid_profile(k->name, v, why, sizeof(why));
+	else
+		ok = policy_valid_client_env(k->name, v, why, sizeof(why));
 	if (!ok)
 		return fail(l, "%s", why);
 	s = strdup(v);
 	if (!s)
-		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
+		return policy_fail_at(l, -ENOMEM, l->lineno, "out of memory");
 	free(*(char **)(void *)field);
 	*(char **)(void *)field = s;
 	return 1;
 }
 
-/* Adds NAME=V to this layer's own list; merge_lists() lays it over P's. */
+/* Sets scalar policy_scalar_keys[I] of this layer from V, once per layer.
+ * Returns 1, or 0 with the error recorded. */
 static int
-add_env(struct loader *l, const char *name, const char *v)
+set_scalar(struct loader *l, size_t i, const char *v)
 {
-	struct policy *s = &l->lists;
-	char *entry;
+	const struct scalar_key *k = &policy_scalar_keys[i];
+	char *field = (char *)l->p + k->offset;
 
-	if (!policy_valid_env_name(name))
-		return fail(l,
-			    "invalid variable name \"%s\" (expected "
-			    "[A-Za-z_][A-Za-z0-9_]*)",
-			    name);
-	/* Within one file: the default's variable of the same name is not a
-	 * duplicate but the one this entry takes the place of. */
-	if (find_env(s, name, strlen(name)) >= 0)
-		return fail(l, "duplicate key \"%s\"", name);
-	if (s->nenv >= JOB_MAX_ENV)
-		return fail(l, "too many environment variables (at most %u)",
-			    JOB_MAX_ENV);
-	if (asprintf(&entry, "%s=%s", name, v) < 0)
-		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
-	if (grow_env(s) < 0) {
-		free(entry);
-		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
-	}
-	s->env_from[s->nenv] = (struct policy_origin){l->in_file, l->lineno};
-	s->env[s->nenv++] = entry;
-	return 1;
-}
+	/* A layer gives a key once: a second value silently winning hides
+	 * mistakes in exactly the file a reviewer reads. */
+	if (l->seen & (UINT64_C(1) << i))
+		return fail(l, "duplicate key \"%s\"", k->name);
+	l->seen |= UINT64_C(1) << i;
+	l->p->scalar_from[i] = (struct policy_origin){l->in_file, l->lineno};
 
-/* Directories the launcher builds in every jail (launcher/init/mounts.c). */
-static const char *const jail_owned[] = {"/tmp", "/proc", "/dev", "/work"};
-
-/* Adds a bind to this layer's own list; merge_lists() lays it over P's. */
-static int
-add_mount(struct loader *l, const char *key, const char *v)
-{
-	struct policy *p = &l->lists;
-	struct mount_entry *m;
-	enum mount_kind kind;
-	char why[POLICY_ERR_MAX];
-	size_t i;
-
-	if (strcmp(key, "ro_bind") == 0)
-		kind = MOUNT_RO_BIND;
-	else if (strcmp(key, "ro_bind_try") == 0)
-		kind = MOUNT_RO_BIND_TRY;
-	/* Test only: bound like ro_bind, with no Landlock rule, so that a
-	 * test can show Landlock holding where the mount layer does not
-	 * (launcher/payload/landlock_jail.h). */
-	else if (strcmp(key, "unsafe_ro_bind_no_landlock") == 0)
-		kind = MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK;
-	else
-		return fail(l, "unknown key \"%s\" in [filesystem]", key);
-	if (!policy_valid_path(key, v, why, sizeof(why)))
-		return fail(l, "%s", why);
-	/* The jail mounts these itself, over whatever a bind put there; a
-	 * bind of the host's /proc or /dev would also hand the job the
-	 * host's. */
-	for (i = 0; i < sizeof(jail_owned) / sizeof(jail_owned[0]); i++) {
-		size_t n = strlen(jail_owned[i]);
-
-		if (strncmp(v, jail_owned[i], n) == 0 &&
-		    (v[n] == '\0' || v[n] == '/'))
-			return fail(l, "%s %s is inside %s, which the jail "
-				    "mounts itself", key, v, jail_owned[i]);
-	}
-	/* Within one file; the default's bind at the same target is the
-	 * one this entry takes the place of (merge_lists). */
-	if (find_mount(p, v) >= 0)
-		return fail(l, "duplicate mount \"%s\"", v);
-	if (p->nmounts >= JOB_MAX_MOUNTS)
-		return fail(l, "too many mounts (at most %u)", JOB_MAX_MOUNTS);
-	if (grow_mounts(p) < 0)
-		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
-	m = &p->mounts[p->nmounts];
-	/* The policy binds a host path at the same place in the jail. */
-	m->kind = kind;
-	m->source = strdup(v);
-	m->target = strdup(v);
-	if (!m->source || !m->target) {
-		free(m->source);
-		free(m->target);
-		return fail_at(l, -ENOMEM, l->lineno, "out of memory");
-	}
-	p->mounts_from[p->nmounts] =
-		(struct policy_origin){l->in_file, l->lineno};
-	p->nmounts++;
-	return 1;
-}
-
-/*
- * Lays this layer's list entries over P's once the layer is read: with
- * [policy] replace naming the list, they are the whole list; otherwise
- * each takes the place of P's entry of the same variable or bind target
- * and the others are appended, in the file's order. Returns 1, or 0 with
- * the error recorded at the line of the first entry past the limit.
- */
-static int
-merge_lists(struct loader *l)
-{
-	struct policy *p = l->p, *s = &l->lists;
-	const size_t had_env = p->nenv, had_mounts = p->nmounts;
-	size_t i;
-
-	if (p->replace & POLICY_LIST_ENVIRONMENT) {
-		free_env(p);
-		p->env = s->env;
-		p->env_from = s->env_from;
-		p->nenv = s->nenv;
-		s->env = NULL;
-		s->env_from = NULL;
-		s->nenv = 0;
-	}
-	for (i = 0; i < s->nenv; i++) {
-		size_t nlen = strcspn(s->env[i], "=");
-		ssize_t j = find_env(p, s->env[i], nlen);
-
-		if (j < 0) {
-			if (p->nenv >= JOB_MAX_ENV)
-				return fail_at(l, -EINVAL, s->env_from[i].line,
-					       "too many environment variables "
-					       "(at most %u, the default's %zu "
-					       "included; [policy] replace = "
-					       "environment leaves them out)",
-					       JOB_MAX_ENV, had_env);
-			if (grow_env(p) < 0)
-				return fail_at(l, -ENOMEM, s->env_from[i].line,
-					       "out of memory");
-			j = (ssize_t)p->nenv++;
-			p->env[j] = NULL;
-		}
-		free(p->env[j]);
-		p->env[j] = s->env[i];
-		p->env_from[j] = s->env_from[i];
-		s->env[i] = NULL;
-	}
-
-	if (p->replace & POLICY_LIST_FILESYSTEM) {
-		free_mounts(p);
-		p->mounts = s->mounts;
-		p->mounts_from = s->mounts_from;
-		p->nmounts = s->nmounts;
-		s->mounts = NULL;
-		s->mounts_from = NULL;
-		s->nmounts = 0;
-	}
-	for (i = 0; i < s->nmounts; i++) {
-		ssize_t j = find_mount(p, s->mounts[i].target);
-
-		if (j < 0) {
-			if (p->nmounts >= JOB_MAX_MOUNTS)
-				return fail_at(l, -EINVAL,
-					       s->mounts_from[i].line,
-					       "too many mounts (at most %u, "
-					       "the default's %zu included; "
-					       "[policy] replace = filesystem "
-					       "leaves them out)",
-					       JOB_MAX_MOUNTS, had_mounts);
-			if (grow_mounts(p) < 0)
-				return fail_at(l, -ENOMEM,
-					       s->mounts_from[i].line,
-					       "out of memory");
-			j = (ssize_t)p->nmounts++;
-		} else {
-			free(p->mounts[j].source);
-			free(p->mounts[j].target);
-		}
-		p->mounts[j] = s->mounts[i];
-		p->mounts_from[j] = s->mounts_from[i];
-		s->mounts[i].source = NULL;
-		s->mounts[i].target = NULL;
-	}
-	return 1;
+	if (policy_kind_is_text(k->kind))
+		return set_text(l, k, field, v);
+	return set_converted(l, k, field, v);
 }
 
 /* inih's handler: one "key = value" of the line l->lineno. SECTION is
@@ -491,9 +222,9 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 		return fail(l, "unknown key \"%s\" in [%s]", key,
 			    policy_section_names[l->section]);
 	case SEC_ENVIRONMENT:
-		return add_env(l, key, v);
+		return policy_add_env(l, key, v);
 	case SEC_FILESYSTEM:
-		return add_mount(l, key, v);
+		return policy_add_mount(l, key, v);
 	default:
 		return fail(l, "internal error: section");
 	}
@@ -524,7 +255,7 @@ end_section(struct loader *l)
 {
 	if ((l->section == SEC_ENVIRONMENT || l->section == SEC_FILESYSTEM) &&
 	    !l->section_keys)
-		fail_at(l, -EINVAL, l->section_line,
+		policy_fail_at(l, -EINVAL, l->section_line,
 			"empty [%s] section (it adds nothing to the default's "
 			"list; [policy] replace = %s without the section "
 			"empties it)",
@@ -681,7 +412,7 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	}
 	if (r < 0) { /* inih could not allocate its line buffer */
 		policy_clear(&l.lists);
-		fail_at(&l, -ENOMEM, l.lineno, "out of memory");
+		policy_fail_at(&l, -ENOMEM, l.lineno, "out of memory");
 		return l.code;
 	}
 	if (!l.code) /* the reader reached the end */
@@ -690,7 +421,7 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	 * the handler's; the earlier of that and ours is the first error. */
 	if (r > 0 && (!l.code || (unsigned)r < l.err_line)) {
 		l.code = 0;
-		fail_at(&l, -EINVAL, (unsigned)r,
+		policy_fail_at(&l, -EINVAL, (unsigned)r,
 			"syntax error (expected \"key = value\" or "
 			"\"[section]\")");
 		policy_clear(&l.lists);
@@ -700,12 +431,12 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	 * all non-zero whatever a file leaves out. */
 	for (i = 0; !l.code && is_default && i < NSCALARS; i++)
 		if (!(l.seen & (UINT64_C(1) << i)))
-			fail_at(&l, -EINVAL, l.lineno,
+			policy_fail_at(&l, -EINVAL, l.lineno,
 				"missing key \"%s\" in [%s]",
 				policy_scalar_keys[i].name,
 				policy_section_names[policy_scalar_keys[i].section]);
 	if (!l.code)
-		merge_lists(&l);
+		policy_merge_lists(&l);
 	policy_clear(&l.lists);
 	return l.code;
 }
@@ -809,8 +540,7 @@ policy_clear(struct policy *p)
 	if (!p)
 		return;
 	free(p->name);
-	free_env(p);
-	free_mounts(p);
+	policy_free_lists(p);
 	free(p->hostname);
 	free(p->user);
 	free(p->home);

@@ -53,6 +53,34 @@ put_kv(FILE *out, const char *key, const char *v)
 	return fprintf(out, "%s = %s\n", key, v) < 0 ? -EIO : 0;
 }
 
+/* Points *V at text scalar K's value in FIELD (policy_kind_is_text),
+ * checked as the loader would: 0, or -EINVAL for none or one the loader
+ * refuses. */
+static int
+text_scalar_text(const struct scalar_key *k, const char *field,
+		 const char **v)
+{
+	char why[POLICY_ERR_MAX];
+	bool ok;
+
+	*v = *(char *const *)(const void *)field;
+	if (!*v)
+		return -EINVAL;
+	if (k->kind == K_CGROUP && **v == '\0')
+		return 0;
+	if (k->kind == K_HOSTNAME)
+		ok = policy_valid_hostname(k->name, *v, why, sizeof(why));
+	else if (k->kind == K_USER)
+		ok = policy_valid_user(k->name, *v, why, sizeof(why));
+	else if (k->kind == K_PATH || k->kind == K_CGROUP)
+		ok = policy_valid_path(k->name, *v, why, sizeof(why));
+	else if (k->kind == K_PROFILE)
+		ok = policy_valid_profile(k->name, *v, why, sizeof(why));
+	else
+		ok = policy_valid_client_env(k->name, *v, why, sizeof(why));
+	return ok ? 0 : -EINVAL;
+}
+
 /* Formats scalar K of P as it is written in a file, into BUF. */
 static int
 scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
@@ -66,6 +94,8 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	bool ok;
 
 	*v = buf;
+	if (policy_kind_is_text(k->kind))
+		return text_scalar_text(k, field, v);
 	switch (k->kind) {
 	case K_U64:
 	case K_U32:
@@ -100,26 +130,6 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 			return -EINVAL;
 		*v = policy_output_action_name(act);
 		return 0;
-	case K_CGROUP:
-		*v = *(char *const *)(const void *)field;
-		if (!*v)
-			return -EINVAL;
-		if (**v == '\0')
-			return 0;
-		ok = policy_valid_path(k->name, *v, why, sizeof(why));
-		break;
-	case K_PROFILE:
-		*v = *(char *const *)(const void *)field;
-		if (!*v)
-			return -EINVAL;
-		ok = policy_valid_profile(k->name, *v, why, sizeof(why));
-		break;
-	case K_ENVNAMES:
-		*v = *(char *const *)(const void *)field;
-		if (!*v)
-			return -EINVAL;
-		ok = policy_valid_client_env(k->name, *v, why, sizeof(why));
-		break;
 	case K_LAYERS:
 		n = *(const uint32_t *)(const void *)field;
 		if ((n & ~(uint64_t)JOB_LAYERS_ALL) != 0)
@@ -129,18 +139,12 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	case K_LISTS:
 		*v = policy_lists_name(*(const uint32_t *)(const void *)field);
 		return *v ? 0 : -EINVAL;
-	case K_HOSTNAME:
+	case K_HOSTNAME: /* text: text_scalar_text() */
 	case K_USER:
 	case K_PATH:
-		*v = *(char *const *)(const void *)field;
-		if (!*v)
-			return -EINVAL;
-		ok = k->kind == K_HOSTNAME ? policy_valid_hostname(k->name, *v, why,
-							     sizeof(why))
-		     : k->kind == K_USER
-			 ? policy_valid_user(k->name, *v, why, sizeof(why))
-			 : policy_valid_path(k->name, *v, why, sizeof(why));
-		break;
+	case K_CGROUP:
+	case K_PROFILE:
+	case K_ENVNAMES:
 	default:
 		return -EINVAL;
 	}

@@ -54,6 +54,16 @@ enum key_kind {
 		     * or "*" (policy_valid_client_env) */
 };
 
+/* Whether a value of KIND is text, a char * field checked and kept as it
+ * was written, rather than a number, a flag or an enum it is converted to
+ * (the loader's set_text and the formatter's text_scalar_text). */
+static inline bool
+policy_kind_is_text(enum key_kind kind)
+{
+	return kind == K_HOSTNAME || kind == K_USER || kind == K_PATH ||
+	       kind == K_CGROUP || kind == K_PROFILE || kind == K_ENVNAMES;
+}
+
 /* One scalar key. The order of this table is the order of default.ini,
  * which policy_format() follows. */
 struct scalar_key {

@@ -1,4 +1,5 @@
-/* proto_internal.h: the wire checks proto.c and proto_check.c share. */
+/* proto_internal.h: the wire checks proto.c, proto_run.c and
+ * proto_check.c share. */
 #ifndef STOCKADE_PROTO_INTERNAL_H
 #define STOCKADE_PROTO_INTERNAL_H
 

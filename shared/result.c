@@ -242,15 +242,14 @@ job_hint_truncation(const struct job_result *res, const struct job_limits *lim,
 		 "need from that file.", figures[0], figures[1]);
 }
 
-char *
-job_hint(const struct job_result *res, const struct job_limits *lim,
-	 char *buf, size_t size)
+/* The hint of a program that exited by itself (JOB_OK, JOB_EXIT_NONZERO),
+ * into BUF of SIZE bytes. */
+static void
+hint_exited(const struct job_result *res, const struct job_limits *lim,
+	    char *buf, size_t size)
 {
-	const char *sig = signal_name(res->signal);
-
-	if (sig == NULL)
-		sig = "an unknown signal";
-	switch (res->status) {
+	/* On int: job_hint() sent only this family here. */
+	switch ((int)res->status) {
 	case JOB_OK:
 		if (res->nreached > 0 &&
 		    res->reached[0].limit == JOB_REACHED_PROCESSES)
@@ -288,6 +287,19 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 				 "the cause before running it again.",
 				 res->exit_code);
 		break;
+	default:
+		break;
+	}
+}
+
+/* The hint of a program stopped for one of its limits (wall clock, CPU,
+ * memory, processes, output, file size, disk), into BUF of SIZE bytes. */
+static void
+hint_limit(const struct job_result *res, const struct job_limits *lim,
+	   char *buf, size_t size)
+{
+	/* On int: job_hint() sent only this family here. */
+	switch ((int)res->status) {
 	case JOB_TIMEOUT:
 		fmt_words(buf, size, "The program was killed after %llu ms, its "
 			 "wall-clock limit of %llu ms; bound its loops or make "
@@ -351,14 +363,19 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 res->detail && *res->detail ? res->detail : "full",
 			 mib(lim->tmp_bytes), mib(lim->workspace_bytes));
 		break;
-	case JOB_CRASH:
-		if (PLANTED(hint_sized_by_pointer))
-			size = sizeof(buf);
-		fmt_words(buf, size, "The program was killed by %s, which it did "
-			 "not ask for: %s; inspect that in the program or the "
-			 "library it calls rather than retrying unchanged.", sig,
-			 crash_cause(res->signal));
+	default:
 		break;
+	}
+}
+
+/* The hint of a job stopped by the sandbox's rules, by someone, or by the
+ * sandbox's own failure (policy violation, cancel, sandbox error), into
+ * BUF of SIZE bytes. */
+static void
+hint_stopped(const struct job_result *res, char *buf, size_t size)
+{
+	/* On int: job_hint() sent only this family here. */
+	switch ((int)res->status) {
 	case JOB_POLICY_VIOLATION:
 		fmt_words(buf, size, "The program made a system call the sandbox "
 			 "forbids%s%s; retrying will fail the same way, so do "
@@ -386,6 +403,45 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 			 "looks temporary.",
 			 res->detail && *res->detail ? ": " : "",
 			 res->detail ? res->detail : "");
+		break;
+	}
+}
+
+char *
+job_hint(const struct job_result *res, const struct job_limits *lim,
+	 char *buf, size_t size)
+{
+	const char *sig = signal_name(res->signal);
+
+	if (sig == NULL)
+		sig = "an unknown signal";
+	switch (res->status) {
+	case JOB_OK:
+	case JOB_EXIT_NONZERO:
+		hint_exited(res, lim, buf, size);
+		break;
+	case JOB_TIMEOUT:
+	case JOB_CPU_LIMIT:
+	case JOB_MEMORY_LIMIT:
+	case JOB_PROCESS_LIMIT:
+	case JOB_OUTPUT_LIMIT:
+	case JOB_FILE_SIZE_LIMIT:
+	case JOB_DISK_FULL:
+		hint_limit(res, lim, buf, size);
+		break;
+	case JOB_CRASH:
+		if (PLANTED(hint_sized_by_pointer))
+			size = sizeof(buf);
+		fmt_words(buf, size, "The program was killed by %s, which it did "
+			 "not ask for: %s; inspect that in the program or the "
+			 "library it calls rather than retrying unchanged.", sig,
+			 crash_cause(res->signal));
+		break;
+	case JOB_POLICY_VIOLATION:
+	case JOB_CANCELLED:
+	case JOB_SANDBOX_ERROR:
+	default:
+		hint_stopped(res, buf, size);
 		break;
 	}
 	/* Killed for its output, the hint above says so already. */

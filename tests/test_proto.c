@@ -1,6 +1,6 @@
 /*
  * test_proto.c: the broker <-> launcher wire codec and datagram I/O
- * (shared/proto.c), style.md rules 4-6 and 10.
+ * (shared/proto.c, proto_run.c), style.md rules 4-6 and 10.
  *
  * Round trips of every message; every malformed header; trailing bytes and
  * truncation for every body decoder; bounds before allocation; semantic

@@ -163,60 +163,6 @@ jobrun_cancel_requested(void)
 	return atomic_load(&cancel_requested) != 0;
 }
 
-/* True when ENTRY ("NAME=value") names the variable of ENV ("NAME=..."). */
-static bool
-same_name(const char *entry, const char *env)
-{
-	size_t n = strcspn(env, "=");
-
-	return strncmp(entry, env, n) == 0 && entry[n] == '=';
-}
-
-/*
- * Layer scrubbed_env off (docs/layers.md): SPEC's environment becomes the
- * broker's own, every variable the policy sets taking the policy's value
- * (the policy's entries are appended, the broker's of the same name left
- * out). The strings stay borrowed; the array is SPEC's (jobspec_release
- * frees it). Returns 0, -EOVERFLOW (jobrun.h) or -ENOMEM.
- */
-static int
-inherit_environment(struct job_spec *spec)
-{
-	extern char **environ;
-	size_t n = 0, count = 0;
-	char **env;
-
-	for (char **e = environ; e != NULL && *e != NULL; e++)
-		count++;
-	if (count + spec->envc > JOB_MAX_ENV)
-		return -EOVERFLOW;
-	env = calloc(count + spec->envc + 1, sizeof(*env));
-	if (env == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < count; i++) {
-		const char *v = environ[i];
-		bool policy = false;
-
-		/* What the wire refuses: no name, no '=' (proto.h). */
-		if (v[0] == '=' || strchr(v, '=') == NULL)
-			continue;
-		if (strnlen(v, JOB_MAX_STR + 1) > JOB_MAX_STR) {
-			free(env);
-			return -EOVERFLOW;
-		}
-		for (uint32_t j = 0; j < spec->envc && !policy; j++)
-			policy = same_name(v, spec->envp[j]);
-		if (!policy)
-			env[n++] = environ[i];
-	}
-	for (uint32_t j = 0; j < spec->envc; j++)
-		env[n++] = spec->envp[j];
-	free(spec->envp);
-	spec->envp = env;
-	spec->envc = (uint32_t)n;
-	return 0;
-}
-
 /* -EMSGSIZE when SPEC no longer fits in one RUN message. */
 static int
 check_fits(const struct job_spec *spec)
@@ -237,113 +183,6 @@ jobrun_check_fits(const struct jobrun *jr)
 	return check_fits(&jr->spec);
 }
 
-const char *
-jobenv_error_name(enum jobenv_error e)
-{
-	switch (e) {
-	case JOBENV_OK:
-		return "ok";
-	case JOBENV_INVALID_NAME:
-		return "invalid_env_name";
-	case JOBENV_INVALID_VALUE:
-		return "invalid_env_value";
-	case JOBENV_NOT_ALLOWED:
-		return "env_not_allowed";
-	case JOBENV_TOO_MANY:
-		return "too_many_env";
-	}
-	return "invalid_env_name";
-}
-
-/* Is NAME a variable name a client may give: [A-Za-z_][A-Za-z0-9_]*,
- * 1 to JOBENV_MAX_NAME bytes (the policy's rule for [environment],
- * policy/default.ini)? */
-static bool
-valid_env_name(const char *name)
-{
-	size_t n = strnlen(name, JOBENV_MAX_NAME + 1);
-
-	if (n == 0 || n > JOBENV_MAX_NAME)
-		return false;
-	if (!(name[0] == '_' || (name[0] >= 'A' && name[0] <= 'Z') ||
-	      (name[0] >= 'a' && name[0] <= 'z')))
-		return false;
-	for (size_t i = 1; i < n; i++)
-		if (!(name[i] == '_' || (name[i] >= 'A' && name[i] <= 'Z') ||
-		      (name[i] >= 'a' && name[i] <= 'z') ||
-		      (name[i] >= '0' && name[i] <= '9')))
-			return false;
-	return true;
-}
-
-enum jobenv_error
-jobrun_set_env(struct jobrun *jr, const struct policy *pol, const char *name,
-	       const char *value, size_t value_len, bool *oom, char *why,
-	       size_t whylen)
-{
-	struct job_spec *spec = &jr->spec;
-	size_t nlen = strnlen(name, JOBENV_MAX_NAME + 1);
-	char **owned, **envp, *s;
-	uint32_t i;
-
-	*oom = false;
-	if (!valid_env_name(name)) {
-		snprintf(why, whylen, "invalid_env_name: \"%.64s%s\" is not a "
-			 "variable name (1 to %u bytes of [A-Za-z_][A-Za-z0-9_]*, "
-			 "the first not a digit; no \"=\")", name,
-			 nlen > 64 ? "..." : "", JOBENV_MAX_NAME);
-		return JOBENV_INVALID_NAME;
-	}
-	if (memchr(value, '\0', value_len) != NULL ||
-	    nlen + 1 + value_len > JOB_MAX_STR) {
-		snprintf(why, whylen, "invalid_env_value: the value of %s %s",
-			 name, value_len + nlen + 1 > JOB_MAX_STR ?
-			 "is too long (NAME=value at most 16384 bytes)" :
-			 "holds a NUL byte");
-		return JOBENV_INVALID_VALUE;
-	}
-	if (!policy_client_env_allows(pol, name)) {
-		snprintf(why, whylen, "env_not_allowed: the policy does not let "
-			 "a client set %s (its [jail] client_env is \"%.200s\")",
-			 name, pol->client_env != NULL ? pol->client_env : "");
-		return JOBENV_NOT_ALLOWED;
-	}
-	for (i = 0; i < spec->envc; i++)
-		if (strncmp(spec->envp[i], name, nlen) == 0 &&
-		    spec->envp[i][nlen] == '=')
-			break;
-	if (i == spec->envc && spec->envc >= JOB_MAX_ENV) {
-		snprintf(why, whylen, "too_many_env: at most %u variables, the "
-			 "policy's included", JOB_MAX_ENV);
-		return JOBENV_TOO_MANY;
-	}
-	if (asprintf(&s, "%s=%.*s", name, (int)value_len, value) < 0)
-		goto nomem;
-	owned = reallocarray(jr->env_owned, jr->nenv_owned + 1,
-			     sizeof(*owned));
-	if (owned == NULL) {
-		free(s);
-		goto nomem;
-	}
-	jr->env_owned = owned;
-	jr->env_owned[jr->nenv_owned++] = s;
-	if (i < spec->envc) {
-		spec->envp[i] = s;
-		return JOBENV_OK;
-	}
-	envp = reallocarray(spec->envp, spec->envc + 2, sizeof(*envp));
-	if (envp == NULL)
-		goto nomem;
-	spec->envp = envp;
-	spec->envp[spec->envc++] = s;
-	spec->envp[spec->envc] = NULL;
-	return JOBENV_OK;
-nomem:
-	*oom = true;
-	snprintf(why, whylen, "out of memory");
-	return JOBENV_TOO_MANY;
-}
-
 int
 jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 	    char **argv, const struct jobrun_overrides *ov)
@@ -357,7 +196,7 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 		return e;
 	jr->spec.layers_off = policy_layers_off(pol);
 	if (job_spec_layer_off(&jr->spec, JOB_LAYER_SCRUBBED_ENV) &&
-	    ((e = inherit_environment(&jr->spec)) < 0 ||
+	    ((e = jobrun_inherit_environment(&jr->spec)) < 0 ||
 	     (e = check_fits(&jr->spec)) < 0)) {
 		jobrun_free(jr);
 		return e;
@@ -610,6 +449,68 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	free(err);
 }
 
+/* Runs JR's job on SUP (its input JR's feed or terminal, its workspace
+ * FS's root) with CANCEL armed, once more on a new launcher when the one
+ * it went to died before reading it. Returns supervisor_run's answer. */
+static int
+run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
+{
+	int e;
+
+	sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
+	sup->feed = jr->feed;
+	e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr, &jr->res);
+	/* The launcher died before it read the job (killed between
+	 * jobs, just as this one came): nothing of it ran, so it
+	 * runs once more on a new launcher, with CANCEL armed for
+	 * that one. Not after a CANCEL: the message the launcher
+	 * left unread may be the CANCEL of a job it did read. */
+	if (e == 0 && sup->run_unread && !interrupted &&
+	    !atomic_load(&cancel_requested) &&
+	    (jr->feed == NULL || stdin_feed_restartable(jr->feed))) {
+		disarm_cancel();
+		job_result_clear(&jr->res);
+		memset(&jr->res, 0, sizeof(jr->res));
+		if ((e = supervisor_start(sup)) == 0) {
+			(void)arm_cancel(sup);
+			e = supervisor_run(sup, &jr->spec, fs->root,
+					   on_output, jr, &jr->res);
+		}
+	}
+	sup->tty_fd = -1;
+	sup->feed = NULL;
+	return e;
+}
+
+/* Makes JR's result the sandbox_error of a job that did not start: E, a
+ * negative errno, says why (-ETIMEDOUT, -EINTR, -EPROTO, -E2BIG, ...). */
+static void
+set_start_failure(struct jobrun *jr, int e)
+{
+	char err[256];
+
+	memset(&jr->res, 0, sizeof(jr->res));
+	jr->res.status = JOB_SANDBOX_ERROR;
+	jr->res.exit_code = -1;
+	if (e == -ETIMEDOUT)
+		snprintf(err, sizeof(err), "cannot start the launcher: "
+			 "it did not answer within %u ms",
+			 SUPERVISOR_HELLO_MS);
+	else if (e == -EINTR)
+		snprintf(err, sizeof(err), "the broker was interrupted "
+			 "before the job started");
+	else if (e == -EPROTO)
+		snprintf(err, sizeof(err), "cannot start the launcher: "
+			 "its answer to HELLO broke protocol version "
+			 "%u (a stockade-launcher of another version?)",
+			 PROTO_VERSION);
+	else
+		snprintf(err, sizeof(err), "cannot start the launcher: %s",
+			 e == -E2BIG ? "the job does not fit in one message" :
+				       strerror(-e));
+	jr->res.detail = strdup(err);
+}
+
 int
 jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 	    bool catch_signals)
@@ -634,29 +535,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			/* Caught between the check above and the arming:
 			 * the job is cancelled as soon as it starts. */
 			on_signal(interrupted);
-		sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
-		sup->feed = jr->feed;
-		e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr,
-				   &jr->res);
-		/* The launcher died before it read the job (killed between
-		 * jobs, just as this one came): nothing of it ran, so it
-		 * runs once more on a new launcher, with CANCEL armed for
-		 * that one. Not after a CANCEL: the message the launcher
-		 * left unread may be the CANCEL of a job it did read. */
-		if (e == 0 && sup->run_unread && !interrupted &&
-		    !atomic_load(&cancel_requested) &&
-		    (jr->feed == NULL || stdin_feed_restartable(jr->feed))) {
-			disarm_cancel();
-			job_result_clear(&jr->res);
-			memset(&jr->res, 0, sizeof(jr->res));
-			if ((e = supervisor_start(sup)) == 0) {
-				(void)arm_cancel(sup);
-				e = supervisor_run(sup, &jr->spec, fs->root,
-						   on_output, jr, &jr->res);
-			}
-		}
-		sup->tty_fd = -1;
-		sup->feed = NULL;
+		e = run_job(jr, sup, fs);
 		disarm_cancel();
 		/* The reason every CANCEL of this job carried (the first
 		 * request's), for `stockade run`'s exit status. */
@@ -679,28 +558,8 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			restatus(jr, JOB_SANDBOX_ERROR, err);
 		}
 	}
-	if (e < 0) {
-		memset(&jr->res, 0, sizeof(jr->res));
-		jr->res.status = JOB_SANDBOX_ERROR;
-		jr->res.exit_code = -1;
-		if (e == -ETIMEDOUT)
-			snprintf(err, sizeof(err), "cannot start the launcher: "
-				 "it did not answer within %u ms",
-				 SUPERVISOR_HELLO_MS);
-		else if (e == -EINTR)
-			snprintf(err, sizeof(err), "the broker was interrupted "
-				 "before the job started");
-		else if (e == -EPROTO)
-			snprintf(err, sizeof(err), "cannot start the launcher: "
-				 "its answer to HELLO broke protocol version "
-				 "%u (a stockade-launcher of another version?)",
-				 PROTO_VERSION);
-		else
-			snprintf(err, sizeof(err), "cannot start the launcher: %s",
-				 e == -E2BIG ? "the job does not fit in one message" :
-					       strerror(-e));
-		jr->res.detail = strdup(err);
-	}
+	if (e < 0)
+		set_start_failure(jr, e);
 	if (PLANTED(result_layers_off_not_copied))
 		jr->res.layers_off = 0;
 	else

@@ -123,6 +123,17 @@ enum jobenv_error jobrun_set_env(struct jobrun *jr, const struct policy *pol,
 				 size_t value_len, bool *oom, char *why,
 				 size_t whylen);
 
+/*
+ * Layer scrubbed_env off (docs/layers.md): SPEC's environment becomes the
+ * broker's own, every variable the policy sets taking the policy's value
+ * (the policy's entries are appended, the broker's of the same name left
+ * out). The strings stay borrowed; the array is SPEC's (jobspec_release
+ * frees it). Returns 0, -EOVERFLOW (more than JOB_MAX_ENV variables, or
+ * one longer than JOB_MAX_STR) or -ENOMEM, SPEC unchanged then.
+ * jobrun_init's; the caller checks that the job still fits.
+ */
+int jobrun_inherit_environment(struct job_spec *spec);
+
 /* 0, or -EMSGSIZE when JR's job no longer fits in one RUN message
  * (jobrun_spec_error words it), or -ENOMEM. */
 int jobrun_check_fits(const struct jobrun *jr);

@@ -360,27 +360,17 @@ launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
 	res->detail = strdup(detail);
 }
 
-int
-supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
-	       output_fn out, void *arg, struct job_result *res)
+/* Sends the RUN of SPEC to the launcher with the workspace WSFD and the
+ * job's standard input (s->tty_fd, or s->feed's pipe). Returns 1 once it
+ * is sent; 0 when the job will not run, RES its sandbox_error; or a
+ * negative errno, nothing sent (-E2BIG: SPEC does not fit one message). */
+static int
+send_run(struct supervisor *s, const struct job_spec *spec, int wsfd,
+	 struct job_result *res)
 {
-	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT};
-	uint64_t allowed, deadline;
 	uint8_t *buf;
-	bool foreign;
 	int in = s->tty_fd, n, e;
 
-	memset(res, 0, sizeof(*res));
-	s->run_started_ms = 0;
-	s->run_unread = false;
-	/* supervisor_start replaces one that died between jobs. */
-	if ((e = supervisor_start(s)) < 0)
-		return e;
-	spec->job_id = s->next_job_id++;
-	if (s->feed != NULL)
-		spec->flags |= JOB_F_STDIN;
-	else
-		spec->flags &= ~JOB_F_STDIN;
 	buf = malloc(PROTO_MAX_MSG);
 	if (buf == NULL)
 		return -ENOMEM;
@@ -415,10 +405,6 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 	if (s->feed != NULL)
 		close_fdp(&in);
 	free(buf);
-	/* The launcher kills the job at wall_ms: its RESULT, and any
-	 * OUTPUT before it, must come by then plus the grace. */
-	allowed = add_ms(spec->limits.wall_ms, SUPERVISOR_GRACE_MS);
-	deadline = add_ms(spawner_now_ms(), allowed);
 	if (e < 0) {
 		/* EPIPE: its socket was closed before the RUN went (it died
 		 * after supervisor_start looked): it never saw the job. */
@@ -428,6 +414,22 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 			stdin_feed_stop(s->feed);
 		return 0;
 	}
+	return 1;
+}
+
+/* Hands the job's OUTPUT to OUT (with ARG) until its RESULT, which fills
+ * RES, comes by DEADLINE (ms, spawner_now_ms; pushed back by the time OUT
+ * takes); a launcher that dies, breaks the protocol or is late past
+ * ALLOWED ms makes RES a sandbox_error. Returns 0. */
+static int
+await_result(struct supervisor *s, const struct job_spec *spec,
+	     output_fn out, void *arg, uint64_t allowed, uint64_t deadline,
+	     struct job_result *res)
+{
+	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT};
+	bool foreign;
+	int n, e;
+
 	/* What the session read before the job may already cancel it. */
 	if (s->watch != NULL && s->watch->fn != NULL) {
 		for (size_t i = 0; i < SUPERVISOR_WATCH_FDS; i++)
@@ -481,6 +483,33 @@ supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
 		}
 		return 0;
 	}
+}
+
+int
+supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
+	       output_fn out, void *arg, struct job_result *res)
+{
+	uint64_t allowed, deadline;
+	int e;
+
+	memset(res, 0, sizeof(*res));
+	s->run_started_ms = 0;
+	s->run_unread = false;
+	/* supervisor_start replaces one that died between jobs. */
+	if ((e = supervisor_start(s)) < 0)
+		return e;
+	spec->job_id = s->next_job_id++;
+	if (s->feed != NULL)
+		spec->flags |= JOB_F_STDIN;
+	else
+		spec->flags &= ~JOB_F_STDIN;
+	if ((e = send_run(s, spec, wsfd, res)) <= 0)
+		return e;
+	/* The launcher kills the job at wall_ms: its RESULT, and any
+	 * OUTPUT before it, must come by then plus the grace. */
+	allowed = add_ms(spec->limits.wall_ms, SUPERVISOR_GRACE_MS);
+	deadline = add_ms(spawner_now_ms(), allowed);
+	return await_result(s, spec, out, arg, allowed, deadline, res);
 }
 
 void
