@@ -46,7 +46,7 @@ hold_fds(int fds)
 
 		for (int k = 0; ep >= 0 && k < 8 && np > 0; k++)
 			(void)epoll_ctl(ep, EPOLL_CTL_ADD,
-					pipes[(i * 8 + k) % np & ~1], &ev);
+			    pipes[(i * 8 + k) % np & ~1], &ev);
 	}
 }
 
@@ -61,10 +61,10 @@ hold_maps(int maps)
 	if (maps < 1)
 		return;
 	p = mmap(NULL, (size_t)maps * (size_t)page, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	for (int i = 1; p != MAP_FAILED && i + 1 < maps; i += 2)
 		(void)mprotect(p + (size_t)i * (size_t)page, (size_t)page,
-			       PROT_READ);
+		    PROT_READ);
 }
 
 static double
@@ -74,7 +74,7 @@ ms_since(const struct timespec *t0)
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
 int
@@ -92,8 +92,9 @@ main(int argc, char **argv)
 	    procs > 100 || (fds = atoi(argv[2])) < 10 || fds > 250 ||
 	    (rounds = atoi(argv[3])) < 1 ||
 	    (argc == 5 && ((maps = atoi(argv[4])) < 0 || maps > 10000))) {
-		fprintf(stderr, "usage: epollbench PROCS(1-100) FDS(10-250) "
-				"ROUNDS [MAPS(0-10000)]\n");
+		fprintf(stderr,
+		    "usage: epollbench PROCS(1-100) FDS(10-250) "
+		    "ROUNDS [MAPS(0-10000)]\n");
 		return 2;
 	}
 	proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -141,9 +142,9 @@ main(int argc, char **argv)
 	}
 	printf("%d processes x %d fds: %llu watches, %llu maps, %llu locks, "
 	       "%llu in flight; count %.2f ms mean (%.2f .. %.2f) over %d\n",
-	       procs, fds, (unsigned long long)n.watches,
-	       (unsigned long long)n.maps, (unsigned long long)n.locks,
-	       (unsigned long long)n.inflight, sum / rounds, lo, hi, rounds);
+	    procs, fds, (unsigned long long)n.watches,
+	    (unsigned long long)n.maps, (unsigned long long)n.locks,
+	    (unsigned long long)n.inflight, sum / rounds, lo, hi, rounds);
 	kill(-root, SIGKILL);
 	kill(root, SIGKILL);
 	usage_walker_free(&w);

@@ -73,19 +73,20 @@ main(void)
 			int d;
 
 			snprintf(path, sizeof(path), "%d/fd", (int)kids[i]);
-			if ((d = openat(proc, path, O_RDONLY | O_DIRECTORY)) < 0)
+			if ((d = openat(proc, path, O_RDONLY | O_DIRECTORY)) <
+			    0)
 				continue;
 			while ((got = getdents64(d, buf, sizeof(buf))) > 0)
-				for (ssize_t o = 0; o < got;
-				     o += ((struct dirent64 *)(buf + o))->d_reclen)
+				for (ssize_t o = 0; o < got; o +=
+				     ((struct dirent64 *)(buf + o))->d_reclen)
 					entries++;
 			close(d);
 		}
 	t2 = now();
 	printf("%d processes, %ld descriptors each (st_size); per sample: "
-	       "stat %.3f ms, getdents %.3f ms\n", PROCS,
-	       size / ROUNDS / PROCS, (t1 - t0) / ROUNDS * 1e3,
-	       (t2 - t1) / (ROUNDS / 10) * 1e3);
+	       "stat %.3f ms, getdents %.3f ms\n",
+	    PROCS, size / ROUNDS / PROCS, (t1 - t0) / ROUNDS * 1e3,
+	    (t2 - t1) / (ROUNDS / 10) * 1e3);
 	for (int i = 0; i < PROCS; i++)
 		kill(kids[i], SIGKILL);
 	while (wait(NULL) > 0)

@@ -104,7 +104,7 @@ read_answer(void)
 		if (nl != NULL) {
 			size_t len = (size_t)(nl - rbuf) + 1;
 			int bad = strstr(rbuf, "\"error\"") != NULL &&
-				  (size_t)(strstr(rbuf, "\"error\"") - rbuf) < len;
+			    (size_t)(strstr(rbuf, "\"error\"") - rbuf) < len;
 
 			if (bad)
 				fprintf(stderr, "%.*s", (int)len, rbuf);
@@ -128,10 +128,10 @@ one(const char *method, const char *path, int fd)
 {
 	char line[8192];
 	int n = snprintf(line, sizeof(line),
-			 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
-			 "\"params\":{\"path\":\"%s\",\"fd\":0%s}}\n",
-			 method, path,
-			 strcmp(method, "fs.write") == 0 ? ",\"overwrite\":true" : "");
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
+	    "\"params\":{\"path\":\"%s\",\"fd\":0%s}}\n",
+	    method, path,
+	    strcmp(method, "fs.write") == 0 ? ",\"overwrite\":true" : "");
 
 	send_line(line, (size_t)n, fd);
 	close(fd);
@@ -153,17 +153,18 @@ many(bool put, const char *hostdir, const char *sbdir, long count)
 			int fd, n;
 
 			snprintf(name, sizeof(name), "f%05ld", sent);
-			fd = put ? openat(dfd, name, O_RDONLY | O_CLOEXEC) :
-				   openat(dfd, name, O_WRONLY | O_CREAT |
-						     O_TRUNC | O_CLOEXEC, 0644);
+			fd = put ? openat(dfd, name, O_RDONLY | O_CLOEXEC)
+				 : openat(dfd, name,
+				       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				       0644);
 			if (fd < 0)
 				die(name);
 			n = snprintf(line, sizeof(line),
-				     "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
-				     "\"method\":\"%s\",\"params\":{\"path\":"
-				     "\"%s/%s\",\"fd\":0%s}}\n",
-				     sent, put ? "fs.write" : "fs.read", sbdir,
-				     name, put ? ",\"overwrite\":true" : "");
+			    "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+			    "\"method\":\"%s\",\"params\":{\"path\":"
+			    "\"%s/%s\",\"fd\":0%s}}\n",
+			    sent, put ? "fs.write" : "fs.read", sbdir, name,
+			    put ? ",\"overwrite\":true" : "");
 			send_line(line, (size_t)n, fd);
 			close(fd);
 			sent++;
@@ -195,17 +196,17 @@ tar_pipe(bool unpack, const char *hostdir, const char *sbdir)
 		dup2(p[unpack ? 1 : 0], unpack ? 1 : 0);
 		if (unpack)
 			execlp("tar", "tar", "-C", hostdir, "-cf", "-", ".",
-			       (char *)NULL);
+			    (char *)NULL);
 		else
 			execlp("tar", "tar", "-C", hostdir, "-xf", "-",
-			       (char *)NULL);
+			    (char *)NULL);
 		_exit(127);
 	}
 	close(p[unpack ? 1 : 0]);
 	n = snprintf(line, sizeof(line),
-		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
-		     "\"params\":{\"path\":\"%s\",\"fd\":0}}\n",
-		     unpack ? "fs.unpack" : "fs.pack", sbdir);
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
+	    "\"params\":{\"path\":\"%s\",\"fd\":0}}\n",
+	    unpack ? "fs.unpack" : "fs.pack", sbdir);
 	send_line(line, (size_t)n, p[unpack ? 0 : 1]);
 	close(p[unpack ? 0 : 1]);
 	n = read_answer();
@@ -225,7 +226,8 @@ main(int argc, char **argv)
 	int bad;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: see the comment at the top of fsbench.c\n");
+		fprintf(stderr,
+		    "usage: see the comment at the top of fsbench.c\n");
 		return 2;
 	}
 	if (strlen(argv[1]) >= sizeof(sa.sun_path))
@@ -243,7 +245,7 @@ main(int argc, char **argv)
 		bad = one("fs.write", argv[4], fd);
 	} else if (strcmp(argv[2], "get-big") == 0) {
 		int fd = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
+		    0644);
 
 		if (fd < 0)
 			die(argv[4]);

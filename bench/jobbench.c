@@ -51,17 +51,17 @@
 
 struct session {
 	pid_t pid;
-	int in, out;		/* the broker's stdin (we write), stdout */
+	int in, out; /* the broker's stdin (we write), stdout */
 	char *buf;
 	size_t len, cap;
 	long id;
-	double *lat;		/* JOBS latencies, ms */
-	double *peak;		/* JOBS peak_memory_kb of the results */
-	double *wall;		/* JOBS wall_ms of the results */
+	double *lat; /* JOBS latencies, ms */
+	double *peak; /* JOBS peak_memory_kb of the results */
+	double *wall; /* JOBS wall_ms of the results */
 	long done, failed;
-	int fds_before, fds_after;	/* the broker's */
-	int lfds_before, lfds_after;	/* its launcher's */
-	double end_ms;		/* when its last job was answered */
+	int fds_before, fds_after; /* the broker's */
+	int lfds_before, lfds_after; /* its launcher's */
+	double end_ms; /* when its last job was answered */
 };
 
 static const char *broker, *policy, *logpath, *wsroot;
@@ -103,13 +103,13 @@ session_start(struct session *s, const char *ws)
 		fatal("fork");
 	if (pid == 0) {
 		const char *av[] = {broker, "serve", "--workspace", ws,
-				    policy ? "--policy" : NULL, policy, NULL};
+		    policy ? "--policy" : NULL, policy, NULL};
 
 		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
 			_exit(127);
 		if (logpath != NULL) {
-			int fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT |
-					       O_CLOEXEC, 0644);
+			int fd = open(logpath,
+			    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 
 			if (fd < 0 || dup2(fd, 2) < 0)
 				_exit(127);
@@ -175,9 +175,10 @@ job(struct session *s, double *peak, double *wall, bool *ok)
 	double t0, t;
 	int n;
 
-	n = snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
-		     "\"method\":\"exec\",\"params\":{\"argv\":%s}}\n",
-		     ++s->id, argv_json);
+	n = snprintf(req, sizeof(req),
+	    "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+	    "\"method\":\"exec\",\"params\":{\"argv\":%s}}\n",
+	    ++s->id, argv_json);
 	if (n < 0 || (size_t)n >= sizeof(req)) {
 		fprintf(stderr, "jobbench: argv too long\n");
 		exit(2);
@@ -211,8 +212,8 @@ job(struct session *s, double *peak, double *wall, bool *ok)
 		json_t *wl = json_object_get(res, "wall_ms");
 
 		*ok = json_is_string(st) &&
-		      strcmp(json_string_value(st), "ok") == 0 &&
-		      json_integer_value(code) == 0;
+		    strcmp(json_string_value(st), "ok") == 0 &&
+		    json_integer_value(code) == 0;
 		if (json_is_integer(pk))
 			*peak = (double)json_integer_value(pk);
 		if (json_is_number(wl))
@@ -220,7 +221,7 @@ job(struct session *s, double *peak, double *wall, bool *ok)
 	}
 	if (!*ok)
 		fprintf(stderr, "jobbench: session %d: %.500s\n", (int)s->pid,
-			line);
+		    line);
 	json_decref(ans);
 	free(line);
 	return t;
@@ -254,7 +255,8 @@ session_thread(void *arg)
 	 * for the counts to come back; a leak never does. */
 	for (int tries = 0; tries < 100; tries++) {
 		s->fds_after = count_fds(s->pid);
-		s->lfds_after = count_fds(proc_child(s->pid, "stockade-launch"));
+		s->lfds_after = count_fds(
+		    proc_child(s->pid, "stockade-launch"));
 		if (s->fds_after == s->fds_before &&
 		    s->lfds_after == s->lfds_before)
 			break;
@@ -293,19 +295,20 @@ stats(double *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp_double);
 	for (size_t i = 0; i < n; i++)
 		sum += v[i];
-	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
-	    "median", quantile(v, n, 0.5), "p10", quantile(v, n, 0.1),
-	    "p90", quantile(v, n, 0.9), "p99", quantile(v, n, 0.99),
-	    "min", n ? v[0] : -1.0, "max", n ? v[n - 1] : -1.0,
-	    "mean", n ? sum / (double)n : -1.0);
+	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "median",
+	    quantile(v, n, 0.5), "p10", quantile(v, n, 0.1), "p90",
+	    quantile(v, n, 0.9), "p99", quantile(v, n, 0.99), "min",
+	    n ? v[0] : -1.0, "max", n ? v[n - 1] : -1.0, "mean",
+	    n ? sum / (double)n : -1.0);
 }
 
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: jobbench --stockade BROKER --workspace DIR "
-		"[--policy FILE] [--sessions N] [--warmup N] [--jobs N] "
-		"[--settle-ms N] [--memory] [--log FILE] -- PROGRAM [ARGS...]\n");
+	fprintf(stderr,
+	    "usage: jobbench --stockade BROKER --workspace DIR "
+	    "[--policy FILE] [--sessions N] [--warmup N] [--jobs N] "
+	    "[--settle-ms N] [--memory] [--log FILE] -- PROGRAM [ARGS...]\n");
 	exit(2);
 }
 
@@ -385,8 +388,10 @@ main(int argc, char **argv)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	if ((ss = calloc((size_t)nsessions, sizeof(*ss))) == NULL ||
 	    (all = calloc((size_t)(nsessions * jobs), sizeof(*all))) == NULL ||
-	    (peaks = calloc((size_t)(nsessions * jobs), sizeof(*peaks))) == NULL ||
-	    (walls = calloc((size_t)(nsessions * jobs), sizeof(*walls))) == NULL)
+	    (peaks = calloc((size_t)(nsessions * jobs), sizeof(*peaks))) ==
+		NULL ||
+	    (walls = calloc((size_t)(nsessions * jobs), sizeof(*walls))) ==
+		NULL)
 		fatal("calloc");
 	mounts_before = count_mounts();
 
@@ -413,7 +418,7 @@ main(int argc, char **argv)
 			failures += !ok;
 		}
 	start_ms = now_ms() - t0;
-	settle();	/* the pools refill (and the counts taken next settle) */
+	settle(); /* the pools refill (and the counts taken next settle) */
 	if (memory)
 		idle = proc_tree(ss[0].pid, true);
 
@@ -427,11 +432,11 @@ main(int argc, char **argv)
 			fatal("calloc");
 		for (long i = 0; i < nsessions; i++)
 			if ((errno = pthread_create(&th[i], NULL,
-			    session_thread, &ss[i])) != 0)
+				 session_thread, &ss[i])) != 0)
 				fatal("pthread_create");
 		pthread_barrier_wait(&barrier);
 		t0 = now_ms();
-		wall = 0;	/* to the last answer, not the checks after it */
+		wall = 0; /* to the last answer, not the checks after it */
 		for (long i = 0; i < nsessions; i++) {
 			pthread_join(th[i], NULL);
 			if (ss[i].end_ms - t0 > wall)
@@ -450,11 +455,11 @@ main(int argc, char **argv)
 		lfds_before += ss[i].lfds_before;
 		lfds_after += ss[i].lfds_after;
 		fd_changed += ss[i].fds_before != ss[i].fds_after ||
-			      ss[i].fds_before < 0 ||
-			      ss[i].lfds_before != ss[i].lfds_after;
+		    ss[i].fds_before < 0 ||
+		    ss[i].lfds_before != ss[i].lfds_after;
 		for (long j = 0; j < ss[i].done; j++) {
 			all[n++] = ss[i].lat[j];
-			if (ss[i].peak[j] >= 0)	/* compacted in place */
+			if (ss[i].peak[j] >= 0) /* compacted in place */
 				peaks[np++] = ss[i].peak[j];
 			if (ss[i].wall[j] >= 0)
 				walls[nw++] = ss[i].wall[j];
@@ -474,7 +479,7 @@ main(int argc, char **argv)
 		pid_t r;
 
 		while ((r = waitpid(ss[i].pid, &st, WNOHANG)) == 0 &&
-		       now_ms() - t0 < 10000)
+		    now_ms() - t0 < 10000)
 			usleep(10000);
 		if (r == 0) {
 			kill(ss[i].pid, SIGKILL);
@@ -486,7 +491,7 @@ main(int argc, char **argv)
 	}
 	for (int tries = 0;; tries++) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;	/* orphans that ended: reaped, not leaked */
+			; /* orphans that ended: reaped, not leaked */
 		left = proc_tree(getpid(), false);
 		if (json_array_size(left) == 0 || tries == 40)
 			break;
@@ -494,35 +499,31 @@ main(int argc, char **argv)
 		usleep(50000);
 	}
 	mounts_after = count_mounts();
-	for (size_t i = 0; i < json_array_size(left); i++)	/* reported; end them */
-		kill((pid_t)json_integer_value(json_object_get(
-		    json_array_get(left, i), "pid")), SIGKILL);
+	for (size_t i = 0; i < json_array_size(left);
+	     i++) /* reported; end them */
+		kill((pid_t)json_integer_value(
+			 json_object_get(json_array_get(left, i), "pid")),
+		    SIGKILL);
 
 	out = json_pack("{s:o,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:o,s:o,s:o,"
 			"s:{s:I,s:I,s:I,s:I,s:i},s:{s:i,s:i},s:o}",
-	    "argv", json_loads(argv_json, 0, NULL),
-	    "sessions", (int)nsessions, "jobs_per_session", (int)jobs,
-	    "jobs", (int)n, "failures", (int)failures,
-	    "bad_exits", (int)bad_exit,
-	    "start_ms", start_ms, "wall_ms", wall,
-	    "jobs_per_s", wall > 0 ? (double)n / wall * 1e3 : 0.0,
-	    "latency_ms", stats(all, n),
-	    "job_wall_ms", stats(walls, nw),
-	    "peak_memory_kb", stats(peaks, np),
-	    "fds", "before", (json_int_t)fds_before,
-	    "after", (json_int_t)fds_after,
-	    "launcher_before", (json_int_t)lfds_before,
-	    "launcher_after", (json_int_t)lfds_after,
-	    "sessions_changed", (int)fd_changed,
-	    "mounts", "before", (int)mounts_before,
-	    "after", (int)mounts_after,
-	    "leaked", left);
+	    "argv", json_loads(argv_json, 0, NULL), "sessions", (int)nsessions,
+	    "jobs_per_session", (int)jobs, "jobs", (int)n, "failures",
+	    (int)failures, "bad_exits", (int)bad_exit, "start_ms", start_ms,
+	    "wall_ms", wall, "jobs_per_s",
+	    wall > 0 ? (double)n / wall * 1e3 : 0.0, "latency_ms",
+	    stats(all, n), "job_wall_ms", stats(walls, nw), "peak_memory_kb",
+	    stats(peaks, np), "fds", "before", (json_int_t)fds_before, "after",
+	    (json_int_t)fds_after, "launcher_before", (json_int_t)lfds_before,
+	    "launcher_after", (json_int_t)lfds_after, "sessions_changed",
+	    (int)fd_changed, "mounts", "before", (int)mounts_before, "after",
+	    (int)mounts_after, "leaked", left);
 	if (memory)
-		json_object_set_new(out, "memory", json_pack("{s:o,s:o}",
-		    "idle", idle, "after_jobs", after));
+		json_object_set_new(out, "memory",
+		    json_pack("{s:o,s:o}", "idle", idle, "after_jobs", after));
 	json_dumpf(out, stdout, JSON_COMPACT);
 	putchar('\n');
 	return failures || bad_exit || fd_changed ||
-	       json_array_size(json_object_get(out, "leaked")) ||
-	       mounts_after != mounts_before;
+	    json_array_size(json_object_get(out, "leaked")) ||
+	    mounts_after != mounts_before;
 }

@@ -118,7 +118,7 @@ proc_tree(pid_t root, bool with_root)
 			continue;
 		pids[n] = (pid_t)p;
 		if ((parents[n] = proc_parent(pids[n], comms[n],
-		    sizeof(comms[n]))) >= 0)
+			 sizeof(comms[n]))) >= 0)
 			n++;
 	}
 	closedir(dir);
@@ -128,7 +128,7 @@ proc_tree(pid_t root, bool with_root)
 		for (size_t i = 0; i < n; i++)
 			if (parents[i] == root)
 				keep[nk++] = pids[i];
-	for (size_t k = 0; k < nk; k++)	/* breadth first: nk grows */
+	for (size_t k = 0; k < nk; k++) /* breadth first: nk grows */
 		for (size_t i = 0; i < n && nk < 4096; i++)
 			if (parents[i] == keep[k])
 				keep[nk++] = pids[i];
@@ -151,19 +151,19 @@ proc_tree(pid_t root, bool with_root)
 		}
 		if (state[0] == 'Z' || state[0] == '\0')
 			continue;
-		role = pids[i] == root ? "broker" :
-		       strcmp(comms[i], "stockade") == 0 ? "spawner" :
-		       strncmp(comms[i], "stockade-launch", 15) == 0 ?
-		       "launcher" :
-		       strcmp(comms[i], "stockade-zygote") == 0 ? "zygote" :
-		       strcmp(comms[i], "stockade-init") == 0 ? "pool jail" :
-		       "other";
-		json_array_append_new(arr, json_pack("{s:i,s:i,s:s,s:s,s:I,s:I}",
-		    "pid", (int)pids[i], "ppid", (int)parents[i],
-		    "comm", comms[i], "role", role,
-		    "rss_kb", (json_int_t)proc_kb(pids[i], "status", "VmRSS:"),
-		    "pss_kb", (json_int_t)proc_kb(pids[i], "smaps_rollup",
-						  "Pss:")));
+		role = pids[i] == root				    ? "broker"
+		    : strcmp(comms[i], "stockade") == 0		    ? "spawner"
+		    : strncmp(comms[i], "stockade-launch", 15) == 0 ? "launcher"
+		    : strcmp(comms[i], "stockade-zygote") == 0	    ? "zygote"
+		    : strcmp(comms[i], "stockade-init") == 0 ? "pool jail"
+							     : "other";
+		json_array_append_new(arr,
+		    json_pack("{s:i,s:i,s:s,s:s,s:I,s:I}", "pid", (int)pids[i],
+			"ppid", (int)parents[i], "comm", comms[i], "role", role,
+			"rss_kb",
+			(json_int_t)proc_kb(pids[i], "status", "VmRSS:"),
+			"pss_kb",
+			(json_int_t)proc_kb(pids[i], "smaps_rollup", "Pss:")));
 	}
 	return arr;
 }

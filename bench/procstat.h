@@ -7,11 +7,11 @@
 #include <sys/types.h>
 
 /* Entries in /proc/PID/fd; -1 if that directory cannot be read. */
-int	count_fds(pid_t pid);
+int count_fds(pid_t pid);
 
 /* Lines of /proc/self/mountinfo (the mounts of our mount namespace); -1
  * if it cannot be read. */
-long	count_mounts(void);
+long count_mounts(void);
 
 /*
  * The processes below ROOT (ROOT itself too when WITH_ROOT), alive and not
@@ -22,9 +22,9 @@ long	count_mounts(void);
  * /proc/PID/status, pss_kb Pss of /proc/PID/smaps_rollup, KiB, -1 where
  * unreadable. An empty array if /proc cannot be read.
  */
-json_t	*proc_tree(pid_t root, bool with_root);
+json_t *proc_tree(pid_t root, bool with_root);
 
 /* A child of PARENT whose command name (comm) is COMM; -1 if none. */
-pid_t	proc_child(pid_t parent, const char *comm);
+pid_t proc_child(pid_t parent, const char *comm);
 
 #endif

@@ -54,8 +54,9 @@ main(int argc, char **argv)
 
 	if (mib < 0 || mib > 4096 || workers < 0 || workers > 256 ||
 	    rounds < 1 || rounds > 100000) {
-		fprintf(stderr, "usage: pssbench MIB(0-4096) WORKERS(0-256) "
-			"[ROUNDS]\n");
+		fprintf(stderr,
+		    "usage: pssbench MIB(0-4096) WORKERS(0-256) "
+		    "[ROUNDS]\n");
 		return 2;
 	}
 	proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -113,10 +114,10 @@ main(int argc, char **argv)
 	       "\"rss_sum_mib\": %.1f, \"pss_sum_mib\": %.1f, "
 	       "\"rss_poll_us\": %.0f, \"rss_poll_max_us\": %llu, "
 	       "\"pss_poll_us\": %.0f, \"pss_poll_max_us\": %llu}\n",
-	       mib, workers, u.processes, (double)u.rss_bytes / 1048576.0,
-	       (double)p.rss_bytes / 1048576.0, (double)sum[0] / rounds,
-	       (unsigned long long)max[0], (double)sum[1] / rounds,
-	       (unsigned long long)max[1]);
+	    mib, workers, u.processes, (double)u.rss_bytes / 1048576.0,
+	    (double)p.rss_bytes / 1048576.0, (double)sum[0] / rounds,
+	    (unsigned long long)max[0], (double)sum[1] / rounds,
+	    (unsigned long long)max[1]);
 	kill(root, SIGKILL);
 	waitpid(root, NULL, 0);
 	usage_walker_free(&w);

@@ -20,13 +20,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Prints "fuzz: property broken: FMT" to stderr and aborts. */
 _Noreturn void fuzz_fail(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+    __attribute__((format(printf, 1, 2)));
 
 /* fuzz_fail with the expression's text unless COND holds. */
-#define FUZZ_ASSERT(cond)                                                   \
-	do {                                                                \
-		if (!(cond))                                                \
-			fuzz_fail("%s:%d: %s", __FILE__, __LINE__, #cond);  \
+#define FUZZ_ASSERT(cond)                                                  \
+	do {                                                               \
+		if (!(cond))                                               \
+			fuzz_fail("%s:%d: %s", __FILE__, __LINE__, #cond); \
 	} while (0)
 
 /*
@@ -73,7 +73,6 @@ void fuzz_check_outside(void);
  * empty lines are skipped. LINE points into DATA.
  */
 void fuzz_lines(const uint8_t *data, size_t size, size_t max,
-		void (*fn)(const char *line, size_t len, void *arg),
-		void *arg);
+    void (*fn)(const char *line, size_t len, void *arg), void *arg);
 
 #endif

@@ -41,14 +41,16 @@ check_answer(json_t *msg, json_t *r)
 	if (r == NULL) {
 		/* A notification, or a response from the client. */
 		FUZZ_ASSERT(json_is_object(msg));
-		FUZZ_ASSERT(json_is_string(method) ? id == NULL :
-			    json_object_get(msg, "result") != NULL ||
+		FUZZ_ASSERT(json_is_string(method)
+			? id == NULL
+			: json_object_get(msg, "result") != NULL ||
 			    json_object_get(msg, "error") != NULL);
 		return;
 	}
 	FUZZ_ASSERT(json_is_object(r));
 	v = json_object_get(r, "jsonrpc");
-	FUZZ_ASSERT(json_is_string(v) && strcmp(json_string_value(v), "2.0") == 0);
+	FUZZ_ASSERT(
+	    json_is_string(v) && strcmp(json_string_value(v), "2.0") == 0);
 	FUZZ_ASSERT(json_object_get(r, "id") != NULL);
 	err = json_object_get(r, "error");
 	res = json_object_get(r, "result");
@@ -57,7 +59,7 @@ check_answer(json_t *msg, json_t *r)
 		FUZZ_ASSERT(json_is_integer(json_object_get(err, "code")));
 		FUZZ_ASSERT(json_is_string(json_object_get(err, "message")));
 	} else if (json_is_string(method) &&
-		   strcmp(json_string_value(method), "tools/call") == 0) {
+	    strcmp(json_string_value(method), "tools/call") == 0) {
 		FUZZ_ASSERT(json_is_array(json_object_get(res, "content")));
 	}
 	line = json_dumps(r, JSON_COMPACT);
@@ -75,8 +77,8 @@ one(const char *line, size_t len, void *arg)
 
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
 		len--;
-	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY |
-					    JSON_ALLOW_NUL, NULL);
+	msg = json_loadb(line, len,
+	    JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 	if (msg == NULL)
 		return; /* answered -32700 by the transport */
 	r = mcp_handle(m, msg);

@@ -37,8 +37,8 @@ format_as(const struct policy *p, size_t *len, bool show)
 	e = show ? policy_show(p, f) : policy_format(p, f);
 	if (fclose(f) != 0 || e < 0)
 		fuzz_fail("%s of a loaded policy: %s",
-			  show ? "policy_show" : "policy_format",
-			  strerror(e < 0 ? -e : errno));
+		    show ? "policy_show" : "policy_format",
+		    strerror(e < 0 ? -e : errno));
 	return text;
 }
 
@@ -69,14 +69,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (e < 0) {
 		FUZZ_ASSERT(e == -EINVAL || e == -ENOMEM);
 		FUZZ_ASSERT(strncmp(err, name, strlen(name)) == 0 &&
-			    err[strlen(name)] == ':');
+		    err[strlen(name)] == ':');
 		FUZZ_ASSERT(p.name == NULL && p.env == NULL &&
-			    p.mounts == NULL && p.hostname == NULL);
+		    p.mounts == NULL && p.hostname == NULL);
 		policy_clear(&p);
 		return 0;
 	}
 	FUZZ_ASSERT(p.limits.wall_ms != 0 && p.limits.memory_bytes != 0 &&
-		    p.limits.nproc != 0 && p.limits.nofile != 0);
+	    p.limits.nproc != 0 && p.limits.nofile != 0);
 	FUZZ_ASSERT(p.uid != 0 && p.gid != 0);
 	FUZZ_ASSERT(p.pool_size <= PROTO_MAX_POOL);
 
@@ -85,7 +85,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&q, 0, sizeof(q));
 	if (policy_load_string(&q, t1, name, err, sizeof(err)) < 0)
 		fuzz_fail("the formatted policy does not load back: %s\n%s",
-			  err, t1);
+		    err, t1);
 	t2 = format(&q, &l2);
 	if (l1 != l2 || memcmp(t1, t2, l1) != 0)
 		fuzz_fail("formatting is not stable:\n%s\n---\n%s", t1, t2);
@@ -97,12 +97,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&q, 0, sizeof(q));
 	if (policy_load_string(&q, t2, name, err, sizeof(err)) < 0)
 		fuzz_fail("the shown policy does not load back: %s\n%s", err,
-			  t2);
+		    t2);
 	free(t2);
 	t2 = format(&q, &l2);
 	if (l1 != l2 || memcmp(t1, t2, l1) != 0)
 		fuzz_fail("the shown policy loads back as another:\n%s\n---"
-			  "\n%s", t1, t2);
+			  "\n%s",
+		    t1, t2);
 	free(t1);
 	free(t2);
 	policy_clear(&q);

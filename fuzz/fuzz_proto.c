@@ -36,19 +36,19 @@
 #include "pool.h"
 #include "proto.h"
 
-static uint8_t *enc;           /* PROTO_MAX_MSG bytes, re-encodings */
+static uint8_t *enc; /* PROTO_MAX_MSG bytes, re-encodings */
 static struct launcher l;
-static int peer = -1;          /* the broker's end of the socketpair */
+static int peer = -1; /* the broker's end of the socketpair */
 static int dirfd_ws = -1, devnull = -1;
-static int lowest_free = -1;   /* the lowest free descriptor at rest */
+static int lowest_free = -1; /* the lowest free descriptor at rest */
 static bool job_started;
-static uint8_t pool_mark;      /* pool.buf after a stubbed pool_init */
+static uint8_t pool_mark; /* pool.buf after a stubbed pool_init */
 
 /* The stubs: launcher/supervisor/monitor.c, launcher/supervisor/pool.c. */
 
 int
 launcher_run_job(struct launcher *ln, const struct job_spec *spec, int wsfd,
-		 int tty_fd)
+    int tty_fd)
 {
 	struct stat st;
 
@@ -137,14 +137,15 @@ decoders(const uint8_t *body, size_t len)
 	uint8_t stream;
 	int n = 0;
 
-#define SAME(expr)                                                           \
-	do {                                                                 \
-		n = (expr);                                                  \
-		if (n < (int)PROTO_HEADER_SIZE ||                            \
-		    (size_t)n - PROTO_HEADER_SIZE != len ||                  \
-		    memcmp(enc + PROTO_HEADER_SIZE, body, len) != 0)         \
-			fuzz_fail("%s: a decoded body re-encodes "           \
-				  "differently (%d)", #expr, n);             \
+#define SAME(expr)                                                   \
+	do {                                                         \
+		n = (expr);                                          \
+		if (n < (int)PROTO_HEADER_SIZE ||                    \
+		    (size_t)n - PROTO_HEADER_SIZE != len ||          \
+		    memcmp(enc + PROTO_HEADER_SIZE, body, len) != 0) \
+			fuzz_fail("%s: a decoded body re-encodes "   \
+				  "differently (%d)",                \
+			    #expr, n);                               \
 	} while (0)
 
 	if (proto_decode_hello(body, len, &a) == 0)
@@ -156,12 +157,13 @@ decoders(const uint8_t *body, size_t len)
 		job_spec_clear(&spec);
 	}
 	FUZZ_ASSERT(spec.argv == NULL && spec.mounts == NULL);
-	if (proto_decode_output(body, len, &id, &stream, &data,
-				&data_len) == 0) {
-		FUZZ_ASSERT(data_len <= len && (data_len == 0 ||
-			    (data >= body && data + data_len <= body + len)));
+	if (proto_decode_output(body, len, &id, &stream, &data, &data_len) ==
+	    0) {
+		FUZZ_ASSERT(data_len <= len &&
+		    (data_len == 0 ||
+			(data >= body && data + data_len <= body + len)));
 		SAME(proto_encode_output(enc, PROTO_MAX_MSG, id, stream, data,
-					 data_len));
+		    data_len));
 	}
 	if (proto_decode_result(body, len, &res) == 0) {
 		SAME(proto_encode_result(enc, PROTO_MAX_MSG, &res));
@@ -191,10 +193,10 @@ drain(bool expect_reply)
 		got++;
 		FUZZ_ASSERT(expect_reply && got == 1);
 		FUZZ_ASSERT(proto_decode_header(enc, (size_t)n, &type, &body,
-						&body_len) == 0);
+				&body_len) == 0);
 		FUZZ_ASSERT(type == PROTO_HELLO_REPLY);
 		FUZZ_ASSERT(proto_decode_hello_reply(body, body_len, &version,
-						     &pid) == 0);
+				&pid) == 0);
 		FUZZ_ASSERT(version == PROTO_VERSION);
 	}
 	FUZZ_ASSERT(errno == EAGAIN || errno == EWOULDBLOCK);
@@ -205,7 +207,10 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const enum launcher_phase phases[] = {
-		PHASE_HELLO, PHASE_READY, PHASE_RUNNING, PHASE_READY,
+	    PHASE_HELLO,
+	    PHASE_READY,
+	    PHASE_RUNNING,
+	    PHASE_READY,
 	};
 	const uint8_t *msg, *body;
 	size_t len, body_len, nfds = 0;
@@ -226,7 +231,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	decoders(msg, len);
 	if (proto_decode_header(msg, len, &type, &body, &body_len) == 0) {
 		FUZZ_ASSERT(body == msg + PROTO_HEADER_SIZE &&
-			    body_len == len - PROTO_HEADER_SIZE);
+		    body_len == len - PROTO_HEADER_SIZE);
 		FUZZ_ASSERT(strcmp(proto_msg_name(type), "unknown") != 0);
 		decoders(body, body_len);
 	} else {
@@ -263,7 +268,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(!l.peer_gone);
 	if (job_started)
 		FUZZ_ASSERT(type == PROTO_RUN && before == PHASE_READY &&
-			    r == 1 && (ctl & 0x04));
+		    r == 1 && (ctl & 0x04));
 	if (r == 1 && type == PROTO_HELLO)
 		FUZZ_ASSERT(before == PHASE_HELLO && l.phase == PHASE_READY);
 	if (r == 1 && type == PROTO_CANCEL)
@@ -274,6 +279,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(probe);
 	if (probe != lowest_free)
 		fuzz_fail("a descriptor leaked: the lowest free is %d, was %d",
-			  probe, lowest_free);
+		    probe, lowest_free);
 	return 0;
 }

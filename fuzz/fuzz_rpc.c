@@ -49,8 +49,8 @@ known_code(json_int_t code)
 static bool
 notification(const char *line, size_t len)
 {
-	json_t *req = json_loadb(line, len, JSON_DECODE_ANY |
-				 JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	json_t *req = json_loadb(line, len,
+	    JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
 	bool r = json_is_object(req) && json_object_get(req, "id") == NULL;
 
 	json_decref(req);
@@ -78,7 +78,8 @@ one(const char *line, size_t len, void *arg)
 	if (resp == NULL || !json_is_object(resp))
 		fuzz_fail("the response is not a JSON object: %s", out);
 	v = json_object_get(resp, "jsonrpc");
-	FUZZ_ASSERT(json_is_string(v) && strcmp(json_string_value(v), "2.0") == 0);
+	FUZZ_ASSERT(
+	    json_is_string(v) && strcmp(json_string_value(v), "2.0") == 0);
 	FUZZ_ASSERT(json_object_get(resp, "id") != NULL);
 	err = json_object_get(resp, "error");
 	FUZZ_ASSERT((err == NULL) != (json_object_get(resp, "result") == NULL));
@@ -86,7 +87,7 @@ one(const char *line, size_t len, void *arg)
 		v = json_object_get(err, "code");
 		if (!json_is_integer(v) || !known_code(json_integer_value(v)))
 			fuzz_fail("an error code not in docs/protocol.md: %s",
-				  out);
+			    out);
 		FUZZ_ASSERT(json_is_string(json_object_get(err, "message")));
 	}
 	json_decref(resp);

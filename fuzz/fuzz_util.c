@@ -19,7 +19,7 @@ static char tmp_path[4096];
  * only in a sanitized build: it reaches the report descriptor, which
  * libFuzzer keeps when -close_fd_mask=2 has closed standard error. */
 extern void __sanitizer_report_error_summary(const char *summary)
-	__attribute__((weak));
+    __attribute__((weak));
 
 void
 fuzz_fail(const char *fmt, ...)
@@ -54,8 +54,8 @@ empty(int dirfd)
 			continue;
 		if (unlinkat(dirfd, e->d_name, 0) == 0)
 			continue;
-		sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY |
-						     O_NOFOLLOW | O_CLOEXEC);
+		sub = openat(dirfd, e->d_name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub >= 0)
 			empty(sub);
 		unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
@@ -82,7 +82,7 @@ fuzz_empty_dir(int dirfd)
 	while ((e = readdir(d)) != NULL)
 		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 			fuzz_fail("cannot empty the workspace: %s remains",
-				  e->d_name);
+			    e->d_name);
 	closedir(d);
 }
 
@@ -133,8 +133,8 @@ fuzz_workspace(char *ws, size_t size)
 	top_fd = fuzz_tmpdir(top, sizeof(top));
 	if (mkdirat(top_fd, "ws", 0700) < 0 ||
 	    mkdirat(top_fd, "outside", 0700) < 0 ||
-	    (fd = openat(top_fd, "outside/secret", O_WRONLY | O_CREAT |
-			 O_CLOEXEC, 0600)) < 0)
+	    (fd = openat(top_fd, "outside/secret",
+		 O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		fuzz_fail("preparing %s: %s", top, strerror(errno));
 	close(fd);
 	if ((fd = openat(top_fd, "ws", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -161,21 +161,22 @@ fuzz_check_outside(void)
 	if (fstatat(top_fd, "outside/secret", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !S_ISREG(st.st_mode) || st.st_size != 0)
 		fuzz_fail("outside/secret beside the workspace was changed");
-	if ((fd = openat(top_fd, "outside", O_RDONLY | O_DIRECTORY |
-					      O_CLOEXEC)) < 0 ||
+	if ((fd = openat(top_fd, "outside",
+		 O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
 	    (d = fdopendir(fd)) == NULL)
 		fuzz_fail("opening outside/: %s", strerror(errno));
 	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		if (strcmp(e->d_name, ".") != 0 &&
+		    strcmp(e->d_name, "..") != 0 &&
 		    strcmp(e->d_name, "secret") != 0)
 			fuzz_fail("outside/%s appeared beside the workspace",
-				  e->d_name);
+			    e->d_name);
 	closedir(d);
 }
 
 void
 fuzz_lines(const uint8_t *data, size_t size, size_t max,
-	   void (*fn)(const char *line, size_t len, void *arg), void *arg)
+    void (*fn)(const char *line, size_t len, void *arg), void *arg)
 {
 	const char *p = (const char *)data, *end = p + size;
 	size_t n = 0;

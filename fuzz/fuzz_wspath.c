@@ -76,11 +76,13 @@ check_beneath(int fd, const char *path, const char *how, bool exact)
 	if ((size_t)n < ws_len || memcmp(real, ws, ws_len) != 0 ||
 	    (real[ws_len] != '\0' && real[ws_len] != '/'))
 		fuzz_fail("accepted path \"%s\" opened with %s resolves to "
-			  "%s, outside the workspace %s", path, how, real, ws);
-	if (exact && (real[ws_len] != '/' ||
-		      strcmp(real + ws_len + 1, path) != 0))
+			  "%s, outside the workspace %s",
+		    path, how, real, ws);
+	if (exact &&
+	    (real[ws_len] != '/' || strcmp(real + ws_len + 1, path) != 0))
 		fuzz_fail("accepted path \"%s\" opened with %s resolves to "
-			  "%s: a symbolic link was followed", path, how, real);
+			  "%s: a symbolic link was followed",
+		    path, how, real);
 }
 
 /* The rules of wspath.h, read independently of wspath.c. */
@@ -112,7 +114,12 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct wspath_limits lims[] = {
-		{0, 0}, {16, 2}, {4096, 256}, {100, 3}, {1, 1}, {300, 64},
+	    {0, 0},
+	    {16, 2},
+	    {4096, 256},
+	    {100, 3},
+	    {1, 1},
+	    {300, 64},
 	};
 	const struct wspath_limits *lim;
 	size_t max_path, len, off;
@@ -142,9 +149,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(wspath_rule_text(why) != NULL);
 	if (ok != reference_ok(path, len, max_path, max_depth))
 		fuzz_fail("wspath_why says %d (%s) for \"%.*s\" (%zu bytes), "
-			  "the rules of wspath.h say %s", (int)why,
-			  wspath_rule_text(why), (int)len, path, len,
-			  ok ? "refused" : "accepted");
+			  "the rules of wspath.h say %s",
+		    (int)why, wspath_rule_text(why), (int)len, path, len,
+		    ok ? "refused" : "accepted");
 	if (!ok) {
 		free(path);
 		return 0;
@@ -157,14 +164,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(parent[0] == '\0');
 	else
 		FUZZ_ASSERT(strlen(parent) == off - 1 &&
-			    memcmp(parent, path, off - 1) == 0 &&
-			    path[off - 1] == '/');
+		    memcmp(parent, path, off - 1) == 0 && path[off - 1] == '/');
 
 	/* The property: resolution never leaves the workspace. */
 	{
 		struct open_how how = {
-			.flags = O_PATH | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH,
+		    .flags = O_PATH | O_CLOEXEC,
+		    .resolve = RESOLVE_BENEATH,
 		};
 		long fd = syscall(SYS_openat2, wsfd, path, &how, sizeof(how));
 
@@ -174,7 +180,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fd = syscall(SYS_openat2, wsfd, path, &how, sizeof(how));
 		if (fd >= 0)
 			check_beneath((int)fd, path,
-				      "RESOLVE_BENEATH and O_NOFOLLOW", false);
+			    "RESOLVE_BENEATH and O_NOFOLLOW", false);
 		/* The broker's flags refuse every symbolic link
 		 * (RESOLVE_NO_SYMLINKS): what opens is the path itself. */
 		if ((fd = fsapi_openat2(wsfd, path, O_PATH, 0)) >= 0)

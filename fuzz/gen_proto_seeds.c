@@ -29,15 +29,17 @@ put(const char *name, uint8_t ctl, int n)
 	int fd;
 
 	if (n < 0) {
-		fprintf(stderr, "gen-proto-seeds: %s: %s\n", name, strerror(-n));
+		fprintf(stderr, "gen-proto-seeds: %s: %s\n", name,
+		    strerror(-n));
 		exit(1);
 	}
 	buf[0] = ctl;
 	snprintf(path, sizeof(path), "%s/seed-%s", dir, name);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0 ||
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) <
+		0 ||
 	    write(fd, buf, (size_t)n + 1) != n + 1 || close(fd) < 0) {
 		fprintf(stderr, "gen-proto-seeds: %s: %s\n", path,
-			strerror(errno));
+		    strerror(errno));
 		exit(1);
 	}
 }
@@ -74,7 +76,8 @@ main(int argc, char **argv)
 	put("hello", 0, proto_encode_hello(m, sz, PROTO_VERSION));
 	put("hello-old", 0, proto_encode_hello(m, sz, 4));
 	put("hello-again", 1, proto_encode_hello(m, sz, PROTO_VERSION));
-	put("hello-reply", 0, proto_encode_hello_reply(m, sz, PROTO_VERSION, 4242));
+	put("hello-reply", 0,
+	    proto_encode_hello_reply(m, sz, PROTO_VERSION, 4242));
 	put("run", 0x05, proto_encode_run(m, sz, &spec));
 	put("run-after-5", 0x07, proto_encode_run(m, sz, &spec));
 	put("run-no-fd", 0x01, proto_encode_run(m, sz, &spec));
@@ -85,7 +88,8 @@ main(int argc, char **argv)
 	spec.flags = JOB_F_DEVPTS;
 	spec.enforcement = ENFORCE_CGROUP2;
 	put("run-pty-cgroup", 0x15, proto_encode_run(m, sz, &spec));
-	put("output", 0x02, proto_encode_output(m, sz, 7, 1, out, sizeof(out) - 1));
+	put("output", 0x02,
+	    proto_encode_output(m, sz, 7, 1, out, sizeof(out) - 1));
 	put("output-stderr", 0x02, proto_encode_output(m, sz, 7, 2, out, 5));
 	memset(&res, 0, sizeof(res));
 	res.job_id = 7;
@@ -103,17 +107,21 @@ main(int argc, char **argv)
 	res.exit_code = -1;
 	res.signal = 31;
 	res.ndenials = 2;
-	snprintf(res.denials[0].syscall, sizeof(res.denials[0].syscall), "ptrace");
+	snprintf(res.denials[0].syscall, sizeof(res.denials[0].syscall),
+	    "ptrace");
 	res.denials[0].count = 1;
 	res.denials[0].first_ms = 3;
-	snprintf(res.denials[1].syscall, sizeof(res.denials[1].syscall), "abi:999");
+	snprintf(res.denials[1].syscall, sizeof(res.denials[1].syscall),
+	    "abi:999");
 	res.denials[1].count = 4;
 	res.denials[1].first_ms = 5;
 	res.detail = detail;
 	put("result-denials", 0x02, proto_encode_result(m, sz, &res));
 	put("cancel", 0x02, proto_encode_cancel(m, sz, 1, JOB_CANCEL_REQUEST));
-	put("cancel-stale", 0x03, proto_encode_cancel(m, sz, 2, JOB_CANCEL_REQUEST));
-	put("cancel-future", 0x01, proto_encode_cancel(m, sz, 9, JOB_CANCEL_REQUEST));
+	put("cancel-stale", 0x03,
+	    proto_encode_cancel(m, sz, 2, JOB_CANCEL_REQUEST));
+	put("cancel-future", 0x01,
+	    proto_encode_cancel(m, sz, 9, JOB_CANCEL_REQUEST));
 	put("pool", 0x01, proto_encode_pool(m, sz, 2));
 	put("pool-twice", 0x11, proto_encode_pool(m, sz, 2));
 	put("pool-max", 0x01, proto_encode_pool(m, sz, PROTO_MAX_POOL));

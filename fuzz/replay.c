@@ -101,7 +101,7 @@ main(int argc, char **argv)
 		if (dirfd < 0 && errno == ENOTDIR) {
 			if ((e = run_file(AT_FDCWD, argv[i])) < 0) {
 				fprintf(stderr, "replay: %s: %s\n", argv[i],
-					strerror(-e));
+				    strerror(-e));
 				status = 1;
 			} else {
 				ran++;
@@ -111,7 +111,7 @@ main(int argc, char **argv)
 		if (dirfd < 0 ||
 		    (n = scandir(argv[i], &names, not_dot, cmp_names)) < 0) {
 			fprintf(stderr, "replay: %s: %s\n", argv[i],
-				strerror(errno));
+			    strerror(errno));
 			status = 1;
 			if (dirfd >= 0)
 				close(dirfd);
@@ -120,7 +120,7 @@ main(int argc, char **argv)
 		for (int j = 0; j < n; j++) {
 			if ((e = run_file(dirfd, names[j]->d_name)) < 0) {
 				fprintf(stderr, "replay: %s/%s: %s\n", argv[i],
-					names[j]->d_name, strerror(-e));
+				    names[j]->d_name, strerror(-e));
 				status = 1;
 			} else {
 				ran++;
@@ -131,8 +131,9 @@ main(int argc, char **argv)
 		close(dirfd);
 	}
 	if (ran == 0) {
-		fprintf(stderr, "replay: no input found (an empty or missing "
-			"corpus)\n");
+		fprintf(stderr,
+		    "replay: no input found (an empty or missing "
+		    "corpus)\n");
 		return 1;
 	}
 	printf("replay: %zu inputs ran\n", ran);

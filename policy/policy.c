@@ -41,8 +41,7 @@ fclosep(FILE **f)
 /* Records the first error, at LINE; later ones are dropped (the parse stops
  * at the first). Returns 0, the handler's "failed". */
 int
-policy_fail_at(struct loader *l, int code, unsigned line, const char *fmt,
-	       ...)
+policy_fail_at(struct loader *l, int code, unsigned line, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -68,7 +67,7 @@ policy_fail_at(struct loader *l, int code, unsigned line, const char *fmt,
  * Returns 1, or 0 with the error recorded. */
 static int
 set_converted(struct loader *l, const struct scalar_key *k, char *field,
-	      const char *v)
+    const char *v)
 {
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
@@ -80,13 +79,13 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 	switch (k->kind) {
 	case K_U64:
 		if (!policy_parse_number(k->name, v, k->min, k->max, &n, why,
-				  sizeof(why)))
+			sizeof(why)))
 			return fail(l, "%s", why);
 		*(uint64_t *)(void *)field = n * k->unit;
 		return 1;
 	case K_U32:
 		if (!policy_parse_number(k->name, v, k->min, k->max, &n, why,
-				  sizeof(why)))
+			sizeof(why)))
 			return fail(l, "%s", why);
 		*(uint32_t *)(void *)field = (uint32_t)n;
 		return 1;
@@ -96,19 +95,20 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 		*(bool *)(void *)field = b;
 		return 1;
 	case K_MODE:
-		if (!policy_parse_mode(k->name, v, k->max, &m, why, sizeof(why)))
+		if (!policy_parse_mode(k->name, v, k->max, &m, why,
+			sizeof(why)))
 			return fail(l, "%s", why);
 		*(uint32_t *)(void *)field = m;
 		return 1;
 	case K_ENFORCE:
 		if (!policy_parse_enforcement(k->name, v, &enf, why,
-					      sizeof(why)))
+			sizeof(why)))
 			return fail(l, "%s", why);
 		*(enum job_enforcement *)(void *)field = enf;
 		return 1;
 	case K_OUTPUT:
 		if (!policy_parse_output_action(k->name, v, &act, why,
-						sizeof(why)))
+			sizeof(why)))
 			return fail(l, "%s", why);
 		*(enum output_action *)(void *)field = act;
 		return 1;
@@ -138,7 +138,7 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
  * error recorded. */
 static int
 set_text(struct loader *l, const struct scalar_key *k, char *field,
-	 const char *v)
+    const char *v)
 {
 	char why[POLICY_ERR_MAX];
 	bool ok;
@@ -152,7 +152,7 @@ set_text(struct loader *l, const struct scalar_key *k, char *field,
 		ok = policy_valid_path(k->name, v, why, sizeof(why));
 	else if (k->kind == K_CGROUP)
 		ok = v[0] == '\0' ||
-		     policy_valid_path(k->name, v, why, sizeof(why));
+		    policy_valid_path(k->name, v, why, sizeof(why));
 	else if (k->kind == K_PROFILE)
 		ok = policy_valid_profile(k->name, v, why, sizeof(why));
 	else
@@ -204,7 +204,7 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 	 * value (around it inih strips) would reach a variable or a path. */
 	if (policy_has_control(v))
 		return fail(l, "value of \"%s\" contains a control character",
-			    key);
+		    key);
 
 	switch (l->section) {
 	case SEC_NONE:
@@ -220,7 +220,7 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 		if (PLANTED(unknown_policy_key_ignored))
 			return 1;
 		return fail(l, "unknown key \"%s\" in [%s]", key,
-			    policy_section_names[l->section]);
+		    policy_section_names[l->section]);
 	case SEC_ENVIRONMENT:
 		return policy_add_env(l, key, v);
 	case SEC_FILESYSTEM:
@@ -256,11 +256,11 @@ end_section(struct loader *l)
 	if ((l->section == SEC_ENVIRONMENT || l->section == SEC_FILESYSTEM) &&
 	    !l->section_keys)
 		policy_fail_at(l, -EINVAL, l->section_line,
-			"empty [%s] section (it adds nothing to the default's "
-			"list; [policy] replace = %s without the section "
-			"empties it)",
-			policy_section_names[l->section],
-			policy_section_names[l->section]);
+		    "empty [%s] section (it adds nothing to the default's "
+		    "list; [policy] replace = %s without the section "
+		    "empties it)",
+		    policy_section_names[l->section],
+		    policy_section_names[l->section]);
 }
 
 /*
@@ -306,7 +306,8 @@ scan_line(struct loader *l, const char *line)
 	for (s = end + 1; policy_is_blank(*s); s++)
 		;
 	if (*s != '\0' && *s != ';' && *s != '#') {
-		fail(l, "syntax error (expected \"key = value\" or \"[section]\")");
+		fail(l,
+		    "syntax error (expected \"key = value\" or \"[section]\")");
 		return false;
 	}
 	end_section(l);
@@ -387,16 +388,16 @@ read_line(char *str, int num, void *stream)
 /* Lays one layer (FILE or TEXT, named NAME) over P. */
 static int
 parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
-	    const char *text, char *err, size_t errlen)
+    const char *text, char *err, size_t errlen)
 {
 	struct loader l = {
-		.p = p,
-		.name = name,
-		.in_file = !is_default,
-		.file = file,
-		.text = text,
-		.err = err,
-		.errlen = errlen,
+	    .p = p,
+	    .name = name,
+	    .in_file = !is_default,
+	    .file = file,
+	    .text = text,
+	    .err = err,
+	    .errlen = errlen,
 	};
 	size_t i;
 	int r;
@@ -407,7 +408,7 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 		policy_clear(&l.lists);
 		if (err && errlen)
 			snprintf(err, errlen, "%s: %s", name,
-				 strerror(l.read_errno));
+			    strerror(l.read_errno));
 		return -l.read_errno;
 	}
 	if (r < 0) { /* inih could not allocate its line buffer */
@@ -422,8 +423,8 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	if (r > 0 && (!l.code || (unsigned)r < l.err_line)) {
 		l.code = 0;
 		policy_fail_at(&l, -EINVAL, (unsigned)r,
-			"syntax error (expected \"key = value\" or "
-			"\"[section]\")");
+		    "syntax error (expected \"key = value\" or "
+		    "\"[section]\")");
 		policy_clear(&l.lists);
 		return l.code;
 	}
@@ -432,9 +433,10 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	for (i = 0; !l.code && is_default && i < NSCALARS; i++)
 		if (!(l.seen & (UINT64_C(1) << i)))
 			policy_fail_at(&l, -EINVAL, l.lineno,
-				"missing key \"%s\" in [%s]",
-				policy_scalar_keys[i].name,
-				policy_section_names[policy_scalar_keys[i].section]);
+			    "missing key \"%s\" in [%s]",
+			    policy_scalar_keys[i].name,
+			    policy_section_names[policy_scalar_keys[i]
+						     .section]);
 	if (!l.code)
 		policy_merge_lists(&l);
 	policy_clear(&l.lists);
@@ -447,7 +449,7 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
  */
 static int
 load(struct policy *p, const char *name, FILE *file, const char *text,
-     char *err, size_t errlen)
+    char *err, size_t errlen)
 {
 	_cleanup_(policy_clear) struct policy tmp = {0};
 	int r;
@@ -456,14 +458,14 @@ load(struct policy *p, const char *name, FILE *file, const char *text,
 	if (err && errlen)
 		err[0] = '\0';
 	r = parse_layer(&tmp, DEFAULT_NAME, true, NULL, policy_default_text,
-			err, errlen);
+	    err, errlen);
 	if (r < 0)
 		return r;
 	tmp.name = strdup(name ? name : DEFAULT_NAME);
 	if (!tmp.name) {
 		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", name ? name : DEFAULT_NAME,
-				 strerror(ENOMEM));
+			snprintf(err, errlen, "%s: %s",
+			    name ? name : DEFAULT_NAME, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	if (name) {
@@ -485,8 +487,7 @@ policy_load_default(struct policy *p, char *err, size_t errlen)
 }
 
 int
-policy_load_file(struct policy *p, const char *path, char *err,
-		 size_t errlen)
+policy_load_file(struct policy *p, const char *path, char *err, size_t errlen)
 {
 	_cleanup_(fclosep) FILE *f = NULL;
 	int r;
@@ -504,7 +505,7 @@ policy_load_file(struct policy *p, const char *path, char *err,
 
 int
 policy_load_string(struct policy *p, const char *text, const char *name,
-		   char *err, size_t errlen)
+    char *err, size_t errlen)
 {
 	name = name ? name : "<string>";
 	if (!text) {
@@ -522,7 +523,7 @@ policy_layers_off(const struct policy *p)
 	if (PLANTED(unsafe_no_seccomp_not_counted_as_layer_off))
 		return p->layers_off;
 	return p->layers_off |
-	       (p->unsafe_no_seccomp ? JOB_LAYER_BIT(JOB_LAYER_SECCOMP) : 0);
+	    (p->unsafe_no_seccomp ? JOB_LAYER_BIT(JOB_LAYER_SECCOMP) : 0);
 }
 
 const struct mount_entry *
@@ -549,4 +550,3 @@ policy_clear(struct policy *p)
 	free(p->client_env);
 	memset(p, 0, sizeof(*p));
 }
-

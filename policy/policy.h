@@ -51,52 +51,53 @@ struct policy_origin {
  * [limits] (file_size_mb) and the workspace's file system.
  */
 struct fs_quota {
-	uint64_t file_bytes;      /* max_file_mb: one file in or out, bytes */
-	uint64_t workspace_bytes; /* workspace_mb: sum of regular files, bytes */
-	uint64_t max_files;       /* max_files: entries in the workspace */
-	uint32_t max_path;        /* max_path_bytes: one path, bytes (<= 4096) */
-	uint32_t max_depth;       /* max_depth: components of one path (<= 256) */
-	uint32_t mode_mask;       /* mode_mask: bits a client may set (<= 0777) */
-	bool allow_hardlinks;     /* allow_hardlinks: read files with nlink > 1 */
-	uint64_t inline_bytes;    /* inline_kb: base64 payload in JSON, bytes */
+	uint64_t file_bytes; /* max_file_mb: one file in or out, bytes */
+	uint64_t
+	    workspace_bytes; /* workspace_mb: sum of regular files, bytes */
+	uint64_t max_files; /* max_files: entries in the workspace */
+	uint32_t max_path; /* max_path_bytes: one path, bytes (<= 4096) */
+	uint32_t max_depth; /* max_depth: components of one path (<= 256) */
+	uint32_t mode_mask; /* mode_mask: bits a client may set (<= 0777) */
+	bool allow_hardlinks; /* allow_hardlinks: read files with nlink > 1 */
+	uint64_t inline_bytes; /* inline_kb: base64 payload in JSON, bytes */
 };
 
 /* [limits] on_output_limit: what output past stdout_kb or stderr_kb does. */
 enum output_action {
 	OUTPUT_TRUNCATE = 0, /* drained to the end, head and tail kept */
-	OUTPUT_KILL = 1,     /* the jail is killed: output_limit */
+	OUTPUT_KILL = 1, /* the jail is killed: output_limit */
 };
 
 struct policy {
-	char *name;                 /* "<default>" or the file's path */
-	struct job_limits limits;   /* all non-zero after a successful load */
-	char **env;                 /* nenv "NAME=value" strings */
+	char *name; /* "<default>" or the file's path */
+	struct job_limits limits; /* all non-zero after a successful load */
+	char **env; /* nenv "NAME=value" strings */
 	size_t nenv;
 	struct mount_entry *mounts; /* nmounts read-only binds */
 	size_t nmounts;
-	char *hostname;             /* [jail] hostname */
-	char *user;                 /* [jail] user: passwd name of the payload */
-	char *home;                 /* [jail] home: absolute path in the jail */
-	uint32_t uid, gid;          /* [jail] uid, gid: non-zero */
-	bool pty;                   /* [jail] pty: a private /dev/pts */
-	uint32_t pool_size;         /* [jail] pool_size: jails a session
+	char *hostname; /* [jail] hostname */
+	char *user; /* [jail] user: passwd name of the payload */
+	char *home; /* [jail] home: absolute path in the jail */
+	uint32_t uid, gid; /* [jail] uid, gid: non-zero */
+	bool pty; /* [jail] pty: a private /dev/pts */
+	uint32_t pool_size; /* [jail] pool_size: jails a session
 				     * keeps built and waiting, 0 to
 				     * PROTO_MAX_POOL
 				     * (launcher/supervisor/pool.h) */
-	uint32_t layers_off;        /* [jail] unsafe_layers_off (evaluation):
+	uint32_t layers_off; /* [jail] unsafe_layers_off (evaluation):
 				     * a JOB_LAYER_BIT mask (result.h) */
-	bool unsafe_no_seccomp;     /* [jail] unsafe_no_seccomp (evaluation) */
-	char *seccomp_profile;      /* [jail] seccomp_profile: default, strict */
-	char *client_env;           /* [jail] client_env: the variables a
+	bool unsafe_no_seccomp; /* [jail] unsafe_no_seccomp (evaluation) */
+	char *seccomp_profile; /* [jail] seccomp_profile: default, strict */
+	char *client_env; /* [jail] client_env: the variables a
 				     * client may set per job, as written
 				     * (policy_client_env_allows) */
-	struct fs_quota files;      /* [files] */
+	struct fs_quota files; /* [files] */
 	enum job_enforcement enforcement; /* [limits] enforcement */
-	char *cgroup;               /* [limits] cgroup: "" or absolute */
+	char *cgroup; /* [limits] cgroup: "" or absolute */
 	enum output_action on_output_limit; /* [limits] on_output_limit */
-	uint32_t replace;           /* [policy] replace: the POLICY_LIST_*
+	uint32_t replace; /* [policy] replace: the POLICY_LIST_*
 				     * whose list is the file's alone */
-	bool no_programs;           /* [policy] no_programs: the job is
+	bool no_programs; /* [policy] no_programs: the job is
 				     * meant to have no program of the
 				     * system (policy_check_programs) */
 	/* Where each entry came from, parallel to env and mounts (NULL
@@ -123,13 +124,13 @@ int policy_load_default(struct policy *p, char *err, size_t errlen);
  * for a bad file (ERR: "PATH:LINE: message"). On failure P owns nothing.
  */
 int policy_load_file(struct policy *p, const char *path, char *err,
-		     size_t errlen);
+    size_t errlen);
 
 /*
  * As policy_load_file, for TEXT named NAME in messages (tests, fuzzers).
  */
 int policy_load_string(struct policy *p, const char *text, const char *name,
-		       char *err, size_t errlen);
+    char *err, size_t errlen);
 
 /*
  * The layers P switches off: [jail] unsafe_layers_off, and seccomp when
@@ -196,6 +197,6 @@ int policy_check_programs(const struct policy *p, char *err, size_t errlen);
  * ro_bind PATH: what", NAME and LINE where the bind was given.
  */
 int policy_check_source(const struct policy *p, size_t i, char *err,
-			size_t errlen);
+    size_t errlen);
 
 #endif

@@ -19,8 +19,8 @@ say(const struct policy *p, const struct policy_origin *o, char *err,
     size_t errlen, const char *fmt, ...)
 {
 	const char *name = o != NULL && o->in_file && p->name != NULL
-				   ? p->name
-				   : DEFAULT_NAME;
+	    ? p->name
+	    : DEFAULT_NAME;
 	va_list ap;
 	int n;
 
@@ -96,9 +96,9 @@ policy_check_programs(const struct policy *p, char *err, size_t errlen)
 			s++;
 	}
 	/* The file's PATH if it gave one, else its replace of the binds. */
-	o = from != NULL && from->in_file ? from
+	o = from != NULL && from->in_file	    ? from
 	    : (p->replace & POLICY_LIST_FILESYSTEM) ? replace_origin(p)
-						     : from;
+						    : from;
 	say(p, o, err, errlen,
 	    "the job has no program to run: no directory of PATH (%.200s) is "
 	    "at or below a bind of [filesystem]; bind one (ro_bind = /usr), "
@@ -108,16 +108,16 @@ policy_check_programs(const struct policy *p, char *err, size_t errlen)
 }
 
 int
-policy_check_source(const struct policy *p, size_t i, char *err,
-		    size_t errlen)
+policy_check_source(const struct policy *p, size_t i, char *err, size_t errlen)
 {
 	const struct mount_entry *m = &p->mounts[i];
-	const struct policy_origin *o =
-		p->mounts_from != NULL ? &p->mounts_from[i] : NULL;
+	const struct policy_origin *o = p->mounts_from != NULL
+	    ? &p->mounts_from[i]
+	    : NULL;
 	const char *key = m->kind == MOUNT_RO_BIND_TRY ? "ro_bind_try"
-			  : m->kind == MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK
-				  ? "unsafe_ro_bind_no_landlock"
-				  : "ro_bind";
+	    : m->kind == MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK
+	    ? "unsafe_ro_bind_no_landlock"
+	    : "ro_bind";
 	struct stat st;
 	int e;
 

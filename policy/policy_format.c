@@ -57,8 +57,7 @@ put_kv(FILE *out, const char *key, const char *v)
  * checked as the loader would: 0, or -EINVAL for none or one the loader
  * refuses. */
 static int
-text_scalar_text(const struct scalar_key *k, const char *field,
-		 const char **v)
+text_scalar_text(const struct scalar_key *k, const char *field, const char **v)
 {
 	char why[POLICY_ERR_MAX];
 	bool ok;
@@ -84,7 +83,7 @@ text_scalar_text(const struct scalar_key *k, const char *field,
 /* Formats scalar K of P as it is written in a file, into BUF. */
 static int
 scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
-	    size_t size, const char **v)
+    size_t size, const char **v)
 {
 	const char *field = (const char *)p + k->offset;
 	char why[POLICY_ERR_MAX];
@@ -104,8 +103,8 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 		if (n % k->unit != 0)
 			return -EINVAL;
 		snprintf(buf, size, "%llu", (unsigned long long)(n / k->unit));
-		ok = policy_parse_number(k->name, buf, k->min, k->max, &check, why,
-				  sizeof(why));
+		ok = policy_parse_number(k->name, buf, k->min, k->max, &check,
+		    why, sizeof(why));
 		break;
 	case K_BOOL:
 		*v = *(const bool *)(const void *)field ? "true" : "false";
@@ -118,11 +117,11 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 			return -EINVAL;
 		snprintf(buf, size, "%04llo", (unsigned long long)n);
 		ok = policy_parse_mode(k->name, buf, k->max, &mode, why,
-				       sizeof(why));
+		    sizeof(why));
 		break;
 	case K_ENFORCE:
 		*v = policy_enforcement_name(
-			*(const enum job_enforcement *)(const void *)field);
+		    *(const enum job_enforcement *)(const void *)field);
 		return 0;
 	case K_OUTPUT:
 		act = *(const enum output_action *)(const void *)field;
@@ -162,13 +161,13 @@ put_header(FILE *out, const char *name)
 	 * policy text: replace controls, and truncate to fit a line. */
 	for (i = 0; i < n && i < sizeof(buf) - 1; i++)
 		buf[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f
-				 ? '?'
-				 : name[i];
+		    ? '?'
+		    : name[i];
 	buf[i] = '\0';
-	return fprintf(out, "# stockade policy (canonical form of %s%s)\n",
-		       buf, n > i ? "..." : "") < 0
-		       ? -EIO
-		       : 0;
+	return fprintf(out, "# stockade policy (canonical form of %s%s)\n", buf,
+		   n > i ? "..." : "") < 0
+	    ? -EIO
+	    : 0;
 }
 
 static const char *
@@ -213,7 +212,8 @@ check_format(const struct policy *p)
 	int r;
 
 	for (i = 0; i < NSCALARS; i++) {
-		r = scalar_text(p, &policy_scalar_keys[i], num, sizeof(num), &v);
+		r = scalar_text(p, &policy_scalar_keys[i], num, sizeof(num),
+		    &v);
 		if (r == 0)
 			r = put_kv(NULL, policy_scalar_keys[i].name, v);
 		if (r < 0)
@@ -239,7 +239,7 @@ check_format(const struct policy *p)
 		const struct mount_entry *m = &p->mounts[i];
 
 		if ((m->kind != MOUNT_RO_BIND && m->kind != MOUNT_RO_BIND_TRY &&
-		     m->kind != MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK) ||
+			m->kind != MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK) ||
 		    !m->source || !m->target ||
 		    strcmp(m->source, m->target) != 0 ||
 		    !policy_valid_path("", m->source, why, sizeof(why)) ||
@@ -260,7 +260,7 @@ origin_text(const struct policy_origin *o, char *buf, size_t size)
 		snprintf(buf, size, "unknown");
 	else
 		snprintf(buf, size, "%s:%u", o->in_file ? "file" : "default",
-			 o->line);
+		    o->line);
 	return buf;
 }
 
@@ -273,7 +273,7 @@ origin_text(const struct policy_origin *o, char *buf, size_t size)
  */
 static int
 put_entry(FILE *out, const char *key, const char *v,
-	  const struct policy_origin *from)
+    const struct policy_origin *from)
 {
 	char where[64];
 	size_t klen = strlen(key), vlen = strlen(v);
@@ -299,8 +299,8 @@ put_entry(FILE *out, const char *key, const char *v,
  * file's entries laid over it. Nothing for the default alone.
  */
 static int
-put_list_note(FILE *out, const struct policy *p, enum section sec,
-	      uint32_t bit, const struct policy_origin *from, size_t n)
+put_list_note(FILE *out, const struct policy *p, enum section sec, uint32_t bit,
+    const struct policy_origin *from, size_t n)
 {
 	char where[64];
 	bool any = false;
@@ -313,15 +313,20 @@ put_list_note(FILE *out, const struct policy *p, enum section sec,
 			if (policy_scalar_keys[i].kind == K_LISTS)
 				break;
 		origin_text(i < NSCALARS ? &p->scalar_from[i] : NULL, where,
-			    sizeof(where));
-		return fprintf(out, "; the file's list alone: [policy] replace "
-			       "= %s (%s) leaves out the default's\n",
-			       policy_section_names[sec], where) < 0 ? -EIO : 0;
+		    sizeof(where));
+		return fprintf(out,
+			   "; the file's list alone: [policy] replace "
+			   "= %s (%s) leaves out the default's\n",
+			   policy_section_names[sec], where) < 0
+		    ? -EIO
+		    : 0;
 	}
 	if (any)
-		return fprintf(out, "; the default's list, the file's entries "
-			       "added or in place of the default's\n") < 0
-			       ? -EIO : 0;
+		return fprintf(out,
+			   "; the default's list, the file's entries "
+			   "added or in place of the default's\n") < 0
+		    ? -EIO
+		    : 0;
 	return 0;
 }
 
@@ -330,7 +335,10 @@ static int
 format_policy(const struct policy *p, FILE *out, bool show)
 {
 	static const enum section scalar_sections[] = {
-		SEC_POLICY, SEC_LIMITS, SEC_JAIL, SEC_FILES,
+	    SEC_POLICY,
+	    SEC_LIMITS,
+	    SEC_JAIL,
+	    SEC_FILES,
 	};
 	char num[256], name[LINE_MAX_BYTES + 1];
 	const char *v;
@@ -344,12 +352,14 @@ format_policy(const struct policy *p, FILE *out, bool show)
 
 	r = put_header(out, p->name ? p->name : DEFAULT_NAME);
 	if (r == 0 && show &&
-	    fprintf(out, "# Where each line comes from, in a comment: "
-		    "\"default:N\" is line N of\n# `stockade policy default`, "
-		    "\"file:N\" line N of the file named above.\n") < 0)
+	    fprintf(out,
+		"# Where each line comes from, in a comment: "
+		"\"default:N\" is line N of\n# `stockade policy default`, "
+		"\"file:N\" line N of the file named above.\n") < 0)
 		return -EIO;
-	for (s = 0; r == 0 && s < sizeof(scalar_sections) /
-					   sizeof(scalar_sections[0]); s++) {
+	for (s = 0;
+	     r == 0 && s < sizeof(scalar_sections) / sizeof(scalar_sections[0]);
+	     s++) {
 		enum section sec = scalar_sections[s];
 
 		if (fprintf(out, "\n[%s]\n", policy_section_names[sec]) < 0)
@@ -357,37 +367,34 @@ format_policy(const struct policy *p, FILE *out, bool show)
 		for (i = 0; r == 0 && i < NSCALARS; i++) {
 			if (policy_scalar_keys[i].section != sec)
 				continue;
-			r = scalar_text(p, &policy_scalar_keys[i], num, sizeof(num),
-					&v);
+			r = scalar_text(p, &policy_scalar_keys[i], num,
+			    sizeof(num), &v);
 			if (r == 0)
-				r = put_entry(out, policy_scalar_keys[i].name, v,
-					      show ? &p->scalar_from[i] : NULL);
+				r = put_entry(out, policy_scalar_keys[i].name,
+				    v, show ? &p->scalar_from[i] : NULL);
 		}
 	}
 	/* An empty list (replaced by none) is no section: an empty one is
 	 * refused on reading (end_section). */
-	if (r == 0 && p->nenv > 0 &&
-	    fprintf(out, "\n[environment]\n") < 0)
+	if (r == 0 && p->nenv > 0 && fprintf(out, "\n[environment]\n") < 0)
 		return -EIO;
 	if (r == 0 && show && p->nenv > 0)
 		r = put_list_note(out, p, SEC_ENVIRONMENT,
-				  POLICY_LIST_ENVIRONMENT, p->env_from, p->nenv);
+		    POLICY_LIST_ENVIRONMENT, p->env_from, p->nenv);
 	for (i = 0; r == 0 && i < p->nenv; i++) {
 		v = env_split(p->env[i], name);
 		r = put_entry(out, name, v,
-			      show && p->env_from ? &p->env_from[i] : NULL);
+		    show && p->env_from ? &p->env_from[i] : NULL);
 	}
-	if (r == 0 && p->nmounts > 0 &&
-	    fprintf(out, "\n[filesystem]\n") < 0)
+	if (r == 0 && p->nmounts > 0 && fprintf(out, "\n[filesystem]\n") < 0)
 		return -EIO;
 	if (r == 0 && show && p->nmounts > 0)
-		r = put_list_note(out, p, SEC_FILESYSTEM, POLICY_LIST_FILESYSTEM,
-				  p->mounts_from, p->nmounts);
+		r = put_list_note(out, p, SEC_FILESYSTEM,
+		    POLICY_LIST_FILESYSTEM, p->mounts_from, p->nmounts);
 	for (i = 0; r == 0 && i < p->nmounts; i++)
 		r = put_entry(out, mount_key(p->mounts[i].kind),
-			      p->mounts[i].source,
-			      show && p->mounts_from ? &p->mounts_from[i]
-						     : NULL);
+		    p->mounts[i].source,
+		    show && p->mounts_from ? &p->mounts_from[i] : NULL);
 	if (r == 0 && fflush(out) != 0)
 		return -EIO;
 	return r;

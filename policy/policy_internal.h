@@ -34,21 +34,21 @@ enum section {
 extern const char *const policy_section_names[];
 
 enum key_kind {
-	K_U64,      /* uint64_t field = value * unit */
-	K_U32,      /* uint32_t field = value */
-	K_BOOL,     /* bool field, "true" or "false" */
+	K_U64, /* uint64_t field = value * unit */
+	K_U32, /* uint32_t field = value */
+	K_BOOL, /* bool field, "true" or "false" */
 	K_HOSTNAME, /* char * field */
-	K_USER,     /* char * field */
-	K_PATH,     /* char * field, absolute and normalised */
-	K_MODE,     /* uint32_t field, octal permission bits ("0755") */
-	K_ENFORCE,  /* enum job_enforcement field: auto, monitor, cgroup2 */
-	K_CGROUP,   /* char * field: "" or absolute and normalised */
-	K_PROFILE,  /* char * field: a seccomp profile's name, "default" or
+	K_USER, /* char * field */
+	K_PATH, /* char * field, absolute and normalised */
+	K_MODE, /* uint32_t field, octal permission bits ("0755") */
+	K_ENFORCE, /* enum job_enforcement field: auto, monitor, cgroup2 */
+	K_CGROUP, /* char * field: "" or absolute and normalised */
+	K_PROFILE, /* char * field: a seccomp profile's name, "default" or
 		     * "strict" (the ones the launcher has compiled in) */
-	K_LAYERS,   /* uint32_t field: a JOB_LAYER_BIT mask written as a
+	K_LAYERS, /* uint32_t field: a JOB_LAYER_BIT mask written as a
 		     * comma or blank separated list of layer names */
-	K_OUTPUT,   /* enum output_action field: truncate, kill */
-	K_LISTS,    /* uint32_t field: a POLICY_LIST_* mask written as a
+	K_OUTPUT, /* enum output_action field: truncate, kill */
+	K_LISTS, /* uint32_t field: a POLICY_LIST_* mask written as a
 		     * comma or blank separated list of list sections */
 	K_ENVNAMES, /* char * field: variable names and PREFIX* patterns,
 		     * or "*" (policy_valid_client_env) */
@@ -61,7 +61,7 @@ static inline bool
 policy_kind_is_text(enum key_kind kind)
 {
 	return kind == K_HOSTNAME || kind == K_USER || kind == K_PATH ||
-	       kind == K_CGROUP || kind == K_PROFILE || kind == K_ENVNAMES;
+	    kind == K_CGROUP || kind == K_PROFILE || kind == K_ENVNAMES;
 }
 
 /* One scalar key. The order of this table is the order of default.ini,
@@ -70,9 +70,9 @@ struct scalar_key {
 	enum section section;
 	const char *name;
 	enum key_kind kind;
-	size_t offset;     /* of the field in struct policy */
+	size_t offset; /* of the field in struct policy */
 	uint64_t min, max; /* range of the value as written, in its unit */
-	uint64_t unit;     /* field = written value * unit */
+	uint64_t unit; /* field = written value * unit */
 };
 
 #define LIMIT(f) offsetof(struct policy, limits.f)
@@ -92,12 +92,11 @@ extern const size_t policy_nscalars;
 bool policy_has_control(const char *s);
 /* "auto", "monitor", "cgroup2" -> ENFORCE_*; false for anything else. */
 bool policy_parse_enforcement(const char *key, const char *v,
-			      enum job_enforcement *out, char *why,
-			      size_t whylen);
+    enum job_enforcement *out, char *why, size_t whylen);
 /* A seccomp profile the launcher has compiled in: "default" or "strict"
  * (policy/seccomp-*.ini; launcher/zygote/seccomp.c keeps the same table). */
 bool policy_valid_profile(const char *key, const char *v, char *why,
-			  size_t whylen);
+    size_t whylen);
 /*
  * A list of layer names (result.h job_layer_name), separated by commas
  * and/or blanks, possibly empty, each name at most once, into the mask
@@ -105,12 +104,11 @@ bool policy_valid_profile(const char *key, const char *v, char *why,
  * and the valid names, for an unknown or repeated name.
  */
 bool policy_parse_layers(const char *key, const char *v, uint32_t *out,
-			 char *why, size_t whylen);
+    char *why, size_t whylen);
 /* "truncate", "kill" -> OUTPUT_*; false, with WHY naming both, for
  * anything else. */
 bool policy_parse_output_action(const char *key, const char *v,
-				enum output_action *out, char *why,
-				size_t whylen);
+    enum output_action *out, char *why, size_t whylen);
 /* The policy word of A ("truncate", "kill"). */
 const char *policy_output_action_name(enum output_action a);
 /*
@@ -120,7 +118,7 @@ const char *policy_output_action_name(enum output_action a);
  * for anything else.
  */
 bool policy_parse_lists(const char *key, const char *v, uint32_t *out,
-			char *why, size_t whylen);
+    char *why, size_t whylen);
 /* MASK (POLICY_LIST_*) as policy_parse_lists reads it, "" for 0; a
  * static string, NULL for a bit that is no list. */
 const char *policy_lists_name(uint32_t mask);
@@ -128,16 +126,15 @@ const char *policy_lists_name(uint32_t mask);
 const char *policy_enforcement_name(enum job_enforcement e);
 bool policy_is_blank(char c);
 bool policy_parse_number(const char *key, const char *v, uint64_t min,
-			 uint64_t max, uint64_t *out, char *why,
-			 size_t whylen);
+    uint64_t max, uint64_t *out, char *why, size_t whylen);
 bool policy_parse_bool(const char *key, const char *v, bool *out, char *why,
-		       size_t whylen);
+    size_t whylen);
 bool policy_valid_hostname(const char *key, const char *v, char *why,
-			   size_t whylen);
+    size_t whylen);
 bool policy_valid_user(const char *key, const char *v, char *why,
-		       size_t whylen);
+    size_t whylen);
 bool policy_valid_path(const char *key, const char *v, char *why,
-		       size_t whylen);
+    size_t whylen);
 bool policy_valid_env_name(const char *v);
 /*
  * [jail] client_env: a list, separated by commas and/or blanks, possibly
@@ -146,11 +143,11 @@ bool policy_valid_env_name(const char *v);
  * with WHY naming the offending word, for anything else.
  */
 bool policy_valid_client_env(const char *key, const char *v, char *why,
-			     size_t whylen);
+    size_t whylen);
 /* An octal mode: "0" and at most four octal digits ("0755"), at most MAX;
  * the value in *OUT. Leading "0" required, so that it never reads as
  * decimal. */
 bool policy_parse_mode(const char *key, const char *v, uint64_t max,
-		       uint32_t *out, char *why, size_t whylen);
+    uint32_t *out, char *why, size_t whylen);
 
 #endif

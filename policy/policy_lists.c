@@ -107,16 +107,16 @@ policy_add_env(struct loader *l, const char *name, const char *v)
 
 	if (!policy_valid_env_name(name))
 		return fail(l,
-			    "invalid variable name \"%s\" (expected "
-			    "[A-Za-z_][A-Za-z0-9_]*)",
-			    name);
+		    "invalid variable name \"%s\" (expected "
+		    "[A-Za-z_][A-Za-z0-9_]*)",
+		    name);
 	/* Within one file: the default's variable of the same name is not a
 	 * duplicate but the one this entry takes the place of. */
 	if (find_env(s, name, strlen(name)) >= 0)
 		return fail(l, "duplicate key \"%s\"", name);
 	if (s->nenv >= JOB_MAX_ENV)
 		return fail(l, "too many environment variables (at most %u)",
-			    JOB_MAX_ENV);
+		    JOB_MAX_ENV);
 	if (asprintf(&entry, "%s=%s", name, v) < 0)
 		return policy_fail_at(l, -ENOMEM, l->lineno, "out of memory");
 	if (grow_env(s) < 0) {
@@ -161,8 +161,10 @@ policy_add_mount(struct loader *l, const char *key, const char *v)
 
 		if (strncmp(v, jail_owned[i], n) == 0 &&
 		    (v[n] == '\0' || v[n] == '/'))
-			return fail(l, "%s %s is inside %s, which the jail "
-				    "mounts itself", key, v, jail_owned[i]);
+			return fail(l,
+			    "%s %s is inside %s, which the jail "
+			    "mounts itself",
+			    key, v, jail_owned[i]);
 	}
 	/* Within one file; the default's bind at the same target is the
 	 * one this entry takes the place of (policy_merge_lists). */
@@ -182,8 +184,8 @@ policy_add_mount(struct loader *l, const char *key, const char *v)
 		free(m->target);
 		return policy_fail_at(l, -ENOMEM, l->lineno, "out of memory");
 	}
-	p->mounts_from[p->nmounts] =
-		(struct policy_origin){l->in_file, l->lineno};
+	p->mounts_from[p->nmounts] = (struct policy_origin){l->in_file,
+	    l->lineno};
 	p->nmounts++;
 	return 1;
 }

@@ -24,15 +24,15 @@ struct loader {
 	FILE *file;
 	const char *text;
 	int read_errno; /* set when reading FILE failed */
-	size_t nread;   /* bytes read so far */
+	size_t nread; /* bytes read so far */
 
-	unsigned lineno;       /* line last handed to inih, from 1 */
-	enum section section;  /* as the reader saw the last [section] */
+	unsigned lineno; /* line last handed to inih, from 1 */
+	enum section section; /* as the reader saw the last [section] */
 	unsigned section_line; /* line of that [section] */
-	bool section_keys;     /* a key came after it */
+	bool section_keys; /* a key came after it */
 
-	bool in_file;        /* the file laid over the default */
-	uint64_t seen;       /* bit i: policy_scalar_keys[i] given in this layer */
+	bool in_file; /* the file laid over the default */
+	uint64_t seen; /* bit i: policy_scalar_keys[i] given in this layer */
 	/* This layer's own list entries (env, mounts and their origins),
 	 * laid over P's by policy_merge_lists() once the layer is read, when
 	 * [policy] replace, wherever it is in the file, is known. */
@@ -51,9 +51,8 @@ struct loader {
  * errlen; none when it has none); later errors are dropped, as the parse
  * stops at the first. Returns 0, inih's handler's "failed".
  */
-__attribute__((format(printf, 4, 5))) int
-policy_fail_at(struct loader *l, int code, unsigned line, const char *fmt,
-	       ...);
+__attribute__((format(printf, 4, 5))) int policy_fail_at(struct loader *l,
+    int code, unsigned line, const char *fmt, ...);
 /* An -EINVAL error of L at the line last read, as policy_fail_at. */
 #define fail(l, ...) policy_fail_at((l), -EINVAL, (l)->lineno, __VA_ARGS__)
 

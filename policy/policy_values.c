@@ -7,74 +7,72 @@
 #include <string.h>
 
 const char *const policy_section_names[] = {
-	[SEC_LIMITS] = "limits",
-	[SEC_JAIL] = "jail",
-	[SEC_FILES] = "files",
-	[SEC_ENVIRONMENT] = "environment",
-	[SEC_FILESYSTEM] = "filesystem",
-	[SEC_POLICY] = "policy",
+    [SEC_LIMITS] = "limits",
+    [SEC_JAIL] = "jail",
+    [SEC_FILES] = "files",
+    [SEC_ENVIRONMENT] = "environment",
+    [SEC_FILESYSTEM] = "filesystem",
+    [SEC_POLICY] = "policy",
 };
 
 const struct scalar_key policy_scalar_keys[] = {
-	/* [policy]: how the file is laid over the default (policy.h). */
-	{SEC_POLICY, "replace", K_LISTS, FIELD(replace), 0, 0, 0},
-	{SEC_POLICY, "no_programs", K_BOOL, FIELD(no_programs), 0, 0, 0},
-	{SEC_LIMITS, "wall_time_ms", K_U64, LIMIT(wall_ms), 1, 86400000, 1},
-	{SEC_LIMITS, "cpu_time_ms", K_U64, LIMIT(cpu_ms), 1, 86400000, 1},
-	{SEC_LIMITS, "memory_mb", K_U64, LIMIT(memory_bytes), 16, 1048576, MIB},
-	/* The jail's init is one of them: 1 would leave the program none. */
-	{SEC_LIMITS, "processes", K_U32, LIMIT(nproc), 2, 65536, 1},
-	{SEC_LIMITS, "file_size_mb", K_U64, LIMIT(fsize_bytes), 1, 1048576, MIB},
-	{SEC_LIMITS, "open_files", K_U32, LIMIT(nofile), 16, 65536, 1},
-	{SEC_LIMITS, "tmp_mb", K_U64, LIMIT(tmp_bytes), 1, 1048576, MIB},
-	{SEC_LIMITS, "home_mb", K_U64, LIMIT(home_bytes), 1, 1048576, MIB},
-	{SEC_LIMITS, "stdout_kb", K_U64, LIMIT(stdout_bytes), 1, 1048576, KIB},
-	{SEC_LIMITS, "stderr_kb", K_U64, LIMIT(stderr_bytes), 1, 1048576, KIB},
-	{SEC_LIMITS, "on_output_limit", K_OUTPUT, FIELD(on_output_limit), 0, 0,
-	 0},
-	{SEC_LIMITS, "cpu_percent", K_U32, LIMIT(cpu_percent), 0,
-	 PROTO_MAX_CPU_PERCENT, 1},
-	{SEC_LIMITS, "enforcement", K_ENFORCE, FIELD(enforcement), 0, 0, 0},
-	{SEC_LIMITS, "cgroup", K_CGROUP, FIELD(cgroup), 0, 0, 0},
-	{SEC_JAIL, "hostname", K_HOSTNAME, FIELD(hostname), 0, 0, 0},
-	{SEC_JAIL, "user", K_USER, FIELD(user), 0, 0, 0},
-	/* Never 0: root inside the jail is what the layers exist to deny; 65534
+    /* [policy]: how the file is laid over the default (policy.h). */
+    {SEC_POLICY, "replace", K_LISTS, FIELD(replace), 0, 0, 0},
+    {SEC_POLICY, "no_programs", K_BOOL, FIELD(no_programs), 0, 0, 0},
+    {SEC_LIMITS, "wall_time_ms", K_U64, LIMIT(wall_ms), 1, 86400000, 1},
+    {SEC_LIMITS, "cpu_time_ms", K_U64, LIMIT(cpu_ms), 1, 86400000, 1},
+    {SEC_LIMITS, "memory_mb", K_U64, LIMIT(memory_bytes), 16, 1048576, MIB},
+    /* The jail's init is one of them: 1 would leave the program none. */
+    {SEC_LIMITS, "processes", K_U32, LIMIT(nproc), 2, 65536, 1},
+    {SEC_LIMITS, "file_size_mb", K_U64, LIMIT(fsize_bytes), 1, 1048576, MIB},
+    {SEC_LIMITS, "open_files", K_U32, LIMIT(nofile), 16, 65536, 1},
+    {SEC_LIMITS, "tmp_mb", K_U64, LIMIT(tmp_bytes), 1, 1048576, MIB},
+    {SEC_LIMITS, "home_mb", K_U64, LIMIT(home_bytes), 1, 1048576, MIB},
+    {SEC_LIMITS, "stdout_kb", K_U64, LIMIT(stdout_bytes), 1, 1048576, KIB},
+    {SEC_LIMITS, "stderr_kb", K_U64, LIMIT(stderr_bytes), 1, 1048576, KIB},
+    {SEC_LIMITS, "on_output_limit", K_OUTPUT, FIELD(on_output_limit), 0, 0, 0},
+    {SEC_LIMITS, "cpu_percent", K_U32, LIMIT(cpu_percent), 0,
+	PROTO_MAX_CPU_PERCENT, 1},
+    {SEC_LIMITS, "enforcement", K_ENFORCE, FIELD(enforcement), 0, 0, 0},
+    {SEC_LIMITS, "cgroup", K_CGROUP, FIELD(cgroup), 0, 0, 0},
+    {SEC_JAIL, "hostname", K_HOSTNAME, FIELD(hostname), 0, 0, 0},
+    {SEC_JAIL, "user", K_USER, FIELD(user), 0, 0, 0},
+    /* Never 0: root inside the jail is what the layers exist to deny; 65534
 	 * is the overflow id ("nobody") and 65535 is not a valid id. */
-	{SEC_JAIL, "uid", K_U32, FIELD(uid), 1, 65533, 1},
-	{SEC_JAIL, "gid", K_U32, FIELD(gid), 1, 65533, 1},
-	{SEC_JAIL, "home", K_PATH, FIELD(home), 0, 0, 0},
-	{SEC_JAIL, "pty", K_BOOL, FIELD(pty), 0, 0, 0},
-	{SEC_JAIL, "pool_size", K_U32, FIELD(pool_size), 0, PROTO_MAX_POOL, 1},
-	{SEC_JAIL, "seccomp_profile", K_PROFILE, FIELD(seccomp_profile), 0, 0,
-	 0},
-	/* The variables a client may set per job (--env, exec's env). */
-	{SEC_JAIL, "client_env", K_ENVNAMES, FIELD(client_env), 0, 0, 0},
-	/* Evaluation only (docs/layers.md): `stockade run` refuses such a
+    {SEC_JAIL, "uid", K_U32, FIELD(uid), 1, 65533, 1},
+    {SEC_JAIL, "gid", K_U32, FIELD(gid), 1, 65533, 1},
+    {SEC_JAIL, "home", K_PATH, FIELD(home), 0, 0, 0},
+    {SEC_JAIL, "pty", K_BOOL, FIELD(pty), 0, 0, 0},
+    {SEC_JAIL, "pool_size", K_U32, FIELD(pool_size), 0, PROTO_MAX_POOL, 1},
+    {SEC_JAIL, "seccomp_profile", K_PROFILE, FIELD(seccomp_profile), 0, 0, 0},
+    /* The variables a client may set per job (--env, exec's env). */
+    {SEC_JAIL, "client_env", K_ENVNAMES, FIELD(client_env), 0, 0, 0},
+    /* Evaluation only (docs/layers.md): `stockade run` refuses such a
 	 * policy without --unsafe-evaluation, `stockade serve` always. */
-	{SEC_JAIL, "unsafe_layers_off", K_LAYERS, FIELD(layers_off), 0, 0, 0},
-	{SEC_JAIL, "unsafe_no_seccomp", K_BOOL, FIELD(unsafe_no_seccomp), 0, 0,
-	 0},
-	/* [files]: the host file API's quotas (broker/fs/fsapi.h). A path is at
+    {SEC_JAIL, "unsafe_layers_off", K_LAYERS, FIELD(layers_off), 0, 0, 0},
+    {SEC_JAIL, "unsafe_no_seccomp", K_BOOL, FIELD(unsafe_no_seccomp), 0, 0, 0},
+    /* [files]: the host file API's quotas (broker/fs/fsapi.h). A path is at
 	 * most PATH_MAX - 1 bytes (4096 with the parent buffers' NUL) and at
 	 * most 256 components: the walkers hold a descriptor per level. */
-	{SEC_FILES, "max_file_mb", K_U64, FILES(file_bytes), 1, 1048576, MIB},
-	{SEC_FILES, "workspace_mb", K_U64, FILES(workspace_bytes), 1, 16777216,
-	 MIB},
-	{SEC_FILES, "max_files", K_U64, FILES(max_files), 1, 100000000, 1},
-	{SEC_FILES, "max_path_bytes", K_U32, FILES(max_path), 1, 4096, 1},
-	{SEC_FILES, "max_depth", K_U32, FILES(max_depth), 1, 256, 1},
-	/* Never setuid, setgid or sticky: the mask is within 0777. */
-	{SEC_FILES, "mode_mask", K_MODE, FILES(mode_mask), 0, 0777, 1},
-	{SEC_FILES, "allow_hardlinks", K_BOOL, FILES(allow_hardlinks), 0, 0, 0},
-	/* Inline base64 travels in one JSON-RPC line held in memory: bounded
+    {SEC_FILES, "max_file_mb", K_U64, FILES(file_bytes), 1, 1048576, MIB},
+    {SEC_FILES, "workspace_mb", K_U64, FILES(workspace_bytes), 1, 16777216,
+	MIB},
+    {SEC_FILES, "max_files", K_U64, FILES(max_files), 1, 100000000, 1},
+    {SEC_FILES, "max_path_bytes", K_U32, FILES(max_path), 1, 4096, 1},
+    {SEC_FILES, "max_depth", K_U32, FILES(max_depth), 1, 256, 1},
+    /* Never setuid, setgid or sticky: the mask is within 0777. */
+    {SEC_FILES, "mode_mask", K_MODE, FILES(mode_mask), 0, 0777, 1},
+    {SEC_FILES, "allow_hardlinks", K_BOOL, FILES(allow_hardlinks), 0, 0, 0},
+    /* Inline base64 travels in one JSON-RPC line held in memory: bounded
 	 * at 64 MiB; bulk data goes as descriptors. */
-	{SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},
+    {SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},
 };
-const size_t policy_nscalars = sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]);
+const size_t policy_nscalars = sizeof(policy_scalar_keys) /
+    sizeof(policy_scalar_keys[0]);
 _Static_assert(sizeof(policy_scalar_keys) / sizeof(policy_scalar_keys[0]) <=
-		       POLICY_MAX_SCALARS,
-	       "struct loader's seen is a uint64_t, struct policy's "
-	       "scalar_from has POLICY_MAX_SCALARS entries");
+	POLICY_MAX_SCALARS,
+    "struct loader's seen is a uint64_t, struct policy's "
+    "scalar_from has POLICY_MAX_SCALARS entries");
 _Static_assert(POLICY_MAX_SCALARS <= 64, "struct loader's seen");
 
 /* ---- Values -----------------------------------------------------------
@@ -94,22 +92,24 @@ policy_has_control(const char *s)
 }
 
 static const char *const enforcement_names[] = {
-	[ENFORCE_AUTO] = "auto",
-	[ENFORCE_MONITOR] = "monitor",
-	[ENFORCE_CGROUP2] = "cgroup2",
+    [ENFORCE_AUTO] = "auto",
+    [ENFORCE_MONITOR] = "monitor",
+    [ENFORCE_CGROUP2] = "cgroup2",
 };
 
 bool
 policy_parse_enforcement(const char *key, const char *v,
-			 enum job_enforcement *out, char *why, size_t whylen)
+    enum job_enforcement *out, char *why, size_t whylen)
 {
 	for (int i = 0; i <= ENFORCE_MAX; i++)
 		if (strcmp(v, enforcement_names[i]) == 0) {
 			*out = (enum job_enforcement)i;
 			return true;
 		}
-	snprintf(why, whylen, "%s: expected auto, monitor or cgroup2, got "
-		 "\"%s\"", key, v);
+	snprintf(why, whylen,
+	    "%s: expected auto, monitor or cgroup2, got "
+	    "\"%s\"",
+	    key, v);
 	return false;
 }
 
@@ -118,19 +118,19 @@ policy_valid_profile(const char *key, const char *v, char *why, size_t whylen)
 {
 	if (strcmp(v, "default") == 0 || strcmp(v, "strict") == 0)
 		return true;
-	snprintf(why, whylen, "%s: expected default or strict, got \"%s\"",
-		 key, v);
+	snprintf(why, whylen, "%s: expected default or strict, got \"%s\"", key,
+	    v);
 	return false;
 }
 
 static const char *const output_action_names[] = {
-	[OUTPUT_TRUNCATE] = "truncate",
-	[OUTPUT_KILL] = "kill",
+    [OUTPUT_TRUNCATE] = "truncate",
+    [OUTPUT_KILL] = "kill",
 };
 
 bool
 policy_parse_output_action(const char *key, const char *v,
-			   enum output_action *out, char *why, size_t whylen)
+    enum output_action *out, char *why, size_t whylen)
 {
 	for (int i = OUTPUT_TRUNCATE; i <= OUTPUT_KILL; i++)
 		if (strcmp(v, output_action_names[i]) == 0) {
@@ -138,15 +138,15 @@ policy_parse_output_action(const char *key, const char *v,
 			return true;
 		}
 	snprintf(why, whylen, "%s: expected truncate or kill, got \"%.200s\"",
-		 key, v);
+	    key, v);
 	return false;
 }
 
 const char *
 policy_output_action_name(enum output_action a)
 {
-	return a == OUTPUT_KILL ? output_action_names[OUTPUT_KILL] :
-				  output_action_names[OUTPUT_TRUNCATE];
+	return a == OUTPUT_KILL ? output_action_names[OUTPUT_KILL]
+				: output_action_names[OUTPUT_TRUNCATE];
 }
 
 const char *
@@ -159,7 +159,7 @@ policy_enforcement_name(enum job_enforcement e)
  * no leading zero (0777 must not look like octal that we read as decimal). */
 bool
 policy_parse_number(const char *key, const char *v, uint64_t min, uint64_t max,
-	     uint64_t *out, char *why, size_t whylen)
+    uint64_t *out, char *why, size_t whylen)
 {
 	uint64_t n = 0;
 	const char *s;
@@ -184,17 +184,18 @@ policy_parse_number(const char *key, const char *v, uint64_t min, uint64_t max,
 	return true;
 
 not_a_number:
-	snprintf(why, whylen, "%s must be a decimal integer, not \"%.200s\"", key, v);
+	snprintf(why, whylen, "%s must be a decimal integer, not \"%.200s\"",
+	    key, v);
 	return false;
 out_of_range:
 	snprintf(why, whylen, "%s must be between %llu and %llu", key,
-		 (unsigned long long)min, (unsigned long long)max);
+	    (unsigned long long)min, (unsigned long long)max);
 	return false;
 }
 
 bool
 policy_parse_mode(const char *key, const char *v, uint64_t max, uint32_t *out,
-		  char *why, size_t whylen)
+    char *why, size_t whylen)
 {
 	uint32_t n = 0;
 	size_t len = strlen(v), i;
@@ -210,8 +211,8 @@ policy_parse_mode(const char *key, const char *v, uint64_t max, uint32_t *out,
 		n = n * 8 + (uint32_t)(v[i] - '0');
 	}
 	if (n > max) {
-		snprintf(why, whylen, "%s must be within 0%llo, not \"%s\"", key,
-			 (unsigned long long)max, v);
+		snprintf(why, whylen, "%s must be within 0%llo, not \"%s\"",
+		    key, (unsigned long long)max, v);
 		return false;
 	}
 	*out = n;
@@ -219,21 +220,20 @@ policy_parse_mode(const char *key, const char *v, uint64_t max, uint32_t *out,
 
 not_octal:
 	snprintf(why, whylen,
-		 "%s must be an octal mode such as 0755, not \"%.200s\"", key,
-		 v);
+	    "%s must be an octal mode such as 0755, not \"%.200s\"", key, v);
 	return false;
 }
 
 bool
 policy_parse_bool(const char *key, const char *v, bool *out, char *why,
-	   size_t whylen)
+    size_t whylen)
 {
 	*out = false;
 	if (strcmp(v, "true") == 0)
 		*out = true;
 	else if (strcmp(v, "false") != 0) {
-		snprintf(why, whylen, "%s must be true or false, not \"%.200s\"", key,
-			 v);
+		snprintf(why, whylen,
+		    "%s must be true or false, not \"%.200s\"", key, v);
 		return false;
 	}
 	return true;
@@ -241,7 +241,7 @@ policy_parse_bool(const char *key, const char *v, bool *out, char *why,
 
 bool
 policy_parse_layers(const char *key, const char *v, uint32_t *out, char *why,
-		    size_t whylen)
+    size_t whylen)
 {
 	char valid[512];
 	const char *p = v;
@@ -258,17 +258,18 @@ policy_parse_layers(const char *key, const char *v, uint32_t *out, char *why,
 		n = strcspn(p, ", \t\r\v\f");
 		layer = job_layer_parse(p, n);
 		if (layer < 0) {
-			snprintf(why, whylen, "%s names an unknown layer "
-				 "\"%.*s\" (the layers: %s)", key,
-				 (int)(n > 64 ? 64 : n), p,
-				 job_layers_format(JOB_LAYERS_ALL, valid,
-						   sizeof(valid)));
+			snprintf(why, whylen,
+			    "%s names an unknown layer "
+			    "\"%.*s\" (the layers: %s)",
+			    key, (int)(n > 64 ? 64 : n), p,
+			    job_layers_format(JOB_LAYERS_ALL, valid,
+				sizeof(valid)));
 			*out = 0;
 			return false;
 		}
 		if (*out & JOB_LAYER_BIT(layer)) {
-			snprintf(why, whylen, "%s names layer \"%s\" twice", key,
-				 job_layer_name(layer));
+			snprintf(why, whylen, "%s names layer \"%s\" twice",
+			    key, job_layer_name(layer));
 			*out = 0;
 			return false;
 		}
@@ -279,10 +280,10 @@ policy_parse_layers(const char *key, const char *v, uint32_t *out, char *why,
 }
 
 static const char *const list_names[] = {
-	[0] = "",
-	[POLICY_LIST_ENVIRONMENT] = "environment",
-	[POLICY_LIST_FILESYSTEM] = "filesystem",
-	[POLICY_LISTS_ALL] = "environment, filesystem",
+    [0] = "",
+    [POLICY_LIST_ENVIRONMENT] = "environment",
+    [POLICY_LIST_FILESYSTEM] = "filesystem",
+    [POLICY_LISTS_ALL] = "environment, filesystem",
 };
 
 const char *
@@ -293,7 +294,7 @@ policy_lists_name(uint32_t mask)
 
 bool
 policy_parse_lists(const char *key, const char *v, uint32_t *out, char *why,
-		   size_t whylen)
+    size_t whylen)
 {
 	const char *p = v;
 
@@ -311,18 +312,19 @@ policy_parse_lists(const char *key, const char *v, uint32_t *out, char *why,
 		    strncmp(p, "environment", n) == 0)
 			bit = POLICY_LIST_ENVIRONMENT;
 		else if (n == strlen("filesystem") &&
-			 strncmp(p, "filesystem", n) == 0)
+		    strncmp(p, "filesystem", n) == 0)
 			bit = POLICY_LIST_FILESYSTEM;
 		if (bit == 0) {
-			snprintf(why, whylen, "%s names \"%.*s\", which is no "
-				 "list (the lists: environment, filesystem)",
-				 key, (int)(n > 64 ? 64 : n), p);
+			snprintf(why, whylen,
+			    "%s names \"%.*s\", which is no "
+			    "list (the lists: environment, filesystem)",
+			    key, (int)(n > 64 ? 64 : n), p);
 			*out = 0;
 			return false;
 		}
 		if (*out & bit) {
 			snprintf(why, whylen, "%s names \"%s\" twice", key,
-				 list_names[bit]);
+			    list_names[bit]);
 			*out = 0;
 			return false;
 		}
@@ -354,9 +356,9 @@ policy_valid_hostname(const char *key, const char *v, char *why, size_t whylen)
 		ok = is_alpha(v[i]) || is_digit(v[i]) || v[i] == '-';
 	if (!ok)
 		snprintf(why, whylen,
-			 "%s must be 1 to 63 characters of [A-Za-z0-9-] not "
-			 "starting with \"-\", not \"%.200s\"",
-			 key, v);
+		    "%s must be 1 to 63 characters of [A-Za-z0-9-] not "
+		    "starting with \"-\", not \"%.200s\"",
+		    key, v);
 	return ok;
 }
 
@@ -366,16 +368,16 @@ policy_valid_user(const char *key, const char *v, char *why, size_t whylen)
 {
 	size_t i, len = strlen(v);
 	bool ok = len >= 1 && len <= USER_MAX &&
-		  ((v[0] >= 'a' && v[0] <= 'z') || v[0] == '_');
+	    ((v[0] >= 'a' && v[0] <= 'z') || v[0] == '_');
 
 	for (i = 1; ok && i < len; i++)
 		ok = (v[i] >= 'a' && v[i] <= 'z') || is_digit(v[i]) ||
-		     v[i] == '_' || v[i] == '-';
+		    v[i] == '_' || v[i] == '-';
 	if (!ok)
 		snprintf(why, whylen,
-			 "%s must be 1 to 32 characters matching "
-			 "[a-z_][a-z0-9_-]*, not \"%.200s\"",
-			 key, v);
+		    "%s must be 1 to 32 characters matching "
+		    "[a-z_][a-z0-9_-]*, not \"%.200s\"",
+		    key, v);
 	return ok;
 }
 
@@ -394,13 +396,13 @@ policy_valid_path(const char *key, const char *v, char *why, size_t whylen)
 	size_t len = strlen(v);
 
 	if (v[0] != '/') {
-		snprintf(why, whylen, "%s must be an absolute path, not \"%.200s\"",
-			 key, v);
+		snprintf(why, whylen,
+		    "%s must be an absolute path, not \"%.200s\"", key, v);
 		return false;
 	}
 	if (len >= PATH_MAX) {
 		snprintf(why, whylen, "%s path is longer than %d bytes", key,
-			 PATH_MAX - 1);
+		    PATH_MAX - 1);
 		return false;
 	}
 	if (len == 1) {
@@ -415,9 +417,10 @@ policy_valid_path(const char *key, const char *v, char *why, size_t whylen)
 		if (n == 0 || (n == 1 && s[0] == '.') ||
 		    (n == 2 && s[0] == '.' && s[1] == '.')) {
 			snprintf(why, whylen,
-				 "%s path \"%.200s\" is not normalised (empty, \".\" "
-				 "or \"..\" component, or trailing slash)",
-				 key, v);
+			    "%s path \"%.200s\" is not normalised (empty, "
+			    "\".\" "
+			    "or \"..\" component, or trailing slash)",
+			    key, v);
 			return false;
 		}
 		if (!slash)
@@ -474,17 +477,18 @@ valid_env_pattern(const char *w, size_t n)
 
 bool
 policy_valid_client_env(const char *key, const char *v, char *why,
-			size_t whylen)
+    size_t whylen)
 {
 	const char *w;
 	size_t n;
 
 	while (next_word(&v, &w, &n))
 		if (!valid_env_pattern(w, n)) {
-			snprintf(why, whylen, "%s: \"%.*s\" is not a variable "
-				 "name ([A-Za-z_][A-Za-z0-9_]*), a name's prefix "
-				 "followed by \"*\", or \"*\"", key,
-				 (int)(n > 200 ? 200 : n), w);
+			snprintf(why, whylen,
+			    "%s: \"%.*s\" is not a variable "
+			    "name ([A-Za-z_][A-Za-z0-9_]*), a name's prefix "
+			    "followed by \"*\", or \"*\"",
+			    key, (int)(n > 200 ? 200 : n), w);
 			return false;
 		}
 	return true;
@@ -512,4 +516,3 @@ policy_is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
-

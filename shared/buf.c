@@ -173,8 +173,7 @@ rbuf_get_i32(struct rbuf *r, int32_t *out)
 }
 
 int
-rbuf_get_bytes(struct rbuf *r, const uint8_t **out, size_t *outlen,
-	       size_t max)
+rbuf_get_bytes(struct rbuf *r, const uint8_t **out, size_t *outlen, size_t max)
 {
 	size_t start = r->pos;
 	uint32_t n;

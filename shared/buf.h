@@ -60,7 +60,7 @@ int rbuf_get_i32(struct rbuf *r, int32_t *out);
  * as long as it is). -EBADMSG when short, -EMSGSIZE when longer than MAX.
  */
 int rbuf_get_bytes(struct rbuf *r, const uint8_t **out, size_t *outlen,
-		   size_t max);
+    size_t max);
 /*
  * A length-prefixed string copied into a new NUL-terminated allocation that
  * the caller frees. Refuses an interior NUL (-EBADMSG), a length over MAX

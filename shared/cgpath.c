@@ -27,7 +27,7 @@ unescape(const char *s, size_t n, char *out, size_t outlen)
 		    s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
 		    s[i + 3] >= '0' && s[i + 3] <= '7') {
 			c = (char)((s[i + 1] - '0') * 64 +
-				   (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+			    (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
 			i += 3;
 		}
 		if (c == '\0' || o + 1 >= outlen) {
@@ -44,8 +44,8 @@ unescape(const char *s, size_t n, char *out, size_t outlen)
 }
 
 int
-cg_mountinfo_cgroup2(const char *line, char *root, size_t rootlen,
-		     char *mnt, size_t mntlen)
+cg_mountinfo_cgroup2(const char *line, char *root, size_t rootlen, char *mnt,
+    size_t mntlen)
 {
 	const char *p = line, *f[5] = {NULL}, *type = NULL;
 	size_t fl[5] = {0}, typelen = 0;
@@ -58,8 +58,7 @@ cg_mountinfo_cgroup2(const char *line, char *root, size_t rootlen,
 		mnt[0] = '\0';
 	/* Fields separated by single spaces: five, the options, optional
 	 * fields up to the "-" separator, then the type. */
-	for (int field = 0; *p != '\0' && *p != '\n' && type == NULL;
-	     field++) {
+	for (int field = 0; *p != '\0' && *p != '\n' && type == NULL; field++) {
 		const char *s = p;
 		size_t n = strcspn(p, " \n");
 
@@ -120,7 +119,7 @@ mount_shows(const char *l, const char *cg, char *out, size_t outlen)
 
 int
 cg_own_path(const char *proc_self_cgroup, const char *mountinfo, char *out,
-	    size_t outlen)
+    size_t outlen)
 {
 	static const char deleted[] = " (deleted)";
 	char cg[PATH_MAX], best[PATH_MAX];
@@ -144,7 +143,7 @@ cg_own_path(const char *proc_self_cgroup, const char *mountinfo, char *out,
 		return -ENAMETOOLONG;
 	if (len >= sizeof(deleted) - 1 &&
 	    memcmp(path + len - (sizeof(deleted) - 1), deleted,
-		   sizeof(deleted) - 1) == 0)
+		sizeof(deleted) - 1) == 0)
 		return -ENOENT;
 	memcpy(cg, path, len);
 	cg[len] = '\0';
@@ -158,7 +157,7 @@ cg_own_path(const char *proc_self_cgroup, const char *mountinfo, char *out,
 			if (strlen(best) >= outlen)
 				return -ENAMETOOLONG;
 			strcpy(out, best);
-			found = 0;  /* the last one wins */
+			found = 0; /* the last one wins */
 		}
 	}
 	return found;

@@ -28,7 +28,7 @@
  * Unless it returns 1, ROOT and MNT hold "" (when their length is not 0).
  */
 int cg_mountinfo_cgroup2(const char *line, char *root, size_t rootlen,
-			 char *mnt, size_t mntlen);
+    char *mnt, size_t mntlen);
 
 /*
  * Computes into OUT (OUTLEN bytes, NUL-terminated) the absolute directory
@@ -46,8 +46,8 @@ int cg_mountinfo_cgroup2(const char *line, char *root, size_t rootlen,
  * (" (deleted)"), or no cgroup2 mount shows it; -ENAMETOOLONG when OUTLEN
  * is too small.
  */
-int cg_own_path(const char *proc_self_cgroup, const char *mountinfo,
-		char *out, size_t outlen);
+int cg_own_path(const char *proc_self_cgroup, const char *mountinfo, char *out,
+    size_t outlen);
 
 /*
  * cg_own_path for the calling process: reads /proc/self/cgroup and the

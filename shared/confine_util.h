@@ -36,18 +36,18 @@
  * Returns 0 or -EPERM.
  */
 int cf_drop_caps(const unsigned int *keep, size_t nkeep, char *err,
-		 size_t errlen);
+    size_t errlen);
 
 /* ---- Landlock ----------------------------------------------------------- */
 
 /* A file-system rule: the rights ACCESS beneath one file or directory. */
 struct cf_ll_rule {
-	int fd;              /* an O_PATH or ordinary descriptor, borrowed;
+	int fd; /* an O_PATH or ordinary descriptor, borrowed;
 			      * or -1: PATH is opened (O_PATH|O_CLOEXEC,
 			      * following symlinks) and closed again */
-	const char *path;    /* used when FD is -1; names the rule in an
+	const char *path; /* used when FD is -1; names the rule in an
 			      * error message otherwise (may be NULL) */
-	uint64_t access;     /* LANDLOCK_ACCESS_FS_* rights, or CF_LL_ALL.
+	uint64_t access; /* LANDLOCK_ACCESS_FS_* rights, or CF_LL_ALL.
 			      * Rights the ABI does not handle, and the
 			      * config's NEVER, are dropped; a non-directory
 			      * keeps only the rights that apply to a file
@@ -57,12 +57,12 @@ struct cf_ll_rule {
 #define CF_LL_ALL UINT64_MAX
 
 struct cf_ll_config {
-	const char *who;     /* "broker", "launcher": named in the refusal */
-	uint64_t never;      /* LANDLOCK_ACCESS_FS_* no rule may grant */
-	bool deny_tcp;       /* from ABI 4, TCP bind and connect are handled
+	const char *who; /* "broker", "launcher": named in the refusal */
+	uint64_t never; /* LANDLOCK_ACCESS_FS_* no rule may grant */
+	bool deny_tcp; /* from ABI 4, TCP bind and connect are handled
 			      * with no rule: refused to every port, on
 			      * sockets opened before too */
-	uint64_t scoped;     /* LANDLOCK_SCOPE_* asked for, applied from
+	uint64_t scoped; /* LANDLOCK_SCOPE_* asked for, applied from
 			      * ABI 6 (nothing before) */
 };
 
@@ -81,8 +81,8 @@ struct cf_ll_config {
  * or "confinement rule N (PATH): ...". Returns 0 or a negative errno.
  */
 int cf_landlock_apply(const struct cf_ll_config *cfg,
-		      const struct cf_ll_rule *rules, size_t nrules, int *abi,
-		      char *err, size_t errlen);
+    const struct cf_ll_rule *rules, size_t nrules, int *abi, char *err,
+    size_t errlen);
 
 /* ---- seccomp ------------------------------------------------------------ */
 
@@ -103,8 +103,8 @@ int cf_seccomp_new(scmp_filter_ctx *ctx);
  * libseccomp or the native architecture does not know is skipped.
  * Returns 0 or libseccomp's negative errno.
  */
-int cf_seccomp_deny(scmp_filter_ctx ctx, const char *const *names,
-		    size_t n, int errnum);
+int cf_seccomp_deny(scmp_filter_ctx ctx, const char *const *names, size_t n,
+    int errnum);
 
 /*
  * The same for one call NAME that an older libseccomp may not know:
@@ -113,7 +113,7 @@ int cf_seccomp_deny(scmp_filter_ctx ctx, const char *const *names,
  * number on every architecture: fchmodat2 452, open_tree_attr 467).
  */
 int cf_seccomp_deny_nr(scmp_filter_ctx ctx, const char *name, int nr,
-		       int errnum);
+    int errnum);
 
 /*
  * Denies with EPERM what no stockade helper process needs once set up,
@@ -142,11 +142,11 @@ int cf_seccomp_load(scmp_filter_ctx ctx, char *err, size_t errlen);
 
 /* What one process keeps: its own lists, applied by cf_confine. */
 struct cf_plan {
-	const unsigned int *keep;  /* CAP_* kept by a process whose effective
+	const unsigned int *keep; /* CAP_* kept by a process whose effective
 				    * uid is 0 (cf_drop_caps); any other
 				    * keeps none */
 	size_t nkeep;
-	const struct cf_ll_config *ll;  /* the Landlock domain */
+	const struct cf_ll_config *ll; /* the Landlock domain */
 	const struct cf_ll_rule *rules; /* and its rules (cf_landlock_apply) */
 	size_t nrules;
 	/* Adds the process's rules to the filter CTX that cf_seccomp_new

@@ -73,13 +73,13 @@ free_p(void *p)
 #define RM_MAX_LEVELS 64u
 
 struct rm_walk {
-	int top;            /* the directory being emptied (borrowed) */
-	dev_t dev;          /* its file system */
-	uint64_t mnt_id;    /* its mount (statx STATX_MNT_ID), when known */
+	int top; /* the directory being emptied (borrowed) */
+	dev_t dev; /* its file system */
+	uint64_t mnt_id; /* its mount (statx STATX_MNT_ID), when known */
 	bool have_mnt_id;
 	unsigned long next; /* suffix of the next ".stockade-rm-N" */
-	unsigned moved;     /* subtrees moved up during this pass */
-	int first;          /* first error met, 0 if none */
+	unsigned moved; /* subtrees moved up during this pass */
+	int first; /* first error met, 0 if none */
 };
 
 static void
@@ -101,12 +101,11 @@ rm_prepare_dir(struct rm_walk *w, int dfd, const char *name)
 	struct statx stx;
 	int pfd, e;
 
-	pfd = openat(dfd, name,
-		     O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
 	if (statx(pfd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
-		  STATX_TYPE | STATX_MODE | STATX_MNT_ID, &stx) < 0) {
+		STATX_TYPE | STATX_MODE | STATX_MNT_ID, &stx) < 0) {
 		e = -errno;
 		close(pfd);
 		return e;
@@ -114,7 +113,7 @@ rm_prepare_dir(struct rm_walk *w, int dfd, const char *name)
 	/* A mount point below the top: never enter or move it. */
 	if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != w->dev ||
 	    (w->have_mnt_id && (stx.stx_mask & STATX_MNT_ID) != 0 &&
-	     stx.stx_mnt_id != w->mnt_id)) {
+		stx.stx_mnt_id != w->mnt_id)) {
 		close(pfd);
 		return -EXDEV;
 	}
@@ -193,11 +192,13 @@ rm_children(struct rm_walk *w, int dfd, unsigned level)
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		struct stat st;
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st,
-			    PLANTED(fs_rm_tree_stats_through_symlinks)
-				    ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+			PLANTED(fs_rm_tree_stats_through_symlinks)
+			    ? 0
+			    : AT_SYMLINK_NOFOLLOW) < 0) {
 			rm_error(w, -errno);
 			continue;
 		}

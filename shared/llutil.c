@@ -9,7 +9,7 @@ int
 ll_abi(void)
 {
 	long v = syscall(SYS_landlock_create_ruleset, NULL, 0,
-			 LANDLOCK_CREATE_RULESET_VERSION);
+	    LANDLOCK_CREATE_RULESET_VERSION);
 
 	return v < 0 ? -errno : (int)v;
 }

@@ -12,25 +12,25 @@
 
 /* What older kernel headers (Debian 12: ABI 1) lack. */
 #ifndef LANDLOCK_ACCESS_FS_REFER
-#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)          /* ABI 2 */
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13) /* ABI 2 */
 #endif
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)       /* ABI 3 */
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
 #endif
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
-#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)      /* ABI 5 */
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
 #endif
 #ifndef LANDLOCK_ACCESS_NET_BIND_TCP
-#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)       /* ABI 4 */
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0) /* ABI 4 */
 #endif
 #ifndef LANDLOCK_ACCESS_NET_CONNECT_TCP
-#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)    /* ABI 4 */
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
 #endif
 #ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 #define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #endif
 #ifndef LANDLOCK_SCOPE_SIGNAL
-#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)              /* ABI 6 */
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1) /* ABI 6 */
 #endif
 
 /* Every file-system right of Landlock ABI 1 (EXECUTE .. MAKE_SYM). */
@@ -40,8 +40,8 @@
  * EINVAL otherwise). */
 #define LL_FS_FILE                                                       \
 	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |    \
-	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |    \
-	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
+	    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | \
+	    LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 /* The running kernel's Landlock ABI version (landlock_create_ruleset(2)
  * with LANDLOCK_CREATE_RULESET_VERSION), or a negative errno: -ENOSYS

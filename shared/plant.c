@@ -38,12 +38,16 @@ plant_init(void)
 	for (int i = 0; i < PLANT_COUNT; i++)
 		if (strcmp(v, plants[i].name) == 0) {
 			active = i;
-			fprintf(stderr, "stockade: warning: planted defect %s "
-				"is on (a test build; docs/defects.md)\n", v);
+			fprintf(stderr,
+			    "stockade: warning: planted defect %s "
+			    "is on (a test build; docs/defects.md)\n",
+			    v);
 			return 0;
 		}
-	fprintf(stderr, "stockade: STOCKADE_PLANT=%s is not a planted "
-		"defect of this build (stockade --list-plants)\n", v);
+	fprintf(stderr,
+	    "stockade: STOCKADE_PLANT=%s is not a planted "
+	    "defect of this build (stockade --list-plants)\n",
+	    v);
 	return -EINVAL;
 }
 

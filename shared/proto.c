@@ -16,10 +16,13 @@
 #include "proto_internal.h"
 
 static const char *const msg_names[] = {
-	[PROTO_HELLO] = "HELLO",   [PROTO_HELLO_REPLY] = "HELLO_REPLY",
-	[PROTO_RUN] = "RUN",       [PROTO_OUTPUT] = "OUTPUT",
-	[PROTO_RESULT] = "RESULT", [PROTO_CANCEL] = "CANCEL",
-	[PROTO_POOL] = "POOL",
+    [PROTO_HELLO] = "HELLO",
+    [PROTO_HELLO_REPLY] = "HELLO_REPLY",
+    [PROTO_RUN] = "RUN",
+    [PROTO_OUTPUT] = "OUTPUT",
+    [PROTO_RESULT] = "RESULT",
+    [PROTO_CANCEL] = "CANCEL",
+    [PROTO_POOL] = "POOL",
 };
 
 const char *
@@ -78,7 +81,7 @@ proto_encode_hello(uint8_t *buf, size_t size, uint32_t version)
 
 int
 proto_encode_hello_reply(uint8_t *buf, size_t size, uint32_t version,
-			 uint32_t launcher_pid)
+    uint32_t launcher_pid)
 {
 	struct wbuf w;
 
@@ -104,7 +107,6 @@ put_limits(struct wbuf *w, const struct job_limits *l)
 	wbuf_put_u32(w, l->cpu_percent);
 	return wbuf_put_u64(w, l->workspace_bytes);
 }
-
 
 int
 proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
@@ -143,8 +145,8 @@ proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
 }
 
 int
-proto_encode_output(uint8_t *buf, size_t size, uint64_t job_id,
-		    uint8_t stream, const void *data, size_t len)
+proto_encode_output(uint8_t *buf, size_t size, uint64_t job_id, uint8_t stream,
+    const void *data, size_t len)
 {
 	struct wbuf w;
 
@@ -198,8 +200,7 @@ proto_encode_result(uint8_t *buf, size_t size, const struct job_result *r)
 }
 
 int
-proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id,
-		    uint32_t reason)
+proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id, uint32_t reason)
 {
 	struct wbuf w;
 
@@ -225,7 +226,7 @@ proto_encode_pool(uint8_t *buf, size_t size, uint32_t jails)
 
 int
 proto_decode_header(const uint8_t *msg, size_t len, uint16_t *type,
-		    const uint8_t **body, size_t *body_len)
+    const uint8_t **body, size_t *body_len)
 {
 	struct rbuf r;
 	uint16_t t, reserved;
@@ -241,11 +242,11 @@ proto_decode_header(const uint8_t *msg, size_t len, uint16_t *type,
 	if (reserved != 0)
 		return -EBADMSG;
 	if (n > (PLANTED(proto_body_bounded_by_max_msg) ? PROTO_MAX_MSG
-							 : PROTO_MAX_BODY))
+							: PROTO_MAX_BODY))
 		return -EMSGSIZE;
 	if (PLANTED(proto_datagram_trailing_bytes_accepted)
-		    ? n > len - PROTO_HEADER_SIZE
-		    : n != len - PROTO_HEADER_SIZE)
+		? n > len - PROTO_HEADER_SIZE
+		: n != len - PROTO_HEADER_SIZE)
 		return -EBADMSG;
 	if (t == 0 || t > PROTO_MSG_TYPE_MAX)
 		return -EPROTO;
@@ -275,7 +276,7 @@ proto_decode_hello(const uint8_t *body, size_t len, uint32_t *version)
 
 int
 proto_decode_hello_reply(const uint8_t *body, size_t len, uint32_t *version,
-			 uint32_t *launcher_pid)
+    uint32_t *launcher_pid)
 {
 	struct rbuf r;
 
@@ -291,7 +292,7 @@ proto_decode_hello_reply(const uint8_t *body, size_t len, uint32_t *version,
 
 int
 proto_decode_output(const uint8_t *body, size_t len, uint64_t *job_id,
-		    uint8_t *stream, const uint8_t **data, size_t *data_len)
+    uint8_t *stream, const uint8_t **data, size_t *data_len)
 {
 	struct rbuf r;
 	int e;
@@ -407,7 +408,7 @@ fail:
 
 int
 proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id,
-		    uint32_t *reason)
+    uint32_t *reason)
 {
 	struct rbuf r;
 
@@ -446,8 +447,10 @@ proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails)
 uint32_t
 job_spec_layers_off(const struct job_spec *s)
 {
-	return s->layers_off | ((s->flags & JOB_F_UNSAFE_NO_SECCOMP) ?
-					JOB_LAYER_BIT(JOB_LAYER_SECCOMP) : 0);
+	return s->layers_off |
+	    ((s->flags & JOB_F_UNSAFE_NO_SECCOMP)
+		    ? JOB_LAYER_BIT(JOB_LAYER_SECCOMP)
+		    : 0);
 }
 
 void

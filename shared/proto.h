@@ -75,7 +75,7 @@
 #define JOB_MAX_ARGS 1024u
 #define JOB_MAX_ENV 256u
 #define JOB_MAX_MOUNTS 64u
-#define JOB_MAX_STR 16384u  /* one argument, variable or path, bytes */
+#define JOB_MAX_STR 16384u /* one argument, variable or path, bytes */
 #define JOB_MAX_HOSTNAME 64u
 #define JOB_MAX_DETAIL 1024u
 /* Largest cpu_percent (cgroup2 cpu.max): 1024 CPUs. */
@@ -102,7 +102,7 @@ const char *proto_msg_name(uint16_t type);
 
 /* A read-only bind mount the policy asks for. */
 enum mount_kind {
-	MOUNT_RO_BIND = 1,     /* must exist, else the job is refused */
+	MOUNT_RO_BIND = 1, /* must exist, else the job is refused */
 	MOUNT_RO_BIND_TRY = 2, /* skipped when the host path is missing */
 	/* Test only (policy key unsafe_ro_bind_no_landlock): mounted as
 	 * MOUNT_RO_BIND, but given no Landlock rule, so a test can show
@@ -118,7 +118,7 @@ struct mount_entry {
 
 /* Job spec flags. */
 #define JOB_F_UNSAFE_NO_SECCOMP 0x1u /* evaluation only (unsafe_ key) */
-#define JOB_F_DEVPTS 0x2u            /* a private /dev/pts ([jail] pty) */
+#define JOB_F_DEVPTS 0x2u /* a private /dev/pts ([jail] pty) */
 /* Output past a cap ends the job (output_limit: [limits] on_output_limit
  * = kill). Without it the launcher reads and forwards every byte to the
  * end, and the broker keeps the head and the tail (broker/jobs/capture.h). */
@@ -131,24 +131,24 @@ struct mount_entry {
  * authority (launcher/common/jail_common.c, jail_same_authority): it changes
  * where one job reads from, nothing the jail is built of. */
 #define JOB_F_STDIN 0x8u
-#define JOB_F_KNOWN                                                       \
-	(JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS | JOB_F_OUTPUT_KILL |       \
-	 JOB_F_STDIN)
+#define JOB_F_KNOWN                                                   \
+	(JOB_F_UNSAFE_NO_SECCOMP | JOB_F_DEVPTS | JOB_F_OUTPUT_KILL | \
+	    JOB_F_STDIN)
 #define JOB_MAX_USER 32u
 #define JOB_MAX_PROFILE 32u
 
 /* One job, as RUN carries it. All strings and arrays owned by the struct. */
 struct job_spec {
 	uint64_t job_id;
-	uint32_t flags;     /* JOB_F_* */
-	uint32_t uid, gid;  /* ids of the payload inside the jail, != 0 */
-	char **argv;        /* argc entries, then NULL; argc >= 1 */
+	uint32_t flags; /* JOB_F_* */
+	uint32_t uid, gid; /* ids of the payload inside the jail, != 0 */
+	char **argv; /* argc entries, then NULL; argc >= 1 */
 	uint32_t argc;
-	char **envp;        /* envc "NAME=value" entries, then NULL */
+	char **envp; /* envc "NAME=value" entries, then NULL */
 	uint32_t envc;
 	char *hostname;
-	char *user;         /* passwd name of uid: [a-z_][a-z0-9_-]*, <= 32 */
-	char *home;         /* absolute, normalised; a tmpfs of home_bytes */
+	char *user; /* passwd name of uid: [a-z_][a-z0-9_-]*, <= 32 */
+	char *home; /* absolute, normalised; a tmpfs of home_bytes */
 	struct mount_entry *mounts;
 	uint32_t nmounts;
 	struct job_limits limits;
@@ -178,7 +178,7 @@ struct job_spec {
 uint32_t job_spec_layers_off(const struct job_spec *spec);
 
 /* True when SPEC runs without layer LAYER (enum job_layer). */
-#define job_spec_layer_off(spec, layer)                                   \
+#define job_spec_layer_off(spec, layer) \
 	((job_spec_layers_off(spec) & JOB_LAYER_BIT(layer)) != 0)
 
 /* Frees everything SPEC owns and zeroes it; accepts NULL. */
@@ -191,16 +191,16 @@ void job_spec_clear(struct job_spec *spec);
  */
 int proto_encode_hello(uint8_t *buf, size_t size, uint32_t version);
 int proto_encode_hello_reply(uint8_t *buf, size_t size, uint32_t version,
-			     uint32_t launcher_pid);
+    uint32_t launcher_pid);
 int proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *spec);
 int proto_encode_output(uint8_t *buf, size_t size, uint64_t job_id,
-			uint8_t stream, const void *data, size_t len);
+    uint8_t stream, const void *data, size_t len);
 int proto_encode_result(uint8_t *buf, size_t size,
-			const struct job_result *res);
+    const struct job_result *res);
 /* CANCEL: u64 job_id | u32 reason (enum job_cancel_reason, 1..
  * JOB_CANCEL_MAX, else -EINVAL). */
 int proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id,
-			uint32_t reason);
+    uint32_t reason);
 int proto_encode_pool(uint8_t *buf, size_t size, uint32_t jails);
 
 /*
@@ -210,7 +210,7 @@ int proto_encode_pool(uint8_t *buf, size_t size, uint32_t jails);
  * -EPROTO for an unknown type. Body points into MSG.
  */
 int proto_decode_header(const uint8_t *msg, size_t len, uint16_t *type,
-			const uint8_t **body, size_t *body_len);
+    const uint8_t **body, size_t *body_len);
 
 /*
  * Body decoders. Each consumes the body exactly (trailing bytes are
@@ -219,18 +219,17 @@ int proto_decode_header(const uint8_t *msg, size_t len, uint16_t *type,
  * range, -ENOMEM. On failure the outputs are cleared and own nothing.
  */
 int proto_decode_hello(const uint8_t *body, size_t len, uint32_t *version);
-int proto_decode_hello_reply(const uint8_t *body, size_t len,
-			     uint32_t *version, uint32_t *launcher_pid);
+int proto_decode_hello_reply(const uint8_t *body, size_t len, uint32_t *version,
+    uint32_t *launcher_pid);
 int proto_decode_run(const uint8_t *body, size_t len, struct job_spec *spec);
 /* DATA points into BODY (borrowed). STREAM is 1 (stdout) or 2 (stderr). */
 int proto_decode_output(const uint8_t *body, size_t len, uint64_t *job_id,
-			uint8_t *stream, const uint8_t **data,
-			size_t *data_len);
+    uint8_t *stream, const uint8_t **data, size_t *data_len);
 int proto_decode_result(const uint8_t *body, size_t len,
-			struct job_result *res);
+    struct job_result *res);
 /* -EINVAL for a REASON outside 1..JOB_CANCEL_MAX. */
 int proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id,
-			uint32_t *reason);
+    uint32_t *reason);
 /* -EINVAL for JAILS over PROTO_MAX_POOL. */
 int proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails);
 
@@ -263,7 +262,7 @@ int proto_recv(int sock, uint8_t *buf, size_t size, int *fd);
  * broker-launcher protocol carries at most PROTO_MAX_FDS.
  */
 int proto_send_fds(int sock, const uint8_t *msg, size_t len, const int *fds,
-		   size_t nfds);
+    size_t nfds);
 
 /*
  * proto_recv taking up to MAXFDS (at most PROTO_IO_MAX_FDS) descriptors
@@ -271,7 +270,7 @@ int proto_send_fds(int sock, const uint8_t *msg, size_t len, const int *fds,
  * or a control message other than SCM_RIGHTS, is -EBADMSG with all of
  * them closed. The caller owns FDS[0..*NFDS) and must close them.
  */
-int proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds,
-		   size_t maxfds, size_t *nfds);
+int proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
+    size_t *nfds);
 
 #endif

@@ -93,15 +93,15 @@ proto_check_spec(const struct job_spec *s)
 	/* The hostname goes into the jail's /etc/hosts and /etc/hostname:
 	 * letters, digits and '-' only (RFC 1123), as the policy demands. */
 	if (s->hostname[0] == '\0' || s->hostname[0] == '-' ||
-	    strspn(s->hostname, "abcdefghijklmnopqrstuvwxyz"
-				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
-		    strlen(s->hostname))
+	    strspn(s->hostname,
+		"abcdefghijklmnopqrstuvwxyz"
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != strlen(s->hostname))
 		return -EINVAL;
 	/* The user name goes into the jail's /etc/passwd: no separator, no
 	 * newline, nothing but the useradd alphabet. */
 	if (s->user[0] == '\0' ||
 	    strspn(s->user, "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
-		    strlen(s->user) ||
+		strlen(s->user) ||
 	    s->user[0] == '-' || (s->user[0] >= '0' && s->user[0] <= '9'))
 		return -EINVAL;
 	if (check_abs_path(s->home) < 0 || strcmp(s->home, "/work") == 0 ||
@@ -111,9 +111,9 @@ proto_check_spec(const struct job_spec *s)
 		return -EINVAL;
 	if (s->seccomp_profile != NULL &&
 	    (s->seccomp_profile[0] == '\0' ||
-	     strlen(s->seccomp_profile) > JOB_MAX_PROFILE ||
-	     strspn(s->seccomp_profile, "abcdefghijklmnopqrstuvwxyz") !=
-		     strlen(s->seccomp_profile)))
+		strlen(s->seccomp_profile) > JOB_MAX_PROFILE ||
+		strspn(s->seccomp_profile, "abcdefghijklmnopqrstuvwxyz") !=
+		    strlen(s->seccomp_profile)))
 		return -EINVAL;
 	/* The cgroup is the policy's: "" (the launcher's own) or absolute. */
 	if (s->cgroup != NULL && s->cgroup[0] != '\0' &&
@@ -192,7 +192,7 @@ detail_ok(const char *d)
  */
 int
 proto_check_result(uint32_t status, const struct job_result *r,
-		   const char *detail)
+    const char *detail)
 {
 	if (status > JOB_STATUS_MAX || r->exit_code < -1 ||
 	    r->exit_code > 255 || r->signal < 0 || r->signal > 64)
@@ -226,7 +226,8 @@ proto_check_result(uint32_t status, const struct job_result *r,
 
 		/* A name as libseccomp spells it, or "abi:number". */
 		if (len == 0 || len == JOB_DENIAL_NAME ||
-		    strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_:") != len ||
+		    strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_:") !=
+			len ||
 		    r->denials[i].count == 0 ||
 		    r->denials[i].first_ms > INT64_MAX)
 			return -EINVAL;
@@ -237,8 +238,7 @@ proto_check_result(uint32_t status, const struct job_result *r,
 		return -EINVAL;
 	/* A known measure, or 0 (no job ran: nothing measured); each limit
 	 * kind once, reached at least once. */
-	if (r->memory_measure > MEASURE_MAX ||
-	    r->nreached > JOB_MAX_REACHED)
+	if (r->memory_measure > MEASURE_MAX || r->nreached > JOB_MAX_REACHED)
 		return -EINVAL;
 	for (uint32_t i = 0; i < r->nreached; i++) {
 		if (r->reached[i].limit < 1 ||

@@ -15,6 +15,6 @@ int proto_check_spec(const struct job_spec *s);
 int proto_check_encodable(const struct job_spec *s);
 /* 0, or -EINVAL for an inconsistent result (STATUS as on the wire). */
 int proto_check_result(uint32_t status, const struct job_result *r,
-		       const char *detail);
+    const char *detail);
 
 #endif

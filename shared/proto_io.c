@@ -13,7 +13,7 @@
 
 int
 proto_send_fds(int sock, const uint8_t *msg, size_t len, const int *fds,
-	       size_t nfds)
+    size_t nfds)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)msg, .iov_len = len};
 	union {
@@ -98,7 +98,7 @@ collect_fds(struct msghdr *mh, int *fds, size_t max, size_t *n)
 
 int
 proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
-	       size_t *nfds)
+    size_t *nfds)
 {
 	/* Never more than PROTO_MAX_MSG, whatever SIZE: a longer datagram is
 	 * MSG_TRUNC, so a bigger buffer cannot raise the cap (rule 4). */
@@ -109,8 +109,10 @@ proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = u.buf,
+	    .msg_controllen = sizeof(u.buf),
 	};
 	ssize_t n;
 	int e;

@@ -10,19 +10,19 @@
 #include "utf8.h"
 
 static const char *const status_names[] = {
-	[JOB_OK] = "ok",
-	[JOB_EXIT_NONZERO] = "exit_nonzero",
-	[JOB_TIMEOUT] = "timeout",
-	[JOB_CPU_LIMIT] = "cpu_limit",
-	[JOB_MEMORY_LIMIT] = "memory_limit",
-	[JOB_PROCESS_LIMIT] = "process_limit",
-	[JOB_OUTPUT_LIMIT] = "output_limit",
-	[JOB_FILE_SIZE_LIMIT] = "file_size_limit",
-	[JOB_DISK_FULL] = "disk_full",
-	[JOB_CRASH] = "crash",
-	[JOB_POLICY_VIOLATION] = "policy_violation",
-	[JOB_SANDBOX_ERROR] = "sandbox_error",
-	[JOB_CANCELLED] = "cancelled",
+    [JOB_OK] = "ok",
+    [JOB_EXIT_NONZERO] = "exit_nonzero",
+    [JOB_TIMEOUT] = "timeout",
+    [JOB_CPU_LIMIT] = "cpu_limit",
+    [JOB_MEMORY_LIMIT] = "memory_limit",
+    [JOB_PROCESS_LIMIT] = "process_limit",
+    [JOB_OUTPUT_LIMIT] = "output_limit",
+    [JOB_FILE_SIZE_LIMIT] = "file_size_limit",
+    [JOB_DISK_FULL] = "disk_full",
+    [JOB_CRASH] = "crash",
+    [JOB_POLICY_VIOLATION] = "policy_violation",
+    [JOB_SANDBOX_ERROR] = "sandbox_error",
+    [JOB_CANCELLED] = "cancelled",
 };
 
 const char *
@@ -43,11 +43,11 @@ job_status_from_name(const char *name)
 }
 
 static const char *const cancel_texts[] = {
-	[JOB_CANCEL_SIGINT] = "SIGINT to stockade, as from Ctrl-C",
-	[JOB_CANCEL_SIGTERM] = "SIGTERM to stockade",
-	[JOB_CANCEL_SIGHUP] = "SIGHUP to stockade, its terminal gone",
-	[JOB_CANCEL_REQUEST] = "the client's cancel request",
-	[JOB_CANCEL_CLIENT_GONE] = "the client's connection closed",
+    [JOB_CANCEL_SIGINT] = "SIGINT to stockade, as from Ctrl-C",
+    [JOB_CANCEL_SIGTERM] = "SIGTERM to stockade",
+    [JOB_CANCEL_SIGHUP] = "SIGHUP to stockade, its terminal gone",
+    [JOB_CANCEL_REQUEST] = "the client's cancel request",
+    [JOB_CANCEL_CLIENT_GONE] = "the client's connection closed",
 };
 
 const char *
@@ -62,9 +62,9 @@ const char *
 job_memory_measure_name(int m)
 {
 	static const char *const names[] = {
-		[MEASURE_RSS_SUM] = "rss_sum",
-		[MEASURE_PSS_SUM] = "pss_sum",
-		[MEASURE_CGROUP] = "cgroup",
+	    [MEASURE_RSS_SUM] = "rss_sum",
+	    [MEASURE_PSS_SUM] = "pss_sum",
+	    [MEASURE_CGROUP] = "cgroup",
 	};
 
 	if (m == 0)
@@ -98,19 +98,19 @@ job_cancel_reason_signal(int reason)
 }
 
 static const char *const layer_names[] = {
-	[JOB_LAYER_LIMITS] = "limits",
-	[JOB_LAYER_PROCESS_GROUP] = "process_group",
-	[JOB_LAYER_SCRUBBED_ENV] = "scrubbed_env",
-	[JOB_LAYER_PRIVATE_CWD] = "private_cwd",
-	[JOB_LAYER_USER_NS] = "user_ns",
-	[JOB_LAYER_PID_NS] = "pid_ns",
-	[JOB_LAYER_MOUNT_NS] = "mount_ns",
-	[JOB_LAYER_NETWORK_NS] = "network_ns",
-	[JOB_LAYER_IPC_UTS] = "ipc_uts",
-	[JOB_LAYER_NO_TERMINAL] = "no_terminal",
-	[JOB_LAYER_CAPS_NNP] = "caps_nnp",
-	[JOB_LAYER_LANDLOCK] = "landlock",
-	[JOB_LAYER_SECCOMP] = "seccomp",
+    [JOB_LAYER_LIMITS] = "limits",
+    [JOB_LAYER_PROCESS_GROUP] = "process_group",
+    [JOB_LAYER_SCRUBBED_ENV] = "scrubbed_env",
+    [JOB_LAYER_PRIVATE_CWD] = "private_cwd",
+    [JOB_LAYER_USER_NS] = "user_ns",
+    [JOB_LAYER_PID_NS] = "pid_ns",
+    [JOB_LAYER_MOUNT_NS] = "mount_ns",
+    [JOB_LAYER_NETWORK_NS] = "network_ns",
+    [JOB_LAYER_IPC_UTS] = "ipc_uts",
+    [JOB_LAYER_NO_TERMINAL] = "no_terminal",
+    [JOB_LAYER_CAPS_NNP] = "caps_nnp",
+    [JOB_LAYER_LANDLOCK] = "landlock",
+    [JOB_LAYER_SECCOMP] = "seccomp",
 };
 
 const char *
@@ -143,7 +143,7 @@ job_layers_format(uint32_t off, char *buf, size_t size)
 		if (!(off & JOB_LAYER_BIT(i)))
 			continue;
 		n = snprintf(buf + at, size - at, "%s%s", at ? ", " : "",
-			     layer_names[i]);
+		    layer_names[i]);
 		if (n < 0)
 			break;
 		at += (size_t)n;
@@ -155,17 +155,37 @@ static const struct {
 	int sig;
 	const char *name;
 } signals[] = {
-	{SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"},
-	{SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"},     {SIGABRT, "SIGABRT"},
-	{SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},       {SIGKILL, "SIGKILL"},
-	{SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"},     {SIGUSR2, "SIGUSR2"},
-	{SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"},     {SIGTERM, "SIGTERM"},
-	{SIGSTKFLT, "SIGSTKFLT"}, {SIGCHLD, "SIGCHLD"}, {SIGCONT, "SIGCONT"},
-	{SIGSTOP, "SIGSTOP"}, {SIGTSTP, "SIGTSTP"},     {SIGTTIN, "SIGTTIN"},
-	{SIGTTOU, "SIGTTOU"}, {SIGURG, "SIGURG"},       {SIGXCPU, "SIGXCPU"},
-	{SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"},
-	{SIGWINCH, "SIGWINCH"}, {SIGIO, "SIGIO"},       {SIGPWR, "SIGPWR"},
-	{SIGSYS, "SIGSYS"},
+    {SIGHUP, "SIGHUP"},
+    {SIGINT, "SIGINT"},
+    {SIGQUIT, "SIGQUIT"},
+    {SIGILL, "SIGILL"},
+    {SIGTRAP, "SIGTRAP"},
+    {SIGABRT, "SIGABRT"},
+    {SIGBUS, "SIGBUS"},
+    {SIGFPE, "SIGFPE"},
+    {SIGKILL, "SIGKILL"},
+    {SIGUSR1, "SIGUSR1"},
+    {SIGSEGV, "SIGSEGV"},
+    {SIGUSR2, "SIGUSR2"},
+    {SIGPIPE, "SIGPIPE"},
+    {SIGALRM, "SIGALRM"},
+    {SIGTERM, "SIGTERM"},
+    {SIGSTKFLT, "SIGSTKFLT"},
+    {SIGCHLD, "SIGCHLD"},
+    {SIGCONT, "SIGCONT"},
+    {SIGSTOP, "SIGSTOP"},
+    {SIGTSTP, "SIGTSTP"},
+    {SIGTTIN, "SIGTTIN"},
+    {SIGTTOU, "SIGTTOU"},
+    {SIGURG, "SIGURG"},
+    {SIGXCPU, "SIGXCPU"},
+    {SIGXFSZ, "SIGXFSZ"},
+    {SIGVTALRM, "SIGVTALRM"},
+    {SIGPROF, "SIGPROF"},
+    {SIGWINCH, "SIGWINCH"},
+    {SIGIO, "SIGIO"},
+    {SIGPWR, "SIGPWR"},
+    {SIGSYS, "SIGSYS"},
 };
 
 const char *
@@ -203,7 +223,8 @@ crash_cause(int sig)
 		return "a breakpoint or trap instruction left in the code";
 	default:
 		return "a signal from the program itself or one of its own "
-		       "processes (the sandbox stops a job only for a limit, and "
+		       "processes (the sandbox stops a job only for a limit, "
+		       "and "
 		       "then says which)";
 	}
 }
@@ -216,7 +237,7 @@ mib(uint64_t bytes)
 
 void
 job_hint_truncation(const struct job_result *res, const struct job_limits *lim,
-		char *buf, size_t size)
+    char *buf, size_t size)
 {
 	char figures[2][96];
 	const uint64_t bytes[2] = {res->stdout_bytes, res->stderr_bytes};
@@ -227,26 +248,29 @@ job_hint_truncation(const struct job_result *res, const struct job_limits *lim,
 	for (int i = 0; i < 2; i++) {
 		figures[i][0] = '\0';
 		if (bytes[i] > cap[i])
-			snprintf(figures[i], sizeof(figures[i]), "%s%s %llu "
-				 "bytes over a cap of %llu", i == 1 &&
-				 figures[0][0] ? ", " : "", names[i],
-				 (unsigned long long)bytes[i],
-				 (unsigned long long)cap[i]);
+			snprintf(figures[i], sizeof(figures[i]),
+			    "%s%s %llu "
+			    "bytes over a cap of %llu",
+			    i == 1 && figures[0][0] ? ", " : "", names[i],
+			    (unsigned long long)bytes[i],
+			    (unsigned long long)cap[i]);
 	}
 	if (at + 1 >= size)
 		return;
-	fmt_words(buf + at, size - at, " Its output was truncated (%s%s; the "
-		 "first and the last half of each cap are kept, around a "
-		 "marker): to see all of it, write it to a file in /work (for "
-		 "example: program > /work/out.txt 2>&1) and read the parts you "
-		 "need from that file.", figures[0], figures[1]);
+	fmt_words(buf + at, size - at,
+	    " Its output was truncated (%s%s; the "
+	    "first and the last half of each cap are kept, around a "
+	    "marker): to see all of it, write it to a file in /work (for "
+	    "example: program > /work/out.txt 2>&1) and read the parts you "
+	    "need from that file.",
+	    figures[0], figures[1]);
 }
 
 /* The hint of a program that exited by itself (JOB_OK, JOB_EXIT_NONZERO),
  * into BUF of SIZE bytes. */
 static void
 hint_exited(const struct job_result *res, const struct job_limits *lim,
-	    char *buf, size_t size)
+    char *buf, size_t size)
 {
 	/* On int: job_hint() sent only this family here. */
 	switch ((int)res->status) {
@@ -254,38 +278,45 @@ hint_exited(const struct job_result *res, const struct job_limits *lim,
 		if (res->nreached > 0 &&
 		    res->reached[0].limit == JOB_REACHED_PROCESSES)
 			/* Issue 23: exit 0 is no proof that all was done. */
-			fmt_words(buf, size, "The program exited with code 0 in "
-				 "%llu ms, but the sandbox reached its limit of "
-				 "%u processes and threads (%u time%s): forks or "
-				 "new threads were refused, so its output may be "
-				 "incomplete; check stderr for failed forks and "
-				 "use a bounded pool of workers.",
-				 (unsigned long long)res->wall_ms, lim->nproc,
-				 res->reached[0].times,
-				 res->reached[0].times == 1 ? "" : "s");
+			fmt_words(buf, size,
+			    "The program exited with code 0 in "
+			    "%llu ms, but the sandbox reached its limit of "
+			    "%u processes and threads (%u time%s): forks or "
+			    "new threads were refused, so its output may be "
+			    "incomplete; check stderr for failed forks and "
+			    "use a bounded pool of workers.",
+			    (unsigned long long)res->wall_ms, lim->nproc,
+			    res->reached[0].times,
+			    res->reached[0].times == 1 ? "" : "s");
 		else if (job_output_truncated(res, lim))
-			fmt_words(buf, size, "The program exited with code 0 in "
-				 "%llu ms.", (unsigned long long)res->wall_ms);
+			fmt_words(buf, size,
+			    "The program exited with code 0 in "
+			    "%llu ms.",
+			    (unsigned long long)res->wall_ms);
 		else
-			fmt_words(buf, size, "The program exited with code 0 in "
-				 "%llu ms; its output is complete.",
-				 (unsigned long long)res->wall_ms);
+			fmt_words(buf, size,
+			    "The program exited with code 0 in "
+			    "%llu ms; its output is complete.",
+			    (unsigned long long)res->wall_ms);
 		break;
 	case JOB_EXIT_NONZERO:
 		if (res->exit_code == 127)
-			fmt_words(buf, size, "Exit code 127: the program was not "
-				 "found inside the sandbox; check its name, or "
-				 "call it through an interpreter that exists "
-				 "(python3, sh) with the script in /work.");
+			fmt_words(buf, size,
+			    "Exit code 127: the program was not "
+			    "found inside the sandbox; check its name, or "
+			    "call it through an interpreter that exists "
+			    "(python3, sh) with the script in /work.");
 		else if (res->exit_code == 126)
-			fmt_words(buf, size, "Exit code 126: the program exists "
-				 "but cannot be executed; make it executable "
-				 "(chmod +x) or run it through its interpreter.");
+			fmt_words(buf, size,
+			    "Exit code 126: the program exists "
+			    "but cannot be executed; make it executable "
+			    "(chmod +x) or run it through its interpreter.");
 		else
-			fmt_words(buf, size, "The program exited with code %d; "
-				 "read stderr for its own error message and fix "
-				 "the cause before running it again.",
-				 res->exit_code);
+			fmt_words(buf, size,
+			    "The program exited with code %d; "
+			    "read stderr for its own error message and fix "
+			    "the cause before running it again.",
+			    res->exit_code);
 		break;
 	default:
 		break;
@@ -296,72 +327,84 @@ hint_exited(const struct job_result *res, const struct job_limits *lim,
  * memory, processes, output, file size, disk), into BUF of SIZE bytes. */
 static void
 hint_limit(const struct job_result *res, const struct job_limits *lim,
-	   char *buf, size_t size)
+    char *buf, size_t size)
 {
 	/* On int: job_hint() sent only this family here. */
 	switch ((int)res->status) {
 	case JOB_TIMEOUT:
-		fmt_words(buf, size, "The program was killed after %llu ms, its "
-			 "wall-clock limit of %llu ms; bound its loops or make "
-			 "it do less per run (a smaller input, fewer "
-			 "iterations), or run it with a longer timeout only if "
-			 "the task truly needs one and the user allows it.",
-			 (unsigned long long)res->wall_ms,
-			 (unsigned long long)lim->wall_ms);
+		fmt_words(buf, size,
+		    "The program was killed after %llu ms, its "
+		    "wall-clock limit of %llu ms; bound its loops or make "
+		    "it do less per run (a smaller input, fewer "
+		    "iterations), or run it with a longer timeout only if "
+		    "the task truly needs one and the user allows it.",
+		    (unsigned long long)res->wall_ms,
+		    (unsigned long long)lim->wall_ms);
 		break;
 	case JOB_CPU_LIMIT:
-		fmt_words(buf, size, "The program used %llu ms of CPU time, over "
-			 "its limit of %llu ms; make the computation cheaper "
-			 "or ask for a larger CPU limit only if the task truly "
-			 "needs one.",
-			 (unsigned long long)res->cpu_ms,
-			 (unsigned long long)lim->cpu_ms);
+		fmt_words(buf, size,
+		    "The program used %llu ms of CPU time, over "
+		    "its limit of %llu ms; make the computation cheaper "
+		    "or ask for a larger CPU limit only if the task truly "
+		    "needs one.",
+		    (unsigned long long)res->cpu_ms,
+		    (unsigned long long)lim->cpu_ms);
 		break;
 	case JOB_MEMORY_LIMIT:
 		/* Below the limit, an allocation was refused outright:
 		 * RLIMIT_DATA holds one process to twice the limit. */
 		if (res->peak_memory_kb * 1024 < lim->memory_bytes)
-			fmt_words(buf, size, "The program asked for more memory "
-				 "than the sandbox allows (limit %.1f MiB, one "
-				 "allocation was refused); stream large inputs "
-				 "instead of loading them whole (read in chunks or "
-				 "line by line) and do not allocate everything at "
-				 "once.", mib(lim->memory_bytes));
+			fmt_words(buf, size,
+			    "The program asked for more memory "
+			    "than the sandbox allows (limit %.1f MiB, one "
+			    "allocation was refused); stream large inputs "
+			    "instead of loading them whole (read in chunks or "
+			    "line by line) and do not allocate everything at "
+			    "once.",
+			    mib(lim->memory_bytes));
 		else
-			fmt_words(buf, size, "The program ran out of memory "
-				 "(limit %.1f MiB, peak seen %.1f MiB); stream "
-				 "large inputs instead of loading them whole (read "
-				 "in chunks or line by line) and free what is no "
-				 "longer needed, or ask for more memory only if "
-				 "the task truly needs it.", mib(lim->memory_bytes),
-				 (double)res->peak_memory_kb / 1024.0);
+			fmt_words(buf, size,
+			    "The program ran out of memory "
+			    "(limit %.1f MiB, peak seen %.1f MiB); stream "
+			    "large inputs instead of loading them whole (read "
+			    "in chunks or line by line) and free what is no "
+			    "longer needed, or ask for more memory only if "
+			    "the task truly needs it.",
+			    mib(lim->memory_bytes),
+			    (double)res->peak_memory_kb / 1024.0);
 		break;
 	case JOB_PROCESS_LIMIT:
-		fmt_words(buf, size, "The program hit its limit of %u processes "
-			 "and threads (the sandbox's init is one of them); do "
-			 "not start processes or threads in a loop, use a "
-			 "bounded pool instead.", lim->nproc);
+		fmt_words(buf, size,
+		    "The program hit its limit of %u processes "
+		    "and threads (the sandbox's init is one of them); do "
+		    "not start processes or threads in a loop, use a "
+		    "bounded pool instead.",
+		    lim->nproc);
 		break;
 	case JOB_OUTPUT_LIMIT:
-		fmt_words(buf, size, "The program was stopped after writing more "
-			 "than its output cap (stdout %llu bytes, stderr %llu "
-			 "bytes; head and tail kept); write large results to a "
-			 "file in /work and print only a summary.",
-			 (unsigned long long)lim->stdout_bytes,
-			 (unsigned long long)lim->stderr_bytes);
+		fmt_words(buf, size,
+		    "The program was stopped after writing more "
+		    "than its output cap (stdout %llu bytes, stderr %llu "
+		    "bytes; head and tail kept); write large results to a "
+		    "file in /work and print only a summary.",
+		    (unsigned long long)lim->stdout_bytes,
+		    (unsigned long long)lim->stderr_bytes);
 		break;
 	case JOB_FILE_SIZE_LIMIT:
-		fmt_words(buf, size, "The program tried to write a file larger "
-			 "than its limit of %.1f MiB; write less data or split "
-			 "it across smaller files.", mib(lim->fsize_bytes));
+		fmt_words(buf, size,
+		    "The program tried to write a file larger "
+		    "than its limit of %.1f MiB; write less data or split "
+		    "it across smaller files.",
+		    mib(lim->fsize_bytes));
 		break;
 	case JOB_DISK_FULL:
-		fmt_words(buf, size, "The program ran out of disk space (%s; the "
-			 "limits are %.1f MiB for /tmp and %.1f MiB for /work); "
-			 "delete temporary files or write less, or ask the user "
-			 "for more space.",
-			 res->detail && *res->detail ? res->detail : "full",
-			 mib(lim->tmp_bytes), mib(lim->workspace_bytes));
+		fmt_words(buf, size,
+		    "The program ran out of disk space (%s; the "
+		    "limits are %.1f MiB for /tmp and %.1f MiB for /work); "
+		    "delete temporary files or write less, or ask the user "
+		    "for more space.",
+		    res->detail && *res->detail ? res->detail : "full",
+		    mib(lim->tmp_bytes), mib(lim->workspace_bytes));
 		break;
 	default:
 		break;
@@ -377,39 +420,41 @@ hint_stopped(const struct job_result *res, char *buf, size_t size)
 	/* On int: job_hint() sent only this family here. */
 	switch ((int)res->status) {
 	case JOB_POLICY_VIOLATION:
-		fmt_words(buf, size, "The program made a system call the sandbox "
-			 "forbids%s%s; retrying will fail the same way, so do "
-			 "the task without that operation.",
-			 res->detail && *res->detail ? ": " : "",
-			 res->detail ? res->detail : "");
+		fmt_words(buf, size,
+		    "The program made a system call the sandbox "
+		    "forbids%s%s; retrying will fail the same way, so do "
+		    "the task without that operation.",
+		    res->detail && *res->detail ? ": " : "",
+		    res->detail ? res->detail : "");
 		break;
 	case JOB_CANCELLED:
 		/* Not the program's fault nor the sandbox's: someone
 		 * chose to stop it, and a retry would overrule them. */
-		fmt_words(buf, size, "The job was stopped by the user or the "
-			 "client after %llu ms, not by the program or a limit; "
-			 "do not run it again on your own: tell the user it was "
-			 "stopped and ask how to go on (%s; the output it wrote "
-			 "until then is kept).",
-			 (unsigned long long)res->wall_ms,
-			 res->detail && *res->detail ? res->detail :
-						       "cancelled");
+		fmt_words(buf, size,
+		    "The job was stopped by the user or the "
+		    "client after %llu ms, not by the program or a limit; "
+		    "do not run it again on your own: tell the user it was "
+		    "stopped and ask how to go on (%s; the output it wrote "
+		    "until then is kept).",
+		    (unsigned long long)res->wall_ms,
+		    res->detail && *res->detail ? res->detail : "cancelled");
 		break;
 	case JOB_SANDBOX_ERROR:
 	default:
-		fmt_words(buf, size, "The sandbox itself failed, not the "
-			 "program%s%s; tell the user, who may have to fix the "
-			 "host as the detail says, and retry only if the cause "
-			 "looks temporary.",
-			 res->detail && *res->detail ? ": " : "",
-			 res->detail ? res->detail : "");
+		fmt_words(buf, size,
+		    "The sandbox itself failed, not the "
+		    "program%s%s; tell the user, who may have to fix the "
+		    "host as the detail says, and retry only if the cause "
+		    "looks temporary.",
+		    res->detail && *res->detail ? ": " : "",
+		    res->detail ? res->detail : "");
 		break;
 	}
 }
 
 char *
-job_hint(const struct job_result *res, const struct job_limits *lim,
-	 char *buf, size_t size)
+job_hint(const struct job_result *res, const struct job_limits *lim, char *buf,
+    size_t size)
 {
 	const char *sig = signal_name(res->signal);
 
@@ -432,10 +477,11 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 	case JOB_CRASH:
 		if (PLANTED(hint_sized_by_pointer))
 			size = sizeof(buf);
-		fmt_words(buf, size, "The program was killed by %s, which it did "
-			 "not ask for: %s; inspect that in the program or the "
-			 "library it calls rather than retrying unchanged.", sig,
-			 crash_cause(res->signal));
+		fmt_words(buf, size,
+		    "The program was killed by %s, which it did "
+		    "not ask for: %s; inspect that in the program or the "
+		    "library it calls rather than retrying unchanged.",
+		    sig, crash_cause(res->signal));
 		break;
 	case JOB_POLICY_VIOLATION:
 	case JOB_CANCELLED:
@@ -451,14 +497,13 @@ job_hint(const struct job_result *res, const struct job_limits *lim,
 }
 
 bool
-job_output_truncated(const struct job_result *res,
-		     const struct job_limits *lim)
+job_output_truncated(const struct job_result *res, const struct job_limits *lim)
 {
 	/* Layer limits off: no cap was in force (broker/jobs/jobrun.h). */
 	if (res->layers_off & JOB_LAYER_BIT(JOB_LAYER_LIMITS))
 		return false;
 	return res->stdout_bytes > lim->stdout_bytes ||
-	       res->stderr_bytes > lim->stderr_bytes;
+	    res->stderr_bytes > lim->stderr_bytes;
 }
 
 int
@@ -470,8 +515,9 @@ job_exit_status(const struct job_result *res)
 	case JOB_EXIT_NONZERO:
 		if (PLANTED(exit_status_flattened_to_one))
 			return 1;
-		return res->exit_code > 0 && res->exit_code < 256 ?
-			res->exit_code : 1;
+		return res->exit_code > 0 && res->exit_code < 256
+		    ? res->exit_code
+		    : 1;
 	case JOB_TIMEOUT:
 		return 124;
 	case JOB_CRASH:

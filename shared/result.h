@@ -36,10 +36,10 @@ enum job_status {
  */
 enum job_cancel_reason {
 	JOB_CANCEL_NONE = 0,
-	JOB_CANCEL_SIGINT = 1,      /* SIGINT to the broker (Ctrl-C) */
-	JOB_CANCEL_SIGTERM = 2,     /* SIGTERM to the broker */
-	JOB_CANCEL_SIGHUP = 3,      /* SIGHUP: its terminal went away */
-	JOB_CANCEL_REQUEST = 4,     /* the client asked: serve's
+	JOB_CANCEL_SIGINT = 1, /* SIGINT to the broker (Ctrl-C) */
+	JOB_CANCEL_SIGTERM = 2, /* SIGTERM to the broker */
+	JOB_CANCEL_SIGHUP = 3, /* SIGHUP: its terminal went away */
+	JOB_CANCEL_REQUEST = 4, /* the client asked: serve's
 				     * $/cancelRequest, MCP's
 				     * notifications/cancelled */
 	JOB_CANCEL_CLIENT_GONE = 5, /* the client's connection closed */
@@ -58,7 +58,7 @@ int job_cancel_reason_signal(int reason);
 
 /* How the launcher held a job's memory, process and CPU limits. */
 enum job_enforcement {
-	ENFORCE_AUTO = 0,    /* in a spec: cgroup2 when usable, else monitor */
+	ENFORCE_AUTO = 0, /* in a spec: cgroup2 when usable, else monitor */
 	ENFORCE_MONITOR = 1, /* the /proc monitor and rlimits (usage.c) */
 	ENFORCE_CGROUP2 = 2, /* a cgroup v2 leaf per job (cgroup.c) */
 };
@@ -66,17 +66,17 @@ enum job_enforcement {
 
 /* The limits in force for one job; 0 means "no limit" only where noted. */
 struct job_limits {
-	uint64_t wall_ms;      /* wall-clock limit, milliseconds (> 0) */
-	uint64_t cpu_ms;       /* CPU time of the whole jail, milliseconds */
+	uint64_t wall_ms; /* wall-clock limit, milliseconds (> 0) */
+	uint64_t cpu_ms; /* CPU time of the whole jail, milliseconds */
 	uint64_t memory_bytes; /* resident memory of the whole jail, bytes */
-	uint64_t tmp_bytes;    /* size= of the /tmp tmpfs, bytes */
-	uint64_t home_bytes;   /* size= of the home tmpfs, bytes */
-	uint64_t fsize_bytes;  /* RLIMIT_FSIZE, bytes */
+	uint64_t tmp_bytes; /* size= of the /tmp tmpfs, bytes */
+	uint64_t home_bytes; /* size= of the home tmpfs, bytes */
+	uint64_t fsize_bytes; /* RLIMIT_FSIZE, bytes */
 	uint64_t stdout_bytes; /* cap on stdout, bytes */
 	uint64_t stderr_bytes; /* cap on stderr, bytes */
-	uint32_t nofile;       /* RLIMIT_NOFILE */
-	uint32_t nproc;        /* tasks of the jail, its init included */
-	uint32_t cpu_percent;  /* cgroup2 cpu.max, % of one CPU; 0 = none */
+	uint32_t nofile; /* RLIMIT_NOFILE */
+	uint32_t nproc; /* tasks of the jail, its init included */
+	uint32_t cpu_percent; /* cgroup2 cpu.max, % of one CPU; 0 = none */
 	uint64_t workspace_bytes; /* [files] workspace_mb, bytes (> 0) */
 };
 
@@ -93,7 +93,7 @@ struct job_limits {
  * launcher/supervisor/denials.c answers by these; seccomp.refusal_rate_bounded
  * (verify/check/check_seccomp.c) checks them.
  */
-#define DENIALS_RATE 1000u  /* answers per second; a multiple of 1000 */
+#define DENIALS_RATE 1000u /* answers per second; a multiple of 1000 */
 #define DENIALS_BURST 1000u /* answers in a row after a quiet second */
 
 /* One system call the jail's seccomp filter refused (issue 5). */
@@ -102,8 +102,8 @@ struct job_limits {
 struct job_denial {
 	char syscall[JOB_DENIAL_NAME]; /* "ptrace", or "i386:20" for a foreign
 					* ABI's number; NUL-terminated */
-	uint32_t count;                /* times refused */
-	uint64_t first_ms;             /* first refusal, ms since the start */
+	uint32_t count; /* times refused */
+	uint64_t first_ms; /* first refusal, ms since the start */
 };
 
 /*
@@ -114,24 +114,24 @@ struct job_denial {
  * numbers travel on the wire (RUN's layers_off) and are never renumbered.
  */
 enum job_layer {
-	JOB_LAYER_LIMITS = 1,        /* rlimits, monitor/cgroup limits, tmpfs sizes */
+	JOB_LAYER_LIMITS = 1, /* rlimits, monitor/cgroup limits, tmpfs sizes */
 	JOB_LAYER_PROCESS_GROUP = 2, /* nothing the job started outlives it */
-	JOB_LAYER_SCRUBBED_ENV = 3,  /* only the policy's [environment] */
-	JOB_LAYER_PRIVATE_CWD = 4,   /* private HOME and TMPDIR */
-	JOB_LAYER_USER_NS = 5,       /* CLONE_NEWUSER */
-	JOB_LAYER_PID_NS = 6,        /* CLONE_NEWPID, own /proc */
-	JOB_LAYER_MOUNT_NS = 7,      /* new root, binds, pivot_root */
-	JOB_LAYER_NETWORK_NS = 8,    /* CLONE_NEWNET, Landlock TCP and
+	JOB_LAYER_SCRUBBED_ENV = 3, /* only the policy's [environment] */
+	JOB_LAYER_PRIVATE_CWD = 4, /* private HOME and TMPDIR */
+	JOB_LAYER_USER_NS = 5, /* CLONE_NEWUSER */
+	JOB_LAYER_PID_NS = 6, /* CLONE_NEWPID, own /proc */
+	JOB_LAYER_MOUNT_NS = 7, /* new root, binds, pivot_root */
+	JOB_LAYER_NETWORK_NS = 8, /* CLONE_NEWNET, Landlock TCP and
 				      * abstract unix scope */
-	JOB_LAYER_IPC_UTS = 9,       /* CLONE_NEWIPC, NEWUTS, NEWCGROUP */
-	JOB_LAYER_NO_TERMINAL = 10,  /* setsid, stdin /dev/null */
-	JOB_LAYER_CAPS_NNP = 11,     /* capabilities, securebits, NNP */
-	JOB_LAYER_LANDLOCK = 12,     /* the payload's Landlock domain */
-	JOB_LAYER_SECCOMP = 13,      /* the payload's seccomp filter */
+	JOB_LAYER_IPC_UTS = 9, /* CLONE_NEWIPC, NEWUTS, NEWCGROUP */
+	JOB_LAYER_NO_TERMINAL = 10, /* setsid, stdin /dev/null */
+	JOB_LAYER_CAPS_NNP = 11, /* capabilities, securebits, NNP */
+	JOB_LAYER_LANDLOCK = 12, /* the payload's Landlock domain */
+	JOB_LAYER_SECCOMP = 13, /* the payload's seccomp filter */
 };
 #define JOB_LAYER_MAX JOB_LAYER_SECCOMP
 /* The bit of layer N (1..JOB_LAYER_MAX) in a layers_off mask. */
-#define JOB_LAYER_BIT(n) (UINT32_C(1) << ((unsigned)(n) - 1u))
+#define JOB_LAYER_BIT(n) (UINT32_C(1) << ((unsigned)(n)-1u))
 /* Every layer's bit; any other bit of a mask is unknown. */
 #define JOB_LAYERS_ALL ((UINT32_C(1) << JOB_LAYER_MAX) - 1u)
 
@@ -166,7 +166,7 @@ enum job_memory_measure {
 			      * size (smaps_rollup Pss), summed: a shared
 			      * page counts once; the monitor once the
 			      * resident sum passed the limit */
-	MEASURE_CGROUP = 3,  /* "cgroup": memory.peak of the job's leaf */
+	MEASURE_CGROUP = 3, /* "cgroup": memory.peak of the job's leaf */
 };
 #define MEASURE_MAX MEASURE_CGROUP
 
@@ -187,8 +187,8 @@ enum job_limit_kind {
 #define JOB_REACHED_MAX JOB_REACHED_PROCESSES
 #define JOB_MAX_REACHED 4u
 struct job_reached {
-	uint8_t limit;   /* enum job_limit_kind */
-	uint32_t times;  /* episodes seen at the limit (monitor: samples
+	uint8_t limit; /* enum job_limit_kind */
+	uint32_t times; /* episodes seen at the limit (monitor: samples
 			  * that found the jail at it after one that did
 			  * not; cgroup2: pids.events max), >= 1 */
 };
@@ -200,21 +200,21 @@ const char *job_limit_kind_name(int k);
 struct job_result {
 	uint64_t job_id;
 	enum job_status status;
-	int32_t exit_code;       /* -1 when the program did not exit */
-	int32_t signal;          /* 0 when not killed by a signal */
-	uint64_t wall_ms;        /* from clone to reap, milliseconds */
-	uint64_t cpu_ms;         /* user + system of the whole jail, ms */
+	int32_t exit_code; /* -1 when the program did not exit */
+	int32_t signal; /* 0 when not killed by a signal */
+	uint64_t wall_ms; /* from clone to reap, milliseconds */
+	uint64_t cpu_ms; /* user + system of the whole jail, ms */
 	uint64_t peak_memory_kb; /* peak resident memory of the jail, KiB */
 	uint32_t peak_processes; /* most tasks of the jail seen at once */
 	enum job_enforcement enforcement; /* MONITOR or CGROUP2 */
-	int32_t landlock_abi;    /* Landlock ABI the jail got; 0 = none */
-	uint32_t ndenials;       /* entries of denials, <= JOB_MAX_DENIALS */
+	int32_t landlock_abi; /* Landlock ABI the jail got; 0 = none */
+	uint32_t ndenials; /* entries of denials, <= JOB_MAX_DENIALS */
 	struct job_denial denials[JOB_MAX_DENIALS]; /* by first refusal */
-	uint64_t stdout_bytes;   /* bytes the program wrote to stdout */
-	uint64_t stderr_bytes;   /* bytes the program wrote to stderr */
-	uint8_t memory_measure;  /* enum job_memory_measure of peak_memory_kb,
+	uint64_t stdout_bytes; /* bytes the program wrote to stdout */
+	uint64_t stderr_bytes; /* bytes the program wrote to stderr */
+	uint8_t memory_measure; /* enum job_memory_measure of peak_memory_kb,
 				  * 0 when no jail ran (nothing measured) */
-	uint32_t nreached;       /* entries of reached, <= JOB_MAX_REACHED */
+	uint32_t nreached; /* entries of reached, <= JOB_MAX_REACHED */
 	struct job_reached reached[JOB_MAX_REACHED]; /* one per kind */
 	/* The layers the job ran without (JOB_LAYER_BIT mask): set by the
 	 * broker from the job's spec, not carried by RESULT. */
@@ -223,7 +223,7 @@ struct job_result {
 	 * otherwise): set by the broker from the CANCEL it sent, not
 	 * carried by RESULT (whose detail names it in words). */
 	uint32_t cancel_reason;
-	char *detail;            /* NUL-terminated; "" when nothing to add */
+	char *detail; /* NUL-terminated; "" when nothing to add */
 };
 
 /* The stable name of STATUS ("ok", "timeout", ...); never NULL. */
@@ -243,7 +243,7 @@ const char *signal_name(int sig);
  * incomplete. Returns BUF.
  */
 char *job_hint(const struct job_result *res, const struct job_limits *lim,
-	       char *buf, size_t size);
+    char *buf, size_t size);
 /*
  * True when RES's program wrote more to stdout or stderr than LIM's caps
  * (stdout_bytes, stderr_bytes): its result keeps only the head and the
@@ -257,10 +257,10 @@ char *job_hint(const struct job_result *res, const struct job_limits *lim,
  * A hint built another way (result_hint's network hint) calls it too.
  */
 void job_hint_truncation(const struct job_result *res,
-			 const struct job_limits *lim, char *buf, size_t size);
+    const struct job_limits *lim, char *buf, size_t size);
 
 bool job_output_truncated(const struct job_result *res,
-			  const struct job_limits *lim);
+    const struct job_limits *lim);
 /*
  * The exit status of `stockade run` for RES (README.md, "Exit status"):
  * 0 ok; the program's code for exit_nonzero; 124 timeout; 128+N crash;

@@ -106,7 +106,7 @@ utf8_sanitize(const void *data, size_t len, size_t *outlen)
 static size_t
 utf8_prefix(const uint8_t *p, size_t n)
 {
-	static const uint8_t pad[] = { 0x80, 0xa0 };
+	static const uint8_t pad[] = {0x80, 0xa0};
 	uint8_t t[4];
 	uint32_t cp;
 	size_t l;
@@ -168,7 +168,7 @@ escape_one(const uint8_t *p, size_t n, char **o)
 
 size_t
 term_escape_chunk(struct term_escape_state *st, const void *in, size_t len,
-		  char *out)
+    char *out)
 {
 	const uint8_t *p = in;
 	char *o = out;
@@ -227,7 +227,7 @@ term_escape_end(struct term_escape_state *st, char *out)
 size_t
 term_escape(const void *in, size_t len, char *out)
 {
-	struct term_escape_state st = { 0 };
+	struct term_escape_state st = {0};
 	size_t n = term_escape_chunk(&st, in, len, out);
 
 	return n + term_escape_end(&st, out + n);
@@ -262,8 +262,8 @@ fmt_words(char *buf, size_t size, const char *fmt, ...)
 	cut = size - sizeof(more);
 	/* The last word that ends within the room: a space or a
 	 * punctuation mark right after it. */
-	while (cut > 0 && (buf[cut] == '\0' ||
-			   strchr(" ,;:.)", buf[cut]) == NULL))
+	while (
+	    cut > 0 && (buf[cut] == '\0' || strchr(" ,;:.)", buf[cut]) == NULL))
 		cut--;
 	if (cut == 0) {
 		/* One long word: cut on a UTF-8 boundary (never before a
@@ -272,8 +272,9 @@ fmt_words(char *buf, size_t size, const char *fmt, ...)
 		while (cut > 0 && ((unsigned char)buf[cut] & 0xc0) == 0x80)
 			cut--;
 	}
-	while (cut > 0 && (buf[cut - 1] == ' ' || buf[cut - 1] == ',' ||
-			   buf[cut - 1] == ';' || buf[cut - 1] == ':'))
+	while (cut > 0 &&
+	    (buf[cut - 1] == ' ' || buf[cut - 1] == ',' ||
+		buf[cut - 1] == ';' || buf[cut - 1] == ':'))
 		cut--;
 	memcpy(buf + cut, more, sizeof(more));
 	return cut + sizeof(more) - 1;

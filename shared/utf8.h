@@ -63,7 +63,7 @@ struct term_escape_state {
  * Returns the bytes written.
  */
 size_t term_escape_chunk(struct term_escape_state *st, const void *in,
-			 size_t len, char *out);
+    size_t len, char *out);
 
 /*
  * The end of the stream of ST: the bytes it holds (a sequence never
@@ -82,6 +82,6 @@ size_t term_escape_end(struct term_escape_state *st, char *out);
  * word and the marker (SIZE <= 5), BUF is left empty.
  */
 size_t fmt_words(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif

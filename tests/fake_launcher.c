@@ -53,8 +53,7 @@ main(int argc, char **argv)
 		if (FAKE_ANSWER_HELLO && type == PROTO_HELLO) {
 			uint8_t reply[64];
 			int r = proto_encode_hello_reply(reply, sizeof(reply),
-							 PROTO_VERSION,
-							 (uint32_t)getpid());
+			    PROTO_VERSION, (uint32_t)getpid());
 
 			if (r < 0 || proto_send(sock, reply, (size_t)r, -1) < 0)
 				return 1;

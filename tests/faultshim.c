@@ -68,35 +68,79 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 
 enum fn {
-	F_MALLOC, F_CALLOC, F_REALLOC,
-	F_READ, F_WRITE, F_PREAD, F_PWRITE, F_RECVMSG, F_SENDMSG, F_RECV,
-	F_SEND, F_POLL, F_PPOLL, F_ACCEPT4, F_WAITID, F_WAITPID, F_OPEN,
-	F_OPENAT, F_COPY_FILE_RANGE, F_SENDFILE, F_SPLICE,
-	F_OPEN64, F_OPENAT64, F_PREAD64, F_PWRITE64, F_SENDFILE64, F_READ_CHK,
+	F_MALLOC,
+	F_CALLOC,
+	F_REALLOC,
+	F_READ,
+	F_WRITE,
+	F_PREAD,
+	F_PWRITE,
+	F_RECVMSG,
+	F_SENDMSG,
+	F_RECV,
+	F_SEND,
+	F_POLL,
+	F_PPOLL,
+	F_ACCEPT4,
+	F_WAITID,
+	F_WAITPID,
+	F_OPEN,
+	F_OPENAT,
+	F_COPY_FILE_RANGE,
+	F_SENDFILE,
+	F_SPLICE,
+	F_OPEN64,
+	F_OPENAT64,
+	F_PREAD64,
+	F_PWRITE64,
+	F_SENDFILE64,
+	F_READ_CHK,
 	F_PREAD64_CHK,
 	F_COUNT
 };
 
 static const char *const fn_names[F_COUNT] = {
-	"malloc", "calloc", "realloc",
-	"read", "write", "pread", "pwrite", "recvmsg", "sendmsg", "recv",
-	"send", "poll", "ppoll", "accept4", "waitid", "waitpid", "open",
-	"openat", "copy_file_range", "sendfile", "splice",
-	"open64", "openat64", "pread64", "pwrite64", "sendfile64", "__read_chk",
-	"__pread64_chk",
+    "malloc",
+    "calloc",
+    "realloc",
+    "read",
+    "write",
+    "pread",
+    "pwrite",
+    "recvmsg",
+    "sendmsg",
+    "recv",
+    "send",
+    "poll",
+    "ppoll",
+    "accept4",
+    "waitid",
+    "waitpid",
+    "open",
+    "openat",
+    "copy_file_range",
+    "sendfile",
+    "splice",
+    "open64",
+    "openat64",
+    "pread64",
+    "pwrite64",
+    "sendfile64",
+    "__read_chk",
+    "__pread64_chk",
 };
 
 enum mode { M_OFF, M_COUNT, M_MALLOC, M_EINTR };
 
 static enum mode mode = M_OFF;
 static pid_t self_pid;
-static long fail_n;                     /* malloc mode */
-static long every_k;                    /* eintr mode */
-static int after_fn = -1;               /* FAULTSHIM_AFTER, or -1 */
-static bool chosen[F_COUNT];            /* FAULTSHIM_FUNCS */
-static bool trace;                      /* FAULTSHIM_TRACE */
+static long fail_n; /* malloc mode */
+static long every_k; /* eintr mode */
+static int after_fn = -1; /* FAULTSHIM_AFTER, or -1 */
+static bool chosen[F_COUNT]; /* FAULTSHIM_FUNCS */
+static bool trace; /* FAULTSHIM_TRACE */
 static atomic_bool armed;
-static atomic_long allocs;              /* allocations since armed */
+static atomic_long allocs; /* allocations since armed */
 static atomic_long calls[F_COUNT];
 static atomic_long injected[F_COUNT];
 static int report_fd = -1;
@@ -189,85 +233,84 @@ realloc(void *p, size_t size)
 
 /* The I/O wrappers: one line each, the real function from dlsym. */
 #define REAL(f, type) ((type)real[f])
-#define WRAP(ret, name, f, params, args)                                 \
-	ret name params                                                  \
-	{                                                                \
-		if (io_fails(f))                                         \
-			return -1;                                       \
-		return REAL(f, ret(*) params) args;                      \
+#define WRAP(ret, name, f, params, args)            \
+	ret name params                             \
+	{                                           \
+		if (io_fails(f))                    \
+			return -1;                  \
+		return REAL(f, ret(*) params) args; \
 	}
 
 WRAP(ssize_t, read, F_READ, (int fd, void *b, size_t n), (fd, b, n))
 WRAP(ssize_t, write, F_WRITE, (int fd, const void *b, size_t n), (fd, b, n))
 WRAP(ssize_t, pread, F_PREAD, (int fd, void *b, size_t n, off_t o),
-     (fd, b, n, o))
+    (fd, b, n, o))
 WRAP(ssize_t, pwrite, F_PWRITE, (int fd, const void *b, size_t n, off_t o),
-     (fd, b, n, o))
+    (fd, b, n, o))
 WRAP(ssize_t, recvmsg, F_RECVMSG, (int fd, struct msghdr *m, int fl),
-     (fd, m, fl))
+    (fd, m, fl))
 WRAP(ssize_t, sendmsg, F_SENDMSG, (int fd, const struct msghdr *m, int fl),
-     (fd, m, fl))
-WRAP(ssize_t, recv, F_RECV, (int fd, void *b, size_t n, int fl),
-     (fd, b, n, fl))
+    (fd, m, fl))
+WRAP(ssize_t, recv, F_RECV, (int fd, void *b, size_t n, int fl), (fd, b, n, fl))
 WRAP(ssize_t, send, F_SEND, (int fd, const void *b, size_t n, int fl),
-     (fd, b, n, fl))
-WRAP(int, poll, F_POLL, (struct pollfd *p, nfds_t n, int t), (p, n, t))
-WRAP(int, ppoll, F_PPOLL, (struct pollfd *p, nfds_t n,
-			   const struct timespec *t, const sigset_t *s),
-     (p, n, t, s))
-WRAP(int, accept4, F_ACCEPT4, (int fd, __SOCKADDR_ARG a, socklen_t *l,
-			       int fl), (fd, a, l, fl))
+    (fd, b, n, fl))
+WRAP(int, poll, F_POLL, (struct pollfd * p, nfds_t n, int t), (p, n, t))
+WRAP(int, ppoll, F_PPOLL,
+    (struct pollfd * p, nfds_t n, const struct timespec *t, const sigset_t *s),
+    (p, n, t, s))
+WRAP(int, accept4, F_ACCEPT4, (int fd, __SOCKADDR_ARG a, socklen_t *l, int fl),
+    (fd, a, l, fl))
 WRAP(int, waitid, F_WAITID, (idtype_t t, id_t id, siginfo_t *i, int o),
-     (t, id, i, o))
+    (t, id, i, o))
 WRAP(pid_t, waitpid, F_WAITPID, (pid_t p, int *s, int o), (p, s, o))
 WRAP(ssize_t, copy_file_range, F_COPY_FILE_RANGE,
-     (int i, off_t *io, int o, off_t *oo, size_t n, unsigned fl),
-     (i, io, o, oo, n, fl))
+    (int i, off_t *io, int o, off_t *oo, size_t n, unsigned fl),
+    (i, io, o, oo, n, fl))
 WRAP(ssize_t, sendfile, F_SENDFILE, (int o, int i, off_t *off, size_t n),
-     (o, i, off, n))
-WRAP(ssize_t, splice, F_SPLICE, (int i, off_t *io, int o, off_t *oo,
-				 size_t n, unsigned fl), (i, io, o, oo, n, fl))
+    (o, i, off, n))
+WRAP(ssize_t, splice, F_SPLICE,
+    (int i, off_t *io, int o, off_t *oo, size_t n, unsigned fl),
+    (i, io, o, oo, n, fl))
 WRAP(ssize_t, pread64, F_PREAD64, (int fd, void *b, size_t n, off64_t o),
-     (fd, b, n, o))
-WRAP(ssize_t, pwrite64, F_PWRITE64, (int fd, const void *b, size_t n,
-				     off64_t o), (fd, b, n, o))
-WRAP(ssize_t, sendfile64, F_SENDFILE64, (int o, int i, off64_t *off,
-					 size_t n), (o, i, off, n))
+    (fd, b, n, o))
+WRAP(ssize_t, pwrite64, F_PWRITE64,
+    (int fd, const void *b, size_t n, off64_t o), (fd, b, n, o))
+WRAP(ssize_t, sendfile64, F_SENDFILE64, (int o, int i, off64_t *off, size_t n),
+    (o, i, off, n))
 
 /* What _FORTIFY_SOURCE makes of read and pread (glibc's debug/). */
 ssize_t __read_chk(int, void *, size_t, size_t);
 ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
 WRAP(ssize_t, __read_chk, F_READ_CHK, (int fd, void *b, size_t n, size_t bl),
-     (fd, b, n, bl))
-WRAP(ssize_t, __pread64_chk, F_PREAD64_CHK, (int fd, void *b, size_t n,
-					     off64_t o, size_t bl),
-     (fd, b, n, o, bl))
+    (fd, b, n, bl))
+WRAP(ssize_t, __pread64_chk, F_PREAD64_CHK,
+    (int fd, void *b, size_t n, off64_t o, size_t bl), (fd, b, n, o, bl))
 
 /* open, openat and their *64 names: the mode is there only with O_CREAT
  * or O_TMPFILE. */
-#define WRAP_OPEN(name, f, params, args)                                 \
-	int name params                                                  \
-	{                                                                \
-		mode_t m = 0;                                            \
-		va_list ap;                                              \
-									 \
-		if (flags & (O_CREAT | O_TMPFILE)) {                     \
-			va_start(ap, flags);                             \
-			m = (mode_t)va_arg(ap, unsigned int);            \
-			va_end(ap);                                      \
-		}                                                        \
-		if (io_fails(f))                                         \
-			return -1;                                       \
-		return REAL(f, int (*) params) args;                     \
+#define WRAP_OPEN(name, f, params, args)                      \
+	int name params                                       \
+	{                                                     \
+		mode_t m = 0;                                 \
+		va_list ap;                                   \
+                                                              \
+		if (flags & (O_CREAT | O_TMPFILE)) {          \
+			va_start(ap, flags);                  \
+			m = (mode_t)va_arg(ap, unsigned int); \
+			va_end(ap);                           \
+		}                                             \
+		if (io_fails(f))                              \
+			return -1;                            \
+		return REAL(f, int(*) params) args;           \
 	}
 
 WRAP_OPEN(open, F_OPEN, (const char *path, int flags, ...), (path, flags, m))
 WRAP_OPEN(open64, F_OPEN64, (const char *path, int flags, ...),
-	  (path, flags, m))
+    (path, flags, m))
 WRAP_OPEN(openat, F_OPENAT, (int dirfd, const char *path, int flags, ...),
-	  (dirfd, path, flags, m))
+    (dirfd, path, flags, m))
 WRAP_OPEN(openat64, F_OPENAT64, (int dirfd, const char *path, int flags, ...),
-	  (dirfd, path, flags, m))
+    (dirfd, path, flags, m))
 
 /* Prints a backtrace on standard error, then dies of SIG (SA_RESETHAND
  * put the default action back). Async-signal-safe once backtrace() has
@@ -279,8 +322,8 @@ on_crash(int sig)
 	char line[64];
 	int n = snprintf(line, sizeof(line), "faultshim: signal %d\n", sig);
 
-	(void)!((ssize_t (*)(int, const void *, size_t))real[F_WRITE])(
-		2, line, (size_t)n);
+	(void)!((ssize_t(*)(int, const void *, size_t))real[F_WRITE])(2, line,
+	    (size_t)n);
 	backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
 	raise(sig);
 }
@@ -290,7 +333,7 @@ catch_crashes(void)
 {
 	static const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 	struct sigaction sa = {.sa_handler = on_crash,
-			       .sa_flags = SA_RESETHAND | SA_NODEFER};
+	    .sa_flags = SA_RESETHAND | SA_NODEFER};
 	void *frame;
 
 	(void)backtrace(&frame, 1);
@@ -349,10 +392,12 @@ faultshim_init(void)
 	self_pid = getpid();
 	catch_crashes();
 	if (report != NULL && *report != '\0')
-		report_fd = ((int (*)(const char *, int, ...))real[F_OPEN])(
-			report, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		report_fd = ((
+		    int (*)(const char *, int, ...))real[F_OPEN])(report,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (choose(getenv("FAULTSHIM_FUNCS")) < 0) {
-		fprintf(stderr, "faultshim: FAULTSHIM_FUNCS: an unknown name\n");
+		fprintf(stderr,
+		    "faultshim: FAULTSHIM_FUNCS: an unknown name\n");
 		_exit(125);
 	}
 	fail_n = env_long("FAULTSHIM_N", 0);
@@ -363,8 +408,10 @@ faultshim_init(void)
 			if (strcmp(after, fn_names[f]) == 0)
 				after_fn = f;
 		if (after_fn < 0) {
-			fprintf(stderr, "faultshim: FAULTSHIM_AFTER=%s: not an "
-				"intercepted function\n", after);
+			fprintf(stderr,
+			    "faultshim: FAULTSHIM_AFTER=%s: not an "
+			    "intercepted function\n",
+			    after);
 			_exit(125);
 		}
 	} else {
@@ -377,8 +424,10 @@ faultshim_init(void)
 	} else if (strcmp(m, "eintr") == 0 && every_k >= 2) {
 		mode = M_EINTR;
 	} else {
-		fprintf(stderr, "faultshim: FAULTSHIM_MODE=%s needs FAULTSHIM_N "
-			">= 1 (malloc) or FAULTSHIM_K >= 2 (eintr)\n", m);
+		fprintf(stderr,
+		    "faultshim: FAULTSHIM_MODE=%s needs FAULTSHIM_N "
+		    ">= 1 (malloc) or FAULTSHIM_K >= 2 (eintr)\n",
+		    m);
 		_exit(125);
 	}
 }
@@ -392,14 +441,15 @@ faultshim_report(void)
 
 	if (report_fd < 0 || getpid() != self_pid)
 		return;
-	mode = M_OFF;   /* the report's own calls are not counted */
+	mode = M_OFF; /* the report's own calls are not counted */
 	for (int f = 0; f < F_COUNT; f++) {
 		n = snprintf(line, sizeof(line), "%s %ld %ld\n", fn_names[f],
-			     atomic_load(&calls[f]), atomic_load(&injected[f]));
-		(void)!((ssize_t (*)(int, const void *, size_t))real[F_WRITE])(
-			report_fd, line, (size_t)n);
+		    atomic_load(&calls[f]), atomic_load(&injected[f]));
+		(void)!((ssize_t(*)(int, const void *,
+		    size_t))real[F_WRITE])(report_fd, line, (size_t)n);
 	}
-	n = snprintf(line, sizeof(line), "armed %d\n", (int)atomic_load(&armed));
-	(void)!((ssize_t (*)(int, const void *, size_t))real[F_WRITE])(
-		report_fd, line, (size_t)n);
+	n = snprintf(line, sizeof(line), "armed %d\n",
+	    (int)atomic_load(&armed));
+	(void)!((ssize_t(*)(int, const void *, size_t))real[F_WRITE])(report_fd,
+	    line, (size_t)n);
 }

@@ -36,10 +36,10 @@ fstest_setup(const char *tag, bool with_canary)
 
 		snprintf(canary, sizeof(canary), "%s/canary", outside);
 		fd = open(canary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			  0644);
+		    0644);
 		cr_assert_geq(fd, 0);
 		cr_assert_eq(write_all(fd, CANARY_TEXT, strlen(CANARY_TEXT)),
-			     0);
+		    0);
 		close(fd);
 		cr_assert_eq(stat(canary, &canary_st), 0);
 	}
@@ -88,7 +88,7 @@ void
 fstest_mkfile_at(int dirfd, const char *path, const char *text)
 {
 	int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0644);
+	    0644);
 
 	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
 	cr_assert_eq(write_all(fd, text, strlen(text)), 0);
@@ -105,7 +105,7 @@ void
 fstest_mkdir(const char *path)
 {
 	cr_assert_eq(mkdirat(root, path, 0755), 0, "%s: %s", path,
-		     strerror(errno));
+	    strerror(errno));
 }
 
 size_t
@@ -120,7 +120,7 @@ fstest_long_path_links(unsigned levels, size_t n, char *path, size_t size)
 	path[0] = '\0';
 	for (i = 0; i < levels; i++) {
 		len += (size_t)snprintf(path + len, size - len, "%s%s",
-					i ? "/" : "", name);
+		    i ? "/" : "", name);
 		cr_assert_lt(len, size);
 		fstest_mkdir(path);
 	}
@@ -133,12 +133,12 @@ fstest_long_path_links(unsigned levels, size_t n, char *path, size_t size)
 		snprintf(f, sizeof(f), "%05zu", i);
 		if (i == 0) {
 			fd = openat(dfd, f, O_WRONLY | O_CREAT | O_CLOEXEC,
-				    0644);
+			    0644);
 			cr_assert_geq(fd, 0, "%s", strerror(errno));
 			close(fd);
 		} else {
 			cr_assert_eq(linkat(dfd, "00000", dfd, f, 0), 0, "%s",
-				     strerror(errno));
+			    strerror(errno));
 		}
 	}
 	close(dfd);
@@ -173,7 +173,8 @@ fstest_as_nobody(int (*fn)(void))
 	if (pid == 0) {
 		close(p[0]);
 		if (setgroups(0, NULL) < 0 ||
-		    setresgid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) < 0 ||
+		    setresgid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) <
+			0 ||
 		    setresuid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) < 0)
 			line = -2;
 		else

@@ -56,7 +56,7 @@ void fstest_mkdir(const char *path);
  * Returns the length of PATH. Asserts on failure.
  */
 size_t fstest_long_path_links(unsigned levels, size_t n, char *path,
-			      size_t size);
+    size_t size);
 
 #define FSTEST_NOBODY 65534
 
@@ -71,10 +71,10 @@ size_t fstest_long_path_links(unsigned levels, size_t n, char *path,
 void fstest_as_nobody(int (*fn)(void));
 
 /* For FN above: returns the line when C is false. */
-#define FSTEST_CHECK(c)                                                       \
-	do {                                                                  \
-		if (!(c))                                                     \
-			return __LINE__;                                      \
+#define FSTEST_CHECK(c)                  \
+	do {                             \
+		if (!(c))                \
+			return __LINE__; \
 	} while (0)
 
 #endif

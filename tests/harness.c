@@ -42,7 +42,9 @@ static char helper_path[PATH_MAX];
 /* The helpers built in tests/ (tests/meson.build), copied with the two
  * binaries in the 65534 variant. */
 static const char *const helpers[] = {
-	"fake-launcher-silent", "fake-launcher-hang", "with-enosys",
+    "fake-launcher-silent",
+    "fake-launcher-hang",
+    "with-enosys",
 };
 static bool unprivileged;
 static char *tmpdirs[MAX_TMPDIRS];
@@ -64,12 +66,12 @@ static char results_test[64]; /* the test binary's name: test_jail */
 static bool in_setup;
 static char pending[3 * PATH_MAX];
 
-#define SETUP_REQUIRE(cond, ...)                                           \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			snprintf(pending, sizeof(pending), __VA_ARGS__);   \
-			return false;                                      \
-		}                                                          \
+#define SETUP_REQUIRE(cond, ...)                                         \
+	do {                                                             \
+		if (!(cond)) {                                           \
+			snprintf(pending, sizeof(pending), __VA_ARGS__); \
+			return false;                                    \
+		}                                                        \
 	} while (0)
 
 static void
@@ -102,9 +104,9 @@ harness_skip(const char *reason)
 	if (must != NULL && strcmp(must, "1") == 0) {
 		if (!in_setup)
 			cr_assert_fail("%s (not skipped: STOCKADE_MUST_WORK=1)",
-				       reason);
+			    reason);
 		snprintf(pending, sizeof(pending),
-			 "%s (not skipped: STOCKADE_MUST_WORK=1)", reason);
+		    "%s (not skipped: STOCKADE_MUST_WORK=1)", reason);
 		return;
 	}
 	criterion_skip_test("%s", reason);
@@ -129,9 +131,10 @@ harness_helper(const char *name)
 {
 	check_setup();
 	cr_assert_lt(snprintf(helper_path, sizeof(helper_path), "%s/%s",
-			      helper_dir, name), (int)sizeof(helper_path));
-	cr_assert_eq(access(helper_path, X_OK), 0, "helper %s: %s",
-		     helper_path, strerror(errno));
+			 helper_dir, name),
+	    (int)sizeof(helper_path));
+	cr_assert_eq(access(helper_path, X_OK), 0, "helper %s: %s", helper_path,
+	    strerror(errno));
 	return helper_path;
 }
 
@@ -158,7 +161,7 @@ make_tmpdir(const char *prefix)
 	check_setup();
 	snprintf(tmpl, sizeof(tmpl), "/tmp/%s-XXXXXX", prefix);
 	cr_assert_not_null(mkdtemp(tmpl), "mkdtemp %s: %s", tmpl,
-			   strerror(errno));
+	    strerror(errno));
 	remember_dir(tmpl);
 	return tmpdirs[ntmpdirs - 1];
 }
@@ -185,8 +188,8 @@ harness_workspace(void)
 	 * here the one root-run jobs map to. */
 	if (geteuid() == 0)
 		cr_assert_eq(chown(dir, PROTO_ROOT_PAYLOAD_ID,
-				   PROTO_ROOT_PAYLOAD_ID), 0, "chown %s: %s", dir,
-			     strerror(errno));
+				 PROTO_ROOT_PAYLOAD_ID),
+		    0, "chown %s: %s", dir, strerror(errno));
 	return dir;
 }
 
@@ -211,7 +214,7 @@ copy_exe(const char *src, const char *dst)
 			break;
 		}
 	ok = n == 0 && fchmod(out, 0755) == 0 &&
-	     fchown(out, UNPRIV_ID, UNPRIV_ID) == 0;
+	    fchown(out, UNPRIV_ID, UNPRIV_ID) == 0;
 	close(in);
 	ok = close(out) == 0 && ok;
 	SETUP_REQUIRE(ok, "copy %s to %s: %s", src, dst, strerror(errno));
@@ -229,12 +232,12 @@ become_unprivileged(void)
 	gid_t gr, ge, gs;
 
 	SETUP_REQUIRE(mkdtemp(dir) != NULL, "mkdtemp %s: %s", dir,
-		      strerror(errno));
+	    strerror(errno));
 	remember_dir(dir);
 	snprintf(src_launcher, sizeof(src_launcher), "%s", launcher_path);
 	snprintf(src_stockade, sizeof(src_stockade), "%s", stockade_path);
 	snprintf(launcher_path, sizeof(launcher_path), "%s/stockade-launcher",
-		 dir);
+	    dir);
 	snprintf(stockade_path, sizeof(stockade_path), "%s/stockade", dir);
 	if (!copy_exe(src_launcher, launcher_path) ||
 	    !copy_exe(src_stockade, stockade_path))
@@ -247,7 +250,7 @@ become_unprivileged(void)
 		snprintf(src, sizeof(src), "%s", src_stockade);
 		if ((slash = strrchr(src, '/')) != NULL)
 			snprintf(slash, sizeof(src) - (size_t)(slash - src),
-				 "/stockade-eval");
+			    "/stockade-eval");
 		snprintf(dst, sizeof(dst), "%s/stockade-eval", dir);
 		if (access(src, F_OK) == 0 && !copy_exe(src, dst))
 			return false;
@@ -262,24 +265,24 @@ become_unprivileged(void)
 	}
 	snprintf(helper_dir, sizeof(helper_dir), "%s", dir);
 	SETUP_REQUIRE(chmod(dir, 0755) == 0 &&
-		      chown(dir, UNPRIV_ID, UNPRIV_ID) == 0,
-		      "chmod/chown %s: %s", dir, strerror(errno));
+		chown(dir, UNPRIV_ID, UNPRIV_ID) == 0,
+	    "chmod/chown %s: %s", dir, strerror(errno));
 
 	SETUP_REQUIRE(setgroups(0, NULL) == 0, "setgroups: %s",
-		      strerror(errno));
+	    strerror(errno));
 	SETUP_REQUIRE(setresgid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) == 0,
-		      "setresgid: %s", strerror(errno));
+	    "setresgid: %s", strerror(errno));
 	SETUP_REQUIRE(setresuid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) == 0,
-		      "setresuid: %s", strerror(errno));
+	    "setresuid: %s", strerror(errno));
 	SETUP_REQUIRE(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0,
-		      "PR_SET_DUMPABLE: %s", strerror(errno));
+	    "PR_SET_DUMPABLE: %s", strerror(errno));
 	/* For good: none of the ids is 0, and root cannot come back. */
 	getresuid(&r, &e, &s);
 	getresgid(&gr, &ge, &gs);
 	SETUP_REQUIRE(r == UNPRIV_ID && e == UNPRIV_ID && s == UNPRIV_ID &&
-		      gr == UNPRIV_ID && ge == UNPRIV_ID && gs == UNPRIV_ID &&
-		      getgroups(0, NULL) == 0 && setuid(0) == -1,
-		      "privileges were not dropped completely");
+		gr == UNPRIV_ID && ge == UNPRIV_ID && gs == UNPRIV_ID &&
+		getgroups(0, NULL) == 0 && setuid(0) == -1,
+	    "privileges were not dropped completely");
 	unprivileged = true;
 	return true;
 }
@@ -324,13 +327,13 @@ open_results_dir(void)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	snprintf(results_test, sizeof(results_test), "%s",
-		 n > 0 ? basename(exe) : program_invocation_short_name);
+	    n > 0 ? basename(exe) : program_invocation_short_name);
 	if (mkdir(dir, 01777) == 0)
 		(void)chmod(dir, 01777); /* the umask took the sticky bits */
 	results_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (results_fd < 0)
 		cr_log_warn("results are not kept: open %s: %s", dir,
-			    strerror(errno));
+		    strerror(errno));
 }
 
 /*
@@ -350,15 +353,14 @@ keep_result(const struct run_out *out)
 	if (results_fd < 0 || !json_is_object(out->json) ||
 	    json_object_get(out->json, "status") == NULL)
 		return;
-	snprintf(name, sizeof(name), "%s%s-%ld-%u.json",
-		 results_test, unprivileged ? "-65534" : "",
-		 (long)getpid(), ++results_count);
+	snprintf(name, sizeof(name), "%s%s-%ld-%u.json", results_test,
+	    unprivileged ? "-65534" : "", (long)getpid(), ++results_count);
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	fd = openat(results_fd, tmp,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		cr_log_warn("result not kept: create %s: %s", tmp,
-			    strerror(errno));
+		    strerror(errno));
 		return;
 	}
 	while (done < out->out_len) {
@@ -373,7 +375,7 @@ keep_result(const struct run_out *out)
 	if (close(fd) != 0 || done != out->out_len ||
 	    renameat(results_fd, tmp, results_fd, name) != 0) {
 		cr_log_warn("result not kept: write %s: %s", name,
-			    strerror(errno));
+		    strerror(errno));
 		(void)unlinkat(results_fd, tmp, 0);
 	}
 }
@@ -387,26 +389,27 @@ setup(void)
 	int e;
 
 	SETUP_REQUIRE(bin != NULL && bin[0] == '/' &&
-		      strlen(bin) < sizeof(stockade_path) - 32,
-		      "STOCKADE_BIN must be the absolute path of build/stockade "
-		      "(tests/meson.build sets it)");
+		strlen(bin) < sizeof(stockade_path) - 32,
+	    "STOCKADE_BIN must be the absolute path of build/stockade "
+	    "(tests/meson.build sets it)");
 	snprintf(stockade_path, sizeof(stockade_path), "%s", bin);
 	snprintf(copy, sizeof(copy), "%s", bin);
 	snprintf(launcher_path, sizeof(launcher_path), "%s/stockade-launcher",
-		 dirname(copy));
+	    dirname(copy));
 	SETUP_REQUIRE(snprintf(helper_dir, sizeof(helper_dir), "%s/tests",
-			       copy) < (int)sizeof(helper_dir),
-		      "%s/tests: path too long", copy);
-	SETUP_REQUIRE(access(stockade_path, X_OK) == 0, "%s: %s",
-		      stockade_path, strerror(errno));
-	SETUP_REQUIRE(access(launcher_path, X_OK) == 0, "%s: %s",
-		      launcher_path, strerror(errno));
+			  copy) < (int)sizeof(helper_dir),
+	    "%s/tests: path too long", copy);
+	SETUP_REQUIRE(access(stockade_path, X_OK) == 0, "%s: %s", stockade_path,
+	    strerror(errno));
+	SETUP_REQUIRE(access(launcher_path, X_OK) == 0, "%s: %s", launcher_path,
+	    strerror(errno));
 
 	open_results_dir();
 	if (as != NULL && as[0] != '\0') {
 		SETUP_REQUIRE(strcmp(as, "65534") == 0,
-			      "STOCKADE_TEST_AS_USER=%s: only 65534 is "
-			      "supported", as);
+		    "STOCKADE_TEST_AS_USER=%s: only 65534 is "
+		    "supported",
+		    as);
 		if (geteuid() == 0) {
 			if (!become_unprivileged())
 				return false;
@@ -418,9 +421,10 @@ setup(void)
 		char reason[256];
 
 		snprintf(reason, sizeof(reason),
-			 "uid %u cannot create a user namespace "
-			 "(unshare(CLONE_NEWUSER): %s); stockade refuses to run here",
-			 (unsigned)geteuid(), strerror(e));
+		    "uid %u cannot create a user namespace "
+		    "(unshare(CLONE_NEWUSER): %s); stockade refuses to run "
+		    "here",
+		    (unsigned)geteuid(), strerror(e));
 		harness_skip(reason);
 		return pending[0] == '\0';
 	}
@@ -438,7 +442,7 @@ harness_setup(void)
 
 static int
 make_writable(const char *path, const struct stat *st, int flag,
-	      struct FTW *ftw)
+    struct FTW *ftw)
 {
 	if (flag == FTW_D || flag == FTW_DNR)
 		(void)chmod(path, (st->st_mode & 07777) | S_IRWXU);
@@ -446,8 +450,7 @@ make_writable(const char *path, const struct stat *st, int flag,
 }
 
 static int
-remove_entry(const char *path, const struct stat *st, int flag,
-	     struct FTW *ftw)
+remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)remove(path);
 	return 0;
@@ -581,14 +584,15 @@ harness_spawn(const char *const full[], struct run_out *out)
 	cr_assert_eq(pipe2(pe, O_CLOEXEC), 0);
 	cr_assert_eq(posix_spawn_file_actions_init(&fa), 0);
 	cr_assert_eq(posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
-						      O_RDONLY, 0), 0);
+			 O_RDONLY, 0),
+	    0);
 	cr_assert_eq(posix_spawn_file_actions_adddup2(&fa, po[1], 1), 0);
 	cr_assert_eq(posix_spawn_file_actions_adddup2(&fa, pe[1], 2), 0);
 
 	start = harness_now_ms();
 	cr_assert_eq(posix_spawnp(&pid, full[0], &fa, NULL,
-				  (char *const *)(uintptr_t)full, environ), 0,
-		     "posix_spawn %s", full[0]);
+			 (char *const *)(uintptr_t)full, environ),
+	    0, "posix_spawn %s", full[0]);
 	posix_spawn_file_actions_destroy(&fa);
 	close(po[1]);
 	close(pe[1]);
@@ -600,9 +604,9 @@ harness_spawn(const char *const full[], struct run_out *out)
 	deadline = start + RUN_DEADLINE_MS;
 	while (!reaped) {
 		struct pollfd p[3] = {
-			{.fd = open_o ? po[0] : -1, .events = POLLIN},
-			{.fd = open_e ? pe[0] : -1, .events = POLLIN},
-			{.fd = pidfd, .events = POLLIN},
+		    {.fd = open_o ? po[0] : -1, .events = POLLIN},
+		    {.fd = open_e ? pe[0] : -1, .events = POLLIN},
+		    {.fd = pidfd, .events = POLLIN},
 		};
 		long left = deadline - harness_now_ms();
 		int r;
@@ -611,9 +615,9 @@ harness_spawn(const char *const full[], struct run_out *out)
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			cr_assert_fail("stockade still running after %d ms; "
-				       "stdout: %s; stderr: %s", RUN_DEADLINE_MS,
-				       ob.data ? ob.data : "",
-				       eb.data ? eb.data : "");
+				       "stdout: %s; stderr: %s",
+			    RUN_DEADLINE_MS, ob.data ? ob.data : "",
+			    eb.data ? eb.data : "");
 		}
 		r = poll(p, 3, (int)left);
 		if (r < 0) {
@@ -748,8 +752,7 @@ scan_marked(const char *marker, pid_t *pids, size_t npids)
 }
 
 int
-harness_count_marked(const char *marker, int wait_ms, pid_t *pids,
-		     size_t npids)
+harness_count_marked(const char *marker, int wait_ms, pid_t *pids, size_t npids)
 {
 	long deadline = harness_now_ms() + wait_ms;
 	int n;
@@ -775,8 +778,11 @@ harness_proc_ticks(pid_t pid, char *state, unsigned long long *ticks)
 	 * fields start after its last ')'. */
 	p = strrchr(text, ')');
 	cr_assert_not_null(p);
-	cr_assert_eq(sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-			    "%llu %llu", state, &ut, &st), 3);
+	cr_assert_eq(sscanf(p + 2,
+			 "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%llu %llu",
+			 state, &ut, &st),
+	    3);
 	*ticks = ut + st;
 	free(text);
 }

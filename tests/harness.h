@@ -50,13 +50,13 @@
 
 /* What one run of stockade did, seen from outside. */
 struct run_out {
-	int status;        /* exit status (0..255); 128+N if killed by N */
-	char *out;         /* everything on stdout, NUL-terminated */
+	int status; /* exit status (0..255); 128+N if killed by N */
+	char *out; /* everything on stdout, NUL-terminated */
 	size_t out_len;
-	char *err;         /* everything on stderr, NUL-terminated */
+	char *err; /* everything on stderr, NUL-terminated */
 	size_t err_len;
-	long wall_ms;      /* spawn to reap, CLOCK_MONOTONIC, milliseconds */
-	json_t *json;      /* stdout parsed, when argv had --json; else NULL */
+	long wall_ms; /* spawn to reap, CLOCK_MONOTONIC, milliseconds */
+	json_t *json; /* stdout parsed, when argv had --json; else NULL */
 };
 
 /*
@@ -99,10 +99,10 @@ int harness_run(const char *const argv[], struct run_out *out);
 void run_out_free(struct run_out *out);
 
 /* harness_run with the arguments written inline: RUN(&o, "run", "--", "true"). */
-#define RUN(o, ...)                                                        \
-	do {                                                               \
-		const char *const argv_[] = {__VA_ARGS__, NULL};           \
-		harness_run(argv_, (o));                                   \
+#define RUN(o, ...)                                              \
+	do {                                                     \
+		const char *const argv_[] = {__VA_ARGS__, NULL}; \
+		harness_run(argv_, (o));                         \
 	} while (0)
 
 /*
@@ -139,7 +139,7 @@ void harness_random_digits(char *buf, size_t size);
  * skipped (cmdline is world-readable without hidepid).
  */
 int harness_count_marked(const char *marker, int wait_ms, pid_t *pids,
-			 size_t npids);
+    size_t npids);
 
 /* Reads the whole file PATH into a NUL-terminated string; NULL on error
  * (errno set). *LEN gets its length when LEN is not NULL. */

@@ -100,8 +100,8 @@ void
 probe_assert_ok(const struct probe_out *o)
 {
 	cr_assert(WIFEXITED(o->status) && WEXITSTATUS(o->status) == 0,
-		  "confined child: wait status 0x%x; it said:\n%s",
-		  (unsigned)o->status, o->text);
+	    "confined child: wait status 0x%x; it said:\n%s",
+	    (unsigned)o->status, o->text);
 	cr_assert_not_null(strstr(o->text, "DONE\n"), "%s", o->text);
 }
 
@@ -109,14 +109,13 @@ void
 probe_check_confined(const char *st, unsigned long long kept)
 {
 	static const char *const sets[] = {"\nCapInh:", "\nCapPrm:",
-					   "\nCapEff:", "\nCapBnd:",
-					   "\nCapAmb:"};
+	    "\nCapEff:", "\nCapBnd:", "\nCapAmb:"};
 	unsigned long long v[5];
 
 	CHECK(probe_status_field(st, "\nSeccomp:") == 2, "Seccomp: %ld",
-	      probe_status_field(st, "\nSeccomp:"));
+	    probe_status_field(st, "\nSeccomp:"));
 	CHECK(probe_status_field(st, "\nNoNewPrivs:") == 1, "NoNewPrivs: %ld",
-	      probe_status_field(st, "\nNoNewPrivs:"));
+	    probe_status_field(st, "\nNoNewPrivs:"));
 	for (size_t i = 0; i < 5; i++) {
 		const char *f = strstr(st, sets[i]);
 
@@ -124,16 +123,19 @@ probe_check_confined(const char *st, unsigned long long kept)
 		v[i] = f ? strtoull(f + strlen(sets[i]), NULL, 16) : ~0ULL;
 	}
 	probe_say("note: CapInh %llx CapPrm %llx CapEff %llx CapBnd %llx "
-		  "CapAmb %llx", v[0], v[1], v[2], v[3], v[4]);
+		  "CapAmb %llx",
+	    v[0], v[1], v[2], v[3], v[4]);
 	CHECK(v[0] == 0 && v[4] == 0, "inheritable %llx, ambient %llx", v[0],
-	      v[4]);
+	    v[4]);
 	if (geteuid() == 0) {
-		CHECK(v[1] == kept && v[2] == kept, "root: permitted %llx, "
-		      "effective %llx, wanted %llx", v[1], v[2], kept);
+		CHECK(v[1] == kept && v[2] == kept,
+		    "root: permitted %llx, "
+		    "effective %llx, wanted %llx",
+		    v[1], v[2], kept);
 		CHECK(v[3] == 0, "root: bounding set %llx", v[3]);
 	} else {
 		CHECK(v[1] == 0 && v[2] == 0, "permitted %llx, effective %llx",
-		      v[1], v[2]);
+		    v[1], v[2]);
 	}
 }
 
@@ -153,9 +155,10 @@ no_landlock_child(void *arg)
 	CHECK(ctx != NULL, "setup");
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
 	CHECK(ctx != NULL &&
-	      seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned)run->k->answer),
-			       SCMP_SYS(landlock_create_ruleset), 0) == 0 &&
-	      seccomp_load(ctx) == 0, "filter");
+		seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned)run->k->answer),
+		    SCMP_SYS(landlock_create_ruleset), 0) == 0 &&
+		seccomp_load(ctx) == 0,
+	    "filter");
 	if (probe_failures)
 		return;
 	run->fn(run->k);
@@ -165,8 +168,8 @@ void
 probe_run_without_landlock(void (*fn)(const struct probe_no_landlock *))
 {
 	static const struct probe_no_landlock kinds[] = {
-		{ENOSYS, "not built in"},
-		{EOPNOTSUPP, "not enabled at boot"},
+	    {ENOSYS, "not built in"},
+	    {EOPNOTSUPP, "not enabled at boot"},
 	};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -179,22 +182,24 @@ probe_run_without_landlock(void (*fn)(const struct probe_no_landlock *))
 }
 
 void
-probe_check_refusal(const struct probe_no_landlock *k, int e,
-		    const char *err, const char *who)
+probe_check_refusal(const struct probe_no_landlock *k, int e, const char *err,
+    const char *who)
 {
 	char unconfined[64];
 
-	snprintf(unconfined, sizeof(unconfined), "the %s does not run "
-		 "unconfined", who);
+	snprintf(unconfined, sizeof(unconfined),
+	    "the %s does not run "
+	    "unconfined",
+	    who);
 	CHECK(e == -EOPNOTSUPP, "the %s's confinement gave %d (%s)", who, e,
-	      err);
+	    err);
 	CHECK(strstr(err, "lsm=") != NULL &&
-	      strstr(err, "CONFIG_SECURITY_LANDLOCK=y") != NULL &&
-	      strstr(err, unconfined) != NULL &&
-	      strstr(err, k->want) != NULL, "message: %s", err);
+		strstr(err, "CONFIG_SECURITY_LANDLOCK=y") != NULL &&
+		strstr(err, unconfined) != NULL && strstr(err, k->want) != NULL,
+	    "message: %s", err);
 	/* Refused before a filter of its own: only the test's is loaded. */
 	CHECK(probe_status_field_self("\nSeccomp_filters:") == 1,
-	      "filters: %ld", probe_status_field_self("\nSeccomp_filters:"));
+	    "filters: %ld", probe_status_field_self("\nSeccomp_filters:"));
 }
 
 long
@@ -224,7 +229,7 @@ int
 probe_landlock_abi(void)
 {
 	return (int)syscall(SYS_landlock_create_ruleset, NULL, 0,
-			    LANDLOCK_CREATE_RULESET_VERSION);
+	    LANDLOCK_CREATE_RULESET_VERSION);
 }
 
 bool

@@ -35,37 +35,37 @@ void probe_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* In the child: when COND is false, counts a failure and reports where
  * and the printf-style message. */
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			probe_failures++;                                  \
-			probe_say("FAIL (%s:%d)", __FILE__, __LINE__);     \
-			probe_say(__VA_ARGS__);                            \
-		}                                                          \
+#define CHECK(cond, ...)                                               \
+	do {                                                           \
+		if (!(cond)) {                                         \
+			probe_failures++;                              \
+			probe_say("FAIL (%s:%d)", __FILE__, __LINE__); \
+			probe_say(__VA_ARGS__);                        \
+		}                                                      \
 	} while (0)
 
 /* In the child: CALL must fail (-1) with errno WANT. */
-#define EXPECT_ERRNO(call, want)                                           \
-	do {                                                               \
-		long r_;                                                   \
-		errno = 0;                                                 \
-		r_ = (long)(call);                                         \
-		CHECK(r_ == -1 && errno == (want),                         \
-		      "%s gave %ld (%s), wanted %s", #call,                \
-		      r_, strerror(errno), strerror(want));                \
+#define EXPECT_ERRNO(call, want)                                               \
+	do {                                                                   \
+		long r_;                                                       \
+		errno = 0;                                                     \
+		r_ = (long)(call);                                             \
+		CHECK(r_ == -1 && errno == (want),                             \
+		    "%s gave %ld (%s), wanted %s", #call, r_, strerror(errno), \
+		    strerror(want));                                           \
 	} while (0)
 
 /* In the child: CALL must succeed (a result >= 0). */
-#define EXPECT_OK(call)                                                    \
-	do {                                                               \
-		long r_;                                                   \
-		errno = 0;                                                 \
-		r_ = (long)(call);                                         \
-		CHECK(r_ >= 0, "%s failed: %s", #call, strerror(errno));   \
+#define EXPECT_OK(call)                                                  \
+	do {                                                             \
+		long r_;                                                 \
+		errno = 0;                                               \
+		r_ = (long)(call);                                       \
+		CHECK(r_ >= 0, "%s failed: %s", #call, strerror(errno)); \
 	} while (0)
 
 struct probe_out {
-	int status;       /* the child's wait status */
+	int status; /* the child's wait status */
 	char text[16384]; /* everything it said, NUL-terminated */
 };
 
@@ -85,7 +85,7 @@ pid_t probe_start(void (*fn)(void *), void *arg, int *fd);
  * the child said nothing for 60 s, true otherwise.
  */
 bool probe_read(int fd, char *text, size_t size, size_t *len,
-		const char *until);
+    const char *until);
 
 /*
  * In the test: probe_start, then collects into OUT all the child says
@@ -110,7 +110,7 @@ void probe_check_confined(const char *st, unsigned long long kept);
 
 /* A kernel without Landlock, as landlock_create_ruleset(2) tells it. */
 struct probe_no_landlock {
-	int answer;       /* ENOSYS: not built in; EOPNOTSUPP: built in, not
+	int answer; /* ENOSYS: not built in; EOPNOTSUPP: built in, not
 			   * enabled at boot */
 	const char *want; /* the phrase the refusal says it with */
 };
@@ -131,7 +131,7 @@ void probe_run_without_landlock(void (*fn)(const struct probe_no_landlock *));
  * K's phrase; and refused before a filter of its own was loaded.
  */
 void probe_check_refusal(const struct probe_no_landlock *k, int e,
-			 const char *err, const char *who);
+    const char *err, const char *who);
 
 /* The number after FIELD (say "\nSeccomp:") in the /proc status text
  * ST; -1 when FIELD is not there. */

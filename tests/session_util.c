@@ -44,7 +44,8 @@ count_entries(const char *path)
 
 	cr_assert_not_null(d, "opendir %s: %s", path, strerror(errno));
 	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
 			n++;
 	closedir(d);
 	return n;
@@ -108,7 +109,7 @@ launcher_children(pid_t pid)
 	char path[80], *text;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
-		 (int)pid);
+	    (int)pid);
 	text = harness_read_file(path, NULL);
 	cr_assert_not_null(text, "%s: %s", path, strerror(errno));
 	return text;
@@ -125,11 +126,9 @@ assert_status_line(pid_t pid, const char *line)
 	cr_assert_not_null(st, "%s: %s", path, strerror(errno));
 	snprintf(want, sizeof(want), "\n%s\n", line);
 	cr_assert_not_null(strstr(st, want), "pid %d has no \"%s\": %s",
-			   (int)pid, line, st);
+	    (int)pid, line, st);
 	free(st);
 }
-
-
 
 void
 session_open(struct session *ss)
@@ -138,10 +137,12 @@ session_open(struct session *ss)
 
 	memset(&ss->pol, 0, sizeof(ss->pol));
 	cr_assert_eq(policy_load_default(&ss->pol, err, sizeof(err)), 0, "%s",
-		     err);
+	    err);
 	cr_assert_eq(supervisor_init_path(&ss->sup, harness_launcher(), err,
-					  sizeof(err)), 0, "%s", err);
-	ss->wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			 sizeof(err)),
+	    0, "%s", err);
+	ss->wsfd = open(harness_workspace(),
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(ss->wsfd, 0);
 }
 
@@ -158,8 +159,8 @@ session_close(struct session *ss)
  * WALL_MS (0: the policy's); fills RES and C.
  */
 void
-run_job(struct session *ss, char **argv, uint64_t wall_ms,
-	struct captured *c, struct job_result *res)
+run_job(struct session *ss, char **argv, uint64_t wall_ms, struct captured *c,
+    struct job_result *res)
 {
 	struct job_spec spec;
 	int argc = 0, e;

@@ -48,7 +48,7 @@ void session_close(struct session *ss);
 /* Runs ARGV (NULL-terminated) as one job with a wall-clock limit of
  * WALL_MS (0: the policy's); fills RES and C. */
 void run_job(struct session *ss, char **argv, uint64_t wall_ms,
-	     struct captured *c, struct job_result *res);
+    struct captured *c, struct job_result *res);
 /* Waits until the process behind PIDFD has died (not reaped). */
 void wait_dead(int pidfd);
 

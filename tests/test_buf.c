@@ -33,8 +33,8 @@ static void
 assert_all(const uint8_t *p, size_t n, uint8_t v, const char *what)
 {
 	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(p[i], v, "%s: byte %zu is 0x%02x, not 0x%02x", what,
-			     i, p[i], v);
+		cr_assert_eq(p[i], v, "%s: byte %zu is 0x%02x, not 0x%02x",
+		    what, i, p[i], v);
 }
 
 /* ---- little-endian layout ---- */
@@ -44,15 +44,15 @@ Test(wbuf, little_endian_layout_byte_by_byte)
 	uint8_t b[64];
 	struct wbuf w;
 	static const uint8_t want[] = {
-		0x7f,                                           /* u8 */
-		0x02, 0x01,                                     /* u16 */
-		0x04, 0x03, 0x02, 0x01,                         /* u32 */
-		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* u64 */
-		0xfe, 0xff, 0xff, 0xff,                         /* i32 -2 */
-		0x00, 0x00, 0x00, 0x80,                         /* i32 min */
-		0x03, 0x00, 0x00, 0x00, 'a', 0x00, 'b',         /* bytes */
-		0x02, 0x00, 0x00, 0x00, 'h', 'i',               /* str, no NUL */
-		0x00, 0x00, 0x00, 0x00,                         /* "" */
+	    0x7f, /* u8 */
+	    0x02, 0x01, /* u16 */
+	    0x04, 0x03, 0x02, 0x01, /* u32 */
+	    0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* u64 */
+	    0xfe, 0xff, 0xff, 0xff, /* i32 -2 */
+	    0x00, 0x00, 0x00, 0x80, /* i32 min */
+	    0x03, 0x00, 0x00, 0x00, 'a', 0x00, 'b', /* bytes */
+	    0x02, 0x00, 0x00, 0x00, 'h', 'i', /* str, no NUL */
+	    0x00, 0x00, 0x00, 0x00, /* "" */
 	};
 
 	memset(b, CANARY, sizeof(b));
@@ -70,17 +70,41 @@ Test(wbuf, little_endian_layout_byte_by_byte)
 	cr_assert_eq(w.len, sizeof(want));
 	for (size_t i = 0; i < sizeof(want); i++)
 		cr_assert_eq(b[i], want[i], "byte %zu: 0x%02x, want 0x%02x", i,
-			     b[i], want[i]);
+		    b[i], want[i]);
 	assert_all(b + sizeof(want), sizeof(b) - sizeof(want), CANARY,
-		   "past the end");
+	    "past the end");
 }
 
 Test(rbuf, little_endian_read_back)
 {
 	static const uint8_t in[] = {
-		0x7f, 0x02, 0x01, 0x04, 0x03, 0x02, 0x01, 0x08, 0x07,
-		0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0xfe, 0xff, 0xff,
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0x7f,
+	    0x02,
+	    0x01,
+	    0x04,
+	    0x03,
+	    0x02,
+	    0x01,
+	    0x08,
+	    0x07,
+	    0x06,
+	    0x05,
+	    0x04,
+	    0x03,
+	    0x02,
+	    0x01,
+	    0xfe,
+	    0xff,
+	    0xff,
+	    0xff,
+	    0xff,
+	    0xff,
+	    0xff,
+	    0xff,
+	    0xff,
+	    0xff,
+	    0xff,
+	    0xff,
 	};
 	struct rbuf r;
 	uint8_t u8;
@@ -112,7 +136,7 @@ Test(buf, round_trip_extremes)
 	struct wbuf w;
 	struct rbuf r;
 	static const uint64_t u64s[] = {0, 1, 0xff, 0x100, UINT32_MAX,
-					UINT64_C(1) << 32, UINT64_MAX};
+	    UINT64_C(1) << 32, UINT64_MAX};
 	static const int32_t i32s[] = {0, 1, -1, INT32_MIN, INT32_MAX};
 
 	wbuf_init(&w, b, sizeof(b));
@@ -195,7 +219,7 @@ Test(rbuf, fixed_getters_short_input)
 
 				reader_at(&r, in, len, skip);
 				cr_assert_eq(rbuf_get_u64(&r, &v), -EBADMSG,
-					     "u64 with %zu bytes", avail);
+				    "u64 with %zu bytes", avail);
 				cr_assert_eq(v, 0);
 				cr_assert_eq(r.pos, skip);
 				cr_assert_eq(rbuf_remaining(&r), avail);
@@ -224,7 +248,7 @@ Test(rbuf, get_bytes_short_length_prefix)
 Test(rbuf, get_bytes_short_body)
 {
 	static const uint8_t in[] = {0xee, 0x05, 0x00, 0x00, 0x00, 'a', 'b',
-				     'c', 'd'};
+	    'c', 'd'};
 	const uint8_t *p = in;
 	size_t n = 99;
 	struct rbuf r;
@@ -238,7 +262,8 @@ Test(rbuf, get_bytes_short_body)
 
 Test(rbuf, get_bytes_over_max)
 {
-	static const uint8_t in[] = {0x04, 0x00, 0x00, 0x00, 'a', 'b', 'c', 'd'};
+	static const uint8_t in[] = {0x04, 0x00, 0x00, 0x00, 'a', 'b', 'c',
+	    'd'};
 	const uint8_t *p = in;
 	size_t n = 99;
 	struct rbuf r;
@@ -309,10 +334,10 @@ Test(rbuf, get_str_refuses_interior_nul)
 		uint8_t in[8];
 		size_t len;
 	} cases[] = {
-		{{3, 0, 0, 0, 'a', 0, 'c'}, 7},
-		{{3, 0, 0, 0, 0, 'b', 'c'}, 7},
-		{{3, 0, 0, 0, 'a', 'b', 0}, 7}, /* a NUL inside the length */
-		{{1, 0, 0, 0, 0}, 5},
+	    {{3, 0, 0, 0, 'a', 0, 'c'}, 7},
+	    {{3, 0, 0, 0, 0, 'b', 'c'}, 7},
+	    {{3, 0, 0, 0, 'a', 'b', 0}, 7}, /* a NUL inside the length */
+	    {{1, 0, 0, 0, 0}, 5},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -320,7 +345,8 @@ Test(rbuf, get_str_refuses_interior_nul)
 		struct rbuf r;
 
 		rbuf_init(&r, cases[i].in, cases[i].len);
-		cr_assert_eq(rbuf_get_str(&r, &s, 100), -EBADMSG, "case %zu", i);
+		cr_assert_eq(rbuf_get_str(&r, &s, 100), -EBADMSG, "case %zu",
+		    i);
 		cr_assert_null(s);
 		cr_assert_eq(r.pos, 0);
 	}
@@ -449,7 +475,7 @@ Test(wbuf, bytes_fit_whole_or_not_at_all)
 		memset(b, CANARY, sizeof(b));
 		wbuf_init(&w, b, cap);
 		cr_assert_eq(wbuf_put_bytes(&w, "xyz", 3), -ENOBUFS, "cap %zu",
-			     cap);
+		    cap);
 		cr_assert_eq(w.len, 0);
 		cr_assert_not(wbuf_ok(&w));
 		assert_all(b, sizeof(b), CANARY, "after a refused run");

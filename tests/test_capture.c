@@ -56,14 +56,14 @@ model(const uint8_t *data, size_t n, size_t cap, size_t *len)
 
 static void
 expect_collect(const struct capture *c, const uint8_t *want, size_t want_len,
-	       const char *what)
+    const char *what)
 {
 	size_t len = 0;
 	uint8_t *got = capture_collect(c, MARKER, &len);
 
 	cr_assert_not_null(got);
 	cr_assert_eq(len, want_len, "%s: collected %zu bytes, want %zu", what,
-		     len, want_len);
+	    len, want_len);
 	cr_assert_eq(memcmp(got, want, want_len), 0, "%s: wrong bytes", what);
 	free(got);
 }
@@ -270,8 +270,8 @@ Test(capture, matches_the_model)
 			cr_assert_eq(capture_init(&c, cap), 0);
 			add_in_random_pieces(&c, data, n);
 			cr_assert_eq(c.total, n);
-			cr_assert_eq(capture_truncated(&c), n > cap, "cap %zu n %zu",
-				     cap, n);
+			cr_assert_eq(capture_truncated(&c), n > cap,
+			    "cap %zu n %zu", cap, n);
 			want = model(data, n, cap, &want_len);
 			expect_collect(&c, want, want_len, "model");
 			free(want);
@@ -312,11 +312,13 @@ Test(capture, split_points_do_not_matter)
 			cr_assert(a && b && p);
 			cr_assert_eq(alen, blen, "cap %zu n %zu", cap, n);
 			cr_assert_eq(alen, plen, "cap %zu n %zu", cap, n);
-			cr_assert_eq(memcmp(a, b, alen), 0, "cap %zu n %zu", cap, n);
-			cr_assert_eq(memcmp(a, p, alen), 0, "cap %zu n %zu", cap, n);
+			cr_assert_eq(memcmp(a, b, alen), 0, "cap %zu n %zu",
+			    cap, n);
+			cr_assert_eq(memcmp(a, p, alen), 0, "cap %zu n %zu",
+			    cap, n);
 			cr_assert_eq(whole.total, bytes.total);
 			cr_assert_eq(capture_truncated(&whole),
-				     capture_truncated(&bytes));
+			    capture_truncated(&bytes));
 			free(a);
 			free(b);
 			free(p);

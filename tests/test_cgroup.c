@@ -42,14 +42,15 @@
 
 #define MI_ROOT "22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"
 #define MI_PROC "23 22 0:22 / /proc rw shared:12 - proc proc rw\n"
-#define MI_V2 "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec " \
-	      "shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n"
-#define MI_HYBRID \
+#define MI_V2                                                 \
+	"30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec " \
+	"shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n"
+#define MI_HYBRID                                                             \
 	"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n" \
-	"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup " \
-	"rw,memory\n" \
-	"39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup " \
-	"rw,pids\n" \
+	"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup "     \
+	"rw,memory\n"                                                         \
+	"39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup "       \
+	"rw,pids\n"                                                           \
 	"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:7 - cgroup2 " \
 	"cgroup2 rw\n"
 
@@ -64,9 +65,11 @@ own(const char *cg, const char *mi)
 Test(own_path, pure_v2)
 {
 	cr_assert_eq(own("0::/user.slice/user-1000.slice/session-2.scope\n",
-			 MI_ROOT MI_PROC MI_V2), 0);
-	cr_assert_str_eq(path, "/sys/fs/cgroup/user.slice/user-1000.slice/"
-			       "session-2.scope");
+			 MI_ROOT MI_PROC MI_V2),
+	    0);
+	cr_assert_str_eq(path,
+	    "/sys/fs/cgroup/user.slice/user-1000.slice/"
+	    "session-2.scope");
 	cr_assert_eq(own("0::/\n", MI_V2), 0);
 	cr_assert_str_eq(path, "/sys/fs/cgroup");
 	/* No trailing newline; a ':' in the path. */
@@ -80,7 +83,8 @@ Test(own_path, hybrid_unified)
 			 "4:memory:/system.slice/x.service\n"
 			 "1:name=systemd:/system.slice/x.service\n"
 			 "0::/system.slice/x.service\n",
-			 MI_ROOT MI_HYBRID), 0);
+			 MI_ROOT MI_HYBRID),
+	    0);
 	cr_assert_str_eq(path, "/sys/fs/cgroup/unified/system.slice/x.service");
 }
 
@@ -88,7 +92,7 @@ Test(own_path, missing)
 {
 	/* Pure v1: no "0::" line ("10::" and "0:cpu:" are not it). */
 	cr_assert_eq(own("4:memory:/x\n10::/y\n0:cpu:/z\n", MI_HYBRID),
-		     -ENOENT);
+	    -ENOENT);
 	cr_assert_eq(own("", MI_V2), -ENOENT);
 	cr_assert_eq(own("0::\n", MI_V2), -ENOENT);
 	cr_assert_eq(own("0::relative\n", MI_V2), -ENOENT);
@@ -99,7 +103,7 @@ Test(own_path, missing)
 				 "rw,cgroup2\n"
 				 "41 22 0:41 / /mnt rw shared:cgroup2 - cgroup "
 				 "cgroup2 rw\n"),
-		     -ENOENT);
+	    -ENOENT);
 	/* The cgroup was removed (proc_cgroup_show appends this). */
 	cr_assert_eq(own("0::/gone (deleted)\n", MI_V2), -ENOENT);
 	cr_assert_eq(path[0], '\0');
@@ -111,10 +115,13 @@ Test(own_path, escapes)
 {
 	cr_assert_eq(own("0::/my slice/job 1\n",
 			 "50 22 0:50 / /run/my\\040cgroups\\134x rw - cgroup2 "
-			 "none rw\n"), 0);
+			 "none rw\n"),
+	    0);
 	cr_assert_str_eq(path, "/run/my cgroups\\x/my slice/job 1");
-	cr_assert_eq(own("0::/a\n", "50 22 0:50 / /run/t\\011ab rw - cgroup2 "
-				   "none rw\n"), 0);
+	cr_assert_eq(own("0::/a\n",
+			 "50 22 0:50 / /run/t\\011ab rw - cgroup2 "
+			 "none rw\n"),
+	    0);
 	cr_assert_str_eq(path, "/run/t\tab/a");
 }
 
@@ -134,7 +141,7 @@ Test(own_path, mount_root_not_slash)
 	cr_assert_eq(own("0::/docker/abcd\n", mi), -ENOENT);
 	cr_assert_eq(own("0::/other\n", mi), -ENOENT);
 	cr_assert_eq(own("0::/x\n", "61 22 0:60 /.. /c rw - cgroup2 c rw\n"),
-		     -ENOENT);
+	    -ENOENT);
 	/* A mount at "/" itself. */
 	cr_assert_eq(own("0::/x/y\n", "62 1 0:60 / / rw - cgroup2 c rw\n"), 0);
 	cr_assert_str_eq(path, "/x/y");
@@ -142,8 +149,10 @@ Test(own_path, mount_root_not_slash)
 
 Test(own_path, last_mount_wins)
 {
-	cr_assert_eq(own("0::/j\n", MI_V2 MI_PROC
-			 "70 22 0:26 / /mnt/cg rw - cgroup2 cgroup2 rw\n"), 0);
+	cr_assert_eq(own("0::/j\n",
+			 MI_V2 MI_PROC
+			 "70 22 0:26 / /mnt/cg rw - cgroup2 cgroup2 rw\n"),
+	    0);
 	cr_assert_str_eq(path, "/mnt/cg/j");
 }
 
@@ -151,8 +160,8 @@ Test(own_path, too_long)
 {
 	char small[16];
 
-	cr_assert_eq(cg_own_path("0::/abcdefgh\n", MI_V2, small,
-				 sizeof(small)), -ENAMETOOLONG);
+	cr_assert_eq(cg_own_path("0::/abcdefgh\n", MI_V2, small, sizeof(small)),
+	    -ENAMETOOLONG);
 	cr_assert_eq(cg_own_path("0::/\n", MI_V2, small, sizeof(small)), 0);
 	cr_assert_str_eq(small, "/sys/fs/cgroup");
 	cr_assert_eq(cg_own_path("0::/\n", MI_V2, small, 14), -ENAMETOOLONG);
@@ -167,7 +176,7 @@ static void
 xwrite(int dfd, const char *name, const char *text)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0644);
+	    0644);
 
 	cr_assert_geq(fd, 0, "%s: %s", name, strerror(errno));
 	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
@@ -194,13 +203,13 @@ fake_setup(void)
 {
 	snprintf(base, sizeof(base), "/tmp/stockade-cgroup-XXXXXX");
 	cr_assert_not_null(mkdtemp(base), "mkdtemp: %s", strerror(errno));
-	cr_assert_eq(chmod(base, 0755), 0);  /* for the 65534 child */
+	cr_assert_eq(chmod(base, 0755), 0); /* for the 65534 child */
 	basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(basefd, 0);
 	/* What a delegated parent holds (cgroup-v2.rst, "Core Interface
 	 * Files"). */
 	xwrite(basefd, "cgroup.controllers",
-	       "cpuset cpu io memory hugetlb pids rdma misc\n");
+	    "cpuset cpu io memory hugetlb pids rdma misc\n");
 	xwrite(basefd, "cgroup.subtree_control", "cpu memory pids\n");
 	xwrite(basefd, "cgroup.procs", "");
 }
@@ -212,7 +221,7 @@ fake_teardown(void)
 
 	close(basefd);
 	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s'; rm -rf '%s'", base,
-		 base);
+	    base);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", base);
 }
@@ -241,15 +250,15 @@ Test(parent, controller_not_enabled)
 	cr_assert_eq(check(false), 0, "%s", why);
 	cr_assert_eq(check(true), -EOPNOTSUPP);
 	cr_assert(strstr(why, "cpu is not in cgroup.subtree_control") != NULL,
-		  "%s", why);
+	    "%s", why);
 	cr_assert(strstr(why, "echo '+memory +pids +cpu' > /tmp/") != NULL,
-		  "%s", why);
+	    "%s", why);
 	cr_assert(strstr(why, "Delegate=yes") != NULL, "%s", why);
 	/* Whole words only. */
 	xwrite(basefd, "cgroup.subtree_control", "memoryx xpids\n");
 	cr_assert_eq(check(false), -EOPNOTSUPP);
 	cr_assert(strstr(why, "memory is not in cgroup.subtree_control"), "%s",
-		  why);
+	    why);
 	xwrite(basefd, "cgroup.subtree_control", "");
 	cr_assert_eq(check(false), -EOPNOTSUPP);
 }
@@ -259,10 +268,10 @@ Test(parent, controller_not_available)
 {
 	xwrite(basefd, "cgroup.controllers", "cpu pids hugetlb\n");
 	cr_assert_eq(check(false), -EOPNOTSUPP);
-	cr_assert(strstr(why, "the memory controller is not available") !=
-		  NULL, "%s", why);
+	cr_assert(strstr(why, "the memory controller is not available") != NULL,
+	    "%s", why);
 	cr_assert(strstr(why, "systemd.unified_cgroup_hierarchy=1") != NULL,
-		  "%s", why);
+	    "%s", why);
 }
 
 Test(parent, not_a_cgroup)
@@ -270,16 +279,16 @@ Test(parent, not_a_cgroup)
 	cr_assert_eq(unlinkat(basefd, "cgroup.subtree_control", 0), 0);
 	cr_assert_eq(check(false), -ENOENT);
 	cr_assert(strstr(why, "cannot read cgroup.subtree_control") != NULL,
-		  "%s", why);
+	    "%s", why);
 	/* cg_open_parent also wants the cgroup2 file system. */
 	cr_assert_eq(cg_open_parent(base, false, why, sizeof(why)),
-		     -EOPNOTSUPP);
+	    -EOPNOTSUPP);
 	cr_assert(strstr(why, "is not on a cgroup v2 file system") != NULL,
-		  "%s", why);
-	cr_assert_eq(cg_open_parent("/nonexistent/cg", false, why,
-				    sizeof(why)), -ENOENT);
+	    "%s", why);
+	cr_assert_eq(cg_open_parent("/nonexistent/cg", false, why, sizeof(why)),
+	    -ENOENT);
 	cr_assert(strstr(why, "cannot open cgroup /nonexistent/cg") != NULL,
-		  "%s", why);
+	    "%s", why);
 }
 
 /* Runs FN on a new descriptor of the fake tree as 65534 (dropped in a
@@ -299,8 +308,8 @@ unprivileged(int (*fn)(int))
 
 		if (geteuid() == 0 &&
 		    (setgroups(0, NULL) != 0 ||
-		     setresgid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) != 0 ||
-		     setresuid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) != 0))
+			setresgid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) != 0 ||
+			setresuid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) != 0))
 			_exit(1);
 		fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		r = fd < 0 ? -errno : fn(fd);
@@ -351,8 +360,11 @@ Test(parent, permissions)
 /* ---- leaves ---- */
 
 static const char *const leaf_files[] = {
-	"memory.max", "memory.swap.max", "memory.oom.group", "pids.max",
-	"cpu.max",
+    "memory.max",
+    "memory.swap.max",
+    "memory.oom.group",
+    "pids.max",
+    "cpu.max",
 };
 
 /* A fake leaf directory NAME with the files at their kernel defaults. */
@@ -373,7 +385,7 @@ fake_leaf(const char *name)
 
 Test(leaf, configure_writes_exactly)
 {
-	struct cg_limits l = { 256ull << 20, 64, 50 };
+	struct cg_limits l = {256ull << 20, 64, 50};
 	int fd = fake_leaf("j1");
 
 	cr_assert_eq(cg_leaf_configure(fd, &l), 0);
@@ -386,13 +398,13 @@ Test(leaf, configure_writes_exactly)
 
 	/* 0 means no limit; cpu.max then untouched. Above one CPU. */
 	fd = fake_leaf("j2");
-	cr_assert_eq(cg_leaf_configure(fd, &(struct cg_limits){ 0, 0, 0 }), 0);
+	cr_assert_eq(cg_leaf_configure(fd, &(struct cg_limits){0, 0, 0}), 0);
 	cr_assert_str_eq(xread(fd, "memory.max"), "max");
 	cr_assert_str_eq(xread(fd, "pids.max"), "max");
 	cr_assert_str_eq(xread(fd, "cpu.max"), "max 100000\n");
-	cr_assert_eq(cg_leaf_configure(fd, &(struct cg_limits){
-					       UINT64_MAX, UINT32_MAX, 250 }),
-		     0);
+	cr_assert_eq(cg_leaf_configure(fd,
+			 &(struct cg_limits){UINT64_MAX, UINT32_MAX, 250}),
+	    0);
 	cr_assert_str_eq(xread(fd, "memory.max"), "18446744073709551615");
 	cr_assert_str_eq(xread(fd, "pids.max"), "4294967295");
 	cr_assert_str_eq(xread(fd, "cpu.max"), "250000 100000");
@@ -401,7 +413,7 @@ Test(leaf, configure_writes_exactly)
 
 Test(leaf, configure_never_creates)
 {
-	struct cg_limits l = { 1 << 20, 8, 10 };
+	struct cg_limits l = {1 << 20, 8, 10};
 	int fd = fake_leaf("j");
 
 	/* No swap accounting: no memory.swap.max, and that is fine. */
@@ -417,7 +429,7 @@ Test(leaf, configure_never_creates)
 
 Test(leaf, create_removes_what_it_made)
 {
-	struct cg_limits l = { 1 << 20, 8, 0 };
+	struct cg_limits l = {1 << 20, 8, 0};
 
 	/* A plain directory has no interface files: configuring fails and
 	 * the new leaf is removed again. */
@@ -438,7 +450,7 @@ Test(leaf, kill_and_remove)
 {
 	int fd = fake_leaf("j");
 
-	cr_assert_eq(cg_leaf_kill(fd), -ENOENT);  /* before Linux 5.14 */
+	cr_assert_eq(cg_leaf_kill(fd), -ENOENT); /* before Linux 5.14 */
 	xwrite(fd, "cgroup.kill", "");
 	cr_assert_eq(cg_leaf_kill(fd), 0);
 	cr_assert_str_eq(xread(fd, "cgroup.kill"), "1");
@@ -459,15 +471,17 @@ stats_leaf(const char *name)
 
 	xwrite(fd, "memory.current", "1234567\n");
 	xwrite(fd, "memory.peak", "7654321\n");
-	xwrite(fd, "memory.events", "low 0\nhigh 0\nmax 17\noom 2\n"
-				    "oom_kill 1\noom_group_kill 1\n");
+	xwrite(fd, "memory.events",
+	    "low 0\nhigh 0\nmax 17\noom 2\n"
+	    "oom_kill 1\noom_group_kill 1\n");
 	xwrite(fd, "pids.current", "3\n");
 	xwrite(fd, "pids.events", "max 5\n");
-	xwrite(fd, "cpu.stat", "usage_usec 123456\nuser_usec 100000\n"
-			       "system_usec 23456\n"
-			       "core_sched.force_idle_usec 0\nnr_periods 0\n"
-			       "nr_throttled 0\nthrottled_usec 0\n"
-			       "nr_bursts 0\nburst_usec 0\n");
+	xwrite(fd, "cpu.stat",
+	    "usage_usec 123456\nuser_usec 100000\n"
+	    "system_usec 23456\n"
+	    "core_sched.force_idle_usec 0\nnr_periods 0\n"
+	    "nr_throttled 0\nthrottled_usec 0\n"
+	    "nr_bursts 0\nburst_usec 0\n");
 	return fd;
 }
 
@@ -502,17 +516,17 @@ Test(leaf, stats)
 Test(leaf, stats_refuses_what_does_not_parse)
 {
 	static const char *const bad[][2] = {
-		{ "memory.current", "12a\n" },
-		{ "memory.current", "" },
-		{ "memory.current", "-1\n" },
-		{ "memory.current", "18446744073709551616\n" },
-		{ "memory.current", "1 2\n" },
-		{ "memory.events", "max\n" },
-		{ "memory.events", "max \n" },
-		{ "memory.events", " 3\n" },
-		{ "memory.events", "max 1x\n" },
-		{ "pids.events", "max 99999999999999999999999\n" },
-		{ "cpu.stat", "usage_usec 12 3\n" },
+	    {"memory.current", "12a\n"},
+	    {"memory.current", ""},
+	    {"memory.current", "-1\n"},
+	    {"memory.current", "18446744073709551616\n"},
+	    {"memory.current", "1 2\n"},
+	    {"memory.events", "max\n"},
+	    {"memory.events", "max \n"},
+	    {"memory.events", " 3\n"},
+	    {"memory.events", "max 1x\n"},
+	    {"pids.events", "max 99999999999999999999999\n"},
+	    {"cpu.stat", "usage_usec 12 3\n"},
 	};
 	struct cg_stats s;
 
@@ -524,15 +538,17 @@ Test(leaf, stats_refuses_what_does_not_parse)
 		fd = stats_leaf(name);
 		xwrite(fd, bad[i][0], bad[i][1]);
 		cr_assert_eq(cg_leaf_stats(fd, &s), -EINVAL, "%s: %s",
-			     bad[i][0], bad[i][1]);
+		    bad[i][0], bad[i][1]);
 		cr_assert_eq(s.memory_current, 0);
 		close(fd);
 	}
 	/* A required file missing. */
 	for (size_t i = 0; i < 4; i++) {
 		static const char *const required[] = {
-			"memory.current", "memory.events", "pids.current",
-			"pids.events",
+		    "memory.current",
+		    "memory.events",
+		    "pids.current",
+		    "pids.events",
 		};
 		char name[16];
 		int fd;
@@ -540,8 +556,7 @@ Test(leaf, stats_refuses_what_does_not_parse)
 		snprintf(name, sizeof(name), "r%zu", i);
 		fd = stats_leaf(name);
 		cr_assert_eq(unlinkat(fd, required[i], 0), 0);
-		cr_assert_eq(cg_leaf_stats(fd, &s), -ENOENT, "%s",
-			     required[i]);
+		cr_assert_eq(cg_leaf_stats(fd, &s), -ENOENT, "%s", required[i]);
 		close(fd);
 	}
 }
@@ -559,8 +574,8 @@ Test(leaf, stats_refuses_what_does_not_parse)
  */
 static bool fake_cgroupfs;
 static int fake_procs_mode = 0644;
-static const char *const cg_files[] = { "cgroup.procs", "cgroup.controllers",
-					"cgroup.subtree_control" };
+static const char *const cg_files[] = {"cgroup.procs", "cgroup.controllers",
+    "cgroup.subtree_control"};
 
 int
 mkdirat(int dfd, const char *name, mode_t mode)
@@ -579,8 +594,8 @@ mkdirat(int dfd, const char *name, mode_t mode)
 				abort();
 			continue;
 		}
-		f = openat(fd, cg_files[i], O_WRONLY | O_CREAT | O_EXCL |
-			   O_CLOEXEC, 0600);
+		f = openat(fd, cg_files[i],
+		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (f < 0 || fchmod(f, i == 0 ? (mode_t)fake_procs_mode : 0644))
 			abort();
 		close(f);
@@ -595,12 +610,12 @@ unlinkat(int dfd, const char *name, int flags)
 	int fd;
 
 	if (fake_cgroupfs && (flags & AT_REMOVEDIR) &&
-	    (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-			 O_NOFOLLOW)) >= 0) {
+	    (fd = openat(dfd, name,
+		 O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
 		for (size_t i = 0; i < 3; i++)
 			if (syscall(SYS_unlinkat, fd, cg_files[i], 0) != 0)
 				syscall(SYS_unlinkat, fd, cg_files[i],
-					AT_REMOVEDIR);
+				    AT_REMOVEDIR);
 		close(fd);
 	}
 	return (int)syscall(SYS_unlinkat, dfd, name, flags);
@@ -656,9 +671,8 @@ why_has(const char *part)
 
 Test(claim, already_claimed)
 {
-	static const char *const lists[] = { "memory pids\n",
-					     "cpu memory pids\n",
-					     "pids io memory" };
+	static const char *const lists[] = {"memory pids\n",
+	    "cpu memory pids\n", "pids io memory"};
 
 	for (size_t i = 0; i < 3; i++) {
 		xwrite(basefd, "cgroup.subtree_control", lists[i]);
@@ -666,7 +680,7 @@ Test(claim, already_claimed)
 		cr_assert_eq(claim(B, L, true), 0, "%s", why);
 		cr_assert_eq(claim(B, L, false), 0, "%s", why);
 		cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
-				 lists[i]);
+		    lists[i]);
 		cr_assert_str_eq(xread(basefd, "cgroup.procs"), "100\n200\n");
 		cr_assert(!exists(CG_SUPERVISOR));
 	}
@@ -674,7 +688,7 @@ Test(claim, already_claimed)
 	xwrite(basefd, "cgroup.subtree_control", "memory xpids\n");
 	cr_assert_eq(claim(B, L, true), 0, "%s", why);
 	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
-			 "+memory +pids +cpu");
+	    "+memory +pids +cpu");
 }
 
 Test(claim, not_delegated)
@@ -693,7 +707,7 @@ Test(claim, not_delegated)
 	untouched("100\n200\n");
 	cr_assert_eq(claim(B, L, false), 0, "%s", why);
 	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
-			 "+memory +pids");
+	    "+memory +pids");
 	/* Not a cgroup. */
 	cr_assert_eq(unlinkat(basefd, "cgroup.controllers", 0), 0);
 	xwrite(basefd, "cgroup.subtree_control", "");
@@ -707,13 +721,13 @@ Test(claim, other_processes_untouched)
 		const char *procs;
 		const char *why;
 	} busy[] = {
-		{ "100\n300\n200\n", "holds 1 other process than" },
-		{ "300\n100\n301\n200\n", "holds 2 other processes" },
-		/* Whole lines only: 1000 and 10 are not 100. */
-		{ "1000\n200\n", "holds 1 other process " },
-		{ "100\n10\n200\n", "holds 1 other process " },
-		{ "100\n200\n\n", "holds 1 other process " },
-		{ "100\nx\n200\n", "holds 1 other process " },
+	    {"100\n300\n200\n", "holds 1 other process than"},
+	    {"300\n100\n301\n200\n", "holds 2 other processes"},
+	    /* Whole lines only: 1000 and 10 are not 100. */
+	    {"1000\n200\n", "holds 1 other process "},
+	    {"100\n10\n200\n", "holds 1 other process "},
+	    {"100\n200\n\n", "holds 1 other process "},
+	    {"100\nx\n200\n", "holds 1 other process "},
 	};
 	static char big[(1 << 20) + 64];
 
@@ -763,23 +777,23 @@ Test(claim, moves_both_then_enables)
 
 	cr_assert_eq(claim(B, L, true), 0, "%s", why);
 	cr_assert_eq(fstatat(basefd, CG_SUPERVISOR, &st, AT_SYMLINK_NOFOLLOW),
-		     0);
+	    0);
 	cr_assert(S_ISDIR(st.st_mode));
 	cr_assert_eq(st.st_mode & 07777, 0755);
 	/* The broker, then the launcher, one write each. */
 	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"),
-			 "100\n200\n");
+	    "100\n200\n");
 	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
-			 "+memory +pids +cpu");
+	    "+memory +pids +cpu");
 	/* Not wanted: no cpu, whether the parent grants it or not. */
 	reset("cpuset cpu io memory pids\n", "200\n100");
 	cr_assert_eq(claim(B, L, false), 0, "%s", why);
 	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
-			 "+memory +pids");
+	    "+memory +pids");
 	reset("memory pids\n", "100\n200\n");
 	cr_assert_eq(claim(B, L, false), 0, "%s", why);
 	cr_assert_str_eq(xread(basefd, "cgroup.subtree_control"),
-			 "+memory +pids");
+	    "+memory +pids");
 	/* A broker elsewhere, or none, is not moved. */
 	reset("cpu memory pids\n", "200\n");
 	cr_assert_eq(claim(B, L, true), 0, "%s", why);
@@ -796,9 +810,9 @@ Test(claim, zygote_moves_too)
 	xwrite(basefd, "cgroup.procs", "100\n200\n300\n");
 	why[0] = '\0';
 	cr_assert_eq(cg_claim_own(basefd, B, L, 300, true, why, sizeof(why)), 0,
-		     "%s", why);
+	    "%s", why);
 	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"),
-			 "100\n200\n300\n");
+	    "100\n200\n300\n");
 	/* Not named as ours, the same pid is somebody else's. */
 	reset("cpu memory pids\n", "100\n200\n300\n");
 	cr_assert_eq(claim(B, L, true), -EBUSY);
@@ -807,11 +821,11 @@ Test(claim, zygote_moves_too)
 	/* A zygote elsewhere is not moved; pids that clash are refused. */
 	xwrite(basefd, "cgroup.procs", "100\n200\n");
 	cr_assert_eq(cg_claim_own(basefd, B, L, 300, true, why, sizeof(why)), 0,
-		     "%s", why);
+	    "%s", why);
 	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"),
-			 "100\n200\n");
+	    "100\n200\n");
 	cr_assert_eq(cg_claim_own(basefd, B, L, L, true, why, sizeof(why)),
-		     -EINVAL);
+	    -EINVAL);
 }
 
 Test(claim, existing_leaf)
@@ -821,7 +835,7 @@ Test(claim, existing_leaf)
 	xwrite(basefd, CG_SUPERVISOR "/mark", "");
 	cr_assert_eq(claim(B, L, true), 0, "%s", why);
 	cr_assert_str_eq(xread(basefd, CG_SUPERVISOR "/cgroup.procs"),
-			 "100\n200\n");
+	    "100\n200\n");
 	cr_assert(exists(CG_SUPERVISOR "/mark"));
 	/* One this call did not make is not removed when a move fails. */
 	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR "/cgroup.procs", 0), 0);
@@ -833,9 +847,10 @@ Test(claim, existing_leaf)
 	fake_cgroupfs = false;
 	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR "/mark", 0), 0);
 	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR "/cgroup.controllers", 0),
-		     0);
+	    0);
 	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR "/cgroup.subtree_control",
-			      0), 0);
+			 0),
+	    0);
 	cr_assert_eq(unlinkat(basefd, CG_SUPERVISOR, AT_REMOVEDIR), 0);
 	/* Not a directory: a file, a symbolic link to one. */
 	xwrite(basefd, CG_SUPERVISOR, "");
@@ -870,8 +885,9 @@ delegate_fake(void)
 		return;
 	cr_assert_eq(fchown(basefd, UNPRIV_ID, UNPRIV_ID), 0);
 	for (size_t i = 0; i < 3; i++)
-		cr_assert_eq(fchownat(basefd, cg_files[i], UNPRIV_ID,
-				      UNPRIV_ID, 0), 0);
+		cr_assert_eq(fchownat(basefd, cg_files[i], UNPRIV_ID, UNPRIV_ID,
+				 0),
+		    0);
 }
 
 static int
@@ -885,7 +901,7 @@ Test(claim, unprivileged)
 	char uid[32];
 
 	snprintf(uid, sizeof(uid), "uid %u ",
-		 (unsigned)(geteuid() == 0 ? UNPRIV_ID : geteuid()));
+	    (unsigned)(geteuid() == 0 ? UNPRIV_ID : geteuid()));
 	/* The scope is not the user's: no leaf can be made there. */
 	cr_assert_eq(fchmod(basefd, 0555), 0);
 	cr_assert_eq(unprivileged(claim_fd), -EACCES);
@@ -923,7 +939,7 @@ Test(claim, unprivileged)
  * cannot refuse it. */
 Test(claim, second_move_fails)
 {
-	struct rlimit old, four = { 4, 0 };
+	struct rlimit old, four = {4, 0};
 	int r;
 
 	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
@@ -961,9 +977,9 @@ slurp(const char *name, char *buf, size_t size)
 static pid_t
 child_in(int leaf, int mib, int fd, int orders)
 {
-	struct clone_args a = { .flags = CLONE_INTO_CGROUP,
-				.exit_signal = SIGCHLD,
-				.cgroup = (uint64_t)leaf };
+	struct clone_args a = {.flags = CLONE_INTO_CGROUP,
+	    .exit_signal = SIGCHLD,
+	    .cgroup = (uint64_t)leaf};
 	long pid = syscall(SYS_clone3, &a, sizeof(a));
 	char c = 'r';
 
@@ -971,7 +987,7 @@ child_in(int leaf, int mib, int fd, int orders)
 	if (pid == 0) {
 		size_t len = (size_t)mib << 20;
 		char *m = mmap(NULL, len * 5, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (m == MAP_FAILED)
 			_exit(1);
@@ -995,7 +1011,7 @@ live_cleanup(void)
 	if (live_leaf >= 0) {
 		if (cg_leaf_kill(live_leaf) < 0)
 			fprintf(stderr, "cgroup.kill of %s failed\n",
-				live_name);
+			    live_name);
 		close(live_leaf);
 	}
 	if (live_parent >= 0 && live_name[0] != '\0' &&
@@ -1011,7 +1027,7 @@ Test(live, delegated_cgroup, .fini = live_cleanup, .timeout = 60)
 {
 	static char cg[65536], mi[1 << 20];
 	const char *named = getenv("STOCKADE_TEST_CGROUP");
-	struct cg_limits l = { 32ull << 20, 16, 0 };
+	struct cg_limits l = {32ull << 20, 16, 0};
 	char dir[4096], c;
 	struct cg_stats s;
 	int rep[2], ord[2], st;
@@ -1033,10 +1049,10 @@ Test(live, delegated_cgroup, .fini = live_cleanup, .timeout = 60)
 		cr_skip_test("no usable delegated cgroup v2: %s", why);
 
 	snprintf(live_name, sizeof(live_name), "stockade-test-%d",
-		 (int)getpid());
+	    (int)getpid());
 	live_leaf = cg_leaf_create(live_parent, live_name, &l);
 	cr_assert_geq(live_leaf, 0, "%s/%s: %s", dir, live_name,
-		      strerror(-live_leaf));
+	    strerror(-live_leaf));
 	cr_assert_eq(pipe2(rep, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(ord, O_CLOEXEC), 0);
 
@@ -1048,11 +1064,10 @@ Test(live, delegated_cgroup, .fini = live_cleanup, .timeout = 60)
 	cr_assert_eq(cg_leaf_stats(live_leaf, &s), 0);
 	cr_assert_eq(s.pids_current, 1);
 	cr_assert_geq(s.memory_current, 8u << 20, "%llu",
-		      (unsigned long long)s.memory_current);
+	    (unsigned long long)s.memory_current);
 	cr_assert_eq(write(ord[1], "m", 1), 1);
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %#x",
-		  st);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %#x", st);
 	cr_assert_eq(cg_leaf_stats(live_leaf, &s), 0);
 	cr_assert_geq(s.oom_kill, 1);
 	cr_assert_geq(s.memory_max_events, 1);
@@ -1063,7 +1078,7 @@ Test(live, delegated_cgroup, .fini = live_cleanup, .timeout = 60)
 	cr_assert_eq(cg_leaf_stats(live_leaf, &s), 0);
 	cr_assert_eq(s.pids_current, 1);
 	st = cg_leaf_kill(live_leaf);
-	if (st == -ENOENT)  /* before Linux 5.14 */
+	if (st == -ENOENT) /* before Linux 5.14 */
 		kill(pid, SIGKILL);
 	else
 		cr_assert_eq(st, 0, "cgroup.kill: %s", strerror(-st));

@@ -45,15 +45,15 @@
 #include "probe.h"
 
 TestSuite(confine, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 90);
+    .timeout = 90);
 
 /* ---- confinement seen from inside --------------------------------------- */
 
 struct paths {
-	char ws[512];     /* the workspace: every right */
-	char ro[512];     /* a directory with read rights only */
-	char one[512];    /* a single file with every right */
-	char outside[512];/* a directory with no rule */
+	char ws[512]; /* the workspace: every right */
+	char ro[512]; /* a directory with read rights only */
+	char one[512]; /* a single file with every right */
+	char outside[512]; /* a directory with no rule */
 	char canary[600]; /* a file in it */
 };
 
@@ -68,11 +68,11 @@ make_paths(struct paths *p)
 	snprintf(p->canary, sizeof(p->canary), "%s/canary", tmp);
 	harness_write_file(p->canary, "canary: do not touch\n");
 	snprintf(p->ro, sizeof(p->ro), "%s",
-		 harness_tmpdir("stockade-confine-ro"));
+	    harness_tmpdir("stockade-confine-ro"));
 	snprintf(path, sizeof(path), "%s/readme", p->ro);
 	harness_write_file(path, "read me\n");
 	snprintf(p->one, sizeof(p->one), "%s/one",
-		 harness_tmpdir("stockade-confine-one"));
+	    harness_tmpdir("stockade-confine-one"));
 	harness_write_file(p->one, "one file\n");
 }
 
@@ -112,7 +112,8 @@ check_workspace_rights(const struct paths *p)
 	}
 	fd = open(a, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == 5 &&
-	      memcmp(buf, "hello", 5) == 0, "read back %s", a);
+		memcmp(buf, "hello", 5) == 0,
+	    "read back %s", a);
 	if (fd >= 0)
 		close(fd);
 	EXPECT_OK(truncate(a, 2));
@@ -143,8 +144,8 @@ check_workspace_rights(const struct paths *p)
 		int pfd;
 
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		EXPECT_OK(linkat(AT_FDCWD, proc, AT_FDCWD, a,
-				 AT_SYMLINK_FOLLOW));
+		EXPECT_OK(
+		    linkat(AT_FDCWD, proc, AT_FDCWD, a, AT_SYMLINK_FOLLOW));
 		close(fd);
 		pfd = open(a, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		CHECK(pfd >= 0, "O_PATH %s: %s", a, strerror(errno));
@@ -155,7 +156,7 @@ check_workspace_rights(const struct paths *p)
 		if (fd >= 0) {
 			EXPECT_OK(fchmod(fd, 0640));
 			EXPECT_OK(fchown(fd, geteuid() == 0 ? 65534 : geteuid(),
-					 geteuid() == 0 ? 65534 : getegid()));
+			    geteuid() == 0 ? 65534 : getegid()));
 			/* futimens is utimensat with a NULL path: allowed. */
 			EXPECT_OK(futimens(fd, NULL));
 			close(fd);
@@ -183,14 +184,15 @@ check_outside_denied(const struct paths *p, int canary_path_fd)
 	/* Nothing new anywhere outside. */
 	EXPECT_ERRNO(open_at(p->outside, "new", O_WRONLY | O_CREAT), EACCES);
 	EXPECT_ERRNO(open("/tmp/stockade-confine-escape",
-			  O_WRONLY | O_CREAT | O_CLOEXEC, 0600), EACCES);
+			 O_WRONLY | O_CREAT | O_CLOEXEC, 0600),
+	    EACCES);
 	EXPECT_ERRNO(mkdir("/tmp/stockade-confine-escape", 0700), EACCES);
 	/* Into the workspace by a hard link: Landlock answers EXDEV when
 	 * only the REFER right is missing, EACCES otherwise. */
 	errno = 0;
 	CHECK(link(p->canary, join(path, sizeof(path), p->ws, "x")) == -1 &&
-	      (errno == EXDEV || errno == EACCES),
-	      "link of the canary into the workspace: %s", strerror(errno));
+		(errno == EXDEV || errno == EACCES),
+	    "link of the canary into the workspace: %s", strerror(errno));
 	EXPECT_ERRNO(open("/etc/passwd", O_RDONLY | O_CLOEXEC), EACCES);
 	/* /proc is outside as well. */
 	EXPECT_ERRNO(open("/proc/self/status", O_RDONLY | O_CLOEXEC), EACCES);
@@ -198,8 +200,7 @@ check_outside_denied(const struct paths *p, int canary_path_fd)
 	EXPECT_OK(open_at(p->ro, "readme", O_RDONLY));
 	EXPECT_ERRNO(open_at(p->ro, "readme", O_WRONLY), EACCES);
 	EXPECT_ERRNO(open_at(p->ro, "new", O_WRONLY | O_CREAT), EACCES);
-	EXPECT_ERRNO(unlink(join(path, sizeof(path), p->ro, "readme")),
-		     EACCES);
+	EXPECT_ERRNO(unlink(join(path, sizeof(path), p->ro, "readme")), EACCES);
 	/* The one-file rule: that file, read and written. */
 	EXPECT_OK(open(p->one, O_RDWR | O_CLOEXEC));
 }
@@ -207,7 +208,7 @@ check_outside_denied(const struct paths *p, int canary_path_fd)
 static void
 check_syscalls_denied(void)
 {
-	char *const argv[] = {(char *)(uintptr_t)"true", NULL};
+	char *const argv[] = {(char *)(uintptr_t) "true", NULL};
 	char *const envp[] = {NULL};
 	struct clone_args ca;
 	int sv[2];
@@ -215,7 +216,8 @@ check_syscalls_denied(void)
 
 	EXPECT_ERRNO(execve("/bin/true", argv, envp), EPERM);
 	EXPECT_ERRNO(syscall(SYS_execveat, AT_FDCWD, "/bin/true", argv, envp,
-			     0), EPERM);
+			 0),
+	    EPERM);
 	EXPECT_ERRNO(socket(AF_INET, SOCK_STREAM, 0), EPERM);
 	EXPECT_ERRNO(socket(AF_INET6, SOCK_DGRAM, 0), EPERM);
 	EXPECT_ERRNO(socket(AF_NETLINK, SOCK_RAW, 0), EPERM);
@@ -223,17 +225,18 @@ check_syscalls_denied(void)
 	/* AF_UNIX in the low half, junk in the high half: the kernel would
 	 * read AF_UNIX; the filter denies it rather than guess. */
 	EXPECT_ERRNO(syscall(SYS_socket, 0x100000000L | AF_UNIX, SOCK_STREAM,
-			     0), EPERM);
+			 0),
+	    EPERM);
 	/* No socket at all once set up, not even AF_UNIX. */
 	EXPECT_ERRNO(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), EPERM);
 	EXPECT_ERRNO(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), EPERM);
-	EXPECT_ERRNO(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
-				sv), EPERM);
+	EXPECT_ERRNO(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
+	    EPERM);
 	EXPECT_ERRNO(ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM);
 	EXPECT_ERRNO(unshare(CLONE_NEWUSER), EPERM);
 	EXPECT_ERRNO(unshare(CLONE_NEWNS), EPERM);
 	EXPECT_ERRNO(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0),
-		     EPERM);
+	    EPERM);
 	memset(&ca, 0, sizeof(ca));
 	ca.exit_signal = SIGCHLD;
 	EXPECT_ERRNO(syscall(SYS_clone3, &ca, sizeof(ca)), ENOSYS);
@@ -243,8 +246,9 @@ check_syscalls_denied(void)
 	EXPECT_ERRNO(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_userfaultfd, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_keyctl, 0, 0, 0, 0, 0), EPERM);
-	EXPECT_ERRNO(syscall(SYS_process_vm_readv, getppid(), NULL, 0, NULL,
-			     0, 0), EPERM);
+	EXPECT_ERRNO(syscall(SYS_process_vm_readv, getppid(), NULL, 0, NULL, 0,
+			 0),
+	    EPERM);
 	/* A plain fork still works: the filter is not a blanket ban. */
 	pid = fork();
 	if (pid == 0)
@@ -254,8 +258,8 @@ check_syscalls_denied(void)
 		int st = 0;
 
 		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-		      WEXITSTATUS(st) == 7, "fork child status 0x%x",
-		      (unsigned)st);
+			WEXITSTATUS(st) == 7,
+		    "fork child status 0x%x", (unsigned)st);
 	}
 }
 
@@ -288,8 +292,8 @@ check_more_denied(const struct paths *p, int canary_path_fd)
 		EXPECT_ERRNO(fchownat(AT_FDCWD, f, u, g, 0), EPERM);
 		EXPECT_ERRNO(chmod(f, 0777), EPERM);
 		EXPECT_ERRNO(fchmodat(AT_FDCWD, f, 0777, 0), EPERM);
-		EXPECT_ERRNO(syscall(452 /* fchmodat2 */, AT_FDCWD, f, 0777,
-				     0), EPERM);
+		EXPECT_ERRNO(syscall(452 /* fchmodat2 */, AT_FDCWD, f, 0777, 0),
+		    EPERM);
 		EXPECT_ERRNO(setxattr(f, "user.x", "1", 1, 0), EPERM);
 		EXPECT_ERRNO(lsetxattr(f, "user.x", "1", 1, 0), EPERM);
 		EXPECT_ERRNO(removexattr(f, "user.x"), EPERM);
@@ -302,8 +306,7 @@ check_more_denied(const struct paths *p, int canary_path_fd)
 	/* Through the canary's O_PATH descriptor: the empty path is still
 	 * a path to the filter; fchown itself refuses O_PATH. */
 	EXPECT_ERRNO(fchownat(canary_path_fd, "", u, g, AT_EMPTY_PATH), EPERM);
-	EXPECT_ERRNO(utimensat(canary_path_fd, "", NULL, AT_EMPTY_PATH),
-		     EPERM);
+	EXPECT_ERRNO(utimensat(canary_path_fd, "", NULL, AT_EMPTY_PATH), EPERM);
 	EXPECT_ERRNO(fchown(canary_path_fd, u, g), EBADF);
 	/* chmod of a path with the owner's bits only: denied to root,
 	 * allowed otherwise (shared/fsutil.c's removal needs it). */
@@ -330,7 +333,7 @@ check_more_denied(const struct paths *p, int canary_path_fd)
 	/* No device node, fifo or socket file, in the workspace or not. */
 	join(dev, sizeof(dev), p->ws, "sda");
 	EXPECT_ERRNO(mknodat(AT_FDCWD, dev, S_IFBLK | 0600, makedev(8, 0)),
-		     EPERM);
+	    EPERM);
 	EXPECT_ERRNO(mknod(dev, S_IFCHR | 0600, makedev(1, 3)), EPERM);
 	EXPECT_ERRNO(mkfifo(dev, 0600), EPERM);
 	CHECK(access(dev, F_OK) == -1 && errno == ENOENT, "%s was made", dev);
@@ -381,54 +384,56 @@ confined_child(void *arg)
 	in4.sin_family = AF_INET;
 	in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	CHECK(wsfd >= 0 && rofd >= 0 && onefd >= 0 && canaryfd >= 0 &&
-	      statusfd >= 0 &&
-	      listener >= 0 && tcp >= 0 && tcp2 >= 0, "setup: %s",
-	      strerror(errno));
+		statusfd >= 0 && listener >= 0 && tcp >= 0 && tcp2 >= 0,
+	    "setup: %s", strerror(errno));
 	CHECK(bind(listener, (struct sockaddr *)&in4, sizeof(in4)) == 0 &&
-	      listen(listener, 4) == 0 &&
-	      getsockname(listener, (struct sockaddr *)&in4, &alen) == 0,
-	      "TCP listener: %s", strerror(errno));
+		listen(listener, 4) == 0 &&
+		getsockname(listener, (struct sockaddr *)&in4, &alen) == 0,
+	    "TCP listener: %s", strerror(errno));
 	harness_random_hex(hex, sizeof(hex));
 	memset(&un, 0, sizeof(un));
 	un.sun_family = AF_UNIX;
 	n = snprintf(abstract, sizeof(abstract), "stockade-confine-%s", hex);
 	memcpy(un.sun_path + 1, abstract, (size_t)n);
 	alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-			   (size_t)n);
+	    (size_t)n);
 	unl = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	CHECK(unl >= 0 && bind(unl, (struct sockaddr *)&un, alen) == 0 &&
-	      listen(unl, 4) == 0, "abstract listener: %s", strerror(errno));
+		listen(unl, 4) == 0,
+	    "abstract listener: %s", strerror(errno));
 	/* A client already connected to it, to be accepted afterwards. */
 	early = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	CHECK(early >= 0 && connect(early, (struct sockaddr *)&un, alen) == 0,
-	      "early client: %s", strerror(errno));
+	    "early client: %s", strerror(errno));
 	/* A pathname socket outside (a docker.sock), a socket to try it
 	 * with, and one to try binding in the workspace. */
 	memset(&pun, 0, sizeof(pun));
 	pun.sun_family = AF_UNIX;
 	CHECK(snprintf(pun.sun_path, sizeof(pun.sun_path), "%s/sock",
-		       a->p.outside) < (int)sizeof(pun.sun_path), "long path");
+		  a->p.outside) < (int)sizeof(pun.sun_path),
+	    "long path");
 	memset(&wun, 0, sizeof(wun));
 	wun.sun_family = AF_UNIX;
-	CHECK(snprintf(wun.sun_path, sizeof(wun.sun_path), "%s/sock",
-		       a->p.ws) < (int)sizeof(wun.sun_path), "long path");
+	CHECK(snprintf(wun.sun_path, sizeof(wun.sun_path), "%s/sock", a->p.ws) <
+		(int)sizeof(wun.sun_path),
+	    "long path");
 	pathl = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	CHECK(pathl >= 0 && bind(pathl, (struct sockaddr *)&pun,
-				 sizeof(pun)) == 0 && listen(pathl, 4) == 0,
-	      "listener %s: %s", pun.sun_path, strerror(errno));
+	CHECK(pathl >= 0 &&
+		bind(pathl, (struct sockaddr *)&pun, sizeof(pun)) == 0 &&
+		listen(pathl, 4) == 0,
+	    "listener %s: %s", pun.sun_path, strerror(errno));
 	pathc = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	bindme = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	unc = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	CHECK(pathc >= 0 && bindme >= 0 && unc >= 0, "sockets: %s",
-	      strerror(errno));
+	    strerror(errno));
 	if (probe_failures)
 		return;
 
 	rules[0] = (struct confine_rule){.fd = wsfd, .access = CONFINE_ALL};
-	rules[1] = (struct confine_rule){
-		.fd = rofd,
-		.access = LANDLOCK_ACCESS_FS_READ_FILE |
-			  LANDLOCK_ACCESS_FS_READ_DIR};
+	rules[1] = (struct confine_rule){.fd = rofd,
+	    .access = LANDLOCK_ACCESS_FS_READ_FILE |
+		LANDLOCK_ACCESS_FS_READ_DIR};
 	/* A file gets CONFINE_ALL too: confine_broker must keep only the
 	 * file rights, or landlock_add_rule fails with EINVAL. */
 	rules[2] = (struct confine_rule){.fd = onefd, .access = CONFINE_ALL};
@@ -443,8 +448,9 @@ confined_child(void *arg)
 	st[len > 0 ? len : 0] = '\0';
 	/* A root broker keeps exactly CHOWN, DAC_OVERRIDE and FOWNER
 	 * (confine.h). */
-	probe_check_confined(st, (1ULL << CAP_CHOWN) |
-			     (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_FOWNER));
+	probe_check_confined(st,
+	    (1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) |
+		(1ULL << CAP_FOWNER));
 
 	check_workspace_rights(&a->p);
 	check_outside_denied(&a->p, canaryfd);
@@ -456,23 +462,22 @@ confined_child(void *arg)
 	 * MAKE_SOCK is not granted); a connection already waiting on the
 	 * listener is still accepted. */
 	EXPECT_ERRNO(connect(pathc, (struct sockaddr *)&pun, sizeof(pun)),
-		     EPERM);
+	    EPERM);
 	EXPECT_ERRNO(bind(bindme, (struct sockaddr *)&wun, sizeof(wun)),
-		     EACCES);
+	    EACCES);
 	EXPECT_OK(accept4(unl, NULL, NULL, SOCK_CLOEXEC));
 	CHECK(access(wun.sun_path, F_OK) == -1, "%s was made", wun.sun_path);
 
 	/* connect is denied outright (seccomp, EPERM), on a TCP socket made
 	 * before confinement too; Landlock's network rules (ABI 4) still
 	 * show in bind, which the filter leaves to them. */
-	EXPECT_ERRNO(connect(tcp, (struct sockaddr *)&in4, sizeof(in4)),
-		     EPERM);
+	EXPECT_ERRNO(connect(tcp, (struct sockaddr *)&in4, sizeof(in4)), EPERM);
 	if (a->abi >= 4) {
 		struct sockaddr_in any = {.sin_family = AF_INET};
 
 		any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		EXPECT_ERRNO(bind(tcp2, (struct sockaddr *)&any, sizeof(any)),
-			     EACCES);
+		    EACCES);
 	} else {
 		probe_say("note: Landlock ABI %d has no network rules", a->abi);
 	}

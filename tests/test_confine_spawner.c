@@ -32,7 +32,7 @@
 #include "supervisor.h"
 
 TestSuite(confine_spawner, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 90);
+    .timeout = 90);
 
 /* ---- a confined broker starts launchers through its spawner ------------- */
 
@@ -66,10 +66,10 @@ on_output(void *arg, int stream, const uint8_t *data, size_t len)
  * printed WANT. */
 static void
 broker_job(struct supervisor *sup, struct policy *pol, int wsfd,
-	   const char *script, const char *want)
+    const char *script, const char *want)
 {
-	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
-			(char *)(uintptr_t)script, NULL};
+	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
+	    (char *)(uintptr_t)script, NULL};
 	struct job_spec spec;
 	struct job_result res;
 	struct captured c;
@@ -85,10 +85,10 @@ broker_job(struct supervisor *sup, struct policy *pol, int wsfd,
 	CHECK(e == 0, "supervisor_run: %s", strerror(-e));
 	if (e == 0) {
 		CHECK(res.status == JOB_OK, "job %s: %s (%s) stderr %s", script,
-		      job_status_name(res.status),
-		      res.detail ? res.detail : "", c.data[2]);
+		    job_status_name(res.status), res.detail ? res.detail : "",
+		    c.data[2]);
 		CHECK(strcmp(c.data[1], want) == 0, "job output \"%s\"",
-		      c.data[1]);
+		    c.data[1]);
 		job_result_clear(&res);
 	}
 	jobspec_release(&spec);
@@ -130,19 +130,21 @@ broker_child(void *arg)
 
 	/* A real job; what it wrote in /work the confined broker reads. */
 	broker_job(&sup, &pol, wsfd, "echo made > /work/out; echo first",
-		   "first\n");
+	    "first\n");
 	snprintf(path, sizeof(path), "%s/out", a->ws);
 	text = harness_read_file(path, NULL);
-	CHECK(text != NULL && strcmp(text, "made\n") == 0,
-	      "workspace file: %s", text ? text : strerror(errno));
+	CHECK(text != NULL && strcmp(text, "made\n") == 0, "workspace file: %s",
+	    text ? text : strerror(errno));
 	free(text);
 	first = sup.pid;
 	CHECK(first > 0, "no launcher after the first job");
 	if (probe_failures)
 		return;
 	/* The launcher is our child (CLONE_PARENT), alive and unreaped. */
-	CHECK(waitpid(first, NULL, WNOHANG) == 0, "launcher %d is not our "
-	      "running child: %s", (int)first, strerror(errno));
+	CHECK(waitpid(first, NULL, WNOHANG) == 0,
+	    "launcher %d is not our "
+	    "running child: %s",
+	    (int)first, strerror(errno));
 
 	/* Killed between jobs: the next job gets a new one, through the
 	 * spawner (the confined broker could not exec it). */
@@ -152,9 +154,9 @@ broker_child(void *arg)
 	broker_job(&sup, &pol, wsfd, "echo second", "second\n");
 	CHECK(sup.restarts == 1, "restarts %u", sup.restarts);
 	CHECK(sup.pid > 0 && sup.pid != first, "launcher %d after %d",
-	      (int)sup.pid, (int)first);
+	    (int)sup.pid, (int)first);
 	CHECK(waitpid(first, NULL, WNOHANG) == -1 && errno == ECHILD,
-	      "the killed launcher was not reaped");
+	    "the killed launcher was not reaped");
 	broker_job(&sup, &pol, wsfd, "echo third", "third\n");
 	CHECK(sup.restarts == 1, "restarts %u", sup.restarts);
 
@@ -219,7 +221,8 @@ Test(confine_spawner, confined_broker_restarts_launchers_through_its_spawner)
 		cr_assert_fail("the confined broker said:\n%s", text);
 	}
 	cr_assert_eq(sscanf(pids, "PIDS %d %d %d %d", &broker, &spawner,
-			    &launcher, &holder), 4, "%s", text);
+			 &launcher, &holder),
+	    4, "%s", text);
 	hfd = (int)syscall(SYS_pidfd_open, holder, 0);
 	cr_assert_geq(hfd, 0, "pidfd_open holder: %s", strerror(errno));
 	cr_assert_eq(broker, pid);
@@ -230,7 +233,7 @@ Test(confine_spawner, confined_broker_restarts_launchers_through_its_spawner)
 	spfd = (int)syscall(SYS_pidfd_open, spawner, 0);
 	lfd = (int)syscall(SYS_pidfd_open, launcher, 0);
 	cr_assert(spfd >= 0 && lfd >= 0 && bpfd >= 0, "pidfd_open: %s",
-		  strerror(errno));
+	    strerror(errno));
 
 	/* The broker dies: its spawner and launcher die with it
 	 * (PR_SET_PDEATHSIG in both), though the holder keeps their
@@ -240,7 +243,7 @@ Test(confine_spawner, confined_broker_restarts_launchers_through_its_spawner)
 	cr_assert(WIFSIGNALED(broker_st) && WTERMSIG(broker_st) == SIGKILL);
 	{
 		struct pollfd pf[2] = {{.fd = spfd, .events = POLLIN},
-				       {.fd = lfd, .events = POLLIN}};
+		    {.fd = lfd, .events = POLLIN}};
 
 		for (long end = harness_now_ms() + 5000;
 		     harness_now_ms() < end;) {
@@ -253,12 +256,13 @@ Test(confine_spawner, confined_broker_restarts_launchers_through_its_spawner)
 		/* The holder goes first, so that a failure below leaves
 		 * nothing holding Criterion's pipes. */
 		cr_assert_eq(syscall(SYS_pidfd_send_signal, hfd, SIGKILL, NULL,
-				     0), 0);
+				 0),
+		    0);
 		close(hfd);
 		cr_assert(pf[0].revents & POLLIN,
-			  "the spawner %d outlived its broker", spawner);
+		    "the spawner %d outlived its broker", spawner);
 		cr_assert(pf[1].revents & POLLIN,
-			  "the launcher %d outlived its broker", launcher);
+		    "the launcher %d outlived its broker", launcher);
 	}
 	close(spfd);
 	close(lfd);
@@ -288,7 +292,7 @@ Test(confine_spawner, spawner_ends_on_a_malformed_request)
 	pf = (struct pollfd){.fd = sp.pidfd, .events = POLLIN};
 	cr_assert_eq(poll(&pf, 1, 5000), 1, "the spawner is still running");
 	e = spawner_launch(&sp, (uint64_t)harness_now_ms() + 5000, &sock,
-			   &pidfd, &pid);
+	    &pidfd, &pid);
 	cr_assert_eq(e, -ENOTCONN, "spawner_launch: %d (%s)", e, strerror(-e));
 	cr_assert_eq(sp.pid, 0);
 	cr_assert_eq(sp.sock, -1);
@@ -315,7 +319,7 @@ Test(confine_spawner, spawned_launcher_gets_only_its_socket)
 	cr_assert_eq(spawner_start(&sp, fd), 0);
 	close(fd);
 	e = spawner_launch(&sp, (uint64_t)harness_now_ms() + 5000, &sock,
-			   &pidfd, &pid);
+	    &pidfd, &pid);
 	cr_assert_eq(e, 0, "spawner_launch: %s", strerror(-e));
 	cr_assert_gt(pid, 0);
 	cr_assert_eq(ppid_of(pid), getpid());
@@ -345,7 +349,7 @@ Test(confine_spawner, spawned_launcher_gets_only_its_socket)
 	cr_assert(high < 0, "the launcher has descriptor %d", high);
 	cr_assert_eq(n, 4);
 	cr_assert_eq(syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0),
-		     0);
+	    0);
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
 	close(sock);
 	close(pidfd);

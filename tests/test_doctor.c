@@ -42,12 +42,19 @@
 #include "preflight.h"
 
 TestSuite(doctor, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 60);
+    .timeout = 60);
 
 /* The checks, in the order doctor prints them (doctor.h). */
 static const char *const names[] = {
-	"kernel", "user_namespaces", "namespaces", "proc_mount", "openat2",
-	"seccomp", "landlock", "seccomp_notify", "cgroup",
+    "kernel",
+    "user_namespaces",
+    "namespaces",
+    "proc_mount",
+    "openat2",
+    "seccomp",
+    "landlock",
+    "seccomp_notify",
+    "cgroup",
 };
 #define NNAMES (sizeof(names) / sizeof(names[0]))
 
@@ -76,7 +83,7 @@ static void
 require_host_layers(void)
 {
 	if (syscall(SYS_landlock_create_ruleset, NULL, 0,
-		    LANDLOCK_CREATE_RULESET_VERSION) < 0)
+		LANDLOCK_CREATE_RULESET_VERSION) < 0)
 		harness_skip("this kernel has no Landlock: doctor refuses");
 	if (syscall(SYS_openat2, -1, "", NULL, 0) < 0 && errno == ENOSYS)
 		harness_skip("this kernel has no openat2: doctor refuses");
@@ -88,8 +95,8 @@ static void
 assert_host_verdict(const char *v)
 {
 	cr_assert(strcmp(v, "full") == 0 ||
-		  strcmp(v, "degraded: cgroup v2 delegation") == 0,
-		  "verdict \"%s\"", v);
+		strcmp(v, "degraded: cgroup v2 delegation") == 0,
+	    "verdict \"%s\"", v);
 }
 
 Test(doctor, host_is_full_or_degraded_by_cgroups_only)
@@ -100,22 +107,23 @@ Test(doctor, host_is_full_or_degraded_by_cgroups_only)
 	require_host_layers();
 	RUN(&o, "doctor");
 	cr_assert_eq(o.status, 0, "exit %d; stdout: %s; stderr: %s", o.status,
-		     o.out, o.err);
+	    o.out, o.err);
 	cr_assert_eq(o.err_len, 0, "stderr: %s", o.err);
 	assert_host_verdict(last_line(o.out, v, sizeof(v)));
 	/* Every required layer said ok, each on its own line. */
 	for (size_t i = 0; i < 6; i++) {
 		static const char *const layers[] = {
-			"unprivileged user namespaces",
-			"pid, net and mount namespaces",
-			"/proc in a user namespace",
-			"openat2 (RESOLVE_BENEATH)", "seccomp filter",
-			"Landlock",
+		    "unprivileged user namespaces",
+		    "pid, net and mount namespaces",
+		    "/proc in a user namespace",
+		    "openat2 (RESOLVE_BENEATH)",
+		    "seccomp filter",
+		    "Landlock",
 		};
 
 		snprintf(line, sizeof(line), "\nok       %s: ", layers[i]);
 		cr_assert_not_null(strstr(o.out, line), "no \"%s\" in:\n%s",
-				   line + 1, o.out);
+		    line + 1, o.out);
 	}
 	cr_log_info("stockade doctor took %ld ms (spawn to reap)", o.wall_ms);
 	run_out_free(&o);
@@ -124,7 +132,11 @@ Test(doctor, host_is_full_or_degraded_by_cgroups_only)
 Test(doctor, json_has_every_check)
 {
 	static const char *const fields[] = {
-		"name", "layer", "status", "observed", "fix",
+	    "name",
+	    "layer",
+	    "status",
+	    "observed",
+	    "fix",
 	};
 	struct run_out o, t;
 	struct utsname u;
@@ -139,37 +151,38 @@ Test(doctor, json_has_every_check)
 	cr_assert(json_is_object(o.json), "not one JSON object: %s", o.out);
 	cr_assert_eq(json_object_size(o.json), 3, "%s", o.out);
 	cr_assert(json_is_string(json_object_get(o.json, "verdict")));
-	assert_host_verdict(json_string_value(json_object_get(o.json,
-							      "verdict")));
+	assert_host_verdict(
+	    json_string_value(json_object_get(o.json, "verdict")));
 	cr_assert_eq(uname(&u), 0);
 	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release,
-		 u.machine);
+	    u.machine);
 	cr_assert_str_eq(json_string_value(json_object_get(o.json, "kernel")),
-			 kernel);
+	    kernel);
 	checks = json_object_get(o.json, "checks");
 	cr_assert(json_is_array(checks));
 	cr_assert_eq(json_array_size(checks), NNAMES, "%s", o.out);
-	json_array_foreach(checks, i, c) {
+	json_array_foreach(checks, i, c)
+	{
 		const char *st, *fix;
 		json_t *val;
 
 		cr_assert_eq(json_object_size(c), 5, "check %zu: %s", i, o.out);
 		for (size_t f = 0; f < 5; f++)
 			cr_assert(json_is_string(json_object_get(c, fields[f])),
-				  "check %zu: %s is not a string", i, fields[f]);
+			    "check %zu: %s is not a string", i, fields[f]);
 		json_object_foreach(c, key, val)
-			cr_assert(strcmp(key, "fix") == 0 ||
-				  json_string_length(val) > 0,
-				  "check %zu: empty %s", i, key);
+		    cr_assert(strcmp(key, "fix") == 0 ||
+			    json_string_length(val) > 0,
+			"check %zu: empty %s", i, key);
 		cr_assert_str_eq(json_string_value(json_object_get(c, "name")),
-				 names[i]);
+		    names[i]);
 		st = json_string_value(json_object_get(c, "status"));
 		fix = json_string_value(json_object_get(c, "fix"));
 		cr_assert(strcmp(st, "ok") == 0 || strcmp(st, "missing") == 0,
-			  "%s: %s", names[i], st);
+		    "%s: %s", names[i], st);
 		/* A fix exactly where something is missing. */
 		cr_assert_eq(strcmp(st, "ok") == 0, fix[0] == '\0',
-			     "%s: status %s, fix \"%s\"", names[i], st, fix);
+		    "%s: status %s, fix \"%s\"", names[i], st, fix);
 		/* Only the cgroup may be missing on this host. */
 		if (strcmp(names[i], "cgroup") != 0)
 			cr_assert_str_eq(st, "ok", "%s", names[i]);
@@ -177,14 +190,15 @@ Test(doctor, json_has_every_check)
 		 * under the monitor (issue 23: epoll watches in flight). */
 		else if (strcmp(st, "missing") == 0)
 			cr_assert(strstr(fix, "fs.epoll.max_user_watches") !=
-					  NULL,
-				  "cgroup fix \"%s\" does not name the epoll "
-				  "bound", fix);
+				NULL,
+			    "cgroup fix \"%s\" does not name the epoll "
+			    "bound",
+			    fix);
 	}
 	/* The text form ends with the same verdict. */
 	RUN(&t, "doctor");
 	cr_assert_str_eq(last_line(t.out, v, sizeof(v)),
-			 json_string_value(json_object_get(o.json, "verdict")));
+	    json_string_value(json_object_get(o.json, "verdict")));
 	run_out_free(&t);
 	run_out_free(&o);
 }
@@ -206,15 +220,15 @@ static void
 doctor_without_userns(const char *arg, struct run_out *o)
 {
 	const char *script =
-		"echo 0 > /proc/sys/user/max_user_namespaces || exit 99; "
-		"exec \"$0\" doctor $1";
+	    "echo 0 > /proc/sys/user/max_user_namespaces || exit 99; "
+	    "exec \"$0\" doctor $1";
 	const char *const argv[] = {"unshare", "--user", "--map-root-user",
-				    "sh", "-c", script, harness_stockade(),
-				    arg != NULL ? arg : "", NULL};
+	    "sh", "-c", script, harness_stockade(), arg != NULL ? arg : "",
+	    NULL};
 
 	harness_spawn(argv, o);
 	cr_assert_neq(o->status, 99, "cannot turn user namespaces off: %s",
-		      o->err);
+	    o->err);
 }
 
 Test(doctor, refuses_without_user_namespaces)
@@ -225,18 +239,20 @@ Test(doctor, refuses_without_user_namespaces)
 	require_host_layers();
 	doctor_without_userns(NULL, &o);
 	cr_assert_eq(o.status, 69, "exit %d; stdout: %s; stderr: %s", o.status,
-		     o.out, o.err);
-	cr_assert_not_null(strstr(o.out, "\nrefused  unprivileged user "
-				  "namespaces: user namespaces are disabled "
-				  "(user.max_user_namespaces = 0)\n"
-				  "         fix: sysctl -w "
-				  "user.max_user_namespaces=15000, and make it "
-				  "permanent in /etc/sysctl.d/\n"), "%s", o.out);
+	    o.out, o.err);
+	cr_assert_not_null(strstr(o.out,
+			       "\nrefused  unprivileged user "
+			       "namespaces: user namespaces are disabled "
+			       "(user.max_user_namespaces = 0)\n"
+			       "         fix: sysctl -w "
+			       "user.max_user_namespaces=15000, and make it "
+			       "permanent in /etc/sysctl.d/\n"),
+	    "%s", o.out);
 	/* The layers that are there are still said to be there. */
 	cr_assert_not_null(strstr(o.out, "\nok       Landlock: "), "%s", o.out);
 	cr_assert_str_eq(last_line(o.out, v, sizeof(v)),
-			 "refused: unprivileged user namespaces; pid, net and "
-			 "mount namespaces; /proc in a user namespace");
+	    "refused: unprivileged user namespaces; pid, net and "
+	    "mount namespaces; /proc in a user namespace");
 	run_out_free(&o);
 }
 
@@ -249,15 +265,17 @@ Test(doctor, refuses_without_user_namespaces_in_json)
 	require_host_layers();
 	doctor_without_userns("--json", &o);
 	cr_assert_eq(o.status, 69, "exit %d; stdout: %s; stderr: %s", o.status,
-		     o.out, o.err);
+	    o.out, o.err);
 	cr_assert(json_is_object(o.json), "%s", o.out);
-	cr_assert_eq(strncmp(json_string_value(json_object_get(o.json,
-							       "verdict")),
-			     "refused: unprivileged user namespaces", 37), 0,
-		     "%s", o.out);
-	json_array_foreach(json_object_get(o.json, "checks"), i, c) {
+	cr_assert_eq(strncmp(json_string_value(
+				 json_object_get(o.json, "verdict")),
+			 "refused: unprivileged user namespaces", 37),
+	    0, "%s", o.out);
+	json_array_foreach(json_object_get(o.json, "checks"), i, c)
+	{
 		const char *n = json_string_value(json_object_get(c, "name"));
-		const char *st = json_string_value(json_object_get(c, "status"));
+		const char *st = json_string_value(
+		    json_object_get(c, "status"));
 
 		cr_assert_str_eq(n, names[i]);
 		if (i >= 1 && i <= 3)
@@ -267,8 +285,8 @@ Test(doctor, refuses_without_user_namespaces_in_json)
 	}
 	c = json_array_get(json_object_get(o.json, "checks"), 1);
 	cr_assert_str_eq(json_string_value(json_object_get(c, "fix")),
-			 "sysctl -w user.max_user_namespaces=15000, and make "
-			 "it permanent in /etc/sysctl.d/");
+	    "sysctl -w user.max_user_namespaces=15000, and make "
+	    "it permanent in /etc/sysctl.d/");
 	run_out_free(&o);
 }
 
@@ -280,27 +298,30 @@ Test(doctor, refuses_without_user_namespaces_in_json)
 Test(doctor, mount_namespace_refused_is_the_namespaces_check)
 {
 	const char *script =
-		"echo 0 > /proc/sys/user/max_mnt_namespaces || exit 99; "
-		"exec \"$0\" doctor";
+	    "echo 0 > /proc/sys/user/max_mnt_namespaces || exit 99; "
+	    "exec \"$0\" doctor";
 	const char *const argv[] = {"unshare", "--user", "--map-root-user",
-				    "sh", "-c", script, harness_stockade(),
-				    NULL};
+	    "sh", "-c", script, harness_stockade(), NULL};
 	struct run_out o;
 	char v[1024];
 
 	require_host_layers();
 	harness_spawn(argv, &o);
 	cr_assert_neq(o.status, 99, "cannot turn mount namespaces off: %s",
-		      o.err);
+	    o.err);
 	cr_assert_eq(o.status, 69, "exit %d; stdout: %s; stderr: %s", o.status,
-		     o.out, o.err);
-	cr_assert_not_null(strstr(o.out, "\nok       unprivileged user "
-				  "namespaces: "), "%s", o.out);
-	cr_assert_not_null(strstr(o.out, "\nrefused  pid, net and mount "
-				  "namespaces: "), "%s", o.out);
+	    o.out, o.err);
+	cr_assert_not_null(strstr(o.out,
+			       "\nok       unprivileged user "
+			       "namespaces: "),
+	    "%s", o.out);
+	cr_assert_not_null(strstr(o.out,
+			       "\nrefused  pid, net and mount "
+			       "namespaces: "),
+	    "%s", o.out);
 	cr_assert_str_eq(last_line(o.out, v, sizeof(v)),
-			 "refused: pid, net and mount namespaces; /proc in a "
-			 "user namespace");
+	    "refused: pid, net and mount namespaces; /proc in a "
+	    "user namespace");
 	run_out_free(&o);
 }
 
@@ -322,10 +343,10 @@ Test(doctor, json_of_non_utf8_observations_is_valid)
 		r.checks[i].status = DOCTOR_OK;
 	}
 	snprintf(r.checks[NNAMES - 1].observed,
-		 sizeof(r.checks[NNAMES - 1].observed),
-		 "/sys/fs/cgroup/stk\xff (this process's cgroup)");
+	    sizeof(r.checks[NNAMES - 1].observed),
+	    "/sys/fs/cgroup/stk\xff (this process's cgroup)");
 	snprintf(r.checks[NNAMES - 1].fix, sizeof(r.checks[NNAMES - 1].fix),
-		 "fix \xc3");
+	    "fix \xc3");
 	snprintf(r.kernel, sizeof(r.kernel), "Linux 6.1\xfe x86_64");
 	snprintf(r.verdict, sizeof(r.verdict), "full");
 	j = doctor_to_json(&r);
@@ -334,11 +355,11 @@ Test(doctor, json_of_non_utf8_observations_is_valid)
 	cr_assert_not_null(text);
 	c = json_array_get(json_object_get(j, "checks"), NNAMES - 1);
 	cr_assert_str_eq(json_string_value(json_object_get(c, "observed")),
-			 "/sys/fs/cgroup/stk\xef\xbf\xbd (this process's cgroup)");
+	    "/sys/fs/cgroup/stk\xef\xbf\xbd (this process's cgroup)");
 	cr_assert_str_eq(json_string_value(json_object_get(c, "fix")),
-			 "fix \xef\xbf\xbd");
+	    "fix \xef\xbf\xbd");
 	cr_assert_str_eq(json_string_value(json_object_get(j, "kernel")),
-			 "Linux 6.1\xef\xbf\xbd x86_64");
+	    "Linux 6.1\xef\xbf\xbd x86_64");
 	free(text);
 	json_decref(j);
 }
@@ -346,8 +367,8 @@ Test(doctor, json_of_non_utf8_observations_is_valid)
 /* ---- doctor_cached_verdict ---------------------------------------------- */
 
 struct child_out {
-	int status;       /* wait status */
-	char text[4096];  /* what the child wrote */
+	int status; /* wait status */
+	char text[4096]; /* what the child wrote */
 };
 
 /* Forks a child that runs FN, writes the text it left in its buffer and
@@ -376,13 +397,12 @@ run_child(int (*fn)(char *buf, size_t len), struct child_out *out)
 	}
 	close(p[1]);
 	while (got + 1 < sizeof(out->text) &&
-	       (n = read(p[0], out->text + got,
-			 sizeof(out->text) - 1 - got)) > 0)
+	    (n = read(p[0], out->text + got, sizeof(out->text) - 1 - got)) > 0)
 		got += (size_t)n;
 	close(p[0]);
 	cr_assert_eq(waitpid(pid, &out->status, 0), pid);
 	cr_assert(WIFEXITED(out->status), "child killed by signal %d",
-		  WTERMSIG(out->status));
+	    WTERMSIG(out->status));
 }
 
 /* In a child whose openat2 answers ENOSYS (a filter of its own), so that
@@ -395,7 +415,7 @@ verdict_without_openat2(char *buf, size_t len)
 
 	if (ctx == NULL ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2),
-			     0) < 0 ||
+		0) < 0 ||
 	    seccomp_load(ctx) < 0) {
 		snprintf(buf, len, "cannot load the filter");
 		return 2;
@@ -414,7 +434,8 @@ cache_used(void)
 	cr_assert_neq(WEXITSTATUS(c.status), 2, "%s", c.text);
 	if (WEXITSTATUS(c.status) == 1)
 		cr_assert(strstr(c.text, "openat2") != NULL &&
-			  strstr(c.text, ". Fix: ") != NULL, "why: %s", c.text);
+			strstr(c.text, ". Fix: ") != NULL,
+		    "why: %s", c.text);
 	return WEXITSTATUS(c.status);
 }
 
@@ -427,7 +448,7 @@ cache_path(char *path, size_t size, const char *dir)
 
 	cr_assert_eq(stat("/proc/self/exe", &x), 0);
 	snprintf(path, size, "%s/stockade-doctor-%u-%ju", dir,
-		 (unsigned)geteuid(), (uintmax_t)x.st_ino);
+	    (unsigned)geteuid(), (uintmax_t)x.st_ino);
 }
 
 /* A fresh directory for XDG_RUNTIME_DIR (mode 0700, ours); the cache
@@ -456,7 +477,7 @@ Test(doctor, cached_verdict_passes_once_per_boot_in_our_runtime_dir)
 	cr_assert_eq(doctor_cached_verdict(why, sizeof(why)), 0, "%s", why);
 	t1 = harness_now_ms();
 	cr_assert_eq(lstat(path, &st), 0, "no cache %s: %s", path,
-		     strerror(errno));
+	    strerror(errno));
 	cr_assert(S_ISREG(st.st_mode));
 	cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
 	cr_assert_eq(st.st_uid, geteuid());
@@ -468,8 +489,9 @@ Test(doctor, cached_verdict_passes_once_per_boot_in_our_runtime_dir)
 	boot[36] = '\0';
 	text = harness_read_file(path, NULL);
 	cr_assert_not_null(text);
-	snprintf(head, sizeof(head), "stockade doctor cache 1\nboot %s\nuid %u\n",
-		 boot, (unsigned)geteuid());
+	snprintf(head, sizeof(head),
+	    "stockade doctor cache 1\nboot %s\nuid %u\n", boot,
+	    (unsigned)geteuid());
 	cr_assert_eq(strncmp(text, head, strlen(head)), 0, "%s", text);
 	free(text);
 
@@ -478,7 +500,7 @@ Test(doctor, cached_verdict_passes_once_per_boot_in_our_runtime_dir)
 	t2 = harness_now_ms();
 	cr_assert_eq(doctor_cached_verdict(why, sizeof(why)), 0, "%s", why);
 	cr_log_info("doctor_cached_verdict: %ld ms checked, %ld ms cached",
-		    t1 - t0, harness_now_ms() - t2);
+	    t1 - t0, harness_now_ms() - t2);
 	cr_assert_eq(cache_used(), 0);
 	/* ...and without the cache the same process is refused, with the
 	 * cause and the fix; a refusal is not cached. */
@@ -566,18 +588,19 @@ Test(doctor, cached_verdict_without_xdg_runtime_dir_in_a_private_fallback)
 		cache_path(path, sizeof(path), run);
 	} else {
 		snprintf(path, sizeof(path), "/tmp/stockade-%u",
-			 (unsigned)geteuid());
+		    (unsigned)geteuid());
 		cr_assert_eq(lstat(path, &st), 0, "%s: %s", path,
-			     strerror(errno));
+		    strerror(errno));
 		cr_assert(S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-			  (st.st_mode & 022) == 0, "%s mode %o uid %u", path,
-			  st.st_mode & 07777, (unsigned)st.st_uid);
+			(st.st_mode & 022) == 0,
+		    "%s mode %o uid %u", path, st.st_mode & 07777,
+		    (unsigned)st.st_uid);
 		snprintf(run, sizeof(run), "/tmp/stockade-%u",
-			 (unsigned)geteuid());
+		    (unsigned)geteuid());
 		cache_path(path, sizeof(path), run);
 	}
 	cr_assert_eq(lstat(path, &st), 0, "no cache %s: %s", path,
-		     strerror(errno));
+	    strerror(errno));
 	cr_assert_eq(st.st_uid, geteuid());
 	cr_assert_eq(cache_used(), 0);
 	/* Forged by another user (root can make one): ignored, checked. */
@@ -631,8 +654,9 @@ verdict_without_userns(char *buf, size_t len)
 		return 2;
 	}
 	if (doctor_cached_verdict(why, sizeof(why)) == 0) {
-		snprintf(buf, len, "passed (a cache of another user namespace "
-			 "used?)");
+		snprintf(buf, len,
+		    "passed (a cache of another user namespace "
+		    "used?)");
 		return 1;
 	}
 	if (strcmp(why, want) != 0) {
@@ -655,10 +679,11 @@ Test(doctor, cached_verdict_refuses_with_preflights_words)
 	cr_assert_eq(doctor_cached_verdict(why, sizeof(why)), 0, "%s", why);
 	run_child(verdict_without_userns, &c);
 	cr_assert_eq(WEXITSTATUS(c.status), 0, "%s", c.text);
-	cr_assert_str_eq(c.text, "user namespaces are disabled "
-			 "(user.max_user_namespaces = 0). Fix: sysctl -w "
-			 "user.max_user_namespaces=15000, and make it permanent "
-			 "in /etc/sysctl.d/");
+	cr_assert_str_eq(c.text,
+	    "user namespaces are disabled "
+	    "(user.max_user_namespaces = 0). Fix: sysctl -w "
+	    "user.max_user_namespaces=15000, and make it permanent "
+	    "in /etc/sysctl.d/");
 }
 
 /*
@@ -680,11 +705,14 @@ Test(doctor, text_escapes_what_it_quotes)
 	r->checks[0].ran = true;
 	r->checks[0].status = DOCTOR_REFUSED;
 	snprintf(r->checks[0].observed, sizeof(r->checks[0].observed),
-		 "user.max_user_namespaces = \x1b]0;pwn\x07, path "
-		 "/tmp/\xc2\x9b" "2J/x\xff");
+	    "user.max_user_namespaces = \x1b]0;pwn\x07, path "
+	    "/tmp/\xc2\x9b"
+	    "2J/x\xff");
 	snprintf(r->checks[0].fix, sizeof(r->checks[0].fix),
-		 "line one\nprofile stockade /opt/\x1b[31m/stockade {");
-	snprintf(r->verdict, sizeof(r->verdict), "refused: \xc2\x9d" "52;c;x");
+	    "line one\nprofile stockade /opt/\x1b[31m/stockade {");
+	snprintf(r->verdict, sizeof(r->verdict),
+	    "refused: \xc2\x9d"
+	    "52;c;x");
 	f = open_memstream(&text, &len);
 	cr_assert_not_null(f);
 	doctor_print_text(f, r);
@@ -693,16 +721,19 @@ Test(doctor, text_escapes_what_it_quotes)
 		unsigned char c = (unsigned char)text[i];
 
 		cr_assert(c != 0x1b && c != 0x07 && c != 0xff,
-			  "byte 0x%02x at %zu: %s", c, i, text);
+		    "byte 0x%02x at %zu: %s", c, i, text);
 		cr_assert(!(c == 0xc2 && i + 1 < len &&
-			    (unsigned char)text[i + 1] <= 0x9f),
-			  "raw C1 at %zu: %s", i, text);
+			      (unsigned char)text[i + 1] <= 0x9f),
+		    "raw C1 at %zu: %s", i, text);
 	}
-	cr_assert_not_null(strstr(text, "= ^[]0;pwn^G, path /tmp/^[[2J/x"
-				  "\xef\xbf\xbd\n"), "%s", text);
-	cr_assert_not_null(strstr(text, "         fix: line one\n"
-				  "              profile stockade /opt/^[[31m/"),
-			   "%s", text);
+	cr_assert_not_null(strstr(text,
+			       "= ^[]0;pwn^G, path /tmp/^[[2J/x"
+			       "\xef\xbf\xbd\n"),
+	    "%s", text);
+	cr_assert_not_null(strstr(text,
+			       "         fix: line one\n"
+			       "              profile stockade /opt/^[[31m/"),
+	    "%s", text);
 	cr_assert_not_null(strstr(text, "refused: ^[]52;c;x\n"), "%s", text);
 	free(text);
 	free(r);

@@ -25,7 +25,7 @@
 #include "harness.h"
 
 TestSuite(doctor_cache, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 30);
+    .timeout = 30);
 
 /* A fresh stand-in for /tmp: sticky, writable by all. Returns its
  * descriptor; its path into DIR. */

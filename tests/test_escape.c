@@ -24,7 +24,7 @@
 #include "harness.h"
 
 TestSuite(escape, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 60);
+    .timeout = 60);
 
 static const char *
 jstr(const struct run_out *o, const char *name)
@@ -32,7 +32,7 @@ jstr(const struct run_out *o, const char *name)
 	json_t *v = json_object_get(o->json, name);
 
 	cr_assert(json_is_string(v), "%s is not a string: %s / %s", name,
-		  o->out, o->err);
+	    o->out, o->err);
 	return json_string_value(v);
 }
 
@@ -41,7 +41,7 @@ static const char *
 expect_ok(const struct run_out *o)
 {
 	cr_assert_str_eq(jstr(o, "status"), "ok", "%s / stderr: %s", o->out,
-			 o->err);
+	    o->err);
 	return jstr(o, "stdout");
 }
 
@@ -57,7 +57,8 @@ Test(escape, write_core_pattern_is_read_only)
 
 	RUN(&o, "run", "--json", "--", "python3", "-c",
 	    "import errno, os\n"
-	    "for p in ('/proc/sys/kernel/core_pattern', '/proc/sys/vm/drop_caches'):\n"
+	    "for p in ('/proc/sys/kernel/core_pattern', "
+	    "'/proc/sys/vm/drop_caches'):\n"
 	    "    try:\n"
 	    "        open(p, 'w').write('|/work/x')\n"
 	    "        print(p, 'written')\n"
@@ -73,9 +74,9 @@ Test(escape, write_core_pattern_is_read_only)
 	    "else:\n"
 	    "    print(p, 'EROFS')  # this kernel has no magic SysRq\n");
 	cr_assert_str_eq(expect_ok(&o),
-			 "/proc/sys/kernel/core_pattern EROFS\n"
-			 "/proc/sys/vm/drop_caches EROFS\n"
-			 "/proc/sysrq-trigger EROFS\n");
+	    "/proc/sys/kernel/core_pattern EROFS\n"
+	    "/proc/sys/vm/drop_caches EROFS\n"
+	    "/proc/sysrq-trigger EROFS\n");
 	run_out_free(&o);
 }
 
@@ -98,12 +99,14 @@ Test(escape, payload_is_never_host_root)
 		const char *text = expect_ok(&o);
 
 		cr_assert_eq(sscanf(text, "%u %u %u %u %u %u", &in, &out, &n,
-				    &gin, &gout, &gn), 6, "%s", text);
+				 &gin, &gout, &gn),
+		    6, "%s", text);
 		cr_assert_eq(in, 1000);
 		cr_assert_eq(n, 1);
 		cr_assert_neq(out, 0, "the payload is host root: %s", text);
 		cr_assert_neq(gout, 0, "the payload is host group 0: %s", text);
-		cr_assert_eq(out, (unsigned)strtoul(want, NULL, 10), "%s", text);
+		cr_assert_eq(out, (unsigned)strtoul(want, NULL, 10), "%s",
+		    text);
 	}
 	run_out_free(&o);
 }
@@ -133,22 +136,25 @@ Test(escape, setuid_and_setgid_bits_are_refused)
 	    "t('chmod-sgid', lambda: os.chmod('/work/f', 0o2755))\n"
 	    "fd = os.open('/work/f', os.O_RDONLY)\n"
 	    "t('fchmod-suid', lambda: os.fchmod(fd, 0o4755))\n"
-	    "t('open-creat-suid', lambda: os.open('/work/g', os.O_CREAT | os.O_WRONLY, 0o4755))\n"
-	    "t('open-tmpfile-sgid', lambda: os.open('/work', os.O_TMPFILE | os.O_WRONLY, 0o2755))\n"
+	    "t('open-creat-suid', lambda: os.open('/work/g', os.O_CREAT | "
+	    "os.O_WRONLY, 0o4755))\n"
+	    "t('open-tmpfile-sgid', lambda: os.open('/work', os.O_TMPFILE | "
+	    "os.O_WRONLY, 0o2755))\n"
 	    "t('mkdir-sgid', lambda: os.mkdir('/work/d', 0o2755))\n"
-	    "t('mknod-suid', lambda: os.mknod('/work/n', stat.S_IFREG | 0o4755))\n"
+	    "t('mknod-suid', lambda: os.mknod('/work/n', stat.S_IFREG | "
+	    "0o4755))\n"
 	    "t('chmod-plain', lambda: os.chmod('/work/f', 0o755))\n"
 	    "print(oct(os.stat('/work/f').st_mode & 0o7777))\n");
 	cr_assert_str_eq(expect_ok(&o),
-			 "chmod-suid EPERM\nchmod-sgid EPERM\nfchmod-suid EPERM\n"
-			 "open-creat-suid EPERM\nopen-tmpfile-sgid EPERM\n"
-			 "mkdir-sgid EPERM\nmknod-suid EPERM\nchmod-plain allowed\n"
-			 "0o755\n");
+	    "chmod-suid EPERM\nchmod-sgid EPERM\nfchmod-suid EPERM\n"
+	    "open-creat-suid EPERM\nopen-tmpfile-sgid EPERM\n"
+	    "mkdir-sgid EPERM\nmknod-suid EPERM\nchmod-plain allowed\n"
+	    "0o755\n");
 	run_out_free(&o);
 	snprintf(path, sizeof(path), "%s/f", ws);
 	cr_assert_eq(stat(path, &st), 0);
 	cr_assert_eq(st.st_mode & 07777, 0755, "host sees mode %o",
-		     st.st_mode & 07777);
+	    st.st_mode & 07777);
 	snprintf(path, sizeof(path), "%s/g", ws);
 	cr_assert_neq(access(path, F_OK), 0, "a refused create left %s", path);
 }
@@ -166,7 +172,8 @@ Test(escape, socket_families_beyond_inet_are_refused)
 	    "import errno, socket\n"
 	    "for fam in (40, 17, 5, 9, 38, 44):\n"
 	    "    try:\n"
-	    "        socket.socket(fam, socket.SOCK_STREAM if fam != 17 else socket.SOCK_RAW)\n"
+	    "        socket.socket(fam, socket.SOCK_STREAM if fam != 17 else "
+	    "socket.SOCK_RAW)\n"
 	    "        print(fam, 'allowed')\n"
 	    "    except OSError as e:\n"
 	    "        print(fam, errno.errorcode[e.errno])\n"
@@ -174,9 +181,9 @@ Test(escape, socket_families_beyond_inet_are_refused)
 	    "    socket.socket(fam, socket.SOCK_STREAM).close()\n"
 	    "print('inet ok')\n");
 	cr_assert_str_eq(expect_ok(&o),
-			 "40 EAFNOSUPPORT\n17 EAFNOSUPPORT\n5 EAFNOSUPPORT\n"
-			 "9 EAFNOSUPPORT\n38 EAFNOSUPPORT\n44 EAFNOSUPPORT\n"
-			 "inet ok\n");
+	    "40 EAFNOSUPPORT\n17 EAFNOSUPPORT\n5 EAFNOSUPPORT\n"
+	    "9 EAFNOSUPPORT\n38 EAFNOSUPPORT\n44 EAFNOSUPPORT\n"
+	    "inet ok\n");
 	run_out_free(&o);
 }
 
@@ -211,7 +218,7 @@ Test(escape, tmp_inode_flood_hits_enospc)
 	struct run_out o;
 
 	snprintf(policy, sizeof(policy), "%s/tmp1.ini",
-		 harness_tmpdir("stockade-policy-"));
+	    harness_tmpdir("stockade-policy-"));
 	harness_write_file(policy, "[limits]\ntmp_mb = 1\n");
 	RUN(&o, "run", "--json", "--policy", policy, "--", "python3", "-c",
 	    "import errno, os\n"
@@ -256,18 +263,19 @@ Test(escape, unread_output_does_not_stop_the_clock)
 		dup2(null, 2);
 		close(p[0]);
 		execl(harness_stockade(), "stockade", "run", "--timeout", "1",
-		      "--workspace", ws, "--", "sh", "-c",
-		      "exec python3 -c 'import sys\n"
-		      "while True:\n"
-		      "    sys.stdout.write(\"y\" * 65536)\n' \"$(cat /work/mark)\"",
-		      (char *)NULL);
+		    "--workspace", ws, "--", "sh", "-c",
+		    "exec python3 -c 'import sys\n"
+		    "while True:\n"
+		    "    sys.stdout.write(\"y\" * 65536)\n' \"$(cat "
+		    "/work/mark)\"",
+		    (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
 	usleep(2500 * 1000);
 	cr_assert_eq(harness_count_marked(mark, 1000, NULL, 0), 0,
-		     "the job outlived its 1 s limit while its output was "
-		     "not read");
+	    "the job outlived its 1 s limit while its output was "
+	    "not read");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(p[0]);
@@ -279,8 +287,7 @@ Test(escape, unread_output_does_not_stop_the_clock)
 Test(escape, payload_setup_failure_is_sandbox_error)
 {
 	const char *const argv[] = {"prlimit", "--nofile=32:32", "--",
-				    harness_stockade(), "run", "--json", "--",
-				    "true", NULL};
+	    harness_stockade(), "run", "--json", "--", "true", NULL};
 	struct run_out o;
 
 	harness_spawn(argv, &o);
@@ -335,17 +342,17 @@ Test(escape, control_sequences_do_not_reach_a_terminal)
 	struct run_out o;
 
 	snprintf(cmd, sizeof(cmd),
-		 "%s run -- printf 'x\\033]52;c;aGk=\\007\\033[6n\\302\\233y\\n'",
-		 harness_stockade());
+	    "%s run -- printf 'x\\033]52;c;aGk=\\007\\033[6n\\302\\233y\\n'",
+	    harness_stockade());
 	{
 		const char *const argv[] = {"script", "-qec", cmd, "/dev/null",
-					    NULL};
+		    NULL};
 
 		harness_spawn(argv, &o);
 	}
 	cr_assert_eq(o.status, 0, "exit %d: %s %s", o.status, o.out, o.err);
 	cr_assert_not_null(strstr(o.out, "x^[]52;c;aGk=^G^[[6n^[[y"), "%s",
-			   o.out);
+	    o.out);
 	cr_assert_null(strchr(o.out, '\033'), "a raw ESC reached the terminal");
 	cr_assert_null(strstr(o.out, "\302\233"), "a raw C1 CSI reached it");
 	run_out_free(&o);

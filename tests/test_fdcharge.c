@@ -30,7 +30,7 @@ static void
 put(const char *path, const char *text)
 {
 	int fd = openat(proc_fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0600);
+	    0600);
 
 	cr_assert(fd >= 0, "create %s", path);
 	cr_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
@@ -65,7 +65,8 @@ setup(void)
 	put("100/fd/7", "");
 	dir("200");
 	put("200/fd", "");
-	put("200/status", "Name:\tx\nUmask:\t0022\nFDSize:\t1024\nVmPTE:\t4 kB\n");
+	put("200/status",
+	    "Name:\tx\nUmask:\t0022\nFDSize:\t1024\nVmPTE:\t4 kB\n");
 	dir("300");
 	put("300/fd", "");
 }
@@ -73,11 +74,11 @@ setup(void)
 static void
 teardown(void)
 {
-	static const char *const files[] = {
-		"self/fd/0", "self/fd/1", "100/fd/0", "100/fd/1", "100/fd/7",
-		"200/fd", "200/status", "300/fd"};
+	static const char *const files[] = {"self/fd/0", "self/fd/1",
+	    "100/fd/0", "100/fd/1", "100/fd/7", "200/fd", "200/status",
+	    "300/fd"};
 	static const char *const dirs[] = {"self/fd", "self", "100/fd", "100",
-					   "200", "300"};
+	    "200", "300"};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		(void)unlinkat(proc_fd, files[i], 0);
@@ -110,10 +111,12 @@ Test(fdcharge, refused_listing_charges_table_size)
 	fdcharge_begin(&c);
 	fdcharge_process(&c, 100);
 	fdcharge_process(&c, 200);
-	cr_assert_eq(c.walk, 1027, "refused listing counted %llu, not "
-		     "3 + FDSize 1024", (unsigned long long)c.walk);
+	cr_assert_eq(c.walk, 1027,
+	    "refused listing counted %llu, not "
+	    "3 + FDSize 1024",
+	    (unsigned long long)c.walk);
 	cr_assert_eq(fdcharge_end(&c),
-		     (uint64_t)(1027 - FDCHARGE_FREE) * FDCHARGE_PIPE_BYTES);
+	    (uint64_t)(1027 - FDCHARGE_FREE) * FDCHARGE_PIPE_BYTES);
 }
 
 Test(fdcharge, refused_without_status_is_zero_not_error)

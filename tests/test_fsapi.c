@@ -34,7 +34,7 @@ static void
 plant_link(const char *target, const char *name)
 {
 	cr_assert_eq(symlinkat(target, root, name), 0, "%s: %s", name,
-		     strerror(errno));
+	    strerror(errno));
 }
 
 /* A memfd holding LEN bytes of DATA, at offset 0. */
@@ -61,12 +61,12 @@ expect_read(const char *path, uint64_t max, enum fs_error want)
 	cr_assert_geq(out, 0);
 	rc = fsapi_read(root, path, max, out, &copied, &why);
 	cr_assert_eq(why, want, "read %s: %s, expected %s", path,
-		     fs_error_name(why), fs_error_name(want));
+	    fs_error_name(why), fs_error_name(want));
 	cr_assert_eq(rc < 0, want != FS_OK);
 	if (want != FS_OK) {
 		cr_assert_eq(copied, 0);
 		cr_assert_eq(lseek(out, 0, SEEK_END), 0, "%s leaked bytes",
-			     path);
+		    path);
 	}
 	return out;
 }
@@ -80,7 +80,7 @@ expect_write(const char *path, bool overwrite, enum fs_error want)
 
 	close(in);
 	cr_assert_eq(why, want, "write %s: %s, expected %s", path,
-		     fs_error_name(why), fs_error_name(want));
+	    fs_error_name(why), fs_error_name(want));
 	cr_assert_eq(rc < 0, want != FS_OK);
 }
 
@@ -149,7 +149,7 @@ Test(fsapi, symlink_as_parent_directory)
 	struct stat st;
 
 	snprintf(name, sizeof(name), "out/stockade-fsapi-%ld-%d",
-		 (long)time(NULL), getpid());
+	    (long)time(NULL), getpid());
 	snprintf(host, sizeof(host), "/tmp/%s", name + 4);
 	plant_link("/tmp", "out");
 	expect_write(name, false, FS_SYMLINK_REFUSED);
@@ -310,14 +310,15 @@ Test(fsapi, round_trip_one_mebibyte)
 	cr_assert_eq(mkdirat(root, "d", 0755), 0);
 	in = source(data, sizeof(data));
 	cr_assert_eq(fsapi_write(root, "d/blob", in, sizeof(data), 0640, false,
-				 &why), 0);
+			 &why),
+	    0);
 	cr_assert_eq(why, FS_OK);
 	close(in);
 	out = expect_read("d/blob", sizeof(data), FS_OK);
 	cr_assert_eq(lseek(out, 0, SEEK_END), (off_t)sizeof(data));
 	{
 		uint8_t *m = mmap(NULL, sizeof(data), PROT_READ, MAP_SHARED,
-				  out, 0);
+		    out, 0);
 
 		cr_assert_neq(m, MAP_FAILED);
 		cr_assert_eq(memcmp(m, data, sizeof(data)), 0);
@@ -363,7 +364,8 @@ Test(fsapi, setuid_bits_dropped)
 		enum fs_error why;
 
 		cr_assert_eq(fsapi_write(root, "s", in, 100, 07755, false,
-					 &why), 0);
+				 &why),
+		    0);
 		close(in);
 	}
 	cr_assert_eq(fstatat(root, "s", &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -392,16 +394,31 @@ unescape(const char *s, char *out, size_t *len)
 		}
 		s++;
 		switch (*s) {
-		case '\\': out[o++] = '\\'; s++; break;
-		case 'n': out[o++] = '\n'; s++; break;
-		case 't': out[o++] = '\t'; s++; break;
-		case 'r': out[o++] = '\r'; s++; break;
-		case 'e': out[o++] = 0x1b; s++; break;
+		case '\\':
+			out[o++] = '\\';
+			s++;
+			break;
+		case 'n':
+			out[o++] = '\n';
+			s++;
+			break;
+		case 't':
+			out[o++] = '\t';
+			s++;
+			break;
+		case 'r':
+			out[o++] = '\r';
+			s++;
+			break;
+		case 'e':
+			out[o++] = 0x1b;
+			s++;
+			break;
 		case 'x': {
 			char hex[3] = {s[1], s[2], '\0'};
 
 			cr_assert(strspn(hex, "0123456789abcdef") == 2,
-				  "bad \\x escape");
+			    "bad \\x escape");
 			out[o++] = (char)strtoul(hex, NULL, 16);
 			s += 3;
 			break;
@@ -428,7 +445,7 @@ assert_displayable(const char *s)
 		cr_assert(*u >= 0x20 && *u != 0x7f, "control byte %02x", *u);
 		/* C1 controls as UTF-8: C2 80..C2 9F. */
 		cr_assert(!(u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f),
-			  "C1 control in %s", s);
+		    "C1 control in %s", s);
 	}
 }
 
@@ -442,8 +459,9 @@ expect_escape(const char *name, size_t len, const char *want)
 
 	cr_assert_not_null(got);
 	cr_assert_str_eq(got, want);
-	cr_assert_eq(fsname_is_plain(name, len), strcmp(got, want) == 0 &&
-		     len == strlen(want) && memcmp(name, want, len) == 0);
+	cr_assert_eq(fsname_is_plain(name, len),
+	    strcmp(got, want) == 0 && len == strlen(want) &&
+		memcmp(name, want, len) == 0);
 	assert_displayable(got);
 	cr_assert_leq(strlen(got), 4 * len);
 	unescape(got, back, &blen);
@@ -458,11 +476,11 @@ Test(fsname, plain_names_unchanged)
 {
 	ESC("hello.txt", "hello.txt");
 	ESC("with space & 'quotes'", "with space & 'quotes'");
-	ESC("caf\xc3\xa9", "caf\xc3\xa9");                    /* é */
+	ESC("caf\xc3\xa9", "caf\xc3\xa9"); /* é */
 	ESC("\xe6\x97\xa5\xe6\x9c\xac", "\xe6\x97\xa5\xe6\x9c\xac"); /* 日本 */
-	ESC("\xf0\x9f\x8e\x89", "\xf0\x9f\x8e\x89");          /* U+1F389 */
-	ESC("\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf");          /* U+10FFFF */
-	ESC("\xc2\xa0nbsp", "\xc2\xa0nbsp");                  /* U+00A0 */
+	ESC("\xf0\x9f\x8e\x89", "\xf0\x9f\x8e\x89"); /* U+1F389 */
+	ESC("\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf"); /* U+10FFFF */
+	ESC("\xc2\xa0nbsp", "\xc2\xa0nbsp"); /* U+00A0 */
 	cr_assert(fsname_is_plain("", 0));
 }
 
@@ -476,7 +494,9 @@ Test(fsname, controls)
 	ESC("del\x7f", "del\\x7f");
 	ESC("\x01", "\\x01");
 	/* C1 controls, valid UTF-8 but acted on by terminals (U+009B: CSI). */
-	ESC("\xc2\x9b" "2J", "\\xc2\\x9b2J");
+	ESC("\xc2\x9b"
+	    "2J",
+	    "\\xc2\\x9b2J");
 	ESC("\xc2\x85", "\\xc2\\x85");
 	ESC("\xc2\x80", "\\xc2\\x80");
 }
@@ -492,7 +512,9 @@ Test(fsname, backslash)
 Test(fsname, invalid_utf8)
 {
 	ESC("\xff", "\\xff");
-	ESC("a\xfe" "b", "a\\xfeb");
+	ESC("a\xfe"
+	    "b",
+	    "a\\xfeb");
 	/* Overlong NUL and overlong '/', refused by RFC 3629. */
 	ESC("\xc0\x80", "\\xc0\\x80");
 	ESC("\xc0\xaf", "\\xc0\\xaf");
@@ -538,26 +560,28 @@ Test(fsname, names_of_255_bytes)
  * are not Cf, Zl or Zp are kept. */
 Test(fsname, invisible_characters)
 {
-	ESC("\xc2\xad", "\\xc2\\xad");                  /* U+00AD soft hyphen */
-	ESC("\xd8\x9c", "\\xd8\\x9c");                  /* U+061C ALM */
-	ESC("\xe1\xa0\x8e", "\\xe1\\xa0\\x8e");         /* U+180E */
-	ESC("\xe2\x80\x8b", "\\xe2\\x80\\x8b");         /* U+200B ZWSP */
-	ESC("\xe2\x80\x8f", "\\xe2\\x80\\x8f");         /* U+200F RLM */
-	ESC("\xe2\x80\xa8", "\\xe2\\x80\\xa8");         /* U+2028 Zl */
-	ESC("\xe2\x80\xa9", "\\xe2\\x80\\xa9");         /* U+2029 Zp */
-	ESC("\xe2\x80\xae", "\\xe2\\x80\\xae");         /* U+202E RLO */
-	ESC("\xe2\x81\xa0", "\\xe2\\x81\\xa0");         /* U+2060 WJ */
-	ESC("\xe2\x81\xa4", "\\xe2\\x81\\xa4");         /* U+2064 */
-	ESC("\xe2\x81\xa6", "\\xe2\\x81\\xa6");         /* U+2066 LRI */
-	ESC("\xe2\x81\xaf", "\\xe2\\x81\\xaf");         /* U+206F */
-	ESC("\xef\xbb\xbf", "\\xef\\xbb\\xbf");         /* U+FEFF BOM */
-	ESC("\xef\xbf\xb9", "\\xef\\xbf\\xb9");         /* U+FFF9 */
-	ESC("\xef\xbf\xbb", "\\xef\\xbf\\xbb");         /* U+FFFB */
-	ESC("\xf3\xa0\x80\x81", "\\xf3\\xa0\\x80\\x81");  /* U+E0001 */
-	ESC("\xf3\xa0\x80\xa0", "\\xf3\\xa0\\x80\\xa0");  /* U+E0020 */
-	ESC("\xf3\xa0\x81\xbf", "\\xf3\\xa0\\x81\\xbf");  /* U+E007F */
+	ESC("\xc2\xad", "\\xc2\\xad"); /* U+00AD soft hyphen */
+	ESC("\xd8\x9c", "\\xd8\\x9c"); /* U+061C ALM */
+	ESC("\xe1\xa0\x8e", "\\xe1\\xa0\\x8e"); /* U+180E */
+	ESC("\xe2\x80\x8b", "\\xe2\\x80\\x8b"); /* U+200B ZWSP */
+	ESC("\xe2\x80\x8f", "\\xe2\\x80\\x8f"); /* U+200F RLM */
+	ESC("\xe2\x80\xa8", "\\xe2\\x80\\xa8"); /* U+2028 Zl */
+	ESC("\xe2\x80\xa9", "\\xe2\\x80\\xa9"); /* U+2029 Zp */
+	ESC("\xe2\x80\xae", "\\xe2\\x80\\xae"); /* U+202E RLO */
+	ESC("\xe2\x81\xa0", "\\xe2\\x81\\xa0"); /* U+2060 WJ */
+	ESC("\xe2\x81\xa4", "\\xe2\\x81\\xa4"); /* U+2064 */
+	ESC("\xe2\x81\xa6", "\\xe2\\x81\\xa6"); /* U+2066 LRI */
+	ESC("\xe2\x81\xaf", "\\xe2\\x81\\xaf"); /* U+206F */
+	ESC("\xef\xbb\xbf", "\\xef\\xbb\\xbf"); /* U+FEFF BOM */
+	ESC("\xef\xbf\xb9", "\\xef\\xbf\\xb9"); /* U+FFF9 */
+	ESC("\xef\xbf\xbb", "\\xef\\xbf\\xbb"); /* U+FFFB */
+	ESC("\xf3\xa0\x80\x81", "\\xf3\\xa0\\x80\\x81"); /* U+E0001 */
+	ESC("\xf3\xa0\x80\xa0", "\\xf3\\xa0\\x80\\xa0"); /* U+E0020 */
+	ESC("\xf3\xa0\x81\xbf", "\\xf3\\xa0\\x81\\xbf"); /* U+E007F */
 	/* "invoice<RLO>fdp.exe" shows as "invoiceexe.pdf" raw. */
-	ESC("invoice\xe2\x80\xae" "fdp.exe", "invoice\\xe2\\x80\\xaefdp.exe");
+	ESC("invoice\xe2\x80\xae"
+	    "fdp.exe",
+	    "invoice\\xe2\\x80\\xaefdp.exe");
 	/* Neighbours that stay plain: U+00AC, U+00AE, U+200A (Zs), U+2010,
 	 * U+2030, U+FFFC, U+1D17B, U+3163, U+3165, U+FE10, U+E1000. */
 	ESC("\xc2\xac\xc2\xae\xe2\x80\x8a\xe2\x80\x90\xe2\x80\xb0",
@@ -570,13 +594,27 @@ Test(fsname, invisible_characters)
 	 * (unassigned but ignorable), U+E0000, the Hangul fillers U+115F and
 	 * U+3164, the combining grapheme joiner U+034F, the variation
 	 * selector U+FE0F (the security re-check's look-alike names). */
-	ESC("a\xe2\x81\xa5" "b", "a\\xe2\\x81\\xa5b");
-	ESC("a\xf3\xa0\x82\x80" "b", "a\\xf3\\xa0\\x82\\x80b");
-	ESC("a\xf3\xa0\x80\x80" "b", "a\\xf3\\xa0\\x80\\x80b");
-	ESC("a\xe1\x85\x9f" "b", "a\\xe1\\x85\\x9fb");
-	ESC("a\xe3\x85\xa4" "b", "a\\xe3\\x85\\xa4b");
-	ESC("a\xcd\x8f" "b", "a\\xcd\\x8fb");
-	ESC("a\xef\xb8\x8f" "b", "a\\xef\\xb8\\x8fb");
+	ESC("a\xe2\x81\xa5"
+	    "b",
+	    "a\\xe2\\x81\\xa5b");
+	ESC("a\xf3\xa0\x82\x80"
+	    "b",
+	    "a\\xf3\\xa0\\x82\\x80b");
+	ESC("a\xf3\xa0\x80\x80"
+	    "b",
+	    "a\\xf3\\xa0\\x80\\x80b");
+	ESC("a\xe1\x85\x9f"
+	    "b",
+	    "a\\xe1\\x85\\x9fb");
+	ESC("a\xe3\x85\xa4"
+	    "b",
+	    "a\\xe3\\x85\\xa4b");
+	ESC("a\xcd\x8f"
+	    "b",
+	    "a\\xcd\\x8fb");
+	ESC("a\xef\xb8\x8f"
+	    "b",
+	    "a\\xef\\xb8\\x8fb");
 }
 
 /* Random names: whatever the bytes, the result is displayable and
@@ -636,15 +674,15 @@ put(struct fs_ctx *ctx, const char *path, const char *data, mode_t mode,
 
 	close(in);
 	cr_assert_eq(rc < 0, why != FS_OK, "put %s: rc %d, %s", path, rc,
-		     fs_error_name(why));
+	    fs_error_name(why));
 	cr_assert_eq(written, why == FS_OK ? strlen(data) : 0);
 	return why;
 }
 
 /* fsapi_get into BUF (NUL-terminated); returns the named error. */
 static enum fs_error
-get(struct fs_ctx *ctx, const char *path, uint64_t off, uint64_t len,
-    char *buf, size_t size)
+get(struct fs_ctx *ctx, const char *path, uint64_t off, uint64_t len, char *buf,
+    size_t size)
 {
 	int out = memfd_create("get", MFD_CLOEXEC);
 	enum fs_error why = FS_IO_ERROR;
@@ -663,15 +701,15 @@ get(struct fs_ctx *ctx, const char *path, uint64_t off, uint64_t len,
 	close(out);
 	if (why != FS_OK)
 		cr_assert_eq(copied, 0, "%s leaked %llu bytes", path,
-			     (unsigned long long)copied);
+		    (unsigned long long)copied);
 	return why;
 }
 
-#define EXPECT(call, want)                                                    \
-	do {                                                                  \
-		enum fs_error got_ = (call);                                  \
-		cr_assert_eq(got_, (want), "%s: %s, expected %s", #call,       \
-			     fs_error_name(got_), fs_error_name(want));        \
+#define EXPECT(call, want)                                               \
+	do {                                                             \
+		enum fs_error got_ = (call);                             \
+		cr_assert_eq(got_, (want), "%s: %s, expected %s", #call, \
+		    fs_error_name(got_), fs_error_name(want));           \
 	} while (0)
 
 /* Plants a regular file PATH (relative to the workspace) holding DATA. */
@@ -679,7 +717,7 @@ static void
 plant_file(const char *path, const char *data)
 {
 	int fd = openat(root, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			0644);
+	    0644);
 
 	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
 	cr_assert_eq(write_all(fd, data, strlen(data)), 0);
@@ -730,8 +768,7 @@ do_remove(struct fs_ctx *ctx, const char *path, bool recursive)
 }
 
 static enum fs_error
-do_rename(struct fs_ctx *ctx, const char *from, const char *to,
-	  bool overwrite)
+do_rename(struct fs_ctx *ctx, const char *from, const char *to, bool overwrite)
 {
 	enum fs_error why = FS_IO_ERROR;
 	int rc = fsapi_rename(ctx, from, to, overwrite, &why);
@@ -762,17 +799,17 @@ collect(void *arg, const struct fs_entry *e)
 	/* A directory's st_size depends on the file system: left out. */
 	if (e->type == FS_T_DIR)
 		snprintf(l->text + len, sizeof(l->text) - len, "%s d;",
-			 e->path);
+		    e->path);
 	else
 		snprintf(l->text + len, sizeof(l->text) - len, "%s %c %llu;",
-			 e->path, (char)e->type, (unsigned long long)e->size);
+		    e->path, (char)e->type, (unsigned long long)e->size);
 	l->n++;
 	return 0;
 }
 
 static enum fs_error
 do_list(struct fs_ctx *ctx, const char *path, bool recursive, size_t limit,
-	struct listing *l, bool *truncated)
+    struct listing *l, bool *truncated)
 {
 	enum fs_error why = FS_IO_ERROR;
 	int rc;
@@ -781,7 +818,7 @@ do_list(struct fs_ctx *ctx, const char *path, bool recursive, size_t limit,
 	l->n = 0;
 	*truncated = true;
 	rc = fsapi_list(ctx, path, recursive, limit, collect, l, truncated,
-			&why);
+	    &why);
 	cr_assert_eq(rc < 0, why != FS_OK);
 	return why;
 }
@@ -874,17 +911,16 @@ Test(fsapi, get_limit_applies_to_what_is_copied)
 	/* The sparse terabyte: refused from its size, at once. */
 	{
 		int fd = openat(root, "big", O_WRONLY | O_CREAT | O_CLOEXEC,
-				0644);
+		    0644);
 
 		cr_assert_geq(fd, 0);
 		cr_assert_eq(ftruncate(fd, (off_t)1 << 40), 0);
 		close(fd);
 	}
-	EXPECT(get(&ctx, "big", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_TOO_LARGE);
+	EXPECT(get(&ctx, "big", 0, UINT64_MAX, buf, sizeof(buf)), FS_TOO_LARGE);
 	EXPECT(get(&ctx, "big", ((uint64_t)1 << 40) - 3, UINT64_MAX, buf,
 		   sizeof(buf)),
-	       FS_OK);
+	    FS_OK);
 	cr_assert_eq(memcmp(buf, "\0\0\0", 3), 0);
 }
 
@@ -901,21 +937,21 @@ Test(fsapi, get_refusals)
 	plant_link(outside, "dirlink");
 	fstest_mkdir("d");
 	EXPECT(get(&ctx, "h1", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_HARDLINKED_FILE);
+	    FS_HARDLINKED_FILE);
 	EXPECT(get(&ctx, "fifo", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_NOT_REGULAR_FILE);
+	    FS_NOT_REGULAR_FILE);
 	EXPECT(get(&ctx, "link", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_SYMLINK_REFUSED);
+	    FS_SYMLINK_REFUSED);
 	EXPECT(get(&ctx, "dirlink/canary", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_SYMLINK_REFUSED);
+	    FS_SYMLINK_REFUSED);
 	EXPECT(get(&ctx, "d", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_IS_A_DIRECTORY);
+	    FS_IS_A_DIRECTORY);
 	EXPECT(get(&ctx, "h1/x", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_NOT_A_DIRECTORY);
+	    FS_NOT_A_DIRECTORY);
 	EXPECT(get(&ctx, "nothing", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_NOT_FOUND);
+	    FS_NOT_FOUND);
 	EXPECT(get(&ctx, "d/../h1", 0, UINT64_MAX, buf, sizeof(buf)),
-	       FS_INVALID_PATH);
+	    FS_INVALID_PATH);
 	/* The policy may allow hard links. */
 	ctx.quota.allow_hardlinks = true;
 	EXPECT(get(&ctx, "h2", 0, UINT64_MAX, buf, sizeof(buf)), FS_OK);
@@ -1002,7 +1038,7 @@ Test(fsapi, put_workspace_quota)
 
 	ctx_default(&ctx);
 	ctx.quota.workspace_bytes = 20;
-	plant_file("old", "0123456789");  /* 10 bytes before the session */
+	plant_file("old", "0123456789"); /* 10 bytes before the session */
 	EXPECT(put(&ctx, "a", "012345", 0644, false), FS_OK); /* 16 */
 	cr_assert(ctx.usage_valid);
 	cr_assert_eq(ctx.used_bytes, 16);
@@ -1088,7 +1124,7 @@ Test(fsapi, depth_and_path_length)
 	EXPECT(do_mkdir(&ctx, "a/b/cdefgh", 0755, false), FS_OK);
 	EXPECT(do_mkdir(&ctx, "a/b/cdefghi", 0755, false), FS_INVALID_PATH);
 	EXPECT(do_rename(&ctx, "0123456789", "abcdefghijk", false),
-	       FS_INVALID_PATH);
+	    FS_INVALID_PATH);
 	/* 255-byte components are fine, 256 are not. */
 	ctx.quota.max_path = 4096;
 	memset(name, 'n', 255);
@@ -1200,14 +1236,13 @@ Test(fsapi, list_order_limit_truncated)
 	plant_link(outside, "z");
 	EXPECT(do_list(&ctx, ".", false, 0, &l, &trunc), FS_OK);
 	snprintf(want, sizeof(want), "B f 4;a f 1;a-b f 0;b f 2;c d;z l %zu;",
-		 strlen(outside));
+	    strlen(outside));
 	cr_assert_str_eq(l.text, want);
 	cr_assert_not(trunc);
 	/* Byte-wise order, each directory's entries right after it. */
 	EXPECT(do_list(&ctx, ".", true, 0, &l, &trunc), FS_OK);
 	snprintf(want, sizeof(want),
-		 "B f 4;a f 1;a-b f 0;b f 2;c d;c/x f 3;z l %zu;",
-		 strlen(outside));
+	    "B f 4;a f 1;a-b f 0;b f 2;c d;c/x f 3;z l %zu;", strlen(outside));
 	cr_assert_str_eq(l.text, want);
 	cr_assert_eq(l.n, 7);
 	cr_assert_not(trunc);
@@ -1369,7 +1404,7 @@ Test(fsapi, rename_cases)
 	/* Never into or out of a linked directory. */
 	EXPECT(do_rename(&ctx, "b", "dl/b", false), FS_SYMLINK_REFUSED);
 	EXPECT(do_rename(&ctx, "dl/canary", "stolen", false),
-	       FS_SYMLINK_REFUSED);
+	    FS_SYMLINK_REFUSED);
 	EXPECT(do_rename(&ctx, "b", "d", true), FS_IS_A_DIRECTORY);
 	EXPECT(do_rename(&ctx, "d", "e", true), FS_NOT_EMPTY);
 	EXPECT(do_rename(&ctx, "d", "b", true), FS_NOT_A_DIRECTORY);
@@ -1403,12 +1438,12 @@ Test(fsapi, usage_figures)
 	cr_assert_eq(ctx.used_bytes, 5 + 3 + 5);
 	cr_assert_eq(ctx.used_entries, 6);
 
-#define CHECK_FRESH()                                                         \
-	do {                                                                  \
-		fresh = ctx;                                                  \
-		cr_assert_eq(fsapi_usage(&fresh), 0);                         \
-		cr_assert_eq(ctx.used_bytes, fresh.used_bytes);                \
-		cr_assert_eq(ctx.used_entries, fresh.used_entries);            \
+#define CHECK_FRESH()                                               \
+	do {                                                        \
+		fresh = ctx;                                        \
+		cr_assert_eq(fsapi_usage(&fresh), 0);               \
+		cr_assert_eq(ctx.used_bytes, fresh.used_bytes);     \
+		cr_assert_eq(ctx.used_entries, fresh.used_entries); \
 	} while (0)
 
 	EXPECT(put(&ctx, "d/new", "1234567", 0644, false), FS_OK);
@@ -1461,7 +1496,7 @@ Test(fsapi, put_get_through_pipes)
 	}
 	close(p[1]);
 	cr_assert_eq(fsapi_put(&ctx, "blob", p[0], 0644, false, &n, &why), 0,
-		     "%s", fs_error_name(why));
+	    "%s", fs_error_name(why));
 	close(p[0]);
 	cr_assert_eq(n, sizeof(data));
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
@@ -1478,14 +1513,14 @@ Test(fsapi, put_get_through_pipes)
 		close(q[1]);
 		while ((r = read(q[0], back + got, sizeof(back) - got)) > 0)
 			got += (size_t)r;
-		_exit(got == sizeof(data) &&
-				      memcmp(back, data, sizeof(data)) == 0
-			      ? 0
-			      : 1);
+		_exit(
+		    got == sizeof(data) && memcmp(back, data, sizeof(data)) == 0
+			? 0
+			: 1);
 	}
 	close(q[0]);
 	cr_assert_eq(fsapi_get(&ctx, "blob", 0, UINT64_MAX, q[1], &n, &why), 0,
-		     "%s", fs_error_name(why));
+	    "%s", fs_error_name(why));
 	close(q[1]);
 	cr_assert_eq(n, sizeof(data));
 	{
@@ -1542,24 +1577,26 @@ Test(fsapi, directory_swapped_with_symlink)
 	for (i = 0; i < 2000; i++) {
 		enum fs_error w = put(&ctx, "d/canary", "EVIL\n", 0644, true);
 		enum fs_error r = get(&ctx, "d/canary", 0, UINT64_MAX, buf,
-				      sizeof(buf));
+		    sizeof(buf));
 
 		cr_assert(w == FS_OK || w == FS_SYMLINK_REFUSED ||
-			  w == FS_NOT_FOUND, "put: %s", fs_error_name(w));
+			w == FS_NOT_FOUND,
+		    "put: %s", fs_error_name(w));
 		cr_assert(r == FS_OK || r == FS_SYMLINK_REFUSED ||
-			  r == FS_NOT_FOUND, "get: %s", fs_error_name(r));
+			r == FS_NOT_FOUND,
+		    "get: %s", fs_error_name(r));
 		ok_put += w == FS_OK;
 		ok_get += r == FS_OK;
 		if (r == FS_OK)
 			cr_assert(strcmp(buf, "inside\n") == 0 ||
-				  strcmp(buf, "EVIL\n") == 0,
-				  "read %s", buf);
+				strcmp(buf, "EVIL\n") == 0,
+			    "read %s", buf);
 	}
 	kill(pid, SIGKILL);
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
 	assert_outside_untouched();
 	cr_log_info("swap race: %d puts and %d gets went through", ok_put,
-		    ok_get);
+	    ok_get);
 }
 
 /* Paths over quota.max_path are not listed (no client could name them
@@ -1571,11 +1608,11 @@ Test(fsapi, list_skips_long_paths)
 	bool trunc;
 
 	ctx_default(&ctx);
-	fstest_mkdir("dir4567890");		/* 10 bytes */
-	plant_file("dir4567890/x", "");		/* 12 */
-	plant_file("file567890", "");		/* 10 */
-	plant_file("file5678901", "");		/* 11 */
-	fstest_mkdir("longdir8901");		/* 11 */
+	fstest_mkdir("dir4567890"); /* 10 bytes */
+	plant_file("dir4567890/x", ""); /* 12 */
+	plant_file("file567890", ""); /* 10 */
+	plant_file("file5678901", ""); /* 11 */
+	fstest_mkdir("longdir8901"); /* 11 */
 	plant_file("longdir8901/f", "");
 	ctx.quota.max_path = 10;
 	EXPECT(do_list(&ctx, ".", true, 0, &l, &trunc), FS_OK);
@@ -1605,7 +1642,7 @@ denied_checks(void)
 
 	memset(&l, 0, sizeof(l));
 	CHECK(fsapi_list(&denied_ctx, ".", true, 0, collect, &l, &trunc,
-			 &why) == 0);
+		  &why) == 0);
 	CHECK(strcmp(l.text, "locked d;open d;open/f f 1;") == 0);
 	CHECK(trunc);
 	/* A directory beside it is listed whole. */
@@ -1613,7 +1650,7 @@ denied_checks(void)
 	trunc = false;
 	why = FS_OK;
 	(void)fsapi_list(&denied_ctx, "open", true, 0, collect, &l, &trunc,
-			 &why);
+	    &why);
 	CHECK(why == FS_OK && !trunc && l.n == 1);
 	/* Usage fails closed: the workspace counts as full. */
 	CHECK(fsapi_usage(&denied_ctx) == -E2BIG);

@@ -24,8 +24,7 @@
 
 extern char **environ;
 
-TestSuite(fscli, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 60);
+TestSuite(fscli, .init = harness_setup, .fini = harness_cleanup, .timeout = 60);
 
 static int
 count_entries(const char *dir)
@@ -74,7 +73,7 @@ Test(fscli, put_then_get_round_trip)
 	RUN(&o, "put", "--workspace", ws, in, "f.txt");
 	cr_assert_eq(o.status, 1);
 	cr_assert_not_null(strstr(o.err, "stockade: f.txt: exists: "), "%s",
-			   o.err);
+	    o.err);
 	run_out_free(&o);
 	RUN(&o, "put", "--workspace", ws, "--overwrite", in, "f.txt");
 	cr_assert_eq(o.status, 0, "%s", o.err);
@@ -93,7 +92,7 @@ Test(fscli, put_then_get_round_trip)
 	RUN(&o, "get", "--workspace", ws, "../f.txt", "-");
 	cr_assert_eq(o.status, 1);
 	cr_assert_not_null(strstr(o.err, "stockade: ../f.txt: invalid_path: "),
-			   "%s", o.err);
+	    "%s", o.err);
 	run_out_free(&o);
 	RUN(&o, "get", "f.txt", "-");
 	cr_assert_eq(o.status, 2, "%s", o.err);
@@ -115,7 +114,7 @@ Test(fscli, get_symlink_planted_by_job)
 	RUN(&o, "get", "--workspace", ws, "leak", "-");
 	cr_assert_eq(o.status, 1, "%s", o.err);
 	cr_assert_not_null(strstr(o.err, "stockade: leak: symlink_refused: "),
-			   "%s", o.err);
+	    "%s", o.err);
 	cr_assert_eq(o.out_len, 0, "leaked: %s", o.out);
 	cr_assert_null(strstr(o.err, "root:"), "%s", o.err);
 	run_out_free(&o);
@@ -138,9 +137,9 @@ Test(fscli, get_fifo_planted_by_job)
 	run_out_free(&o);
 	RUN(&o, "get", "--workspace", ws, "out.txt", "-");
 	cr_assert_eq(o.status, 1, "%s", o.err);
-	cr_assert_not_null(
-		strstr(o.err, "stockade: out.txt: not_regular_file: "), "%s",
-		o.err);
+	cr_assert_not_null(strstr(o.err,
+			       "stockade: out.txt: not_regular_file: "),
+	    "%s", o.err);
 	cr_assert_lt(o.wall_ms, 1000, "took %ld ms", o.wall_ms);
 	run_out_free(&o);
 }
@@ -181,7 +180,7 @@ static void
 canary_make(struct canary *c)
 {
 	snprintf(c->dir, sizeof(c->dir), "%s",
-		 harness_tmpdir("stockade-fscli-canary"));
+	    harness_tmpdir("stockade-fscli-canary"));
 	snprintf(c->path, sizeof(c->path), "%s/canary", c->dir);
 	harness_write_file(c->path, CANARY_TEXT);
 	/* The job may look, but nobody may change it (mode, not luck). */
@@ -213,8 +212,7 @@ canary_check(const struct canary *c)
 static void
 no_leak(const char *what, const char *out)
 {
-	cr_assert_null(strstr(out, "CANARY-fscli"), "%s leaked: %s", what,
-		       out);
+	cr_assert_null(strstr(out, "CANARY-fscli"), "%s leaked: %s", what, out);
 }
 
 /* Asserts that stockade failed with the named error for PATH. */
@@ -222,12 +220,11 @@ no_leak(const char *what, const char *out)
 	do {                                                               \
 		char want_[512];                                           \
 		snprintf(want_, sizeof(want_), "stockade: %s: %s: ", path, \
-			 name);                                            \
+		    name);                                                 \
 		cr_assert_eq((o)->status, 1, "exit %d: %s", (o)->status,   \
-			     (o)->err);                                    \
+		    (o)->err);                                             \
 		cr_assert_not_null(strstr((o)->err, want_),                \
-				   "want \"%s\", got: %s", want_,          \
-				   (o)->err);                              \
+		    "want \"%s\", got: %s", want_, (o)->err);              \
 	} while (0)
 
 /* The entry of a parsed `ls --json` whose "path" is PATH, or NULL. */
@@ -238,7 +235,8 @@ find_entry(json_t *listing, const char *path)
 	size_t i;
 
 	cr_assert(json_is_array(entries), "no entries array");
-	json_array_foreach(entries, i, e) {
+	json_array_foreach(entries, i, e)
+	{
 		const char *p = json_string_value(json_object_get(e, "path"));
 
 		cr_assert_not_null(p, "an entry without a path");
@@ -269,9 +267,9 @@ str_field(json_t *o, const char *key)
 /* A tree the job makes: d/ (0750), d/f (3 bytes, 0640, mtime 10^9),
  * fifo, link -> /etc/passwd. */
 static const char *const tree_script =
-	"set -e; cd /work; mkdir d; chmod 750 d; printf abc > d/f; "
-	"chmod 640 d/f; touch -d @1000000000 d/f; mkfifo fifo; "
-	"ln -s /etc/passwd link";
+    "set -e; cd /work; mkdir d; chmod 750 d; printf abc > d/f; "
+    "chmod 640 d/f; touch -d @1000000000 d/f; mkfifo fifo; "
+    "ln -s /etc/passwd link";
 
 Test(fscli, ls_shows_what_the_job_made)
 {
@@ -286,7 +284,7 @@ Test(fscli, ls_shows_what_the_job_made)
 	cr_assert_eq(strncmp(o.out, "d 0750 ", 7), 0, "%s", o.out);
 	cr_assert_not_null(strstr(o.out, "\np 06"), "%s", o.out);
 	cr_assert_not_null(strstr(o.out, " fifo\nl 0777           11 "), "%s",
-			   o.out);
+	    o.out);
 	cr_assert_null(strstr(o.out, "d/f"), "not recursive: %s", o.out);
 	cr_assert_null(strstr(o.out, "root:"), "%s", o.out);
 	run_out_free(&o);
@@ -295,16 +293,17 @@ Test(fscli, ls_shows_what_the_job_made)
 	cr_assert_eq(o.status, 0, "%s", o.err);
 	cr_assert_eq(count_char(o.out, o.out_len, '\n'), 4, "%s", o.out);
 	/* A directory before its contents; the exact line of a file. */
-	cr_assert_not_null(strstr(o.out, " d\nf 0640            3 "
-					  "2001-09-09T01:46:40Z d/f\n"),
-			   "%s", o.out);
+	cr_assert_not_null(strstr(o.out,
+			       " d\nf 0640            3 "
+			       "2001-09-09T01:46:40Z d/f\n"),
+	    "%s", o.out);
 	run_out_free(&o);
 
 	/* A directory of the workspace, its entries named from the top. */
 	RUN(&o, "ls", "--workspace", ws, "d");
 	cr_assert_eq(o.status, 0, "%s", o.err);
 	cr_assert_str_eq(o.out,
-			 "f 0640            3 2001-09-09T01:46:40Z d/f\n");
+	    "f 0640            3 2001-09-09T01:46:40Z d/f\n");
 	run_out_free(&o);
 
 	/* Never through a symlink; a file is not a directory. */
@@ -343,16 +342,15 @@ Test(fscli, ls_json_and_limit)
 	cr_assert_eq(int_field(e, "mode"), 0640);
 	cr_assert(json_is_number(json_object_get(e, "mtime")));
 	cr_assert_float_eq(json_number_value(json_object_get(e, "mtime")),
-			   1000000000.0, 1e-3);
+	    1000000000.0, 1e-3);
 	cr_assert_null(json_object_get(e, "path_b64"), "a plain name");
 	e = find_entry(o.json, "link");
 	cr_assert_not_null(e);
 	cr_assert_str_eq(str_field(e, "type"), "symlink");
 	cr_assert_eq(int_field(e, "size"), 11); /* "/etc/passwd" */
-	cr_assert_str_eq(str_field(find_entry(o.json, "fifo"), "type"),
-			 "fifo");
+	cr_assert_str_eq(str_field(find_entry(o.json, "fifo"), "type"), "fifo");
 	cr_assert_str_eq(str_field(find_entry(o.json, "d"), "type"),
-			 "directory");
+	    "directory");
 	run_out_free(&o);
 
 	/* Cut at the limit, and said so. */
@@ -384,7 +382,8 @@ Test(fscli, ls_json_and_limit)
 		cr_assert_not_null(o.json, "not JSON: %s", o.out);
 		cr_assert(json_is_true(json_object_get(o.json, "truncated")));
 		cr_assert_eq(json_array_size(
-				     json_object_get(o.json, "entries")), 1);
+				 json_object_get(o.json, "entries")),
+		    1);
 		run_out_free(&o);
 	}
 
@@ -413,9 +412,10 @@ Test(fscli, ls_shows_strange_names_escaped)
 
 	/* Made by the job: a newline, a terminal escape (ESC [31m), bytes
 	 * that are not UTF-8, a backslash, and the longest component. */
-	job(ws, "set -e; cd /work; touch \"$(printf 'a\\nb')\" "
-		"\"$(printf 'x\\033[31mred')\" \"$(printf 'bad\\377')\" "
-		"'back\\slash' \"$(printf 'n%.0s' $(seq 255))\"");
+	job(ws,
+	    "set -e; cd /work; touch \"$(printf 'a\\nb')\" "
+	    "\"$(printf 'x\\033[31mred')\" \"$(printf 'bad\\377')\" "
+	    "'back\\slash' \"$(printf 'n%.0s' $(seq 255))\"");
 	RUN(&o, "ls", "--workspace", ws);
 	cr_assert_eq(o.status, 0, "%s", o.err);
 	/* One line per entry: no raw newline, no raw ESC, no raw 0xff. */
@@ -447,8 +447,8 @@ Test(fscli, ls_shows_strange_names_escaped)
 	cr_assert_not_null(e, "%s", o.out);
 	cr_assert_str_eq(str_field(e, "path_b64"), "YmFk/w==");
 	cr_assert_not_null(find_entry(o.json, name255), "%s", o.out);
-	cr_assert_null(json_object_get(find_entry(o.json, name255),
-				       "path_b64"));
+	cr_assert_null(
+	    json_object_get(find_entry(o.json, name255), "path_b64"));
 	run_out_free(&o);
 
 	/* The raw name addresses the file; it is shown escaped. */
@@ -469,16 +469,17 @@ Test(fscli, ls_shows_strange_names_escaped)
 Test(fscli, ls_escapes_invisible_characters)
 {
 	static const char *const names[][3] = {
-		/* raw, shown, path_b64 */
-		{"a\xc2\xad", "a\\xc2\\xad", "YcKt"},          /* soft hyphen */
-		{"b\xe2\x80\xae" "fdp.exe", "b\\xe2\\x80\\xaefdp.exe",
-		 "YuKArmZkcC5leGU="},                           /* RLO */
-		{"c\xe2\x80\x8b", "c\\xe2\\x80\\x8b", "Y+KAiw=="},   /* ZWSP */
-		{"d\xe2\x80\xa8", "d\\xe2\\x80\\xa8", "ZOKAqA=="},   /* Zl */
-		{"e\xe2\x80\xa9", "e\\xe2\\x80\\xa9", "ZeKAqQ=="},   /* Zp */
-		{"f\xf3\xa0\x80\x81", "f\\xf3\\xa0\\x80\\x81",
-		 "ZvOggIE="},                                   /* tag */
-		{"g\xef\xbb\xbf", "g\\xef\\xbb\\xbf", "Z++7vw=="},   /* BOM */
+	    /* raw, shown, path_b64 */
+	    {"a\xc2\xad", "a\\xc2\\xad", "YcKt"}, /* soft hyphen */
+	    {"b\xe2\x80\xae"
+	     "fdp.exe",
+		"b\\xe2\\x80\\xaefdp.exe", "YuKArmZkcC5leGU="}, /* RLO */
+	    {"c\xe2\x80\x8b", "c\\xe2\\x80\\x8b", "Y+KAiw=="}, /* ZWSP */
+	    {"d\xe2\x80\xa8", "d\\xe2\\x80\\xa8", "ZOKAqA=="}, /* Zl */
+	    {"e\xe2\x80\xa9", "e\\xe2\\x80\\xa9", "ZeKAqQ=="}, /* Zp */
+	    {"f\xf3\xa0\x80\x81", "f\\xf3\\xa0\\x80\\x81",
+		"ZvOggIE="}, /* tag */
+	    {"g\xef\xbb\xbf", "g\\xef\\xbb\\xbf", "Z++7vw=="}, /* BOM */
 	};
 	const size_t n = sizeof(names) / sizeof(names[0]);
 	const char *ws = harness_workspace();
@@ -496,9 +497,9 @@ Test(fscli, ls_escapes_invisible_characters)
 	for (size_t i = 0; i < n; i++) {
 		snprintf(line, sizeof(line), " %s\n", names[i][1]);
 		cr_assert_not_null(strstr(o.out, line), "no \"%s\" in %s",
-				   names[i][1], o.out);
+		    names[i][1], o.out);
 		cr_assert_null(strstr(o.out, names[i][0]), "raw %s",
-			       names[i][1]);
+		    names[i][1]);
 	}
 	run_out_free(&o);
 
@@ -510,7 +511,7 @@ Test(fscli, ls_escapes_invisible_characters)
 		cr_assert_not_null(e, "no %s in %s", names[i][1], o.out);
 		cr_assert_str_eq(str_field(e, "path_b64"), names[i][2]);
 		cr_assert_null(strstr(o.out, names[i][0]), "raw %s",
-			       names[i][1]);
+		    names[i][1]);
 	}
 	run_out_free(&o);
 }
@@ -518,13 +519,20 @@ Test(fscli, ls_escapes_invisible_characters)
 /* Runs `printf DATA | stockade put --workspace WS ARGS... - PATH` through
  * sh (DATA without '%' or '\\'), into O. */
 static void
-put_piped(struct run_out *o, const char *ws, const char *data,
-	  const char *size, const char *path)
+put_piped(struct run_out *o, const char *ws, const char *data, const char *size,
+    const char *path)
 {
 	const char *full[] = {
-		"sh", "-c", "printf '%s' \"$2\" | \"$0\" put --workspace \"$1\" "
-		"--size \"$3\" - \"$4\"", harness_stockade(), ws, data, size,
-		path, NULL,
+	    "sh",
+	    "-c",
+	    "printf '%s' \"$2\" | \"$0\" put --workspace \"$1\" "
+	    "--size \"$3\" - \"$4\"",
+	    harness_stockade(),
+	    ws,
+	    data,
+	    size,
+	    path,
+	    NULL,
 	};
 
 	harness_spawn(full, o);
@@ -557,8 +565,10 @@ Test(fscli, put_with_size)
 
 	put_piped(&o, ws, "hel", "5", "short");
 	ASSERT_FS_ERROR(&o, "short", "io_error");
-	cr_assert_not_null(strstr(o.err, "standard input gave 3 bytes, "
-				  "--size said 5: nothing written"), "%s", o.err);
+	cr_assert_not_null(strstr(o.err,
+			       "standard input gave 3 bytes, "
+			       "--size said 5: nothing written"),
+	    "%s", o.err);
 	run_out_free(&o);
 	put_piped(&o, ws, "", "5", "empty");
 	ASSERT_FS_ERROR(&o, "empty", "io_error");
@@ -566,7 +576,7 @@ Test(fscli, put_with_size)
 	put_piped(&o, ws, "hello!", "5", "long");
 	ASSERT_FS_ERROR(&o, "long", "too_large");
 	cr_assert_not_null(strstr(o.err, "gave more than 5 bytes"), "%s",
-			   o.err);
+	    o.err);
 	run_out_free(&o);
 	/* Over the policy's per-file limit: refused before reading. */
 	put_piped(&o, ws, "x", "99999999999999", "huge");
@@ -580,7 +590,7 @@ Test(fscli, put_with_size)
 	RUN(&o, "put", "--workspace", ws, "--size", "5", in, "hf");
 	ASSERT_FS_ERROR(&o, "hf", "io_error");
 	cr_assert_not_null(strstr(o.err, "the host file holds 4 bytes"), "%s",
-			   o.err);
+	    o.err);
 	run_out_free(&o);
 	cr_assert_eq(count_entries(ws), 1);
 	RUN(&o, "put", "--workspace", ws, "--size", "4", in, "hf");
@@ -606,14 +616,15 @@ Test(fscli, stat_describes_never_follows)
 
 	canary_make(&c);
 	snprintf(script, sizeof(script),
-		 "%s; ln -s '%s' /work/canary; ln -s '%s' /work/cdir",
-		 tree_script, c.path, c.dir);
+	    "%s; ln -s '%s' /work/canary; ln -s '%s' /work/cdir", tree_script,
+	    c.path, c.dir);
 	job(ws, script);
 
 	RUN(&o, "stat", "--workspace", ws, "d/f");
 	cr_assert_eq(o.status, 0, "%s", o.err);
-	cr_assert_str_eq(o.out, "path: d/f\ntype: file\nsize: 3\nmode: 0640\n"
-				"mtime: 2001-09-09T01:46:40Z\nnlink: 1\n");
+	cr_assert_str_eq(o.out,
+	    "path: d/f\ntype: file\nsize: 3\nmode: 0640\n"
+	    "mtime: 2001-09-09T01:46:40Z\nnlink: 1\n");
 	run_out_free(&o);
 
 	RUN(&o, "stat", "--workspace", ws, "--json", "canary");
@@ -656,9 +667,9 @@ Test(fscli, rm_removes_links_not_targets)
 
 	canary_make(&c);
 	snprintf(script, sizeof(script),
-		 "%s; ln -s '%s' /work/canary; ln -s '%s' /work/cdir; "
-		 "mkdir -p /work/e/g/h; touch /work/e/g/h/i /work/e/j",
-		 tree_script, c.path, c.dir);
+	    "%s; ln -s '%s' /work/canary; ln -s '%s' /work/cdir; "
+	    "mkdir -p /work/e/g/h; touch /work/e/g/h/i /work/e/j",
+	    tree_script, c.path, c.dir);
 	job(ws, script);
 
 	RUN(&o, "rm", "--workspace", ws, "canary");
@@ -775,11 +786,11 @@ Test(fscli, mv_within_the_workspace)
 	static const struct {
 		const char *from, *to, *culprit, *error;
 	} refused[] = {
-		{"g", "cdir/g", "cdir/g", "symlink_refused"},
-		{"cdir/canary", "stolen", "cdir/canary", "symlink_refused"},
-		{"none", "x", "none", "not_found"},
-		{"g", "nodir/x", "nodir/x", "not_found"},
-		{"g", "../x", "../x", "invalid_path"},
+	    {"g", "cdir/g", "cdir/g", "symlink_refused"},
+	    {"cdir/canary", "stolen", "cdir/canary", "symlink_refused"},
+	    {"none", "x", "none", "not_found"},
+	    {"g", "nodir/x", "nodir/x", "not_found"},
+	    {"g", "../x", "../x", "invalid_path"},
 	};
 	const char *ws = harness_workspace();
 	struct canary c;
@@ -788,9 +799,9 @@ Test(fscli, mv_within_the_workspace)
 
 	canary_make(&c);
 	snprintf(script, sizeof(script),
-		 "%s; ln -s '%s' /work/cdir; printf new > /work/g; "
-		 "ln -s '%s' /work/canary",
-		 tree_script, c.dir, c.path);
+	    "%s; ln -s '%s' /work/cdir; printf new > /work/g; "
+	    "ln -s '%s' /work/canary",
+	    tree_script, c.dir, c.path);
 	job(ws, script);
 
 	RUN(&o, "mv", "--workspace", ws, "d/f", "f2");
@@ -859,8 +870,9 @@ Test(fscli, quotas_from_the_policy)
 	ASSERT_FS_ERROR(&o, "big", "too_large");
 	run_out_free(&o);
 	cr_assert_eq(count_entries(ws), 0);
-	job(ws, "head -c 1048577 /dev/zero > /work/big; echo hi > /work/a; "
-		"ln /work/a /work/b");
+	job(ws,
+	    "head -c 1048577 /dev/zero > /work/big; echo hi > /work/a; "
+	    "ln /work/a /work/b");
 	RUN(&o, "get", "--workspace", ws, "--policy", pol, "big", "-");
 	ASSERT_FS_ERROR(&o, "big", "too_large");
 	cr_assert_eq(o.out_len, 0);
@@ -875,15 +887,16 @@ Test(fscli, quotas_from_the_policy)
 	RUN(&o, "put", "--workspace", ws, "--policy", pol, big, "big2");
 	ASSERT_FS_ERROR(&o, "big2", "too_large");
 	cr_assert_not_null(strstr(o.err, "per-file limit of 1048576 bytes"),
-			   "%s", o.err);
+	    "%s", o.err);
 	cr_assert_not_null(strstr(o.err, "max_file_mb"), "%s", o.err);
 	run_out_free(&o);
-	RUN(&o, "run", "--workspace", ws, "--policy", pol, "--put",
-	    big_put, "--", "true");
+	RUN(&o, "run", "--workspace", ws, "--policy", pol, "--put", big_put,
+	    "--", "true");
 	cr_assert_eq(o.status, 1, "%s", o.err);
-	cr_assert_not_null(strstr(o.err, "big3: too_large: the file is larger "
-				  "than the per-file limit of 1048576 bytes"),
-			   "%s", o.err);
+	cr_assert_not_null(strstr(o.err,
+			       "big3: too_large: the file is larger "
+			       "than the per-file limit of 1048576 bytes"),
+	    "%s", o.err);
 	run_out_free(&o);
 
 	/* A second hard link: refused unless the policy allows it. */
@@ -953,8 +966,9 @@ Test(fscli, put_makes_missing_parents)
 	ASSERT_FS_ERROR(&o, "link/sub/x", "symlink_refused");
 	run_out_free(&o);
 	snprintf(spec, sizeof(spec), "%s/sub", c.dir);
-	cr_assert_eq(lstat(spec, &st), -1, "a directory made through the "
-		     "symlink, outside the workspace");
+	cr_assert_eq(lstat(spec, &st), -1,
+	    "a directory made through the "
+	    "symlink, outside the workspace");
 	canary_check(&c);
 }
 
@@ -1017,8 +1031,8 @@ status_field(pid_t pid, const char *field)
 Test(fscli, confined_before_it_reads)
 {
 	const char *ws = harness_workspace();
-	const char *argv[] = {harness_stockade(), "put", "--workspace", ws,
-			      "-", "in.txt", NULL};
+	const char *argv[] = {harness_stockade(), "put", "--workspace", ws, "-",
+	    "in.txt", NULL};
 	posix_spawn_file_actions_t fa;
 	long deadline, filter = -1;
 	int in[2], st;
@@ -1034,12 +1048,13 @@ Test(fscli, confined_before_it_reads)
 	cr_assert_eq(posix_spawn_file_actions_init(&fa), 0);
 	cr_assert_eq(posix_spawn_file_actions_adddup2(&fa, in[0], 0), 0);
 	cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL,
-				 (char *const *)(uintptr_t)argv, environ), 0);
+			 (char *const *)(uintptr_t)argv, environ),
+	    0);
 	posix_spawn_file_actions_destroy(&fa);
 	close(in[0]);
 	deadline = harness_now_ms() + 10000;
 	while (harness_now_ms() < deadline &&
-	       (filter = status_field(pid, "\nSeccomp:")) != 2)
+	    (filter = status_field(pid, "\nSeccomp:")) != 2)
 		usleep(10000);
 	cr_assert_eq(status_field(pid, "\nNoNewPrivs:"), 1);
 	cr_assert_eq(write(in[1], "piped\n", 6), 6);

@@ -33,7 +33,7 @@
 
 #define UNPRIV_ID 65534
 
-static char base[64];   /* this test's directory */
+static char base[64]; /* this test's directory */
 static int basefd = -1;
 
 static void
@@ -61,7 +61,7 @@ teardown(void)
 	/* Whatever a failed test left; chmod and rm handle any depth. */
 	close(basefd);
 	snprintf(cmd, sizeof(cmd),
-		 "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", base, base);
+	    "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", base, base);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", base);
 }
@@ -72,14 +72,14 @@ static void
 xmkdir(int dfd, const char *name, mode_t mode)
 {
 	cr_assert_eq(mkdirat(dfd, name, mode), 0, "mkdir %s: %s", name,
-		     strerror(errno));
+	    strerror(errno));
 }
 
 static void
 xwrite(int dfd, const char *name, const char *text)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			0600);
+	    0600);
 
 	cr_assert_geq(fd, 0, "create %s: %s", name, strerror(errno));
 	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
@@ -106,7 +106,8 @@ count_entries(int dfd, const char *name)
 	d = fdopendir(fd);
 	cr_assert_not_null(d);
 	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
 			n++;
 	closedir(d);
 	return n;
@@ -155,7 +156,7 @@ Test(fsutil, symlinks_fifos_and_locked_directories)
 	xmkdir(basefd, "top/sub", 0700);
 	cr_assert_eq(symlinkat("../../outside", basefd, "top/sub/rel"), 0);
 	cr_assert_eq(symlinkat("../../outside/canary", basefd, "top/sub/file"),
-		     0);
+	    0);
 	/* A FIFO: opening it would block. */
 	cr_assert_eq(mkfifoat(basefd, "top/sub/fifo", 0600), 0);
 	/* Locked directories: mode 0 with content, nested; no write; no
@@ -334,22 +335,23 @@ in_mount_namespace(void (*fn)(char *report, size_t size))
 		snprintf(report, sizeof(report), "ok");
 		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
 			snprintf(report, sizeof(report), "skip: unshare: %s",
-				 strerror(errno));
+			    strerror(errno));
 		} else {
 			snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
 			if (!write_proc("uid_map", map) ||
 			    !write_proc("setgroups", "deny"))
 				snprintf(report, sizeof(report), "uid_map: %s",
-					 strerror(errno));
+				    strerror(errno));
 			snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
 			if (strcmp(report, "ok") == 0 &&
 			    !write_proc("gid_map", map))
 				snprintf(report, sizeof(report), "gid_map: %s",
-					 strerror(errno));
+				    strerror(errno));
 			if (strcmp(report, "ok") == 0 &&
-			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) <
+				0)
 				snprintf(report, sizeof(report),
-					 "private /: %s", strerror(errno));
+				    "private /: %s", strerror(errno));
 			if (strcmp(report, "ok") == 0)
 				fn(report, sizeof(report));
 		}
@@ -361,7 +363,7 @@ in_mount_namespace(void (*fn)(char *report, size_t size))
 	close(p[0]);
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x",
-		  st);
+	    st);
 	cr_assert_gt(n, 0);
 	report[n] = '\0';
 	return report;
@@ -381,10 +383,10 @@ skip_or_fail(const char *why)
 	cr_skip_test("%s", why);
 }
 
-#define REPORT(...)                                                        \
-	do {                                                               \
-		snprintf(report, size, __VA_ARGS__);                       \
-		return;                                                    \
+#define REPORT(...)                                  \
+	do {                                         \
+		snprintf(report, size, __VA_ARGS__); \
+		return;                              \
 	} while (0)
 
 static void
@@ -411,7 +413,7 @@ mounts_in_namespace(char *report, size_t size)
 	e = remove_tree_at(bfd, "top");
 	if (e != -EXDEV)
 		REPORT("remove_tree_at returned %d (%s), not -EXDEV", e,
-		       strerror(-e));
+		    strerror(-e));
 	/* What is under the mounts is intact (the bind's source is checked
 	 * by the parent, after the namespace is gone). */
 	if (!exists(bfd, "top/tmpfs/keep"))

@@ -59,41 +59,56 @@ TestSuite(jail, .init = harness_setup, .fini = jail_fini, .timeout = 60);
 
 /* ---- the JSON result ---------------------------------------------------- */
 
-enum kind { K_STRING, K_INT, K_BOOL, K_OBJECT, K_ARRAY, K_INT_OR_NULL,
-	    K_STRING_OR_NULL };
+enum kind {
+	K_STRING,
+	K_INT,
+	K_BOOL,
+	K_OBJECT,
+	K_ARRAY,
+	K_INT_OR_NULL,
+	K_STRING_OR_NULL
+};
 
 static const struct {
 	const char *name;
 	enum kind kind;
 } result_fields[] = {
-	{"status", K_STRING},
-	{"exit_code", K_INT_OR_NULL},
-	{"signal", K_STRING_OR_NULL},
-	{"wall_ms", K_INT},
-	{"cpu_ms", K_INT},
-	{"peak_memory_kb", K_INT},
-	{"memory_measure", K_STRING},
-	{"peak_processes", K_INT},
-	{"limits_reached", K_ARRAY},
-	{"stdout", K_STRING},
-	{"stderr", K_STRING},
-	{"stdout_truncated", K_BOOL},
-	{"stderr_truncated", K_BOOL},
-	{"stdout_bytes", K_INT},
-	{"stderr_bytes", K_INT},
-	{"limits", K_OBJECT},
-	{"enforcement", K_STRING},
-	{"landlock_abi", K_INT},
-	{"denials", K_ARRAY},
-	{"layers_off", K_ARRAY},
-	{"detail", K_STRING},
-	{"hint", K_STRING},
+    {"status", K_STRING},
+    {"exit_code", K_INT_OR_NULL},
+    {"signal", K_STRING_OR_NULL},
+    {"wall_ms", K_INT},
+    {"cpu_ms", K_INT},
+    {"peak_memory_kb", K_INT},
+    {"memory_measure", K_STRING},
+    {"peak_processes", K_INT},
+    {"limits_reached", K_ARRAY},
+    {"stdout", K_STRING},
+    {"stderr", K_STRING},
+    {"stdout_truncated", K_BOOL},
+    {"stderr_truncated", K_BOOL},
+    {"stdout_bytes", K_INT},
+    {"stderr_bytes", K_INT},
+    {"limits", K_OBJECT},
+    {"enforcement", K_STRING},
+    {"landlock_abi", K_INT},
+    {"denials", K_ARRAY},
+    {"layers_off", K_ARRAY},
+    {"detail", K_STRING},
+    {"hint", K_STRING},
 };
 
 static const char *const limit_fields[] = {
-	"wall_time_ms", "cpu_time_ms", "memory_mb", "processes",
-	"file_size_mb", "open_files", "tmp_mb", "home_mb", "stdout_kb",
-	"stderr_kb", "workspace_mb",
+    "wall_time_ms",
+    "cpu_time_ms",
+    "memory_mb",
+    "processes",
+    "file_size_mb",
+    "open_files",
+    "tmp_mb",
+    "home_mb",
+    "stdout_kb",
+    "stderr_kb",
+    "workspace_mb",
 };
 
 /* Every field present with its JSON type, no other field, a non-empty
@@ -106,11 +121,11 @@ assert_result_shape(const struct run_out *o)
 	json_t *v;
 
 	cr_assert(json_is_object(j),
-		  "stdout is not one JSON object (exit %d): %s / stderr: %s",
-		  o->status, o->out, o->err);
+	    "stdout is not one JSON object (exit %d): %s / stderr: %s",
+	    o->status, o->out, o->err);
 	cr_assert(o->out_len > 2 && o->out[o->out_len - 1] == '\n' &&
-		  o->out[o->out_len - 2] == '}',
-		  "stdout is not one object and a newline: %s", o->out);
+		o->out[o->out_len - 2] == '}',
+	    "stdout is not one object and a newline: %s", o->out);
 	for (size_t i = 0; i < sizeof(result_fields) / sizeof(result_fields[0]);
 	     i++) {
 		const char *name = result_fields[i].name;
@@ -119,35 +134,37 @@ assert_result_shape(const struct run_out *o)
 		cr_assert_not_null(v, "field %s missing: %s", name, o->out);
 		switch (result_fields[i].kind) {
 		case K_STRING:
-			cr_assert(json_is_string(v), "%s is not a string", name);
+			cr_assert(json_is_string(v), "%s is not a string",
+			    name);
 			break;
 		case K_INT:
 			cr_assert(json_is_integer(v), "%s is not an integer",
-				  name);
+			    name);
 			cr_assert_geq(json_integer_value(v), 0, "%s < 0", name);
 			break;
 		case K_BOOL:
 			cr_assert(json_is_boolean(v), "%s is not a boolean",
-				  name);
+			    name);
 			break;
 		case K_OBJECT:
 			cr_assert(json_is_object(v), "%s is not an object",
-				  name);
+			    name);
 			break;
 		case K_ARRAY:
 			cr_assert(json_is_array(v), "%s is not an array", name);
 			break;
 		case K_INT_OR_NULL:
 			cr_assert(json_is_integer(v) || json_is_null(v),
-				  "%s is neither an integer nor null", name);
+			    "%s is neither an integer nor null", name);
 			break;
 		case K_STRING_OR_NULL:
 			cr_assert(json_is_string(v) || json_is_null(v),
-				  "%s is neither a string nor null", name);
+			    "%s is neither a string nor null", name);
 			break;
 		}
 	}
-	json_object_foreach(j, key, v) {
+	json_object_foreach(j, key, v)
+	{
 		bool known = false;
 
 		for (size_t i = 0;
@@ -156,21 +173,20 @@ assert_result_shape(const struct run_out *o)
 		cr_assert(known, "unexpected field %s", key);
 	}
 	cr_assert_gt(strlen(json_string_value(json_object_get(j, "hint"))), 0,
-		     "empty hint");
+	    "empty hint");
 	lim = json_object_get(j, "limits");
 	for (size_t i = 0; i < sizeof(limit_fields) / sizeof(limit_fields[0]);
 	     i++) {
 		v = json_object_get(lim, limit_fields[i]);
 		cr_assert(json_is_integer(v) && json_integer_value(v) > 0,
-			  "limits.%s is not a positive integer",
-			  limit_fields[i]);
+		    "limits.%s is not a positive integer", limit_fields[i]);
 	}
 	/* cpu_percent: 0 is "no cpu.max" (policy/default.ini). */
 	v = json_object_get(lim, "cpu_percent");
 	cr_assert(json_is_integer(v) && json_integer_value(v) >= 0,
-		  "limits.cpu_percent is not a non-negative integer");
+	    "limits.cpu_percent is not a non-negative integer");
 	cr_assert_eq(json_object_size(lim),
-		     sizeof(limit_fields) / sizeof(limit_fields[0]) + 1);
+	    sizeof(limit_fields) / sizeof(limit_fields[0]) + 1);
 }
 
 static const char *
@@ -195,7 +211,7 @@ static void
 assert_null_field(const struct run_out *o, const char *name)
 {
 	cr_assert(json_is_null(json_object_get(o->json, name)),
-		  "%s is not null: %s", name, o->out);
+	    "%s is not null: %s", name, o->out);
 }
 
 /* The job ended "ok" (exit 0, no signal, stockade exit 0); returns the
@@ -205,7 +221,7 @@ expect_ok(const struct run_out *o)
 {
 	assert_result_shape(o);
 	cr_assert_str_eq(jstr(o, "status"), "ok",
-			 "status is not ok: %s / stderr: %s", o->out, o->err);
+	    "status is not ok: %s / stderr: %s", o->out, o->err);
 	cr_assert_eq(jint(o, "exit_code"), 0);
 	assert_null_field(o, "signal");
 	cr_assert_eq(o->status, 0, "stockade exited %d", o->status);
@@ -232,8 +248,8 @@ Test(jail, hostname_is_stockade_not_the_hosts)
 
 	cr_assert_eq(gethostname(host, sizeof(host)), 0);
 	cr_assert_str_neq(host, "stockade",
-			  "the host is itself named stockade: the test cannot "
-			  "tell the two apart");
+	    "the host is itself named stockade: the test cannot "
+	    "tell the two apart");
 	RUN(&o, "run", "--json", "--", "uname", "-n");
 	cr_assert_str_eq(expect_ok(&o), "stockade\n");
 	run_out_free(&o);
@@ -257,20 +273,20 @@ Test(jail, proc_lists_only_init_and_the_payload)
 Test(jail, host_facts_of_proc_are_masked)
 {
 	static const char *const prog =
-		"import os\n"
-		"for p in ('/proc/cmdline', '/proc/keys', '/proc/key-users',\n"
-		"          '/proc/partitions', '/proc/diskstats',\n"
-		"          '/proc/zoneinfo', '/proc/buddyinfo', '/proc/iomem',\n"
-		"          '/proc/config.gz', '/proc/kallsyms', '/proc/swaps'):\n"
-		"    try:\n"
-		"        n = len(open(p, 'rb').read())\n"
-		"    except FileNotFoundError:\n"
-		"        n = 0\n"
-		"    if n:\n"
-		"        print(p, n)\n"
-		"print(open('/proc/sys/kernel/random/boot_id').read().strip())\n"
-		"print('.stockade-masks' in open('/proc/self/mountinfo').read(),"
-		" os.path.exists('/.stockade-masks'))\n";
+	    "import os\n"
+	    "for p in ('/proc/cmdline', '/proc/keys', '/proc/key-users',\n"
+	    "          '/proc/partitions', '/proc/diskstats',\n"
+	    "          '/proc/zoneinfo', '/proc/buddyinfo', '/proc/iomem',\n"
+	    "          '/proc/config.gz', '/proc/kallsyms', '/proc/swaps'):\n"
+	    "    try:\n"
+	    "        n = len(open(p, 'rb').read())\n"
+	    "    except FileNotFoundError:\n"
+	    "        n = 0\n"
+	    "    if n:\n"
+	    "        print(p, n)\n"
+	    "print(open('/proc/sys/kernel/random/boot_id').read().strip())\n"
+	    "print('.stockade-masks' in open('/proc/self/mountinfo').read(),"
+	    " os.path.exists('/.stockade-masks'))\n";
 	char host[64] = "", first[64], second[64];
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
 	struct run_out o;
@@ -285,13 +301,13 @@ Test(jail, host_facts_of_proc_are_masked)
 	cr_assert_eq(strlen(first), 36, "not a boot id: %s", out);
 	cr_assert(strstr(out, "False False\n") != NULL, "%s", out);
 	cr_assert_neq(strncmp(host, first, 36), 0,
-		      "the job reads the host's boot id %s", first);
+	    "the job reads the host's boot id %s", first);
 	run_out_free(&o);
 	RUN(&o, "run", "--json", "--", "python3", "-c", prog);
 	out = expect_ok(&o);
 	cr_assert_eq(sscanf(out, "%63s", second), 1, "%s", out);
 	cr_assert_str_neq(first, second, "two jobs share the boot id %s",
-			  first);
+	    first);
 	run_out_free(&o);
 }
 
@@ -329,7 +345,7 @@ Test(jail, only_interface_is_lo_and_it_is_up)
 	    "c.sendall(b'tcp')\n"
 	    "print(a.recv(3).decode(), 'over lo')\n");
 	cr_assert_str_eq(expect_ok(&o),
-			 "['lo']\nup loopback\nping\ntcp over lo\n");
+	    "['lo']\nup loopback\nping\ntcp over lo\n");
 	run_out_free(&o);
 }
 
@@ -426,8 +442,10 @@ Test(jail, no_route_beyond_the_jail)
 	    "import socket\n"
 	    "socket.create_connection(('192.0.2.1', 80), timeout=2)\n");
 	cr_assert_str_eq(jstr(&o, "status"), "exit_nonzero", "%s", o.out);
-	cr_assert_not_null(strstr(jstr(&o, "hint"), "the sandbox has no "
-				  "network"), "%s", o.out);
+	cr_assert_not_null(strstr(jstr(&o, "hint"),
+			       "the sandbox has no "
+			       "network"),
+	    "%s", o.out);
 	run_out_free(&o);
 }
 
@@ -439,42 +457,42 @@ Test(jail, no_route_beyond_the_jail)
  * path the walk of the visible tree found with the canary's name.
  */
 static const char canary_script[] =
-	"import errno, json, os, sys\n"
-	"path, name = sys.argv[1], sys.argv[2]\n"
-	"res = {}\n"
-	"def attempt(label, p):\n"
-	"    try:\n"
-	"        with open(p, 'rb') as f:\n"
-	"            res[label] = 'READ ' + f.read().decode('latin-1')\n"
-	"    except OSError as e:\n"
-	"        res[label] = errno.errorcode.get(e.errno, str(e.errno))\n"
-	"attempt('absolute', path)\n"
-	"attempt('proc1root', '/proc/1/root' + path)\n"
-	"attempt('procselfroot', '/proc/self/root' + path)\n"
-	"attempt('procselfcwd', '/proc/self/cwd/../../..' + path)\n"
-	"os.chdir('/work')\n"
-	"attempt('climb', '../../../../../../../..' + path)\n"
-	"found, walked = [], 0\n"
-	/* Landlock gives no right to list / (launcher/payload/landlock_jail.c):
+    "import errno, json, os, sys\n"
+    "path, name = sys.argv[1], sys.argv[2]\n"
+    "res = {}\n"
+    "def attempt(label, p):\n"
+    "    try:\n"
+    "        with open(p, 'rb') as f:\n"
+    "            res[label] = 'READ ' + f.read().decode('latin-1')\n"
+    "    except OSError as e:\n"
+    "        res[label] = errno.errorcode.get(e.errno, str(e.errno))\n"
+    "attempt('absolute', path)\n"
+    "attempt('proc1root', '/proc/1/root' + path)\n"
+    "attempt('procselfroot', '/proc/self/root' + path)\n"
+    "attempt('procselfcwd', '/proc/self/cwd/../../..' + path)\n"
+    "os.chdir('/work')\n"
+    "attempt('climb', '../../../../../../../..' + path)\n"
+    "found, walked = [], 0\n"
+    /* Landlock gives no right to list / (launcher/payload/landlock_jail.c):
 	 * then every name a jail may have at its top, that exists. */
-	"try:\n"
-	"    tops = os.listdir('/')\n"
-	"except PermissionError:\n"
-	"    tops = [t for t in ('bin', 'dev', 'etc', 'home', 'lib', 'lib32',\n"
-	"            'lib64', 'libx32', 'mnt', 'opt', 'root', 'run', 'sbin',\n"
-	"            'srv', 'sys', 'tmp', 'var', 'work') if\n"
-	"            os.path.lexists('/' + t)]\n"
-	"for top in sorted(tops):\n"
-	"    t = '/' + top\n"
-	"    if top in ('proc', 'usr') or os.path.islink(t):\n"
-	"        continue\n"
-	"    for d, dirs, files in os.walk(t):\n"
-	"        walked += 1\n"
-	"        if name in files or name in dirs:\n"
-	"            found.append(os.path.join(d, name))\n"
-	"res['found'] = found\n"
-	"res['walked'] = walked\n"
-	"print(json.dumps(res, sort_keys=True))\n";
+    "try:\n"
+    "    tops = os.listdir('/')\n"
+    "except PermissionError:\n"
+    "    tops = [t for t in ('bin', 'dev', 'etc', 'home', 'lib', 'lib32',\n"
+    "            'lib64', 'libx32', 'mnt', 'opt', 'root', 'run', 'sbin',\n"
+    "            'srv', 'sys', 'tmp', 'var', 'work') if\n"
+    "            os.path.lexists('/' + t)]\n"
+    "for top in sorted(tops):\n"
+    "    t = '/' + top\n"
+    "    if top in ('proc', 'usr') or os.path.islink(t):\n"
+    "        continue\n"
+    "    for d, dirs, files in os.walk(t):\n"
+    "        walked += 1\n"
+    "        if name in files or name in dirs:\n"
+    "            found.append(os.path.join(d, name))\n"
+    "res['found'] = found\n"
+    "res['walked'] = walked\n"
+    "print(json.dumps(res, sort_keys=True))\n";
 
 Test(jail, canary_file_unreachable_by_any_path)
 {
@@ -495,11 +513,12 @@ Test(jail, canary_file_unreachable_by_any_path)
 		snprintf(path, sizeof(path), "%s/%s", home, name);
 	else
 		snprintf(path, sizeof(path), "%s/%s",
-			 harness_tmpdir("stockade-test-canary"), name);
+		    harness_tmpdir("stockade-test-canary"), name);
 	remember_file(path);
 	harness_write_file(path, secret);
 	content = harness_read_file(path, NULL);
-	cr_assert_str_eq(content, secret, "the canary is not readable on the host");
+	cr_assert_str_eq(content, secret,
+	    "the canary is not readable on the host");
 	free(content);
 
 	RUN(&o, "run", "--json", "--workspace", harness_workspace(), "--",
@@ -509,20 +528,19 @@ Test(jail, canary_file_unreachable_by_any_path)
 	res = json_loads(expect_ok(&o), 0, NULL);
 	cr_assert_not_null(res, "payload output: %s", jstr(&o, "stdout"));
 	cr_assert_str_eq(json_string_value(json_object_get(res, "absolute")),
-			 "ENOENT");
+	    "ENOENT");
 	/* init is not dumpable: its root link is closed to the payload. */
 	cr_assert_str_eq(json_string_value(json_object_get(res, "proc1root")),
-			 "EACCES");
-	cr_assert_str_eq(
-		json_string_value(json_object_get(res, "procselfroot")),
-		"ENOENT");
+	    "EACCES");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(res, "procselfroot")),
+	    "ENOENT");
 	cr_assert_str_eq(json_string_value(json_object_get(res, "procselfcwd")),
-			 "ENOENT");
+	    "ENOENT");
 	cr_assert_str_eq(json_string_value(json_object_get(res, "climb")),
-			 "ENOENT");
+	    "ENOENT");
 	cr_assert_eq(json_array_size(json_object_get(res, "found")), 0,
-		     "the canary's name is visible in the jail: %s",
-		     jstr(&o, "stdout"));
+	    "the canary's name is visible in the jail: %s", jstr(&o, "stdout"));
 	/* The walk saw the tree (/etc, /dev, /home, /work, /tmp...). */
 	cr_assert_geq(json_integer_value(json_object_get(res, "walked")), 5);
 	json_decref(res);
@@ -534,17 +552,17 @@ Test(jail, canary_file_unreachable_by_any_path)
  * and cmdline of the jail, so the host can search it for the canary.
  */
 static const char env_script[] =
-	"import errno, json, os\n"
-	"procs = {}\n"
-	"for p in sorted(e for e in os.listdir('/proc') if e.isdigit()):\n"
-	"    for f in ('environ', 'cmdline'):\n"
-	"        try:\n"
-	"            with open('/proc/%s/%s' % (p, f), 'rb') as fh:\n"
-	"                procs[p + '/' + f] = fh.read().replace(b'\\0',"
-	" b' ').decode('latin-1')\n"
-	"        except OSError as e:\n"
-	"            procs[p + '/' + f] = errno.errorcode.get(e.errno, '?')\n"
-	"print(json.dumps({'environ': dict(os.environ), 'procs': procs}))\n";
+    "import errno, json, os\n"
+    "procs = {}\n"
+    "for p in sorted(e for e in os.listdir('/proc') if e.isdigit()):\n"
+    "    for f in ('environ', 'cmdline'):\n"
+    "        try:\n"
+    "            with open('/proc/%s/%s' % (p, f), 'rb') as fh:\n"
+    "                procs[p + '/' + f] = fh.read().replace(b'\\0',"
+    " b' ').decode('latin-1')\n"
+    "        except OSError as e:\n"
+    "            procs[p + '/' + f] = errno.errorcode.get(e.errno, '?')\n"
+    "print(json.dumps({'environ': dict(os.environ), 'procs': procs}))\n";
 
 Test(jail, caller_environment_is_absent_inside)
 {
@@ -568,7 +586,7 @@ Test(jail, caller_environment_is_absent_inside)
 	cr_assert_eq(policy_load_default(&pol, err, sizeof(err)), 0, "%s", err);
 	env = json_object_get(res, "environ");
 	cr_assert_eq(json_object_size(env), pol.nenv, "environ: %s",
-		     jstr(&o, "stdout"));
+	    jstr(&o, "stdout"));
 	for (size_t i = 0; i < pol.nenv; i++) {
 		const char *eq = strchr(pol.env[i], '=');
 		char key[256];
@@ -576,7 +594,7 @@ Test(jail, caller_environment_is_absent_inside)
 
 		cr_assert_not_null(eq);
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - pol.env[i]),
-			 pol.env[i]);
+		    pol.env[i]);
 		v = json_object_get(env, key);
 		cr_assert(json_is_string(v), "%s missing inside", key);
 		cr_assert_str_eq(json_string_value(v), eq + 1, "%s", key);
@@ -588,11 +606,13 @@ Test(jail, caller_environment_is_absent_inside)
 	procs = json_object_get(res, "procs");
 	cr_assert_eq(json_object_size(procs), 4, "%s", jstr(&o, "stdout"));
 	cr_assert_str_eq(json_string_value(json_object_get(procs, "1/environ")),
-			 "EACCES");
-	cr_assert_str_neq(json_string_value(json_object_get(procs, "2/environ")),
-			  "EACCES");
-	cr_assert_not_null(strstr(json_string_value(json_object_get(procs,
-		"2/environ")), "PATH=/usr/local/bin"));
+	    "EACCES");
+	cr_assert_str_neq(json_string_value(
+			      json_object_get(procs, "2/environ")),
+	    "EACCES");
+	cr_assert_not_null(
+	    strstr(json_string_value(json_object_get(procs, "2/environ")),
+		"PATH=/usr/local/bin"));
 	json_decref(res);
 	run_out_free(&o);
 }
@@ -633,7 +653,7 @@ policy_file(const char *text)
 	static char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/policy.ini",
-		 harness_tmpdir("stockade-test-policy"));
+	    harness_tmpdir("stockade-test-policy"));
 	harness_write_file(path, text);
 	return path;
 }
@@ -651,8 +671,10 @@ Test(jail, policy_with_one_bind_keeps_the_defaults)
 	struct run_out o;
 
 	make_bind_source(dir, sizeof(dir));
-	snprintf(text, sizeof(text), "[filesystem]\nro_bind = %s\n"
-		 "[environment]\nGREETING = hi\n", dir);
+	snprintf(text, sizeof(text),
+	    "[filesystem]\nro_bind = %s\n"
+	    "[environment]\nGREETING = hi\n",
+	    dir);
 	pol = policy_file(text);
 
 	RUN(&o, "policy", "check", pol);
@@ -664,16 +686,18 @@ Test(jail, policy_with_one_bind_keeps_the_defaults)
 	snprintf(want, sizeof(want), "\nro_bind = %s ; file:2\n", dir);
 	cr_assert_not_null(strstr(o.out, want), "%s", o.out);
 	cr_assert_not_null(strstr(o.out, "\nro_bind = /usr ; default:"), "%s",
-			   o.out);
+	    o.out);
 	cr_assert_not_null(strstr(o.out, "\nGREETING = hi ; file:4\n"), "%s",
-			   o.out);
+	    o.out);
 	run_out_free(&o);
 
-	snprintf(text, sizeof(text), "echo \"$PATH $GREETING $TZ\"; cat %s/hello"
-		 " && test -x /usr/bin/env && echo usr", dir);
+	snprintf(text, sizeof(text),
+	    "echo \"$PATH $GREETING $TZ\"; cat %s/hello"
+	    " && test -x /usr/bin/env && echo usr",
+	    dir);
 	RUN(&o, "run", "--json", "--policy", pol, "--", "sh", "-c", text);
 	cr_assert_str_eq(expect_ok(&o),
-			 "/usr/local/bin:/usr/bin:/bin hi UTC\nhello\nusr\n");
+	    "/usr/local/bin:/usr/bin:/bin hi UTC\nhello\nusr\n");
 	run_out_free(&o);
 	remove_bind_source(dir);
 }
@@ -690,8 +714,10 @@ Test(jail, vanished_bind_is_sandbox_error_naming_it)
 	struct run_out o;
 
 	make_bind_source(dir, sizeof(dir));
-	snprintf(text, sizeof(text), "[jail]\npool_size = 0\n"
-		 "[filesystem]\nro_bind = %s\n", dir);
+	snprintf(text, sizeof(text),
+	    "[jail]\npool_size = 0\n"
+	    "[filesystem]\nro_bind = %s\n",
+	    dir);
 	pol = policy_file(text);
 	RUN(&o, "policy", "check", pol);
 	cr_assert_eq(o.status, 0, "policy check: %s%s", o.out, o.err);
@@ -700,8 +726,10 @@ Test(jail, vanished_bind_is_sandbox_error_naming_it)
 
 	RUN(&o, "policy", "check", pol);
 	cr_assert_eq(o.status, 2, "policy check: %s%s", o.out, o.err);
-	snprintf(want, sizeof(want), "%s:4: ro_bind %s: the host has no such "
-		 "path", pol, dir);
+	snprintf(want, sizeof(want),
+	    "%s:4: ro_bind %s: the host has no such "
+	    "path",
+	    pol, dir);
 	cr_assert_not_null(strstr(o.err, want), "%s", o.err);
 	run_out_free(&o);
 
@@ -710,7 +738,7 @@ Test(jail, vanished_bind_is_sandbox_error_naming_it)
 	cr_assert_str_eq(jstr(&o, "status"), "sandbox_error", "%s", o.out);
 	cr_assert_eq(o.status, 70, "stockade exited %d", o.status);
 	snprintf(want, sizeof(want), "ro_bind %s: No such file or directory",
-		 dir);
+	    dir);
 	cr_assert_not_null(strstr(jstr(&o, "detail"), want), "%s", o.out);
 	cr_assert_not_null(strstr(jstr(&o, "hint"), want), "%s", o.out);
 	run_out_free(&o);
@@ -730,27 +758,33 @@ Test(jail, replaced_binds_leave_no_program_unless_meant)
 	struct run_out o;
 
 	make_bind_source(dir, sizeof(dir));
-	snprintf(text, sizeof(text), "[policy]\nreplace = filesystem\n"
-		 "[filesystem]\nro_bind = %s\n", dir);
+	snprintf(text, sizeof(text),
+	    "[policy]\nreplace = filesystem\n"
+	    "[filesystem]\nro_bind = %s\n",
+	    dir);
 	pol = policy_file(text);
 	RUN(&o, "policy", "check", pol);
 	cr_assert_eq(o.status, 2, "policy check: %s%s", o.out, o.err);
-	snprintf(want, sizeof(want), "%s:2: the job has no program to run: no "
-		 "directory of PATH (/usr/local/bin:/usr/bin:/bin) is at or "
-		 "below a bind of [filesystem]", pol);
+	snprintf(want, sizeof(want),
+	    "%s:2: the job has no program to run: no "
+	    "directory of PATH (/usr/local/bin:/usr/bin:/bin) is at or "
+	    "below a bind of [filesystem]",
+	    pol);
 	cr_assert_not_null(strstr(o.err, want), "%s", o.err);
 	run_out_free(&o);
 
 	RUN(&o, "policy", "show", "--policy", pol);
 	cr_assert_not_null(strstr(o.out, "\nreplace = filesystem ; file:2\n"),
-			   "%s", o.out);
+	    "%s", o.out);
 	cr_assert_not_null(strstr(o.out, "; the file's list alone"), "%s",
-			   o.out);
+	    o.out);
 	cr_assert_null(strstr(o.out, "ro_bind = /usr"), "%s", o.out);
 	run_out_free(&o);
 
-	snprintf(text, sizeof(text), "[policy]\nreplace = filesystem\n"
-		 "no_programs = true\n[filesystem]\nro_bind = %s\n", dir);
+	snprintf(text, sizeof(text),
+	    "[policy]\nreplace = filesystem\n"
+	    "no_programs = true\n[filesystem]\nro_bind = %s\n",
+	    dir);
 	pol = policy_file(text);
 	RUN(&o, "policy", "check", pol);
 	cr_assert_eq(o.status, 0, "policy check: %s%s", o.out, o.err);
@@ -771,10 +805,15 @@ Test(jail, replaced_binds_leave_no_program_unless_meant)
 Test(jail, payload_is_unprivileged_and_confined)
 {
 	static const char *const zero_lines[] = {
-		"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000",
-		"CapEff:\t0000000000000000", "CapBnd:\t0000000000000000",
-		"CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2",
-		"Uid:\t1000\t1000\t1000\t1000", "Gid:\t1000\t1000\t1000\t1000",
+	    "CapInh:\t0000000000000000",
+	    "CapPrm:\t0000000000000000",
+	    "CapEff:\t0000000000000000",
+	    "CapBnd:\t0000000000000000",
+	    "CapAmb:\t0000000000000000",
+	    "NoNewPrivs:\t1",
+	    "Seccomp:\t2",
+	    "Uid:\t1000\t1000\t1000\t1000",
+	    "Gid:\t1000\t1000\t1000\t1000",
 	};
 	struct run_out o;
 	const char *status;
@@ -786,12 +825,13 @@ Test(jail, payload_is_unprivileged_and_confined)
 	RUN(&o, "run", "--json", "--", "python3", "-c",
 	    "print(open('/proc/self/status').read(), end='')");
 	status = expect_ok(&o);
-	for (size_t i = 0; i < sizeof(zero_lines) / sizeof(zero_lines[0]); i++) {
+	for (size_t i = 0; i < sizeof(zero_lines) / sizeof(zero_lines[0]);
+	     i++) {
 		char want[64];
 
 		snprintf(want, sizeof(want), "\n%s\n", zero_lines[i]);
 		cr_assert_not_null(strstr(status, want), "no \"%s\" in:\n%s",
-				   zero_lines[i], status);
+		    zero_lines[i], status);
 	}
 	run_out_free(&o);
 
@@ -815,8 +855,8 @@ Test(jail, etc_ssl_private_is_not_visible)
 	RUN(&o, "run", "--json", "--", "ls", "/etc/ssl/private");
 	expect_exit(&o, 2);
 	cr_assert_not_null(strstr(jstr(&o, "stderr"),
-				  "No such file or directory"),
-			   "%s", jstr(&o, "stderr"));
+			       "No such file or directory"),
+	    "%s", jstr(&o, "stderr"));
 	run_out_free(&o);
 
 	RUN(&o, "run", "--json", "--", "python3", "-c",
@@ -874,8 +914,8 @@ Test(jail, file_written_to_work_appears_in_workspace)
 	cr_assert_eq(lstat(path, &st), 0);
 	cr_assert(S_ISREG(st.st_mode));
 	cr_assert_eq(st.st_uid, harness_workspace_owner());
-	cr_assert_eq(st.st_gid, geteuid() == 0 ? PROTO_ROOT_PAYLOAD_ID :
-						 getegid());
+	cr_assert_eq(st.st_gid,
+	    geteuid() == 0 ? PROTO_ROOT_PAYLOAD_ID : getegid());
 	free(got);
 	run_out_free(&o);
 }
@@ -888,9 +928,9 @@ Test(jail, tmp_is_not_the_hosts_tmp)
 
 	harness_random_hex(rnd, sizeof(rnd));
 	snprintf(host_mark, sizeof(host_mark), "/tmp/stockade-test-hostmark-%s",
-		 rnd);
+	    rnd);
 	snprintf(jail_mark, sizeof(jail_mark), "/tmp/stockade-test-jailmark-%s",
-		 rnd);
+	    rnd);
 	remember_file(host_mark);
 	remember_file(jail_mark);
 	harness_write_file(host_mark, "host\n");
@@ -901,11 +941,12 @@ Test(jail, tmp_is_not_the_hosts_tmp)
 	    "print(os.listdir('/tmp'))\n"
 	    "print(os.path.lexists(sys.argv[1]))\n"
 	    "open(sys.argv[2], 'w').write('jail\\n')\n"
-	    "print(sorted(os.listdir('/tmp')) == [os.path.basename(sys.argv[2])])\n",
+	    "print(sorted(os.listdir('/tmp')) == "
+	    "[os.path.basename(sys.argv[2])])\n",
 	    arg, jail_mark);
 	cr_assert_str_eq(expect_ok(&o), "[]\nFalse\nTrue\n");
 	cr_assert_eq(lstat(jail_mark, &st), -1,
-		     "the jail's /tmp file appeared in the host's /tmp");
+	    "the jail's /tmp file appeared in the host's /tmp");
 	cr_assert_eq(errno, ENOENT);
 	cr_assert_eq(lstat(host_mark, &st), 0);
 	run_out_free(&o);
@@ -951,12 +992,13 @@ Test(jail, json_timeout_within_one_to_two_seconds)
 	cr_assert_str_eq(jstr(&o, "signal"), "SIGKILL");
 	wall = jint(&o, "wall_ms");
 	cr_assert(wall >= 1000 && wall <= 2000, "wall_ms %lld",
-		  (long long)wall);
+	    (long long)wall);
 	cr_assert_lt(o.wall_ms, 2000, "stockade took %ld ms from outside",
-		     o.wall_ms);
-	cr_assert_eq(json_integer_value(json_object_get(
-			     json_object_get(o.json, "limits"), "wall_time_ms")),
-		     1000);
+	    o.wall_ms);
+	cr_assert_eq(json_integer_value(
+			 json_object_get(json_object_get(o.json, "limits"),
+			     "wall_time_ms")),
+	    1000);
 	cr_assert_eq(o.status, 124);
 	run_out_free(&o);
 }
@@ -985,8 +1027,8 @@ Test(jail, missing_program_is_exit_127)
 	RUN(&o, "run", "--json", "--", name);
 	expect_exit(&o, 127);
 	cr_assert_not_null(strstr(jstr(&o, "stderr"),
-				  "No such file or directory"),
-			   "%s", jstr(&o, "stderr"));
+			       "No such file or directory"),
+	    "%s", jstr(&o, "stderr"));
 	run_out_free(&o);
 }
 
@@ -1003,7 +1045,7 @@ Test(jail, non_executable_file_is_exit_126)
 	expect_exit(&o, 126);
 	cr_assert_str_eq(jstr(&o, "stdout"), "");
 	cr_assert_not_null(strstr(jstr(&o, "stderr"), "Permission denied"),
-			   "%s", jstr(&o, "stderr"));
+	    "%s", jstr(&o, "stderr"));
 	run_out_free(&o);
 }
 
@@ -1018,40 +1060,41 @@ Test(jail, non_executable_file_is_exit_126)
  * then exits, or with "spin" as a second argument spins until killed.
  */
 static const char leftover_script[] =
-	"import os, subprocess, sys, time\n"
-	"mark = sys.argv[1]\n"
-	"subprocess.Popen(['sh', '-c', 'setsid sh -c \"sleep 300 0.0000000%s;"
-	" :\" shmark-%s &' % (mark, mark)])\n"
-	"daemon = ('import os, signal, sys, time\\n'\n"
-	"          'signal.signal(signal.SIGTERM, signal.SIG_IGN)\\n'\n"
-	"          'if os.fork(): sys.exit(0)\\n'\n"
-	"          'os.setsid()\\n'\n"
-	"          'if os.fork(): sys.exit(0)\\n'\n"
-	"          'open(\"/tmp/daemon-\" + sys.argv[1], \"w\").close()\\n'\n"
-	"          'time.sleep(300)\\n')\n"
-	"subprocess.run([sys.executable, '-c', daemon, mark], check=True)\n"
-	"def marked():\n"
-	"    names = []\n"
-	"    for p in os.listdir('/proc'):\n"
-	"        if not p.isdigit() or int(p) == os.getpid():\n"
-	"            continue\n"
-	"        try:\n"
-	"            cmd = open('/proc/%s/cmdline' % p, 'rb').read().split(b'\\0')\n"
-	"        except OSError:\n"
-	"            continue\n"
-	"        if any(mark.encode() in a for a in cmd):\n"
-	"            names.append(os.path.basename(cmd[0]).decode())\n"
-	"    return sorted(names)\n"
-	"for _ in range(250):\n"
-	"    m = marked()\n"
-	"    if 'sleep' in m and os.path.exists('/tmp/daemon-' + mark):\n"
-	"        break\n"
-	"    time.sleep(0.01)\n"
-	"print('running', 'sleep' in m, os.path.exists('/tmp/daemon-' + mark))\n"
-	"sys.stdout.flush()\n"
-	"if sys.argv[2:] == ['spin']:\n"
-	"    while True:\n"
-	"        pass\n";
+    "import os, subprocess, sys, time\n"
+    "mark = sys.argv[1]\n"
+    "subprocess.Popen(['sh', '-c', 'setsid sh -c \"sleep 300 0.0000000%s;"
+    " :\" shmark-%s &' % (mark, mark)])\n"
+    "daemon = ('import os, signal, sys, time\\n'\n"
+    "          'signal.signal(signal.SIGTERM, signal.SIG_IGN)\\n'\n"
+    "          'if os.fork(): sys.exit(0)\\n'\n"
+    "          'os.setsid()\\n'\n"
+    "          'if os.fork(): sys.exit(0)\\n'\n"
+    "          'open(\"/tmp/daemon-\" + sys.argv[1], \"w\").close()\\n'\n"
+    "          'time.sleep(300)\\n')\n"
+    "subprocess.run([sys.executable, '-c', daemon, mark], check=True)\n"
+    "def marked():\n"
+    "    names = []\n"
+    "    for p in os.listdir('/proc'):\n"
+    "        if not p.isdigit() or int(p) == os.getpid():\n"
+    "            continue\n"
+    "        try:\n"
+    "            cmd = open('/proc/%s/cmdline' % p, "
+    "'rb').read().split(b'\\0')\n"
+    "        except OSError:\n"
+    "            continue\n"
+    "        if any(mark.encode() in a for a in cmd):\n"
+    "            names.append(os.path.basename(cmd[0]).decode())\n"
+    "    return sorted(names)\n"
+    "for _ in range(250):\n"
+    "    m = marked()\n"
+    "    if 'sleep' in m and os.path.exists('/tmp/daemon-' + mark):\n"
+    "        break\n"
+    "    time.sleep(0.01)\n"
+    "print('running', 'sleep' in m, os.path.exists('/tmp/daemon-' + mark))\n"
+    "sys.stdout.flush()\n"
+    "if sys.argv[2:] == ['spin']:\n"
+    "    while True:\n"
+    "        pass\n";
 
 /* The scan that the two tests below rely on does see a live process. */
 Test(jail, marker_scan_sees_a_live_host_process)
@@ -1071,7 +1114,7 @@ Test(jail, marker_scan_sees_a_live_host_process)
 	}
 	end = harness_now_ms() + 2000;
 	while ((n = harness_count_marked(mark, 0, found, 2)) == 0 &&
-	       harness_now_ms() < end)
+	    harness_now_ms() < end)
 		usleep(10000);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -1086,8 +1129,10 @@ assert_nothing_left(const char *mark)
 	pid_t pids[8];
 	int n = harness_count_marked(mark, 1000, pids, 8);
 
-	cr_assert_eq(n, 0, "%d process(es) of the job survived it (first: pid "
-		     "%d)", n, (int)pids[0]);
+	cr_assert_eq(n, 0,
+	    "%d process(es) of the job survived it (first: pid "
+	    "%d)",
+	    n, (int)pids[0]);
 }
 
 Test(jail, no_process_outlives_its_job)
@@ -1097,8 +1142,8 @@ Test(jail, no_process_outlives_its_job)
 
 	harness_random_digits(mark, sizeof(mark));
 	RUN(&o, "run", "--json", "--", "python3", "-c", leftover_script, mark);
-	cr_assert_str_eq(expect_ok(&o), "running True True\n",
-			 "stderr: %s", jstr(&o, "stderr"));
+	cr_assert_str_eq(expect_ok(&o), "running True True\n", "stderr: %s",
+	    jstr(&o, "stderr"));
 	assert_nothing_left(mark);
 	run_out_free(&o);
 }
@@ -1112,16 +1157,16 @@ Test(jail, no_process_outlives_its_job)
 Test(jail, orphans_are_reaped_by_init)
 {
 	static const char script[] =
-		"for i in $(seq 30); do (sleep 0 &); done; sleep 0.5; "
-		"z=0; for f in /proc/[0-9]*/stat; do "
-		"read -r line < \"$f\" 2>/dev/null || continue; "
-		"case \"${line##*) }\" in Z*) z=$((z+1));; esac; done; "
-		"echo zombies=$z";
+	    "for i in $(seq 30); do (sleep 0 &); done; sleep 0.5; "
+	    "z=0; for f in /proc/[0-9]*/stat; do "
+	    "read -r line < \"$f\" 2>/dev/null || continue; "
+	    "case \"${line##*) }\" in Z*) z=$((z+1));; esac; done; "
+	    "echo zombies=$z";
 	struct run_out o;
 
 	RUN(&o, "run", "--json", "--", "sh", "-c", script);
 	cr_assert_str_eq(expect_ok(&o), "zombies=0\n", "stderr: %s",
-			 jstr(&o, "stderr"));
+	    jstr(&o, "stderr"));
 	run_out_free(&o);
 }
 
@@ -1138,9 +1183,8 @@ Test(jail, payload_signals_are_at_their_defaults)
 	RUN(&o, "run", "--json", "--", "sh", "-c",
 	    "grep -E '^Sig(Ign|Blk):' /proc/self/status");
 	cr_assert_str_eq(expect_ok(&o),
-			 "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n",
-			 "got: %s / stderr: %s", jstr(&o, "stdout"),
-			 jstr(&o, "stderr"));
+	    "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n",
+	    "got: %s / stderr: %s", jstr(&o, "stdout"), jstr(&o, "stderr"));
 	run_out_free(&o);
 }
 
@@ -1153,23 +1197,24 @@ Test(jail, payload_signals_are_at_their_defaults)
 Test(jail, unmapped_memory_is_refused_under_the_monitor)
 {
 	static const char script[] =
-		"import ctypes, os\n"
-		"libc = ctypes.CDLL(None, use_errno=True)\n"
-		"try:\n"
-		"    os.memfd_create('x')\n"
-		"    print('memfd ok')\n"
-		"except OSError as e:\n"
-		"    print('memfd', e.errno)\n"
-		"for name in ('shmget', 'msgget'):\n"
-		"    f = getattr(libc, name)\n"
-		"    r = f(0, 1 << 20, 0o1600) if name == 'shmget' else f(0, 0o1600)\n"
-		"    print(name, r, ctypes.get_errno())\n";
+	    "import ctypes, os\n"
+	    "libc = ctypes.CDLL(None, use_errno=True)\n"
+	    "try:\n"
+	    "    os.memfd_create('x')\n"
+	    "    print('memfd ok')\n"
+	    "except OSError as e:\n"
+	    "    print('memfd', e.errno)\n"
+	    "for name in ('shmget', 'msgget'):\n"
+	    "    f = getattr(libc, name)\n"
+	    "    r = f(0, 1 << 20, 0o1600) if name == 'shmget' else f(0, "
+	    "0o1600)\n"
+	    "    print(name, r, ctypes.get_errno())\n";
 	struct run_out o;
 
 	RUN(&o, "run", "--json", "--", "python3", "-c", script);
 	cr_assert_str_eq(jstr(&o, "enforcement"), "monitor");
 	cr_assert_str_eq(expect_ok(&o), "memfd 1\nshmget -1 1\nmsgget -1 1\n",
-			 "stderr: %s", jstr(&o, "stderr"));
+	    "stderr: %s", jstr(&o, "stderr"));
 	run_out_free(&o);
 }
 
@@ -1206,21 +1251,22 @@ Test(jail, looks_like_an_ordinary_system)
 	    "print(pw.pw_name, pw.pw_dir, grp.getgrgid(os.getgid()).gr_name)\n"
 	    "open(os.path.expanduser('~/.cache-test'), 'w').write('x')\n"
 	    "print(os.listdir(os.path.expanduser('~')))\n"
-	    "open('/dev/shm/seg', 'w').write('y'); print(os.listdir('/dev/shm'))\n"
+	    "open('/dev/shm/seg', 'w').write('y'); "
+	    "print(os.listdir('/dev/shm'))\n"
 	    "open('/dev/null', 'w').write('z')\n"
 	    "print(locale.setlocale(locale.LC_ALL, ''), 'é'.encode())\n"
 	    "print(time.strftime('%Z', time.localtime(0)))\n"
 	    "print(os.path.exists('/etc/resolv.conf'))\n"
 	    "print('localhost' in open('/etc/hosts').read())\n");
 	cr_assert_str_eq(expect_ok(&o),
-			 "/dev/null ''\n"
-			 "sandbox /home/sandbox sandbox\n"
-			 "['.cache-test']\n"
-			 "['seg']\n"
-			 "C.UTF-8 b'\\xc3\\xa9'\n"
-			 "UTC\n"
-			 "False\n"
-			 "True\n");
+	    "/dev/null ''\n"
+	    "sandbox /home/sandbox sandbox\n"
+	    "['.cache-test']\n"
+	    "['seg']\n"
+	    "C.UTF-8 b'\\xc3\\xa9'\n"
+	    "UTC\n"
+	    "False\n"
+	    "True\n");
 	run_out_free(&o);
 }
 
@@ -1240,7 +1286,7 @@ Test(jail, pty_only_when_the_policy_asks)
 	run_out_free(&o);
 
 	snprintf(policy, sizeof(policy), "%s/pty.ini",
-		 harness_tmpdir("stockade-policy-"));
+	    harness_tmpdir("stockade-policy-"));
 	harness_write_file(policy, "[jail]\npty = true\n");
 	RUN(&o, "run", "--json", "--policy", policy, "--", "python3", "-c",
 	    "import os, pty, sys\n"
@@ -1250,7 +1296,7 @@ Test(jail, pty_only_when_the_policy_asks)
 	    "print(os.read(s, 16))\n"
 	    "print(sys.stdout.isatty())\n");
 	cr_assert_str_eq(expect_ok(&o),
-			 "/dev/pts/0 ['0', 'ptmx']\nb'ping\\n'\nFalse\n");
+	    "/dev/pts/0 ['0', 'ptmx']\nb'ping\\n'\nFalse\n");
 	run_out_free(&o);
 }
 
@@ -1265,21 +1311,23 @@ Test(jail, refuses_without_user_namespaces)
 	 * stockade inside must refuse (exit 69) naming the cause and the fix,
 	 * and run nothing. */
 	snprintf(script, sizeof(script),
-		 "echo 0 > /proc/sys/user/max_user_namespaces || exit 99; "
-		 "exec \"$0\" run -- sh -c 'echo RAN'");
+	    "echo 0 > /proc/sys/user/max_user_namespaces || exit 99; "
+	    "exec \"$0\" run -- sh -c 'echo RAN'");
 	{
-		const char *const argv[] = {"unshare", "--user", "--map-root-user",
-					    "sh", "-c", script,
-					    harness_stockade(), NULL};
+		const char *const argv[] = {"unshare", "--user",
+		    "--map-root-user", "sh", "-c", script, harness_stockade(),
+		    NULL};
 
 		harness_spawn(argv, &o);
 	}
 	cr_assert_eq(o.status, 69, "exit %d; stdout: %s; stderr: %s", o.status,
-		     o.out, o.err);
+	    o.out, o.err);
 	cr_assert_eq(o.out_len, 0, "something ran: %s", o.out);
-	cr_assert_not_null(strstr(o.err, "refused: user namespaces are disabled "
-				  "(user.max_user_namespaces = 0). Fix: sysctl -w "
-				  "user.max_user_namespaces="), "%s", o.err);
+	cr_assert_not_null(strstr(o.err,
+			       "refused: user namespaces are disabled "
+			       "(user.max_user_namespaces = 0). Fix: sysctl -w "
+			       "user.max_user_namespaces="),
+	    "%s", o.err);
 	run_out_free(&o);
 }
 
@@ -1295,7 +1343,8 @@ count_entries(const char *dir, char *name, size_t size)
 
 	cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
 		if (n++ == 0)
 			snprintf(name, size, "%s", de->d_name);
@@ -1320,7 +1369,7 @@ Test(jail, temporary_workspace_is_private_and_removed_unless_kept)
 	cr_assert_str_eq(expect_ok(&o), "/work\n");
 	run_out_free(&o);
 	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
-		     "left behind in $TMPDIR: %s", name);
+	    "left behind in $TMPDIR: %s", name);
 
 	/* With --keep: kept, mode 0700, with what the job wrote, and said. */
 	RUN(&o, "run", "--keep", "--", "sh", "-c", "echo kept > /work/f");
@@ -1371,7 +1420,7 @@ Test(jail, temporary_workspace_with_a_deep_tree_is_removed)
 	cr_assert_str_eq(o.err, "", "stockade said: %s", o.err);
 	run_out_free(&o);
 	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
-		     "left behind in $TMPDIR: %s", name);
+	    "left behind in $TMPDIR: %s", name);
 }
 
 /* ---- the workspace path ------------------------------------------------- */
@@ -1406,26 +1455,28 @@ Test(jail, workspace_through_a_planted_symlink_is_refused)
 	RUN(&o, "run", "--workspace", sub, "--", "sh", "-c",
 	    "echo planted > /work/f");
 	snprintf(want, sizeof(want),
-		 "stockade: workspace %s: a component is a symbolic link; give "
-		 "the path without symlinks\n", sub);
+	    "stockade: workspace %s: a component is a symbolic link; give "
+	    "the path without symlinks\n",
+	    sub);
 	cr_assert_eq(o.status, 2, "exit %d; stderr: %s", o.status, o.err);
 	cr_assert_str_eq(o.err, want);
 	cr_assert_eq(o.out_len, 0, "something ran: %s", o.out);
 	run_out_free(&o);
 	cr_assert_eq(count_entries(target, name, sizeof(name)), 0,
-		     "written outside the workspace: %s", name);
+	    "written outside the workspace: %s", name);
 
 	/* ...and as the last component. */
 	RUN(&o, "run", "--workspace", link, "--", "sh", "-c",
 	    "echo planted > /work/f");
 	snprintf(want, sizeof(want),
-		 "stockade: workspace %s: a component is a symbolic link; give "
-		 "the path without symlinks\n", link);
+	    "stockade: workspace %s: a component is a symbolic link; give "
+	    "the path without symlinks\n",
+	    link);
 	cr_assert_eq(o.status, 2, "exit %d; stderr: %s", o.status, o.err);
 	cr_assert_str_eq(o.err, want);
 	run_out_free(&o);
 	cr_assert_eq(count_entries(outside, name, sizeof(name)), 1,
-		     "written outside the workspace");
+	    "written outside the workspace");
 }
 
 /* A relative --workspace resolves from the current directory. */
@@ -1439,7 +1490,8 @@ Test(jail, workspace_relative_path_is_from_the_cwd)
 	cr_assert_eq(mkdir(path, 0700), 0);
 	if (geteuid() == 0)
 		cr_assert_eq(chown(path, PROTO_ROOT_PAYLOAD_ID,
-				   PROTO_ROOT_PAYLOAD_ID), 0);
+				 PROTO_ROOT_PAYLOAD_ID),
+		    0);
 	cr_assert_eq(chdir(ws), 0);
 	RUN(&o, "run", "--json", "--workspace", "real", "--", "sh", "-c",
 	    "echo relative > /work/f");
@@ -1462,10 +1514,10 @@ Test(jail, workspace_without_openat2_is_refused)
 {
 	/* The check every command starts with (broker/host/doctor.h). */
 	static const char want[] =
-		"stockade: refused: the kernel has no openat2(2) (ENOSYS; "
-		"Linux before 5.6, or a seccomp profile that hides it). Fix: "
-		"run stockade on Linux 5.6 or later, outside any seccomp "
-		"profile that denies openat2\n";
+	    "stockade: refused: the kernel has no openat2(2) (ENOSYS; "
+	    "Linux before 5.6, or a seccomp profile that hides it). Fix: "
+	    "run stockade on Linux 5.6 or later, outside any seccomp "
+	    "profile that denies openat2\n";
 	const char *tmp = harness_tmpdir("stockade-tmpdir-");
 	const char *ws = harness_workspace();
 	char enosys[4096], name[256];
@@ -1478,9 +1530,9 @@ Test(jail, workspace_without_openat2_is_refused)
 	cr_assert_eq(chmod(tmp, 0700), 0);
 	cr_assert_eq(setenv("XDG_RUNTIME_DIR", tmp, 1), 0);
 	{
-		const char *const argv[] = {enosys, "openat2", harness_stockade(),
-					    "run", "--workspace", ws, "--", "sh",
-					    "-c", "echo RAN", NULL};
+		const char *const argv[] = {enosys, "openat2",
+		    harness_stockade(), "run", "--workspace", ws, "--", "sh",
+		    "-c", "echo RAN", NULL};
 
 		harness_spawn(argv, &o);
 	}
@@ -1489,9 +1541,9 @@ Test(jail, workspace_without_openat2_is_refused)
 	cr_assert_eq(o.out_len, 0, "something ran: %s", o.out);
 	run_out_free(&o);
 	{
-		const char *const argv[] = {enosys, "openat2", harness_stockade(),
-					    "run", "--", "sh", "-c", "echo RAN",
-					    NULL};
+		const char *const argv[] = {enosys, "openat2",
+		    harness_stockade(), "run", "--", "sh", "-c", "echo RAN",
+		    NULL};
 
 		harness_spawn(argv, &o);
 	}
@@ -1500,12 +1552,12 @@ Test(jail, workspace_without_openat2_is_refused)
 	cr_assert_eq(o.out_len, 0, "something ran: %s", o.out);
 	run_out_free(&o);
 	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
-		     "left behind in $TMPDIR: %s", name);
+	    "left behind in $TMPDIR: %s", name);
 }
 
 /* ---- the command line's bounds ------------------------------------------ */
 
-#define TOO_LONG                                                           \
+#define TOO_LONG                                                             \
 	"stockade: the command line is too long: at most 1024 arguments of " \
 	"at most 16384 bytes each\n"
 
@@ -1536,21 +1588,21 @@ Test(jail, argument_over_16_kib_is_a_usage_error)
 	big[16384 + 1] = '\0';
 	{
 		const char *const argv[] = {harness_stockade(), "run", "--json",
-					    "--", "echo", big, NULL};
+		    "--", "echo", big, NULL};
 
 		expect_too_long(argv, TOO_LONG);
 	}
 	{
 		/* The program name counts as an argument. */
 		const char *const argv[] = {harness_stockade(), "run", "--json",
-					    "--", big, NULL};
+		    "--", big, NULL};
 
 		expect_too_long(argv, TOO_LONG);
 	}
 	big[16384] = '\0';
 	{
 		const char *const argv[] = {"run", "--json", "--", "sh", "-c",
-					    "echo ${#1}", "sh", big, NULL};
+		    "echo ${#1}", "sh", big, NULL};
 
 		harness_run(argv, &o);
 	}
@@ -1559,15 +1611,15 @@ Test(jail, argument_over_16_kib_is_a_usage_error)
 	/* Every argument within bounds, but not one message together. */
 	{
 		const char *argv[16] = {harness_stockade(), "run", "--json",
-					"--", "echo"};
+		    "--", "echo"};
 
 		for (int i = 5; i < 15; i++)
 			argv[i] = big;
 		argv[15] = NULL;
 		expect_too_long(argv,
-				"stockade: the command line is too long: with "
-				"the policy's environment and mounts it must "
-				"fit in 131072 bytes\n");
+		    "stockade: the command line is too long: with "
+		    "the policy's environment and mounts it must "
+		    "fit in 131072 bytes\n");
 	}
 	free(big);
 }
@@ -1624,18 +1676,18 @@ Test(jail, closed_stdout_still_removes_the_workspace)
 		 * the broker's own handling. */
 		signal(SIGPIPE, SIG_DFL);
 		execl(harness_stockade(), "stockade", "run", "--", "sh", "-c",
-		      "for i in $(seq 1 2000); do echo line $i; done",
-		      (char *)NULL);
+		    "for i in $(seq 1 2000); do echo line $i; done",
+		    (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
 	close(p[0]); /* the reader is gone before anything is written */
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert(WIFEXITED(st), "stockade died of signal %d",
-		  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	    WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	cr_assert_eq(WEXITSTATUS(st), 0);
 	cr_assert_eq(count_entries(tmp, name, sizeof(name)), 0,
-		     "left behind in $TMPDIR: %s", name);
+	    "left behind in $TMPDIR: %s", name);
 }
 
 /* As root, a workspace owned by root is refused: the id-mapped job would
@@ -1649,12 +1701,16 @@ Test(jail, root_owned_workspace_is_refused_when_running_as_root)
 	RUN(&o, "run", "--json", "--workspace", dir, "--", "sh", "-c",
 	    "echo x > /work/f");
 	if (geteuid() == 0) {
-		cr_assert_eq(o.status, 2, "exit %d: %s %s", o.status, o.out, o.err);
+		cr_assert_eq(o.status, 2, "exit %d: %s %s", o.status, o.out,
+		    o.err);
 		cr_assert_eq(o.out_len, 0, "%s", o.out);
-		cr_assert_not_null(strstr(o.err, "belongs to uid 0: stockade runs "
-					  "as root"), "%s", o.err);
+		cr_assert_not_null(strstr(o.err,
+				       "belongs to uid 0: stockade runs "
+				       "as root"),
+		    "%s", o.err);
 	} else {
-		cr_assert_eq(o.status, 0, "exit %d: %s %s", o.status, o.out, o.err);
+		cr_assert_eq(o.status, 0, "exit %d: %s %s", o.status, o.out,
+		    o.err);
 	}
 	run_out_free(&o);
 	{
@@ -1672,25 +1728,26 @@ Test(jail, unwritable_workspace_is_refused_before_the_job)
 {
 	const char *ws = harness_workspace();
 	static const char *const fronts[][3] = {{"serve", NULL, NULL},
-						{"mcp", NULL, NULL}};
+	    {"mcp", NULL, NULL}};
 	char path[4096];
 	struct run_out o;
 
 	cr_assert_eq(chmod(ws, 0555), 0);
-	RUN(&o, "run", "--json", "--workspace", ws, "--", "sh", "-c",
-	    "exit 7");
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "sh", "-c", "exit 7");
 	cr_assert_eq(o.status, 2, "exit %d: %s %s", o.status, o.out, o.err);
 	cr_assert_eq(o.out_len, 0, "a job ran: %s", o.out);
-	cr_assert_not_null(strstr(o.err, "is not writable by the job (mode "
-				  "0555"), "%s", o.err);
+	cr_assert_not_null(strstr(o.err,
+			       "is not writable by the job (mode "
+			       "0555"),
+	    "%s", o.err);
 	cr_assert_not_null(strstr(o.err, "chmod u+wx"), "%s", o.err);
 	run_out_free(&o);
 	for (size_t i = 0; i < 2; i++) {
 		RUN(&o, fronts[i][0], "--workspace", ws);
 		cr_assert_neq(o.status, 0, "%s: exit 0: %s", fronts[i][0],
-			      o.err);
+		    o.err);
 		cr_assert_not_null(strstr(o.err, "is not writable by the job"),
-				   "%s: %s", fronts[i][0], o.err);
+		    "%s: %s", fronts[i][0], o.err);
 		run_out_free(&o);
 	}
 	cr_assert_eq(chmod(ws, 0755), 0);

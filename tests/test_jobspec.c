@@ -42,7 +42,7 @@ args(size_t n, size_t len, char **buf)
 	cr_assert_not_null(*buf);
 	memset(*buf, 'x', len);
 	(*buf)[len] = '\0';
-	v[0] = (char *)(uintptr_t)"prog";
+	v[0] = (char *)(uintptr_t) "prog";
 	for (size_t i = 1; i < n; i++)
 		v[i] = *buf;
 	return v;
@@ -113,7 +113,7 @@ Test(jobspec, whole_job_over_one_message)
 Test(jobspec, empty_program_name)
 {
 	struct job_spec spec;
-	char *v[2] = {(char *)(uintptr_t)"", NULL};
+	char *v[2] = {(char *)(uintptr_t) "", NULL};
 
 	cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, v), -EINVAL);
 	cr_assert_eq(jobspec_from_policy(&spec, &pol, 0, v), -EINVAL);

@@ -45,13 +45,13 @@
 #include "probe.h"
 
 TestSuite(launcher_confine, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 90);
+    .timeout = 90);
 
 /* ---- what a confined launcher may and may not do ------------------------ */
 
 struct walk_paths {
-	char ws[512];    /* a workspace: 0700, owned by its owner */
-	char tmp[512];   /* a directory of the test's, for metadata calls */
+	char ws[512]; /* a workspace: 0700, owned by its owner */
+	char tmp[512]; /* a directory of the test's, for metadata calls */
 	char probe[600]; /* a file in it */
 };
 
@@ -73,7 +73,7 @@ make_walk_paths(struct walk_paths *p)
 	cr_assert_eq(chown(path, owner, owner), 0);
 	cr_assert_eq(chmod(path, 0600), 0);
 	snprintf(p->tmp, sizeof(p->tmp), "%s",
-		 harness_tmpdir("stockade-lconf"));
+	    harness_tmpdir("stockade-lconf"));
 	snprintf(p->probe, sizeof(p->probe), "%s/probe", p->tmp);
 	harness_write_file(p->probe, "probe\n");
 }
@@ -89,12 +89,12 @@ check_walk(const struct walk_paths *p, int wsfd)
 	DIR *d;
 	struct dirent *de;
 
-	sub = openat(wsfd, "sub", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			 O_CLOEXEC);
+	sub = openat(wsfd, "sub",
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	CHECK(sub >= 0, "openat workspace/sub: %s", strerror(errno));
 	if (sub >= 0) {
-		deeper = openat(sub, "deeper", O_RDONLY | O_DIRECTORY |
-				O_NOFOLLOW | O_CLOEXEC);
+		deeper = openat(sub, "deeper",
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		CHECK(deeper >= 0, "openat sub/deeper: %s", strerror(errno));
 		if (deeper >= 0)
 			close(deeper);
@@ -102,15 +102,15 @@ check_walk(const struct walk_paths *p, int wsfd)
 	}
 	EXPECT_OK(fstatat(wsfd, "file", &st, AT_SYMLINK_NOFOLLOW));
 	EXPECT_ERRNO(openat(wsfd, "file", O_RDONLY | O_CLOEXEC), EACCES);
-	EXPECT_ERRNO(openat(wsfd, "new", O_WRONLY | O_CREAT | O_CLOEXEC,
-			    0600), EACCES);
+	EXPECT_ERRNO(openat(wsfd, "new", O_WRONLY | O_CREAT | O_CLOEXEC, 0600),
+	    EACCES);
 	EXPECT_ERRNO(mkdirat(wsfd, "newdir", 0700), EACCES);
 	/* A fresh descriptor of the same directory lists it. */
 	d = opendir(p->ws);
 	CHECK(d != NULL, "opendir %s: %s", p->ws, strerror(errno));
 	while (d != NULL && (de = readdir(d)) != NULL)
 		n += strcmp(de->d_name, "sub") == 0 ||
-		     strcmp(de->d_name, "file") == 0;
+		    strcmp(de->d_name, "file") == 0;
 	CHECK(n == 2, "the workspace listing showed %d of 2 names", n);
 	if (d != NULL)
 		closedir(d);
@@ -128,8 +128,10 @@ check_landlock(void)
 
 	EXPECT_ERRNO(open("/etc/passwd", O_RDONLY | O_CLOEXEC), EACCES);
 	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) > 0, "/proc/self/stat: "
-	      "%s", strerror(errno));
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) > 0,
+	    "/proc/self/stat: "
+	    "%s",
+	    strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	/* /proc read, not written. */
@@ -142,14 +144,14 @@ check_landlock(void)
 		CHECK(readdir(d) != NULL, "readdir /etc: %s", strerror(errno));
 		EXPECT_OK(fstatat(etc, "passwd", &st, 0));
 		EXPECT_ERRNO(openat(etc, "passwd", O_RDONLY | O_CLOEXEC),
-			     EACCES);
+		    EACCES);
 		closedir(d);
 	}
 	harness_random_hex(hex, sizeof(hex));
 	snprintf(tmpname, sizeof(tmpname), "/tmp/stockade-lconf-%s", hex);
 	EXPECT_ERRNO(mkdir(tmpname, 0700), EACCES);
 	EXPECT_ERRNO(open(tmpname, O_WRONLY | O_CREAT | O_CLOEXEC, 0600),
-		     EACCES);
+	    EACCES);
 	CHECK(access(tmpname, F_OK) == -1, "%s was made", tmpname);
 }
 
@@ -157,7 +159,7 @@ check_landlock(void)
 static void
 check_no_new_anything(int presock)
 {
-	char *const argv[] = {(char *)(uintptr_t)"true", NULL};
+	char *const argv[] = {(char *)(uintptr_t) "true", NULL};
 	char *const envp[] = {NULL};
 	struct sockaddr_un un = {.sun_family = AF_UNIX};
 	struct clone_args ca;
@@ -168,41 +170,42 @@ check_no_new_anything(int presock)
 	if (r == 0)
 		_exit(0);
 	CHECK(r == -1 && errno == EPERM, "fork gave %ld (%s)", r,
-	      strerror(errno));
+	    strerror(errno));
 	r = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (r == 0)
 		_exit(0);
 	CHECK(r == -1 && errno == EPERM, "clone gave %ld (%s)", r,
-	      strerror(errno));
+	    strerror(errno));
 	r = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
 	if (r == 0)
 		_exit(0);
-	CHECK(r == -1 && errno == EPERM, "clone(CLONE_FILES) gave %ld (%s)",
-	      r, strerror(errno));
+	CHECK(r == -1 && errno == EPERM, "clone(CLONE_FILES) gave %ld (%s)", r,
+	    strerror(errno));
 	r = syscall(SYS_vfork);
 	if (r == 0)
 		_exit(0);
 	CHECK(r == -1 && errno == EPERM, "vfork gave %ld (%s)", r,
-	      strerror(errno));
+	    strerror(errno));
 	memset(&ca, 0, sizeof(ca));
 	ca.exit_signal = SIGCHLD;
 	EXPECT_ERRNO(syscall(SYS_clone3, &ca, sizeof(ca)), ENOSYS);
 	EXPECT_ERRNO(execve("/bin/true", argv, envp), EPERM);
 	EXPECT_ERRNO(syscall(SYS_execveat, AT_FDCWD, "/bin/true", argv, envp,
-			     0), EPERM);
+			 0),
+	    EPERM);
 	EXPECT_ERRNO(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), EPERM);
 	EXPECT_ERRNO(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), EPERM);
-	EXPECT_ERRNO(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
-				sv), EPERM);
+	EXPECT_ERRNO(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
+	    EPERM);
 	/* On a socket made before confinement. */
-	EXPECT_ERRNO(bind(presock, (struct sockaddr *)&un,
-			  sizeof(sa_family_t)), EPERM);
+	EXPECT_ERRNO(bind(presock, (struct sockaddr *)&un, sizeof(sa_family_t)),
+	    EPERM);
 	EXPECT_ERRNO(listen(presock, 1), EPERM);
 	EXPECT_ERRNO(accept4(presock, NULL, NULL, SOCK_CLOEXEC), EPERM);
 	EXPECT_ERRNO(accept(presock, NULL, NULL), EPERM);
 	snprintf(un.sun_path, sizeof(un.sun_path), "/run/docker.sock");
 	EXPECT_ERRNO(connect(presock, (struct sockaddr *)&un, sizeof(un)),
-		     EPERM);
+	    EPERM);
 }
 
 /* Signals: only through pidfds, and to its own threads. */
@@ -220,7 +223,8 @@ check_signals(int sleeper_pidfd, pid_t sleeper)
 	si.si_code = SI_QUEUE;
 	EXPECT_ERRNO(syscall(SYS_rt_sigqueueinfo, getppid(), 0, &si), EPERM);
 	EXPECT_ERRNO(syscall(SYS_rt_tgsigqueueinfo, getppid(), getppid(), 0,
-			     &si), EPERM);
+			 &si),
+	    EPERM);
 	EXPECT_ERRNO(syscall(SYS_pidfd_open, getppid(), 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_pidfd_open, getpid(), 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_pidfd_getfd, sleeper_pidfd, 0, 0), EPERM);
@@ -228,12 +232,13 @@ check_signals(int sleeper_pidfd, pid_t sleeper)
 	EXPECT_ERRNO(syscall(SYS_tgkill, getppid(), getppid(), 0), EPERM);
 	/* The high word is not ignored: the whole argument is compared. */
 	EXPECT_ERRNO(syscall(SYS_tgkill, (1L << 32) | getpid(), gettid(), 0),
-		     EPERM);
+	    EPERM);
 	/* Not even through a pidfd opened before confinement, nor one of
 	 * /proc/PID (the kernel's older form, which it could open for any
 	 * process): the zygote kills the jails (zygote_kill). */
 	EXPECT_ERRNO(syscall(SYS_pidfd_send_signal, sleeper_pidfd, SIGKILL,
-			     NULL, 0), EPERM);
+			 NULL, 0),
+	    EPERM);
 	{
 		char path[64];
 		int dir;
@@ -242,7 +247,8 @@ check_signals(int sleeper_pidfd, pid_t sleeper)
 		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		CHECK(dir >= 0, "open %s: %s", path, strerror(errno));
 		EXPECT_ERRNO(syscall(SYS_pidfd_send_signal, dir, SIGKILL, NULL,
-				     0), EPERM);
+				 0),
+		    EPERM);
 		if (dir >= 0)
 			close(dir);
 	}
@@ -267,7 +273,7 @@ check_signals(int sleeper_pidfd, pid_t sleeper)
 		EXPECT_OK(prlimit(sleeper, RLIMIT_NOFILE, NULL, &rl));
 		EXPECT_ERRNO(prlimit(sleeper, RLIMIT_NOFILE, &rl, NULL), EPERM);
 		EXPECT_ERRNO(setpriority(PRIO_PROCESS, (id_t)sleeper, 19),
-			     EPERM);
+		    EPERM);
 		EXPECT_ERRNO(setpriority(PRIO_USER, 0, 19), EPERM);
 		EXPECT_ERRNO(inotify_init1(IN_CLOEXEC), EPERM);
 	}
@@ -291,14 +297,17 @@ check_other_calls(const struct walk_paths *p, int probefd, int nullfd)
 	EXPECT_ERRNO(syscall(SYS_fsopen, "tmpfs", 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_open_tree, AT_FDCWD, "/tmp", 0), EPERM);
 	EXPECT_ERRNO(syscall(467 /* open_tree_attr */, AT_FDCWD, "/tmp", 0,
-			     NULL, 0), EPERM);
+			 NULL, 0),
+	    EPERM);
 	EXPECT_ERRNO(syscall(SYS_mount_setattr, -1, "", 0, NULL, 0), EPERM);
 	EXPECT_ERRNO(ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM);
-	EXPECT_ERRNO(syscall(SYS_process_vm_readv, getppid(), NULL, 0, NULL,
-			     0, 0), EPERM);
+	EXPECT_ERRNO(syscall(SYS_process_vm_readv, getppid(), NULL, 0, NULL, 0,
+			 0),
+	    EPERM);
 	EXPECT_ERRNO(syscall(SYS_kcmp, getpid(), getppid(), 0, 0, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_name_to_handle_at, AT_FDCWD, "/", NULL, NULL,
-			     0), EPERM);
+			 0),
+	    EPERM);
 	EXPECT_ERRNO(syscall(SYS_open_by_handle_at, -1, NULL, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_bpf, 0, NULL, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0), EPERM);
@@ -319,8 +328,8 @@ check_other_calls(const struct walk_paths *p, int probefd, int nullfd)
 	EXPECT_ERRNO(fchown(probefd, geteuid(), getegid()), EPERM);
 	EXPECT_ERRNO(chmod(p->probe, 0600), EPERM);
 	EXPECT_ERRNO(fchmod(probefd, 0600), EPERM);
-	EXPECT_ERRNO(syscall(452 /* fchmodat2 */, AT_FDCWD, p->probe, 0600,
-			     0), EPERM);
+	EXPECT_ERRNO(syscall(452 /* fchmodat2 */, AT_FDCWD, p->probe, 0600, 0),
+	    EPERM);
 	EXPECT_ERRNO(fsetxattr(probefd, "user.x", "1", 1, 0), EPERM);
 	EXPECT_ERRNO(futimens(probefd, ts), EPERM);
 	EXPECT_ERRNO(mknodat(AT_FDCWD, p->probe, S_IFIFO | 0600, 0), EPERM);
@@ -328,7 +337,7 @@ check_other_calls(const struct walk_paths *p, int probefd, int nullfd)
 	/* Terminal injection: /dev/null answers ENOTTY without the filter. */
 	EXPECT_ERRNO(ioctl(nullfd, TIOCSTI, &c), EPERM);
 	EXPECT_ERRNO(syscall(SYS_ioctl, nullfd, (1UL << 32) | TIOCSTI, &c),
-		     EPERM);
+	    EPERM);
 	EXPECT_ERRNO(ioctl(nullfd, TIOCLINUX, &c), EPERM);
 	/* Other ioctls are the kernel's to answer. */
 	EXPECT_ERRNO(ioctl(nullfd, TIOCGWINSZ, &c), ENOTTY);
@@ -340,9 +349,10 @@ recv_fd(int sock)
 {
 	char byte, cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
+	struct msghdr mh = {.msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf,
+	    .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *cm;
 	int fd;
 
@@ -360,9 +370,10 @@ send_fd(int sock, int fd)
 {
 	char byte = 'f', cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
+	struct msghdr mh = {.msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf,
+	    .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
 	cm->cmsg_level = SOL_SOCKET;
@@ -398,7 +409,7 @@ notifier(int sock)
 /* Answers one notification on LISTENER with EXDEV, then reaps PID. */
 static void
 check_notification(int sock, pid_t pid, struct seccomp_notif *req,
-		   struct seccomp_notif_resp *resp)
+    struct seccomp_notif_resp *resp)
 {
 	int listener = recv_fd(sock), st = 0, e;
 
@@ -409,7 +420,7 @@ check_notification(int sock, pid_t pid, struct seccomp_notif *req,
 	CHECK(e == 0, "seccomp_notify_receive: %s", strerror(-e));
 	if (e == 0) {
 		CHECK(req->pid == (uint32_t)pid, "notified by %u, not %d",
-		      req->pid, (int)pid);
+		    req->pid, (int)pid);
 		resp->id = req->id;
 		resp->val = 0;
 		resp->error = -EXDEV;
@@ -418,8 +429,8 @@ check_notification(int sock, pid_t pid, struct seccomp_notif *req,
 		CHECK(e == 0, "seccomp_notify_respond: %s", strerror(-e));
 	}
 	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-	      WEXITSTATUS(st) == 0, "the notifying process ended with 0x%x",
-	      (unsigned)st);
+		WEXITSTATUS(st) == 0,
+	    "the notifying process ended with 0x%x", (unsigned)st);
 	close(listener);
 }
 
@@ -449,10 +460,12 @@ confined_child(void *arg)
 	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	presock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	CHECK(wsfd >= 0 && probefd >= 0 && nullfd >= 0 && presock >= 0,
-	      "setup: %s", strerror(errno));
+	    "setup: %s", strerror(errno));
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) ==
-	      0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
-			      npair) == 0, "socketpair: %s", strerror(errno));
+		    0 &&
+		socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, npair) ==
+		    0,
+	    "socketpair: %s", strerror(errno));
 	CHECK(seccomp_notify_alloc(&req, &resp) == 0, "notify_alloc");
 	if (probe_failures)
 		return;
@@ -474,7 +487,7 @@ confined_child(void *arg)
 	sleeper_pidfd = (int)syscall(SYS_pidfd_open, sleeper, 0);
 	self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	CHECK(sleeper_pidfd >= 0 && self_pidfd >= 0, "pidfd_open: %s",
-	      strerror(errno));
+	    strerror(errno));
 	if (probe_failures)
 		return;
 	e = confine_launcher(err, sizeof(err));
@@ -500,7 +513,7 @@ confined_child(void *arg)
 	/* Not even to itself through a pidfd (tgkill is how it signals
 	 * itself). */
 	EXPECT_ERRNO(syscall(SYS_pidfd_send_signal, self_pidfd, 0, NULL, 0),
-		     EPERM);
+	    EPERM);
 
 	/* What supervising needs: descriptors cross a socket made before
 	 * (SCM_RIGHTS, as from the zygote and the broker); a listener is

@@ -39,8 +39,8 @@
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
 
-TestSuite(launcher_confine_host, .init = harness_setup,
-	  .fini = harness_cleanup, .timeout = 90);
+TestSuite(launcher_confine_host, .init = harness_setup, .fini = harness_cleanup,
+    .timeout = 90);
 
 /* Confines the calling child; a failure is reported, and returns false. */
 static bool
@@ -56,7 +56,7 @@ confine(void)
 /* ---- cgroup v2: read and written beneath every cgroup2 mount ------------- */
 
 struct cg_args {
-	char mnt[PATH_MAX];  /* a cgroup2 mount point */
+	char mnt[PATH_MAX]; /* a cgroup2 mount point */
 	char leaf[PATH_MAX + 8]; /* a job leaf to make below it, "" when
 				  * this user cannot */
 };
@@ -76,8 +76,7 @@ find_cgroup2(char *out, size_t outlen)
 		struct statfs sf;
 
 		found = cg_mountinfo_cgroup2(line, NULL, 0, out, outlen) == 1 &&
-			statfs(out, &sf) == 0 &&
-			sf.f_type == CGROUP2_SUPER_MAGIC;
+		    statfs(out, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 	}
 	free(line);
 	fclose(f);
@@ -100,8 +99,8 @@ cgroup_child(void *arg)
 		closedir(d);
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", a->mnt);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) >= 0, "read %s: %s",
-	      path, strerror(errno));
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) >= 0, "read %s: %s", path,
+	    strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	if (a->leaf[0] == '\0') {
@@ -114,7 +113,7 @@ cgroup_child(void *arg)
 	snprintf(path, sizeof(path), "%s/cgroup.max.depth", a->leaf);
 	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	CHECK(fd >= 0 && write(fd, "max", 3) == 3, "write %s: %s", path,
-	      strerror(errno));
+	    strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	EXPECT_OK(rmdir(a->leaf));
@@ -141,8 +140,8 @@ Test(launcher_confine_host, cgroup2_mounts_stay_usable)
 	 */
 	harness_random_hex(hex, sizeof(hex));
 	cr_assert_lt((size_t)snprintf(parent, sizeof(parent),
-				      "%.3000s/stockade-lconf-%s", a.mnt, hex),
-		     sizeof(parent));
+			 "%.3000s/stockade-lconf-%s", a.mnt, hex),
+	    sizeof(parent));
 	if (mkdir(parent, 0755) == 0)
 		snprintf(a.leaf, sizeof(a.leaf), "%s/job", parent);
 	else
@@ -151,13 +150,12 @@ Test(launcher_confine_host, cgroup2_mounts_stay_usable)
 	if (parent[0] != '\0') {
 		(void)rmdir(a.leaf);
 		cr_assert_eq(rmdir(parent), 0, "rmdir %s: %s", parent,
-			     strerror(errno));
+		    strerror(errno));
 	}
 	probe_assert_ok(&o);
 }
 
 /* ---- foreign ABIs kill the process -------------------------------------- */
-
 
 /* Forks a grandchild that confines itself and then makes the call of
  * WHICH (0: int 0x80, 1: x32); it must die of SIGSYS, or, for int 0x80
@@ -187,9 +185,10 @@ foreign_child(void *arg)
 	}
 	CHECK(pid > 0, "fork: %s", strerror(errno));
 	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
-	      WTERMSIG(st) == want, "the %s call: wait status 0x%x, not "
-	      "signal %d", which == 0 ? "int 0x80" : "x32", (unsigned)st,
-	      want);
+		WTERMSIG(st) == want,
+	    "the %s call: wait status 0x%x, not "
+	    "signal %d",
+	    which == 0 ? "int 0x80" : "x32", (unsigned)st, want);
 }
 
 Test(launcher_confine_host, foreign_abis_are_killed)
@@ -233,75 +232,85 @@ Test(launcher_confine_host_parse, cgroup2_lines)
 		int want;
 		const char *root, *mnt;
 	} cases[] = {
-		{"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 "
-		 "cgroup2 rw\n", 1, "/", "/sys/fs/cgroup/unified"},
-		/* Optional fields before the separator; no newline. */
-		{"30 25 0:26 /docker/x /sys/fs/cgroup rw,nosuid shared:4 "
-		 "master:1 - cgroup2 cgroup2 rw,nsdelegate", 1, "/docker/x",
-		 "/sys/fs/cgroup"},
-		/* The line ends at its newline: the next one is not read. */
-		{"1 2 0:3 / /a rw - tmpfs none rw\n3 4 0:5 / /b rw - cgroup2 "
-		 "none rw\n", 0, "", ""},
-		{"1 2 0:3 / /a rw -\n cgroup2 none rw\n", 0, "", ""},
-		/* Octal escapes (proc(5)): space, tab, newline, backslash. */
-		{"1 2 0:3 /r\\040s /mnt/a\\040b\\011c\\012d\\134e rw - cgroup2 "
-		 "none rw", 1, "/r s", "/mnt/a b\tc\nd\\e"},
-		/* A mount point called "-" is not the separator. */
-		{"1 2 0:3 / - rw - cgroup2 none rw", 1, "/", "-"},
-		/* A backslash not followed by three octal digits stays. */
-		{"1 2 0:3 / /a\\9b rw - cgroup2 none rw", 1, "/", "/a\\9b"},
-		{"1 2 0:3 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory",
-		 0, "", ""},
-		{"1 2 0:3 / /tmp rw - tmpfs tmpfs rw", 0, "", ""},
-		{"1 2 0:3 / /x rw - cgroup2fs none rw", 0, "", ""},
-		{"1 2 0:3 / /x rw - cgroup none rw", 0, "", ""},
-		/* A decoded NUL cannot be a path. */
-		{"1 2 0:3 / /a\\000b rw - cgroup2 none rw", 0, "", ""},
-		/* Malformed: no separator, no type, an empty field, too few
+	    {"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 "
+	     "cgroup2 rw\n",
+		1, "/", "/sys/fs/cgroup/unified"},
+	    /* Optional fields before the separator; no newline. */
+	    {"30 25 0:26 /docker/x /sys/fs/cgroup rw,nosuid shared:4 "
+	     "master:1 - cgroup2 cgroup2 rw,nsdelegate",
+		1, "/docker/x", "/sys/fs/cgroup"},
+	    /* The line ends at its newline: the next one is not read. */
+	    {"1 2 0:3 / /a rw - tmpfs none rw\n3 4 0:5 / /b rw - cgroup2 "
+	     "none rw\n",
+		0, "", ""},
+	    {"1 2 0:3 / /a rw -\n cgroup2 none rw\n", 0, "", ""},
+	    /* Octal escapes (proc(5)): space, tab, newline, backslash. */
+	    {"1 2 0:3 /r\\040s /mnt/a\\040b\\011c\\012d\\134e rw - cgroup2 "
+	     "none rw",
+		1, "/r s", "/mnt/a b\tc\nd\\e"},
+	    /* A mount point called "-" is not the separator. */
+	    {"1 2 0:3 / - rw - cgroup2 none rw", 1, "/", "-"},
+	    /* A backslash not followed by three octal digits stays. */
+	    {"1 2 0:3 / /a\\9b rw - cgroup2 none rw", 1, "/", "/a\\9b"},
+	    {"1 2 0:3 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory", 0,
+		"", ""},
+	    {"1 2 0:3 / /tmp rw - tmpfs tmpfs rw", 0, "", ""},
+	    {"1 2 0:3 / /x rw - cgroup2fs none rw", 0, "", ""},
+	    {"1 2 0:3 / /x rw - cgroup none rw", 0, "", ""},
+	    /* A decoded NUL cannot be a path. */
+	    {"1 2 0:3 / /a\\000b rw - cgroup2 none rw", 0, "", ""},
+	    /* Malformed: no separator, no type, an empty field, too few
 		 * fields. */
-		{"1 2 0:3 / /x rw cgroup2 none rw", 0, "", ""},
-		{"1 2 0:3 / /x rw -", 0, "", ""},
-		{"1 2 0:3 /  rw - cgroup2 none rw", 0, "", ""},
-		{"cgroup2", 0, "", ""},
-		{"", 0, "", ""},
+	    {"1 2 0:3 / /x rw cgroup2 none rw", 0, "", ""},
+	    {"1 2 0:3 / /x rw -", 0, "", ""},
+	    {"1 2 0:3 /  rw - cgroup2 none rw", 0, "", ""},
+	    {"cgroup2", 0, "", ""},
+	    {"", 0, "", ""},
 	};
 	char root[PATH_MAX], out[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int r = cg_mountinfo_cgroup2(cases[i].line, root, sizeof(root),
-					     out, sizeof(out));
+		    out, sizeof(out));
 
 		cr_assert_eq(r, cases[i].want, "case %zu (%s): %d", i,
-			     cases[i].line, r);
+		    cases[i].line, r);
 		cr_assert_str_eq(root, cases[i].root, "case %zu", i);
 		cr_assert_str_eq(out, cases[i].mnt, "case %zu", i);
 		/* Without the root: the same answer. */
 		cr_assert_eq(cg_mountinfo_cgroup2(cases[i].line, NULL, 0, out,
-						  sizeof(out)), r);
+				 sizeof(out)),
+		    r);
 		cr_assert_str_eq(out, cases[i].mnt, "case %zu", i);
 	}
 	/* A root that decodes to a NUL: read only when asked for. */
 	cr_assert_eq(cg_mountinfo_cgroup2("1 2 0:3 /\\000 /a rw - cgroup2 none "
-					  "rw", root, sizeof(root), out,
-					  sizeof(out)), 0);
+					  "rw",
+			 root, sizeof(root), out, sizeof(out)),
+	    0);
 	cr_assert_str_eq(out, "");
 	cr_assert_eq(cg_mountinfo_cgroup2("1 2 0:3 /\\000 /a rw - cgroup2 none "
-					  "rw", NULL, 0, out, sizeof(out)), 1);
+					  "rw",
+			 NULL, 0, out, sizeof(out)),
+	    1);
 	cr_assert_str_eq(out, "/a");
 	/* Too long for the buffer: the mount point, then the root. */
 	cr_assert_eq(cg_mountinfo_cgroup2("1 2 0:3 / /sys/fs/cgroup rw - "
-					  "cgroup2 none rw", NULL, 0, out, 8),
-		     -ENAMETOOLONG);
+					  "cgroup2 none rw",
+			 NULL, 0, out, 8),
+	    -ENAMETOOLONG);
 	cr_assert_str_eq(out, "");
 	cr_assert_eq(cg_mountinfo_cgroup2("1 2 0:3 /abcdefgh /a rw - "
-					  "cgroup2 none rw", root, 8, out,
-					  sizeof(out)), -ENAMETOOLONG);
+					  "cgroup2 none rw",
+			 root, 8, out, sizeof(out)),
+	    -ENAMETOOLONG);
 	cr_assert_str_eq(root, "");
 	cr_assert_str_eq(out, "");
 	/* Exactly fitting. */
 	cr_assert_eq(cg_mountinfo_cgroup2("1 2 0:3 /abcdef /abcdef rw - "
-					  "cgroup2 none rw", root, 8, out, 8),
-		     1);
+					  "cgroup2 none rw",
+			 root, 8, out, 8),
+	    1);
 	cr_assert_str_eq(root, "/abcdef");
 	cr_assert_str_eq(out, "/abcdef");
 }

@@ -41,7 +41,7 @@
 extern char **environ;
 
 TestSuite(layers, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 120);
+    .timeout = 120);
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -54,9 +54,9 @@ policy_off(const char *off, const char *extra)
 	char text[1024];
 
 	snprintf(path, sizeof(path), "%s/policy.ini",
-		 harness_tmpdir("stockade-layers-policy"));
+	    harness_tmpdir("stockade-layers-policy"));
 	snprintf(text, sizeof(text), "[jail]\nunsafe_layers_off = %s\n%s", off,
-		 extra != NULL ? extra : "");
+	    extra != NULL ? extra : "");
 	harness_write_file(path, text);
 	/* The 65534 variant's broker reads it too. */
 	cr_assert_eq(chmod(path, 0644), 0);
@@ -70,7 +70,7 @@ policy_off(const char *off, const char *extra)
  */
 static void
 run_cmd(struct run_out *o, const char *policy, const char *ws,
-	const char *const *cmd)
+    const char *const *cmd)
 {
 	const char *argv[64];
 	size_t n = 0;
@@ -94,15 +94,15 @@ run_cmd(struct run_out *o, const char *policy, const char *ws,
 	argv[n] = NULL;
 	harness_run(argv, o);
 	cr_assert_not_null(o->json, "no JSON result (exit %d): %s / %s",
-			   o->status, o->out, o->err);
+	    o->status, o->out, o->err);
 }
 
 /* run_cmd with the layers OFF switched off ("" for none: the product). */
-#define RUN_OFF(o, off, ws, ...)                                           \
-	do {                                                               \
-		const char *const cmd_[] = {__VA_ARGS__, NULL};            \
-		run_cmd((o), (off)[0] ? policy_off((off), NULL) : NULL,   \
-			(ws), cmd_);                                       \
+#define RUN_OFF(o, off, ws, ...)                                              \
+	do {                                                                  \
+		const char *const cmd_[] = {__VA_ARGS__, NULL};               \
+		run_cmd((o), (off)[0] ? policy_off((off), NULL) : NULL, (ws), \
+		    cmd_);                                                    \
 	} while (0)
 
 static const char *
@@ -146,10 +146,11 @@ layers_of(const struct run_out *o, char *buf, size_t size)
 
 	cr_assert(json_is_array(a), "layers_off is not an array: %s", o->out);
 	buf[0] = '\0';
-	json_array_foreach(a, i, v) {
+	json_array_foreach(a, i, v)
+	{
 		cr_assert(json_is_string(v));
 		at += (size_t)snprintf(buf + at, size - at, "%s%s",
-				       i ? "," : "", json_string_value(v));
+		    i ? "," : "", json_string_value(v));
 		cr_assert_lt(at, size);
 	}
 	return buf;
@@ -189,7 +190,7 @@ wait_marked(const char *mark, int wait_ms)
 	int n;
 
 	while ((n = harness_count_marked(mark, 0, NULL, 0)) == 0 &&
-	       harness_now_ms() < end)
+	    harness_now_ms() < end)
 		usleep(10000);
 	return n;
 }
@@ -216,8 +217,8 @@ kill_marked(const char *mark)
 static const char *
 leftover_script(bool stay)
 {
-	return stay ? "m=$1$2; (setsid sh -c \"sleep 60; : $m\" &); sleep 60" :
-		      "m=$1$2; (setsid sh -c \"sleep 60; : $m\" &); sleep 0.3; "
+	return stay ? "m=$1$2; (setsid sh -c \"sleep 60; : $m\" &); sleep 60"
+		    : "m=$1$2; (setsid sh -c \"sleep 60; : $m\" &); sleep 0.3; "
 		      "echo started";
 }
 
@@ -241,11 +242,12 @@ Test(layers, refused_without_unsafe_evaluation)
 	RUN(&o, "run", "--json", "--policy", p, "--", "true");
 	cr_assert_eq(o.status, 2, "exit %d: %s", o.status, o.err);
 	cr_assert_str_eq(o.out, "");
-	cr_assert_not_null(strstr(o.err, "stockade: refused: the policy "
-				  "switches layers off (pid_ns, seccomp): "
-				  "only `stockade eval` or `stockade run "
-				  "--unsafe-evaluation` may run it\n"),
-			   "%s", o.err);
+	cr_assert_not_null(strstr(o.err,
+			       "stockade: refused: the policy "
+			       "switches layers off (pid_ns, seccomp): "
+			       "only `stockade eval` or `stockade run "
+			       "--unsafe-evaluation` may run it\n"),
+	    "%s", o.err);
 	run_out_free(&o);
 }
 
@@ -276,11 +278,12 @@ Test(layers, warning_and_layers_off_in_the_result)
 	RUN_OFF(&o, "seccomp,pid_ns  limits", NULL, "true");
 	cr_assert_str_eq(status(&o), "ok", "%s", o.err);
 	cr_assert_str_eq(layers_of(&o, buf, sizeof(buf)),
-			 "limits,pid_ns,seccomp");
-	cr_assert_not_null(strstr(o.err, "stockade: WARNING: unsafe "
-				  "evaluation: layers off: limits, pid_ns, "
-				  "seccomp; this job is not isolated\n"),
-			   "%s", o.err);
+	    "limits,pid_ns,seccomp");
+	cr_assert_not_null(strstr(o.err,
+			       "stockade: WARNING: unsafe "
+			       "evaluation: layers off: limits, pid_ns, "
+			       "seccomp; this job is not isolated\n"),
+	    "%s", o.err);
 	run_out_free(&o);
 
 	/* The product: an empty list, no warning (the flag alone changes
@@ -299,9 +302,11 @@ Test(layers, serve_refuses_always)
 
 	RUN(&o, "serve", "--workspace", harness_workspace(), "--policy", p);
 	cr_assert_eq(o.status, 2, "exit %d: %s", o.status, o.err);
-	cr_assert_not_null(strstr(o.err, "refused: the policy switches layers "
-				  "off (network_ns): `stockade serve` never "
-				  "runs such a policy"), "%s", o.err);
+	cr_assert_not_null(strstr(o.err,
+			       "refused: the policy switches layers "
+			       "off (network_ns): `stockade serve` never "
+			       "runs such a policy"),
+	    "%s", o.err);
 	run_out_free(&o);
 }
 
@@ -314,11 +319,13 @@ Test(layers, unknown_layer_is_a_policy_error)
 	RUN(&o, "run", "--json", "--unsafe-evaluation", "--policy", p, "--",
 	    "true");
 	cr_assert_eq(o.status, 2, "exit %d: %s", o.status, o.err);
-	snprintf(want, sizeof(want), "%s:2: unsafe_layers_off names an "
-		 "unknown layer \"sandboxes\" (the layers: limits, "
-		 "process_group, scrubbed_env, private_cwd, user_ns, pid_ns, "
-		 "mount_ns, network_ns, ipc_uts, no_terminal, caps_nnp, "
-		 "landlock, seccomp)", p);
+	snprintf(want, sizeof(want),
+	    "%s:2: unsafe_layers_off names an "
+	    "unknown layer \"sandboxes\" (the layers: limits, "
+	    "process_group, scrubbed_env, private_cwd, user_ns, pid_ns, "
+	    "mount_ns, network_ns, ipc_uts, no_terminal, caps_nnp, "
+	    "landlock, seccomp)",
+	    p);
 	cr_assert_not_null(strstr(o.err, want), "%s", o.err);
 	run_out_free(&o);
 }
@@ -328,9 +335,19 @@ Test(layers, unknown_layer_is_a_policy_error)
 Test(layers, every_cumulative_configuration_runs)
 {
 	static const char *const order[] = {
-		"limits", "process_group", "scrubbed_env", "private_cwd",
-		"user_ns", "pid_ns", "mount_ns", "network_ns", "ipc_uts",
-		"no_terminal", "caps_nnp", "landlock", "seccomp",
+	    "limits",
+	    "process_group",
+	    "scrubbed_env",
+	    "private_cwd",
+	    "user_ns",
+	    "pid_ns",
+	    "mount_ns",
+	    "network_ns",
+	    "ipc_uts",
+	    "no_terminal",
+	    "caps_nnp",
+	    "landlock",
+	    "seccomp",
 	};
 	const size_t n = sizeof(order) / sizeof(order[0]);
 
@@ -346,7 +363,7 @@ Test(layers, every_cumulative_configuration_runs)
 		}
 		RUN_OFF(&o, off, NULL, "sh", "-c", "echo ran");
 		cr_assert_str_eq(ok_stdout(&o), "ran\n", "with %s off: %s", off,
-				 o.err);
+		    o.err);
 		cr_assert_str_eq(layers_of(&o, got, sizeof(got)), want);
 		run_out_free(&o);
 	}
@@ -359,7 +376,8 @@ Test(layers, every_cumulative_configuration_runs)
 Test(layers, limits)
 {
 	static const char kill[] = "[limits]\non_output_limit = kill\n";
-	const char *const flood[] = {"head", "-c", "2000000", "/dev/zero", NULL};
+	const char *const flood[] = {"head", "-c", "2000000", "/dev/zero",
+	    NULL};
 	struct run_out o;
 
 	run_cmd(&o, policy_off("", kill), NULL, flood);
@@ -368,14 +386,14 @@ Test(layers, limits)
 
 	run_cmd(&o, policy_off("limits", kill), NULL, flood);
 	cr_assert_str_eq(status(&o), "ok", "%s", o.err);
-	cr_assert_eq(json_integer_value(json_object_get(o.json,
-							"stdout_bytes")),
-		     2000000);
+	cr_assert_eq(json_integer_value(
+			 json_object_get(o.json, "stdout_bytes")),
+	    2000000);
 	/* Not capped at all: the result holds every byte (each NUL as
 	 * U+FFFD, three bytes) and says nothing was cut. */
 	cr_assert(json_is_false(json_object_get(o.json, "stdout_truncated")));
 	cr_assert_eq(json_string_length(json_object_get(o.json, "stdout")),
-		     3 * 2000000);
+	    3 * 2000000);
 	run_out_free(&o);
 
 	/* No rlimit of ours: the policy's open_files (256) is not set. */
@@ -387,8 +405,9 @@ Test(layers, limits)
 	run_out_free(&o);
 
 	{
-		const char *p = policy_off("limits", "[limits]\n"
-					   "wall_time_ms = 1000\n");
+		const char *p = policy_off("limits",
+		    "[limits]\n"
+		    "wall_time_ms = 1000\n");
 		const char *const cmd[] = {"sleep", "30", NULL};
 
 		run_cmd(&o, p, NULL, cmd);
@@ -406,18 +425,18 @@ Test(layers, process_group_ends_leftovers_when_the_job_ends)
 
 	new_mark(mark, h1, h2);
 	RUN_OFF(&o, "pid_ns", NULL, "sh", "-c", leftover_script(false), "sh",
-		h1, h2);
+	    h1, h2);
 	cr_assert_str_eq(ok_stdout(&o), "started\n", "%s", o.out);
 	cr_assert_eq(harness_count_marked(mark, 2000, NULL, 0), 0,
-		     "a process of the job outlived it");
+	    "a process of the job outlived it");
 	run_out_free(&o);
 
 	new_mark(mark, h1, h2);
 	RUN_OFF(&o, "pid_ns, process_group", NULL, "sh", "-c",
-		leftover_script(false), "sh", h1, h2);
+	    leftover_script(false), "sh", h1, h2);
 	cr_assert_str_eq(ok_stdout(&o), "started\n", "%s", o.out);
 	cr_assert_geq(wait_marked(mark, 500), 1,
-		      "the leftover did not survive the job");
+	    "the leftover did not survive the job");
 	cr_assert_geq(kill_marked(mark), 1);
 	run_out_free(&o);
 }
@@ -429,20 +448,21 @@ Test(layers, process_group_ends_leftovers_when_the_job_is_killed)
 	struct run_out o;
 
 	for (int i = 0; i < 2; i++) {
-		const char *p = policy_off(off[i], "[limits]\n"
-					   "wall_time_ms = 1500\n");
+		const char *p = policy_off(off[i],
+		    "[limits]\n"
+		    "wall_time_ms = 1500\n");
 		const char *const argv[] = {"sh", "-c", leftover_script(true),
-					    "sh", h1, h2, NULL};
+		    "sh", h1, h2, NULL};
 
 		new_mark(mark, h1, h2);
 		run_cmd(&o, p, NULL, argv);
 		cr_assert_str_eq(status(&o), "timeout", "%s", o.out);
 		if (i == 0)
 			cr_assert_eq(harness_count_marked(mark, 2000, NULL, 0),
-				     0, "a process of the job outlived it");
+			    0, "a process of the job outlived it");
 		else
 			cr_assert_geq(kill_marked(mark), 1,
-				      "the leftover did not survive the job");
+			    "the leftover did not survive the job");
 		run_out_free(&o);
 	}
 }
@@ -461,28 +481,41 @@ Test(layers, process_group_ends_leftovers_when_the_broker_dies)
 	new_mark(mark, h1, h2);
 	{
 		const char *const argv[] = {
-			harness_stockade(), "run", "--unsafe-evaluation",
-			"--policy", p, "--", "sh", "-c", leftover_script(true),
-			"sh", h1, h2, NULL,
+		    harness_stockade(),
+		    "run",
+		    "--unsafe-evaluation",
+		    "--policy",
+		    p,
+		    "--",
+		    "sh",
+		    "-c",
+		    leftover_script(true),
+		    "sh",
+		    h1,
+		    h2,
+		    NULL,
 		};
 
 		cr_assert_eq(posix_spawn_file_actions_init(&fa), 0);
-		cr_assert_eq(posix_spawn_file_actions_addopen(
-				     &fa, 0, "/dev/null", O_RDONLY, 0), 0);
-		cr_assert_eq(posix_spawn_file_actions_addopen(
-				     &fa, 1, "/dev/null", O_WRONLY, 0), 0);
-		cr_assert_eq(posix_spawn_file_actions_addopen(
-				     &fa, 2, "/dev/null", O_WRONLY, 0), 0);
+		cr_assert_eq(posix_spawn_file_actions_addopen(&fa, 0,
+				 "/dev/null", O_RDONLY, 0),
+		    0);
+		cr_assert_eq(posix_spawn_file_actions_addopen(&fa, 1,
+				 "/dev/null", O_WRONLY, 0),
+		    0);
+		cr_assert_eq(posix_spawn_file_actions_addopen(&fa, 2,
+				 "/dev/null", O_WRONLY, 0),
+		    0);
 		cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL,
-					 (char *const *)(uintptr_t)argv,
-					 environ), 0);
+				 (char *const *)(uintptr_t)argv, environ),
+		    0);
 		posix_spawn_file_actions_destroy(&fa);
 	}
 	cr_assert_geq(wait_marked(mark, 10000), 1, "the job did not start");
 	kill(pid, SIGKILL);
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert_eq(harness_count_marked(mark, 3000, NULL, 0), 0,
-		     "a process of the job outlived its broker");
+	    "a process of the job outlived its broker");
 }
 
 Test(layers, scrubbed_env)
@@ -502,8 +535,8 @@ Test(layers, scrubbed_env)
 	RUN_OFF(&o, "scrubbed_env", NULL, "env");
 	cr_assert_not_null(strstr(ok_stdout(&o), var), "%s", o.out);
 	/* The policy's values win over the caller's. */
-	cr_assert_not_null(strstr(jstr(&o, "stdout"), "\nLANG=C.UTF-8\n"),
-			   "%s", o.out);
+	cr_assert_not_null(strstr(jstr(&o, "stdout"), "\nLANG=C.UTF-8\n"), "%s",
+	    o.out);
 	cr_assert_null(strstr(jstr(&o, "stdout"), "bogus"), "%s", o.out);
 	run_out_free(&o);
 }
@@ -517,15 +550,15 @@ Test(layers, private_cwd_without_mount_ns)
 	struct run_out o;
 
 	RUN_OFF(&o, "mount_ns", ws, "sh", "-c",
-		"echo \"$HOME|$(pwd)|${TMPDIR%-*}\"; test -d \"$TMPDIR\"");
+	    "echo \"$HOME|$(pwd)|${TMPDIR%-*}\"; test -d \"$TMPDIR\"");
 	snprintf(want, sizeof(want), "%s|%s|%s/.stockade-tmp\n", real, real,
-		 real);
+	    real);
 	cr_assert_str_eq(ok_stdout(&o), want, "%s", o.err);
 	run_out_free(&o);
 
 	ws = workspace_real(real);
 	RUN_OFF(&o, "mount_ns, private_cwd", ws, "sh", "-c",
-		"echo \"$HOME|$(pwd)|${TMPDIR-unset}\"");
+	    "echo \"$HOME|$(pwd)|${TMPDIR-unset}\"");
 	snprintf(want, sizeof(want), "/home/sandbox|%s|unset\n", real);
 	cr_assert_str_eq(ok_stdout(&o), want, "%s", o.err);
 	run_out_free(&o);
@@ -566,7 +599,7 @@ Test(layers, user_ns)
 	 * /proc). */
 	RUN_OFF(&o, ns, NULL, "sh", "-c", "cat /proc/self/uid_map; id -u");
 	snprintf(want, sizeof(want), "         0          0 4294967295\n%u\n",
-		 (unsigned)harness_workspace_owner());
+	    (unsigned)harness_workspace_owner());
 	cr_assert_str_eq(ok_stdout(&o), want, "%s", o.err);
 	run_out_free(&o);
 
@@ -574,13 +607,14 @@ Test(layers, user_ns)
 	RUN_OFF(&o, "user_ns", NULL, "cat", "/proc/self/uid_map");
 	if (geteuid() == 0) {
 		cr_assert_str_eq(ok_stdout(&o),
-				 "         0          0 4294967295\n");
+		    "         0          0 4294967295\n");
 	} else {
 		cr_assert_str_eq(status(&o), "sandbox_error", "%s", o.out);
-		cr_assert_not_null(strstr(jstr(&o, "detail"), "without a user "
-					  "namespace an unprivileged launcher "
-					  "can make no other namespace"),
-				   "%s", o.out);
+		cr_assert_not_null(strstr(jstr(&o, "detail"),
+				       "without a user "
+				       "namespace an unprivileged launcher "
+				       "can make no other namespace"),
+		    "%s", o.out);
 	}
 	run_out_free(&o);
 }
@@ -623,15 +657,15 @@ Test(layers, mount_ns)
 }
 
 static const char connect_py[] =
-	"import socket, sys\n"
-	"s = socket.socket()\n"
-	"s.settimeout(3)\n"
-	"try:\n"
-	"    s.connect(('127.0.0.1', int(sys.argv[1])))\n"
-	"except OSError as e:\n"
-	"    print(type(e).__name__)\n"
-	"    sys.exit(3)\n"
-	"print('connected')\n";
+    "import socket, sys\n"
+    "s = socket.socket()\n"
+    "s.settimeout(3)\n"
+    "try:\n"
+    "    s.connect(('127.0.0.1', int(sys.argv[1])))\n"
+    "except OSError as e:\n"
+    "    print(type(e).__name__)\n"
+    "    sys.exit(3)\n"
+    "print('connected')\n";
 
 /* network_ns: the host's loopback is reachable, or not: the namespace
  * alone keeps it out of reach (Landlock handles no TCP right). */
@@ -661,7 +695,7 @@ Test(layers, network_ns)
 	run_out_free(&o);
 	c = accept(srv, NULL, NULL);
 	cr_assert_geq(c, 0, "no connection reached the host: %s",
-		      strerror(errno));
+	    strerror(errno));
 	close(c);
 	close(srv);
 }
@@ -684,8 +718,8 @@ Test(layers, ipc_uts)
 }
 
 static const char session_py[] =
-	"import os\n"
-	"print(os.getsid(0) == os.getpid(), os.isatty(0))\n";
+    "import os\n"
+    "print(os.getsid(0) == os.getpid(), os.isatty(0))\n";
 
 /*
  * Runs `stockade run --json --unsafe-evaluation --policy P -- CMD...`
@@ -722,9 +756,11 @@ run_with_stdin(int stdin_fd, const char *policy, const char *const *cmd)
 	cr_assert_eq(posix_spawn_file_actions_adddup2(&fa, stdin_fd, 0), 0);
 	cr_assert_eq(posix_spawn_file_actions_adddup2(&fa, po[1], 1), 0);
 	cr_assert_eq(posix_spawn_file_actions_addopen(&fa, 2, "/dev/null",
-						      O_WRONLY, 0), 0);
+			 O_WRONLY, 0),
+	    0);
 	cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL,
-				 (char *const *)(uintptr_t)argv, environ), 0);
+			 (char *const *)(uintptr_t)argv, environ),
+	    0);
 	posix_spawn_file_actions_destroy(&fa);
 	close(po[1]);
 	while ((n = read(po[0], out + len, sizeof(out) - 1 - len)) > 0)
@@ -764,11 +800,11 @@ Test(layers, no_terminal)
 
 	j = run_with_stdin(slave, NULL, cmd);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "stdout")),
-			 "True False\n", "%s", json_dumps(j, 0));
+	    "True False\n", "%s", json_dumps(j, 0));
 	json_decref(j);
 	j = run_with_stdin(slave, off, cmd);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "stdout")),
-			 "False True\n", "%s", json_dumps(j, 0));
+	    "False True\n", "%s", json_dumps(j, 0));
 	json_decref(j);
 	close(slave);
 	close(master);
@@ -790,7 +826,8 @@ Test(layers, run_takes_a_terminal_only_with_no_terminal_off)
 
 	cr_assert_eq(policy_load_default(&pol, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(supervisor_init_path(&sup, harness_launcher(), err,
-					  sizeof(err)), 0, "%s", err);
+			 sizeof(err)),
+	    0, "%s", err);
 	wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(wsfd, 0);
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
@@ -810,12 +847,13 @@ Test(layers, run_takes_a_terminal_only_with_no_terminal_off)
 			spec.layers_off = JOB_LAYER_BIT(JOB_LAYER_NO_TERMINAL);
 		sup.tty_fd = i == 0 ? p[0] : slave;
 		cr_assert_eq(supervisor_run(&sup, &spec, wsfd, NULL, NULL,
-					    &res), 0);
+				 &res),
+		    0);
 		if (i < 2) {
 			cr_assert_eq(res.status, JOB_SANDBOX_ERROR, "case %d",
-				     i);
+			    i);
 			cr_assert_not_null(strstr(res.detail, "the launcher"),
-					   "%s", res.detail);
+			    "%s", res.detail);
 		} else {
 			cr_assert_eq(res.status, JOB_OK, "%s", res.detail);
 		}
@@ -868,7 +906,8 @@ Test(layers, run_takes_a_stdin_pipe_only_as_promised)
 	cr_assert_not_null(msg);
 	cr_assert_eq(policy_load_default(&pol, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(supervisor_init_path(&sup, harness_launcher(), err,
-					  sizeof(err)), 0, "%s", err);
+			 sizeof(err)),
+	    0, "%s", err);
 	wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(wsfd, 0);
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
@@ -890,7 +929,8 @@ Test(layers, run_takes_a_stdin_pipe_only_as_promised)
 		n = proto_encode_run(msg, PROTO_MAX_MSG, &spec);
 		cr_assert_gt(n, 0);
 		cr_assert_eq(proto_send_fds(sup.sock, msg, (size_t)n, fds,
-					    second >= 0 ? 2 : 1), 0);
+				 second >= 0 ? 2 : 1),
+		    0);
 		/* No RESULT, no OUTPUT: the launcher ends the session. */
 		n = proto_recv(sup.sock, msg, PROTO_MAX_MSG, &fd);
 		cr_assert(n == 0 || n == -ECONNRESET, "case %d: %d", i, n);
@@ -904,12 +944,13 @@ Test(layers, run_takes_a_stdin_pipe_only_as_promised)
 	spec.limits = pol.limits;
 	sup.feed = &feed;
 	cr_assert_eq(supervisor_run(&sup, &spec, wsfd, collect_stdout, &out,
-				    &res), 0);
+			 &res),
+	    0);
 	sup.feed = NULL;
 	cr_assert_eq(res.status, JOB_OK, "%s", res.detail);
 	text = capture_collect(&out, "", &len);
 	cr_assert(text != NULL && len == 4 && memcmp(text, "fed\n", 4) == 0,
-		  "stdout %.*s", (int)len, text != NULL ? (char *)text : "");
+	    "stdout %.*s", (int)len, text != NULL ? (char *)text : "");
 	free(text);
 	capture_free(&out);
 	stdin_feed_free(&feed);
@@ -928,22 +969,23 @@ Test(layers, run_takes_a_stdin_pipe_only_as_promised)
 Test(layers, caps_nnp)
 {
 	static const char script[] =
-		"grep -E '^(NoNewPrivs|CapBnd):' /proc/self/status";
+	    "grep -E '^(NoNewPrivs|CapBnd):' /proc/self/status";
 	struct run_out o;
 
 	RUN_OFF(&o, "", NULL, "sh", "-c", script);
 	cr_assert_str_eq(ok_stdout(&o),
-			 "CapBnd:\t0000000000000000\nNoNewPrivs:\t1\n");
+	    "CapBnd:\t0000000000000000\nNoNewPrivs:\t1\n");
 	run_out_free(&o);
 
 	/* A root launcher's zygote emptied its own bounding set, which
 	 * its jails inherit; anyone else's is full. */
 	RUN_OFF(&o, "caps_nnp", NULL, "sh", "-c", script);
 	cr_assert_not_null(strstr(ok_stdout(&o), "NoNewPrivs:\t0\n"), "%s",
-			   o.out);
+	    o.out);
 	if (geteuid() != 0)
 		cr_assert_null(strstr(jstr(&o, "stdout"),
-				      "CapBnd:\t0000000000000000"), "%s", o.out);
+				   "CapBnd:\t0000000000000000"),
+		    "%s", o.out);
 	run_out_free(&o);
 }
 
@@ -957,24 +999,26 @@ Test(layers, landlock)
 
 	harness_random_hex(canary, sizeof(canary));
 	file = outside_file(canary);
-	RUN_OFF(&o, "mount_ns", NULL, "sh", "-c", "cat \"$1\" 2>&1; true",
-		"sh", file);
+	RUN_OFF(&o, "mount_ns", NULL, "sh", "-c", "cat \"$1\" 2>&1; true", "sh",
+	    file);
 	cr_assert_not_null(strstr(ok_stdout(&o), "Permission denied"), "%s",
-			   o.out);
+	    o.out);
 	cr_assert_null(strstr(jstr(&o, "stdout"), canary));
-	cr_assert_gt(json_integer_value(json_object_get(o.json,
-							"landlock_abi")), 0);
+	cr_assert_gt(json_integer_value(
+			 json_object_get(o.json, "landlock_abi")),
+	    0);
 	run_out_free(&o);
 
 	RUN_OFF(&o, "mount_ns, landlock", NULL, "cat", file);
 	cr_assert_str_eq(ok_stdout(&o), canary, "%s", o.err);
-	cr_assert_eq(json_integer_value(json_object_get(o.json,
-							"landlock_abi")), 0);
+	cr_assert_eq(json_integer_value(
+			 json_object_get(o.json, "landlock_abi")),
+	    0);
 	run_out_free(&o);
 
 	/* The workspace is still the job's, under Landlock. */
 	RUN_OFF(&o, "mount_ns", NULL, "sh", "-c",
-		"echo hi > f && cat f && mkdir d && ls");
+	    "echo hi > f && cat f && mkdir d && ls");
 	cr_assert_str_eq(ok_stdout(&o), "hi\nd\nf\n", "%s", o.err);
 	run_out_free(&o);
 }
@@ -987,7 +1031,7 @@ Test(layers, seccomp)
 	RUN_OFF(&o, "", NULL, "unshare", "-U", "true");
 	cr_assert_neq(exit_code(&o), 0, "%s", o.out);
 	cr_assert_gt(json_array_size(json_object_get(o.json, "denials")), 0,
-		     "%s", o.out);
+	    "%s", o.out);
 	run_out_free(&o);
 
 	RUN_OFF(&o, "seccomp", NULL, "unshare", "-U", "true");
@@ -1002,12 +1046,15 @@ Test(layers, seccomp)
  * than the job may (each process is under RLIMIT_DATA, the sum is not). */
 Test(layers, limits_hold_without_pid_ns)
 {
-	const char *p = policy_off("pid_ns", "[limits]\nmemory_mb = 64\n"
-				   "wall_time_ms = 10000\n");
+	const char *p = policy_off("pid_ns",
+	    "[limits]\nmemory_mb = 64\n"
+	    "wall_time_ms = 10000\n");
 	const char *const cmd[] = {
-		"sh", "-c",
-		"(python3 -c 'import time; b = bytearray(100 << 20); "
-		"time.sleep(30)' &); sleep 30", NULL,
+	    "sh",
+	    "-c",
+	    "(python3 -c 'import time; b = bytearray(100 << 20); "
+	    "time.sleep(30)' &); sleep 30",
+	    NULL,
 	};
 	struct run_out o;
 
@@ -1024,25 +1071,29 @@ Test(layers, policy_list_syntax)
 		const char *text;
 		uint32_t mask;
 	} ok[] = {
-		{"", 0},
-		{"seccomp", JOB_LAYER_BIT(JOB_LAYER_SECCOMP)},
-		{"pid_ns,mount_ns", JOB_LAYER_BIT(JOB_LAYER_PID_NS) |
-					    JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS)},
-		{"landlock  limits ,  , ipc_uts",
-		 JOB_LAYER_BIT(JOB_LAYER_LANDLOCK) |
-			 JOB_LAYER_BIT(JOB_LAYER_LIMITS) |
-			 JOB_LAYER_BIT(JOB_LAYER_IPC_UTS)},
+	    {"", 0},
+	    {"seccomp", JOB_LAYER_BIT(JOB_LAYER_SECCOMP)},
+	    {"pid_ns,mount_ns",
+		JOB_LAYER_BIT(JOB_LAYER_PID_NS) |
+		    JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS)},
+	    {"landlock  limits ,  , ipc_uts",
+		JOB_LAYER_BIT(JOB_LAYER_LANDLOCK) |
+		    JOB_LAYER_BIT(JOB_LAYER_LIMITS) |
+		    JOB_LAYER_BIT(JOB_LAYER_IPC_UTS)},
 	};
 	static const struct {
 		const char *text;
 		const char *why;
 	} bad[] = {
-		{"pid_ns, pid_ns", "t:2: unsafe_layers_off names layer "
-				   "\"pid_ns\" twice"},
-		{"PID_NS", "t:2: unsafe_layers_off names an unknown layer "
-			   "\"PID_NS\""},
-		{"pid_ns;x", "t:2: unsafe_layers_off names an unknown layer "
-			     "\"pid_ns;x\""},
+	    {"pid_ns, pid_ns",
+		"t:2: unsafe_layers_off names layer "
+		"\"pid_ns\" twice"},
+	    {"PID_NS",
+		"t:2: unsafe_layers_off names an unknown layer "
+		"\"PID_NS\""},
+	    {"pid_ns;x",
+		"t:2: unsafe_layers_off names an unknown layer "
+		"\"pid_ns;x\""},
 	};
 	char text[256], err[POLICY_ERR_MAX], *buf;
 	struct policy p;
@@ -1053,9 +1104,10 @@ Test(layers, policy_list_syntax)
 		struct policy q;
 
 		snprintf(text, sizeof(text), "[jail]\nunsafe_layers_off = %s\n",
-			 ok[i].text);
+		    ok[i].text);
 		cr_assert_eq(policy_load_string(&p, text, "t", err,
-						sizeof(err)), 0, "%s", err);
+				 sizeof(err)),
+		    0, "%s", err);
 		cr_assert_eq(p.layers_off, ok[i].mask, "%s", ok[i].text);
 		cr_assert_eq(policy_layers_off(&p), ok[i].mask);
 		/* Written back in layer order, read back the same. */
@@ -1064,30 +1116,35 @@ Test(layers, policy_list_syntax)
 		cr_assert_eq(policy_format(&p, f), 0);
 		cr_assert_eq(fclose(f), 0);
 		cr_assert_eq(policy_load_string(&q, buf, "back", err,
-						sizeof(err)), 0, "%s", err);
+				 sizeof(err)),
+		    0, "%s", err);
 		cr_assert_eq(q.layers_off, ok[i].mask);
 		if (i == 3)
-			cr_assert_not_null(strstr(buf, "\nunsafe_layers_off = "
-						  "limits, ipc_uts, landlock\n"),
-					   "%s", buf);
+			cr_assert_not_null(strstr(buf,
+					       "\nunsafe_layers_off = "
+					       "limits, ipc_uts, landlock\n"),
+			    "%s", buf);
 		free(buf);
 		policy_clear(&q);
 		policy_clear(&p);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), "[jail]\nunsafe_layers_off = %s\n",
-			 bad[i].text);
-		cr_assert_eq(policy_load_string(&p, text, "t", err, sizeof(err)),
-			     -EINVAL);
+		    bad[i].text);
+		cr_assert_eq(policy_load_string(&p, text, "t", err,
+				 sizeof(err)),
+		    -EINVAL);
 		cr_assert_eq(strncmp(err, bad[i].why, strlen(bad[i].why)), 0,
-			     "%s", err);
+		    "%s", err);
 	}
 	/* The older switch counts as layer seccomp. */
-	cr_assert_eq(policy_load_string(&p, "[jail]\nunsafe_no_seccomp = "
-					"true\nunsafe_layers_off = limits\n",
-					"t", err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(policy_layers_off(&p), JOB_LAYER_BIT(JOB_LAYER_LIMITS) |
-						    JOB_LAYER_BIT(JOB_LAYER_SECCOMP));
+	cr_assert_eq(policy_load_string(&p,
+			 "[jail]\nunsafe_no_seccomp = "
+			 "true\nunsafe_layers_off = limits\n",
+			 "t", err, sizeof(err)),
+	    0, "%s", err);
+	cr_assert_eq(policy_layers_off(&p),
+	    JOB_LAYER_BIT(JOB_LAYER_LIMITS) | JOB_LAYER_BIT(JOB_LAYER_SECCOMP));
 	policy_clear(&p);
 	/* The default switches nothing off. */
 	cr_assert_eq(policy_load_default(&p, err, sizeof(err)), 0, "%s", err);
@@ -1112,7 +1169,7 @@ Test(layers, result_names_them_in_layer_order)
 	r.status = JOB_OK;
 	r.enforcement = ENFORCE_MONITOR;
 	r.layers_off = JOB_LAYER_BIT(JOB_LAYER_SECCOMP) |
-		       JOB_LAYER_BIT(JOB_LAYER_SCRUBBED_ENV);
+	    JOB_LAYER_BIT(JOB_LAYER_SCRUBBED_ENV);
 	o = result_to_json(&r, &lim, &out, &err);
 	cr_assert_not_null(o);
 	text = json_dumps(json_object_get(o, "layers_off"), JSON_COMPACT);
@@ -1122,8 +1179,9 @@ Test(layers, result_names_them_in_layer_order)
 	cr_assert_not_null(f);
 	cr_assert_eq(result_print_text(o, f), 0);
 	cr_assert_eq(fclose(f), 0);
-	cr_assert_not_null(strstr(text, "\nlayers off: scrubbed_env, seccomp\n"),
-			   "%s", text);
+	cr_assert_not_null(strstr(text,
+			       "\nlayers off: scrubbed_env, seccomp\n"),
+	    "%s", text);
 	free(text);
 	json_decref(o);
 	capture_free(&out);

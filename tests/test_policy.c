@@ -34,8 +34,8 @@ fixture(const char *name)
 {
 	char *path;
 
-	cr_assert(asprintf(&path, "%s/tests/policy/%s", source_root(), name) >
-		  0);
+	cr_assert(
+	    asprintf(&path, "%s/tests/policy/%s", source_root(), name) > 0);
 	return path;
 }
 
@@ -257,8 +257,8 @@ Test(default_policy, embedded_text_is_default_ini)
 	cr_assert_eq(ferror(f), 0);
 	fclose(f);
 	cr_assert_eq(strlen(policy_default_text), len,
-		     "embedded %zu bytes, %s %zu: rebuild", strlen(policy_default_text),
-		     path, len);
+	    "embedded %zu bytes, %s %zu: rebuild", strlen(policy_default_text),
+	    path, len);
 	cr_assert_eq(memcmp(policy_default_text, text, len), 0);
 	free(text);
 	free(path);
@@ -326,22 +326,24 @@ Test(default_policy, canonical_text)
 	load_default(&p);
 	text = format(&p);
 	cr_assert(strncmp(text,
-			  "# stockade policy (canonical form of <default>)\n"
-			  "\n[policy]\nreplace =\nno_programs = false\n"
-			  "\n[limits]\nwall_time_ms = 30000\n",
-			  strlen("# stockade policy (canonical form of "
-				 "<default>)\n\n[policy]\nreplace =\n"
-				 "no_programs = false\n\n[limits]\n"
-				 "wall_time_ms = 30000\n")) == 0,
-		  "%s", text);
+		      "# stockade policy (canonical form of <default>)\n"
+		      "\n[policy]\nreplace =\nno_programs = false\n"
+		      "\n[limits]\nwall_time_ms = 30000\n",
+		      strlen("# stockade policy (canonical form of "
+			     "<default>)\n\n[policy]\nreplace =\n"
+			     "no_programs = false\n\n[limits]\n"
+			     "wall_time_ms = 30000\n")) == 0,
+	    "%s", text);
 	cr_assert_not_null(strstr(text, "\n[jail]\nhostname = stockade\n"));
 	cr_assert_not_null(strstr(text, "unsafe_no_seccomp = false\n"));
-	cr_assert_not_null(strstr(text, "unsafe_no_seccomp = false\n\n[files]\n"
-					"max_file_mb = 64\n"));
+	cr_assert_not_null(strstr(text,
+	    "unsafe_no_seccomp = false\n\n[files]\n"
+	    "max_file_mb = 64\n"));
 	cr_assert_not_null(strstr(text, "\nmode_mask = 0755\n"));
-	cr_assert_not_null(strstr(text, "\ninline_kb = 8192\n\n[environment]\n"));
 	cr_assert_not_null(
-		strstr(text, "\n[filesystem]\nro_bind = /usr\nro_bind_try = /bin\n"));
+	    strstr(text, "\ninline_kb = 8192\n\n[environment]\n"));
+	cr_assert_not_null(strstr(text,
+	    "\n[filesystem]\nro_bind = /usr\nro_bind_try = /bin\n"));
 	free(text);
 	policy_clear(&p);
 }
@@ -424,7 +426,8 @@ Test(valid, client_env)
 	cr_assert(!policy_client_env_allows(&p, "PATH"));
 	memset(&none, 0, sizeof(none));
 	cr_assert_eq(policy_load_string(&none, "[jail]\nclient_env =\n", "t",
-					err, sizeof(err)), 0, "%s", err);
+			 err, sizeof(err)),
+	    0, "%s", err);
 	cr_assert(!policy_client_env_allows(&none, "LANG"));
 	policy_clear(&none);
 	policy_clear(&p);
@@ -586,7 +589,7 @@ Test(valid, replace_with_an_empty_list)
 	text = format(&p);
 	cr_assert_null(strstr(text, "[environment]"), "%s", text);
 	cr_assert_not_null(strstr(text, "\nreplace = environment\n"), "%s",
-			   text);
+	    text);
 	free(text);
 	policy_clear(&p);
 }
@@ -634,7 +637,7 @@ Test(valid, line_of_199_bytes)
 
 	load_fixture("valid-long-line.ini", &p);
 	cr_assert_eq(strlen(p.mounts[p.nmounts - 1].source),
-		     199 - strlen("ro_bind = "));
+	    199 - strlen("ro_bind = "));
 	policy_clear(&p);
 }
 
@@ -771,7 +774,8 @@ Test(overlay, replace_drops_the_defaults_list_only)
 
 	load_default(&d);
 	load_text("[environment]\nFOO = bar\nPATH = /bin\n"
-		  "[policy]\nreplace = environment\n", &p);
+		  "[policy]\nreplace = environment\n",
+	    &p);
 	cr_assert_eq(p.nenv, 2);
 	cr_assert_str_eq(p.env[0], "FOO=bar");
 	cr_assert_str_eq(p.env[1], "PATH=/bin");
@@ -779,7 +783,8 @@ Test(overlay, replace_drops_the_defaults_list_only)
 	assert_limits_eq(&p.limits, &d.limits);
 	policy_clear(&p);
 	load_text("[policy]\nreplace = filesystem\n"
-		  "[filesystem]\nro_bind = /usr\nro_bind_try = /opt/x\n", &p);
+		  "[filesystem]\nro_bind = /usr\nro_bind_try = /opt/x\n",
+	    &p);
 	cr_assert_eq(p.nmounts, 2);
 	cr_assert_str_eq(p.mounts[1].source, "/opt/x");
 	cr_assert_eq(p.mounts[1].kind, MOUNT_RO_BIND_TRY);
@@ -787,7 +792,8 @@ Test(overlay, replace_drops_the_defaults_list_only)
 	policy_clear(&p);
 	/* Replaced by none: no bind at all. */
 	load_text("[policy]\nreplace = filesystem, environment\n"
-		  "no_programs = true\n", &p);
+		  "no_programs = true\n",
+	    &p);
 	cr_assert_eq(p.nmounts, 0);
 	cr_assert_eq(p.nenv, 0);
 	assert_round_trip(&p);
@@ -816,12 +822,14 @@ Test(overlay, limits_count_the_defaults_entries)
 	cr_assert_eq(fclose(f), 0);
 	/* Line 1 is the header; the (64 - n + 1)th new bind is too many. */
 	over = 64 - d.nmounts + 1;
-	snprintf(want, sizeof(want), "t:%zu: too many mounts (at most 64, "
-		 "the default's %zu included; [policy] replace = filesystem "
-		 "leaves them out)", over + 1, d.nmounts);
+	snprintf(want, sizeof(want),
+	    "t:%zu: too many mounts (at most 64, "
+	    "the default's %zu included; [policy] replace = filesystem "
+	    "leaves them out)",
+	    over + 1, d.nmounts);
 	memset(&p, 0, sizeof(p));
 	cr_assert_eq(policy_load_string(&p, text, "t", err, sizeof(err)),
-		     -EINVAL);
+	    -EINVAL);
 	cr_assert_str_eq(err, want);
 	free(text);
 
@@ -833,11 +841,13 @@ Test(overlay, limits_count_the_defaults_entries)
 		fprintf(f, "V%zu = %zu\n", i, i);
 	cr_assert_eq(fclose(f), 0);
 	over = 256 - d.nenv + 1;
-	snprintf(want, sizeof(want), "t:%zu: too many environment variables "
-		 "(at most 256, the default's %zu included; [policy] replace "
-		 "= environment leaves them out)", over + 1, d.nenv);
+	snprintf(want, sizeof(want),
+	    "t:%zu: too many environment variables "
+	    "(at most 256, the default's %zu included; [policy] replace "
+	    "= environment leaves them out)",
+	    over + 1, d.nenv);
 	cr_assert_eq(policy_load_string(&p, text, "t", err, sizeof(err)),
-		     -EINVAL);
+	    -EINVAL);
 	cr_assert_str_eq(err, want);
 	free(text);
 	policy_clear(&d);
@@ -861,8 +871,8 @@ Test(overlay, load_string_name)
 
 	memset(&p, 0, sizeof(p));
 	cr_assert_eq(policy_load_string(&p, "[limits]\nbogus = 1\n", "inline",
-					err, sizeof(err)),
-		     -EINVAL);
+			 err, sizeof(err)),
+	    -EINVAL);
 	cr_assert_str_eq(err, "inline:2: unknown key \"bogus\" in [limits]");
 	assert_cleared(&p);
 	cr_assert_eq(policy_load_string(&p, "", "inline", err, sizeof(err)), 0);
@@ -876,10 +886,11 @@ Test(overlay, error_buffer_is_optional_and_truncated)
 	struct policy p;
 
 	cr_assert_eq(policy_load_string(&p, "[x]\n", "inline", NULL, 0),
-		     -EINVAL);
+	    -EINVAL);
 	assert_cleared(&p);
-	cr_assert_eq(policy_load_string(&p, "[x]\n", "inline", err, sizeof(err)),
-		     -EINVAL);
+	cr_assert_eq(policy_load_string(&p, "[x]\n", "inline", err,
+			 sizeof(err)),
+	    -EINVAL);
 	cr_assert_str_eq(err, "inline:1: u");
 }
 
@@ -920,7 +931,7 @@ Test(bounds, dev_zero_stops_at_first_line)
 	struct policy p;
 
 	cr_assert_eq(policy_load_file(&p, "/dev/zero", err, sizeof(err)),
-		     -EINVAL);
+	    -EINVAL);
 	cr_assert_str_eq(err, "/dev/zero:1: line longer than 199 bytes");
 	assert_cleared(&p);
 }
@@ -937,7 +948,7 @@ Test(bounds, text_larger_than_1_mib)
 		memcpy(text + 2 * i, "#\n", 2);
 	text[2 * lines] = '\0';
 	cr_assert_eq(policy_load_string(&p, text, "big", err, sizeof(err)),
-		     -EINVAL);
+	    -EINVAL);
 	/* Each line is 2 bytes: line 524289 is the first past 1 MiB. */
 	cr_assert_str_eq(err, "big:524289: policy longer than 1048576 bytes");
 	assert_cleared(&p);
@@ -1081,13 +1092,13 @@ Test(format, header_names_source_on_one_line)
 
 	memset(&p, 0, sizeof(p));
 	cr_assert_eq(policy_load_string(&p, "", "evil\n[limits]\nprocesses = 1",
-					err, sizeof(err)),
-		     0, "%s", err);
+			 err, sizeof(err)),
+	    0, "%s", err);
 	text = format(&p);
 	cr_assert(strncmp(text, want, strlen(want)) == 0, "%s", text);
 	memset(&q, 0, sizeof(q));
 	cr_assert_eq(policy_load_string(&q, text, "again", err, sizeof(err)), 0,
-		     "%s", err);
+	    "%s", err);
 	cr_assert_eq(q.limits.nproc, 64);
 	free(text);
 	policy_clear(&q);
@@ -1134,8 +1145,8 @@ assert_show_loads_back(const struct policy *p, const char *text)
 	struct policy q;
 
 	memset(&q, 0, sizeof(q));
-	cr_assert_eq(policy_load_string(&q, text, "shown", err, sizeof(err)),
-		     0, "%s\n%s", err, text);
+	cr_assert_eq(policy_load_string(&q, text, "shown", err, sizeof(err)), 0,
+	    "%s\n%s", err, text);
 	assert_policy_eq(p, &q);
 	cr_assert_eq(q.replace, p->replace);
 	cr_assert_eq(q.no_programs, p->no_programs);
@@ -1148,20 +1159,24 @@ Test(show, names_where_each_line_comes_from)
 	char *text;
 
 	load_text("[environment]\nFOO = bar\n[filesystem]\nro_bind = /data\n",
-		  &p);
+	    &p);
 	text = show(&p);
 	cr_assert_not_null(strstr(text, "\nFOO = bar ; file:2\n"), "%s", text);
 	cr_assert_not_null(strstr(text, "\nro_bind = /data ; file:4\n"), "%s",
-			   text);
+	    text);
 	cr_assert_not_null(strstr(text, "\nro_bind = /usr ; default:"), "%s",
-			   text);
-	cr_assert_not_null(strstr(text, "\nPATH = /usr/local/bin:/usr/bin:/bin "
-				  "; default:"), "%s", text);
+	    text);
+	cr_assert_not_null(strstr(text,
+			       "\nPATH = /usr/local/bin:/usr/bin:/bin "
+			       "; default:"),
+	    "%s", text);
 	/* An empty value's origin goes on the line before it. */
 	cr_assert_not_null(strstr(text, "\n; cgroup: default:"), "%s", text);
-	cr_assert_not_null(strstr(text, "\n[environment]\n; the default's "
-				  "list, the file's entries added or in place "
-				  "of the default's\n"), "%s", text);
+	cr_assert_not_null(strstr(text,
+			       "\n[environment]\n; the default's "
+			       "list, the file's entries added or in place "
+			       "of the default's\n"),
+	    "%s", text);
 	assert_show_loads_back(&p, text);
 	free(text);
 	policy_clear(&p);
@@ -1173,14 +1188,17 @@ Test(show, says_that_a_list_was_replaced)
 	char *text;
 
 	load_text("[policy]\nreplace = filesystem\n"
-		  "[filesystem]\nro_bind = /usr\n", &p);
+		  "[filesystem]\nro_bind = /usr\n",
+	    &p);
 	text = show(&p);
 	cr_assert_not_null(strstr(text, "\nreplace = filesystem ; file:2\n"),
-			   "%s", text);
-	cr_assert_not_null(strstr(text, "\n[filesystem]\n; the file's list "
-				  "alone: [policy] replace = filesystem "
-				  "(file:2) leaves out the default's\n"
-				  "ro_bind = /usr ; file:4\n"), "%s", text);
+	    "%s", text);
+	cr_assert_not_null(strstr(text,
+			       "\n[filesystem]\n; the file's list "
+			       "alone: [policy] replace = filesystem "
+			       "(file:2) leaves out the default's\n"
+			       "ro_bind = /usr ; file:4\n"),
+	    "%s", text);
 	/* The default's binds are not in force, so not shown. */
 	cr_assert_null(strstr(text, "ro_bind_try = /bin"), "%s", text);
 	assert_show_loads_back(&p, text);
@@ -1198,7 +1216,7 @@ Test(show, the_default_alone_is_all_default)
 	cr_assert_null(strstr(text, "; file:"), "%s", text);
 	cr_assert_null(strstr(text, "unknown"), "%s", text);
 	cr_assert_not_null(strstr(text, "\nwall_time_ms = 30000 ; default:"),
-			   "%s", text);
+	    "%s", text);
 	assert_show_loads_back(&p, text);
 	free(text);
 	policy_clear(&p);
@@ -1252,9 +1270,9 @@ expect_programs(const char *text, const char *msg)
 	policy_clear(&p);
 }
 
-#define NO_PATH_DIR                                                           \
-	"the job has no program to run: no directory of PATH (%s) is at or "  \
-	"below a bind of [filesystem]; bind one (ro_bind = /usr), or set "    \
+#define NO_PATH_DIR                                                          \
+	"the job has no program to run: no directory of PATH (%s) is at or " \
+	"below a bind of [filesystem]; bind one (ro_bind = /usr), or set "   \
 	"[policy] no_programs = true if that is meant"
 
 Test(check, programs)
@@ -1266,24 +1284,27 @@ Test(check, programs)
 	expect_programs("[filesystem]\nro_bind = /data\n", NULL);
 	expect_programs("[environment]\nFOO = bar\n", NULL);
 	expect_programs("[policy]\nreplace = filesystem\n"
-			"[filesystem]\nro_bind = /usr\n", NULL);
+			"[filesystem]\nro_bind = /usr\n",
+	    NULL);
 	expect_programs("[environment]\nPATH = /opt/x/bin/:/nowhere\n"
-			"[filesystem]\nro_bind = /opt/x\n", NULL);
+			"[filesystem]\nro_bind = /opt/x\n",
+	    NULL);
 	/* No PATH: at the replace that dropped the default's. */
 	expect_programs("[environment]\nFOO = bar\n"
 			"[policy]\nreplace = environment\n",
-			"test:4: the job has no program to run: [environment] "
-			"has no PATH; give one, or set [policy] no_programs = "
-			"true if that is meant");
+	    "test:4: the job has no program to run: [environment] "
+	    "has no PATH; give one, or set [policy] no_programs = "
+	    "true if that is meant");
 	expect_programs("[environment]\nPATH =\n",
-			"test:2: the job has no program to run: [environment] "
-			"has an empty PATH; give one, or set [policy] "
-			"no_programs = true if that is meant");
+	    "test:2: the job has no program to run: [environment] "
+	    "has an empty PATH; give one, or set [policy] "
+	    "no_programs = true if that is meant");
 	/* No /usr: at the replace, or at the file's PATH. */
 	snprintf(want, sizeof(want), "test:2: " NO_PATH_DIR,
-		 "/usr/local/bin:/usr/bin:/bin");
+	    "/usr/local/bin:/usr/bin:/bin");
 	expect_programs("[policy]\nreplace = filesystem\n"
-			"[filesystem]\nro_bind = /opt\n", want);
+			"[filesystem]\nro_bind = /opt\n",
+	    want);
 	snprintf(want, sizeof(want), "test:2: " NO_PATH_DIR, "/opt/bin:bin");
 	expect_programs("[environment]\nPATH = /opt/bin:bin\n", want);
 	/* /usrx is not below /usr. */
@@ -1291,7 +1312,8 @@ Test(check, programs)
 	expect_programs("[environment]\nPATH = /usrx/bin\n", want);
 	/* Unless that is meant. */
 	expect_programs("[policy]\nreplace = environment, filesystem\n"
-			"no_programs = true\n", NULL);
+			"no_programs = true\n",
+	    NULL);
 }
 
 Test(check, ro_bind_sources)
@@ -1307,24 +1329,28 @@ Test(check, ro_bind_sources)
 	cr_assert_not_null(dir, "mkdtemp: %s", strerror(errno));
 	snprintf(data, sizeof(data), "%s/data", dir);
 	cr_assert_eq(mkdir(data, 0755), 0);
-	snprintf(text, sizeof(text), "[filesystem]\nro_bind_try = %s/none\n"
-		 "ro_bind = %s\n", dir, data);
+	snprintf(text, sizeof(text),
+	    "[filesystem]\nro_bind_try = %s/none\n"
+	    "ro_bind = %s\n",
+	    dir, data);
 	load_text(text, &p);
 	/* Every source of the default's and the file's is here. */
 	for (size_t i = 0; i < p.nmounts; i++)
 		cr_assert_eq(policy_check_source(&p, i, err, sizeof(err)), 0,
-			     "%s", err);
+		    "%s", err);
 	/* The bind vanishes: named at its line, with its path. */
 	cr_assert_eq(rmdir(data), 0);
 	cr_assert_eq(policy_check_source(&p, p.nmounts - 1, err, sizeof(err)),
-		     -ENOENT);
-	snprintf(want, sizeof(want), "test:3: ro_bind %s: the host has no such "
-		 "path (a job would end as sandbox_error; ro_bind_try binds a "
-		 "path only where the host has it)", data);
+	    -ENOENT);
+	snprintf(want, sizeof(want),
+	    "test:3: ro_bind %s: the host has no such "
+	    "path (a job would end as sandbox_error; ro_bind_try binds a "
+	    "path only where the host has it)",
+	    data);
 	cr_assert_str_eq(err, want);
 	/* A missing ro_bind_try source is skipped by the launcher. */
 	cr_assert_eq(policy_check_source(&p, p.nmounts - 2, err, sizeof(err)),
-		     0);
+	    0);
 	policy_clear(&p);
 	cr_assert_eq(rmdir(dir), 0);
 }
@@ -1342,151 +1368,158 @@ Test(policy_clear, accepts_null_and_twice)
 
 /* ---- Invalid fixtures: one test each, the exact message ----------------- */
 
-#define HOSTNAME_RULE                                                         \
-	"hostname must be 1 to 63 characters of [A-Za-z0-9-] not starting "   \
+#define HOSTNAME_RULE                                                       \
+	"hostname must be 1 to 63 characters of [A-Za-z0-9-] not starting " \
 	"with \"-\", not "
-#define USER_RULE "user must be 1 to 32 characters matching [a-z_][a-z0-9_-]*, not "
-#define NOT_NORMALISED                                                        \
-	"is not normalised (empty, \".\" or \"..\" component, or trailing "    \
+#define USER_RULE \
+	"user must be 1 to 32 characters matching [a-z_][a-z0-9_-]*, not "
+#define NOT_NORMALISED                                                      \
+	"is not normalised (empty, \".\" or \"..\" component, or trailing " \
 	"slash)"
 #define SYNTAX "syntax error (expected \"key = value\" or \"[section]\")"
 
-#define INVALID_FIXTURES(X)                                                   \
-	X(unknown_section, "invalid-unknown-section.ini", 4,                  \
-	  "unknown section [network]")                                        \
-	X(unknown_key, "invalid-unknown-key.ini", 2,                          \
-	  "unknown key \"wall_time\" in [limits]")                            \
-	X(unknown_key_filesystem, "invalid-unknown-key-filesystem.ini", 3,    \
-	  "unknown key \"bind\" in [filesystem]")                             \
-	X(key_outside_section, "invalid-key-outside-section.ini", 2,          \
-	  "key \"wall_time_ms\" outside any section")                         \
-	X(duplicate_key, "invalid-duplicate-key.ini", 4,                      \
-	  "duplicate key \"wall_time_ms\"")                                   \
-	X(duplicate_key_sections, "invalid-duplicate-key-sections.ini", 6,    \
-	  "duplicate key \"uid\"")                                            \
-	X(not_a_number, "invalid-not-a-number.ini", 2,                        \
-	  "memory_mb must be a decimal integer, not \"1G\"")                  \
-	X(negative, "invalid-negative.ini", 2,                                \
-	  "processes must be a decimal integer, not \"-1\"")                  \
-	X(leading_zero, "invalid-leading-zero.ini", 2,                        \
-	  "open_files must be a decimal integer, not \"0256\"")               \
-	X(empty_number, "invalid-empty-number.ini", 2,                        \
-	  "tmp_mb must be a decimal integer, not \"\"")                       \
-	X(overflow, "invalid-overflow.ini", 2,                                \
-	  "wall_time_ms must be between 1 and 86400000")                      \
-	X(out_of_range, "invalid-out-of-range.ini", 2,                        \
-	  "wall_time_ms must be between 1 and 86400000")                      \
-	X(below_range, "invalid-below-range.ini", 2,                          \
-	  "memory_mb must be between 16 and 1048576")                         \
-	X(uid_zero, "invalid-uid-zero.ini", 2,                                \
-	  "uid must be between 1 and 65533")                                  \
-	X(gid_nobody, "invalid-gid-nobody.ini", 2,                            \
-	  "gid must be between 1 and 65533")                                  \
-	X(boolean, "invalid-bool.ini", 2,                                        \
-	  "unsafe_no_seccomp must be true or false, not \"yes\"")             \
-	X(on_output_limit, "invalid-on-output-limit.ini", 2,                  \
-	  "on_output_limit: expected truncate or kill, got \"drop\"")        \
-	X(env_name, "invalid-env-name.ini", 3,                                \
-	  "invalid variable name \"1PATH\" (expected "                        \
-	  "[A-Za-z_][A-Za-z0-9_]*)")                                          \
-	X(env_duplicate, "invalid-env-duplicate.ini", 4,                      \
-	  "duplicate key \"PATH\"")                                           \
-	X(relative_path, "invalid-relative-path.ini", 2,                      \
-	  "ro_bind must be an absolute path, not \"usr\"")                    \
-	X(dotdot_path, "invalid-dotdot-path.ini", 2,                          \
-	  "ro_bind_try path \"/usr/../etc\" " NOT_NORMALISED)                 \
-	X(dot_path, "invalid-dot-path.ini", 2,                                \
-	  "ro_bind_try path \"/usr/./lib\" " NOT_NORMALISED)                  \
-	X(empty_component, "invalid-empty-component.ini", 2,                  \
-	  "ro_bind path \"/usr//lib\" " NOT_NORMALISED)                       \
-	X(trailing_slash, "invalid-trailing-slash.ini", 2,                    \
-	  "ro_bind path \"/usr/\" " NOT_NORMALISED)                           \
-	X(root_path, "invalid-root-path.ini", 2, "ro_bind must not be \"/\"") \
-	X(jail_owned_tmp, "invalid-jail-owned-tmp.ini", 3,                    \
-	  "ro_bind_try /tmp/etc is inside /tmp, which the jail mounts itself") \
-	X(jail_owned_proc, "invalid-jail-owned-proc.ini", 2,                  \
-	  "ro_bind /proc is inside /proc, which the jail mounts itself")      \
-	X(duplicate_mount, "invalid-duplicate-mount.ini", 3,                  \
-	  "duplicate mount \"/usr\"")                                         \
-	X(too_many_mounts, "invalid-too-many-mounts.ini", 66,                 \
-	  "too many mounts (at most 64)")                                     \
-	X(too_many_env, "invalid-too-many-env.ini", 258,                      \
-	  "too many environment variables (at most 256)")                     \
-	X(hostname, "invalid-hostname.ini", 2, HOSTNAME_RULE "\"-stockade\"") \
-	X(hostname_long, "invalid-hostname-long.ini", 2,                      \
-	  HOSTNAME_RULE "\"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh" \
-		      "hhhhhhhhhhhhh\"")                                      \
-	X(hostname_dot, "invalid-hostname-dot.ini", 2,                        \
-	  HOSTNAME_RULE "\"jail.example\"")                                   \
-	X(user, "invalid-user.ini", 2, USER_RULE "\"Sandbox\"")               \
-	X(user_long, "invalid-user-long.ini", 2,                              \
-	  USER_RULE "\"uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu\"")                  \
-	X(home, "invalid-home.ini", 2,                                        \
-	  "home must be an absolute path, not \"home/sandbox\"")              \
-	X(home_root, "invalid-home-root.ini", 2, "home must not be \"/\"")    \
-	X(value_tab, "invalid-value-tab.ini", 2,                              \
-	  "value of \"SHELL\" contains a control character")                  \
-	X(control_char, "invalid-control-char.ini", 2,                        \
-	  "line contains control character 0x1b")                             \
-	X(nul, "invalid-nul.ini", 2, "line contains control character 0x00")  \
-	X(long_line, "invalid-long-line.ini", 2,                              \
-	  "line longer than 199 bytes")                                       \
-	X(syntax, "invalid-syntax.ini", 2, SYNTAX)                            \
-	X(section_syntax, "invalid-section-syntax.ini", 1, SYNTAX)            \
-	X(section_junk, "invalid-section-junk.ini", 1, SYNTAX)                \
-	X(indented, "invalid-indented.ini", 3,                                \
-	  "indented line (continuation lines are not supported)")             \
-	X(empty_list_section, "invalid-empty-list-section.ini", 1,            \
-	  "empty [environment] section (it adds nothing to the default's "    \
-	  "list; [policy] replace = environment without the section "         \
-	  "empties it)")                                                      \
-	X(replace_unknown, "invalid-replace-unknown.ini", 2,                  \
-	  "replace names \"mounts\", which is no list (the lists: "           \
-	  "environment, filesystem)")                                         \
-	X(replace_twice, "invalid-replace-twice.ini", 2,                      \
-	  "replace names \"filesystem\" twice")                               \
-	X(no_programs, "invalid-no-programs.ini", 2,                          \
-	  "no_programs must be true or false, not \"yes\"")                   \
-	X(policy_unknown_key, "invalid-policy-unknown-key.ini", 3,            \
-	  "unknown key \"ro_bind_replace\" in [policy]")                      \
-	X(first_error_syntax, "invalid-first-error-syntax.ini", 2, SYNTAX)    \
-	X(first_error_value, "invalid-first-error-value.ini", 2,              \
-	  "wall_time_ms must be a decimal integer, not \"soon\"")           \
-	X(mode_mask_setuid, "invalid-mode-mask-setuid.ini", 2,                \
-	  "mode_mask must be within 0777, not \"04755\"")                     \
-	X(mode_mask_decimal, "invalid-mode-mask-decimal.ini", 2,              \
-	  "mode_mask must be an octal mode such as 0755, not \"755\"")        \
-	X(mode_mask_digit, "invalid-mode-mask-digit.ini", 2,                  \
-	  "mode_mask must be an octal mode such as 0755, not \"0789\"")       \
-	X(mode_mask_long, "invalid-mode-mask-long.ini", 2,                    \
-	  "mode_mask must be an octal mode such as 0755, not \"000755\"")     \
-	X(max_path_bytes, "invalid-max-path-bytes.ini", 2,                    \
-	  "max_path_bytes must be between 1 and 4096")                        \
-	X(max_depth, "invalid-max-depth.ini", 2,                              \
-	  "max_depth must be between 1 and 256")                              \
-	X(max_depth_zero, "invalid-max-depth-zero.ini", 2,                    \
-	  "max_depth must be between 1 and 256")                              \
-	X(max_file_zero, "invalid-max-file-zero.ini", 2,                      \
-	  "max_file_mb must be between 1 and 1048576")                        \
-	X(inline_kb, "invalid-inline-kb.ini", 2,                              \
-	  "inline_kb must be between 1 and 65536")                            \
-	X(allow_hardlinks, "invalid-allow-hardlinks.ini", 2,                  \
-	  "allow_hardlinks must be true or false, not \"1\"")                 \
-	X(unknown_key_files, "invalid-unknown-key-files.ini", 2,              \
-	  "unknown key \"max_file_kb\" in [files]")                           \
-	X(duplicate_key_files, "invalid-duplicate-key-files.ini", 6,          \
-	  "duplicate key \"max_files\"")                                      \
-	X(files_key_in_limits, "invalid-files-key-in-limits.ini", 2,          \
-	  "unknown key \"max_files\" in [limits]")                             \
-	X(client_env, "invalid-client-env.ini", 2,                            \
-	  "client_env: \"A-B\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*), " \
-	  "a name's prefix followed by \"*\", or \"*\"")                       \
-	X(client_env_star, "invalid-client-env-star.ini", 2,                  \
-	  "client_env: \"*X\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*), " \
-	  "a name's prefix followed by \"*\", or \"*\"")
+#define INVALID_FIXTURES(X)                                                    \
+	X(unknown_section, "invalid-unknown-section.ini", 4,                   \
+	    "unknown section [network]")                                       \
+	X(unknown_key, "invalid-unknown-key.ini", 2,                           \
+	    "unknown key \"wall_time\" in [limits]")                           \
+	X(unknown_key_filesystem, "invalid-unknown-key-filesystem.ini", 3,     \
+	    "unknown key \"bind\" in [filesystem]")                            \
+	X(key_outside_section, "invalid-key-outside-section.ini", 2,           \
+	    "key \"wall_time_ms\" outside any section")                        \
+	X(duplicate_key, "invalid-duplicate-key.ini", 4,                       \
+	    "duplicate key \"wall_time_ms\"")                                  \
+	X(duplicate_key_sections, "invalid-duplicate-key-sections.ini", 6,     \
+	    "duplicate key \"uid\"")                                           \
+	X(not_a_number, "invalid-not-a-number.ini", 2,                         \
+	    "memory_mb must be a decimal integer, not \"1G\"")                 \
+	X(negative, "invalid-negative.ini", 2,                                 \
+	    "processes must be a decimal integer, not \"-1\"")                 \
+	X(leading_zero, "invalid-leading-zero.ini", 2,                         \
+	    "open_files must be a decimal integer, not \"0256\"")              \
+	X(empty_number, "invalid-empty-number.ini", 2,                         \
+	    "tmp_mb must be a decimal integer, not \"\"")                      \
+	X(overflow, "invalid-overflow.ini", 2,                                 \
+	    "wall_time_ms must be between 1 and 86400000")                     \
+	X(out_of_range, "invalid-out-of-range.ini", 2,                         \
+	    "wall_time_ms must be between 1 and 86400000")                     \
+	X(below_range, "invalid-below-range.ini", 2,                           \
+	    "memory_mb must be between 16 and 1048576")                        \
+	X(uid_zero, "invalid-uid-zero.ini", 2,                                 \
+	    "uid must be between 1 and 65533")                                 \
+	X(gid_nobody, "invalid-gid-nobody.ini", 2,                             \
+	    "gid must be between 1 and 65533")                                 \
+	X(boolean, "invalid-bool.ini", 2,                                      \
+	    "unsafe_no_seccomp must be true or false, not \"yes\"")            \
+	X(on_output_limit, "invalid-on-output-limit.ini", 2,                   \
+	    "on_output_limit: expected truncate or kill, got \"drop\"")        \
+	X(env_name, "invalid-env-name.ini", 3,                                 \
+	    "invalid variable name \"1PATH\" (expected "                       \
+	    "[A-Za-z_][A-Za-z0-9_]*)")                                         \
+	X(env_duplicate, "invalid-env-duplicate.ini", 4,                       \
+	    "duplicate key \"PATH\"")                                          \
+	X(relative_path, "invalid-relative-path.ini", 2,                       \
+	    "ro_bind must be an absolute path, not \"usr\"")                   \
+	X(dotdot_path, "invalid-dotdot-path.ini", 2,                           \
+	    "ro_bind_try path \"/usr/../etc\" " NOT_NORMALISED)                \
+	X(dot_path, "invalid-dot-path.ini", 2,                                 \
+	    "ro_bind_try path \"/usr/./lib\" " NOT_NORMALISED)                 \
+	X(empty_component, "invalid-empty-component.ini", 2,                   \
+	    "ro_bind path \"/usr//lib\" " NOT_NORMALISED)                      \
+	X(trailing_slash, "invalid-trailing-slash.ini", 2,                     \
+	    "ro_bind path \"/usr/\" " NOT_NORMALISED)                          \
+	X(root_path, "invalid-root-path.ini", 2, "ro_bind must not be \"/\"")  \
+	X(jail_owned_tmp, "invalid-jail-owned-tmp.ini", 3,                     \
+	    "ro_bind_try /tmp/etc is inside /tmp, which the jail mounts "      \
+	    "itself")                                                          \
+	X(jail_owned_proc, "invalid-jail-owned-proc.ini", 2,                   \
+	    "ro_bind /proc is inside /proc, which the jail mounts itself")     \
+	X(duplicate_mount, "invalid-duplicate-mount.ini", 3,                   \
+	    "duplicate mount \"/usr\"")                                        \
+	X(too_many_mounts, "invalid-too-many-mounts.ini", 66,                  \
+	    "too many mounts (at most 64)")                                    \
+	X(too_many_env, "invalid-too-many-env.ini", 258,                       \
+	    "too many environment variables (at most 256)")                    \
+	X(hostname, "invalid-hostname.ini", 2, HOSTNAME_RULE "\"-stockade\"")  \
+	X(hostname_long, "invalid-hostname-long.ini", 2,                       \
+	    HOSTNAME_RULE                                                      \
+	    "\"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"            \
+	    "hhhhhhhhhhhhh\"")                                                 \
+	X(hostname_dot, "invalid-hostname-dot.ini", 2,                         \
+	    HOSTNAME_RULE "\"jail.example\"")                                  \
+	X(user, "invalid-user.ini", 2, USER_RULE "\"Sandbox\"")                \
+	X(user_long, "invalid-user-long.ini", 2,                               \
+	    USER_RULE "\"uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu\"")                 \
+	X(home, "invalid-home.ini", 2,                                         \
+	    "home must be an absolute path, not \"home/sandbox\"")             \
+	X(home_root, "invalid-home-root.ini", 2, "home must not be \"/\"")     \
+	X(value_tab, "invalid-value-tab.ini", 2,                               \
+	    "value of \"SHELL\" contains a control character")                 \
+	X(control_char, "invalid-control-char.ini", 2,                         \
+	    "line contains control character 0x1b")                            \
+	X(nul, "invalid-nul.ini", 2, "line contains control character 0x00")   \
+	X(long_line, "invalid-long-line.ini", 2, "line longer than 199 bytes") \
+	X(syntax, "invalid-syntax.ini", 2, SYNTAX)                             \
+	X(section_syntax, "invalid-section-syntax.ini", 1, SYNTAX)             \
+	X(section_junk, "invalid-section-junk.ini", 1, SYNTAX)                 \
+	X(indented, "invalid-indented.ini", 3,                                 \
+	    "indented line (continuation lines are not supported)")            \
+	X(empty_list_section, "invalid-empty-list-section.ini", 1,             \
+	    "empty [environment] section (it adds nothing to the default's "   \
+	    "list; [policy] replace = environment without the section "        \
+	    "empties it)")                                                     \
+	X(replace_unknown, "invalid-replace-unknown.ini", 2,                   \
+	    "replace names \"mounts\", which is no list (the lists: "          \
+	    "environment, filesystem)")                                        \
+	X(replace_twice, "invalid-replace-twice.ini", 2,                       \
+	    "replace names \"filesystem\" twice")                              \
+	X(no_programs, "invalid-no-programs.ini", 2,                           \
+	    "no_programs must be true or false, not \"yes\"")                  \
+	X(policy_unknown_key, "invalid-policy-unknown-key.ini", 3,             \
+	    "unknown key \"ro_bind_replace\" in [policy]")                     \
+	X(first_error_syntax, "invalid-first-error-syntax.ini", 2, SYNTAX)     \
+	X(first_error_value, "invalid-first-error-value.ini", 2,               \
+	    "wall_time_ms must be a decimal integer, not \"soon\"")            \
+	X(mode_mask_setuid, "invalid-mode-mask-setuid.ini", 2,                 \
+	    "mode_mask must be within 0777, not \"04755\"")                    \
+	X(mode_mask_decimal, "invalid-mode-mask-decimal.ini", 2,               \
+	    "mode_mask must be an octal mode such as 0755, not \"755\"")       \
+	X(mode_mask_digit, "invalid-mode-mask-digit.ini", 2,                   \
+	    "mode_mask must be an octal mode such as 0755, not \"0789\"")      \
+	X(mode_mask_long, "invalid-mode-mask-long.ini", 2,                     \
+	    "mode_mask must be an octal mode such as 0755, not \"000755\"")    \
+	X(max_path_bytes, "invalid-max-path-bytes.ini", 2,                     \
+	    "max_path_bytes must be between 1 and 4096")                       \
+	X(max_depth, "invalid-max-depth.ini", 2,                               \
+	    "max_depth must be between 1 and 256")                             \
+	X(max_depth_zero, "invalid-max-depth-zero.ini", 2,                     \
+	    "max_depth must be between 1 and 256")                             \
+	X(max_file_zero, "invalid-max-file-zero.ini", 2,                       \
+	    "max_file_mb must be between 1 and 1048576")                       \
+	X(inline_kb, "invalid-inline-kb.ini", 2,                               \
+	    "inline_kb must be between 1 and 65536")                           \
+	X(allow_hardlinks, "invalid-allow-hardlinks.ini", 2,                   \
+	    "allow_hardlinks must be true or false, not \"1\"")                \
+	X(unknown_key_files, "invalid-unknown-key-files.ini", 2,               \
+	    "unknown key \"max_file_kb\" in [files]")                          \
+	X(duplicate_key_files, "invalid-duplicate-key-files.ini", 6,           \
+	    "duplicate key \"max_files\"")                                     \
+	X(files_key_in_limits, "invalid-files-key-in-limits.ini", 2,           \
+	    "unknown key \"max_files\" in [limits]")                           \
+	X(client_env, "invalid-client-env.ini", 2,                             \
+	    "client_env: \"A-B\" is not a variable name "                      \
+	    "([A-Za-z_][A-Za-z0-9_]*), "                                       \
+	    "a name's prefix followed by \"*\", or \"*\"")                     \
+	X(client_env_star, "invalid-client-env-star.ini", 2,                   \
+	    "client_env: \"*X\" is not a variable name "                       \
+	    "([A-Za-z_][A-Za-z0-9_]*), "                                       \
+	    "a name's prefix followed by \"*\", or \"*\"")
 
-#define X_TEST(id, file, line, msg)                                           \
-	Test(invalid, id) { expect_invalid(file, line, msg); }
+#define X_TEST(id, file, line, msg)              \
+	Test(invalid, id)                        \
+	{                                        \
+		expect_invalid(file, line, msg); \
+	}
 INVALID_FIXTURES(X_TEST)
 
 #define X_FILE(id, file, line, msg) file,
@@ -1506,12 +1539,13 @@ Test(invalid, every_fixture_has_a_test)
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "invalid-", 8) != 0)
 			continue;
-		for (i = 0; i < sizeof(invalid_files) / sizeof(invalid_files[0]);
-		     i++)
+		for (i = 0;
+		     i < sizeof(invalid_files) / sizeof(invalid_files[0]); i++)
 			if (strcmp(invalid_files[i], e->d_name) == 0)
 				break;
-		cr_assert_lt(i, sizeof(invalid_files) / sizeof(invalid_files[0]),
-			     "%s has no test", e->d_name);
+		cr_assert_lt(i,
+		    sizeof(invalid_files) / sizeof(invalid_files[0]),
+		    "%s has no test", e->d_name);
 		n++;
 	}
 	closedir(d);

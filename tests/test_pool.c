@@ -31,8 +31,7 @@
 #include "jobspec.h"
 #include "session_util.h"
 
-TestSuite(pool, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 120);
+TestSuite(pool, .init = harness_setup, .fini = harness_cleanup, .timeout = 120);
 
 #define POOL 2u
 
@@ -56,8 +55,8 @@ waiting_jails(pid_t launcher, int want, pid_t *pids, int max)
 
 			snprintf(path, sizeof(path), "/proc/%s/comm", t);
 			comm = harness_read_file(path, NULL);
-			if (comm != NULL && strcmp(comm, "stockade-init\n") == 0 &&
-			    n < max)
+			if (comm != NULL &&
+			    strcmp(comm, "stockade-init\n") == 0 && n < max)
 				pids[n++] = (pid_t)atoi(t);
 			free(comm);
 		}
@@ -136,15 +135,15 @@ pool_open(struct session *ss)
 static void
 run_sh(struct session *ss, const char *cmd, struct captured *c)
 {
-	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
-			(char *)(uintptr_t)cmd, NULL};
+	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
+	    (char *)(uintptr_t)cmd, NULL};
 	struct job_result res;
 
 	memset(c, 0, sizeof(*c));
 	memset(&res, 0, sizeof(res));
 	run_job(ss, argv, 0, c, &res);
 	cr_assert_eq(res.status, JOB_OK, "%s (%s): %s",
-		     job_status_name(res.status), res.detail, c->data[2]);
+	    job_status_name(res.status), res.detail, c->data[2]);
 	job_result_clear(&res);
 }
 
@@ -162,14 +161,17 @@ Test(pool, every_job_gets_a_jail_of_its_own)
 		 * behind; no job finds any: only its init (1) and itself (2)
 		 * in its pid namespace. Namespace inode numbers cannot tell
 		 * (the kernel reuses them once a namespace is gone). */
-		run_sh(&ss, "ls -A /tmp /dev/shm; echo /proc/[0-9]*; "
-		       "touch /tmp/left /dev/shm/left; "
-		       "(sleep 100 >/dev/null 2>&1 &)", &c);
-		cr_assert_str_eq(c.data[1], "/dev/shm:\n\n/tmp:\n/proc/1 /proc/2\n",
-				 "job %d", i);
+		run_sh(&ss,
+		    "ls -A /tmp /dev/shm; echo /proc/[0-9]*; "
+		    "touch /tmp/left /dev/shm/left; "
+		    "(sleep 100 >/dev/null 2>&1 &)",
+		    &c);
+		cr_assert_str_eq(c.data[1],
+		    "/dev/shm:\n\n/tmp:\n/proc/1 /proc/2\n", "job %d", i);
 		/* The pool is full again between jobs, and the launcher
 		 * holds no more descriptors than after the first job. */
-		cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
+		cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8),
+		    (int)POOL);
 		if (i == 0) {
 			/* A jail is a child (named stockade-init) as soon
 			 * as it is cloned, a moment before the zygote's
@@ -177,9 +179,8 @@ Test(pool, every_job_gets_a_jail_of_its_own)
 			fds_after_first = stable_fds(ss.sup.pid);
 		} else {
 			cr_assert_eq(settled_fds(ss.sup.pid, fds_after_first),
-				     fds_after_first,
-				     "the launcher's descriptors: %s",
-				     launcher_fd_list(ss.sup.pid));
+			    fds_after_first, "the launcher's descriptors: %s",
+			    launcher_fd_list(ss.sup.pid));
 		}
 	}
 	session_close(&ss);
@@ -193,7 +194,7 @@ Test(pool, every_job_gets_a_jail_of_its_own)
  */
 Test(pool, a_job_with_stdin_takes_a_waiting_jail)
 {
-	char *argv[] = {(char *)(uintptr_t)"cat", NULL};
+	char *argv[] = {(char *)(uintptr_t) "cat", NULL};
 	pid_t before[8], after[8];
 	struct stdin_feed feed;
 	struct job_result res;
@@ -241,15 +242,15 @@ Test(pool, waiting_jails_spend_no_cpu)
 		harness_proc_ticks(pids[i], &state, &after);
 		cr_assert_eq(state, 'S', "jail %d is %c", (int)pids[i], state);
 		cr_assert_eq(after, before[i], "waiting jail %d spent CPU",
-			     (int)pids[i]);
+		    (int)pids[i]);
 	}
 	session_close(&ss);
 }
 
 Test(pool, limits_hold_in_a_warm_jail)
 {
-	char *sleeper[] = {(char *)(uintptr_t)"sleep", (char *)(uintptr_t)"10",
-			   NULL};
+	char *sleeper[] = {(char *)(uintptr_t) "sleep",
+	    (char *)(uintptr_t) "10", NULL};
 	struct captured c;
 	struct job_result res;
 	struct session ss;
@@ -264,7 +265,7 @@ Test(pool, limits_hold_in_a_warm_jail)
 	start = harness_now_ms();
 	run_job(&ss, sleeper, 300, &c, &res);
 	cr_assert_eq(res.status, JOB_TIMEOUT, "%s (%s)",
-		     job_status_name(res.status), res.detail);
+	    job_status_name(res.status), res.detail);
 	/* The clock started when the warm jail got the job. */
 	cr_assert_geq(res.wall_ms, 300u);
 	cr_assert_lt(harness_now_ms() - start, 2500);
@@ -337,7 +338,7 @@ raw_launcher(int *sock)
 	pid_t pid;
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
-		     0);
+	    0);
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
@@ -345,7 +346,7 @@ raw_launcher(int *sock)
 		if (dup2(sv[1], 3) < 0)
 			_exit(127);
 		execl(harness_launcher(), "stockade-launcher", "--ipc-fd", "3",
-		      (char *)NULL);
+		    (char *)NULL);
 		_exit(127);
 	}
 	close(sv[1]);
@@ -363,9 +364,9 @@ raw_launcher(int *sock)
 static void
 send_pool(int sock, uint32_t jails)
 {
-	uint8_t m[12] = {PROTO_POOL, 0, 0, 0, 4, 0, 0, 0,
-			 (uint8_t)jails, (uint8_t)(jails >> 8),
-			 (uint8_t)(jails >> 16), (uint8_t)(jails >> 24)};
+	uint8_t m[12] = {PROTO_POOL, 0, 0, 0, 4, 0, 0, 0, (uint8_t)jails,
+	    (uint8_t)(jails >> 8), (uint8_t)(jails >> 16),
+	    (uint8_t)(jails >> 24)};
 
 	cr_assert_eq(proto_send(sock, m, sizeof(m), -1), 0);
 }
@@ -378,10 +379,10 @@ assert_session_ended(pid_t pid, int sock)
 	int st, fd = -1;
 
 	cr_assert_eq(proto_recv(sock, buf, sizeof(buf), &fd), 0,
-		     "the launcher answered instead of ending the session");
+	    "the launcher answered instead of ending the session");
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status 0x%x",
-		  (unsigned)st);
+	    (unsigned)st);
 	close(sock);
 }
 
@@ -406,7 +407,7 @@ Test(pool, the_launcher_refuses_a_second_pool)
 
 Test(pool, the_launcher_refuses_a_pool_after_the_first_run)
 {
-	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "true", NULL};
 	char err[POLICY_ERR_MAX + 64];
 	uint8_t buf[PROTO_MAX_MSG];
 	struct policy pol;
@@ -438,19 +439,19 @@ Test(pool, the_launcher_refuses_a_pool_after_the_first_run)
 /* What a job sees of its own confinement, in lines that do not depend on
  * pids, mount ids or namespace numbers. */
 static const char probe_script[] =
-	"grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|Seccomp_filters|"
-	"Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/self/status; "
-	"ulimit -a; id; hostname; pwd; echo \"$HOME $TMPDIR $PATH\"; "
-	"cut -d' ' -f5,6 /proc/self/mountinfo | sort; "
-	"ls / 2>&1 | head -1; touch /usr/x 2>&1 | head -1; "
-	"ls -A /tmp /dev/shm $HOME; cat /proc/sys/kernel/ostype";
+    "grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|Seccomp_filters|"
+    "Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/self/status; "
+    "ulimit -a; id; hostname; pwd; echo \"$HOME $TMPDIR $PATH\"; "
+    "cut -d' ' -f5,6 /proc/self/mountinfo | sort; "
+    "ls / 2>&1 | head -1; touch /usr/x 2>&1 | head -1; "
+    "ls -A /tmp /dev/shm $HOME; cat /proc/sys/kernel/ostype";
 
 Test(pool, a_warm_jail_is_the_same_jail_as_a_cold_one)
 {
-	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
-			(char *)(uintptr_t)probe_script, NULL};
-	char *denied[] = {(char *)(uintptr_t)"unshare", (char *)(uintptr_t)"-U",
-			  (char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
+	    (char *)(uintptr_t)probe_script, NULL};
+	char *denied[] = {(char *)(uintptr_t) "unshare",
+	    (char *)(uintptr_t) "-U", (char *)(uintptr_t) "true", NULL};
 	struct captured cold, warm, dc, dw;
 	struct job_result rc, rw, rdc, rdw;
 	struct session ss;
@@ -483,14 +484,14 @@ Test(pool, a_warm_jail_is_the_same_jail_as_a_cold_one)
 	cr_assert_str_eq(warm.data[1], cold.data[1]);
 	cr_assert_str_eq(warm.data[2], cold.data[2]);
 	cr_assert_not_null(strstr(warm.data[1], "Seccomp:\t2\n"), "%s",
-			   warm.data[1]);
+	    warm.data[1]);
 	cr_assert_not_null(strstr(warm.data[1], "CapBnd:\t0000000000000000\n"),
-			   "%s", warm.data[1]);
+	    "%s", warm.data[1]);
 	cr_assert_gt(rw.landlock_abi, 0);
 	cr_assert_eq(rw.landlock_abi, rc.landlock_abi);
 	/* The seccomp filter's refusal is seen and named the same way. */
 	cr_assert_eq(rdw.status, rdc.status, "%s / %s",
-		     job_status_name(rdw.status), job_status_name(rdc.status));
+	    job_status_name(rdw.status), job_status_name(rdc.status));
 	cr_assert_gt(rdw.ndenials, 0);
 	cr_assert_eq(rdw.ndenials, rdc.ndenials);
 	cr_assert_str_eq(rdw.denials[0].syscall, rdc.denials[0].syscall);
@@ -505,7 +506,7 @@ Test(pool, a_waiting_jail_that_fails_is_reaped_and_the_pool_stalls)
 	/* Not under /tmp, which the jail mounts itself. */
 	char dir[] = "/var/tmp/stockade-pool-bind-XXXXXX";
 	char text[1024], err[POLICY_ERR_MAX + 64], src[600];
-	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "true", NULL};
 	struct captured c;
 	struct job_result res;
 	struct session ss;
@@ -517,13 +518,13 @@ Test(pool, a_waiting_jail_that_fails_is_reaped_and_the_pool_stalls)
 	cr_assert_eq(chmod(dir, 0755), 0);
 	snprintf(src, sizeof(src), "%s/src", dir);
 	cr_assert_eq(mkdir(src, 0755), 0, "%s: %s", src, strerror(errno));
-	snprintf(text, sizeof(text),
-		 "[filesystem]\nro_bind = %s\n", src);
+	snprintf(text, sizeof(text), "[filesystem]\nro_bind = %s\n", src);
 	pool_open(&ss);
 	policy_clear(&ss.pol);
 	memset(&ss.pol, 0, sizeof(ss.pol));
 	cr_assert_eq(policy_load_string(&ss.pol, text, "test", err,
-					sizeof(err)), 0, "%s", err);
+			 sizeof(err)),
+	    0, "%s", err);
 	run_sh(&ss, "true", &c);
 	cr_assert_eq(waiting_jails(ss.sup.pid, POOL, pids, 8), (int)POOL);
 	/* A waiting jail is named stockade-init while it is still being
@@ -537,21 +538,21 @@ Test(pool, a_waiting_jail_that_fails_is_reaped_and_the_pool_stalls)
 	cr_assert_eq(rmdir(src), 0);
 	run_sh(&ss, "true", &c);
 	cr_assert_eq(waiting_jails(ss.sup.pid, POOL - 1, pids, 8),
-		     (int)POOL - 1, "children: %s", launcher_children(ss.sup.pid));
+	    (int)POOL - 1, "children: %s", launcher_children(ss.sup.pid));
 	usleep(300 * 1000);
 	cr_assert_eq(waiting_jails(ss.sup.pid, POOL - 1, pids, 8),
-		     (int)POOL - 1, "children: %s", launcher_children(ss.sup.pid));
+	    (int)POOL - 1, "children: %s", launcher_children(ss.sup.pid));
 	run_sh(&ss, "true", &c);
 	/* The pool is empty: the next job is built cold, and says why. */
 	memset(&c, 0, sizeof(c));
 	memset(&res, 0, sizeof(res));
 	run_job(&ss, argv, 0, &c, &res);
 	cr_assert_eq(res.status, JOB_SANDBOX_ERROR, "%s",
-		     job_status_name(res.status));
+	    job_status_name(res.status));
 	cr_assert_not_null(strstr(res.detail, "bind mounts"), "%s", res.detail);
 	/* Issue 22: and names the bind that vanished. */
 	snprintf(text, sizeof(text), "ro_bind %s: No such file or directory",
-		 src);
+	    src);
 	cr_assert_not_null(strstr(res.detail, text), "%s", res.detail);
 	job_result_clear(&res);
 	session_close(&ss);
@@ -567,10 +568,8 @@ Test(pool, a_waiting_jail_that_fails_is_reaped_and_the_pool_stalls)
 Test(pool, a_broker_that_is_pid_1_runs_jobs)
 {
 	const char *const argv[] = {"unshare", "--pid", "--fork",
-				    "--kill-child", "--mount-proc",
-				    harness_stockade(), "run", "--workspace",
-				    harness_workspace(), "--", "echo", "pid1",
-				    NULL};
+	    "--kill-child", "--mount-proc", harness_stockade(), "run",
+	    "--workspace", harness_workspace(), "--", "echo", "pid1", NULL};
 	struct run_out o;
 
 	if (geteuid() != 0)

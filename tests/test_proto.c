@@ -137,7 +137,7 @@ set_str(char **slot, const char *v)
  * NAME may fill the array), COUNT and FIRST_MS. */
 static void
 set_denial(struct job_denial *d, const char *name, uint32_t count,
-	   uint64_t first_ms)
+    uint64_t first_ms)
 {
 	size_t n = strlen(name);
 
@@ -161,7 +161,7 @@ raw_denial_entries(struct wbuf *w, uint32_t n, const struct job_denial *d)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		wbuf_put_bytes(w, d[i].syscall,
-			       strnlen(d[i].syscall, sizeof(d[i].syscall)));
+		    strnlen(d[i].syscall, sizeof(d[i].syscall)));
 		wbuf_put_u32(w, d[i].count);
 		wbuf_put_u64(w, d[i].first_ms);
 	}
@@ -170,8 +170,7 @@ raw_denial_entries(struct wbuf *w, uint32_t n, const struct job_denial *d)
 /* The issue 5 part of a RESULT body: i32 landlock_abi, u32 ndenials = N,
  * then N entries of D (raw_denial_entries). */
 static void
-raw_denials(struct wbuf *w, int32_t abi, uint32_t n,
-	    const struct job_denial *d)
+raw_denials(struct wbuf *w, int32_t abi, uint32_t n, const struct job_denial *d)
 {
 	wbuf_put_i32(w, abi);
 	wbuf_put_u32(w, n);
@@ -186,11 +185,11 @@ assert_denials_eq(const struct job_result *a, const struct job_result *b)
 	cr_assert_eq(a->ndenials, b->ndenials);
 	for (uint32_t i = 0; i < a->ndenials; i++) {
 		cr_assert_str_eq(a->denials[i].syscall, b->denials[i].syscall,
-				 "denial %u", i);
+		    "denial %u", i);
 		cr_assert_eq(a->denials[i].count, b->denials[i].count,
-			     "denial %u", i);
+		    "denial %u", i);
 		cr_assert_eq(a->denials[i].first_ms, b->denials[i].first_ms,
-			     "denial %u", i);
+		    "denial %u", i);
 	}
 }
 
@@ -203,7 +202,7 @@ assert_no_denials(const struct job_result *r)
 	cr_assert_eq(r->landlock_abi, 0);
 	cr_assert_eq(r->ndenials, 0);
 	cr_assert_eq(memcmp(r->denials, zero, sizeof(zero)), 0,
-		     "denials not cleared");
+	    "denials not cleared");
 }
 
 /*
@@ -329,7 +328,7 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	/* A NULL profile travels as "default". */
 	cr_assert_not_null(b->seccomp_profile);
 	cr_assert_str_eq(a->seccomp_profile ? a->seccomp_profile : "default",
-			 b->seccomp_profile);
+	    b->seccomp_profile);
 	cr_assert_eq(a->layers_off, b->layers_off);
 }
 
@@ -342,8 +341,8 @@ header_ok(int n, uint16_t want_type, const uint8_t **body)
 
 	cr_assert(n >= (int)PROTO_HEADER_SIZE, "encoder returned %d", n);
 	cr_assert_eq(proto_decode_header(msg, (size_t)n, &type, body,
-					 &body_len),
-		     0);
+			 &body_len),
+	    0);
 	cr_assert_eq(type, want_type);
 	cr_assert_eq(*body, msg + PROTO_HEADER_SIZE);
 	cr_assert_eq(body_len, (size_t)n - PROTO_HEADER_SIZE);
@@ -372,10 +371,11 @@ expect_refused_spec(const struct job_spec *s, int want, const char *what)
 
 	e = proto_encode_run(msg, sizeof(msg), s);
 	cr_assert_eq(e, -EINVAL, "%s: encoder returned %d, want -EINVAL", what,
-		     e);
+	    e);
 	memset(&out, 0x5a, sizeof(out));
 	e = decode_raw_spec(s, &out);
-	cr_assert_eq(e, want, "%s: decoder returned %d, want %d", what, e, want);
+	cr_assert_eq(e, want, "%s: decoder returned %d, want %d", what, e,
+	    want);
 	assert_spec_cleared(&out);
 }
 
@@ -457,7 +457,7 @@ Test(round_trip, hello_reply)
 	const uint8_t *body;
 	uint32_t v = 0, pid = 0;
 	int n = proto_encode_hello_reply(msg, sizeof(msg), PROTO_VERSION,
-					 4194304);
+	    4194304);
 	size_t len = header_ok(n, PROTO_HELLO_REPLY, &body);
 
 	cr_assert_eq(n, 16);
@@ -607,13 +607,12 @@ Test(round_trip, run_at_the_bounds)
  * allowance at 0, just past 32 bits and at its maximum. */
 Test(round_trip, run_enforcement_cgroup_and_allowance)
 {
-	static const enum job_enforcement enf[] = {
-		ENFORCE_AUTO, ENFORCE_MONITOR, ENFORCE_CGROUP2};
-	static const char *const cgroups[] = {
-		NULL, "", "/sys/fs/cgroup/user.slice/user-1000.slice/stockade",
-		"/a"};
+	static const enum job_enforcement enf[] = {ENFORCE_AUTO,
+	    ENFORCE_MONITOR, ENFORCE_CGROUP2};
+	static const char *const cgroups[] = {NULL, "",
+	    "/sys/fs/cgroup/user.slice/user-1000.slice/stockade", "/a"};
 	static const uint64_t allow[] = {0, UINT64_C(1) << 32,
-					 (UINT64_C(1) << 32) + 1, UINT64_MAX};
+	    (UINT64_C(1) << 32) + 1, UINT64_MAX};
 	static uint8_t raw[4096];
 	int tried = 0;
 
@@ -631,22 +630,23 @@ Test(round_trip, run_enforcement_cgroup_and_allowance)
 				sample_spec(&in);
 				in.enforcement = enf[e];
 				free(in.cgroup);
-				in.cgroup = cgroups[c] ? xstrdup(cgroups[c]) : NULL;
+				in.cgroup = cgroups[c] ? xstrdup(cgroups[c])
+						       : NULL;
 				in.workspace_allow = allow[a];
 				n = proto_encode_run(msg, sizeof(msg), &in);
 				len = header_ok(n, PROTO_RUN, &body);
 				memset(&out, 0x5a, sizeof(out));
-				cr_assert_eq(proto_decode_run(body, len, &out), 0,
-					     "enforcement %d, cgroup %s",
-					     (int)enf[e],
-					     cgroups[c] ? cgroups[c] : "NULL");
+				cr_assert_eq(proto_decode_run(body, len, &out),
+				    0, "enforcement %d, cgroup %s", (int)enf[e],
+				    cgroups[c] ? cgroups[c] : "NULL");
 				assert_spec_eq(&in, &out);
 				cr_assert_eq(out.enforcement, enf[e]);
 				cr_assert_eq(out.workspace_allow, allow[a]);
 				/* The hand-built body (the layout the other
 				 * tests rely on) is the encoder's, byte for
 				 * byte. */
-				cr_assert_eq(raw_run(raw, sizeof(raw), &in), len);
+				cr_assert_eq(raw_run(raw, sizeof(raw), &in),
+				    len);
 				cr_assert_eq(memcmp(raw, body, len), 0);
 				job_spec_clear(&out);
 				job_spec_clear(&in);
@@ -675,7 +675,7 @@ Test(round_trip, run_new_limits_at_their_ends)
 			n = proto_encode_run(msg, sizeof(msg), &in);
 			len = header_ok(n, PROTO_RUN, &body);
 			cr_assert_eq(proto_decode_run(body, len, &out), 0,
-				     "cpu_percent %u", pct[i]);
+			    "cpu_percent %u", pct[i]);
 			assert_spec_eq(&in, &out);
 			job_spec_clear(&out);
 			job_spec_clear(&in);
@@ -692,7 +692,7 @@ Test(round_trip, output_empty)
 
 	len = header_ok(n, PROTO_OUTPUT, &body);
 	cr_assert_eq(proto_decode_output(body, len, &id, &stream, &data, &dlen),
-		     0);
+	    0);
 	cr_assert_eq(id, 42);
 	cr_assert_eq(stream, 1);
 	cr_assert_eq(dlen, 0);
@@ -701,7 +701,7 @@ Test(round_trip, output_empty)
 	n = proto_encode_output(msg, sizeof(msg), 43, 2, NULL, 0);
 	len = header_ok(n, PROTO_OUTPUT, &body);
 	cr_assert_eq(proto_decode_output(body, len, &id, &stream, &data, &dlen),
-		     0);
+	    0);
 	cr_assert_eq(id, 43);
 	cr_assert_eq(stream, 2);
 	cr_assert_eq(dlen, 0);
@@ -719,10 +719,10 @@ Test(round_trip, output_full_chunk)
 	for (size_t i = 0; i < sizeof(chunk); i++)
 		chunk[i] = (uint8_t)(i * 7 + (i >> 8)); /* NULs included */
 	n = proto_encode_output(msg, sizeof(msg), UINT64_MAX, 2, chunk,
-				sizeof(chunk));
+	    sizeof(chunk));
 	len = header_ok(n, PROTO_OUTPUT, &body);
 	cr_assert_eq(proto_decode_output(body, len, &id, &stream, &data, &dlen),
-		     0);
+	    0);
 	cr_assert_eq(id, UINT64_MAX);
 	cr_assert_eq(stream, 2);
 	cr_assert_eq(dlen, sizeof(chunk));
@@ -781,7 +781,7 @@ Test(round_trip, result)
 Test(round_trip, result_enforcement_and_peak_processes)
 {
 	static const enum job_enforcement enf[] = {ENFORCE_MONITOR,
-						   ENFORCE_CGROUP2};
+	    ENFORCE_CGROUP2};
 	static const uint32_t peaks[] = {0, 1, 65536, UINT32_MAX};
 
 	for (size_t e = 0; e < NELEM(enf); e++)
@@ -858,8 +858,9 @@ Test(round_trip, result_every_status_and_range_ends)
 				in.signal = sigs[s];
 				n = proto_encode_result(msg, sizeof(msg), &in);
 				len = header_ok(n, PROTO_RESULT, &body);
-				cr_assert_eq(proto_decode_result(body, len, &out),
-					     0);
+				cr_assert_eq(proto_decode_result(body, len,
+						 &out),
+				    0);
 				cr_assert_eq(out.status, in.status);
 				cr_assert_eq(out.exit_code, in.exit_code);
 				cr_assert_eq(out.signal, in.signal);
@@ -910,9 +911,8 @@ raw_result_body(struct wbuf *w, uint32_t status, const struct job_result *r)
 	wbuf_put_u32(w, r->peak_processes);
 	wbuf_put_u8(w, (uint8_t)r->enforcement);
 	raw_denials(w, r->landlock_abi,
-		    r->ndenials < JOB_MAX_DENIALS ? r->ndenials
-						  : JOB_MAX_DENIALS,
-		    r->denials);
+	    r->ndenials < JOB_MAX_DENIALS ? r->ndenials : JOB_MAX_DENIALS,
+	    r->denials);
 	wbuf_put_u64(w, r->stdout_bytes);
 	wbuf_put_u64(w, r->stderr_bytes);
 	/* Version 9: the memory measure, then the limits reached. */
@@ -974,17 +974,25 @@ Test(round_trip, result_measure_and_limits_reached)
 		in.reached[0].limit = JOB_REACHED_PROCESSES;
 		in.reached[0].times = 1;
 		switch (bad) {
-		case 0: in.memory_measure = MEASURE_MAX + 1; break;
-		case 1: in.reached[0].limit = JOB_REACHED_MAX + 1; break;
-		case 2: in.reached[0].times = 0; break;
+		case 0:
+			in.memory_measure = MEASURE_MAX + 1;
+			break;
+		case 1:
+			in.reached[0].limit = JOB_REACHED_MAX + 1;
+			break;
+		case 2:
+			in.reached[0].times = 0;
+			break;
 		case 3:
 			in.nreached = 2;
 			in.reached[1] = in.reached[0];
 			break;
-		default: in.nreached = JOB_MAX_REACHED + 1; break;
+		default:
+			in.nreached = JOB_MAX_REACHED + 1;
+			break;
 		}
 		cr_assert_lt(proto_encode_result(msg, sizeof(msg), &in), 0,
-			     "case %d encoded", bad);
+		    "case %d encoded", bad);
 		wbuf_init(&w, hand, sizeof(hand));
 		wbuf_put_u32(&w, PROTO_RESULT);
 		wbuf_put_u32(&w, 0);
@@ -995,14 +1003,14 @@ Test(round_trip, result_measure_and_limits_reached)
 			/* The count: before the entries (5 bytes each)
 			 * and the empty detail (its u32 length). */
 			hand[w.len - 4 - JOB_MAX_REACHED * 5 - 1] =
-				JOB_MAX_REACHED + 1;
+			    JOB_MAX_REACHED + 1;
 		} else {
 			raw_result_body(&w, JOB_OK, &in);
 		}
 		body = hand + PROTO_HEADER_SIZE;
 		len = w.len - PROTO_HEADER_SIZE;
 		cr_assert_lt(proto_decode_result(body, len, &out), 0,
-			     "case %d decoded", bad);
+		    "case %d decoded", bad);
 	}
 }
 
@@ -1017,10 +1025,12 @@ fill_denials(struct job_result *r, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "call%u", i);
 		set_denial(&r->denials[i],
-			   i == 0 ? "ptrace" : i == 1 ? "i386:20" :
-			   i == 2 ? NAME_31 : name,
-			   i == 3 ? UINT32_MAX : i + 1,
-			   i == 4 ? (uint64_t)INT64_MAX : 1000u * i + 7);
+		    i == 0	 ? "ptrace"
+			: i == 1 ? "i386:20"
+			: i == 2 ? NAME_31
+				 : name,
+		    i == 3 ? UINT32_MAX : i + 1,
+		    i == 4 ? (uint64_t)INT64_MAX : 1000u * i + 7);
 	}
 }
 
@@ -1064,15 +1074,15 @@ Test(round_trip, result_denials_and_landlock_abi)
 			raw_result_body(&w, JOB_POLICY_VIOLATION, &in);
 			cr_assert(wbuf_ok(&w));
 			cr_assert_eq(w.len, len,
-				     "%u denials, abi %d: %zu != %zu",
-				     counts[c], abis[a], w.len, len);
+			    "%u denials, abi %d: %zu != %zu", counts[c],
+			    abis[a], w.len, len);
 			cr_assert_eq(memcmp(hand, body, len), 0,
-				     "%u denials, abi %d: layout differs",
-				     counts[c], abis[a]);
+			    "%u denials, abi %d: layout differs", counts[c],
+			    abis[a]);
 
 			memset(&out, 0x5a, sizeof(out));
 			cr_assert_eq(proto_decode_result(body, len, &out), 0,
-				     "%u denials, abi %d", counts[c], abis[a]);
+			    "%u denials, abi %d", counts[c], abis[a]);
 			assert_denials_eq(&in, &out);
 			cr_assert_eq(out.stdout_bytes, 8);
 			cr_assert_eq(out.stderr_bytes, 9);
@@ -1081,13 +1091,13 @@ Test(round_trip, result_denials_and_landlock_abi)
 			cr_assert_str_eq(out.detail, "killed for ptrace");
 			if (counts[c] >= 3) {
 				cr_assert_str_eq(out.denials[0].syscall,
-						 "ptrace");
+				    "ptrace");
 				cr_assert_str_eq(out.denials[1].syscall,
-						 "i386:20");
+				    "i386:20");
 				cr_assert_str_eq(out.denials[2].syscall,
-						 NAME_31);
+				    NAME_31);
 				cr_assert_eq(strlen(out.denials[2].syscall),
-					     31);
+				    31);
 			}
 			/* Entries past ndenials stay zero. */
 			for (uint32_t i = counts[c]; i < JOB_MAX_DENIALS; i++)
@@ -1125,7 +1135,7 @@ Test(round_trip, cancel)
 
 	for (uint32_t r = 1; r <= JOB_CANCEL_MAX; r++) {
 		int n = proto_encode_cancel(msg, sizeof(msg),
-					    UINT64_C(0xfedcba9876543210), r);
+		    UINT64_C(0xfedcba9876543210), r);
 		size_t len = header_ok(n, PROTO_CANCEL, &body);
 
 		cr_assert_eq(n, 20);
@@ -1150,8 +1160,9 @@ Test(round_trip, cancel_reason_out_of_range)
 	cr_assert_eq(JOB_CANCEL_CLIENT_GONE, 5);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cr_assert_eq(proto_encode_cancel(msg, sizeof(msg), 1, bad[i]),
-			     -EINVAL);
-		n = proto_encode_cancel(msg, sizeof(msg), 1, JOB_CANCEL_REQUEST);
+		    -EINVAL);
+		n = proto_encode_cancel(msg, sizeof(msg), 1,
+		    JOB_CANCEL_REQUEST);
 		cr_assert_eq(n, 20);
 		/* The reason is the last four bytes, little-endian. */
 		msg[16] = (uint8_t)bad[i];
@@ -1159,7 +1170,7 @@ Test(round_trip, cancel_reason_out_of_range)
 		msg[18] = (uint8_t)(bad[i] >> 16);
 		msg[19] = (uint8_t)(bad[i] >> 24);
 		cr_assert_eq(proto_decode_cancel(msg + 8, 12, &id, &reason),
-			     -EINVAL);
+		    -EINVAL);
 		cr_assert_eq(id, 0);
 		cr_assert_eq(reason, 0);
 	}
@@ -1177,7 +1188,7 @@ Test(round_trip, pool)
 	cr_assert_eq(jails, PROTO_MAX_POOL);
 	/* Over the bound: refused both ways. */
 	cr_assert_eq(proto_encode_pool(msg, sizeof(msg), PROTO_MAX_POOL + 1),
-		     -EINVAL);
+	    -EINVAL);
 	msg[8] = (uint8_t)(PROTO_MAX_POOL + 1);
 	cr_assert_eq(proto_decode_pool(body, len, &jails), -EINVAL);
 	cr_assert_eq(jails, 0);
@@ -1190,7 +1201,7 @@ Test(round_trip, pool)
 
 static int
 decode_header(size_t len, uint16_t *type, const uint8_t **body,
-	      size_t *body_len)
+    size_t *body_len)
 {
 	*type = 0x5a5a;
 	*body = msg;
@@ -1227,7 +1238,7 @@ Test(header, shorter_than_8_bytes)
 		size_t blen;
 
 		cr_assert_eq(decode_header(len, &type, &body, &blen), -EBADMSG,
-			     "length %zu", len);
+		    "length %zu", len);
 		assert_header_cleared(type, body, blen);
 	}
 }
@@ -1262,7 +1273,7 @@ Test(header, reserved_must_be_zero)
 		msg[2] = (uint8_t)reserved[i];
 		msg[3] = (uint8_t)(reserved[i] >> 8);
 		cr_assert_eq(decode_header(12, &type, &body, &blen), -EBADMSG,
-			     "reserved 0x%04x", reserved[i]);
+		    "reserved 0x%04x", reserved[i]);
 		assert_header_cleared(type, body, blen);
 	}
 }
@@ -1292,7 +1303,7 @@ Test(header, body_length_smaller_than_datagram)
 
 	proto_encode_hello(msg, sizeof(msg), PROTO_VERSION);
 	cr_assert_eq(decode_header(13, &type, &body, &blen), -EBADMSG,
-		     "one trailing byte after the declared body");
+	    "one trailing byte after the declared body");
 	assert_header_cleared(type, body, blen);
 	put_header(PROTO_HELLO, 0, 0);
 	cr_assert_eq(decode_header(12, &type, &body, &blen), -EBADMSG);
@@ -1312,9 +1323,10 @@ Test(header, body_length_over_max)
 		/* Whether or not the datagram is that long. */
 		cr_assert_eq(decode_header(8, &type, &body, &blen), -EMSGSIZE);
 		assert_header_cleared(type, body, blen);
-		cr_assert_eq(decode_header(PROTO_HEADER_SIZE + PROTO_MAX_BODY + 1,
-					   &type, &body, &blen),
-			     -EMSGSIZE);
+		cr_assert_eq(decode_header(PROTO_HEADER_SIZE + PROTO_MAX_BODY +
+				     1,
+				 &type, &body, &blen),
+		    -EMSGSIZE);
 		assert_header_cleared(type, body, blen);
 	}
 }
@@ -1334,7 +1346,7 @@ Test(header, body_length_exactly_max)
 Test(header, unknown_types)
 {
 	static const uint16_t types[] = {0, PROTO_MSG_TYPE_MAX + 1, 0x100,
-					 UINT16_MAX};
+	    UINT16_MAX};
 
 	for (size_t i = 0; i < NELEM(types); i++) {
 		uint16_t type;
@@ -1343,7 +1355,7 @@ Test(header, unknown_types)
 
 		put_header(types[i], 0, 0);
 		cr_assert_eq(decode_header(8, &type, &body, &blen), -EPROTO,
-			     "type %u", types[i]);
+		    "type %u", types[i]);
 		assert_header_cleared(type, body, blen);
 	}
 }
@@ -1357,7 +1369,7 @@ Test(trailing, hello)
 
 	msg[n] = 0;
 	cr_assert_eq(proto_decode_hello(msg + 8, (size_t)n - 8 + 1, &v),
-		     -EBADMSG);
+	    -EBADMSG);
 	cr_assert_eq(v, 0);
 }
 
@@ -1368,8 +1380,8 @@ Test(trailing, hello_reply)
 
 	msg[n] = 0;
 	cr_assert_eq(proto_decode_hello_reply(msg + 8, (size_t)n - 8 + 1, &v,
-					      &pid),
-		     -EBADMSG);
+			 &pid),
+	    -EBADMSG);
 	cr_assert_eq(v, 0);
 	cr_assert_eq(pid, 0);
 }
@@ -1385,8 +1397,8 @@ Test(trailing, run)
 	for (size_t extra = 1; extra <= 8; extra++) {
 		memset(msg + n, 0, extra);
 		cr_assert_eq(proto_decode_run(msg + 8, (size_t)n - 8 + extra,
-					      &out),
-			     -EBADMSG, "%zu trailing bytes", extra);
+				 &out),
+		    -EBADMSG, "%zu trailing bytes", extra);
 		assert_spec_cleared(&out);
 	}
 	job_spec_clear(&in);
@@ -1402,8 +1414,8 @@ Test(trailing, output)
 
 	msg[n] = 'd';
 	cr_assert_eq(proto_decode_output(msg + 8, (size_t)n - 8 + 1, &id,
-					 &stream, &data, &dlen),
-		     -EBADMSG);
+			 &stream, &data, &dlen),
+	    -EBADMSG);
 	cr_assert_eq(id, 0);
 	cr_assert_eq(stream, 0);
 	cr_assert_null(data);
@@ -1424,9 +1436,9 @@ Test(trailing, result)
 	for (size_t extra = 1; extra <= 8; extra++) {
 		memset(msg + n, 0, extra);
 		memset(&out, 0x5a, sizeof(out));
-		cr_assert_eq(proto_decode_result(msg + 8,
-						 (size_t)n - 8 + extra, &out),
-			     -EBADMSG, "%zu trailing bytes", extra);
+		cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8 + extra,
+				 &out),
+		    -EBADMSG, "%zu trailing bytes", extra);
 		cr_assert_null(out.detail);
 		cr_assert_eq(out.job_id, 0);
 		assert_no_denials(&out);
@@ -1444,7 +1456,8 @@ Test(trailing, cancel)
 
 	msg[n] = 0;
 	cr_assert_eq(proto_decode_cancel(msg + 8, (size_t)n - 8 + 1, &id,
-					 &reason), -EBADMSG);
+			 &reason),
+	    -EBADMSG);
 	cr_assert_eq(id, 0);
 }
 
@@ -1461,7 +1474,7 @@ Test(truncation, run_every_prefix)
 	for (size_t len = 0; len < (size_t)n - 8; len++) {
 		memset(&out, 0x5a, sizeof(out));
 		cr_assert_eq(proto_decode_run(msg + 8, len, &out), -EBADMSG,
-			     "prefix of %zu bytes", len);
+		    "prefix of %zu bytes", len);
 		assert_spec_cleared(&out);
 	}
 	cr_assert_eq(proto_decode_run(msg + 8, (size_t)n - 8, &out), 0);
@@ -1485,16 +1498,16 @@ Test(truncation, other_bodies_every_prefix)
 	n = proto_encode_hello_reply(msg, sizeof(msg), 1, 2);
 	for (size_t len = 0; len < (size_t)n - 8; len++)
 		cr_assert_eq(proto_decode_hello_reply(msg + 8, len, &v, &pid),
-			     -EBADMSG);
+		    -EBADMSG);
 	n = proto_encode_cancel(msg, sizeof(msg), 1, JOB_CANCEL_SIGTERM);
 	for (size_t len = 0; len < (size_t)n - 8; len++)
 		cr_assert_eq(proto_decode_cancel(msg + 8, len, &id, &v),
-			     -EBADMSG);
+		    -EBADMSG);
 	n = proto_encode_output(msg, sizeof(msg), 1, 1, "hello", 5);
 	for (size_t len = 0; len < (size_t)n - 8; len++) {
 		cr_assert_eq(proto_decode_output(msg + 8, len, &id, &stream,
-						 &data, &dlen),
-			     -EBADMSG);
+				 &data, &dlen),
+		    -EBADMSG);
 		cr_assert_null(data);
 	}
 	/* A RESULT with denials: prefixes that end inside the abi, the
@@ -1508,7 +1521,7 @@ Test(truncation, other_bodies_every_prefix)
 	for (size_t len = 0; len < (size_t)n - 8; len++) {
 		memset(&res, 0x5a, sizeof(res));
 		cr_assert_eq(proto_decode_result(msg + 8, len, &res), -EBADMSG,
-			     "prefix of %zu bytes", len);
+		    "prefix of %zu bytes", len);
 		cr_assert_null(res.detail);
 		assert_no_denials(&res);
 	}
@@ -1545,25 +1558,25 @@ Test(truncation, result_random_corruption)
 		state ^= state << 17;
 		flips = 1 + (int)(state % 3);
 		for (int k = 0; k < flips; k++) {
-			size_t pos = 8 + (size_t)((state >> (8 + 16 * k)) %
-						  (uint64_t)(n - 8));
+			size_t pos = 8 +
+			    (size_t)((state >> (8 + 16 * k)) %
+				(uint64_t)(n - 8));
 
 			msg[pos] = (uint8_t)(state >> (4 + 8 * k));
 		}
 		if (proto_decode_result(msg + 8, (size_t)n - 8, &out) == 0) {
 			accepted++;
-			cr_assert(out.landlock_abi >= 0 &&
-				  out.landlock_abi <= 1000);
+			cr_assert(
+			    out.landlock_abi >= 0 && out.landlock_abi <= 1000);
 			cr_assert(out.ndenials <= JOB_MAX_DENIALS);
 			for (uint32_t i = 0; i < out.ndenials; i++) {
 				size_t l = strlen(out.denials[i].syscall);
 
 				cr_assert(l >= 1 && l < JOB_DENIAL_NAME);
 				cr_assert_eq(strspn(out.denials[i].syscall,
-						    "abcdefghijklmnopqrstuvwxyz"
-						    "0123456789_:"),
-					     l, "\"%s\"",
-					     out.denials[i].syscall);
+						 "abcdefghijklmnopqrstuvwxyz"
+						 "0123456789_:"),
+				    l, "\"%s\"", out.denials[i].syscall);
 				cr_assert_geq(out.denials[i].count, 1);
 			}
 			job_result_clear(&out);
@@ -1600,8 +1613,9 @@ Test(truncation, run_random_corruption)
 		state ^= state << 17;
 		flips = 1 + (int)(state % 3);
 		for (int k = 0; k < flips; k++) {
-			size_t pos = 8 + (size_t)((state >> (8 + 16 * k)) %
-						  (uint64_t)(n - 8));
+			size_t pos = 8 +
+			    (size_t)((state >> (8 + 16 * k)) %
+				(uint64_t)(n - 8));
 
 			msg[pos] = (uint8_t)(state >> (4 + 8 * k));
 		}
@@ -1716,7 +1730,7 @@ Test(bounds, nmounts_over_max)
 Test(bounds, huge_count_short_body)
 {
 	static const uint32_t counts[] = {2, JOB_MAX_ARGS, JOB_MAX_ARGS + 1,
-					  UINT32_MAX};
+	    UINT32_MAX};
 
 	for (size_t i = 0; i < NELEM(counts); i++) {
 		struct job_spec out;
@@ -1724,13 +1738,13 @@ Test(bounds, huge_count_short_body)
 		int e = proto_decode_run(msg, n, &out);
 
 		cr_assert(e == -EBADMSG || e == -EMSGSIZE, "argc %u: %d",
-			  counts[i], e);
+		    counts[i], e);
 		assert_spec_cleared(&out);
 
 		n = body_with_count(counts[i], true);
 		e = proto_decode_run(msg, n, &out);
 		cr_assert(e == -EBADMSG || e == -EMSGSIZE, "envc %u: %d",
-			  counts[i], e);
+		    counts[i], e);
 		assert_spec_cleared(&out);
 	}
 	{
@@ -1820,8 +1834,8 @@ patch(size_t len, const char *from, const void *to, size_t n)
 
 Test(bounds, interior_nul_in_strings)
 {
-	static const char *const where[] = {"ARGX", "VARX=1", "HOSTX",
-					    "/srcX", "/tgtX", "/cgrpX"};
+	static const char *const where[] = {"ARGX", "VARX=1", "HOSTX", "/srcX",
+	    "/tgtX", "/cgrpX"};
 	struct job_spec s, out;
 	size_t n;
 
@@ -1843,7 +1857,7 @@ Test(bounds, interior_nul_in_strings)
 		patch(n, where[i], nul, strlen(where[i]));
 		memset(&out, 0x5a, sizeof(out));
 		cr_assert_eq(proto_decode_run(msg, n, &out), -EBADMSG, "%s",
-			     where[i]);
+		    where[i]);
 		assert_spec_cleared(&out);
 		free(nul);
 	}
@@ -1861,7 +1875,7 @@ Test(bounds, interior_nul_in_result_detail)
 	cr_assert(n > 0);
 	patch((size_t)n, "abcX", "abc\0", 4);
 	cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8, &out),
-		     -EBADMSG);
+	    -EBADMSG);
 	cr_assert_null(out.detail);
 	job_result_clear(&r);
 }
@@ -1877,16 +1891,16 @@ Test(bounds, result_detail_over_max)
 	cr_assert_eq(proto_encode_result(msg, sizeof(msg), &r), -EINVAL);
 
 	wbuf_init(&w, msg, sizeof(msg));
-	wbuf_put_u64(&w, 0);             /* job id */
+	wbuf_put_u64(&w, 0); /* job id */
 	for (int i = 0; i < 3; i++)
-		wbuf_put_u32(&w, 0);     /* status, exit code, signal */
+		wbuf_put_u32(&w, 0); /* status, exit code, signal */
 	for (int i = 0; i < 3; i++)
-		wbuf_put_u64(&w, 0);     /* wall, cpu, peak memory */
-	wbuf_put_u32(&w, 0);             /* peak processes */
+		wbuf_put_u64(&w, 0); /* wall, cpu, peak memory */
+	wbuf_put_u32(&w, 0); /* peak processes */
 	wbuf_put_u8(&w, ENFORCE_MONITOR);
-	raw_denials(&w, 0, 0, NULL);     /* landlock_abi, no denial */
+	raw_denials(&w, 0, 0, NULL); /* landlock_abi, no denial */
 	for (int i = 0; i < 2; i++)
-		wbuf_put_u64(&w, 0);     /* stdout and stderr bytes */
+		wbuf_put_u64(&w, 0); /* stdout and stderr bytes */
 	wbuf_put_str(&w, big);
 	cr_assert(wbuf_ok(&w));
 	cr_assert_eq(proto_decode_result(msg, w.len, &out), -EMSGSIZE);
@@ -1912,7 +1926,7 @@ Test(semantic, uid_and_gid_zero)
 Test(semantic, unknown_flags)
 {
 	static const uint32_t flags[] = {0x10, 0x80000000u, ~JOB_F_KNOWN,
-					 UINT32_MAX};
+	    UINT32_MAX};
 	struct job_spec s;
 
 	sample_spec(&s);
@@ -1928,9 +1942,11 @@ Test(semantic, unknown_flags)
 Test(round_trip, run_layers_off)
 {
 	static const uint32_t masks[] = {
-		0, 1, JOB_LAYER_BIT(JOB_LAYER_SECCOMP),
-		JOB_LAYER_BIT(JOB_LAYER_NO_TERMINAL) | JOB_LAYER_BIT(1),
-		JOB_LAYERS_ALL,
+	    0,
+	    1,
+	    JOB_LAYER_BIT(JOB_LAYER_SECCOMP),
+	    JOB_LAYER_BIT(JOB_LAYER_NO_TERMINAL) | JOB_LAYER_BIT(1),
+	    JOB_LAYERS_ALL,
 	};
 
 	for (size_t i = 0; i < NELEM(masks); i++) {
@@ -1944,11 +1960,11 @@ Test(round_trip, run_layers_off)
 		n = proto_encode_run(msg, sizeof(msg), &in);
 		len = header_ok(n, PROTO_RUN, &body);
 		cr_assert_eq(proto_decode_run(body, len, &out), 0, "%#x",
-			     masks[i]);
+		    masks[i]);
 		assert_spec_eq(&in, &out);
 		/* The older flag is layer seccomp too. */
 		cr_assert_eq(job_spec_layers_off(&out),
-			     masks[i] | JOB_LAYER_BIT(JOB_LAYER_SECCOMP));
+		    masks[i] | JOB_LAYER_BIT(JOB_LAYER_SECCOMP));
 		job_spec_clear(&out);
 		job_spec_clear(&in);
 	}
@@ -1957,8 +1973,7 @@ Test(round_trip, run_layers_off)
 Test(semantic, unknown_layer_bits)
 {
 	static const uint32_t bad[] = {JOB_LAYER_BIT(JOB_LAYER_MAX + 1),
-				       0x80000000u, ~JOB_LAYERS_ALL,
-				       UINT32_MAX};
+	    0x80000000u, ~JOB_LAYERS_ALL, UINT32_MAX};
 	struct job_spec s;
 
 	sample_spec(&s);
@@ -1972,16 +1987,27 @@ Test(semantic, unknown_layer_bits)
 Test(proto, layer_names)
 {
 	static const char *const names[] = {
-		"limits", "process_group", "scrubbed_env", "private_cwd",
-		"user_ns", "pid_ns", "mount_ns", "network_ns", "ipc_uts",
-		"no_terminal", "caps_nnp", "landlock", "seccomp",
+	    "limits",
+	    "process_group",
+	    "scrubbed_env",
+	    "private_cwd",
+	    "user_ns",
+	    "pid_ns",
+	    "mount_ns",
+	    "network_ns",
+	    "ipc_uts",
+	    "no_terminal",
+	    "caps_nnp",
+	    "landlock",
+	    "seccomp",
 	};
 	char buf[256];
 
 	for (int i = 1; i <= JOB_LAYER_MAX; i++) {
 		cr_assert_str_eq(job_layer_name(i), names[i - 1]);
 		cr_assert_eq(job_layer_parse(names[i - 1],
-					     strlen(names[i - 1])), i);
+				 strlen(names[i - 1])),
+		    i);
 	}
 	cr_assert_null(job_layer_name(0));
 	cr_assert_null(job_layer_name(JOB_LAYER_MAX + 1));
@@ -1990,12 +2016,11 @@ Test(proto, layer_names)
 	cr_assert_eq(job_layer_parse("", 0), -1);
 	cr_assert_str_eq(job_layers_format(0, buf, sizeof(buf)), "");
 	cr_assert_str_eq(job_layers_format(JOB_LAYER_BIT(JOB_LAYER_SECCOMP) |
-					   JOB_LAYER_BIT(JOB_LAYER_LIMITS) |
-					   0x80000000u, buf, sizeof(buf)),
-			 "limits, seccomp");
+				 JOB_LAYER_BIT(JOB_LAYER_LIMITS) | 0x80000000u,
+			     buf, sizeof(buf)),
+	    "limits, seccomp");
 	/* Truncated, always terminated. */
-	cr_assert_str_eq(job_layers_format(JOB_LAYERS_ALL, buf, 9),
-			 "limits, ");
+	cr_assert_str_eq(job_layers_format(JOB_LAYERS_ALL, buf, 9), "limits, ");
 }
 
 Test(semantic, env_entries)
@@ -2025,12 +2050,13 @@ check_mount_paths(const char *const *paths, size_t n, bool ok)
 			sample_spec(&s);
 			set_str(which ? &s.mounts[1].target
 				      : &s.mounts[1].source,
-				paths[i]);
+			    paths[i]);
 			if (ok) {
-				cr_assert(proto_encode_run(msg, sizeof(msg), &s) >
-					  0, "%s", paths[i]);
+				cr_assert(proto_encode_run(msg, sizeof(msg),
+					      &s) > 0,
+				    "%s", paths[i]);
 				cr_assert_eq(decode_raw_spec(&s, &out), 0, "%s",
-					     paths[i]);
+				    paths[i]);
 				job_spec_clear(&out);
 			} else {
 				expect_refused_spec(&s, -EINVAL, paths[i]);
@@ -2042,11 +2068,25 @@ check_mount_paths(const char *const *paths, size_t n, bool ok)
 Test(semantic, mount_paths_refused)
 {
 	static const char *const bad[] = {
-		"",          "usr",       "usr/lib",    "./usr",
-		"/",         "//",        "//usr",      "/usr//lib",
-		"/usr/",     "/usr/lib/", "/.",         "/./usr",
-		"/usr/.",    "/usr/./lib", "/..",       "/../etc",
-		"/usr/..",   "/usr/../etc", "/usr/lib/..",
+	    "",
+	    "usr",
+	    "usr/lib",
+	    "./usr",
+	    "/",
+	    "//",
+	    "//usr",
+	    "/usr//lib",
+	    "/usr/",
+	    "/usr/lib/",
+	    "/.",
+	    "/./usr",
+	    "/usr/.",
+	    "/usr/./lib",
+	    "/..",
+	    "/../etc",
+	    "/usr/..",
+	    "/usr/../etc",
+	    "/usr/lib/..",
 	};
 
 	check_mount_paths(bad, NELEM(bad), false);
@@ -2055,8 +2095,14 @@ Test(semantic, mount_paths_refused)
 Test(semantic, mount_paths_accepted)
 {
 	static const char *const good[] = {
-		"/usr", "/usr/lib", "/etc/ssl/certs", "/...", "/.hidden",
-		"/a..b", "/usr/..lib", "/x.",
+	    "/usr",
+	    "/usr/lib",
+	    "/etc/ssl/certs",
+	    "/...",
+	    "/.hidden",
+	    "/a..b",
+	    "/usr/..lib",
+	    "/x.",
 	};
 
 	check_mount_paths(good, NELEM(good), true);
@@ -2065,7 +2111,7 @@ Test(semantic, mount_paths_accepted)
 Test(semantic, unknown_mount_kind)
 {
 	static const int kinds[] = {0, MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK + 1,
-				    255};
+	    255};
 	struct job_spec s;
 
 	sample_spec(&s);
@@ -2095,8 +2141,8 @@ Test(round_trip, run_mount_without_landlock)
 Test(semantic, seccomp_profile)
 {
 	static const char *const good[] = {"default", "strict", "a"};
-	static const char *const bad[] = {"", "Strict", "str1ct", "a b",
-					  "a/b", "a-b", "../default"};
+	static const char *const bad[] = {"", "Strict", "str1ct", "a b", "a/b",
+	    "a-b", "../default"};
 	struct job_spec s, out;
 	char *longest = repeat('p', JOB_MAX_PROFILE);
 
@@ -2104,7 +2150,7 @@ Test(semantic, seccomp_profile)
 	for (size_t i = 0; i < NELEM(good); i++) {
 		set_str(&s.seccomp_profile, good[i]);
 		cr_assert_gt(proto_encode_run(msg, sizeof(msg), &s), 0, "%s",
-			     good[i]);
+		    good[i]);
 		cr_assert_eq(decode_raw_spec(&s, &out), 0, "%s", good[i]);
 		cr_assert_str_eq(out.seccomp_profile, good[i]);
 		job_spec_clear(&out);
@@ -2132,17 +2178,39 @@ Test(semantic, every_limit_zero)
 		sample_spec(&s);
 		l = &s.limits;
 		switch (which) {
-		case 0: l->wall_ms = 0; break;
-		case 1: l->cpu_ms = 0; break;
-		case 2: l->memory_bytes = 0; break;
-		case 3: l->tmp_bytes = 0; break;
-		case 4: l->home_bytes = 0; break;
-		case 5: l->fsize_bytes = 0; break;
-		case 6: l->stdout_bytes = 0; break;
-		case 7: l->stderr_bytes = 0; break;
-		case 8: l->nofile = 0; break;
-		case 9: l->nproc = 0; break;
-		default: l->workspace_bytes = 0; break;
+		case 0:
+			l->wall_ms = 0;
+			break;
+		case 1:
+			l->cpu_ms = 0;
+			break;
+		case 2:
+			l->memory_bytes = 0;
+			break;
+		case 3:
+			l->tmp_bytes = 0;
+			break;
+		case 4:
+			l->home_bytes = 0;
+			break;
+		case 5:
+			l->fsize_bytes = 0;
+			break;
+		case 6:
+			l->stdout_bytes = 0;
+			break;
+		case 7:
+			l->stderr_bytes = 0;
+			break;
+		case 8:
+			l->nofile = 0;
+			break;
+		case 9:
+			l->nproc = 0;
+			break;
+		default:
+			l->workspace_bytes = 0;
+			break;
 		}
 		expect_refused_spec(&s, -EINVAL, "a zero limit");
 		job_spec_clear(&s);
@@ -2153,7 +2221,7 @@ Test(semantic, every_limit_zero)
 Test(semantic, cpu_percent_over_max)
 {
 	static const uint32_t bad[] = {PROTO_MAX_CPU_PERCENT + 1, 1000000,
-				       UINT32_MAX};
+	    UINT32_MAX};
 	struct job_spec s, out;
 
 	sample_spec(&s);
@@ -2193,11 +2261,19 @@ Test(semantic, enforcement_out_of_range)
 Test(semantic, cgroup_paths_refused)
 {
 	static const char *const bad[] = {
-		"sys/fs/cgroup",  "./x",           "x",
-		"/",              "//",            "/sys//fs",
-		"/sys/fs/",       "/sys/./fs",     "/sys/fs/cgroup/..",
-		"/sys/fs/cgroup/../../etc",        "/..",
-		"..",             ".",
+	    "sys/fs/cgroup",
+	    "./x",
+	    "x",
+	    "/",
+	    "//",
+	    "/sys//fs",
+	    "/sys/fs/",
+	    "/sys/./fs",
+	    "/sys/fs/cgroup/..",
+	    "/sys/fs/cgroup/../../etc",
+	    "/..",
+	    "..",
+	    ".",
 	};
 	struct job_spec s;
 
@@ -2243,7 +2319,7 @@ Test(semantic, empty_argv0)
 Test(semantic, mount_targets_the_jail_builds_itself)
 {
 	static const char *const bad[] = {"/tmp", "/tmp/x", "/proc", "/dev",
-					  "/dev/sda", "/work", "/work/a"};
+	    "/dev/sda", "/work", "/work/a"};
 	struct job_spec s;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -2265,10 +2341,10 @@ Test(semantic, mount_targets_the_jail_builds_itself)
 
 Test(semantic, user_and_home)
 {
-	static const char *const bad_users[] = {"", "a:b", "a\nb", "Root",
-						"-x", "9x", "a/b"};
+	static const char *const bad_users[] = {"", "a:b", "a\nb", "Root", "-x",
+	    "9x", "a/b"};
 	static const char *const bad_homes[] = {"", "home", "/", "/work",
-						"/tmp", "/a/../b", "/a/"};
+	    "/tmp", "/a/../b", "/a/"};
 	struct job_spec s;
 
 	for (size_t i = 0; i < sizeof(bad_users) / sizeof(bad_users[0]); i++) {
@@ -2327,9 +2403,8 @@ expect_refused_result(const struct job_result *r, const char *what)
 	wbuf_put_u32(&w, 1);
 	wbuf_put_u8(&w, (uint8_t)r->enforcement);
 	raw_denials(&w, r->landlock_abi,
-		    r->ndenials < JOB_MAX_DENIALS ? r->ndenials
-						  : JOB_MAX_DENIALS,
-		    r->denials);
+	    r->ndenials < JOB_MAX_DENIALS ? r->ndenials : JOB_MAX_DENIALS,
+	    r->denials);
 	for (int i = 0; i < 2; i++)
 		wbuf_put_u64(&w, 1);
 	wbuf_put_u8(&w, r->memory_measure);
@@ -2423,7 +2498,7 @@ decode_raw_result(uint32_t status, const struct job_result *r, int *enc)
 /* Decoder and encoder both refuse (-EINVAL), or both accept. */
 static void
 expect_result(int want, uint32_t status, int32_t code, int32_t sig,
-	      const char *what)
+    const char *what)
 {
 	struct job_result r;
 	int dec, enc;
@@ -2480,7 +2555,7 @@ Test(result_consistency, cancelled_is_a_kill_without_exit_code)
 	expect_result(-EINVAL, JOB_CANCELLED, 0, 0, "cancelled exit 0");
 	expect_result(-EINVAL, JOB_CANCELLED, 130, 9, "cancelled exit 130");
 	expect_result(-EINVAL, (enum job_status)(JOB_CANCELLED + 1), -1, 9,
-		      "the status after cancelled");
+	    "the status after cancelled");
 }
 
 /* The other statuses keep the plain ranges only. */
@@ -2511,11 +2586,12 @@ Test(result_consistency, figures_at_most_int64_max)
 		dec = decode_raw_result(JOB_OK, &r, &enc);
 		cr_assert_eq(dec, 0, "field %zu at INT64_MAX: %d", i, dec);
 		cr_assert_gt(enc, 0, "field %zu at INT64_MAX: encoder %d", i,
-			     enc);
+		    enc);
 		*fields[i] = (uint64_t)INT64_MAX + 1;
 		dec = decode_raw_result(JOB_OK, &r, &enc);
 		cr_assert_eq(dec, -EINVAL, "field %zu over: %d", i, dec);
-		cr_assert_eq(enc, -EINVAL, "field %zu over: encoder %d", i, enc);
+		cr_assert_eq(enc, -EINVAL, "field %zu over: encoder %d", i,
+		    enc);
 		*fields[i] = UINT64_MAX;
 		dec = decode_raw_result(JOB_OK, &r, &enc);
 		cr_assert_eq(dec, -EINVAL, "field %zu max: %d", i, dec);
@@ -2538,7 +2614,7 @@ Test(result_consistency, enforcement)
 		dec = decode_raw_result(JOB_OK, &r, &enc);
 		cr_assert_eq(dec, -EINVAL, "enforcement %u: %d", bad[i], dec);
 		cr_assert_eq(enc, -EINVAL, "enforcement %u: encoder %d", bad[i],
-			     enc);
+		    enc);
 	}
 	r.enforcement = ENFORCE_MONITOR;
 	cr_assert_eq(decode_raw_result(JOB_OK, &r, &enc), 0);
@@ -2600,13 +2676,35 @@ denial_result(const char *name, uint32_t count, uint64_t first_ms, int *enc)
 Test(result_denials, name_spelling)
 {
 	static const char *const good[] = {
-		"ptrace", "i386:20", "x32:1", "io_uring_setup", "clone3",
-		NAME_31, "_", ":", "0",
+	    "ptrace",
+	    "i386:20",
+	    "x32:1",
+	    "io_uring_setup",
+	    "clone3",
+	    NAME_31,
+	    "_",
+	    ":",
+	    "0",
 	};
 	static const char *const bad[] = {
-		"Ptrace", "ptracE", "PTRACE", "a b", " ptrace", "ptrace ",
-		"a/b", "/", "../x", "a-b", "a.b", "a\tb", "a\nb", "\x1b[2J",
-		"\xc3\xa9", "\x7f", "a;b", "a\"b",
+	    "Ptrace",
+	    "ptracE",
+	    "PTRACE",
+	    "a b",
+	    " ptrace",
+	    "ptrace ",
+	    "a/b",
+	    "/",
+	    "../x",
+	    "a-b",
+	    "a.b",
+	    "a\tb",
+	    "a\nb",
+	    "\x1b[2J",
+	    "\xc3\xa9",
+	    "\x7f",
+	    "a;b",
+	    "a\"b",
 	};
 	int dec, enc;
 
@@ -2624,7 +2722,7 @@ Test(result_denials, name_spelling)
 	for (int c = 1; c < 256; c++) {
 		char name[4] = {'a', (char)c, 'b', '\0'};
 		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			  c == '_' || c == ':';
+		    c == '_' || c == ':';
 
 		dec = denial_result(name, 1, 0, &enc);
 		cr_assert_eq(dec, ok ? 0 : -EINVAL, "byte %#x: %d", c, dec);
@@ -2632,7 +2730,7 @@ Test(result_denials, name_spelling)
 			cr_assert_gt(enc, 0, "byte %#x: encoder %d", c, enc);
 		else
 			cr_assert_eq(enc, -EINVAL, "byte %#x: encoder %d", c,
-				     enc);
+			    enc);
 	}
 }
 
@@ -2678,7 +2776,7 @@ Test(result_denials, interior_nul_in_name)
 	patch((size_t)n, "ptraceq", "ptrace\0", 7);
 	memset(&out, 0x5a, sizeof(out));
 	cr_assert_eq(proto_decode_result(msg + 8, (size_t)n - 8, &out),
-		     -EBADMSG);
+	    -EBADMSG);
 	cr_assert_null(out.detail);
 	assert_no_denials(&out);
 }
@@ -2726,7 +2824,7 @@ Test(result_denials, first_ms_at_most_int64_max)
 Test(result_denials, more_than_32)
 {
 	static const uint32_t counts[] = {JOB_MAX_DENIALS + 1, 1000,
-					  UINT32_MAX};
+	    UINT32_MAX};
 	struct job_denial many[JOB_MAX_DENIALS + 1];
 	struct job_result r, out;
 	struct wbuf w;
@@ -2738,7 +2836,7 @@ Test(result_denials, more_than_32)
 		r.ndenials = counts[i];
 		e = proto_encode_result(msg, sizeof(msg), &r);
 		cr_assert_eq(e, -EINVAL, "%u denials: encoder %d", counts[i],
-			     e);
+		    e);
 	}
 	r.ndenials = JOB_MAX_DENIALS;
 	cr_assert_gt(proto_encode_result(msg, sizeof(msg), &r), 0);
@@ -2748,27 +2846,29 @@ Test(result_denials, more_than_32)
 	set_denial(&many[JOB_MAX_DENIALS], "bpf", 1, 99);
 	for (size_t i = 0; i < NELEM(counts); i++) {
 		wbuf_init(&w, msg, sizeof(msg));
-		wbuf_put_u64(&w, 1);           /* job id */
+		wbuf_put_u64(&w, 1); /* job id */
 		wbuf_put_u32(&w, JOB_OK);
 		for (int k = 0; k < 2; k++)
-			wbuf_put_i32(&w, 0);   /* exit code, signal */
+			wbuf_put_i32(&w, 0); /* exit code, signal */
 		for (int k = 0; k < 3; k++)
-			wbuf_put_u64(&w, 1);   /* wall, cpu, peak memory */
-		wbuf_put_u32(&w, 1);           /* peak processes */
+			wbuf_put_u64(&w, 1); /* wall, cpu, peak memory */
+		wbuf_put_u32(&w, 1); /* peak processes */
 		wbuf_put_u8(&w, ENFORCE_MONITOR);
-		wbuf_put_i32(&w, 6);           /* landlock_abi */
+		wbuf_put_i32(&w, 6); /* landlock_abi */
 		wbuf_put_u32(&w, counts[i]);
 		/* All 33 entries, or none for the counts no body holds. */
 		raw_denial_entries(&w, counts[i] == NELEM(many) ? counts[i] : 0,
-				   many);
+		    many);
 		for (int k = 0; k < 2; k++)
-			wbuf_put_u64(&w, 1);   /* stdout and stderr bytes */
+			wbuf_put_u64(&w, 1); /* stdout and stderr bytes */
 		wbuf_put_str(&w, "d");
 		cr_assert(wbuf_ok(&w));
 		memset(&out, 0x5a, sizeof(out));
 		e = proto_decode_result(msg, w.len, &out);
-		cr_assert_eq(e, -EMSGSIZE, "%u denials: decoder %d, want "
-			     "-EMSGSIZE", counts[i], e);
+		cr_assert_eq(e, -EMSGSIZE,
+		    "%u denials: decoder %d, want "
+		    "-EMSGSIZE",
+		    counts[i], e);
 		cr_assert_null(out.detail);
 		assert_no_denials(&out);
 	}
@@ -2801,7 +2901,7 @@ Test(result_consistency, detail_without_control_characters)
 		} else {
 			cr_assert_eq(dec, -EINVAL, "byte %#x: %d", c, dec);
 			cr_assert_eq(enc, -EINVAL, "byte %#x: encoder %d", c,
-				     enc);
+			    enc);
 		}
 	}
 	cr_assert_eq(detail_result("a\x7f", &enc), -EINVAL);
@@ -2816,7 +2916,10 @@ Test(result_consistency, detail_without_control_characters)
 	/* Printable text, U+00A0 and beyond, and bytes that are not UTF-8
 	 * (result_json.c sanitizes those) pass. */
 	cr_assert_eq(detail_result("clone3: Operation not permitted", &enc), 0);
-	cr_assert_eq(detail_result("a\xc2\xa0" "b \xc3\xa9", &enc), 0);
+	cr_assert_eq(detail_result("a\xc2\xa0"
+				   "b \xc3\xa9",
+			 &enc),
+	    0);
 	cr_assert_eq(detail_result("\xff\xfe", &enc), 0);
 	cr_assert_eq(detail_result("\x9b", &enc), 0);
 	cr_assert_eq(detail_result("~ !", &enc), 0);
@@ -2849,13 +2952,13 @@ Test(output, stream_must_be_1_or_2)
 		uint8_t stream = 9;
 		size_t dlen = 9, n;
 
-		cr_assert_eq(proto_encode_output(msg, sizeof(msg), 1, bad[i], "x",
-						 1),
-			     -EINVAL);
+		cr_assert_eq(proto_encode_output(msg, sizeof(msg), 1, bad[i],
+				 "x", 1),
+		    -EINVAL);
 		n = raw_output(5, bad[i], 1);
 		cr_assert_eq(proto_decode_output(msg, n, &id, &stream, &data,
-						 &dlen),
-			     -EINVAL, "stream %u", bad[i]);
+				 &dlen),
+		    -EINVAL, "stream %u", bad[i]);
 		cr_assert_eq(id, 0);
 		cr_assert_eq(stream, 0);
 		cr_assert_null(data);
@@ -2872,11 +2975,11 @@ Test(output, chunk_over_max)
 	size_t dlen = 1, n;
 
 	cr_assert_eq(proto_encode_output(msg, sizeof(msg), 1, 1, chunk,
-					 sizeof(chunk)),
-		     -EINVAL);
+			 sizeof(chunk)),
+	    -EINVAL);
 	n = raw_output(5, 1, PROTO_OUTPUT_CHUNK + 1);
 	cr_assert_eq(proto_decode_output(msg, n, &id, &stream, &data, &dlen),
-		     -EMSGSIZE);
+	    -EMSGSIZE);
 	cr_assert_eq(id, 0);
 	cr_assert_null(data);
 	cr_assert_eq(dlen, 0);
@@ -2937,12 +3040,12 @@ check_enobufs(encode_fn fn, const void *arg, const char *what)
 
 		memset(buf + size, 0xa5, 16);
 		e = fn(buf, size, arg);
-		cr_assert_eq(e, -ENOBUFS, "%s: size %zu of %d gave %d", what, size,
-			     need, e);
+		cr_assert_eq(e, -ENOBUFS, "%s: size %zu of %d gave %d", what,
+		    size, need, e);
 		for (size_t i = 0; i < 16; i++)
 			cr_assert_eq(buf[size + i], 0xa5,
-				     "%s: size %zu: wrote byte %zu past the end",
-				     what, size, size + i);
+			    "%s: size %zu: wrote byte %zu past the end", what,
+			    size, size + i);
 	}
 	cr_assert_eq(fn(buf, (size_t)need, arg), need, "%s: exact size", what);
 }
@@ -3013,10 +3116,10 @@ Test(encode, output_full_chunk_exact_size)
 	size_t need = PROTO_HEADER_SIZE + 8 + 1 + 4 + PROTO_OUTPUT_CHUNK;
 
 	cr_assert_eq(proto_encode_output(buf, need, 1, 1, chunk, sizeof(chunk)),
-		     (int)need);
+	    (int)need);
 	cr_assert_eq(proto_encode_output(buf, need - 1, 1, 1, chunk,
-					 sizeof(chunk)),
-		     -ENOBUFS);
+			 sizeof(chunk)),
+	    -ENOBUFS);
 }
 
 /* A RUN too big for one datagram is refused whatever the buffer size. */
@@ -3033,7 +3136,8 @@ Test(encode, run_over_max_message)
 	s.argv = calloc(17, sizeof(char *));
 	cr_assert_not_null(s.argv);
 	for (uint32_t i = 0; i < s.argc; i++)
-		s.argv[i] = repeat('a', JOB_MAX_STR); /* 16 * 16 KiB > 128 KiB */
+		s.argv[i] = repeat('a',
+		    JOB_MAX_STR); /* 16 * 16 KiB > 128 KiB */
 	cr_assert_eq(proto_encode_run(big, sizeof(big), &s), -ENOBUFS);
 	job_spec_clear(&s);
 }
@@ -3071,7 +3175,7 @@ make_pair(int sv[2])
 	int sz = 1 << 20;
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
-		     0, "socketpair: %s", strerror(errno));
+	    0, "socketpair: %s", strerror(errno));
 	/* Room for datagrams past PROTO_MAX_MSG (capped by wmem_max). */
 	(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 }
@@ -3090,7 +3194,7 @@ static void
 raw_send(int sock, const void *data, size_t len, const int *fds, size_t nfds)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)data,
-			    .iov_len = len};
+	    .iov_len = len};
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 16)];
 		struct cmsghdr align;
@@ -3175,7 +3279,8 @@ Test(socket, largest_message)
 	put_header(PROTO_OUTPUT, 0, PROTO_MAX_BODY);
 	memset(msg + 8, 'x', PROTO_MAX_BODY);
 	cr_assert_eq(proto_send(sv[1], msg, PROTO_MAX_MSG, -1), 0);
-	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), (int)PROTO_MAX_MSG);
+	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd),
+	    (int)PROTO_MAX_MSG);
 	cr_assert_eq(memcmp(rx, msg, PROTO_MAX_MSG), 0);
 	close(sv[0]);
 	close(sv[1]);
@@ -3306,15 +3411,14 @@ static void
 send_credentials(int sock, const void *data, size_t len, int fd)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)data,
-			    .iov_len = len};
+	    .iov_len = len};
 	union {
 		char buf[CMSG_SPACE(sizeof(struct ucred)) +
-			 CMSG_SPACE(sizeof(int))];
+		    CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct ucred cred = {.pid = getpid(), .uid = getuid(),
-			     .gid = getgid()};
+	struct ucred cred = {.pid = getpid(), .uid = getuid(), .gid = getgid()};
 	struct cmsghdr *c;
 
 	memset(&u, 0, sizeof(u));
@@ -3336,7 +3440,7 @@ send_credentials(int sock, const void *data, size_t len, int fd)
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
 	cr_assert_eq(sendmsg(sock, &mh, MSG_NOSIGNAL), (ssize_t)len,
-		     "sendmsg: %s", strerror(errno));
+	    "sendmsg: %s", strerror(errno));
 }
 
 Test(socket, credentials_are_refused)
@@ -3347,8 +3451,8 @@ Test(socket, credentials_are_refused)
 
 	make_pair(sv);
 	cr_assert_eq(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one,
-				sizeof(one)),
-		     0);
+			 sizeof(one)),
+	    0);
 	send_credentials(sv[1], msg, (size_t)n, -1);
 	cr_assert_eq(proto_recv(sv[0], rx, sizeof(rx), &fd), -EBADMSG);
 	cr_assert_eq(fd, -1);

@@ -16,19 +16,19 @@
 #define MIB (UINT64_C(1024) * 1024)
 
 static const char *const expected_names[] = {
-	[JOB_OK] = "ok",
-	[JOB_EXIT_NONZERO] = "exit_nonzero",
-	[JOB_TIMEOUT] = "timeout",
-	[JOB_CPU_LIMIT] = "cpu_limit",
-	[JOB_MEMORY_LIMIT] = "memory_limit",
-	[JOB_PROCESS_LIMIT] = "process_limit",
-	[JOB_OUTPUT_LIMIT] = "output_limit",
-	[JOB_FILE_SIZE_LIMIT] = "file_size_limit",
-	[JOB_DISK_FULL] = "disk_full",
-	[JOB_CRASH] = "crash",
-	[JOB_POLICY_VIOLATION] = "policy_violation",
-	[JOB_SANDBOX_ERROR] = "sandbox_error",
-	[JOB_CANCELLED] = "cancelled",
+    [JOB_OK] = "ok",
+    [JOB_EXIT_NONZERO] = "exit_nonzero",
+    [JOB_TIMEOUT] = "timeout",
+    [JOB_CPU_LIMIT] = "cpu_limit",
+    [JOB_MEMORY_LIMIT] = "memory_limit",
+    [JOB_PROCESS_LIMIT] = "process_limit",
+    [JOB_OUTPUT_LIMIT] = "output_limit",
+    [JOB_FILE_SIZE_LIMIT] = "file_size_limit",
+    [JOB_DISK_FULL] = "disk_full",
+    [JOB_CRASH] = "crash",
+    [JOB_POLICY_VIOLATION] = "policy_violation",
+    [JOB_SANDBOX_ERROR] = "sandbox_error",
+    [JOB_CANCELLED] = "cancelled",
 };
 
 /* ---- status names ---- */
@@ -36,10 +36,10 @@ static const char *const expected_names[] = {
 Test(status, names_are_the_documented_ones)
 {
 	cr_assert_eq(sizeof(expected_names) / sizeof(expected_names[0]),
-		     (size_t)JOB_STATUS_MAX + 1);
+	    (size_t)JOB_STATUS_MAX + 1);
 	for (int i = 0; i <= JOB_STATUS_MAX; i++)
 		cr_assert_str_eq(job_status_name((enum job_status)i),
-				 expected_names[i]);
+		    expected_names[i]);
 }
 
 Test(status, name_round_trip_for_every_status)
@@ -55,12 +55,20 @@ Test(status, name_round_trip_for_every_status)
 Test(status, unknown_names)
 {
 	static const char *const bad[] = {
-		"", "OK", "Ok", "timeout ", " timeout", "time", "crashed",
-		"sandbox-error", "unknown",
+	    "",
+	    "OK",
+	    "Ok",
+	    "timeout ",
+	    " timeout",
+	    "time",
+	    "crashed",
+	    "sandbox-error",
+	    "unknown",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_assert_eq(job_status_from_name(bad[i]), -1, "\"%s\"", bad[i]);
+		cr_assert_eq(job_status_from_name(bad[i]), -1, "\"%s\"",
+		    bad[i]);
 }
 
 Test(status, out_of_range_status_has_a_name)
@@ -69,7 +77,8 @@ Test(status, out_of_range_status_has_a_name)
 
 	cr_assert_not_null(n);
 	cr_assert_str_eq(n, "sandbox_error");
-	cr_assert_str_eq(job_status_name((enum job_status)-1), "sandbox_error");
+	cr_assert_str_eq(job_status_name((enum job_status) - 1),
+	    "sandbox_error");
 }
 
 /* ---- signal names ---- */
@@ -103,11 +112,11 @@ Test(signal, agrees_with_libc)
 		if (abbrev == NULL)
 			continue; /* 32 and 33 belong to the threading library */
 		cr_assert_not_null(name, "signal %d (%s) has no name", sig,
-				   abbrev);
+		    abbrev);
 		/* glibc names 29 by its System V alias SIGPOLL; signal(7)
 		 * and we call it SIGIO. */
 		snprintf(want, sizeof(want), "SIG%s",
-			 sig == SIGIO ? "IO" : abbrev);
+		    sig == SIGIO ? "IO" : abbrev);
 		cr_assert_str_eq(name, want, "signal %d", sig);
 	}
 }
@@ -197,7 +206,7 @@ count_sentences(const char *s)
 
 static void
 check_hint(enum job_status st, int code, int sig, const char *detail,
-	   const char *const *must)
+    const char *const *must)
 {
 	struct job_result r;
 	struct job_limits l;
@@ -219,17 +228,17 @@ check_hint(enum job_status st, int code, int sig, const char *detail,
 	cr_assert_eq(h, buf);
 	cr_assert(memchr(buf, '\0', sizeof(buf)) != NULL);
 	cr_assert(strlen(h) > 20, "%s: hint too short: \"%s\"",
-		  job_status_name(st), h);
+	    job_status_name(st), h);
 	n = count_sentences(h);
 	cr_assert(n == 1 || n == 2, "%s: %d sentences: \"%s\"",
-		  job_status_name(st), n, h);
+	    job_status_name(st), n, h);
 	cr_assert_eq(h[strlen(h) - 1], '.', "%s: \"%s\"", job_status_name(st),
-		     h);
+	    h);
 	cr_assert_null(strchr(h, '\n'));
 	for (size_t i = 0; must[i] != NULL; i++)
 		cr_assert_not_null(strstr(h, must[i]),
-				   "%s: \"%s\" missing from \"%s\"",
-				   job_status_name(st), must[i], h);
+		    "%s: \"%s\" missing from \"%s\"", job_status_name(st),
+		    must[i], h);
 }
 
 #define MUST(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -266,19 +275,19 @@ Test(hint, exit_nonzero)
 Test(hint, timeout_names_the_limit)
 {
 	check_hint(JOB_TIMEOUT, -1, SIGKILL, "",
-		   MUST("5432 ms", "5433 ms", P_TIMEOUT));
+	    MUST("5432 ms", "5433 ms", P_TIMEOUT));
 }
 
 Test(hint, cpu_limit)
 {
 	check_hint(JOB_CPU_LIMIT, -1, SIGKILL, "",
-		   MUST("2750 ms", "2751 ms", P_CPU));
+	    MUST("2750 ms", "2751 ms", P_CPU));
 }
 
 Test(hint, memory_limit)
 {
 	check_hint(JOB_MEMORY_LIMIT, -1, SIGKILL, "",
-		   MUST("256.0 MiB", "300.0 MiB", P_MEMORY));
+	    MUST("256.0 MiB", "300.0 MiB", P_MEMORY));
 }
 
 Test(hint, process_limit)
@@ -290,7 +299,7 @@ Test(hint, process_limit)
 Test(hint, output_limit)
 {
 	check_hint(JOB_OUTPUT_LIMIT, -1, SIGKILL, "",
-		   MUST("1048577 bytes", "65539 bytes", P_OUTPUT));
+	    MUST("1048577 bytes", "65539 bytes", P_OUTPUT));
 }
 
 /* Output past a cap (on_output_limit = truncate): whatever the status,
@@ -300,7 +309,7 @@ Test(hint, output_limit)
 Test(hint, truncated_output)
 {
 	static const enum job_status sts[] = {JOB_OK, JOB_EXIT_NONZERO,
-					      JOB_TIMEOUT, JOB_OUTPUT_LIMIT};
+	    JOB_TIMEOUT, JOB_OUTPUT_LIMIT};
 	struct job_result r;
 	struct job_limits l;
 	char buf[2048];
@@ -317,26 +326,29 @@ Test(hint, truncated_output)
 		cr_assert(job_output_truncated(&r, &l));
 		job_hint(&r, &l, buf, sizeof(buf));
 		cr_assert_eq(count_sentences(buf),
-			     sts[i] == JOB_OUTPUT_LIMIT ? 1 : 2, "\"%s\"",
-			     buf);
+		    sts[i] == JOB_OUTPUT_LIMIT ? 1 : 2, "\"%s\"", buf);
 		if (sts[i] == JOB_OUTPUT_LIMIT) {
 			cr_assert_null(strstr(buf, "truncated ("), "%s", buf);
 			continue;
 		}
-		cr_assert_not_null(strstr(buf, "Its output was truncated "
-					  "(stdout 2097152 bytes over a cap "
-					  "of 1048576;"), "%s", buf);
+		cr_assert_not_null(strstr(buf,
+				       "Its output was truncated "
+				       "(stdout 2097152 bytes over a cap "
+				       "of 1048576;"),
+		    "%s", buf);
 		cr_assert_null(strstr(buf, ", stderr"), "%s", buf);
 		cr_assert_not_null(strstr(buf, "write it to a file in /work"),
-				   "%s", buf);
+		    "%s", buf);
 		cr_assert_null(strstr(buf, "complete"), "%s", buf);
 	}
 	/* Both streams, each with its own figures. */
 	r.status = JOB_OK;
 	r.stderr_bytes = l.stderr_bytes + 1;
 	job_hint(&r, &l, buf, sizeof(buf));
-	cr_assert_not_null(strstr(buf, "(stdout 2097152 bytes over a cap of "
-				  "1048576, stderr "), "%s", buf);
+	cr_assert_not_null(strstr(buf,
+			       "(stdout 2097152 bytes over a cap of "
+			       "1048576, stderr "),
+	    "%s", buf);
 	/* Layer limits off: no cap was in force, nothing was cut. */
 	r.layers_off = JOB_LAYER_BIT(JOB_LAYER_LIMITS);
 	cr_assert_not(job_output_truncated(&r, &l));
@@ -352,7 +364,7 @@ Test(hint, truncated_output)
 Test(hint, file_size_limit)
 {
 	check_hint(JOB_FILE_SIZE_LIMIT, -1, SIGXFSZ, "",
-		   MUST("16.0 MiB", P_FSIZE));
+	    MUST("16.0 MiB", P_FSIZE));
 }
 
 /* Both places a job can fill: /tmp (its tmpfs) and /work (the quota);
@@ -360,11 +372,11 @@ Test(hint, file_size_limit)
 Test(hint, disk_full)
 {
 	check_hint(JOB_DISK_FULL, 1, 0, "",
-		   MUST("64.0 MiB", "/tmp", "200.0 MiB", "/work", P_DISK));
+	    MUST("64.0 MiB", "/tmp", "200.0 MiB", "/work", P_DISK));
 	check_hint(JOB_DISK_FULL, 1, 0, NULL, MUST("64.0 MiB", P_DISK));
 	check_hint(JOB_DISK_FULL, 1, 0,
-		   "the job left 250.0 MiB in /work, over its quota of 200.0 MiB",
-		   MUST("the job left 250.0 MiB in /work", P_DISK));
+	    "the job left 250.0 MiB in /work, over its quota of 200.0 MiB",
+	    MUST("the job left 250.0 MiB in /work", P_DISK));
 }
 
 Test(hint, crash_names_the_signal)
@@ -378,20 +390,22 @@ Test(hint, crash_names_the_signal)
 Test(hint, policy_violation)
 {
 	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, "",
-		   MUST("system call", P_POLICY));
+	    MUST("system call", P_POLICY));
 	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, "ptrace",
-		   MUST("system call", ": ptrace", P_POLICY));
+	    MUST("system call", ": ptrace", P_POLICY));
 	check_hint(JOB_POLICY_VIOLATION, -1, SIGSYS, NULL,
-		   MUST("forbids", P_POLICY));
+	    MUST("forbids", P_POLICY));
 }
 
 /* Cancelled: neither the program's fault nor the sandbox's, and not to
  * be retried; the figures and the launcher's detail (who stopped it). */
 Test(hint, cancelled_says_not_to_retry)
 {
-	check_hint(JOB_CANCELLED, -1, SIGKILL, "cancelled by SIGINT to "
-		   "stockade, as from Ctrl-C", MUST(P_CANCELLED, "tell the user",
-					    "SIGINT", "stopped by the user"));
+	check_hint(JOB_CANCELLED, -1, SIGKILL,
+	    "cancelled by SIGINT to "
+	    "stockade, as from Ctrl-C",
+	    MUST(P_CANCELLED, "tell the user", "SIGINT",
+		"stopped by the user"));
 	check_hint(JOB_CANCELLED, -1, SIGKILL, NULL, MUST(P_CANCELLED));
 }
 
@@ -400,35 +414,37 @@ Test(hint, sandbox_error_does_not_blame_the_program)
 	check_hint(JOB_SANDBOX_ERROR, -1, 0, "", MUST(P_SANDBOX));
 	check_hint(JOB_SANDBOX_ERROR, -1, 0, NULL, MUST(P_SANDBOX));
 	check_hint(JOB_SANDBOX_ERROR, -1, 0, "pivot_root failed",
-		   MUST(P_SANDBOX, ": pivot_root failed"));
+	    MUST(P_SANDBOX, ": pivot_root failed"));
 }
 
 /* The stable phrase of each status (ok has none; its figures instead). */
 static const char *const stable[] = {
-	[JOB_OK] = "code 0",
-	[JOB_EXIT_NONZERO] = P_EXIT,
-	[JOB_TIMEOUT] = P_TIMEOUT,
-	[JOB_CPU_LIMIT] = P_CPU,
-	[JOB_MEMORY_LIMIT] = P_MEMORY,
-	[JOB_PROCESS_LIMIT] = P_PROCESS,
-	[JOB_OUTPUT_LIMIT] = P_OUTPUT,
-	[JOB_FILE_SIZE_LIMIT] = P_FSIZE,
-	[JOB_DISK_FULL] = P_DISK,
-	[JOB_CRASH] = P_CRASH,
-	[JOB_POLICY_VIOLATION] = P_POLICY,
-	[JOB_SANDBOX_ERROR] = P_SANDBOX,
-	[JOB_CANCELLED] = P_CANCELLED,
+    [JOB_OK] = "code 0",
+    [JOB_EXIT_NONZERO] = P_EXIT,
+    [JOB_TIMEOUT] = P_TIMEOUT,
+    [JOB_CPU_LIMIT] = P_CPU,
+    [JOB_MEMORY_LIMIT] = P_MEMORY,
+    [JOB_PROCESS_LIMIT] = P_PROCESS,
+    [JOB_OUTPUT_LIMIT] = P_OUTPUT,
+    [JOB_FILE_SIZE_LIMIT] = P_FSIZE,
+    [JOB_DISK_FULL] = P_DISK,
+    [JOB_CRASH] = P_CRASH,
+    [JOB_POLICY_VIOLATION] = P_POLICY,
+    [JOB_SANDBOX_ERROR] = P_SANDBOX,
+    [JOB_CANCELLED] = P_CANCELLED,
 };
 
 Test(hint, stable_phrase_for_every_status)
 {
 	cr_assert_eq(sizeof(stable) / sizeof(stable[0]),
-		     (size_t)JOB_STATUS_MAX + 1);
+	    (size_t)JOB_STATUS_MAX + 1);
 	for (int i = 0; i <= JOB_STATUS_MAX; i++) {
 		cr_assert_not_null(stable[i], "status %d has no phrase", i);
 		check_hint((enum job_status)i,
-			   i == JOB_EXIT_NONZERO ? 2 : i == JOB_OK ? 0 : -1,
-			   i == JOB_CRASH ? SIGSEGV : 0, "", MUST(stable[i]));
+		    i == JOB_EXIT_NONZERO ? 2
+			: i == JOB_OK	  ? 0
+					  : -1,
+		    i == JOB_CRASH ? SIGSEGV : 0, "", MUST(stable[i]));
 	}
 }
 
@@ -447,17 +463,19 @@ Test(hint, stable_phrase_survives_the_widest_figures)
 	for (int i = 0; i <= JOB_STATUS_MAX; i++) {
 		memset(&r, 0, sizeof(r));
 		r.status = (enum job_status)i;
-		r.exit_code = i == JOB_OK ? 0 : i == JOB_EXIT_NONZERO ? 255 : -1;
+		r.exit_code = i == JOB_OK   ? 0
+		    : i == JOB_EXIT_NONZERO ? 255
+					    : -1;
 		r.signal = i == JOB_CRASH ? SIGSEGV : 0;
 		r.wall_ms = r.cpu_ms = r.peak_memory_kb = (uint64_t)INT64_MAX;
 		r.peak_processes = UINT32_MAX;
-		r.detail = (char *)(uintptr_t)"a detail of some sixty bytes, "
-						"as the broker writes them";
+		r.detail = (char *)(uintptr_t) "a detail of some sixty bytes, "
+					       "as the broker writes them";
 		job_hint(&r, &l, buf, sizeof(buf));
 		cr_assert_lt(strlen(buf), sizeof(buf) - 1, "%s: cut: \"%s\"",
-			     job_status_name(r.status), buf);
+		    job_status_name(r.status), buf);
 		cr_assert_not_null(strstr(buf, stable[i]), "%s: \"%s\"",
-				   job_status_name(r.status), buf);
+		    job_status_name(r.status), buf);
 	}
 }
 
@@ -465,7 +483,7 @@ Test(hint, every_status_is_covered)
 {
 	for (int i = 0; i <= JOB_STATUS_MAX; i++)
 		check_hint((enum job_status)i, i == JOB_EXIT_NONZERO ? 2 : -1,
-			   i == JOB_CRASH ? SIGSEGV : 0, "", MUST("The"));
+		    i == JOB_CRASH ? SIGSEGV : 0, "", MUST("The"));
 }
 
 Test(hint, truncates_to_the_buffer)

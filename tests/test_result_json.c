@@ -45,7 +45,8 @@ setup(void)
 	lim.nofile = 256;
 	lim.nproc = 64;
 	lim.cpu_percent = 250;
-	lim.workspace_bytes = (UINT64_C(100) << 20) + 5; /* 100 MiB, rounded down */
+	lim.workspace_bytes = (UINT64_C(100) << 20) +
+	    5; /* 100 MiB, rounded down */
 }
 
 static void
@@ -90,17 +91,17 @@ Test(result_json, invalid_utf8_detail_gives_a_valid_object)
 	memset(&r, 0, sizeof(r));
 	r.status = JOB_SANDBOX_ERROR;
 	r.exit_code = -1;
-	r.detail = (char *)(uintptr_t)"\xff\xfe";
+	r.detail = (char *)(uintptr_t) "\xff\xfe";
 	o = result_to_json(&r, &lim, &out, &err);
 	cr_assert_not_null(o, "result_to_json returned NULL");
 	cr_assert_str_eq(jstr(o, "status"), "sandbox_error");
 	cr_assert_str_eq(jstr(o, "detail"), FFFD FFFD);
 	/* The hint quotes the detail: sanitized too. */
 	cr_assert_str_eq(jstr(o, "hint"),
-			 "The sandbox itself failed, not the program: " FFFD FFFD
-			 "; tell the user, who may have to fix the host as the "
-			 "detail says, and retry only if the cause looks "
-			 "temporary.");
+	    "The sandbox itself failed, not the program: " FFFD FFFD
+	    "; tell the user, who may have to fix the host as the "
+	    "detail says, and retry only if the cause looks "
+	    "temporary.");
 	back = reparse(o);
 	cr_assert_str_eq(jstr(back, "detail"), FFFD FFFD);
 	cr_assert_eq(json_object_size(back), 22);
@@ -130,10 +131,10 @@ Test(result_json, every_byte_in_detail)
 		/* Other controls: the object serializes (reparse), no more. */
 		if (b >= 0x80)
 			cr_assert_str_eq(jstr(back, "detail"), "a" FFFD "b",
-					 "byte %#x", b);
+			    "byte %#x", b);
 		else if ((b >= 0x20 && b < 0x7f) || b == '\t')
 			cr_assert_str_eq(jstr(back, "detail"), detail,
-					 "byte %#x", b);
+			    "byte %#x", b);
 		json_decref(back);
 		json_decref(o);
 	}
@@ -162,7 +163,7 @@ Test(result_json, hint_cut_inside_a_character)
 		back = reparse(o);
 		hint = jstr(back, "hint");
 		cr_assert_eq(strncmp(hint, PREFIX, strlen(PREFIX)), 0, "%s",
-			     hint);
+		    hint);
 		cr_assert_gt(strlen(hint), 400);
 		json_decref(back);
 		json_decref(o);
@@ -185,16 +186,42 @@ jint(json_t *o, const char *key)
 Test(result_json, every_key_and_the_new_figures)
 {
 	static const char *const keys[] = {
-		"status", "exit_code", "signal", "wall_ms", "cpu_ms",
-		"peak_memory_kb", "memory_measure", "peak_processes",
-		"limits_reached", "stdout", "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
-		"stderr_bytes", "limits", "enforcement", "landlock_abi",
-		"denials", "layers_off", "detail", "hint",
+	    "status",
+	    "exit_code",
+	    "signal",
+	    "wall_ms",
+	    "cpu_ms",
+	    "peak_memory_kb",
+	    "memory_measure",
+	    "peak_processes",
+	    "limits_reached",
+	    "stdout",
+	    "stderr",
+	    "stdout_truncated",
+	    "stderr_truncated",
+	    "stdout_bytes",
+	    "stderr_bytes",
+	    "limits",
+	    "enforcement",
+	    "landlock_abi",
+	    "denials",
+	    "layers_off",
+	    "detail",
+	    "hint",
 	};
 	static const char *const limit_keys[] = {
-		"wall_time_ms", "cpu_time_ms", "memory_mb", "processes",
-		"file_size_mb", "open_files", "tmp_mb", "home_mb",
-		"workspace_mb", "stdout_kb", "stderr_kb", "cpu_percent",
+	    "wall_time_ms",
+	    "cpu_time_ms",
+	    "memory_mb",
+	    "processes",
+	    "file_size_mb",
+	    "open_files",
+	    "tmp_mb",
+	    "home_mb",
+	    "workspace_mb",
+	    "stdout_kb",
+	    "stderr_kb",
+	    "cpu_percent",
 	};
 	struct job_result r;
 	json_t *o, *back, *l, *v;
@@ -218,7 +245,7 @@ Test(result_json, every_key_and_the_new_figures)
 	cr_assert_eq(json_object_size(back), sizeof(keys) / sizeof(keys[0]));
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		cr_assert_not_null(json_object_get(back, keys[i]), "%s missing",
-				   keys[i]);
+		    keys[i]);
 	cr_assert_str_eq(jstr(back, "status"), "process_limit");
 	cr_assert_eq(jint(back, "exit_code"), 1);
 	cr_assert(json_is_null(json_object_get(back, "signal")));
@@ -239,7 +266,8 @@ Test(result_json, every_key_and_the_new_figures)
 
 	/* The keys in this order, in the object and in its text. */
 	at = 0;
-	json_object_foreach(o, key, v) {
+	json_object_foreach(o, key, v)
+	{
 		cr_assert_lt(at, sizeof(keys) / sizeof(keys[0]));
 		cr_assert_str_eq(key, keys[at], "key %zu", at);
 		at++;
@@ -247,19 +275,20 @@ Test(result_json, every_key_and_the_new_figures)
 	cr_assert_eq(at, sizeof(keys) / sizeof(keys[0]));
 	text = json_dumps(o, JSON_COMPACT);
 	cr_assert_not_null(text);
-	cr_assert_not_null(strstr(text, "\"enforcement\":\"monitor\","
-				  "\"landlock_abi\":0,\"denials\":[],"
-				  "\"layers_off\":[],\"detail\":"),
-			   "%s", text);
+	cr_assert_not_null(strstr(text,
+			       "\"enforcement\":\"monitor\","
+			       "\"landlock_abi\":0,\"denials\":[],"
+			       "\"layers_off\":[],\"detail\":"),
+	    "%s", text);
 	free(text);
 
 	l = json_object_get(back, "limits");
 	cr_assert(json_is_object(l));
 	cr_assert_eq(json_object_size(l),
-		     sizeof(limit_keys) / sizeof(limit_keys[0]));
+	    sizeof(limit_keys) / sizeof(limit_keys[0]));
 	for (size_t i = 0; i < sizeof(limit_keys) / sizeof(limit_keys[0]); i++)
 		cr_assert(json_is_integer(json_object_get(l, limit_keys[i])),
-			  "limits.%s missing or not an integer", limit_keys[i]);
+		    "limits.%s missing or not an integer", limit_keys[i]);
 	cr_assert_eq(jint(l, "workspace_mb"), 100);
 	cr_assert_eq(jint(l, "cpu_percent"), 250);
 	cr_assert_eq(jint(l, "processes"), 64);
@@ -282,8 +311,8 @@ Test(result_json, enforcement_names)
 		enum job_enforcement e;
 		const char *name;
 	} t[] = {
-		{ENFORCE_MONITOR, "monitor"},
-		{ENFORCE_CGROUP2, "cgroup2"},
+	    {ENFORCE_MONITOR, "monitor"},
+	    {ENFORCE_CGROUP2, "cgroup2"},
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -304,7 +333,7 @@ Test(result_json, enforcement_names)
 
 static void
 set_denial(struct job_denial *d, const char *name, uint32_t count,
-	   uint64_t first_ms)
+    uint64_t first_ms)
 {
 	cr_assert_lt(strlen(name), sizeof(d->syscall));
 	snprintf(d->syscall, sizeof(d->syscall), "%s", name);
@@ -338,17 +367,17 @@ Test(result_json, landlock_abi_is_an_integer)
 Test(result_json, denials_in_order)
 {
 	static const char *const entry_keys[] = {"syscall", "count",
-						 "first_ms"};
+	    "first_ms"};
 	static const struct {
 		const char *name;
 		uint32_t count;
 		uint64_t first_ms;
 	} t[] = {
-		{"ptrace", 2, 12},
-		{"i386:20", 1, 0},
-		{"abcdefghijklmnopqrstuvwxyz_:059", UINT32_MAX,
-		 (uint64_t)INT64_MAX},
-		{"bpf", 7, 1500},
+	    {"ptrace", 2, 12},
+	    {"i386:20", 1, 0},
+	    {"abcdefghijklmnopqrstuvwxyz_:059", UINT32_MAX,
+		(uint64_t)INT64_MAX},
+	    {"bpf", 7, 1500},
 	};
 	struct job_result r;
 	json_t *o, *back, *a, *d, *v;
@@ -377,7 +406,8 @@ Test(result_json, denials_in_order)
 		cr_assert(json_is_object(d), "denial %zu", i);
 		cr_assert_eq(json_object_size(d), 3, "denial %zu", i);
 		at = 0;
-		json_object_foreach(d, key, v) {
+		json_object_foreach(d, key, v)
+		{
 			cr_assert_str_eq(key, entry_keys[at], "denial %zu", i);
 			at++;
 		}
@@ -445,26 +475,28 @@ terminal_safe(const char *s, size_t n, size_t *why)
 	return true;
 }
 
-#define HOSTILE                                                             \
-	"red:\x1b[31mX\x1b[0m "           /* SGR colours */                   \
-	"osc52:\x1b]52;c;SGVsbG8=\x07 "   /* clipboard write, BEL-ended */    \
-	"osc0:\x1b]0;pwned\x1b\\ "        /* retitle, ST-ended */             \
-	"rawcsi:\x9b" "2J "               /* C1 CSI as a raw byte */          \
-	"utfcsi:\xc2\x9b" "2J "           /* C1 CSI as UTF-8 (U+009B) */      \
-	"nel:\xc2\x85 "                   /* U+0085 NEL */                    \
+#define HOSTILE                                                                \
+	"red:\x1b[31mX\x1b[0m " /* SGR colours */                              \
+	"osc52:\x1b]52;c;SGVsbG8=\x07 " /* clipboard write, BEL-ended */       \
+	"osc0:\x1b]0;pwned\x1b\\ " /* retitle, ST-ended */                     \
+	"rawcsi:\x9b"                                                          \
+	"2J " /* C1 CSI as a raw byte */                                       \
+	"utfcsi:\xc2\x9b"                                                      \
+	"2J " /* C1 CSI as UTF-8 (U+009B) */                                   \
+	"nel:\xc2\x85 " /* U+0085 NEL */                                       \
 	"bad:\xff\xfe\xc0\xaf\xed\xa0\x80 " /* invalid, overlong, surrogate */ \
-	"cut:\xe2\x82 "                   /* a truncated sequence */          \
+	"cut:\xe2\x82 " /* a truncated sequence */                             \
 	"nul:\x00 del:\x7f bs:\x08 cr:\r tab:\t nbsp:\xc2\xa0 e:\xc3\xa9\n"
 
-#define HOSTILE_SHOWN                                                       \
-	"red:^[[31mX^[[0m "                                                 \
-	"osc52:^[]52;c;SGVsbG8=^G "                                         \
-	"osc0:^[]0;pwned^[\\ "                                              \
-	"rawcsi:" FFFD "2J "                                                \
-	"utfcsi:^[[2J "                                                     \
-	"nel:^[E "                                                          \
-	"bad:" FFFD FFFD FFFD FFFD FFFD FFFD FFFD " "                        \
-	"cut:" FFFD FFFD " "                                                \
+#define HOSTILE_SHOWN                                 \
+	"red:^[[31mX^[[0m "                           \
+	"osc52:^[]52;c;SGVsbG8=^G "                   \
+	"osc0:^[]0;pwned^[\\ "                        \
+	"rawcsi:" FFFD "2J "                          \
+	"utfcsi:^[[2J "                               \
+	"nel:^[E "                                    \
+	"bad:" FFFD FFFD FFFD FFFD FFFD FFFD FFFD " " \
+	"cut:" FFFD FFFD " "                          \
 	"nul:" FFFD " del:^? bs:^H cr:\r tab:\t nbsp:\xc2\xa0 e:\xc3\xa9\n"
 
 Test(result_json, hostile_stream_is_terminal_safe)
@@ -491,7 +523,7 @@ Test(result_json, hostile_stream_is_terminal_safe)
 
 		s = jstr(back, key);
 		cr_assert(terminal_safe(s, json_string_length(v), &why),
-			  "%s unsafe at byte %zu: \"%s\"", key, why, s);
+		    "%s unsafe at byte %zu: \"%s\"", key, why, s);
 		cr_assert_str_eq(s, HOSTILE_SHOWN, "%s", key);
 		cr_assert_eq(json_string_length(v), strlen(HOSTILE_SHOWN));
 	}
@@ -527,10 +559,9 @@ Test(result_json, every_byte_in_a_stream_is_terminal_safe)
 	o = result_to_json(&r, &lim, &big, &err);
 	cr_assert_not_null(o);
 	s = jstr(o, "stdout");
-	cr_assert(terminal_safe(s, json_string_length(json_object_get(o,
-								     "stdout")),
-				&why),
-		  "unsafe at byte %zu", why);
+	cr_assert(terminal_safe(s,
+		      json_string_length(json_object_get(o, "stdout")), &why),
+	    "unsafe at byte %zu", why);
 	cr_assert_not_null(strstr(s, "<^[>"), "ESC not in caret form");
 	cr_assert_not_null(strstr(s, "<^?>"), "DEL not in caret form");
 	cr_assert_not_null(strstr(s, "<\t>"));
@@ -555,13 +586,13 @@ Test(result_json, truncation_marker_between_head_and_tail)
 	const char *s;
 
 	cr_assert_str_eq(RESULT_TRUNC_MARKER,
-			 "\n[... stockade: output truncated here ...]\n");
+	    "\n[... stockade: output truncated here ...]\n");
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (char)('a' + i % 26);
 	cr_assert_eq(capture_init(&small, 64), 0); /* 32 + 32 kept */
 	capture_add(&small, (const uint8_t *)data, sizeof(data));
 	snprintf(want, sizeof(want), "%.32s%s%.32s", data, RESULT_TRUNC_MARKER,
-		 data + sizeof(data) - 32);
+	    data + sizeof(data) - 32);
 	memset(&r, 0, sizeof(r));
 	r.status = JOB_OUTPUT_LIMIT;
 	r.exit_code = -1;
@@ -593,7 +624,8 @@ Test(result_json, truncation_inside_a_character)
 	size_t why;
 	/* 7 bytes of head: "abcdef" and the first byte of U+009B; the tail
 	 * starts with the last byte of U+00E9. */
-	static const uint8_t data[] = "abcdef\xc2\x9b" "0123456789\xc3\xa9xyzuvw";
+	static const uint8_t data[] = "abcdef\xc2\x9b"
+				      "0123456789\xc3\xa9xyzuvw";
 
 	cr_assert_eq(capture_init(&small, 14), 0);
 	capture_add(&small, data, sizeof(data) - 1);
@@ -606,7 +638,7 @@ Test(result_json, truncation_inside_a_character)
 	cr_assert_not_null(o);
 	s = jstr(o, "stdout");
 	cr_assert(terminal_safe(s, strlen(s), &why), "unsafe at %zu: %s", why,
-		  s);
+	    s);
 	cr_assert_str_eq(s, "abcdef" FFFD RESULT_TRUNC_MARKER FFFD "xyzuvw");
 	json_decref(o);
 	capture_free(&small);
@@ -648,22 +680,23 @@ Test(result_json, text_form_of_an_ok_result)
 	r.peak_processes = 1;
 	r.enforcement = ENFORCE_MONITOR;
 	r.stdout_bytes = 6;
-	r.detail = (char *)(uintptr_t)"";
+	r.detail = (char *)(uintptr_t) "";
 	job_hint(&r, &lim, hint, sizeof(hint));
-	cr_assert_str_eq(hint, "The program exited with code 0 in 12 ms; its "
-			 "output is complete.");
+	cr_assert_str_eq(hint,
+	    "The program exited with code 0 in 12 ms; its "
+	    "output is complete.");
 	o = result_to_json(&r, &lim, &out, &err);
 	cr_assert_not_null(o);
 	text = print_text(o);
 	snprintf(want, sizeof(want),
-		 "status: ok\n"
-		 "hint: %s\n"
-		 "figures: exit_code=0 signal=none wall_ms=12 cpu_ms=8 "
-		 "peak_memory_kb=3000 peak_processes=1 enforcement=monitor\n"
-		 "--- stdout (6 bytes) ---\n"
-		 "hello\n"
-		 "--- stderr (0 bytes) ---\n",
-		 hint);
+	    "status: ok\n"
+	    "hint: %s\n"
+	    "figures: exit_code=0 signal=none wall_ms=12 cpu_ms=8 "
+	    "peak_memory_kb=3000 peak_processes=1 enforcement=monitor\n"
+	    "--- stdout (6 bytes) ---\n"
+	    "hello\n"
+	    "--- stderr (0 bytes) ---\n",
+	    hint);
 	cr_assert_str_eq(text, want);
 	free(text);
 	json_decref(o);
@@ -691,42 +724,42 @@ Test(result_json, text_form_with_two_denials)
 	r.ndenials = 2;
 	set_denial(&r.denials[0], "ptrace", 2, 12);
 	set_denial(&r.denials[1], "i386:20", 1, 35);
-	r.detail = (char *)(uintptr_t)"killed for i386:20";
+	r.detail = (char *)(uintptr_t) "killed for i386:20";
 	job_hint(&r, &lim, hint, sizeof(hint));
 	o = result_to_json(&r, &lim, &out, &err);
 	cr_assert_not_null(o);
 	text = print_text(o);
 	snprintf(want, sizeof(want),
-		 "status: policy_violation\n"
-		 "hint: %s\n"
-		 "figures: exit_code=none signal=SIGSYS wall_ms=40 cpu_ms=3 "
-		 "peak_memory_kb=2048 peak_processes=1 enforcement=cgroup2\n"
-		 "detail: killed for i386:20\n"
-		 "denied: ptrace x2 (first at 12 ms), i386:20 x1 (first at "
-		 "35 ms)\n"
-		 "--- stdout (0 bytes) ---\n"
-		 "--- stderr (0 bytes) ---\n",
-		 hint);
+	    "status: policy_violation\n"
+	    "hint: %s\n"
+	    "figures: exit_code=none signal=SIGSYS wall_ms=40 cpu_ms=3 "
+	    "peak_memory_kb=2048 peak_processes=1 enforcement=cgroup2\n"
+	    "detail: killed for i386:20\n"
+	    "denied: ptrace x2 (first at 12 ms), i386:20 x1 (first at "
+	    "35 ms)\n"
+	    "--- stdout (0 bytes) ---\n"
+	    "--- stderr (0 bytes) ---\n",
+	    hint);
 	cr_assert_str_eq(text, want);
 	free(text);
 	json_decref(o);
 
 	/* Without a detail, the line follows the figures. */
-	r.detail = (char *)(uintptr_t)"";
+	r.detail = (char *)(uintptr_t) "";
 	r.ndenials = 1;
 	job_hint(&r, &lim, hint, sizeof(hint));
 	o = result_to_json(&r, &lim, &out, &err);
 	cr_assert_not_null(o);
 	text = print_text(o);
 	snprintf(want, sizeof(want),
-		 "status: policy_violation\n"
-		 "hint: %s\n"
-		 "figures: exit_code=none signal=SIGSYS wall_ms=40 cpu_ms=3 "
-		 "peak_memory_kb=2048 peak_processes=1 enforcement=cgroup2\n"
-		 "denied: ptrace x2 (first at 12 ms)\n"
-		 "--- stdout (0 bytes) ---\n"
-		 "--- stderr (0 bytes) ---\n",
-		 hint);
+	    "status: policy_violation\n"
+	    "hint: %s\n"
+	    "figures: exit_code=none signal=SIGSYS wall_ms=40 cpu_ms=3 "
+	    "peak_memory_kb=2048 peak_processes=1 enforcement=cgroup2\n"
+	    "denied: ptrace x2 (first at 12 ms)\n"
+	    "--- stdout (0 bytes) ---\n"
+	    "--- stderr (0 bytes) ---\n",
+	    hint);
 	cr_assert_str_eq(text, want);
 	free(text);
 	json_decref(o);
@@ -745,15 +778,16 @@ Test(result_json, text_form_without_denials_has_no_denied_line)
 	r.landlock_abi = 6;
 	/* Left in the array past ndenials = 0: not shown. */
 	set_denial(&r.denials[0], "ptrace", 1, 1);
-	r.detail = (char *)(uintptr_t)"a detail";
+	r.detail = (char *)(uintptr_t) "a detail";
 	o = result_to_json(&r, &lim, &out, &err);
 	cr_assert_not_null(o);
 	text = print_text(o);
 	cr_assert_null(strstr(text, "denied"), "%s", text);
 	cr_assert_null(strstr(text, "ptrace"), "%s", text);
-	cr_assert_not_null(strstr(text, "\ndetail: a detail\n--- stdout "
-				  "(0 bytes) ---\n"),
-			   "%s", text);
+	cr_assert_not_null(strstr(text,
+			       "\ndetail: a detail\n--- stdout "
+			       "(0 bytes) ---\n"),
+	    "%s", text);
 	free(text);
 	json_decref(o);
 }
@@ -782,26 +816,26 @@ Test(result_json, text_form_of_a_truncated_timeout)
 	r.enforcement = ENFORCE_CGROUP2;
 	r.stdout_bytes = 1234;
 	r.stderr_bytes = sizeof(warn) - 1;
-	r.detail = (char *)(uintptr_t)"killed at the wall-clock limit";
+	r.detail = (char *)(uintptr_t) "killed at the wall-clock limit";
 	job_hint(&r, &lim, hint, sizeof(hint));
 	cr_assert_not_null(strstr(hint, "bound its loops"));
 	o = result_to_json(&r, &lim, &small, &err);
 	cr_assert_not_null(o);
 	text = print_text(o);
 	snprintf(want, sizeof(want),
-		 "status: timeout\n"
-		 "hint: %s\n"
-		 "figures: exit_code=none signal=SIGKILL wall_ms=2003 "
-		 "cpu_ms=1990 peak_memory_kb=9120 peak_processes=2 "
-		 "enforcement=cgroup2\n"
-		 "detail: killed at the wall-clock limit\n"
-		 "--- stdout (1234 bytes, truncated: head and tail kept) ---\n"
-		 "01234567\n"
-		 "[... stockade: output truncated here ...]\n"
-		 "cdefghij\n"
-		 "--- stderr (9 bytes) ---\n"
-		 "warn^[[0m\n",
-		 hint);
+	    "status: timeout\n"
+	    "hint: %s\n"
+	    "figures: exit_code=none signal=SIGKILL wall_ms=2003 "
+	    "cpu_ms=1990 peak_memory_kb=9120 peak_processes=2 "
+	    "enforcement=cgroup2\n"
+	    "detail: killed at the wall-clock limit\n"
+	    "--- stdout (1234 bytes, truncated: head and tail kept) ---\n"
+	    "01234567\n"
+	    "[... stockade: output truncated here ...]\n"
+	    "cdefghij\n"
+	    "--- stderr (9 bytes) ---\n"
+	    "warn^[[0m\n",
+	    hint);
 	cr_assert_str_eq(text, want);
 	free(text);
 	json_decref(o);
@@ -815,11 +849,11 @@ Test(result_json, text_form_of_a_truncated_timeout)
 Test(result_json, network_failure_gets_the_no_network_hint)
 {
 	static const char *const messages[] = {
-		"socket.gaierror: [Errno -3] Temporary failure in name "
-		"resolution\n",
-		"curl: (6) Could not resolve host: pypi.org\n",
-		"OSError: [Errno 101] Network is unreachable\n",
-		"Error: getaddrinfo ENOTFOUND registry.npmjs.org\n",
+	    "socket.gaierror: [Errno -3] Temporary failure in name "
+	    "resolution\n",
+	    "curl: (6) Could not resolve host: pypi.org\n",
+	    "OSError: [Errno 101] Network is unreachable\n",
+	    "Error: getaddrinfo ENOTFOUND registry.npmjs.org\n",
 	};
 	struct job_result r;
 	char hint[RESULT_HINT_MAX];
@@ -828,7 +862,7 @@ Test(result_json, network_failure_gets_the_no_network_hint)
 	memset(&r, 0, sizeof(r));
 	r.status = JOB_EXIT_NONZERO;
 	r.exit_code = 1;
-	r.detail = (char *)(uintptr_t)"";
+	r.detail = (char *)(uintptr_t) "";
 	for (size_t i = 0; i < sizeof(messages) / sizeof(*messages); i++) {
 		struct capture e;
 
@@ -837,14 +871,15 @@ Test(result_json, network_failure_gets_the_no_network_hint)
 		for (int k = 0; k < 40; k++)
 			capture_add(&e, (const uint8_t *)"noise\n", 6);
 		capture_add(&e, (const uint8_t *)messages[i],
-			    strlen(messages[i]));
+		    strlen(messages[i]));
 		o = result_to_json(&r, &lim, &out, &e);
 		cr_assert_not_null(o);
-		cr_assert_not_null(strstr(json_string_value(json_object_get(
-					   o, "hint")), "the sandbox has no "
-					   "network"), "%s: %s", messages[i],
-				   json_string_value(json_object_get(o,
-								     "hint")));
+		cr_assert_not_null(strstr(json_string_value(
+					      json_object_get(o, "hint")),
+				       "the sandbox has no "
+				       "network"),
+		    "%s: %s", messages[i],
+		    json_string_value(json_object_get(o, "hint")));
 		json_decref(o);
 		r.status = JOB_OK;
 		r.exit_code = 0;
@@ -879,16 +914,16 @@ Test(result_json, output_lost_to_memory_is_not_called_complete)
 	r.exit_code = 0;
 	r.wall_ms = 5;
 	r.stdout_bytes = 6;
-	r.detail = (char *)(uintptr_t)"";
+	r.detail = (char *)(uintptr_t) "";
 	j = result_to_json(&r, &lim, &o, &err);
 	cr_assert_not_null(j);
 	cr_assert(json_is_true(json_object_get(j, "stdout_truncated")));
 	hint = json_string_value(json_object_get(j, "hint"));
 	cr_assert_null(strstr(hint, "complete"), "%s", hint);
 	cr_assert_not_null(strstr(hint, "Its output was truncated"), "%s",
-			   hint);
+	    hint);
 	cr_assert_not_null(strstr(hint, "write it to a file in /work"), "%s",
-			   hint);
+	    hint);
 	json_decref(j);
 	capture_free(&o);
 }

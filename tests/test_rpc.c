@@ -99,14 +99,14 @@ handle_fds(const char *line, size_t len, const int *fds, size_t nfds)
 	cr_assert_eq(rpc_handle(&sess, line, len, copies, nfds, &resp), 0);
 	for (size_t i = 0; i < nfds; i++)
 		cr_assert_eq(fcntl(copies[i], F_GETFD), -1,
-			     "descriptor %zu was not closed", i);
+		    "descriptor %zu was not closed", i);
 	if (resp == NULL)
 		return NULL;
 	cr_assert_null(strchr(resp, '\n'), "raw newline in %s", resp);
 	j = json_loads(resp, 0, &jerr);
 	cr_assert_not_null(j, "not JSON: %s", resp);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "jsonrpc")),
-			 "2.0");
+	    "2.0");
 	free(resp);
 	return j;
 }
@@ -124,7 +124,7 @@ call_fds(const char *method, json_t *params, const int *fds, size_t nfds)
 {
 	int id = next_id++;
 	json_t *req = json_pack("{s:s,s:i,s:s}", "jsonrpc", "2.0", "id", id,
-				"method", method);
+	    "method", method);
 	char *line;
 	json_t *resp;
 
@@ -169,7 +169,7 @@ error_of(json_t *resp, int code)
 	cr_assert_not_null(e, "expected error %d, got %s", code, s);
 	cr_assert_null(json_object_get(resp, "result"));
 	cr_assert_eq(json_integer_value(json_object_get(e, "code")), code,
-		     "expected error %d, got %s", code, s);
+	    "expected error %d, got %s", code, s);
 	cr_assert(json_is_string(json_object_get(e, "message")));
 	free(s);
 	return e;
@@ -183,9 +183,10 @@ fs_error_of(json_t *resp, const char *name)
 
 	cr_assert_str_eq(json_string_value(json_object_get(d, "error")), name);
 	cr_assert(json_is_string(json_object_get(d, "path")));
-	cr_assert(strncmp(json_string_value(json_object_get(
-				  json_object_get(resp, "error"), "message")),
-			  name, strlen(name)) == 0);
+	cr_assert(strncmp(json_string_value(
+			      json_object_get(json_object_get(resp, "error"),
+				  "message")),
+		      name, strlen(name)) == 0);
 	return d;
 }
 
@@ -287,15 +288,16 @@ pipe_with(const char *text)
 
 Test(rpc, write_text_then_read_inline)
 {
-	json_t *r = call("fs.write", json_pack("{s:s,s:s}", "path", "hello.py",
-					       "text", "print('hi')\n"));
+	json_t *r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "hello.py", "text",
+		"print('hi')\n"));
 	json_t *res = result_of(r);
 	_cleanup_free_ char *content = slurp("hello.py", NULL);
 	_cleanup_free_ unsigned char *data = NULL;
 	size_t len;
 
 	cr_assert_str_eq(json_string_value(json_object_get(res, "path")),
-			 "hello.py");
+	    "hello.py");
 	cr_assert_eq(json_integer_value(json_object_get(res, "size")), 12);
 	cr_assert_str_eq(content, "print('hi')\n");
 	json_decref(r);
@@ -312,8 +314,9 @@ Test(rpc, write_text_then_read_inline)
 Test(rpc, write_base64_data_and_mode)
 {
 	struct stat st;
-	json_t *r = call("fs.write", json_pack("{s:s,s:s,s:i}", "path", "d.bin",
-					       "data", "AP8KaGk=", "mode", 0600));
+	json_t *r = call("fs.write",
+	    json_pack("{s:s,s:s,s:i}", "path", "d.bin", "data",
+		"AP8KaGk=", "mode", 0600));
 	_cleanup_free_ char *content = NULL;
 	size_t len;
 
@@ -326,8 +329,9 @@ Test(rpc, write_base64_data_and_mode)
 	cr_assert_eq(st.st_mode & 07777, 0600);
 
 	/* setuid and world-write bits are masked by the policy (0755). */
-	r = call("fs.write", json_pack("{s:s,s:s,s:i}", "path", "s.bin", "text",
-				       "x", "mode", 04777));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s,s:i}", "path", "s.bin", "text", "x", "mode",
+		04777));
 	result_of(r);
 	json_decref(r);
 	cr_assert_eq(fstatat(root, "s.bin", &st, 0), 0);
@@ -340,11 +344,13 @@ Test(rpc, write_exists_then_overwrite)
 	_cleanup_free_ char *content = NULL;
 
 	fstest_mkfile("f", "old");
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "f", "text", "new"));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "f", "text", "new"));
 	fs_error_of(r, "exists");
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s,s:b}", "path", "f", "text",
-				       "new", "overwrite", 1));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s,s:b}", "path", "f", "text", "new", "overwrite",
+		1));
 	result_of(r);
 	json_decref(r);
 	content = slurp("f", NULL);
@@ -359,12 +365,13 @@ Test(rpc, write_never_through_a_planted_symlink)
 
 	snprintf(target, sizeof(target), "%s", canary);
 	cr_assert_eq(symlinkat(target, root, "out.txt"), 0);
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "out.txt", "text",
-				       "pwned"));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "out.txt", "text", "pwned"));
 	fs_error_of(r, "exists");
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s,s:b}", "path", "out.txt",
-				       "text", "pwned", "overwrite", 1));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s,s:b}", "path", "out.txt", "text", "pwned",
+		"overwrite", 1));
 	result_of(r);
 	json_decref(r);
 	cr_assert_eq(fstatat(root, "out.txt", &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -401,10 +408,10 @@ Test(rpc, read_named_errors)
 	json_decref(r);
 	r = call("fs.read", json_pack("{s:s}", "path", "../etc/passwd"));
 	fs_error_of(r, "invalid_path");
-	cr_assert_str_eq(json_string_value(json_object_get(
-				 json_object_get(json_object_get(r, "error"),
-						 "data"), "path")),
-			 "../etc/passwd");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(r, "error"), "data"), "path")),
+	    "../etc/passwd");
 	json_decref(r);
 	r = call("fs.read", json_pack("{s:s}", "path", "/etc/passwd"));
 	fs_error_of(r, "invalid_path");
@@ -422,10 +429,10 @@ Test(rpc, read_offset_and_length)
 	size_t len;
 
 	fstest_mkfile("f", "0123456789");
-	r = call("fs.read", json_pack("{s:s,s:i,s:i}", "path", "f", "offset", 3,
-				      "length", 4));
+	r = call("fs.read",
+	    json_pack("{s:s,s:i,s:i}", "path", "f", "offset", 3, "length", 4));
 	data = unb64(json_string_value(json_object_get(result_of(r), "data")),
-		     &len);
+	    &len);
 	cr_assert_eq(len, 4);
 	cr_assert_eq(memcmp(data, "3456", 4), 0);
 	json_decref(r);
@@ -449,14 +456,16 @@ Test(rpc, inline_size_limit)
 	seventeen[17] = '\0';
 	enc17 = b64(seventeen, 17);
 
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "ok", "data", enc16));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "ok", "data", enc16));
 	result_of(r);
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "big", "data", enc17));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "big", "data", enc17));
 	fs_error_of(r, "too_large");
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "big", "text",
-				       seventeen));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "big", "text", seventeen));
 	fs_error_of(r, "too_large");
 	json_decref(r);
 	cr_assert_eq(faccessat(root, "big", F_OK, AT_SYMLINK_NOFOLLOW), -1);
@@ -470,10 +479,11 @@ Test(rpc, inline_size_limit)
 	cr_assert_str_eq(json_string_value(json_object_get(d, "path")), "big");
 	json_decref(r);
 	/* A range within the limit is fine. */
-	r = call("fs.read", json_pack("{s:s,s:i,s:i}", "path", "big", "offset",
-				      1, "length", 16));
+	r = call("fs.read",
+	    json_pack("{s:s,s:i,s:i}", "path", "big", "offset", 1, "length",
+		16));
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     16);
+	    16);
 	json_decref(r);
 }
 
@@ -489,10 +499,10 @@ Test(rpc, write_from_a_pipe_and_a_file)
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
 	cr_assert_eq(write_all(p[1], "through a pipe\n", 15), 0);
 	close(p[1]);
-	r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "piped",
-					   "fd", 0), &p[0], 1);
+	r = call_fds("fs.write",
+	    json_pack("{s:s,s:i}", "path", "piped", "fd", 0), &p[0], 1);
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     15);
+	    15);
 	json_decref(r);
 	close(p[0]);
 	content = slurp("piped", NULL);
@@ -509,11 +519,11 @@ Test(rpc, write_from_a_pipe_and_a_file)
 	{
 		int two[2] = {0, fd};
 
-		r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "filed",
-						   "fd", 1), two, 2);
+		r = call_fds("fs.write",
+		    json_pack("{s:s,s:i}", "path", "filed", "fd", 1), two, 2);
 	}
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     7);
+	    7);
 	json_decref(r);
 	close(fd);
 	content = slurp("filed", NULL);
@@ -529,31 +539,34 @@ Test(rpc, write_from_a_pipe_with_size)
 	int fd;
 
 	fd = pipe_with("exactly");
-	r = call_fds("fs.write", json_pack("{s:s,s:i,s:i}", "path", "ok", "fd", 0,
-					   "size", 7), &fd, 1);
+	r = call_fds("fs.write",
+	    json_pack("{s:s,s:i,s:i}", "path", "ok", "fd", 0, "size", 7), &fd,
+	    1);
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     7);
+	    7);
 	json_decref(r);
 	close(fd);
 	content = slurp("ok", NULL);
 	cr_assert_str_eq(content, "exactly");
 
 	fd = pipe_with("short");
-	r = call_fds("fs.write", json_pack("{s:s,s:i,s:i}", "path", "cut", "fd",
-					   0, "size", 100), &fd, 1);
+	r = call_fds("fs.write",
+	    json_pack("{s:s,s:i,s:i}", "path", "cut", "fd", 0, "size", 100),
+	    &fd, 1);
 	fs_error_of(r, "io_error");
 	json_decref(r);
 	close(fd);
 	fd = pipe_with("longer than said");
-	r = call_fds("fs.write", json_pack("{s:s,s:i,s:i}", "path", "cut", "fd",
-					   0, "size", 4), &fd, 1);
+	r = call_fds("fs.write",
+	    json_pack("{s:s,s:i,s:i}", "path", "cut", "fd", 0, "size", 4), &fd,
+	    1);
 	fs_error_of(r, "too_large");
 	json_decref(r);
 	close(fd);
 	cr_assert_eq(faccessat(root, "cut", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 
-	r = call("fs.write", json_pack("{s:s,s:s,s:i}", "path", "t", "text", "x",
-				       "size", 1));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s,s:i}", "path", "t", "text", "x", "size", 1));
 	param_error(r, "size");
 	json_decref(r);
 }
@@ -568,12 +581,12 @@ Test(rpc, write_from_a_pipe_of_a_client_gone)
 	json_t *r;
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, conn),
-		     0);
+	    0);
 	sess.client_fd = conn[0];
 	cr_assert_eq(shutdown(conn[1], SHUT_WR), 0);
 	fd = pipe_with("kept");
-	r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "live", "fd", 0),
-		     &fd, 1);
+	r = call_fds("fs.write",
+	    json_pack("{s:s,s:i}", "path", "live", "fd", 0), &fd, 1);
 	result_of(r);
 	json_decref(r);
 	close(fd);
@@ -582,8 +595,8 @@ Test(rpc, write_from_a_pipe_of_a_client_gone)
 
 	close(conn[1]);
 	fd = pipe_with("half of it");
-	r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "gone", "fd", 0),
-		     &fd, 1);
+	r = call_fds("fs.write",
+	    json_pack("{s:s,s:i}", "path", "gone", "fd", 0), &fd, 1);
 	fs_error_of(r, "io_error");
 	json_decref(r);
 	close(fd);
@@ -604,15 +617,17 @@ Test(rpc, write_from_a_file_with_size)
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write_all(fd, "0123456789", 10), 0);
 	cr_assert_eq(lseek(fd, 4, SEEK_SET), 4);
-	r = call_fds("fs.write", json_pack("{s:s,s:i,s:i}", "path", "a", "fd", 0,
-					   "size", 10), &fd, 1);
+	r = call_fds("fs.write",
+	    json_pack("{s:s,s:i,s:i}", "path", "a", "fd", 0, "size", 10), &fd,
+	    1);
 	fs_error_of(r, "io_error");
 	json_decref(r);
 	cr_assert_eq(faccessat(root, "a", F_OK, AT_SYMLINK_NOFOLLOW), -1);
-	r = call_fds("fs.write", json_pack("{s:s,s:i,s:i}", "path", "a", "fd", 0,
-					   "size", 6), &fd, 1);
+	r = call_fds("fs.write",
+	    json_pack("{s:s,s:i,s:i}", "path", "a", "fd", 0, "size", 6), &fd,
+	    1);
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     6);
+	    6);
 	json_decref(r);
 	close(fd);
 }
@@ -627,9 +642,9 @@ Test(rpc, read_into_a_pipe_and_a_file)
 	fstest_mkfile("f", "bulk content\n");
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
 	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 0),
-		     &p[1], 1);
+	    &p[1], 1);
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     13);
+	    13);
 	cr_assert_null(json_object_get(result_of(r), "data"));
 	json_decref(r);
 	close(p[1]);
@@ -642,7 +657,7 @@ Test(rpc, read_into_a_pipe_and_a_file)
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	cr_assert_geq(fd, 0);
 	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 0),
-		     &fd, 1);
+	    &fd, 1);
 	result_of(r);
 	json_decref(r);
 	n = pread(fd, buf, sizeof(buf), 0);
@@ -660,7 +675,7 @@ Test(rpc, descriptor_checks)
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
 	/* An index past what came with the request. */
 	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 1),
-		     &p[1], 1);
+	    &p[1], 1);
 	param_error(r, "fd");
 	json_decref(r);
 	r = call("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 0));
@@ -668,24 +683,24 @@ Test(rpc, descriptor_checks)
 	json_decref(r);
 	/* The wrong direction: the read end as a destination. */
 	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 0),
-		     &p[0], 1);
+	    &p[0], 1);
 	param_error(r, "fd");
 	json_decref(r);
 	r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "g", "fd", 0),
-		     &p[1], 1);
+	    &p[1], 1);
 	param_error(r, "fd");
 	json_decref(r);
 	/* A directory is neither a file nor a pipe. */
 	dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "g", "fd", 0),
-		     &dir, 1);
+	    &dir, 1);
 	param_error(r, "fd");
 	json_decref(r);
 	close(dir);
 	/* A non-blocking pipe could end a transfer half way. */
 	cr_assert_eq(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
 	r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "g", "fd", 0),
-		     &p[0], 1);
+	    &p[0], 1);
 	param_error(r, "fd");
 	json_decref(r);
 	cr_assert_eq(faccessat(root, "g", F_OK, AT_SYMLINK_NOFOLLOW), -1);
@@ -693,7 +708,7 @@ Test(rpc, descriptor_checks)
 	for (size_t i = 0; i < RPC_MAX_FDS + 1; i++)
 		fds[i] = p[1];
 	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 0),
-		     fds, RPC_MAX_FDS + 1);
+	    fds, RPC_MAX_FDS + 1);
 	error_of(r, RPC_INVALID_REQUEST);
 	json_decref(r);
 	close(p[0]);
@@ -706,8 +721,8 @@ Test(rpc, descriptor_checks)
 Test(rpc, descriptor_sockets)
 {
 	struct sockaddr_in lo = {.sin_family = AF_INET,
-				 .sin_port = htons(9),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	    .sin_port = htons(9),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	sa_family_t fam = AF_UNIX;
 	int bad[4], sp[2];
 	char buf[8];
@@ -725,15 +740,17 @@ Test(rpc, descriptor_sockets)
 	cr_assert_eq(listen(bad[3], 1), 0);
 	for (int i = 0; i < 4; i++) {
 		cr_assert_geq(bad[i], 0);
-		r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "g",
-						   "fd", 0), &bad[i], 1);
+		r = call_fds("fs.write",
+		    json_pack("{s:s,s:i}", "path", "g", "fd", 0), &bad[i], 1);
 		param_error(r, "fd");
-		cr_assert_not_null(strstr(json_string_value(json_object_get(
-				json_object_get(r, "error"), "message")),
-				"connected stream socket"));
+		cr_assert_not_null(
+		    strstr(json_string_value(
+			       json_object_get(json_object_get(r, "error"),
+				   "message")),
+			"connected stream socket"));
 		json_decref(r);
-		r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f",
-						  "fd", 0), &bad[i], 1);
+		r = call_fds("fs.read",
+		    json_pack("{s:s,s:i}", "path", "f", "fd", 0), &bad[i], 1);
 		param_error(r, "fd");
 		json_decref(r);
 		close(bad[i]);
@@ -743,16 +760,16 @@ Test(rpc, descriptor_sockets)
 	/* A connected stream socket (a socketpair end) is taken both ways. */
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
 	r = call_fds("fs.read", json_pack("{s:s,s:i}", "path", "f", "fd", 0),
-		     &sp[0], 1);
+	    &sp[0], 1);
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     4);
+	    4);
 	json_decref(r);
 	cr_assert_eq(read(sp[1], buf, sizeof(buf)), 4);
 	cr_assert_eq(memcmp(buf, "sock", 4), 0);
 	cr_assert_eq(write_all(sp[1], "back", 4), 0);
 	cr_assert_eq(shutdown(sp[1], SHUT_WR), 0);
 	r = call_fds("fs.write", json_pack("{s:s,s:i}", "path", "g", "fd", 0),
-		     &sp[0], 1);
+	    &sp[0], 1);
 	result_of(r);
 	json_decref(r);
 	close(sp[0]);
@@ -778,40 +795,51 @@ Test(rpc, list_and_stat)
 	r = call("fs.list", json_pack("{s:b}", "recursive", 1));
 	entries = json_object_get(result_of(r), "entries");
 	cr_assert_eq(json_array_size(entries), 4);
-	cr_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(entries, 0), "path")), "a");
-	cr_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(entries, 1), "path")), "a/c");
-	cr_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(entries, 2), "path")), "b");
-	cr_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(entries, 3), "path")), "l");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(entries, 0),
+				 "path")),
+	    "a");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(entries, 1),
+				 "path")),
+	    "a/c");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(entries, 2),
+				 "path")),
+	    "b");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(entries, 3),
+				 "path")),
+	    "l");
 	e = json_array_get(entries, 0);
 	cr_assert_str_eq(json_string_value(json_object_get(e, "type")),
-			 "directory");
+	    "directory");
 	e = json_array_get(entries, 1);
 	cr_assert_str_eq(json_string_value(json_object_get(e, "type")), "file");
 	cr_assert_eq(json_integer_value(json_object_get(e, "size")), 3);
 	cr_assert_eq(json_integer_value(json_object_get(e, "mode")), 0644);
 	cr_assert(json_is_number(json_object_get(e, "mtime")));
 	cr_assert_gt(json_number_value(json_object_get(e, "mtime")), 1e9);
-	cr_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(entries, 3), "type")),
-			 "symlink");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(entries, 3),
+				 "type")),
+	    "symlink");
 	cr_assert(json_is_false(json_object_get(result_of(r), "truncated")));
 	json_decref(r);
 
 	r = call("fs.list", json_pack("{s:b,s:i}", "recursive", 1, "limit", 2));
 	cr_assert_eq(json_array_size(json_object_get(result_of(r), "entries")),
-		     2);
+	    2);
 	cr_assert(json_is_true(json_object_get(result_of(r), "truncated")));
 	json_decref(r);
 
 	r = call("fs.list", json_pack("{s:s}", "path", "a"));
 	entries = json_object_get(result_of(r), "entries");
 	cr_assert_eq(json_array_size(entries), 1);
-	cr_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(entries, 0), "path")), "a/c");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(entries, 0),
+				 "path")),
+	    "a/c");
 	json_decref(r);
 	r = call("fs.list", json_pack("{s:s}", "path", "b"));
 	fs_error_of(r, "not_a_directory");
@@ -827,13 +855,14 @@ Test(rpc, list_and_stat)
 	cr_assert_eq(json_integer_value(json_object_get(e, "size")), 3);
 	json_decref(r);
 	r = call("fs.stat", json_pack("{s:s}", "path", "l"));
-	cr_assert_str_eq(json_string_value(json_object_get(result_of(r),
-							   "type")), "symlink");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(result_of(r), "type")),
+	    "symlink");
 	json_decref(r);
 	r = call("fs.stat", json_pack("{s:s}", "path", "."));
-	cr_assert_str_eq(json_string_value(json_object_get(result_of(r),
-							   "type")),
-			 "directory");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(result_of(r), "type")),
+	    "directory");
 	json_decref(r);
 	r = call("fs.stat", json_pack("{s:s}", "path", "nope"));
 	fs_error_of(r, "not_found");
@@ -848,8 +877,9 @@ Test(rpc, mkdir_remove_rename)
 	r = call("fs.mkdir", json_pack("{s:s}", "path", "x/y"));
 	fs_error_of(r, "not_found");
 	json_decref(r);
-	r = call("fs.mkdir", json_pack("{s:s,s:b,s:i}", "path", "x/y", "parents",
-				       1, "mode", 0700));
+	r = call("fs.mkdir",
+	    json_pack("{s:s,s:b,s:i}", "path", "x/y", "parents", 1, "mode",
+		0700));
 	cr_assert_eq(json_object_size(result_of(r)), 0);
 	json_decref(r);
 	cr_assert_eq(fstatat(root, "x/y", &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -863,27 +893,29 @@ Test(rpc, mkdir_remove_rename)
 	r = call("fs.remove", json_pack("{s:s}", "path", "x"));
 	fs_error_of(r, "not_empty");
 	json_decref(r);
-	r = call("fs.rename", json_pack("{s:s,s:s}", "from", "x/y/f", "to", "g"));
+	r = call("fs.rename",
+	    json_pack("{s:s,s:s}", "from", "x/y/f", "to", "g"));
 	result_of(r);
 	json_decref(r);
 	cr_assert_eq(fstatat(root, "g", &st, AT_SYMLINK_NOFOLLOW), 0);
 	fstest_mkfile("h", "2");
 	r = call("fs.rename", json_pack("{s:s,s:s}", "from", "g", "to", "h"));
 	fs_error_of(r, "exists");
-	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
-				 json_object_get(r, "error"), "data"), "to")),
-			 "h");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(r, "error"), "data"), "to")),
+	    "h");
 	json_decref(r);
-	r = call("fs.rename", json_pack("{s:s,s:s,s:b}", "from", "g", "to", "h",
-					"overwrite", 1));
+	r = call("fs.rename",
+	    json_pack("{s:s,s:s,s:b}", "from", "g", "to", "h", "overwrite", 1));
 	result_of(r);
 	json_decref(r);
-	r = call("fs.rename", json_pack("{s:s,s:s}", "from", "h", "to",
-					"../escaped"));
+	r = call("fs.rename",
+	    json_pack("{s:s,s:s}", "from", "h", "to", "../escaped"));
 	fs_error_of(r, "invalid_path");
 	json_decref(r);
-	r = call("fs.remove", json_pack("{s:s,s:b}", "path", "x", "recursive",
-					1));
+	r = call("fs.remove",
+	    json_pack("{s:s,s:b}", "path", "x", "recursive", 1));
 	result_of(r);
 	json_decref(r);
 	cr_assert_eq(faccessat(root, "x", F_OK, AT_SYMLINK_NOFOLLOW), -1);
@@ -906,31 +938,33 @@ Test(rpc, path_b64_round_trip)
 	size_t len;
 	struct stat st;
 
-	r = call("fs.write", json_pack("{s:s,s:s}", "path_b64", enc, "text",
-				       "odd"));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path_b64", enc, "text", "odd"));
 	e = result_of(r);
 	cr_assert_str_eq(json_string_value(json_object_get(e, "path")),
-			 "new\\nline\\xff\\e[31m");
-	cr_assert_str_eq(json_string_value(json_object_get(e, "path_b64")), enc);
+	    "new\\nline\\xff\\e[31m");
+	cr_assert_str_eq(json_string_value(json_object_get(e, "path_b64")),
+	    enc);
 	json_decref(r);
 	cr_assert_eq(fstatat(root, name, &st, AT_SYMLINK_NOFOLLOW), 0);
 
 	r = call("fs.list", NULL);
 	e = json_array_get(json_object_get(result_of(r), "entries"), 0);
 	cr_assert_str_eq(json_string_value(json_object_get(e, "path")),
-			 "new\\nline\\xff\\e[31m");
+	    "new\\nline\\xff\\e[31m");
 	raw = unb64(json_string_value(json_object_get(e, "path_b64")), &len);
 	cr_assert_eq(len, strlen(name));
 	cr_assert_eq(memcmp(raw, name, len), 0);
 	json_decref(r);
 
 	r = call("fs.read", json_pack("{s:s}", "path_b64", enc));
-	cr_assert_str_eq(json_string_value(json_object_get(result_of(r),
-							   "data")), "b2Rk");
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(result_of(r), "data")),
+	    "b2Rk");
 	json_decref(r);
 	r = call("fs.stat", json_pack("{s:s}", "path_b64", enc));
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     3);
+	    3);
 	json_decref(r);
 	/* A plain name has no path_b64. */
 	fstest_mkfile("plain", "");
@@ -941,9 +975,9 @@ Test(rpc, path_b64_round_trip)
 	r = call("fs.read", json_pack("{s:s}", "path_b64", "bm9wZQo="));
 	e = fs_error_of(r, "not_found");
 	cr_assert_str_eq(json_string_value(json_object_get(e, "path")),
-			 "nope\\n");
+	    "nope\\n");
 	cr_assert_str_eq(json_string_value(json_object_get(e, "path_b64")),
-			 "bm9wZQo=");
+	    "bm9wZQo=");
 	json_decref(r);
 }
 
@@ -952,13 +986,15 @@ Test(rpc, path_b64_round_trip)
 Test(rpc, list_escapes_invisible_characters)
 {
 	static const char *const raw[][2] = {
-		{"a\xc2\xad", "a\\xc2\\xad"},                 /* soft hyphen */
-		{"b\xe2\x80\xae" "fdp.exe", "b\\xe2\\x80\\xaefdp.exe"}, /* RLO */
-		{"c\xe2\x80\x8b", "c\\xe2\\x80\\x8b"},        /* zero width */
-		{"d\xe2\x80\xa8", "d\\xe2\\x80\\xa8"},        /* Zl */
-		{"e\xe2\x80\xa9", "e\\xe2\\x80\\xa9"},        /* Zp */
-		{"f\xf3\xa0\x80\x81", "f\\xf3\\xa0\\x80\\x81"}, /* tag */
-		{"g\xef\xbb\xbf", "g\\xef\\xbb\\xbf"},        /* BOM */
+	    {"a\xc2\xad", "a\\xc2\\xad"}, /* soft hyphen */
+	    {"b\xe2\x80\xae"
+	     "fdp.exe",
+		"b\\xe2\\x80\\xaefdp.exe"}, /* RLO */
+	    {"c\xe2\x80\x8b", "c\\xe2\\x80\\x8b"}, /* zero width */
+	    {"d\xe2\x80\xa8", "d\\xe2\\x80\\xa8"}, /* Zl */
+	    {"e\xe2\x80\xa9", "e\\xe2\\x80\\xa9"}, /* Zp */
+	    {"f\xf3\xa0\x80\x81", "f\\xf3\\xa0\\x80\\x81"}, /* tag */
+	    {"g\xef\xbb\xbf", "g\\xef\\xbb\\xbf"}, /* BOM */
 	};
 	const size_t n = sizeof(raw) / sizeof(raw[0]);
 	json_t *r, *entries;
@@ -974,11 +1010,11 @@ Test(rpc, list_escapes_invisible_characters)
 		size_t len;
 
 		cr_assert_str_eq(json_string_value(json_object_get(e, "path")),
-				 raw[i][1]);
+		    raw[i][1]);
 		cr_assert(json_is_string(json_object_get(e, "path_b64")),
-			  "no path_b64 for %s", raw[i][1]);
+		    "no path_b64 for %s", raw[i][1]);
 		back = unb64(json_string_value(json_object_get(e, "path_b64")),
-			     &len);
+		    &len);
 		cr_assert_eq(len, strlen(raw[i][0]));
 		cr_assert_eq(memcmp(back, raw[i][0], len), 0);
 	}
@@ -987,12 +1023,13 @@ Test(rpc, list_escapes_invisible_characters)
 
 Test(rpc, nul_in_a_path_is_invalid_path)
 {
-	json_t *r = handle("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.write\","
-			   "\"params\":{\"path\":\"a\\u0000b\",\"text\":\"x\"}}");
+	json_t *r = handle(
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.write\","
+	    "\"params\":{\"path\":\"a\\u0000b\",\"text\":\"x\"}}");
 	json_t *d = fs_error_of(r, "invalid_path");
 
 	cr_assert_str_eq(json_string_value(json_object_get(d, "path")),
-			 "a\\x00b");
+	    "a\\x00b");
 	json_decref(r);
 	cr_assert_eq(faccessat(root, "a", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	r = call("fs.read", json_pack("{s:s}", "path_b64", "YQBi"));
@@ -1005,12 +1042,15 @@ Test(rpc, nul_in_a_path_is_invalid_path)
 Test(rpc, parse_errors)
 {
 	static const char *const bad[] = {
-		"", "garbage", "{\"jsonrpc\":\"2.0\",", "{'a':1}",
-		/* a duplicate key could mean two things to two readers */
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.stat\","
-		"\"params\":{\"path\":\"a\",\"path\":\"b\"}}",
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.stat\"} extra",
-		"\xff\xfe",
+	    "",
+	    "garbage",
+	    "{\"jsonrpc\":\"2.0\",",
+	    "{'a':1}",
+	    /* a duplicate key could mean two things to two readers */
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.stat\","
+	    "\"params\":{\"path\":\"a\",\"path\":\"b\"}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.stat\"} extra",
+	    "\xff\xfe",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1025,19 +1065,21 @@ Test(rpc, parse_errors)
 Test(rpc, invalid_requests)
 {
 	static const char *const bad[] = {
-		"42", "\"fs.list\"", "null",
-		"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.list\"}]",
-		"{\"id\":1,\"method\":\"fs.list\"}",
-		"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"fs.list\"}",
-		"{\"jsonrpc\":2,\"id\":1,\"method\":\"fs.list\"}",
-		"{\"jsonrpc\":\"2.0\\u0000\",\"id\":1,\"method\":\"fs.list\"}",
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}",
-		"{\"jsonrpc\":\"2.0\",\"id\":1}",
-		"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"fs.list\"}",
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.list\","
-		"\"params\":\"x\"}",
-		/* a notification that is not a valid request is answered */
-		"{\"jsonrpc\":\"2.0\",\"method\":1}",
+	    "42",
+	    "\"fs.list\"",
+	    "null",
+	    "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.list\"}]",
+	    "{\"id\":1,\"method\":\"fs.list\"}",
+	    "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"fs.list\"}",
+	    "{\"jsonrpc\":2,\"id\":1,\"method\":\"fs.list\"}",
+	    "{\"jsonrpc\":\"2.0\\u0000\",\"id\":1,\"method\":\"fs.list\"}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"fs.list\"}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.list\","
+	    "\"params\":\"x\"}",
+	    /* a notification that is not a valid request is answered */
+	    "{\"jsonrpc\":\"2.0\",\"method\":1}",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1067,7 +1109,8 @@ Test(rpc, unknown_method_and_ids)
 	cr_assert(json_real_value(json_object_get(r, "id")) == 1.5);
 	json_decref(r);
 	/* Prefix tricks do not match a method. */
-	r = handle("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"fs.list\\u0000x\"}");
+	r = handle(
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"fs.list\\u0000x\"}");
 	error_of(r, RPC_METHOD_NOT_FOUND);
 	json_decref(r);
 }
@@ -1076,8 +1119,9 @@ Test(rpc, notifications_get_no_answer)
 {
 	_cleanup_free_ char *content = NULL;
 
-	cr_assert_null(handle("{\"jsonrpc\":\"2.0\",\"method\":\"fs.write\","
-			      "\"params\":{\"path\":\"n\",\"text\":\"quiet\"}}"));
+	cr_assert_null(
+	    handle("{\"jsonrpc\":\"2.0\",\"method\":\"fs.write\","
+		   "\"params\":{\"path\":\"n\",\"text\":\"quiet\"}}"));
 	content = slurp("n", NULL);
 	cr_assert_str_eq(content, "quiet");
 	/* Even when they fail. */
@@ -1120,19 +1164,19 @@ Test(rpc, cancel_request)
 	id = json_integer(7);
 	sess.current_id = id;
 	cr_assert(cancels("{\"jsonrpc\":\"2.0\",\"method\":"
-		  "\"$/cancelRequest\",\"params\":{\"id\":7}}"));
+			  "\"$/cancelRequest\",\"params\":{\"id\":7}}"));
 	cr_assert(!cancels("{\"jsonrpc\":\"2.0\",\"method\":"
-		  "\"$/cancelRequest\",\"params\":{\"id\":8}}"));
+			   "\"$/cancelRequest\",\"params\":{\"id\":8}}"));
 	cr_assert(!cancels("{\"jsonrpc\":\"2.0\",\"method\":"
-		  "\"$/cancelRequest\",\"params\":{\"id\":\"7\"}}"));
+			   "\"$/cancelRequest\",\"params\":{\"id\":\"7\"}}"));
 	cr_assert(!cancels("{\"jsonrpc\":\"2.0\",\"method\":"
-		  "\"exec\",\"params\":{\"id\":7}}"));
+			   "\"exec\",\"params\":{\"id\":7}}"));
 	cr_assert(!cancels("{\"method\":\"$/cancelRequest\","
-		  "\"params\":{\"id\":7"));
+			   "\"params\":{\"id\":7"));
 	json_decref(id);
 	sess.current_id = json_null();
 	cr_assert(!cancels("{\"method\":\"$/cancelRequest\","
-		  "\"params\":{\"id\":null}}"));
+			   "\"params\":{\"id\":null}}"));
 	sess.current_id = NULL;
 }
 
@@ -1149,7 +1193,8 @@ Test(rpc, wrong_parameter_types)
 	r = call("fs.stat", json_pack("[s]", "a"));
 	error_of(r, RPC_INVALID_PARAMS);
 	json_decref(r);
-	r = call("fs.stat", json_pack("{s:s,s:s}", "path", "a", "path_b64", "YQ=="));
+	r = call("fs.stat",
+	    json_pack("{s:s,s:s}", "path", "a", "path_b64", "YQ=="));
 	param_error(r, "path_b64");
 	json_decref(r);
 	r = call("fs.stat", json_pack("{s:s}", "path_b64", "not base64!"));
@@ -1158,26 +1203,31 @@ Test(rpc, wrong_parameter_types)
 	r = call("fs.stat", json_pack("{s:s,s:b}", "path", "a", "follow", 1));
 	param_error(r, "follow");
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s,s:s}", "path", "a", "text", "x",
-				       "overwrite", "yes"));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s,s:s}", "path", "a", "text", "x", "overwrite",
+		"yes"));
 	param_error(r, "overwrite");
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s,s:i}", "path", "a", "text", "x",
-				       "mode", 010000));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s,s:i}", "path", "a", "text", "x", "mode",
+		010000));
 	param_error(r, "mode");
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s,s:f}", "path", "a", "text", "x",
-				       "mode", 420.0));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s,s:f}", "path", "a", "text", "x", "mode",
+		420.0));
 	param_error(r, "mode");
 	json_decref(r);
 	r = call("fs.write", json_pack("{s:s}", "path", "a"));
 	param_error(r, "data");
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s,s:s}", "path", "a", "text", "x",
-				       "data", "eA=="));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s,s:s}", "path", "a", "text", "x", "data",
+		"eA=="));
 	error_of(r, RPC_INVALID_PARAMS);
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "a", "data", "%%%%"));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "a", "data", "%%%%"));
 	param_error(r, "data");
 	json_decref(r);
 	r = call("fs.write", json_pack("{s:s,s:i}", "path", "a", "text", 5));
@@ -1186,7 +1236,8 @@ Test(rpc, wrong_parameter_types)
 	r = call("fs.list", json_pack("{s:i}", "limit", 0));
 	param_error(r, "limit");
 	json_decref(r);
-	r = call("fs.remove", json_pack("{s:s,s:i}", "path", "a", "recursive", 1));
+	r = call("fs.remove",
+	    json_pack("{s:s,s:i}", "path", "a", "recursive", 1));
 	param_error(r, "recursive");
 	json_decref(r);
 	r = call("fs.changes", json_pack("{s:b}", "since", 1));
@@ -1201,12 +1252,13 @@ Test(rpc, wrong_parameter_types)
 	r = call("exec", json_pack("{s:s}", "argv", "echo hi"));
 	param_error(r, "argv");
 	json_decref(r);
-	r = call("exec", json_pack("{s:[s],s:i}", "argv", "true",
-				   "timeout_seconds", 100000));
+	r = call("exec",
+	    json_pack("{s:[s],s:i}", "argv", "true", "timeout_seconds",
+		100000));
 	param_error(r, "timeout_seconds");
 	json_decref(r);
-	r = call("exec", json_pack("{s:[s],s:i}", "argv", "true", "memory_mb",
-				   1 << 30));
+	r = call("exec",
+	    json_pack("{s:[s],s:i}", "argv", "true", "memory_mb", 1 << 30));
 	param_error(r, "memory_mb");
 	json_decref(r);
 	r = call("exec", json_pack("{s:[s]}", "argv", ""));
@@ -1246,7 +1298,7 @@ Test(rpc, list_reply_bounded)
 
 	files = (16u << 20) / (len + 6) + 64;
 	cr_assert_eq(fstest_long_path_links(15, files, path, sizeof(path)),
-		     len);
+	    len);
 
 	r = call("fs.list", json_pack("{s:b}", "recursive", 1));
 	res = result_of(r);
@@ -1254,15 +1306,15 @@ Test(rpc, list_reply_bounded)
 	cr_assert(json_is_true(json_object_get(res, "truncated")));
 	cr_assert_lt(json_array_size(entries), files + 15);
 	json_array_foreach(entries, i, e)
-		bytes += json_dumpb(e, NULL, 0, JSON_COMPACT) + 1;
+	    bytes += json_dumpb(e, NULL, 0, JSON_COMPACT) + 1;
 	cr_assert_leq(bytes, 16u << 20);
 	/* Stopped at the bound, not well before it. */
 	cr_assert_gt(bytes + 2 * (len + 100), 16u << 20);
 	json_decref(r);
 
 	/* Under the bound: whole. */
-	r = call("fs.list", json_pack("{s:b,s:i}", "recursive", 1, "limit",
-				      100));
+	r = call("fs.list",
+	    json_pack("{s:b,s:i}", "recursive", 1, "limit", 100));
 	res = result_of(r);
 	cr_assert_eq(json_array_size(json_object_get(res, "entries")), 100);
 	json_decref(r);
@@ -1295,21 +1347,23 @@ with_launcher(void)
 		cr_skip_test("%s", err);
 	}
 	cr_assert_eq(supervisor_init_path(&sup, path, err, sizeof(err)), 0,
-		     "%s", err);
+	    "%s", err);
 	have_sup = true;
 	sess.sup = &sup;
 	/* A root broker lends the jail a workspace owned by the payload's
 	 * id (workspace.h): as `stockade serve` would be given. */
 	if (geteuid() == 0)
 		cr_assert_eq(fchown(root, PROTO_ROOT_PAYLOAD_ID,
-				    PROTO_ROOT_PAYLOAD_ID), 0);
+				 PROTO_ROOT_PAYLOAD_ID),
+		    0);
 }
 
 /* The lower-case hex SHA-256 of TEXT (libmd). */
 static void
 sha256_hex(const char *text, char hex[SHA256_DIGEST_STRING_LENGTH])
 {
-	cr_assert_not_null(SHA256Data((const uint8_t *)text, strlen(text), hex));
+	cr_assert_not_null(
+	    SHA256Data((const uint8_t *)text, strlen(text), hex));
 }
 
 /* The item of LIST whose path is PATH, or NULL. */
@@ -1319,10 +1373,9 @@ find_item(json_t *list, const char *path)
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(list, i, e)
-		if (strcmp(json_string_value(json_object_get(e, "path")), path) ==
-		    0)
-			return e;
+	json_array_foreach(list, i,
+	    e) if (strcmp(json_string_value(json_object_get(e, "path")),
+		       path) == 0) return e;
 	return NULL;
 }
 
@@ -1331,7 +1384,7 @@ find_item(json_t *list, const char *path)
  * file, what it held). */
 static void
 assert_file_change(json_t *res, const char *name, const char *path,
-		   const char *text)
+    const char *text)
 {
 	json_t *item = find_item(json_object_get(res, name), path);
 	char hex[SHA256_DIGEST_STRING_LENGTH];
@@ -1339,9 +1392,9 @@ assert_file_change(json_t *res, const char *name, const char *path,
 	cr_assert_not_null(item, "%s: no %s", name, path);
 	sha256_hex(text, hex);
 	cr_assert_str_eq(json_string_value(json_object_get(item, "sha256")),
-			 hex, "%s: %s", name, path);
+	    hex, "%s: %s", name, path);
 	cr_assert_eq(json_integer_value(json_object_get(item, "size")),
-		     (json_int_t)strlen(text), "%s: %s", name, path);
+	    (json_int_t)strlen(text), "%s: %s", name, path);
 }
 
 Test(rpc_exec, exec_result_and_changes)
@@ -1349,35 +1402,36 @@ Test(rpc_exec, exec_result_and_changes)
 	json_t *r, *res, *item;
 
 	with_launcher();
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "keep", "text",
-				       "same\n"));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "keep", "text", "same\n"));
 	result_of(r);
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "mod", "text",
-				       "before\n"));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "mod", "text", "before\n"));
 	result_of(r);
 	json_decref(r);
-	r = call("fs.write", json_pack("{s:s,s:s}", "path", "gone", "text",
-				       "bye\n"));
+	r = call("fs.write",
+	    json_pack("{s:s,s:s}", "path", "gone", "text", "bye\n"));
 	result_of(r);
 	json_decref(r);
 
-	r = call("exec", json_pack("{s:[s,s,s],s:f}", "argv", "/bin/sh", "-c",
-				   "echo after >> mod; rm gone; mkdir d; "
-				   "echo new > d/n; echo out; echo err >&2",
-				   "timeout_seconds", 10.0));
+	r = call("exec",
+	    json_pack("{s:[s,s,s],s:f}", "argv", "/bin/sh", "-c",
+		"echo after >> mod; rm gone; mkdir d; "
+		"echo new > d/n; echo out; echo err >&2",
+		"timeout_seconds", 10.0));
 	res = result_of(r);
 	cr_assert_str_eq(json_string_value(json_object_get(res, "status")),
-			 "ok", "%s",
-			 json_string_value(json_object_get(res, "detail")));
+	    "ok", "%s", json_string_value(json_object_get(res, "detail")));
 	cr_assert_eq(json_integer_value(json_object_get(res, "exit_code")), 0);
 	cr_assert_str_eq(json_string_value(json_object_get(res, "stdout")),
-			 "out\n");
+	    "out\n");
 	cr_assert_str_eq(json_string_value(json_object_get(res, "stderr")),
-			 "err\n");
-	cr_assert_eq(json_integer_value(json_object_get(
-			     json_object_get(res, "limits"), "wall_time_ms")),
-		     10000);
+	    "err\n");
+	cr_assert_eq(json_integer_value(
+			 json_object_get(json_object_get(res, "limits"),
+			     "wall_time_ms")),
+	    10000);
 	cr_assert(json_is_string(json_object_get(res, "hint")));
 	json_decref(r);
 
@@ -1387,7 +1441,7 @@ Test(rpc_exec, exec_result_and_changes)
 	item = find_item(json_object_get(res, "created"), "d");
 	cr_assert_not_null(item);
 	cr_assert_str_eq(json_string_value(json_object_get(item, "type")),
-			 "directory");
+	    "directory");
 	cr_assert(json_is_null(json_object_get(item, "sha256")));
 	assert_file_change(res, "created", "d/n", "new\n");
 	cr_assert_eq(json_array_size(json_object_get(res, "modified")), 1);
@@ -1420,19 +1474,19 @@ Test(rpc_exec, the_workspace_mode_is_put_back_after_each_job)
 	with_launcher();
 	cr_assert_eq(fstat(root, &before), 0);
 	for (int i = 0; i < 2; i++) {
-		r = call("exec", json_pack("{s:[s,s,s]}", "argv", "/bin/sh",
-					   "-c", "chmod 000 /work"));
+		r = call("exec",
+		    json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c",
+			"chmod 000 /work"));
 		res = result_of(r);
-		cr_assert_str_eq(json_string_value(json_object_get(res,
-								   "status")),
-				 "ok", "job %d: %s", i,
-				 json_string_value(json_object_get(res,
-								   "stderr")));
+		cr_assert_str_eq(json_string_value(
+				     json_object_get(res, "status")),
+		    "ok", "job %d: %s", i,
+		    json_string_value(json_object_get(res, "stderr")));
 		json_decref(r);
 		cr_assert_eq(fstat(root, &after), 0);
 		cr_assert_eq(after.st_mode & 07777, before.st_mode & 07777,
-			     "job %d left mode %04o", i,
-			     (unsigned)(after.st_mode & 07777));
+		    "job %d left mode %04o", i,
+		    (unsigned)(after.st_mode & 07777));
 	}
 }
 
@@ -1441,23 +1495,24 @@ Test(rpc_exec, a_failing_job_is_a_result_not_an_error)
 	json_t *r, *res;
 
 	with_launcher();
-	r = call("exec", json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c",
-				   "exit 3"));
+	r = call("exec",
+	    json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c", "exit 3"));
 	res = result_of(r);
 	cr_assert_str_eq(json_string_value(json_object_get(res, "status")),
-			 "exit_nonzero");
+	    "exit_nonzero");
 	cr_assert_eq(json_integer_value(json_object_get(res, "exit_code")), 3);
 	json_decref(r);
-	r = call("exec", json_pack("{s:[s,s,s],s:f}", "argv", "/bin/sh", "-c",
-				   "sleep 10", "timeout_seconds", 0.3));
+	r = call("exec",
+	    json_pack("{s:[s,s,s],s:f}", "argv", "/bin/sh", "-c", "sleep 10",
+		"timeout_seconds", 0.3));
 	res = result_of(r);
 	cr_assert_str_eq(json_string_value(json_object_get(res, "status")),
-			 "timeout");
+	    "timeout");
 	json_decref(r);
 	r = call("exec", json_pack("{s:[s]}", "argv", "/no/such/program"));
 	res = result_of(r);
 	cr_assert_str_neq(json_string_value(json_object_get(res, "status")),
-			  "ok");
+	    "ok");
 	json_decref(r);
 }
 
@@ -1469,20 +1524,20 @@ Test(rpc_exec, sparse_file_listed_unhashed)
 	json_t *r, *res, *item;
 
 	with_launcher();
-	r = call("exec", json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c",
-				   "truncate -s 67108863 sparse && "
-				   "echo dense > dense"));
+	r = call("exec",
+	    json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c",
+		"truncate -s 67108863 sparse && "
+		"echo dense > dense"));
 	res = result_of(r);
 	cr_assert_str_eq(json_string_value(json_object_get(res, "status")),
-			 "ok", "%s",
-			 json_string_value(json_object_get(res, "stderr")));
+	    "ok", "%s", json_string_value(json_object_get(res, "stderr")));
 	json_decref(r);
 	r = call("fs.changes", NULL);
 	res = result_of(r);
 	item = find_item(json_object_get(res, "created"), "sparse");
 	cr_assert_not_null(item);
 	cr_assert_eq(json_integer_value(json_object_get(item, "size")),
-		     67108863);
+	    67108863);
 	cr_assert(json_is_null(json_object_get(item, "sha256")));
 	assert_file_change(res, "created", "dense", "dense\n");
 	cr_assert_eq(json_integer_value(json_object_get(res, "unhashed")), 1);
@@ -1500,12 +1555,13 @@ Test(rpc_exec, interrupted_exec_runs_no_job)
 	jobrun_catch_signals();
 	cr_assert_eq(raise(SIGTERM), 0);
 	cr_assert_eq(jobrun_interrupted(), SIGTERM);
-	r = call("exec", json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c",
-				   "echo ran > ran"));
+	r = call("exec",
+	    json_pack("{s:[s,s,s]}", "argv", "/bin/sh", "-c",
+		"echo ran > ran"));
 	e = error_of(r, RPC_JOB_ERROR);
-	cr_assert_not_null(strstr(json_string_value(json_object_get(e,
-								    "message")),
-				  "interrupted"));
+	cr_assert_not_null(
+	    strstr(json_string_value(json_object_get(e, "message")),
+		"interrupted"));
 	json_decref(r);
 	cr_assert_eq(faccessat(root, "ran", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	jobrun_default_signals();
@@ -1534,7 +1590,8 @@ serve_binary(void)
 	/* A root broker refuses a root-owned workspace (workspace.h). */
 	if (geteuid() == 0)
 		cr_assert_eq(fchown(root, PROTO_ROOT_PAYLOAD_ID,
-				    PROTO_ROOT_PAYLOAD_ID), 0);
+				 PROTO_ROOT_PAYLOAD_ID),
+		    0);
 	return bin;
 }
 
@@ -1553,8 +1610,8 @@ start_serve(int io, const char *extra1, const char *extra2)
 		dup2(io >= 0 ? io : null, 0);
 		dup2(io >= 0 ? io : null, 1);
 		dup2(null, 2);
-		execl(bin, "stockade", "serve", "--workspace", ws, extra1, extra2,
-		      (char *)NULL);
+		execl(bin, "stockade", "serve", "--workspace", ws, extra1,
+		    extra2, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -1566,8 +1623,7 @@ wait_exit(pid_t pid)
 	int st;
 
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st), "serve was killed by signal %d",
-		  WTERMSIG(st));
+	cr_assert(WIFEXITED(st), "serve was killed by signal %d", WTERMSIG(st));
 	return WEXITSTATUS(st);
 }
 
@@ -1580,7 +1636,7 @@ send_with_fds(int sock, const char *data, const int *fds, size_t n)
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)data,
-			    .iov_len = strlen(data)};
+	    .iov_len = strlen(data)};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	cr_assert_leq(n, 8);
@@ -1637,9 +1693,11 @@ Test(serve, descriptors_go_to_the_line_they_came_with)
 
 	/* Two lines in one sendmsg, the descriptor for the second. */
 	fd = pipe_with("second");
-	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.list\"}\n"
-			     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"fs.write\","
-			     "\"params\":{\"path\":\"a\",\"fd\":0}}\n", &fd, 1);
+	send_with_fds(sv[0],
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.list\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"fs.write\","
+	    "\"params\":{\"path\":\"a\",\"fd\":0}}\n",
+	    &fd, 1);
 	close(fd);
 	r = read_response(sv[0]);
 	cr_assert_eq(json_integer_value(json_object_get(r, "id")), 1);
@@ -1655,19 +1713,25 @@ Test(serve, descriptors_go_to_the_line_they_came_with)
 	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":3,", &fd, 1);
 	close(fd);
 	usleep(100000);
-	send_with_fds(sv[0], "\"method\":\"fs.write\",\"params\":{\"path\":\"b\","
-			     "\"fd\":0}}\n", NULL, 0);
+	send_with_fds(sv[0],
+	    "\"method\":\"fs.write\",\"params\":{\"path\":\"b\","
+	    "\"fd\":0}}\n",
+	    NULL, 0);
 	r = read_response(sv[0]);
 	result_of(r);
 	json_decref(r);
 
 	/* A line without descriptors after one with: fd 0 names nothing. */
 	fd = pipe_with("third");
-	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"fs.write\","
-			     "\"params\":{\"path\":\"c\",\"fd\":0}}\n", &fd, 1);
+	send_with_fds(sv[0],
+	    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"fs.write\","
+	    "\"params\":{\"path\":\"c\",\"fd\":0}}\n",
+	    &fd, 1);
 	close(fd);
-	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"fs.write\","
-			     "\"params\":{\"path\":\"d\",\"fd\":0}}\n", NULL, 0);
+	send_with_fds(sv[0],
+	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"fs.write\","
+	    "\"params\":{\"path\":\"d\",\"fd\":0}}\n",
+	    NULL, 0);
 	r = read_response(sv[0]);
 	result_of(r);
 	json_decref(r);
@@ -1677,20 +1741,23 @@ Test(serve, descriptors_go_to_the_line_they_came_with)
 
 	/* After a half-close the answers still come; a last line without
 	 * its '\n' was cut short and is not carried out. */
-	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"fs.stat\","
-			     "\"params\":{\"path\":\"a\"}}\n"
-			     "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"fs.write\","
-			     "\"params\":{\"path\":\"cut\",\"text\":\"x\"}}", NULL, 0);
+	send_with_fds(sv[0],
+	    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"fs.stat\","
+	    "\"params\":{\"path\":\"a\"}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"fs.write\","
+	    "\"params\":{\"path\":\"cut\",\"text\":\"x\"}}",
+	    NULL, 0);
 	cr_assert_eq(shutdown(sv[0], SHUT_WR), 0);
 	r = read_response(sv[0]);
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "size")),
-		     6);
+	    6);
 	json_decref(r);
 	cr_assert_eq(wait_exit(pid), 0);
 	{
 		char rest;
 
-		cr_assert_eq(recv(sv[0], &rest, 1, 0), 0, "an answer to a cut line");
+		cr_assert_eq(recv(sv[0], &rest, 1, 0), 0,
+		    "an answer to a cut line");
 	}
 	close(sv[0]);
 	cr_assert_eq(faccessat(root, "cut", F_OK, AT_SYMLINK_NOFOLLOW), -1);
@@ -1757,8 +1824,10 @@ Test(serve, socket_mode_0600_refused_if_it_exists_removed_at_sigterm)
 	for (int i = 0; i < 2; i++) {
 		s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		cr_assert_eq(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
-		send_with_fds(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-				 "\"fs.list\"}\n", NULL, 0);
+		send_with_fds(s,
+		    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+		    "\"fs.list\"}\n",
+		    NULL, 0);
 		r = read_response(s);
 		result_of(r);
 		json_decref(r);
@@ -1784,19 +1853,19 @@ exits_within(pid_t pid, long wait_ms)
 		cr_assert_geq(w, 0);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		ms = (t.tv_sec - t0.tv_sec) * 1000 +
-		     (t.tv_nsec - t0.tv_nsec) / 1000000;
+		    (t.tv_nsec - t0.tv_nsec) / 1000000;
 		if (w == pid)
 			break;
 		if (ms > wait_ms) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			cr_assert_fail("serve still runs %ld ms after SIGTERM",
-				       ms);
+			    ms);
 		}
 		usleep(10000);
 	}
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		  "serve ended with status %#x", st);
+	    "serve ended with status %#x", st);
 }
 
 /* Asserts that the workspace holds nothing but "big". */
@@ -1810,9 +1879,9 @@ assert_only_big(void)
 	cr_assert_not_null(d);
 	while ((e = readdir(d)) != NULL)
 		cr_assert(strcmp(e->d_name, ".") == 0 ||
-			  strcmp(e->d_name, "..") == 0 ||
-			  strcmp(e->d_name, "big") == 0,
-			  "left in the workspace: %s", e->d_name);
+			strcmp(e->d_name, "..") == 0 ||
+			strcmp(e->d_name, "big") == 0,
+		    "left in the workspace: %s", e->d_name);
 	closedir(d);
 }
 
@@ -1843,9 +1912,11 @@ Test(serve, a_blocked_transfer_ends_at_sigterm)
 	pid = start_serve(sv[1], NULL, NULL);
 	close(sv[1]);
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-			     "\"fs.read\",\"params\":{\"path\":\"big\","
-			     "\"fd\":0}}\n", &p[1], 1);
+	send_with_fds(sv[0],
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"fs.read\",\"params\":{\"path\":\"big\","
+	    "\"fd\":0}}\n",
+	    &p[1], 1);
 	close(p[1]);
 	/* Blocked: the pipe is full and no answer came. */
 	for (tries = 0; tries < 500; tries++) {
@@ -1871,9 +1942,11 @@ Test(serve, a_blocked_transfer_ends_at_sigterm)
 	close(sv[1]);
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, d), 0);
 	cr_assert_eq(write_all(d[1], "partial", 7), 0);
-	send_with_fds(sv[0], "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
-			     "\"fs.write\",\"params\":{\"path\":\"w\","
-			     "\"fd\":0}}\n", &d[0], 1);
+	send_with_fds(sv[0],
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"fs.write\",\"params\":{\"path\":\"w\","
+	    "\"fd\":0}}\n",
+	    &d[0], 1);
 	close(d[0]);
 	/* The data is taken (nothing left queued), then the read waits. */
 	for (tries = 0; tries < 500; tries++) {
@@ -1935,7 +2008,7 @@ run_stockade(const char *const argv[], char **out, char **err)
 	}
 	for (int open_n = 2; open_n > 0;) {
 		struct pollfd p[2] = {{.fd = po[0], .events = POLLIN},
-				      {.fd = pe[0], .events = POLLIN}};
+		    {.fd = pe[0], .events = POLLIN}};
 
 		cr_assert_gt(poll(p, 2, 30000), 0, "stockade run hangs");
 		for (int k = 0; k < 2; k++) {
@@ -1944,7 +2017,7 @@ run_stockade(const char *const argv[], char **out, char **err)
 			if (p[k].fd < 0 || !(p[k].revents & (POLLIN | POLLHUP)))
 				continue;
 			n = read(p[k].fd, bufs[k] + lens[k],
-				 (1 << 16) - 1 - lens[k]);
+			    (1 << 16) - 1 - lens[k]);
 			if (n <= 0) {
 				close(p[k].fd);
 				*(k == 0 ? &po[0] : &pe[0]) = -1;
@@ -1976,9 +2049,9 @@ Test(run_files, put_then_get_round_trip_with_json)
 	snprintf(spec_in, sizeof(spec_in), "%s:in.txt", in);
 	snprintf(spec_out, sizeof(spec_out), "out.txt:%s", res);
 	rc = run_stockade(RUN_ARGV("run", "--json", "--workspace", ws, "--put",
-				   spec_in, "--get", spec_out, "--", "/bin/sh",
-				   "-c", "tr a-z A-Z < in.txt > out.txt"),
-			  &out, &err);
+			      spec_in, "--get", spec_out, "--", "/bin/sh", "-c",
+			      "tr a-z A-Z < in.txt > out.txt"),
+	    &out, &err);
 	cr_assert_eq(rc, 0, "%s", err);
 	j = json_loads(out, 0, NULL);
 	cr_assert_not_null(j, "%s", out);
@@ -1986,7 +2059,7 @@ Test(run_files, put_then_get_round_trip_with_json)
 	files = json_object_get(j, "files");
 	item = json_array_get(json_object_get(files, "put"), 0);
 	cr_assert_str_eq(json_string_value(json_object_get(item, "path")),
-			 "in.txt");
+	    "in.txt");
 	cr_assert_eq(json_integer_value(json_object_get(item, "size")), 6);
 	cr_assert(json_is_null(json_object_get(item, "error")));
 	item = json_array_get(json_object_get(files, "get"), 0);
@@ -2009,9 +2082,11 @@ Test(run_files, a_failed_get_is_named_and_turns_ok_into_1)
 	host_write(res, "previous\n");
 	snprintf(spec, sizeof(spec), "nope:%s", res);
 	rc = run_stockade(RUN_ARGV("run", "--workspace", ws, "--get", spec,
-				   "--", "true"), &out, &err);
+			      "--", "true"),
+	    &out, &err);
 	cr_assert_eq(rc, 1, "%s", err);
-	cr_assert_not_null(strstr(err, "stockade: nope: not_found: "), "%s", err);
+	cr_assert_not_null(strstr(err, "stockade: nope: not_found: "), "%s",
+	    err);
 	/* The host file is as it was, and no temporary file is left. */
 	got = host_read(res);
 	cr_assert_str_eq(got, "previous\n");
@@ -2027,7 +2102,8 @@ Test(run_files, a_failed_get_is_named_and_turns_ok_into_1)
 	/* The job's own status decides when it is not ok. */
 	snprintf(spec2, sizeof(spec2), "nope:%s", res);
 	rc = run_stockade(RUN_ARGV("run", "--workspace", ws, "--get", spec2,
-				   "--", "/bin/sh", "-c", "exit 3"), &out, &err);
+			      "--", "/bin/sh", "-c", "exit 3"),
+	    &out, &err);
 	cr_assert_eq(rc, 3, "%s", err);
 }
 
@@ -2044,11 +2120,13 @@ Test(run_files, a_failed_put_runs_no_job)
 	close(openat(root, "plain", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	snprintf(spec, sizeof(spec), "%s:plain/dir/in.txt", in);
 	rc = run_stockade(RUN_ARGV("run", "--json", "--workspace", ws, "--put",
-				   spec, "--", "/bin/sh", "-c", "touch ran"),
-			  &out, &err);
+			      spec, "--", "/bin/sh", "-c", "touch ran"),
+	    &out, &err);
 	cr_assert_eq(rc, 1, "%s", err);
-	cr_assert_not_null(strstr(err, "stockade: plain/dir/in.txt: "
-				  "not_a_directory"), "%s", err);
+	cr_assert_not_null(strstr(err,
+			       "stockade: plain/dir/in.txt: "
+			       "not_a_directory"),
+	    "%s", err);
 	cr_assert_str_eq(out, "");
 	cr_assert_eq(faccessat(root, "ran", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	free(out);
@@ -2056,14 +2134,16 @@ Test(run_files, a_failed_put_runs_no_job)
 	out = err = NULL;
 	/* A host file that cannot be opened, and a bad operand: no job. */
 	rc = run_stockade(RUN_ARGV("run", "--workspace", ws, "--put",
-				   "/nonexistent/f:f", "--", "/bin/sh", "-c",
-				   "touch ran"), &out, &err);
+			      "/nonexistent/f:f", "--", "/bin/sh", "-c",
+			      "touch ran"),
+	    &out, &err);
 	cr_assert_eq(rc, 1, "%s", err);
 	free(out);
 	free(err);
 	out = err = NULL;
 	rc = run_stockade(RUN_ARGV("run", "--workspace", ws, "--put", "noColon",
-				   "--", "true"), &out, &err);
+			      "--", "true"),
+	    &out, &err);
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert_eq(faccessat(root, "ran", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 }

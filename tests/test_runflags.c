@@ -43,7 +43,7 @@ poison(struct jobrun_overrides *ov, enum run_format *fmt)
  * the set, with WHY. */
 static int
 apply(int code, const char *arg, struct jobrun_overrides *ov,
-      enum run_format *fmt, char *why, size_t whylen)
+    enum run_format *fmt, char *why, size_t whylen)
 {
 	poison(ov, fmt);
 	memset(why, 0, whylen);
@@ -55,14 +55,22 @@ static uint64_t
 field(int code, const struct jobrun_overrides *ov)
 {
 	switch (code) {
-	case RUNFLAG_TIMEOUT: return ov->wall_ms;
-	case RUNFLAG_CPU_TIME: return ov->cpu_ms;
-	case RUNFLAG_MEMORY: return ov->memory_bytes;
-	case RUNFLAG_FILE_SIZE: return ov->fsize_bytes;
-	case RUNFLAG_TMP_SIZE: return ov->tmp_bytes;
-	case RUNFLAG_OUTPUT: return ov->output_bytes;
-	case RUNFLAG_PROCESSES: return ov->nproc;
-	default: cr_assert_fail("no field for code %d", code);
+	case RUNFLAG_TIMEOUT:
+		return ov->wall_ms;
+	case RUNFLAG_CPU_TIME:
+		return ov->cpu_ms;
+	case RUNFLAG_MEMORY:
+		return ov->memory_bytes;
+	case RUNFLAG_FILE_SIZE:
+		return ov->fsize_bytes;
+	case RUNFLAG_TMP_SIZE:
+		return ov->tmp_bytes;
+	case RUNFLAG_OUTPUT:
+		return ov->output_bytes;
+	case RUNFLAG_PROCESSES:
+		return ov->nproc;
+	default:
+		cr_assert_fail("no field for code %d", code);
 	}
 	return 0;
 }
@@ -70,7 +78,7 @@ field(int code, const struct jobrun_overrides *ov)
 /* Every field but CODE's still holds its poison. */
 static void
 others_untouched(int code, const struct jobrun_overrides *ov,
-		 enum run_format fmt, const char *what)
+    enum run_format fmt, const char *what)
 {
 	struct jobrun_overrides p;
 	enum run_format pf;
@@ -82,14 +90,14 @@ others_untouched(int code, const struct jobrun_overrides *ov,
 		cr_assert_eq(ov->cpu_ms, p.cpu_ms, "%s: cpu_ms", what);
 	if (code != RUNFLAG_MEMORY)
 		cr_assert_eq(ov->memory_bytes, p.memory_bytes, "%s: memory",
-			     what);
+		    what);
 	if (code != RUNFLAG_FILE_SIZE)
 		cr_assert_eq(ov->fsize_bytes, p.fsize_bytes, "%s: fsize", what);
 	if (code != RUNFLAG_TMP_SIZE)
 		cr_assert_eq(ov->tmp_bytes, p.tmp_bytes, "%s: tmp", what);
 	if (code != RUNFLAG_OUTPUT)
 		cr_assert_eq(ov->output_bytes, p.output_bytes, "%s: output",
-			     what);
+		    what);
 	if (code != RUNFLAG_PROCESSES)
 		cr_assert_eq(ov->nproc, p.nproc, "%s: nproc", what);
 	if (code != RUNFLAG_FORMAT)
@@ -100,15 +108,24 @@ static const char *
 flag_name(int code)
 {
 	switch (code) {
-	case RUNFLAG_TIMEOUT: return "--timeout";
-	case RUNFLAG_CPU_TIME: return "--cpu-time";
-	case RUNFLAG_MEMORY: return "--memory";
-	case RUNFLAG_FILE_SIZE: return "--file-size";
-	case RUNFLAG_TMP_SIZE: return "--tmp-size";
-	case RUNFLAG_OUTPUT: return "--output";
-	case RUNFLAG_PROCESSES: return "--processes";
-	case RUNFLAG_FORMAT: return "--format";
-	default: return "?";
+	case RUNFLAG_TIMEOUT:
+		return "--timeout";
+	case RUNFLAG_CPU_TIME:
+		return "--cpu-time";
+	case RUNFLAG_MEMORY:
+		return "--memory";
+	case RUNFLAG_FILE_SIZE:
+		return "--file-size";
+	case RUNFLAG_TMP_SIZE:
+		return "--tmp-size";
+	case RUNFLAG_OUTPUT:
+		return "--output";
+	case RUNFLAG_PROCESSES:
+		return "--processes";
+	case RUNFLAG_FORMAT:
+		return "--format";
+	default:
+		return "?";
 	}
 }
 
@@ -124,8 +141,7 @@ accepts(int code, const char *arg, uint64_t want)
 	snprintf(what, sizeof(what), "%s \"%s\"", flag_name(code), arg);
 	cr_assert_eq(e, 0, "%s refused: %s", what, why);
 	cr_assert_eq(field(code, &ov), want, "%s gave %llu, want %llu", what,
-		     (unsigned long long)field(code, &ov),
-		     (unsigned long long)want);
+	    (unsigned long long)field(code, &ov), (unsigned long long)want);
 	others_untouched(code, &ov, fmt, what);
 }
 
@@ -142,24 +158,43 @@ refuses(int code, const char *arg)
 	snprintf(what, sizeof(what), "%s \"%s\"", flag_name(code), arg);
 	cr_assert_eq(e, -EINVAL, "%s: %d, want -EINVAL", what, e);
 	others_untouched(-1, &ov, fmt, what);
-	cr_assert_not_null(strstr(why, flag_name(code)), "%s: why \"%s\"",
-			   what, why);
+	cr_assert_not_null(strstr(why, flag_name(code)), "%s: why \"%s\"", what,
+	    why);
 	snprintf(quoted, sizeof(quoted), "\"%s\"", arg);
 	cr_assert_not_null(strstr(why, quoted), "%s: why \"%s\"", what, why);
 	if (strchr(arg, '\n') == NULL)
-		cr_assert_null(strchr(why, '\n'), "%s: why \"%s\"", what,
-			       why);
+		cr_assert_null(strchr(why, '\n'), "%s: why \"%s\"", what, why);
 }
 
 /* Junk no numeric flag takes. */
 static const char *const junk[] = {
-	"", " ", "abc", "1x", "x1", "1 2", "--", "-", "+", ".", "1,5",
-	"nan", "NaN", "inf", "-inf", "infinity", "1e", "e3", "0x",
+    "",
+    " ",
+    "abc",
+    "1x",
+    "x1",
+    "1 2",
+    "--",
+    "-",
+    "+",
+    ".",
+    "1,5",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "infinity",
+    "1e",
+    "e3",
+    "0x",
 };
 
 static const int count_flags[] = {
-	RUNFLAG_MEMORY, RUNFLAG_FILE_SIZE, RUNFLAG_TMP_SIZE,
-	RUNFLAG_PROCESSES, RUNFLAG_OUTPUT,
+    RUNFLAG_MEMORY,
+    RUNFLAG_FILE_SIZE,
+    RUNFLAG_TMP_SIZE,
+    RUNFLAG_PROCESSES,
+    RUNFLAG_OUTPUT,
 };
 
 /* ---- the option table ---- */
@@ -170,10 +205,14 @@ Test(runflags, option_table)
 		const char *name;
 		int code;
 	} want[] = {
-		{"timeout", RUNFLAG_TIMEOUT},   {"cpu-time", RUNFLAG_CPU_TIME},
-		{"memory", RUNFLAG_MEMORY},     {"processes", RUNFLAG_PROCESSES},
-		{"file-size", RUNFLAG_FILE_SIZE}, {"tmp-size", RUNFLAG_TMP_SIZE},
-		{"output", RUNFLAG_OUTPUT},     {"format", RUNFLAG_FORMAT},
+	    {"timeout", RUNFLAG_TIMEOUT},
+	    {"cpu-time", RUNFLAG_CPU_TIME},
+	    {"memory", RUNFLAG_MEMORY},
+	    {"processes", RUNFLAG_PROCESSES},
+	    {"file-size", RUNFLAG_FILE_SIZE},
+	    {"tmp-size", RUNFLAG_TMP_SIZE},
+	    {"output", RUNFLAG_OUTPUT},
+	    {"format", RUNFLAG_FORMAT},
 	};
 
 	cr_assert_eq(RUNFLAGS_N, NELEM(want));
@@ -183,13 +222,14 @@ Test(runflags, option_table)
 		for (size_t j = 0; j < RUNFLAGS_N; j++) {
 			const struct option *o = &runflags_options[j];
 
-			if (o->name == NULL || strcmp(o->name, want[i].name) != 0)
+			if (o->name == NULL ||
+			    strcmp(o->name, want[i].name) != 0)
 				continue;
 			cr_assert(!found, "--%s twice", want[i].name);
 			found = true;
 			cr_assert_eq(o->val, want[i].code, "--%s", o->name);
 			cr_assert_eq(o->has_arg, required_argument, "--%s",
-				     o->name);
+			    o->name);
 			cr_assert_null(o->flag, "--%s", o->name);
 		}
 		cr_assert(found, "--%s missing", want[i].name);
@@ -202,11 +242,24 @@ Test(runflags, option_table)
 Test(runflags, through_getopt_long)
 {
 	char *argv[] = {
-		S("run"), S("--timeout"), S("1.5"), S("--memory=256"),
-		S("--processes"), S("8"), S("--cpu-time=2"), S("--file-size"),
-		S("3"), S("--tmp-size=4"), S("--output"), S("5"),
-		S("--format=text"), S("--"), S("prog"), S("--timeout"), S("x"),
-		NULL,
+	    S("run"),
+	    S("--timeout"),
+	    S("1.5"),
+	    S("--memory=256"),
+	    S("--processes"),
+	    S("8"),
+	    S("--cpu-time=2"),
+	    S("--file-size"),
+	    S("3"),
+	    S("--tmp-size=4"),
+	    S("--output"),
+	    S("5"),
+	    S("--format=text"),
+	    S("--"),
+	    S("prog"),
+	    S("--timeout"),
+	    S("x"),
+	    NULL,
 	};
 	struct option opts[RUNFLAGS_N + 1];
 	struct jobrun_overrides ov;
@@ -221,10 +274,10 @@ Test(runflags, through_getopt_long)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		cr_assert(c >= RUNFLAG_TIMEOUT && c <= RUNFLAG_FORMAT,
-			  "getopt_long gave %d", c);
+		    "getopt_long gave %d", c);
 		cr_assert_eq(runflags_apply(c, optarg, &ov, &fmt, why,
-					    sizeof(why)),
-			     0, "%s", why);
+				 sizeof(why)),
+		    0, "%s", why);
 	}
 	cr_assert_str_eq(argv[optind], "prog");
 	cr_assert_eq(ov.wall_ms, 1500);
@@ -267,9 +320,24 @@ Test(runflags, seconds_accepted)
 Test(runflags, seconds_refused)
 {
 	static const char *const bad[] = {
-		"0", "0.0", "-0", "-1", "-0.5", "86400.001", "86401",
-		"100000", "1e9", "1e400", "99999999999999999999999",
-		"1s", "1.5s", "1ms", "5m", "1..5", "1.5.", "--1",
+	    "0",
+	    "0.0",
+	    "-0",
+	    "-1",
+	    "-0.5",
+	    "86400.001",
+	    "86401",
+	    "100000",
+	    "1e9",
+	    "1e400",
+	    "99999999999999999999999",
+	    "1s",
+	    "1.5s",
+	    "1ms",
+	    "5m",
+	    "1..5",
+	    "1.5.",
+	    "--1",
 	};
 
 	for (size_t f = 0; f < NELEM(second_flags); f++) {
@@ -292,8 +360,8 @@ Test(runflags, seconds_with_milliseconds_are_exact)
 
 	for (uint64_t ms = 1; ms <= 120000; ms++) {
 		snprintf(arg, sizeof(arg), "%llu.%03llu",
-			 (unsigned long long)(ms / 1000),
-			 (unsigned long long)(ms % 1000));
+		    (unsigned long long)(ms / 1000),
+		    (unsigned long long)(ms % 1000));
 		accepts(RUNFLAG_TIMEOUT, arg, ms);
 		accepts(RUNFLAG_CPU_TIME, arg, ms);
 	}
@@ -307,8 +375,15 @@ Test(runflags, seconds_with_milliseconds_are_exact)
 Test(runflags, seconds_only_plain_decimal)
 {
 	static const char *const bad[] = {
-		"0x10", "0x1p3", "0X1A", " 5", "\t5", "+5", "1e3", "1E2",
-		"5e-1",
+	    "0x10",
+	    "0x1p3",
+	    "0X1A",
+	    " 5",
+	    "\t5",
+	    "+5",
+	    "1e3",
+	    "1E2",
+	    "5e-1",
 	};
 
 	for (size_t f = 0; f < NELEM(second_flags); f++)
@@ -323,7 +398,7 @@ Test(runflags, memory)
 	accepts(RUNFLAG_MEMORY, "16", 16 * MIB);
 	accepts(RUNFLAG_MEMORY, "256", 256 * MIB);
 	accepts(RUNFLAG_MEMORY, "1048576", 1048576 * MIB); /* 1 TiB */
-	accepts(RUNFLAG_MEMORY, "0016", 16 * MIB);         /* decimal, not octal */
+	accepts(RUNFLAG_MEMORY, "0016", 16 * MIB); /* decimal, not octal */
 	refuses(RUNFLAG_MEMORY, "15");
 	refuses(RUNFLAG_MEMORY, "1");
 	refuses(RUNFLAG_MEMORY, "0");
@@ -370,10 +445,28 @@ Test(runflags, output)
 Test(runflags, counts_refused)
 {
 	static const char *const bad[] = {
-		"-1", "-16", "+16", " 16", "16 ", "16\n", "1.5", "16.0",
-		"16.", "0.5", "1e3", "1E3", "0x10", "0X10", "0b10", "16M",
-		"16MiB", "16k", "18446744073709551615", "18446744073709551616",
-		"99999999999999999999999999", "-18446744073709551615",
+	    "-1",
+	    "-16",
+	    "+16",
+	    " 16",
+	    "16 ",
+	    "16\n",
+	    "1.5",
+	    "16.0",
+	    "16.",
+	    "0.5",
+	    "1e3",
+	    "1E3",
+	    "0x10",
+	    "0X10",
+	    "0b10",
+	    "16M",
+	    "16MiB",
+	    "16k",
+	    "18446744073709551615",
+	    "18446744073709551616",
+	    "99999999999999999999999999",
+	    "-18446744073709551615",
 	};
 
 	for (size_t f = 0; f < NELEM(count_flags); f++) {
@@ -392,13 +485,23 @@ Test(runflags, format)
 		const char *arg;
 		enum run_format fmt;
 	} good[] = {
-		{"stream", RUN_FORMAT_STREAM},
-		{"json", RUN_FORMAT_JSON},
-		{"text", RUN_FORMAT_TEXT},
+	    {"stream", RUN_FORMAT_STREAM},
+	    {"json", RUN_FORMAT_JSON},
+	    {"text", RUN_FORMAT_TEXT},
 	};
 	static const char *const bad[] = {
-		"", "JSON", "Text", "txt", "jsonl", "json ", " json", "stream\n",
-		"xml", "compact", "j", "1",
+	    "",
+	    "JSON",
+	    "Text",
+	    "txt",
+	    "jsonl",
+	    "json ",
+	    " json",
+	    "stream\n",
+	    "xml",
+	    "compact",
+	    "j",
+	    "1",
 	};
 	struct jobrun_overrides ov, p;
 	enum run_format fmt, pf;
@@ -408,11 +511,11 @@ Test(runflags, format)
 	poison(&p, &pf);
 	for (size_t i = 0; i < NELEM(good); i++) {
 		cr_assert_eq(apply(RUNFLAG_FORMAT, good[i].arg, &ov, &fmt, why,
-				   sizeof(why)),
-			     0, "%s: %s", good[i].arg, why);
+				 sizeof(why)),
+		    0, "%s: %s", good[i].arg, why);
 		cr_assert_eq(fmt, good[i].fmt, "%s", good[i].arg);
 		cr_assert_eq(memcmp(&ov, &p, sizeof(ov)), 0,
-			     "--format touched a limit");
+		    "--format touched a limit");
 	}
 	for (size_t i = 0; i < NELEM(bad); i++)
 		refuses(RUNFLAG_FORMAT, bad[i]);
@@ -427,8 +530,8 @@ Test(runflags, unknown_code)
 	cr_assert_eq(apply(0, "1", &ov, &fmt, why, sizeof(why)), -EINVAL);
 	others_untouched(-1, &ov, fmt, "code 0");
 	cr_assert_eq(apply(RUNFLAG_FORMAT + 1, "1", &ov, &fmt, why,
-			   sizeof(why)),
-		     -EINVAL);
+			 sizeof(why)),
+	    -EINVAL);
 	others_untouched(-1, &ov, fmt, "code past the last");
 	cr_assert_neq(why[0], '\0');
 }
@@ -443,7 +546,7 @@ Test(runflags, short_why)
 	memset(why, 'X', sizeof(why));
 	poison(&ov, &fmt);
 	cr_assert_eq(runflags_apply(RUNFLAG_MEMORY, "lots", &ov, &fmt, why, 8),
-		     -EINVAL);
+	    -EINVAL);
 	cr_assert_eq(strlen(why), 7);
 	cr_assert_eq(why[8], 'X', "wrote past WHYLEN");
 }
@@ -453,7 +556,7 @@ Test(runflags, short_why)
 /* A and B field by field (the struct has padding). */
 static void
 limits_eq(const struct job_limits *a, const struct job_limits *b,
-	  const char *what)
+    const char *what)
 {
 	cr_assert_eq(a->wall_ms, b->wall_ms, "%s: wall_ms", what);
 	cr_assert_eq(a->cpu_ms, b->cpu_ms, "%s: cpu_ms", what);
@@ -467,7 +570,7 @@ limits_eq(const struct job_limits *a, const struct job_limits *b,
 	cr_assert_eq(a->nproc, b->nproc, "%s: nproc", what);
 	cr_assert_eq(a->cpu_percent, b->cpu_percent, "%s: cpu_percent", what);
 	cr_assert_eq(a->workspace_bytes, b->workspace_bytes, "%s: workspace",
-		     what);
+	    what);
 }
 
 /*
@@ -482,10 +585,13 @@ Test(runflags, flags_reach_the_job_limits)
 		int code;
 		const char *arg;
 	} flags[] = {
-		{RUNFLAG_OUTPUT, "3"},    {RUNFLAG_TIMEOUT, "2.5"},
-		{RUNFLAG_CPU_TIME, "7"},  {RUNFLAG_MEMORY, "100"},
-		{RUNFLAG_PROCESSES, "9"}, {RUNFLAG_FILE_SIZE, "5"},
-		{RUNFLAG_TMP_SIZE, "6"},
+	    {RUNFLAG_OUTPUT, "3"},
+	    {RUNFLAG_TIMEOUT, "2.5"},
+	    {RUNFLAG_CPU_TIME, "7"},
+	    {RUNFLAG_MEMORY, "100"},
+	    {RUNFLAG_PROCESSES, "9"},
+	    {RUNFLAG_FILE_SIZE, "5"},
+	    {RUNFLAG_TMP_SIZE, "6"},
 	};
 	char *argv[] = {S("prog"), NULL};
 	struct jobrun_overrides ov;
@@ -509,8 +615,8 @@ Test(runflags, flags_reach_the_job_limits)
 
 	/* --output alone: both caps, nothing else. */
 	cr_assert_eq(runflags_apply(RUNFLAG_OUTPUT, "3", &ov, &fmt, err,
-				    sizeof(err)),
-		     0, "%s", err);
+			 sizeof(err)),
+	    0, "%s", err);
 	cr_assert_eq(jobrun_init(&jr, &pol, 1, argv, &ov), 0);
 	want = pol.limits;
 	want.stdout_bytes = want.stderr_bytes = 3 * 1024;
@@ -524,8 +630,8 @@ Test(runflags, flags_reach_the_job_limits)
 	memset(&ov, 0, sizeof(ov));
 	for (size_t i = 0; i < NELEM(flags); i++)
 		cr_assert_eq(runflags_apply(flags[i].code, flags[i].arg, &ov,
-					    &fmt, err, sizeof(err)),
-			     0, "%s", err);
+				 &fmt, err, sizeof(err)),
+		    0, "%s", err);
 	cr_assert_eq(jobrun_init(&jr, &pol, 1, argv, &ov), 0);
 	want = pol.limits;
 	want.stdout_bytes = want.stderr_bytes = 3 * 1024;

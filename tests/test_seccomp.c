@@ -62,7 +62,7 @@ load_helper(void)
 	helper_bytes = harness_read_file(path, &helper_len);
 	if (helper_bytes == NULL)
 		snprintf(load_error, sizeof(load_error), "%s: %s", path,
-			 strerror(errno));
+		    strerror(errno));
 }
 
 static void
@@ -80,8 +80,7 @@ seccomp_fini(void)
 	harness_cleanup();
 }
 
-TestSuite(seccomp, .init = seccomp_init, .fini = seccomp_fini,
-	  .timeout = 120);
+TestSuite(seccomp, .init = seccomp_init, .fini = seccomp_fini, .timeout = 120);
 
 /* A fresh workspace holding /work/try-syscall (mode 0755). */
 static const char *
@@ -95,8 +94,8 @@ workspace_with_helper(void)
 	snprintf(path, sizeof(path), "%s/try-syscall", ws);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
 	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
-	cr_assert_eq(write(fd, helper_bytes, helper_len),
-		     (ssize_t)helper_len, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, helper_bytes, helper_len), (ssize_t)helper_len,
+	    "%s: %s", path, strerror(errno));
 	cr_assert_eq(close(fd), 0);
 	cr_assert_eq(chmod(path, 0755), 0);
 	return ws;
@@ -116,7 +115,7 @@ static void
 need_json(const struct run_out *o)
 {
 	cr_assert_not_null(o->json, "no JSON result (exit %d): %s / %s",
-			   o->status, o->out, o->err);
+	    o->status, o->out, o->err);
 }
 
 /*
@@ -128,27 +127,27 @@ static long long
 denial_count(const struct run_out *o, const char *syscall)
 {
 	json_t *d = json_object_get(o->json, "denials"), *e;
-	long long wall = json_integer_value(json_object_get(o->json,
-							    "wall_ms"));
+	long long wall = json_integer_value(
+	    json_object_get(o->json, "wall_ms"));
 	long long found = 0;
 	size_t i;
 
 	cr_assert(json_is_array(d), "denials is not an array: %s", o->out);
-	json_array_foreach(d, i, e) {
-		const char *name = json_string_value(json_object_get(e,
-								     "syscall"));
+	json_array_foreach(d, i, e)
+	{
+		const char *name = json_string_value(
+		    json_object_get(e, "syscall"));
 		json_t *count = json_object_get(e, "count");
 		json_t *first = json_object_get(e, "first_ms");
 
 		cr_assert_not_null(name, "a denial without a name: %s", o->out);
 		cr_assert(json_is_integer(count) &&
-			  json_integer_value(count) >= 1,
-			  "denial %s: count: %s", name, o->out);
+			json_integer_value(count) >= 1,
+		    "denial %s: count: %s", name, o->out);
 		cr_assert(json_is_integer(first) &&
-			  json_integer_value(first) >= 0 &&
-			  json_integer_value(first) <= wall,
-			  "denial %s: first_ms not within the job: %s", name,
-			  o->out);
+			json_integer_value(first) >= 0 &&
+			json_integer_value(first) <= wall,
+		    "denial %s: first_ms not within the job: %s", name, o->out);
 		if (strcmp(name, syscall) == 0)
 			found = json_integer_value(count);
 	}
@@ -168,11 +167,10 @@ expect_clean(const struct run_out *o)
 	need_json(o);
 	cr_assert_str_eq(jstr(o, "status"), "ok", "%s", o->out);
 	cr_assert_eq(json_integer_value(json_object_get(o->json, "exit_code")),
-		     0, "%s", o->out);
+	    0, "%s", o->out);
 	(void)denial_count(o, "");
 	cr_assert_eq(denials_len(o), 0,
-		     "the profile refused a call the program makes: %s",
-		     o->out);
+	    "the profile refused a call the program makes: %s", o->out);
 }
 
 /* Runs /work/try-syscall CALL under POLICY (NULL: the default). */
@@ -204,10 +202,10 @@ call_errno(const struct run_out *o, const char *call, long *ret)
 
 	snprintf(prefix, sizeof(prefix), "%s ret=", call);
 	cr_assert_eq(strncmp(out, prefix, strlen(prefix)), 0,
-		     "try-syscall printed no line for %s: %s", call, o->out);
+	    "try-syscall printed no line for %s: %s", call, o->out);
 	cr_assert_eq(sscanf(out + strlen(prefix), "%ld errno=%d(%63[A-Z0-9])",
-			    ret, &e, name), 3,
-		     "try-syscall's line: %s", out);
+			 ret, &e, name),
+	    3, "try-syscall's line: %s", out);
 	cr_assert_eq(e == 0, strcmp(name, "OK") == 0, "%s", out);
 	return name;
 }
@@ -220,7 +218,7 @@ call_errno(const struct run_out *o, const char *call, long *ret)
  */
 static void
 expect_denied(const char *call, const char *want, const char *denial,
-	      const char *claim)
+    const char *claim)
 {
 	struct run_out o;
 	const char *got;
@@ -229,27 +227,27 @@ expect_denied(const char *call, const char *want, const char *denial,
 	run_call(call, NULL, &o);
 	got = call_errno(&o, call, &ret);
 	cr_assert_str_eq(got, want,
-			 "%s answered %s (ret %ld), not the filter's %s; "
-			 "docs/seccomp.md: %s. Result: %s", call, got, ret, want,
-			 claim, o.out);
+	    "%s answered %s (ret %ld), not the filter's %s; "
+	    "docs/seccomp.md: %s. Result: %s",
+	    call, got, ret, want, claim, o.out);
 	cr_assert_geq(denial_count(&o, denial), 1,
-		      "%s is not in the result's denials as \"%s\" "
-		      "(docs/seccomp.md: every refusal is recorded): %s", call,
-		      denial, o.out);
+	    "%s is not in the result's denials as \"%s\" "
+	    "(docs/seccomp.md: every refusal is recorded): %s",
+	    call, denial, o.out);
 	cr_assert_eq(denials_len(&o), 1, "other calls refused too: %s", o.out);
 	cr_assert_str_eq(jstr(&o, "status"), "ok", "%s", o.out);
 	cr_assert_eq(json_integer_value(json_object_get(o.json, "exit_code")),
-		     0, "%s", o.out);
+	    0, "%s", o.out);
 	run_out_free(&o);
 }
 
 #define DENY_LIST "denied by the issue's list and the default profile"
 
 /* One Test per refused call: errno EPERM and the denial's name. */
-#define DENIED(test, call, denial)                                         \
-	Test(seccomp, test)                                                \
-	{                                                                  \
-		expect_denied(call, "EPERM", denial, DENY_LIST);           \
+#define DENIED(test, call, denial)                               \
+	Test(seccomp, test)                                      \
+	{                                                        \
+		expect_denied(call, "EPERM", denial, DENY_LIST); \
 	}
 
 DENIED(ptrace, "ptrace", "ptrace")
@@ -295,19 +293,19 @@ DENIED(io_uring_register, "io_uring_register", "io_uring_register")
 Test(seccomp, personality_read_implies_exec)
 {
 	expect_denied("personality-readimplies", "EPERM", "personality",
-		      "personality other than the default persona is refused");
+	    "personality other than the default persona is refused");
 }
 
 Test(seccomp, clone_with_a_namespace_flag)
 {
 	expect_denied("clone-newns", "EPERM", "clone",
-		      "clone with any namespace flag is refused, recorded");
+	    "clone with any namespace flag is refused, recorded");
 }
 
 Test(seccomp, ioctl_tiocsti)
 {
 	expect_denied("tiocsti", "EPERM", "ioctl",
-		      "ioctl TIOCSTI is refused, recorded");
+	    "ioctl TIOCSTI is refused, recorded");
 }
 
 Test(seccomp, ioctl_tiocsti_with_high_bits)
@@ -315,57 +313,57 @@ Test(seccomp, ioctl_tiocsti_with_high_bits)
 	/* The kernel reads the request's low 32 bits: this is TIOCSTI. A
 	 * filter comparing all 64 bits sees a number past TIOCLINUX. */
 	expect_denied("tiocsti-high", "EPERM", "ioctl",
-		      "TIOCSTI is compared on the low 32 bits the kernel "
-		      "reads, so high bits cannot slip past (TIOCSTI | 1 << "
-		      "32 got through to the kernel: ENOTTY is the kernel's "
-		      "answer for /dev/null)");
+	    "TIOCSTI is compared on the low 32 bits the kernel "
+	    "reads, so high bits cannot slip past (TIOCSTI | 1 << "
+	    "32 got through to the kernel: ENOTTY is the kernel's "
+	    "answer for /dev/null)");
 }
 
 Test(seccomp, ioctl_tioclinux)
 {
 	expect_denied("tioclinux", "EPERM", "ioctl",
-		      "ioctl TIOCLINUX is refused, recorded");
+	    "ioctl TIOCLINUX is refused, recorded");
 }
 
 Test(seccomp, socket_mptcp)
 {
 	expect_denied("socket-mptcp", "EAFNOSUPPORT", "socket",
-		      "inet sockets only with an IP protocol below 256: MPTCP "
-		      "refused, recorded");
+	    "inet sockets only with an IP protocol below 256: MPTCP "
+	    "refused, recorded");
 }
 
 Test(seccomp, socketpair_netlink)
 {
 	expect_denied("socketpair-netlink", "EPERM", "socketpair",
-		      "socketpair other than AF_UNIX is refused, recorded");
+	    "socketpair other than AF_UNIX is refused, recorded");
 }
 
 Test(seccomp, prctl_set_seccomp)
 {
 	expect_denied("prctl-seccomp", "EPERM", "prctl",
-		      "prctl(PR_SET_SECCOMP) is refused, recorded: a filter "
-		      "of the job's own could hide refusals");
+	    "prctl(PR_SET_SECCOMP) is refused, recorded: a filter "
+	    "of the job's own could hide refusals");
 }
 
 Test(seccomp, socket_netlink)
 {
 	expect_denied("socket-netlink", "EAFNOSUPPORT", "socket",
-		      "socket other than AF_UNIX, AF_INET, AF_INET6: "
-		      "EAFNOSUPPORT, recorded");
+	    "socket other than AF_UNIX, AF_INET, AF_INET6: "
+	    "EAFNOSUPPORT, recorded");
 }
 
 Test(seccomp, socket_packet)
 {
 	expect_denied("socket-packet", "EAFNOSUPPORT", "socket",
-		      "socket other than AF_UNIX, AF_INET, AF_INET6: "
-		      "EAFNOSUPPORT, recorded");
+	    "socket other than AF_UNIX, AF_INET, AF_INET6: "
+	    "EAFNOSUPPORT, recorded");
 }
 
 Test(seccomp, socket_vsock)
 {
 	expect_denied("socket-vsock", "EAFNOSUPPORT", "socket",
-		      "socket other than AF_UNIX, AF_INET, AF_INET6: "
-		      "EAFNOSUPPORT, recorded");
+	    "socket other than AF_UNIX, AF_INET, AF_INET6: "
+	    "EAFNOSUPPORT, recorded");
 }
 
 /* clone3's ENOSYS is an answer for libc, not a refusal: no denial. */
@@ -377,9 +375,10 @@ Test(seccomp, clone3_is_enosys_not_a_denial)
 
 	run_call("clone3", NULL, &o);
 	got = call_errno(&o, "clone3", &ret);
-	cr_assert_str_eq(got, "ENOSYS", "clone3 answered %s (ret %ld); "
-			 "docs/seccomp.md: clone3 gets ENOSYS: %s", got, ret,
-			 o.out);
+	cr_assert_str_eq(got, "ENOSYS",
+	    "clone3 answered %s (ret %ld); "
+	    "docs/seccomp.md: clone3 gets ENOSYS: %s",
+	    got, ret, o.out);
 	expect_clean(&o);
 	run_out_free(&o);
 }
@@ -427,16 +426,15 @@ expect_abi_kill(const char *call, const char *denial, struct run_out *o)
 {
 	run_call(call, NULL, o);
 	cr_assert_str_eq(jstr(o, "status"), "policy_violation",
-			 "docs/seccomp.md: a foreign ABI ends the job: %s",
-			 o->out);
+	    "docs/seccomp.md: a foreign ABI ends the job: %s", o->out);
 	cr_assert_str_eq(jstr(o, "signal"), "SIGKILL", "%s", o->out);
 	cr_assert(json_is_null(json_object_get(o->json, "exit_code")), "%s",
-		  o->out);
+	    o->out);
 	cr_assert_eq(denial_count(o, denial), 1, "%s not in denials: %s",
-		     denial, o->out);
+	    denial, o->out);
 	cr_assert_eq(denials_len(o), 1, "%s", o->out);
 	cr_assert_not_null(strstr(jstr(o, "detail"), denial),
-			   "the detail does not name %s: %s", denial, o->out);
+	    "the detail does not name %s: %s", denial, o->out);
 }
 
 Test(seccomp, x32_call_ends_the_job)
@@ -457,10 +455,12 @@ expect_int80_fault(struct run_out *o)
 {
 	run_call("int80", NULL, o);
 	cr_assert_str_eq(jstr(o, "status"), "crash",
-			 "no i386 entry: int 0x80 faults: %s", o->out);
+	    "no i386 entry: int 0x80 faults: %s", o->out);
 	cr_assert_str_eq(jstr(o, "signal"), "SIGSEGV", "%s", o->out);
-	cr_assert_eq(denials_len(o), 0, "a denial for a call the kernel "
-		     "never made: %s", o->out);
+	cr_assert_eq(denials_len(o), 0,
+	    "a denial for a call the kernel "
+	    "never made: %s",
+	    o->out);
 }
 
 /* The i386 ABI: killed by the filter where the kernel has the entry,
@@ -502,11 +502,10 @@ Test(seccomp, a_killing_refusal_never_returns, .timeout = 300)
 			else
 				expect_int80(&o);
 			cr_assert_str_eq(jstr(&o, "stdout"), "",
-					 "the refused %s call returned to the "
-					 "program before the job was killed "
-					 "(round %d): %s",
-					 i == 0 ? "x32" : "int80", round + 1,
-					 o.out);
+			    "the refused %s call returned to the "
+			    "program before the job was killed "
+			    "(round %d): %s",
+			    i == 0 ? "x32" : "int80", round + 1, o.out);
 			run_out_free(&o);
 		}
 }
@@ -517,8 +516,8 @@ Test(seccomp, a_killing_refusal_never_returns, .timeout = 300)
 /* Runs ARGV (a NULL-terminated list, after "--") in a fresh workspace
  * holding the file NAME with TEXT (when NAME is not NULL). */
 static void
-run_in_workspace(const char *name, const char *text,
-		 const char *const argv[], struct run_out *o)
+run_in_workspace(const char *name, const char *text, const char *const argv[],
+    struct run_out *o)
 {
 	const char *ws = harness_workspace();
 	const char *full[32];
@@ -543,10 +542,10 @@ run_in_workspace(const char *name, const char *text,
 	need_json(o);
 }
 
-#define RUN_IN(o, name, text, ...)                                         \
-	do {                                                               \
-		const char *const argv_[] = {__VA_ARGS__, NULL};           \
-		run_in_workspace((name), (text), argv_, (o));              \
+#define RUN_IN(o, name, text, ...)                               \
+	do {                                                     \
+		const char *const argv_[] = {__VA_ARGS__, NULL}; \
+		run_in_workspace((name), (text), argv_, (o));    \
 	} while (0)
 
 Test(seccomp, python_subprocess_falls_back_from_clone3)
@@ -556,15 +555,16 @@ Test(seccomp, python_subprocess_falls_back_from_clone3)
 	/* glibc's posix_spawn and fork try clone3 first; ENOSYS sends
 	 * them to clone, whose flags the filter reads. */
 	RUN_IN(&o, NULL, NULL, "python3", "-c",
-	       "import os, subprocess\n"
-	       "r = subprocess.run(['true'])\n"
-	       "out = subprocess.run(['sh', '-c', 'echo child'],\n"
-	       "                     capture_output=True, text=True).stdout\n"
-	       "pid = os.fork()\n"
-	       "if pid == 0:\n"
-	       "    os._exit(7)\n"
-	       "_, st = os.waitpid(pid, 0)\n"
-	       "print(r.returncode, out.strip(), os.waitstatus_to_exitcode(st))\n");
+	    "import os, subprocess\n"
+	    "r = subprocess.run(['true'])\n"
+	    "out = subprocess.run(['sh', '-c', 'echo child'],\n"
+	    "                     capture_output=True, text=True).stdout\n"
+	    "pid = os.fork()\n"
+	    "if pid == 0:\n"
+	    "    os._exit(7)\n"
+	    "_, st = os.waitpid(pid, 0)\n"
+	    "print(r.returncode, out.strip(), "
+	    "os.waitstatus_to_exitcode(st))\n");
 	expect_clean(&o);
 	cr_assert_str_eq(jstr(&o, "stdout"), "0 child 7\n", "%s", o.out);
 	run_out_free(&o);
@@ -573,20 +573,20 @@ Test(seccomp, python_subprocess_falls_back_from_clone3)
 Test(seccomp, python_multiprocessing_and_threading)
 {
 	static const char script[] =
-		"import multiprocessing, threading\n"
-		"def square(x):\n"
-		"    return x * x\n"
-		"def work(out, i):\n"
-		"    out[i] = sum(range(i * 1000))\n"
-		"if __name__ == '__main__':\n"
-		"    with multiprocessing.Pool(2) as pool:\n"
-		"        print(sum(pool.map(square, range(10))))\n"
-		"    out = [0] * 4\n"
-		"    ts = [threading.Thread(target=work, args=(out, i))\n"
-		"          for i in range(4)]\n"
-		"    [t.start() for t in ts]\n"
-		"    [t.join() for t in ts]\n"
-		"    print(sum(out))\n";
+	    "import multiprocessing, threading\n"
+	    "def square(x):\n"
+	    "    return x * x\n"
+	    "def work(out, i):\n"
+	    "    out[i] = sum(range(i * 1000))\n"
+	    "if __name__ == '__main__':\n"
+	    "    with multiprocessing.Pool(2) as pool:\n"
+	    "        print(sum(pool.map(square, range(10))))\n"
+	    "    out = [0] * 4\n"
+	    "    ts = [threading.Thread(target=work, args=(out, i))\n"
+	    "          for i in range(4)]\n"
+	    "    [t.start() for t in ts]\n"
+	    "    [t.join() for t in ts]\n"
+	    "    print(sum(out))\n";
 	struct run_out o;
 
 	RUN_IN(&o, "mp.py", script, "python3", "mp.py");
@@ -600,11 +600,11 @@ Test(seccomp, python_multiprocessing_and_threading)
 Test(seccomp, numpy)
 {
 	static const char script[] =
-		"import numpy\n"
-		"a = numpy.arange(100 * 100, dtype=float).reshape(100, 100)\n"
-		"b = a @ a.T\n"
-		"print(int(numpy.trace(numpy.linalg.inv(numpy.eye(50) * 2)) * 4),"
-		" int(b[1, 1]))\n";
+	    "import numpy\n"
+	    "a = numpy.arange(100 * 100, dtype=float).reshape(100, 100)\n"
+	    "b = a @ a.T\n"
+	    "print(int(numpy.trace(numpy.linalg.inv(numpy.eye(50) * 2)) * 4),"
+	    " int(b[1, 1]))\n";
 	struct run_out o;
 
 	RUN_IN(&o, NULL, NULL, "python3", "-c", "import numpy");
@@ -636,8 +636,8 @@ have(const char *program)
 Test(seccomp, gcc_compiles_and_runs_a_c_file)
 {
 	static const char source[] =
-		"#include <stdio.h>\n"
-		"int main(void) { printf(\"%d\\n\", 6 * 7); return 0; }\n";
+	    "#include <stdio.h>\n"
+	    "int main(void) { printf(\"%d\\n\", 6 * 7); return 0; }\n";
 	struct run_out o;
 
 	if (!have("gcc")) {
@@ -645,7 +645,7 @@ Test(seccomp, gcc_compiles_and_runs_a_c_file)
 		return;
 	}
 	RUN_IN(&o, "hello.c", source, "sh", "-c",
-	       "gcc -O2 -Wall -o hello hello.c && ./hello");
+	    "gcc -O2 -Wall -o hello hello.c && ./hello");
 	expect_clean(&o);
 	cr_assert_str_eq(jstr(&o, "stdout"), "42\n", "%s", o.out);
 	run_out_free(&o);
@@ -656,8 +656,8 @@ Test(seccomp, sh_pipes_substitutions_and_subshells)
 	struct run_out o;
 
 	RUN_IN(&o, NULL, NULL, "sh", "-c",
-	       "echo a | tr a b; x=$(echo sub); echo $x; (exit 3); echo $?; "
-	       "sleep 0 & wait; echo $?");
+	    "echo a | tr a b; x=$(echo sub); echo $x; (exit 3); echo $?; "
+	    "sleep 0 & wait; echo $?");
 	expect_clean(&o);
 	cr_assert_str_eq(jstr(&o, "stdout"), "b\nsub\n3\n0\n", "%s", o.out);
 	run_out_free(&o);
@@ -672,9 +672,9 @@ Test(seccomp, git_init_and_commit_in_work)
 		return;
 	}
 	RUN_IN(&o, NULL, NULL, "sh", "-c",
-	       "git init -q /work/repo && cd /work/repo && echo x > f && "
-	       "git add f && git -c user.name=t -c user.email=t@example.org "
-	       "commit -q -m first && git log --format=%s");
+	    "git init -q /work/repo && cd /work/repo && echo x > f && "
+	    "git add f && git -c user.name=t -c user.email=t@example.org "
+	    "commit -q -m first && git log --format=%s");
 	expect_clean(&o);
 	cr_assert_str_eq(jstr(&o, "stdout"), "first\n", "%s", o.out);
 	run_out_free(&o);
@@ -685,12 +685,12 @@ Test(seccomp, tar_create_and_extract_in_work)
 	struct run_out o;
 
 	RUN_IN(&o, NULL, NULL, "sh", "-c",
-	       "mkdir -p d/e && echo x > d/e/f && ln -s e/f d/l && "
-	       "tar cf a.tar d && mkdir out && tar xf a.tar -C out && "
-	       "cat out/d/e/f out/d/l && tar tf a.tar | sort");
+	    "mkdir -p d/e && echo x > d/e/f && ln -s e/f d/l && "
+	    "tar cf a.tar d && mkdir out && tar xf a.tar -C out && "
+	    "cat out/d/e/f out/d/l && tar tf a.tar | sort");
 	expect_clean(&o);
-	cr_assert_str_eq(jstr(&o, "stdout"),
-			 "x\nx\nd/\nd/e/\nd/e/f\nd/l\n", "%s", o.out);
+	cr_assert_str_eq(jstr(&o, "stdout"), "x\nx\nd/\nd/e/\nd/e/f\nd/l\n",
+	    "%s", o.out);
 	run_out_free(&o);
 }
 
@@ -707,15 +707,17 @@ Test(seccomp, unshare_command_fails)
 	}
 	RUN_IN(&o, NULL, NULL, "unshare", "-U", "true");
 	cr_assert_str_eq(jstr(&o, "status"), "policy_violation",
-			 "docs/seccomp.md: a non-zero exit after a refusal is "
-			 "policy_violation: %s", o.out);
+	    "docs/seccomp.md: a non-zero exit after a refusal is "
+	    "policy_violation: %s",
+	    o.out);
 	cr_assert_neq(json_integer_value(json_object_get(o.json, "exit_code")),
-		      0, "%s", o.out);
+	    0, "%s", o.out);
 	cr_assert_geq(denial_count(&o, "unshare"), 1, "%s", o.out);
-	cr_assert_not_null(strstr(jstr(&o, "stderr"), "Operation not permitted"),
-			   "%s", o.out);
+	cr_assert_not_null(strstr(jstr(&o, "stderr"),
+			       "Operation not permitted"),
+	    "%s", o.out);
 	cr_assert_not_null(strstr(jstr(&o, "detail"), "unshare"),
-			   "the detail does not name the call: %s", o.out);
+	    "the detail does not name the call: %s", o.out);
 	run_out_free(&o);
 }
 
@@ -728,7 +730,7 @@ strict_policy(void)
 	static char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/strict.ini",
-		 harness_tmpdir("stockade-seccomp-policy"));
+	    harness_tmpdir("stockade-seccomp-policy"));
 	harness_write_file(path, "[jail]\nseccomp_profile = strict\n");
 	return path;
 }
@@ -742,22 +744,24 @@ expect_strict_refused_only(const struct run_out *o, const char *except)
 	size_t i;
 
 	(void)denial_count(o, "");
-	json_array_foreach(d, i, e) {
-		const char *name = json_string_value(json_object_get(e,
-								     "syscall"));
+	json_array_foreach(d, i, e)
+	{
+		const char *name = json_string_value(
+		    json_object_get(e, "syscall"));
 
 		if (except != NULL && strcmp(name, except) == 0)
 			continue;
 		cr_assert_fail("the strict profile (docs/seccomp.md: \"one "
 			       "static program\") refused %s, which "
 			       "try-syscall, a static glibc program, makes "
-			       "%s: %s", name,
-			       strcmp(name, "readlink") == 0 ?
-				       "at start-up (readlink(\"/proc/self/"
-				       "exe\") in static glibc's "
-				       "initialisation)" :
-				       "outside the call it was asked for",
-			       o->out);
+			       "%s: %s",
+		    name,
+		    strcmp(name, "readlink") == 0
+			? "at start-up (readlink(\"/proc/self/"
+			  "exe\") in static glibc's "
+			  "initialisation)"
+			: "outside the call it was asked for",
+		    o->out);
 	}
 }
 
@@ -783,12 +787,13 @@ Test(seccomp, strict_profile_ends_the_job_at_a_refusal)
 	run_call("socket-inet", strict_policy(), &o);
 	expect_strict_refused_only(&o, "socket");
 	cr_assert_str_eq(jstr(&o, "status"), "policy_violation",
-			 "docs/seccomp.md: under strict a refused call ends "
-			 "the job: %s", o.out);
+	    "docs/seccomp.md: under strict a refused call ends "
+	    "the job: %s",
+	    o.out);
 	cr_assert_str_eq(jstr(&o, "signal"), "SIGKILL", "%s", o.out);
 	cr_assert_eq(denial_count(&o, "socket"), 1, "%s", o.out);
 	cr_assert_not_null(strstr(jstr(&o, "detail"), "socket"),
-			   "the detail does not name the call: %s", o.out);
+	    "the detail does not name the call: %s", o.out);
 	run_out_free(&o);
 }
 
@@ -802,33 +807,33 @@ Test(seccomp, strict_profile_ends_the_job_at_a_refusal)
 Test(seccomp, interrupted_refusals_do_not_end_the_job, .timeout = 60)
 {
 	static const char script[] =
-		"import ctypes, signal, threading, time\n"
-		"libc = ctypes.CDLL(None, use_errno=True)\n"
-		"signal.signal(signal.SIGUSR1, lambda *a: None)\n"
-		"stop = False\n"
-		"def spin():\n"
-		"    while not stop:\n"
-		"        libc.ptrace(0, 0, 0, 0)\n"
-		"ts = [threading.Thread(target=spin) for _ in range(4)]\n"
-		"for t in ts:\n"
-		"    t.start()\n"
-		"end = time.time() + 1\n"
-		"while time.time() < end:\n"
-		"    for t in ts:\n"
-		"        signal.pthread_kill(t.ident, signal.SIGUSR1)\n"
-		"stop = True\n"
-		"for t in ts:\n"
-		"    t.join()\n"
-		"print('survived')\n";
+	    "import ctypes, signal, threading, time\n"
+	    "libc = ctypes.CDLL(None, use_errno=True)\n"
+	    "signal.signal(signal.SIGUSR1, lambda *a: None)\n"
+	    "stop = False\n"
+	    "def spin():\n"
+	    "    while not stop:\n"
+	    "        libc.ptrace(0, 0, 0, 0)\n"
+	    "ts = [threading.Thread(target=spin) for _ in range(4)]\n"
+	    "for t in ts:\n"
+	    "    t.start()\n"
+	    "end = time.time() + 1\n"
+	    "while time.time() < end:\n"
+	    "    for t in ts:\n"
+	    "        signal.pthread_kill(t.ident, signal.SIGUSR1)\n"
+	    "stop = True\n"
+	    "for t in ts:\n"
+	    "    t.join()\n"
+	    "print('survived')\n";
 	struct run_out o;
 
 	RUN(&o, "run", "--json", "--timeout", "20", "--", "python3", "-c",
 	    script);
 	cr_assert_not_null(o.json, "no result: %s / %s", o.out, o.err);
 	cr_assert_str_eq(json_string_value(json_object_get(o.json, "status")),
-			 "ok", "%s", o.out);
+	    "ok", "%s", o.out);
 	cr_assert_str_eq(json_string_value(json_object_get(o.json, "stdout")),
-			 "survived\n", "%s", o.out);
+	    "survived\n", "%s", o.out);
 	cr_assert_geq(denial_count(&o, "ptrace"), 1, "%s", o.out);
 	run_out_free(&o);
 }

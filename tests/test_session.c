@@ -33,10 +33,10 @@
 #include "supervisor.h"
 
 TestSuite(session, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 120);
+    .timeout = 120);
 
 #define NJOBS 50
-#define TIMEOUT_JOB 17   /* the one job with a short wall-clock limit */
+#define TIMEOUT_JOB 17 /* the one job with a short wall-clock limit */
 #define SHORT_WALL_MS 300
 
 /*
@@ -69,17 +69,19 @@ check_helpers(pid_t launcher, pid_t zygote)
 	zfds = launcher_fd_list(zygote);
 	cr_assert_eq(launcher_fds(zygote), 6, "zygote's descriptors: %s", zfds);
 	cr_assert_not_null(strstr(zfds, "->/proc "), "the zygote's /proc: %s",
-			   zfds);
-	cr_assert_null(strstr(zfds, sock), "the zygote holds the broker's "
-		       "socket %s: %s", sock, zfds);
+	    zfds);
+	cr_assert_null(strstr(zfds, sock),
+	    "the zygote holds the broker's "
+	    "socket %s: %s",
+	    sock, zfds);
 	free(zfds);
 }
 
 static const char ok_script[] =
-	"import subprocess, sys\n"
-	"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)',"
-	" sys.argv[1]])\n"
-	"print('job', sys.argv[2])\n";
+    "import subprocess, sys\n"
+    "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)',"
+    " sys.argv[1]])\n"
+    "print('job', sys.argv[2])\n";
 
 Test(session, fifty_jobs_on_one_launcher)
 {
@@ -102,8 +104,8 @@ Test(session, fifty_jobs_on_one_launcher)
 		st = harness_read_file(path, NULL);
 		cr_assert_not_null(st);
 		snprintf(want, sizeof(want), "\nUid:\t%u\t%u\t%u\t%u\n",
-			 (unsigned)getuid(), (unsigned)getuid(),
-			 (unsigned)getuid(), (unsigned)getuid());
+		    (unsigned)getuid(), (unsigned)getuid(), (unsigned)getuid(),
+		    (unsigned)getuid());
 		cr_assert_not_null(strstr(st, want), "%s", st);
 		free(st);
 		if (harness_unprivileged())
@@ -123,7 +125,7 @@ Test(session, fifty_jobs_on_one_launcher)
 		for (long end = harness_now_ms() + 1000;; usleep(5000)) {
 			comm = harness_read_file(path, NULL);
 			cr_assert_not_null(comm, "launcher children: %s",
-					   idle_children);
+			    idle_children);
 			if (strcmp(comm, "stockade-zygote\n") == 0 ||
 			    harness_now_ms() >= end)
 				break;
@@ -146,54 +148,56 @@ Test(session, fifty_jobs_on_one_launcher)
 		snprintf(mark, sizeof(mark), "sessmark-%s-%d", hex, i);
 		snprintf(num, sizeof(num), "%d", i);
 		memset(&c, 0, sizeof(c));
-		argv[0] = (char *)(uintptr_t)"python3";
-		argv[1] = (char *)(uintptr_t)"-c";
+		argv[0] = (char *)(uintptr_t) "python3";
+		argv[1] = (char *)(uintptr_t) "-c";
 		argv[3] = mark;
 		argv[4] = num;
 		argv[5] = NULL;
 		if (i == TIMEOUT_JOB) {
-			argv[2] = (char *)(uintptr_t)"while True: pass";
+			argv[2] = (char *)(uintptr_t) "while True: pass";
 			wall = SHORT_WALL_MS;
 		} else if (i % 10 == 9) {
-			argv[2] = (char *)(uintptr_t)
-				"import os, signal\n"
-				"os.kill(os.getpid(), signal.SIGSEGV)\n";
+			argv[2] = (char *)(uintptr_t) "import os, signal\n"
+						      "os.kill(os.getpid(), "
+						      "signal.SIGSEGV)\n";
 		} else if (i % 3 == 1) {
-			argv[2] = (char *)(uintptr_t)
-				"import sys; print('bye', file=sys.stderr);"
-				" sys.exit(int(sys.argv[2]) % 100 + 1)";
+			argv[2] =
+			    (char *)(uintptr_t) "import sys; print('bye', "
+						"file=sys.stderr);"
+						" sys.exit(int(sys.argv[2]) % "
+						"100 + 1)";
 		} else {
 			argv[2] = (char *)(uintptr_t)ok_script;
 		}
 
 		run_job(&ss, argv, wall, &c, &res);
 		if (i == TIMEOUT_JOB) {
-			cr_assert_eq(res.status, JOB_TIMEOUT, "job %d: %s (%s)", i,
-				     job_status_name(res.status), res.detail);
+			cr_assert_eq(res.status, JOB_TIMEOUT, "job %d: %s (%s)",
+			    i, job_status_name(res.status), res.detail);
 			cr_assert_eq(res.signal, SIGKILL);
 			cr_assert_eq(res.exit_code, -1);
 			cr_assert(res.wall_ms >= SHORT_WALL_MS &&
-				  res.wall_ms < SHORT_WALL_MS + 1000,
-				  "job %d: wall %llu ms", i,
-				  (unsigned long long)res.wall_ms);
+				res.wall_ms < SHORT_WALL_MS + 1000,
+			    "job %d: wall %llu ms", i,
+			    (unsigned long long)res.wall_ms);
 		} else if (i % 10 == 9) {
-			cr_assert_eq(res.status, JOB_CRASH, "job %d: %s (%s)", i,
-				     job_status_name(res.status), res.detail);
+			cr_assert_eq(res.status, JOB_CRASH, "job %d: %s (%s)",
+			    i, job_status_name(res.status), res.detail);
 			cr_assert_eq(res.signal, SIGSEGV);
 			cr_assert_eq(res.exit_code, -1);
 		} else if (i % 3 == 1) {
 			cr_assert_eq(res.status, JOB_EXIT_NONZERO,
-				     "job %d: %s (%s)", i,
-				     job_status_name(res.status), res.detail);
+			    "job %d: %s (%s)", i, job_status_name(res.status),
+			    res.detail);
 			cr_assert_eq(res.exit_code, i % 100 + 1);
 			cr_assert_eq(res.signal, 0);
 			cr_assert_str_eq(c.data[1], "");
 			cr_assert_str_eq(c.data[2], "bye\n");
 			cr_assert_eq(res.stderr_bytes, 4);
 		} else {
-			cr_assert_eq(res.status, JOB_OK, "job %d: %s (%s) %s", i,
-				     job_status_name(res.status), res.detail,
-				     c.data[2]);
+			cr_assert_eq(res.status, JOB_OK, "job %d: %s (%s) %s",
+			    i, job_status_name(res.status), res.detail,
+			    c.data[2]);
 			cr_assert_eq(res.exit_code, 0);
 			cr_assert_eq(res.signal, 0);
 			snprintf(want, sizeof(want), "job %d\n", i);
@@ -205,14 +209,14 @@ Test(session, fifty_jobs_on_one_launcher)
 
 		/* The same launcher, never restarted. */
 		cr_assert_eq(ss.sup.pid, launcher, "job %d: launcher replaced",
-			     i);
+		    i);
 		cr_assert_eq(ss.sup.restarts, 0u);
 		/* Nothing of the job remains. */
 		cr_assert_eq(harness_count_marked(mark, 1000, NULL, 0), 0,
-			     "job %d: a process with its marker survived", i);
+		    "job %d: a process with its marker survived", i);
 		children = launcher_children(launcher);
 		cr_assert_str_eq(children, idle_children,
-				 "job %d: launcher children: %s", i, children);
+		    "job %d: launcher children: %s", i, children);
 		free(children);
 		/* The launcher closes the job's workspace descriptor just
 		 * after sending RESULT: give it up to 1 s to get there. */
@@ -220,12 +224,13 @@ Test(session, fifty_jobs_on_one_launcher)
 		     launcher_fds(launcher) != fds && harness_now_ms() < end;)
 			usleep(5000);
 		now_fds = launcher_fd_list(launcher);
-		cr_assert_str_eq(now_fds, idle_fds, "job %d: the launcher's "
-				 "descriptors changed: idle: %s; now: %s", i,
-				 idle_fds, now_fds);
+		cr_assert_str_eq(now_fds, idle_fds,
+		    "job %d: the launcher's "
+		    "descriptors changed: idle: %s; now: %s",
+		    i, idle_fds, now_fds);
 		free(now_fds);
 		cr_assert_eq(count_lines("/proc/self/mountinfo"), mounts,
-			     "job %d: the host's mount table changed", i);
+		    "job %d: the host's mount table changed", i);
 	}
 	free(idle_fds);
 	free(idle_children);
@@ -235,8 +240,8 @@ Test(session, fifty_jobs_on_one_launcher)
 static void
 run_ok_job(struct session *ss, const char *text)
 {
-	char *argv[] = {(char *)(uintptr_t)"echo", (char *)(uintptr_t)text,
-			NULL};
+	char *argv[] = {(char *)(uintptr_t) "echo", (char *)(uintptr_t)text,
+	    NULL};
 	struct captured c;
 	struct job_result res;
 	char want[128];
@@ -244,7 +249,7 @@ run_ok_job(struct session *ss, const char *text)
 	memset(&c, 0, sizeof(c));
 	run_job(ss, argv, 0, &c, &res);
 	cr_assert_eq(res.status, JOB_OK, "%s (%s)", job_status_name(res.status),
-		     res.detail);
+	    res.detail);
 	snprintf(want, sizeof(want), "%s\n", text);
 	cr_assert_str_eq(c.data[1], want);
 	job_result_clear(&res);
@@ -290,11 +295,11 @@ Test(session, launcher_killed_between_jobs_is_restarted)
 Test(session, launcher_killed_during_a_job_is_sandbox_error)
 {
 	static const char script[] =
-		"import os, subprocess, sys, time\n"
-		"subprocess.Popen([sys.executable, '-c',"
-		" 'import time; time.sleep(300)', sys.argv[1]])\n"
-		"print('started', flush=True)\n"
-		"time.sleep(300)\n";
+	    "import os, subprocess, sys, time\n"
+	    "subprocess.Popen([sys.executable, '-c',"
+	    " 'import time; time.sleep(300)', sys.argv[1]])\n"
+	    "print('started', flush=True)\n"
+	    "time.sleep(300)\n";
 	struct session ss;
 	struct captured c;
 	struct job_result res;
@@ -305,8 +310,8 @@ Test(session, launcher_killed_during_a_job_is_sandbox_error)
 	session_open(&ss);
 	harness_random_hex(hex, sizeof(hex));
 	snprintf(mark, sizeof(mark), "sessmark-%s-killed", hex);
-	argv[0] = (char *)(uintptr_t)"python3";
-	argv[1] = (char *)(uintptr_t)"-c";
+	argv[0] = (char *)(uintptr_t) "python3";
+	argv[1] = (char *)(uintptr_t) "-c";
 	argv[2] = (char *)(uintptr_t)script;
 	argv[3] = mark;
 	argv[4] = NULL;
@@ -317,13 +322,13 @@ Test(session, launcher_killed_during_a_job_is_sandbox_error)
 	c.kill_on_output = &ss.sup;
 	run_job(&ss, argv, 0, &c, &res);
 	cr_assert_eq(res.status, JOB_SANDBOX_ERROR, "%s (%s)",
-		     job_status_name(res.status), res.detail);
+	    job_status_name(res.status), res.detail);
 	cr_assert_str_eq(c.data[1], "started\n");
 	cr_assert_not_null(strstr(res.detail, "launcher"), "%s", res.detail);
 	job_result_clear(&res);
 	/* The jail died with its launcher. */
 	cr_assert_eq(harness_count_marked(mark, 1000, NULL, 0), 0,
-		     "a process of the job survived its launcher");
+	    "a process of the job survived its launcher");
 	cr_assert_eq(waitpid(first, NULL, WNOHANG), -1);
 	cr_assert_eq(errno, ECHILD);
 
@@ -356,16 +361,17 @@ Test(session, launcher_silent_at_hello_times_out, .timeout = 30)
 	int e;
 
 	cr_assert_eq(supervisor_init_path(&sup,
-					  harness_helper("fake-launcher-silent"),
-					  err, sizeof(err)), 0, "%s", err);
+			 harness_helper("fake-launcher-silent"), err,
+			 sizeof(err)),
+	    0, "%s", err);
 	start = harness_now_ms();
 	e = supervisor_start(&sup);
 	took = harness_now_ms() - start;
 	cr_assert_eq(e, -ETIMEDOUT, "supervisor_start: %d (%s)", e,
-		     strerror(-e));
+	    strerror(-e));
 	cr_assert(took >= (long)SUPERVISOR_HELLO_MS &&
-		  took < (long)SUPERVISOR_HELLO_MS + 1000,
-		  "gave up after %ld ms", took);
+		took < (long)SUPERVISOR_HELLO_MS + 1000,
+	    "gave up after %ld ms", took);
 	cr_assert_eq(sup.pid, 0);
 	cr_assert_eq(sup.sock, -1);
 	cr_assert_eq(sup.pidfd, -1);
@@ -381,7 +387,7 @@ Test(session, launcher_silent_at_hello_times_out, .timeout = 30)
  */
 Test(session, launcher_silent_during_a_job_is_sandbox_error, .timeout = 40)
 {
-	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "true", NULL};
 	struct session ss;
 	struct job_spec spec;
 	struct job_result res;
@@ -393,10 +399,11 @@ Test(session, launcher_silent_during_a_job_is_sandbox_error, .timeout = 40)
 
 	memset(&ss.pol, 0, sizeof(ss.pol));
 	cr_assert_eq(policy_load_default(&ss.pol, err, sizeof(err)), 0, "%s",
-		     err);
+	    err);
 	cr_assert_eq(supervisor_init_path(&ss.sup,
-					  harness_helper("fake-launcher-hang"),
-					  err, sizeof(err)), 0, "%s", err);
+			 harness_helper("fake-launcher-hang"), err,
+			 sizeof(err)),
+	    0, "%s", err);
 	ss.wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(ss.wsfd, 0);
 	cr_assert_eq(supervisor_start(&ss.sup), 0);
@@ -413,14 +420,14 @@ Test(session, launcher_silent_during_a_job_is_sandbox_error, .timeout = 40)
 	cr_assert_eq(e, 0, "supervisor_run: %s", strerror(-e));
 	cr_assert_eq(res.job_id, spec.job_id);
 	cr_assert_eq(res.status, JOB_SANDBOX_ERROR, "%s (%s)",
-		     job_status_name(res.status), res.detail);
+	    job_status_name(res.status), res.detail);
 	cr_assert_eq(res.exit_code, -1);
 	cr_assert_eq(res.signal, 0);
 	snprintf(want, sizeof(want),
-		 "the launcher did not answer within %ld ms", allowed);
+	    "the launcher did not answer within %ld ms", allowed);
 	cr_assert_str_eq(res.detail, want);
 	cr_assert(took >= allowed && took < allowed + 1000,
-		  "gave up after %ld ms", took);
+	    "gave up after %ld ms", took);
 	/* Killed and reaped; counted as a restart for the next job. */
 	cr_assert_eq(ss.sup.pid, 0);
 	cr_assert_eq(ss.sup.restarts, 1u);

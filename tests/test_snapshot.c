@@ -58,8 +58,10 @@ collect(void *arg, const struct wswalk_entry *e)
 		cr_assert(s->path && s->depth && s->type);
 	}
 	cr_assert_not_null(s->path[s->n] = strdup(e->path));
-	cr_assert_eq(strcmp(e->name, strrchr(e->path, '/') ?
-			    strrchr(e->path, '/') + 1 : e->path), 0);
+	cr_assert_eq(strcmp(e->name,
+			 strrchr(e->path, '/') ? strrchr(e->path, '/') + 1
+					       : e->path),
+	    0);
 	s->depth[s->n] = e->depth;
 	s->type[s->n] = e->st->st_mode & S_IFMT;
 	s->n++;
@@ -81,10 +83,10 @@ seen_free(struct seen *s)
 
 static int
 walk(struct seen *s, size_t max_entries, unsigned max_depth,
-     struct wswalk_stats *st)
+    struct wswalk_stats *st)
 {
-	struct wswalk_opts o = { .max_depth = max_depth,
-				 .max_entries = max_entries };
+	struct wswalk_opts o = {.max_depth = max_depth,
+	    .max_entries = max_entries};
 
 	return wswalk(root, &o, collect, s, st);
 }
@@ -117,15 +119,24 @@ plant_order_tree(void)
 }
 
 static const char *const order_want[] = {
-	"A", "a", "a/x", "a-b", "b", "c", "c/a", "c/a/1", "c/z", "\xff",
+    "A",
+    "a",
+    "a/x",
+    "a-b",
+    "b",
+    "c",
+    "c/a",
+    "c/a/1",
+    "c/z",
+    "\xff",
 };
-static const unsigned order_depth[] = { 1, 1, 2, 1, 1, 1, 2, 3, 2, 1 };
+static const unsigned order_depth[] = {1, 1, 2, 1, 1, 1, 2, 3, 2, 1};
 #define ORDER_N (sizeof(order_want) / sizeof(order_want[0]))
 
 Test(wswalk, preorder_bytewise_per_directory)
 {
 	struct wswalk_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	size_t i;
 
 	plant_order_tree();
@@ -143,9 +154,10 @@ Test(wswalk, preorder_bytewise_per_directory)
 
 Test(wswalk, prefix_and_o_path_start)
 {
-	struct wswalk_opts o = { .max_depth = 8, .max_entries = SIZE_MAX,
-				 .prefix = "p/q" };
-	struct seen s = { 0 };
+	struct wswalk_opts o = {.max_depth = 8,
+	    .max_entries = SIZE_MAX,
+	    .prefix = "p/q"};
+	struct seen s = {0};
 	int fd;
 
 	plant_order_tree();
@@ -164,7 +176,7 @@ Test(wswalk, prefix_and_o_path_start)
 Test(wswalk, max_entries_truncates)
 {
 	struct wswalk_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	plant_order_tree();
 	cr_assert_eq(walk(&s, 3, 256, &st), 0);
@@ -192,9 +204,9 @@ Test(wswalk, max_entries_truncates)
 
 Test(wswalk, max_depth_sets_deeper)
 {
-	static const char *const want[] = { "d", "d/d", "d/d/d" };
+	static const char *const want[] = {"d", "d/d", "d/d/d"};
 	struct wswalk_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	fstest_mkdir("d");
 	fstest_mkdir("d/d");
@@ -249,7 +261,7 @@ count_fds(void)
 Test(wswalk, two_hundred_levels)
 {
 	struct wswalk_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	int fd = dup(root), next, i, before;
 
 	for (i = 0; i < 200; i++) {
@@ -281,7 +293,7 @@ Test(wswalk, two_hundred_levels)
 Test(wswalk, ten_thousand_files)
 {
 	struct wswalk_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	char name[32];
 	int i;
 
@@ -338,14 +350,14 @@ assert_no_canary(const struct seen *s)
 
 	for (i = 0; i < s->n; i++)
 		cr_assert_null(strstr(s->path[i], "canary"), "reported %s",
-			       s->path[i]);
+		    s->path[i]);
 }
 
 Test(wswalk, symlinks_reported_not_followed)
 {
 	char target[128];
 	struct wswalk_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	plant_canaries();
 	fstest_mkdir("sub");
@@ -358,7 +370,11 @@ Test(wswalk, symlinks_reported_not_followed)
 	cr_assert_eq(walk(&s, SIZE_MAX, 256, &st), 0);
 	{
 		static const char *const want[] = {
-			"magic", "out", "sub", "sub/out2", "sub/up",
+		    "magic",
+		    "out",
+		    "sub",
+		    "sub/out2",
+		    "sub/up",
 		};
 		assert_seen(&s, want, 5);
 	}
@@ -372,7 +388,7 @@ Test(wswalk, symlinks_reported_not_followed)
 Test(wswalk, fifo_reported_never_opened)
 {
 	struct wswalk_stats st;
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	/* Opening a FIFO for reading blocks until a writer comes: the
 	 * suite's timeout fails this test if the walk ever does. */
@@ -381,7 +397,7 @@ Test(wswalk, fifo_reported_never_opened)
 	cr_assert_eq(mkfifoat(root, "d/fifo", 0644), 0);
 	cr_assert_eq(walk(&s, SIZE_MAX, 256, &st), 0);
 	{
-		static const char *const want[] = { "d", "d/fifo", "fifo" };
+		static const char *const want[] = {"d", "d/fifo", "fifo"};
 		assert_seen(&s, want, 3);
 	}
 	cr_assert_eq(s.type[1], S_IFIFO);
@@ -413,7 +429,7 @@ swap_for_directory(struct seen *s, const struct wswalk_entry *e)
 	cr_assert_eq(renameat(root, "b", root, "b.moved"), 0);
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_eq(renameat(fd, outside + 1, root, "b"), 0, "%s",
-		     strerror(errno));
+	    strerror(errno));
 	close(fd);
 	return 0;
 }
@@ -432,9 +448,9 @@ swap_for_fifo(struct seen *s, const struct wswalk_entry *e)
 static void
 swap_test(int (*hook)(struct seen *, const struct wswalk_entry *))
 {
-	static const char *const want[] = { "a", "a/f", "b", "c", "c/f" };
+	static const char *const want[] = {"a", "a/f", "b", "c", "c/f"};
 	struct wswalk_stats st;
-	struct seen s = { .hook = hook };
+	struct seen s = {.hook = hook};
 
 	plant_canaries();
 	fstest_mkdir("a");
@@ -477,9 +493,9 @@ vanish_next(struct seen *s, const struct wswalk_entry *e)
 
 Test(wswalk, vanished_entry_is_skipped)
 {
-	static const char *const want[] = { "a", "c" };
+	static const char *const want[] = {"a", "c"};
 	struct wswalk_stats st;
-	struct seen s = { .hook = vanish_next };
+	struct seen s = {.hook = vanish_next};
 
 	fstest_mkfile("a", "");
 	fstest_mkfile("b", "");
@@ -502,7 +518,7 @@ prune_a(struct seen *s, const struct wswalk_entry *e)
 
 Test(wswalk, callback_prunes_and_stops)
 {
-	struct seen s = { .hook = prune_a };
+	struct seen s = {.hook = prune_a};
 
 	fstest_mkdir("a");
 	fstest_mkfile("a/x", "");
@@ -510,7 +526,7 @@ Test(wswalk, callback_prunes_and_stops)
 	fstest_mkfile("c", "");
 	cr_assert_eq(walk(&s, SIZE_MAX, 256, NULL), 0);
 	{
-		static const char *const want[] = { "a", "b", "c" };
+		static const char *const want[] = {"a", "b", "c"};
 		assert_seen(&s, want, 3);
 	}
 	seen_free(&s);
@@ -524,8 +540,8 @@ Test(wswalk, callback_prunes_and_stops)
 
 Test(wswalk, start_not_a_directory)
 {
-	struct wswalk_opts o = { .max_depth = 8, .max_entries = 8 };
-	struct seen s = { 0 };
+	struct wswalk_opts o = {.max_depth = 8, .max_entries = 8};
+	struct seen s = {0};
 	int fd;
 
 	fstest_mkfile("f", "");
@@ -538,12 +554,12 @@ Test(wswalk, start_not_a_directory)
 /* Snapshots and manifests. */
 
 static const struct fs_quota quota = {
-	.file_bytes = 2 << 20,
-	.workspace_bytes = 64 << 20,
-	.max_files = 1000,
-	.max_path = 4096,
-	.max_depth = 64,
-	.mode_mask = 0777,
+    .file_bytes = 2 << 20,
+    .workspace_bytes = 64 << 20,
+    .max_files = 1000,
+    .max_path = 4096,
+    .max_depth = 64,
+    .mode_mask = 0777,
 };
 
 #define SHA_ABC \
@@ -582,8 +598,7 @@ assert_hash(const struct snapshot *s, const char *path, const char *want)
 }
 
 static void
-take(struct snapshot *s, const struct fs_quota *q,
-     const struct snapshot *prev)
+take(struct snapshot *s, const struct fs_quota *q, const struct snapshot *prev)
 {
 	cr_assert_eq(snapshot_take(root, q, prev, NULL, s), 0);
 	cr_assert(s->valid);
@@ -591,7 +606,7 @@ take(struct snapshot *s, const struct fs_quota *q,
 
 Test(snapshot, hashes_and_metadata)
 {
-	struct snapshot s = { 0 };
+	struct snapshot s = {0};
 	char *big = malloc(1000000);
 	size_t i;
 	int fd;
@@ -616,8 +631,7 @@ Test(snapshot, hashes_and_metadata)
 	cr_assert_eq(s.n, 7);
 	for (i = 1; i < s.n; i++)
 		cr_assert_lt(strcmp(s.e[i - 1].path, s.e[i].path), 0,
-			     "not sorted: %s, %s", s.e[i - 1].path,
-			     s.e[i].path);
+		    "not sorted: %s, %s", s.e[i - 1].path, s.e[i].path);
 	assert_hash(&s, "abc", SHA_ABC);
 	assert_hash(&s, "d/abc", SHA_ABC);
 	assert_hash(&s, "d-e", SHA_ABC);
@@ -640,7 +654,7 @@ Test(snapshot, hashes_and_metadata)
 Test(snapshot, unhashed_files)
 {
 	struct fs_quota q = quota;
-	struct snapshot s = { 0 };
+	struct snapshot s = {0};
 
 	fstest_mkfile("ten", "0123456789");
 	fstest_mkfile("eleven", "0123456789a");
@@ -681,22 +695,21 @@ Test(snapshot, diff_lists_what_changed)
 		const char *path;
 		enum change_kind kind;
 	} want[] = {
-		{ "chmodme", CHANGE_MODIFIED },
-		{ "d", CHANGE_MODIFIED },
-		{ "d/new", CHANGE_CREATED },
-		{ "delme", CHANGE_DELETED },
-		{ "deltree", CHANGE_DELETED },
-		{ "deltree/f", CHANGE_DELETED },
-		{ "modme", CHANGE_MODIFIED },
-		{ "new", CHANGE_CREATED },
-		{ "touchme", CHANGE_MODIFIED },
-		{ "typeme", CHANGE_MODIFIED },
-		{ "typeme/f", CHANGE_CREATED },
+	    {"chmodme", CHANGE_MODIFIED},
+	    {"d", CHANGE_MODIFIED},
+	    {"d/new", CHANGE_CREATED},
+	    {"delme", CHANGE_DELETED},
+	    {"deltree", CHANGE_DELETED},
+	    {"deltree/f", CHANGE_DELETED},
+	    {"modme", CHANGE_MODIFIED},
+	    {"new", CHANGE_CREATED},
+	    {"touchme", CHANGE_MODIFIED},
+	    {"typeme", CHANGE_MODIFIED},
+	    {"typeme/f", CHANGE_CREATED},
 	};
-	struct snapshot a = { 0 }, b = { 0 };
-	struct changes c = { 0 };
-	const struct timespec touch[2] = { { 1000000000, 0 },
-					   { 1000000000, 0 } };
+	struct snapshot a = {0}, b = {0};
+	struct changes c = {0};
+	const struct timespec touch[2] = {{1000000000, 0}, {1000000000, 0}};
 	const struct change *ch;
 	size_t i;
 
@@ -715,7 +728,7 @@ Test(snapshot, diff_lists_what_changed)
 
 	/* What a job does. */
 	fstest_mkfile("new", "");
-	fstest_mkfile("modme", "abc");	/* same size, new content */
+	fstest_mkfile("modme", "abc"); /* same size, new content */
 	cr_assert_eq(unlinkat(root, "delme", 0), 0);
 	cr_assert_eq(fchmodat(root, "chmodme", 0600, 0), 0);
 	/* Same content, only its times change. */
@@ -775,8 +788,8 @@ Test(snapshot, diff_lists_what_changed)
 
 Test(snapshot, content_change_behind_restored_mtime)
 {
-	struct snapshot a = { 0 }, b = { 0 };
-	struct changes c = { 0 };
+	struct snapshot a = {0}, b = {0};
+	struct changes c = {0};
 	struct timespec ts[2];
 	const struct snap_entry *e;
 
@@ -809,7 +822,7 @@ Test(snapshot, content_change_behind_restored_mtime)
  */
 Test(snapshot, unchanged_file_reuses_prev_hash)
 {
-	struct snapshot a = { 0 }, b = { 0 };
+	struct snapshot a = {0}, b = {0};
 	struct snap_entry *e;
 	char want[65];
 	int64_t started;
@@ -851,8 +864,8 @@ Test(snapshot, unchanged_file_reuses_prev_hash)
 Test(snapshot, truncated_over_quota)
 {
 	struct fs_quota q = quota;
-	struct snapshot a = { 0 }, b = { 0 };
-	struct changes c = { 0 };
+	struct snapshot a = {0}, b = {0};
+	struct changes c = {0};
 
 	fstest_mkfile("1", "");
 	fstest_mkfile("2", "");
@@ -884,9 +897,9 @@ Test(snapshot, truncated_over_quota)
 
 Test(snapshot, empty_and_zeroed)
 {
-	struct snapshot a = { 0 }, z = { 0 };
-	struct changes c = { 0 };
-	struct snap_entry e = { 0 };
+	struct snapshot a = {0}, z = {0};
+	struct changes c = {0};
+	struct snap_entry e = {0};
 	char hex[65] = "x";
 
 	take(&a, &quota, NULL);
@@ -909,7 +922,7 @@ mk_sparse(const char *path, off_t size)
 {
 	struct stat st;
 	int fd = openat(root, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0644);
+	    0644);
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(ftruncate(fd, size), 0);
@@ -926,7 +939,7 @@ mk_dense(const char *path, size_t size)
 {
 	char *buf = malloc(size);
 	int fd = openat(root, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0644);
+	    0644);
 
 	cr_assert_not_null(buf);
 	cr_assert_geq(fd, 0);
@@ -939,8 +952,8 @@ mk_dense(const char *path, size_t size)
 Test(snapshot, sparse_file_listed_not_hashed)
 {
 	struct fs_quota q = quota;
-	struct snapshot a = { 0 }, b = { 0 };
-	struct changes c = { 0 };
+	struct snapshot a = {0}, b = {0};
+	struct changes c = {0};
 	const struct snap_entry *e;
 	int fd;
 
@@ -993,7 +1006,7 @@ Test(snapshot, sparse_file_listed_not_hashed)
 Test(snapshot, hashing_budget)
 {
 	struct fs_quota q = quota;
-	struct snapshot a = { 0 }, b = { 0 };
+	struct snapshot a = {0}, b = {0};
 
 	fstest_mkfile("a", "0123456789");
 	fstest_mkfile("b", "0123456789");
@@ -1038,13 +1051,13 @@ Test(snapshot, hashing_budget)
 Test(snapshot, long_paths_left_out)
 {
 	struct fs_quota q = quota;
-	struct snapshot s = { 0 };
+	struct snapshot s = {0};
 
-	fstest_mkdir("dir4567890");		/* 10 bytes */
-	fstest_mkfile("dir4567890/x", "");	/* 12 */
-	fstest_mkfile("file567890", "");	/* 10 */
-	fstest_mkfile("file5678901", "");	/* 11 */
-	fstest_mkdir("longdir8901");		/* 11, and what it holds */
+	fstest_mkdir("dir4567890"); /* 10 bytes */
+	fstest_mkfile("dir4567890/x", ""); /* 12 */
+	fstest_mkfile("file567890", ""); /* 10 */
+	fstest_mkfile("file5678901", ""); /* 11 */
+	fstest_mkdir("longdir8901"); /* 11, and what it holds */
 	fstest_mkfile("longdir8901/f", "");
 	q.max_path = 10;
 	take(&s, &q, NULL);
@@ -1069,7 +1082,7 @@ Test(snapshot, long_paths_left_out)
 Test(snapshot, path_bytes_bounded)
 {
 	struct fs_quota q = quota;
-	struct snapshot s = { 0 };
+	struct snapshot s = {0};
 	char path[4096];
 	/* 16 names of 250 bytes and their slashes. */
 	size_t len = 16 * 251 - 1, total = 0, files, i;
@@ -1077,7 +1090,7 @@ Test(snapshot, path_bytes_bounded)
 	/* Each file's path: LEN + 1 + 5 bytes, and its NUL. */
 	files = SNAPSHOT_MAX_PATH_BYTES / (len + 7) + 16;
 	cr_assert_eq(fstest_long_path_links(16, files, path, sizeof(path)),
-		     len);
+	    len);
 	q.max_files = 100000;
 
 	take(&s, &q, NULL);
@@ -1104,9 +1117,10 @@ intr(void)
 
 Test(wswalk, interrupted_stops)
 {
-	struct wswalk_opts o = { .max_depth = 8, .max_entries = SIZE_MAX,
-				 .interrupted = intr };
-	struct seen s = { 0 };
+	struct wswalk_opts o = {.max_depth = 8,
+	    .max_entries = SIZE_MAX,
+	    .interrupted = intr};
+	struct seen s = {0};
 
 	plant_order_tree();
 	intr_at = 0;
@@ -1128,7 +1142,7 @@ Test(wswalk, interrupted_stops)
 Test(snapshot, interrupted_stops)
 {
 	struct fs_quota q = quota;
-	struct snapshot s = { 0 };
+	struct snapshot s = {0};
 	int asked, k, r;
 
 	q.file_bytes = 8 << 20;
@@ -1170,9 +1184,9 @@ count_entry(void *arg, const struct wswalk_entry *e)
 static int
 denied_checks(void)
 {
-	struct wswalk_opts o = { .max_depth = 8, .max_entries = SIZE_MAX };
+	struct wswalk_opts o = {.max_depth = 8, .max_entries = SIZE_MAX};
 	struct wswalk_stats st;
-	struct snapshot s = { 0 };
+	struct snapshot s = {0};
 	size_t n = 0, i;
 	bool locked = false;
 
@@ -1204,7 +1218,7 @@ denied_checks(void)
 static int
 denied_diff_checks(void)
 {
-	struct snapshot a = { 0 }, b = { 0 }, c = { 0 };
+	struct snapshot a = {0}, b = {0}, c = {0};
 	struct changes ch;
 	size_t i;
 
@@ -1213,7 +1227,7 @@ denied_diff_checks(void)
 	CHECK(unlinkat(root, "locked/f1", 0) == 0);
 	{
 		int fd = openat(root, "locked/f3",
-				O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 
 		CHECK(fd >= 0);
 		CHECK(write(fd, "3", 1) == 1);

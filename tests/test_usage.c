@@ -31,8 +31,9 @@
 #include "usage.h"
 
 /* Fields 3 to 24 and two more; field 2 is put in front by line(). */
-#define TAIL " S 1 1234 1234 34816 -1 4194560 1500 3000 2 5 11 22 33 44" \
-	     " -100 -20 3 0 12345 10000000 555 18446744073709551615 0\n"
+#define TAIL                                                        \
+	" S 1 1234 1234 34816 -1 4194560 1500 3000 2 5 11 22 33 44" \
+	" -100 -20 3 0 12345 10000000 555 18446744073709551615 0\n"
 
 static char text[512];
 
@@ -46,7 +47,7 @@ line(const char *comm)
 static int
 parse(const char *s, struct proc_stat *st)
 {
-	memset(st, 0xa5, sizeof(*st));  /* an error must clear it */
+	memset(st, 0xa5, sizeof(*st)); /* an error must clear it */
 	return usage_parse_stat(s, strlen(s), st);
 }
 
@@ -67,7 +68,7 @@ expect_tail_values(const struct proc_stat *st)
 static void
 expect_invalid(const char *s)
 {
-	struct proc_stat st, zero = { 0 };
+	struct proc_stat st, zero = {0};
 
 	cr_assert_eq(parse(s, &st), -EINVAL, "accepted: %s", s);
 	cr_assert(memcmp(&st, &zero, sizeof(st)) == 0, "not cleared: %s", s);
@@ -85,9 +86,16 @@ Test(parse, plain_line)
 Test(parse, hostile_names)
 {
 	static const char *names[] = {
-		"a b", "x) R 99 99 99", ") Z 7 7 (", ")))", "((", "",
-		"new\nline", "x) S 1 1 1 1 1 1 1 1 1 1 1 999 999 999 999",
-		" ", "\t)\n)",
+	    "a b",
+	    "x) R 99 99 99",
+	    ") Z 7 7 (",
+	    ")))",
+	    "((",
+	    "",
+	    "new\nline",
+	    "x) S 1 1 1 1 1 1 1 1 1 1 1 999 999 999 999",
+	    " ",
+	    "\t)\n)",
 	};
 	struct proc_stat st;
 
@@ -132,8 +140,8 @@ Test(parse, stops_at_len)
 	expect_tail_values(&st);
 	/* The same line ending exactly after field 24, with a newline. */
 	snprintf(buf, sizeof(buf),
-		 "1234 (n) S 1 0 0 0 0 0 0 0 0 0 11 22 33 44 0 0 3 0 0 0 "
-		 "555\n");
+	    "1234 (n) S 1 0 0 0 0 0 0 0 0 0 11 22 33 44 0 0 3 0 0 0 "
+	    "555\n");
 	cr_assert_eq(parse(buf, &st), 0);
 	expect_tail_values(&st);
 }
@@ -144,14 +152,17 @@ Test(parse, number_bounds)
 
 	cr_assert_eq(parse("7 (x) R 1 0 0 0 0 0 0 0 0 0 18446744073709551615 "
 			   "0 0 0 0 0 4294967295 0 0 0 18446744073709551615 0",
-			   &st), 0);
+			 &st),
+	    0);
 	cr_assert_eq(st.utime_ticks, UINT64_MAX);
 	cr_assert_eq(st.num_threads, UINT32_MAX);
 	cr_assert_eq(st.rss_pages, UINT64_MAX);
 	cr_assert_eq(st.state, 'R');
 	/* Skipped fields may be longer than any integer. */
 	cr_assert_eq(parse("7 (x) R 1 0 0 0 -99999999999999999999999 0 0 0 "
-			   "0 0 1 1 1 1 0 0 1 0 0 0 1 0", &st), 0);
+			   "0 0 1 1 1 1 0 0 1 0 0 0 1 0",
+			 &st),
+	    0);
 	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0 0 18446744073709551616 "
 		       "0 0 0 0 0 1 0 0 0 1 0");
 	expect_invalid("7 (x) R 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 4294967296 "
@@ -204,7 +215,7 @@ Test(parse, own_stat)
 
 /* ---- process trees ---- */
 
-static pid_t tree = -1;  /* the root of the test's tree, a group leader */
+static pid_t tree = -1; /* the root of the test's tree, a group leader */
 static int proc_fd = -1;
 
 /* Pipes between the test and its tree: in the tree, where to say "ready"
@@ -290,8 +301,8 @@ threads(int n, bool with_fork)
 	pthread_t t;
 
 	for (int i = 0; i < n; i++) {
-		void *(*fn)(void *) =
-		    with_fork && i == 0 ? thread_fork : thread_hang;
+		void *(*fn)(void *) = with_fork && i == 0 ? thread_fork
+							  : thread_hang;
 
 		if (pthread_create(&t, NULL, fn, NULL) != 0)
 			_exit(92);
@@ -341,11 +352,11 @@ start_tree(void (*body)(void), int n)
 	test_reports = rp[0];
 	test_orders = cp[1];
 	for (int got = 0; got < n;) {
-		struct pollfd pfd = { .fd = test_reports, .events = POLLIN };
+		struct pollfd pfd = {.fd = test_reports, .events = POLLIN};
 		ssize_t k;
 
 		cr_assert_eq(poll(&pfd, 1, 20000), 1, "tree not ready: %d/%d",
-			     got, n);
+		    got, n);
 		k = read(test_reports, buf, sizeof(buf));
 		cr_assert_gt(k, 0, "tree died: %d/%d ready", got, n);
 		got += (int)k;
@@ -409,7 +420,7 @@ big_tree(void)
 	}
 	if (spawn() == 0) {
 		m = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
 			_exit(96);
 		memset(m, 1, 64 << 20);
@@ -434,7 +445,7 @@ static void
 pool_tree(void)
 {
 	char *m = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (m == MAP_FAILED)
 		_exit(96);
@@ -461,20 +472,19 @@ Test(sample, pss_counts_a_shared_page_once)
 	cr_assert_eq(usage_walk(&w, proc_fd, tree, &u), 0);
 	cr_assert_eq(u.processes, 6);
 	cr_assert_geq(u.rss_bytes, (uint64_t)6 * (64 << 20), "rss %llu",
-		      (unsigned long long)u.rss_bytes);
+	    (unsigned long long)u.rss_bytes);
 	cr_assert_eq(usage_pss_settled(&w, proc_fd, tree, 3, 1000, &p), 0);
 	cr_assert_eq(p.processes, 6);
 	cr_assert_eq(p.pss_fallbacks, 0);
 	cr_assert_eq(p.vanished, 0);
 	cr_assert_geq(p.rss_bytes, (uint64_t)64 << 20, "pss %llu",
-		      (unsigned long long)p.rss_bytes);
+	    (unsigned long long)p.rss_bytes);
 	/* Six sharers of 64 MiB: the resident sum counts it six times, the
 	 * Pss sum once, plus each process's own pages (more of them under
 	 * valgrind, whose every process carries its own runtime): at most
 	 * half the resident sum either way. */
 	cr_assert_leq(p.rss_bytes, u.rss_bytes / 2, "pss %llu, rss %llu",
-		      (unsigned long long)p.rss_bytes,
-		      (unsigned long long)u.rss_bytes);
+	    (unsigned long long)p.rss_bytes, (unsigned long long)u.rss_bytes);
 	usage_walker_free(&w);
 }
 
@@ -488,7 +498,7 @@ Test(sample, counts_a_real_tree)
 	cr_assert_eq(u.processes, 9);
 	cr_assert_eq(u.tasks, 14);
 	cr_assert_geq(u.rss_bytes, (uint64_t)64 << 20, "rss %llu",
-		      (unsigned long long)u.rss_bytes);
+	    (unsigned long long)u.rss_bytes);
 	/* A kept walker gives the same figures, sample after sample. */
 	cr_assert_eq(usage_walker_init(&w, 9), 0);
 	for (int i = 0; i < 50; i++) {
@@ -569,7 +579,7 @@ Test(sample, cpu_of_a_living_process)
 	cr_assert_eq(usage_sample(proc_fd, tree, 4, &u), 0);
 	cr_assert_eq(u.processes, 2);
 	cr_assert_geq(u.cpu_ms, 200, "cpu_ms %llu",
-		      (unsigned long long)u.cpu_ms);
+	    (unsigned long long)u.cpu_ms);
 }
 
 /* The root is a subreaper, like the jail's init; an orphan spins, ends,
@@ -589,7 +599,7 @@ reaper(void)
 		}
 		_exit(0);
 	}
-	if (waitpid(g, NULL, 0) != g)  /* the orphan comes to the root */
+	if (waitpid(g, NULL, 0) != g) /* the orphan comes to the root */
 		_exit(98);
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) != 0)
 		_exit(99);
@@ -611,15 +621,15 @@ Test(sample, cpu_of_a_reaped_orphan_counts_once)
 	cr_assert_eq(usage_sample(proc_fd, tree, 4, &zombie), 0);
 	cr_assert_eq(zombie.processes, 2);
 	cr_assert_geq(zombie.cpu_ms, 200, "cpu_ms %llu",
-		      (unsigned long long)zombie.cpu_ms);
+	    (unsigned long long)zombie.cpu_ms);
 	order('w');
 	cr_assert_eq(usage_sample(proc_fd, tree, 4, &reaped), 0);
 	cr_assert_eq(reaped.processes, 1);
 	cr_assert_geq(reaped.cpu_ms, 200);
 	/* Not lost and not counted twice (a tick or two of rounding). */
 	cr_assert_lt(reaped.cpu_ms, zombie.cpu_ms + 100, "%llu then %llu",
-		     (unsigned long long)zombie.cpu_ms,
-		     (unsigned long long)reaped.cpu_ms);
+	    (unsigned long long)zombie.cpu_ms,
+	    (unsigned long long)reaped.cpu_ms);
 	cr_assert_lt(zombie.cpu_ms, reaped.cpu_ms + 100);
 }
 
@@ -662,7 +672,7 @@ churner(void)
 		}
 		waitpid(p, NULL, 0);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;  /* orphans: this root is their subreaper */
+			; /* orphans: this root is their subreaper */
 	}
 }
 
@@ -689,7 +699,7 @@ static void *
 thread_grow(void *arg)
 {
 	void *m = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (m == MAP_FAILED)
 		_exit(96);
@@ -727,10 +737,10 @@ Test(sample, leader_gone_threads_running)
 	start_tree(dead_leader, 3);
 	cr_assert_eq(usage_sample(proc_fd, tree, 8, &u), 0);
 	cr_assert_eq(u.processes, 3);
-	cr_assert_eq(u.tasks, 4);  /* root, the zombie leader, its thread,
+	cr_assert_eq(u.tasks, 4); /* root, the zombie leader, its thread,
 				    * the thread's child */
 	cr_assert_geq(u.rss_bytes, (uint64_t)64 << 20, "rss %llu",
-		      (unsigned long long)u.rss_bytes);
+	    (unsigned long long)u.rss_bytes);
 }
 
 /*
@@ -750,8 +760,10 @@ kobj_holder(void)
 	char ctl[CMSG_SPACE(2 * sizeof(int))];
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct iovec iov = {.iov_base = &one, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct msghdr msg = {.msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = ctl,
+	    .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *cm;
 	int fd, fd2, ep, p[2], sv[2];
 
@@ -763,7 +775,7 @@ kobj_holder(void)
 		_exit(95);
 	tree_out = 3;
 	m = mmap(NULL, 1001 * (size_t)page, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		_exit(96);
 	for (int i = 1; i < 1000; i += 2)
@@ -772,8 +784,10 @@ kobj_holder(void)
 	if ((fd = mkstemp(path)) < 0 || unlink(path) != 0)
 		_exit(97);
 	for (int i = 0; i < 10; i++) {
-		struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
-				  .l_start = 2 * i, .l_len = 1};
+		struct flock l = {.l_type = F_WRLCK,
+		    .l_whence = SEEK_SET,
+		    .l_start = 2 * i,
+		    .l_len = 1};
 
 		if (fcntl(fd, F_SETLK, &l) != 0)
 			_exit(97);
@@ -836,30 +850,31 @@ Test(kobj, counts_every_form)
 
 	start_tree(kobj_holder, 1);
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)tree,
-		 (int)tree);
+	    (int)tree);
 	cr_assert_not_null(f = fopen(path, "re"));
 	cr_assert_eq(fscanf(f, "%d", &holder), 1);
 	fclose(f);
 	cr_assert_eq(usage_walker_init(&w, 16), 0);
 	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
-		     0);
+	    0);
 	cr_assert_eq(k.watches, 3, "watches %llu",
-		     (unsigned long long)k.watches);
+	    (unsigned long long)k.watches);
 	cr_assert_eq(k.locks, 11, "locks %llu", (unsigned long long)k.locks);
 	cr_assert_eq(k.inflight, 2, "in flight %llu",
-		     (unsigned long long)k.inflight);
+	    (unsigned long long)k.inflight);
 	/* The holder's maps, not the root's (init is not counted). */
 	cr_assert_geq(k.maps, 1000);
 	cr_assert_eq(k.maps, maps_of(holder), "maps %llu",
-		     (unsigned long long)k.maps);
+	    (unsigned long long)k.maps);
 	cr_assert_eq(k.unreadable, 0);
 	cr_assert_eq(usage_kobj_bytes(&k),
-		     3 * EPOLL_WATCH_BYTES + k.maps * KOBJ_VMA_BYTES +
-			     11 * KOBJ_LOCK_BYTES + 2 * KOBJ_INFLIGHT_BYTES);
+	    3 * EPOLL_WATCH_BYTES + k.maps * KOBJ_VMA_BYTES +
+		11 * KOBJ_LOCK_BYTES + 2 * KOBJ_INFLIGHT_BYTES);
 	/* The cap stops the count with a lower bound: a fifth of the
 	 * holder's maps' worth. */
 	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree,
-					  200 * KOBJ_VMA_BYTES, &k), -E2BIG);
+			 200 * KOBJ_VMA_BYTES, &k),
+	    -E2BIG);
 	cr_assert_geq(usage_kobj_bytes(&k), 200 * KOBJ_VMA_BYTES);
 	usage_walker_free(&w);
 }
@@ -905,12 +920,13 @@ Test(kobj, unreadable_process_charged)
 	start_tree(undumpable_holder, 1);
 	cr_assert_eq(usage_walker_init(&w, 16), 0);
 	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
-		     0);
+	    0);
 	cr_assert_eq(k.unreadable, 1);
 	cr_assert_geq(k.maps, max, "maps %llu", (unsigned long long)k.maps);
 	/* And the charge stops a job at any limit under it. */
 	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree,
-					  max * KOBJ_VMA_BYTES, &k), -E2BIG);
+			 max * KOBJ_VMA_BYTES, &k),
+	    -E2BIG);
 	usage_walker_free(&w);
 }
 
@@ -944,7 +960,7 @@ Test(kobj, unreadable_child_of_root_not_charged)
 	start_tree(undumpable_child, 1);
 	cr_assert_eq(usage_walker_init(&w, 16), 0);
 	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
-		     0);
+	    0);
 	cr_assert_eq(k.unreadable, 0);
 	cr_assert_lt(k.maps, 65530u, "maps %llu", (unsigned long long)k.maps);
 	usage_walker_free(&w);
@@ -962,7 +978,7 @@ leader_gone_holder(void)
 	if (spawn() != 0)
 		hang();
 	m = mmap(NULL, 1001 * (size_t)page, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		_exit(96);
 	for (int i = 1; i < 1000; i += 2)
@@ -985,7 +1001,7 @@ Test(kobj, leader_gone_read_through_a_thread)
 
 	start_tree(leader_gone_holder, 1);
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)tree,
-		 (int)tree);
+	    (int)tree);
 	cr_assert_not_null(f = fopen(path, "re"));
 	cr_assert_eq(fscanf(f, "%d", &holder), 1);
 	fclose(f);
@@ -1002,7 +1018,7 @@ Test(kobj, leader_gone_read_through_a_thread)
 	cr_assert_eq(maps_of(holder), 0);
 	cr_assert_eq(usage_walker_init(&w, 16), 0);
 	cr_assert_eq(usage_kernel_objects(&w, proc_fd, tree, UINT64_MAX, &k),
-		     0);
+	    0);
 	cr_assert_geq(k.maps, 1000, "maps %llu", (unsigned long long)k.maps);
 	usage_walker_free(&w);
 }

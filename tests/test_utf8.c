@@ -109,7 +109,7 @@ expect(const void *in, size_t len, const char *want, size_t want_len)
 
 	cr_assert_not_null(out);
 	cr_assert_eq(outlen, want_len, "length %zu, want %zu", outlen,
-		     want_len);
+	    want_len);
 	cr_assert_eq(memcmp(out, want, want_len), 0, "wrong bytes");
 	cr_assert_eq(out[outlen], '\0', "not NUL-terminated");
 	free(out);
@@ -152,18 +152,18 @@ Test(utf8, ascii_unchanged)
 
 Test(utf8, multibyte_unchanged)
 {
-	SAME("\xc2\x80");                  /* U+0080, smallest 2-byte */
-	SAME("\xc3\xa9t\xc3\xa9");         /* "été" */
-	SAME("\xdf\xbf");                  /* U+07FF, largest 2-byte */
-	SAME("\xe0\xa0\x80");              /* U+0800, smallest 3-byte */
-	SAME("\xe2\x82\xac");              /* U+20AC euro sign */
-	SAME("\xed\x9f\xbf");              /* U+D7FF, below the surrogates */
-	SAME("\xee\x80\x80");              /* U+E000, above the surrogates */
-	SAME("\xef\xbf\xbd");              /* U+FFFD itself */
-	SAME("\xef\xbf\xbf");              /* U+FFFF */
-	SAME("\xf0\x90\x80\x80");          /* U+10000, smallest 4-byte */
-	SAME("\xf0\x9f\x98\x80");          /* U+1F600 */
-	SAME("\xf4\x8f\xbf\xbf");          /* U+10FFFF, the largest */
+	SAME("\xc2\x80"); /* U+0080, smallest 2-byte */
+	SAME("\xc3\xa9t\xc3\xa9"); /* "été" */
+	SAME("\xdf\xbf"); /* U+07FF, largest 2-byte */
+	SAME("\xe0\xa0\x80"); /* U+0800, smallest 3-byte */
+	SAME("\xe2\x82\xac"); /* U+20AC euro sign */
+	SAME("\xed\x9f\xbf"); /* U+D7FF, below the surrogates */
+	SAME("\xee\x80\x80"); /* U+E000, above the surrogates */
+	SAME("\xef\xbf\xbd"); /* U+FFFD itself */
+	SAME("\xef\xbf\xbf"); /* U+FFFF */
+	SAME("\xf0\x90\x80\x80"); /* U+10000, smallest 4-byte */
+	SAME("\xf0\x9f\x98\x80"); /* U+1F600 */
+	SAME("\xf4\x8f\xbf\xbf"); /* U+10FFFF, the largest */
 	SAME("a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z");
 }
 
@@ -173,7 +173,9 @@ Test(utf8, lone_continuation_bytes)
 {
 	EXPECT("\x80", FFFD);
 	EXPECT("\xbf", FFFD);
-	EXPECT("a\x80" "b", "a" FFFD "b");
+	EXPECT("a\x80"
+	       "b",
+	    "a" FFFD "b");
 	EXPECT("\x80\x80\x80", FFFD FFFD FFFD);
 	/* A valid sequence followed by one continuation too many. */
 	EXPECT("\xc3\xa9\xa9", "\xc3\xa9" FFFD);
@@ -181,9 +183,9 @@ Test(utf8, lone_continuation_bytes)
 
 Test(utf8, overlong_forms)
 {
-	EXPECT("\xc0\x80", FFFD FFFD);         /* overlong NUL */
-	EXPECT("\xc1\xbf", FFFD FFFD);         /* overlong U+007F */
-	EXPECT("\xc0\xaf", FFFD FFFD);         /* overlong '/' */
+	EXPECT("\xc0\x80", FFFD FFFD); /* overlong NUL */
+	EXPECT("\xc1\xbf", FFFD FFFD); /* overlong U+007F */
+	EXPECT("\xc0\xaf", FFFD FFFD); /* overlong '/' */
 	EXPECT("\xe0\x80\x80", FFFD FFFD FFFD); /* overlong NUL, 3 bytes */
 	EXPECT("\xe0\x9f\xbf", FFFD FFFD FFFD); /* overlong U+07FF */
 	EXPECT("\xf0\x80\x80\x80", FFFD FFFD FFFD FFFD);
@@ -194,8 +196,8 @@ Test(utf8, surrogates)
 {
 	EXPECT("\xed\xa0\x80", FFFD FFFD FFFD); /* U+D800 */
 	EXPECT("\xed\xbf\xbf", FFFD FFFD FFFD); /* U+DFFF */
-	EXPECT("\xed\xa0\xbd\xed\xb8\x80",       /* CESU-8 pair */
-	       FFFD FFFD FFFD FFFD FFFD FFFD);
+	EXPECT("\xed\xa0\xbd\xed\xb8\x80", /* CESU-8 pair */
+	    FFFD FFFD FFFD FFFD FFFD FFFD);
 }
 
 Test(utf8, beyond_u10ffff)
@@ -291,9 +293,33 @@ static uint8_t
 interesting_byte(void)
 {
 	static const uint8_t pick[] = {
-		0x00, 'a',  0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf,
-		0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee,
-		0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xf8, 0xfe, 0xff,
+	    0x00,
+	    'a',
+	    0x7f,
+	    0x80,
+	    0x8f,
+	    0x90,
+	    0x9f,
+	    0xa0,
+	    0xbf,
+	    0xc0,
+	    0xc1,
+	    0xc2,
+	    0xdf,
+	    0xe0,
+	    0xe1,
+	    0xec,
+	    0xed,
+	    0xee,
+	    0xef,
+	    0xf0,
+	    0xf1,
+	    0xf3,
+	    0xf4,
+	    0xf5,
+	    0xf8,
+	    0xfe,
+	    0xff,
 	};
 	uint32_t r = rng();
 
@@ -319,8 +345,8 @@ Test(utf8, random_input_gives_valid_output)
 		cr_assert(n <= 3 * len);
 		cr_assert_eq(out[n], '\0');
 		bad = first_invalid((const uint8_t *)out, n);
-		cr_assert_eq(bad, -1, "iteration %d: invalid output at %ld", iter,
-			     bad);
+		cr_assert_eq(bad, -1, "iteration %d: invalid output at %ld",
+		    iter, bad);
 		/* Valid input comes back unchanged, so sanitizing is idempotent. */
 		again = utf8_sanitize(out, n, &n2);
 		cr_assert_not_null(again);
@@ -395,7 +421,7 @@ Test(utf8, single_byte_corruption)
 			out = utf8_sanitize(in, sizeof(in), &n);
 			cr_assert_not_null(out);
 			cr_assert_eq(first_invalid((const uint8_t *)out, n), -1,
-				     "pos %zu byte 0x%02x", pos, b);
+			    "pos %zu byte 0x%02x", pos, b);
 			if (pos != 0)
 				cr_assert_eq(out[0], 'a');
 			if (pos != sizeof(in) - 1)
@@ -414,9 +440,10 @@ expect_escaped(const char *in, size_t len, const char *want)
 
 	cr_assert_leq(len * 4, sizeof(out));
 	n = term_escape(in, len, out);
-	cr_assert_eq(n, strlen(want), "got %zu bytes, want %zu", n, strlen(want));
+	cr_assert_eq(n, strlen(want), "got %zu bytes, want %zu", n,
+	    strlen(want));
 	cr_assert_eq(memcmp(out, want, n), 0, "got \"%.*s\", want \"%s\"",
-		     (int)n, out, want);
+	    (int)n, out, want);
 }
 
 Test(term_escape, printable_tab_newline_cr_and_utf8_pass)
@@ -433,15 +460,25 @@ Test(term_escape, controls_are_made_visible)
 	expect_escaped("\x1b[2J", 4, "^[[2J");
 	expect_escaped("\0\x7f", 2, "^@^?");
 	/* C1 CSI (U+009B) and OSC (U+009D) as UTF-8. */
-	expect_escaped("\xc2\x9b" "6n\xc2\x9d", 6, "^[[6n^[]");
+	expect_escaped("\xc2\x9b"
+		       "6n\xc2\x9d",
+	    6, "^[[6n^[]");
 }
 
 /* Bytes that start no well-formed sequence become U+FFFD, a sequence
  * cut by the end too: the terminal never completes one itself. */
 Test(term_escape, invalid_and_truncated_become_fffd)
 {
-	expect_escaped("a\xff" "b", 3, "a\xef\xbf\xbd" "b");
-	expect_escaped("\x9b" "2J", 3, "\xef\xbf\xbd" "2J");
+	expect_escaped("a\xff"
+		       "b",
+	    3,
+	    "a\xef\xbf\xbd"
+	    "b");
+	expect_escaped("\x9b"
+		       "2J",
+	    3,
+	    "\xef\xbf\xbd"
+	    "2J");
 	expect_escaped("x\xc2", 2, "x\xef\xbf\xbd");
 	expect_escaped("\xe2\x82", 2, "\xef\xbf\xbd\xef\xbf\xbd");
 }
@@ -463,7 +500,7 @@ expect_split_invariant(const char *in, size_t len)
 	cr_assert_leq(len, 48);
 	for (size_t a = 0; a <= len; a++) {
 		for (size_t b = a; b <= len; b++) {
-			struct term_escape_state st = { 0 };
+			struct term_escape_state st = {0};
 			size_t n = 0;
 
 			n += term_escape_chunk(&st, in, a, got + n);
@@ -471,18 +508,18 @@ expect_split_invariant(const char *in, size_t len)
 			n += term_escape_chunk(&st, in + b, len - b, got + n);
 			n += term_escape_end(&st, got + n);
 			cr_assert(n == nwhole && memcmp(got, whole, n) == 0,
-				  "cut at %zu and %zu: got \"%.*s\", want "
-				  "\"%.*s\"", a, b, (int)n, got, (int)nwhole,
-				  whole);
+			    "cut at %zu and %zu: got \"%.*s\", want "
+			    "\"%.*s\"",
+			    a, b, (int)n, got, (int)nwhole, whole);
 			/* Nothing raw: no ESC, no C1 as UTF-8, no lone
 			 * 0x80..0x9F byte outside a sequence. */
 			for (size_t i = 0; i < n; i++) {
 				cr_assert_neq((unsigned char)got[i], 0x1b);
 				cr_assert(!((unsigned char)got[i] == 0xc2 &&
-					    i + 1 < n &&
-					    (unsigned char)got[i + 1] <= 0x9f),
-					  "raw C1 at %zu (cuts %zu %zu)", i,
-					  a, b);
+					      i + 1 < n &&
+					      (unsigned char)got[i + 1] <=
+						  0x9f),
+				    "raw C1 at %zu (cuts %zu %zu)", i, a, b);
 			}
 		}
 	}
@@ -491,28 +528,37 @@ expect_split_invariant(const char *in, size_t len)
 Test(term_escape, split_c1_csi_osc_st_at_every_point)
 {
 	/* CSI 2J; OSC 52 clipboard write ended by ST; all as C1 UTF-8. */
-	expect_split_invariant("\xc2\x9b" "2J", 4);
-	expect_split_invariant("\xc2\x9d" "52;c;aGk=\xc2\x9c", 14);
-	expect_split_invariant("a\xc2\x9b\xc2\x9d\xc2\x9c" "b", 8);
+	expect_split_invariant("\xc2\x9b"
+			       "2J",
+	    4);
+	expect_split_invariant("\xc2\x9d"
+			       "52;c;aGk=\xc2\x9c",
+	    14);
+	expect_split_invariant("a\xc2\x9b\xc2\x9d\xc2\x9c"
+			       "b",
+	    8);
 	/* Ordinary characters of 2, 3 and 4 bytes pass whole. */
 	expect_split_invariant("\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
-			       11);
+	    11);
 	/* Invalid and truncated sequences among them. */
 	expect_split_invariant("\xe2\x82\xc2\x9b\xf0\x9f\x98\xff\xed\xa0\x80",
-			       11);
+	    11);
 	expect_split_invariant("\x1b]0;t\x07\xc2", 7);
 }
 
 /* The example of issue 23, as two writes, each escaped on arrival. */
 Test(term_escape, c1_in_two_writes_is_escaped)
 {
-	struct term_escape_state st = { 0 };
+	struct term_escape_state st = {0};
 	char out[64];
 	size_t n;
 
 	n = term_escape_chunk(&st, "\xc2", 1, out);
 	cr_assert_eq(n, 0, "the lead byte is held, not written");
-	n += term_escape_chunk(&st, "\x9b" "2J", 3, out + n);
+	n += term_escape_chunk(&st,
+	    "\x9b"
+	    "2J",
+	    3, out + n);
 	n += term_escape_end(&st, out + n);
 	cr_assert_eq(n, 5);
 	cr_assert_eq(memcmp(out, "^[[2J", 5), 0, "got \"%.*s\"", (int)n, out);
@@ -530,7 +576,7 @@ Test(fmt_words, fits_or_ends_at_a_word)
 	cr_assert_str_eq(buf, "short 42");
 	cr_assert_eq(n, 8);
 	n = fmt_words(buf, sizeof(buf), "the program was killed by %s",
-		      "SIGSEGV after a while");
+	    "SIGSEGV after a while");
 	cr_assert_str_eq(buf, "the program was ...");
 	cr_assert_eq(n, strlen(buf));
 	cr_assert_lt(n, sizeof(buf));
@@ -539,8 +585,8 @@ Test(fmt_words, fits_or_ends_at_a_word)
 	cr_assert_str_eq(buf, "limits: memory, cpu ...");
 	/* One word of two-byte characters: never half of one. */
 	n = fmt_words(buf, sizeof(buf), "%s",
-		      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-		      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
 	cr_assert_eq(utf8_decode(buf, 2, &(uint32_t){0}), 2);
 	cr_assert_str_eq(buf + n - 4, " ...");
 	for (size_t i = 0; i < n - 4; i += 2)

@@ -14,10 +14,9 @@ static void
 expect(const char *path, size_t len, enum wspath_rule rule)
 {
 	cr_assert_eq(wspath_why(path, len, NULL), rule, "\"%.*s\": rule %d",
-		     (int)(len > 80 ? 80 : len), path,
-		     (int)wspath_why(path, len, NULL));
+	    (int)(len > 80 ? 80 : len), path, (int)wspath_why(path, len, NULL));
 	cr_assert_eq(wspath_check(path, len, NULL),
-		     rule == WSPATH_OK ? 0 : -EINVAL);
+	    rule == WSPATH_OK ? 0 : -EINVAL);
 }
 
 #define EXPECT(s, rule) expect((s), strlen(s), (rule))
@@ -132,10 +131,20 @@ Test(wspath, split)
 Test(fserr, names_are_stable)
 {
 	static const char *const want[] = {
-		"ok", "escapes_workspace", "symlink_refused",
-		"not_regular_file", "hardlinked_file", "too_large",
-		"quota_exceeded", "not_found", "exists", "invalid_path",
-		"io_error", "not_a_directory", "is_a_directory", "not_empty",
+	    "ok",
+	    "escapes_workspace",
+	    "symlink_refused",
+	    "not_regular_file",
+	    "hardlinked_file",
+	    "too_large",
+	    "quota_exceeded",
+	    "not_found",
+	    "exists",
+	    "invalid_path",
+	    "io_error",
+	    "not_a_directory",
+	    "is_a_directory",
+	    "not_empty",
 	};
 	unsigned i;
 

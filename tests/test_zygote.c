@@ -31,7 +31,7 @@
 #include "zygote.h"
 
 TestSuite(zygote, .init = harness_setup, .fini = harness_cleanup,
-	  .timeout = 60);
+    .timeout = 60);
 
 struct fixture {
 	struct policy pol;
@@ -49,7 +49,7 @@ fixture_open(struct fixture *f)
 
 	memset(f, 0, sizeof(*f));
 	cr_assert_eq(policy_load_default(&f->pol, err, sizeof(err)), 0, "%s",
-		     err);
+	    err);
 	f->self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	cr_assert_geq(f->self_pidfd, 0);
 	f->wsfd = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -108,8 +108,8 @@ reap(struct jail *j, int timeout_ms)
 
 	cr_assert_eq(poll(&p, 1, timeout_ms), 1, "jail init did not end");
 	memset(&si, 0, sizeof(si));
-	cr_assert_eq(syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED,
-			     NULL), 0, "waitid: %s", strerror(errno));
+	cr_assert_eq(syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED, NULL),
+	    0, "waitid: %s", strerror(errno));
 	jail_close(j);
 	return si.si_code == CLD_EXITED ? si.si_status : -si.si_status;
 }
@@ -125,7 +125,7 @@ payload_status(const struct jail *j)
 	 * tasks left as it ended) may come first. */
 	do
 		cr_assert_eq(read(j->status_fd, rec, sizeof(rec)),
-			     (ssize_t)sizeof(rec));
+		    (ssize_t)sizeof(rec));
 	while (rec[0] == INIT_REC_LANDLOCK || rec[0] == INIT_REC_TASKS);
 	cr_assert_eq(rec[0], INIT_REC_PAYLOAD_EXIT, "record %u", rec[0]);
 	return rec[4] | rec[5] << 8;
@@ -133,7 +133,7 @@ payload_status(const struct jail *j)
 
 Test(zygote, starts_jails_that_are_the_callers_children)
 {
-	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "true", NULL};
 	struct fixture f;
 	struct job_spec spec;
 	struct jail j;
@@ -148,7 +148,7 @@ Test(zygote, starts_jails_that_are_the_callers_children)
 		/* Our child, not the zygote's: waitpid would fail otherwise. */
 		st = payload_status(&j);
 		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x",
-			  (unsigned)st);
+		    (unsigned)st);
 		cr_assert_eq(reap(&j, 10000), 0);
 	}
 	fixture_close(&f);
@@ -156,7 +156,8 @@ Test(zygote, starts_jails_that_are_the_callers_children)
 
 Test(zygote, kills_a_jail_on_request)
 {
-	char *argv[] = {(char *)(uintptr_t)"sleep", (char *)(uintptr_t)"30", NULL};
+	char *argv[] = {(char *)(uintptr_t) "sleep", (char *)(uintptr_t) "30",
+	    NULL};
 	struct fixture f;
 	struct job_spec spec;
 	struct jail j;
@@ -178,7 +179,7 @@ Test(zygote, kills_a_jail_on_request)
 
 Test(zygote, the_first_request_fixes_what_later_ones_may_ask)
 {
-	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "true", NULL};
 	struct fixture f;
 	struct job_spec spec;
 	struct jail j;
@@ -214,7 +215,7 @@ Test(zygote, the_first_request_fixes_what_later_ones_may_ask)
 
 		cr_assert_not_null(m);
 		memcpy(m, spec.mounts, spec.nmounts * sizeof(*m));
-		m[0].source = (char *)(uintptr_t)"/etc";
+		m[0].source = (char *)(uintptr_t) "/etc";
 		spec.mounts = m;
 		cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
 		free(m);
@@ -227,7 +228,7 @@ Test(zygote, the_first_request_fixes_what_later_ones_may_ask)
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
 	jobspec_release(&spec);
 	make_spec(&f, &spec, argv);
-	spec.seccomp_profile = (char *)(uintptr_t)"strict";
+	spec.seccomp_profile = (char *)(uintptr_t) "strict";
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
 	jobspec_release(&spec);
 
@@ -247,7 +248,7 @@ Test(zygote, the_first_request_fixes_what_later_ones_may_ask)
 
 Test(zygote, a_malformed_request_is_refused_and_the_zygote_goes_on)
 {
-	char *argv[] = {(char *)(uintptr_t)"true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "true", NULL};
 	uint8_t junk[16] = {0xde, 0xad};
 	uint8_t reply[PROTO_MAX_MSG];
 	int fds[PROTO_IO_MAX_FDS];
@@ -259,9 +260,10 @@ Test(zygote, a_malformed_request_is_refused_and_the_zygote_goes_on)
 
 	fixture_open(&f);
 	cr_assert_eq(proto_send_fds(f.z.sock, junk, sizeof(junk), &f.wsfd, 1),
-		     0);
+	    0);
 	cr_assert_gt(proto_recv_fds(f.z.sock, reply, sizeof(reply), fds, 8,
-				    &nfds), 0);
+			 &nfds),
+	    0);
 	cr_assert_eq(nfds, 0u);
 	memcpy(&refusal, reply, sizeof(refusal));
 	cr_assert_eq(refusal, ZYGOTE_BAD_REQUEST);
@@ -311,12 +313,12 @@ prepare(struct fixture *f, char **argv, struct jail *j)
 	 * replies come in order). */
 	cr_assert_eq(zygote_prepare_send(&f->z, &spec, f->wsfd), -EBUSY);
 	cr_assert_eq(zygote_start_jail(&f->z, &spec, f->wsfd, -1, -1, j, &r),
-		     -EBUSY);
+	    -EBUSY);
 	e = zygote_prepare_recv(&f->z, j, &r);
 	cr_assert_eq(e, 0, "zygote_prepare_recv: %s", strerror(-e));
 	cr_assert_eq(zygote_prepare_recv(&f->z, &scratch, &r), -EINVAL);
 	cr_assert_eq(r.refusal, ZYGOTE_OK, "refusal %d (%s)", (int)r.refusal,
-		     r.why);
+	    r.why);
 	cr_assert_geq(j->go_fd, 0);
 	jobspec_release(&spec);
 }
@@ -358,9 +360,9 @@ read_stdout(const struct jail *j, char *buf, size_t size)
 
 Test(zygote, a_prepared_jail_waits_idle_then_runs_the_job_it_is_given)
 {
-	char *tmpl[] = {(char *)(uintptr_t)"true", NULL};
-	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
-			(char *)(uintptr_t)"echo ran; ls -A /tmp", NULL};
+	char *tmpl[] = {(char *)(uintptr_t) "true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
+	    (char *)(uintptr_t) "echo ran; ls -A /tmp", NULL};
 	unsigned long long before, after;
 	struct job_spec spec;
 	char state, out[256];
@@ -386,18 +388,19 @@ Test(zygote, a_prepared_jail_waits_idle_then_runs_the_job_it_is_given)
 	cr_assert_str_eq(out, "ran\n");
 	st = payload_status(&j);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x",
-		  (unsigned)st);
+	    (unsigned)st);
 	cr_assert_eq(reap(&j, 10000), 0);
 	fixture_close(&f);
 }
 
 Test(zygote, prepared_jails_share_nothing)
 {
-	char *tmpl[] = {(char *)(uintptr_t)"true", NULL};
-	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
-			(char *)(uintptr_t)"ls -A /tmp; touch /tmp/left; "
-			"readlink /proc/self/ns/mnt /proc/self/ns/pid "
-			"/proc/self/ns/net /proc/self/ns/ipc", NULL};
+	char *tmpl[] = {(char *)(uintptr_t) "true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
+	    (char *)(uintptr_t) "ls -A /tmp; touch /tmp/left; "
+				"readlink /proc/self/ns/mnt /proc/self/ns/pid "
+				"/proc/self/ns/net /proc/self/ns/ipc",
+	    NULL};
 	char out[2][512];
 	struct job_spec spec;
 	struct fixture f;
@@ -422,8 +425,9 @@ Test(zygote, prepared_jails_share_nothing)
 		char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
 
 		cr_assert(ea != NULL && eb != NULL);
-		cr_assert(ea - a != eb - b || strncmp(a, b, (size_t)(ea - a)) != 0,
-			  "shared namespace %.*s", (int)(ea - a), a);
+		cr_assert(ea - a != eb - b ||
+			strncmp(a, b, (size_t)(ea - a)) != 0,
+		    "shared namespace %.*s", (int)(ea - a), a);
 		a = ea + 1;
 		b = eb + 1;
 	}
@@ -432,9 +436,9 @@ Test(zygote, prepared_jails_share_nothing)
 
 Test(zygote, a_prepared_jail_refuses_a_job_it_was_not_built_for)
 {
-	char *tmpl[] = {(char *)(uintptr_t)"true", NULL};
-	char *argv[] = {(char *)(uintptr_t)"sh", (char *)(uintptr_t)"-c",
-			(char *)(uintptr_t)"echo ran", NULL};
+	char *tmpl[] = {(char *)(uintptr_t) "true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
+	    (char *)(uintptr_t) "echo ran", NULL};
 	uint8_t rec[INIT_RECORD_SIZE];
 	struct job_spec spec;
 	struct fixture f;
@@ -471,7 +475,7 @@ Test(zygote, a_prepared_jail_refuses_a_job_it_was_not_built_for)
 
 Test(zygote, a_prepared_jail_dropped_by_the_launcher_ends_quietly)
 {
-	char *tmpl[] = {(char *)(uintptr_t)"true", NULL};
+	char *tmpl[] = {(char *)(uintptr_t) "true", NULL};
 	uint8_t rec[INIT_RECORD_SIZE];
 	struct fixture f;
 	struct jail j;
@@ -500,7 +504,8 @@ Test(zygote, the_prebuilt_filters_are_the_runtime_ones)
 			bool kpre = false, krun = false;
 			scmp_filter_ctx ctx;
 			char why[256];
-			int e = jail_seccomp_prebuilt(name, m == 1, &pre, &kpre);
+			int e = jail_seccomp_prebuilt(name, m == 1, &pre,
+			    &kpre);
 
 #ifdef STOCKADE_PLANTED_DEFECTS
 			cr_assert_eq(e, -ENOENT, "a planted build has none");
@@ -508,14 +513,14 @@ Test(zygote, the_prebuilt_filters_are_the_runtime_ones)
 #endif
 			cr_assert_eq(e, 0, "%s/%d: %s", name, m, strerror(-e));
 			ctx = jail_seccomp_build(name, m == 1, &krun, why,
-						 sizeof(why));
+			    sizeof(why));
 			cr_assert_not_null(ctx, "%s", why);
 			cr_assert_eq(jail_seccomp_compile(ctx, &run), 0);
 			seccomp_release(ctx);
 			cr_assert_eq(pre.len, run.len, "%s/%d", name, m);
 			cr_assert_eq(memcmp(pre.filter, run.filter,
-					    run.len * sizeof(*run.filter)), 0,
-				     "%s/%d differs", name, m);
+					 run.len * sizeof(*run.filter)),
+			    0, "%s/%d differs", name, m);
 			cr_assert_eq(kpre, krun);
 			free(pre.filter);
 			free(run.filter);
@@ -546,11 +551,11 @@ fake_reply(int sock, uint32_t seq, uint64_t bytes)
 	wbuf_put_u32(&w, TEST_MEAS_MAGIC);
 	wbuf_put_i32(&w, 0);
 	wbuf_put_u32(&w, seq);
-	wbuf_put_u64(&w, bytes);	/* the Pss sum */
-	wbuf_put_u64(&w, bytes);	/* the resident sum of the walk */
+	wbuf_put_u64(&w, bytes); /* the Pss sum */
+	wbuf_put_u64(&w, bytes); /* the resident sum of the walk */
 	wbuf_put_u64(&w, 0);
 	wbuf_put_u64(&w, 0);
-	wbuf_put_u32(&w, 0);		/* fallbacks */
+	wbuf_put_u32(&w, 0); /* fallbacks */
 	cr_assert(wbuf_ok(&w));
 	cr_assert_geq(proto_send_fds(sock, out, w.len, NULL, 0), 0);
 }
@@ -572,7 +577,7 @@ Test(zygote, a_measure_waits_no_longer_than_the_wall_clock_left)
 	int sv[2], r;
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
-		     0);
+	    0);
 	memset(&z, 0, sizeof(z));
 	z.pid = -1;
 	z.sock = sv[0];
@@ -583,7 +588,7 @@ Test(zygote, a_measure_waits_no_longer_than_the_wall_clock_left)
 	r = zygote_measure(&z, 7, 64, &bytes, &fallbacks, &resident);
 	cr_assert_eq(r, -ETIMEDOUT, "measure with no reply: %d", r);
 	cr_assert_lt(now_ms() - t0, 5000u, "waited %llu ms for a 200 ms wait",
-		     (unsigned long long)(now_ms() - t0));
+	    (unsigned long long)(now_ms() - t0));
 	cr_assert_eq(z.late_replies, 1u);
 
 	/* The late reply comes: dropped, and nothing else is taken. */
@@ -600,7 +605,7 @@ Test(zygote, a_measure_waits_no_longer_than_the_wall_clock_left)
 	r = zygote_measure(&z, 7, 64, &bytes, &fallbacks, &resident);
 	cr_assert_eq(r, 0, "measure: %d", r);
 	cr_assert_eq(bytes, 4096u, "took the late reply's figure: %llu",
-		     (unsigned long long)bytes);
+	    (unsigned long long)bytes);
 	cr_assert_eq(resident, 4096u);
 	cr_assert_eq(z.late_replies, 0u);
 	free(z.buf);

@@ -80,15 +80,15 @@ try_fsmount(void)
 static long
 try_fsconfig(void)
 {
-	return syscall(SYS_fsconfig, -1L, (long)FSCONFIG_CMD_CREATE, NULL,
-		       NULL, 0L);
+	return syscall(SYS_fsconfig, -1L, (long)FSCONFIG_CMD_CREATE, NULL, NULL,
+	    0L);
 }
 
 static long
 try_move_mount(void)
 {
 	return syscall(SYS_move_mount, (long)AT_FDCWD, NOWHERE, (long)AT_FDCWD,
-		       NOWHERE, 0UL);
+	    NOWHERE, 0UL);
 }
 
 static long
@@ -97,7 +97,7 @@ try_open_tree(void)
 	/* Without OPEN_TREE_CLONE it would only be an O_PATH descriptor;
 	 * the path does not exist anyway. */
 	return syscall(SYS_open_tree, (long)AT_FDCWD, NOWHERE,
-		       (unsigned long)OPEN_TREE_CLOEXEC);
+	    (unsigned long)OPEN_TREE_CLOEXEC);
 }
 
 static long
@@ -108,7 +108,7 @@ try_mount_setattr(void)
 	/* Sets and clears nothing, on a path that does not exist. */
 	memset(&attr, 0, sizeof(attr));
 	return syscall(SYS_mount_setattr, (long)AT_FDCWD, NOWHERE, 0UL, &attr,
-		       (unsigned long)sizeof(attr));
+	    (unsigned long)sizeof(attr));
 }
 
 static long
@@ -141,7 +141,7 @@ try_quotactl(void)
 
 	/* A read (Q_GETFMT) on a device that does not exist. */
 	return syscall(SYS_quotactl, (long)QCMD(Q_GETFMT, USRQUOTA), NOWHERE,
-		       0L, &fmt);
+	    0L, &fmt);
 }
 
 static long
@@ -177,7 +177,7 @@ try_name_to_handle_at(void)
 
 	/* Asks the size of the handle of "/": EOVERFLOW, a read. */
 	return syscall(SYS_name_to_handle_at, (long)AT_FDCWD, "/", &h,
-		       &mount_id, 0L);
+	    &mount_id, 0L);
 }
 
 static long
@@ -203,30 +203,31 @@ try_socketpair_netlink(void)
 {
 	int sv[2];
 
-	return syscall(SYS_socketpair, (long)AF_NETLINK, (long)SOCK_RAW, 0L, sv);
+	return syscall(SYS_socketpair, (long)AF_NETLINK, (long)SOCK_RAW, 0L,
+	    sv);
 }
 
 /* The calls only these tests make. */
 static const struct probe_call own_calls[] = {
-	{"umount2", try_umount2},
-	{"pivot_root", try_pivot_root},
-	{"fsopen", try_fsopen},
-	{"fsmount", try_fsmount},
-	{"fsconfig", try_fsconfig},
-	{"move_mount", try_move_mount},
-	{"open_tree", try_open_tree},
-	{"mount_setattr", try_mount_setattr},
-	{"swapon", try_swapon},
-	{"reboot", try_reboot},
-	{"acct", try_acct},
-	{"quotactl", try_quotactl},
-	{"lookup_dcookie", try_lookup_dcookie},
-	{"open_by_handle_at", try_open_by_handle_at},
-	{"name_to_handle_at", try_name_to_handle_at},
-	{"settimeofday", try_settimeofday},
-	{"clock_settime", try_clock_settime},
-	{"socketpair-netlink", try_socketpair_netlink},
-	{NULL, NULL},
+    {"umount2", try_umount2},
+    {"pivot_root", try_pivot_root},
+    {"fsopen", try_fsopen},
+    {"fsmount", try_fsmount},
+    {"fsconfig", try_fsconfig},
+    {"move_mount", try_move_mount},
+    {"open_tree", try_open_tree},
+    {"mount_setattr", try_mount_setattr},
+    {"swapon", try_swapon},
+    {"reboot", try_reboot},
+    {"acct", try_acct},
+    {"quotactl", try_quotactl},
+    {"lookup_dcookie", try_lookup_dcookie},
+    {"open_by_handle_at", try_open_by_handle_at},
+    {"name_to_handle_at", try_name_to_handle_at},
+    {"settimeofday", try_settimeofday},
+    {"clock_settime", try_clock_settime},
+    {"socketpair-netlink", try_socketpair_netlink},
+    {NULL, NULL},
 };
 
 /* This program's names for the probe's calls where they differ
@@ -234,17 +235,17 @@ static const struct probe_call own_calls[] = {
 static const struct {
 	const char *name, *probe;
 } aliases[] = {
-	{"unshare-user", "unshare"},
-	{"personality-readimplies", "personality_readimplies"},
-	{"personality-default", "personality_default"},
-	{"clone-newns", "clone_newns"},
-	{"tiocsti-high", "tiocsti_high"},
-	{"socket-netlink", "socket_netlink"},
-	{"socket-mptcp", "socket_mptcp"},
-	{"prctl-seccomp", "prctl_seccomp"},
-	{"socket-packet", "socket_packet"},
-	{"socket-vsock", "socket_vsock"},
-	{"socket-inet", "socket_inet"},
+    {"unshare-user", "unshare"},
+    {"personality-readimplies", "personality_readimplies"},
+    {"personality-default", "personality_default"},
+    {"clone-newns", "clone_newns"},
+    {"tiocsti-high", "tiocsti_high"},
+    {"socket-netlink", "socket_netlink"},
+    {"socket-mptcp", "socket_mptcp"},
+    {"prctl-seccomp", "prctl_seccomp"},
+    {"socket-packet", "socket_packet"},
+    {"socket-vsock", "socket_vsock"},
+    {"socket-inet", "socket_inet"},
 };
 
 #define N_ALIASES (sizeof(aliases) / sizeof(aliases[0]))
@@ -289,8 +290,10 @@ main(int argc, char *argv[])
 	}
 	c = find_call(argv[1]);
 	if (c == NULL) {
-		fprintf(stderr, "try-syscall: unknown call \"%s\" (run it "
-			"without arguments for the list)\n", argv[1]);
+		fprintf(stderr,
+		    "try-syscall: unknown call \"%s\" (run it "
+		    "without arguments for the list)\n",
+		    argv[1]);
 		return 2;
 	}
 	errno = 0;
@@ -298,6 +301,6 @@ main(int argc, char *argv[])
 	e = ret < 0 ? (errno != 0 ? errno : EIO) : 0;
 	ename = e == 0 ? "OK" : strerrorname_np(e);
 	printf("%s ret=%ld errno=%d(%s)\n", argv[1], ret, e,
-	       ename != NULL ? ename : "?");
+	    ename != NULL ? ename : "?");
 	return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -22,12 +22,14 @@ main(int argc, char **argv)
 	int nr, e;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: with-enosys SYSCALL PROGRAM [ARGS...]\n");
+		fprintf(stderr,
+		    "usage: with-enosys SYSCALL PROGRAM [ARGS...]\n");
 		return 125;
 	}
 	nr = seccomp_syscall_resolve_name(argv[1]);
 	if (nr == __NR_SCMP_ERROR) {
-		fprintf(stderr, "with-enosys: unknown system call %s\n", argv[1]);
+		fprintf(stderr, "with-enosys: unknown system call %s\n",
+		    argv[1]);
 		return 125;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {

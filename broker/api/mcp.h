@@ -53,19 +53,19 @@ struct mcp_hooks {
 };
 
 struct mcp_session {
-	struct rpc_session *rpc;     /* borrowed: the workspace and launcher */
+	struct rpc_session *rpc; /* borrowed: the workspace and launcher */
 	const struct policy *policy; /* borrowed */
 	struct mcp_hooks hooks;
-	bool initialized;            /* initialize was answered */
-	bool structured;             /* the revision has structured output */
-	char revision[16];           /* the negotiated revision */
-	json_t *tools;               /* tools/list's array, built at init */
-	json_t *tools_plain;         /* the same without outputSchema/title,
+	bool initialized; /* initialize was answered */
+	bool structured; /* the revision has structured output */
+	char revision[16]; /* the negotiated revision */
+	json_t *tools; /* tools/list's array, built at init */
+	json_t *tools_plain; /* the same without outputSchema/title,
 				      * for revisions before 2025-06-18 */
-	char *helpers[2];            /* names of the files the last job's
+	char *helpers[2]; /* names of the files the last job's
 				      * stdin and code came in (hidden from
 				      * `changes`); NULL when none */
-	uint64_t helper_sizes[2];    /* their sizes, bytes */
+	uint64_t helper_sizes[2]; /* their sizes, bytes */
 };
 
 /*
@@ -75,7 +75,7 @@ struct mcp_session {
  * Returns 0 or -ENOMEM.
  */
 int mcp_session_init(struct mcp_session *m, struct rpc_session *rpc,
-		     const struct policy *pol, const struct mcp_hooks *h);
+    const struct policy *pol, const struct mcp_hooks *h);
 
 /* Frees what M owns; borrowed things are left alone. */
 void mcp_session_free(struct mcp_session *m);
@@ -107,6 +107,6 @@ json_t *mcp_tools_list(const struct policy *pol, bool structured);
  * -32602), or NULL with *UNKNOWN clear on ENOMEM.
  */
 json_t *mcp_tool_call(struct mcp_session *m, const char *name, json_t *args,
-		      json_t *token, bool *unknown);
+    json_t *token, bool *unknown);
 
 #endif

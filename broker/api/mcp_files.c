@@ -18,7 +18,7 @@
  * them (MCP "Progress": the value increases with each notification). */
 static void
 transfer_progress(struct mcp_session *m, json_t *token, uint64_t done,
-		  uint64_t total, const char *what)
+    uint64_t total, const char *what)
 {
 	char msg[96];
 	json_t *n;
@@ -26,11 +26,11 @@ transfer_progress(struct mcp_session *m, json_t *token, uint64_t done,
 	if (token == NULL || m->hooks.notify == NULL)
 		return;
 	snprintf(msg, sizeof(msg), "%s: %llu of %llu bytes", what,
-		 (unsigned long long)done, (unsigned long long)total);
+	    (unsigned long long)done, (unsigned long long)total);
 	n = json_pack("{s:s,s:s,s:{s:O,s:I,s:I,s:s}}", "jsonrpc", "2.0",
-		      "method", "notifications/progress", "params",
-		      "progressToken", token, "progress", (json_int_t)done,
-		      "total", (json_int_t)total, "message", msg);
+	    "method", "notifications/progress", "params", "progressToken",
+	    token, "progress", (json_int_t)done, "total", (json_int_t)total,
+	    "message", msg);
 	if (n != NULL)
 		m->hooks.notify(m->hooks.arg, n);
 	json_decref(n);
@@ -40,7 +40,7 @@ json_t *
 mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 {
 	static const char *const names[] = {"path", "content", "encoding",
-					    NULL};
+	    NULL};
 	const char *path, *enc, *bad = NULL, *slash, *msg;
 	bool badtype = false, b64;
 	json_t *p, *r, *err = NULL, *s;
@@ -48,29 +48,34 @@ mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 	char *text;
 
 	if (!mcp_known_args(args, names, &bad))
-		return mcp_tool_error(m, "invalid arguments: write_file takes "
-				      "no \"%s\"", bad);
+		return mcp_tool_error(m,
+		    "invalid arguments: write_file takes "
+		    "no \"%s\"",
+		    bad);
 	path = mcp_str_arg(args, "path", &badtype);
 	enc = mcp_str_arg(args, "encoding", &badtype);
 	s = json_object_get(args, "content");
 	if (badtype || path == NULL || !json_is_string(s))
-		return mcp_tool_error(m, "invalid arguments: path and content "
-				      "are required strings");
+		return mcp_tool_error(m,
+		    "invalid arguments: path and content "
+		    "are required strings");
 	if (enc != NULL && strcmp(enc, "utf-8") != 0 &&
 	    strcmp(enc, "base64") != 0)
-		return mcp_tool_error(m, "invalid arguments: encoding must be "
-				      "\"utf-8\" or \"base64\"");
+		return mcp_tool_error(m,
+		    "invalid arguments: encoding must be "
+		    "\"utf-8\" or \"base64\"");
 	b64 = enc != NULL && strcmp(enc, "base64") == 0;
 	if (!b64 && strlen(json_string_value(s)) != json_string_length(s))
-		return mcp_tool_error(m, "invalid arguments: content holds a "
-				      "NUL character: send it with "
-				      "\"encoding\": \"base64\"");
+		return mcp_tool_error(m,
+		    "invalid arguments: content holds a "
+		    "NUL character: send it with "
+		    "\"encoding\": \"base64\"");
 	/* Missing parent directories are made, as a model expects of
 	 * "write src/main.py"; each is checked like any other path. */
 	if ((slash = strrchr(path, '/')) != NULL && slash != path &&
 	    slash[1] != '\0') {
 		p = json_pack("{s:s%,s:b}", "path", path,
-			      (size_t)(slash - path), "parents", 1);
+		    (size_t)(slash - path), "parents", 1);
 		r = p != NULL ? mcp_rpc(m, "fs.mkdir", p, &err) : NULL;
 		json_decref(p);
 		if (r == NULL)
@@ -81,31 +86,34 @@ mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 	/* fs.write's own too_large says to pass a descriptor, which an MCP
 	 * client cannot: say what the model can do instead. */
 	if (size > m->policy->files.inline_bytes + (b64 ? 2 : 0))
-		return mcp_tool_error(m, "too_large: write_file takes at most "
-				      "%llu bytes per call (the policy's "
-				      "inline_kb); write the file in parts and "
-				      "join them with run_code (cat part1 part2 "
-				      "> file)", (unsigned long long)
-				      m->policy->files.inline_bytes);
+		return mcp_tool_error(m,
+		    "too_large: write_file takes at most "
+		    "%llu bytes per call (the policy's "
+		    "inline_kb); write the file in parts and "
+		    "join them with run_code (cat part1 part2 "
+		    "> file)",
+		    (unsigned long long)m->policy->files.inline_bytes);
 	transfer_progress(m, token, 0, size, "write_file");
 	p = json_pack("{s:s,s:O,s:b}", "path", path, b64 ? "data" : "text", s,
-		      "overwrite", 1);
+	    "overwrite", 1);
 	r = p != NULL ? mcp_rpc(m, "fs.write", p, &err) : NULL;
 	json_decref(p);
-	msg = json_string_value(json_object_get(json_array_get(
-		json_object_get(err, "content"), 0), "text"));
+	msg = json_string_value(
+	    json_object_get(json_array_get(json_object_get(err, "content"), 0),
+		"text"));
 	if (r == NULL && b64 && msg != NULL &&
 	    strstr(msg, "not base64") != NULL) {
 		json_decref(err);
-		return mcp_tool_error(m, "invalid arguments: content is not "
-				      "base64 (RFC 4648, with padding)");
+		return mcp_tool_error(m,
+		    "invalid arguments: content is not "
+		    "base64 (RFC 4648, with padding)");
 	}
 	if (r == NULL)
 		return err;
 	size = (uint64_t)json_integer_value(json_object_get(r, "size"));
 	transfer_progress(m, token, size, size, "write_file");
 	if (asprintf(&text, "wrote %llu bytes to %s", (unsigned long long)size,
-		     json_string_value(json_object_get(r, "path"))) < 0) {
+		json_string_value(json_object_get(r, "path"))) < 0) {
 		json_decref(r);
 		return NULL;
 	}
@@ -129,8 +137,9 @@ text_prefix(const uint8_t *p, size_t len)
 	while (i < len) {
 		n = utf8_decode(p + i, len - i, &cp);
 		if (n == 0)
-			return len - i < 4 && p[i] >= 0xc2 && p[i] <= 0xf4 ? i
-							     : (size_t)-1;
+			return len - i < 4 && p[i] >= 0xc2 && p[i] <= 0xf4
+			    ? i
+			    : (size_t)-1;
 		if (cp == 0)
 			return (size_t)-1;
 		i += n;
@@ -148,8 +157,8 @@ text_prefix(const uint8_t *p, size_t len)
  */
 static json_t *
 read_result(struct mcp_session *m, json_t *token, json_t *r,
-	    const uint8_t *data, size_t n, uint64_t offset, uint64_t fsize,
-	    uint64_t want)
+    const uint8_t *data, size_t n, uint64_t offset, uint64_t fsize,
+    uint64_t want)
 {
 	const char *b64 = json_string_value(json_object_get(r, "data"));
 	char *out = NULL, *shown;
@@ -161,14 +170,12 @@ read_result(struct mcp_session *m, json_t *token, json_t *r,
 	text = keep != (size_t)-1 && (keep == n || offset + n < fsize);
 	if (text)
 		n = keep;
-	o = json_pack("{s:O,s:I,s:I,s:I,s:s,s:o,s:b}",
-		      "path", json_object_get(r, "path"),
-		      "offset", (json_int_t)offset, "size", (json_int_t)n,
-		      "file_size", (json_int_t)fsize,
-		      "encoding", text ? "utf-8" : "base64",
-		      "content", text ? json_stringn((const char *)data, n)
-				      : json_string(b64),
-		      "truncated", offset + n < fsize);
+	o = json_pack("{s:O,s:I,s:I,s:I,s:s,s:o,s:b}", "path",
+	    json_object_get(r, "path"), "offset", (json_int_t)offset, "size",
+	    (json_int_t)n, "file_size", (json_int_t)fsize, "encoding",
+	    text ? "utf-8" : "base64", "content",
+	    text ? json_stringn((const char *)data, n) : json_string(b64),
+	    "truncated", offset + n < fsize);
 	transfer_progress(m, token, n, n > want ? n : want, "read_file");
 	/* The text a host shows (a terminal, perhaps) has the file's
 	 * control characters in caret notation, as a job's output has;
@@ -177,11 +184,14 @@ read_result(struct mcp_session *m, json_t *token, json_t *r,
 	if (shown != NULL)
 		shown[term_escape(data, n, shown)] = '\0';
 	if (o != NULL && (shown != NULL || !text) &&
-	    asprintf(&out, "%s%s%s", text ? "" : "[the file is not UTF-8 "
-		     "text: its bytes as base64]\n",
-		     text ? shown : b64,
-		     offset + n < fsize ? "\n[stockade: more of the file "
-		     "follows; read on with offset]" : "") < 0)
+	    asprintf(&out, "%s%s%s",
+		text ? ""
+		     : "[the file is not UTF-8 "
+		       "text: its bytes as base64]\n",
+		text ? shown : b64,
+		offset + n < fsize ? "\n[stockade: more of the file "
+				     "follows; read on with offset]"
+				   : "") < 0)
 		out = NULL;
 	free(shown);
 	res = out != NULL ? mcp_result(m, out, o, false) : NULL;
@@ -205,16 +215,20 @@ mcp_read_file(struct mcp_session *m, json_t *args, json_t *token)
 	int e;
 
 	if (!mcp_known_args(args, names, &bad))
-		return mcp_tool_error(m, "invalid arguments: read_file takes no "
-				      "\"%s\"", bad);
+		return mcp_tool_error(m,
+		    "invalid arguments: read_file takes no "
+		    "\"%s\"",
+		    bad);
 	path = mcp_str_arg(args, "path", &badtype);
 	if (badtype || path == NULL)
-		return mcp_tool_error(m, "invalid arguments: path is a required "
-				      "string");
+		return mcp_tool_error(m,
+		    "invalid arguments: path is a required "
+		    "string");
 	if (!mcp_uint_arg(args, "offset", 0, 0, INT64_MAX, &offset) ||
 	    !mcp_uint_arg(args, "length", max, 1, INT64_MAX, &length))
-		return mcp_tool_error(m, "invalid arguments: offset and length "
-				      "are byte counts (length at least 1)");
+		return mcp_tool_error(m,
+		    "invalid arguments: offset and length "
+		    "are byte counts (length at least 1)");
 	p = json_pack("{s:s}", "path", path);
 	st = p != NULL ? mcp_rpc(m, "fs.stat", p, &err) : NULL;
 	json_decref(p);
@@ -230,8 +244,8 @@ mcp_read_file(struct mcp_session *m, json_t *args, json_t *token)
 	else if (want > fsize - offset)
 		want = fsize - offset;
 	transfer_progress(m, token, 0, want, "read_file");
-	p = json_pack("{s:s,s:I,s:I}", "path", path, "offset", (json_int_t)offset,
-		      "length", (json_int_t)want);
+	p = json_pack("{s:s,s:I,s:I}", "path", path, "offset",
+	    (json_int_t)offset, "length", (json_int_t)want);
 	r = p != NULL ? mcp_rpc(m, "fs.read", p, &err) : NULL;
 	json_decref(p);
 	if (r == NULL)
@@ -241,8 +255,10 @@ mcp_read_file(struct mcp_session *m, json_t *args, json_t *token)
 			: -EINVAL;
 	if (e < 0) {
 		json_decref(r);
-		return e == -ENOMEM ? NULL : mcp_tool_error(m, "io_error: the "
-			"file could not be read");
+		return e == -ENOMEM ? NULL
+				    : mcp_tool_error(m,
+					  "io_error: the "
+					  "file could not be read");
 	}
 	res = read_result(m, token, r, data, n, offset, fsize, want);
 	json_decref(r);
@@ -255,9 +271,9 @@ static void
 print_entry(FILE *f, json_t *e)
 {
 	fprintf(f, "%-9s %12lld %s\n",
-		json_string_value(json_object_get(e, "type")),
-		(long long)json_integer_value(json_object_get(e, "size")),
-		json_string_value(json_object_get(e, "path")));
+	    json_string_value(json_object_get(e, "type")),
+	    (long long)json_integer_value(json_object_get(e, "size")),
+	    json_string_value(json_object_get(e, "path")));
 }
 
 json_t *
@@ -273,15 +289,18 @@ mcp_list_files(struct mcp_session *m, json_t *args, json_t *token)
 
 	(void)token;
 	if (!mcp_known_args(args, names, &bad))
-		return mcp_tool_error(m, "invalid arguments: list_files takes "
-				      "no \"%s\"", bad);
+		return mcp_tool_error(m,
+		    "invalid arguments: list_files takes "
+		    "no \"%s\"",
+		    bad);
 	path = mcp_str_arg(args, "path", &badtype);
 	rec = json_object_get(args, "recursive");
 	if (badtype || (rec != NULL && !json_is_boolean(rec)))
-		return mcp_tool_error(m, "invalid arguments: path is a string "
-				      "and recursive a boolean");
+		return mcp_tool_error(m,
+		    "invalid arguments: path is a string "
+		    "and recursive a boolean");
 	p = json_pack("{s:s,s:b}", "path", path != NULL ? path : ".",
-		      "recursive", json_is_true(rec));
+	    "recursive", json_is_true(rec));
 	r = p != NULL ? mcp_rpc(m, "fs.list", p, &err) : NULL;
 	json_decref(p);
 	if (r == NULL)
@@ -291,12 +310,13 @@ mcp_list_files(struct mcp_session *m, json_t *args, json_t *token)
 		return NULL;
 	}
 	json_array_foreach(json_object_get(r, "entries"), i, e)
-		print_entry(f, e);
+	    print_entry(f, e);
 	if (i == 0)
 		fprintf(f, "(empty)\n");
 	if (json_is_true(json_object_get(r, "truncated")))
-		fprintf(f, "[stockade: the listing is cut short; list a "
-			"subdirectory]\n");
+		fprintf(f,
+		    "[stockade: the listing is cut short; list a "
+		    "subdirectory]\n");
 	if (fclose(f) != 0) {
 		free(text);
 		json_decref(r);
@@ -344,8 +364,10 @@ mcp_changes(struct mcp_session *m, json_t *args, json_t *token)
 
 	(void)token;
 	if (!mcp_known_args(args, names, &bad))
-		return mcp_tool_error(m, "invalid arguments: changes takes no "
-				      "arguments (\"%s\")", bad);
+		return mcp_tool_error(m,
+		    "invalid arguments: changes takes no "
+		    "arguments (\"%s\")",
+		    bad);
 	if ((r = mcp_rpc(m, "fs.changes", NULL, &err)) == NULL)
 		return err;
 	if ((f = open_memstream(&text, &len)) == NULL) {
@@ -357,20 +379,22 @@ mcp_changes(struct mcp_session *m, json_t *args, json_t *token)
 
 		if (k == 2)
 			hide_helpers(m, list);
-		json_array_foreach(list, i, e) {
+		json_array_foreach(list, i, e)
+		{
 			fprintf(f, "%s %s %s (%lld bytes)\n", kinds[k],
-				json_string_value(json_object_get(e, "type")),
-				json_string_value(json_object_get(e, "path")),
-				(long long)json_integer_value(
-					json_object_get(e, "size")));
+			    json_string_value(json_object_get(e, "type")),
+			    json_string_value(json_object_get(e, "path")),
+			    (long long)json_integer_value(
+				json_object_get(e, "size")));
 			total++;
 		}
 	}
 	if (total == 0)
 		fprintf(f, "no changes by the last run\n");
 	if (json_is_true(json_object_get(r, "truncated")))
-		fprintf(f, "[stockade: the list is partial: the workspace is "
-			"over a limit of the policy]\n");
+		fprintf(f,
+		    "[stockade: the list is partial: the workspace is "
+		    "over a limit of the policy]\n");
 	if (fclose(f) != 0) {
 		free(text);
 		json_decref(r);

@@ -18,13 +18,13 @@
  * content, STRUCTURED (stolen; may be NULL) as structuredContent when the
  * session's revision has it, and IS_ERROR. NULL on ENOMEM.
  */
-json_t *mcp_result(struct mcp_session *m, const char *text,
-		   json_t *structured, bool is_error);
+json_t *mcp_result(struct mcp_session *m, const char *text, json_t *structured,
+    bool is_error);
 
 /* A failed tool call: text "error: " and the formatted message, isError
  * true, no structured content. NULL on ENOMEM. */
 json_t *mcp_tool_error(struct mcp_session *m, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * Calls METHOD of the serve session (rpc_call) with PARAMS (borrowed).
@@ -34,12 +34,11 @@ json_t *mcp_tool_error(struct mcp_session *m, const char *fmt, ...)
  * that could not run as a failure of the sandbox.
  */
 json_t *mcp_rpc(struct mcp_session *m, const char *method, json_t *params,
-		json_t **err);
+    json_t **err);
 
 /* Is every key of the object ARGS one of NAMES (NULL-terminated)? Else
  * false with *BAD the first unknown key (borrowed from ARGS). */
-bool mcp_known_args(json_t *args, const char *const *names,
-		    const char **bad);
+bool mcp_known_args(json_t *args, const char *const *names, const char **bad);
 
 /* The string argument NAME of ARGS (borrowed), or NULL when absent; a
  * value that is not a string without NUL sets *BAD and gives NULL. */
@@ -47,8 +46,8 @@ const char *mcp_str_arg(json_t *args, const char *name, bool *bad);
 
 /* An unsigned integer argument NAME of ARGS into *OUT (DFLT when
  * absent); false when it is not an integer from MIN to MAX. */
-bool mcp_uint_arg(json_t *args, const char *name, uint64_t dflt,
-		  uint64_t min, uint64_t max, uint64_t *out);
+bool mcp_uint_arg(json_t *args, const char *name, uint64_t dflt, uint64_t min,
+    uint64_t max, uint64_t *out);
 
 /* The file tools (mcp_files.c); each returns a CallToolResult or NULL
  * (ENOMEM). TOKEN is the request's progress token (borrowed, may be

@@ -26,49 +26,54 @@ run_description(const struct policy *pol, bool code)
 
 	if (asprintf(&s,
 		"%s"
-		"Files: /work is your workspace and the current directory. What "
+		"Files: /work is your workspace and the current directory. "
+		"What "
 		"you write there stays between calls. /tmp is private to one "
 		"call, emptied after it, and small (%.0f MiB). There is no "
 		"network: only loopback inside the sandbox; nothing can be "
 		"downloaded or installed.\n\n"
 		"Limits of one call, for all its processes together: %.3g s of "
-		"wall-clock time (timeout_seconds, at most %.3g), %.3g s of CPU "
+		"wall-clock time (timeout_seconds, at most %.3g), %.3g s of "
+		"CPU "
 		"time, %.0f MiB of memory (memory_mb, at most %.0f), %u "
 		"processes and threads, %.0f MiB per file, %.0f MiB in /work, "
 		"and %.0f KiB each of stdout and stderr kept (%s). Print a "
 		"summary; write large results to files in /work.\n\n"
 		"Every call ends in exactly one status: ok, exit_nonzero, "
-		"timeout, cpu_limit, memory_limit, process_limit, output_limit, "
+		"timeout, cpu_limit, memory_limit, process_limit, "
+		"output_limit, "
 		"file_size_limit, disk_full, crash, policy_violation, "
-		"sandbox_error or cancelled. The reply starts with that status, "
+		"sandbox_error or cancelled. The reply starts with that "
+		"status, "
 		"then a hint line that says what happened and what to do next. "
 		"Follow the hint. Do not rerun a program unchanged after a "
 		"failure; after policy_violation the same call will always "
 		"fail. sandbox_error is a failure of the sandbox, not of your "
 		"code: tell the user. cancelled means the user stopped the "
 		"job: do not run it again, tell the user.",
-		code ? "Run a program's source code in a Linux sandbox and get "
-		       "back one result.\n\nLanguages: \"python\" (Python 3 and "
-		       "its standard library; do not assume third-party "
-		       "packages such as numpy or pandas), \"bash\" or \"sh\" "
-		       "(a script, with the usual POSIX tools: coreutils, "
-		       "grep, sed, awk, find, tar, gzip).\n\n"
-		     : "Run one program with its arguments (an argv array, no "
-		       "shell: use run_code with bash for pipes and "
-		       "redirections) in a Linux sandbox and get back one "
-		       "result. Programs are those of the host's /usr, "
-		       "read-only.\n\n",
+		code
+		    ? "Run a program's source code in a Linux sandbox and get "
+		      "back one result.\n\nLanguages: \"python\" (Python 3 and "
+		      "its standard library; do not assume third-party "
+		      "packages such as numpy or pandas), \"bash\" or \"sh\" "
+		      "(a script, with the usual POSIX tools: coreutils, "
+		      "grep, sed, awk, find, tar, gzip).\n\n"
+		    : "Run one program with its arguments (an argv array, no "
+		      "shell: use run_code with bash for pipes and "
+		      "redirections) in a Linux sandbox and get back one "
+		      "result. Programs are those of the host's /usr, "
+		      "read-only.\n\n",
 		(double)l->tmp_bytes / MIB, (double)l->wall_ms / 1000.0,
 		(double)l->wall_ms / 1000.0, (double)l->cpu_ms / 1000.0,
 		(double)l->memory_bytes / MIB, (double)l->memory_bytes / MIB,
 		l->nproc, (double)l->fsize_bytes / MIB,
 		(double)l->workspace_bytes / MIB,
 		(double)l->stdout_bytes / 1024.0,
-		pol->on_output_limit == OUTPUT_KILL ?
-			"past that the program is stopped; the head and the "
-			"tail are kept" :
-			"past that only the head and the tail are kept and the "
-			"program goes on") < 0)
+		pol->on_output_limit == OUTPUT_KILL
+		    ? "past that the program is stopped; the head and the "
+		      "tail are kept"
+		    : "past that only the head and the tail are kept and the "
+		      "program goes on") < 0)
 		return NULL;
 	return s;
 }
@@ -88,16 +93,17 @@ env_prop(const struct policy *pol)
 
 	if (strspn(list, " \t,") == strlen(list))
 		return NULL;
-	if (asprintf(&desc, "Environment variables for this call only, laid "
-		     "over the sandbox's own (PATH, HOME, LANG, ...). %s%s",
-		     strcmp(list, "*") == 0 ? "Any name." :
-		     "Names allowed (NAME* is a prefix): ",
-		     strcmp(list, "*") == 0 ? "" : list) < 0)
+	if (asprintf(&desc,
+		"Environment variables for this call only, laid "
+		"over the sandbox's own (PATH, HOME, LANG, ...). %s%s",
+		strcmp(list, "*") == 0 ? "Any name."
+				       : "Names allowed (NAME* is a prefix): ",
+		strcmp(list, "*") == 0 ? "" : list) < 0)
 		return NULL;
 	o = json_pack("{s:s,s:{s:s},s:{s:s,s:i},s:s}", "type", "object",
-		      "additionalProperties", "type", "string", "propertyNames",
-		      "pattern", "^[A-Za-z_][A-Za-z0-9_]*$", "maxLength", 255,
-		      "description", desc);
+	    "additionalProperties", "type", "string", "propertyNames",
+	    "pattern", "^[A-Za-z_][A-Za-z0-9_]*$", "maxLength", 255,
+	    "description", desc);
 	free(desc);
 	return o;
 }
@@ -112,19 +118,18 @@ run_props(const struct policy *pol)
 	json_int_t mem = (json_int_t)(l->memory_bytes >> 20);
 	json_t *props, *env;
 
-	props = json_pack(
-		"{s:{s:s,s:I,s:s},s:{s:s,s:i,s:f,s:f,s:s},"
-		"s:{s:s,s:i,s:I,s:I,s:s}}",
-		"stdin", "type", "string", "maxLength",
-		(json_int_t)pol->files.inline_bytes, "description",
-		"Text given to the program on standard input. Without it, "
-		"standard input is empty.",
-		"timeout_seconds", "type", "number", "exclusiveMinimum", 0,
-		"maximum", wall, "default", wall, "description",
-		"Wall-clock limit of this call, seconds.",
-		"memory_mb", "type", "integer", "minimum", 16, "maximum", mem,
-		"default", mem, "description",
-		"Memory limit of this call (all its processes together), MiB.");
+	props = json_pack("{s:{s:s,s:I,s:s},s:{s:s,s:i,s:f,s:f,s:s},"
+			  "s:{s:s,s:i,s:I,s:I,s:s}}",
+	    "stdin", "type", "string", "maxLength",
+	    (json_int_t)pol->files.inline_bytes, "description",
+	    "Text given to the program on standard input. Without it, "
+	    "standard input is empty.",
+	    "timeout_seconds", "type", "number", "exclusiveMinimum", 0,
+	    "maximum", wall, "default", wall, "description",
+	    "Wall-clock limit of this call, seconds.", "memory_mb", "type",
+	    "integer", "minimum", 16, "maximum", mem, "default", mem,
+	    "description",
+	    "Memory limit of this call (all its processes together), MiB.");
 	if (props != NULL && (env = env_prop(pol)) != NULL &&
 	    json_object_set_new(props, "env", env) < 0) {
 		json_decref(props);
@@ -144,7 +149,7 @@ result_schema(void)
 
 	if (s == NULL) {
 		log_error("the compiled-in result schema is not JSON: %s",
-			  jerr.text);
+		    jerr.text);
 		return NULL;
 	}
 	json_object_del(s, "$schema");
@@ -154,14 +159,14 @@ result_schema(void)
 
 /* Schema fragments of the file tools' output. */
 static const char entry_schema[] =
-	"{\"type\":\"object\",\"required\":[\"path\",\"type\",\"size\"],"
-	"\"properties\":{\"path\":{\"type\":\"string\"},"
-	"\"path_b64\":{\"type\":\"string\"},\"type\":{\"enum\":[\"file\","
-	"\"directory\",\"symlink\",\"fifo\",\"socket\",\"char_device\","
-	"\"block_device\",\"other\"]},\"size\":{\"type\":[\"integer\","
-	"\"null\"],\"minimum\":0},\"mode\":{\"type\":\"integer\"},"
-	"\"mtime\":{\"type\":\"number\"},\"sha256\":{\"type\":[\"string\","
-	"\"null\"]}}}";
+    "{\"type\":\"object\",\"required\":[\"path\",\"type\",\"size\"],"
+    "\"properties\":{\"path\":{\"type\":\"string\"},"
+    "\"path_b64\":{\"type\":\"string\"},\"type\":{\"enum\":[\"file\","
+    "\"directory\",\"symlink\",\"fifo\",\"socket\",\"char_device\","
+    "\"block_device\",\"other\"]},\"size\":{\"type\":[\"integer\","
+    "\"null\"],\"minimum\":0},\"mode\":{\"type\":\"integer\"},"
+    "\"mtime\":{\"type\":\"number\"},\"sha256\":{\"type\":[\"string\","
+    "\"null\"]}}}";
 
 /* The outputSchema of the file tool TOOL: a new reference, or NULL
  * (ENOMEM). */
@@ -175,42 +180,38 @@ output_schema(const char *tool)
 	if (strcmp(tool, "write_file") == 0) {
 		json_decref(entry);
 		return json_pack("{s:s,s:[s,s],s:{s:{s:s},s:{s:s},s:{s:s}}}",
-				 "type", "object", "required", "path", "size",
-				 "properties", "path", "type", "string",
-				 "path_b64", "type", "string", "size", "type",
-				 "integer");
+		    "type", "object", "required", "path", "size", "properties",
+		    "path", "type", "string", "path_b64", "type", "string",
+		    "size", "type", "integer");
 	}
 	if (strcmp(tool, "read_file") == 0) {
 		json_decref(entry);
 		return json_pack(
-			"{s:s,s:[s,s,s,s,s,s,s],s:{s:{s:s},s:{s:s},s:{s:s},"
-			"s:{s:s},s:{s:s},s:{s:[s,s]},s:{s:s},s:{s:s}}}",
-			"type", "object", "required", "path", "offset", "size",
-			"file_size", "encoding", "content", "truncated",
-			"properties", "path", "type", "string", "path_b64",
-			"type", "string", "offset", "type", "integer", "size",
-			"type", "integer", "file_size", "type", "integer",
-			"encoding", "enum", "utf-8", "base64", "content", "type",
-			"string", "truncated", "type", "boolean");
+		    "{s:s,s:[s,s,s,s,s,s,s],s:{s:{s:s},s:{s:s},s:{s:s},"
+		    "s:{s:s},s:{s:s},s:{s:[s,s]},s:{s:s},s:{s:s}}}",
+		    "type", "object", "required", "path", "offset", "size",
+		    "file_size", "encoding", "content", "truncated",
+		    "properties", "path", "type", "string", "path_b64", "type",
+		    "string", "offset", "type", "integer", "size", "type",
+		    "integer", "file_size", "type", "integer", "encoding",
+		    "enum", "utf-8", "base64", "content", "type", "string",
+		    "truncated", "type", "boolean");
 	}
 	if (strcmp(tool, "list_files") == 0)
 		return json_pack("{s:s,s:[s,s],s:{s:{s:s,s:o},s:{s:s}}}",
-				 "type", "object", "required", "entries",
-				 "truncated", "properties", "entries", "type",
-				 "array", "items", entry, "truncated", "type",
-				 "boolean");
+		    "type", "object", "required", "entries", "truncated",
+		    "properties", "entries", "type", "array", "items", entry,
+		    "truncated", "type", "boolean");
 	/* changes: ENTRY three times, each "O" a new reference; the one
 	 * json_loads gave is dropped after (found by fuzz/fuzz_mcp.c: it
 	 * leaked once per tools list). */
 	out = json_pack("{s:s,s:[s,s,s,s],s:{s:{s:s,s:O},s:{s:s,s:O},"
 			"s:{s:s,s:O},s:{s:s},s:{s:s}}}",
-			"type", "object", "required", "created", "modified",
-			"deleted", "truncated", "properties",
-			"created", "type", "array", "items", entry,
-			"modified", "type", "array", "items", entry,
-			"deleted", "type", "array", "items", entry,
-			"truncated", "type", "boolean", "unhashed", "type",
-			"integer");
+	    "type", "object", "required", "created", "modified", "deleted",
+	    "truncated", "properties", "created", "type", "array", "items",
+	    entry, "modified", "type", "array", "items", entry, "deleted",
+	    "type", "array", "items", entry, "truncated", "type", "boolean",
+	    "unhashed", "type", "integer");
 	json_decref(entry);
 	return out;
 }
@@ -219,23 +220,21 @@ output_schema(const char *tool)
  * (stolen), and the hints of MCP's ToolAnnotations. */
 static json_t *
 tool(const char *name, const char *title, char *description, json_t *input,
-     json_t *output, bool structured, bool read_only, bool destructive)
+    json_t *output, bool structured, bool read_only, bool destructive)
 {
 	json_t *t = NULL;
 
 	if (description != NULL && input != NULL && output != NULL)
-		t = json_pack("{s:s,s:s,s:O,s:{s:s,s:b,s:b,s:b,s:b}}",
-			      "name", name, "description", description,
-			      "inputSchema", input, "annotations",
-			      "title", title, "readOnlyHint", read_only,
-			      "destructiveHint", destructive,
-			      "idempotentHint", read_only,
-			      /* No network: nothing outside the workspace
+		t = json_pack("{s:s,s:s,s:O,s:{s:s,s:b,s:b,s:b,s:b}}", "name",
+		    name, "description", description, "inputSchema", input,
+		    "annotations", "title", title, "readOnlyHint", read_only,
+		    "destructiveHint", destructive, "idempotentHint", read_only,
+		    /* No network: nothing outside the workspace
 			       * is reached. */
-			      "openWorldHint", 0);
+		    "openWorldHint", 0);
 	if (t != NULL && structured &&
 	    (json_object_set_new(t, "title", json_string(title)) < 0 ||
-	     json_object_set(t, "outputSchema", output) < 0)) {
+		json_object_set(t, "outputSchema", output) < 0)) {
 		json_decref(t);
 		t = NULL;
 	}
@@ -253,22 +252,24 @@ tool_run_code(const struct policy *pol, bool structured)
 	json_t *props = run_props(pol), *t;
 
 	if (props == NULL ||
-	    json_object_set_new(props, "language", json_pack(
-		"{s:s,s:[s,s,s],s:s}", "type", "string", "enum", "python",
-		"bash", "sh", "description", "python runs the code with "
-		"python3; bash and sh run it as a script.")) < 0 ||
-	    json_object_set_new(props, "code", json_pack(
-		"{s:s,s:i,s:i,s:s}", "type", "string", "minLength", 1,
-		"maxLength", 262144, "description", "The program's source. "
-		"Its current directory is /work.")) < 0) {
+	    json_object_set_new(props, "language",
+		json_pack("{s:s,s:[s,s,s],s:s}", "type", "string", "enum",
+		    "python", "bash", "sh", "description",
+		    "python runs the code with "
+		    "python3; bash and sh run it as a script.")) < 0 ||
+	    json_object_set_new(props, "code",
+		json_pack("{s:s,s:i,s:i,s:s}", "type", "string", "minLength", 1,
+		    "maxLength", 262144, "description",
+		    "The program's source. "
+		    "Its current directory is /work.")) < 0) {
 		json_decref(props);
 		return NULL;
 	}
 	t = tool("run_code", "Run code", run_description(pol, true),
-		json_pack("{s:s,s:O,s:[s,s],s:b}", "type", "object",
-			  "properties", props, "required", "language",
-			  "code", "additionalProperties", 0),
-		result_schema(), structured, false, true);
+	    json_pack("{s:s,s:O,s:[s,s],s:b}", "type", "object", "properties",
+		props, "required", "language", "code", "additionalProperties",
+		0),
+	    result_schema(), structured, false, true);
 	json_decref(props);
 	return t;
 }
@@ -281,20 +282,21 @@ tool_run_command(const struct policy *pol, bool structured)
 	json_t *props = run_props(pol), *t;
 
 	if (props == NULL ||
-	    json_object_set_new(props, "argv", json_pack(
-		"{s:s,s:{s:s},s:i,s:i,s:s}", "type", "array", "items", "type",
-		"string", "minItems", 1, "maxItems", 1024, "description",
-		"The program and its arguments, e.g. [\"ls\", \"-l\"]; the "
-		"program is looked up in PATH (/usr/local/bin:/usr/bin:/bin) "
-		"and runs in /work.")) < 0) {
+	    json_object_set_new(props, "argv",
+		json_pack("{s:s,s:{s:s},s:i,s:i,s:s}", "type", "array", "items",
+		    "type", "string", "minItems", 1, "maxItems", 1024,
+		    "description",
+		    "The program and its arguments, e.g. [\"ls\", \"-l\"]; the "
+		    "program is looked up in PATH "
+		    "(/usr/local/bin:/usr/bin:/bin) "
+		    "and runs in /work.")) < 0) {
 		json_decref(props);
 		return NULL;
 	}
 	t = tool("run_command", "Run a command", run_description(pol, false),
-		json_pack("{s:s,s:O,s:[s],s:b}", "type", "object",
-			  "properties", props, "required", "argv",
-			  "additionalProperties", 0),
-		result_schema(), structured, false, true);
+	    json_pack("{s:s,s:O,s:[s],s:b}", "type", "object", "properties",
+		props, "required", "argv", "additionalProperties", 0),
+	    result_schema(), structured, false, true);
 	json_decref(props);
 	return t;
 }
@@ -304,21 +306,21 @@ static json_t *
 tool_write_file(bool structured)
 {
 	return tool("write_file", "Write a file",
-		strdup("Write a file into the workspace (/work), replacing one "
-		       "that exists and making missing parent directories. "
-		       "path is relative to /work (no \"..\", no symbolic "
-		       "links on the way). content is the text, or with "
-		       "encoding \"base64\" the bytes in base64."),
-		json_pack("{s:s,s:{s:{s:s,s:s},s:{s:s,s:s},s:{s:s,s:[s,s],"
-			  "s:s}},s:[s,s],s:b}", "type", "object", "properties",
-			  "path", "type", "string", "description",
-			  "Path relative to /work, e.g. \"data/input.csv\".",
-			  "content", "type", "string", "description",
-			  "The file's content.", "encoding", "type", "string",
-			  "enum", "utf-8", "base64", "default", "utf-8",
-			  "required", "path", "content",
-			  "additionalProperties", 0),
-		output_schema("write_file"), structured, false, true);
+	    strdup("Write a file into the workspace (/work), replacing one "
+		   "that exists and making missing parent directories. "
+		   "path is relative to /work (no \"..\", no symbolic "
+		   "links on the way). content is the text, or with "
+		   "encoding \"base64\" the bytes in base64."),
+	    json_pack("{s:s,s:{s:{s:s,s:s},s:{s:s,s:s},s:{s:s,s:[s,s],"
+		      "s:s}},s:[s,s],s:b}",
+		"type", "object", "properties", "path", "type", "string",
+		"description",
+		"Path relative to /work, e.g. \"data/input.csv\".", "content",
+		"type", "string", "description", "The file's content.",
+		"encoding", "type", "string", "enum", "utf-8", "base64",
+		"default", "utf-8", "required", "path", "content",
+		"additionalProperties", 0),
+	    output_schema("write_file"), structured, false, true);
 }
 
 /* The read_file tool's entry of tools/list (tool()); NULL on ENOMEM. */
@@ -326,21 +328,21 @@ static json_t *
 tool_read_file(bool structured)
 {
 	return tool("read_file", "Read a file",
-		strdup("Read a file of the workspace (/work): text when it is "
-		       "UTF-8, else base64 (encoding says which). A long file "
-		       "comes in parts: when truncated is true, call again "
-		       "with offset set to offset + size."),
-		json_pack("{s:s,s:{s:{s:s,s:s},s:{s:s,s:i,s:s},s:{s:s,s:i,"
-			  "s:s}},s:[s],s:b}", "type", "object", "properties",
-			  "path", "type", "string", "description",
-			  "Path relative to /work.", "offset", "type",
-			  "integer", "minimum", 0, "description",
-			  "First byte to read (default 0).", "length", "type",
-			  "integer", "minimum", 1, "description",
-			  "Most bytes to read (default and ceiling: the "
-			  "policy's inline limit).", "required", "path",
-			  "additionalProperties", 0),
-		output_schema("read_file"), structured, true, false);
+	    strdup("Read a file of the workspace (/work): text when it is "
+		   "UTF-8, else base64 (encoding says which). A long file "
+		   "comes in parts: when truncated is true, call again "
+		   "with offset set to offset + size."),
+	    json_pack("{s:s,s:{s:{s:s,s:s},s:{s:s,s:i,s:s},s:{s:s,s:i,"
+		      "s:s}},s:[s],s:b}",
+		"type", "object", "properties", "path", "type", "string",
+		"description", "Path relative to /work.", "offset", "type",
+		"integer", "minimum", 0, "description",
+		"First byte to read (default 0).", "length", "type", "integer",
+		"minimum", 1, "description",
+		"Most bytes to read (default and ceiling: the "
+		"policy's inline limit).",
+		"required", "path", "additionalProperties", 0),
+	    output_schema("read_file"), structured, true, false);
 }
 
 /* The list_files tool's entry of tools/list (tool()); NULL on ENOMEM. */
@@ -348,17 +350,16 @@ static json_t *
 tool_list_files(bool structured)
 {
 	return tool("list_files", "List files",
-		strdup("List a directory of the workspace (/work): each entry's "
-		       "type, size in bytes and path. Symbolic links are "
-		       "listed, never followed."),
-		json_pack("{s:s,s:{s:{s:s,s:s,s:s},s:{s:s,s:b,s:s}},s:b}",
-			  "type", "object", "properties", "path", "type",
-			  "string", "default", ".", "description",
-			  "Directory relative to /work; \".\" is /work itself.",
-			  "recursive", "type", "boolean", "default", 0,
-			  "description", "Also list what is below.",
-			  "additionalProperties", 0),
-		output_schema("list_files"), structured, true, false);
+	    strdup("List a directory of the workspace (/work): each entry's "
+		   "type, size in bytes and path. Symbolic links are "
+		   "listed, never followed."),
+	    json_pack("{s:s,s:{s:{s:s,s:s,s:s},s:{s:s,s:b,s:s}},s:b}", "type",
+		"object", "properties", "path", "type", "string", "default",
+		".", "description",
+		"Directory relative to /work; \".\" is /work itself.",
+		"recursive", "type", "boolean", "default", 0, "description",
+		"Also list what is below.", "additionalProperties", 0),
+	    output_schema("list_files"), structured, true, false);
 }
 
 /* The changes tool's entry of tools/list (tool()); NULL on ENOMEM. */
@@ -366,12 +367,12 @@ static json_t *
 tool_changes(bool structured)
 {
 	return tool("changes", "Changes of the last run",
-		strdup("What the last run_code or run_command created, modified "
-		       "and deleted in the workspace (/work), with sizes and "
-		       "SHA-256 hashes."),
-		json_pack("{s:s,s:{},s:b}", "type", "object", "properties",
-			  "additionalProperties", 0),
-		output_schema("changes"), structured, true, false);
+	    strdup("What the last run_code or run_command created, modified "
+		   "and deleted in the workspace (/work), with sizes and "
+		   "SHA-256 hashes."),
+	    json_pack("{s:s,s:{},s:b}", "type", "object", "properties",
+		"additionalProperties", 0),
+	    output_schema("changes"), structured, true, false);
 }
 
 json_t *

@@ -68,7 +68,7 @@ write_out(struct mcp_stdio *sv, const char *buf, size_t len)
 		 * burst of buffered requests must not cost 200 ms each. */
 		if ((r = poll(&p, 1, 0)) == 0 &&
 		    (giving_up(sv) ||
-		     ((r = poll(&p, 1, 200)) == 0 && giving_up(sv))))
+			((r = poll(&p, 1, 200)) == 0 && giving_up(sv))))
 			return -EINTR;
 		if (r < 0 && errno != EINTR)
 			return -errno;
@@ -76,10 +76,11 @@ write_out(struct mcp_stdio *sv, const char *buf, size_t len)
 			continue;
 		if (sv->out_kind == S_IFSOCK)
 			n = send(STDOUT_FILENO, buf, len,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			    MSG_DONTWAIT | MSG_NOSIGNAL);
 		else
-			n = write(STDOUT_FILENO, buf, sv->out_kind == S_IFIFO &&
-				  len > PIPE_BUF ? PIPE_BUF : len);
+			n = write(STDOUT_FILENO, buf,
+			    sv->out_kind == S_IFIFO && len > PIPE_BUF ? PIPE_BUF
+								      : len);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (n < 0)
@@ -95,7 +96,7 @@ write_out(struct mcp_stdio *sv, const char *buf, size_t len)
 void
 mcp_stdio_write(struct mcp_stdio *sv, json_t *msg)
 {
-	char *line = rpc_json_dumps(msg);     /* never malformed (rpc.c) */
+	char *line = rpc_json_dumps(msg); /* never malformed (rpc.c) */
 	size_t n;
 	int e;
 
@@ -113,7 +114,7 @@ mcp_stdio_write(struct mcp_stdio *sv, json_t *msg)
 		pthread_mutex_lock(&sv->mu);
 		if (!sv->broken)
 			log_error("mcp: cannot write to standard output: %s",
-				  strerror(-e));
+			    strerror(-e));
 		sv->broken = true;
 		jobrun_cancel(JOB_CANCEL_CLIENT_GONE);
 		pthread_cond_signal(&sv->cv);
@@ -125,8 +126,8 @@ static void
 out_error(struct mcp_stdio *sv, json_t *id, int code, const char *message)
 {
 	json_t *r = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
-			      id != NULL ? id : json_null(), "error", "code",
-			      code, "message", message);
+	    id != NULL ? id : json_null(), "error", "code", code, "message",
+	    message);
 
 	if (r != NULL)
 		mcp_stdio_write(sv, r);
@@ -164,13 +165,14 @@ cancel(struct mcp_stdio *sv, json_t *request_id)
 
 		if (!json_equal(json_object_get(m, "id"), request_id) ||
 		    (json_is_string(method) &&
-		     strcmp(json_string_value(method), "initialize") == 0))
+			strcmp(json_string_value(method), "initialize") == 0))
 			continue;
 		dead = *q;
 		*q = dead->next;
 		if (sv->tail == dead) {
 			sv->tail = NULL;
-			for (struct queued *t = sv->head; t != NULL; t = t->next)
+			for (struct queued *t = sv->head; t != NULL;
+			     t = t->next)
 				sv->tail = t;
 		}
 		json_decref(dead->msg);
@@ -201,15 +203,16 @@ take_line(struct mcp_stdio *sv, const char *line, size_t len)
 	 * argument. */
 	/* Read through rpc_json_loadb: a message jansson could not hold
 	 * whole is never carried out (rpc_internal.h). */
-	msg = rpc_json_loadb(line, len, JSON_REJECT_DUPLICATES |
-			     JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr, &oom);
+	msg = rpc_json_loadb(line, len,
+	    JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr,
+	    &oom);
 	if (msg == NULL && oom) {
 		out_error(sv, NULL, -32603, "out of memory");
 		return;
 	}
 	if (msg == NULL) {
 		snprintf(text, sizeof(text), "parse error: %s (column %d)",
-			 jerr.text, jerr.column);
+		    jerr.text, jerr.column);
 		out_error(sv, NULL, -32700, text);
 		return;
 	}
@@ -217,20 +220,21 @@ take_line(struct mcp_stdio *sv, const char *line, size_t len)
 	id = json_object_get(msg, "id");
 	if (json_is_string(method) && id == NULL &&
 	    strcmp(json_string_value(method), "notifications/cancelled") == 0) {
-		cancel(sv, json_object_get(json_object_get(msg, "params"),
-					   "requestId"));
+		cancel(sv,
+		    json_object_get(json_object_get(msg, "params"),
+			"requestId"));
 		json_decref(msg);
 		return;
 	}
-	if (json_is_string(method) && (json_is_string(id) ||
-					json_is_integer(id)) &&
+	if (json_is_string(method) &&
+	    (json_is_string(id) || json_is_integer(id)) &&
 	    strcmp(json_string_value(method), "ping") == 0 &&
 	    json_is_string(json_object_get(msg, "jsonrpc")) &&
-	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")),
-		   "2.0") == 0) {
+	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") ==
+		0) {
 		/* Answered at once, even while a job runs (MCP "Ping"). */
 		json_t *r = json_pack("{s:s,s:O,s:{}}", "jsonrpc", "2.0", "id",
-				      id, "result");
+		    id, "result");
 
 		if (r != NULL)
 			mcp_stdio_write(sv, r);
@@ -272,15 +276,14 @@ tick(struct mcp_stdio *sv)
 		if (t - sv->last_tick_ms >= MCP_TICK_MS) {
 			elapsed = t - sv->job_start_ms;
 			snprintf(msg, sizeof(msg), "running: %.1f s of %.1f s",
-				 (double)elapsed / 1000.0,
-				 (double)sv->job_limit_ms / 1000.0);
+			    (double)elapsed / 1000.0,
+			    (double)sv->job_limit_ms / 1000.0);
 			n = json_pack("{s:s,s:s,s:{s:O,s:f,s:f,s:s}}",
-				      "jsonrpc", "2.0", "method",
-				      "notifications/progress", "params",
-				      "progressToken", sv->token, "progress",
-				      (double)elapsed / 1000.0, "total",
-				      (double)sv->job_limit_ms / 1000.0,
-				      "message", msg);
+			    "jsonrpc", "2.0", "method",
+			    "notifications/progress", "params", "progressToken",
+			    sv->token, "progress", (double)elapsed / 1000.0,
+			    "total", (double)sv->job_limit_ms / 1000.0,
+			    "message", msg);
 			sv->last_tick_ms = t;
 		}
 		timeout = (int)(MCP_TICK_MS - (t - sv->last_tick_ms));
@@ -345,7 +348,7 @@ read_input(struct mcp_stdio *sv, char **buf, size_t *len, size_t *cap)
 	if (n <= 0) {
 		if (n < 0)
 			log_error("mcp: reading standard input: %s",
-				  strerror(errno));
+			    strerror(errno));
 		/* A last line without its newline was cut short (a client
 		 * killed while writing it): not carried out, as in
 		 * `stockade serve`. */
@@ -385,7 +388,7 @@ take_lines(struct mcp_stdio *sv, char *buf, size_t *len)
 		char text[80];
 
 		snprintf(text, sizeof(text), "parse error: a line over %zu MiB",
-			 sv->max_line >> 20);
+		    sv->max_line >> 20);
 		out_error(sv, NULL, -32700, text);
 		end_input(sv, true);
 		return false;
@@ -406,8 +409,8 @@ mcp_stdio_reader(void *arg)
 		 * there (pipe(7): no reader is left) means the client has
 		 * gone, and a running job's result would reach nobody. */
 		struct pollfd p[3] = {{.fd = STDIN_FILENO, .events = POLLIN},
-				      {.fd = sv->wake[0], .events = POLLIN},
-				      {.fd = STDOUT_FILENO, .events = 0}};
+		    {.fd = sv->wake[0], .events = POLLIN},
+		    {.fd = STDOUT_FILENO, .events = 0}};
 		int timeout = tick(sv);
 		bool stop;
 

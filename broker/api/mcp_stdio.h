@@ -28,20 +28,20 @@ struct queued {
 };
 
 struct mcp_stdio {
-	pthread_mutex_t mu;     /* everything below but out_mu's */
-	pthread_cond_t cv;      /* the queue grew, or input ended */
+	pthread_mutex_t mu; /* everything below but out_mu's */
+	pthread_cond_t cv; /* the queue grew, or input ended */
 	struct queued *head, *tail;
-	bool eof;               /* standard input ended (or broke) */
-	bool broken;            /* a line over max_line, or output failed */
-	size_t max_line;        /* the longest line, bytes (run_session) */
-	unsigned out_kind;      /* S_IFSOCK, S_IFIFO or another S_IFMT of
+	bool eof; /* standard input ended (or broke) */
+	bool broken; /* a line over max_line, or output failed */
+	size_t max_line; /* the longest line, bytes (run_session) */
+	unsigned out_kind; /* S_IFSOCK, S_IFIFO or another S_IFMT of
 				 * standard output, once (run_session) */
-	bool stop;              /* the reader is to return */
-	json_t *current;        /* id of the request being handled (owned) */
-	bool cancelled;         /* ... and the client cancelled it */
-	json_t *token;          /* the running job's progress token (owned) */
+	bool stop; /* the reader is to return */
+	json_t *current; /* id of the request being handled (owned) */
+	bool cancelled; /* ... and the client cancelled it */
+	json_t *token; /* the running job's progress token (owned) */
 	uint64_t job_start_ms, job_limit_ms, last_tick_ms;
-	int wake[2];            /* wakes the reader (job start, stop) */
+	int wake[2]; /* wakes the reader (job start, stop) */
 	pthread_mutex_t out_mu; /* one line at a time on stdout */
 	struct rpc_session rpc;
 	struct mcp_session mcp;

@@ -40,7 +40,7 @@ extern const char result_schema_text[];
  * before the program starts. $1 names it. (Standard input goes to exec
  * as its stdin: a pipe, docs/protocol.md.) */
 static const char wrapper[] =
-	"exec 3<\"/work/$1\" && rm -f \"/work/$1\" && shift 1 && exec \"$@\"";
+    "exec 3<\"/work/$1\" && rm -f \"/work/$1\" && shift 1 && exec \"$@\"";
 /* The strings the wrapper puts before the program's argv: sh -c WRAPPER
  * sh CODE. */
 #define WRAPPER_ARGS 5u
@@ -49,10 +49,10 @@ static const char wrapper[] =
 
 json_t *
 mcp_result(struct mcp_session *m, const char *text, json_t *structured,
-	    bool is_error)
+    bool is_error)
 {
 	json_t *r = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text",
-			      "text", text, "isError", is_error);
+	    "text", text, "isError", is_error);
 
 	if (r != NULL && structured != NULL && m->structured &&
 	    json_object_set(r, "structuredContent", structured) < 0) {
@@ -87,8 +87,7 @@ mcp_tool_error(struct mcp_session *m, const char *fmt, ...)
 }
 
 json_t *
-mcp_rpc(struct mcp_session *m, const char *method, json_t *params,
-	json_t **err)
+mcp_rpc(struct mcp_session *m, const char *method, json_t *params, json_t **err)
 {
 	json_t *data = NULL, *r;
 	char *message = NULL;
@@ -108,12 +107,19 @@ mcp_rpc(struct mcp_session *m, const char *method, json_t *params,
 		*err = mcp_tool_error(m, "%s", message);
 	else if (code == RPC_INVALID_PARAMS)
 		*err = mcp_tool_error(m, "invalid arguments: %s",
-				      message + (strncmp(message, "invalid "
-					"params: ", 16) == 0 ? 16 : 0));
+		    message +
+			(strncmp(message,
+			     "invalid "
+			     "params: ",
+			     16) == 0
+				? 16
+				: 0));
 	else if (code == RPC_JOB_ERROR)
-		*err = mcp_tool_error(m, "the sandbox could not run the program "
-				  "(%s). This is a failure of the sandbox, not "
-				  "of your code: tell the user.", message);
+		*err = mcp_tool_error(m,
+		    "the sandbox could not run the program "
+		    "(%s). This is a failure of the sandbox, not "
+		    "of your code: tell the user.",
+		    message);
 	else
 		*err = mcp_tool_error(m, "%s", message);
 	free(message);
@@ -129,7 +135,8 @@ mcp_known_args(json_t *args, const char *const *names, const char **bad)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(args, key, v) {
+	json_object_foreach(args, key, v)
+	{
 		size_t i;
 
 		for (i = 0; names[i] != NULL; i++)
@@ -160,7 +167,7 @@ mcp_str_arg(json_t *args, const char *name, bool *bad)
 
 bool
 mcp_uint_arg(json_t *args, const char *name, uint64_t dflt, uint64_t min,
-	     uint64_t max, uint64_t *out)
+    uint64_t max, uint64_t *out)
 {
 	json_t *v = json_object_get(args, name);
 
@@ -181,23 +188,23 @@ mcp_uint_arg(json_t *args, const char *name, uint64_t dflt, uint64_t min,
  * 0600) and records its name in SLOT. Returns 0, or -1 with *ERR set. */
 static int
 put_helper(struct mcp_session *m, const char *kind, const char *text,
-	   size_t len, char **slot, json_t **err)
+    size_t len, char **slot, json_t **err)
 {
 	char name[64];
 	json_t *p, *r;
 
 	*err = NULL;
 	if (len > m->policy->files.inline_bytes) {
-		*err = mcp_tool_error(m, "too_large: %s is at most %llu bytes "
-				      "(the policy's inline_kb)", kind,
-				      (unsigned long long)
-				      m->policy->files.inline_bytes);
+		*err = mcp_tool_error(m,
+		    "too_large: %s is at most %llu bytes "
+		    "(the policy's inline_kb)",
+		    kind, (unsigned long long)m->policy->files.inline_bytes);
 		return -1;
 	}
 	snprintf(name, sizeof(name), ".stockade-%s-%016llx", kind,
-		 (unsigned long long)arc4random() << 32 | arc4random());
+	    (unsigned long long)arc4random() << 32 | arc4random());
 	p = json_pack("{s:s,s:s%,s:i,s:b}", "path", name, "text", text, len,
-		      "mode", 0600, "overwrite", 0);
+	    "mode", 0600, "overwrite", 0);
 	r = p != NULL ? mcp_rpc(m, "fs.write", p, err) : NULL;
 	json_decref(p);
 	if (r == NULL)
@@ -227,7 +234,7 @@ remove_helpers(struct mcp_session *m)
 		type = json_string_value(json_object_get(st, "type"));
 		if (type != NULL && strcmp(type, "file") == 0 &&
 		    json_integer_value(json_object_get(st, "size")) ==
-		    (json_int_t)m->helper_sizes[i])
+			(json_int_t)m->helper_sizes[i])
 			r = mcp_rpc(m, "fs.remove", p, &err);
 		json_decref(p);
 		json_decref(st);
@@ -254,7 +261,7 @@ forget_helpers(struct mcp_session *m)
  */
 static json_t *
 exec_params(struct mcp_session *m, json_t *argv, json_t *args,
-	    const char *stdin_text, uint64_t *limit_ms)
+    const char *stdin_text, uint64_t *limit_ms)
 {
 	json_t *params, *v;
 
@@ -307,8 +314,9 @@ job_result(struct mcp_session *m, json_t *r)
 	 * the status and the hint. Only the sandbox's own failure is an
 	 * error of the tool (docs/decisions.md). */
 	v = json_object_get(r, "status");
-	out = mcp_result(m, text, r, json_is_string(v) &&
-			  strcmp(json_string_value(v), "sandbox_error") == 0);
+	out = mcp_result(m, text, r,
+	    json_is_string(v) &&
+		strcmp(json_string_value(v), "sandbox_error") == 0);
 	free(text);
 	return out;
 }
@@ -323,8 +331,8 @@ job_result(struct mcp_session *m, json_t *r)
  * or NULL on ENOMEM.
  */
 static json_t *
-run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_text,
-	const char *code, size_t code_len, json_t *token)
+run_job(struct mcp_session *m, json_t *argv, json_t *args,
+    const char *stdin_text, const char *code, size_t code_len, json_t *token)
 {
 	json_t *params, *r, *err = NULL;
 	uint64_t limit_ms;
@@ -333,9 +341,10 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 	/* The wrapper's own five strings come first: refused before any
 	 * helper file is written. */
 	if (code != NULL && json_array_size(argv) + WRAPPER_ARGS > JOB_MAX_ARGS)
-		return mcp_tool_error(m, "invalid arguments: with long code, "
-				      "argv holds at most %u strings",
-				      JOB_MAX_ARGS - WRAPPER_ARGS);
+		return mcp_tool_error(m,
+		    "invalid arguments: with long code, "
+		    "argv holds at most %u strings",
+		    JOB_MAX_ARGS - WRAPPER_ARGS);
 	if ((params = exec_params(m, argv, args, stdin_text, &limit_ms)) ==
 	    NULL)
 		return NULL;
@@ -347,7 +356,7 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 	}
 	if (m->helpers[1] != NULL) {
 		json_t *w = json_pack("[s,s,s,s,s]", "sh", "-c", wrapper, "sh",
-				      m->helpers[1]);
+		    m->helpers[1]);
 
 		if (w == NULL || json_array_extend(w, argv) < 0 ||
 		    json_object_set_new(params, "argv", w) < 0) {
@@ -374,8 +383,14 @@ run_job(struct mcp_session *m, json_t *argv, json_t *args, const char *stdin_tex
 }
 
 static const char *const run_names[] = {
-	"language", "code", "argv", "stdin", "env", "timeout_seconds",
-	"memory_mb", NULL,
+    "language",
+    "code",
+    "argv",
+    "stdin",
+    "env",
+    "timeout_seconds",
+    "memory_mb",
+    NULL,
 };
 
 /* run_code: {"language", "code", "stdin"?, "env"?, "timeout_seconds"?,
@@ -393,30 +408,36 @@ t_run_code(struct mcp_session *m, json_t *args, json_t *token)
 
 	if (!mcp_known_args(args, run_names, &bad) ||
 	    json_object_get(args, "argv") != NULL)
-		return mcp_tool_error(m, "invalid arguments: run_code takes no "
-				  "\"%s\"", bad != NULL ? bad : "argv");
+		return mcp_tool_error(m,
+		    "invalid arguments: run_code takes no "
+		    "\"%s\"",
+		    bad != NULL ? bad : "argv");
 	language = mcp_str_arg(args, "language", &badtype);
 	code = mcp_str_arg(args, "code", &badtype);
 	in = mcp_str_arg(args, "stdin", &badtype);
 	if (badtype || language == NULL || code == NULL)
-		return mcp_tool_error(m, "invalid arguments: language and code are "
-				  "required strings (stdin, if given, a string)");
+		return mcp_tool_error(m,
+		    "invalid arguments: language and code are "
+		    "required strings (stdin, if given, a string)");
 	for (size_t i = 0; i < sizeof(langs) / sizeof(langs[0]); i++)
 		if (strcmp(language, langs[i].language) == 0)
 			interp = langs[i].interpreter;
 	if (interp == NULL)
-		return mcp_tool_error(m, "invalid arguments: language must be "
-				  "\"python\", \"bash\" or \"sh\"");
+		return mcp_tool_error(m,
+		    "invalid arguments: language must be "
+		    "\"python\", \"bash\" or \"sh\"");
 	len = strlen(code);
 	if (len == 0 || len > CODE_MAX)
-		return mcp_tool_error(m, "invalid arguments: code must hold 1 to %u "
-				  "bytes", CODE_MAX);
+		return mcp_tool_error(m,
+		    "invalid arguments: code must hold 1 to %u "
+		    "bytes",
+		    CODE_MAX);
 	if (len <= CODE_ARG_MAX) {
 		/* "--" ends a shell's options: code starting with "-" is
 		 * code (sh(1): sh -c [--] command_string). */
-		argv = strcmp(interp, "python3") == 0 ?
-			json_pack("[s,s,s]", interp, "-c", code) :
-			json_pack("[s,s,s,s]", interp, "-c", "--", code);
+		argv = strcmp(interp, "python3") == 0
+		    ? json_pack("[s,s,s]", interp, "-c", code)
+		    : json_pack("[s,s,s,s]", interp, "-c", "--", code);
 		code = NULL;
 	} else {
 		argv = json_pack("[s,s]", interp, "/proc/self/fd/3");
@@ -440,17 +461,21 @@ t_run_command(struct mcp_session *m, json_t *args, json_t *token)
 	if (!mcp_known_args(args, run_names, &bad) ||
 	    json_object_get(args, "language") != NULL ||
 	    json_object_get(args, "code") != NULL)
-		return mcp_tool_error(m, "invalid arguments: run_command takes no "
-				  "\"%s\"", bad != NULL ? bad :
-				  json_object_get(args, "code") ? "code" :
-				  "language");
+		return mcp_tool_error(m,
+		    "invalid arguments: run_command takes no "
+		    "\"%s\"",
+		    bad != NULL				? bad
+			: json_object_get(args, "code") ? "code"
+							: "language");
 	in = mcp_str_arg(args, "stdin", &badtype);
 	if (badtype)
-		return mcp_tool_error(m, "invalid arguments: stdin must be a "
-				  "string");
+		return mcp_tool_error(m,
+		    "invalid arguments: stdin must be a "
+		    "string");
 	if (!json_is_array(argv))
-		return mcp_tool_error(m, "invalid arguments: argv is a required "
-				  "array of strings, the program first");
+		return mcp_tool_error(m,
+		    "invalid arguments: argv is a required "
+		    "array of strings, the program first");
 	return run_job(m, argv, args, in, NULL, 0, token);
 }
 
@@ -463,17 +488,17 @@ struct tool {
 
 /* Every tool of docs/mcp.md, in the order of tools/list (mcp_schema.c). */
 static const struct tool tools[] = {
-	{"run_code", t_run_code},
-	{"run_command", t_run_command},
-	{"write_file", mcp_write_file},
-	{"read_file", mcp_read_file},
-	{"list_files", mcp_list_files},
-	{"changes", mcp_changes},
+    {"run_code", t_run_code},
+    {"run_command", t_run_command},
+    {"write_file", mcp_write_file},
+    {"read_file", mcp_read_file},
+    {"list_files", mcp_list_files},
+    {"changes", mcp_changes},
 };
 
 json_t *
 mcp_tool_call(struct mcp_session *m, const char *name, json_t *args,
-	      json_t *token, bool *unknown)
+    json_t *token, bool *unknown)
 {
 	json_t *empty = NULL, *r;
 

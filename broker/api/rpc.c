@@ -41,14 +41,14 @@ m_cancel_request(struct call *c, struct rawpath *p)
 	if (!rpc_known_params(c, names))
 		return NULL;
 	if (!json_is_string(id) && !json_is_integer(id))
-		return rpc_bad_param(c, "id", "expected the id (a string or an "
-				     "integer) of the request to cancel");
+		return rpc_bad_param(c, "id",
+		    "expected the id (a string or an "
+		    "integer) of the request to cancel");
 	return json_null();
 }
 
 bool
-rpc_cancels_current(const struct rpc_session *s, const char *line,
-		    size_t len)
+rpc_cancels_current(const struct rpc_session *s, const char *line, size_t len)
 {
 	json_t *req, *m, *params;
 	bool yes;
@@ -61,9 +61,9 @@ rpc_cancels_current(const struct rpc_session *s, const char *line,
 	m = json_object_get(req, "method");
 	params = json_object_get(req, "params");
 	yes = json_is_string(m) &&
-	      strcmp(json_string_value(m), "$/cancelRequest") == 0 &&
-	      json_is_object(params) &&
-	      json_equal(json_object_get(params, "id"), s->current_id);
+	    strcmp(json_string_value(m), "$/cancelRequest") == 0 &&
+	    json_is_object(params) &&
+	    json_equal(json_object_get(params, "id"), s->current_id);
 	json_decref(req);
 	return yes;
 }
@@ -75,23 +75,23 @@ struct method {
 
 /* Every method of docs/protocol.md; nothing else is dispatched. */
 static const struct method methods[] = {
-	{"exec", rpc_exec},
-	{"fs.write", rpc_fs_write},
-	{"fs.read", rpc_fs_read},
-	{"fs.list", rpc_fs_list},
-	{"fs.stat", rpc_fs_stat},
-	{"fs.mkdir", rpc_fs_mkdir},
-	{"fs.remove", rpc_fs_remove},
-	{"fs.rename", rpc_fs_rename},
-	{"fs.changes", rpc_fs_changes},
-	{"fs.unpack", rpc_fs_unpack},
-	{"fs.pack", rpc_fs_pack},
-	{"$/cancelRequest", m_cancel_request},
+    {"exec", rpc_exec},
+    {"fs.write", rpc_fs_write},
+    {"fs.read", rpc_fs_read},
+    {"fs.list", rpc_fs_list},
+    {"fs.stat", rpc_fs_stat},
+    {"fs.mkdir", rpc_fs_mkdir},
+    {"fs.remove", rpc_fs_remove},
+    {"fs.rename", rpc_fs_rename},
+    {"fs.changes", rpc_fs_changes},
+    {"fs.unpack", rpc_fs_unpack},
+    {"fs.pack", rpc_fs_pack},
+    {"$/cancelRequest", m_cancel_request},
 };
 
 void
 rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
-		 struct supervisor *sup)
+    struct supervisor *sup)
 {
 	struct stat st;
 
@@ -123,27 +123,32 @@ dispatch(struct call *c, json_t *req, json_t **id, bool *notify)
 	if (*id != NULL && !json_is_string(*id) && !json_is_number(*id) &&
 	    !json_is_null(*id)) {
 		*id = NULL;
-		return rpc_fail(c, RPC_INVALID_REQUEST, NULL, "invalid request: id "
-			    "must be a string, a number or null");
+		return rpc_fail(c, RPC_INVALID_REQUEST, NULL,
+		    "invalid request: id "
+		    "must be a string, a number or null");
 	}
 	v = json_object_get(req, "jsonrpc");
 	if (!json_is_string(v) || json_string_length(v) != 3 ||
 	    strcmp(json_string_value(v), "2.0") != 0)
-		return rpc_fail(c, RPC_INVALID_REQUEST, NULL, "invalid request: "
-			    "jsonrpc must be \"2.0\"");
+		return rpc_fail(c, RPC_INVALID_REQUEST, NULL,
+		    "invalid request: "
+		    "jsonrpc must be \"2.0\"");
 	v = json_object_get(req, "method");
 	if (!json_is_string(v))
-		return rpc_fail(c, RPC_INVALID_REQUEST, NULL, "invalid request: "
-			    "method must be a string");
+		return rpc_fail(c, RPC_INVALID_REQUEST, NULL,
+		    "invalid request: "
+		    "method must be a string");
 	method = json_string_value(v);
 	params = json_object_get(req, "params");
-	if (params != NULL && !json_is_object(params) &&
-	    !json_is_array(params))
-		return rpc_fail(c, RPC_INVALID_REQUEST, NULL, "invalid request: "
-			    "params must be an object");
+	if (params != NULL && !json_is_object(params) && !json_is_array(params))
+		return rpc_fail(c, RPC_INVALID_REQUEST, NULL,
+		    "invalid request: "
+		    "params must be an object");
 	if (c->nfds > RPC_MAX_FDS)
-		return rpc_fail(c, RPC_INVALID_REQUEST, NULL, "invalid request: "
-			    "more than %d descriptors", RPC_MAX_FDS);
+		return rpc_fail(c, RPC_INVALID_REQUEST, NULL,
+		    "invalid request: "
+		    "more than %d descriptors",
+		    RPC_MAX_FDS);
 	*notify = *id == NULL;
 	c->s->current_id = *id;
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
@@ -151,9 +156,10 @@ dispatch(struct call *c, json_t *req, json_t **id, bool *notify)
 		    strlen(method) != json_string_length(v))
 			continue;
 		if (params != NULL && json_is_array(params))
-			return rpc_fail(c, RPC_INVALID_PARAMS, NULL, "invalid "
-				    "params: params must be an object (by "
-				    "name)");
+			return rpc_fail(c, RPC_INVALID_PARAMS, NULL,
+			    "invalid "
+			    "params: params must be an object (by "
+			    "name)");
 		if (params == NULL && (params = json_object()) != NULL)
 			json_object_set_new(req, "params", params);
 		if (params == NULL)
@@ -168,7 +174,7 @@ dispatch(struct call *c, json_t *req, json_t **id, bool *notify)
 
 json_t *
 rpc_call(struct rpc_session *s, const char *method, json_t *params, int *fds,
-	 size_t nfds, int *code, char **message, json_t **data)
+    size_t nfds, int *code, char **message, json_t **data)
 {
 	struct call c = {s, NULL, fds, nfds, 0, NULL, NULL};
 	struct rawpath p = {NULL, 0};
@@ -184,13 +190,16 @@ rpc_call(struct rpc_session *s, const char *method, json_t *params, int *fds,
 	if (i == sizeof(methods) / sizeof(methods[0]))
 		rpc_fail(&c, RPC_METHOD_NOT_FOUND, NULL, "method not found");
 	else if (nfds > RPC_MAX_FDS)
-		rpc_fail(&c, RPC_INVALID_REQUEST, NULL, "invalid request: more "
-			 "than %d descriptors", RPC_MAX_FDS);
+		rpc_fail(&c, RPC_INVALID_REQUEST, NULL,
+		    "invalid request: more "
+		    "than %d descriptors",
+		    RPC_MAX_FDS);
 	else if (params == NULL && (params = own = json_object()) == NULL)
 		rpc_out_of_memory(&c);
 	else if (!json_is_object(params))
-		rpc_fail(&c, RPC_INVALID_PARAMS, NULL, "invalid params: params "
-			 "must be an object (by name)");
+		rpc_fail(&c, RPC_INVALID_PARAMS, NULL,
+		    "invalid params: params "
+		    "must be an object (by name)");
 	else {
 		c.params = params;
 		r = methods[i].fn(&c, &p);
@@ -202,7 +211,8 @@ rpc_call(struct rpc_session *s, const char *method, json_t *params, int *fds,
 	json_decref(own);
 	if (r == NULL) {
 		*code = c.code != 0 ? c.code : RPC_INTERNAL_ERROR;
-		*message = c.message != NULL ? c.message : strdup("out of memory");
+		*message = c.message != NULL ? c.message
+					     : strdup("out of memory");
 		*data = c.data;
 	}
 	return r;
@@ -218,7 +228,7 @@ char *
 rpc_error_line(int code, const char *message)
 {
 	json_t *o = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
-			      "error", "code", code, "message", message);
+	    "error", "code", code, "message", message);
 	char *line = o != NULL ? dump_line(o) : NULL;
 
 	json_decref(o);
@@ -227,7 +237,7 @@ rpc_error_line(int code, const char *message)
 
 int
 rpc_handle(struct rpc_session *s, const char *line, size_t len, int *fds,
-	   size_t nfds, char **response)
+    size_t nfds, char **response)
 {
 	struct call c = {s, NULL, fds, nfds, 0, NULL, NULL};
 	json_error_t jerr;
@@ -239,21 +249,23 @@ rpc_handle(struct rpc_session *s, const char *line, size_t len, int *fds,
 	 * mean one thing here and another to a proxy that checked it. NUL
 	 * is allowed in strings so that a path holding one is refused as
 	 * invalid_path by name, like every other bad path. */
-	req = rpc_json_loadb(line, len, JSON_DECODE_ANY |
-			     JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr,
-			     &oom);
+	req = rpc_json_loadb(line, len,
+	    JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr,
+	    &oom);
 	/* The broker's memory, not the line: -32603 (docs/protocol.md). */
 	if (oom)
 		rpc_out_of_memory(&c);
 	else if (req == NULL)
-		rpc_fail(&c, RPC_PARSE_ERROR, NULL, "parse error: %s (column %d)",
-		     jerr.text, jerr.column);
+		rpc_fail(&c, RPC_PARSE_ERROR, NULL,
+		    "parse error: %s (column %d)", jerr.text, jerr.column);
 	else if (json_is_array(req))
-		rpc_fail(&c, RPC_INVALID_REQUEST, NULL, "invalid request: batches "
-		     "are not supported");
+		rpc_fail(&c, RPC_INVALID_REQUEST, NULL,
+		    "invalid request: batches "
+		    "are not supported");
 	else if (!json_is_object(req))
-		rpc_fail(&c, RPC_INVALID_REQUEST, NULL, "invalid request: not an "
-		     "object");
+		rpc_fail(&c, RPC_INVALID_REQUEST, NULL,
+		    "invalid request: not an "
+		    "object");
 	else
 		result = dispatch(&c, req, &id, &notify);
 	s->current_id = NULL;
@@ -265,7 +277,7 @@ rpc_handle(struct rpc_session *s, const char *line, size_t len, int *fds,
 		json_decref(result);
 	} else {
 		resp = json_pack("{s:s,s:O}", "jsonrpc", "2.0", "id",
-				 id != NULL ? id : json_null());
+		    id != NULL ? id : json_null());
 		if (resp != NULL && result != NULL) {
 			if (json_object_set_new(resp, "result", result) < 0) {
 				json_decref(resp);
@@ -275,8 +287,7 @@ rpc_handle(struct rpc_session *s, const char *line, size_t len, int *fds,
 			if (c.code == 0)
 				c.code = RPC_INTERNAL_ERROR;
 			err = json_pack("{s:i,s:s}", "code", c.code, "message",
-					c.message != NULL ? c.message :
-							    "out of memory");
+			    c.message != NULL ? c.message : "out of memory");
 			if (err != NULL && c.data != NULL &&
 			    json_object_set(err, "data", c.data) < 0) {
 				json_decref(err);

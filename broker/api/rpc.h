@@ -37,20 +37,20 @@
 #define RPC_JOB_ERROR -32002
 
 struct rpc_session {
-	struct fs_ctx fs;             /* the workspace and its quotas */
-	const struct policy *policy;  /* borrowed */
-	struct supervisor *sup;       /* borrowed; started by the first exec;
+	struct fs_ctx fs; /* the workspace and its quotas */
+	const struct policy *policy; /* borrowed */
+	struct supervisor *sup; /* borrowed; started by the first exec;
 				       * NULL: exec answers -32002 */
-	struct snapshot before;       /* the workspace before the last exec */
-	struct snapshot after;        /* and after it */
-	bool changes_failed;          /* a snapshot of the last exec failed */
-	int client_fd;                /* the connection requests come on
+	struct snapshot before; /* the workspace before the last exec */
+	struct snapshot after; /* and after it */
+	bool changes_failed; /* a snapshot of the last exec failed */
+	int client_fd; /* the connection requests come on
 				       * (borrowed; -1: none): a write from a
 				       * pipe is kept only while it is open */
-	int root_mode;                /* the workspace directory's permission
+	int root_mode; /* the workspace directory's permission
 				       * bits at the start, put back after
 				       * every job; -1 unknown */
-	json_t *current_id;           /* the id of the request rpc_handle is
+	json_t *current_id; /* the id of the request rpc_handle is
 				       * carrying out (borrowed from it), or
 				       * NULL: what $/cancelRequest names */
 };
@@ -62,8 +62,8 @@ struct rpc_session {
  * for exec. S->client_fd starts at -1; the transport sets it for each
  * connection.
  */
-void rpc_session_init(struct rpc_session *s, int root,
-		      const struct policy *pol, struct supervisor *sup);
+void rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
+    struct supervisor *sup);
 
 /* Frees the snapshots S holds; borrowed things are left alone. */
 void rpc_session_free(struct rpc_session *s);
@@ -82,8 +82,8 @@ void rpc_session_free(struct rpc_session *s);
  * could not start) is an error response, not a failure of rpc_handle.
  * Returns 0, or -ENOMEM when no response could be built (*RESPONSE NULL).
  */
-int rpc_handle(struct rpc_session *s, const char *line, size_t len,
-	       int *fds, size_t nfds, char **response);
+int rpc_handle(struct rpc_session *s, const char *line, size_t len, int *fds,
+    size_t nfds, char **response);
 
 /*
  * Runs METHOD (one of docs/protocol.md's: "exec", "fs.write", ...) with
@@ -99,8 +99,7 @@ int rpc_handle(struct rpc_session *s, const char *line, size_t len,
  * NULL).
  */
 json_t *rpc_call(struct rpc_session *s, const char *method, json_t *params,
-		 int *fds, size_t nfds, int *code, char **message,
-		 json_t **data);
+    int *fds, size_t nfds, int *code, char **message, json_t **data);
 
 /*
  * Whether LINE (LEN bytes without its '\n', a request line read while
@@ -112,7 +111,7 @@ json_t *rpc_call(struct rpc_session *s, const char *method, json_t *params,
  * malformed line included.
  */
 bool rpc_cancels_current(const struct rpc_session *s, const char *line,
-			 size_t len);
+    size_t len);
 
 /*
  * An error response with id null for the transport's own errors (a line

@@ -34,18 +34,21 @@ get_argv(struct call *c, char ***argv, int *argc)
 		n = json_array_size(v);
 	if (n == 0 || n > JOB_MAX_ARGS) {
 		rpc_bad_param(c, "argv", "expected an array of 1 to %u strings",
-			  JOB_MAX_ARGS);
+		    JOB_MAX_ARGS);
 		return false;
 	}
 	if ((*argv = calloc(n + 1, sizeof(char *))) == NULL) {
 		rpc_out_of_memory(c);
 		return false;
 	}
-	json_array_foreach(v, i, s) {
+	json_array_foreach(v, i, s)
+	{
 		if (!json_is_string(s) ||
 		    strlen(json_string_value(s)) != json_string_length(s)) {
-			rpc_bad_param(c, "argv", "element %zu is not a string "
-				  "without NUL", i);
+			rpc_bad_param(c, "argv",
+			    "element %zu is not a string "
+			    "without NUL",
+			    i);
 			return false;
 		}
 		/* Borrowed: the request keeps the string alive. */
@@ -68,15 +71,17 @@ get_overrides(struct call *c, struct jobrun_overrides *ov)
 	if (t != NULL) {
 		v = json_is_number(t) ? json_number_value(t) : -1.0;
 		if (!(v > 0) || ceil(v * 1000.0) > (double)lim->wall_ms) {
-			rpc_bad_param(c, "timeout_seconds", "expected seconds "
-				  "above 0 and at most %.3f (the policy's "
-				  "wall_time_ms)", (double)lim->wall_ms / 1000.0);
+			rpc_bad_param(c, "timeout_seconds",
+			    "expected seconds "
+			    "above 0 and at most %.3f (the policy's "
+			    "wall_time_ms)",
+			    (double)lim->wall_ms / 1000.0);
 			return false;
 		}
 		ov->wall_ms = (uint64_t)ceil(v * 1000.0);
 	}
 	if (!rpc_opt_uint(c, "memory_mb", 0, max_mb < 16 ? max_mb : 16, max_mb,
-		      &mb))
+		&mb))
 		return false;
 	ov->memory_bytes = mb << 20;
 	return true;
@@ -108,9 +113,10 @@ get_stdin(struct call *c, struct stdin_feed *f, bool *feed_set, uint8_t **raw)
 		if (json_object_get(c->params, names[i]) == NULL)
 			continue;
 		if (given != NULL) {
-			rpc_bad_param(c, names[i], "give one of stdin, stdin_b64 "
-				      "and stdin_fd, not %s and %s", given,
-				      names[i]);
+			rpc_bad_param(c, names[i],
+			    "give one of stdin, stdin_b64 "
+			    "and stdin_fd, not %s and %s",
+			    given, names[i]);
 			return false;
 		}
 		given = names[i];
@@ -130,7 +136,7 @@ get_stdin(struct call *c, struct stdin_feed *f, bool *feed_set, uint8_t **raw)
 	}
 	if (!json_is_string(v)) {
 		rpc_bad_param(c, given, "expected a %sstring",
-			      given[5] == '_' ? "base64 " : "");
+		    given[5] == '_' ? "base64 " : "");
 		return false;
 	}
 	len = json_string_length(v);
@@ -148,16 +154,20 @@ get_stdin(struct call *c, struct stdin_feed *f, bool *feed_set, uint8_t **raw)
 		e = len > limit ? -EFBIG : 0;
 	}
 	if (e == -EFBIG) {
-		rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:I}",
-			 "param", given, "error", "too_large", "limit_bytes",
-			 (json_int_t)limit), "invalid params: %s: too_large: "
-			 "inline standard input is at most %llu bytes (the "
-			 "policy's [files] inline_kb); pass a descriptor as "
-			 "stdin_fd for more", given, (unsigned long long)limit);
+		rpc_fail(c, RPC_INVALID_PARAMS,
+		    json_pack("{s:s,s:s,s:I}", "param", given, "error",
+			"too_large", "limit_bytes", (json_int_t)limit),
+		    "invalid params: %s: too_large: "
+		    "inline standard input is at most %llu bytes (the "
+		    "policy's [files] inline_kb); pass a descriptor as "
+		    "stdin_fd for more",
+		    given, (unsigned long long)limit);
 		return false;
 	}
-	stdin_feed_init_data(f, *raw != NULL ? (const void *)*raw :
-			     (const void *)json_string_value(v), len);
+	stdin_feed_init_data(f,
+	    *raw != NULL ? (const void *)*raw
+			 : (const void *)json_string_value(v),
+	    len);
 	*feed_set = true;
 	return true;
 }
@@ -182,30 +192,35 @@ get_env(struct call *c, struct jobrun *jr)
 	if (o == NULL)
 		return true;
 	if (!json_is_object(o)) {
-		rpc_bad_param(c, "env", "expected an object of variable names "
-			      "and string values");
+		rpc_bad_param(c, "env",
+		    "expected an object of variable names "
+		    "and string values");
 		return false;
 	}
-	json_object_foreach(o, name, v) {
+	json_object_foreach(o, name, v)
+	{
 		if (!json_is_string(v)) {
-			rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:s}",
-				 "param", "env", "error", "invalid_env_value",
-				 "name", name), "invalid params: env: "
-				 "invalid_env_value: the value of %.64s is not a "
-				 "string", name);
+			rpc_fail(c, RPC_INVALID_PARAMS,
+			    json_pack("{s:s,s:s,s:s}", "param", "env", "error",
+				"invalid_env_value", "name", name),
+			    "invalid params: env: "
+			    "invalid_env_value: the value of %.64s is not a "
+			    "string",
+			    name);
 			return false;
 		}
-		je = jobrun_set_env(jr, c->s->policy, name, json_string_value(v),
-				    json_string_length(v), &oom, why,
-				    sizeof(why));
+		je = jobrun_set_env(jr, c->s->policy, name,
+		    json_string_value(v), json_string_length(v), &oom, why,
+		    sizeof(why));
 		if (oom) {
 			rpc_out_of_memory(c);
 			return false;
 		}
 		if (je != JOBENV_OK) {
-			rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s,s:s,s:s}",
-				 "param", "env", "error", jobenv_error_name(je),
-				 "name", name), "invalid params: env: %s", why);
+			rpc_fail(c, RPC_INVALID_PARAMS,
+			    json_pack("{s:s,s:s,s:s}", "param", "env", "error",
+				jobenv_error_name(je), "name", name),
+			    "invalid params: env: %s", why);
 			return false;
 		}
 	}
@@ -214,7 +229,7 @@ get_env(struct call *c, struct jobrun *jr)
 			rpc_out_of_memory(c);
 		else
 			rpc_bad_param(c, "env", "%s",
-				      jobrun_spec_error(e, why, sizeof(why)));
+			    jobrun_spec_error(e, why, sizeof(why)));
 		return false;
 	}
 	return true;
@@ -228,10 +243,10 @@ restore_root_mode(struct rpc_session *s)
 	int e;
 
 	if (s->root_mode >= 0 &&
-	    (e = workspace_restore_mode(s->fs.root,
-					(unsigned)s->root_mode)) < 0)
+	    (e = workspace_restore_mode(s->fs.root, (unsigned)s->root_mode)) <
+		0)
 		log_warn("cannot put back the workspace's mode %04o: %s",
-			 (unsigned)s->root_mode, strerror(-e));
+		    (unsigned)s->root_mode, strerror(-e));
 }
 
 /*
@@ -244,11 +259,10 @@ restore_root_mode(struct rpc_session *s)
  */
 static bool
 exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
-	     char ***argv, uint8_t **raw)
+    char ***argv, uint8_t **raw)
 {
 	static const char *const names[] = {"argv", "timeout_seconds",
-					    "memory_mb", "stdin", "stdin_b64",
-					    "stdin_fd", "env", NULL};
+	    "memory_mb", "stdin", "stdin_b64", "stdin_fd", "env", NULL};
 	struct jobrun_overrides ov;
 	char err[256];
 	bool has_stdin;
@@ -263,7 +277,7 @@ exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
 			return false;
 		}
 		rpc_bad_param(c, "argv", "%s",
-			      jobrun_spec_error(e, err, sizeof(err)));
+		    jobrun_spec_error(e, err, sizeof(err)));
 		return false;
 	}
 	if (!get_env(c, jr)) {
@@ -300,14 +314,16 @@ exec_run(struct call *c, struct jobrun *jr)
 	 * after this answer (serve.c); after the job, fs.changes is then
 	 * io_error. */
 	e = snapshot_take(s->fs.root, &s->fs.quota,
-			  s->after.valid ? &s->after : NULL,
-			  jobrun_interrupted, &before);
+	    s->after.valid ? &s->after : NULL, jobrun_interrupted, &before);
 	if (e < 0) {
 		if (e == -EINTR)
-			return rpc_fail(c, RPC_JOB_ERROR, NULL, "the broker was "
-				    "interrupted before the job");
-		return rpc_fail(c, RPC_JOB_ERROR, NULL, "cannot read the workspace "
-			    "before the job: %s", strerror(-e));
+			return rpc_fail(c, RPC_JOB_ERROR, NULL,
+			    "the broker was "
+			    "interrupted before the job");
+		return rpc_fail(c, RPC_JOB_ERROR, NULL,
+		    "cannot read the workspace "
+		    "before the job: %s",
+		    strerror(-e));
 	}
 	e = jobrun_exec(jr, s->sup, &s->fs, false);
 	/* A job's chmod of /work itself (000 would lock the broker out of
@@ -316,12 +332,12 @@ exec_run(struct call *c, struct jobrun *jr)
 	restore_root_mode(s);
 	if (e < 0) {
 		r = rpc_fail(c, RPC_JOB_ERROR, NULL, "%s",
-			 jr->res.detail ? jr->res.detail : strerror(-e));
+		    jr->res.detail ? jr->res.detail : strerror(-e));
 		snapshot_free(&before);
 		return r;
 	}
-	e = snapshot_take(s->fs.root, &s->fs.quota, &before,
-			  jobrun_interrupted, &after);
+	e = snapshot_take(s->fs.root, &s->fs.quota, &before, jobrun_interrupted,
+	    &after);
 	snapshot_free(&s->before);
 	snapshot_free(&s->after);
 	s->before = before;

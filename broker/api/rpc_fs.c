@@ -58,7 +58,7 @@ client_gone(const struct rpc_session *s, int wait_ms)
  */
 static bool
 write_source_fd(struct call *c, struct rawpath *p, uint64_t size, int *in,
-		int *mfd)
+    int *mfd)
 {
 	uint64_t got, limit = c->s->fs.quota.file_bytes;
 	enum fs_error why;
@@ -71,9 +71,10 @@ write_source_fd(struct call *c, struct rawpath *p, uint64_t size, int *in,
 
 		if (size != UINT64_MAX && off >= 0 &&
 		    (uint64_t)(st.st_size > off ? st.st_size - off : 0) !=
-			    size) {
-			rpc_file_error(c, FS_IO_ERROR, p, NULL, "the file does "
-				       "not hold size bytes from its offset");
+			size) {
+			rpc_file_error(c, FS_IO_ERROR, p, NULL,
+			    "the file does "
+			    "not hold size bytes from its offset");
 			return false;
 		}
 		return true;
@@ -89,8 +90,9 @@ write_source_fd(struct call *c, struct rawpath *p, uint64_t size, int *in,
 	}
 	if (size != UINT64_MAX && got != size) {
 		rpc_file_error(c, got > size ? FS_TOO_LARGE : FS_IO_ERROR, p,
-			       NULL, "the descriptor did not give size bytes: "
-			       "nothing written");
+		    NULL,
+		    "the descriptor did not give size bytes: "
+		    "nothing written");
 		return false;
 	}
 	if (got > limit) {
@@ -98,8 +100,9 @@ write_source_fd(struct call *c, struct rawpath *p, uint64_t size, int *in,
 		return false;
 	}
 	if (client_gone(c->s, size != UINT64_MAX ? 0 : CLIENT_SETTLE_MS)) {
-		rpc_file_error(c, FS_IO_ERROR, p, NULL, "the client went away "
-			       "before the data ended: nothing written");
+		rpc_file_error(c, FS_IO_ERROR, p, NULL,
+		    "the client went away "
+		    "before the data ended: nothing written");
 		return false;
 	}
 	*in = *mfd;
@@ -113,7 +116,7 @@ write_source_fd(struct call *c, struct rawpath *p, uint64_t size, int *in,
  */
 static bool
 write_source_inline(struct call *c, struct rawpath *p, const char *source,
-		    int *mfd)
+    int *mfd)
 {
 	uint64_t inline_max = c->s->fs.quota.inline_bytes;
 	json_t *v = json_object_get(c->params, source);
@@ -128,7 +131,7 @@ write_source_inline(struct call *c, struct rawpath *p, const char *source,
 	}
 	if (strcmp(source, "data") == 0) {
 		e = rpc_b64_decode(json_string_value(v), json_string_length(v),
-				   inline_max, &raw, &len);
+		    inline_max, &raw, &len);
 		if (e == -ENOMEM) {
 			rpc_out_of_memory(c);
 			return false;
@@ -144,13 +147,16 @@ write_source_inline(struct call *c, struct rawpath *p, const char *source,
 		bytes = json_string_value(v);
 	}
 	if (e == -EFBIG) {
-		rpc_file_error(c, FS_TOO_LARGE, p, NULL, "an inline payload is "
-			       "at most inline_kb: pass a descriptor");
+		rpc_file_error(c, FS_TOO_LARGE, p, NULL,
+		    "an inline payload is "
+		    "at most inline_kb: pass a descriptor");
 		return false;
 	}
 	if ((*mfd = rpc_memfd_with(bytes, len)) < 0) {
-		rpc_fail(c, RPC_INTERNAL_ERROR, NULL, "cannot buffer the data: "
-			 "%s", strerror(-*mfd));
+		rpc_fail(c, RPC_INTERNAL_ERROR, NULL,
+		    "cannot buffer the data: "
+		    "%s",
+		    strerror(-*mfd));
 		return false;
 	}
 	return true;
@@ -160,8 +166,7 @@ json_t *
 rpc_fs_write(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {"path", "path_b64", "data", "text",
-					    "fd", "size", "mode", "overwrite",
-					    NULL};
+	    "fd", "size", "mode", "overwrite", NULL};
 	static const char *const sources[] = {"data", "text", "fd"};
 	const char *source = NULL;
 	uint64_t mode, written = 0, size;
@@ -170,7 +175,8 @@ rpc_fs_write(struct call *c, struct rawpath *p)
 	bool overwrite;
 	int in = -1;
 
-	if (!rpc_known_params(c, names) || !rpc_get_path(c, "path", "path_b64", NULL, p) ||
+	if (!rpc_known_params(c, names) ||
+	    !rpc_get_path(c, "path", "path_b64", NULL, p) ||
 	    !rpc_opt_uint(c, "mode", 0644, 0, 07777, &mode) ||
 	    !rpc_opt_bool(c, "overwrite", false, &overwrite) ||
 	    !rpc_opt_uint(c, "size", UINT64_MAX, 0, INT64_MAX, &size))
@@ -179,12 +185,14 @@ rpc_fs_write(struct call *c, struct rawpath *p)
 		if (json_object_get(c->params, sources[i]) == NULL)
 			continue;
 		if (source != NULL)
-			return rpc_bad_param(c, sources[i], "give only one of data, "
-					 "text and fd");
+			return rpc_bad_param(c, sources[i],
+			    "give only one of data, "
+			    "text and fd");
 		source = sources[i];
 	}
 	if (source == NULL)
-		return rpc_bad_param(c, "data", "missing (give data, text or fd)");
+		return rpc_bad_param(c, "data",
+		    "missing (give data, text or fd)");
 	if (size != UINT64_MAX && strcmp(source, "fd") != 0)
 		return rpc_bad_param(c, "size", "only with fd");
 	if (strcmp(source, "fd") == 0) {
@@ -196,7 +204,7 @@ rpc_fs_write(struct call *c, struct rawpath *p)
 		in = mfd;
 	}
 	if (fsapi_put(&c->s->fs, p->p, in, (mode_t)mode, overwrite, &written,
-		      &why) < 0)
+		&why) < 0)
 		return rpc_file_error(c, why, p, NULL, NULL);
 	return rpc_path_size(c, p, written);
 }
@@ -205,7 +213,7 @@ json_t *
 rpc_fs_read(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {"path", "path_b64", "offset",
-					    "length", "fd", NULL};
+	    "length", "fd", NULL};
 	uint64_t offset, length, copied = 0;
 	uint64_t inline_max = c->s->fs.quota.inline_bytes;
 	_cleanup_close_ int mfd = -1;
@@ -216,7 +224,8 @@ rpc_fs_read(struct call *c, struct rawpath *p)
 	json_t *o;
 	int out;
 
-	if (!rpc_known_params(c, names) || !rpc_get_path(c, "path", "path_b64", NULL, p) ||
+	if (!rpc_known_params(c, names) ||
+	    !rpc_get_path(c, "path", "path_b64", NULL, p) ||
 	    !rpc_opt_uint(c, "offset", 0, 0, INT64_MAX, &offset) ||
 	    !rpc_opt_uint(c, "length", UINT64_MAX, 0, INT64_MAX, &length))
 		return NULL;
@@ -224,7 +233,7 @@ rpc_fs_read(struct call *c, struct rawpath *p)
 		if (!rpc_get_fd(c, false, &out))
 			return NULL;
 		if (fsapi_get(&c->s->fs, p->p, offset, length, out, &copied,
-			      &why) < 0)
+			&why) < 0)
 			return rpc_file_error(c, why, p, NULL, NULL);
 		return rpc_path_size(c, p, copied);
 	}
@@ -232,19 +241,21 @@ rpc_fs_read(struct call *c, struct rawpath *p)
 	 * byte more than allowed means too large), never on a size read
 	 * before: the file may grow meanwhile. */
 	if ((mfd = memfd_create("stockade-rpc", MFD_CLOEXEC)) < 0)
-		return rpc_fail(c, RPC_INTERNAL_ERROR, NULL, "cannot buffer the "
-			    "data: %s", strerror(errno));
+		return rpc_fail(c, RPC_INTERNAL_ERROR, NULL,
+		    "cannot buffer the "
+		    "data: %s",
+		    strerror(errno));
 	if (inline_max < UINT64_MAX && length > inline_max + 1)
 		length = inline_max + 1;
-	if (fsapi_get(&c->s->fs, p->p, offset, length, mfd, &copied, &why) <
-	    0)
+	if (fsapi_get(&c->s->fs, p->p, offset, length, mfd, &copied, &why) < 0)
 		return rpc_file_error(c, why, p, NULL, NULL);
 	if (copied > inline_max)
-		return rpc_file_error(c, FS_TOO_LARGE, p, NULL, "over inline_kb: "
-				  "pass a descriptor, or an offset and length");
+		return rpc_file_error(c, FS_TOO_LARGE, p, NULL,
+		    "over inline_kb: "
+		    "pass a descriptor, or an offset and length");
 	if ((buf = malloc(copied + 1)) == NULL)
 		return rpc_out_of_memory(c);
-	do	/* EINTR retried, as every copy does (fsapi.c) */
+	do /* EINTR retried, as every copy does (fsapi.c) */
 		n = pread(mfd, buf, copied, 0);
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)copied)
@@ -266,7 +277,7 @@ rpc_fs_read(struct call *c, struct rawpath *p)
 
 struct list_reply {
 	json_t *entries;
-	size_t bytes;		/* their compact JSON, with commas */
+	size_t bytes; /* their compact JSON, with commas */
 };
 
 static int
@@ -282,7 +293,7 @@ list_one(void *arg, const struct fs_entry *e)
 	n = json_dumpb(o, NULL, 0, JSON_COMPACT) + 1;
 	if (n > LIST_MAX_BYTES - l->bytes) {
 		json_decref(o);
-		return 1;	/* truncated */
+		return 1; /* truncated */
 	}
 	l->bytes += n;
 	/* json_array_append_new takes O even when it fails. */
@@ -295,7 +306,7 @@ json_t *
 rpc_fs_list(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {"path", "path_b64", "recursive",
-					    "limit", NULL};
+	    "limit", NULL};
 	uint64_t max = c->s->fs.quota.max_files, limit;
 	enum fs_error why;
 	bool recursive, truncated = false;
@@ -303,7 +314,8 @@ rpc_fs_list(struct call *c, struct rawpath *p)
 
 	if (max == 0 || max > INT64_MAX)
 		max = INT64_MAX;
-	if (!rpc_known_params(c, names) || !rpc_get_path(c, "path", "path_b64", ".", p) ||
+	if (!rpc_known_params(c, names) ||
+	    !rpc_get_path(c, "path", "path_b64", ".", p) ||
 	    !rpc_opt_bool(c, "recursive", false, &recursive) ||
 	    !rpc_opt_uint(c, "limit", max, 1, INT64_MAX, &limit))
 		return NULL;
@@ -311,13 +323,13 @@ rpc_fs_list(struct call *c, struct rawpath *p)
 		limit = max;
 	if ((l.entries = json_array()) == NULL)
 		return rpc_out_of_memory(c);
-	if (fsapi_list(&c->s->fs, p->p, recursive, (size_t)limit, list_one,
-		       &l, &truncated, &why) < 0) {
+	if (fsapi_list(&c->s->fs, p->p, recursive, (size_t)limit, list_one, &l,
+		&truncated, &why) < 0) {
 		json_decref(l.entries);
 		return rpc_file_error(c, why, p, NULL, NULL);
 	}
 	return json_pack("{s:o,s:b}", "entries", l.entries, "truncated",
-			 truncated);
+	    truncated);
 }
 
 json_t *
@@ -328,7 +340,8 @@ rpc_fs_stat(struct call *c, struct rawpath *p)
 	enum fs_error why;
 	json_t *o;
 
-	if (!rpc_known_params(c, names) || !rpc_get_path(c, "path", "path_b64", NULL, p))
+	if (!rpc_known_params(c, names) ||
+	    !rpc_get_path(c, "path", "path_b64", NULL, p))
 		return NULL;
 	if (fsapi_stat(&c->s->fs, p->p, &e, &why) < 0)
 		return rpc_file_error(c, why, p, NULL, NULL);
@@ -341,12 +354,13 @@ json_t *
 rpc_fs_mkdir(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {"path", "path_b64", "parents",
-					    "mode", NULL};
+	    "mode", NULL};
 	enum fs_error why;
 	uint64_t mode;
 	bool parents;
 
-	if (!rpc_known_params(c, names) || !rpc_get_path(c, "path", "path_b64", NULL, p) ||
+	if (!rpc_known_params(c, names) ||
+	    !rpc_get_path(c, "path", "path_b64", NULL, p) ||
 	    !rpc_opt_bool(c, "parents", false, &parents) ||
 	    !rpc_opt_uint(c, "mode", 0755, 0, 07777, &mode))
 		return NULL;
@@ -359,11 +373,12 @@ json_t *
 rpc_fs_remove(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {"path", "path_b64", "recursive",
-					    NULL};
+	    NULL};
 	enum fs_error why;
 	bool recursive;
 
-	if (!rpc_known_params(c, names) || !rpc_get_path(c, "path", "path_b64", NULL, p) ||
+	if (!rpc_known_params(c, names) ||
+	    !rpc_get_path(c, "path", "path_b64", NULL, p) ||
 	    !rpc_opt_bool(c, "recursive", false, &recursive))
 		return NULL;
 	if (fsapi_remove(&c->s->fs, p->p, recursive, &why) < 0)
@@ -375,13 +390,14 @@ json_t *
 rpc_fs_rename(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {"from", "from_b64", "to", "to_b64",
-					    "overwrite", NULL};
+	    "overwrite", NULL};
 	struct rawpath to = {NULL, 0};
 	enum fs_error why;
 	bool overwrite;
 	json_t *r = NULL;
 
-	if (rpc_known_params(c, names) && rpc_get_path(c, "from", "from_b64", NULL, p) &&
+	if (rpc_known_params(c, names) &&
+	    rpc_get_path(c, "from", "from_b64", NULL, p) &&
 	    rpc_get_path(c, "to", "to_b64", NULL, &to) &&
 	    rpc_opt_bool(c, "overwrite", false, &overwrite)) {
 		if (fsapi_rename(&c->s->fs, p->p, to.p, overwrite, &why) < 0)
@@ -401,9 +417,9 @@ change_json(const struct snap_entry *e)
 
 	snap_hex(e, hex);
 	return rpc_named(e->path, strlen(e->path),
-		     json_pack("{s:s,s:I,s:o}", "type", fs_type_name(e->type),
-			       "size", (json_int_t)e->size, "sha256",
-			       e->hashed ? json_string(hex) : json_null()));
+	    json_pack("{s:s,s:I,s:o}", "type", fs_type_name(e->type), "size",
+		(json_int_t)e->size, "sha256",
+		e->hashed ? json_string(hex) : json_null()));
 }
 
 json_t *
@@ -422,15 +438,15 @@ rpc_fs_changes(struct call *c, struct rawpath *p)
 		p->len = 1;
 		if (p->p == NULL)
 			return rpc_out_of_memory(c);
-		return rpc_file_error(c, FS_IO_ERROR, p, NULL, "the workspace "
-				  "could not be read around the last exec");
+		return rpc_file_error(c, FS_IO_ERROR, p, NULL,
+		    "the workspace "
+		    "could not be read around the last exec");
 	}
 	if (s->before.valid && s->after.valid &&
 	    snapshot_diff(&s->before, &s->after, &ch) < 0)
 		return rpc_out_of_memory(c);
-	o = json_pack("{s:[],s:[],s:[],s:b,s:I}", kinds[0], kinds[1],
-		      kinds[2], "truncated", ch.truncated, "unhashed",
-		      (json_int_t)ch.unhashed);
+	o = json_pack("{s:[],s:[],s:[],s:b,s:I}", kinds[0], kinds[1], kinds[2],
+	    "truncated", ch.truncated, "unhashed", (json_int_t)ch.unhashed);
 	for (size_t k = 0; o != NULL && k < 3; k++)
 		lists[k] = json_object_get(o, kinds[k]);
 	for (size_t i = 0; o != NULL && i < ch.n; i++) {
@@ -445,4 +461,3 @@ rpc_fs_changes(struct call *c, struct rawpath *p)
 	changes_free(&ch);
 	return o != NULL ? o : rpc_out_of_memory(c);
 }
-

@@ -20,12 +20,12 @@ static json_t *
 counts_json(const struct fstar_counts *n, bool pack)
 {
 	json_t *o = json_pack("{s:I,s:I,s:I}", "files", (json_int_t)n->files,
-			      "directories", (json_int_t)n->directories,
-			      "bytes", (json_int_t)n->bytes);
+	    "directories", (json_int_t)n->directories, "bytes",
+	    (json_int_t)n->bytes);
 
 	if (o != NULL && pack &&
 	    json_object_set_new(o, "skipped",
-				json_integer((json_int_t)n->skipped)) < 0) {
+		json_integer((json_int_t)n->skipped)) < 0) {
 		json_decref(o);
 		o = NULL;
 	}
@@ -39,16 +39,15 @@ counts_json(const struct fstar_counts *n, bool pack)
  */
 static json_t *
 tar_error(struct call *c, struct rawpath *p, struct fstar_fail *f,
-	  const struct fstar_counts *n)
+    const struct fstar_counts *n)
 {
 	struct rawpath entry = {f->entry, f->entry_len};
 
 	rpc_file_error(c, f->why, f->entry != NULL ? &entry : p, NULL,
-		       f->text[0] != '\0' ? f->text : NULL);
+	    f->text[0] != '\0' ? f->text : NULL);
 	if (c->data != NULL)
 		json_object_set_new(c->data, "done",
-				    json_integer((json_int_t)(n->files +
-							      n->directories)));
+		    json_integer((json_int_t)(n->files + n->directories)));
 	fstar_fail_free(f);
 	return NULL;
 }
@@ -57,7 +56,7 @@ json_t *
 rpc_fs_unpack(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {"path", "path_b64", "data", "fd",
-					    "overwrite", NULL};
+	    "overwrite", NULL};
 	_cleanup_free_ uint8_t *raw = NULL;
 	struct fstar_counts n;
 	struct fstar_fail f;
@@ -71,8 +70,9 @@ rpc_fs_unpack(struct call *c, struct rawpath *p)
 	    !rpc_opt_bool(c, "overwrite", false, &overwrite))
 		return NULL;
 	if ((v == NULL) == (json_object_get(c->params, "fd") == NULL))
-		return rpc_bad_param(c, "data", "give exactly one of data and "
-				     "fd");
+		return rpc_bad_param(c, "data",
+		    "give exactly one of data and "
+		    "fd");
 	if (v == NULL) {
 		if (!rpc_get_fd(c, true, &in))
 			return NULL;
@@ -80,15 +80,15 @@ rpc_fs_unpack(struct call *c, struct rawpath *p)
 		if (!json_is_string(v))
 			return rpc_bad_param(c, "data", "expected a string");
 		e = rpc_b64_decode(json_string_value(v), json_string_length(v),
-				   c->s->fs.quota.inline_bytes, &raw, &len);
+		    c->s->fs.quota.inline_bytes, &raw, &len);
 		if (e == -ENOMEM)
 			return rpc_out_of_memory(c);
 		if (e == -EINVAL)
 			return rpc_bad_param(c, "data", "not base64");
 		if (e == -EFBIG)
 			return rpc_file_error(c, FS_TOO_LARGE, p, NULL,
-					      "an inline archive is at most "
-					      "inline_kb: pass a descriptor");
+			    "an inline archive is at most "
+			    "inline_kb: pass a descriptor");
 	}
 	if (fstar_unpack(&c->s->fs, p->p, in, raw, len, overwrite, &n, &f) < 0)
 		return tar_error(c, p, &f, &n);
@@ -126,15 +126,17 @@ rpc_fs_pack(struct call *c, struct rawpath *p)
 	}
 	/* Inline: the archive into memory, at most inline_kb of it. */
 	if ((mfd = memfd_create("stockade-pack", MFD_CLOEXEC)) < 0)
-		return rpc_fail(c, RPC_INTERNAL_ERROR, NULL, "cannot buffer the "
-				"archive: %s", strerror(errno));
+		return rpc_fail(c, RPC_INTERNAL_ERROR, NULL,
+		    "cannot buffer the "
+		    "archive: %s",
+		    strerror(errno));
 	if (fstar_pack(&c->s->fs, p->p, mfd, inline_max, &n, &f) < 0)
 		return tar_error(c, p, &f, &n);
 	if ((size = lseek(mfd, 0, SEEK_CUR)) < 0)
 		return rpc_file_error(c, FS_IO_ERROR, p, NULL, NULL);
 	if ((buf = malloc((size_t)size + 1)) == NULL)
 		return rpc_out_of_memory(c);
-	do	/* EINTR retried, as every copy does (fsapi.c) */
+	do /* EINTR retried, as every copy does (fsapi.c) */
 		got = pread(mfd, buf, (size_t)size, 0);
 	while (got < 0 && errno == EINTR);
 	if (got != (ssize_t)size)

@@ -19,12 +19,12 @@
 /* One request being answered. */
 struct call {
 	struct rpc_session *s;
-	json_t *params;      /* an object, borrowed */
-	int *fds;            /* borrowed: rpc_handle closes them */
+	json_t *params; /* an object, borrowed */
+	int *fds; /* borrowed: rpc_handle closes them */
 	size_t nfds;
-	int code;            /* the error when a method returns NULL */
-	char *message;       /* owned, valid UTF-8 */
-	json_t *data;        /* owned, may be NULL */
+	int code; /* the error when a method returns NULL */
+	char *message; /* owned, valid UTF-8 */
+	json_t *data; /* owned, may be NULL */
 };
 
 /* A path from a request: LEN bytes at P (owned, NUL-terminated after
@@ -36,15 +36,14 @@ struct rawpath {
 
 /* Errors: each sets C's error and returns NULL for the method to return
  * (DATA stolen; the message made valid UTF-8). */
-json_t *rpc_fail(struct call *c, int code, json_t *data, const char *fmt,
-		 ...) __attribute__((format(printf, 4, 5)));
+json_t *rpc_fail(struct call *c, int code, json_t *data, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 json_t *rpc_out_of_memory(struct call *c);
-json_t *rpc_bad_param(struct call *c, const char *param, const char *fmt,
-		      ...) __attribute__((format(printf, 3, 4)));
+json_t *rpc_bad_param(struct call *c, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* -32001 for WHY on P (and TO for a rename), TEXT or the stable text. */
 json_t *rpc_file_error(struct call *c, enum fs_error why,
-		       const struct rawpath *p, const struct rawpath *to,
-		       const char *text);
+    const struct rawpath *p, const struct rawpath *to, const char *text);
 
 /*
  * json_loadb and json_dumps(JSON_COMPACT) that fail whenever one of
@@ -57,33 +56,31 @@ json_t *rpc_file_error(struct call *c, enum fs_error why,
  * through them.
  */
 json_t *rpc_json_loadb(const char *buf, size_t len, size_t flags,
-		       json_error_t *err, bool *oom);
+    json_error_t *err, bool *oom);
 char *rpc_json_dumps(const json_t *o);
 
 /* {"path" (escaped), "path_b64" when escaped} merged into REST (stolen,
  * may be NULL); NULL on ENOMEM. */
 json_t *rpc_named(const char *p, size_t len, json_t *rest);
 /* {"path", "size"} for a transfer's answer; NULL with C's error set. */
-json_t *rpc_path_size(struct call *c, const struct rawpath *p,
-		      uint64_t size);
+json_t *rpc_path_size(struct call *c, const struct rawpath *p, uint64_t size);
 
 /* Parameters: each returns false with C's error (-32602) set. */
 bool rpc_known_params(struct call *c, const char *const *names);
 bool rpc_opt_bool(struct call *c, const char *name, bool dflt, bool *out);
-bool rpc_opt_uint(struct call *c, const char *name, uint64_t dflt,
-		  uint64_t min, uint64_t max, uint64_t *out);
+bool rpc_opt_uint(struct call *c, const char *name, uint64_t dflt, uint64_t min,
+    uint64_t max, uint64_t *out);
 bool rpc_get_path(struct call *c, const char *name, const char *name_b64,
-		  const char *dflt, struct rawpath *p);
+    const char *dflt, struct rawpath *p);
 /* The descriptor "fd" names (borrowed from C), checked for direction and
  * kind (regular file, pipe, connected stream socket). */
 bool rpc_get_fd(struct call *c, bool readable, int *fd);
 /* rpc_get_fd for the parameter NAME ("stdin_fd") instead of "fd". */
-bool rpc_get_fd_named(struct call *c, const char *name, bool readable,
-		      int *fd);
+bool rpc_get_fd_named(struct call *c, const char *name, bool readable, int *fd);
 /* Base64 S (LEN bytes) into *OUT (the caller frees it, *OUTLEN bytes);
  * 0, -EINVAL, -EFBIG over MAX bytes, or -ENOMEM. */
 int rpc_b64_decode(const char *s, size_t len, size_t max, uint8_t **out,
-		   size_t *outlen);
+    size_t *outlen);
 /* An anonymous memory file (memfd) holding DATA (LEN bytes), at offset
  * 0: a descriptor the caller owns, or -errno. */
 int rpc_memfd_with(const void *data, size_t len);

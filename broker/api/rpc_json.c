@@ -49,7 +49,7 @@ json_alloc_watch(void)
 
 json_t *
 rpc_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err,
-	       bool *oom)
+    bool *oom)
 {
 	json_t *o;
 
@@ -63,8 +63,9 @@ rpc_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err,
 		json_decref(o);
 		o = NULL;
 	}
-	*oom = o == NULL && (json_alloc_failed || err->text[0] == '\0' ||
-			     json_error_code(err) == json_error_out_of_memory);
+	*oom = o == NULL &&
+	    (json_alloc_failed || err->text[0] == '\0' ||
+		json_error_code(err) == json_error_out_of_memory);
 	return o;
 }
 

@@ -63,8 +63,9 @@ rpc_bad_param(struct call *c, const char *param, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return rpc_fail(c, RPC_INVALID_PARAMS, json_pack("{s:s}", "param", param),
-		    "invalid params: %s: %s", param, buf);
+	return rpc_fail(c, RPC_INVALID_PARAMS,
+	    json_pack("{s:s}", "param", param), "invalid params: %s: %s", param,
+	    buf);
 }
 
 /*
@@ -75,7 +76,7 @@ rpc_bad_param(struct call *c, const char *param, const char *fmt, ...)
  */
 int
 rpc_b64_decode(const char *s, size_t len, size_t max, uint8_t **out,
-	   size_t *outlen)
+    size_t *outlen)
 {
 	size_t size = len / 4 * 3 + 3;
 	uint8_t *buf;
@@ -126,23 +127,22 @@ rpc_named(const char *p, size_t len, json_t *rest)
  */
 json_t *
 rpc_file_error(struct call *c, enum fs_error why, const struct rawpath *p,
-	   const struct rawpath *to, const char *text)
+    const struct rawpath *to, const char *text)
 {
 	json_t *data = json_pack("{s:s}", "error", fs_error_name(why));
 
 	if (text == NULL)
 		text = fsreport_explain(&c->s->fs, why, p->p, p->len,
-					to != NULL ? to->p : NULL,
-					to != NULL ? to->len : 0);
+		    to != NULL ? to->p : NULL, to != NULL ? to->len : 0);
 	if (data == NULL ||
 	    !fsreport_set_name(data, "path", "path_b64", p->p, p->len) ||
 	    (to != NULL &&
-	     !fsreport_set_name(data, "to", "to_b64", to->p, to->len))) {
+		!fsreport_set_name(data, "to", "to_b64", to->p, to->len))) {
 		json_decref(data);
 		return rpc_out_of_memory(c);
 	}
 	return rpc_fail(c, RPC_FILE_ERROR, data, "%s: %s", fs_error_name(why),
-		    text);
+	    text);
 }
 
 /* Refuses a parameter not in NAMES (NULL-terminated). */
@@ -152,7 +152,8 @@ rpc_known_params(struct call *c, const char *const *names)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(c->params, key, v) {
+	json_object_foreach(c->params, key, v)
+	{
 		bool found = false;
 
 		for (size_t i = 0; names[i] != NULL && !found; i++)
@@ -184,7 +185,7 @@ rpc_opt_bool(struct call *c, const char *name, bool dflt, bool *out)
 /* An integer parameter in [MIN, MAX] (MAX <= INT64_MAX). */
 bool
 rpc_opt_uint(struct call *c, const char *name, uint64_t dflt, uint64_t min,
-	 uint64_t max, uint64_t *out)
+    uint64_t max, uint64_t *out)
 {
 	json_t *v = json_object_get(c->params, name);
 	json_int_t n;
@@ -195,7 +196,7 @@ rpc_opt_uint(struct call *c, const char *name, uint64_t dflt, uint64_t min,
 	n = json_is_integer(v) ? json_integer_value(v) : -1;
 	if (n < 0 || (uint64_t)n < min || (uint64_t)n > max) {
 		rpc_bad_param(c, name, "expected an integer from %llu to %llu",
-			  (unsigned long long)min, (unsigned long long)max);
+		    (unsigned long long)min, (unsigned long long)max);
 		return false;
 	}
 	*out = (uint64_t)n;
@@ -209,7 +210,7 @@ rpc_opt_uint(struct call *c, const char *name, uint64_t dflt, uint64_t min,
  */
 bool
 rpc_get_path(struct call *c, const char *name, const char *name_b64,
-	 const char *dflt, struct rawpath *p)
+    const char *dflt, struct rawpath *p)
 {
 	json_t *v = json_object_get(c->params, name);
 	json_t *vb = json_object_get(c->params, name_b64);
@@ -220,7 +221,7 @@ rpc_get_path(struct call *c, const char *name, const char *name_b64,
 	p->len = 0;
 	if (v != NULL && vb != NULL) {
 		rpc_bad_param(c, name_b64, "give %s or %s, not both", name,
-			  name_b64);
+		    name_b64);
 		return false;
 	}
 	if (v != NULL) {
@@ -240,8 +241,8 @@ rpc_get_path(struct call *c, const char *name, const char *name_b64,
 			rpc_bad_param(c, name_b64, "expected a base64 string");
 			return false;
 		}
-		e = rpc_b64_decode(json_string_value(vb), json_string_length(vb),
-			       SIZE_MAX, &raw, &p->len);
+		e = rpc_b64_decode(json_string_value(vb),
+		    json_string_length(vb), SIZE_MAX, &raw, &p->len);
 		if (e == -ENOMEM) {
 			rpc_out_of_memory(c);
 			return false;
@@ -258,12 +259,13 @@ rpc_get_path(struct call *c, const char *name, const char *name_b64,
 			return false;
 		}
 	} else {
-		rpc_bad_param(c, name, "missing (give %s or %s)", name, name_b64);
+		rpc_bad_param(c, name, "missing (give %s or %s)", name,
+		    name_b64);
 		return false;
 	}
 	if (memchr(p->p, '\0', p->len) != NULL) {
 		rpc_file_error(c, FS_INVALID_PATH, p, NULL,
-			   wspath_rule_text(WSPATH_NUL));
+		    wspath_rule_text(WSPATH_NUL));
 		return false;
 	}
 	return true;
@@ -320,8 +322,10 @@ rpc_get_fd_named(struct call *c, const char *name, bool readable, int *fd)
 	int fl, acc;
 
 	if (i < 0 || (size_t)i >= c->nfds) {
-		rpc_bad_param(c, name, "expected the index of a descriptor sent "
-			  "with this request (%zu sent)", c->nfds);
+		rpc_bad_param(c, name,
+		    "expected the index of a descriptor sent "
+		    "with this request (%zu sent)",
+		    c->nfds);
 		return false;
 	}
 	*fd = c->fds[i];
@@ -330,7 +334,7 @@ rpc_get_fd_named(struct call *c, const char *name, bool readable, int *fd)
 	if (fl < 0 || (fl & O_PATH) ||
 	    (readable ? acc == O_WRONLY : acc == O_RDONLY)) {
 		rpc_bad_param(c, name, "the descriptor is not open for %s",
-			  readable ? "reading" : "writing");
+		    readable ? "reading" : "writing");
 		return false;
 	}
 	if (fl & O_NONBLOCK) {
@@ -339,14 +343,16 @@ rpc_get_fd_named(struct call *c, const char *name, bool readable, int *fd)
 	}
 	if (fstat(*fd, &st) < 0 ||
 	    !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) ||
-	      S_ISSOCK(st.st_mode))) {
-		rpc_bad_param(c, name, "expected a regular file, a pipe or a "
-			  "socket");
+		S_ISSOCK(st.st_mode))) {
+		rpc_bad_param(c, name,
+		    "expected a regular file, a pipe or a "
+		    "socket");
 		return false;
 	}
 	if (S_ISSOCK(st.st_mode) && !stream_connected(*fd)) {
-		rpc_bad_param(c, name, "a socket must be a connected stream socket "
-			  "(not datagram, listening or unconnected)");
+		rpc_bad_param(c, name,
+		    "a socket must be a connected stream socket "
+		    "(not datagram, listening or unconnected)");
 		return false;
 	}
 	return true;
@@ -374,7 +380,7 @@ json_t *
 rpc_path_size(struct call *c, const struct rawpath *p, uint64_t size)
 {
 	json_t *o = rpc_named(p->p, p->len,
-			  json_pack("{s:I}", "size", (json_int_t)size));
+	    json_pack("{s:I}", "size", (json_int_t)size));
 
 	return o != NULL ? o : rpc_out_of_memory(c);
 }

@@ -50,18 +50,17 @@ doctor_to_json(const struct doctor_report *r)
 		/* json_pack copies the strings and takes the "o" references,
 		 * even when it fails (a NULL one fails it); so does
 		 * json_array_append_new with the object. */
-		o = json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", c->name,
-			      "layer", c->layer,
-			      "status", doctor_status_name(c->status),
-			      "observed", json_host_text(c->observed),
-			      "fix", json_host_text(c->fix));
+		o = json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", c->name, "layer",
+		    c->layer, "status", doctor_status_name(c->status),
+		    "observed", json_host_text(c->observed), "fix",
+		    json_host_text(c->fix));
 		if (o == NULL || json_array_append_new(checks, o) < 0) {
 			json_decref(checks);
 			return NULL;
 		}
 	}
 	return json_pack("{s:o,s:o,s:o}", "verdict", json_host_text(r->verdict),
-			 "checks", checks, "kernel", json_host_text(r->kernel));
+	    "checks", checks, "kernel", json_host_text(r->kernel));
 }
 
 /* Writes TEXT[0..LEN) to F with its control characters in caret
@@ -76,8 +75,8 @@ put_escaped(FILE *f, const char *text, size_t len)
 
 		/* Cut on a UTF-8 boundary, so that no sequence is split
 		 * between two calls (each of which ends its stream). */
-		while (n < len && n > 1 &&
-		       ((unsigned char)text[n] & 0xc0) == 0x80)
+		while (
+		    n < len && n > 1 && ((unsigned char)text[n] & 0xc0) == 0x80)
 			n--;
 		fwrite(buf, 1, term_escape(text, n, buf), f);
 		text += n;
@@ -112,8 +111,8 @@ doctor_print_text(FILE *f, const struct doctor_report *r)
 
 		if (!c->ran)
 			continue;
-		snprintf(head, sizeof(head), "%-8s %s: ",
-			 doctor_status_name(c->status), c->layer);
+		snprintf(head, sizeof(head),
+		    "%-8s %s: ", doctor_status_name(c->status), c->layer);
 		print_indented(f, head, c->observed);
 		if (c->status != DOCTOR_OK && c->fix[0] != '\0')
 			print_indented(f, "         fix: ", c->fix);
@@ -124,11 +123,12 @@ doctor_print_text(FILE *f, const struct doctor_report *r)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: stockade doctor [--json]\n"
-		   "Checks every layer of the jail on this host; the last "
-		   "line is the verdict:\n"
-		   "full, degraded: LAYERS (exit 0) or refused: LAYERS "
-		   "(exit 69).\n");
+	fprintf(f,
+	    "usage: stockade doctor [--json]\n"
+	    "Checks every layer of the jail on this host; the last "
+	    "line is the verdict:\n"
+	    "full, degraded: LAYERS (exit 0) or refused: LAYERS "
+	    "(exit 69).\n");
 }
 
 int

@@ -66,9 +66,9 @@ enum {
 };
 struct fs_cmd {
 	const char *name;
-	unsigned opts;          /* OPT_* it accepts */
+	unsigned opts; /* OPT_* it accepts */
 	int min_args, max_args; /* operands */
-	const char *usage;      /* after "usage: stockade NAME " */
+	const char *usage; /* after "usage: stockade NAME " */
 	/* Opens the host side before confinement; NULL: nothing to open. */
 	int (*open)(const struct fs_args *, struct fs_host *);
 	int (*fn)(const struct fs_args *, struct fs_ctx *, struct fs_host *);
@@ -86,20 +86,20 @@ shown(const char *name)
 
 void
 fs_complain(const struct fs_ctx *ctx, const char *path, enum fs_error why,
-	    const char *text)
+    const char *text)
 {
 	_cleanup_free_ char *p = shown(path);
 
 	if (text == NULL)
 		text = fsreport_explain(ctx, why, path, strlen(path), NULL, 0);
 	fprintf(stderr, "stockade: %s: %s: %s\n", p != NULL ? p : "?",
-		fs_error_name(why), text);
+	    fs_error_name(why), text);
 }
 
 /* An unsigned decimal (BASE 10) or octal (BASE 8) number up to MAX. */
 static int
 parse_number(const char *s, int base, unsigned long long max,
-	     unsigned long long *out)
+    unsigned long long *out)
 {
 	char *end;
 
@@ -116,13 +116,14 @@ static void
 usage(FILE *f, const struct fs_cmd *cmd)
 {
 	fprintf(f, "usage: stockade %s --workspace DIR [--policy FILE] %s\n",
-		cmd->name, cmd->usage);
+	    cmd->name, cmd->usage);
 	if (f == stdout && (cmd->opts & OPT_NO_PROGRESS) != 0)
 		fputs("On a terminal, a transfer of 1 MiB or more (or of over "
 		      "half a second) shows its\nprogress on stderr: bytes, "
 		      "percentage, rate, elapsed time; --no-progress turns\n"
 		      "it off. Nothing is shown when stdout or stderr is not "
-		      "a terminal.\n", f);
+		      "a terminal.\n",
+		    f);
 }
 
 /* The value ARG of the option C: --limit ('n'), --mode ('m') or --size
@@ -136,7 +137,8 @@ parse_value(int c, const char *arg, struct fs_args *args)
 	case 'n':
 		if (parse_number(arg, 10, SIZE_MAX, &v) < 0 || v == 0) {
 			log_error("--limit: expected a number of entries "
-				  "from 1, got \"%s\"", arg);
+				  "from 1, got \"%s\"",
+			    arg);
 			return -1;
 		}
 		args->limit = (size_t)v;
@@ -144,7 +146,8 @@ parse_value(int c, const char *arg, struct fs_args *args)
 	case 'm':
 		if (parse_number(arg, 8, 07777, &v) < 0) {
 			log_error("--mode: expected octal permission bits "
-				  "(0 to 7777), got \"%s\"", arg);
+				  "(0 to 7777), got \"%s\"",
+			    arg);
 			return -1;
 		}
 		args->mode = (mode_t)v;
@@ -152,7 +155,8 @@ parse_value(int c, const char *arg, struct fs_args *args)
 	default:
 		if (parse_number(arg, 10, INT64_MAX, &v) < 0) {
 			log_error("--size: expected a number of bytes (0 to "
-				  "%" PRId64 "), got \"%s\"", INT64_MAX, arg);
+				  "%" PRId64 "), got \"%s\"",
+			    INT64_MAX, arg);
 			return -1;
 		}
 		args->size = (uint64_t)v;
@@ -166,18 +170,18 @@ static int
 parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 {
 	static const struct option opts[] = {
-		{"policy", required_argument, NULL, 'p'},
-		{"workspace", required_argument, NULL, 'w'},
-		{"overwrite", no_argument, NULL, 'o'},
-		{"recursive", no_argument, NULL, 'r'},
-		{"limit", required_argument, NULL, 'n'},
-		{"json", no_argument, NULL, 'j'},
-		{"parents", no_argument, NULL, 'P'},
-		{"mode", required_argument, NULL, 'm'},
-		{"size", required_argument, NULL, 'S'},
-		{"no-progress", no_argument, NULL, 'N'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"workspace", required_argument, NULL, 'w'},
+	    {"overwrite", no_argument, NULL, 'o'},
+	    {"recursive", no_argument, NULL, 'r'},
+	    {"limit", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"parents", no_argument, NULL, 'P'},
+	    {"mode", required_argument, NULL, 'm'},
+	    {"size", required_argument, NULL, 'S'},
+	    {"no-progress", no_argument, NULL, 'N'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	unsigned given = 0;
 	int c, n;
@@ -188,12 +192,28 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': args->policy = optarg; break;
-		case 'w': args->workspace = optarg; break;
-		case 'o': given |= OPT_OVERWRITE; args->overwrite = true; break;
-		case 'r': given |= OPT_RECURSIVE; args->recursive = true; break;
-		case 'j': given |= OPT_JSON; args->json = true; break;
-		case 'P': given |= OPT_PARENTS; args->parents = true; break;
+		case 'p':
+			args->policy = optarg;
+			break;
+		case 'w':
+			args->workspace = optarg;
+			break;
+		case 'o':
+			given |= OPT_OVERWRITE;
+			args->overwrite = true;
+			break;
+		case 'r':
+			given |= OPT_RECURSIVE;
+			args->recursive = true;
+			break;
+		case 'j':
+			given |= OPT_JSON;
+			args->json = true;
+			break;
+		case 'P':
+			given |= OPT_PARENTS;
+			args->parents = true;
+			break;
 		case 'N':
 			given |= OPT_NO_PROGRESS;
 			args->no_progress = true;
@@ -201,23 +221,25 @@ parse(int argc, char **argv, const struct fs_cmd *cmd, struct fs_args *args)
 		case 'n':
 		case 'm':
 		case 'S':
-			given |= c == 'n' ? OPT_LIMIT :
-				 c == 'm' ? OPT_MODE : OPT_SIZE;
+			given |= c == 'n' ? OPT_LIMIT
+			    : c == 'm'	  ? OPT_MODE
+					  : OPT_SIZE;
 			if (parse_value(c, optarg, args) < 0)
 				return -1;
 			break;
-		case 'h': return 1;
-		default: return -1;
+		case 'h':
+			return 1;
+		default:
+			return -1;
 		}
 	}
 	if ((given & ~cmd->opts) != 0) {
 		log_error("%s: an option this command does not take",
-			  cmd->name);
+		    cmd->name);
 		return -1;
 	}
 	n = argc - optind;
-	if (args->workspace == NULL || n < cmd->min_args ||
-	    n > cmd->max_args)
+	if (args->workspace == NULL || n < cmd->min_args || n > cmd->max_args)
 		return -1;
 	args->a = n > 0 ? argv[optind] : ".";
 	args->b = n > 1 ? argv[optind + 1] : NULL;
@@ -248,7 +270,7 @@ static enum progress_mode
 meter_mode(const struct fs_cmd *cmd, const struct fs_args *args)
 {
 	bool off = (cmd->opts & OPT_NO_PROGRESS) == 0 || args->no_progress ||
-		   args->json;
+	    args->json;
 
 	if (strcmp(cmd->name, "put") == 0 && strcmp(args->a, "-") == 0 &&
 	    isatty(STDIN_FILENO) == 1)
@@ -299,14 +321,14 @@ print_entry_line(const struct fs_entry *e)
 		return -ENOMEM;
 	iso_time(e->mtime_ns, when, sizeof(when));
 	if (printf("%c %04o %12" PRIu64 " %s %s\n", (char)e->type,
-		   (unsigned)e->mode, e->size, when, p) < 0)
+		(unsigned)e->mode, e->size, when, p) < 0)
 		return -EIO;
 	return 0;
 }
 
 struct ls_state {
 	bool json;
-	size_t n;       /* entries printed */
+	size_t n; /* entries printed */
 };
 
 static int
@@ -330,8 +352,7 @@ ls_one(void *arg, const struct fs_entry *e)
  * JSON, a note on standard error otherwise (the exit status stays 0).
  */
 static int
-do_ls(const struct fs_args *args, struct fs_ctx *ctx,
-      struct fs_host *h)
+do_ls(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 {
 	struct ls_state st = {.json = args->json};
 	size_t limit = args->limit;
@@ -342,17 +363,17 @@ do_ls(const struct fs_args *args, struct fs_ctx *ctx,
 	/* The listing's ceiling is the policy's max_files (protocol.md). */
 	if (ctx->quota.max_files > 0 &&
 	    (limit == 0 || limit > ctx->quota.max_files))
-		limit = ctx->quota.max_files > SIZE_MAX ?
-				SIZE_MAX :
-				(size_t)ctx->quota.max_files;
+		limit = ctx->quota.max_files > SIZE_MAX
+		    ? SIZE_MAX
+		    : (size_t)ctx->quota.max_files;
 	e = fsapi_list(ctx, args->a, args->recursive, limit, ls_one, &st,
-		       &truncated, &why);
+	    &truncated, &why);
 	if (args->json && (e == 0 || st.n > 0)) {
 		/* A walk stopped midway still closes its JSON, as truncated. */
 		if (st.n == 0)
 			fputs("{\"entries\":[", stdout);
 		printf("],\"truncated\":%s}\n",
-		       truncated || e < 0 ? "true" : "false");
+		    truncated || e < 0 ? "true" : "false");
 	}
 	if (e < 0) {
 		fs_complain(ctx, args->a, why, NULL);
@@ -362,16 +383,16 @@ do_ls(const struct fs_args *args, struct fs_ctx *ctx,
 		_cleanup_free_ char *p = shown(args->a);
 
 		/* Cut at the limit, or at max_depth levels. */
-		fprintf(stderr, "stockade: %s: listing truncated (at %zu "
-				"entries, or at max_depth levels)\n",
-			p != NULL ? p : "?", limit);
+		fprintf(stderr,
+		    "stockade: %s: listing truncated (at %zu "
+		    "entries, or at max_depth levels)\n",
+		    p != NULL ? p : "?", limit);
 	}
 	return 0;
 }
 
 static int
-do_stat(const struct fs_args *args, struct fs_ctx *ctx,
-        struct fs_host *h)
+do_stat(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 {
 	struct fs_entry e;
 	enum fs_error why;
@@ -393,25 +414,24 @@ do_stat(const struct fs_args *args, struct fs_ctx *ctx,
 	iso_time(e.mtime_ns, when, sizeof(when));
 	printf("path: %s\ntype: %s\nsize: %" PRIu64 "\nmode: %04o\n"
 	       "mtime: %s\nnlink: %" PRIu64 "\n",
-	       p, fs_type_name(e.type), e.size, (unsigned)e.mode, when,
-	       e.nlink);
+	    p, fs_type_name(e.type), e.size, (unsigned)e.mode, when, e.nlink);
 	return 0;
 }
 
 static const struct fs_cmd commands[] = {
-	{"put", OPT_OVERWRITE | OPT_SIZE | OPT_NO_PROGRESS, 2, 2,
-	 "[--overwrite] [--size BYTES] [--no-progress] HOST_FILE|- "
-	 "SANDBOX_PATH", fscli_open_put, fscli_put},
-	{"get", OPT_NO_PROGRESS, 2, 2,
-	 "[--no-progress] SANDBOX_PATH HOST_FILE|-", fscli_open_get,
-	 fscli_get},
-	{"ls", OPT_RECURSIVE | OPT_LIMIT | OPT_JSON, 0, 1,
-	 "[--recursive] [--limit N] [--json] [PATH]", NULL, do_ls},
-	{"stat", OPT_JSON, 1, 1, "[--json] PATH", NULL, do_stat},
-	{"rm", OPT_RECURSIVE, 1, 1, "[--recursive] PATH", NULL, fscli_rm},
-	{"mkdir", OPT_PARENTS | OPT_MODE, 1, 1,
-	 "[--parents] [--mode OCTAL] PATH", NULL, fscli_mkdir},
-	{"mv", OPT_OVERWRITE, 2, 2, "[--overwrite] FROM TO", NULL, fscli_mv},
+    {"put", OPT_OVERWRITE | OPT_SIZE | OPT_NO_PROGRESS, 2, 2,
+	"[--overwrite] [--size BYTES] [--no-progress] HOST_FILE|- "
+	"SANDBOX_PATH",
+	fscli_open_put, fscli_put},
+    {"get", OPT_NO_PROGRESS, 2, 2, "[--no-progress] SANDBOX_PATH HOST_FILE|-",
+	fscli_open_get, fscli_get},
+    {"ls", OPT_RECURSIVE | OPT_LIMIT | OPT_JSON, 0, 1,
+	"[--recursive] [--limit N] [--json] [PATH]", NULL, do_ls},
+    {"stat", OPT_JSON, 1, 1, "[--json] PATH", NULL, do_stat},
+    {"rm", OPT_RECURSIVE, 1, 1, "[--recursive] PATH", NULL, fscli_rm},
+    {"mkdir", OPT_PARENTS | OPT_MODE, 1, 1, "[--parents] [--mode OCTAL] PATH",
+	NULL, fscli_mkdir},
+    {"mv", OPT_OVERWRITE, 2, 2, "[--overwrite] FROM TO", NULL, fscli_mv},
 };
 
 /*
@@ -426,9 +446,10 @@ static int
 confine_cli(int wsfd, const struct fs_host *h)
 {
 	struct confine_rule rules[2] = {
-		{.fd = wsfd, .access = CONFINE_ALL},
-		{.fd = h->dirfd, .access = LANDLOCK_ACCESS_FS_MAKE_REG |
-					  LANDLOCK_ACCESS_FS_REMOVE_FILE},
+	    {.fd = wsfd, .access = CONFINE_ALL},
+	    {.fd = h->dirfd,
+		.access = LANDLOCK_ACCESS_FS_MAKE_REG |
+		    LANDLOCK_ACCESS_FS_REMOVE_FILE},
 	};
 
 	return confine_or_complain(rules, h->dirfd >= 0 ? 2 : 1);
@@ -483,7 +504,7 @@ cmd_fs(int argc, char **argv, size_t i)
 	host_close(&host);
 	if ((e = workspace_close(&ws, true)) < 0)
 		log_warn("could not close the workspace %s: %s", ws.path,
-			 strerror(-e));
+		    strerror(-e));
 	policy_clear(&pol);
 	return rc;
 }

@@ -28,20 +28,20 @@
 /* A file command's command line (cmd_fs.c's parse). */
 struct fs_args {
 	const char *policy, *workspace;
-	const char *a, *b;      /* the operands; B is NULL for one */
+	const char *a, *b; /* the operands; B is NULL for one */
 	bool overwrite, recursive, json, parents, no_progress;
-	size_t limit;           /* ls --limit; 0: the quota's max_files */
-	mode_t mode;            /* mkdir --mode; default 0755 */
-	uint64_t size;          /* put --size, bytes; UINT64_MAX: not given */
+	size_t limit; /* ls --limit; 0: the quota's max_files */
+	mode_t mode; /* mkdir --mode; default 0755 */
+	uint64_t size; /* put --size, bytes; UINT64_MAX: not given */
 	enum progress_mode progress; /* put, get: the meter (meter_mode) */
 };
 
 /* The host side of a command, opened before confinement. */
 struct fs_host {
-	int in;                 /* put: the host file or standard input */
-	int out;                /* get: the temporary file, or -1 for stdout */
-	int dirfd;              /* get: the host file's directory (O_PATH) */
-	char *tmp;              /* get: the temporary file's path */
+	int in; /* put: the host file or standard input */
+	int out; /* get: the temporary file, or -1 for stdout */
+	int dirfd; /* get: the host file's directory (O_PATH) */
+	char *tmp; /* get: the temporary file's path */
 };
 
 /* put: opens the host file ARGS->a into H->in, or takes standard input
@@ -55,7 +55,7 @@ int fscli_open_put(const struct fs_args *args, struct fs_host *h);
  * many bytes or nothing. The meter of ARGS->progress runs on stderr.
  */
 int fscli_put(const struct fs_args *args, struct fs_ctx *ctx,
-	      struct fs_host *h);
+    struct fs_host *h);
 
 /*
  * get: for a host file ARGS->b (not "-"), makes its temporary file beside
@@ -72,20 +72,18 @@ int fscli_open_get(const struct fs_args *args, struct fs_host *h);
  * freed (NULL) either way.
  */
 int fscli_get(const struct fs_args *args, struct fs_ctx *ctx,
-	      struct fs_host *h);
+    struct fs_host *h);
 
 /* rm: removes ARGS->a (a directory's contents too with --recursive). */
-int fscli_rm(const struct fs_args *args, struct fs_ctx *ctx,
-	     struct fs_host *h);
+int fscli_rm(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h);
 
 /* mkdir: makes the directory ARGS->a with ARGS->mode (its missing
  * parents too with --parents). */
 int fscli_mkdir(const struct fs_args *args, struct fs_ctx *ctx,
-		struct fs_host *h);
+    struct fs_host *h);
 
 /* mv: renames ARGS->a to ARGS->b (replacing it only with --overwrite);
  * a failure names the operand it is about. */
-int fscli_mv(const struct fs_args *args, struct fs_ctx *ctx,
-	     struct fs_host *h);
+int fscli_mv(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h);
 
 #endif

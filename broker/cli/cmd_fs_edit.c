@@ -23,15 +23,14 @@ fscli_rm(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 }
 
 int
-fscli_mkdir(const struct fs_args *args, struct fs_ctx *ctx,
-	    struct fs_host *h)
+fscli_mkdir(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 {
 	enum fs_error why;
 
 	if (fsapi_mkdir(ctx, args->a, args->mode, args->parents, &why) < 0) {
 		/* The generic text of exists suggests --overwrite. */
 		fs_complain(ctx, args->a, why,
-			    why == FS_EXISTS ? "the name is taken" : NULL);
+		    why == FS_EXISTS ? "the name is taken" : NULL);
 		return EXIT_FILE;
 	}
 	return 0;
@@ -47,8 +46,7 @@ fscli_mkdir(const struct fs_args *args, struct fs_ctx *ctx,
  * nothing is done with what it finds.
  */
 static const char *
-mv_culprit(const struct fs_args *args, struct fs_ctx *ctx,
-	   enum fs_error why)
+mv_culprit(const struct fs_args *args, struct fs_ctx *ctx, enum fs_error why)
 {
 	struct wspath_limits lim = fsapi_path_limits(ctx);
 	struct fs_entry e;
@@ -56,10 +54,9 @@ mv_culprit(const struct fs_args *args, struct fs_ctx *ctx,
 
 	switch (why) {
 	case FS_INVALID_PATH:
-		return wspath_why(args->a, strlen(args->a), &lim) !=
-				       WSPATH_OK ?
-			       args->a :
-			       args->b;
+		return wspath_why(args->a, strlen(args->a), &lim) != WSPATH_OK
+		    ? args->a
+		    : args->b;
 	case FS_EXISTS:
 	case FS_IS_A_DIRECTORY:
 	case FS_NOT_EMPTY:

@@ -29,7 +29,7 @@
  * hooks it to the file API's copies (fsapi_set_progress). */
 static void
 meter_start(struct progress *m, const struct fs_args *args, const char *verb,
-	    uint64_t total)
+    uint64_t total)
 {
 	progress_begin(m, args->progress, STDERR_FILENO, verb, total);
 	if (args->progress != PROGRESS_OFF)
@@ -73,8 +73,8 @@ fscli_open_put(const struct fs_args *args, struct fs_host *h)
  * the staged copy that follows (a local copy: counted once).
  */
 static int
-put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in,
-	  int *staged, struct progress *m)
+put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in, int *staged,
+    struct progress *m)
 {
 	enum fs_error why;
 	struct stat st;
@@ -87,8 +87,9 @@ put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in,
 	}
 	if (fstat(in, &st) == 0 && S_ISREG(st.st_mode)) {
 		off = lseek(in, 0, SEEK_CUR);
-		got = off >= 0 && st.st_size > off ?
-			      (uint64_t)(st.st_size - off) : 0;
+		got = off >= 0 && st.st_size > off
+		    ? (uint64_t)(st.st_size - off)
+		    : 0;
 	} else {
 		*staged = fsapi_stage(ctx->root, in, args->size, &got, &why);
 		meter_stop(m);
@@ -102,14 +103,15 @@ put_sized(const struct fs_args *args, struct fs_ctx *ctx, int in,
 		bool more = got > args->size && *staged >= 0;
 		char text[160];
 
-		snprintf(text, sizeof(text), "%s %s%s %" PRIu64 " bytes, "
-			 "--size said %" PRIu64 ": nothing written",
-			 strcmp(args->a, "-") == 0 ? "standard input" :
-			 "the host file", *staged >= 0 ? "gave" : "holds",
-			 more ? " more than" : "", more ? args->size : got,
-			 args->size);
-		fs_complain(ctx, args->b, got > args->size ? FS_TOO_LARGE :
-			    FS_IO_ERROR, text);
+		snprintf(text, sizeof(text),
+		    "%s %s%s %" PRIu64 " bytes, "
+		    "--size said %" PRIu64 ": nothing written",
+		    strcmp(args->a, "-") == 0 ? "standard input"
+					      : "the host file",
+		    *staged >= 0 ? "gave" : "holds", more ? " more than" : "",
+		    more ? args->size : got, args->size);
+		fs_complain(ctx, args->b,
+		    got > args->size ? FS_TOO_LARGE : FS_IO_ERROR, text);
 		return EXIT_FILE;
 	}
 	return 0;
@@ -154,7 +156,7 @@ fscli_put(const struct fs_args *args, struct fs_ctx *ctx, struct fs_host *h)
 	e = fsapi_mkdir_parents_of(ctx, args->b, &why);
 	if (e == 0)
 		e = fsapi_put(ctx, args->b, staged >= 0 ? staged : h->in, mode,
-			      args->overwrite, NULL, &why);
+		    args->overwrite, NULL, &why);
 	meter_stop(&meter);
 	progress_end(&meter, e == 0);
 	if (e < 0) {

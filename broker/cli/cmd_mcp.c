@@ -49,13 +49,14 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: stockade mcp [--workspace DIR] [--keep] "
-		   "[--policy FILE]\n"
-		   "A Model Context Protocol server on standard input and "
-		   "output (docs/mcp.md):\none session, one workspace "
-		   "(without --workspace a fresh private directory,\nremoved "
-		   "at exit unless --keep). Diagnostics go to standard "
-		   "error.\n");
+	fprintf(f,
+	    "usage: stockade mcp [--workspace DIR] [--keep] "
+	    "[--policy FILE]\n"
+	    "A Model Context Protocol server on standard input and "
+	    "output (docs/mcp.md):\none session, one workspace "
+	    "(without --workspace a fresh private directory,\nremoved "
+	    "at exit unless --keep). Diagnostics go to standard "
+	    "error.\n");
 }
 
 /* ---- hooks of the session (main thread) ---- */
@@ -113,25 +114,25 @@ static void
 log_cancelled(json_t *resp)
 {
 	json_t *r = json_object_get(json_object_get(resp, "result"),
-				    "structuredContent");
+	    "structuredContent");
 	json_t *st = json_object_get(r, "status");
 	char *id = json_dumps(json_object_get(resp, "id"),
-			      JSON_ENCODE_ANY | JSON_COMPACT);
+	    JSON_ENCODE_ANY | JSON_COMPACT);
 
 	if (json_is_string(st))
 		log_warn("mcp: request %s cancelled by the client, not "
 			 "answered: its job ended %s after %lld ms (%lld ms "
-			 "of CPU, %lld KiB at most)", id != NULL ? id : "?",
-			 json_string_value(st),
-			 (long long)json_integer_value(json_object_get(r,
-								    "wall_ms")),
-			 (long long)json_integer_value(json_object_get(r,
-								    "cpu_ms")),
-			 (long long)json_integer_value(json_object_get(
-				 r, "peak_memory_kb")));
+			 "of CPU, %lld KiB at most)",
+		    id != NULL ? id : "?", json_string_value(st),
+		    (long long)json_integer_value(
+			json_object_get(r, "wall_ms")),
+		    (long long)json_integer_value(json_object_get(r, "cpu_ms")),
+		    (long long)json_integer_value(
+			json_object_get(r, "peak_memory_kb")));
 	else
 		log_warn("mcp: request %s cancelled by the client, not "
-			 "answered", id != NULL ? id : "?");
+			 "answered",
+		    id != NULL ? id : "?");
 	free(id);
 }
 
@@ -147,7 +148,7 @@ serve_queue(struct mcp_stdio *sv)
 
 		pthread_mutex_lock(&sv->mu);
 		while (sv->head == NULL && !sv->eof && !sv->broken &&
-		       !jobrun_interrupted()) {
+		    !jobrun_interrupted()) {
 			struct timespec ts;
 
 			/* A signal does not wake a condition wait for sure:
@@ -214,12 +215,14 @@ server_free(struct mcp_stdio *sv)
  * confined. Returns the exit status. */
 static int
 run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
-	    struct supervisor *sup)
+    struct supervisor *sup)
 {
 	const struct mcp_hooks hooks = {
-		.notify = hook_notify, .job_begin = hook_job_begin,
-		.job_end = hook_job_end, .cancelled = hook_cancelled,
-		.arg = sv,
+	    .notify = hook_notify,
+	    .job_begin = hook_job_begin,
+	    .job_end = hook_job_end,
+	    .cancelled = hook_cancelled,
+	    .arg = sv,
 	};
 	sigset_t block, old;
 	struct stat st;
@@ -234,8 +237,9 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 		sv->max_line = RPC_MAX_LINE;
 	/* What standard output is decides how it is written (mcp_stdio.c):
 	 * asked once, not at every message. */
-	sv->out_kind = fstat(STDOUT_FILENO, &st) == 0 ?
-		       (unsigned)(st.st_mode & S_IFMT) : 0;
+	sv->out_kind = fstat(STDOUT_FILENO, &st) == 0
+	    ? (unsigned)(st.st_mode & S_IFMT)
+	    : 0;
 	rpc_session_init(&sv->rpc, root, pol, sup);
 	if (mcp_session_init(&sv->mcp, &sv->rpc, pol, &hooks) < 0) {
 		log_error("mcp: out of memory");
@@ -253,7 +257,7 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e != 0) {
 		log_error("mcp: cannot start the reader thread: %s",
-			  strerror(e));
+		    strerror(e));
 		mcp_session_free(&sv->mcp);
 		rpc_session_free(&sv->rpc);
 		return EXIT_SANDBOX;
@@ -278,8 +282,8 @@ static int
 mcp_confine(struct supervisor *sup, const struct workspace *ws)
 {
 	struct confine_rule rules[2] = {
-		{.fd = ws->fd, .access = CONFINE_ALL},
-		{.fd = ws->parent_fd, .access = LANDLOCK_ACCESS_FS_REMOVE_DIR},
+	    {.fd = ws->fd, .access = CONFINE_ALL},
+	    {.fd = ws->parent_fd, .access = LANDLOCK_ACCESS_FS_REMOVE_DIR},
 	};
 
 	return session_confine(sup, rules, ws->temporary ? 2 : 1);
@@ -302,11 +306,11 @@ int
 cmd_mcp(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"policy", required_argument, NULL, 'p'},
-		{"workspace", required_argument, NULL, 'w'},
-		{"keep", no_argument, NULL, 'k'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"workspace", required_argument, NULL, 'w'},
+	    {"keep", no_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *policy_file = NULL, *workspace = NULL;
 	struct mcp_stdio sv;
@@ -319,11 +323,21 @@ cmd_mcp(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': policy_file = optarg; break;
-		case 'w': workspace = optarg; break;
-		case 'k': keep = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'p':
+			policy_file = optarg;
+			break;
+		case 'w':
+			workspace = optarg;
+			break;
+		case 'k':
+			keep = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
@@ -331,11 +345,11 @@ cmd_mcp(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((rc = session_prepare("mcp", policy_file, workspace, &pol, &ws,
-				  &sup)) != 0)
+		 &sup)) != 0)
 		return rc;
 	if (ws.temporary)
 		fprintf(stderr, "stockade: mcp: workspace %s (%s at exit)\n",
-			ws.path, keep ? "kept" : "removed");
+		    ws.path, keep ? "kept" : "removed");
 	memset(&sv, 0, sizeof(sv));
 	sv.wake[0] = sv.wake[1] = -1;
 	pthread_mutex_init(&sv.mu, NULL);
@@ -359,7 +373,7 @@ out:
 	server_free(&sv);
 	if ((e = workspace_close(&ws, keep)) < 0)
 		log_warn("could not close the workspace %s: %s", ws.path,
-			 strerror(-e));
+		    strerror(-e));
 	policy_clear(&pol);
 	return rc;
 }

@@ -39,8 +39,8 @@
 struct tar_args {
 	bool pack, overwrite;
 	const char *policy, *workspace;
-	const char *archive;    /* host file, or "-" */
-	const char *path;       /* sandbox directory or path; "." default */
+	const char *archive; /* host file, or "-" */
+	const char *path; /* sandbox directory or path; "." default */
 };
 
 static void
@@ -52,7 +52,8 @@ usage(FILE *f, bool pack)
 		      "Writes SANDBOX_PATH (default: the whole workspace) as "
 		      "a POSIX tar archive\nto ARCHIVE, or to stdout with -. "
 		      "Symbolic links and special files are left\nout and "
-		      "counted.\n", f);
+		      "counted.\n",
+		    f);
 	else
 		fputs("usage: stockade unpack --workspace DIR [--policy FILE] "
 		      "[--overwrite] ARCHIVE|-\n"
@@ -60,7 +61,8 @@ usage(FILE *f, bool pack)
 		      "Unpacks the tar archive ARCHIVE (or stdin with -; "
 		      "uncompressed) into\nSANDBOX_DIR (default: the "
 		      "workspace). Only files and directories are\n"
-		      "unpacked; --overwrite replaces files that exist.\n", f);
+		      "unpacked; --overwrite replaces files that exist.\n",
+		    f);
 }
 
 /* Returns 0, 1 for --help, or -1 for a usage error (reported). */
@@ -68,19 +70,23 @@ static int
 parse(int argc, char **argv, struct tar_args *args)
 {
 	static const struct option opts[] = {
-		{"policy", required_argument, NULL, 'p'},
-		{"workspace", required_argument, NULL, 'w'},
-		{"overwrite", no_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"workspace", required_argument, NULL, 'w'},
+	    {"overwrite", no_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c, n;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': args->policy = optarg; break;
-		case 'w': args->workspace = optarg; break;
+		case 'p':
+			args->policy = optarg;
+			break;
+		case 'w':
+			args->workspace = optarg;
+			break;
 		case 'o':
 			if (args->pack) {
 				log_error("pack: an option this command does "
@@ -89,8 +95,10 @@ parse(int argc, char **argv, struct tar_args *args)
 			}
 			args->overwrite = true;
 			break;
-		case 'h': return 1;
-		default: return -1;
+		case 'h':
+			return 1;
+		default:
+			return -1;
 		}
 	}
 	n = argc - optind;
@@ -111,9 +119,9 @@ parse(int argc, char **argv, struct tar_args *args)
 
 /* The host side, opened before confinement. */
 struct tar_host {
-	int fd;                 /* the archive: read (unpack) or written */
-	int dirfd;              /* pack into a file: its directory, O_PATH */
-	char *tmp;              /* pack into a file: the temporary name */
+	int fd; /* the archive: read (unpack) or written */
+	int dirfd; /* pack into a file: its directory, O_PATH */
+	char *tmp; /* pack into a file: the temporary name */
 };
 
 /* Opens the archive: stdin or stdout for "-", the file to read, or a
@@ -133,13 +141,14 @@ host_open(const struct tar_args *args, struct tar_host *h)
 	} else if (!args->pack) {
 		h->fd = open(args->archive, O_RDONLY | O_NOCTTY | O_CLOEXEC);
 	} else {
-		if (asprintf(&h->tmp, "%s.stockade-XXXXXX", args->archive) < 0 ||
+		if (asprintf(&h->tmp, "%s.stockade-XXXXXX", args->archive) <
+			0 ||
 		    (copy = strdup(args->archive)) == NULL) {
 			log_error("out of memory");
 			return EXIT_SANDBOX;
 		}
-		h->dirfd = open(dirname(copy), O_PATH | O_DIRECTORY |
-				O_CLOEXEC);
+		h->dirfd = open(dirname(copy),
+		    O_PATH | O_DIRECTORY | O_CLOEXEC);
 		free(copy);
 		h->fd = h->dirfd < 0 ? -1 : mkostemp(h->tmp, O_CLOEXEC);
 		if (h->fd < 0) {
@@ -185,12 +194,12 @@ host_close(const struct tar_args *args, struct tar_host *h, int rc)
 /* Says what F names, and how far the request got. */
 static void
 complain(const struct fs_ctx *ctx, const struct tar_args *args,
-	 const struct fstar_fail *f, const struct fstar_counts *n)
+    const struct fstar_fail *f, const struct fstar_counts *n)
 {
 	fs_complain(ctx, f->entry != NULL ? f->entry : args->path, f->why,
-		    f->text[0] != '\0' ? f->text : NULL);
+	    f->text[0] != '\0' ? f->text : NULL);
 	fprintf(stderr, "stockade: %s stopped after %" PRIu64 " entries\n",
-		args->pack ? "pack" : "unpack", n->files + n->directories);
+	    args->pack ? "pack" : "unpack", n->files + n->directories);
 }
 
 static int
@@ -218,8 +227,9 @@ cmd_tar(int argc, char **argv, bool pack)
 		return rc;
 	}
 	rules[0] = (struct confine_rule){.fd = ws.fd, .access = CONFINE_ALL};
-	rules[1] = (struct confine_rule){.fd = -1, .access =
-		LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_REMOVE_FILE};
+	rules[1] = (struct confine_rule){.fd = -1,
+	    .access = LANDLOCK_ACCESS_FS_MAKE_REG |
+		LANDLOCK_ACCESS_FS_REMOVE_FILE};
 	if ((rc = host_open(&args, &host)) == 0) {
 		rules[1].fd = host.dirfd;
 		rc = confine_or_complain(rules, host.dirfd >= 0 ? 2 : 1);
@@ -227,25 +237,27 @@ cmd_tar(int argc, char **argv, bool pack)
 	if (rc == 0) {
 		/* Quotas: the policy's [files] (policy.h, struct fs_quota). */
 		fsapi_ctx_init(&ctx, ws.fd, &pol.files);
-		e = pack ? fstar_pack(&ctx, args.path, host.fd, UINT64_MAX, &n,
-				      &f)
-			 : fstar_unpack(&ctx, args.path, host.fd, NULL, 0,
-					args.overwrite, &n, &f);
+		e = pack
+		    ? fstar_pack(&ctx, args.path, host.fd, UINT64_MAX, &n, &f)
+		    : fstar_unpack(&ctx, args.path, host.fd, NULL, 0,
+			  args.overwrite, &n, &f);
 		if (e < 0) {
 			complain(&ctx, &args, &f, &n);
 			rc = EXIT_FILE;
 		} else if (n.skipped > 0) {
-			fprintf(stderr, "stockade: pack: %" PRIu64 " entries "
-				"left out (symbolic links, special or "
-				"hard-linked files, directories past max_depth "
-				"or not readable)\n", n.skipped);
+			fprintf(stderr,
+			    "stockade: pack: %" PRIu64 " entries "
+			    "left out (symbolic links, special or "
+			    "hard-linked files, directories past max_depth "
+			    "or not readable)\n",
+			    n.skipped);
 		}
 		fstar_fail_free(&f);
 	}
 	rc = host_close(&args, &host, rc);
 	if ((e = workspace_close(&ws, true)) < 0)
 		log_warn("could not close the workspace %s: %s", ws.path,
-			 strerror(-e));
+		    strerror(-e));
 	policy_clear(&pol);
 	return rc;
 }

@@ -47,7 +47,7 @@ log_policy_error(const char *err, const char *file)
 		line = strtoul(what, &end, 10);
 		if (end[0] == ':' && end[1] == ' ') {
 			log_error("line %lu: %s (policy %s)", line, end + 2,
-				  file);
+			    file);
 			return;
 		}
 	}
@@ -67,8 +67,8 @@ load_policy_or_complain(struct policy *p, const char *file)
 		log_error("cannot load the policy: %s", strerror(ENOMEM));
 		return EXIT_SANDBOX;
 	}
-	e = file ? policy_load_file(p, file, err, len) :
-		   policy_load_default(p, err, len);
+	e = file ? policy_load_file(p, file, err, len)
+		 : policy_load_default(p, err, len);
 	if (e < 0 && file != NULL)
 		log_policy_error(err, file);
 	else if (e < 0)
@@ -105,9 +105,10 @@ confine_or_complain(const struct confine_rule *rules, size_t nrules)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: stockade policy show [--policy FILE]\n"
-		   "       stockade policy default\n"
-		   "       stockade policy check [--unsafe-evaluation] FILE\n");
+	fprintf(f,
+	    "usage: stockade policy show [--policy FILE]\n"
+	    "       stockade policy default\n"
+	    "       stockade policy check [--unsafe-evaluation] FILE\n");
 }
 
 /*
@@ -126,17 +127,15 @@ unsafe_keys(const struct policy *p, char *buf, size_t len)
 	buf[0] = '\0';
 	if (p->layers_off != 0)
 		at += (size_t)snprintf(buf + at, len - at,
-				       "unsafe_layers_off (%s)",
-				       job_layers_format(p->layers_off, names,
-							 sizeof(names)));
+		    "unsafe_layers_off (%s)",
+		    job_layers_format(p->layers_off, names, sizeof(names)));
 	if (p->unsafe_no_seccomp && at < len)
-		at += (size_t)snprintf(buf + at, len - at, "%sunsafe_no_seccomp",
-				       at ? ", " : "");
+		at += (size_t)snprintf(buf + at, len - at,
+		    "%sunsafe_no_seccomp", at ? ", " : "");
 	if (policy_unsafe_mount(p) != NULL && at < len)
 		at += (size_t)snprintf(buf + at, len - at,
-				       "%sunsafe_ro_bind_no_landlock (%s)",
-				       at ? ", " : "",
-				       policy_unsafe_mount(p)->target);
+		    "%sunsafe_ro_bind_no_landlock (%s)", at ? ", " : "",
+		    policy_unsafe_mount(p)->target);
 	return at > 0;
 }
 
@@ -204,7 +203,7 @@ cmd_policy(int argc, char **argv)
 	} else if (strcmp(argv[1], "check") == 0 && argc == 3) {
 		file = argv[2];
 	} else if (strcmp(argv[1], "check") == 0 && argc == 4 &&
-		   strcmp(argv[2], "--unsafe-evaluation") == 0) {
+	    strcmp(argv[2], "--unsafe-evaluation") == 0) {
 		file = argv[3];
 		unsafe = true;
 	} else {
@@ -216,21 +215,22 @@ cmd_policy(int argc, char **argv)
 	if (strcmp(argv[1], "show") == 0 && policy_show(&p, stdout) < 0) {
 		rc = EXIT_SANDBOX;
 	} else if (strcmp(argv[1], "check") == 0 && !unsafe &&
-		   unsafe_keys(&p, keys, sizeof(keys))) {
+	    unsafe_keys(&p, keys, sizeof(keys))) {
 		/* The path last: a long one must not cut off the keys. */
 		log_error("refused: the policy sets evaluation-only keys: %s; "
 			  "`stockade run` refuses it without "
 			  "--unsafe-evaluation and `stockade serve` always "
 			  "(`stockade policy check --unsafe-evaluation` checks "
-			  "an evaluation's policy): %s", keys, file);
+			  "an evaluation's policy): %s",
+		    keys, file);
 		rc = EXIT_USAGE;
-	} else if (strcmp(argv[1], "check") == 0 &&
-		   !job_ready(&p, file)) {
+	} else if (strcmp(argv[1], "check") == 0 && !job_ready(&p, file)) {
 		rc = EXIT_USAGE;
 	} else if (strcmp(argv[1], "check") == 0) {
 		printf("%s: ok%s\n", file,
-		       unsafe && unsafe_keys(&p, keys, sizeof(keys)) ?
-			       " for an evaluation only" : "");
+		    unsafe && unsafe_keys(&p, keys, sizeof(keys))
+			? " for an evaluation only"
+			: "");
 	}
 	policy_clear(&p);
 	return rc;

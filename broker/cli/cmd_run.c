@@ -61,8 +61,9 @@ open_stdin(const char *file, bool no, int *owned)
 		return -1;
 	if (file == NULL)
 		return isatty(0) || fstat(0, &st) < 0 ||
-		       (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) ?
-		       -1 : 0;
+			(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+		    ? -1
+		    : 0;
 	fd = open(file, O_RDONLY | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		log_error("--stdin %s: %s", file, strerror(errno));
@@ -105,12 +106,12 @@ apply_env(struct jobrun *jr, const struct policy *pol, char **vars, size_t n)
 		value = eq != NULL ? eq + 1 : getenv(name);
 		if (value == NULL) {
 			log_error("--env %s: stockade's environment has no %s "
-				  "to pass on (give --env %s=VALUE)", vars[i],
-				  vars[i], vars[i]);
+				  "to pass on (give --env %s=VALUE)",
+			    vars[i], vars[i], vars[i]);
 			return EXIT_USAGE;
 		}
 		je = jobrun_set_env(jr, pol, name, value, strlen(value), &oom,
-				    why, sizeof(why));
+		    why, sizeof(why));
 		if (oom) {
 			log_error("out of memory");
 			return EXIT_SANDBOX;
@@ -143,12 +144,12 @@ confine_run(const struct workspace *ws, const struct xfers *gets)
 	}
 	rules[n++] = (struct confine_rule){ws->fd, CONFINE_ALL};
 	if (ws->temporary)
-		rules[n++] = (struct confine_rule){
-			ws->parent_fd, LANDLOCK_ACCESS_FS_REMOVE_DIR};
+		rules[n++] = (struct confine_rule){ws->parent_fd,
+		    LANDLOCK_ACCESS_FS_REMOVE_DIR};
 	for (size_t i = 0; i < gets->n; i++)
-		rules[n++] = (struct confine_rule){
-			gets->v[i].fd, LANDLOCK_ACCESS_FS_MAKE_REG |
-					       LANDLOCK_ACCESS_FS_REMOVE_FILE};
+		rules[n++] = (struct confine_rule){gets->v[i].fd,
+		    LANDLOCK_ACCESS_FS_MAKE_REG |
+			LANDLOCK_ACCESS_FS_REMOVE_FILE};
 	rc = confine_or_complain(rules, n);
 	free(rules);
 	return rc;
@@ -176,23 +177,31 @@ check_unsafe(const struct policy *pol, bool unsafe)
 	job_layers_format(off, names, sizeof(names));
 	if (!unsafe) {
 		if (off != 0)
-			log_error("refused: the policy switches layers off (%s): "
-				  "only `stockade eval` or `stockade run "
-				  "--unsafe-evaluation` may run it", names);
+			log_error(
+			    "refused: the policy switches layers off (%s): "
+			    "only `stockade eval` or `stockade run "
+			    "--unsafe-evaluation` may run it",
+			    names);
 		if (m != NULL)
-			log_error("refused: the policy binds %s with "
-				  "unsafe_ro_bind_no_landlock (no Landlock rule "
-				  "for it): only `stockade eval` or `stockade run "
-				  "--unsafe-evaluation` may run it", m->target);
+			log_error(
+			    "refused: the policy binds %s with "
+			    "unsafe_ro_bind_no_landlock (no Landlock rule "
+			    "for it): only `stockade eval` or `stockade run "
+			    "--unsafe-evaluation` may run it",
+			    m->target);
 		return EXIT_USAGE;
 	}
 	if (off != 0)
-		fprintf(stderr, "stockade: WARNING: unsafe evaluation: layers "
-			"off: %s; this job is not isolated\n", names);
+		fprintf(stderr,
+		    "stockade: WARNING: unsafe evaluation: layers "
+		    "off: %s; this job is not isolated\n",
+		    names);
 	if (m != NULL)
-		fprintf(stderr, "stockade: WARNING: unsafe evaluation: "
-			"unsafe_ro_bind_no_landlock binds %s with no Landlock "
-			"rule; this job is not isolated\n", m->target);
+		fprintf(stderr,
+		    "stockade: WARNING: unsafe evaluation: "
+		    "unsafe_ro_bind_no_landlock binds %s with no Landlock "
+		    "rule; this job is not isolated\n",
+		    m->target);
 	return 0;
 }
 
@@ -200,12 +209,12 @@ check_unsafe(const struct policy *pol, bool unsafe)
 struct run_args {
 	const char *policy_file, *workspace, *stdin_file;
 	bool keep, unsafe, quiet, no_stdin;
-	char **envs;            /* the --env arguments (argv's); owned array */
+	char **envs; /* the --env arguments (argv's); owned array */
 	size_t nenvs;
 	enum run_format fmt;
 	struct jobrun_overrides ov; /* the limit flags (runflags.h) */
 	struct xfers puts, gets;
-	int prog;               /* argv's index of PROGRAM */
+	int prog; /* argv's index of PROGRAM */
 };
 
 /* Adds the --put (C 'P') or --get (C 'G') ARG to A. Returns 0 or an exit
@@ -213,8 +222,8 @@ struct run_args {
 static int
 parse_xfer(struct run_args *a, int c, const char *arg, int argc)
 {
-	int e = run_xfer_add(c == 'P' ? &a->puts : &a->gets, (size_t)argc,
-			     arg, c == 'P');
+	int e = run_xfer_add(c == 'P' ? &a->puts : &a->gets, (size_t)argc, arg,
+	    c == 'P');
 
 	if (e == -ENOMEM) {
 		log_error("out of memory");
@@ -222,10 +231,9 @@ parse_xfer(struct run_args *a, int c, const char *arg, int argc)
 	}
 	if (e < 0) {
 		log_error("--%s: expected %s, got \"%s\"",
-			  c == 'P' ? "put" : "get",
-			  c == 'P' ? "HOST:SANDBOX" :
-				     "SANDBOX:HOST (HOST a file)",
-			  arg);
+		    c == 'P' ? "put" : "get",
+		    c == 'P' ? "HOST:SANDBOX" : "SANDBOX:HOST (HOST a file)",
+		    arg);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -241,19 +249,19 @@ static int
 run_parse(int argc, char **argv, struct run_args *a)
 {
 	static const struct option own[] = {
-		{"policy", required_argument, NULL, 'p'},
-		{"workspace", required_argument, NULL, 'w'},
-		{"keep", no_argument, NULL, 'k'},
-		{"json", no_argument, NULL, 'j'},
-		{"put", required_argument, NULL, 'P'},
-		{"get", required_argument, NULL, 'G'},
-		{"unsafe-evaluation", no_argument, NULL, 'U'},
-		{"no-progress", no_argument, NULL, 'N'},
-		{"stdin", required_argument, NULL, 'I'},
-		{"no-stdin", no_argument, NULL, 'n'},
-		{"env", required_argument, NULL, 'E'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"workspace", required_argument, NULL, 'w'},
+	    {"keep", no_argument, NULL, 'k'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"put", required_argument, NULL, 'P'},
+	    {"get", required_argument, NULL, 'G'},
+	    {"unsafe-evaluation", no_argument, NULL, 'U'},
+	    {"no-progress", no_argument, NULL, 'N'},
+	    {"stdin", required_argument, NULL, 'I'},
+	    {"no-stdin", no_argument, NULL, 'n'},
+	    {"env", required_argument, NULL, 'E'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct option opts[RUNFLAGS_N + sizeof(own) / sizeof(own[0])];
 	char err[POLICY_ERR_MAX + 256];
@@ -265,25 +273,41 @@ run_parse(int argc, char **argv, struct run_args *a)
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		if (c >= RUNFLAG_TIMEOUT && c <= RUNFLAG_FORMAT) {
 			if (runflags_apply(c, optarg, &a->ov, &a->fmt, err,
-					   sizeof(err)) < 0) {
+				sizeof(err)) < 0) {
 				log_error("%s", err);
 				return EXIT_USAGE;
 			}
 			continue;
 		}
 		switch (c) {
-		case 'p': a->policy_file = optarg; break;
-		case 'w': a->workspace = optarg; break;
-		case 'k': a->keep = true; break;
-		case 'j': a->fmt = RUN_FORMAT_JSON; break;
-		case 'U': a->unsafe = true; break;
-		case 'N': a->quiet = true; break;
-		case 'I': a->stdin_file = optarg; break;
-		case 'n': a->no_stdin = true; break;
+		case 'p':
+			a->policy_file = optarg;
+			break;
+		case 'w':
+			a->workspace = optarg;
+			break;
+		case 'k':
+			a->keep = true;
+			break;
+		case 'j':
+			a->fmt = RUN_FORMAT_JSON;
+			break;
+		case 'U':
+			a->unsafe = true;
+			break;
+		case 'N':
+			a->quiet = true;
+			break;
+		case 'I':
+			a->stdin_file = optarg;
+			break;
+		case 'n':
+			a->no_stdin = true;
+			break;
 		case 'E':
 			if (a->envs == NULL &&
 			    (a->envs = calloc((size_t)argc,
-					      sizeof(*a->envs))) == NULL) {
+				 sizeof(*a->envs))) == NULL) {
 				log_error("out of memory");
 				return EXIT_SANDBOX;
 			}
@@ -324,14 +348,14 @@ run_parse(int argc, char **argv, struct run_args *a)
  */
 static int
 run_job_init(struct jobrun *jr, const struct policy *pol,
-	     const struct run_args *a, int argc, char **argv,
-	     struct stdin_feed *feed, int *in_owned)
+    const struct run_args *a, int argc, char **argv, struct stdin_feed *feed,
+    int *in_owned)
 {
 	char err[POLICY_ERR_MAX + 256];
 	int in_fd, rc, e;
 
-	if ((e = jobrun_init(jr, pol, argc - a->prog, argv + a->prog,
-			     &a->ov)) < 0) {
+	if ((e = jobrun_init(jr, pol, argc - a->prog, argv + a->prog, &a->ov)) <
+	    0) {
 		log_error("%s", jobrun_spec_error(e, err, sizeof(err)));
 		return e == -ENOMEM ? EXIT_SANDBOX : EXIT_USAGE;
 	}
@@ -339,11 +363,11 @@ run_job_init(struct jobrun *jr, const struct policy *pol,
 		return rc;
 	/* Layer no_terminal off: the payload reads our terminal, when
 	 * stdin is one (the launcher accepts nothing else). */
-	if (job_spec_layer_off(&jr->spec, JOB_LAYER_NO_TERMINAL) &&
-	    isatty(0) && a->stdin_file == NULL && !a->no_stdin)
+	if (job_spec_layer_off(&jr->spec, JOB_LAYER_NO_TERMINAL) && isatty(0) &&
+	    a->stdin_file == NULL && !a->no_stdin)
 		jr->tty_fd = 0;
-	else if ((in_fd = open_stdin(a->stdin_file, a->no_stdin,
-				     in_owned)) == -2) {
+	else if ((in_fd = open_stdin(a->stdin_file, a->no_stdin, in_owned)) ==
+	    -2) {
 		return EXIT_USAGE;
 	} else if (in_fd >= 0) {
 		/* Streamed through a pipe of the broker's (stdin_feed.h). */
@@ -371,8 +395,8 @@ run_job_init(struct jobrun *jr, const struct policy *pol,
  * caller.
  */
 static int
-run_in_workspace(struct run_args *a, struct policy *pol,
-		 struct workspace *ws, struct jobrun *jr)
+run_in_workspace(struct run_args *a, struct policy *pol, struct workspace *ws,
+    struct jobrun *jr)
 {
 	struct supervisor sup;
 	struct fs_ctx ctx;
@@ -400,8 +424,8 @@ run_in_workspace(struct run_args *a, struct policy *pol,
 	}
 	/* The status line (progress.h), asked of the terminal before
 	 * confinement; not for a job that reads the terminal itself. */
-	pm = progress_mode(a->quiet || a->fmt != RUN_FORMAT_STREAM ||
-			   jr->tty_fd >= 0);
+	pm = progress_mode(
+	    a->quiet || a->fmt != RUN_FORMAT_STREAM || jr->tty_fd >= 0);
 	if ((rc = confine_run(ws, &a->gets)) != 0)
 		goto out;
 	fsapi_ctx_init(&ctx, ws->fd, &pol->files);
@@ -455,8 +479,8 @@ cmd_run(int argc, char **argv)
 		policy_clear(&pol);
 		goto out_args;
 	}
-	if ((rc = run_job_init(&jr, &pol, &a, argc, argv, &feed,
-			       &in_owned)) != 0)
+	if ((rc = run_job_init(&jr, &pol, &a, argc, argv, &feed, &in_owned)) !=
+	    0)
 		goto out_jr;
 	if (doctor_cached_verdict(err, sizeof(err)) < 0) {
 		log_error("refused: %s", err);
@@ -474,7 +498,7 @@ cmd_run(int argc, char **argv)
 		fprintf(stderr, "stockade: workspace kept at %s\n", ws.path);
 	if ((e = workspace_close(&ws, a.keep)) < 0)
 		log_warn("could not remove the workspace %s: %s", ws.path,
-			 strerror(-e));
+		    strerror(-e));
 out_jr:
 	jobrun_free(&jr);
 	policy_clear(&pol);

@@ -34,18 +34,18 @@ void run_usage(FILE *f);
  * host path may; `stockade put/get` take any sandbox path.
  */
 struct xfer {
-	const char *arg;        /* the option's argument, as given */
-	char *host;             /* host path (owned) */
-	char *sandbox;          /* sandbox path (owned) */
-	const char *base;       /* --get: the last component of host */
-	int fd;                 /* --put: the host file; --get: its directory */
-	int out;                /* --get: the temporary file, made at open */
-	char tmp[40];           /* --get: its name in fd; "" once renamed */
-	mode_t mode;            /* --put: the host file's permission bits */
-	bool done;              /* attempted */
-	enum fs_error why;      /* FS_OK, or why it failed */
-	int host_errno;         /* a failure on the host side (errno) */
-	uint64_t size;          /* bytes copied */
+	const char *arg; /* the option's argument, as given */
+	char *host; /* host path (owned) */
+	char *sandbox; /* sandbox path (owned) */
+	const char *base; /* --get: the last component of host */
+	int fd; /* --put: the host file; --get: its directory */
+	int out; /* --get: the temporary file, made at open */
+	char tmp[40]; /* --get: its name in fd; "" once renamed */
+	mode_t mode; /* --put: the host file's permission bits */
+	bool done; /* attempted */
+	enum fs_error why; /* FS_OK, or why it failed */
+	int host_errno; /* a failure on the host side (errno) */
+	uint64_t size; /* bytes copied */
 };
 
 struct xfers {
@@ -104,7 +104,7 @@ bool run_get(struct xfer *x, struct fs_ctx *ctx);
  * --get"). Returns false when out of memory (O may then hold part).
  */
 bool run_add_files(json_t *o, const struct xfers *puts,
-		   const struct xfers *gets);
+    const struct xfers *gets);
 
 /*
  * Runs the job JR (jobrun_exec with SUP and CTX, interruptible) and, in
@@ -116,8 +116,7 @@ bool run_add_files(json_t *o, const struct xfers *puts,
  * JR holds the result.
  */
 void run_exec_passing(struct jobrun *jr, struct supervisor *sup,
-		      struct fs_ctx *ctx, enum run_format fmt,
-		      enum progress_mode pm);
+    struct fs_ctx *ctx, enum run_format fmt, enum progress_mode pm);
 
 /*
  * Reports the ended job JR in the format FMT: its result as one JSON
@@ -126,7 +125,7 @@ void run_exec_passing(struct jobrun *jr, struct supervisor *sup,
  * status (job_exit_status), or EXIT_SANDBOX when the result could not
  * be built or written (said on stderr). stdout is not flushed.
  */
-int run_report(struct jobrun *jr, enum run_format fmt,
-	       const struct xfers *puts, const struct xfers *gets);
+int run_report(struct jobrun *jr, enum run_format fmt, const struct xfers *puts,
+    const struct xfers *gets);
 
 #endif

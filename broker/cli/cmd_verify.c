@@ -20,8 +20,7 @@
 extern char **environ;
 
 int
-cmd_exec_verify(const char *command, const char *name, int argc,
-		char **argv)
+cmd_exec_verify(const char *command, const char *name, int argc, char **argv)
 {
 	char found[PATH_MAX], tried[INSTALL_PATHS_MAX * PATH_MAX + 64];
 	char self[PATH_MAX];
@@ -29,14 +28,16 @@ cmd_exec_verify(const char *command, const char *name, int argc,
 	int fd;
 
 	(void)argc;
-	fd = install_open_helper(NULL, name, true, found, sizeof(found),
-				 tried, sizeof(tried));
+	fd = install_open_helper(NULL, name, true, found, sizeof(found), tried,
+	    sizeof(tried));
 	if (fd < 0) {
-		fprintf(stderr, "stockade %s: %s not found (%s) in %s; `stockade "
-			"%s` runs that program: build it beside this stockade "
-			"(meson compile -C BUILDDIR %s) or install it with "
-			"stockade (meson install puts it in libexecdir/stockade)"
-			"\n", command, name, strerror(-fd), tried, command, name);
+		fprintf(stderr,
+		    "stockade %s: %s not found (%s) in %s; `stockade "
+		    "%s` runs that program: build it beside this stockade "
+		    "(meson compile -C BUILDDIR %s) or install it with "
+		    "stockade (meson install puts it in libexecdir/stockade)"
+		    "\n",
+		    command, name, strerror(-fd), tried, command, name);
 		return EXIT_SANDBOX;
 	}
 	/* The broker to check or evaluate is this one, the one the user
@@ -46,7 +47,7 @@ cmd_exec_verify(const char *command, const char *name, int argc,
 		self[n] = '\0';
 		if (setenv("STOCKADE_BROKER", self, 1) < 0) {
 			fprintf(stderr, "stockade %s: %s\n", command,
-				strerror(errno));
+			    strerror(errno));
 			close(fd);
 			return EXIT_SANDBOX;
 		}
@@ -55,7 +56,7 @@ cmd_exec_verify(const char *command, const char *name, int argc,
 	 * command was part of the broker: getopt's messages begin with it. */
 	fexecve(fd, argv, environ);
 	fprintf(stderr, "stockade %s: cannot execute %s: %s\n", command, found,
-		strerror(errno));
+	    strerror(errno));
 	close(fd);
 	return EXIT_SANDBOX;
 }

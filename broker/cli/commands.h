@@ -11,8 +11,8 @@
 #include "workspace.h"
 
 /* Exit statuses shared by every command (README.md, "Exit status"). */
-#define EXIT_USAGE 2        /* bad arguments or a bad policy file */
-#define EXIT_SANDBOX 70     /* stockade itself failed (EX_SOFTWARE) */
+#define EXIT_USAGE 2 /* bad arguments or a bad policy file */
+#define EXIT_SANDBOX 70 /* stockade itself failed (EX_SOFTWARE) */
 
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
@@ -53,7 +53,7 @@ int cmd_doctor(int argc, char **argv);
  * docs/check.md and docs/evidence.md give them.
  */
 int cmd_exec_verify(const char *command, const char *name, int argc,
-		    char **argv);
+    char **argv);
 
 /* `stockade mcp [--workspace DIR] [--keep] [--policy FILE]` (cmd_mcp.c,
  * mcp.h, docs/mcp.md; issue 8): a Model Context Protocol server over
@@ -77,8 +77,8 @@ int cmd_mcp(int argc, char **argv);
  * cleared, WS closed and, if temporary, removed).
  */
 int session_prepare(const char *command, const char *policy_file,
-		    const char *workspace, struct policy *pol,
-		    struct workspace *ws, struct supervisor *sup);
+    const char *workspace, struct policy *pol, struct workspace *ws,
+    struct supervisor *sup);
 
 /*
  * From here on launchers come from a spawner (supervisor_use_spawner)
@@ -86,7 +86,7 @@ int session_prepare(const char *command, const char *policy_file,
  * Returns 0 or the exit status (EXIT_SANDBOX, EXIT_REFUSED).
  */
 int session_confine(struct supervisor *sup, const struct confine_rule *rules,
-		    size_t nrules);
+    size_t nrules);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing
@@ -119,7 +119,7 @@ int confine_or_complain(const struct confine_rule *rules, size_t nrules);
  * sequence). The explanation is TEXT, or (NULL) fsreport_explain's under
  * CTX's limits (the rule an invalid path breaks, else fs_error_text).
  */
-void fs_complain(const struct fs_ctx *ctx, const char *path,
-		 enum fs_error why, const char *text);
+void fs_complain(const struct fs_ctx *ctx, const char *path, enum fs_error why,
+    const char *text);
 
 #endif

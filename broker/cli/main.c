@@ -53,7 +53,8 @@ usage(FILE *f)
 	      "\n"
 	      "The file commands take --workspace DIR. Run `stockade COMMAND "
 	      "--help` for a\ncommand's options; man stockade for the whole "
-	      "manual.\n", f);
+	      "manual.\n",
+	    f);
 }
 
 /*
@@ -108,7 +109,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("stockade %s (protocol %u)\n", STOCKADE_VERSION,
-		       PROTO_VERSION);
+		    PROTO_VERSION);
 		return 0;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
@@ -145,10 +146,10 @@ main(int argc, char **argv)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(argv[1], "eval") == 0)
 		return cmd_exec_verify("eval", "stockade-eval", argc - 1,
-				       argv + 1);
+		    argv + 1);
 	if (strcmp(argv[1], "check") == 0)
 		return cmd_exec_verify("check", "stockade-check", argc - 1,
-				       argv + 1);
+		    argv + 1);
 	fprintf(stderr, "stockade: unknown command \"%s\"\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

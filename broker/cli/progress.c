@@ -66,7 +66,7 @@ progress_bytes(uint64_t bytes, char *buf, size_t size)
 
 void
 progress_begin(struct progress *p, enum progress_mode mode, int fd,
-	       const char *verb, uint64_t total)
+    const char *verb, uint64_t total)
 {
 	memset(p, 0, sizeof(*p));
 	p->mode = mode;
@@ -99,7 +99,7 @@ meter_rate(const struct progress *p, int64_t elapsed, char *buf, size_t size)
 	}
 	rate = (double)p->done * 1e9 / (double)elapsed;
 	progress_bytes(rate >= 1.8e19 ? UINT64_MAX : (uint64_t)rate, b,
-		       sizeof(b));
+	    sizeof(b));
 	snprintf(buf, size, ", %s/s", b);
 }
 
@@ -137,14 +137,16 @@ meter_draw(struct progress *p, int64_t now)
 	meter_rate(p, elapsed, rate, sizeof(rate));
 	if (p->total != UINT64_MAX)
 		progress_bytes(p->total, total, sizeof(total));
-	n = snprintf(line, sizeof(line), ERASE "stockade: %s %s%s%s%s%s, "
-		     "%.1f s", p->verb, done, p->total != UINT64_MAX ? " of " :
-		     "", p->total != UINT64_MAX ? total : "", pc, rate,
-		     (double)elapsed / 1e9);
+	n = snprintf(line, sizeof(line),
+	    ERASE "stockade: %s %s%s%s%s%s, "
+		  "%.1f s",
+	    p->verb, done, p->total != UINT64_MAX ? " of " : "",
+	    p->total != UINT64_MAX ? total : "", pc, rate,
+	    (double)elapsed / 1e9);
 	if (n < 0)
 		return;
-	meter_write(p, line, (size_t)n < sizeof(line) ? (size_t)n :
-			     sizeof(line) - 1);
+	meter_write(p, line,
+	    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	p->shown = p->mode == PROGRESS_LIVE;
 	p->drawn_ns = now;
 }
@@ -161,7 +163,7 @@ progress_add(void *arg, uint64_t bytes)
 	now = now_ns();
 	if (!p->started)
 		p->started = p->done >= PROGRESS_MIN_BYTES ||
-			     now - p->start_ns >= PROGRESS_MIN_MS * NS_PER_MS;
+		    now - p->start_ns >= PROGRESS_MIN_MS * NS_PER_MS;
 	if (!p->started || p->mode != PROGRESS_LIVE)
 		return;
 	if (p->drawn_ns != 0 &&
@@ -198,10 +200,10 @@ progress_end(struct progress *p, bool ok)
 	meter_percent(p, pc, sizeof(pc));
 	meter_rate(p, elapsed, rate, sizeof(rate));
 	n = snprintf(line, sizeof(line), "stockade: %s %s%s in %.1f s%s\n",
-		     p->verb, done, pc, (double)elapsed / 1e9, rate);
+	    p->verb, done, pc, (double)elapsed / 1e9, rate);
 	if (n > 0)
-		meter_write(p, line, (size_t)n < sizeof(line) ? (size_t)n :
-				     sizeof(line) - 1);
+		meter_write(p, line,
+		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	p->mode = PROGRESS_OFF;
 }
 
@@ -234,8 +236,10 @@ status_draw(struct progress_run *r)
 	if (elapsed < 1000 * NS_PER_MS || !r->at_bol)
 		return;
 	seconds_text(r->limit_ms, limit, sizeof(limit));
-	n = snprintf(line, sizeof(line), ERASE "stockade: running %.1f s of "
-		     "%s s (limit)", (double)elapsed / 1e9, limit);
+	n = snprintf(line, sizeof(line),
+	    ERASE "stockade: running %.1f s of "
+		  "%s s (limit)",
+	    (double)elapsed / 1e9, limit);
 	if (n > 0 && (size_t)n < sizeof(line) &&
 	    write_all(r->fd, line, (size_t)n) == 0)
 		r->shown = true;
@@ -267,7 +271,7 @@ status_thread(void *arg)
 		/* Until the tick or progress_run_stop, whichever first (0:
 		 * signalled, or woken spuriously; ETIMEDOUT: the tick). */
 		while (!r->stop &&
-		       pthread_cond_timedwait(&r->cond, &r->lock, &until) == 0)
+		    pthread_cond_timedwait(&r->cond, &r->lock, &until) == 0)
 			;
 		if (!r->stop)
 			status_draw(r);
@@ -279,7 +283,7 @@ status_thread(void *arg)
 
 int
 progress_run_start(struct progress_run *r, enum progress_mode mode, int fd,
-		   uint64_t limit_ms)
+    uint64_t limit_ms)
 {
 	pthread_condattr_t ca;
 	sigset_t all, old;

@@ -38,8 +38,8 @@
 /* What a command draws. */
 enum progress_mode {
 	PROGRESS_OFF = 0, /* nothing */
-	PROGRESS_FINAL,   /* TERM=dumb: the meter's last line only */
-	PROGRESS_LIVE,    /* a line redrawn in place */
+	PROGRESS_FINAL, /* TERM=dumb: the meter's last line only */
+	PROGRESS_LIVE, /* a line redrawn in place */
 };
 
 /*
@@ -61,14 +61,14 @@ char *progress_bytes(uint64_t bytes, char *buf, size_t size);
 /* The meter of one transfer (put, get). */
 struct progress {
 	enum progress_mode mode;
-	int fd;                 /* drawn on (borrowed): standard error */
-	const char *verb;       /* "put", "get" (static storage) */
-	uint64_t total;         /* bytes expected; UINT64_MAX: unknown */
-	uint64_t done;          /* bytes moved so far */
-	int64_t start_ns;       /* CLOCK_MONOTONIC at progress_begin */
-	int64_t drawn_ns;       /* at the last draw; 0: never drawn */
-	bool shown;             /* a live line is on the terminal */
-	bool started;           /* past the threshold: the final line is due */
+	int fd; /* drawn on (borrowed): standard error */
+	const char *verb; /* "put", "get" (static storage) */
+	uint64_t total; /* bytes expected; UINT64_MAX: unknown */
+	uint64_t done; /* bytes moved so far */
+	int64_t start_ns; /* CLOCK_MONOTONIC at progress_begin */
+	int64_t drawn_ns; /* at the last draw; 0: never drawn */
+	bool shown; /* a live line is on the terminal */
+	bool started; /* past the threshold: the final line is due */
 };
 
 /*
@@ -77,7 +77,7 @@ struct progress {
  * Draws nothing yet.
  */
 void progress_begin(struct progress *p, enum progress_mode mode, int fd,
-		    const char *verb, uint64_t total);
+    const char *verb, uint64_t total);
 
 /*
  * Counts BYTES more moved for the meter ARG (a struct progress: the
@@ -110,13 +110,13 @@ void progress_end(struct progress *p, bool ok);
  * finished.
  */
 struct progress_run {
-	bool active;            /* the thread runs (false: every call no-op) */
-	int fd;                 /* drawn on (borrowed) */
-	uint64_t limit_ms;      /* the wall-clock limit shown */
-	int64_t start_ns;       /* CLOCK_MONOTONIC at progress_run_start */
-	bool stop;              /* asks the thread to end (under LOCK) */
-	bool shown;             /* the line is on the terminal (under LOCK) */
-	bool at_bol;            /* the cursor is at a line's start (LOCK) */
+	bool active; /* the thread runs (false: every call no-op) */
+	int fd; /* drawn on (borrowed) */
+	uint64_t limit_ms; /* the wall-clock limit shown */
+	int64_t start_ns; /* CLOCK_MONOTONIC at progress_run_start */
+	bool stop; /* asks the thread to end (under LOCK) */
+	bool shown; /* the line is on the terminal (under LOCK) */
+	bool at_bol; /* the cursor is at a line's start (LOCK) */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -131,8 +131,8 @@ struct progress_run {
  * or a negative errno (pthread_create's) with R inactive: the job runs
  * without a status line.
  */
-int progress_run_start(struct progress_run *r, enum progress_mode mode,
-		       int fd, uint64_t limit_ms);
+int progress_run_start(struct progress_run *r, enum progress_mode mode, int fd,
+    uint64_t limit_ms);
 
 /*
  * Before the job's output is written to the terminal: takes R's lock and
@@ -147,7 +147,7 @@ void progress_run_hold(struct progress_run *r);
  * lock back. The thread redraws at its next tick.
  */
 void progress_run_release(struct progress_run *r, const uint8_t *data,
-			  size_t len);
+    size_t len);
 
 /*
  * Stops the thread, waits for it (pthread_join) and erases the line: after

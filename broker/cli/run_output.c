@@ -24,9 +24,9 @@
 #include "utf8.h"
 
 struct run_output {
-	bool stream;            /* pass output through as it arrives */
-	bool closed[3];         /* our stdout/stderr went away (EPIPE...) */
-	bool tty[3];            /* that stream of ours is a terminal */
+	bool stream; /* pass output through as it arrives */
+	bool closed[3]; /* our stdout/stderr went away (EPIPE...) */
+	bool tty[3]; /* that stream of ours is a terminal */
 	/* On a terminal, a UTF-8 sequence a chunk of that stream ended in
 	 * (term_escape_chunk): a C1 control split across two writes is
 	 * escaped as one written whole (issue 23). */
@@ -95,18 +95,18 @@ pass_rest(struct run_output *o, int stream)
 {
 	size_t len;
 	uint8_t *rest = capture_collect(&o->rest[stream], RESULT_TRUNC_MARKER,
-					&len);
+	    &len);
 	char end[12];
 	size_t n;
 
 	if (rest == NULL) {
 		log_warn("out of memory: the end of the job's %s is not shown",
-			 stream == 1 ? "stdout" : "stderr");
+		    stream == 1 ? "stdout" : "stderr");
 	} else {
 		for (size_t at = 0; at < len; at += PROTO_OUTPUT_CHUNK)
 			pass_chunk(o, stream, rest + at,
-				   len - at < PROTO_OUTPUT_CHUNK ?
-				   len - at : PROTO_OUTPUT_CHUNK);
+			    len - at < PROTO_OUTPUT_CHUNK ? len - at
+							  : PROTO_OUTPUT_CHUNK);
 		free(rest);
 	}
 	/* The stream's end: a sequence it ended inside of is shown as
@@ -118,8 +118,8 @@ pass_rest(struct run_output *o, int stream)
 }
 
 void
-run_exec_passing(struct jobrun *jr, struct supervisor *sup,
-		 struct fs_ctx *ctx, enum run_format fmt, enum progress_mode pm)
+run_exec_passing(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *ctx,
+    enum run_format fmt, enum progress_mode pm)
 {
 	struct run_output out;
 	int e;
@@ -133,7 +133,7 @@ run_exec_passing(struct jobrun *jr, struct supervisor *sup,
 	jr->tee = on_output;
 	jr->tee_arg = &out;
 	if ((e = progress_run_start(&out.status, pm, STDERR_FILENO,
-				    jr->limits.wall_ms)) < 0)
+		 jr->limits.wall_ms)) < 0)
 		log_debug("no status line: %s", strerror(-e));
 	(void)jobrun_exec(jr, sup, ctx, true);
 	/* Stopped and joined: nothing of it writes after this. */
@@ -148,14 +148,14 @@ run_exec_passing(struct jobrun *jr, struct supervisor *sup,
 
 int
 run_report(struct jobrun *jr, enum run_format fmt, const struct xfers *puts,
-	   const struct xfers *gets)
+    const struct xfers *gets)
 {
 	json_t *o;
 	int rc;
 
 	if (fmt == RUN_FORMAT_STREAM) {
 		result_print_summary(&jr->res, &jr->limits, &jr->cap[2],
-				     stderr);
+		    stderr);
 		return job_exit_status(&jr->res);
 	}
 	o = jobrun_result_json(jr);
@@ -164,9 +164,9 @@ run_report(struct jobrun *jr, enum run_format fmt, const struct xfers *puts,
 		json_decref(o);
 		o = NULL;
 	}
-	if (o == NULL || (fmt == RUN_FORMAT_JSON ?
-			  json_dumpf(o, stdout, JSON_COMPACT) :
-			  result_print_text(o, stdout)) < 0) {
+	if (o == NULL ||
+	    (fmt == RUN_FORMAT_JSON ? json_dumpf(o, stdout, JSON_COMPACT)
+				    : result_print_text(o, stdout)) < 0) {
 		log_error("cannot write the result");
 		rc = EXIT_SANDBOX;
 	} else {

@@ -82,7 +82,7 @@ complain_host(const struct xfer *x)
 	_cleanup_free_ char *h = fsname_escape(x->host, strlen(x->host));
 
 	fprintf(stderr, "stockade: %s: %s\n", h != NULL ? h : "?",
-		strerror(x->host_errno));
+	    strerror(x->host_errno));
 }
 
 /*
@@ -104,9 +104,11 @@ make_get_tmp(int dirfd, char *tmp, size_t size)
 		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 			return -1;
 		snprintf(tmp, size, ".stockade-get-%016llx",
-			 (unsigned long long)rnd);
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-				O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		    (unsigned long long)rnd);
+		fd = openat(dirfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY |
+			O_CLOEXEC,
+		    0600);
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
@@ -153,8 +155,9 @@ run_xfers_open(struct xfers *puts, struct xfers *gets)
 			return false;
 		}
 		x->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (x->fd < 0 || (x->out = make_get_tmp(x->fd, x->tmp,
-							sizeof(x->tmp))) < 0) {
+		if (x->fd < 0 ||
+		    (x->out = make_get_tmp(x->fd, x->tmp, sizeof(x->tmp))) <
+			0) {
 			x->host_errno = errno;
 			complain_host(x);
 			return false;
@@ -175,7 +178,7 @@ run_puts(struct xfers *puts, struct fs_ctx *ctx)
 		/* A missing parent is made, as MCP's write_file does. */
 		if (fsapi_mkdir_parents_of(ctx, x->sandbox, &x->why) < 0 ||
 		    fsapi_put(ctx, x->sandbox, x->fd, x->mode, true, &x->size,
-			      &x->why) < 0) {
+			&x->why) < 0) {
 			fs_complain(ctx, x->sandbox, x->why, NULL);
 			return false;
 		}
@@ -200,7 +203,7 @@ run_get(struct xfer *x, struct fs_ctx *ctx)
 	um = umask(0);
 	umask(um);
 	if (fsapi_get(ctx, x->sandbox, 0, UINT64_MAX, x->out, &x->size,
-		      &x->why) < 0) {
+		&x->why) < 0) {
 		fs_complain(ctx, x->sandbox, x->why, NULL);
 	} else if (fchmod(x->out, 0666 & ~um) < 0) {
 		x->host_errno = errno;
@@ -243,16 +246,19 @@ xfers_json(const struct xfers *xs)
 		bool failed = x->why != FS_OK;
 		json_t *o = json_object();
 		bool ok = o != NULL && put_name(o, "host", x->host) &&
-			  put_name(o, "path", x->sandbox);
+		    put_name(o, "path", x->sandbox);
 
-		ok = ok && json_object_set_new(o, "size", failed ? json_null() :
-				json_integer((json_int_t)x->size)) == 0;
-		ok = ok && json_object_set_new(o, "error", failed ?
-				json_string(fs_error_name(x->why)) :
-				json_null()) == 0;
+		ok = ok &&
+		    json_object_set_new(o, "size",
+			failed ? json_null()
+			       : json_integer((json_int_t)x->size)) == 0;
+		ok = ok &&
+		    json_object_set_new(o, "error",
+			failed ? json_string(fs_error_name(x->why))
+			       : json_null()) == 0;
 		if (ok && x->host_errno != 0)
 			ok = json_object_set_new(o, "message",
-				json_string(strerror(x->host_errno))) == 0;
+				 json_string(strerror(x->host_errno))) == 0;
 		if (!ok)
 			json_decref(o);
 		/* json_array_append_new takes O even when it fails. */
@@ -273,7 +279,7 @@ run_add_files(json_t *o, const struct xfers *puts, const struct xfers *gets)
 	if (files == NULL || json_object_set_new(o, "files", files) < 0)
 		return false;
 	return json_object_set_new(files, "put", xfers_json(puts)) == 0 &&
-	       json_object_set_new(files, "get", xfers_json(gets)) == 0;
+	    json_object_set_new(files, "get", xfers_json(gets)) == 0;
 }
 
 int

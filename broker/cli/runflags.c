@@ -8,14 +8,14 @@
 #include <string.h>
 
 const struct option runflags_options[RUNFLAGS_N] = {
-	{"timeout", required_argument, NULL, RUNFLAG_TIMEOUT},
-	{"cpu-time", required_argument, NULL, RUNFLAG_CPU_TIME},
-	{"memory", required_argument, NULL, RUNFLAG_MEMORY},
-	{"processes", required_argument, NULL, RUNFLAG_PROCESSES},
-	{"file-size", required_argument, NULL, RUNFLAG_FILE_SIZE},
-	{"tmp-size", required_argument, NULL, RUNFLAG_TMP_SIZE},
-	{"output", required_argument, NULL, RUNFLAG_OUTPUT},
-	{"format", required_argument, NULL, RUNFLAG_FORMAT},
+    {"timeout", required_argument, NULL, RUNFLAG_TIMEOUT},
+    {"cpu-time", required_argument, NULL, RUNFLAG_CPU_TIME},
+    {"memory", required_argument, NULL, RUNFLAG_MEMORY},
+    {"processes", required_argument, NULL, RUNFLAG_PROCESSES},
+    {"file-size", required_argument, NULL, RUNFLAG_FILE_SIZE},
+    {"tmp-size", required_argument, NULL, RUNFLAG_TMP_SIZE},
+    {"output", required_argument, NULL, RUNFLAG_OUTPUT},
+    {"format", required_argument, NULL, RUNFLAG_FORMAT},
 };
 
 /*
@@ -76,7 +76,7 @@ parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 
 int
 runflags_apply(int code, const char *arg, struct jobrun_overrides *ov,
-	       enum run_format *fmt, char *why, size_t whylen)
+    enum run_format *fmt, char *why, size_t whylen)
 {
 	uint64_t n = 0;
 
@@ -84,10 +84,11 @@ runflags_apply(int code, const char *arg, struct jobrun_overrides *ov,
 	case RUNFLAG_TIMEOUT:
 	case RUNFLAG_CPU_TIME:
 		if (parse_seconds(arg, &n) < 0) {
-			snprintf(why, whylen, "--%s: expected seconds above 0 "
-				 "and at most 86400, got \"%s\"",
-				 code == RUNFLAG_TIMEOUT ? "timeout" :
-							   "cpu-time", arg);
+			snprintf(why, whylen,
+			    "--%s: expected seconds above 0 "
+			    "and at most 86400, got \"%s\"",
+			    code == RUNFLAG_TIMEOUT ? "timeout" : "cpu-time",
+			    arg);
 			return -EINVAL;
 		}
 		if (code == RUNFLAG_TIMEOUT)
@@ -99,14 +100,15 @@ runflags_apply(int code, const char *arg, struct jobrun_overrides *ov,
 	case RUNFLAG_FILE_SIZE:
 	case RUNFLAG_TMP_SIZE: {
 		uint64_t min = code == RUNFLAG_MEMORY ? 16 : 1;
-		const char *name = code == RUNFLAG_MEMORY ? "memory" :
-				   code == RUNFLAG_FILE_SIZE ? "file-size" :
-							       "tmp-size";
+		const char *name = code == RUNFLAG_MEMORY ? "memory"
+		    : code == RUNFLAG_FILE_SIZE		  ? "file-size"
+							  : "tmp-size";
 
 		if (parse_count(arg, min, 1048576, &n) < 0) {
-			snprintf(why, whylen, "--%s: expected MiB between %llu "
-				 "and 1048576, got \"%s\"", name,
-				 (unsigned long long)min, arg);
+			snprintf(why, whylen,
+			    "--%s: expected MiB between %llu "
+			    "and 1048576, got \"%s\"",
+			    name, (unsigned long long)min, arg);
 			return -EINVAL;
 		}
 		n <<= 20;
@@ -120,17 +122,21 @@ runflags_apply(int code, const char *arg, struct jobrun_overrides *ov,
 	}
 	case RUNFLAG_PROCESSES:
 		if (parse_count(arg, 2, 65536, &n) < 0) {
-			snprintf(why, whylen, "--processes: expected a count "
-				 "between 2 and 65536 (the jail's init is one), "
-				 "got \"%s\"", arg);
+			snprintf(why, whylen,
+			    "--processes: expected a count "
+			    "between 2 and 65536 (the jail's init is one), "
+			    "got \"%s\"",
+			    arg);
 			return -EINVAL;
 		}
 		ov->nproc = (uint32_t)n;
 		return 0;
 	case RUNFLAG_OUTPUT:
 		if (parse_count(arg, 1, 1048576, &n) < 0) {
-			snprintf(why, whylen, "--output: expected KiB between 1 "
-				 "and 1048576, got \"%s\"", arg);
+			snprintf(why, whylen,
+			    "--output: expected KiB between 1 "
+			    "and 1048576, got \"%s\"",
+			    arg);
 			return -EINVAL;
 		}
 		ov->output_bytes = n << 10;
@@ -143,8 +149,10 @@ runflags_apply(int code, const char *arg, struct jobrun_overrides *ov,
 		else if (strcmp(arg, "text") == 0)
 			*fmt = RUN_FORMAT_TEXT;
 		else {
-			snprintf(why, whylen, "--format: expected stream, json "
-				 "or text, got \"%s\"", arg);
+			snprintf(why, whylen,
+			    "--format: expected stream, json "
+			    "or text, got \"%s\"",
+			    arg);
 			return -EINVAL;
 		}
 		return 0;

@@ -12,9 +12,10 @@
 
 /* How `stockade run` reports a job. */
 enum run_format {
-	RUN_FORMAT_STREAM = 0, /* output passed through live, summary on stderr */
-	RUN_FORMAT_JSON,       /* one JSON result line on stdout (README.md) */
-	RUN_FORMAT_TEXT,       /* the compact text form on stdout (docs/tool.md) */
+	RUN_FORMAT_STREAM =
+	    0, /* output passed through live, summary on stderr */
+	RUN_FORMAT_JSON, /* one JSON result line on stdout (README.md) */
+	RUN_FORMAT_TEXT, /* the compact text form on stdout (docs/tool.md) */
 };
 
 /* getopt_long codes of the limit flags; cmd_run's own use letters. */
@@ -48,6 +49,6 @@ extern const struct option runflags_options[RUNFLAGS_N];
  * or -EINVAL with one sentence for the user in WHY (WHYLEN bytes).
  */
 int runflags_apply(int code, const char *arg, struct jobrun_overrides *ov,
-		   enum run_format *fmt, char *why, size_t whylen);
+    enum run_format *fmt, char *why, size_t whylen);
 
 #endif

@@ -50,11 +50,11 @@
 #include "supervisor.h"
 #include "workspace.h"
 
-#define EXIT_SESSION 1  /* the stdio session ended on a protocol error */
+#define EXIT_SESSION 1 /* the stdio session ended on a protocol error */
 
 struct server {
 	struct rpc_session rpc;
-	sigset_t waitmask;      /* the mask while waiting: signals let in */
+	sigset_t waitmask; /* the mask while waiting: signals let in */
 };
 
 /* Most bytes and lines queued while a job runs: past them the
@@ -67,8 +67,9 @@ enum conn_end { CONN_EOF, CONN_INTERRUPTED, CONN_BROKEN };
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: stockade serve --workspace DIR [--policy FILE] "
-		   "[--socket PATH]\n");
+	fprintf(f,
+	    "usage: stockade serve --workspace DIR [--policy FILE] "
+	    "[--socket PATH]\n");
 }
 
 /* Waits until FD is readable or a signal comes. Returns 1 (readable), 0
@@ -95,7 +96,7 @@ wait_readable(const struct server *sv, int fd)
  * errno (the answer could not be written: the connection is over). */
 static int
 handle_line(struct server *sv, struct conn *c, const char *line, size_t len,
-	    int *fds, size_t nfds)
+    int *fds, size_t nfds)
 {
 	sigset_t old;
 	char *resp = NULL;
@@ -106,15 +107,16 @@ handle_line(struct server *sv, struct conn *c, const char *line, size_t len,
 	e = rpc_handle(&sv->rpc, line, len, fds, nfds, &resp);
 	if (e == 0 && resp != NULL) {
 		n = strlen(resp);
-		resp[n] = '\n';  /* over the NUL; written by length */
+		resp[n] = '\n'; /* over the NUL; written by length */
 		e = write_all(c->out, resp, n + 1);
 	} else if (e == -ENOMEM) {
 		/* No memory to build the answer: one that needs none, so
 		 * that the client is never left waiting (its id is not
 		 * known here: -32603 with a null id, docs/protocol.md). */
-		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
-			"\"error\":{\"code\":-32603,\"message\":"
-			"\"out of memory\"}}\n";
+		static const char oom[] =
+		    "{\"jsonrpc\":\"2.0\",\"id\":null,"
+		    "\"error\":{\"code\":-32603,\"message\":"
+		    "\"out of memory\"}}\n";
 
 		log_error("cannot answer a request: %s", strerror(-e));
 		e = write_all(c->out, oom, sizeof(oom) - 1);
@@ -141,7 +143,7 @@ watch_client(struct supervisor_watch *w)
 	struct conn *c = w->arg;
 	struct pollfd *in = &w->fds[0], *out = &w->fds[1];
 	bool gone = (out->revents & (POLLERR | POLLHUP)) ||
-		    (c->sock && (in->revents & (POLLERR | POLLHUP)));
+	    (c->sock && (in->revents & (POLLERR | POLLHUP)));
 
 	if ((in->revents & POLLIN) && !c->eof && c->broken == 0)
 		(void)conn_fill(c);
@@ -149,8 +151,8 @@ watch_client(struct supervisor_watch *w)
 	    c->queued_lines >= QUEUE_MAX_LINES)
 		in->events &= (short)~POLLIN;
 	/* A pipe that ended says POLLHUP for good: no longer polled. */
-	if (!c->sock && (c->eof || c->broken != 0 ||
-			 (in->revents & (POLLHUP | POLLERR))))
+	if (!c->sock &&
+	    (c->eof || c->broken != 0 || (in->revents & (POLLHUP | POLLERR))))
 		in->fd = -1;
 	for (struct line *l = c->head; l != NULL; l = l->next)
 		if (rpc_cancels_current(&c->sv->rpc, l->text, l->len)) {
@@ -185,20 +187,21 @@ serve_conn(struct server *sv, struct conn *c)
 			 * run (watch_client), unless it has ended. */
 			bool reading = !c->eof && c->broken == 0;
 
-			c->watch.fds[0] = (struct pollfd){
-				.fd = reading || c->sock ? c->in : -1,
+			c->watch.fds[0] =
+			    (struct pollfd){.fd = reading || c->sock ? c->in
+								     : -1,
 				.events = reading ? POLLIN : 0};
 			c->watch.fds[1] = (struct pollfd){
-				.fd = c->out != c->in ? c->out : -1};
+			    .fd = c->out != c->in ? c->out : -1};
 			jobrun_cancel_reset();
 			e = handle_line(sv, c, l->text, l->len, l->fds,
-					l->nfds);
+			    l->nfds);
 			/* rpc_handle closed them */
 			l->nfds = 0;
 			line_free(l);
 			if (e < 0) {
 				log_error("cannot write an answer: %s",
-					  strerror(-e));
+				    strerror(-e));
 				return CONN_BROKEN;
 			}
 			if (jobrun_interrupted())
@@ -206,11 +209,12 @@ serve_conn(struct server *sv, struct conn *c)
 		}
 		if (c->broken == -EMSGSIZE) {
 			char *line = rpc_error_line(RPC_PARSE_ERROR,
-				"parse error: a line is longer than "
-				"16 MiB; the session ends");
+			    "parse error: a line is longer than "
+			    "16 MiB; the session ends");
 
 			log_error("a request line is longer than %u bytes: "
-				  "the session ends", RPC_MAX_LINE);
+				  "the session ends",
+			    RPC_MAX_LINE);
 			if (line != NULL) {
 				size_t k = strlen(line);
 
@@ -226,7 +230,7 @@ serve_conn(struct server *sv, struct conn *c)
 		if ((e = wait_readable(sv, c->in)) <= 0) {
 			if (e < 0)
 				log_error("cannot read a request: %s",
-					  strerror(-e));
+				    strerror(-e));
 			return e == 0 ? CONN_INTERRUPTED : CONN_BROKEN;
 		}
 		/* Its errors end the connection once the lines before
@@ -258,16 +262,16 @@ is_unix_socket(int fd)
 	socklen_t len = sizeof(domain);
 
 	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	       getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-	       domain == AF_UNIX;
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+	    domain == AF_UNIX;
 }
 
 /* The listening socket of --socket PATH and what is needed to remove
  * exactly it at the end. */
 struct listener {
 	int fd;
-	int dirfd;              /* the directory of PATH, O_PATH */
-	char *base;             /* PATH's last component */
+	int dirfd; /* the directory of PATH, O_PATH */
+	char *base; /* PATH's last component */
 	dev_t dev;
 	ino_t ino;
 };
@@ -292,7 +296,7 @@ listen_at(struct listener *l, const char *path)
 	l->base = NULL;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		log_error("--socket: %s: longer than %zu bytes", path,
-			  sizeof(sa.sun_path) - 1);
+		    sizeof(sa.sun_path) - 1);
 		return EXIT_USAGE;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
@@ -324,9 +328,9 @@ listen_at(struct listener *l, const char *path)
 	e = bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
 	umask(um);
 	if (e != 0) {
-		log_error("--socket: %s: %s", path, e == EADDRINUSE ?
-			  "exists; remove it or choose another path" :
-			  strerror(e));
+		log_error("--socket: %s: %s", path,
+		    e == EADDRINUSE ? "exists; remove it or choose another path"
+				    : strerror(e));
 		close(l->fd);
 		l->fd = -1;
 		return EXIT_USAGE;
@@ -394,8 +398,7 @@ serve_socket(struct server *sv, struct listener *l)
 		clen = sizeof(cred);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
 		    (cred.uid != geteuid() && cred.uid != 0)) {
-			log_warn("refused a client of uid %ld",
-				 (long)cred.uid);
+			log_warn("refused a client of uid %ld", (long)cred.uid);
 			close(fd);
 			continue;
 		}
@@ -422,8 +425,8 @@ static int
 serve_confine(struct supervisor *sup, int wsfd, int dirfd)
 {
 	struct confine_rule rules[2] = {
-		{.fd = wsfd, .access = CONFINE_ALL},
-		{.fd = dirfd, .access = LANDLOCK_ACCESS_FS_REMOVE_FILE},
+	    {.fd = wsfd, .access = CONFINE_ALL},
+	    {.fd = dirfd, .access = LANDLOCK_ACCESS_FS_REMOVE_FILE},
 	};
 
 	return session_confine(sup, rules, dirfd >= 0 ? 2 : 1);
@@ -450,11 +453,11 @@ int
 cmd_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"policy", required_argument, NULL, 'p'},
-		{"workspace", required_argument, NULL, 'w'},
-		{"socket", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"workspace", required_argument, NULL, 'w'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *policy_file = NULL, *workspace = NULL, *socket_path = NULL;
 	struct listener l = {.fd = -1, .dirfd = -1};
@@ -467,11 +470,21 @@ cmd_serve(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': policy_file = optarg; break;
-		case 'w': workspace = optarg; break;
-		case 's': socket_path = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'p':
+			policy_file = optarg;
+			break;
+		case 'w':
+			workspace = optarg;
+			break;
+		case 's':
+			socket_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (workspace == NULL || optind != argc) {
@@ -479,7 +492,7 @@ cmd_serve(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((rc = session_prepare("serve", policy_file, workspace, &pol, &ws,
-				  &sup)) != 0)
+		 &sup)) != 0)
 		return rc;
 	if (socket_path != NULL && (rc = listen_at(&l, socket_path)) != 0)
 		goto out;
@@ -500,8 +513,9 @@ cmd_serve(int argc, char **argv)
 	if (l.fd >= 0) {
 		rc = serve_socket(&sv, &l);
 	} else {
-		struct conn conn = {.in = 0, .out = 1,
-				    .sock = is_unix_socket(0)};
+		struct conn conn = {.in = 0,
+		    .out = 1,
+		    .sock = is_unix_socket(0)};
 
 		rc = serve_conn(&sv, &conn) == CONN_BROKEN ? EXIT_SESSION : 0;
 		conn_free(&conn);
@@ -514,7 +528,7 @@ out:
 	supervisor_free(&sup);
 	if ((e = workspace_close(&ws, true)) < 0)
 		log_warn("could not close the workspace %s: %s", ws.path,
-			 strerror(-e));
+		    strerror(-e));
 	policy_clear(&pol);
 	return rc;
 }

@@ -51,7 +51,7 @@ conn_read(struct conn *c, int *fds, size_t *nfds)
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = {.iov_base = c->buf + c->len,
-			    .iov_len = c->cap - c->len};
+	    .iov_len = c->cap - c->len};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 	struct cmsghdr *cm;
 	bool bad = false;
@@ -72,8 +72,8 @@ conn_read(struct conn *c, int *fds, size_t *nfds)
 	for (cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm)) {
 		size_t k;
 
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-		    cm->cmsg_len < CMSG_LEN(0)) {
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(0)) {
 			bad = true;
 			continue;
 		}
@@ -81,7 +81,8 @@ conn_read(struct conn *c, int *fds, size_t *nfds)
 		for (size_t i = 0; i < k; i++) {
 			int fd;
 
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+			    sizeof(fd));
 			fds_add(fds, nfds, fd);
 		}
 	}
@@ -192,7 +193,8 @@ conn_fill(struct conn *c)
 		return n;
 	if (n == -EPROTO) {
 		log_error("a client sent control data other than up to %d "
-			  "descriptors: the connection ends", CMSG_FDS);
+			  "descriptors: the connection ends",
+		    CMSG_FDS);
 		return c->broken = -EPROTO;
 	}
 	if (n < 0) {
@@ -203,7 +205,8 @@ conn_fill(struct conn *c)
 		fds_close(fds, &nfds);
 		if (c->len > 0)
 			log_warn("input ended inside a line of %zu bytes: "
-				 "ignored", c->len);
+				 "ignored",
+			    c->len);
 		c->len = 0;
 		c->eof = true;
 		return 0;
@@ -211,7 +214,7 @@ conn_fill(struct conn *c)
 	mark = c->len + (size_t)n - 1;
 	c->len += (size_t)n;
 	while (start < c->len &&
-	       (nl = memchr(c->buf + start, '\n', c->len - start)) != NULL) {
+	    (nl = memchr(c->buf + start, '\n', c->len - start)) != NULL) {
 		size_t end = (size_t)(nl - c->buf);
 
 		nline = 0;

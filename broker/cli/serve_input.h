@@ -19,7 +19,7 @@ struct server;
  * descriptors. */
 struct line {
 	struct line *next;
-	char *text;             /* LEN bytes without the '\n' */
+	char *text; /* LEN bytes without the '\n' */
 	size_t len;
 	int fds[RPC_MAX_FDS + 1];
 	size_t nfds;
@@ -30,17 +30,17 @@ struct line {
  * with it. */
 struct conn {
 	int in, out;
-	bool sock;              /* recvmsg with SCM_RIGHTS */
+	bool sock; /* recvmsg with SCM_RIGHTS */
 	char *buf;
 	size_t len, cap;
 	int pending[RPC_MAX_FDS + 1];
 	size_t npending;
 	struct line *head, *tail;
 	size_t queued_bytes, queued_lines;
-	bool eof;               /* the input ended (read returned 0) */
-	int broken;             /* 0, or the read's error ended the input:
+	bool eof; /* the input ended (read returned 0) */
+	int broken; /* 0, or the read's error ended the input:
 				 * -EPROTO, -EMSGSIZE or another errno */
-	struct server *sv;      /* for the watch during a job */
+	struct server *sv; /* for the watch during a job */
 	struct supervisor_watch watch;
 };
 

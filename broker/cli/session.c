@@ -30,8 +30,9 @@ session_policy_refused(const struct policy *pol, const char *command)
 			  "`stockade %s` never runs such a policy (only "
 			  "`stockade eval` or `stockade run "
 			  "--unsafe-evaluation` do)",
-			  job_layers_format(policy_layers_off(pol), names,
-					    sizeof(names)), command);
+		    job_layers_format(policy_layers_off(pol), names,
+			sizeof(names)),
+		    command);
 		return EXIT_USAGE;
 	}
 	/* Nor with a bind given no Landlock rule, the other evaluation-only
@@ -42,7 +43,7 @@ session_policy_refused(const struct policy *pol, const char *command)
 			  "it): `stockade %s` never runs such a policy (only "
 			  "`stockade eval` or `stockade run "
 			  "--unsafe-evaluation` do)",
-			  policy_unsafe_mount(pol)->target, command);
+		    policy_unsafe_mount(pol)->target, command);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -50,8 +51,8 @@ session_policy_refused(const struct policy *pol, const char *command)
 
 int
 session_prepare(const char *command, const char *policy_file,
-		const char *workspace, struct policy *pol,
-		struct workspace *ws, struct supervisor *sup)
+    const char *workspace, struct policy *pol, struct workspace *ws,
+    struct supervisor *sup)
 {
 	char err[POLICY_ERR_MAX + 256];
 	int rc;
@@ -85,12 +86,13 @@ session_prepare(const char *command, const char *policy_file,
 
 int
 session_confine(struct supervisor *sup, const struct confine_rule *rules,
-		size_t nrules)
+    size_t nrules)
 {
 	int e;
 
 	if ((e = supervisor_use_spawner(sup)) < 0) {
-		log_error("cannot start the launcher spawner: %s", strerror(-e));
+		log_error("cannot start the launcher spawner: %s",
+		    strerror(-e));
 		return EXIT_SANDBOX;
 	}
 	return confine_or_complain(rules, nrules);

@@ -25,11 +25,11 @@
 
 /* What a request did (its result, or how far it got before an error). */
 struct fstar_counts {
-	uint64_t files;         /* regular files written (unpack) or packed */
-	uint64_t directories;   /* directory entries made or found (unpack),
+	uint64_t files; /* regular files written (unpack) or packed */
+	uint64_t directories; /* directory entries made or found (unpack),
 				 * packed (pack) */
-	uint64_t bytes;         /* file data, bytes (not the archive's) */
-	uint64_t skipped;       /* pack: entries left out (symlinks, special
+	uint64_t bytes; /* file data, bytes (not the archive's) */
+	uint64_t skipped; /* pack: entries left out (symlinks, special
 				 * and hard-linked files, directories the walk
 				 * could not enter or that lie past
 				 * max_depth); unpack: always 0 */
@@ -38,12 +38,12 @@ struct fstar_counts {
 /* Why a request stopped. */
 struct fstar_fail {
 	enum fs_error why;
-	char *entry;            /* the entry's name as the archive (unpack)
+	char *entry; /* the entry's name as the archive (unpack)
 				 * or the workspace (pack) holds it, raw
 				 * bytes, owned; NULL: the request's own
 				 * PATH failed */
 	size_t entry_len;
-	char text[240];         /* the explanation; "" for the front's own
+	char text[240]; /* the explanation; "" for the front's own
 				 * (fsreport_explain on the path) */
 };
 
@@ -53,8 +53,7 @@ void fstar_fail_free(struct fstar_fail *f);
 /* Sets F to WHY with TEXT (NULL: ""), its entry cleared; bytes of TEXT
  * outside printable ASCII become '?' (libarchive's messages quote the
  * archive's names). */
-void fstar_fail_set(struct fstar_fail *f, enum fs_error why,
-		    const char *text);
+void fstar_fail_set(struct fstar_fail *f, enum fs_error why, const char *text);
 
 /*
  * Unpacks a tar stream (ustar, pax or GNU; no compression) into the
@@ -99,8 +98,8 @@ void fstar_fail_set(struct fstar_fail *f, enum fs_error why,
  * io_error).
  */
 int fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
-		 const void *data, size_t len, bool overwrite,
-		 struct fstar_counts *n, struct fstar_fail *f);
+    const void *data, size_t len, bool overwrite, struct fstar_counts *n,
+    struct fstar_fail *f);
 
 /*
  * Writes the workspace directory or file PATH ("." for the workspace) to
@@ -124,7 +123,6 @@ int fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
  * is io_error and leaves part of an archive there).
  */
 int fstar_pack(struct fs_ctx *ctx, const char *path, int out_fd,
-	       uint64_t max_bytes, struct fstar_counts *n,
-	       struct fstar_fail *f);
+    uint64_t max_bytes, struct fstar_counts *n, struct fstar_fail *f);
 
 #endif

@@ -19,19 +19,19 @@
 
 /* A resolved parent directory, shared by the files in flight in it. */
 struct pdir {
-	int fd;                 /* O_PATH | O_DIRECTORY, beneath the root */
-	unsigned refs;          /* jobs in flight, plus 1 while current */
+	int fd; /* O_PATH | O_DIRECTORY, beneath the root */
+	unsigned refs; /* jobs in flight, plus 1 while current */
 };
 
 struct unpack {
 	struct fs_ctx *ctx;
 	struct archive *a;
 	int in_fd;
-	char *buf;              /* READ_BUF bytes for the reads of IN_FD */
-	unsigned char head[8];  /* the stream's first bytes, to name it */
+	char *buf; /* READ_BUF bytes for the reads of IN_FD */
+	unsigned char head[8]; /* the stream's first bytes, to name it */
 	size_t nhead;
-	int read_err;           /* -errno of a failed read of IN_FD */
-	const char *dir;        /* DIR, or "" for the workspace */
+	int read_err; /* -errno of a failed read of IN_FD */
+	const char *dir; /* DIR, or "" for the workspace */
 	bool overwrite;
 	/* The parent of the last file, resolved once per run of entries
 	 * in the same directory: its path (PARENT_LEN bytes) and fd. */
@@ -42,17 +42,17 @@ struct unpack {
 	 * entries and bytes the quotas must count before they are done. */
 	struct fstar_pool *pool;
 	uint64_t pending_entries, pending_bytes;
-	uint64_t seq;           /* the current entry's number */
-	uint64_t fail_seq;      /* the failed entry's; UINT64_MAX: none */
+	uint64_t seq; /* the current entry's number */
+	uint64_t fail_seq; /* the failed entry's; UINT64_MAX: none */
 	char path[WSPATH_MAX_PATH + WSPATH_MAX_NAME + 2]; /* the entry's */
-	uint64_t size;          /* the file entry's declared size */
-	bool arc_failed;        /* the fill failed in libarchive */
+	uint64_t size; /* the file entry's declared size */
+	bool arc_failed; /* the fill failed in libarchive */
 };
 
 /* Sets *F to WHY on the entry NAME (LEN bytes; NULL: the request's PATH)
  * with TEXT (NULL: the front's explanation). Returns -ERR. */
-int fstar_fail_entry(struct fstar_fail *f, enum fs_error why,
-		     const char *name, size_t len, const char *text, int err);
+int fstar_fail_entry(struct fstar_fail *f, enum fs_error why, const char *name,
+    size_t len, const char *text, int err);
 
 /* Drops a reference to D (NULL: none); the last one closes it. */
 void fstar_pdir_put(struct pdir *d);
@@ -69,7 +69,7 @@ enum collect_wait { COLLECT_NOW, COLLECT_ONE, COLLECT_ALL };
  * Returns 0, or -EIO once a failure is known.
  */
 int fstar_collect(struct unpack *u, struct fstar_counts *n,
-		  struct fstar_fail *f, enum collect_wait wait);
+    struct fstar_fail *f, enum collect_wait wait);
 
 /*
  * The file entry NAME (LEN bytes; U->path its workspace path, its last
@@ -80,7 +80,6 @@ int fstar_collect(struct unpack *u, struct fstar_counts *n,
  * *F set.
  */
 int fstar_submit_file(struct unpack *u, const char *name, size_t len,
-		      size_t off, mode_t perm, struct fstar_counts *n,
-		      struct fstar_fail *f);
+    size_t off, mode_t perm, struct fstar_counts *n, struct fstar_fail *f);
 
 #endif

@@ -36,14 +36,14 @@ struct pack {
 	struct archive_entry *e; /* one, cleared for each entry */
 	int out_fd;
 	uint64_t out_bytes, max_bytes;
-	int write_err;           /* -errno of a failed write of OUT_FD */
-	bool dead;               /* failed: libarchive writes nothing more
+	int write_err; /* -errno of a failed write of OUT_FD */
+	bool dead; /* failed: libarchive writes nothing more
 				  * (no end blocks after a failure, which
 				  * would make a cut archive look whole) */
-	char *buf;               /* READ_BUF bytes */
+	char *buf; /* READ_BUF bytes */
 	struct fstar_counts *n;
 	struct fstar_fail *f;
-	size_t skip;             /* bytes of the walked paths' prefix to
+	size_t skip; /* bytes of the walked paths' prefix to
 				  * drop (PATH and its '/') */
 };
 
@@ -56,16 +56,13 @@ struct pack {
  * one (files and directories only).
  */
 int __archive_write_entry_filetype_unsupported(struct archive *a,
-					       struct archive_entry *e,
-					       const char *format);
+    struct archive_entry *e, const char *format);
 int
 __archive_write_entry_filetype_unsupported(struct archive *a,
-					   struct archive_entry *e,
-					   const char *format)
+    struct archive_entry *e, const char *format)
 {
 	(void)e;
-	archive_set_error(a, EINVAL, "%s cannot hold this entry type",
-			  format);
+	archive_set_error(a, EINVAL, "%s cannot hold this entry type", format);
 	return ARCHIVE_FAILED;
 }
 
@@ -99,8 +96,10 @@ dst_write(struct archive *a, void *arg, const void *buf, size_t len)
 			continue;
 		if (n < 0) {
 			p->write_err = -errno;
-			archive_set_error(a, errno, "cannot write the stream: "
-					  "%s", strerror(errno));
+			archive_set_error(a, errno,
+			    "cannot write the stream: "
+			    "%s",
+			    strerror(errno));
 			return -1;
 		}
 		q += n;
@@ -113,8 +112,8 @@ dst_write(struct archive *a, void *arg, const void *buf, size_t len)
 /* Sets *P's failure to WHY on the workspace path NAME (NULL: the
  * request's PATH) with TEXT (NULL: the front's explanation). */
 static int
-pack_fail(struct pack *p, enum fs_error why, const char *name,
-	  const char *text, int err)
+pack_fail(struct pack *p, enum fs_error why, const char *name, const char *text,
+    int err)
 {
 	struct fstar_fail *f = p->f;
 
@@ -129,10 +128,12 @@ static int
 arc_fail(struct pack *p, const char *name)
 {
 	if (p->write_err == -EFBIG)
-		return pack_fail(p, FS_TOO_LARGE, NULL, "the archive is over "
-				 "inline_kb: pass a descriptor", EFBIG);
+		return pack_fail(p, FS_TOO_LARGE, NULL,
+		    "the archive is over "
+		    "inline_kb: pass a descriptor",
+		    EFBIG);
 	return pack_fail(p, FS_IO_ERROR, name, archive_error_string(p->a),
-			 p->write_err < 0 ? -p->write_err : EIO);
+	    p->write_err < 0 ? -p->write_err : EIO);
 }
 
 /* The header of the entry NAME described by ST (a file or directory). */
@@ -143,8 +144,8 @@ put_header(struct pack *p, const char *name, const struct stat *st)
 
 	archive_entry_clear(e);
 	archive_entry_copy_pathname(e, name);
-	archive_entry_set_filetype(e, S_ISDIR(st->st_mode) ? AE_IFDIR
-							   : AE_IFREG);
+	archive_entry_set_filetype(e,
+	    S_ISDIR(st->st_mode) ? AE_IFDIR : AE_IFREG);
 	/* Never setuid, setgid or sticky: root may unpack it. */
 	archive_entry_set_perm(e, st->st_mode & 0777);
 	archive_entry_set_size(e, S_ISREG(st->st_mode) ? st->st_size : 0);
@@ -164,7 +165,7 @@ put_header(struct pack *p, const char *name, const struct stat *st)
  * vanished is skipped and counted; ALONE, that is the error. */
 static int
 put_file(struct pack *p, int dirfd, const char *name, const char *arc,
-	 bool alone)
+    bool alone)
 {
 	_cleanup_close_ int fd = -1;
 	enum fs_error why;
@@ -173,9 +174,10 @@ put_file(struct pack *p, int dirfd, const char *name, const char *arc,
 	int e;
 
 	fd = fsapi_open_regular_at(dirfd, name, p->ctx->quota.allow_hardlinks,
-				   &st, &why);
-	if (fd < 0 && !alone && (why == FS_SYMLINK_REFUSED || why == FS_HARDLINKED_FILE ||
-		       why == FS_NOT_REGULAR_FILE || why == FS_NOT_FOUND)) {
+	    &st, &why);
+	if (fd < 0 && !alone &&
+	    (why == FS_SYMLINK_REFUSED || why == FS_HARDLINKED_FILE ||
+		why == FS_NOT_REGULAR_FILE || why == FS_NOT_FOUND)) {
 		p->n->skipped++;
 		return 0;
 	}
@@ -194,8 +196,10 @@ put_file(struct pack *p, int dirfd, const char *name, const char *arc,
 		if (n < 0)
 			return pack_fail(p, FS_IO_ERROR, arc, NULL, errno);
 		if (n == 0)
-			return pack_fail(p, FS_IO_ERROR, arc, "the file shrank "
-					 "while it was packed", EIO);
+			return pack_fail(p, FS_IO_ERROR, arc,
+			    "the file shrank "
+			    "while it was packed",
+			    EIO);
 		if (archive_write_data(p->a, p->buf, (size_t)n) != n)
 			return arc_fail(p, arc);
 		left -= (uint64_t)n;
@@ -259,20 +263,21 @@ pack_tree(struct pack *p, const char *path)
 
 	if (strcmp(path, ".") != 0) {
 		if (wspath_check(path, strlen(path), &lim) < 0)
-			return pack_fail(p, FS_INVALID_PATH, NULL, NULL, EINVAL);
+			return pack_fail(p, FS_INVALID_PATH, NULL, NULL,
+			    EINVAL);
 		dirfd = fsapi_openat2(p->ctx->root, path, O_PATH | O_DIRECTORY,
-				      0);
+		    0);
 		if (dirfd == -ENOTDIR) {
 			/* A file: packed alone, under its own name. */
 			dirfd = fsapi_open_parent(p->ctx->root, path, &lim,
-						  &name, &why);
+			    &name, &why);
 			if (dirfd < 0)
 				return pack_fail(p, why, NULL, NULL, -dirfd);
 			return put_file(p, dirfd, name, name, true);
 		}
 		if (dirfd < 0)
 			return pack_fail(p, fs_error_from_errno(-dirfd), NULL,
-					 NULL, -dirfd);
+			    NULL, -dirfd);
 		depth = depth_of(path);
 		p->skip = strlen(path) + 1;
 	}
@@ -282,20 +287,20 @@ pack_tree(struct pack *p, const char *path)
 	opts.prefix = depth > 0 ? path : NULL;
 	opts.interrupted = walk_stopped;
 	r = wswalk(dirfd >= 0 ? dirfd : p->ctx->root, &opts, pack_one, p,
-		   &stats);
+	    &stats);
 	if (r < 0 && p->f->why != FS_OK)
 		return r;
 	if (r < 0)
-		return pack_fail(p, r == -EINTR ? FS_IO_ERROR
-						: fs_error_from_errno(-r),
-				 NULL, NULL, -r);
+		return pack_fail(p,
+		    r == -EINTR ? FS_IO_ERROR : fs_error_from_errno(-r), NULL,
+		    NULL, -r);
 	p->n->skipped += stats.skipped + stats.denied + (stats.deeper ? 1 : 0);
 	return 0;
 }
 
 int
-fstar_pack(struct fs_ctx *ctx, const char *path, int out_fd,
-	   uint64_t max_bytes, struct fstar_counts *n, struct fstar_fail *f)
+fstar_pack(struct fs_ctx *ctx, const char *path, int out_fd, uint64_t max_bytes,
+    struct fstar_counts *n, struct fstar_fail *f)
 {
 	struct pack p;
 	int r;

@@ -16,14 +16,14 @@ enum slot_state { SLOT_FREE, SLOT_READY, SLOT_BUSY, SLOT_DONE };
 struct fstar_pool {
 	int root;
 	pthread_mutex_t lock;
-	pthread_cond_t work;            /* a slot became READY, or stop */
-	pthread_cond_t done;            /* a slot became DONE */
+	pthread_cond_t work; /* a slot became READY, or stop */
+	pthread_cond_t done; /* a slot became DONE */
 	struct fstar_job jobs[FSTAR_POOL_SLOTS];
 	enum slot_state state[FSTAR_POOL_SLOTS];
-	char *data;                     /* FSTAR_POOL_SLOTS * FSTAR_JOB_MAX */
-	size_t head;                    /* oldest in flight (collect) */
-	size_t take;                    /* next for a writer to start */
-	size_t tail;                    /* next to fill */
+	char *data; /* FSTAR_POOL_SLOTS * FSTAR_JOB_MAX */
+	size_t head; /* oldest in flight (collect) */
+	size_t take; /* next for a writer to start */
+	size_t tail; /* next to fill */
 	bool cancel, stop;
 	pthread_t threads[FSTAR_POOL_WRITERS];
 	unsigned nthreads;
@@ -53,8 +53,7 @@ fstar_pwrite_all(int fd, const void *buf, size_t len, off_t off)
  * fill_entry in fs_tar_unpack.c, a size over LIMIT - 1 is claimed, not
  * written. */
 static int
-job_fill(void *arg, int out, uint64_t limit, uint64_t *copied,
-	 bool *out_side)
+job_fill(void *arg, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 {
 	struct fstar_job *j = arg;
 	int e;
@@ -96,8 +95,8 @@ writer(void *arg)
 		 * already running beside it can still be written. */
 		if (p->take == p->tail || p->state[i] != SLOT_READY ||
 		    (p->take >= FSTAR_POOL_WRITERS &&
-		     p->state[(p->take - FSTAR_POOL_WRITERS) %
-			      FSTAR_POOL_SLOTS] == SLOT_BUSY)) {
+			p->state[(p->take - FSTAR_POOL_WRITERS) %
+			    FSTAR_POOL_SLOTS] == SLOT_BUSY)) {
 			if (p->stop)
 				break;
 			pthread_cond_wait(&p->work, &p->lock);
@@ -177,8 +176,8 @@ start(struct fstar_pool *p)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	while (p->nthreads < FSTAR_POOL_WRITERS &&
-	       (e = pthread_create(&p->threads[p->nthreads], NULL, writer,
-				   p)) == 0)
+	    (e = pthread_create(&p->threads[p->nthreads], NULL, writer, p)) ==
+		0)
 		p->nthreads++;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return p->nthreads > 0 ? 0 : -e;

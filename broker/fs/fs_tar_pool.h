@@ -37,19 +37,19 @@
 
 struct fstar_job {
 	/* Filled by the caller before fstar_pool_submit: */
-	uint64_t seq;           /* the entry's number in the archive */
+	uint64_t seq; /* the entry's number in the archive */
 	char path[WSPATH_MAX_PATH + 1];
 	struct wspath_limits lim; /* W.lim points here */
-	struct fsapi_wreq w;    /* fsapi_put_begin's, with name, dirfd
+	struct fsapi_wreq w; /* fsapi_put_begin's, with name, dirfd
 				 * (borrowed: kept open until collected)
 				 * and fill set by fstar_pool_submit */
-	void *owner;            /* the caller's, e.g. what holds the dirfd */
+	void *owner; /* the caller's, e.g. what holds the dirfd */
 	char entry[FSTAR_ENTRY_MAX + 1]; /* the caller's: the archive's name */
 	size_t entry_len;
-	char *data;             /* FSTAR_JOB_MAX bytes, the pool's */
-	size_t len;             /* the file's bytes in DATA */
+	char *data; /* FSTAR_JOB_MAX bytes, the pool's */
+	size_t len; /* the file's bytes in DATA */
 	/* Set by the writer: */
-	int err;                /* 0, -errno, -ECANCELED (not written) */
+	int err; /* 0, -errno, -ECANCELED (not written) */
 	enum fs_error why;
 };
 

@@ -32,12 +32,12 @@ fstar_pdir_put(struct pdir *d)
  */
 int
 fstar_collect(struct unpack *u, struct fstar_counts *n, struct fstar_fail *f,
-	enum collect_wait wait)
+    enum collect_wait wait)
 {
 	struct fstar_job *j;
 
 	while (u->pool != NULL &&
-	       (j = fstar_pool_done(u->pool, wait != COLLECT_NOW)) != NULL) {
+	    (j = fstar_pool_done(u->pool, wait != COLLECT_NOW)) != NULL) {
 		u->pending_entries--;
 		u->pending_bytes -= j->len;
 		if (j->err == 0) {
@@ -48,9 +48,9 @@ fstar_collect(struct unpack *u, struct fstar_counts *n, struct fstar_fail *f,
 			}
 		} else if (j->err != -ECANCELED && j->seq < u->fail_seq) {
 			fstar_fail_entry(f, j->why, j->entry, j->entry_len,
-			     fsreport_explain(u->ctx, j->why, j->path,
-					      strlen(j->path), NULL, 0),
-			     -j->err);
+			    fsreport_explain(u->ctx, j->why, j->path,
+				strlen(j->path), NULL, 0),
+			    -j->err);
 			u->fail_seq = j->seq;
 			fstar_pool_cancel(u->pool);
 		}
@@ -72,7 +72,7 @@ fstar_collect(struct unpack *u, struct fstar_counts *n, struct fstar_fail *f,
  */
 int
 fstar_submit_file(struct unpack *u, const char *name, size_t len, size_t off,
-	    mode_t perm, struct fstar_counts *n, struct fstar_fail *f)
+    mode_t perm, struct fstar_counts *n, struct fstar_fail *f)
 {
 	const struct fs_quota *q = &u->ctx->quota;
 	struct fstar_job *j;
@@ -87,12 +87,15 @@ fstar_submit_file(struct unpack *u, const char *name, size_t len, size_t off,
 	memcpy(j->path, u->path, strlen(u->path) + 1);
 	j->lim = fsapi_path_limits(u->ctx);
 	if ((r = fsapi_put_begin(u->ctx, j->path, &j->lim, perm, false, &j->w,
-				 &why)) < 0)
-		return fstar_fail_entry(f, why, name, len, fsreport_explain(u->ctx, why,
-			    u->path, strlen(u->path), NULL, 0), -r);
+		 &why)) < 0)
+		return fstar_fail_entry(f, why, name, len,
+		    fsreport_explain(u->ctx, why, u->path, strlen(u->path),
+			NULL, 0),
+		    -r);
 	/* What is in flight is not counted yet, but will be. */
 	j->w.space_left = j->w.space_left > u->pending_bytes
-				  ? j->w.space_left - u->pending_bytes : 0;
+	    ? j->w.space_left - u->pending_bytes
+	    : 0;
 	if (u->ctx->used_entries + u->pending_entries >= q->max_files)
 		j->w.entry_room = false;
 	j->w.name = j->path + off;
@@ -100,22 +103,21 @@ fstar_submit_file(struct unpack *u, const char *name, size_t len, size_t off,
 	/* The data (a sparse entry's holes as zeros), before the file:
 	 * one cut short is this entry's error and makes nothing. */
 	while (have < u->size &&
-	       (got = archive_read_data(u->a, j->data + have,
-					u->size - have)) > 0)
+	    (got = archive_read_data(u->a, j->data + have, u->size - have)) > 0)
 		have += (size_t)got;
 	if (have < u->size)
 		return fstar_fail_entry(f, FS_IO_ERROR, name, len,
-			    archive_error_string(u->a) != NULL
-				    ? archive_error_string(u->a)
-				    : "the archive's data ended early",
-			    u->read_err < 0 ? -u->read_err : EIO);
+		    archive_error_string(u->a) != NULL
+			? archive_error_string(u->a)
+			: "the archive's data ended early",
+		    u->read_err < 0 ? -u->read_err : EIO);
 	/* Past the entry's padding too, as the sequential path reads to
 	 * the end of its data: the end-of-archive check counts from there.
 	 * A stream cut inside the padding fails at the next header. */
 	(void)archive_read_data_skip(u->a);
-	if (len > FSTAR_ENTRY_MAX)	/* one_entry never sends one */
-		return fstar_fail_entry(f, FS_INVALID_PATH, name, len,
-					NULL, EINVAL);
+	if (len > FSTAR_ENTRY_MAX) /* one_entry never sends one */
+		return fstar_fail_entry(f, FS_INVALID_PATH, name, len, NULL,
+		    EINVAL);
 	memcpy(j->entry, name, len);
 	j->entry[len] = '\0';
 	j->entry_len = len;

@@ -28,7 +28,6 @@
  * entry (a pipe gives at most its capacity per read). */
 #define READ_BUF (1u << 20)
 
-
 void
 fstar_fail_free(struct fstar_fail *f)
 {
@@ -71,7 +70,7 @@ src_read(struct archive *a, void *arg, const void **out)
 			continue;
 		u->read_err = -errno;
 		archive_set_error(a, errno, "cannot read the stream: %s",
-				  strerror(errno));
+		    strerror(errno));
 		return -1;
 	}
 	if (u->nhead < sizeof(u->head)) {
@@ -128,7 +127,11 @@ compressed_name(const unsigned char *h, size_t n)
 		return "gzip";
 	if (n >= 3 && memcmp(h, "BZh", 3) == 0)
 		return "bzip2";
-	if (n >= 6 && memcmp(h, "\xfd" "7zXZ\0", 6) == 0)
+	if (n >= 6 &&
+	    memcmp(h,
+		"\xfd"
+		"7zXZ\0",
+		6) == 0)
 		return "xz";
 	if (n >= 4 && memcmp(h, "\x28\xb5\x2f\xfd", 4) == 0)
 		return "zstd";
@@ -136,8 +139,8 @@ compressed_name(const unsigned char *h, size_t n)
 }
 
 int
-fstar_fail_entry(struct fstar_fail *f, enum fs_error why, const char *name, size_t len,
-     const char *text, int err)
+fstar_fail_entry(struct fstar_fail *f, enum fs_error why, const char *name,
+    size_t len, const char *text, int err)
 {
 	fstar_fail_set(f, why, text);
 	if (name != NULL && (f->entry = malloc(len + 1)) != NULL) {
@@ -158,8 +161,7 @@ fstar_fail_entry(struct fstar_fail *f, enum fs_error why, const char *name, size
  * before it is its fatal error.
  */
 static int
-fill_entry(void *arg, int out, uint64_t limit, uint64_t *copied,
-	   bool *out_side)
+fill_entry(void *arg, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 {
 	struct unpack *u = arg;
 	const void *block;
@@ -206,7 +208,7 @@ current_parent(const struct unpack *u, size_t name_off)
 	size_t plen = name_off > 0 ? name_off - 1 : 0;
 
 	return u->cur != NULL && plen == u->parent_len &&
-	       memcmp(u->parent, u->path, plen) == 0;
+	    memcmp(u->parent, u->path, plen) == 0;
 }
 
 /*
@@ -236,7 +238,7 @@ use_parent(struct unpack *u, size_t name_off, enum fs_error *why)
 		u->path[plen] = '/';
 		if (fd == 0)
 			fd = fsapi_open_parent(u->ctx->root, u->path, &lim,
-					       &name, why);
+			    &name, why);
 	}
 	if (fd < 0)
 		return fd;
@@ -262,7 +264,7 @@ use_parent(struct unpack *u, size_t name_off, enum fs_error *why)
  */
 static int
 entry_path(struct unpack *u, const char *name, size_t len, bool *top,
-	   struct fstar_fail *f)
+    struct fstar_fail *f)
 {
 	const struct wspath_limits lim = fsapi_path_limits(u->ctx);
 	const char *orig = name;
@@ -284,10 +286,10 @@ entry_path(struct unpack *u, const char *name, size_t len, bool *top,
 	if (rule != WSPATH_OK && rule != WSPATH_TOO_LONG &&
 	    rule != WSPATH_TOO_DEEP)
 		return fstar_fail_entry(f, FS_INVALID_PATH, orig, olen,
-			    wspath_rule_text(rule), EINVAL);
+		    wspath_rule_text(rule), EINVAL);
 	if (dlen + 1 + len >= sizeof(u->path))
 		return fstar_fail_entry(f, FS_INVALID_PATH, orig, olen,
-			    wspath_rule_text(WSPATH_TOO_LONG), EINVAL);
+		    wspath_rule_text(WSPATH_TOO_LONG), EINVAL);
 	if (dlen > 0) {
 		memcpy(u->path, u->dir, dlen);
 		u->path[dlen++] = '/';
@@ -297,10 +299,9 @@ entry_path(struct unpack *u, const char *name, size_t len, bool *top,
 	rule = wspath_why(u->path, dlen + len, &lim);
 	if (rule != WSPATH_OK)
 		return fstar_fail_entry(f, FS_INVALID_PATH, orig, olen,
-			    wspath_rule_text(rule), EINVAL);
+		    wspath_rule_text(rule), EINVAL);
 	return 0;
 }
-
 
 /*
  * The name of the entry E into *NAME (E's, borrowed) and *LEN, and its
@@ -310,7 +311,7 @@ entry_path(struct unpack *u, const char *name, size_t len, bool *top,
  */
 static int
 entry_name_kind(struct archive_entry *e, const char **name, size_t *len,
-		struct fstar_fail *f)
+    struct fstar_fail *f)
 {
 	mode_t type = archive_entry_filetype(e);
 
@@ -319,21 +320,23 @@ entry_name_kind(struct archive_entry *e, const char **name, size_t *len,
 		*name = archive_entry_pathname_utf8(e);
 	if (*name == NULL)
 		return fstar_fail_entry(f, FS_INVALID_PATH, "?", 1,
-			    "an entry without a name the archive could give",
-			    EINVAL);
+		    "an entry without a name the archive could give", EINVAL);
 	*len = strlen(*name);
 	if (archive_entry_hardlink(e) != NULL)
 		return fstar_fail_entry(f, FS_HARDLINKED_FILE, *name, *len,
-			    "a hard link in the archive: only files and "
-			    "directories are unpacked", EMLINK);
+		    "a hard link in the archive: only files and "
+		    "directories are unpacked",
+		    EMLINK);
 	if (type == AE_IFLNK)
 		return fstar_fail_entry(f, FS_SYMLINK_REFUSED, *name, *len,
-			    "a symbolic link in the archive: only files and "
-			    "directories are unpacked", ELOOP);
+		    "a symbolic link in the archive: only files and "
+		    "directories are unpacked",
+		    ELOOP);
 	if (type != AE_IFREG && type != AE_IFDIR)
 		return fstar_fail_entry(f, FS_NOT_REGULAR_FILE, *name, *len,
-			    "a device, FIFO or socket in the archive: only "
-			    "files and directories are unpacked", EINVAL);
+		    "a device, FIFO or socket in the archive: only "
+		    "files and directories are unpacked",
+		    EINVAL);
 	return 0;
 }
 
@@ -345,7 +348,7 @@ entry_name_kind(struct archive_entry *e, const char **name, size_t *len,
  */
 static int
 put_file_entry(struct unpack *u, const char *name, size_t len, size_t off,
-	       mode_t perm, struct fstar_counts *n, struct fstar_fail *f)
+    mode_t perm, struct fstar_counts *n, struct fstar_fail *f)
 {
 	struct fsapi_wreq knobs;
 	enum fs_error why;
@@ -359,15 +362,18 @@ put_file_entry(struct unpack *u, const char *name, size_t len, size_t off,
 	knobs.fill_arg = u;
 	u->arc_failed = false;
 	r = fsapi_put_req(u->ctx, u->path, -1, &knobs, perm, u->overwrite,
-			  &written, &why);
+	    &written, &why);
 	if (r < 0 && u->arc_failed)
 		return fstar_fail_entry(f, FS_IO_ERROR, name, len,
-			    archive_error_string(u->a) != NULL
-				    ? archive_error_string(u->a)
-				    : "the archive's data ended early", -r);
+		    archive_error_string(u->a) != NULL
+			? archive_error_string(u->a)
+			: "the archive's data ended early",
+		    -r);
 	if (r < 0)
-		return fstar_fail_entry(f, why, name, len, fsreport_explain(u->ctx, why,
-			    u->path, strlen(u->path), NULL, 0), -r);
+		return fstar_fail_entry(f, why, name, len,
+		    fsreport_explain(u->ctx, why, u->path, strlen(u->path),
+			NULL, 0),
+		    -r);
 	n->files++;
 	n->bytes += written;
 	return 0;
@@ -376,7 +382,7 @@ put_file_entry(struct unpack *u, const char *name, size_t len, size_t off,
 /* One entry E (its data not read yet) into the workspace. */
 static int
 one_entry(struct unpack *u, struct archive_entry *e, struct fstar_counts *n,
-	  struct fstar_fail *f)
+    struct fstar_fail *f)
 {
 	mode_t type = archive_entry_filetype(e), perm;
 	enum fs_error why;
@@ -391,9 +397,11 @@ one_entry(struct unpack *u, struct archive_entry *e, struct fstar_counts *n,
 		return r;
 	perm = archive_entry_perm(e) & 0777;
 	u->size = archive_entry_size_is_set(e) && archive_entry_size(e) > 0
-			  ? (uint64_t)archive_entry_size(e) : 0;
+	    ? (uint64_t)archive_entry_size(e)
+	    : 0;
 	off = strrchr(u->path, '/') != NULL
-		      ? (size_t)(strrchr(u->path, '/') - u->path) + 1 : 0;
+	    ? (size_t)(strrchr(u->path, '/') - u->path) + 1
+	    : 0;
 	if (type == AE_IFREG && !top && u->pool != NULL &&
 	    u->size <= FSTAR_JOB_MAX && len <= FSTAR_ENTRY_MAX) {
 		/* Another directory, which may have to be made: only once
@@ -404,9 +412,10 @@ one_entry(struct unpack *u, struct archive_entry *e, struct fstar_counts *n,
 		    (r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
 			return r;
 		if ((r = use_parent(u, off, &why)) < 0)
-			return fstar_fail_entry(f, why, name, len, fsreport_explain(u->ctx,
-				    why, u->path, strlen(u->path), NULL, 0),
-				    -r);
+			return fstar_fail_entry(f, why, name, len,
+			    fsreport_explain(u->ctx, why, u->path,
+				strlen(u->path), NULL, 0),
+			    -r);
 		return fstar_submit_file(u, name, len, off, perm, n, f);
 	}
 	/* Everything else here, in order, once the writers are done: the
@@ -414,47 +423,59 @@ one_entry(struct unpack *u, struct archive_entry *e, struct fstar_counts *n,
 	if ((r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
 		return r;
 	if (type == AE_IFDIR) {
-		if (!top && (r = fsapi_mkdir(u->ctx, u->path, perm | 0700,
-					     true, &why)) < 0)
-			return fstar_fail_entry(f, why, name, len, fsreport_explain(
-				    u->ctx, why, u->path, strlen(u->path),
-				    NULL, 0), -r);
+		if (!top &&
+		    (r = fsapi_mkdir(u->ctx, u->path, perm | 0700, true,
+			 &why)) < 0)
+			return fstar_fail_entry(f, why, name, len,
+			    fsreport_explain(u->ctx, why, u->path,
+				strlen(u->path), NULL, 0),
+			    -r);
 		n->directories++;
 		return 0;
 	}
 	if (top)
-		return fstar_fail_entry(f, FS_INVALID_PATH, name, len, "a file entry names "
-			    "the directory unpacked into", EINVAL);
+		return fstar_fail_entry(f, FS_INVALID_PATH, name, len,
+		    "a file entry names "
+		    "the directory unpacked into",
+		    EINVAL);
 	if ((r = use_parent(u, off, &why)) < 0)
-		return fstar_fail_entry(f, why, name, len, fsreport_explain(u->ctx, why,
-			    u->path, strlen(u->path), NULL, 0), -r);
+		return fstar_fail_entry(f, why, name, len,
+		    fsreport_explain(u->ctx, why, u->path, strlen(u->path),
+			NULL, 0),
+		    -r);
 	return put_file_entry(u, name, len, off, perm, n, f);
 }
 
 /* The archive's error after next_header failed, as *F. */
 static int
 stream_error(struct unpack *u, const void *data, size_t len,
-	     struct fstar_fail *f, uint64_t done)
+    struct fstar_fail *f, uint64_t done)
 {
 	const char *what = compressed_name(u->in_fd >= 0 ? u->head : data,
-					   u->in_fd >= 0 ? u->nhead : len);
+	    u->in_fd >= 0 ? u->nhead : len);
 	char text[200];
 
 	if (u->read_err < 0)
 		return fstar_fail_entry(f, FS_IO_ERROR, NULL, 0,
-			    archive_error_string(u->a), -u->read_err);
+		    archive_error_string(u->a), -u->read_err);
 	if (what != NULL)
-		snprintf(text, sizeof(text), "a %s stream: stockade reads "
-			 "uncompressed tar only (decompress it first)", what);
+		snprintf(text, sizeof(text),
+		    "a %s stream: stockade reads "
+		    "uncompressed tar only (decompress it first)",
+		    what);
 	else if (done == 0)
 		snprintf(text, sizeof(text), "not a tar archive (%s)",
-			 archive_error_string(u->a) != NULL
-				 ? archive_error_string(u->a) : "unknown");
+		    archive_error_string(u->a) != NULL
+			? archive_error_string(u->a)
+			: "unknown");
 	else
-		snprintf(text, sizeof(text), "a damaged archive after entry "
-			 "%llu: %s", (unsigned long long)done,
-			 archive_error_string(u->a) != NULL
-				 ? archive_error_string(u->a) : "unknown");
+		snprintf(text, sizeof(text),
+		    "a damaged archive after entry "
+		    "%llu: %s",
+		    (unsigned long long)done,
+		    archive_error_string(u->a) != NULL
+			? archive_error_string(u->a)
+			: "unknown");
 	return fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, text, EIO);
 }
 
@@ -467,7 +488,7 @@ stream_error(struct unpack *u, const void *data, size_t len,
  */
 static int
 unpack_entries(struct unpack *u, struct archive_entry *e, const void *data,
-	       size_t len, struct fstar_counts *n, struct fstar_fail *f)
+    size_t len, struct fstar_counts *n, struct fstar_fail *f)
 {
 	int64_t before;
 	int r, rc;
@@ -485,7 +506,7 @@ unpack_entries(struct unpack *u, struct archive_entry *e, const void *data,
 			if ((r = fstar_collect(u, n, f, COLLECT_ALL)) < 0)
 				goto failed;
 			r = stream_error(u, data, len, f,
-					 n->files + n->directories);
+			    n->files + n->directories);
 			goto failed;
 		}
 		if ((r = one_entry(u, e, n, f)) < 0)
@@ -508,8 +529,10 @@ unpack_entries(struct unpack *u, struct archive_entry *e, const void *data,
 	 */
 	if (archive_filter_bytes(u->a, 0) - ((before + 511) & ~(int64_t)511) <
 	    1024)
-		r = fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, "the stream ended without "
-			 "the two end-of-archive blocks (cut short?)", EIO);
+		r = fstar_fail_entry(f, FS_IO_ERROR, NULL, 0,
+		    "the stream ended without "
+		    "the two end-of-archive blocks (cut short?)",
+		    EIO);
 	return r;
 failed:
 	/* This entry failed (or one in flight before it did): what the
@@ -522,9 +545,8 @@ failed:
 }
 
 int
-fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
-	     const void *data, size_t len, bool overwrite,
-	     struct fstar_counts *n, struct fstar_fail *f)
+fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd, const void *data,
+    size_t len, bool overwrite, struct fstar_counts *n, struct fstar_fail *f)
 {
 	struct mem_src mem = {data, len};
 	struct unpack *u;
@@ -537,7 +559,8 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 	if ((u = calloc(1, sizeof(*u))) == NULL ||
 	    (in_fd >= 0 && (u->buf = malloc(READ_BUF)) == NULL)) {
 		free(u);
-		return fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, "out of memory", ENOMEM);
+		return fstar_fail_entry(f, FS_IO_ERROR, NULL, 0,
+		    "out of memory", ENOMEM);
 	}
 	u->ctx = ctx;
 	u->in_fd = in_fd;
@@ -568,7 +591,8 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 	    (e = archive_entry_new2(u->a)) == NULL ||
 	    archive_read_support_format_tar(u->a) != ARCHIVE_OK ||
 	    archive_read_support_filter_none(u->a) != ARCHIVE_OK) {
-		r = fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, "out of memory", ENOMEM);
+		r = fstar_fail_entry(f, FS_IO_ERROR, NULL, 0, "out of memory",
+		    ENOMEM);
 		goto out;
 	}
 	rc = in_fd >= 0 ? open_checked(u->a, src_read, u)
@@ -580,7 +604,7 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd,
 	r = unpack_entries(u, e, data, len, n, f);
 out:
 	fstar_pool_free(u->pool);
-	archive_entry_free(e);  /* before the archive it was made for */
+	archive_entry_free(e); /* before the archive it was made for */
 	if (u->a != NULL)
 		archive_read_free(u->a);
 	fstar_pdir_put(u->cur);

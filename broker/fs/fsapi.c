@@ -36,9 +36,9 @@ fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode)
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
 	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
 	how.resolve = RESOLVE_BENEATH |
-		      (PLANTED(fs_resolve_no_symlinks_dropped)
-			       ? 0 : RESOLVE_NO_SYMLINKS) |
-		      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+	    (PLANTED(fs_resolve_no_symlinks_dropped) ? 0
+						     : RESOLVE_NO_SYMLINKS) |
+	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
 	do
 		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	while (fd < 0 && (errno == EINTR || errno == EAGAIN));
@@ -69,7 +69,7 @@ fsapi_open_beneath(int root, const char *path, int flags, mode_t mode)
 
 int
 fsapi_open_parent(int root, const char *path, const struct wspath_limits *lim,
-		  const char **name, enum fs_error *why)
+    const char **name, enum fs_error *why)
 {
 	char parent[WSPATH_MAX_PATH + 1];
 	size_t len, off;
@@ -81,13 +81,12 @@ fsapi_open_parent(int root, const char *path, const struct wspath_limits *lim,
 		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
 	/* The parent, resolved once; everything after is relative to it. */
 	fd = fsapi_openat2(root, parent[0] != '\0' ? parent : ".",
-			   O_PATH | O_DIRECTORY, 0);
+	    O_PATH | O_DIRECTORY, 0);
 	if (fd < 0)
 		return fsapi_fail(why, fs_error_from_errno(-fd), fd);
 	*name = path + off;
 	return fd;
 }
-
 
 /*
  * Checks ST, a stat of the entry about to be read: the first refusal that
@@ -112,7 +111,7 @@ check_regular(const struct stat *st, bool allow_hardlinks, enum fs_error *why)
 
 int
 fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
-		      struct stat *st, enum fs_error *why)
+    struct stat *st, enum fs_error *why)
 {
 	_cleanup_close_ int fd = -1;
 	char self[64];
@@ -124,9 +123,10 @@ fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
 	 * name is. O_NOFOLLOW: a symlink at NAME is that link's descriptor,
 	 * refused below; RESOLVE_NO_SYMLINKS refuses one anywhere else. */
 	fd = fsapi_openat2(dirfd, name,
-			   PLANTED(fs_read_open_blocks_on_fifo)
-				   ? O_RDONLY | O_NOFOLLOW | O_NOCTTY
-				   : O_PATH | O_NOFOLLOW, 0);
+	    PLANTED(fs_read_open_blocks_on_fifo)
+		? O_RDONLY | O_NOFOLLOW | O_NOCTTY
+		: O_PATH | O_NOFOLLOW,
+	    0);
 	if (fd < 0)
 		return fsapi_fail(why, fs_error_from_errno(-fd), fd);
 	if (fstat(fd, st) < 0)
@@ -136,7 +136,7 @@ fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
 	/* Only a regular file is reopened, and through its own descriptor
 	 * (the magic link names that inode, never a path again). */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	do	/* EINTR retried, as fsapi_openat2 does */
+	do /* EINTR retried, as fsapi_openat2 does */
 		rfd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	while (rfd < 0 && errno == EINTR);
 	if (rfd < 0)
@@ -156,7 +156,7 @@ fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
 
 int
 fsapi_read_req(int root, const char *path, const struct fsapi_rreq *r,
-	       int out_fd, uint64_t *copied, enum fs_error *why)
+    int out_fd, uint64_t *copied, enum fs_error *why)
 {
 	_cleanup_close_ int dirfd = -1;
 	_cleanup_close_ int fd = -1;
@@ -195,14 +195,14 @@ fsapi_read_req(int root, const char *path, const struct fsapi_rreq *r,
 
 int
 fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
-	   uint64_t *copied, enum fs_error *why)
+    uint64_t *copied, enum fs_error *why)
 {
 	const struct fsapi_rreq r = {
-		.lim = NULL,
-		.allow_hardlinks = false,
-		.offset = 0,
-		.length = UINT64_MAX,
-		.max_bytes = max_bytes,
+	    .lim = NULL,
+	    .allow_hardlinks = false,
+	    .offset = 0,
+	    .length = UINT64_MAX,
+	    .max_bytes = max_bytes,
 	};
 
 	return fsapi_read_req(root, path, &r, out_fd, copied, why);
@@ -222,7 +222,7 @@ random_tmp_name(char *name, size_t size)
 	if (n != (ssize_t)sizeof(r))
 		return n < 0 ? -errno : -EIO;
 	snprintf(name, size, ".stockade-tmp-%02x%02x%02x%02x%02x%02x%02x%02x",
-		 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+	    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
 	return 0;
 }
 
@@ -233,8 +233,8 @@ random_tmp_name(char *name, size_t size)
  * *NEWFD). TMP (at least 40 bytes) gets the name. Returns 0 or -errno.
  */
 static int
-make_tmp_name(int dirfd, const char *proc, mode_t mode, char *tmp,
-	      size_t size, int *newfd)
+make_tmp_name(int dirfd, const char *proc, mode_t mode, char *tmp, size_t size,
+    int *newfd)
 {
 	int tries, e;
 
@@ -243,14 +243,13 @@ make_tmp_name(int dirfd, const char *proc, mode_t mode, char *tmp,
 			return e;
 		if (proc != NULL) {
 			if (linkat(AT_FDCWD, proc, dirfd, tmp,
-				   AT_SYMLINK_FOLLOW) == 0)
+				AT_SYMLINK_FOLLOW) == 0)
 				return 0;
 		} else {
 			*newfd = openat(dirfd, tmp,
-					O_CREAT | O_EXCL | O_WRONLY |
-						O_NOFOLLOW | O_NOCTTY |
-						O_CLOEXEC,
-					mode);
+			    O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW |
+				O_NOCTTY | O_CLOEXEC,
+			    mode);
 			if (*newfd >= 0)
 				return 0;
 		}
@@ -290,7 +289,7 @@ add_sat(uint64_t a, uint64_t b)
  */
 static int
 write_probe_name(int parent, const char *name, const struct fsapi_wreq *w,
-		 bool *replaced, uint64_t *old_size, enum fs_error *why)
+    bool *replaced, uint64_t *old_size, enum fs_error *why)
 {
 	struct stat st;
 
@@ -325,23 +324,23 @@ write_probe_name(int parent, const char *name, const struct fsapi_wreq *w,
  */
 static int
 write_create(int parent, const char *name, mode_t m, char *tmp, char *proc,
-	     enum fs_error *why)
+    enum fs_error *why)
 {
 	int fd = -1, e;
 
 	if (PLANTED(fs_put_writes_in_place)) {
-		fd = openat(parent, name, O_WRONLY | O_CREAT | O_TRUNC |
-			    O_NOFOLLOW | O_CLOEXEC, m);
+		fd = openat(parent, name,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, m);
 		if (fd < 0)
 			return fsapi_fail(why, fs_error_from_errno(errno),
-					  -errno);
+			    -errno);
 	} else if ((fd = openat_tmpfile(parent, O_WRONLY, m)) >= 0) {
 		snprintf(proc, PROC_PATH_SIZE, "/proc/self/fd/%d", fd);
 	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
 		/* No O_TMPFILE on this file system (EISDIR: a kernel that
 		 * predates it): a random name, removed on any failure. */
 		if ((e = make_tmp_name(parent, NULL, m, tmp, TMP_NAME_SIZE,
-				       &fd)) < 0)
+			 &fd)) < 0)
 			return fsapi_fail(why, fs_error_from_errno(-e), e);
 	} else {
 		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
@@ -380,7 +379,7 @@ write_set_owner(int root, int fd, mode_t m)
  */
 static int
 write_fill(int in_fd, int fd, const struct fsapi_wreq *w, uint64_t max,
-	   uint64_t space, uint64_t *copied, enum fs_error *why)
+    uint64_t space, uint64_t *copied, enum fs_error *why)
 {
 	uint64_t limit;
 	bool out_side;
@@ -389,9 +388,9 @@ write_fill(int in_fd, int fd, const struct fsapi_wreq *w, uint64_t max,
 	/* MAX + 1 tells a file of exactly the limit from a larger one
 	 * without reading all of a huge one. */
 	limit = PLANTED(fs_put_size_limit_off_by_one) ? max : add_sat(max, 1);
-	e = w->fill != NULL ?
-		    w->fill(w->fill_arg, fd, limit, copied, &out_side) :
-		    fsapi_copy_fd(in_fd, fd, limit, copied, &out_side);
+	e = w->fill != NULL
+	    ? w->fill(w->fill_arg, fd, limit, copied, &out_side)
+	    : fsapi_copy_fd(in_fd, fd, limit, copied, &out_side);
 	if (e < 0) {
 		*why = out_side ? fs_error_from_errno(-e) : FS_IO_ERROR;
 		if (*why != FS_QUOTA_EXCEEDED && *why != FS_TOO_LARGE)
@@ -417,7 +416,7 @@ write_fill(int in_fd, int fd, const struct fsapi_wreq *w, uint64_t max,
  */
 static int
 write_publish(int parent, const char *name, const struct fsapi_wreq *w,
-	      const char *proc, char *tmp, bool *replaced, enum fs_error *why)
+    const char *proc, char *tmp, bool *replaced, enum fs_error *why)
 {
 	struct stat st;
 	int e;
@@ -428,12 +427,14 @@ write_publish(int parent, const char *name, const struct fsapi_wreq *w,
 		 * tried first (one directory insert, the common case of a
 		 * new file) and a name taken since falls through to the
 		 * rename below, which replaces it atomically. */
-		if (linkat(AT_FDCWD, proc, parent, name, AT_SYMLINK_FOLLOW) == 0)
+		if (linkat(AT_FDCWD, proc, parent, name, AT_SYMLINK_FOLLOW) ==
+		    0)
 			return 0;
 		if (errno != EEXIST || !w->overwrite) {
 			e = errno;
-			if (e == EEXIST && fstatat(parent, name, &st,
-						   AT_SYMLINK_NOFOLLOW) == 0 &&
+			if (e == EEXIST &&
+			    fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) ==
+				0 &&
 			    S_ISDIR(st.st_mode))
 				e = EISDIR;
 			return fsapi_fail(why, fs_error_from_errno(e), -e);
@@ -441,15 +442,15 @@ write_publish(int parent, const char *name, const struct fsapi_wreq *w,
 		*replaced = true;
 	}
 	if (proc[0] != '\0' &&
-	    (e = make_tmp_name(parent, proc, 0, tmp, TMP_NAME_SIZE,
-			       NULL)) < 0) {
+	    (e = make_tmp_name(parent, proc, 0, tmp, TMP_NAME_SIZE, NULL)) <
+		0) {
 		*why = fs_error_from_errno(-e);
 		return e;
 	}
 	/* TMP now names the complete file. rename replaces the directory
 	 * entry NAME itself: a symlink or FIFO there is never followed. */
 	if (renameat2(parent, tmp, parent, name,
-		      w->overwrite ? 0 : RENAME_NOREPLACE) == 0)
+		w->overwrite ? 0 : RENAME_NOREPLACE) == 0)
 		return 0;
 	e = -errno;
 	if (e == -EINVAL && !w->overwrite) {
@@ -468,7 +469,7 @@ write_publish(int parent, const char *name, const struct fsapi_wreq *w,
 
 int
 fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
-		enum fs_error *why)
+    enum fs_error *why)
 {
 	_cleanup_close_ int dirfd = -1;
 	_cleanup_close_ int fd = -1;
@@ -486,14 +487,14 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	w->replaced = false;
 	w->old_size = 0;
 	if (w->name != NULL) {
-		name = w->name;	/* a batch's: DIRFD is borrowed */
-	} else if ((dirfd = fsapi_open_parent(root, path, w->lim, &name,
-					      why)) < 0) {
+		name = w->name; /* a batch's: DIRFD is borrowed */
+	} else if ((dirfd = fsapi_open_parent(root, path, w->lim, &name, why)) <
+	    0) {
 		return dirfd;
 	}
 	parent = w->name != NULL ? w->dirfd : dirfd;
-	if ((e = write_probe_name(parent, name, w, &replaced, &old_size,
-				  why)) < 0)
+	if ((e = write_probe_name(parent, name, w, &replaced, &old_size, why)) <
+	    0)
 		return e;
 	/* The file may take what the workspace has left plus what the file
 	 * it replaces frees. */
@@ -513,8 +514,7 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 		goto out_unlink;
 	if (PLANTED(fs_put_writes_in_place))
 		goto done;
-	if ((e = write_publish(parent, name, w, proc, tmp, &replaced,
-			       why)) < 0)
+	if ((e = write_publish(parent, name, w, proc, tmp, &replaced, why)) < 0)
 		return e;
 done:
 	w->written = copied;
@@ -530,15 +530,15 @@ out_unlink:
 
 int
 fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
-	    mode_t mode, bool overwrite, enum fs_error *why)
+    mode_t mode, bool overwrite, enum fs_error *why)
 {
 	struct fsapi_wreq w = {
-		.lim = NULL,
-		.file_bytes = max_bytes,
-		.space_left = UINT64_MAX,
-		.entry_room = true,
-		.mode = mode,
-		.overwrite = overwrite,
+	    .lim = NULL,
+	    .file_bytes = max_bytes,
+	    .space_left = UINT64_MAX,
+	    .entry_room = true,
+	    .mode = mode,
+	    .overwrite = overwrite,
 	};
 
 	return fsapi_write_req(root, path, in_fd, &w, why);
@@ -546,7 +546,7 @@ fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
 
 int
 fsapi_stage(int root, int in_fd, uint64_t limit, uint64_t *got,
-	    enum fs_error *why)
+    enum fs_error *why)
 {
 	_cleanup_close_ int tmp = -1;
 	bool out_side;
@@ -562,9 +562,11 @@ fsapi_stage(int root, int in_fd, uint64_t limit, uint64_t *got,
 	if (tmp < 0)
 		return fsapi_fail(why, FS_IO_ERROR, -errno);
 	if ((e = fsapi_copy_fd(in_fd, tmp, limit + 1, got, &out_side)) < 0)
-		return fsapi_fail(why, out_side && (e == -ENOSPC ||
-						    e == -EDQUOT) ?
-				       FS_QUOTA_EXCEEDED : FS_IO_ERROR, e);
+		return fsapi_fail(why,
+		    out_side && (e == -ENOSPC || e == -EDQUOT)
+			? FS_QUOTA_EXCEEDED
+			: FS_IO_ERROR,
+		    e);
 	if (lseek(tmp, 0, SEEK_SET) < 0)
 		return fsapi_fail(why, FS_IO_ERROR, -errno);
 	e = tmp;

@@ -66,7 +66,7 @@ int fsapi_open_beneath(int root, const char *path, int flags, mode_t mode);
  * fsapi_set_interrupted).
  */
 int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
-	       uint64_t *copied, enum fs_error *why);
+    uint64_t *copied, enum fs_error *why);
 
 /*
  * Writes everything read from IN_FD (until end of file; the caller owns
@@ -110,7 +110,7 @@ int fsapi_read(int root, const char *path, uint64_t max_bytes, int out_fd,
  * quota_exceeded, io_error (also for a failure reading IN_FD).
  */
 int fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
-		mode_t mode, bool overwrite, enum fs_error *why);
+    mode_t mode, bool overwrite, enum fs_error *why);
 
 /*
  * The session's view of one workspace for the operations below: the
@@ -124,11 +124,11 @@ int fsapi_write(int root, const char *path, int in_fd, uint64_t max_bytes,
  * they are invalid walks the workspace first.
  */
 struct fs_ctx {
-	int root;                 /* O_DIRECTORY descriptor of the workspace */
-	struct fs_quota quota;    /* copied from the policy */
+	int root; /* O_DIRECTORY descriptor of the workspace */
+	struct fs_quota quota; /* copied from the policy */
 	bool usage_valid;
-	uint64_t used_bytes;      /* sum of st_size of regular files, bytes */
-	uint64_t used_entries;    /* files, directories and everything else */
+	uint64_t used_bytes; /* sum of st_size of regular files, bytes */
+	uint64_t used_entries; /* files, directories and everything else */
 	/* Disk space of every entry (st_blocks * 512, bytes; a file with n
 	 * hard links counts 1/n at each) at the last fsapi_usage walk; not
 	 * kept current by the operations. What a job's workspace limit
@@ -160,17 +160,22 @@ int fsapi_usage(struct fs_ctx *ctx);
 
 /* One directory entry as the API reports it (list, stat). */
 enum fs_type {
-	FS_T_FILE = 'f', FS_T_DIR = 'd', FS_T_SYMLINK = 'l', FS_T_FIFO = 'p',
-	FS_T_SOCKET = 's', FS_T_CHAR = 'c', FS_T_BLOCK = 'b',
+	FS_T_FILE = 'f',
+	FS_T_DIR = 'd',
+	FS_T_SYMLINK = 'l',
+	FS_T_FIFO = 'p',
+	FS_T_SOCKET = 's',
+	FS_T_CHAR = 'c',
+	FS_T_BLOCK = 'b',
 };
 struct fs_entry {
-	const char *path;     /* workspace-relative, raw bytes (may hold any
+	const char *path; /* workspace-relative, raw bytes (may hold any
 			       * byte but '/' and NUL in a component: escape
 			       * it before showing it, fsname.h) */
 	enum fs_type type;
-	uint64_t size;        /* st_size, bytes (a symlink: its target's length) */
-	uint32_t mode;        /* permission bits, st_mode & 07777 */
-	int64_t mtime_ns;     /* modification time, ns since the epoch */
+	uint64_t size; /* st_size, bytes (a symlink: its target's length) */
+	uint32_t mode; /* permission bits, st_mode & 07777 */
+	int64_t mtime_ns; /* modification time, ns since the epoch */
 	uint64_t nlink;
 };
 
@@ -188,7 +193,7 @@ const char *fs_type_name(enum fs_type type);
  * escapes_workspace, not_found, not_a_directory, io_error).
  */
 int fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
-	       enum fs_error *why);
+    enum fs_error *why);
 
 /* Called once per entry of a listing; E and its path are borrowed for the
  * call. Return 0 to go on, 1 to stop the listing there (fsapi_list then
@@ -212,8 +217,8 @@ typedef int (*fs_list_fn)(void *arg, const struct fs_entry *e);
  * not_a_directory when PATH is not a directory).
  */
 int fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
-	       size_t limit, fs_list_fn fn, void *arg, bool *truncated,
-	       enum fs_error *why);
+    size_t limit, fs_list_fn fn, void *arg, bool *truncated,
+    enum fs_error *why);
 
 /*
  * Makes the directory PATH with permission bits MODE & quota.mode_mask
@@ -229,8 +234,8 @@ int fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
  * escapes_workspace, not_found (a parent missing without PARENTS),
  * not_a_directory, exists, quota_exceeded, io_error).
  */
-int fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode,
-		bool parents, enum fs_error *why);
+int fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode, bool parents,
+    enum fs_error *why);
 
 /*
  * Makes the missing parent directories of the file path PATH (mode 0755
@@ -242,7 +247,7 @@ int fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode,
  * that is not a directory.
  */
 int fsapi_mkdir_parents_of(struct fs_ctx *ctx, const char *path,
-			   enum fs_error *why);
+    enum fs_error *why);
 
 /*
  * Removes PATH: a file, symlink (the link itself, never its target),
@@ -254,7 +259,7 @@ int fsapi_mkdir_parents_of(struct fs_ctx *ctx, const char *path,
  * not_found, not_a_directory, not_empty, io_error).
  */
 int fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
-		 enum fs_error *why);
+    enum fs_error *why);
 
 /*
  * Renames FROM to TO within the workspace with renameat2 on the two
@@ -266,7 +271,7 @@ int fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
  * not_empty, exists, io_error).
  */
 int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
-		 bool overwrite, enum fs_error *why);
+    bool overwrite, enum fs_error *why);
 
 /*
  * fsapi_write under CTX's quotas: the per-file limit is
@@ -286,7 +291,7 @@ int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
  * and compare the size (fsapi_stage).
  */
 int fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
-	      bool overwrite, uint64_t *written, enum fs_error *why);
+    bool overwrite, uint64_t *written, enum fs_error *why);
 
 /*
  * fsapi_read under CTX's quotas (path limits, at most quota.file_bytes,
@@ -298,8 +303,7 @@ int fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
  * can be read in ranges. Returns as fsapi_read.
  */
 int fsapi_get(struct fs_ctx *ctx, const char *path, uint64_t offset,
-	      uint64_t length, int out_fd, uint64_t *copied,
-	      enum fs_error *why);
+    uint64_t length, int out_fd, uint64_t *copied, enum fs_error *why);
 
 /*
  * Sets the stop check of every copy in this file (fsapi_read, fsapi_write,
@@ -348,7 +352,7 @@ void fsapi_set_progress(void (*fn)(void *arg, uint64_t bytes), void *arg);
  * staged file is unnamed: nothing is left behind, whatever happens.
  */
 int fsapi_stage(int root, int in_fd, uint64_t limit, uint64_t *got,
-		enum fs_error *why);
+    enum fs_error *why);
 
 /*
  * Opens the regular file NAME in the directory DIRFD for reading, safely
@@ -361,6 +365,6 @@ int fsapi_stage(int root, int in_fd, uint64_t limit, uint64_t *got,
  * descriptor the caller owns, or a negative errno with *WHY set.
  */
 int fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
-			  struct stat *st, enum fs_error *why);
+    struct stat *st, enum fs_error *why);
 
 #endif

@@ -16,10 +16,10 @@
 #define COPY_BUF 65536
 /* How fsapi_copy_fd moves data, best first. */
 enum copy_how {
-	COPY_RANGE,    /* copy_file_range: file to file, in the kernel */
+	COPY_RANGE, /* copy_file_range: file to file, in the kernel */
 	COPY_SENDFILE, /* sendfile: a file to anything (pipe, socket) */
-	COPY_SPLICE,   /* splice: a pipe to anything */
-	COPY_RW,       /* read/write through a buffer */
+	COPY_SPLICE, /* splice: a pipe to anything */
+	COPY_RW, /* read/write through a buffer */
 };
 
 /* Whether ERR from a kernel copy means "not for these descriptors" (a
@@ -29,7 +29,7 @@ static bool
 copy_unsupported(int err)
 {
 	return err == EXDEV || err == EINVAL || err == ENOSYS ||
-	       err == EOPNOTSUPP || err == EBADF || err == ESPIPE;
+	    err == EOPNOTSUPP || err == EBADF || err == ESPIPE;
 }
 
 /* The front's stop check (fsapi_set_interrupted); NULL: never stop. */
@@ -99,7 +99,7 @@ copy_write_all(int out, const char *buf, size_t len)
  */
 static int
 copy_small_file(int in, int out, const struct stat *st, uint64_t limit,
-		uint64_t *copied, bool *out_side, char *buf)
+    uint64_t *copied, bool *out_side, char *buf)
 {
 	off_t pos = lseek(in, 0, SEEK_CUR);
 	uint64_t left = limit - *copied;
@@ -132,8 +132,7 @@ copy_small_file(int in, int out, const struct stat *st, uint64_t limit,
 }
 
 int
-fsapi_copy_fd(int in, int out, uint64_t limit, uint64_t *copied,
-	      bool *out_side)
+fsapi_copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 {
 	/* With a progress hook, calls of 8 MiB so that it hears of each. */
 	const size_t chunk = copy_progress_fn != NULL ? 8u << 20 : 1u << 30;
@@ -150,7 +149,7 @@ fsapi_copy_fd(int in, int out, uint64_t limit, uint64_t *copied,
 		how = COPY_SPLICE;
 	if (how == COPY_RANGE && *copied < limit) {
 		int r = copy_small_file(in, out, &st, limit, copied, out_side,
-					buf);
+		    buf);
 
 		if (r <= 0)
 			return r;

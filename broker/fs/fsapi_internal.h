@@ -39,8 +39,7 @@ int fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode);
  * not_found, not_a_directory, io_error.
  */
 int fsapi_open_parent(int root, const char *path,
-		      const struct wspath_limits *lim, const char **name,
-		      enum fs_error *why);
+    const struct wspath_limits *lim, const char **name, enum fs_error *why);
 
 /*
  * The checks before an operation under CTX's quotas that adds PATH
@@ -51,14 +50,14 @@ int fsapi_open_parent(int root, const char *path,
  * invalid_path, io_error, quota_exceeded. In fsops.c.
  */
 int fsapi_may_add(struct fs_ctx *ctx, const char *path,
-		  const struct wspath_limits *lim, enum fs_error *why);
+    const struct wspath_limits *lim, enum fs_error *why);
 
 /* A read: fsapi_read's rules, with the knobs fsapi_get needs. */
 struct fsapi_rreq {
 	const struct wspath_limits *lim; /* NULL: the wspath defaults */
 	bool allow_hardlinks;
-	uint64_t offset;    /* bytes into the file (past its end: nothing) */
-	uint64_t length;    /* at most this many bytes; UINT64_MAX: all */
+	uint64_t offset; /* bytes into the file (past its end: nothing) */
+	uint64_t length; /* at most this many bytes; UINT64_MAX: all */
 	uint64_t max_bytes; /* more to copy than this is too_large */
 };
 
@@ -70,20 +69,20 @@ struct fsapi_rreq {
  * grows. Returns 0 or a negative errno with *WHY set, as fsapi_read.
  */
 int fsapi_read_req(int root, const char *path, const struct fsapi_rreq *r,
-		   int out_fd, uint64_t *copied, enum fs_error *why);
+    int out_fd, uint64_t *copied, enum fs_error *why);
 
 /* A write: fsapi_write's rules, with the quotas fsapi_put needs. */
 struct fsapi_wreq {
 	const struct wspath_limits *lim; /* NULL: the wspath defaults */
-	uint64_t file_bytes;  /* more than this from the input: too_large */
-	uint64_t space_left;  /* bytes the workspace may still grow by;
+	uint64_t file_bytes; /* more than this from the input: too_large */
+	uint64_t space_left; /* bytes the workspace may still grow by;
 			       * UINT64_MAX: unbounded. The file may have
 			       * this plus the size of the regular file it
 			       * replaces; more is quota_exceeded. Of the two
 			       * limits, the lower one decides the error. */
-	bool entry_room;      /* false: a new name is quota_exceeded (an
+	bool entry_room; /* false: a new name is quota_exceeded (an
 			       * overwrite of an existing entry is not) */
-	mode_t mode;          /* permission bits, masked with 0777 again */
+	mode_t mode; /* permission bits, masked with 0777 again */
 	bool overwrite;
 	/* A batch (fs.unpack) names the parent itself: with NAME not NULL,
 	 * PATH is not resolved; the file is NAME (one component) in DIRFD
@@ -97,21 +96,21 @@ struct fsapi_wreq {
 	 * name too_large or quota_exceeded at once); returns 0 or -errno,
 	 * *OUT_SIDE true when the failure was writing OUT. */
 	int (*fill)(void *arg, int out, uint64_t limit, uint64_t *copied,
-		    bool *out_side);
+	    bool *out_side);
 	void *fill_arg;
 
 	/* Filled on success: */
-	uint64_t written;     /* size of the new file, bytes */
-	bool replaced;        /* an entry was at the name and was replaced */
-	uint64_t old_size;    /* st_size of it when a regular file, else 0 */
+	uint64_t written; /* size of the new file, bytes */
+	bool replaced; /* an entry was at the name and was replaced */
+	uint64_t old_size; /* st_size of it when a regular file, else 0 */
 };
 
 /*
  * Writes IN_FD to PATH beneath ROOT under W, as fsapi_write. Returns 0 or
  * a negative errno with *WHY set, as fsapi_write.
  */
-int fsapi_write_req(int root, const char *path, int in_fd,
-		    struct fsapi_wreq *w, enum fs_error *why);
+int fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
+    enum fs_error *why);
 
 /* Whether the front asked every copy to stop (fsapi_set_interrupted). */
 bool fsapi_copy_stopped(void);
@@ -135,7 +134,7 @@ bool fsapi_copy_stopped(void);
  * fsapi_copy.c.
  */
 int fsapi_copy_fd(int in, int out, uint64_t limit, uint64_t *copied,
-		  bool *out_side);
+    bool *out_side);
 
 /* The process's umask, read once (umask(2) can only be read by setting
  * it). Call it before starting threads that write (fs_tar_unpack.c):
@@ -152,8 +151,8 @@ mode_t fsapi_process_umask(void);
  * that succeeded in CTX's usage figures.
  */
 int fsapi_put_begin(struct fs_ctx *ctx, const char *path,
-		    const struct wspath_limits *lim, mode_t mode,
-		    bool overwrite, struct fsapi_wreq *w, enum fs_error *why);
+    const struct wspath_limits *lim, mode_t mode, bool overwrite,
+    struct fsapi_wreq *w, enum fs_error *why);
 void fsapi_put_end(struct fs_ctx *ctx, const struct fsapi_wreq *w);
 
 /*
@@ -164,7 +163,7 @@ void fsapi_put_end(struct fs_ctx *ctx, const struct fsapi_wreq *w);
  * fsapi_put. Returns as fsapi_put.
  */
 int fsapi_put_req(struct fs_ctx *ctx, const char *path, int in_fd,
-		  const struct fsapi_wreq *knobs, mode_t mode, bool overwrite,
-		  uint64_t *written, enum fs_error *why);
+    const struct fsapi_wreq *knobs, mode_t mode, bool overwrite,
+    uint64_t *written, enum fs_error *why);
 
 #endif

@@ -9,19 +9,19 @@
 
 enum fs_error {
 	FS_OK = 0,
-	FS_ESCAPES_WORKSPACE,   /* the path leads out of the workspace */
-	FS_SYMLINK_REFUSED,     /* a symbolic link on the path */
-	FS_NOT_REGULAR_FILE,    /* a FIFO, socket or device */
-	FS_HARDLINKED_FILE,     /* a file with more than one hard link */
-	FS_TOO_LARGE,           /* over the per-file size limit */
-	FS_QUOTA_EXCEEDED,      /* the workspace's disk is full or over quota */
+	FS_ESCAPES_WORKSPACE, /* the path leads out of the workspace */
+	FS_SYMLINK_REFUSED, /* a symbolic link on the path */
+	FS_NOT_REGULAR_FILE, /* a FIFO, socket or device */
+	FS_HARDLINKED_FILE, /* a file with more than one hard link */
+	FS_TOO_LARGE, /* over the per-file size limit */
+	FS_QUOTA_EXCEEDED, /* the workspace's disk is full or over quota */
 	FS_NOT_FOUND,
-	FS_EXISTS,              /* the target exists and overwrite was not asked */
-	FS_INVALID_PATH,        /* the path breaks a rule of broker/fs/wspath.h */
-	FS_IO_ERROR,            /* anything else */
-	FS_NOT_A_DIRECTORY,     /* a parent component is not a directory */
-	FS_IS_A_DIRECTORY,      /* the target is a directory */
-	FS_NOT_EMPTY,           /* a directory that is not empty */
+	FS_EXISTS, /* the target exists and overwrite was not asked */
+	FS_INVALID_PATH, /* the path breaks a rule of broker/fs/wspath.h */
+	FS_IO_ERROR, /* anything else */
+	FS_NOT_A_DIRECTORY, /* a parent component is not a directory */
+	FS_IS_A_DIRECTORY, /* the target is a directory */
+	FS_NOT_EMPTY, /* a directory that is not empty */
 };
 #define FS_ERROR_MAX FS_NOT_EMPTY
 

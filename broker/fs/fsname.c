@@ -33,33 +33,29 @@
 static const struct {
 	uint32_t lo, hi;
 } invisible[] = {
-	{0x00ad, 0x00ad},   /* soft hyphen */
-	{0x034f, 0x034f},   /* combining grapheme joiner */
-	{0x0600, 0x0605},   /* Arabic number signs */
-	{0x061c, 0x061c},   /* Arabic letter mark (bidi) */
-	{0x06dd, 0x06dd},
-	{0x070f, 0x070f},
-	{0x0890, 0x0891},
-	{0x08e2, 0x08e2},
-	{0x115f, 0x1160},   /* Hangul choseong and jungseong fillers */
-	{0x17b4, 0x17b5},   /* Khmer inherent vowels */
-	{0x180b, 0x180f},   /* Mongolian variation selectors, vowel sep. */
-	{0x200b, 0x200f},   /* zero width space..right-to-left mark */
-	{0x2028, 0x202e},   /* line, paragraph separator; bidi embeddings,
+    {0x00ad, 0x00ad}, /* soft hyphen */
+    {0x034f, 0x034f}, /* combining grapheme joiner */
+    {0x0600, 0x0605}, /* Arabic number signs */
+    {0x061c, 0x061c}, /* Arabic letter mark (bidi) */
+    {0x06dd, 0x06dd}, {0x070f, 0x070f}, {0x0890, 0x0891}, {0x08e2, 0x08e2},
+    {0x115f, 0x1160}, /* Hangul choseong and jungseong fillers */
+    {0x17b4, 0x17b5}, /* Khmer inherent vowels */
+    {0x180b, 0x180f}, /* Mongolian variation selectors, vowel sep. */
+    {0x200b, 0x200f}, /* zero width space..right-to-left mark */
+    {0x2028, 0x202e}, /* line, paragraph separator; bidi embeddings,
 			     * overrides */
-	{0x2060, 0x206f},   /* word joiner, invisible operators, bidi
+    {0x2060, 0x206f}, /* word joiner, invisible operators, bidi
 			     * isolates, deprecated format characters */
-	{0x3164, 0x3164},   /* Hangul filler */
-	{0xfe00, 0xfe0f},   /* variation selectors */
-	{0xfeff, 0xfeff},   /* zero width no-break space (BOM) */
-	{0xffa0, 0xffa0},   /* halfwidth Hangul filler */
-	{0xfff0, 0xfffb},   /* reserved ignorables; interlinear annotation */
-	{0x110bd, 0x110bd},
-	{0x110cd, 0x110cd},
-	{0x13430, 0x1343f}, /* Egyptian hieroglyph format controls */
-	{0x1bca0, 0x1bca3}, /* shorthand format controls */
-	{0x1d173, 0x1d17a}, /* musical symbol format controls */
-	{0xe0000, 0xe0fff}, /* tags, variation selectors supplement and the
+    {0x3164, 0x3164}, /* Hangul filler */
+    {0xfe00, 0xfe0f}, /* variation selectors */
+    {0xfeff, 0xfeff}, /* zero width no-break space (BOM) */
+    {0xffa0, 0xffa0}, /* halfwidth Hangul filler */
+    {0xfff0, 0xfffb}, /* reserved ignorables; interlinear annotation */
+    {0x110bd, 0x110bd}, {0x110cd, 0x110cd},
+    {0x13430, 0x1343f}, /* Egyptian hieroglyph format controls */
+    {0x1bca0, 0x1bca3}, /* shorthand format controls */
+    {0x1d173, 0x1d17a}, /* musical symbol format controls */
+    {0xe0000, 0xe0fff}, /* tags, variation selectors supplement and the
 			     * rest of the ignorable plane-14 block */
 };
 
@@ -131,11 +127,21 @@ fsname_escape(const char *name, size_t len)
 		}
 		out[o++] = '\\';
 		switch (n == 1 ? cp : UINT32_MAX) {
-		case '\\': out[o++] = '\\'; break;
-		case '\n': out[o++] = 'n'; break;
-		case '\t': out[o++] = 't'; break;
-		case '\r': out[o++] = 'r'; break;
-		case 0x1b: out[o++] = 'e'; break;
+		case '\\':
+			out[o++] = '\\';
+			break;
+		case '\n':
+			out[o++] = 'n';
+			break;
+		case '\t':
+			out[o++] = 't';
+			break;
+		case '\r':
+			out[o++] = 'r';
+			break;
+		case 0x1b:
+			out[o++] = 'e';
+			break;
 		default:
 			/* A C1 control or an invisible character (two to
 			 * four valid bytes) or a byte that is not UTF-8:

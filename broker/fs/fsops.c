@@ -41,8 +41,8 @@ struct wspath_limits
 fsapi_path_limits(const struct fs_ctx *ctx)
 {
 	struct wspath_limits lim = {
-		.max_path = ctx->quota.max_path,
-		.max_depth = ctx->quota.max_depth,
+	    .max_path = ctx->quota.max_path,
+	    .max_depth = ctx->quota.max_depth,
 	};
 
 	return lim;
@@ -52,13 +52,20 @@ const char *
 fs_type_name(enum fs_type type)
 {
 	switch (type) {
-	case FS_T_FILE: return "file";
-	case FS_T_DIR: return "directory";
-	case FS_T_SYMLINK: return "symlink";
-	case FS_T_FIFO: return "fifo";
-	case FS_T_SOCKET: return "socket";
-	case FS_T_CHAR: return "char_device";
-	case FS_T_BLOCK: return "block_device";
+	case FS_T_FILE:
+		return "file";
+	case FS_T_DIR:
+		return "directory";
+	case FS_T_SYMLINK:
+		return "symlink";
+	case FS_T_FIFO:
+		return "fifo";
+	case FS_T_SOCKET:
+		return "socket";
+	case FS_T_CHAR:
+		return "char_device";
+	case FS_T_BLOCK:
+		return "block_device";
 	}
 	return "file";
 }
@@ -81,13 +88,20 @@ static enum fs_type
 type_of(mode_t mode)
 {
 	switch (mode & S_IFMT) {
-	case S_IFDIR: return FS_T_DIR;
-	case S_IFLNK: return FS_T_SYMLINK;
-	case S_IFIFO: return FS_T_FIFO;
-	case S_IFSOCK: return FS_T_SOCKET;
-	case S_IFCHR: return FS_T_CHAR;
-	case S_IFBLK: return FS_T_BLOCK;
-	default: return FS_T_FILE;
+	case S_IFDIR:
+		return FS_T_DIR;
+	case S_IFLNK:
+		return FS_T_SYMLINK;
+	case S_IFIFO:
+		return FS_T_FIFO;
+	case S_IFSOCK:
+		return FS_T_SOCKET;
+	case S_IFCHR:
+		return FS_T_CHAR;
+	case S_IFBLK:
+		return FS_T_BLOCK;
+	default:
+		return FS_T_FILE;
 	}
 }
 
@@ -154,10 +168,10 @@ fsapi_usage(struct fs_ctx *ctx)
 	struct usage_acc acc = {0, 0, 0};
 	struct wswalk_stats stats;
 	struct wswalk_opts opts = {
-		.max_depth = depth_limit(ctx),
-		/* One more than the quota tells "over" from "exactly". */
-		.max_entries = (size_t)add_sat(ctx->quota.max_files, 1),
-		.prefix = NULL,
+	    .max_depth = depth_limit(ctx),
+	    /* One more than the quota tells "over" from "exactly". */
+	    .max_entries = (size_t)add_sat(ctx->quota.max_files, 1),
+	    .prefix = NULL,
 	};
 	int r;
 
@@ -191,7 +205,7 @@ fsapi_usage(struct fs_ctx *ctx)
  */
 int
 fsapi_may_add(struct fs_ctx *ctx, const char *path,
-	      const struct wspath_limits *lim, enum fs_error *why)
+    const struct wspath_limits *lim, enum fs_error *why)
 {
 	int r;
 
@@ -214,8 +228,7 @@ fsapi_may_add(struct fs_ctx *ctx, const char *path,
  */
 static int
 whole_path_at_root(struct fs_ctx *ctx, const char *path,
-		   const struct wspath_limits *lim, const char **name,
-		   enum fs_error *why)
+    const struct wspath_limits *lim, const char **name, enum fs_error *why)
 {
 	int fd;
 
@@ -227,10 +240,9 @@ whole_path_at_root(struct fs_ctx *ctx, const char *path,
 	return fd;
 }
 
-
 int
 fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
-	   enum fs_error *why)
+    enum fs_error *why)
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	_cleanup_close_ int dirfd = -1;
@@ -252,8 +264,7 @@ fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
 		return dirfd;
 	/* lstat semantics: a symlink is described, never followed. */
 	if (fstatat(dirfd, name, &st,
-		    PLANTED(fs_stat_follows_symlink)
-			    ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
+		PLANTED(fs_stat_follows_symlink) ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
 		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
 	fill_entry(e, path, &st);
 	return 0;
@@ -264,8 +275,8 @@ struct list_acc {
 	void *arg;
 	bool recursive;
 	bool fn_failed;
-	bool fn_stopped;	/* FN returned 1: truncated */
-	bool overlong;		/* paths over max_path left out */
+	bool fn_stopped; /* FN returned 1: truncated */
+	bool overlong; /* paths over max_path left out */
 	size_t max_path;
 };
 
@@ -307,15 +318,16 @@ path_depth(const char *path)
 }
 
 int
-fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
-	   size_t limit, fs_list_fn fn, void *arg, bool *truncated,
-	   enum fs_error *why)
+fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive, size_t limit,
+    fs_list_fn fn, void *arg, bool *truncated, enum fs_error *why)
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	_cleanup_close_ int dirfd = -1;
 	struct list_acc acc = {
-		.fn = fn, .arg = arg, .recursive = recursive,
-		.max_path = lim.max_path ? lim.max_path : WSPATH_MAX_PATH,
+	    .fn = fn,
+	    .arg = arg,
+	    .recursive = recursive,
+	    .max_path = lim.max_path ? lim.max_path : WSPATH_MAX_PATH,
 	};
 	struct wswalk_stats stats;
 	struct wswalk_opts opts;
@@ -334,7 +346,7 @@ fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
 		dirfd = fsapi_openat2(ctx->root, path, O_PATH | O_DIRECTORY, 0);
 		if (dirfd < 0)
 			return fsapi_fail(why, fs_error_from_errno(-dirfd),
-					  dirfd);
+			    dirfd);
 		depth = path_depth(path);
 	}
 	/* Every path reported can be named back: no deeper than the
@@ -348,18 +360,16 @@ fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive,
 	opts.max_entries = limit;
 	opts.prefix = depth > 0 ? path : NULL;
 	r = wswalk(dirfd >= 0 ? dirfd : ctx->root, &opts, list_one, &acc,
-		   &stats);
+	    &stats);
 	if (r == -ECANCELED && acc.fn_stopped) {
 		*truncated = true;
 		return 0;
 	}
 	if (r < 0)
 		return fsapi_fail(why,
-				  acc.fn_failed ? FS_IO_ERROR
-						: fs_error_from_errno(-r),
-				  r);
+		    acc.fn_failed ? FS_IO_ERROR : fs_error_from_errno(-r), r);
 	*truncated = stats.truncated || stats.deeper || stats.denied > 0 ||
-		     acc.overlong;
+	    acc.overlong;
 	return 0;
 }
 
@@ -374,12 +384,12 @@ usage_forget(struct fs_ctx *ctx, const struct stat *st)
 	ctx->used_entries = sub_sat(ctx->used_entries, 1);
 	if (S_ISREG(st->st_mode) && st->st_size > 0)
 		ctx->used_bytes = sub_sat(ctx->used_bytes,
-					  (uint64_t)st->st_size);
+		    (uint64_t)st->st_size);
 }
 
 int
 fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
-	     enum fs_error *why)
+    enum fs_error *why)
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	_cleanup_close_ int dirfd = -1;
@@ -420,7 +430,7 @@ fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
 
 int
 fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
-	     bool overwrite, enum fs_error *why)
+    bool overwrite, enum fs_error *why)
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	_cleanup_close_ int fdir = -1;
@@ -441,19 +451,18 @@ fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
 	    fstatat(fdir, fname, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    fstatat(tdir, tname, &tst, AT_SYMLINK_NOFOLLOW) == 0)
 		replacing = fst.st_dev != tst.st_dev ||
-			    fst.st_ino != tst.st_ino;
+		    fst.st_ino != tst.st_ino;
 	/* The entries themselves are moved: a symlink is moved as a link,
 	 * never followed. */
 	if (renameat2(fdir, fname, tdir, tname,
-		      overwrite || PLANTED(fs_rename_noreplace_dropped)
-			      ? 0 : RENAME_NOREPLACE) < 0) {
+		overwrite || PLANTED(fs_rename_noreplace_dropped)
+		    ? 0
+		    : RENAME_NOREPLACE) < 0) {
 		int e = errno;
 
 		/* EINVAL: a directory moved into itself (rename(2)). */
 		return fsapi_fail(why,
-				  e == EINVAL ? FS_INVALID_PATH
-					      : fs_error_from_errno(e),
-				  -e);
+		    e == EINVAL ? FS_INVALID_PATH : fs_error_from_errno(e), -e);
 	}
 	if (replacing)
 		usage_forget(ctx, &tst);
@@ -464,18 +473,18 @@ fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
 
 int
 fsapi_put(struct fs_ctx *ctx, const char *path, int in_fd, mode_t mode,
-	  bool overwrite, uint64_t *written, enum fs_error *why)
+    bool overwrite, uint64_t *written, enum fs_error *why)
 {
 	const struct fsapi_wreq knobs = {.name = NULL, .fill = NULL};
 
-	return fsapi_put_req(ctx, path, in_fd, &knobs, mode, overwrite,
-			     written, why);
+	return fsapi_put_req(ctx, path, in_fd, &knobs, mode, overwrite, written,
+	    why);
 }
 
 int
 fsapi_put_begin(struct fs_ctx *ctx, const char *path,
-		const struct wspath_limits *lim, mode_t mode, bool overwrite,
-		struct fsapi_wreq *w, enum fs_error *why)
+    const struct wspath_limits *lim, mode_t mode, bool overwrite,
+    struct fsapi_wreq *w, enum fs_error *why)
 {
 	int e;
 
@@ -487,8 +496,8 @@ fsapi_put_begin(struct fs_ctx *ctx, const char *path,
 	w->file_bytes = ctx->quota.file_bytes;
 	w->space_left = sub_sat(ctx->quota.workspace_bytes, ctx->used_bytes);
 	w->entry_room = PLANTED(fs_file_count_quota_off_by_one)
-				? ctx->used_entries <= ctx->quota.max_files
-				: ctx->used_entries < ctx->quota.max_files;
+	    ? ctx->used_entries <= ctx->quota.max_files
+	    : ctx->used_entries < ctx->quota.max_files;
 	w->mode = mode & ctx->quota.mode_mask;
 	w->overwrite = overwrite;
 	return 0;
@@ -499,7 +508,7 @@ fsapi_put_end(struct fs_ctx *ctx, const struct fsapi_wreq *w)
 {
 	if (w->replaced) {
 		ctx->used_bytes = add_sat(sub_sat(ctx->used_bytes, w->old_size),
-					  w->written);
+		    w->written);
 	} else {
 		ctx->used_entries = add_sat(ctx->used_entries, 1);
 		ctx->used_bytes = add_sat(ctx->used_bytes, w->written);
@@ -508,8 +517,8 @@ fsapi_put_end(struct fs_ctx *ctx, const struct fsapi_wreq *w)
 
 int
 fsapi_put_req(struct fs_ctx *ctx, const char *path, int in_fd,
-	      const struct fsapi_wreq *knobs, mode_t mode, bool overwrite,
-	      uint64_t *written, enum fs_error *why)
+    const struct fsapi_wreq *knobs, mode_t mode, bool overwrite,
+    uint64_t *written, enum fs_error *why)
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	struct fsapi_wreq w;
@@ -517,8 +526,8 @@ fsapi_put_req(struct fs_ctx *ctx, const char *path, int in_fd,
 
 	if (written != NULL)
 		*written = 0;
-	if ((e = fsapi_put_begin(ctx, path, &lim, mode, overwrite, &w,
-				 why)) < 0)
+	if ((e = fsapi_put_begin(ctx, path, &lim, mode, overwrite, &w, why)) <
+	    0)
 		return e;
 	w.name = knobs->name;
 	w.dirfd = knobs->dirfd;
@@ -534,15 +543,15 @@ fsapi_put_req(struct fs_ctx *ctx, const char *path, int in_fd,
 
 int
 fsapi_get(struct fs_ctx *ctx, const char *path, uint64_t offset,
-	  uint64_t length, int out_fd, uint64_t *copied, enum fs_error *why)
+    uint64_t length, int out_fd, uint64_t *copied, enum fs_error *why)
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	const struct fsapi_rreq r = {
-		.lim = &lim,
-		.allow_hardlinks = ctx->quota.allow_hardlinks,
-		.offset = offset,
-		.length = length,
-		.max_bytes = ctx->quota.file_bytes,
+	    .lim = &lim,
+	    .allow_hardlinks = ctx->quota.allow_hardlinks,
+	    .offset = offset,
+	    .length = length,
+	    .max_bytes = ctx->quota.file_bytes,
 	};
 
 	return fsapi_read_req(ctx->root, path, &r, out_fd, copied, why);

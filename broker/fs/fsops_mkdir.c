@@ -38,13 +38,13 @@ set_dir_mode(int root, int fd, mode_t mode, bool own)
 	_cleanup_close_ int rfd = -1;
 	struct stat rs;
 
-	do	/* EINTR retried, as fsapi_openat2 does */
+	do /* EINTR retried, as fsapi_openat2 does */
 		rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	while (rfd < 0 && errno == EINTR);
 	if (rfd < 0 || fchmod(rfd, mode) < 0)
 		return -errno;
-	if (own && (fstat(root, &rs) < 0 ||
-		    fchown(rfd, rs.st_uid, rs.st_gid) < 0))
+	if (own &&
+	    (fstat(root, &rs) < 0 || fchown(rfd, rs.st_uid, rs.st_gid) < 0))
 		return -errno;
 	return 0;
 }
@@ -90,7 +90,7 @@ open_subdir(int dirfd, const char *name)
 /* mkdir without PARENTS: NAME in the resolved parent DIRFD. */
 static int
 mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
-	  enum fs_error *why)
+    enum fs_error *why)
 {
 	_cleanup_close_ int fd = -1;
 	int e;
@@ -119,7 +119,7 @@ mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
  */
 static int
 mkdir_parents(struct fs_ctx *ctx, const char *path, mode_t mode,
-	      enum fs_error *why)
+    enum fs_error *why)
 {
 	char comp[WSPATH_MAX_NAME + 1];
 	_cleanup_close_ int cur = -1;
@@ -144,14 +144,13 @@ mkdir_parents(struct fs_ctx *ctx, const char *path, mode_t mode,
 		if (fd == -ENOENT) {
 			if (ctx->used_entries >= ctx->quota.max_files)
 				return fsapi_fail(why, FS_QUOTA_EXCEEDED,
-						  -EDQUOT);
+				    -EDQUOT);
 			if (mkdirat(cur, comp, 0700) == 0) {
 				made = true;
 				ctx->used_entries++;
 			} else if (errno != EEXIST) {
 				return fsapi_fail(why,
-						  fs_error_from_errno(errno),
-						  -errno);
+				    fs_error_from_errno(errno), -errno);
 			}
 			fd = open_subdir(cur, comp);
 		}
@@ -180,7 +179,7 @@ mkdir_parents(struct fs_ctx *ctx, const char *path, mode_t mode,
 
 int
 fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode, bool parents,
-	    enum fs_error *why)
+    enum fs_error *why)
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);
 	const mode_t m = mode & ctx->quota.mode_mask & 0777;
@@ -200,8 +199,7 @@ fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode, bool parents,
 }
 
 int
-fsapi_mkdir_parents_of(struct fs_ctx *ctx, const char *path,
-		       enum fs_error *why)
+fsapi_mkdir_parents_of(struct fs_ctx *ctx, const char *path, enum fs_error *why)
 {
 	const char *slash = strrchr(path, '/');
 	_cleanup_free_ char *parent = NULL;

@@ -26,8 +26,7 @@
  * thread-local string, valid until this thread's next call.
  */
 const char *fsreport_explain(const struct fs_ctx *ctx, enum fs_error why,
-			     const char *path, size_t len, const char *to,
-			     size_t tolen);
+    const char *path, size_t len, const char *to, size_t tolen);
 
 /*
  * Standard base64 with padding (RFC 4648, section 4) of DATA[0..LEN), by
@@ -43,7 +42,7 @@ char *fsreport_base64(const void *data, size_t len);
  * and names"). Returns false on ENOMEM (O may then hold KEY only).
  */
 bool fsreport_set_name(json_t *o, const char *key, const char *key_b64,
-		       const char *p, size_t len);
+    const char *p, size_t len);
 
 /*
  * E as the entry object of docs/protocol.md (fs.list, fs.stat; also

@@ -26,7 +26,7 @@
 #include "wspath.h"
 #include "wswalk.h"
 
-#define READ_BUF (256u * 1024)	/* one read while hashing, bytes */
+#define READ_BUF (256u * 1024) /* one read while hashing, bytes */
 
 /* The state of one snapshot_take. */
 struct take {
@@ -34,14 +34,14 @@ struct take {
 	const struct snapshot *prev;
 	struct snapshot *s;
 	size_t cap;
-	uint8_t *buf;		/* READ_BUF bytes, for hashing */
+	uint8_t *buf; /* READ_BUF bytes, for hashing */
 	int (*interrupted)(void);
-	uint64_t left;		/* bytes the hashing may still read */
-	size_t max_path;	/* longest path recorded, bytes */
-	size_t path_bytes;	/* recorded so far, with NULs */
-	bool partial;		/* paths over max_path left out */
-	bool full;		/* SNAPSHOT_MAX_PATH_BYTES reached */
-	bool stop;		/* interrupted while hashing */
+	uint64_t left; /* bytes the hashing may still read */
+	size_t max_path; /* longest path recorded, bytes */
+	size_t path_bytes; /* recorded so far, with NULs */
+	bool partial; /* paths over max_path left out */
+	bool full; /* SNAPSHOT_MAX_PATH_BYTES reached */
+	bool stop; /* interrupted while hashing */
 };
 
 static int64_t
@@ -89,9 +89,9 @@ static bool
 same_content_stat(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-	       a->st_size == b->st_size &&
-	       ts_ns(&a->st_mtim) == ts_ns(&b->st_mtim) &&
-	       ts_ns(&a->st_ctim) == ts_ns(&b->st_ctim);
+	    a->st_size == b->st_size &&
+	    ts_ns(&a->st_mtim) == ts_ns(&b->st_mtim) &&
+	    ts_ns(&a->st_ctim) == ts_ns(&b->st_ctim);
 }
 
 /* Whether ST describes a sparse file (snapshot.h): allocated bytes more
@@ -104,7 +104,7 @@ sparse(const struct stat *st)
 	uint64_t alloc = blocks > UINT64_MAX / 512 ? UINT64_MAX : blocks * 512;
 
 	return size > SNAPSHOT_SPARSE_SLACK &&
-	       alloc < size - SNAPSHOT_SPARSE_SLACK;
+	    alloc < size - SNAPSHOT_SPARSE_SLACK;
 }
 
 static bool
@@ -188,7 +188,7 @@ static int
 cmp_path(const void *a, const void *b)
 {
 	return strcmp(((const struct snap_entry *)a)->path,
-		      ((const struct snap_entry *)b)->path);
+	    ((const struct snap_entry *)b)->path);
 }
 
 /* PREV's entry for E's path, or NULL. */
@@ -288,9 +288,8 @@ mark_denied(void *arg, const char *path)
 }
 
 int
-snapshot_take(int root, const struct fs_quota *q,
-	      const struct snapshot *prev, int (*intr)(void),
-	      struct snapshot *s)
+snapshot_take(int root, const struct fs_quota *q, const struct snapshot *prev,
+    int (*intr)(void), struct snapshot *s)
 {
 	struct wswalk_opts o;
 	struct wswalk_stats st;
@@ -314,8 +313,8 @@ snapshot_take(int root, const struct fs_quota *q,
 
 	memset(&o, 0, sizeof(o));
 	o.max_depth = q->max_depth;
-	o.max_entries = q->max_files > SIZE_MAX ? SIZE_MAX :
-						  (size_t)q->max_files;
+	o.max_entries = q->max_files > SIZE_MAX ? SIZE_MAX
+						: (size_t)q->max_files;
 	o.interrupted = intr;
 	o.on_denied = mark_denied;
 	r = wswalk(root, &o, add, &t, &st);
@@ -329,7 +328,7 @@ snapshot_take(int root, const struct fs_quota *q,
 	if (s->n > 1)
 		qsort(s->e, s->n, sizeof(*s->e), cmp_path);
 	s->truncated = st.truncated || st.deeper || st.denied > 0 ||
-		       t.partial || t.full;
+	    t.partial || t.full;
 	s->valid = true;
 	return 0;
 }
@@ -360,7 +359,7 @@ modified(const struct snap_entry *a, const struct snap_entry *b)
 	    a->dev != b->dev || a->ino != b->ino)
 		return true;
 	return a->hashed && b->hashed &&
-	       memcmp(a->sha256, b->sha256, sizeof(a->sha256)) != 0;
+	    memcmp(a->sha256, b->sha256, sizeof(a->sha256)) != 0;
 }
 
 /* Whether PATH lies below a directory that S could not enter: each of
@@ -389,7 +388,7 @@ below_denied(const struct snapshot *s, const char *path)
 
 int
 snapshot_diff(const struct snapshot *before, const struct snapshot *after,
-	      struct changes *out)
+    struct changes *out)
 {
 	size_t i = 0, j = 0, n = 0, max = before->n + after->n;
 	struct change *c;

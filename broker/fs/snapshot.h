@@ -74,19 +74,19 @@
 #define SNAPSHOT_MAX_PATH_BYTES (32u << 20)
 
 struct snap_entry {
-	char *path;                      /* raw bytes, owned */
+	char *path; /* raw bytes, owned */
 	enum fs_type type;
-	uint64_t size;                   /* bytes */
-	uint32_t mode;                   /* st_mode & 07777 */
+	uint64_t size; /* bytes */
+	uint32_t mode; /* st_mode & 07777 */
 	int64_t mtime_ns, ctime_ns;
 	uint64_t dev, ino, nlink;
-	bool hashed;                     /* sha256 is valid */
-	bool denied;                     /* a directory the walk could not
+	bool hashed; /* sha256 is valid */
+	bool denied; /* a directory the walk could not
 					  * enter for its permissions: what
 					  * it holds is unknown, so
 					  * snapshot_diff reports nothing
 					  * below it as created or deleted */
-	bool hash_skipped;               /* a regular file with one link and
+	bool hash_skipped; /* a regular file with one link and
 					  * at most quota.file_bytes left
 					  * unhashed for a bound: sparse, or
 					  * past the snapshot's budget */
@@ -94,21 +94,21 @@ struct snap_entry {
 };
 
 struct snapshot {
-	struct snap_entry *e;            /* sorted by path (strcmp) */
+	struct snap_entry *e; /* sorted by path (strcmp) */
 	size_t n;
-	bool truncated;                  /* over quota.max_files, max_depth
+	bool truncated; /* over quota.max_files, max_depth
 					  * or SNAPSHOT_MAX_PATH_BYTES, paths
 					  * over quota.max_path left out, or
 					  * directories the walk was denied
 					  * (wswalk.h): the manifest is
 					  * partial */
-	size_t unhashed;                 /* entries with hash_skipped */
-	uint64_t hashed_bytes;           /* read for hashing, bytes (at most
+	size_t unhashed; /* entries with hash_skipped */
+	uint64_t hashed_bytes; /* read for hashing, bytes (at most
 					  * quota.workspace_bytes plus one
 					  * byte per file that grew) */
-	int64_t started_ns;              /* CLOCK_REALTIME when it was begun,
+	int64_t started_ns; /* CLOCK_REALTIME when it was begun,
 					  * ns since the epoch (racy files) */
-	bool valid;                      /* taken (a zeroed struct is not) */
+	bool valid; /* taken (a zeroed struct is not) */
 };
 
 /*
@@ -122,8 +122,7 @@ struct snapshot {
  * failure to read the workspace's top directory); S is then empty.
  */
 int snapshot_take(int root, const struct fs_quota *q,
-		  const struct snapshot *prev, int (*interrupted)(void),
-		  struct snapshot *s);
+    const struct snapshot *prev, int (*interrupted)(void), struct snapshot *s);
 
 /* Frees everything S owns and zeroes it; accepts a zeroed S. */
 void snapshot_free(struct snapshot *s);
@@ -132,16 +131,16 @@ enum change_kind { CHANGE_CREATED, CHANGE_MODIFIED, CHANGE_DELETED };
 
 struct change {
 	enum change_kind kind;
-	const struct snap_entry *entry;  /* borrowed from AFTER (created,
+	const struct snap_entry *entry; /* borrowed from AFTER (created,
 					  * modified) or BEFORE (deleted) */
-	const struct snap_entry *old;    /* modified: borrowed from BEFORE */
+	const struct snap_entry *old; /* modified: borrowed from BEFORE */
 };
 
 struct changes {
-	struct change *c;                /* sorted by path */
+	struct change *c; /* sorted by path */
 	size_t n;
-	bool truncated;                  /* either snapshot was truncated */
-	size_t unhashed;                 /* changes whose entry has
+	bool truncated; /* either snapshot was truncated */
+	size_t unhashed; /* changes whose entry has
 					  * hash_skipped (its sha256 unknown
 					  * only for the snapshot's bounds) */
 };
@@ -155,7 +154,7 @@ struct changes {
  * reported themselves). Returns 0 or -ENOMEM.
  */
 int snapshot_diff(const struct snapshot *before, const struct snapshot *after,
-		  struct changes *out);
+    struct changes *out);
 
 /* Frees OUT's array (not the entries it borrows) and zeroes it. */
 void changes_free(struct changes *out);

@@ -32,8 +32,8 @@ wspath_why(const char *path, size_t len, const struct wspath_limits *lim)
 			;
 		n = i - start;
 		if (n == 0)
-			return i == len ? WSPATH_TRAILING_SLASH :
-					  WSPATH_EMPTY_COMPONENT;
+			return i == len ? WSPATH_TRAILING_SLASH
+					: WSPATH_EMPTY_COMPONENT;
 		if (n == 1 && path[start] == '.')
 			return WSPATH_DOT;
 		if (n == 2 && path[start] == '.' && path[start + 1] == '.' &&
@@ -62,27 +62,35 @@ const char *
 wspath_rule_text(enum wspath_rule rule)
 {
 	switch (rule) {
-	case WSPATH_OK: return "the path is valid";
-	case WSPATH_NUL: return "the path contains a NUL byte";
-	case WSPATH_EMPTY: return "the path is empty";
-	case WSPATH_TOO_LONG: return "the path is too long";
+	case WSPATH_OK:
+		return "the path is valid";
+	case WSPATH_NUL:
+		return "the path contains a NUL byte";
+	case WSPATH_EMPTY:
+		return "the path is empty";
+	case WSPATH_TOO_LONG:
+		return "the path is too long";
 	case WSPATH_ABSOLUTE:
 		return "the path must be relative to the workspace";
 	case WSPATH_EMPTY_COMPONENT:
 		return "the path has an empty component (\"//\")";
-	case WSPATH_DOT: return "the path has a \".\" component";
-	case WSPATH_DOTDOT: return "the path has a \"..\" component";
-	case WSPATH_TRAILING_SLASH: return "the path ends with \"/\"";
+	case WSPATH_DOT:
+		return "the path has a \".\" component";
+	case WSPATH_DOTDOT:
+		return "the path has a \"..\" component";
+	case WSPATH_TRAILING_SLASH:
+		return "the path ends with \"/\"";
 	case WSPATH_NAME_TOO_LONG:
 		return "a component of the path is longer than 255 bytes";
-	case WSPATH_TOO_DEEP: return "the path has too many components";
+	case WSPATH_TOO_DEEP:
+		return "the path has too many components";
 	}
 	return "the path is invalid";
 }
 
 int
 wspath_split(const char *path, size_t len, char *parent, size_t parent_size,
-	     size_t *name_off)
+    size_t *name_off)
 {
 	size_t slash = len;
 

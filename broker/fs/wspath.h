@@ -8,28 +8,28 @@
 
 #include <stddef.h>
 
-#define WSPATH_MAX_PATH 4096    /* default bound on the whole path, bytes */
-#define WSPATH_MAX_DEPTH 64     /* default bound on the number of components */
-#define WSPATH_MAX_NAME 255     /* NAME_MAX: bound on one component, bytes */
+#define WSPATH_MAX_PATH 4096 /* default bound on the whole path, bytes */
+#define WSPATH_MAX_DEPTH 64 /* default bound on the number of components */
+#define WSPATH_MAX_NAME 255 /* NAME_MAX: bound on one component, bytes */
 
 struct wspath_limits {
-	size_t max_path;        /* bytes, without a terminating NUL; 0: default */
-	unsigned max_depth;     /* components; 0: default */
+	size_t max_path; /* bytes, without a terminating NUL; 0: default */
+	unsigned max_depth; /* components; 0: default */
 };
 
 /* Which rule a path breaks; every one of them is the error invalid_path. */
 enum wspath_rule {
 	WSPATH_OK = 0,
-	WSPATH_NUL,             /* a NUL byte within LEN */
-	WSPATH_EMPTY,           /* LEN is 0 */
-	WSPATH_TOO_LONG,        /* LEN > max_path */
-	WSPATH_ABSOLUTE,        /* starts with '/' */
+	WSPATH_NUL, /* a NUL byte within LEN */
+	WSPATH_EMPTY, /* LEN is 0 */
+	WSPATH_TOO_LONG, /* LEN > max_path */
+	WSPATH_ABSOLUTE, /* starts with '/' */
 	WSPATH_EMPTY_COMPONENT, /* "a//b" */
-	WSPATH_DOT,             /* a "." component */
-	WSPATH_DOTDOT,          /* a ".." component */
-	WSPATH_TRAILING_SLASH,  /* "a/" */
-	WSPATH_NAME_TOO_LONG,   /* a component longer than WSPATH_MAX_NAME */
-	WSPATH_TOO_DEEP,        /* more than max_depth components */
+	WSPATH_DOT, /* a "." component */
+	WSPATH_DOTDOT, /* a ".." component */
+	WSPATH_TRAILING_SLASH, /* "a/" */
+	WSPATH_NAME_TOO_LONG, /* a component longer than WSPATH_MAX_NAME */
+	WSPATH_TOO_DEEP, /* more than max_depth components */
 };
 
 /*
@@ -49,11 +49,10 @@ enum wspath_rule {
  *    at most max_depth components: the quotas of the host file API.
  */
 enum wspath_rule wspath_why(const char *path, size_t len,
-			    const struct wspath_limits *lim);
+    const struct wspath_limits *lim);
 
 /* 0 when PATH passes every rule of wspath_why, else -EINVAL. */
-int wspath_check(const char *path, size_t len,
-		 const struct wspath_limits *lim);
+int wspath_check(const char *path, size_t len, const struct wspath_limits *lim);
 
 /* A short English sentence for RULE (static storage), for messages. */
 const char *wspath_rule_text(enum wspath_rule rule);
@@ -65,7 +64,7 @@ const char *wspath_rule_text(enum wspath_rule rule);
  * itself); *NAME_OFF gets the offset of the last component in PATH.
  * Returns 0, or -ENAMETOOLONG when PARENT is too small.
  */
-int wspath_split(const char *path, size_t len, char *parent,
-		 size_t parent_size, size_t *name_off);
+int wspath_split(const char *path, size_t len, char *parent, size_t parent_size,
+    size_t *name_off);
 
 #endif

@@ -33,19 +33,19 @@
 
 #include "plant.h"
 
-#define DENTS_BUF 32768	/* one getdents64 call, bytes */
-#define OPEN_TRIES 8	/* openat2 answers EAGAIN to a racing rename */
+#define DENTS_BUF 32768 /* one getdents64 call, bytes */
+#define OPEN_TRIES 8 /* openat2 answers EAGAIN to a racing rename */
 
 struct level {
-	int fd;			/* the directory, O_RDONLY */
-	size_t first;		/* its first name's index in w->offs */
-	size_t n;		/* how many names it holds */
-	size_t next;		/* index of the next name to report */
-	size_t names_at;	/* its first byte in w->names */
-	size_t pathlen;		/* length of its path in w->path */
-	unsigned depth;		/* depth of the entries it holds */
-	bool pruned;		/* names dropped over the entry bound */
-	bool denied;		/* on_denied already told of this one */
+	int fd; /* the directory, O_RDONLY */
+	size_t first; /* its first name's index in w->offs */
+	size_t n; /* how many names it holds */
+	size_t next; /* index of the next name to report */
+	size_t names_at; /* its first byte in w->names */
+	size_t pathlen; /* length of its path in w->path */
+	unsigned depth; /* depth of the entries it holds */
+	bool pruned; /* names dropped over the entry bound */
+	bool denied; /* on_denied already told of this one */
 };
 
 struct walk {
@@ -54,15 +54,15 @@ struct walk {
 	wswalk_fn fn;
 	void *arg;
 	size_t reported;
-	char *names;		/* NUL-terminated names, stacked by level */
+	char *names; /* NUL-terminated names, stacked by level */
 	size_t nlen, ncap;
-	size_t *offs;		/* offsets into names, stacked by level */
+	size_t *offs; /* offsets into names, stacked by level */
 	size_t olen, ocap;
-	char *path;		/* prefix/dir/.../name of the entry */
+	char *path; /* prefix/dir/.../name of the entry */
 	size_t pcap;
 	struct level *lv;
 	size_t nlv, lcap;
-	char *dents;		/* DENTS_BUF bytes for getdents64 */
+	char *dents; /* DENTS_BUF bytes for getdents64 */
 };
 
 /* Grows *P (of *CAP elements of SIZE bytes) to hold at least NEED.
@@ -103,9 +103,9 @@ open_dir(int dirfd, const char *name)
 
 	memset(&how, 0, sizeof(how));
 	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
-		    O_CLOEXEC;
+	    O_CLOEXEC;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-		      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
 	for (i = 0; i < OPEN_TRIES; i++) {
 		fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 		if (fd >= 0 || (errno != EINTR && errno != EAGAIN))
@@ -120,11 +120,11 @@ static bool
 is_race(int err)
 {
 	switch (err) {
-	case -ENOENT:	/* vanished */
-	case -ENOTDIR:	/* no longer a directory */
-	case -ELOOP:	/* now a symlink */
-	case -EXDEV:	/* now another mount */
-	case -EAGAIN:	/* renames racing openat2 past OPEN_TRIES */
+	case -ENOENT: /* vanished */
+	case -ENOTDIR: /* no longer a directory */
+	case -ELOOP: /* now a symlink */
+	case -EXDEV: /* now another mount */
+	case -EAGAIN: /* renames racing openat2 past OPEN_TRIES */
 		return true;
 	default:
 		return false;
@@ -167,7 +167,7 @@ stopped(const struct walk *w)
  */
 static int
 enter(struct walk *w, int dirfd, const char *name, const struct stat *sb,
-      int *fd)
+    int *fd)
 {
 	struct stat cur;
 	int r;
@@ -187,8 +187,8 @@ enter(struct walk *w, int dirfd, const char *name, const struct stat *sb,
 
 /* Reading one directory's names through w->dents (next_name). */
 struct dents {
-	int fd;			/* the directory, borrowed */
-	ssize_t off, n;		/* the next entry in w->dents, and the end */
+	int fd; /* the directory, borrowed */
+	ssize_t off, n; /* the next entry in w->dents, and the end */
 };
 
 /*
@@ -293,7 +293,7 @@ read_names(struct walk *w, struct level *l)
 
 		if ((r = grow(&w->names, &w->ncap, w->nlen + len, 1)) < 0 ||
 		    (r = grow(&w->offs, &w->ocap, w->olen + 1,
-			      sizeof(*w->offs))) < 0)
+			 sizeof(*w->offs))) < 0)
 			return r;
 		memcpy(w->names + w->nlen, name, len);
 		w->offs[w->olen++] = w->nlen;
@@ -310,7 +310,7 @@ read_names(struct walk *w, struct level *l)
 		prune(w, l, keep);
 	if (l->n > 1)
 		qsort_r(w->offs + l->first, l->n, sizeof(*w->offs), cmp_name,
-			w->names);
+		    w->names);
 	return 0;
 }
 
@@ -359,8 +359,8 @@ stat_failed(struct walk *w, struct level *l, int err)
 	r = tolerate(w, err);
 	/* Readable but not searchable: this directory hides what it
 	 * holds, as one that cannot be entered does. */
-	if (r == 0 && w->st->denied > denied && l->pathlen > 0 &&
-	    !l->denied && w->o->on_denied != NULL) {
+	if (r == 0 && w->st->denied > denied && l->pathlen > 0 && !l->denied &&
+	    w->o->on_denied != NULL) {
 		char c = w->path[l->pathlen];
 
 		l->denied = true;
@@ -376,14 +376,13 @@ stat_failed(struct walk *w, struct level *l, int err)
  * looked at for entries. Returns as step. */
 static int
 descend(struct walk *w, struct level *l, const char *name,
-	const struct stat *sb, size_t pathlen)
+    const struct stat *sb, size_t pathlen)
 {
 	size_t denied = w->st->denied;
 	int r, fd;
 
 	if ((r = enter(w, l->fd, name, sb, &fd)) != 0) {
-		if (r > 0 && w->st->denied > denied &&
-		    w->o->on_denied != NULL)
+		if (r > 0 && w->st->denied > denied && w->o->on_denied != NULL)
 			w->o->on_denied(w->arg, w->path);
 		return r < 0 ? r : 0;
 	}
@@ -431,8 +430,8 @@ step(struct walk *w)
 	if (stopped(w))
 		return -EINTR;
 	if (fstatat(l->fd, name, &sb,
-		    PLANTED(fs_walk_follows_symlinks) ? 0 : AT_SYMLINK_NOFOLLOW)
-	    < 0)
+		PLANTED(fs_walk_follows_symlinks) ? 0 : AT_SYMLINK_NOFOLLOW) <
+	    0)
 		return stat_failed(w, l, -errno);
 
 	len = strlen(name);
@@ -460,7 +459,7 @@ step(struct walk *w)
 
 int
 wswalk(int dirfd, const struct wswalk_opts *opts, wswalk_fn fn, void *arg,
-       struct wswalk_stats *stats)
+    struct wswalk_stats *stats)
 {
 	struct wswalk_stats local;
 	struct walk w;

@@ -20,11 +20,11 @@
 #include <sys/stat.h>
 
 struct wswalk_entry {
-	const char *path;       /* from the start (after PREFIX), with NUL */
-	const char *name;       /* the last component (points into path) */
-	int dirfd;              /* descriptor of the directory holding it */
-	const struct stat *st;  /* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) */
-	unsigned depth;         /* 1 for the start directory's entries */
+	const char *path; /* from the start (after PREFIX), with NUL */
+	const char *name; /* the last component (points into path) */
+	int dirfd; /* descriptor of the directory holding it */
+	const struct stat *st; /* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) */
+	unsigned depth; /* 1 for the start directory's entries */
 };
 
 /*
@@ -38,16 +38,16 @@ struct wswalk_entry {
 typedef int (*wswalk_fn)(void *arg, const struct wswalk_entry *e);
 
 struct wswalk_opts {
-	unsigned max_depth;     /* entries deeper than this are not reported
+	unsigned max_depth; /* entries deeper than this are not reported
 				 * and *DEEPER is set; 0: no entry at all */
-	size_t max_entries;     /* stop after reporting this many, setting
+	size_t max_entries; /* stop after reporting this many, setting
 				 * TRUNCATED if another remained; 0: none;
 				 * SIZE_MAX: no bound */
-	const char *prefix;     /* prepended with '/' to every path ("a/b"
+	const char *prefix; /* prepended with '/' to every path ("a/b"
 				 * gives "a/b/name"); NULL or "": paths
 				 * relative to the start. Never "." */
 	void (*on_denied)(void *arg, const char *path);
-				/* NULL, or told once the path of each
+	/* NULL, or told once the path of each
 				 * directory (already reported to FN) that
 				 * could not be entered, or whose entries
 				 * could not be stat'ed, for its
@@ -59,13 +59,13 @@ struct wswalk_opts {
 };
 
 struct wswalk_stats {
-	bool truncated;         /* max_entries reached with entries left */
-	bool deeper;            /* a directory below max_depth held entries */
-	size_t skipped;         /* entries that vanished or turned into a
+	bool truncated; /* max_entries reached with entries left */
+	bool deeper; /* a directory below max_depth held entries */
+	size_t skipped; /* entries that vanished or turned into a
 				 * symlink/other mount/another directory
 				 * between readdir and use (the job racing
 				 * the walk) */
-	size_t denied;          /* directories that could not be entered
+	size_t denied; /* directories that could not be entered
 				 * and entries that could not be stat'ed
 				 * for their permissions (EACCES, EPERM: a
 				 * mode the job set, when the broker is not
@@ -94,7 +94,7 @@ struct wswalk_stats {
  * tell whether a directory at MAX_DEPTH holds anything, for DEEPER), so
  * a MAX_DEPTH near RLIMIT_NOFILE can fail with -EMFILE.
  */
-int wswalk(int dirfd, const struct wswalk_opts *opts, wswalk_fn fn,
-	   void *arg, struct wswalk_stats *stats);
+int wswalk(int dirfd, const struct wswalk_opts *opts, wswalk_fn fn, void *arg,
+    struct wswalk_stats *stats);
 
 #endif

@@ -25,10 +25,10 @@
  * broker executes nothing and makes no device, fifo or socket file, so
  * a workspace cannot be given a block device it could then open (a raw
  * disk) or a program. Handled, so denied everywhere. */
-#define FS_NEVER                                                         \
-	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_MAKE_CHAR |      \
-	 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SOCK |   \
-	 LANDLOCK_ACCESS_FS_MAKE_FIFO)
+#define FS_NEVER                                                           \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_MAKE_CHAR |       \
+	    LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SOCK | \
+	    LANDLOCK_ACCESS_FS_MAKE_FIFO)
 
 /*
  * System calls denied with EPERM besides cf_seccomp_deny_common's (what
@@ -37,14 +37,17 @@
  * A name libseccomp or the architecture lacks is skipped.
  */
 static const char *const denied[] = {
-	"execve", "execveat",
-	/* Set up, the broker makes and connects no socket: its listener,
+    "execve",
+    "execveat",
+    /* Set up, the broker makes and connects no socket: its listener,
 	 * client sockets and launcher sockets exist already (the spawner
 	 * makes each launcher's pair in its own process); accept4 on the
 	 * listener stays. This closes a pathname unix socket anywhere on
 	 * the host (docker.sock, D-Bus), which Landlock does not cover. */
-	"socket", "socketpair", "connect",
-	/* Metadata calls that take a path: Landlock does not cover owner,
+    "socket",
+    "socketpair",
+    "connect",
+    /* Metadata calls that take a path: Landlock does not cover owner,
 	 * mode, extended attributes or times, so these would reach any
 	 * file on the host. The broker changes owner and mode only with
 	 * fchown and fchmod on a descriptor Landlock let it open, and never
@@ -54,9 +57,18 @@ static const char *const denied[] = {
 	 * common list: no device, fifo or socket file is ever made;
 	 * Landlock denies the same outside the workspace and, from
 	 * confine.h, inside it.) */
-	"chown", "lchown", "fchownat",
-	"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
-	"fremovexattr", "utime", "utimes", "futimesat",
+    "chown",
+    "lchown",
+    "fchownat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "utime",
+    "utimes",
+    "futimesat",
 };
 
 /* fchmodat2 (6.6): the same number on every architecture (the unified
@@ -64,13 +76,21 @@ static const char *const denied[] = {
 #define NR_FCHMODAT2 452
 
 static const unsigned long ns_flags[] = {
-	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC,
-	CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME,
+    CLONE_NEWUSER,
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    CLONE_NEWNET,
+    CLONE_NEWIPC,
+    CLONE_NEWUTS,
+    CLONE_NEWCGROUP,
+    CLONE_NEWTIME,
 };
 
 /* What a root broker keeps (confine.h, "Capabilities"). */
 static const unsigned int kept_caps[] = {
-	CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER,
+    CAP_CHOWN,
+    CAP_DAC_OVERRIDE,
+    CAP_FOWNER,
 };
 
 /*
@@ -100,7 +120,7 @@ add_chmod_rules(scmp_filter_ctx ctx, bool root)
 			continue;
 		if (root) {
 			if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-						  nr, 0)) < 0)
+				 nr, 0)) < 0)
 				return e;
 			continue;
 		}
@@ -109,9 +129,8 @@ add_chmod_rules(scmp_filter_ctx ctx, bool root)
 			if ((bit & 07077) == 0)
 				continue;
 			e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
-					     SCMP_CMP64(calls[i].arg,
-							SCMP_CMP_MASKED_EQ,
-							bit, bit));
+			    SCMP_CMP64(calls[i].arg, SCMP_CMP_MASKED_EQ, bit,
+				bit));
 			if (e < 0)
 				return e;
 		}
@@ -131,13 +150,12 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 
 	(void)arg;
 	if ((e = cf_seccomp_deny_common(ctx)) < 0 ||
-	    (e = cf_seccomp_deny(ctx, denied, sizeof(denied) /
-				 sizeof(denied[0]), EPERM)) < 0)
+	    (e = cf_seccomp_deny(ctx, denied,
+		 sizeof(denied) / sizeof(denied[0]), EPERM)) < 0)
 		return e;
 	if ((e = add_chmod_rules(ctx, geteuid() == 0)) < 0)
 		return e;
-	if ((e = cf_seccomp_deny_nr(ctx, "fchmodat2", NR_FCHMODAT2,
-				    EPERM)) < 0)
+	if ((e = cf_seccomp_deny_nr(ctx, "fchmodat2", NR_FCHMODAT2, EPERM)) < 0)
 		return e;
 	/*
 	 * utimensat with a path; with a NULL path it is futimens(3), on a
@@ -145,8 +163,7 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 	 * AT_EMPTY_PATH included (a filter cannot read the string).
 	 */
 	if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-				  SCMP_SYS(utimensat), 1,
-				  SCMP_A1_64(SCMP_CMP_NE, 0))) < 0)
+		 SCMP_SYS(utimensat), 1, SCMP_A1_64(SCMP_CMP_NE, 0))) < 0)
 		return e;
 	/*
 	 * unshare is denied (cf_seccomp_deny_common); clone with a namespace
@@ -156,55 +173,55 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 	 */
 	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
 		if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-					  SCMP_SYS(clone), 1,
-					  SCMP_A0_64(SCMP_CMP_MASKED_EQ,
-						     ns_flags[i],
-						     ns_flags[i]))) < 0)
+			 SCMP_SYS(clone), 1,
+			 SCMP_A0_64(SCMP_CMP_MASKED_EQ, ns_flags[i],
+			     ns_flags[i]))) < 0)
 			return e;
 	return 0;
 }
 
 int
 confine_broker(const struct confine_rule *rules, size_t nrules, char *err,
-	       size_t errlen)
+    size_t errlen)
 {
 	const struct cf_ll_config ll = {
-		.who = "broker",
-		.never = FS_NEVER,
-		/* TCP bind and connect handled with no rule: denied to
+	    .who = "broker",
+	    .never = FS_NEVER,
+	    /* TCP bind and connect handled with no rule: denied to
 		 * every port, even on a socket opened before confinement. */
-		.deny_tcp = true,
-		/* Abstract unix sockets outside the domain cannot be
+	    .deny_tcp = true,
+	    /* Abstract unix sockets outside the domain cannot be
 		 * reached. Signals are NOT scoped: the broker must still
 		 * signal and kill its launcher, which the spawner started
 		 * outside this domain. */
-		.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
+	    .scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
 	};
 	struct cf_plan plan = {
-		.keep = kept_caps,
-		.nkeep = sizeof(kept_caps) / sizeof(kept_caps[0]),
-		.ll = &ll,
-		.nrules = nrules,
-		.filter = build_filter,
+	    .keep = kept_caps,
+	    .nkeep = sizeof(kept_caps) / sizeof(kept_caps[0]),
+	    .ll = &ll,
+	    .nrules = nrules,
+	    .filter = build_filter,
 	};
 	struct cf_ll_rule *r = calloc(nrules > 0 ? nrules : 1, sizeof(*r));
 	int e;
 
 	if (PLANTED(broker_keeps_cap_setuid)) {
 		static const unsigned int more[] = {CAP_CHOWN, CAP_DAC_OVERRIDE,
-						    CAP_FOWNER, CAP_SETUID};
+		    CAP_FOWNER, CAP_SETUID};
 
 		plan.keep = more;
 		plan.nkeep = 4;
 	}
 	if (r == NULL) {
-		snprintf(err, errlen, "cannot build the Landlock rules: out "
-			 "of memory");
+		snprintf(err, errlen,
+		    "cannot build the Landlock rules: out "
+		    "of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nrules; i++)
 		r[i] = (struct cf_ll_rule){.fd = rules[i].fd,
-					   .access = rules[i].access};
+		    .access = rules[i].access};
 	plan.rules = r;
 	e = cf_confine(&plan, err, errlen);
 	free(r);

@@ -74,11 +74,11 @@
 #include <stdint.h>
 
 struct confine_rule {
-	int fd;              /* O_PATH or O_DIRECTORY descriptor, borrowed;
+	int fd; /* O_PATH or O_DIRECTORY descriptor, borrowed;
 			      * a non-directory gets only the rights that
 			      * apply to a file (execute, read, write,
 			      * truncate, ioctl on a device) */
-	uint64_t access;     /* LANDLOCK_ACCESS_FS_* rights beneath it;
+	uint64_t access; /* LANDLOCK_ACCESS_FS_* rights beneath it;
 			      * CONFINE_ALL: every right the ABI handles.
 			      * Rights the ABI does not know are dropped;
 			      * a rule left with none is skipped */
@@ -96,7 +96,7 @@ struct confine_rule {
  * step fails. On failure the process may be partly confined and must
  * not serve requests: the caller exits.
  */
-int confine_broker(const struct confine_rule *rules, size_t nrules,
-		   char *err, size_t errlen);
+int confine_broker(const struct confine_rule *rules, size_t nrules, char *err,
+    size_t errlen);
 
 #endif

@@ -71,30 +71,30 @@
 
 enum doctor_status {
 	DOCTOR_OK,
-	DOCTOR_MISSING,  /* optional: runs degraded */
-	DOCTOR_REFUSED,  /* required: stockade refuses */
+	DOCTOR_MISSING, /* optional: runs degraded */
+	DOCTOR_REFUSED, /* required: stockade refuses */
 };
 
 #define DOCTOR_NCHECKS 9
 #define DOCTOR_TEXT_MAX 1024
 
 struct doctor_check {
-	const char *name;        /* stable identifier (above), static */
-	const char *layer;       /* the layer in words, static; the
+	const char *name; /* stable identifier (above), static */
+	const char *layer; /* the layer in words, static; the
 				  * verdict lists these */
 	bool required;
-	bool ran;                /* false: not run (DOCTOR_REQUIRED_ONLY) */
+	bool ran; /* false: not run (DOCTOR_REQUIRED_ONLY) */
 	enum doctor_status status;
 	char observed[DOCTOR_TEXT_MAX]; /* what the probe saw */
-	char fix[DOCTOR_TEXT_MAX];      /* what to do; "" when ok */
+	char fix[DOCTOR_TEXT_MAX]; /* what to do; "" when ok */
 };
 
 struct doctor_report {
 	struct doctor_check checks[DOCTOR_NCHECKS]; /* in the order above */
-	char kernel[256];        /* "Linux RELEASE MACHINE" (uname) */
+	char kernel[256]; /* "Linux RELEASE MACHINE" (uname) */
 	char verdict[DOCTOR_TEXT_MAX]; /* "full", "degraded: L; L",
 					* "refused: L; L" (L: layers) */
-	bool refused;            /* a required check refused */
+	bool refused; /* a required check refused */
 };
 
 /* Flags of doctor_run. */

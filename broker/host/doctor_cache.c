@@ -40,22 +40,21 @@ cache_key(char *key, size_t len, char *name, size_t namelen)
 	struct stat u, m, x;
 
 	if (doctor_read_small(AT_FDCWD, "/proc/sys/kernel/random/boot_id", boot,
-		       sizeof(boot)) < 32 ||
+		sizeof(boot)) < 32 ||
 	    strspn(boot, "0123456789abcdef-") != strlen(boot) ||
 	    stat("/proc/self/ns/user", &u) < 0 ||
-	    stat("/proc/self/ns/mnt", &m) < 0 ||
-	    stat("/proc/self/exe", &x) < 0)
+	    stat("/proc/self/ns/mnt", &m) < 0 || stat("/proc/self/exe", &x) < 0)
 		return -1;
-	snprintf(key, len, "stockade doctor cache 1\nboot %s\nuid %u\n"
-		 "userns %ju:%ju\nmntns %ju:%ju\nexe %ju:%ju:%jd.%09ld\n"
-		 "version %s\nverdict ok\n", boot, (unsigned)geteuid(),
-		 (uintmax_t)u.st_dev, (uintmax_t)u.st_ino,
-		 (uintmax_t)m.st_dev, (uintmax_t)m.st_ino,
-		 (uintmax_t)x.st_dev, (uintmax_t)x.st_ino,
-		 (intmax_t)x.st_mtim.tv_sec, x.st_mtim.tv_nsec,
-		 STOCKADE_VERSION);
+	snprintf(key, len,
+	    "stockade doctor cache 1\nboot %s\nuid %u\n"
+	    "userns %ju:%ju\nmntns %ju:%ju\nexe %ju:%ju:%jd.%09ld\n"
+	    "version %s\nverdict ok\n",
+	    boot, (unsigned)geteuid(), (uintmax_t)u.st_dev, (uintmax_t)u.st_ino,
+	    (uintmax_t)m.st_dev, (uintmax_t)m.st_ino, (uintmax_t)x.st_dev,
+	    (uintmax_t)x.st_ino, (intmax_t)x.st_mtim.tv_sec, x.st_mtim.tv_nsec,
+	    STOCKADE_VERSION);
 	snprintf(name, namelen, "stockade-doctor-%u-%ju", (unsigned)geteuid(),
-		 (uintmax_t)x.st_ino);
+	    (uintmax_t)x.st_ino);
 	return 0;
 }
 
@@ -89,8 +88,8 @@ doctor_cache_private_dir(int parent, const char *name)
 {
 	if (mkdirat(parent, name, 0700) < 0 && errno != EEXIST)
 		return -1;
-	return usable_dir(openat(parent, name, O_RDONLY | O_DIRECTORY |
-				 O_NOFOLLOW | O_CLOEXEC));
+	return usable_dir(openat(parent, name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
 /*
@@ -111,8 +110,8 @@ cache_dir(void)
 		return usable_dir(open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	}
 	snprintf(path, sizeof(path), "/run/user/%u", (unsigned)geteuid());
-	if ((fd = usable_dir(open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				  O_CLOEXEC))) >= 0)
+	if ((fd = usable_dir(open(path,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))) >= 0)
 		return fd;
 	if ((tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
@@ -126,16 +125,16 @@ cache_dir(void)
 static bool
 cache_hit(int dir, const char *name, const char *key)
 {
-	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW |
-					O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	_cleanup_close_ int fd = openat(dir, name,
+	    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	size_t len = strlen(key), got = 0;
 	char buf[1024];
 	struct stat st;
 	ssize_t n;
 
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    !ours_alone(&st) || st.st_nlink != 1 ||
-	    st.st_size != (off_t)len || len >= sizeof(buf))
+	    !ours_alone(&st) || st.st_nlink != 1 || st.st_size != (off_t)len ||
+	    len >= sizeof(buf))
 		return false;
 	while (got < len && (n = read(fd, buf + got, len - got)) != 0) {
 		if (n < 0 && errno == EINTR)
@@ -155,8 +154,8 @@ cache_store(int dir, const char *name, const char *key)
 	int fd, r;
 
 	snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name, (long)getpid());
-	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
+	fd = openat(dir, tmp,
+	    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	r = write_all(fd, key, strlen(key));
@@ -176,7 +175,7 @@ doctor_cached_verdict(char *why, size_t whylen)
 	if (whylen > 0)
 		why[0] = '\0';
 	cacheable = dir >= 0 &&
-		    cache_key(key, sizeof(key), name, sizeof(name)) == 0;
+	    cache_key(key, sizeof(key), name, sizeof(name)) == 0;
 	if (cacheable && cache_hit(dir, name, key))
 		return 0;
 	if (r == NULL) {
@@ -192,10 +191,10 @@ doctor_cached_verdict(char *why, size_t whylen)
 		const struct doctor_check *c = &r->checks[i];
 
 		if (c->ran && c->status == DOCTOR_REFUSED) {
-			snprintf(why, whylen, "%s. Fix: %s", c->observed, c->fix);
+			snprintf(why, whylen, "%s. Fix: %s", c->observed,
+			    c->fix);
 			break;
 		}
 	}
 	return -1;
 }
-

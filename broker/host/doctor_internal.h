@@ -27,8 +27,7 @@ typedef int (*probe_fn)(char *msg, size_t len);
  * NUL-terminated, without following a final symbolic link. Returns its
  * length or a negative errno.
  */
-ssize_t doctor_read_small(int dirfd, const char *path, char *buf,
-			  size_t len);
+ssize_t doctor_read_small(int dirfd, const char *path, char *buf, size_t len);
 
 /* "EPERM (Operation not permitted)" for errno E, into BUF; returns BUF. */
 const char *doctor_errname(int e, char *buf, size_t len);
@@ -47,6 +46,5 @@ int doctor_probe_proc(char *msg, size_t len);
 int doctor_probe_seccomp(char *msg, size_t len);
 int doctor_probe_notify(char *msg, size_t len);
 int doctor_probe_landlock(char *msg, size_t len);
-
 
 #endif

@@ -32,7 +32,6 @@
 #include "fsutil.h"
 #include "preflight.h"
 
-
 /* "EPERM (Operation not permitted)" for errno E. */
 const char *
 doctor_errname(int e, char *buf, size_t len)
@@ -48,8 +47,8 @@ doctor_errname(int e, char *buf, size_t len)
 ssize_t
 doctor_read_small(int dirfd, const char *path, char *buf, size_t len)
 {
-	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC |
-					O_NOCTTY | O_NONBLOCK);
+	_cleanup_close_ int fd = openat(dirfd, path,
+	    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	size_t got = 0;
 	ssize_t n;
 
@@ -70,8 +69,6 @@ doctor_read_small(int dirfd, const char *path, char *buf, size_t len)
 
 /* ---- probes in a child ------------------------------------------------- */
 
-
-
 /*
  * Runs FN in a child (alarm PROBE_SECONDS), which writes its message MSG
  * to a pipe and exits with FN's result. Returns that result (0: the probe
@@ -89,11 +86,13 @@ doctor_run_probe(probe_fn fn, char *msg, size_t len)
 
 	msg[0] = '\0';
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		snprintf(msg, len, "pipe2: %s", doctor_errname(errno, e, sizeof(e)));
+		snprintf(msg, len, "pipe2: %s",
+		    doctor_errname(errno, e, sizeof(e)));
 		return -1;
 	}
 	if ((pid = fork()) < 0) {
-		snprintf(msg, len, "fork: %s", doctor_errname(errno, e, sizeof(e)));
+		snprintf(msg, len, "fork: %s",
+		    doctor_errname(errno, e, sizeof(e)));
 		close(p[0]);
 		close(p[1]);
 		return -1;
@@ -106,7 +105,8 @@ doctor_run_probe(probe_fn fn, char *msg, size_t len)
 		_exit(r < 0 || r > 125 ? 125 : r);
 	}
 	close(p[1]);
-	while (got + 1 < len && (n = read(p[0], msg + got, len - 1 - got)) != 0) {
+	while (
+	    got + 1 < len && (n = read(p[0], msg + got, len - 1 - got)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -121,8 +121,9 @@ doctor_run_probe(probe_fn fn, char *msg, size_t len)
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	snprintf(msg + got, len - got, "%sthe probe was killed by SIG%s",
-		 got > 0 ? "; " : "", sigabbrev_np(WTERMSIG(st)) != NULL ?
-		 sigabbrev_np(WTERMSIG(st)) : "?");
+	    got > 0 ? "; " : "",
+	    sigabbrev_np(WTERMSIG(st)) != NULL ? sigabbrev_np(WTERMSIG(st))
+					       : "?");
 	return -1;
 }
 
@@ -152,8 +153,10 @@ map_self(uid_t uid, gid_t gid, char *msg, size_t len)
 		r = write_proc("/proc/self/gid_map", map);
 	}
 	if (r < 0)
-		snprintf(msg, len, "cannot write the id maps of a new user "
-			 "namespace: %s", doctor_errname(-r, e, sizeof(e)));
+		snprintf(msg, len,
+		    "cannot write the id maps of a new user "
+		    "namespace: %s",
+		    doctor_errname(-r, e, sizeof(e)));
 	return r;
 }
 
@@ -164,30 +167,33 @@ doctor_probe_namespaces(char *msg, size_t len)
 		int flag;
 		const char *name;
 	} ns[] = {
-		{CLONE_NEWNS, "CLONE_NEWNS"}, {CLONE_NEWPID, "CLONE_NEWPID"},
-		{CLONE_NEWNET, "CLONE_NEWNET"}, {CLONE_NEWIPC, "CLONE_NEWIPC"},
-		{CLONE_NEWUTS, "CLONE_NEWUTS"},
-		{CLONE_NEWCGROUP, "CLONE_NEWCGROUP"},
+	    {CLONE_NEWNS, "CLONE_NEWNS"},
+	    {CLONE_NEWPID, "CLONE_NEWPID"},
+	    {CLONE_NEWNET, "CLONE_NEWNET"},
+	    {CLONE_NEWIPC, "CLONE_NEWIPC"},
+	    {CLONE_NEWUTS, "CLONE_NEWUTS"},
+	    {CLONE_NEWCGROUP, "CLONE_NEWCGROUP"},
 	};
 	size_t o = 0;
 	char e[96];
 
 	if (unshare(CLONE_NEWUSER) < 0) {
 		snprintf(msg, len, "unshare(CLONE_NEWUSER): %s",
-			 doctor_errname(errno, e, sizeof(e)));
+		    doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
 		if (unshare(ns[i].flag) == 0 || o >= len)
 			continue;
 		o += (size_t)snprintf(msg + o, len - o, "%sunshare(%s): %s",
-				      o > 0 ? "; " : "", ns[i].name,
-				      doctor_errname(errno, e, sizeof(e)));
+		    o > 0 ? "; " : "", ns[i].name,
+		    doctor_errname(errno, e, sizeof(e)));
 	}
 	if (o > 0)
 		return 1;
-	snprintf(msg, len, "a child in a new user namespace created mount, "
-		 "pid, network, ipc, uts and cgroup namespaces");
+	snprintf(msg, len,
+	    "a child in a new user namespace created mount, "
+	    "pid, network, ipc, uts and cgroup namespaces");
 	return 0;
 }
 
@@ -201,8 +207,10 @@ doctor_probe_proc(char *msg, size_t len)
 	char e[96];
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0) {
-		snprintf(msg, len, "unshare(CLONE_NEWUSER|CLONE_NEWNS|"
-			 "CLONE_NEWPID): %s", doctor_errname(errno, e, sizeof(e)));
+		snprintf(msg, len,
+		    "unshare(CLONE_NEWUSER|CLONE_NEWNS|"
+		    "CLONE_NEWPID): %s",
+		    doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
 	if (map_self(uid, gid, msg, len) < 0)
@@ -210,35 +218,42 @@ doctor_probe_proc(char *msg, size_t len)
 	/* Nothing mounted here may reach the host's mount namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		snprintf(msg, len, "making the new mount namespace private: %s",
-			 doctor_errname(errno, e, sizeof(e)));
+		    doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
 	/* proc shows the mounter's active pid namespace: mount it from pid
 	 * 1 of the new one, as the jail's init does. */
 	if ((pid = fork()) < 0) {
-		snprintf(msg, len, "fork: %s", doctor_errname(errno, e, sizeof(e)));
+		snprintf(msg, len, "fork: %s",
+		    doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
 	if (pid == 0)
 		_exit(mount("proc", "/proc", "proc",
-			    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0 ?
-		      0 : errno & 0xff);
+			  MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0
+			? 0
+			: errno & 0xff);
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return 1;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-		snprintf(msg, len, "pid 1 of a new pid namespace, in a new user "
-			 "namespace, mounted a fresh /proc");
+		snprintf(msg, len,
+		    "pid 1 of a new pid namespace, in a new user "
+		    "namespace, mounted a fresh /proc");
 		return 0;
 	}
 	if (WIFEXITED(st))
-		snprintf(msg, len, "mount(\"proc\") as pid 1 of a new pid "
-			 "namespace: %s", doctor_errname(WEXITSTATUS(st), e, sizeof(e)));
+		snprintf(msg, len,
+		    "mount(\"proc\") as pid 1 of a new pid "
+		    "namespace: %s",
+		    doctor_errname(WEXITSTATUS(st), e, sizeof(e)));
 	else
-		snprintf(msg, len, "mount(\"proc\") as pid 1 of a new pid "
-			 "namespace: killed by SIG%s",
-			 sigabbrev_np(WTERMSIG(st)) != NULL ?
-			 sigabbrev_np(WTERMSIG(st)) : "?");
+		snprintf(msg, len,
+		    "mount(\"proc\") as pid 1 of a new pid "
+		    "namespace: killed by SIG%s",
+		    sigabbrev_np(WTERMSIG(st)) != NULL
+			? sigabbrev_np(WTERMSIG(st))
+			: "?");
 	return 1;
 }
 
@@ -253,26 +268,28 @@ doctor_probe_seccomp(char *msg, size_t len)
 	/* libseccomp sets no_new_privs itself (SCMP_FLTATR_CTL_NNP). */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(PROBE_ERRNO),
-				     SCMP_SYS(getppid), 0);
+		    SCMP_SYS(getppid), 0);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
 	if (r < 0) {
 		snprintf(msg, len, "loading a seccomp filter: %s",
-			 doctor_errname(-r, e, sizeof(e)));
+		    doctor_errname(-r, e, sizeof(e)));
 		return 1;
 	}
 	errno = 0;
 	v = syscall(SYS_getppid);
 	if (v != -1 || errno != PROBE_ERRNO) {
-		snprintf(msg, len, "a seccomp filter was loaded but did not "
-			 "act (getppid gave %ld, %s)", v,
-			 doctor_errname(errno, e, sizeof(e)));
+		snprintf(msg, len,
+		    "a seccomp filter was loaded but did not "
+		    "act (getppid gave %ld, %s)",
+		    v, doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
-	snprintf(msg, len, "a filter loaded in a child (libseccomp API "
-		 "level %u) answered getppid with the errno it chose",
-		 seccomp_api_get());
+	snprintf(msg, len,
+	    "a filter loaded in a child (libseccomp API "
+	    "level %u) answered getppid with the errno it chose",
+	    seccomp_api_get());
 	return 0;
 }
 
@@ -288,25 +305,28 @@ doctor_probe_notify(char *msg, size_t len)
 	pid_t pid;
 
 	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(getppid), 0);
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(getppid),
+		    0);
 	if (r == 0)
-		r = seccomp_load(ctx);  /* SECCOMP_FILTER_FLAG_NEW_LISTENER */
+		r = seccomp_load(ctx); /* SECCOMP_FILTER_FLAG_NEW_LISTENER */
 	if (r == 0 && (pfd.fd = seccomp_notify_fd(ctx)) < 0)
 		r = pfd.fd;
 	if (r < 0) {
 		snprintf(msg, len, "a filter with SECCOMP_RET_USER_NOTIF: %s",
-			 doctor_errname(-r, e, sizeof(e)));
+		    doctor_errname(-r, e, sizeof(e)));
 		return 1;
 	}
 	/* The child's call waits for this process's answer. Nothing here
 	 * may call getppid: it would wait for itself. */
 	if ((pid = fork()) < 0) {
-		snprintf(msg, len, "fork: %s", doctor_errname(errno, e, sizeof(e)));
+		snprintf(msg, len, "fork: %s",
+		    doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
 	if (pid == 0) {
 		errno = 0;
-		_exit(syscall(SYS_getppid) == -1 && errno == PROBE_ERRNO ? 0 : 1);
+		_exit(
+		    syscall(SYS_getppid) == -1 && errno == PROBE_ERRNO ? 0 : 1);
 	}
 	if (poll(&pfd, 1, 2000) != 1) {
 		snprintf(msg, len, "the listener got no notification in 2 s");
@@ -326,7 +346,7 @@ doctor_probe_notify(char *msg, size_t len)
 	seccomp_notify_free(req, resp);
 	if (r < 0) {
 		snprintf(msg, len, "answering a notification: %s",
-			 doctor_errname(-r, e, sizeof(e)));
+		    doctor_errname(-r, e, sizeof(e)));
 		kill(pid, SIGKILL);
 		return 1;
 	}
@@ -334,12 +354,14 @@ doctor_probe_notify(char *msg, size_t len)
 		if (errno != EINTR)
 			return 1;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(msg, len, "the notified call did not get the "
-			 "listener's answer");
+		snprintf(msg, len,
+		    "the notified call did not get the "
+		    "listener's answer");
 		return 1;
 	}
-	snprintf(msg, len, "a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) "
-		 "received its child's call and answered it");
+	snprintf(msg, len,
+	    "a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) "
+	    "received its child's call and answered it");
 	return 0;
 }
 
@@ -347,7 +369,7 @@ int
 doctor_probe_landlock(char *msg, size_t len)
 {
 	struct landlock_ruleset_attr attr = {
-		.handled_access_fs = LANDLOCK_ACCESS_FS_READ_DIR,
+	    .handled_access_fs = LANDLOCK_ACCESS_FS_READ_DIR,
 	};
 	_cleanup_close_ int rs = -1, fd = -1;
 	char e[96];
@@ -355,23 +377,25 @@ doctor_probe_landlock(char *msg, size_t len)
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (rs < 0) {
 		snprintf(msg, len, "landlock_create_ruleset: %s",
-			 doctor_errname(errno, e, sizeof(e)));
+		    doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 	    syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
 		snprintf(msg, len, "landlock_restrict_self: %s",
-			 doctor_errname(errno, e, sizeof(e)));
+		    doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0 || errno != EACCES) {
-		snprintf(msg, len, "a ruleset without rules was enforced, yet "
-			 "listing / gave %s", fd >= 0 ? "success" :
-			 doctor_errname(errno, e, sizeof(e)));
+		snprintf(msg, len,
+		    "a ruleset without rules was enforced, yet "
+		    "listing / gave %s",
+		    fd >= 0 ? "success" : doctor_errname(errno, e, sizeof(e)));
 		return 1;
 	}
-	snprintf(msg, len, "a ruleset enforced in a child denied it a "
-		 "directory listing");
+	snprintf(msg, len,
+	    "a ruleset enforced in a child denied it a "
+	    "directory listing");
 	return 0;
 }

@@ -76,18 +76,20 @@ install_rel_join(char *out, const char *dir, const char *rel)
 
 size_t
 install_helper_paths(const char *bindir, const char *name, bool builtin,
-		     char paths[][4096])
+    char paths[][4096])
 {
 	char dir[PATH_MAX], cand[INSTALL_PATHS_MAX][PATH_MAX];
 	size_t n = 0, k = 0;
 
 	if (snprintf(cand[n], PATH_MAX, "%s/%s", bindir, name) < PATH_MAX)
 		n++;
-	if (install_rel_join(dir, bindir, STOCKADE_BIN_TO_LIBEXEC "/stockade") &&
+	if (install_rel_join(dir, bindir,
+		STOCKADE_BIN_TO_LIBEXEC "/stockade") &&
 	    snprintf(cand[n], PATH_MAX, "%s/%s", dir, name) < PATH_MAX)
 		n++;
-	if (builtin && snprintf(cand[n], PATH_MAX, "%s/%s",
-				STOCKADE_LIBEXECDIR, name) < PATH_MAX)
+	if (builtin &&
+	    snprintf(cand[n], PATH_MAX, "%s/%s", STOCKADE_LIBEXECDIR, name) <
+		PATH_MAX)
 		n++;
 	for (size_t i = 0; i < n; i++) {
 		bool dup = false;
@@ -118,8 +120,7 @@ install_open_exe(const char *path)
 
 int
 install_open_helper(const char *bindir, const char *name, bool builtin,
-		    char *found, size_t foundlen, char *tried,
-		    size_t triedlen)
+    char *found, size_t foundlen, char *tried, size_t triedlen)
 {
 	char self[PATH_MAX], paths[INSTALL_PATHS_MAX][PATH_MAX];
 	size_t n = 0;
@@ -132,13 +133,13 @@ install_open_helper(const char *bindir, const char *name, bool builtin,
 			bindir = self;
 		else if (tried != NULL && triedlen > 0)
 			snprintf(tried, triedlen, "(/proc/self/exe: %s)",
-				 strerror(-e));
+			    strerror(-e));
 	}
 	if (bindir != NULL)
 		n = install_helper_paths(bindir, name, builtin, paths);
 	else if (builtin) {
 		snprintf(paths[0], PATH_MAX, "%s/%s", STOCKADE_LIBEXECDIR,
-			 name);
+		    name);
 		n = 1;
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -38,8 +38,8 @@ int install_self_dir(char *dir, size_t len);
  * duplicates and paths that do not fit are left out) and returns how
  * many.
  */
-size_t install_helper_paths(const char *bindir, const char *name,
-			    bool builtin, char paths[][4096]);
+size_t install_helper_paths(const char *bindir, const char *name, bool builtin,
+    char paths[][4096]);
 
 /*
  * OUT (PATH_MAX bytes) = DIR with the relative path REL laid on it: each
@@ -68,7 +68,6 @@ int install_open_exe(const char *path);
  * separated, in TRIED (TRIEDLEN bytes, truncated; TRIED may be NULL).
  */
 int install_open_helper(const char *bindir, const char *name, bool builtin,
-			char *found, size_t foundlen, char *tried,
-			size_t triedlen);
+    char *found, size_t foundlen, char *tried, size_t triedlen);
 
 #endif

@@ -95,8 +95,8 @@ capture_add(struct capture *c, const uint8_t *data, size_t len)
 			n = len;
 		memcpy(c->tail + c->tail_pos, data, n);
 		c->tail_pos = (c->tail_pos + n) % c->tail_cap;
-		c->tail_len = c->tail_len + n > c->tail_cap ? c->tail_cap :
-							      c->tail_len + n;
+		c->tail_len = c->tail_len + n > c->tail_cap ? c->tail_cap
+							    : c->tail_len + n;
 		data += n;
 		len -= n;
 	}

@@ -11,17 +11,17 @@
 #include <stdint.h>
 
 struct capture {
-	size_t half;      /* bytes kept at each end: cap / 2 (cap - half) */
+	size_t half; /* bytes kept at each end: cap / 2 (cap - half) */
 	size_t tail_cap;
-	uint8_t *head;    /* first bytes, up to `half`; grown as they come */
+	uint8_t *head; /* first bytes, up to `half`; grown as they come */
 	size_t head_len;
 	size_t head_size; /* bytes allocated for head */
-	uint8_t *tail;    /* ring of the last tail_cap bytes, allocated when
+	uint8_t *tail; /* ring of the last tail_cap bytes, allocated when
 			   * the first byte past the head arrives */
-	size_t tail_pos;  /* next write position in the ring */
-	size_t tail_len;  /* valid bytes in the ring */
-	uint64_t total;   /* every byte ever added */
-	bool lost;        /* memory ran out: some bytes could not be kept */
+	size_t tail_pos; /* next write position in the ring */
+	size_t tail_len; /* valid bytes in the ring */
+	uint64_t total; /* every byte ever added */
+	bool lost; /* memory ran out: some bytes could not be kept */
 	bool head_passed; /* the head is counted in head_len, not kept
 			   * (capture_init_tail) */
 };
@@ -51,7 +51,7 @@ bool capture_truncated(const struct capture *c);
  * tail), with its length in *LEN; the caller frees it. NULL on ENOMEM.
  */
 uint8_t *capture_collect(const struct capture *c, const char *marker,
-			 size_t *len);
+    size_t *len);
 /* Frees C's buffers; accepts a zeroed struct. */
 void capture_free(struct capture *c);
 

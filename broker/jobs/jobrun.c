@@ -60,15 +60,16 @@ send_cancel(int sock, int reason)
 	if (sock >= 0 && reason >= 1 && reason <= JOB_CANCEL_MAX &&
 	    cancel_len[reason] > 0)
 		(void)send(sock, cancel_msg[reason], cancel_len[reason],
-			   MSG_NOSIGNAL | MSG_DONTWAIT);
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /* The cancellation reason of signal SIG. */
 static int
 signal_reason(int sig)
 {
-	return sig == SIGINT ? JOB_CANCEL_SIGINT :
-	       sig == SIGHUP ? JOB_CANCEL_SIGHUP : JOB_CANCEL_SIGTERM;
+	return sig == SIGINT ? JOB_CANCEL_SIGINT
+	    : sig == SIGHUP  ? JOB_CANCEL_SIGHUP
+			     : JOB_CANCEL_SIGTERM;
 }
 
 static void
@@ -122,8 +123,7 @@ arm_cancel(const struct supervisor *sup)
 
 	for (int r = 1; r <= JOB_CANCEL_MAX; r++) {
 		int n = proto_encode_cancel(cancel_msg[r],
-					    sizeof(cancel_msg[r]),
-					    sup->next_job_id, (uint32_t)r);
+		    sizeof(cancel_msg[r]), sup->next_job_id, (uint32_t)r);
 
 		if (n < 0)
 			return false;
@@ -184,8 +184,8 @@ jobrun_check_fits(const struct jobrun *jr)
 }
 
 int
-jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
-	    char **argv, const struct jobrun_overrides *ov)
+jobrun_init(struct jobrun *jr, const struct policy *pol, int argc, char **argv,
+    const struct jobrun_overrides *ov)
 {
 	int e;
 
@@ -197,7 +197,7 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 	jr->spec.layers_off = policy_layers_off(pol);
 	if (job_spec_layer_off(&jr->spec, JOB_LAYER_SCRUBBED_ENV) &&
 	    ((e = jobrun_inherit_environment(&jr->spec)) < 0 ||
-	     (e = check_fits(&jr->spec)) < 0)) {
+		(e = check_fits(&jr->spec)) < 0)) {
 		jobrun_free(jr);
 		return e;
 	}
@@ -207,10 +207,10 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
 
 		l->wall_ms = ov->wall_ms ? ov->wall_ms : l->wall_ms;
 		l->cpu_ms = ov->cpu_ms ? ov->cpu_ms : l->cpu_ms;
-		l->memory_bytes = ov->memory_bytes ? ov->memory_bytes :
-						     l->memory_bytes;
-		l->fsize_bytes = ov->fsize_bytes ? ov->fsize_bytes :
-						   l->fsize_bytes;
+		l->memory_bytes = ov->memory_bytes ? ov->memory_bytes
+						   : l->memory_bytes;
+		l->fsize_bytes = ov->fsize_bytes ? ov->fsize_bytes
+						 : l->fsize_bytes;
 		l->tmp_bytes = ov->tmp_bytes ? ov->tmp_bytes : l->tmp_bytes;
 		l->nproc = ov->nproc ? ov->nproc : l->nproc;
 		if (ov->output_bytes != 0) {
@@ -235,8 +235,8 @@ jobrun_output_cap(const struct jobrun *jr, int stream)
 {
 	if (job_spec_layer_off(&jr->spec, JOB_LAYER_LIMITS))
 		return SIZE_MAX;
-	return stream == 1 ? (size_t)jr->limits.stdout_bytes :
-			     (size_t)jr->limits.stderr_bytes;
+	return stream == 1 ? (size_t)jr->limits.stdout_bytes
+			   : (size_t)jr->limits.stderr_bytes;
 }
 
 int
@@ -254,20 +254,25 @@ char *
 jobrun_spec_error(int e, char *buf, size_t len)
 {
 	if (e == -E2BIG)
-		snprintf(buf, len, "the command line is too long: at most %u "
-			 "arguments of at most %u bytes each",
-			 JOB_MAX_ARGS, JOB_MAX_STR);
+		snprintf(buf, len,
+		    "the command line is too long: at most %u "
+		    "arguments of at most %u bytes each",
+		    JOB_MAX_ARGS, JOB_MAX_STR);
 	else if (e == -EMSGSIZE)
-		snprintf(buf, len, "the command line is too long: with the "
-			 "policy's environment and mounts it must fit in %u "
-			 "bytes", PROTO_MAX_BODY);
+		snprintf(buf, len,
+		    "the command line is too long: with the "
+		    "policy's environment and mounts it must fit in %u "
+		    "bytes",
+		    PROTO_MAX_BODY);
 	else if (e == -EINVAL)
 		snprintf(buf, len, "the program name is empty");
 	else if (e == -EOVERFLOW)
-		snprintf(buf, len, "with layer scrubbed_env off the job gets "
-			 "stockade's whole environment, which must hold at "
-			 "most %u variables (the policy's included) of at most "
-			 "%u bytes each", JOB_MAX_ENV, JOB_MAX_STR);
+		snprintf(buf, len,
+		    "with layer scrubbed_env off the job gets "
+		    "stockade's whole environment, which must hold at "
+		    "most %u variables (the policy's included) of at most "
+		    "%u bytes each",
+		    JOB_MAX_ENV, JOB_MAX_STR);
 	else
 		snprintf(buf, len, "cannot build the job: %s", strerror(-e));
 	return buf;
@@ -332,23 +337,23 @@ static const struct {
 	const char *also; /* must appear too, or NULL */
 	enum job_status status;
 } limit_words[] = {
-	{"MemoryError", NULL, JOB_MEMORY_LIMIT},
-	{"Cannot allocate memory", NULL, JOB_MEMORY_LIMIT},
-	{"std::bad_alloc", NULL, JOB_MEMORY_LIMIT},
-	{"fatal error: runtime: out of memory", NULL, JOB_MEMORY_LIMIT},
-	{"java.lang.OutOfMemoryError", NULL, JOB_MEMORY_LIMIT},
-	{"File too large", NULL, JOB_FILE_SIZE_LIMIT},
-	{"File size limit exceeded", NULL, JOB_FILE_SIZE_LIMIT},
-	{"No space left on device", NULL, JOB_DISK_FULL},
-	{"Disk quota exceeded", NULL, JOB_DISK_FULL},
-	/* EAGAIN from fork or clone at RLIMIT_NPROC; EAGAIN alone is also
+    {"MemoryError", NULL, JOB_MEMORY_LIMIT},
+    {"Cannot allocate memory", NULL, JOB_MEMORY_LIMIT},
+    {"std::bad_alloc", NULL, JOB_MEMORY_LIMIT},
+    {"fatal error: runtime: out of memory", NULL, JOB_MEMORY_LIMIT},
+    {"java.lang.OutOfMemoryError", NULL, JOB_MEMORY_LIMIT},
+    {"File too large", NULL, JOB_FILE_SIZE_LIMIT},
+    {"File size limit exceeded", NULL, JOB_FILE_SIZE_LIMIT},
+    {"No space left on device", NULL, JOB_DISK_FULL},
+    {"Disk quota exceeded", NULL, JOB_DISK_FULL},
+    /* EAGAIN from fork or clone at RLIMIT_NPROC; EAGAIN alone is also
 	 * a non-blocking read, so the failing call must show too. */
-	{"Cannot fork", NULL, JOB_PROCESS_LIMIT},
-	{"fork: retry", NULL, JOB_PROCESS_LIMIT},
-	{"can't start new thread", NULL, JOB_PROCESS_LIMIT},
-	{"Resource temporarily unavailable", "fork", JOB_PROCESS_LIMIT},
-	{"Resource temporarily unavailable", "Popen", JOB_PROCESS_LIMIT},
-	{"Resource temporarily unavailable", "spawn", JOB_PROCESS_LIMIT},
+    {"Cannot fork", NULL, JOB_PROCESS_LIMIT},
+    {"fork: retry", NULL, JOB_PROCESS_LIMIT},
+    {"can't start new thread", NULL, JOB_PROCESS_LIMIT},
+    {"Resource temporarily unavailable", "fork", JOB_PROCESS_LIMIT},
+    {"Resource temporarily unavailable", "Popen", JOB_PROCESS_LIMIT},
+    {"Resource temporarily unavailable", "spawn", JOB_PROCESS_LIMIT},
 };
 
 /*
@@ -365,7 +370,7 @@ static const struct {
  */
 static bool
 words_backed(const struct jobrun *jr, enum job_status s, const char *text,
-	     char *why, size_t len)
+    char *why, size_t len)
 {
 	const struct job_result *r = &jr->res;
 	const struct job_limits *lim = &jr->spec.limits;
@@ -378,18 +383,20 @@ words_backed(const struct jobrun *jr, enum job_status s, const char *text,
 			at_nproc = true;
 	if (s == JOB_MEMORY_LIMIT &&
 	    r->peak_memory_kb * 1024u * 2u < lim->memory_bytes) {
-		snprintf(why, len, "the program said \"%s\" at a peak of %.1f "
-			 "MiB, under half its memory limit of %.1f MiB: its own "
-			 "failure, not the sandbox's limit", text,
-			 (double)r->peak_memory_kb / 1024.0,
-			 (double)lim->memory_bytes / 1048576.0);
+		snprintf(why, len,
+		    "the program said \"%s\" at a peak of %.1f "
+		    "MiB, under half its memory limit of %.1f MiB: its own "
+		    "failure, not the sandbox's limit",
+		    text, (double)r->peak_memory_kb / 1024.0,
+		    (double)lim->memory_bytes / 1048576.0);
 		return false;
 	}
 	if (s == JOB_PROCESS_LIMIT && !at_nproc) {
-		snprintf(why, len, "the program said \"%s\" with at most %u "
-			 "processes and threads seen, under the limit of %u: "
-			 "not seen at the sandbox's limit", text,
-			 r->peak_processes, lim->nproc);
+		snprintf(why, len,
+		    "the program said \"%s\" with at most %u "
+		    "processes and threads seen, under the limit of %u: "
+		    "not seen at the sandbox's limit",
+		    text, r->peak_processes, lim->nproc);
 		return false;
 	}
 	return true;
@@ -412,10 +419,11 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	e = fsapi_usage(fs);
 	if (e == 0 && fs->used_disk > fs->quota.workspace_bytes &&
 	    r->status != JOB_DISK_FULL) {
-		snprintf(why, sizeof(why), "the job left /work taking %.1f MiB "
-			 "of disk, over its quota of %.1f MiB",
-			 (double)fs->used_disk / 1048576.0,
-			 (double)fs->quota.workspace_bytes / 1048576.0);
+		snprintf(why, sizeof(why),
+		    "the job left /work taking %.1f MiB "
+		    "of disk, over its quota of %.1f MiB",
+		    (double)fs->used_disk / 1048576.0,
+		    (double)fs->quota.workspace_bytes / 1048576.0);
 		restatus(jr, JOB_DISK_FULL, why);
 		return;
 	}
@@ -431,10 +439,10 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	     i++) {
 		if (!says(tail, len, limit_words[i].text) ||
 		    (limit_words[i].also != NULL &&
-		     !says(tail, len, limit_words[i].also)))
+			!says(tail, len, limit_words[i].also)))
 			continue;
 		if (!words_backed(jr, limit_words[i].status,
-				  limit_words[i].text, why, sizeof(why))) {
+			limit_words[i].text, why, sizeof(why))) {
 			/* Exit code and status stay; the detail says why
 			 * the words were not taken. */
 			if (r->detail == NULL || r->detail[0] == '\0')
@@ -442,7 +450,7 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 			break;
 		}
 		snprintf(why, sizeof(why), "the program stopped on \"%s\"",
-			 limit_words[i].text);
+		    limit_words[i].text);
 		restatus(jr, limit_words[i].status, why);
 		break;
 	}
@@ -473,8 +481,8 @@ run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
 		memset(&jr->res, 0, sizeof(jr->res));
 		if ((e = supervisor_start(sup)) == 0) {
 			(void)arm_cancel(sup);
-			e = supervisor_run(sup, &jr->spec, fs->root,
-					   on_output, jr, &jr->res);
+			e = supervisor_run(sup, &jr->spec, fs->root, on_output,
+			    jr, &jr->res);
 		}
 	}
 	sup->tty_fd = -1;
@@ -493,27 +501,30 @@ set_start_failure(struct jobrun *jr, int e)
 	jr->res.status = JOB_SANDBOX_ERROR;
 	jr->res.exit_code = -1;
 	if (e == -ETIMEDOUT)
-		snprintf(err, sizeof(err), "cannot start the launcher: "
-			 "it did not answer within %u ms",
-			 SUPERVISOR_HELLO_MS);
+		snprintf(err, sizeof(err),
+		    "cannot start the launcher: "
+		    "it did not answer within %u ms",
+		    SUPERVISOR_HELLO_MS);
 	else if (e == -EINTR)
-		snprintf(err, sizeof(err), "the broker was interrupted "
-			 "before the job started");
+		snprintf(err, sizeof(err),
+		    "the broker was interrupted "
+		    "before the job started");
 	else if (e == -EPROTO)
-		snprintf(err, sizeof(err), "cannot start the launcher: "
-			 "its answer to HELLO broke protocol version "
-			 "%u (a stockade-launcher of another version?)",
-			 PROTO_VERSION);
+		snprintf(err, sizeof(err),
+		    "cannot start the launcher: "
+		    "its answer to HELLO broke protocol version "
+		    "%u (a stockade-launcher of another version?)",
+		    PROTO_VERSION);
 	else
 		snprintf(err, sizeof(err), "cannot start the launcher: %s",
-			 e == -E2BIG ? "the job does not fit in one message" :
-				       strerror(-e));
+		    e == -E2BIG ? "the job does not fit in one message"
+				: strerror(-e));
 	jr->res.detail = strdup(err);
 }
 
 int
 jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
-	    bool catch_signals)
+    bool catch_signals)
 {
 	char err[256];
 	int e;
@@ -540,8 +551,8 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 		/* The reason every CANCEL of this job carried (the first
 		 * request's), for `stockade run`'s exit status. */
 		if (e == 0 && jr->res.status == JOB_CANCELLED)
-			jr->res.cancel_reason =
-			    (uint32_t)atomic_load(&cancel_requested);
+			jr->res.cancel_reason = (uint32_t)atomic_load(
+			    &cancel_requested);
 		if (catch_signals)
 			jobrun_default_signals();
 		fs->usage_valid = false;
@@ -550,11 +561,12 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 		/* Its input cut short by a read error: never ok (jobrun.h). */
 		if (e == 0 && jr->feed != NULL && jr->feed->error != 0 &&
 		    jr->res.status != JOB_SANDBOX_ERROR) {
-			snprintf(err, sizeof(err), "stockade could not read the "
-				 "job's standard input: %s (the program got "
-				 "only the first %llu bytes)",
-				 strerror(jr->feed->error),
-				 (unsigned long long)jr->feed->sent);
+			snprintf(err, sizeof(err),
+			    "stockade could not read the "
+			    "job's standard input: %s (the program got "
+			    "only the first %llu bytes)",
+			    strerror(jr->feed->error),
+			    (unsigned long long)jr->feed->sent);
 			restatus(jr, JOB_SANDBOX_ERROR, err);
 		}
 	}

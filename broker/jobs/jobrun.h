@@ -32,34 +32,34 @@
  * the policy's value. `stockade run` may set any value its flags accept
  * (the caller is the deployer); `stockade serve` only lowers them. */
 struct jobrun_overrides {
-	uint64_t wall_ms;       /* wall-clock limit, milliseconds */
-	uint64_t cpu_ms;        /* CPU time of the jail, milliseconds */
-	uint64_t memory_bytes;  /* memory limit, bytes */
-	uint64_t fsize_bytes;   /* RLIMIT_FSIZE, bytes */
-	uint64_t tmp_bytes;     /* /tmp tmpfs size, bytes */
-	uint64_t output_bytes;  /* the cap of stdout and of stderr, bytes */
-	uint32_t nproc;         /* tasks of the jail */
+	uint64_t wall_ms; /* wall-clock limit, milliseconds */
+	uint64_t cpu_ms; /* CPU time of the jail, milliseconds */
+	uint64_t memory_bytes; /* memory limit, bytes */
+	uint64_t fsize_bytes; /* RLIMIT_FSIZE, bytes */
+	uint64_t tmp_bytes; /* /tmp tmpfs size, bytes */
+	uint64_t output_bytes; /* the cap of stdout and of stderr, bytes */
+	uint32_t nproc; /* tasks of the jail */
 };
 
 struct jobrun {
 	struct job_limits limits; /* in force: the policy's, overridden */
-	struct job_spec spec;     /* borrows from the policy and argv (and,
+	struct job_spec spec; /* borrows from the policy and argv (and,
 				   * with layer scrubbed_env off, environ) */
-	int tty_fd;               /* the caller's terminal for the payload's
+	int tty_fd; /* the caller's terminal for the payload's
 				   * stdin (layer no_terminal off; borrowed),
 				   * or -1 (jobrun_init's default) */
-	struct stdin_feed *feed;  /* the job's standard input (borrowed;
+	struct stdin_feed *feed; /* the job's standard input (borrowed;
 				   * stdin_feed.h), or NULL (jobrun_init's
 				   * default): /dev/null. Not with tty_fd */
-	char **env_owned;         /* the client's variables (jobrun_set_env),
+	char **env_owned; /* the client's variables (jobrun_set_env),
 				   * "NAME=value", owned; spec.envp points
 				   * at them */
 	size_t nenv_owned;
-	struct capture cap[3];    /* [1] stdout, [2] stderr ([0] unused) */
-	struct job_result res;    /* filled by jobrun_exec */
-	output_fn tee;            /* also given every chunk (may be NULL) */
+	struct capture cap[3]; /* [1] stdout, [2] stderr ([0] unused) */
+	struct job_result res; /* filled by jobrun_exec */
+	output_fn tee; /* also given every chunk (may be NULL) */
 	void *tee_arg;
-	int start_error;          /* a negative errno from a launcher start
+	int start_error; /* a negative errno from a launcher start
 				   * the caller made before (cmd_run starts
 				   * it before confining the broker, which
 				   * then cannot start another): reported
@@ -83,20 +83,20 @@ struct jobrun {
  * bytes (jobrun_spec_error words them), -ENOMEM.
  */
 int jobrun_init(struct jobrun *jr, const struct policy *pol, int argc,
-		char **argv, const struct jobrun_overrides *ov);
+    char **argv, const struct jobrun_overrides *ov);
 
 /* Why a client's variable is refused (jobrun_set_env); the names are
  * stable, the same in every front (README.md, docs/protocol.md). */
 enum jobenv_error {
 	JOBENV_OK = 0,
-	JOBENV_INVALID_NAME,  /* "invalid_env_name": empty, over
+	JOBENV_INVALID_NAME, /* "invalid_env_name": empty, over
 			       * JOBENV_MAX_NAME bytes, or not
 			       * [A-Za-z_][A-Za-z0-9_]* ('=' included) */
 	JOBENV_INVALID_VALUE, /* "invalid_env_value": holds a NUL, or
 			       * NAME=value over JOB_MAX_STR bytes */
-	JOBENV_NOT_ALLOWED,   /* "env_not_allowed": not in the policy's
+	JOBENV_NOT_ALLOWED, /* "env_not_allowed": not in the policy's
 			       * [jail] client_env */
-	JOBENV_TOO_MANY,      /* "too_many_env": over JOB_MAX_ENV with
+	JOBENV_TOO_MANY, /* "too_many_env": over JOB_MAX_ENV with
 			       * the policy's */
 };
 
@@ -119,9 +119,8 @@ const char *jobenv_error_name(enum jobenv_error e);
  * jobrun_check_fits after the last one.
  */
 enum jobenv_error jobrun_set_env(struct jobrun *jr, const struct policy *pol,
-				 const char *name, const char *value,
-				 size_t value_len, bool *oom, char *why,
-				 size_t whylen);
+    const char *name, const char *value, size_t value_len, bool *oom, char *why,
+    size_t whylen);
 
 /*
  * Layer scrubbed_env off (docs/layers.md): SPEC's environment becomes the
@@ -209,7 +208,7 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  * JR->res a sandbox_error whose detail says why.
  */
 int jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
-		bool catch_signals);
+    bool catch_signals);
 
 /*
  * The result object of README.md ("Result fields") for JR's result,

@@ -88,20 +88,19 @@ valid_env_name(const char *name)
 	if (n == 0 || n > JOBENV_MAX_NAME)
 		return false;
 	if (!(name[0] == '_' || (name[0] >= 'A' && name[0] <= 'Z') ||
-	      (name[0] >= 'a' && name[0] <= 'z')))
+		(name[0] >= 'a' && name[0] <= 'z')))
 		return false;
 	for (size_t i = 1; i < n; i++)
 		if (!(name[i] == '_' || (name[i] >= 'A' && name[i] <= 'Z') ||
-		      (name[i] >= 'a' && name[i] <= 'z') ||
-		      (name[i] >= '0' && name[i] <= '9')))
+			(name[i] >= 'a' && name[i] <= 'z') ||
+			(name[i] >= '0' && name[i] <= '9')))
 			return false;
 	return true;
 }
 
 enum jobenv_error
 jobrun_set_env(struct jobrun *jr, const struct policy *pol, const char *name,
-	       const char *value, size_t value_len, bool *oom, char *why,
-	       size_t whylen)
+    const char *value, size_t value_len, bool *oom, char *why, size_t whylen)
 {
 	struct job_spec *spec = &jr->spec;
 	size_t nlen = strnlen(name, JOBENV_MAX_NAME + 1);
@@ -110,24 +109,27 @@ jobrun_set_env(struct jobrun *jr, const struct policy *pol, const char *name,
 
 	*oom = false;
 	if (!valid_env_name(name)) {
-		snprintf(why, whylen, "invalid_env_name: \"%.64s%s\" is not a "
-			 "variable name (1 to %u bytes of [A-Za-z_][A-Za-z0-9_]*, "
-			 "the first not a digit; no \"=\")", name,
-			 nlen > 64 ? "..." : "", JOBENV_MAX_NAME);
+		snprintf(why, whylen,
+		    "invalid_env_name: \"%.64s%s\" is not a "
+		    "variable name (1 to %u bytes of [A-Za-z_][A-Za-z0-9_]*, "
+		    "the first not a digit; no \"=\")",
+		    name, nlen > 64 ? "..." : "", JOBENV_MAX_NAME);
 		return JOBENV_INVALID_NAME;
 	}
 	if (memchr(value, '\0', value_len) != NULL ||
 	    nlen + 1 + value_len > JOB_MAX_STR) {
 		snprintf(why, whylen, "invalid_env_value: the value of %s %s",
-			 name, value_len + nlen + 1 > JOB_MAX_STR ?
-			 "is too long (NAME=value at most 16384 bytes)" :
-			 "holds a NUL byte");
+		    name,
+		    value_len + nlen + 1 > JOB_MAX_STR
+			? "is too long (NAME=value at most 16384 bytes)"
+			: "holds a NUL byte");
 		return JOBENV_INVALID_VALUE;
 	}
 	if (!policy_client_env_allows(pol, name)) {
-		snprintf(why, whylen, "env_not_allowed: the policy does not let "
-			 "a client set %s (its [jail] client_env is \"%.200s\")",
-			 name, pol->client_env != NULL ? pol->client_env : "");
+		snprintf(why, whylen,
+		    "env_not_allowed: the policy does not let "
+		    "a client set %s (its [jail] client_env is \"%.200s\")",
+		    name, pol->client_env != NULL ? pol->client_env : "");
 		return JOBENV_NOT_ALLOWED;
 	}
 	for (i = 0; i < spec->envc; i++)
@@ -135,14 +137,15 @@ jobrun_set_env(struct jobrun *jr, const struct policy *pol, const char *name,
 		    spec->envp[i][nlen] == '=')
 			break;
 	if (i == spec->envc && spec->envc >= JOB_MAX_ENV) {
-		snprintf(why, whylen, "too_many_env: at most %u variables, the "
-			 "policy's included", JOB_MAX_ENV);
+		snprintf(why, whylen,
+		    "too_many_env: at most %u variables, the "
+		    "policy's included",
+		    JOB_MAX_ENV);
 		return JOBENV_TOO_MANY;
 	}
 	if (asprintf(&s, "%s=%.*s", name, (int)value_len, value) < 0)
 		goto nomem;
-	owned = reallocarray(jr->env_owned, jr->nenv_owned + 1,
-			     sizeof(*owned));
+	owned = reallocarray(jr->env_owned, jr->nenv_owned + 1, sizeof(*owned));
 	if (owned == NULL) {
 		free(s);
 		goto nomem;
@@ -165,4 +168,3 @@ nomem:
 	snprintf(why, whylen, "out of memory");
 	return JOBENV_TOO_MANY;
 }
-

@@ -7,7 +7,7 @@
 
 int
 jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
-		    char **argv)
+    char **argv)
 {
 	uint8_t *msg;
 	int n;

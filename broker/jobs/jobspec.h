@@ -18,7 +18,7 @@
  * empty program name; -ENOMEM. On failure SPEC is left zeroed.
  */
 int jobspec_from_policy(struct job_spec *spec, const struct policy *policy,
-			int argc, char **argv);
+    int argc, char **argv);
 
 /* Frees the arrays jobspec_from_policy allocated; accepts a zeroed SPEC. */
 void jobspec_release(struct job_spec *spec);

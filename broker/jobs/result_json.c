@@ -13,18 +13,17 @@ json_t *
 limits_to_json(const struct job_limits *l)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
-		"wall_time_ms", (json_int_t)l->wall_ms,
-		"cpu_time_ms", (json_int_t)l->cpu_ms,
-		"memory_mb", (json_int_t)(l->memory_bytes >> 20),
-		"processes", (json_int_t)l->nproc,
-		"file_size_mb", (json_int_t)(l->fsize_bytes >> 20),
-		"open_files", (json_int_t)l->nofile,
-		"tmp_mb", (json_int_t)(l->tmp_bytes >> 20),
-		"home_mb", (json_int_t)(l->home_bytes >> 20),
-		"workspace_mb", (json_int_t)(l->workspace_bytes >> 20),
-		"cpu_percent", (json_int_t)l->cpu_percent,
-		"stdout_kb", (json_int_t)(l->stdout_bytes >> 10),
-		"stderr_kb", (json_int_t)(l->stderr_bytes >> 10));
+	    "wall_time_ms", (json_int_t)l->wall_ms, "cpu_time_ms",
+	    (json_int_t)l->cpu_ms, "memory_mb",
+	    (json_int_t)(l->memory_bytes >> 20), "processes",
+	    (json_int_t)l->nproc, "file_size_mb",
+	    (json_int_t)(l->fsize_bytes >> 20), "open_files",
+	    (json_int_t)l->nofile, "tmp_mb", (json_int_t)(l->tmp_bytes >> 20),
+	    "home_mb", (json_int_t)(l->home_bytes >> 20), "workspace_mb",
+	    (json_int_t)(l->workspace_bytes >> 20), "cpu_percent",
+	    (json_int_t)l->cpu_percent, "stdout_kb",
+	    (json_int_t)(l->stdout_bytes >> 10), "stderr_kb",
+	    (json_int_t)(l->stderr_bytes >> 10));
 }
 
 /* DATA[0..LEN) of any bytes as a JSON string of valid UTF-8 (U+FFFD for
@@ -95,14 +94,15 @@ denials_json(const struct job_result *res)
 {
 	json_t *a = json_array();
 
-	for (uint32_t i = 0; a != NULL && i < res->ndenials &&
-			     i < JOB_MAX_DENIALS; i++) {
+	for (uint32_t i = 0;
+	     a != NULL && i < res->ndenials && i < JOB_MAX_DENIALS; i++) {
 		const struct job_denial *d = &res->denials[i];
 		json_t *o = json_object();
 
 		if (o == NULL || !put(o, "syscall", text_json(d->syscall)) ||
 		    !put(o, "count", json_integer((json_int_t)d->count)) ||
-		    !put(o, "first_ms", json_integer((json_int_t)d->first_ms)) ||
+		    !put(o, "first_ms",
+			json_integer((json_int_t)d->first_ms)) ||
 		    json_array_append_new(a, o) < 0) {
 			json_decref(o);
 			json_decref(a);
@@ -119,15 +119,15 @@ reached_json(const struct job_result *res)
 {
 	json_t *a = json_array();
 
-	for (uint32_t i = 0; a != NULL && i < res->nreached &&
-			     i < JOB_MAX_REACHED; i++) {
+	for (uint32_t i = 0;
+	     a != NULL && i < res->nreached && i < JOB_MAX_REACHED; i++) {
 		const char *name = job_limit_kind_name(res->reached[i].limit);
 		json_t *o = json_object();
 
 		if (o == NULL || name == NULL ||
 		    !put(o, "limit", text_json(name)) ||
 		    !put(o, "times",
-			 json_integer((json_int_t)res->reached[i].times)) ||
+			json_integer((json_int_t)res->reached[i].times)) ||
 		    json_array_append_new(a, o) < 0) {
 			json_decref(o);
 			json_decref(a);
@@ -146,7 +146,8 @@ layers_json(uint32_t off)
 
 	for (int i = 1; a != NULL && i <= JOB_LAYER_MAX; i++)
 		if ((off & JOB_LAYER_BIT(i)) &&
-		    json_array_append_new(a, json_string(job_layer_name(i))) < 0) {
+		    json_array_append_new(a, json_string(job_layer_name(i))) <
+			0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -157,20 +158,19 @@ layers_json(uint32_t off)
  * of a network: glibc's gai_strerror(3) and strerror(3) texts (which
  * Python, pip, git and most C programs pass on), curl's and Node's. */
 static const char *const network_failures[] = {
-	"Temporary failure in name resolution",   /* EAI_AGAIN */
-	"Name or service not known",              /* EAI_NONAME */
-	"No address associated with hostname",    /* EAI_NODATA */
-	"Could not resolve host",                 /* curl */
-	"getaddrinfo ENOTFOUND",                  /* Node */
-	"getaddrinfo EAI_AGAIN",                  /* Node */
-	"Network is unreachable",                 /* ENETUNREACH */
-	"ENETUNREACH",
-	"No route to host",                       /* EHOSTUNREACH */
+    "Temporary failure in name resolution", /* EAI_AGAIN */
+    "Name or service not known", /* EAI_NONAME */
+    "No address associated with hostname", /* EAI_NODATA */
+    "Could not resolve host", /* curl */
+    "getaddrinfo ENOTFOUND", /* Node */
+    "getaddrinfo EAI_AGAIN", /* Node */
+    "Network is unreachable", /* ENETUNREACH */
+    "ENETUNREACH", "No route to host", /* EHOSTUNREACH */
 };
 
 char *
 result_hint(const struct job_result *res, const struct job_limits *lim,
-	    const struct capture *err, char *buf, size_t size)
+    const struct capture *err, char *buf, size_t size)
 {
 	const char *found = NULL;
 	uint8_t *text;
@@ -182,22 +182,24 @@ result_hint(const struct job_result *res, const struct job_limits *lim,
 		return buf;
 	text = capture_collect(err, "\n", &len);
 	for (size_t i = 0; text != NULL && found == NULL &&
-			   i < sizeof(network_failures) / sizeof(*network_failures);
+	     i < sizeof(network_failures) / sizeof(*network_failures);
 	     i++)
 		if (memmem(text, len, network_failures[i],
-			   strlen(network_failures[i])) != NULL)
+			strlen(network_failures[i])) != NULL)
 			found = network_failures[i];
 	free(text);
 	if (found != NULL)
-		fmt_words(buf, size, "The program exited with code %d after a "
-			 "network failure (its stderr says \"%s\"): the "
-			 "sandbox has no network. The job's only interface is "
-			 "its own loopback (127.0.0.1 reaches the job itself), "
-			 "and the policy allows no outside host, so retrying "
-			 "will fail the same way. Do the task without the "
-			 "network: use what is installed, or have the user put "
-			 "the files it needs (packages, data) in /work before "
-			 "the job.", res->exit_code, found);
+		fmt_words(buf, size,
+		    "The program exited with code %d after a "
+		    "network failure (its stderr says \"%s\"): the "
+		    "sandbox has no network. The job's only interface is "
+		    "its own loopback (127.0.0.1 reaches the job itself), "
+		    "and the policy allows no outside host, so retrying "
+		    "will fail the same way. Do the task without the "
+		    "network: use what is installed, or have the user put "
+		    "the files it needs (packages, data) in /work before "
+		    "the job.",
+		    res->exit_code, found);
 	if (found != NULL && job_output_truncated(res, lim))
 		job_hint_truncation(res, lim, buf, size);
 	return buf;
@@ -212,20 +214,23 @@ lost_output_hint(const struct job_result *res, char *hint, size_t size)
 	size_t at;
 
 	if (res->status == JOB_OK)
-		fmt_words(hint, size, "The program exited with code 0 in %llu "
-			  "ms.", (unsigned long long)res->wall_ms);
+		fmt_words(hint, size,
+		    "The program exited with code 0 in %llu "
+		    "ms.",
+		    (unsigned long long)res->wall_ms);
 	at = strlen(hint);
 	if (at + 1 < size)
-		fmt_words(hint + at, size - at, " Its output was truncated "
-			  "(stockade could not keep all of it: memory ran out "
-			  "on the host): to see all of it, write it to a file "
-			  "in /work (for example: program > /work/out.txt 2>&1) "
-			  "and read the parts you need from that file.");
+		fmt_words(hint + at, size - at,
+		    " Its output was truncated "
+		    "(stockade could not keep all of it: memory ran out "
+		    "on the host): to see all of it, write it to a file "
+		    "in /work (for example: program > /work/out.txt 2>&1) "
+		    "and read the parts you need from that file.");
 }
 
 json_t *
 result_to_json(const struct job_result *res, const struct job_limits *lim,
-	       const struct capture *out, const struct capture *err)
+    const struct capture *out, const struct capture *err)
 {
 	char hint[RESULT_HINT_MAX];
 	const char *sig = res->signal ? signal_name(res->signal) : NULL;
@@ -248,20 +253,24 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	if (o == NULL)
 		return NULL;
 	ok = put(o, "status", text_json(job_status_name(res->status)));
-	ok = ok && put(o, "exit_code", res->exit_code >= 0 ?
-			       json_integer(res->exit_code) : json_null());
+	ok = ok &&
+	    put(o, "exit_code",
+		res->exit_code >= 0 ? json_integer(res->exit_code)
+				    : json_null());
 	ok = ok && put(o, "signal", sig ? text_json(sig) : json_null());
 	ok = ok && put(o, "wall_ms", json_integer((json_int_t)res->wall_ms));
 	ok = ok && put(o, "cpu_ms", json_integer((json_int_t)res->cpu_ms));
-	ok = ok && put(o, "peak_memory_kb",
-		       json_integer((json_int_t)res->peak_memory_kb));
-	ok = ok && put(o, "memory_measure",
-		       text_json(job_memory_measure_name(res->memory_measure) ?
-					 job_memory_measure_name(
-						 res->memory_measure) :
-					 "none"));
-	ok = ok && put(o, "peak_processes",
-		       json_integer((json_int_t)res->peak_processes));
+	ok = ok &&
+	    put(o, "peak_memory_kb",
+		json_integer((json_int_t)res->peak_memory_kb));
+	ok = ok &&
+	    put(o, "memory_measure",
+		text_json(job_memory_measure_name(res->memory_measure)
+			? job_memory_measure_name(res->memory_measure)
+			: "none"));
+	ok = ok &&
+	    put(o, "peak_processes",
+		json_integer((json_int_t)res->peak_processes));
 	ok = ok && put(o, "limits_reached", reached_json(res));
 	ok = ok && put(o, "stdout", stream_json(out));
 	ok = ok && put(o, "stderr", stream_json(err));
@@ -270,18 +279,19 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	else
 		out_cut = capture_truncated(out);
 	ok = ok && put(o, "stdout_truncated", json_boolean(out_cut));
-	ok = ok && put(o, "stderr_truncated",
-		       json_boolean(capture_truncated(err)));
-	ok = ok && put(o, "stdout_bytes",
-		       json_integer((json_int_t)res->stdout_bytes));
-	ok = ok && put(o, "stderr_bytes",
-		       json_integer((json_int_t)res->stderr_bytes));
+	ok = ok &&
+	    put(o, "stderr_truncated", json_boolean(capture_truncated(err)));
+	ok = ok &&
+	    put(o, "stdout_bytes", json_integer((json_int_t)res->stdout_bytes));
+	ok = ok &&
+	    put(o, "stderr_bytes", json_integer((json_int_t)res->stderr_bytes));
 	ok = ok && put(o, "limits", limits_to_json(lim));
-	ok = ok && put(o, "enforcement",
-		       text_json(res->enforcement == ENFORCE_CGROUP2 ?
-					 "cgroup2" : "monitor"));
-	ok = ok && put(o, "landlock_abi",
-		       json_integer((json_int_t)res->landlock_abi));
+	ok = ok &&
+	    put(o, "enforcement",
+		text_json(res->enforcement == ENFORCE_CGROUP2 ? "cgroup2"
+							      : "monitor"));
+	ok = ok &&
+	    put(o, "landlock_abi", json_integer((json_int_t)res->landlock_abi));
 	ok = ok && put(o, "denials", denials_json(res));
 	ok = ok && put(o, "layers_off", layers_json(res->layers_off));
 	ok = ok && put(o, "detail", text_json(res->detail ? res->detail : ""));
@@ -303,7 +313,7 @@ put_figure(FILE *out, const json_t *o, const char *field)
 
 	if (json_is_integer(v))
 		fprintf(out, " %s=%" JSON_INTEGER_FORMAT, field,
-			json_integer_value(v));
+		    json_integer_value(v));
 	else if (json_is_string(v))
 		fprintf(out, " %s=%s", field, json_string_value(v));
 	else
@@ -323,7 +333,7 @@ put_stream(FILE *out, const json_t *o, const char *name)
 	snprintf(key, sizeof(key), "%s_truncated", name);
 	cut = json_is_true(json_object_get(o, key));
 	fprintf(out, "--- %s (%" JSON_INTEGER_FORMAT " bytes%s) ---\n", name,
-		bytes, cut ? ", truncated: head and tail kept" : "");
+	    bytes, cut ? ", truncated: head and tail kept" : "");
 	if (json_string_length(text) > 0) {
 		const char *s = json_string_value(text);
 		size_t n = json_string_length(text);
@@ -345,7 +355,7 @@ put_layers(FILE *out, const json_t *layers)
 		return;
 	fputs("layers off:", out);
 	json_array_foreach(layers, i, l)
-		fprintf(out, "%s %s", i ? "," : "", json_string_value(l));
+	    fprintf(out, "%s %s", i ? "," : "", json_string_value(l));
 	fputc('\n', out);
 }
 
@@ -359,12 +369,12 @@ put_denials(FILE *out, const json_t *denials)
 	if (json_array_size(denials) == 0)
 		return;
 	fputs("denied:", out);
-	json_array_foreach(denials, i, d)
-		fprintf(out, "%s %s x%" JSON_INTEGER_FORMAT " (first at %"
-			JSON_INTEGER_FORMAT " ms)", i ? "," : "",
-			json_string_value(json_object_get(d, "syscall")),
-			json_integer_value(json_object_get(d, "count")),
-			json_integer_value(json_object_get(d, "first_ms")));
+	json_array_foreach(denials, i, d) fprintf(out,
+	    "%s %s x%" JSON_INTEGER_FORMAT " (first at %" JSON_INTEGER_FORMAT
+	    " ms)",
+	    i ? "," : "", json_string_value(json_object_get(d, "syscall")),
+	    json_integer_value(json_object_get(d, "count")),
+	    json_integer_value(json_object_get(d, "first_ms")));
 	fputc('\n', out);
 }
 
@@ -374,8 +384,8 @@ result_print_text(const json_t *o, FILE *out)
 	const char *detail = json_string_value(json_object_get(o, "detail"));
 
 	fprintf(out, "status: %s\nhint: %s\nfigures:",
-		json_string_value(json_object_get(o, "status")),
-		json_string_value(json_object_get(o, "hint")));
+	    json_string_value(json_object_get(o, "status")),
+	    json_string_value(json_object_get(o, "hint")));
 	put_figure(out, o, "exit_code");
 	put_figure(out, o, "signal");
 	put_figure(out, o, "wall_ms");
@@ -395,7 +405,7 @@ result_print_text(const json_t *o, FILE *out)
 
 void
 result_print_summary(const struct job_result *r, const struct job_limits *lim,
-		     const struct capture *err, FILE *out)
+    const struct capture *err, FILE *out)
 {
 	char hint[RESULT_HINT_MAX];
 	const char *sig = r->signal ? signal_name(r->signal) : NULL;
@@ -406,8 +416,8 @@ result_print_summary(const struct job_result *r, const struct job_limits *lim,
 	else if (sig != NULL)
 		fprintf(out, " (%s)", sig);
 	fprintf(out, ", wall %llu ms, cpu %llu ms, peak %llu KiB\n",
-		(unsigned long long)r->wall_ms, (unsigned long long)r->cpu_ms,
-		(unsigned long long)r->peak_memory_kb);
+	    (unsigned long long)r->wall_ms, (unsigned long long)r->cpu_ms,
+	    (unsigned long long)r->peak_memory_kb);
 	if (r->status != JOB_OK || job_output_truncated(r, lim)) {
 		/* The hint quotes the launcher's detail: made safe for a
 		 * terminal like every string of the result (safe_json). An
@@ -418,7 +428,7 @@ result_print_summary(const struct job_result *r, const struct job_limits *lim,
 		text = text_json(hint);
 		if (text != NULL)
 			fprintf(out, "stockade: hint: %s\n",
-				json_string_value(text));
+			    json_string_value(text));
 		json_decref(text);
 	}
 }

@@ -26,8 +26,8 @@
  * failure).
  */
 json_t *result_to_json(const struct job_result *res,
-		       const struct job_limits *lim, const struct capture *out,
-		       const struct capture *err);
+    const struct job_limits *lim, const struct capture *out,
+    const struct capture *err);
 
 /* The limits as a JSON object keyed by the policy's key names. */
 json_t *limits_to_json(const struct job_limits *lim);
@@ -42,7 +42,7 @@ json_t *limits_to_json(const struct job_limits *lim);
  * EHOSTUNREACH). Returns BUF.
  */
 char *result_hint(const struct job_result *res, const struct job_limits *lim,
-		  const struct capture *err, char *buf, size_t size);
+    const struct capture *err, char *buf, size_t size);
 
 /* Room for a hint: its fixed words and a whole detail (JOB_MAX_DETAIL). */
 #define RESULT_HINT_MAX 2048
@@ -79,7 +79,6 @@ int result_print_text(const json_t *result, FILE *out);
  * RES, LIM and ERR are borrowed.
  */
 void result_print_summary(const struct job_result *res,
-			  const struct job_limits *lim,
-			  const struct capture *err, FILE *out);
+    const struct job_limits *lim, const struct capture *err, FILE *out);
 
 #endif

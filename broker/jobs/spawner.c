@@ -38,7 +38,7 @@
 /* Signals a terminal sends to its whole foreground process group: the
  * broker handles them; the spawner must outlive them. */
 static const int tty_signals[] = {SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN,
-				  SIGTTOU};
+    SIGTTOU};
 
 void
 spawner_clear(struct spawner *sp)
@@ -125,7 +125,7 @@ spawner_exec_launcher(int sock, int exe_fd)
 		_exit(127);
 	closefrom(SPAWNER_LAUNCHER_FD + 2);
 	syscall(SYS_execveat, SPAWNER_LAUNCHER_FD + 1, "", argv, envp,
-		AT_EMPTY_PATH);
+	    AT_EMPTY_PATH);
 	_exit(127);
 }
 
@@ -142,7 +142,7 @@ static uint32_t
 get_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+	    (uint32_t)p[3] << 24;
 }
 
 /* Sends the 8-byte answer with FDS (N of them, 0 or 2) to the broker.
@@ -328,12 +328,12 @@ spawner_end_child(pid_t *pid, int *pidfd, int *sock, uint64_t grace_ms)
 		if (grace_ms > 0)
 			close_fdp(sock);
 		now = spawner_now_ms();
-		deadline = grace_ms > UINT64_MAX - now ? UINT64_MAX :
-							 now + grace_ms;
+		deadline = grace_ms > UINT64_MAX - now ? UINT64_MAX
+						       : now + grace_ms;
 		if (grace_ms == 0 ||
 		    spawner_wait_readable(*pidfd, deadline) < 0)
 			syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL,
-				0);
+			    0);
 		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
@@ -353,9 +353,10 @@ recv_answer(struct spawner *sp, int fds[2], pid_t *pid)
 	} cm;
 	uint8_t data[REPLY_LEN + 1];
 	struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cm.buf,
-			     .msg_controllen = sizeof(cm.buf)};
+	struct msghdr msg = {.msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cm.buf,
+	    .msg_controllen = sizeof(cm.buf)};
 	struct cmsghdr *c;
 	int got[4], ngot = 0, e = 0;
 	uint32_t err, p;
@@ -375,7 +376,7 @@ recv_answer(struct spawner *sp, int fds[2], pid_t *pid)
 		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (size_t i = 0; i < k && ngot < 4; i++)
 			memcpy(&got[ngot++], CMSG_DATA(c) + i * sizeof(int),
-			       sizeof(int));
+			    sizeof(int));
 	}
 	if (n != REPLY_LEN || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
 		e = -EPROTO;
@@ -388,8 +389,8 @@ recv_answer(struct spawner *sp, int fds[2], pid_t *pid)
 		e = ngot == 0 && err < 4096 ? -(int)err : -EPROTO;
 		goto out;
 	}
-	if (ngot != 2 || p == 0 || p > INT32_MAX ||
-	    fstat(got[0], &st) < 0 || !S_ISSOCK(st.st_mode)) {
+	if (ngot != 2 || p == 0 || p > INT32_MAX || fstat(got[0], &st) < 0 ||
+	    !S_ISSOCK(st.st_mode)) {
 		e = -EPROTO;
 		goto out;
 	}
@@ -404,8 +405,8 @@ out:
 }
 
 int
-spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock,
-	       int *pidfd, pid_t *pid)
+spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock, int *pidfd,
+    pid_t *pid)
 {
 	uint8_t req = 'L';
 	int fds[2], e;

@@ -51,9 +51,9 @@
 #define SPAWNER_LAUNCHER_FD 3
 
 struct spawner {
-	pid_t pid;   /* the spawner, 0 when none */
-	int pidfd;   /* its pidfd, -1 when none */
-	int sock;    /* our end of its socket, -1 when none */
+	pid_t pid; /* the spawner, 0 when none */
+	int pidfd; /* its pidfd, -1 when none */
+	int sock; /* our end of its socket, -1 when none */
 };
 
 /* Sets SP to "no spawner" (pid 0, descriptors -1). */
@@ -85,7 +85,7 @@ int spawner_start(struct spawner *sp, int exe_fd);
  * trusted to pair answers with requests.
  */
 int spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock,
-		   int *pidfd, pid_t *pid);
+    int *pidfd, pid_t *pid);
 
 /*
  * Closes our socket (the spawner's signal to exit), waits up to 5 s for

@@ -33,16 +33,16 @@
 #define STDIN_FEED_BUF (64u * 1024u)
 
 struct stdin_feed {
-	int src;             /* the source descriptor (borrowed), or -1 */
+	int src; /* the source descriptor (borrowed), or -1 */
 	const uint8_t *data; /* the inline bytes (borrowed) when src is -1 */
-	size_t len;          /* bytes at data */
-	size_t doff;         /* data[0..doff) written this job */
-	uint8_t *buf;        /* STDIN_FEED_BUF bytes read from src */
-	size_t off, have;    /* buf[off..have) read, not yet written */
-	int pipe_w;          /* our end of this job's pipe, or -1 */
-	uint64_t sent;       /* bytes written into the pipe this job */
-	bool src_end;        /* end of file on src */
-	int error;           /* errno of a failed read of src; 0 none */
+	size_t len; /* bytes at data */
+	size_t doff; /* data[0..doff) written this job */
+	uint8_t *buf; /* STDIN_FEED_BUF bytes read from src */
+	size_t off, have; /* buf[off..have) read, not yet written */
+	int pipe_w; /* our end of this job's pipe, or -1 */
+	uint64_t sent; /* bytes written into the pipe this job */
+	bool src_end; /* end of file on src */
+	int error; /* errno of a failed read of src; 0 none */
 };
 
 /*
@@ -53,8 +53,7 @@ struct stdin_feed {
 int stdin_feed_init_fd(struct stdin_feed *f, int fd);
 
 /* Prepares F to give DATA[0..LEN) (borrowed until stdin_feed_free). */
-void stdin_feed_init_data(struct stdin_feed *f, const void *data,
-			  size_t len);
+void stdin_feed_init_data(struct stdin_feed *f, const void *data, size_t len);
 
 /*
  * Makes this job's pipe (pipe2, O_CLOEXEC; our end O_NONBLOCK) and

@@ -88,7 +88,7 @@ supervisor_alloc(struct supervisor *s)
 
 int
 supervisor_init_path(struct supervisor *s, const char *path, char *err,
-		     size_t errlen)
+    size_t errlen)
 {
 	int fd;
 
@@ -97,7 +97,7 @@ supervisor_init_path(struct supervisor *s, const char *path, char *err,
 	fd = install_open_exe(path);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot use %s as the launcher: %s", path,
-			 strerror(-fd));
+		    strerror(-fd));
 		return fd;
 	}
 	s->exe_fd = fd;
@@ -113,10 +113,10 @@ supervisor_init(struct supervisor *s, char *err, size_t errlen)
 	if (supervisor_alloc(s) < 0)
 		return -ENOMEM;
 	fd = install_open_helper(NULL, LAUNCHER_NAME, true, NULL, 0, tried,
-				 sizeof(tried));
+	    sizeof(tried));
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot find %s (tried %s): %s",
-			 LAUNCHER_NAME, tried, strerror(-fd));
+		    LAUNCHER_NAME, tried, strerror(-fd));
 		return fd;
 	}
 	s->exe_fd = fd;
@@ -148,8 +148,7 @@ fork_launcher(struct supervisor *s, int *sock, int *pidfd, pid_t *pid)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	*pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, pidfd, 0,
-			      0);
+	*pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, pidfd, 0, 0);
 	if (*pid < 0) {
 		e = -errno;
 		close(sv[0]);
@@ -188,7 +187,7 @@ launcher_exited(struct supervisor *s)
  * negative errno. */
 static int
 wait_launcher(struct supervisor *s, struct supervisor_watch *w,
-	      uint64_t deadline)
+    uint64_t deadline)
 {
 	const bool watch = w != NULL && w->fn != NULL;
 
@@ -236,8 +235,8 @@ wait_launcher(struct supervisor *s, struct supervisor_watch *w,
  * fine. */
 static int
 recv_expect(struct supervisor *s, struct supervisor_watch *w,
-	    const uint16_t *allowed, size_t nallowed, uint64_t deadline,
-	    uint16_t *type, const uint8_t **body)
+    const uint16_t *allowed, size_t nallowed, uint64_t deadline, uint16_t *type,
+    const uint8_t **body)
 {
 	int fd = -1, n, e;
 	size_t len;
@@ -307,10 +306,12 @@ supervisor_start(struct supervisor *s)
 		e = n == LAUNCHER_UNREAD ? -ECONNRESET : n;
 		goto fail;
 	}
-	if ((e = proto_decode_hello_reply(body, (size_t)n, &version, &lpid)) < 0)
+	if ((e = proto_decode_hello_reply(body, (size_t)n, &version, &lpid)) <
+	    0)
 		goto fail;
-	other_version = PLANTED(broker_hello_version_unchecked) ? false
-				: version != PROTO_VERSION;
+	other_version = PLANTED(broker_hello_version_unchecked)
+	    ? false
+	    : version != PROTO_VERSION;
 	if (other_version || lpid != (uint32_t)pid) {
 		e = -EPROTO;
 		goto fail;
@@ -319,7 +320,7 @@ supervisor_start(struct supervisor *s)
 	 * session's pool (launcher/supervisor/pool.h). */
 	if (s->pool_size > 0 &&
 	    ((n = proto_encode_pool(buf, sizeof(buf), s->pool_size)) < 0 ||
-	     (e = proto_send(s->sock, buf, (size_t)n, -1)) < 0)) {
+		(e = proto_send(s->sock, buf, (size_t)n, -1)) < 0)) {
 		e = n < 0 ? n : e;
 		goto fail;
 	}
@@ -333,7 +334,7 @@ fail:
  * WAITED_MS how long it was given when E is -ETIMEDOUT. */
 static void
 launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
-		int e, uint64_t waited_ms)
+    int e, uint64_t waited_ms)
 {
 	char detail[200];
 
@@ -344,19 +345,18 @@ launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
 	res->status = JOB_SANDBOX_ERROR;
 	res->exit_code = -1;
 	res->enforcement = ENFORCE_MONITOR;
-	res->wall_ms = s->run_started_ms ?
-		spawner_now_ms() - s->run_started_ms : 0;
+	res->wall_ms = s->run_started_ms ? spawner_now_ms() - s->run_started_ms
+					 : 0;
 	if (e == -ETIMEDOUT)
 		fmt_words(detail, sizeof(detail),
-			 "the launcher did not answer within %llu ms",
-			 (unsigned long long)waited_ms);
+		    "the launcher did not answer within %llu ms",
+		    (unsigned long long)waited_ms);
 	else
 		fmt_words(detail, sizeof(detail), "%s (%s)",
-			 e == -ECONNRESET || e == -EPIPE ||
-					 e == LAUNCHER_UNREAD ?
-				 "the launcher died during the job" :
-				 "the launcher broke the protocol",
-			 strerror(e == LAUNCHER_UNREAD ? ECONNRESET : -e));
+		    e == -ECONNRESET || e == -EPIPE || e == LAUNCHER_UNREAD
+			? "the launcher died during the job"
+			: "the launcher broke the protocol",
+		    strerror(e == LAUNCHER_UNREAD ? ECONNRESET : -e));
 	res->detail = strdup(detail);
 }
 
@@ -366,7 +366,7 @@ launcher_failed(struct supervisor *s, struct job_result *res, uint64_t id,
  * negative errno, nothing sent (-E2BIG: SPEC does not fit one message). */
 static int
 send_run(struct supervisor *s, const struct job_spec *spec, int wsfd,
-	 struct job_result *res)
+    struct job_result *res)
 {
 	uint8_t *buf;
 	int in = s->tty_fd, n, e;
@@ -384,8 +384,10 @@ send_run(struct supervisor *s, const struct job_spec *spec, int wsfd,
 		char detail[128];
 
 		free(buf);
-		snprintf(detail, sizeof(detail), "cannot make the pipe of the "
-			 "job's standard input: %s", strerror(-e));
+		snprintf(detail, sizeof(detail),
+		    "cannot make the pipe of the "
+		    "job's standard input: %s",
+		    strerror(-e));
 		res->job_id = spec->job_id;
 		res->status = JOB_SANDBOX_ERROR;
 		res->exit_code = -1;
@@ -398,7 +400,7 @@ send_run(struct supervisor *s, const struct job_spec *spec, int wsfd,
 		int fds[2] = {wsfd, in};
 
 		e = proto_send_fds(s->sock, buf, (size_t)n, fds,
-				   in >= 0 ? 2 : 1);
+		    in >= 0 ? 2 : 1);
 	}
 	/* Ours is closed at once: the jail's is then the only reader, and
 	 * its end is the program's end (EPIPE, stdin_feed_step). */
@@ -422,9 +424,8 @@ send_run(struct supervisor *s, const struct job_spec *spec, int wsfd,
  * takes); a launcher that dies, breaks the protocol or is late past
  * ALLOWED ms makes RES a sandbox_error. Returns 0. */
 static int
-await_result(struct supervisor *s, const struct job_spec *spec,
-	     output_fn out, void *arg, uint64_t allowed, uint64_t deadline,
-	     struct job_result *res)
+await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
+    void *arg, uint64_t allowed, uint64_t deadline, struct job_result *res)
 {
 	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT};
 	bool foreign;
@@ -444,7 +445,7 @@ await_result(struct supervisor *s, const struct job_spec *spec,
 		size_t dlen;
 
 		n = recv_expect(s, s->watch, running_ok, 2, deadline, &type,
-				&body);
+		    &body);
 		if (n < 0) {
 			s->run_unread = n == LAUNCHER_UNREAD;
 			launcher_failed(s, res, spec->job_id, n, allowed);
@@ -454,10 +455,10 @@ await_result(struct supervisor *s, const struct job_spec *spec,
 		}
 		if (type == PROTO_OUTPUT) {
 			e = proto_decode_output(body, (size_t)n, &id, &stream,
-						&data, &dlen);
+			    &data, &dlen);
 			if (e < 0 || id != spec->job_id) {
 				launcher_failed(s, res, spec->job_id,
-						e < 0 ? e : -EPROTO, 0);
+				    e < 0 ? e : -EPROTO, 0);
 				if (s->feed != NULL)
 					stdin_feed_stop(s->feed);
 				return 0;
@@ -467,19 +468,20 @@ await_result(struct supervisor *s, const struct job_spec *spec,
 
 				out(arg, stream, data, dlen);
 				deadline = add_ms(deadline,
-						  spawner_now_ms() - t0);
+				    spawner_now_ms() - t0);
 			}
 			continue;
 		}
 		if (s->feed != NULL)
 			stdin_feed_stop(s->feed);
 		e = proto_decode_result(body, (size_t)n, res);
-		foreign = PLANTED(broker_result_job_id_unchecked) ? false
-				: res->job_id != spec->job_id;
+		foreign = PLANTED(broker_result_job_id_unchecked)
+		    ? false
+		    : res->job_id != spec->job_id;
 		if (e < 0 || foreign) {
 			job_result_clear(res);
 			launcher_failed(s, res, spec->job_id,
-					e < 0 ? e : -EPROTO, 0);
+			    e < 0 ? e : -EPROTO, 0);
 		}
 		return 0;
 	}
@@ -487,7 +489,7 @@ await_result(struct supervisor *s, const struct job_spec *spec,
 
 int
 supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
-	       output_fn out, void *arg, struct job_result *res)
+    output_fn out, void *arg, struct job_result *res)
 {
 	uint64_t allowed, deadline;
 	int e;
@@ -516,8 +518,7 @@ void
 supervisor_stop(struct supervisor *s)
 {
 	if (s->pid > 0)
-		spawner_end_child(&s->pid, &s->pidfd, &s->sock,
-				  STOP_GRACE_MS);
+		spawner_end_child(&s->pid, &s->pidfd, &s->sock, STOP_GRACE_MS);
 }
 
 void

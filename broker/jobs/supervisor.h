@@ -40,18 +40,18 @@ struct supervisor_watch {
 };
 
 struct supervisor {
-	int exe_fd;          /* the launcher binary, opened O_PATH once */
-	pid_t pid;           /* launcher process, 0 when none */
-	int pidfd;           /* its pidfd */
-	int sock;            /* our end of the socketpair */
+	int exe_fd; /* the launcher binary, opened O_PATH once */
+	pid_t pid; /* launcher process, 0 when none */
+	int pidfd; /* its pidfd */
+	int sock; /* our end of the socketpair */
 	uint64_t next_job_id;
-	unsigned restarts;   /* launchers started after the first */
+	unsigned restarts; /* launchers started after the first */
 	uint64_t run_started_ms; /* when the running job's RUN was sent
 				  * (spawner_now_ms), for its wall_ms
 				  * if the launcher fails it; 0 idle */
-	uint8_t *msg;        /* PROTO_MAX_MSG bytes */
-	bool use_spawner;    /* launchers come from SPAWNER, never a fork */
-	int tty_fd;          /* the caller's terminal, sent with the next
+	uint8_t *msg; /* PROTO_MAX_MSG bytes */
+	bool use_spawner; /* launchers come from SPAWNER, never a fork */
+	int tty_fd; /* the caller's terminal, sent with the next
 			      * RUN as its 2nd descriptor (layer
 			      * no_terminal off only; borrowed), or -1 */
 	struct stdin_feed *feed; /* the next job's standard input
@@ -60,11 +60,11 @@ struct supervisor {
 				  * instead of tty_fd (JOB_F_STDIN) */
 	struct spawner spawner; /* spawner.h; none until
 				 * supervisor_use_spawner */
-	uint32_t pool_size;  /* warm jails each launcher keeps (POOL, sent
+	uint32_t pool_size; /* warm jails each launcher keeps (POOL, sent
 			      * at every start; 0: none, `stockade run`) */
 	struct supervisor_watch *watch; /* polled during a job (borrowed),
 					 * or NULL (supervisor_init's) */
-	bool run_unread;     /* the last supervisor_run's launcher died
+	bool run_unread; /* the last supervisor_run's launcher died
 			      * before it read the job's RUN: nothing of
 			      * the job ran (supervisor_run) */
 };
@@ -73,8 +73,8 @@ struct supervisor {
  * Called for each chunk of output of the running job: STREAM 1 stdout,
  * 2 stderr; DATA[0..LEN) borrowed for the call.
  */
-typedef void (*output_fn)(void *arg, int stream, const uint8_t *data,
-			  size_t len);
+typedef void (
+    *output_fn)(void *arg, int stream, const uint8_t *data, size_t len);
 
 /*
  * Finds the launcher binary "stockade-launcher" (install_open_helper,
@@ -95,7 +95,7 @@ int supervisor_init(struct supervisor *s, char *err, size_t errlen);
  * or a negative errno with ERR set.
  */
 int supervisor_init_path(struct supervisor *s, const char *path, char *err,
-			 size_t errlen);
+    size_t errlen);
 
 /*
  * From now on, starts launchers through a spawner (spawner.h) instead of
@@ -148,7 +148,7 @@ int supervisor_start(struct supervisor *s);
  * all (supervisor_start's errors).
  */
 int supervisor_run(struct supervisor *s, struct job_spec *spec, int wsfd,
-		   output_fn out, void *arg, struct job_result *res);
+    output_fn out, void *arg, struct job_result *res);
 
 /* Closes the session and reaps the launcher, killing it if it has not
  * exited within 5 s; S can be started again. */

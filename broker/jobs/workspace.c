@@ -17,9 +17,9 @@
 #include "proto.h"
 
 /* The refusal when the kernel lacks openat2 (style.md rule 18). */
-#define NO_OPENAT2                                                           \
-	"the kernel has no openat2(2), which stockade needs to open the "     \
-	"workspace without following symbolic links. Fix: run stockade on "   \
+#define NO_OPENAT2                                                          \
+	"the kernel has no openat2(2), which stockade needs to open the "   \
+	"workspace without following symbolic links. Fix: run stockade on " \
 	"Linux 5.6 or later"
 
 /* How many random names to try before giving up on a temporary one. */
@@ -30,8 +30,8 @@ static int
 open_dir_nosymlinks(int dirfd, const char *path, uint64_t resolve)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | resolve,
+	    .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | resolve,
 	};
 	long fd;
 
@@ -87,12 +87,12 @@ open_temporary(struct workspace *ws, char *err, size_t errlen)
 	if (ws->parent_fd < 0) {
 		e = -errno;
 		snprintf(err, errlen, "cannot make a workspace in %s: %s", tmp,
-			 strerror(-e));
+		    strerror(-e));
 		return e;
 	}
 	if ((e = make_temporary(ws, ws->parent_fd)) < 0) {
 		snprintf(err, errlen, "cannot make a workspace in %s: %s", tmp,
-			 strerror(-e));
+		    strerror(-e));
 		close_fdp(&ws->parent_fd);
 		return e;
 	}
@@ -106,7 +106,7 @@ open_temporary(struct workspace *ws, char *err, size_t errlen)
 			snprintf(err, errlen, NO_OPENAT2);
 		else
 			snprintf(err, errlen, "workspace %s: %s", ws->path,
-				 strerror(-e));
+			    strerror(-e));
 		(void)unlinkat(ws->parent_fd, ws->name, AT_REMOVEDIR);
 		close_fdp(&ws->parent_fd);
 		ws->temporary = false;
@@ -118,8 +118,9 @@ open_temporary(struct workspace *ws, char *err, size_t errlen)
 	if (geteuid() == 0 &&
 	    fchown(ws->fd, PROTO_ROOT_PAYLOAD_ID, PROTO_ROOT_PAYLOAD_ID) < 0) {
 		e = -errno;
-		snprintf(err, errlen, "workspace %s: cannot give it to uid %u: %s",
-			 ws->path, PROTO_ROOT_PAYLOAD_ID, strerror(-e));
+		snprintf(err, errlen,
+		    "workspace %s: cannot give it to uid %u: %s", ws->path,
+		    PROTO_ROOT_PAYLOAD_ID, strerror(-e));
 		close_fdp(&ws->fd);
 		(void)unlinkat(ws->parent_fd, ws->name, AT_REMOVEDIR);
 		close_fdp(&ws->parent_fd);
@@ -145,8 +146,7 @@ job_may_write(int fd, const struct stat *st)
 }
 
 int
-workspace_open(struct workspace *ws, const char *dir, char *err,
-	       size_t errlen)
+workspace_open(struct workspace *ws, const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
 	int e;
@@ -170,11 +170,12 @@ workspace_open(struct workspace *ws, const char *dir, char *err,
 			snprintf(err, errlen, NO_OPENAT2);
 		else if (e == -ELOOP)
 			snprintf(err, errlen,
-				 "workspace %s: a component is a symbolic "
-				 "link; give the path without symlinks", dir);
+			    "workspace %s: a component is a symbolic "
+			    "link; give the path without symlinks",
+			    dir);
 		else
 			snprintf(err, errlen, "workspace %s: %s", dir,
-				 strerror(-e));
+			    strerror(-e));
 		return e;
 	}
 	ws->fd = e;
@@ -187,13 +188,13 @@ workspace_open(struct workspace *ws, const char *dir, char *err,
 	ws->mode = st.st_mode & 07777;
 	if (geteuid() == 0 && (st.st_uid == 0 || st.st_gid == 0)) {
 		snprintf(err, errlen,
-			 "workspace %s belongs to %s 0: stockade runs as root, and "
-			 "a job would get root's access to everything of root's "
-			 "in it. Give the job a directory owned by an ordinary "
-			 "user and group (for example chown %u:%u %s) or run "
-			 "stockade as that user", dir,
-			 st.st_uid == 0 ? "uid" : "gid", PROTO_ROOT_PAYLOAD_ID,
-			 PROTO_ROOT_PAYLOAD_ID, dir);
+		    "workspace %s belongs to %s 0: stockade runs as root, and "
+		    "a job would get root's access to everything of root's "
+		    "in it. Give the job a directory owned by an ordinary "
+		    "user and group (for example chown %u:%u %s) or run "
+		    "stockade as that user",
+		    dir, st.st_uid == 0 ? "uid" : "gid", PROTO_ROOT_PAYLOAD_ID,
+		    PROTO_ROOT_PAYLOAD_ID, dir);
 		close_fdp(&ws->fd);
 		return -EPERM;
 	}
@@ -201,14 +202,15 @@ workspace_open(struct workspace *ws, const char *dir, char *err,
 		bool own = geteuid() == 0 || st.st_uid == geteuid();
 
 		snprintf(err, errlen,
-			 "workspace %s is not writable by the job (mode %04o, "
-			 "owner uid %u; the job runs as %s): a job must be "
-			 "able to create files in /work. %s", dir,
-			 (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
-			 geteuid() == 0 ? "its owner, id-mapped" :
-			 "your uid", own ? "Make it writable (chmod u+wx), or "
-			 "give another directory" : "Give a directory of your "
-			 "own, or one your uid or group may write");
+		    "workspace %s is not writable by the job (mode %04o, "
+		    "owner uid %u; the job runs as %s): a job must be "
+		    "able to create files in /work. %s",
+		    dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+		    geteuid() == 0 ? "its owner, id-mapped" : "your uid",
+		    own ? "Make it writable (chmod u+wx), or "
+			  "give another directory"
+			: "Give a directory of your "
+			  "own, or one your uid or group may write");
 		close_fdp(&ws->fd);
 		return -EACCES;
 	}

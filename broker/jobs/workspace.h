@@ -6,12 +6,12 @@
 #include <stddef.h>
 
 struct workspace {
-	int fd;            /* O_DIRECTORY descriptor, held for the job */
-	int parent_fd;     /* temporary only: the directory it was made in */
-	char name[32];     /* temporary only: its name there */
-	char path[4096];   /* as given, or the temporary directory made */
-	bool temporary;    /* made by us (mode 0700), removed unless kept */
-	unsigned mode;     /* permission bits at open, restored at close */
+	int fd; /* O_DIRECTORY descriptor, held for the job */
+	int parent_fd; /* temporary only: the directory it was made in */
+	char name[32]; /* temporary only: its name there */
+	char path[4096]; /* as given, or the temporary directory made */
+	bool temporary; /* made by us (mode 0700), removed unless kept */
+	unsigned mode; /* permission bits at open, restored at close */
 };
 
 /*
@@ -40,7 +40,7 @@ struct workspace {
  * fall back to open(2).
  */
 int workspace_open(struct workspace *ws, const char *dir, char *err,
-		   size_t errlen);
+    size_t errlen);
 
 /*
  * Puts the permission bits of the directory FD back to MODE (07777) when

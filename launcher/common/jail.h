@@ -18,29 +18,53 @@
 
 /* A running jail, as the launcher sees it. Descriptors owned by it. */
 struct jail {
-	pid_t pid;           /* jail init, in the launcher's pid namespace */
-	int pidfd;           /* pidfd of init (CLONE_PIDFD) */
-	int out_fd, err_fd;  /* read ends of the payload's stdout/stderr */
-	int status_fd;       /* read end of init's status pipe */
-	int notify_sock;     /* where the payload sends the seccomp
+	pid_t pid; /* jail init, in the launcher's pid namespace */
+	int pidfd; /* pidfd of init (CLONE_PIDFD) */
+	int out_fd, err_fd; /* read ends of the payload's stdout/stderr */
+	int status_fd; /* read end of init's status pipe */
+	int notify_sock; /* where the payload sends the seccomp
 			      * filter's listener (SCM_RIGHTS) */
-	int go_fd;           /* a warm pool's jail: the socket init reads
+	int go_fd; /* a warm pool's jail: the socket init reads
 			      * its job from (jail_host.pooled), else -1 */
-	uint64_t token;      /* the zygote's name for it (zygote_kill) */
+	uint64_t token; /* the zygote's name for it (zygote_kill) */
 	struct timespec start; /* CLOCK_MONOTONIC at clone; for a pool's
 				* jail, when its job was sent */
 };
 
 /* Stages of jail set-up, reported by init when one fails. Stable numbers. */
 enum jail_stage {
-	STAGE_PARENT = 1, STAGE_ID_MAPS, STAGE_MOUNT_NS, STAGE_ROOT_TMPFS,
-	STAGE_BIND, STAGE_ETC, STAGE_DEV, STAGE_PROC, STAGE_TMP, STAGE_HOME,
-	STAGE_WORK, STAGE_HOSTNAME, STAGE_LOOPBACK, STAGE_PIVOT_ROOT,
-	STAGE_REMOUNT_ROOT, STAGE_CAPS, STAGE_FORK_PAYLOAD, STAGE_SIGNALS,
-	STAGE_SET_IDS, STAGE_SETSID, STAGE_STDIO, STAGE_RLIMITS,
-	STAGE_CLOSE_FDS, STAGE_NO_NEW_PRIVS, STAGE_SECCOMP, STAGE_LANDLOCK,
-	STAGE_SUBREAPER, STAGE_PRIVATE_DIRS, STAGE_POOL_JOB, STAGE_PROC_MASK,
-	STAGE_USER_QUOTAS, STAGE_TCP_BUFFERS,
+	STAGE_PARENT = 1,
+	STAGE_ID_MAPS,
+	STAGE_MOUNT_NS,
+	STAGE_ROOT_TMPFS,
+	STAGE_BIND,
+	STAGE_ETC,
+	STAGE_DEV,
+	STAGE_PROC,
+	STAGE_TMP,
+	STAGE_HOME,
+	STAGE_WORK,
+	STAGE_HOSTNAME,
+	STAGE_LOOPBACK,
+	STAGE_PIVOT_ROOT,
+	STAGE_REMOUNT_ROOT,
+	STAGE_CAPS,
+	STAGE_FORK_PAYLOAD,
+	STAGE_SIGNALS,
+	STAGE_SET_IDS,
+	STAGE_SETSID,
+	STAGE_STDIO,
+	STAGE_RLIMITS,
+	STAGE_CLOSE_FDS,
+	STAGE_NO_NEW_PRIVS,
+	STAGE_SECCOMP,
+	STAGE_LANDLOCK,
+	STAGE_SUBREAPER,
+	STAGE_PRIVATE_DIRS,
+	STAGE_POOL_JOB,
+	STAGE_PROC_MASK,
+	STAGE_USER_QUOTAS,
+	STAGE_TCP_BUFFERS,
 };
 #define STAGE_MAX STAGE_TCP_BUFFERS
 /* A short name for STAGE ("bind mounts"), never NULL. */
@@ -51,12 +75,12 @@ enum init_record {
 	INIT_REC_SETUP_FAILED = 1, /* a = stage, b = errno */
 	INIT_REC_PAYLOAD_EXIT = 2, /* a = wait status of the payload,
 				    * b = INIT_FULL_* flags */
-	INIT_REC_LANDLOCK = 3,     /* a = Landlock ABI the payload is under
+	INIT_REC_LANDLOCK = 3, /* a = Landlock ABI the payload is under
 				    * (sent by the payload before exec) */
-	INIT_REC_BIND_FAILED = 4,  /* set-up failed at STAGE_BIND: a = index
+	INIT_REC_BIND_FAILED = 4, /* set-up failed at STAGE_BIND: a = index
 				    * of the bind in the job's mounts, b =
 				    * errno (the result names its path) */
-	INIT_REC_TASKS = 5,        /* sent just before INIT_REC_PAYLOAD_EXIT,
+	INIT_REC_TASKS = 5, /* sent just before INIT_REC_PAYLOAD_EXIT,
 				    * in a pid namespace: a = the tasks
 				    * (threads) of the namespace as the
 				    * payload ended, init's and the
@@ -84,22 +108,22 @@ enum init_record {
 
 /* What the launcher lends every jail it starts. Nothing here is owned. */
 struct jail_host {
-	uid_t outer_uid;       /* host uid the payload's uid maps to */
-	gid_t outer_gid;       /* host gid the payload's gid maps to */
-	int launcher_pidfd;    /* a pidfd of the launcher itself */
-	int cgroup_fd;         /* a cgroup v2 leaf to clone into, or -1 */
+	uid_t outer_uid; /* host uid the payload's uid maps to */
+	gid_t outer_gid; /* host gid the payload's gid maps to */
+	int launcher_pidfd; /* a pidfd of the launcher itself */
+	int cgroup_fd; /* a cgroup v2 leaf to clone into, or -1 */
 	const struct sock_fprog *filter; /* the compiled seccomp filter
 				 * (jail_seccomp_compile); NULL only with
 				 * layer seccomp off */
-	bool sibling;          /* clone with CLONE_PARENT: init becomes the
+	bool sibling; /* clone with CLONE_PARENT: init becomes the
 				* caller's parent's child (the zygote's
 				* jails belong to the launcher; zygote.h) */
-	int stdin_fd;          /* the payload's standard input: the read
+	int stdin_fd; /* the payload's standard input: the read
 				* end of the job's stdin pipe (JOB_F_STDIN)
 				* or, with layer no_terminal off, the
 				* caller's terminal; -1 otherwise (stdin is
 				* /dev/null) */
-	bool pooled;           /* a warm pool's jail: init builds it, then
+	bool pooled; /* a warm pool's jail: init builds it, then
 				* waits for its job on jail.go_fd */
 };
 
@@ -148,7 +172,7 @@ const char *jail_layers_refusal(uint32_t off, bool as_root);
  * are reported later on status_fd.
  */
 int jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
-	       const struct jail_host *h, struct jail *j);
+    const struct jail_host *h, struct jail *j);
 
 /* Closes J's descriptors (not the process: it is reaped by the caller). */
 void jail_close(struct jail *j);
@@ -177,7 +201,7 @@ int jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid);
  * architecture lacks, out of memory).
  */
 scmp_filter_ctx jail_seccomp_build(const char *profile, bool monitor,
-				   bool *kill, char *why, size_t whylen);
+    bool *kill, char *why, size_t whylen);
 
 /*
  * Compiles CTX (jail_seccomp_build) into the classic BPF program the
@@ -212,7 +236,7 @@ const char *jail_seccomp_profile_name(size_t i);
  * none (the caller builds it with libseccomp), or -ENOMEM.
  */
 int jail_seccomp_prebuilt(const char *profile, bool monitor,
-			  struct sock_fprog *prog, bool *kill);
+    struct sock_fprog *prog, bool *kill);
 
 /*
  * Drops to the payload and executes SPEC's program in the already built
@@ -232,16 +256,15 @@ int jail_seccomp_prebuilt(const char *profile, bool monitor,
  * (POSIX.1-2017, Shell Command Language 2.9.1.1).
  */
 _Noreturn void jail_exec_payload(const struct job_spec *spec,
-				 const struct sock_fprog *filter,
-				 int landlock_rs, int landlock_abi,
-				 int status_fd, int notify_sock, int stdin_fd);
+    const struct sock_fprog *filter, int landlock_rs, int landlock_abi,
+    int status_fd, int notify_sock, int stdin_fd);
 
 /*
  * Writes the one-line id map "INSIDE OUTSIDE 1" to /proc/PID/FILE
  * ("uid_map" or "gid_map"; user_namespaces(7)). Returns 0 or -errno.
  */
 int jail_write_id_map(pid_t pid, const char *file, unsigned inside,
-		      unsigned outside);
+    unsigned outside);
 
 /*
  * The jail's maps for init PID (its pidfd PIDFD): "setgroups" denied,
@@ -254,7 +277,7 @@ int jail_write_id_map(pid_t pid, const char *file, unsigned inside,
  * to. Returns 0 or -errno (-ESRCH: init is gone).
  */
 int jail_write_id_maps(pid_t pid, int pidfd, const struct job_spec *spec,
-		       const struct jail_host *h);
+    const struct jail_host *h);
 
 /*
  * Kills every descendant of this process (a child subreaper: layer
@@ -281,8 +304,8 @@ void jail_send_record(int fd, int32_t kind, int32_t a, int32_t b);
  * POSIX timers, which preallocate one: timer_create(2)); it is an rlimit
  * and is set with the others (payload.c).
  */
-#define JAIL_SIGPENDING 256         /* RLIMIT_SIGPENDING, soft and hard */
-#define JAIL_INOTIFY_INSTANCES 32   /* of the host user's 128 (default) */
+#define JAIL_SIGPENDING 256 /* RLIMIT_SIGPENDING, soft and hard */
+#define JAIL_INOTIFY_INSTANCES 32 /* of the host user's 128 (default) */
 #define JAIL_INOTIFY_WATCHES 8192
 #define JAIL_FANOTIFY_GROUPS 8
 #define JAIL_FANOTIFY_MARKS 8192

@@ -14,56 +14,55 @@
 #include "buf.h"
 #include "fsutil.h"
 
-
-
 static const char *const stage_names[] = {
-	[STAGE_PARENT] = "launcher gone",
-	[STAGE_ID_MAPS] = "user namespace id maps",
-	[STAGE_MOUNT_NS] = "mount namespace",
-	[STAGE_ROOT_TMPFS] = "root tmpfs",
-	[STAGE_BIND] = "read-only bind mounts",
-	[STAGE_ETC] = "/etc files",
-	[STAGE_DEV] = "/dev",
-	[STAGE_PROC] = "/proc mount",
-	[STAGE_TMP] = "/tmp tmpfs",
-	[STAGE_HOME] = "home tmpfs",
-	[STAGE_WORK] = "workspace bind mount",
-	[STAGE_HOSTNAME] = "hostname",
-	[STAGE_LOOPBACK] = "loopback interface",
-	[STAGE_PIVOT_ROOT] = "pivot_root",
-	[STAGE_REMOUNT_ROOT] = "read-only root",
-	[STAGE_CAPS] = "dropping capabilities",
-	[STAGE_FORK_PAYLOAD] = "starting the payload",
-	[STAGE_SIGNALS] = "signal set-up",
-	[STAGE_SET_IDS] = "switching to the payload's ids",
-	[STAGE_SETSID] = "setsid",
-	[STAGE_STDIO] = "standard streams",
-	[STAGE_RLIMITS] = "rlimits",
-	[STAGE_CLOSE_FDS] = "closing descriptors",
-	[STAGE_NO_NEW_PRIVS] = "no_new_privs",
-	[STAGE_SECCOMP] = "loading the seccomp filter",
-	[STAGE_LANDLOCK] = "Landlock ruleset",
-	[STAGE_SUBREAPER] = "child subreaper",
-	[STAGE_PRIVATE_DIRS] = "private HOME and TMPDIR in the workspace",
-	[STAGE_POOL_JOB] = "taking the job in a warm jail",
-	[STAGE_PROC_MASK] = "masking host facts in /proc",
-	[STAGE_USER_QUOTAS] = "per-user kernel quotas (/proc/sys/user)",
-	[STAGE_TCP_BUFFERS] = "the network namespace's TCP buffer bound",
+    [STAGE_PARENT] = "launcher gone",
+    [STAGE_ID_MAPS] = "user namespace id maps",
+    [STAGE_MOUNT_NS] = "mount namespace",
+    [STAGE_ROOT_TMPFS] = "root tmpfs",
+    [STAGE_BIND] = "read-only bind mounts",
+    [STAGE_ETC] = "/etc files",
+    [STAGE_DEV] = "/dev",
+    [STAGE_PROC] = "/proc mount",
+    [STAGE_TMP] = "/tmp tmpfs",
+    [STAGE_HOME] = "home tmpfs",
+    [STAGE_WORK] = "workspace bind mount",
+    [STAGE_HOSTNAME] = "hostname",
+    [STAGE_LOOPBACK] = "loopback interface",
+    [STAGE_PIVOT_ROOT] = "pivot_root",
+    [STAGE_REMOUNT_ROOT] = "read-only root",
+    [STAGE_CAPS] = "dropping capabilities",
+    [STAGE_FORK_PAYLOAD] = "starting the payload",
+    [STAGE_SIGNALS] = "signal set-up",
+    [STAGE_SET_IDS] = "switching to the payload's ids",
+    [STAGE_SETSID] = "setsid",
+    [STAGE_STDIO] = "standard streams",
+    [STAGE_RLIMITS] = "rlimits",
+    [STAGE_CLOSE_FDS] = "closing descriptors",
+    [STAGE_NO_NEW_PRIVS] = "no_new_privs",
+    [STAGE_SECCOMP] = "loading the seccomp filter",
+    [STAGE_LANDLOCK] = "Landlock ruleset",
+    [STAGE_SUBREAPER] = "child subreaper",
+    [STAGE_PRIVATE_DIRS] = "private HOME and TMPDIR in the workspace",
+    [STAGE_POOL_JOB] = "taking the job in a warm jail",
+    [STAGE_PROC_MASK] = "masking host facts in /proc",
+    [STAGE_USER_QUOTAS] = "per-user kernel quotas (/proc/sys/user)",
+    [STAGE_TCP_BUFFERS] = "the network namespace's TCP buffer bound",
 };
 
 const char *
 jail_layers_refusal(uint32_t off, bool as_root)
 {
 	const uint32_t ns = JOB_LAYER_BIT(JOB_LAYER_PID_NS) |
-			    JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) |
-			    JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS) |
-			    JOB_LAYER_BIT(JOB_LAYER_IPC_UTS);
+	    JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) |
+	    JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS) |
+	    JOB_LAYER_BIT(JOB_LAYER_IPC_UTS);
 	const uint32_t needs_nnp = JOB_LAYER_BIT(JOB_LAYER_LANDLOCK) |
-				   JOB_LAYER_BIT(JOB_LAYER_SECCOMP);
+	    JOB_LAYER_BIT(JOB_LAYER_SECCOMP);
 
 	if ((off & JOB_LAYER_BIT(JOB_LAYER_USER_NS)) && !as_root &&
 	    (off & ns) != ns)
-		return "layer user_ns is off while pid_ns, mount_ns, network_ns "
+		return "layer user_ns is off while pid_ns, mount_ns, "
+		       "network_ns "
 		       "or ipc_uts is on: without a user namespace an "
 		       "unprivileged launcher can make no other namespace "
 		       "(user_namespaces(7)); switch those off too, or run as "
@@ -72,7 +71,8 @@ jail_layers_refusal(uint32_t off, bool as_root)
 	    (off & JOB_LAYER_BIT(JOB_LAYER_CAPS_NNP)) &&
 	    (off & needs_nnp) != needs_nnp)
 		return "layer caps_nnp is off while landlock or seccomp is on, "
-		       "without a user namespace: a Landlock domain or a seccomp "
+		       "without a user namespace: a Landlock domain or a "
+		       "seccomp "
 		       "filter without no_new_privs needs CAP_SYS_ADMIN in the "
 		       "payload's user namespace (seccomp(2), "
 		       "landlock_restrict_self(2)); keep user_ns on, or switch "
@@ -110,8 +110,8 @@ bool
 jail_pool_compatible(const struct job_spec *a, const struct job_spec *b)
 {
 	return jail_same_authority(a, b) &&
-	       a->limits.tmp_bytes == b->limits.tmp_bytes &&
-	       a->limits.home_bytes == b->limits.home_bytes;
+	    a->limits.tmp_bytes == b->limits.tmp_bytes &&
+	    a->limits.home_bytes == b->limits.home_bytes;
 }
 
 const char *

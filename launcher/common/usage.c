@@ -155,16 +155,26 @@ parse_stat(const char *buf, size_t len, struct proc_stat *st)
 				return -EINVAL;
 			st->ppid = (pid_t)v;
 			break;
-		case 14: st->utime_ticks = v; break;
-		case 15: st->stime_ticks = v; break;
-		case 16: st->cutime_ticks = v; break;
-		case 17: st->cstime_ticks = v; break;
+		case 14:
+			st->utime_ticks = v;
+			break;
+		case 15:
+			st->stime_ticks = v;
+			break;
+		case 16:
+			st->cutime_ticks = v;
+			break;
+		case 17:
+			st->cstime_ticks = v;
+			break;
 		case 20:
 			if (v > UINT32_MAX)
 				return -EINVAL;
 			st->num_threads = (uint32_t)v;
 			break;
-		default: st->rss_pages = v; break;
+		default:
+			st->rss_pages = v;
+			break;
 		}
 	}
 	/* Field 24 must be whole: a separator follows it. */
@@ -257,7 +267,7 @@ read_stat(int proc_fd, pid_t pid, pid_t tid, struct proc_stat *st)
 
 	if (tid > 0)
 		snprintf(path, sizeof(path), "%d/task/%d/stat", (int)pid,
-			 (int)tid);
+		    (int)tid);
 	else
 		snprintf(path, sizeof(path), "%d/stat", (int)pid);
 	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -282,8 +292,7 @@ read_children(struct walk *k, pid_t pid, pid_t tid)
 	ssize_t n = 0;
 	int fd, r = 0;
 
-	snprintf(path, sizeof(path), "%d/task/%d/children", (int)pid,
-		 (int)tid);
+	snprintf(path, sizeof(path), "%d/task/%d/children", (int)pid, (int)tid);
 	fd = openat(k->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
@@ -317,8 +326,7 @@ read_children(struct walk *k, pid_t pid, pid_t tid)
  * to the resident set read from the first living thread other than the
  * leader (see usage_walk). */
 static int
-list_children(struct walk *k, pid_t pid, uint32_t num_threads,
-	      uint64_t *rss)
+list_children(struct walk *k, pid_t pid, uint32_t num_threads, uint64_t *rss)
 {
 	/* 8-aligned for struct dirent64. */
 	union {
@@ -335,7 +343,7 @@ list_children(struct walk *k, pid_t pid, uint32_t num_threads,
 		return read_children(k, pid, pid);
 	snprintf(path, sizeof(path), "%d/task", (int)pid);
 	fd = openat(k->proc_fd, path,
-		    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	while (r == 0 && (n = getdents64(fd, u.b, sizeof(u.b))) > 0) {
@@ -359,7 +367,7 @@ list_children(struct walk *k, pid_t pid, uint32_t num_threads,
 			}
 			r = read_children(k, pid, (pid_t)tid);
 			if (vanished(r))
-				r = 0;  /* the thread ended */
+				r = 0; /* the thread ended */
 		}
 	}
 	if (r == 0 && n < 0)
@@ -393,7 +401,7 @@ read_pss(int proc_fd, pid_t pid, uint64_t *bytes)
 		return -errno;
 	/* The Pss line is the third of a short file: one buffer holds it. */
 	while (len < sizeof(buf) - 1 &&
-	       (n = read_retry(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+	    (n = read_retry(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += (size_t)n;
 	close(fd);
 	if (len == 0)
@@ -431,7 +439,7 @@ finish(const struct walk *k, struct jail_usage *u, int r)
  */
 static uint64_t
 charged_rss(const struct walk *k, struct jail_usage *u, pid_t pid, bool dead,
-	    uint64_t rss)
+    uint64_t rss)
 {
 	/* A leader that exited before its threads has no mm of its own to
 	 * read. */
@@ -459,9 +467,9 @@ charged_rss(const struct walk *k, struct jail_usage *u, pid_t pid, bool dead,
 
 int
 usage_walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
-		struct jail_usage *u, bool pss)
+    struct jail_usage *u, bool pss)
 {
-	struct walk k = { .w = w, .proc_fd = proc_fd, .pss = pss };
+	struct walk k = {.w = w, .proc_fd = proc_fd, .pss = pss};
 	struct proc_stat st;
 	uint64_t rss;
 	bool dead;
@@ -492,8 +500,8 @@ usage_walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
 		if (w->each != NULL)
 			w->each(w->each_arg, &st);
 		u->tasks = u->tasks > UINT32_MAX - st.num_threads
-				   ? UINT32_MAX
-				   : u->tasks + st.num_threads;
+		    ? UINT32_MAX
+		    : u->tasks + st.num_threads;
 		k.ticks = sat_add(k.ticks, st.utime_ticks);
 		k.ticks = sat_add(k.ticks, st.stime_ticks);
 		k.ticks = sat_add(k.ticks, st.cutime_ticks);
@@ -509,12 +517,12 @@ usage_walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
 		rss = st.rss_pages;
 		if (!k.full && (!dead || st.num_threads > 1)) {
 			r = list_children(&k, pid, st.num_threads,
-					  dead ? &rss : NULL);
+			    dead ? &rss : NULL);
 			if (r < 0 && r != -E2BIG && !vanished(r))
 				return finish(&k, u, r);
 		}
-		rss = rss > UINT64_MAX / w->page_size ? UINT64_MAX :
-							rss * w->page_size;
+		rss = rss > UINT64_MAX / w->page_size ? UINT64_MAX
+						      : rss * w->page_size;
 		u->resident_bytes = sat_add(u->resident_bytes, rss);
 		rss = charged_rss(&k, u, pid, dead, rss);
 		u->rss_bytes = sat_add(u->rss_bytes, rss);
@@ -524,14 +532,14 @@ usage_walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
 
 int
 usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
-	   struct jail_usage *u)
+    struct jail_usage *u)
 {
 	return usage_walk_tree(w, proc_fd, root_pid, u, false);
 }
 
 int
 usage_walk_pss(struct usage_walker *w, int proc_fd, pid_t root_pid,
-	       struct jail_usage *u)
+    struct jail_usage *u)
 {
 	void (*each)(void *, const struct proc_stat *) = w->each;
 	int r;
@@ -545,7 +553,7 @@ usage_walk_pss(struct usage_walker *w, int proc_fd, pid_t root_pid,
 
 int
 usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
-		  unsigned tries, unsigned gap_us, struct jail_usage *u)
+    unsigned tries, unsigned gap_us, struct jail_usage *u)
 {
 	struct jail_usage after;
 	int r = -EAGAIN, a;
@@ -568,7 +576,7 @@ usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
 
 int
 usage_sample(int proc_fd, pid_t root_pid, size_t max_procs,
-	     struct jail_usage *u)
+    struct jail_usage *u)
 {
 	struct usage_walker w;
 	int r;

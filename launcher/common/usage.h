@@ -18,15 +18,15 @@
 
 /* The fields of one /proc/PID/stat line the monitor needs (proc(5)). */
 struct proc_stat {
-	pid_t pid;              /* field 1 */
-	pid_t ppid;             /* field 4 */
-	char state;             /* field 3: R, S, D, Z, T, t, X, I, ... */
-	uint64_t utime_ticks;   /* fields 14-17, clock ticks (_SC_CLK_TCK) */
+	pid_t pid; /* field 1 */
+	pid_t ppid; /* field 4 */
+	char state; /* field 3: R, S, D, Z, T, t, X, I, ... */
+	uint64_t utime_ticks; /* fields 14-17, clock ticks (_SC_CLK_TCK) */
 	uint64_t stime_ticks;
-	uint64_t cutime_ticks;  /* children this process waited for */
+	uint64_t cutime_ticks; /* children this process waited for */
 	uint64_t cstime_ticks;
-	uint32_t num_threads;   /* field 20 */
-	uint64_t rss_pages;     /* field 24, pages (_SC_PAGESIZE) */
+	uint32_t num_threads; /* field 20 */
+	uint64_t rss_pages; /* field 24, pages (_SC_PAGESIZE) */
 };
 
 /*
@@ -49,20 +49,20 @@ int usage_parse_stat(const char *buf, size_t len, struct proc_stat *st);
 
 /* What a jail uses at one instant, summed over its process tree. */
 struct jail_usage {
-	uint64_t rss_bytes;  /* sum of every process's resident set */
-	uint64_t cpu_ms;     /* CPU of the jail since it started, all threads,
+	uint64_t rss_bytes; /* sum of every process's resident set */
+	uint64_t cpu_ms; /* CPU of the jail since it started, all threads,
 			      * living and dead processes (usage.c says how) */
-	uint32_t processes;  /* processes found, zombies included */
-	uint32_t tasks;      /* threads of those processes (num_threads) */
+	uint32_t processes; /* processes found, zombies included */
+	uint32_t tasks; /* threads of those processes (num_threads) */
 	uint64_t resident_bytes; /* usage_walk_pss: the resident sum of
 				  * the same walk, beside the shares */
 	uint32_t pss_fallbacks; /* usage_walk_pss: processes counted by
 				 * their resident set, their share being
 				 * unreadable (0 for usage_walk) */
-	uint32_t vanished;   /* listed processes gone before they were
+	uint32_t vanished; /* listed processes gone before they were
 			      * read, or that let their memory go */
-	uint64_t pid_sum;    /* the set of processes counted, as the sum */
-	uint64_t pid_xor;    /* and the xor of their pids */
+	uint64_t pid_sum; /* the set of processes counted, as the sum */
+	uint64_t pid_xor; /* and the xor of their pids */
 };
 
 /*
@@ -71,10 +71,10 @@ struct jail_usage {
  * walker serves one thread at a time. The fields are private.
  */
 struct usage_walker {
-	pid_t *queue;        /* 2 x max_procs: pid, listed under; malloc'd */
+	pid_t *queue; /* 2 x max_procs: pid, listed under; malloc'd */
 	size_t max_procs;
-	uint64_t page_size;  /* bytes */
-	uint64_t clk_tck;    /* ticks per second */
+	uint64_t page_size; /* bytes */
+	uint64_t clk_tck; /* ticks per second */
 	/* Public, optional (NULL after usage_walker_init): called with
 	 * EACH_ARG and the stat of every process a walk counts, so that a
 	 * caller can follow processes from one walk to the next. */
@@ -114,7 +114,7 @@ void usage_walker_free(struct usage_walker *w);
  * errno of open/read/getdents64 (then *U holds the sums so far).
  */
 int usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
-	       struct jail_usage *u);
+    struct jail_usage *u);
 
 /*
  * usage_walk, with memory measured so that a page shared by several
@@ -132,7 +132,7 @@ int usage_walk(struct usage_walker *w, int proc_fd, pid_t root_pid,
  * is not called. Same arguments, results and errors as usage_walk.
  */
 int usage_walk_pss(struct usage_walker *w, int proc_fd, pid_t root_pid,
-		   struct jail_usage *u);
+    struct jail_usage *u);
 
 /*
  * usage_walk_pss until it sees the tree hold still (usage.c says why a
@@ -144,7 +144,7 @@ int usage_walk_pss(struct usage_walker *w, int proc_fd, pid_t root_pid,
  * may be below what the tree holds: do not use it as a bound).
  */
 int usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
-		      unsigned tries, unsigned gap_us, struct jail_usage *u);
+    unsigned tries, unsigned gap_us, struct jail_usage *u);
 
 /*
  * usage_walk with a walker of MAX_PROCS made and freed for this one call
@@ -152,7 +152,7 @@ int usage_pss_settled(struct usage_walker *w, int proc_fd, pid_t root_pid,
  * Same arguments, results and errors, and -ENOMEM.
  */
 int usage_sample(int proc_fd, pid_t root_pid, size_t max_procs,
-		 struct jail_usage *u);
+    struct jail_usage *u);
 
 /*
  * Kernel memory one epoll watch holds, bytes: a struct epitem (the slab
@@ -191,10 +191,10 @@ int usage_sample(int proc_fd, pid_t root_pid, size_t max_procs,
 /* The kernel objects of a jail that no resident set holds and that the
  * monitor charges by count (usage_kernel_objects). */
 struct kernel_objects {
-	uint64_t watches;    /* epoll watches: "tfd:" lines of fdinfo */
-	uint64_t maps;       /* memory maps: lines of /proc/PID/maps */
-	uint64_t locks;      /* file locks: "lock:" lines of fdinfo */
-	uint64_t inflight;   /* files in flight: "scm_fds:" of fdinfo */
+	uint64_t watches; /* epoll watches: "tfd:" lines of fdinfo */
+	uint64_t maps; /* memory maps: lines of /proc/PID/maps */
+	uint64_t locks; /* file locks: "lock:" lines of fdinfo */
+	uint64_t inflight; /* files in flight: "scm_fds:" of fdinfo */
 	uint32_t unreadable; /* processes whose maps could not be read,
 			      * each counted as vm.max_map_count maps */
 };
@@ -240,6 +240,6 @@ uint64_t usage_kobj_bytes(const struct kernel_objects *k);
  * fdinfo read (*K then the count so far).
  */
 int usage_kernel_objects(struct usage_walker *w, int proc_fd, pid_t root_pid,
-			 uint64_t cap, struct kernel_objects *k);
+    uint64_t cap, struct kernel_objects *k);
 
 #endif

@@ -32,6 +32,6 @@ sat_add(uint64_t a, uint64_t b)
  * W's hook called for each process. Returns as usage_walk does.
  */
 int usage_walk_tree(struct usage_walker *w, int proc_fd, pid_t root_pid,
-		    struct jail_usage *u, bool pss);
+    struct jail_usage *u, bool pss);
 
 #endif

@@ -22,12 +22,12 @@ usage_kobj_bytes(const struct kernel_objects *k)
 {
 	const uint64_t n[] = {k->watches, k->maps, k->locks, k->inflight};
 	const uint64_t each[] = {EPOLL_WATCH_BYTES, KOBJ_VMA_BYTES,
-				 KOBJ_LOCK_BYTES, KOBJ_INFLIGHT_BYTES};
+	    KOBJ_LOCK_BYTES, KOBJ_INFLIGHT_BYTES};
 	uint64_t sum = 0;
 
 	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
-		sum = sat_add(sum, n[i] > UINT64_MAX / each[i] ?
-					   UINT64_MAX : n[i] * each[i]);
+		sum = sat_add(sum,
+		    n[i] > UINT64_MAX / each[i] ? UINT64_MAX : n[i] * each[i]);
 	return sum;
 }
 
@@ -35,7 +35,7 @@ usage_kobj_bytes(const struct kernel_objects *k)
 struct kobj_count {
 	int proc_fd;
 	pid_t root_pid;
-	uint64_t cap;        /* bytes */
+	uint64_t cap; /* bytes */
 	struct kernel_objects k;
 	int err;
 };
@@ -62,7 +62,7 @@ fdinfo_line(struct kernel_objects *k, const char *head, size_t len)
 	} else if (len >= 5 && memcmp(head, "lock:", 5) == 0) {
 		k->locks++;
 	} else if (len > sizeof(scm) - 1 &&
-		   memcmp(head, scm, sizeof(scm) - 1) == 0) {
+	    memcmp(head, scm, sizeof(scm) - 1) == 0) {
 		for (const char *p = head + sizeof(scm) - 1; *p != '\0'; p++)
 			if (*p >= '0' && *p <= '9')
 				v = v * 10 + (uint64_t)(*p - '0');
@@ -122,8 +122,9 @@ max_maps(int proc_fd, uint64_t cap)
 		close(fd);
 		for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9';
 		     i++)
-			v = v > UINT64_MAX / 10 ? UINT64_MAX : v * 10 +
-					(uint64_t)(buf[i] - '0');
+			v = v > UINT64_MAX / 10
+			    ? UINT64_MAX
+			    : v * 10 + (uint64_t)(buf[i] - '0');
 	}
 	return v > 0 ? v : cap / KOBJ_VMA_BYTES + 1;
 }
@@ -150,8 +151,8 @@ count_maps(struct kobj_count *c, const char *base)
 			close(fd);
 			return vanished((int)got) ? 0 : -1;
 		}
-		for (char *p = buf; (p = memchr(p, '\n', (size_t)(buf + got -
-								   p))) != NULL;
+		for (char *p = buf;
+		     (p = memchr(p, '\n', (size_t)(buf + got - p))) != NULL;
 		     p++)
 			c->k.maps++;
 	}
@@ -265,12 +266,13 @@ kobj_each(void *arg, const struct proc_stat *st)
 
 int
 usage_kernel_objects(struct usage_walker *w, int proc_fd, pid_t root_pid,
-		     uint64_t cap, struct kernel_objects *k)
+    uint64_t cap, struct kernel_objects *k)
 {
 	void (*each)(void *, const struct proc_stat *) = w->each;
 	void *each_arg = w->each_arg;
-	struct kobj_count c = {.proc_fd = proc_fd, .root_pid = root_pid,
-			       .cap = cap};
+	struct kobj_count c = {.proc_fd = proc_fd,
+	    .root_pid = root_pid,
+	    .cap = cap};
 	struct jail_usage u;
 	int r;
 

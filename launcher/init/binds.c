@@ -72,8 +72,7 @@ ro_bind(int src_fd, const char *target)
 	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return -errno;
 	return mnt_setattr(AT_FDCWD, dst, AT_RECURSIVE,
-				 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-					 MOUNT_ATTR_NODEV, 0);
+	    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0);
 }
 
 /*
@@ -85,7 +84,7 @@ ro_bind(int src_fd, const char *target)
  */
 int
 mounts_open_sources(const struct job_spec *spec, int *src_fds,
-		    bool private_dirs, int *host_tmp, int *stage, int *bind)
+    bool private_dirs, int *host_tmp, int *stage, int *bind)
 {
 	int e;
 
@@ -95,7 +94,7 @@ mounts_open_sources(const struct job_spec *spec, int *src_fds,
 		const struct mount_entry *m = &spec->mounts[i];
 
 		e = open_source(m->source, m->kind == MOUNT_RO_BIND_TRY,
-				&src_fds[i]);
+		    &src_fds[i]);
 		if (e < 0) {
 			/* A source gone since `stockade policy check`: the
 			 * result names it. */
@@ -109,8 +108,7 @@ mounts_open_sources(const struct job_spec *spec, int *src_fds,
 	 * subtree with locked mounts only whole (mount_namespaces(7)). */
 	if (!private_dirs) {
 		*host_tmp = (int)syscall(SYS_open_tree, AT_FDCWD, "/tmp",
-					OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-						AT_RECURSIVE);
+		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		if (*host_tmp < 0)
 			return mnt_fail(stage, STAGE_TMP, -errno);
 	}
@@ -124,7 +122,7 @@ mounts_open_sources(const struct job_spec *spec, int *src_fds,
  */
 int
 mounts_bind_sources(const struct job_spec *spec, int *src_fds, int *stage,
-		    int *bind)
+    int *bind)
 {
 	int e;
 

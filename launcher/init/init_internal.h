@@ -15,14 +15,14 @@
 struct init_ctx {
 	const struct job_spec *spec;
 	const struct jail_host *h;
-	int status_fd;     /* the write end of the status pipe */
-	bool userns;       /* layer user_ns on */
-	bool pidns;        /* layer pid_ns on */
-	bool mountns;      /* layer mount_ns on */
-	bool group;        /* layer process_group on */
-	int tmp_fd;        /* /tmp and home, held to tell disk_full, or -1 */
+	int status_fd; /* the write end of the status pipe */
+	bool userns; /* layer user_ns on */
+	bool pidns; /* layer pid_ns on */
+	bool mountns; /* layer mount_ns on */
+	bool group; /* layer process_group on */
+	int tmp_fd; /* /tmp and home, held to tell disk_full, or -1 */
 	int home_fd;
-	int proc_fd;       /* the host's /proc without a pid namespace, or -1 */
+	int proc_fd; /* the host's /proc without a pid namespace, or -1 */
 };
 
 /*
@@ -48,6 +48,6 @@ int jail_init_loopback(void);
  * the payload alone) and exits 0. Never returns.
  */
 _Noreturn void jail_init_reap(const struct init_ctx *c, pid_t payload,
-			      const sigset_t *all);
+    const sigset_t *all);
 
 #endif

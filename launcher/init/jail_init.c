@@ -74,7 +74,7 @@ static _Noreturn void
 setup_failed(int status_fd, int stage, int err)
 {
 	jail_send_record(status_fd, INIT_REC_SETUP_FAILED, stage,
-			 err < 0 ? -err : err);
+	    err < 0 ? -err : err);
 	_exit(1);
 }
 
@@ -86,7 +86,7 @@ mounts_failed(int status_fd, int stage, int bind, int err)
 {
 	if (stage == STAGE_BIND && bind >= 0) {
 		jail_send_record(status_fd, INIT_REC_BIND_FAILED, bind,
-				 err < 0 ? -err : err);
+		    err < 0 ? -err : err);
 		_exit(1);
 	}
 	setup_failed(status_fd, stage, err);
@@ -105,20 +105,24 @@ mounts_failed(int status_fd, int stage, int bind, int err)
 static int
 drop_all_caps(void)
 {
-	const capng_select_t sets = PLANTED(caps_bounding_set_not_cleared) ?
-					    CAPNG_SELECT_CAPS : CAPNG_SELECT_ALL;
+	const capng_select_t sets = PLANTED(caps_bounding_set_not_cleared)
+	    ? CAPNG_SELECT_CAPS
+	    : CAPNG_SELECT_ALL;
 
 	if (PLANTED(securebits_set_unlocked)) {
 		if (prctl(PR_SET_SECUREBITS,
-			  SECBIT_NOROOT | SECBIT_NO_SETUID_FIXUP |
-				  SECBIT_NO_CAP_AMBIENT_RAISE, 0, 0, 0) < 0)
+			SECBIT_NOROOT | SECBIT_NO_SETUID_FIXUP |
+			    SECBIT_NO_CAP_AMBIENT_RAISE,
+			0, 0, 0) < 0)
 			return -errno;
 	} else if (prctl(PR_SET_SECUREBITS,
-		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-			  SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
-			  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
-		  0, 0, 0) < 0)
+		       SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+			   SECBIT_NO_SETUID_FIXUP |
+			   SECBIT_NO_SETUID_FIXUP_LOCKED |
+			   SECBIT_KEEP_CAPS_LOCKED |
+			   SECBIT_NO_CAP_AMBIENT_RAISE |
+			   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		       0, 0, 0) < 0)
 		return -errno;
 	/* libcap-ng remembers the pid of the last process it read (the
 	 * zygote's, when it read its own), and a raw clone3 runs no atfork
@@ -150,7 +154,8 @@ close_all_except(int *keep, size_t n)
 		if (keep[i] < (int)from)
 			continue;
 		if ((unsigned)keep[i] > from)
-			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+			syscall(SYS_close_range, from, (unsigned)keep[i] - 1,
+			    0);
 		from = (unsigned)keep[i] + 1;
 	}
 	syscall(SYS_close_range, from, ~0U, 0);
@@ -182,8 +187,7 @@ open_above_stdio(const char *path)
 	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	return above_stdio(fd < 0 ? -errno : fd,
-			   PLANTED(payload_descriptors_inherited) ?
-				   F_DUPFD : F_DUPFD_CLOEXEC);
+	    PLANTED(payload_descriptors_inherited) ? F_DUPFD : F_DUPFD_CLOEXEC);
 }
 
 /*
@@ -248,7 +252,7 @@ drop_caps_host(void)
  */
 static const struct job_spec *
 take_job(const struct job_spec *template, int go_fd, int status_fd,
-	 int *stdin_fd)
+    int *stdin_fd)
 {
 	struct job_spec *job = calloc(1, sizeof(*job));
 	uint8_t *msg = malloc(PROTO_MAX_MSG);
@@ -277,9 +281,9 @@ take_job(const struct job_spec *template, int go_fd, int status_fd,
 	if (!jail_pool_compatible(template, job) ||
 	    ((job->flags & JOB_F_STDIN) != 0) != (nfds == 1) ||
 	    (nfds == 1 &&
-	     (fstat(in, &st) < 0 || !S_ISFIFO(st.st_mode) ||
-	      (fl = fcntl(in, F_GETFL)) < 0 ||
-	      (fl & (O_ACCMODE | O_PATH)) != O_RDONLY)))
+		(fstat(in, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+		    (fl = fcntl(in, F_GETFL)) < 0 ||
+		    (fl & (O_ACCMODE | O_PATH)) != O_RDONLY)))
 		setup_failed(status_fd, STAGE_POOL_JOB, EPERM);
 	if (nfds == 1 && (*stdin_fd = above_stdio(in, F_DUPFD_CLOEXEC)) < 0)
 		setup_failed(status_fd, STAGE_POOL_JOB, -*stdin_fd);
@@ -318,15 +322,16 @@ init_ids(struct init_ctx *c, int sync_fd)
 	/* Our kernel ids were the launcher's; now become the payload's ids
 	 * inside. Capabilities in the new namespace survive: its uid 0 is
 	 * unmapped, so no setuid "root to non-root" transition drops them. */
-	if (c->userns && (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
-			  setresuid(spec->uid, spec->uid, spec->uid) < 0))
+	if (c->userns &&
+	    (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
+		setresuid(spec->uid, spec->uid, spec->uid) < 0))
 		setup_failed(status_fd, STAGE_SET_IDS, errno);
 
 	/* Only now: a change of effective ids clears the parent-death
 	 * signal (prctl(2)). Without a pid namespace init must outlive the
 	 * launcher long enough to end the job's processes. */
 	arm_parent_death(c->h, status_fd,
-			 c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
+	    c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
 
 	/* Kernel memory no process maps, bounded per namespace while init
 	 * still holds its capabilities (layer limits; without a user
@@ -366,9 +371,8 @@ init_mounts(struct init_ctx *c, int wsfd, int work_tree_fd)
 	if (unshare(CLONE_NEWNS) < 0)
 		setup_failed(status_fd, STAGE_MOUNT_NS, errno);
 	if ((e = mounts_build_root(spec, work_tree_fd,
-				   c->userns ? (uid_t)-1 : c->h->outer_uid,
-				   c->userns ? (gid_t)-1 : c->h->outer_gid,
-				   &stage, &bind)) < 0)
+		 c->userns ? (uid_t)-1 : c->h->outer_uid,
+		 c->userns ? (gid_t)-1 : c->h->outer_gid, &stage, &bind)) < 0)
 		mounts_failed(status_fd, stage, bind, e);
 	/* Held to tell, when the payload ends, whether /tmp or home
 	 * filled up (disk_full); opened before any code of the job
@@ -410,7 +414,7 @@ init_names_and_work(struct init_ctx *c, int wsfd)
 		if ((e = take_outer_ids(c->h)) < 0)
 			setup_failed(status_fd, STAGE_SET_IDS, e);
 		arm_parent_death(c->h, status_fd,
-				 c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
+		    c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
 	}
 	close(c->h->launcher_pidfd);
 	if (c->mountns && !c->userns && chdir("/work") < 0)
@@ -429,8 +433,7 @@ init_names_and_work(struct init_ctx *c, int wsfd)
 		if (c->userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
 		    !PLANTED(user_quotas_not_set) &&
 		    (e = jail_user_quotas("/proc/sys/user",
-					  job_spec_layer_off(
-						  spec, JOB_LAYER_SECCOMP))) < 0)
+			 job_spec_layer_off(spec, JOB_LAYER_SECCOMP))) < 0)
 			setup_failed(status_fd, STAGE_USER_QUOTAS, -e);
 	}
 }
@@ -460,26 +463,29 @@ init_lockdown(const struct init_ctx *c, int *abi)
 	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
 	    !PLANTED(landlock_never_applied) &&
 	    (landlock_rs = above_stdio(jail_landlock_build(spec, abi),
-				       F_DUPFD_CLOEXEC)) < 0)
+		 F_DUPFD_CLOEXEC)) < 0)
 		setup_failed(status_fd, STAGE_LANDLOCK, -landlock_rs);
 	return landlock_rs;
 }
 
 _Noreturn void
 jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
-	       const struct jail_host *h, int sync_fd, int status_fd,
-	       int out_fd, int err_fd, int notify_fd, int go_fd)
+    const struct jail_host *h, int sync_fd, int status_fd, int out_fd,
+    int err_fd, int notify_fd, int go_fd)
 {
-	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd,
-		      status_fd, out_fd, err_fd, notify_fd, h->stdin_fd,
-		      go_fd};
+	int keep[] = {wsfd, work_tree_fd, h->launcher_pidfd, sync_fd, status_fd,
+	    out_fd, err_fd, notify_fd, h->stdin_fd, go_fd};
 	struct init_ctx c = {
-		.spec = spec, .h = h, .status_fd = status_fd,
-		.userns = !job_spec_layer_off(spec, JOB_LAYER_USER_NS),
-		.pidns = !job_spec_layer_off(spec, JOB_LAYER_PID_NS),
-		.mountns = !job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS),
-		.group = !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP),
-		.tmp_fd = -1, .home_fd = -1, .proc_fd = -1,
+	    .spec = spec,
+	    .h = h,
+	    .status_fd = status_fd,
+	    .userns = !job_spec_layer_off(spec, JOB_LAYER_USER_NS),
+	    .pidns = !job_spec_layer_off(spec, JOB_LAYER_PID_NS),
+	    .mountns = !job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS),
+	    .group = !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP),
+	    .tmp_fd = -1,
+	    .home_fd = -1,
+	    .proc_fd = -1,
 	};
 	int landlock_rs, landlock_abi = 0;
 	sigset_t all;
@@ -516,7 +522,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
 			setup_failed(status_fd, STAGE_STDIO, errno);
 		jail_exec_payload(spec, h->filter, landlock_rs, landlock_abi,
-				  status_fd, notify_fd, in_fd);
+		    status_fd, notify_fd, in_fd);
 	}
 	close(out_fd);
 	close(err_fd);

@@ -21,8 +21,7 @@
  * when the payload has ended, after its INIT_REC_TASKS and INIT_REC_PAYLOAD_EXIT records.
  */
 _Noreturn void jail_init_main(const struct job_spec *spec, int wsfd,
-			      int work_tree_fd, const struct jail_host *h,
-			      int sync_fd, int status_fd, int out_fd,
-			      int err_fd, int notify_fd, int go_fd);
+    int work_tree_fd, const struct jail_host *h, int sync_fd, int status_fd,
+    int out_fd, int err_fd, int notify_fd, int go_fd);
 
 #endif

@@ -55,12 +55,12 @@
 
 int
 mnt_setattr(int dfd, const char *path, unsigned flags, uint64_t set,
-	    uint64_t clr)
+    uint64_t clr)
 {
 	struct mount_attr attr = {.attr_set = set, .attr_clr = clr};
 
-	if (syscall(SYS_mount_setattr, dfd, path, flags, &attr,
-		    sizeof(attr)) < 0)
+	if (syscall(SYS_mount_setattr, dfd, path, flags, &attr, sizeof(attr)) <
+	    0)
 		return -errno;
 	return 0;
 }
@@ -108,8 +108,8 @@ mnt_mkdir_parent(const char *path)
 int
 mnt_write_file(const char *path, const char *text, mode_t mode)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		      mode);
+	int fd = open(path,
+	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
 	int e;
 
 	if (fd < 0)
@@ -151,7 +151,7 @@ inodes_for(uint64_t size)
 
 /* The payload's ids as the jail's files show them (mounts.h). */
 struct owner {
-	bool set;       /* no user namespace: the host's ids, given */
+	bool set; /* no user namespace: the host's ids, given */
 	uid_t uid;
 	gid_t gid;
 };
@@ -168,22 +168,23 @@ build_etc(const struct job_spec *spec, const struct owner *o)
 	if ((e = mnt_mkdir_p(ROOT "/etc", 0755)) < 0)
 		return e;
 	snprintf(text, sizeof(text),
-		 "root:x:0:0:root:/root:/bin/sh\n"
-		 "%s:x:%u:%u:stockade payload:%s:/bin/sh\n"
-		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		 user, uid, gid, home);
+	    "root:x:0:0:root:/root:/bin/sh\n"
+	    "%s:x:%u:%u:stockade payload:%s:/bin/sh\n"
+	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+	    user, uid, gid, home);
 	if ((e = mnt_write_file(ROOT "/etc/passwd", text, 0644)) < 0)
 		return e;
-	snprintf(text, sizeof(text),
-		 "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", user, gid);
+	snprintf(text, sizeof(text), "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n",
+	    user, gid);
 	if ((e = mnt_write_file(ROOT "/etc/group", text, 0644)) < 0)
 		return e;
 	snprintf(text, sizeof(text), "%s\n", spec->hostname);
 	if ((e = mnt_write_file(ROOT "/etc/hostname", text, 0644)) < 0)
 		return e;
 	snprintf(text, sizeof(text),
-		 "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n"
-		 "::1\tlocalhost ip6-localhost ip6-loopback\n", spec->hostname);
+	    "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n"
+	    "::1\tlocalhost ip6-localhost ip6-loopback\n",
+	    spec->hostname);
 	/* No resolv.conf: the network is off, so name lookups fail fast. */
 	return mnt_write_file(ROOT "/etc/hosts", text, 0644);
 }
@@ -195,16 +196,17 @@ build_etc(const struct job_spec *spec, const struct owner *o)
  */
 static void
 tmpfs_opts(char *buf, size_t size, mode_t mode, uint64_t bytes,
-	   const struct owner *o)
+    const struct owner *o)
 {
 	int n = snprintf(buf, size, "mode=%04o", (unsigned)mode);
 
 	if (bytes > 0 && n > 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - (size_t)n, ",size=%llu,nr_inodes=%llu",
-			      (unsigned long long)bytes, inodes_for(bytes));
+		n += snprintf(buf + n, size - (size_t)n,
+		    ",size=%llu,nr_inodes=%llu", (unsigned long long)bytes,
+		    inodes_for(bytes));
 	if (o->set && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, ",uid=%u,gid=%u",
-			 (unsigned)o->uid, (unsigned)o->gid);
+		    (unsigned)o->uid, (unsigned)o->gid);
 }
 
 /* The size of the jail's tmpfs of BYTES: 0 (unbounded) with layer
@@ -221,12 +223,12 @@ static int
 build_dev(const struct job_spec *spec, const struct owner *o)
 {
 	static const char *const nodes[] = {"null", "zero", "full", "random",
-					    "urandom"};
+	    "urandom"};
 	static const char *const links[][2] = {
-		{"/proc/self/fd", ROOT "/dev/fd"},
-		{"/proc/self/fd/0", ROOT "/dev/stdin"},
-		{"/proc/self/fd/1", ROOT "/dev/stdout"},
-		{"/proc/self/fd/2", ROOT "/dev/stderr"},
+	    {"/proc/self/fd", ROOT "/dev/fd"},
+	    {"/proc/self/fd/0", ROOT "/dev/stdin"},
+	    {"/proc/self/fd/1", ROOT "/dev/stdout"},
+	    {"/proc/self/fd/2", ROOT "/dev/stderr"},
 	};
 	unsigned long shm_flags;
 	char opts[160];
@@ -236,9 +238,11 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		return e;
 	if (PLANTED(host_dev_rbound))
 		return mount("/dev", ROOT "/dev", NULL, MS_BIND | MS_REC,
-			     NULL) < 0 ? -errno : 0;
+			   NULL) < 0
+		    ? -errno
+		    : 0;
 	if (mount("tmpfs", ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
-		  "mode=0755,size=64k,nr_inodes=64") < 0)
+		"mode=0755,size=64k,nr_inodes=64") < 0)
 		return -errno;
 	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
 		char src[64], dst[64];
@@ -253,9 +257,9 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		 * check covers regular files, directories and symlinks), but
 		 * not chmod, chown or utimes of the host's node. */
 		if ((e = mnt_setattr(AT_FDCWD, dst, 0,
-					   MOUNT_ATTR_RDONLY |
-						   MOUNT_ATTR_NOSUID |
-						   MOUNT_ATTR_NOEXEC, 0)) < 0)
+			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			     MOUNT_ATTR_NOEXEC,
+			 0)) < 0)
 			return e;
 	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
@@ -268,8 +272,8 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		if ((e = mnt_mkdir_p(ROOT "/dev/pts", 0755)) < 0)
 			return e;
 		if (mount("devpts", ROOT "/dev/pts", "devpts",
-			  MS_NOSUID | MS_NOEXEC,
-			  "newinstance,ptmxmode=0666,mode=0620") < 0)
+			MS_NOSUID | MS_NOEXEC,
+			"newinstance,ptmxmode=0666,mode=0620") < 0)
 			return -errno;
 		if (symlink("pts/ptmx", ROOT "/dev/ptmx") < 0)
 			return -errno;
@@ -277,20 +281,18 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 	if ((e = mnt_mkdir_p(ROOT "/dev/shm", 01777)) < 0)
 		return e;
 	tmpfs_opts(opts, sizeof(opts), 01777,
-		   tmpfs_size(spec, spec->limits.tmp_bytes), o);
+	    tmpfs_size(spec, spec->limits.tmp_bytes), o);
 	if (PLANTED(dev_shm_mounted_exec))
 		shm_flags = MS_NOSUID | MS_NODEV;
 	else
 		shm_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs", shm_flags, opts) < 0)
 		return -errno;
-	return mnt_setattr(AT_FDCWD, ROOT "/dev", 0, MOUNT_ATTR_RDONLY,
-				 0);
+	return mnt_setattr(AT_FDCWD, ROOT "/dev", 0, MOUNT_ATTR_RDONLY, 0);
 }
 
 static int
-mount_tmpfs(const char *path, mode_t mode, uint64_t size,
-	    const struct owner *o)
+mount_tmpfs(const char *path, mode_t mode, uint64_t size, const struct owner *o)
 {
 	char opts[160];
 	int e;
@@ -301,8 +303,8 @@ mount_tmpfs(const char *path, mode_t mode, uint64_t size,
 	 * ids in its user namespace; only mapped ids may be named. */
 	tmpfs_opts(opts, sizeof(opts), mode, size, o);
 	if (mount("tmpfs", path, "tmpfs",
-		  PLANTED(tmp_home_mounted_suid_dev) ? 0 : MS_NOSUID | MS_NODEV,
-		  opts) < 0)
+		PLANTED(tmp_home_mounted_suid_dev) ? 0 : MS_NOSUID | MS_NODEV,
+		opts) < 0)
 		return -errno;
 	return 0;
 }
@@ -317,10 +319,10 @@ rw_attach(int tree_fd, const char *dst)
 	if ((e = mnt_mkdir_p(dst, 0755)) < 0)
 		return e;
 	if (syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, dst,
-		    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return -errno;
 	return mnt_setattr(AT_FDCWD, dst, AT_RECURSIVE,
-				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0);
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0);
 }
 
 /*
@@ -331,7 +333,7 @@ rw_attach(int tree_fd, const char *dst)
  */
 static int
 build_tmp_home(const struct job_spec *spec, const struct owner *o,
-	       bool private_dirs, int host_tmp, int *stage)
+    bool private_dirs, int host_tmp, int *stage)
 {
 	char path[PATH_MAX];
 	int e;
@@ -343,8 +345,7 @@ build_tmp_home(const struct job_spec *spec, const struct owner *o,
 			return mnt_fail(stage, STAGE_TMP, e);
 	} else {
 		if ((e = mount_tmpfs(ROOT "/tmp", 01777,
-				     tmpfs_size(spec, spec->limits.tmp_bytes),
-				     o)) < 0)
+			 tmpfs_size(spec, spec->limits.tmp_bytes), o)) < 0)
 			return mnt_fail(stage, STAGE_TMP, e);
 		/* The decoder refused a home that is /, /work, /tmp or not
 		 * normalised, so this tmpfs shadows nothing the jail
@@ -352,8 +353,7 @@ build_tmp_home(const struct job_spec *spec, const struct owner *o,
 		if ((e = mnt_in_root(path, sizeof(path), spec->home)) < 0)
 			return mnt_fail(stage, STAGE_HOME, e);
 		if ((e = mount_tmpfs(path, 0700,
-				     tmpfs_size(spec, spec->limits.home_bytes),
-				     o)) < 0)
+			 tmpfs_size(spec, spec->limits.home_bytes), o)) < 0)
 			return mnt_fail(stage, STAGE_HOME, e);
 	}
 	return 0;
@@ -375,7 +375,7 @@ attach_work(int work_tree_fd, int wsfd, int *stage)
 		return mnt_fail(stage, STAGE_WORK, e);
 	if (work_tree_fd >= 0) {
 		if (syscall(SYS_move_mount, work_tree_fd, "", AT_FDCWD,
-			    ROOT "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			ROOT "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return mnt_fail(stage, STAGE_WORK, -errno);
 		close(work_tree_fd);
 	} else {
@@ -386,8 +386,7 @@ attach_work(int work_tree_fd, int wsfd, int *stage)
 	}
 	if (!PLANTED(workspace_mount_suid_dev_kept) &&
 	    (e = mnt_setattr(AT_FDCWD, ROOT "/work", 0,
-				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-				   0)) < 0)
+		 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
 		return mnt_fail(stage, STAGE_WORK, e);
 	return 0;
 }
@@ -410,17 +409,16 @@ pivot_into_root(bool owner_set, int *stage)
 		    syscall(SYS_pivot_root, ".", ".old-root") < 0)
 			return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
 	} else if (syscall(SYS_pivot_root, ".", ".") < 0 ||
-		   umount2(".", MNT_DETACH) < 0) {
+	    umount2(".", MNT_DETACH) < 0) {
 		return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
 	}
 	if (chdir("/") < 0)
 		return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
 
 	if ((e = mnt_setattr(AT_FDCWD, "/", 0,
-				   (PLANTED(jail_root_left_writable) ?
-					    0 : MOUNT_ATTR_RDONLY) |
-					   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-				   0)) < 0)
+		 (PLANTED(jail_root_left_writable) ? 0 : MOUNT_ATTR_RDONLY) |
+		     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+		 0)) < 0)
 		return mnt_fail(stage, STAGE_REMOUNT_ROOT, e);
 	/* Without a user namespace, init enters /work once it has the
 	 * payload's ids: root without capabilities may not (mounts.h). */
@@ -431,15 +429,15 @@ pivot_into_root(bool owner_set, int *stage)
 
 int
 mounts_build_root(const struct job_spec *spec, int work_tree_fd,
-		  uid_t owner_uid, gid_t owner_gid, int *stage, int *bind)
+    uid_t owner_uid, gid_t owner_gid, int *stage, int *bind)
 {
 	const struct owner own = {
-		.set = owner_uid != (uid_t)-1,
-		.uid = owner_uid,
-		.gid = owner_gid,
+	    .set = owner_uid != (uid_t)-1,
+	    .uid = owner_uid,
+	    .gid = owner_gid,
 	};
-	const bool private_dirs =
-		!job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD);
+	const bool private_dirs = !job_spec_layer_off(spec,
+	    JOB_LAYER_PRIVATE_CWD);
 	int src_fds[JOB_MAX_MOUNTS];
 	int wsfd = -1, host_tmp = -1, e;
 
@@ -457,10 +455,10 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return mnt_fail(stage, STAGE_MOUNT_NS, -errno);
 	if ((e = mounts_open_sources(spec, src_fds, private_dirs, &host_tmp,
-				     stage, bind)) < 0)
+		 stage, bind)) < 0)
 		return e;
 	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV,
-		  ROOT_TMPFS_OPTS) < 0)
+		ROOT_TMPFS_OPTS) < 0)
 		return mnt_fail(stage, STAGE_ROOT_TMPFS, -errno);
 
 	if ((e = build_etc(spec, &own)) < 0)
@@ -471,8 +469,7 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 		return mnt_fail(stage, STAGE_DEV, e);
 	if ((e = mounts_build_proc(spec, own.set, stage)) < 0)
 		return e;
-	if ((e = build_tmp_home(spec, &own, private_dirs, host_tmp,
-				stage)) < 0)
+	if ((e = build_tmp_home(spec, &own, private_dirs, host_tmp, stage)) < 0)
 		return e;
 	if ((e = attach_work(work_tree_fd, wsfd, stage)) < 0)
 		return e;

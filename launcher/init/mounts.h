@@ -23,6 +23,6 @@
  * namespace is then unusable and the job must end.
  */
 int mounts_build_root(const struct job_spec *spec, int work_tree_fd,
-		      uid_t owner_uid, gid_t owner_gid, int *stage, int *bind);
+    uid_t owner_uid, gid_t owner_gid, int *stage, int *bind);
 
 #endif

@@ -21,7 +21,7 @@
  * setting the MOUNT_ATTR_* bits SET and clearing CLR. Returns 0 or a
  * negative errno. */
 int mnt_setattr(int dfd, const char *path, unsigned flags, uint64_t set,
-		uint64_t clr);
+    uint64_t clr);
 
 /* mkdir -p of PATH (absolute) with MODE; existing directories are fine.
  * Returns 0 or a negative errno. */
@@ -59,16 +59,15 @@ mnt_fail(int *stage, int s, int e)
  * the failed bind's index).
  */
 int mounts_open_sources(const struct job_spec *spec, int *src_fds,
-			bool private_dirs, int *host_tmp, int *stage,
-			int *bind);
+    bool private_dirs, int *host_tmp, int *stage, int *bind);
 
 /*
  * Step 4 (binds.c): binds each open source of SRC_FDS at its target
  * under ROOT, read-only, closing it. Returns 0, or a negative errno with
  * *STAGE STAGE_BIND and *BIND the index of the bind that failed.
  */
-int mounts_bind_sources(const struct job_spec *spec, int *src_fds,
-			int *stage, int *bind);
+int mounts_bind_sources(const struct job_spec *spec, int *src_fds, int *stage,
+    int *bind);
 
 /*
  * Step 6 of mounts.c (proc_mount.c): the jail's /proc under ROOT, a
@@ -79,7 +78,6 @@ int mounts_bind_sources(const struct job_spec *spec, int *src_fds,
  * host facts masked. Returns 0, or a negative errno with *STAGE the step
  * that failed (STAGE_PROC, STAGE_USER_QUOTAS, STAGE_PROC_MASK).
  */
-int mounts_build_proc(const struct job_spec *spec, bool owner_set,
-		      int *stage);
+int mounts_build_proc(const struct job_spec *spec, bool owner_set, int *stage);
 
 #endif

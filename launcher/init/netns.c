@@ -43,9 +43,9 @@ int
 jail_init_tcp_buffers(void)
 {
 	static const char *const core[] = {"/proc/sys/net/core/rmem_default",
-					   "/proc/sys/net/core/wmem_default"};
+	    "/proc/sys/net/core/wmem_default"};
 	static const char *const tcp[] = {"/proc/sys/net/ipv4/tcp_rmem",
-					  "/proc/sys/net/ipv4/tcp_wmem"};
+	    "/proc/sys/net/ipv4/tcp_wmem"};
 	static const unsigned initial[] = {131072, 16384};
 	char v[64];
 	int e;
@@ -62,7 +62,7 @@ jail_init_tcp_buffers(void)
 		if (max < 4096)
 			return -ERANGE;
 		snprintf(v, sizeof(v), "4096 %lu %lu\n",
-			 initial[i] < max ? (unsigned long)initial[i] : max, max);
+		    initial[i] < max ? (unsigned long)initial[i] : max, max);
 		if ((e = write_sysctl(tcp[i], v)) < 0)
 			return e;
 	}

@@ -27,15 +27,16 @@ bind_host_proc(void)
 	if (mount("/proc", ROOT "/proc", NULL, MS_BIND | MS_REC, NULL) < 0)
 		return -errno;
 	return mnt_setattr(AT_FDCWD, ROOT "/proc", AT_RECURSIVE,
-				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					 MOUNT_ATTR_NOEXEC, 0);
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0);
 }
 
 /* Kernel knobs the jail's /proc would otherwise expose for writing to
  * whoever the kernel thinks may write them. */
 static const char *const proc_ro[] = {
-	ROOT "/proc/sys", ROOT "/proc/sysrq-trigger", ROOT "/proc/irq",
-	ROOT "/proc/bus",
+    ROOT "/proc/sys",
+    ROOT "/proc/sysrq-trigger",
+    ROOT "/proc/irq",
+    ROOT "/proc/bus",
 };
 
 static int
@@ -45,15 +46,15 @@ proc_read_only(void)
 		int e;
 
 		if (mount(proc_ro[i], proc_ro[i], NULL, MS_BIND | MS_REC,
-			  NULL) < 0) {
+			NULL) < 0) {
 			if (errno == ENOENT)
 				continue;
 			return -errno;
 		}
 		e = mnt_setattr(AT_FDCWD, proc_ro[i], AT_RECURSIVE,
-				      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-					      MOUNT_ATTR_NODEV |
-					      MOUNT_ATTR_NOEXEC, 0);
+		    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			MOUNT_ATTR_NOEXEC,
+		    0);
 		if (e < 0)
 			return e;
 	}
@@ -70,24 +71,34 @@ proc_read_only(void)
  * failure refuses the job.
  */
 static const char *const proc_mask_files[] = {
-	"/proc/cmdline",     /* the host's boot command line */
-	"/proc/keys",        /* the caller's keyrings, by name */
-	"/proc/key-users",   /* key quotas of every user of the host */
-	"/proc/kcore",       /* runc: the kernel's memory */
-	"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
-	"/proc/sched_debug", /* runc: other tasks' names and timings */
-	"/proc/partitions", "/proc/diskstats", /* disks; others' I/O */
-	"/proc/swaps",       /* swap files by host path */
-	"/proc/zoneinfo", "/proc/buddyinfo", "/proc/pagetypeinfo",
-	"/proc/vmallocinfo", "/proc/slabinfo", /* kernel memory layout */
-	"/proc/iomem", "/proc/ioports", /* the host's hardware */
-	"/proc/config.gz",   /* the kernel's build options */
-	"/proc/kallsyms", "/proc/modules", /* the kernel's code */
-	"/proc/kpagecount", "/proc/kpageflags", "/proc/kpagecgroup",
+    "/proc/cmdline", /* the host's boot command line */
+    "/proc/keys", /* the caller's keyrings, by name */
+    "/proc/key-users", /* key quotas of every user of the host */
+    "/proc/kcore", /* runc: the kernel's memory */
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug", /* runc: other tasks' names and timings */
+    "/proc/partitions",
+    "/proc/diskstats", /* disks; others' I/O */
+    "/proc/swaps", /* swap files by host path */
+    "/proc/zoneinfo",
+    "/proc/buddyinfo",
+    "/proc/pagetypeinfo",
+    "/proc/vmallocinfo",
+    "/proc/slabinfo", /* kernel memory layout */
+    "/proc/iomem",
+    "/proc/ioports", /* the host's hardware */
+    "/proc/config.gz", /* the kernel's build options */
+    "/proc/kallsyms",
+    "/proc/modules", /* the kernel's code */
+    "/proc/kpagecount",
+    "/proc/kpageflags",
+    "/proc/kpagecgroup",
 };
 static const char *const proc_mask_dirs[] = {
-	"/proc/acpi", "/proc/asound", "/proc/scsi", /* runc: hardware */
-	"/proc/driver",      /* rtc and driver state */
+    "/proc/acpi", "/proc/asound", "/proc/scsi", /* runc: hardware */
+    "/proc/driver", /* rtc and driver state */
 };
 /* The boot id (random(4)), replaced by one of the job's own so that two
  * jobs cannot tell they share a boot from it. */
@@ -110,10 +121,10 @@ random_uuid(char *buf, size_t size)
 	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
 	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
 	snprintf(buf, size,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x\n",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-		 u[10], u[11], u[12], u[13], u[14], u[15]);
+	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x\n",
+	    u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+	    u[11], u[12], u[13], u[14], u[15]);
 	return 0;
 }
 
@@ -133,9 +144,9 @@ mask_one(const char *src, const char *target)
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	return mnt_setattr(AT_FDCWD, dst, 0,
-				 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-					 MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-				 0);
+	    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+		MOUNT_ATTR_NOEXEC,
+	    0);
 }
 
 /*
@@ -160,7 +171,7 @@ proc_mask(void)
 	if (mkdir(MASKS, 0700) < 0)
 		return -errno;
 	if (mount("tmpfs", MASKS, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "mode=0755,size=16k,nr_inodes=8") < 0)
+		"mode=0755,size=16k,nr_inodes=8") < 0)
 		return -errno;
 	if ((e = mnt_write_file(MASKS "/empty", "", 0444)) < 0 ||
 	    (e = mnt_write_file(MASKS "/boot_id", id, 0444)) < 0)
@@ -169,12 +180,12 @@ proc_mask(void)
 		e = -errno;
 		goto out;
 	}
-	for (size_t i = 0; i < sizeof(proc_mask_files) /
-				    sizeof(proc_mask_files[0]); i++)
+	for (size_t i = 0;
+	     i < sizeof(proc_mask_files) / sizeof(proc_mask_files[0]); i++)
 		if ((e = mask_one(MASKS "/empty", proc_mask_files[i])) < 0)
 			goto out;
-	for (size_t i = 0; i < sizeof(proc_mask_dirs) /
-				    sizeof(proc_mask_dirs[0]); i++)
+	for (size_t i = 0;
+	     i < sizeof(proc_mask_dirs) / sizeof(proc_mask_dirs[0]); i++)
 		if ((e = mask_one(MASKS "/dir", proc_mask_dirs[i])) < 0)
 			goto out;
 	e = mask_one(MASKS "/boot_id", BOOT_ID);
@@ -200,7 +211,7 @@ mounts_build_proc(const struct job_spec *spec, bool owner_set, int *stage)
 	else if (getpid() != 1)
 		e = bind_host_proc();
 	else if (mount("proc", ROOT "/proc", "proc",
-		       MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		     MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		e = -errno;
 	else
 		e = 0;
@@ -213,8 +224,7 @@ mounts_build_proc(const struct job_spec *spec, bool owner_set, int *stage)
 	if (!owner_set && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
 	    !PLANTED(user_quotas_not_set) &&
 	    (e = jail_user_quotas(ROOT "/proc/sys/user",
-				  job_spec_layer_off(spec,
-						     JOB_LAYER_SECCOMP))) < 0)
+		 job_spec_layer_off(spec, JOB_LAYER_SECCOMP))) < 0)
 		return mnt_fail(stage, STAGE_USER_QUOTAS, e);
 	if (!PLANTED(proc_sys_left_writable) && (e = proc_read_only()) < 0)
 		return mnt_fail(stage, STAGE_PROC, e);

@@ -31,26 +31,26 @@ static const struct {
 	const char *name;
 	int value;
 } quotas[] = {
-	/* Instances: a file watcher, an IDE's language server or a test
+    /* Instances: a file watcher, an IDE's language server or a test
 	 * runner takes one to a few; the host user keeps 96 of 128. */
-	{"max_inotify_instances", JAIL_INOTIFY_INSTANCES},
-	/* Watches: one per watched directory (a few hundred bytes of
+    {"max_inotify_instances", JAIL_INOTIFY_INSTANCES},
+    /* Watches: one per watched directory (a few hundred bytes of
 	 * kernel memory each, inotify(7)): a large tree watched whole. */
-	{"max_inotify_watches", JAIL_INOTIFY_WATCHES},
-	/* fanotify without CAP_SYS_ADMIN (Linux 5.13) is charged to the
+    {"max_inotify_watches", JAIL_INOTIFY_WATCHES},
+    /* fanotify without CAP_SYS_ADMIN (Linux 5.13) is charged to the
 	 * user like inotify (fanotify_init(2)). */
-	{"max_fanotify_groups", JAIL_FANOTIFY_GROUPS},
-	{"max_fanotify_marks", JAIL_FANOTIFY_MARKS},
-	/* Namespaces: every one the job made would be charged to the host
+    {"max_fanotify_groups", JAIL_FANOTIFY_GROUPS},
+    {"max_fanotify_marks", JAIL_FANOTIFY_MARKS},
+    /* Namespaces: every one the job made would be charged to the host
 	 * user too (the user's max_user_namespaces and the like). */
-	{"max_user_namespaces", JAIL_QUOTA_NS},
-	{"max_pid_namespaces", JAIL_QUOTA_NS},
-	{"max_net_namespaces", JAIL_QUOTA_NS},
-	{"max_mnt_namespaces", JAIL_QUOTA_NS},
-	{"max_ipc_namespaces", JAIL_QUOTA_NS},
-	{"max_uts_namespaces", JAIL_QUOTA_NS},
-	{"max_cgroup_namespaces", JAIL_QUOTA_NS},
-	{"max_time_namespaces", JAIL_QUOTA_NS},
+    {"max_user_namespaces", JAIL_QUOTA_NS},
+    {"max_pid_namespaces", JAIL_QUOTA_NS},
+    {"max_net_namespaces", JAIL_QUOTA_NS},
+    {"max_mnt_namespaces", JAIL_QUOTA_NS},
+    {"max_ipc_namespaces", JAIL_QUOTA_NS},
+    {"max_uts_namespaces", JAIL_QUOTA_NS},
+    {"max_cgroup_namespaces", JAIL_QUOTA_NS},
+    {"max_time_namespaces", JAIL_QUOTA_NS},
 };
 
 /* Writes VALUE (decimal) to NAME in directory DIR. 0, -ENOENT when the

@@ -126,8 +126,8 @@ static bool
 forwarded(int sig)
 {
 	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP ||
-	       sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2 ||
-	       sig == SIGCONT || sig == SIGWINCH;
+	    sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2 ||
+	    sig == SIGCONT || sig == SIGWINCH;
 }
 
 static bool
@@ -143,7 +143,7 @@ static int32_t
 full_flags(int tmp_fd, int home_fd)
 {
 	return (is_full(tmp_fd) ? INIT_FULL_TMP : 0) |
-	       (is_full(home_fd) ? INIT_FULL_HOME : 0);
+	    (is_full(home_fd) ? INIT_FULL_HOME : 0);
 }
 
 _Noreturn void
@@ -168,15 +168,13 @@ jail_init_reap(const struct init_ctx *c, pid_t payload, const sigset_t *all)
 				 * namespace /proc is the host's. */
 				if (c->pidns &&
 				    !job_spec_layer_off(c->spec,
-							JOB_LAYER_MOUNT_NS) &&
+					JOB_LAYER_MOUNT_NS) &&
 				    (n = count_tasks()) >= 0)
 					jail_send_record(c->status_fd,
-							 INIT_REC_TASKS, n + 1,
-							 0);
+					    INIT_REC_TASKS, n + 1, 0);
 				jail_send_record(c->status_fd,
-						 INIT_REC_PAYLOAD_EXIT, st,
-						 full_flags(c->tmp_fd,
-							    c->home_fd));
+				    INIT_REC_PAYLOAD_EXIT, st,
+				    full_flags(c->tmp_fd, c->home_fd));
 				/* Exiting kills whatever the payload left,
 				 * in a pid namespace; without one, init
 				 * does it (or, with process_group off,

@@ -36,7 +36,7 @@
 struct ll_ruleset_attr {
 	uint64_t handled_access_fs;
 	uint64_t handled_access_net; /* ABI 4 */
-	uint64_t scoped;             /* ABI 6 */
+	uint64_t scoped; /* ABI 6 */
 };
 
 /* The rights of ABI 1: EXECUTE (bit 0) to MAKE_SYM (bit 12). */
@@ -48,17 +48,18 @@ struct ll_ruleset_attr {
  * regular file, and Landlock checks the right on regular files only. */
 #define FS_DEV_RW (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE)
 /* Terminals: tcsetattr, TIOCGPTN and TIOCSPTLCK are device ioctls. */
-#define FS_PTS (FS_DEV_RW | LANDLOCK_ACCESS_FS_READ_DIR |                \
-		LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#define FS_PTS \
+	(FS_DEV_RW | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 /* Everything but device nodes: the writable trees are nodev mounts and
  * the payload has no CAP_MKNOD, so these are a second refusal of what the
  * kernel refuses anyway. FIFOs and sockets stay: mkfifo, and unix sockets
  * in /tmp (Python's multiprocessing managers and forkserver). REFER
  * stays: without it a rename or link between two directories fails with
  * EXDEV (Python's os.rename does not fall back to a copy). */
-#define FS_RW                                                            \
-	((LL_FS_ABI1 | LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE) & \
-	 ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK))
+#define FS_RW                                     \
+	((LL_FS_ABI1 | LANDLOCK_ACCESS_FS_REFER | \
+	     LANDLOCK_ACCESS_FS_TRUNCATE) &       \
+	    ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK))
 
 /*
  * Grants ACCESS (within HANDLED) on PATH and below in ruleset RS. A
@@ -68,7 +69,7 @@ struct ll_ruleset_attr {
  */
 static int
 allow(int rs, const char *path, uint64_t access, uint64_t handled,
-      bool optional)
+    bool optional)
 {
 	struct landlock_path_beneath_attr pb;
 	_cleanup_close_ int fd = -1;
@@ -76,8 +77,9 @@ allow(int rs, const char *path, uint64_t access, uint64_t handled,
 
 	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return optional && (errno == ENOENT || errno == ENOTDIR) ?
-			       0 : -errno;
+		return optional && (errno == ENOENT || errno == ENOTDIR)
+		    ? 0
+		    : -errno;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (S_ISLNK(st.st_mode))
@@ -90,7 +92,7 @@ allow(int rs, const char *path, uint64_t access, uint64_t handled,
 	if (pb.allowed_access == 0)
 		return 0;
 	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb,
-		    0) < 0)
+		0) < 0)
 		return -errno;
 	return 0;
 }
@@ -109,24 +111,24 @@ add_host_rules(int rs, const struct job_spec *spec, uint64_t fs)
 		const char *path;
 		uint64_t access;
 	} fixed[] = {
-		{"/dev/null", FS_DEV_RW},
-		{"/dev/zero", FS_DEV_RW},
-		{"/dev/full", FS_DEV_RW},
-		{"/dev/random", LANDLOCK_ACCESS_FS_READ_FILE},
-		{"/dev/urandom", LANDLOCK_ACCESS_FS_READ_FILE},
-		{".", FS_RW},
+	    {"/dev/null", FS_DEV_RW},
+	    {"/dev/zero", FS_DEV_RW},
+	    {"/dev/full", FS_DEV_RW},
+	    {"/dev/random", LANDLOCK_ACCESS_FS_READ_FILE},
+	    {"/dev/urandom", LANDLOCK_ACCESS_FS_READ_FILE},
+	    {".", FS_RW},
 	};
 	int e;
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if ((e = allow(rs, fixed[i].path, fixed[i].access, fs,
-			       false)) < 0)
+		if ((e = allow(rs, fixed[i].path, fixed[i].access, fs, false)) <
+		    0)
 			return e;
 	for (uint32_t i = 0; i < spec->nmounts; i++) {
 		if (spec->mounts[i].kind == MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK)
 			continue;
 		if ((e = allow(rs, spec->mounts[i].source, FS_READ_EXEC, fs,
-			       true)) < 0)
+			 true)) < 0)
 			return e;
 	}
 	return 0;
@@ -140,16 +142,16 @@ add_rules(int rs, const struct job_spec *spec, uint64_t fs)
 		const char *path;
 		uint64_t access;
 	} fixed[] = {
-		{"/etc", FS_READ_EXEC},
-		{"/proc", FS_READ},
-		{"/dev/null", FS_DEV_RW},
-		{"/dev/zero", FS_DEV_RW},
-		{"/dev/full", FS_DEV_RW},
-		{"/dev/random", LANDLOCK_ACCESS_FS_READ_FILE},
-		{"/dev/urandom", LANDLOCK_ACCESS_FS_READ_FILE},
-		{"/work", FS_RW},
-		{"/tmp", FS_RW},
-		{"/dev/shm", FS_RW & ~LANDLOCK_ACCESS_FS_EXECUTE},
+	    {"/etc", FS_READ_EXEC},
+	    {"/proc", FS_READ},
+	    {"/dev/null", FS_DEV_RW},
+	    {"/dev/zero", FS_DEV_RW},
+	    {"/dev/full", FS_DEV_RW},
+	    {"/dev/random", LANDLOCK_ACCESS_FS_READ_FILE},
+	    {"/dev/urandom", LANDLOCK_ACCESS_FS_READ_FILE},
+	    {"/work", FS_RW},
+	    {"/tmp", FS_RW},
+	    {"/dev/shm", FS_RW & ~LANDLOCK_ACCESS_FS_EXECUTE},
 	};
 	int e;
 
@@ -157,14 +159,15 @@ add_rules(int rs, const struct job_spec *spec, uint64_t fs)
 		return add_host_rules(rs, spec, fs);
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if ((e = allow(rs, fixed[i].path,
-			       PLANTED(landlock_proc_granted_write) &&
-					       strcmp(fixed[i].path, "/proc") == 0 ?
-				       FS_RW : fixed[i].access,
-			       fs, false)) < 0)
+			 PLANTED(landlock_proc_granted_write) &&
+				 strcmp(fixed[i].path, "/proc") == 0
+			     ? FS_RW
+			     : fixed[i].access,
+			 fs, false)) < 0)
 			return e;
 	/* Layer private_cwd off: no home tmpfs, HOME may name nothing. */
 	if ((e = allow(rs, spec->home, FS_RW, fs,
-		       job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD))) < 0)
+		 job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD))) < 0)
 		return e;
 	if ((spec->flags & JOB_F_DEVPTS) &&
 	    (e = allow(rs, "/dev/pts", FS_PTS, fs, false)) < 0)
@@ -174,7 +177,7 @@ add_rules(int rs, const struct job_spec *spec, uint64_t fs)
 		if (spec->mounts[i].kind == MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK)
 			continue;
 		if ((e = allow(rs, spec->mounts[i].target, FS_READ_EXEC, fs,
-			       true)) < 0)
+			 true)) < 0)
 			return e;
 	}
 	return 0;
@@ -207,15 +210,17 @@ jail_landlock_build(const struct job_spec *spec, int *abi)
 	 * another host's (docs/layers.md, network_ns; docs/decisions.md). */
 	if (v >= 4 && !net_off && PLANTED(landlock_tcp_handled))
 		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
-					  LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		    LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	/* No abstract unix socket made outside this domain can be
 	 * connected to (layer network_ns too), and no process outside it
 	 * signalled (init, which is not in the domain, forwards the
 	 * termination signals it must). */
 	if (v >= 6)
-		attr.scoped = (net_off ? 0 : LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET) |
-			      (PLANTED(landlock_signals_unscoped) ?
-				       0 : LANDLOCK_SCOPE_SIGNAL);
+		attr.scoped = (net_off ? 0
+				       : LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET) |
+		    (PLANTED(landlock_signals_unscoped)
+			    ? 0
+			    : LANDLOCK_SCOPE_SIGNAL);
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (rs < 0)
 		return -errno;

@@ -120,8 +120,7 @@ set_rlimits(const struct job_limits *l)
 	    set_limit(RLIMIT_DATA, data) < 0 ||
 	    set_limit(RLIMIT_NOFILE, l->nofile) < 0 ||
 	    set_limit(RLIMIT_RTPRIO, 0) < 0 ||
-	    set_limit(RLIMIT_RTTIME, 0) < 0 ||
-	    set_limit(RLIMIT_NICE, 0) < 0 ||
+	    set_limit(RLIMIT_RTTIME, 0) < 0 || set_limit(RLIMIT_NICE, 0) < 0 ||
 	    set_limit(RLIMIT_MEMLOCK, 64 * 1024) < 0 ||
 	    set_limit(RLIMIT_MSGQUEUE, 64 * 1024) < 0)
 		return -1;
@@ -193,8 +192,8 @@ private_dirs_env(const struct job_spec *spec)
 static void
 exec_failed(const char *prog, int e)
 {
-	const char *parts[] = {"stockade: cannot execute \"", prog, "\": ",
-			       strerror(e), "\n"};
+	const char *parts[] = {"stockade: cannot execute \"", prog,
+	    "\": ", strerror(e), "\n"};
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		if (write(2, parts[i], strlen(parts[i])) < 0)
@@ -211,7 +210,7 @@ exec_failed(const char *prog, int e)
  */
 static void
 lock_down(const struct job_spec *spec, const struct sock_fprog *filter,
-	  int landlock_rs, int landlock_abi, int status_fd, int notify_sock)
+    int landlock_rs, int landlock_abi, int status_fd, int notify_sock)
 {
 	int e, abi = 0, listener;
 
@@ -251,8 +250,8 @@ lock_down(const struct job_spec *spec, const struct sock_fprog *filter,
 
 _Noreturn void
 jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
-		  int landlock_rs, int landlock_abi, int status_fd,
-		  int notify_sock, int stdin_fd)
+    int landlock_rs, int landlock_abi, int status_fd, int notify_sock,
+    int stdin_fd)
 {
 	const bool terminal = job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL);
 	extern char **environ;
@@ -291,7 +290,7 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 		die(status_fd, STAGE_SIGNALS, errno);
 
 	lock_down(spec, filter, landlock_rs, landlock_abi, status_fd,
-		  notify_sock);
+	    notify_sock);
 
 	if (!PLANTED(payload_environ_not_replaced))
 		environ = env;

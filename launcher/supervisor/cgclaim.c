@@ -21,8 +21,8 @@
 
 /* ---- claiming the launcher's own cgroup ---- */
 
-#define PROCS_MAX (1 << 20)  /* bytes of cgroup.procs read, at most */
-#define DELEGATE                                                             \
+#define PROCS_MAX (1 << 20) /* bytes of cgroup.procs read, at most */
+#define DELEGATE                                                              \
 	"start stockade in a delegated scope of its own (systemd-run --user " \
 	"--scope -p Delegate=yes stockade ...; in a unit, Delegate=yes) or "  \
 	"name a delegated cgroup in the policy's [limits] cgroup"
@@ -43,10 +43,10 @@ fail(char *why, size_t whylen, int r, const char *fmt, ...)
  * each (cgroup.procs takes one pid a write); *DONE: how many went in. */
 static int
 write_each(int dir, const char *name, const char *const *s, size_t n,
-	   size_t *done)
+    size_t *done)
 {
-	_cleanup_close_ int fd = openat(
-	    dir, name, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	_cleanup_close_ int fd = openat(dir, name,
+	    O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	ssize_t w;
 
 	*done = 0;
@@ -54,7 +54,7 @@ write_each(int dir, const char *name, const char *const *s, size_t n,
 		return -errno;
 	for (; *done < n; (*done)++) {
 		while ((w = write(fd, s[*done], strlen(s[*done]))) < 0 &&
-		       errno == EINTR)
+		    errno == EINTR)
 			;
 		if (w < 0 || (size_t)w != strlen(s[*done]))
 			return w < 0 ? -errno : -EIO;
@@ -67,7 +67,7 @@ write_each(int dir, const char *name, const char *const *s, size_t n,
  * (anything else is some other process). */
 static int
 scan_procs(int dir, const char *const *want, bool *has, size_t n,
-	   size_t *others)
+    size_t *others)
 {
 	_cleanup_free_ char *buf = malloc(PROCS_MAX);
 	ssize_t got;
@@ -103,7 +103,7 @@ scan_procs(int dir, const char *const *want, bool *has, size_t n,
 static int
 claimable(int own, bool want_cpu, char *why, size_t whylen)
 {
-	static const char *const need[] = { "memory", "pids", "cpu" };
+	static const char *const need[] = {"memory", "pids", "cpu"};
 	char buf[FILE_BUF];
 	const char *file;
 	int r;
@@ -111,18 +111,22 @@ claimable(int own, bool want_cpu, char *why, size_t whylen)
 	for (size_t f = 0; f < 2; f++) {
 		file = f == 0 ? "cgroup.subtree_control" : "cgroup.controllers";
 		if ((r = (int)cg_read_at(own, file, buf, sizeof(buf))) < 0)
-			return fail(why, whylen, r, "cannot read %s of the "
-				    "launcher's cgroup: %s (is it a cgroup v2 "
-				    "directory?)", file, strerror(-r));
-		if (f == 0 && cg_has_word(buf, "memory") && cg_has_word(buf, "pids"))
+			return fail(why, whylen, r,
+			    "cannot read %s of the "
+			    "launcher's cgroup: %s (is it a cgroup v2 "
+			    "directory?)",
+			    file, strerror(-r));
+		if (f == 0 && cg_has_word(buf, "memory") &&
+		    cg_has_word(buf, "pids"))
 			return 1;
 		for (size_t i = 0; f == 1 && i < (want_cpu ? 3u : 2u); i++)
 			if (!cg_has_word(buf, need[i]))
-				return fail(why, whylen, -EOPNOTSUPP, "the "
-					    "launcher's cgroup is not "
-					    "delegated (%s is not in its "
-					    "cgroup.controllers): " DELEGATE,
-					    need[i]);
+				return fail(why, whylen, -EOPNOTSUPP,
+				    "the "
+				    "launcher's cgroup is not "
+				    "delegated (%s is not in its "
+				    "cgroup.controllers): " DELEGATE,
+				    need[i]);
 	}
 	return 0;
 }
@@ -135,27 +139,31 @@ claimable(int own, bool want_cpu, char *why, size_t whylen)
  */
 static int
 only_ours(int own, const char *const *want, bool *has, size_t nwant,
-	  pid_t launcher, char *why, size_t whylen)
+    pid_t launcher, char *why, size_t whylen)
 {
 	size_t others;
 	int r;
 
 	r = scan_procs(own, want, has, nwant, &others);
 	if (r == -EFBIG || (r == 0 && others > 0))
-		return fail(why, whylen, -EBUSY, "the launcher's cgroup holds "
-			    "%s%zu other process%s than stockade's own (the "
-			    "broker, the launcher and its zygote), which "
-			    "stockade may not move: " DELEGATE,
-			    r < 0 ? "at least " : "",
-			    r < 0 ? (size_t)PROCS_MAX / 8 - nwant : others,
-			    r == 0 && others == 1 ? "" : "es");
+		return fail(why, whylen, -EBUSY,
+		    "the launcher's cgroup holds "
+		    "%s%zu other process%s than stockade's own (the "
+		    "broker, the launcher and its zygote), which "
+		    "stockade may not move: " DELEGATE,
+		    r < 0 ? "at least " : "",
+		    r < 0 ? (size_t)PROCS_MAX / 8 - nwant : others,
+		    r == 0 && others == 1 ? "" : "es");
 	if (r < 0)
-		return fail(why, whylen, r, "cannot read cgroup.procs of the "
-			    "launcher's cgroup: %s", strerror(-r));
+		return fail(why, whylen, r,
+		    "cannot read cgroup.procs of the "
+		    "launcher's cgroup: %s",
+		    strerror(-r));
 	if (!has[1])
-		return fail(why, whylen, -ESRCH, "the launcher (pid %d) is not "
-			    "in what was taken for its cgroup: " DELEGATE,
-			    (int)launcher);
+		return fail(why, whylen, -ESRCH,
+		    "the launcher (pid %d) is not "
+		    "in what was taken for its cgroup: " DELEGATE,
+		    (int)launcher);
 	return 0;
 }
 
@@ -167,8 +175,8 @@ only_ours(int own, const char *const *want, bool *has, size_t nwant,
  * is undone (the pids moved go back, a leaf it made is removed).
  */
 static int
-move_and_enable(int own, const char *const *move, size_t nmove,
-		bool want_cpu, char *why, size_t whylen)
+move_and_enable(int own, const char *const *move, size_t nmove, bool want_cpu,
+    char *why, size_t whylen)
 {
 	char ctl[32];
 	const char *back[3], *cp = ctl;
@@ -180,34 +188,38 @@ move_and_enable(int own, const char *const *move, size_t nmove,
 	if (mkdirat(own, CG_SUPERVISOR, 0755) == 0)
 		made = true;
 	else if ((e = errno) != EEXIST)
-		return fail(why, whylen, -e, "cannot make %s in the launcher's "
-			    "cgroup: %s; uid %u needs write access to it: "
-			    DELEGATE, CG_SUPERVISOR, strerror(e),
-			    (unsigned)geteuid());
-	leaf = openat(own, CG_SUPERVISOR, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-		      O_NOFOLLOW | O_NOCTTY);
+		return fail(why, whylen, -e,
+		    "cannot make %s in the launcher's "
+		    "cgroup: %s; uid %u needs write access to it: " DELEGATE,
+		    CG_SUPERVISOR, strerror(e), (unsigned)geteuid());
+	leaf = openat(own, CG_SUPERVISOR,
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (leaf < 0) {
 		r = errno == ELOOP ? -ENOTDIR : -errno;
-		fail(why, whylen, r, "cannot open %s in the launcher's cgroup: "
-		     "%s (remove it if it is not a directory)", CG_SUPERVISOR,
-		     strerror(-r));
-	} else if ((r = write_each(leaf, "cgroup.procs", move, nmove,
-				   &moved)) < 0) {
-		fail(why, whylen, r, "cannot move pid %.*s into "
-		     "%s/cgroup.procs: %s; uid %u needs write access to it "
-		     "and to the launcher's cgroup.procs: " DELEGATE,
-		     (int)strlen(move[moved]) - 1, move[moved], CG_SUPERVISOR,
-		     strerror(-r), (unsigned)geteuid());
+		fail(why, whylen, r,
+		    "cannot open %s in the launcher's cgroup: "
+		    "%s (remove it if it is not a directory)",
+		    CG_SUPERVISOR, strerror(-r));
+	} else if ((r = write_each(leaf, "cgroup.procs", move, nmove, &moved)) <
+	    0) {
+		fail(why, whylen, r,
+		    "cannot move pid %.*s into "
+		    "%s/cgroup.procs: %s; uid %u needs write access to it "
+		    "and to the launcher's cgroup.procs: " DELEGATE,
+		    (int)strlen(move[moved]) - 1, move[moved], CG_SUPERVISOR,
+		    strerror(-r), (unsigned)geteuid());
 	} else {
 		/* 5: the controllers for the children. */
 		snprintf(ctl, sizeof(ctl), "+memory +pids%s",
-			 want_cpu ? " +cpu" : "");
+		    want_cpu ? " +cpu" : "");
 		r = write_each(own, "cgroup.subtree_control", &cp, 1, &d);
 		if (r == 0)
 			return 0;
-		fail(why, whylen, r, "cannot write '%s' to the launcher's "
-		     "cgroup.subtree_control: %s (EBUSY: a process joined the "
-		     "cgroup meanwhile)", ctl, strerror(-r));
+		fail(why, whylen, r,
+		    "cannot write '%s' to the launcher's "
+		    "cgroup.subtree_control: %s (EBUSY: a process joined the "
+		    "cgroup meanwhile)",
+		    ctl, strerror(-r));
 	}
 	/* Undone: the pids moved go back, the leaf made is removed. */
 	for (d = 0; d < moved; d++)
@@ -216,8 +228,10 @@ move_and_enable(int own, const char *const *move, size_t nmove,
 	    (e = write_each(own, "cgroup.procs", back, moved, &d)) < 0) {
 		size_t len = strlen(why);
 
-		snprintf(why + len, whylen - len, "; moving them back failed "
-			 "too: %s", strerror(-e));
+		snprintf(why + len, whylen - len,
+		    "; moving them back failed "
+		    "too: %s",
+		    strerror(-e));
 	}
 	if (made)
 		(void)cg_leaf_remove(own, CG_SUPERVISOR);
@@ -225,8 +239,8 @@ move_and_enable(int own, const char *const *move, size_t nmove,
 }
 
 int
-cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
-	     bool want_cpu, char *why, size_t whylen)
+cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote, bool want_cpu,
+    char *why, size_t whylen)
 {
 	char pids[3][16];
 	const char *want[3] = {pids[0], pids[1], pids[2]};
@@ -237,9 +251,10 @@ cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
 
 	if (launcher <= 0 || broker < 0 || zygote < 0 || broker == launcher ||
 	    (zygote > 0 && (zygote == launcher || zygote == broker)))
-		return fail(why, whylen, -EINVAL, "cg_claim_own: bad pids "
-			    "%d, %d and %d", (int)broker, (int)launcher,
-			    (int)zygote);
+		return fail(why, whylen, -EINVAL,
+		    "cg_claim_own: bad pids "
+		    "%d, %d and %d",
+		    (int)broker, (int)launcher, (int)zygote);
 	/* 1, 2: claimed already, or not delegated. */
 	if ((r = claimable(own, want_cpu, why, whylen)) != 0)
 		return r > 0 ? 0 : r;

@@ -21,15 +21,14 @@
 
 /* Every interface file read here is a few hundred bytes at most. */
 
-
 /* ---- reading and writing interface files ---- */
 
 /* cgroup_internal.h. */
 ssize_t
 cg_read_at(int dir, const char *name, char *buf, size_t size)
 {
-	_cleanup_close_ int fd =
-	    openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	_cleanup_close_ int fd = openat(dir, name,
+	    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	size_t len = 0;
 	ssize_t n;
 
@@ -51,26 +50,25 @@ cg_read_at(int dir, const char *name, char *buf, size_t size)
 int
 cg_write_at(int dir, const char *name, const char *val)
 {
-	_cleanup_close_ int fd = openat(
-	    dir, name, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	_cleanup_close_ int fd = openat(dir, name,
+	    O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
 	return write_all(fd, val, strlen(val));
 }
 
-
 /* ---- the parent ---- */
 
 /* What a deployer reads when a parent cannot be used (cg_check_parent). */
 #define NOT_AVAILABLE                                                        \
-	"cgroup %s: the %s controller is not available there (not in "      \
+	"cgroup %s: the %s controller is not available there (not in "       \
 	"cgroup.controllers): enable it in the parent's "                    \
 	"cgroup.subtree_control, or, on a hybrid cgroup v1/v2 system where " \
 	"v1 holds it, boot with systemd.unified_cgroup_hierarchy=1"
-#define NOT_ENABLED                                                          \
-	"cgroup %s: %s is not in cgroup.subtree_control; enable it: echo "   \
-	"'+memory +pids%s' > %s/cgroup.subtree_control (the cgroup must "    \
+#define NOT_ENABLED                                                        \
+	"cgroup %s: %s is not in cgroup.subtree_control; enable it: echo " \
+	"'+memory +pids%s' > %s/cgroup.subtree_control (the cgroup must "  \
 	"hold no process itself; a systemd unit gets this with Delegate=yes)"
 #define NOT_WRITABLE                                                         \
 	"cgroup %s: uid %u may not create cgroups in it or move processes "  \
@@ -81,11 +79,11 @@ cg_write_at(int dir, const char *name, const char *val)
 
 int
 cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
-		size_t whylen)
+    size_t whylen)
 {
-	static const char *const files[] = { "cgroup.controllers",
-					     "cgroup.subtree_control" };
-	const char *need[] = { "memory", "pids", need_cpu ? "cpu" : NULL };
+	static const char *const files[] = {"cgroup.controllers",
+	    "cgroup.subtree_control"};
+	const char *need[] = {"memory", "pids", need_cpu ? "cpu" : NULL};
 	char buf[FILE_BUF];
 	ssize_t n;
 
@@ -93,9 +91,9 @@ cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
 		n = cg_read_at(fd, files[f], buf, sizeof(buf));
 		if (n < 0) {
 			snprintf(why, whylen,
-				 "cgroup %s: cannot read %s: %s (is it a "
-				 "cgroup v2 directory?)",
-				 dir, files[f], strerror((int)-n));
+			    "cgroup %s: cannot read %s: %s (is it a "
+			    "cgroup v2 directory?)",
+			    dir, files[f], strerror((int)-n));
 			return (int)n;
 		}
 		for (size_t i = 0; i < 3 && need[i] != NULL; i++) {
@@ -103,10 +101,10 @@ cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
 				continue;
 			if (f == 0)
 				snprintf(why, whylen, NOT_AVAILABLE, dir,
-					 need[i]);
+				    need[i]);
 			else
-				snprintf(why, whylen, NOT_ENABLED, dir,
-					 need[i], need_cpu ? " +cpu" : "", dir);
+				snprintf(why, whylen, NOT_ENABLED, dir, need[i],
+				    need_cpu ? " +cpu" : "", dir);
 			return -EOPNOTSUPP;
 		}
 	}
@@ -115,7 +113,7 @@ cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
 		int e = errno;
 
 		snprintf(why, whylen, NOT_WRITABLE, dir, (unsigned)geteuid(),
-			 strerror(e));
+		    strerror(e));
 		return e == ENOENT ? -ENOENT : -EACCES;
 	}
 	return 0;
@@ -131,16 +129,16 @@ cg_open_parent(const char *dir, bool need_cpu, char *why, size_t whylen)
 	if (fd < 0) {
 		r = -errno;
 		snprintf(why, whylen, "cannot open cgroup %s: %s", dir,
-			 strerror(-r));
+		    strerror(-r));
 		return r;
 	}
 	if (fstatfs(fd, &sf) != 0 || sf.f_type != CGROUP2_SUPER_MAGIC) {
 		snprintf(why, whylen,
-			 "%s is not on a cgroup v2 file system: name a "
-			 "directory below the cgroup2 mount (see "
-			 "/proc/self/mountinfo) in the policy's [limits] "
-			 "cgroup",
-			 dir);
+		    "%s is not on a cgroup v2 file system: name a "
+		    "directory below the cgroup2 mount (see "
+		    "/proc/self/mountinfo) in the policy's [limits] "
+		    "cgroup",
+		    dir);
 		close(fd);
 		return -EOPNOTSUPP;
 	}
@@ -164,7 +162,7 @@ cg_leaf_configure(int leaf, const struct cg_limits *l)
 		snprintf(v, sizeof(v), "max");
 	else
 		snprintf(v, sizeof(v), "%llu",
-			 (unsigned long long)l->memory_max);
+		    (unsigned long long)l->memory_max);
 	if ((r = cg_write_at(leaf, "memory.max", v)) < 0)
 		return r;
 	/* Absent when the kernel does not account swap. */
@@ -180,7 +178,7 @@ cg_leaf_configure(int leaf, const struct cg_limits *l)
 		return r;
 	if (l->cpu_percent > 0) {
 		snprintf(v, sizeof(v), "%llu 100000",
-			 (unsigned long long)l->cpu_percent * 1000);
+		    (unsigned long long)l->cpu_percent * 1000);
 		if ((r = cg_write_at(leaf, "cpu.max", v)) < 0)
 			return r;
 	}
@@ -198,7 +196,7 @@ cg_leaf_create(int parent, const char *name, const struct cg_limits *l)
 	if (mkdirat(parent, name, 0755) != 0)
 		return -errno;
 	fd = openat(parent, name,
-		    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0) {
 		r = -errno;
 	} else {
@@ -274,7 +272,7 @@ parse_keyed(const char *s, const char *key, uint64_t *v)
  * An absent file gives 0s when OPTIONAL. */
 static int
 stat_file(int leaf, const char *name, bool optional, const char *k1,
-	  uint64_t *v1, const char *k2, uint64_t *v2)
+    uint64_t *v1, const char *k2, uint64_t *v2)
 {
 	char buf[FILE_BUF];
 	ssize_t len = cg_read_at(leaf, name, buf, sizeof(buf));
@@ -299,17 +297,17 @@ cg_leaf_stats(int leaf, struct cg_stats *s)
 
 	memset(s, 0, sizeof(*s));
 	if ((r = stat_file(leaf, "memory.current", false, NULL,
-			   &s->memory_current, NULL, NULL)) < 0 ||
+		 &s->memory_current, NULL, NULL)) < 0 ||
 	    (r = stat_file(leaf, "memory.peak", true, NULL, &s->memory_peak,
-			   NULL, NULL)) < 0 ||
+		 NULL, NULL)) < 0 ||
 	    (r = stat_file(leaf, "memory.events", false, "oom_kill",
-			   &s->oom_kill, "max", &s->memory_max_events)) < 0 ||
-	    (r = stat_file(leaf, "pids.current", false, NULL,
-			   &s->pids_current, NULL, NULL)) < 0 ||
+		 &s->oom_kill, "max", &s->memory_max_events)) < 0 ||
+	    (r = stat_file(leaf, "pids.current", false, NULL, &s->pids_current,
+		 NULL, NULL)) < 0 ||
 	    (r = stat_file(leaf, "pids.events", false, "max",
-			   &s->pids_max_events, NULL, NULL)) < 0 ||
+		 &s->pids_max_events, NULL, NULL)) < 0 ||
 	    (r = stat_file(leaf, "cpu.stat", true, "usage_usec",
-			   &s->cpu_usage_usec, NULL, NULL)) < 0) {
+		 &s->cpu_usage_usec, NULL, NULL)) < 0) {
 		memset(s, 0, sizeof(*s));
 		return r;
 	}
@@ -325,7 +323,7 @@ cg_leaf_kill(int leaf)
 int
 cg_leaf_remove(int parent, const char *name)
 {
-	struct timespec t0, now, tick = { 0, 10 * 1000 * 1000 };
+	struct timespec t0, now, tick = {0, 10 * 1000 * 1000};
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -337,7 +335,7 @@ cg_leaf_remove(int parent, const char *name)
 		e = errno;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		ms = (now.tv_sec - t0.tv_sec) * 1000 +
-		     (now.tv_nsec - t0.tv_nsec) / 1000000;
+		    (now.tv_nsec - t0.tv_nsec) / 1000000;
 		if (e != EBUSY || ms >= 200)
 			return -e;
 		nanosleep(&tick, NULL);

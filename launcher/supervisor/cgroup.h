@@ -18,7 +18,6 @@
 
 #include "cgpath.h"
 
-
 /*
  * Opens DIR (O_RDONLY|O_DIRECTORY|O_CLOEXEC, so that files can be opened
  * for writing below it) and checks that job leaves can be made under it:
@@ -48,7 +47,7 @@ int cg_open_parent(const char *dir, bool need_cpu, char *why, size_t whylen);
  * Returns 0, or the negative errno with WHY set.
  */
 int cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
-		    size_t whylen);
+    size_t whylen);
 
 /* The leaf of the launcher's own cgroup that cg_claim_own moves the broker
  * and the launcher into. */
@@ -104,13 +103,13 @@ int cg_check_parent(int fd, const char *dir, bool need_cpu, char *why,
  * as OWN (step 1 then returns 0) rather than nest another leaf in it.
  */
 int cg_claim_own(int own, pid_t broker, pid_t launcher, pid_t zygote,
-		 bool want_cpu, char *why, size_t whylen);
+    bool want_cpu, char *why, size_t whylen);
 
 /* The limits of one leaf. */
 struct cg_limits {
-	uint64_t memory_max;   /* bytes, memory.max; 0 = "max" (none) */
-	uint32_t pids_max;     /* tasks, pids.max; 0 = "max" (none) */
-	uint32_t cpu_percent;  /* % of one CPU, cpu.max; 0 = leave it */
+	uint64_t memory_max; /* bytes, memory.max; 0 = "max" (none) */
+	uint32_t pids_max; /* tasks, pids.max; 0 = "max" (none) */
+	uint32_t cpu_percent; /* % of one CPU, cpu.max; 0 = leave it */
 };
 
 /*
@@ -138,13 +137,13 @@ int cg_leaf_create(int parent, const char *name, const struct cg_limits *l);
 
 /* What a leaf has used and suffered; 0 where the kernel has no file. */
 struct cg_stats {
-	uint64_t memory_current;     /* bytes, memory.current */
-	uint64_t memory_peak;        /* bytes, memory.peak (Linux 5.19+) */
-	uint64_t oom_kill;           /* memory.events "oom_kill" */
-	uint64_t memory_max_events;  /* memory.events "max" */
-	uint64_t pids_current;       /* tasks, pids.current */
-	uint64_t pids_max_events;    /* pids.events "max": forks refused */
-	uint64_t cpu_usage_usec;     /* cpu.stat "usage_usec" */
+	uint64_t memory_current; /* bytes, memory.current */
+	uint64_t memory_peak; /* bytes, memory.peak (Linux 5.19+) */
+	uint64_t oom_kill; /* memory.events "oom_kill" */
+	uint64_t memory_max_events; /* memory.events "max" */
+	uint64_t pids_current; /* tasks, pids.current */
+	uint64_t pids_max_events; /* pids.events "max": forks refused */
+	uint64_t cpu_usage_usec; /* cpu.stat "usage_usec" */
 };
 
 /*

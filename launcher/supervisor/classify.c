@@ -25,34 +25,33 @@
  */
 static void
 signal_status(const struct job_spec *spec, bool limits, int sig,
-	      struct job_result *r, char *detail)
+    struct job_result *r, char *detail)
 {
 	r->signal = sig;
 	switch (r->signal) {
 	case SIGXCPU:
 		/* Only RLIMIT_CPU's SIGXCPU is a limit; a
 		 * program can send itself one. */
-		r->status = limits && r->cpu_ms + 1000 >=
-					      spec->limits.cpu_ms ?
-			JOB_CPU_LIMIT : JOB_CRASH;
+		r->status = limits && r->cpu_ms + 1000 >= spec->limits.cpu_ms
+		    ? JOB_CPU_LIMIT
+		    : JOB_CRASH;
 		break;
 	case SIGXFSZ:
 		if (PLANTED(sigxfsz_reported_as_crash))
 			r->status = JOB_CRASH;
 		else
-			r->status = limits ?
-			    JOB_FILE_SIZE_LIMIT : JOB_CRASH;
+			r->status = limits ? JOB_FILE_SIZE_LIMIT : JOB_CRASH;
 		break;
 	case SIGSYS:
 		r->status = JOB_POLICY_VIOLATION;
 		fmt_words(detail, DETAIL_SIZE,
-			 "killed by the seccomp filter (SIGSYS)");
+		    "killed by the seccomp filter (SIGSYS)");
 		break;
 	case SIGKILL:
 		/* RLIMIT_CPU's hard limit ends in SIGKILL. */
-		r->status = limits &&
-			    r->cpu_ms >= spec->limits.cpu_ms ?
-			JOB_CPU_LIMIT : JOB_CRASH;
+		r->status = limits && r->cpu_ms >= spec->limits.cpu_ms
+		    ? JOB_CPU_LIMIT
+		    : JOB_CRASH;
 		break;
 	default:
 		if (PLANTED(signal_death_reported_as_exit_code)) {
@@ -74,8 +73,8 @@ signal_status(const struct job_spec *spec, bool limits, int sig,
  */
 static void
 status_from_init(const struct job_spec *spec, const struct job_state *s,
-		 const int32_t rec[3], bool have_rec, bool limits,
-		 struct job_result *r, char *detail)
+    const int32_t rec[3], bool have_rec, bool limits, struct job_result *r,
+    char *detail)
 {
 	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT) {
 		int st = rec[1];
@@ -85,7 +84,8 @@ status_from_init(const struct job_spec *spec, const struct job_state *s,
 				r->exit_code = st & 0x7f;
 			else
 				r->exit_code = WEXITSTATUS(st);
-			r->status = r->exit_code == 0 ? JOB_OK : JOB_EXIT_NONZERO;
+			r->status = r->exit_code == 0 ? JOB_OK
+						      : JOB_EXIT_NONZERO;
 		} else if (WIFSIGNALED(st)) {
 			/* SIGXCPU and SIGKILL are RLIMIT_CPU's only past the
 			 * limit by the backstop's margin (payload.c). */
@@ -93,38 +93,42 @@ status_from_init(const struct job_spec *spec, const struct job_state *s,
 		} else {
 			r->status = JOB_SANDBOX_ERROR;
 			fmt_words(detail, DETAIL_SIZE,
-				 "unexpected wait status %#x", (unsigned)st);
+			    "unexpected wait status %#x", (unsigned)st);
 		}
 	} else if (have_rec && rec[0] == INIT_REC_SETUP_FAILED) {
 		r->status = JOB_SANDBOX_ERROR;
 		fmt_words(detail, DETAIL_SIZE, "jail set-up failed at %s: %s",
-			 jail_stage_name(rec[1]), strerror(rec[2]));
+		    jail_stage_name(rec[1]), strerror(rec[2]));
 	} else if (have_rec && rec[0] == INIT_REC_BIND_FAILED) {
 		/* Issue 22: a bind whose host path went away (or was never
 		 * there) names that path, the fix being the host's or the
 		 * policy's. The index is init's, checked against the job. */
-		const struct mount_entry *m =
-			rec[1] >= 0 && (uint32_t)rec[1] < spec->nmounts
-				? &spec->mounts[rec[1]]
-				: NULL;
+		const struct mount_entry *m = rec[1] >= 0 &&
+			(uint32_t)rec[1] < spec->nmounts
+		    ? &spec->mounts[rec[1]]
+		    : NULL;
 
 		r->status = JOB_SANDBOX_ERROR;
-		fmt_words(detail, DETAIL_SIZE, "jail set-up failed at %s: "
-			 "%s %.900s: %s%s", jail_stage_name(STAGE_BIND),
-			 m == NULL ? "bind" :
-			 m->kind == MOUNT_RO_BIND_TRY ? "ro_bind_try" :
-			 m->kind == MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK ?
-				"unsafe_ro_bind_no_landlock" : "ro_bind",
-			 m == NULL ? "(unknown)" : m->source, strerror(rec[2]),
-			 rec[2] == ENOENT || rec[2] == ENOTDIR ?
-				" (the host has no such path; `stockade policy "
-				"check` names such binds)" : "");
+		fmt_words(detail, DETAIL_SIZE,
+		    "jail set-up failed at %s: "
+		    "%s %.900s: %s%s",
+		    jail_stage_name(STAGE_BIND),
+		    m == NULL			       ? "bind"
+			: m->kind == MOUNT_RO_BIND_TRY ? "ro_bind_try"
+			: m->kind == MOUNT_RO_BIND_UNSAFE_NO_LANDLOCK
+			? "unsafe_ro_bind_no_landlock"
+			: "ro_bind",
+		    m == NULL ? "(unknown)" : m->source, strerror(rec[2]),
+		    rec[2] == ENOENT || rec[2] == ENOTDIR
+			? " (the host has no such path; `stockade policy "
+			  "check` names such binds)"
+			: "");
 	} else if (!s->timed_out && !s->over_output && !s->cancelled &&
-		   s->enf.reason == ENF_NONE && !s->den.ended) {
+	    s->enf.reason == ENF_NONE && !s->den.ended) {
 		r->status = JOB_SANDBOX_ERROR;
 		fmt_words(detail, DETAIL_SIZE,
-			 "jail init ended without a report (code %d, status %d)",
-			 s->info.si_code, s->info.si_status);
+		    "jail init ended without a report (code %d, status %d)",
+		    s->info.si_code, s->info.si_status);
 	}
 }
 
@@ -138,8 +142,8 @@ status_from_init(const struct job_spec *spec, const struct job_state *s,
  */
 static void
 status_explained(const struct job_spec *spec, const struct job_state *s,
-		 const int32_t rec[3], bool have_rec, bool limits,
-		 struct job_result *r, char *detail)
+    const int32_t rec[3], bool have_rec, bool limits, struct job_result *r,
+    char *detail)
 {
 	/* A shell reports a command killed by signal N as exit 128 + N
 	 * (POSIX.1-2017, Shell Command Language 2.8.2); SIGXFSZ is sent
@@ -147,23 +151,25 @@ status_explained(const struct job_spec *spec, const struct job_state *s,
 	if (limits && r->status == JOB_EXIT_NONZERO &&
 	    r->exit_code == 128 + SIGXFSZ) {
 		r->status = JOB_FILE_SIZE_LIMIT;
-		fmt_words(detail, DETAIL_SIZE, "exit code %d: a command it ran "
-			 "was killed by SIGXFSZ (a file over %.1f MiB)",
-			 r->exit_code,
-			 (double)spec->limits.fsize_bytes / 1048576.0);
+		fmt_words(detail, DETAIL_SIZE,
+		    "exit code %d: a command it ran "
+		    "was killed by SIGXFSZ (a file over %.1f MiB)",
+		    r->exit_code, (double)spec->limits.fsize_bytes / 1048576.0);
 	}
 	/* A program that failed with /tmp or home full most likely failed
 	 * of it (ENOSPC); one that handled it and exited 0 is ok. */
 	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT && rec[2] != 0 &&
 	    (r->status == JOB_EXIT_NONZERO || r->status == JOB_CRASH)) {
 		r->status = JOB_DISK_FULL;
-		fmt_words(detail, DETAIL_SIZE, "%s full as the program ended "
-			 "(tmpfs of %.1f MiB)",
-			 (rec[2] & INIT_FULL_TMP) ? "/tmp was" :
-						    "the home directory was",
-			 (double)((rec[2] & INIT_FULL_TMP) ?
-					  spec->limits.tmp_bytes :
-					  spec->limits.home_bytes) / 1048576.0);
+		fmt_words(detail, DETAIL_SIZE,
+		    "%s full as the program ended "
+		    "(tmpfs of %.1f MiB)",
+		    (rec[2] & INIT_FULL_TMP) ? "/tmp was"
+					     : "the home directory was",
+		    (double)((rec[2] & INIT_FULL_TMP)
+			    ? spec->limits.tmp_bytes
+			    : spec->limits.home_bytes) /
+			1048576.0);
 	}
 	/* A limit passed between two samples is still passed: the exact
 	 * figures of the end (rusage, memory.peak) against the limits. */
@@ -171,35 +177,41 @@ status_explained(const struct job_spec *spec, const struct job_state *s,
 	    s->enf.reason == ENF_NONE && !s->timed_out && !s->over_output) {
 		if (s->enf.peak_rss_bytes > spec->limits.memory_bytes) {
 			r->status = JOB_MEMORY_LIMIT;
-			fmt_words(detail, DETAIL_SIZE, "peak resident memory "
-				 "%.1f MiB over the limit of %.1f MiB, between two "
-				 "samples of the monitor",
-				 (double)s->enf.peak_rss_bytes / 1048576.0,
-				 (double)spec->limits.memory_bytes / 1048576.0);
+			fmt_words(detail, DETAIL_SIZE,
+			    "peak resident memory "
+			    "%.1f MiB over the limit of %.1f MiB, between two "
+			    "samples of the monitor",
+			    (double)s->enf.peak_rss_bytes / 1048576.0,
+			    (double)spec->limits.memory_bytes / 1048576.0);
 		} else if (r->cpu_ms > spec->limits.cpu_ms) {
 			r->status = JOB_CPU_LIMIT;
-			fmt_words(detail, DETAIL_SIZE, "%llu ms of CPU time over "
-				 "the limit of %llu ms, between two samples of the "
-				 "monitor", (unsigned long long)r->cpu_ms,
-				 (unsigned long long)spec->limits.cpu_ms);
+			fmt_words(detail, DETAIL_SIZE,
+			    "%llu ms of CPU time over "
+			    "the limit of %llu ms, between two samples of the "
+			    "monitor",
+			    (unsigned long long)r->cpu_ms,
+			    (unsigned long long)spec->limits.cpu_ms);
 		}
 	}
 	/* Forks refused at the limit explain a failure that follows. */
-	if (s->enf.pids_hit && (r->status == JOB_EXIT_NONZERO ||
-				r->status == JOB_CRASH)) {
+	if (s->enf.pids_hit &&
+	    (r->status == JOB_EXIT_NONZERO || r->status == JOB_CRASH)) {
 		r->status = JOB_PROCESS_LIMIT;
-		fmt_words(detail, DETAIL_SIZE, "the jail reached its limit of "
-			 "%u processes and threads", spec->limits.nproc);
+		fmt_words(detail, DETAIL_SIZE,
+		    "the jail reached its limit of "
+		    "%u processes and threads",
+		    spec->limits.nproc);
 	}
 	/* A program that failed after the filter refused it a call most
 	 * likely failed of it: name the first one refused. */
-	if (s->den.n > 0 && (r->status == JOB_EXIT_NONZERO ||
-			     r->status == JOB_CRASH)) {
+	if (s->den.n > 0 &&
+	    (r->status == JOB_EXIT_NONZERO || r->status == JOB_CRASH)) {
 		r->status = JOB_POLICY_VIOLATION;
-		fmt_words(detail, DETAIL_SIZE, "the seccomp filter refused "
-			 "%s (first at %llu ms) and the program then failed",
-			 s->den.d[0].syscall,
-			 (unsigned long long)s->den.d[0].first_ms);
+		fmt_words(detail, DETAIL_SIZE,
+		    "the seccomp filter refused "
+		    "%s (first at %llu ms) and the program then failed",
+		    s->den.d[0].syscall,
+		    (unsigned long long)s->den.d[0].first_ms);
 	}
 }
 
@@ -211,7 +223,7 @@ status_explained(const struct job_spec *spec, const struct job_state *s,
  */
 static void
 status_by_launcher(const struct job_spec *spec, const struct job_state *s,
-		   struct job_result *r, char *detail)
+    struct job_result *r, char *detail)
 {
 	/* The launcher's own reasons to kill win over what init saw. */
 	if (s->den.ended && !s->timed_out) {
@@ -220,12 +232,12 @@ status_by_launcher(const struct job_spec *spec, const struct job_state *s,
 		r->signal = SIGKILL;
 		fmt_words(detail, DETAIL_SIZE, "%s", s->den.detail);
 	} else if (s->enf.reason != ENF_NONE && !s->timed_out &&
-		   !s->over_output) {
+	    !s->over_output) {
 		static const enum job_status by_reason[] = {
-			[ENF_MEMORY] = JOB_MEMORY_LIMIT,
-			[ENF_CPU] = JOB_CPU_LIMIT,
-			[ENF_PROCESSES] = JOB_PROCESS_LIMIT,
-			[ENF_WORKSPACE] = JOB_DISK_FULL,
+		    [ENF_MEMORY] = JOB_MEMORY_LIMIT,
+		    [ENF_CPU] = JOB_CPU_LIMIT,
+		    [ENF_PROCESSES] = JOB_PROCESS_LIMIT,
+		    [ENF_WORKSPACE] = JOB_DISK_FULL,
 		};
 
 		r->status = by_reason[s->enf.reason];
@@ -238,8 +250,10 @@ status_by_launcher(const struct job_spec *spec, const struct job_state *s,
 		r->status = JOB_PROCESS_LIMIT;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
-		fmt_words(detail, DETAIL_SIZE, "the jail reached its limit of "
-			 "%u processes and threads", spec->limits.nproc);
+		fmt_words(detail, DETAIL_SIZE,
+		    "the jail reached its limit of "
+		    "%u processes and threads",
+		    spec->limits.nproc);
 	} else if (s->timed_out) {
 		if (PLANTED(timeout_reported_as_cpu_limit))
 			r->status = JOB_CPU_LIMIT;
@@ -260,13 +274,13 @@ status_by_launcher(const struct job_spec *spec, const struct job_state *s,
 		r->exit_code = -1;
 		r->signal = SIGKILL;
 		fmt_words(detail, DETAIL_SIZE, "cancelled by %s",
-			 why != NULL ? why : "stockade");
+		    why != NULL ? why : "stockade");
 	}
 }
 
 void
-monitor_classify(const struct job_spec *spec, struct job_state *s, int32_t rec[3],
-	 bool have_rec, struct job_result *r)
+monitor_classify(const struct job_spec *spec, struct job_state *s,
+    int32_t rec[3], bool have_rec, struct job_result *r)
 {
 	static char detail[DETAIL_SIZE];
 	const bool limits = !job_spec_layer_off(spec, JOB_LAYER_LIMITS);

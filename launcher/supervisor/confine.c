@@ -33,10 +33,10 @@
 
 /* The Landlock rights of confine.h. */
 #define FS_PROC (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
-#define FS_CGROUP                                                         \
-	(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |   \
-	 LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_READ_DIR |      \
-	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR)
+#define FS_CGROUP                                                       \
+	(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | \
+	    LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_READ_DIR | \
+	    LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR)
 #define FS_WALK LANDLOCK_ACCESS_FS_READ_DIR
 
 /* At most this many cgroup2 mounts get a rule; more is a refusal (a
@@ -48,48 +48,92 @@
  * or the architecture lacks is skipped.
  */
 static const char *const denied[] = {
-	/* New programs and processes: the zygote makes every jail, and
+    /* New programs and processes: the zygote makes every jail, and
 	 * the launcher makes no thread (clone with any flags). */
-	"execve", "execveat", "fork", "vfork", "clone",
-	/* Sockets: both of its sockets exist before the call; nothing is
+    "execve",
+    "execveat",
+    "fork",
+    "vfork",
+    "clone",
+    /* Sockets: both of its sockets exist before the call; nothing is
 	 * made, bound, connected or accepted. This closes a pathname unix
 	 * socket anywhere on the host (docker.sock, D-Bus), which Landlock
 	 * does not cover (its ABI 6 scope is for abstract names only). */
-	"socket", "socketpair", "connect", "bind", "listen", "accept",
-	"accept4",
-	/* No signal at all but to itself: the zygote kills jails on the
+    "socket",
+    "socketpair",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "accept4",
+    /* No signal at all but to itself: the zygote kills jails on the
 	 * launcher's request (zygote.h). pidfd_send_signal also takes a
 	 * /proc/PID directory descriptor, which the launcher could open for
 	 * any process (it reads /proc), and as root same uid needs no
 	 * CAP_KILL: it would reach every root process. Nor a descriptor
 	 * taken from, or memory advice given to, another process.
 	 * tgkill and rt_tgsigqueueinfo: below. */
-	"kill", "tkill", "rt_sigqueueinfo", "pidfd_send_signal",
-	"pidfd_open", "pidfd_getfd", "process_madvise",
-	/* Watching paths: Landlock does not check inotify or fanotify
+    "kill",
+    "tkill",
+    "rt_sigqueueinfo",
+    "pidfd_send_signal",
+    "pidfd_open",
+    "pidfd_getfd",
+    "process_madvise",
+    /* Watching paths: Landlock does not check inotify or fanotify
 	 * marks, and READ_DIR beneath / would let it watch any directory
 	 * its uid may read. */
-	"inotify_init", "inotify_init1", "fanotify_init",
-	/* Priorities, scheduling and memory placement: the launcher sets
+    "inotify_init",
+    "inotify_init1",
+    "fanotify_init",
+    /* Priorities, scheduling and memory placement: the launcher sets
 	 * none, and these act on the processes they name (setpriority and
 	 * ioprio_set on every process of a user, with PRIO_USER and
 	 * IOPRIO_WHO_USER). */
-	"setpriority", "ioprio_set", "sched_setscheduler", "sched_setparam",
-	"sched_setaffinity", "sched_setattr", "migrate_pages", "move_pages",
-	/* A handle that open_by_handle_at (common list) would open. */
-	"name_to_handle_at",
-	/* Ownership, mode, extended attributes and times: Landlock does not
+    "setpriority",
+    "ioprio_set",
+    "sched_setscheduler",
+    "sched_setparam",
+    "sched_setaffinity",
+    "sched_setattr",
+    "migrate_pages",
+    "move_pages",
+    /* A handle that open_by_handle_at (common list) would open. */
+    "name_to_handle_at",
+    /* Ownership, mode, extended attributes and times: Landlock does not
 	 * cover them, and the launcher changes none (the zygote sets up the
 	 * workspace mount; the broker owns the workspace). */
-	"chown", "fchown", "lchown", "fchownat", "chmod", "fchmod",
-	"fchmodat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
-	"lremovexattr", "fremovexattr", "utime", "utimes", "futimesat",
-	"utimensat",
-	/* Ids and capabilities are final (the zygote writes id maps). */
-	"setuid", "setgid", "setreuid", "setregid", "setresuid",
-	"setresgid", "setfsuid", "setfsgid", "setgroups", "capset",
-	/* Nothing to hide: anonymous files a walk of /proc cannot name. */
-	"memfd_create", "memfd_secret",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "utime",
+    "utimes",
+    "futimesat",
+    "utimensat",
+    /* Ids and capabilities are final (the zygote writes id maps). */
+    "setuid",
+    "setgid",
+    "setreuid",
+    "setregid",
+    "setresuid",
+    "setresgid",
+    "setfsuid",
+    "setfsgid",
+    "setgroups",
+    "capset",
+    /* Nothing to hide: anonymous files a walk of /proc cannot name. */
+    "memfd_create",
+    "memfd_secret",
 };
 
 /* fchmodat2 (Linux 6.6): the same number on every architecture (the
@@ -120,7 +164,7 @@ add_cgroup(struct cg_rules *cg, const char *path, char *err, size_t errlen)
 		if (e == -ENOENT || e == -ENOTDIR || e == -EACCES)
 			return 0;
 		snprintf(err, errlen, "cannot open the cgroup2 mount %s: %s",
-			 path, strerror(-e));
+		    path, strerror(-e));
 		return e;
 	}
 	if (fstatfs(fd, &sf) != 0 || sf.f_type != CGROUP2_SUPER_MAGIC) {
@@ -129,8 +173,10 @@ add_cgroup(struct cg_rules *cg, const char *path, char *err, size_t errlen)
 	}
 	if (cg->n == MAX_CG_MOUNTS) {
 		close(fd);
-		snprintf(err, errlen, "more than %d cgroup2 mounts in "
-			 "/proc/self/mountinfo", MAX_CG_MOUNTS);
+		snprintf(err, errlen,
+		    "more than %d cgroup2 mounts in "
+		    "/proc/self/mountinfo",
+		    MAX_CG_MOUNTS);
 		return -E2BIG;
 	}
 	snprintf(cg->paths[cg->n], sizeof(cg->paths[cg->n]), "%s", path);
@@ -150,15 +196,18 @@ find_cgroups(struct cg_rules *cg, char *err, size_t errlen)
 
 	if (f == NULL) {
 		e = -errno;
-		snprintf(err, errlen, "cannot read /proc/self/mountinfo (is "
-			 "/proc mounted?): %s", strerror(-e));
+		snprintf(err, errlen,
+		    "cannot read /proc/self/mountinfo (is "
+		    "/proc mounted?): %s",
+		    strerror(-e));
 		return e;
 	}
 	while (getline(&line, &cap, f) > 0) {
 		r = cg_mountinfo_cgroup2(line, NULL, 0, mnt, sizeof(mnt));
 		if (r < 0) {
-			snprintf(err, errlen, "a cgroup2 mount point in "
-				 "/proc/self/mountinfo is too long");
+			snprintf(err, errlen,
+			    "a cgroup2 mount point in "
+			    "/proc/self/mountinfo is too long");
 			e = r;
 			break;
 		}
@@ -189,15 +238,15 @@ landlock_rules(const struct cg_rules *cg, struct cf_ll_rule *rules)
 {
 	size_t n = 0;
 
-	rules[n++] = (struct cf_ll_rule){.fd = -1, .path = "/proc",
-					 .access = FS_PROC};
+	rules[n++] =
+	    (struct cf_ll_rule){.fd = -1, .path = "/proc", .access = FS_PROC};
 	/* The workspace walk (confine.h): names and stat, no contents. */
-	rules[n++] = (struct cf_ll_rule){.fd = -1, .path = "/",
-					 .access = FS_WALK};
+	rules[n++] =
+	    (struct cf_ll_rule){.fd = -1, .path = "/", .access = FS_WALK};
 	for (size_t i = 0; i < cg->n; i++)
 		rules[n++] = (struct cf_ll_rule){.fd = cg->fds[i],
-						 .path = cg->paths[i],
-						 .access = FS_CGROUP};
+		    .path = cg->paths[i],
+		    .access = FS_CGROUP};
 	return n;
 }
 
@@ -207,25 +256,27 @@ static int
 build_filter(scmp_filter_ctx ctx, void *arg)
 {
 	static const char *const own_pid_only[] = {"tgkill",
-						   "rt_tgsigqueueinfo"};
+	    "rt_tgsigqueueinfo"};
 	static const struct {
 		int nr;
 		unsigned long cmd;
 	} cmds[] = {
-		{SCMP_SYS(fcntl), F_SETOWN}, {SCMP_SYS(fcntl), F_SETOWN_EX},
-		{SCMP_SYS(fcntl), F_SETSIG}, {SCMP_SYS(ioctl), FIOSETOWN},
-		{SCMP_SYS(ioctl), SIOCSPGRP}, {SCMP_SYS(ioctl), TIOCSTI},
-		{SCMP_SYS(ioctl), TIOCLINUX},
+	    {SCMP_SYS(fcntl), F_SETOWN},
+	    {SCMP_SYS(fcntl), F_SETOWN_EX},
+	    {SCMP_SYS(fcntl), F_SETSIG},
+	    {SCMP_SYS(ioctl), FIOSETOWN},
+	    {SCMP_SYS(ioctl), SIOCSPGRP},
+	    {SCMP_SYS(ioctl), TIOCSTI},
+	    {SCMP_SYS(ioctl), TIOCLINUX},
 	};
 	const uint64_t self = (uint64_t)getpid();
 	int e, nr;
 
 	(void)arg;
 	if ((e = cf_seccomp_deny_common(ctx)) < 0 ||
-	    (e = cf_seccomp_deny(ctx, denied, sizeof(denied) /
-				 sizeof(denied[0]), EPERM)) < 0 ||
-	    (e = cf_seccomp_deny_nr(ctx, "fchmodat2", NR_FCHMODAT2,
-				    EPERM)) < 0)
+	    (e = cf_seccomp_deny(ctx, denied,
+		 sizeof(denied) / sizeof(denied[0]), EPERM)) < 0 ||
+	    (e = cf_seccomp_deny_nr(ctx, "fchmodat2", NR_FCHMODAT2, EPERM)) < 0)
 		return e;
 	/*
 	 * A signal to a thread of its own process only: abort(3) and
@@ -238,7 +289,7 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 		if (nr == __NR_SCMP_ERROR || nr < 0)
 			continue;
 		if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
-					  SCMP_A0_64(SCMP_CMP_NE, self))) < 0)
+			 SCMP_A0_64(SCMP_CMP_NE, self))) < 0)
 			return e;
 	}
 	/*
@@ -248,9 +299,8 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 	 * what getrlimit(2) does, pid 0) stays.
 	 */
 	if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-				  SCMP_SYS(prlimit64), 2,
-				  SCMP_A0_64(SCMP_CMP_NE, self),
-				  SCMP_A2_64(SCMP_CMP_NE, 0))) < 0)
+		 SCMP_SYS(prlimit64), 2, SCMP_A0_64(SCMP_CMP_NE, self),
+		 SCMP_A2_64(SCMP_CMP_NE, 0))) < 0)
 		return e;
 	/*
 	 * Commands refused on the low 32 bits the kernel reads (mask
@@ -264,10 +314,9 @@ build_filter(scmp_filter_ctx ctx, void *arg)
 	 */
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if ((e = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-					  cmds[i].nr, 1,
-					  SCMP_A1_64(SCMP_CMP_MASKED_EQ,
-						     0xffffffffULL,
-						     cmds[i].cmd))) < 0)
+			 cmds[i].nr, 1,
+			 SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL,
+			     cmds[i].cmd))) < 0)
 			return e;
 	return 0;
 }
@@ -277,24 +326,24 @@ confine_launcher(char *err, size_t errlen)
 {
 	static const unsigned int keep[] = {CAP_DAC_READ_SEARCH};
 	const struct cf_ll_config ll = {
-		.who = "launcher",
-		.never = 0,
-		/* TCP bind and connect handled with no rule: refused. */
-		.deny_tcp = true,
-		/* Abstract unix sockets outside the domain cannot be
+	    .who = "launcher",
+	    .never = 0,
+	    /* TCP bind and connect handled with no rule: refused. */
+	    .deny_tcp = true,
+	    /* Abstract unix sockets outside the domain cannot be
 		 * reached (ABI 6). Signals are NOT scoped, though the
 		 * launcher sends none (the filter refuses every way): the
 		 * kernel checks a parent-death signal against the dying
 		 * parent's domain, so a scoped launcher's death would no
 		 * longer kill its zygote and jail inits, which are outside
 		 * it (PR_SET_PDEATHSIG; security_task_kill). */
-		.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
+	    .scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
 	};
 	struct cf_plan plan = {
-		.keep = keep,
-		.nkeep = 1,
-		.ll = &ll,
-		.filter = build_filter,
+	    .keep = keep,
+	    .nkeep = 1,
+	    .ll = &ll,
+	    .filter = build_filter,
 	};
 	struct cf_ll_rule rules[2 + MAX_CG_MOUNTS];
 	struct cg_rules *cg;
@@ -302,7 +351,7 @@ confine_launcher(char *err, size_t errlen)
 
 	if (PLANTED(launcher_keeps_cap_sys_admin)) {
 		static const unsigned int more[] = {CAP_DAC_READ_SEARCH,
-						    CAP_SYS_ADMIN};
+		    CAP_SYS_ADMIN};
 
 		plan.keep = more;
 		plan.nkeep = 2;
@@ -311,8 +360,9 @@ confine_launcher(char *err, size_t errlen)
 		err[0] = '\0';
 	/* On the heap: PATH_MAX per mount. */
 	if ((cg = calloc(1, sizeof(*cg))) == NULL) {
-		snprintf(err, errlen, "cannot confine the launcher: out of "
-			 "memory");
+		snprintf(err, errlen,
+		    "cannot confine the launcher: out of "
+		    "memory");
 		return -ENOMEM;
 	}
 	/* The cgroup2 mounts first, with every right the process has. */

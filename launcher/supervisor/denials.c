@@ -32,9 +32,10 @@ denials_take_listener(struct denial_log *log, int sock)
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
-			   .msg_control = u.buf,
-			   .msg_controllen = sizeof(u.buf)};
+	struct msghdr m = {.msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = u.buf,
+	    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c;
 	ssize_t n;
 
@@ -45,7 +46,8 @@ denials_take_listener(struct denial_log *log, int sock)
 		return 0;
 	c = CMSG_FIRSTHDR(&m);
 	if (c == NULL || c->cmsg_level != SOL_SOCKET ||
-	    c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)) ||
+	    c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)) ||
 	    (m.msg_flags & (MSG_CTRUNC | MSG_TRUNC)))
 		return -EBADMSG;
 	if (log->listener >= 0)
@@ -114,17 +116,20 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 		foreign = req->data.arch != SCMP_ARCH_X86_64;
 	else
 		foreign = req->data.arch != SCMP_ARCH_X86_64 ||
-			  (nr & 0x40000000);
+		    (nr & 0x40000000);
 	if (foreign) {
 		/* Unsigned: a program may ask for any number, -1 too, and a
 		 * name holds only [a-z0-9_:] (proto_check.c). */
 		snprintf(name, sizeof(name), "%s:%u",
-			 req->data.arch == SCMP_ARCH_X86_64 ? "x32" :
-							      arch_name(req->data.arch),
-			 req->data.arch == SCMP_ARCH_X86_64 ?
-				 (unsigned)nr & ~0x40000000u : (unsigned)nr);
+		    req->data.arch == SCMP_ARCH_X86_64
+			? "x32"
+			: arch_name(req->data.arch),
+		    req->data.arch == SCMP_ARCH_X86_64
+			? (unsigned)nr & ~0x40000000u
+			: (unsigned)nr);
 	} else {
-		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64,
+		    nr);
 
 		if (s != NULL && strlen(s) < sizeof(name))
 			snprintf(name, sizeof(name), "%s", s);
@@ -147,9 +152,10 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 		ends = foreign || log->kill;
 	if (ends && !log->ended) {
 		log->ended = true;
-		fmt_words(log->detail, sizeof(log->detail), "%s system call %s, "
-			 "refused by the seccomp filter, ended the job",
-			 foreign ? "the foreign-ABI" : "the", name);
+		fmt_words(log->detail, sizeof(log->detail),
+		    "%s system call %s, "
+		    "refused by the seccomp filter, ended the job",
+		    foreign ? "the foreign-ABI" : "the", name);
 	}
 	/* The job ends: the call never returns (the caller kills). */
 	if (log->ended)
@@ -174,8 +180,9 @@ refill(struct denial_log *log, uint64_t now_ms)
 	if (now_ms <= log->refill_ms)
 		return;
 	add = (now_ms - log->refill_ms) * (DENIALS_RATE / 1000);
-	log->tokens = add >= DENIALS_BURST - log->tokens ? DENIALS_BURST :
-		(uint32_t)(log->tokens + add);
+	log->tokens = add >= DENIALS_BURST - log->tokens
+	    ? DENIALS_BURST
+	    : (uint32_t)(log->tokens + add);
 	log->refill_ms = now_ms;
 }
 

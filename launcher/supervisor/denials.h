@@ -13,18 +13,17 @@
 
 #include "proto.h"
 
-
 /* One job's refused calls. */
 struct denial_log {
-	int listener;           /* the filter's listener (owned), or -1 */
-	bool kill;              /* the profile ends the job at a refusal */
-	bool ended;             /* a refusal that ends the job came */
-	char detail[160];       /* why it ended, for the result */
+	int listener; /* the filter's listener (owned), or -1 */
+	bool kill; /* the profile ends the job at a refusal */
+	bool ended; /* a refusal that ends the job came */
+	char detail[160]; /* why it ended, for the result */
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
-	uint32_t n;             /* entries of the result's denials */
+	uint32_t n; /* entries of the result's denials */
 	struct job_denial d[JOB_MAX_DENIALS];
-	uint64_t dropped;       /* refusals of calls past JOB_MAX_DENIALS */
+	uint64_t dropped; /* refusals of calls past JOB_MAX_DENIALS */
 	/* The answer budget (denials_hold_ms): answers left, and the
 	 * milliseconds of the job when it was last refilled. */
 	uint32_t tokens;
@@ -33,7 +32,7 @@ struct denial_log {
 
 /* DENIALS_RATE and DENIALS_BURST: shared/result.h (the check reads
  * them too). */
-#define DENIALS_BATCH 10    /* answers a hold waits for (10 ms' worth) */
+#define DENIALS_BATCH 10 /* answers a hold waits for (10 ms' worth) */
 
 /* Prepares LOG for a job whose profile has `denied = kill` when KILL.
  * Returns 0 or -ENOMEM. */

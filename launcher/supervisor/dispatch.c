@@ -21,8 +21,8 @@
 
 /* A handler may take a descriptor FDS[i] (then it sets FDS[i] to -1);
  * the dispatcher closes the others. */
-typedef int (*handler_fn)(struct launcher *l, const uint8_t *body,
-			  size_t len, int *fds);
+typedef int (
+    *handler_fn)(struct launcher *l, const uint8_t *body, size_t len, int *fds);
 
 static int
 handle_hello(struct launcher *l, const uint8_t *body, size_t len, int *fds)
@@ -35,11 +35,11 @@ handle_hello(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	if (version != PROTO_VERSION &&
 	    !PLANTED(launcher_hello_version_unchecked)) {
 		log_error("broker speaks protocol version %u, this launcher %u",
-			  version, PROTO_VERSION);
+		    version, PROTO_VERSION);
 		return -EPROTO;
 	}
 	n = proto_encode_hello_reply(l->out, PROTO_MAX_MSG, PROTO_VERSION,
-				     (uint32_t)getpid());
+	    (uint32_t)getpid());
 	if (n < 0)
 		return n;
 	if ((e = proto_send(l->ipc, l->out, (size_t)n, -1)) < 0)
@@ -60,8 +60,8 @@ is_terminal(const struct stat *st)
 {
 	unsigned m = major(st->st_rdev);
 
-	return S_ISCHR(st->st_mode) && (m == 4 || m == 5 ||
-					(m >= 136 && m <= 143));
+	return S_ISCHR(st->st_mode) &&
+	    (m == 4 || m == 5 || (m >= 136 && m <= 143));
 }
 
 /*
@@ -75,8 +75,8 @@ is_stdin_pipe(int fd)
 	int fl;
 
 	return fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-	       (fl = fcntl(fd, F_GETFL)) >= 0 &&
-	       (fl & (O_ACCMODE | O_PATH)) == O_RDONLY;
+	    (fl = fcntl(fd, F_GETFL)) >= 0 &&
+	    (fl & (O_ACCMODE | O_PATH)) == O_RDONLY;
 }
 
 /*
@@ -101,8 +101,9 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 
 	if (fstat(wsfd, &st) < 0)
 		st.st_mode = 0;
-	if (PLANTED(launcher_workspace_type_tested_as_bit) ?
-	    (st.st_mode & S_IFDIR) == 0 : !S_ISDIR(st.st_mode)) {
+	if (PLANTED(launcher_workspace_type_tested_as_bit)
+		? (st.st_mode & S_IFDIR) == 0
+		: !S_ISDIR(st.st_mode)) {
 		log_error("RUN: the descriptor is not a directory");
 		return -EBADMSG;
 	}
@@ -115,7 +116,7 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	}
 	if ((spec.flags & JOB_F_STDIN) == 0 && in >= 0 &&
 	    (!job_spec_layer_off(&spec, JOB_LAYER_NO_TERMINAL) ||
-	     fstat(in, &st) < 0 || !is_terminal(&st))) {
+		fstat(in, &st) < 0 || !is_terminal(&st))) {
 		log_error("RUN: a second descriptor that is not allowed (the "
 			  "caller's terminal with layer no_terminal off only)");
 		job_spec_clear(&spec);
@@ -123,7 +124,7 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	}
 	if (spec.job_id <= l->last_job_id) {
 		log_error("RUN: job id %llu does not increase",
-			  (unsigned long long)spec.job_id);
+		    (unsigned long long)spec.job_id);
 		job_spec_clear(&spec);
 		return -EPROTO;
 	}
@@ -186,16 +187,16 @@ handle_cancel(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 
 static const struct {
 	uint16_t type;
-	unsigned phases;  /* enum launcher_phase mask */
-	uint8_t min_fds;  /* descriptors expected: at least ... */
-	uint8_t max_fds;  /* ... and at most (<= PROTO_MAX_FDS) */
+	unsigned phases; /* enum launcher_phase mask */
+	uint8_t min_fds; /* descriptors expected: at least ... */
+	uint8_t max_fds; /* ... and at most (<= PROTO_MAX_FDS) */
 	handler_fn fn;
 } table[] = {
-	{PROTO_HELLO, PHASE_HELLO, 0, 0, handle_hello},
-	/* The workspace; the terminal too with no_terminal off. */
-	{PROTO_RUN, PHASE_READY, 1, 2, handle_run},
-	{PROTO_CANCEL, PHASE_READY | PHASE_RUNNING, 0, 0, handle_cancel},
-	{PROTO_POOL, PHASE_READY, 0, 0, handle_pool},
+    {PROTO_HELLO, PHASE_HELLO, 0, 0, handle_hello},
+    /* The workspace; the terminal too with no_terminal off. */
+    {PROTO_RUN, PHASE_READY, 1, 2, handle_run},
+    {PROTO_CANCEL, PHASE_READY | PHASE_RUNNING, 0, 0, handle_cancel},
+    {PROTO_POOL, PHASE_READY, 0, 0, handle_pool},
 };
 
 static void
@@ -214,9 +215,9 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
 	int e;
 
 	if ((e = proto_decode_header(l->msg, (size_t)n, &type, &body,
-				     &body_len)) < 0) {
+		 &body_len)) < 0) {
 		log_error("malformed message from the broker: %s",
-			  strerror(-e));
+		    strerror(-e));
 		return e;
 	}
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -236,13 +237,13 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
 			max_fds = PROTO_MAX_FDS;
 		if (!(phases & l->phase)) {
 			log_error("%s not allowed in this phase",
-				  proto_msg_name(type));
+			    proto_msg_name(type));
 			return -EPROTO;
 		}
 		if (nfds < table[i].min_fds || nfds > max_fds) {
 			log_error("%s: %zu descriptors, expected %u to %u",
-				  proto_msg_name(type), nfds, table[i].min_fds,
-				  max_fds);
+			    proto_msg_name(type), nfds, table[i].min_fds,
+			    max_fds);
 			return -EPROTO;
 		}
 		e = table[i].fn(l, body, body_len, fds);
@@ -253,7 +254,7 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
 		return 1;
 	}
 	log_error("%s is not a broker-to-launcher message",
-		  proto_msg_name(type));
+	    proto_msg_name(type));
 	return -EPROTO;
 }
 
@@ -286,10 +287,10 @@ refill(struct launcher *l)
 		p[0] = (struct pollfd){.fd = l->ipc, .events = POLLIN};
 		p[1] = (struct pollfd){.fd = l->zygote.sock, .events = POLLIN};
 		for (uint32_t i = 0; i < n; i++)
-			p[2 + i] = (struct pollfd){.fd = pl->ready[i].jail.pidfd,
-						   .events = POLLIN};
-		if (!l->zygote.prepare_pending && n == 0 &&
-		    l->zygote.sock < 0)
+			p[2 + i] =
+			    (struct pollfd){.fd = pl->ready[i].jail.pidfd,
+				.events = POLLIN};
+		if (!l->zygote.prepare_pending && n == 0 && l->zygote.sock < 0)
 			return 0;
 		if (poll(p, 2 + n, -1) < 0) {
 			if (errno == EINTR)
@@ -326,10 +327,11 @@ launcher_dispatch_one(struct launcher *l)
 		log_error("the zygote is gone: %s", strerror(-n));
 		return n;
 	}
-	_Static_assert(PROTO_MAX_FDS == 2, "fds[] holds the workspace and "
-		       "the terminal");
+	_Static_assert(PROTO_MAX_FDS == 2,
+	    "fds[] holds the workspace and "
+	    "the terminal");
 	n = proto_recv_fds(l->ipc, l->msg, PROTO_MAX_MSG, fds, PROTO_MAX_FDS,
-			   &nfds);
+	    &nfds);
 	if (n == 0) {
 		close_fds(fds, nfds);
 		l->peer_gone = true;

@@ -83,12 +83,13 @@ swap_seen(struct enforcer *e)
 
 int
 enforcer_init(struct enforcer *e, const struct job_limits *lim,
-	      enum job_enforcement mode, int cg_leaf, pid_t init_pid,
-	      int proc_fd, int wsfd, uint64_t ws_allow, uint64_t now_ms,
-	      bool unlimited)
+    enum job_enforcement mode, int cg_leaf, pid_t init_pid, int proc_fd,
+    int wsfd, uint64_t ws_allow, uint64_t now_ms, bool unlimited)
 {
-	size_t procs = (unlimited && lim->nproc < UNLIMITED_WALK ?
-			UNLIMITED_WALK : (size_t)lim->nproc) + 16;
+	size_t procs = (unlimited && lim->nproc < UNLIMITED_WALK
+			       ? UNLIMITED_WALK
+			       : (size_t)lim->nproc) +
+	    16;
 
 	memset(e, 0, sizeof(*e));
 	e->unlimited = unlimited;
@@ -129,8 +130,8 @@ enforcer_init(struct enforcer *e, const struct job_limits *lim,
 int
 enforcer_wait_ms(const struct enforcer *e, uint64_t now_ms)
 {
-	uint64_t next = e->next_tick_ms < e->next_ws_ms ? e->next_tick_ms :
-							  e->next_ws_ms;
+	uint64_t next = e->next_tick_ms < e->next_ws_ms ? e->next_tick_ms
+							: e->next_ws_ms;
 
 	return next <= now_ms ? 0 : (int)(next - now_ms);
 }
@@ -152,8 +153,7 @@ check_tasks(struct enforcer *e, uint32_t tasks, bool refused, uint64_t now)
 		e->pids_hit = true;
 		if (e->pids_since_ms == 0)
 			e->pids_since_ms = now ? now : 1;
-	}
-	else
+	} else
 		e->pids_at = false;
 	if (e->pids_since_ms == 0)
 		return ENF_NONE;
@@ -163,8 +163,10 @@ check_tasks(struct enforcer *e, uint32_t tasks, bool refused, uint64_t now)
 	}
 	if (now - e->pids_since_ms < ENFORCE_PIDS_HOLD_MS)
 		return ENF_NONE;
-	fmt_words(e->detail, sizeof(e->detail), "held at its limit of %u "
-		 "processes and threads for %u ms", max, ENFORCE_PIDS_HOLD_MS);
+	fmt_words(e->detail, sizeof(e->detail),
+	    "held at its limit of %u "
+	    "processes and threads for %u ms",
+	    max, ENFORCE_PIDS_HOLD_MS);
 	return enf_stop(e, ENF_PROCESSES);
 }
 
@@ -173,7 +175,7 @@ check_tasks(struct enforcer *e, uint32_t tasks, bool refused, uint64_t now)
  * it was past the limit), against the limit; CPU_MS against cpu_ms. */
 static enum enforce_reason
 check_memory_cpu(struct enforcer *e, uint64_t mem, uint8_t measure,
-		 uint64_t rss_sum, uint64_t cpu_ms)
+    uint64_t rss_sum, uint64_t cpu_ms)
 {
 	/* No measure this time (MEASURE 0): CPU only. */
 	if (measure != 0 && (mem > e->peak_rss_bytes || e->peak_measure == 0)) {
@@ -187,25 +189,28 @@ check_memory_cpu(struct enforcer *e, uint64_t mem, uint8_t measure,
 	if (measure == 0)
 		mem = 0;
 	if (mem > e->lim->memory_bytes && measure == MEASURE_PSS_SUM) {
-		fmt_words(e->detail, sizeof(e->detail), "memory %.1f MiB over "
-			 "the limit of %.1f MiB (proportional set sizes summed, "
-			 "a shared page once; resident sets summed: %.1f MiB)",
-			 mib(mem), mib(e->lim->memory_bytes), mib(rss_sum));
+		fmt_words(e->detail, sizeof(e->detail),
+		    "memory %.1f MiB over "
+		    "the limit of %.1f MiB (proportional set sizes summed, "
+		    "a shared page once; resident sets summed: %.1f MiB)",
+		    mib(mem), mib(e->lim->memory_bytes), mib(rss_sum));
 		return enf_stop(e, ENF_MEMORY);
 	}
 	if (mem > e->lim->memory_bytes) {
-		fmt_words(e->detail, sizeof(e->detail), "memory %.1f MiB over "
-			 "the limit of %.1f MiB (%s)", mib(mem),
-			 mib(e->lim->memory_bytes),
-			 measure == MEASURE_CGROUP ? "the cgroup's memory.peak" :
-						     "resident sets summed");
+		fmt_words(e->detail, sizeof(e->detail),
+		    "memory %.1f MiB over "
+		    "the limit of %.1f MiB (%s)",
+		    mib(mem), mib(e->lim->memory_bytes),
+		    measure == MEASURE_CGROUP ? "the cgroup's memory.peak"
+					      : "resident sets summed");
 		return enf_stop(e, ENF_MEMORY);
 	}
 	if (cpu_ms >= e->lim->cpu_ms) {
-		fmt_words(e->detail, sizeof(e->detail), "%llu ms of CPU time "
-			 "reached the limit of %llu ms",
-			 (unsigned long long)cpu_ms,
-			 (unsigned long long)e->lim->cpu_ms);
+		fmt_words(e->detail, sizeof(e->detail),
+		    "%llu ms of CPU time "
+		    "reached the limit of %llu ms",
+		    (unsigned long long)cpu_ms,
+		    (unsigned long long)e->lim->cpu_ms);
 		return enf_stop(e, ENF_CPU);
 	}
 	return ENF_NONE;
@@ -229,7 +234,7 @@ check_memory_cpu(struct enforcer *e, uint64_t mem, uint8_t measure,
  */
 static uint64_t
 shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t limit,
-	    uint64_t now, uint8_t *measure)
+    uint64_t now, uint8_t *measure)
 {
 	struct jail_usage p;
 	struct timespec t0, t1;
@@ -238,8 +243,9 @@ shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t limit,
 
 	*measure = MEASURE_RSS_SUM;
 	if (e->pss_valid && now < e->pss_next_ms) {
-		grown = u->rss_bytes > e->pss_rss_at ?
-				u->rss_bytes - e->pss_rss_at : 0;
+		grown = u->rss_bytes > e->pss_rss_at
+		    ? u->rss_bytes - e->pss_rss_at
+		    : 0;
 		if (e->pss_last + grown <= limit) {
 			*measure = MEASURE_PSS_SUM;
 			return e->pss_last + grown;
@@ -249,17 +255,17 @@ shared_once(struct enforcer *e, const struct jail_usage *u, uint64_t limit,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (e->measure_pss != NULL)
 		y = e->measure_pss(e->measure_arg,
-				   (uint32_t)e->walker.max_procs, &p.rss_bytes,
-				   &p.resident_bytes);
+		    (uint32_t)e->walker.max_procs, &p.rss_bytes,
+		    &p.resident_bytes);
 	else
 		y = usage_pss_settled(&e->walker, e->proc_fd, e->init_pid, 3,
-				      2000, &p);
+		    2000, &p);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cost_ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
-		  (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000);
+	    (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000);
 	e->pss_walks++;
-	e->pss_next_ms = now + (4 * cost_ms > TICK_FAST_MS ? 4 * cost_ms :
-							      TICK_FAST_MS);
+	e->pss_next_ms = now +
+	    (4 * cost_ms > TICK_FAST_MS ? 4 * cost_ms : TICK_FAST_MS);
 	if (y == 0 && p.rss_bytes <= u->rss_bytes) {
 		/* Pages counted once per mapping of them (a fork's shared
 		 * pages, a file mapped many times, a library's pages
@@ -311,16 +317,18 @@ sample_cgroup(struct enforcer *e, uint64_t now)
 	if (cg_leaf_stats(e->cg_leaf, &cs) < 0)
 		return ENF_NONE;
 	if (cs.oom_kill > 0) {
-		fmt_words(e->detail, sizeof(e->detail), "the kernel's OOM "
-			 "killer ran in the job's cgroup (memory.max "
-			 "%.1f MiB)", mib(e->lim->memory_bytes));
+		fmt_words(e->detail, sizeof(e->detail),
+		    "the kernel's OOM "
+		    "killer ran in the job's cgroup (memory.max "
+		    "%.1f MiB)",
+		    mib(e->lim->memory_bytes));
 		return enf_stop(e, ENF_MEMORY);
 	}
-	uint64_t m = cs.memory_peak > cs.memory_current ?
-			     cs.memory_peak : cs.memory_current;
+	uint64_t m = cs.memory_peak > cs.memory_current ? cs.memory_peak
+							: cs.memory_current;
 
 	r = check_memory_cpu(e, m, MEASURE_CGROUP, m,
-			     cs.cpu_usage_usec / 1000u);
+	    cs.cpu_usage_usec / 1000u);
 	/* memory.max holds memory itself; only CPU is ours. */
 	if (r == ENF_MEMORY) {
 		e->reason = ENF_NONE;
@@ -329,8 +337,8 @@ sample_cgroup(struct enforcer *e, uint64_t now)
 	}
 	if (r != ENF_NONE)
 		return r;
-	return check_tasks(e, (uint32_t)cs.pids_current,
-			   cs.pids_max_events > 0, now);
+	return check_tasks(e, (uint32_t)cs.pids_current, cs.pids_max_events > 0,
+	    now);
 }
 
 /*
@@ -344,24 +352,28 @@ memory_detail(struct enforcer *e, const struct jail_usage *u)
 	if (enf_kobj_detail(e, u->rss_bytes))
 		return;
 	if (e->fds.bytes > 0)
-		fmt_words(e->detail, sizeof(e->detail), "resident memory "
-			 "%.1f MiB and %llu open descriptors (%.1f MiB "
-			 "of pipe buffers they can pin) over the limit "
-			 "of %.1f MiB", mib(u->rss_bytes),
-			 (unsigned long long)e->fds.descriptors,
-			 mib(e->fds.bytes), mib(e->lim->memory_bytes));
+		fmt_words(e->detail, sizeof(e->detail),
+		    "resident memory "
+		    "%.1f MiB and %llu open descriptors (%.1f MiB "
+		    "of pipe buffers they can pin) over the limit "
+		    "of %.1f MiB",
+		    mib(u->rss_bytes), (unsigned long long)e->fds.descriptors,
+		    mib(e->fds.bytes), mib(e->lim->memory_bytes));
 	else if (e->sockets > 0)
-		fmt_words(e->detail, sizeof(e->detail), "resident memory, "
-			 "%.1f MiB of page tables and the buffers of %u "
-			 "sockets (%.0f KiB each) over the limit of %.1f "
-			 "MiB", mib(e->pte_bytes), e->sockets,
-			 (double)e->sock_bytes / 1024.0,
-			 mib(e->lim->memory_bytes));
+		fmt_words(e->detail, sizeof(e->detail),
+		    "resident memory, "
+		    "%.1f MiB of page tables and the buffers of %u "
+		    "sockets (%.0f KiB each) over the limit of %.1f "
+		    "MiB",
+		    mib(e->pte_bytes), e->sockets,
+		    (double)e->sock_bytes / 1024.0, mib(e->lim->memory_bytes));
 	else if (e->pte_bytes > u->rss_bytes)
-		fmt_words(e->detail, sizeof(e->detail), "resident memory "
-			 "%.1f MiB and %.1f MiB of page tables over the "
-			 "limit of %.1f MiB", mib(u->rss_bytes),
-			 mib(e->pte_bytes), mib(e->lim->memory_bytes));
+		fmt_words(e->detail, sizeof(e->detail),
+		    "resident memory "
+		    "%.1f MiB and %.1f MiB of page tables over the "
+		    "limit of %.1f MiB",
+		    mib(u->rss_bytes), mib(e->pte_bytes),
+		    mib(e->lim->memory_bytes));
 }
 
 /*
@@ -386,8 +398,7 @@ sample_monitor(struct enforcer *e, uint64_t now)
 	x = usage_walk(&e->walker, e->proc_fd, e->init_pid, &u);
 
 	if (x < 0 && x != -E2BIG) {
-		memset(e->seen_next, 0,
-		       e->seen_cap * sizeof(*e->seen_next));
+		memset(e->seen_next, 0, e->seen_cap * sizeof(*e->seen_next));
 		return ENF_NONE;
 	}
 	/* What is banked for vanished processes stays banked; the
@@ -397,11 +408,12 @@ sample_monitor(struct enforcer *e, uint64_t now)
 	/* Socket buffers and page tables, which no resident set
 	 * holds: sockets charged at their bound (enf_socket_charge). */
 	e->pte_bytes = e->pte_walk;
-	e->sockets = e->sock_bytes > 0 ?
-			     enf_jail_sockets(e->proc_fd, e->init_pid) : 0;
+	e->sockets = e->sock_bytes > 0
+	    ? enf_jail_sockets(e->proc_fd, e->init_pid)
+	    : 0;
 	enf_count_kobj(e, now);
 	charge = (uint64_t)e->sockets * e->sock_bytes + e->pte_bytes +
-		 usage_kobj_bytes(&e->kobj);
+	    usage_kobj_bytes(&e->kobj);
 	charge += fdcharge_end(&e->fds);
 	/* Past the limit by the cheap sum, which counts a page once
 	 * per process mapping it: measure again counting it once
@@ -412,18 +424,17 @@ sample_monitor(struct enforcer *e, uint64_t now)
 	if (charge < e->lim->memory_bytes &&
 	    u.rss_bytes > e->lim->memory_bytes - charge &&
 	    !PLANTED(shared_pages_counted_per_process))
-		mem = shared_once(e, &u, e->lim->memory_bytes - charge,
-				  now, &measure);
-	r = check_memory_cpu(e, mem > UINT64_MAX - charge ? UINT64_MAX :
-				 mem + charge, measure, u.rss_bytes,
-			     banked > u.cpu_ms ? banked : u.cpu_ms);
+		mem = shared_once(e, &u, e->lim->memory_bytes - charge, now,
+		    &measure);
+	r = check_memory_cpu(e,
+	    mem > UINT64_MAX - charge ? UINT64_MAX : mem + charge, measure,
+	    u.rss_bytes, banked > u.cpu_ms ? banked : u.cpu_ms);
 	if (r == ENF_MEMORY)
 		memory_detail(e, &u);
 	if (r != ENF_NONE)
 		return r;
-	return check_tasks(e, x == -E2BIG && !e->unlimited ?
-				   e->lim->nproc : u.tasks,
-			   false, now);
+	return check_tasks(e,
+	    x == -E2BIG && !e->unlimited ? e->lim->nproc : u.tasks, false, now);
 }
 
 static enum enforce_reason
@@ -447,9 +458,10 @@ enforcer_tick(struct enforcer *e, uint64_t now_ms)
 		 * is at its process limit, and while processes come and go
 		 * (short-lived ones are what a slow sample misses). */
 		e->next_tick_ms = now_ms +
-			(e->peak_rss_bytes * 2 >= e->lim->memory_bytes ||
-			 e->pids_since_ms != 0 || e->new_procs > 0 ?
-				 TICK_FAST_MS : TICK_SLOW_MS);
+		    (e->peak_rss_bytes * 2 >= e->lim->memory_bytes ||
+				e->pids_since_ms != 0 || e->new_procs > 0
+			    ? TICK_FAST_MS
+			    : TICK_SLOW_MS);
 	}
 	if (r == ENF_NONE && now_ms >= e->next_ws_ms) {
 		r = enf_check_workspace(e, now_ms);
@@ -475,9 +487,8 @@ void
 enforcer_finish(struct enforcer *e, const struct rusage *ru)
 {
 	uint64_t cpu = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
-			       1000u +
-		       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) /
-			       1000u;
+		1000u +
+	    (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000u;
 	uint64_t maxrss = (uint64_t)ru->ru_maxrss * 1024u;
 
 	if (e->mode == ENFORCE_CGROUP2) {
@@ -491,14 +502,15 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 			if (cs.pids_max_events > 0) {
 				e->pids_hit = true;
 				e->pids_episodes = cs.pids_max_events >
-							   UINT32_MAX ?
-					UINT32_MAX : (uint32_t)cs.pids_max_events;
+					UINT32_MAX
+				    ? UINT32_MAX
+				    : (uint32_t)cs.pids_max_events;
 			}
 			if (cs.oom_kill > 0 && e->reason == ENF_NONE) {
 				fmt_words(e->detail, sizeof(e->detail),
-					 "the kernel's OOM killer ran in the "
-					 "job's cgroup (memory.max %.1f MiB)",
-					 mib(e->lim->memory_bytes));
+				    "the kernel's OOM killer ran in the "
+				    "job's cgroup (memory.max %.1f MiB)",
+				    mib(e->lim->memory_bytes));
 				e->reason = ENF_MEMORY;
 			}
 		}
@@ -518,8 +530,8 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 	 * libraries shared with the host's processes) still shows memory
 	 * at the limit, which backs its "MemoryError" (broker/jobs/jobrun.c). */
 	if (e->pss_overstated > 0) {
-		maxrss = maxrss > e->pss_overstated ?
-				 maxrss - e->pss_overstated : 0;
+		maxrss = maxrss > e->pss_overstated ? maxrss - e->pss_overstated
+						    : 0;
 		if (maxrss > e->lim->memory_bytes)
 			maxrss = e->lim->memory_bytes;
 	}
@@ -529,8 +541,8 @@ enforcer_finish(struct enforcer *e, const struct rusage *ru)
 			e->peak_measure = MEASURE_RSS_SUM;
 	}
 	if (e->peak_measure == 0)
-		e->peak_measure = e->mode == ENFORCE_CGROUP2 ? MEASURE_CGROUP :
-							       MEASURE_RSS_SUM;
+		e->peak_measure = e->mode == ENFORCE_CGROUP2 ? MEASURE_CGROUP
+							     : MEASURE_RSS_SUM;
 }
 
 void
@@ -544,4 +556,3 @@ enforcer_free(struct enforcer *e)
 	free(e->seen_next);
 	e->seen = e->seen_next = NULL;
 }
-

@@ -45,10 +45,10 @@
 /* Why the enforcer wants the jail killed. */
 enum enforce_reason {
 	ENF_NONE = 0,
-	ENF_MEMORY,     /* resident memory over memory_bytes (or OOM kill) */
-	ENF_CPU,        /* CPU time over cpu_ms */
-	ENF_PROCESSES,  /* held at the process limit for ENFORCE_PIDS_HOLD_MS */
-	ENF_WORKSPACE,  /* the workspace over its quota */
+	ENF_MEMORY, /* resident memory over memory_bytes (or OOM kill) */
+	ENF_CPU, /* CPU time over cpu_ms */
+	ENF_PROCESSES, /* held at the process limit for ENFORCE_PIDS_HOLD_MS */
+	ENF_WORKSPACE, /* the workspace over its quota */
 };
 
 /* Samples in a row whose Pss walks found no still moment (processes
@@ -63,23 +63,26 @@ enum enforce_reason {
 
 struct enforcer {
 	const struct job_limits *lim; /* borrowed, the job's */
-	enum job_enforcement mode;    /* MONITOR or CGROUP2 */
-	int proc_fd;        /* /proc of the launcher (borrowed) */
-	pid_t init_pid;     /* jail init, host pid (monitor) */
-	int cg_leaf;        /* the job's cgroup leaf (borrowed), or -1 */
-	int ws_fd;          /* the workspace directory (owned), or -1 */
+	enum job_enforcement mode; /* MONITOR or CGROUP2 */
+	int proc_fd; /* /proc of the launcher (borrowed) */
+	pid_t init_pid; /* jail init, host pid (monitor) */
+	int cg_leaf; /* the job's cgroup leaf (borrowed), or -1 */
+	int ws_fd; /* the workspace directory (owned), or -1 */
 	struct usage_walker walker; /* the monitor's pid queue (owned) */
 	/* CPU followed process by process (monitor): a child whose parent
 	 * ignores SIGCHLD is reaped by no one's wait, so its time never
 	 * reaches a cutime; its own time seen from sample to sample is
 	 * banked in cpu_ticks instead. Two tables of seen_cap slots
 	 * (owned), the current one first. */
-	struct cpu_seen { pid_t pid; uint64_t ticks; } *seen, *seen_next;
-	size_t seen_cap;       /* a power of two, at least twice the tasks */
-	uint64_t cpu_ticks;    /* own CPU of every process seen, ticks */
-	uint32_t new_procs;    /* processes the last walk saw first */
-	uint64_t ws_allow;  /* bytes the job may add to the workspace */
-	uint64_t ws_used0;  /* its file system's used bytes at the start */
+	struct cpu_seen {
+		pid_t pid;
+		uint64_t ticks;
+	} * seen, *seen_next;
+	size_t seen_cap; /* a power of two, at least twice the tasks */
+	uint64_t cpu_ticks; /* own CPU of every process seen, ticks */
+	uint32_t new_procs; /* processes the last walk saw first */
+	uint64_t ws_allow; /* bytes the job may add to the workspace */
+	uint64_t ws_used0; /* its file system's used bytes at the start */
 	uint64_t next_tick_ms, next_ws_ms, next_walk_ms;
 	uint64_t pids_since_ms; /* at the limit since (0 = not at it) */
 	/* Monitor: the bytes charged per socket of the jail's own network
@@ -102,23 +105,23 @@ struct enforcer {
 	struct fd_charge fds;
 	/* Figures for the result. */
 	uint64_t peak_rss_bytes; /* peak memory, by peak_measure */
-	uint8_t peak_measure;    /* enum job_memory_measure of that peak */
-	uint32_t pss_walks;      /* samples that needed the Pss sum */
+	uint8_t peak_measure; /* enum job_memory_measure of that peak */
+	uint32_t pss_walks; /* samples that needed the Pss sum */
 	uint64_t pss_overstated; /* most a kept walk found resident sets
 				  * over the shares, bytes (shared_once) */
-	uint32_t pss_unsettled;  /* of them in a row without a measure */
-	bool pss_valid;          /* pss_last holds a walk's figure */
-	uint64_t pss_last;       /* the last Pss sum, bytes */
-	uint64_t pss_rss_at;     /* the resident sum at that walk, bytes */
-	uint64_t pss_next_ms;    /* no walk before (job ms) */
+	uint32_t pss_unsettled; /* of them in a row without a measure */
+	bool pss_valid; /* pss_last holds a walk's figure */
+	uint64_t pss_last; /* the last Pss sum, bytes */
+	uint64_t pss_rss_at; /* the resident sum at that walk, bytes */
+	uint64_t pss_next_ms; /* no walk before (job ms) */
 	uint64_t cpu_ms;
 	uint32_t peak_tasks;
-	bool pids_hit;          /* the jail was seen at its process limit */
-	bool pids_at;           /* ... in the last sample */
+	bool pids_hit; /* the jail was seen at its process limit */
+	bool pids_at; /* ... in the last sample */
 	uint32_t pids_episodes; /* times it came to the limit (a sample at
 				 * it after one below it; cgroup2:
 				 * pids.events max) */
-	bool unlimited;         /* layer limits off: measure, never stop */
+	bool unlimited; /* layer limits off: measure, never stop */
 	/* Optional (NULL: usage_walk_pss in this process): measures the
 	 * jail's memory with each shared page once into *BYTES (the Pss
 	 * sum, usage.h), for a process that may not read smaps_rollup
@@ -127,17 +130,17 @@ struct enforcer {
 	 * clock ran out during the wait (no figure: the job is ending by
 	 * its timeout) or another negative errno. */
 	int (*measure_pss)(void *arg, uint32_t max_procs, uint64_t *bytes,
-			   uint64_t *resident);
+	    uint64_t *resident);
 	/* Optional likewise (NULL: usage_kernel_objects here): counts the
 	 * jail's kernel objects, up to CAP bytes' worth, into *K (the
 	 * confined launcher asks its zygote, zygote_kernel_objects).
 	 * Returns 0, -E2BIG (a lower bound), -ETIME as measure_pss, or
 	 * another negative errno. Same ARG. */
 	int (*measure_kobj)(void *arg, uint32_t max_procs, uint64_t cap,
-			    struct kernel_objects *k);
+	    struct kernel_objects *k);
 	void *measure_arg;
 	enum enforce_reason reason;
-	char detail[160];       /* why, for the result's detail, or "" */
+	char detail[160]; /* why, for the result's detail, or "" */
 };
 
 /*
@@ -151,9 +154,8 @@ struct enforcer {
  * needed either way.
  */
 int enforcer_init(struct enforcer *e, const struct job_limits *lim,
-		  enum job_enforcement mode, int cg_leaf, pid_t init_pid,
-		  int proc_fd, int wsfd, uint64_t ws_allow, uint64_t now_ms,
-		  bool unlimited);
+    enum job_enforcement mode, int cg_leaf, pid_t init_pid, int proc_fd,
+    int wsfd, uint64_t ws_allow, uint64_t now_ms, bool unlimited);
 
 /* Milliseconds from NOW_MS until enforcer_tick wants to run (>= 0). */
 int enforcer_wait_ms(const struct enforcer *e, uint64_t now_ms);
@@ -206,5 +208,5 @@ struct launcher;
  * With layer limits off: the monitor, no leaf, never a refusal.
  */
 int enforce_choose(struct launcher *l, const struct job_spec *spec,
-		   const char *name, enum job_enforcement *mode, int *leaf,
-		   char *why, size_t whylen);
+    const char *name, enum job_enforcement *mode, int *leaf, char *why,
+    size_t whylen);

@@ -32,19 +32,19 @@ claim_own(struct launcher *l, const char *dir)
 
 	if (fd < 0) {
 		e = -errno;
-		snprintf(l->cg_why, sizeof(l->cg_why), "cgroup %.200s: %.250s", dir,
-			 strerror(-e));
+		snprintf(l->cg_why, sizeof(l->cg_why), "cgroup %.200s: %.250s",
+		    dir, strerror(-e));
 		return e;
 	}
 	e = cg_claim_own(fd, getppid(), getpid(), l->zygote.pid, true, why,
-			 sizeof(why));
+	    sizeof(why));
 	if (e == -EOPNOTSUPP)
 		e = cg_claim_own(fd, getppid(), getpid(), l->zygote.pid, false,
-				 why, sizeof(why));
+		    why, sizeof(why));
 	close(fd);
 	if (e < 0)
-		snprintf(l->cg_why, sizeof(l->cg_why), "cgroup %.200s: %.250s", dir,
-			 why);
+		snprintf(l->cg_why, sizeof(l->cg_why), "cgroup %.200s: %.250s",
+		    dir, why);
 	return e;
 }
 
@@ -67,9 +67,11 @@ lookup_parent(struct launcher *l, const struct job_spec *spec)
 	l->cg_why[0] = '\0';
 	if (path[0] == '\0') {
 		if ((e = cg_own_path_self(own, sizeof(own))) < 0) {
-			snprintf(l->cg_why, sizeof(l->cg_why), "the launcher is "
-				 "in no cgroup v2 (%s): name a delegated one with "
-				 "[limits] cgroup", strerror(-e));
+			snprintf(l->cg_why, sizeof(l->cg_why),
+			    "the launcher is "
+			    "in no cgroup v2 (%s): name a delegated one with "
+			    "[limits] cgroup",
+			    strerror(-e));
 			return;
 		}
 		/* A launcher the broker restarted was born in the leaf its
@@ -82,13 +84,12 @@ lookup_parent(struct launcher *l, const struct job_spec *spec)
 			return;
 		path = own;
 	}
-	l->cg_parent = cg_open_parent(path, true, l->cg_why,
-				      sizeof(l->cg_why));
+	l->cg_parent = cg_open_parent(path, true, l->cg_why, sizeof(l->cg_why));
 	if (l->cg_parent < 0) {
 		l->cg_parent = -1;
 		/* Without cpu it may still serve jobs that need no cpu.max. */
 		l->cg_parent = cg_open_parent(path, false, l->cg_why,
-					      sizeof(l->cg_why));
+		    sizeof(l->cg_why));
 		if (l->cg_parent < 0)
 			l->cg_parent = -1;
 	}
@@ -96,13 +97,13 @@ lookup_parent(struct launcher *l, const struct job_spec *spec)
 
 int
 enforce_choose(struct launcher *l, const struct job_spec *spec,
-	       const char *name, enum job_enforcement *mode, int *leaf,
-	       char *why, size_t whylen)
+    const char *name, enum job_enforcement *mode, int *leaf, char *why,
+    size_t whylen)
 {
 	struct cg_limits cl = {
-		.memory_max = spec->limits.memory_bytes,
-		.pids_max = spec->limits.nproc,
-		.cpu_percent = spec->limits.cpu_percent,
+	    .memory_max = spec->limits.memory_bytes,
+	    .pids_max = spec->limits.nproc,
+	    .cpu_percent = spec->limits.cpu_percent,
 	};
 
 	*leaf = -1;
@@ -117,29 +118,34 @@ enforce_choose(struct launcher *l, const struct job_spec *spec,
 				*mode = ENFORCE_CGROUP2;
 				return 0;
 			}
-			snprintf(l->cg_why, sizeof(l->cg_why), "cannot make the "
-				 "job's cgroup leaf %s: %s (cpu.max needs the cpu "
-				 "controller in cgroup.subtree_control)", name,
-				 strerror(-*leaf));
+			snprintf(l->cg_why, sizeof(l->cg_why),
+			    "cannot make the "
+			    "job's cgroup leaf %s: %s (cpu.max needs the cpu "
+			    "controller in cgroup.subtree_control)",
+			    name, strerror(-*leaf));
 			*leaf = -1;
 		}
 	}
 	if (spec->enforcement == ENFORCE_CGROUP2) {
-		fmt_words(why, whylen, "the policy asks for cgroup2 enforcement "
-			 "and there is no usable delegated cgroup v2: %s",
-			 l->cg_why);
+		fmt_words(why, whylen,
+		    "the policy asks for cgroup2 enforcement "
+		    "and there is no usable delegated cgroup v2: %s",
+		    l->cg_why);
 		return -EPERM;
 	}
 	if (spec->limits.cpu_percent > 0) {
 		if (spec->enforcement == ENFORCE_MONITOR)
-			fmt_words(why, whylen, "the policy sets cpu_percent = %u, "
-				 "which needs cgroup2 enforcement (cpu.max), and "
-				 "enforcement = monitor", spec->limits.cpu_percent);
+			fmt_words(why, whylen,
+			    "the policy sets cpu_percent = %u, "
+			    "which needs cgroup2 enforcement (cpu.max), and "
+			    "enforcement = monitor",
+			    spec->limits.cpu_percent);
 		else
-			fmt_words(why, whylen, "the policy sets cpu_percent = %u, "
-				 "which needs a delegated cgroup v2 (cpu.max), and "
-				 "there is none: %s", spec->limits.cpu_percent,
-				 l->cg_why);
+			fmt_words(why, whylen,
+			    "the policy sets cpu_percent = %u, "
+			    "which needs a delegated cgroup v2 (cpu.max), and "
+			    "there is none: %s",
+			    spec->limits.cpu_percent, l->cg_why);
 		return -EPERM;
 	}
 	return 0;

@@ -46,16 +46,16 @@ enf_count_kobj(struct enforcer *e, uint64_t now)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (e->measure_kobj != NULL)
 		y = e->measure_kobj(e->measure_arg,
-				    (uint32_t)e->walker.max_procs,
-				    e->lim->memory_bytes + 1, &k);
+		    (uint32_t)e->walker.max_procs, e->lim->memory_bytes + 1,
+		    &k);
 	else
 		y = usage_kernel_objects(&e->walker, e->proc_fd, e->init_pid,
-					 e->lim->memory_bytes + 1, &k);
+		    e->lim->memory_bytes + 1, &k);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cost_ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
-		  (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000);
-	e->kobj_next_ms = now + (4 * cost_ms > ENFORCE_KOBJ_MS ?
-					 4 * cost_ms : ENFORCE_KOBJ_MS);
+	    (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000);
+	e->kobj_next_ms = now +
+	    (4 * cost_ms > ENFORCE_KOBJ_MS ? 4 * cost_ms : ENFORCE_KOBJ_MS);
 	if (y != 0 && y != -E2BIG)
 		return;
 	if (PLANTED(monitor_epoll_uncharged))
@@ -82,11 +82,11 @@ enf_kobj_detail(struct enforcer *e, uint64_t rss)
 		unsigned each;
 		const char *what;
 	} f[] = {
-		{k->watches, EPOLL_WATCH_BYTES, "epoll watches"},
-		{k->maps, KOBJ_VMA_BYTES, "memory maps"},
-		{k->locks, KOBJ_LOCK_BYTES, "file locks"},
-		{k->inflight, KOBJ_INFLIGHT_BYTES,
-		 "files in flight in unix sockets"},
+	    {k->watches, EPOLL_WATCH_BYTES, "epoll watches"},
+	    {k->maps, KOBJ_VMA_BYTES, "memory maps"},
+	    {k->locks, KOBJ_LOCK_BYTES, "file locks"},
+	    {k->inflight, KOBJ_INFLIGHT_BYTES,
+		"files in flight in unix sockets"},
 	};
 	size_t best = 0;
 
@@ -95,11 +95,12 @@ enf_kobj_detail(struct enforcer *e, uint64_t rss)
 			best = i;
 	if (f[best].n * f[best].each * 8 < e->lim->memory_bytes)
 		return false;
-	fmt_words(e->detail, sizeof(e->detail), "resident memory %.1f MiB "
-		  "and %llu %s (%.1f MiB of kernel memory, %u bytes each) "
-		  "over the limit of %.1f MiB", mib(rss),
-		  (unsigned long long)f[best].n, f[best].what,
-		  mib(f[best].n * f[best].each), f[best].each,
-		  mib(e->lim->memory_bytes));
+	fmt_words(e->detail, sizeof(e->detail),
+	    "resident memory %.1f MiB "
+	    "and %llu %s (%.1f MiB of kernel memory, %u bytes each) "
+	    "over the limit of %.1f MiB",
+	    mib(rss), (unsigned long long)f[best].n, f[best].what,
+	    mib(f[best].n * f[best].each), f[best].each,
+	    mib(e->lim->memory_bytes));
 	return true;
 }

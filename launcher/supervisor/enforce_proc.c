@@ -124,7 +124,7 @@ uint32_t
 enf_jail_sockets(int proc_fd, pid_t init)
 {
 	uint64_t n = proc_number(proc_fd, init, "net/sockstat",
-				 "sockets: used ");
+	    "sockets: used ");
 
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }

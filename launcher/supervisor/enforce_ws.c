@@ -90,7 +90,7 @@ workspace_bytes(int root, uint64_t *total)
 			*total += (uint64_t)st.st_blocks * 512u;
 		else
 			*total += (uint64_t)st.st_blocks * 512u /
-				  (uint64_t)st.st_nlink;
+			    (uint64_t)st.st_nlink;
 		if (!S_ISDIR(st.st_mode))
 			continue;
 		if (depth == WALK_MAX_DEPTH) {
@@ -98,11 +98,11 @@ workspace_bytes(int root, uint64_t *total)
 			continue;
 		}
 		sub = openat(dirfd(d), de->d_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0) {
 			if (errno != ENOENT)
-				e = errno == EACCES || errno == EPERM ? -EACCES :
-									-errno;
+				e = errno == EACCES || errno == EPERM ? -EACCES
+								      : -errno;
 			continue;
 		}
 		if ((stack[depth] = fdopendir(sub)) == NULL) {
@@ -134,12 +134,15 @@ enf_check_workspace(struct enforcer *e, uint64_t now)
 	if (x == 0 && total <= e->lim->workspace_bytes)
 		return ENF_NONE;
 	if (x < 0)
-		fmt_words(e->detail, sizeof(e->detail), "the workspace grew by "
-			 "%.1f MiB and could not be counted (%s): counted as "
-			 "full", mib(used - e->ws_used0), strerror(-x));
+		fmt_words(e->detail, sizeof(e->detail),
+		    "the workspace grew by "
+		    "%.1f MiB and could not be counted (%s): counted as "
+		    "full",
+		    mib(used - e->ws_used0), strerror(-x));
 	else
-		fmt_words(e->detail, sizeof(e->detail), "/work takes "
-			 "%.1f MiB of disk, over its quota of %.1f MiB", mib(total),
-			 mib(e->lim->workspace_bytes));
+		fmt_words(e->detail, sizeof(e->detail),
+		    "/work takes "
+		    "%.1f MiB of disk, over its quota of %.1f MiB",
+		    mib(total), mib(e->lim->workspace_bytes));
 	return enf_stop(e, ENF_WORKSPACE);
 }

@@ -105,8 +105,8 @@ fdcharge_process(struct fd_charge *c, pid_t pid)
 			n = (long)st.st_size;
 		else
 			err = errno;
-	} else if ((d = openat(c->proc_fd, path, O_RDONLY | O_DIRECTORY |
-				   O_CLOEXEC)) >= 0) {
+	} else if ((d = openat(c->proc_fd, path,
+			O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		if ((n = count_entries(d)) < 0) {
 			err = (int)-n;
 			n = 0;
@@ -130,8 +130,8 @@ uint64_t
 fdcharge_end(struct fd_charge *c)
 {
 	c->descriptors = c->walk;
-	c->bytes = c->walk > FDCHARGE_FREE ?
-			   (c->walk - FDCHARGE_FREE) * FDCHARGE_PIPE_BYTES :
-			   0;
+	c->bytes = c->walk > FDCHARGE_FREE
+	    ? (c->walk - FDCHARGE_FREE) * FDCHARGE_PIPE_BYTES
+	    : 0;
 	return c->bytes;
 }

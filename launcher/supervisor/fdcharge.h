@@ -28,15 +28,15 @@
 #include <sys/types.h>
 
 #define FDCHARGE_PIPE_BYTES (64u * 1024u) /* 16 pages, pipe(7) */
-#define FDCHARGE_FREE 512u                /* descriptors of a jail */
+#define FDCHARGE_FREE 512u /* descriptors of a jail */
 
 struct fd_charge {
-	int proc_fd;          /* /proc (borrowed) */
-	bool by_size;         /* st_size of /proc/PID/fd is the count */
-	uint64_t walk;        /* descriptors the walk in progress counted */
+	int proc_fd; /* /proc (borrowed) */
+	bool by_size; /* st_size of /proc/PID/fd is the count */
+	uint64_t walk; /* descriptors the walk in progress counted */
 	/* Figures of the last whole walk. */
 	uint64_t descriptors; /* descriptors of the jail */
-	uint64_t bytes;       /* the charge, bytes */
+	uint64_t bytes; /* the charge, bytes */
 };
 
 /*

@@ -26,15 +26,15 @@ clone_failed(struct launcher *l, const struct job_spec *spec, int e)
 {
 	char detail[256];
 	struct job_result r = {.job_id = spec->job_id,
-			       .status = JOB_SANDBOX_ERROR,
-			       .exit_code = -1,
-			       .enforcement = ENFORCE_MONITOR};
+	    .status = JOB_SANDBOX_ERROR,
+	    .exit_code = -1,
+	    .enforcement = ENFORCE_MONITOR};
 
 	if (e == -EPERM || e == -ENOSPC || e == -EINVAL || e == -EUSERS)
 		fmt_words(detail, sizeof(detail),
-			 "cannot create the jail's namespaces (%s): unprivileged "
-			 "user namespaces are unavailable; run `stockade doctor`",
-			 strerror(-e));
+		    "cannot create the jail's namespaces (%s): unprivileged "
+		    "user namespaces are unavailable; run `stockade doctor`",
+		    strerror(-e));
 	else
 		fmt_words(detail, sizeof(detail), "clone3: %s", strerror(-e));
 	r.detail = detail;
@@ -48,36 +48,36 @@ setup_refused(struct launcher *l, const struct job_spec *spec, int e)
 {
 	char detail[300];
 	struct job_result r = {.job_id = spec->job_id,
-			       .status = JOB_SANDBOX_ERROR,
-			       .exit_code = -1,
-			       .enforcement = ENFORCE_MONITOR};
+	    .status = JOB_SANDBOX_ERROR,
+	    .exit_code = -1,
+	    .enforcement = ENFORCE_MONITOR};
 
 	if (e == -EPERM)
 		fmt_words(detail, sizeof(detail),
-			 "running as root, stockade refuses a workspace owned by "
-			 "uid or gid 0: give the job a directory owned by an "
-			 "ordinary user, or run stockade as that user");
+		    "running as root, stockade refuses a workspace owned by "
+		    "uid or gid 0: give the job a directory owned by an "
+		    "ordinary user, or run stockade as that user");
 	else
 		fmt_words(detail, sizeof(detail),
-			 "running as root, stockade maps the job to uid %u and "
-			 "needs an id-mapped mount of the workspace, which failed "
-			 "(%s): put the workspace on a file system with idmapped "
-			 "mounts (ext4, xfs, btrfs, tmpfs) or run stockade as an "
-			 "ordinary user", (unsigned)l->outer_uid, strerror(-e));
+		    "running as root, stockade maps the job to uid %u and "
+		    "needs an id-mapped mount of the workspace, which failed "
+		    "(%s): put the workspace on a file system with idmapped "
+		    "mounts (ext4, xfs, btrfs, tmpfs) or run stockade as an "
+		    "ordinary user",
+		    (unsigned)l->outer_uid, strerror(-e));
 	r.detail = detail;
 	return job_send_result(l, &r);
 }
 
 /* The spec asks for limits this host cannot hold: refuse the job. */
 static int
-limits_refused(struct launcher *l, const struct job_spec *spec,
-	       const char *why)
+limits_refused(struct launcher *l, const struct job_spec *spec, const char *why)
 {
 	char detail[JOB_MAX_DETAIL];
 	struct job_result r = {.job_id = spec->job_id,
-			       .status = JOB_SANDBOX_ERROR,
-			       .exit_code = -1,
-			       .enforcement = ENFORCE_MONITOR};
+	    .status = JOB_SANDBOX_ERROR,
+	    .exit_code = -1,
+	    .enforcement = ENFORCE_MONITOR};
 
 	fmt_words(detail, sizeof(detail), "%s", why);
 	r.detail = detail;
@@ -94,9 +94,8 @@ limits_refused(struct launcher *l, const struct job_spec *spec,
  * the zygote is gone or broken.
  */
 static int
-take_jail(struct launcher *l, const struct job_spec *spec, int wsfd,
-	  int tty_fd, bool poolable, struct job_state *s,
-	  struct zygote_reply *zr)
+take_jail(struct launcher *l, const struct job_spec *spec, int wsfd, int tty_fd,
+    bool poolable, struct job_state *s, struct zygote_reply *zr)
 {
 	/* A job's stdin pipe goes to a waiting jail with its RUN (pool.h);
 	 * the caller's terminal needs a jail built with it (no setsid). */
@@ -105,21 +104,21 @@ take_jail(struct launcher *l, const struct job_spec *spec, int wsfd,
 
 	memset(zr, 0, sizeof(*zr));
 	warm = poolable ? pool_take(&l->pool, &l->zygote, spec, stdin_pipe,
-				    &s->jail, &zr->kill_on_denial) : 0;
+			      &s->jail, &zr->kill_on_denial)
+			: 0;
 	/* A jail being prepared answers before any new request: take it
 	 * (it may be the one this job can have). */
 	if (warm == 0 && l->zygote.prepare_pending) {
 		warm = pool_refill_finish(&l->pool, &l->zygote);
 		if (warm == 0 && poolable)
-			warm = pool_take(&l->pool, &l->zygote, spec,
-					 stdin_pipe, &s->jail,
-					 &zr->kill_on_denial);
+			warm = pool_take(&l->pool, &l->zygote, spec, stdin_pipe,
+			    &s->jail, &zr->kill_on_denial);
 	}
 	if (warm < 0) {
 		e = warm;
 	} else if (warm == 0) {
-		e = zygote_start_jail(&l->zygote, spec, wsfd, s->cg_leaf, tty_fd,
-				      &s->jail, zr);
+		e = zygote_start_jail(&l->zygote, spec, wsfd, s->cg_leaf,
+		    tty_fd, &s->jail, zr);
 	}
 	return e;
 }
@@ -133,7 +132,7 @@ take_jail(struct launcher *l, const struct job_spec *spec, int wsfd,
  */
 static int
 not_started(struct launcher *l, const struct job_spec *spec, int e,
-	    const struct zygote_reply *zr)
+    const struct zygote_reply *zr)
 {
 	if (e < 0) {
 		log_error("the zygote is gone or broken: %s", strerror(-e));
@@ -157,23 +156,23 @@ not_started(struct launcher *l, const struct job_spec *spec, int e,
 	/* A job the launcher decoded, or one that asks for what the
 	 * session's first did not: the launcher is not itself. */
 	log_error("the zygote refused the job (%s)",
-		  zr->refusal == ZYGOTE_NOT_SESSION ?
-			  "not what the session's first job fixed" :
-			  "malformed");
+	    zr->refusal == ZYGOTE_NOT_SESSION
+		? "not what the session's first job fixed"
+		: "malformed");
 	return -EPROTO;
 }
 
 bool
-job_begin(struct launcher *l, const struct job_spec *spec, int wsfd,
-	  int tty_fd, struct job_state *s, const char *leaf_name,
-	  enum job_enforcement *mode, bool *poolable, int *ret)
+job_begin(struct launcher *l, const struct job_spec *spec, int wsfd, int tty_fd,
+    struct job_state *s, const char *leaf_name, enum job_enforcement *mode,
+    bool *poolable, int *ret)
 {
 	char why[JOB_MAX_DETAIL];
 	struct zygote_reply zr;
 	int e;
 
 	if (enforce_choose(l, spec, leaf_name, mode, &s->cg_leaf, why,
-			   sizeof(why)) < 0) {
+		sizeof(why)) < 0) {
 		close(wsfd);
 		if (tty_fd >= 0)
 			close(tty_fd);
@@ -192,7 +191,7 @@ job_begin(struct launcher *l, const struct job_spec *spec, int wsfd,
 		return false;
 	}
 	*poolable = (tty_fd < 0 || (spec->flags & JOB_F_STDIN) != 0) &&
-		    s->cg_leaf < 0;
+	    s->cg_leaf < 0;
 	e = take_jail(l, spec, wsfd, tty_fd, *poolable, s, &zr);
 	s->den.kill = zr.kill_on_denial;
 	if (tty_fd >= 0)

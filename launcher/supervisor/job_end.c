@@ -23,7 +23,7 @@ job_elapsed_ms(const struct timespec *start)
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (uint64_t)(now.tv_sec - start->tv_sec) * 1000u +
-	       (uint64_t)((now.tv_nsec - start->tv_nsec) / 1000000);
+	    (uint64_t)((now.tv_nsec - start->tv_nsec) / 1000000);
 }
 
 /*
@@ -63,8 +63,9 @@ read_records(int fd, int32_t rec[3], int32_t *landlock_abi, int32_t *tasks)
 			*tasks = got[1];
 			continue;
 		}
-		if (ended && (rec[0] == INIT_REC_SETUP_FAILED ||
-			      rec[0] == INIT_REC_BIND_FAILED))
+		if (ended &&
+		    (rec[0] == INIT_REC_SETUP_FAILED ||
+			rec[0] == INIT_REC_BIND_FAILED))
 			continue;
 		memcpy(rec, got, sizeof(got));
 		ended = true;
@@ -84,7 +85,7 @@ job_send_result(struct launcher *l, struct job_result *r)
 
 void
 job_result(const struct job_spec *spec, struct job_state *s,
-	   enum job_enforcement mode, struct job_result *r_out)
+    enum job_enforcement mode, struct job_result *r_out)
 {
 	struct job_result r;
 	int32_t rec[3] = {0, 0, 0}, tasks_at_exit = 0;
@@ -92,7 +93,7 @@ job_result(const struct job_spec *spec, struct job_state *s,
 
 	memset(&r, 0, sizeof(r));
 	have_rec = read_records(s->jail.status_fd, rec, &r.landlock_abi,
-				&tasks_at_exit) == 0;
+		       &tasks_at_exit) == 0;
 	if (tasks_at_exit > 0)
 		enforcer_tasks_at_exit(&s->enf, (uint32_t)tasks_at_exit);
 	r.job_id = spec->job_id;
@@ -107,16 +108,16 @@ job_result(const struct job_spec *spec, struct job_state *s,
 	if (s->enf.pids_hit && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
 	    !PLANTED(limits_reached_unreported)) {
 		r.reached[0].limit = JOB_REACHED_PROCESSES;
-		r.reached[0].times = s->enf.pids_episodes > 0 ?
-					     s->enf.pids_episodes : 1;
+		r.reached[0].times = s->enf.pids_episodes > 0
+		    ? s->enf.pids_episodes
+		    : 1;
 		r.nreached = 1;
 	}
 	r.enforcement = mode;
 	denials_result(&s->den, &r);
 	r.stdout_bytes = s->bytes[1];
 	r.stderr_bytes = s->bytes[2];
-	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT &&
-	    r.peak_processes < 2)
+	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT && r.peak_processes < 2)
 		r.peak_processes = 2;
 	monitor_classify(spec, s, rec, have_rec, &r);
 	*r_out = r;

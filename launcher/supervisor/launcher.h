@@ -11,27 +11,27 @@
 #include "zygote.h"
 
 enum launcher_phase {
-	PHASE_HELLO = 1u << 0,   /* waiting for HELLO */
-	PHASE_READY = 1u << 1,   /* idle, between jobs */
+	PHASE_HELLO = 1u << 0, /* waiting for HELLO */
+	PHASE_READY = 1u << 1, /* idle, between jobs */
 	PHASE_RUNNING = 1u << 2, /* a job is in flight */
 };
 
 struct launcher {
-	int ipc;                  /* the socketpair end, fd 3 at start-up */
+	int ipc; /* the socketpair end, fd 3 at start-up */
 	enum launcher_phase phase;
-	uint64_t last_job_id;     /* job ids must increase */
-	uint64_t running_job_id;  /* valid in PHASE_RUNNING */
-	bool cancel_requested;    /* CANCEL seen for the running job */
-	uint32_t cancel_reason;   /* the first such CANCEL's reason
+	uint64_t last_job_id; /* job ids must increase */
+	uint64_t running_job_id; /* valid in PHASE_RUNNING */
+	bool cancel_requested; /* CANCEL seen for the running job */
+	uint32_t cancel_reason; /* the first such CANCEL's reason
 				   * (enum job_cancel_reason) */
-	bool peer_gone;           /* the broker closed its end */
-	int self_pidfd;           /* pidfd of this process, for jail init */
-	bool as_root;             /* euid 0: payloads map to outer_uid, and
+	bool peer_gone; /* the broker closed its end */
+	int self_pidfd; /* pidfd of this process, for jail init */
+	bool as_root; /* euid 0: payloads map to outer_uid, and
 				   * the workspace is id-mapped (idmap.c) */
-	uid_t outer_uid;          /* host ids every payload maps to */
+	uid_t outer_uid; /* host ids every payload maps to */
 	gid_t outer_gid;
-	struct zygote zygote;     /* makes the jails (zygote.h) */
-	int proc_fd;              /* /proc, for the monitor (usage.c) */
+	struct zygote zygote; /* makes the jails (zygote.h) */
+	int proc_fd; /* /proc, for the monitor (usage.c) */
 	/* The delegated cgroup v2 job leaves are made under (cgroup.c),
 	 * looked up at the first job that may use one: cg_parent is its
 	 * descriptor or -1, cg_path the path it was looked up for, cg_why
@@ -39,10 +39,10 @@ struct launcher {
 	int cg_parent;
 	char *cg_path;
 	char cg_why[512];
-	struct pool pool;         /* warm jails (pool.h); initialised by
+	struct pool pool; /* warm jails (pool.h); initialised by
 				   * POOL, all zero without one */
-	uint8_t *msg;             /* PROTO_MAX_MSG bytes, receive buffer */
-	uint8_t *out;             /* PROTO_MAX_MSG bytes, send buffer */
+	uint8_t *msg; /* PROTO_MAX_MSG bytes, receive buffer */
+	uint8_t *out; /* PROTO_MAX_MSG bytes, send buffer */
 };
 
 /*
@@ -63,7 +63,7 @@ int launcher_dispatch_one(struct launcher *l);
  * session must end (broker gone, protocol violation while running); the jail is
  * dead either way.
  */
-int launcher_run_job(struct launcher *l, const struct job_spec *spec,
-		     int wsfd, int tty_fd);
+int launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
+    int tty_fd);
 
 #endif

@@ -85,18 +85,19 @@ take_ipc(int argc, char **argv, pid_t parent, int *fd)
 
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("stockade-launcher %s (protocol %u)\n", STOCKADE_VERSION,
-		       PROTO_VERSION);
+		    PROTO_VERSION);
 		return 0;
 	}
 	if (argc != 3 || strcmp(argv[1], "--ipc-fd") != 0 ||
 	    (*fd = parse_fd(argv[2])) < 0) {
-		fprintf(stderr, "usage: stockade-launcher --ipc-fd N\n"
-			"It is started by stockade, not by hand.\n");
+		fprintf(stderr,
+		    "usage: stockade-launcher --ipc-fd N\n"
+		    "It is started by stockade, not by hand.\n");
 		return 2;
 	}
 	if ((e = check_ipc(*fd)) < 0) {
 		log_error("descriptor %d is not the broker's socket: %s", *fd,
-			  strerror(-e));
+		    strerror(-e));
 		return 2;
 	}
 	/* If the broker dies, so do we, and our jails with us; a parent
@@ -142,8 +143,8 @@ session_init(struct launcher *l, int fd)
 	l->self_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	l->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	l->cg_parent = -1;
-	if (l->msg == NULL || l->out == NULL ||
-	    l->self_pidfd < 0 || l->proc_fd < 0) {
+	if (l->msg == NULL || l->out == NULL || l->self_pidfd < 0 ||
+	    l->proc_fd < 0) {
 		log_error("start-up failed: out of memory, pidfd_open or /proc "
 			  "unusable");
 		return -1;

@@ -39,8 +39,6 @@
 #include "log.h"
 #include "zygote.h"
 
-
-
 /*
  * Ends the jail of SPEC: SIGKILL to init, whose death ends its pid
  * namespace, and cgroup.kill of the job's leaf; without a pid namespace,
@@ -57,7 +55,7 @@ kill_jail(const struct job_spec *spec, struct job_state *s)
 		/* The launcher may signal nothing (confine.h): its zygote
 		 * sends the signal. */
 		if (zygote_kill(s->zygote, s->jail.token,
-				pidns ? SIGKILL : JAIL_KILL_SIGNAL) < 0)
+			pidns ? SIGKILL : JAIL_KILL_SIGNAL) < 0)
 			s->zygote_gone = true;
 		if (s->cg_leaf >= 0 &&
 		    !job_spec_layer_off(spec, JOB_LAYER_PROCESS_GROUP))
@@ -95,7 +93,8 @@ flush_pending(struct launcher *l, struct job_state *s)
 	if (s->pending == 0)
 		return 0;
 	do
-		n = send(l->ipc, l->out, s->pending, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = send(l->ipc, l->out, s->pending,
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno == EAGAIN ? 0 : -errno;
@@ -117,12 +116,12 @@ flush_pending(struct launcher *l, struct job_state *s)
  */
 static int
 pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
-     int stream)
+    int stream)
 {
 	uint8_t chunk[PROTO_OUTPUT_CHUNK];
 	int fd = stream == 1 ? s->jail.out_fd : s->jail.err_fd;
-	uint64_t cap = stream == 1 ? spec->limits.stdout_bytes :
-				     spec->limits.stderr_bytes;
+	uint64_t cap = stream == 1 ? spec->limits.stdout_bytes
+				   : spec->limits.stderr_bytes;
 	ssize_t n;
 	int m;
 
@@ -139,7 +138,7 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 	}
 	s->bytes[stream] += (uint64_t)n;
 	m = proto_encode_output(l->out, PROTO_MAX_MSG, spec->job_id,
-				(uint8_t)stream, chunk, (size_t)n);
+	    (uint8_t)stream, chunk, (size_t)n);
 	if (m < 0)
 		return m;
 	s->pending = (size_t)m;
@@ -151,7 +150,6 @@ pump(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 	}
 	return flush_pending(l, s);
 }
-
 
 /* The enforcer's measure_pss (enforce.h) for the job of
  * measure_ctx: its zygote measures (zygote_measure), once any pending
@@ -174,8 +172,8 @@ wait_for_wall(struct measure_ctx *m)
 	uint64_t spent = job_elapsed_ms(&m->jail->start);
 	uint64_t left = spent < m->wall_ms ? m->wall_ms - spent : 1;
 
-	m->l->zygote.reply_wait_ms = left > UINT32_MAX ? UINT32_MAX :
-							  (uint32_t)left;
+	m->l->zygote.reply_wait_ms = left > UINT32_MAX ? UINT32_MAX
+						       : (uint32_t)left;
 	return m->l->zygote.reply_wait_ms;
 }
 
@@ -189,7 +187,7 @@ wall_cut(int r, uint32_t wait_ms)
 
 static int
 measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes,
-		  uint64_t *resident)
+    uint64_t *resident)
 {
 	struct measure_ctx *m = arg;
 	uint32_t fallbacks, wait_ms;
@@ -197,16 +195,16 @@ measure_by_zygote(void *arg, uint32_t max_procs, uint64_t *bytes,
 	if (m->l->zygote.prepare_pending)
 		(void)pool_refill_finish(&m->l->pool, &m->l->zygote);
 	wait_ms = wait_for_wall(m);
-	return wall_cut(zygote_measure(&m->l->zygote, m->jail->token,
-				       max_procs, bytes, &fallbacks, resident),
-			wait_ms);
+	return wall_cut(zygote_measure(&m->l->zygote, m->jail->token, max_procs,
+			    bytes, &fallbacks, resident),
+	    wait_ms);
 }
 
 /* The enforcer's measure_kobj (enforce.h): the zygote counts
  * (zygote_kernel_objects), as measure_by_zygote. */
 static int
 kobj_by_zygote(void *arg, uint32_t max_procs, uint64_t cap,
-	       struct kernel_objects *k)
+    struct kernel_objects *k)
 {
 	struct measure_ctx *m = arg;
 	uint32_t wait_ms;
@@ -215,8 +213,8 @@ kobj_by_zygote(void *arg, uint32_t max_procs, uint64_t cap,
 		(void)pool_refill_finish(&m->l->pool, &m->l->zygote);
 	wait_ms = wait_for_wall(m);
 	return wall_cut(zygote_kernel_objects(&m->l->zygote, m->jail->token,
-					      max_procs, cap, k),
-			wait_ms);
+			    max_procs, cap, k),
+	    wait_ms);
 }
 
 /*
@@ -229,15 +227,15 @@ kobj_by_zygote(void *arg, uint32_t max_procs, uint64_t cap,
  */
 static void
 job_watch(struct launcher *l, const struct job_spec *spec, int wsfd,
-	  struct job_state *s, enum job_enforcement mode, bool poolable,
-	  struct measure_ctx *m)
+    struct job_state *s, enum job_enforcement mode, bool poolable,
+    struct measure_ctx *m)
 {
 	int e, x;
 
-	e = enforcer_init(&s->enf, &spec->limits, mode, s->cg_leaf,
-			  s->jail.pid, l->proc_fd, wsfd, spec->workspace_allow,
-			  job_elapsed_ms(&s->jail.start),
-			  job_spec_layer_off(spec, JOB_LAYER_LIMITS));
+	e = enforcer_init(&s->enf, &spec->limits, mode, s->cg_leaf, s->jail.pid,
+	    l->proc_fd, wsfd, spec->workspace_allow,
+	    job_elapsed_ms(&s->jail.start),
+	    job_spec_layer_off(spec, JOB_LAYER_LIMITS));
 	m->jail = &s->jail;
 	m->wall_ms = spec->limits.wall_ms;
 	s->enf.measure_pss = measure_by_zygote;
@@ -266,25 +264,24 @@ job_watch(struct launcher *l, const struct job_spec *spec, int wsfd,
  */
 static int
 loop_poll_set(struct launcher *l, const struct job_spec *spec,
-	      struct job_state *s, bool wait_out, struct pollfd p[7])
+    struct job_state *s, bool wait_out, struct pollfd p[7])
 {
 	const struct pollfd set[7] = {
-		{.fd = s->exited ? -1 : s->jail.pidfd, .events = POLLIN},
-		{.fd = s->eof[1] || wait_out ? -1 : s->jail.out_fd,
-		 .events = POLLIN},
-		{.fd = s->eof[2] || wait_out ? -1 : s->jail.err_fd,
-		 .events = POLLIN},
-		{.fd = l->peer_gone ? -1 : l->ipc,
-		 .events = POLLIN | (wait_out ? POLLOUT : 0)},
-		/* The payload's seccomp listener, then its calls. */
-		{.fd = s->exited || s->den.listener >= 0 ? -1 :
-							   s->jail.notify_sock,
-		 .events = POLLIN},
-		{.fd = s->exited || s->listener_hup ? -1 : s->den.listener,
-		 .events = POLLIN},
-		/* The zygote says nothing unasked: anything here is
+	    {.fd = s->exited ? -1 : s->jail.pidfd, .events = POLLIN},
+	    {.fd = s->eof[1] || wait_out ? -1 : s->jail.out_fd,
+		.events = POLLIN},
+	    {.fd = s->eof[2] || wait_out ? -1 : s->jail.err_fd,
+		.events = POLLIN},
+	    {.fd = l->peer_gone ? -1 : l->ipc,
+		.events = POLLIN | (wait_out ? POLLOUT : 0)},
+	    /* The payload's seccomp listener, then its calls. */
+	    {.fd = s->exited || s->den.listener >= 0 ? -1 : s->jail.notify_sock,
+		.events = POLLIN},
+	    {.fd = s->exited || s->listener_hup ? -1 : s->den.listener,
+		.events = POLLIN},
+	    /* The zygote says nothing unasked: anything here is
 		 * its end (F3 of the review: notice it at once). */
-		{.fd = l->zygote.sock, .events = POLLIN},
+	    {.fd = l->zygote.sock, .events = POLLIN},
 	};
 	uint64_t spent = job_elapsed_ms(&s->jail.start);
 	int timeout = -1, hold = 0;
@@ -297,8 +294,9 @@ loop_poll_set(struct launcher *l, const struct job_spec *spec,
 	if (!s->exited && !s->killed) {
 		int tick = enforcer_wait_ms(&s->enf, spent);
 
-		timeout = spent >= spec->limits.wall_ms ? 0 :
-			(int)(spec->limits.wall_ms - spent);
+		timeout = spent >= spec->limits.wall_ms
+		    ? 0
+		    : (int)(spec->limits.wall_ms - spent);
 		if (tick < timeout)
 			timeout = tick;
 	} else if (!s->exited && !s->hard_killed) {
@@ -329,13 +327,11 @@ loop_zygote_gone(struct launcher *l, struct job_state *s, struct pollfd *zp)
 {
 	/* The reply to the pool's prepare request may come during a
 	 * job (pool.h); anything else is the zygote's end. */
-	if (zp->revents != 0 && !s->zygote_gone &&
-	    l->zygote.prepare_pending &&
+	if (zp->revents != 0 && !s->zygote_gone && l->zygote.prepare_pending &&
 	    pool_refill_finish(&l->pool, &l->zygote) == 0)
 		zp->revents = 0;
 	/* Or a measure's reply that came after its wait ended. */
-	if (zp->revents != 0 && !s->zygote_gone &&
-	    !l->zygote.prepare_pending &&
+	if (zp->revents != 0 && !s->zygote_gone && !l->zygote.prepare_pending &&
 	    zygote_drop_late(&l->zygote) == 0)
 		zp->revents = 0;
 	if (zp->revents != 0 || s->zygote_gone) {
@@ -358,7 +354,7 @@ loop_zygote_gone(struct launcher *l, struct job_state *s, struct pollfd *zp)
  */
 static void
 loop_limits(const struct job_spec *spec, struct job_state *s,
-	    const struct pollfd p[7])
+    const struct pollfd p[7])
 {
 	uint64_t spent = job_elapsed_ms(&s->jail.start);
 
@@ -375,8 +371,7 @@ loop_limits(const struct job_spec *spec, struct job_state *s,
 		kill_jail(spec, s); /* unanswered calls would hang it */
 	/* The payload is gone and the filter with it: do not spin
 	 * on the listener's hang-up until init is reaped. */
-	if ((p[5].revents & (POLLHUP | POLLERR)) &&
-	    !(p[5].revents & POLLIN))
+	if ((p[5].revents & (POLLHUP | POLLERR)) && !(p[5].revents & POLLIN))
 		s->listener_hup = true;
 	if (p[5].revents & POLLIN) {
 		if (denials_answer(&s->den, spent) < 0)
@@ -395,7 +390,7 @@ loop_limits(const struct job_spec *spec, struct job_state *s,
  */
 static int
 loop_io(struct launcher *l, const struct job_spec *spec, struct job_state *s,
-	const struct pollfd p[7], bool wait_out)
+    const struct pollfd p[7], bool wait_out)
 {
 	int e;
 
@@ -423,7 +418,7 @@ loop_io(struct launcher *l, const struct job_spec *spec, struct job_state *s,
 	if (p[0].revents) {
 		memset(&s->info, 0, sizeof(s->info));
 		if (syscall(SYS_waitid, P_PIDFD, s->jail.pidfd, &s->info,
-			    WEXITED, &s->ru) == 0)
+			WEXITED, &s->ru) == 0)
 			s->exited = true;
 	}
 	return 0;
@@ -485,13 +480,13 @@ job_reap(const struct job_spec *spec, struct job_state *s)
 	    poll(&gone, 1, (int)JAIL_KILL_GRACE_MS) <= 0)
 		hard_kill(s, 0, true);
 	if (!s->zygote_gone)
-		syscall(SYS_waitid, P_PIDFD, s->jail.pidfd, &s->info,
-			WEXITED, &s->ru);
+		syscall(SYS_waitid, P_PIDFD, s->jail.pidfd, &s->info, WEXITED,
+		    &s->ru);
 }
 
 int
 launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
-		 int tty_fd)
+    int tty_fd)
 {
 	struct job_state s;
 	struct job_result r;
@@ -508,9 +503,9 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	s.den.listener = -1;
 	s.enf.ws_fd = -1;
 	snprintf(leaf_name, sizeof(leaf_name), "stockade-%d-job-%llu",
-		 (int)getpid(), (unsigned long long)spec->job_id);
+	    (int)getpid(), (unsigned long long)spec->job_id);
 	if (!job_begin(l, spec, wsfd, tty_fd, &s, leaf_name, &mode, &poolable,
-		       &e))
+		&e))
 		return e;
 	job_watch(l, spec, wsfd, &s, mode, poolable, &mctx);
 	e = job_loop(l, spec, &s);
@@ -527,7 +522,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 		close(s.cg_leaf);
 		if ((x = cg_leaf_remove(l->cg_parent, leaf_name)) < 0)
 			log_warn("cannot remove the cgroup leaf %s: %s",
-				 leaf_name, strerror(-x));
+			    leaf_name, strerror(-x));
 	}
 	if (e < 0)
 		return e;

@@ -21,7 +21,7 @@
 
 struct job_state {
 	struct jail jail;
-	uint64_t bytes[3];   /* by stream: [1] stdout, [2] stderr */
+	uint64_t bytes[3]; /* by stream: [1] stdout, [2] stderr */
 	bool eof[3];
 	bool exited;
 	bool timed_out;
@@ -34,16 +34,16 @@ struct job_state {
 	 * JAIL_KILL_GRACE_MS after it (killed_ms, the job's clock). */
 	uint64_t killed_ms;
 	bool hard_killed;
-	bool zygote_gone;    /* its zygote cannot be reached: the jail
+	bool zygote_gone; /* its zygote cannot be reached: the jail
 			      * cannot be killed, the session must end */
 	struct zygote *zygote; /* kills the jail (zygote_kill) */
 	uint64_t job_id;
-	int cg_leaf;         /* the job's cgroup v2 leaf, or -1 */
+	int cg_leaf; /* the job's cgroup v2 leaf, or -1 */
 	struct enforcer enf; /* memory, CPU, processes, workspace */
 	struct denial_log den; /* the seccomp filter's refusals */
-	bool listener_hup;   /* every task under the filter is gone: its
+	bool listener_hup; /* every task under the filter is gone: its
 			      * listener only says POLLHUP from now on */
-	size_t pending;      /* an OUTPUT message in l->out not yet sent */
+	size_t pending; /* an OUTPUT message in l->out not yet sent */
 	siginfo_t info;
 	struct rusage ru;
 };
@@ -57,7 +57,7 @@ struct job_state {
  * static buffer (the launcher runs one job at a time).
  */
 void monitor_classify(const struct job_spec *spec, struct job_state *s,
-		      int32_t rec[3], bool have_rec, struct job_result *r);
+    int32_t rec[3], bool have_rec, struct job_result *r);
 
 struct launcher;
 
@@ -77,8 +77,8 @@ uint64_t job_elapsed_ms(const struct timespec *start);
  * it must not).
  */
 bool job_begin(struct launcher *l, const struct job_spec *spec, int wsfd,
-	       int tty_fd, struct job_state *s, const char *leaf_name,
-	       enum job_enforcement *mode, bool *poolable, int *ret);
+    int tty_fd, struct job_state *s, const char *leaf_name,
+    enum job_enforcement *mode, bool *poolable, int *ret);
 
 /*
  * Encodes R and sends it to the broker as RESULT (job_end.c). Returns 0
@@ -94,6 +94,6 @@ int job_send_result(struct launcher *l, struct job_result *r);
  * a static buffer (monitor_classify).
  */
 void job_result(const struct job_spec *spec, struct job_state *s,
-		enum job_enforcement mode, struct job_result *r);
+    enum job_enforcement mode, struct job_result *r);
 
 #endif

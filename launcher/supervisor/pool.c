@@ -34,7 +34,8 @@ drop_one(struct zygote *z, struct jail *j)
 	int e = zygote_kill(z, j->token, SIGKILL) < 0 ? -EPIPE : 0;
 
 	if (e == 0)
-		(void)syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED, NULL);
+		(void)syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED,
+		    NULL);
 	jail_close(j);
 	return e;
 }
@@ -69,7 +70,7 @@ copy_spec(uint8_t *buf, const struct job_spec *spec, struct job_spec *out)
 
 int
 pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
-	      int wsfd)
+    int wsfd)
 {
 	struct job_spec next;
 	int e;
@@ -118,18 +119,18 @@ log_failed(const struct jail *j)
 	if (read(j->status_fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
 		for (int i = 0; i < 3; i++)
 			v[i] = (int32_t)((uint32_t)rec[4 * i] |
-					 (uint32_t)rec[4 * i + 1] << 8 |
-					 (uint32_t)rec[4 * i + 2] << 16 |
-					 (uint32_t)rec[4 * i + 3] << 24);
+			    (uint32_t)rec[4 * i + 1] << 8 |
+			    (uint32_t)rec[4 * i + 2] << 16 |
+			    (uint32_t)rec[4 * i + 3] << 24);
 	if (v[0] == INIT_REC_SETUP_FAILED)
 		log_warn("warm pool: a waiting jail's set-up failed at %s: %s; "
 			 "jobs are built cold until the next one ends",
-			 jail_stage_name(v[1]), strerror(v[2]));
+		    jail_stage_name(v[1]), strerror(v[2]));
 	else if (v[0] == INIT_REC_BIND_FAILED)
 		log_warn("warm pool: a waiting jail's set-up failed at %s "
 			 "(bind %d of the policy): %s; jobs are built cold "
 			 "until the next one ends",
-			 jail_stage_name(STAGE_BIND), v[1] + 1, strerror(v[2]));
+		    jail_stage_name(STAGE_BIND), v[1] + 1, strerror(v[2]));
 	else
 		log_warn("warm pool: a waiting jail ended before its job; jobs "
 			 "are built cold until the next one ends");
@@ -180,7 +181,7 @@ pool_refill_finish(struct pool *p, struct zygote *z)
 		 * shortage. Stop refilling until the next job. */
 		log_warn("warm pool: the zygote did not prepare a jail (%d, "
 			 "%s): no refill until the next job ends",
-			 (int)r.refusal, strerror(r.err));
+		    (int)r.refusal, strerror(r.err));
 		p->stalled = true;
 		return 0;
 	}
@@ -195,7 +196,7 @@ pool_refill_finish(struct pool *p, struct zygote *z)
 
 int
 pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
-	  int stdin_fd, struct jail *j, bool *kill_on_denial)
+    int stdin_fd, struct jail *j, bool *kill_on_denial)
 {
 	int n, e;
 
@@ -208,7 +209,7 @@ pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 
 		/* Oldest first: it has had the most time to be built. */
 		memmove(&p->ready[0], &p->ready[1],
-			(p->n - 1) * sizeof(p->ready[0]));
+		    (p->n - 1) * sizeof(p->ready[0]));
 		p->n--;
 		if (gone(&pj.jail)) {
 			/* Its set-up failed; a cold jail will say why. */
@@ -219,7 +220,7 @@ pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 			continue;
 		}
 		e = proto_send_fds(pj.jail.go_fd, p->buf, (size_t)n, &stdin_fd,
-				   stdin_fd >= 0 ? 1 : 0);
+		    stdin_fd >= 0 ? 1 : 0);
 		if (e < 0) {
 			if (drop_one(z, &pj.jail) < 0)
 				return -EPIPE;
@@ -230,7 +231,7 @@ pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 		*j = pj.jail;
 		*kill_on_denial = pj.kill_on_denial;
 		log_debug("warm pool: job %llu takes a waiting jail (%u left)",
-			  (unsigned long long)spec->job_id, p->n);
+		    (unsigned long long)spec->job_id, p->n);
 		return 1;
 	}
 	return 0;

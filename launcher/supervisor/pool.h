@@ -45,21 +45,21 @@
 
 /* One jail built and waiting. */
 struct pool_jail {
-	struct jail jail;     /* go_fd set; owned */
-	bool kill_on_denial;  /* the profile's denied = kill (zygote) */
+	struct jail jail; /* go_fd set; owned */
+	bool kill_on_denial; /* the profile's denied = kill (zygote) */
 };
 
 struct pool {
-	uint32_t size;        /* wanted, 0..PROTO_MAX_POOL; 0: no pool */
+	uint32_t size; /* wanted, 0..PROTO_MAX_POOL; 0: no pool */
 	bool have_template;
 	struct job_spec template; /* what the waiting jails were built for */
-	int wsfd;             /* the session's workspace (a duplicate), -1 */
+	int wsfd; /* the session's workspace (a duplicate), -1 */
 	struct pool_jail ready[PROTO_MAX_POOL];
-	uint32_t n;           /* ready[0..n) */
-	bool stalled;         /* a prepare was refused or a waiting jail's
+	uint32_t n; /* ready[0..n) */
+	bool stalled; /* a prepare was refused or a waiting jail's
 			       * set-up failed: no refill until the next job
 			       * (pool_remember) */
-	uint8_t *buf;         /* PROTO_MAX_MSG bytes: RUN messages; NULL
+	uint8_t *buf; /* PROTO_MAX_MSG bytes: RUN messages; NULL
 			       * until POOL came (pool_init) */
 };
 
@@ -74,8 +74,8 @@ int pool_init(struct pool *p);
  * built for drops them (pool_drain). Returns 0 or a negative errno
  * (-ENOMEM, the zygote gone while dropping).
  */
-int pool_remember(struct pool *p, struct zygote *z,
-		  const struct job_spec *spec, int wsfd);
+int pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
+    int wsfd);
 
 /* Whether P has fewer jails waiting than it should, and may refill. */
 bool pool_short(const struct pool *p);
@@ -116,7 +116,7 @@ int pool_refill_finish(struct pool *p, struct zygote *z);
  * cold), or a negative errno when the zygote is gone.
  */
 int pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
-	      int stdin_fd, struct jail *j, bool *kill_on_denial);
+    int stdin_fd, struct jail *j, bool *kill_on_denial);
 
 /*
  * Drops every waiting jail, the one being prepared too: SIGKILL through

@@ -84,17 +84,19 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 		return -ENOBUFS;
 	if ((n = proto_send_fds(z->sock, msg, w.len, NULL, 0)) < 0)
 		return n;
-	wait_ms = z->reply_wait_ms > 0 && z->reply_wait_ms < MEAS_WAIT_MS ?
-			  z->reply_wait_ms : MEAS_WAIT_MS;
+	wait_ms = z->reply_wait_ms > 0 && z->reply_wait_ms < MEAS_WAIT_MS
+	    ? z->reply_wait_ms
+	    : MEAS_WAIT_MS;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* Replies to earlier requests that timed out are dropped here. */
 	for (;;) {
 		do {
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			spent = (t1.tv_sec - t0.tv_sec) * 1000 +
-				(t1.tv_nsec - t0.tv_nsec) / 1000000;
-			n = spent >= wait_ms ? 0 :
-				poll(&p, 1, (int)(wait_ms - spent));
+			    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+			n = spent >= wait_ms
+			    ? 0
+			    : poll(&p, 1, (int)(wait_ms - spent));
 		} while (n < 0 && errno == EINTR);
 		if (n < 0)
 			return -errno;
@@ -103,7 +105,7 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 			return -ETIMEDOUT;
 		}
 		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, 0,
-				   &nfds);
+		    &nfds);
 		if (n <= 0)
 			return n == 0 ? -EPIPE : n;
 		rbuf_init(&r, z->buf, (size_t)n);
@@ -134,7 +136,7 @@ measure_reply(const uint8_t *buf, size_t len)
 
 	rbuf_init(&r, buf, len);
 	return rbuf_get_u32(&r, &magic) == 0 &&
-	       (magic == MEAS_MAGIC || magic == KOBJ_MAGIC);
+	    (magic == MEAS_MAGIC || magic == KOBJ_MAGIC);
 }
 
 int
@@ -157,7 +159,7 @@ zygote_drop_late(struct zygote *z)
 
 int
 zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
-	       uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident)
+    uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident)
 {
 	uint64_t v[4] = {0};
 	int r;
@@ -170,7 +172,7 @@ zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
 
 int
 zygote_kernel_objects(struct zygote *z, uint64_t token, uint32_t max_procs,
-		      uint64_t cap, struct kernel_objects *k)
+    uint64_t cap, struct kernel_objects *k)
 {
 	uint64_t v[4] = {0};
 	uint32_t unreadable = 0;
@@ -218,7 +220,7 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 			syscall(SYS_close_range, 3u, (unsigned)lo - 1, 0u);
 		if (hi > lo + 1)
 			syscall(SYS_close_range, (unsigned)lo + 1,
-				(unsigned)hi - 1, 0u);
+			    (unsigned)hi - 1, 0u);
 		syscall(SYS_close_range, (unsigned)hi + 1, ~0u, 0u);
 		zygote_main(c, sv[1], launcher);
 	}
@@ -237,7 +239,7 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 /* Sends one request to Z (a prepare one when POOLED) for SPEC's jail. */
 static int
 send_request(struct zygote *z, bool pooled, const struct job_spec *spec,
-	     int wsfd, int cgroup_fd, int tty_fd)
+    int wsfd, int cgroup_fd, int tty_fd)
 {
 	const size_t skip = pooled ? 4 : 0;
 	int fds[PROTO_IO_MAX_FDS] = {wsfd};
@@ -245,8 +247,8 @@ send_request(struct zygote *z, bool pooled, const struct job_spec *spec,
 	struct wbuf w;
 	int n;
 
-	if ((n = proto_encode_run(z->buf + skip, PROTO_MAX_MSG - skip,
-				  spec)) < 0)
+	if ((n = proto_encode_run(z->buf + skip, PROTO_MAX_MSG - skip, spec)) <
+	    0)
 		return n;
 	if (pooled) {
 		wbuf_init(&w, z->buf, skip);
@@ -263,7 +265,7 @@ send_request(struct zygote *z, bool pooled, const struct job_spec *spec,
  * into J and R. */
 static int
 recv_reply(struct zygote *z, bool pooled, struct jail *j,
-	   struct zygote_reply *r)
+    struct zygote_reply *r)
 {
 	const size_t want = pooled ? MAX_REPLY_FDS : REPLY_FDS;
 	int fds[PROTO_IO_MAX_FDS];
@@ -283,9 +285,9 @@ recv_reply(struct zygote *z, bool pooled, struct jail *j,
 	/* A measure's reply that came after its wait ended is dropped. */
 	do
 		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, want,
-				   &nfds);
+		    &nfds);
 	while (n > 0 && z->late_replies > 0 &&
-	       measure_reply(z->buf, (size_t)n) && z->late_replies--);
+	    measure_reply(z->buf, (size_t)n) && z->late_replies--);
 	if (n <= 0)
 		return n == 0 ? -EPIPE : n;
 	rbuf_init(&rb, z->buf, (size_t)n);
@@ -326,8 +328,7 @@ recv_reply(struct zygote *z, bool pooled, struct jail *j,
 
 int
 zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
-		  int cgroup_fd, int tty_fd, struct jail *j,
-		  struct zygote_reply *r)
+    int cgroup_fd, int tty_fd, struct jail *j, struct zygote_reply *r)
 {
 	int e;
 
@@ -369,7 +370,7 @@ zygote_stop(struct zygote *z)
 	close_fdp(&z->sock);
 	if (z->pid > 0 && !PLANTED(zygote_left_unreaped))
 		while (waitid(P_PID, (id_t)z->pid, &si, WEXITED) < 0 &&
-		       errno == EINTR)
+		    errno == EINTR)
 			;
 	z->pid = -1;
 	free(z->buf);

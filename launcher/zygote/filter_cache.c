@@ -11,7 +11,7 @@
 
 const struct sock_fprog *
 cached_filter(struct filter_cache *c, const char *profile, bool monitor,
-	      bool *kill, char *why, size_t whylen)
+    bool *kill, char *why, size_t whylen)
 {
 	scmp_filter_ctx ctx;
 	int e;
@@ -23,27 +23,28 @@ cached_filter(struct filter_cache *c, const char *profile, bool monitor,
 			return &c->f[i].prog;
 		}
 	if (c->n == MAX_FILTERS) {
-		snprintf(why, whylen, "too many seccomp profiles in one session");
+		snprintf(why, whylen,
+		    "too many seccomp profiles in one session");
 		return NULL;
 	}
 	/* Compiled when stockade was built, as below
 	 * (launcher/zygote/bpfgen.c). */
 	if ((e = jail_seccomp_prebuilt(profile, monitor, &c->f[c->n].prog,
-				       &c->f[c->n].kill)) == 0)
+		 &c->f[c->n].kill)) == 0)
 		goto cached;
 	if (e != -ENOENT) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
 	ctx = jail_seccomp_build(profile, monitor, &c->f[c->n].kill, why,
-				 whylen);
+	    whylen);
 	if (ctx == NULL)
 		return NULL;
 	e = jail_seccomp_compile(ctx, &c->f[c->n].prog);
 	seccomp_release(ctx);
 	if (e < 0) {
 		snprintf(why, whylen, "cannot compile the seccomp filter: %s",
-			 strerror(-e));
+		    strerror(-e));
 		return NULL;
 	}
 cached:

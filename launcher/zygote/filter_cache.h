@@ -37,7 +37,6 @@ struct filter_cache {
  * out of memory, a compile failure).
  */
 const struct sock_fprog *cached_filter(struct filter_cache *c,
-				       const char *profile, bool monitor,
-				       bool *kill, char *why, size_t whylen);
+    const char *profile, bool monitor, bool *kill, char *why, size_t whylen);
 
 #endif

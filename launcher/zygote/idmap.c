@@ -102,7 +102,7 @@ jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid)
 	if (nsfd < 0)
 		return nsfd;
 	tree = (int)syscall(SYS_open_tree, wsfd, "",
-			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (tree < 0) {
 		e = -errno;
 		close(nsfd);
@@ -110,11 +110,12 @@ jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid)
 	}
 	memset(&attr, 0, sizeof(attr));
 	attr.attr_set = MOUNT_ATTR_IDMAP |
-			(PLANTED(workspace_mount_suid_dev_kept) ?
-				 0 : MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	    (PLANTED(workspace_mount_suid_dev_kept)
+		    ? 0
+		    : MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	attr.userns_fd = (uint64_t)nsfd;
 	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr,
-		    sizeof(attr)) < 0) {
+		sizeof(attr)) < 0) {
 		e = -errno;
 		close(nsfd);
 		close(tree);
@@ -164,13 +165,13 @@ write_map_at(int dir, const char *file, unsigned inside, unsigned outside)
 	char map[64];
 
 	snprintf(map, sizeof(map), "%u %u %u\n", inside, outside,
-		 PLANTED(idmap_uid_range_not_single) ? 65536u : 1u);
+	    PLANTED(idmap_uid_range_not_single) ? 65536u : 1u);
 	return write_proc_at(dir, file, map);
 }
 
 int
 jail_write_id_map(pid_t pid, const char *file, unsigned inside,
-		  unsigned outside)
+    unsigned outside)
 {
 	int dir = open_proc_dir(pid, -1), e;
 
@@ -184,18 +185,19 @@ jail_write_id_map(pid_t pid, const char *file, unsigned inside,
 /* jail.h */
 int
 jail_write_id_maps(pid_t pid, int pidfd, const struct job_spec *spec,
-		   const struct jail_host *h)
+    const struct jail_host *h)
 {
 	int dir = open_proc_dir(pid, pidfd), e;
 
 	if (dir < 0)
 		return dir;
 	if ((e = PLANTED(userns_setgroups_allowed)
-		     ? 0 : write_proc_at(dir, "setgroups", "deny")) == 0 &&
+		    ? 0
+		    : write_proc_at(dir, "setgroups", "deny")) == 0 &&
 	    (e = write_map_at(dir, "uid_map", spec->uid,
-			      (unsigned)h->outer_uid)) == 0)
+		 (unsigned)h->outer_uid)) == 0)
 		e = write_map_at(dir, "gid_map", spec->gid,
-				 (unsigned)h->outer_gid);
+		    (unsigned)h->outer_gid);
 	close(dir);
 	return e;
 }

@@ -15,7 +15,7 @@ struct jail_bpf {
 	const char *profile;
 	bool monitor;
 	bool kill;
-	unsigned short len;               /* instructions */
+	unsigned short len; /* instructions */
 	const struct sock_filter *filter; /* len of them */
 };
 

@@ -24,7 +24,6 @@
 #include "log.h"
 #include "plant.h"
 
-
 static void
 close_pair(int p[2])
 {
@@ -40,7 +39,7 @@ close_pair(int p[2])
  */
 static void
 clone_args_for(const struct job_spec *spec, const struct jail_host *h,
-	       int *pidfd, struct clone_args *ca)
+    int *pidfd, struct clone_args *ca)
 {
 	memset(ca, 0, sizeof(*ca));
 	ca->flags = CLONE_PIDFD;
@@ -78,7 +77,7 @@ clone_args_for(const struct job_spec *spec, const struct jail_host *h,
 
 int
 jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
-	   const struct jail_host *h, struct jail *j)
+    const struct jail_host *h, struct jail *j)
 {
 	int sync[2] = {-1, -1}, status[2] = {-1, -1};
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, notify[2] = {-1, -1};
@@ -94,7 +93,8 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	    pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, notify) < 0 ||
 	    (h->pooled &&
-	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0)) {
+		socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) <
+		    0)) {
 		e = -errno;
 		goto fail;
 	}
@@ -111,7 +111,7 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		if (go[0] >= 0)
 			close(go[0]);
 		jail_init_main(spec, wsfd, work_tree_fd, h, sync[0], status[1],
-			       out[1], err[1], notify[1], go[1]);
+		    out[1], err[1], notify[1], go[1]);
 	}
 	if (pid < 0) {
 		e = -errno;
@@ -137,8 +137,9 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	/* On failure init reads EOF, reports STAGE_ID_MAPS and exits: the
 	 * job ends as sandbox_error through the usual path. No user
 	 * namespace, no maps: init is released at once. */
-	e = job_spec_layer_off(spec, JOB_LAYER_USER_NS) ? 0 :
-		jail_write_id_maps(j->pid, j->pidfd, spec, h);
+	e = job_spec_layer_off(spec, JOB_LAYER_USER_NS)
+	    ? 0
+	    : jail_write_id_maps(j->pid, j->pidfd, spec, h);
 	if (e < 0)
 		log_error("cannot write the jail's id maps: %s", strerror(-e));
 	else if (write(sync[1], "1", 1) != 1)

@@ -76,8 +76,8 @@ static const struct {
 	const char *name;
 	const char *text;
 } profiles[] = {
-	{"default", seccomp_profile_default},
-	{"strict", seccomp_profile_strict},
+    {"default", seccomp_profile_default},
+    {"strict", seccomp_profile_strict},
 };
 
 #ifndef __O_TMPFILE
@@ -87,23 +87,33 @@ static const struct {
 #define NR_FCHMODAT2 452
 
 #define SUID_BITS (S_ISUID | S_ISGID)
-#define NS_FLAGS                                                             \
-	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |         \
-	 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+#define NS_FLAGS                                                     \
+	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
+	    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 /* Calls that take a mode, and which argument holds it. */
 static const struct {
 	const char *name;
 	unsigned mode_arg;
 } mode_calls[] = {
-	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"mkdir", 1},
-	{"mkdirat", 2}, {"mknod", 1}, {"mknodat", 2}, {"creat", 1},
+    {"chmod", 1},
+    {"fchmod", 1},
+    {"fchmodat", 2},
+    {"mkdir", 1},
+    {"mkdirat", 2},
+    {"mknod", 1},
+    {"mknodat", 2},
+    {"creat", 1},
 };
 
 /* Calls that hold memory no process maps (see the top of this file). */
 static const char *const unseen_memory[] = {
-	"memfd_create", "memfd_secret", "shmget", "msgget", "semget",
-	"vmsplice",
+    "memfd_create",
+    "memfd_secret",
+    "shmget",
+    "msgget",
+    "semget",
+    "vmsplice",
 };
 
 #ifndef F_SETPIPE_SZ
@@ -124,10 +134,10 @@ static const char *const unseen_memory[] = {
 /* fcntl commands refused under the monitor, ascending (fcntl(2):
  * F_SETPIPE_SZ; the open file description locks, F_OFD_GETLK allowed). */
 static const uint32_t unseen_fcntl[] = {F_OFD_SETLK, F_OFD_SETLKW,
-					F_SETPIPE_SZ};
+    F_SETPIPE_SZ};
 /* SOL_SOCKET options refused under the monitor, ascending (socket(7)). */
-static const uint32_t unseen_sockopt[] = {SO_SNDBUF, SO_RCVBUF,
-					  SO_SNDBUFFORCE, SO_RCVBUFFORCE};
+static const uint32_t unseen_sockopt[] = {SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE,
+    SO_RCVBUFFORCE};
 
 struct loader {
 	scmp_filter_ctx ctx;
@@ -150,7 +160,7 @@ allow(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *c)
  * is not NULL (a comparison of another argument). */
 static int
 allow_range(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
-	    unsigned arg, uint64_t lo, uint64_t hi)
+    unsigned arg, uint64_t lo, uint64_t hi)
 {
 	struct scmp_arg_cmp c[2];
 	uint64_t size;
@@ -163,7 +173,7 @@ allow_range(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
 		while (lo + size > hi)
 			size >>= 1;
 		c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_MASKED_EQ,
-					     ~(size - 1), lo};
+		    ~(size - 1), lo};
 		if ((e = allow(ctx, nr, pre != NULL ? 2 : 1, c)) < 0)
 			return e;
 	}
@@ -182,7 +192,7 @@ allow_range(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
  */
 static int
 allow_int_except_if(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
-		    unsigned arg, const uint32_t *excl, size_t n)
+    unsigned arg, const uint32_t *excl, size_t n)
 {
 	struct scmp_arg_cmp c[2];
 	uint64_t lo = 0;
@@ -196,8 +206,7 @@ allow_int_except_if(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
 		lo = hi + 1;
 	}
 	/* [2^31, 2^32) with a zero high word, and sign-extended ints. */
-	if ((e = allow_range(ctx, nr, pre, arg, 0x80000000ULL,
-			     1ULL << 32)) < 0)
+	if ((e = allow_range(ctx, nr, pre, arg, 0x80000000ULL, 1ULL << 32)) < 0)
 		return e;
 	if (pre != NULL)
 		c[1] = *pre;
@@ -205,14 +214,14 @@ allow_int_except_if(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
 		c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_GE, 1ULL << 32, 0};
 	else
 		c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_GE,
-					     0xffffffff80000000ULL, 0};
+		    0xffffffff80000000ULL, 0};
 	return allow(ctx, nr, pre != NULL ? 2 : 1, c);
 }
 
 /* allow_int_except_if without a comparison of another argument. */
 static int
 allow_int_except(scmp_filter_ctx ctx, int nr, unsigned arg,
-		 const uint32_t *excl, size_t n)
+    const uint32_t *excl, size_t n)
 {
 	return allow_int_except_if(ctx, nr, NULL, arg, excl, n);
 }
@@ -232,7 +241,7 @@ allow_monitored(scmp_filter_ctx ctx, const char *name, int nr)
 {
 	static const uint32_t sol_socket[] = {SOL_SOCKET};
 	struct scmp_arg_cmp lvl = {1, SCMP_CMP_MASKED_EQ, 0xffffffffULL,
-				   SOL_SOCKET};
+	    SOL_SOCKET};
 	int e;
 
 	if (strcmp(name, "fcntl") == 0 &&
@@ -240,15 +249,13 @@ allow_monitored(scmp_filter_ctx ctx, const char *name, int nr)
 		return allow_int_except(ctx, nr, 1, &unseen_fcntl[2], 1);
 	if (strcmp(name, "fcntl") == 0)
 		return allow_int_except(ctx, nr, 1, unseen_fcntl,
-					sizeof(unseen_fcntl) /
-						sizeof(unseen_fcntl[0]));
+		    sizeof(unseen_fcntl) / sizeof(unseen_fcntl[0]));
 	if (strcmp(name, "setsockopt") != 0)
 		return -ENOENT;
 	if ((e = allow_int_except(ctx, nr, 1, sol_socket, 1)) < 0)
 		return e;
 	return allow_int_except_if(ctx, nr, &lvl, 2, unseen_sockopt,
-				   sizeof(unseen_sockopt) /
-					   sizeof(unseen_sockopt[0]));
+	    sizeof(unseen_sockopt) / sizeof(unseen_sockopt[0]));
 }
 
 /* Allows NAME (number NR), with the fixed argument rules for the calls
@@ -297,12 +304,11 @@ allow_open(scmp_filter_ctx ctx, const char *name, int nr)
 	int e;
 
 	/* Not creating, or creating without the bits. */
-	c = (struct scmp_arg_cmp){fa, SCMP_CMP_MASKED_EQ,
-				  O_CREAT | __O_TMPFILE, 0};
+	c = (struct scmp_arg_cmp){fa, SCMP_CMP_MASKED_EQ, O_CREAT | __O_TMPFILE,
+	    0};
 	if ((e = allow(ctx, nr, 1, &c)) < 0)
 		return e;
-	c = (struct scmp_arg_cmp){fa + 1, SCMP_CMP_MASKED_EQ, SUID_BITS,
-				  0};
+	c = (struct scmp_arg_cmp){fa + 1, SCMP_CMP_MASKED_EQ, SUID_BITS, 0};
 	return allow(ctx, nr, 1, &c);
 }
 
@@ -336,7 +342,7 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 	if (strcmp(name, "clone") == 0) {
 		if (PLANTED(clone_newuser_flag_unchecked))
 			c = SCMP_A0_64(SCMP_CMP_MASKED_EQ,
-				       NS_FLAGS & ~CLONE_NEWUSER, 0);
+			    NS_FLAGS & ~CLONE_NEWUSER, 0);
 		else
 			c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
 		return allow(ctx, nr, 1, &c);
@@ -358,8 +364,7 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 	for (size_t i = 0; i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++)
 		if (strcmp(name, mode_calls[i].name) == 0) {
 			c = (struct scmp_arg_cmp){mode_calls[i].mode_arg,
-						  SCMP_CMP_MASKED_EQ, SUID_BITS,
-						  0};
+			    SCMP_CMP_MASKED_EQ, SUID_BITS, 0};
 			if (PLANTED(setgid_mode_bit_unchecked))
 				c.datum_a = S_ISUID;
 			return allow(ctx, nr, 1, &c);
@@ -392,28 +397,30 @@ on_key(void *arg, const char *section, const char *name, const char *value)
 		return 1;
 	}
 	if (strcmp(section, "allow") != 0 || value[0] != '\0') {
-		snprintf(ld->why, ld->whylen, "unknown key [%s] %s = %s", section,
-			 name, value);
+		snprintf(ld->why, ld->whylen, "unknown key [%s] %s = %s",
+		    section, name, value);
 		ld->failed = true;
 		return 0;
 	}
 	nr = seccomp_syscall_resolve_name(name);
 	if (nr == __NR_SCMP_ERROR || nr < 0) {
-		snprintf(ld->why, ld->whylen, "no system call \"%s\" on this "
-			 "architecture", name);
+		snprintf(ld->why, ld->whylen,
+		    "no system call \"%s\" on this "
+		    "architecture",
+		    name);
 		ld->failed = true;
 		return 0;
 	}
 	if (ld->monitor && unseen(name) &&
 	    !(PLANTED(semget_allowed_under_monitor) &&
-	      strcmp(name, "semget") == 0))
+		strcmp(name, "semget") == 0))
 		return 1;
 	e = ld->monitor ? allow_monitored(ld->ctx, name, nr) : -ENOENT;
 	if (e == -ENOENT)
 		e = allow_call(ld->ctx, name, nr);
 	if (e < 0) {
 		snprintf(ld->why, ld->whylen, "cannot allow %s: %s", name,
-			 strerror(-e));
+		    strerror(-e));
 		ld->failed = true;
 		return 0;
 	}
@@ -451,7 +458,7 @@ jail_seccomp_compile(scmp_filter_ctx ctx, struct sock_fprog *prog)
 	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = pread(fd, (char *)prog->filter + got,
-				  (size_t)st.st_size - got, (off_t)got);
+		    (size_t)st.st_size - got, (off_t)got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -475,7 +482,7 @@ int
 jail_seccomp_load(const struct sock_fprog *prog)
 {
 	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			  SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
+	    SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
 
 	return fd < 0 ? -errno : (int)fd;
 }
@@ -483,8 +490,8 @@ jail_seccomp_load(const struct sock_fprog *prog)
 const char *
 jail_seccomp_profile_name(size_t i)
 {
-	return i < sizeof(profiles) / sizeof(profiles[0]) ? profiles[i].name :
-							    NULL;
+	return i < sizeof(profiles) / sizeof(profiles[0]) ? profiles[i].name
+							  : NULL;
 }
 
 const char *
@@ -498,7 +505,7 @@ jail_seccomp_profile(const char *name)
 
 scmp_filter_ctx
 jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
-		   size_t whylen)
+    size_t whylen)
 {
 	const char *text = jail_seccomp_profile(profile);
 	struct loader ld = {.monitor = monitor, .why = why, .whylen = whylen};
@@ -507,15 +514,17 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 
 	snprintf(why, whylen, "out of memory");
 	if (text == NULL) {
-		snprintf(why, whylen, "no seccomp profile \"%s\" (there are "
-			 "default and strict)", profile);
+		snprintf(why, whylen,
+		    "no seccomp profile \"%s\" (there are "
+		    "default and strict)",
+		    profile);
 		return NULL;
 	}
 	ld.ctx = seccomp_init(SCMP_ACT_NOTIFY);
 	if (ld.ctx == NULL)
 		return NULL;
-	if (seccomp_attr_set(ld.ctx, SCMP_FLTATR_ACT_BADARCH,
-			     SCMP_ACT_NOTIFY) < 0)
+	if (seccomp_attr_set(ld.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_NOTIFY) <
+	    0)
 		goto fail;
 	if (PLANTED(i386_arch_in_jail_filter) &&
 	    seccomp_arch_add(ld.ctx, SCMP_ARCH_X86) < 0)
@@ -529,21 +538,23 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 	/* The payload hands the listener over with sendmsg after loading
 	 * the filter, and then execs: both must pass whatever the profile
 	 * (a profile without sockets has nothing else to send on). */
-	if (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0) < 0 ||
+	if (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0) <
+		0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0) < 0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(clone3_errno),
-			     SCMP_SYS(clone3), 0) < 0 ||
-	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), NR_FCHMODAT2, 0) < 0 ||
+		SCMP_SYS(clone3), 0) < 0 ||
+	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), NR_FCHMODAT2, 0) <
+		0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2),
-			     0) < 0)
+		0) < 0)
 		goto fail;
 	if (PLANTED(io_uring_left_allowed) &&
 	    (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(io_uring_setup),
-			      0) < 0 ||
-	     seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(io_uring_enter),
-			      0) < 0 ||
-	     seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW,
-			      SCMP_SYS(io_uring_register), 0) < 0))
+		 0) < 0 ||
+		seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW,
+		    SCMP_SYS(io_uring_enter), 0) < 0 ||
+		seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW,
+		    SCMP_SYS(io_uring_register), 0) < 0))
 		goto fail;
 	*kill = ld.kill;
 	return ld.ctx;

@@ -13,7 +13,7 @@
 
 int
 jail_seccomp_prebuilt(const char *profile, bool monitor,
-		      struct sock_fprog *prog, bool *kill)
+    struct sock_fprog *prog, bool *kill)
 {
 	for (size_t i = 0; i < jail_bpf_count; i++) {
 		const struct jail_bpf *b = &jail_bpf_table[i];

@@ -47,11 +47,11 @@
  */
 struct pin {
 	bool set;
-	struct job_spec spec;  /* the first request, decoded */
-	dev_t ws_dev;          /* its workspace */
+	struct job_spec spec; /* the first request, decoded */
+	dev_t ws_dev; /* its workspace */
 	ino_t ws_ino;
-	bool cgroup;           /* it came with a cgroup leaf, */
-	dev_t cg_dev;          /* whose parent is this one */
+	bool cgroup; /* it came with a cgroup leaf, */
+	dev_t cg_dev; /* whose parent is this one */
 	ino_t cg_ino;
 };
 
@@ -64,11 +64,11 @@ struct zstate {
 	struct {
 		uint64_t token;
 		int pidfd;
-		pid_t pid;  /* init's host pid, valid while pidfd is open */
+		pid_t pid; /* init's host pid, valid while pidfd is open */
 	} live[MAX_LIVE];
 	size_t nlive;
 	uint64_t last_token;
-	int proc_fd;    /* the host's /proc, for measure requests, or -1 */
+	int proc_fd; /* the host's /proc, for measure requests, or -1 */
 };
 
 /* The device and inode of the directory above cgroup leaf LEAF, which
@@ -104,7 +104,7 @@ leaf_parent(int leaf, dev_t *dev, ino_t *ino)
  */
 static bool
 pinned(struct pin *p, const uint8_t *msg, size_t len,
-       const struct job_spec *spec, const struct stat *ws, int cg)
+    const struct job_spec *spec, const struct stat *ws, int cg)
 {
 	const uint8_t *body;
 	size_t body_len;
@@ -115,7 +115,8 @@ pinned(struct pin *p, const uint8_t *msg, size_t len,
 	if (cg >= 0 && leaf_parent(cg, &dev, &ino) < 0)
 		return false;
 	if (!p->set) {
-		if (proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
+		if (proto_decode_header(msg, len, &type, &body, &body_len) <
+			0 ||
 		    proto_decode_run(body, body_len, &p->spec) < 0)
 			return false;
 		p->set = true;
@@ -127,8 +128,8 @@ pinned(struct pin *p, const uint8_t *msg, size_t len,
 		return true;
 	}
 	return jail_same_authority(&p->spec, spec) && ws->st_dev == p->ws_dev &&
-	       ws->st_ino == p->ws_ino && (cg >= 0) == p->cgroup &&
-	       (cg < 0 || (dev == p->cg_dev && ino == p->cg_ino));
+	    ws->st_ino == p->ws_ino && (cg >= 0) == p->cgroup &&
+	    (cg < 0 || (dev == p->cg_dev && ino == p->cg_ino));
 }
 
 static int
@@ -143,8 +144,10 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 	wbuf_put_i32(&w, r->err);
 	wbuf_put_u8(&w, r->kill_on_denial);
 	wbuf_put_i32(&w, r->refusal == ZYGOTE_OK ? j->pid : 0);
-	wbuf_put_u64(&w, r->refusal == ZYGOTE_OK ? (uint64_t)j->start.tv_sec : 0);
-	wbuf_put_u64(&w, r->refusal == ZYGOTE_OK ? (uint64_t)j->start.tv_nsec : 0);
+	wbuf_put_u64(&w,
+	    r->refusal == ZYGOTE_OK ? (uint64_t)j->start.tv_sec : 0);
+	wbuf_put_u64(&w,
+	    r->refusal == ZYGOTE_OK ? (uint64_t)j->start.tv_nsec : 0);
 	wbuf_put_u64(&w, r->refusal == ZYGOTE_OK ? j->token : 0);
 	wbuf_put_str(&w, r->why);
 	if (!wbuf_ok(&w))
@@ -158,7 +161,7 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 	fds[4] = j->notify_sock;
 	fds[5] = j->go_fd;
 	return proto_send_fds(sock, buf, w.len, fds,
-			      j->go_fd >= 0 ? MAX_REPLY_FDS : REPLY_FDS);
+	    j->go_fd >= 0 ? MAX_REPLY_FDS : REPLY_FDS);
 }
 
 /*
@@ -180,14 +183,13 @@ sort_fds(const int *fds, size_t nfds, struct jail_host *host, bool *fifo)
 		if (S_ISDIR(st.st_mode) && host->cgroup_fd < 0)
 			host->cgroup_fd = fds[i];
 		else if ((S_ISCHR(st.st_mode) ||
-			  (S_ISFIFO(st.st_mode) &&
-			   (fcntl(fds[i], F_GETFL) & (O_ACCMODE | O_PATH)) ==
-				   O_RDONLY)) &&
-			 host->stdin_fd < 0) {
+			     (S_ISFIFO(st.st_mode) &&
+				 (fcntl(fds[i], F_GETFL) &
+				     (O_ACCMODE | O_PATH)) == O_RDONLY)) &&
+		    host->stdin_fd < 0) {
 			host->stdin_fd = fds[i];
 			*fifo = S_ISFIFO(st.st_mode);
-		}
-		else
+		} else
 			return false;
 	}
 	return true;
@@ -212,8 +214,8 @@ sort_fds(const int *fds, size_t nfds, struct jail_host *host, bool *fifo)
  */
 static bool
 request_ok(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
-	   size_t nfds, bool pooled, struct job_spec *spec,
-	   struct jail_host *host, struct stat *st, struct zygote_reply *r)
+    size_t nfds, bool pooled, struct job_spec *spec, struct jail_host *host,
+    struct stat *st, struct zygote_reply *r)
 {
 	const uint8_t *body;
 	const char *refusal;
@@ -229,9 +231,10 @@ request_ok(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 	    fstat(fds[0], st) < 0 || !S_ISDIR(st->st_mode) ||
 	    !sort_fds(fds, nfds, host, &fifo) ||
 	    (host->stdin_fd >= 0 && pooled) ||
-	    ((spec->flags & JOB_F_STDIN) != 0) != (host->stdin_fd >= 0 && fifo) ||
+	    ((spec->flags & JOB_F_STDIN) != 0) !=
+		(host->stdin_fd >= 0 && fifo) ||
 	    (host->stdin_fd >= 0 && !fifo &&
-	     !job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL))) {
+		!job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL))) {
 		r->refusal = ZYGOTE_BAD_REQUEST;
 		r->err = EBADMSG;
 		return false;
@@ -243,7 +246,7 @@ request_ok(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 		return false;
 	}
 	if ((refusal = jail_layers_refusal(job_spec_layers_off(spec),
-					   z->c->as_root)) != NULL) {
+		 z->c->as_root)) != NULL) {
 		r->refusal = ZYGOTE_LAYERS;
 		r->err = EPERM;
 		snprintf(r->why, sizeof(r->why), "%s", refusal);
@@ -285,19 +288,19 @@ keep_live(struct zstate *z, struct jail *j, struct zygote_reply *r)
 
 static void
 start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
-	  size_t nfds, bool pooled, struct jail *j, struct zygote_reply *r)
+    size_t nfds, bool pooled, struct jail *j, struct zygote_reply *r)
 {
 	const struct zygote_config *c = z->c;
 	struct job_spec spec;
 	struct jail_host host = {
-		.outer_uid = c->outer_uid,
-		.outer_gid = c->outer_gid,
-		.launcher_pidfd = c->launcher_pidfd,
-		.cgroup_fd = -1,
-		.filter = NULL,
-		.sibling = true,
-		.stdin_fd = -1,
-		.pooled = pooled,
+	    .outer_uid = c->outer_uid,
+	    .outer_gid = c->outer_gid,
+	    .launcher_pidfd = c->launcher_pidfd,
+	    .cgroup_fd = -1,
+	    .filter = NULL,
+	    .sibling = true,
+	    .stdin_fd = -1,
+	    .pooled = pooled,
 	};
 	struct stat st;
 	int tree = -1, e;
@@ -309,7 +312,7 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 	 * mount: the job gets the real workspace (docs/layers.md). */
 	if (c->as_root && !job_spec_layer_off(&spec, JOB_LAYER_MOUNT_NS)) {
 		tree = jail_idmapped_workspace(fds[0], c->outer_uid,
-					       c->outer_gid);
+		    c->outer_gid);
 		if (tree < 0) {
 			r->refusal = ZYGOTE_IDMAP;
 			r->err = -tree;
@@ -320,12 +323,9 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 		/* The monitor's refusals (memory it could not see) belong
 		 * to layer limits: without it nothing is monitored. */
 		host.filter = cached_filter(&z->cache, spec.seccomp_profile,
-					    host.cgroup_fd < 0 &&
-						    !job_spec_layer_off(
-							    &spec,
-							    JOB_LAYER_LIMITS),
-					    &r->kill_on_denial, r->why,
-					    sizeof(r->why));
+		    host.cgroup_fd < 0 &&
+			!job_spec_layer_off(&spec, JOB_LAYER_LIMITS),
+		    &r->kill_on_denial, r->why, sizeof(r->why));
 		if (host.filter == NULL) {
 			r->refusal = ZYGOTE_FILTER;
 			r->err = EINVAL;
@@ -363,11 +363,12 @@ drop_privileges(bool as_root)
 	bset = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP) != 0;
 	capng_clear(CAPNG_SELECT_ALL);
 	if (capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,
-			  CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, -1) != 0)
+		CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, -1) != 0)
 		return -1;
-	return capng_apply(bset ? CAPNG_SELECT_ALL :
-				  CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT) == 0 ?
-		       0 : -1;
+	return capng_apply(bset ? CAPNG_SELECT_ALL
+				: CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT) == 0
+	    ? 0
+	    : -1;
 }
 
 /* Whether MSG (LEN bytes) is a kill request; its token and signal then. */
@@ -399,7 +400,7 @@ kill_one(struct zstate *z, uint64_t id, int sig)
 	for (size_t i = 0; i < z->nlive; i++)
 		if (z->live[i].token == id)
 			syscall(SYS_pidfd_send_signal, z->live[i].pidfd, sig,
-				NULL, 0);
+			    NULL, 0);
 }
 
 /*
@@ -451,13 +452,11 @@ measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
 		} else if ((e = usage_walker_init(&w, max_procs)) == 0) {
 			if (magic == KOBJ_MAGIC)
 				e = usage_kernel_objects(&w, z->proc_fd,
-							 z->live[i].pid, cap,
-							 &k);
+				    z->live[i].pid, cap, &k);
 			else
 				e = usage_pss_settled(&w, z->proc_fd,
-						      z->live[i].pid,
-						      MEAS_TRIES, MEAS_GAP_US,
-						      &u);
+				    z->live[i].pid, MEAS_TRIES, MEAS_GAP_US,
+				    &u);
 			usage_walker_free(&w);
 		}
 	}
@@ -542,7 +541,7 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 
 		for (size_t i = 0; i < z.nlive; i++)
 			p[i] = (struct pollfd){.fd = z.live[i].pidfd,
-					       .events = POLLIN};
+			    .events = POLLIN};
 		p[z.nlive] = (struct pollfd){.fd = sock, .events = POLLIN};
 		if (poll(p, z.nlive + 1, -1) < 0) {
 			if (errno == EINTR)
@@ -554,7 +553,7 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 		if (p[at_sock].revents == 0)
 			continue;
 		n = proto_recv_fds(sock, msg, PROTO_MAX_MSG, fds, REQUEST_FDS,
-				   &nfds);
+		    &nfds);
 		if (n <= 0)
 			_exit(n == 0 ? 0 : 1);
 		if (nfds == 0 && kill_request(msg, (size_t)n, &id, &sig)) {
@@ -565,11 +564,12 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 			continue;
 		memset(&r, 0, sizeof(r));
 		memset(&j, 0, sizeof(j));
-		j.pidfd = j.out_fd = j.err_fd = j.status_fd = j.notify_sock = -1;
+		j.pidfd = j.out_fd = j.err_fd = j.status_fd = j.notify_sock =
+		    -1;
 		j.go_fd = -1;
 		pooled = pool_request(msg, (size_t)n);
-		start_one(&z, msg + (pooled ? 4 : 0), (size_t)n - (pooled ? 4 : 0),
-			  fds, nfds, pooled, &j, &r);
+		start_one(&z, msg + (pooled ? 4 : 0),
+		    (size_t)n - (pooled ? 4 : 0), fds, nfds, pooled, &j, &r);
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
 		n = send_reply(sock, &r, &j);

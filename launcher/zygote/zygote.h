@@ -64,8 +64,8 @@
 #define ZYGOTE_REPLY_WAIT_MS 10000u
 
 struct zygote {
-	pid_t pid;    /* the zygote, a child of the launcher */
-	int sock;     /* the launcher's end of the pair */
+	pid_t pid; /* the zygote, a child of the launcher */
+	int sock; /* the launcher's end of the pair */
 	uint8_t *buf; /* PROTO_MAX_MSG bytes, owned */
 	bool prepare_pending; /* a prepare request's reply is still to come
 			       * (zygote_prepare_recv) */
@@ -80,10 +80,10 @@ struct zygote {
 
 /* What the launcher lends the zygote at the fork (copied). */
 struct zygote_config {
-	bool as_root;        /* map payloads to OUTER ids, id-mapped /work */
+	bool as_root; /* map payloads to OUTER ids, id-mapped /work */
 	uid_t outer_uid;
 	gid_t outer_gid;
-	int launcher_pidfd;  /* a pidfd of the launcher, kept by the zygote */
+	int launcher_pidfd; /* a pidfd of the launcher, kept by the zygote */
 };
 
 /*
@@ -100,13 +100,13 @@ int zygote_start(const struct zygote_config *c, struct zygote *z);
 enum zygote_refusal {
 	ZYGOTE_OK = 0,
 	ZYGOTE_ROOT_WORKSPACE = 1, /* as root: the workspace is uid/gid 0's */
-	ZYGOTE_IDMAP = 2,          /* as root: the id-mapped mount failed */
-	ZYGOTE_FILTER = 3,         /* the seccomp profile cannot be built */
-	ZYGOTE_CLONE = 4,          /* clone3 failed: no process exists */
-	ZYGOTE_BAD_REQUEST = 5,    /* the request did not decode */
-	ZYGOTE_LAYERS = 6,         /* these layers cannot be switched off
+	ZYGOTE_IDMAP = 2, /* as root: the id-mapped mount failed */
+	ZYGOTE_FILTER = 3, /* the seccomp profile cannot be built */
+	ZYGOTE_CLONE = 4, /* clone3 failed: no process exists */
+	ZYGOTE_BAD_REQUEST = 5, /* the request did not decode */
+	ZYGOTE_LAYERS = 6, /* these layers cannot be switched off
 				    * together here (jail_layers_refusal) */
-	ZYGOTE_NOT_SESSION = 7,    /* it asks for what the session's first
+	ZYGOTE_NOT_SESSION = 7, /* it asks for what the session's first
 				    * request did not (see "Authority") */
 };
 #define ZYGOTE_REFUSAL_MAX ZYGOTE_NOT_SESSION
@@ -114,8 +114,8 @@ enum zygote_refusal {
 /* The zygote's answer. */
 struct zygote_reply {
 	enum zygote_refusal refusal;
-	int err;                  /* positive errno with the refusal */
-	bool kill_on_denial;      /* the profile's denied = kill */
+	int err; /* positive errno with the refusal */
+	bool kill_on_denial; /* the profile's denied = kill */
 	char why[JOB_MAX_DETAIL]; /* ZYGOTE_FILTER, ZYGOTE_LAYERS: why,
 				   * NUL-terminated */
 };
@@ -133,9 +133,8 @@ struct zygote_reply {
  * Returns a negative errno when the zygote cannot be reached or answers
  * nonsense (it is then gone or broken: the session must end).
  */
-int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
-		      int wsfd, int cgroup_fd, int tty_fd, struct jail *j,
-		      struct zygote_reply *r);
+int zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
+    int cgroup_fd, int tty_fd, struct jail *j, struct zygote_reply *r);
 
 /*
  * Asks Z for a jail for the warm pool (launcher/supervisor/pool.h) built for
@@ -152,7 +151,7 @@ int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
  * zygote is gone).
  */
 int zygote_prepare_send(struct zygote *z, const struct job_spec *spec,
-			int wsfd);
+    int wsfd);
 
 /*
  * Receives the pending prepare request's reply (blocking until it
@@ -160,7 +159,7 @@ int zygote_prepare_send(struct zygote *z, const struct job_spec *spec,
  * -EINVAL when none is pending.
  */
 int zygote_prepare_recv(struct zygote *z, struct jail *j,
-			struct zygote_reply *r);
+    struct zygote_reply *r);
 
 /*
  * Asks Z to send SIG to the init of the jail named TOKEN (jail.token,
@@ -198,7 +197,7 @@ int zygote_kill(struct zygote *z, uint64_t token, int sig);
  * gone). On any error the caller keeps its upper bound (fail closed).
  */
 int zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
-		   uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident);
+    uint64_t *bytes, uint32_t *fallbacks, uint64_t *resident);
 
 /*
  * Takes one message from Z's socket when a measure's reply came after
@@ -223,7 +222,7 @@ int zygote_drop_late(struct zygote *z);
  * zygote's reads, or of the socket.
  */
 int zygote_kernel_objects(struct zygote *z, uint64_t token, uint32_t max_procs,
-			  uint64_t cap, struct kernel_objects *k);
+    uint64_t cap, struct kernel_objects *k);
 
 /*
  * Closes Z's socket (the zygote reads EOF and exits), waits for the

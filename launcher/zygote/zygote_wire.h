@@ -55,6 +55,6 @@
  * it reads EOF (exit 0) or fails (exit 1).
  */
 _Noreturn void zygote_main(const struct zygote_config *c, int sock,
-			 pid_t launcher);
+    pid_t launcher);
 
 #endif

@@ -23,7 +23,8 @@ main(int argc, char **argv)
 	size_t i, n;
 
 	if (argc < 9) {
-		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
+		fprintf(stderr,
+		    "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
 	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);

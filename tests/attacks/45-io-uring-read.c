@@ -40,7 +40,7 @@ submit(const struct io_uring_sqe *sqe)
 	array[t & *mask] = 0;
 	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
 	if (syscall(SYS_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS,
-	    NULL, 0) < 0)
+		NULL, 0) < 0)
 		return -errno;
 	res = cqes[*chead & *cmask].res;
 	__atomic_store_n(chead, *chead + 1, __ATOMIC_RELEASE);
@@ -56,7 +56,8 @@ main(int argc, char **argv)
 	int fd, n;
 
 	if (argc < 9) {
-		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
+		fprintf(stderr,
+		    "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
 	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
@@ -67,10 +68,10 @@ main(int argc, char **argv)
 	}
 	sqlen = p.sq_off.array + p.sq_entries * sizeof(unsigned);
 	cqlen = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	sq = mmap(NULL, sqlen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-	    ring, IORING_OFF_SQ_RING);
-	cq = mmap(NULL, cqlen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-	    ring, IORING_OFF_CQ_RING);
+	sq = mmap(NULL, sqlen, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cqlen, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_CQ_RING);
 	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
 	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {

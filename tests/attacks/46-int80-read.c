@@ -20,9 +20,9 @@ int80(long nr, long a, long b, long c)
 	long ret;
 
 	__asm__ volatile("int $0x80"
-	    : "=a"(ret)
-	    : "a"(nr), "b"(a), "c"(b), "d"(c)
-	    : "memory", "r8", "r9", "r10", "r11");
+			 : "=a"(ret)
+			 : "a"(nr), "b"(a), "c"(b), "d"(c)
+			 : "memory", "r8", "r9", "r10", "r11");
 	return ret;
 }
 #endif
@@ -35,7 +35,8 @@ main(int argc, char **argv)
 	long fd, n;
 
 	if (argc < 9) {
-		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
+		fprintf(stderr,
+		    "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
 	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);

@@ -26,7 +26,8 @@ main(int argc, char **argv)
 	long fd, n;
 
 	if (argc < 9) {
-		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
+		fprintf(stderr,
+		    "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
 	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
@@ -40,8 +41,10 @@ main(int argc, char **argv)
 		/* ENOSYS: this kernel has no x32 ABI, so nothing was tried
 		 * (a filter that refuses x32 kills the job here instead). */
 		if (e == ENOSYS)
-			fprintf(stderr, "CANNOT %s no x32 ABI in this kernel "
-				"(ENOSYS)\n", argv[1]);
+			fprintf(stderr,
+			    "CANNOT %s no x32 ABI in this kernel "
+			    "(ENOSYS)\n",
+			    argv[1]);
 		return 1;
 	}
 	while ((n = syscall(x32 | SYS_read, fd, buf, sizeof(buf))) > 0)

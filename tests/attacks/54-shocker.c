@@ -27,15 +27,17 @@ main(int argc, char **argv)
 	ssize_t n;
 
 	if (argc < 9) {
-		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
+		fprintf(stderr,
+		    "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
 	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	h.fh.handle_bytes = sizeof(h.ino_gen);
 	h.fh.handle_type = 1; /* FILEID_INO32_GEN */
-	h.ino_gen[0] = 2;     /* the root directory's inode, generation 0 */
+	h.ino_gen[0] = 2; /* the root directory's inode, generation 0 */
 	h.ino_gen[1] = 0;
-	if ((root = open_by_handle_at(AT_FDCWD, &h.fh, O_RDONLY | O_DIRECTORY)) < 0) {
+	if ((root = open_by_handle_at(AT_FDCWD, &h.fh,
+		 O_RDONLY | O_DIRECTORY)) < 0) {
 		printf("open_by_handle_at: %s\n", strerror(errno));
 		return 1;
 	}

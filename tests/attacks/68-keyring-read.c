@@ -34,25 +34,33 @@ main(int argc, char **argv)
 	long n, m;
 
 	if (argc < 9) {
-		fprintf(stderr, "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
+		fprintf(stderr,
+		    "usage: TOKEN HOME HOSTTMP TCP UDP UNIX DECOY USERFILES\n");
 		return 2;
 	}
 	fprintf(stderr, "ATTEMPTED %s\n", argv[1]);
 	for (size_t r = 0; r < sizeof(rings) / sizeof(rings[0]); r++) {
-		if ((n = keyctl(KEYCTL_READ, rings[r], (long)ids, sizeof(ids))) < 0) {
+		if ((n = keyctl(KEYCTL_READ, rings[r], (long)ids,
+			 sizeof(ids))) < 0) {
 			printf("keyring %ld: %s\n", rings[r], strerror(errno));
 			continue;
 		}
 		n /= (long)sizeof(ids[0]);
 		for (long i = 0; i < n && i < 64; i++) {
-			if (keyctl(KEYCTL_DESCRIBE, ids[i], (long)desc, sizeof(desc)) < 0)
-				snprintf(desc, sizeof(desc), "? (%s)", strerror(errno));
+			if (keyctl(KEYCTL_DESCRIBE, ids[i], (long)desc,
+				sizeof(desc)) < 0)
+				snprintf(desc, sizeof(desc), "? (%s)",
+				    strerror(errno));
 			desc[sizeof(desc) - 1] = '\0';
-			if ((m = keyctl(KEYCTL_READ, ids[i], (long)data, sizeof(data) - 1)) < 0) {
-				printf("key %d %s: %s\n", ids[i], desc, strerror(errno));
+			if ((m = keyctl(KEYCTL_READ, ids[i], (long)data,
+				 sizeof(data) - 1)) < 0) {
+				printf("key %d %s: %s\n", ids[i], desc,
+				    strerror(errno));
 				continue;
 			}
-			data[m < (long)sizeof(data) - 1 ? m : (long)sizeof(data) - 1] = '\0';
+			data[m < (long)sizeof(data) - 1
+				? m
+				: (long)sizeof(data) - 1] = '\0';
 			printf("key %d %s: %s\n", ids[i], desc, data);
 		}
 	}

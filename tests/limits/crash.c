@@ -32,7 +32,7 @@ segv(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	volatile char *p = mmap(NULL, (size_t)page, PROT_NONE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return 1;

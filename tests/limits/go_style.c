@@ -22,7 +22,7 @@ int
 main(void)
 {
 	char *base = mmap(NULL, RESERVE, PROT_NONE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (base == MAP_FAILED) {
 		perror("go-style: mmap 8 GiB PROT_NONE");

@@ -81,11 +81,11 @@
 #define MAX_WATCHES 200000ul
 #define MAX_EPOLL_WATCHES 600000ul
 #define HOLD_SECONDS 8
-#define MAX_MAPS 60000ul        /* under vm.max_map_count, 65530 */
-#define VMA_BYTES 220ul         /* launcher/common/usage.h KOBJ_VMA_BYTES */
+#define MAX_MAPS 60000ul /* under vm.max_map_count, 65530 */
+#define VMA_BYTES 220ul /* launcher/common/usage.h KOBJ_VMA_BYTES */
 #define LOCK_FILES 100
 #define LOCKS_PER_FILE 800ul
-#define FILE_LOCK_BYTES 200ul   /* launcher/common/usage.h KOBJ_LOCK_BYTES */
+#define FILE_LOCK_BYTES 200ul /* launcher/common/usage.h KOBJ_LOCK_BYTES */
 
 static unsigned long objects, bytes, max_bytes = MAX_BYTES;
 static const char *why = "bound";
@@ -124,9 +124,9 @@ pin_mq(void)
 		mqd_t q;
 
 		snprintf(name, sizeof(mq_names[0]), "/kmem-%d-%lu",
-			 (int)getpid(), objects);
+		    (int)getpid(), objects);
 		q = mq_open(name, O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK,
-			    0600, &a);
+		    0600, &a);
 		if (q == (mqd_t)-1) {
 			stop(errno);
 			return;
@@ -173,11 +173,13 @@ pin_socket(void)
 	int s[2], big = 4 * (int)MiB;
 
 	while (bytes < max_bytes) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) < 0) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) <
+		    0) {
 			stop(errno);
 			return;
 		}
-		(void)setsockopt(s[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+		(void)setsockopt(s[0], SOL_SOCKET, SO_SNDBUF, &big,
+		    sizeof(big));
 		bytes += fill(s[0]);
 		close(s[0]);
 		objects++;
@@ -203,15 +205,15 @@ watch_tree(int ino, const char *path, int depth)
 	bytes += 1080; /* inotify(7): per watch on a 64-bit kernel */
 	if ((d = opendir(path)) == NULL)
 		return;
-	while ((e = readdir(d)) != NULL && objects < MAX_WATCHES &&
-	       *why == 'b') {
+	while (
+	    (e = readdir(d)) != NULL && objects < MAX_WATCHES && *why == 'b') {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
 		if (e->d_type == DT_DIR)
 			watch_tree(ino, sub, depth + 1);
 		else if (inotify_add_watch(ino, sub,
-					   IN_ACCESS | IN_DONT_FOLLOW) >= 0) {
+			     IN_ACCESS | IN_DONT_FOLLOW) >= 0) {
 			objects++;
 			bytes += 1080;
 		} else if (errno == ENOSPC || errno == EPERM) {
@@ -272,13 +274,15 @@ pin_epoll(void)
 				if (objects >= MAX_EPOLL_WATCHES)
 					return;
 				if (dup2(files[f], n) < 0 ||
-				    epoll_ctl(eps[e], EPOLL_CTL_ADD, n, &ev) < 0) {
+				    epoll_ctl(eps[e], EPOLL_CTL_ADD, n, &ev) <
+					0) {
 					stop(errno);
 					return;
 				}
 				close(n);
 				objects++;
-				bytes += 200; /* struct epitem and eppoll_entry */
+				bytes +=
+				    200; /* struct epitem and eppoll_entry */
 			}
 }
 
@@ -288,7 +292,7 @@ pin_pte(void)
 	const unsigned long span = 64ul << 30, step = 2 * MiB;
 	volatile char sum = 0;
 	char *p = mmap(NULL, span, PROT_READ,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED) {
 		stop(errno);
@@ -307,7 +311,7 @@ pin_maps(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	char *p = mmap(NULL, MAX_MAPS * (unsigned long)page, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED) {
 		stop(errno);
@@ -317,7 +321,7 @@ pin_maps(void)
 	bytes = VMA_BYTES;
 	for (unsigned long i = 1; i + 1 < MAX_MAPS; i += 2) {
 		if (mprotect(p + i * (unsigned long)page, (size_t)page,
-			     PROT_READ) < 0) {
+			PROT_READ) < 0) {
 			stop(errno);
 			return;
 		}
@@ -336,7 +340,7 @@ pin_locks(void)
 		int fd;
 
 		snprintf(path, sizeof(path), "/tmp/kmem-lock-%d-%d",
-			 (int)getpid(), f);
+		    (int)getpid(), f);
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			stop(errno);
@@ -345,9 +349,9 @@ pin_locks(void)
 		(void)unlink(path); /* the locks stay with the open file */
 		for (unsigned long i = 0; i < LOCKS_PER_FILE; i++) {
 			struct flock l = {.l_type = F_WRLCK,
-					  .l_whence = SEEK_SET,
-					  .l_start = (off_t)(2 * i),
-					  .l_len = 1};
+			    .l_whence = SEEK_SET,
+			    .l_start = (off_t)(2 * i),
+			    .l_len = 1};
 
 			if (fcntl(fd, F_SETLK, &l) < 0) {
 				stop(errno);
@@ -396,8 +400,9 @@ main(int argc, char **argv)
 	FILE *f;
 
 	if ((argc != 3 && argc != 4) || procs < 1 || procs > 16) {
-		fprintf(stderr, "usage: kmem-pin sem|mq|pipe|socket|inotify|"
-			"epoll|pte|maps|locks DIR [PROCS (1-16)]\n");
+		fprintf(stderr,
+		    "usage: kmem-pin sem|mq|pipe|socket|inotify|"
+		    "epoll|pte|maps|locks DIR [PROCS (1-16)]\n");
 		return 2;
 	}
 	max_bytes = MAX_BYTES / (unsigned long)procs; /* the bound bare */

@@ -32,8 +32,9 @@ main(void)
 
 		if (p == NULL) {
 			/* RLIMIT_DATA, the backstop, refused it. */
-			fprintf(stderr, "memory-bomb: malloc failed after %lu MiB\n",
-				total >> 20);
+			fprintf(stderr,
+			    "memory-bomb: malloc failed after %lu MiB\n",
+			    total >> 20);
 			return 1;
 		}
 		memset(p, 0x5a, CHUNK);

@@ -94,6 +94,6 @@ main(int argc, char **argv)
 	atomic_store(&stop, true);
 	pthread_join(t, NULL);
 	printf("refused %lu other %lu\n", atomic_load(&refused),
-	       atomic_load(&other));
+	    atomic_load(&other));
 	return 0;
 }

@@ -68,6 +68,6 @@ main(void)
 	spin(&end);
 	pthread_join(t, NULL);
 	printf("spin-threads: spun %d s of CPU in each of 2 threads\n",
-	       SPIN_CPU_SECONDS);
+	    SPIN_CPU_SECONDS);
 	return 0;
 }

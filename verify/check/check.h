@@ -37,21 +37,21 @@ struct check_result {
 struct check_ctx {
 	char stockade[4096]; /* the broker binary, absolute */
 	char launcher[4096]; /* its stockade-launcher */
-	char probe[4096];    /* stockade-probe */
-	char tmpdir[4096];   /* this run's directory (mode 0711), removed
+	char probe[4096]; /* stockade-probe */
+	char tmpdir[4096]; /* this run's directory (mode 0711), removed
 			      * at the end */
-	bool root;           /* euid 0: workspaces are given to 65534 */
-	char **envp;         /* environment of each process started:
+	bool root; /* euid 0: workspaces are given to 65534 */
+	char **envp; /* environment of each process started:
 			      * PATH, TMPDIR and, in a planted-defects
 			      * build, STOCKADE_PLANT; NULL-terminated */
-	unsigned seq;        /* for unique names under tmpdir */
+	unsigned seq; /* for unique names under tmpdir */
 };
 
 typedef void (*check_fn)(struct check_ctx *c, struct check_result *r);
 
 struct check {
-	const char *name;   /* "LAYER.what_it_observed" */
-	const char *layer;  /* one of check_layers[] */
+	const char *name; /* "LAYER.what_it_observed" */
+	const char *layer; /* one of check_layers[] */
 	const char *expect; /* what a sound stockade shows, one line */
 	check_fn fn;
 };
@@ -78,11 +78,11 @@ extern const struct check checks_broker_side[];
 /* Verdicts with a printf-style observation (truncated to
  * CHECK_OBSERVED_MAX - 1 bytes). */
 void check_pass(struct check_result *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void check_fail(struct check_result *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void check_skip(struct check_result *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* The signal that interrupted `stockade check` (SIGINT, SIGTERM,
  * SIGHUP), or 0. check_exec kills its process's group when it is set
@@ -135,11 +135,11 @@ void check_spawnattr_init(posix_spawnattr_t *at);
 
 /* What one process started by a check gave. */
 struct check_proc {
-	int status;        /* exit status, 128 + signal, or -1 when it
+	int status; /* exit status, 128 + signal, or -1 when it
 			    * could not be started */
-	bool timed_out;    /* killed at its deadline */
+	bool timed_out; /* killed at its deadline */
 	int64_t elapsed_ms;
-	char *out, *err;   /* its stdout and stderr, NUL-terminated,
+	char *out, *err; /* its stdout and stderr, NUL-terminated,
 			    * malloc'd; at most 4 MiB each is kept */
 	size_t outlen, errlen;
 };
@@ -153,15 +153,14 @@ struct check_proc {
  * when nothing could be started (P->status -1).
  */
 int check_exec(struct check_ctx *c, const char *const argv[],
-	       const char *const extra_env[], const void *input, size_t len,
-	       int64_t deadline_ms, struct check_proc *p);
+    const char *const extra_env[], const void *input, size_t len,
+    int64_t deadline_ms, struct check_proc *p);
 
 /* check_exec, and once the host path INTERRUPT_ON (NULL: never) exists,
  * SIGINT to the process itself (not its group), once. */
 int check_exec_interrupt(struct check_ctx *c, const char *const argv[],
-			 const char *const extra_env[], const void *input,
-			 size_t len, int64_t deadline_ms,
-			 const char *interrupt_on, struct check_proc *p);
+    const char *const extra_env[], const void *input, size_t len,
+    int64_t deadline_ms, const char *interrupt_on, struct check_proc *p);
 
 /* Frees P's output buffers (P itself is the caller's); P may be freed
  * twice. */
@@ -169,17 +168,17 @@ void check_proc_free(struct check_proc *p);
 
 /* One `stockade run --json` job. */
 struct check_job_opts {
-	const char *const *argv;     /* the job: program and arguments */
+	const char *const *argv; /* the job: program and arguments */
 	const char *const *run_args; /* more `stockade run` options before
 				      * "--" (NULL: none) */
-	const char *policy;          /* policy file text (NULL: the
+	const char *policy; /* policy file text (NULL: the
 				      * embedded default) */
-	const char *workspace;       /* --workspace DIR (NULL: stockade's
+	const char *workspace; /* --workspace DIR (NULL: stockade's
 				      * own temporary one) */
-	bool no_probe;               /* do not --put the probe */
-	const char *const *extra_env;/* as check_exec's */
-	int64_t deadline_ms;         /* 0: 30000 */
-	const char *interrupt_on;    /* a host path (in WORKSPACE): once
+	bool no_probe; /* do not --put the probe */
+	const char *const *extra_env; /* as check_exec's */
+	int64_t deadline_ms; /* 0: 30000 */
+	const char *interrupt_on; /* a host path (in WORKSPACE): once
 				      * it exists, SIGINT to stockade (not
 				      * its group), as Ctrl-C would
 				      * (results.cancelled); NULL: never */
@@ -187,10 +186,10 @@ struct check_job_opts {
 
 struct check_job {
 	struct check_proc proc;
-	json_t *result;      /* the parsed result, NULL if none */
-	const char *status;  /* its "status", "" when none */
-	const char *out;     /* its "stdout", "" when none */
-	const char *err;     /* its "stderr", "" when none */
+	json_t *result; /* the parsed result, NULL if none */
+	const char *status; /* its "status", "" when none */
+	const char *out; /* its "stdout", "" when none */
+	const char *err; /* its "stderr", "" when none */
 };
 
 /*
@@ -201,7 +200,7 @@ struct check_job {
  * may still be NULL), or a negative errno. Free J with check_job_free.
  */
 int check_job_run(struct check_ctx *c, const struct check_job_opts *o,
-		  struct check_job *j);
+    struct check_job *j);
 
 /* Frees what J holds (its process's output and its parsed result);
  * its status, out and err strings die with it. */
@@ -210,7 +209,7 @@ void check_job_free(struct check_job *j);
 /* Runs `./stockade-probe ARGS...` (NULL-terminated) on the embedded
  * default policy: check_job_run with only argv set. */
 int check_probe(struct check_ctx *c, struct check_job *j, ...)
-	__attribute__((sentinel));
+    __attribute__((sentinel));
 
 /*
  * Finds "KEY=value" among the lines of J's job stdout (as stockade-probe
@@ -218,12 +217,11 @@ int check_probe(struct check_ctx *c, struct check_job *j, ...)
  * truncated). Returns true when KEY was there.
  */
 bool check_value(const struct check_job *j, const char *key, char *buf,
-		 size_t len);
+    size_t len);
 
 /* A one-line summary of a job that went wrong, for an observation:
  * "stockade exit N, status S: <detail or stderr>" into BUF. Returns BUF. */
-const char *check_job_summary(const struct check_job *j, char *buf,
-			      size_t len);
+const char *check_job_summary(const struct check_job *j, char *buf, size_t len);
 
 /*
  * Makes a fresh empty directory under C's tmpdir for a --workspace (as
@@ -234,11 +232,11 @@ int check_workspace(struct check_ctx *c, char *buf, size_t len);
 
 /* A fresh path under C's tmpdir (nothing made there) with PREFIX. */
 void check_tmpname(struct check_ctx *c, const char *prefix, char *buf,
-		   size_t len);
+    size_t len);
 
 /* Writes LEN bytes of DATA to PATH (created 0644 or truncated); as root
  * gives it to 65534:65534 when OWN65534. Returns 0 or a negative errno. */
 int check_write_file(const char *path, const void *data, size_t len,
-		     bool own65534, bool root);
+    bool own65534, bool root);
 
 #endif

@@ -30,8 +30,7 @@
 #include "proto.h"
 
 static void
-spec_init(struct job_spec *s, char **argv, uint32_t argc,
-	  uint32_t layers_off)
+spec_init(struct job_spec *s, char **argv, uint32_t argc, uint32_t layers_off)
 {
 	memset(s, 0, sizeof(*s));
 	s->job_id = 1;
@@ -128,8 +127,8 @@ open_workspace(struct check_ctx *c)
  */
 static void
 bad_message(struct check_ctx *c, struct check_result *r, const char *said,
-	    bool ready, const void *bad, size_t len, const int *fds,
-	    size_t nfds, bool follow, const char *what)
+    bool ready, const void *bad, size_t len, const int *fds, size_t nfds,
+    bool follow, const char *what)
 {
 	char last[400];
 	struct lsession s;
@@ -141,8 +140,9 @@ bad_message(struct check_ctx *c, struct check_result *r, const char *said,
 		    (n = encode_run(run, 0, false)) < 0 ||
 		    (ws = open_workspace(c)) < 0) {
 			check_fail(r, "cannot make the RUN that follows: %s",
-				   strerror(n < 0 ? -n : ws < 0 ? -ws :
-					    ENOMEM));
+			    strerror(n < 0   ? -n
+				    : ws < 0 ? -ws
+					     : ENOMEM));
 			free(run);
 			return;
 		}
@@ -162,10 +162,13 @@ bad_message(struct check_ctx *c, struct check_result *r, const char *said,
 	ls_verdict(&s, r, what);
 	if (said != NULL && r->verdict == CHECK_PASS &&
 	    strstr(s.errbuf, said) == NULL)
-		check_fail(r, "after %s the session ended, but the launcher "
-			   "never said \"%s\": %s", what, said,
-			   ls_reason(&s, last, sizeof(last)) ? last :
-			   ls_last_words(&s, last, sizeof(last)));
+		check_fail(r,
+		    "after %s the session ended, but the launcher "
+		    "never said \"%s\": %s",
+		    what, said,
+		    ls_reason(&s, last, sizeof(last))
+			? last
+			: ls_last_words(&s, last, sizeof(last)));
 out:
 	if (ws >= 0)
 		close(ws);
@@ -211,12 +214,14 @@ oversized_length(struct check_ctx *c, struct check_result *r)
 	(void)ls_send(&s, m, (size_t)e, NULL, 0);
 	ls_watch(&s, SESSION_MS);
 	ls_end(&s);
-	ls_verdict(&s, r, "a header announcing a body of PROTO_MAX_BODY + 1 "
-		   "bytes, then a valid HELLO");
+	ls_verdict(&s, r,
+	    "a header announcing a body of PROTO_MAX_BODY + 1 "
+	    "bytes, then a valid HELLO");
 	if (r->verdict == CHECK_PASS && strstr(s.errbuf, why) == NULL)
-		check_fail(r, "the launcher ended the session, but not for the "
-			   "length (\"%s\" never said): %s", why,
-			   ls_last_words(&s, last, sizeof(last)));
+		check_fail(r,
+		    "the launcher ended the session, but not for the "
+		    "length (\"%s\" never said): %s",
+		    why, ls_last_words(&s, last, sizeof(last)));
 }
 
 /* boundary.datagram_trailing_bytes_refused: a HELLO datagram with four
@@ -234,7 +239,7 @@ datagram_trailing(struct check_ctx *c, struct check_result *r)
 	}
 	memcpy(m + n, "\xde\xad\xbe\xef", 4);
 	bad_message(c, r, NULL, false, m, (size_t)n + 4, NULL, 0, true,
-		    "a HELLO datagram 4 bytes longer than its header says");
+	    "a HELLO datagram 4 bytes longer than its header says");
 }
 
 /* boundary.hello_trailing_bytes_refused: a HELLO whose body (and header
@@ -250,7 +255,7 @@ hello_trailing(struct check_ctx *c, struct check_result *r)
 		m[8 + i] = (uint8_t)(PROTO_VERSION >> (8 * i));
 	memcpy(m + 12, "\xde\xad\xbe\xef", 4);
 	bad_message(c, r, NULL, false, m, sizeof(m), NULL, 0, true,
-		    "a HELLO whose 8-byte body has 4 bytes after the version");
+	    "a HELLO whose 8-byte body has 4 bytes after the version");
 }
 
 /* A descriptor to attach: /dev/null, close-on-exec, or -1. */
@@ -276,7 +281,7 @@ fd_on_hello(struct check_ctx *c, struct check_result *r)
 		return;
 	}
 	bad_message(c, r, NULL, false, m, (size_t)n, &fd, 1, true,
-		    "a HELLO carrying a descriptor");
+	    "a HELLO carrying a descriptor");
 	close(fd);
 }
 
@@ -298,7 +303,7 @@ fd_on_cancel(struct check_ctx *c, struct check_result *r)
 		return;
 	}
 	bad_message(c, r, NULL, true, m, (size_t)n, &fd, 1, true,
-		    "a CANCEL carrying a descriptor, then a valid RUN");
+	    "a CANCEL carrying a descriptor, then a valid RUN");
 	close(fd);
 }
 
@@ -317,21 +322,23 @@ too_many_fds(struct check_ctx *c, struct check_result *r)
 	fds[1] = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	tty = fds[1] >= 0;
 	if (m != NULL)
-		n = encode_run(m, tty ? JOB_LAYER_BIT(JOB_LAYER_NO_TERMINAL) : 0,
-			       false);
+		n = encode_run(m,
+		    tty ? JOB_LAYER_BIT(JOB_LAYER_NO_TERMINAL) : 0, false);
 	fds[0] = open_workspace(c);
 	if (!tty)
 		fds[1] = fds[0] >= 0 ? dup(fds[0]) : -1;
 	fds[2] = devnull();
 	if (n < 0 || fds[0] < 0 || fds[1] < 0 || fds[2] < 0)
 		check_fail(r, "cannot make the RUN: %s",
-			   strerror(n < 0 ? -n : fds[0] < 0 ? -fds[0] : errno));
+		    strerror(n < 0	 ? -n
+			    : fds[0] < 0 ? -fds[0]
+					 : errno));
 	else
 		bad_message(c, r, NULL, true, m, (size_t)n, fds, 3, false,
-			    tty ? "a RUN with 3 descriptors (workspace, "
-				  "terminal, /dev/null)"
-				: "a RUN with 3 descriptors (no /dev/ptmx "
-				  "here: workspace twice, /dev/null)");
+		    tty ? "a RUN with 3 descriptors (workspace, "
+			  "terminal, /dev/null)"
+			: "a RUN with 3 descriptors (no /dev/ptmx "
+			  "here: workspace twice, /dev/null)");
 	for (int i = 0; i < 3; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -351,16 +358,20 @@ unknown_type(struct check_ctx *c, struct check_result *r)
 
 	for (size_t i = 0; i < 2; i++) {
 		if (bad[i] == PROTO_OUTPUT)
-			snprintf(what, sizeof(what), "an OUTPUT (the "
-				 "launcher's to send), then a valid RUN");
+			snprintf(what, sizeof(what),
+			    "an OUTPUT (the "
+			    "launcher's to send), then a valid RUN");
 		else
-			snprintf(what, sizeof(what), "a message of type %u "
-				 "(none such), then a valid RUN", bad[i]);
+			snprintf(what, sizeof(what),
+			    "a message of type %u "
+			    "(none such), then a valid RUN",
+			    bad[i]);
 		/* OUTPUT's body: job 1, stream 1, no data */
 		header(m, bad[i], 13);
 		m[8] = 1;
 		m[16] = 1;
-		bad_message(c, r, NULL, true, m, sizeof(m), NULL, 0, true, what);
+		bad_message(c, r, NULL, true, m, sizeof(m), NULL, 0, true,
+		    what);
 		if (r->verdict != CHECK_PASS)
 			return;
 		if (i == 0)
@@ -383,7 +394,7 @@ wrong_version(struct check_ctx *c, struct check_result *r)
 		return;
 	}
 	snprintf(what, sizeof(what), "a HELLO with protocol version %u",
-		 PROTO_VERSION - 1);
+	    PROTO_VERSION - 1);
 	bad_message(c, r, NULL, false, m, (size_t)n, NULL, 0, true, what);
 }
 
@@ -398,10 +409,10 @@ run_before_hello(struct check_ctx *c, struct check_result *r)
 
 	if (n < 0 || ws < 0)
 		check_fail(r, "cannot make the RUN: %s",
-			   strerror(n < 0 ? -n : -ws));
+		    strerror(n < 0 ? -n : -ws));
 	else
 		bad_message(c, r, NULL, false, m, (size_t)n, &ws, 1, false,
-			    "a valid RUN before any HELLO");
+		    "a valid RUN before any HELLO");
 	if (ws >= 0)
 		close(ws);
 	free(m);
@@ -420,7 +431,7 @@ second_hello(struct check_ctx *c, struct check_result *r)
 		return;
 	}
 	bad_message(c, r, NULL, true, m, (size_t)n, NULL, 0, true,
-		    "a second HELLO");
+	    "a second HELLO");
 }
 
 /* boundary.oversized_datagram_refused: after HELLO, a datagram of
@@ -437,11 +448,11 @@ oversized_datagram(struct check_ctx *c, struct check_result *r)
 
 	if (n < 0 || ws < 0)
 		check_fail(r, "cannot make the RUN: %s",
-			   strerror(n < 0 ? -n : -ws));
+		    strerror(n < 0 ? -n : -ws));
 	else
 		bad_message(c, r, NULL, true, m, len, &ws, 1, false,
-			    "a datagram of PROTO_MAX_MSG + 64 bytes (a valid "
-			    "RUN, then 64 more)");
+		    "a datagram of PROTO_MAX_MSG + 64 bytes (a valid "
+		    "RUN, then 64 more)");
 	if (ws >= 0)
 		close(ws);
 	free(m);
@@ -464,24 +475,27 @@ file_as_workspace(struct check_ctx *c, struct check_result *r)
 	int fd, e;
 
 	check_tmpname(c, "boundary-not-a-dir", path, sizeof(path));
-	if (n < 0 || (e = check_write_file(path, "x\n", 2, true, c->root)) < 0) {
+	if (n < 0 ||
+	    (e = check_write_file(path, "x\n", 2, true, c->root)) < 0) {
 		check_fail(r, "cannot make the RUN or %s: %s", path,
-			   strerror(n < 0 ? -n : -e));
+		    strerror(n < 0 ? -n : -e));
 		free(m);
 		return;
 	}
 	for (size_t i = 0; i < 2; i++) {
-		fd = i == 0 ? open(path, O_RDONLY | O_CLOEXEC) :
-			      socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		fd = i == 0 ? open(path, O_RDONLY | O_CLOEXEC)
+			    : socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
 			check_fail(r, "cannot make %s: %s", kind[i],
-				   strerror(errno));
+			    strerror(errno));
 			break;
 		}
-		snprintf(what, sizeof(what), "a valid RUN whose workspace "
-			 "descriptor is %s", kind[i]);
+		snprintf(what, sizeof(what),
+		    "a valid RUN whose workspace "
+		    "descriptor is %s",
+		    kind[i]);
 		bad_message(c, r, "the descriptor is not a directory", true, m,
-			    (size_t)n, &fd, 1, false, what);
+		    (size_t)n, &fd, 1, false, what);
 		close(fd);
 		if (r->verdict != CHECK_PASS)
 			break;
@@ -494,39 +508,41 @@ file_as_workspace(struct check_ctx *c, struct check_result *r)
 }
 
 const struct check checks_boundary[] = {
-	{"boundary.oversized_length_refused_by_header", "boundary",
-	 "a header announcing PROTO_MAX_BODY + 1 bytes ends the session at "
-	 "once, before any body is awaited", oversized_length},
-	{"boundary.datagram_trailing_bytes_refused", "boundary",
-	 "a datagram longer than its header says ends the session",
-	 datagram_trailing},
-	{"boundary.hello_trailing_bytes_refused", "boundary",
-	 "a HELLO body with bytes after the version ends the session",
-	 hello_trailing},
-	{"boundary.descriptor_on_hello_refused", "boundary",
-	 "a HELLO carrying a descriptor ends the session", fd_on_hello},
-	{"boundary.descriptor_on_cancel_refused", "boundary",
-	 "a CANCEL carrying a descriptor ends the session; the RUN after it "
-	 "is never answered", fd_on_cancel},
-	{"boundary.too_many_descriptors_refused", "boundary",
-	 "a RUN carrying 3 descriptors ends the session, no job runs",
-	 too_many_fds},
-	{"boundary.unknown_type_refused", "boundary",
-	 "type 7 and OUTPUT sent to the launcher end the session",
-	 unknown_type},
-	{"boundary.wrong_version_refused", "boundary",
-	 "a HELLO with another protocol version ends the session unanswered",
-	 wrong_version},
-	{"boundary.run_before_hello_refused", "boundary",
-	 "a RUN before HELLO ends the session, no job runs",
-	 run_before_hello},
-	{"boundary.second_hello_refused", "boundary",
-	 "a second HELLO ends the session unanswered", second_hello},
-	{"boundary.oversized_datagram_refused", "boundary",
-	 "a datagram over PROTO_MAX_MSG (MSG_TRUNC) ends the session, no job "
-	 "runs", oversized_datagram},
-	{"boundary.run_with_file_as_workspace_refused", "boundary",
-	 "a RUN whose workspace descriptor is a regular file, or a socket, "
-	 "ends the session, no job runs", file_as_workspace},
-	{NULL, NULL, NULL, NULL},
+    {"boundary.oversized_length_refused_by_header", "boundary",
+	"a header announcing PROTO_MAX_BODY + 1 bytes ends the session at "
+	"once, before any body is awaited",
+	oversized_length},
+    {"boundary.datagram_trailing_bytes_refused", "boundary",
+	"a datagram longer than its header says ends the session",
+	datagram_trailing},
+    {"boundary.hello_trailing_bytes_refused", "boundary",
+	"a HELLO body with bytes after the version ends the session",
+	hello_trailing},
+    {"boundary.descriptor_on_hello_refused", "boundary",
+	"a HELLO carrying a descriptor ends the session", fd_on_hello},
+    {"boundary.descriptor_on_cancel_refused", "boundary",
+	"a CANCEL carrying a descriptor ends the session; the RUN after it "
+	"is never answered",
+	fd_on_cancel},
+    {"boundary.too_many_descriptors_refused", "boundary",
+	"a RUN carrying 3 descriptors ends the session, no job runs",
+	too_many_fds},
+    {"boundary.unknown_type_refused", "boundary",
+	"type 7 and OUTPUT sent to the launcher end the session", unknown_type},
+    {"boundary.wrong_version_refused", "boundary",
+	"a HELLO with another protocol version ends the session unanswered",
+	wrong_version},
+    {"boundary.run_before_hello_refused", "boundary",
+	"a RUN before HELLO ends the session, no job runs", run_before_hello},
+    {"boundary.second_hello_refused", "boundary",
+	"a second HELLO ends the session unanswered", second_hello},
+    {"boundary.oversized_datagram_refused", "boundary",
+	"a datagram over PROTO_MAX_MSG (MSG_TRUNC) ends the session, no job "
+	"runs",
+	oversized_datagram},
+    {"boundary.run_with_file_as_workspace_refused", "boundary",
+	"a RUN whose workspace descriptor is a regular file, or a socket, "
+	"ends the session, no job runs",
+	file_as_workspace},
+    {NULL, NULL, NULL, NULL},
 };

@@ -28,15 +28,15 @@ int boundary_exit_code(int st);
 /* ---- a session with the real launcher ----------------------------------- */
 
 struct lsession {
-	pid_t pid;           /* the launcher, 0 when none */
-	int sock;            /* our end of its socket */
-	int err;             /* its stderr (a pipe), -1 at EOF */
-	char errbuf[8192];   /* what it printed there */
+	pid_t pid; /* the launcher, 0 when none */
+	int sock; /* our end of its socket */
+	int err; /* its stderr (a pipe), -1 at EOF */
+	char errbuf[8192]; /* what it printed there */
 	size_t errlen;
-	int status;          /* its exit status, -1 while unknown */
-	uint16_t answer;     /* the type of its first answer, 0 none */
-	bool eof;            /* it closed the session */
-	bool timed_out;      /* neither within SESSION_MS */
+	int status; /* its exit status, -1 while unknown */
+	uint16_t answer; /* the type of its first answer, 0 none */
+	bool eof; /* it closed the session */
+	bool timed_out; /* neither within SESSION_MS */
 };
 
 /*
@@ -50,7 +50,7 @@ int ls_start(struct check_ctx *c, struct lsession *s);
  * Errors are returned, not judged: a sound launcher may be gone
  * already. Returns 0 or a negative errno. */
 int ls_send(struct lsession *s, const void *msg, size_t len, const int *fds,
-	    size_t nfds);
+    size_t nfds);
 
 /*
  * Waits up to MS milliseconds for the launcher's next answer (its type
@@ -69,12 +69,11 @@ void ls_end(struct lsession *s);
  * launcher ended it (EOF) without an answer, exiting 1 with "ending the
  * session" on stderr. */
 void ls_verdict(const struct lsession *s, struct check_result *r,
-		const char *what);
+    const char *what);
 
 /* Starts a session and exchanges HELLO; on failure says why in R and
  * ends the session. Returns true when S is in the READY phase. */
-bool ls_hello(struct check_ctx *c, struct lsession *s,
-	      struct check_result *r);
+bool ls_hello(struct check_ctx *c, struct lsession *s, struct check_result *r);
 
 /*
  * Writes into BUF the launcher's reason for ending the session: the
@@ -89,18 +88,17 @@ const char *ls_last_words(const struct lsession *s, char *buf, size_t len);
 /* ---- a `stockade run` in the background --------------------------------- */
 
 struct bgrun {
-	pid_t pid;           /* stockade run, 0 once reaped */
-	int out, err;        /* its stdout and stderr, -1 at EOF */
+	pid_t pid; /* stockade run, 0 once reaped */
+	int out, err; /* its stdout and stderr, -1 at EOF */
 	char obuf[16384], ebuf[4096];
 	size_t olen, elen;
-	int status;          /* its exit status, -1 while unknown */
+	int status; /* its exit status, -1 while unknown */
 };
 
 /* Starts ARGV (ARGV[0] absolute, at most 31 words) with C's environment,
  * in a process group of its own, stdin /dev/null, stdout and stderr read
  * into B. Returns 0 or a negative errno. */
-int bgrun_start(struct check_ctx *c, const char *const argv[],
-		struct bgrun *b);
+int bgrun_start(struct check_ctx *c, const char *const argv[], struct bgrun *b);
 
 /* Reads B's output for up to MS ms; returns true once it has exited
  * (reaped, B->status set). */

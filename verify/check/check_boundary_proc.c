@@ -86,7 +86,7 @@ close_received(struct msghdr *mh)
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
-				       sizeof(int));
+				    sizeof(int));
 				close(fd);
 			}
 }
@@ -99,7 +99,7 @@ ls_start(struct check_ctx *c, struct lsession *s)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	char *argv[] = {check_unconst(c->launcher), check_unconst("--ipc-fd"),
-			check_unconst("3"), NULL};
+	    check_unconst("3"), NULL};
 	char *envp[4];
 	size_t n = 0;
 	int sv[2], ep[2], e;
@@ -127,7 +127,7 @@ ls_start(struct check_ctx *c, struct lsession *s)
 	ep[1] = fd_high(ep[1]);
 	/* Room for the oversized datagram of oversized_datagram_refused. */
 	(void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF,
-			 &(int){4 * (int)PROTO_MAX_MSG}, sizeof(int));
+	    &(int){4 * (int)PROTO_MAX_MSG}, sizeof(int));
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
@@ -153,7 +153,7 @@ ls_start(struct check_ctx *c, struct lsession *s)
 
 int
 ls_send(struct lsession *s, const void *msg, size_t len, const int *fds,
-	size_t nfds)
+    size_t nfds)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -188,7 +188,8 @@ ls_watch(struct lsession *s, int ms)
 	s->answer = 0;
 	s->timed_out = false;
 	for (;;) {
-		struct pollfd p[2] = {{s->sock, POLLIN, 0}, {s->err, POLLIN, 0}};
+		struct pollfd p[2] = {{s->sock, POLLIN, 0},
+		    {s->err, POLLIN, 0}};
 		int64_t left = deadline - check_now_ms();
 
 		if (left <= 0) {
@@ -201,19 +202,20 @@ ls_watch(struct lsession *s, int ms)
 		}
 		if (p[1].revents != 0)
 			boundary_drain(&s->err, s->errbuf, &s->errlen,
-				   sizeof(s->errbuf));
+			    sizeof(s->errbuf));
 		if (p[0].revents != 0) {
 			union {
 				char b[CMSG_SPACE(sizeof(int) * 8)];
 				struct cmsghdr align;
 			} u;
 			struct iovec iov = {.iov_base = buf,
-					    .iov_len = sizeof(buf)};
-			struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
-					    .msg_control = u.b,
-					    .msg_controllen = sizeof(u.b)};
-			ssize_t n = recvmsg(s->sock, &mh, MSG_DONTWAIT |
-					    MSG_CMSG_CLOEXEC);
+			    .iov_len = sizeof(buf)};
+			struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.b,
+			    .msg_controllen = sizeof(u.b)};
+			ssize_t n = recvmsg(s->sock, &mh,
+			    MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
 			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
@@ -246,8 +248,9 @@ ls_end(struct lsession *s)
 			/* Exited, not yet reaped: its pid still names its
 			 * process group below. */
 			memset(&si, 0, sizeof(si));
-			if (waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG |
-				   WNOWAIT) < 0 && errno != EINTR)
+			if (waitid(P_PID, (id_t)s->pid, &si,
+				WEXITED | WNOHANG | WNOWAIT) < 0 &&
+			    errno != EINTR)
 				break;
 			if (si.si_pid == s->pid)
 				break;
@@ -260,8 +263,7 @@ ls_end(struct lsession *s)
 
 				if (poll(&p, 1, 5) > 0)
 					boundary_drain(&s->err, s->errbuf,
-						   &s->errlen,
-						   sizeof(s->errbuf));
+					    &s->errlen, sizeof(s->errbuf));
 			} else {
 				usleep(2000);
 			}
@@ -279,7 +281,7 @@ ls_end(struct lsession *s)
 
 		if (poll(&p, 1, 20) > 0)
 			boundary_drain(&s->err, s->errbuf, &s->errlen,
-				   sizeof(s->errbuf));
+			    sizeof(s->errbuf));
 	}
 	if (s->err >= 0)
 		close(s->err);
@@ -310,9 +312,10 @@ ls_reason(const struct lsession *s, char *buf, size_t len)
 		const char *p = strstr(prev, ": ");
 		size_t n = strcspn(prev, "\n");
 
-		if (p != NULL && p < prev + n && strstr(prev, "planted") == NULL)
+		if (p != NULL && p < prev + n &&
+		    strstr(prev, "planted") == NULL)
 			snprintf(cause, sizeof(cause), "%.*s",
-				 (int)(prev + n - (p + 2)), p + 2);
+			    (int)(prev + n - (p + 2)), p + 2);
 	}
 	if (cause[0] != '\0')
 		snprintf(buf, len, "\"%s\" (%s)", cause, why);
@@ -336,27 +339,30 @@ ls_last_words(const struct lsession *s, char *buf, size_t len)
 }
 
 void
-ls_verdict(const struct lsession *s, struct check_result *r,
-	   const char *what)
+ls_verdict(const struct lsession *s, struct check_result *r, const char *what)
 {
 	char reason[400], last[200];
 
 	if (s->answer != 0)
-		check_fail(r, "the launcher answered %s after %s: it took the "
-			   "message as good", proto_msg_name(s->answer), what);
+		check_fail(r,
+		    "the launcher answered %s after %s: it took the "
+		    "message as good",
+		    proto_msg_name(s->answer), what);
 	else if (s->timed_out)
-		check_fail(r, "the launcher neither answered nor ended the "
-			   "session within %d ms after %s (last words: %s)",
-			   SESSION_MS, what,
-			   ls_last_words(s, last, sizeof(last)));
+		check_fail(r,
+		    "the launcher neither answered nor ended the "
+		    "session within %d ms after %s (last words: %s)",
+		    SESSION_MS, what, ls_last_words(s, last, sizeof(last)));
 	else if (s->status == 1 && ls_reason(s, reason, sizeof(reason)))
-		check_pass(r, "after %s the launcher ended the session: %s, "
-			   "no answer", what, reason);
+		check_pass(r,
+		    "after %s the launcher ended the session: %s, "
+		    "no answer",
+		    what, reason);
 	else
-		check_fail(r, "after %s the launcher closed the session "
-			   "without a named error, exit status %d (stderr: %s)",
-			   what, s->status,
-			   ls_last_words(s, last, sizeof(last)));
+		check_fail(r,
+		    "after %s the launcher closed the session "
+		    "without a named error, exit status %d (stderr: %s)",
+		    what, s->status, ls_last_words(s, last, sizeof(last)));
 }
 
 bool
@@ -379,9 +385,10 @@ ls_hello(struct check_ctx *c, struct lsession *s, struct check_result *r)
 	ls_watch(s, SESSION_MS);
 	if (s->answer != PROTO_HELLO_REPLY) {
 		ls_end(s);
-		check_fail(r, "the launcher did not answer a valid HELLO "
-			   "(exit status %d: %s)", s->status,
-			   ls_last_words(s, last, sizeof(last)));
+		check_fail(r,
+		    "the launcher did not answer a valid HELLO "
+		    "(exit status %d: %s)",
+		    s->status, ls_last_words(s, last, sizeof(last)));
 		return false;
 	}
 	return true;
@@ -423,9 +430,8 @@ boundary_find_child(pid_t parent, char *comm, size_t len)
 			char *open_paren = strchr(st, '(');
 
 			snprintf(comm, len, "%.*s",
-				 open_paren != NULL ? (int)(p - open_paren - 1)
-						    : 0,
-				 open_paren != NULL ? open_paren + 1 : "");
+			    open_paren != NULL ? (int)(p - open_paren - 1) : 0,
+			    open_paren != NULL ? open_paren + 1 : "");
 		}
 	}
 	closedir(d);
@@ -501,10 +507,10 @@ bgrun_poll(struct bgrun *b, int ms)
 		if (poll(p, 2, ms) > 0) {
 			if (p[0].revents != 0)
 				boundary_drain(&b->out, b->obuf, &b->olen,
-					   sizeof(b->obuf));
+				    sizeof(b->obuf));
 			if (p[1].revents != 0)
 				boundary_drain(&b->err, b->ebuf, &b->elen,
-					   sizeof(b->ebuf));
+				    sizeof(b->ebuf));
 		}
 	} else {
 		usleep((useconds_t)ms * 1000);
@@ -535,4 +541,3 @@ bgrun_end(struct bgrun *b)
 		close(b->err);
 	b->out = b->err = -1;
 }
-

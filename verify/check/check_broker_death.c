@@ -58,9 +58,10 @@ proc_read(pid_t pid, struct proc_id *p)
 	st[n] = '\0';
 	/* "pid (comm) state ppid ... starttime(22) ...": comm holds anything */
 	if ((lp = strchr(st, '(')) == NULL || (rp = strrchr(st, ')')) == NULL ||
-	    sscanf(rp + 1, " %c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-		   "%*s %*s %*s %*s %*s %*s %*s %llu", &state, &ppid,
-		   &p->start) != 3)
+	    sscanf(rp + 1,
+		" %c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+		"%*s %*s %*s %*s %*s %*s %*s %llu",
+		&state, &ppid, &p->start) != 3)
 		return false;
 	p->pid = pid;
 	p->ppid = (pid_t)ppid;
@@ -137,8 +138,9 @@ beats(int dir)
 {
 	struct stat st;
 
-	return fstatat(dir, "beat", &st, AT_SYMLINK_NOFOLLOW) == 0 ?
-	       (long long)st.st_size : -1;
+	return fstatat(dir, "beat", &st, AT_SYMLINK_NOFOLLOW) == 0
+	    ? (long long)st.st_size
+	    : -1;
 }
 
 /*
@@ -148,8 +150,8 @@ beats(int dir)
  * could not start or never beat within 5 s (R failed, B ended).
  */
 static bool
-start_beating_job(struct check_ctx *c, struct check_result *r,
-		  const char *ws, int wsfd, struct bgrun *b)
+start_beating_job(struct check_ctx *c, struct check_result *r, const char *ws,
+    int wsfd, struct bgrun *b)
 {
 	char put[4200], ms[16];
 	int64_t t0;
@@ -158,8 +160,8 @@ start_beating_job(struct check_ctx *c, struct check_result *r,
 	snprintf(put, sizeof(put), "%s:stockade-probe", c->probe);
 	snprintf(ms, sizeof(ms), "%d", BEAT_MS);
 	const char *argv[] = {c->stockade, "run", "--json", "--workspace", ws,
-			      "--put", put, "--", "./stockade-probe",
-			      "heartbeat", "beat", ms, BEATS, NULL};
+	    "--put", put, "--", "./stockade-probe", "heartbeat", "beat", ms,
+	    BEATS, NULL};
 	if ((e = bgrun_start(c, argv, b)) < 0) {
 		check_fail(r, "cannot run %s: %s", c->stockade, strerror(-e));
 		return false;
@@ -168,9 +170,10 @@ start_beating_job(struct check_ctx *c, struct check_result *r,
 	while (beats(wsfd) < 2) {
 		if (bgrun_poll(b, 5) || check_now_ms() - t0 > 5000) {
 			bgrun_end(b);
-			check_fail(r, "the job never beat (stockade exit %d, "
-				   "stdout %.150s, stderr %.150s)", b->status,
-				   b->obuf, b->ebuf);
+			check_fail(r,
+			    "the job never beat (stockade exit %d, "
+			    "stdout %.150s, stderr %.150s)",
+			    b->status, b->obuf, b->ebuf);
 			return false;
 		}
 	}
@@ -202,7 +205,7 @@ boundary_broker_death(struct check_ctx *c, struct check_result *r)
 	if ((e = check_workspace(c, ws, sizeof(ws))) < 0 ||
 	    (wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		check_fail(r, "cannot make a workspace: %s",
-			   strerror(e < 0 ? -e : errno));
+		    strerror(e < 0 ? -e : errno));
 		return;
 	}
 	if (!start_beating_job(c, r, ws, wsfd, &b)) {
@@ -219,7 +222,7 @@ boundary_broker_death(struct check_ctx *c, struct check_result *r)
 		;
 	b.pid = 0;
 	while ((alive = proc_alive(tree, n, &first)) > 0 &&
-	       check_now_ms() - t_kill < BROKER_DEATH_MS)
+	    check_now_ms() - t_kill < BROKER_DEATH_MS)
 		usleep(10000);
 	if (alive == 0)
 		t_gone = check_now_ms();
@@ -231,25 +234,30 @@ boundary_broker_death(struct check_ctx *c, struct check_result *r)
 	close(wsfd);
 	for (size_t i = 0; i < n && i < 4; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names),
-			 "%s%s", i > 0 ? ", " : "", tree[i].comm);
+		    "%s%s", i > 0 ? ", " : "", tree[i].comm);
 	if (n == 0)
-		check_fail(r, "stockade run (pid %d) had no process under it in "
-			   "/proc while its job ran", (int)broker);
+		check_fail(r,
+		    "stockade run (pid %d) had no process under it in "
+		    "/proc while its job ran",
+		    (int)broker);
 	else if (alive > 0)
-		check_fail(r, "%zu of the %zu processes under the broker (%s) "
-			   "alive %d ms after its SIGKILL mid-job, pid %d (%s) "
-			   "among them; the heartbeat went from %lld to %lld "
-			   "beats, %lld %d ms later: the jail outlived its "
-			   "broker", alive, n, names, BROKER_DEATH_MS,
-			   (int)tree[first].pid, tree[first].comm, at_kill,
-			   at_end, later, 5 * BEAT_MS);
+		check_fail(r,
+		    "%zu of the %zu processes under the broker (%s) "
+		    "alive %d ms after its SIGKILL mid-job, pid %d (%s) "
+		    "among them; the heartbeat went from %lld to %lld "
+		    "beats, %lld %d ms later: the jail outlived its "
+		    "broker",
+		    alive, n, names, BROKER_DEATH_MS, (int)tree[first].pid,
+		    tree[first].comm, at_kill, at_end, later, 5 * BEAT_MS);
 	else if (later != at_end)
-		check_fail(r, "every process under the broker gone, yet the "
-			   "heartbeat went on: %lld beats, %lld %d ms later",
-			   at_end, later, 5 * BEAT_MS);
+		check_fail(r,
+		    "every process under the broker gone, yet the "
+		    "heartbeat went on: %lld beats, %lld %d ms later",
+		    at_end, later, 5 * BEAT_MS);
 	else
-		check_pass(r, "the %zu processes under the broker (%s) gone "
-			   "%lld ms after its SIGKILL mid-job; the heartbeat "
-			   "stopped at %lld beats (%lld at the kill)", n, names,
-			   (long long)(t_gone - t_kill), at_end, at_kill);
+		check_pass(r,
+		    "the %zu processes under the broker (%s) gone "
+		    "%lld ms after its SIGKILL mid-job; the heartbeat "
+		    "stopped at %lld beats (%lld at the kill)",
+		    n, names, (long long)(t_gone - t_kill), at_end, at_kill);
 }

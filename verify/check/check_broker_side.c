@@ -41,7 +41,6 @@
 
 /* ---- a hostile launcher ------------------------------------------------- */
 
-
 /* Copies the file FROM to TO (mode 0755). Returns 0 or a negative errno. */
 static int
 copy_exe(const char *from, const char *to)
@@ -116,7 +115,7 @@ struct fake_job {
  */
 static int
 fake_run(struct check_ctx *c, const char *mode, struct fake_job *j,
-	 struct check_result *r)
+    struct check_result *r)
 {
 	char dir[4096], exe[4200], mf[4200];
 	int e;
@@ -124,8 +123,10 @@ fake_run(struct check_ctx *c, const char *mode, struct fake_job *j,
 	memset(j, 0, sizeof(*j));
 	j->status = j->detail = j->out = "";
 	if ((e = fake_install(c, dir, sizeof(dir))) < 0) {
-		check_fail(r, "cannot make the hostile installation under %s: "
-			   "%s", c->tmpdir, strerror(-e));
+		check_fail(r,
+		    "cannot make the hostile installation under %s: "
+		    "%s",
+		    c->tmpdir, strerror(-e));
 		return -1;
 	}
 	snprintf(exe, sizeof(exe), "%s/stockade", dir);
@@ -145,14 +146,14 @@ fake_run(struct check_ctx *c, const char *mode, struct fake_job *j,
 	if (j->result != NULL) {
 		const char *v;
 
-		if ((v = json_string_value(json_object_get(j->result,
-							    "status"))))
+		if ((v = json_string_value(
+			 json_object_get(j->result, "status"))))
 			j->status = v;
-		if ((v = json_string_value(json_object_get(j->result,
-							    "detail"))))
+		if ((v = json_string_value(
+			 json_object_get(j->result, "detail"))))
 			j->detail = v;
-		if ((v = json_string_value(json_object_get(j->result,
-							    "stdout"))))
+		if ((v = json_string_value(
+			 json_object_get(j->result, "stdout"))))
 			j->out = v;
 	}
 	return 0;
@@ -173,11 +174,13 @@ fake_summary(const struct fake_job *j, char *buf, size_t len)
 
 	while (n > 0 && j->proc.err[n - 1] == '\n')
 		n--;
-	snprintf(buf, len, "stockade exit %d%s, status \"%s\", detail \"%s\", "
-		 "stderr: %.*s", j->proc.status,
-		 j->proc.timed_out ? " (killed at its deadline)" : "",
-		 j->status, j->detail, (int)(n > 200 ? 200 : n),
-		 j->proc.err + (n > 200 ? n - 200 : 0));
+	snprintf(buf, len,
+	    "stockade exit %d%s, status \"%s\", detail \"%s\", "
+	    "stderr: %.*s",
+	    j->proc.status,
+	    j->proc.timed_out ? " (killed at its deadline)" : "", j->status,
+	    j->detail, (int)(n > 200 ? 200 : n),
+	    j->proc.err + (n > 200 ? n - 200 : 0));
 	return buf;
 }
 
@@ -194,9 +197,8 @@ fake_summary(const struct fake_job *j, char *buf, size_t len)
  * sent before the mistake).
  */
 static void
-hostile_launcher(struct check_ctx *c, struct check_result *r,
-		 const char *mode, const char *sent, const char *detail,
-		 const char *out, const char *what)
+hostile_launcher(struct check_ctx *c, struct check_result *r, const char *mode,
+    const char *sent, const char *detail, const char *out, const char *what)
 {
 	struct fake_job j;
 	char why[400];
@@ -205,19 +207,23 @@ hostile_launcher(struct check_ctx *c, struct check_result *r,
 		return;
 	if (strstr(j.proc.err, sent) == NULL)
 		check_fail(r, "the hostile launcher did not get to send %s: %s",
-			   what, fake_summary(&j, why, sizeof(why)));
+		    what, fake_summary(&j, why, sizeof(why)));
 	else if (strcmp(j.status, "sandbox_error") == 0 &&
-		 strstr(j.detail, "protocol") != NULL &&
-		 strncmp(j.detail, detail, strlen(detail)) == 0 &&
-		 strcmp(j.out, out) == 0)
-		check_pass(r, "after %s: sandbox_error \"%s\", stdout \"%s\" "
-			   "(what came before)", what, j.detail, j.out);
+	    strstr(j.detail, "protocol") != NULL &&
+	    strncmp(j.detail, detail, strlen(detail)) == 0 &&
+	    strcmp(j.out, out) == 0)
+		check_pass(r,
+		    "after %s: sandbox_error \"%s\", stdout \"%s\" "
+		    "(what came before)",
+		    what, j.detail, j.out);
 	else if (j.result == NULL)
 		check_fail(r, "no result after %s: %s", what,
-			   fake_summary(&j, why, sizeof(why)));
+		    fake_summary(&j, why, sizeof(why)));
 	else
-		check_fail(r, "status %s, stdout \"%s\", detail \"%s\": the "
-			   "broker took %s", j.status, j.out, j.detail, what);
+		check_fail(r,
+		    "status %s, stdout \"%s\", detail \"%s\": the "
+		    "broker took %s",
+		    j.status, j.out, j.detail, what);
 	fake_free(&j);
 }
 
@@ -230,7 +236,7 @@ static void
 broker_refuses_fd(struct check_ctx *c, struct check_result *r)
 {
 	hostile_launcher(c, r, "smuggle-fd", "sends OUTPUT with a descriptor",
-			 "", "a", "an OUTPUT carrying a descriptor of /");
+	    "", "a", "an OUTPUT carrying a descriptor of /");
 }
 
 /* boundary.wrong_version_reply_refused_by_broker: the launcher answers
@@ -241,8 +247,8 @@ static void
 broker_refuses_version(struct check_ctx *c, struct check_result *r)
 {
 	hostile_launcher(c, r, "wrong-version", "HELLO_REPLY with version",
-			 "cannot start the launcher", "",
-			 "a HELLO_REPLY of the previous protocol version");
+	    "cannot start the launcher", "",
+	    "a HELLO_REPLY of the previous protocol version");
 }
 
 /* boundary.foreign_job_result_refused: the launcher sends OUTPUT "a" and
@@ -252,7 +258,7 @@ static void
 broker_refuses_foreign_result(struct check_ctx *c, struct check_result *r)
 {
 	hostile_launcher(c, r, "foreign-result", "RESULT for job", "", "a",
-			 "a RESULT for job 2 while job 1 runs");
+	    "a RESULT for job 2 while job 1 runs");
 }
 
 /* ---- a launcher that dies ---------------------------------------------- */
@@ -265,8 +271,8 @@ broker_refuses_foreign_result(struct check_ctx *c, struct check_result *r)
  * ended).
  */
 static bool
-start_marked_job(struct check_ctx *c, struct check_result *r,
-		 const char *ws, int wsfd, struct bgrun *b)
+start_marked_job(struct check_ctx *c, struct check_result *r, const char *ws,
+    int wsfd, struct bgrun *b)
 {
 	char put[4200], ms[16];
 	int64_t t0;
@@ -275,8 +281,8 @@ start_marked_job(struct check_ctx *c, struct check_result *r,
 	snprintf(put, sizeof(put), "%s:stockade-probe", c->probe);
 	snprintf(ms, sizeof(ms), "%d", LATE_MS);
 	const char *argv[] = {c->stockade, "run", "--json", "--workspace", ws,
-			      "--put", put, "--", "./stockade-probe",
-			      "mark-then-mark", "started", ms, "late", NULL};
+	    "--put", put, "--", "./stockade-probe", "mark-then-mark", "started",
+	    ms, "late", NULL};
 	if ((e = bgrun_start(c, argv, b)) < 0) {
 		check_fail(r, "cannot run %s: %s", c->stockade, strerror(-e));
 		return false;
@@ -286,9 +292,10 @@ start_marked_job(struct check_ctx *c, struct check_result *r,
 	while (!boundary_exists_in(wsfd, "started")) {
 		if (bgrun_poll(b, 5) || check_now_ms() - t0 > 5000) {
 			bgrun_end(b);
-			check_fail(r, "the job never started (stockade exit %d, "
-				   "stdout %.150s, stderr %.150s)", b->status,
-				   b->obuf, b->ebuf);
+			check_fail(r,
+			    "the job never started (stockade exit %d, "
+			    "stdout %.150s, stderr %.150s)",
+			    b->status, b->obuf, b->ebuf);
 			return false;
 		}
 	}
@@ -318,7 +325,7 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 	if ((e = check_workspace(c, ws, sizeof(ws))) < 0 ||
 	    (wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		check_fail(r, "cannot make a workspace: %s",
-			   strerror(e < 0 ? -e : errno));
+		    strerror(e < 0 ? -e : errno));
 		return;
 	}
 	if (!start_marked_job(c, r, ws, wsfd, &b)) {
@@ -329,8 +336,10 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 	launcher = boundary_find_child(b.pid, comm, sizeof(comm));
 	if (launcher <= 0) {
 		bgrun_end(&b);
-		check_fail(r, "stockade run (pid %d) has no child in /proc: "
-			   "no launcher to kill", (int)b.pid);
+		check_fail(r,
+		    "stockade run (pid %d) has no child in /proc: "
+		    "no launcher to kill",
+		    (int)b.pid);
 		close(wsfd);
 		return;
 	}
@@ -353,44 +362,55 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 		if ((v = json_string_value(json_object_get(res, "detail"))))
 			detail = v;
 	}
-	snprintf(why, sizeof(why), "after the launcher (pid %d, %s) was "
-		 "killed mid-job", (int)launcher, comm);
+	snprintf(why, sizeof(why),
+	    "after the launcher (pid %d, %s) was "
+	    "killed mid-job",
+	    (int)launcher, comm);
 	if (t_end == 0)
-		check_fail(r, "no result within %d ms %s: its death went "
-			   "unnoticed", DEATH_NOTICE_MS + 1000, why);
+		check_fail(r,
+		    "no result within %d ms %s: its death went "
+		    "unnoticed",
+		    DEATH_NOTICE_MS + 1000, why);
 	else if (boundary_exists_in(wsfd, "late"))
-		check_fail(r, "the job made \"late\" %d ms after it started, "
-			   "%s: the jail outlived its launcher", LATE_MS, why);
+		check_fail(r,
+		    "the job made \"late\" %d ms after it started, "
+		    "%s: the jail outlived its launcher",
+		    LATE_MS, why);
 	else if (strcmp(status, "sandbox_error") != 0 ||
-		 strstr(detail, "launcher") == NULL ||
-		 strstr(detail, "died") == NULL)
-		check_fail(r, "status \"%s\", detail \"%s\" %s (stockade exit "
-			   "%d)", status, detail, why, b.status);
+	    strstr(detail, "launcher") == NULL ||
+	    strstr(detail, "died") == NULL)
+		check_fail(r,
+		    "status \"%s\", detail \"%s\" %s (stockade exit "
+		    "%d)",
+		    status, detail, why, b.status);
 	else if (t_end - t_kill > DEATH_NOTICE_MS)
 		check_fail(r, "sandbox_error only %lld ms %s",
-			   (long long)(t_end - t_kill), why);
+		    (long long)(t_end - t_kill), why);
 	else
-		check_pass(r, "sandbox_error \"%s\" %lld ms %s; the job's "
-			   "later file never appeared", detail,
-			   (long long)(t_end - t_kill), why);
+		check_pass(r,
+		    "sandbox_error \"%s\" %lld ms %s; the job's "
+		    "later file never appeared",
+		    detail, (long long)(t_end - t_kill), why);
 	json_decref(res);
 	close(wsfd);
 }
 const struct check checks_broker_side[] = {
-	{"boundary.launcher_descriptor_refused_by_broker", "boundary",
-	 "a descriptor sent by the launcher ends the job as sandbox_error",
-	 broker_refuses_fd},
-	{"boundary.wrong_version_reply_refused_by_broker", "boundary",
-	 "a launcher answering another protocol version runs no job",
-	 broker_refuses_version},
-	{"boundary.foreign_job_result_refused", "boundary",
-	 "a RESULT for another job id ends the job as sandbox_error",
-	 broker_refuses_foreign_result},
-	{"boundary.launcher_death_ends_job", "boundary",
-	 "a launcher killed mid-job: sandbox_error naming its death within "
-	 "2 s, and the job's processes gone", launcher_death},
-	{"boundary.broker_death_kills_jail", "boundary",
-	 "a broker killed mid-job: within 1 s no process under it remains "
-	 "and the job's heartbeat has stopped", boundary_broker_death},
-	{NULL, NULL, NULL, NULL},
+    {"boundary.launcher_descriptor_refused_by_broker", "boundary",
+	"a descriptor sent by the launcher ends the job as sandbox_error",
+	broker_refuses_fd},
+    {"boundary.wrong_version_reply_refused_by_broker", "boundary",
+	"a launcher answering another protocol version runs no job",
+	broker_refuses_version},
+    {"boundary.foreign_job_result_refused", "boundary",
+	"a RESULT for another job id ends the job as sandbox_error",
+	broker_refuses_foreign_result},
+    {"boundary.launcher_death_ends_job", "boundary",
+	"a launcher killed mid-job: sandbox_error naming its death within "
+	"2 s, and the job's processes gone",
+	launcher_death},
+    {"boundary.broker_death_kills_jail", "boundary",
+	"a broker killed mid-job: within 1 s no process under it remains "
+	"and the job's heartbeat has stopped",
+	boundary_broker_death},
+    {NULL, NULL, NULL, NULL},
 };

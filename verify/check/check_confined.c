@@ -193,12 +193,12 @@ end_run(pid_t pid)
  */
 static int
 observe_helpers(struct check_ctx *c, struct confined *broker,
-		struct confined *launcher, char *why, size_t len)
+    struct confined *launcher, char *why, size_t len)
 {
 	char put[4200];
 	const char *argv[] = {c->stockade, "run", "--json", "--put", put,
-			      "--timeout", "20", "--", "./stockade-probe",
-			      "sleep", "10000", NULL};
+	    "--timeout", "20", "--", "./stockade-probe", "sleep", "10000",
+	    NULL};
 	char *args[16];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -220,14 +220,15 @@ observe_helpers(struct check_ctx *c, struct confined *broker,
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &all);
 	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-				 POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setflags(&at,
+	    POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+		POSIX_SPAWN_SETSIGDEF);
 	e = posix_spawn(&pid, c->stockade, &fa, &at, args, c->envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (e != 0) {
 		snprintf(why, len, "cannot start %.200s: %s", c->stockade,
-			 strerror(e));
+		    strerror(e));
 		return -1;
 	}
 	until = check_now_ms() + 5000;
@@ -235,10 +236,11 @@ observe_helpers(struct check_ctx *c, struct confined *broker,
 		pid_t w = waitpid(pid, &st, WNOHANG);
 
 		if (w == pid) {
-			snprintf(why, len, "stockade run ended (%s %d) before "
-				 "its job ran", WIFEXITED(st) ? "exit" :
-				 "signal", WIFEXITED(st) ? WEXITSTATUS(st) :
-				 WTERMSIG(st));
+			snprintf(why, len,
+			    "stockade run ended (%s %d) before "
+			    "its job ran",
+			    WIFEXITED(st) ? "exit" : "signal",
+			    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 			return -1;
 		}
 		if ((l = find_launcher(pid)) > 0)
@@ -247,11 +249,15 @@ observe_helpers(struct check_ctx *c, struct confined *broker,
 	}
 	e = -1;
 	if (l <= 0)
-		snprintf(why, len, "no launcher with a running job under "
-			 "stockade run (pid %d) within 5 s", (int)pid);
+		snprintf(why, len,
+		    "no launcher with a running job under "
+		    "stockade run (pid %d) within 5 s",
+		    (int)pid);
 	else if (read_status(pid, broker) < 0 || read_status(l, launcher) < 0)
-		snprintf(why, len, "cannot read /proc/%d/status or "
-			 "/proc/%d/status", (int)pid, (int)l);
+		snprintf(why, len,
+		    "cannot read /proc/%d/status or "
+		    "/proc/%d/status",
+		    (int)pid, (int)l);
 	else
 		e = 0;
 	end_run(pid);
@@ -267,22 +273,23 @@ cap_names(uint64_t mask, char *buf, size_t len)
 		unsigned cap;
 		const char *name;
 	} names[] = {
-		{CAP_CHOWN, "CAP_CHOWN"},
-		{CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE"},
-		{CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH"},
-		{CAP_FOWNER, "CAP_FOWNER"},
-		{CAP_SETGID, "CAP_SETGID"},
-		{CAP_SETUID, "CAP_SETUID"},
-		{CAP_SETPCAP, "CAP_SETPCAP"},
-		{CAP_NET_ADMIN, "CAP_NET_ADMIN"},
-		{CAP_SYS_PTRACE, "CAP_SYS_PTRACE"},
-		{CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},
+	    {CAP_CHOWN, "CAP_CHOWN"},
+	    {CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE"},
+	    {CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH"},
+	    {CAP_FOWNER, "CAP_FOWNER"},
+	    {CAP_SETGID, "CAP_SETGID"},
+	    {CAP_SETUID, "CAP_SETUID"},
+	    {CAP_SETPCAP, "CAP_SETPCAP"},
+	    {CAP_NET_ADMIN, "CAP_NET_ADMIN"},
+	    {CAP_SYS_PTRACE, "CAP_SYS_PTRACE"},
+	    {CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},
 	};
 	size_t n;
 
 	buf[0] = '\0';
 	if (__builtin_popcountll(mask) > 4) {
-		snprintf(buf, len, "%d capabilities", __builtin_popcountll(mask));
+		snprintf(buf, len, "%d capabilities",
+		    __builtin_popcountll(mask));
 		return;
 	}
 	for (unsigned cap = 0; cap < 64; cap++) {
@@ -295,10 +302,11 @@ cap_names(uint64_t mask, char *buf, size_t len)
 				nm = names[i].name;
 		n = strlen(buf);
 		if (nm != NULL)
-			snprintf(buf + n, len - n, "%s%s", n > 0 ? "," : "", nm);
+			snprintf(buf + n, len - n, "%s%s", n > 0 ? "," : "",
+			    nm);
 		else
 			snprintf(buf + n, len - n, "%scap %u", n > 0 ? "," : "",
-				 cap);
+			    cap);
 	}
 	if (buf[0] == '\0')
 		snprintf(buf, len, "none");
@@ -314,16 +322,17 @@ cap_names(uint64_t mask, char *buf, size_t len)
  */
 static void
 judge(struct check_result *r, const char *who, const struct confined *s,
-      uint64_t keep)
+    uint64_t keep)
 {
 	char extra[200], line[300];
 	uint64_t may = s->euid == 0 ? keep : 0;
 
-	snprintf(line, sizeof(line), "%s %s (pid %d, euid %ld): NoNewPrivs "
-		 "%d, Seccomp %d (%d filter%s), CapEff %016" PRIx64 ", CapBnd "
-		 "%016" PRIx64, who, s->comm, (int)s->pid, s->euid, s->nnp,
-		 s->seccomp, s->filters, s->filters == 1 ? "" : "s", s->eff,
-		 s->bnd);
+	snprintf(line, sizeof(line),
+	    "%s %s (pid %d, euid %ld): NoNewPrivs "
+	    "%d, Seccomp %d (%d filter%s), CapEff %016" PRIx64 ", CapBnd "
+	    "%016" PRIx64,
+	    who, s->comm, (int)s->pid, s->euid, s->nnp, s->seccomp, s->filters,
+	    s->filters == 1 ? "" : "s", s->eff, s->bnd);
 	if (s->nnp != 1)
 		check_fail(r, "no_new_privs is not set: %s", line);
 	else if (s->seccomp != 2 || s->filters < 1)
@@ -332,12 +341,14 @@ judge(struct check_result *r, const char *who, const struct confined *s,
 		cap_names((s->eff | s->prm) & ~may, extra, sizeof(extra));
 		check_fail(r, "it kept %s: %s", extra, line);
 	} else if (s->inh != 0 || s->amb != 0)
-		check_fail(r, "inheritable %016" PRIx64 " or ambient %016" PRIx64
-			   " capabilities: %s", s->inh, s->amb, line);
+		check_fail(r,
+		    "inheritable %016" PRIx64 " or ambient %016" PRIx64
+		    " capabilities: %s",
+		    s->inh, s->amb, line);
 	else if (s->euid == 0 && s->bnd != 0) {
 		cap_names(s->bnd, extra, sizeof(extra));
 		check_fail(r, "its bounding set still holds %s: %s", extra,
-			   line);
+		    line);
 	} else
 		check_pass(r, "%s", line);
 }
@@ -375,20 +386,20 @@ broker_confined(struct check_ctx *c, struct check_result *r)
 		check_fail(r, "%s", why);
 		return;
 	}
-	judge(r, "broker", &b, 1ULL << CAP_CHOWN |
-	      1ULL << CAP_DAC_OVERRIDE | 1ULL << CAP_FOWNER);
+	judge(r, "broker", &b,
+	    1ULL << CAP_CHOWN | 1ULL << CAP_DAC_OVERRIDE | 1ULL << CAP_FOWNER);
 }
 
 const struct check checks_confined[] = {
-	{"boundary.launcher_confined", "boundary",
-	 "the running launcher's /proc/PID/status: NoNewPrivs 1, Seccomp 2 "
-	 "(a filter loaded; its rules: tests/test_launcher_confine.c), as "
-	 "root only CAP_DAC_READ_SEARCH and an empty bounding set",
-	 launcher_confined},
-	{"boundary.broker_confined", "boundary",
-	 "the running broker's /proc/PID/status: NoNewPrivs 1, Seccomp 2 (a "
-	 "filter loaded; its rules: tests/test_confine.c), as root only "
-	 "CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER and an empty bounding set",
-	 broker_confined},
-	{NULL, NULL, NULL, NULL},
+    {"boundary.launcher_confined", "boundary",
+	"the running launcher's /proc/PID/status: NoNewPrivs 1, Seccomp 2 "
+	"(a filter loaded; its rules: tests/test_launcher_confine.c), as "
+	"root only CAP_DAC_READ_SEARCH and an empty bounding set",
+	launcher_confined},
+    {"boundary.broker_confined", "boundary",
+	"the running broker's /proc/PID/status: NoNewPrivs 1, Seccomp 2 (a "
+	"filter loaded; its rules: tests/test_confine.c), as root only "
+	"CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER and an empty bounding set",
+	broker_confined},
+    {NULL, NULL, NULL, NULL},
 };

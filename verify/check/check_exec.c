@@ -17,7 +17,7 @@
 
 #include "check.h"
 
-#define KEEP_MAX (4u << 20)	/* a program's stdout or stderr kept, bytes */
+#define KEEP_MAX (4u << 20) /* a program's stdout or stderr kept, bytes */
 
 /* Appends what FD has now to *BUF (kept up to KEEP_MAX); closes it and
  * sets *FD -1 at its end. */
@@ -66,18 +66,18 @@ check_spawnattr_init(posix_spawnattr_t *at)
 	posix_spawnattr_setpgroup(at, 0);
 	posix_spawnattr_setsigmask(at, &none);
 	posix_spawnattr_setsigdefault(at, &all);
-	posix_spawnattr_setflags(at, POSIX_SPAWN_SETPGROUP |
-				 POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setflags(at,
+	    POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+		POSIX_SPAWN_SETSIGDEF);
 }
 
 int
 check_exec(struct check_ctx *c, const char *const argv[],
-	   const char *const extra_env[], const void *input, size_t len,
-	   int64_t deadline_ms, struct check_proc *p)
+    const char *const extra_env[], const void *input, size_t len,
+    int64_t deadline_ms, struct check_proc *p)
 {
-	return check_exec_interrupt(c, argv, extra_env, input, len,
-				    deadline_ms, NULL, p);
+	return check_exec_interrupt(c, argv, extra_env, input, len, deadline_ms,
+	    NULL, p);
 }
 
 /*
@@ -114,7 +114,7 @@ exec_env(const struct check_ctx *c, const char *const extra_env[])
  */
 static int
 exec_spawn(const char *const argv[], char **envp, bool input, int out[2],
-	   int err[2], int in[2], pid_t *pid)
+    int err[2], int in[2], pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -133,8 +133,8 @@ exec_spawn(const char *const argv[], char **envp, bool input, int out[2],
 	if (input)
 		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
 	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
-						 O_RDONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
+		    0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
 	/* A group of its own, killed whole at the deadline. */
@@ -165,17 +165,15 @@ exec_spawn(const char *const argv[], char **envp, bool input, int out[2],
  * (P->timed_out).
  */
 static void
-exec_pump(pid_t pid, struct check_proc *p, int out[2], int err[2],
-	  int in[2], const void *input, size_t len, int64_t deadline,
-	  const char *interrupt_on)
+exec_pump(pid_t pid, struct check_proc *p, int out[2], int err[2], int in[2],
+    const void *input, size_t len, int64_t deadline, const char *interrupt_on)
 {
 	bool interrupted = interrupt_on == NULL;
 	size_t outcap = 1, errcap = 1, sent = 0;
 
 	while (out[0] >= 0 || err[0] >= 0) {
 		struct pollfd pfd[3] = {{out[0], POLLIN, 0},
-					{err[0], POLLIN, 0},
-					{in[1], POLLOUT, 0}};
+		    {err[0], POLLIN, 0}, {in[1], POLLOUT, 0}};
 		int64_t left = deadline - check_now_ms();
 
 		if (left <= 0 || check_interrupted) {
@@ -200,7 +198,7 @@ exec_pump(pid_t pid, struct check_proc *p, int out[2], int err[2],
 			drain(&err[0], &p->err, &p->errlen, &errcap);
 		if (in[1] >= 0 && pfd[2].revents != 0) {
 			ssize_t w = write(in[1], (const char *)input + sent,
-					  len - sent);
+			    len - sent);
 
 			if (w > 0)
 				sent += (size_t)w;
@@ -247,9 +245,8 @@ exec_reap(pid_t pid, int64_t deadline, struct check_proc *p)
 
 int
 check_exec_interrupt(struct check_ctx *c, const char *const argv[],
-		     const char *const extra_env[], const void *input,
-		     size_t len, int64_t deadline_ms,
-		     const char *interrupt_on, struct check_proc *p)
+    const char *const extra_env[], const void *input, size_t len,
+    int64_t deadline_ms, const char *interrupt_on, struct check_proc *p)
 {
 	char **envp;
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
@@ -266,8 +263,7 @@ check_exec_interrupt(struct check_ctx *c, const char *const argv[],
 		free(envp);
 		return -ENOMEM;
 	}
-	if ((e = exec_spawn(argv, envp, input != NULL, out, err, in,
-			    &pid)) < 0)
+	if ((e = exec_spawn(argv, envp, input != NULL, out, err, in, &pid)) < 0)
 		goto fail;
 	if (input != NULL) {
 		fcntl(in[1], F_SETFL, O_NONBLOCK);

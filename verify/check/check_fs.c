@@ -51,7 +51,7 @@ fsc_holds_canary(const char *path)
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	return n == (ssize_t)strlen(fsc_canary_text) &&
-	       memcmp(buf, fsc_canary_text, (size_t)n) == 0;
+	    memcmp(buf, fsc_canary_text, (size_t)n) == 0;
 }
 
 /*
@@ -61,7 +61,7 @@ fsc_holds_canary(const char *path)
  */
 int
 fsc_scene_init(struct check_ctx *c, struct scene *s, const char *policy,
-	       struct check_result *r)
+    struct check_result *r)
 {
 	char secret[4200];
 	size_t clen = strlen(fsc_canary_text);
@@ -75,20 +75,20 @@ fsc_scene_init(struct check_ctx *c, struct scene *s, const char *policy,
 	if ((e = check_workspace(c, s->ws, sizeof(s->ws))) < 0 ||
 	    (e = mkdir(s->out, 0755) < 0 ? -errno : 0) < 0 ||
 	    (e = check_write_file(s->canary, fsc_canary_text, clen, false,
-				  c->root)) < 0 ||
+		 c->root)) < 0 ||
 	    (e = check_write_file(secret, fsc_canary_text, clen, false,
-				  c->root)) < 0)
+		 c->root)) < 0)
 		goto fail;
 	if (policy != NULL) {
 		check_tmpname(c, "policy", s->policy, sizeof(s->policy));
 		if ((e = check_write_file(s->policy, policy, strlen(policy),
-					  false, c->root)) < 0)
+			 false, c->root)) < 0)
 			goto fail;
 	}
 	return 0;
 fail:
 	check_fail(r, "cannot set the scene up under %s: %s", c->tmpdir,
-		   strerror(-e));
+	    strerror(-e));
 	return -1;
 }
 
@@ -125,8 +125,8 @@ bind_socket(const struct scene *s, const char *rel)
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s",
-		 dfd, rel);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd,
+	    rel);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		e = -errno;
 	close(fd);
@@ -135,13 +135,16 @@ bind_socket(const struct scene *s, const char *rel)
 }
 
 bool
-fsc_plant(const struct scene *s, struct check_result *r,
-	  enum fsc_kind kind, const char *rel, const char *arg, size_t len)
+fsc_plant(const struct scene *s, struct check_result *r, enum fsc_kind kind,
+    const char *rel, const char *arg, size_t len)
 {
 	static const char *const what[] = {
-		[FSC_FILE] = "a file", [FSC_DIR] = "a directory",
-		[FSC_LINK] = "a symlink", [FSC_FIFO] = "a FIFO",
-		[FSC_SOCKET] = "a unix socket", [FSC_HARDLINK] = "a hard link",
+	    [FSC_FILE] = "a file",
+	    [FSC_DIR] = "a directory",
+	    [FSC_LINK] = "a symlink",
+	    [FSC_FIFO] = "a FIFO",
+	    [FSC_SOCKET] = "a unix socket",
+	    [FSC_HARDLINK] = "a hard link",
 	};
 	char p[4400];
 	int e = 0;
@@ -177,7 +180,7 @@ fsc_plant_failed(struct check_result *r, int e, const char *what)
 {
 	if (e < 0)
 		check_fail(r, "cannot plant %s in the workspace: %s", what,
-			   strerror(-e));
+		    strerror(-e));
 	return e < 0;
 }
 
@@ -207,7 +210,7 @@ fsc_shown(const char *in, char *out, size_t len)
  */
 int
 fsc_cmd(const struct scene *s, struct check_proc *p, const char *cmd,
-	const char *const *args, char *what, size_t wlen)
+    const char *const *args, char *what, size_t wlen)
 {
 	const char *argv[32];
 	char raw[1024];
@@ -230,9 +233,8 @@ fsc_cmd(const struct scene *s, struct check_proc *p, const char *cmd,
 		argv[n++] = a;
 		/* A scratch path is shown from the check's directory on. */
 		if (o < sizeof(raw))
-			o += (size_t)snprintf(raw + o, sizeof(raw) - o,
-					      " %s%s", tmp ? "TMP" : "",
-					      tmp ? a + tl : a);
+			o += (size_t)snprintf(raw + o, sizeof(raw) - o, " %s%s",
+			    tmp ? "TMP" : "", tmp ? a + tl : a);
 	}
 	argv[n] = NULL;
 	fsc_shown(raw, what, wlen);
@@ -247,8 +249,8 @@ fsc_named_error(const struct check_proc *p)
 	char pat[64];
 
 	for (int i = 1; i <= FS_ERROR_MAX; i++) {
-		snprintf(pat, sizeof(pat), ": %s: ",
-			 fs_error_name((enum fs_error)i));
+		snprintf(pat, sizeof(pat),
+		    ": %s: ", fs_error_name((enum fs_error)i));
 		if (p->err != NULL && strstr(p->err, pat) != NULL)
 			return fs_error_name((enum fs_error)i);
 	}
@@ -263,13 +265,12 @@ fsc_outcome(const struct check_proc *p, char *buf, size_t len)
 
 	if (p->timed_out)
 		snprintf(buf, len, "hung: killed after %lld ms",
-			 (long long)p->elapsed_ms);
+		    (long long)p->elapsed_ms);
 	else if (p->status < 0)
 		snprintf(buf, len, "could not be started");
 	else
 		snprintf(buf, len, "exit %d%s%s, %zu bytes on stdout",
-			 p->status, *name != '\0' ? ", " : "", name,
-			 p->outlen);
+		    p->status, *name != '\0' ? ", " : "", name, p->outlen);
 	return buf;
 }
 
@@ -283,7 +284,7 @@ fsc_error_line(const struct check_proc *p, char *buf, size_t len)
 	size_t n;
 
 	while (strncmp(l, "stockade: warning: ", 19) == 0 &&
-	       strchr(l, '\n') != NULL)
+	    strchr(l, '\n') != NULL)
 		l = strchr(l, '\n') + 1;
 	n = strcspn(l, "\n");
 	if (n >= sizeof(line))
@@ -298,8 +299,8 @@ fsc_error_line(const struct check_proc *p, char *buf, size_t len)
 static bool
 leaked(const struct check_proc *p)
 {
-	return p->out != NULL && strstr(p->out, "stockade-check canary") !=
-				      NULL;
+	return p->out != NULL &&
+	    strstr(p->out, "stockade-check canary") != NULL;
 }
 
 /*
@@ -312,7 +313,7 @@ leaked(const struct check_proc *p)
  */
 bool
 fsc_expect(const struct scene *s, struct check_result *r, const char *want,
-	   const char *cmd, const char *const *args, struct check_proc *keep)
+    const char *cmd, const char *const *args, struct check_proc *keep)
 {
 	struct check_proc p;
 	char what[512], how[160], err[512];
@@ -324,16 +325,15 @@ fsc_expect(const struct scene *s, struct check_result *r, const char *want,
 		return false;
 	}
 	ok = !p.timed_out && p.status == (want != NULL ? 1 : 0) &&
-	     (want == NULL || strcmp(fsc_named_error(&p), want) == 0) &&
-	     !leaked(&p);
+	    (want == NULL || strcmp(fsc_named_error(&p), want) == 0) &&
+	    !leaked(&p);
 	if (!ok)
 		check_fail(r, "%s: %s%s (a sound stockade: exit %s%s)%s%s",
-			   what, fsc_outcome(&p, how, sizeof(how)),
-			   leaked(&p) ? ", the canary's content" : "",
-			   want != NULL ? "1, " : "0", want != NULL ? want : "",
-			   want != NULL ? "" : ": ",
-			   want != NULL ? "" :
-			   fsc_error_line(&p, err, sizeof(err)));
+		    what, fsc_outcome(&p, how, sizeof(how)),
+		    leaked(&p) ? ", the canary's content" : "",
+		    want != NULL ? "1, " : "0", want != NULL ? want : "",
+		    want != NULL ? "" : ": ",
+		    want != NULL ? "" : fsc_error_line(&p, err, sizeof(err)));
 	if (ok && want == NULL && keep != NULL)
 		*keep = p;
 	else
@@ -349,13 +349,15 @@ fsc_outside_intact(const struct scene *s, struct check_result *r)
 
 	snprintf(secret, sizeof(secret), "%s/secret", s->out);
 	if (!fsc_holds_canary(s->canary)) {
-		check_fail(r, "the canary file outside the workspace was "
-			   "changed");
+		check_fail(r,
+		    "the canary file outside the workspace was "
+		    "changed");
 		return false;
 	}
 	if (!fsc_holds_canary(secret)) {
-		check_fail(r, "the file outside the workspace, in the "
-			   "directory a symlink named, was changed");
+		check_fail(r,
+		    "the file outside the workspace, in the "
+		    "directory a symlink named, was changed");
 		return false;
 	}
 	return true;
@@ -391,12 +393,13 @@ get_symlink_to_outside(struct check_ctx *c, struct check_result *r)
 	    !fsc_plant(&s, r, FSC_LINK, "up.txt", rel, 0))
 		return;
 	if (fsc_expect_refused(&s, r, "symlink_refused", "get",
-			       ARGS("report.txt", "-")) &&
+		ARGS("report.txt", "-")) &&
 	    fsc_expect_refused(&s, r, "symlink_refused", "get",
-			       ARGS("up.txt", "-")))
-		check_pass(r, "get report.txt (-> the canary outside) and "
-			   "up.txt (-> ../canary): exit 1, symlink_refused, "
-			   "nothing read");
+		ARGS("up.txt", "-")))
+		check_pass(r,
+		    "get report.txt (-> the canary outside) and "
+		    "up.txt (-> ../canary): exit 1, symlink_refused, "
+		    "nothing read");
 }
 
 /* file_api.get_symlinked_parent_refused: a symlink in the middle of the
@@ -416,14 +419,15 @@ get_symlinked_parent(struct check_ctx *c, struct check_result *r)
 	    !fsc_plant(&s, r, FSC_LINK, "alias", "real", 0))
 		return;
 	if (fsc_expect_refused(&s, r, "symlink_refused", "get",
-			       ARGS("logs/secret", "-")) &&
+		ARGS("logs/secret", "-")) &&
 	    fsc_expect_refused(&s, r, "symlink_refused", "stat",
-			       ARGS("logs/secret")) &&
+		ARGS("logs/secret")) &&
 	    fsc_expect_refused(&s, r, "symlink_refused", "get",
-			       ARGS("alias/f", "-")))
-		check_pass(r, "get and stat logs/secret (logs -> a directory "
-			   "outside), get alias/f (alias -> real, inside): "
-			   "exit 1, symlink_refused");
+		ARGS("alias/f", "-")))
+		check_pass(r,
+		    "get and stat logs/secret (logs -> a directory "
+		    "outside), get alias/f (alias -> real, inside): "
+		    "exit 1, symlink_refused");
 }
 
 /* file_api.get_fifo_refused_without_hanging: a FIFO at the name is
@@ -439,9 +443,10 @@ get_fifo(struct check_ctx *c, struct check_result *r)
 	    !fsc_plant(&s, r, FSC_FIFO, "data.csv", NULL, 0))
 		return;
 	if (fsc_expect_refused(&s, r, "not_regular_file", "get",
-			       ARGS("data.csv", "-")))
-		check_pass(r, "get data.csv (a FIFO with no writer): exit 1, "
-			   "not_regular_file, without blocking");
+		ARGS("data.csv", "-")))
+		check_pass(r,
+		    "get data.csv (a FIFO with no writer): exit 1, "
+		    "not_regular_file, without blocking");
 }
 
 /* file_api.get_socket_and_dir_refused: a unix socket is
@@ -457,11 +462,12 @@ get_socket_and_dir(struct check_ctx *c, struct check_result *r)
 	    !fsc_plant(&s, r, FSC_DIR, "dir", NULL, 0))
 		return;
 	if (fsc_expect_refused(&s, r, "not_regular_file", "get",
-			       ARGS("sock", "-")) &&
+		ARGS("sock", "-")) &&
 	    fsc_expect_refused(&s, r, "is_a_directory", "get",
-			       ARGS("dir", "-")))
-		check_pass(r, "get sock (a unix socket): not_regular_file; "
-			   "get dir: is_a_directory; exit 1 both");
+		ARGS("dir", "-")))
+		check_pass(r,
+		    "get sock (a unix socket): not_regular_file; "
+		    "get dir: is_a_directory; exit 1 both");
 }
 
 /* file_api.get_hardlink_refused: notes.txt, a hard link to the canary
@@ -477,9 +483,10 @@ get_hardlink(struct check_ctx *c, struct check_result *r)
 	    !fsc_plant(&s, r, FSC_HARDLINK, "notes.txt", s.canary, 0))
 		return;
 	if (fsc_expect_refused(&s, r, "hardlinked_file", "get",
-			       ARGS("notes.txt", "-")))
-		check_pass(r, "get notes.txt (a hard link to the canary "
-			   "outside): exit 1, hardlinked_file, nothing read");
+		ARGS("notes.txt", "-")))
+		check_pass(r,
+		    "get notes.txt (a hard link to the canary "
+		    "outside): exit 1, hardlinked_file, nothing read");
 }
 
 /* file_api.get_size_limit_exact: with max_file_mb = 1, a file of exactly
@@ -505,7 +512,7 @@ get_size_limit(struct check_ctx *c, struct check_result *r)
 	if (fsc_plant(&s, r, FSC_FILE, "exact.bin", buf, FSC_MIB) &&
 	    fsc_plant(&s, r, FSC_FILE, "over.bin", buf, FSC_MIB + 1)) {
 		fd = open(fsc_in_ws(&s, "sparse.bin", sparse, sizeof(sparse)),
-			  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0 || ftruncate(fd, 1LL << 30) < 0)
 			e = -errno;
 		if (fd >= 0)
@@ -524,44 +531,51 @@ get_size_limit(struct check_ctx *c, struct check_result *r)
 	if (!fsc_expect_ok(&s, r, "get", ARGS("exact.bin", got), NULL))
 		return;
 	if (stat(got, &st) < 0 || st.st_size != FSC_MIB) {
-		check_fail(r, "get exact.bin (1 MiB, the limit): exit 0 but "
-			   "the host file has %lld bytes, not 1048576",
-			   stat(got, &st) < 0 ? -1LL : (long long)st.st_size);
+		check_fail(r,
+		    "get exact.bin (1 MiB, the limit): exit 0 but "
+		    "the host file has %lld bytes, not 1048576",
+		    stat(got, &st) < 0 ? -1LL : (long long)st.st_size);
 		return;
 	}
 	check_tmpname(c, "got", got, sizeof(got));
 	if (fsc_expect_refused(&s, r, "too_large", "get",
-			       ARGS("over.bin", got)) &&
+		ARGS("over.bin", got)) &&
 	    fsc_expect_refused(&s, r, "too_large", "get",
-			       ARGS("sparse.bin", got))) {
+		ARGS("sparse.bin", got))) {
 		if (lstat(got, &st) == 0)
-			check_fail(r, "a refused get made the host file (%lld "
-				   "bytes)", (long long)st.st_size);
+			check_fail(r,
+			    "a refused get made the host file (%lld "
+			    "bytes)",
+			    (long long)st.st_size);
 		else
-			check_pass(r, "max_file_mb = 1: get of 1 MiB served "
-				   "whole; of 1 MiB + 1 and of a sparse 1 GiB: "
-				   "exit 1, too_large, no host file");
+			check_pass(r,
+			    "max_file_mb = 1: get of 1 MiB served "
+			    "whole; of 1 MiB + 1 and of a sparse 1 GiB: "
+			    "exit 1, too_large, no host file");
 	}
 }
 
 const struct check checks_fs[] = {
-	{"file_api.get_symlink_to_outside_refused", "file_api",
-	 "get of a symlink to a file outside: exit 1, symlink_refused, "
-	 "nothing read", get_symlink_to_outside},
-	{"file_api.get_symlinked_parent_refused", "file_api",
-	 "get/stat through a symlinked parent (outside or inside): exit 1, "
-	 "symlink_refused", get_symlinked_parent},
-	{"file_api.get_fifo_refused_without_hanging", "file_api",
-	 "get of a FIFO: exit 1, not_regular_file, at once",
-	 get_fifo},
-	{"file_api.get_socket_and_dir_refused", "file_api",
-	 "get of a unix socket: not_regular_file; of a directory: "
-	 "is_a_directory", get_socket_and_dir},
-	{"file_api.get_hardlink_refused", "file_api",
-	 "get of a hard link to a file outside: exit 1, hardlinked_file",
-	 get_hardlink},
-	{"file_api.get_size_limit_exact", "file_api",
-	 "max_file_mb = 1: 1 MiB served, 1 MiB + 1 and sparse 1 GiB "
-	 "too_large", get_size_limit},
-	{NULL, NULL, NULL, NULL},
+    {"file_api.get_symlink_to_outside_refused", "file_api",
+	"get of a symlink to a file outside: exit 1, symlink_refused, "
+	"nothing read",
+	get_symlink_to_outside},
+    {"file_api.get_symlinked_parent_refused", "file_api",
+	"get/stat through a symlinked parent (outside or inside): exit 1, "
+	"symlink_refused",
+	get_symlinked_parent},
+    {"file_api.get_fifo_refused_without_hanging", "file_api",
+	"get of a FIFO: exit 1, not_regular_file, at once", get_fifo},
+    {"file_api.get_socket_and_dir_refused", "file_api",
+	"get of a unix socket: not_regular_file; of a directory: "
+	"is_a_directory",
+	get_socket_and_dir},
+    {"file_api.get_hardlink_refused", "file_api",
+	"get of a hard link to a file outside: exit 1, hardlinked_file",
+	get_hardlink},
+    {"file_api.get_size_limit_exact", "file_api",
+	"max_file_mb = 1: 1 MiB served, 1 MiB + 1 and sparse 1 GiB "
+	"too_large",
+	get_size_limit},
+    {NULL, NULL, NULL, NULL},
 };

@@ -19,7 +19,7 @@
 
 #include "check.h"
 
-#define FSC_DEADLINE_MS 3000	/* one file command or one small job */
+#define FSC_DEADLINE_MS 3000 /* one file command or one small job */
 #define FSC_MIB (1024 * 1024)
 
 /* A NULL-terminated argument list for fsc_cmd and fsc_expect. */
@@ -34,10 +34,10 @@ extern const char fsc_small_policy[];
 /* The scene of one check (see above). */
 struct scene {
 	struct check_ctx *c;
-	char ws[4096];		/* the --workspace directory */
-	char out[4096];		/* the directory outside */
-	char canary[4096];	/* the canary file outside */
-	char policy[4096];	/* a policy file, or "" for the default */
+	char ws[4096]; /* the --workspace directory */
+	char out[4096]; /* the directory outside */
+	char canary[4096]; /* the canary file outside */
+	char policy[4096]; /* a policy file, or "" for the default */
 };
 
 /* PATH (a file under the check's tmpdir) holds exactly the canary. */
@@ -46,11 +46,10 @@ bool fsc_holds_canary(const char *path);
 /* Sets up S for C with the policy text POLICY (NULL: the default).
  * Returns 0, or fails R and returns -1. */
 int fsc_scene_init(struct check_ctx *c, struct scene *s, const char *policy,
-		   struct check_result *r);
+    struct check_result *r);
 
 /* The path of REL in S's workspace, in BUF. Returns BUF. */
-char *fsc_in_ws(const struct scene *s, const char *rel, char *buf,
-		size_t len);
+char *fsc_in_ws(const struct scene *s, const char *rel, char *buf, size_t len);
 
 /* Gives PATH (not followed) to the job's ids when the check is root.
  * Returns 0 or a negative errno. */
@@ -58,19 +57,18 @@ int fsc_own(const struct scene *s, const char *path);
 
 /* What a hostile job plants in S's workspace at REL. */
 enum fsc_kind {
-	FSC_FILE,	/* ARG: LEN bytes of data */
+	FSC_FILE, /* ARG: LEN bytes of data */
 	FSC_DIR,
-	FSC_LINK,	/* a symlink, ARG its target */
+	FSC_LINK, /* a symlink, ARG its target */
 	FSC_FIFO,
-	FSC_SOCKET,	/* a bound unix socket */
-	FSC_HARDLINK,	/* a hard link to the file ARG */
+	FSC_SOCKET, /* a bound unix socket */
+	FSC_HARDLINK, /* a hard link to the file ARG */
 };
 
 /* Plants KIND at REL in S's workspace (as root given to the job's ids).
  * Returns true, or fails R saying what could not be planted. */
 bool fsc_plant(const struct scene *s, struct check_result *r,
-	       enum fsc_kind kind, const char *rel, const char *arg,
-	       size_t len);
+    enum fsc_kind kind, const char *rel, const char *arg, size_t len);
 
 /* Fails R for a planting step that went wrong (E < 0) saying WHAT.
  * Returns E < 0. */
@@ -84,7 +82,7 @@ void fsc_shown(const char *in, char *out, size_t len);
  * FSC_DEADLINE_MS into P and writes what was run (escaped, scratch paths
  * as TMP/...) into WHAT. Returns 0 or a negative errno. */
 int fsc_cmd(const struct scene *s, struct check_proc *p, const char *cmd,
-	    const char *const *args, char *what, size_t wlen);
+    const char *const *args, char *what, size_t wlen);
 
 /* How P ended, for an observation ("exit 1, symlink_refused, 0 bytes on
  * stdout", "hung: ..."), in BUF. Returns BUF. */
@@ -92,8 +90,7 @@ const char *fsc_outcome(const struct check_proc *p, char *buf, size_t len);
 
 /* The first line of P's stderr that is not a warning, escaped, in BUF.
  * Returns BUF. */
-const char *fsc_error_line(const struct check_proc *p, char *buf,
-			   size_t len);
+const char *fsc_error_line(const struct check_proc *p, char *buf, size_t len);
 
 /* The file error named on P's stderr ("symlink_refused"), or "". */
 const char *fsc_named_error(const struct check_proc *p);
@@ -105,14 +102,13 @@ const char *fsc_named_error(const struct check_proc *p);
  * be NULL) keeps what a success gave (check_proc_free it when the call
  * returned true). Returns true when it was as expected.
  */
-bool fsc_expect(const struct scene *s, struct check_result *r,
-		const char *want, const char *cmd, const char *const *args,
-		struct check_proc *keep);
+bool fsc_expect(const struct scene *s, struct check_result *r, const char *want,
+    const char *cmd, const char *const *args, struct check_proc *keep);
 
 /* fsc_expect for a refusal WANT. */
 static inline bool
 fsc_expect_refused(const struct scene *s, struct check_result *r,
-		   const char *want, const char *cmd, const char *const *args)
+    const char *want, const char *cmd, const char *const *args)
 {
 	return fsc_expect(s, r, want, cmd, args, NULL);
 }
@@ -120,7 +116,7 @@ fsc_expect_refused(const struct scene *s, struct check_result *r,
 /* fsc_expect for a success. */
 static inline bool
 fsc_expect_ok(const struct scene *s, struct check_result *r, const char *cmd,
-	      const char *const *args, struct check_proc *keep)
+    const char *const *args, struct check_proc *keep)
 {
 	return fsc_expect(s, r, NULL, cmd, args, keep);
 }
@@ -136,17 +132,15 @@ bool fsc_outside_has(const struct scene *s, const char *name);
  * bytes of FILL at a fresh PATH, returning true, or fails R; the size
  * and type of REL in S's workspace (lstat; -1 and type 0 when missing). */
 bool fsc_host_file(struct check_ctx *c, struct check_result *r, char *path,
-		   size_t plen, size_t len, int fill);
+    size_t plen, size_t len, int fill);
 long long fsc_ws_size(const struct scene *s, const char *rel, mode_t *type);
-
 
 /* In check_fs_put.c: runs the job ARGV in S's workspace with RUN_ARGS
  * (no probe, the default policy, FSC_DEADLINE_MS) into J, returning 0, or
  * fails R and returns -1; and how J ended, for an observation ("hung:
  * ..." or "stockade exit N, status S: <first error line>") in BUF. */
 int fsc_run_job(const struct scene *s, struct check_result *r,
-		const char *const *argv, const char *const *run_args,
-		struct check_job *j);
+    const char *const *argv, const char *const *run_args, struct check_job *j);
 const char *fsc_job_line(const struct check_job *j, char *buf, size_t len);
 
 #endif

@@ -20,7 +20,7 @@
 /* A host file (the invoking user's) with LEN bytes of FILL, at PATH. */
 bool
 fsc_host_file(struct check_ctx *c, struct check_result *r, char *path,
-	      size_t plen, size_t len, int fill)
+    size_t plen, size_t len, int fill)
 {
 	char *buf = malloc(len + 1);
 	int e = -ENOMEM;
@@ -33,7 +33,7 @@ fsc_host_file(struct check_ctx *c, struct check_result *r, char *path,
 	}
 	if (e < 0)
 		check_fail(r, "cannot make the host file %s: %s", path,
-			   strerror(-e));
+		    strerror(-e));
 	return e == 0;
 }
 
@@ -78,8 +78,7 @@ ws_has_temporary(const struct scene *s)
  * default policy, FSC_DEADLINE_MS) into J. Returns 0 or fails R. */
 int
 fsc_run_job(const struct scene *s, struct check_result *r,
-	    const char *const *argv, const char *const *run_args,
-	    struct check_job *j)
+    const char *const *argv, const char *const *run_args, struct check_job *j)
 {
 	struct check_job_opts o;
 
@@ -106,11 +105,11 @@ fsc_job_line(const struct check_job *j, char *buf, size_t len)
 
 	if (j->proc.timed_out)
 		snprintf(buf, len, "hung: killed after %lld ms",
-			 (long long)j->proc.elapsed_ms);
+		    (long long)j->proc.elapsed_ms);
 	else
 		snprintf(buf, len, "stockade exit %d, status \"%s\": %s",
-			 j->proc.status, j->status,
-			 fsc_error_line(&j->proc, line, sizeof(line)));
+		    j->proc.status, j->status,
+		    fsc_error_line(&j->proc, line, sizeof(line)));
 	return buf;
 }
 
@@ -131,19 +130,21 @@ put_symlinked_parent(struct check_ctx *c, struct check_result *r)
 	    !fsc_host_file(c, r, host, sizeof(host), 40, 'k'))
 		return;
 	if (!fsc_expect_refused(&s, r, "symlink_refused", "put",
-				ARGS(host, "keys/authorized_keys")) ||
+		ARGS(host, "keys/authorized_keys")) ||
 	    !fsc_expect_refused(&s, r, "symlink_refused", "put",
-				ARGS("--overwrite", host, "keys/secret")))
+		ARGS("--overwrite", host, "keys/secret")))
 		return;
 	if (fsc_outside_has(&s, "authorized_keys")) {
-		check_fail(r, "put keys/authorized_keys made authorized_keys "
-			   "in the directory outside");
+		check_fail(r,
+		    "put keys/authorized_keys made authorized_keys "
+		    "in the directory outside");
 		return;
 	}
 	if (fsc_outside_intact(&s, r))
-		check_pass(r, "put keys/authorized_keys and --overwrite "
-			   "keys/secret (keys -> outside): exit 1, "
-			   "symlink_refused, nothing written outside");
+		check_pass(r,
+		    "put keys/authorized_keys and --overwrite "
+		    "keys/secret (keys -> outside): exit 1, "
+		    "symlink_refused, nothing written outside");
 }
 
 /* file_api.put_replaces_symlink_not_target: out.txt -> the canary is
@@ -166,24 +167,26 @@ put_replaces_symlink(struct check_ctx *c, struct check_result *r)
 	    !fsc_host_file(c, r, host, sizeof(host), 33, 'p'))
 		return;
 	if (!fsc_expect_refused(&s, r, "exists", "put",
-				ARGS(host, "out.txt")) ||
+		ARGS(host, "out.txt")) ||
 	    !fsc_expect_ok(&s, r, "put", ARGS("--overwrite", host, "out.txt"),
-			   NULL) ||
+		NULL) ||
 	    !fsc_expect_ok(&s, r, "put", ARGS("--overwrite", host, "fifo.txt"),
-			   NULL) ||
+		NULL) ||
 	    !fsc_outside_intact(&s, r))
 		return;
 	n = fsc_ws_size(&s, "out.txt", &t);
 	m = fsc_ws_size(&s, "fifo.txt", &u);
 	if (t != S_IFREG || n != 33 || u != S_IFREG || m != 33)
-		check_fail(r, "after put --overwrite: out.txt type 0%o size "
-			   "%lld, fifo.txt type 0%o size %lld (a sound "
-			   "stockade: regular files of 33 bytes)",
-			   (unsigned)t, n, (unsigned)u, m);
+		check_fail(r,
+		    "after put --overwrite: out.txt type 0%o size "
+		    "%lld, fifo.txt type 0%o size %lld (a sound "
+		    "stockade: regular files of 33 bytes)",
+		    (unsigned)t, n, (unsigned)u, m);
 	else
-		check_pass(r, "put out.txt (-> the canary): exists; with "
-			   "--overwrite the link and a FIFO are replaced by "
-			   "33-byte files, canary intact");
+		check_pass(r,
+		    "put out.txt (-> the canary): exists; with "
+		    "--overwrite the link and a FIFO are replaced by "
+		    "33-byte files, canary intact");
 }
 
 /* file_api.put_keeps_hardlinked_outside_file: out.txt is a hard link to
@@ -203,23 +206,26 @@ put_over_hardlink(struct check_ctx *c, struct check_result *r)
 	    !fsc_host_file(c, r, host, sizeof(host), 21, 'h'))
 		return;
 	if (!fsc_expect_ok(&s, r, "put", ARGS("--overwrite", host, "out.txt"),
-			   NULL))
+		NULL))
 		return;
 	if (!fsc_holds_canary(s.canary)) {
-		check_fail(r, "put --overwrite out.txt (a hard link to the "
-			   "canary) wrote the canary outside the workspace: "
-			   "the file was written in place");
+		check_fail(r,
+		    "put --overwrite out.txt (a hard link to the "
+		    "canary) wrote the canary outside the workspace: "
+		    "the file was written in place");
 		return;
 	}
 	n = fsc_ws_size(&s, "out.txt", &t);
 	if (t != S_IFREG || n != 21)
-		check_fail(r, "after put --overwrite out.txt: type 0%o size "
-			   "%lld (a sound stockade: a 21-byte file)",
-			   (unsigned)t, n);
+		check_fail(r,
+		    "after put --overwrite out.txt: type 0%o size "
+		    "%lld (a sound stockade: a 21-byte file)",
+		    (unsigned)t, n);
 	else
-		check_pass(r, "put --overwrite out.txt (hard link to the "
-			   "canary): out.txt has the new 21 bytes, the "
-			   "canary is unchanged");
+		check_pass(r,
+		    "put --overwrite out.txt (hard link to the "
+		    "canary): out.txt has the new 21 bytes, the "
+		    "canary is unchanged");
 }
 
 /* file_api.failed_put_keeps_old_file: with max_file_mb = 1, put
@@ -239,20 +245,23 @@ failed_put_keeps_old(struct check_ctx *c, struct check_result *r)
 	    !fsc_host_file(c, r, host, sizeof(host), FSC_MIB + 1, 'n'))
 		return;
 	if (!fsc_expect_refused(&s, r, "too_large", "put",
-				ARGS("--overwrite", host, "data.bin")))
+		ARGS("--overwrite", host, "data.bin")))
 		return;
 	n = fsc_ws_size(&s, "data.bin", &t);
 	if (t != S_IFREG || n != 9)
-		check_fail(r, "after the refused put, data.bin has type 0%o "
-			   "size %lld (a sound stockade: the old 9 bytes)",
-			   (unsigned)t, n);
+		check_fail(r,
+		    "after the refused put, data.bin has type 0%o "
+		    "size %lld (a sound stockade: the old 9 bytes)",
+		    (unsigned)t, n);
 	else if (ws_has_temporary(&s))
-		check_fail(r, "the refused put left a .stockade-tmp- name in "
-			   "the workspace");
+		check_fail(r,
+		    "the refused put left a .stockade-tmp- name in "
+		    "the workspace");
 	else
-		check_pass(r, "put --overwrite of 1 MiB + 1 over data.bin: "
-			   "exit 1, too_large; data.bin keeps its 9 bytes, no "
-			   "temporary left");
+		check_pass(r,
+		    "put --overwrite of 1 MiB + 1 over data.bin: "
+		    "exit 1, too_large; data.bin keeps its 9 bytes, no "
+		    "temporary left");
 }
 
 /* file_api.put_size_limit_exact: with max_file_mb = 1, a put of exactly
@@ -274,19 +283,21 @@ put_size_limit(struct check_ctx *c, struct check_result *r)
 	if (!fsc_expect_ok(&s, r, "put", ARGS(exact, "exact.bin"), NULL))
 		return;
 	if ((n = fsc_ws_size(&s, "exact.bin", &t)) != FSC_MIB || t != S_IFREG) {
-		check_fail(r, "put of 1 MiB (the limit) stored %lld bytes",
-			   n);
+		check_fail(r, "put of 1 MiB (the limit) stored %lld bytes", n);
 		return;
 	}
 	if (!fsc_expect_refused(&s, r, "too_large", "put",
-				ARGS(over, "over.bin")))
+		ARGS(over, "over.bin")))
 		return;
 	if ((n = fsc_ws_size(&s, "over.bin", &t)) >= 0)
-		check_fail(r, "the refused put of 1 MiB + 1 left over.bin "
-			   "(%lld bytes)", n);
+		check_fail(r,
+		    "the refused put of 1 MiB + 1 left over.bin "
+		    "(%lld bytes)",
+		    n);
 	else
-		check_pass(r, "max_file_mb = 1: put of 1 MiB stored whole; of "
-			   "1 MiB + 1: exit 1, too_large, nothing stored");
+		check_pass(r,
+		    "max_file_mb = 1: put of 1 MiB stored whole; of "
+		    "1 MiB + 1: exit 1, too_large, nothing stored");
 }
 
 /* file_api.file_count_quota_exact: with max_files = 3 and two entries,
@@ -307,16 +318,17 @@ file_count_quota(struct check_ctx *c, struct check_result *r)
 		return;
 	if (!fsc_expect_ok(&s, r, "put", ARGS(host, "c"), NULL) ||
 	    !fsc_expect_refused(&s, r, "quota_exceeded", "put",
-				ARGS(host, "d")) ||
+		ARGS(host, "d")) ||
 	    !fsc_expect_refused(&s, r, "quota_exceeded", "mkdir", ARGS("e")) ||
 	    !fsc_expect_ok(&s, r, "put", ARGS("--overwrite", host, "a"), NULL))
 		return;
 	if (fsc_ws_size(&s, "d", &t) >= 0 || fsc_ws_size(&s, "e", &t) >= 0)
 		check_fail(r, "a refused put or mkdir left its entry");
 	else
-		check_pass(r, "max_files = 3: the 3rd entry stored, a 4th put "
-			   "and mkdir: exit 1, quota_exceeded; overwrite at "
-			   "the limit allowed");
+		check_pass(r,
+		    "max_files = 3: the 3rd entry stored, a 4th put "
+		    "and mkdir: exit 1, quota_exceeded; overwrite at "
+		    "the limit allowed");
 }
 
 /* file_api.workspace_quota_exact: with workspace_mb = 1, puts of 700
@@ -341,18 +353,19 @@ workspace_quota(struct check_ctx *c, struct check_result *r)
 	if (!fsc_expect_ok(&s, r, "put", ARGS(a, "a.bin"), NULL) ||
 	    !fsc_expect_ok(&s, r, "put", ARGS(b, "b.bin"), NULL) ||
 	    !fsc_expect_refused(&s, r, "quota_exceeded", "put",
-				ARGS(one, "c.bin")) ||
-	    !fsc_expect_ok(&s, r, "put", ARGS("--overwrite", b, "b.bin"),
-			   NULL))
+		ARGS(one, "c.bin")) ||
+	    !fsc_expect_ok(&s, r, "put", ARGS("--overwrite", b, "b.bin"), NULL))
 		return;
 	if (fsc_ws_size(&s, "c.bin", &t) >= 0)
-		check_fail(r, "the refused put left c.bin in the full "
-			   "workspace");
+		check_fail(r,
+		    "the refused put left c.bin in the full "
+		    "workspace");
 	else
-		check_pass(r, "workspace_mb = 1: 700 KiB + 324 KiB stored "
-			   "(exactly 1 MiB); 1 byte more: exit 1, "
-			   "quota_exceeded; overwrite of the same size "
-			   "allowed");
+		check_pass(r,
+		    "workspace_mb = 1: 700 KiB + 324 KiB stored "
+		    "(exactly 1 MiB); 1 byte more: exit 1, "
+		    "quota_exceeded; overwrite of the same size "
+		    "allowed");
 }
 
 /* ---- run --put and --get ---------------------------------------------- */
@@ -364,40 +377,44 @@ workspace_quota(struct check_ctx *c, struct check_result *r)
  * Returns true when all are; otherwise fails R naming NAME[I].
  */
 static bool
-gets_as_wanted(struct check_result *r, json_t *gets,
-	       const char *const name[5], const char *const want[5],
-	       char host[5][4096])
+gets_as_wanted(struct check_result *r, json_t *gets, const char *const name[5],
+    const char *const want[5], char host[5][4096])
 {
 	for (size_t i = 0; i < 5; i++) {
 		json_t *e = json_array_get(gets, i);
-		const char *err = json_string_value(json_object_get(e,
-								    "error"));
+		const char *err = json_string_value(
+		    json_object_get(e, "error"));
 		struct stat st;
 
 		if (e == NULL) {
-			check_fail(r, "the result has no files.get[%zu] for "
-				   "%s", i, name[i]);
+			check_fail(r,
+			    "the result has no files.get[%zu] for "
+			    "%s",
+			    i, name[i]);
 			return false;
 		}
-		if (want[i] != NULL && (err == NULL ||
-					strcmp(err, want[i]) != 0)) {
-			check_fail(r, "--get %s: error %s (a sound stockade: "
-				   "%s)", name[i], err ? err : "null (served)",
-				   want[i]);
+		if (want[i] != NULL &&
+		    (err == NULL || strcmp(err, want[i]) != 0)) {
+			check_fail(r,
+			    "--get %s: error %s (a sound stockade: "
+			    "%s)",
+			    name[i], err ? err : "null (served)", want[i]);
 			return false;
 		}
 		if (want[i] != NULL && lstat(host[i], &st) == 0) {
-			check_fail(r, "--get %s was refused (%s) but the host "
-				   "file was made", name[i], err);
+			check_fail(r,
+			    "--get %s was refused (%s) but the host "
+			    "file was made",
+			    name[i], err);
 			return false;
 		}
 		if (want[i] == NULL &&
 		    (err != NULL || lstat(host[i], &st) < 0 ||
-		     st.st_size != 5)) {
+			st.st_size != 5)) {
 			check_fail(r, "--get ok.txt: error %s, host file %s",
-				   err ? err : "null",
-				   lstat(host[i], &st) < 0 ? "missing" :
-							     "of another size");
+			    err ? err : "null",
+			    lstat(host[i], &st) < 0 ? "missing"
+						    : "of another size");
 			return false;
 		}
 	}
@@ -415,16 +432,23 @@ static void
 run_get_planted(struct check_ctx *c, struct check_result *r)
 {
 	static const char *const name[5] = {
-		"report.txt", "data.csv", "logs/f", "up/secret", "ok.txt",
+	    "report.txt",
+	    "data.csv",
+	    "logs/f",
+	    "up/secret",
+	    "ok.txt",
 	};
 	static const char *const want[5] = {
-		"symlink_refused", "not_regular_file", "symlink_refused",
-		"symlink_refused", NULL,
+	    "symlink_refused",
+	    "not_regular_file",
+	    "symlink_refused",
+	    "symlink_refused",
+	    NULL,
 	};
 	static const char script[] =
-		"ln -s \"$1\" report.txt && mkfifo data.csv && mkdir real && "
-		"echo x > real/f && ln -s real logs && ln -s \"$2\" up && "
-		"echo fine > ok.txt";
+	    "ln -s \"$1\" report.txt && mkfifo data.csv && mkdir real && "
+	    "echo x > real/f && ln -s real logs && ln -s \"$2\" up && "
+	    "echo fine > ok.txt";
 	char host[5][4096], arg[5][4200], why[512];
 	const char *run_args[11];
 	struct check_job j;
@@ -436,7 +460,7 @@ run_get_planted(struct check_ctx *c, struct check_result *r)
 	for (size_t i = 0; i < 5; i++) {
 		check_tmpname(c, "got", host[i], sizeof(host[i]));
 		if (snprintf(arg[i], sizeof(arg[i]), "%s:%s", name[i],
-			     host[i]) >= (int)sizeof(arg[i])) {
+			host[i]) >= (int)sizeof(arg[i])) {
 			check_fail(r, "the scratch path is too long");
 			return;
 		}
@@ -444,31 +468,36 @@ run_get_planted(struct check_ctx *c, struct check_result *r)
 		run_args[2 * i + 1] = arg[i];
 	}
 	run_args[10] = NULL;
-	if (fsc_run_job(&s, r, ARGS("/bin/sh", "-c", script, "sh", s.canary,
-				    s.out), run_args, &j) < 0)
+	if (fsc_run_job(&s, r,
+		ARGS("/bin/sh", "-c", script, "sh", s.canary, s.out), run_args,
+		&j) < 0)
 		return;
 	if (j.proc.timed_out) {
-		check_fail(r, "stockade run --get hung: killed after %lld ms "
-			   "(the job's FIFO data.csv blocked the get?)",
-			   (long long)j.proc.elapsed_ms);
+		check_fail(r,
+		    "stockade run --get hung: killed after %lld ms "
+		    "(the job's FIFO data.csv blocked the get?)",
+		    (long long)j.proc.elapsed_ms);
 		goto out;
 	}
 	if (strcmp(j.status, "ok") != 0) {
 		check_fail(r, "the job that plants the files failed: %s",
-			   fsc_job_line(&j, why, sizeof(why)));
+		    fsc_job_line(&j, why, sizeof(why)));
 		goto out;
 	}
 	gets = json_object_get(json_object_get(j.result, "files"), "get");
 	if (!gets_as_wanted(r, gets, name, want, host))
 		goto out;
 	if (j.proc.status != 1)
-		check_fail(r, "stockade run exit %d after refused gets of an "
-			   "ok job (a sound stockade: 1)", j.proc.status);
+		check_fail(r,
+		    "stockade run exit %d after refused gets of an "
+		    "ok job (a sound stockade: 1)",
+		    j.proc.status);
 	else if (fsc_outside_intact(&s, r))
-		check_pass(r, "--get of the job's report.txt -> canary, FIFO, "
-			   "logs/f, up/secret: symlink_refused, "
-			   "not_regular_file, symlink_refused x2; ok.txt "
-			   "served; exit 1");
+		check_pass(r,
+		    "--get of the job's report.txt -> canary, FIFO, "
+		    "logs/f, up/secret: symlink_refused, "
+		    "not_regular_file, symlink_refused x2; ok.txt "
+		    "served; exit 1");
 out:
 	check_job_free(&j);
 }
@@ -483,7 +512,7 @@ static void
 run_put_planted(struct check_ctx *c, struct check_result *r)
 {
 	static const char script[] =
-		"ln -s \"$1\" out.txt && ln -s \"$2\" keys";
+	    "ln -s \"$1\" out.txt && ln -s \"$2\" keys";
 	char host[4096], put1[4200], put2[4200], why[512];
 	struct check_job j;
 	struct scene s;
@@ -495,26 +524,27 @@ run_put_planted(struct check_ctx *c, struct check_result *r)
 		return;
 	snprintf(put1, sizeof(put1), "%s:out.txt", host);
 	snprintf(put2, sizeof(put2), "%s:keys/authorized_keys", host);
-	if (fsc_run_job(&s, r, ARGS("/bin/sh", "-c", script, "sh", s.canary,
-				    s.out), NULL, &j) < 0)
+	if (fsc_run_job(&s, r,
+		ARGS("/bin/sh", "-c", script, "sh", s.canary, s.out), NULL,
+		&j) < 0)
 		return;
 	if (strcmp(j.status, "ok") != 0) {
 		check_fail(r, "the job that plants the links failed: %s",
-			   fsc_job_line(&j, why, sizeof(why)));
+		    fsc_job_line(&j, why, sizeof(why)));
 		check_job_free(&j);
 		return;
 	}
 	check_job_free(&j);
-	if (fsc_run_job(&s, r, ARGS("/bin/cat", "out.txt"),
-			ARGS("--put", put1), &j) < 0)
+	if (fsc_run_job(&s, r, ARGS("/bin/cat", "out.txt"), ARGS("--put", put1),
+		&j) < 0)
 		return;
 	if (strcmp(j.status, "ok") != 0 || strlen(j.out) != 17 ||
 	    strspn(j.out, "r") != 17) {
-		check_fail(r, "run --put HOST:out.txt (out.txt -> the canary) "
-			   "-- cat out.txt: %s, %zu bytes read (a sound "
-			   "stockade: ok, the 17 bytes put)",
-			   fsc_job_line(&j, why, sizeof(why)),
-			   strlen(j.out));
+		check_fail(r,
+		    "run --put HOST:out.txt (out.txt -> the canary) "
+		    "-- cat out.txt: %s, %zu bytes read (a sound "
+		    "stockade: ok, the 17 bytes put)",
+		    fsc_job_line(&j, why, sizeof(why)), strlen(j.out));
 		check_job_free(&j);
 		return;
 	}
@@ -523,54 +553,62 @@ run_put_planted(struct check_ctx *c, struct check_result *r)
 		return;
 	if ((n = fsc_ws_size(&s, "out.txt", &t)) != 17 || t != S_IFREG) {
 		check_fail(r, "after run --put, out.txt has type 0%o size %lld",
-			   (unsigned)t, n);
+		    (unsigned)t, n);
 		return;
 	}
 	if (fsc_run_job(&s, r, ARGS("/bin/true"), ARGS("--put", put2), &j) < 0)
 		return;
 	if (j.proc.timed_out || j.proc.status != 1 ||
 	    strstr(j.proc.err, ": symlink_refused: ") == NULL)
-		check_fail(r, "run --put HOST:keys/authorized_keys (keys -> "
-			   "outside): %s (a sound stockade: exit 1, "
-			   "symlink_refused)",
-			   fsc_job_line(&j, why, sizeof(why)));
+		check_fail(r,
+		    "run --put HOST:keys/authorized_keys (keys -> "
+		    "outside): %s (a sound stockade: exit 1, "
+		    "symlink_refused)",
+		    fsc_job_line(&j, why, sizeof(why)));
 	else if (fsc_outside_has(&s, "authorized_keys"))
 		check_fail(r, "run --put made authorized_keys outside");
 	else if (fsc_outside_intact(&s, r))
-		check_pass(r, "run --put over the job's out.txt -> canary "
-			   "replaced the link, canary intact; --put "
-			   "keys/authorized_keys (keys -> outside): exit 1, "
-			   "symlink_refused");
+		check_pass(r,
+		    "run --put over the job's out.txt -> canary "
+		    "replaced the link, canary intact; --put "
+		    "keys/authorized_keys (keys -> outside): exit 1, "
+		    "symlink_refused");
 	check_job_free(&j);
 }
 
 const struct check checks_fs_put[] = {
-	{"file_api.put_symlinked_parent_refused", "file_api",
-	 "put through a symlinked parent: exit 1, symlink_refused, nothing "
-	 "outside", put_symlinked_parent},
-	{"file_api.put_replaces_symlink_not_target", "file_api",
-	 "put --overwrite over a symlink or FIFO replaces the entry, target "
-	 "intact", put_replaces_symlink},
-	{"file_api.put_keeps_hardlinked_outside_file", "file_api",
-	 "put --overwrite over a hard link to a file outside leaves that "
-	 "file unchanged", put_over_hardlink},
-	{"file_api.failed_put_keeps_old_file", "file_api",
-	 "a put refused as too_large leaves the old file and no temporary",
-	 failed_put_keeps_old},
-	{"file_api.put_size_limit_exact", "file_api",
-	 "max_file_mb = 1: put of 1 MiB stored, of 1 MiB + 1 too_large",
-	 put_size_limit},
-	{"file_api.file_count_quota_exact", "file_api",
-	 "max_files = 3: 3rd entry stored, 4th put/mkdir quota_exceeded",
-	 file_count_quota},
-	{"file_api.workspace_quota_exact", "file_api",
-	 "workspace_mb = 1: puts up to exactly 1 MiB stored, 1 byte more "
-	 "quota_exceeded", workspace_quota},
-	{"file_api.run_get_refuses_job_planted", "file_api",
-	 "run --get of a job's symlink, FIFO, symlinked parents: refused, "
-	 "exit 1", run_get_planted},
-	{"file_api.run_put_replaces_job_symlink", "file_api",
-	 "run --put over a job's symlink replaces it; into a symlinked dir: "
-	 "refused", run_put_planted},
-	{NULL, NULL, NULL, NULL},
+    {"file_api.put_symlinked_parent_refused", "file_api",
+	"put through a symlinked parent: exit 1, symlink_refused, nothing "
+	"outside",
+	put_symlinked_parent},
+    {"file_api.put_replaces_symlink_not_target", "file_api",
+	"put --overwrite over a symlink or FIFO replaces the entry, target "
+	"intact",
+	put_replaces_symlink},
+    {"file_api.put_keeps_hardlinked_outside_file", "file_api",
+	"put --overwrite over a hard link to a file outside leaves that "
+	"file unchanged",
+	put_over_hardlink},
+    {"file_api.failed_put_keeps_old_file", "file_api",
+	"a put refused as too_large leaves the old file and no temporary",
+	failed_put_keeps_old},
+    {"file_api.put_size_limit_exact", "file_api",
+	"max_file_mb = 1: put of 1 MiB stored, of 1 MiB + 1 too_large",
+	put_size_limit},
+    {"file_api.file_count_quota_exact", "file_api",
+	"max_files = 3: 3rd entry stored, 4th put/mkdir quota_exceeded",
+	file_count_quota},
+    {"file_api.workspace_quota_exact", "file_api",
+	"workspace_mb = 1: puts up to exactly 1 MiB stored, 1 byte more "
+	"quota_exceeded",
+	workspace_quota},
+    {"file_api.run_get_refuses_job_planted", "file_api",
+	"run --get of a job's symlink, FIFO, symlinked parents: refused, "
+	"exit 1",
+	run_get_planted},
+    {"file_api.run_put_replaces_job_symlink", "file_api",
+	"run --put over a job's symlink replaces it; into a symlinked dir: "
+	"refused",
+	run_put_planted},
+    {NULL, NULL, NULL, NULL},
 };

@@ -37,7 +37,7 @@ count_byte(const char *s, size_t len, char ch)
  */
 static bool
 error_names(const struct scene *s, struct check_result *r, const char *cmd,
-	    const char *name, const char *shown_as)
+    const char *name, const char *shown_as)
 {
 	struct check_proc p;
 	char what[512], how[160], want[300], line[512];
@@ -54,15 +54,16 @@ error_names(const struct scene *s, struct check_result *r, const char *cmd,
 	while (l != NULL && l > p.err && l[-1] != '\n')
 		l--;
 	ok = p.status == 1 && l != NULL &&
-	     strncmp(l, want, strlen(want)) == 0 &&
-	     memchr(p.err, 0x1b, p.errlen) == NULL;
+	    strncmp(l, want, strlen(want)) == 0 &&
+	    memchr(p.err, 0x1b, p.errlen) == NULL;
 	if (!ok)
-		check_fail(r, "%s: %s, stderr \"%s\"%s (a sound stockade: one "
-			   "line \"%s...\")", what,
-			   fsc_outcome(&p, how, sizeof(how)),
-			   fsc_error_line(&p, line, sizeof(line)),
-			   memchr(p.err, 0x1b, p.errlen) ? " with a raw ESC" :
-			   "", want);
+		check_fail(r,
+		    "%s: %s, stderr \"%s\"%s (a sound stockade: one "
+		    "line \"%s...\")",
+		    what, fsc_outcome(&p, how, sizeof(how)),
+		    fsc_error_line(&p, line, sizeof(line)),
+		    memchr(p.err, 0x1b, p.errlen) ? " with a raw ESC" : "",
+		    want);
 	check_proc_free(&p);
 	return ok;
 }
@@ -76,7 +77,9 @@ static void
 control_names(struct check_ctx *c, struct check_result *r)
 {
 	static const char *const want[] = {
-		"a\\nb", "c\\e[31md", "e\\xe2\\x80\\xaef",
+	    "a\\nb",
+	    "c\\e[31md",
+	    "e\\xe2\\x80\\xaef",
 	};
 	struct check_proc p;
 	struct scene s;
@@ -84,24 +87,31 @@ control_names(struct check_ctx *c, struct check_result *r)
 	if (fsc_scene_init(c, &s, NULL, r) < 0 ||
 	    !fsc_plant(&s, r, FSC_FILE, "a\nb", "nl\n", 3) ||
 	    !fsc_plant(&s, r, FSC_FILE, "c\x1b[31md", "esc\n", 4) ||
-	    !fsc_plant(&s, r, FSC_FILE, "e\xe2\x80\xae" "f", "rlo\n", 4))
+	    !fsc_plant(&s, r, FSC_FILE,
+		"e\xe2\x80\xae"
+		"f",
+		"rlo\n", 4))
 		return;
 	if (!fsc_expect_ok(&s, r, "ls", ARGS("."), &p))
 		return;
 	if (count_byte(p.out, p.outlen, '\n') != 3 ||
 	    memchr(p.out, 0x1b, p.outlen) != NULL ||
 	    strstr(p.out, "\xe2\x80\xae") != NULL) {
-		check_fail(r, "ls printed %zu lines for 3 names (raw ESC: %s, "
-			   "raw U+202E: %s)", count_byte(p.out, p.outlen, '\n'),
-			   memchr(p.out, 0x1b, p.outlen) ? "yes" : "no",
-			   strstr(p.out, "\xe2\x80\xae") ? "yes" : "no");
+		check_fail(r,
+		    "ls printed %zu lines for 3 names (raw ESC: %s, "
+		    "raw U+202E: %s)",
+		    count_byte(p.out, p.outlen, '\n'),
+		    memchr(p.out, 0x1b, p.outlen) ? "yes" : "no",
+		    strstr(p.out, "\xe2\x80\xae") ? "yes" : "no");
 		check_proc_free(&p);
 		return;
 	}
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (strstr(p.out, want[i]) == NULL) {
-			check_fail(r, "ls does not show the name escaped as "
-				   "%s", want[i]);
+			check_fail(r,
+			    "ls does not show the name escaped as "
+			    "%s",
+			    want[i]);
 			check_proc_free(&p);
 			return;
 		}
@@ -109,17 +119,20 @@ control_names(struct check_ctx *c, struct check_result *r)
 	if (!fsc_expect_ok(&s, r, "get", ARGS("a\nb", "-"), &p))
 		return;
 	if (p.outlen != 3 || memcmp(p.out, "nl\n", 3) != 0) {
-		check_fail(r, "get of the name with a newline gave %zu bytes, "
-			   "not its 3", p.outlen);
+		check_fail(r,
+		    "get of the name with a newline gave %zu bytes, "
+		    "not its 3",
+		    p.outlen);
 		check_proc_free(&p);
 		return;
 	}
 	check_proc_free(&p);
 	if (!error_names(&s, r, "stat", "x\ny\x1b[2J", "x\\ny\\e[2J"))
 		return;
-	check_pass(r, "ls: 3 lines, names as a\\nb, c\\e[31md, "
-		   "e\\xe2\\x80\\xaef; get by raw name works; the error for "
-		   "x\\ny\\e[2J is one escaped line");
+	check_pass(r,
+	    "ls: 3 lines, names as a\\nb, c\\e[31md, "
+	    "e\\xe2\\x80\\xaef; get by raw name works; the error for "
+	    "x\\ny\\e[2J is one escaped line");
 }
 
 /* file_api.stat_shows_symlink_not_target: stat of link -> the canary
@@ -145,14 +158,17 @@ stat_symlink(struct check_ctx *c, struct check_result *r)
 	if (type == NULL)
 		check_fail(r, "stat --json link printed no type");
 	else if (strcmp(type, "symlink") != 0 ||
-		 size != (long long)strlen(s.canary))
-		check_fail(r, "stat link (-> the canary outside) says type "
-			   "%s, size %lld: the file outside (a sound "
-			   "stockade: symlink, %zu)", type, size,
-			   strlen(s.canary));
+	    size != (long long)strlen(s.canary))
+		check_fail(r,
+		    "stat link (-> the canary outside) says type "
+		    "%s, size %lld: the file outside (a sound "
+		    "stockade: symlink, %zu)",
+		    type, size, strlen(s.canary));
 	else
-		check_pass(r, "stat link (-> the canary outside): type "
-			   "symlink, size %lld, the link itself", size);
+		check_pass(r,
+		    "stat link (-> the canary outside): type "
+		    "symlink, size %lld, the link itself",
+		    size);
 	json_decref(o);
 	check_proc_free(&p);
 }
@@ -177,11 +193,12 @@ ls_symlinks(struct check_ctx *c, struct check_result *r)
 		return;
 	o = json_loads(p.out, 0, NULL);
 	ents = json_object_get(o, "entries");
-	json_array_foreach(ents, i, e) {
-		const char *path = json_string_value(json_object_get(e,
-								     "path"));
-		const char *type = json_string_value(json_object_get(e,
-								     "type"));
+	json_array_foreach(ents, i, e)
+	{
+		const char *path = json_string_value(
+		    json_object_get(e, "path"));
+		const char *type = json_string_value(
+		    json_object_get(e, "type"));
 
 		if (path == NULL || type == NULL)
 			continue;
@@ -193,16 +210,21 @@ ls_symlinks(struct check_ctx *c, struct check_result *r)
 			below++;
 	}
 	if (lt == NULL || dt == NULL)
-		check_fail(r, "ls --recursive --json did not list link and "
-			   "dlink: %.200s", p.out);
+		check_fail(r,
+		    "ls --recursive --json did not list link and "
+		    "dlink: %.200s",
+		    p.out);
 	else if (strcmp(lt, "symlink") != 0 || strcmp(dt, "symlink") != 0 ||
-		 below > 0)
-		check_fail(r, "ls lists link as %s, dlink as %s, and %zu "
-			   "entries beneath dlink (a sound stockade: symlink, "
-			   "symlink, none)", lt, dt, below);
+	    below > 0)
+		check_fail(r,
+		    "ls lists link as %s, dlink as %s, and %zu "
+		    "entries beneath dlink (a sound stockade: symlink, "
+		    "symlink, none)",
+		    lt, dt, below);
 	else
-		check_pass(r, "ls --recursive: link and dlink (-> outside) "
-			   "listed as symlink, nothing beneath dlink");
+		check_pass(r,
+		    "ls --recursive: link and dlink (-> outside) "
+		    "listed as symlink, nothing beneath dlink");
 	json_decref(o);
 	check_proc_free(&p);
 }
@@ -233,12 +255,14 @@ rm_symlinks(struct check_ctx *c, struct check_result *r)
 	if (fsc_ws_size(&s, "link", &t) >= 0 ||
 	    fsc_ws_size(&s, "dlink", &u) >= 0 ||
 	    fsc_ws_size(&s, "tree", &t) >= 0)
-		check_fail(r, "rm exit 0 but a link or the tree is still "
-			   "there");
+		check_fail(r,
+		    "rm exit 0 but a link or the tree is still "
+		    "there");
 	else
-		check_pass(r, "rm link, rm --recursive dlink (-> outside) and "
-			   "tree (holding up -> outside): removed, the canary "
-			   "and the directory outside intact");
+		check_pass(r,
+		    "rm link, rm --recursive dlink (-> outside) and "
+		    "tree (holding up -> outside): removed, the canary "
+		    "and the directory outside intact");
 }
 
 /* file_api.mkdir_symlinked_parent_refused: d -> a directory outside;
@@ -257,22 +281,25 @@ mkdir_symlinked_parent(struct check_ctx *c, struct check_result *r)
 	    !fsc_plant(&s, r, FSC_DIR, "real", NULL, 0))
 		return;
 	if (!fsc_expect_refused(&s, r, "symlink_refused", "mkdir",
-				ARGS("d/new")) ||
+		ARGS("d/new")) ||
 	    !fsc_expect_refused(&s, r, "symlink_refused", "mkdir",
-				ARGS("--parents", "d/new/x")) ||
+		ARGS("--parents", "d/new/x")) ||
 	    !fsc_expect_ok(&s, r, "mkdir", ARGS("--parents", "real/sub/x"),
-			   NULL))
+		NULL))
 		return;
 	if (fsc_outside_has(&s, "new"))
-		check_fail(r, "mkdir through d made \"new\" in the directory "
-			   "outside");
+		check_fail(r,
+		    "mkdir through d made \"new\" in the directory "
+		    "outside");
 	else if (fsc_ws_size(&s, "real/sub/x", &t) < 0 || t != S_IFDIR)
-		check_fail(r, "mkdir --parents real/sub/x exit 0 but made no "
-			   "directory");
+		check_fail(r,
+		    "mkdir --parents real/sub/x exit 0 but made no "
+		    "directory");
 	else
-		check_pass(r, "mkdir d/new and --parents d/new/x (d -> "
-			   "outside): exit 1, symlink_refused, nothing made "
-			   "outside");
+		check_pass(r,
+		    "mkdir d/new and --parents d/new/x (d -> "
+		    "outside): exit 1, symlink_refused, nothing made "
+		    "outside");
 }
 
 /* file_api.mv_refuses_taken_name_and_links: mv onto an existing name
@@ -295,22 +322,25 @@ mv_cases(struct check_ctx *c, struct check_result *r)
 		return;
 	if ((n = fsc_ws_size(&s, "b.txt", &t)) != 3 ||
 	    fsc_ws_size(&s, "a.txt", &t) != 5) {
-		check_fail(r, "after the refused mv a.txt b.txt, b.txt has "
-			   "%lld bytes (a sound stockade: its own 3)", n);
+		check_fail(r,
+		    "after the refused mv a.txt b.txt, b.txt has "
+		    "%lld bytes (a sound stockade: its own 3)",
+		    n);
 		return;
 	}
 	if (!fsc_expect_refused(&s, r, "symlink_refused", "mv",
-				ARGS("a.txt", "d/a.txt")) ||
+		ARGS("a.txt", "d/a.txt")) ||
 	    !fsc_expect_refused(&s, r, "symlink_refused", "mv",
-				ARGS("d/secret", "stolen")) ||
+		ARGS("d/secret", "stolen")) ||
 	    !fsc_outside_intact(&s, r))
 		return;
 	if (fsc_outside_has(&s, "a.txt") || fsc_ws_size(&s, "stolen", &t) >= 0)
 		check_fail(r, "a refused mv through d moved a file");
 	else
-		check_pass(r, "mv a.txt b.txt: exists, b.txt kept; mv a.txt "
-			   "d/a.txt and d/secret stolen (d -> outside): "
-			   "symlink_refused, nothing moved");
+		check_pass(r,
+		    "mv a.txt b.txt: exists, b.txt kept; mv a.txt "
+		    "d/a.txt and d/secret stolen (d -> outside): "
+		    "symlink_refused, nothing moved");
 }
 
 /* file_api.dotdot_and_absolute_invalid: "../canary", "sub/../../canary"
@@ -336,17 +366,18 @@ dotdot_paths(struct check_ctx *c, struct check_result *r)
 	    !fsc_expect_refused(&s, r, "invalid_path", "get", ARGS(up, "-")) ||
 	    !fsc_expect_refused(&s, r, "invalid_path", "get", ARGS(up2, "-")) ||
 	    !fsc_expect_refused(&s, r, "invalid_path", "get",
-				ARGS(s.canary, "-")) ||
+		ARGS(s.canary, "-")) ||
 	    !fsc_expect_refused(&s, r, "invalid_path", "put",
-				ARGS(host, upput)) ||
+		ARGS(host, upput)) ||
 	    !fsc_outside_intact(&s, r))
 		return;
 	if (lstat(esc, &st) == 0)
 		check_fail(r, "put ../NAME made a file beside the workspace");
 	else
-		check_pass(r, "stat/get ../canary, get sub/../../canary, get "
-			   "/abs/canary, put ../x: exit 1, invalid_path, "
-			   "nothing read or written");
+		check_pass(r,
+		    "stat/get ../canary, get sub/../../canary, get "
+		    "/abs/canary, put ../x: exit 1, invalid_path, "
+		    "nothing read or written");
 }
 
 /* file_api.path_depth_and_length_limits: with max_depth = 3 and
@@ -370,22 +401,23 @@ path_limits(struct check_ctx *c, struct check_result *r)
 	if (!fsc_expect_ok(&s, r, "mkdir", ARGS("--parents", "a/b/c"), NULL) ||
 	    !fsc_expect_ok(&s, r, "put", ARGS(host, "a/b/x"), NULL) ||
 	    !fsc_expect_ok(&s, r, "put", ARGS(host, "0123456789abcdef"),
-			   NULL) ||
+		NULL) ||
 	    !fsc_expect_refused(&s, r, "invalid_path", "mkdir",
-				ARGS("--parents", "a/b/c/d")) ||
+		ARGS("--parents", "a/b/c/d")) ||
 	    !fsc_expect_refused(&s, r, "invalid_path", "put",
-				ARGS(host, "a/b/c/f")) ||
+		ARGS(host, "a/b/c/f")) ||
 	    !fsc_expect_refused(&s, r, "invalid_path", "put",
-				ARGS(host, "0123456789abcdefg")))
+		ARGS(host, "0123456789abcdefg")))
 		return;
 	if (fsc_ws_size(&s, "a/b/c/d", &t) >= 0 ||
 	    fsc_ws_size(&s, "a/b/c/f", &t) >= 0 ||
 	    fsc_ws_size(&s, "0123456789abcdefg", &t) >= 0)
 		check_fail(r, "a refused path was made in the workspace");
 	else
-		check_pass(r, "max_depth = 3, max_path_bytes = 16: a/b/c, "
-			   "a/b/x and a 16-byte name made; a/b/c/d, a/b/c/f "
-			   "and a 17-byte name: exit 1, invalid_path");
+		check_pass(r,
+		    "max_depth = 3, max_path_bytes = 16: a/b/c, "
+		    "a/b/x and a 16-byte name made; a/b/c/d, a/b/c/f "
+		    "and a 17-byte name: exit 1, invalid_path");
 }
 
 /* Whether what the command P did is seen outside S's workspace. */
@@ -396,8 +428,8 @@ typedef bool (*escape_fn)(const struct scene *s, const struct check_proc *p);
  * that the path escaped when ESCAPED sees the command's effect outside.
  * Returns true when refused. */
 static bool
-refused_at_link(const struct scene *s, struct check_result *r,
-		const char *cmd, const char *const *args, escape_fn escaped)
+refused_at_link(const struct scene *s, struct check_result *r, const char *cmd,
+    const char *const *args, escape_fn escaped)
 {
 	struct check_proc p;
 	char what[512], how[160];
@@ -409,16 +441,18 @@ refused_at_link(const struct scene *s, struct check_result *r,
 		return false;
 	}
 	ok = !p.timed_out && p.status == 1 &&
-	     strcmp(fsc_named_error(&p), "symlink_refused") == 0;
+	    strcmp(fsc_named_error(&p), "symlink_refused") == 0;
 	if (!ok && escaped(s, &p))
-		check_fail(r, "%s (d -> a directory outside): %s, and it "
-			   "reached the file outside: the path escaped the "
-			   "workspace", what,
-			   fsc_outcome(&p, how, sizeof(how)));
+		check_fail(r,
+		    "%s (d -> a directory outside): %s, and it "
+		    "reached the file outside: the path escaped the "
+		    "workspace",
+		    what, fsc_outcome(&p, how, sizeof(how)));
 	else if (!ok)
-		check_fail(r, "%s (d -> a directory outside): %s (a sound "
-			   "stockade: exit 1, symlink_refused)", what,
-			   fsc_outcome(&p, how, sizeof(how)));
+		check_fail(r,
+		    "%s (d -> a directory outside): %s (a sound "
+		    "stockade: exit 1, symlink_refused)",
+		    what, fsc_outcome(&p, how, sizeof(how)));
 	check_proc_free(&p);
 	return ok;
 }
@@ -455,9 +489,10 @@ stat_symlinked_parent(struct check_ctx *c, struct check_result *r)
 	    !fsc_plant(&s, r, FSC_LINK, "d", s.out, 0))
 		return;
 	if (refused_at_link(&s, r, "stat", ARGS("--json", "d/secret"),
-			    stat_saw_outside))
-		check_pass(r, "stat d/secret (d -> a directory outside): exit "
-			   "1, symlink_refused, nothing described");
+		stat_saw_outside))
+		check_pass(r,
+		    "stat d/secret (d -> a directory outside): exit "
+		    "1, symlink_refused, nothing described");
 }
 
 /* file_api.rm_through_symlinked_parent_refused: d -> a directory
@@ -478,51 +513,60 @@ rm_symlinked_parent(struct check_ctx *c, struct check_result *r)
 	    !fsc_plant(&s, r, FSC_LINK, "alias", "real", 0))
 		return;
 	if (!refused_at_link(&s, r, "rm", ARGS("d/secret"),
-			     rm_removed_outside) ||
+		rm_removed_outside) ||
 	    !fsc_outside_intact(&s, r))
 		return;
 	if (!fsc_expect_refused(&s, r, "symlink_refused", "rm",
-				ARGS("alias/f")))
+		ARGS("alias/f")))
 		return;
 	if (fsc_ws_size(&s, "real/f", &t) < 0)
-		check_fail(r, "rm alias/f (alias -> real) removed real/f "
-			   "through the symlinked parent");
+		check_fail(r,
+		    "rm alias/f (alias -> real) removed real/f "
+		    "through the symlinked parent");
 	else
-		check_pass(r, "rm d/secret (d -> outside) and alias/f (alias "
-			   "-> real): exit 1, symlink_refused, nothing "
-			   "removed");
+		check_pass(r,
+		    "rm d/secret (d -> outside) and alias/f (alias "
+		    "-> real): exit 1, symlink_refused, nothing "
+		    "removed");
 }
 
 const struct check checks_fs_tree[] = {
-	{"file_api.control_char_names_escaped", "file_api",
-	 "names with a newline, ESC, U+202E: ls one line each, escaped",
-	 control_names},
-	{"file_api.stat_shows_symlink_not_target", "file_api",
-	 "stat of a symlink to a file outside: type symlink, never the "
-	 "target", stat_symlink},
-	{"file_api.ls_shows_symlinks_as_links", "file_api",
-	 "ls --recursive lists symlinks as symlink, never what they name",
-	 ls_symlinks},
-	{"file_api.rm_removes_link_not_target", "file_api",
-	 "rm of a symlink to a file or directory outside: the link goes, "
-	 "the target stays", rm_symlinks},
-	{"file_api.mkdir_symlinked_parent_refused", "file_api",
-	 "mkdir [--parents] through a symlinked parent: exit 1, "
-	 "symlink_refused", mkdir_symlinked_parent},
-	{"file_api.mv_refuses_taken_name_and_links", "file_api",
-	 "mv onto a taken name: exists; through a symlinked parent: "
-	 "symlink_refused", mv_cases},
-	{"file_api.dotdot_and_absolute_invalid", "file_api",
-	 "get/stat/put of ../x, a/../../x, /abs: exit 1, invalid_path",
-	 dotdot_paths},
-	{"file_api.path_depth_and_length_limits", "file_api",
-	 "max_depth = 3, max_path_bytes = 16: one component or byte more "
-	 "is invalid_path", path_limits},
-	{"file_api.stat_through_symlinked_parent_refused", "file_api",
-	 "stat d/secret with d -> outside: exit 1, symlink_refused, nothing "
-	 "described", stat_symlinked_parent},
-	{"file_api.rm_through_symlinked_parent_refused", "file_api",
-	 "rm d/secret (d -> outside), alias/f (alias -> inside): exit 1, "
-	 "symlink_refused", rm_symlinked_parent},
-	{NULL, NULL, NULL, NULL},
+    {"file_api.control_char_names_escaped", "file_api",
+	"names with a newline, ESC, U+202E: ls one line each, escaped",
+	control_names},
+    {"file_api.stat_shows_symlink_not_target", "file_api",
+	"stat of a symlink to a file outside: type symlink, never the "
+	"target",
+	stat_symlink},
+    {"file_api.ls_shows_symlinks_as_links", "file_api",
+	"ls --recursive lists symlinks as symlink, never what they name",
+	ls_symlinks},
+    {"file_api.rm_removes_link_not_target", "file_api",
+	"rm of a symlink to a file or directory outside: the link goes, "
+	"the target stays",
+	rm_symlinks},
+    {"file_api.mkdir_symlinked_parent_refused", "file_api",
+	"mkdir [--parents] through a symlinked parent: exit 1, "
+	"symlink_refused",
+	mkdir_symlinked_parent},
+    {"file_api.mv_refuses_taken_name_and_links", "file_api",
+	"mv onto a taken name: exists; through a symlinked parent: "
+	"symlink_refused",
+	mv_cases},
+    {"file_api.dotdot_and_absolute_invalid", "file_api",
+	"get/stat/put of ../x, a/../../x, /abs: exit 1, invalid_path",
+	dotdot_paths},
+    {"file_api.path_depth_and_length_limits", "file_api",
+	"max_depth = 3, max_path_bytes = 16: one component or byte more "
+	"is invalid_path",
+	path_limits},
+    {"file_api.stat_through_symlinked_parent_refused", "file_api",
+	"stat d/secret with d -> outside: exit 1, symlink_refused, nothing "
+	"described",
+	stat_symlinked_parent},
+    {"file_api.rm_through_symlinked_parent_refused", "file_api",
+	"rm d/secret (d -> outside), alias/f (alias -> inside): exit 1, "
+	"symlink_refused",
+	rm_symlinked_parent},
+    {NULL, NULL, NULL, NULL},
 };

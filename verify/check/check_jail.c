@@ -57,7 +57,7 @@ setgroups_denied(struct check_ctx *c, struct check_result *r)
  */
 static void
 single_id_map(struct check_ctx *c, struct check_result *r, const char *file,
-	      const char *key, unsigned outside)
+    const char *key, unsigned outside)
 {
 	struct check_job j;
 	char map[4096], id[32];
@@ -72,14 +72,17 @@ single_id_map(struct check_ctx *c, struct check_result *r, const char *file,
 	if (sscanf(map, " %u %u %u%n", &in, &out, &count, &used) != 3 ||
 	    strcmp(map + used, "\\n") != 0)
 		check_fail(r, "/proc/self/%s is not one line: \"%s\"", file,
-			   map);
+		    map);
 	else if (count != 1 || in != (unsigned)atoi(id) || out != outside)
-		check_fail(r, "/proc/self/%s maps %u ids from %u to %u (want "
-			   "1 id, the payload's %s, to %u)", file, count, in,
-			   out, id, outside);
+		check_fail(r,
+		    "/proc/self/%s maps %u ids from %u to %u (want "
+		    "1 id, the payload's %s, to %u)",
+		    file, count, in, out, id, outside);
 	else
-		check_pass(r, "/proc/self/%s maps exactly one id, %u to host "
-			   "id %u", file, in, out);
+		check_pass(r,
+		    "/proc/self/%s maps exactly one id, %u to host "
+		    "id %u",
+		    file, in, out);
 out:
 	check_job_free(&j);
 }
@@ -90,7 +93,7 @@ static void
 uid_map_single(struct check_ctx *c, struct check_result *r)
 {
 	single_id_map(c, r, "uid_map", "uid",
-		      c->root ? 65534u : (unsigned)geteuid());
+	    c->root ? 65534u : (unsigned)geteuid());
 }
 
 /* user_ns.gid_map_single_id: the payload's gid to the caller's (65534
@@ -99,7 +102,7 @@ static void
 gid_map_single(struct check_ctx *c, struct check_result *r)
 {
 	single_id_map(c, r, "gid_map", "gid",
-		      c->root ? 65534u : (unsigned)getegid());
+	    c->root ? 65534u : (unsigned)getegid());
 }
 
 /* user_ns.ids_not_root: the payload's real and effective uid and gid are
@@ -120,10 +123,12 @@ ids_not_root(struct check_ctx *c, struct check_result *r)
 	if (atoi(uid) == 0 || atoi(euid) == 0 || atoi(gid) == 0 ||
 	    atoi(egid) == 0 || jail_list_has(groups, "0"))
 		check_fail(r, "uid %s euid %s gid %s egid %s groups [%s]", uid,
-			   euid, gid, egid, groups);
+		    euid, gid, egid, groups);
 	else
-		check_pass(r, "uid %s euid %s gid %s egid %s, groups [%s]: no "
-			   "root", uid, euid, gid, egid, groups);
+		check_pass(r,
+		    "uid %s euid %s gid %s egid %s, groups [%s]: no "
+		    "root",
+		    uid, euid, gid, egid, groups);
 out:
 	check_job_free(&j);
 }
@@ -151,11 +156,14 @@ pid_two(struct check_ctx *c, struct check_result *r)
 	    jail_val(r, &j, "init_comm", comm, sizeof(comm))) {
 		if (strcmp(pid, "2") == 0 && strcmp(ppid, "1") == 0 &&
 		    strcmp(comm, "stockade-init") == 0)
-			check_pass(r, "the program is pid 2, its parent pid 1 "
-				   "is stockade-init");
+			check_pass(r,
+			    "the program is pid 2, its parent pid 1 "
+			    "is stockade-init");
 		else
-			check_fail(r, "the program is pid %s, its parent %s; "
-				   "pid 1 is \"%s\"", pid, ppid, comm);
+			check_fail(r,
+			    "the program is pid %s, its parent %s; "
+			    "pid 1 is \"%s\"",
+			    pid, ppid, comm);
 	}
 	check_job_free(&j);
 }
@@ -176,12 +184,15 @@ proc_own(struct check_ctx *c, struct check_result *r)
 	    jail_val(r, &j, "proc.pids", pids, sizeof(pids))) {
 		if (strcmp(pid, self) == 0 && atoi(pids) >= 1 &&
 		    atoi(pids) <= 3)
-			check_pass(r, "/proc/self is %s, the program's pid; "
-				   "/proc lists %s processes", self, pids);
+			check_pass(r,
+			    "/proc/self is %s, the program's pid; "
+			    "/proc lists %s processes",
+			    self, pids);
 		else
-			check_fail(r, "/proc/self is %s for pid %s; /proc lists "
-				   "%s processes (the host's /proc?)", self,
-				   pid, pids);
+			check_fail(r,
+			    "/proc/self is %s for pid %s; /proc lists "
+			    "%s processes (the host's /proc?)",
+			    self, pid, pids);
 	}
 	check_job_free(&j);
 }
@@ -210,11 +221,14 @@ only_lo(struct check_ctx *c, struct check_result *r)
 	    jail_val(r, &j, "net.self_udp", self, sizeof(self))) {
 		if (strcmp(ifs, "lo") == 0 && strcmp(up, "1") == 0 &&
 		    strcmp(self, "ok") == 0)
-			check_pass(r, "interfaces: lo alone, up; a datagram "
-				   "over it arrives");
+			check_pass(r,
+			    "interfaces: lo alone, up; a datagram "
+			    "over it arrives");
 		else
-			check_fail(r, "interfaces: %s; lo up: %s; a datagram to "
-				   "itself: %s", ifs, up, self);
+			check_fail(r,
+			    "interfaces: %s; lo up: %s; a datagram to "
+			    "itself: %s",
+			    ifs, up, self);
 	}
 	check_job_free(&j);
 }
@@ -230,7 +244,7 @@ static void
 host_lo_unreachable(struct check_ctx *c, struct check_result *r)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof(a);
 	struct check_job j;
 	char port[16], sent[32], tcp[32], got[64];
@@ -244,7 +258,7 @@ host_lo_unreachable(struct check_ctx *c, struct check_result *r)
 	    getsockname(s, (struct sockaddr *)&a, &al) < 0 ||
 	    bind(t, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(t, 4) < 0) {
 		check_fail(r, "cannot listen on the host's 127.0.0.1: %s",
-			   strerror(errno));
+		    strerror(errno));
 		goto out;
 	}
 	snprintf(port, sizeof(port), "%u", (unsigned)ntohs(a.sin_port));
@@ -259,17 +273,22 @@ host_lo_unreachable(struct check_ctx *c, struct check_result *r)
 	if (conn >= 0)
 		close(conn);
 	if (n >= 0 || conn >= 0)
-		check_fail(r, "the job reached the host's loopback at "
-			   "127.0.0.1:%s (%s%s; TCP connect: %s)", port,
-			   n >= 0 ? "a datagram arrived" : "no datagram",
-			   conn >= 0 ? ", a TCP connection arrived" : "", tcp);
+		check_fail(r,
+		    "the job reached the host's loopback at "
+		    "127.0.0.1:%s (%s%s; TCP connect: %s)",
+		    port, n >= 0 ? "a datagram arrived" : "no datagram",
+		    conn >= 0 ? ", a TCP connection arrived" : "", tcp);
 	else if (strcmp(tcp, "ECONNREFUSED") != 0)
-		check_fail(r, "the job's TCP connect to 127.0.0.1:%s gave %s, "
-			   "not ECONNREFUSED from its own loopback", port, tcp);
+		check_fail(r,
+		    "the job's TCP connect to 127.0.0.1:%s gave %s, "
+		    "not ECONNREFUSED from its own loopback",
+		    port, tcp);
 	else
-		check_pass(r, "the job's datagram (sendto: %s) and TCP connect "
-			   "(ECONNREFUSED, its own 127.0.0.1) to 127.0.0.1:%s "
-			   "never reached the host's listeners", sent, port);
+		check_pass(r,
+		    "the job's datagram (sendto: %s) and TCP connect "
+		    "(ECONNREFUSED, its own 127.0.0.1) to 127.0.0.1:%s "
+		    "never reached the host's listeners",
+		    sent, port);
 out:
 	if (s >= 0)
 		close(s);
@@ -291,11 +310,14 @@ loopback_tcp(struct check_ctx *c, struct check_result *r)
 	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("net")) &&
 	    jail_val(r, &j, "net.self_tcp", v, sizeof(v))) {
 		if (strcmp(v, "ok") == 0)
-			check_pass(r, "a TCP server on the job's 127.0.0.1 "
-				   "answered a client of the same job");
+			check_pass(r,
+			    "a TCP server on the job's 127.0.0.1 "
+			    "answered a client of the same job");
 		else
-			check_fail(r, "a TCP server on the job's own loopback "
-				   "failed: %s", v);
+			check_fail(r,
+			    "a TCP server on the job's own loopback "
+			    "failed: %s",
+			    v);
 	}
 	check_job_free(&j);
 }
@@ -318,14 +340,14 @@ host_abstract_unreachable(struct check_ctx *c, struct check_result *r)
 
 	memset(&j, 0, sizeof(j));
 	snprintf(name, sizeof(name), "stockade-check-%ld-%u", (long)getpid(),
-		 c->seq++);
+	    c->seq++);
 	memcpy(a.sun_path + 1, name, strlen(name));
 	al = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-			 strlen(name));
+	    strlen(name));
 	if (s < 0 || bind(s, (struct sockaddr *)&a, al) < 0 ||
 	    listen(s, 4) < 0) {
 		check_fail(r, "cannot listen on the abstract socket @%s: %s",
-			   name, strerror(errno));
+		    name, strerror(errno));
 		goto out;
 	}
 	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("abstract", name)) ||
@@ -334,18 +356,26 @@ host_abstract_unreachable(struct check_ctx *c, struct check_result *r)
 	got = accept4(s, NULL, NULL, SOCK_CLOEXEC);
 	if (got >= 0) {
 		close(got);
-		check_fail(r, "the job connected to the host's abstract socket "
-			   "@%s (connect: %s)", name, v);
+		check_fail(r,
+		    "the job connected to the host's abstract socket "
+		    "@%s (connect: %s)",
+		    name, v);
 	} else if (strcmp(v, "ECONNREFUSED") == 0) {
-		check_pass(r, "connect to the host's abstract socket @%s: "
-			   "ECONNREFUSED, not in the job's namespace", name);
+		check_pass(r,
+		    "connect to the host's abstract socket @%s: "
+		    "ECONNREFUSED, not in the job's namespace",
+		    name);
 	} else if (strcmp(v, "EPERM") == 0) {
-		check_pass(r, "connect to the host's abstract socket @%s: "
-			   "EPERM, Landlock's scope (the namespace let it "
-			   "through: see network_ns.own_namespace)", name);
+		check_pass(r,
+		    "connect to the host's abstract socket @%s: "
+		    "EPERM, Landlock's scope (the namespace let it "
+		    "through: see network_ns.own_namespace)",
+		    name);
 	} else {
-		check_fail(r, "connect to the host's abstract socket @%s: %s "
-			   "(want ECONNREFUSED)", name, v);
+		check_fail(r,
+		    "connect to the host's abstract socket @%s: %s "
+		    "(want ECONNREFUSED)",
+		    name, v);
 	}
 out:
 	if (s >= 0)
@@ -380,8 +410,10 @@ sysv_invisible(struct check_ctx *c, struct check_result *r)
 	if (id >= 0)
 		shmctl(id, IPC_RMID, NULL);
 	if (at == (void *)-1) {
-		check_fail(r, "cannot make and attach a host shared memory "
-			   "segment: %s", strerror(errno));
+		check_fail(r,
+		    "cannot make and attach a host shared memory "
+		    "segment: %s",
+		    strerror(errno));
 		return;
 	}
 	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("sysvipc")) &&
@@ -390,12 +422,16 @@ sysv_invisible(struct check_ctx *c, struct check_result *r)
 	    jail_val(r, &j, "ipc.sem", sem, sizeof(sem))) {
 		if (strcmp(shm, "0") == 0 && strcmp(msg, "0") == 0 &&
 		    strcmp(sem, "0") == 0)
-			check_pass(r, "the job sees no System V object (the "
-				   "host has segment %d)", id);
+			check_pass(r,
+			    "the job sees no System V object (the "
+			    "host has segment %d)",
+			    id);
 		else
-			check_fail(r, "the job sees %s shared memory segments "
-				   "(the host's %d among them?), %s queues, %s "
-				   "semaphore sets", shm, id, msg, sem);
+			check_fail(r,
+			    "the job sees %s shared memory segments "
+			    "(the host's %d among them?), %s queues, %s "
+			    "semaphore sets",
+			    shm, id, msg, sem);
 	}
 	shmdt(at);
 	check_job_free(&j);
@@ -422,7 +458,7 @@ cgroupns_own(struct check_ctx *c, struct check_result *r)
 	memset(&j, 0, sizeof(j));
 	if (n < 0) {
 		check_fail(r, "cannot read our /proc/self/ns/cgroup: %s",
-			   strerror(errno));
+		    strerror(errno));
 		return;
 	}
 	mine[n] = '\0';
@@ -430,8 +466,10 @@ cgroupns_own(struct check_ctx *c, struct check_result *r)
 	    !jail_val(r, &j, "ns.cgroup", theirs, sizeof(theirs)))
 		goto out;
 	if (strcmp(mine, theirs) == 0) {
-		check_fail(r, "the job's cgroup namespace is the caller's own, "
-			   "%s", theirs);
+		check_fail(r,
+		    "the job's cgroup namespace is the caller's own, "
+		    "%s",
+		    theirs);
 		goto out;
 	}
 	check_job_free(&j);
@@ -447,14 +485,18 @@ cgroupns_own(struct check_ctx *c, struct check_result *r)
 			*end = '\0';
 		colon = strrchr(line, ':');
 		if (colon != NULL && strcmp(colon + 1, "/") != 0) {
-			check_fail(r, "/proc/self/cgroup shows the host's path: "
-				   "%s", line);
+			check_fail(r,
+			    "/proc/self/cgroup shows the host's path: "
+			    "%s",
+			    line);
 			goto out;
 		}
 		line = end != NULL ? end + 2 : line + strlen(line);
 	}
-	check_pass(r, "the job's cgroup namespace is %s (ours %s); every "
-		   "hierarchy shows /", theirs, mine);
+	check_pass(r,
+	    "the job's cgroup namespace is %s (ours %s); every "
+	    "hierarchy shows /",
+	    theirs, mine);
 out:
 	check_job_free(&j);
 }
@@ -476,12 +518,15 @@ hostname_policys(struct check_ctx *c, struct check_result *r)
 		goto out;
 	uname(&u);
 	if (strcmp(name, "stockade-check") == 0)
-		check_pass(r, "the job's host name is \"stockade-check\", the "
-			   "policy's (the host's is \"%s\")", u.nodename);
+		check_pass(r,
+		    "the job's host name is \"stockade-check\", the "
+		    "policy's (the host's is \"%s\")",
+		    u.nodename);
 	else
-		check_fail(r, "the job's host name is \"%s\" (the host's is "
-			   "\"%s\"), not the policy's \"stockade-check\"",
-			   name, u.nodename);
+		check_fail(r,
+		    "the job's host name is \"%s\" (the host's is "
+		    "\"%s\"), not the policy's \"stockade-check\"",
+		    name, u.nodename);
 out:
 	check_job_free(&j);
 }
@@ -493,80 +538,77 @@ utsns_own(struct check_ctx *c, struct check_result *r)
 	jail_own_namespace(c, r, "uts");
 }
 
-
 const struct check checks_jail[] = {
-	{"user_ns.setgroups_denied", "user_ns",
-	 "/proc/self/setgroups says \"deny\"", setgroups_denied},
-	{"user_ns.uid_map_single_id", "user_ns",
-	 "uid_map: the payload's uid to the caller's (65534 as root), 1 id",
-	 uid_map_single},
-	{"user_ns.gid_map_single_id", "user_ns",
-	 "gid_map: the payload's gid to the caller's (65534 as root), 1 id",
-	 gid_map_single},
-	{"user_ns.ids_not_root", "user_ns",
-	 "uid, euid, gid, egid not 0, no group 0", ids_not_root},
-	{"user_ns.own_namespace", "user_ns",
-	 "the job's user namespace is not the caller's", userns_own},
-	{"pid_ns.payload_is_pid_2_under_stockade_init", "pid_ns",
-	 "the program is pid 2, child of pid 1 stockade-init", pid_two},
-	{"pid_ns.proc_is_the_jails_own", "pid_ns",
-	 "/proc/self is the program's pid; /proc lists the job alone",
-	 proc_own},
-	{"pid_ns.own_namespace", "pid_ns",
-	 "the job's pid namespace is not the caller's", pidns_own},
-	{"mount_ns.old_root_detached", "mount_ns",
-	 "one mount at /, no mount of the host's tree", mnt_old_root_detached},
-	{"mount_ns.root_read_only", "mount_ns",
-	 "/ is a read-only, nosuid, nodev tmpfs", mnt_root_ro},
-	{"mount_ns.workspace_nosuid_nodev", "mount_ns",
-	 "/work is mounted nosuid,nodev", mnt_work_nosuid},
-	{"mount_ns.binds_read_only", "mount_ns",
-	 "/usr is mounted ro,nosuid,nodev", mnt_binds_ro},
-	{"mount_ns.tmp_home_shm_nosuid_nodev", "mount_ns",
-	 "/tmp, home, /dev/shm: nosuid,nodev tmpfs; /dev/shm noexec too",
-	 mnt_tmpfs_flags},
-	{"mount_ns.etc_write_refused_read_only", "mount_ns",
-	 "open(/etc/NEW, O_CREAT): EROFS", mnt_etc_write_refused},
-	{"mount_ns.proc_sys_read_only", "mount_ns",
-	 "/proc/sys is mounted read-only", mnt_proc_sys_ro},
-	{"mount_ns.host_dev_hidden", "mount_ns",
-	 "/dev is a read-only tmpfs without the host's devices",
-	 mnt_dev_hidden},
-	{"mount_ns.host_paths_absent", "mount_ns",
-	 "/etc/shadow, /root, /sys, /var, /boot, the host's /tmp: ENOENT",
-	 mnt_host_paths_absent},
-	{"mount_ns.proc_host_facts_masked", "mount_ns",
-	 "/proc/cmdline, keys, key-users, partitions, diskstats, zoneinfo, "
-	 "buddyinfo, iomem, config.gz, kallsyms, swaps, timer_list: empty",
-	 mnt_proc_host_facts_masked},
-	{"mount_ns.boot_id_own", "mount_ns",
-	 "/proc/sys/kernel/random/boot_id: a UUID of each job's own",
-	 mnt_boot_id_own},
-	{"network_ns.only_loopback_up", "network_ns",
-	 "interfaces: lo alone, up, carrying a datagram", only_lo},
-	{"network_ns.host_loopback_unreachable", "network_ns",
-	 "a datagram and a TCP connect to the host's 127.0.0.1 do not arrive "
-	 "(ECONNREFUSED from the job's own loopback)",
-	 host_lo_unreachable},
-	{"network_ns.loopback_tcp_server_works", "network_ns",
-	 "a TCP server on the job's own 127.0.0.1 answers the job",
-	 loopback_tcp},
-	{"network_ns.host_abstract_socket_unreachable", "network_ns",
-	 "connect to a host abstract unix socket: ECONNREFUSED",
-	 host_abstract_unreachable},
-	{"network_ns.own_namespace", "network_ns",
-	 "the job's network namespace is not the caller's", netns_own},
-	{"ipc_ns.host_sysv_objects_invisible", "ipc_ns",
-	 "the job sees no System V object, not the host's segment",
-	 sysv_invisible},
-	{"ipc_ns.own_namespace", "ipc_ns",
-	 "the job's IPC namespace is not the caller's", ipcns_own},
-	{"ipc_ns.cgroup_namespace_own", "ipc_ns",
-	 "the job's cgroup namespace is its own; /proc/self/cgroup shows /",
-	 cgroupns_own},
-	{"uts_ns.hostname_is_policys", "uts_ns",
-	 "hostname = stockade-check: the job's host name", hostname_policys},
-	{"uts_ns.own_namespace", "uts_ns",
-	 "the job's UTS namespace is not the caller's", utsns_own},
-	{NULL, NULL, NULL, NULL},
+    {"user_ns.setgroups_denied", "user_ns",
+	"/proc/self/setgroups says \"deny\"", setgroups_denied},
+    {"user_ns.uid_map_single_id", "user_ns",
+	"uid_map: the payload's uid to the caller's (65534 as root), 1 id",
+	uid_map_single},
+    {"user_ns.gid_map_single_id", "user_ns",
+	"gid_map: the payload's gid to the caller's (65534 as root), 1 id",
+	gid_map_single},
+    {"user_ns.ids_not_root", "user_ns",
+	"uid, euid, gid, egid not 0, no group 0", ids_not_root},
+    {"user_ns.own_namespace", "user_ns",
+	"the job's user namespace is not the caller's", userns_own},
+    {"pid_ns.payload_is_pid_2_under_stockade_init", "pid_ns",
+	"the program is pid 2, child of pid 1 stockade-init", pid_two},
+    {"pid_ns.proc_is_the_jails_own", "pid_ns",
+	"/proc/self is the program's pid; /proc lists the job alone", proc_own},
+    {"pid_ns.own_namespace", "pid_ns",
+	"the job's pid namespace is not the caller's", pidns_own},
+    {"mount_ns.old_root_detached", "mount_ns",
+	"one mount at /, no mount of the host's tree", mnt_old_root_detached},
+    {"mount_ns.root_read_only", "mount_ns",
+	"/ is a read-only, nosuid, nodev tmpfs", mnt_root_ro},
+    {"mount_ns.workspace_nosuid_nodev", "mount_ns",
+	"/work is mounted nosuid,nodev", mnt_work_nosuid},
+    {"mount_ns.binds_read_only", "mount_ns", "/usr is mounted ro,nosuid,nodev",
+	mnt_binds_ro},
+    {"mount_ns.tmp_home_shm_nosuid_nodev", "mount_ns",
+	"/tmp, home, /dev/shm: nosuid,nodev tmpfs; /dev/shm noexec too",
+	mnt_tmpfs_flags},
+    {"mount_ns.etc_write_refused_read_only", "mount_ns",
+	"open(/etc/NEW, O_CREAT): EROFS", mnt_etc_write_refused},
+    {"mount_ns.proc_sys_read_only", "mount_ns",
+	"/proc/sys is mounted read-only", mnt_proc_sys_ro},
+    {"mount_ns.host_dev_hidden", "mount_ns",
+	"/dev is a read-only tmpfs without the host's devices", mnt_dev_hidden},
+    {"mount_ns.host_paths_absent", "mount_ns",
+	"/etc/shadow, /root, /sys, /var, /boot, the host's /tmp: ENOENT",
+	mnt_host_paths_absent},
+    {"mount_ns.proc_host_facts_masked", "mount_ns",
+	"/proc/cmdline, keys, key-users, partitions, diskstats, zoneinfo, "
+	"buddyinfo, iomem, config.gz, kallsyms, swaps, timer_list: empty",
+	mnt_proc_host_facts_masked},
+    {"mount_ns.boot_id_own", "mount_ns",
+	"/proc/sys/kernel/random/boot_id: a UUID of each job's own",
+	mnt_boot_id_own},
+    {"network_ns.only_loopback_up", "network_ns",
+	"interfaces: lo alone, up, carrying a datagram", only_lo},
+    {"network_ns.host_loopback_unreachable", "network_ns",
+	"a datagram and a TCP connect to the host's 127.0.0.1 do not arrive "
+	"(ECONNREFUSED from the job's own loopback)",
+	host_lo_unreachable},
+    {"network_ns.loopback_tcp_server_works", "network_ns",
+	"a TCP server on the job's own 127.0.0.1 answers the job",
+	loopback_tcp},
+    {"network_ns.host_abstract_socket_unreachable", "network_ns",
+	"connect to a host abstract unix socket: ECONNREFUSED",
+	host_abstract_unreachable},
+    {"network_ns.own_namespace", "network_ns",
+	"the job's network namespace is not the caller's", netns_own},
+    {"ipc_ns.host_sysv_objects_invisible", "ipc_ns",
+	"the job sees no System V object, not the host's segment",
+	sysv_invisible},
+    {"ipc_ns.own_namespace", "ipc_ns",
+	"the job's IPC namespace is not the caller's", ipcns_own},
+    {"ipc_ns.cgroup_namespace_own", "ipc_ns",
+	"the job's cgroup namespace is its own; /proc/self/cgroup shows /",
+	cgroupns_own},
+    {"uts_ns.hostname_is_policys", "uts_ns",
+	"hostname = stockade-check: the job's host name", hostname_policys},
+    {"uts_ns.own_namespace", "uts_ns",
+	"the job's UTS namespace is not the caller's", utsns_own},
+    {NULL, NULL, NULL, NULL},
 };

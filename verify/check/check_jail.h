@@ -39,11 +39,11 @@
 /* What a probe job needs besides the probe's arguments. */
 struct pj {
 	const char *const *run_args; /* more `stockade run` options */
-	const char *policy;          /* policy text, NULL: the default */
-	const char *workspace;       /* --workspace, NULL: a temporary one */
+	const char *policy; /* policy text, NULL: the default */
+	const char *workspace; /* --workspace, NULL: a temporary one */
 	const char *const *extra_env;
-	int64_t deadline_ms;         /* 0: JAIL_JOB_DEADLINE_MS */
-	const char *status;          /* the status expected, NULL: "ok" */
+	int64_t deadline_ms; /* 0: JAIL_JOB_DEADLINE_MS */
+	const char *status; /* the status expected, NULL: "ok" */
 };
 
 /* The default policy, nothing more (all zero). */
@@ -56,13 +56,12 @@ extern const struct pj jail_plain;
  * instead.
  */
 bool jail_probe_ok(struct check_ctx *c, struct check_result *r,
-		   struct check_job *j, const struct pj *s,
-		   const char *const *argv);
+    struct check_job *j, const struct pj *s, const char *const *argv);
 
 /* KEY of the probe's output (check_value) into BUF; when missing, fails
  * R saying so and returns false. */
 bool jail_val(struct check_result *r, const struct check_job *j,
-	      const char *key, char *buf, size_t len);
+    const char *key, char *buf, size_t len);
 
 /* The integer LIMIT of the result's "limits" object, or -1. */
 json_int_t jail_job_limit(const struct check_job *j, const char *limit);
@@ -76,8 +75,8 @@ bool jail_list_has(const char *list, const char *item);
  * lines without blanks around the "=", into BUF. Returns 0 or a
  * negative errno (-EPROTO when the command failed).
  */
-int jail_default_section(struct check_ctx *c, const char *section,
-			 char *buf, size_t len);
+int jail_default_section(struct check_ctx *c, const char *section, char *buf,
+    size_t len);
 
 /* The default policy's [jail] home into BUF. Returns 0 or a negative
  * errno (-ENOENT when it names none). */
@@ -89,7 +88,7 @@ int jail_default_home(struct check_ctx *c, char *buf, size_t len);
  * exactly when their /proc/PID/ns/NS links read alike (namespaces(7)).
  */
 void jail_own_namespace(struct check_ctx *c, struct check_result *r,
-			const char *ns);
+    const char *ns);
 
 /* check_mounts.c: the mount_ns checks (each commented there). */
 void mnt_old_root_detached(struct check_ctx *c, struct check_result *r);
@@ -123,8 +122,7 @@ void lim_tmpfs_sizes(struct check_ctx *c, struct check_result *r);
 void term_own_session(struct check_ctx *c, struct check_result *r);
 void term_no_ctty(struct check_ctx *c, struct check_result *r);
 void term_stdio_kinds(struct check_ctx *c, struct check_result *r);
-void term_split_controls_escaped(struct check_ctx *c,
-				 struct check_result *r);
+void term_split_controls_escaped(struct check_ctx *c, struct check_result *r);
 void term_only_stdio(struct check_ctx *c, struct check_result *r);
 
 #endif

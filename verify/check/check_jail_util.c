@@ -21,8 +21,8 @@ const struct pj jail_plain;
  * ended with S's status; otherwise fails R saying what came instead.
  */
 bool
-jail_probe_ok(struct check_ctx *c, struct check_result *r,
-	      struct check_job *j, const struct pj *s, const char *const *argv)
+jail_probe_ok(struct check_ctx *c, struct check_result *r, struct check_job *j,
+    const struct pj *s, const char *const *argv)
 {
 	const char *full[32];
 	const char *want = s->status != NULL ? s->status : "ok";
@@ -51,7 +51,7 @@ jail_probe_ok(struct check_ctx *c, struct check_result *r,
 	}
 	if (j->result == NULL || strcmp(j->status, want) != 0) {
 		check_fail(r, "the probe's job did not end \"%s\": %s", want,
-			   check_job_summary(j, why, sizeof(why)));
+		    check_job_summary(j, why, sizeof(why)));
 		return false;
 	}
 	return true;
@@ -61,14 +61,14 @@ jail_probe_ok(struct check_ctx *c, struct check_result *r,
  * false. */
 bool
 jail_val(struct check_result *r, const struct check_job *j, const char *key,
-	 char *buf, size_t len)
+    char *buf, size_t len)
 {
 	char why[512];
 
 	if (check_value(j, key, buf, len))
 		return true;
 	check_fail(r, "the probe printed no %s: %s", key,
-		   check_job_summary(j, why, sizeof(why)));
+	    check_job_summary(j, why, sizeof(why)));
 	return false;
 }
 
@@ -77,7 +77,7 @@ json_int_t
 jail_job_limit(const struct check_job *j, const char *limit)
 {
 	json_t *v = json_object_get(json_object_get(j->result, "limits"),
-				    limit);
+	    limit);
 
 	return json_is_integer(v) ? json_integer_value(v) : -1;
 }
@@ -107,7 +107,7 @@ jail_list_has(const char *list, const char *item)
  */
 int
 jail_default_section(struct check_ctx *c, const char *section, char *buf,
-		     size_t len)
+    size_t len)
 {
 	const char *const argv[] = {c->stockade, "policy", "default", NULL};
 	struct check_proc p;
@@ -141,7 +141,7 @@ jail_default_section(struct check_ctx *c, const char *section, char *buf,
 			*--end = '\0';
 		v = eq + 1 + strspn(eq + 1, " \t");
 		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s=%s\n",
-				      k, v);
+		    k, v);
 		if (n >= len) {
 			check_proc_free(&p);
 			return -ENAMETOOLONG;
@@ -170,13 +170,10 @@ jail_default_home(struct check_ctx *c, char *buf, size_t len)
 	return -ENOENT;
 }
 
-
-
 /* namespaces(7): two processes share a namespace exactly when their
  * /proc/PID/ns/NAME links read alike. NS: "user", "pid", ... */
 void
-jail_own_namespace(struct check_ctx *c, struct check_result *r,
-		   const char *ns)
+jail_own_namespace(struct check_ctx *c, struct check_result *r, const char *ns)
 {
 	struct check_job j;
 	char path[64], key[32], mine[128], theirs[128];
@@ -186,7 +183,7 @@ jail_own_namespace(struct check_ctx *c, struct check_result *r,
 	n = readlink(path, mine, sizeof(mine) - 1);
 	if (n < 0) {
 		check_fail(r, "cannot read our own %s: %s", path,
-			   strerror(errno));
+		    strerror(errno));
 		return;
 	}
 	mine[n] = '\0';
@@ -194,12 +191,15 @@ jail_own_namespace(struct check_ctx *c, struct check_result *r,
 	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("ns")) &&
 	    jail_val(r, &j, key, theirs, sizeof(theirs))) {
 		if (strcmp(mine, theirs) == 0)
-			check_fail(r, "the job's %s namespace is the caller's "
-				   "own, %s", ns, theirs);
+			check_fail(r,
+			    "the job's %s namespace is the caller's "
+			    "own, %s",
+			    ns, theirs);
 		else
-			check_pass(r, "the job's %s namespace is %s, the "
-				   "caller's %s", ns, theirs, mine);
+			check_pass(r,
+			    "the job's %s namespace is %s, the "
+			    "caller's %s",
+			    ns, theirs, mine);
 	}
 	check_job_free(&j);
 }
-

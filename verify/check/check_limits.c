@@ -15,9 +15,8 @@
 /* The rlimit RES (the probe's name: "FSIZE") the probe saw in J is
  * "WANT_CUR WANT_MAX"; SOURCE names the figure it comes from. */
 static void
-rlimit_is(struct check_result *r, const struct check_job *j,
-	  const char *res, long long want_cur, long long want_max,
-	  const char *source)
+rlimit_is(struct check_result *r, const struct check_job *j, const char *res,
+    long long want_cur, long long want_max, const char *source)
 {
 	char key[64], v[128], want[64];
 
@@ -27,10 +26,10 @@ rlimit_is(struct check_result *r, const struct check_job *j,
 	snprintf(want, sizeof(want), "%lld %lld", want_cur, want_max);
 	if (strcmp(v, want) == 0)
 		check_pass(r, "RLIMIT_%s is %s (soft hard), %s", res, v,
-			   source);
+		    source);
 	else
 		check_fail(r, "RLIMIT_%s is %s (soft hard), %s wants %s", res,
-			   v, source, want);
+		    v, source, want);
 }
 
 /* limits.rlimit_fsize_is_file_size: a job run with --file-size 3 has
@@ -45,11 +44,13 @@ lim_rlimit_fsize(struct check_ctx *c, struct check_result *r)
 		json_int_t mb = jail_job_limit(&j, "file_size_mb");
 
 		if (mb != 3)
-			check_fail(r, "the result's limits.file_size_mb is %lld "
-				   "for --file-size 3", (long long)mb);
+			check_fail(r,
+			    "the result's limits.file_size_mb is %lld "
+			    "for --file-size 3",
+			    (long long)mb);
 		else
 			rlimit_is(r, &j, "FSIZE", 3 * MIB, 3 * MIB,
-				  "limits.file_size_mb 3");
+			    "limits.file_size_mb 3");
 	}
 	check_job_free(&j);
 }
@@ -64,7 +65,7 @@ lim_rlimit_nofile(struct check_ctx *c, struct check_result *r)
 
 	if (jail_probe_ok(c, r, &j, &s, ARGS("rlimits")))
 		rlimit_is(r, &j, "NOFILE", 100, 100,
-			  "the policy's open_files 100");
+		    "the policy's open_files 100");
 	check_job_free(&j);
 }
 
@@ -104,7 +105,7 @@ lim_rlimit_data(struct check_ctx *c, struct check_result *r)
 
 	if (jail_probe_ok(c, r, &j, &s, ARGS("rlimits")))
 		rlimit_is(r, &j, "DATA", 200 * MIB, 200 * MIB,
-			  "twice --memory 100");
+		    "twice --memory 100");
 	check_job_free(&j);
 }
 
@@ -131,11 +132,11 @@ lim_rlimit_misc(struct check_ctx *c, struct check_result *r)
 	static const struct {
 		const char *res, *want;
 	} want[] = {
-		{"RTPRIO", "0 0"},
-		{"RTTIME", "0 0"},
-		{"NICE", "0 0"},
-		{"MEMLOCK", "65536 65536"},
-		{"MSGQUEUE", "65536 65536"},
+	    {"RTPRIO", "0 0"},
+	    {"RTTIME", "0 0"},
+	    {"NICE", "0 0"},
+	    {"MEMLOCK", "65536 65536"},
+	    {"MSGQUEUE", "65536 65536"},
 	};
 	struct check_job j;
 	char key[64], v[128];
@@ -149,12 +150,13 @@ lim_rlimit_misc(struct check_ctx *c, struct check_result *r)
 			goto out;
 		if (strcmp(v, want[i].want) != 0) {
 			check_fail(r, "RLIMIT_%s is %s (soft hard), not %s",
-				   want[i].res, v, want[i].want);
+			    want[i].res, v, want[i].want);
 			goto out;
 		}
 	}
-	check_pass(r, "RLIMIT_RTPRIO, RTTIME and NICE are 0 0, MEMLOCK and "
-		   "MSGQUEUE 65536 65536");
+	check_pass(r,
+	    "RLIMIT_RTPRIO, RTTIME and NICE are 0 0, MEMLOCK and "
+	    "MSGQUEUE 65536 65536");
 out:
 	check_job_free(&j);
 }
@@ -178,18 +180,18 @@ lim_user_quotas(struct check_ctx *c, struct check_result *r)
 		const char *name;
 		long long most;
 	} want[] = {
-		{"max_inotify_instances", 32},
-		{"max_inotify_watches", 8192},
-		{"max_fanotify_groups", 8},
-		{"max_fanotify_marks", 8192},
-		{"max_user_namespaces", 0},
-		{"max_pid_namespaces", 0},
-		{"max_net_namespaces", 0},
-		{"max_mnt_namespaces", 0},
-		{"max_ipc_namespaces", 0},
-		{"max_uts_namespaces", 0},
-		{"max_cgroup_namespaces", 0},
-		{"max_time_namespaces", 0},
+	    {"max_inotify_instances", 32},
+	    {"max_inotify_watches", 8192},
+	    {"max_fanotify_groups", 8},
+	    {"max_fanotify_marks", 8192},
+	    {"max_user_namespaces", 0},
+	    {"max_pid_namespaces", 0},
+	    {"max_net_namespaces", 0},
+	    {"max_mnt_namespaces", 0},
+	    {"max_ipc_namespaces", 0},
+	    {"max_uts_namespaces", 0},
+	    {"max_cgroup_namespaces", 0},
+	    {"max_time_namespaces", 0},
 	};
 	struct check_job j;
 	char key[64], v[128], *end;
@@ -200,10 +202,12 @@ lim_user_quotas(struct check_ctx *c, struct check_result *r)
 	    !jail_val(r, &j, "rlimit.SIGPENDING", v, sizeof(v)))
 		goto out;
 	if (strcmp(v, "256 256") != 0) {
-		check_fail(r, "RLIMIT_SIGPENDING is %s (soft hard), not 256 256: "
-			   "one job may fill the host user's pending-signal "
-			   "quota (timer_create and sigqueue then fail for all "
-			   "of the user's programs)", v);
+		check_fail(r,
+		    "RLIMIT_SIGPENDING is %s (soft hard), not 256 256: "
+		    "one job may fill the host user's pending-signal "
+		    "quota (timer_create and sigqueue then fail for all "
+		    "of the user's programs)",
+		    v);
 		goto out;
 	}
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -214,16 +218,18 @@ lim_user_quotas(struct check_ctx *c, struct check_result *r)
 			continue;
 		n = strtoll(v, &end, 10);
 		if (end == v || *end != '\0' || n < 0 || n > want[i].most) {
-			check_fail(r, "the jail's /proc/sys/user/%s is %s, over "
-				   "%lld: one job may take that much of the host "
-				   "user's quota", want[i].name, v,
-				   want[i].most);
+			check_fail(r,
+			    "the jail's /proc/sys/user/%s is %s, over "
+			    "%lld: one job may take that much of the host "
+			    "user's quota",
+			    want[i].name, v, want[i].most);
 			goto out;
 		}
 	}
-	check_pass(r, "RLIMIT_SIGPENDING 256 256; the jail's inotify "
-		   "instances at most 32, watches 8192, fanotify groups 8, "
-		   "marks 8192, namespaces 0");
+	check_pass(r,
+	    "RLIMIT_SIGPENDING 256 256; the jail's inotify "
+	    "instances at most 32, watches 8192, fanotify groups 8, "
+	    "marks 8192, namespaces 0");
 out:
 	check_job_free(&j);
 }
@@ -244,14 +250,17 @@ lim_tmpfs_sizes(struct check_ctx *c, struct check_result *r)
 	    !jail_val(r, &j, "homedir.bytes", home, sizeof(home)))
 		goto out;
 	home_want = (long long)jail_job_limit(&j, "home_mb") * MIB;
-	if (atoll(tmp) != 5 * MIB || atoll(shm) != 5 * MIB ||
-	    home_want <= 0 || atoll(home) != home_want)
-		check_fail(r, "/tmp is %s bytes, /dev/shm %s, home %s: want "
-			   "%lld, %lld and %lld (home_mb)", tmp, shm, home,
-			   5 * MIB, 5 * MIB, home_want);
+	if (atoll(tmp) != 5 * MIB || atoll(shm) != 5 * MIB || home_want <= 0 ||
+	    atoll(home) != home_want)
+		check_fail(r,
+		    "/tmp is %s bytes, /dev/shm %s, home %s: want "
+		    "%lld, %lld and %lld (home_mb)",
+		    tmp, shm, home, 5 * MIB, 5 * MIB, home_want);
 	else
-		check_pass(r, "/tmp and /dev/shm are %s-byte tmpfs, home %s "
-			   "bytes (limits.home_mb)", tmp, home);
+		check_pass(r,
+		    "/tmp and /dev/shm are %s-byte tmpfs, home %s "
+		    "bytes (limits.home_mb)",
+		    tmp, home);
 out:
 	check_job_free(&j);
 }
@@ -268,8 +277,7 @@ void
 lim_unseen_memory(struct check_ctx *c, struct check_result *r)
 {
 	static const char *const keys[] = {"kmem.semget", "kmem.setpipe_sz",
-					   "kmem.so_sndbuf", "kmem.so_rcvbuf",
-					   "kmem.vmsplice"};
+	    "kmem.so_sndbuf", "kmem.so_rcvbuf", "kmem.vmsplice"};
 	struct check_job j;
 	const char *enf;
 	char v[64];
@@ -278,22 +286,27 @@ lim_unseen_memory(struct check_ctx *c, struct check_result *r)
 		goto out;
 	enf = json_string_value(json_object_get(j.result, "enforcement"));
 	if (enf == NULL || strcmp(enf, "monitor") != 0) {
-		check_skip(r, "enforcement is %s, not monitor: a cgroup v2 leaf "
-			   "charges this memory", enf != NULL ? enf : "absent");
+		check_skip(r,
+		    "enforcement is %s, not monitor: a cgroup v2 leaf "
+		    "charges this memory",
+		    enf != NULL ? enf : "absent");
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (!jail_val(r, &j, keys[i], v, sizeof(v)))
 			goto out;
 		if (strcmp(v, "EPERM") != 0) {
-			check_fail(r, "under the monitor %s is %s, not EPERM: "
-				   "kernel memory no process maps, which the "
-				   "monitor cannot see", keys[i] + 5, v);
+			check_fail(r,
+			    "under the monitor %s is %s, not EPERM: "
+			    "kernel memory no process maps, which the "
+			    "monitor cannot see",
+			    keys[i] + 5, v);
 			goto out;
 		}
 	}
-	check_pass(r, "under the monitor semget, F_SETPIPE_SZ, SO_SNDBUF, "
-		   "SO_RCVBUF and vmsplice are refused (EPERM)");
+	check_pass(r,
+	    "under the monitor semget, F_SETPIPE_SZ, SO_SNDBUF, "
+	    "SO_RCVBUF and vmsplice are refused (EPERM)");
 out:
 	check_job_free(&j);
 }
@@ -310,7 +323,7 @@ void
 lim_ofd_locks(struct check_ctx *c, struct check_result *r)
 {
 	static const char *const keys[] = {"kmem.ofd_setlk", "kmem.ofd_setlkw",
-					   "kmem.ofd_getlk", "kmem.setlk"};
+	    "kmem.ofd_getlk", "kmem.setlk"};
 	static const char *const want[] = {"EPERM", "EPERM", "ok", "ok"};
 	struct check_job j;
 	const char *enf;
@@ -320,8 +333,10 @@ lim_ofd_locks(struct check_ctx *c, struct check_result *r)
 		goto out;
 	enf = json_string_value(json_object_get(j.result, "enforcement"));
 	if (enf == NULL || strcmp(enf, "monitor") != 0) {
-		check_skip(r, "enforcement is %s, not monitor: a cgroup v2 leaf "
-			   "charges locks", enf != NULL ? enf : "absent");
+		check_skip(r,
+		    "enforcement is %s, not monitor: a cgroup v2 leaf "
+		    "charges locks",
+		    enf != NULL ? enf : "absent");
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -329,14 +344,16 @@ lim_ofd_locks(struct check_ctx *c, struct check_result *r)
 			goto out;
 		if (strcmp(v, want[i]) != 0) {
 			check_fail(r, "under the monitor %s is %s, not %s%s",
-				   keys[i] + 5, v, want[i],
-				   i < 2 ? ": a lock of the open file, unseen "
-					   "while the file is in flight" : "");
+			    keys[i] + 5, v, want[i],
+			    i < 2 ? ": a lock of the open file, unseen "
+				    "while the file is in flight"
+				  : "");
 			goto out;
 		}
 	}
-	check_pass(r, "under the monitor F_OFD_SETLK and F_OFD_SETLKW are "
-		   "refused (EPERM); F_OFD_GETLK and F_SETLK work");
+	check_pass(r,
+	    "under the monitor F_OFD_SETLK and F_OFD_SETLKW are "
+	    "refused (EPERM); F_OFD_GETLK and F_SETLK work");
 out:
 	check_job_free(&j);
 }

@@ -38,7 +38,7 @@ beneath(const char *path, const char *dir)
 	size_t n = strlen(dir);
 
 	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '/' || strcmp(dir, "/") == 0);
+	    (path[n] == '\0' || path[n] == '/' || strcmp(dir, "/") == 0);
 }
 
 /* True when mount option OPT is among the comma-separated OPTS. */
@@ -60,8 +60,7 @@ mount_count(const struct check_job *j)
 /* The probe's I-th mount of J ("mount.I=POINT TYPE OPTIONS") into BUF,
  * split into M. */
 static bool
-mount_at(const struct check_job *j, int i, char *buf, size_t len,
-	 struct mnt *m)
+mount_at(const struct check_job *j, int i, char *buf, size_t len, struct mnt *m)
 {
 	char key[32];
 
@@ -72,8 +71,8 @@ mount_at(const struct check_job *j, int i, char *buf, size_t len,
 /* Finds the mount at POINT in J's list (the last, the one on top) into
  * BUF/M. */
 static bool
-find_mount(const struct check_job *j, const char *point, char *buf,
-	   size_t len, struct mnt *m)
+find_mount(const struct check_job *j, const char *point, char *buf, size_t len,
+    struct mnt *m)
 {
 	for (int i = mount_count(j) - 1; i >= 0; i--)
 		if (mount_at(j, i, buf, len, m) && strcmp(m->point, point) == 0)
@@ -95,8 +94,8 @@ mnt_old_root_detached(struct check_ctx *c, struct check_result *r)
 	int roots = 0, n, e;
 
 	memset(&j, 0, sizeof(j));
-	if ((e = jail_default_section(c, "filesystem", binds,
-				      sizeof(binds))) < 0 ||
+	if ((e = jail_default_section(c, "filesystem", binds, sizeof(binds))) <
+		0 ||
 	    (e = jail_default_home(c, home, sizeof(home))) < 0) {
 		check_fail(r, "stockade policy default: %s", strerror(-e));
 		return;
@@ -134,18 +133,23 @@ mnt_old_root_detached(struct check_ctx *c, struct check_result *r)
 			known = beneath(m.point, dirs[d]);
 		if (!known || strcmp(m.type, "sysfs") == 0 ||
 		    strncmp(m.type, "cgroup", 6) == 0) {
-			check_fail(r, "the job has a mount at %s (%s), none of "
-				   "the jail's: the host's tree", m.point,
-				   m.type);
+			check_fail(r,
+			    "the job has a mount at %s (%s), none of "
+			    "the jail's: the host's tree",
+			    m.point, m.type);
 			goto out;
 		}
 	}
 	if (roots != 1)
-		check_fail(r, "the job has %d mounts at / (want its root tmpfs "
-			   "alone)", roots);
+		check_fail(r,
+		    "the job has %d mounts at / (want its root tmpfs "
+		    "alone)",
+		    roots);
 	else
-		check_pass(r, "one mount at /, every other one the jail's "
-			   "(binds, /dev, /proc, /tmp, %s, /work)", home);
+		check_pass(r,
+		    "one mount at /, every other one the jail's "
+		    "(binds, /dev, /proc, /tmp, %s, /work)",
+		    home);
 out:
 	check_job_free(&j);
 }
@@ -157,8 +161,8 @@ out:
  */
 static bool
 mount_opts_ok(struct check_result *r, const struct check_job *j,
-	      const char *point, const char *type, const char *want,
-	      const char *why, char *seen, size_t seenlen)
+    const char *point, const char *type, const char *want, const char *why,
+    char *seen, size_t seenlen)
 {
 	char buf[4096], w[128];
 	struct mnt m;
@@ -169,21 +173,21 @@ mount_opts_ok(struct check_result *r, const struct check_job *j,
 	}
 	if (type != NULL && strcmp(m.type, type) != 0) {
 		check_fail(r, "%s is a %s mount (want %s)", point, m.type,
-			   type);
+		    type);
 		return false;
 	}
 	snprintf(w, sizeof(w), "%s", want);
 	for (char *o = strtok(w, ","); o != NULL; o = strtok(NULL, ","))
 		if (!has_opt(m.opts, o)) {
 			check_fail(r, "%s is mounted %s: no %s (%s)", point,
-				   m.opts, o, why);
+			    m.opts, o, why);
 			return false;
 		}
 	if (seen != NULL) {
 		size_t l = strlen(seen);
 
 		snprintf(seen + l, seenlen - l, "%s%s %s %s", l > 0 ? "; " : "",
-			 point, m.type, m.opts);
+		    point, m.type, m.opts);
 	}
 	return true;
 }
@@ -191,7 +195,7 @@ mount_opts_ok(struct check_result *r, const struct check_job *j,
 /* The mount at POINT in a plain job: as mount_opts_ok says. */
 static void
 mount_has(struct check_ctx *c, struct check_result *r, const char *point,
-	  const char *type, const char *want, const char *why)
+    const char *type, const char *want, const char *why)
 {
 	struct check_job j;
 	char seen[4200] = "";
@@ -209,7 +213,7 @@ void
 mnt_root_ro(struct check_ctx *c, struct check_result *r)
 {
 	mount_has(c, r, "/", "tmpfs", "ro,nosuid,nodev",
-		  "the root must be read-only");
+	    "the root must be read-only");
 }
 
 /* mount_ns.workspace_nosuid_nodev: /work ignores set-user-ID bits and
@@ -219,7 +223,7 @@ void
 mnt_work_nosuid(struct check_ctx *c, struct check_result *r)
 {
 	mount_has(c, r, "/work", NULL, "nosuid,nodev",
-		  "a set-user-ID file or device node there would act");
+	    "a set-user-ID file or device node there would act");
 }
 
 /* mount_ns.binds_read_only: the policy's host binds (/usr) are
@@ -228,7 +232,7 @@ void
 mnt_binds_ro(struct check_ctx *c, struct check_result *r)
 {
 	mount_has(c, r, "/usr", NULL, "ro,nosuid,nodev",
-		  "the host's files must stay as they are");
+	    "the host's files must stay as they are");
 }
 
 /* mount_ns.tmp_home_shm_nosuid_nodev: the job's writable tmpfs, /tmp,
@@ -251,12 +255,12 @@ mnt_tmpfs_flags(struct check_ctx *c, struct check_result *r)
 	}
 	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("mounts")) &&
 	    mount_opts_ok(r, &j, "/tmp", "tmpfs", "nosuid,nodev", why, seen,
-			  sizeof(seen)) &&
+		sizeof(seen)) &&
 	    mount_opts_ok(r, &j, home, "tmpfs", "nosuid,nodev", why, seen,
-			  sizeof(seen)) &&
+		sizeof(seen)) &&
 	    mount_opts_ok(r, &j, "/dev/shm", "tmpfs", "nosuid,nodev,noexec",
-			  "a program could map its own file executable", seen,
-			  sizeof(seen)))
+		"a program could map its own file executable", seen,
+		sizeof(seen)))
 		check_pass(r, "mountinfo: %s", seen);
 	check_job_free(&j);
 }
@@ -274,14 +278,15 @@ mnt_etc_write_refused(struct check_ctx *c, struct check_result *r)
 	char v[64];
 
 	if (jail_probe_ok(c, r, &j, &jail_plain,
-			  ARGS("create", "/etc/stockade-probe-write")) &&
-	    jail_val(r, &j, "create./etc/stockade-probe-write", v,
-		     sizeof(v))) {
+		ARGS("create", "/etc/stockade-probe-write")) &&
+	    jail_val(r, &j, "create./etc/stockade-probe-write", v, sizeof(v))) {
 		if (strcmp(v, "EROFS") == 0)
 			check_pass(r, "%s: EROFS, the read-only root", what);
 		else if (strcmp(v, "EACCES") == 0)
-			check_fail(r, "%s: EACCES: Landlock alone refused it, "
-				   "the mount is writable", what);
+			check_fail(r,
+			    "%s: EACCES: Landlock alone refused it, "
+			    "the mount is writable",
+			    what);
 		else
 			check_fail(r, "%s: %s (want EROFS)", what, v);
 	}
@@ -295,7 +300,7 @@ void
 mnt_proc_sys_ro(struct check_ctx *c, struct check_result *r)
 {
 	mount_has(c, r, "/proc/sys", "proc", "ro,nosuid,nodev,noexec",
-		  "kernel settings must not be written");
+	    "kernel settings must not be written");
 }
 
 /* mount_ns.host_dev_hidden: /dev is the jail's own read-only tmpfs, and
@@ -306,9 +311,18 @@ void
 mnt_dev_hidden(struct check_ctx *c, struct check_result *r)
 {
 	static const char *const devs[] = {
-		"/dev/kmsg", "/dev/mem",  "/dev/kvm",  "/dev/tty",
-		"/dev/console", "/dev/vda", "/dev/sda", "/dev/loop-control",
-		"/dev/fuse", "/dev/net/tun", "/dev/autofs", "/dev/tty0",
+	    "/dev/kmsg",
+	    "/dev/mem",
+	    "/dev/kvm",
+	    "/dev/tty",
+	    "/dev/console",
+	    "/dev/vda",
+	    "/dev/sda",
+	    "/dev/loop-control",
+	    "/dev/fuse",
+	    "/dev/net/tun",
+	    "/dev/autofs",
+	    "/dev/tty0",
 	};
 	const char *argv[2 + sizeof(devs) / sizeof(devs[0]) + 1];
 	struct check_job j;
@@ -328,7 +342,7 @@ mnt_dev_hidden(struct check_ctx *c, struct check_result *r)
 			goto out;
 		if (strcmp(v, "ENOENT") != 0) {
 			check_fail(r, "the host's %s is in the jail (stat: %s)",
-				   devs[i], v);
+			    devs[i], v);
 			goto out;
 		}
 	}
@@ -338,10 +352,11 @@ mnt_dev_hidden(struct check_ctx *c, struct check_result *r)
 	if (!find_mount(&j, "/dev", buf, sizeof(buf), &m) ||
 	    strcmp(m.type, "tmpfs") != 0 || !has_opt(m.opts, "ro"))
 		check_fail(r, "/dev is not the jail's read-only tmpfs: %s",
-			   buf);
+		    buf);
 	else
-		check_pass(r, "/dev is a read-only tmpfs; /dev/kmsg, mem, kvm, "
-			   "tty, console, vda, sda, ... do not exist");
+		check_pass(r,
+		    "/dev is a read-only tmpfs; /dev/kmsg, mem, kvm, "
+		    "tty, console, vda, sda, ... do not exist");
 out:
 	check_job_free(&j);
 }
@@ -353,38 +368,47 @@ void
 mnt_host_paths_absent(struct check_ctx *c, struct check_result *r)
 {
 	struct check_job j;
-	const char *paths[] = {"/etc/shadow", "/root", "/sys", "/var",
-			       "/boot", c->tmpdir};
+	const char *paths[] = {"/etc/shadow", "/root", "/sys", "/var", "/boot",
+	    c->tmpdir};
 	char key[4200], v[64];
 
 	if (!jail_probe_ok(c, r, &j, &jail_plain,
-			   ARGS("stat", paths[0], paths[1], paths[2], paths[3],
-				paths[4], paths[5])))
+		ARGS("stat", paths[0], paths[1], paths[2], paths[3], paths[4],
+		    paths[5])))
 		goto out;
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		snprintf(key, sizeof(key), "stat.%s", paths[i]);
 		if (!jail_val(r, &j, key, v, sizeof(v)))
 			goto out;
 		if (strcmp(v, "ENOENT") != 0) {
-			check_fail(r, "the host's %s is visible in the jail "
-				   "(stat: %s)", paths[i], v);
+			check_fail(r,
+			    "the host's %s is visible in the jail "
+			    "(stat: %s)",
+			    paths[i], v);
 			goto out;
 		}
 	}
 	check_pass(r, "/etc/shadow, /root, /sys, /var, /boot and %s: ENOENT",
-		   c->tmpdir);
+	    c->tmpdir);
 out:
 	check_job_free(&j);
 }
 
-
 /* The host facts the jail's /proc masks (launcher/init/mounts.c, proc_mask;
  * docs/threat-model.md gives each one's reason). */
 static const char *const masked[] = {
-	"/proc/cmdline",   "/proc/keys",      "/proc/key-users",
-	"/proc/partitions", "/proc/diskstats", "/proc/zoneinfo",
-	"/proc/buddyinfo", "/proc/iomem",     "/proc/config.gz",
-	"/proc/kallsyms",  "/proc/swaps",     "/proc/timer_list",
+    "/proc/cmdline",
+    "/proc/keys",
+    "/proc/key-users",
+    "/proc/partitions",
+    "/proc/diskstats",
+    "/proc/zoneinfo",
+    "/proc/buddyinfo",
+    "/proc/iomem",
+    "/proc/config.gz",
+    "/proc/kallsyms",
+    "/proc/swaps",
+    "/proc/timer_list",
 };
 
 /* The first line of the caller's own FILE into BUF ("" when it cannot
@@ -431,7 +455,7 @@ mnt_proc_host_facts_masked(struct check_ctx *c, struct check_result *r)
 	 * it; invalidated once the job is done. Without keyrings (-1),
 	 * /proc/keys is checked as it is. */
 	serial = syscall(SYS_add_key, "user", "stockade-check-keyring", "x",
-			 (size_t)1, KEY_SPEC_THREAD_KEYRING);
+	    (size_t)1, KEY_SPEC_THREAD_KEYRING);
 	ok = jail_probe_ok(c, r, &j, &jail_plain, argv);
 	if (serial >= 0)
 		syscall(SYS_keyctl, KEYCTL_INVALIDATE, serial);
@@ -443,15 +467,18 @@ mnt_proc_host_facts_masked(struct check_ctx *c, struct check_result *r)
 			goto out;
 		if (strcmp(v, "0") != 0 && strcmp(v, "ENOENT") != 0) {
 			host_line(masked[i], line, sizeof(line));
-			check_fail(r, "the job reads the host's %s (read: %s; "
-				   "the host's first line: \"%.80s\")",
-				   masked[i], v, line);
+			check_fail(r,
+			    "the job reads the host's %s (read: %s; "
+			    "the host's first line: \"%.80s\")",
+			    masked[i], v, line);
 			goto out;
 		}
 	}
 	host_line("/proc/cmdline", line, sizeof(line));
-	check_pass(r, "%zu host files of /proc read empty or are absent "
-		   "(the host's /proc/cmdline begins \"%.24s\")", n, line);
+	check_pass(r,
+	    "%zu host files of /proc read empty or are absent "
+	    "(the host's /proc/cmdline begins \"%.24s\")",
+	    n, line);
 out:
 	check_job_free(&j);
 }
@@ -465,9 +492,9 @@ is_uuid(const char *s)
 	for (size_t i = 0; i < 36; i++) {
 		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
 
-		if (dash ? s[i] != '-' :
-			   !((s[i] >= '0' && s[i] <= '9') ||
-			     (s[i] >= 'a' && s[i] <= 'f')))
+		if (dash ? s[i] != '-'
+			 : !((s[i] >= '0' && s[i] <= '9') ||
+			       (s[i] >= 'a' && s[i] <= 'f')))
 			return false;
 	}
 	return true;
@@ -487,23 +514,25 @@ mnt_boot_id_own(struct check_ctx *c, struct check_result *r)
 	host_line(bid, host, sizeof(host));
 	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("read", bid)) ||
 	    !jail_val(r, &j, "line./proc/sys/kernel/random/boot_id", first,
-		      sizeof(first)))
+		sizeof(first)))
 		goto out;
 	check_job_free(&j);
 	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("read", bid)) ||
 	    !jail_val(r, &j, "line./proc/sys/kernel/random/boot_id", second,
-		      sizeof(second)))
+		sizeof(second)))
 		goto out;
 	if (strcmp(first, host) == 0 || strcmp(second, host) == 0)
 		check_fail(r, "the job reads the host's boot id %s", host);
 	else if (!is_uuid(first) || !is_uuid(second))
 		check_fail(r, "the job's boot id is not a UUID: \"%s\", \"%s\"",
-			   first, second);
+		    first, second);
 	else if (strcmp(first, second) == 0)
 		check_fail(r, "two jobs read the same boot id %s", first);
 	else
-		check_pass(r, "two jobs read boot ids %s and %s; the host's "
-			   "is %s", first, second, host);
+		check_pass(r,
+		    "two jobs read boot ids %s and %s; the host's "
+		    "is %s",
+		    first, second, host);
 out:
 	check_job_free(&j);
 }

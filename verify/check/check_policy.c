@@ -30,8 +30,8 @@
  */
 static void
 expect_refused(struct check_ctx *c, struct check_result *r, const char *what,
-	       const char *const *args, const char *policy, const char *name,
-	       const char *alt)
+    const char *const *args, const char *policy, const char *name,
+    const char *alt)
 {
 	const char *argv[32];
 	char path[4096], err[200];
@@ -41,7 +41,7 @@ expect_refused(struct check_ctx *c, struct check_result *r, const char *what,
 
 	check_tmpname(c, "policy", path, sizeof(path));
 	if ((e = check_write_file(path, policy, strlen(policy), false,
-				  c->root)) < 0) {
+		 c->root)) < 0) {
 		check_fail(r, "cannot write the policy: %s", strerror(-e));
 		return;
 	}
@@ -57,21 +57,22 @@ expect_refused(struct check_ctx *c, struct check_result *r, const char *what,
 		err[strcspn(err, "\n")] = '\0';
 		if (p.timed_out)
 			check_fail(r, "%s did not end within %d ms", what,
-				   REFUSAL_DEADLINE_MS);
+			    REFUSAL_DEADLINE_MS);
 		else if (p.status != 2)
-			check_fail(r, "%s did not refuse %s: exit %d, stdout "
-				   "\"%.80s\", stderr \"%s\"", what, name,
-				   p.status, p.out, err);
+			check_fail(r,
+			    "%s did not refuse %s: exit %d, stdout "
+			    "\"%.80s\", stderr \"%s\"",
+			    what, name, p.status, p.out, err);
 		else if (p.outlen != 0)
-			check_fail(r, "%s exited 2 but printed \"%.80s\"",
-				   what, p.out);
+			check_fail(r, "%s exited 2 but printed \"%.80s\"", what,
+			    p.out);
 		else if (strstr(p.err, name) == NULL &&
-			 (alt == NULL || strstr(p.err, alt) == NULL))
+		    (alt == NULL || strstr(p.err, alt) == NULL))
 			check_fail(r, "%s exited 2 without naming %s: \"%s\"",
-				   what, name, err);
+			    what, name, err);
 		else
 			check_pass(r, "%s refused %s, exit 2: \"%s\"", what,
-				   name, err);
+			    name, err);
 	}
 	check_proc_free(&p);
 	unlink(path);
@@ -83,10 +84,9 @@ static void
 run_refuses_layers_off(struct check_ctx *c, struct check_result *r)
 {
 	expect_refused(c, r, "stockade run",
-		       ARGS("run", "--json", "--policy", "@POLICY", "--",
-			    "true"),
-		       "[jail]\nunsafe_layers_off = ipc_uts\n",
-		       "unsafe_layers_off", "layers off (ipc_uts)");
+	    ARGS("run", "--json", "--policy", "@POLICY", "--", "true"),
+	    "[jail]\nunsafe_layers_off = ipc_uts\n", "unsafe_layers_off",
+	    "layers off (ipc_uts)");
 }
 
 /* policy.run_refuses_unsafe_no_seccomp: the older switch of the same
@@ -95,10 +95,9 @@ static void
 run_refuses_no_seccomp(struct check_ctx *c, struct check_result *r)
 {
 	expect_refused(c, r, "stockade run",
-		       ARGS("run", "--json", "--policy", "@POLICY", "--",
-			    "true"),
-		       "[jail]\nunsafe_no_seccomp = true\n",
-		       "unsafe_no_seccomp", "layers off (seccomp)");
+	    ARGS("run", "--json", "--policy", "@POLICY", "--", "true"),
+	    "[jail]\nunsafe_no_seccomp = true\n", "unsafe_no_seccomp",
+	    "layers off (seccomp)");
 }
 
 /* policy.run_refuses_unsafe_ro_bind: a bind given no
@@ -108,11 +107,10 @@ static void
 run_refuses_ro_bind_no_landlock(struct check_ctx *c, struct check_result *r)
 {
 	expect_refused(c, r, "stockade run",
-		       ARGS("run", "--json", "--policy", "@POLICY", "--",
-			    "true"),
-		       "[filesystem]\nro_bind = /usr\n"
-		       "unsafe_ro_bind_no_landlock = /etc\n",
-		       "unsafe_ro_bind_no_landlock", NULL);
+	    ARGS("run", "--json", "--policy", "@POLICY", "--", "true"),
+	    "[filesystem]\nro_bind = /usr\n"
+	    "unsafe_ro_bind_no_landlock = /etc\n",
+	    "unsafe_ro_bind_no_landlock", NULL);
 }
 
 /* policy.serve_refuses_unsafe_keys: `stockade serve` refuses every
@@ -125,13 +123,13 @@ serve_refuses_unsafe(struct check_ctx *c, struct check_result *r)
 	static const struct {
 		const char *text, *key, *alt;
 	} unsafe[] = {
-		{"[jail]\nunsafe_layers_off = ipc_uts\n", "unsafe_layers_off",
-		 "layers off (ipc_uts)"},
-		{"[jail]\nunsafe_no_seccomp = true\n", "unsafe_no_seccomp",
-		 "layers off (seccomp)"},
-		{"[filesystem]\nro_bind = /usr\n"
-		 "unsafe_ro_bind_no_landlock = /etc\n",
-		 "unsafe_ro_bind_no_landlock", NULL},
+	    {"[jail]\nunsafe_layers_off = ipc_uts\n", "unsafe_layers_off",
+		"layers off (ipc_uts)"},
+	    {"[jail]\nunsafe_no_seccomp = true\n", "unsafe_no_seccomp",
+		"layers off (seccomp)"},
+	    {"[filesystem]\nro_bind = /usr\n"
+	     "unsafe_ro_bind_no_landlock = /etc\n",
+		"unsafe_ro_bind_no_landlock", NULL},
 	};
 	char ws[4096];
 
@@ -141,15 +139,15 @@ serve_refuses_unsafe(struct check_ctx *c, struct check_result *r)
 	}
 	for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
 		expect_refused(c, r, "stockade serve",
-			       ARGS("serve", "--policy", "@POLICY",
-				    "--workspace", ws),
-			       unsafe[i].text, unsafe[i].key, unsafe[i].alt);
+		    ARGS("serve", "--policy", "@POLICY", "--workspace", ws),
+		    unsafe[i].text, unsafe[i].key, unsafe[i].alt);
 		if (r->verdict != CHECK_PASS)
 			return;
 	}
-	check_pass(r, "stockade serve refused unsafe_layers_off, "
-		   "unsafe_no_seccomp and unsafe_ro_bind_no_landlock, exit 2 "
-		   "each");
+	check_pass(r,
+	    "stockade serve refused unsafe_layers_off, "
+	    "unsafe_no_seccomp and unsafe_ro_bind_no_landlock, exit 2 "
+	    "each");
 }
 
 /* policy.run_refuses_unknown_key: a misspelt key is an error
@@ -159,9 +157,8 @@ static void
 run_refuses_unknown_key(struct check_ctx *c, struct check_result *r)
 {
 	expect_refused(c, r, "stockade run",
-		       ARGS("run", "--json", "--policy", "@POLICY", "--",
-			    "true"),
-		       "[limits]\nmemory_mbb = 64\n", "\"memory_mbb\"", NULL);
+	    ARGS("run", "--json", "--policy", "@POLICY", "--", "true"),
+	    "[limits]\nmemory_mbb = 64\n", "\"memory_mbb\"", NULL);
 }
 
 /* policy.policy_check_refuses_unknown_key: `stockade policy check`
@@ -170,8 +167,8 @@ static void
 check_refuses_unknown_key(struct check_ctx *c, struct check_result *r)
 {
 	expect_refused(c, r, "stockade policy check",
-		       ARGS("policy", "check", "@POLICY"),
-		       "[jail]\nno_such_key = 1\n", "\"no_such_key\"", NULL);
+	    ARGS("policy", "check", "@POLICY"), "[jail]\nno_such_key = 1\n",
+	    "\"no_such_key\"", NULL);
 }
 
 /* policy.policy_check_refuses_unsafe_keys: `stockade policy check`
@@ -184,11 +181,11 @@ check_refuses_unsafe(struct check_ctx *c, struct check_result *r)
 	static const struct {
 		const char *text, *key;
 	} unsafe[] = {
-		{"[jail]\nunsafe_layers_off = ipc_uts\n", "unsafe_layers_off"},
-		{"[jail]\nunsafe_no_seccomp = true\n", "unsafe_no_seccomp"},
-		{"[filesystem]\nro_bind = /usr\n"
-		 "unsafe_ro_bind_no_landlock = /etc\n",
-		 "unsafe_ro_bind_no_landlock"},
+	    {"[jail]\nunsafe_layers_off = ipc_uts\n", "unsafe_layers_off"},
+	    {"[jail]\nunsafe_no_seccomp = true\n", "unsafe_no_seccomp"},
+	    {"[filesystem]\nro_bind = /usr\n"
+	     "unsafe_ro_bind_no_landlock = /etc\n",
+		"unsafe_ro_bind_no_landlock"},
 	};
 	const char *argv[6];
 	char path[4096];
@@ -196,20 +193,20 @@ check_refuses_unsafe(struct check_ctx *c, struct check_result *r)
 
 	for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
 		expect_refused(c, r, "stockade policy check",
-			       ARGS("policy", "check", "@POLICY"),
-			       unsafe[i].text, unsafe[i].key, NULL);
+		    ARGS("policy", "check", "@POLICY"), unsafe[i].text,
+		    unsafe[i].key, NULL);
 		if (r->verdict != CHECK_PASS)
 			return;
 	}
 	/* The sound policy, and the evaluation's with the option. */
 	for (int k = 0; k < 2; k++) {
-		const char *text = k == 0 ? "[limits]\nmemory_mb = 512\n" :
-					    unsafe[2].text;
+		const char *text = k == 0 ? "[limits]\nmemory_mb = 512\n"
+					  : unsafe[2].text;
 		size_t n = 0;
 
 		check_tmpname(c, "policy", path, sizeof(path));
-		if (check_write_file(path, text, strlen(text), false,
-				     c->root) < 0) {
+		if (check_write_file(path, text, strlen(text), false, c->root) <
+		    0) {
 			check_fail(r, "cannot write the policy");
 			return;
 		}
@@ -221,12 +218,15 @@ check_refuses_unsafe(struct check_ctx *c, struct check_result *r)
 		argv[n++] = path;
 		argv[n] = NULL;
 		if (check_exec(c, argv, NULL, NULL, 0, REFUSAL_DEADLINE_MS,
-			       &p) < 0 || p.status != 0) {
-			check_fail(r, "stockade policy check%s of %s exited %d: "
-				   "%.200s", k == 1 ? " --unsafe-evaluation" : "",
-				   k == 0 ? "a sound policy" :
-					    "an evaluation's policy",
-				   p.status, p.err);
+			&p) < 0 ||
+		    p.status != 0) {
+			check_fail(r,
+			    "stockade policy check%s of %s exited %d: "
+			    "%.200s",
+			    k == 1 ? " --unsafe-evaluation" : "",
+			    k == 0 ? "a sound policy"
+				   : "an evaluation's policy",
+			    p.status, p.err);
 			check_proc_free(&p);
 			unlink(path);
 			return;
@@ -234,10 +234,11 @@ check_refuses_unsafe(struct check_ctx *c, struct check_result *r)
 		check_proc_free(&p);
 		unlink(path);
 	}
-	check_pass(r, "stockade policy check refused unsafe_layers_off, "
-		   "unsafe_no_seccomp and unsafe_ro_bind_no_landlock (exit 2, "
-		   "each named); a sound policy and, with "
-		   "--unsafe-evaluation, the evaluation's are ok");
+	check_pass(r,
+	    "stockade policy check refused unsafe_layers_off, "
+	    "unsafe_no_seccomp and unsafe_ro_bind_no_landlock (exit 2, "
+	    "each named); a sound policy and, with "
+	    "--unsafe-evaluation, the evaluation's are ok");
 }
 
 /* policy.unsafe_evaluation_reports_layers_off: with --unsafe-evaluation
@@ -262,7 +263,7 @@ unsafe_evaluation_reports(struct check_ctx *c, struct check_result *r)
 	check_job_run(c, &o, &j);
 	if (j.result == NULL || strcmp(j.status, "ok") != 0) {
 		check_fail(r, "the evaluation did not run to ok: %s",
-			   check_job_summary(&j, why, sizeof(why)));
+		    check_job_summary(&j, why, sizeof(why)));
 		goto out;
 	}
 	off = json_object_get(j.result, "layers_off");
@@ -270,44 +271,54 @@ unsafe_evaluation_reports(struct check_ctx *c, struct check_result *r)
 	first = json_string_value(json_array_get(off, 0));
 	if (json_array_size(off) != 1 || first == NULL ||
 	    strcmp(first, "ipc_uts") != 0)
-		check_fail(r, "status ok with --unsafe-evaluation but "
-			   "layers_off is %s, not [\"ipc_uts\"]",
-			   shown_off != NULL ? shown_off : "missing");
+		check_fail(r,
+		    "status ok with --unsafe-evaluation but "
+		    "layers_off is %s, not [\"ipc_uts\"]",
+		    shown_off != NULL ? shown_off : "missing");
 	else if (strstr(j.proc.err, "WARNING: unsafe evaluation") == NULL)
-		check_fail(r, "the job ran with ipc_uts off and no warning on "
-			   "stderr: \"%.160s\"", j.proc.err);
+		check_fail(r,
+		    "the job ran with ipc_uts off and no warning on "
+		    "stderr: \"%.160s\"",
+		    j.proc.err);
 	else
-		check_pass(r, "ran with --unsafe-evaluation, warned on stderr, "
-			   "layers_off [\"ipc_uts\"] in the result");
+		check_pass(r,
+		    "ran with --unsafe-evaluation, warned on stderr, "
+		    "layers_off [\"ipc_uts\"] in the result");
 out:
 	free(shown_off);
 	check_job_free(&j);
 }
 
 const struct check checks_policy[] = {
-	{"policy.run_refuses_unsafe_layers_off", "policy",
-	 "stockade run refuses unsafe_layers_off without --unsafe-evaluation, "
-	 "exit 2", run_refuses_layers_off},
-	{"policy.run_refuses_unsafe_no_seccomp", "policy",
-	 "stockade run refuses unsafe_no_seccomp without --unsafe-evaluation, "
-	 "exit 2", run_refuses_no_seccomp},
-	{"policy.run_refuses_unsafe_ro_bind", "policy",
-	 "stockade run refuses unsafe_ro_bind_no_landlock without "
-	 "--unsafe-evaluation, exit 2", run_refuses_ro_bind_no_landlock},
-	{"policy.serve_refuses_unsafe_keys", "policy",
-	 "stockade serve refuses unsafe_layers_off, unsafe_no_seccomp and "
-	 "unsafe_ro_bind_no_landlock, exit 2", serve_refuses_unsafe},
-	{"policy.run_refuses_unknown_key", "policy",
-	 "stockade run refuses an unknown key, naming it, exit 2",
-	 run_refuses_unknown_key},
-	{"policy.policy_check_refuses_unknown_key", "policy",
-	 "stockade policy check refuses an unknown key, naming it, exit 2",
-	 check_refuses_unknown_key},
-	{"policy.policy_check_refuses_unsafe_keys", "policy",
-	 "stockade policy check refuses each unsafe_ key, exit 2; ok with "
-	 "--unsafe-evaluation", check_refuses_unsafe},
-	{"policy.unsafe_evaluation_reports_layers_off", "policy",
-	 "run --unsafe-evaluation warns and the result's layers_off names the "
-	 "layer", unsafe_evaluation_reports},
-	{NULL, NULL, NULL, NULL},
+    {"policy.run_refuses_unsafe_layers_off", "policy",
+	"stockade run refuses unsafe_layers_off without --unsafe-evaluation, "
+	"exit 2",
+	run_refuses_layers_off},
+    {"policy.run_refuses_unsafe_no_seccomp", "policy",
+	"stockade run refuses unsafe_no_seccomp without --unsafe-evaluation, "
+	"exit 2",
+	run_refuses_no_seccomp},
+    {"policy.run_refuses_unsafe_ro_bind", "policy",
+	"stockade run refuses unsafe_ro_bind_no_landlock without "
+	"--unsafe-evaluation, exit 2",
+	run_refuses_ro_bind_no_landlock},
+    {"policy.serve_refuses_unsafe_keys", "policy",
+	"stockade serve refuses unsafe_layers_off, unsafe_no_seccomp and "
+	"unsafe_ro_bind_no_landlock, exit 2",
+	serve_refuses_unsafe},
+    {"policy.run_refuses_unknown_key", "policy",
+	"stockade run refuses an unknown key, naming it, exit 2",
+	run_refuses_unknown_key},
+    {"policy.policy_check_refuses_unknown_key", "policy",
+	"stockade policy check refuses an unknown key, naming it, exit 2",
+	check_refuses_unknown_key},
+    {"policy.policy_check_refuses_unsafe_keys", "policy",
+	"stockade policy check refuses each unsafe_ key, exit 2; ok with "
+	"--unsafe-evaluation",
+	check_refuses_unsafe},
+    {"policy.unsafe_evaluation_reports_layers_off", "policy",
+	"run --unsafe-evaluation warns and the result's layers_off names the "
+	"layer",
+	unsafe_evaluation_reports},
+    {NULL, NULL, NULL, NULL},
 };

@@ -41,7 +41,7 @@ caps_zero(struct check_ctx *c, struct check_result *r, const char *names)
 			goto out;
 		}
 		snprintf(seen + l, sizeof(seen) - l, "%s%s", l > 0 ? ", " : "",
-			 n);
+		    n);
 	}
 	check_pass(r, "%s: all zero in /proc/self/status", seen);
 out:
@@ -77,12 +77,16 @@ securebits(struct check_ctx *c, struct check_result *r)
 	if (jail_probe_ok(c, r, &j, &jail_plain, ARGS("caps")) &&
 	    jail_val(r, &j, "securebits", v, sizeof(v))) {
 		if ((strtoul(v, NULL, 16) & 0xff) == 0xef)
-			check_pass(r, "securebits %s: NOROOT, NO_SETUID_FIXUP, "
-				   "NO_CAP_AMBIENT_RAISE set and locked, "
-				   "KEEP_CAPS off and locked", v);
+			check_pass(r,
+			    "securebits %s: NOROOT, NO_SETUID_FIXUP, "
+			    "NO_CAP_AMBIENT_RAISE set and locked, "
+			    "KEEP_CAPS off and locked",
+			    v);
 		else
-			check_fail(r, "securebits %s (want 0xef: set and "
-				   "locked)", v);
+			check_fail(r,
+			    "securebits %s (want 0xef: set and "
+			    "locked)",
+			    v);
 	}
 	check_job_free(&j);
 }
@@ -92,7 +96,7 @@ securebits(struct check_ctx *c, struct check_result *r)
 /* NoNewPrivs of /proc/self/status is 1 in a job as S says. */
 static void
 nnp_is_set(struct check_ctx *c, struct check_result *r, const struct pj *s,
-	   const char *how)
+    const char *how)
 {
 	struct check_job j;
 	char v[256];
@@ -101,10 +105,10 @@ nnp_is_set(struct check_ctx *c, struct check_result *r, const struct pj *s,
 	    jail_val(r, &j, "status.NoNewPrivs", v, sizeof(v))) {
 		if (strcmp(v, "1") == 0)
 			check_pass(r, "NoNewPrivs is 1 in /proc/self/status%s",
-				   how);
+			    how);
 		else
 			check_fail(r, "NoNewPrivs is %s in /proc/self/status%s",
-				   v, how);
+			    v, how);
 	}
 	check_job_free(&j);
 }
@@ -126,8 +130,8 @@ static void
 nnp_set_alone(struct check_ctx *c, struct check_result *r)
 {
 	const struct pj s = {
-		.policy = "[jail]\nunsafe_layers_off = landlock, seccomp\n",
-		.run_args = ARGS("--unsafe-evaluation"),
+	    .policy = "[jail]\nunsafe_layers_off = landlock, seccomp\n",
+	    .run_args = ARGS("--unsafe-evaluation"),
 	};
 
 	nnp_is_set(c, r, &s, " with the landlock and seccomp layers off");
@@ -145,8 +149,10 @@ ll_abi_reported(struct check_ctx *c, struct check_result *r)
 	json_t *v;
 
 	if (abi <= 0) {
-		check_fail(r, "this kernel has no Landlock (%s): stockade "
-			   "cannot run here", strerror(-abi));
+		check_fail(r,
+		    "this kernel has no Landlock (%s): stockade "
+		    "cannot run here",
+		    strerror(-abi));
 		return;
 	}
 	if (!jail_probe_ok(c, r, &j, &jail_plain, ARGS("caps")))
@@ -154,10 +160,12 @@ ll_abi_reported(struct check_ctx *c, struct check_result *r)
 	v = json_object_get(j.result, "landlock_abi");
 	if (json_is_integer(v) && json_integer_value(v) == abi)
 		check_pass(r, "the result's landlock_abi is %d, the kernel's",
-			   abi);
+		    abi);
 	else if (json_is_integer(v))
-		check_fail(r, "the result's landlock_abi is %lld, the kernel's "
-			   "is %d", (long long)json_integer_value(v), abi);
+		check_fail(r,
+		    "the result's landlock_abi is %lld, the kernel's "
+		    "is %d",
+		    (long long)json_integer_value(v), abi);
 	else
 		check_fail(r, "the result has no integer landlock_abi");
 out:
@@ -175,8 +183,8 @@ out:
  */
 static void
 ll_refused(struct check_ctx *c, struct check_result *r, const char *key,
-	   const char *want, int min_abi, const char *what,
-	   const char *lacking, const char *elsewhere)
+    const char *want, int min_abi, const char *what, const char *lacking,
+    const char *elsewhere)
 {
 	struct check_job j;
 	char v[64];
@@ -186,19 +194,21 @@ ll_refused(struct check_ctx *c, struct check_result *r, const char *key,
 	    jail_val(r, &j, key, v, sizeof(v))) {
 		if (abi > 0 && abi < min_abi &&
 		    (strcmp(v, lacking) == 0 || strcmp(v, want) == 0))
-			check_pass(r, "this kernel's Landlock ABI %d has no "
-				   "such right (ABI %d): %s answered %s; %s",
-				   abi, min_abi, what, v, elsewhere);
+			check_pass(r,
+			    "this kernel's Landlock ABI %d has no "
+			    "such right (ABI %d): %s answered %s; %s",
+			    abi, min_abi, what, v, elsewhere);
 		else if (abi > 0 && abi < min_abi)
-			check_fail(r, "this kernel's Landlock ABI %d has no "
-				   "such right (ABI %d): %s answered %s, "
-				   "neither %s nor %s", abi, min_abi, what, v,
-				   want, lacking);
+			check_fail(r,
+			    "this kernel's Landlock ABI %d has no "
+			    "such right (ABI %d): %s answered %s, "
+			    "neither %s nor %s",
+			    abi, min_abi, what, v, want, lacking);
 		else if (strcmp(v, want) == 0)
 			check_pass(r, "%s: %s", what, v);
 		else
 			check_fail(r, "%s: %s (want %s from Landlock)", what, v,
-				   want);
+			    want);
 	}
 	check_job_free(&j);
 }
@@ -210,8 +220,8 @@ static void
 ll_proc_write(struct check_ctx *c, struct check_result *r)
 {
 	ll_refused(c, r, "proc_comm_write", "EACCES", 1,
-		   "open(/proc/self/comm, O_WRONLY)", "EACCES",
-		   "every Landlock ABI has this right");
+	    "open(/proc/self/comm, O_WRONLY)", "EACCES",
+	    "every Landlock ABI has this right");
 }
 
 /* landlock.signal_to_init_refused: kill(1, 0) is refused (EPERM): init,
@@ -220,10 +230,10 @@ ll_proc_write(struct check_ctx *c, struct check_result *r)
 static void
 ll_signal(struct check_ctx *c, struct check_result *r)
 {
-	ll_refused(c, r, "signal_init", "EPERM", 6, "kill(1, 0) to init",
-		   "ok", "init is the job's own (its pid namespace), and no "
-		   "host process is in that namespace to signal "
-		   "(pid_ns.proc_is_the_jails_own, pid_ns.own_namespace)");
+	ll_refused(c, r, "signal_init", "EPERM", 6, "kill(1, 0) to init", "ok",
+	    "init is the job's own (its pid namespace), and no "
+	    "host process is in that namespace to signal "
+	    "(pid_ns.proc_is_the_jails_own, pid_ns.own_namespace)");
 }
 
 /* landlock.device_ioctl_refused: TIOCGWINSZ on /dev/null is refused
@@ -233,31 +243,30 @@ static void
 ll_dev_ioctl(struct check_ctx *c, struct check_result *r)
 {
 	ll_refused(c, r, "dev_ioctl", "EACCES", 5,
-		   "ioctl(TIOCGWINSZ) on /dev/null", "ENOTTY",
-		   "the jail's devices are /dev/null, zero, full, random and "
-		   "urandom, and the ioctls that reach a terminal (TIOCSTI, "
-		   "TIOCLINUX) are the seccomp filter's to refuse");
+	    "ioctl(TIOCGWINSZ) on /dev/null", "ENOTTY",
+	    "the jail's devices are /dev/null, zero, full, random and "
+	    "urandom, and the ioctls that reach a terminal (TIOCSTI, "
+	    "TIOCLINUX) are the seccomp filter's to refuse");
 }
 
-
 const struct check checks_privs[] = {
-	{"capabilities.no_capability_held", "capabilities",
-	 "CapInh, CapPrm, CapEff, CapAmb all 0", caps_none},
-	{"capabilities.bounding_set_empty", "capabilities", "CapBnd 0",
-	 caps_bounding},
-	{"capabilities.securebits_locked", "capabilities",
-	 "securebits 0xef: set and locked", securebits},
-	{"no_new_privs.set", "no_new_privs",
-	 "NoNewPrivs is 1 in /proc/self/status", nnp_set},
-	{"no_new_privs.set_without_landlock_or_seccomp", "no_new_privs",
-	 "landlock and seccomp off: NoNewPrivs still 1", nnp_set_alone},
-	{"landlock.abi_reported", "landlock",
-	 "the result's landlock_abi is the kernel's", ll_abi_reported},
-	{"landlock.proc_write_refused", "landlock",
-	 "open(/proc/self/comm, O_WRONLY): EACCES", ll_proc_write},
-	{"landlock.signal_to_init_refused", "landlock",
-	 "kill(1, 0): EPERM", ll_signal},
-	{"landlock.device_ioctl_refused", "landlock",
-	 "ioctl(TIOCGWINSZ) on /dev/null: EACCES", ll_dev_ioctl},
-	{NULL, NULL, NULL, NULL},
+    {"capabilities.no_capability_held", "capabilities",
+	"CapInh, CapPrm, CapEff, CapAmb all 0", caps_none},
+    {"capabilities.bounding_set_empty", "capabilities", "CapBnd 0",
+	caps_bounding},
+    {"capabilities.securebits_locked", "capabilities",
+	"securebits 0xef: set and locked", securebits},
+    {"no_new_privs.set", "no_new_privs", "NoNewPrivs is 1 in /proc/self/status",
+	nnp_set},
+    {"no_new_privs.set_without_landlock_or_seccomp", "no_new_privs",
+	"landlock and seccomp off: NoNewPrivs still 1", nnp_set_alone},
+    {"landlock.abi_reported", "landlock",
+	"the result's landlock_abi is the kernel's", ll_abi_reported},
+    {"landlock.proc_write_refused", "landlock",
+	"open(/proc/self/comm, O_WRONLY): EACCES", ll_proc_write},
+    {"landlock.signal_to_init_refused", "landlock", "kill(1, 0): EPERM",
+	ll_signal},
+    {"landlock.device_ioctl_refused", "landlock",
+	"ioctl(TIOCGWINSZ) on /dev/null: EACCES", ll_dev_ioctl},
+    {NULL, NULL, NULL, NULL},
 };

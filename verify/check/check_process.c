@@ -60,7 +60,7 @@ read_beat(const char *path, char *buf, size_t len)
  */
 static void
 leftover(struct check_ctx *c, struct check_result *r, bool timeout,
-	 bool without_pidns)
+    bool without_pidns)
 {
 	const char *run_args[6];
 	char ws[4096], path[4200], a[64], b[64], started[16];
@@ -89,14 +89,16 @@ leftover(struct check_ctx *c, struct check_result *r, bool timeout,
 	s.deadline_ms = LEFTOVER_DEADLINE_MS;
 	s.status = timeout ? "timeout" : "ok";
 	if (!jail_probe_ok(c, r, &j, &s,
-		      timeout ? ARGS("leftover", "wait") : ARGS("leftover")) ||
+		timeout ? ARGS("leftover", "wait") : ARGS("leftover")) ||
 	    !jail_val(r, &j, "leftover.started", started, sizeof(started)))
 		goto out;
 	snprintf(path, sizeof(path), "%s/%s", ws, LEFTOVER_FILE);
 	read_beat(path, a, sizeof(a));
 	if (strcmp(started, "1") != 0 || a[0] == '\0') {
-		check_fail(r, "the leftover never started (leftover.started=%s, "
-			   "no heartbeat in the workspace)", started);
+		check_fail(r,
+		    "the leftover never started (leftover.started=%s, "
+		    "no heartbeat in the workspace)",
+		    started);
 		goto out;
 	}
 	for (int waited = 0; waited < LEFTOVER_QUIET_MS; waited += 10) {
@@ -105,16 +107,19 @@ leftover(struct check_ctx *c, struct check_result *r, bool timeout,
 		nanosleep(&ten, NULL);
 		read_beat(path, b, sizeof(b));
 		if (strcmp(a, b) != 0) {
-			check_fail(r, "the job's leftover (setsid, double fork) "
-				   "still ran %d ms after the job ended "
-				   "(status %s): heartbeat %d -> %d",
-				   waited + 10, j.status, atoi(a), atoi(b));
+			check_fail(r,
+			    "the job's leftover (setsid, double fork) "
+			    "still ran %d ms after the job ended "
+			    "(status %s): heartbeat %d -> %d",
+			    waited + 10, j.status, atoi(a), atoi(b));
 			goto out;
 		}
 	}
-	check_pass(r, "the job's leftover (setsid, double fork) beat %d "
-		   "times, then not once in the %d ms after the job ended "
-		   "(status %s)", atoi(a), LEFTOVER_QUIET_MS, j.status);
+	check_pass(r,
+	    "the job's leftover (setsid, double fork) beat %d "
+	    "times, then not once in the %d ms after the job ended "
+	    "(status %s)",
+	    atoi(a), LEFTOVER_QUIET_MS, j.status);
 out:
 	check_job_free(&j);
 }
@@ -219,8 +224,8 @@ nothing_left_to_reaper(struct check_ctx *c, struct check_result *r)
 		return;
 	}
 	char *argv[] = {check_unconst(c->stockade), check_unconst("run"),
-			check_unconst("--workspace"), ws, check_unconst("--"),
-			check_unconst("true"), NULL};
+	    check_unconst("--workspace"), ws, check_unconst("--"),
+	    check_unconst("true"), NULL};
 	if ((sub = fork()) < 0) {
 		check_fail(r, "fork: %s", strerror(errno));
 		return;
@@ -229,7 +234,7 @@ nothing_left_to_reaper(struct check_ctx *c, struct check_result *r)
 		reaper_child(argv, c->envp);
 	t0 = check_now_ms();
 	while ((p = waitpid(sub, &st, WNOHANG)) == 0 &&
-	       check_now_ms() - t0 < 60000)
+	    check_now_ms() - t0 < 60000)
 		usleep(10000);
 	if (p == 0) {
 		kill(sub, SIGKILL);
@@ -239,19 +244,26 @@ nothing_left_to_reaper(struct check_ctx *c, struct check_result *r)
 	}
 	code = p == sub && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	if (code == 0)
-		check_pass(r, "after stockade run returned, its caller (a child "
-			   "subreaper) had nothing of stockade's to reap");
+		check_pass(r,
+		    "after stockade run returned, its caller (a child "
+		    "subreaper) had nothing of stockade's to reap");
 	else if (code >= 100)
-		check_fail(r, "after stockade run returned, a process of it was "
-			   "still alive 2 s later, left to its caller (and %d "
-			   "reaped)", code - 100);
+		check_fail(r,
+		    "after stockade run returned, a process of it was "
+		    "still alive 2 s later, left to its caller (and %d "
+		    "reaped)",
+		    code - 100);
 	else if (code > 0 && code <= 60)
-		check_fail(r, "after stockade run returned, its caller (a child "
-			   "subreaper) had %d process(es) of stockade's to reap: "
-			   "zombies of whoever reaps orphans", code);
+		check_fail(r,
+		    "after stockade run returned, its caller (a child "
+		    "subreaper) had %d process(es) of stockade's to reap: "
+		    "zombies of whoever reaps orphans",
+		    code);
 	else
-		check_fail(r, "the check's subreaper failed (exit %d: 91 exec, "
-			   "94 stockade run did not exit 0)", code);
+		check_fail(r,
+		    "the check's subreaper failed (exit %d: 91 exec, "
+		    "94 stockade run did not exit 0)",
+		    code);
 }
 
 /* ---- environment ----------------------------------------------------- */
@@ -265,11 +277,11 @@ static void
 env_exact(struct check_ctx *c, struct check_result *r)
 {
 	const struct pj s = {
-		.policy = "[policy]\nreplace = environment\n"
-			  "[environment]\nPATH = /usr/bin:/bin\n"
-			  "STOCKADE_CHECK_SET = from-the-policy\n",
-		.extra_env = ARGS("STOCKADE_CHECK_SET=from-the-caller",
-				  "STOCKADE_CHECK_CANARY=from-the-caller"),
+	    .policy = "[policy]\nreplace = environment\n"
+		      "[environment]\nPATH = /usr/bin:/bin\n"
+		      "STOCKADE_CHECK_SET = from-the-policy\n",
+	    .extra_env = ARGS("STOCKADE_CHECK_SET=from-the-caller",
+		"STOCKADE_CHECK_CANARY=from-the-caller"),
 	};
 	struct check_job j;
 	char count[32], names[1024], path[256], set[256];
@@ -282,12 +294,14 @@ env_exact(struct check_ctx *c, struct check_result *r)
 	check_value(&j, "env.STOCKADE_CHECK_SET", set, sizeof(set));
 	if (strcmp(count, "2") != 0 || strcmp(path, "/usr/bin:/bin") != 0 ||
 	    strcmp(set, "from-the-policy") != 0)
-		check_fail(r, "the job's environment is %s variables (%s), "
-			   "PATH=\"%s\", STOCKADE_CHECK_SET=\"%s\"", count,
-			   names, path, set);
+		check_fail(r,
+		    "the job's environment is %s variables (%s), "
+		    "PATH=\"%s\", STOCKADE_CHECK_SET=\"%s\"",
+		    count, names, path, set);
 	else
-		check_pass(r, "the job's environment is exactly the policy's "
-			   "PATH and STOCKADE_CHECK_SET=from-the-policy");
+		check_pass(r,
+		    "the job's environment is exactly the policy's "
+		    "PATH and STOCKADE_CHECK_SET=from-the-policy");
 out:
 	check_job_free(&j);
 }
@@ -300,7 +314,7 @@ static void
 env_caller_absent(struct check_ctx *c, struct check_result *r)
 {
 	const struct pj s = {
-		.extra_env = ARGS("STOCKADE_CHECK_CANARY=from-the-caller"),
+	    .extra_env = ARGS("STOCKADE_CHECK_CANARY=from-the-caller"),
 	};
 	struct check_job j;
 	char policy[8192], names[4096], v[64];
@@ -308,7 +322,7 @@ env_caller_absent(struct check_ctx *c, struct check_result *r)
 
 	memset(&j, 0, sizeof(j));
 	if ((e = jail_default_section(c, "environment", policy,
-				 sizeof(policy))) < 0) {
+		 sizeof(policy))) < 0) {
 		check_fail(r, "stockade policy default: %s", strerror(-e));
 		return;
 	}
@@ -316,8 +330,10 @@ env_caller_absent(struct check_ctx *c, struct check_result *r)
 	    !jail_val(r, &j, "env.names", names, sizeof(names)))
 		goto out;
 	if (check_value(&j, "env.STOCKADE_CHECK_CANARY", v, sizeof(v))) {
-		check_fail(r, "the caller's STOCKADE_CHECK_CANARY=%s reached "
-			   "the job", v);
+		check_fail(r,
+		    "the caller's STOCKADE_CHECK_CANARY=%s reached "
+		    "the job",
+		    v);
 		goto out;
 	}
 	for (char *name = strtok(names, ","); name != NULL;
@@ -333,13 +349,16 @@ env_caller_absent(struct check_ctx *c, struct check_result *r)
 			p = p != NULL ? p + 1 : NULL;
 		}
 		if (!found) {
-			check_fail(r, "the job has %s, which the default "
-				   "policy's [environment] does not set", name);
+			check_fail(r,
+			    "the job has %s, which the default "
+			    "policy's [environment] does not set",
+			    name);
 			goto out;
 		}
 	}
-	check_pass(r, "no caller variable (STOCKADE_CHECK_CANARY, TMPDIR, "
-		   "...) in the job; every one it has is the policy's");
+	check_pass(r,
+	    "no caller variable (STOCKADE_CHECK_CANARY, TMPDIR, "
+	    "...) in the job; every one it has is the policy's");
 out:
 	check_job_free(&j);
 }
@@ -361,8 +380,10 @@ cwd_is_work(struct check_ctx *c, struct check_result *r)
 		if (strcmp(cwd, "/work") == 0 && strcmp(same, "1") == 0)
 			check_pass(r, "the job's working directory is /work");
 		else
-			check_fail(r, "the job's working directory is %s "
-				   "(the same as /work: %s)", cwd, same);
+			check_fail(r,
+			    "the job's working directory is %s "
+			    "(the same as /work: %s)",
+			    cwd, same);
 	}
 	check_job_free(&j);
 }
@@ -389,82 +410,86 @@ private_home_tmp(struct check_ctx *c, struct check_result *r)
 		goto out;
 	if (strcmp(home, want) != 0 || strcmp(hfs, TMPFS_MAGIC_HEX) != 0 ||
 	    strcmp(tfs, TMPFS_MAGIC_HEX) != 0 || strcmp(entries, "0") != 0)
-		check_fail(r, "HOME=%s on file system %s, /tmp on %s with %s "
-			   "entries (want %s, both tmpfs %s, /tmp empty)", home,
-			   hfs, tfs, entries, want, TMPFS_MAGIC_HEX);
+		check_fail(r,
+		    "HOME=%s on file system %s, /tmp on %s with %s "
+		    "entries (want %s, both tmpfs %s, /tmp empty)",
+		    home, hfs, tfs, entries, want, TMPFS_MAGIC_HEX);
 	else
-		check_pass(r, "HOME=%s and /tmp are tmpfs of their own, /tmp "
-			   "empty", home);
+		check_pass(r,
+		    "HOME=%s and /tmp are tmpfs of their own, /tmp "
+		    "empty",
+		    home);
 out:
 	check_job_free(&j);
 }
 
 const struct check checks_process[] = {
-	{"limits.rlimit_fsize_is_file_size", "limits",
-	 "--file-size 3: RLIMIT_FSIZE 3 MiB soft and hard", lim_rlimit_fsize},
-	{"limits.rlimit_nofile_is_open_files", "limits",
-	 "open_files = 100: RLIMIT_NOFILE 100 soft and hard",
-	 lim_rlimit_nofile},
-	{"limits.rlimit_nproc_is_processes", "limits",
-	 "--processes 17: RLIMIT_NPROC 17 soft and hard", lim_rlimit_nproc},
-	{"limits.rlimit_core_zero", "limits", "RLIMIT_CORE 0 soft and hard",
-	 lim_rlimit_core},
-	{"limits.rlimit_data_twice_memory", "limits",
-	 "--memory 100: RLIMIT_DATA 200 MiB", lim_rlimit_data},
-	{"limits.rlimit_cpu_past_cpu_time", "limits",
-	 "--cpu-time 7: RLIMIT_CPU 8 s soft, 9 s hard", lim_rlimit_cpu},
-	{"limits.no_realtime_nice_or_locked_memory", "limits",
-	 "RLIMIT_RTPRIO, RTTIME, NICE 0; MEMLOCK, MSGQUEUE 64 KiB",
-	 lim_rlimit_misc},
-	{"limits.user_quotas_bounded", "limits",
-	 "the host user's kernel quotas: RLIMIT_SIGPENDING 256, the jail's "
-	 "inotify, fanotify and namespace maxima", lim_user_quotas},
-	{"limits.unseen_memory_refused_under_monitor", "limits",
-	 "monitor: semget, F_SETPIPE_SZ, SO_SNDBUF, SO_RCVBUF, vmsplice refused",
-	 lim_unseen_memory},
-	{"limits.ofd_locks_refused_under_monitor", "limits",
-	 "monitor: F_OFD_SETLK, F_OFD_SETLKW refused; F_SETLK works",
-	 lim_ofd_locks},
-	{"limits.tmpfs_sizes_capped", "limits",
-	 "--tmp-size 5: /tmp and /dev/shm 5 MiB, home home_mb", lim_tmpfs_sizes},
-	{"process_cleanup.leftover_dead_after_exit", "process_cleanup",
-	 "a daemonised process of the job dies when its program exits",
-	 leftover_exit},
-	{"process_cleanup.leftover_dead_after_timeout", "process_cleanup",
-	 "a daemonised process of the job dies at the job's timeout",
-	 leftover_timeout},
-	{"process_cleanup.leftover_dead_after_exit_without_pid_ns",
-	 "process_cleanup",
-	 "pid_ns off: init still kills the leftover when the program exits",
-	 leftover_exit_nopidns},
-	{"process_cleanup.leftover_dead_after_timeout_without_pid_ns",
-	 "process_cleanup",
-	 "pid_ns off: the timeout still kills the leftover, not the program "
-	 "alone", leftover_timeout_nopidns},
-	{"process_cleanup.nothing_left_to_callers_reaper", "process_cleanup",
-	 "a child subreaper calling stockade run gets nothing to reap",
-	 nothing_left_to_reaper},
-	{"environment.exactly_the_policys", "environment",
-	 "the job's environment is exactly the policy's [environment]",
-	 env_exact},
-	{"environment.caller_variables_absent", "environment",
-	 "no variable of the caller reaches the job", env_caller_absent},
-	{"working_directory.cwd_is_work", "working_directory",
-	 "the job starts in /work", cwd_is_work},
-	{"working_directory.private_home_and_tmp", "working_directory",
-	 "HOME and /tmp are tmpfs of the job's own, /tmp empty",
-	 private_home_tmp},
-	{"terminal.own_session", "terminal",
-	 "the program leads its own session and process group",
-	 term_own_session},
-	{"terminal.no_controlling_terminal", "terminal",
-	 "tty_nr 0; TIOCGPGRP on stdin: ENOTTY", term_no_ctty},
-	{"terminal.stdin_null_stdout_pipes", "terminal",
-	 "stdin /dev/null, stdout and stderr pipes", term_stdio_kinds},
-	{"terminal.split_controls_escaped", "terminal",
-	 "CSI and OSC split across two writes reach a terminal escaped",
-	 term_split_controls_escaped},
-	{"terminal.only_stdio_descriptors", "terminal",
-	 "open descriptors: 0, 1, 2", term_only_stdio},
-	{NULL, NULL, NULL, NULL},
+    {"limits.rlimit_fsize_is_file_size", "limits",
+	"--file-size 3: RLIMIT_FSIZE 3 MiB soft and hard", lim_rlimit_fsize},
+    {"limits.rlimit_nofile_is_open_files", "limits",
+	"open_files = 100: RLIMIT_NOFILE 100 soft and hard", lim_rlimit_nofile},
+    {"limits.rlimit_nproc_is_processes", "limits",
+	"--processes 17: RLIMIT_NPROC 17 soft and hard", lim_rlimit_nproc},
+    {"limits.rlimit_core_zero", "limits", "RLIMIT_CORE 0 soft and hard",
+	lim_rlimit_core},
+    {"limits.rlimit_data_twice_memory", "limits",
+	"--memory 100: RLIMIT_DATA 200 MiB", lim_rlimit_data},
+    {"limits.rlimit_cpu_past_cpu_time", "limits",
+	"--cpu-time 7: RLIMIT_CPU 8 s soft, 9 s hard", lim_rlimit_cpu},
+    {"limits.no_realtime_nice_or_locked_memory", "limits",
+	"RLIMIT_RTPRIO, RTTIME, NICE 0; MEMLOCK, MSGQUEUE 64 KiB",
+	lim_rlimit_misc},
+    {"limits.user_quotas_bounded", "limits",
+	"the host user's kernel quotas: RLIMIT_SIGPENDING 256, the jail's "
+	"inotify, fanotify and namespace maxima",
+	lim_user_quotas},
+    {"limits.unseen_memory_refused_under_monitor", "limits",
+	"monitor: semget, F_SETPIPE_SZ, SO_SNDBUF, SO_RCVBUF, vmsplice refused",
+	lim_unseen_memory},
+    {"limits.ofd_locks_refused_under_monitor", "limits",
+	"monitor: F_OFD_SETLK, F_OFD_SETLKW refused; F_SETLK works",
+	lim_ofd_locks},
+    {"limits.tmpfs_sizes_capped", "limits",
+	"--tmp-size 5: /tmp and /dev/shm 5 MiB, home home_mb", lim_tmpfs_sizes},
+    {"process_cleanup.leftover_dead_after_exit", "process_cleanup",
+	"a daemonised process of the job dies when its program exits",
+	leftover_exit},
+    {"process_cleanup.leftover_dead_after_timeout", "process_cleanup",
+	"a daemonised process of the job dies at the job's timeout",
+	leftover_timeout},
+    {"process_cleanup.leftover_dead_after_exit_without_pid_ns",
+	"process_cleanup",
+	"pid_ns off: init still kills the leftover when the program exits",
+	leftover_exit_nopidns},
+    {"process_cleanup.leftover_dead_after_timeout_without_pid_ns",
+	"process_cleanup",
+	"pid_ns off: the timeout still kills the leftover, not the program "
+	"alone",
+	leftover_timeout_nopidns},
+    {"process_cleanup.nothing_left_to_callers_reaper", "process_cleanup",
+	"a child subreaper calling stockade run gets nothing to reap",
+	nothing_left_to_reaper},
+    {"environment.exactly_the_policys", "environment",
+	"the job's environment is exactly the policy's [environment]",
+	env_exact},
+    {"environment.caller_variables_absent", "environment",
+	"no variable of the caller reaches the job", env_caller_absent},
+    {"working_directory.cwd_is_work", "working_directory",
+	"the job starts in /work", cwd_is_work},
+    {"working_directory.private_home_and_tmp", "working_directory",
+	"HOME and /tmp are tmpfs of the job's own, /tmp empty",
+	private_home_tmp},
+    {"terminal.own_session", "terminal",
+	"the program leads its own session and process group",
+	term_own_session},
+    {"terminal.no_controlling_terminal", "terminal",
+	"tty_nr 0; TIOCGPGRP on stdin: ENOTTY", term_no_ctty},
+    {"terminal.stdin_null_stdout_pipes", "terminal",
+	"stdin /dev/null, stdout and stderr pipes", term_stdio_kinds},
+    {"terminal.split_controls_escaped", "terminal",
+	"CSI and OSC split across two writes reach a terminal escaped",
+	term_split_controls_escaped},
+    {"terminal.only_stdio_descriptors", "terminal", "open descriptors: 0, 1, 2",
+	term_only_stdio},
+    {NULL, NULL, NULL, NULL},
 };

@@ -35,26 +35,29 @@ results_ok_output_complete(struct check_ctx *c, struct check_result *r)
 		char ec[32], sig[32];
 
 		check_fail(r, "status ok with exit_code %s, signal %s",
-			   res_shown(&j, "exit_code", ec, sizeof(ec)),
-			   res_shown(&j, "signal", sig, sizeof(sig)));
+		    res_shown(&j, "exit_code", ec, sizeof(ec)),
+		    res_shown(&j, "signal", sig, sizeof(sig)));
 	} else if (strcmp(j.out, line) != 0 ||
-		   !res_int_is(&j, "stdout_bytes", (json_int_t)strlen(line))) {
-		check_fail(r, "stdout \"%.100s\" (%zu bytes in the result), "
-			   "not the %zu bytes printed", j.out, strlen(j.out),
-			   strlen(line));
+	    !res_int_is(&j, "stdout_bytes", (json_int_t)strlen(line))) {
+		check_fail(r,
+		    "stdout \"%.100s\" (%zu bytes in the result), "
+		    "not the %zu bytes printed",
+		    j.out, strlen(j.out), strlen(line));
 	} else if (!json_is_false(res_field(&j, "stdout_truncated")) ||
-		   !json_is_false(res_field(&j, "stderr_truncated"))) {
+	    !json_is_false(res_field(&j, "stderr_truncated"))) {
 		char a[16], b[16];
 
-		check_fail(r, "complete output marked truncated: "
-			   "stdout_truncated %s, stderr_truncated %s",
-			   res_shown(&j, "stdout_truncated", a, sizeof(a)),
-			   res_shown(&j, "stderr_truncated", b, sizeof(b)));
+		check_fail(r,
+		    "complete output marked truncated: "
+		    "stdout_truncated %s, stderr_truncated %s",
+		    res_shown(&j, "stdout_truncated", a, sizeof(a)),
+		    res_shown(&j, "stderr_truncated", b, sizeof(b)));
 	} else if (res_hint_names(&j, "ok", "code 0", r) &&
-		   res_exit_is(&j, "ok", 0, r)) {
-		check_pass(r, "status ok, exit_code 0, stdout complete (%zu "
-			   "bytes, not truncated), stockade exit 0",
-			   strlen(line));
+	    res_exit_is(&j, "ok", 0, r)) {
+		check_pass(r,
+		    "status ok, exit_code 0, stdout complete (%zu "
+		    "bytes, not truncated), stockade exit 0",
+		    strlen(line));
 	}
 out:
 	check_job_free(&j);
@@ -73,11 +76,12 @@ results_exit_nonzero_code_exact(struct check_ctx *c, struct check_result *r)
 		goto out;
 	if (!res_int_is(&j, "exit_code", 7))
 		check_fail(r, "status exit_nonzero with exit_code %s, not 7",
-			   res_shown(&j, "exit_code", ec, sizeof(ec)));
+		    res_shown(&j, "exit_code", ec, sizeof(ec)));
 	else if (res_hint_names(&j, "exit_nonzero", "code 7", r) &&
-		 res_exit_is(&j, "exit_nonzero", 7, r))
-		check_pass(r, "status exit_nonzero, exit_code 7, stockade "
-			   "exit 7");
+	    res_exit_is(&j, "exit_nonzero", 7, r))
+		check_pass(r,
+		    "status exit_nonzero, exit_code 7, stockade "
+		    "exit 7");
 out:
 	check_job_free(&j);
 }
@@ -91,17 +95,21 @@ results_timeout_at_wall_limit(struct check_ctx *c, struct check_result *r)
 	json_int_t wall;
 
 	res_probe_job(c, &j, NULL, ARGS("--timeout", "1"),
-		  ARGS("result-sleep", "3"));
+	    ARGS("result-sleep", "3"));
 	if (!res_status_is(&j, "timeout", r))
 		goto out;
 	wall = json_integer_value(res_field(&j, "wall_ms"));
 	if (wall < 950 || wall > 1600)
-		check_fail(r, "status timeout but wall_ms %" JSON_INTEGER_FORMAT
-			   " under a 1000 ms limit", wall);
+		check_fail(r,
+		    "status timeout but wall_ms %" JSON_INTEGER_FORMAT
+		    " under a 1000 ms limit",
+		    wall);
 	else if (res_hint_names(&j, "timeout", "1000 ms", r) &&
-		 res_exit_is(&j, "timeout", 124, r))
-		check_pass(r, "status timeout, wall_ms %" JSON_INTEGER_FORMAT
-			   " under --timeout 1, stockade exit 124", wall);
+	    res_exit_is(&j, "timeout", 124, r))
+		check_pass(r,
+		    "status timeout, wall_ms %" JSON_INTEGER_FORMAT
+		    " under --timeout 1, stockade exit 124",
+		    wall);
 out:
 	check_job_free(&j);
 }
@@ -123,7 +131,7 @@ results_cpu_limit_at_cpu_time(struct check_ctx *c, struct check_result *r)
 	json_int_t cpu;
 
 	static const char *const argv[] = {"./stockade-probe", "result-spin",
-					   "2", NULL};
+	    "2", NULL};
 	struct check_job_opts o;
 
 	/* probe_job's, with the host's deadline past the wall limit: a
@@ -137,12 +145,16 @@ results_cpu_limit_at_cpu_time(struct check_ctx *c, struct check_result *r)
 		goto out;
 	cpu = json_integer_value(res_field(&j, "cpu_ms"));
 	if (cpu < 900 || cpu > 2500)
-		check_fail(r, "status cpu_limit but cpu_ms %" JSON_INTEGER_FORMAT
-			   " under a 1000 ms limit", cpu);
+		check_fail(r,
+		    "status cpu_limit but cpu_ms %" JSON_INTEGER_FORMAT
+		    " under a 1000 ms limit",
+		    cpu);
 	else if (res_hint_names(&j, "cpu_limit", "1000 ms", r) &&
-		 res_exit_is(&j, "cpu_limit", 125, r))
-		check_pass(r, "status cpu_limit, cpu_ms %" JSON_INTEGER_FORMAT
-			   " under --cpu-time 1, stockade exit 125", cpu);
+	    res_exit_is(&j, "cpu_limit", 125, r))
+		check_pass(r,
+		    "status cpu_limit, cpu_ms %" JSON_INTEGER_FORMAT
+		    " under --cpu-time 1, stockade exit 125",
+		    cpu);
 out:
 	check_job_free(&j);
 }
@@ -156,13 +168,14 @@ results_memory_limit_held(struct check_ctx *c, struct check_result *r)
 	char peak[32];
 
 	res_probe_job(c, &j, NULL, ARGS("--memory", "32"),
-		  ARGS("result-memory", "256"));
+	    ARGS("result-memory", "256"));
 	if (res_status_is(&j, "memory_limit", r) &&
 	    res_hint_names(&j, "memory_limit", "32.0 MiB", r) &&
 	    res_exit_is(&j, "memory_limit", 125, r))
-		check_pass(r, "status memory_limit under --memory 32 (peak "
-			   "%s KiB), stockade exit 125",
-			   res_shown(&j, "peak_memory_kb", peak, sizeof(peak)));
+		check_pass(r,
+		    "status memory_limit under --memory 32 (peak "
+		    "%s KiB), stockade exit 125",
+		    res_shown(&j, "peak_memory_kb", peak, sizeof(peak)));
 	check_job_free(&j);
 }
 
@@ -180,22 +193,28 @@ results_descriptors_charged(struct check_ctx *c, struct check_result *r)
 	const char *enf, *detail;
 
 	res_probe_job(c, &j, NULL, ARGS("--memory", "32", "--timeout", "30"),
-		  ARGS("result-pipes", "8"));
+	    ARGS("result-pipes", "8"));
 	enf = json_string_value(res_field(&j, "enforcement"));
 	if (enf != NULL && strcmp(enf, "monitor") != 0) {
-		check_skip(r, "enforcement is %s, not monitor: a cgroup v2 leaf "
-			   "charges pipe buffers", enf);
+		check_skip(r,
+		    "enforcement is %s, not monitor: a cgroup v2 leaf "
+		    "charges pipe buffers",
+		    enf);
 		goto out;
 	}
 	if (!res_status_is(&j, "memory_limit", r))
 		goto out;
 	detail = json_string_value(res_field(&j, "detail"));
 	if (detail == NULL || strstr(detail, "descriptors") == NULL)
-		check_fail(r, "memory_limit, but its detail does not name the "
-			   "descriptors: %s", detail != NULL ? detail : "none");
+		check_fail(r,
+		    "memory_limit, but its detail does not name the "
+		    "descriptors: %s",
+		    detail != NULL ? detail : "none");
 	else
-		check_pass(r, "8 processes of pipes under --memory 32: "
-			   "memory_limit (%s)", detail);
+		check_pass(r,
+		    "8 processes of pipes under --memory 32: "
+		    "memory_limit (%s)",
+		    detail);
 out:
 	check_job_free(&j);
 }
@@ -208,28 +227,32 @@ out:
  */
 static void
 unmapped_charged(struct check_ctx *c, struct check_result *r,
-		 const char *const *argv, const char *word, const char *what)
+    const char *const *argv, const char *word, const char *what)
 {
 	struct check_job j;
 	const char *enf, *detail;
 
 	res_probe_job(c, &j, NULL, ARGS("--memory", "32", "--timeout", "30"),
-		  argv);
+	    argv);
 	enf = json_string_value(res_field(&j, "enforcement"));
 	if (enf != NULL && strcmp(enf, "monitor") != 0) {
-		check_skip(r, "enforcement is %s, not monitor: a cgroup v2 leaf "
-			   "charges %s", enf, what);
+		check_skip(r,
+		    "enforcement is %s, not monitor: a cgroup v2 leaf "
+		    "charges %s",
+		    enf, what);
 		goto out;
 	}
 	if (!res_status_is(&j, "memory_limit", r))
 		goto out;
 	detail = json_string_value(res_field(&j, "detail"));
 	if (detail == NULL || strstr(detail, word) == NULL)
-		check_fail(r, "memory_limit, but its detail does not name the "
-			   "%s: %s", word, detail != NULL ? detail : "none");
+		check_fail(r,
+		    "memory_limit, but its detail does not name the "
+		    "%s: %s",
+		    word, detail != NULL ? detail : "none");
 	else
 		check_pass(r, "%s under --memory 32: memory_limit (%s)", what,
-			   detail);
+		    detail);
 out:
 	check_job_free(&j);
 }
@@ -243,7 +266,7 @@ void
 results_sockets_charged(struct check_ctx *c, struct check_result *r)
 {
 	unmapped_charged(c, r, ARGS("result-sockets", "100"), "sockets",
-			 "100 unix socket pairs with full queues");
+	    "100 unix socket pairs with full queues");
 }
 
 /* results.page_tables_counted_under_monitor: 48 MiB of page tables with
@@ -254,7 +277,7 @@ void
 results_page_tables_counted(struct check_ctx *c, struct check_result *r)
 {
 	unmapped_charged(c, r, ARGS("result-pte", "24"), "page tables",
-			 "48 MiB of page tables with no resident memory");
+	    "48 MiB of page tables with no resident memory");
 }
 
 /* results.epoll_watches_charged_under_monitor: 240,000 epoll watches
@@ -267,7 +290,7 @@ void
 results_epoll_charged(struct check_ctx *c, struct check_result *r)
 {
 	unmapped_charged(c, r, ARGS("result-epoll", "240"), "epoll watches",
-			 "240,000 epoll watches on 120 descriptors");
+	    "240,000 epoll watches on 120 descriptors");
 }
 
 /* results.maps_charged_under_monitor: 180,000 memory maps (some 38 MiB
@@ -279,7 +302,7 @@ void
 results_maps_charged(struct check_ctx *c, struct check_result *r)
 {
 	unmapped_charged(c, r, ARGS("result-maps", "180"), "memory maps",
-			 "180,000 memory maps in 3 processes");
+	    "180,000 memory maps in 3 processes");
 }
 
 /* results.locks_charged_under_monitor: 200,000 POSIX byte-range locks
@@ -291,7 +314,7 @@ void
 results_locks_charged(struct check_ctx *c, struct check_result *r)
 {
 	unmapped_charged(c, r, ARGS("result-locks", "200"), "file locks",
-			 "200,000 POSIX locks in 4 processes");
+	    "200,000 POSIX locks in 4 processes");
 }
 
 /* results.process_limit_at_8: a program forking up to 40 sleepers under
@@ -303,13 +326,15 @@ results_process_limit_held(struct check_ctx *c, struct check_result *r)
 	char forked[32] = "?";
 
 	res_probe_job(c, &j, NULL, ARGS("--processes", "8"),
-		  ARGS("result-fork", "40"));
+	    ARGS("result-fork", "40"));
 	(void)check_value(&j, "forked", forked, sizeof(forked));
 	if (res_status_is(&j, "process_limit", r) &&
 	    res_hint_names(&j, "process_limit", "8 processes", r) &&
 	    res_exit_is(&j, "process_limit", 125, r))
-		check_pass(r, "status process_limit under --processes 8 "
-			   "(%s children started), stockade exit 125", forked);
+		check_pass(r,
+		    "status process_limit under --processes 8 "
+		    "(%s children started), stockade exit 125",
+		    forked);
 	check_job_free(&j);
 }
 
@@ -323,12 +348,13 @@ results_limit_words_need_evidence(struct check_ctx *c, struct check_result *r)
 	struct check_job j;
 
 	res_probe_job(c, &j, NULL, ARGS("--memory", "256"),
-		  ARGS("result-says", "MemoryError", "1"));
+	    ARGS("result-says", "MemoryError", "1"));
 	if (res_status_is(&j, "exit_nonzero", r) &&
 	    res_exit_is(&j, "exit_nonzero", 1, r))
-		check_pass(r, "\"MemoryError\" on stderr at a peak far under "
-			   "--memory 256 is exit_nonzero (exit 1), not "
-			   "memory_limit");
+		check_pass(r,
+		    "\"MemoryError\" on stderr at a peak far under "
+		    "--memory 256 is exit_nonzero (exit 1), not "
+		    "memory_limit");
 	check_job_free(&j);
 }
 
@@ -345,7 +371,7 @@ results_limit_reached_when_ok(struct check_ctx *c, struct check_result *r)
 	char forked[32] = "?";
 
 	res_probe_job(c, &j, NULL, ARGS("--processes", "8"),
-		  ARGS("result-fork-on", "40"));
+	    ARGS("result-fork-on", "40"));
 	(void)check_value(&j, "forked", forked, sizeof(forked));
 	if (!res_status_is(&j, "ok", r))
 		goto out;
@@ -353,22 +379,27 @@ results_limit_reached_when_ok(struct check_ctx *c, struct check_result *r)
 	e = json_array_get(lr, 0);
 	hint = json_string_value(res_field(&j, "hint"));
 	if (!json_is_array(lr) || e == NULL ||
-	    strcmp(json_string_value(json_object_get(e, "limit")) != NULL ?
-			   json_string_value(json_object_get(e, "limit")) : "",
-		   "processes") != 0)
-		check_fail(r, "ok after refused forks (%s of 40 started) but "
-			   "limits_reached does not name the process limit",
-			   forked);
+	    strcmp(json_string_value(json_object_get(e, "limit")) != NULL
+		    ? json_string_value(json_object_get(e, "limit"))
+		    : "",
+		"processes") != 0)
+		check_fail(r,
+		    "ok after refused forks (%s of 40 started) but "
+		    "limits_reached does not name the process limit",
+		    forked);
 	else if (hint == NULL || strstr(hint, "incomplete") == NULL)
-		check_fail(r, "limits_reached names the process limit but the "
-			   "hint does not say the output may be incomplete: "
-			   "\"%.160s\"", hint != NULL ? hint : "");
+		check_fail(r,
+		    "limits_reached names the process limit but the "
+		    "hint does not say the output may be incomplete: "
+		    "\"%.160s\"",
+		    hint != NULL ? hint : "");
 	else
-		check_pass(r, "ok with %s of 40 children started under "
-			   "--processes 8; limits_reached processes x%"
-			   JSON_INTEGER_FORMAT ", the hint says the output may "
-			   "be incomplete", forked,
-			   json_integer_value(json_object_get(e, "times")));
+		check_pass(r,
+		    "ok with %s of 40 children started under "
+		    "--processes 8; limits_reached processes "
+		    "x%" JSON_INTEGER_FORMAT ", the hint says the output may "
+		    "be incomplete",
+		    forked, json_integer_value(json_object_get(e, "times")));
 out:
 	check_job_free(&j);
 }
@@ -386,7 +417,7 @@ results_shared_pages_once(struct check_ctx *c, struct check_result *r)
 	json_t *peak;
 
 	res_probe_job(c, &j, NULL, ARGS("--memory", "128"),
-		  ARGS("result-pool", "64", "4"));
+	    ARGS("result-pool", "64", "4"));
 	if (!res_status_is(&j, "ok", r))
 		goto out;
 	(void)check_value(&j, "pool", pool, sizeof(pool));
@@ -394,13 +425,14 @@ results_shared_pages_once(struct check_ctx *c, struct check_result *r)
 	if (strcmp(pool, "64,4") != 0)
 		check_fail(r, "the pool did not finish (pool=%s)", pool);
 	else
-		check_pass(r, "64 MiB shared by a parent and 4 forked children "
-			   "(320 MiB of resident sets) ran to its end under "
-			   "--memory 128, peak %" JSON_INTEGER_FORMAT " KiB (%s)",
-			   json_integer_value(peak),
-			   json_string_value(res_field(&j, "memory_measure")) ?
-				   json_string_value(res_field(&j, "memory_measure")) :
-				   "?");
+		check_pass(r,
+		    "64 MiB shared by a parent and 4 forked children "
+		    "(320 MiB of resident sets) ran to its end under "
+		    "--memory 128, peak %" JSON_INTEGER_FORMAT " KiB (%s)",
+		    json_integer_value(peak),
+		    json_string_value(res_field(&j, "memory_measure"))
+			? json_string_value(res_field(&j, "memory_measure"))
+			: "?");
 out:
 	check_job_free(&j);
 }

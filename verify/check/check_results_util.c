@@ -16,7 +16,7 @@
  */
 int
 res_probe_job(struct check_ctx *c, struct check_job *j, const char *policy,
-	  const char *const *run_args, const char *const *argv)
+    const char *const *run_args, const char *const *argv)
 {
 	const char *full[16];
 	struct check_job_opts o;
@@ -49,7 +49,7 @@ res_shown(const struct check_job *j, const char *key, char *buf, size_t len)
 
 	if (json_is_integer(v))
 		snprintf(buf, len, "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(v));
+		    json_integer_value(v));
 	else if (json_is_string(v))
 		snprintf(buf, len, "\"%s\"", json_string_value(v));
 	else if (json_is_boolean(v))
@@ -86,22 +86,23 @@ res_str_of(const struct check_job *j, const char *key)
  */
 bool
 res_status_is(const struct check_job *j, const char *want,
-	  struct check_result *r)
+    struct check_result *r)
 {
 	char why[512], ec[32], sig[32];
 
 	if (j->result == NULL) {
 		check_fail(r, "no result: %s",
-			   check_job_summary(j, why, sizeof(why)));
+		    check_job_summary(j, why, sizeof(why)));
 		return false;
 	}
 	if (strcmp(j->status, want) == 0)
 		return true;
-	check_fail(r, "status \"%s\", not \"%s\" (exit_code %s, signal %s, "
-		   "detail \"%.160s\", stockade exit %d)", j->status, want,
-		   res_shown(j, "exit_code", ec, sizeof(ec)),
-		   res_shown(j, "signal", sig, sizeof(sig)), res_str_of(j, "detail"),
-		   j->proc.status);
+	check_fail(r,
+	    "status \"%s\", not \"%s\" (exit_code %s, signal %s, "
+	    "detail \"%.160s\", stockade exit %d)",
+	    j->status, want, res_shown(j, "exit_code", ec, sizeof(ec)),
+	    res_shown(j, "signal", sig, sizeof(sig)), res_str_of(j, "detail"),
+	    j->proc.status);
 	return false;
 }
 
@@ -112,18 +113,20 @@ res_status_is(const struct check_job *j, const char *want,
  */
 bool
 res_hint_names(const struct check_job *j, const char *status, const char *need,
-	   struct check_result *r)
+    struct check_result *r)
 {
 	const char *h = res_str_of(j, "hint");
 
 	if (h[0] == '\0') {
 		check_fail(r, "status %s but the hint is empty or missing",
-			   status);
+		    status);
 		return false;
 	}
 	if (need != NULL && strstr(h, need) == NULL) {
-		check_fail(r, "status %s but the hint does not name %s: "
-			   "\"%.200s\"", status, need, h);
+		check_fail(r,
+		    "status %s but the hint does not name %s: "
+		    "\"%.200s\"",
+		    status, need, h);
 		return false;
 	}
 	return true;
@@ -133,11 +136,11 @@ res_hint_names(const struct check_job *j, const char *status, const char *need,
  * otherwise fails R. */
 bool
 res_exit_is(const struct check_job *j, const char *status, int want,
-	struct check_result *r)
+    struct check_result *r)
 {
 	if (j->proc.status == want)
 		return true;
-	check_fail(r, "status %s but stockade run exited %d, not %d",
-		   status, j->proc.status, want);
+	check_fail(r, "status %s but stockade run exited %d, not %d", status,
+	    j->proc.status, want);
 	return false;
 }

@@ -26,20 +26,22 @@
 static void
 no_i386_entry_outcome(const struct check_job *j, char *why, size_t len)
 {
-	const char *sig = json_string_value(json_object_get(j->result,
-							    "signal"));
+	const char *sig = json_string_value(
+	    json_object_get(j->result, "signal"));
 	size_t nden = json_array_size(json_object_get(j->result, "denials"));
 
 	if (strcmp(j->status, "crash") != 0 || sig == NULL ||
 	    strcmp(sig, "SIGSEGV") != 0)
-		snprintf(why, len, "this kernel has no i386 entry, so int "
-			 "0x80 must fault with SIGSEGV, but the job ended "
-			 "with status %s, signal %s", j->status,
-			 sig != NULL ? sig : "none");
+		snprintf(why, len,
+		    "this kernel has no i386 entry, so int "
+		    "0x80 must fault with SIGSEGV, but the job ended "
+		    "with status %s, signal %s",
+		    j->status, sig != NULL ? sig : "none");
 	else if (nden != 0)
-		snprintf(why, len, "int 0x80 faulted, yet the result lists "
-			 "%zu denial(s) for a call the kernel never made",
-			 nden);
+		snprintf(why, len,
+		    "int 0x80 faulted, yet the result lists "
+		    "%zu denial(s) for a call the kernel never made",
+		    nden);
 }
 
 /*
@@ -53,10 +55,10 @@ no_i386_entry_outcome(const struct check_job *j, char *why, size_t len)
  */
 static void
 ends_job(struct check_ctx *c, struct check_result *r, const char *policy,
-	 const char *before, const char *call, const char *denial_name)
+    const char *before, const char *call, const char *denial_name)
 {
 	const char *argv[] = {"./stockade-probe", "sys",
-			      before != NULL ? before : call, call, NULL};
+	    before != NULL ? before : call, call, NULL};
 	const struct denial_want want[] = {{denial_name, 1}};
 	struct check_job_opts o;
 	struct check_job j;
@@ -72,49 +74,59 @@ ends_job(struct check_ctx *c, struct check_result *r, const char *policy,
 	if (check_job_run(c, &o, &j) < 0 || j.result == NULL ||
 	    j.proc.timed_out) {
 		check_fail(r, "no result: %s",
-			   check_job_summary(&j, why, sizeof(why)));
+		    check_job_summary(&j, why, sizeof(why)));
 		check_job_free(&j);
 		return;
 	}
 	detail = json_string_value(json_object_get(j.result, "detail"));
 	seccomp_denials_text(&j, dens, sizeof(dens));
 	snprintf(key, sizeof(key), "%s.start", call);
-	if (before != NULL && (!check_value(&j, before, v, sizeof(v)) ||
-			       strcmp(v, "ok") != 0))
-		snprintf(why, sizeof(why), "the allowed %s before it gave "
-			 "\"%s\" (stdout \"%.100s\", status %s)", before, v,
-			 j.out, j.status);
+	if (before != NULL &&
+	    (!check_value(&j, before, v, sizeof(v)) || strcmp(v, "ok") != 0))
+		snprintf(why, sizeof(why),
+		    "the allowed %s before it gave "
+		    "\"%s\" (stdout \"%.100s\", status %s)",
+		    before, v, j.out, j.status);
 	else if (before == NULL && !check_value(&j, key, v, sizeof(v)))
-		snprintf(why, sizeof(why), "the probe never made the call "
-			 "(stdout \"%.100s\")", j.out);
+		snprintf(why, sizeof(why),
+		    "the probe never made the call "
+		    "(stdout \"%.100s\")",
+		    j.out);
 	else if (check_value(&j, call, v, sizeof(v)))
-		snprintf(why, sizeof(why), "%s returned %s to the program, "
-			 "which ran on (status %s)", call, v, j.status);
+		snprintf(why, sizeof(why),
+		    "%s returned %s to the program, "
+		    "which ran on (status %s)",
+		    call, v, j.status);
 	else if (strcmp(call, "int80") == 0 &&
-		 check_kernel_has_i386_entry() == 0) {
+	    check_kernel_has_i386_entry() == 0) {
 		no_i386_entry_outcome(&j, why, sizeof(why));
 		if (why[0] == '\0')
-			check_pass(r, "this kernel has no i386 entry (no IA32 "
-				   "emulation): int 0x80 faults with SIGSEGV "
-				   "outside any filter and did so in the jail "
-				   "(status crash, no denial); there is no "
-				   "i386 ABI to filter");
+			check_pass(r,
+			    "this kernel has no i386 entry (no IA32 "
+			    "emulation): int 0x80 faults with SIGSEGV "
+			    "outside any filter and did so in the jail "
+			    "(status crash, no denial); there is no "
+			    "i386 ABI to filter");
 		else
 			check_fail(r, "%s; denials %s", why, dens);
 		check_job_free(&j);
 		return;
 	} else if (strcmp(j.status, "policy_violation") != 0)
 		snprintf(why, sizeof(why), "status %s, not policy_violation",
-			 j.status);
+		    j.status);
 	else if (!seccomp_denials_match(&j, want, 1, why, sizeof(why)))
 		;
 	else if (detail == NULL || strstr(detail, denial_name) == NULL)
-		snprintf(why, sizeof(why), "the detail does not name %s: "
-			 "\"%.200s\"", denial_name, detail != NULL ? detail : "");
+		snprintf(why, sizeof(why),
+		    "the detail does not name %s: "
+		    "\"%.200s\"",
+		    denial_name, detail != NULL ? detail : "");
 	if (why[0] == '\0')
-		check_pass(r, "%s%s%s ended the job: status policy_violation, "
-			   "denials %s", before != NULL ? before : "",
-			   before != NULL ? " ok, then " : "", call, dens);
+		check_pass(r,
+		    "%s%s%s ended the job: status policy_violation, "
+		    "denials %s",
+		    before != NULL ? before : "",
+		    before != NULL ? " ok, then " : "", call, dens);
 	else
 		check_fail(r, "%s; denials %s", why, dens);
 	check_job_free(&j);
@@ -143,8 +155,8 @@ seccomp_i386_abi(struct check_ctx *c, struct check_result *r)
 void
 seccomp_strict_kills(struct check_ctx *c, struct check_result *r)
 {
-	ends_job(c, r, "[jail]\nseccomp_profile = strict\n", "getpid",
-		 "ptrace", "ptrace");
+	ends_job(c, r, "[jail]\nseccomp_profile = strict\n", "getpid", "ptrace",
+	    "ptrace");
 }
 
 /*
@@ -160,8 +172,8 @@ seccomp_strict_kills(struct check_ctx *c, struct check_result *r)
 void
 seccomp_refusal_rate(struct check_ctx *c, struct check_result *r)
 {
-	static const char *const argv[] = {"./stockade-probe",
-					   "refusal-flood", "1500", NULL};
+	static const char *const argv[] = {"./stockade-probe", "refusal-flood",
+	    "1500", NULL};
 	struct check_job_opts o;
 	struct check_job j;
 	char why[300], v[32], dens[300];
@@ -175,47 +187,55 @@ seccomp_refusal_rate(struct check_ctx *c, struct check_result *r)
 	if (check_job_run(c, &o, &j) < 0 || j.result == NULL ||
 	    j.proc.timed_out) {
 		check_fail(r, "no result: %s",
-			   check_job_summary(&j, why, sizeof(why)));
+		    check_job_summary(&j, why, sizeof(why)));
 		goto out;
 	}
 	if (strcmp(j.status, "ok") != 0 ||
 	    !check_value(&j, "refused", v, sizeof(v))) {
 		check_fail(r, "status %s, no refusal count: %s", j.status,
-			   check_job_summary(&j, why, sizeof(why)));
+		    check_job_summary(&j, why, sizeof(why)));
 		goto out;
 	}
 	refused = strtoull(v, NULL, 10);
-	other = check_value(&j, "other", v, sizeof(v)) ?
-		strtoull(v, NULL, 10) : 1;
+	other = check_value(&j, "other", v, sizeof(v)) ? strtoull(v, NULL, 10)
+						       : 1;
 	arr = json_object_get(j.result, "denials");
-	json_array_foreach(arr, i, d)
-		if (strcmp(json_string_value(json_object_get(d, "syscall")) ?
-			   json_string_value(json_object_get(d, "syscall")) :
-			   "", "socket") == 0)
-			nsocket += (unsigned long long)json_integer_value(
-				json_object_get(d, "count"));
+	json_array_foreach(arr, i,
+	    d) if (strcmp(json_string_value(json_object_get(d, "syscall"))
+			   ? json_string_value(json_object_get(d, "syscall"))
+			   : "",
+		       "socket") == 0)
+	    nsocket += (unsigned long long)json_integer_value(
+		json_object_get(d, "count"));
 	wall = (unsigned long long)json_integer_value(
-		json_object_get(j.result, "wall_ms"));
+	    json_object_get(j.result, "wall_ms"));
 	/* Answers by the job's millisecond T: at most BURST + RATE * T;
 	 * 50 for the milliseconds between the jail's clock and ours. */
 	bound = DENIALS_BURST + DENIALS_RATE * wall / 1000 + 50;
 	seccomp_denials_text(&j, dens, sizeof(dens));
 	if (refused == 0 || other != 0)
-		check_fail(r, "%llu calls refused, %llu answered otherwise "
-			   "(socket(AF_VSOCK) must be refused)", refused,
-			   other);
+		check_fail(r,
+		    "%llu calls refused, %llu answered otherwise "
+		    "(socket(AF_VSOCK) must be refused)",
+		    refused, other);
 	else if (nsocket != refused)
-		check_fail(r, "the result counts %llu refusals of socket, the "
-			   "job saw %llu; denials %s", nsocket, refused, dens);
+		check_fail(r,
+		    "the result counts %llu refusals of socket, the "
+		    "job saw %llu; denials %s",
+		    nsocket, refused, dens);
 	else if (refused > bound)
-		check_fail(r, "%llu refusals answered in %llu ms (%llu a "
-			   "second), over the bound of %llu: the launcher "
-			   "answers a flood at any rate, spending CPU no limit "
-			   "counts", refused, wall, refused * 1000 /
-			   (wall > 0 ? wall : 1), bound);
+		check_fail(r,
+		    "%llu refusals answered in %llu ms (%llu a "
+		    "second), over the bound of %llu: the launcher "
+		    "answers a flood at any rate, spending CPU no limit "
+		    "counts",
+		    refused, wall, refused * 1000 / (wall > 0 ? wall : 1),
+		    bound);
 	else
-		check_pass(r, "%llu refusals answered in %llu ms (bound %llu), "
-			   "each counted once", refused, wall, bound);
+		check_pass(r,
+		    "%llu refusals answered in %llu ms (bound %llu), "
+		    "each counted once",
+		    refused, wall, bound);
 out:
 	check_job_free(&j);
 }

@@ -38,12 +38,15 @@ term_own_session(struct check_ctx *c, struct check_result *r)
 	    jail_val(r, &j, "sid", sid, sizeof(sid)) &&
 	    jail_val(r, &j, "pgrp", pgrp, sizeof(pgrp))) {
 		if (strcmp(pid, sid) == 0 && strcmp(pid, pgrp) == 0)
-			check_pass(r, "pid %s leads its session and process "
-				   "group", pid);
+			check_pass(r,
+			    "pid %s leads its session and process "
+			    "group",
+			    pid);
 		else
-			check_fail(r, "pid %s is in session %s, process group "
-				   "%s (0: a session outside the jail)", pid,
-				   sid, pgrp);
+			check_fail(r,
+			    "pid %s is in session %s, process group "
+			    "%s (0: a session outside the jail)",
+			    pid, sid, pgrp);
 	}
 	check_job_free(&j);
 }
@@ -63,7 +66,7 @@ term_no_ctty(struct check_ctx *c, struct check_result *r)
 			check_pass(r, "tty_nr 0; TIOCGPGRP on stdin: ENOTTY");
 		else
 			check_fail(r, "tty_nr %s; TIOCGPGRP on stdin: %s", tty,
-				   pg);
+			    pg);
 	}
 	check_job_free(&j);
 }
@@ -83,11 +86,12 @@ term_stdio_kinds(struct check_ctx *c, struct check_result *r)
 	    jail_val(r, &j, "fd2", f2, sizeof(f2))) {
 		if (strcmp(f0, "chr 1:3") == 0 && strcmp(f1, "fifo") == 0 &&
 		    strcmp(f2, "fifo") == 0)
-			check_pass(r, "stdin /dev/null (chr 1:3), stdout and "
-				   "stderr pipes");
+			check_pass(r,
+			    "stdin /dev/null (chr 1:3), stdout and "
+			    "stderr pipes");
 		else
 			check_fail(r, "stdin %s, stdout %s, stderr %s", f0, f1,
-				   f2);
+			    f2);
 	}
 	check_job_free(&j);
 }
@@ -129,7 +133,7 @@ term_only_stdio(struct check_ctx *c, struct check_result *r)
  */
 static bool
 run_on_pty(struct check_ctx *c, struct check_result *r, char *const *argv,
-	   char *out, size_t size, size_t *len, int *st)
+    char *out, size_t size, size_t *len, int *st)
 {
 	char *pts;
 	int mfd, sfd;
@@ -143,7 +147,7 @@ run_on_pty(struct check_ctx *c, struct check_result *r, char *const *argv,
 	    (pts = ptsname(mfd)) == NULL ||
 	    (sfd = open(pts, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
 		check_fail(r, "cannot open a pseudo-terminal: %s",
-			   strerror(errno));
+		    strerror(errno));
 		if (mfd >= 0)
 			close(mfd);
 		return false;
@@ -204,8 +208,8 @@ void
 term_split_controls_escaped(struct check_ctx *c, struct check_result *r)
 {
 	static const char script[] =
-		"printf '\\302'; sleep 0.3; printf '\\2332J'; "
-		"printf '\\302' >&2; sleep 0.3; printf '\\2350;pwn\\007' >&2";
+	    "printf '\\302'; sleep 0.3; printf '\\2332J'; "
+	    "printf '\\302' >&2; sleep 0.3; printf '\\2350;pwn\\007' >&2";
 	char ws[4096], out[8192];
 	size_t len = 0;
 	int st = 0, e;
@@ -215,31 +219,35 @@ term_split_controls_escaped(struct check_ctx *c, struct check_result *r)
 		return;
 	}
 	char *argv[] = {check_unconst(c->stockade), check_unconst("run"),
-			check_unconst("--workspace"), ws, check_unconst("--"),
-			check_unconst("sh"), check_unconst("-c"),
-			check_unconst(script), NULL};
+	    check_unconst("--workspace"), ws, check_unconst("--"),
+	    check_unconst("sh"), check_unconst("-c"), check_unconst(script),
+	    NULL};
 	if (!run_on_pty(c, r, argv, out, sizeof(out), &len, &st))
 		return;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char b = (unsigned char)out[i];
 
-		if (b == 0x1b || (b == 0xc2 && i + 1 < len &&
-				  (unsigned char)out[i + 1] >= 0x80 &&
-				  (unsigned char)out[i + 1] <= 0x9f)) {
-			check_fail(r, "the terminal got a raw %s at byte %zu of "
-				   "%zu: a control split across two writes was "
-				   "not escaped", b == 0x1b ? "ESC" :
-				   "C1 control", i, len);
+		if (b == 0x1b ||
+		    (b == 0xc2 && i + 1 < len &&
+			(unsigned char)out[i + 1] >= 0x80 &&
+			(unsigned char)out[i + 1] <= 0x9f)) {
+			check_fail(r,
+			    "the terminal got a raw %s at byte %zu of "
+			    "%zu: a control split across two writes was "
+			    "not escaped",
+			    b == 0x1b ? "ESC" : "C1 control", i, len);
 			return;
 		}
 	}
 	if (strstr(out, "2J") == NULL || strstr(out, "pwn") == NULL) {
-		check_fail(r, "the terminal got %zu bytes without the program's "
-			   "output (\"2J\", \"pwn\"): stockade exit %d", len,
-			   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		check_fail(r,
+		    "the terminal got %zu bytes without the program's "
+		    "output (\"2J\", \"pwn\"): stockade exit %d",
+		    len, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		return;
 	}
-	check_pass(r, "CSI and OSC written in two writes each reached the "
-		   "terminal escaped (%zu bytes, no raw C1 control or ESC)",
-		   len);
+	check_pass(r,
+	    "CSI and OSC written in two writes each reached the "
+	    "terminal escaped (%zu bytes, no raw C1 control or ESC)",
+	    len);
 }

@@ -22,12 +22,11 @@
 #include "check.h"
 #include "llutil.h"
 
-
 volatile sig_atomic_t check_interrupted;
 
 static void
 verdict(struct check_result *r, enum check_verdict v, const char *fmt,
-	va_list ap)
+    va_list ap)
 {
 	r->verdict = v;
 	vsnprintf(r->observed, sizeof(r->observed), fmt, ap);
@@ -96,7 +95,7 @@ json_text(json_t *o, const char *key)
 
 int
 check_job_run(struct check_ctx *c, const struct check_job_opts *o,
-	      struct check_job *j)
+    struct check_job *j)
 {
 	const char *argv[256];
 	char policy[4096], put[4200];
@@ -110,9 +109,8 @@ check_job_run(struct check_ctx *c, const struct check_job_opts *o,
 	argv[n++] = "--json";
 	if (o->policy != NULL) {
 		check_tmpname(c, "policy", policy, sizeof(policy));
-		if ((e = check_write_file(policy, o->policy,
-					  strlen(o->policy), false,
-					  c->root)) < 0)
+		if ((e = check_write_file(policy, o->policy, strlen(o->policy),
+			 false, c->root)) < 0)
 			return e;
 		argv[n++] = "--policy";
 		argv[n++] = policy;
@@ -126,16 +124,16 @@ check_job_run(struct check_ctx *c, const struct check_job_opts *o,
 		argv[n++] = "--put";
 		argv[n++] = put;
 	}
-	for (size_t i = 0; o->run_args != NULL && o->run_args[i] != NULL &&
-			   n < 128; i++)
+	for (size_t i = 0;
+	     o->run_args != NULL && o->run_args[i] != NULL && n < 128; i++)
 		argv[n++] = o->run_args[i];
 	argv[n++] = "--";
 	for (size_t i = 0; o->argv[i] != NULL && n < 254; i++)
 		argv[n++] = o->argv[i];
 	argv[n] = NULL;
 	e = check_exec_interrupt(c, argv, o->extra_env, NULL, 0,
-				 o->deadline_ms > 0 ? o->deadline_ms : 30000,
-				 o->interrupt_on, &j->proc);
+	    o->deadline_ms > 0 ? o->deadline_ms : 30000, o->interrupt_on,
+	    &j->proc);
 	if (o->policy != NULL)
 		unlink(policy);
 	if (e < 0)
@@ -182,8 +180,7 @@ check_probe(struct check_ctx *c, struct check_job *j, ...)
 }
 
 bool
-check_value(const struct check_job *j, const char *key, char *buf,
-	    size_t len)
+check_value(const struct check_job *j, const char *key, char *buf, size_t len)
 {
 	size_t klen = strlen(key);
 	const char *p = j->out;
@@ -211,23 +208,23 @@ check_value(const struct check_job *j, const char *key, char *buf,
 const char *
 check_job_summary(const struct check_job *j, char *buf, size_t len)
 {
-	const char *detail = j->result != NULL
-		? json_text(j->result, "detail") : "";
-	const char *why = *detail != '\0' ? detail
-			  : (j->proc.err != NULL ? j->proc.err : "");
+	const char *detail = j->result != NULL ? json_text(j->result, "detail")
+					       : "";
+	const char *why = *detail != '\0'
+	    ? detail
+	    : (j->proc.err != NULL ? j->proc.err : "");
 
 	if (j->proc.timed_out)
 		snprintf(buf, len, "stockade did not end within %lld ms",
-			 (long long)j->proc.elapsed_ms);
+		    (long long)j->proc.elapsed_ms);
 	else
 		snprintf(buf, len, "stockade exit %d, status \"%s\": %.300s",
-			 j->proc.status, j->status, why);
+		    j->proc.status, j->status, why);
 	return buf;
 }
 
 void
-check_tmpname(struct check_ctx *c, const char *prefix, char *buf,
-	      size_t len)
+check_tmpname(struct check_ctx *c, const char *prefix, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s-%u", c->tmpdir, prefix, ++c->seq);
 }
@@ -244,11 +241,11 @@ check_workspace(struct check_ctx *c, char *buf, size_t len)
 }
 
 int
-check_write_file(const char *path, const void *data, size_t len,
-		 bool own65534, bool root)
+check_write_file(const char *path, const void *data, size_t len, bool own65534,
+    bool root)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-			    O_NOFOLLOW, 0644);
+	int fd = open(path,
+	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	size_t done = 0;
 	int e = 0;
 
@@ -282,14 +279,14 @@ check_fake_kernel(const char *name, char *buf, size_t len)
 
 		if (strcmp(name, "i386") == 0 &&
 		    ((l == 4 && strncmp(list, "i386", 4) == 0) ||
-		     (l == 7 && strncmp(list, "no-i386", 7) == 0))) {
+			(l == 7 && strncmp(list, "no-i386", 7) == 0))) {
 			snprintf(buf, len, "%.*s", (int)l, list);
 			return true;
 		}
 		if (l > nl + 1 && strncmp(list, name, nl) == 0 &&
 		    list[nl] == '=') {
 			snprintf(buf, len, "%.*s", (int)(l - nl - 1),
-				 list + nl + 1);
+			    list + nl + 1);
 			return true;
 		}
 		list += l;

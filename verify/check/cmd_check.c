@@ -34,16 +34,41 @@
 #include "verify.h"
 
 const char *const check_layers[] = {
-	"limits", "process_cleanup", "environment", "working_directory",
-	"user_ns", "pid_ns", "mount_ns", "network_ns", "ipc_ns", "uts_ns",
-	"terminal", "capabilities", "no_new_privs", "landlock", "seccomp",
-	"file_api", "results", "boundary", "policy", NULL,
+    "limits",
+    "process_cleanup",
+    "environment",
+    "working_directory",
+    "user_ns",
+    "pid_ns",
+    "mount_ns",
+    "network_ns",
+    "ipc_ns",
+    "uts_ns",
+    "terminal",
+    "capabilities",
+    "no_new_privs",
+    "landlock",
+    "seccomp",
+    "file_api",
+    "results",
+    "boundary",
+    "policy",
+    NULL,
 };
 
 static const struct check *const groups[] = {
-	checks_jail, checks_process, checks_privs, checks_seccomp,
-	checks_confined, checks_fs, checks_fs_put, checks_fs_tree,
-	checks_results, checks_policy, checks_boundary, checks_broker_side,
+    checks_jail,
+    checks_process,
+    checks_privs,
+    checks_seccomp,
+    checks_confined,
+    checks_fs,
+    checks_fs_put,
+    checks_fs_tree,
+    checks_results,
+    checks_policy,
+    checks_boundary,
+    checks_broker_side,
 };
 #define NGROUPS (sizeof(groups) / sizeof(groups[0]))
 
@@ -54,17 +79,17 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"usage: stockade check [--json] [--only LAYER[,LAYER...]]... "
-		"[--list] [--prefix DIR]\n"
-		"  --json         one JSON object on stdout instead of lines\n"
-		"  --only NAMES   only the checks of these layers (or checks "
-		"named so)\n"
-		"  --list         print the checks, run none\n"
-		"  --prefix DIR   check the stockade under DIR (an "
-		"installation prefix,\n"
-		"                 DIR/bin/stockade, or a build tree, "
-		"DIR/stockade)\n"
-		"Layers:");
+	    "usage: stockade check [--json] [--only LAYER[,LAYER...]]... "
+	    "[--list] [--prefix DIR]\n"
+	    "  --json         one JSON object on stdout instead of lines\n"
+	    "  --only NAMES   only the checks of these layers (or checks "
+	    "named so)\n"
+	    "  --list         print the checks, run none\n"
+	    "  --prefix DIR   check the stockade under DIR (an "
+	    "installation prefix,\n"
+	    "                 DIR/bin/stockade, or a build tree, "
+	    "DIR/stockade)\n"
+	    "Layers:");
 	for (size_t i = 0; check_layers[i] != NULL; i++)
 		fprintf(f, " %s", check_layers[i]);
 	fprintf(f, "\n");
@@ -85,7 +110,7 @@ is_exe(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	       access(path, X_OK) == 0;
+	    access(path, X_OK) == 0;
 }
 
 /*
@@ -100,19 +125,22 @@ locate_helper(char *dst, const char *bindir, const char *name, bool builtin)
 {
 	char tried[3 * PATH_MAX];
 	int fd = install_open_helper(bindir, name, builtin, dst, PATH_MAX,
-				     tried, sizeof(tried));
+	    tried, sizeof(tried));
 
 	if (fd >= 0) {
 		close(fd);
 		if (is_exe(dst))
 			return 0;
-		fprintf(stderr, "stockade check: %s: not executable by this "
-			"user\n", dst);
+		fprintf(stderr,
+		    "stockade check: %s: not executable by this "
+		    "user\n",
+		    dst);
 		return -1;
 	}
-	fprintf(stderr, "stockade check: %s: no executable file in %s; give "
-		"the installation or build tree with --prefix DIR\n", name,
-		tried);
+	fprintf(stderr,
+	    "stockade check: %s: no executable file in %s; give "
+	    "the installation or build tree with --prefix DIR\n",
+	    name, tried);
 	return -1;
 }
 
@@ -135,7 +163,7 @@ locate(struct check_ctx *c, const char *prefix)
 	if (prefix != NULL) {
 		if (realpath(prefix, dir) == NULL) {
 			fprintf(stderr, "stockade check: --prefix %s: %s\n",
-				prefix, strerror(errno));
+			    prefix, strerror(errno));
 			return -1;
 		}
 		join(c->stockade, dir, "/stockade");
@@ -146,21 +174,25 @@ locate(struct check_ctx *c, const char *prefix)
 			join(c->stockade, dir, "/stockade");
 		}
 		if (!is_exe(c->stockade)) {
-			fprintf(stderr, "stockade check: %s: not an executable "
-				"file; give the installation or build tree "
-				"with --prefix DIR\n", c->stockade);
+			fprintf(stderr,
+			    "stockade check: %s: not an executable "
+			    "file; give the installation or build tree "
+			    "with --prefix DIR\n",
+			    c->stockade);
 			return -1;
 		}
 	} else {
 		char tried[3 * PATH_MAX + 64], *slash;
 
 		if ((e = verify_find_broker(self, sizeof(self), tried,
-					    sizeof(tried))) < 0 ||
+			 sizeof(tried))) < 0 ||
 		    realpath(self, c->stockade) == NULL) {
-			fprintf(stderr, "stockade check: no stockade to check "
-				"in %s; run `stockade check`, or give the "
-				"installation or build tree with --prefix DIR"
-				"\n", tried);
+			fprintf(stderr,
+			    "stockade check: no stockade to check "
+			    "in %s; run `stockade check`, or give the "
+			    "installation or build tree with --prefix DIR"
+			    "\n",
+			    tried);
 			return -1;
 		}
 		join(dir, c->stockade, "");
@@ -168,7 +200,7 @@ locate(struct check_ctx *c, const char *prefix)
 			*slash = '\0';
 	}
 	if (locate_helper(c->launcher, dir, "stockade-launcher",
-			  prefix == NULL) < 0 ||
+		prefix == NULL) < 0 ||
 	    locate_helper(c->probe, dir, "stockade-probe", prefix == NULL) < 0)
 		return -1;
 	return 0;
@@ -179,8 +211,8 @@ locate(struct check_ctx *c, const char *prefix)
 static void
 remove_tree(int parent, const char *name)
 {
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					     O_CLOEXEC);
+	int fd = openat(parent, name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d;
 	struct dirent *de;
 
@@ -272,7 +304,6 @@ verdict_name(enum check_verdict v)
 	return "?";
 }
 
-
 /* The environment of every process a check starts: a fixed PATH, the
  * caller's TMPDIR (where stockade makes its temporary workspaces) and,
  * in a planted-defects build, the defect. */
@@ -294,7 +325,7 @@ make_env(void)
 	static char plant[128];
 	if (plant_name() != NULL) {
 		snprintf(plant, sizeof(plant), "STOCKADE_PLANT=%s",
-			 plant_name());
+		    plant_name());
 		env[n++] = plant;
 	}
 #endif
@@ -304,11 +335,11 @@ make_env(void)
 
 /* What the command line of `stockade check` asks (parse_args). */
 struct check_args {
-	char *only[64];         /* --only's layers and checks, borrowed
+	char *only[64]; /* --only's layers and checks, borrowed
 				 * from argv (strtok'd in place) */
 	size_t nonly;
 	bool json, list;
-	const char *prefix;     /* --prefix, or NULL */
+	const char *prefix; /* --prefix, or NULL */
 };
 
 /* The verdicts counted over a run of the checks. */
@@ -326,12 +357,12 @@ static int
 parse_args(int argc, char **argv, struct check_args *a)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"only", required_argument, NULL, 'o'},
-		{"list", no_argument, NULL, 'l'},
-		{"prefix", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"only", required_argument, NULL, 'o'},
+	    {"list", no_argument, NULL, 'l'},
+	    {"prefix", required_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int ch;
 
@@ -345,10 +376,12 @@ parse_args(int argc, char **argv, struct check_args *a)
 			for (char *w = strtok(optarg, ","); w != NULL;
 			     w = strtok(NULL, ",")) {
 				if (!known(w)) {
-					fprintf(stderr, "stockade check: "
-						"--only %s: no such layer or "
-						"check (stockade check "
-						"--list)\n", w);
+					fprintf(stderr,
+					    "stockade check: "
+					    "--only %s: no such layer or "
+					    "check (stockade check "
+					    "--list)\n",
+					    w);
 					return EXIT_USAGE;
 				}
 				if (a->nonly < 64)
@@ -386,10 +419,10 @@ make_scratch(struct check_ctx *c)
 	const char *t = getenv("TMPDIR");
 
 	snprintf(c->tmpdir, sizeof(c->tmpdir), "%s/stockade-check-XXXXXX",
-		 t != NULL && *t == '/' ? t : "/tmp");
+	    t != NULL && *t == '/' ? t : "/tmp");
 	if (mkdtemp(c->tmpdir) == NULL || chmod(c->tmpdir, 0711) < 0) {
 		fprintf(stderr, "stockade check: %s: %s\n", c->tmpdir,
-			strerror(errno));
+		    strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -419,8 +452,7 @@ remove_scratch(struct check_ctx *c)
  */
 static void
 run_checks(struct check_ctx *c, const struct check *const *all, size_t nall,
-	   struct check_args *a, int64_t start, json_t *arr,
-	   struct check_counts *n)
+    struct check_args *a, int64_t start, json_t *arr, struct check_counts *n)
 {
 	for (size_t i = 0; i < nall && !check_interrupted; i++) {
 		const struct check *k = all[i];
@@ -433,10 +465,11 @@ run_checks(struct check_ctx *c, const struct check *const *all, size_t nall,
 		 * check its deadline: past the budget the rest are
 		 * failed unrun, so a run ends in about 2 minutes. */
 		if (check_now_ms() - start > CHECK_BUDGET_MS)
-			check_fail(&r, "not run: the checks before it "
-				   "used up the %d s budget (jobs that "
-				   "hang until their deadline)",
-				   CHECK_BUDGET_MS / 1000);
+			check_fail(&r,
+			    "not run: the checks before it "
+			    "used up the %d s budget (jobs that "
+			    "hang until their deadline)",
+			    CHECK_BUDGET_MS / 1000);
 		else
 			k->fn(c, &r);
 		if (check_interrupted)
@@ -445,15 +478,14 @@ run_checks(struct check_ctx *c, const struct check *const *all, size_t nall,
 		n->fail += r.verdict == CHECK_FAIL;
 		n->skip += r.verdict == CHECK_SKIP;
 		if (a->json) {
-			json_array_append_new(arr, json_pack(
-				"{s:s,s:s,s:s,s:s,s:s}", "name",
-				k->name, "layer", k->layer, "verdict",
-				verdict_name(r.verdict), "observed",
-				r.observed, "expected", k->expect));
+			json_array_append_new(arr,
+			    json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", k->name,
+				"layer", k->layer, "verdict",
+				verdict_name(r.verdict), "observed", r.observed,
+				"expected", k->expect));
 		} else {
-			printf("%s  %-17s %-44s %s\n",
-			       verdict_name(r.verdict), k->layer,
-			       k->name, r.observed);
+			printf("%s  %-17s %-44s %s\n", verdict_name(r.verdict),
+			    k->layer, k->name, r.observed);
 			fflush(stdout);
 		}
 	}
@@ -468,19 +500,16 @@ run_checks(struct check_ctx *c, const struct check *const *all, size_t nall,
  */
 static int
 print_totals(const struct check_ctx *c, bool json, json_t *arr,
-	     const struct check_counts *n, double secs)
+    const struct check_counts *n, double secs)
 {
 	size_t npass = n->pass, nfail = n->fail, nskip = n->skip;
 
 	if (json) {
 		json_t *o = json_pack("{s:s,s:i,s:o,s:i,s:i,s:i,s:i,s:f}",
-				      "stockade", c->stockade, "uid",
-				      (json_int_t)geteuid(), "checks", arr,
-				      "total", (json_int_t)(npass + nfail +
-							    nskip),
-				      "passed", (json_int_t)npass, "failed",
-				      (json_int_t)nfail, "skipped",
-				      (json_int_t)nskip, "seconds", secs);
+		    "stockade", c->stockade, "uid", (json_int_t)geteuid(),
+		    "checks", arr, "total", (json_int_t)(npass + nfail + nskip),
+		    "passed", (json_int_t)npass, "failed", (json_int_t)nfail,
+		    "skipped", (json_int_t)nskip, "seconds", secs);
 
 		if (o == NULL || json_dumpf(o, stdout, JSON_INDENT(1)) < 0)
 			return EXIT_SANDBOX;
@@ -488,8 +517,8 @@ print_totals(const struct check_ctx *c, bool json, json_t *arr,
 		json_decref(o);
 	} else {
 		printf("stockade check: %zu checks, %zu passed, %zu failed, "
-		       "%zu skipped in %.1f s\n", npass + nfail + nskip,
-		       npass, nfail, nskip, secs);
+		       "%zu skipped in %.1f s\n",
+		    npass + nfail + nskip, npass, nfail, nskip, secs);
 	}
 	return nfail > 0 ? 1 : 0;
 }
@@ -515,7 +544,7 @@ cmd_check(int argc, char **argv)
 		for (size_t i = 0; i < nall; i++)
 			if (selected(all[i], a.only, a.nonly))
 				printf("%-17s %-44s %s\n", all[i]->layer,
-				       all[i]->name, all[i]->expect);
+				    all[i]->name, all[i]->expect);
 		return 0;
 	}
 	if (locate(&c, a.prefix) < 0)
@@ -528,7 +557,7 @@ cmd_check(int argc, char **argv)
 		return EXIT_SANDBOX;
 	if (!a.json) {
 		printf("stockade check: %s as uid %u\n", c.stockade,
-		       (unsigned)geteuid());
+		    (unsigned)geteuid());
 		fflush(stdout);
 	}
 	/* Interrupted, a check's process group is killed (check_exec) and
@@ -547,9 +576,10 @@ cmd_check(int argc, char **argv)
 	remove_scratch(&c);
 	double secs = (double)(check_now_ms() - start) / 1000.0;
 	if (check_interrupted) {
-		fprintf(stderr, "stockade check: interrupted (%s) after %zu "
-			"checks\n", strsignal(check_interrupted),
-			n.pass + n.fail + n.skip);
+		fprintf(stderr,
+		    "stockade check: interrupted (%s) after %zu "
+		    "checks\n",
+		    strsignal(check_interrupted), n.pass + n.fail + n.skip);
 		return 128 + check_interrupted;
 	}
 	return print_totals(&c, a.json, arr, &n, secs);

@@ -60,24 +60,23 @@
 #define STOCKADE_EVAL_DIR "tests/eval"
 #endif
 
-#define EXIT_FOUND 1            /* an attack succeeded where it must not */
+#define EXIT_FOUND 1 /* an attack succeeded where it must not */
 #define MAX_JOBS EVAL_MAX_JOBS
 
 /* The eval policy's limits (docs/evidence.md, "The eval policy"). */
 #define EVAL_WALL_MS 10000
 #define EVAL_STDOUT_KB 64
-static const char policy_limits[] =
-	"[limits]\n"
-	"wall_time_ms = 10000\n"
-	"cpu_time_ms = 2000\n"
-	"memory_mb = 256\n"
-	"processes = 32\n"
-	"file_size_mb = 64\n"
-	"tmp_mb = 32\n"
-	"stdout_kb = 64\n"
-	"stderr_kb = 64\n"
-	"[files]\n"
-	"workspace_mb = 64\n";
+static const char policy_limits[] = "[limits]\n"
+				    "wall_time_ms = 10000\n"
+				    "cpu_time_ms = 2000\n"
+				    "memory_mb = 256\n"
+				    "processes = 32\n"
+				    "file_size_mb = 64\n"
+				    "tmp_mb = 32\n"
+				    "stdout_kb = 64\n"
+				    "stderr_kb = 64\n"
+				    "[files]\n"
+				    "workspace_mb = 64\n";
 
 /* ---- interruption ------------------------------------------------------- */
 
@@ -108,7 +107,7 @@ eval_interrupted(void)
  */
 static int
 write_policy(const char *base, const struct eval_config *cfg, char *path,
-	     size_t size)
+    size_t size)
 {
 	int fd = -1;
 	char off[512];
@@ -118,20 +117,23 @@ write_policy(const char *base, const struct eval_config *cfg, char *path,
 	int e;
 
 	job_layers_format(cfg->layers_off, off, sizeof(off));
-	snprintf(text, sizeof(text), "# stockade eval: configuration %s "
-		 "(docs/evidence.md)\n%s%s%s%s", cfg->name, policy_limits,
-		 off[0] != '\0' ? "[jail]\nunsafe_layers_off = " : "", off,
-		 off[0] != '\0' ? "\n" : "");
+	snprintf(text, sizeof(text),
+	    "# stockade eval: configuration %s "
+	    "(docs/evidence.md)\n%s%s%s%s",
+	    cfg->name, policy_limits,
+	    off[0] != '\0' ? "[jail]\nunsafe_layers_off = " : "", off,
+	    off[0] != '\0' ? "\n" : "");
 	(void)base;
-	fd = memfd_create("stockade-eval-policy", MFD_CLOEXEC |
-						    MFD_ALLOW_SEALING);
+	fd = memfd_create("stockade-eval-policy",
+	    MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	e = fd < 0 ? -errno : write_all(fd, text, strlen(text));
-	if (e == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK |
-					      F_SEAL_GROW | F_SEAL_WRITE) < 0)
+	if (e == 0 &&
+	    fcntl(fd, F_ADD_SEALS,
+		F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0)
 		e = -errno;
 	if (e < 0) {
-		log_error("eval: the policy of configuration %s: %s",
-			  cfg->name, strerror(-e));
+		log_error("eval: the policy of configuration %s: %s", cfg->name,
+		    strerror(-e));
 		if (fd >= 0)
 			close(fd);
 		return EXIT_SANDBOX;
@@ -141,7 +143,7 @@ write_policy(const char *base, const struct eval_config *cfg, char *path,
 	memset(&p, 0, sizeof(p));
 	if (policy_load_file(&p, path, err, sizeof(err)) < 0) {
 		log_error("eval: the policy of configuration %s is refused: %s",
-			  cfg->name, err);
+		    cfg->name, err);
 		log_error("eval: this stockade cannot switch layers off for an "
 			  "evaluation ([jail] unsafe_layers_off)");
 		return EXIT_SANDBOX;
@@ -166,22 +168,22 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"usage: stockade eval layers|isolation|corpus [--attacks DIR]\n"
-		"                     [--attacks-src DIR] [--only NN]...\n"
-		"                     [--json FILE] [--jobs N] [--keep]\n"
-		"       stockade eval filter [--eval-dir DIR] [--only NAME]...\n"
-		"                     [--json FILE] [--jobs N] [--keep]\n"
-		"layers: every attack under 14 configurations, from no layer to\n"
-		"  the full product, one layer added at a time; isolation: the\n"
-		"  exfiltration attacks without/with filesystem and network\n"
-		"  isolation; corpus: every attack against the full product\n"
-		"  (exit 1 if one succeeds); filter: a code filter against the\n"
-		"  sandbox (docs/evidence.md). Markdown on stdout.\n"
-		"defaults: --attacks %s\n"
-		"          --attacks-src %s\n"
-		"          --eval-dir %s\n",
-		STOCKADE_EVAL_ATTACKS_DIR, STOCKADE_EVAL_ATTACKS_SRC,
-		STOCKADE_EVAL_DIR);
+	    "usage: stockade eval layers|isolation|corpus [--attacks DIR]\n"
+	    "                     [--attacks-src DIR] [--only NN]...\n"
+	    "                     [--json FILE] [--jobs N] [--keep]\n"
+	    "       stockade eval filter [--eval-dir DIR] [--only NAME]...\n"
+	    "                     [--json FILE] [--jobs N] [--keep]\n"
+	    "layers: every attack under 14 configurations, from no layer to\n"
+	    "  the full product, one layer added at a time; isolation: the\n"
+	    "  exfiltration attacks without/with filesystem and network\n"
+	    "  isolation; corpus: every attack against the full product\n"
+	    "  (exit 1 if one succeeds); filter: a code filter against the\n"
+	    "  sandbox (docs/evidence.md). Markdown on stdout.\n"
+	    "defaults: --attacks %s\n"
+	    "          --attacks-src %s\n"
+	    "          --eval-dir %s\n",
+	    STOCKADE_EVAL_ATTACKS_DIR, STOCKADE_EVAL_ATTACKS_SRC,
+	    STOCKADE_EVAL_DIR);
 }
 
 struct opts {
@@ -197,15 +199,15 @@ static int
 parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"attacks", required_argument, NULL, 'a'},
-		{"attacks-src", required_argument, NULL, 's'},
-		{"eval-dir", required_argument, NULL, 'e'},
-		{"json", required_argument, NULL, 'J'},
-		{"only", required_argument, NULL, 'o'},
-		{"jobs", required_argument, NULL, 'j'},
-		{"keep", no_argument, NULL, 'k'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"attacks", required_argument, NULL, 'a'},
+	    {"attacks-src", required_argument, NULL, 's'},
+	    {"eval-dir", required_argument, NULL, 'e'},
+	    {"json", required_argument, NULL, 'J'},
+	    {"only", required_argument, NULL, 'o'},
+	    {"jobs", required_argument, NULL, 'j'},
+	    {"keep", no_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -222,17 +224,29 @@ parse(int argc, char **argv, struct opts *o)
 		unsigned long n;
 
 		switch (c) {
-		case 'a': o->attacks = optarg; break;
-		case 's': o->attacks_src = optarg; break;
-		case 'e': o->eval_dir = optarg; break;
-		case 'J': o->json = optarg; break;
-		case 'o': o->only[o->nonly++] = optarg; break;
-		case 'k': o->keep = true; break;
+		case 'a':
+			o->attacks = optarg;
+			break;
+		case 's':
+			o->attacks_src = optarg;
+			break;
+		case 'e':
+			o->eval_dir = optarg;
+			break;
+		case 'J':
+			o->json = optarg;
+			break;
+		case 'o':
+			o->only[o->nonly++] = optarg;
+			break;
+		case 'k':
+			o->keep = true;
+			break;
 		case 'j':
 			n = strtoul(optarg, &end, 10);
 			if (*end != '\0' || n < 1 || n > MAX_JOBS) {
 				log_error("eval: --jobs takes 1 to %d",
-					  MAX_JOBS);
+				    MAX_JOBS);
 				return EXIT_USAGE;
 			}
 			o->jobs = (unsigned)n;
@@ -260,16 +274,16 @@ command_line(const struct opts *o, char *buf, size_t size)
 
 	for (size_t i = 0; i < o->nonly && n < size; i++)
 		n += (size_t)snprintf(buf + n, size - n, " --only %s",
-				      o->only[i]);
+		    o->only[i]);
 }
 
 /* Writes O to F, opened as FILE (JSON, indented, then a newline). */
 static int
 write_json(FILE *f, const char *file, json_t *o)
 {
-	if (json_dumpf(o, f, JSON_INDENT(2) | JSON_SORT_KEYS |
-		       JSON_ENSURE_ASCII) < 0 || fputc('\n', f) == EOF ||
-	    fflush(f) != 0) {
+	if (json_dumpf(o, f,
+		JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII) < 0 ||
+	    fputc('\n', f) == EOF || fflush(f) != 0) {
 		log_error("eval: cannot write %s", file);
 		return EXIT_SANDBOX;
 	}
@@ -286,14 +300,15 @@ write_json(FILE *f, const char *file, json_t *o)
  */
 static int
 eval_args(int argc, char **argv, struct opts *o, struct eval_matrix *m,
-	  char *command, size_t size)
+    char *command, size_t size)
 {
 	char broker[PATH_MAX];
 	int rc;
 
 	if (argc < 2 || argv[1][0] == '-') {
-		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-				  strcmp(argv[1], "-h") == 0)) {
+		if (argc >= 2 &&
+		    (strcmp(argv[1], "--help") == 0 ||
+			strcmp(argv[1], "-h") == 0)) {
 			usage(stdout);
 			return -1;
 		}
@@ -316,8 +331,8 @@ eval_args(int argc, char **argv, struct opts *o, struct eval_matrix *m,
 	/* Weakened jails run attacks on this host with our ids: never
 	 * root's (without a user namespace the weakest would be host
 	 * root). */
-	if (geteuid() == 0 && (m->kind == EVAL_KIND_LAYERS ||
-			       m->kind == EVAL_KIND_ISOLATION)) {
+	if (geteuid() == 0 &&
+	    (m->kind == EVAL_KIND_LAYERS || m->kind == EVAL_KIND_ISOLATION)) {
 		log_error("eval %s: refused as root: its weakened "
 			  "configurations would run attacks on this host with "
 			  "root's ids. Run it as an unprivileged user, for "
@@ -325,10 +340,12 @@ eval_args(int argc, char **argv, struct opts *o, struct eval_matrix *m,
 			  "--clear-groups %s eval %s\n(that user must be able "
 			  "to read the stockade binaries and the attacks: "
 			  "copy them under /tmp when they sit in a directory "
-			  "others may not enter)", o->sub,
-			  verify_find_broker(broker, sizeof(broker), NULL,
-					     0) == 0 ? broker : "stockade",
-			  o->sub);
+			  "others may not enter)",
+		    o->sub,
+		    verify_find_broker(broker, sizeof(broker), NULL, 0) == 0
+			? broker
+			: "stockade",
+		    o->sub);
 		free(o->only);
 		return EXIT_REFUSED;
 	}
@@ -344,7 +361,7 @@ eval_args(int argc, char **argv, struct opts *o, struct eval_matrix *m,
  */
 static int
 find_programs(const struct opts *o, const struct eval_matrix *m, char *self,
-	  char *broker, struct eval_corpus *corpus)
+    char *broker, struct eval_corpus *corpus)
 {
 	char tried[3 * PATH_MAX + 64], err[1024];
 	int rc;
@@ -355,7 +372,8 @@ find_programs(const struct opts *o, const struct eval_matrix *m, char *self,
 	}
 	if (verify_find_broker(broker, PATH_MAX, tried, sizeof(tried)) < 0) {
 		log_error("eval: no stockade to evaluate in %s; run `stockade "
-			  "eval`", tried);
+			  "eval`",
+		    tried);
 		return EXIT_SANDBOX;
 	}
 	if (m->kind == EVAL_KIND_FILTER) {
@@ -363,11 +381,10 @@ find_programs(const struct opts *o, const struct eval_matrix *m, char *self,
 
 		snprintf(dir, sizeof(dir), "%s/hostile", o->eval_dir);
 		rc = eval_corpus_load(corpus, dir, NULL, true, o->only,
-				      o->nonly, err, sizeof(err));
+		    o->nonly, err, sizeof(err));
 	} else {
-		rc = eval_corpus_load(corpus, o->attacks, o->attacks_src,
-				      false, o->only, o->nonly, err,
-				      sizeof(err));
+		rc = eval_corpus_load(corpus, o->attacks, o->attacks_src, false,
+		    o->only, o->nonly, err, sizeof(err));
 	}
 	if (rc < 0) {
 		log_error("eval: %s", err);
@@ -398,7 +415,7 @@ catch_interrupts(void)
  */
 static void
 eval_ctx_init(struct eval_ctx *ctx, const struct opts *o, const char *broker,
-	      const char *self, const char *base, struct eval_honeypot *hp)
+    const char *self, const char *base, struct eval_honeypot *hp)
 {
 	const char *home = getenv("HOME"), *path = getenv("PATH");
 
@@ -424,7 +441,7 @@ eval_ctx_init(struct eval_ctx *ctx, const struct opts *o, const char *broker,
  */
 static int
 eval_report(const struct opts *o, const struct eval_matrix *m, FILE *jf,
-	    json_t **jo)
+    json_t **jo)
 {
 	int rc;
 
@@ -441,12 +458,13 @@ eval_report(const struct opts *o, const struct eval_matrix *m, FILE *jf,
 		 * last one. */
 		for (size_t a = 0; a < m->corpus->n; a++) {
 			const struct eval_verdict *last =
-				&m->v[a * m->ncfg + m->ncfg - 1];
+			    &m->v[a * m->ncfg + m->ncfg - 1];
 
 			if (last->outcome == EVAL_SUCCEEDED)
 				rc = EXIT_FOUND;
 			else if ((last->outcome == EVAL_ERROR ||
-				  last->outcome == EVAL_NOT_RUN) && rc == 0)
+				     last->outcome == EVAL_NOT_RUN) &&
+			    rc == 0)
 				rc = EXIT_SANDBOX;
 		}
 	}
@@ -454,7 +472,7 @@ eval_report(const struct opts *o, const struct eval_matrix *m, FILE *jf,
 		log_error("eval: out of memory");
 		rc = EXIT_SANDBOX;
 	} else if (jf != NULL && *jo != NULL &&
-		   write_json(jf, o->json, *jo) != 0) {
+	    write_json(jf, o->json, *jo) != 0) {
 		rc = EXIT_SANDBOX;
 	}
 	return rc;
@@ -468,15 +486,15 @@ eval_report(const struct opts *o, const struct eval_matrix *m, FILE *jf,
  */
 static int
 open_outputs(const struct opts *o, const struct eval_matrix *m,
-	     const struct eval_corpus *corpus, FILE **jf)
+    const struct eval_corpus *corpus, FILE **jf)
 {
 	if (o->json != NULL && (*jf = fopen(o->json, "we")) == NULL) {
 		log_error("eval: %s: %s", o->json, strerror(errno));
 		return EXIT_USAGE;
 	}
 	if (corpus->n == 0) {
-		log_error("eval: no program to run in %s", m->kind ==
-			  EVAL_KIND_FILTER ? o->eval_dir : o->attacks);
+		log_error("eval: no program to run in %s",
+		    m->kind == EVAL_KIND_FILTER ? o->eval_dir : o->attacks);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -491,8 +509,8 @@ static void
 remove_base(const char *base, bool keep)
 {
 	if (!keep) {
-		_cleanup_close_ int tmp = open("/tmp", O_PATH | O_DIRECTORY |
-					       O_CLOEXEC);
+		_cleanup_close_ int tmp = open("/tmp",
+		    O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 		if (tmp >= 0)
 			(void)remove_tree_at(tmp, base + 5);
@@ -510,7 +528,7 @@ cmd_eval(int argc, char **argv)
 	struct eval_matrix m;
 	struct eval_ctx ctx;
 	struct eval_verdict *v = NULL;
-	char (*policy)[PATH_MAX] = NULL;
+	char(*policy)[PATH_MAX] = NULL;
 	char self[PATH_MAX], broker[PATH_MAX];
 	char base[] = "/tmp/stockade-eval-XXXXXX";
 	char err[1024], command[512];
@@ -523,8 +541,7 @@ cmd_eval(int argc, char **argv)
 		return eval_decoy_main(argc - 1, argv + 1);
 	memset(&o, 0, sizeof(o));
 	memset(&m, 0, sizeof(m));
-	if ((rc = eval_args(argc, argv, &o, &m, command,
-			    sizeof(command))) != 0)
+	if ((rc = eval_args(argc, argv, &o, &m, command, sizeof(command))) != 0)
 		return rc < 0 ? 0 : rc;
 	if ((rc = find_programs(&o, &m, self, broker, &corpus)) != 0) {
 		free(o.only);
@@ -550,7 +567,7 @@ cmd_eval(int argc, char **argv)
 	}
 	for (size_t c = 0; c < m.ncfg; c++)
 		if ((rc = write_policy(base, &m.cfg[c], policy[c],
-				       sizeof(policy[c]))) != 0)
+			 sizeof(policy[c]))) != 0)
 			goto out;
 	if (eval_honeypot_start(&hp, err, sizeof(err)) < 0) {
 		log_error("eval: %s", err);

@@ -15,28 +15,28 @@
 #include <stddef.h>
 
 enum eval_canary {
-	EVAL_CANARY_SSH_KEY = 0,    /* HOME/.ssh/id_ed25519 */
-	EVAL_CANARY_AWS_FILE,       /* HOME/.aws/credentials */
-	EVAL_CANARY_ENV_AWS,        /* $AWS_SECRET_ACCESS_KEY of the caller */
-	EVAL_CANARY_ENV_API,        /* $STOCKADE_EVAL_API_KEY of the caller */
-	EVAL_CANARY_DECOY_ARGV,     /* the decoy's command line */
-	EVAL_CANARY_DECOY_ENV,      /* the decoy's environment */
-	EVAL_CANARY_HOST_TMP,       /* the canary file in the host's /tmp */
-	EVAL_CANARY_SERVICE,        /* what the honeypot answers an HTTP
+	EVAL_CANARY_SSH_KEY = 0, /* HOME/.ssh/id_ed25519 */
+	EVAL_CANARY_AWS_FILE, /* HOME/.aws/credentials */
+	EVAL_CANARY_ENV_AWS, /* $AWS_SECRET_ACCESS_KEY of the caller */
+	EVAL_CANARY_ENV_API, /* $STOCKADE_EVAL_API_KEY of the caller */
+	EVAL_CANARY_DECOY_ARGV, /* the decoy's command line */
+	EVAL_CANARY_DECOY_ENV, /* the decoy's environment */
+	EVAL_CANARY_HOST_TMP, /* the canary file in the host's /tmp */
+	EVAL_CANARY_SERVICE, /* what the honeypot answers an HTTP
 				     * request with (a metadata service) */
-	EVAL_CANARY_SHM,            /* a SysV shared memory segment */
-	EVAL_CANARY_KEYRING,        /* a "user" key in the caller's session
+	EVAL_CANARY_SHM, /* a SysV shared memory segment */
+	EVAL_CANARY_KEYRING, /* a "user" key in the caller's session
 				     * keyring */
 	EVAL_CANARY_N,
 };
 
-#define EVAL_TOKEN_LEN 32       /* hex digits of a run's token */
-#define EVAL_CANARY_LEN 48      /* bytes of one canary, without NUL */
+#define EVAL_TOKEN_LEN 32 /* hex digits of a run's token */
+#define EVAL_CANARY_LEN 48 /* bytes of one canary, without NUL */
 
 struct eval_secrets {
-	char token[EVAL_TOKEN_LEN + 1];        /* 32 hex digits */
+	char token[EVAL_TOKEN_LEN + 1]; /* 32 hex digits */
 	char canary[EVAL_CANARY_N][EVAL_CANARY_LEN + 1];
-	char pwned[EVAL_TOKEN_LEN + 8];         /* "PWNED <token>" */
+	char pwned[EVAL_TOKEN_LEN + 8]; /* "PWNED <token>" */
 };
 
 /* The canary's name in tables and JSON ("ssh_key", "env_aws", ...). */

@@ -16,15 +16,18 @@
 
 #include "fsutil.h"
 
-#define HEADER_MAX 16384	/* bytes of a program read for its header */
+#define HEADER_MAX 16384 /* bytes of a program read for its header */
 
 const char *
 eval_lang_interpreter(enum eval_lang lang)
 {
 	switch (lang) {
-	case EVAL_LANG_PYTHON: return "python3";
-	case EVAL_LANG_SHELL: return "sh";
-	case EVAL_LANG_BINARY: return NULL;
+	case EVAL_LANG_PYTHON:
+		return "python3";
+	case EVAL_LANG_SHELL:
+		return "sh";
+	case EVAL_LANG_BINARY:
+		return NULL;
 	}
 	return NULL;
 }
@@ -57,8 +60,13 @@ trim(const char **s, size_t *len)
 }
 
 static const char *const stop_words[] = {
-	"canary-unread", "pwned-absent", "files-intact", "decoy-unsignalled",
-	"no-survivor", "output-capped", "terminal-untouched",
+    "canary-unread",
+    "pwned-absent",
+    "files-intact",
+    "decoy-unsignalled",
+    "no-survivor",
+    "output-capped",
+    "terminal-untouched",
 };
 
 const char *
@@ -94,8 +102,8 @@ parse_stopped_when(const char *v, size_t vlen, unsigned *bits)
 		wlen = (size_t)(p - w);
 		if (wlen == 0)
 			break;
-		for (size_t i = 0; i < sizeof(stop_words) / sizeof(stop_words[0]);
-		     i++)
+		for (size_t i = 0;
+		     i < sizeof(stop_words) / sizeof(stop_words[0]); i++)
 			if (strlen(stop_words[i]) == wlen &&
 			    memcmp(stop_words[i], w, wlen) == 0) {
 				if (*bits & (1u << i))
@@ -153,8 +161,8 @@ header_line(struct eval_attack *a, const char *line, size_t len)
 			return -EINVAL;
 		return parse_stopped_when(v, vlen, &a->stopped_when);
 	} else if (klen == 14 && memcmp(k, "attempted-when", 14) == 0) {
-		if (a->attempted_when != EVAL_ATTEMPT_UNDECLARED ||
-		    vlen != 6 || memcmp(v, "marker", 6) != 0)
+		if (a->attempted_when != EVAL_ATTEMPT_UNDECLARED || vlen != 6 ||
+		    memcmp(v, "marker", 6) != 0)
 			return -EINVAL;
 		a->attempted_when = EVAL_ATTEMPT_MARKER;
 	} else if (klen == 7 && memcmp(k, "fileapi", 7) == 0) {
@@ -162,22 +170,22 @@ header_line(struct eval_attack *a, const char *line, size_t len)
 		size_t nlen = vlen > 3 ? vlen - 3 : 0;
 
 		trim(&name, &nlen);
-		if (vlen < 5 || (memcmp(v, "get", 3) != 0 &&
-				 memcmp(v, "put", 3) != 0) ||
+		if (vlen < 5 ||
+		    (memcmp(v, "get", 3) != 0 && memcmp(v, "put", 3) != 0) ||
 		    !isspace((unsigned char)v[3]) || nlen == 0)
 			return -EINVAL;
 		for (size_t i = 0; i < nlen; i++)
 			if (isspace((unsigned char)name[i]))
 				return -EINVAL;
-		return v[0] == 'g' ? push_str(&a->gets, &a->ngets, name, nlen) :
-				     push_str(&a->puts, &a->nputs, name, nlen);
+		return v[0] == 'g' ? push_str(&a->gets, &a->ngets, name, nlen)
+				   : push_str(&a->puts, &a->nputs, name, nlen);
 	}
 	return 0;
 }
 
 int
-eval_header_parse(struct eval_attack *a, enum eval_lang lang,
-		  const char *text, size_t len)
+eval_header_parse(struct eval_attack *a, enum eval_lang lang, const char *text,
+    size_t len)
 {
 	const char *p = text, *end = text + len;
 	bool c_style = lang == EVAL_LANG_BINARY, in_block = false;
@@ -198,12 +206,13 @@ eval_header_parse(struct eval_attack *a, enum eval_lang lang,
 					line += 2;
 					llen -= 2;
 				} else if (llen == 0 || line[0] == '#') {
-					continue;   /* before the comment */
+					continue; /* before the comment */
 				} else {
-					break;      /* code: no header */
+					break; /* code: no header */
 				}
 			}
-			if (llen >= 2 && memcmp(line + llen - 2, "*/", 2) == 0) {
+			if (llen >= 2 &&
+			    memcmp(line + llen - 2, "*/", 2) == 0) {
 				if ((e = header_line(a, line, llen - 2)) < 0)
 					return e;
 				break;
@@ -236,18 +245,21 @@ int
 eval_header_contract(const struct eval_attack *a, char *err, size_t errlen)
 {
 	if (a->stopped_when == 0) {
-		snprintf(err, errlen, "no \"stopped-when:\" line (what being "
-			 "stopped looks like: docs/evidence.md)");
+		snprintf(err, errlen,
+		    "no \"stopped-when:\" line (what being "
+		    "stopped looks like: docs/evidence.md)");
 		return -EINVAL;
 	}
 	if (a->attempted_when == EVAL_ATTEMPT_UNDECLARED) {
-		snprintf(err, errlen, "no \"attempted-when:\" line (what a "
-			 "valid attempt looks like: docs/evidence.md)");
+		snprintf(err, errlen,
+		    "no \"attempted-when:\" line (what a "
+		    "valid attempt looks like: docs/evidence.md)");
 		return -EINVAL;
 	}
 	if (a->exfil && !(a->stopped_when & EVAL_STOP_CANARY)) {
-		snprintf(err, errlen, "\"exfil: yes\" without \"canary-unread\" "
-			 "in \"stopped-when:\"");
+		snprintf(err, errlen,
+		    "\"exfil: yes\" without \"canary-unread\" "
+		    "in \"stopped-when:\"");
 		return -EINVAL;
 	}
 	return 0;
@@ -329,8 +341,7 @@ classify(const char *name, bool any_name, enum eval_lang *lang, size_t *stem)
 		for (size_t i = 3; i < len; i++)
 			if (!islower((unsigned char)name[i]) &&
 			    !isdigit((unsigned char)name[i]) &&
-			    strchr("_-", name[i]) == NULL &&
-			    &name[i] != dot)
+			    strchr("_-", name[i]) == NULL && &name[i] != dot)
 				return 0;
 	}
 	if (dot != NULL && strcmp(dot, ".py") == 0)
@@ -357,8 +368,8 @@ read_head(const char *dir, const char *name, char *buf)
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-			O_CLOEXEC);
+	fd = openat(dfd, name,
+	    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	while (got < HEADER_MAX) {
@@ -384,7 +395,8 @@ wanted(const char *name, char *const *only, size_t nonly)
 		size_t l = strlen(only[i]);
 
 		if (strcmp(name, only[i]) == 0 ||
-		    (l == 2 && strncmp(name, only[i], 2) == 0 && name[2] == '-'))
+		    (l == 2 && strncmp(name, only[i], 2) == 0 &&
+			name[2] == '-'))
 			return true;
 	}
 	return false;
@@ -394,15 +406,15 @@ static int
 cmp_attack(const void *a, const void *b)
 {
 	return strcmp(((const struct eval_attack *)a)->name,
-		      ((const struct eval_attack *)b)->name);
+	    ((const struct eval_attack *)b)->name);
 }
 
 /* Adds the program NAME (STEM bytes of name, language LANG) of DIR; a
  * corpus entry (not ANY_NAME) must meet eval_header_contract. */
 static int
 add_one(struct eval_corpus *c, const char *dir, const char *srcdir,
-	const char *name, size_t stem, enum eval_lang lang, bool any_name,
-	char *err, size_t errlen)
+    const char *name, size_t stem, enum eval_lang lang, bool any_name,
+    char *err, size_t errlen)
 {
 	_cleanup_free_ char *buf = malloc(HEADER_MAX), *src = NULL;
 	struct eval_attack *a, *nv;
@@ -437,31 +449,32 @@ add_one(struct eval_corpus *c, const char *dir, const char *srcdir,
 	}
 	if (len < 0) {
 		snprintf(err, errlen, "%s: cannot read its header%s%s: %s",
-			 a->path, src != NULL ? " from " : "",
-			 src != NULL ? src : "", strerror((int)-len));
+		    a->path, src != NULL ? " from " : "",
+		    src != NULL ? src : "", strerror((int)-len));
 		return (int)len;
 	}
 	e = eval_header_parse(a, lang, buf, (size_t)len);
 	if (e == -EINVAL)
-		snprintf(err, errlen, "%s: invalid header (it needs \"family:\"; "
-			 "\"exfil:\" is yes or no; \"fileapi:\" is get NAME or "
-			 "put NAME; \"stopped-when:\" lists words of "
-			 "docs/evidence.md's vocabulary; \"attempted-when:\" is "
-			 "marker)", a->path);
+		snprintf(err, errlen,
+		    "%s: invalid header (it needs \"family:\"; "
+		    "\"exfil:\" is yes or no; \"fileapi:\" is get NAME or "
+		    "put NAME; \"stopped-when:\" lists words of "
+		    "docs/evidence.md's vocabulary; \"attempted-when:\" is "
+		    "marker)",
+		    a->path);
 	if (e == 0 && !any_name) {
 		char why[200];
 
 		if ((e = eval_header_contract(a, why, sizeof(why))) < 0)
 			snprintf(err, errlen, "%s: invalid header: %s", a->path,
-				 why);
+			    why);
 	}
 	return e;
 }
 
 int
 eval_corpus_load(struct eval_corpus *c, const char *dir, const char *srcdir,
-		 bool any_name, char *const *only, size_t nonly, char *err,
-		 size_t errlen)
+    bool any_name, char *const *only, size_t nonly, char *err, size_t errlen)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -495,7 +508,7 @@ eval_corpus_load(struct eval_corpus *c, const char *dir, const char *srcdir,
 				continue;
 		}
 		e = add_one(c, dir, srcdir, de->d_name, stem, lang, any_name,
-			    err, errlen);
+		    err, errlen);
 	}
 	if (e == 0 && errno != 0) {
 		e = -errno;
@@ -508,9 +521,10 @@ eval_corpus_load(struct eval_corpus *c, const char *dir, const char *srcdir,
 			qsort(c->v, c->n, sizeof(*c->v), cmp_attack);
 		for (size_t i = 1; !any_name && i < c->n; i++)
 			if (strncmp(c->v[i - 1].name, c->v[i].name, 2) == 0) {
-				snprintf(err, errlen, "%s and %s have the same "
-					 "number", c->v[i - 1].path,
-					 c->v[i].path);
+				snprintf(err, errlen,
+				    "%s and %s have the same "
+				    "number",
+				    c->v[i - 1].path, c->v[i].path);
 				e = -EEXIST;
 				break;
 			}

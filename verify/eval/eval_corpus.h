@@ -21,9 +21,9 @@
 #include <stddef.h>
 
 enum eval_lang {
-	EVAL_LANG_PYTHON,       /* python3 ./FILE */
-	EVAL_LANG_SHELL,        /* sh ./FILE */
-	EVAL_LANG_BINARY,       /* ./FILE */
+	EVAL_LANG_PYTHON, /* python3 ./FILE */
+	EVAL_LANG_SHELL, /* sh ./FILE */
+	EVAL_LANG_BINARY, /* ./FILE */
 };
 
 /*
@@ -34,21 +34,21 @@ enum eval_lang {
  * word stands for.
  */
 enum eval_stop {
-	EVAL_STOP_CANARY = 1u << 0,     /* canary-unread: no canary of the
+	EVAL_STOP_CANARY = 1u << 0, /* canary-unread: no canary of the
 					 * run in the output, the workspace,
 					 * the honeypot or a file API get */
-	EVAL_STOP_PWNED = 1u << 1,      /* pwned-absent: no "PWNED <token>"
+	EVAL_STOP_PWNED = 1u << 1, /* pwned-absent: no "PWNED <token>"
 					 * there (the attack's own proof) */
-	EVAL_STOP_FILES = 1u << 2,      /* files-intact: home, userfiles, the
+	EVAL_STOP_FILES = 1u << 2, /* files-intact: home, userfiles, the
 					 * host /tmp canary file unchanged,
 					 * no token-named file outside */
-	EVAL_STOP_DECOY = 1u << 3,      /* decoy-unsignalled: alive, no
+	EVAL_STOP_DECOY = 1u << 3, /* decoy-unsignalled: alive, no
 					 * signal, not traced */
-	EVAL_STOP_SURVIVOR = 1u << 4,   /* no-survivor: no process of the job
+	EVAL_STOP_SURVIVOR = 1u << 4, /* no-survivor: no process of the job
 					 * alive after it */
-	EVAL_STOP_OUTPUT = 1u << 5,     /* output-capped: at most 4 times the
+	EVAL_STOP_OUTPUT = 1u << 5, /* output-capped: at most 4 times the
 					 * stdout cap reached the caller */
-	EVAL_STOP_TERMINAL = 1u << 6,   /* terminal-untouched: the token
+	EVAL_STOP_TERMINAL = 1u << 6, /* terminal-untouched: the token
 					 * never came back from the pty */
 };
 
@@ -59,9 +59,9 @@ enum eval_stop {
  * run is "not run", never "stopped".
  */
 enum eval_attempt {
-	EVAL_ATTEMPT_UNDECLARED = 0,    /* no line: a hostile program of
+	EVAL_ATTEMPT_UNDECLARED = 0, /* no line: a hostile program of
 					 * tests/eval/, judged on harm only */
-	EVAL_ATTEMPT_MARKER,            /* marker: the job printed
+	EVAL_ATTEMPT_MARKER, /* marker: the job printed
 					 * "ATTEMPTED <token>" on stdout or
 					 * stderr once it had what it needs
 					 * and made its harmful step */
@@ -80,24 +80,24 @@ struct eval_kv {
 };
 
 struct eval_attack {
-	char *name;             /* "NN-short-name": the file name without
+	char *name; /* "NN-short-name": the file name without
 				 * extension (owned) */
-	char *file;             /* the file name in the directory (owned) */
-	char *path;             /* DIR/FILE (owned) */
+	char *file; /* the file name in the directory (owned) */
+	char *path; /* DIR/FILE (owned) */
 	enum eval_lang lang;
-	struct eval_kv *kv;     /* every header line, in order (owned) */
+	struct eval_kv *kv; /* every header line, in order (owned) */
 	size_t nkv;
-	bool exfil;             /* exfil: yes */
-	char **gets;            /* fileapi: get NAME, in order (owned) */
+	bool exfil; /* exfil: yes */
+	char **gets; /* fileapi: get NAME, in order (owned) */
 	size_t ngets;
-	char **puts;            /* fileapi: put NAME, in order (owned) */
+	char **puts; /* fileapi: put NAME, in order (owned) */
 	size_t nputs;
-	unsigned stopped_when;  /* enum eval_stop bits; 0: undeclared */
+	unsigned stopped_when; /* enum eval_stop bits; 0: undeclared */
 	enum eval_attempt attempted_when;
 };
 
 struct eval_corpus {
-	struct eval_attack *v;  /* sorted by name (strcmp) */
+	struct eval_attack *v; /* sorted by name (strcmp) */
 	size_t n;
 };
 
@@ -116,7 +116,7 @@ const char *eval_lang_interpreter(enum eval_lang lang);
  * "marker", either given twice, or a header without "family".
  */
 int eval_header_parse(struct eval_attack *a, enum eval_lang lang,
-		      const char *text, size_t len);
+    const char *text, size_t len);
 
 /*
  * Whether A's header has what a corpus entry needs (tests/attacks/,
@@ -124,8 +124,7 @@ int eval_header_parse(struct eval_attack *a, enum eval_lang lang,
  * "canary-unread" among the checks of an "exfil: yes" attack. Returns 0,
  * or -EINVAL with the missing part named in ERR (ERRLEN bytes).
  */
-int eval_header_contract(const struct eval_attack *a, char *err,
-			 size_t errlen);
+int eval_header_contract(const struct eval_attack *a, char *err, size_t errlen);
 
 /* The word of the stopped-when vocabulary for the one bit BIT of enum
  * eval_stop ("canary-unread", ...), or NULL. */
@@ -150,9 +149,8 @@ const char *eval_attack_get(const struct eval_attack *a, const char *key);
  * the same number). Outside ANY_NAME every program must meet
  * eval_header_contract (the error names the file and what is missing).
  */
-int eval_corpus_load(struct eval_corpus *c, const char *dir,
-		     const char *srcdir, bool any_name, char *const *only,
-		     size_t nonly, char *err, size_t errlen);
+int eval_corpus_load(struct eval_corpus *c, const char *dir, const char *srcdir,
+    bool any_name, char *const *only, size_t nonly, char *err, size_t errlen);
 
 /* Keeps only the programs of C with "exfil: yes" (the isolation
  * table's), in order; frees the others. */

@@ -18,8 +18,8 @@
 
 #include "fsutil.h"
 
-#define READY 'R'	/* written once the handlers are set (> any signo) */
-#define SIG_FD 3	/* the decoy's end of the signal pipe */
+#define READY 'R' /* written once the handlers are set (> any signo) */
+#define SIG_FD 3 /* the decoy's end of the signal pipe */
 
 /* ---- the decoy ---------------------------------------------------------- */
 
@@ -30,7 +30,7 @@ on_signal(int sig)
 	int saved = errno;
 
 	if (write(SIG_FD, &b, 1) < 0)
-		errno = saved;	/* nothing to do: the eval went away */
+		errno = saved; /* nothing to do: the eval went away */
 	errno = saved;
 }
 
@@ -61,7 +61,7 @@ eval_decoy_main(int argc, char **argv)
 
 int
 eval_decoy_start(struct eval_decoy *d, const char *self,
-		 const char *argv_canary, const char *env_canary)
+    const char *argv_canary, const char *env_canary)
 {
 	char envbuf[128];
 	const char *const argv[] = {self, "__decoy", argv_canary, NULL};
@@ -96,7 +96,7 @@ eval_decoy_start(struct eval_decoy *d, const char *self,
 		(void)close_range(SIG_FD + 1, ~0u, 0);
 		/* execve(2) does not write its arrays; the cast is C's. */
 		execve(self, (char *const *)(uintptr_t)argv,
-		       (char *const *)(uintptr_t)envp);
+		    (char *const *)(uintptr_t)envp);
 		_exit(70);
 	}
 	close(p[1]);
@@ -143,8 +143,9 @@ eval_decoy_check(struct eval_decoy *d, char *what, size_t len)
 	long tracer;
 
 	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)d->pid, &si, WEXITED | WSTOPPED | WCONTINUED |
-		   WNOHANG | WNOWAIT) == 0 && si.si_pid == d->pid) {
+	if (waitid(P_PID, (id_t)d->pid, &si,
+		WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == d->pid) {
 		switch (si.si_code) {
 		case CLD_EXITED:
 			snprintf(what, len, "exited with %d", si.si_status);
@@ -152,14 +153,16 @@ eval_decoy_check(struct eval_decoy *d, char *what, size_t len)
 		case CLD_KILLED:
 		case CLD_DUMPED:
 			snprintf(what, len, "killed by SIG%s",
-				 sigabbrev_np(si.si_status) != NULL ?
-				 sigabbrev_np(si.si_status) : "?");
+			    sigabbrev_np(si.si_status) != NULL
+				? sigabbrev_np(si.si_status)
+				: "?");
 			break;
 		case CLD_STOPPED:
 		case CLD_TRAPPED:
 			snprintf(what, len, "stopped by SIG%s",
-				 sigabbrev_np(si.si_status) != NULL ?
-				 sigabbrev_np(si.si_status) : "?");
+			    sigabbrev_np(si.si_status) != NULL
+				? sigabbrev_np(si.si_status)
+				: "?");
 			break;
 		default:
 			snprintf(what, len, "continued after a stop");
@@ -169,7 +172,7 @@ eval_decoy_check(struct eval_decoy *d, char *what, size_t len)
 	}
 	if (read(d->sigfd, &b, 1) == 1) {
 		snprintf(what, len, "received SIG%s",
-			 sigabbrev_np(b) != NULL ? sigabbrev_np(b) : "?");
+		    sigabbrev_np(b) != NULL ? sigabbrev_np(b) : "?");
 		return 1;
 	}
 	if ((tracer = tracer_of(d->pid)) != 0) {

@@ -14,8 +14,8 @@
 #include <sys/types.h>
 
 struct eval_decoy {
-	pid_t pid;              /* the decoy, a child of the caller */
-	int sigfd;              /* read end of its signal pipe (O_NONBLOCK) */
+	pid_t pid; /* the decoy, a child of the caller */
+	int sigfd; /* read end of its signal pipe (O_NONBLOCK) */
 };
 
 /*
@@ -27,7 +27,7 @@ struct eval_decoy {
  * Returns 0, or a negative errno (the decoy then is not left running).
  */
 int eval_decoy_start(struct eval_decoy *d, const char *self,
-		     const char *argv_canary, const char *env_canary);
+    const char *argv_canary, const char *env_canary);
 
 /*
  * Whether anything reached the decoy: 1 with a short description in WHAT

@@ -20,14 +20,15 @@
 #include "fsutil.h"
 #include "wswalk.h"
 
-#define PIECE (256u << 10)	/* one read of a scanned file, bytes */
-#define MAX_PIDS 4096		/* leftovers killed per round */
+#define PIECE (256u << 10) /* one read of a scanned file, bytes */
+#define MAX_PIDS 4096 /* leftovers killed per round */
 
 int
 eval_find(const void *buf, size_t len, const struct eval_needle *nd, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (nd[i].len > 0 && memmem(buf, len, nd[i].s, nd[i].len) != NULL)
+		if (nd[i].len > 0 &&
+		    memmem(buf, len, nd[i].s, nd[i].len) != NULL)
 			return (int)i;
 	return -1;
 }
@@ -39,7 +40,7 @@ eval_find(const void *buf, size_t len, const struct eval_needle *nd, size_t n)
  */
 static int
 scan_fd(int fd, const struct eval_needle *nd, size_t n, uint64_t *budget,
-	unsigned char *buf)
+    unsigned char *buf)
 {
 	size_t keep = 0;
 
@@ -58,8 +59,9 @@ scan_fd(int fd, const struct eval_needle *nd, size_t n, uint64_t *budget,
 		/* The last bytes again at the start: a needle may straddle. */
 		{
 			size_t total = keep + (size_t)r;
-			size_t tail = total < EVAL_NEEDLE_MAX - 1 ?
-				      total : EVAL_NEEDLE_MAX - 1;
+			size_t tail = total < EVAL_NEEDLE_MAX - 1
+			    ? total
+			    : EVAL_NEEDLE_MAX - 1;
 
 			memmove(buf, buf + total - tail, tail);
 			keep = tail;
@@ -73,8 +75,8 @@ static int
 open_regular(int dirfd, const char *name)
 {
 	struct stat st;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-			O_NOCTTY | O_CLOEXEC);
+	int fd = openat(dirfd, name,
+	    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -87,7 +89,7 @@ open_regular(int dirfd, const char *name)
 
 int
 eval_scan_file(int dirfd, const char *name, const struct eval_needle *nd,
-	       size_t n, uint64_t max_bytes, int *which)
+    size_t n, uint64_t max_bytes, int *which)
 {
 	_cleanup_free_ unsigned char *buf = malloc(PIECE + EVAL_NEEDLE_MAX);
 	_cleanup_close_ int fd = -1;
@@ -120,26 +122,31 @@ tree_entry(void *arg, const struct wswalk_entry *e)
 	if (!S_ISREG(e->st->st_mode) || t->budget == 0)
 		return 0;
 	if ((fd = open_regular(e->dirfd, e->name)) < 0)
-		return 0;	/* gone, or swapped for something else */
+		return 0; /* gone, or swapped for something else */
 	t->which = scan_fd(fd, t->nd, t->n, &t->budget, t->buf);
 	if (t->which >= 0) {
 		snprintf(t->path, t->pathlen, "%s", e->path);
-		return -ECANCELED;	/* found: stop the walk */
+		return -ECANCELED; /* found: stop the walk */
 	}
 	return 0;
 }
 
 int
 eval_scan_tree(int dirfd, const struct eval_needle *nd, size_t n,
-	       uint64_t max_bytes, int *which, char *path, size_t pathlen)
+    uint64_t max_bytes, int *which, char *path, size_t pathlen)
 {
 	_cleanup_free_ unsigned char *buf = malloc(PIECE + EVAL_NEEDLE_MAX);
 	struct wswalk_opts o = {
-		.max_depth = 64, .max_entries = 100000,
+	    .max_depth = 64,
+	    .max_entries = 100000,
 	};
 	struct tree_scan t = {
-		.nd = nd, .n = n, .budget = max_bytes, .which = -1,
-		.path = path, .pathlen = pathlen,
+	    .nd = nd,
+	    .n = n,
+	    .budget = max_bytes,
+	    .which = -1,
+	    .path = path,
+	    .pathlen = pathlen,
 	};
 	int e;
 
@@ -157,8 +164,7 @@ eval_scan_tree(int dirfd, const struct eval_needle *nd, size_t n,
 
 int
 eval_token_files(const char *const *dirs, size_t ndirs, const char *token,
-		 void (*fn)(void *arg, const char *dir, const char *name),
-		 void *arg)
+    void (*fn)(void *arg, const char *dir, const char *name), void *arg)
 {
 	int found = 0;
 
@@ -202,7 +208,7 @@ read_cmdline(int proc, const char *pid, char *buf, size_t size)
 		got += (size_t)r;
 	}
 	while (got > 0 && buf[got - 1] == '\0')
-		got--;	/* the last argument's NUL */
+		got--; /* the last argument's NUL */
 	for (size_t i = 0; i < got; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
@@ -212,10 +218,10 @@ read_cmdline(int proc, const char *pid, char *buf, size_t size)
 
 int
 eval_leftovers(const char *token, pid_t *pids, size_t max, char *cmd,
-	       size_t cmdlen)
+    size_t cmdlen)
 {
-	_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY |
-					O_CLOEXEC);
+	_cleanup_close_ int proc = open("/proc",
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char buf[4097];
 	pid_t self = getpid();
 	DIR *d;
@@ -285,16 +291,16 @@ eval_file_state(const char *path, struct eval_file_state *st)
 	st->ino = sb.st_ino;
 	st->size = sb.st_size;
 	st->ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 +
-		       sb.st_ctim.tv_nsec;
+	    sb.st_ctim.tv_nsec;
 	if (!S_ISREG(sb.st_mode))
 		return 0;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		  O_CLOEXEC);
+	fd = open(path,
+	    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;	/* unreadable now: mode and ctime tell */
+		return 0; /* unreadable now: mode and ctime tell */
 	while (st->len < sizeof(st->data)) {
 		ssize_t r = read(fd, st->data + st->len,
-				 sizeof(st->data) - st->len);
+		    sizeof(st->data) - st->len);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -307,15 +313,15 @@ eval_file_state(const char *path, struct eval_file_state *st)
 
 bool
 eval_file_changed(const struct eval_file_state *a,
-		  const struct eval_file_state *b)
+    const struct eval_file_state *b)
 {
 	if (a->exists != b->exists)
 		return true;
 	if (!a->exists)
 		return false;
 	return a->mode != b->mode || a->uid != b->uid || a->ino != b->ino ||
-	       a->size != b->size || a->ctime_ns != b->ctime_ns ||
-	       a->len != b->len || memcmp(a->data, b->data, a->len) != 0;
+	    a->size != b->size || a->ctime_ns != b->ctime_ns ||
+	    a->len != b->len || memcmp(a->data, b->data, a->len) != 0;
 }
 
 /* Reads the small file PATH into BUF (SIZE bytes, NUL-terminated).
@@ -350,7 +356,7 @@ eval_orphans(pid_t owner, char *cmd, size_t cmdlen)
 		int here = 0;
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
-			 (int)owner, (int)owner);
+		    (int)owner, (int)owner);
 		if (read_small(path, list, 65536) < 0)
 			break;
 		for (p = list; *p != '\0'; p = end) {
@@ -362,18 +368,19 @@ eval_orphans(pid_t owner, char *cmd, size_t cmdlen)
 				break;
 			snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 			if (read_small(path, stat, sizeof(stat)) < 0 ||
-			    (cp = strrchr(stat, ')')) == NULL || cp[1] == '\0' ||
-			    cp[2] == 'Z' || cp[2] == 'X')
+			    (cp = strrchr(stat, ')')) == NULL ||
+			    cp[1] == '\0' || cp[2] == 'Z' || cp[2] == 'X')
 				continue;
 			snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 			if (read_small(path, name, sizeof(name)) == 0 &&
 			    (strncmp(name, "stockade-zygote", 15) == 0 ||
-			     strncmp(name, "stockade-init", 13) == 0))
+				strncmp(name, "stockade-init", 13) == 0))
 				continue;
 			if (found == 0)
-				snprintf(cmd, cmdlen, "pid %ld (%.*s), no token "
-					 "in its command line", pid,
-					 (int)strcspn(name, "\n"), name);
+				snprintf(cmd, cmdlen,
+				    "pid %ld (%.*s), no token "
+				    "in its command line",
+				    pid, (int)strcspn(name, "\n"), name);
 			found++;
 			here++;
 			(void)kill((pid_t)pid, SIGKILL);

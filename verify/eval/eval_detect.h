@@ -17,9 +17,9 @@
 
 /* One string searched for, with its name in the evidence. */
 struct eval_needle {
-	const char *name;       /* "env_aws", "pwned", ... (borrowed) */
-	const char *s;          /* the bytes (borrowed) */
-	size_t len;             /* at most EVAL_NEEDLE_MAX */
+	const char *name; /* "env_aws", "pwned", ... (borrowed) */
+	const char *s; /* the bytes (borrowed) */
+	size_t len; /* at most EVAL_NEEDLE_MAX */
 };
 
 #define EVAL_NEEDLE_MAX 64
@@ -27,7 +27,7 @@ struct eval_needle {
 /* The index of the first of the N needles ND found in BUF (LEN bytes),
  * or -1. */
 int eval_find(const void *buf, size_t len, const struct eval_needle *nd,
-	      size_t n);
+    size_t n);
 
 /*
  * Searches every regular file below the directory DIRFD (borrowed; the
@@ -42,8 +42,7 @@ int eval_find(const void *buf, size_t len, const struct eval_needle *nd,
  * walk failed: the top directory unreadable, -ENOMEM).
  */
 int eval_scan_tree(int dirfd, const struct eval_needle *nd, size_t n,
-		   uint64_t max_bytes, int *which, char *path,
-		   size_t pathlen);
+    uint64_t max_bytes, int *which, char *path, size_t pathlen);
 
 /*
  * Searches the file DIRFD/NAME (not followed if a symlink, read only if
@@ -51,7 +50,7 @@ int eval_scan_tree(int dirfd, const struct eval_needle *nd, size_t n,
  * 0, or a negative errno (-ENOENT when it does not exist).
  */
 int eval_scan_file(int dirfd, const char *name, const struct eval_needle *nd,
-		   size_t n, uint64_t max_bytes, int *which);
+    size_t n, uint64_t max_bytes, int *which);
 
 /*
  * The entries of the directories DIRS (NDIRS absolute paths; one that
@@ -60,8 +59,7 @@ int eval_scan_file(int dirfd, const char *name, const struct eval_needle *nd,
  * the call). Returns how many were found, or -ENOMEM.
  */
 int eval_token_files(const char *const *dirs, size_t ndirs, const char *token,
-		     void (*fn)(void *arg, const char *dir, const char *name),
-		     void *arg);
+    void (*fn)(void *arg, const char *dir, const char *name), void *arg);
 
 /*
  * The processes, other than the caller, whose command line
@@ -72,7 +70,7 @@ int eval_token_files(const char *const *dirs, size_t ndirs, const char *token,
  * cannot be read. Zombies (an empty command line) do not count.
  */
 int eval_leftovers(const char *token, pid_t *pids, size_t max, char *cmd,
-		   size_t cmdlen);
+    size_t cmdlen);
 
 /*
  * Processes the job left behind without the token in their command line
@@ -116,6 +114,6 @@ int eval_file_state(const char *path, struct eval_file_state *st);
 
 /* True when A and B differ in anything they record. */
 bool eval_file_changed(const struct eval_file_state *a,
-		       const struct eval_file_state *b);
+    const struct eval_file_state *b);
 
 #endif

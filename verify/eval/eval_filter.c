@@ -26,15 +26,16 @@
 
 #define EXIT_FOUND 1
 #define EXIT_SANDBOX 70
-#define REPORT_MAX (16u << 20)	/* bytes of the report read */
+#define REPORT_MAX (16u << 20) /* bytes of the report read */
 
 /* Runs PYTHON SCRIPT --json and returns its standard output parsed, or
  * NULL (said on stderr). */
 static json_t *
 run_report(const char *script)
 {
-	const char *python = access("/usr/bin/python3", X_OK) == 0 ?
-			     "/usr/bin/python3" : "python3";
+	const char *python = access("/usr/bin/python3", X_OK) == 0
+	    ? "/usr/bin/python3"
+	    : "python3";
 	const char *const argv[] = {python, script, "--json", NULL};
 	_cleanup_free_ char *buf = malloc(REPORT_MAX);
 	size_t len = 0;
@@ -74,13 +75,13 @@ run_report(const char *script)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		log_error("eval filter: %s %s --json failed (exit %d)", python,
-			  script, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		    script, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		return NULL;
 	}
 	o = json_loadb(buf, len, 0, &jerr);
 	if (!json_is_object(o)) {
 		log_error("eval filter: %s --json: not a JSON object: %s",
-			  script, jerr.text);
+		    script, jerr.text);
 		json_decref(o);
 		return NULL;
 	}
@@ -116,10 +117,10 @@ percent(long k, long n, char *buf, size_t len)
 
 /* The totals of the filter's table, over its families. */
 struct filter_sums {
-	long harm;              /* harmful in the full product */
-	long err;               /* runs failed or not run */
-	long matched;           /* runs found in the filter's report */
-	long bare;              /* let through and harmful bare */
+	long harm; /* harmful in the full product */
+	long err; /* runs failed or not run */
+	long matched; /* runs found in the filter's report */
+	long bare; /* let through and harmful bare */
 };
 
 /*
@@ -130,7 +131,7 @@ struct filter_sums {
  */
 static void
 family_row(const struct eval_matrix *m, bool bare, const char *slug,
-	   json_t *fam, FILE *out, json_t *rows, struct filter_sums *sum)
+    json_t *fam, FILE *out, json_t *rows, struct filter_sums *sum)
 {
 	char pc[16];
 	json_t *files = json_object_get(fam, "files"), *f;
@@ -138,13 +139,13 @@ family_row(const struct eval_matrix *m, bool bare, const char *slug,
 	long bypassed = get_int(fam, "bypassed"), harm = 0, err = 0;
 	long harm_bare = 0;
 	char bare_cell[24];
-	const char *title = json_string_value(json_object_get(fam,
-							       "title"));
+	const char *title = json_string_value(json_object_get(fam, "title"));
 	size_t i;
 
-	json_array_foreach(files, i, f) {
+	json_array_foreach(files, i, f)
+	{
 		const struct eval_verdict *v = runs_of(m,
-			json_string_value(json_object_get(f, "file")));
+		    json_string_value(json_object_get(f, "file")));
 
 		if (v == NULL)
 			continue;
@@ -152,31 +153,27 @@ family_row(const struct eval_matrix *m, bool bare, const char *slug,
 		/* The filter's real misses: let through, and
 		 * harmful where nothing else stops them. */
 		harm_bare += bare && v[0].outcome == EVAL_SUCCEEDED &&
-			     json_is_true(json_object_get(f,
-							  "allowed"));
+		    json_is_true(json_object_get(f, "allowed"));
 		v += m->ncfg - 1;
 		harm += v->outcome == EVAL_SUCCEEDED;
-		err += v->outcome == EVAL_ERROR ||
-		       v->outcome == EVAL_NOT_RUN;
+		err += v->outcome == EVAL_ERROR || v->outcome == EVAL_NOT_RUN;
 	}
 	sum->harm += harm;
 	sum->bare += harm_bare;
 	sum->err += err;
 	percent(bypassed, total, pc, sizeof(pc));
-	snprintf(bare_cell, sizeof(bare_cell), bare ? "%ld" : "-",
-		 harm_bare);
+	snprintf(bare_cell, sizeof(bare_cell), bare ? "%ld" : "-", harm_bare);
 	fprintf(out, "| %s | %ld | %ld | %s | %s | %ld%s |\n",
-		title != NULL ? title : slug, total, bypassed, pc,
-		bare_cell, harm,
-		err > 0 ? " (runs failed: see the JSON)" : "");
+	    title != NULL ? title : slug, total, bypassed, pc, bare_cell, harm,
+	    err > 0 ? " (runs failed: see the JSON)" : "");
 	if (rows != NULL)
-		json_array_append_new(rows, json_pack(
-			"{s:s, s:s?, s:i, s:i, s:O?, s:o, s:i, s:i}",
-			"family", slug, "title", title, "total",
-			(int)total, "bypassed", (int)bypassed, "rate",
+		json_array_append_new(rows,
+		    json_pack("{s:s, s:s?, s:i, s:i, s:O?, s:o, s:i, s:i}",
+			"family", slug, "title", title, "total", (int)total,
+			"bypassed", (int)bypassed, "rate",
 			json_object_get(fam, "rate"), "harm_bare",
-			bare ? json_integer(harm_bare) : json_null(),
-			"harm", (int)harm, "errors", (int)err));
+			bare ? json_integer(harm_bare) : json_null(), "harm",
+			(int)harm, "errors", (int)err));
 }
 
 /*
@@ -187,43 +184,47 @@ family_row(const struct eval_matrix *m, bool bare, const char *slug,
  */
 static void
 print_summary(const struct eval_matrix *m, bool bare, json_t *hostile,
-	      json_t *ordinary, const struct filter_sums *sum, FILE *out)
+    json_t *ordinary, const struct filter_sums *sum, FILE *out)
 {
 	char pc[16];
 
 	percent(get_int(hostile, "bypassed"), get_int(hostile, "total"), pc,
-		sizeof(pc));
+	    sizeof(pc));
 	{
 		char bare_cell[24];
 
 		snprintf(bare_cell, sizeof(bare_cell), bare ? "%ld" : "-",
-			 sum->bare);
+		    sum->bare);
 		fprintf(out, "| **all** | %ld | %ld | %s | %s | %ld |\n\n",
-			get_int(hostile, "total"),
-			get_int(hostile, "bypassed"), pc, bare_cell,
-			sum->harm);
+		    get_int(hostile, "total"), get_int(hostile, "bypassed"), pc,
+		    bare_cell, sum->harm);
 	}
 	percent(get_int(ordinary, "blocked"), get_int(ordinary, "total"), pc,
-		sizeof(pc));
-	fprintf(out, "False positives: the filter refuses %ld of the %ld "
-		"ordinary programs (%s).\n\n", get_int(ordinary, "blocked"),
-		get_int(ordinary, "total"), pc);
-	fprintf(out, "Harm in the full product: %ld of the %zu hostile "
-		"programs (each run with the attack harness: canaries, "
-		"honeypot, decoy; must be 0).", sum->harm, m->corpus->n);
+	    sizeof(pc));
+	fprintf(out,
+	    "False positives: the filter refuses %ld of the %ld "
+	    "ordinary programs (%s).\n\n",
+	    get_int(ordinary, "blocked"), get_int(ordinary, "total"), pc);
+	fprintf(out,
+	    "Harm in the full product: %ld of the %zu hostile "
+	    "programs (each run with the attack harness: canaries, "
+	    "honeypot, decoy; must be 0).",
+	    sum->harm, m->corpus->n);
 	if (bare)
-		fprintf(out, " With no sandbox (every layer off), %ld of the "
-			"programs the filter let through did harm.\n",
-			sum->bare);
+		fprintf(out,
+		    " With no sandbox (every layer off), %ld of the "
+		    "programs the filter let through did harm.\n",
+		    sum->bare);
 	else
-		fprintf(out, " Run as root, the eval does not run them with "
-			"no sandbox (-): run it as an unprivileged user for that "
-			"column.\n");
+		fprintf(out,
+		    " Run as root, the eval does not run them with "
+		    "no sandbox (-): run it as an unprivileged user for that "
+		    "column.\n");
 }
 
 int
-eval_filter_report(const char *eval_dir, const struct eval_matrix *m,
-		   FILE *out, json_t **json)
+eval_filter_report(const char *eval_dir, const struct eval_matrix *m, FILE *out,
+    json_t **json)
 {
 	char script[4096];
 	json_t *rep, *fams, *hostile, *ordinary, *fam, *rows;
@@ -242,23 +243,28 @@ eval_filter_report(const char *eval_dir, const struct eval_matrix *m,
 	if (!json_is_object(fams) || !json_is_object(hostile) ||
 	    !json_is_object(ordinary)) {
 		log_error("eval filter: %s --json: no families, hostile or "
-			  "ordinary", script);
+			  "ordinary",
+		    script);
 		json_decref(rep);
 		return EXIT_SANDBOX;
 	}
 	rows = json_array();
-	fprintf(out, "Generated by `%s` (stockade %s); regenerate it with "
-		"that command, do not edit it.\n\n", m->command,
-		STOCKADE_VERSION);
-	fprintf(out, "| obfuscation family | programs | let through by the "
-		"filter | bypass rate | of those, harmful with no sandbox | "
-		"harm in the sandbox |\n|---|--:|--:|--:|--:|--:|\n");
+	fprintf(out,
+	    "Generated by `%s` (stockade %s); regenerate it with "
+	    "that command, do not edit it.\n\n",
+	    m->command, STOCKADE_VERSION);
+	fprintf(out,
+	    "| obfuscation family | programs | let through by the "
+	    "filter | bypass rate | of those, harmful with no sandbox | "
+	    "harm in the sandbox |\n|---|--:|--:|--:|--:|--:|\n");
 	json_object_foreach(fams, slug, fam)
-		family_row(m, bare, slug, fam, out, rows, &sum);
+	    family_row(m, bare, slug, fam, out, rows, &sum);
 	print_summary(m, bare, hostile, ordinary, &sum, out);
 	if (sum.matched != (long)m->corpus->n)
-		fprintf(out, "\nNote: %zu programs ran, %ld of them are in the "
-			"filter's report.\n", m->corpus->n, sum.matched);
+		fprintf(out,
+		    "\nNote: %zu programs ran, %ld of them are in the "
+		    "filter's report.\n",
+		    m->corpus->n, sum.matched);
 	if (sum.harm > 0)
 		rc = EXIT_FOUND;
 	else if (sum.err > 0 || sum.matched != (long)m->corpus->n)
@@ -270,14 +276,13 @@ eval_filter_report(const char *eval_dir, const struct eval_matrix *m,
 		size_t i;
 
 		json_array_foreach(json_object_get(ordinary, "files"), i, f)
-			json_object_del(f, "path");
+		    json_object_del(f, "path");
 	}
 	*json = json_pack("{s:s, s:s, s:s, s:o, s:O, s:O, s:i, s:o}", "eval",
-			  "filter", "command", m->command, "version",
-			  STOCKADE_VERSION, "families",
-			  rows != NULL ? rows : json_null(), "hostile", hostile,
-			  "ordinary", ordinary, "harm", (int)sum.harm,
-			  "sandbox", eval_matrix_json(m));
+	    "filter", "command", m->command, "version", STOCKADE_VERSION,
+	    "families", rows != NULL ? rows : json_null(), "hostile", hostile,
+	    "ordinary", ordinary, "harm", (int)sum.harm, "sandbox",
+	    eval_matrix_json(m));
 	json_decref(rep);
 	if (fflush(out) != 0 || ferror(out))
 		rc = EXIT_SANDBOX;

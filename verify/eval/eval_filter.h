@@ -28,6 +28,6 @@
  * stderr).
  */
 int eval_filter_report(const char *eval_dir, const struct eval_matrix *m,
-		       FILE *out, json_t **json);
+    FILE *out, json_t **json);
 
 #endif

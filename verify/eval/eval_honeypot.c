@@ -20,31 +20,33 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define MAX_CONNS 1024		/* connections open at once */
-#define READ_PIECE 65536	/* one read or datagram, bytes */
-#define SYNC_ROUNDS 256		/* rounds of reading per sync */
-#define MAX_SERVED 16		/* secrets served at once */
+#define MAX_CONNS 1024 /* connections open at once */
+#define READ_PIECE 65536 /* one read or datagram, bytes */
+#define SYNC_ROUNDS 256 /* rounds of reading per sync */
+#define MAX_SERVED 16 /* secrets served at once */
 
 enum rec_kind { REC_TCP, REC_UDP, REC_UNIX };
 
 static const char *const kind_names[] = {
-	[REC_TCP] = "tcp", [REC_UDP] = "udp", [REC_UNIX] = "unix",
+    [REC_TCP] = "tcp",
+    [REC_UDP] = "udp",
+    [REC_UNIX] = "unix",
 };
 
 struct record {
 	enum rec_kind kind;
-	int fd;			/* an open connection, else -1 */
-	unsigned char *data;	/* the first EVAL_HONEYPOT_KEEP bytes */
+	int fd; /* an open connection, else -1 */
+	unsigned char *data; /* the first EVAL_HONEYPOT_KEEP bytes */
 	size_t len, cap;
-	uint64_t total;		/* bytes received, kept or not */
-	uint64_t last_seq;	/* mark of its last bytes */
-	bool replied;		/* an HTTP answer was sent */
+	uint64_t total; /* bytes received, kept or not */
+	uint64_t last_seq; /* mark of its last bytes */
+	bool replied; /* an HTTP answer was sent */
 };
 
 struct eval_honeypot {
 	pthread_t thread;
 	bool started;
-	pthread_mutex_t mu;	/* guards everything below */
+	pthread_mutex_t mu; /* guards everything below */
 	pthread_cond_t cv;
 	int tcp, udp, unx, wake;
 	uint16_t tcp_port, udp_port;
@@ -55,7 +57,7 @@ struct eval_honeypot {
 	uint64_t seq;
 	uint64_t sync_req, sync_done;
 	bool stop, dead;
-	char served[MAX_SERVED][64];	/* "" for a free slot */
+	char served[MAX_SERVED][64]; /* "" for a free slot */
 };
 
 /* ---- records (called with the mutex held) --------------------------------- */
@@ -102,7 +104,7 @@ rec_add(struct eval_honeypot *hp, struct record *r, const void *p, size_t n)
 		if (ncap > EVAL_HONEYPOT_KEEP)
 			ncap = EVAL_HONEYPOT_KEEP;
 		if ((nd = realloc(r->data, ncap)) == NULL)
-			return;	/* counted in total, not kept */
+			return; /* counted in total, not kept */
 		r->data = nd;
 		r->cap = ncap;
 	}
@@ -128,11 +130,11 @@ dns_reply(const unsigned char *q, size_t len, unsigned char *out)
 		at = question ? at + 5 : 12;
 	}
 	memcpy(out, q, at);
-	out[2] = (unsigned char)(0x80 | (q[2] & 0x79));  /* QR, opcode, RD */
-	out[3] = 0x83;                  /* RA, RCODE 3: NXDOMAIN */
+	out[2] = (unsigned char)(0x80 | (q[2] & 0x79)); /* QR, opcode, RD */
+	out[3] = 0x83; /* RA, RCODE 3: NXDOMAIN */
 	out[4] = 0;
 	out[5] = question ? 1 : 0;
-	memset(out + 6, 0, 6);          /* no answer, authority, additional */
+	memset(out + 6, 0, 6); /* no answer, authority, additional */
 	return at;
 }
 
@@ -175,7 +177,7 @@ read_datagram(struct eval_honeypot *hp, unsigned char *buf)
 	socklen_t flen = sizeof(from);
 	unsigned char reply[READ_PIECE];
 	ssize_t n = recvfrom(hp->udp, buf, READ_PIECE, MSG_DONTWAIT,
-			     (struct sockaddr *)&from, &flen);
+	    (struct sockaddr *)&from, &flen);
 	struct record *r;
 
 	if (n < 0)
@@ -188,7 +190,7 @@ read_datagram(struct eval_honeypot *hp, unsigned char *buf)
 		size_t rl = dns_reply(buf, (size_t)n, reply);
 
 		(void)sendto(hp->udp, reply, rl, MSG_DONTWAIT,
-			     (struct sockaddr *)&from, flen);
+		    (struct sockaddr *)&from, flen);
 	}
 }
 
@@ -200,18 +202,20 @@ http_answer(const struct eval_honeypot *hp, char *out, size_t size)
 	char body[MAX_SERVED * 80 + 64];
 	size_t blen = 0;
 
-	blen += (size_t)snprintf(body, sizeof(body), "{\"Code\": \"Success\", "
-				 "\"SecretAccessKey\": [");
+	blen += (size_t)snprintf(body, sizeof(body),
+	    "{\"Code\": \"Success\", "
+	    "\"SecretAccessKey\": [");
 	for (int i = 0, k = 0; i < MAX_SERVED; i++)
 		if (hp->served[i][0] != '\0')
 			blen += (size_t)snprintf(body + blen,
-						 sizeof(body) - blen,
-						 "%s\"%s\"", k++ ? ", " : "",
-						 hp->served[i]);
+			    sizeof(body) - blen, "%s\"%s\"", k++ ? ", " : "",
+			    hp->served[i]);
 	blen += (size_t)snprintf(body + blen, sizeof(body) - blen, "]}\n");
-	return (size_t)snprintf(out, size, "HTTP/1.0 200 OK\r\nContent-Type: "
-				"application/json\r\nContent-Length: %zu\r\n"
-				"Connection: close\r\n\r\n%s", blen, body);
+	return (size_t)snprintf(out, size,
+	    "HTTP/1.0 200 OK\r\nContent-Type: "
+	    "application/json\r\nContent-Length: %zu\r\n"
+	    "Connection: close\r\n\r\n%s",
+	    blen, body);
 }
 
 /* Reads what connection R has; closes it at its end. */
@@ -250,7 +254,7 @@ read_stream(struct eval_honeypot *hp, struct record *r, unsigned char *buf)
  */
 static int
 pump(struct eval_honeypot *hp, int timeout, struct pollfd *pfd,
-     struct record **who, unsigned char *buf)
+    struct record **who, unsigned char *buf)
 {
 	size_t n = 0;
 	int ready;
@@ -273,7 +277,7 @@ pump(struct eval_honeypot *hp, int timeout, struct pollfd *pfd,
 		uint64_t v;
 
 		if (read(hp->wake, &v, sizeof(v)) < 0)
-			v = 0;	/* EAGAIN: another pump read it */
+			v = 0; /* EAGAIN: another pump read it */
 	}
 	if (pfd[1].revents & POLLIN)
 		accept_one(hp, hp->tcp, REC_TCP);
@@ -340,8 +344,8 @@ static int
 bind_inet(int type, uint16_t *port)
 {
 	struct sockaddr_in a = {
-		.sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	    .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 	};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -371,14 +375,15 @@ bind_abstract(char *name, size_t size)
 	if (fd < 0)
 		return -errno;
 	arc4random_buf(rnd, sizeof(rnd));
-	len = (size_t)snprintf(name, size, "stockade-eval-%02x%02x%02x%02x"
-			       "%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
-			       rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	len = (size_t)snprintf(name, size,
+	    "stockade-eval-%02x%02x%02x%02x"
+	    "%02x%02x%02x%02x",
+	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	/* Abstract: a NUL first, and the name's exact length (unix(7)). */
 	memcpy(a.sun_path + 1, name, len);
 	if (bind(fd, (struct sockaddr *)&a,
-		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-			     len)) < 0 ||
+		(socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) <
+		0 ||
 	    listen(fd, 128) < 0) {
 		int e = -errno;
 
@@ -406,9 +411,9 @@ eval_honeypot_start(struct eval_honeypot **out, char *err, size_t errlen)
 	if ((e = hp->tcp = bind_inet(SOCK_STREAM, &hp->tcp_port)) < 0 ||
 	    (e = hp->udp = bind_inet(SOCK_DGRAM, &hp->udp_port)) < 0 ||
 	    (e = hp->unx = bind_abstract(hp->unix_name,
-					 sizeof(hp->unix_name))) < 0) {
+		 sizeof(hp->unix_name))) < 0) {
 		snprintf(err, errlen, "the honeypot cannot listen: %s",
-			 strerror(-e));
+		    strerror(-e));
 		eval_honeypot_stop(hp);
 		return e;
 	}
@@ -486,8 +491,8 @@ eval_honeypot_sync(struct eval_honeypot *hp)
 
 int
 eval_honeypot_find(struct eval_honeypot *hp, uint64_t since,
-		   const struct eval_needle *nd, size_t n, int *which,
-		   char *where, size_t wlen)
+    const struct eval_needle *nd, size_t n, int *which, char *where,
+    size_t wlen)
 {
 	int found = 0;
 
@@ -519,7 +524,7 @@ eval_honeypot_serve(struct eval_honeypot *hp, const char *secret)
 	for (int i = 0; i < MAX_SERVED && e < 0; i++)
 		if (hp->served[i][0] == '\0') {
 			snprintf(hp->served[i], sizeof(hp->served[i]), "%s",
-				 secret);
+			    secret);
 			e = 0;
 		}
 	pthread_mutex_unlock(&hp->mu);
@@ -568,7 +573,7 @@ eval_honeypot_stop(struct eval_honeypot *hp)
 		hp->stop = true;
 		pthread_mutex_unlock(&hp->mu);
 		if (write(hp->wake, &one, sizeof(one)) < 0)
-			one = 0;	/* at its maximum: awake anyway */
+			one = 0; /* at its maximum: awake anyway */
 		pthread_join(hp->thread, NULL);
 	}
 	for (size_t i = 0; i < hp->nrec; i++) {

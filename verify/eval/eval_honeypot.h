@@ -37,7 +37,7 @@
 
 #include "eval_detect.h"
 
-#define EVAL_HONEYPOT_KEEP (1u << 20)  /* bytes kept per connection */
+#define EVAL_HONEYPOT_KEEP (1u << 20) /* bytes kept per connection */
 
 struct eval_honeypot;
 
@@ -75,8 +75,8 @@ int eval_honeypot_sync(struct eval_honeypot *hp);
  * in WHERE (WLEN bytes), or 0.
  */
 int eval_honeypot_find(struct eval_honeypot *hp, uint64_t since,
-		       const struct eval_needle *nd, size_t n, int *which,
-		       char *where, size_t wlen);
+    const struct eval_needle *nd, size_t n, int *which, char *where,
+    size_t wlen);
 
 /*
  * Registers SECRET (copied, at most 63 bytes) as one the service answers

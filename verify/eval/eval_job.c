@@ -53,13 +53,13 @@ eval_sink_read(struct eval_sink *s)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return;
-		if (n <= 0) {	/* EOF, or EIO: a pty whose slave closed */
+		if (n <= 0) { /* EOF, or EIO: a pty whose slave closed */
 			close_fdp(&s->fd);
 			return;
 		}
 		s->total += (uint64_t)n;
-		take = s->keep - s->len < (size_t)n ? s->keep - s->len :
-						      (size_t)n;
+		take = s->keep - s->len < (size_t)n ? s->keep - s->len
+						    : (size_t)n;
 		if (take > 0 && s->len + take > s->cap) {
 			size_t ncap = s->cap ? s->cap : 65536;
 			unsigned char *nd;
@@ -84,7 +84,7 @@ static void
 exec_argv(const char *const argv[], const char *const envp[])
 {
 	execve(argv[0], (char *const *)(uintptr_t)argv,
-	       (char *const *)(uintptr_t)envp);
+	    (char *const *)(uintptr_t)envp);
 }
 
 /*
@@ -117,15 +117,14 @@ eval_spawn_wait(const char *const argv[], const char *const envp[], int64_t ms)
 	}
 	if (r < 0)
 		return -errno;
-	return WIFEXITED(status) ? WEXITSTATUS(status) :
-				   128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* ---- the job ------------------------------------------------------------ */
 
 void
 eval_job_init(struct eval_job *j, size_t out_keep, size_t err_keep,
-	      size_t pty_keep)
+    size_t pty_keep)
 {
 	memset(j, 0, sizeof(*j));
 	j->out = (struct eval_sink){.keep = out_keep, .fd = -1};
@@ -142,7 +141,7 @@ close_all_but(int *keep, int n)
 {
 	int lo = 3;
 
-	for (int i = 1; i < n; i++)	/* insertion sort, n is tiny */
+	for (int i = 1; i < n; i++) /* insertion sort, n is tiny */
 		for (int k = i; k > 0 && keep[k - 1] > keep[k]; k--) {
 			int t = keep[k];
 
@@ -151,7 +150,8 @@ close_all_but(int *keep, int n)
 		}
 	for (int i = 0; i < n; i++) {
 		if (keep[i] > lo)
-			(void)close_range((unsigned)lo, (unsigned)keep[i] - 1, 0);
+			(void)close_range((unsigned)lo, (unsigned)keep[i] - 1,
+			    0);
 		if (keep[i] + 1 > lo)
 			lo = keep[i] + 1;
 	}
@@ -162,8 +162,8 @@ close_all_but(int *keep, int n)
  * async-signal-safe calls until execve). Never returns. */
 static void
 owner_main(const char *const argv[], const char *const envp[],
-	   const char *slave, const char *cwd, int out, int err, int report,
-	   int release, const char *key, size_t keylen)
+    const char *slave, const char *cwd, int out, int err, int report,
+    int release, const char *key, size_t keylen)
 {
 	int s, go[2], st = 0;
 	int keep[4] = {out, err, report, release};
@@ -180,7 +180,7 @@ owner_main(const char *const argv[], const char *const envp[],
 	 * leaves nothing to find. */
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0)
 		(void)syscall(SYS_add_key, "user", "stockade-eval-secret", key,
-			      keylen, KEY_SPEC_SESSION_KEYRING);
+		    keylen, KEY_SPEC_SESSION_KEYRING);
 	if (setsid() < 0 || (s = open(slave, O_RDWR | O_CLOEXEC)) < 0 ||
 	    ioctl(s, TIOCSCTTY, 0) < 0 || pipe2(go, O_CLOEXEC) < 0)
 		_exit(127);
@@ -227,7 +227,7 @@ owner_main(const char *const argv[], const char *const envp[],
 		pid_t r = waitpid(-1, NULL, WNOHANG);
 
 		if (r < 0)
-			break;		/* ECHILD: none left */
+			break; /* ECHILD: none left */
 		if (r == 0) {
 			struct timespec t = {0, 2000000};
 
@@ -239,8 +239,8 @@ owner_main(const char *const argv[], const char *const envp[],
 
 int
 eval_job_start(struct eval_job *j, const char *const argv[],
-	       const char *const envp[], const char *slave, int master,
-	       const char *cwd, const char *key, size_t keylen)
+    const char *const envp[], const char *slave, int master, const char *cwd,
+    const char *key, size_t keylen)
 {
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, rep[2] = {-1, -1};
 	int rel[2] = {-1, -1}, e = 0;
@@ -252,7 +252,7 @@ eval_job_start(struct eval_job *j, const char *const argv[],
 		e = -errno;
 	if (e == 0 && j->owner == 0)
 		owner_main(argv, envp, slave, cwd, out[1], err[1], rep[1],
-			   rel[0], key, keylen);
+		    rel[0], key, keylen);
 	for (int i = 0; i < 2; i++) {
 		close_fdp(i == 0 ? &out[1] : &err[1]);
 		close_fdp(i == 0 ? &rep[1] : &rel[0]);
@@ -304,8 +304,8 @@ eval_job_wait(struct eval_job *j, int64_t deadline, int (*interrupted)(void))
 		int64_t now = eval_now_ms();
 
 		if (!j->exited && !j->killed && j->pid > 0 &&
-		    (now > deadline || (interrupted != NULL &&
-					interrupted()))) {
+		    (now > deadline ||
+			(interrupted != NULL && interrupted()))) {
 			/* SIGTERM first: the broker cancels the job and
 			 * still answers; SIGKILL if it does not. */
 			j->interrupted = now <= deadline;

@@ -20,10 +20,10 @@ void eval_sleep_ms(int64_t ms);
 
 /* What one descriptor gave: its first KEEP bytes, and how many in all. */
 struct eval_sink {
-	unsigned char *data;    /* malloc'd, LEN bytes (not NUL-terminated) */
+	unsigned char *data; /* malloc'd, LEN bytes (not NUL-terminated) */
 	size_t len, cap, keep;
-	uint64_t total;         /* bytes read, kept or not */
-	int fd;                 /* O_NONBLOCK read end; -1 once at its end */
+	uint64_t total; /* bytes read, kept or not */
+	int fd; /* O_NONBLOCK read end; -1 once at its end */
 };
 
 /* Reads FD of S until it would block; closes it (fd -1) at its end or on
@@ -36,7 +36,7 @@ void eval_sink_read(struct eval_sink *s);
  * its exit status, 128 + a signal, or a negative errno.
  */
 int eval_spawn_wait(const char *const argv[], const char *const envp[],
-		    int64_t ms);
+    int64_t ms);
 
 /*
  * A job run as a shell runs a command in a terminal: a session leader
@@ -55,20 +55,20 @@ int eval_spawn_wait(const char *const argv[], const char *const envp[],
  */
 struct eval_job {
 	struct eval_sink out, err, pty;
-	pid_t owner;            /* the terminal owner, 0 when none */
-	pid_t pid;              /* the program, 0 before the owner said */
-	int report;             /* the owner's pipe to us, -1 when done */
-	int release;            /* closed to let the owner exit */
-	int status;             /* the program's wait status */
-	bool exited;            /* STATUS is valid */
-	bool killed;            /* by us: past its deadline, or interrupted */
-	bool interrupted;       /* killed because INTERRUPTED said so */
+	pid_t owner; /* the terminal owner, 0 when none */
+	pid_t pid; /* the program, 0 before the owner said */
+	int report; /* the owner's pipe to us, -1 when done */
+	int release; /* closed to let the owner exit */
+	int status; /* the program's wait status */
+	bool exited; /* STATUS is valid */
+	bool killed; /* by us: past its deadline, or interrupted */
+	bool interrupted; /* killed because INTERRUPTED said so */
 };
 
 /* Empties J: no processes, every descriptor -1, the sinks keeping
  * OUT_KEEP, ERR_KEEP and PTY_KEEP bytes. */
 void eval_job_init(struct eval_job *j, size_t out_keep, size_t err_keep,
-		   size_t pty_keep);
+    size_t pty_keep);
 
 /*
  * Starts the terminal owner and, through it, ARGV/ENVP: the pty slave
@@ -80,8 +80,8 @@ void eval_job_init(struct eval_job *j, size_t out_keep, size_t err_keep,
  * taken) is read into J->pty. Returns 0 or a negative errno.
  */
 int eval_job_start(struct eval_job *j, const char *const argv[],
-		   const char *const envp[], const char *slave, int master,
-		   const char *cwd, const char *key, size_t keylen);
+    const char *const envp[], const char *slave, int master, const char *cwd,
+    const char *key, size_t keylen);
 
 /*
  * Reads the job's output until the program has ended and its pipes are
@@ -91,7 +91,7 @@ int eval_job_start(struct eval_job *j, const char *const argv[],
  * still answers), SIGKILL 5 s later.
  */
 void eval_job_wait(struct eval_job *j, int64_t deadline,
-		   int (*interrupted)(void));
+    int (*interrupted)(void));
 
 /* Lets the terminal owner exit and reaps it (SIGKILL after 5 s); closes
  * the pipes to it. The sinks stay. */

@@ -35,11 +35,11 @@ struct run {
 	struct eval_decoy decoy;
 	struct eval_job job;
 	uint64_t mark;
-	void *shm;		/* the SysV segment, attached, or NULL */
-	bool served;		/* the service canary is registered */
-	unsigned unsure;	/* enum eval_stop checks whose source could
+	void *shm; /* the SysV segment, attached, or NULL */
+	bool served; /* the service canary is registered */
+	unsigned unsure; /* enum eval_stop checks whose source could
 				 * not be read: not made */
-	char cannot[160];	/* the job's "CANNOT <token> REASON", its
+	char cannot[160]; /* the job's "CANNOT <token> REASON", its
 				 * reason redacted, or "" */
 };
 
@@ -49,34 +49,34 @@ struct run {
  * WHERE and the detail; "declared" when the rule falls under one of the
  * attack's stopped-when checks (V->declared).
  */
-void	eval_fired(struct eval_verdict *v, const char *token, const char *rule,
-	    const char *where, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+void eval_fired(struct eval_verdict *v, const char *token, const char *rule,
+    const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /*
  * The fake home and the user's files of R (its directory "o") as one
  * snapshot into S (the caller frees it with snapshot_free). Returns 0 or
  * a negative errno.
  */
-int	eval_snap_outside(struct run *r, struct snapshot *s);
+int eval_snap_outside(struct run *r, struct snapshot *s);
 
 /*
  * Rules on R's job's result (canaries and PWNED in its output, flood),
  * its markers (ATTEMPTED, CANNOT) and the excerpt of its output, into
  * R->v; with no result, V->outcome EVAL_ERROR unless a rule fired.
  */
-void	eval_judge_result(struct run *r);
+void eval_judge_result(struct run *r);
 
 /*
  * Rules after R's job (its stockade run already reaped): the token on
  * the caller's terminal, canaries at the honeypot since R->mark and in
  * the workspace. A check that could not be made is added to R->unsure.
  */
-void	eval_judge_host(struct run *r);
+void eval_judge_host(struct run *r);
 
 /* Rules on everything outside the workspace: the fake home and user
  * files, the host /tmp canary, the decoy, token-named files. */
-void	eval_judge_outside(struct run *r);
+void eval_judge_outside(struct run *r);
 
 /*
  * R->v's outcome from what fired and what was checked: succeeded on any
@@ -84,6 +84,6 @@ void	eval_judge_outside(struct run *r);
  * killed past GRACE_S seconds of grace, or a declared check could not
  * be made; not run without an attempt. Sets V->checked.
  */
-void	eval_judge_outcome(struct run *r, int grace_s);
+void eval_judge_outcome(struct run *r, int grace_s);
 
 #endif

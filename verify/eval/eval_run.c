@@ -27,21 +27,25 @@
 #include "proto.h"
 #include "snapshot.h"
 
-#define OUT_KEEP (16u << 20)	/* stockade run's stdout kept, bytes */
-#define ERR_KEEP (64u << 10)	/* its stderr kept */
-#define PTY_KEEP (1u << 20)	/* what the pty master shows, kept */
-#define GRACE_MS 20000		/* past the wall clock: stockade run hung */
-#define LEFTOVER_MS 100		/* the leftover check, after the job */
-#define FS_CMD_MS 30000		/* one `stockade get/put` */
+#define OUT_KEEP (16u << 20) /* stockade run's stdout kept, bytes */
+#define ERR_KEEP (64u << 10) /* its stderr kept */
+#define PTY_KEEP (1u << 20) /* what the pty master shows, kept */
+#define GRACE_MS 20000 /* past the wall clock: stockade run hung */
+#define LEFTOVER_MS 100 /* the leftover check, after the job */
+#define FS_CMD_MS 30000 /* one `stockade get/put` */
 
 const char *
 eval_outcome_name(enum eval_outcome o)
 {
 	switch (o) {
-	case EVAL_STOPPED: return "stopped";
-	case EVAL_SUCCEEDED: return "succeeded";
-	case EVAL_ERROR: return "error";
-	case EVAL_NOT_RUN: return "not_run";
+	case EVAL_STOPPED:
+		return "stopped";
+	case EVAL_SUCCEEDED:
+		return "succeeded";
+	case EVAL_ERROR:
+		return "error";
+	case EVAL_NOT_RUN:
+		return "not_run";
 	}
 	return "?";
 }
@@ -57,8 +61,8 @@ copy_attack(const char *from, int w, const char *name, bool root)
 
 	if (in < 0)
 		return -errno;
-	out = openat(w, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			O_CLOEXEC, 0755);
+	out = openat(w, name,
+	    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755);
 	if (out < 0)
 		return -errno;
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
@@ -70,8 +74,8 @@ copy_attack(const char *from, int w, const char *name, bool root)
 			return e;
 	}
 	if (fchmod(out, 0755) < 0 ||
-	    (root && fchown(out, PROTO_ROOT_PAYLOAD_ID,
-			    PROTO_ROOT_PAYLOAD_ID) < 0))
+	    (root &&
+		fchown(out, PROTO_ROOT_PAYLOAD_ID, PROTO_ROOT_PAYLOAD_ID) < 0))
 		return -errno;
 	return 0;
 }
@@ -84,8 +88,8 @@ mkdir_mode(int dirfd, const char *name, mode_t mode)
 
 	if (mkdirat(dirfd, name, mode) < 0)
 		return -errno;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			O_CLOEXEC);
+	fd = openat(dirfd, name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fchmod(fd, mode) < 0)
 		return -errno;
 	return 0;
@@ -93,19 +97,23 @@ mkdir_mode(int dirfd, const char *name, mode_t mode)
 
 /* ---- the run ------------------------------------------------------------ */
 
-
 static const struct fs_quota snap_quota = {
-	.file_bytes = 16u << 20, .workspace_bytes = 256u << 20,
-	.max_files = 100000, .max_path = 4096, .max_depth = 64,
-	.mode_mask = 0777, .allow_hardlinks = true, .inline_bytes = 0,
+    .file_bytes = 16u << 20,
+    .workspace_bytes = 256u << 20,
+    .max_files = 100000,
+    .max_path = 4096,
+    .max_depth = 64,
+    .mode_mask = 0777,
+    .allow_hardlinks = true,
+    .inline_bytes = 0,
 };
 
 /* The fake home and the user's files, as one tree (eval_judge.h). */
 int
 eval_snap_outside(struct run *r, struct snapshot *s)
 {
-	_cleanup_close_ int o = openat(r->dirfd, "o", O_RDONLY | O_DIRECTORY |
-				       O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int o = openat(r->dirfd, "o",
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	memset(s, 0, sizeof(*s));
 	if (o < 0)
@@ -148,11 +156,11 @@ prepare(struct run *r, unsigned id)
 
 	eval_secrets_new(&r->s);
 	for (int k = 0; k < EVAL_CANARY_N; k++)
-		r->nd[k] = (struct eval_needle){
-			eval_canary_name((enum eval_canary)k), r->s.canary[k],
-			strlen(r->s.canary[k])};
+		r->nd[k] = (struct eval_needle){eval_canary_name(
+						    (enum eval_canary)k),
+		    r->s.canary[k], strlen(r->s.canary[k])};
 	r->nd[EVAL_CANARY_N] = (struct eval_needle){"pwned", r->s.pwned,
-						    strlen(r->s.pwned)};
+	    strlen(r->s.pwned)};
 	snprintf(r->dir, sizeof(r->dir), "%s/r%u", ctx->base, id);
 	snprintf(r->home, sizeof(r->home), "%s/o/home", r->dir);
 	snprintf(r->userfiles, sizeof(r->userfiles), "%s/o/userfiles", r->dir);
@@ -160,17 +168,16 @@ prepare(struct run *r, unsigned id)
 	snprintf(r->own, sizeof(r->own), "%s/x", r->dir);
 	if (mkdir(r->dir, 0711) < 0)
 		return -errno;
-	if ((r->dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			     O_CLOEXEC)) < 0)
+	if ((r->dirfd = open(r->dir,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -errno;
 	if ((e = mkdir_mode(r->dirfd, "o", 0711)) < 0 ||
 	    (e = mkdir_mode(r->dirfd, "w", 0755)) < 0 ||
 	    (e = mkdir_mode(r->dirfd, "x", 0700)) < 0)
 		return e;
-	if ((o = openat(r->dirfd, "o", O_RDONLY | O_DIRECTORY |
-			O_CLOEXEC)) < 0 ||
-	    (w = openat(r->dirfd, "w", O_RDONLY | O_DIRECTORY |
-			O_CLOEXEC)) < 0)
+	if ((o = openat(r->dirfd, "o", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
+		0 ||
+	    (w = openat(r->dirfd, "w", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -errno;
 	if ((e = eval_home_make(o, "home", &r->s)) < 0 ||
 	    (e = eval_userfiles_make(o, "userfiles")) < 0)
@@ -189,12 +196,12 @@ prepare(struct run *r, unsigned id)
 	if ((e = shm_make(r)) < 0)
 		return e;
 	if ((e = eval_honeypot_serve(ctx->hp,
-				     r->s.canary[EVAL_CANARY_SERVICE])) < 0)
+		 r->s.canary[EVAL_CANARY_SERVICE])) < 0)
 		return e;
 	r->served = true;
 	return eval_decoy_start(&r->decoy, ctx->decoy,
-				r->s.canary[EVAL_CANARY_DECOY_ARGV],
-				r->s.canary[EVAL_CANARY_DECOY_ENV]);
+	    r->s.canary[EVAL_CANARY_DECOY_ARGV],
+	    r->s.canary[EVAL_CANARY_DECOY_ENV]);
 }
 
 /* Starts and waits for `stockade run` with the attack. */
@@ -238,9 +245,9 @@ run_job(struct run *r, const char *policy, bool unsafe)
 	argv[n] = NULL;
 	snprintf(e_home, sizeof(e_home), "HOME=%s", r->home);
 	snprintf(e_aws, sizeof(e_aws), "AWS_SECRET_ACCESS_KEY=%s",
-		 r->s.canary[EVAL_CANARY_ENV_AWS]);
+	    r->s.canary[EVAL_CANARY_ENV_AWS]);
 	snprintf(e_api, sizeof(e_api), "STOCKADE_EVAL_API_KEY=%s",
-		 r->s.canary[EVAL_CANARY_ENV_API]);
+	    r->s.canary[EVAL_CANARY_ENV_API]);
 	snprintf(e_path, sizeof(e_path), "PATH=%s", ctx->path_env);
 	envp[0] = e_path;
 	envp[1] = e_home;
@@ -258,13 +265,13 @@ run_job(struct run *r, const char *policy, bool unsafe)
 		return -errno;
 	r->mark = eval_honeypot_mark(ctx->hp);
 	e = eval_job_start(&r->job, argv, envp, slave, master, r->work,
-			   r->s.canary[EVAL_CANARY_KEYRING],
-			   strlen(r->s.canary[EVAL_CANARY_KEYRING]));
-	master = -1;	/* the job's now, even on failure */
+	    r->s.canary[EVAL_CANARY_KEYRING],
+	    strlen(r->s.canary[EVAL_CANARY_KEYRING]));
+	master = -1; /* the job's now, even on failure */
 	if (e < 0)
 		return e;
 	eval_job_wait(&r->job, eval_now_ms() + (int64_t)ctx->wall_ms + GRACE_MS,
-		      ctx->interrupted);
+	    ctx->interrupted);
 	return r->job.interrupted ? -EINTR : 0;
 }
 
@@ -275,15 +282,13 @@ fileapi(struct run *r, const char *policy)
 {
 	const struct eval_ctx *ctx = r->ctx;
 	const char *envp[] = {"PATH=/usr/bin:/bin", NULL};
-	_cleanup_close_ int own = openat(r->dirfd, "x", O_RDONLY |
-					 O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int own = openat(r->dirfd, "x",
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	for (size_t i = 0; i < r->a->ngets; i++) {
 		char dest[4300], name[32], where[128];
-		const char *argv[] = {ctx->self, "get",
-				"--workspace", r->work,
-				"--policy", policy,
-				r->a->gets[i], dest, NULL};
+		const char *argv[] = {ctx->self, "get", "--workspace", r->work,
+		    "--policy", policy, r->a->gets[i], dest, NULL};
 		int which = -1;
 
 		int got;
@@ -295,27 +300,26 @@ fileapi(struct run *r, const char *policy)
 			r->unsure |= EVAL_STOP_CANARY | EVAL_STOP_PWNED;
 		snprintf(where, sizeof(where), "fileapi get %s", r->a->gets[i]);
 		got = own >= 0 ? eval_scan_file(own, name, r->nd,
-						 EVAL_CANARY_N + 1, SCAN_BYTES,
-						 &which) : -EBADF;
+				     EVAL_CANARY_N + 1, SCAN_BYTES, &which)
+			       : -EBADF;
 		if (got == 1)
-			eval_fired(r->v, r->s.token, which == EVAL_CANARY_N ?
-				   "pwned" : "canary", where, "%s",
-				   r->nd[which].name);
+			eval_fired(r->v, r->s.token,
+			    which == EVAL_CANARY_N ? "pwned" : "canary", where,
+			    "%s", r->nd[which].name);
 		else if (got < 0 && got != -ENOENT && got != -EINVAL)
 			r->unsure |= EVAL_STOP_CANARY | EVAL_STOP_PWNED;
 	}
 	for (size_t i = 0; i < r->a->nputs; i++) {
 		char src[4300], name[32];
-		const char *argv[] = {ctx->self, "put",
-				"--workspace", r->work,
-				"--policy", policy,
-				src, r->a->puts[i], NULL};
+		const char *argv[] = {ctx->self, "put", "--workspace", r->work,
+		    "--policy", policy, src, r->a->puts[i], NULL};
 		_cleanup_close_ int fd = -1;
 
 		snprintf(name, sizeof(name), "put-%zu", i);
 		snprintf(src, sizeof(src), "%s/%s", r->own, name);
-		if (own < 0 || (fd = openat(own, name, O_WRONLY | O_CREAT |
-					    O_EXCL | O_CLOEXEC, 0644)) < 0 ||
+		if (own < 0 ||
+		    (fd = openat(own, name,
+			 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0 ||
 		    write_all(fd, "an update from the agent\n", 25) < 0)
 			continue;
 		(void)eval_spawn_wait(argv, envp, FS_CMD_MS);
@@ -347,12 +351,11 @@ leftovers(struct run *r)
 		eval_fired(v, r->s.token, "leftover", "process", "%s", cmd);
 	(void)eval_kill_leftovers(r->s.token);
 	eval_job_end(&r->job);
-
 }
 
 int
 eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
-	 const char *policy, bool unsafe, unsigned id, struct eval_verdict *v)
+    const char *policy, bool unsafe, unsigned id, struct eval_verdict *v)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	int e, rc = 0;
@@ -374,14 +377,16 @@ eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
 	eval_job_init(&r->job, OUT_KEEP, ERR_KEEP, PTY_KEEP);
 	if ((e = prepare(r, id)) < 0) {
 		v->outcome = EVAL_ERROR;
-		snprintf(v->error, sizeof(v->error), "cannot prepare run r%u: "
-			 "%s", id, strerror(-e));
+		snprintf(v->error, sizeof(v->error),
+		    "cannot prepare run r%u: "
+		    "%s",
+		    id, strerror(-e));
 		goto out;
 	}
 	if ((e = run_job(r, policy, unsafe)) < 0) {
 		v->outcome = EVAL_ERROR;
-		snprintf(v->error, sizeof(v->error), "%s", e == -EINTR ?
-			 "interrupted" : strerror(-e));
+		snprintf(v->error, sizeof(v->error), "%s",
+		    e == -EINTR ? "interrupted" : strerror(-e));
 		rc = e == -EINTR ? e : 0;
 		goto out;
 	}
@@ -397,7 +402,8 @@ out:
 	eval_job_end(&r->job);
 	eval_decoy_stop(&r->decoy);
 	if (r->served)
-		eval_honeypot_unserve(ctx->hp, r->s.canary[EVAL_CANARY_SERVICE]);
+		eval_honeypot_unserve(ctx->hp,
+		    r->s.canary[EVAL_CANARY_SERVICE]);
 	if (r->shm != NULL) {
 		explicit_bzero(r->shm, 4096);
 		(void)shmdt(r->shm);
@@ -408,8 +414,8 @@ out:
 	if (r->hosttmp[0] != '\0')
 		(void)unlink(r->hosttmp);
 	if (r->dirfd >= 0 && !ctx->keep) {
-		_cleanup_close_ int base = open(ctx->base, O_RDONLY |
-						O_DIRECTORY | O_CLOEXEC);
+		_cleanup_close_ int base = open(ctx->base,
+		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		char name[32];
 
 		snprintf(name, sizeof(name), "r%u", id);

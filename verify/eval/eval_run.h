@@ -34,18 +34,18 @@
 
 /* What every run of one eval shares (all borrowed). */
 struct eval_ctx {
-	const char *self;          /* the stockade binary to execute */
-	const char *decoy;         /* the stockade-eval binary, run as the
+	const char *self; /* the stockade binary to execute */
+	const char *decoy; /* the stockade-eval binary, run as the
 				    * decoy (eval_decoy_start) */
-	const char *base;          /* the eval's directory, absolute */
+	const char *base; /* the eval's directory, absolute */
 	struct eval_honeypot *hp;
-	const char *user_home;     /* the eval user's own $HOME, searched
+	const char *user_home; /* the eval user's own $HOME, searched
 				    * for token-named files; NULL: none */
-	const char *path_env;      /* PATH given to stockade run */
-	uint64_t stdout_cap;       /* the policy's stdout cap, bytes */
-	uint64_t wall_ms;          /* the policy's wall-clock limit, ms */
-	bool keep;                 /* leave each run's directory */
-	int (*interrupted)(void);  /* non-zero: stop the job now */
+	const char *path_env; /* PATH given to stockade run */
+	uint64_t stdout_cap; /* the policy's stdout cap, bytes */
+	uint64_t wall_ms; /* the policy's wall-clock limit, ms */
+	bool keep; /* leave each run's directory */
+	int (*interrupted)(void); /* non-zero: stop the job now */
 };
 
 /*
@@ -53,13 +53,13 @@ struct eval_ctx {
  * attack declares, docs/evidence.md "What stopped means").
  */
 enum eval_outcome {
-	EVAL_STOPPED = 0,          /* no rule fired, the attempt is proven
+	EVAL_STOPPED = 0, /* no rule fired, the attempt is proven
 				    * (attempted-when) and every check of
 				    * stopped-when was made */
-	EVAL_SUCCEEDED,            /* at least one rule fired */
-	EVAL_ERROR,                /* the run itself failed, or a declared
+	EVAL_SUCCEEDED, /* at least one rule fired */
+	EVAL_ERROR, /* the run itself failed, or a declared
 				    * check could not be made: no verdict */
-	EVAL_NOT_RUN,              /* no rule fired, but the attack shows no
+	EVAL_NOT_RUN, /* no rule fired, but the attack shows no
 				    * attempt (no ATTEMPTED marker): it
 				    * could not try, and V->error says why */
 };
@@ -67,14 +67,14 @@ enum eval_outcome {
 /* One rule that fired. No field ever holds a token or a canary's value
  * (they are named, or replaced by "<token>"). */
 struct eval_evidence {
-	char rule[16];             /* canary, pwned, outside, leftover,
+	char rule[16]; /* canary, pwned, outside, leftover,
 				    * flood, terminal */
-	char where[64];            /* stdout, stderr, workspace, honeypot
+	char where[64]; /* stdout, stderr, workspace, honeypot
 				    * tcp|udp|unix, fileapi get NAME, home,
 				    * userfiles, hosttmp, decoy, a directory,
 				    * process, pty */
-	char detail[192];          /* the canary's name, a path, ... */
-	bool declared;             /* the rule is one of the attack's
+	char detail[192]; /* the canary's name, a path, ... */
+	bool declared; /* the rule is one of the attack's
 				    * stopped-when checks (an undeclared one
 				    * still counts: harm is harm) */
 };
@@ -83,22 +83,22 @@ struct eval_evidence {
 
 struct eval_verdict {
 	enum eval_outcome outcome;
-	char status[24];           /* the job's result status, or "" */
-	int exit_code;             /* stockade run's exit status, -1 if
+	char status[24]; /* the job's result status, or "" */
+	int exit_code; /* stockade run's exit status, -1 if
 				    * killed */
-	int64_t wall_ms;           /* the job's wall_ms, -1 unknown */
+	int64_t wall_ms; /* the job's wall_ms, -1 unknown */
 	struct eval_evidence ev[EVAL_EVIDENCE_MAX];
-	size_t nev;                /* rules that fired (at most the max) */
-	char error[256];           /* EVAL_ERROR: what failed;
+	size_t nev; /* rules that fired (at most the max) */
+	char error[256]; /* EVAL_ERROR: what failed;
 				    * EVAL_NOT_RUN: why the attack could not
 				    * try (its CANNOT line, else its status,
 				    * exit and first words) */
-	bool attempted;            /* the ATTEMPTED marker was seen */
-	unsigned declared;         /* the attack's stopped_when (enum
+	bool attempted; /* the ATTEMPTED marker was seen */
+	unsigned declared; /* the attack's stopped_when (enum
 				    * eval_stop bits), copied */
-	unsigned checked;          /* the checks of enum eval_stop this run
+	unsigned checked; /* the checks of enum eval_stop this run
 				    * could make (their sources read) */
-	char output[256];          /* the job's first words: stdout's, then
+	char output[256]; /* the job's first words: stdout's, then
 				    * stderr's, each at most 120 bytes, its
 				    * token and canaries replaced by their
 				    * names ("<token>", "<ssh_key>"), and
@@ -123,7 +123,6 @@ const char *eval_outcome_name(enum eval_outcome o);
  * EVAL_STOPPED when no rule fired.
  */
 int eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,
-	     const char *policy, bool unsafe, unsigned id,
-	     struct eval_verdict *v);
+    const char *policy, bool unsafe, unsigned id, struct eval_verdict *v);
 
 #endif

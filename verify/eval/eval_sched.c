@@ -20,16 +20,16 @@ struct sched {
 	pthread_mutex_t mu;
 	const struct eval_ctx *ctx;
 	const struct eval_matrix *m;
-	char (*policy)[PATH_MAX];       /* one file per configuration */
-	struct eval_verdict *v;         /* the matrix's verdicts */
+	char (*policy)[PATH_MAX]; /* one file per configuration */
+	struct eval_verdict *v; /* the matrix's verdicts */
 	size_t next, total;
-	size_t *done;                   /* finished runs per configuration */
-	uint64_t marks[EVAL_MAX_JOBS];       /* honeypot mark of each worker's run */
-	pthread_cond_t cv;              /* a run ended */
-	size_t in_flight;               /* runs going on */
-	bool exclusive;                 /* one of them must run alone */
+	size_t *done; /* finished runs per configuration */
+	uint64_t marks[EVAL_MAX_JOBS]; /* honeypot mark of each worker's run */
+	pthread_cond_t cv; /* a run ended */
+	size_t in_flight; /* runs going on */
+	bool exclusive; /* one of them must run alone */
 	int64_t t0;
-	const char *what;               /* "layers", ... for progress */
+	const char *what; /* "layers", ... for progress */
 };
 
 struct worker {
@@ -60,9 +60,11 @@ progress(struct sched *s, size_t c)
 		bad += o == EVAL_SUCCEEDED;
 		err += o == EVAL_ERROR || o == EVAL_NOT_RUN;
 	}
-	fprintf(stderr, "stockade: eval %s: %s: %zu stopped, %zu succeeded, "
-		"%zu not run or failed (%.1f s)\n", s->what, m->cfg[c].title, ok,
-		bad, err, (double)(mono_ms() - s->t0) / 1000.0);
+	fprintf(stderr,
+	    "stockade: eval %s: %s: %zu stopped, %zu succeeded, "
+	    "%zu not run or failed (%.1f s)\n",
+	    s->what, m->cfg[c].title, ok, bad, err,
+	    (double)(mono_ms() - s->t0) / 1000.0);
 }
 
 /*
@@ -77,7 +79,7 @@ static bool
 must_run_alone(const struct eval_config *cfg)
 {
 	return (cfg->layers_off & JOB_LAYER_BIT(JOB_LAYER_LIMITS)) == 0 &&
-	       (cfg->layers_off & JOB_LAYER_BIT(JOB_LAYER_USER_NS)) != 0;
+	    (cfg->layers_off & JOB_LAYER_BIT(JOB_LAYER_USER_NS)) != 0;
 }
 
 static void *
@@ -97,9 +99,9 @@ work(void *arg)
 		/* A run that must be alone waits for the others to end;
 		 * the others wait while it runs. */
 		while (s->next < s->total && !s->ctx->interrupted() &&
-		       (s->exclusive ||
+		    (s->exclusive ||
 			(must_run_alone(&m->cfg[s->next / m->corpus->n]) &&
-			 s->in_flight > 0)))
+			    s->in_flight > 0)))
 			pthread_cond_wait(&s->cv, &s->mu);
 		if (s->next >= s->total || s->ctx->interrupted()) {
 			pthread_cond_broadcast(&s->cv);
@@ -118,8 +120,8 @@ work(void *arg)
 		pthread_mutex_unlock(&s->mu);
 
 		(void)eval_run(s->ctx, &m->corpus->v[a], s->policy[c],
-			       m->cfg[c].layers_off != 0, (unsigned)i,
-			       &s->v[a * m->ncfg + c]);
+		    m->cfg[c].layers_off != 0, (unsigned)i,
+		    &s->v[a * m->ncfg + c]);
 
 		pthread_mutex_lock(&s->mu);
 		s->in_flight--;
@@ -134,8 +136,8 @@ work(void *arg)
 			progress(s, c);
 		pthread_mutex_unlock(&s->mu);
 		/* Records no run in flight can need any more. */
-		eval_honeypot_forget(s->ctx->hp, low == UINT64_MAX ?
-				     eval_honeypot_mark(s->ctx->hp) : low);
+		eval_honeypot_forget(s->ctx->hp,
+		    low == UINT64_MAX ? eval_honeypot_mark(s->ctx->hp) : low);
 	}
 	return NULL;
 }
@@ -143,8 +145,8 @@ work(void *arg)
 /* Runs every cell of M (eval_sched.h). */
 int
 eval_sched_run(const struct eval_ctx *ctx, struct eval_matrix *m,
-	       struct eval_verdict *v, char (*policy)[PATH_MAX], unsigned jobs,
-	       const char *what)
+    struct eval_verdict *v, char (*policy)[PATH_MAX], unsigned jobs,
+    const char *what)
 {
 	struct sched s;
 	struct worker w[EVAL_MAX_JOBS];

@@ -11,7 +11,7 @@
 #include "eval_run.h"
 #include "eval_table.h"
 
-#define EVAL_MAX_JOBS 4         /* the most --jobs allows */
+#define EVAL_MAX_JOBS 4 /* the most --jobs allows */
 
 /*
  * Runs every cell of M (attack A against configuration C gives
@@ -23,8 +23,8 @@
  * -EINTR when CTX->interrupted() stopped it (cells not run keep their
  * zeroed verdicts), or -ENOMEM.
  */
-int	eval_sched_run(const struct eval_ctx *ctx, struct eval_matrix *m,
-	    struct eval_verdict *v, char (*policy)[PATH_MAX], unsigned jobs,
-	    const char *what);
+int eval_sched_run(const struct eval_ctx *ctx, struct eval_matrix *m,
+    struct eval_verdict *v, char (*policy)[PATH_MAX], unsigned jobs,
+    const char *what);
 
 #endif

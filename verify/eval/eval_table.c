@@ -11,8 +11,8 @@
 #include "config.h"
 #include "result.h"
 
-#define YES "\u2713"	/* ✓ stopped */
-#define NO "\u2717"	/* ✗ succeeded */
+#define YES "\u2713" /* ✓ stopped */
+#define NO "\u2717" /* ✗ succeeded */
 
 /* ---- the configurations of each evaluation ---------------------------- */
 
@@ -22,44 +22,44 @@
 /* None, then each layer added in the order of shared/result.h: column N
  * has layers 1..N on. */
 static const struct eval_config layer_configs[EVAL_NLAYERS + 1] = {
-	{"none", "none", ALL},
-	{"limits", "+limits", OFF_FROM(JOB_LAYER_PROCESS_GROUP)},
-	{"process_group", "+process_group", OFF_FROM(JOB_LAYER_SCRUBBED_ENV)},
-	{"scrubbed_env", "+scrubbed_env", OFF_FROM(JOB_LAYER_PRIVATE_CWD)},
-	{"private_cwd", "+private_cwd", OFF_FROM(JOB_LAYER_USER_NS)},
-	{"user_ns", "+user_ns", OFF_FROM(JOB_LAYER_PID_NS)},
-	{"pid_ns", "+pid_ns", OFF_FROM(JOB_LAYER_MOUNT_NS)},
-	{"mount_ns", "+mount_ns", OFF_FROM(JOB_LAYER_NETWORK_NS)},
-	{"network_ns", "+network_ns", OFF_FROM(JOB_LAYER_IPC_UTS)},
-	{"ipc_uts", "+ipc_uts", OFF_FROM(JOB_LAYER_NO_TERMINAL)},
-	{"no_terminal", "+no_terminal", OFF_FROM(JOB_LAYER_CAPS_NNP)},
-	{"caps_nnp", "+caps_nnp", OFF_FROM(JOB_LAYER_LANDLOCK)},
-	{"landlock", "+landlock", OFF_FROM(JOB_LAYER_SECCOMP)},
-	{"seccomp", "+seccomp", 0},
+    {"none", "none", ALL},
+    {"limits", "+limits", OFF_FROM(JOB_LAYER_PROCESS_GROUP)},
+    {"process_group", "+process_group", OFF_FROM(JOB_LAYER_SCRUBBED_ENV)},
+    {"scrubbed_env", "+scrubbed_env", OFF_FROM(JOB_LAYER_PRIVATE_CWD)},
+    {"private_cwd", "+private_cwd", OFF_FROM(JOB_LAYER_USER_NS)},
+    {"user_ns", "+user_ns", OFF_FROM(JOB_LAYER_PID_NS)},
+    {"pid_ns", "+pid_ns", OFF_FROM(JOB_LAYER_MOUNT_NS)},
+    {"mount_ns", "+mount_ns", OFF_FROM(JOB_LAYER_NETWORK_NS)},
+    {"network_ns", "+network_ns", OFF_FROM(JOB_LAYER_IPC_UTS)},
+    {"ipc_uts", "+ipc_uts", OFF_FROM(JOB_LAYER_NO_TERMINAL)},
+    {"no_terminal", "+no_terminal", OFF_FROM(JOB_LAYER_CAPS_NNP)},
+    {"caps_nnp", "+caps_nnp", OFF_FROM(JOB_LAYER_LANDLOCK)},
+    {"landlock", "+landlock", OFF_FROM(JOB_LAYER_SECCOMP)},
+    {"seccomp", "+seccomp", 0},
 };
 
 /* Filesystem isolation is the mount namespace and Landlock; network
  * isolation the network namespace (with Landlock's TCP rules and the
  * abstract unix scope, which go with it: docs/layers.md). */
-#define FS_ISOLATION (JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) | \
-		      JOB_LAYER_BIT(JOB_LAYER_LANDLOCK))
+#define FS_ISOLATION \
+	(JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) | JOB_LAYER_BIT(JOB_LAYER_LANDLOCK))
 #define NET_ISOLATION JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS)
 static const struct eval_config isolation_configs[4] = {
-	{"neither", "neither", FS_ISOLATION | NET_ISOLATION},
-	{"fs_only", "fs only", NET_ISOLATION},
-	{"net_only", "net only", FS_ISOLATION},
-	{"both", "both", 0},
+    {"neither", "neither", FS_ISOLATION | NET_ISOLATION},
+    {"fs_only", "fs only", NET_ISOLATION},
+    {"net_only", "net only", FS_ISOLATION},
+    {"both", "both", 0},
 };
 
 static const struct eval_config full_config[1] = {
-	{"full", "full product", 0},
+    {"full", "full product", 0},
 };
 
 /* The hostile programs of the filter evaluation bare (to show the harm
  * the filter let through is real), then in the full product. */
 static const struct eval_config filter_configs[2] = {
-	{"none", "no sandbox", JOB_LAYERS_ALL},
-	{"full", "full product", 0},
+    {"none", "no sandbox", JOB_LAYERS_ALL},
+    {"full", "full product", 0},
 };
 
 /* The evaluation named by SUB (eval_table.h). */
@@ -93,10 +93,14 @@ const char *
 eval_kind_name(enum eval_kind k)
 {
 	switch (k) {
-	case EVAL_KIND_LAYERS: return "layers";
-	case EVAL_KIND_ISOLATION: return "isolation";
-	case EVAL_KIND_CORPUS: return "corpus";
-	case EVAL_KIND_FILTER: return "filter";
+	case EVAL_KIND_LAYERS:
+		return "layers";
+	case EVAL_KIND_ISOLATION:
+		return "isolation";
+	case EVAL_KIND_CORPUS:
+		return "corpus";
+	case EVAL_KIND_FILTER:
+		return "filter";
 	}
 	return "?";
 }
@@ -147,10 +151,14 @@ static const char *
 cell(const struct eval_verdict *v)
 {
 	switch (v->outcome) {
-	case EVAL_STOPPED: return YES;
-	case EVAL_SUCCEEDED: return NO;
-	case EVAL_ERROR: return "E";
-	case EVAL_NOT_RUN: return "N";
+	case EVAL_STOPPED:
+		return YES;
+	case EVAL_SUCCEEDED:
+		return NO;
+	case EVAL_ERROR:
+		return "E";
+	case EVAL_NOT_RUN:
+		return "N";
 	}
 	return "?";
 }
@@ -167,8 +175,8 @@ evidence_text(const struct eval_verdict *v, char *buf, size_t len)
 		snprintf(buf, len, "%s", v->status[0] ? v->status : "-");
 	else
 		snprintf(buf, len, "%s: %s: %s%s", v->ev[0].rule,
-			 v->ev[0].where, v->ev[0].detail,
-			 v->nev > 1 ? " (and more)" : "");
+		    v->ev[0].where, v->ev[0].detail,
+		    v->nev > 1 ? " (and more)" : "");
 	/* One table cell: no '|' or newline from a path. */
 	for (char *p = buf; *p != '\0'; p++)
 		if (*p == '|' || *p == '\n' || *p == '\r')
@@ -209,7 +217,7 @@ print_layers(FILE *f, const struct eval_matrix *m)
 		fprintf(f, "| %s | %s |", cp->v[a].name, family_of(&cp->v[a]));
 		for (size_t c = 0; c < m->ncfg; c++)
 			fprintf(f, (int)c == first ? " **%s** |" : " %s |",
-				cell(at(m, a, c)));
+			    cell(at(m, a, c)));
 		fputc('\n', f);
 		for (size_t c = 0; c < m->ncfg; c++)
 			if (at(m, a, c)->outcome == EVAL_NOT_RUN) {
@@ -219,7 +227,7 @@ print_layers(FILE *f, const struct eval_matrix *m)
 		if (first == -2)
 			unknown++;
 		else if (first < 0 &&
-			 at(m, a, m->ncfg - 1)->outcome != EVAL_SUCCEEDED)
+		    at(m, a, m->ncfg - 1)->outcome != EVAL_SUCCEEDED)
 			unjudged++;
 		else if (first < 0)
 			never++;
@@ -228,27 +236,33 @@ print_layers(FILE *f, const struct eval_matrix *m)
 		else if ((size_t)first <= EVAL_NLAYERS)
 			firsts[first]++;
 	}
-	fprintf(f, "\n%s stopped (the attack showed its attempt and every "
-		"check it declares found nothing), %s succeeded, N not run "
-		"(the attack could not try: never counted as stopped), E the "
-		"run failed (see the JSON); in bold, the layer that stops the "
-		"attack first (and every layer after it stops it too).\n\n",
-		YES, NO);
+	fprintf(f,
+	    "\n%s stopped (the attack showed its attempt and every "
+	    "check it declares found nothing), %s succeeded, N not run "
+	    "(the attack could not try: never counted as stopped), E the "
+	    "run failed (see the JSON); in bold, the layer that stops the "
+	    "attack first (and every layer after it stops it too).\n\n",
+	    YES, NO);
 	fprintf(f, "Attacks stopped first by each layer:\n\n");
 	for (size_t c = 1; c < m->ncfg; c++)
 		fprintf(f, "- %s: %zu\n", m->cfg[c].title + 1, firsts[c]);
 	if (none > 0)
-		fprintf(f, "- (no layer: the attack failed even with every "
-			"layer off): %zu\n", none);
+		fprintf(f,
+		    "- (no layer: the attack failed even with every "
+		    "layer off): %zu\n",
+		    none);
 	if (unknown > 0)
-		fprintf(f, "- (unknown: a column before its stops is N or E, "
-			"no cell in bold): %zu\n", unknown);
+		fprintf(f,
+		    "- (unknown: a column before its stops is N or E, "
+		    "no cell in bold): %zu\n",
+		    unknown);
 	fprintf(f, "\nAttacks the full product does not stop: %zu\n", never);
 	if (unjudged > 0)
-		fprintf(f, "\nAttacks the full product could not be judged "
-			"on (not run, or the run failed): %zu\n", unjudged);
-	fprintf(f, "\nAttacks not run in at least one column: %zu\n",
-		notrun);
+		fprintf(f,
+		    "\nAttacks the full product could not be judged "
+		    "on (not run, or the run failed): %zu\n",
+		    unjudged);
+	fprintf(f, "\nAttacks not run in at least one column: %zu\n", notrun);
 }
 
 static void
@@ -264,7 +278,8 @@ print_isolation(FILE *f, const struct eval_matrix *m)
 			const struct eval_verdict *v = at(m, a, c);
 
 			if (v->outcome == EVAL_SUCCEEDED) {
-				fprintf(f, " %s %s |", NO, eval_channel(&v->ev[0]));
+				fprintf(f, " %s %s |", NO,
+				    eval_channel(&v->ev[0]));
 				leaks[c]++;
 			} else {
 				fprintf(f, " %s |", cell(v));
@@ -272,13 +287,15 @@ print_isolation(FILE *f, const struct eval_matrix *m)
 		}
 		fputc('\n', f);
 	}
-	fprintf(f, "\n%s stopped; %s the secret got out, by the channel "
-		"named (tcp, udp, unix: the honeypot on the host's loopback; "
-		"output: the job's stdout or stderr; file: a workspace file "
-		"the agent returns); N not run (the attack could not try); E "
-		"the run failed.\n\n", YES, NO);
+	fprintf(f,
+	    "\n%s stopped; %s the secret got out, by the channel "
+	    "named (tcp, udp, unix: the honeypot on the host's loopback; "
+	    "output: the job's stdout or stderr; file: a workspace file "
+	    "the agent returns); N not run (the attack could not try); E "
+	    "the run failed.\n\n",
+	    YES, NO);
 	fprintf(f, "Secrets that got out, of %zu exfiltration attacks:\n\n",
-		cp->n);
+	    cp->n);
 	for (size_t c = 0; c < m->ncfg && c < 8; c++)
 		fprintf(f, "- %s: %zu\n", m->cfg[c].title, leaks[c]);
 }
@@ -290,29 +307,33 @@ print_corpus(FILE *f, const struct eval_matrix *m)
 	size_t bad = 0, err = 0, notrun = 0;
 	char ev[512];
 
-	fprintf(f, "| attack | family | %s | status or evidence |\n"
-		"|---|---|:-:|---|\n", m->cfg[0].title);
+	fprintf(f,
+	    "| attack | family | %s | status or evidence |\n"
+	    "|---|---|:-:|---|\n",
+	    m->cfg[0].title);
 	for (size_t a = 0; a < cp->n; a++) {
 		const struct eval_verdict *v = at(m, a, 0);
 
 		evidence_text(v, ev, sizeof(ev));
 		fprintf(f, "| %s | %s | %s | %s |\n", cp->v[a].name,
-			family_of(&cp->v[a]), cell(v), ev);
+		    family_of(&cp->v[a]), cell(v), ev);
 		bad += v->outcome == EVAL_SUCCEEDED;
 		err += v->outcome == EVAL_ERROR;
 		notrun += v->outcome == EVAL_NOT_RUN;
 	}
-	fprintf(f, "\n%zu attacks: %zu stopped, %zu succeeded, %zu not run, "
-		"%zu failed to run.\n", cp->n, cp->n - bad - err - notrun, bad,
-		notrun, err);
+	fprintf(f,
+	    "\n%zu attacks: %zu stopped, %zu succeeded, %zu not run, "
+	    "%zu failed to run.\n",
+	    cp->n, cp->n - bad - err - notrun, bad, notrun, err);
 }
 
 int
 eval_print_markdown(FILE *f, const struct eval_matrix *m)
 {
-	fprintf(f, "Generated by `%s` (stockade %s); regenerate it with "
-		"that command, do not edit it.\n\n", m->command,
-		STOCKADE_VERSION);
+	fprintf(f,
+	    "Generated by `%s` (stockade %s); regenerate it with "
+	    "that command, do not edit it.\n\n",
+	    m->command, STOCKADE_VERSION);
 	switch (m->kind) {
 	case EVAL_KIND_LAYERS:
 		print_layers(f, m);
@@ -338,7 +359,7 @@ layers_json(uint32_t off)
 	for (int i = 1; a != NULL && i <= JOB_LAYER_MAX; i++)
 		if ((off & JOB_LAYER_BIT(i)) &&
 		    json_array_append_new(a, json_string(job_layer_name(i))) <
-			    0) {
+			0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -352,9 +373,8 @@ verdict_json(const struct eval_verdict *v)
 
 	for (size_t i = 0; ev != NULL && i < v->nev; i++) {
 		json_t *o = json_pack("{s:s, s:s, s:s, s:b}", "rule",
-				      v->ev[i].rule, "where", v->ev[i].where,
-				      "detail", v->ev[i].detail, "declared",
-				      v->ev[i].declared);
+		    v->ev[i].rule, "where", v->ev[i].where, "detail",
+		    v->ev[i].detail, "declared", v->ev[i].declared);
 
 		if (o == NULL || json_array_append_new(ev, o) < 0) {
 			json_decref(ev);
@@ -364,15 +384,15 @@ verdict_json(const struct eval_verdict *v)
 	if (ev == NULL)
 		return NULL;
 	return json_pack("{s:s, s:s?, s:i, s:o, s:o, s:s?, s:s, s:b}",
-			 "outcome", eval_outcome_name(v->outcome), "status",
-			 v->status[0] ? v->status : NULL, "exit_code",
-			 v->exit_code, "wall_ms",
-			 v->wall_ms >= 0 ? json_integer((json_int_t)v->wall_ms) :
-					   json_null(), "evidence",
-			 ev, "error",
-			 v->outcome == EVAL_ERROR ||
-			 v->outcome == EVAL_NOT_RUN ? v->error : NULL,
-			 "output", v->output, "attempted", v->attempted);
+	    "outcome", eval_outcome_name(v->outcome), "status",
+	    v->status[0] ? v->status : NULL, "exit_code", v->exit_code,
+	    "wall_ms",
+	    v->wall_ms >= 0 ? json_integer((json_int_t)v->wall_ms)
+			    : json_null(),
+	    "evidence", ev, "error",
+	    v->outcome == EVAL_ERROR || v->outcome == EVAL_NOT_RUN ? v->error
+								   : NULL,
+	    "output", v->output, "attempted", v->attempted);
 }
 
 static json_t *
@@ -385,24 +405,23 @@ attack_json(const struct eval_matrix *m, size_t a)
 	for (size_t i = 0; ok && i < at_->nkv; i++)
 		if (json_object_get(h, at_->kv[i].key) == NULL)
 			ok = json_object_set_new(h, at_->kv[i].key,
-					json_string(at_->kv[i].value)) == 0;
+				 json_string(at_->kv[i].value)) == 0;
 	for (size_t c = 0; ok && c < m->ncfg; c++)
 		ok = json_object_set_new(runs, m->cfg[c].name,
-					 verdict_json(at(m, a, c))) == 0;
-	ok = ok && json_object_set_new(o, "name",
-				       json_string(at_->name)) == 0;
+			 verdict_json(at(m, a, c))) == 0;
+	ok = ok && json_object_set_new(o, "name", json_string(at_->name)) == 0;
 	if (ok) {
 		ok = json_object_set_new(o, "header", h) == 0;
-		h = NULL;	/* taken, even on failure */
+		h = NULL; /* taken, even on failure */
 	}
-	ok = ok && json_object_set_new(o, "exfil",
-				       json_boolean(at_->exfil)) == 0;
+	ok = ok &&
+	    json_object_set_new(o, "exfil", json_boolean(at_->exfil)) == 0;
 	if (ok && m->kind == EVAL_KIND_LAYERS) {
 		int first = eval_first_stop(m, a);
 
-		ok = json_object_set_new(o, "first_stop", first < 0 ?
-				json_null() :
-				json_string(m->cfg[first].name)) == 0;
+		ok = json_object_set_new(o, "first_stop",
+			 first < 0 ? json_null()
+				   : json_string(m->cfg[first].name)) == 0;
 	}
 	if (ok) {
 		ok = json_object_set_new(o, "runs", runs) == 0;
@@ -435,15 +454,15 @@ eval_matrix_json(const struct eval_matrix *m)
 			not_run += at(m, a, c)->outcome == EVAL_NOT_RUN;
 		}
 		one = json_pack("{s:s, s:s, s:o?}", "name", m->cfg[c].name,
-				"title", m->cfg[c].title, "layers_off",
-				layers_json(m->cfg[c].layers_off));
+		    "title", m->cfg[c].title, "layers_off",
+		    layers_json(m->cfg[c].layers_off));
 		ok = one != NULL && json_array_append_new(cfgs, one) == 0;
-		ok = ok && json_object_set_new(sum, m->cfg[c].name,
+		ok = ok &&
+		    json_object_set_new(sum, m->cfg[c].name,
 			json_pack("{s:I, s:I, s:I, s:I}", "stopped",
-				  (json_int_t)stopped, "succeeded",
-				  (json_int_t)succeeded, "error",
-				  (json_int_t)failed, "not_run",
-				  (json_int_t)not_run)) == 0;
+			    (json_int_t)stopped, "succeeded",
+			    (json_int_t)succeeded, "error", (json_int_t)failed,
+			    "not_run", (json_int_t)not_run)) == 0;
 	}
 	for (size_t a = 0; ok && a < m->corpus->n; a++)
 		ok = json_array_append_new(atk, attack_json(m, a)) == 0;
@@ -454,8 +473,8 @@ eval_matrix_json(const struct eval_matrix *m)
 		return NULL;
 	}
 	o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "eval",
-		      eval_kind_name(m->kind), "command", m->command, "version",
-		      STOCKADE_VERSION, "configurations", cfgs, "attacks", atk,
-		      "summary", sum);
+	    eval_kind_name(m->kind), "command", m->command, "version",
+	    STOCKADE_VERSION, "configurations", cfgs, "attacks", atk, "summary",
+	    sum);
 	return o;
 }

@@ -22,23 +22,23 @@
 
 /* One configuration: the layers it switches off. */
 struct eval_config {
-	const char *name;       /* JSON key: "none", "limits", "fs_only" */
-	const char *title;      /* table column: "none", "+limits", "fs only" */
-	uint32_t layers_off;    /* a JOB_LAYER_BIT mask (result.h) */
+	const char *name; /* JSON key: "none", "limits", "fs_only" */
+	const char *title; /* table column: "none", "+limits", "fs only" */
+	uint32_t layers_off; /* a JOB_LAYER_BIT mask (result.h) */
 };
 
 enum eval_kind {
-	EVAL_KIND_LAYERS,       /* cumulative columns, first stop in bold */
-	EVAL_KIND_ISOLATION,    /* four columns, the channel of each leak */
-	EVAL_KIND_CORPUS,       /* the full product: one column, evidence */
-	EVAL_KIND_FILTER,       /* the hostile programs in the full product */
+	EVAL_KIND_LAYERS, /* cumulative columns, first stop in bold */
+	EVAL_KIND_ISOLATION, /* four columns, the channel of each leak */
+	EVAL_KIND_CORPUS, /* the full product: one column, evidence */
+	EVAL_KIND_FILTER, /* the hostile programs in the full product */
 };
 
 /* The runs of one eval: V[a * NCFG + c] is attack A under configuration
  * C. Everything borrowed. */
 struct eval_matrix {
 	enum eval_kind kind;
-	const char *command;    /* how to regenerate it ("stockade eval ...") */
+	const char *command; /* how to regenerate it ("stockade eval ...") */
 	const struct eval_corpus *corpus;
 	const struct eval_config *cfg;
 	size_t ncfg;

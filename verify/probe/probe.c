@@ -9,8 +9,12 @@
 #include "probe.h"
 
 static const struct probe_cmd *const groups[] = {
-	probe_jail_cmds, probe_process_cmds, probe_seccomp_cmds,
-	probe_syscalls_cmds, probe_results_cmds, probe_boundary_cmds,
+    probe_jail_cmds,
+    probe_process_cmds,
+    probe_seccomp_cmds,
+    probe_syscalls_cmds,
+    probe_results_cmds,
+    probe_boundary_cmds,
 };
 
 int
@@ -24,8 +28,9 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: stockade-probe COMMAND [ARGS...] | "
-			"--list\n");
+		fprintf(stderr,
+		    "usage: stockade-probe COMMAND [ARGS...] | "
+		    "--list\n");
 		return 2;
 	}
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)

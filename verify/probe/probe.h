@@ -51,7 +51,7 @@ const struct probe_call *probe_call_find(const char *name);
 /* Prints "KEY=value" (printf-style value; a newline in it is printed
  * as "\n") and flushes. */
 void probe_kv(const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Prints "KEY=<errno name>" for ERR (an errno value; 0 prints "ok"),
  * as "EPERM", "ENOSYS": the names the checks compare. */

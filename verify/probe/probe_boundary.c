@@ -119,20 +119,20 @@ cmd_heartbeat(int argc, char **argv)
 /* ---- the fake launcher --------------------------------------------------- */
 
 enum fake_mode {
-	FAKE_SMUGGLE_FD,    /* OUTPUT "a", then OUTPUT "b" carrying a
+	FAKE_SMUGGLE_FD, /* OUTPUT "a", then OUTPUT "b" carrying a
 			     * descriptor of the host's /, then RESULT ok */
 	FAKE_WRONG_VERSION, /* HELLO_REPLY with PROTO_VERSION - 1; RESULT ok
 			     * if a RUN comes all the same */
-	FAKE_FOREIGN_RESULT,/* OUTPUT "a", then RESULT ok for the next job
+	FAKE_FOREIGN_RESULT, /* OUTPUT "a", then RESULT ok for the next job
 			     * id, not the one sent */
-	FAKE_SOUND,         /* OUTPUT "a", RESULT ok: what a launcher may */
+	FAKE_SOUND, /* OUTPUT "a", RESULT ok: what a launcher may */
 };
 
 static const char *const fake_modes[] = {
-	[FAKE_SMUGGLE_FD] = "smuggle-fd",
-	[FAKE_WRONG_VERSION] = "wrong-version",
-	[FAKE_FOREIGN_RESULT] = "foreign-result",
-	[FAKE_SOUND] = "sound",
+    [FAKE_SMUGGLE_FD] = "smuggle-fd",
+    [FAKE_WRONG_VERSION] = "wrong-version",
+    [FAKE_FOREIGN_RESULT] = "foreign-result",
+    [FAKE_SOUND] = "sound",
 };
 
 /* A message being written: header, then the body (little-endian). */
@@ -217,20 +217,20 @@ send_result_ok(int sock, uint64_t job, uint64_t stdout_bytes)
 	fmsg_start(&m, PROTO_RESULT);
 	put(&m, job, 8);
 	put(&m, JOB_OK, 4);
-	put(&m, 0, 4);               /* exit code */
-	put(&m, 0, 4);               /* signal */
-	put(&m, 1, 8);               /* wall_ms */
-	put(&m, 0, 8);               /* cpu_ms */
-	put(&m, 100, 8);             /* peak_memory_kb */
-	put(&m, 1, 4);               /* peak_processes */
+	put(&m, 0, 4); /* exit code */
+	put(&m, 0, 4); /* signal */
+	put(&m, 1, 8); /* wall_ms */
+	put(&m, 0, 8); /* cpu_ms */
+	put(&m, 100, 8); /* peak_memory_kb */
+	put(&m, 1, 4); /* peak_processes */
 	put(&m, ENFORCE_MONITOR, 1);
-	put(&m, 0, 4);               /* landlock_abi */
-	put(&m, 0, 4);               /* no denials */
+	put(&m, 0, 4); /* landlock_abi */
+	put(&m, 0, 4); /* no denials */
 	put(&m, stdout_bytes, 8);
-	put(&m, 0, 8);               /* stderr_bytes */
+	put(&m, 0, 8); /* stderr_bytes */
 	put(&m, MEASURE_RSS_SUM, 1); /* memory_measure (protocol 9) */
-	put(&m, 0, 1);               /* no limit reached */
-	put_str(&m, "");             /* detail */
+	put(&m, 0, 1); /* no limit reached */
+	put_str(&m, ""); /* detail */
 	return fmsg_send(sock, &m, -1);
 }
 
@@ -272,9 +272,10 @@ fake_recv(int sock, uint8_t *buf, size_t size)
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = buf, .iov_len = size};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.buf,
-			    .msg_controllen = sizeof(u.buf)};
+	struct msghdr mh = {.msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = u.buf,
+	    .msg_controllen = sizeof(u.buf)};
 	ssize_t n;
 
 	do
@@ -289,7 +290,7 @@ fake_recv(int sock, uint8_t *buf, size_t size)
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
-				       sizeof(int));
+				    sizeof(int));
 				close(fd);
 			}
 	return n;
@@ -319,17 +320,19 @@ fake_run(int sock, enum fake_mode mode, uint64_t job)
 		if (root < 0)
 			return -1;
 		/* Said first: a sound broker kills us at the descriptor. */
-		fprintf(stderr, "stockade-probe: fake launcher: sends OUTPUT "
-			"with a descriptor of /\n");
+		fprintf(stderr,
+		    "stockade-probe: fake launcher: sends OUTPUT "
+		    "with a descriptor of /\n");
 		e = send_output(sock, job, "a", -1);
 		if (e == 0)
 			e = send_output(sock, job, "b", root);
 		close(root);
 		return e == 0 ? send_result_ok(sock, job, 2) : -1;
 	case FAKE_FOREIGN_RESULT:
-		fprintf(stderr, "stockade-probe: fake launcher: RESULT for "
-			"job %llu, not %llu\n", (unsigned long long)job + 1,
-			(unsigned long long)job);
+		fprintf(stderr,
+		    "stockade-probe: fake launcher: RESULT for "
+		    "job %llu, not %llu\n",
+		    (unsigned long long)job + 1, (unsigned long long)job);
 		if (send_output(sock, job, "a", -1) < 0)
 			return -1;
 		return send_result_ok(sock, job + 1, 1);
@@ -351,13 +354,16 @@ cmd_fake_launcher(int argc, char **argv)
 	int sock, mode;
 
 	if (argc != 2 || (sock = atoi(argv[1])) < 3) {
-		fprintf(stderr, "usage: --ipc-fd N (started by stockade as "
-			"its launcher)\n");
+		fprintf(stderr,
+		    "usage: --ipc-fd N (started by stockade as "
+		    "its launcher)\n");
 		return 2;
 	}
 	if ((mode = fake_mode()) < 0) {
-		fprintf(stderr, "stockade-probe: fake launcher: no valid %s "
-			"beside this binary\n", FAKE_MODE_FILE);
+		fprintf(stderr,
+		    "stockade-probe: fake launcher: no valid %s "
+		    "beside this binary\n",
+		    FAKE_MODE_FILE);
 		return 2;
 	}
 	for (;;) {
@@ -371,21 +377,24 @@ cmd_fake_launcher(int argc, char **argv)
 		type = (uint16_t)get_le(buf, 2);
 		if (type == PROTO_HELLO) {
 			struct fmsg m;
-			uint32_t v = mode == FAKE_WRONG_VERSION ?
-					     PROTO_VERSION - 1 : PROTO_VERSION;
+			uint32_t v = mode == FAKE_WRONG_VERSION
+			    ? PROTO_VERSION - 1
+			    : PROTO_VERSION;
 
 			fmsg_start(&m, PROTO_HELLO_REPLY);
 			put(&m, v, 4);
 			put(&m, (uint64_t)getpid(), 4);
 			if (mode == FAKE_WRONG_VERSION)
-				fprintf(stderr, "stockade-probe: fake launcher: "
-					"HELLO_REPLY with version %u\n", v);
+				fprintf(stderr,
+				    "stockade-probe: fake launcher: "
+				    "HELLO_REPLY with version %u\n",
+				    v);
 			if (fmsg_send(sock, &m, -1) < 0)
 				return 1;
 		} else if (type == PROTO_RUN &&
-			   (size_t)n >= PROTO_HEADER_SIZE + 8) {
+		    (size_t)n >= PROTO_HEADER_SIZE + 8) {
 			if (fake_run(sock, (enum fake_mode)mode,
-				     get_le(buf + PROTO_HEADER_SIZE, 8)) < 0)
+				get_le(buf + PROTO_HEADER_SIZE, 8)) < 0)
 				return 1;
 		}
 		/* CANCEL and anything else: ignored. */
@@ -393,12 +402,17 @@ cmd_fake_launcher(int argc, char **argv)
 }
 
 const struct probe_cmd probe_boundary_cmds[] = {
-	{"mark-then-mark", "FIRST MS SECOND: makes FIRST, sleeps MS ms, makes "
-	 "SECOND; prints first=, second=", cmd_mark_then_mark},
-	{"heartbeat", "FILE MS COUNT: appends a byte to FILE every MS ms, "
-	 "COUNT times; prints beats=", cmd_heartbeat},
-	{"--ipc-fd", "N: a hostile stockade-launcher for the boundary checks "
-	 "(what it does wrong: the file " FAKE_MODE_FILE " beside it)",
-	 cmd_fake_launcher},
-	{NULL, NULL, NULL},
+    {"mark-then-mark",
+	"FIRST MS SECOND: makes FIRST, sleeps MS ms, makes "
+	"SECOND; prints first=, second=",
+	cmd_mark_then_mark},
+    {"heartbeat",
+	"FILE MS COUNT: appends a byte to FILE every MS ms, "
+	"COUNT times; prints beats=",
+	cmd_heartbeat},
+    {"--ipc-fd",
+	"N: a hostile stockade-launcher for the boundary checks "
+	"(what it does wrong: the file " FAKE_MODE_FILE " beside it)",
+	cmd_fake_launcher},
+    {NULL, NULL, NULL},
 };

@@ -97,7 +97,7 @@ cmd_ids(int argc, char **argv)
 		size_t l = strlen(list);
 
 		snprintf(list + l, sizeof(list) - l, "%s%u", i > 0 ? "," : "",
-			 (unsigned)groups[i]);
+		    (unsigned)groups[i]);
 	}
 	if (n < 0)
 		probe_errno("groups", errno);
@@ -112,8 +112,8 @@ cmd_ids(int argc, char **argv)
 static int
 cmd_ns(int argc, char **argv)
 {
-	static const char *const names[] = {"user", "pid", "mnt", "net",
-					    "ipc", "uts", "cgroup"};
+	static const char *const names[] = {"user", "pid", "mnt", "net", "ipc",
+	    "uts", "cgroup"};
 	char path[64], link[128], key[32];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -215,7 +215,7 @@ cmd_mounts(int argc, char **argv)
 			continue;
 		snprintf(key, sizeof(key), "mount.%d", n++);
 		probe_kv(key, "%s %s %s", field[4],
-			 fstype != NULL ? fstype : "?", field[5]);
+		    fstype != NULL ? fstype : "?", field[5]);
 	}
 	fclose(f);
 	probe_kv("mounts.count", "%d", n);
@@ -258,7 +258,7 @@ cmd_read(int argc, char **argv)
 			continue;
 		}
 		while (len < sizeof(buf) &&
-		       (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+		    (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
 			len += (size_t)n;
 		close(fd);
 		if (n < 0) {
@@ -266,8 +266,8 @@ cmd_read(int argc, char **argv)
 			continue;
 		}
 		probe_kv(key, "%zu", len);
-		for (size_t p = 0; p < len && buf[p] != '\n' &&
-				   k < sizeof(line) - 1; p++)
+		for (size_t p = 0;
+		     p < len && buf[p] != '\n' && k < sizeof(line) - 1; p++)
 			if (buf[p] >= 0x20 && buf[p] < 0x7f)
 				line[k++] = buf[p];
 		line[k] = '\0';
@@ -286,7 +286,7 @@ cmd_create(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		int fd = open(argv[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			      0600);
+		    0600);
 
 		snprintf(key, sizeof(key), "create.%s", argv[i]);
 		probe_errno(key, fd < 0 ? errno : 0);
@@ -303,11 +303,13 @@ static int
 udp_send(int s, unsigned port)
 {
 	struct sockaddr_in to = {.sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	    .sin_port = htons((uint16_t)port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 
 	return sendto(s, "stockade-probe", 14, 0, (struct sockaddr *)&to,
-		      sizeof(to)) < 0 ? errno : 0;
+		   sizeof(to)) < 0
+	    ? errno
+	    : 0;
 }
 
 /* A TCP connect to 127.0.0.1:PORT, 2 s at most: 0 when it connected
@@ -317,8 +319,8 @@ static int
 tcp_connect_port(unsigned port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	    .sin_port = htons((uint16_t)port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tv = {2, 0};
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
 
@@ -336,15 +338,14 @@ static int
 tcp_self(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof(a);
 	struct timeval tv = {2, 0};
 	int l = -1, c = -1, s = -1, r = 0;
 	char b = 0;
 
 	if ((l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    listen(l, 1) < 0 ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0 ||
 	    getsockname(l, (struct sockaddr *)&a, &al) < 0 ||
 	    (c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		r = errno;
@@ -382,7 +383,7 @@ cmd_net(int argc, char **argv)
 	FILE *f = fopen("/proc/net/dev", "re");
 	struct ifreq ifr;
 	struct sockaddr_in me = {.sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t ml = sizeof(me);
 	char got[32];
 	int s, r, n = 0;
@@ -399,7 +400,7 @@ cmd_net(int argc, char **argv)
 				continue; /* the two header lines */
 			*colon = '\0';
 			snprintf(list + l, sizeof(list) - l, "%s%s",
-				 n++ > 0 ? "," : "", name);
+			    n++ > 0 ? "," : "", name);
 		}
 		fclose(f);
 		probe_kv("net.ifaces", "%s", list);
@@ -461,9 +462,10 @@ cmd_abstract(int argc, char **argv)
 		return 0;
 	}
 	probe_errno("abstract_connect",
-		    connect(s, (struct sockaddr *)&a,
-			    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-					1 + l)) < 0 ? errno : 0);
+	    connect(s, (struct sockaddr *)&a,
+		(socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l)) < 0
+		? errno
+		: 0);
 	close(s);
 	return 0;
 }
@@ -524,25 +526,28 @@ cmd_uts(int argc, char **argv)
 }
 
 const struct probe_cmd probe_jail_cmds[] = {
-	{"setgroups", "setgroups=the first line of /proc/self/setgroups",
-	 cmd_setgroups},
-	{"ids", "uid, euid, gid, egid, groups, uid_map, gid_map", cmd_ids},
-	{"ns", "ns.NAME=NAME:[inode] for each namespace", cmd_ns},
-	{"pid", "pid, ppid, sid, pgrp, proc_self, init_comm, proc.pids",
-	 cmd_pid},
-	{"mounts", "mount.I=MOUNTPOINT FSTYPE OPTIONS per mount, mounts.count",
-	 cmd_mounts},
-	{"stat", "PATH...: stat.PATH=ok or errno name (lstat)", cmd_stat},
-	{"read", "PATH...: read.PATH=bytes read (64 KiB at most) or errno "
-	 "name, line.PATH=its first line (printable ASCII)", cmd_read},
-	{"create", "PATH...: create.PATH=ok or errno name (O_CREAT|O_EXCL)",
-	 cmd_create},
-	{"net", "[PORT]: net.ifaces, net.lo_up, net.self_udp, net.self_tcp, "
-	 "net.host_udp and net.host_tcp (to 127.0.0.1:PORT)", cmd_net},
-	{"abstract", "NAME: abstract_connect=errno name of a connect to @NAME",
-	 cmd_abstract},
-	{"sysvipc", "ipc.shm, ipc.msg, ipc.sem (objects), cgroup (the file)",
-	 cmd_sysvipc},
-	{"uts", "hostname, domainname", cmd_uts},
-	{NULL, NULL, NULL},
+    {"setgroups", "setgroups=the first line of /proc/self/setgroups",
+	cmd_setgroups},
+    {"ids", "uid, euid, gid, egid, groups, uid_map, gid_map", cmd_ids},
+    {"ns", "ns.NAME=NAME:[inode] for each namespace", cmd_ns},
+    {"pid", "pid, ppid, sid, pgrp, proc_self, init_comm, proc.pids", cmd_pid},
+    {"mounts", "mount.I=MOUNTPOINT FSTYPE OPTIONS per mount, mounts.count",
+	cmd_mounts},
+    {"stat", "PATH...: stat.PATH=ok or errno name (lstat)", cmd_stat},
+    {"read",
+	"PATH...: read.PATH=bytes read (64 KiB at most) or errno "
+	"name, line.PATH=its first line (printable ASCII)",
+	cmd_read},
+    {"create", "PATH...: create.PATH=ok or errno name (O_CREAT|O_EXCL)",
+	cmd_create},
+    {"net",
+	"[PORT]: net.ifaces, net.lo_up, net.self_udp, net.self_tcp, "
+	"net.host_udp and net.host_tcp (to 127.0.0.1:PORT)",
+	cmd_net},
+    {"abstract", "NAME: abstract_connect=errno name of a connect to @NAME",
+	cmd_abstract},
+    {"sysvipc", "ipc.shm, ipc.msg, ipc.sem (objects), cgroup (the file)",
+	cmd_sysvipc},
+    {"uts", "hostname, domainname", cmd_uts},
+    {NULL, NULL, NULL},
 };

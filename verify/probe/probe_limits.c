@@ -48,14 +48,22 @@ limits_cmd_rlimits(int argc, char **argv)
 		const char *name;
 		int res;
 	} res[] = {
-		{"CPU", RLIMIT_CPU},         {"FSIZE", RLIMIT_FSIZE},
-		{"DATA", RLIMIT_DATA},       {"STACK", RLIMIT_STACK},
-		{"CORE", RLIMIT_CORE},       {"RSS", RLIMIT_RSS},
-		{"NPROC", RLIMIT_NPROC},     {"NOFILE", RLIMIT_NOFILE},
-		{"MEMLOCK", RLIMIT_MEMLOCK}, {"AS", RLIMIT_AS},
-		{"LOCKS", RLIMIT_LOCKS},     {"SIGPENDING", RLIMIT_SIGPENDING},
-		{"MSGQUEUE", RLIMIT_MSGQUEUE}, {"NICE", RLIMIT_NICE},
-		{"RTPRIO", RLIMIT_RTPRIO},   {"RTTIME", RLIMIT_RTTIME},
+	    {"CPU", RLIMIT_CPU},
+	    {"FSIZE", RLIMIT_FSIZE},
+	    {"DATA", RLIMIT_DATA},
+	    {"STACK", RLIMIT_STACK},
+	    {"CORE", RLIMIT_CORE},
+	    {"RSS", RLIMIT_RSS},
+	    {"NPROC", RLIMIT_NPROC},
+	    {"NOFILE", RLIMIT_NOFILE},
+	    {"MEMLOCK", RLIMIT_MEMLOCK},
+	    {"AS", RLIMIT_AS},
+	    {"LOCKS", RLIMIT_LOCKS},
+	    {"SIGPENDING", RLIMIT_SIGPENDING},
+	    {"MSGQUEUE", RLIMIT_MSGQUEUE},
+	    {"NICE", RLIMIT_NICE},
+	    {"RTPRIO", RLIMIT_RTPRIO},
+	    {"RTTIME", RLIMIT_RTTIME},
 	};
 	char key[32], cur[32], max[32];
 
@@ -93,8 +101,7 @@ static void
 kmem_locks(void)
 {
 	char path[] = "/tmp/probe-lock-XXXXXX";
-	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
-			  .l_len = 1};
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
 	int fd = mkstemp(path), r;
 
 	if (fd < 0) {
@@ -110,8 +117,10 @@ kmem_locks(void)
 	l.l_start = 0;
 	r = fcntl(fd, F_OFD_GETLK, &l);
 	probe_errno("kmem.ofd_getlk", ERR_OF(r));
-	l = (struct flock){.l_type = F_WRLCK, .l_whence = SEEK_SET,
-			   .l_start = 2, .l_len = 1};
+	l = (struct flock){.l_type = F_WRLCK,
+	    .l_whence = SEEK_SET,
+	    .l_start = 2,
+	    .l_len = 1};
 	r = fcntl(fd, F_SETLK, &l);
 	probe_errno("kmem.setlk", ERR_OF(r));
 	close(fd);
@@ -156,9 +165,11 @@ limits_cmd_kmem(int argc, char **argv)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) {
 		probe_errno("kmem.socketpair", errno);
 	} else {
-		r = setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
+		r = setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &one,
+		    sizeof(one));
 		probe_errno("kmem.so_sndbuf", ERR_OF(r));
-		r = setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &one, sizeof(one));
+		r = setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &one,
+		    sizeof(one));
 		probe_errno("kmem.so_rcvbuf", ERR_OF(r));
 		close(fds[0]);
 		close(fds[1]);
@@ -181,12 +192,18 @@ int
 limits_cmd_userquotas(int argc, char **argv)
 {
 	static const char *const names[] = {
-		"max_inotify_instances", "max_inotify_watches",
-		"max_fanotify_groups", "max_fanotify_marks",
-		"max_user_namespaces", "max_pid_namespaces",
-		"max_net_namespaces", "max_mnt_namespaces",
-		"max_ipc_namespaces", "max_uts_namespaces",
-		"max_cgroup_namespaces", "max_time_namespaces",
+	    "max_inotify_instances",
+	    "max_inotify_watches",
+	    "max_fanotify_groups",
+	    "max_fanotify_marks",
+	    "max_user_namespaces",
+	    "max_pid_namespaces",
+	    "max_net_namespaces",
+	    "max_mnt_namespaces",
+	    "max_ipc_namespaces",
+	    "max_uts_namespaces",
+	    "max_cgroup_namespaces",
+	    "max_time_namespaces",
 	};
 	char path[96], key[64], buf[32], cur[32], max[32];
 	struct rlimit rl;

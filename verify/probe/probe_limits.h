@@ -8,12 +8,12 @@
 #define STOCKADE_PROBE_LIMITS_H
 
 /* rlimits: "rlimit.NAME=soft hard" for each resource. */
-int	limits_cmd_rlimits(int argc, char **argv);
+int limits_cmd_rlimits(int argc, char **argv);
 /* kmem: the calls that pin kernel memory no process maps, refused or
  * not ("kmem.*" errno names), and the inotify watches allowed. */
-int	limits_cmd_kmem(int argc, char **argv);
+int limits_cmd_kmem(int argc, char **argv);
 /* userquotas: /proc/sys/user/NAME as "userquota.NAME=value", and
  * RLIMIT_SIGPENDING. */
-int	limits_cmd_userquotas(int argc, char **argv);
+int limits_cmd_userquotas(int argc, char **argv);
 
 #endif

@@ -113,7 +113,7 @@ cmd_env(int argc, char **argv)
 		if (nl > 255)
 			nl = 255;
 		snprintf(names + l, sizeof(names) - l, "%s%.*s",
-			 n > 0 ? "," : "", (int)nl, *e);
+		    n > 0 ? "," : "", (int)nl, *e);
 		snprintf(key, sizeof(key), "env.%.*s", (int)nl, *e);
 		probe_kv(key, "%s", eq != NULL ? eq + 1 : "");
 	}
@@ -136,8 +136,8 @@ fs_of(const char *key, const char *path)
 	}
 	probe_kv(k, "0x%lx", (unsigned long)sf.f_type);
 	snprintf(k, sizeof(k), "%s.bytes", key);
-	probe_kv(k, "%llu", (unsigned long long)sf.f_blocks *
-				    (unsigned long long)sf.f_bsize);
+	probe_kv(k, "%llu",
+	    (unsigned long long)sf.f_blocks * (unsigned long long)sf.f_bsize);
 }
 
 /* cwd: the working directory (getcwd, and whether it is /work itself),
@@ -158,8 +158,8 @@ cmd_cwd(int argc, char **argv)
 	if (stat(".", &here) < 0 || stat("/work", &work) < 0)
 		probe_errno("cwd.is_work", errno);
 	else
-		probe_kv("cwd.is_work", "%d", here.st_dev == work.st_dev &&
-						       here.st_ino == work.st_ino);
+		probe_kv("cwd.is_work", "%d",
+		    here.st_dev == work.st_dev && here.st_ino == work.st_ino);
 	probe_kv("home", "%s", home != NULL ? home : "(unset)");
 	probe_kv("tmpdir", "%s", tmpdir != NULL ? tmpdir : "(unset)");
 	fs_of("tmp", "/tmp");
@@ -185,12 +185,14 @@ fd_kind(const char *key, int fd)
 		probe_errno(key, errno);
 	else if (S_ISCHR(st.st_mode))
 		probe_kv(key, "chr %u:%u", major(st.st_rdev),
-			 minor(st.st_rdev));
+		    minor(st.st_rdev));
 	else
-		probe_kv(key, "%s", S_ISFIFO(st.st_mode)  ? "fifo" :
-				    S_ISSOCK(st.st_mode) ? "sock" :
-				    S_ISREG(st.st_mode)  ? "reg" :
-				    S_ISDIR(st.st_mode)  ? "dir" : "other");
+		probe_kv(key, "%s",
+		    S_ISFIFO(st.st_mode)       ? "fifo"
+			: S_ISSOCK(st.st_mode) ? "sock"
+			: S_ISREG(st.st_mode)  ? "reg"
+			: S_ISDIR(st.st_mode)  ? "dir"
+					       : "other");
 }
 
 /* session: the session and terminal: pid, session id, process group,
@@ -220,8 +222,9 @@ cmd_session(int argc, char **argv)
 
 		buf[n] = '\0';
 		p = strrchr(buf, ')');
-		if (p != NULL && sscanf(p + 1, " %c %d %d %d %d", &state, &ppid,
-					&pgrp, &sess, &tty) == 5)
+		if (p != NULL &&
+		    sscanf(p + 1, " %c %d %d %d %d", &state, &ppid, &pgrp,
+			&sess, &tty) == 5)
 			probe_kv("tty_nr", "%d", tty);
 	}
 	fd_kind("fd0", 0);
@@ -239,7 +242,7 @@ cmd_session(int argc, char **argv)
 		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(d))
 			continue;
 		snprintf(list + l, sizeof(list) - l, "%s%s", l > 0 ? "," : "",
-			 de->d_name);
+		    de->d_name);
 	}
 	closedir(d);
 	probe_kv("fds", "%s", list);
@@ -258,8 +261,9 @@ cmd_caps(int argc, char **argv)
 	else
 		probe_kv("securebits", "0x%x", (unsigned)bits);
 	probe_errno("ambient_raise",
-		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, 0 /* CHOWN */,
-			  0, 0) < 0 ? errno : 0);
+	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, 0 /* CHOWN */, 0, 0) < 0
+		? errno
+		: 0);
 	probe_kv("no_new_privs", "%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
 	return 0;
 }
@@ -276,7 +280,7 @@ static int
 cmd_landlock(int argc, char **argv)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct winsize ws;
 	char name[32] = "";
 	int fd, s, r;
@@ -294,8 +298,8 @@ cmd_landlock(int argc, char **argv)
 	if (s < 0) {
 		probe_kv("tcp_bind", "socket:%s", probe_errname(errno));
 	} else {
-		probe_errno("tcp_bind", bind(s, (struct sockaddr *)&a,
-					     sizeof(a)) < 0 ? errno : 0);
+		probe_errno("tcp_bind",
+		    bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0);
 		close(s);
 	}
 
@@ -305,8 +309,9 @@ cmd_landlock(int argc, char **argv)
 	if (s < 0) {
 		probe_kv("tcp_connect", "socket:%s", probe_errname(errno));
 	} else {
-		probe_errno("tcp_connect", connect(s, (struct sockaddr *)&a,
-						   sizeof(a)) < 0 ? errno : 0);
+		probe_errno("tcp_connect",
+		    connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno
+								     : 0);
 		close(s);
 	}
 
@@ -317,7 +322,7 @@ cmd_landlock(int argc, char **argv)
 		probe_kv("dev_ioctl", "open:%s", probe_errname(errno));
 	} else {
 		probe_errno("dev_ioctl",
-			    ioctl(fd, TIOCGWINSZ, &ws) < 0 ? errno : 0);
+		    ioctl(fd, TIOCGWINSZ, &ws) < 0 ? errno : 0);
 		close(fd);
 	}
 	return 0;
@@ -384,7 +389,7 @@ cmd_leftover(int argc, char **argv)
 	}
 	waitpid(p, NULL, 0);
 	while (!(stat(LEFTOVER_FILE, &st) == 0 && st.st_size > 0) &&
-	       probe_now_ms() < until)
+	    probe_now_ms() < until)
 		usleep(2000);
 	probe_kv("leftover.started", "%d", st.st_size > 0);
 	/* Bounded too: a jail that never ends the job costs seconds. */
@@ -394,22 +399,32 @@ cmd_leftover(int argc, char **argv)
 }
 
 const struct probe_cmd probe_process_cmds[] = {
-	{"status", "status.NAME=value for each line of /proc/self/status",
-	 cmd_status},
-	{"rlimits", "rlimit.NAME=soft hard for each resource", limits_cmd_rlimits},
-	{"userquotas", "userquota.NAME=value for /proc/sys/user/NAME, "
-	 "rlimit.SIGPENDING", limits_cmd_userquotas},
-	{"env", "env.count, env.names, env.NAME=value", cmd_env},
-	{"cwd", "cwd, cwd.is_work, home, tmpdir, tmp/homedir/shm/root .fs "
-	 ".bytes, tmp.entries", cmd_cwd},
-	{"session", "pid, sid, pgrp, tty_nr, fd0..fd2, tiocgpgrp, fds",
-	 cmd_session},
-	{"caps", "securebits, ambient_raise, no_new_privs", cmd_caps},
-	{"landlock", "proc_comm_write, tcp_bind, tcp_connect, signal_init, "
-	 "dev_ioctl (errno names)", cmd_landlock},
-	{"kmem", "kmem.semget, setpipe_sz, so_sndbuf, so_rcvbuf (errno "
-	 "names), kmem.inotify_watches", limits_cmd_kmem},
-	{"leftover", "[wait]: leaves a process beating into "
-	 "./stockade-probe-beat for 2 s; leftover.started=1", cmd_leftover},
-	{NULL, NULL, NULL},
+    {"status", "status.NAME=value for each line of /proc/self/status",
+	cmd_status},
+    {"rlimits", "rlimit.NAME=soft hard for each resource", limits_cmd_rlimits},
+    {"userquotas",
+	"userquota.NAME=value for /proc/sys/user/NAME, "
+	"rlimit.SIGPENDING",
+	limits_cmd_userquotas},
+    {"env", "env.count, env.names, env.NAME=value", cmd_env},
+    {"cwd",
+	"cwd, cwd.is_work, home, tmpdir, tmp/homedir/shm/root .fs "
+	".bytes, tmp.entries",
+	cmd_cwd},
+    {"session", "pid, sid, pgrp, tty_nr, fd0..fd2, tiocgpgrp, fds",
+	cmd_session},
+    {"caps", "securebits, ambient_raise, no_new_privs", cmd_caps},
+    {"landlock",
+	"proc_comm_write, tcp_bind, tcp_connect, signal_init, "
+	"dev_ioctl (errno names)",
+	cmd_landlock},
+    {"kmem",
+	"kmem.semget, setpipe_sz, so_sndbuf, so_rcvbuf (errno "
+	"names), kmem.inotify_watches",
+	limits_cmd_kmem},
+    {"leftover",
+	"[wait]: leaves a process beating into "
+	"./stockade-probe-beat for 2 s; leftover.started=1",
+	cmd_leftover},
+    {NULL, NULL, NULL},
 };

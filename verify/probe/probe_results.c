@@ -188,8 +188,10 @@ cmd_memory(int argc, char **argv)
 		char *p = malloc(8u << 20);
 
 		if (p == NULL) {
-			fprintf(stderr, "stockade-probe: malloc of 8 MiB after "
-				"%ld MiB: %s\n", held, strerror(ENOMEM));
+			fprintf(stderr,
+			    "stockade-probe: malloc of 8 MiB after "
+			    "%ld MiB: %s\n",
+			    held, strerror(ENOMEM));
 			return 1;
 		}
 		memset(p, 0x5a, 8u << 20);
@@ -212,7 +214,7 @@ cmd_pool(int argc, char **argv)
 
 	if (p == NULL) {
 		fprintf(stderr, "stockade-probe: malloc of %ld MiB: %s\n", mib,
-			strerror(ENOMEM));
+		    strerror(ENOMEM));
 		return 1;
 	}
 	memset(p, 0x5a, (size_t)mib << 20);
@@ -225,7 +227,7 @@ cmd_pool(int argc, char **argv)
 		}
 		if (pid < 0) {
 			fprintf(stderr, "stockade-probe: fork: %s\n",
-				strerror(errno));
+			    strerror(errno));
 			return 1;
 		}
 	}
@@ -270,7 +272,7 @@ write_mib(const char *path, long mib)
 
 	if (fd < 0) {
 		fprintf(stderr, "stockade-probe: %s: %s\n", path,
-			strerror(errno));
+		    strerror(errno));
 		return 1;
 	}
 	for (long i = 0; i < blocks; i++) {
@@ -278,7 +280,7 @@ write_mib(const char *path, long mib)
 
 		if (e < 0) {
 			fprintf(stderr, "stockade-probe: %s: %s\n", path,
-				strerror(-e));
+			    strerror(-e));
 			close(fd);
 			return 1;
 		}
@@ -348,41 +350,43 @@ cmd_badutf8(int argc, char **argv)
 }
 
 const struct probe_cmd probe_results_cmds[] = {
-	{"result-exit", "[CODE]: prints a line and exits CODE", cmd_exit},
-	{"result-sleep", "[SECONDS]: sleeps, then slept=SECONDS", cmd_sleep},
-	{"result-says", "TEXT [CODE]: TEXT on stderr, exit CODE (1)", cmd_says},
-	{"result-fork-on", "[N]: N sleepers, refused forks skipped, exit 0",
-	 cmd_fork_on},
-	{"result-spin", "[PROCS]: PROCS processes burn 3 s of CPU each "
-	 "(60 s at most)",
-	 cmd_spin},
-	{"result-memory", "[MIB]: keeps MIB in 8 MiB blocks, held=MIB",
-	 cmd_memory},
-	{"result-fork", "[N]: N children sleeping 5 s, forked=K",
-	 results_cmd_fork},
-	{"result-pool", "[MIB [KIDS]]: MIB touched, KIDS forked sharing it",
-	 cmd_pool},
-	{"result-sockets", "[PAIRS]: unix socket pairs with full queues, 5 s",
-	 results_cmd_sockets},
-	{"result-pte", "[GIB]: page tables of GIB GiB read every 2 MiB, 5 s",
-	 results_cmd_pte},
-	{"result-epoll", "[K]: K thousand epoll watches on closed numbers, 5 s",
-	 results_cmd_epoll},
-	{"result-maps", "[K]: K thousand memory maps in processes of 60,000, "
-	 "5 s", results_cmd_maps},
-	{"result-locks", "[K]: K thousand POSIX locks in 4 processes, 5 s",
-	 results_cmd_locks},
-	{"result-pipes", "[N]: N processes holding empty pipes up to "
-	 "RLIMIT_NOFILE 5 s, pipes=K", results_cmd_pipes},
-	{"result-flood", "[KIB [stderr]]: KIB KiB of lines on stdout (stderr)",
-	 cmd_flood},
-	{"result-bigfile", "[MIB]: writes MIB MiB to /work/big, wrote=MIB",
-	 cmd_bigfile},
-	{"result-filltmp", "[MIB]: writes MIB MiB to /tmp/fill, wrote=MIB",
-	 cmd_filltmp},
-	{"result-segv", "writes through a null pointer", cmd_segv},
-	{"result-int80", "i386 getpid by int 0x80, int80=RETURN", cmd_int80},
-	{"result-badutf8", "ill-formed UTF-8 on stdout and stderr",
-	 cmd_badutf8},
-	{NULL, NULL, NULL},
+    {"result-exit", "[CODE]: prints a line and exits CODE", cmd_exit},
+    {"result-sleep", "[SECONDS]: sleeps, then slept=SECONDS", cmd_sleep},
+    {"result-says", "TEXT [CODE]: TEXT on stderr, exit CODE (1)", cmd_says},
+    {"result-fork-on", "[N]: N sleepers, refused forks skipped, exit 0",
+	cmd_fork_on},
+    {"result-spin",
+	"[PROCS]: PROCS processes burn 3 s of CPU each "
+	"(60 s at most)",
+	cmd_spin},
+    {"result-memory", "[MIB]: keeps MIB in 8 MiB blocks, held=MIB", cmd_memory},
+    {"result-fork", "[N]: N children sleeping 5 s, forked=K", results_cmd_fork},
+    {"result-pool", "[MIB [KIDS]]: MIB touched, KIDS forked sharing it",
+	cmd_pool},
+    {"result-sockets", "[PAIRS]: unix socket pairs with full queues, 5 s",
+	results_cmd_sockets},
+    {"result-pte", "[GIB]: page tables of GIB GiB read every 2 MiB, 5 s",
+	results_cmd_pte},
+    {"result-epoll", "[K]: K thousand epoll watches on closed numbers, 5 s",
+	results_cmd_epoll},
+    {"result-maps",
+	"[K]: K thousand memory maps in processes of 60,000, "
+	"5 s",
+	results_cmd_maps},
+    {"result-locks", "[K]: K thousand POSIX locks in 4 processes, 5 s",
+	results_cmd_locks},
+    {"result-pipes",
+	"[N]: N processes holding empty pipes up to "
+	"RLIMIT_NOFILE 5 s, pipes=K",
+	results_cmd_pipes},
+    {"result-flood", "[KIB [stderr]]: KIB KiB of lines on stdout (stderr)",
+	cmd_flood},
+    {"result-bigfile", "[MIB]: writes MIB MiB to /work/big, wrote=MIB",
+	cmd_bigfile},
+    {"result-filltmp", "[MIB]: writes MIB MiB to /tmp/fill, wrote=MIB",
+	cmd_filltmp},
+    {"result-segv", "writes through a null pointer", cmd_segv},
+    {"result-int80", "i386 getpid by int 0x80, int80=RETURN", cmd_int80},
+    {"result-badutf8", "ill-formed UTF-8 on stdout and stderr", cmd_badutf8},
+    {NULL, NULL, NULL},
 };

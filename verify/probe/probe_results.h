@@ -9,17 +9,17 @@
 
 /* Argument I of ARGV (ARGC of them) as a decimal in [0, MAX], or DEF
  * when absent or malformed. */
-long	results_arg_num(int argc, char **argv, int i, long max, long def);
+long results_arg_num(int argc, char **argv, int i, long max, long def);
 
 /* probe_results_held.c: the commands result-sockets, result-epoll,
  * result-maps, result-locks, result-pte, result-fork and result-pipes
  * (each commented there). Each returns the probe's exit status. */
-int	results_cmd_sockets(int argc, char **argv);
-int	results_cmd_epoll(int argc, char **argv);
-int	results_cmd_maps(int argc, char **argv);
-int	results_cmd_locks(int argc, char **argv);
-int	results_cmd_pte(int argc, char **argv);
-int	results_cmd_fork(int argc, char **argv);
-int	results_cmd_pipes(int argc, char **argv);
+int results_cmd_sockets(int argc, char **argv);
+int results_cmd_epoll(int argc, char **argv);
+int results_cmd_maps(int argc, char **argv);
+int results_cmd_locks(int argc, char **argv);
+int results_cmd_pte(int argc, char **argv);
+int results_cmd_fork(int argc, char **argv);
+int results_cmd_pipes(int argc, char **argv);
 
 #endif

@@ -77,7 +77,8 @@ results_cmd_epoll(int argc, char **argv)
 		for (int f = 0; f < 60 && n < want; f++)
 			for (int d = lo; d < hi && n < want; d++) {
 				if (dup2(files[f], d) < 0 ||
-				    epoll_ctl(eps[e], EPOLL_CTL_ADD, d, &ev) < 0)
+				    epoll_ctl(eps[e], EPOLL_CTL_ADD, d, &ev) <
+					0)
 					goto out;
 				close(d);
 				n++;
@@ -131,7 +132,7 @@ pin_maps(long per, int unused)
 {
 	long page = sysconf(_SC_PAGESIZE), n = 1;
 	char *p = mmap(NULL, (size_t)(per * page), PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	(void)unused;
 	if (p == MAP_FAILED)
@@ -175,16 +176,16 @@ pin_locks(long per, int id)
 		int fd;
 
 		snprintf(path, sizeof(path), "/tmp/probe-lock-%d-%d-%d",
-			 (int)getpid(), id, f);
+		    (int)getpid(), id, f);
 		if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-			       0600)) < 0)
+			 0600)) < 0)
 			return n;
 		(void)unlink(path);
 		for (long i = 0; i < (per + 49) / 50 && n < per; i++, n++) {
 			struct flock l = {.l_type = F_WRLCK,
-					  .l_whence = SEEK_SET,
-					  .l_start = (off_t)(2 * i),
-					  .l_len = 1};
+			    .l_whence = SEEK_SET,
+			    .l_start = (off_t)(2 * i),
+			    .l_len = 1};
 
 			if (fcntl(fd, F_SETLK, &l) < 0)
 				return n;
@@ -215,12 +216,13 @@ results_cmd_locks(int argc, char **argv)
 int
 results_cmd_pte(int argc, char **argv)
 {
-	unsigned long span = (unsigned long)results_arg_num(argc, argv, 1, 64, 64) << 30;
+	unsigned long span =
+	    (unsigned long)results_arg_num(argc, argv, 1, 64, 64) << 30;
 	const unsigned long step = 2ul << 20;
 	volatile char sum = 0;
 	unsigned long k = 0;
 	char *p = mmap(NULL, span, PROT_READ,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED) {
 		fprintf(stderr, "stockade-probe: mmap: %s\n", strerror(errno));
@@ -254,7 +256,7 @@ results_cmd_fork(int argc, char **argv)
 
 			probe_kv("forked", "%ld", k);
 			fprintf(stderr, "stockade-probe: fork: %s\n",
-				strerror(e));
+			    strerror(e));
 			return 1;
 		}
 	}

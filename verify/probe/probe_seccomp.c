@@ -247,16 +247,16 @@ try_personality_query(void)
 }
 
 /* The call TRY as the command cmd_TRY: prints "ARGV[0]=<errno name>|ok". */
-#define CALL_CMD(call)                                                   \
-	static int cmd_##call(int argc, char **argv)                     \
-	{                                                                \
-		long r;                                                  \
-                                                                         \
-		(void)argc;                                              \
-		errno = 0;                                               \
-		r = try_##call();                                        \
+#define CALL_CMD(call)                                                        \
+	static int cmd_##call(int argc, char **argv)                          \
+	{                                                                     \
+		long r;                                                       \
+                                                                              \
+		(void)argc;                                                   \
+		errno = 0;                                                    \
+		r = try_##call();                                             \
 		probe_errno(argv[0], r < 0 ? (errno != 0 ? errno : EIO) : 0); \
-		return 0;                                                \
+		return 0;                                                     \
 	}
 #define MODE_CMDS(kind) CALL_CMD(kind##_setuid) CALL_CMD(kind##_setgid)
 
@@ -299,7 +299,8 @@ static const struct probe_cmd *
 call_cmd(const char *name)
 {
 	static const struct probe_cmd *const groups[] = {
-		probe_seccomp_cmds, probe_syscalls_cmds,
+	    probe_seccomp_cmds,
+	    probe_syscalls_cmds,
 	};
 
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
@@ -322,7 +323,8 @@ cmd_sys(int argc, char **argv)
 
 	if (argc < 2) {
 		const struct probe_cmd *const groups[] = {
-			probe_syscalls_cmds, probe_seccomp_cmds,
+		    probe_syscalls_cmds,
+		    probe_seccomp_cmds,
 		};
 
 		for (size_t g = 0; g < 2; g++)
@@ -338,7 +340,7 @@ cmd_sys(int argc, char **argv)
 
 		if (p == NULL) {
 			fprintf(stderr, "stockade-probe sys: unknown call %s\n",
-				argv[i]);
+			    argv[i]);
 			rc = 2;
 			continue;
 		}
@@ -388,98 +390,106 @@ cmd_refusal_flood(int argc, char **argv)
 	return 0;
 }
 
-#define CALL(call)                                                       \
-	{"call." #call, "one system call: " #call "=<errno name>|ok",      \
-	 cmd_##call}
+#define CALL(call)                                                           \
+	{                                                                    \
+		"call." #call, "one system call: " #call "=<errno name>|ok", \
+		    cmd_##call                                               \
+	}
 #define MODE_CALLS(kind) CALL(kind##_setuid), CALL(kind##_setgid)
 
 const struct probe_cmd probe_seccomp_cmds[] = {
-	{"sys", "CALL...: CALL=<errno name>|ok for each (stockade-probe sys "
-		"with no call lists them)", cmd_sys},
-	{"refusal-flood", "[MS]: refused socket calls for MS ms, refused=N",
-	 cmd_refusal_flood},
-	CALL(socket_netlink),
-	CALL(socket_packet),
-	CALL(socket_vsock),
-	CALL(socket_mptcp),
-	CALL(socket_mptcp6),
-	CALL(socket_inet),
-	CALL(socket_unix),
-	CALL(clone_newuser),
-	CALL(clone_newns),
-	CALL(clone_newnet),
-	CALL(clone_newpid),
-	CALL(clone_newipc),
-	CALL(clone_newuts),
-	CALL(clone_newcgroup),
-	CALL(fork),
-	CALL(clone3),
-	CALL(pthread),
-	CALL(personality_readimplies),
-	CALL(personality_norandom),
-	CALL(personality_default),
-	CALL(personality_query),
-	CALL(chmod_plain),
-	MODE_CALLS(chmod),
-	MODE_CALLS(fchmod),
-	MODE_CALLS(fchmodat),
-	MODE_CALLS(mkdir),
-	MODE_CALLS(mkdirat),
-	MODE_CALLS(mknod),
-	MODE_CALLS(mknodat),
-	MODE_CALLS(creat),
-	MODE_CALLS(open),
-	MODE_CALLS(openat),
-	MODE_CALLS(tmpfile),
-	{NULL, NULL, NULL},
+    {"sys",
+	"CALL...: CALL=<errno name>|ok for each (stockade-probe sys "
+	"with no call lists them)",
+	cmd_sys},
+    {"refusal-flood", "[MS]: refused socket calls for MS ms, refused=N",
+	cmd_refusal_flood},
+    CALL(socket_netlink),
+    CALL(socket_packet),
+    CALL(socket_vsock),
+    CALL(socket_mptcp),
+    CALL(socket_mptcp6),
+    CALL(socket_inet),
+    CALL(socket_unix),
+    CALL(clone_newuser),
+    CALL(clone_newns),
+    CALL(clone_newnet),
+    CALL(clone_newpid),
+    CALL(clone_newipc),
+    CALL(clone_newuts),
+    CALL(clone_newcgroup),
+    CALL(fork),
+    CALL(clone3),
+    CALL(pthread),
+    CALL(personality_readimplies),
+    CALL(personality_norandom),
+    CALL(personality_default),
+    CALL(personality_query),
+    CALL(chmod_plain),
+    MODE_CALLS(chmod),
+    MODE_CALLS(fchmod),
+    MODE_CALLS(fchmodat),
+    MODE_CALLS(mkdir),
+    MODE_CALLS(mkdirat),
+    MODE_CALLS(mknod),
+    MODE_CALLS(mknodat),
+    MODE_CALLS(creat),
+    MODE_CALLS(open),
+    MODE_CALLS(openat),
+    MODE_CALLS(tmpfile),
+    {NULL, NULL, NULL},
 };
 
 /* The calls without their commands (probe.h). */
-#define TRY(call) {#call, try_##call}
+#define TRY(call)                 \
+	{                         \
+#call, try_##call \
+	}
 #define MODE_TRY(kind) TRY(kind##_setuid), TRY(kind##_setgid)
 
 const struct probe_call probe_seccomp_calls[] = {
-	TRY(socket_netlink),
-	TRY(socket_packet),
-	TRY(socket_vsock),
-	TRY(socket_mptcp),
-	TRY(socket_mptcp6),
-	TRY(socket_inet),
-	TRY(socket_unix),
-	TRY(clone_newuser),
-	TRY(clone_newns),
-	TRY(clone_newnet),
-	TRY(clone_newpid),
-	TRY(clone_newipc),
-	TRY(clone_newuts),
-	TRY(clone_newcgroup),
-	TRY(fork),
-	TRY(clone3),
-	TRY(pthread),
-	TRY(personality_readimplies),
-	TRY(personality_norandom),
-	TRY(personality_default),
-	TRY(personality_query),
-	TRY(chmod_plain),
-	MODE_TRY(chmod),
-	MODE_TRY(fchmod),
-	MODE_TRY(fchmodat),
-	MODE_TRY(mkdir),
-	MODE_TRY(mkdirat),
-	MODE_TRY(mknod),
-	MODE_TRY(mknodat),
-	MODE_TRY(creat),
-	MODE_TRY(open),
-	MODE_TRY(openat),
-	MODE_TRY(tmpfile),
-	{NULL, NULL},
+    TRY(socket_netlink),
+    TRY(socket_packet),
+    TRY(socket_vsock),
+    TRY(socket_mptcp),
+    TRY(socket_mptcp6),
+    TRY(socket_inet),
+    TRY(socket_unix),
+    TRY(clone_newuser),
+    TRY(clone_newns),
+    TRY(clone_newnet),
+    TRY(clone_newpid),
+    TRY(clone_newipc),
+    TRY(clone_newuts),
+    TRY(clone_newcgroup),
+    TRY(fork),
+    TRY(clone3),
+    TRY(pthread),
+    TRY(personality_readimplies),
+    TRY(personality_norandom),
+    TRY(personality_default),
+    TRY(personality_query),
+    TRY(chmod_plain),
+    MODE_TRY(chmod),
+    MODE_TRY(fchmod),
+    MODE_TRY(fchmodat),
+    MODE_TRY(mkdir),
+    MODE_TRY(mkdirat),
+    MODE_TRY(mknod),
+    MODE_TRY(mknodat),
+    MODE_TRY(creat),
+    MODE_TRY(open),
+    MODE_TRY(openat),
+    MODE_TRY(tmpfile),
+    {NULL, NULL},
 };
 
 const struct probe_call *
 probe_call_find(const char *name)
 {
 	static const struct probe_call *const tables[] = {
-		probe_syscalls_calls, probe_seccomp_calls,
+	    probe_syscalls_calls,
+	    probe_seccomp_calls,
 	};
 
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)

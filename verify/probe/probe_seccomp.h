@@ -17,7 +17,7 @@
 
 /* FD, a call's answer, closed when it is a descriptor (only the answer
  * matters). Returns FD. */
-long	probe_closed(long fd);
+long probe_closed(long fd);
 
 /*
  * The mode calls (probe_seccomp_modes.c): try_KIND_setuid and
@@ -25,8 +25,8 @@ long	probe_closed(long fd);
  * the call KIND; try_chmod_plain chmods MODE_FILE 0640. Each returns the
  * raw system call's answer (-1 with errno set on failure).
  */
-#define MODE_TRY_DECL(kind)                                              \
-	long try_##kind##_setuid(void);                                  \
+#define MODE_TRY_DECL(kind)             \
+	long try_##kind##_setuid(void); \
 	long try_##kind##_setgid(void);
 MODE_TRY_DECL(chmod)
 MODE_TRY_DECL(fchmod)
@@ -40,6 +40,6 @@ MODE_TRY_DECL(open)
 MODE_TRY_DECL(openat)
 MODE_TRY_DECL(tmpfile)
 #undef MODE_TRY_DECL
-long	try_chmod_plain(void);
+long try_chmod_plain(void);
 
 #endif

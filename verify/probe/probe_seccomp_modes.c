@@ -26,7 +26,7 @@ static int
 mode_file(void)
 {
 	return (int)syscall(SYS_openat, (long)AT_FDCWD, MODE_FILE,
-			    (long)(O_WRONLY | O_CREAT | O_CLOEXEC), 0644L);
+	    (long)(O_WRONLY | O_CREAT | O_CLOEXEC), 0644L);
 }
 
 /* Removes MADE when R says the call made it; returns R. */
@@ -90,15 +90,15 @@ static long
 mode_mknod(unsigned long m)
 {
 	/* A regular file: no CAP_MKNOD needed. */
-	return unmade(syscall(SYS_mknod, MADE, (unsigned long)S_IFREG | m,
-			      0UL));
+	return unmade(
+	    syscall(SYS_mknod, MADE, (unsigned long)S_IFREG | m, 0UL));
 }
 
 static long
 mode_mknodat(unsigned long m)
 {
 	return unmade(syscall(SYS_mknodat, (long)AT_FDCWD, MADE,
-			      (unsigned long)S_IFREG | m, 0UL));
+	    (unsigned long)S_IFREG | m, 0UL));
 }
 
 static long
@@ -110,16 +110,15 @@ mode_creat(unsigned long m)
 static long
 mode_open(unsigned long m)
 {
-	return probe_closed(unmade(syscall(SYS_open, MADE, (long)(O_WRONLY |
-			     O_CREAT | O_EXCL | O_CLOEXEC), m)));
+	return probe_closed(unmade(syscall(SYS_open, MADE,
+	    (long)(O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC), m)));
 }
 
 static long
 mode_openat(unsigned long m)
 {
 	return probe_closed(unmade(syscall(SYS_openat, (long)AT_FDCWD, MADE,
-			     (long)(O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC),
-			     m)));
+	    (long)(O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC), m)));
 }
 
 static long
@@ -127,18 +126,18 @@ mode_tmpfile(unsigned long m)
 {
 	/* Unnamed: gone with its descriptor. */
 	return probe_closed(syscall(SYS_openat, (long)AT_FDCWD, ".",
-			      (long)(O_TMPFILE | O_WRONLY | O_CLOEXEC), m));
+	    (long)(O_TMPFILE | O_WRONLY | O_CLOEXEC), m));
 }
 
 /* try_KIND_setuid and try_KIND_setgid: mode_KIND with 04755, 02755. */
-#define MODE_TRIES(kind)                                                 \
-	long try_##kind##_setuid(void)                                   \
-	{                                                                \
-		return mode_##kind(04755);                               \
-	}                                                                \
-	long try_##kind##_setgid(void)                                   \
-	{                                                                \
-		return mode_##kind(02755);                               \
+#define MODE_TRIES(kind)                   \
+	long try_##kind##_setuid(void)     \
+	{                                  \
+		return mode_##kind(04755); \
+	}                                  \
+	long try_##kind##_setgid(void)     \
+	{                                  \
+		return mode_##kind(02755); \
 	}
 MODE_TRIES(chmod)
 MODE_TRIES(fchmod)

@@ -79,7 +79,7 @@ try_process_vm_readv(void)
 
 	/* Its own memory. */
 	return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL,
-		       &remote, 1UL, 0UL);
+	    &remote, 1UL, 0UL);
 }
 
 static long
@@ -91,7 +91,7 @@ try_process_vm_writev(void)
 
 	/* Into its own memory. */
 	return syscall(SYS_process_vm_writev, (long)getpid(), &local, 1UL,
-		       &remote, 1UL, 0UL);
+	    &remote, 1UL, 0UL);
 }
 
 static long
@@ -126,7 +126,7 @@ try_keyctl(void)
 {
 	/* Reads the id of the thread keyring without making it: ENOKEY. */
 	return syscall(SYS_keyctl, (long)KEYCTL_GET_KEYRING_ID,
-		       (long)KEY_SPEC_THREAD_KEYRING, 0L);
+	    (long)KEY_SPEC_THREAD_KEYRING, 0L);
 }
 
 static long
@@ -141,7 +141,7 @@ try_request_key(void)
 {
 	/* No callout: a search only. */
 	return syscall(SYS_request_key, "user", "stockade-probe-none", NULL,
-		       0L);
+	    0L);
 }
 
 static long
@@ -152,7 +152,7 @@ try_bpf(void)
 	/* Map type 0 (BPF_MAP_TYPE_UNSPEC) does not exist: EINVAL. */
 	memset(&attr, 0, sizeof(attr));
 	return closed(syscall(SYS_bpf, (long)BPF_MAP_CREATE, &attr,
-			      (unsigned long)sizeof(attr)));
+	    (unsigned long)sizeof(attr)));
 }
 
 static long
@@ -169,7 +169,7 @@ try_perf_event_open(void)
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	return closed(syscall(SYS_perf_event_open, &attr, 0L, -1L, -1L,
-			      (unsigned long)PERF_FLAG_FD_CLOEXEC));
+	    (unsigned long)PERF_FLAG_FD_CLOEXEC));
 }
 
 static long
@@ -183,7 +183,7 @@ try_kexec_load(void)
 {
 	/* Another architecture's image and an undefined flag: EINVAL. */
 	return syscall(SYS_kexec_load, 0UL, 0UL, NULL,
-		       (unsigned long)(KEXEC_ARCH_PPC64 | 0x8000));
+	    (unsigned long)(KEXEC_ARCH_PPC64 | 0x8000));
 }
 
 static long
@@ -209,7 +209,7 @@ static long
 try_delete_module(void)
 {
 	return syscall(SYS_delete_module, "stockade_probe_none",
-		       (long)O_NONBLOCK);
+	    (long)O_NONBLOCK);
 }
 
 static long
@@ -286,7 +286,6 @@ try_int80(void)
 #endif
 }
 
-
 /* The terminal ioctls are made on a pipe, never a terminal, with a NULL
  * argument: where the filter lets one through, the kernel answers ENOTTY
  * and nothing is typed anywhere. */
@@ -339,32 +338,32 @@ try_fionread(void)
 }
 
 /* The call TRY as the command cmd_TRY: prints "ARGV[0]=<errno name>|ok". */
-#define CALL_CMD(call)                                                   \
-	static int cmd_##call(int argc, char **argv)                     \
-	{                                                                \
-		long r;                                                  \
-                                                                         \
-		(void)argc;                                              \
-		errno = 0;                                               \
-		r = try_##call();                                        \
+#define CALL_CMD(call)                                                        \
+	static int cmd_##call(int argc, char **argv)                          \
+	{                                                                     \
+		long r;                                                       \
+                                                                              \
+		(void)argc;                                                   \
+		errno = 0;                                                    \
+		r = try_##call();                                             \
 		probe_errno(argv[0], r < 0 ? (errno != 0 ? errno : EIO) : 0); \
-		return 0;                                                \
+		return 0;                                                     \
 	}
 
 /* The same for a foreign-ABI call, with "ARGV[0].start=1" first. */
-#define FOREIGN_CMD(call)                                                \
-	static int cmd_##call(int argc, char **argv)                     \
-	{                                                                \
-		char key[80];                                            \
-		long r;                                                  \
-                                                                         \
-		(void)argc;                                              \
-		snprintf(key, sizeof(key), "%s.start", argv[0]);         \
-		probe_kv(key, "1");                                      \
-		errno = 0;                                               \
-		r = try_##call();                                        \
+#define FOREIGN_CMD(call)                                                     \
+	static int cmd_##call(int argc, char **argv)                          \
+	{                                                                     \
+		char key[80];                                                 \
+		long r;                                                       \
+                                                                              \
+		(void)argc;                                                   \
+		snprintf(key, sizeof(key), "%s.start", argv[0]);              \
+		probe_kv(key, "1");                                           \
+		errno = 0;                                                    \
+		r = try_##call();                                             \
 		probe_errno(argv[0], r < 0 ? (errno != 0 ? errno : EIO) : 0); \
-		return 0;                                                \
+		return 0;                                                     \
 	}
 
 CALL_CMD(ptrace)
@@ -416,76 +415,78 @@ cmd_sleep(int argc, char **argv)
 	return 0;
 }
 
-#define CALL(call)                                                       \
-	{"call." #call, "one system call: " #call "=<errno name>|ok",      \
-	 cmd_##call}
+#define CALL(call)                                                           \
+	{                                                                    \
+		"call." #call, "one system call: " #call "=<errno name>|ok", \
+		    cmd_##call                                               \
+	}
 
 const struct probe_cmd probe_syscalls_cmds[] = {
-	{"sleep", "MS: sleeps, then slept=MS", cmd_sleep},
-	CALL(ptrace),
-	CALL(process_vm_readv),
-	CALL(process_vm_writev),
-	CALL(pidfd_getfd),
-	CALL(mount),
-	CALL(unshare),
-	CALL(setns),
-	CALL(keyctl),
-	CALL(add_key),
-	CALL(request_key),
-	CALL(bpf),
-	CALL(perf_event_open),
-	CALL(userfaultfd),
-	CALL(kexec_load),
-	CALL(kexec_file_load),
-	CALL(init_module),
-	CALL(finit_module),
-	CALL(delete_module),
-	CALL(io_uring_setup),
-	CALL(io_uring_enter),
-	CALL(io_uring_register),
-	CALL(prctl_seccomp),
-	CALL(seccomp),
-	CALL(getpid),
-	CALL(tiocsti),
-	CALL(tiocsti_high),
-	CALL(tioclinux),
-	CALL(fionread),
-	CALL(x32),
-	CALL(int80),
-	{NULL, NULL, NULL},
+    {"sleep", "MS: sleeps, then slept=MS", cmd_sleep},
+    CALL(ptrace),
+    CALL(process_vm_readv),
+    CALL(process_vm_writev),
+    CALL(pidfd_getfd),
+    CALL(mount),
+    CALL(unshare),
+    CALL(setns),
+    CALL(keyctl),
+    CALL(add_key),
+    CALL(request_key),
+    CALL(bpf),
+    CALL(perf_event_open),
+    CALL(userfaultfd),
+    CALL(kexec_load),
+    CALL(kexec_file_load),
+    CALL(init_module),
+    CALL(finit_module),
+    CALL(delete_module),
+    CALL(io_uring_setup),
+    CALL(io_uring_enter),
+    CALL(io_uring_register),
+    CALL(prctl_seccomp),
+    CALL(seccomp),
+    CALL(getpid),
+    CALL(tiocsti),
+    CALL(tiocsti_high),
+    CALL(tioclinux),
+    CALL(fionread),
+    CALL(x32),
+    CALL(int80),
+    {NULL, NULL, NULL},
 };
 
 /* The calls without their commands (probe.h). */
 const struct probe_call probe_syscalls_calls[] = {
-	{"ptrace", try_ptrace},
-	{"process_vm_readv", try_process_vm_readv},
-	{"process_vm_writev", try_process_vm_writev},
-	{"pidfd_getfd", try_pidfd_getfd},
-	{"mount", try_mount},
-	{"unshare", try_unshare},
-	{"setns", try_setns},
-	{"keyctl", try_keyctl},
-	{"add_key", try_add_key},
-	{"request_key", try_request_key},
-	{"bpf", try_bpf},
-	{"perf_event_open", try_perf_event_open},
-	{"userfaultfd", try_userfaultfd},
-	{"kexec_load", try_kexec_load},
-	{"kexec_file_load", try_kexec_file_load},
-	{"init_module", try_init_module},
-	{"finit_module", try_finit_module},
-	{"delete_module", try_delete_module},
-	{"io_uring_setup", try_io_uring_setup},
-	{"io_uring_enter", try_io_uring_enter},
-	{"io_uring_register", try_io_uring_register},
-	{"prctl_seccomp", try_prctl_seccomp},
-	{"seccomp", try_seccomp},
-	{"getpid", try_getpid},
-	{"tiocsti", try_tiocsti},
-	{"tiocsti_high", try_tiocsti_high},
-	{"tioclinux", try_tioclinux},
-	{"fionread", try_fionread},
-	{"x32", try_x32},
-	{"int80", try_int80},
-	{NULL, NULL},
+    {"ptrace", try_ptrace},
+    {"process_vm_readv", try_process_vm_readv},
+    {"process_vm_writev", try_process_vm_writev},
+    {"pidfd_getfd", try_pidfd_getfd},
+    {"mount", try_mount},
+    {"unshare", try_unshare},
+    {"setns", try_setns},
+    {"keyctl", try_keyctl},
+    {"add_key", try_add_key},
+    {"request_key", try_request_key},
+    {"bpf", try_bpf},
+    {"perf_event_open", try_perf_event_open},
+    {"userfaultfd", try_userfaultfd},
+    {"kexec_load", try_kexec_load},
+    {"kexec_file_load", try_kexec_file_load},
+    {"init_module", try_init_module},
+    {"finit_module", try_finit_module},
+    {"delete_module", try_delete_module},
+    {"io_uring_setup", try_io_uring_setup},
+    {"io_uring_enter", try_io_uring_enter},
+    {"io_uring_register", try_io_uring_register},
+    {"prctl_seccomp", try_prctl_seccomp},
+    {"seccomp", try_seccomp},
+    {"getpid", try_getpid},
+    {"tiocsti", try_tiocsti},
+    {"tiocsti_high", try_tiocsti_high},
+    {"tioclinux", try_tioclinux},
+    {"fionread", try_fionread},
+    {"x32", try_x32},
+    {"int80", try_int80},
+    {NULL, NULL},
 };
