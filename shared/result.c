@@ -323,6 +323,35 @@ hint_exited(const struct job_result *res, const struct job_limits *lim,
 	}
 }
 
+/* The hint of a program stopped at its memory limit, into BUF of SIZE
+ * bytes. */
+static void
+hint_memory(const struct job_result *res, const struct job_limits *lim,
+    char *buf, size_t size)
+{
+	/* Below the limit, an allocation was refused outright:
+	 * RLIMIT_DATA holds one process to twice the limit. */
+	if (res->peak_memory_kb * 1024 < lim->memory_bytes)
+		fmt_words(buf, size,
+		    "The program asked for more memory "
+		    "than the sandbox allows (limit %.1f MiB, one "
+		    "allocation was refused); stream large inputs "
+		    "instead of loading them whole (read in chunks or "
+		    "line by line) and do not allocate everything at "
+		    "once.",
+		    mib(lim->memory_bytes));
+	else
+		fmt_words(buf, size,
+		    "The program ran out of memory "
+		    "(limit %.1f MiB, peak seen %.1f MiB); stream "
+		    "large inputs instead of loading them whole (read "
+		    "in chunks or line by line) and free what is no "
+		    "longer needed, or ask for more memory only if "
+		    "the task truly needs it.",
+		    mib(lim->memory_bytes),
+		    (double)res->peak_memory_kb / 1024.0);
+}
+
 /* The hint of a program stopped for one of its limits (wall clock, CPU,
  * memory, processes, output, file size, disk), into BUF of SIZE bytes. */
 static void
@@ -351,27 +380,7 @@ hint_limit(const struct job_result *res, const struct job_limits *lim,
 		    (unsigned long long)lim->cpu_ms);
 		break;
 	case JOB_MEMORY_LIMIT:
-		/* Below the limit, an allocation was refused outright:
-		 * RLIMIT_DATA holds one process to twice the limit. */
-		if (res->peak_memory_kb * 1024 < lim->memory_bytes)
-			fmt_words(buf, size,
-			    "The program asked for more memory "
-			    "than the sandbox allows (limit %.1f MiB, one "
-			    "allocation was refused); stream large inputs "
-			    "instead of loading them whole (read in chunks or "
-			    "line by line) and do not allocate everything at "
-			    "once.",
-			    mib(lim->memory_bytes));
-		else
-			fmt_words(buf, size,
-			    "The program ran out of memory "
-			    "(limit %.1f MiB, peak seen %.1f MiB); stream "
-			    "large inputs instead of loading them whole (read "
-			    "in chunks or line by line) and free what is no "
-			    "longer needed, or ask for more memory only if "
-			    "the task truly needs it.",
-			    mib(lim->memory_bytes),
-			    (double)res->peak_memory_kb / 1024.0);
+		hint_memory(res, lim, buf, size);
 		break;
 	case JOB_PROCESS_LIMIT:
 		fmt_words(buf, size,

@@ -14,6 +14,27 @@
 #include "rpc_internal.h"
 #include "utf8.h"
 
+/* Makes the missing parent directories of PATH in the workspace
+ * (fs.mkdir with parents). Returns true, or false with the tool's error
+ * result in *ERR (NULL when out of memory). */
+static bool
+make_parents(struct mcp_session *m, const char *path, json_t **err)
+{
+	const char *slash = strrchr(path, '/');
+	json_t *p, *r;
+
+	if (slash == NULL || slash == path || slash[1] == '\0')
+		return true;
+	p = json_pack("{s:s%,s:b}", "path", path, (size_t)(slash - path),
+	    "parents", 1);
+	r = p != NULL ? mcp_rpc(m, "fs.mkdir", p, err) : NULL;
+	json_decref(p);
+	if (r == NULL)
+		return false;
+	json_decref(r);
+	return true;
+}
+
 /* Sends a progress notification for a transfer of TOTAL bytes, DONE of
  * them (MCP "Progress": the value increases with each notification). */
 static void
@@ -41,7 +62,7 @@ mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 {
 	static const char *const names[] = {"path", "content", "encoding",
 	    NULL};
-	const char *path, *enc, *bad = NULL, *slash, *msg;
+	const char *path, *enc, *bad = NULL, *msg;
 	bool badtype = false, b64;
 	json_t *p, *r, *err = NULL, *s;
 	uint64_t size;
@@ -72,16 +93,8 @@ mcp_write_file(struct mcp_session *m, json_t *args, json_t *token)
 		    "\"encoding\": \"base64\"");
 	/* Missing parent directories are made, as a model expects of
 	 * "write src/main.py"; each is checked like any other path. */
-	if ((slash = strrchr(path, '/')) != NULL && slash != path &&
-	    slash[1] != '\0') {
-		p = json_pack("{s:s%,s:b}", "path", path,
-		    (size_t)(slash - path), "parents", 1);
-		r = p != NULL ? mcp_rpc(m, "fs.mkdir", p, &err) : NULL;
-		json_decref(p);
-		if (r == NULL)
-			return err;
-		json_decref(r);
-	}
+	if (!make_parents(m, path, &err))
+		return err;
 	size = b64 ? json_string_length(s) / 4 * 3 : json_string_length(s);
 	/* fs.write's own too_large says to pass a descriptor, which an MCP
 	 * client cannot: say what the model can do instead. */

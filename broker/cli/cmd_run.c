@@ -239,6 +239,22 @@ parse_xfer(struct run_args *a, int c, const char *arg, int argc)
 	return 0;
 }
 
+/* The options of `stockade run` beside the run flags (runflags.h). */
+static const struct option run_own_options[] = {
+    {"policy", required_argument, NULL, 'p'},
+    {"workspace", required_argument, NULL, 'w'},
+    {"keep", no_argument, NULL, 'k'},
+    {"json", no_argument, NULL, 'j'},
+    {"put", required_argument, NULL, 'P'},
+    {"get", required_argument, NULL, 'G'},
+    {"unsafe-evaluation", no_argument, NULL, 'U'},
+    {"no-progress", no_argument, NULL, 'N'},
+    {"stdin", required_argument, NULL, 'I'},
+    {"no-stdin", no_argument, NULL, 'n'},
+    {"env", required_argument, NULL, 'E'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
 /*
  * Parses the command line into A (zeroed by the caller). Returns -1 to go
  * on (A->prog then names PROGRAM), or the exit status to end with: 0
@@ -248,27 +264,13 @@ parse_xfer(struct run_args *a, int c, const char *arg, int argc)
 static int
 run_parse(int argc, char **argv, struct run_args *a)
 {
-	static const struct option own[] = {
-	    {"policy", required_argument, NULL, 'p'},
-	    {"workspace", required_argument, NULL, 'w'},
-	    {"keep", no_argument, NULL, 'k'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"put", required_argument, NULL, 'P'},
-	    {"get", required_argument, NULL, 'G'},
-	    {"unsafe-evaluation", no_argument, NULL, 'U'},
-	    {"no-progress", no_argument, NULL, 'N'},
-	    {"stdin", required_argument, NULL, 'I'},
-	    {"no-stdin", no_argument, NULL, 'n'},
-	    {"env", required_argument, NULL, 'E'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct option opts[RUNFLAGS_N + sizeof(own) / sizeof(own[0])];
+	struct option opts[RUNFLAGS_N +
+	    sizeof(run_own_options) / sizeof(run_own_options[0])];
 	char err[POLICY_ERR_MAX + 256];
 	int c, rc;
 
 	memcpy(opts, runflags_options, sizeof(runflags_options));
-	memcpy(opts + RUNFLAGS_N, own, sizeof(own));
+	memcpy(opts + RUNFLAGS_N, run_own_options, sizeof(run_own_options));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		if (c >= RUNFLAG_TIMEOUT && c <= RUNFLAG_FORMAT) {

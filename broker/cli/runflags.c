@@ -74,6 +74,35 @@ parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* --memory, --file-size or --tmp-size (CODE): ARG in MiB into OV, in
+ * bytes. Returns 0, or -EINVAL with the reason in WHY. */
+static int
+apply_mib(int code, const char *arg, struct jobrun_overrides *ov, char *why,
+    size_t whylen)
+{
+	uint64_t n = 0;
+	uint64_t min = code == RUNFLAG_MEMORY ? 16 : 1;
+	const char *name = code == RUNFLAG_MEMORY ? "memory"
+	    : code == RUNFLAG_FILE_SIZE		  ? "file-size"
+						  : "tmp-size";
+
+	if (parse_count(arg, min, 1048576, &n) < 0) {
+		snprintf(why, whylen,
+		    "--%s: expected MiB between %llu "
+		    "and 1048576, got \"%s\"",
+		    name, (unsigned long long)min, arg);
+		return -EINVAL;
+	}
+	n <<= 20;
+	if (code == RUNFLAG_MEMORY)
+		ov->memory_bytes = n;
+	else if (code == RUNFLAG_FILE_SIZE)
+		ov->fsize_bytes = n;
+	else
+		ov->tmp_bytes = n;
+	return 0;
+}
+
 int
 runflags_apply(int code, const char *arg, struct jobrun_overrides *ov,
     enum run_format *fmt, char *why, size_t whylen)
@@ -98,28 +127,8 @@ runflags_apply(int code, const char *arg, struct jobrun_overrides *ov,
 		return 0;
 	case RUNFLAG_MEMORY:
 	case RUNFLAG_FILE_SIZE:
-	case RUNFLAG_TMP_SIZE: {
-		uint64_t min = code == RUNFLAG_MEMORY ? 16 : 1;
-		const char *name = code == RUNFLAG_MEMORY ? "memory"
-		    : code == RUNFLAG_FILE_SIZE		  ? "file-size"
-							  : "tmp-size";
-
-		if (parse_count(arg, min, 1048576, &n) < 0) {
-			snprintf(why, whylen,
-			    "--%s: expected MiB between %llu "
-			    "and 1048576, got \"%s\"",
-			    name, (unsigned long long)min, arg);
-			return -EINVAL;
-		}
-		n <<= 20;
-		if (code == RUNFLAG_MEMORY)
-			ov->memory_bytes = n;
-		else if (code == RUNFLAG_FILE_SIZE)
-			ov->fsize_bytes = n;
-		else
-			ov->tmp_bytes = n;
-		return 0;
-	}
+	case RUNFLAG_TMP_SIZE:
+		return apply_mib(code, arg, ov, why, whylen);
 	case RUNFLAG_PROCESSES:
 		if (parse_count(arg, 2, 65536, &n) < 0) {
 			snprintf(why, whylen,

@@ -449,16 +449,18 @@ serve_block_signals(sigset_t *waitmask)
 	sigdelset(waitmask, SIGHUP);
 }
 
+/* The options of `stockade serve`. */
+static const struct option serve_options[] = {
+    {"policy", required_argument, NULL, 'p'},
+    {"workspace", required_argument, NULL, 'w'},
+    {"socket", required_argument, NULL, 's'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 int
 cmd_serve(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"policy", required_argument, NULL, 'p'},
-	    {"workspace", required_argument, NULL, 'w'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	const char *policy_file = NULL, *workspace = NULL, *socket_path = NULL;
 	struct listener l = {.fd = -1, .dirfd = -1};
 	struct server sv;
@@ -468,7 +470,7 @@ cmd_serve(int argc, char **argv)
 	int c, rc, e;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", serve_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_file = optarg;

@@ -28,28 +28,6 @@
  * entry (a pipe gives at most its capacity per read). */
 #define READ_BUF (1u << 20)
 
-void
-fstar_fail_free(struct fstar_fail *f)
-{
-	free(f->entry);
-	f->entry = NULL;
-	f->entry_len = 0;
-}
-
-void
-fstar_fail_set(struct fstar_fail *f, enum fs_error why, const char *text)
-{
-	fstar_fail_free(f);
-	f->why = why;
-	snprintf(f->text, sizeof(f->text), "%s", text != NULL ? text : "");
-	/* libarchive's messages may quote a name from the archive: no
-	 * control byte (a terminal escape) and no raw non-ASCII byte goes
-	 * to a terminal or a JSON string from them. */
-	for (char *t = f->text; *t != '\0'; t++)
-		if ((unsigned char)*t < 0x20 || (unsigned char)*t >= 0x7f)
-			*t = '?';
-}
-
 /* libarchive's read callback: the next bytes of IN_FD into BUF. */
 static la_ssize_t
 src_read(struct archive *a, void *arg, const void **out)
@@ -136,19 +114,6 @@ compressed_name(const unsigned char *h, size_t n)
 	if (n >= 4 && memcmp(h, "\x28\xb5\x2f\xfd", 4) == 0)
 		return "zstd";
 	return NULL;
-}
-
-int
-fstar_fail_entry(struct fstar_fail *f, enum fs_error why, const char *name,
-    size_t len, const char *text, int err)
-{
-	fstar_fail_set(f, why, text);
-	if (name != NULL && (f->entry = malloc(len + 1)) != NULL) {
-		memcpy(f->entry, name, len);
-		f->entry[len] = '\0';
-		f->entry_len = len;
-	}
-	return -err;
 }
 
 /*

@@ -302,6 +302,22 @@ start_marked_job(struct check_ctx *c, struct check_result *r, const char *ws,
 	return true;
 }
 
+/* Waits for the run B, killed into at T_KILL, to end, at most
+ * DEATH_NOTICE_MS + 1 s; reaps it. Returns when it ended (ms), or 0. */
+static int64_t
+await_end(struct bgrun *b, int64_t t_kill)
+{
+	int64_t t_end = 0;
+
+	while (!bgrun_poll(b, 10))
+		if (check_now_ms() - t_kill > DEATH_NOTICE_MS + 1000)
+			break;
+	if (b->pid == 0)
+		t_end = check_now_ms();
+	bgrun_end(b);
+	return t_end;
+}
+
 /*
  * boundary.launcher_death_ends_job: a real `stockade run` whose job
  * makes the file "started", sleeps LATE_MS and makes "late"; once
@@ -318,7 +334,7 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 	struct bgrun b;
 	json_t *res = NULL;
 	const char *status = "", *detail = "";
-	int64_t t_started = 0, t_kill, t_end = 0;
+	int64_t t_started = 0, t_kill, t_end;
 	pid_t launcher = 0;
 	int wsfd = -1, e;
 
@@ -345,12 +361,7 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 	}
 	kill(launcher, SIGKILL);
 	t_kill = check_now_ms();
-	while (!bgrun_poll(&b, 10))
-		if (check_now_ms() - t_kill > DEATH_NOTICE_MS + 1000)
-			break;
-	if (b.pid == 0)
-		t_end = check_now_ms();
-	bgrun_end(&b);
+	t_end = await_end(&b, t_kill);
 	/* Past the moment a surviving jail would make "late". */
 	while (check_now_ms() < t_started + LATE_MS + 250)
 		usleep(10000);
@@ -394,6 +405,7 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 	json_decref(res);
 	close(wsfd);
 }
+
 const struct check checks_broker_side[] = {
     {"boundary.launcher_descriptor_refused_by_broker", "boundary",
 	"a descriptor sent by the launcher ends the job as sandbox_error",

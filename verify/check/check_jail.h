@@ -105,6 +105,13 @@ void mnt_proc_host_facts_masked(struct check_ctx *c, struct check_result *r);
 void mnt_boot_id_own(struct check_ctx *c, struct check_result *r);
 void mnt_etc_write_refused(struct check_ctx *c, struct check_result *r);
 
+/* check_netns.c: the network_ns checks (each commented there). */
+void net_only_lo(struct check_ctx *c, struct check_result *r);
+void net_host_lo_unreachable(struct check_ctx *c, struct check_result *r);
+void net_loopback_tcp(struct check_ctx *c, struct check_result *r);
+void net_host_abstract_unreachable(struct check_ctx *c, struct check_result *r);
+void net_own(struct check_ctx *c, struct check_result *r);
+
 /* check_limits.c: the limits checks (each commented there). */
 void lim_rlimit_fsize(struct check_ctx *c, struct check_result *r);
 void lim_rlimit_nofile(struct check_ctx *c, struct check_result *r);
