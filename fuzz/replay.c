@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "plant.h"
 
 /* Runs the file NAME in the directory DIRFD; returns 0 or -errno. */
 static int
@@ -85,13 +84,6 @@ main(int argc, char **argv)
 {
 	size_t ran = 0;
 	int status = 0;
-
-#ifdef STOCKADE_PLANTED_DEFECTS
-	/* A planted-defects build (docs/defects.md): STOCKADE_PLANT turns
-	 * one on, to show the fuzzer's properties catch it. */
-	if (plant_init() < 0)
-		return 2;
-#endif
 
 	for (int i = 1; i < argc; i++) {
 		struct dirent **names;

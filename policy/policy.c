@@ -21,8 +21,6 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "plant.h"
-
 /* Largest policy text we read, bytes: a bound on the work a file (or
  * /dev/zero given as one) can cause; real policies are a few KiB. */
 #define TEXT_MAX (1024u * 1024u)
@@ -217,8 +215,6 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 			if (policy_scalar_keys[i].section == l->section &&
 			    strcmp(policy_scalar_keys[i].name, key) == 0)
 				return set_scalar(l, i, v);
-		if (PLANTED(unknown_policy_key_ignored))
-			return 1;
 		return fail(l, "unknown key \"%s\" in [%s]", key,
 		    policy_section_names[l->section]);
 	case SEC_ENVIRONMENT:
@@ -520,8 +516,6 @@ policy_load_string(struct policy *p, const char *text, const char *name,
 uint32_t
 policy_layers_off(const struct policy *p)
 {
-	if (PLANTED(unsafe_no_seccomp_not_counted_as_layer_off))
-		return p->layers_off;
 	return p->layers_off |
 	    (p->unsafe_no_seccomp ? JOB_LAYER_BIT(JOB_LAYER_SECCOMP) : 0);
 }

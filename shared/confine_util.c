@@ -24,7 +24,6 @@
 
 #include "fsutil.h"
 #include "llutil.h"
-#include "plant.h"
 
 /* ---- capabilities ------------------------------------------------------ */
 
@@ -57,11 +56,7 @@ cf_drop_caps(const unsigned int *keep, size_t nkeep, char *err, size_t errlen)
 		    capng_have_capability(CAPNG_PERMITTED, keep[i]) != 0)
 			have |= 1ULL << keep[i];
 	capng_clear(CAPNG_SELECT_ALL);
-	if (PLANTED(helper_bounding_set_kept))
-		bounds = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP) !=
-		    0;
-	else
-		bounds = setpcap;
+	bounds = setpcap;
 	for (unsigned int cap = 0; cap < 64; cap++)
 		if ((have & (1ULL << cap)) != 0 &&
 		    capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,
@@ -353,7 +348,7 @@ cf_seccomp_deny_common(scmp_filter_ctx ctx)
 int
 cf_seccomp_load(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
-	int e = PLANTED(helper_seccomp_filter_unloaded) ? 0 : seccomp_load(ctx);
+	int e = seccomp_load(ctx);
 
 	if (e < 0)
 		snprintf(err, errlen,

@@ -13,8 +13,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "plant.h"
-
 int
 write_all(int fd, const void *data, size_t len)
 {
@@ -195,10 +193,8 @@ rm_children(struct rm_walk *w, int dfd, unsigned level)
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st,
-			PLANTED(fs_rm_tree_stats_through_symlinks)
-			    ? 0
-			    : AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+		    0) {
 			rm_error(w, -errno);
 			continue;
 		}

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "plant.h"
 #include "proto_internal.h"
 
 static const char *const msg_names[] = {
@@ -241,12 +240,9 @@ proto_decode_header(const uint8_t *msg, size_t len, uint16_t *type,
 		return -EBADMSG;
 	if (reserved != 0)
 		return -EBADMSG;
-	if (n > (PLANTED(proto_body_bounded_by_max_msg) ? PROTO_MAX_MSG
-							: PROTO_MAX_BODY))
+	if (n > (PROTO_MAX_BODY))
 		return -EMSGSIZE;
-	if (PLANTED(proto_datagram_trailing_bytes_accepted)
-		? n > len - PROTO_HEADER_SIZE
-		: n != len - PROTO_HEADER_SIZE)
+	if (n != len - PROTO_HEADER_SIZE)
 		return -EBADMSG;
 	if (t == 0 || t > PROTO_MSG_TYPE_MAX)
 		return -EPROTO;
@@ -265,8 +261,7 @@ proto_decode_hello(const uint8_t *body, size_t len, uint32_t *version)
 	rbuf_init(&r, body, len);
 	e = rbuf_get_u32(&r, version);
 	if (e == 0)
-		e = PLANTED(proto_hello_trailing_bytes_accepted) ? 0
-								 : rbuf_end(&r);
+		e = rbuf_end(&r);
 	if (e < 0) {
 		*version = 0;
 		return -EBADMSG;

@@ -9,8 +9,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "plant.h"
-
 int
 proto_send_fds(int sock, const uint8_t *msg, size_t len, const int *fds,
     size_t nfds)
@@ -84,8 +82,7 @@ collect_fds(struct msghdr *mh, int *fds, size_t max, size_t *n)
 				fds[(*n)++] = f;
 			else {
 				close(f);
-				if (!PLANTED(proto_extra_fds_dropped_silently))
-					bad = true;
+				bad = true;
 			}
 		}
 	}
@@ -132,7 +129,7 @@ proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
 	}
 	if (e < 0)
 		return e;
-	if ((mh.msg_flags & MSG_TRUNC) && !PLANTED(proto_msg_trunc_ignored)) {
+	if ((mh.msg_flags & MSG_TRUNC)) {
 		close_all(fds, nfds);
 		return -EMSGSIZE;
 	}

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plant.h"
 #include "utf8.h"
 
 static const char *const status_names[] = {
@@ -484,8 +483,6 @@ job_hint(const struct job_result *res, const struct job_limits *lim, char *buf,
 		hint_limit(res, lim, buf, size);
 		break;
 	case JOB_CRASH:
-		if (PLANTED(hint_sized_by_pointer))
-			size = sizeof(buf);
 		fmt_words(buf, size,
 		    "The program was killed by %s, which it did "
 		    "not ask for: %s; inspect that in the program or the "
@@ -522,8 +519,6 @@ job_exit_status(const struct job_result *res)
 	case JOB_OK:
 		return 0;
 	case JOB_EXIT_NONZERO:
-		if (PLANTED(exit_status_flattened_to_one))
-			return 1;
 		return res->exit_code > 0 && res->exit_code < 256
 		    ? res->exit_code
 		    : 1;

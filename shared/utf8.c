@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plant.h"
-
 size_t
 utf8_decode(const void *p, size_t n, uint32_t *cp)
 {
@@ -31,7 +29,7 @@ utf8_decode(const void *p, size_t n, uint32_t *cp)
 			lo = 0xa0; /* overlong below U+0800 */
 		else if (s[0] == 0xed)
 			/* surrogates U+D800..U+DFFF */
-			hi = PLANTED(utf8_surrogates_accepted) ? 0xbf : 0x9f;
+			hi = 0x9f;
 	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
 		len = 4;
 		c = s[0] & 0x07u;

@@ -34,8 +34,8 @@
 #     or `<...>` is the prose's placeholder, and only the key is checked.
 #     A `[policy] key = value` span has only its key checked: alone, a
 #     `replace` would leave a job no program, which `policy check` refuses.
-# R11 Every name of a column headed `planted defect...` is a PLANT_DEFECT
-#     of the sources.
+# R11 Every name of a column headed `planted defect...` is a defect patch
+#     (verify/defects/GROUP/NAME.patch).
 # R13 Every backticked `NAME_ns` is a layer of the jail (`unsafe_layers_off`'s
 #     names) or of `stockade check` (`net_ns` is neither).
 # R14 Every reference to a section names a heading (any level) of its
@@ -122,7 +122,6 @@ MESON_TEST = re.compile(r"(?<![\w-])meson\s+test(?![\w-])")
 # A word in capitals after `meson test` (NAME, SUITE) is a placeholder of
 # the prose, not a test: meson's test names here are lower case.
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*$")
-DEF_RE = re.compile(r"PLANT_DEFECT\(\s*(\w+)\s*,")
 
 # meson test's options (meson test --help, meson 1.0): those that take an
 # argument, and those that take none.
@@ -511,18 +510,11 @@ def src_policy():
 
 def src_defects():
     names = set()
-    for d in ("shared", "policy", "broker", "launcher", "verify"):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, d)):
-            for f in files:
-                if not f.endswith((".c", ".h", ".def")):
-                    continue
-                with open(os.path.join(dirpath, f), encoding="utf-8",
-                          errors="replace") as fh:
-                    text = re.sub(r"/\*.*?\*/", "", fh.read(), flags=re.S)
-                text = re.sub(r"(?m)^\s*#\s*define.*$", "", text)
-                names.update(DEF_RE.findall(text))
+    top = os.path.join(ROOT, "verify", "defects")
+    for dirpath, _, files in os.walk(top):
+        names.update(f[:-len(".patch")] for f in files if f.endswith(".patch"))
     if not names:
-        raise Failed(["no PLANT_DEFECT(name, ...) in shared/, policy/, broker/, launcher/"])
+        raise Failed(["no planted defect in verify/defects/GROUP/NAME.patch"])
     return names
 
 
@@ -541,7 +533,7 @@ SOURCES = [
      lambda v: f"{len(v)}"),
     ("policy", "the sections and keys of `stockade policy default`", src_policy,
      lambda v: f"{len(v)} sections"),
-    ("defects", "the planted defects (PLANT_DEFECT) of the sources",
+    ("defects", "the planted defects of verify/defects/",
      src_defects, lambda v: f"{len(v)}"),
 ]
 
@@ -1146,7 +1138,7 @@ def rule_defects(truth, doc):
                 n += 1
                 if tok not in defects:
                     bad.append(f"{doc.where(line)}: `{tok}`: no such planted "
-                               "defect (PLANT_DEFECT in the sources)")
+                               "defect (no verify/defects/*/NAME.patch)")
     if bad:
         raise Failed(bad)
     return f"{n} cited in {len(tables)} tables"

@@ -32,7 +32,6 @@
 #include "fsutil.h"
 #include "jobrun.h"
 #include "log.h"
-#include "plant.h"
 #include "doctor.h"
 #include "preflight.h"
 #include "progress.h"
@@ -170,8 +169,6 @@ check_unsafe(const struct policy *pol, bool unsafe)
 	const struct mount_entry *m = policy_unsafe_mount(pol);
 	char names[256];
 
-	if (PLANTED(unsafe_ro_bind_missed_by_run_refusal))
-		m = NULL;
 	if (off == 0 && m == NULL)
 		return 0;
 	job_layers_format(off, names, sizeof(names));

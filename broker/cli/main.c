@@ -13,7 +13,6 @@
 #include "commands.h"
 #include "config.h"
 #include "log.h"
-#include "plant.h"
 #include "proto.h"
 
 static void
@@ -94,15 +93,6 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("STOCKADE_DEBUG") != NULL)
 		log_set_level(LOG_LVL_DEBUG);
-#ifdef STOCKADE_PLANTED_DEFECTS
-	if (plant_init() < 0)
-		return EXIT_USAGE;
-	if (argc == 2 && strcmp(argv[1], "--list-plants") == 0) {
-		for (int i = 0; i < PLANT_COUNT; i++)
-			printf("%s\t%s\n", plant_id_name(i), plant_id_what(i));
-		return 0;
-	}
-#endif
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

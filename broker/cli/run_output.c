@@ -18,7 +18,6 @@
 #include "fsutil.h"
 #include "jobrun.h"
 #include "log.h"
-#include "plant.h"
 #include "progress.h"
 #include "result_json.h"
 #include "utf8.h"
@@ -48,8 +47,7 @@ pass_chunk(struct run_output *o, int stream, const uint8_t *data, size_t len)
 	/* On a terminal, the job's control sequences are shown, not obeyed
 	 * (term_escape): no OSC 52 clipboard writes, no forged replies. The
 	 * status line steps aside for them. */
-	if (o->tty[stream] &&
-	    !(PLANTED(term_escape_stdout_only) && stream == 2)) {
+	if (o->tty[stream]) {
 		char buf[4 * PROTO_OUTPUT_CHUNK + 12];
 		size_t n;
 

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "plant.h"
 #include "wspath.h"
 
 /* The sizes of the new file's temporary name and /proc/self/fd path. */
@@ -35,9 +34,7 @@ fsapi_openat2(int dirfd, const char *path, int flags, mode_t mode)
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
 	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
-	how.resolve = RESOLVE_BENEATH |
-	    (PLANTED(fs_resolve_no_symlinks_dropped) ? 0
-						     : RESOLVE_NO_SYMLINKS) |
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
 	do
 		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
@@ -99,12 +96,11 @@ check_regular(const struct stat *st, bool allow_hardlinks, enum fs_error *why)
 		return fsapi_fail(why, FS_SYMLINK_REFUSED, -ELOOP);
 	if (S_ISDIR(st->st_mode))
 		return fsapi_fail(why, FS_IS_A_DIRECTORY, -EISDIR);
-	if (!S_ISREG(st->st_mode) && !PLANTED(fs_get_non_regular_served))
+	if (!S_ISREG(st->st_mode))
 		return fsapi_fail(why, FS_NOT_REGULAR_FILE, -EINVAL);
 	/* A second link may be the job's hard link to a file outside the
 	 * workspace that it could not read itself but the broker can. */
-	if (st->st_nlink > 1 && !allow_hardlinks &&
-	    !PLANTED(fs_get_hardlinks_not_refused))
+	if (st->st_nlink > 1 && !allow_hardlinks)
 		return fsapi_fail(why, FS_HARDLINKED_FILE, -EMLINK);
 	return 0;
 }
@@ -122,11 +118,7 @@ fsapi_open_regular_at(int dirfd, const char *name, bool allow_hardlinks,
 	 * device open with its side effects) until fstat has said what the
 	 * name is. O_NOFOLLOW: a symlink at NAME is that link's descriptor,
 	 * refused below; RESOLVE_NO_SYMLINKS refuses one anywhere else. */
-	fd = fsapi_openat2(dirfd, name,
-	    PLANTED(fs_read_open_blocks_on_fifo)
-		? O_RDONLY | O_NOFOLLOW | O_NOCTTY
-		: O_PATH | O_NOFOLLOW,
-	    0);
+	fd = fsapi_openat2(dirfd, name, O_PATH | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fsapi_fail(why, fs_error_from_errno(-fd), fd);
 	if (fstat(fd, st) < 0)
@@ -178,8 +170,7 @@ fsapi_read_req(int root, const char *path, const struct fsapi_rreq *r,
 	 * 1 TB file is refused here. */
 	size = st.st_size < 0 ? 0 : (uint64_t)st.st_size;
 	avail = size > r->offset ? size - r->offset : 0;
-	if (!PLANTED(fs_get_size_unchecked_before_copy) &&
-	    (avail < r->length ? avail : r->length) > r->max_bytes)
+	if ((avail < r->length ? avail : r->length) > r->max_bytes)
 		return fsapi_fail(why, FS_TOO_LARGE, -EFBIG);
 	/* Past the end (pread(2)): nothing to copy. */
 	if (r->offset > 0 && avail == 0)
@@ -328,13 +319,7 @@ write_create(int parent, const char *name, mode_t m, char *tmp, char *proc,
 {
 	int fd = -1, e;
 
-	if (PLANTED(fs_put_writes_in_place)) {
-		fd = openat(parent, name,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, m);
-		if (fd < 0)
-			return fsapi_fail(why, fs_error_from_errno(errno),
-			    -errno);
-	} else if ((fd = openat_tmpfile(parent, O_WRONLY, m)) >= 0) {
+	if ((fd = openat_tmpfile(parent, O_WRONLY, m)) >= 0) {
 		snprintf(proc, PROC_PATH_SIZE, "/proc/self/fd/%d", fd);
 	} else if (errno == EOPNOTSUPP || errno == EISDIR) {
 		/* No O_TMPFILE on this file system (EISDIR: a kernel that
@@ -387,7 +372,7 @@ write_fill(int in_fd, int fd, const struct fsapi_wreq *w, uint64_t max,
 
 	/* MAX + 1 tells a file of exactly the limit from a larger one
 	 * without reading all of a huge one. */
-	limit = PLANTED(fs_put_size_limit_off_by_one) ? max : add_sat(max, 1);
+	limit = add_sat(max, 1);
 	e = w->fill != NULL
 	    ? w->fill(w->fill_arg, fd, limit, copied, &out_side)
 	    : fsapi_copy_fd(in_fd, fd, limit, copied, &out_side);
@@ -499,10 +484,7 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	/* The file may take what the workspace has left plus what the file
 	 * it replaces frees. */
 	space = add_sat(w->space_left, old_size);
-	if (PLANTED(fs_put_ignores_workspace_quota))
-		max = w->file_bytes;
-	else
-		max = w->file_bytes < space ? w->file_bytes : space;
+	max = w->file_bytes < space ? w->file_bytes : space;
 
 	if ((fd = write_create(parent, name, m, tmp, proc, why)) < 0)
 		return fd;
@@ -512,11 +494,8 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 	}
 	if ((e = write_fill(in_fd, fd, w, max, space, &copied, why)) < 0)
 		goto out_unlink;
-	if (PLANTED(fs_put_writes_in_place))
-		goto done;
 	if ((e = write_publish(parent, name, w, proc, tmp, &replaced, why)) < 0)
 		return e;
-done:
 	w->written = copied;
 	w->replaced = replaced;
 	w->old_size = old_size;

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plant.h"
 #include "utf8.h"
 
 /*
@@ -66,8 +65,7 @@ is_control(uint32_t cp)
 {
 	size_t lo = 0, hi = sizeof(invisible) / sizeof(invisible[0]);
 
-	if ((cp < 0x20 && !PLANTED(fs_name_c0_controls_unescaped)) ||
-	    (cp >= 0x7f && cp <= 0x9f))
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
 		return true;
 	if (cp < invisible[0].lo)
 		return false;

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "plant.h"
 #include "wspath.h"
 #include "wswalk.h"
 
@@ -220,26 +219,6 @@ fsapi_may_add(struct fs_ctx *ctx, const char *path,
 
 /* ---- stat and list ---------------------------------------------------- */
 
-/*
- * The mistake of two planted defects (plants-fs.def): PATH checked as a
- * string, then the workspace's root itself as the "parent" and the whole
- * PATH as the name, as if AT_SYMLINK_NOFOLLOW guarded every component.
- * Returns a descriptor or a negative errno with *WHY set.
- */
-static int
-whole_path_at_root(struct fs_ctx *ctx, const char *path,
-    const struct wspath_limits *lim, const char **name, enum fs_error *why)
-{
-	int fd;
-
-	if (path == NULL || wspath_check(path, strlen(path), lim) < 0)
-		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
-	if ((fd = fcntl(ctx->root, F_DUPFD_CLOEXEC, 0)) < 0)
-		return fsapi_fail(why, FS_IO_ERROR, -errno);
-	*name = path;
-	return fd;
-}
-
 int
 fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
     enum fs_error *why)
@@ -256,15 +235,11 @@ fsapi_stat(struct fs_ctx *ctx, const char *path, struct fs_entry *e,
 		fill_entry(e, path, &st);
 		return 0;
 	}
-	if (PLANTED(fs_stat_path_resolved_from_root))
-		dirfd = whole_path_at_root(ctx, path, &lim, &name, why);
-	else
-		dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
+	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
 	if (dirfd < 0)
 		return dirfd;
 	/* lstat semantics: a symlink is described, never followed. */
-	if (fstatat(dirfd, name, &st,
-		PLANTED(fs_stat_follows_symlink) ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
 	fill_entry(e, path, &st);
 	return 0;
@@ -398,10 +373,7 @@ fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
 	int e;
 
 	*why = FS_OK;
-	if (PLANTED(fs_rm_path_resolved_from_root))
-		dirfd = whole_path_at_root(ctx, path, &lim, &name, why);
-	else
-		dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
+	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
 	if (dirfd < 0)
 		return dirfd;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -455,9 +427,7 @@ fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
 	/* The entries themselves are moved: a symlink is moved as a link,
 	 * never followed. */
 	if (renameat2(fdir, fname, tdir, tname,
-		overwrite || PLANTED(fs_rename_noreplace_dropped)
-		    ? 0
-		    : RENAME_NOREPLACE) < 0) {
+		overwrite ? 0 : RENAME_NOREPLACE) < 0) {
 		int e = errno;
 
 		/* EINVAL: a directory moved into itself (rename(2)). */
@@ -495,9 +465,7 @@ fsapi_put_begin(struct fs_ctx *ctx, const char *path,
 	w->lim = lim;
 	w->file_bytes = ctx->quota.file_bytes;
 	w->space_left = sub_sat(ctx->quota.workspace_bytes, ctx->used_bytes);
-	w->entry_room = PLANTED(fs_file_count_quota_off_by_one)
-	    ? ctx->used_entries <= ctx->quota.max_files
-	    : ctx->used_entries < ctx->quota.max_files;
+	w->entry_room = ctx->used_entries < ctx->quota.max_files;
 	w->mode = mode & ctx->quota.mode_mask;
 	w->overwrite = overwrite;
 	return 0;

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "plant.h"
 #include "wspath.h"
 
 /*
@@ -79,11 +78,6 @@ claim_dir(const struct fs_ctx *ctx, int fd, mode_t mode)
 static int
 open_subdir(int dirfd, const char *name)
 {
-	if (PLANTED(fs_mkdir_component_follows_symlink)) {
-		int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-		return fd < 0 ? -errno : fd;
-	}
 	return fsapi_openat2(dirfd, name, O_PATH | O_DIRECTORY, 0);
 }
 

@@ -3,7 +3,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "plant.h"
 #include "wspath.h"
 
 enum wspath_rule
@@ -36,16 +35,12 @@ wspath_why(const char *path, size_t len, const struct wspath_limits *lim)
 					: WSPATH_EMPTY_COMPONENT;
 		if (n == 1 && path[start] == '.')
 			return WSPATH_DOT;
-		if (n == 2 && path[start] == '.' && path[start + 1] == '.' &&
-		    !PLANTED(fs_dotdot_rule_dropped))
+		if (n == 2 && path[start] == '.' && path[start + 1] == '.')
 			return WSPATH_DOTDOT;
 		if (n > WSPATH_MAX_NAME)
 			return WSPATH_NAME_TOO_LONG;
 		/* DEPTH counts the components so far, this one included. */
-		if (PLANTED(fs_path_depth_limit_off_by_one))
-			too_deep = depth++ > max_depth;
-		else
-			too_deep = ++depth > max_depth;
+		too_deep = ++depth > max_depth;
 		if (too_deep)
 			return WSPATH_TOO_DEEP;
 	}

@@ -31,8 +31,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "plant.h"
-
 #define DENTS_BUF 32768 /* one getdents64 call, bytes */
 #define OPEN_TRIES 8 /* openat2 answers EAGAIN to a racing rename */
 
@@ -429,9 +427,7 @@ step(struct walk *w)
 	}
 	if (stopped(w))
 		return -EINTR;
-	if (fstatat(l->fd, name, &sb,
-		PLANTED(fs_walk_follows_symlinks) ? 0 : AT_SYMLINK_NOFOLLOW) <
-	    0)
+	if (fstatat(l->fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 		return stat_failed(w, l, -errno);
 
 	len = strlen(name);

@@ -19,7 +19,6 @@
 
 #include "confine_util.h"
 #include "llutil.h"
-#include "plant.h"
 
 /* Rights no rule grants, whatever it asks (CONFINE_ALL included): the
  * broker executes nothing and makes no device, fifo or socket file, so
@@ -206,13 +205,6 @@ confine_broker(const struct confine_rule *rules, size_t nrules, char *err,
 	struct cf_ll_rule *r = calloc(nrules > 0 ? nrules : 1, sizeof(*r));
 	int e;
 
-	if (PLANTED(broker_keeps_cap_setuid)) {
-		static const unsigned int more[] = {CAP_CHOWN, CAP_DAC_OVERRIDE,
-		    CAP_FOWNER, CAP_SETUID};
-
-		plan.keep = more;
-		plan.nkeep = 4;
-	}
 	if (r == NULL) {
 		snprintf(err, errlen,
 		    "cannot build the Landlock rules: out "

@@ -5,14 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plant.h"
-
 int
 capture_init(struct capture *c, size_t cap)
 {
 	memset(c, 0, sizeof(*c));
-	if (PLANTED(output_cap_multiplied_by_kib))
-		cap *= 1024;
 	if (cap < 2)
 		cap = 2;
 	c->half = cap / 2;
@@ -105,8 +101,6 @@ capture_add(struct capture *c, const uint8_t *data, size_t len)
 bool
 capture_truncated(const struct capture *c)
 {
-	if (PLANTED(capture_truncated_off_by_one))
-		return c->lost || c->total >= c->head_len + c->tail_len;
 	return c->lost || c->total > c->head_len + c->tail_len;
 }
 

@@ -12,7 +12,6 @@
 
 #include "jobspec.h"
 #include "result_json.h"
-#include "plant.h"
 
 /*
  * Interruption: SIGINT, SIGTERM or SIGHUP while a job runs sends CANCEL
@@ -214,11 +213,7 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc, char **argv,
 		l->tmp_bytes = ov->tmp_bytes ? ov->tmp_bytes : l->tmp_bytes;
 		l->nproc = ov->nproc ? ov->nproc : l->nproc;
 		if (ov->output_bytes != 0) {
-			if (PLANTED(output_override_stdout_only))
-				l->stdout_bytes = ov->output_bytes;
-			else
-				l->stdout_bytes = l->stderr_bytes =
-				    ov->output_bytes;
+			l->stdout_bytes = l->stderr_bytes = ov->output_bytes;
 		}
 	}
 	jr->spec.limits = jr->limits;
@@ -376,8 +371,6 @@ words_backed(const struct jobrun *jr, enum job_status s, const char *text,
 	const struct job_limits *lim = &jr->spec.limits;
 	bool at_nproc = r->peak_processes >= lim->nproc;
 
-	if (PLANTED(limit_words_taken_alone))
-		return true;
 	for (uint32_t i = 0; i < r->nreached; i++)
 		if (r->reached[i].limit == JOB_REACHED_PROCESSES)
 			at_nproc = true;
@@ -572,10 +565,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 	}
 	if (e < 0)
 		set_start_failure(jr, e);
-	if (PLANTED(result_layers_off_not_copied))
-		jr->res.layers_off = 0;
-	else
-		jr->res.layers_off = job_spec_layers_off(&jr->spec);
+	jr->res.layers_off = job_spec_layers_off(&jr->spec);
 	return e;
 }
 

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "utf8.h"
-#include "plant.h"
 
 json_t *
 limits_to_json(const struct job_limits *l)
@@ -62,10 +61,7 @@ stream_json(const struct capture *c)
 
 	if (raw == NULL)
 		return NULL;
-	if (PLANTED(result_stream_utf8_unsanitized))
-		j = json_stringn_nocheck((const char *)raw, raw_len);
-	else
-		j = safe_json(raw, raw_len);
+	j = safe_json(raw, raw_len);
 	free(raw);
 	return j;
 }
@@ -274,10 +270,7 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	ok = ok && put(o, "limits_reached", reached_json(res));
 	ok = ok && put(o, "stdout", stream_json(out));
 	ok = ok && put(o, "stderr", stream_json(err));
-	if (PLANTED(result_stdout_truncated_from_stderr))
-		out_cut = capture_truncated(err);
-	else
-		out_cut = capture_truncated(out);
+	out_cut = capture_truncated(out);
 	ok = ok && put(o, "stdout_truncated", json_boolean(out_cut));
 	ok = ok &&
 	    put(o, "stderr_truncated", json_boolean(capture_truncated(err)));

@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "plant.h"
 
 /* The spawner's own descriptors after it has tidied up. */
 #define SP_SOCK_FD 3
@@ -100,16 +99,6 @@ spawner_exec_launcher(int sock, int exe_fd)
 
 	if (getenv("STOCKADE_DEBUG") != NULL)
 		envp[n++] = debug;
-#ifdef STOCKADE_PLANTED_DEFECTS
-	/* The test build's one extra variable (plant.h): the launcher
-	 * plants the same defect as the broker. */
-	char plant[96];
-	if (plant_name() != NULL) {
-		strlcpy(plant, "STOCKADE_PLANT=", sizeof(plant));
-		strlcat(plant, plant_name(), sizeof(plant));
-		envp[n++] = plant;
-	}
-#endif
 	reset_signals();
 	/* stdin and stdout: /dev/null; stderr: ours, for diagnostics. The
 	 * binary goes to SPAWNER_LAUNCHER_FD + 1, close-on-exec: execveat

@@ -48,7 +48,6 @@
 #include "fsutil.h"
 #include "install_path.h"
 #include "log.h"
-#include "plant.h"
 
 #define LAUNCHER_NAME SPAWNER_LAUNCHER_NAME
 
@@ -157,8 +156,7 @@ fork_launcher(struct supervisor *s, int *sock, int *pidfd, pid_t *pid)
 	}
 	if (*pid == 0)
 		spawner_exec_launcher(sv[1], s->exe_fd);
-	if (!PLANTED(broker_launcher_socket_end_kept))
-		close(sv[1]);
+	close(sv[1]);
 	*sock = sv[0];
 	return 0;
 }
@@ -244,7 +242,7 @@ recv_expect(struct supervisor *s, struct supervisor_watch *w,
 	if ((e = wait_launcher(s, w, deadline)) < 0)
 		return e;
 	n = proto_recv(s->sock, s->msg, PROTO_MAX_MSG, &fd);
-	if (fd >= 0 && !PLANTED(broker_launcher_fd_kept)) {
+	if (fd >= 0) {
 		close(fd);
 		log_debug("the launcher sent a descriptor");
 		return -EPROTO;
@@ -309,9 +307,7 @@ supervisor_start(struct supervisor *s)
 	if ((e = proto_decode_hello_reply(body, (size_t)n, &version, &lpid)) <
 	    0)
 		goto fail;
-	other_version = PLANTED(broker_hello_version_unchecked)
-	    ? false
-	    : version != PROTO_VERSION;
+	other_version = version != PROTO_VERSION;
 	if (other_version || lpid != (uint32_t)pid) {
 		e = -EPROTO;
 		goto fail;
@@ -475,9 +471,7 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 		if (s->feed != NULL)
 			stdin_feed_stop(s->feed);
 		e = proto_decode_result(body, (size_t)n, res);
-		foreign = PLANTED(broker_result_job_id_unchecked)
-		    ? false
-		    : res->job_id != spec->job_id;
+		foreign = res->job_id != spec->job_id;
 		if (e < 0 || foreign) {
 			job_result_clear(res);
 			launcher_failed(s, res, spec->job_id,

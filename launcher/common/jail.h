@@ -229,8 +229,7 @@ const char *jail_seccomp_profile_name(size_t i);
 
 /*
  * The compiled-in profile PROFILE's filter for MONITOR (jail_seccomp_build),
- * compiled to BPF when stockade was built (launcher/zygote/bpfgen.c; none in a
- * build with planted defects, whose filters change at run time): a copy
+ * compiled to BPF when stockade was built (launcher/zygote/bpfgen.c): a copy
  * into *PROG (PROG->filter malloc'd, owned by the caller) and the
  * profile's `denied = kill` into *KILL. Returns 0, -ENOENT when there is
  * none (the caller builds it with libseccomp), or -ENOMEM.

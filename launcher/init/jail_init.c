@@ -66,7 +66,6 @@
 #include "landlock_jail.h"
 #include "log.h"
 #include "mounts.h"
-#include "plant.h"
 #include "init_internal.h"
 #include "jail_init.h"
 
@@ -105,24 +104,14 @@ mounts_failed(int status_fd, int stage, int bind, int err)
 static int
 drop_all_caps(void)
 {
-	const capng_select_t sets = PLANTED(caps_bounding_set_not_cleared)
-	    ? CAPNG_SELECT_CAPS
-	    : CAPNG_SELECT_ALL;
+	const capng_select_t sets = CAPNG_SELECT_ALL;
 
-	if (PLANTED(securebits_set_unlocked)) {
-		if (prctl(PR_SET_SECUREBITS,
-			SECBIT_NOROOT | SECBIT_NO_SETUID_FIXUP |
-			    SECBIT_NO_CAP_AMBIENT_RAISE,
-			0, 0, 0) < 0)
-			return -errno;
-	} else if (prctl(PR_SET_SECUREBITS,
-		       SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-			   SECBIT_NO_SETUID_FIXUP |
-			   SECBIT_NO_SETUID_FIXUP_LOCKED |
-			   SECBIT_KEEP_CAPS_LOCKED |
-			   SECBIT_NO_CAP_AMBIENT_RAISE |
-			   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
-		       0, 0, 0) < 0)
+	if (prctl(PR_SET_SECUREBITS,
+		SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+		    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+		    SECBIT_NO_CAP_AMBIENT_RAISE |
+		    SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		0, 0, 0) < 0)
 		return -errno;
 	/* libcap-ng remembers the pid of the last process it read (the
 	 * zygote's, when it read its own), and a raw clone3 runs no atfork
@@ -186,8 +175,7 @@ open_above_stdio(const char *path)
 {
 	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	return above_stdio(fd < 0 ? -errno : fd,
-	    PLANTED(payload_descriptors_inherited) ? F_DUPFD : F_DUPFD_CLOEXEC);
+	return above_stdio(fd < 0 ? -errno : fd, F_DUPFD_CLOEXEC);
 }
 
 /*
@@ -400,14 +388,12 @@ init_names_and_work(struct init_ctx *c, int wsfd)
 	int status_fd = c->status_fd, e;
 
 	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS) &&
-	    !PLANTED(uts_hostname_never_set) &&
 	    sethostname(spec->hostname, strlen(spec->hostname)) < 0)
 		setup_failed(status_fd, STAGE_HOSTNAME, errno);
 	/* A root zygote keeps no CAP_NET_ADMIN: without a user namespace
 	 * lo stays down, and the network namespace is empty. */
 	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
-	    (e = jail_init_loopback()) < 0 && (c->userns || e != -EPERM) &&
-	    !PLANTED(ns_network_flag_forgotten))
+	    (e = jail_init_loopback()) < 0 && (c->userns || e != -EPERM))
 		setup_failed(status_fd, STAGE_LOOPBACK, e);
 
 	if (!c->userns) {
@@ -431,7 +417,6 @@ init_names_and_work(struct init_ctx *c, int wsfd)
 		/* The quotas mounts.c sets otherwise, through the host's
 		 * /proc (which shows this user namespace's files). */
 		if (c->userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
-		    !PLANTED(user_quotas_not_set) &&
 		    (e = jail_user_quotas("/proc/sys/user",
 			 job_spec_layer_off(spec, JOB_LAYER_SECCOMP))) < 0)
 			setup_failed(status_fd, STAGE_USER_QUOTAS, -e);
@@ -453,7 +438,6 @@ init_lockdown(const struct init_ctx *c, int *abi)
 	int status_fd = c->status_fd, landlock_rs = -1, e;
 
 	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
-	    !PLANTED(caps_drop_skipped) &&
 	    (e = c->userns ? drop_all_caps() : drop_caps_host()) < 0)
 		setup_failed(status_fd, STAGE_CAPS, e);
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
@@ -461,7 +445,6 @@ init_lockdown(const struct init_ctx *c, int *abi)
 	/* The payload's Landlock ruleset, built here so that a warm jail
 	 * has it ready; the payload alone is restricted by it. */
 	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
-	    !PLANTED(landlock_never_applied) &&
 	    (landlock_rs = above_stdio(jail_landlock_build(spec, abi),
 		 F_DUPFD_CLOEXEC)) < 0)
 		setup_failed(status_fd, STAGE_LANDLOCK, -landlock_rs);

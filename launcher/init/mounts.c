@@ -49,7 +49,6 @@
 #include "fsutil.h"
 #include "jail.h"
 #include "mounts_internal.h"
-#include "plant.h"
 
 #define ROOT_TMPFS_OPTS "mode=0755,size=4m,nr_inodes=4096"
 
@@ -214,8 +213,6 @@ tmpfs_opts(char *buf, size_t size, mode_t mode, uint64_t bytes,
 static uint64_t
 tmpfs_size(const struct job_spec *spec, uint64_t bytes)
 {
-	if (PLANTED(jail_tmpfs_unsized))
-		return 0;
 	return job_spec_layer_off(spec, JOB_LAYER_LIMITS) ? 0 : bytes;
 }
 
@@ -236,11 +233,6 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 
 	if ((e = mnt_mkdir_p(ROOT "/dev", 0755)) < 0)
 		return e;
-	if (PLANTED(host_dev_rbound))
-		return mount("/dev", ROOT "/dev", NULL, MS_BIND | MS_REC,
-			   NULL) < 0
-		    ? -errno
-		    : 0;
 	if (mount("tmpfs", ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
 		"mode=0755,size=64k,nr_inodes=64") < 0)
 		return -errno;
@@ -282,10 +274,7 @@ build_dev(const struct job_spec *spec, const struct owner *o)
 		return e;
 	tmpfs_opts(opts, sizeof(opts), 01777,
 	    tmpfs_size(spec, spec->limits.tmp_bytes), o);
-	if (PLANTED(dev_shm_mounted_exec))
-		shm_flags = MS_NOSUID | MS_NODEV;
-	else
-		shm_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	shm_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	if (mount("tmpfs", ROOT "/dev/shm", "tmpfs", shm_flags, opts) < 0)
 		return -errno;
 	return mnt_setattr(AT_FDCWD, ROOT "/dev", 0, MOUNT_ATTR_RDONLY, 0);
@@ -302,9 +291,7 @@ mount_tmpfs(const char *path, mode_t mode, uint64_t size, const struct owner *o)
 	/* Without uid=/gid= the tmpfs belongs to its mounter, the payload's
 	 * ids in its user namespace; only mapped ids may be named. */
 	tmpfs_opts(opts, sizeof(opts), mode, size, o);
-	if (mount("tmpfs", path, "tmpfs",
-		PLANTED(tmp_home_mounted_suid_dev) ? 0 : MS_NOSUID | MS_NODEV,
-		opts) < 0)
+	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return -errno;
 	return 0;
 }
@@ -384,8 +371,7 @@ attach_work(int work_tree_fd, int wsfd, int *stage)
 			return mnt_fail(stage, STAGE_WORK, -errno);
 		close(wsfd);
 	}
-	if (!PLANTED(workspace_mount_suid_dev_kept) &&
-	    (e = mnt_setattr(AT_FDCWD, ROOT "/work", 0,
+	if ((e = mnt_setattr(AT_FDCWD, ROOT "/work", 0,
 		 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
 		return mnt_fail(stage, STAGE_WORK, e);
 	return 0;
@@ -404,11 +390,7 @@ pivot_into_root(bool owner_set, int *stage)
 
 	if (chdir(ROOT) < 0)
 		return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
-	if (PLANTED(pivot_old_root_left_attached)) {
-		if (mkdir(".old-root", 0700) < 0 ||
-		    syscall(SYS_pivot_root, ".", ".old-root") < 0)
-			return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
-	} else if (syscall(SYS_pivot_root, ".", ".") < 0 ||
+	if (syscall(SYS_pivot_root, ".", ".") < 0 ||
 	    umount2(".", MNT_DETACH) < 0) {
 		return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
 	}
@@ -416,13 +398,12 @@ pivot_into_root(bool owner_set, int *stage)
 		return mnt_fail(stage, STAGE_PIVOT_ROOT, -errno);
 
 	if ((e = mnt_setattr(AT_FDCWD, "/", 0,
-		 (PLANTED(jail_root_left_writable) ? 0 : MOUNT_ATTR_RDONLY) |
-		     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-		 0)) < 0)
+		 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) <
+	    0)
 		return mnt_fail(stage, STAGE_REMOUNT_ROOT, e);
 	/* Without a user namespace, init enters /work once it has the
 	 * payload's ids: root without capabilities may not (mounts.h). */
-	if (!owner_set && !PLANTED(workdir_not_entered) && chdir("/work") < 0)
+	if (!owner_set && chdir("/work") < 0)
 		return mnt_fail(stage, STAGE_WORK, -errno);
 	return 0;
 }

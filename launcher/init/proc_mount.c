@@ -17,7 +17,6 @@
 
 #include "jail.h"
 #include "mounts_internal.h"
-#include "plant.h"
 
 /* Binds the host's /proc at the jail's, nosuid, nodev, noexec. Returns
  * 0 or a negative errno. */
@@ -164,8 +163,6 @@ proc_mask(void)
 	char id[40];
 	int e;
 
-	if (PLANTED(proc_host_facts_unmasked))
-		return 0;
 	if ((e = random_uuid(id, sizeof(id))) < 0)
 		return e;
 	if (mkdir(MASKS, 0700) < 0)
@@ -206,9 +203,7 @@ mounts_build_proc(const struct job_spec *spec, bool owner_set, int *stage)
 		return mnt_fail(stage, STAGE_PROC, e);
 	/* A fresh procfs needs a pid namespace of our own, where this init
 	 * is pid 1 (layer pid_ns); without one, the host's is bound. */
-	if (PLANTED(proc_bound_from_host))
-		e = bind_host_proc();
-	else if (getpid() != 1)
+	if (getpid() != 1)
 		e = bind_host_proc();
 	else if (mount("proc", ROOT "/proc", "proc",
 		     MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
@@ -222,11 +217,10 @@ mounts_build_proc(const struct job_spec *spec, bool owner_set, int *stage)
 	 * namespace of the jail's own, and the files would be the host's;
 	 * layer limits off: the caller's, as its rlimits. */
 	if (!owner_set && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
-	    !PLANTED(user_quotas_not_set) &&
 	    (e = jail_user_quotas(ROOT "/proc/sys/user",
 		 job_spec_layer_off(spec, JOB_LAYER_SECCOMP))) < 0)
 		return mnt_fail(stage, STAGE_USER_QUOTAS, e);
-	if (!PLANTED(proc_sys_left_writable) && (e = proc_read_only()) < 0)
+	if ((e = proc_read_only()) < 0)
 		return mnt_fail(stage, STAGE_PROC, e);
 	if ((e = proc_mask()) < 0)
 		return mnt_fail(stage, STAGE_PROC_MASK, e);

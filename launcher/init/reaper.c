@@ -19,7 +19,6 @@
 
 #include "init_internal.h"
 #include "jail.h"
-#include "plant.h"
 #include "usage.h"
 
 /* jail_kill_tree's bounds: the processes one walk lists, and the walks. */
@@ -179,16 +178,14 @@ jail_init_reap(const struct init_ctx *c, pid_t payload, const sigset_t *all)
 				 * in a pid namespace; without one, init
 				 * does it (or, with process_group off,
 				 * leaves it). */
-				if (!c->pidns && c->group &&
-				    !PLANTED(reaper_exit_leaves_tree))
+				if (!c->pidns && c->group)
 					jail_kill_tree(c->proc_fd);
 				_exit(0);
 			}
 		} else if (sig == JAIL_KILL_SIGNAL) {
 			/* The launcher ends the job (or died). Without
 			 * process_group, only the program it started. */
-			if (!c->pidns && c->group &&
-			    !PLANTED(reaper_timeout_kills_payload_only))
+			if (!c->pidns && c->group)
 				jail_kill_tree(c->proc_fd);
 			else if (!c->pidns)
 				kill(payload, SIGKILL);

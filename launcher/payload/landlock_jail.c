@@ -30,7 +30,6 @@
 
 #include "fsutil.h"
 #include "llutil.h"
-#include "plant.h"
 
 /* struct landlock_ruleset_attr as of ABI 6. */
 struct ll_ruleset_attr {
@@ -158,12 +157,8 @@ add_rules(int rs, const struct job_spec *spec, uint64_t fs)
 	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS))
 		return add_host_rules(rs, spec, fs);
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if ((e = allow(rs, fixed[i].path,
-			 PLANTED(landlock_proc_granted_write) &&
-				 strcmp(fixed[i].path, "/proc") == 0
-			     ? FS_RW
-			     : fixed[i].access,
-			 fs, false)) < 0)
+		if ((e = allow(rs, fixed[i].path, fixed[i].access, fs, false)) <
+		    0)
 			return e;
 	/* Layer private_cwd off: no home tmpfs, HOME may name nothing. */
 	if ((e = allow(rs, spec->home, FS_RW, fs,
@@ -208,9 +203,6 @@ jail_landlock_build(const struct job_spec *spec, int *abi)
 	 * its own lo: no route to the host's loopback or anywhere else);
 	 * Landlock's port rules could not tell the jail's 127.0.0.1 from
 	 * another host's (docs/layers.md, network_ns; docs/decisions.md). */
-	if (v >= 4 && !net_off && PLANTED(landlock_tcp_handled))
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
-		    LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	/* No abstract unix socket made outside this domain can be
 	 * connected to (layer network_ns too), and no process outside it
 	 * signalled (init, which is not in the domain, forwards the
@@ -218,9 +210,7 @@ jail_landlock_build(const struct job_spec *spec, int *abi)
 	if (v >= 6)
 		attr.scoped = (net_off ? 0
 				       : LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET) |
-		    (PLANTED(landlock_signals_unscoped)
-			    ? 0
-			    : LANDLOCK_SCOPE_SIGNAL);
+		    LANDLOCK_SCOPE_SIGNAL;
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (rs < 0)
 		return -errno;
@@ -235,9 +225,6 @@ jail_landlock_build(const struct job_spec *spec, int *abi)
 int
 jail_landlock_restrict(int rs)
 {
-	if (PLANTED(nnp_left_to_landlock_and_seccomp) &&
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		return -errno;
 	close(rs);

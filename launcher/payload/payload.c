@@ -25,7 +25,6 @@
 #include "jail.h"
 #include "proto.h"
 #include "landlock_jail.h"
-#include "plant.h"
 
 /* A set-up step failed: that is stockade's failure, not the program's. */
 static _Noreturn void
@@ -104,17 +103,13 @@ set_rlimits(const struct job_limits *l)
 	cpu.rlim_max = cpu.rlim_cur + 1;
 	if (l->memory_bytes > RLIM_INFINITY / 2)
 		data = RLIM_INFINITY;
-	else if (PLANTED(rlimit_data_not_doubled))
-		data = l->memory_bytes;
 	else
 		data = 2 * l->memory_bytes;
-	if (!PLANTED(rlimit_fsize_not_applied) &&
-	    set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0)
+	if (set_limit(RLIMIT_FSIZE, l->fsize_bytes) < 0)
 		return -1;
-	if (!PLANTED(rlimit_nproc_not_applied) &&
-	    set_limit(RLIMIT_NPROC, l->nproc) < 0)
+	if (set_limit(RLIMIT_NPROC, l->nproc) < 0)
 		return -1;
-	if (!PLANTED(rlimit_core_not_zeroed) && set_limit(RLIMIT_CORE, 0) < 0)
+	if (set_limit(RLIMIT_CORE, 0) < 0)
 		return -1;
 	if (setrlimit(RLIMIT_CPU, &cpu) < 0 || raise_limit(RLIMIT_AS) < 0 ||
 	    set_limit(RLIMIT_DATA, data) < 0 ||
@@ -128,8 +123,7 @@ set_rlimits(const struct job_limits *l)
 	 * queued in the jail and every POSIX timer (ucounts, hierarchical):
 	 * without this bound one job takes all of it and the user's other
 	 * programs get EAGAIN from timer_create and sigqueue (jail.h). */
-	if (!PLANTED(rlimit_sigpending_unbounded) &&
-	    set_limit(RLIMIT_SIGPENDING, JAIL_SIGPENDING) < 0)
+	if (set_limit(RLIMIT_SIGPENDING, JAIL_SIGPENDING) < 0)
 		return -1;
 	return 0;
 }
@@ -216,17 +210,14 @@ lock_down(const struct job_spec *spec, const struct sock_fprog *filter,
 
 	/* Close-on-exec rather than closed, so the status pipe still works
 	 * for the steps below; nothing above 2 crosses the exec. */
-	if (!PLANTED(payload_descriptors_inherited) &&
-	    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		die(status_fd, STAGE_CLOSE_FDS, errno);
 	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
-	    !PLANTED(nnp_left_to_landlock_and_seccomp) &&
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
 	/* Fail closed: no Landlock, no job (landlock_jail.h). Init built
 	 * the ruleset; the domain is the payload's alone. */
-	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
-	    !PLANTED(landlock_never_applied)) {
+	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK)) {
 		if ((e = jail_landlock_restrict(landlock_rs)) < 0)
 			die(status_fd, STAGE_LANDLOCK, -e);
 		abi = landlock_abi;
@@ -261,7 +252,7 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 
 	/* Layer no_terminal off: the caller's session, and so its
 	 * controlling terminal, stay. */
-	if (!terminal && !PLANTED(payload_setsid_skipped) && setsid() < 0)
+	if (!terminal && setsid() < 0)
 		die(status_fd, STAGE_SETSID, errno);
 	if (set_stdin(stdin_fd) < 0)
 		die(status_fd, STAGE_STDIO, errno);
@@ -292,8 +283,7 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 	lock_down(spec, filter, landlock_rs, landlock_abi, status_fd,
 	    notify_sock);
 
-	if (!PLANTED(payload_environ_not_replaced))
-		environ = env;
+	environ = env;
 	execvp(spec->argv[0], spec->argv);
 	e = errno;
 	/* Written in pieces, never formatted: nothing may allocate past

@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 
 #include "monitor_internal.h"
-#include "plant.h"
 #include "utf8.h"
 
 /* The size of the detail monitor_classify writes. */
@@ -37,10 +36,7 @@ signal_status(const struct job_spec *spec, bool limits, int sig,
 		    : JOB_CRASH;
 		break;
 	case SIGXFSZ:
-		if (PLANTED(sigxfsz_reported_as_crash))
-			r->status = JOB_CRASH;
-		else
-			r->status = limits ? JOB_FILE_SIZE_LIMIT : JOB_CRASH;
+		r->status = limits ? JOB_FILE_SIZE_LIMIT : JOB_CRASH;
 		break;
 	case SIGSYS:
 		r->status = JOB_POLICY_VIOLATION;
@@ -54,13 +50,7 @@ signal_status(const struct job_spec *spec, bool limits, int sig,
 		    : JOB_CRASH;
 		break;
 	default:
-		if (PLANTED(signal_death_reported_as_exit_code)) {
-			r->status = JOB_EXIT_NONZERO;
-			r->exit_code = 128 + r->signal;
-			r->signal = 0;
-		} else {
-			r->status = JOB_CRASH;
-		}
+		r->status = JOB_CRASH;
 		break;
 	}
 }
@@ -80,10 +70,7 @@ status_from_init(const struct job_spec *spec, const struct job_state *s,
 		int st = rec[1];
 
 		if (WIFEXITED(st)) {
-			if (PLANTED(exit_code_from_signal_bits))
-				r->exit_code = st & 0x7f;
-			else
-				r->exit_code = WEXITSTATUS(st);
+			r->exit_code = WEXITSTATUS(st);
 			r->status = r->exit_code == 0 ? JOB_OK
 						      : JOB_EXIT_NONZERO;
 		} else if (WIFSIGNALED(st)) {
@@ -255,10 +242,7 @@ status_by_launcher(const struct job_spec *spec, const struct job_state *s,
 		    "%u processes and threads",
 		    spec->limits.nproc);
 	} else if (s->timed_out) {
-		if (PLANTED(timeout_reported_as_cpu_limit))
-			r->status = JOB_CPU_LIMIT;
-		else
-			r->status = JOB_TIMEOUT;
+		r->status = JOB_TIMEOUT;
 		r->exit_code = -1;
 		r->signal = SIGKILL;
 	} else if (s->over_output) {

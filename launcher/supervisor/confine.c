@@ -25,7 +25,6 @@
 #include "cgpath.h"
 #include "confine_util.h"
 #include "llutil.h"
-#include "plant.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -349,13 +348,6 @@ confine_launcher(char *err, size_t errlen)
 	struct cg_rules *cg;
 	int e;
 
-	if (PLANTED(launcher_keeps_cap_sys_admin)) {
-		static const unsigned int more[] = {CAP_DAC_READ_SEARCH,
-		    CAP_SYS_ADMIN};
-
-		plan.keep = more;
-		plan.nkeep = 2;
-	}
 	if (errlen > 0)
 		err[0] = '\0';
 	/* On the heap: PATH_MAX per mount. */

@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "plant.h"
 #include "utf8.h"
 
 int
@@ -112,11 +111,7 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 		log->tokens--;
 	nr = req->data.nr;
 	/* An x32 call shows the native arch with the x32 bit in its number. */
-	if (PLANTED(x32_bit_not_foreign))
-		foreign = req->data.arch != SCMP_ARCH_X86_64;
-	else
-		foreign = req->data.arch != SCMP_ARCH_X86_64 ||
-		    (nr & 0x40000000);
+	foreign = req->data.arch != SCMP_ARCH_X86_64 || (nr & 0x40000000);
 	if (foreign) {
 		/* Unsigned: a program may ask for any number, -1 too, and a
 		 * name holds only [a-z0-9_:] (proto_check.c). */
@@ -137,19 +132,11 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 			snprintf(name, sizeof(name), "nr:%u", (unsigned)nr);
 		free(s);
 	}
-	if (PLANTED(denials_errno_refusals_unrecorded) && !foreign &&
-	    !log->kill)
-		d = NULL;
-	else if ((d = entry(log, name, now_ms)) == NULL)
+	if ((d = entry(log, name, now_ms)) == NULL)
 		log->dropped++;
-	else if (PLANTED(denial_count_not_incremented))
-		d->count = 1;
 	else
 		d->count++;
-	if (PLANTED(kill_profile_answered_errno))
-		ends = foreign;
-	else
-		ends = foreign || log->kill;
+	ends = foreign || log->kill;
 	if (ends && !log->ended) {
 		log->ended = true;
 		fmt_words(log->detail, sizeof(log->detail),
@@ -162,11 +149,7 @@ denials_answer(struct denial_log *log, uint64_t now_ms)
 		return 0;
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
-	if (PLANTED(socket_refusal_answered_eperm))
-		resp->error = -EPERM;
-	else
-		resp->error = strcmp(name, "socket") == 0 ? -EAFNOSUPPORT
-							  : -EPERM;
+	resp->error = strcmp(name, "socket") == 0 ? -EAFNOSUPPORT : -EPERM;
 	e = seccomp_notify_respond(log->listener, resp);
 	return gone(e) ? 0 : e;
 }
@@ -190,7 +173,7 @@ int
 denials_hold_ms(struct denial_log *log, uint64_t now_ms)
 {
 	refill(log, now_ms);
-	if (log->tokens > 0 || PLANTED(refusals_answered_unbounded))
+	if (log->tokens > 0)
 		return 0;
 	return DENIALS_BATCH / (DENIALS_RATE / 1000);
 }

@@ -17,7 +17,6 @@
 #include "fsutil.h"
 #include "launcher.h"
 #include "log.h"
-#include "plant.h"
 
 /* A handler may take a descriptor FDS[i] (then it sets FDS[i] to -1);
  * the dispatcher closes the others. */
@@ -32,8 +31,7 @@ handle_hello(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 
 	if ((e = proto_decode_hello(body, len, &version)) < 0)
 		return e;
-	if (version != PROTO_VERSION &&
-	    !PLANTED(launcher_hello_version_unchecked)) {
+	if (version != PROTO_VERSION) {
 		log_error("broker speaks protocol version %u, this launcher %u",
 		    version, PROTO_VERSION);
 		return -EPROTO;
@@ -101,9 +99,7 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 
 	if (fstat(wsfd, &st) < 0)
 		st.st_mode = 0;
-	if (PLANTED(launcher_workspace_type_tested_as_bit)
-		? (st.st_mode & S_IFDIR) == 0
-		: !S_ISDIR(st.st_mode)) {
+	if (!S_ISDIR(st.st_mode)) {
 		log_error("RUN: the descriptor is not a directory");
 		return -EBADMSG;
 	}
@@ -226,15 +222,6 @@ dispatch(struct launcher *l, int *fds, size_t nfds, int n)
 
 		if (table[i].type != type)
 			continue;
-		if (PLANTED(launcher_run_before_hello_accepted) &&
-		    type == PROTO_RUN)
-			phases |= PHASE_HELLO;
-		if (PLANTED(launcher_second_hello_accepted) &&
-		    type == PROTO_HELLO)
-			phases |= PHASE_READY;
-		if (PLANTED(launcher_fd_on_fdless_message_accepted) &&
-		    max_fds == 0)
-			max_fds = PROTO_MAX_FDS;
 		if (!(phases & l->phase)) {
 			log_error("%s not allowed in this phase",
 			    proto_msg_name(type));

@@ -19,7 +19,6 @@
 #include "usage.h"
 #include "utf8.h"
 #include "enforce_internal.h"
-#include "plant.h"
 
 /* Sampling periods, ms: fast once the jail is past half of its memory
  * limit (a C program touches a few GB/s), slow otherwise. */
@@ -64,10 +63,8 @@ follow_cpu(void *arg, const struct proc_stat *st)
 	}
 	now->pid = st->pid;
 	now->ticks = own;
-	if (!PLANTED(monitor_page_tables_uncounted))
-		e->pte_walk += enf_read_vmpte(e->proc_fd, st->pid);
-	if (!PLANTED(monitor_descriptors_uncharged))
-		fdcharge_process(&e->fds, st->pid);
+	e->pte_walk += enf_read_vmpte(e->proc_fd, st->pid);
+	fdcharge_process(&e->fds, st->pid);
 }
 
 /* After a walk: the processes it saw become the ones to compare with. */
@@ -116,8 +113,7 @@ enforcer_init(struct enforcer *e, const struct job_limits *lim,
 		e->walker.each = follow_cpu;
 		e->walker.each_arg = e;
 		fdcharge_init(&e->fds, proc_fd);
-		if (!PLANTED(monitor_sockets_uncharged))
-			e->sock_bytes = enf_socket_charge(proc_fd, init_pid);
+		e->sock_bytes = enf_socket_charge(proc_fd, init_pid);
 	}
 	if (enf_fs_used(e->ws_fd, &e->ws_used0) < 0)
 		e->ws_used0 = 0;
@@ -422,8 +418,7 @@ sample_monitor(struct enforcer *e, uint64_t now)
 	 * bound, to decide (fail closed). */
 	mem = u.rss_bytes;
 	if (charge < e->lim->memory_bytes &&
-	    u.rss_bytes > e->lim->memory_bytes - charge &&
-	    !PLANTED(shared_pages_counted_per_process))
+	    u.rss_bytes > e->lim->memory_bytes - charge)
 		mem = shared_once(e, &u, e->lim->memory_bytes - charge, now,
 		    &measure);
 	r = check_memory_cpu(e,

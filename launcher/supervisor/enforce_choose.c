@@ -15,7 +15,6 @@
 #include "enforce.h"
 #include "launcher.h"
 #include "log.h"
-#include "plant.h"
 #include "utf8.h"
 
 /*

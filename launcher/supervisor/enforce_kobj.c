@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "enforce_internal.h"
-#include "plant.h"
 #include "usage.h"
 #include "utf8.h"
 
@@ -58,12 +57,6 @@ enf_count_kobj(struct enforcer *e, uint64_t now)
 	    (4 * cost_ms > ENFORCE_KOBJ_MS ? 4 * cost_ms : ENFORCE_KOBJ_MS);
 	if (y != 0 && y != -E2BIG)
 		return;
-	if (PLANTED(monitor_epoll_uncharged))
-		k.watches = 0;
-	if (PLANTED(monitor_maps_uncharged))
-		k.maps = 0;
-	if (PLANTED(monitor_locks_uncharged))
-		k.locks = 0;
 	e->kobj = k;
 }
 

@@ -14,7 +14,6 @@
 #include "buf.h"
 #include "launcher.h"
 #include "monitor_internal.h"
-#include "plant.h"
 
 uint64_t
 job_elapsed_ms(const struct timespec *start)
@@ -105,8 +104,7 @@ job_result(const struct job_spec *spec, struct job_state *s,
 	/* A limit reached while the program went on: the result says so
 	 * whatever the status (its output may lack what a refused fork
 	 * would have done). */
-	if (s->enf.pids_hit && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
-	    !PLANTED(limits_reached_unreported)) {
+	if (s->enf.pids_hit && !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
 		r.reached[0].limit = JOB_REACHED_PROCESSES;
 		r.reached[0].times = s->enf.pids_episodes > 0
 		    ? s->enf.pids_episodes

@@ -24,7 +24,6 @@
 #include "jail.h"
 #include "launcher.h"
 #include "log.h"
-#include "plant.h"
 
 /*
  * Ends and reaps what this launcher started, before it exits (issue 23,
@@ -38,7 +37,7 @@
 static void
 end_children(struct launcher *l)
 {
-	if (l->pool.buf != NULL && !PLANTED(zygote_left_unreaped))
+	if (l->pool.buf != NULL)
 		(void)pool_drain(&l->pool, &l->zygote);
 	zygote_stop(&l->zygote);
 }
@@ -166,10 +165,6 @@ main(int argc, char **argv)
 	log_set_program("stockade-launcher");
 	if (getenv("STOCKADE_DEBUG") != NULL)
 		log_set_level(LOG_LVL_DEBUG);
-#ifdef STOCKADE_PLANTED_DEFECTS
-	if (plant_init() < 0)
-		return 2;
-#endif
 	if ((e = take_ipc(argc, argv, parent, &fd)) >= 0)
 		return e;
 	if (session_init(&l, fd) < 0)

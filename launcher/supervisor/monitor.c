@@ -34,7 +34,6 @@
 #include "enforce.h"
 #include "jail.h"
 #include "monitor_internal.h"
-#include "plant.h"
 #include "launcher.h"
 #include "log.h"
 #include "zygote.h"

@@ -27,7 +27,6 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "log.h"
-#include "plant.h"
 #include "usage.h"
 #include "zygote_wire.h"
 
@@ -368,7 +367,7 @@ zygote_stop(struct zygote *z)
 	siginfo_t si;
 
 	close_fdp(&z->sock);
-	if (z->pid > 0 && !PLANTED(zygote_left_unreaped))
+	if (z->pid > 0)
 		while (waitid(P_PID, (id_t)z->pid, &si, WEXITED) < 0 &&
 		    errno == EINTR)
 			;

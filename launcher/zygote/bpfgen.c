@@ -6,9 +6,7 @@
  * compiled-in profile, for both enforcements (jail_seccomp_build's
  * MONITOR), exactly as the launcher builds them at run time.
  *
- * Usage: stockade-bpfgen OUTPUT.c. A build with planted defects writes an
- * empty table (its filters depend on STOCKADE_PLANT at run time); a
- * filter libseccomp cannot export here (a build host without seccomp user
+ * Usage: stockade-bpfgen OUTPUT.c. A filter libseccomp cannot export here (a build host without seccomp user
  * notification, say) is left out with a warning, and the launcher builds
  * that one at run time. Exit 1 only when OUTPUT cannot be written.
  */
@@ -81,7 +79,6 @@ main(int argc, char **argv)
 	fprintf(out,
 	    "/* Written by stockade-bpfgen (launcher/zygote/bpfgen.c) at "
 	    "build time: do not edit. */\n#include \"jail_bpf.h\"\n\n");
-#ifndef STOCKADE_PLANTED_DEFECTS
 	for (size_t i = 0; jail_seccomp_profile_name(i) != NULL; i++)
 		for (int m = 0; m < 2 && n < sizeof(made) / sizeof(made[0]);
 		     m++) {
@@ -91,7 +88,6 @@ main(int argc, char **argv)
 				&made[n].kill, &made[n].len))
 				n++;
 		}
-#endif
 	fprintf(out, "\nconst struct jail_bpf jail_bpf_table[] = {\n");
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "\t{\"%s\", %s, %s, %u, f%zu},\n", made[i].profile,

@@ -29,7 +29,6 @@
 
 #include "fsutil.h"
 #include "jail.h"
-#include "plant.h"
 
 /*
  * A user namespace whose maps send the on-disk ids IN_UID/IN_GID to
@@ -110,9 +109,7 @@ jail_idmapped_workspace(int wsfd, uid_t outer_uid, gid_t outer_gid)
 	}
 	memset(&attr, 0, sizeof(attr));
 	attr.attr_set = MOUNT_ATTR_IDMAP |
-	    (PLANTED(workspace_mount_suid_dev_kept)
-		    ? 0
-		    : MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	    (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	attr.userns_fd = (uint64_t)nsfd;
 	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr,
 		sizeof(attr)) < 0) {
@@ -164,8 +161,7 @@ write_map_at(int dir, const char *file, unsigned inside, unsigned outside)
 {
 	char map[64];
 
-	snprintf(map, sizeof(map), "%u %u %u\n", inside, outside,
-	    PLANTED(idmap_uid_range_not_single) ? 65536u : 1u);
+	snprintf(map, sizeof(map), "%u %u %u\n", inside, outside, 1u);
 	return write_proc_at(dir, file, map);
 }
 
@@ -191,9 +187,7 @@ jail_write_id_maps(pid_t pid, int pidfd, const struct job_spec *spec,
 
 	if (dir < 0)
 		return dir;
-	if ((e = PLANTED(userns_setgroups_allowed)
-		    ? 0
-		    : write_proc_at(dir, "setgroups", "deny")) == 0 &&
+	if ((e = write_proc_at(dir, "setgroups", "deny")) == 0 &&
 	    (e = write_map_at(dir, "uid_map", spec->uid,
 		 (unsigned)h->outer_uid)) == 0)
 		e = write_map_at(dir, "gid_map", spec->gid,

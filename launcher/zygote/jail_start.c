@@ -22,7 +22,6 @@
 
 #include "fsutil.h"
 #include "log.h"
-#include "plant.h"
 
 static void
 close_pair(int p[2])
@@ -45,18 +44,14 @@ clone_args_for(const struct job_spec *spec, const struct jail_host *h,
 	ca->flags = CLONE_PIDFD;
 	if (!job_spec_layer_off(spec, JOB_LAYER_USER_NS))
 		ca->flags |= CLONE_NEWUSER;
-	if (!job_spec_layer_off(spec, JOB_LAYER_PID_NS) &&
-	    !PLANTED(ns_pid_flag_forgotten))
+	if (!job_spec_layer_off(spec, JOB_LAYER_PID_NS))
 		ca->flags |= CLONE_NEWPID;
-	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
-	    !PLANTED(ns_network_flag_forgotten))
+	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS))
 		ca->flags |= CLONE_NEWNET;
 	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS)) {
 		ca->flags |= CLONE_NEWUTS;
-		if (!PLANTED(ns_ipc_flag_forgotten))
-			ca->flags |= CLONE_NEWIPC;
-		if (!PLANTED(ns_cgroup_flag_forgotten))
-			ca->flags |= CLONE_NEWCGROUP;
+		ca->flags |= CLONE_NEWIPC;
+		ca->flags |= CLONE_NEWCGROUP;
 	}
 	/* Born in its cgroup leaf (clone3(2), Linux 5.7): no moment where
 	 * the jail runs outside its limits. */

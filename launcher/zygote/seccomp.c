@@ -67,7 +67,6 @@
 #include <ini.h>
 
 #include "jail.h"
-#include "plant.h"
 
 extern const char seccomp_profile_default[];
 extern const char seccomp_profile_strict[];
@@ -210,11 +209,8 @@ allow_int_except_if(scmp_filter_ctx ctx, int nr, const struct scmp_arg_cmp *pre,
 		return e;
 	if (pre != NULL)
 		c[1] = *pre;
-	if (PLANTED(ioctl_tiocsti_32bit_compare))
-		c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_GE, 1ULL << 32, 0};
-	else
-		c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_GE,
-		    0xffffffff80000000ULL, 0};
+	c[0] = (struct scmp_arg_cmp){arg, SCMP_CMP_GE, 0xffffffff80000000ULL,
+	    0};
 	return allow(ctx, nr, pre != NULL ? 2 : 1, c);
 }
 
@@ -244,9 +240,6 @@ allow_monitored(scmp_filter_ctx ctx, const char *name, int nr)
 	    SOL_SOCKET};
 	int e;
 
-	if (strcmp(name, "fcntl") == 0 &&
-	    PLANTED(ofd_locks_allowed_under_monitor))
-		return allow_int_except(ctx, nr, 1, &unseen_fcntl[2], 1);
 	if (strcmp(name, "fcntl") == 0)
 		return allow_int_except(ctx, nr, 1, unseen_fcntl,
 		    sizeof(unseen_fcntl) / sizeof(unseen_fcntl[0]));
@@ -278,11 +271,6 @@ allow_socket(scmp_filter_ctx ctx, int nr)
 	c = SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX);
 	if ((e = allow(ctx, nr, 1, &c)) < 0)
 		return e;
-	if (PLANTED(netlink_socket_family_allowed)) {
-		c = SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK);
-		if ((e = allow(ctx, nr, 1, &c)) < 0)
-			return e;
-	}
 	for (size_t i = 0; i < 2 && e == 0; i++) {
 		two[0] = SCMP_A0_64(SCMP_CMP_EQ, (scmp_datum_t)inet[i]);
 		two[1] = SCMP_A2_64(SCMP_CMP_LT, 256);
@@ -325,8 +313,6 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 
 		return allow_int_except(ctx, nr, 1, tty, 2);
 	}
-	if (strcmp(name, "prctl") == 0 && PLANTED(prctl_own_filter_allowed))
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	if (strcmp(name, "prctl") == 0) {
 		/* A filter of the job's own would answer before the
 		 * launcher's listener (ERRNO outranks USER_NOTIF) and hide
@@ -340,11 +326,7 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 		return allow(ctx, nr, 1, &c);
 	}
 	if (strcmp(name, "clone") == 0) {
-		if (PLANTED(clone_newuser_flag_unchecked))
-			c = SCMP_A0_64(SCMP_CMP_MASKED_EQ,
-			    NS_FLAGS & ~CLONE_NEWUSER, 0);
-		else
-			c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
+		c = SCMP_A0_64(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
 		return allow(ctx, nr, 1, &c);
 	}
 	if (strcmp(name, "socket") == 0)
@@ -358,15 +340,10 @@ allow_call(scmp_filter_ctx ctx, const char *name, int nr)
 	}
 	if (strcmp(name, "open") == 0 || strcmp(name, "openat") == 0)
 		return allow_open(ctx, name, nr);
-	if (PLANTED(fchmodat_mode_rule_missing) &&
-	    strcmp(name, "fchmodat") == 0)
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	for (size_t i = 0; i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++)
 		if (strcmp(name, mode_calls[i].name) == 0) {
 			c = (struct scmp_arg_cmp){mode_calls[i].mode_arg,
 			    SCMP_CMP_MASKED_EQ, SUID_BITS, 0};
-			if (PLANTED(setgid_mode_bit_unchecked))
-				c.datum_a = S_ISUID;
 			return allow(ctx, nr, 1, &c);
 		}
 	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
@@ -411,9 +388,7 @@ on_key(void *arg, const char *section, const char *name, const char *value)
 		ld->failed = true;
 		return 0;
 	}
-	if (ld->monitor && unseen(name) &&
-	    !(PLANTED(semget_allowed_under_monitor) &&
-		strcmp(name, "semget") == 0))
+	if (ld->monitor && unseen(name))
 		return 1;
 	e = ld->monitor ? allow_monitored(ld->ctx, name, nr) : -ENOENT;
 	if (e == -ENOENT)
@@ -509,7 +484,7 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 {
 	const char *text = jail_seccomp_profile(profile);
 	struct loader ld = {.monitor = monitor, .why = why, .whylen = whylen};
-	int clone3_errno = PLANTED(clone3_answered_eperm) ? EPERM : ENOSYS;
+	int clone3_errno = ENOSYS;
 	int r;
 
 	snprintf(why, whylen, "out of memory");
@@ -525,9 +500,6 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 		return NULL;
 	if (seccomp_attr_set(ld.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_NOTIFY) <
 	    0)
-		goto fail;
-	if (PLANTED(i386_arch_in_jail_filter) &&
-	    seccomp_arch_add(ld.ctx, SCMP_ARCH_X86) < 0)
 		goto fail;
 	r = ini_parse_string(text, on_key, &ld);
 	if (r != 0 || ld.failed) {
@@ -547,14 +519,6 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 		0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2),
 		0) < 0)
-		goto fail;
-	if (PLANTED(io_uring_left_allowed) &&
-	    (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(io_uring_setup),
-		 0) < 0 ||
-		seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW,
-		    SCMP_SYS(io_uring_enter), 0) < 0 ||
-		seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW,
-		    SCMP_SYS(io_uring_register), 0) < 0))
 		goto fail;
 	*kill = ld.kill;
 	return ld.ctx;

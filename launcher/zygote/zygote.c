@@ -27,7 +27,6 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "log.h"
-#include "plant.h"
 #include "usage.h"
 #include "filter_cache.h"
 #include "zygote_wire.h"

@@ -42,8 +42,7 @@ struct check_ctx {
 			      * at the end */
 	bool root; /* euid 0: workspaces are given to 65534 */
 	char **envp; /* environment of each process started:
-			      * PATH, TMPDIR and, in a planted-defects
-			      * build, STOCKADE_PLANT; NULL-terminated */
+			      * PATH and TMPDIR; NULL-terminated */
 	unsigned seq; /* for unique names under tmpdir */
 };
 

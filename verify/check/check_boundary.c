@@ -6,8 +6,7 @@
  *
  * Each check starts the real stockade-launcher the way the broker does
  * (its end of a SOCK_SEQPACKET socketpair at fd 3, "--ipc-fd 3", an
- * empty environment but for STOCKADE_PLANT in a planted-defects build;
- * check_boundary_proc.c) and sends it hand-made messages. A sound
+ * empty environment; check_boundary_proc.c) and sends it hand-made messages. A sound
  * launcher ends the session at the first bad one with a named error on
  * stderr ("ending the session: ...") and closes the socket; it never
  * answers as if the message were good. To see a launcher that took a

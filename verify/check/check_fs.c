@@ -274,8 +274,8 @@ fsc_outcome(const struct check_proc *p, char *buf, size_t len)
 	return buf;
 }
 
-/* The first line of P's standard error that is not a warning (a planted
- * defect's build warns first), escaped into BUF. Returns BUF. */
+/* The first line of P's standard error that is not a warning, escaped
+ * into BUF. Returns BUF. */
 const char *
 fsc_error_line(const struct check_proc *p, char *buf, size_t len)
 {

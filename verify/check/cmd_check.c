@@ -30,7 +30,6 @@
 #include "commands.h"
 #include "config.h"
 #include "install_path.h"
-#include "plant.h"
 #include "verify.h"
 
 const char *const check_layers[] = {
@@ -304,9 +303,8 @@ verdict_name(enum check_verdict v)
 	return "?";
 }
 
-/* The environment of every process a check starts: a fixed PATH, the
- * caller's TMPDIR (where stockade makes its temporary workspaces) and,
- * in a planted-defects build, the defect. */
+/* The environment of every process a check starts: a fixed PATH and the
+ * caller's TMPDIR (where stockade makes its temporary workspaces). */
 static char **
 make_env(void)
 {
@@ -321,14 +319,6 @@ make_env(void)
 		snprintf(tmp, sizeof(tmp), "TMPDIR=%s", t);
 		env[n++] = tmp;
 	}
-#ifdef STOCKADE_PLANTED_DEFECTS
-	static char plant[128];
-	if (plant_name() != NULL) {
-		snprintf(plant, sizeof(plant), "STOCKADE_PLANT=%s",
-		    plant_name());
-		env[n++] = plant;
-	}
-#endif
 	env[n] = NULL;
 	return env;
 }

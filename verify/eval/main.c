@@ -8,7 +8,6 @@
 #include <stdlib.h>
 
 #include "log.h"
-#include "plant.h"
 #include "verify.h"
 
 int
@@ -20,9 +19,5 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("STOCKADE_DEBUG") != NULL)
 		log_set_level(LOG_LVL_DEBUG);
-#ifdef STOCKADE_PLANTED_DEFECTS
-	if (plant_init() < 0)
-		return 2;
-#endif
 	return cmd_eval(argc, argv);
 }
