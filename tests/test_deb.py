@@ -65,8 +65,9 @@ EXPECTED_FILES = {
     "usr/share/lintian/overrides/stockade": 0o644,
 }
 
-# Strings a planted-defects build (docs/defects.md) carries and a default
-# one must not (tests/test_plant_absent.py checks the build tree the same way).
+# The switch the planted defects once had in the product (docs/defects.md;
+# they are patches now): a package must not carry it
+# (tests/test_defect_patches.py checks the build tree for defect names).
 PLANT_MARKERS = [b"STOCKADE_PLANT", b"--list-plants"]
 
 NOBODY_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
