@@ -1280,3 +1280,127 @@ Test(snapshot, denied_directories_truncate)
 	cr_assert_eq(fchmodat(root, "locked", 0755, 0), 0);
 	cr_assert_eq(fchmodat(root, "locked-r", 0755, 0), 0);
 }
+
+/* ---- One walk for the snapshot and the usage (issue 24, item 4) ---- */
+
+/* Whether snapshot_take_usage under Q gives what snapshot_take and
+ * fsapi_usage give apart: the same entries, truncation and hashes, the
+ * same usage figures and return. Returns 0, or -1 (CHECK). */
+static int
+same_as_apart(const struct fs_quota *q)
+{
+	struct snapshot a = {0}, b = {0};
+	struct fs_ctx apart, one;
+	int ra, rb, ua, ub;
+	size_t i;
+
+	fsapi_ctx_init(&apart, root, q);
+	fsapi_ctx_init(&one, root, q);
+	ra = snapshot_take(root, q, NULL, NULL, &a);
+	ua = fsapi_usage(&apart);
+	rb = snapshot_take_usage(&one, NULL, NULL, &b, &ub);
+	CHECK(ra == rb);
+	CHECK(ua == ub);
+	CHECK(apart.usage_valid == one.usage_valid);
+	CHECK(apart.used_bytes == one.used_bytes);
+	CHECK(apart.used_entries == one.used_entries);
+	CHECK(apart.used_disk == one.used_disk);
+	CHECK(a.valid == b.valid && a.n == b.n);
+	CHECK(a.truncated == b.truncated && a.unhashed == b.unhashed);
+	CHECK(a.hashed_bytes == b.hashed_bytes);
+	for (i = 0; i < a.n && i < b.n; i++) {
+		const struct snap_entry *x = &a.e[i], *y = &b.e[i];
+
+		CHECK(strcmp(x->path, y->path) == 0);
+		CHECK(x->type == y->type && x->size == y->size);
+		CHECK(x->mode == y->mode && x->ino == y->ino);
+		CHECK(x->hashed == y->hashed && x->denied == y->denied);
+		CHECK(x->hash_skipped == y->hash_skipped);
+		CHECK(memcmp(x->sha256, y->sha256, sizeof(x->sha256)) == 0);
+	}
+	snapshot_free(&a);
+	snapshot_free(&b);
+	return 0;
+}
+
+/* Returns same_as_apart's failing line, if any. */
+#define TRY(x)                        \
+	do {                          \
+		int line_ = (x);      \
+		if (line_ != 0)       \
+			return line_; \
+	} while (0)
+
+/* same_as_apart over the bounds that make either walk stop early: every
+ * file count from none to past the tree, every depth, and path lengths
+ * that leave a directory out (its entries then spent by the usage walk
+ * alone). */
+static int
+bounds_checks(void)
+{
+	struct fs_quota q = quota;
+	size_t files, path;
+	unsigned depth;
+
+	TRY(same_as_apart(&q));
+	for (files = 0; files <= 16; files++) {
+		q = quota;
+		q.max_files = files;
+		TRY(same_as_apart(&q));
+		q.max_path = 5;
+		TRY(same_as_apart(&q));
+	}
+	for (depth = 0; depth <= 4; depth++) {
+		q = quota;
+		q.max_depth = depth;
+		TRY(same_as_apart(&q));
+	}
+	for (path = 1; path <= 12; path++) {
+		q = quota;
+		q.max_path = path;
+		TRY(same_as_apart(&q));
+		q.max_files = 6;
+		TRY(same_as_apart(&q));
+	}
+	return 0;
+}
+
+/* The tree: "a" and "zz" files, "long-directory/{1..6}", "d/e/f/g" and
+ * "d/x" (a hard-linked file, unhashed), and a sparse file. */
+static void
+plant_bounds_tree(void)
+{
+	char name[64];
+	int i;
+
+	fstest_mkfile("a", "abc");
+	fstest_mkfile("zz", "xyz");
+	fstest_mkdir("long-directory");
+	for (i = 1; i <= 6; i++) {
+		snprintf(name, sizeof(name), "long-directory/%d", i);
+		fstest_mkfile(name, "0123456789");
+	}
+	fstest_mkdir("d");
+	fstest_mkdir("d/e");
+	fstest_mkdir("d/e/f");
+	fstest_mkfile("d/e/f/g", "g");
+	fstest_mkfile("d/x", "x");
+	cr_assert_eq(linkat(root, "d/x", root, "d/x2", 0), 0);
+	mk_sparse("sparse", 1 << 20);
+}
+
+Test(snapshot, one_walk_for_snapshot_and_usage)
+{
+	plant_bounds_tree();
+	cr_assert_eq(bounds_checks(), 0);
+}
+
+Test(snapshot, one_walk_with_denied_directories)
+{
+	plant_bounds_tree();
+	fstest_mkdir("locked");
+	fstest_mkfile("locked/f", "f");
+	cr_assert_eq(fchmodat(root, "locked", 0, 0), 0);
+	fstest_as_nobody(bounds_checks);
+	cr_assert_eq(fchmodat(root, "locked", 0755, 0), 0);
+}

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "wspath.h"
+#include "wswalk.h"
 
 #include "fserr.h"
 #include "policy.h"
@@ -157,6 +158,31 @@ struct wspath_limits fsapi_path_limits(const struct fs_ctx *ctx);
  * errno on failure (usage invalid).
  */
 int fsapi_usage(struct fs_ctx *ctx);
+
+/* Another consumer of fsapi_usage_walk's walk (a snapshot: snapshot.h's
+ * snapshot_take_usage), so that one walk serves both. */
+struct fsapi_walk_tee {
+	wswalk_fn fn; /* NULL, or told of every entry after it is
+				 * counted: 0 to go on (the walk is the
+				 * usage's: FN cannot skip a directory), or
+				 * a negative errno to stop it (the usage
+				 * then invalid) */
+	void (*on_denied)(void *arg, const char *path); /* NULL, or as
+				 * wswalk_opts' */
+	int (*interrupted)(void); /* NULL, or as wswalk_opts': non-zero
+				 * stops the walk with -EINTR (usage
+				 * invalid) */
+	void *arg; /* given to FN and ON_DENIED */
+};
+
+/*
+ * fsapi_usage's walk (its bounds, its figures, its returns), with TEE
+ * (may be NULL: fsapi_usage itself) told of what the walk sees, and the
+ * walk's STATS (may be NULL) for the caller. A negative return of
+ * TEE->fn, or -EINTR, is returned with the usage invalid.
+ */
+int fsapi_usage_walk(struct fs_ctx *ctx, const struct fsapi_walk_tee *tee,
+    struct wswalk_stats *stats);
 
 /* One directory entry as the API reports it (list, stat). */
 enum fs_type {

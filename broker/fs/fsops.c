@@ -128,6 +128,7 @@ fill_entry(struct fs_entry *e, const char *path, const struct stat *st)
 
 struct usage_acc {
 	uint64_t bytes, entries, disk;
+	const struct fsapi_walk_tee *tee; /* also told, or NULL */
 };
 
 /* The disk space ST costs: its blocks, shared among its hard links so
@@ -151,7 +152,18 @@ usage_one(void *arg, const struct wswalk_entry *e)
 	if (S_ISREG(e->st->st_mode) && e->st->st_size > 0)
 		acc->bytes = add_sat(acc->bytes, (uint64_t)e->st->st_size);
 	acc->disk = add_sat(acc->disk, entry_disk(e->st));
+	if (acc->tee != NULL && acc->tee->fn != NULL)
+		return acc->tee->fn(acc->tee->arg, e);
 	return 0;
+}
+
+/* wswalk's on_denied for the usage walk: passed on to the tee's. */
+static void
+usage_denied(void *arg, const char *path)
+{
+	struct usage_acc *acc = arg;
+
+	acc->tee->on_denied(acc->tee->arg, path);
 }
 
 /* The quota's depth, or the wspath default when the quota leaves it 0. */
@@ -164,25 +176,37 @@ depth_limit(const struct fs_ctx *ctx)
 int
 fsapi_usage(struct fs_ctx *ctx)
 {
-	struct usage_acc acc = {0, 0, 0};
-	struct wswalk_stats stats;
+	return fsapi_usage_walk(ctx, NULL, NULL);
+}
+
+int
+fsapi_usage_walk(struct fs_ctx *ctx, const struct fsapi_walk_tee *tee,
+    struct wswalk_stats *stats)
+{
+	struct usage_acc acc = {0, 0, 0, tee};
+	struct wswalk_stats local;
 	struct wswalk_opts opts = {
 	    .max_depth = depth_limit(ctx),
 	    /* One more than the quota tells "over" from "exactly". */
 	    .max_entries = (size_t)add_sat(ctx->quota.max_files, 1),
 	    .prefix = NULL,
+	    .on_denied = tee != NULL && tee->on_denied != NULL ? usage_denied
+							       : NULL,
+	    .interrupted = tee != NULL ? tee->interrupted : NULL,
 	};
 	int r;
 
+	if (stats == NULL)
+		stats = &local;
 	ctx->usage_valid = false;
-	r = wswalk(ctx->root, &opts, usage_one, &acc, &stats);
+	r = wswalk(ctx->root, &opts, usage_one, &acc, stats);
 	if (r < 0)
 		return r;
 	ctx->used_bytes = acc.bytes;
 	ctx->used_disk = acc.disk;
 	ctx->used_entries = acc.entries;
 	ctx->usage_valid = true;
-	if (stats.truncated || stats.deeper || stats.denied > 0 ||
+	if (stats->truncated || stats->deeper || stats->denied > 0 ||
 	    acc.entries > ctx->quota.max_files) {
 		/* What lies past the bounds, or in a directory the walk
 		 * was denied, is unknown, so the workspace counts as full

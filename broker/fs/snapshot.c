@@ -42,6 +42,12 @@ struct take {
 	bool partial; /* paths over max_path left out */
 	bool full; /* SNAPSHOT_MAX_PATH_BYTES reached */
 	bool stop; /* interrupted while hashing */
+	/* Riding the usage walk (snapshot_take_usage), which has its own
+	 * bounds: what this snapshot's own walk would have seen is picked
+	 * out of it, and nothing after the snapshot is done. */
+	size_t seen; /* entries the snapshot's walk would have reported */
+	bool over; /* it would have stopped here: truncated */
+	int err; /* the snapshot failed (-ENOMEM): usage goes on */
 };
 
 static int64_t
@@ -287,39 +293,40 @@ mark_denied(void *arg, const char *path)
 	}
 }
 
-int
-snapshot_take(int root, const struct fs_quota *q, const struct snapshot *prev,
-    int (*intr)(void), struct snapshot *s)
+/* Sets T and S up for a snapshot under Q lending from PREV, asking INTR.
+ * Returns 0 or a negative errno (S then empty). */
+static int
+take_begin(struct take *t, struct snapshot *s, const struct fs_quota *q,
+    const struct snapshot *prev, int (*intr)(void))
 {
-	struct wswalk_opts o;
-	struct wswalk_stats st;
 	struct timespec now;
-	struct take t;
-	int r;
 
 	memset(s, 0, sizeof(*s));
-	memset(&t, 0, sizeof(t));
-	t.q = q;
-	t.prev = prev;
-	t.s = s;
-	t.interrupted = intr;
-	t.left = q->workspace_bytes;
-	t.max_path = q->max_path ? q->max_path : WSPATH_MAX_PATH;
+	memset(t, 0, sizeof(*t));
+	t->q = q;
+	t->prev = prev;
+	t->s = s;
+	t->interrupted = intr;
+	t->left = q->workspace_bytes;
+	t->max_path = q->max_path ? q->max_path : WSPATH_MAX_PATH;
 	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return -errno;
 	s->started_ns = ts_ns(&now);
-	if ((t.buf = malloc(READ_BUF)) == NULL)
+	if ((t->buf = malloc(READ_BUF)) == NULL)
 		return -ENOMEM;
+	return 0;
+}
 
-	memset(&o, 0, sizeof(o));
-	o.max_depth = q->max_depth;
-	o.max_entries = q->max_files > SIZE_MAX ? SIZE_MAX
-						: (size_t)q->max_files;
-	o.interrupted = intr;
-	o.on_denied = mark_denied;
-	r = wswalk(root, &o, add, &t, &st);
-	free(t.buf);
-	if (r == -ECANCELED && t.full)
+/* Ends T's snapshot after a walk that returned R with ST: sorted and
+ * valid. Returns 0, or R as snapshot_take's error (S then empty). */
+static int
+take_end(struct take *t, int r, const struct wswalk_stats *st)
+{
+	struct snapshot *s = t->s;
+
+	free(t->buf);
+	t->buf = NULL;
+	if (r == -ECANCELED && t->full)
 		r = 0;
 	if (r < 0) {
 		snapshot_free(s);
@@ -327,10 +334,120 @@ snapshot_take(int root, const struct fs_quota *q, const struct snapshot *prev,
 	}
 	if (s->n > 1)
 		qsort(s->e, s->n, sizeof(*s->e), cmp_path);
-	s->truncated = st.truncated || st.deeper || st.denied > 0 ||
-	    t.partial || t.full;
+	s->truncated = st->truncated || st->deeper || st->denied > 0 ||
+	    t->partial || t->full || t->over;
 	s->valid = true;
 	return 0;
+}
+
+int
+snapshot_take(int root, const struct fs_quota *q, const struct snapshot *prev,
+    int (*intr)(void), struct snapshot *s)
+{
+	struct wswalk_opts o;
+	struct wswalk_stats st;
+	struct take t;
+	int r;
+
+	if ((r = take_begin(&t, s, q, prev, intr)) < 0) {
+		free(t.buf);
+		return r;
+	}
+	memset(&o, 0, sizeof(o));
+	o.max_depth = q->max_depth;
+	o.max_entries = q->max_files > SIZE_MAX ? SIZE_MAX
+						: (size_t)q->max_files;
+	o.interrupted = intr;
+	o.on_denied = mark_denied;
+	r = wswalk(root, &o, add, &t, &st);
+	return take_end(&t, r, &st);
+}
+
+/*
+ * add, riding the usage walk: passes on to add only the entries this
+ * snapshot's own walk (snapshot_take: max_files entries, q->max_depth
+ * levels, not entering a path over max_path, stopping at
+ * SNAPSHOT_MAX_PATH_BYTES) would have reported. The usage walk goes
+ * deeper only into paths over max_path, whose entries have longer paths
+ * still; its depth is the same but when q->max_depth is 0 (then no entry
+ * at all, truncated). Never stops the walk but for an interruption.
+ */
+static int
+add_tee(void *arg, const struct wswalk_entry *we)
+{
+	struct take *t = arg;
+	size_t len = strlen(we->path), nlen = strlen(we->name);
+	size_t parent = len > nlen ? len - nlen - 1 : 0;
+	int r;
+
+	if (t->err < 0 || t->full || t->over || parent > t->max_path)
+		return 0;
+	if (t->q->max_depth == 0 || ++t->seen > t->q->max_files) {
+		t->over = true;
+		return 0;
+	}
+	r = add(t, we);
+	if (r == -EINTR)
+		return r;
+	if (r == -ECANCELED)
+		t->full = true;
+	else if (r < 0)
+		t->err = r;
+	return 0;
+}
+
+/* mark_denied, riding the usage walk: only for a directory the snapshot
+ * recorded (one it did not is nowhere in it). */
+static void
+mark_denied_tee(void *arg, const char *path)
+{
+	struct take *t = arg;
+
+	if (t->err == 0 && !t->full && !t->over && strlen(path) <= t->max_path)
+		mark_denied(arg, path);
+}
+
+int
+snapshot_take_usage(struct fs_ctx *ctx, const struct snapshot *prev,
+    int (*intr)(void), struct snapshot *s, int *usage)
+{
+	const struct fsapi_walk_tee tee = {
+	    .fn = add_tee,
+	    .on_denied = mark_denied_tee,
+	    .interrupted = intr,
+	};
+	struct fsapi_walk_tee with;
+	struct wswalk_stats st;
+	struct take t;
+	int r;
+
+	if ((r = take_begin(&t, s, &ctx->quota, prev, intr)) < 0) {
+		free(t.buf);
+		*usage = fsapi_usage(ctx);
+		return r;
+	}
+	with = tee;
+	with.arg = &t;
+	memset(&st, 0, sizeof(st));
+	*usage = fsapi_usage_walk(ctx, &with, &st);
+	if (*usage == -E2BIG)
+		r = 0;
+	else
+		r = *usage;
+	/* The usage walk ran out of entries among paths this snapshot
+	 * leaves out, before this snapshot's own bound: what its own walk
+	 * would have seen after them is missing, so it walks again. */
+	if (r == 0 && st.truncated && !t.over && t.err == 0 && !t.full) {
+		free(t.buf);
+		snapshot_free(s);
+		return snapshot_take(ctx->root, &ctx->quota, prev, intr, s);
+	}
+	if (r == 0 && t.err < 0)
+		r = t.err;
+	/* The usage walk's own stops (max_files + 1 entries) are this
+	 * snapshot's over (seen > max_files) already. */
+	st.truncated = false;
+	return take_end(&t, r, &st);
 }
 
 void

@@ -395,8 +395,12 @@ words_backed(const struct jobrun *jr, enum job_status s, const char *text,
 	return true;
 }
 
+/* Sets JR's status from what the job left: the workspace's usage (FS,
+ * USAGE fsapi_usage's return when the caller walked it after the job, or
+ * 1 for this function to walk it) against its quota, then the program's
+ * own words for a limit. */
 static void
-refine_status(struct jobrun *jr, struct fs_ctx *fs)
+refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 {
 	uint8_t *err, *tail;
 	size_t len;
@@ -409,7 +413,7 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs)
 		return;
 	/* The workspace as the job left it, against the quota: exact,
 	 * where the launcher's watch during the job samples. */
-	e = fsapi_usage(fs);
+	e = usage <= 0 && fs->usage_valid ? usage : fsapi_usage(fs);
 	if (e == 0 && fs->used_disk > fs->quota.workspace_bytes &&
 	    r->status != JOB_DISK_FULL) {
 		snprintf(why, sizeof(why),
@@ -550,7 +554,10 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			jobrun_default_signals();
 		fs->usage_valid = false;
 		if (e == 0)
-			refine_status(jr, fs);
+			refine_status(jr, fs,
+			    jr->walk_after != NULL
+				? jr->walk_after(jr->walk_arg, fs)
+				: 1);
 		/* Its input cut short by a read error: never ok (jobrun.h). */
 		if (e == 0 && jr->feed != NULL && jr->feed->error != 0 &&
 		    jr->res.status != JOB_SANDBOX_ERROR) {

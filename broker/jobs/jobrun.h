@@ -65,6 +65,14 @@ struct jobrun {
 				   * then cannot start another): reported
 				   * by jobrun_exec instead of trying
 				   * again; 0 (jobrun_init's default) none */
+	/* NULL (jobrun_init's default), or the walk of the workspace after
+	 * every job that ran (supervisor_run answered), in place of the
+	 * usage walk of jobrun_exec's own checks: called with WALK_ARG and
+	 * the job's workspace FS, it must set FS's usage figures and
+	 * return as fsapi_usage (a caller that takes a snapshot after the
+	 * job takes it on the same walk: snapshot_take_usage) */
+	int (*walk_after)(void *walk_arg, struct fs_ctx *fs);
+	void *walk_arg;
 };
 
 /*
