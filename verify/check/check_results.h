@@ -30,6 +30,12 @@
  */
 int res_probe_job(struct check_ctx *c, struct check_job *j, const char *policy,
     const char *const *run_args, const char *const *argv);
+/* res_probe_job, waiting DEADLINE_MS (milliseconds) for the job instead
+ * of JOB_DEADLINE_MS: for a check whose sound verdict may need longer
+ * on a loaded host. */
+int res_probe_job_within(struct check_ctx *c, struct check_job *j,
+    const char *policy, const char *const *run_args, const char *const *argv,
+    int deadline_ms);
 /* KEY of J's result (borrowed from J), or NULL when J has none. */
 json_t *res_field(const struct check_job *j, const char *key);
 /* KEY of J's result as text: its integer, its string quoted, "null", or

@@ -179,6 +179,12 @@ results_memory_limit_held(struct check_ctx *c, struct check_result *r)
 	check_job_free(&j);
 }
 
+/* How long a check of unmapped memory waits for its job, ms: the probe
+ * holds what it pinned 15 s (probe_results_held.c) under a 20 s
+ * timeout, and on a loaded host the monitor's count of millions of
+ * kernel objects can take seconds before it ends a sound job. */
+#define UNMAPPED_DEADLINE_MS 25000
+
 /* results.descriptors_charged_under_monitor: under enforcement =
  * monitor, 8 processes holding pipes up to RLIMIT_NOFILE (about 2,000
  * descriptors, 128 MiB of pipe buffers if filled) under --memory 32 are
@@ -192,8 +198,9 @@ results_descriptors_charged(struct check_ctx *c, struct check_result *r)
 	struct check_job j;
 	const char *enf, *detail;
 
-	res_probe_job(c, &j, NULL, ARGS("--memory", "32", "--timeout", "30"),
-	    ARGS("result-pipes", "8"));
+	res_probe_job_within(c, &j, NULL,
+	    ARGS("--memory", "32", "--timeout", "20"),
+	    ARGS("result-pipes", "8"), UNMAPPED_DEADLINE_MS);
 	enf = json_string_value(res_field(&j, "enforcement"));
 	if (enf != NULL && strcmp(enf, "monitor") != 0) {
 		check_skip(r,
@@ -232,8 +239,9 @@ unmapped_charged(struct check_ctx *c, struct check_result *r,
 	struct check_job j;
 	const char *enf, *detail;
 
-	res_probe_job(c, &j, NULL, ARGS("--memory", "32", "--timeout", "30"),
-	    argv);
+	res_probe_job_within(c, &j, NULL,
+	    ARGS("--memory", "32", "--timeout", "20"), argv,
+	    UNMAPPED_DEADLINE_MS);
 	enf = json_string_value(res_field(&j, "enforcement"));
 	if (enf != NULL && strcmp(enf, "monitor") != 0) {
 		check_skip(r,

@@ -15,8 +15,9 @@
  * with RUN_ARGS (may be NULL) and POLICY (NULL: the embedded default).
  */
 int
-res_probe_job(struct check_ctx *c, struct check_job *j, const char *policy,
-    const char *const *run_args, const char *const *argv)
+res_probe_job_within(struct check_ctx *c, struct check_job *j,
+    const char *policy, const char *const *run_args, const char *const *argv,
+    int deadline_ms)
 {
 	const char *full[16];
 	struct check_job_opts o;
@@ -30,8 +31,16 @@ res_probe_job(struct check_ctx *c, struct check_job *j, const char *policy,
 	o.argv = full;
 	o.run_args = run_args;
 	o.policy = policy;
-	o.deadline_ms = JOB_DEADLINE_MS;
+	o.deadline_ms = deadline_ms;
 	return check_job_run(c, &o, j);
+}
+
+int
+res_probe_job(struct check_ctx *c, struct check_job *j, const char *policy,
+    const char *const *run_args, const char *const *argv)
+{
+	return res_probe_job_within(c, j, policy, run_args, argv,
+	    JOB_DEADLINE_MS);
 }
 
 json_t *

@@ -24,10 +24,20 @@
 #include "probe.h"
 #include "probe_results.h"
 
+/*
+ * How long a probe below holds what it pinned, in seconds. A sound
+ * monitor ends the job at its first count over the limit; on a loaded
+ * host that count (a walk of /proc/PID/fdinfo over every lock or watch)
+ * can take seconds, and a hold shorter than it made a sound jail look
+ * like one that charges nothing (status ok). 15 s stays under the
+ * checks' 30 s timeout.
+ */
+#define HOLD_S 15
+
 /* result-sockets [PAIRS]: makes PAIRS unix socket pairs (100 unless
  * given, 120 at most), fills one end's queue of each until the kernel
  * says EAGAIN (about 200 KiB each with the default buffers, socket(7)),
- * holds them 5 s and prints "sockets=K": kernel memory no process maps,
+ * holds them HOLD_S (15 s) and prints "sockets=K": kernel memory no process maps,
  * which the monitor charges per socket of the jail's network namespace
  * (docs/layers.md, "Memory the monitor cannot see"). About 25 MiB when
  * run bare. */
@@ -46,7 +56,7 @@ results_cmd_sockets(int argc, char **argv)
 			;
 	}
 	probe_kv("sockets", "%ld", 2 * k);
-	sleep(5);
+	sleep(HOLD_S);
 	return 0;
 }
 
@@ -55,7 +65,7 @@ results_cmd_sockets(int argc, char **argv)
  * descriptor count shows: 60 epoll instances each watching every one of
  * 60 pipes under many descriptor numbers, each number closed after its
  * watch is added (a watch lives while its file is open anywhere). Holds
- * 5 s and prints "watches=N". About 46 MiB when run bare. */
+ * HOLD_S (15 s) and prints "watches=N". About 46 MiB when run bare. */
 int
 results_cmd_epoll(int argc, char **argv)
 {
@@ -85,13 +95,13 @@ results_cmd_epoll(int argc, char **argv)
 			}
 out:
 	probe_kv("watches", "%ld", n);
-	sleep(5);
+	sleep(HOLD_S);
 	return 0;
 }
 
 /*
  * Runs PIN(PER, ARG) in each of PROCS processes (this one and PROCS - 1
- * forked children), then holds 5 s; returns the objects pinned, as the
+ * forked children), then holds HOLD_S (15 s); returns the objects pinned, as the
  * children report them through a pipe (a child that could not report
  * counts 0).
  */
@@ -112,7 +122,7 @@ pin_in_procs(int procs, long per, long (*pin)(long, int))
 		n = pin(per, i);
 		if (write(rep[1], &n, sizeof(n)) != sizeof(n))
 			_exit(1);
-		sleep(5);
+		sleep(HOLD_S);
 		_exit(0);
 	}
 	close(rep[1]);
@@ -146,7 +156,7 @@ pin_maps(long per, int unused)
 /* result-maps [K]: K thousand memory maps (180 unless given, 240 at
  * most; about 220 bytes of kernel memory each, a vm_area_struct and its
  * share of the maple tree, launcher/common/usage.h) and no resident memory, in
- * processes of 60,000 maps each (vm.max_map_count is 65,530). Holds 5 s
+ * processes of 60,000 maps each (vm.max_map_count is 65,530). Holds HOLD_S (15 s)
  * and prints "maps=N". About 38 MiB when run bare. */
 int
 results_cmd_maps(int argc, char **argv)
@@ -157,7 +167,7 @@ results_cmd_maps(int argc, char **argv)
 	if (procs < 1)
 		procs = 1;
 	probe_kv("maps", "%ld", pin_in_procs(procs, want / procs, pin_maps));
-	sleep(5);
+	sleep(HOLD_S);
 	return 0;
 }
 
@@ -197,21 +207,21 @@ pin_locks(long per, int id)
 /* result-locks [K]: K thousand byte-range (POSIX) locks (200 unless
  * given, 240 at most; about 200 bytes of kernel memory each, a struct
  * file_lock, launcher/common/usage.h; no rlimit bounds them), in 4 processes.
- * Holds 5 s and prints "locks=N". About 39 MiB when run bare. */
+ * Holds HOLD_S (15 s) and prints "locks=N". About 39 MiB when run bare. */
 int
 results_cmd_locks(int argc, char **argv)
 {
 	long want = results_arg_num(argc, argv, 1, 240, 200) * 1000;
 
 	probe_kv("locks", "%ld", pin_in_procs(4, want / 4, pin_locks));
-	sleep(5);
+	sleep(HOLD_S);
 	return 0;
 }
 
 /* result-pte [GIB]: maps GIB GiB (64 unless given, 64 at most) of
  * address space readable only, touching one byte every 2 MiB: each touch
  * maps the shared zero page (no resident memory) and a page-table page of
- * 4 KiB, 32 MiB of page tables for 16 GiB. Holds 5 s and prints
+ * 4 KiB, 32 MiB of page tables for 16 GiB. Holds HOLD_S (15 s) and prints
  * "pte_pages=K": the page tables the monitor counts (VmPTE, proc(5)). */
 int
 results_cmd_pte(int argc, char **argv)
@@ -232,7 +242,7 @@ results_cmd_pte(int argc, char **argv)
 		sum += p[o];
 	(void)sum;
 	probe_kv("pte_pages", "%lu", k);
-	sleep(5);
+	sleep(HOLD_S);
 	return 0;
 }
 
@@ -268,7 +278,7 @@ results_cmd_fork(int argc, char **argv)
 
 /* result-pipes [N]: N processes (16 at most, this one among them) each
  * make empty pipes until RLIMIT_NOFILE stops them (EMFILE) and hold them
- * 5 s; prints "pipes=K", this process's count. Kernel memory per pipe
+ * HOLD_S (15 s); prints "pipes=K", this process's count. Kernel memory per pipe
  * is small while empty, but each could hold 64 KiB (pipe(7)): the
  * monitor charges the descriptors (launcher/supervisor/fdcharge.h). */
 int
@@ -284,7 +294,7 @@ results_cmd_pipes(int argc, char **argv)
 		k++;
 	probe_kv("pipes", "%ld", k);
 	fflush(stdout);
-	sleep(5);
+	sleep(HOLD_S);
 	while (wait(NULL) > 0)
 		;
 	return 0;
