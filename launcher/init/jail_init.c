@@ -27,10 +27,12 @@
  *      pid 1 exits the kernel kills every process left in the namespace,
  *      so nothing the job started outlives it (pid_namespaces(7)).
  *
- * Layers switched off (evaluation only; docs/layers.md says what each
- * one changes) leave steps out: a namespace not made, the maps not
- * written, no mounts, no hostname, no loopback, capabilities kept. Two
- * change the steps instead:
+ * Steps 1 to 5 are the table init_steps, run in order by
+ * run_init_steps. Layers switched off (evaluation only; docs/layers.md
+ * says what each one changes) leave steps out, and that table's layer
+ * column is where: a namespace not made, the maps not written, no
+ * mounts, no hostname, no loopback, capabilities kept. Two change the
+ * steps instead (a step's OFF column):
  *   - user_ns off: init has the zygote's ids; it takes the payload's host
  *     ids (H's outer ids) only after step 4, since the mounts, the
  *     hostname and lo need the capabilities a root zygote keeps;
@@ -460,10 +462,9 @@ not_dumpable(struct init_setup *s)
 static void
 build_landlock(struct init_setup *s)
 {
-	s->landlock_rs = above_stdio(jail_landlock_build(s->c->spec,
-					 &s->landlock_abi),
-	    F_DUPFD_CLOEXEC);
-	if (s->landlock_rs < 0)
+	if ((s->landlock_rs = above_stdio(jail_landlock_build(s->c->spec,
+					      &s->landlock_abi),
+		 F_DUPFD_CLOEXEC)) < 0)
 		setup_failed(s->c->status_fd, STAGE_LANDLOCK, -s->landlock_rs);
 }
 

@@ -5,8 +5,9 @@
  * the caller's terminal is impossible), stdin from the jail's /dev/null,
  * rlimits, default signal mask, every descriptor above 2 marked
  * close-on-exec, no_new_privs, seccomp, exec. Capabilities were already
- * dropped by init, bounding set included. Layers switched off leave
- * their step out (docs/layers.md).
+ * dropped by init, bounding set included. The steps are the table
+ * payload_steps; layers switched off leave their step out, and that
+ * table's layer column is where (docs/layers.md).
  */
 #include <errno.h>
 #include <fcntl.h>
