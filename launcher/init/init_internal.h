@@ -50,9 +50,10 @@ int above_stdio(int fd, int cmd);
  * launcher is not trusted to widen a jail), is a set-up failure. The
  * message carries the job's stdin pipe exactly when its spec has
  * JOB_F_STDIN (else it is a set-up failure too); it is stored in
- * *STDIN_FD. Signals
- * are blocked: the wait is not interrupted, and the kernel's SIGKILL
- * still ends it.
+ * *STDIN_FD, numbered above 2 and close-on-exec (the caller owns it).
+ * GO_FD is closed once the job is read. A failure is reported on
+ * STATUS_FD and ends init (pool_job.c). Signals are blocked: the wait
+ * is not interrupted, and the kernel's SIGKILL still ends it.
  */
 const struct job_spec *jail_init_take_job(const struct job_spec *template,
     int go_fd, int status_fd, int *stdin_fd);
