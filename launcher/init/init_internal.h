@@ -26,6 +26,39 @@ struct init_ctx {
 };
 
 /*
+ * Reports the failed set-up step STAGE (enum job_stage) with ERR (an
+ * errno value, either sign) on STATUS_FD as INIT_REC_SETUP_FAILED and
+ * ends init with status 1. Never returns.
+ */
+_Noreturn void setup_failed(int status_fd, int stage, int err);
+
+/*
+ * FD (a result: a negative errno passes through) moved to 3 or above
+ * with the fcntl(2) command CMD (F_DUPFD_CLOEXEC): init has closed 0, 1
+ * and 2, which the payload's standard streams will take. Returns the new
+ * descriptor (FD itself is closed when it was moved), or a negative errno
+ * with errno set too.
+ */
+int above_stdio(int fd, int cmd);
+
+/*
+ * A warm pool's jail, built for TEMPLATE: waits on GO_FD for the job's RUN
+ * message from the launcher and returns it, decoded (leaked: init execs
+ * nothing and exits after its payload). The launcher discarding the jail
+ * (EOF) ends init quietly; a message that does not decode, or a job that
+ * asks for what the jail was not built for (jail_pool_compatible: a
+ * launcher is not trusted to widen a jail), is a set-up failure. The
+ * message carries the job's stdin pipe exactly when its spec has
+ * JOB_F_STDIN (else it is a set-up failure too); it is stored in
+ * *STDIN_FD, numbered above 2 and close-on-exec (the caller owns it).
+ * GO_FD is closed once the job is read. A failure is reported on
+ * STATUS_FD and ends init (pool_job.c). Signals are blocked: the wait
+ * is not interrupted, and the kernel's SIGKILL still ends it.
+ */
+const struct job_spec *jail_init_take_job(const struct job_spec *template,
+    int go_fd, int status_fd, int *stdin_fd);
+
+/*
  * TCP's buffer autotuning in the jail's network namespace capped at the
  * socket defaults (netns.c). Returns 0 or -errno.
  */

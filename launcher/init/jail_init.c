@@ -27,10 +27,12 @@
  *      pid 1 exits the kernel kills every process left in the namespace,
  *      so nothing the job started outlives it (pid_namespaces(7)).
  *
- * Layers switched off (evaluation only; docs/layers.md says what each
- * one changes) leave steps out: a namespace not made, the maps not
- * written, no mounts, no hostname, no loopback, capabilities kept. Two
- * change the steps instead:
+ * Steps 1 to 5 are the table init_steps, run in order by
+ * run_init_steps. Layers switched off (evaluation only; docs/layers.md
+ * says what each one changes) leave steps out, and that table's layer
+ * column is where: a namespace not made, the maps not written, no
+ * mounts, no hostname, no loopback, capabilities kept. Two change the
+ * steps instead (a step's OFF column):
  *   - user_ns off: init has the zygote's ids; it takes the payload's host
  *     ids (H's outer ids) only after step 4, since the mounts, the
  *     hostname and lo need the capabilities a root zygote keeps;
@@ -69,7 +71,7 @@
 #include "init_internal.h"
 #include "jail_init.h"
 
-static _Noreturn void
+_Noreturn void
 setup_failed(int status_fd, int stage, int err)
 {
 	jail_send_record(status_fd, INIT_REC_SETUP_FAILED, stage,
@@ -154,7 +156,7 @@ close_all_except(int *keep, size_t n)
  * with the fcntl(2) command CMD (F_DUPFD_CLOEXEC): init has closed 0, 1
  * and 2, which the payload's standard streams will take. Returns it, or
  * a negative errno with errno set too. */
-static int
+int
 above_stdio(int fd, int cmd)
 {
 	int high, e;
@@ -225,59 +227,292 @@ drop_caps_host(void)
 	return 0;
 }
 
-/*
- * A warm pool's jail, built for TEMPLATE: waits on GO_FD for the job's RUN
- * message from the launcher and returns it, decoded (leaked: init execs
- * nothing and exits after its payload). The launcher discarding the jail
- * (EOF) ends init quietly; a message that does not decode, or a job that
- * asks for what the jail was not built for (jail_pool_compatible: a
- * launcher is not trusted to widen a jail), is a set-up failure. The
- * message carries the job's stdin pipe exactly when its spec has
- * JOB_F_STDIN (else it is a set-up failure too); it is stored in
- * *STDIN_FD. Signals
- * are blocked: the wait is not interrupted, and the kernel's SIGKILL
- * still ends it.
- */
-static const struct job_spec *
-take_job(const struct job_spec *template, int go_fd, int status_fd,
-    int *stdin_fd)
-{
-	struct job_spec *job = calloc(1, sizeof(*job));
-	uint8_t *msg = malloc(PROTO_MAX_MSG);
-	const uint8_t *body;
-	size_t body_len, nfds = 0;
-	uint16_t type;
-	struct stat st;
-	int n, in = -1, fl;
+/* What init's set-up steps share: its context and the descriptors
+ * jail_init_main was given for them. */
+struct init_setup {
+	struct init_ctx *c;
+	int sync_fd; /* the zygote says on it the id maps are written */
+	int wsfd; /* the workspace directory */
+	int work_tree_fd; /* its id-mapped copy, or -1 */
+	int landlock_rs; /* the payload's Landlock ruleset, or -1 */
+	int landlock_abi; /* its ABI */
+};
 
-	if (job == NULL || msg == NULL)
-		setup_failed(status_fd, STAGE_POOL_JOB, ENOMEM);
-	/* At most one descriptor: the job's stdin (more, or a control
-	 * message of another kind, is -EBADMSG with all of them closed). */
-	n = proto_recv_fds(go_fd, msg, PROTO_MAX_MSG, &in, 1, &nfds);
-	if (n == 0)
-		_exit(0);
-	if (n < 0)
-		setup_failed(status_fd, STAGE_POOL_JOB, -n);
-	if (proto_decode_header(msg, (size_t)n, &type, &body, &body_len) < 0 ||
-	    type != PROTO_RUN || proto_decode_run(body, body_len, job) < 0)
-		setup_failed(status_fd, STAGE_POOL_JOB, EBADMSG);
-	/* The job's stdin exactly when its spec says so, and then the read
-	 * end of a pipe only (proto.h, JOB_F_STDIN), as the launcher
-	 * checked; numbered above the standard streams, which init has
-	 * closed and the payload's will take. */
-	if (!jail_pool_compatible(template, job) ||
-	    ((job->flags & JOB_F_STDIN) != 0) != (nfds == 1) ||
-	    (nfds == 1 &&
-		(fstat(in, &st) < 0 || !S_ISFIFO(st.st_mode) ||
-		    (fl = fcntl(in, F_GETFL)) < 0 ||
-		    (fl & (O_ACCMODE | O_PATH)) != O_RDONLY)))
-		setup_failed(status_fd, STAGE_POOL_JOB, EPERM);
-	if (nfds == 1 && (*stdin_fd = above_stdio(in, F_DUPFD_CLOEXEC)) < 0)
-		setup_failed(status_fd, STAGE_POOL_JOB, -*stdin_fd);
-	close(go_fd);
-	free(msg);
-	return job;
+/*
+ * One step of init's set-up: ON runs when LAYER is on (or when LAYER is
+ * 0, a step of every jail), OFF, when not NULL, in its place when an
+ * evaluation turned LAYER off (docs/layers.md). A step that fails
+ * reports its stage on the status pipe and ends init (setup_failed).
+ */
+struct init_step {
+	enum job_layer layer;
+	void (*on)(struct init_setup *);
+	void (*off)(struct init_setup *);
+	const char *what;
+};
+
+/* Waits for the zygote's id maps; EOF means the launcher died or gave
+ * up on us. */
+static void
+wait_for_maps(struct init_setup *s)
+{
+	char go;
+
+	if (read(s->sync_fd, &go, 1) != 1)
+		setup_failed(s->c->status_fd, STAGE_ID_MAPS, EPIPE);
+	close(s->sync_fd);
+}
+
+/* Our kernel ids were the launcher's; now become the payload's ids
+ * inside. Capabilities in the new namespace survive: its uid 0 is
+ * unmapped, so no setuid "root to non-root" transition drops them. */
+static void
+take_payload_ids(struct init_setup *s)
+{
+	const struct job_spec *spec = s->c->spec;
+
+	if (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
+	    setresuid(spec->uid, spec->uid, spec->uid) < 0)
+		setup_failed(s->c->status_fd, STAGE_SET_IDS, errno);
+}
+
+/* Only after the ids: a change of effective ids clears the parent-death
+ * signal (prctl(2)). Without a pid namespace init must outlive the
+ * launcher long enough to end the job's processes. */
+static void
+parent_death(struct init_setup *s)
+{
+	arm_parent_death(s->c->h, s->c->status_fd,
+	    s->c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
+}
+
+/* Kernel memory no process maps, bounded per namespace while init still
+ * holds its capabilities (layer limits), in a network namespace of the
+ * jail's own and with a user namespace (without one the host's sysctl
+ * holds). The inotify watch bound is one of the user namespace's maxima
+ * (quotas.c). */
+static void
+bound_tcp_buffers(struct init_setup *s)
+{
+	int e;
+
+	if (!s->c->userns ||
+	    job_spec_layer_off(s->c->spec, JOB_LAYER_NETWORK_NS))
+		return;
+	if ((e = jail_init_tcp_buffers()) < 0)
+		setup_failed(s->c->status_fd, STAGE_TCP_BUFFERS, -e);
+}
+
+/* Without a pid namespace: the host's /proc, held before any mount
+ * (kill_tree walks the job's processes in it), and init a child
+ * subreaper. */
+static void
+hold_host_proc(struct init_setup *s)
+{
+	struct init_ctx *c = s->c;
+
+	c->proc_fd = open_above_stdio("/proc");
+	if (c->proc_fd < 0)
+		setup_failed(c->status_fd, STAGE_PROC, errno);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		setup_failed(c->status_fd, STAGE_SUBREAPER, errno);
+}
+
+/*
+ * The mount namespace: enters the workspace directory (unless the
+ * id-mapped copy is given), closes it, unshares the mount namespace and
+ * builds the root (mounts.c).
+ */
+static void
+build_root(struct init_setup *s)
+{
+	struct init_ctx *c = s->c;
+	int stage, bind, e;
+
+	if (s->work_tree_fd < 0 && fchdir(s->wsfd) < 0)
+		setup_failed(c->status_fd, STAGE_WORK, errno);
+	close(s->wsfd);
+	if (unshare(CLONE_NEWNS) < 0)
+		setup_failed(c->status_fd, STAGE_MOUNT_NS, errno);
+	if ((e = mounts_build_root(c->spec, s->work_tree_fd,
+		 c->userns ? (uid_t)-1 : c->h->outer_uid,
+		 c->userns ? (gid_t)-1 : c->h->outer_gid, &stage, &bind)) < 0)
+		mounts_failed(c->status_fd, stage, bind, e);
+}
+
+/*
+ * /tmp and home held in C->tmp_fd and C->home_fd, to tell, when the
+ * payload ends, whether either filled up (disk_full); opened before any
+ * code of the job runs. Only the tmpfs of layers limits and private_cwd,
+ * which a mount namespace holds.
+ */
+static void
+hold_tmp_and_home(struct init_setup *s)
+{
+	struct init_ctx *c = s->c;
+
+	if (!c->mountns || job_spec_layer_off(c->spec, JOB_LAYER_LIMITS))
+		return;
+	c->tmp_fd = open_above_stdio("/tmp");
+	c->home_fd = open_above_stdio(c->spec->home);
+	if (c->tmp_fd < 0 || c->home_fd < 0)
+		setup_failed(c->status_fd, STAGE_TMP, errno);
+}
+
+/* The jail's hostname, in its UTS namespace. */
+static void
+set_hostname(struct init_setup *s)
+{
+	const struct job_spec *spec = s->c->spec;
+
+	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0)
+		setup_failed(s->c->status_fd, STAGE_HOSTNAME, errno);
+}
+
+/* lo up. A root zygote keeps no CAP_NET_ADMIN: without a user namespace
+ * lo stays down, and the network namespace is empty. */
+static void
+bring_up_loopback(struct init_setup *s)
+{
+	int e;
+
+	if ((e = jail_init_loopback()) < 0 && (s->c->userns || e != -EPERM))
+		setup_failed(s->c->status_fd, STAGE_LOOPBACK, e);
+}
+
+/* Without a user namespace: the payload's host ids taken now (the steps
+ * before needed the zygote's capabilities), and the parent-death signal
+ * armed again, since the change cleared it. */
+static void
+take_host_ids(struct init_setup *s)
+{
+	int e;
+
+	if ((e = take_outer_ids(s->c->h)) < 0)
+		setup_failed(s->c->status_fd, STAGE_SET_IDS, e);
+	parent_death(s);
+}
+
+/* The launcher's pidfd, needed no more. */
+static void
+close_launcher_pidfd(struct init_setup *s)
+{
+	close(s->c->h->launcher_pidfd);
+}
+
+/* With a mount namespace: /work entered again after the change to the
+ * host ids (the root was built as the zygote's). */
+static void
+enter_work(struct init_setup *s)
+{
+	if (!s->c->userns && chdir("/work") < 0)
+		setup_failed(s->c->status_fd, STAGE_WORK, errno);
+}
+
+/*
+ * Without a mount namespace: the host's file system; the workspace is
+ * the current directory (a root launcher's real one: an id-mapped mount
+ * needs a mount namespace to live in), entered with the payload's ids: a
+ * root init keeps no capability to pass the workspace's permissions.
+ */
+static void
+enter_host_workspace(struct init_setup *s)
+{
+	if (fchdir(s->wsfd) < 0)
+		setup_failed(s->c->status_fd, STAGE_WORK, errno);
+	close(s->wsfd);
+}
+
+/* Without a mount namespace: the quotas mounts.c sets otherwise, through
+ * the host's /proc (which shows this user namespace's files), with a
+ * user namespace and layer limits on. */
+static void
+host_proc_user_quotas(struct init_setup *s)
+{
+	const struct job_spec *spec = s->c->spec;
+	int e;
+
+	if (s->c->userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
+	    (e = jail_user_quotas("/proc/sys/user",
+		 job_spec_layer_off(spec, JOB_LAYER_SECCOMP))) < 0)
+		setup_failed(s->c->status_fd, STAGE_USER_QUOTAS, -e);
+}
+
+/* Every capability dropped: all of them in a user namespace, the host
+ * set otherwise. */
+static void
+drop_caps(struct init_setup *s)
+{
+	int e;
+
+	if ((e = s->c->userns ? drop_all_caps() : drop_caps_host()) < 0)
+		setup_failed(s->c->status_fd, STAGE_CAPS, e);
+}
+
+/* Not dumpable, so the payload cannot read init's memory. */
+static void
+not_dumpable(struct init_setup *s)
+{
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		setup_failed(s->c->status_fd, STAGE_CAPS, errno);
+}
+
+/* The payload's Landlock ruleset, built here so that a warm jail has it
+ * ready; the payload alone is restricted by it. */
+static void
+build_landlock(struct init_setup *s)
+{
+	if ((s->landlock_rs = above_stdio(jail_landlock_build(s->c->spec,
+					      &s->landlock_abi),
+		 F_DUPFD_CLOEXEC)) < 0)
+		setup_failed(s->c->status_fd, STAGE_LANDLOCK, -s->landlock_rs);
+}
+
+/*
+ * Init's set-up, in order (style.md rule 12; the numbers are those of
+ * this file's head). The layer column is the only place an evaluation's
+ * switch (docs/layers.md) reaches these steps; a step that still looks
+ * at a layer says so in its comment.
+ */
+static const struct init_step init_steps[] = {
+    /* 1, 2: ids and parent death */
+    {0, wait_for_maps, NULL, "the zygote's id maps"},
+    {JOB_LAYER_USER_NS, take_payload_ids, NULL, "the payload's ids"},
+    {0, parent_death, NULL, "parent-death signal"},
+    {JOB_LAYER_LIMITS, bound_tcp_buffers, NULL, "TCP buffers bounded"},
+    {JOB_LAYER_PID_NS, NULL, hold_host_proc, "host /proc, subreaper"},
+    /* 3: the root file system */
+    {JOB_LAYER_MOUNT_NS, build_root, NULL, "the root file system"},
+    {JOB_LAYER_PRIVATE_CWD, hold_tmp_and_home, NULL, "/tmp, home held"},
+    /* 4: names, and the workspace */
+    {JOB_LAYER_IPC_UTS, set_hostname, NULL, "hostname"},
+    {JOB_LAYER_NETWORK_NS, bring_up_loopback, NULL, "lo up"},
+    {JOB_LAYER_USER_NS, NULL, take_host_ids, "the payload's host ids"},
+    {0, close_launcher_pidfd, NULL, "the launcher's pidfd closed"},
+    {JOB_LAYER_MOUNT_NS, enter_work, enter_host_workspace, "workspace"},
+    {JOB_LAYER_MOUNT_NS, NULL, host_proc_user_quotas, "user quotas"},
+    /* 5: lock-down */
+    {JOB_LAYER_CAPS_NNP, drop_caps, NULL, "capabilities dropped"},
+    {0, not_dumpable, NULL, "not dumpable"},
+    {JOB_LAYER_LANDLOCK, build_landlock, NULL, "the Landlock ruleset"},
+};
+
+/* Runs init_steps for S's job: each step's ON, or its OFF when the
+ * evaluation turned its layer off. Returns when all have run (a failed
+ * step ends init). */
+static void
+run_init_steps(struct init_setup *s)
+{
+	for (size_t i = 0; i < sizeof(init_steps) / sizeof(init_steps[0]);
+	     i++) {
+		const struct init_step *st = &init_steps[i];
+		void (*run)(struct init_setup *) = st->on;
+
+		if (st->layer != 0 && job_spec_layer_off(s->c->spec, st->layer))
+			run = st->off;
+		if (run != NULL)
+			run(s);
+	}
 }
 
 /*
@@ -288,169 +523,6 @@ take_job(const struct job_spec *template, int go_fd, int status_fd,
  * which the payload sends the seccomp listener to the launcher; GO_FD,
  * for a warm pool's jail, the socket its job comes on (else -1).
  */
-/*
- * Init's first steps, before any mount: waits for the zygote's id maps
- * on SYNC_FD (and closes it), takes the payload's ids in the new user
- * namespace, arms the parent-death signal, bounds TCP's buffers in the
- * network namespace, and without a pid namespace holds the host's /proc
- * into C->proc_fd and becomes a child subreaper. A failure is reported on
- * C->status_fd and ends init.
- */
-static void
-init_ids(struct init_ctx *c, int sync_fd)
-{
-	const struct job_spec *spec = c->spec;
-	int status_fd = c->status_fd, e;
-	char go;
-
-	/* Wait for the maps; EOF means the launcher died or gave up on us. */
-	if (read(sync_fd, &go, 1) != 1)
-		setup_failed(status_fd, STAGE_ID_MAPS, EPIPE);
-	close(sync_fd);
-	/* Our kernel ids were the launcher's; now become the payload's ids
-	 * inside. Capabilities in the new namespace survive: its uid 0 is
-	 * unmapped, so no setuid "root to non-root" transition drops them. */
-	if (c->userns &&
-	    (setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
-		setresuid(spec->uid, spec->uid, spec->uid) < 0))
-		setup_failed(status_fd, STAGE_SET_IDS, errno);
-
-	/* Only now: a change of effective ids clears the parent-death
-	 * signal (prctl(2)). Without a pid namespace init must outlive the
-	 * launcher long enough to end the job's processes. */
-	arm_parent_death(c->h, status_fd,
-	    c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
-
-	/* Kernel memory no process maps, bounded per namespace while init
-	 * still holds its capabilities (layer limits; without a user
-	 * namespace the host's sysctl holds). The inotify watch bound is
-	 * one of the user namespace's maxima (quotas.c). */
-	if (c->userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
-	    !job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
-	    (e = jail_init_tcp_buffers()) < 0)
-		setup_failed(status_fd, STAGE_TCP_BUFFERS, -e);
-
-	if (!c->pidns) {
-		/* The host's /proc, held before any mount: kill_tree walks
-		 * the job's processes in it. */
-		c->proc_fd = open_above_stdio("/proc");
-		if (c->proc_fd < 0)
-			setup_failed(status_fd, STAGE_PROC, errno);
-		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-			setup_failed(status_fd, STAGE_SUBREAPER, errno);
-	}
-}
-
-/*
- * With a mount namespace: enters the workspace directory WSFD (unless
- * WORK_TREE_FD, the id-mapped copy, is given), closes WSFD, unshares the
- * mount namespace and builds the root (mounts.c), then holds /tmp and
- * home into C->tmp_fd and C->home_fd. A failure ends init.
- */
-static void
-init_mounts(struct init_ctx *c, int wsfd, int work_tree_fd)
-{
-	const struct job_spec *spec = c->spec;
-	int status_fd = c->status_fd, stage, bind, e;
-
-	if (work_tree_fd < 0 && fchdir(wsfd) < 0)
-		setup_failed(status_fd, STAGE_WORK, errno);
-	close(wsfd);
-	if (unshare(CLONE_NEWNS) < 0)
-		setup_failed(status_fd, STAGE_MOUNT_NS, errno);
-	if ((e = mounts_build_root(spec, work_tree_fd,
-		 c->userns ? (uid_t)-1 : c->h->outer_uid,
-		 c->userns ? (gid_t)-1 : c->h->outer_gid, &stage, &bind)) < 0)
-		mounts_failed(status_fd, stage, bind, e);
-	/* Held to tell, when the payload ends, whether /tmp or home
-	 * filled up (disk_full); opened before any code of the job
-	 * runs. Only the tmpfs of layers limits and private_cwd. */
-	if (!job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
-	    !job_spec_layer_off(spec, JOB_LAYER_LIMITS)) {
-		c->tmp_fd = open_above_stdio("/tmp");
-		c->home_fd = open_above_stdio(spec->home);
-		if (c->tmp_fd < 0 || c->home_fd < 0)
-			setup_failed(status_fd, STAGE_TMP, errno);
-	}
-}
-
-/*
- * The hostname and lo; without a user namespace, the payload's host ids
- * taken now (the steps before needed the zygote's capabilities); the
- * launcher's pidfd closed; the workspace entered (/work, or WSFD itself,
- * closed then, without a mount namespace, with the user quotas set
- * through the host's /proc). A failure ends init.
- */
-static void
-init_names_and_work(struct init_ctx *c, int wsfd)
-{
-	const struct job_spec *spec = c->spec;
-	int status_fd = c->status_fd, e;
-
-	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS) &&
-	    sethostname(spec->hostname, strlen(spec->hostname)) < 0)
-		setup_failed(status_fd, STAGE_HOSTNAME, errno);
-	/* A root zygote keeps no CAP_NET_ADMIN: without a user namespace
-	 * lo stays down, and the network namespace is empty. */
-	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS) &&
-	    (e = jail_init_loopback()) < 0 && (c->userns || e != -EPERM))
-		setup_failed(status_fd, STAGE_LOOPBACK, e);
-
-	if (!c->userns) {
-		if ((e = take_outer_ids(c->h)) < 0)
-			setup_failed(status_fd, STAGE_SET_IDS, e);
-		arm_parent_death(c->h, status_fd,
-		    c->pidns ? SIGKILL : JAIL_KILL_SIGNAL);
-	}
-	close(c->h->launcher_pidfd);
-	if (c->mountns && !c->userns && chdir("/work") < 0)
-		setup_failed(status_fd, STAGE_WORK, errno);
-	if (!c->mountns) {
-		/* The host's file system; the workspace is the current
-		 * directory (a root launcher's real one: an id-mapped mount
-		 * needs a mount namespace to live in), entered with the
-		 * payload's ids: a root init keeps no capability to pass
-		 * the workspace's permissions. */
-		if (fchdir(wsfd) < 0)
-			setup_failed(status_fd, STAGE_WORK, errno);
-		close(wsfd);
-		/* The quotas mounts.c sets otherwise, through the host's
-		 * /proc (which shows this user namespace's files). */
-		if (c->userns && !job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
-		    (e = jail_user_quotas("/proc/sys/user",
-			 job_spec_layer_off(spec, JOB_LAYER_SECCOMP))) < 0)
-			setup_failed(status_fd, STAGE_USER_QUOTAS, -e);
-	}
-}
-
-/*
- * Init's own lock-down before the payload: capabilities dropped (all of
- * them in a user namespace, the host set otherwise), not dumpable, and
- * the payload's Landlock ruleset built (so that a warm jail has it
- * ready; the payload alone is restricted by it). Returns the ruleset's
- * descriptor (-1: layer landlock off) with its ABI in *ABI. A failure
- * ends init.
- */
-static int
-init_lockdown(const struct init_ctx *c, int *abi)
-{
-	const struct job_spec *spec = c->spec;
-	int status_fd = c->status_fd, landlock_rs = -1, e;
-
-	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
-	    (e = c->userns ? drop_all_caps() : drop_caps_host()) < 0)
-		setup_failed(status_fd, STAGE_CAPS, e);
-	if (prctl(PR_SET_DUMPABLE, 0) < 0)
-		setup_failed(status_fd, STAGE_CAPS, errno);
-	/* The payload's Landlock ruleset, built here so that a warm jail
-	 * has it ready; the payload alone is restricted by it. */
-	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK) &&
-	    (landlock_rs = above_stdio(jail_landlock_build(spec, abi),
-		 F_DUPFD_CLOEXEC)) < 0)
-		setup_failed(status_fd, STAGE_LANDLOCK, -landlock_rs);
-	return landlock_rs;
-}
-
 _Noreturn void
 jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
     const struct jail_host *h, int sync_fd, int status_fd, int out_fd,
@@ -470,7 +542,15 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	    .home_fd = -1,
 	    .proc_fd = -1,
 	};
-	int landlock_rs, landlock_abi = 0;
+	struct init_setup setup = {
+	    .c = &c,
+	    .sync_fd = sync_fd,
+	    .wsfd = wsfd,
+	    .work_tree_fd = work_tree_fd,
+	    .landlock_rs = -1,
+	    .landlock_abi = 0,
+	};
+	int landlock_rs, landlock_abi;
 	sigset_t all;
 	pid_t payload;
 	int in_fd = h->stdin_fd;
@@ -484,11 +564,9 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	close(1);
 	close(2);
 
-	init_ids(&c, sync_fd);
-	if (c.mountns)
-		init_mounts(&c, wsfd, work_tree_fd);
-	init_names_and_work(&c, wsfd);
-	landlock_rs = init_lockdown(&c, &landlock_abi);
+	run_init_steps(&setup);
+	landlock_rs = setup.landlock_rs;
+	landlock_abi = setup.landlock_abi;
 
 	sigfillset(&all);
 	if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
@@ -496,7 +574,8 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 
 	/* A warm pool's jail: built; now the job (pool.h). */
 	if (go_fd >= 0)
-		c.spec = spec = take_job(spec, go_fd, status_fd, &in_fd);
+		c.spec = spec = jail_init_take_job(spec, go_fd, status_fd,
+		    &in_fd);
 
 	payload = fork();
 	if (payload < 0)

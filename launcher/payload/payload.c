@@ -5,8 +5,9 @@
  * the caller's terminal is impossible), stdin from the jail's /dev/null,
  * rlimits, default signal mask, every descriptor above 2 marked
  * close-on-exec, no_new_privs, seccomp, exec. Capabilities were already
- * dropped by init, bounding set included. Layers switched off leave
- * their step out (docs/layers.md).
+ * dropped by init, bounding set included. The steps are the table
+ * payload_steps; layers switched off leave their step out, and that
+ * table's layer column is where (docs/layers.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -194,96 +195,212 @@ exec_failed(const char *prog, int e)
 			return;
 }
 
+/* What the payload's steps share, from jail_exec_payload's arguments
+ * to the environment the program gets. */
+struct payload {
+	const struct job_spec *spec;
+	const struct sock_fprog *filter; /* NULL: layer seccomp off */
+	int landlock_rs; /* init's ruleset (-1: layer landlock off) */
+	int landlock_abi; /* its ABI, reported once applied */
+	int abi; /* the ABI the result reports: 0 until applied */
+	int status_fd;
+	int notify_sock;
+	int stdin_fd;
+	char **env; /* SPEC's, or private_dirs_env's */
+};
+
 /*
- * The payload's lock-down, last before its exec: descriptors above 2
- * close-on-exec, no_new_privs (layer caps_nnp), the Landlock domain of
- * the ruleset LANDLOCK_RS (ABI LANDLOCK_ABI, reported on STATUS_FD;
- * layer landlock), the seccomp filter FILTER (NULL: layer seccomp off)
- * with its listener sent to the launcher on NOTIFY_SOCK. A failed step
- * is reported on STATUS_FD and ends the payload (die).
+ * One step of the payload's set-up: ON runs when LAYER is on (or when
+ * LAYER is 0, a step of every jail), OFF, when not NULL, in its place
+ * when an evaluation turned LAYER off (docs/layers.md). A step that
+ * fails reports its stage on the status pipe and ends the payload (die).
+ */
+struct payload_step {
+	enum job_layer layer;
+	void (*on)(struct payload *);
+	void (*off)(struct payload *);
+	const char *what;
+};
+
+/* New session: no controlling terminal, so no TIOCSTI-style injection
+ * into the caller's terminal (layer no_terminal). */
+static void
+new_session(struct payload *p)
+{
+	if (setsid() < 0)
+		die(p->status_fd, STAGE_SETSID, errno);
+}
+
+/* Standard input: the job's stdin or the jail's /dev/null (set_stdin). */
+static void
+stdin_step(struct payload *p)
+{
+	if (set_stdin(p->stdin_fd) < 0)
+		die(p->status_fd, STAGE_STDIO, errno);
+}
+
+/*
+ * Without a mount namespace: HOME and TMPDIR in the workspace when layer
+ * private_cwd is on (private_dirs_env). Before the rlimits: nothing
+ * allocates once RLIMIT_DATA is set (an ASan build's allocator, whose
+ * shadow already exceeds it, could not map memory then).
  */
 static void
-lock_down(const struct job_spec *spec, const struct sock_fprog *filter,
-    int landlock_rs, int landlock_abi, int status_fd, int notify_sock)
+private_dirs_in_workspace(struct payload *p)
 {
-	int e, abi = 0, listener;
-
-	/* Close-on-exec rather than closed, so the status pipe still works
-	 * for the steps below; nothing above 2 crosses the exec. */
-	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		die(status_fd, STAGE_CLOSE_FDS, errno);
-	if (!job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
-	/* Fail closed: no Landlock, no job (landlock_jail.h). Init built
-	 * the ruleset; the domain is the payload's alone. */
-	if (!job_spec_layer_off(spec, JOB_LAYER_LANDLOCK)) {
-		if ((e = jail_landlock_restrict(landlock_rs)) < 0)
-			die(status_fd, STAGE_LANDLOCK, -e);
-		abi = landlock_abi;
-	}
-	jail_send_record(status_fd, INIT_REC_LANDLOCK, abi, 0);
-	/* What libseccomp's seccomp_load did (SCMP_FLTATR_CTL_NNP), kept
-	 * for a filter loaded directly: no_new_privs first unless layer
-	 * caps_nnp is off (the payload then has CAP_SYS_ADMIN in its user
-	 * namespace instead; seccomp(2)). */
-	if (filter != NULL && !job_spec_layer_off(spec, JOB_LAYER_CAPS_NNP) &&
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		die(status_fd, STAGE_NO_NEW_PRIVS, errno);
-	if (filter != NULL && (listener = jail_seccomp_load(filter)) < 0)
-		die(status_fd, STAGE_SECCOMP, -listener);
-	/* The listener goes to the launcher, which answers every refused
-	 * call from now on (seccomp_unotify(2)); ours closes at exec. */
-	if (filter != NULL &&
-	    proto_send(notify_sock, (const uint8_t *)"L", 1, listener) < 0)
-		die(status_fd, STAGE_SECCOMP, EPIPE);
+	if (!job_spec_layer_off(p->spec, JOB_LAYER_PRIVATE_CWD) &&
+	    (p->env = private_dirs_env(p->spec)) == NULL)
+		die(p->status_fd, STAGE_PRIVATE_DIRS, errno);
 }
+
+/* The job's rlimits (set_rlimits); layer limits off leaves the
+ * caller's, whatever they are. */
+static void
+rlimits_step(struct payload *p)
+{
+	if (set_rlimits(&p->spec->limits) < 0)
+		die(p->status_fd, STAGE_RLIMITS, errno);
+}
+
+/*
+ * Every disposition back to its default: an ignored signal stays ignored
+ * across fork and execve (signal(7)), and the launcher ignores SIGPIPE,
+ * which would turn `yes | head -1` into an EPIPE error instead of a
+ * quiet SIGPIPE death. Then no signal blocked.
+ */
+static void
+default_signals(struct payload *p)
+{
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			default_action(sig);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		die(p->status_fd, STAGE_SIGNALS, errno);
+}
+
+/* Every descriptor above 2 close-on-exec rather than closed, so the
+ * status pipe still works for the steps below; nothing above 2 crosses
+ * the exec. */
+static void
+cloexec_above_stdio(struct payload *p)
+{
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		die(p->status_fd, STAGE_CLOSE_FDS, errno);
+}
+
+/* no_new_privs (layer caps_nnp). */
+static void
+no_new_privs(struct payload *p)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die(p->status_fd, STAGE_NO_NEW_PRIVS, errno);
+}
+
+/* The Landlock domain of init's ruleset (layer landlock). Fail closed:
+ * no Landlock, no job (landlock_jail.h). Init built the ruleset; the
+ * domain is the payload's alone. */
+static void
+landlock_step(struct payload *p)
+{
+	int e;
+
+	if ((e = jail_landlock_restrict(p->landlock_rs)) < 0)
+		die(p->status_fd, STAGE_LANDLOCK, -e);
+	p->abi = p->landlock_abi;
+}
+
+/* The Landlock ABI the payload runs under (0: none) on the status pipe. */
+static void
+report_landlock(struct payload *p)
+{
+	jail_send_record(p->status_fd, INIT_REC_LANDLOCK, p->abi, 0);
+}
+
+/*
+ * What libseccomp's seccomp_load did (SCMP_FLTATR_CTL_NNP), kept for a
+ * filter loaded directly: no_new_privs first unless layer caps_nnp is off
+ * (the payload then has CAP_SYS_ADMIN in its user namespace instead;
+ * seccomp(2)). Nothing without a filter.
+ */
+static void
+no_new_privs_for_seccomp(struct payload *p)
+{
+	if (p->filter != NULL)
+		no_new_privs(p);
+}
+
+/*
+ * The seccomp filter (layer seccomp: no filter, nothing), its listener
+ * sent to the launcher, which answers every refused call from now on
+ * (seccomp_unotify(2)); ours closes at exec.
+ */
+static void
+seccomp_step(struct payload *p)
+{
+	int listener;
+
+	if (p->filter == NULL)
+		return;
+	if ((listener = jail_seccomp_load(p->filter)) < 0)
+		die(p->status_fd, STAGE_SECCOMP, -listener);
+	if (proto_send(p->notify_sock, (const uint8_t *)"L", 1, listener) < 0)
+		die(p->status_fd, STAGE_SECCOMP, EPIPE);
+}
+
+/*
+ * The payload's set-up, in order (style.md rule 12). Capabilities were
+ * dropped by init, bounding set included. The layer column is the only
+ * place an evaluation's switch (docs/layers.md) reaches these steps.
+ */
+static const struct payload_step payload_steps[] = {
+    {JOB_LAYER_NO_TERMINAL, new_session, NULL, "new session"},
+    {0, stdin_step, NULL, "standard input"},
+    {JOB_LAYER_MOUNT_NS, NULL, private_dirs_in_workspace,
+	"HOME and TMPDIR in the workspace"},
+    {JOB_LAYER_LIMITS, rlimits_step, NULL, "rlimits"},
+    {0, default_signals, NULL, "default signals, none blocked"},
+    {0, cloexec_above_stdio, NULL, "descriptors above 2 close-on-exec"},
+    {JOB_LAYER_CAPS_NNP, no_new_privs, NULL, "no_new_privs"},
+    {JOB_LAYER_LANDLOCK, landlock_step, NULL, "Landlock domain"},
+    {0, report_landlock, NULL, "Landlock ABI reported"},
+    {JOB_LAYER_CAPS_NNP, no_new_privs_for_seccomp, NULL,
+	"no_new_privs before seccomp"},
+    {0, seccomp_step, NULL, "seccomp filter"},
+};
 
 _Noreturn void
 jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
     int landlock_rs, int landlock_abi, int status_fd, int notify_sock,
     int stdin_fd)
 {
-	const bool terminal = job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL);
 	extern char **environ;
-	char **env = spec->envp;
-	sigset_t none;
+	struct payload p = {
+	    .spec = spec,
+	    .filter = filter,
+	    .landlock_rs = landlock_rs,
+	    .landlock_abi = landlock_abi,
+	    .status_fd = status_fd,
+	    .notify_sock = notify_sock,
+	    .stdin_fd = stdin_fd,
+	    .env = spec->envp,
+	};
 	int e;
 
-	/* Layer no_terminal off: the caller's session, and so its
-	 * controlling terminal, stay. */
-	if (!terminal && setsid() < 0)
-		die(status_fd, STAGE_SETSID, errno);
-	if (set_stdin(stdin_fd) < 0)
-		die(status_fd, STAGE_STDIO, errno);
+	for (size_t i = 0; i < sizeof(payload_steps) / sizeof(payload_steps[0]);
+	     i++) {
+		const struct payload_step *s = &payload_steps[i];
+		void (*run)(struct payload *) = s->on;
 
-	/* Before the rlimits: nothing allocates once RLIMIT_DATA is set (an
-	 * ASan build's allocator, whose shadow already exceeds it, could
-	 * not map memory then). */
-	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) &&
-	    !job_spec_layer_off(spec, JOB_LAYER_PRIVATE_CWD) &&
-	    (env = private_dirs_env(spec)) == NULL)
-		die(status_fd, STAGE_PRIVATE_DIRS, errno);
-	/* Layer limits off: the caller's rlimits, whatever they are. */
-	if (!job_spec_layer_off(spec, JOB_LAYER_LIMITS) &&
-	    set_rlimits(&spec->limits) < 0)
-		die(status_fd, STAGE_RLIMITS, errno);
+		if (s->layer != 0 && job_spec_layer_off(spec, s->layer))
+			run = s->off;
+		if (run != NULL)
+			run(&p);
+	}
 
-	/* Every disposition back to its default: an ignored signal stays
-	 * ignored across fork and execve (signal(7)), and the launcher
-	 * ignores SIGPIPE, which would turn `yes | head -1` into an EPIPE
-	 * error instead of a quiet SIGPIPE death. */
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			default_action(sig);
-	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		die(status_fd, STAGE_SIGNALS, errno);
-
-	lock_down(spec, filter, landlock_rs, landlock_abi, status_fd,
-	    notify_sock);
-
-	environ = env;
+	environ = p.env;
 	execvp(spec->argv[0], spec->argv);
 	e = errno;
 	/* Written in pieces, never formatted: nothing may allocate past

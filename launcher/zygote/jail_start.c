@@ -31,10 +31,28 @@ close_pair(int p[2])
 }
 
 /*
+ * The namespaces of a jail's init, each with the layer it belongs to: an
+ * evaluation that turns a layer off (docs/layers.md) leaves its flags
+ * out, here and nowhere else.
+ */
+static const struct {
+	enum job_layer layer;
+	uint64_t flag;
+} namespace_flags[] = {
+    {JOB_LAYER_USER_NS, CLONE_NEWUSER},
+    {JOB_LAYER_PID_NS, CLONE_NEWPID},
+    {JOB_LAYER_NETWORK_NS, CLONE_NEWNET},
+    {JOB_LAYER_IPC_UTS, CLONE_NEWUTS},
+    {JOB_LAYER_IPC_UTS, CLONE_NEWIPC},
+    {JOB_LAYER_IPC_UTS, CLONE_NEWCGROUP},
+};
+
+/*
  * Fills CA, the clone3(2) arguments of SPEC's jail init: CLONE_PIDFD into
- * *PIDFD, a new namespace for each namespace layer on, born in H's
- * cgroup leaf when it has one, and CLONE_PARENT when H asks for init as
- * the launcher's child (h->sibling). Takes and returns nothing else.
+ * *PIDFD, a new namespace for each namespace layer on (namespace_flags),
+ * born in H's cgroup leaf when it has one, and CLONE_PARENT when H asks
+ * for init as the launcher's child (h->sibling). Takes and returns
+ * nothing else.
  */
 static void
 clone_args_for(const struct job_spec *spec, const struct jail_host *h,
@@ -42,17 +60,10 @@ clone_args_for(const struct job_spec *spec, const struct jail_host *h,
 {
 	memset(ca, 0, sizeof(*ca));
 	ca->flags = CLONE_PIDFD;
-	if (!job_spec_layer_off(spec, JOB_LAYER_USER_NS))
-		ca->flags |= CLONE_NEWUSER;
-	if (!job_spec_layer_off(spec, JOB_LAYER_PID_NS))
-		ca->flags |= CLONE_NEWPID;
-	if (!job_spec_layer_off(spec, JOB_LAYER_NETWORK_NS))
-		ca->flags |= CLONE_NEWNET;
-	if (!job_spec_layer_off(spec, JOB_LAYER_IPC_UTS)) {
-		ca->flags |= CLONE_NEWUTS;
-		ca->flags |= CLONE_NEWIPC;
-		ca->flags |= CLONE_NEWCGROUP;
-	}
+	for (size_t i = 0;
+	     i < sizeof(namespace_flags) / sizeof(namespace_flags[0]); i++)
+		if (!job_spec_layer_off(spec, namespace_flags[i].layer))
+			ca->flags |= namespace_flags[i].flag;
 	/* Born in its cgroup leaf (clone3(2), Linux 5.7): no moment where
 	 * the jail runs outside its limits. */
 	if (h->cgroup_fd >= 0) {
@@ -131,10 +142,11 @@ jail_start(const struct job_spec *spec, int wsfd, int work_tree_fd,
 
 	/* On failure init reads EOF, reports STAGE_ID_MAPS and exits: the
 	 * job ends as sandbox_error through the usual path. No user
-	 * namespace, no maps: init is released at once. */
-	e = job_spec_layer_off(spec, JOB_LAYER_USER_NS)
-	    ? 0
-	    : jail_write_id_maps(j->pid, j->pidfd, spec, h);
+	 * namespace (layer user_ns off), no maps: init is released at
+	 * once. */
+	e = (ca.flags & CLONE_NEWUSER) != 0
+	    ? jail_write_id_maps(j->pid, j->pidfd, spec, h)
+	    : 0;
 	if (e < 0)
 		log_error("cannot write the jail's id maps: %s", strerror(-e));
 	else if (write(sync[1], "1", 1) != 1)
