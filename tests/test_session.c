@@ -66,7 +66,18 @@ check_helpers(pid_t launcher, pid_t zygote)
 	cr_assert_gt(n, 0, "%s: %s", path, strerror(errno));
 	sock[n] = '\0';
 	cr_assert(strncmp(sock, "socket:", 7) == 0, "%s -> %s", path, sock);
-	zfds = launcher_fd_list(zygote);
+	/* The zygote opens descriptors for a moment while it answers the
+	 * launcher (a count of a job's kernel objects walks /proc): look
+	 * until it holds its six, for up to a second. */
+	zfds = NULL;
+	for (int i = 0; i < 50; i++) {
+		free(zfds);
+		zfds = launcher_fd_list(zygote);
+		if (launcher_fds(zygote) == 6 &&
+		    strstr(zfds, "->/proc ") != NULL)
+			break;
+		usleep(20000);
+	}
 	cr_assert_eq(launcher_fds(zygote), 6, "zygote's descriptors: %s", zfds);
 	cr_assert_not_null(strstr(zfds, "->/proc "), "the zygote's /proc: %s",
 	    zfds);
