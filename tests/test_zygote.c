@@ -87,13 +87,26 @@ make_spec(struct fixture *f, struct job_spec *spec, char **argv)
 	spec->job_id = f->next_id++;
 }
 
+/* SPEC's RUN message, as the broker sends it and the launcher forwards
+ * it to its zygote, into RUN (PROTO_MAX_MSG bytes); returns its length. */
+static size_t
+run_msg(const struct job_spec *spec, uint8_t *run)
+{
+	int n = proto_encode_run(run, PROTO_MAX_MSG, spec);
+
+	cr_assert_gt(n, 0);
+	return (size_t)n;
+}
+
 /* Asks for SPEC's jail in workspace WSFD; returns the refusal. On
  * ZYGOTE_OK, J is filled. */
 static enum zygote_refusal
 ask(struct fixture *f, const struct job_spec *spec, int wsfd, struct jail *j)
 {
+	static uint8_t run[PROTO_MAX_MSG];
 	struct zygote_reply r;
-	int e = zygote_start_jail(&f->z, spec, wsfd, -1, -1, j, &r);
+	size_t len = run_msg(spec, run);
+	int e = zygote_start_jail(&f->z, spec, run, len, wsfd, -1, -1, j, &r);
 
 	cr_assert_eq(e, 0, "zygote_start_jail: %s", strerror(-e));
 	return r.refusal;
@@ -317,18 +330,22 @@ Test(zygote, dies_with_its_launcher_at_eof)
 static void
 prepare(struct fixture *f, char **argv, struct jail *j)
 {
+	static uint8_t run[PROTO_MAX_MSG];
 	struct job_spec spec;
 	struct zygote_reply r;
 	struct jail scratch;
+	size_t len;
 	int e;
 
 	make_spec(f, &spec, argv);
-	e = zygote_prepare_send(&f->z, &spec, f->wsfd);
+	len = run_msg(&spec, run);
+	e = zygote_prepare_send(&f->z, run, len, f->wsfd);
 	cr_assert_eq(e, 0, "zygote_prepare_send: %s", strerror(-e));
 	/* One at a time, and no other request while it is pending (the
 	 * replies come in order). */
-	cr_assert_eq(zygote_prepare_send(&f->z, &spec, f->wsfd), -EBUSY);
-	cr_assert_eq(zygote_start_jail(&f->z, &spec, f->wsfd, -1, -1, j, &r),
+	cr_assert_eq(zygote_prepare_send(&f->z, run, len, f->wsfd), -EBUSY);
+	cr_assert_eq(zygote_start_jail(&f->z, &spec, run, len, f->wsfd, -1, -1,
+			 j, &r),
 	    -EBUSY);
 	e = zygote_prepare_recv(&f->z, j, &r);
 	cr_assert_eq(e, 0, "zygote_prepare_recv: %s", strerror(-e));

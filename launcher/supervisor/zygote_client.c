@@ -231,32 +231,31 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 	return 0;
 }
 
-/* Sends one request to Z (a prepare one when POOLED) for SPEC's jail,
+/* Sends one request to Z (a prepare one when POOLED) for the jail of
+ * the RUN message RUN (RUN_LEN bytes, copied after the wire's header),
  * with its descriptors by role (wire.h): the workspace WSFD, the cgroup
  * leaf CGROUP_FD and the payload's stdin TTY_FD (the job's stdin pipe
- * when SPEC has JOB_F_STDIN, else the caller's terminal) when >= 0. */
+ * when STDIN_PIPE, else the caller's terminal) when >= 0. */
 static int
-send_request(struct zygote *z, bool pooled, const struct job_spec *spec,
-    int wsfd, int cgroup_fd, int tty_fd)
+send_request(struct zygote *z, bool pooled, const uint8_t *run,
+    size_t run_len, int wsfd, int cgroup_fd, int tty_fd, bool stdin_pipe)
 {
 	int fds[WIRE_MAX_FDS] = {wsfd};
 	uint32_t roles = WIRE_ROLE_BIT(0);
 	size_t nsend = 1;
-	int n;
 
-	if ((n = proto_encode_run(z->buf + WIRE_HEADER_SIZE,
-		 PROTO_MAX_MSG - WIRE_HEADER_SIZE, spec)) < 0)
-		return n;
+	if (run_len > PROTO_MAX_MSG - WIRE_HEADER_SIZE)
+		return -ENOBUFS;
+	memcpy(z->buf + WIRE_HEADER_SIZE, run, run_len);
 	if (cgroup_fd >= 0) {
 		fds[nsend++] = cgroup_fd;
 		roles |= WIRE_ROLE_BIT(1);
 	}
 	if (tty_fd >= 0) {
 		fds[nsend++] = tty_fd;
-		roles |= (spec->flags & JOB_F_STDIN) != 0 ? WIRE_ROLE_BIT(2)
-							   : WIRE_ROLE_BIT(3);
+		roles |= stdin_pipe ? WIRE_ROLE_BIT(2) : WIRE_ROLE_BIT(3);
 	}
-	return wire_send(z->sock, z->buf, WIRE_HEADER_SIZE + (size_t)n,
+	return wire_send(z->sock, z->buf, WIRE_HEADER_SIZE + run_len,
 	    pooled ? WIRE_PREPARE : WIRE_JAIL, roles, fds);
 }
 
@@ -326,27 +325,30 @@ recv_reply(struct zygote *z, bool pooled, struct jail *j,
 }
 
 int
-zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
-    int cgroup_fd, int tty_fd, struct jail *j, struct zygote_reply *r)
+zygote_start_jail(struct zygote *z, const struct job_spec *spec,
+    const uint8_t *run, size_t run_len, int wsfd, int cgroup_fd, int tty_fd,
+    struct jail *j, struct zygote_reply *r)
 {
 	int e;
 
 	memset(r, 0, sizeof(*r));
 	if (z->prepare_pending)
 		return -EBUSY;
-	if ((e = send_request(z, false, spec, wsfd, cgroup_fd, tty_fd)) < 0)
+	if ((e = send_request(z, false, run, run_len, wsfd, cgroup_fd, tty_fd,
+		 (spec->flags & JOB_F_STDIN) != 0)) < 0)
 		return e;
 	return recv_reply(z, false, j, r);
 }
 
 int
-zygote_prepare_send(struct zygote *z, const struct job_spec *spec, int wsfd)
+zygote_prepare_send(struct zygote *z, const uint8_t *run, size_t run_len,
+    int wsfd)
 {
 	int e;
 
 	if (z->prepare_pending)
 		return -EBUSY;
-	if ((e = send_request(z, true, spec, wsfd, -1, -1)) < 0)
+	if ((e = send_request(z, true, run, run_len, wsfd, -1, -1, false)) < 0)
 		return e;
 	z->prepare_pending = true;
 	return 0;
