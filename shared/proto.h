@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "result.h"
+#include "wire.h"
 
 /* Version 4: RUN grew layers_off and may carry the caller's terminal
  * (issue 6). Version 5: POOL (issue 9). Version 6: RUN's flag

@@ -87,13 +87,26 @@ make_spec(struct fixture *f, struct job_spec *spec, char **argv)
 	spec->job_id = f->next_id++;
 }
 
+/* SPEC's RUN message, as the broker sends it and the launcher forwards
+ * it to its zygote, into RUN (PROTO_MAX_MSG bytes); returns its length. */
+static size_t
+run_msg(const struct job_spec *spec, uint8_t *run)
+{
+	int n = proto_encode_run(run, PROTO_MAX_MSG, spec);
+
+	cr_assert_gt(n, 0);
+	return (size_t)n;
+}
+
 /* Asks for SPEC's jail in workspace WSFD; returns the refusal. On
  * ZYGOTE_OK, J is filled. */
 static enum zygote_refusal
 ask(struct fixture *f, const struct job_spec *spec, int wsfd, struct jail *j)
 {
+	static uint8_t run[PROTO_MAX_MSG];
 	struct zygote_reply r;
-	int e = zygote_start_jail(&f->z, spec, wsfd, -1, -1, j, &r);
+	size_t len = run_msg(spec, run);
+	int e = zygote_start_jail(&f->z, spec, run, len, wsfd, -1, -1, j, &r);
 
 	cr_assert_eq(e, 0, "zygote_start_jail: %s", strerror(-e));
 	return r.refusal;
@@ -249,23 +262,39 @@ Test(zygote, the_first_request_fixes_what_later_ones_may_ask)
 Test(zygote, a_malformed_request_is_refused_and_the_zygote_goes_on)
 {
 	char *argv[] = {(char *)(uintptr_t) "true", NULL};
-	uint8_t junk[16] = {0xde, 0xad};
+	uint8_t junk[WIRE_HEADER_SIZE + 16] = {0};
 	uint8_t reply[PROTO_MAX_MSG];
-	int fds[PROTO_IO_MAX_FDS];
+	int fds[WIRE_MAX_FDS];
 	struct fixture f;
 	struct job_spec spec;
+	struct wire_msg m;
 	struct jail j;
-	size_t nfds;
 	int32_t refusal;
 
 	fixture_open(&f);
-	cr_assert_eq(proto_send_fds(f.z.sock, junk, sizeof(junk), &f.wsfd, 1),
+	/* A jail request whose body is no RUN message. */
+	junk[WIRE_HEADER_SIZE] = 0xde;
+	junk[WIRE_HEADER_SIZE + 1] = 0xad;
+	cr_assert_eq(wire_send(f.z.sock, junk, sizeof(junk), WIRE_JAIL,
+			 WIRE_ROLE_BIT(0), &f.wsfd),
 	    0);
-	cr_assert_gt(proto_recv_fds(f.z.sock, reply, sizeof(reply), fds, 8,
-			 &nfds),
+	cr_assert_gt(wire_recv(f.z.sock, reply, sizeof(reply), fds,
+			 WIRE_MAX_FDS, &m),
 	    0);
-	cr_assert_eq(nfds, 0u);
-	memcpy(&refusal, reply, sizeof(refusal));
+	cr_assert_eq(m.type, WIRE_JAIL_REPLY);
+	cr_assert_eq(m.nfds, 0u);
+	memcpy(&refusal, m.body, sizeof(refusal));
+	cr_assert_eq(refusal, ZYGOTE_BAD_REQUEST);
+	/* A message with no header of this wire at all. */
+	cr_assert_eq(proto_send_fds(f.z.sock, junk + WIRE_HEADER_SIZE, 16,
+			 &f.wsfd, 1),
+	    0);
+	cr_assert_gt(wire_recv(f.z.sock, reply, sizeof(reply), fds,
+			 WIRE_MAX_FDS, &m),
+	    0);
+	cr_assert_eq(m.type, WIRE_JAIL_REPLY);
+	cr_assert_eq(m.nfds, 0u);
+	memcpy(&refusal, m.body, sizeof(refusal));
 	cr_assert_eq(refusal, ZYGOTE_BAD_REQUEST);
 	make_spec(&f, &spec, argv);
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
@@ -301,18 +330,22 @@ Test(zygote, dies_with_its_launcher_at_eof)
 static void
 prepare(struct fixture *f, char **argv, struct jail *j)
 {
+	static uint8_t run[PROTO_MAX_MSG];
 	struct job_spec spec;
 	struct zygote_reply r;
 	struct jail scratch;
+	size_t len;
 	int e;
 
 	make_spec(f, &spec, argv);
-	e = zygote_prepare_send(&f->z, &spec, f->wsfd);
+	len = run_msg(&spec, run);
+	e = zygote_prepare_send(&f->z, run, len, f->wsfd);
 	cr_assert_eq(e, 0, "zygote_prepare_send: %s", strerror(-e));
 	/* One at a time, and no other request while it is pending (the
 	 * replies come in order). */
-	cr_assert_eq(zygote_prepare_send(&f->z, &spec, f->wsfd), -EBUSY);
-	cr_assert_eq(zygote_start_jail(&f->z, &spec, f->wsfd, -1, -1, j, &r),
+	cr_assert_eq(zygote_prepare_send(&f->z, run, len, f->wsfd), -EBUSY);
+	cr_assert_eq(zygote_start_jail(&f->z, &spec, run, len, f->wsfd, -1, -1,
+			 j, &r),
 	    -EBUSY);
 	e = zygote_prepare_recv(&f->z, j, &r);
 	cr_assert_eq(e, 0, "zygote_prepare_recv: %s", strerror(-e));
@@ -533,16 +566,14 @@ Test(zygote, the_prebuilt_filters_are_the_runtime_ones)
  * next measure, which takes its own reply by its number. Against a fake
  * zygote: the other end of a socket pair, answering by hand.
  */
-#define TEST_MEAS_MAGIC 0x5341454du /* "MEAS", launcher/zygote/zygote_wire.h */
-
 static void
 fake_reply(int sock, uint32_t seq, uint64_t bytes)
 {
-	uint8_t out[56];
+	uint8_t out[WIRE_HEADER_SIZE + 48];
 	struct wbuf w;
 
 	wbuf_init(&w, out, sizeof(out));
-	wbuf_put_u32(&w, TEST_MEAS_MAGIC);
+	w.len = WIRE_HEADER_SIZE;
 	wbuf_put_i32(&w, 0);
 	wbuf_put_u32(&w, seq);
 	wbuf_put_u64(&w, bytes); /* the Pss sum */
@@ -551,7 +582,8 @@ fake_reply(int sock, uint32_t seq, uint64_t bytes)
 	wbuf_put_u64(&w, 0);
 	wbuf_put_u32(&w, 0); /* fallbacks */
 	cr_assert(wbuf_ok(&w));
-	cr_assert_geq(proto_send_fds(sock, out, w.len, NULL, 0), 0);
+	cr_assert_geq(wire_send(sock, out, w.len, WIRE_MEASURE_REPLY, 0, NULL),
+	    0);
 }
 
 static uint64_t

@@ -131,7 +131,11 @@ handle_run(struct launcher *l, const uint8_t *body, size_t len, int *fds)
 	l->phase = PHASE_RUNNING;
 	/* launcher_run_job closes them as soon as the jail holds them */
 	fds[0] = fds[1] = -1;
+	l->run = l->msg;
+	l->run_len = PROTO_HEADER_SIZE + len;
 	e = launcher_run_job(l, &spec, wsfd, in);
+	l->run = NULL;
+	l->run_len = 0;
 	l->phase = PHASE_READY;
 	job_spec_clear(&spec);
 	return e;

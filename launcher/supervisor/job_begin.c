@@ -103,7 +103,8 @@ take_jail(struct launcher *l, const struct job_spec *spec, int wsfd, int tty_fd,
 	int warm, e = 0;
 
 	memset(zr, 0, sizeof(*zr));
-	warm = poolable ? pool_take(&l->pool, &l->zygote, spec, stdin_pipe,
+	warm = poolable ? pool_take(&l->pool, &l->zygote, spec, l->run,
+			      l->run_len, stdin_pipe,
 			      &s->jail, &zr->kill_on_denial)
 			: 0;
 	/* A jail being prepared answers before any new request: take it
@@ -111,14 +112,15 @@ take_jail(struct launcher *l, const struct job_spec *spec, int wsfd, int tty_fd,
 	if (warm == 0 && l->zygote.prepare_pending) {
 		warm = pool_refill_finish(&l->pool, &l->zygote);
 		if (warm == 0 && poolable)
-			warm = pool_take(&l->pool, &l->zygote, spec, stdin_pipe,
-			    &s->jail, &zr->kill_on_denial);
+			warm = pool_take(&l->pool, &l->zygote, spec, l->run,
+			    l->run_len, stdin_pipe, &s->jail,
+			    &zr->kill_on_denial);
 	}
 	if (warm < 0) {
 		e = warm;
 	} else if (warm == 0) {
-		e = zygote_start_jail(&l->zygote, spec, wsfd, s->cg_leaf,
-		    tty_fd, &s->jail, zr);
+		e = zygote_start_jail(&l->zygote, spec, l->run, l->run_len,
+		    wsfd, s->cg_leaf, tty_fd, &s->jail, zr);
 	}
 	return e;
 }

@@ -42,6 +42,13 @@ struct launcher {
 	struct pool pool; /* warm jails (pool.h); initialised by
 				   * POOL, all zero without one */
 	uint8_t *msg; /* PROTO_MAX_MSG bytes, receive buffer */
+	/* The RUN message of the job being started, header and body as the
+	 * broker sent it: points into msg, set by handle_run for
+	 * launcher_run_job, which forwards these bytes to the zygote and to
+	 * a waiting jail (no new encoding) before it receives anything else
+	 * into msg; NULL between jobs. */
+	const uint8_t *run;
+	size_t run_len;
 	uint8_t *out; /* PROTO_MAX_MSG bytes, send buffer */
 };
 

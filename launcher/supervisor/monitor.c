@@ -243,7 +243,8 @@ job_watch(struct launcher *l, const struct job_spec *spec, int wsfd,
 	/* The pool's next jails are built like this one, once it is over
 	 * (the refill waits for the session to be idle). */
 	if (poolable &&
-	    (x = pool_remember(&l->pool, &l->zygote, spec, wsfd)) < 0)
+	    (x = pool_remember(&l->pool, &l->zygote, spec, l->run, l->run_len,
+		 wsfd)) < 0)
 		log_warn("warm pool: %s", strerror(-x));
 	close(wsfd);
 	if (e < 0) {

@@ -51,26 +51,24 @@ pool_drain(struct pool *p, struct zygote *z)
 	return e;
 }
 
-/* A deep copy of SPEC into OUT through its own encoding (BUF, at least
- * PROTO_MAX_MSG bytes). Returns 0 or a negative errno. */
+/* Decodes the RUN message RUN (LEN bytes) into OUT. Returns 0 or a
+ * negative errno. */
 static int
-copy_spec(uint8_t *buf, const struct job_spec *spec, struct job_spec *out)
+decode_run(const uint8_t *run, size_t len, struct job_spec *out)
 {
 	const uint8_t *body;
 	size_t body_len;
 	uint16_t type;
-	int n;
 
-	if ((n = proto_encode_run(buf, PROTO_MAX_MSG, spec)) < 0)
-		return n;
-	if (proto_decode_header(buf, (size_t)n, &type, &body, &body_len) < 0)
+	if (proto_decode_header(run, len, &type, &body, &body_len) < 0 ||
+	    type != PROTO_RUN)
 		return -EPROTO;
 	return proto_decode_run(body, body_len, out);
 }
 
 int
 pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
-    int wsfd)
+    const uint8_t *run, size_t run_len, int wsfd)
 {
 	struct job_spec next;
 	int e;
@@ -81,7 +79,9 @@ pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
 	if (p->have_template && jail_pool_compatible(&p->template, spec))
 		return 0;
 	memset(&next, 0, sizeof(next));
-	if ((e = copy_spec(p->buf, spec, &next)) < 0)
+	if (run_len > PROTO_MAX_MSG)
+		return -EMSGSIZE;
+	if ((e = decode_run(run, run_len, &next)) < 0)
 		return e;
 	if (p->wsfd < 0 && (p->wsfd = fcntl(wsfd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		job_spec_clear(&next);
@@ -89,6 +89,8 @@ pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
 	}
 	e = pool_drain(p, z);
 	job_spec_clear(&p->template);
+	memcpy(p->buf, run, run_len);
+	p->template_len = run_len;
 	p->template = next;
 	p->have_template = true;
 	return e;
@@ -161,7 +163,7 @@ pool_refill_start(struct pool *p, struct zygote *z)
 {
 	if (z->prepare_pending || !pool_short(p))
 		return 0;
-	return zygote_prepare_send(z, &p->template, p->wsfd);
+	return zygote_prepare_send(z, p->buf, p->template_len, p->wsfd);
 }
 
 int
@@ -196,13 +198,12 @@ pool_refill_finish(struct pool *p, struct zygote *z)
 
 int
 pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
-    int stdin_fd, struct jail *j, bool *kill_on_denial)
+    const uint8_t *run, size_t run_len, int stdin_fd, struct jail *j,
+    bool *kill_on_denial)
 {
-	int n, e;
+	int e;
 
 	if (p->n == 0 || !jail_pool_compatible(&p->template, spec))
-		return 0;
-	if ((n = proto_encode_run(p->buf, PROTO_MAX_MSG, spec)) < 0)
 		return 0;
 	while (p->n > 0) {
 		struct pool_jail pj = p->ready[0];
@@ -219,7 +220,7 @@ pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 				return -EPIPE;
 			continue;
 		}
-		e = proto_send_fds(pj.jail.go_fd, p->buf, (size_t)n, &stdin_fd,
+		e = proto_send_fds(pj.jail.go_fd, run, run_len, &stdin_fd,
 		    stdin_fd >= 0 ? 1 : 0);
 		if (e < 0) {
 			if (drop_one(z, &pj.jail) < 0)

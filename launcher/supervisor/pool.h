@@ -52,15 +52,19 @@ struct pool_jail {
 struct pool {
 	uint32_t size; /* wanted, 0..PROTO_MAX_POOL; 0: no pool */
 	bool have_template;
-	struct job_spec template; /* what the waiting jails were built for */
+	struct job_spec template; /* what the waiting jails were built for,
+				   * decoded from buf */
 	int wsfd; /* the session's workspace (a duplicate), -1 */
 	struct pool_jail ready[PROTO_MAX_POOL];
 	uint32_t n; /* ready[0..n) */
 	bool stalled; /* a prepare was refused or a waiting jail's
 			       * set-up failed: no refill until the next job
 			       * (pool_remember) */
-	uint8_t *buf; /* PROTO_MAX_MSG bytes: RUN messages; NULL
-			       * until POOL came (pool_init) */
+	uint8_t *buf; /* PROTO_MAX_MSG bytes: the template's RUN
+			       * message, as the broker sent it (the prepare
+			       * requests carry it); NULL until POOL came
+			       * (pool_init) */
+	size_t template_len; /* its length, bytes */
 };
 
 /* Sets P empty, with no size. Returns 0 or -ENOMEM. */
@@ -68,14 +72,16 @@ int pool_init(struct pool *p);
 
 /*
  * Remembers SPEC, a job that just ran in a jail the pool could have
- * given it (no cgroup leaf, no terminal), as the kind of jail to keep,
+ * given it (no cgroup leaf, no terminal), decoded from the RUN message
+ * RUN of RUN_LEN bytes (borrowed; copied, and decoded again into the
+ * template, which owns its strings), as the kind of jail to keep,
  * and WSFD (borrowed; duplicated the first time) as the workspace to
  * build them with, and ends a stall. A SPEC the waiting jails were not
  * built for drops them (pool_drain). Returns 0 or a negative errno
  * (-ENOMEM, the zygote gone while dropping).
  */
 int pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
-    int wsfd);
+    const uint8_t *run, size_t run_len, int wsfd);
 
 /* Whether P has fewer jails waiting than it should, and may refill. */
 bool pool_short(const struct pool *p);
@@ -109,14 +115,16 @@ int pool_refill_finish(struct pool *p, struct zygote *z);
 
 /*
  * Gives SPEC a waiting jail built for its kind: sends SPEC's RUN message
- * to that jail's init, with STDIN_FD (borrowed; the job's stdin pipe when
+ * RUN (RUN_LEN bytes, as the broker sent it) to that jail's init, with
+ * STDIN_FD (borrowed; the job's stdin pipe when
  * SPEC has JOB_F_STDIN, else -1) attached, moves the jail into *J (owned by the
  * caller then; go_fd closed, start set to now) and *KILL_ON_DENIAL. Returns 1
  * when it did, 0 when no waiting jail fits or is alive (the caller builds one
  * cold), or a negative errno when the zygote is gone.
  */
 int pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
-    int stdin_fd, struct jail *j, bool *kill_on_denial);
+    const uint8_t *run, size_t run_len, int stdin_fd, struct jail *j,
+    bool *kill_on_denial);
 
 /*
  * Drops every waiting jail, the one being prepared too: SIGKILL through

@@ -1,7 +1,7 @@
 /*
  * zygote_client.c: the launcher's side of its zygote (zygote.h): starting
  * and stopping it, and the requests the supervisor sends it (a jail, a
- * warm jail, a kill, a measure) on the wire of zygote/zygote_wire.h.
+ * warm jail, a kill, a measure) on the wire of shared/wire.h.
  */
 #include "zygote.h"
 
@@ -39,32 +39,37 @@
 int
 zygote_kill(struct zygote *z, uint64_t token, int sig)
 {
-	uint8_t msg[16];
+	uint8_t msg[WIRE_HEADER_SIZE + 12];
 	struct wbuf w;
 
 	wbuf_init(&w, msg, sizeof(msg));
-	wbuf_put_u32(&w, KILL_MAGIC);
+	w.len = WIRE_HEADER_SIZE;
 	wbuf_put_i32(&w, sig);
 	wbuf_put_u64(&w, token);
 	if (!wbuf_ok(&w))
 		return -ENOBUFS;
-	return proto_send_fds(z->sock, msg, w.len, NULL, 0);
+	return wire_send(z->sock, msg, w.len, WIRE_KILL, 0, NULL);
 }
 
-/* Sends the request MAGIC (MEAS or KOBJ, with CAP) for the jail TOKEN
- * and waits for its reply, whose four figures go to VALUE and its last
- * word to *FALLBACKS: zygote_measure and zygote_kernel_objects. */
+static bool measure_reply(const struct wire_msg *m);
+
+/* Sends the request TYPE (WIRE_MEASURE or WIRE_KOBJ, with CAP) for the
+ * jail TOKEN and waits for its reply, whose four figures go to VALUE and
+ * its last word to *FALLBACKS: zygote_measure and
+ * zygote_kernel_objects. */
 static int
-ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
+ask(struct zygote *z, uint16_t type, uint64_t token, uint32_t max_procs,
     uint64_t cap, uint64_t value[4], uint32_t *fallbacks)
 {
-	uint8_t msg[40];
+	const uint16_t want = type == WIRE_KOBJ ? WIRE_KOBJ_REPLY
+						: WIRE_MEASURE_REPLY;
+	uint8_t msg[WIRE_HEADER_SIZE + 24];
 	struct pollfd p = {.fd = z->sock, .events = POLLIN};
 	struct wbuf w;
 	struct rbuf r;
-	uint32_t got, seq;
-	int fds[PROTO_IO_MAX_FDS];
-	size_t nfds;
+	struct wire_msg m;
+	uint32_t seq;
+	int fds[WIRE_MAX_FDS];
 	int32_t err;
 	int n;
 	struct timespec t0, t1;
@@ -73,15 +78,15 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 	if (z->prepare_pending)
 		return -EBUSY;
 	wbuf_init(&w, msg, sizeof(msg));
-	wbuf_put_u32(&w, magic);
+	w.len = WIRE_HEADER_SIZE;
 	wbuf_put_u32(&w, ++z->measure_seq);
 	wbuf_put_u64(&w, token);
 	wbuf_put_u32(&w, max_procs);
-	if (magic == KOBJ_MAGIC)
+	if (type == WIRE_KOBJ)
 		wbuf_put_u64(&w, cap);
 	if (!wbuf_ok(&w))
 		return -ENOBUFS;
-	if ((n = proto_send_fds(z->sock, msg, w.len, NULL, 0)) < 0)
+	if ((n = wire_send(z->sock, msg, w.len, type, 0, NULL)) < 0)
 		return n;
 	wait_ms = z->reply_wait_ms > 0 && z->reply_wait_ms < MEAS_WAIT_MS
 	    ? z->reply_wait_ms
@@ -103,14 +108,12 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 			z->late_replies++;
 			return -ETIMEDOUT;
 		}
-		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, 0,
-		    &nfds);
+		n = wire_recv(z->sock, z->buf, PROTO_MAX_MSG, fds, 0, &m);
 		if (n <= 0)
 			return n == 0 ? -EPIPE : n;
-		rbuf_init(&r, z->buf, (size_t)n);
-		if (rbuf_get_u32(&r, &got) < 0 ||
-		    (got != MEAS_MAGIC && got != KOBJ_MAGIC) ||
-		    rbuf_get_i32(&r, &err) < 0 || rbuf_get_u32(&r, &seq) < 0 ||
+		rbuf_init(&r, m.body, m.body_len);
+		if (!measure_reply(&m) || rbuf_get_i32(&r, &err) < 0 ||
+		    rbuf_get_u32(&r, &seq) < 0 ||
 		    rbuf_get_u64(&r, &value[0]) < 0 ||
 		    rbuf_get_u64(&r, &value[1]) < 0 ||
 		    rbuf_get_u64(&r, &value[2]) < 0 ||
@@ -118,39 +121,32 @@ ask(struct zygote *z, uint32_t magic, uint64_t token, uint32_t max_procs,
 		    rbuf_get_u32(&r, fallbacks) < 0 || rbuf_end(&r) < 0)
 			return -EPROTO;
 		if (seq == z->measure_seq)
-			return err > 0 || got != magic ? -EPROTO : err;
+			return err > 0 || m.type != want ? -EPROTO : err;
 		if (z->late_replies > 0)
 			z->late_replies--;
 	}
 }
 
-/* Whether the message BUF (LEN bytes) is a measure's or a count's reply:
- * its first word MEAS or KOBJ (a prepare reply starts with a refusal,
- * 0 to ZYGOTE_REFUSAL_MAX). */
+/* Whether M is a measure's or a count's reply (by its type). */
 static bool
-measure_reply(const uint8_t *buf, size_t len)
+measure_reply(const struct wire_msg *m)
 {
-	struct rbuf r;
-	uint32_t magic;
-
-	rbuf_init(&r, buf, len);
-	return rbuf_get_u32(&r, &magic) == 0 &&
-	    (magic == MEAS_MAGIC || magic == KOBJ_MAGIC);
+	return m->type == WIRE_MEASURE_REPLY || m->type == WIRE_KOBJ_REPLY;
 }
 
 int
 zygote_drop_late(struct zygote *z)
 {
-	int fds[PROTO_IO_MAX_FDS];
-	size_t nfds;
+	int fds[WIRE_MAX_FDS];
+	struct wire_msg m;
 	int n;
 
 	if (z->late_replies == 0)
 		return -EAGAIN;
-	n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, 0, &nfds);
+	n = wire_recv(z->sock, z->buf, PROTO_MAX_MSG, fds, 0, &m);
 	if (n <= 0)
 		return n == 0 ? -EPIPE : n;
-	if (!measure_reply(z->buf, (size_t)n))
+	if (!measure_reply(&m))
 		return -EAGAIN;
 	z->late_replies--;
 	return 0;
@@ -163,7 +159,7 @@ zygote_measure(struct zygote *z, uint64_t token, uint32_t max_procs,
 	uint64_t v[4] = {0};
 	int r;
 
-	r = ask(z, MEAS_MAGIC, token, max_procs, 0, v, fallbacks);
+	r = ask(z, WIRE_MEASURE, token, max_procs, 0, v, fallbacks);
 	*bytes = v[0];
 	*resident = v[1];
 	return r;
@@ -177,7 +173,7 @@ zygote_kernel_objects(struct zygote *z, uint64_t token, uint32_t max_procs,
 	uint32_t unreadable = 0;
 	int r;
 
-	r = ask(z, KOBJ_MAGIC, token, max_procs, cap, v, &unreadable);
+	r = ask(z, WIRE_KOBJ, token, max_procs, cap, v, &unreadable);
 	k->watches = v[0];
 	k->maps = v[1];
 	k->locks = v[2];
@@ -235,71 +231,75 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 	return 0;
 }
 
-/* Sends one request to Z (a prepare one when POOLED) for SPEC's jail. */
+/* Sends one request to Z (a prepare one when POOLED) for the jail of
+ * the RUN message RUN (RUN_LEN bytes, copied after the wire's header),
+ * with its descriptors by role (wire.h): the workspace WSFD, the cgroup
+ * leaf CGROUP_FD and the payload's stdin TTY_FD (the job's stdin pipe
+ * when STDIN_PIPE, else the caller's terminal) when >= 0. */
 static int
-send_request(struct zygote *z, bool pooled, const struct job_spec *spec,
-    int wsfd, int cgroup_fd, int tty_fd)
+send_request(struct zygote *z, bool pooled, const uint8_t *run,
+    size_t run_len, int wsfd, int cgroup_fd, int tty_fd, bool stdin_pipe)
 {
-	const size_t skip = pooled ? 4 : 0;
-	int fds[PROTO_IO_MAX_FDS] = {wsfd};
+	int fds[WIRE_MAX_FDS] = {wsfd};
+	uint32_t roles = WIRE_ROLE_BIT(0);
 	size_t nsend = 1;
-	struct wbuf w;
-	int n;
 
-	if ((n = proto_encode_run(z->buf + skip, PROTO_MAX_MSG - skip, spec)) <
-	    0)
-		return n;
-	if (pooled) {
-		wbuf_init(&w, z->buf, skip);
-		wbuf_put_u32(&w, POOL_MAGIC);
-	}
-	if (cgroup_fd >= 0)
+	if (run_len > PROTO_MAX_MSG - WIRE_HEADER_SIZE)
+		return -ENOBUFS;
+	memcpy(z->buf + WIRE_HEADER_SIZE, run, run_len);
+	if (cgroup_fd >= 0) {
 		fds[nsend++] = cgroup_fd;
-	if (tty_fd >= 0)
+		roles |= WIRE_ROLE_BIT(1);
+	}
+	if (tty_fd >= 0) {
 		fds[nsend++] = tty_fd;
-	return proto_send_fds(z->sock, z->buf, (size_t)n + skip, fds, nsend);
+		roles |= stdin_pipe ? WIRE_ROLE_BIT(2) : WIRE_ROLE_BIT(3);
+	}
+	return wire_send(z->sock, z->buf, WIRE_HEADER_SIZE + run_len,
+	    pooled ? WIRE_PREPARE : WIRE_JAIL, roles, fds);
 }
 
 /* Receives the reply to Z's oldest request (a prepare one when POOLED)
- * into J and R. */
+ * into J and R: its type the request's, its descriptors all of the
+ * type's row (wire.h) with ZYGOTE_OK and none without. */
 static int
 recv_reply(struct zygote *z, bool pooled, struct jail *j,
     struct zygote_reply *r)
 {
-	const size_t want = pooled ? MAX_REPLY_FDS : REPLY_FDS;
-	int fds[PROTO_IO_MAX_FDS];
+	const uint16_t type = pooled ? WIRE_PREPARE_REPLY : WIRE_JAIL_REPLY;
+	const size_t want = wire_msg_desc(type)->nroles;
+	int fds[WIRE_MAX_FDS];
 	char *why = NULL;
 	uint64_t sec, nsec, token;
+	struct wire_msg m;
 	struct rbuf rb;
-	size_t nfds;
 	int32_t refusal, err, pid;
 	uint8_t kill;
 	int n;
 
-	_Static_assert(PROTO_IO_MAX_FDS >= MAX_REPLY_FDS, "reply descriptors");
 	memset(j, 0, sizeof(*j));
 	j->pidfd = j->out_fd = j->err_fd = j->status_fd = j->notify_sock = -1;
 	j->go_fd = -1;
 	memset(r, 0, sizeof(*r));
 	/* A measure's reply that came after its wait ended is dropped. */
 	do
-		n = proto_recv_fds(z->sock, z->buf, PROTO_MAX_MSG, fds, want,
-		    &nfds);
-	while (n > 0 && z->late_replies > 0 &&
-	    measure_reply(z->buf, (size_t)n) && z->late_replies--);
+		n = wire_recv(z->sock, z->buf, PROTO_MAX_MSG, fds, want, &m);
+	while (n > 0 && z->late_replies > 0 && measure_reply(&m) &&
+	    z->late_replies--);
 	if (n <= 0)
 		return n == 0 ? -EPIPE : n;
-	rbuf_init(&rb, z->buf, (size_t)n);
-	if (rbuf_get_i32(&rb, &refusal) < 0 || rbuf_get_i32(&rb, &err) < 0 ||
+	rbuf_init(&rb, m.body, m.body_len);
+	if (m.type != type || rbuf_get_i32(&rb, &refusal) < 0 ||
+	    rbuf_get_i32(&rb, &err) < 0 ||
 	    rbuf_get_u8(&rb, &kill) < 0 || rbuf_get_i32(&rb, &pid) < 0 ||
 	    rbuf_get_u64(&rb, &sec) < 0 || rbuf_get_u64(&rb, &nsec) < 0 ||
 	    rbuf_get_u64(&rb, &token) < 0 ||
 	    rbuf_get_str(&rb, &why, sizeof(r->why) - 1) < 0 ||
 	    rbuf_end(&rb) < 0 || refusal < ZYGOTE_OK ||
 	    refusal > ZYGOTE_REFUSAL_MAX ||
-	    nfds != (refusal == ZYGOTE_OK ? want : 0u) ||
+	    m.nfds != (refusal == ZYGOTE_OK ? want : 0u) ||
 	    (refusal == ZYGOTE_OK && (pid <= 0 || token == 0))) {
-		for (size_t i = 0; i < nfds; i++)
+		for (size_t i = 0; i < m.nfds; i++)
 			close(fds[i]);
 		free(why);
 		return -EPROTO;
@@ -315,38 +315,40 @@ recv_reply(struct zygote *z, bool pooled, struct jail *j,
 	j->token = token;
 	j->start.tv_sec = (time_t)sec;
 	j->start.tv_nsec = (long)nsec;
-	j->pidfd = fds[0];
-	j->out_fd = fds[1];
-	j->err_fd = fds[2];
-	j->status_fd = fds[3];
-	j->notify_sock = fds[4];
-	if (pooled)
-		j->go_fd = fds[5];
+	j->pidfd = wire_fd(&m, fds, WIRE_FD_PIDFD);
+	j->out_fd = wire_fd(&m, fds, WIRE_FD_STDOUT);
+	j->err_fd = wire_fd(&m, fds, WIRE_FD_STDERR);
+	j->status_fd = wire_fd(&m, fds, WIRE_FD_STATUS);
+	j->notify_sock = wire_fd(&m, fds, WIRE_FD_NOTIFY);
+	j->go_fd = wire_fd(&m, fds, WIRE_FD_GO);
 	return 0;
 }
 
 int
-zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
-    int cgroup_fd, int tty_fd, struct jail *j, struct zygote_reply *r)
+zygote_start_jail(struct zygote *z, const struct job_spec *spec,
+    const uint8_t *run, size_t run_len, int wsfd, int cgroup_fd, int tty_fd,
+    struct jail *j, struct zygote_reply *r)
 {
 	int e;
 
 	memset(r, 0, sizeof(*r));
 	if (z->prepare_pending)
 		return -EBUSY;
-	if ((e = send_request(z, false, spec, wsfd, cgroup_fd, tty_fd)) < 0)
+	if ((e = send_request(z, false, run, run_len, wsfd, cgroup_fd, tty_fd,
+		 (spec->flags & JOB_F_STDIN) != 0)) < 0)
 		return e;
 	return recv_reply(z, false, j, r);
 }
 
 int
-zygote_prepare_send(struct zygote *z, const struct job_spec *spec, int wsfd)
+zygote_prepare_send(struct zygote *z, const uint8_t *run, size_t run_len,
+    int wsfd)
 {
 	int e;
 
 	if (z->prepare_pending)
 		return -EBUSY;
-	if ((e = send_request(z, true, spec, wsfd, -1, -1)) < 0)
+	if ((e = send_request(z, true, run, run_len, wsfd, -1, -1, false)) < 0)
 		return e;
 	z->prepare_pending = true;
 	return 0;

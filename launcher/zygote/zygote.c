@@ -1,7 +1,7 @@
 /*
  * zygote.c: the process that makes the launcher's jails (zygote.h): its
  * loop, the jails it clones, kills and measures. Its wire is
- * zygote_wire.h; the launcher's side of it supervisor/zygote_client.c.
+ * shared/wire.h; the launcher's side of it supervisor/zygote_client.c.
  */
 #include "zygote.h"
 
@@ -29,46 +29,8 @@
 #include "log.h"
 #include "usage.h"
 #include "filter_cache.h"
+#include "zygote_internal.h"
 #include "zygote_wire.h"
-
-/* Walks a measure may take to find the jail's tree holding still, and
- * the pause between them (usage_pss_settled). */
-#define MEAS_TRIES 3u
-#define MEAS_GAP_US 2000u
-
-/* Jails alive at once: the pool's, the running job's, and ones dying. */
-#define MAX_LIVE (PROTO_MAX_POOL + 8)
-
-/*
- * What the session's first request fixed (zygote.h, "Authority"): that
- * request reaches the zygote before any job has run, so before anything
- * a payload controls has reached the launcher.
- */
-struct pin {
-	bool set;
-	struct job_spec spec; /* the first request, decoded */
-	dev_t ws_dev; /* its workspace */
-	ino_t ws_ino;
-	bool cgroup; /* it came with a cgroup leaf, */
-	dev_t cg_dev; /* whose parent is this one */
-	ino_t cg_ino;
-};
-
-struct zstate {
-	const struct zygote_config *c;
-	struct filter_cache cache;
-	struct pin pin;
-	/* The jails it made that have not exited, by token: the launcher
-	 * asks the zygote to kill them (it may signal nothing itself). */
-	struct {
-		uint64_t token;
-		int pidfd;
-		pid_t pid; /* init's host pid, valid while pidfd is open */
-	} live[MAX_LIVE];
-	size_t nlive;
-	uint64_t last_token;
-	int proc_fd; /* the host's /proc, for measure requests, or -1 */
-};
 
 /* The device and inode of the directory above cgroup leaf LEAF, which
  * must be on a cgroup2 file system. */
@@ -131,14 +93,18 @@ pinned(struct pin *p, const uint8_t *msg, size_t len,
 	    (cg < 0 || (dev == p->cg_dev && ino == p->cg_ino));
 }
 
+/* Sends the reply R (of type TYPE, WIRE_JAIL_REPLY or WIRE_PREPARE_REPLY)
+ * with, on ZYGOTE_OK, jail J's descriptors in the table's order (wire.h). */
 static int
-send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
+send_reply(int sock, uint16_t type, const struct zygote_reply *r,
+    const struct jail *j)
 {
-	uint8_t buf[64 + JOB_MAX_DETAIL];
-	int fds[MAX_REPLY_FDS];
+	uint8_t buf[WIRE_HEADER_SIZE + 64 + JOB_MAX_DETAIL];
+	int fds[WIRE_MAX_FDS];
 	struct wbuf w;
 
 	wbuf_init(&w, buf, sizeof(buf));
+	w.len = WIRE_HEADER_SIZE;
 	wbuf_put_i32(&w, (int32_t)r->refusal);
 	wbuf_put_i32(&w, r->err);
 	wbuf_put_u8(&w, r->kill_on_denial);
@@ -152,94 +118,107 @@ send_reply(int sock, const struct zygote_reply *r, const struct jail *j)
 	if (!wbuf_ok(&w))
 		return -ENOBUFS;
 	if (r->refusal != ZYGOTE_OK)
-		return proto_send_fds(sock, buf, w.len, NULL, 0);
+		return wire_send(sock, buf, w.len, type, 0, NULL);
 	fds[0] = j->pidfd;
 	fds[1] = j->out_fd;
 	fds[2] = j->err_fd;
 	fds[3] = j->status_fd;
 	fds[4] = j->notify_sock;
 	fds[5] = j->go_fd;
-	return proto_send_fds(sock, buf, w.len, fds,
-	    j->go_fd >= 0 ? MAX_REPLY_FDS : REPLY_FDS);
+	return wire_send(sock, buf, w.len, type,
+	    type == WIRE_PREPARE_REPLY ? 0x3fu : 0x1fu, fds);
 }
 
-/*
- * Sorts the descriptors after the workspace, FDS[1..NFDS), by kind into
- * HOST: a directory is the cgroup leaf; a FIFO open read-only (the job's
- * stdin pipe, as the launcher checked it) or
- * a character device (the caller's terminal) the payload's stdin, at
- * most one of each kind. Returns false for anything else. *FIFO says
- * which the stdin is.
- */
+/* Whether FD is a FIFO open read-only: the job's stdin pipe, as the
+ * launcher checked it (proto.h, JOB_F_STDIN). */
 static bool
-sort_fds(const int *fds, size_t nfds, struct jail_host *host, bool *fifo)
+is_stdin_pipe(int fd)
 {
 	struct stat st;
+	int fl;
 
-	for (size_t i = 1; i < nfds; i++) {
-		if (fstat(fds[i], &st) < 0)
-			return false;
-		if (S_ISDIR(st.st_mode) && host->cgroup_fd < 0)
-			host->cgroup_fd = fds[i];
-		else if ((S_ISCHR(st.st_mode) ||
-			     (S_ISFIFO(st.st_mode) &&
-				 (fcntl(fds[i], F_GETFL) &
-				     (O_ACCMODE | O_PATH)) == O_RDONLY)) &&
-		    host->stdin_fd < 0) {
-			host->stdin_fd = fds[i];
-			*fifo = S_ISFIFO(st.st_mode);
-		} else
-			return false;
-	}
-	return true;
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+	    (fl = fcntl(fd, F_GETFL)) >= 0 &&
+	    (fl & (O_ACCMODE | O_PATH)) == O_RDONLY;
 }
 
 /*
- * Starts the jail of one request (the RUN message MSG of LEN bytes, with
- * FDS[0] the workspace, then the cgroup leaf and the payload's stdin when
- * there are) into J, or says why not in R. POOLED: a jail for the warm pool,
- * whose init waits for its job (jail.h, jail_host.pooled); never with a
- * stdin.
+ * Takes the descriptors after the workspace of request M (FDS) by their
+ * role's position (wire.h) into HOST, and checks each is what its role
+ * says: the cgroup leaf a directory, the stdin pipe a FIFO open
+ * read-only with JOB_F_STDIN in SPEC, the terminal a character device
+ * with layer no_terminal off; JOB_F_STDIN without a stdin pipe is a
+ * mismatch too. Returns NULL, or the name of the role that does not
+ * match.
  */
+static const char *
+take_fds(const struct wire_msg *m, const int *fds,
+    const struct job_spec *spec, struct jail_host *host)
+{
+	int cg = wire_fd(m, fds, WIRE_FD_CGROUP_LEAF);
+	int pipe = wire_fd(m, fds, WIRE_FD_STDIN_PIPE);
+	int tty = wire_fd(m, fds, WIRE_FD_TERMINAL);
+	bool flag = (spec->flags & JOB_F_STDIN) != 0;
+	struct stat st;
+
+	if (cg >= 0 && (fstat(cg, &st) < 0 || !S_ISDIR(st.st_mode)))
+		return wire_fd_role_name(WIRE_FD_CGROUP_LEAF);
+	if (flag != (pipe >= 0) || (pipe >= 0 && !is_stdin_pipe(pipe)))
+		return wire_fd_role_name(WIRE_FD_STDIN_PIPE);
+	if (tty >= 0 &&
+	    (fstat(tty, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		!job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL)))
+		return wire_fd_role_name(WIRE_FD_TERMINAL);
+	host->cgroup_fd = cg;
+	host->stdin_fd = pipe >= 0 ? pipe : tty;
+	return NULL;
+}
+
 /*
- * Checks the request MSG (LEN bytes) with its descriptors FDS (NFDS) as
- * start_one takes it: decodes it into SPEC (the caller clears it), sorts
- * the descriptors into HOST (sort_fds), keeps the workspace's fstat in
- * *ST, and refuses what the zygote must not do: a malformed request, one
- * outside the session's authority or with no slot left, layers that
- * cannot be off together here, a root-owned workspace for a root
- * zygote. Returns true when the jail may be made; false with R's refusal
- * and errno set.
+ * Checks the request M (WIRE_JAIL or WIRE_PREPARE, its body a RUN
+ * message) with its descriptors FDS as start_one takes it: decodes it
+ * into SPEC (the caller clears it), takes the descriptors by role into
+ * HOST (take_fds), keeps the workspace's fstat in *ST, and refuses what
+ * the zygote must not do: a malformed request or a descriptor not what
+ * its role says (ZYGOTE_BAD_REQUEST, EBADMSG or EBADF), one outside the
+ * session's authority or with no slot left, layers that cannot be off
+ * together here, a root-owned workspace for a root zygote. Returns true
+ * when the jail may be made; false with R's refusal and errno set.
  */
 static bool
-request_ok(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
-    size_t nfds, bool pooled, struct job_spec *spec, struct jail_host *host,
-    struct stat *st, struct zygote_reply *r)
+request_ok(struct zstate *z, const struct wire_msg *m, const int *fds,
+    struct job_spec *spec, struct jail_host *host, struct stat *st,
+    struct zygote_reply *r)
 {
+	int wsfd = wire_fd(m, fds, WIRE_FD_WORKSPACE);
 	const uint8_t *body;
 	const char *refusal;
 	size_t body_len;
 	uint16_t type;
-	bool fifo = false;
 
 	/* The launcher decoded and checked this already; decoding it again
 	 * here, where the privileges are, costs little (style.md rule 8). */
-	if (nfds < 1 || nfds > REQUEST_FDS ||
-	    proto_decode_header(msg, len, &type, &body, &body_len) < 0 ||
-	    type != PROTO_RUN || proto_decode_run(body, body_len, spec) < 0 ||
-	    fstat(fds[0], st) < 0 || !S_ISDIR(st->st_mode) ||
-	    !sort_fds(fds, nfds, host, &fifo) ||
-	    (host->stdin_fd >= 0 && pooled) ||
-	    ((spec->flags & JOB_F_STDIN) != 0) !=
-		(host->stdin_fd >= 0 && fifo) ||
-	    (host->stdin_fd >= 0 && !fifo &&
-		!job_spec_layer_off(spec, JOB_LAYER_NO_TERMINAL))) {
+	if (proto_decode_header(m->body, m->body_len, &type, &body,
+		&body_len) < 0 ||
+	    type != PROTO_RUN || proto_decode_run(body, body_len, spec) < 0) {
 		r->refusal = ZYGOTE_BAD_REQUEST;
 		r->err = EBADMSG;
 		return false;
 	}
+	if (fstat(wsfd, st) < 0 || !S_ISDIR(st->st_mode))
+		refusal = wire_fd_role_name(WIRE_FD_WORKSPACE);
+	else
+		refusal = take_fds(m, fds, spec, host);
+	if (refusal != NULL) {
+		log_error("zygote: a %s request whose %s descriptor is not one",
+		    wire_msg_desc(m->type)->name, refusal);
+		r->refusal = ZYGOTE_BAD_REQUEST;
+		r->err = EBADF;
+		return false;
+	}
 	if (z->nlive == MAX_LIVE ||
-	    !pinned(&z->pin, msg, len, spec, st, host->cgroup_fd)) {
+	    !pinned(&z->pin, m->body, m->body_len, spec, st,
+		host->cgroup_fd)) {
 		r->refusal = ZYGOTE_NOT_SESSION;
 		r->err = EPERM;
 		return false;
@@ -285,9 +264,15 @@ keep_live(struct zstate *z, struct jail *j, struct zygote_reply *r)
 	}
 }
 
+/*
+ * Starts the jail of one request M (WIRE_JAIL, or WIRE_PREPARE: a jail
+ * for the warm pool, whose init waits for its job; jail.h,
+ * jail_host.pooled) with its descriptors FDS into J, or says why not in
+ * R.
+ */
 static void
-start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
-    size_t nfds, bool pooled, struct jail *j, struct zygote_reply *r)
+start_one(struct zstate *z, const struct wire_msg *m, const int *fds,
+    struct jail *j, struct zygote_reply *r)
 {
 	const struct zygote_config *c = z->c;
 	struct job_spec spec;
@@ -299,18 +284,20 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 	    .filter = NULL,
 	    .sibling = true,
 	    .stdin_fd = -1,
-	    .pooled = pooled,
+	    .pooled = m->type == WIRE_PREPARE,
 	};
 	struct stat st;
 	int tree = -1, e;
 
 	memset(&spec, 0, sizeof(spec));
-	if (!request_ok(z, msg, len, fds, nfds, pooled, &spec, &host, &st, r))
+	if (!request_ok(z, m, fds, &spec, &host, &st, r))
 		goto out;
 	/* Without a mount namespace there is nowhere to put an id-mapped
 	 * mount: the job gets the real workspace (docs/layers.md). */
 	if (c->as_root && !job_spec_layer_off(&spec, JOB_LAYER_MOUNT_NS)) {
-		tree = jail_idmapped_workspace(fds[0], c->outer_uid,
+		tree = jail_idmapped_workspace(wire_fd(m, fds,
+						   WIRE_FD_WORKSPACE),
+		    c->outer_uid,
 		    c->outer_gid);
 		if (tree < 0) {
 			r->refusal = ZYGOTE_IDMAP;
@@ -331,7 +318,8 @@ start_one(struct zstate *z, const uint8_t *msg, size_t len, const int *fds,
 			goto out;
 		}
 	}
-	if ((e = jail_start(&spec, fds[0], tree, &host, j)) < 0) {
+	if ((e = jail_start(&spec, wire_fd(m, fds, WIRE_FD_WORKSPACE), tree,
+		 &host, j)) < 0) {
 		r->refusal = ZYGOTE_CLONE;
 		r->err = -e;
 	} else {
@@ -370,129 +358,6 @@ drop_privileges(bool as_root)
 	    : -1;
 }
 
-/* Whether MSG (LEN bytes) is a kill request; its token and signal then. */
-static bool
-kill_request(const uint8_t *msg, size_t len, uint64_t *id, int *sig)
-{
-	struct rbuf r;
-	uint32_t magic;
-	int32_t s;
-
-	rbuf_init(&r, msg, len);
-	if (rbuf_get_u32(&r, &magic) < 0 || magic != KILL_MAGIC ||
-	    rbuf_get_i32(&r, &s) < 0 || rbuf_get_u64(&r, id) < 0 ||
-	    rbuf_end(&r) < 0)
-		return false;
-	*sig = s;
-	return true;
-}
-
-/* Sends SIG (SIGKILL or JAIL_KILL_SIGNAL, nothing else) to the init of
- * the live jail TOKEN names (with a pid namespace, SIGKILL to init kills
- * the namespace; without one, init ends the job on JAIL_KILL_SIGNAL).
- * Unknown or already gone: nothing to do. */
-static void
-kill_one(struct zstate *z, uint64_t id, int sig)
-{
-	if (sig != SIGKILL && sig != JAIL_KILL_SIGNAL)
-		return;
-	for (size_t i = 0; i < z->nlive; i++)
-		if (z->live[i].token == id)
-			syscall(SYS_pidfd_send_signal, z->live[i].pidfd, sig,
-			    NULL, 0);
-}
-
-/*
- * Answers a measure request MSG (LEN bytes: the MEAS word, a token, a
- * walk bound) on SOCK, when MSG is one: the sum of the proportional set
- * sizes of the jail's processes (usage_walk_pss), which the confined
- * launcher cannot read itself (smaps_rollup needs ptrace read access,
- * and its Landlock domain is no ancestor of the payload's: landlock(7),
- * "Ptrace restrictions"). The zygote has no Landlock domain, and owns
- * the jail's user namespace (user_namespaces(7)). Reply: MEAS, a
- * negative errno or 0, the sequence number of the request, bytes,
- * 0, 0, 0, fallbacks. Returns false when MSG is no measure request,
- * true once answered (a reply that cannot be sent is the launcher's
- * loss). The walk is kept only once the tree held still
- * (usage_pss_settled); else the reply is -EAGAIN. A kernel objects
- * count request (KOBJ, the same words and a cap in bytes) is answered
- * alike with usage_kernel_objects' watches, maps, locks, files in
- * flight and unreadable processes in place of bytes, 0, 0, 0 and
- * fallbacks (the maps and fdinfo it reads need the same ptrace access).
- */
-static bool
-measure_request(struct zstate *z, int sock, const uint8_t *msg, size_t len)
-{
-	struct usage_walker w;
-	struct jail_usage u;
-	struct kernel_objects k;
-	uint8_t out[56];
-	struct wbuf wb;
-	struct rbuf r;
-	uint32_t magic, max_procs, seq;
-	uint64_t id, cap = 0;
-	int e = -ESRCH;
-
-	rbuf_init(&r, msg, len);
-	if (rbuf_get_u32(&r, &magic) < 0 ||
-	    (magic != MEAS_MAGIC && magic != KOBJ_MAGIC) ||
-	    rbuf_get_u32(&r, &seq) < 0 || rbuf_get_u64(&r, &id) < 0 ||
-	    rbuf_get_u32(&r, &max_procs) < 0 ||
-	    (magic == KOBJ_MAGIC && rbuf_get_u64(&r, &cap) < 0) ||
-	    rbuf_end(&r) < 0)
-		return false;
-	memset(&u, 0, sizeof(u));
-	memset(&k, 0, sizeof(k));
-	for (size_t i = 0; i < z->nlive && e == -ESRCH; i++) {
-		if (z->live[i].token != id)
-			continue;
-		if (z->proc_fd < 0) {
-			e = -ENOENT;
-		} else if ((e = usage_walker_init(&w, max_procs)) == 0) {
-			if (magic == KOBJ_MAGIC)
-				e = usage_kernel_objects(&w, z->proc_fd,
-				    z->live[i].pid, cap, &k);
-			else
-				e = usage_pss_settled(&w, z->proc_fd,
-				    z->live[i].pid, MEAS_TRIES, MEAS_GAP_US,
-				    &u);
-			usage_walker_free(&w);
-		}
-	}
-	wbuf_init(&wb, out, sizeof(out));
-	wbuf_put_u32(&wb, magic);
-	wbuf_put_i32(&wb, e);
-	wbuf_put_u32(&wb, seq);
-	if (magic == KOBJ_MAGIC) {
-		wbuf_put_u64(&wb, k.watches);
-		wbuf_put_u64(&wb, k.maps);
-		wbuf_put_u64(&wb, k.locks);
-		wbuf_put_u64(&wb, k.inflight);
-		wbuf_put_u32(&wb, k.unreadable);
-	} else {
-		wbuf_put_u64(&wb, u.rss_bytes);
-		wbuf_put_u64(&wb, u.resident_bytes);
-		wbuf_put_u64(&wb, 0);
-		wbuf_put_u64(&wb, 0);
-		wbuf_put_u32(&wb, u.pss_fallbacks);
-	}
-	if (wbuf_ok(&wb))
-		(void)proto_send_fds(sock, out, wb.len, NULL, 0);
-	return true;
-}
-
-/* Whether MSG (LEN bytes) is a prepare request: the POOL word, then a
- * request (zygote_prepare_jail). */
-static bool
-pool_request(const uint8_t *msg, size_t len)
-{
-	struct rbuf r;
-	uint32_t magic;
-
-	rbuf_init(&r, msg, len);
-	return rbuf_get_u32(&r, &magic) == 0 && magic == POOL_MAGIC;
-}
-
 /* Forgets the jails whose init has exited (its pidfd is readable). */
 static void
 reap_live(struct zstate *z, const struct pollfd *p)
@@ -514,8 +379,8 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 {
 	static struct zstate z;
 	uint8_t *msg = malloc(PROTO_MAX_MSG);
-	int fds[PROTO_IO_MAX_FDS];
-	size_t nfds;
+	int fds[WIRE_MAX_FDS];
+	struct wire_msg m;
 	int n;
 
 	prctl(PR_SET_NAME, "stockade-zygote");
@@ -533,9 +398,7 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 		struct pollfd p[MAX_LIVE + 1];
 		struct zygote_reply r;
 		size_t at_sock = z.nlive;
-		uint64_t id;
-		bool pooled;
-		int sig;
+		uint16_t rtype;
 		struct jail j;
 
 		for (size_t i = 0; i < z.nlive; i++)
@@ -551,27 +414,31 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 		reap_live(&z, p);
 		if (p[at_sock].revents == 0)
 			continue;
-		n = proto_recv_fds(sock, msg, PROTO_MAX_MSG, fds, REQUEST_FDS,
-		    &nfds);
-		if (n <= 0)
-			_exit(n == 0 ? 0 : 1);
-		if (nfds == 0 && kill_request(msg, (size_t)n, &id, &sig)) {
-			kill_one(&z, id, sig);
-			continue;
-		}
-		if (nfds == 0 && measure_request(&z, sock, msg, (size_t)n))
+		n = wire_recv(sock, msg, PROTO_MAX_MSG, fds, WIRE_MAX_FDS, &m);
+		if (n == 0)
+			_exit(0);
+		if (n < 0 && n != -EPROTO)
+			_exit(1);
+		if (n > 0 && zygote_serve(&z, sock, &m))
 			continue;
 		memset(&r, 0, sizeof(r));
 		memset(&j, 0, sizeof(j));
 		j.pidfd = j.out_fd = j.err_fd = j.status_fd = j.notify_sock =
 		    -1;
 		j.go_fd = -1;
-		pooled = pool_request(msg, (size_t)n);
-		start_one(&z, msg + (pooled ? 4 : 0),
-		    (size_t)n - (pooled ? 4 : 0), fds, nfds, pooled, &j, &r);
-		for (size_t i = 0; i < nfds; i++)
+		/* Anything else is answered as a jail request refused. */
+		rtype = n > 0 && m.type == WIRE_PREPARE ? WIRE_PREPARE_REPLY
+							: WIRE_JAIL_REPLY;
+		if (n > 0 && (m.type == WIRE_JAIL || m.type == WIRE_PREPARE)) {
+			start_one(&z, &m, fds, &j, &r);
+		} else {
+			/* Not a request, or not one of this wire. */
+			r.refusal = ZYGOTE_BAD_REQUEST;
+			r.err = EBADMSG;
+		}
+		for (size_t i = 0; i < m.nfds; i++)
 			close(fds[i]);
-		n = send_reply(sock, &r, &j);
+		n = send_reply(sock, rtype, &r, &j);
 		/* Ours are closed either way: the launcher has its copies,
 		 * or init reads EOF on its pipes and the job is lost. */
 		jail_close(&j);

@@ -14,7 +14,8 @@
  *    broker's socket;
  *  - it dies with the launcher (PR_SET_PDEATHSIG) and ends at EOF;
  *  - for each request (one RUN message exactly as the broker sent it,
- *    decoded again with the protocol's own decoder, the workspace descriptor
+ *    forwarded by the launcher byte for byte and decoded again with the
+ *    protocol's own decoder, the workspace descriptor
  *    and optionally the job's cgroup leaf), it makes the id-mapped
  *    workspace when it runs as root (idmap.c), builds or reuses the
  *    seccomp filter (seccomp.c), clones jail init with CLONE_PARENT so
@@ -121,7 +122,10 @@ struct zygote_reply {
 };
 
 /*
- * Asks Z to start the jail for SPEC, whose workspace is the directory
+ * Asks Z to start the jail for SPEC, the job of the RUN message RUN of
+ * RUN_LEN bytes (header and body, as the broker sent it and the launcher
+ * decoded it into SPEC: the zygote gets these bytes, not a new
+ * encoding), whose workspace is the directory
  * WSFD, whose cgroup v2 leaf is CGROUP_FD (-1: none, and then the
  * filter is the monitor's, jail.h jail_seccomp_build), and whose payload
  * reads the caller's terminal TTY_FD (-1: none; only with layer
@@ -133,12 +137,14 @@ struct zygote_reply {
  * Returns a negative errno when the zygote cannot be reached or answers
  * nonsense (it is then gone or broken: the session must end).
  */
-int zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
-    int cgroup_fd, int tty_fd, struct jail *j, struct zygote_reply *r);
+int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
+    const uint8_t *run, size_t run_len, int wsfd, int cgroup_fd, int tty_fd,
+    struct jail *j, struct zygote_reply *r);
 
 /*
  * Asks Z for a jail for the warm pool (launcher/supervisor/pool.h) built for
- * SPEC, the job the session ran last (its argv, environment and limits other
+ * the job of the RUN message RUN (RUN_LEN bytes, sent as they are), the
+ * job the session ran last (its argv, environment and limits other
  * than the sizes of /tmp and home are the next job's), with the
  * workspace WSFD (borrowed): no cgroup leaf (a pool holds jails whose
  * limits the monitor keeps) and no terminal. Does not wait: the reply
@@ -150,7 +156,7 @@ int zygote_start_jail(struct zygote *z, const struct job_spec *spec, int wsfd,
  * -EBUSY while one is pending. Returns 0 or a negative errno (the
  * zygote is gone).
  */
-int zygote_prepare_send(struct zygote *z, const struct job_spec *spec,
+int zygote_prepare_send(struct zygote *z, const uint8_t *run, size_t run_len,
     int wsfd);
 
 /*

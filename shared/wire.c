@@ -1,0 +1,146 @@
+/* wire.c: the launcher's supervisor-zygote wire (wire.h): its table of
+ * messages and descriptor roles, and sending and receiving one message
+ * with its header checked. */
+#include "proto.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
+
+/* The table of wire.h, row for row. */
+static const struct wire_msg_desc table[] = {
+    {WIRE_JAIL, "JAIL", 4,
+	{WIRE_FD_WORKSPACE, WIRE_FD_CGROUP_LEAF, WIRE_FD_STDIN_PIPE,
+	    WIRE_FD_TERMINAL},
+	WIRE_ROLE_BIT(0), WIRE_ROLE_BIT(2) | WIRE_ROLE_BIT(3)},
+    {WIRE_PREPARE, "PREPARE", 1, {WIRE_FD_WORKSPACE}, WIRE_ROLE_BIT(0), 0},
+    {WIRE_KILL, "KILL", 0, {0}, 0, 0},
+    {WIRE_MEASURE, "MEASURE", 0, {0}, 0, 0},
+    {WIRE_KOBJ, "KOBJ", 0, {0}, 0, 0},
+    {WIRE_JAIL_REPLY, "JAIL_REPLY", 5,
+	{WIRE_FD_PIDFD, WIRE_FD_STDOUT, WIRE_FD_STDERR, WIRE_FD_STATUS,
+	    WIRE_FD_NOTIFY},
+	0, 0},
+    {WIRE_PREPARE_REPLY, "PREPARE_REPLY", 6,
+	{WIRE_FD_PIDFD, WIRE_FD_STDOUT, WIRE_FD_STDERR, WIRE_FD_STATUS,
+	    WIRE_FD_NOTIFY, WIRE_FD_GO},
+	0, 0},
+    {WIRE_MEASURE_REPLY, "MEASURE_REPLY", 0, {0}, 0, 0},
+    {WIRE_KOBJ_REPLY, "KOBJ_REPLY", 0, {0}, 0, 0},
+};
+
+const struct wire_msg_desc *
+wire_msg_desc(uint16_t type)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (table[i].type == type)
+			return &table[i];
+	return NULL;
+}
+
+const char *
+wire_fd_role_name(enum wire_fd_role role)
+{
+	static const char *const names[] = {
+	    [WIRE_FD_WORKSPACE] = "workspace",
+	    [WIRE_FD_CGROUP_LEAF] = "cgroup leaf",
+	    [WIRE_FD_STDIN_PIPE] = "stdin pipe",
+	    [WIRE_FD_TERMINAL] = "terminal",
+	    [WIRE_FD_PIDFD] = "pidfd",
+	    [WIRE_FD_STDOUT] = "stdout",
+	    [WIRE_FD_STDERR] = "stderr",
+	    [WIRE_FD_STATUS] = "status pipe",
+	    [WIRE_FD_NOTIFY] = "notify socket",
+	    [WIRE_FD_GO] = "go socket",
+	};
+
+	if ((size_t)role < sizeof(names) / sizeof(names[0]) &&
+	    names[role] != NULL)
+		return names[role];
+	return "unknown";
+}
+
+/* The number of bits set in X. */
+static size_t
+bits(uint32_t x)
+{
+	return (size_t)__builtin_popcount(x);
+}
+
+/* Whether ROLES may go with a message of row D. */
+static bool
+roles_ok(const struct wire_msg_desc *d, uint32_t roles)
+{
+	uint32_t all = d->nroles == 0 ? 0 : (1u << d->nroles) - 1u;
+
+	return (roles & ~all) == 0 && (roles & d->required) == d->required &&
+	    bits(roles & d->exclusive) <= 1;
+}
+
+int
+wire_send(int sock, uint8_t *msg, size_t len, uint16_t type,
+    uint32_t roles, const int *fds)
+{
+	const struct wire_msg_desc *d = wire_msg_desc(type);
+	size_t nfds = bits(roles);
+
+	if (d == NULL || len < WIRE_HEADER_SIZE || !roles_ok(d, roles))
+		return -EINVAL;
+	msg[0] = (uint8_t)type;
+	msg[1] = (uint8_t)(type >> 8);
+	msg[2] = (uint8_t)nfds;
+	msg[3] = (uint8_t)(nfds >> 8);
+	for (int i = 0; i < 4; i++)
+		msg[4 + i] = (uint8_t)(roles >> (8 * i));
+	return proto_send_fds(sock, msg, len, fds, nfds);
+}
+
+int
+wire_recv(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
+    struct wire_msg *m)
+{
+	const struct wire_msg_desc *d;
+	size_t nfds = 0, count;
+	int n;
+
+	m->nfds = 0;
+	n = proto_recv_fds(sock, buf, size, fds, maxfds, &nfds);
+	if (n <= 0)
+		return n;
+	if ((size_t)n >= WIRE_HEADER_SIZE) {
+		m->type = (uint16_t)(buf[0] | buf[1] << 8);
+		count = (size_t)(buf[2] | buf[3] << 8);
+		m->roles = (uint32_t)buf[4] | (uint32_t)buf[5] << 8 |
+		    (uint32_t)buf[6] << 16 | (uint32_t)buf[7] << 24;
+		d = wire_msg_desc(m->type);
+		if (d != NULL && roles_ok(d, m->roles) && count == nfds &&
+		    count == bits(m->roles)) {
+			m->nfds = nfds;
+			m->body = buf + WIRE_HEADER_SIZE;
+			m->body_len = (size_t)n - WIRE_HEADER_SIZE;
+			return n;
+		}
+	}
+	for (size_t i = 0; i < nfds; i++)
+		close(fds[i]);
+	return -EPROTO;
+}
+
+int
+wire_fd(const struct wire_msg *m, const int *fds, enum wire_fd_role role)
+{
+	const struct wire_msg_desc *d = wire_msg_desc(m->type);
+	size_t at = 0;
+
+	if (d == NULL)
+		return -1;
+	for (size_t i = 0; i < d->nroles; i++) {
+		if ((m->roles & WIRE_ROLE_BIT(i)) == 0)
+			continue;
+		if (d->roles[i] == role)
+			return at < m->nfds ? fds[at] : -1;
+		at++;
+	}
+	return -1;
+}
