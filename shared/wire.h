@@ -57,6 +57,9 @@
 #include <stdint.h>
 
 #define WIRE_HEADER_SIZE 8u
+/* The largest message, bytes: a header and a whole RUN of the broker's
+ * protocol, which the launcher forwards as it came (PROTO_MAX_MSG). */
+#define WIRE_MAX_MSG (PROTO_MAX_MSG + WIRE_HEADER_SIZE)
 
 enum wire_msg_type {
 	WIRE_JAIL = 1,
@@ -115,8 +118,8 @@ const char *wire_fd_role_name(enum wire_fd_role role);
  * LEN shorter than the header or ROLES the row does not allow; or
  * proto_send_fds' errno.
  */
-int wire_send(int sock, uint8_t *msg, size_t len, uint16_t type,
-    uint32_t roles, const int *fds);
+int wire_send(int sock, uint8_t *msg, size_t len, uint16_t type, uint32_t roles,
+    const int *fds);
 
 /* A received message, as wire_recv checked it. */
 struct wire_msg {

@@ -108,7 +108,7 @@ ask(struct zygote *z, uint16_t type, uint64_t token, uint32_t max_procs,
 			z->late_replies++;
 			return -ETIMEDOUT;
 		}
-		n = wire_recv(z->sock, z->buf, PROTO_MAX_MSG, fds, 0, &m);
+		n = wire_recv(z->sock, z->buf, WIRE_MAX_MSG, fds, 0, &m);
 		if (n <= 0)
 			return n == 0 ? -EPIPE : n;
 		rbuf_init(&r, m.body, m.body_len);
@@ -143,7 +143,7 @@ zygote_drop_late(struct zygote *z)
 
 	if (z->late_replies == 0)
 		return -EAGAIN;
-	n = wire_recv(z->sock, z->buf, PROTO_MAX_MSG, fds, 0, &m);
+	n = wire_recv(z->sock, z->buf, WIRE_MAX_MSG, fds, 0, &m);
 	if (n <= 0)
 		return n == 0 ? -EPIPE : n;
 	if (!measure_reply(&m))
@@ -193,7 +193,7 @@ zygote_start(const struct zygote_config *c, struct zygote *z)
 	z->prepare_pending = false;
 	z->reply_wait_ms = 0;
 	z->late_replies = 0;
-	z->buf = malloc(PROTO_MAX_MSG);
+	z->buf = malloc(WIRE_MAX_MSG);
 	if (z->buf == NULL)
 		return -ENOMEM;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -244,7 +244,7 @@ send_request(struct zygote *z, bool pooled, const uint8_t *run,
 	uint32_t roles = WIRE_ROLE_BIT(0);
 	size_t nsend = 1;
 
-	if (run_len > PROTO_MAX_MSG - WIRE_HEADER_SIZE)
+	if (run_len > WIRE_MAX_MSG - WIRE_HEADER_SIZE)
 		return -ENOBUFS;
 	memcpy(z->buf + WIRE_HEADER_SIZE, run, run_len);
 	if (cgroup_fd >= 0) {
@@ -283,7 +283,7 @@ recv_reply(struct zygote *z, bool pooled, struct jail *j,
 	memset(r, 0, sizeof(*r));
 	/* A measure's reply that came after its wait ended is dropped. */
 	do
-		n = wire_recv(z->sock, z->buf, PROTO_MAX_MSG, fds, want, &m);
+		n = wire_recv(z->sock, z->buf, WIRE_MAX_MSG, fds, want, &m);
 	while (n > 0 && z->late_replies > 0 && measure_reply(&m) &&
 	    z->late_replies--);
 	if (n <= 0)

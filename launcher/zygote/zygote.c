@@ -378,7 +378,7 @@ _Noreturn void
 zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 {
 	static struct zstate z;
-	uint8_t *msg = malloc(PROTO_MAX_MSG);
+	uint8_t *msg = malloc(WIRE_MAX_MSG);
 	int fds[WIRE_MAX_FDS];
 	struct wire_msg m;
 	int n;
@@ -414,7 +414,7 @@ zygote_main(const struct zygote_config *c, int sock, pid_t launcher)
 		reap_live(&z, p);
 		if (p[at_sock].revents == 0)
 			continue;
-		n = wire_recv(sock, msg, PROTO_MAX_MSG, fds, WIRE_MAX_FDS, &m);
+		n = wire_recv(sock, msg, WIRE_MAX_MSG, fds, WIRE_MAX_FDS, &m);
 		if (n == 0)
 			_exit(0);
 		if (n < 0 && n != -EPROTO)

@@ -67,7 +67,7 @@
 struct zygote {
 	pid_t pid; /* the zygote, a child of the launcher */
 	int sock; /* the launcher's end of the pair */
-	uint8_t *buf; /* PROTO_MAX_MSG bytes, owned */
+	uint8_t *buf; /* WIRE_MAX_MSG bytes, owned */
 	bool prepare_pending; /* a prepare request's reply is still to come
 			       * (zygote_prepare_recv) */
 	uint32_t measure_seq; /* the last measure request's number */
