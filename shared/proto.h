@@ -274,4 +274,14 @@ int proto_send_fds(int sock, const uint8_t *msg, size_t len, const int *fds,
 int proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
     size_t *nfds);
 
+/*
+ * proto_recv_fds for a datagram of at most CAP bytes, received into BUF,
+ * which must hold CAP bytes (the caller's contract; nothing checks it).
+ * A longer datagram is -EMSGSIZE (MSG_TRUNC). For the launcher-zygote
+ * wire (wire.h), whose messages are a RUN of the broker's protocol and
+ * a header of their own: WIRE_MAX_MSG.
+ */
+int proto_recv_fds_max(int sock, uint8_t *buf, size_t cap, int *fds,
+    size_t maxfds, size_t *nfds);
+
 #endif

@@ -94,12 +94,12 @@ collect_fds(struct msghdr *mh, int *fds, size_t max, size_t *n)
 }
 
 int
-proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
+proto_recv_fds_max(int sock, uint8_t *buf, size_t cap, int *fds, size_t maxfds,
     size_t *nfds)
 {
-	/* Never more than PROTO_MAX_MSG, whatever SIZE: a longer datagram is
+	/* Never more than CAP, whatever the buffer: a longer datagram is
 	 * MSG_TRUNC, so a bigger buffer cannot raise the cap (rule 4). */
-	struct iovec iov = {.iov_base = buf, .iov_len = PROTO_MAX_MSG};
+	struct iovec iov = {.iov_base = buf, .iov_len = cap};
 	union {
 		/* Room for more than we accept, so extras are seen and closed. */
 		char buf[CMSG_SPACE(sizeof(int) * 2 * PROTO_IO_MAX_FDS)];
@@ -115,7 +115,7 @@ proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
 	int e;
 
 	*nfds = 0;
-	if (size < PROTO_MAX_MSG || maxfds > PROTO_IO_MAX_FDS)
+	if (maxfds > PROTO_IO_MAX_FDS)
 		return -EINVAL;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
@@ -134,6 +134,16 @@ proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
 		return -EMSGSIZE;
 	}
 	return (int)n;
+}
+
+int
+proto_recv_fds(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
+    size_t *nfds)
+{
+	*nfds = 0;
+	if (size < PROTO_MAX_MSG)
+		return -EINVAL;
+	return proto_recv_fds_max(sock, buf, PROTO_MAX_MSG, fds, maxfds, nfds);
 }
 
 int

@@ -79,8 +79,8 @@ roles_ok(const struct wire_msg_desc *d, uint32_t roles)
 }
 
 int
-wire_send(int sock, uint8_t *msg, size_t len, uint16_t type,
-    uint32_t roles, const int *fds)
+wire_send(int sock, uint8_t *msg, size_t len, uint16_t type, uint32_t roles,
+    const int *fds)
 {
 	const struct wire_msg_desc *d = wire_msg_desc(type);
 	size_t nfds = bits(roles);
@@ -105,7 +105,9 @@ wire_recv(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
 	int n;
 
 	m->nfds = 0;
-	n = proto_recv_fds(sock, buf, size, fds, maxfds, &nfds);
+	if (size < WIRE_MAX_MSG)
+		return -EINVAL;
+	n = proto_recv_fds_max(sock, buf, WIRE_MAX_MSG, fds, maxfds, &nfds);
 	if (n <= 0)
 		return n;
 	if ((size_t)n >= WIRE_HEADER_SIZE) {
