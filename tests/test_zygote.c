@@ -263,7 +263,7 @@ Test(zygote, a_malformed_request_is_refused_and_the_zygote_goes_on)
 {
 	char *argv[] = {(char *)(uintptr_t) "true", NULL};
 	uint8_t junk[WIRE_HEADER_SIZE + 16] = {0};
-	uint8_t reply[PROTO_MAX_MSG];
+	uint8_t reply[WIRE_MAX_MSG];
 	int fds[WIRE_MAX_FDS];
 	struct fixture f;
 	struct job_spec spec;
