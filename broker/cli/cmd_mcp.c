@@ -289,19 +289,6 @@ mcp_confine(struct supervisor *sup, const struct workspace *ws)
 	return session_confine(sup, rules, ws->temporary ? 2 : 1);
 }
 
-/* Blocks SIGINT, SIGTERM and SIGHUP in this thread, for good. */
-static void
-block_end_signals(void)
-{
-	sigset_t block;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, NULL);
-}
-
 int
 cmd_mcp(int argc, char **argv)
 {
@@ -367,7 +354,7 @@ cmd_mcp(int argc, char **argv)
 	fsapi_set_interrupted(jobrun_interrupted);
 	rc = run_session(&sv, &pol, ws.fd, &sup);
 	/* One more signal now must not cut the clean-up short. */
-	block_end_signals();
+	session_block_end_signals(NULL);
 out:
 	supervisor_free(&sup);
 	server_free(&sv);

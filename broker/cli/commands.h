@@ -2,6 +2,7 @@
 #ifndef STOCKADE_COMMANDS_H
 #define STOCKADE_COMMANDS_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "confine.h"
@@ -87,6 +88,15 @@ int session_prepare(const char *command, const char *policy_file,
  */
 int session_confine(struct supervisor *sup, const struct confine_rule *rules,
     size_t nrules);
+
+/*
+ * Blocks SIGINT, SIGTERM and SIGHUP, the signals that end a session, in
+ * the calling thread (pthread_sigmask(3)): from here on they are taken
+ * only where the session waits with a mask that lets them in. When
+ * WAITMASK is not NULL it gets that mask: the one before the call, those
+ * three removed (for ppoll(2)). Cannot fail with these arguments.
+ */
+void session_block_end_signals(sigset_t *waitmask);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing

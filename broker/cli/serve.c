@@ -432,23 +432,6 @@ serve_confine(struct supervisor *sup, int wsfd, int dirfd)
 	return session_confine(sup, rules, dirfd >= 0 ? 2 : 1);
 }
 
-/* Blocks SIGINT, SIGTERM and SIGHUP; *WAITMASK gets the mask to wait
- * with: the one before, those three let in. */
-static void
-serve_block_signals(sigset_t *waitmask)
-{
-	sigset_t block;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, waitmask);
-	sigdelset(waitmask, SIGINT);
-	sigdelset(waitmask, SIGTERM);
-	sigdelset(waitmask, SIGHUP);
-}
-
 /* The options of `stockade serve`. */
 static const struct option serve_options[] = {
     {"policy", required_argument, NULL, 'p'},
@@ -504,7 +487,7 @@ cmd_serve(int argc, char **argv)
 
 	/* The signals are caught for the whole session and let in only
 	 * while waiting or handling a request (top of this file). */
-	serve_block_signals(&sv.waitmask);
+	session_block_end_signals(&sv.waitmask);
 	jobrun_catch_signals();
 	/* A transfer blocked on a descriptor (fs.read into a pipe nobody
 	 * reads, fs.write from one that never ends) stops at the signal:

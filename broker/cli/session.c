@@ -3,8 +3,11 @@
  * (cmd_mcp.c) share before their transports differ (commands.h): the
  * policy loaded and refused when only an evaluation may run it, the
  * host's layers checked, the workspace opened, the launcher found; then
- * the spawner started and the broker confined.
+ * the spawner started and the broker confined; and the signals that end
+ * a session blocked.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include "commands.h"
@@ -96,4 +99,21 @@ session_confine(struct supervisor *sup, const struct confine_rule *rules,
 		return EXIT_SANDBOX;
 	}
 	return confine_or_complain(rules, nrules);
+}
+
+void
+session_block_end_signals(sigset_t *waitmask)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, waitmask);
+	if (waitmask == NULL)
+		return;
+	sigdelset(waitmask, SIGINT);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGHUP);
 }

@@ -209,6 +209,10 @@ struct fs_entry {
  * "socket", "char_device", "block_device". Static storage. */
 const char *fs_type_name(enum fs_type type);
 
+/* The type of an inode of mode MODE (st_mode's S_IFMT bits, inode(7));
+ * a mode of no known type is FS_T_FILE. */
+enum fs_type fs_type_of(mode_t mode);
+
 /*
  * Describes PATH (with lstat semantics: a symlink is reported, never
  * followed) into *E; E->path points into PATH. PATH "." is the workspace

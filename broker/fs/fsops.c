@@ -83,8 +83,8 @@ sub_sat(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-static enum fs_type
-type_of(mode_t mode)
+enum fs_type
+fs_type_of(mode_t mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFDIR:
@@ -117,7 +117,7 @@ fill_entry(struct fs_entry *e, const char *path, const struct stat *st)
 	if (sec < -max_sec)
 		sec = -max_sec;
 	e->path = path;
-	e->type = type_of(st->st_mode);
+	e->type = fs_type_of(st->st_mode);
 	e->size = st->st_size < 0 ? 0 : (uint64_t)st->st_size;
 	e->mode = (uint32_t)(st->st_mode & 07777);
 	e->mtime_ns = sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;

@@ -56,31 +56,10 @@ ts_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
-static enum fs_type
-type_of(mode_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFDIR:
-		return FS_T_DIR;
-	case S_IFLNK:
-		return FS_T_SYMLINK;
-	case S_IFIFO:
-		return FS_T_FIFO;
-	case S_IFSOCK:
-		return FS_T_SOCKET;
-	case S_IFCHR:
-		return FS_T_CHAR;
-	case S_IFBLK:
-		return FS_T_BLOCK;
-	default:
-		return FS_T_FILE;
-	}
-}
-
 static void
 set_meta(struct snap_entry *e, const struct stat *st)
 {
-	e->type = type_of(st->st_mode);
+	e->type = fs_type_of(st->st_mode);
 	e->size = st->st_size < 0 ? 0 : (uint64_t)st->st_size;
 	e->mode = st->st_mode & 07777;
 	e->mtime_ns = ts_ns(&st->st_mtim);
