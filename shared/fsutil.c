@@ -256,3 +256,48 @@ remove_tree_at(int dirfd, const char *name)
 		rm_error(&w, -errno);
 	return w.first;
 }
+
+ssize_t
+read_small_at(int dirfd, const char *path, char *buf, size_t len)
+{
+	_cleanup_close_ int fd = openat(dirfd, path,
+	    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	while (got > 0 && buf[got - 1] == '\n')
+		got--;
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+long long
+read_number_at(int dirfd, const char *path)
+{
+	char buf[64];
+
+	if (read_small_at(dirfd, path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+uint64_t
+proc_pid_number(int proc_fd, pid_t pid, const char *file, const char *key)
+{
+	char path[64], buf[2048], *p;
+
+	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
+	if (read_small_at(proc_fd, path, buf, sizeof(buf)) <= 0 ||
+	    (p = strstr(buf, key)) == NULL)
+		return 0;
+	return (uint64_t)strtoull(p + strlen(key), NULL, 10);
+}

@@ -3,11 +3,39 @@
 #define STOCKADE_FSUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Writes all LEN bytes of DATA to FD, retrying EINTR and short writes.
  * Returns 0 or a negative errno. */
 int write_all(int fd, const void *data, size_t len);
+
+/*
+ * Reads the small file PATH under DIRFD (AT_FDCWD: PATH as it is) into
+ * BUF of LEN bytes (LEN >= 1): at most LEN - 1 bytes, NUL-terminated,
+ * trailing newlines dropped. For the one-value files of proc(5) and
+ * sysfs. Opens with O_NONBLOCK and O_NOCTTY, retries EINTR. Returns the
+ * length kept, or a negative errno (-ENOENT for a file the kernel lacks
+ * or a process gone).
+ */
+ssize_t read_small_at(int dirfd, const char *path, char *buf, size_t len);
+
+/*
+ * The whole decimal number the file PATH under DIRFD starts with (a
+ * sysctl of proc(5), a cgroup v2 counter), or -1 when the file cannot be
+ * read (read_small_at).
+ */
+long long read_number_at(int dirfd, const char *path);
+
+/*
+ * The number that follows KEY in the file FILE of process PID ("status",
+ * "net/sockstat"), read through PROC_FD (a descriptor of /proc; at most
+ * the first 2 KiB of the file). KEY includes the line's start, as
+ * "\nVmPTE:". Returns 0 when the process is gone, the file unreadable or
+ * KEY absent: for the one-line figures of proc(5), where 0 is "none".
+ */
+uint64_t proc_pid_number(int proc_fd, pid_t pid, const char *file,
+    const char *key);
 
 /*
  * Removes the directory entry NAME under DIRFD and, for a directory,

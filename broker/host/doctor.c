@@ -87,12 +87,11 @@ set_fix(struct doctor_check *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* An integer sysctl as text, "absent" when it is not there (a copy of
- * preflight.c's read_sysctl, which is static there). */
+/* An integer sysctl as text, "absent" when it is not there. */
 static const char *
 sysctl_text(const char *path, char *buf, size_t len)
 {
-	if (doctor_read_small(AT_FDCWD, path, buf, len) <= 0)
+	if (read_small_at(AT_FDCWD, path, buf, len) <= 0)
 		snprintf(buf, len, "absent");
 	return buf;
 }
@@ -356,7 +355,7 @@ check_landlock(struct doctor_check *c)
 	int err = errno;
 
 	if (abi < 0 && err == EOPNOTSUPP) {
-		if (doctor_read_small(AT_FDCWD, "/sys/kernel/security/lsm", lsm,
+		if (read_small_at(AT_FDCWD, "/sys/kernel/security/lsm", lsm,
 			sizeof(lsm)) <= 0)
 			snprintf(lsm, sizeof(lsm), "the current list");
 		set(c, DOCTOR_REFUSED,
@@ -415,8 +414,8 @@ monitor_epoll_note(struct doctor_check *c)
 	unsigned long long n;
 	size_t at = strlen(c->fix);
 
-	if (doctor_read_small(AT_FDCWD, "/proc/sys/fs/epoll/max_user_watches",
-		text, sizeof(text)) <= 0)
+	if (read_small_at(AT_FDCWD, "/proc/sys/fs/epoll/max_user_watches", text,
+		sizeof(text)) <= 0)
 		return;
 	n = strtoull(text, NULL, 10);
 	snprintf(c->fix + at, sizeof(c->fix) - at,
@@ -457,9 +456,8 @@ check_cgroup(struct doctor_check *c)
 		dir[leaf - dir] = '\0';
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 ||
-	    doctor_read_small(fd, "cgroup.controllers", ctl, sizeof(ctl)) < 0 ||
-	    doctor_read_small(fd, "cgroup.subtree_control", sub, sizeof(sub)) <
-		0) {
+	    read_small_at(fd, "cgroup.controllers", ctl, sizeof(ctl)) < 0 ||
+	    read_small_at(fd, "cgroup.subtree_control", sub, sizeof(sub)) < 0) {
 		set(c, DOCTOR_MISSING, "%s: not a readable cgroup v2 directory",
 		    dir);
 		return;

@@ -39,7 +39,7 @@ cache_key(char *key, size_t len, char *name, size_t namelen)
 	char boot[64];
 	struct stat u, m, x;
 
-	if (doctor_read_small(AT_FDCWD, "/proc/sys/kernel/random/boot_id", boot,
+	if (read_small_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", boot,
 		sizeof(boot)) < 32 ||
 	    strspn(boot, "0123456789abcdef-") != strlen(boot) ||
 	    stat("/proc/self/ns/user", &u) < 0 ||

@@ -22,13 +22,6 @@
 /* A probe: fills MSG (LEN bytes) with one line, returns 0 when it passed. */
 typedef int (*probe_fn)(char *msg, size_t len);
 
-/*
- * Reads the small file PATH (relative to DIRFD) into BUF (LEN bytes),
- * NUL-terminated, without following a final symbolic link. Returns its
- * length or a negative errno.
- */
-ssize_t doctor_read_small(int dirfd, const char *path, char *buf, size_t len);
-
 /* "EPERM (Operation not permitted)" for errno E, into BUF; returns BUF. */
 const char *doctor_errname(int e, char *buf, size_t len);
 

@@ -42,31 +42,6 @@ doctor_errname(int e, char *buf, size_t len)
 	return buf;
 }
 
-/* Reads the small file PATH into BUF (LEN bytes, NUL-terminated, trailing
- * newline dropped). Returns its length or a negative errno. */
-ssize_t
-doctor_read_small(int dirfd, const char *path, char *buf, size_t len)
-{
-	_cleanup_close_ int fd = openat(dirfd, path,
-	    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		got += (size_t)n;
-	}
-	while (got > 0 && buf[got - 1] == '\n')
-		got--;
-	buf[got] = '\0';
-	return (ssize_t)got;
-}
-
 /* ---- probes in a child ------------------------------------------------- */
 
 /*

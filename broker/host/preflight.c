@@ -11,23 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Reads an integer sysctl; -1 when absent or unreadable. */
-static long
-read_sysctl(const char *path)
-{
-	char buf[32];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
-}
+#include "fsutil.h"
 
 int
 preflight_userns(char *msg, size_t len)
@@ -36,7 +20,8 @@ preflight_userns(char *msg, size_t len)
 	pid_t pid;
 	int st;
 
-	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0) {
+	if (read_number_at(AT_FDCWD, "/proc/sys/user/max_user_namespaces") ==
+	    0) {
 		snprintf(msg, len,
 		    "user namespaces are disabled "
 		    "(user.max_user_namespaces = 0). Fix: sysctl -w "
@@ -44,7 +29,8 @@ preflight_userns(char *msg, size_t len)
 		    "permanent in /etc/sysctl.d/");
 		return -1;
 	}
-	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0) {
+	if (read_number_at(AT_FDCWD,
+		"/proc/sys/kernel/unprivileged_userns_clone") == 0) {
 		snprintf(msg, len,
 		    "unprivileged user namespaces are disabled "
 		    "(kernel.unprivileged_userns_clone = 0). Fix: sysctl -w "
@@ -72,8 +58,9 @@ preflight_userns(char *msg, size_t len)
 		;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
-	restricted = read_sysctl("/proc/sys/kernel/"
-				 "apparmor_restrict_unprivileged_userns") == 1;
+	restricted = read_number_at(AT_FDCWD,
+			 "/proc/sys/kernel/"
+			 "apparmor_restrict_unprivileged_userns") == 1;
 	/* Anything else that refuses the mount namespace (a container's
 	 * profile) is the namespaces check's to name (doctor.c). */
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 2 && !restricted)

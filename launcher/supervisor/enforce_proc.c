@@ -11,69 +11,20 @@
 #include <unistd.h>
 
 #include "enforce_internal.h"
-
-/*
- * The first LEN - 1 bytes at most of the file PATH under DIRFD into BUF,
- * NUL-terminated. Returns the bytes read, or -1 when the file cannot be
- * opened or read (a process gone, a file the kernel lacks).
- */
-static ssize_t
-read_small(int dirfd, const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
-/*
- * The number that follows KEY in /proc/PID/FILE (the first 2 KiB of it),
- * read through PROC_FD; 0 when the file is gone or unreadable or has no
- * KEY. For the one-line figures of proc(5) files (status, net/sockstat).
- */
-static uint64_t
-proc_number(int proc_fd, pid_t pid, const char *file, const char *key)
-{
-	char path[64], buf[2048], *p;
-
-	snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
-	if (read_small(proc_fd, path, buf, sizeof(buf)) <= 0 ||
-	    (p = strstr(buf, key)) == NULL)
-		return 0;
-	return (uint64_t)strtoull(p + strlen(key), NULL, 10);
-}
+#include "fsutil.h"
 
 /*
  * Bytes of page tables of process PID: "VmPTE:" of /proc/PID/status
  * (proc(5), kB), or 0 when it is gone or unreadable. Page tables are
- * kernel memory that no resident set includes: a read-only anonymous
- * mapping touched once every 2 MiB costs a 4 KiB page table for each
- * touch and no resident page (the zero page), and RLIMIT_AS, the only
- * other bound, is not set (docs/layers.md, "Memory the monitor cannot
+ * kernel memory that no proportional set includes: one file page mapped
+ * once every 2 MiB costs a 4 KiB page table for each mapping and counts
+ * once in the sum of sets, and RLIMIT_AS, the only other bound, is not set (docs/layers.md, "Memory the monitor cannot
  * see").
  */
 uint64_t
 enf_read_vmpte(int proc_fd, pid_t pid)
 {
-	return proc_number(proc_fd, pid, "status", "\nVmPTE:") * 1024u;
-}
-
-/* A whole decimal number read from the file PATH under DIRFD, or -1. */
-static long long
-read_number(int dirfd, const char *path)
-{
-	char buf[64];
-
-	if (read_small(dirfd, path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return strtoll(buf, NULL, 10);
+	return proc_pid_number(proc_fd, pid, "status", "\nVmPTE:") * 1024u;
 }
 
 /*
@@ -105,8 +56,8 @@ enf_socket_charge(int proc_fd, pid_t init)
 	    fstatat(proc_fd, "self/net/sockstat", &own, 0) < 0 ||
 	    (jail.st_dev == own.st_dev && jail.st_ino == own.st_ino))
 		return 0;
-	w = read_number(proc_fd, "sys/net/core/wmem_default");
-	r = read_number(proc_fd, "sys/net/core/rmem_default");
+	w = read_number_at(proc_fd, "sys/net/core/wmem_default");
+	r = read_number_at(proc_fd, "sys/net/core/rmem_default");
 	if (w <= 0)
 		w = 212992; /* the kernel's default, SK_WMEM_MAX */
 	if (r <= 0)
@@ -123,7 +74,7 @@ enf_socket_charge(int proc_fd, pid_t init)
 uint32_t
 enf_jail_sockets(int proc_fd, pid_t init)
 {
-	uint64_t n = proc_number(proc_fd, init, "net/sockstat",
+	uint64_t n = proc_pid_number(proc_fd, init, "net/sockstat",
 	    "sockets: used ");
 
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;

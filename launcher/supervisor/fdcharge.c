@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+
 /* Entries of the open directory DFD but "." and "..", or -errno. */
 static long
 count_entries(int dfd)
@@ -60,21 +62,7 @@ fdcharge_init(struct fd_charge *c, int proc_fd)
 static long
 fd_table_size(int proc_fd, pid_t pid)
 {
-	char path[64], buf[2048], *p;
-	ssize_t got;
-	int fd;
-
-	snprintf(path, sizeof(path), "%d/status", (int)pid);
-	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return 0;
-	buf[got] = '\0';
-	if ((p = strstr(buf, "\nFDSize:")) == NULL)
-		return 0;
-	return strtol(p + strlen("\nFDSize:"), NULL, 10);
+	return (long)proc_pid_number(proc_fd, pid, "status", "\nFDSize:");
 }
 
 /* Whether ERR (an errno) says the process is gone rather than that its
