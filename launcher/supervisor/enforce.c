@@ -340,10 +340,17 @@ sample_cgroup(struct enforcer *e, uint64_t now)
 /*
  * Writes to E's detail why the jail whose walk gave U is over its memory
  * limit when a charge beside its resident memory explains it: a form of
- * kernel object, descriptors, sockets, page tables (in that order).
+ * kernel object, descriptors, sockets, page tables (in that order). MEM
+ * is the memory figure the limit was held against (the resident sum, or
+ * the measure counting a shared page once), CHARGE the bytes charged
+ * beside it. Page tables are named when they outweigh MEM, or make most
+ * of a CHARGE that alone reaches the limit: a page mapped at many
+ * addresses counts in every resident set that maps it, so the resident
+ * sum can be as large as the page tables themselves.
  */
 static void
-memory_detail(struct enforcer *e, const struct jail_usage *u)
+memory_detail(struct enforcer *e, const struct jail_usage *u, uint64_t mem,
+    uint64_t charge)
 {
 	if (enf_kobj_detail(e, u->rss_bytes))
 		return;
@@ -363,13 +370,13 @@ memory_detail(struct enforcer *e, const struct jail_usage *u)
 		    "MiB",
 		    mib(e->pte_bytes), e->sockets,
 		    (double)e->sock_bytes / 1024.0, mib(e->lim->memory_bytes));
-	else if (e->pte_bytes > u->rss_bytes)
+	else if (e->pte_bytes > mem ||
+	    (charge >= e->lim->memory_bytes && e->pte_bytes >= charge / 2))
 		fmt_words(e->detail, sizeof(e->detail),
 		    "resident memory "
 		    "%.1f MiB and %.1f MiB of page tables over the "
 		    "limit of %.1f MiB",
-		    mib(u->rss_bytes), mib(e->pte_bytes),
-		    mib(e->lim->memory_bytes));
+		    mib(mem), mib(e->pte_bytes), mib(e->lim->memory_bytes));
 }
 
 /*
@@ -425,7 +432,7 @@ sample_monitor(struct enforcer *e, uint64_t now)
 	    mem > UINT64_MAX - charge ? UINT64_MAX : mem + charge, measure,
 	    u.rss_bytes, banked > u.cpu_ms ? banked : u.cpu_ms);
 	if (r == ENF_MEMORY)
-		memory_detail(e, &u);
+		memory_detail(e, &u, mem, charge);
 	if (r != ENF_NONE)
 		return r;
 	return check_tasks(e,

@@ -24,9 +24,12 @@
  *           added under every free descriptor number in turn (dup2,
  *           add, close: the watch outlives the descriptor), 600,000 at
  *           most;
- *   pte     page tables: a 64 GiB read-only anonymous mapping read once
- *           every 2 MiB (the zero page: no resident page), a 4 KiB page
- *           table each, 128 MiB;
+ *   pte     page tables: one 4 KiB page of an unnamed file in /tmp mapped
+ *           once every 2 MiB of a 64 GiB reserve and read (32,768
+ *           mappings sharing one page: almost no proportional set),
+ *           a 4 KiB page table each, 128 MiB (a read-only anonymous
+ *           mapping read every 2 MiB did it with the zero page until
+ *           kernels that map a fresh page on such a read);
  *   maps    memory maps (VMAs): one anonymous mapping of MAX_MAPS pages,
  *           PROT_NONE, of which every other page is then made PROT_READ
  *           (neighbours of unlike protection never merge): MAX_MAPS
@@ -291,15 +294,28 @@ pin_pte(void)
 {
 	const unsigned long span = 64ul << 30, step = 2 * MiB;
 	volatile char sum = 0;
-	char *p = mmap(NULL, span, PROT_READ,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	char *base;
 
-	if (p == MAP_FAILED) {
+	if (fd < 0 || ftruncate(fd, 4096) < 0) {
+		stop(errno);
+		return;
+	}
+	base = mmap(NULL, span, PROT_NONE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
 		stop(errno);
 		return;
 	}
 	for (unsigned long o = 0; o < span; o += step) {
-		sum += p[o];
+		char *p = mmap(base + o, 4096, PROT_READ,
+		    MAP_SHARED | MAP_FIXED, fd, 0);
+
+		if (p == MAP_FAILED) {
+			stop(errno);
+			return;
+		}
+		sum += *p;
 		objects++;
 		bytes += 4096;
 	}

@@ -278,14 +278,15 @@ results_sockets_charged(struct check_ctx *c, struct check_result *r)
 }
 
 /* results.page_tables_counted_under_monitor: 48 MiB of page tables with
- * almost no resident memory (a read-only mapping of 24 GiB touched every
- * 2 MiB) under --memory 32 are "memory_limit": the monitor adds VmPTE
- * (issue 23: 128 MiB of page tables held with 1.3 MiB resident, ok). */
+ * almost no proportional set (one file page mapped every 2 MiB of 24
+ * GiB, probe_results_held.c) under --memory 32 are "memory_limit": the
+ * monitor adds VmPTE (issue 23: 128 MiB of page tables held with 1.3 MiB
+ * resident, ok). */
 void
 results_page_tables_counted(struct check_ctx *c, struct check_result *r)
 {
 	unmapped_charged(c, r, ARGS("result-pte", "24"), "page tables",
-	    "48 MiB of page tables with no resident memory");
+	    "48 MiB of page tables over one shared page");
 }
 
 /* results.epoll_watches_charged_under_monitor: 240,000 epoll watches

@@ -365,7 +365,7 @@ const struct probe_cmd probe_results_cmds[] = {
 	cmd_pool},
     {"result-sockets", "[PAIRS]: unix socket pairs with full queues, 15 s",
 	results_cmd_sockets},
-    {"result-pte", "[GIB]: page tables of GIB GiB read every 2 MiB, 15 s",
+    {"result-pte", "[GIB]: one page mapped every 2 MiB of GIB GiB, 15 s",
 	results_cmd_pte},
     {"result-epoll", "[K]: K thousand epoll watches on closed numbers, 15 s",
 	results_cmd_epoll},

@@ -218,29 +218,71 @@ results_cmd_locks(int argc, char **argv)
 	return 0;
 }
 
-/* result-pte [GIB]: maps GIB GiB (64 unless given, 64 at most) of
- * address space readable only, touching one byte every 2 MiB: each touch
- * maps the shared zero page (no resident memory) and a page-table page of
- * 4 KiB, 32 MiB of page tables for 16 GiB. Holds HOLD_S (15 s) and prints
- * "pte_pages=K": the page tables the monitor counts (VmPTE, proc(5)). */
+/*
+ * Maps one 4 KiB page of an unnamed file in /tmp (O_TMPFILE) once every
+ * STEP bytes of SPAN bytes of address space and reads each mapping once;
+ * *MAPPED gets the mappings made. The mappings stay until the process
+ * exits. Returns 0, or -1 with errno when the file or the reserve of
+ * address space cannot be made; a mapping refused (vm.max_map_count)
+ * ends the spread early with 0.
+ */
+static int
+probe_spread_page(unsigned long span, unsigned long step, unsigned long *mapped)
+{
+	volatile char sum = 0;
+	char *base;
+	int fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	*mapped = 0;
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, 4096) < 0 ||
+	    (base = mmap(NULL, span, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)) ==
+		MAP_FAILED) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	for (unsigned long o = 0; o < span; o += step) {
+		char *p = mmap(base + o, 4096, PROT_READ,
+		    MAP_SHARED | MAP_FIXED, fd, 0);
+
+		if (p == MAP_FAILED)
+			break;
+		sum += *p;
+		(*mapped)++;
+	}
+	(void)sum;
+	close(fd);
+	return 0;
+}
+
+/* result-pte [GIB]: spreads GIB GiB (64 unless given, 64 at most) of
+ * address space over mappings of one 4 KiB page of a file in /tmp, one
+ * every 2 MiB, each read once: every mapping needs a page-table page of
+ * its own (4 KiB, 32 MiB of page tables for 16 GiB), while the one page
+ * they share counts once in the proportional set size the monitor sums.
+ * (A read-only anonymous mapping read every 2 MiB did this with the zero
+ * page until kernels that map a fresh page on such a read: there the
+ * attack is resident memory, not page tables.) Holds HOLD_S (15 s) and
+ * prints "pte_pages=K": the page tables the monitor counts (VmPTE,
+ * proc(5)). */
 int
 results_cmd_pte(int argc, char **argv)
 {
 	unsigned long span =
 	    (unsigned long)results_arg_num(argc, argv, 1, 64, 64) << 30;
 	const unsigned long step = 2ul << 20;
-	volatile char sum = 0;
 	unsigned long k = 0;
-	char *p = mmap(NULL, span, PROT_READ,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	if (p == MAP_FAILED) {
-		fprintf(stderr, "stockade-probe: mmap: %s\n", strerror(errno));
+	if (probe_spread_page(span, step, &k) < 0) {
+		fprintf(stderr, "stockade-probe: result-pte: %s\n",
+		    strerror(errno));
 		return 1;
 	}
-	for (unsigned long o = 0; o < span; o += step, k++)
-		sum += p[o];
-	(void)sum;
 	probe_kv("pte_pages", "%lu", k);
 	sleep(HOLD_S);
 	return 0;
