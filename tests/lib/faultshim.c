@@ -1,7 +1,7 @@
 /*
  * faultshim.c: an LD_PRELOAD library that injects faults into the calls
- * of one process (tests/test_faults_io.py drives it; docs/reliability.md).
- * A test tool, never installed.
+ * of one process (tests/system/test_faults_io.py drives it;
+ * docs/reliability.md). A test tool, never installed.
  *
  * It acts only in the process that loaded it (the pid its constructor
  * saw): a fork (the broker's launcher spawner) passes every call through,

@@ -339,7 +339,7 @@ open_results_dir(void)
 /*
  * Keeps the result stockade printed (OUT->out, OUT->json parsed from it)
  * as <test>-<pid>-<counter>.json in STOCKADE_RESULTS_DIR, for
- * tests/validate_results.py, when it is a JSON object with a "status".
+ * tests/system/validate_results.py, when it is a JSON object with a "status".
  * Written under a dot name and renamed, so that the validator never sees
  * half a file. Failures are diagnostics only.
  */

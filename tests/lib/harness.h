@@ -15,7 +15,8 @@
  *   STOCKADE_RESULTS_DIR   when set, every JSON result harness_run and
  *                          harness_spawn parse is also written there
  *                          (opened before privileges drop) for the
- *                          result-schema test (tests/validate_results.py).
+ *                          result-schema test
+ *                          (tests/system/validate_results.py).
  *
  * How the 65534 variant runs, when the test itself runs as root: the two
  * binaries are copied into a fresh mkdtemp("/tmp/stockade-test-XXXXXX")

@@ -45,7 +45,7 @@ def kernel_has_i386_entry():
     built without IA32 emulation or booted with ia32_emulation=0 (then
     False). Anything else (another architecture, another ending) is
     True: a test never excuses a job on a guess. Asked once per process.
-    The C tests ask the same way (tests/x86_abi.h)."""
+    The C tests ask the same way (tests/lib/x86_abi.h)."""
     global _i386_entry
     if _i386_entry is None:
         import platform
@@ -167,7 +167,7 @@ _result_counter = itertools.count(1)
 
 def save_result(result, test=None):
     """Keeps one job result for the result-schema test
-    (tests/validate_results.py): when STOCKADE_RESULTS_DIR is set, writes
+    (tests/system/validate_results.py): when STOCKADE_RESULTS_DIR is set, writes
     RESULT (the JSON text as received, str or bytes, or an already parsed
     dict) as the file <TEST>-<pid>-<counter>.json in that directory, made
     mode 01777 when missing (the 65534 variants write there too). TEST

@@ -9,9 +9,9 @@
  * errno after the call, 0 when it succeeded, and ENAME its symbolic
  * name ("OK" for 0). The exit status is 0 whatever the call returned, so
  * that a job's exit says only whether it was killed; 2 for an unknown
- * NAME (the list is printed). tests/test_seccomp.c runs it inside the
- * jail, one test per call, to tell the seccomp filter's answers (EPERM,
- * EAFNOSUPPORT, ENOSYS, or the end of the job) from the kernel's.
+ * NAME (the list is printed). tests/launcher/zygote/test_seccomp.c runs it
+ * inside the jail, one test per call, to tell the seccomp filter's answers
+ * (EPERM, EAFNOSUPPORT, ENOSYS, or the end of the job) from the kernel's.
  *
  * Most calls are stockade-probe's (verify/probe/probe.h, probe_call_find:
  * probe_syscalls.c, probe_seccomp.c and probe_seccomp_modes.c are built
@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* verify/probe/probe.h (tests/probe.h is another program's). */
+/* verify/probe/probe.h (tests/lib/probe.h is another program's). */
 #include "probe/probe.h"
 
 /* A path that exists nowhere: calls that look a path up fail ENOENT. */
@@ -231,7 +231,8 @@ static const struct probe_call own_calls[] = {
 };
 
 /* This program's names for the probe's calls where they differ
- * (tests/test_seccomp.c uses these); the probe's own names work too. */
+ * (tests/launcher/zygote/test_seccomp.c uses these); the probe's own names
+ * work too. */
 static const struct {
 	const char *name, *probe;
 } aliases[] = {

@@ -4,7 +4,7 @@
 # that gives one bind and one variable keeps the default's /usr binds and
 # PATH, and a bind whose host path goes while the session runs ends the
 # next job as sandbox_error naming that path. `stockade run` and `policy
-# check` are tests/test_jail.c's (jail, jail-65534). As the caller, and as
+# check` are tests/launcher/init/test_jail.c's (jail, jail-65534). As the caller, and as
 # uid 65534 when run as root. TAP.
 import json
 import os
@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (NOBODY, Skip, remove_all, save_result, tap_case,
                            tap_skip, traversable_tmp, unprivileged_binaries)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# The soak test's job cycle (tests/test_soak.py): STEPS, 20 steps of one
+# The soak test's job cycle (tests/system/test_soak.py): STEPS, 20 steps of one
 # `exec` each, with the file transfers around them, and Runner, which runs
 # them on one stockade_client.Session, keeps every result
 # (stockade_test.save_result), validates it against the result schema and

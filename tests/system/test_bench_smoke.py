@@ -36,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (NOBODY, Skip, diag, remove_all, tap_fail,
                            tap_skip, traversable_tmp)
 

@@ -40,6 +40,8 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, tap_fail, tap_skip, traversable_tmp)
 
@@ -67,7 +69,7 @@ EXPECTED_FILES = {
 
 # The switch the planted defects once had in the product (docs/defects.md;
 # they are patches now): a package must not carry it
-# (tests/test_defect_patches.py checks the build tree for defect names).
+# (tests/verify/defects/test_defect_patches.py checks the build tree for defect names).
 PLANT_MARKERS = [b"STOCKADE_PLANT", b"--list-plants"]
 
 NOBODY_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
@@ -402,7 +404,7 @@ def check_run(state, prefix, env):
 
 def main():
     source_root = os.environ.get("STOCKADE_SOURCE_ROOT") or \
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     is_root = os.geteuid() == 0
 
     users = []

@@ -54,6 +54,8 @@ import time
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, tap_fail, tap_skip, traversable_tmp,
                            unprivileged_binaries)
@@ -68,7 +70,7 @@ PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
 
 def source_root():
     return os.environ.get("STOCKADE_SOURCE_ROOT") or \
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 def load_manifests():

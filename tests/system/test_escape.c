@@ -5,7 +5,7 @@
  * the outcome the payload sees, and the host afterwards.
  *
  * Registered twice in tests/meson.build, as the invoking user and as uid
- * 65534 (tests/harness.h): several of these matter most when stockade
+ * 65534 (tests/lib/harness.h): several of these matter most when stockade
  * itself runs as root, which is how CI runs the first variant.
  */
 #include <criterion/criterion.h>

@@ -33,6 +33,8 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, save_result, tap_fail, tap_skip,
                            traversable_tmp, unprivileged_binaries)
@@ -179,7 +181,7 @@ def run_example(prefix, stockade, ws, env, expect_uid):
 def main():
     stockade_bin = os.environ.get("STOCKADE_BIN", "")
     source_root = os.environ.get("STOCKADE_SOURCE_ROOT") or \
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     is_root = os.geteuid() == 0
 
     # (name, prefix for argv, who owns the workspace, environment, uid on the host)

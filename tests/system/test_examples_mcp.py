@@ -41,6 +41,8 @@ import tempfile
 import threading
 import tomllib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, tap_fail, tap_skip, traversable_tmp)
 
@@ -210,7 +212,7 @@ def handshake(argv):
 def main():
     stockade = os.environ.get("STOCKADE_BIN", "")
     root = os.environ.get("STOCKADE_SOURCE_ROOT") or \
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     mcp_dir = os.path.join(root, "examples", "mcp")
     print(f"1..{len(SNIPPETS)}")
     failed = 0

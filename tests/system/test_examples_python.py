@@ -41,6 +41,8 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, tap_fail, tap_skip, traversable_tmp,
                            unprivileged_binaries)
@@ -54,7 +56,7 @@ PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
 
 def examples_dir():
     root = os.environ.get("STOCKADE_SOURCE_ROOT") or \
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     return os.path.join(root, "examples", "python")
 
 

@@ -7,7 +7,7 @@
 # with setpriv, its binaries copied to a 0755 directory under /tmp), with
 # STOCKADE_BIN (the product, static), STOCKADE_DYNAMIC_BIN (the same
 # broker linked against a shared libc, which LD_PRELOAD reaches) and
-# STOCKADE_FAULTSHIM (tests/faultshim.c).
+# STOCKADE_FAULTSHIM (tests/lib/faultshim.c).
 #
 # 1. Disk full. As root the test re-runs itself in a private mount
 #    namespace (unshare -m) and mounts 1 MiB tmpfs file systems there: the
@@ -46,6 +46,8 @@ import subprocess
 import sys
 import tarfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from faults_io_disk import (case_disk_cli, case_disk_job, case_disk_unpack,
                             case_disk_write)
 from faults_io_util import (AS_USER, ERROR_FS, ERROR_INTERNAL, ERROR_JOB, KiB,

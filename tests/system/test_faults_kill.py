@@ -68,6 +68,8 @@ import subprocess
 import sys
 import time
 
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", d)
+                 for d in ("lib", "broker/fs")]  # stockade_test, test_fsattack
 from faults_client import case_read_cut, case_write_cut
 from faults_util import (Host, Tree, after_launcher_kill, exec_ok,
                          expect_launcher_died, finish, marked, queued,

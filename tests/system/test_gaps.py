@@ -31,6 +31,8 @@ import sys
 import tempfile
 import threading
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (NOBODY, Skip, remove_all, save_result, tap_case,
                            tap_skip, unprivileged_binaries)
 

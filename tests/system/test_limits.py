@@ -4,12 +4,12 @@
 #
 # Registered in tests/meson.build as the test 'limits' (TAP), with
 # STOCKADE_BIN (the launcher sits beside it), STOCKADE_SOURCE_ROOT (the
-# Python and shell programs of tests/limits/), STOCKADE_LIMIT_PROGRAMS
-# (the build directory of tests/limits/: the C programs) and
+# Python and shell programs of tests/system/limits/), STOCKADE_LIMIT_PROGRAMS
+# (the build directory of tests/system/limits/: the C programs) and
 # STOCKADE_RESULTS_DIR (every result parsed here is kept there for the
 # result-schema test, stockade_test.save_result).
 #
-# Each program's header (tests/limits/) says what it does, the status it
+# Each program's header (tests/system/limits/) says what it does, the status it
 # should get and what bounds it when run bare. A case copies the program
 # into a fresh workspace and runs
 #     stockade run --json --workspace WS LIMIT FLAGS -- /work/NAME ARGS
@@ -64,6 +64,8 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            kernel_has_i386_entry,
                            remove_all, save_result, tap_fail, tap_skip,
@@ -133,8 +135,8 @@ class Runner:
         self.cleanup = cleanup
         self.c_dir = os.environ.get("STOCKADE_LIMIT_PROGRAMS", "")
         root = os.environ.get("STOCKADE_SOURCE_ROOT") or \
-            os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        self.src_dir = os.path.join(root, "tests", "limits")
+            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+        self.src_dir = os.path.join(root, "tests", "system", "limits")
 
     def _chown(self, path):
         if self.owner is not None:
@@ -149,7 +151,7 @@ class Runner:
 
     def workspace(self, programs=()):
         """A fresh workspace (0700) holding copies of PROGRAMS: names of
-        tests/limits/ (NAME.py, NAME.sh) or of its build directory (the
+        tests/system/limits/ (NAME.py, NAME.sh) or of its build directory (the
         C programs), each 0755 and owned like the workspace."""
         ws = self.new_dir("stockade-limits-ws-")
         os.chmod(ws, 0o700)
@@ -158,7 +160,7 @@ class Runner:
                                name)
             check(os.path.isfile(src),
                   f"{src} is missing (STOCKADE_LIMIT_PROGRAMS="
-                  f"{self.c_dir!r}; is tests/limits built?)")
+                  f"{self.c_dir!r}; is tests/system/limits built?)")
             dst = os.path.join(ws, name)
             shutil.copyfile(src, dst)
             os.chmod(dst, 0o755)
@@ -1407,7 +1409,7 @@ def main():
             or not os.path.isdir(c_dir):
         print("1..1")
         print("not ok 1 - STOCKADE_BIN (build/stockade) and "
-              "STOCKADE_LIMIT_PROGRAMS (build/tests/limits) must be set "
+              "STOCKADE_LIMIT_PROGRAMS (build/tests/system/limits) must be set "
               "(tests/meson.build sets them)")
         return 1
     cleanup = []

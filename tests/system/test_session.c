@@ -360,7 +360,7 @@ assert_no_child(void)
 
 /*
  * A launcher that never answers HELLO (fake-launcher-silent, built from
- * tests/fake_launcher.c): supervisor_start gives up SUPERVISOR_HELLO_MS
+ * tests/lib/fake_launcher.c): supervisor_start gives up SUPERVISOR_HELLO_MS
  * (5 s) after the exec instead of waiting forever, and the launcher is
  * killed and reaped.
  */

@@ -63,6 +63,8 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
 from soak_steps import POLICY, STEPS, Runner
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, tap_fail, tap_skip, traversable_tmp,
@@ -76,7 +78,8 @@ RSS_SLACK = 0.10
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
     else sys.executable
-COPIED = ("test_soak.py", "soak_steps.py", "stockade_test.py", "validate_results.py")
+COPIED = ("test_soak.py", "soak_steps.py", "../lib/stockade_test.py",
+          "validate_results.py")
 
 
 # --- /proc readings ------------------------------------------------------
@@ -506,7 +509,7 @@ def main():
     if sys.argv[1:] == ["--worker"]:
         return worker()
     stockade = os.environ.get("STOCKADE_BIN", "")
-    root = os.environ.get("STOCKADE_SOURCE_ROOT") or os.path.dirname(HERE)
+    root = os.environ.get("STOCKADE_SOURCE_ROOT") or os.path.dirname(os.path.dirname(HERE))
     cleanup = []
     results = tempfile.mkdtemp(prefix="stockade-soak-results-", dir=traversable_tmp())
     cleanup.append(results)

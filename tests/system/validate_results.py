@@ -4,8 +4,8 @@
 # every test result is validated against").
 #
 # Registered in tests/meson.build as the test 'result-schema', run last
-# (priority -1000), with STOCKADE_RESULTS_DIR (where tests/harness.c and
-# tests/stockade_test.save_result put one file per result:
+# (priority -1000), with STOCKADE_RESULTS_DIR (where tests/lib/harness.c and
+# tests/lib/stockade_test.save_result put one file per result:
 # <test>-<pid>-<counter>.json) and STOCKADE_SOURCE_ROOT.
 #
 # TAP: one line for the schema itself (Draft202012Validator.check_schema),
@@ -87,7 +87,7 @@ def main():
     lines = []          # (ok, description)
     results_dir = os.environ.get("STOCKADE_RESULTS_DIR", "")
     root = os.environ.get("STOCKADE_SOURCE_ROOT") or \
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     schema_path = os.path.join(root, "docs", "result.schema.json")
 
     try:
@@ -154,7 +154,7 @@ def main():
                                 ["status " + repr(obj.get("status")) +
                                  ", hint " + repr(obj.get("hint"))])))
     # Issue 23: the monitor's two measures of memory, and an ok job that
-    # reached a limit (tests/test_limits.py makes each), show in valid
+    # reached a limit (tests/system/test_limits.py makes each), show in valid
     # results.
     for what, test in (
             ("memory_measure pss_sum (a forked pool)",

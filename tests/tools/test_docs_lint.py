@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tools/docs-lint against its fixtures, tests/docs-lint/: for each rule
+# tools/docs-lint against its fixtures, tests/tools/docs-lint/: for each rule
 # of the linter (the `RN` lines of `tools/docs-lint --help`) at least one
 # good-RN*.md, which must pass, and one bad-RN*.md, which must fail on
 # that rule alone, naming the rule and the line.
@@ -25,9 +25,9 @@ import sys
 
 ROOT = os.path.abspath(os.environ.get(
     "STOCKADE_SOURCE_ROOT",
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))))
 LINT = os.path.join(ROOT, "tools", "docs-lint")
-FIXTURES = os.path.join(ROOT, "tests", "docs-lint")
+FIXTURES = os.path.join(ROOT, "tests", "tools", "docs-lint")
 NAME = re.compile(r"^(good|bad)-(R[0-9]+)(-[a-z0-9-]+)?\.md$")
 HEADER = re.compile(r"^<!-- docs-lint fixture: (?:passes (every rule|R[0-9]+)"
                     r"|(R[0-9]+) at line ([0-9]+))(?: as ([a-z.-]+))? -->$")
@@ -100,7 +100,7 @@ def main():
     names = sorted(os.listdir(FIXTURES))
     results = []        # (ok, title, why)
     odd = [n for n in names if not NAME.match(n)]
-    results.append((not odd, "every file of tests/docs-lint/ is a "
+    results.append((not odd, "every file of tests/tools/docs-lint/ is a "
                     "good-RN*.md or bad-RN*.md", ", ".join(odd)))
     fixtures = [n for n in names if NAME.match(n)]
 

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 # `stockade mcp` driven by a real MCP client, not one written here: the
 # official TypeScript SDK's Client with its stdio transport
-# (@modelcontextprotocol/sdk, pinned in tests/mcp/package-lock.json),
-# through tests/mcp/client.mjs (initialize, tools/list, Python, files,
+# (@modelcontextprotocol/sdk, pinned in tests/broker/api/mcp/package-lock.json),
+# through tests/broker/api/mcp/client.mjs (initialize, tools/list, Python, files,
 # stdin, a timeout, progress, cancellation, hostile paths, changes).
 #
 # Then the MCP Inspector's CLI mode (@modelcontextprotocol/inspector,
-# tests/mcp-inspector/, headless) lists the tools and calls two.
+# tests/broker/api/mcp-inspector/, headless) lists the tools and calls two.
 #
 # Set-up: `npm ci` from each lock file into the build directory (the
 # npm registry; npm's cache makes a rerun cheap). The SDK client runs as

@@ -5,7 +5,7 @@
  * change.
  *
  * Registered twice in tests/meson.build, as the invoking user and as uid
- * 65534 (tests/harness.h).
+ * 65534 (tests/lib/harness.h).
  */
 #include <criterion/criterion.h>
 #include <dirent.h>

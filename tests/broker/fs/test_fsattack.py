@@ -65,6 +65,8 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, save_result, tap_fail, tap_skip,
                            traversable_tmp, unprivileged_binaries)
@@ -249,7 +251,7 @@ class Dirs:
     """The directories of one user the broker runs as: temporary
     directories (kept in self.cleanup), host files in self.scratch owned
     by self.run_owner, workspaces in self.base owned by self.ws_owner
-    (None: the caller). tests/faults_util.py's Host shares them."""
+    (None: the caller). tests/system/faults_util.py's Host shares them."""
 
     def _mkdtemp(self, prefix, where, owner):
         d = tempfile.mkdtemp(prefix=prefix, dir=where)

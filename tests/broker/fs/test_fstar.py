@@ -25,6 +25,8 @@ import sys
 import tarfile
 import threading
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))  # tests/lib: stockade_test
 import test_fsattack as fa
 from test_fsattack import check, escape, no_temporaries
 

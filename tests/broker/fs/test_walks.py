@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import NOBODY
 
 STOCKADE = os.environ.get("STOCKADE_BIN", "")

@@ -4,7 +4,7 @@
  * confined broker starts launchers through is in test_confine_spawner.c.
  *
  * Each test forks a child that confines itself and reports what it saw
- * (tests/probe.h). Landlock answers EACCES (EPERM for a scoped socket),
+ * (tests/lib/probe.h). Landlock answers EACCES (EPERM for a scoped socket),
  * the seccomp filter EPERM or ENOSYS, and an allowed call succeeds.
  *
  * Registered twice (tests/meson.build), as the invoking user and as

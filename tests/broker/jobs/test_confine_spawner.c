@@ -3,7 +3,7 @@
  * starts launchers for a broker that can no longer exec (issue 3, item
  * 7): a confined broker restarts its launcher through it, and both die
  * with the broker; and the spawner's own contract. The confined broker
- * is a child that reports what it saw (tests/probe.h).
+ * is a child that reports what it saw (tests/lib/probe.h).
  *
  * Registered twice (tests/meson.build), as the invoking user and as
  * 65534, like the other jail suites.

@@ -1506,7 +1506,7 @@ Test(jail, workspace_relative_path_is_from_the_cwd)
 
 /*
  * A kernel without openat2 (Linux < 5.6), simulated by a seccomp filter
- * that answers ENOSYS (tests/with_enosys.c): stockade refuses (69) with
+ * that answers ENOSYS (tests/lib/with_enosys.c): stockade refuses (69) with
  * the requirement, for a given and for a temporary workspace, and runs
  * nothing; it never falls back to open(2) (style.md rule 18).
  */

@@ -4,9 +4,9 @@
 #
 # Registered in tests/meson.build as the test 'kmem' (TAP), with
 # STOCKADE_BIN (the launcher beside it) and STOCKADE_LIMIT_PROGRAMS (the
-# build directory of tests/limits/, which holds kmem-pin).
+# build directory of tests/system/limits/, which holds kmem-pin).
 #
-# For each form of tests/limits/kmem_pin.c (SysV semaphores, POSIX message
+# For each form of tests/system/limits/kmem_pin.c (SysV semaphores, POSIX message
 # queues, pipe buffers, unix socket queues, inotify watches, epoll
 # watches, page tables) one job runs
 #     stockade run --json --memory 32 --workspace WS -- /work/kmem-pin FORM /work
@@ -72,6 +72,8 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, save_result, tap_case,
                            traversable_tmp, unprivileged_binaries)
@@ -132,7 +134,7 @@ def mem_available():
 def one_form(stockade, prefix, env, owner, form, cleanup):
     programs = os.environ.get("STOCKADE_LIMIT_PROGRAMS", "")
     src = os.path.join(programs, "kmem-pin")
-    assert os.path.isfile(src), f"{src} is missing (is tests/limits built?)"
+    assert os.path.isfile(src), f"{src} is missing (is tests/system/limits built?)"
     ws = tempfile.mkdtemp(prefix="stockade-kmem-ws-", dir=traversable_tmp())
     cleanup.append(ws)
     shutil.copyfile(src, os.path.join(ws, "kmem-pin"))

@@ -2,7 +2,7 @@
  * test_launcher_confine.c: the launcher's own confinement
  * (launcher/supervisor/confine.c), observed from inside (issue 5, item 4): a
  * child that holds what a supervising launcher holds confines itself and shows
- * what it may and may not do (tests/probe.h). Where the call would fail
+ * what it may and may not do (tests/lib/probe.h). Where the call would fail
  * anyway without the filter (TIOCSTI on /dev/null), the unfiltered errno
  * differs. What the host brings (cgroup2 mounts, foreign ABIs, a kernel
  * without Landlock) is in test_launcher_confine_host.c.

@@ -5,7 +5,7 @@
  * the process, a kernel without Landlock is a refusal with the fix; and
  * the mountinfo reader that finds the cgroup2 mounts (shared/cgpath.h).
  * Each confining test forks a child that confines itself and reports
- * what it saw (tests/probe.h).
+ * what it saw (tests/lib/probe.h).
  *
  * Registered twice (tests/meson.build), as the invoking user and as
  * 65534, like the other jail suites.

@@ -4,9 +4,9 @@
 # are answered at a bounded rate").
 #
 # Registered in tests/meson.build as test('refusal-flood', ...) with
-# STOCKADE_BIN and STOCKADE_LIMIT_PROGRAMS (tests/limits, refusal-flood).
+# STOCKADE_BIN and STOCKADE_LIMIT_PROGRAMS (tests/system/limits, refusal-flood).
 #
-# The job (tests/limits/refusal_flood.c) calls socket(AF_VSOCK) in a loop
+# The job (tests/system/limits/refusal_flood.c) calls socket(AF_VSOCK) in a loop
 # in 4 threads for 2.5 s while a fifth spins: every call is refused by
 # the filter and answered by the launcher. While it runs, this test samples
 # the CPU time (utime + stime, /proc/PID/stat) of every stockade-launcher
@@ -38,6 +38,8 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, tap_fail, tap_skip, traversable_tmp,
                            unprivileged_binaries)

@@ -4,7 +4,7 @@
  * "What it must show"), observed from inside the jail through the real
  * `stockade run`.
  *
- * Each call is made by tests/try_syscall.c, copied into the job's
+ * Each call is made by tests/lib/try_syscall.c, copied into the job's
  * workspace and run as /work/try-syscall NAME: one system call, one line
  * "NAME ret=R errno=E(ENAME)", exit 0. The filter's answer is told from
  * the kernel's in two ways: the errno (try-syscall's arguments make each
@@ -39,7 +39,7 @@
 
 /*
  * try-syscall's bytes, read before harness_setup drops privileges: the
- * 65534 variant's copy of the test binaries (tests/harness.c) holds only
+ * 65534 variant's copy of the test binaries (tests/lib/harness.c) holds only
  * the helpers it lists, and the build tree may not be readable by 65534.
  * Empty, with load_error set, when it could not be read.
  */

@@ -13,7 +13,7 @@
  */
 #include <stdio.h>
 
-#include "../x86_abi.h"
+#include "../../lib/x86_abi.h"
 
 int
 main(void)

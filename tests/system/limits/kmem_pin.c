@@ -42,7 +42,8 @@
  * error that stopped it, "bound" at the program's own bound), and holds
  * everything until DIR/kmem-done exists or 8 s pass, then exits 0.
  *
- * Expected status under stockade (tests/test_kmem.py): ok, with BYTES
+ * Expected status under stockade
+ * (tests/launcher/supervisor/test_kmem.py): ok, with BYTES
  * within the form's bound in docs/layers.md (the calls refused, or the
  * per-namespace limits reached).
  *

@@ -9,7 +9,8 @@
  * In the jail every such call is refused by the seccomp filter and
  * answered by the launcher (SCMP_ACT_NOTIFY; launcher/supervisor/denials.c):
  * issue 23 point 6 measures what the flood costs the launcher against
- * what the job itself used (tests/test_refusal_flood.py). The spinning
+ * what the job itself used
+ * (tests/launcher/supervisor/test_refusal_flood.py). The spinning
  * thread makes the job's own CPU time what a busy program's is, about
  * its wall time, whatever the refusals cost.
  *

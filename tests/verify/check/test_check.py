@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (MUST_WORK, NOBODY, diag, kernel_has_i386_entry,
                            remove_all, tap_fail,
                            traversable_tmp, unprivileged_binaries)

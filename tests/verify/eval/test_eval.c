@@ -12,7 +12,7 @@
  * which must stop them all.
  *
  * Registered twice in tests/meson.build, as the invoking user and as uid
- * 65534 (tests/harness.h).
+ * 65534 (tests/lib/harness.h).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -188,7 +188,8 @@ Test(eval, corpus_entry_must_declare_stopped_and_attempt)
 	    -EINVAL);
 	cr_assert_not_null(strstr(err, "01-a.py"), "%s", err);
 	cr_assert_not_null(strstr(err, "stopped-when"), "%s", err);
-	/* The hostile programs of tests/eval/ (any name) need neither. */
+	/* The hostile programs of tests/verify/eval/codefilter/ (any name)
+	 * need neither. */
 	cr_assert_eq(eval_corpus_load(&c, d, NULL, true, NULL, 0, err,
 			 sizeof(err)),
 	    0, "%s", err);

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # `stockade eval corpus` as a test (suite 'attacks', issue 6): every
-# program of tests/attacks/ against the full product, which must stop
+# program of tests/verify/eval/attacks/ against the full product, which must stop
 # them all; the eval's exit status is the test's (0: all stopped; 1: one
 # succeeded; 70: a run could not be judged), its table the log.
 #
@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import NOBODY, remove_all, traversable_tmp, unprivileged_binaries
 
 
@@ -36,7 +38,7 @@ def copy_corpus(built, source, cleanup):
 def main():
     stockade = os.environ["STOCKADE_BIN"]
     built = os.environ["STOCKADE_ATTACKS_DIR"]
-    source = os.path.join(os.environ["STOCKADE_SOURCE_ROOT"], "tests", "attacks")
+    source = os.path.join(os.environ["STOCKADE_SOURCE_ROOT"], "tests", "verify", "eval", "attacks")
     cleanup = []
     cmd = [stockade, "eval", "corpus", "--attacks", built, "--attacks-src", source]
     if os.environ.get("STOCKADE_TEST_AS_USER") == str(NOBODY) and os.geteuid() == 0:

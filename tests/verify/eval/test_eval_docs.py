@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # The committed evidence (issue 6; docs/evidence.md, docs/evidence/)
 # against the corpus it was made from: each table names the command that
-# regenerates it, has one row per attack of tests/attacks/ (the isolation
+# regenerates it, has one row per attack of tests/verify/eval/attacks/ (the isolation
 # table one per `exfil: yes` attack), shows no attack succeeding against
 # the full product (and no harm in the filter table), and docs/evidence.md
 # includes each committed table as it is. It runs nothing: a corpus that
@@ -11,9 +11,9 @@ import re
 import sys
 
 ROOT = os.environ.get("STOCKADE_SOURCE_ROOT",
-                      os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                      os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
 DOCS = os.path.join(ROOT, "docs")
-ATTACKS = os.path.join(ROOT, "tests", "attacks")
+ATTACKS = os.path.join(ROOT, "tests", "verify", "eval", "attacks")
 NAME = re.compile(r"^([0-9][0-9]-[a-z0-9_-]+)(\.py|\.sh|\.c)$")
 STOPPED = {"\u2713", "**\u2713**"}
 # Not run (the attack could not try) and the run failed: allowed in a
@@ -26,7 +26,7 @@ STOP_WORDS = ["canary-unread", "pwned-absent", "files-intact",
 
 
 def attacks():
-    """{name: exfil} of every attack in tests/attacks/."""
+    """{name: exfil} of every attack in tests/verify/eval/attacks/."""
     out = {}
     for f in sorted(os.listdir(ATTACKS)):
         m = NAME.match(f)

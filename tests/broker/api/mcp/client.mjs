@@ -5,7 +5,7 @@
 // policy, changes, ping. Prints TAP; exits non-zero when a test failed.
 //
 // Usage: node client.mjs STOCKADE WORKSPACE
-// (run by tests/test_mcp_sdk.py, as root and as uid 65534)
+// (run by tests/broker/api/test_mcp_sdk.py, as root and as uid 65534)
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';

@@ -4,7 +4,7 @@ the bypass rate per obfuscation family of the hostile programs (how many
 the filter ALLOWED), and the false-positive rate on the ordinary programs
 (how many it BLOCKED). It runs no program: `stockade eval filter` runs the
 hostile programs in the sandbox and calls this script for the filter's
-side (issue 6, item 5; tests/eval/README.md).
+side (issue 6, item 5; tests/verify/eval/codefilter/README.md).
 
 Usage: filter_report.py [--json] [--files] [--hostile DIR] [--ordinary DIR]
   default DIRs: hostile/ and ordinary/ beside this script.

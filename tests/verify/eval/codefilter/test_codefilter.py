@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# The code filter of the filter evaluation (tests/eval/codefilter.py), its
+# The code filter of the filter evaluation (tests/verify/eval/codefilter/codefilter.py), its
 # report (filter_report.py) and the two corpora, checked without running any
 # program: each rule refuses what its documentation says and lets ordinary
 # code of the same shape through; the command line's exit codes and JSON;

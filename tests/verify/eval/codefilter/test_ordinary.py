@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-# Every ordinary program of the code-filter evaluation (tests/eval/ordinary/)
+# Every ordinary program of the code-filter evaluation (tests/verify/eval/codefilter/ordinary/)
 # runs to exit 0 in the full product under the default policy: the
 # denominator of the filter's false-positive rate is made of programs the
-# sandbox itself runs without complaint (issue 6, item 5; tests/eval/README.md).
+# sandbox itself runs without complaint (issue 6, item 5; tests/verify/eval/codefilter/README.md).
 #
 # Meant to be registered in tests/meson.build as:
 #
@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # tests/, for stockade_test
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "lib"))  # stockade_test
 
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,  # noqa: E402
                            remove_all, save_result, tap_fail, tap_skip,
