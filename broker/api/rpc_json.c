@@ -16,7 +16,7 @@
  * that a request the broker had no memory to parse is told from a bad
  * line: jansson 2.14's lexer reports some failed allocations as syntax
  * errors ("string or '}' expected") or with no text at all, and ignores
- * others (rpc_json_loadb, rpc_json_dumps). Found with tests/faultshim.c.
+ * others (rpc_json_loadb, rpc_json_dumps). Found with tests/lib/faultshim.c.
  */
 static _Thread_local bool json_alloc_failed;
 

@@ -84,7 +84,7 @@ mem_read(struct archive *a, void *arg, const void **out)
  * Opens A on the read callback RD with ARG, checking every step:
  * libarchive 3.6's archive_read_open and archive_read_open_memory ignore
  * a failed allocation in archive_read_set_callback_data and then crash
- * in archive_read_open1 (found with tests/faultshim.c). Returns an
+ * in archive_read_open1 (found with tests/lib/faultshim.c). Returns an
  * ARCHIVE_* status.
  */
 static int
@@ -552,7 +552,7 @@ fstar_unpack(struct fs_ctx *ctx, const char *dir, int in_fd, const void *data,
 	    /* Our own entry, checked: libarchive 3.6's archive_read_new
 	     * does not check the one it allocates for
 	     * archive_read_next_header, which then crashes on NULL (found
-	     * with tests/faultshim.c). */
+	     * with tests/lib/faultshim.c). */
 	    (e = archive_entry_new2(u->a)) == NULL ||
 	    archive_read_support_format_tar(u->a) != ARCHIVE_OK ||
 	    archive_read_support_filter_none(u->a) != ARCHIVE_OK) {

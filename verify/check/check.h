@@ -90,7 +90,8 @@ extern volatile sig_atomic_t check_interrupted;
 
 /*
  * What STOCKADE_CHECK_FAKE_KERNEL says of the kernel fact NAME, for the
- * tests of both branches of a check (tests/test_check.py): the variable
+ * tests of both branches of a check
+ * (tests/verify/check/test_check.py): the variable
  * is a comma-separated list of facts, "i386" or "no-i386" (the i386
  * entry) and "landlock-abi=N" (the Landlock ABI). Copies the fact's text
  * ("i386", "no-i386", "5") into BUF (LEN bytes) and returns true when the

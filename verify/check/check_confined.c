@@ -10,7 +10,8 @@
  * (broker/host/confine.h, launcher/supervisor/confine.h): NoNewPrivs, Seccomp mode 2
  * and the capability sets. That shows a filter is loaded, not what it
  * holds: the rules of the broker's filter are tested from inside by
- * tests/test_confine.c, the launcher's by tests/test_launcher_confine.c
+ * tests/broker/host/test_confine.c, the launcher's by
+ * tests/launcher/supervisor/test_launcher_confine.c
  * (each call refused or allowed, as the invoking user and as 65534).
  */
 #include <ctype.h>
@@ -355,7 +356,7 @@ judge(struct check_result *r, const char *who, const struct confined *s,
 
 /* boundary.launcher_confined: the running launcher's /proc/PID/status
  * shows no_new_privs, a seccomp filter (whose rules
- * tests/test_launcher_confine.c tests), and as root only
+ * tests/launcher/supervisor/test_launcher_confine.c tests), and as root only
  * CAP_DAC_READ_SEARCH with an empty bounding set (launcher/supervisor/confine.h;
  * docs/confinement.md). */
 static void
@@ -373,7 +374,7 @@ launcher_confined(struct check_ctx *c, struct check_result *r)
 
 /* boundary.broker_confined: the running broker's (`stockade run`)
  * /proc/PID/status shows no_new_privs, a seccomp filter (whose rules
- * tests/test_confine.c tests), and as root only CAP_CHOWN,
+ * tests/broker/host/test_confine.c tests), and as root only CAP_CHOWN,
  * CAP_DAC_OVERRIDE and CAP_FOWNER with an empty bounding set
  * (broker/host/confine.h; docs/confinement.md). */
 static void
@@ -393,13 +394,15 @@ broker_confined(struct check_ctx *c, struct check_result *r)
 const struct check checks_confined[] = {
     {"boundary.launcher_confined", "boundary",
 	"the running launcher's /proc/PID/status: NoNewPrivs 1, Seccomp 2 "
-	"(a filter loaded; its rules: tests/test_launcher_confine.c), as "
+	"(a filter loaded; its rules: "
+	"tests/launcher/supervisor/test_launcher_confine.c), as "
 	"root only CAP_DAC_READ_SEARCH and an empty bounding set",
 	launcher_confined},
     {"boundary.broker_confined", "boundary",
 	"the running broker's /proc/PID/status: NoNewPrivs 1, Seccomp 2 (a "
-	"filter loaded; its rules: tests/test_confine.c), as root only "
-	"CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER and an empty bounding set",
+	"filter loaded; its rules: tests/broker/host/test_confine.c), as "
+	"root only CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER and an empty "
+	"bounding set",
 	broker_confined},
     {NULL, NULL, NULL, NULL},
 };

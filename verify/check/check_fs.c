@@ -379,7 +379,7 @@ fsc_outside_has(const struct scene *s, const char *name)
 /* file_api.get_symlink_to_outside_refused: report.txt, a symlink to a
  * file outside (absolute), and up.txt, one climbing out ("../canary-N"),
  * are refused as symlink_refused and nothing of the file is read
- * (CVE-2018-15664; tests/attacks/35-symlink-get-key.sh). */
+ * (CVE-2018-15664; tests/verify/eval/attacks/35-symlink-get-key.sh). */
 static void
 get_symlink_to_outside(struct check_ctx *c, struct check_result *r)
 {
@@ -405,7 +405,7 @@ get_symlink_to_outside(struct check_ctx *c, struct check_result *r)
 /* file_api.get_symlinked_parent_refused: a symlink in the middle of the
  * path is refused as symlink_refused, whether it leads outside (logs ->
  * a directory outside) or stays inside (alias -> real): openat2(2)
- * RESOLVE_NO_SYMLINKS (CVE-2018-15664; tests/attacks/40-*). */
+ * RESOLVE_NO_SYMLINKS (CVE-2018-15664; tests/verify/eval/attacks/40-*). */
 static void
 get_symlinked_parent(struct check_ctx *c, struct check_result *r)
 {
@@ -433,7 +433,7 @@ get_symlinked_parent(struct check_ctx *c, struct check_result *r)
 /* file_api.get_fifo_refused_without_hanging: a FIFO at the name is
  * not_regular_file at once; the read is opened O_PATH first (or
  * O_NONBLOCK), never blocking for a writer (fifo(7);
- * tests/attacks/37-fifo-get.sh). */
+ * tests/verify/eval/attacks/37-fifo-get.sh). */
 static void
 get_fifo(struct check_ctx *c, struct check_result *r)
 {
@@ -473,7 +473,7 @@ get_socket_and_dir(struct check_ctx *c, struct check_result *r)
 /* file_api.get_hardlink_refused: notes.txt, a hard link to the canary
  * outside the workspace, is hardlinked_file and nothing is read: no
  * symlink to refuse, the second link is the sign (README.md, "Files in
- * and out"; tests/attacks/38-hardlink-get.sh). */
+ * and out"; tests/verify/eval/attacks/38-hardlink-get.sh). */
 static void
 get_hardlink(struct check_ctx *c, struct check_result *r)
 {

@@ -43,7 +43,7 @@ ws_has_temporary(const struct scene *s)
 /* file_api.put_symlinked_parent_refused: keys -> a directory outside;
  * put keys/authorized_keys (new) and keys/secret (--overwrite) are
  * symlink_refused and nothing appears or changes outside
- * (CVE-2018-15664; tests/attacks/39-symlink-dir-put.sh). */
+ * (CVE-2018-15664; tests/verify/eval/attacks/39-symlink-dir-put.sh). */
 static void
 put_symlinked_parent(struct check_ctx *c, struct check_result *r)
 {
@@ -77,7 +77,7 @@ put_symlinked_parent(struct check_ctx *c, struct check_result *r)
  * regular file and the canary is untouched; a FIFO at fifo.txt is
  * replaced too, never opened: data goes to an unnamed file linked or
  * renamed into place (docs/architecture.md, "Writing";
- * tests/attacks/36-symlink-put-userfiles.py). */
+ * tests/verify/eval/attacks/36-symlink-put-userfiles.py). */
 static void
 put_replaces_symlink(struct check_ctx *c, struct check_result *r)
 {
@@ -432,7 +432,7 @@ out:
  * HOST:out.txt` replaces the link (the job reads the new data, the canary
  * is unchanged) and `run --put HOST:keys/authorized_keys` is
  * symlink_refused with exit status 1, nothing written outside (README.md,
- * "--put, --get"; tests/attacks/36-*, 39-*). */
+ * "--put, --get"; tests/verify/eval/attacks/36-*, 39-*). */
 static void
 run_put_planted(struct check_ctx *c, struct check_result *r)
 {

@@ -51,13 +51,13 @@
 #include "verify.h"
 
 #ifndef STOCKADE_EVAL_ATTACKS_DIR
-#define STOCKADE_EVAL_ATTACKS_DIR "tests/attacks"
+#define STOCKADE_EVAL_ATTACKS_DIR "tests/verify/eval/attacks"
 #endif
 #ifndef STOCKADE_EVAL_ATTACKS_SRC
-#define STOCKADE_EVAL_ATTACKS_SRC "tests/attacks"
+#define STOCKADE_EVAL_ATTACKS_SRC "tests/verify/eval/attacks"
 #endif
 #ifndef STOCKADE_EVAL_DIR
-#define STOCKADE_EVAL_DIR "tests/eval"
+#define STOCKADE_EVAL_DIR "tests/verify/eval/codefilter"
 #endif
 
 #define EXIT_FOUND 1 /* an attack succeeded where it must not */

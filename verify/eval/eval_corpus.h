@@ -1,7 +1,8 @@
 /*
  * eval_corpus.h: the attack corpus of `stockade eval` (issue 6): the
- * programs in tests/attacks/ (built into build/tests/attacks/) and the
- * hostile programs of tests/eval/hostile/, with their headers.
+ * programs in tests/verify/eval/attacks/ (built into
+ * build/tests/verify/eval/attacks/) and the hostile programs of
+ * tests/verify/eval/codefilter/hostile/, with their headers.
  *
  * A program is a file "NN-short-name.py", "NN-short-name.sh" or a C
  * attack's executable "NN-short-name" (no extension; its header is read
@@ -60,7 +61,8 @@ enum eval_stop {
  */
 enum eval_attempt {
 	EVAL_ATTEMPT_UNDECLARED = 0, /* no line: a hostile program of
-					 * tests/eval/, judged on harm only */
+					 * tests/verify/eval/codefilter/,
+					 * judged on harm only */
 	EVAL_ATTEMPT_MARKER, /* marker: the job printed
 					 * "ATTEMPTED <token>" on stdout or
 					 * stderr once it had what it needs
@@ -119,7 +121,8 @@ int eval_header_parse(struct eval_attack *a, enum eval_lang lang,
     const char *text, size_t len);
 
 /*
- * Whether A's header has what a corpus entry needs (tests/attacks/,
+ * Whether A's header has what a corpus entry needs
+ * (tests/verify/eval/attacks/,
  * issue 23 point 9): "stopped-when" and "attempted-when", and
  * "canary-unread" among the checks of an "exfil: yes" attack. Returns 0,
  * or -EINVAL with the missing part named in ERR (ERRLEN bytes).
@@ -140,7 +143,8 @@ const char *eval_attack_get(const struct eval_attack *a, const char *key);
  * executable (a C attack: its header from DIR/NAME.c, else SRCDIR/NAME.c
  * when SRCDIR is not NULL). Other entries (meson's NAME.p directories,
  * the .c sources) are ignored. With ANY_NAME (the hostile programs of
- * tests/eval/, named freely), every "*.py" and "*.sh" file whose name is
+ * tests/verify/eval/codefilter/, named freely), every "*.py" and "*.sh"
+ * file whose name is
  * made of [A-Za-z0-9._-] is a program, and no number is required. When
  * ONLY (NONLY strings) is not empty, a program is kept only if its name
  * or its two-digit number is one of them. Returns 0; -ENOMEM; another

@@ -5,7 +5,7 @@
  *
  * Needles are searched raw (memmem), as found: an attack that encodes a
  * secret before sending it is not counted, and the corpus does not do so
- * (tests/attacks/ contract).
+ * (tests/verify/eval/attacks/ contract).
  */
 #ifndef STOCKADE_EVAL_DETECT_H
 #define STOCKADE_EVAL_DETECT_H

@@ -2,7 +2,8 @@
  * eval_filter.c: the code filter's numbers beside the sandbox's
  * (eval_filter.h; issue 6, item 5).
  *
- * The filter's side comes from tests/eval/filter_report.py --json, whose
+ * The filter's side comes from
+ * tests/verify/eval/codefilter/filter_report.py --json, whose
  * shape its docstring fixes: {"families": {slug: {"title", "total",
  * "bypassed", "rate", "files": [{"file", "allowed", ...}]}}, "hostile":
  * {"total", "bypassed", "rate"}, "ordinary": {"total", "blocked",

@@ -1,9 +1,9 @@
 /*
  * eval_filter.h: `stockade eval filter` (issue 6, item 5;
  * docs/evidence.md, "Code filters are not a sandbox"): the denylist code
- * filter of tests/eval/ measured on its own corpora (its report,
- * tests/eval/filter_report.py --json), next to what the same hostile
- * programs did when run in the full product.
+ * filter of tests/verify/eval/codefilter/ measured on its own corpora (its
+ * report, tests/verify/eval/codefilter/filter_report.py --json), next to
+ * what the same hostile programs did when run in the full product.
  */
 #ifndef STOCKADE_EVAL_FILTER_H
 #define STOCKADE_EVAL_FILTER_H

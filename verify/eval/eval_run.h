@@ -119,7 +119,8 @@ const char *eval_outcome_name(enum eval_outcome o);
  * CTX->interrupted stopped it. An attack that declares stopped-when and
  * attempted-when (every corpus entry) is EVAL_STOPPED only when it
  * printed "ATTEMPTED <token>" and each declared check was made and found
- * nothing; one that declares nothing (tests/eval/ hostile programs) is
+ * nothing; one that declares nothing (tests/verify/eval/codefilter/
+ * hostile programs) is
  * EVAL_STOPPED when no rule fired.
  */
 int eval_run(const struct eval_ctx *ctx, const struct eval_attack *a,

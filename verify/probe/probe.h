@@ -45,7 +45,7 @@ extern const struct probe_call probe_syscalls_calls[];
 extern const struct probe_call probe_seccomp_calls[];
 
 /* The call named NAME in either table, or NULL. Used by `sys` and by
- * tests/try_syscall.c, which is built from these files. */
+ * tests/lib/try_syscall.c, which is built from these files. */
 const struct probe_call *probe_call_find(const char *name);
 
 /* Prints "KEY=value" (printf-style value; a newline in it is printed

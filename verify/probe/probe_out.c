@@ -1,7 +1,7 @@
 /*
  * probe_out.c: what stockade-probe's commands print with (probe.h:
  * probe_kv, probe_errno, probe_errname) and probe_now_ms; apart from
- * probe.c's main so that tests/try_syscall.c, built from
+ * probe.c's main so that tests/lib/try_syscall.c, built from
  * probe_syscalls.c and probe_seccomp.c, links them without it.
  */
 #include <stdarg.h>

@@ -12,7 +12,7 @@
  * Every call is made with raw syscall(2), never a libc wrapper that might
  * pick another call, and is given arguments that make it fail before it
  * acts, or act only on this short-lived process (the same calls serve
- * tests/try_syscall.c, built from this file: probe.h, probe_seccomp_calls):
+ * tests/lib/try_syscall.c, built from this file: probe.h, probe_seccomp_calls):
  * a child that exits at once, its own persona, a file of its own in the
  * working directory, removed after. So
  * a filter that lets one through (a planted defect) still harms nothing.

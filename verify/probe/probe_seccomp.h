@@ -2,7 +2,7 @@
  * probe_seccomp.h: what probe_seccomp.c (the `sys` command and the
  * tables of calls) and probe_seccomp_modes.c (the calls that make or
  * change a file's mode) share. Built into stockade-probe and into
- * tests/try_syscall.c's try-syscall.
+ * tests/lib/try_syscall.c's try-syscall.
  */
 #ifndef STOCKADE_PROBE_SECCOMP_H
 #define STOCKADE_PROBE_SECCOMP_H

@@ -15,7 +15,7 @@
  * Every call is made with raw syscall(2) or inline assembly, never a libc
  * wrapper that might pick another call, and is given arguments that make
  * it fail before it acts, or act only on this short-lived process (the
- * same calls serve tests/try_syscall.c, built from this file: probe.h,
+ * same calls serve tests/lib/try_syscall.c, built from this file: probe.h,
  * probe_syscalls_calls): a path that does not
  * exist, a descriptor of -1, an invalid flag, its own memory, a pipe
  * instead of a terminal. So a filter that lets one through (a planted

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# The benchmark suite must not rot (issue 9, bench/run): `bench/run
+# --quick` on this build tree, and the shape of its report.
+#
+# Registered in tests/meson.build as:
+#
+#   test('bench-smoke', python, args : [files('test_bench_smoke.py')],
+#        protocol : 'tap', env : test_env, suite : 'bench',
+#        is_parallel : false, timeout : 180)
+#
+# where test_env sets STOCKADE_BIN (the launcher sits beside it, the
+# benchmark clients in bench/ below it) and STOCKADE_SOURCE_ROOT.
+#
+# What must hold, as the invoking user and (when that is root) as uid
+# 65534 through setpriv, with the scripts and binaries copied where that
+# user can read them:
+#  - bench/run --quick --no-install --no-build exits 0 and prints the
+#    report it writes to --out;
+#  - every section is there, in order (Machine, Cold start, Warm jobs in
+#    a session, Transfers, Memory, Draining output, Concurrency, Targets),
+#    and no Failures section;
+#  - every table is well formed and every figure in a column of figures
+#    parses as a number; the cold tables have the bare, unshare,
+#    bubblewrap and stockade rows of both programs; every target row ends
+#    in PASS or "MISS by N %";
+#  - the concurrency run had no failure and left no process, descriptor,
+#    mount or temporary file (behaviour, not speed: no PASS/MISS of a
+#    timing target is asserted).
+# Output is TAP. Without hyperfine or bubblewrap (tools/bootstrap installs
+# them) the test skips: "not ok" under STOCKADE_MUST_WORK=1.
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))  # tests/lib: stockade_test
+from stockade_test import (NOBODY, Skip, diag, remove_all, tap_fail,
+                           tap_skip, traversable_tmp)
+
+SECTIONS = ["# stockade benchmark report", "## Machine", "## Cold start",
+            "## Warm jobs in a session", "## Transfers", "## Memory",
+            "## Draining output", "## Concurrency", "## Targets (issue 9)"]
+NUMERIC = re.compile(r"(ms|KiB|x |ratio|runs|jobs|failures|median|p10|p90|"
+                     r"p99|max)", re.I)
+NUMBER = re.compile(r"^\**-?[0-9]+(\.[0-9]+)?\**( (KiB|ms))?$")
+
+
+def tables(text):
+    """{section: [table]}, each table a list of rows of stripped cells."""
+    out, section, cur = {}, None, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            section, cur = line, None
+            out.setdefault(section, [])
+        elif line.startswith("|") and section:
+            if cur is None:
+                cur = []
+                out[section].append(cur)
+            # "\|" inside a cell (a shell pipe) is no border
+            cur.append([c.strip() for c in
+                        re.split(r"(?<!\\)\|", line.strip())[1:-1]])
+        else:
+            cur = None
+    return out
+
+
+def check_report(text):
+    pos = [text.find("\n" + s + "\n") if i else text.find(s)
+           for i, s in enumerate(SECTIONS)]
+    missing = [s for s, p in zip(SECTIONS, pos) if p < 0]
+    assert not missing, f"sections missing: {missing}"
+    assert pos == sorted(pos), "sections out of order"
+    assert "\n## Failures" not in text, "the report lists failures"
+    tabs = tables(text)
+    for s in SECTIONS[2:]:
+        assert tabs.get(s), f"{s}: no table"
+        for t in tabs[s]:
+            head, rule, rows = t[0], t[1], t[2:]
+            assert all(c == "---" for c in rule) and len(rule) == len(head), \
+                f"{s}: bad table rule {rule}"
+            assert rows, f"{s}: empty table {head}"
+            for r in rows:
+                assert len(r) == len(head), f"{s}: row {r} against {head}"
+                for h, c in list(zip(head, r))[1:]:  # the first is a label
+                    if (NUMERIC.search(h) or h == "value") and \
+                            s != SECTIONS[-1]:
+                        # Memory: n/a where /proc/PID/smaps_rollup is
+                        # closed to this user (a jail's init as 65534)
+                        assert all(NUMBER.match(x) or
+                                   (x == "n/a" and s == "## Memory")
+                                   for x in c.split(" / ")), \
+                            f"{s}: {h} = {c!r} is no number"
+    cold = " ".join(r[0] for t in tabs[SECTIONS[2]] for r in t[2:])
+    for side in ("bare", "unshare -Urnmpf", "bubblewrap", "stockade run"):
+        for prog in ("`/bin/true`", "`python3 -c pass`"):
+            assert f"{side} {prog}" in cold, f"no cold row {side} {prog}"
+    for r in tabs[SECTIONS[-1]][0][2:]:
+        assert re.match(r"^(PASS|MISS by [0-9]+ %)$", r[-1]), f"target {r}"
+        assert re.match(r"^-?[0-9]", r[1]), f"target measure {r}"
+    conc = {r[0]: r[1] for r in tabs["## Concurrency"][0][2:]}
+    for k in ("failures", "sessions that did not exit 0",
+              "sessions whose descriptor count changed",
+              "processes left behind", "temporary files left in TMPDIR"):
+        assert conc.get(k) == "0", f"concurrency: {k} = {conc.get(k)}"
+    a, b = conc["mounts before / after"].split(" / ")
+    assert a == b, f"mounts before/after {a}/{b}"
+
+
+def run_bench(bench_dir, build, as_nobody, tmp):
+    out = os.path.join(tmp, "report.md")
+    cmd = [sys.executable, os.path.join(bench_dir, "run"), "--quick",
+           "--no-install", "--no-build", "--build", build, "--out", out]
+    env = dict(os.environ, TMPDIR=tmp)
+    if as_nobody:
+        cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+               "--clear-groups", *cmd]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                       cwd=tmp, timeout=150)
+    assert r.returncode == 0, \
+        f"bench/run exited {r.returncode}:\n{r.stdout[-3000:]}\n" \
+        f"{r.stderr[-2000:]}"
+    with open(out) as f:
+        written = f.read()
+    assert written.strip() == r.stdout.strip(), "--out differs from stdout"
+    check_report(r.stdout)
+    diag("\n".join(ln for ln in r.stdout.splitlines()
+                   if ln.startswith("| cold") or ln.startswith("| warm")))
+
+
+def copy_for_nobody(src_bench, build, tmp):
+    """bench/run, the scripts beside it and the four binaries in 0755
+    directories (a CI checkout may sit where uid 65534 cannot go)."""
+    bench = os.path.join(tmp, "src", "bench")
+    os.makedirs(bench)
+    for f in os.listdir(src_bench):  # run and the scripts it calls
+        if f == "run" or f.endswith(".py"):
+            shutil.copy(os.path.join(src_bench, f), bench)
+    b = os.path.join(tmp, "build")
+    os.makedirs(os.path.join(b, "bench"))
+    for f in ("stockade", "stockade-launcher", "bench/jobbench",
+              "bench/fsbench"):
+        shutil.copy(os.path.join(build, f), os.path.join(b, f))
+    for root, dirs, files in os.walk(tmp):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o755)
+    os.chmod(tmp, 0o1777)  # its TMPDIR too
+    return bench, b
+
+
+def main():
+    build = os.path.dirname(os.path.abspath(os.environ["STOCKADE_BIN"]))
+    bench = os.path.join(os.environ["STOCKADE_SOURCE_ROOT"], "bench")
+    users = [False] + ([True] if os.geteuid() == 0 else [])
+    print(f"1..{len(users)}")
+    failed, cleanup = 0, []
+    for n, as_nobody in enumerate(users, 1):
+        title = "bench/run --quick" + (" as uid 65534" if as_nobody else "")
+        try:
+            for tool in ("hyperfine", "bwrap"):
+                if shutil.which(tool) is None:
+                    raise Skip(f"{tool} is not installed (tools/bootstrap "
+                               "installs hyperfine and bubblewrap)")
+            if as_nobody and shutil.which("setpriv") is None:
+                raise Skip("no setpriv")
+            tmp = tempfile.mkdtemp(prefix="stockade-bench-smoke-",
+                                   dir=traversable_tmp())
+            cleanup.append(tmp)
+            if as_nobody:
+                b, d = copy_for_nobody(bench, build, tmp)
+                run_bench(b, d, True, tmp)
+            else:
+                run_bench(bench, build, False, tmp)
+            print(f"ok {n} - {title}")
+        except Skip as e:
+            failed += tap_skip(n, title, e)
+        except Exception as e:
+            failed += 1
+            tap_fail(n, title, e)
+    remove_all(cleanup)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
