@@ -65,6 +65,8 @@ struct pool {
 			       * requests carry it); NULL until POOL came
 			       * (pool_init) */
 	size_t template_len; /* its length, bytes */
+	uint8_t *go; /* WIRE_MAX_MSG bytes: a WIRE_GO message being sent
+			       * (pool_take); NULL until pool_init */
 };
 
 /* Sets P empty, with no size. Returns 0 or -ENOMEM. */
