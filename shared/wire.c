@@ -1,6 +1,6 @@
-/* wire.c: the launcher's supervisor-zygote wire (wire.h): its table of
- * messages and descriptor roles, and sending and receiving one message
- * with its header checked. */
+/* wire.c: the private wires between stockade's processes (wire.h): their
+ * table of messages and descriptor roles, and sending and receiving one
+ * message, or one status record, with its header checked. */
 #include "proto.h"
 
 #include <errno.h>
@@ -10,24 +10,36 @@
 
 /* The table of wire.h, row for row. */
 static const struct wire_msg_desc table[] = {
-    {WIRE_JAIL, "JAIL", 4,
+    {WIRE_JAIL, "JAIL", WIRE_CH_ZYGOTE, 4,
 	{WIRE_FD_WORKSPACE, WIRE_FD_CGROUP_LEAF, WIRE_FD_STDIN_PIPE,
 	    WIRE_FD_TERMINAL},
 	WIRE_ROLE_BIT(0), WIRE_ROLE_BIT(2) | WIRE_ROLE_BIT(3)},
-    {WIRE_PREPARE, "PREPARE", 1, {WIRE_FD_WORKSPACE}, WIRE_ROLE_BIT(0), 0},
-    {WIRE_KILL, "KILL", 0, {0}, 0, 0},
-    {WIRE_MEASURE, "MEASURE", 0, {0}, 0, 0},
-    {WIRE_KOBJ, "KOBJ", 0, {0}, 0, 0},
-    {WIRE_JAIL_REPLY, "JAIL_REPLY", 5,
+    {WIRE_PREPARE, "PREPARE", WIRE_CH_ZYGOTE, 1, {WIRE_FD_WORKSPACE},
+	WIRE_ROLE_BIT(0), 0},
+    {WIRE_KILL, "KILL", WIRE_CH_ZYGOTE, 0, {0}, 0, 0},
+    {WIRE_MEASURE, "MEASURE", WIRE_CH_ZYGOTE, 0, {0}, 0, 0},
+    {WIRE_KOBJ, "KOBJ", WIRE_CH_ZYGOTE, 0, {0}, 0, 0},
+    {WIRE_JAIL_REPLY, "JAIL_REPLY", WIRE_CH_ZYGOTE, 5,
 	{WIRE_FD_PIDFD, WIRE_FD_STDOUT, WIRE_FD_STDERR, WIRE_FD_STATUS,
 	    WIRE_FD_NOTIFY},
 	0, 0},
-    {WIRE_PREPARE_REPLY, "PREPARE_REPLY", 6,
+    {WIRE_PREPARE_REPLY, "PREPARE_REPLY", WIRE_CH_ZYGOTE, 6,
 	{WIRE_FD_PIDFD, WIRE_FD_STDOUT, WIRE_FD_STDERR, WIRE_FD_STATUS,
 	    WIRE_FD_NOTIFY, WIRE_FD_GO},
 	0, 0},
-    {WIRE_MEASURE_REPLY, "MEASURE_REPLY", 0, {0}, 0, 0},
-    {WIRE_KOBJ_REPLY, "KOBJ_REPLY", 0, {0}, 0, 0},
+    {WIRE_MEASURE_REPLY, "MEASURE_REPLY", WIRE_CH_ZYGOTE, 0, {0}, 0, 0},
+    {WIRE_KOBJ_REPLY, "KOBJ_REPLY", WIRE_CH_ZYGOTE, 0, {0}, 0, 0},
+    {WIRE_GO, "GO", WIRE_CH_GO, 1, {WIRE_FD_STDIN_PIPE}, 0, 0},
+    {INIT_REC_SETUP_FAILED, "SETUP_FAILED", WIRE_CH_STATUS, 0, {0}, 0, 0},
+    {INIT_REC_PAYLOAD_EXIT, "PAYLOAD_EXIT", WIRE_CH_STATUS, 0, {0}, 0, 0},
+    {INIT_REC_LANDLOCK, "LANDLOCK", WIRE_CH_STATUS, 0, {0}, 0, 0},
+    {INIT_REC_BIND_FAILED, "BIND_FAILED", WIRE_CH_STATUS, 0, {0}, 0, 0},
+    {INIT_REC_TASKS, "TASKS", WIRE_CH_STATUS, 0, {0}, 0, 0},
+    {WIRE_SPAWN, "SPAWN", WIRE_CH_SPAWN, 0, {0}, 0, 0},
+    {WIRE_SPAWN_REPLY, "SPAWN_REPLY", WIRE_CH_SPAWN, 2,
+	{WIRE_FD_LAUNCHER_SOCK, WIRE_FD_LAUNCHER_PIDFD},
+	WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), 0},
+    {WIRE_SPAWN_FAILED, "SPAWN_FAILED", WIRE_CH_SPAWN, 0, {0}, 0, 0},
 };
 
 const struct wire_msg_desc *
@@ -53,12 +65,30 @@ wire_fd_role_name(enum wire_fd_role role)
 	    [WIRE_FD_STATUS] = "status pipe",
 	    [WIRE_FD_NOTIFY] = "notify socket",
 	    [WIRE_FD_GO] = "go socket",
+	    [WIRE_FD_LAUNCHER_SOCK] = "launcher socket",
+	    [WIRE_FD_LAUNCHER_PIDFD] = "launcher pidfd",
 	};
 
 	if ((size_t)role < sizeof(names) / sizeof(names[0]) &&
 	    names[role] != NULL)
 		return names[role];
 	return "unknown";
+}
+
+/* Little-endian V into P[0, 4). */
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The little-endian u32 at P. */
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
 }
 
 /* The number of bits set in X. */
@@ -91,8 +121,7 @@ wire_send(int sock, uint8_t *msg, size_t len, uint16_t type, uint32_t roles,
 	msg[1] = (uint8_t)(type >> 8);
 	msg[2] = (uint8_t)nfds;
 	msg[3] = (uint8_t)(nfds >> 8);
-	for (int i = 0; i < 4; i++)
-		msg[4 + i] = (uint8_t)(roles >> (8 * i));
+	put32(msg + 4, roles);
 	return proto_send_fds(sock, msg, len, fds, nfds);
 }
 
@@ -113,8 +142,7 @@ wire_recv(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
 	if ((size_t)n >= WIRE_HEADER_SIZE) {
 		m->type = (uint16_t)(buf[0] | buf[1] << 8);
 		count = (size_t)(buf[2] | buf[3] << 8);
-		m->roles = (uint32_t)buf[4] | (uint32_t)buf[5] << 8 |
-		    (uint32_t)buf[6] << 16 | (uint32_t)buf[7] << 24;
+		m->roles = get32(buf + 4);
 		d = wire_msg_desc(m->type);
 		if (d != NULL && roles_ok(d, m->roles) && count == nfds &&
 		    count == bits(m->roles)) {
@@ -145,4 +173,47 @@ wire_fd(const struct wire_msg *m, const int *fds, enum wire_fd_role role)
 		at++;
 	}
 	return -1;
+}
+
+int
+wire_status_write(int fd, uint16_t type, int32_t a, int32_t b)
+{
+	const struct wire_msg_desc *d = wire_msg_desc(type);
+	uint8_t rec[WIRE_STATUS_SIZE] = {(uint8_t)type, (uint8_t)(type >> 8)};
+	ssize_t w;
+
+	if (d == NULL || d->channel != WIRE_CH_STATUS)
+		return -EINVAL;
+	put32(rec + WIRE_HEADER_SIZE, (uint32_t)a);
+	put32(rec + WIRE_HEADER_SIZE + 4, (uint32_t)b);
+	do
+		w = write(fd, rec, sizeof(rec));
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return -errno;
+	return w == (ssize_t)sizeof(rec) ? 0 : -EIO;
+}
+
+int
+wire_status_read(int fd, int32_t rec[3])
+{
+	uint8_t raw[WIRE_STATUS_SIZE];
+	const struct wire_msg_desc *d;
+	ssize_t n;
+
+	do
+		n = read(fd, raw, sizeof(raw));
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n == 0 ? 0 : -errno;
+	if (n != (ssize_t)sizeof(raw))
+		return -EBADMSG;
+	rec[0] = (int32_t)(raw[0] | raw[1] << 8);
+	rec[1] = (int32_t)get32(raw + WIRE_HEADER_SIZE);
+	rec[2] = (int32_t)get32(raw + WIRE_HEADER_SIZE + 4);
+	d = wire_msg_desc((uint16_t)rec[0]);
+	if (d == NULL || d->channel != WIRE_CH_STATUS || raw[2] != 0 ||
+	    raw[3] != 0 || get32(raw + 4) != 0)
+		return -EPROTO;
+	return 1;
 }

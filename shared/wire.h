@@ -1,11 +1,16 @@
 /*
- * wire.h: the launcher's private wire between its supervisor
+ * wire.h: the private wires between the processes of stockade, one
+ * table for all of them: the launcher's supervisor
  * (launcher/supervisor/zygote_client.c) and its zygote
- * (launcher/zygote/zygote.c). This header owns it; proto.h includes it,
- * so the broker-launcher protocol and this one are defined side by side.
+ * (launcher/zygote/zygote.c); the supervisor and a waiting (pooled)
+ * jail's init (launcher/supervisor/pool.c, launcher/init/pool_job.c);
+ * jail init and the payload to the supervisor (the status pipe:
+ * launcher/common/jail_common.c, launcher/supervisor/job_end.c); the
+ * confined broker and its spawner (broker/jobs/spawner.c). The broker <->
+ * launcher protocol is proto.h's, which includes this header, so every
+ * message between the processes is defined in these two places.
  *
- * Transport: one AF_UNIX SOCK_SEQPACKET socketpair made by zygote_start;
- * one datagram is one message. Every message is
+ * Every message, on every wire, is
  *
  *     u16 type | u16 descriptor count | u32 roles | body
  *
@@ -16,7 +21,23 @@
  * takes a descriptor by its role's position (wire_fd), never by what it
  * looks like; it may fstat one to verify it and refuse a mismatch.
  *
+ * Channels (transport, and the types each carries):
+ *   zygote  one AF_UNIX SOCK_SEQPACKET socketpair made by zygote_start;
+ *           one datagram is one message.
+ *   go      a waiting jail's SOCK_SEQPACKET socket (jail_start), the
+ *           supervisor's end handed over in WIRE_PREPARE_REPLY; one
+ *           message, then closed.
+ *   status  jail init's status pipe (jail_start), written by init and
+ *           by the payload before exec, read by the supervisor after
+ *           init is reaped. A pipe carries no descriptors: every record
+ *           is WIRE_STATUS_SIZE bytes (one atomic write, PIPE_BUF), its
+ *           header's count and roles 0 (wire_status_write,
+ *           wire_status_read; anything else is refused, -EPROTO).
+ *   spawn   the broker's socketpair to its spawner (spawner_start), one
+ *           SOCK_SEQPACKET datagram a message.
+ *
  *   type               dir   body                     descriptors, in order
+ *   zygote:
  *   WIRE_JAIL          s->z  a RUN message (proto.h)  workspace directory;
  *                                                     cgroup leaf (opt.);
  *                                                     stdin pipe (opt.,
@@ -40,7 +61,34 @@
  *   WIRE_MEASURE_REPLY z->s  i32 -errno or 0, u32     none
  *                            seq, u64 x 4, u32
  *   WIRE_KOBJ_REPLY    z->s  as MEASURE_REPLY         none
+ *   go:
+ *   WIRE_GO            s->i  the job's RUN message    stdin pipe (opt.:
+ *                            (proto.h), as the        exactly when the
+ *                            broker sent it           RUN has JOB_F_STDIN)
+ *   status (every body i32 a, i32 b; no descriptors):
+ *   INIT_REC_SETUP_FAILED i->s  a = stage (enum jail_stage), b = errno
+ *   INIT_REC_PAYLOAD_EXIT i->s  a = the payload's wait status, b =
+ *                               INIT_FULL_* flags (jail.h)
+ *   INIT_REC_LANDLOCK     p->s  a = the Landlock ABI the payload is
+ *                               under (sent before exec), b = 0
+ *   INIT_REC_BIND_FAILED  i->s  set-up failed at STAGE_BIND: a = the
+ *                               bind's index in the job's mounts, b =
+ *                               errno
+ *   INIT_REC_TASKS        i->s  just before INIT_REC_PAYLOAD_EXIT, in a
+ *                               pid namespace: a = its tasks as the
+ *                               payload ended (init's and the
+ *                               payload's included), b = 0
+ *   spawn:
+ *   WIRE_SPAWN         b->sp empty: "start a launcher"  none
+ *   WIRE_SPAWN_REPLY   sp->b u32 the launcher's pid   our end of the
+ *                                                     launcher's socket,
+ *                                                     its pidfd (both
+ *                                                     required)
+ *   WIRE_SPAWN_FAILED  sp->b u32 errno (socketpair,   none
+ *                            clone3)
  *
+ * (s: the launcher's supervisor, z: its zygote, i: jail init, p: the
+ * payload before exec, b: the broker, sp: its spawner.)
  * A jail reply's body: i32 refusal (enum zygote_refusal), i32 errno, u8
  * kill_on_denial, i32 pid, u64 start seconds, u64 start nanoseconds
  * (CLOCK_MONOTONIC at the clone), u64 token, str why. A measure reply's
@@ -48,7 +96,8 @@
  * count's: watches, maps, locks, files in flight, unreadable processes.
  * Replies come in the order of the requests that have one (KILL has
  * none). A message the zygote cannot take is answered with a
- * WIRE_JAIL_REPLY refusing it (ZYGOTE_BAD_REQUEST).
+ * WIRE_JAIL_REPLY refusing it (ZYGOTE_BAD_REQUEST). Every other
+ * receiver refuses a type it does not expect there.
  */
 #ifndef STOCKADE_WIRE_H
 #define STOCKADE_WIRE_H
@@ -58,7 +107,8 @@
 
 #define WIRE_HEADER_SIZE 8u
 /* The largest message, bytes: a header and a whole RUN of the broker's
- * protocol, which the launcher forwards as it came (PROTO_MAX_MSG). */
+ * protocol, which the launcher forwards as it came (PROTO_MAX_MSG):
+ * WIRE_JAIL, WIRE_PREPARE and WIRE_GO. */
 #define WIRE_MAX_MSG (PROTO_MAX_MSG + WIRE_HEADER_SIZE)
 
 enum wire_msg_type {
@@ -71,8 +121,26 @@ enum wire_msg_type {
 	WIRE_PREPARE_REPLY = 7,
 	WIRE_MEASURE_REPLY = 8,
 	WIRE_KOBJ_REPLY = 9,
+	WIRE_GO = 10,
+	/* The status pipe's records, named as their users know them. */
+	INIT_REC_SETUP_FAILED = 11,
+	INIT_REC_PAYLOAD_EXIT = 12,
+	INIT_REC_LANDLOCK = 13,
+	INIT_REC_BIND_FAILED = 14,
+	INIT_REC_TASKS = 15,
+	WIRE_SPAWN = 16,
+	WIRE_SPAWN_REPLY = 17,
+	WIRE_SPAWN_FAILED = 18,
 };
-#define WIRE_MSG_TYPE_MAX WIRE_KOBJ_REPLY
+#define WIRE_MSG_TYPE_MAX WIRE_SPAWN_FAILED
+
+/* The wire a message type travels on (the table's sections). */
+enum wire_channel {
+	WIRE_CH_ZYGOTE = 1,
+	WIRE_CH_GO,
+	WIRE_CH_STATUS,
+	WIRE_CH_SPAWN,
+};
 
 /* What a descriptor on this wire is. */
 enum wire_fd_role {
@@ -86,6 +154,9 @@ enum wire_fd_role {
 	WIRE_FD_STATUS, /* the read end of init's status pipe */
 	WIRE_FD_NOTIFY, /* the socket the seccomp listener comes on */
 	WIRE_FD_GO, /* a waiting jail's socket for its job's RUN */
+	WIRE_FD_LAUNCHER_SOCK, /* the broker's end of a new launcher's
+				* SOCK_SEQPACKET socketpair */
+	WIRE_FD_LAUNCHER_PIDFD, /* that launcher's pidfd */
 };
 
 /* The most descriptors one message carries (a prepare reply's six). */
@@ -95,13 +166,14 @@ enum wire_fd_role {
 struct wire_msg_desc {
 	uint16_t type;
 	const char *name; /* "JAIL" */
+	enum wire_channel channel;
 	uint8_t nroles;
 	enum wire_fd_role roles[WIRE_MAX_FDS]; /* in their order */
 	uint32_t required; /* roles always present, as a ROLES mask */
 	uint32_t exclusive; /* roles of which at most one is present */
 };
 
-/* The row of TYPE, or NULL for a type not on this wire. */
+/* The row of TYPE, or NULL for a type on no wire. */
 const struct wire_msg_desc *wire_msg_desc(uint16_t type);
 
 /* The name of ROLE for diagnostics ("workspace"), or "unknown". */
@@ -150,5 +222,25 @@ int wire_recv(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
  * present before it in the row's order), or -1 when M carries none.
  */
 int wire_fd(const struct wire_msg *m, const int *fds, enum wire_fd_role role);
+
+/* A status record's size, bytes: the header and its body's two i32. */
+#define WIRE_STATUS_SIZE (WIRE_HEADER_SIZE + 8u)
+
+/*
+ * Writes the status record TYPE (a type of the status channel) with A and
+ * B on the pipe FD, in one write(2) (EINTR retried). Only
+ * async-signal-safe calls. Returns 0; -EINVAL for a type not on the
+ * status channel; or write(2)'s negative errno (-EIO for a short write).
+ */
+int wire_status_write(int fd, uint16_t type, int32_t a, int32_t b);
+
+/*
+ * Reads one status record from the pipe FD (EINTR retried) into REC:
+ * its type, A and B. Returns 1; 0 at EOF; -EBADMSG for a record cut
+ * short; -EPROTO for a header that fails its check (a type not on the
+ * status channel, a nonzero descriptor count or roles), with REC[0] the
+ * type read; or read(2)'s negative errno.
+ */
+int wire_status_read(int fd, int32_t rec[3]);
 
 #endif

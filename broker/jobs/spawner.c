@@ -26,12 +26,12 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "proto.h"
 
 /* The spawner's own descriptors after it has tidied up. */
 #define SP_SOCK_FD 3
 #define SP_EXE_FD 4
 
-#define REPLY_LEN 8
 #define STOP_GRACE_MS 5000u
 
 /* Signals a terminal sends to its whole foreground process group: the
@@ -134,38 +134,26 @@ get_le32(const uint8_t *p)
 	    (uint32_t)p[3] << 24;
 }
 
-/* Sends the 8-byte answer with FDS (N of them, 0 or 2) to the broker.
- * Returns 0 or -1. */
+/* Sends the answer to the broker (shared/wire.h): WIRE_SPAWN_FAILED
+ * with ERR when it is not 0, else WIRE_SPAWN_REPLY with PID and FDS, the
+ * broker's end of the launcher's socket and the launcher's pidfd, by
+ * their roles. Returns 0 or -1. */
 static int
-reply(int err, pid_t pid, const int *fds, int n)
+reply(int err, pid_t pid, const int *fds)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} cm;
-	uint8_t data[REPLY_LEN];
-	struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	ssize_t w;
+	uint8_t msg[WIRE_HEADER_SIZE + 4];
 
-	put_le32(data, (uint32_t)err);
-	put_le32(data + 4, (uint32_t)pid);
-	if (n > 0) {
-		struct cmsghdr *c;
-
-		memset(&cm, 0, sizeof(cm));
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
-	}
-	do
-		w = sendmsg(SP_SOCK_FD, &msg, MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
-	return w == REPLY_LEN ? 0 : -1;
+	put_le32(msg + WIRE_HEADER_SIZE,
+	    err != 0 ? (uint32_t)err : (uint32_t)pid);
+	if (err != 0)
+		return wire_send(SP_SOCK_FD, msg, sizeof(msg),
+			   WIRE_SPAWN_FAILED, 0, NULL) < 0
+		    ? -1
+		    : 0;
+	return wire_send(SP_SOCK_FD, msg, sizeof(msg), WIRE_SPAWN_REPLY,
+		   WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), fds) < 0
+	    ? -1
+	    : 0;
 }
 
 /* Starts one launcher as the broker's child and hands it over. Returns
@@ -178,7 +166,7 @@ launch_one(void)
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return reply(errno, 0, NULL, 0);
+		return reply(errno, 0, NULL);
 	memset(&ca, 0, sizeof(ca));
 	/* CLONE_PARENT: the broker's child (it reaps it and gets the
 	 * exit signal, which the kernel takes from our own, SIGCHLD;
@@ -193,20 +181,24 @@ launch_one(void)
 
 		close(sv[0]);
 		close(sv[1]);
-		return reply(e, 0, NULL, 0);
+		return reply(e, 0, NULL);
 	}
 	if (pid == 0)
 		spawner_exec_launcher(sv[1], SP_EXE_FD);
 	close(sv[1]);
 	fds[0] = sv[0];
 	fds[1] = pidfd;
-	rc = reply(0, pid, fds, 2);
+	rc = reply(0, pid, fds);
 	/* The broker has its copies now (or never will: it is gone, and the
 	 * launcher will read EOF and exit). */
 	close(sv[0]);
 	close(pidfd);
 	return rc;
 }
+
+/* The spawner's receive buffer (wire_recv wants WIRE_MAX_MSG bytes; a
+ * request is a bare header): static, as the spawner does not malloc. */
+static uint8_t request[WIRE_MAX_MSG];
 
 /* The spawner process: never returns. */
 static _Noreturn void
@@ -236,19 +228,16 @@ spawner_main(int sock, int exe_fd, pid_t broker)
 		sigaction(tty_signals[i], &sa, NULL);
 
 	for (;;) {
-		uint8_t req[2];
-		struct iovec iov = {.iov_base = req, .iov_len = sizeof(req)};
-		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-		ssize_t n;
+		struct wire_msg m;
+		int fds[1];
+		int n;
 
-		/* No control buffer: a descriptor sent to us is closed by
-		 * the kernel and flagged MSG_CTRUNC. */
-		n = recvmsg(SP_SOCK_FD, &msg, MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
-			continue;
+		/* A WIRE_SPAWN header and nothing else (shared/wire.h): no
+		 * descriptor may come (any is closed, -EBADMSG). */
+		n = wire_recv(SP_SOCK_FD, request, sizeof(request), fds, 0, &m);
 		if (n == 0)
 			_exit(0);
-		if (n != 1 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		if (n < 0 || m.type != WIRE_SPAWN || m.body_len != 0)
 			_exit(1);
 		if (launch_one() < 0)
 			_exit(1);
@@ -331,64 +320,50 @@ spawner_end_child(pid_t *pid, int *pidfd, int *sock, uint64_t grace_ms)
 	*pid = 0;
 }
 
-/* Receives the answer: 0 with two descriptors, the spawner's errno
- * (negated), or -EPROTO / -ENOTCONN. */
+/* Checks the answer M (with FDS) from the spawner: 0 for a
+ * WIRE_SPAWN_REPLY whose pid is plausible and whose launcher socket is a
+ * socket, the spawner's errno (negated) for a WIRE_SPAWN_FAILED with a
+ * plausible one, -EPROTO for anything else. */
 static int
-recv_answer(struct spawner *sp, int fds[2], pid_t *pid)
+check_answer(const struct wire_msg *m, const int *fds, pid_t *pid)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-	} cm;
-	uint8_t data[REPLY_LEN + 1];
-	struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
-	struct msghdr msg = {.msg_iov = &iov,
-	    .msg_iovlen = 1,
-	    .msg_control = cm.buf,
-	    .msg_controllen = sizeof(cm.buf)};
-	struct cmsghdr *c;
-	int got[4], ngot = 0, e = 0;
-	uint32_t err, p;
+	uint32_t v = m->body_len == 4 ? get_le32(m->body) : 0;
+	int sock = wire_fd(m, fds, WIRE_FD_LAUNCHER_SOCK);
 	struct stat st;
-	ssize_t n;
 
-	do
-		n = recvmsg(sp->sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n == 0 || errno == ECONNRESET ? -ENOTCONN : -errno;
-	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-		size_t k;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k && ngot < 4; i++)
-			memcpy(&got[ngot++], CMSG_DATA(c) + i * sizeof(int),
-			    sizeof(int));
-	}
-	if (n != REPLY_LEN || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		e = -EPROTO;
-		goto out;
-	}
-	err = get_le32(data);
-	p = get_le32(data + 4);
-	if (err != 0) {
-		/* A failure carries no descriptor and a plausible errno. */
-		e = ngot == 0 && err < 4096 ? -(int)err : -EPROTO;
-		goto out;
-	}
-	if (ngot != 2 || p == 0 || p > INT32_MAX || fstat(got[0], &st) < 0 ||
-	    !S_ISSOCK(st.st_mode)) {
-		e = -EPROTO;
-		goto out;
-	}
-	fds[0] = got[0];
-	fds[1] = got[1];
-	*pid = (pid_t)p;
+	if (m->type == WIRE_SPAWN_FAILED)
+		return v > 0 && v < 4096 ? -(int)v : -EPROTO;
+	if (m->type != WIRE_SPAWN_REPLY || v == 0 || v > INT32_MAX ||
+	    fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return -EPROTO;
+	*pid = (pid_t)v;
 	return 0;
-out:
-	for (int i = 0; i < ngot; i++)
+}
+
+/* Receives the answer (shared/wire.h) into BUF (WIRE_MAX_MSG bytes): 0
+ * with FDS[0] the launcher's socket and FDS[1] its pidfd, taken by role;
+ * the spawner's errno (negated); -EPROTO for a malformed answer; or
+ * -ENOTCONN. */
+static int
+recv_answer(struct spawner *sp, uint8_t *buf, int fds[2], pid_t *pid)
+{
+	int got[2];
+	struct wire_msg m;
+	int n, e;
+
+	n = wire_recv(sp->sock, buf, WIRE_MAX_MSG, got, 2, &m);
+	if (n == 0 || n == -ECONNRESET)
+		return -ENOTCONN;
+	if (n == -EPROTO || n == -EBADMSG || n == -EMSGSIZE)
+		return -EPROTO;
+	if (n < 0)
+		return n;
+	if ((e = check_answer(&m, got, pid)) == 0) {
+		fds[0] = wire_fd(&m, got, WIRE_FD_LAUNCHER_SOCK);
+		fds[1] = wire_fd(&m, got, WIRE_FD_LAUNCHER_PIDFD);
+		return 0;
+	}
+	for (size_t i = 0; i < m.nfds; i++)
 		close(got[i]);
 	return e;
 }
@@ -397,30 +372,31 @@ int
 spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock, int *pidfd,
     pid_t *pid)
 {
-	uint8_t req = 'L';
+	uint8_t req[WIRE_HEADER_SIZE];
+	uint8_t *buf;
 	int fds[2], e;
-	ssize_t w;
 
 	if (sp->sock < 0)
 		return -ENOTCONN;
-	do
-		w = send(sp->sock, &req, 1, MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
-	if (w != 1) {
+	if ((buf = malloc(WIRE_MAX_MSG)) == NULL)
+		return -ENOMEM;
+	if (wire_send(sp->sock, req, sizeof(req), WIRE_SPAWN, 0, NULL) < 0) {
 		e = -ENOTCONN;
 		goto broken;
 	}
 	if ((e = spawner_wait_readable(sp->sock, deadline_ms)) < 0)
 		goto broken;
-	e = recv_answer(sp, fds, pid);
+	e = recv_answer(sp, buf, fds, pid);
 	if (e == -ENOTCONN || e == -EPROTO)
 		goto broken;
+	free(buf);
 	if (e < 0)
 		return e;
 	*sock = fds[0];
 	*pidfd = fds[1];
 	return 0;
 broken:
+	free(buf);
 	/* An answer may still be on its way: nothing later could tell it
 	 * from the answer to the next request. */
 	spawner_end_child(&sp->pid, &sp->pidfd, &sp->sock, 0);

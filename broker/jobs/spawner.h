@@ -17,17 +17,17 @@
  * ("stockade-launcher --ipc-fd 3"), an empty environment (STOCKADE_DEBUG
  * only when the broker had it at start-up), stdin/stdout /dev/null and
  * the spawner's stderr - what the broker could already do before
- * confining itself. Nothing it sends is parsed beyond "one byte"; a
- * descriptor or a longer message ends the spawner.
+ * confining itself. Nothing it sends is parsed beyond a bare WIRE_SPAWN
+ * header; any other message, or a descriptor, ends the spawner.
  *
  * Wire (one SOCK_SEQPACKET pair, private to the two processes; they run
- * the same binary, so this is not a protocol between programs):
- *   broker -> spawner  one byte, any value: "start a launcher"
- *   spawner -> broker  8 bytes: errno (u32 LE, 0 on success) and the
- *                      launcher's pid (u32 LE); on success with
- *                      SCM_RIGHTS [broker's end of the launcher's
- *                      socketpair, the launcher's pidfd]; no descriptor
- *                      on failure.
+ * the same binary): the spawn channel of shared/wire.h, whose table
+ * gives each message and its descriptors' roles:
+ *   broker -> spawner  WIRE_SPAWN, empty: "start a launcher"
+ *   spawner -> broker  WIRE_SPAWN_REPLY, u32 the launcher's pid, with the
+ *                      roles launcher socket (the broker's end of the
+ *                      launcher's socketpair) and launcher pidfd, both
+ *                      required; or WIRE_SPAWN_FAILED, u32 errno, none.
  * The launcher is made with clone3(CLONE_PARENT | CLONE_PIDFD), so it is
  * the broker's child, not the spawner's: the broker reaps it, gets its
  * SIGCHLD, and the launcher's PR_SET_PDEATHSIG follows the broker.

@@ -70,27 +70,13 @@ enum jail_stage {
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
-/* Records on the status pipe, init -> launcher: three little-endian i32. */
-enum init_record {
-	INIT_REC_SETUP_FAILED = 1, /* a = stage, b = errno */
-	INIT_REC_PAYLOAD_EXIT = 2, /* a = wait status of the payload,
-				    * b = INIT_FULL_* flags */
-	INIT_REC_LANDLOCK = 3, /* a = Landlock ABI the payload is under
-				    * (sent by the payload before exec) */
-	INIT_REC_BIND_FAILED = 4, /* set-up failed at STAGE_BIND: a = index
-				    * of the bind in the job's mounts, b =
-				    * errno (the result names its path) */
-	INIT_REC_TASKS = 5, /* sent just before INIT_REC_PAYLOAD_EXIT,
-				    * in a pid namespace: a = the tasks
-				    * (threads) of the namespace as the
-				    * payload ended, init's and the
-				    * payload's (one) included */
-};
+/* Records on the status pipe, init (and the payload) -> launcher: the
+ * status channel of shared/wire.h, whose table gives each INIT_REC_*
+ * type and its body (jail_send_record, wire_status_read). */
 /* File systems init found full as the payload ended (statfs(2) f_bavail
  * 0): the payload may have died of ENOSPC there. */
 #define INIT_FULL_TMP 0x1
 #define INIT_FULL_HOME 0x2
-#define INIT_RECORD_SIZE 12
 
 /*
  * The signal jail init gets (from the zygote, at the launcher's request:
@@ -290,7 +276,9 @@ int jail_write_id_maps(pid_t pid, int pidfd, const struct job_spec *spec,
  */
 void jail_kill_tree(int proc_fd);
 
-/* Writes one init record (three little-endian i32) to FD; best effort. */
+/* Writes the status record KIND (an INIT_REC_* type, shared/wire.h) with
+ * A and B to the status pipe FD (wire_status_write); best effort: an
+ * error is dropped (the reader then finds no ending record). */
 void jail_send_record(int fd, int32_t kind, int32_t a, int32_t b);
 
 /*

@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "buf.h"
 #include "fsutil.h"
 
 static const char *const stage_names[] = {
@@ -125,14 +124,7 @@ jail_stage_name(int stage)
 void
 jail_send_record(int fd, int32_t kind, int32_t a, int32_t b)
 {
-	uint8_t rec[INIT_RECORD_SIZE];
-	struct wbuf w;
-
-	wbuf_init(&w, rec, sizeof(rec));
-	wbuf_put_i32(&w, kind);
-	wbuf_put_i32(&w, a);
-	wbuf_put_i32(&w, b);
-	(void)write_all(fd, rec, w.len);
+	(void)wire_status_write(fd, (uint16_t)kind, a, b);
 }
 
 void

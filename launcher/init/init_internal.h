@@ -42,14 +42,16 @@ _Noreturn void setup_failed(int status_fd, int stage, int err);
 int above_stdio(int fd, int cmd);
 
 /*
- * A warm pool's jail, built for TEMPLATE: waits on GO_FD for the job's RUN
- * message from the launcher and returns it, decoded (leaked: init execs
+ * A warm pool's jail, built for TEMPLATE: waits on GO_FD for the job's
+ * WIRE_GO message from the launcher (shared/wire.h: its RUN message, and
+ * its stdin pipe by role) and returns the RUN decoded (leaked: init execs
  * nothing and exits after its payload). The launcher discarding the jail
  * (EOF) ends init quietly; a message that does not decode, or a job that
  * asks for what the jail was not built for (jail_pool_compatible: a
- * launcher is not trusted to widen a jail), is a set-up failure. The
- * message carries the job's stdin pipe exactly when its spec has
- * JOB_F_STDIN (else it is a set-up failure too); it is stored in
+ * launcher is not trusted to widen a jail), is a set-up failure
+ * (STAGE_POOL_JOB). The message carries the stdin pipe role exactly when
+ * the spec has JOB_F_STDIN, and then the read end of a pipe (else it is
+ * a set-up failure too, EPERM); it is stored in
  * *STDIN_FD, numbered above 2 and close-on-exec (the caller owns it).
  * GO_FD is closed once the job is read. A failure is reported on
  * STATUS_FD and ends init (pool_job.c). Signals are blocked: the wait

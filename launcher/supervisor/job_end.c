@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
 #include "launcher.h"
+#include "log.h"
 #include "monitor_internal.h"
 
 uint64_t
@@ -27,33 +27,32 @@ job_elapsed_ms(const struct timespec *start)
 
 /*
  * Reads the records init and the payload left on the status pipe (its
- * write ends are all closed once init is reaped): the ending record into
+ * write ends are all closed once init is reaped; shared/wire.h, the
+ * status channel): the ending record into
  * REC, INIT_REC_SETUP_FAILED (or INIT_REC_BIND_FAILED) before any
  * INIT_REC_PAYLOAD_EXIT (a payload
  * whose set-up failed also exits, 127, after saying why), the
  * Landlock ABI the payload reported into *LANDLOCK_ABI, and the tasks
  * init counted as the payload ended into *TASKS (left alone when init
- * sent none). Returns 0 when an ending record came, -EBADMSG otherwise.
+ * sent none). A record whose header fails its check (wire_status_read:
+ * -EPROTO) is logged and ends the reading, the records after it
+ * refused. Returns 0 when an ending record came, -EBADMSG otherwise.
  */
 static int
 read_records(int fd, int32_t rec[3], int32_t *landlock_abi, int32_t *tasks)
 {
-	uint8_t raw[INIT_RECORD_SIZE];
 	bool ended = false;
 	int32_t got[3];
-	struct rbuf r;
-	ssize_t n;
+	int n;
 
 	for (int i = 0; i < 8; i++) {
-		do
-			n = read(fd, raw, sizeof(raw));
-		while (n < 0 && errno == EINTR);
-		if (n != (ssize_t)sizeof(raw))
+		n = wire_status_read(fd, got);
+		if (n == -EPROTO)
+			log_warn("status pipe: a record of type %d with "
+				 "descriptors or of no status type: refused",
+			    (int)got[0]);
+		if (n <= 0)
 			break;
-		rbuf_init(&r, raw, sizeof(raw));
-		rbuf_get_i32(&r, &got[0]);
-		rbuf_get_i32(&r, &got[1]);
-		rbuf_get_i32(&r, &got[2]);
 		if (got[0] == INIT_REC_LANDLOCK) {
 			*landlock_abi = got[1];
 			continue;

@@ -22,7 +22,8 @@ pool_init(struct pool *p)
 	memset(p, 0, sizeof(*p));
 	p->wsfd = -1;
 	p->buf = malloc(PROTO_MAX_MSG);
-	return p->buf != NULL ? 0 : -ENOMEM;
+	p->go = malloc(WIRE_MAX_MSG);
+	return p->buf != NULL && p->go != NULL ? 0 : -ENOMEM;
 }
 
 /* Ends waiting jail J (no payload yet): SIGKILL from its zygote, then
@@ -115,15 +116,15 @@ gone(const struct jail *j)
 static void
 log_failed(const struct jail *j)
 {
-	uint8_t rec[INIT_RECORD_SIZE];
 	int32_t v[3] = {0, 0, 0};
+	int n = wire_status_read(j->status_fd, v);
 
-	if (read(j->status_fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
-		for (int i = 0; i < 3; i++)
-			v[i] = (int32_t)((uint32_t)rec[4 * i] |
-			    (uint32_t)rec[4 * i + 1] << 8 |
-			    (uint32_t)rec[4 * i + 2] << 16 |
-			    (uint32_t)rec[4 * i + 3] << 24);
+	if (n == -EPROTO)
+		log_warn("warm pool: a waiting jail's status record of type %d "
+			 "with descriptors or of no status type: refused",
+		    (int)v[0]);
+	if (n != 1)
+		v[0] = 0;
 	if (v[0] == INIT_REC_SETUP_FAILED)
 		log_warn("warm pool: a waiting jail's set-up failed at %s: %s; "
 			 "jobs are built cold until the next one ends",
@@ -196,6 +197,22 @@ pool_refill_finish(struct pool *p, struct zygote *z)
 	return 0;
 }
 
+/* Sends the job's RUN message RUN (RUN_LEN bytes, copied into P->go
+ * after the header) on a waiting jail's GO_FD as a WIRE_GO message
+ * (shared/wire.h), with the job's stdin pipe STDIN_FD (borrowed) by its
+ * role when >= 0. Returns 0, -ENOBUFS for a RUN too long, or
+ * wire_send's negative errno. */
+static int
+send_go(struct pool *p, int go_fd, const uint8_t *run, size_t run_len,
+    int stdin_fd)
+{
+	if (run_len > WIRE_MAX_MSG - WIRE_HEADER_SIZE)
+		return -ENOBUFS;
+	memcpy(p->go + WIRE_HEADER_SIZE, run, run_len);
+	return wire_send(go_fd, p->go, WIRE_HEADER_SIZE + run_len, WIRE_GO,
+	    stdin_fd >= 0 ? WIRE_ROLE_BIT(0) : 0, &stdin_fd);
+}
+
 int
 pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
     const uint8_t *run, size_t run_len, int stdin_fd, struct jail *j,
@@ -220,8 +237,7 @@ pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 				return -EPIPE;
 			continue;
 		}
-		e = proto_send_fds(pj.jail.go_fd, run, run_len, &stdin_fd,
-		    stdin_fd >= 0 ? 1 : 0);
+		e = send_go(p, pj.jail.go_fd, run, run_len, stdin_fd);
 		if (e < 0) {
 			if (drop_one(z, &pj.jail) < 0)
 				return -EPIPE;

@@ -65,6 +65,8 @@ struct pool {
 			       * requests carry it); NULL until POOL came
 			       * (pool_init) */
 	size_t template_len; /* its length, bytes */
+	uint8_t *go; /* WIRE_MAX_MSG bytes: a WIRE_GO message being sent
+			       * (pool_take); NULL until pool_init */
 };
 
 /* Sets P empty, with no size. Returns 0 or -ENOMEM. */
@@ -115,12 +117,13 @@ int pool_refill_finish(struct pool *p, struct zygote *z);
 
 /*
  * Gives SPEC a waiting jail built for its kind: sends SPEC's RUN message
- * RUN (RUN_LEN bytes, as the broker sent it) to that jail's init, with
- * STDIN_FD (borrowed; the job's stdin pipe when
- * SPEC has JOB_F_STDIN, else -1) attached, moves the jail into *J (owned by the
- * caller then; go_fd closed, start set to now) and *KILL_ON_DENIAL. Returns 1
- * when it did, 0 when no waiting jail fits or is alive (the caller builds one
- * cold), or a negative errno when the zygote is gone.
+ * RUN (RUN_LEN bytes, as the broker sent it) to that jail's init as a
+ * WIRE_GO message (shared/wire.h), with STDIN_FD (borrowed; the job's
+ * stdin pipe when SPEC has JOB_F_STDIN, else -1) under its role, moves
+ * the jail into *J (owned by the caller then; go_fd closed, start set to
+ * now) and *KILL_ON_DENIAL. Returns 1 when it did, 0 when no waiting
+ * jail fits or is alive (the caller builds one cold), or a negative errno
+ * when the zygote is gone.
  */
 int pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
     const uint8_t *run, size_t run_len, int stdin_fd, struct jail *j,

@@ -152,7 +152,8 @@ int zygote_start_jail(struct zygote *z, const struct job_spec *spec,
  * written its id maps, and Z->sock is readable then; init builds the
  * jail on its own (namespaces, mounts, pivot_root, hostname, loopback,
  * capabilities dropped, the Landlock ruleset), then waits on
- * J->go_fd for the job's RUN message (pool_take). One at a time:
+ * J->go_fd for the job's WIRE_GO message (shared/wire.h; pool_take).
+ * One at a time:
  * -EBUSY while one is pending. Returns 0 or a negative errno (the
  * zygote is gone).
  */

@@ -3478,3 +3478,161 @@ Test(socket, bad_socket)
 	cr_assert_eq(fd, -1);
 	cr_assert_eq(proto_send(-1, rx, 8, -1), -EBADF);
 }
+
+/* ---- the private wires' headers (shared/wire.h): one row per type,
+ * its descriptors' roles checked on both ends ---- */
+
+/* Sends a message of type TYPE with the header's count NFDS and ROLES
+ * written raw (no check), with the descriptors FDS, on SOCK. */
+static void
+send_raw_header(int sock, uint16_t type, uint16_t nfds, uint32_t roles,
+    const int *fds)
+{
+	uint8_t hdr[WIRE_HEADER_SIZE + 8] = {(uint8_t)type,
+	    (uint8_t)(type >> 8), (uint8_t)nfds, (uint8_t)(nfds >> 8),
+	    (uint8_t)roles, (uint8_t)(roles >> 8), (uint8_t)(roles >> 16),
+	    (uint8_t)(roles >> 24)};
+
+	cr_assert_eq(proto_send_fds(sock, hdr, sizeof(hdr), fds, nfds), 0);
+}
+
+Test(wire, go_takes_the_stdin_pipe_by_role_and_no_other)
+{
+	static uint8_t rx[WIRE_MAX_MSG];
+	uint8_t wm[WIRE_HEADER_SIZE + 4] = {0};
+	int sv[2], p[2], fds[WIRE_MAX_FDS], two[2], before;
+	struct wire_msg m;
+
+	make_pair(sv);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	cr_assert_eq(wire_msg_desc(WIRE_GO)->channel, WIRE_CH_GO);
+	/* Its row: the stdin pipe, optional. */
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_GO, WIRE_ROLE_BIT(0),
+			 &p[0]),
+	    0);
+	cr_assert_eq(wire_recv(sv[0], rx, sizeof(rx), fds, 1, &m),
+	    (int)sizeof(wm));
+	cr_assert_eq(m.type, WIRE_GO);
+	cr_assert_eq(m.nfds, 1u);
+	cr_assert_geq(wire_fd(&m, fds, WIRE_FD_STDIN_PIPE), 0);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_TERMINAL), -1);
+	close(fds[0]);
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_GO, 0, NULL), 0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 1, &m), 0);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_STDIN_PIPE), -1);
+	/* A role not in the row: wire_send refuses it, and a receiver
+	 * refuses the header that says it, the descriptor closed. */
+	two[0] = p[0];
+	two[1] = p[1];
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_GO, WIRE_ROLE_BIT(1),
+			 &p[0]),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_GO,
+			 WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), two),
+	    -EINVAL);
+	before = count_fds();
+	send_raw_header(sv[1], WIRE_GO, 1, WIRE_ROLE_BIT(1), &p[0]);
+	cr_assert_eq(wire_recv(sv[0], rx, sizeof(rx), fds, 1, &m), -EPROTO);
+	cr_assert_eq(m.nfds, 0u);
+	cr_assert_eq(count_fds(), before, "the descriptor leaked");
+	/* A count that disagrees with the roles. */
+	send_raw_header(sv[1], WIRE_GO, 0, WIRE_ROLE_BIT(0), NULL);
+	cr_assert_eq(wire_recv(sv[0], rx, sizeof(rx), fds, 1, &m), -EPROTO);
+	close(p[0]);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+Test(wire, a_spawn_reply_needs_both_its_roles)
+{
+	static uint8_t rx[WIRE_MAX_MSG];
+	uint8_t wm[WIRE_HEADER_SIZE + 4] = {0};
+	int sv[2], p[2], fds[WIRE_MAX_FDS], before;
+	struct wire_msg m;
+
+	make_pair(sv);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_SPAWN_REPLY,
+			 WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), p),
+	    0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), 0);
+	cr_assert_eq(m.nfds, 2u);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_LAUNCHER_PIDFD), fds[1]);
+	close(fds[0]);
+	close(fds[1]);
+	/* A required role missing: refused on both ends. */
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_SPAWN_REPLY,
+			 WIRE_ROLE_BIT(0), p),
+	    -EINVAL);
+	before = count_fds();
+	send_raw_header(sv[1], WIRE_SPAWN_REPLY, 1, WIRE_ROLE_BIT(0), p);
+	cr_assert_eq(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), -EPROTO);
+	cr_assert_eq(count_fds(), before, "the descriptor leaked");
+	/* A failure carries none, and may not. */
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_SPAWN_FAILED,
+			 WIRE_ROLE_BIT(0), p),
+	    -EINVAL);
+	send_raw_header(sv[1], WIRE_SPAWN_FAILED, 1, WIRE_ROLE_BIT(0), p);
+	cr_assert_eq(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), -EPROTO);
+	cr_assert_eq(count_fds(), before, "the descriptor leaked");
+	close(p[0]);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* Writes a status record's 16 bytes raw on FD: TYPE, the header's count
+ * NFDS and ROLES, A, B. */
+static void
+write_raw_record(int fd, uint16_t type, uint16_t nfds, uint32_t roles,
+    int32_t a, int32_t b)
+{
+	uint8_t rec[WIRE_STATUS_SIZE];
+	struct wbuf w;
+
+	wbuf_init(&w, rec, sizeof(rec));
+	wbuf_put_u16(&w, type);
+	wbuf_put_u16(&w, nfds);
+	wbuf_put_u32(&w, roles);
+	wbuf_put_i32(&w, a);
+	wbuf_put_i32(&w, b);
+	cr_assert(wbuf_ok(&w));
+	cr_assert_eq(write(fd, rec, sizeof(rec)), (ssize_t)sizeof(rec));
+}
+
+Test(wire, status_records_are_checked_on_read)
+{
+	int32_t rec[3];
+	int p[2];
+
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	cr_assert_eq(WIRE_STATUS_SIZE, 16u);
+	cr_assert_eq(wire_status_write(p[1], INIT_REC_PAYLOAD_EXIT, 256, 2), 0);
+	cr_assert_eq(wire_status_read(p[0], rec), 1);
+	cr_assert_eq(rec[0], INIT_REC_PAYLOAD_EXIT);
+	cr_assert_eq(rec[1], 256);
+	cr_assert_eq(rec[2], 2);
+	cr_assert_eq(wire_status_write(p[1], INIT_REC_SETUP_FAILED, 3, -5), 0);
+	cr_assert_eq(wire_status_read(p[0], rec), 1);
+	cr_assert_eq(rec[2], -5);
+	/* A type of another wire, or of none, is not a status record. */
+	cr_assert_eq(wire_status_write(p[1], WIRE_KILL, 0, 0), -EINVAL);
+	cr_assert_eq(wire_status_write(p[1], 999, 0, 0), -EINVAL);
+	write_raw_record(p[1], 999, 0, 0, 1, 2);
+	cr_assert_eq(wire_status_read(p[0], rec), -EPROTO);
+	cr_assert_eq(rec[0], 999);
+	write_raw_record(p[1], WIRE_KILL, 0, 0, 1, 2);
+	cr_assert_eq(wire_status_read(p[0], rec), -EPROTO);
+	/* A known type whose header says descriptors, or roles. */
+	write_raw_record(p[1], INIT_REC_TASKS, 1, 0, 1, 0);
+	cr_assert_eq(wire_status_read(p[0], rec), -EPROTO);
+	write_raw_record(p[1], INIT_REC_TASKS, 0, 1, 1, 0);
+	cr_assert_eq(wire_status_read(p[0], rec), -EPROTO);
+	/* The old record (three i32, 12 bytes) cut short at EOF. */
+	cr_assert_eq(write(p[1], rec, 12), 12);
+	close(p[1]);
+	cr_assert_eq(wire_status_read(p[0], rec), -EBADMSG);
+	cr_assert_eq(wire_status_read(p[0], rec), 0);
+	close(p[0]);
+}

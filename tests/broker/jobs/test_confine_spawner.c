@@ -28,6 +28,7 @@
 #include "jobspec.h"
 #include "policy.h"
 #include "probe.h"
+#include "proto.h"
 #include "spawner.h"
 #include "supervisor.h"
 
@@ -272,8 +273,30 @@ Test(confine_spawner, confined_broker_restarts_launchers_through_its_spawner)
 
 /* ---- the spawner's own contract ----------------------------------------- */
 
-/* A request that is not exactly one byte ends the spawner: the next
- * launch reports it gone, and it has been reaped. */
+/* Sends the malformed request KIND to SP's spawner: 0, two bytes (no
+ * wire header); 1, a well-formed header of another type (WIRE_KILL); 2,
+ * a WIRE_SPAWN header with a descriptor its row has no role for, sent
+ * raw (wire_send refuses it). */
+static void
+send_malformed(const struct spawner *sp, int kind)
+{
+	uint8_t hdr[WIRE_HEADER_SIZE] = {(uint8_t)WIRE_SPAWN, 0, 1, 0, 1, 0, 0,
+	    0};
+	int fd = STDERR_FILENO;
+
+	if (kind == 0)
+		cr_assert_eq(send(sp->sock, "LL", 2, MSG_NOSIGNAL), 2);
+	else if (kind == 1)
+		cr_assert_eq(wire_send(sp->sock, hdr, sizeof(hdr), WIRE_KILL, 0,
+				 NULL),
+		    0);
+	else
+		cr_assert_eq(proto_send_fds(sp->sock, hdr, sizeof(hdr), &fd, 1),
+		    0);
+}
+
+/* A request that is not a bare WIRE_SPAWN header (shared/wire.h) ends the
+ * spawner: the next launch reports it gone, and it has been reaped. */
 Test(confine_spawner, spawner_ends_on_a_malformed_request)
 {
 	struct spawner sp;
@@ -281,24 +304,28 @@ Test(confine_spawner, spawner_ends_on_a_malformed_request)
 	pid_t pid = 0, spid;
 	struct pollfd pf;
 
-	fd = open(harness_launcher(), O_PATH | O_CLOEXEC);
-	cr_assert_geq(fd, 0);
-	spawner_clear(&sp);
-	cr_assert_eq(spawner_start(&sp, fd), 0);
-	close(fd);
-	spid = sp.pid;
-	cr_assert_gt(spid, 0);
-	cr_assert_eq(send(sp.sock, "LL", 2, MSG_NOSIGNAL), 2);
-	pf = (struct pollfd){.fd = sp.pidfd, .events = POLLIN};
-	cr_assert_eq(poll(&pf, 1, 5000), 1, "the spawner is still running");
-	e = spawner_launch(&sp, (uint64_t)harness_now_ms() + 5000, &sock,
-	    &pidfd, &pid);
-	cr_assert_eq(e, -ENOTCONN, "spawner_launch: %d (%s)", e, strerror(-e));
-	cr_assert_eq(sp.pid, 0);
-	cr_assert_eq(sp.sock, -1);
-	cr_assert_eq(waitpid(spid, NULL, WNOHANG), -1);
-	cr_assert_eq(errno, ECHILD);
-	spawner_stop(&sp);
+	for (int kind = 0; kind < 3; kind++) {
+		fd = open(harness_launcher(), O_PATH | O_CLOEXEC);
+		cr_assert_geq(fd, 0);
+		spawner_clear(&sp);
+		cr_assert_eq(spawner_start(&sp, fd), 0);
+		close(fd);
+		spid = sp.pid;
+		cr_assert_gt(spid, 0);
+		send_malformed(&sp, kind);
+		pf = (struct pollfd){.fd = sp.pidfd, .events = POLLIN};
+		cr_assert_eq(poll(&pf, 1, 5000), 1,
+		    "request %d: the spawner is still running", kind);
+		e = spawner_launch(&sp, (uint64_t)harness_now_ms() + 5000,
+		    &sock, &pidfd, &pid);
+		cr_assert_eq(e, -ENOTCONN, "spawner_launch: %d (%s)", e,
+		    strerror(-e));
+		cr_assert_eq(sp.pid, 0);
+		cr_assert_eq(sp.sock, -1);
+		cr_assert_eq(waitpid(spid, NULL, WNOHANG), -1);
+		cr_assert_eq(errno, ECHILD);
+		spawner_stop(&sp);
+	}
 }
 
 /* The launcher a spawner starts gets exactly stdin, stdout, stderr and

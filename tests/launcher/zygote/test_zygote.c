@@ -132,16 +132,15 @@ reap(struct jail *j, int timeout_ms)
 static int
 payload_status(const struct jail *j)
 {
-	uint8_t rec[INIT_RECORD_SIZE];
+	int32_t rec[3];
 
 	/* INIT_REC_LANDLOCK (the payload's ABI) and INIT_REC_TASKS (the
 	 * tasks left as it ended) may come first. */
 	do
-		cr_assert_eq(read(j->status_fd, rec, sizeof(rec)),
-		    (ssize_t)sizeof(rec));
+		cr_assert_eq(wire_status_read(j->status_fd, rec), 1);
 	while (rec[0] == INIT_REC_LANDLOCK || rec[0] == INIT_REC_TASKS);
-	cr_assert_eq(rec[0], INIT_REC_PAYLOAD_EXIT, "record %u", rec[0]);
-	return rec[4] | rec[5] << 8;
+	cr_assert_eq(rec[0], INIT_REC_PAYLOAD_EXIT, "record %d", rec[0]);
+	return rec[1];
 }
 
 Test(zygote, starts_jails_that_are_the_callers_children)
@@ -356,17 +355,38 @@ prepare(struct fixture *f, char **argv, struct jail *j)
 	jobspec_release(&spec);
 }
 
-/* Sends SPEC to prepared jail J, as pool_take does. */
+/* Sends SPEC to prepared jail J as a WIRE_GO message of type TYPE with
+ * the descriptor IN (when >= 0) under the role mask ROLES, raw: its
+ * header written here, unchecked, so that a test can send one wire_send
+ * would refuse. */
+static void
+give_raw(struct jail *j, const struct job_spec *spec, uint16_t type,
+    uint32_t roles, int in)
+{
+	static uint8_t msg[WIRE_MAX_MSG];
+	int n = proto_encode_run(msg + WIRE_HEADER_SIZE,
+	    sizeof(msg) - WIRE_HEADER_SIZE, spec);
+	size_t nfds = in >= 0 ? 1 : 0;
+
+	cr_assert_gt(n, 0);
+	msg[0] = (uint8_t)type;
+	msg[1] = (uint8_t)(type >> 8);
+	msg[2] = (uint8_t)nfds;
+	msg[3] = 0;
+	for (int i = 0; i < 4; i++)
+		msg[4 + i] = (uint8_t)(roles >> (8 * i));
+	cr_assert_eq(proto_send_fds(j->go_fd, msg, WIRE_HEADER_SIZE + (size_t)n,
+			 &in, nfds),
+	    0);
+	close(j->go_fd);
+	j->go_fd = -1;
+}
+
+/* Sends SPEC to prepared jail J, as pool_take does (no stdin). */
 static void
 give(struct jail *j, const struct job_spec *spec)
 {
-	static uint8_t msg[PROTO_MAX_MSG];
-	int n = proto_encode_run(msg, sizeof(msg), spec);
-
-	cr_assert_gt(n, 0);
-	cr_assert_eq(send(j->go_fd, msg, (size_t)n, MSG_NOSIGNAL), n);
-	close(j->go_fd);
-	j->go_fd = -1;
+	give_raw(j, spec, WIRE_GO, 0, -1);
 }
 
 /* Reads J's standard output until EOF (at most SIZE - 1 bytes). */
@@ -472,7 +492,7 @@ Test(zygote, a_prepared_jail_refuses_a_job_it_was_not_built_for)
 	char *tmpl[] = {(char *)(uintptr_t) "true", NULL};
 	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
 	    (char *)(uintptr_t) "echo ran", NULL};
-	uint8_t rec[INIT_RECORD_SIZE];
+	int32_t rec[3];
 	struct job_spec spec;
 	struct fixture f;
 	struct jail j;
@@ -488,10 +508,10 @@ Test(zygote, a_prepared_jail_refuses_a_job_it_was_not_built_for)
 	jobspec_release(&spec);
 	read_stdout(&j, out, sizeof(out));
 	cr_assert_str_eq(out, "", "the job ran: %s", out);
-	cr_assert_eq(read(j.status_fd, rec, sizeof(rec)), (ssize_t)sizeof(rec));
+	cr_assert_eq(wire_status_read(j.status_fd, rec), 1);
 	cr_assert_eq(rec[0], INIT_REC_SETUP_FAILED);
-	cr_assert_eq(rec[4], STAGE_POOL_JOB);
-	cr_assert_eq(rec[8], EPERM);
+	cr_assert_eq(rec[1], STAGE_POOL_JOB);
+	cr_assert_eq(rec[2], EPERM);
 	cr_assert_eq(reap(&j, 10000), 1);
 
 	prepare(&f, tmpl, &j);
@@ -499,17 +519,81 @@ Test(zygote, a_prepared_jail_refuses_a_job_it_was_not_built_for)
 	spec.limits.home_bytes *= 2;
 	give(&j, &spec);
 	jobspec_release(&spec);
-	cr_assert_eq(read(j.status_fd, rec, sizeof(rec)), (ssize_t)sizeof(rec));
+	cr_assert_eq(wire_status_read(j.status_fd, rec), 1);
 	cr_assert_eq(rec[0], INIT_REC_SETUP_FAILED);
-	cr_assert_eq(rec[4], STAGE_POOL_JOB);
+	cr_assert_eq(rec[1], STAGE_POOL_JOB);
 	cr_assert_eq(reap(&j, 10000), 1);
+	fixture_close(&f);
+}
+
+/* Prepares a jail for TMPL, sends it SPEC raw (give_raw: TYPE, ROLES, the
+ * read end of a fresh pipe when WITH_PIPE) and checks init refused it:
+ * a STAGE_POOL_JOB set-up failure with errno ERR, init exiting 1. */
+static void
+refused_go(struct fixture *f, char **tmpl, const struct job_spec *spec,
+    uint16_t type, uint32_t roles, bool with_pipe, int err)
+{
+	int32_t rec[3];
+	struct jail j;
+	int p[2] = {-1, -1};
+
+	prepare(f, tmpl, &j);
+	if (with_pipe)
+		cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	give_raw(&j, spec, type, roles, p[0]);
+	if (with_pipe) {
+		close(p[0]);
+		close(p[1]);
+	}
+	cr_assert_eq(wire_status_read(j.status_fd, rec), 1);
+	cr_assert_eq(rec[0], INIT_REC_SETUP_FAILED);
+	cr_assert_eq(rec[1], STAGE_POOL_JOB);
+	cr_assert_eq(rec[2], err, "errno %d, not %d", rec[2], err);
+	cr_assert_eq(reap(&j, 10000), 1);
+}
+
+/* A waiting jail takes its job as a WIRE_GO message (shared/wire.h): the
+ * stdin pipe by its role, exactly when the RUN has JOB_F_STDIN. */
+Test(zygote, a_prepared_jail_takes_its_stdin_pipe_by_role_only)
+{
+	char *tmpl[] = {(char *)(uintptr_t) "true", NULL};
+	char *argv[] = {(char *)(uintptr_t) "cat", NULL};
+	struct job_spec spec;
+	struct fixture f;
+	struct jail j;
+	char out[64];
+	int p[2];
+
+	fixture_open(&f);
+	make_spec(&f, &spec, argv);
+	spec.flags |= JOB_F_STDIN;
+	prepare(&f, tmpl, &j);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	cr_assert_eq(write(p[1], "in\n", 3), 3);
+	close(p[1]);
+	give_raw(&j, &spec, WIRE_GO, WIRE_ROLE_BIT(0), p[0]);
+	close(p[0]);
+	read_stdout(&j, out, sizeof(out));
+	cr_assert_str_eq(out, "in\n");
+	cr_assert_eq(WEXITSTATUS(payload_status(&j)), 0);
+	reap(&j, 10000);
+	/* JOB_F_STDIN without the stdin pipe role. */
+	refused_go(&f, tmpl, &spec, WIRE_GO, 0, false, EPERM);
+	/* The role, but the RUN has no JOB_F_STDIN. */
+	spec.flags &= ~(uint32_t)JOB_F_STDIN;
+	refused_go(&f, tmpl, &spec, WIRE_GO, WIRE_ROLE_BIT(0), true, EPERM);
+	/* A role GO's row does not have (bit 1): refused by the header. */
+	refused_go(&f, tmpl, &spec, WIRE_GO, WIRE_ROLE_BIT(1), true, EPROTO);
+	/* A message of another type, though well formed. */
+	refused_go(&f, tmpl, &spec, WIRE_KILL, 0, false, EBADMSG);
+	jobspec_release(&spec);
 	fixture_close(&f);
 }
 
 Test(zygote, a_prepared_jail_dropped_by_the_launcher_ends_quietly)
 {
 	char *tmpl[] = {(char *)(uintptr_t) "true", NULL};
-	uint8_t rec[INIT_RECORD_SIZE];
+	uint8_t rec[WIRE_STATUS_SIZE];
 	struct fixture f;
 	struct jail j;
 
