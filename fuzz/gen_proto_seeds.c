@@ -125,7 +125,7 @@ main(int argc, char **argv)
 	put("pool", 0x01, proto_encode_pool(m, sz, 2));
 	put("pool-twice", 0x11, proto_encode_pool(m, sz, 2));
 	put("pool-max", 0x01, proto_encode_pool(m, sz, PROTO_MAX_POOL));
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	policy_clear(&pol);
 	return 0;
 }

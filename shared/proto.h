@@ -138,7 +138,18 @@ struct mount_entry {
 #define JOB_MAX_USER 32u
 #define JOB_MAX_PROFILE 32u
 
-/* One job, as RUN carries it. All strings and arrays owned by the struct. */
+/*
+ * One job, as RUN carries it. Ownership, one rule on both sides of the
+ * protocol (docs/decisions.md): a job_spec owns every string and array it
+ * points to (argv and its strings, envp and its strings, hostname, user,
+ * home, cgroup, seccomp_profile, mounts and their source and target), and
+ * job_spec_clear frees them all. Whoever fills one (proto_decode_run,
+ * jobspec_from_policy) allocates copies; whoever changes a pointer field
+ * afterwards frees the old value and stores a copy of its own. A spec is
+ * never copied as a struct while both copies live (that would free the
+ * strings twice): it is moved (the source zeroed or dropped at once) or
+ * passed by pointer. A spec zeroed with memset owns nothing.
+ */
 struct job_spec {
 	uint64_t job_id;
 	uint32_t flags; /* JOB_F_* */
@@ -182,7 +193,8 @@ uint32_t job_spec_layers_off(const struct job_spec *spec);
 #define job_spec_layer_off(spec, layer) \
 	((job_spec_layers_off(spec) & JOB_LAYER_BIT(layer)) != 0)
 
-/* Frees everything SPEC owns and zeroes it; accepts NULL. */
+/* Frees every string and array SPEC points to (it owns them all: struct
+ * job_spec) and zeroes it; accepts NULL and a zeroed SPEC. */
 void job_spec_clear(struct job_spec *spec);
 
 /*

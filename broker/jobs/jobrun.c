@@ -585,13 +585,10 @@ jobrun_result_json(const struct jobrun *jr)
 void
 jobrun_free(struct jobrun *jr)
 {
-	for (size_t i = 0; i < jr->nenv_owned; i++)
-		free(jr->env_owned[i]);
-	free(jr->env_owned);
 	job_result_clear(&jr->res);
 	capture_free(&jr->cap[1]);
 	capture_free(&jr->cap[2]);
-	jobspec_release(&jr->spec);
+	job_spec_clear(&jr->spec);
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
 }

@@ -43,18 +43,14 @@ struct jobrun_overrides {
 
 struct jobrun {
 	struct job_limits limits; /* in force: the policy's, overridden */
-	struct job_spec spec; /* borrows from the policy and argv (and,
-				   * with layer scrubbed_env off, environ) */
+	struct job_spec spec; /* owned, every string and array in it
+				   * (proto.h); jobrun_free clears it */
 	int tty_fd; /* the caller's terminal for the payload's
 				   * stdin (layer no_terminal off; borrowed),
 				   * or -1 (jobrun_init's default) */
 	struct stdin_feed *feed; /* the job's standard input (borrowed;
 				   * stdin_feed.h), or NULL (jobrun_init's
 				   * default): /dev/null. Not with tty_fd */
-	char **env_owned; /* the client's variables (jobrun_set_env),
-				   * "NAME=value", owned; spec.envp points
-				   * at them */
-	size_t nenv_owned;
 	struct capture cap[3]; /* [1] stdout, [2] stderr ([0] unused) */
 	struct job_result res; /* filled by jobrun_exec */
 	output_fn tee; /* also given every chunk (may be NULL) */
@@ -77,12 +73,13 @@ struct jobrun {
 
 /*
  * Prepares JR for the program ARGV (ARGC >= 1 strings) under POL with the
- * overrides OV (may be NULL). JR borrows POL and ARGV: the caller keeps
- * both alive until jobrun_free. The job runs without the layers
+ * overrides OV (may be NULL). JR's spec holds copies of what it takes
+ * from POL and ARGV (jobspec_from_policy): the caller may free both once
+ * this returns. The job runs without the layers
  * policy_layers_off(POL) names (the caller has refused such a policy
  * unless it is an evaluation: docs/layers.md); with layer scrubbed_env
- * off its environment is the broker's own (environ, borrowed: not to be
- * changed until jobrun_free) with POL's [environment] laid over it. The
+ * off its environment is a copy of the broker's own (environ, as it is
+ * now) with POL's [environment] laid over it. The
  * command line is checked against what the RUN message can carry
  * (jobspec_from_policy) before anything is started. Returns 0, or a
  * negative errno with JR cleared (jobrun_free is still allowed): -E2BIG,
@@ -119,7 +116,8 @@ const char *jobenv_error_name(enum jobenv_error e);
  * hold no NUL) over JR's environment (the policy's [environment],
  * jobrun_init): a variable of that name is replaced, else it is added.
  * Allowed only when POL's [jail] client_env lists NAME
- * (policy_client_env_allows). The string is copied (JR owns it). Returns
+ * (policy_client_env_allows). The string is copied (JR's spec owns it;
+ * a variable it replaces is freed). Returns
  * JOBENV_OK, or the reason with one sentence for the user in WHY
  * (WHYLEN bytes; JR unchanged). Out of memory, *OOM is set and the
  * answer is JOBENV_TOO_MANY (never JOBENV_OK); the caller reports it as
@@ -134,8 +132,9 @@ enum jobenv_error jobrun_set_env(struct jobrun *jr, const struct policy *pol,
  * Layer scrubbed_env off (docs/layers.md): SPEC's environment becomes the
  * broker's own, every variable the policy sets taking the policy's value
  * (the policy's entries are appended, the broker's of the same name left
- * out). The strings stay borrowed; the array is SPEC's (jobspec_release
- * frees it). Returns 0, -EOVERFLOW (more than JOB_MAX_ENV variables, or
+ * out). SPEC owns the new array and copies of the broker's strings (the
+ * policy's, which SPEC owned already, move into it; job_spec_clear frees
+ * them all). Returns 0, -EOVERFLOW (more than JOB_MAX_ENV variables, or
  * one longer than JOB_MAX_STR) or -ENOMEM, SPEC unchanged then.
  * jobrun_init's; the caller checks that the job still fits.
  */
@@ -225,7 +224,8 @@ int jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
  */
 json_t *jobrun_result_json(const struct jobrun *jr);
 
-/* Frees everything JR owns (not what it borrows); accepts a cleared JR. */
+/* Frees everything JR owns, its spec included (not what it borrows:
+ * tty_fd, feed, tee_arg, walk_arg); accepts a cleared JR. */
 void jobrun_free(struct jobrun *jr);
 
 /*

@@ -21,6 +21,15 @@ same_name(const char *entry, const char *env)
 	return strncmp(entry, env, n) == 0 && entry[n] == '=';
 }
 
+/* Frees the first N strings of ENV (copies made here) and ENV. */
+static void
+free_copies(char **env, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(env[i]);
+	free(env);
+}
+
 int
 jobrun_inherit_environment(struct job_spec *spec)
 {
@@ -43,14 +52,17 @@ jobrun_inherit_environment(struct job_spec *spec)
 		if (v[0] == '=' || strchr(v, '=') == NULL)
 			continue;
 		if (strnlen(v, JOB_MAX_STR + 1) > JOB_MAX_STR) {
-			free(env);
+			free_copies(env, n);
 			return -EOVERFLOW;
 		}
 		for (uint32_t j = 0; j < spec->envc && !policy; j++)
 			policy = same_name(v, spec->envp[j]);
-		if (!policy)
-			env[n++] = environ[i];
+		if (!policy && (env[n++] = strdup(v)) == NULL) {
+			free_copies(env, n - 1);
+			return -ENOMEM;
+		}
 	}
+	/* The policy's strings are SPEC's already: they move. */
 	for (uint32_t j = 0; j < spec->envc; j++)
 		env[n++] = spec->envp[j];
 	free(spec->envp);
@@ -104,7 +116,7 @@ jobrun_set_env(struct jobrun *jr, const struct policy *pol, const char *name,
 {
 	struct job_spec *spec = &jr->spec;
 	size_t nlen = strnlen(name, JOBENV_MAX_NAME + 1);
-	char **owned, **envp, *s;
+	char **envp, *s;
 	uint32_t i;
 
 	*oom = false;
@@ -145,20 +157,17 @@ jobrun_set_env(struct jobrun *jr, const struct policy *pol, const char *name,
 	}
 	if (asprintf(&s, "%s=%.*s", name, (int)value_len, value) < 0)
 		goto nomem;
-	owned = reallocarray(jr->env_owned, jr->nenv_owned + 1, sizeof(*owned));
-	if (owned == NULL) {
-		free(s);
-		goto nomem;
-	}
-	jr->env_owned = owned;
-	jr->env_owned[jr->nenv_owned++] = s;
+	/* SPEC owns its strings (proto.h): the one replaced is freed. */
 	if (i < spec->envc) {
+		free(spec->envp[i]);
 		spec->envp[i] = s;
 		return JOBENV_OK;
 	}
 	envp = reallocarray(spec->envp, spec->envc + 2, sizeof(*envp));
-	if (envp == NULL)
+	if (envp == NULL) {
+		free(s);
 		goto nomem;
+	}
 	spec->envp = envp;
 	spec->envp[spec->envc++] = s;
 	spec->envp[spec->envc] = NULL;

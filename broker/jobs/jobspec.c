@@ -5,6 +5,69 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* *DST = a copy of SRC (NULL stays NULL). Returns 0 or -ENOMEM. */
+static int
+dup_str(char **dst, const char *src)
+{
+	*dst = NULL;
+	if (src != NULL && (*dst = strdup(src)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A new array of copies of the N strings of SRC, then NULL, in *DST.
+ * Returns 0 or -ENOMEM, with *DST then holding the copies made so far
+ * (NULL-terminated: job_spec_clear frees them). */
+static int
+dup_strv(char ***dst, char *const *src, size_t n)
+{
+	if ((*dst = calloc(n + 1, sizeof(char *))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (dup_str(&(*dst)[i], src[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* SPEC's mounts: copies of POLICY's. Returns 0 or -ENOMEM (what was
+ * copied is SPEC's, for job_spec_clear). */
+static int
+dup_mounts(struct job_spec *spec, const struct policy *p)
+{
+	spec->mounts = calloc(p->nmounts ? p->nmounts : 1,
+	    sizeof(*spec->mounts));
+	if (spec->mounts == NULL)
+		return -ENOMEM;
+	spec->nmounts = (uint32_t)p->nmounts;
+	for (size_t i = 0; i < p->nmounts; i++) {
+		spec->mounts[i].kind = p->mounts[i].kind;
+		if (dup_str(&spec->mounts[i].source, p->mounts[i].source) < 0 ||
+		    dup_str(&spec->mounts[i].target, p->mounts[i].target) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Copies every string and array of P and ARGV into SPEC (zeroed).
+ * Returns 0 or -ENOMEM (SPEC then owns what was copied). */
+static int
+copy_from(struct job_spec *spec, const struct policy *p, int argc, char **argv)
+{
+	if (dup_strv(&spec->argv, argv, (size_t)argc) < 0)
+		return -ENOMEM;
+	spec->argc = (uint32_t)argc;
+	if (dup_strv(&spec->envp, p->env, p->nenv) < 0)
+		return -ENOMEM;
+	spec->envc = (uint32_t)p->nenv;
+	if (dup_str(&spec->hostname, p->hostname) < 0 ||
+	    dup_str(&spec->user, p->user) < 0 ||
+	    dup_str(&spec->home, p->home) < 0 ||
+	    dup_str(&spec->cgroup, p->cgroup) < 0 ||
+	    dup_str(&spec->seccomp_profile, p->seccomp_profile) < 0)
+		return -ENOMEM;
+	return dup_mounts(spec, p);
+}
+
 int
 jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
     char **argv)
@@ -27,26 +90,11 @@ jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
 		return -EINVAL;
 	if (p->nenv > JOB_MAX_ENV || p->nmounts > JOB_MAX_MOUNTS)
 		return -E2BIG;
-	spec->argv = calloc((size_t)argc + 1, sizeof(char *));
-	spec->envp = calloc(p->nenv + 1, sizeof(char *));
-	if (spec->argv == NULL || spec->envp == NULL) {
-		jobspec_release(spec);
+	if (copy_from(spec, p, argc, argv) < 0) {
+		job_spec_clear(spec);
 		return -ENOMEM;
 	}
-	for (int i = 0; i < argc; i++)
-		spec->argv[i] = argv[i];
-	spec->argc = (uint32_t)argc;
-	for (size_t i = 0; i < p->nenv; i++)
-		spec->envp[i] = p->env[i];
-	spec->envc = (uint32_t)p->nenv;
-	spec->hostname = p->hostname;
-	spec->user = p->user;
-	spec->home = p->home;
 	spec->enforcement = p->enforcement;
-	spec->cgroup = p->cgroup;
-	spec->seccomp_profile = p->seccomp_profile;
-	spec->mounts = p->mounts;
-	spec->nmounts = (uint32_t)p->nmounts;
 	spec->uid = p->uid;
 	spec->gid = p->gid;
 	spec->limits = p->limits;
@@ -62,22 +110,14 @@ jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
 	 * size, every id being 8 bytes). */
 	msg = malloc(PROTO_MAX_MSG);
 	if (msg == NULL) {
-		jobspec_release(spec);
+		job_spec_clear(spec);
 		return -ENOMEM;
 	}
 	n = proto_encode_run(msg, PROTO_MAX_MSG, spec);
 	free(msg);
 	if (n < 0) {
-		jobspec_release(spec);
+		job_spec_clear(spec);
 		return n == -ENOBUFS ? -EMSGSIZE : n;
 	}
 	return 0;
-}
-
-void
-jobspec_release(struct job_spec *spec)
-{
-	free(spec->argv);
-	free(spec->envp);
-	memset(spec, 0, sizeof(*spec));
 }

@@ -92,7 +92,10 @@ pool_remember(struct pool *p, struct zygote *z, const struct job_spec *spec,
 	job_spec_clear(&p->template);
 	memcpy(p->buf, run, run_len);
 	p->template_len = run_len;
+	/* NEXT's strings and arrays move to the template (struct job_spec:
+	 * one owner), NEXT left owning nothing. */
 	p->template = next;
+	memset(&next, 0, sizeof(next));
 	p->have_template = true;
 	return e;
 }

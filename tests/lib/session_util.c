@@ -174,7 +174,7 @@ run_job(struct session *ss, char **argv, uint64_t wall_ms, struct captured *c,
 	e = supervisor_run(&ss->sup, &spec, ss->wsfd, on_output, c, res);
 	cr_assert_eq(e, 0, "supervisor_run: %s", strerror(-e));
 	cr_assert_eq(res->job_id, spec.job_id);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 }
 
 /* Waits until the process behind PIDFD has died (not reaped). */

@@ -858,7 +858,7 @@ Test(layers, run_takes_a_terminal_only_with_no_terminal_off)
 			cr_assert_eq(res.status, JOB_OK, "%s", res.detail);
 		}
 		job_result_clear(&res);
-		jobspec_release(&spec);
+		job_spec_clear(&spec);
 	}
 	sup.tty_fd = -1;
 	supervisor_free(&sup);
@@ -935,7 +935,7 @@ Test(layers, run_takes_a_stdin_pipe_only_as_promised)
 		n = proto_recv(sup.sock, msg, PROTO_MAX_MSG, &fd);
 		cr_assert(n == 0 || n == -ECONNRESET, "case %d: %d", i, n);
 		supervisor_stop(&sup);
-		jobspec_release(&spec);
+		job_spec_clear(&spec);
 	}
 
 	stdin_feed_init_data(&feed, "fed\n", 4);
@@ -955,7 +955,7 @@ Test(layers, run_takes_a_stdin_pipe_only_as_promised)
 	capture_free(&out);
 	stdin_feed_free(&feed);
 	job_result_clear(&res);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	supervisor_free(&sup);
 	policy_clear(&pol);
 	free(msg);

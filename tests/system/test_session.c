@@ -446,6 +446,6 @@ Test(session, launcher_silent_during_a_job_is_sandbox_error, .timeout = 40)
 	cr_assert_eq(errno, ECHILD);
 	assert_no_child();
 	job_result_clear(&res);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	session_close(&ss);
 }

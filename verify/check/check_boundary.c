@@ -28,17 +28,21 @@
 #include "check_boundary.h"
 #include "proto.h"
 
-static void
-spec_init(struct job_spec *s, char **argv, uint32_t argc, uint32_t layers_off)
+#define NO_PROGRAM "/stockade-check-boundary-no-such-program"
+
+/*
+ * Fills S (zeroed first) with a valid job 1 of LAYERS_OFF that runs
+ * NO_PROGRAM, its argv with room for NARGS arguments (NULL after the
+ * first). S owns its strings and arrays, like every job_spec (proto.h):
+ * the caller frees it with job_spec_clear, on failure too. Returns 0 or
+ * -ENOMEM.
+ */
+static int
+spec_init(struct job_spec *s, size_t nargs, uint32_t layers_off)
 {
 	memset(s, 0, sizeof(*s));
 	s->job_id = 1;
 	s->uid = s->gid = 1000;
-	s->argv = argv;
-	s->argc = argc;
-	s->hostname = check_unconst("sandbox");
-	s->user = check_unconst("sandbox");
-	s->home = check_unconst("/home/sandbox");
 	s->limits.wall_ms = 2000;
 	s->limits.cpu_ms = 2000;
 	s->limits.memory_bytes = 256u << 20;
@@ -51,13 +55,22 @@ spec_init(struct job_spec *s, char **argv, uint32_t argc, uint32_t layers_off)
 	s->limits.nproc = 16;
 	s->limits.workspace_bytes = 1u << 20;
 	s->enforcement = ENFORCE_MONITOR;
-	s->cgroup = check_unconst("");
 	s->workspace_allow = 1u << 20;
-	s->seccomp_profile = check_unconst("default");
 	s->layers_off = layers_off;
+	s->argv = calloc(nargs + 1, sizeof(char *));
+	s->hostname = strdup("sandbox");
+	s->user = strdup("sandbox");
+	s->home = strdup("/home/sandbox");
+	s->cgroup = strdup("");
+	s->seccomp_profile = strdup("default");
+	if (s->argv == NULL || s->hostname == NULL || s->user == NULL ||
+	    s->home == NULL || s->cgroup == NULL ||
+	    s->seccomp_profile == NULL ||
+	    (s->argv[0] = strdup(NO_PROGRAM)) == NULL)
+		return -ENOMEM;
+	s->argc = 1;
+	return 0;
 }
-
-#define NO_PROGRAM "/stockade-check-boundary-no-such-program"
 
 /*
  * Encodes a valid RUN (job 1, LAYERS_OFF) into BUF (PROTO_MAX_MSG bytes).
@@ -67,38 +80,39 @@ spec_init(struct job_spec *s, char **argv, uint32_t argc, uint32_t layers_off)
 static int
 encode_run(uint8_t *buf, uint32_t layers_off, bool pad)
 {
-	char *argv[20] = {check_unconst(NO_PROGRAM), NULL};
 	struct job_spec s;
 	size_t room, k, bytes;
 	int n;
 
-	spec_init(&s, argv, 1, layers_off);
+	if ((n = spec_init(&s, 19, layers_off)) < 0)
+		goto out;
 	n = proto_encode_run(buf, PROTO_MAX_MSG, &s);
 	if (n < 0 || !pad)
-		return n;
+		goto out;
 	/* Each argument costs its length and 4; at most JOB_MAX_STR. */
 	room = PROTO_MAX_MSG - (size_t)n;
 	k = (room + 4 + JOB_MAX_STR - 1) / (4 + JOB_MAX_STR);
-	if (k == 0 || k > 18 || room < 4 * k)
-		return -EINVAL;
+	if (k == 0 || k > 18 || room < 4 * k) {
+		n = -EINVAL;
+		goto out;
+	}
 	bytes = room - 4 * k;
 	for (size_t i = 0; i < k; i++) {
 		size_t len = bytes / k + (i < bytes % k ? 1 : 0);
 
-		if ((argv[1 + i] = malloc(len + 1)) == NULL) {
+		if ((s.argv[1 + i] = malloc(len + 1)) == NULL) {
 			n = -ENOMEM;
 			goto out;
 		}
-		memset(argv[1 + i], 'x', len);
-		argv[1 + i][len] = '\0';
+		memset(s.argv[1 + i], 'x', len);
+		s.argv[1 + i][len] = '\0';
 	}
 	s.argc = (uint32_t)(1 + k);
 	n = proto_encode_run(buf, PROTO_MAX_MSG, &s);
 	if (n >= 0 && (size_t)n != PROTO_MAX_MSG)
 		n = -EINVAL;
 out:
-	for (size_t i = 1; i < 20 && argv[i] != NULL; i++)
-		free(argv[i]);
+	job_spec_clear(&s);
 	return n;
 }
 

@@ -92,7 +92,7 @@ broker_job(struct supervisor *sup, struct policy *pol, int wsfd,
 		    c.data[1]);
 		job_result_clear(&res);
 	}
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 }
 
 static void

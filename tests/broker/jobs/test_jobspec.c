@@ -2,7 +2,11 @@
  * test_jobspec.c: the command line against what one RUN message carries
  * (broker/jobs/jobspec.c): JOB_MAX_ARGS arguments of JOB_MAX_STR bytes each
  * (-E2BIG past either), and the whole job within PROTO_MAX_BODY
- * (-EMSGSIZE), all decided before a launcher is started.
+ * (-EMSGSIZE), all decided before a launcher is started; and the spec
+ * owning copies of everything it points to (shared/proto.h, struct
+ * job_spec): it outlives the policy and the command line it was made
+ * from, and job_spec_clear frees it (the valgrind and sanitize_leaks
+ * setups see a leak or a use after free).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -57,9 +61,11 @@ build(size_t n, size_t len)
 
 	if (e == 0) {
 		cr_assert_eq(spec.argc, n);
-		cr_assert_eq(spec.argv[n - 1], v[n - 1]);
+		/* A copy, not the caller's string (struct job_spec). */
+		cr_assert_str_eq(spec.argv[n - 1], v[n - 1]);
+		cr_assert_neq(spec.argv[n - 1], v[n - 1]);
 		cr_assert_null(spec.argv[n]);
-		jobspec_release(&spec);
+		job_spec_clear(&spec);
 	} else {
 		/* Nothing allocated is left behind on failure. */
 		cr_assert_null(spec.argv);
@@ -96,7 +102,7 @@ Test(jobspec, program_name_length_bound)
 	cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, v), -E2BIG);
 	prog[JOB_MAX_STR] = '\0';
 	cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, v), 0);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	free(prog);
 }
 
@@ -117,4 +123,93 @@ Test(jobspec, empty_program_name)
 
 	cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, v), -EINVAL);
 	cr_assert_eq(jobspec_from_policy(&spec, &pol, 0, v), -EINVAL);
+}
+
+/* Overwrites every byte of the NUL-terminated string S with 'Z' and frees
+ * it: a spec still pointing into it would read freed memory (ASan,
+ * valgrind), or, without them, most likely the 'Z's. */
+static void
+scribble_free(char *s)
+{
+	if (s != NULL)
+		memset(s, 'Z', strlen(s));
+	free(s);
+}
+
+/*
+ * One ownership rule: a spec from jobspec_from_policy owns copies of all
+ * its strings and arrays. The policy and the command line are
+ * overwritten and freed, and the spec still reads what they held, still
+ * encodes, and job_spec_clear frees it all.
+ */
+Test(jobspec, owns_copies_of_policy_and_argv)
+{
+	struct job_spec spec;
+	char *v[3] = {strdup("/bin/echo"), strdup("hi"), NULL};
+	char *hostname, *user, *home, *profile, *env0 = NULL, *src0 = NULL;
+	uint8_t *msg = malloc(PROTO_MAX_MSG);
+	size_t nenv = pol.nenv, nmounts = pol.nmounts;
+
+	cr_assert(v[0] != NULL && v[1] != NULL && msg != NULL);
+	cr_assert_gt(nenv, 0u, "the default policy sets an environment");
+	cr_assert_gt(nmounts, 0u, "the default policy binds host paths");
+	cr_assert_eq(jobspec_from_policy(&spec, &pol, 2, v), 0);
+	/* What the policy held, to compare after it is gone. */
+	hostname = strdup(pol.hostname);
+	user = strdup(pol.user);
+	home = strdup(pol.home);
+	profile = strdup(pol.seccomp_profile);
+	env0 = strdup(pol.env[0]);
+	src0 = strdup(pol.mounts[0].source);
+	cr_assert(hostname && user && home && profile && env0 && src0);
+
+	scribble_free(v[0]);
+	scribble_free(v[1]);
+	scribble_free(pol.hostname);
+	scribble_free(pol.user);
+	scribble_free(pol.home);
+	scribble_free(pol.seccomp_profile);
+	scribble_free(pol.cgroup);
+	pol.hostname = pol.user = pol.home = NULL;
+	pol.seccomp_profile = pol.cgroup = NULL;
+	for (size_t i = 0; i < nenv; i++)
+		memset(pol.env[i], 'Z', strlen(pol.env[i]));
+	for (size_t i = 0; i < nmounts; i++) {
+		memset(pol.mounts[i].source, 'Z', strlen(pol.mounts[i].source));
+		memset(pol.mounts[i].target, 'Z', strlen(pol.mounts[i].target));
+	}
+	policy_clear(&pol);
+
+	cr_assert_eq(spec.argc, 2u);
+	cr_assert_str_eq(spec.argv[0], "/bin/echo");
+	cr_assert_str_eq(spec.argv[1], "hi");
+	cr_assert_null(spec.argv[2]);
+	cr_assert_str_eq(spec.hostname, hostname);
+	cr_assert_str_eq(spec.user, user);
+	cr_assert_str_eq(spec.home, home);
+	cr_assert_str_eq(spec.seccomp_profile, profile);
+	cr_assert_not_null(spec.cgroup);
+	cr_assert_eq(spec.envc, nenv);
+	cr_assert_str_eq(spec.envp[0], env0);
+	cr_assert_null(spec.envp[nenv]);
+	cr_assert_eq(spec.nmounts, nmounts);
+	cr_assert_str_eq(spec.mounts[0].source, src0);
+	cr_assert_gt(proto_encode_run(msg, PROTO_MAX_MSG, &spec), 0);
+
+	job_spec_clear(&spec);
+	cr_assert_null(spec.argv);
+	cr_assert_null(spec.envp);
+	cr_assert_null(spec.mounts);
+	cr_assert_null(spec.hostname);
+	cr_assert_eq(spec.argc + spec.envc + spec.nmounts, 0u);
+	/* Cleared twice is harmless: it owns nothing now. */
+	job_spec_clear(&spec);
+	free(hostname);
+	free(user);
+	free(home);
+	free(profile);
+	free(env0);
+	free(src0);
+	free(msg);
+	/* teardown clears POL again: policy_clear left it zeroed. */
 }

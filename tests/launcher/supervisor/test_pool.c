@@ -432,7 +432,7 @@ Test(pool, the_launcher_refuses_a_pool_after_the_first_run)
 	send_pool(sock, 1);
 	assert_session_ended(pid, sock);
 	close(wsfd);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	policy_clear(&pol);
 }
 

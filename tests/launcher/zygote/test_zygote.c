@@ -155,7 +155,7 @@ Test(zygote, starts_jails_that_are_the_callers_children)
 	for (int i = 0; i < 3; i++) {
 		make_spec(&f, &spec, argv);
 		cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
-		jobspec_release(&spec);
+		job_spec_clear(&spec);
 		cr_assert_gt(j.pid, 0);
 		/* Our child, not the zygote's: waitpid would fail otherwise. */
 		st = payload_status(&j);
@@ -185,7 +185,7 @@ Test(zygote, kills_a_jail_on_request)
 	cr_assert_eq(zygote_kill(&f.z, j.token, SIGKILL), 0);
 	cr_assert_eq(reap(&j, 5000), -SIGKILL);
 	cr_assert_lt(harness_now_ms() - start, 5000);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	fixture_close(&f);
 }
 
@@ -202,47 +202,43 @@ Test(zygote, the_first_request_fixes_what_later_ones_may_ask)
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
 	(void)payload_status(&j);
 	reap(&j, 10000);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 
 	/* Another directory as the workspace. */
 	other = open(harness_workspace(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(other, 0);
 	make_spec(&f, &spec, argv);
 	cr_assert_eq(ask(&f, &spec, other, &j), ZYGOTE_NOT_SESSION);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	close(other);
 
 	/* No seccomp filter. */
 	make_spec(&f, &spec, argv);
 	spec.flags |= JOB_F_UNSAFE_NO_SECCOMP;
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 
-	/* Another host path bound into the jail (the spec borrows the
-	 * policy's mounts and strings: a copy is changed). */
+	/* Another host path bound into the jail (the spec owns its mounts
+	 * and strings, proto.h: one is replaced by a copy of its own). */
 	make_spec(&f, &spec, argv);
 	cr_assert_gt(spec.nmounts, 0u);
-	{
-		struct mount_entry *m = calloc(spec.nmounts, sizeof(*m));
-
-		cr_assert_not_null(m);
-		memcpy(m, spec.mounts, spec.nmounts * sizeof(*m));
-		m[0].source = (char *)(uintptr_t) "/etc";
-		spec.mounts = m;
-		cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
-		free(m);
-	}
-	jobspec_release(&spec);
+	free(spec.mounts[0].source);
+	spec.mounts[0].source = strdup("/etc");
+	cr_assert_not_null(spec.mounts[0].source);
+	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
+	job_spec_clear(&spec);
 
 	/* Other ids, another profile. */
 	make_spec(&f, &spec, argv);
 	spec.uid += 1;
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	make_spec(&f, &spec, argv);
-	spec.seccomp_profile = (char *)(uintptr_t) "strict";
+	free(spec.seccomp_profile);
+	spec.seccomp_profile = strdup("strict");
+	cr_assert_not_null(spec.seccomp_profile);
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_NOT_SESSION);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 
 	/* What may differ per job still runs: arguments and limits. */
 	make_spec(&f, &spec, argv);
@@ -254,7 +250,7 @@ Test(zygote, the_first_request_fixes_what_later_ones_may_ask)
 	}
 	(void)payload_status(&j);
 	reap(&j, 10000);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	fixture_close(&f);
 }
 
@@ -299,7 +295,7 @@ Test(zygote, a_malformed_request_is_refused_and_the_zygote_goes_on)
 	cr_assert_eq(ask(&f, &spec, f.wsfd, &j), ZYGOTE_OK);
 	(void)payload_status(&j);
 	reap(&j, 10000);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	fixture_close(&f);
 }
 
@@ -352,7 +348,7 @@ prepare(struct fixture *f, char **argv, struct jail *j)
 	cr_assert_eq(r.refusal, ZYGOTE_OK, "refusal %d (%s)", (int)r.refusal,
 	    r.why);
 	cr_assert_geq(j->go_fd, 0);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 }
 
 /* Sends SPEC to prepared jail J as a WIRE_GO message of type TYPE with
@@ -436,7 +432,7 @@ Test(zygote, a_prepared_jail_waits_idle_then_runs_the_job_it_is_given)
 	/* The job it is given runs, with its own argv. */
 	make_spec(&f, &spec, argv);
 	give(&j, &spec);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	read_stdout(&j, out, sizeof(out));
 	cr_assert_str_eq(out, "ran\n");
 	st = payload_status(&j);
@@ -465,7 +461,7 @@ Test(zygote, prepared_jails_share_nothing)
 	for (int i = 0; i < 2; i++) {
 		make_spec(&f, &spec, argv);
 		give(&j[i], &spec);
-		jobspec_release(&spec);
+		job_spec_clear(&spec);
 		read_stdout(&j[i], out[i], sizeof(out[i]));
 		(void)payload_status(&j[i]);
 		cr_assert_eq(reap(&j[i], 10000), 0);
@@ -505,7 +501,7 @@ Test(zygote, a_prepared_jail_refuses_a_job_it_was_not_built_for)
 	make_spec(&f, &spec, argv);
 	spec.flags |= JOB_F_UNSAFE_NO_SECCOMP;
 	give(&j, &spec);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	read_stdout(&j, out, sizeof(out));
 	cr_assert_str_eq(out, "", "the job ran: %s", out);
 	cr_assert_eq(wire_status_read(j.status_fd, rec), 1);
@@ -518,7 +514,7 @@ Test(zygote, a_prepared_jail_refuses_a_job_it_was_not_built_for)
 	make_spec(&f, &spec, argv);
 	spec.limits.home_bytes *= 2;
 	give(&j, &spec);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	cr_assert_eq(wire_status_read(j.status_fd, rec), 1);
 	cr_assert_eq(rec[0], INIT_REC_SETUP_FAILED);
 	cr_assert_eq(rec[1], STAGE_POOL_JOB);
@@ -586,7 +582,7 @@ Test(zygote, a_prepared_jail_takes_its_stdin_pipe_by_role_only)
 	refused_go(&f, tmpl, &spec, WIRE_GO, WIRE_ROLE_BIT(1), true, EPROTO);
 	/* A message of another type, though well formed. */
 	refused_go(&f, tmpl, &spec, WIRE_KILL, 0, false, EBADMSG);
-	jobspec_release(&spec);
+	job_spec_clear(&spec);
 	fixture_close(&f);
 }
 
