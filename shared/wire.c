@@ -134,9 +134,10 @@ wire_recv(int sock, uint8_t *buf, size_t size, int *fds, size_t maxfds,
 	int n;
 
 	m->nfds = 0;
-	if (size < WIRE_MAX_MSG)
+	if (size < WIRE_HEADER_SIZE)
 		return -EINVAL;
-	n = proto_recv_fds_max(sock, buf, WIRE_MAX_MSG, fds, maxfds, &nfds);
+	n = proto_recv_fds_max(sock, buf,
+	    size < WIRE_MAX_MSG ? size : WIRE_MAX_MSG, fds, maxfds, &nfds);
 	if (n <= 0)
 		return n;
 	if ((size_t)n >= WIRE_HEADER_SIZE) {

@@ -203,9 +203,12 @@ struct wire_msg {
 };
 
 /*
- * Receives one message of at most WIRE_MAX_MSG bytes on SOCK into BUF
- * of SIZE bytes (-EINVAL when SIZE is less; proto_recv_fds_max, up to
- * MAXFDS descriptors into FDS) and checks its header into *M:
+ * Receives one message on SOCK into BUF of SIZE bytes (at least
+ * WIRE_HEADER_SIZE, else -EINVAL): a datagram longer than SIZE or than
+ * WIRE_MAX_MSG is -EMSGSIZE (proto_recv_fds_max, up to MAXFDS
+ * descriptors into FDS). A receiver that takes only short messages (the
+ * spawner's) passes a small buffer; one that takes a RUN, WIRE_MAX_MSG.
+ * It checks the header into *M:
  * a known type, a count equal to the descriptors that came and to the
  * roles set, roles the row allows, its required ones present, at most
  * one of its exclusive ones. Returns the datagram's length; 0 at EOF;

@@ -196,9 +196,10 @@ launch_one(void)
 	return rc;
 }
 
-/* The spawner's receive buffer (wire_recv wants WIRE_MAX_MSG bytes; a
- * request is a bare header): static, as the spawner does not malloc. */
-static uint8_t request[WIRE_MAX_MSG];
+/* The largest message on the spawner's wire, bytes: a header and a u32
+ * (WIRE_SPAWN_REPLY, WIRE_SPAWN_FAILED); room for one more byte, so that
+ * anything longer is refused as -EMSGSIZE, not cut. */
+#define SPAWN_MSG_MAX (WIRE_HEADER_SIZE + 8u)
 
 /* The spawner process: never returns. */
 static _Noreturn void
@@ -228,6 +229,7 @@ spawner_main(int sock, int exe_fd, pid_t broker)
 		sigaction(tty_signals[i], &sa, NULL);
 
 	for (;;) {
+		uint8_t request[SPAWN_MSG_MAX];
 		struct wire_msg m;
 		int fds[1];
 		int n;
@@ -340,7 +342,7 @@ check_answer(const struct wire_msg *m, const int *fds, pid_t *pid)
 	return 0;
 }
 
-/* Receives the answer (shared/wire.h) into BUF (WIRE_MAX_MSG bytes): 0
+/* Receives the answer (shared/wire.h) into BUF (SPAWN_MSG_MAX bytes): 0
  * with FDS[0] the launcher's socket and FDS[1] its pidfd, taken by role;
  * the spawner's errno (negated); -EPROTO for a malformed answer; or
  * -ENOTCONN. */
@@ -351,7 +353,7 @@ recv_answer(struct spawner *sp, uint8_t *buf, int fds[2], pid_t *pid)
 	struct wire_msg m;
 	int n, e;
 
-	n = wire_recv(sp->sock, buf, WIRE_MAX_MSG, got, 2, &m);
+	n = wire_recv(sp->sock, buf, SPAWN_MSG_MAX, got, 2, &m);
 	if (n == 0 || n == -ECONNRESET)
 		return -ENOTCONN;
 	if (n == -EPROTO || n == -EBADMSG || n == -EMSGSIZE)
@@ -372,14 +374,11 @@ int
 spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock, int *pidfd,
     pid_t *pid)
 {
-	uint8_t req[WIRE_HEADER_SIZE];
-	uint8_t *buf;
+	uint8_t req[WIRE_HEADER_SIZE], buf[SPAWN_MSG_MAX];
 	int fds[2], e;
 
 	if (sp->sock < 0)
 		return -ENOTCONN;
-	if ((buf = malloc(WIRE_MAX_MSG)) == NULL)
-		return -ENOMEM;
 	if (wire_send(sp->sock, req, sizeof(req), WIRE_SPAWN, 0, NULL) < 0) {
 		e = -ENOTCONN;
 		goto broken;
@@ -389,14 +388,12 @@ spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock, int *pidfd,
 	e = recv_answer(sp, buf, fds, pid);
 	if (e == -ENOTCONN || e == -EPROTO)
 		goto broken;
-	free(buf);
 	if (e < 0)
 		return e;
 	*sock = fds[0];
 	*pidfd = fds[1];
 	return 0;
 broken:
-	free(buf);
 	/* An answer may still be on its way: nothing later could tell it
 	 * from the answer to the next request. */
 	spawner_end_child(&sp->pid, &sp->pidfd, &sp->sock, 0);

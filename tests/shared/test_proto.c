@@ -3636,3 +3636,30 @@ Test(wire, status_records_are_checked_on_read)
 	cr_assert_eq(wire_status_read(p[0], rec), 0);
 	close(p[0]);
 }
+
+Test(wire, a_small_buffer_takes_short_messages_and_refuses_longer)
+{
+	uint8_t small[WIRE_HEADER_SIZE + 8], big[WIRE_HEADER_SIZE + 9] = {0};
+	int sv[2], fds[1];
+	struct wire_msg m;
+
+	make_pair(sv);
+	/* Under a header: no buffer to receive into. */
+	cr_assert_eq(wire_recv(sv[0], small, WIRE_HEADER_SIZE - 1, fds, 0, &m),
+	    -EINVAL);
+	/* A message that fits is taken whole. */
+	cr_assert_eq(wire_send(sv[1], small, sizeof(small), WIRE_SPAWN_FAILED,
+			 0, NULL),
+	    0);
+	cr_assert_eq(wire_recv(sv[0], small, sizeof(small), fds, 0, &m),
+	    (int)sizeof(small));
+	cr_assert_eq(m.type, WIRE_SPAWN_FAILED);
+	/* One byte more than the buffer: refused, not cut. */
+	cr_assert_eq(wire_send(sv[1], big, sizeof(big), WIRE_SPAWN_FAILED, 0,
+			 NULL),
+	    0);
+	cr_assert_eq(wire_recv(sv[0], small, sizeof(small), fds, 0, &m),
+	    -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+}
