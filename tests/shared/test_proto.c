@@ -3639,7 +3639,7 @@ Test(wire, status_records_are_checked_on_read)
 
 Test(wire, a_small_buffer_takes_short_messages_and_refuses_longer)
 {
-	uint8_t small[WIRE_HEADER_SIZE + 8], big[WIRE_HEADER_SIZE + 9] = {0};
+	uint8_t small[WIRE_HEADER_SIZE + 8] = {0}, big[WIRE_HEADER_SIZE + 9] = {0};
 	int sv[2], fds[1];
 	struct wire_msg m;
 
