@@ -217,6 +217,14 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 				return set_scalar(l, i, v);
 		return fail(l, "unknown key \"%s\" in [%s]", key,
 		    policy_section_names[l->section]);
+	case SEC_NETWORK:
+		/* Its caps are scalars; allow, allow_address and deny are
+		 * the entries of its list. */
+		for (i = 0; i < NSCALARS; i++)
+			if (policy_scalar_keys[i].section == SEC_NETWORK &&
+			    strcmp(policy_scalar_keys[i].name, key) == 0)
+				return set_scalar(l, i, v);
+		return policy_add_net(l, key, v);
 	case SEC_ENVIRONMENT:
 		return policy_add_env(l, key, v);
 	case SEC_FILESYSTEM:
@@ -381,10 +389,25 @@ read_line(char *str, int num, void *stream)
 
 /* ---- Loading ----------------------------------------------------------- */
 
-/* Lays one layer (FILE or TEXT, named NAME) over P. */
+/* The default must set every scalar: the loaded policy's limits are all
+ * non-zero whatever a file leaves out. */
+static void
+check_default_complete(struct loader *l)
+{
+	for (size_t i = 0; !l->code && i < NSCALARS; i++)
+		if (!(l->seen & (UINT64_C(1) << i)))
+			policy_fail_at(l, -EINVAL, l->lineno,
+			    "missing key \"%s\" in [%s]",
+			    policy_scalar_keys[i].name,
+			    policy_section_names[policy_scalar_keys[i]
+						     .section]);
+}
+
+/* Lays one layer (FILE or TEXT, named NAME) over P; with REP, refused
+ * [network] rules are reported as they come (policy_refuse_entry). */
 static int
 parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
-    const char *text, char *err, size_t errlen)
+    const char *text, struct policy_reporter *rep, char *err, size_t errlen)
 {
 	struct loader l = {
 	    .p = p,
@@ -392,10 +415,10 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 	    .in_file = !is_default,
 	    .file = file,
 	    .text = text,
+	    .rep = rep,
 	    .err = err,
 	    .errlen = errlen,
 	};
-	size_t i;
 	int r;
 
 	errno = 0;
@@ -424,15 +447,13 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
 		policy_clear(&l.lists);
 		return l.code;
 	}
-	/* The default must set every scalar: the loaded policy's limits are
-	 * all non-zero whatever a file leaves out. */
-	for (i = 0; !l.code && is_default && i < NSCALARS; i++)
-		if (!(l.seen & (UINT64_C(1) << i)))
-			policy_fail_at(&l, -EINVAL, l.lineno,
-			    "missing key \"%s\" in [%s]",
-			    policy_scalar_keys[i].name,
-			    policy_section_names[policy_scalar_keys[i]
-						     .section]);
+	if (is_default)
+		check_default_complete(&l);
+	/* Refused entries, each reported already: the first is the error. */
+	if (!l.code && rep != NULL && rep->refused > 0) {
+		policy_fail_at(&l, -EINVAL, l.refused_line, "%s", l.refused);
+		rep->err_reported = true;
+	}
 	if (!l.code)
 		policy_merge_lists(&l);
 	policy_clear(&l.lists);
@@ -445,7 +466,7 @@ parse_layer(struct policy *p, const char *name, bool is_default, FILE *file,
  */
 static int
 load(struct policy *p, const char *name, FILE *file, const char *text,
-    char *err, size_t errlen)
+    struct policy_reporter *rep, char *err, size_t errlen)
 {
 	_cleanup_(policy_clear) struct policy tmp = {0};
 	int r;
@@ -454,7 +475,7 @@ load(struct policy *p, const char *name, FILE *file, const char *text,
 	if (err && errlen)
 		err[0] = '\0';
 	r = parse_layer(&tmp, DEFAULT_NAME, true, NULL, policy_default_text,
-	    err, errlen);
+	    NULL, err, errlen);
 	if (r < 0)
 		return r;
 	tmp.name = strdup(name ? name : DEFAULT_NAME);
@@ -465,7 +486,8 @@ load(struct policy *p, const char *name, FILE *file, const char *text,
 		return -ENOMEM;
 	}
 	if (name) {
-		r = parse_layer(&tmp, name, false, file, text, err, errlen);
+		r = parse_layer(&tmp, name, false, file, text, rep, err,
+		    errlen);
 		if (r < 0)
 			return r;
 	}
@@ -479,11 +501,13 @@ load(struct policy *p, const char *name, FILE *file, const char *text,
 int
 policy_load_default(struct policy *p, char *err, size_t errlen)
 {
-	return load(p, NULL, NULL, NULL, err, errlen);
+	return load(p, NULL, NULL, NULL, NULL, err, errlen);
 }
 
-int
-policy_load_file(struct policy *p, const char *path, char *err, size_t errlen)
+/* policy_load_file, reporting through REP when it is not NULL. */
+static int
+load_file(struct policy *p, const char *path, struct policy_reporter *rep,
+    char *err, size_t errlen)
 {
 	_cleanup_(fclosep) FILE *f = NULL;
 	int r;
@@ -496,7 +520,34 @@ policy_load_file(struct policy *p, const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		return r;
 	}
-	return load(p, path, f, NULL, err, errlen);
+	return load(p, path, f, NULL, rep, err, errlen);
+}
+
+int
+policy_load_file(struct policy *p, const char *path, char *err, size_t errlen)
+{
+	return load_file(p, path, NULL, err, errlen);
+}
+
+int
+policy_load_file_report(struct policy *p, const char *path,
+    void (*report)(const char *msg, void *arg), void *arg, char *err,
+    size_t errlen)
+{
+	struct policy_reporter rep = {.fn = report, .arg = arg};
+	char own[POLICY_ERR_MAX];
+	int r;
+
+	if (err == NULL || errlen == 0) {
+		err = own;
+		errlen = sizeof(own);
+	}
+	r = load_file(p, path, report != NULL ? &rep : NULL, err, errlen);
+	/* Whatever ended the reading, unless it was a refused entry,
+	 * which was reported when it was read. */
+	if (r < 0 && report != NULL && !rep.err_reported)
+		report(err, arg);
+	return r;
 }
 
 int
@@ -510,7 +561,7 @@ policy_load_string(struct policy *p, const char *text, const char *name,
 			snprintf(err, errlen, "%s: %s", name, strerror(EINVAL));
 		return -EINVAL;
 	}
-	return load(p, name, NULL, text, err, errlen);
+	return load(p, name, NULL, text, NULL, err, errlen);
 }
 
 uint32_t

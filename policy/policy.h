@@ -4,11 +4,11 @@
  * A policy is an INI file read with inih. A file is laid over the embedded
  * default policy (policy/default.ini, compiled in): a scalar key it sets
  * replaces the default's value; the entries it gives in a list section
- * ([environment], [filesystem]) add to the default's list, an entry the
- * default also has (the same variable, the same bind target) taking its
- * place. Only [policy] replace = environment, filesystem makes the file's
- * list the whole list (docs/decisions.md, "Policy lists add to the
- * default's"). Every error is reported as "FILE:LINE: message".
+ * ([environment], [filesystem], [network]'s rules) add to the default's
+ * list, an entry the default also has (the same variable, the same bind
+ * target, the same [network] rule) taking its place. Only [policy]
+ * replace = environment, filesystem, network makes the file's list the
+ * whole list (docs/decisions.md, "Policy lists add to the default's"). Every error is reported as "FILE:LINE: message".
  *
  * Loading is pure (no file system access beyond reading the file itself);
  * whether bind sources exist is `stockade policy check`'s business
@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "egress_rules.h"
 #include "proto.h"
 #include "result.h"
 
@@ -33,7 +34,9 @@
 /* The list sections, as bits of [policy] replace (struct policy). */
 #define POLICY_LIST_ENVIRONMENT 0x1u
 #define POLICY_LIST_FILESYSTEM 0x2u
-#define POLICY_LISTS_ALL (POLICY_LIST_ENVIRONMENT | POLICY_LIST_FILESYSTEM)
+#define POLICY_LIST_NETWORK 0x4u
+#define POLICY_LISTS_ALL \
+	(POLICY_LIST_ENVIRONMENT | POLICY_LIST_FILESYSTEM | POLICY_LIST_NETWORK)
 
 /*
  * Where a key or list entry of a loaded policy was given: the embedded
@@ -60,6 +63,21 @@ struct fs_quota {
 	uint32_t mode_mask; /* mode_mask: bits a client may set (<= 0777) */
 	bool allow_hardlinks; /* allow_hardlinks: read files with nlink > 1 */
 	uint64_t inline_bytes; /* inline_kb: base64 payload in JSON, bytes */
+};
+
+/*
+ * [network]: controlled egress (issue 25; shared/egress_rules.h). Its
+ * rules (allow, allow_address, deny) form a list like [environment]'s;
+ * without an allow or allow_address rule a job has no network, as with
+ * no [network] section at all. The caps hold for one job, through the
+ * proxy; the proxy that enforces them is not part of the policy.
+ */
+struct net_policy {
+	struct egress_rules rules; /* in the order given */
+	uint64_t bytes_out; /* max_bytes_out_mb: sent by the job, bytes */
+	uint64_t bytes_in; /* max_bytes_in_mb: received by the job, bytes */
+	uint32_t max_connections; /* connections made, in all */
+	uint32_t max_concurrent; /* max_concurrent_connections: open at once */
 };
 
 /* [limits] on_output_limit: what output past stdout_kb or stderr_kb does. */
@@ -92,6 +110,7 @@ struct policy {
 				     * client may set per job, as written
 				     * (policy_client_env_allows) */
 	struct fs_quota files; /* [files] */
+	struct net_policy net; /* [network] */
 	enum job_enforcement enforcement; /* [limits] enforcement */
 	char *cgroup; /* [limits] cgroup: "" or absolute */
 	enum output_action on_output_limit; /* [limits] on_output_limit */
@@ -105,6 +124,7 @@ struct policy {
 	 * the key table (policy_format's order). */
 	struct policy_origin *env_from;
 	struct policy_origin *mounts_from;
+	struct policy_origin *net_from; /* parallel to net.rules */
 	struct policy_origin scalar_from[POLICY_MAX_SCALARS];
 };
 
@@ -124,6 +144,20 @@ int policy_load_default(struct policy *p, char *err, size_t errlen);
  * for a bad file (ERR: "PATH:LINE: message"). On failure P owns nothing.
  */
 int policy_load_file(struct policy *p, const char *path, char *err,
+    size_t errlen);
+
+/*
+ * As policy_load_file, for `stockade policy check`, which names every bad
+ * entry rather than the first: a [network] rule the file refuses does
+ * not end the reading. REPORT(MSG, ARG) gets each error as it is found,
+ * "PATH:LINE: message" (or "PATH: strerror"): the refused rules in the
+ * file's order, then whatever else ended the reading, each once. The
+ * load fails when any was reported: -EINVAL, ERR holding the first
+ * refused rule's message or the other error. REPORT NULL: exactly
+ * policy_load_file. ERR may be NULL. MSG is valid during the call only.
+ */
+int policy_load_file_report(struct policy *p, const char *path,
+    void (*report)(const char *msg, void *arg), void *arg, char *err,
     size_t errlen);
 
 /*
@@ -156,6 +190,12 @@ const struct mount_entry *policy_unsafe_mount(const struct policy *p);
  * not checked here (the caller checks it is a variable name).
  */
 bool policy_client_env_allows(const struct policy *p, const char *name);
+
+/*
+ * Whether P opens any network to a job: a [network] allow or
+ * allow_address rule (deny rules alone open nothing). Pure.
+ */
+bool policy_has_network(const struct policy *p);
 
 /* Frees everything P owns and zeroes it; accepts NULL. */
 void policy_clear(struct policy *p);

@@ -197,6 +197,40 @@ env_split(const char *entry, char *name)
 	return policy_valid_env_name(name) ? eq + 1 : NULL;
 }
 
+/* Writes [network] rule R as a value into BUF (EGRESS_RULE_BUF bytes):
+ * 0, or -EINVAL for a rule that would not load back as itself. */
+static int
+net_rule_text(const struct egress_rule *r, char *buf, size_t size)
+{
+	struct egress_rule back;
+
+	if (egress_rule_format(r, buf, size) < 0 ||
+	    egress_rule_parse(r->kind, buf, &back) < 0 ||
+	    !egress_rule_eq(r, &back))
+		return -EINVAL;
+	return put_kv(NULL, egress_rule_kind_name(r->kind), buf);
+}
+
+/* [network]'s rules: each writes and loads back as itself, at most
+ * EGRESS_MAX_RULES, none twice. */
+static int
+check_net(const struct policy *p)
+{
+	char text[EGRESS_RULE_BUF];
+	const struct egress_rules *rules = &p->net.rules;
+
+	if (rules->n > EGRESS_MAX_RULES || (rules->n > 0 && !rules->v))
+		return -EINVAL;
+	for (size_t i = 0; i < rules->n; i++) {
+		if (net_rule_text(&rules->v[i], text, sizeof(text)) < 0)
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (egress_rule_eq(&rules->v[j], &rules->v[i]))
+				return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Everything P holds must come back from a load: in range, valid, each
  * line within the reader's limit, no empty list (end_section()), no
@@ -249,7 +283,7 @@ check_format(const struct policy *p)
 			if (strcmp(p->mounts[j].target, m->target) == 0)
 				return -EINVAL;
 	}
-	return 0;
+	return check_net(p);
 }
 
 /* Writes where a line came from: "default:N" or "file:N" into BUF. */
@@ -330,55 +364,42 @@ put_list_note(FILE *out, const struct policy *p, enum section sec, uint32_t bit,
 	return 0;
 }
 
-/* policy_format and policy_show: SHOW adds where each line came from. */
+/* Writes "[SEC]" and its scalar keys; SHOW adds where each came from. */
 static int
-format_policy(const struct policy *p, FILE *out, bool show)
+put_scalars(FILE *out, const struct policy *p, enum section sec, bool show)
 {
-	static const enum section scalar_sections[] = {
-	    SEC_POLICY,
-	    SEC_LIMITS,
-	    SEC_JAIL,
-	    SEC_FILES,
-	};
-	char num[256], name[LINE_MAX_BYTES + 1];
+	char num[256];
 	const char *v;
-	size_t i, s;
-	int r;
+	int r = 0;
 
-	/* Check everything first, so that a refusal writes nothing. */
-	r = check_format(p);
-	if (r < 0)
-		return r;
-
-	r = put_header(out, p->name ? p->name : DEFAULT_NAME);
-	if (r == 0 && show &&
-	    fprintf(out,
-		"# Where each line comes from, in a comment: "
-		"\"default:N\" is line N of\n# `stockade policy default`, "
-		"\"file:N\" line N of the file named above.\n") < 0)
+	if (fprintf(out, "\n[%s]\n", policy_section_names[sec]) < 0)
 		return -EIO;
-	for (s = 0;
-	     r == 0 && s < sizeof(scalar_sections) / sizeof(scalar_sections[0]);
-	     s++) {
-		enum section sec = scalar_sections[s];
-
-		if (fprintf(out, "\n[%s]\n", policy_section_names[sec]) < 0)
-			return -EIO;
-		for (i = 0; r == 0 && i < NSCALARS; i++) {
-			if (policy_scalar_keys[i].section != sec)
-				continue;
-			r = scalar_text(p, &policy_scalar_keys[i], num,
-			    sizeof(num), &v);
-			if (r == 0)
-				r = put_entry(out, policy_scalar_keys[i].name,
-				    v, show ? &p->scalar_from[i] : NULL);
-		}
+	for (size_t i = 0; r == 0 && i < NSCALARS; i++) {
+		if (policy_scalar_keys[i].section != sec)
+			continue;
+		r = scalar_text(p, &policy_scalar_keys[i], num, sizeof(num),
+		    &v);
+		if (r == 0)
+			r = put_entry(out, policy_scalar_keys[i].name, v,
+			    show ? &p->scalar_from[i] : NULL);
 	}
-	/* An empty list (replaced by none) is no section: an empty one is
-	 * refused on reading (end_section). */
-	if (r == 0 && p->nenv > 0 && fprintf(out, "\n[environment]\n") < 0)
+	return r;
+}
+
+/* Writes [environment] and [filesystem]. An empty list (replaced by
+ * none) is no section: an empty one is refused on reading
+ * (end_section). */
+static int
+put_lists(FILE *out, const struct policy *p, bool show)
+{
+	char name[LINE_MAX_BYTES + 1];
+	const char *v;
+	size_t i;
+	int r = 0;
+
+	if (p->nenv > 0 && fprintf(out, "\n[environment]\n") < 0)
 		return -EIO;
-	if (r == 0 && show && p->nenv > 0)
+	if (show && p->nenv > 0)
 		r = put_list_note(out, p, SEC_ENVIRONMENT,
 		    POLICY_LIST_ENVIRONMENT, p->env_from, p->nenv);
 	for (i = 0; r == 0 && i < p->nenv; i++) {
@@ -395,6 +416,65 @@ format_policy(const struct policy *p, FILE *out, bool show)
 		r = put_entry(out, mount_key(p->mounts[i].kind),
 		    p->mounts[i].source,
 		    show && p->mounts_from ? &p->mounts_from[i] : NULL);
+	return r;
+}
+
+/* Writes [network]: its caps, then its rules in order. The section is
+ * always written (its caps are scalars); no rule means no network. */
+static int
+put_network(FILE *out, const struct policy *p, bool show)
+{
+	const struct egress_rules *rules = &p->net.rules;
+	char text[EGRESS_RULE_BUF];
+	int r;
+
+	r = put_scalars(out, p, SEC_NETWORK, show);
+	if (r == 0 && show && rules->n > 0)
+		r = put_list_note(out, p, SEC_NETWORK, POLICY_LIST_NETWORK,
+		    p->net_from, rules->n);
+	for (size_t i = 0; r == 0 && i < rules->n; i++) {
+		r = net_rule_text(&rules->v[i], text, sizeof(text));
+		if (r == 0)
+			r = put_entry(out,
+			    egress_rule_kind_name(rules->v[i].kind), text,
+			    show && p->net_from ? &p->net_from[i] : NULL);
+	}
+	return r;
+}
+
+/* policy_format and policy_show: SHOW adds where each line came from. */
+static int
+format_policy(const struct policy *p, FILE *out, bool show)
+{
+	static const enum section scalar_sections[] = {
+	    SEC_POLICY,
+	    SEC_LIMITS,
+	    SEC_JAIL,
+	    SEC_FILES,
+	};
+	size_t s;
+	int r;
+
+	/* Check everything first, so that a refusal writes nothing. */
+	r = check_format(p);
+	if (r < 0)
+		return r;
+
+	r = put_header(out, p->name ? p->name : DEFAULT_NAME);
+	if (r == 0 && show &&
+	    fprintf(out,
+		"# Where each line comes from, in a comment: "
+		"\"default:N\" is line N of\n# `stockade policy default`, "
+		"\"file:N\" line N of the file named above.\n") < 0)
+		return -EIO;
+	for (s = 0;
+	     r == 0 && s < sizeof(scalar_sections) / sizeof(scalar_sections[0]);
+	     s++)
+		r = put_scalars(out, p, scalar_sections[s], show);
+	if (r == 0)
+		r = put_lists(out, p, show);
+	if (r == 0)
+		r = put_network(out, p, show);
 	if (r == 0 && fflush(out) != 0)
 		return -EIO;
 	return r;

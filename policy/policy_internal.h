@@ -28,8 +28,9 @@ enum section {
 	SEC_ENVIRONMENT,
 	SEC_FILESYSTEM,
 	SEC_POLICY, /* how the file is laid over the default */
+	SEC_NETWORK, /* scalar caps and the list of egress rules */
 };
-#define SEC_LAST SEC_POLICY
+#define SEC_LAST SEC_NETWORK
 
 extern const char *const policy_section_names[];
 
@@ -78,6 +79,7 @@ struct scalar_key {
 #define LIMIT(f) offsetof(struct policy, limits.f)
 #define FIELD(f) offsetof(struct policy, f)
 #define FILES(f) offsetof(struct policy, files.f)
+#define NET(f) offsetof(struct policy, net.f)
 
 extern const struct scalar_key policy_scalar_keys[];
 extern const size_t policy_nscalars;
@@ -112,7 +114,8 @@ bool policy_parse_output_action(const char *key, const char *v,
 /* The policy word of A ("truncate", "kill"). */
 const char *policy_output_action_name(enum output_action a);
 /*
- * A list of list sections ("environment", "filesystem"), separated by
+ * A list of list sections ("environment", "filesystem", "network"),
+ * separated by
  * commas and/or blanks, possibly empty, each at most once, into the
  * POLICY_LIST_* mask *OUT. False, with WHY naming the offending word,
  * for anything else.

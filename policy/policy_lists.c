@@ -1,12 +1,14 @@
 /*
- * policy_lists.c: a policy layer's list entries, [environment] variables
- * and [filesystem] binds (policy_loader.h): each checked and kept in the
+ * policy_lists.c: a policy layer's list entries, [environment] variables,
+ * [filesystem] binds and [network] rules (policy_loader.h): each checked
+ * and kept in the
  * layer's own list as it is read, then laid over the policy's once the
  * layer is read whole. Pure, as policy.c.
  */
 #include "policy_loader.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,14 @@ free_mounts(struct policy *p)
 	p->mounts = NULL;
 	p->mounts_from = NULL;
 	p->nmounts = 0;
+}
+
+static void
+free_net(struct policy *p)
+{
+	egress_rules_clear(&p->net.rules);
+	free(p->net_from);
+	p->net_from = NULL;
 }
 
 /* Makes room for one more entry of P's environment (and its origin). */
@@ -95,6 +105,34 @@ find_mount(const struct policy *p, const char *target)
 {
 	for (size_t i = 0; i < p->nmounts; i++)
 		if (strcmp(p->mounts[i].target, target) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Makes room for one more [network] rule of P (and its origin). */
+static int
+grow_net(struct policy *p)
+{
+	struct policy_origin *from;
+	struct egress_rule *v;
+
+	v = reallocarray(p->net.rules.v, p->net.rules.n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->net.rules.v = v;
+	from = reallocarray(p->net_from, p->net.rules.n + 1, sizeof(*from));
+	if (!from)
+		return -ENOMEM;
+	p->net_from = from;
+	return 0;
+}
+
+/* The index of the [network] rule of P equal to R, or -1. */
+static ssize_t
+find_net(const struct policy *p, const struct egress_rule *r)
+{
+	for (size_t i = 0; i < p->net.rules.n; i++)
+		if (egress_rule_eq(&p->net.rules.v[i], r))
 			return (ssize_t)i;
 	return -1;
 }
@@ -190,11 +228,12 @@ policy_add_mount(struct loader *l, const char *key, const char *v)
 	return 1;
 }
 
-int
-policy_merge_lists(struct loader *l)
+/* Lays the layer's variables over P's (policy_merge_lists). */
+static int
+merge_env(struct loader *l)
 {
 	struct policy *p = l->p, *s = &l->lists;
-	const size_t had_env = p->nenv, had_mounts = p->nmounts;
+	const size_t had_env = p->nenv;
 	size_t i;
 
 	if (p->replace & POLICY_LIST_ENVIRONMENT) {
@@ -229,6 +268,16 @@ policy_merge_lists(struct loader *l)
 		p->env_from[j] = s->env_from[i];
 		s->env[i] = NULL;
 	}
+	return 1;
+}
+
+/* Lays the layer's binds over P's (policy_merge_lists). */
+static int
+merge_mounts(struct loader *l)
+{
+	struct policy *p = l->p, *s = &l->lists;
+	const size_t had_mounts = p->nmounts;
+	size_t i;
 
 	if (p->replace & POLICY_LIST_FILESYSTEM) {
 		free_mounts(p);
@@ -266,9 +315,123 @@ policy_merge_lists(struct loader *l)
 	return 1;
 }
 
+/* Lays the layer's [network] rules over P's (policy_merge_lists): a rule
+ * P already has is the same rule, given again; it takes the new origin. */
+static int
+merge_net(struct loader *l)
+{
+	struct policy *p = l->p, *s = &l->lists;
+	const size_t had = p->net.rules.n;
+	size_t i;
+
+	if (p->replace & POLICY_LIST_NETWORK) {
+		free_net(p);
+		p->net.rules = s->net.rules;
+		p->net_from = s->net_from;
+		s->net.rules = (struct egress_rules){NULL, 0};
+		s->net_from = NULL;
+	}
+	for (i = 0; i < s->net.rules.n; i++) {
+		ssize_t j = find_net(p, &s->net.rules.v[i]);
+
+		if (j < 0) {
+			if (p->net.rules.n >= EGRESS_MAX_RULES)
+				return policy_fail_at(l, -EINVAL,
+				    s->net_from[i].line,
+				    "too many [network] rules (at most %u, "
+				    "the default's %zu included; [policy] "
+				    "replace = network leaves them out)",
+				    EGRESS_MAX_RULES, had);
+			if (grow_net(p) < 0)
+				return policy_fail_at(l, -ENOMEM,
+				    s->net_from[i].line, "out of memory");
+			j = (ssize_t)p->net.rules.n++;
+		}
+		p->net.rules.v[j] = s->net.rules.v[i];
+		p->net_from[j] = s->net_from[i];
+	}
+	return 1;
+}
+
+int
+policy_merge_lists(struct loader *l)
+{
+	if (!merge_env(l) || !merge_mounts(l) || !merge_net(l))
+		return 0;
+	return 1;
+}
+
 void
 policy_free_lists(struct policy *p)
 {
 	free_env(p);
 	free_mounts(p);
+	free_net(p);
+}
+
+int
+policy_add_net(struct loader *l, const char *key, const char *v)
+{
+	struct policy *s = &l->lists;
+	enum egress_rule_kind kind;
+	struct egress_rule r;
+	int e;
+
+	if (strcmp(key, "allow") == 0)
+		kind = EGRESS_RULE_ALLOW;
+	else if (strcmp(key, "allow_address") == 0)
+		kind = EGRESS_RULE_ALLOW_ADDRESS;
+	else if (strcmp(key, "deny") == 0)
+		kind = EGRESS_RULE_DENY;
+	else
+		return fail(l, "unknown key \"%s\" in [network]", key);
+	e = egress_rule_parse(kind, v, &r);
+	if (e < 0)
+		return policy_refuse_entry(l, "%s \"%.200s\" %s", key, v,
+		    egress_name_strerror(e));
+	/* Within one file; the default's same rule is the one this entry
+	 * takes the place of (merge_net). */
+	if (find_net(s, &r) >= 0)
+		return policy_refuse_entry(l, "duplicate rule %s = %.200s", key,
+		    v);
+	if (s->net.rules.n >= EGRESS_MAX_RULES)
+		return fail(l, "too many [network] rules (at most %u)",
+		    EGRESS_MAX_RULES);
+	if (grow_net(s) < 0)
+		return policy_fail_at(l, -ENOMEM, l->lineno, "out of memory");
+	s->net_from[s->net.rules.n] = (struct policy_origin){l->in_file,
+	    l->lineno};
+	s->net.rules.v[s->net.rules.n++] = r;
+	return 1;
+}
+
+int
+policy_refuse_entry(struct loader *l, const char *fmt, ...)
+{
+	char why[POLICY_ERR_MAX], *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (l->rep == NULL || l->code)
+		return fail(l, "%s", why);
+	if (asprintf(&msg, "%s:%u: %s", l->name, l->lineno, why) < 0)
+		return policy_fail_at(l, -ENOMEM, l->lineno, "out of memory");
+	l->rep->fn(msg, l->rep->arg);
+	free(msg);
+	if (l->rep->refused++ == 0) {
+		memcpy(l->refused, why, sizeof(why));
+		l->refused_line = l->lineno;
+	}
+	return 1;
+}
+
+bool
+policy_has_network(const struct policy *p)
+{
+	for (size_t i = 0; i < p->net.rules.n; i++)
+		if (p->net.rules.v[i].kind != EGRESS_RULE_DENY)
+			return true;
+	return false;
 }

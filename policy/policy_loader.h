@@ -15,6 +15,15 @@
 #include "policy.h"
 #include "policy_internal.h"
 
+/* Where `stockade policy check` wants each error as it is found
+ * (policy_load_file_report). */
+struct policy_reporter {
+	void (*fn)(const char *msg, void *arg);
+	void *arg;
+	unsigned refused; /* entries refused and reported so far */
+	bool err_reported; /* the error in the caller's ERR was reported */
+};
+
 /* State of one layer (the default, or a file laid over it). */
 struct loader {
 	struct policy *p;
@@ -38,6 +47,13 @@ struct loader {
 	 * [policy] replace, wherever it is in the file, is known. */
 	struct policy lists;
 
+	/* With REP, a refused [network] rule is reported and the reading
+	 * goes on (policy_refuse_entry); the first is kept here, to be the
+	 * layer's error once it is read. */
+	struct policy_reporter *rep;
+	char refused[POLICY_ERR_MAX];
+	unsigned refused_line;
+
 	/* The first error: code < 0 once set, at err_line. */
 	int code;
 	unsigned err_line;
@@ -53,6 +69,15 @@ struct loader {
  */
 __attribute__((format(printf, 4, 5))) int policy_fail_at(struct loader *l,
     int code, unsigned line, const char *fmt, ...);
+/*
+ * Refuses the list entry at L's current line, FMT's text saying why: an
+ * error (as fail()) when L has no reporter; otherwise "NAME:LINE: why" is
+ * passed to the reporter and the reading goes on, the layer failing with
+ * the first such entry's error once it is read. Returns 0 when the
+ * reading stops, 1 when it goes on (inih's handler's value).
+ */
+__attribute__((format(printf, 2, 3))) int policy_refuse_entry(struct loader *l,
+    const char *fmt, ...);
 /* An -EINVAL error of L at the line last read, as policy_fail_at. */
 #define fail(l, ...) policy_fail_at((l), -EINVAL, (l)->lineno, __VA_ARGS__)
 
@@ -72,6 +97,15 @@ int policy_add_env(struct loader *l, const char *name, const char *v);
  */
 int policy_add_mount(struct loader *l, const char *key, const char *v);
 /*
+ * Adds the [network] rule KEY = V (allow, allow_address or deny;
+ * egress_rule_parse) at L's current line to L's own list, refusing an
+ * unknown key, an invalid rule (the message names the rule and what is
+ * wrong with it, egress_name_strerror), a rule given twice and more than
+ * EGRESS_MAX_RULES. Returns 1, or 0 with the error recorded in L
+ * (-ENOMEM when out of memory, else -EINVAL).
+ */
+int policy_add_net(struct loader *l, const char *key, const char *v);
+/*
  * Lays L's own list entries over l->p's once the layer is read: with
  * [policy] replace naming the list, they are the whole list; otherwise
  * each takes the place of l->p's entry of the same variable or bind
@@ -81,7 +115,8 @@ int policy_add_mount(struct loader *l, const char *key, const char *v);
  * (or -ENOMEM).
  */
 int policy_merge_lists(struct loader *l);
-/* Frees P's environment and binds with their origins and empties them. */
+/* Frees P's environment, binds and [network] rules with their origins
+ * and empties them. */
 void policy_free_lists(struct policy *p);
 
 #endif

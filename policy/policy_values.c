@@ -13,6 +13,7 @@ const char *const policy_section_names[] = {
     [SEC_ENVIRONMENT] = "environment",
     [SEC_FILESYSTEM] = "filesystem",
     [SEC_POLICY] = "policy",
+    [SEC_NETWORK] = "network",
 };
 
 const struct scalar_key policy_scalar_keys[] = {
@@ -66,6 +67,13 @@ const struct scalar_key policy_scalar_keys[] = {
     /* Inline base64 travels in one JSON-RPC line held in memory: bounded
 	 * at 64 MiB; bulk data goes as descriptors. */
     {SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},
+    /* [network]: one job's caps through the egress proxy (issue 25). */
+    {SEC_NETWORK, "max_bytes_out_mb", K_U64, NET(bytes_out), 1, 1048576, MIB},
+    {SEC_NETWORK, "max_bytes_in_mb", K_U64, NET(bytes_in), 1, 1048576, MIB},
+    {SEC_NETWORK, "max_connections", K_U32, NET(max_connections), 1, 1000000,
+	1},
+    {SEC_NETWORK, "max_concurrent_connections", K_U32, NET(max_concurrent), 1,
+	4096, 1},
 };
 const size_t policy_nscalars = sizeof(policy_scalar_keys) /
     sizeof(policy_scalar_keys[0]);
@@ -283,7 +291,12 @@ static const char *const list_names[] = {
     [0] = "",
     [POLICY_LIST_ENVIRONMENT] = "environment",
     [POLICY_LIST_FILESYSTEM] = "filesystem",
-    [POLICY_LISTS_ALL] = "environment, filesystem",
+    [POLICY_LIST_ENVIRONMENT |
+	POLICY_LIST_FILESYSTEM] = "environment, filesystem",
+    [POLICY_LIST_NETWORK] = "network",
+    [POLICY_LIST_ENVIRONMENT | POLICY_LIST_NETWORK] = "environment, network",
+    [POLICY_LIST_FILESYSTEM | POLICY_LIST_NETWORK] = "filesystem, network",
+    [POLICY_LISTS_ALL] = "environment, filesystem, network",
 };
 
 const char *
@@ -314,10 +327,14 @@ policy_parse_lists(const char *key, const char *v, uint32_t *out, char *why,
 		else if (n == strlen("filesystem") &&
 		    strncmp(p, "filesystem", n) == 0)
 			bit = POLICY_LIST_FILESYSTEM;
+		else if (n == strlen("network") &&
+		    strncmp(p, "network", n) == 0)
+			bit = POLICY_LIST_NETWORK;
 		if (bit == 0) {
 			snprintf(why, whylen,
 			    "%s names \"%.*s\", which is no "
-			    "list (the lists: environment, filesystem)",
+			    "list (the lists: environment, filesystem, "
+			    "network)",
 			    key, (int)(n > 64 ? 64 : n), p);
 			*out = 0;
 			return false;

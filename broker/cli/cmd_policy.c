@@ -7,7 +7,9 @@
  * (unsafe_*) is refused unless --unsafe-evaluation is given; so is one
  * whose job has no program to run (unless [policy] no_programs says so)
  * or that binds with ro_bind a path this host lacks, each named at its
- * line (policy_check_programs, policy_check_source). Also the steps every command shares
+ * line (policy_check_programs, policy_check_source); every [network] rule
+ * it refuses is named, not only the first (policy_load_file_report).
+ * Also the steps every command shares
  * (commands.h, *_or_complain): load the policy, open the workspace,
  * confine.
  */
@@ -100,6 +102,37 @@ confine_or_complain(const struct confine_rule *rules, size_t nrules)
 		return 0;
 	log_error("%s%s", e == -EOPNOTSUPP ? "refused: " : "", err);
 	return e == -EOPNOTSUPP ? EXIT_REFUSED : EXIT_SANDBOX;
+}
+
+/* `stockade policy check`'s reporter: each error as the loader finds it
+ * (ARG: the file's path). */
+static void
+report_policy_error(const char *msg, void *arg)
+{
+	log_policy_error(msg, arg);
+}
+
+/*
+ * load_policy_or_complain for `stockade policy check`, which names every
+ * refused [network] rule with its line, not only the first
+ * (policy_load_file_report).
+ */
+static int
+load_policy_to_check(struct policy *p, char *file)
+{
+	size_t len = POLICY_ERR_MAX + strlen(file);
+	char *err = malloc(len);
+	int e;
+
+	memset(p, 0, sizeof(*p));
+	if (err == NULL) {
+		log_error("cannot load the policy: %s", strerror(ENOMEM));
+		return EXIT_SANDBOX;
+	}
+	e = policy_load_file_report(p, file, report_policy_error, file, err,
+	    len);
+	free(err);
+	return e < 0 ? EXIT_USAGE : 0;
 }
 
 static void
@@ -210,7 +243,10 @@ cmd_policy(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if ((rc = load_policy_or_complain(&p, file)) != 0)
+	rc = strcmp(argv[1], "check") == 0
+	    ? load_policy_to_check(&p, argv[argc - 1])
+	    : load_policy_or_complain(&p, file);
+	if (rc != 0)
 		return rc;
 	if (strcmp(argv[1], "show") == 0 && policy_show(&p, stdout) < 0) {
 		rc = EXIT_SANDBOX;

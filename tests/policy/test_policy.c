@@ -168,10 +168,24 @@ assert_files_eq(const struct fs_quota *a, const struct fs_quota *b)
 	cr_assert_eq(a->inline_bytes, b->inline_bytes);
 }
 
+static void
+assert_net_eq(const struct net_policy *a, const struct net_policy *b)
+{
+	cr_assert_eq(a->bytes_out, b->bytes_out);
+	cr_assert_eq(a->bytes_in, b->bytes_in);
+	cr_assert_eq(a->max_connections, b->max_connections);
+	cr_assert_eq(a->max_concurrent, b->max_concurrent);
+	cr_assert_eq(a->rules.n, b->rules.n);
+	for (size_t i = 0; i < a->rules.n; i++)
+		cr_assert(egress_rule_eq(&a->rules.v[i], &b->rules.v[i]),
+		    "rule %zu", i);
+}
+
 /* Equal in everything but the name. */
 static void
 assert_policy_eq(const struct policy *a, const struct policy *b)
 {
+	assert_net_eq(&a->net, &b->net);
 	assert_limits_eq(&a->limits, &b->limits);
 	assert_env_eq(a, b);
 	assert_mounts_eq(a, b);
@@ -1380,7 +1394,7 @@ Test(policy_clear, accepts_null_and_twice)
 
 #define INVALID_FIXTURES(X)                                                    \
 	X(unknown_section, "invalid-unknown-section.ini", 4,                   \
-	    "unknown section [network]")                                       \
+	    "unknown section [internet]")                                      \
 	X(unknown_key, "invalid-unknown-key.ini", 2,                           \
 	    "unknown key \"wall_time\" in [limits]")                           \
 	X(unknown_key_filesystem, "invalid-unknown-key-filesystem.ini", 3,     \
@@ -1470,7 +1484,7 @@ Test(policy_clear, accepts_null_and_twice)
 	    "empties it)")                                                     \
 	X(replace_unknown, "invalid-replace-unknown.ini", 2,                   \
 	    "replace names \"mounts\", which is no list (the lists: "          \
-	    "environment, filesystem)")                                        \
+	    "environment, filesystem, network)")                               \
 	X(replace_twice, "invalid-replace-twice.ini", 2,                       \
 	    "replace names \"filesystem\" twice")                              \
 	X(no_programs, "invalid-no-programs.ini", 2,                           \
@@ -1537,7 +1551,9 @@ Test(invalid, every_fixture_has_a_test)
 	d = opendir(dir);
 	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "invalid-", 8) != 0)
+		/* [network]'s have theirs in test_policy_network.c. */
+		if (strncmp(e->d_name, "invalid-", 8) != 0 ||
+		    strncmp(e->d_name, "invalid-network-", 16) == 0)
 			continue;
 		for (i = 0;
 		     i < sizeof(invalid_files) / sizeof(invalid_files[0]); i++)
