@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the seed inputs of the egress fuzzer (fuzz/fuzz_egress.c,
+"""Writes the seed inputs of the egress_wire fuzzer (fuzz/fuzz_egress_wire.c,
 fuzz/README.md) into DIR: the differential corpus of issue 25, each
 hostile host name as an HTTP CONNECT, an absolute-form request, a SOCKS5
 request and a TLS ClientHello's server name (the names of
@@ -8,7 +8,7 @@ OpenSSL hellos of tests/broker/egress/hellos/, and the smuggling heads.
 An input is a control byte (0 HTTP, 1 SOCKS5, 2 TLS), a two-byte split
 point, then the bytes.
 
-Usage: fuzz/gen_egress_seeds.py fuzz/corpus/egress"""
+Usage: fuzz/gen_egress_seeds.py fuzz/corpus/egress_wire"""
 import os
 import sys
 

@@ -11,7 +11,7 @@
  * result says how many bytes it used) or EGRESS_REFUSED (a named rule,
  * enum egress_why). An answer other than EGRESS_NEED_MORE depends only
  * on bytes already present, so a stream split at any byte boundary gets
- * the same answer as the whole of it (tests/broker/egress/, the egress
+ * the same answer as the whole of it (tests/broker/egress/, the egress_wire
  * fuzzer). A caller that gets EGRESS_NEED_MORE with LEN at the parser's
  * bound has a bug: each parser refuses before that.
  *

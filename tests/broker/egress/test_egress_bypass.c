@@ -4,7 +4,7 @@
  * one test each, and the differential corpus: the same hostile host name
  * as an HTTP CONNECT, an absolute-form request, a SOCKS5 request and a
  * TLS server name, which the four must all refuse or all accept with
- * the same bytes (fuzz/corpus/egress/ holds the same inputs).
+ * the same bytes (fuzz/corpus/egress_wire/ holds the same inputs).
  */
 #include <criterion/criterion.h>
 #include <string.h>

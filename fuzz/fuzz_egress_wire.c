@@ -1,5 +1,5 @@
 /*
- * fuzz_egress.c: the egress proxy's wire parsers (broker/egress/,
+ * fuzz_egress_wire.c: the egress proxy's wire parsers (broker/egress/,
  * egress_parse.h).
  *
  * Input: a control byte choosing the parser (modulo 3: the HTTP request
