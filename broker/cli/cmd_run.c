@@ -474,7 +474,8 @@ cmd_run(int argc, char **argv)
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, a.policy_file)) != 0)
 		goto out_args;
-	if ((rc = check_unsafe(&pol, a.unsafe)) != 0) {
+	if ((rc = check_unsafe(&pol, a.unsafe)) != 0 ||
+	    (rc = session_network_refused(&pol, "run")) != 0) {
 		policy_clear(&pol);
 		goto out_args;
 	}

@@ -99,6 +99,16 @@ int session_confine(struct supervisor *sup, const struct confine_rule *rules,
 void session_block_end_signals(sigset_t *waitmask);
 
 /*
+ * Refuses, for COMMAND ("run", "serve", "mcp"), a policy whose [network]
+ * section opens a host (policy_has_network: an allow or allow_address
+ * rule). This version reads and checks those rules but has no egress
+ * proxy to apply them yet (issue 25), and a job run without the network
+ * its policy asks for would fail later with a resolver error that names
+ * nothing. Returns 0, or EXIT_USAGE after saying why on stderr.
+ */
+int session_network_refused(const struct policy *pol, const char *command);
+
+/*
  * Loads the policy FILE (NULL: the embedded default) into P, printing
  * "stockade: FILE:LINE: message" on failure. Returns 0 or EXIT_USAGE.
  */

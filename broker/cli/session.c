@@ -49,7 +49,21 @@ session_policy_refused(const struct policy *pol, const char *command)
 		    policy_unsafe_mount(pol)->target, command);
 		return EXIT_USAGE;
 	}
-	return 0;
+	return session_network_refused(pol, command);
+}
+
+int
+session_network_refused(const struct policy *pol, const char *command)
+{
+	if (!policy_has_network(pol))
+		return 0;
+	log_error("refused: the policy's [network] section allows hosts, "
+		  "but this version of stockade has no egress proxy to "
+		  "reach them through (issue 25), so `stockade %s` would run "
+		  "the job with no network at all; remove the allow and "
+		  "allow_address rules (deny rules alone are accepted)",
+	    command);
+	return EXIT_USAGE;
 }
 
 int

@@ -310,6 +310,44 @@ Test(layers, serve_refuses_always)
 	run_out_free(&o);
 }
 
+/*
+ * Not a layer, but refused the same way: a [network] allow-list, which
+ * this version reads but has no egress proxy to apply (issue 25), is
+ * refused by run and serve rather than run with no network; deny rules
+ * alone open nothing and are accepted.
+ */
+Test(layers, network_allow_refused_without_a_proxy)
+{
+	static char path[PATH_MAX];
+	struct run_out o;
+
+	snprintf(path, sizeof(path), "%s/net.ini",
+	    harness_tmpdir("stockade-layers-net"));
+	harness_write_file(path, "[network]\nallow = registry.example.org\n");
+	cr_assert_eq(chmod(path, 0644), 0);
+	RUN(&o, "run", "--json", "--policy", path, "--", "true");
+	cr_assert_eq(o.status, 2, "exit %d: %s", o.status, o.err);
+	cr_assert_str_eq(o.out, "");
+	cr_assert_not_null(strstr(o.err,
+			       "stockade: refused: the policy's [network] "
+			       "section allows hosts, but this version of "
+			       "stockade has no egress proxy"),
+	    "%s", o.err);
+	run_out_free(&o);
+	RUN(&o, "serve", "--workspace", harness_workspace(), "--policy", path);
+	cr_assert_eq(o.status, 2, "exit %d: %s", o.status, o.err);
+	cr_assert_not_null(strstr(o.err,
+			       "`stockade serve` would run the job "
+			       "with no network at all"),
+	    "%s", o.err);
+	run_out_free(&o);
+
+	harness_write_file(path, "[network]\ndeny = registry.example.org\n");
+	RUN(&o, "run", "--json", "--policy", path, "--", "true");
+	cr_assert_eq(o.status, 0, "exit %d: %s", o.status, o.err);
+	run_out_free(&o);
+}
+
 Test(layers, unknown_layer_is_a_policy_error)
 {
 	const char *p = policy_off("pid_ns, sandboxes", NULL);
