@@ -262,10 +262,21 @@ eval_kill_leftovers(const char *token)
 
 	if (pids == NULL)
 		return -ENOMEM;
-	for (int round = 0; round < 50; round++) {
+	for (int round = 0, empty = 0; round < 50; round++) {
 		n = eval_leftovers(token, pids, MAX_PIDS, NULL, 0);
-		if (n <= 0)
+		if (n < 0)
 			break;
+		/* A process in the middle of execve(2) has an empty
+		 * /proc/PID/cmdline for a moment (its new mm's arguments
+		 * are not set up yet): none found is believed only when a
+		 * second look, a pause later, agrees. */
+		if (n == 0) {
+			if (++empty == 2)
+				break;
+			nanosleep(&pause, NULL);
+			continue;
+		}
+		empty = 0;
 		for (int i = 0; i < n && i < MAX_PIDS; i++)
 			(void)kill(pids[i], SIGSTOP);
 		for (int i = 0; i < n && i < MAX_PIDS; i++)

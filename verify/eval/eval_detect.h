@@ -87,8 +87,11 @@ int eval_orphans(pid_t owner, char *cmd, size_t cmdlen);
  * Kills (SIGKILL) every process eval_leftovers finds for TOKEN, again and
  * again until none is left or 50 rounds have passed (a fork bomb left
  * behind keeps making new ones; each round first stops them all with
- * SIGSTOP, so that none forks while the others die). Returns the number
- * still found after the last round (0 when all are gone).
+ * SIGSTOP, so that none forks while the others die). "None left" takes
+ * two scans in a row that find none, a pause apart: a process in the
+ * middle of execve(2) shows an empty /proc/PID/cmdline for a moment.
+ * Returns the number still found after the last round (0 when all are
+ * gone).
  */
 int eval_kill_leftovers(const char *token);
 
