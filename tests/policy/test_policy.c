@@ -16,95 +16,9 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "policy_fixture.h"
 
 #define MIB (UINT64_C(1024) * 1024)
-
-static const char *
-source_root(void)
-{
-	const char *root = getenv("STOCKADE_SOURCE_ROOT");
-
-	cr_assert(root && *root, "STOCKADE_SOURCE_ROOT is not set");
-	return root;
-}
-
-/* The path of fixture NAME; the caller frees it. */
-static char *
-fixture(const char *name)
-{
-	char *path;
-
-	cr_assert(
-	    asprintf(&path, "%s/tests/policy/%s", source_root(), name) > 0);
-	return path;
-}
-
-static void
-assert_cleared(const struct policy *p)
-{
-	cr_assert_null(p->name);
-	cr_assert_null(p->env);
-	cr_assert_eq(p->nenv, 0);
-	cr_assert_null(p->mounts);
-	cr_assert_eq(p->nmounts, 0);
-	cr_assert_null(p->hostname);
-	cr_assert_null(p->user);
-	cr_assert_null(p->home);
-}
-
-/* Loads fixture NAME and expects "PATH:LINE: MSG". */
-static void
-expect_invalid(const char *name, unsigned line, const char *msg)
-{
-	char err[POLICY_ERR_MAX], want[POLICY_ERR_MAX];
-	char *path = fixture(name);
-	struct policy p;
-	int r;
-
-	memset(&p, 0, sizeof(p));
-	r = policy_load_file(&p, path, err, sizeof(err));
-	snprintf(want, sizeof(want), "%s:%u: %s", path, line, msg);
-	cr_assert_eq(r, -EINVAL, "%s: r = %d (%s)", name, r, err);
-	cr_assert_str_eq(err, want);
-	assert_cleared(&p);
-	free(path);
-}
-
-static void
-load_fixture(const char *name, struct policy *p)
-{
-	char err[POLICY_ERR_MAX];
-	char *path = fixture(name);
-	int r;
-
-	memset(p, 0, sizeof(*p));
-	r = policy_load_file(p, path, err, sizeof(err));
-	cr_assert_eq(r, 0, "%s: %s", name, err);
-	cr_assert_str_eq(p->name, path);
-	free(path);
-}
-
-static void
-load_text(const char *text, struct policy *p)
-{
-	char err[POLICY_ERR_MAX];
-	int r;
-
-	memset(p, 0, sizeof(*p));
-	r = policy_load_string(p, text, "test", err, sizeof(err));
-	cr_assert_eq(r, 0, "%s", err);
-}
-
-static void
-load_default(struct policy *p)
-{
-	char err[POLICY_ERR_MAX];
-	int r;
-
-	memset(p, 0, sizeof(*p));
-	r = policy_load_default(p, err, sizeof(err));
-	cr_assert_eq(r, 0, "%s", err);
-}
 
 static void
 assert_limits_eq(const struct job_limits *a, const struct job_limits *b)
@@ -166,19 +80,6 @@ assert_files_eq(const struct fs_quota *a, const struct fs_quota *b)
 	cr_assert_eq(a->mode_mask, b->mode_mask);
 	cr_assert_eq(a->allow_hardlinks, b->allow_hardlinks);
 	cr_assert_eq(a->inline_bytes, b->inline_bytes);
-}
-
-static void
-assert_net_eq(const struct net_policy *a, const struct net_policy *b)
-{
-	cr_assert_eq(a->bytes_out, b->bytes_out);
-	cr_assert_eq(a->bytes_in, b->bytes_in);
-	cr_assert_eq(a->max_connections, b->max_connections);
-	cr_assert_eq(a->max_concurrent, b->max_concurrent);
-	cr_assert_eq(a->rules.n, b->rules.n);
-	for (size_t i = 0; i < a->rules.n; i++)
-		cr_assert(egress_rule_eq(&a->rules.v[i], &b->rules.v[i]),
-		    "rule %zu", i);
 }
 
 /* Equal in everything but the name. */

@@ -14,71 +14,9 @@
 #include <string.h>
 
 #include "policy.h"
+#include "policy_fixture.h"
 
 #define MIB (UINT64_C(1024) * 1024)
-
-static const char *
-source_root(void)
-{
-	const char *root = getenv("STOCKADE_SOURCE_ROOT");
-
-	cr_assert(root && *root, "STOCKADE_SOURCE_ROOT is not set");
-	return root;
-}
-
-/* The path of fixture NAME; the caller frees it. */
-static char *
-fixture(const char *name)
-{
-	char *path;
-
-	cr_assert(
-	    asprintf(&path, "%s/tests/policy/%s", source_root(), name) > 0);
-	return path;
-}
-
-static void
-assert_cleared(const struct policy *p)
-{
-	cr_assert_null(p->name);
-	cr_assert_null(p->env);
-	cr_assert_null(p->mounts);
-	cr_assert_null(p->net.rules.v);
-	cr_assert_eq(p->net.rules.n, 0);
-	cr_assert_null(p->net_from);
-}
-
-static void
-load_fixture(const char *name, struct policy *p)
-{
-	char err[POLICY_ERR_MAX];
-	char *path = fixture(name);
-	int r;
-
-	memset(p, 0, sizeof(*p));
-	r = policy_load_file(p, path, err, sizeof(err));
-	cr_assert_eq(r, 0, "%s: %s", name, err);
-	free(path);
-}
-
-static void
-load_text(const char *text, struct policy *p)
-{
-	char err[POLICY_ERR_MAX];
-
-	memset(p, 0, sizeof(*p));
-	cr_assert_eq(policy_load_string(p, text, "test", err, sizeof(err)), 0,
-	    "%s", err);
-}
-
-static void
-load_default(struct policy *p)
-{
-	char err[POLICY_ERR_MAX];
-
-	memset(p, 0, sizeof(*p));
-	cr_assert_eq(policy_load_default(p, err, sizeof(err)), 0, "%s", err);
-}
 
 /* policy_format (or policy_show, SHOW) of P as a string the caller
  * frees; R gets what it returned. */
@@ -117,19 +55,6 @@ expect_format_refused(const struct policy *p)
 	free(text);
 }
 
-static void
-assert_net_eq(const struct net_policy *a, const struct net_policy *b)
-{
-	cr_assert_eq(a->bytes_out, b->bytes_out);
-	cr_assert_eq(a->bytes_in, b->bytes_in);
-	cr_assert_eq(a->max_connections, b->max_connections);
-	cr_assert_eq(a->max_concurrent, b->max_concurrent);
-	cr_assert_eq(a->rules.n, b->rules.n);
-	for (size_t i = 0; i < a->rules.n; i++)
-		cr_assert(egress_rule_eq(&a->rules.v[i], &b->rules.v[i]),
-		    "rule %zu", i);
-}
-
 /* Formats P, loads the text back, expects the same [network], and
  * formats that to the same text. */
 static void
@@ -148,23 +73,6 @@ assert_round_trip(const struct policy *p)
 	free(again);
 	free(text);
 	policy_clear(&q);
-}
-
-/* Loads fixture NAME and expects "PATH:LINE: MSG". */
-static void
-expect_invalid(const char *name, unsigned line, const char *msg)
-{
-	char err[POLICY_ERR_MAX], want[POLICY_ERR_MAX];
-	char *path = fixture(name);
-	struct policy p;
-
-	memset(&p, 0, sizeof(p));
-	cr_assert_eq(policy_load_file(&p, path, err, sizeof(err)), -EINVAL,
-	    "%s: %s", name, err);
-	snprintf(want, sizeof(want), "%s:%u: %s", path, line, msg);
-	cr_assert_str_eq(err, want);
-	assert_cleared(&p);
-	free(path);
 }
 
 /* [network] (issue 25): every rule is checked where it is written. */
