@@ -86,8 +86,9 @@ need_abi(int want)
 
 /*
  * A policy file: the embedded default with LINE (a [filesystem] key, or
- * NULL) added to its bind list; policy_format writes [filesystem] last.
- * Returns its path (in a harness temporary directory).
+ * NULL) added to its bind list, under a [filesystem] header of its own
+ * (a list section may come again; policy_format writes [network] after
+ * [filesystem]). Returns its path (in a harness temporary directory).
  */
 static const char *
 policy_with(const char *line)
@@ -104,7 +105,7 @@ policy_with(const char *line)
 	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
 	cr_assert_eq(policy_format(&p, f), 0);
 	if (line != NULL)
-		fprintf(f, "%s\n", line);
+		fprintf(f, "[filesystem]\n%s\n", line);
 	cr_assert_eq(fclose(f), 0);
 	policy_clear(&p);
 	return path;
