@@ -141,9 +141,10 @@ host_bits_clear(const struct egress_addr *a, unsigned bits)
 	size_t n = addr_len(a->family);
 
 	for (size_t i = bits / 8; i < n; i++) {
-		uint8_t keep = i == bits / 8 && bits % 8
-		    ? (uint8_t)(0xff << (8 - bits % 8))
-		    : 0;
+		unsigned keep = 0;
+
+		if (i == bits / 8 && bits % 8 != 0)
+			keep = (0xffu << (8 - bits % 8)) & 0xffu;
 
 		if (a->a[i] & (uint8_t)~keep)
 			return false;
