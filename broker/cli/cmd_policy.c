@@ -15,6 +15,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +58,22 @@ log_policy_error(const char *err, const char *file)
 	log_error("%s (policy %s)", what + strspn(what, " "), file);
 }
 
-int
-load_policy_or_complain(struct policy *p, const char *file)
+/* `stockade policy check`'s reporter: each error as the loader finds it
+ * (ARG: the file's path). */
+static void
+report_policy_error(const char *msg, void *arg)
+{
+	log_policy_error(msg, arg);
+}
+
+/*
+ * Loads FILE (NULL: the embedded default) into P. With EVERY (a file
+ * only), each refused entry is reported as the loader finds it
+ * (policy_load_file_report); otherwise the one error that ended the
+ * reading is. Returns 0, EXIT_USAGE, or EXIT_SANDBOX when out of memory.
+ */
+static int
+load_complaining(struct policy *p, const char *file, bool every)
 {
 	/* Room for the message after the path, however long the path. */
 	size_t len = POLICY_ERR_MAX + (file != NULL ? strlen(file) : 0);
@@ -69,14 +85,25 @@ load_policy_or_complain(struct policy *p, const char *file)
 		log_error("cannot load the policy: %s", strerror(ENOMEM));
 		return EXIT_SANDBOX;
 	}
-	e = file ? policy_load_file(p, file, err, len)
-		 : policy_load_default(p, err, len);
-	if (e < 0 && file != NULL)
+	if (file == NULL)
+		e = policy_load_default(p, err, len);
+	else if (every)
+		e = policy_load_file_report(p, file, report_policy_error,
+		    (void *)(uintptr_t)file, err, len);
+	else
+		e = policy_load_file(p, file, err, len);
+	if (e < 0 && !every && file != NULL)
 		log_policy_error(err, file);
-	else if (e < 0)
+	else if (e < 0 && !every)
 		log_error("%s", err);
 	free(err);
 	return e < 0 ? EXIT_USAGE : 0;
+}
+
+int
+load_policy_or_complain(struct policy *p, const char *file)
+{
+	return load_complaining(p, file, false);
 }
 
 int
@@ -102,37 +129,6 @@ confine_or_complain(const struct confine_rule *rules, size_t nrules)
 		return 0;
 	log_error("%s%s", e == -EOPNOTSUPP ? "refused: " : "", err);
 	return e == -EOPNOTSUPP ? EXIT_REFUSED : EXIT_SANDBOX;
-}
-
-/* `stockade policy check`'s reporter: each error as the loader finds it
- * (ARG: the file's path). */
-static void
-report_policy_error(const char *msg, void *arg)
-{
-	log_policy_error(msg, arg);
-}
-
-/*
- * load_policy_or_complain for `stockade policy check`, which names every
- * refused [network] rule with its line, not only the first
- * (policy_load_file_report).
- */
-static int
-load_policy_to_check(struct policy *p, char *file)
-{
-	size_t len = POLICY_ERR_MAX + strlen(file);
-	char *err = malloc(len);
-	int e;
-
-	memset(p, 0, sizeof(*p));
-	if (err == NULL) {
-		log_error("cannot load the policy: %s", strerror(ENOMEM));
-		return EXIT_SANDBOX;
-	}
-	e = policy_load_file_report(p, file, report_policy_error, file, err,
-	    len);
-	free(err);
-	return e < 0 ? EXIT_USAGE : 0;
 }
 
 static void
@@ -244,7 +240,7 @@ cmd_policy(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = strcmp(argv[1], "check") == 0
-	    ? load_policy_to_check(&p, argv[argc - 1])
+	    ? load_complaining(&p, argv[argc - 1], true)
 	    : load_policy_or_complain(&p, file);
 	if (rc != 0)
 		return rc;
