@@ -342,6 +342,17 @@ Test(layers, network_allow_refused_without_a_proxy)
 	    "%s", o.err);
 	run_out_free(&o);
 
+	/* `policy check` names every refused rule, not only the first. */
+	harness_write_file(path, "[network]\nallow = a b\nallow = 0x7f.1\n");
+	RUN(&o, "policy", "check", path);
+	cr_assert_eq(o.status, 2, "exit %d: %s", o.status, o.err);
+	cr_assert_not_null(strstr(o.err, ":2: allow \"a b\" contains a space"),
+	    "%s", o.err);
+	cr_assert_not_null(strstr(o.err,
+			       ":3: allow \"0x7f.1\" ends in a number"),
+	    "%s", o.err);
+	run_out_free(&o);
+
 	harness_write_file(path, "[network]\ndeny = registry.example.org\n");
 	RUN(&o, "run", "--json", "--policy", path, "--", "true");
 	cr_assert_eq(o.status, 0, "exit %d: %s", o.status, o.err);
