@@ -22,6 +22,7 @@ static const char *const msg_names[] = {
     [PROTO_RESULT] = "RESULT",
     [PROTO_CANCEL] = "CANCEL",
     [PROTO_POOL] = "POOL",
+    [PROTO_NET] = "NET",
 };
 
 const char *

@@ -93,8 +93,14 @@ enum proto_msg_type {
 	 * session broker (serve, mcp) after HELLO_REPLY and before its
 	 * first RUN, at most once (launcher/supervisor/pool.h). */
 	PROTO_POOL = 7,
+	/* Launcher to broker, issue 25: u64 job_id, with two descriptors
+	 * (proto_send_fds): the proxy's listener jail init made in the
+	 * job's network namespace, then its packet socket on lo
+	 * (WIRE_NET_SOCKETS). Sent once, before the job's RESULT, for a
+	 * job whose spec has a proxy_port. */
+	PROTO_NET = 8,
 };
-#define PROTO_MSG_TYPE_MAX PROTO_POOL
+#define PROTO_MSG_TYPE_MAX PROTO_NET
 /* Most jails a launcher keeps built and waiting ([jail] pool_size). */
 #define PROTO_MAX_POOL 8u
 
@@ -181,6 +187,11 @@ struct job_spec {
 	 * only): a JOB_LAYER_BIT mask (result.h) within JOB_LAYERS_ALL;
 	 * docs/layers.md says what each bit changes. */
 	uint32_t layers_off;
+	/* Controlled egress (issue 25): 0, no network (the jail's
+	 * namespace has lo alone, as always); else jail init makes a TCP
+	 * listener at 127.0.0.1:proxy_port for the broker's proxy, routes
+	 * every other address to lo, and sends both up (PROTO_NET). */
+	uint16_t proxy_port;
 };
 
 /*

@@ -40,6 +40,15 @@ static const struct wire_msg_desc table[] = {
 	{WIRE_FD_LAUNCHER_SOCK, WIRE_FD_LAUNCHER_PIDFD},
 	WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), 0},
     {WIRE_SPAWN_FAILED, "SPAWN_FAILED", WIRE_CH_SPAWN, 0, {0}, 0, 0},
+    {WIRE_NET_SOCKETS, "NET_SOCKETS", WIRE_CH_NOTIFY, 2,
+	{WIRE_FD_PROXY_LISTENER, WIRE_FD_PACKET},
+	WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), 0},
+    {WIRE_PROXY_READY, "PROXY_READY", WIRE_CH_PROXY, 0, {0}, 0, 0},
+    {WIRE_PROXY_FAILED, "PROXY_FAILED", WIRE_CH_PROXY, 0, {0}, 0, 0},
+    {WIRE_PROXY_JOB, "PROXY_JOB", WIRE_CH_PROXY, 2,
+	{WIRE_FD_PROXY_LISTENER, WIRE_FD_PACKET}, WIRE_ROLE_BIT(0), 0},
+    {WIRE_PROXY_END, "PROXY_END", WIRE_CH_PROXY, 0, {0}, 0, 0},
+    {WIRE_PROXY_REPORT, "PROXY_REPORT", WIRE_CH_PROXY, 0, {0}, 0, 0},
 };
 
 const struct wire_msg_desc *
@@ -67,6 +76,8 @@ wire_fd_role_name(enum wire_fd_role role)
 	    [WIRE_FD_GO] = "go socket",
 	    [WIRE_FD_LAUNCHER_SOCK] = "launcher socket",
 	    [WIRE_FD_LAUNCHER_PIDFD] = "launcher pidfd",
+	    [WIRE_FD_PROXY_LISTENER] = "proxy listener",
+	    [WIRE_FD_PACKET] = "packet socket",
 	};
 
 	if ((size_t)role < sizeof(names) / sizeof(names[0]) &&

@@ -35,6 +35,10 @@
  *           wire_status_read; anything else is refused, -EPROTO).
  *   spawn   the broker's socketpair to its spawner (spawner_start), one
  *           SOCK_SEQPACKET datagram a message.
+ *   notify  the jail's seccomp-notify socket (jail_start), written by
+ *           jail init before it starts the payload, then by the payload.
+ *   proxy   the broker's SOCK_SEQPACKET socketpair to its egress proxy
+ *           (stockade-proxy; bodies in egress_ctl.h).
  *
  *   type               dir   body                     descriptors, in order
  *   zygote:
@@ -86,9 +90,24 @@
  *                                                     required)
  *   WIRE_SPAWN_FAILED  sp->b u32 errno (socketpair,   none
  *                            clone3)
+ *   notify:
+ *   WIRE_NET_SOCKETS   i->s  u16 the listener's port  the proxy's
+ *                                                     listener, the
+ *                                                     packet socket (both
+ *                                                     required)
+ *   proxy:
+ *   WIRE_PROXY_READY   px->b u32 the Landlock ABI     none
+ *   WIRE_PROXY_FAILED  px->b i32 errno, str why       none
+ *   WIRE_PROXY_JOB     b->px struct egress_job        the proxy's listener
+ *                            (egress_job_encode)      (required), the
+ *                                                     packet socket (opt.)
+ *   WIRE_PROXY_END     b->px u64 job id               none
+ *   WIRE_PROXY_REPORT  px->b struct egress_report     none
+ *                            (egress_report_encode)
  *
  * (s: the launcher's supervisor, z: its zygote, i: jail init, p: the
- * payload before exec, b: the broker, sp: its spawner.)
+ * payload before exec, b: the broker, sp: its spawner, px: the egress
+ * proxy.)
  * A jail reply's body: i32 refusal (enum zygote_refusal), i32 errno, u8
  * kill_on_denial, i32 pid, u64 start seconds, u64 start nanoseconds
  * (CLOCK_MONOTONIC at the clone), u64 token, str why. A measure reply's
@@ -131,8 +150,14 @@ enum wire_msg_type {
 	WIRE_SPAWN = 16,
 	WIRE_SPAWN_REPLY = 17,
 	WIRE_SPAWN_FAILED = 18,
+	WIRE_NET_SOCKETS = 19,
+	WIRE_PROXY_READY = 20,
+	WIRE_PROXY_FAILED = 21,
+	WIRE_PROXY_JOB = 22,
+	WIRE_PROXY_END = 23,
+	WIRE_PROXY_REPORT = 24,
 };
-#define WIRE_MSG_TYPE_MAX WIRE_SPAWN_FAILED
+#define WIRE_MSG_TYPE_MAX WIRE_PROXY_REPORT
 
 /* The wire a message type travels on (the table's sections). */
 enum wire_channel {
@@ -140,6 +165,8 @@ enum wire_channel {
 	WIRE_CH_GO,
 	WIRE_CH_STATUS,
 	WIRE_CH_SPAWN,
+	WIRE_CH_NOTIFY,
+	WIRE_CH_PROXY,
 };
 
 /* What a descriptor on this wire is. */
@@ -157,6 +184,9 @@ enum wire_fd_role {
 	WIRE_FD_LAUNCHER_SOCK, /* the broker's end of a new launcher's
 				* SOCK_SEQPACKET socketpair */
 	WIRE_FD_LAUNCHER_PIDFD, /* that launcher's pidfd */
+	WIRE_FD_PROXY_LISTENER, /* a TCP socket listening on the jail's
+				 * loopback, made in its network namespace */
+	WIRE_FD_PACKET, /* an AF_PACKET socket on the jail's lo */
 };
 
 /* The most descriptors one message carries (a prepare reply's six). */

@@ -405,7 +405,8 @@ Test(proto, numbers_are_fixed)
 	cr_assert_eq(PROTO_RESULT, 5);
 	cr_assert_eq(PROTO_CANCEL, 6);
 	cr_assert_eq(PROTO_POOL, 7);
-	cr_assert_eq(PROTO_MSG_TYPE_MAX, 7);
+	cr_assert_eq(PROTO_NET, 8);
+	cr_assert_eq(PROTO_MSG_TYPE_MAX, 8);
 	cr_assert_eq(PROTO_HEADER_SIZE, 8);
 	/* Version 2: RUN and RESULT grew the issue 4 fields; version 3:
 	 * RESULT grew landlock_abi and denials (issue 5); version 4: RUN
