@@ -33,7 +33,7 @@ egress_addr_class_name(enum egress_addr_class c)
 bool
 egress_addr_class_private(enum egress_addr_class c)
 {
-	return c != EGRESS_ADDR_PUBLIC;
+	return c != EGRESS_ADDR_PUBLIC && c != EGRESS_ADDR_DOCUMENTATION;
 }
 
 /* One range of a table: the first BITS bits of PREFIX. */

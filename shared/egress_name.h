@@ -291,7 +291,13 @@ enum egress_addr_class egress_addr_class(const struct sockaddr *sa);
 const char *egress_addr_class_name(enum egress_addr_class c);
 
 /* Whether C is a class no name may reach unless an allow_address covers
- * it: every class but EGRESS_ADDR_PUBLIC. */
+ * it: every class but EGRESS_ADDR_PUBLIC and EGRESS_ADDR_DOCUMENTATION.
+ * The documentation ranges (RFC 5737, RFC 3849) route nowhere on the
+ * Internet, so a name that resolves into one reaches only what the
+ * host's own network answers there: an egress gateway that answers
+ * every name with one address of 203.0.113/24 (these machines' own) is
+ * such a network. docs/decisions.md, "Documentation addresses are not
+ * private". */
 bool egress_addr_class_private(enum egress_addr_class c);
 
 /* ---- The host's own addresses ------------------------------------------ */
