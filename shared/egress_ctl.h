@@ -129,8 +129,11 @@ void egress_report_conn(struct egress_report *report, const char *host,
 
 /*
  * Adds one refusal of HOST (any bytes, LEN of them: it is made printable,
- * every byte outside 0x21..0x7e written as \xHH, and cut to fit) at PORT
- * for REASON with DETAIL (may be NULL), merged like egress_report_conn.
+ * every byte outside 0x21..0x7e and the backslash written as \xHH, so
+ * that the text reads back, and cut to fit before an escape that does
+ * not) at PORT for REASON with DETAIL (may be NULL, "": none; the last
+ * one is kept), merged with an entry of the same host, port and reason
+ * like egress_report_conn.
  */
 void egress_report_refusal(struct egress_report *report, const char *host,
     size_t len, uint16_t port, enum egress_reason reason, const char *detail);
