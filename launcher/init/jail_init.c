@@ -380,6 +380,42 @@ bring_up_loopback(struct init_setup *s)
 		setup_failed(s->c->status_fd, STAGE_LOOPBACK, e);
 }
 
+/* With a proxy port (issue 25): the proxy's listener, the routes that
+ * make every address lo's, and the packet socket, made in the jail's
+ * network namespace while init holds CAP_NET_ADMIN and CAP_NET_RAW there
+ * (egress.c); a warm jail makes them for its template, whose port every
+ * job it takes has (jail_same_authority). Held until the payload is
+ * about to start (send_egress). */
+static void
+make_egress(struct init_setup *s)
+{
+	struct init_ctx *c = s->c;
+	int e;
+
+	if (c->spec->proxy_port == 0)
+		return;
+	if ((e = jail_egress_make(c->spec->proxy_port, &c->egress_listener,
+		 &c->egress_packet)) < 0)
+		setup_failed(c->status_fd, STAGE_EGRESS, -e);
+}
+
+/* The proxy's sockets (make_egress) to the launcher on NOTIFY_FD, before
+ * any program of the job runs, and init's copies closed, so that none
+ * reaches the payload. A job with a port and no sockets fails closed. */
+static void
+send_egress(struct init_ctx *c, int notify_fd)
+{
+	int e;
+
+	if (c->spec->proxy_port == 0 && c->egress_listener < 0)
+		return;
+	if (c->spec->proxy_port == 0 || c->egress_listener < 0)
+		setup_failed(c->status_fd, STAGE_EGRESS, EPROTO);
+	if ((e = jail_egress_send(notify_fd, c->spec->proxy_port,
+		 &c->egress_listener, &c->egress_packet)) < 0)
+		setup_failed(c->status_fd, STAGE_EGRESS, -e);
+}
+
 /* Without a user namespace: the payload's host ids taken now (the steps
  * before needed the zygote's capabilities), and the parent-death signal
  * armed again, since the change cleared it. */
@@ -487,6 +523,7 @@ static const struct init_step init_steps[] = {
     /* 4: names, and the workspace */
     {JOB_LAYER_IPC_UTS, set_hostname, NULL, "hostname"},
     {JOB_LAYER_NETWORK_NS, bring_up_loopback, NULL, "lo up"},
+    {JOB_LAYER_NETWORK_NS, make_egress, NULL, "the proxy's sockets"},
     {JOB_LAYER_USER_NS, NULL, take_host_ids, "the payload's host ids"},
     {0, close_launcher_pidfd, NULL, "the launcher's pidfd closed"},
     {JOB_LAYER_MOUNT_NS, enter_work, enter_host_workspace, "workspace"},
@@ -541,6 +578,8 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	    .tmp_fd = -1,
 	    .home_fd = -1,
 	    .proc_fd = -1,
+	    .egress_listener = -1,
+	    .egress_packet = -1,
 	};
 	struct init_setup setup = {
 	    .c = &c,
@@ -576,6 +615,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	if (go_fd >= 0)
 		c.spec = spec = jail_init_take_job(spec, go_fd, status_fd,
 		    &in_fd);
+	send_egress(&c, notify_fd);
 
 	payload = fork();
 	if (payload < 0)
