@@ -207,8 +207,8 @@ packet_setup(int fd)
 	int one = 1, rcvbuf = JAIL_EGRESS_RCVBUF;
 
 	jail_egress_filter(&prog);
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
-		sizeof(prog)) < 0 ||
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) <
+		0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0)
 		return -errno;

@@ -137,8 +137,7 @@ int jail_egress_make(uint16_t port, int *listener, int *packet);
  * as WIRE_NET_SOCKETS with PORT (shared/wire.h), then closes both and
  * sets them to -1, sent or not. 0 or wire_send's negative errno.
  */
-int jail_egress_send(int notify_fd, uint16_t port, int *listener,
-    int *packet);
+int jail_egress_send(int notify_fd, uint16_t port, int *listener, int *packet);
 
 /*
  * Jail init's last part (reaper.c), once the payload PAYLOAD runs: reaps
