@@ -437,6 +437,30 @@ send_run(struct supervisor *s, const struct job_spec *spec, int wsfd,
 	return 1;
 }
 
+/* OUTPUT (BODY of LEN bytes) of SPEC's job handed to OUT (with ARG),
+ * when not NULL, *DEADLINE pushed back by the time OUT took. 0, or a
+ * negative errno (malformed, another job's). */
+static int
+take_output(const struct job_spec *spec, const uint8_t *body, size_t len,
+    output_fn out, void *arg, uint64_t *deadline)
+{
+	const uint8_t *data;
+	uint64_t id, t0;
+	uint8_t stream;
+	size_t dlen;
+	int e;
+
+	e = proto_decode_output(body, len, &id, &stream, &data, &dlen);
+	if (e < 0 || id != spec->job_id)
+		return e < 0 ? e : -EPROTO;
+	if (out != NULL) {
+		t0 = spawner_now_ms();
+		out(arg, stream, data, dlen);
+		*deadline = add_ms(*deadline, spawner_now_ms() - t0);
+	}
+	return 0;
+}
+
 /* NET (BODY of LEN bytes, the two descriptors FDS, ours): for SPEC's
  * job, with a proxy port, once (*SEEN): handed to S->net_fn, which owns
  * them, or closed without one. 0, or -EPROTO (both closed). */
@@ -479,11 +503,8 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 		s->watch->fn(s->watch);
 	}
 	for (;;) {
-		const uint8_t *body, *data;
+		const uint8_t *body;
 		uint16_t type;
-		uint64_t id;
-		uint8_t stream;
-		size_t dlen;
 
 		n = recv_expect(s, s->watch, running_ok, 3, deadline, &type,
 		    &body, fds);
@@ -505,21 +526,12 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 			continue;
 		}
 		if (type == PROTO_OUTPUT) {
-			e = proto_decode_output(body, (size_t)n, &id, &stream,
-			    &data, &dlen);
-			if (e < 0 || id != spec->job_id) {
-				launcher_failed(s, res, spec->job_id,
-				    e < 0 ? e : -EPROTO, 0);
+			if ((e = take_output(spec, body, (size_t)n, out, arg,
+				 &deadline)) < 0) {
+				launcher_failed(s, res, spec->job_id, e, 0);
 				if (s->feed != NULL)
 					stdin_feed_stop(s->feed);
 				return 0;
-			}
-			if (out != NULL) {
-				uint64_t t0 = spawner_now_ms();
-
-				out(arg, stream, data, dlen);
-				deadline = add_ms(deadline,
-				    spawner_now_ms() - t0);
 			}
 			continue;
 		}

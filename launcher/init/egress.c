@@ -280,3 +280,30 @@ jail_egress_send(int notify_fd, uint16_t port, int *listener, int *packet)
 	*listener = *packet = -1;
 	return e;
 }
+
+void
+jail_init_make_egress(struct init_setup *s)
+{
+	struct init_ctx *c = s->c;
+	int e;
+
+	if (c->spec->proxy_port == 0)
+		return;
+	if ((e = jail_egress_make(c->spec->proxy_port, &c->egress_listener,
+		 &c->egress_packet)) < 0)
+		setup_failed(c->status_fd, STAGE_EGRESS, -e);
+}
+
+void
+jail_init_send_egress(struct init_ctx *c, int notify_fd)
+{
+	int e;
+
+	if (c->spec->proxy_port == 0 && c->egress_listener < 0)
+		return;
+	if (c->spec->proxy_port == 0 || c->egress_listener < 0)
+		setup_failed(c->status_fd, STAGE_EGRESS, EPROTO);
+	if ((e = jail_egress_send(notify_fd, c->spec->proxy_port,
+		 &c->egress_listener, &c->egress_packet)) < 0)
+		setup_failed(c->status_fd, STAGE_EGRESS, -e);
+}

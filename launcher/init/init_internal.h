@@ -31,6 +31,17 @@ struct init_ctx {
 	int egress_packet;
 };
 
+/* What init's set-up steps share: its context and the descriptors
+ * jail_init_main was given for them. */
+struct init_setup {
+	struct init_ctx *c;
+	int sync_fd; /* the zygote says on it the id maps are written */
+	int wsfd; /* the workspace directory */
+	int work_tree_fd; /* its id-mapped copy, or -1 */
+	int landlock_rs; /* the payload's Landlock ruleset, or -1 */
+	int landlock_abi; /* its ABI */
+};
+
 /*
  * Reports the failed set-up step STAGE (enum job_stage) with ERR (an
  * errno value, either sign) on STATUS_FD as INIT_REC_SETUP_FAILED and
@@ -138,6 +149,25 @@ int jail_egress_make(uint16_t port, int *listener, int *packet);
  * sets them to -1, sent or not. 0 or wire_send's negative errno.
  */
 int jail_egress_send(int notify_fd, uint16_t port, int *listener, int *packet);
+
+/*
+ * Init's set-up step for a job with a proxy port (S->c->spec->proxy_port
+ * not 0; else nothing): jail_egress_make into S->c->egress_listener and
+ * egress_packet, in the jail's network namespace while init still holds
+ * CAP_NET_ADMIN and CAP_NET_RAW there. A warm jail makes them for its
+ * template, whose port every job it takes has (jail_same_authority). A
+ * failure is STAGE_EGRESS (setup_failed: init ends). egress.c.
+ */
+void jail_init_make_egress(struct init_setup *s);
+
+/*
+ * Just before the payload starts: C's egress sockets sent on NOTIFY_FD
+ * (jail_egress_send) and init's copies closed, so that none reaches the
+ * payload; nothing for a job without a port and without sockets. A job
+ * with a port and no sockets, sockets for a job without a port, or a
+ * failed send is STAGE_EGRESS (fail closed: init ends). egress.c.
+ */
+void jail_init_send_egress(struct init_ctx *c, int notify_fd);
 
 /*
  * Jail init's last part (reaper.c), once the payload PAYLOAD runs: reaps
