@@ -3742,3 +3742,51 @@ Test(wire, a_small_buffer_takes_short_messages_and_refuses_longer)
 	close(sv[0]);
 	close(sv[1]);
 }
+
+/* The notify channel (issue 25): the proxy's sockets both or none, and
+ * the seccomp listener with its role; the numbers are fixed. */
+Test(wire, the_notify_channel_rows)
+{
+	static uint8_t rx[WIRE_MAX_MSG];
+	uint8_t wm[WIRE_HEADER_SIZE + 2] = {0};
+	int sv[2], p[2], fds[WIRE_MAX_FDS];
+	struct wire_msg m;
+
+	cr_assert_eq(WIRE_NET_SOCKETS, 19);
+	cr_assert_eq(WIRE_SECCOMP_LISTENER, 25);
+	cr_assert_eq(WIRE_MSG_TYPE_MAX, 25);
+	cr_assert_eq(wire_msg_desc(WIRE_SECCOMP_LISTENER)->channel,
+	    WIRE_CH_NOTIFY);
+	make_pair(sv);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	/* NET_SOCKETS: both roles required. */
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_NET_SOCKETS,
+			 WIRE_ROLE_BIT(0), p),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_NET_SOCKETS,
+			 WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), p),
+	    0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), 0);
+	cr_assert_eq(m.type, WIRE_NET_SOCKETS);
+	cr_assert_eq(m.nfds, 2u);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_PACKET), fds[1]);
+	close(fds[0]);
+	close(fds[1]);
+	/* SECCOMP_LISTENER: its one role, required. */
+	cr_assert_eq(wire_send(sv[1], wm, WIRE_HEADER_SIZE,
+			 WIRE_SECCOMP_LISTENER, 0, NULL),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, WIRE_HEADER_SIZE,
+			 WIRE_SECCOMP_LISTENER, WIRE_ROLE_BIT(0), p),
+	    0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), 0);
+	cr_assert_eq(m.type, WIRE_SECCOMP_LISTENER);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_SECCOMP_LISTENER), fds[0]);
+	cr_assert_str_eq(wire_fd_role_name(WIRE_FD_SECCOMP_LISTENER),
+	    "seccomp listener");
+	close(fds[0]);
+	close(p[0]);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
