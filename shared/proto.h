@@ -67,7 +67,8 @@
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
 /* Most descriptors on one broker-launcher message: RUN's workspace and
  * one more: the job's standard input (JOB_F_STDIN) or, with layer
- * no_terminal off, the caller's terminal. */
+ * no_terminal off, the caller's terminal; NET's listener and packet
+ * socket. */
 #define PROTO_MAX_FDS 2u
 /* Largest OUTPUT chunk, bytes. */
 #define PROTO_OUTPUT_CHUNK (64u * 1024u)

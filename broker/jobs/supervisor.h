@@ -49,8 +49,9 @@ struct supervisor_watch {
  * locked filter passes the jail's outgoing TCP SYNs and UDP datagrams
  * (launcher/init/egress.c). The function owns both and must close them
  * (or hand them on) itself; it must not block (the launcher's RESULT
- * waits). Without one (net_fn NULL, as supervisor_init leaves it), both are closed:
- * the job's connections to the proxy then fail (ECONNREFUSED).
+ * waits). Without one (net_fn NULL, as supervisor_init leaves it), both
+ * are closed: the job's connections to the proxy then fail
+ * (ECONNREFUSED).
  */
 typedef void (*net_fn)(void *arg, uint64_t job_id, int listener, int packet);
 

@@ -334,8 +334,9 @@ no_new_privs_for_seccomp(struct payload *p)
 
 /*
  * The seccomp filter (layer seccomp: no filter, nothing), its listener
- * sent to the launcher (WIRE_SECCOMP_LISTENER on the notify socket), which answers every refused call from now on
- * (seccomp_unotify(2)); ours closes at exec.
+ * sent to the launcher (WIRE_SECCOMP_LISTENER on the notify socket),
+ * which answers every refused call from now on (seccomp_unotify(2));
+ * ours closes at exec.
  */
 static void
 seccomp_step(struct payload *p)

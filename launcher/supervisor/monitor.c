@@ -352,8 +352,8 @@ loop_zygote_gone(struct launcher *l, struct job_state *s, struct pollfd *zp)
  * payload's seccomp traffic (P as loop_poll_set filled it): past the
  * wall-clock limit, a killed init's grace or a limit of the enforcer the
  * jail is ended; the proxy's sockets are sent to the broker, the
- * listener is taken from the payload and its refused calls answered (a failure there,
- * or denied = kill, ends the jail too).
+ * listener is taken from the payload and its refused calls answered (a
+ * failure there, or denied = kill, ends the jail too).
  */
 static void
 loop_limits(struct launcher *l, const struct job_spec *spec,
