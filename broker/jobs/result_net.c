@@ -53,12 +53,46 @@ jint(uint64_t v)
 	return v > (uint64_t)INT64_MAX ? (json_int_t)INT64_MAX : (json_int_t)v;
 }
 
-/* FIELD (SIZE bytes, NUL-terminated or not: a hand-built report) made
- * safe. */
+/* Room for printable() of a host field. */
+#define PRINTABLE_HOST (4 * EGRESS_HOST_BUF + 1)
+
+/*
+ * FIELD (SIZE bytes, to its NUL or its end: a hand-built report may have
+ * none) into OUT (4 * SIZE + 1 bytes) as printable ASCII, every byte
+ * outside 0x21..0x7e as \xHH, the form egress_report_refusal gives a
+ * host: a name, an address or a detail can then never hold a space, a
+ * newline or a control, so none can pose as a line of the text form
+ * or break the hint. Returns OUT.
+ */
+static char *
+printable(const char *field, size_t size, char *out)
+{
+	size_t n = strnlen(field, size), o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)field[i];
+
+		if (c >= 0x21 && c <= 0x7e)
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, 5, "\\x%02X", c);
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* FIELD (SIZE bytes) as a JSON string, printable(). */
 static json_t *
 field_json(const char *field, size_t size)
 {
-	return result_safe_json(field, strnlen(field, size));
+	char *text = malloc(4 * size + 1);
+	json_t *j;
+
+	if (text == NULL)
+		return NULL;
+	j = json_string(printable(field, size, text));
+	free(text);
+	return j;
 }
 
 static bool
@@ -123,19 +157,25 @@ entries_json(const struct egress_report *rep, bool refusals)
 	return a;
 }
 
-/* "KIND TEXT" of R into OUT (SIZE bytes); false for a rule
- * egress_rule_format refuses. */
-static bool
-rule_text(const struct egress_rule *r, char *out, size_t size)
-{
-	const char *kind = egress_rule_kind_name(r->kind);
-	size_t n = strlen(kind);
+/* Room for rule_text(). */
+#define RULE_TEXT (16 + 4 * EGRESS_RULE_BUF)
 
-	if (n + 2 > size)
+/* "KIND TEXT" of R into OUT (RULE_TEXT bytes), TEXT printable() (a
+ * hand-built rule may hold any byte); false for a rule
+ * egress_rule_format refuses. WITH_KIND false: TEXT alone. */
+static bool
+rule_text(const struct egress_rule *r, bool with_kind, char *out)
+{
+	char text[EGRESS_RULE_BUF];
+	size_t n = 0;
+
+	if (egress_rule_format(r, text, sizeof(text)) != 0)
 		return false;
-	memcpy(out, kind, n);
-	out[n] = ' ';
-	return egress_rule_format(r, out + n + 1, size - n - 1) == 0;
+	if (with_kind)
+		n = (size_t)snprintf(out, 16, "%s ",
+		    egress_rule_kind_name(r->kind));
+	printable(text, sizeof(text), out + n);
+	return true;
 }
 
 static json_t *
@@ -144,12 +184,11 @@ rules_json(const struct egress_rules *rules)
 	json_t *a = json_array();
 
 	for (size_t i = 0; a != NULL && rules != NULL && i < rules->n; i++) {
-		char text[32 + EGRESS_RULE_BUF];
+		char text[RULE_TEXT];
 
-		if (!rule_text(&rules->v[i], text, sizeof(text)))
+		if (!rule_text(&rules->v[i], true, text))
 			continue;
-		if (json_array_append_new(a,
-			result_safe_json(text, strlen(text))) < 0) {
+		if (json_array_append_new(a, json_string(text)) < 0) {
 			json_decref(a);
 			a = NULL;
 		}
@@ -187,21 +226,24 @@ result_network_json(const struct result_net *net)
 static void
 add_endpoint(struct words *w, const char *host, size_t size, unsigned port)
 {
-	int n = (int)strnlen(host, size);
-	bool v6 = memchr(host, ':', (size_t)n) != NULL;
+	char shown[PRINTABLE_HOST];
+	bool v6;
 
-	add(w, "%s%.*s%s:%u", v6 ? "[" : "", n, host, v6 ? "]" : "", port);
+	printable(host, size < EGRESS_HOST_BUF ? size : EGRESS_HOST_BUF, shown);
+	v6 = strchr(shown, ':') != NULL;
+	add(w, "%s%s%s:%u", v6 ? "[" : "", shown, v6 ? "]" : "", port);
 }
 
 /* "HOST:PORT (REASON[, DETAIL][, N times])" */
 static void
 add_refusal(struct words *w, const struct egress_refusal_rec *r)
 {
-	int d = (int)strnlen(r->detail, sizeof(r->detail));
+	char detail[4 * EGRESS_DETAIL_MAX + 1];
 
+	printable(r->detail, sizeof(r->detail), detail);
 	add_endpoint(w, r->host, sizeof(r->host), r->port);
-	add(w, " (%s%s%.*s", egress_reason_name(r->reason), d ? ", " : "", d,
-	    r->detail);
+	add(w, " (%s%s%s", egress_reason_name(r->reason), *detail ? ", " : "",
+	    detail);
 	if (r->count > 1)
 		add(w, ", %u times", r->count);
 	add(w, ")");
@@ -229,21 +271,22 @@ add_allowed(struct words *w, const struct egress_rules *rules)
 	size_t start = w->len, shown = 0, more = 0;
 
 	for (size_t i = 0; rules != NULL && i < rules->n; i++) {
-		char text[EGRESS_RULE_BUF];
+		char text[RULE_TEXT];
 		const struct egress_rule *r = &rules->v[i];
 
-		if (r->kind == EGRESS_RULE_DENY ||
-		    egress_rule_format(r, text, sizeof(text)) != 0)
+		if (r->kind == EGRESS_RULE_DENY || !rule_text(r, false, text))
 			continue;
 		if (w->len - start + strlen(text) + 2 > NET_RULES_QUOTED)
 			more++;
 		else
 			add(w, "%s%s", shown++ ? ", " : "", text);
 	}
-	if (shown == 0)
+	if (shown == 0 && more == 0)
 		add(w, "no host");
-	if (more > 0)
-		add(w, " and %zu more rules", more);
+	else if (shown == 0)
+		add(w, "what its %zu rules say (network.rules)", more);
+	else if (more > 0)
+		add(w, " and %zu more rules (network.rules)", more);
 }
 
 /* The first kept refusal for REASON, or NULL. */
@@ -256,51 +299,62 @@ first_for(const struct egress_report *rep, enum egress_reason reason)
 	return NULL;
 }
 
-/* DETAIL of R (its field's bytes), or ALT when empty. */
-static int
-detail_len(const struct egress_refusal_rec *r)
+/* HOST and DETAIL of R, printable(). */
+struct shown_rec {
+	char host[PRINTABLE_HOST];
+	char detail[4 * EGRESS_DETAIL_MAX + 1];
+};
+
+static const struct egress_refusal_rec *
+shown_for(const struct egress_report *rep, enum egress_reason reason,
+    struct shown_rec *out)
 {
-	return (int)strnlen(r->detail, sizeof(r->detail));
+	const struct egress_refusal_rec *r = first_for(rep, reason);
+
+	if (r != NULL) {
+		printable(r->host, sizeof(r->host), out->host);
+		printable(r->detail, sizeof(r->detail), out->detail);
+	}
+	return r;
 }
 
 /* What to do about refusals that are the policy's to change. */
 static void
 advise_policy(struct words *w, const struct result_net *net)
 {
-	const struct egress_refusal_rec *r;
+	struct shown_rec s;
 
-	if ((r = first_for(net->report, EGRESS_REASON_NOT_ALLOWED)) != NULL) {
+	if (shown_for(net->report, EGRESS_REASON_NOT_ALLOWED, &s) != NULL) {
 		add(w,
-		    " %.*s is not in the policy's [network] allow list, "
+		    " %s is not in the policy's [network] allow list, "
 		    "which allows ",
-		    (int)strnlen(r->host, sizeof(r->host)), r->host);
+		    s.host);
 		add_allowed(w, net->rules);
 		add(w,
 		    ": do not retry or work around it (another host, a "
 		    "mirror, an address); ask the user to add the host "
 		    "to the policy's [network] allow list.");
 	}
-	if ((r = first_for(net->report, EGRESS_REASON_PRIVATE_ADDRESS)) != NULL)
+	if (shown_for(net->report, EGRESS_REASON_PRIVATE_ADDRESS, &s) != NULL)
 		add(w,
-		    " %.*s resolved to a private or local address, which "
+		    " %s resolved to a private or local address, which "
 		    "only an allow_address rule of the policy permits: ask "
 		    "the user to add one to the policy's [network] if the "
 		    "job truly needs that address.",
-		    (int)strnlen(r->host, sizeof(r->host)), r->host);
-	if ((r = first_for(net->report, EGRESS_REASON_BUDGET)) != NULL)
+		    s.host);
+	if (shown_for(net->report, EGRESS_REASON_BUDGET, &s) != NULL)
 		add(w,
-		    " The job reached its [network] cap %.*s%s: fetch less "
-		    "per job, or ask the user to raise that cap in the "
-		    "policy's [network].",
-		    detail_len(r), r->detail,
-		    detail_len(r) ? "" : "on its connections or bytes");
+		    " The job reached its [network] cap %s: fetch less per "
+		    "job, or ask the user to raise that cap in the policy's "
+		    "[network].",
+		    *s.detail ? s.detail : "on its connections or bytes");
 }
 
 /* What to do about refusals that are the program's to fix. */
 static void
 advise_program(struct words *w, const struct egress_report *rep)
 {
-	const struct egress_refusal_rec *r;
+	struct shown_rec s;
 
 	if (first_for(rep, EGRESS_REASON_DIRECT_CONNECT) != NULL)
 		add(w,
@@ -312,13 +366,12 @@ advise_program(struct words *w, const struct egress_report *rep)
 		    " The TLS server name the program sent differed from "
 		    "the host it asked the proxy for: use the same name in "
 		    "the request and in TLS (no server-name override).");
-	if ((r = first_for(rep, EGRESS_REASON_BAD_REQUEST)) != NULL)
+	if (shown_for(rep, EGRESS_REASON_BAD_REQUEST, &s) != NULL)
 		add(w,
 		    " The program asked the proxy for something that is not "
-		    "a valid host and port%s%.*s%s: check the URL or the "
+		    "a valid host and port%s%s%s: check the URL or the "
 		    "address it uses.",
-		    detail_len(r) ? " (" : "", detail_len(r), r->detail,
-		    detail_len(r) ? ")" : "");
+		    *s.detail ? " (" : "", s.detail, *s.detail ? ")" : "");
 }
 
 /* Rule 3 of result_hint_net: an ok or exit_nonzero job with refusals. */
