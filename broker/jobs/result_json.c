@@ -411,6 +411,107 @@ put_denials(FILE *out, const json_t *denials)
 	fputc('\n', out);
 }
 
+/* ---- the text form's network (issue 25) ----------------------------- */
+
+static json_int_t
+int_of(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+static const char *
+str_of(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+/* HOST:PORT of an entry of the network object. */
+static void
+put_endpoint(FILE *out, const json_t *e)
+{
+	const char *host = str_of(e, "host");
+	bool v6 = strchr(host, ':') != NULL;
+
+	fprintf(out, "%s%s%s:%" JSON_INTEGER_FORMAT, v6 ? "[" : "", host,
+	    v6 ? "]" : "", int_of(e, "port"));
+}
+
+/* "connected: pypi.org:443 x2 (151.101.0.223, 512 out, 90000 in), ..." */
+static void
+put_connections(FILE *out, const json_t *list)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_array_size(list) == 0)
+		return;
+	fputs("connected:", out);
+	json_array_foreach(list, i, e)
+	{
+		fputs(i ? ", " : " ", out);
+		put_endpoint(out, e);
+		fprintf(out,
+		    " x%" JSON_INTEGER_FORMAT " (%s, %" JSON_INTEGER_FORMAT
+		    " out, %" JSON_INTEGER_FORMAT " in)",
+		    int_of(e, "count"), str_of(e, "address"),
+		    int_of(e, "bytes_out"), int_of(e, "bytes_in"));
+	}
+	fputc('\n', out);
+}
+
+/* "refused: evil.example:443 not_allowed x1, 10.0.0.1:22 direct_connect
+ * (tcp) x3" */
+static void
+put_refusals(FILE *out, const json_t *list)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_array_size(list) == 0)
+		return;
+	fputs("refused:", out);
+	json_array_foreach(list, i, e)
+	{
+		const char *detail = str_of(e, "detail");
+
+		fputs(i ? ", " : " ", out);
+		put_endpoint(out, e);
+		fprintf(out, " %s%s%s%s x%" JSON_INTEGER_FORMAT,
+		    str_of(e, "reason"), *detail ? " (" : "", detail,
+		    *detail ? ")" : "", int_of(e, "count"));
+	}
+	fputc('\n', out);
+}
+
+void
+result_print_network(const json_t *n, FILE *out)
+{
+	const json_t *rules = json_object_get(n, "rules");
+	size_t i;
+	json_t *r;
+
+	if (!json_is_object(n))
+		return;
+	fprintf(out,
+	    "network: %" JSON_INTEGER_FORMAT
+	    " connections (%" JSON_INTEGER_FORMAT
+	    " bytes out, %" JSON_INTEGER_FORMAT
+	    " bytes in), %" JSON_INTEGER_FORMAT " refused, proxy %s%s\n",
+	    int_of(n, "connections_total"), int_of(n, "bytes_out"),
+	    int_of(n, "bytes_in"), int_of(n, "refusals_total"),
+	    str_of(n, "proxy"),
+	    json_is_true(json_object_get(n, "truncated")) ? ", lists truncated"
+							  : "");
+	put_connections(out, json_object_get(n, "connections"));
+	put_refusals(out, json_object_get(n, "refusals"));
+	fputs("rules:", out);
+	json_array_foreach(rules, i, r)
+	    fprintf(out, "%s %s", i ? "," : "", json_string_value(r));
+	fputs(json_array_size(rules) == 0 ? " none\n" : "\n", out);
+}
+
 int
 result_print_text(const json_t *o, FILE *out)
 {

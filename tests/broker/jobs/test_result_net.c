@@ -348,10 +348,6 @@ Test(result_net, hint_direct_connect)
 	HAS(h, "must use the proxy");
 	HAS(h, "HTTP_PROXY and HTTPS_PROXY");
 	HASNT(h, "ask the user to add");
-}
-
-Test(result_net, hint_direct_connect_ipv6_in_brackets)
-{
 	refuse("2001:db8::1", 53, EGRESS_REASON_DIRECT_CONNECT, "udp");
 	HAS(hint(), "[2001:db8::1]:53 (direct_connect, udp)");
 }
