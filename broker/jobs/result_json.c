@@ -432,7 +432,7 @@ static void
 put_endpoint(FILE *out, const json_t *e)
 {
 	const char *host = str_of(e, "host");
-	bool v6 = strchr(host, ':') != NULL;
+	bool v6 = result_is_ipv6_text(host);
 
 	fprintf(out, "%s%s%s:%" JSON_INTEGER_FORMAT, v6 ? "[" : "", host,
 	    v6 ? "]" : "", int_of(e, "port"));
@@ -495,10 +495,9 @@ result_print_network(const json_t *n, FILE *out)
 	if (!json_is_object(n))
 		return;
 	fprintf(out,
-	    "network: %" JSON_INTEGER_FORMAT
-	    " connections (%" JSON_INTEGER_FORMAT
-	    " bytes out, %" JSON_INTEGER_FORMAT
-	    " bytes in), %" JSON_INTEGER_FORMAT " refused, proxy %s%s\n",
+	    "network: connections %" JSON_INTEGER_FORMAT
+	    " (%" JSON_INTEGER_FORMAT " bytes out, %" JSON_INTEGER_FORMAT
+	    " bytes in), refused %" JSON_INTEGER_FORMAT ", proxy %s%s\n",
 	    int_of(n, "connections_total"), int_of(n, "bytes_out"),
 	    int_of(n, "bytes_in"), int_of(n, "refusals_total"),
 	    str_of(n, "proxy"),

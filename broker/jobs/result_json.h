@@ -182,7 +182,7 @@ int result_print_text(const json_t *result, FILE *out);
  * Writes the lines of the "network" object NETWORK (result_network_json;
  * borrowed) to OUT, for result_print_text (docs/tool.md):
  *
- *     network: N connections (B bytes out, B bytes in), N refused,
+ *     network: connections N (B bytes out, B bytes in), refused N,
  *              proxy ok|failed[, lists truncated]
  *     connected: HOST:PORT xN (ADDRESS, B out, B in), ...   (when any)
  *     refused: HOST:PORT REASON[ (DETAIL)] xN, ...          (when any)
@@ -192,6 +192,10 @@ int result_print_text(const json_t *result, FILE *out);
  * NETWORK that is not an object.
  */
 void result_print_network(const json_t *network, FILE *out);
+
+/* Whether HOST (NUL-terminated) is IPv6 address text: a colon, and only
+ * hex digits, colons and dots; such a host is written "[HOST]:PORT". */
+bool result_is_ipv6_text(const char *host);
 
 /*
  * Writes the summary of `stockade run` without --json to OUT: "stockade:

@@ -222,6 +222,13 @@ result_network_json(const struct result_net *net)
 
 /* ---- the hint ------------------------------------------------------- */
 
+bool
+result_is_ipv6_text(const char *host)
+{
+	return strchr(host, ':') != NULL &&
+	    strspn(host, "0123456789abcdefABCDEF:.") == strlen(host);
+}
+
 /* "HOST:PORT" ("[HOST]:PORT" for an IPv6 address) of a report's entry. */
 static void
 add_endpoint(struct words *w, const char *host, size_t size, unsigned port)
@@ -230,7 +237,7 @@ add_endpoint(struct words *w, const char *host, size_t size, unsigned port)
 	bool v6;
 
 	printable(host, size < EGRESS_HOST_BUF ? size : EGRESS_HOST_BUF, shown);
-	v6 = strchr(shown, ':') != NULL;
+	v6 = result_is_ipv6_text(shown);
 	add(w, "%s%s%s:%u", v6 ? "[" : "", shown, v6 ? "]" : "", port);
 }
 

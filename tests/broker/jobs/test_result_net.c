@@ -539,8 +539,8 @@ Test(result_net, text_form)
 	o = result_with_net();
 	text = text_of(o);
 	HAS(text,
-	    "\nnetwork: 1 connections (500 bytes out, 9000 bytes in), "
-	    "2 refused, proxy ok\n"
+	    "\nnetwork: connections 1 (500 bytes out, 9000 bytes in), "
+	    "refused 2, proxy ok\n"
 	    "connected: pypi.org:443 x1 (151.101.0.223, 500 out, 9000 "
 	    "in)\n"
 	    "refused: evil.example:443 not_allowed x1, 10.0.0.1:22 "
