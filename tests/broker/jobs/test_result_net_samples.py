@@ -95,8 +95,13 @@ def checks(exe):
         model = test_model.ScriptedModel({"language": "sh", "code": "x"}, {})
         model.start()
         if EXPECTED.get(name) in ("ask_user", "tell_user"):
-            out.append((model.react(s["text"]) is None,
-                        f"{name}: the model sends nothing more", []))
+            try:
+                stops = model.react(s["text"]) is None
+            except test_model.Confused as exc:
+                stops = f"confused ({exc})"
+            out.append((stops is True,
+                        f"{name}: the model sends nothing more",
+                        [f"got {stops}"]))
     # A result that breaks the network schema is refused: the check bites.
     broken = json.loads(json.dumps(by_name["not_allowed"]["result"]))
     broken["network"]["refusals"][0]["host"] = "a b\n"
