@@ -81,6 +81,20 @@ printable(const char *field, size_t size, char *out)
 	return out;
 }
 
+/* Bytes of a host a hint quotes: past them "..." (the network object has
+ * it whole), so that a long hostile name cannot push the advice out of
+ * the hint. */
+#define HINT_HOST_MAX 100u
+
+/* S (printable()) cut to HINT_HOST_MAX bytes and "...". Returns S. */
+static char *
+clip(char *s)
+{
+	if (strlen(s) > HINT_HOST_MAX)
+		memcpy(s + HINT_HOST_MAX, "...", 4);
+	return s;
+}
+
 /* FIELD (SIZE bytes) as a JSON string, printable(). */
 static json_t *
 field_json(const char *field, size_t size)
@@ -236,7 +250,8 @@ add_endpoint(struct words *w, const char *host, size_t size, unsigned port)
 	char shown[PRINTABLE_HOST];
 	bool v6;
 
-	printable(host, size < EGRESS_HOST_BUF ? size : EGRESS_HOST_BUF, shown);
+	clip(printable(host, size < EGRESS_HOST_BUF ? size : EGRESS_HOST_BUF,
+	    shown));
 	v6 = result_is_ipv6_text(shown);
 	add(w, "%s%s%s:%u", v6 ? "[" : "", shown, v6 ? "]" : "", port);
 }
@@ -319,7 +334,7 @@ shown_for(const struct egress_report *rep, enum egress_reason reason,
 	const struct egress_refusal_rec *r = first_for(rep, reason);
 
 	if (r != NULL) {
-		printable(r->host, sizeof(r->host), out->host);
+		clip(printable(r->host, sizeof(r->host), out->host));
 		printable(r->detail, sizeof(r->detail), out->detail);
 	}
 	return r;

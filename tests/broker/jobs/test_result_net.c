@@ -1,10 +1,9 @@
 /*
- * test_result_net.c: a job's network in its result (issue 25;
- * broker/jobs/result_net.c, result_add_network): the "network" object
- * from a hand-built egress_report, hostile bytes in a refused host, the
- * hint for each refusal reason and its order against the more important
- * hints, the text form's lines, the summary's, and no "network" key for a
- * job without one.
+ * test_result_net.c: a job's network in its result (issue 25; result_net.c,
+ * result_add_network): the "network" object from a hand-built report,
+ * hostile bytes in a host, the hint of each reason and its order against
+ * the more important hints, the text form, the summary, no "network" key
+ * for a job without one.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -72,8 +71,7 @@ teardown(void)
 
 TestSuite(result_net, .init = setup, .fini = teardown);
 
-/* As egress_report_refusal would (shared/egress_ctl.c is the proxy's, and
- * may not be built with this): merged by host, port and reason. */
+/* As egress_report_refusal would (egress_ctl.c is the proxy's). */
 static void
 refuse(const char *host, uint16_t port, enum egress_reason why,
     const char *detail)
@@ -248,15 +246,41 @@ Test(result_net, extremes)
 	json_decref(n);
 }
 
-/* True when S is printable ASCII but for nothing: no space check here,
- * a field must hold no control and no byte over 0x7e. */
+/* True when S holds only bytes LO..0x7e (0x21 for a field of the
+ * network, which holds no space; 0x20 for the hint). */
 static bool
-ascii_printable(const char *s)
+ascii_from(const char *s, unsigned char lo)
 {
 	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+		if ((unsigned char)*s < lo || (unsigned char)*s > 0x7e)
 			return false;
 	return true;
+}
+
+static char *
+text_of(json_t *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(result_print_text(o, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	return text;
+}
+
+static char *
+summary_of(const struct result_net *n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	result_print_summary(&res, &lim, &err, n, f);
+	cr_assert_eq(fclose(f), 0);
+	return text;
 }
 
 /* A hand-built report whose host holds controls, invalid UTF-8, a
@@ -269,9 +293,7 @@ Test(result_net, hostile_host_is_escaped)
 	static const char evil[] = "a\nstatus: ok\x1b[2J\xff\xc2\x9b";
 	struct egress_refusal_rec *r = &rep.refusal[0];
 	json_t *o, *e;
-	char *text = NULL, *sum = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *text, *sum;
 
 	memset(r->host, 'x', sizeof(r->host));
 	memcpy(r->host, evil, sizeof(evil) - 1);
@@ -288,31 +310,42 @@ Test(result_net, hostile_host_is_escaped)
 	e = json_array_get(json_object_get(json_object_get(o, "network"),
 			       "refusals"),
 	    0);
-	cr_assert(ascii_printable(sget(e, "host")), "%s", sget(e, "host"));
+	cr_assert(ascii_from(sget(e, "host"), 0x21), "%s", sget(e, "host"));
 	cr_assert(strncmp(sget(e, "host"), EVIL_SHOWN, strlen(EVIL_SHOWN)) == 0,
 	    "%s", sget(e, "host"));
-	cr_assert(ascii_printable(sget(e, "detail")));
+	cr_assert(ascii_from(sget(e, "detail"), 0x21));
 	HAS(sget(e, "detail"), "\\x07");
 	e = json_array_get(json_object_get(json_object_get(o, "network"),
 			       "connections"),
 	    0);
-	cr_assert(ascii_printable(sget(e, "address")));
+	cr_assert(ascii_from(sget(e, "address"), 0x21));
 	cr_assert_str_eq(sget(e, "host"), "\\x0A");
-	cr_assert(ascii_printable(sget(o, "hint")), "%s", sget(o, "hint"));
+	cr_assert(ascii_from(sget(o, "hint"), 0x20), "%s", sget(o, "hint"));
 	HAS(sget(o, "hint"), "a\\x0Astatus:");
-	f = open_memstream(&text, &len);
-	cr_assert_eq(result_print_text(o, f), 0);
-	fclose(f);
+	text = text_of(o);
 	cr_assert_null(strstr(text, "\nstatus: ok"), "%s", text);
 	cr_assert_null(strchr(text, '\x1b'));
-	f = open_memstream(&sum, &len);
-	result_print_summary(&res, &lim, &err, &net, f);
-	fclose(f);
+	sum = summary_of(&net);
 	cr_assert_null(strstr(sum, "\nstatus: ok"), "%s", sum);
 	cr_assert_null(strchr(sum, '\x1b'));
 	free(text);
 	free(sum);
 	json_decref(o);
+}
+
+/* Three hosts of 253 bytes: each quoted to 100 bytes and "...", and
+ * the advice still in the hint. */
+Test(result_net, long_hosts_leave_the_advice)
+{
+	char host[254];
+
+	for (char c = 'a'; c <= 'c'; c++) {
+		memset(host, c, 253);
+		host[253] = '\0';
+		refuse(host, 443, EGRESS_REASON_NOT_ALLOWED, NULL);
+	}
+	HAS(hint(), "ask the user to add the host");
+	HAS(hint(), "aaaaaaaaaa...:443 (not_allowed)");
 }
 
 Test(result_net, hint_not_allowed)
@@ -363,24 +396,17 @@ Test(result_net, hint_private_address)
 	HAS(h, "ask the user to add one");
 }
 
-Test(result_net, hint_sni_mismatch)
+/* sni_mismatch, budget, bad_request: each its own advice. */
+Test(result_net, hint_sni_budget_bad_request)
 {
 	refuse("pypi.org", 443, EGRESS_REASON_SNI_MISMATCH, "evil.example");
 	HAS(hint(), "pypi.org:443 (sni_mismatch, evil.example)");
 	HAS(hint(),
 	    "The TLS server name the program sent differed from the "
 	    "host it asked the proxy for");
-}
-
-Test(result_net, hint_budget)
-{
 	refuse("pypi.org", 443, EGRESS_REASON_BUDGET, "max_bytes_in_mb");
 	HAS(hint(), "reached its [network] cap max_bytes_in_mb");
 	HAS(hint(), "ask the user to raise that cap");
-}
-
-Test(result_net, hint_bad_request)
-{
 	refuse("a@b", 0, EGRESS_REASON_BAD_REQUEST, "userinfo");
 	HAS(hint(), "not a valid host and port (userinfo)");
 }
@@ -515,19 +541,6 @@ Test(result_net, truncation_and_lost_output)
 	json_decref(o);
 }
 
-static char *
-text_of(json_t *o)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	cr_assert_not_null(f);
-	cr_assert_eq(result_print_text(o, f), 0);
-	cr_assert_eq(fclose(f), 0);
-	return text;
-}
-
 Test(result_net, text_form)
 {
 	json_t *o, *plain;
@@ -556,19 +569,6 @@ Test(result_net, text_form)
 	free(text);
 	json_decref(plain);
 	json_decref(o);
-}
-
-static char *
-summary_of(const struct result_net *n)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	cr_assert_not_null(f);
-	result_print_summary(&res, &lim, &err, n, f);
-	cr_assert_eq(fclose(f), 0);
-	return text;
 }
 
 Test(result_net, summary)
