@@ -125,7 +125,9 @@ char *result_hint(const struct job_result *res, const struct job_limits *lim,
  *     proxy", and what the policy allows.
  *  5. Otherwise job_hint's hint.
  * A job whose output was truncated gets job_hint_truncation's sentence
- * after 2 to 4 as after any hint. Returns BUF.
+ * after 2 to 4 as after any hint. Hosts and details are quoted
+ * printable (every byte outside 0x21..0x7e as \xHH), a host cut to 100
+ * bytes and "...". Returns BUF.
  */
 char *result_hint_net(const struct job_result *res,
     const struct job_limits *lim, const struct capture *err,
