@@ -86,18 +86,18 @@ def traversable_tmp():
 
 def unprivileged_binaries(stockade_bin, cleanup):
     """Copies stockade, stockade-launcher and (when built) stockade-check,
-    stockade-eval and stockade-probe into a 0755 directory of their own
-    (the build tree may sit under a directory other users cannot
-    enter)."""
+    stockade-eval, stockade-probe and stockade-proxy (the egress proxy,
+    issue 25) into a 0755 directory of their own (the build tree may sit
+    under a directory other users cannot enter)."""
     d = tempfile.mkdtemp(prefix="stockade-bin-", dir=traversable_tmp())
     cleanup.append(d)
     os.chmod(d, 0o755)
     src_dir = os.path.dirname(os.path.abspath(stockade_bin))
     for name in ("stockade", "stockade-launcher", "stockade-check",
-                 "stockade-eval", "stockade-probe"):
+                 "stockade-eval", "stockade-probe", "stockade-proxy"):
         src = os.path.join(src_dir, name)
         if name not in ("stockade", "stockade-launcher") and not os.path.exists(src):
-            continue  # only `stockade check` and `stockade eval` need them
+            continue  # only check, eval and [network] allow rules need them
         if not os.path.exists(src):
             raise AssertionError(f"{src} is missing (it must sit beside {stockade_bin})")
         shutil.copyfile(src, os.path.join(d, name))
