@@ -152,8 +152,10 @@ run_report(struct jobrun *jr, enum run_format fmt, const struct xfers *puts,
 	int rc;
 
 	if (fmt == RUN_FORMAT_STREAM) {
-		result_print_summary(&jr->res, &jr->limits, &jr->cap[2], NULL,
-		    stderr);
+		struct result_net net = {jr->net_report, &jr->net.rules};
+
+		result_print_summary(&jr->res, &jr->limits, &jr->cap[2],
+		    jr->net_report != NULL ? &net : NULL, stderr);
 		return job_exit_status(&jr->res);
 	}
 	o = jobrun_result_json(jr);

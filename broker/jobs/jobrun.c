@@ -464,6 +464,7 @@ run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
 
 	sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
 	sup->feed = jr->feed;
+	jobrun_net_arm(jr, sup);
 	e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr, &jr->res);
 	/* The launcher died before it read the job (killed between
 	 * jobs, just as this one came): nothing of it ran, so it
@@ -482,6 +483,7 @@ run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
 			    jr, &jr->res);
 		}
 	}
+	jobrun_net_end(jr, sup);
 	sup->tty_fd = -1;
 	sup->feed = NULL;
 	return e;
@@ -579,7 +581,18 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 json_t *
 jobrun_result_json(const struct jobrun *jr)
 {
-	return result_to_json(&jr->res, &jr->limits, &jr->cap[1], &jr->cap[2]);
+	struct result_net net = {jr->net_report, &jr->net.rules};
+	json_t *o = result_to_json(&jr->res, &jr->limits, &jr->cap[1],
+	    &jr->cap[2]);
+
+	if (o != NULL && jr->net_report != NULL &&
+	    result_add_network(o, &jr->res, &jr->limits, &jr->cap[1],
+		&jr->cap[2], &net) < 0) {
+		json_decref(o);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return o;
 }
 
 void
@@ -589,6 +602,8 @@ jobrun_free(struct jobrun *jr)
 	capture_free(&jr->cap[1]);
 	capture_free(&jr->cap[2]);
 	job_spec_clear(&jr->spec);
+	egress_job_clear(&jr->net);
+	free(jr->net_report);
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
 }

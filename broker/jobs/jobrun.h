@@ -78,6 +78,7 @@ struct jobrun {
 	struct egress_proxy *proxy;
 	struct egress_job net;
 	struct egress_report *net_report;
+	bool net_sent; /* the proxy took the running job (on_net) */
 };
 
 /*
@@ -164,6 +165,17 @@ int jobrun_inherit_environment(struct job_spec *spec);
 int jobrun_use_network(struct jobrun *jr, struct egress_proxy *px,
     const struct net_policy *net, const struct egress_rules *narrow,
     size_t *bad);
+
+/*
+ * Around one supervisor_run of JR's job on SUP (jobrun_exec's):
+ * jobrun_net_arm makes SUP hand the job's NET to JR's proxy (SUP's
+ * net_fn; none when JR has no proxy); jobrun_net_end takes it back and
+ * fills JR->net_report with the job's report (egress_proxy_end: a proxy
+ * that failed gives one that says proxy_failed), or leaves it NULL for a
+ * job without a proxy (or when memory runs out).
+ */
+void jobrun_net_arm(struct jobrun *jr, struct supervisor *sup);
+void jobrun_net_end(struct jobrun *jr, struct supervisor *sup);
 
 /* 0, or -EMSGSIZE when JR's job no longer fits in one RUN message
  * (jobrun_spec_error words it), or -ENOMEM. */

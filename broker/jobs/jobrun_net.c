@@ -11,6 +11,7 @@
 
 #include "jobrun.h"
 #include "jobspec.h"
+#include "log.h"
 
 /* OUT = a copy of IN. Returns 0 or egress_rules_add's errno. */
 static int
@@ -53,4 +54,57 @@ jobrun_use_network(struct jobrun *jr, struct egress_proxy *px,
 	jr->net.port = EGRESS_PROXY_PORT;
 	jr->proxy = px;
 	return 0;
+}
+
+/* The supervisor's NET receiver (supervisor.h, net_fn) while a job of JR
+ * (ARG) runs: hands the job to the proxy with the two descriptors, then
+ * closes ours. A proxy that is dead leaves them closed: the job's
+ * connections to it are refused at once, and its report says so. */
+static void
+on_net(void *arg, uint64_t job_id, int listener, int packet)
+{
+	struct jobrun *jr = arg;
+	int e;
+
+	if (jr->proxy != NULL && job_id == jr->spec.job_id) {
+		jr->net.job_id = job_id;
+		e = egress_proxy_job(jr->proxy, &jr->net, listener, packet);
+		jr->net_sent = e == 0;
+		if (e < 0)
+			log_warn("the egress proxy did not take job %llu: %s",
+			    (unsigned long long)job_id, strerror(-e));
+	}
+	close(listener);
+	close(packet);
+}
+
+void
+jobrun_net_arm(struct jobrun *jr, struct supervisor *sup)
+{
+	jr->net_sent = false;
+	sup->net_fn = jr->proxy != NULL ? on_net : NULL;
+	sup->net_arg = jr->proxy != NULL ? jr : NULL;
+}
+
+void
+jobrun_net_end(struct jobrun *jr, struct supervisor *sup)
+{
+	sup->net_fn = NULL;
+	sup->net_arg = NULL;
+	if (jr->proxy == NULL)
+		return;
+	free(jr->net_report);
+	jr->net_report = calloc(1, sizeof(*jr->net_report));
+	if (jr->net_report == NULL)
+		return;
+	if (jr->net_sent)
+		(void)egress_proxy_end(jr->proxy, jr->spec.job_id,
+		    jr->net_report);
+	else {
+		/* The job never reached its network (its set-up failed
+		 * first), or the proxy was dead when it did. */
+		jr->net_report->job_id = jr->spec.job_id;
+		jr->net_report->proxy_failed = jr->proxy->dead;
+	}
+	jr->net_sent = false;
 }
