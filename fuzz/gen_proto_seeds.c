@@ -125,6 +125,14 @@ main(int argc, char **argv)
 	put("pool", 0x01, proto_encode_pool(m, sz, 2));
 	put("pool-twice", 0x11, proto_encode_pool(m, sz, 2));
 	put("pool-max", 0x01, proto_encode_pool(m, sz, PROTO_MAX_POOL));
+	/* Issue 25: a job with a proxy port, and NET (launcher to broker:
+	 * refused by the launcher in every phase). */
+	spec.flags = 0;
+	spec.enforcement = ENFORCE_AUTO;
+	spec.proxy_port = 3128;
+	put("run-proxy", 0x05, proto_encode_run(m, sz, &spec));
+	spec.proxy_port = 0;
+	put("net", 0x02, proto_encode_net(m, sz, 7));
 	job_spec_clear(&spec);
 	policy_clear(&pol);
 	return 0;

@@ -314,3 +314,27 @@ Test(egress, make_refusals)
 	cr_assert_eq(l, -1);
 	cr_assert_eq(p, -1);
 }
+
+/* The port is part of a jail's authority (jail_common.c): a warm jail
+ * built with sockets takes no job without them, nor the reverse, nor a
+ * job with another port. Runs without the namespace. */
+Test(authority, proxy_port)
+{
+	struct job_spec a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	cr_assert(jail_same_authority(&a, &b));
+	a.proxy_port = PORT;
+	cr_assert_not(jail_same_authority(&a, &b));
+	cr_assert_not(jail_pool_compatible(&a, &b));
+	cr_assert_not(jail_pool_compatible(&b, &a));
+	b.proxy_port = PORT + 1;
+	cr_assert_not(jail_same_authority(&a, &b));
+	b.proxy_port = PORT;
+	cr_assert(jail_same_authority(&a, &b));
+	cr_assert(jail_pool_compatible(&a, &b));
+	cr_assert_str_eq(jail_stage_name(STAGE_EGRESS),
+	    "the egress proxy's listener, routes and packet socket");
+	cr_assert_eq(STAGE_MAX, STAGE_EGRESS);
+}
