@@ -48,7 +48,7 @@ result_safe_json(const void *data, size_t len)
 	return j;
 }
 
-/* A capture: head, RESULT_TRUNC_MARKER, tail, made safe (safe_json). */
+/* A capture: head, RESULT_TRUNC_MARKER, tail, made safe (result_safe_json). */
 static json_t *
 stream_json(const struct capture *c)
 {
