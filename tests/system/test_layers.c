@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -311,35 +312,52 @@ Test(layers, serve_refuses_always)
 }
 
 /*
- * Not a layer, but refused the same way: a [network] allow-list, which
- * this version reads but has no egress proxy to apply (issue 25), is
- * refused by run and serve rather than run with no network; deny rules
- * alone open nothing and are accepted.
+ * Not a layer, but fail closed the same way: a [network] allow-list runs
+ * only through the egress proxy (issue 25). Without the proxy program
+ * beside it, `run` refuses the policy rather than
+ * run the job with no network or an unbounded one; with it, the job
+ * runs and its result carries the network object. `policy check` names
+ * every refused rule; deny rules alone open nothing and need no proxy.
  */
-Test(layers, network_allow_refused_without_a_proxy)
+Test(layers, network_allow_list_runs_only_through_the_proxy)
 {
-	static char path[PATH_MAX];
+	static char path[PATH_MAX], bin[PATH_MAX], cmd[4 * PATH_MAX];
 	struct run_out o;
 
 	snprintf(path, sizeof(path), "%s/net.ini",
 	    harness_tmpdir("stockade-layers-net"));
 	harness_write_file(path, "[network]\nallow = registry.example.org\n");
 	cr_assert_eq(chmod(path, 0644), 0);
-	RUN(&o, "run", "--json", "--policy", path, "--", "true");
-	cr_assert_eq(o.status, 2, "exit %d: %s", o.status, o.err);
+	/* A copy of stockade and its launcher without the proxy beside
+	 * them. */
+	snprintf(bin, sizeof(bin), "%s/stockade",
+	    harness_tmpdir("stockade-layers-noproxy"));
+	snprintf(cmd, sizeof(cmd),
+	    "cp %s %s && cp %s %s/stockade-launcher && "
+	    "chmod -R a+rX %s",
+	    harness_stockade(), bin, harness_launcher(), dirname(strdupa(bin)),
+	    dirname(strdupa(bin)));
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	{
+		const char *const argv[] = {bin, "run", "--json", "--policy",
+		    path, "--", "true", NULL};
+
+		harness_spawn(argv, &o);
+	}
+	cr_assert_eq(o.status, 70, "exit %d: %s", o.status, o.err);
 	cr_assert_str_eq(o.out, "");
 	cr_assert_not_null(strstr(o.err,
 			       "stockade: refused: the policy's [network] "
-			       "section allows hosts, but this version of "
-			       "stockade has no egress proxy"),
+			       "section allows hosts, and cannot find the "
+			       "egress proxy stockade-proxy"),
 	    "%s", o.err);
 	run_out_free(&o);
-	RUN(&o, "serve", "--workspace", harness_workspace(), "--policy", path);
-	cr_assert_eq(o.status, 2, "exit %d: %s", o.status, o.err);
-	cr_assert_not_null(strstr(o.err,
-			       "`stockade serve` would run the job "
-			       "with no network at all"),
-	    "%s", o.err);
+	RUN(&o, "run", "--json", "--policy", path, "--", "true");
+	cr_assert_eq(o.status, 0, "exit %d: %s", o.status, o.err);
+	cr_assert_not_null(strstr(o.out,
+			       "\"network\":{\"connections\":[],"
+			       "\"refusals\":[],"),
+	    "%s", o.out);
 	run_out_free(&o);
 
 	/* `policy check` names every refused rule, not only the first. */
@@ -356,6 +374,7 @@ Test(layers, network_allow_refused_without_a_proxy)
 	harness_write_file(path, "[network]\ndeny = registry.example.org\n");
 	RUN(&o, "run", "--json", "--policy", path, "--", "true");
 	cr_assert_eq(o.status, 0, "exit %d: %s", o.status, o.err);
+	cr_assert_null(strstr(o.out, "\"network\""), "%s", o.out);
 	run_out_free(&o);
 }
 
