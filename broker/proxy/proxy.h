@@ -135,6 +135,9 @@ void proxy_conn_fail(struct proxy *px, unsigned slot, const char *status,
 /* Decides SLOT's request for HOST[0..LEN) at PORT: refused, or dialled. */
 void proxy_decide(struct proxy *px, unsigned slot, const char *host, size_t len,
     unsigned port);
+/* The detail of a refusal by D: the host's error (bad_request), the
+ * address's class or "local" (private_address), else NULL. */
+const char *proxy_decision_detail(const struct egress_decision *d);
 /* proxy_head.c: SLOT's client is readable while its request is read. */
 void proxy_head_read(struct proxy *px, unsigned slot);
 /* Sets the epoll events of SLOT's sockets from its state. */

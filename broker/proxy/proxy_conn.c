@@ -142,6 +142,7 @@ proxy_conn_fail(struct proxy *px, unsigned slot, const char *status,
 	uint8_t r[EGRESS_SOCKS5_REPLY_LEN];
 
 	if (c->state == CS_HELLO || c->state == CS_RELAY) {
+		c->connected = false; /* refused: not a connection made */
 		proxy_conn_close(px, slot); /* the tunnel was answered */
 		return;
 	}
@@ -197,13 +198,15 @@ is_self(const struct proxy_job *j, const char *host, int kind, unsigned port)
 	    egress_addr_eq(&a, &j->self);
 }
 
-static const char *
-decision_detail(const struct egress_decision *d)
+const char *
+proxy_decision_detail(const struct egress_decision *d)
 {
 	if (d->reason == EGRESS_REASON_BAD_REQUEST)
 		return d->error != 0 ? egress_name_errname(d->error) : "port";
 	if (d->reason == EGRESS_REASON_PRIVATE_ADDRESS)
-		return d->local ? "local" : egress_addr_class_name(d->cls);
+		return d->cls == EGRESS_ADDR_PUBLIC
+		    ? "local"
+		    : egress_addr_class_name(d->cls);
 	return NULL;
 }
 
@@ -246,7 +249,7 @@ proxy_decide(struct proxy *px, unsigned slot, const char *host, size_t len,
 	}
 	if (!egress_decide(&j->spec.rules, host, len, port, &d)) {
 		proxy_conn_refuse(px, slot, host, len, d.reason,
-		    decision_detail(&d));
+		    proxy_decision_detail(&d));
 		return;
 	}
 	if ((cap = cap_passed(j)) != NULL) {

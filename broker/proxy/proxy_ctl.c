@@ -5,6 +5,7 @@
  * control socket ends the proxy.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,15 @@ start_job(struct proxy *px, const struct wire_msg *m, int *fds)
 
 	if (egress_job_decode(m->body, m->body_len, &spec) < 0 ||
 	    find_job(px, spec.job_id) >= 0 || lfd < 0) {
+		egress_job_clear(&spec);
+		close_fds(fds, m->nfds);
+		return;
+	}
+	/* Accepted and read until EAGAIN: non-blocking, whatever the
+	 * broker sent (the flag is the open file's, shared). */
+	if (fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK) < 0 ||
+	    (pfd >= 0 &&
+		fcntl(pfd, F_SETFL, fcntl(pfd, F_GETFL) | O_NONBLOCK) < 0)) {
 		egress_job_clear(&spec);
 		close_fds(fds, m->nfds);
 		return;

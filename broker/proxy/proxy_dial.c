@@ -174,9 +174,7 @@ resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 	if (n == NULL) {
 		ares_freeaddrinfo(res);
 		proxy_conn_refuse(px, slot, c->host, strlen(c->host), d.reason,
-		    d.reason == EGRESS_REASON_PRIVATE_ADDRESS
-			? (d.local ? "local" : egress_addr_class_name(d.cls))
-			: "no address");
+		    proxy_decision_detail(&d));
 		return;
 	}
 	set_addr(c, n->ai_addr, n->ai_addrlen);

@@ -55,6 +55,7 @@ proxy_budget(struct proxy *px, unsigned slot, const char *cap)
 
 	egress_report_refusal(&px->job[c->job].rep, c->host, strlen(c->host),
 	    c->port, EGRESS_REASON_BUDGET, cap);
+	proxy_flush_client(c); /* what came before, the 200 of a CONNECT */
 	proxy_conn_close(px, slot);
 }
 
