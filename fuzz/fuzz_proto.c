@@ -174,6 +174,8 @@ decoders(const uint8_t *body, size_t len)
 		SAME(proto_encode_cancel(enc, PROTO_MAX_MSG, id, a));
 	if (proto_decode_pool(body, len, &a) == 0)
 		SAME(proto_encode_pool(enc, PROTO_MAX_MSG, a));
+	if (proto_decode_net(body, len, &id) == 0)
+		SAME(proto_encode_net(enc, PROTO_MAX_MSG, id));
 #undef SAME
 }
 

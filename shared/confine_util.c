@@ -203,6 +203,8 @@ cf_landlock_apply(const struct cf_ll_config *cfg,
 	if (cfg->deny_tcp && v >= 4)
 		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
 		    LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	else if (cfg->deny_tcp_bind && v >= 4)
+		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP;
 	if (v >= 6)
 		attr.scoped = cfg->scoped &
 		    (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |

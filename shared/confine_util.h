@@ -62,6 +62,9 @@ struct cf_ll_config {
 	bool deny_tcp; /* from ABI 4, TCP bind and connect are handled
 			      * with no rule: refused to every port, on
 			      * sockets opened before too */
+	bool deny_tcp_bind; /* from ABI 4, TCP bind alone is handled
+			      * with no rule (connect stays free):
+			      * stockade-proxy, which dials per job */
 	uint64_t scoped; /* LANDLOCK_SCOPE_* asked for, applied from
 			      * ABI 6 (nothing before) */
 };

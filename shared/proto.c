@@ -141,6 +141,7 @@ proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
 	wbuf_put_u64(&w, s->workspace_allow);
 	wbuf_put_str(&w, s->seccomp_profile ? s->seccomp_profile : "default");
 	wbuf_put_u32(&w, s->layers_off);
+	wbuf_put_u16(&w, s->proxy_port);
 	return finish(&w, PROTO_RUN);
 }
 
@@ -222,6 +223,16 @@ proto_encode_pool(uint8_t *buf, size_t size, uint32_t jails)
 	start(&w, buf, size);
 	wbuf_put_u32(&w, jails);
 	return finish(&w, PROTO_POOL);
+}
+
+int
+proto_encode_net(uint8_t *buf, size_t size, uint64_t job_id)
+{
+	struct wbuf w;
+
+	start(&w, buf, size);
+	wbuf_put_u64(&w, job_id);
+	return finish(&w, PROTO_NET);
 }
 
 int
@@ -436,6 +447,19 @@ proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails)
 	if (*jails > PROTO_MAX_POOL) {
 		*jails = 0;
 		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+proto_decode_net(const uint8_t *body, size_t len, uint64_t *job_id)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, body, len);
+	if (rbuf_get_u64(&r, job_id) < 0 || rbuf_end(&r) < 0) {
+		*job_id = 0;
+		return -EBADMSG;
 	}
 	return 0;
 }

@@ -34,6 +34,12 @@
  *                                        status cancelled unless the job
  *                                        had ended otherwise)
  *   PROTO_POOL         (no fd)          (no answer)
+ *                                      PROTO_NET          (2 fds: the
+ *                                                          proxy's
+ *                                                          listener, the
+ *                                                          packet
+ *                                                          socket), 0..1
+ *                                                          before RESULT
  *
  * Who may send what in which phase is a table on each side
  * (launcher/supervisor/dispatch.c, broker/jobs/supervisor.c).
@@ -53,14 +59,16 @@
  * killed (issue 22). Version 7: JOB_F_STDIN, a RUN that carries the
  * job's standard input (issue 22). Version 8: CANCEL grew its reason,
  * and RESULT may say JOB_CANCELLED (issue 22). Version 9: RESULT grew
- * memory_measure and the limits reached (issue 23). */
-#define PROTO_VERSION 9u
+ * memory_measure and the limits reached (issue 23). Version 10: RUN
+ * grew proxy_port, and NET (issue 25). */
+#define PROTO_VERSION 10u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
 /* Most descriptors on one broker-launcher message: RUN's workspace and
  * one more: the job's standard input (JOB_F_STDIN) or, with layer
- * no_terminal off, the caller's terminal. */
+ * no_terminal off, the caller's terminal; NET's listener and packet
+ * socket. */
 #define PROTO_MAX_FDS 2u
 /* Largest OUTPUT chunk, bytes. */
 #define PROTO_OUTPUT_CHUNK (64u * 1024u)
@@ -190,7 +198,10 @@ struct job_spec {
 	/* Controlled egress (issue 25): 0, no network (the jail's
 	 * namespace has lo alone, as always); else jail init makes a TCP
 	 * listener at 127.0.0.1:proxy_port for the broker's proxy, routes
-	 * every other address to lo, and sends both up (PROTO_NET). */
+	 * every other address to lo, and sends both up (PROTO_NET). Only
+	 * with layers network_ns and user_ns on (else the spec is
+	 * refused, -EINVAL). Travels last in RUN, u16. Part of a jail's
+	 * authority (jail_same_authority). */
 	uint16_t proxy_port;
 };
 
@@ -226,6 +237,10 @@ int proto_encode_result(uint8_t *buf, size_t size,
 int proto_encode_cancel(uint8_t *buf, size_t size, uint64_t job_id,
     uint32_t reason);
 int proto_encode_pool(uint8_t *buf, size_t size, uint32_t jails);
+/* NET (issue 25): u64 job_id, the job whose jail init made the two
+ * descriptors the sender attaches with proto_send_fds (the proxy's
+ * listener, then the packet socket; the encoder attaches nothing). */
+int proto_encode_net(uint8_t *buf, size_t size, uint64_t job_id);
 
 /*
  * Splits a received datagram MSG of LEN bytes into its type and body.
@@ -256,6 +271,10 @@ int proto_decode_cancel(const uint8_t *body, size_t len, uint64_t *job_id,
     uint32_t *reason);
 /* -EINVAL for JAILS over PROTO_MAX_POOL. */
 int proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails);
+/* NET's body: the job id, *JOB_ID (0 on failure, -EBADMSG). The two
+ * descriptors came beside it (proto_recv_fds): the receiver checks
+ * their count and kind (a listening TCP socket, an AF_PACKET socket). */
+int proto_decode_net(const uint8_t *body, size_t len, uint64_t *job_id);
 
 /*
  * Sends one message of LEN bytes on the SEQPACKET socket SOCK, with FD

@@ -74,6 +74,18 @@ proto_check_limits(const struct job_limits *l)
 	return 0;
 }
 
+/* A proxy port only with layers network_ns and user_ns on: the proxy's
+ * listener and routes are made in the jail's own network namespace by
+ * an init that holds CAP_NET_ADMIN there, which takes its user
+ * namespace; never in the host's (proto.h). */
+static bool
+proxy_port_ok(const struct job_spec *s)
+{
+	return s->proxy_port == 0 ||
+	    (!job_spec_layer_off(s, JOB_LAYER_NETWORK_NS) &&
+		!job_spec_layer_off(s, JOB_LAYER_USER_NS));
+}
+
 int
 proto_check_spec(const struct job_spec *s)
 {
@@ -83,6 +95,8 @@ proto_check_spec(const struct job_spec *s)
 		return -EINVAL;
 	if ((s->flags & ~JOB_F_KNOWN) != 0 ||
 	    (s->layers_off & ~JOB_LAYERS_ALL) != 0)
+		return -EINVAL;
+	if (!proxy_port_ok(s))
 		return -EINVAL;
 	for (uint32_t i = 0; i < s->envc; i++) {
 		const char *eq = strchr(s->envp[i], '=');

@@ -49,6 +49,8 @@ static const struct wire_msg_desc table[] = {
 	{WIRE_FD_PROXY_LISTENER, WIRE_FD_PACKET}, WIRE_ROLE_BIT(0), 0},
     {WIRE_PROXY_END, "PROXY_END", WIRE_CH_PROXY, 0, {0}, 0, 0},
     {WIRE_PROXY_REPORT, "PROXY_REPORT", WIRE_CH_PROXY, 0, {0}, 0, 0},
+    {WIRE_SECCOMP_LISTENER, "SECCOMP_LISTENER", WIRE_CH_NOTIFY, 1,
+	{WIRE_FD_SECCOMP_LISTENER}, WIRE_ROLE_BIT(0), 0},
 };
 
 const struct wire_msg_desc *
@@ -78,6 +80,7 @@ wire_fd_role_name(enum wire_fd_role role)
 	    [WIRE_FD_LAUNCHER_PIDFD] = "launcher pidfd",
 	    [WIRE_FD_PROXY_LISTENER] = "proxy listener",
 	    [WIRE_FD_PACKET] = "packet socket",
+	    [WIRE_FD_SECCOMP_LISTENER] = "seccomp listener",
 	};
 
 	if ((size_t)role < sizeof(names) / sizeof(names[0]) &&

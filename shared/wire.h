@@ -36,7 +36,10 @@
  *   spawn   the broker's socketpair to its spawner (spawner_start), one
  *           SOCK_SEQPACKET datagram a message.
  *   notify  the jail's seccomp-notify socket (jail_start), written by
- *           jail init before it starts the payload, then by the payload.
+ *           jail init before it starts the payload (WIRE_NET_SOCKETS,
+ *           with a proxy port only), then by the payload before its
+ *           exec (WIRE_SECCOMP_LISTENER, with layer seccomp on), in
+ *           that order; read by the supervisor (supervisor/notify.c).
  *   proxy   the broker's SOCK_SEQPACKET socketpair to its egress proxy
  *           (stockade-proxy; bodies in egress_ctl.h).
  *
@@ -95,6 +98,8 @@
  *                                                     listener, the
  *                                                     packet socket (both
  *                                                     required)
+ *   WIRE_SECCOMP_LISTENER p->s none                  the seccomp filter's
+ *                                                     listener (required)
  *   proxy:
  *   WIRE_PROXY_READY   px->b u32 the Landlock ABI     none
  *   WIRE_PROXY_FAILED  px->b i32 errno, str why       none
@@ -156,8 +161,9 @@ enum wire_msg_type {
 	WIRE_PROXY_JOB = 22,
 	WIRE_PROXY_END = 23,
 	WIRE_PROXY_REPORT = 24,
+	WIRE_SECCOMP_LISTENER = 25,
 };
-#define WIRE_MSG_TYPE_MAX WIRE_PROXY_REPORT
+#define WIRE_MSG_TYPE_MAX WIRE_SECCOMP_LISTENER
 
 /* The wire a message type travels on (the table's sections). */
 enum wire_channel {
@@ -187,6 +193,8 @@ enum wire_fd_role {
 	WIRE_FD_PROXY_LISTENER, /* a TCP socket listening on the jail's
 				 * loopback, made in its network namespace */
 	WIRE_FD_PACKET, /* an AF_PACKET socket on the jail's lo */
+	WIRE_FD_SECCOMP_LISTENER, /* the payload's seccomp filter's
+				   * listener (seccomp_unotify(2)) */
 };
 
 /* The most descriptors one message carries (a prepare reply's six). */

@@ -166,6 +166,21 @@ def shown(flags, argv, policy):
     return ' '.join(shlex.quote(w) for w in words + ['--'] + argv)
 
 
+def kept_network_section(path):
+    """The section of PATH from "## `network`" on (issue 25), kept as it
+    is: no run can make a job with a network here (that needs the egress
+    proxy and a policy allowing a real host), so its example is built from
+    a hand-made proxy report (tests/broker/jobs/result_net_samples.c,
+    checked by the result-net-samples test). Empty when PATH has none."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+    except OSError:
+        return ''
+    at = text.find('\n## `network`\n')
+    return text[at:] if at >= 0 else ''
+
+
 def main():
     stockade = sys.argv[1] if len(sys.argv) > 1 else 'build/stockade'
     out = sys.argv[2] if len(sys.argv) > 2 else 'docs/results.md'
@@ -197,6 +212,7 @@ def main():
         parts.append('\n```json\n' + json.dumps(result, indent=2,
                                                   ensure_ascii=False)
                      + '\n```\n')
+    parts.append(kept_network_section(out))
     with open(out, 'w', encoding='utf-8') as f:
         f.write(''.join(parts))
     for line in failed:

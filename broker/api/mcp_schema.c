@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "egress_rules.h"
 #include "log.h"
 #include "mcp_internal.h"
 
@@ -108,15 +109,59 @@ env_prop(const struct policy *pol)
 	return o;
 }
 
-/* The input properties the two run tools share: stdin, env and the
- * limits. */
+/*
+ * The "network" input property when POL allows hosts (policy_has_network):
+ * an object of allow, allow_address and deny arrays that narrows the
+ * policy's [network] list for one call (serve's exec parameter of the
+ * same name, rpc_network_rules), the policy's list in its description.
+ * NULL when the policy allows none, or on ENOMEM.
+ */
+static json_t *
+network_prop(const struct policy *pol)
+{
+	char rule[EGRESS_RULE_BUF], *desc = NULL, *list = NULL;
+	json_t *o, *arr;
+	size_t len = 0;
+	FILE *f;
+
+	if (!policy_has_network(pol) ||
+	    (f = open_memstream(&list, &len)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < pol->net.rules.n; i++)
+		if (egress_rule_format(&pol->net.rules.v[i], rule,
+			sizeof(rule)) == 0)
+			fprintf(f, "%s%s %s", i > 0 ? ", " : "",
+			    egress_rule_kind_name(pol->net.rules.v[i].kind),
+			    rule);
+	if (fclose(f) != 0 ||
+	    asprintf(&desc,
+		"Hosts this call may reach, through the sandbox's proxy: "
+		"a narrower list than the policy's (%s); never a wider "
+		"one. Without it, the policy's list.",
+		list) < 0) {
+		free(list);
+		return NULL;
+	}
+	free(list);
+	arr = json_pack("{s:s,s:{s:s}}", "type", "array", "items", "type",
+	    "string");
+	o = json_pack("{s:s,s:b,s:{s:O,s:O,s:O},s:s}", "type", "object",
+	    "additionalProperties", 0, "properties", "allow", arr,
+	    "allow_address", arr, "deny", arr, "description", desc);
+	json_decref(arr);
+	free(desc);
+	return o;
+}
+
+/* The input properties the two run tools share: stdin, env, network
+ * and the limits. */
 static json_t *
 run_props(const struct policy *pol)
 {
 	const struct job_limits *l = &pol->limits;
 	double wall = (double)l->wall_ms / 1000.0;
 	json_int_t mem = (json_int_t)(l->memory_bytes >> 20);
-	json_t *props, *env;
+	json_t *props, *env, *net;
 
 	props = json_pack("{s:{s:s,s:I,s:s},s:{s:s,s:i,s:f,s:f,s:s},"
 			  "s:{s:s,s:i,s:I,s:I,s:s}}",
@@ -132,6 +177,11 @@ run_props(const struct policy *pol)
 	    "Memory limit of this call (all its processes together), MiB.");
 	if (props != NULL && (env = env_prop(pol)) != NULL &&
 	    json_object_set_new(props, "env", env) < 0) {
+		json_decref(props);
+		return NULL;
+	}
+	if (props != NULL && (net = network_prop(pol)) != NULL &&
+	    json_object_set_new(props, "network", net) < 0) {
 		json_decref(props);
 		return NULL;
 	}

@@ -279,6 +279,8 @@ exec_params(struct mcp_session *m, json_t *argv, json_t *args,
 		json_object_set(params, "memory_mb", v);
 	if ((v = json_object_get(args, "env")) != NULL)
 		json_object_set(params, "env", v);
+	if ((v = json_object_get(args, "network")) != NULL)
+		json_object_set(params, "network", v);
 	if (stdin_text != NULL &&
 	    json_object_set_new(params, "stdin", json_string(stdin_text)) < 0) {
 		json_decref(params);
@@ -388,6 +390,7 @@ static const char *const run_names[] = {
     "argv",
     "stdin",
     "env",
+    "network",
     "timeout_seconds",
     "memory_mb",
     NULL,

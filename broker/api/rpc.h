@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "egress_proxy.h"
 #include "fsapi.h"
 #include "policy.h"
 #include "snapshot.h"
@@ -50,6 +51,10 @@ struct rpc_session {
 	int root_mode; /* the workspace directory's permission
 				       * bits at the start, put back after
 				       * every job; -1 unknown */
+	struct egress_proxy *proxy; /* the session's egress proxy
+				       * (borrowed), or NULL: the jobs have
+				       * no network (a policy without allow
+				       * rules) */
 	json_t *current_id; /* the id of the request rpc_handle is
 				       * carrying out (borrowed from it), or
 				       * NULL: what $/cancelRequest names */
@@ -120,5 +125,17 @@ bool rpc_cancels_current(const struct rpc_session *s, const char *line,
  * frees, or NULL (ENOMEM).
  */
 char *rpc_error_line(int code, const char *message);
+
+/*
+ * Reads a client's network list for one job, V (borrowed): an object
+ * whose keys are allow, allow_address and deny, each an array of rule
+ * strings in the policy's syntax (egress_rule_parse), into OUT (the
+ * caller frees it with egress_rules_clear). Returns 0; -EINVAL with one
+ * sentence in WHY (WHYLEN bytes) naming the key, the index and the
+ * rule's error; -E2BIG past EGRESS_MAX_RULES; -ENOMEM. OUT is empty on
+ * failure. What the list may allow is checked by jobrun_use_network.
+ */
+int rpc_network_rules(json_t *v, struct egress_rules *out, char *why,
+    size_t whylen);
 
 #endif

@@ -236,6 +236,73 @@ get_env(struct call *c, struct jobrun *jr)
 	return true;
 }
 
+/* Refuses the "network" parameter for REASON: -32602 with data.param
+ * "network", data.error ERROR and, when RULE is not NULL, data.rule. */
+static void
+network_refused(struct call *c, const char *error, const char *rule,
+    const char *why)
+{
+	json_t *data = rule != NULL
+	    ? json_pack("{s:s,s:s,s:s}", "param", "network", "error", error,
+		  "rule", rule)
+	    : json_pack("{s:s,s:s}", "param", "network", "error", error);
+
+	rpc_fail(c, RPC_INVALID_PARAMS, data, "invalid params: network: %s",
+	    why);
+}
+
+/*
+ * The "network" parameter (rpc_network_rules): the job's own list, which
+ * narrows the policy's [network] list and never widens it
+ * (jobrun_use_network). Without it, a session with a proxy gives the job
+ * the policy's list. Refused with data.error "invalid_network_rule" (a
+ * rule that does not parse) or "network_not_allowed" (data.rule: the
+ * first rule the policy does not cover; every allow rule, in a session
+ * whose policy allows no host).
+ */
+static bool
+get_network(struct call *c, struct jobrun *jr)
+{
+	json_t *v = json_object_get(c->params, "network");
+	struct egress_rules narrow = {0}, none = {0}, out = {0};
+	char why[512], rule[EGRESS_RULE_BUF];
+	size_t bad = 0;
+	int e = 0;
+
+	if (v != NULL &&
+	    (e = rpc_network_rules(v, &narrow, why, sizeof(why))) < 0) {
+		if (e == -ENOMEM)
+			rpc_out_of_memory(c);
+		else
+			network_refused(c, "invalid_network_rule", NULL, why);
+		return false;
+	}
+	if (c->s->proxy != NULL)
+		e = jobrun_use_network(jr, c->s->proxy, &c->s->policy->net,
+		    v != NULL ? &narrow : NULL, &bad);
+	else if (v != NULL)
+		/* No host is allowed: a list may only deny. */
+		e = egress_rules_narrow(&none, &narrow, &out, &bad);
+	egress_rules_clear(&out);
+	if (e == -EPERM) {
+		(void)egress_rule_format(&narrow.v[bad], rule, sizeof(rule));
+		snprintf(why, sizeof(why),
+		    "%s %s is not within the policy's [network] list (a "
+		    "job's list may narrow it, never widen it)",
+		    egress_rule_kind_name(narrow.v[bad].kind), rule);
+		network_refused(c, "network_not_allowed", rule, why);
+	} else if (e == -E2BIG) {
+		snprintf(why, sizeof(why),
+		    "more than %u rules with the "
+		    "policy's deny rules",
+		    EGRESS_MAX_RULES);
+		network_refused(c, "invalid_network_rule", NULL, why);
+	} else if (e < 0)
+		rpc_out_of_memory(c);
+	egress_rules_clear(&narrow);
+	return e == 0;
+}
+
 /* Puts the workspace directory's permission bits back to the session's
  * (rpc_session.root_mode) when a job changed them; best effort. */
 static void
@@ -263,7 +330,8 @@ exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
     char ***argv, uint8_t **raw)
 {
 	static const char *const names[] = {"argv", "timeout_seconds",
-	    "memory_mb", "stdin", "stdin_b64", "stdin_fd", "env", NULL};
+	    "memory_mb", "stdin", "stdin_b64", "stdin_fd", "env", "network",
+	    NULL};
 	struct jobrun_overrides ov;
 	char err[256];
 	bool has_stdin;
@@ -281,7 +349,7 @@ exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
 		    jobrun_spec_error(e, err, sizeof(err)));
 		return false;
 	}
-	if (!get_env(c, jr)) {
+	if (!get_env(c, jr) || !get_network(c, jr)) {
 		jobrun_free(jr);
 		return false;
 	}

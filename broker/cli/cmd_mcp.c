@@ -212,10 +212,11 @@ server_free(struct mcp_stdio *sv)
 }
 
 /* Serves the session on standard input and output after the broker is
- * confined. Returns the exit status. */
+ * confined, its jobs' network through PX (borrowed; NULL: none).
+ * Returns the exit status. */
 static int
 run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
-    struct supervisor *sup)
+    struct supervisor *sup, struct egress_proxy *px)
 {
 	const struct mcp_hooks hooks = {
 	    .notify = hook_notify,
@@ -241,6 +242,7 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 	    ? (unsigned)(st.st_mode & S_IFMT)
 	    : 0;
 	rpc_session_init(&sv->rpc, root, pol, sup);
+	sv->rpc.proxy = px;
 	if (mcp_session_init(&sv->mcp, &sv->rpc, pol, &hooks) < 0) {
 		log_error("mcp: out of memory");
 		rpc_session_free(&sv->rpc);
@@ -304,6 +306,7 @@ cmd_mcp(int argc, char **argv)
 	struct policy pol;
 	struct workspace ws;
 	struct supervisor sup;
+	struct egress_proxy px;
 	bool keep = false;
 	int c, rc, e;
 
@@ -332,7 +335,7 @@ cmd_mcp(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((rc = session_prepare("mcp", policy_file, workspace, &pol, &ws,
-		 &sup)) != 0)
+		 &sup, &px)) != 0)
 		return rc;
 	if (ws.temporary)
 		fprintf(stderr, "stockade: mcp: workspace %s (%s at exit)\n",
@@ -352,11 +355,13 @@ cmd_mcp(int argc, char **argv)
 	jobrun_catch_signals();
 	/* A transfer blocked on a descriptor stops at a signal (fsapi.h). */
 	fsapi_set_interrupted(jobrun_interrupted);
-	rc = run_session(&sv, &pol, ws.fd, &sup);
+	rc = run_session(&sv, &pol, ws.fd, &sup,
+	    policy_has_network(&pol) ? &px : NULL);
 	/* One more signal now must not cut the clean-up short. */
 	session_block_end_signals(NULL);
 out:
 	supervisor_free(&sup);
+	egress_proxy_stop(&px);
 	server_free(&sv);
 	if ((e = workspace_close(&ws, keep)) < 0)
 		log_warn("could not close the workspace %s: %s", ws.path,

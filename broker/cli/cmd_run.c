@@ -398,14 +398,26 @@ run_in_workspace(struct run_args *a, struct policy *pol, struct workspace *ws,
     struct jobrun *jr)
 {
 	struct supervisor sup;
+	struct egress_proxy px;
 	struct fs_ctx ctx;
 	enum progress_mode pm;
 	char err[POLICY_ERR_MAX + 256];
 	bool got = true;
 	int rc, e;
 
+	egress_proxy_init(&px);
 	if (supervisor_init(&sup, err, sizeof(err)) < 0) {
 		log_error("%s", err);
+		rc = EXIT_SANDBOX;
+		goto out;
+	}
+	/* The job's egress proxy, when the policy allows hosts: started
+	 * before the broker confines itself, as the launcher is. */
+	if ((rc = session_start_proxy(pol, &px)) != 0)
+		goto out;
+	if (policy_has_network(pol) &&
+	    (e = jobrun_use_network(jr, &px, &pol->net, NULL, NULL)) < 0) {
+		log_error("cannot give the job its network: %s", strerror(-e));
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
@@ -450,6 +462,7 @@ run_in_workspace(struct run_args *a, struct policy *pol, struct workspace *ws,
 		rc = 128 + jobrun_interrupted();
 out:
 	supervisor_free(&sup);
+	egress_proxy_stop(&px);
 	return rc;
 }
 
@@ -474,8 +487,7 @@ cmd_run(int argc, char **argv)
 	memset(&pol, 0, sizeof(pol));
 	if ((rc = load_policy_or_complain(&pol, a.policy_file)) != 0)
 		goto out_args;
-	if ((rc = check_unsafe(&pol, a.unsafe)) != 0 ||
-	    (rc = session_network_refused(&pol, "run")) != 0) {
+	if ((rc = check_unsafe(&pol, a.unsafe)) != 0) {
 		policy_clear(&pol);
 		goto out_args;
 	}

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "confine.h"
+#include "egress_proxy.h"
 #include "fsapi.h"
 #include "policy.h"
 #include "supervisor.h"
@@ -73,13 +74,15 @@ int cmd_mcp(int argc, char **argv);
  * unsafe_ro_bind_no_landlock: docs/layers.md); refuses when the host
  * lacks a layer (doctor_cached_verdict); opens WORKSPACE (NULL: a fresh
  * temporary one) into WS; finds the launcher into SUP
- * (supervisor_init). Says why on stderr. Returns 0, or the exit status
+ * (supervisor_init); starts the egress proxy into PX when the policy
+ * allows hosts (session_start_proxy; PX is initialised either way and
+ * the caller stops it). Says why on stderr. Returns 0, or the exit status
  * (EXIT_USAGE, EXIT_REFUSED, EXIT_SANDBOX) with all it made undone (POL
  * cleared, WS closed and, if temporary, removed).
  */
 int session_prepare(const char *command, const char *policy_file,
     const char *workspace, struct policy *pol, struct workspace *ws,
-    struct supervisor *sup);
+    struct supervisor *sup, struct egress_proxy *px);
 
 /*
  * From here on launchers come from a spawner (supervisor_use_spawner)
@@ -99,14 +102,17 @@ int session_confine(struct supervisor *sup, const struct confine_rule *rules,
 void session_block_end_signals(sigset_t *waitmask);
 
 /*
- * Refuses, for COMMAND ("run", "serve", "mcp"), a policy whose [network]
- * section opens a host (policy_has_network: an allow or allow_address
- * rule). This version reads and checks those rules but has no egress
- * proxy to apply them yet (issue 25), and a job run without the network
- * its policy asks for would fail later with a resolver error that names
- * nothing. Returns 0, or EXIT_USAGE after saying why on stderr.
+ * Starts the egress proxy of a session (or of `stockade run`) into PX
+ * when POL allows hosts (policy_has_network: an allow or allow_address
+ * rule), before the broker confines itself (egress_proxy_start; the
+ * program at $STOCKADE_PROXY when set, for tests). PX is initialised
+ * either way (egress_proxy_init); the caller stops it at the end
+ * (egress_proxy_stop). Returns 0, or the exit status after saying why
+ * on stderr: EXIT_SANDBOX when the proxy is not installed, EXIT_REFUSED
+ * when it cannot confine itself here (fail closed: no job runs with a
+ * network its policy did not bound).
  */
-int session_network_refused(const struct policy *pol, const char *command);
+int session_start_proxy(const struct policy *pol, struct egress_proxy *px);
 
 /*
  * Loads the policy FILE (NULL: the embedded default) into P, printing

@@ -152,7 +152,7 @@ run_report(struct jobrun *jr, enum run_format fmt, const struct xfers *puts,
 	int rc;
 
 	if (fmt == RUN_FORMAT_STREAM) {
-		result_print_summary(&jr->res, &jr->limits, &jr->cap[2],
+		result_print_summary(&jr->res, &jr->limits, &jr->cap[2], NULL,
 		    stderr);
 		return job_exit_status(&jr->res);
 	}

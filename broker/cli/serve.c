@@ -450,6 +450,7 @@ cmd_serve(int argc, char **argv)
 	struct policy pol;
 	struct workspace ws;
 	struct supervisor sup;
+	struct egress_proxy px;
 	int c, rc, e;
 
 	optind = 1;
@@ -477,7 +478,7 @@ cmd_serve(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((rc = session_prepare("serve", policy_file, workspace, &pol, &ws,
-		 &sup)) != 0)
+		 &sup, &px)) != 0)
 		return rc;
 	if (socket_path != NULL && (rc = listen_at(&l, socket_path)) != 0)
 		goto out;
@@ -495,6 +496,7 @@ cmd_serve(int argc, char **argv)
 	 * and the copy asks jobrun whether to go on (fsapi.h). */
 	fsapi_set_interrupted(jobrun_interrupted);
 	rpc_session_init(&sv.rpc, ws.fd, &pol, &sup);
+	sv.rpc.proxy = policy_has_network(&pol) ? &px : NULL;
 	if (l.fd >= 0) {
 		rc = serve_socket(&sv, &l);
 	} else {
@@ -511,6 +513,7 @@ cmd_serve(int argc, char **argv)
 out:
 	listener_close(&l);
 	supervisor_free(&sup);
+	egress_proxy_stop(&px);
 	if ((e = workspace_close(&ws, true)) < 0)
 		log_warn("could not close the workspace %s: %s", ws.path,
 		    strerror(-e));

@@ -6,8 +6,10 @@
  * the spawner started and the broker confined; and the signals that end
  * a session blocked.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -49,27 +51,32 @@ session_policy_refused(const struct policy *pol, const char *command)
 		    policy_unsafe_mount(pol)->target, command);
 		return EXIT_USAGE;
 	}
-	return session_network_refused(pol, command);
+	return 0;
 }
 
 int
-session_network_refused(const struct policy *pol, const char *command)
+session_start_proxy(const struct policy *pol, struct egress_proxy *px)
 {
+	char err[512];
+	int e;
+
+	egress_proxy_init(px);
 	if (!policy_has_network(pol))
 		return 0;
-	log_error("refused: the policy's [network] section allows hosts, "
-		  "but this version of stockade has no egress proxy to "
-		  "reach them through (issue 25), so `stockade %s` would run "
-		  "the job with no network at all; remove the allow and "
-		  "allow_address rules (deny rules alone are accepted)",
-	    command);
-	return EXIT_USAGE;
+	if ((e = egress_proxy_start(px, getenv("STOCKADE_PROXY"), err,
+		 sizeof(err))) < 0) {
+		log_error("refused: the policy's [network] section allows "
+			  "hosts, and %s",
+		    err);
+		return e == -ENOENT ? EXIT_SANDBOX : EXIT_REFUSED;
+	}
+	return 0;
 }
 
 int
 session_prepare(const char *command, const char *policy_file,
     const char *workspace, struct policy *pol, struct workspace *ws,
-    struct supervisor *sup)
+    struct supervisor *sup, struct egress_proxy *px)
 {
 	char err[POLICY_ERR_MAX + 256];
 	int rc;
@@ -95,6 +102,12 @@ session_prepare(const char *command, const char *policy_file,
 		(void)workspace_close(ws, false);
 		policy_clear(pol);
 		return EXIT_SANDBOX;
+	}
+	if ((rc = session_start_proxy(pol, px)) != 0) {
+		supervisor_free(sup);
+		(void)workspace_close(ws, false);
+		policy_clear(pol);
+		return rc;
 	}
 	/* Sessions keep warm jails; `stockade run` does not. */
 	sup->pool_size = pol->pool_size;

@@ -21,6 +21,8 @@
 #include <jansson.h>
 
 #include "capture.h"
+#include "egress_ctl.h"
+#include "egress_proxy.h"
 #include "fsapi.h"
 #include "policy.h"
 #include "proto.h"
@@ -69,6 +71,13 @@ struct jobrun {
 	 * job takes it on the same walk: snapshot_take_usage) */
 	int (*walk_after)(void *walk_arg, struct fs_ctx *fs);
 	void *walk_arg;
+	/* Controlled egress (issue 25; jobrun_use_network): the session's
+	 * proxy (borrowed), or NULL (jobrun_init's default): no network;
+	 * the job's rules and caps (owned); its report once it ran
+	 * (owned, malloc'd), or NULL. */
+	struct egress_proxy *proxy;
+	struct egress_job net;
+	struct egress_report *net_report;
 };
 
 /*
@@ -139,6 +148,22 @@ enum jobenv_error jobrun_set_env(struct jobrun *jr, const struct policy *pol,
  * jobrun_init's; the caller checks that the job still fits.
  */
 int jobrun_inherit_environment(struct job_spec *spec);
+
+/*
+ * Gives JR's job the network of the policy's [network] section NET
+ * (borrowed) through the session's proxy PX (borrowed; it must outlive
+ * JR's job): the job's rules are NET's, or, when NARROW is not NULL, a
+ * client's list narrowed against them (egress_rules_narrow: it may
+ * narrow, never widen), and NET's caps. The job's spec gets a proxy
+ * port and the proxy variables (jobspec_set_proxy). Call after
+ * jobrun_init and before jobrun_exec; the client's list must be checked
+ * here, before anything is started. Returns 0; -EPERM with *BAD the
+ * index in NARROW of the first rule that would widen NET; -E2BIG,
+ * -ENOMEM (egress_rules_narrow's); JR unchanged on failure.
+ */
+int jobrun_use_network(struct jobrun *jr, struct egress_proxy *px,
+    const struct net_policy *net, const struct egress_rules *narrow,
+    size_t *bad);
 
 /* 0, or -EMSGSIZE when JR's job no longer fits in one RUN message
  * (jobrun_spec_error words it), or -ENOMEM. */

@@ -2,6 +2,8 @@
 #include "jobspec.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,5 +121,78 @@ jobspec_from_policy(struct job_spec *spec, const struct policy *p, int argc,
 		job_spec_clear(spec);
 		return n == -ENOBUFS ? -EMSGSIZE : n;
 	}
+	return 0;
+}
+
+const char *const JOBSPEC_PROXY_VARS[JOBSPEC_PROXY_NVARS] = {"HTTP_PROXY",
+    "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
+    "all_proxy", "no_proxy"};
+
+/* Whether ENTRY ("NAME=value") is one of JOBSPEC_PROXY_VARS. */
+static bool
+is_proxy_var(const char *entry)
+{
+	size_t n = strcspn(entry, "=");
+
+	for (size_t i = 0; i < JOBSPEC_PROXY_NVARS; i++)
+		if (strlen(JOBSPEC_PROXY_VARS[i]) == n &&
+		    strncmp(entry, JOBSPEC_PROXY_VARS[i], n) == 0)
+			return true;
+	return false;
+}
+
+/* The JOBSPEC_PROXY_NVARS new entries for PORT into V (malloc'd each).
+ * 0 or -ENOMEM (those made are freed). */
+static int
+proxy_entries(char **v, uint16_t port)
+{
+	for (size_t i = 0; i < JOBSPEC_PROXY_NVARS; i++) {
+		const char *name = JOBSPEC_PROXY_VARS[i];
+		int n;
+
+		if (i % 4 == 3)
+			n = asprintf(&v[i], "%s=localhost,127.0.0.1,::1", name);
+		else
+			n = asprintf(&v[i], "%s=%s://127.0.0.1:%u", name,
+			    i % 4 == 2 ? "socks5h" : "http", (unsigned)port);
+		if (n < 0) {
+			while (i > 0)
+				free(v[--i]);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int
+jobspec_set_proxy(struct job_spec *spec, uint16_t port)
+{
+	size_t keep = 0, n = 0;
+	char **env;
+
+	if (port == 0)
+		return -EINVAL;
+	for (uint32_t i = 0; i < spec->envc; i++)
+		keep += !is_proxy_var(spec->envp[i]);
+	if (keep + JOBSPEC_PROXY_NVARS > JOB_MAX_ENV)
+		return -EOVERFLOW;
+	if ((env = calloc(keep + JOBSPEC_PROXY_NVARS + 1, sizeof(*env))) ==
+	    NULL)
+		return -ENOMEM;
+	if (proxy_entries(env + keep, port) < 0) {
+		free(env);
+		return -ENOMEM;
+	}
+	/* SPEC's own strings move; those replaced are freed. */
+	for (uint32_t i = 0; i < spec->envc; i++) {
+		if (is_proxy_var(spec->envp[i]))
+			free(spec->envp[i]);
+		else
+			env[n++] = spec->envp[i];
+	}
+	free(spec->envp);
+	spec->envp = env;
+	spec->envc = (uint32_t)(keep + JOBSPEC_PROXY_NVARS);
+	spec->proxy_port = port;
 	return 0;
 }

@@ -25,11 +25,8 @@ limits_to_json(const struct job_limits *l)
 	    (json_int_t)(l->stderr_bytes >> 10));
 }
 
-/* DATA[0..LEN) of any bytes as a JSON string of valid UTF-8 (U+FFFD for
- * what is not) with terminal controls in caret notation; NULL only when
- * memory runs out. */
-static json_t *
-safe_json(const void *data, size_t len)
+json_t *
+result_safe_json(const void *data, size_t len)
 {
 	size_t n;
 	char *text = utf8_sanitize(data, len, &len), *shown;
@@ -61,7 +58,7 @@ stream_json(const struct capture *c)
 
 	if (raw == NULL)
 		return NULL;
-	j = safe_json(raw, raw_len);
+	j = result_safe_json(raw, raw_len);
 	free(raw);
 	return j;
 }
@@ -72,7 +69,7 @@ stream_json(const struct capture *c)
 static json_t *
 text_json(const char *s)
 {
-	return safe_json(s, strlen(s));
+	return result_safe_json(s, strlen(s));
 }
 
 /* Adds V (stolen, may be NULL) to O as KEY; false when V is NULL or the
@@ -164,18 +161,15 @@ static const char *const network_failures[] = {
     "ENETUNREACH", "No route to host", /* EHOSTUNREACH */
 };
 
-char *
-result_hint(const struct job_result *res, const struct job_limits *lim,
-    const struct capture *err, char *buf, size_t size)
+const char *
+result_network_failure(const struct capture *err)
 {
 	const char *found = NULL;
 	uint8_t *text;
 	size_t len = 0;
 
-	job_hint(res, lim, buf, size);
-	if (res->status != JOB_EXIT_NONZERO || res->exit_code == 126 ||
-	    res->exit_code == 127 || err == NULL || err->total == 0)
-		return buf;
+	if (err == NULL || err->total == 0)
+		return NULL;
 	text = capture_collect(err, "\n", &len);
 	for (size_t i = 0; text != NULL && found == NULL &&
 	     i < sizeof(network_failures) / sizeof(*network_failures);
@@ -184,6 +178,20 @@ result_hint(const struct job_result *res, const struct job_limits *lim,
 			strlen(network_failures[i])) != NULL)
 			found = network_failures[i];
 	free(text);
+	return found;
+}
+
+char *
+result_hint(const struct job_result *res, const struct job_limits *lim,
+    const struct capture *err, char *buf, size_t size)
+{
+	const char *found;
+
+	job_hint(res, lim, buf, size);
+	if (res->status != JOB_EXIT_NONZERO || res->exit_code == 126 ||
+	    res->exit_code == 127)
+		return buf;
+	found = result_network_failure(err);
 	if (found != NULL)
 		fmt_words(buf, size,
 		    "The program exited with code %d after a "
@@ -203,13 +211,15 @@ result_hint(const struct job_result *res, const struct job_limits *lim,
 
 /* HINT (SIZE bytes, as result_hint made it) for a job whose output the
  * broker could not keep whole for want of memory: an ok job's no longer
- * says the output is complete, and every one says how to get it all. */
+ * says the output is complete (REPLACE: HINT is job_hint's, which would
+ * say so), and every one says how to get it all. */
 static void
-lost_output_hint(const struct job_result *res, char *hint, size_t size)
+lost_output_hint(const struct job_result *res, bool replace, char *hint,
+    size_t size)
 {
 	size_t at;
 
-	if (res->status == JOB_OK)
+	if (res->status == JOB_OK && replace)
 		fmt_words(hint, size,
 		    "The program exited with code 0 in %llu "
 		    "ms.",
@@ -222,6 +232,27 @@ lost_output_hint(const struct job_result *res, char *hint, size_t size)
 		    "on the host): to see all of it, write it to a file "
 		    "in /work (for example: program > /work/out.txt 2>&1) "
 		    "and read the parts you need from that file.");
+}
+
+/* The hint of a result into HINT (SIZE bytes): result_hint_net, and for
+ * a capture that dropped bytes when memory ran out (capture.h), truncated
+ * though no cap was passed, a hint that says so too, never that the
+ * output is complete. */
+static void
+compose_hint(const struct job_result *res, const struct job_limits *lim,
+    const struct capture *out, const struct capture *err,
+    const struct result_net *net, char *hint, size_t size)
+{
+	char plain[RESULT_HINT_MAX];
+
+	result_hint_net(res, lim, err, net, hint, size);
+	if (((out != NULL && out->lost) || (err != NULL && err->lost)) &&
+	    !job_output_truncated(res, lim) &&
+	    res->status != JOB_OUTPUT_LIMIT && res->status != JOB_SANDBOX_ERROR)
+		lost_output_hint(res,
+		    strcmp(hint,
+			result_hint(res, lim, err, plain, sizeof(plain))) == 0,
+		    hint, size);
 }
 
 json_t *
@@ -237,14 +268,7 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 	 * and the detail (hence the hint that quotes it) is whatever bytes
 	 * the launcher sent. Every string goes through text_json, so the
 	 * only failure left is memory. */
-	result_hint(res, lim, err, hint, sizeof(hint));
-	/* A capture that dropped bytes when memory ran out (capture.h) is
-	 * truncated though no cap was passed: the hint says so too, never
-	 * that the output is complete. */
-	if (((out != NULL && out->lost) || (err != NULL && err->lost)) &&
-	    !job_output_truncated(res, lim) &&
-	    res->status != JOB_OUTPUT_LIMIT && res->status != JOB_SANDBOX_ERROR)
-		lost_output_hint(res, hint, sizeof(hint));
+	compose_hint(res, lim, out, err, NULL, hint, sizeof(hint));
 	o = json_object();
 	if (o == NULL)
 		return NULL;
@@ -295,6 +319,22 @@ result_to_json(const struct job_result *res, const struct job_limits *lim,
 		return NULL;
 	}
 	return o;
+}
+
+int
+result_add_network(json_t *result, const struct job_result *res,
+    const struct job_limits *lim, const struct capture *out,
+    const struct capture *err, const struct result_net *net)
+{
+	char hint[RESULT_HINT_MAX];
+
+	if (net == NULL || net->report == NULL)
+		return 0;
+	compose_hint(res, lim, out, err, net, hint, sizeof(hint));
+	if (!put(result, "network", result_network_json(net)) ||
+	    !put(result, "hint", text_json(hint)))
+		return -ENOMEM;
+	return 0;
 }
 
 /* FIELD of O as text for the figures line: its integer, its string, or
@@ -371,6 +411,106 @@ put_denials(FILE *out, const json_t *denials)
 	fputc('\n', out);
 }
 
+/* ---- the text form's network (issue 25) ----------------------------- */
+
+static json_int_t
+int_of(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+static const char *
+str_of(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+/* HOST:PORT of an entry of the network object. */
+static void
+put_endpoint(FILE *out, const json_t *e)
+{
+	const char *host = str_of(e, "host");
+	bool v6 = result_is_ipv6_text(host);
+
+	fprintf(out, "%s%s%s:%" JSON_INTEGER_FORMAT, v6 ? "[" : "", host,
+	    v6 ? "]" : "", int_of(e, "port"));
+}
+
+/* "connected: pypi.org:443 x2 (151.101.0.223, 512 out, 90000 in), ..." */
+static void
+put_connections(FILE *out, const json_t *list)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_array_size(list) == 0)
+		return;
+	fputs("connected:", out);
+	json_array_foreach(list, i, e)
+	{
+		fputs(i ? ", " : " ", out);
+		put_endpoint(out, e);
+		fprintf(out,
+		    " x%" JSON_INTEGER_FORMAT " (%s, %" JSON_INTEGER_FORMAT
+		    " out, %" JSON_INTEGER_FORMAT " in)",
+		    int_of(e, "count"), str_of(e, "address"),
+		    int_of(e, "bytes_out"), int_of(e, "bytes_in"));
+	}
+	fputc('\n', out);
+}
+
+/* "refused: evil.example:443 not_allowed x1, 10.0.0.1:22 direct_connect
+ * (tcp) x3" */
+static void
+put_refusals(FILE *out, const json_t *list)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_array_size(list) == 0)
+		return;
+	fputs("refused:", out);
+	json_array_foreach(list, i, e)
+	{
+		const char *detail = str_of(e, "detail");
+
+		fputs(i ? ", " : " ", out);
+		put_endpoint(out, e);
+		fprintf(out, " %s%s%s%s x%" JSON_INTEGER_FORMAT,
+		    str_of(e, "reason"), *detail ? " (" : "", detail,
+		    *detail ? ")" : "", int_of(e, "count"));
+	}
+	fputc('\n', out);
+}
+
+void
+result_print_network(const json_t *n, FILE *out)
+{
+	const json_t *rules = json_object_get(n, "rules");
+	size_t i;
+	json_t *r;
+
+	if (!json_is_object(n))
+		return;
+	fprintf(out,
+	    "network: connections %" JSON_INTEGER_FORMAT
+	    " (%" JSON_INTEGER_FORMAT " bytes out, %" JSON_INTEGER_FORMAT
+	    " bytes in), refused %" JSON_INTEGER_FORMAT ", proxy %s%s\n",
+	    int_of(n, "connections_total"), int_of(n, "bytes_out"),
+	    int_of(n, "bytes_in"), int_of(n, "refusals_total"),
+	    str_of(n, "proxy"),
+	    json_is_true(json_object_get(n, "truncated")) ? ", lists truncated"
+							  : "");
+	put_connections(out, json_object_get(n, "connections"));
+	put_refusals(out, json_object_get(n, "refusals"));
+	fputs("rules:", out);
+	json_array_foreach(rules, i, r)
+	    fprintf(out, "%s %s", i ? "," : "", json_string_value(r));
+	fputs(json_array_size(rules) == 0 ? " none\n" : "\n", out);
+}
+
 int
 result_print_text(const json_t *o, FILE *out)
 {
@@ -391,17 +531,31 @@ result_print_text(const json_t *o, FILE *out)
 		fprintf(out, "detail: %s\n", detail);
 	put_layers(out, json_object_get(o, "layers_off"));
 	put_denials(out, json_object_get(o, "denials"));
+	result_print_network(json_object_get(o, "network"), out);
 	put_stream(out, o, "stdout");
 	put_stream(out, o, "stderr");
 	return ferror(out) ? -1 : 0;
 }
 
+/* LINE made safe for a terminal, after "stockade: WHAT: ". */
+static void
+put_safe_line(FILE *out, const char *what, const char *line)
+{
+	json_t *text = text_json(line);
+
+	if (text != NULL)
+		fprintf(out, "stockade: %s: %s\n", what,
+		    json_string_value(text));
+	json_decref(text);
+}
+
 void
 result_print_summary(const struct job_result *r, const struct job_limits *lim,
-    const struct capture *err, FILE *out)
+    const struct capture *err, const struct result_net *net, FILE *out)
 {
-	char hint[RESULT_HINT_MAX];
+	char hint[RESULT_HINT_MAX], line[RESULT_HINT_MAX];
 	const char *sig = r->signal ? signal_name(r->signal) : NULL;
+	bool network;
 
 	fprintf(out, "stockade: %s", job_status_name(r->status));
 	if (r->exit_code >= 0)
@@ -411,17 +565,14 @@ result_print_summary(const struct job_result *r, const struct job_limits *lim,
 	fprintf(out, ", wall %llu ms, cpu %llu ms, peak %llu KiB\n",
 	    (unsigned long long)r->wall_ms, (unsigned long long)r->cpu_ms,
 	    (unsigned long long)r->peak_memory_kb);
-	if (r->status != JOB_OK || job_output_truncated(r, lim)) {
-		/* The hint quotes the launcher's detail: made safe for a
-		 * terminal like every string of the result (safe_json). An
-		 * ok job's tells how to get the output it truncated. */
-		json_t *text;
-
-		result_hint(r, lim, err, hint, sizeof(hint));
-		text = text_json(hint);
-		if (text != NULL)
-			fprintf(out, "stockade: hint: %s\n",
-			    json_string_value(text));
-		json_decref(text);
-	}
+	network = result_network_line(net, line, sizeof(line));
+	if (network)
+		put_safe_line(out, "network", line);
+	/* The hint quotes the launcher's detail and the refused hosts: made
+	 * safe for a terminal like every string of the result. An ok job's
+	 * tells how to get the output it truncated, or what to do about its
+	 * refused connections. */
+	if (r->status != JOB_OK || job_output_truncated(r, lim) || network)
+		put_safe_line(out, "hint",
+		    result_hint_net(r, lim, err, net, hint, sizeof(hint)));
 }

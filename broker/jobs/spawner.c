@@ -88,11 +88,9 @@ reset_signals(void)
 }
 
 _Noreturn void
-spawner_exec_launcher(int sock, int exe_fd)
+spawner_exec_helper(int sock, int exe_fd, char *const argv[])
 {
-	char arg0[] = SPAWNER_LAUNCHER_NAME, arg1[] = "--ipc-fd", arg2[] = "3";
 	char debug[] = "STOCKADE_DEBUG=1";
-	char *argv[] = {arg0, arg1, arg2, NULL};
 	char *envp[3] = {NULL, NULL, NULL};
 	int null, from[4], to[4], n = 0;
 	bool cloexec[4] = {false, false, false, true};
@@ -102,7 +100,7 @@ spawner_exec_launcher(int sock, int exe_fd)
 	reset_signals();
 	/* stdin and stdout: /dev/null; stderr: ours, for diagnostics. The
 	 * binary goes to SPAWNER_LAUNCHER_FD + 1, close-on-exec: execveat
-	 * needs it open, the launcher does not. */
+	 * needs it open, the program does not. */
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0)
 		_exit(127);
@@ -116,6 +114,15 @@ spawner_exec_launcher(int sock, int exe_fd)
 	syscall(SYS_execveat, SPAWNER_LAUNCHER_FD + 1, "", argv, envp,
 	    AT_EMPTY_PATH);
 	_exit(127);
+}
+
+_Noreturn void
+spawner_exec_launcher(int sock, int exe_fd)
+{
+	char arg0[] = SPAWNER_LAUNCHER_NAME, arg1[] = "--ipc-fd", arg2[] = "3";
+	char *argv[] = {arg0, arg1, arg2, NULL};
+
+	spawner_exec_helper(sock, exe_fd, argv);
 }
 
 static void

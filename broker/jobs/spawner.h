@@ -106,6 +106,14 @@ void spawner_stop(struct spawner *sp);
 _Noreturn void spawner_exec_launcher(int sock, int exe_fd);
 
 /*
+ * spawner_exec_launcher's work for any helper program (the launcher, the
+ * egress proxy): as it, with ARGV (NULL-terminated, borrowed) in place
+ * of the launcher's, so that the program finds its socket at
+ * SPAWNER_LAUNCHER_FD (3). Only async-signal-safe calls; never returns.
+ */
+_Noreturn void spawner_exec_helper(int sock, int exe_fd, char *const argv[]);
+
+/*
  * A child held the way the broker holds both the spawner and a launcher
  * (supervisor.c): its pid, its pidfd and our end of a socket to it.
  */

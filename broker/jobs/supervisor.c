@@ -6,7 +6,9 @@
  *   phase                 accepted from the launcher
  *   after HELLO           HELLO_REPLY (no fd)
  *   while a job runs      OUTPUT (no fd, this job's id), RESULT (no fd,
- *                         this job's id; ends the job)
+ *                         this job's id; ends the job), NET (2 fds, this
+ *                         job's id, a job with a proxy port, at most once;
+ *                         to net_fn)
  *   otherwise             nothing
  *
  * Anything else (unknown type, wrong phase, a descriptor, another job's
@@ -226,38 +228,58 @@ wait_launcher(struct supervisor *s, struct supervisor_watch *w,
 	}
 }
 
-/* Receives one message of a type in ALLOWED (header checked, no fd
- * allowed) by the CLOCK_MONOTONIC time DEADLINE (ms), serving W
- * meanwhile (may be NULL). Returns the body length, -ETIMEDOUT when
- * nothing came in time, or another negative errno; 0-length bodies are
- * fine. */
+/* Closes the N descriptors FDS. */
+static void
+close_all(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* Receives one message of a type in ALLOWED (header checked) by the
+ * CLOCK_MONOTONIC time DEADLINE (ms), serving W meanwhile (may be NULL).
+ * Only a NET may carry descriptors, exactly two, and only when FDS is
+ * not NULL: they go into FDS[0, 2) (the caller's), else any descriptor
+ * is a violation. Returns the body length, -ETIMEDOUT when nothing came
+ * in time, or another negative errno (every descriptor closed); 0-length
+ * bodies are fine. */
 static int
 recv_expect(struct supervisor *s, struct supervisor_watch *w,
     const uint16_t *allowed, size_t nallowed, uint64_t deadline, uint16_t *type,
-    const uint8_t **body)
+    const uint8_t **body, int *fds)
 {
-	int fd = -1, n, e;
-	size_t len;
+	int got[PROTO_MAX_FDS], n, e;
+	size_t len, nfds = 0;
 
 	if ((e = wait_launcher(s, w, deadline)) < 0)
 		return e;
-	n = proto_recv(s->sock, s->msg, PROTO_MAX_MSG, &fd);
-	if (fd >= 0) {
-		close(fd);
-		log_debug("the launcher sent a descriptor");
-		return -EPROTO;
-	}
+	n = proto_recv_fds(s->sock, s->msg, PROTO_MAX_MSG, got, PROTO_MAX_FDS,
+	    &nfds);
 	if (n == 0)
 		return -ECONNRESET;
 	if (n == -ECONNRESET)
 		return LAUNCHER_UNREAD;
 	if (n < 0)
 		return n;
-	if ((e = proto_decode_header(s->msg, (size_t)n, type, body, &len)) < 0)
+	if ((e = proto_decode_header(s->msg, (size_t)n, type, body, &len)) <
+	    0) {
+		close_all(got, nfds);
 		return e;
+	}
+	if (nfds != 0 && (fds == NULL || *type != PROTO_NET || nfds != 2)) {
+		close_all(got, nfds);
+		log_debug("the launcher sent a descriptor");
+		return -EPROTO;
+	}
+	if (*type == PROTO_NET && nfds != 2)
+		return -EPROTO;
 	for (size_t i = 0; i < nallowed; i++)
-		if (allowed[i] == *type)
+		if (allowed[i] == *type) {
+			if (nfds == 2)
+				memcpy(fds, got, sizeof(got));
 			return (int)len;
+		}
+	close_all(got, nfds);
 	log_debug("unexpected %s from the launcher", proto_msg_name(*type));
 	return -EPROTO;
 }
@@ -299,7 +321,7 @@ supervisor_start(struct supervisor *s)
 		e = n < 0 ? n : e;
 		goto fail;
 	}
-	n = recv_expect(s, NULL, hello_ok, 1, deadline, &type, &body);
+	n = recv_expect(s, NULL, hello_ok, 1, deadline, &type, &body, NULL);
 	if (n < 0) {
 		e = n == LAUNCHER_UNREAD ? -ECONNRESET : n;
 		goto fail;
@@ -415,6 +437,52 @@ send_run(struct supervisor *s, const struct job_spec *spec, int wsfd,
 	return 1;
 }
 
+/* OUTPUT (BODY of LEN bytes) of SPEC's job handed to OUT (with ARG),
+ * when not NULL, *DEADLINE pushed back by the time OUT took. 0, or a
+ * negative errno (malformed, another job's). */
+static int
+take_output(const struct job_spec *spec, const uint8_t *body, size_t len,
+    output_fn out, void *arg, uint64_t *deadline)
+{
+	const uint8_t *data;
+	uint64_t id, t0;
+	uint8_t stream;
+	size_t dlen;
+	int e;
+
+	e = proto_decode_output(body, len, &id, &stream, &data, &dlen);
+	if (e < 0 || id != spec->job_id)
+		return e < 0 ? e : -EPROTO;
+	if (out != NULL) {
+		t0 = spawner_now_ms();
+		out(arg, stream, data, dlen);
+		*deadline = add_ms(*deadline, spawner_now_ms() - t0);
+	}
+	return 0;
+}
+
+/* NET (BODY of LEN bytes, the two descriptors FDS, ours): for SPEC's
+ * job, with a proxy port, once (*SEEN): handed to S->net_fn, which owns
+ * them, or closed without one. 0, or -EPROTO (both closed). */
+static int
+take_net(struct supervisor *s, const struct job_spec *spec, const uint8_t *body,
+    size_t len, const int fds[2], bool *seen)
+{
+	uint64_t id;
+
+	if (proto_decode_net(body, len, &id) < 0 || id != spec->job_id ||
+	    spec->proxy_port == 0 || *seen) {
+		close_all(fds, 2);
+		return -EPROTO;
+	}
+	*seen = true;
+	if (s->net_fn != NULL)
+		s->net_fn(s->net_arg, id, fds[0], fds[1]);
+	else
+		close_all(fds, 2);
+	return 0;
+}
+
 /* Hands the job's OUTPUT to OUT (with ARG) until its RESULT, which fills
  * RES, comes by DEADLINE (ms, spawner_now_ms; pushed back by the time OUT
  * takes); a launcher that dies, breaks the protocol or is late past
@@ -423,9 +491,10 @@ static int
 await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
     void *arg, uint64_t allowed, uint64_t deadline, struct job_result *res)
 {
-	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT};
-	bool foreign;
-	int n, e;
+	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT,
+	    PROTO_NET};
+	bool foreign, net_seen = false;
+	int n, e, fds[2];
 
 	/* What the session read before the job may already cancel it. */
 	if (s->watch != NULL && s->watch->fn != NULL) {
@@ -434,14 +503,11 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 		s->watch->fn(s->watch);
 	}
 	for (;;) {
-		const uint8_t *body, *data;
+		const uint8_t *body;
 		uint16_t type;
-		uint64_t id;
-		uint8_t stream;
-		size_t dlen;
 
-		n = recv_expect(s, s->watch, running_ok, 2, deadline, &type,
-		    &body);
+		n = recv_expect(s, s->watch, running_ok, 3, deadline, &type,
+		    &body, fds);
 		if (n < 0) {
 			s->run_unread = n == LAUNCHER_UNREAD;
 			launcher_failed(s, res, spec->job_id, n, allowed);
@@ -449,22 +515,23 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 				stdin_feed_stop(s->feed);
 			return 0;
 		}
-		if (type == PROTO_OUTPUT) {
-			e = proto_decode_output(body, (size_t)n, &id, &stream,
-			    &data, &dlen);
-			if (e < 0 || id != spec->job_id) {
-				launcher_failed(s, res, spec->job_id,
-				    e < 0 ? e : -EPROTO, 0);
+		if (type == PROTO_NET) {
+			if ((e = take_net(s, spec, body, (size_t)n, fds,
+				 &net_seen)) < 0) {
+				launcher_failed(s, res, spec->job_id, e, 0);
 				if (s->feed != NULL)
 					stdin_feed_stop(s->feed);
 				return 0;
 			}
-			if (out != NULL) {
-				uint64_t t0 = spawner_now_ms();
-
-				out(arg, stream, data, dlen);
-				deadline = add_ms(deadline,
-				    spawner_now_ms() - t0);
+			continue;
+		}
+		if (type == PROTO_OUTPUT) {
+			if ((e = take_output(spec, body, (size_t)n, out, arg,
+				 &deadline)) < 0) {
+				launcher_failed(s, res, spec->job_id, e, 0);
+				if (s->feed != NULL)
+					stdin_feed_stop(s->feed);
+				return 0;
 			}
 			continue;
 		}

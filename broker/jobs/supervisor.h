@@ -39,6 +39,22 @@ struct supervisor_watch {
 	void *arg;
 };
 
+/*
+ * The receiver of a job's NET (issue 25; proto.h): called while
+ * supervisor_run waits, once per job whose spec has a proxy_port, before
+ * its RESULT, with ARG (struct supervisor's net_arg), the job's id, and
+ * the two descriptors jail init made in the job's network namespace:
+ * LISTENER, a TCP socket listening on the jail's 127.0.0.1:proxy_port
+ * (non-blocking), and PACKET, an AF_PACKET socket on the jail's lo whose
+ * locked filter passes the jail's outgoing TCP SYNs and UDP datagrams
+ * (launcher/init/egress.c). The function owns both and must close them
+ * (or hand them on) itself; it must not block (the launcher's RESULT
+ * waits). Without one (net_fn NULL, as supervisor_init leaves it), both
+ * are closed: the job's connections to the proxy then fail
+ * (ECONNREFUSED).
+ */
+typedef void (*net_fn)(void *arg, uint64_t job_id, int listener, int packet);
+
 struct supervisor {
 	int exe_fd; /* the launcher binary, opened O_PATH once */
 	pid_t pid; /* launcher process, 0 when none */
@@ -64,6 +80,8 @@ struct supervisor {
 			      * at every start; 0: none, `stockade run`) */
 	struct supervisor_watch *watch; /* polled during a job (borrowed),
 					 * or NULL (supervisor_init's) */
+	net_fn net_fn; /* a job's NET receiver, or NULL: closed */
+	void *net_arg; /* its ARG */
 	bool run_unread; /* the last supervisor_run's launcher died
 			      * before it read the job's RUN: nothing of
 			      * the job ran (supervisor_run) */

@@ -65,8 +65,11 @@ enum jail_stage {
 	STAGE_PROC_MASK,
 	STAGE_USER_QUOTAS,
 	STAGE_TCP_BUFFERS,
+	/* issue 25: the proxy's listener, the routes to lo, the packet
+	 * socket, or sending them to the launcher (init/egress.c) */
+	STAGE_EGRESS,
 };
-#define STAGE_MAX STAGE_TCP_BUFFERS
+#define STAGE_MAX STAGE_EGRESS
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
@@ -115,8 +118,9 @@ struct jail_host {
 
 /*
  * Whether job B asks for nothing job A did not: the same payload ids,
- * flags (JOB_F_STDIN aside), layers, hostname, user, home, seccomp profile and
- * bind mounts (argv, environment and limits may differ). The zygote's session
+ * flags (JOB_F_STDIN aside), layers, hostname, user, home, seccomp profile,
+ * bind mounts and proxy port (issue 25: network or none, and where the
+ * listener is; argv, environment and limits may differ). The zygote's session
  * pin and the warm pool's check both use it (zygote.h, "Authority").
  */
 bool jail_same_authority(const struct job_spec *a, const struct job_spec *b);

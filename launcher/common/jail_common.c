@@ -46,6 +46,7 @@ static const char *const stage_names[] = {
     [STAGE_PROC_MASK] = "masking host facts in /proc",
     [STAGE_USER_QUOTAS] = "per-user kernel quotas (/proc/sys/user)",
     [STAGE_TCP_BUFFERS] = "the network namespace's TCP buffer bound",
+    [STAGE_EGRESS] = "the egress proxy's listener, routes and packet socket",
 };
 
 const char *
@@ -89,13 +90,17 @@ bool
 jail_same_authority(const struct job_spec *a, const struct job_spec *b)
 {
 	/* JOB_F_STDIN says where one job reads from, not what the jail is
-	 * (proto.h). */
+	 * (proto.h). The proxy's port is: a warm jail's init makes the
+	 * listener and the routes while it is built, before it drops its
+	 * capabilities, so a jail built without them cannot take a job
+	 * with network, nor one built with them a job without. */
 	if (a->uid != b->uid || a->gid != b->gid ||
 	    ((a->flags ^ b->flags) & ~JOB_F_STDIN) != 0 ||
 	    job_spec_layers_off(a) != job_spec_layers_off(b) ||
 	    a->nmounts != b->nmounts || !str_eq(a->hostname, b->hostname) ||
 	    !str_eq(a->user, b->user) || !str_eq(a->home, b->home) ||
-	    !str_eq(a->seccomp_profile, b->seccomp_profile))
+	    !str_eq(a->seccomp_profile, b->seccomp_profile) ||
+	    a->proxy_port != b->proxy_port)
 		return false;
 	for (uint32_t i = 0; i < a->nmounts; i++)
 		if (a->mounts[i].kind != b->mounts[i].kind ||

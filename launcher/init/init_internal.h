@@ -1,12 +1,13 @@
 /*
  * init_internal.h: what jail init's files share (jail_init.c, netns.c,
- * reaper.c). Not for other callers.
+ * egress.c, reaper.c). Not for other callers.
  */
 #ifndef STOCKADE_INIT_INTERNAL_H
 #define STOCKADE_INIT_INTERNAL_H
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "jail.h"
@@ -23,6 +24,22 @@ struct init_ctx {
 	int tmp_fd; /* /tmp and home, held to tell disk_full, or -1 */
 	int home_fd;
 	int proc_fd; /* the host's /proc without a pid namespace, or -1 */
+	/* With a proxy port (issue 25): the proxy's listener and the
+	 * packet socket, made while the jail is built (egress.c), held
+	 * until they are sent just before the payload starts; or -1. */
+	int egress_listener;
+	int egress_packet;
+};
+
+/* What init's set-up steps share: its context and the descriptors
+ * jail_init_main was given for them. */
+struct init_setup {
+	struct init_ctx *c;
+	int sync_fd; /* the zygote says on it the id maps are written */
+	int wsfd; /* the workspace directory */
+	int work_tree_fd; /* its id-mapped copy, or -1 */
+	int landlock_rs; /* the payload's Landlock ruleset, or -1 */
+	int landlock_abi; /* its ABI */
 };
 
 /*
@@ -71,6 +88,86 @@ int jail_init_tcp_buffers(void);
  * (netns.c). Returns 0 or -errno.
  */
 int jail_init_loopback(void);
+
+/* Controlled egress (issue 25; egress.c). */
+#define JAIL_EGRESS_BACKLOG 128 /* the proxy's listener's listen(2) */
+#define JAIL_EGRESS_SNAP 1024u /* bytes of a packet the filter keeps */
+#define JAIL_EGRESS_RCVBUF (256 * 1024) /* the packet socket's SO_RCVBUF */
+
+struct sock_fprog;
+
+/*
+ * In the calling process's network namespace, where it holds
+ * CAP_NET_ADMIN: "local 0.0.0.0/0 dev lo table local" and "local ::/0
+ * dev lo table local" (AnyIP, rtnetlink(7) RTM_NEWROUTE, RTN_LOCAL in
+ * RT_TABLE_LOCAL), so that every address is lo's: a connect(2) to any
+ * port nobody listens on is ECONNREFUSED at once, and a UDP datagram
+ * gets ICMP port unreachable. lo must be up. 0 or a negative errno
+ * (-EEXIST when a route is there already).
+ */
+int jail_egress_routes(void);
+
+/*
+ * A TCP socket bound to 127.0.0.1:PORT (host order, not 0) and listening
+ * (JAIL_EGRESS_BACKLOG), close-on-exec and non-blocking, numbered above
+ * 2. The caller owns it. The descriptor or a negative errno.
+ */
+int jail_egress_listener(uint16_t port);
+
+/*
+ * The packet socket's classic BPF program, into PROG (static storage,
+ * borrowed): for a SOCK_DGRAM AF_PACKET socket (the packet starts at its
+ * network header), it keeps the first JAIL_EGRESS_SNAP bytes of an
+ * outgoing (PACKET_OUTGOING, SKF_AD_PKTTYPE) IPv4 or IPv6 packet that is
+ * a TCP segment with SYN set and ACK clear (IPv4: the first fragment
+ * only) or a UDP datagram (IPv6: with no extension header), and drops
+ * everything else: the echo lo delivers, answers, and the traffic of
+ * connections already open (the proxy's own relay).
+ */
+void jail_egress_filter(struct sock_fprog *prog);
+
+/*
+ * An AF_PACKET SOCK_DGRAM socket bound to lo (ETH_P_ALL), with
+ * jail_egress_filter's program attached before the bind and locked
+ * (SO_LOCK_FILTER), SO_RCVBUF JAIL_EGRESS_RCVBUF, close-on-exec and
+ * non-blocking, numbered above 2; needs CAP_NET_RAW in the user
+ * namespace that owns the network namespace (packet(7)). The caller
+ * owns it. The descriptor or a negative errno.
+ */
+int jail_egress_packet_socket(void);
+
+/*
+ * The three above for PORT (not 0, else -EINVAL): the routes, then the
+ * listener into *LISTENER and the packet socket into *PACKET (both -1 on
+ * failure, nothing left open). 0 or a negative errno.
+ */
+int jail_egress_make(uint16_t port, int *listener, int *packet);
+
+/*
+ * Sends *LISTENER and *PACKET to the launcher's supervisor on NOTIFY_FD
+ * as WIRE_NET_SOCKETS with PORT (shared/wire.h), then closes both and
+ * sets them to -1, sent or not. 0 or wire_send's negative errno.
+ */
+int jail_egress_send(int notify_fd, uint16_t port, int *listener, int *packet);
+
+/*
+ * Init's set-up step for a job with a proxy port (S->c->spec->proxy_port
+ * not 0; else nothing): jail_egress_make into S->c->egress_listener and
+ * egress_packet, in the jail's network namespace while init still holds
+ * CAP_NET_ADMIN and CAP_NET_RAW there. A warm jail makes them for its
+ * template, whose port every job it takes has (jail_same_authority). A
+ * failure is STAGE_EGRESS (setup_failed: init ends). egress.c.
+ */
+void jail_init_make_egress(struct init_setup *s);
+
+/*
+ * Just before the payload starts: C's egress sockets sent on NOTIFY_FD
+ * (jail_egress_send) and init's copies closed, so that none reaches the
+ * payload; nothing for a job without a port and without sockets. A job
+ * with a port and no sockets, sockets for a job without a port, or a
+ * failed send is STAGE_EGRESS (fail closed: init ends). egress.c.
+ */
+void jail_init_send_egress(struct init_ctx *c, int notify_fd);
 
 /*
  * Jail init's last part (reaper.c), once the payload PAYLOAD runs: reaps

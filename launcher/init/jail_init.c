@@ -227,17 +227,6 @@ drop_caps_host(void)
 	return 0;
 }
 
-/* What init's set-up steps share: its context and the descriptors
- * jail_init_main was given for them. */
-struct init_setup {
-	struct init_ctx *c;
-	int sync_fd; /* the zygote says on it the id maps are written */
-	int wsfd; /* the workspace directory */
-	int work_tree_fd; /* its id-mapped copy, or -1 */
-	int landlock_rs; /* the payload's Landlock ruleset, or -1 */
-	int landlock_abi; /* its ABI */
-};
-
 /*
  * One step of init's set-up: ON runs when LAYER is on (or when LAYER is
  * 0, a step of every jail), OFF, when not NULL, in its place when an
@@ -487,6 +476,7 @@ static const struct init_step init_steps[] = {
     /* 4: names, and the workspace */
     {JOB_LAYER_IPC_UTS, set_hostname, NULL, "hostname"},
     {JOB_LAYER_NETWORK_NS, bring_up_loopback, NULL, "lo up"},
+    {JOB_LAYER_NETWORK_NS, jail_init_make_egress, NULL, "proxy sockets"},
     {JOB_LAYER_USER_NS, NULL, take_host_ids, "the payload's host ids"},
     {0, close_launcher_pidfd, NULL, "the launcher's pidfd closed"},
     {JOB_LAYER_MOUNT_NS, enter_work, enter_host_workspace, "workspace"},
@@ -515,6 +505,34 @@ run_init_steps(struct init_setup *s)
 	}
 }
 
+/* Forks the payload of S's job (payload.c) with OUT_FD and ERR_FD as its
+ * stdout and stderr, NOTIFY_FD and IN_FD (or -1), then closes init's
+ * copies of them and of the Landlock ruleset. Returns its pid. */
+static pid_t
+start_payload(struct init_setup *s, int out_fd, int err_fd, int notify_fd,
+    int in_fd)
+{
+	const struct init_ctx *c = s->c;
+	pid_t payload = fork();
+
+	if (payload < 0)
+		setup_failed(c->status_fd, STAGE_FORK_PAYLOAD, errno);
+	if (payload == 0) {
+		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+			setup_failed(c->status_fd, STAGE_STDIO, errno);
+		jail_exec_payload(c->spec, c->h->filter, s->landlock_rs,
+		    s->landlock_abi, c->status_fd, notify_fd, in_fd);
+	}
+	close(out_fd);
+	close(err_fd);
+	close(notify_fd);
+	if (s->landlock_rs >= 0)
+		close(s->landlock_rs);
+	if (in_fd >= 0)
+		close(in_fd);
+	return payload;
+}
+
 /*
  * The body of jail init (pid 1 of the jail); never returns. SYNC_FD is
  * the read end of the pipe on which the launcher says the id maps are
@@ -541,6 +559,8 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	    .tmp_fd = -1,
 	    .home_fd = -1,
 	    .proc_fd = -1,
+	    .egress_listener = -1,
+	    .egress_packet = -1,
 	};
 	struct init_setup setup = {
 	    .c = &c,
@@ -550,7 +570,6 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	    .landlock_rs = -1,
 	    .landlock_abi = 0,
 	};
-	int landlock_rs, landlock_abi;
 	sigset_t all;
 	pid_t payload;
 	int in_fd = h->stdin_fd;
@@ -565,8 +584,6 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	close(2);
 
 	run_init_steps(&setup);
-	landlock_rs = setup.landlock_rs;
-	landlock_abi = setup.landlock_abi;
 
 	sigfillset(&all);
 	if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
@@ -576,22 +593,8 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	if (go_fd >= 0)
 		c.spec = spec = jail_init_take_job(spec, go_fd, status_fd,
 		    &in_fd);
+	jail_init_send_egress(&c, notify_fd);
 
-	payload = fork();
-	if (payload < 0)
-		setup_failed(status_fd, STAGE_FORK_PAYLOAD, errno);
-	if (payload == 0) {
-		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-			setup_failed(status_fd, STAGE_STDIO, errno);
-		jail_exec_payload(spec, h->filter, landlock_rs, landlock_abi,
-		    status_fd, notify_fd, in_fd);
-	}
-	close(out_fd);
-	close(err_fd);
-	close(notify_fd);
-	if (landlock_rs >= 0)
-		close(landlock_rs);
-	if (in_fd >= 0)
-		close(in_fd);
+	payload = start_payload(&setup, out_fd, err_fd, notify_fd, in_fd);
 	jail_init_reap(&c, payload, &all);
 }

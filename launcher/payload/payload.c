@@ -334,19 +334,22 @@ no_new_privs_for_seccomp(struct payload *p)
 
 /*
  * The seccomp filter (layer seccomp: no filter, nothing), its listener
- * sent to the launcher, which answers every refused call from now on
- * (seccomp_unotify(2)); ours closes at exec.
+ * sent to the launcher (WIRE_SECCOMP_LISTENER on the notify socket),
+ * which answers every refused call from now on (seccomp_unotify(2));
+ * ours closes at exec.
  */
 static void
 seccomp_step(struct payload *p)
 {
+	uint8_t msg[WIRE_HEADER_SIZE];
 	int listener;
 
 	if (p->filter == NULL)
 		return;
 	if ((listener = jail_seccomp_load(p->filter)) < 0)
 		die(p->status_fd, STAGE_SECCOMP, -listener);
-	if (proto_send(p->notify_sock, (const uint8_t *)"L", 1, listener) < 0)
+	if (wire_send(p->notify_sock, msg, sizeof(msg), WIRE_SECCOMP_LISTENER,
+		WIRE_ROLE_BIT(0), &listener) < 0)
 		die(p->status_fd, STAGE_SECCOMP, EPIPE);
 }
 

@@ -22,39 +22,6 @@ denials_init(struct denial_log *log, bool kill)
 	return 0;
 }
 
-int
-denials_take_listener(struct denial_log *log, int sock)
-{
-	char byte;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr m = {.msg_iov = &iov,
-	    .msg_iovlen = 1,
-	    .msg_control = u.buf,
-	    .msg_controllen = sizeof(u.buf)};
-	struct cmsghdr *c;
-	ssize_t n;
-
-	n = recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return errno == EAGAIN ? 0 : -errno;
-	if (n == 0)
-		return 0;
-	c = CMSG_FIRSTHDR(&m);
-	if (c == NULL || c->cmsg_level != SOL_SOCKET ||
-	    c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)) ||
-	    (m.msg_flags & (MSG_CTRUNC | MSG_TRUNC)))
-		return -EBADMSG;
-	if (log->listener >= 0)
-		close(log->listener);
-	memcpy(&log->listener, CMSG_DATA(c), sizeof(int));
-	return 1;
-}
-
 /* The record of NAME, made when it is new (NULL when the table is full). */
 static struct job_denial *
 entry(struct denial_log *log, const char *name, uint64_t now_ms)

@@ -15,7 +15,9 @@
 
 /* One job's refused calls. */
 struct denial_log {
-	int listener; /* the filter's listener (owned), or -1 */
+	int listener; /* the filter's listener (owned), or -1; the
+			  * payload sends it (WIRE_SECCOMP_LISTENER, taken
+			  * by supervisor/notify.c) */
 	bool kill; /* the profile ends the job at a refusal */
 	bool ended; /* a refusal that ends the job came */
 	char detail[160]; /* why it ended, for the result */
@@ -37,13 +39,6 @@ struct denial_log {
 /* Prepares LOG for a job whose profile has `denied = kill` when KILL.
  * Returns 0 or -ENOMEM. */
 int denials_init(struct denial_log *log, bool kill);
-
-/*
- * Takes the listener the payload sent on SOCK (one message with one
- * descriptor, proto_send). Returns 1 when LOG now holds it, 0 when
- * nothing is there yet (EAGAIN) or SOCK was closed, or a negative errno.
- */
-int denials_take_listener(struct denial_log *log, int sock);
 
 /*
  * Answers one notification waiting on LOG's listener: records the call

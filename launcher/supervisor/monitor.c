@@ -275,7 +275,9 @@ loop_poll_set(struct launcher *l, const struct job_spec *spec,
 	    {.fd = l->peer_gone ? -1 : l->ipc,
 		.events = POLLIN | (wait_out ? POLLOUT : 0)},
 	    /* The payload's seccomp listener, then its calls. */
-	    {.fd = s->exited || s->den.listener >= 0 ? -1 : s->jail.notify_sock,
+	    {.fd = s->exited || s->den.listener >= 0 || s->notify_eof
+		    ? -1
+		    : s->jail.notify_sock,
 		.events = POLLIN},
 	    {.fd = s->exited || s->listener_hup ? -1 : s->den.listener,
 		.events = POLLIN},
@@ -346,15 +348,16 @@ loop_zygote_gone(struct launcher *l, struct job_state *s, struct pollfd *zp)
 }
 
 /*
- * The job's clocks and limits, then the payload's seccomp traffic (P as
- * loop_poll_set filled it): past the wall-clock limit, a killed init's
- * grace or a limit of the enforcer the jail is ended; the listener is
- * taken from the payload and its refused calls answered (a failure there,
- * or denied = kill, ends the jail too).
+ * The job's clocks and limits, then the jail's notify socket and the
+ * payload's seccomp traffic (P as loop_poll_set filled it): past the
+ * wall-clock limit, a killed init's grace or a limit of the enforcer the
+ * jail is ended; the proxy's sockets are sent to the broker, the
+ * listener is taken from the payload and its refused calls answered (a
+ * failure there, or denied = kill, ends the jail too).
  */
 static void
-loop_limits(const struct job_spec *spec, struct job_state *s,
-    const struct pollfd p[7])
+loop_limits(struct launcher *l, const struct job_spec *spec,
+    struct job_state *s, const struct pollfd p[7])
 {
 	uint64_t spent = job_elapsed_ms(&s->jail.start);
 
@@ -366,9 +369,11 @@ loop_limits(const struct job_spec *spec, struct job_state *s,
 	if (!s->exited && !s->killed &&
 	    enforcer_tick(&s->enf, spent) != ENF_NONE)
 		kill_jail(spec, s);
-	if ((p[4].revents & POLLIN) &&
-	    denials_take_listener(&s->den, s->jail.notify_sock) < 0)
-		kill_jail(spec, s); /* unanswered calls would hang it */
+	/* The proxy's sockets, then the listener (notify.c): a failure
+	 * there ends the job, which must not run with network it should
+	 * not have, nor with calls nobody answers. */
+	if (p[4].revents != 0 && job_notify_read(l, spec, s) < 0)
+		kill_jail(spec, s);
 	/* The payload is gone and the filter with it: do not spin
 	 * on the listener's hang-up until init is reaped. */
 	if ((p[5].revents & (POLLHUP | POLLERR)) && !(p[5].revents & POLLIN))
@@ -457,7 +462,7 @@ job_loop(struct launcher *l, const struct job_spec *spec, struct job_state *s)
 			e = -EPIPE;
 			break;
 		}
-		loop_limits(spec, s, p);
+		loop_limits(l, spec, s, p);
 		if ((e = loop_io(l, spec, s, p, wait_out)) < 0)
 			break;
 	}

@@ -43,6 +43,8 @@ struct job_state {
 	struct denial_log den; /* the seccomp filter's refusals */
 	bool listener_hup; /* every task under the filter is gone: its
 			      * listener only says POLLHUP from now on */
+	bool notify_eof; /* the notify socket is closed: poll it no more */
+	bool net_sent; /* the proxy's sockets went to the broker (NET) */
 	size_t pending; /* an OUTPUT message in l->out not yet sent */
 	siginfo_t info;
 	struct rusage ru;
@@ -60,6 +62,30 @@ void monitor_classify(const struct job_spec *spec, struct job_state *s,
     int32_t rec[3], bool have_rec, struct job_result *r);
 
 struct launcher;
+
+/*
+ * Reads one message from S's jail's notify socket (notify.c; the notify
+ * channel of shared/wire.h), which must be non-blocking: init's
+ * WIRE_NET_SOCKETS, for a SPEC with a proxy port, at most once and
+ * before the listener, is checked (job_net_sockets_ok) and forwarded to
+ * the broker on L->ipc as PROTO_NET with both descriptors
+ * (S->net_sent); the payload's WIRE_SECCOMP_LISTENER, at most once,
+ * goes into S->den.listener (owned by S). Every received descriptor not
+ * kept is closed. Returns 0 (handled; nothing waiting; or the socket
+ * closed, S->notify_eof set), or a negative errno: a message out of its
+ * place or that fails a check (-EPROTO), or the broker's socket failing;
+ * the caller must then kill the jail (fail closed).
+ */
+int job_notify_read(struct launcher *l, const struct job_spec *spec,
+    struct job_state *s);
+
+/*
+ * Whether LISTENER is a listening TCP socket bound to 127.0.0.1:PORT
+ * and PACKET an AF_PACKET SOCK_DGRAM socket (fstat S_ISSOCK,
+ * getsockopt SO_DOMAIN, SO_TYPE, SO_ACCEPTCONN; getsockname). Both
+ * borrowed.
+ */
+bool job_net_sockets_ok(int listener, int packet, uint16_t port);
 
 /* Milliseconds since START (CLOCK_MONOTONIC), job_end.c. */
 uint64_t job_elapsed_ms(const struct timespec *start);

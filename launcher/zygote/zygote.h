@@ -32,8 +32,9 @@
  *    that, once the jail is built, waits for its job (jail.h);
  *  - Authority: the session's first request fixes what every later one
  *    may ask: the same payload ids, flags, hostname, user, home, seccomp
- *    profile and bind mounts, the same workspace directory (device and
- *    inode), and a cgroup leaf under the same parent or none. That first
+ *    profile, bind mounts and proxy port (network or none), the same
+ *    workspace directory (device and inode), and a cgroup leaf under the
+ *    same parent or none. That first
  *    request comes before any job has run, so before anything a payload
  *    controls has reached the launcher; a launcher compromised later
  *    through a job cannot use the zygote to open other directories, bind

@@ -248,6 +248,7 @@ raw_run_body(struct wbuf *w, const struct job_spec *s)
 	wbuf_put_u64(w, s->workspace_allow);
 	wbuf_put_str(w, s->seccomp_profile ? s->seccomp_profile : "default");
 	wbuf_put_u32(w, s->layers_off);
+	wbuf_put_u16(w, s->proxy_port);
 }
 
 static size_t
@@ -330,6 +331,7 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	cr_assert_str_eq(a->seccomp_profile ? a->seccomp_profile : "default",
 	    b->seccomp_profile);
 	cr_assert_eq(a->layers_off, b->layers_off);
+	cr_assert_eq(a->proxy_port, b->proxy_port);
 }
 
 /* Splits MSG[0..N) and expects TYPE; returns the body length. */
@@ -415,8 +417,9 @@ Test(proto, numbers_are_fixed)
 	 * JOB_F_OUTPUT_KILL, output drained without it (issue 22); version
 	 * 7: JOB_F_STDIN (issue 22); version 8: CANCEL's reason and the
 	 * status cancelled (issue 22); version 9: RESULT's memory_measure
-	 * and limits reached (issue 23). */
-	cr_assert_eq(PROTO_VERSION, 9);
+	 * and limits reached (issue 23); version 10: RUN's proxy_port and
+	 * NET (issue 25). */
+	cr_assert_eq(PROTO_VERSION, 10);
 	cr_assert_eq(JOB_F_UNSAFE_NO_SECCOMP, 0x1u);
 	cr_assert_eq(JOB_F_DEVPTS, 0x2u);
 	cr_assert_eq(JOB_F_OUTPUT_KILL, 0x4u);
@@ -1196,6 +1199,80 @@ Test(round_trip, pool)
 	/* Short and long bodies. */
 	cr_assert_eq(proto_decode_pool(body, len - 1, &jails), -EBADMSG);
 	cr_assert_eq(proto_decode_pool(body, len + 1, &jails), -EBADMSG);
+}
+
+/* NET (issue 25): the job id alone; the descriptors travel beside it. */
+Test(round_trip, net)
+{
+	const uint8_t *body;
+	uint64_t id = 5;
+	int n = proto_encode_net(msg, sizeof(msg),
+	    UINT64_C(0x0102030405060708));
+	size_t len = header_ok(n, PROTO_NET, &body);
+
+	cr_assert_eq(n, 16);
+	cr_assert_eq(memcmp(msg, "\x08\x00\x00\x00\x08\x00\x00\x00", 8), 0);
+	cr_assert_eq(proto_decode_net(body, len, &id), 0);
+	cr_assert_eq(id, UINT64_C(0x0102030405060708));
+	for (size_t l = 0; l < len; l++) {
+		id = 5;
+		cr_assert_eq(proto_decode_net(body, l, &id), -EBADMSG);
+		cr_assert_eq(id, 0);
+	}
+	cr_assert_eq(proto_decode_net(body, len + 1, &id), -EBADMSG);
+	cr_assert_eq(id, 0);
+	cr_assert_eq(proto_encode_net(msg, 15, 1), -ENOBUFS);
+	cr_assert_str_eq(proto_msg_name(PROTO_NET), "NET");
+}
+
+/* proxy_port (issue 25): every port travels, last in the body, as a
+ * little-endian u16; 0 is a job without network. */
+Test(round_trip, run_proxy_port)
+{
+	static const uint16_t ports[] = {0, 1, 3128, 65535};
+
+	for (size_t i = 0; i < NELEM(ports); i++) {
+		struct job_spec in, out;
+		const uint8_t *body;
+		size_t len;
+		int n;
+
+		sample_spec(&in);
+		in.proxy_port = ports[i];
+		n = proto_encode_run(msg, sizeof(msg), &in);
+		len = header_ok(n, PROTO_RUN, &body);
+		cr_assert_eq(body[len - 2], (uint8_t)ports[i]);
+		cr_assert_eq(body[len - 1], (uint8_t)(ports[i] >> 8));
+		cr_assert_eq(proto_decode_run(body, len, &out), 0, "%u",
+		    ports[i]);
+		assert_spec_eq(&in, &out);
+		job_spec_clear(&out);
+		/* A body of the older version (no port) is refused. */
+		cr_assert_eq(proto_decode_run(body, len - 2, &out), -EBADMSG);
+		job_spec_clear(&in);
+	}
+}
+
+/* A proxy port needs the jail's own network namespace and its user
+ * namespace: init makes the listener and the routes there, never in
+ * the host's (proto_check.c). */
+Test(semantic, proxy_port_without_its_namespaces)
+{
+	static const uint32_t off[] = {JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS),
+	    JOB_LAYER_BIT(JOB_LAYER_USER_NS) | JOB_LAYER_BIT(JOB_LAYER_PID_NS) |
+		JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) |
+		JOB_LAYER_BIT(JOB_LAYER_IPC_UTS)};
+	struct job_spec s;
+
+	sample_spec(&s);
+	for (size_t i = 0; i < NELEM(off); i++) {
+		s.layers_off = off[i];
+		s.proxy_port = 3128;
+		expect_refused_spec(&s, -EINVAL, "proxy without its netns");
+		s.proxy_port = 0;
+		cr_assert_gt(proto_encode_run(msg, sizeof(msg), &s), 0);
+	}
+	job_spec_clear(&s);
 }
 
 /* ---- malformed headers ---- */
@@ -3640,7 +3717,8 @@ Test(wire, status_records_are_checked_on_read)
 
 Test(wire, a_small_buffer_takes_short_messages_and_refuses_longer)
 {
-	uint8_t small[WIRE_HEADER_SIZE + 8] = {0}, big[WIRE_HEADER_SIZE + 9] = {0};
+	uint8_t small[WIRE_HEADER_SIZE + 8] = {0},
+					 big[WIRE_HEADER_SIZE + 9] = {0};
 	int sv[2], fds[1];
 	struct wire_msg m;
 
@@ -3661,6 +3739,54 @@ Test(wire, a_small_buffer_takes_short_messages_and_refuses_longer)
 	    0);
 	cr_assert_eq(wire_recv(sv[0], small, sizeof(small), fds, 0, &m),
 	    -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* The notify channel (issue 25): the proxy's sockets both or none, and
+ * the seccomp listener with its role; the numbers are fixed. */
+Test(wire, the_notify_channel_rows)
+{
+	static uint8_t rx[WIRE_MAX_MSG];
+	uint8_t wm[WIRE_HEADER_SIZE + 2] = {0};
+	int sv[2], p[2], fds[WIRE_MAX_FDS];
+	struct wire_msg m;
+
+	cr_assert_eq(WIRE_NET_SOCKETS, 19);
+	cr_assert_eq(WIRE_SECCOMP_LISTENER, 25);
+	cr_assert_eq(WIRE_MSG_TYPE_MAX, 25);
+	cr_assert_eq(wire_msg_desc(WIRE_SECCOMP_LISTENER)->channel,
+	    WIRE_CH_NOTIFY);
+	make_pair(sv);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	/* NET_SOCKETS: both roles required. */
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_NET_SOCKETS,
+			 WIRE_ROLE_BIT(0), p),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_NET_SOCKETS,
+			 WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), p),
+	    0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), 0);
+	cr_assert_eq(m.type, WIRE_NET_SOCKETS);
+	cr_assert_eq(m.nfds, 2u);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_PACKET), fds[1]);
+	close(fds[0]);
+	close(fds[1]);
+	/* SECCOMP_LISTENER: its one role, required. */
+	cr_assert_eq(wire_send(sv[1], wm, WIRE_HEADER_SIZE,
+			 WIRE_SECCOMP_LISTENER, 0, NULL),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, WIRE_HEADER_SIZE,
+			 WIRE_SECCOMP_LISTENER, WIRE_ROLE_BIT(0), p),
+	    0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), 0);
+	cr_assert_eq(m.type, WIRE_SECCOMP_LISTENER);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_SECCOMP_LISTENER), fds[0]);
+	cr_assert_str_eq(wire_fd_role_name(WIRE_FD_SECCOMP_LISTENER),
+	    "seccomp listener");
+	close(fds[0]);
+	close(p[0]);
+	close(p[1]);
 	close(sv[0]);
 	close(sv[1]);
 }

@@ -97,7 +97,17 @@ PHRASES = (
     ("not found", "use_existing_program"),
     ("cannot be executed", "run_through_interpreter"),
     ("read stderr", "read_stderr"),
+    # Issue 25: a program that went around the proxy, or failed a name
+    # lookup, must go through it; a wrong TLS name or a request that names
+    # no host is the program's to fix.
+    ("must use the proxy", "use_proxy"),
+    ("use the same name in the request and in TLS", "fix_server_name"),
+    ("check the URL", "fix_url"),
 )
+# Issue 25: what only the user can change (a host the policy does not
+# allow, a private address, a [network] cap). The model asks the user and
+# sends nothing more: no retry, no other host, mirror or address.
+ASK_USER = ("ask the user to add", "ask the user to raise")
 EXIT_CODE_ACTIONS = ("use_existing_program", "run_through_interpreter")
 SIGNAL_NAME = re.compile(r"\bSIG[A-Z0-9]+\b")
 
@@ -129,6 +139,8 @@ def read_hint(hint):
     # Stopped by the user: running it again would overrule them.
     if "do not run it again on your own" in hint:
         return ("tell_user", None)
+    if any(phrase in hint for phrase in ASK_USER):
+        return ("ask_user", None)
     found = [action for phrase, action in PHRASES if phrase in hint]
     if any(a in EXIT_CODE_ACTIONS for a in found) and "read_stderr" in found:
         found.remove("read_stderr")
@@ -190,7 +202,7 @@ class ScriptedModel:
             self.actions.append(("read_stderr/" + action, arg))
         else:
             self.actions.append((action, arg))
-        if action in ("done", "tell_user"):
+        if action in ("done", "tell_user", "ask_user"):
             return None
         last = self.sent[-1]
         if action == "avoid_operation":

@@ -10,6 +10,8 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,4 +214,97 @@ Test(jobspec, owns_copies_of_policy_and_argv)
 	free(src0);
 	free(msg);
 	/* teardown clears POL again: policy_clear left it zeroed. */
+}
+
+/* The value of NAME in SPEC's environment, or NULL; asserts it is there
+ * at most once. */
+static const char *
+env_value(const struct job_spec *spec, const char *name)
+{
+	const char *found = NULL;
+	size_t n = strlen(name);
+
+	for (uint32_t i = 0; i < spec->envc; i++)
+		if (strncmp(spec->envp[i], name, n) == 0 &&
+		    spec->envp[i][n] == '=') {
+			cr_assert_null(found, "%s twice", name);
+			found = spec->envp[i] + n + 1;
+		}
+	cr_assert_null(spec->envp[spec->envc]);
+	return found;
+}
+
+/* Adds "NAME=VALUE" (a copy) to SPEC's environment. */
+static void
+env_add(struct job_spec *spec, const char *entry)
+{
+	char **v = reallocarray(spec->envp, spec->envc + 2, sizeof(*v));
+
+	cr_assert_not_null(v);
+	spec->envp = v;
+	spec->envp[spec->envc++] = strdup(entry);
+	spec->envp[spec->envc] = NULL;
+}
+
+/* Issue 25: the proxy's port and the eight variables, the policy's of
+ * the same names replaced, every other variable kept in its order. */
+Test(jobspec, set_proxy)
+{
+	char *argv[] = {(char *)(uintptr_t) "prog", NULL};
+	struct job_spec spec;
+	uint32_t before;
+
+	cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, argv), 0);
+	env_add(&spec, "http_proxy=http://policy.example:1");
+	env_add(&spec, "NO_PROXY=*");
+	env_add(&spec, "HTTP_PROXYX=kept");
+	before = spec.envc;
+	cr_assert_eq(jobspec_set_proxy(&spec, 3128), 0);
+	cr_assert_eq(spec.proxy_port, 3128);
+	cr_assert_eq(spec.envc, before - 2 + JOBSPEC_PROXY_NVARS);
+	cr_assert_str_eq(env_value(&spec, "HTTP_PROXY"),
+	    "http://127.0.0.1:3128");
+	cr_assert_str_eq(env_value(&spec, "http_proxy"),
+	    "http://127.0.0.1:3128");
+	cr_assert_str_eq(env_value(&spec, "HTTPS_PROXY"),
+	    "http://127.0.0.1:3128");
+	cr_assert_str_eq(env_value(&spec, "https_proxy"),
+	    "http://127.0.0.1:3128");
+	cr_assert_str_eq(env_value(&spec, "ALL_PROXY"),
+	    "socks5h://127.0.0.1:3128");
+	cr_assert_str_eq(env_value(&spec, "all_proxy"),
+	    "socks5h://127.0.0.1:3128");
+	cr_assert_str_eq(env_value(&spec, "NO_PROXY"),
+	    "localhost,127.0.0.1,::1");
+	cr_assert_str_eq(env_value(&spec, "no_proxy"),
+	    "localhost,127.0.0.1,::1");
+	cr_assert_str_eq(env_value(&spec, "HTTP_PROXYX"), "kept");
+	/* Again with another port: still eight, the new port. */
+	cr_assert_eq(jobspec_set_proxy(&spec, 65535), 0);
+	cr_assert_eq(spec.envc, before - 2 + JOBSPEC_PROXY_NVARS);
+	cr_assert_str_eq(env_value(&spec, "all_proxy"),
+	    "socks5h://127.0.0.1:65535");
+	/* Port 0 is refused, SPEC unchanged. */
+	cr_assert_eq(jobspec_set_proxy(&spec, 0), -EINVAL);
+	cr_assert_eq(spec.proxy_port, 65535);
+	job_spec_clear(&spec);
+}
+
+/* More than JOB_MAX_ENV variables with the proxy's is refused, SPEC
+ * unchanged. */
+Test(jobspec, set_proxy_env_bound)
+{
+	char *argv[] = {(char *)(uintptr_t) "prog", NULL}, entry[32];
+	struct job_spec spec;
+
+	cr_assert_eq(jobspec_from_policy(&spec, &pol, 1, argv), 0);
+	while (spec.envc < JOB_MAX_ENV - JOBSPEC_PROXY_NVARS + 1) {
+		snprintf(entry, sizeof(entry), "V%u=x", spec.envc);
+		env_add(&spec, entry);
+	}
+	cr_assert_eq(jobspec_set_proxy(&spec, 3128), -EOVERFLOW);
+	cr_assert_eq(spec.proxy_port, 0);
+	cr_assert_eq(spec.envc, JOB_MAX_ENV - JOBSPEC_PROXY_NVARS + 1);
+	cr_assert_null(env_value(&spec, "HTTP_PROXY"));
+	job_spec_clear(&spec);
 }

@@ -1,0 +1,245 @@
+/*
+ * egress_proxy.c: the broker's side of its egress proxy (egress_proxy.h):
+ * starting `stockade-proxy`, handing it jobs, taking their reports.
+ */
+#include "egress_proxy.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "install_path.h"
+#include "proto.h"
+#include "spawner.h"
+
+void
+egress_proxy_init(struct egress_proxy *px)
+{
+	memset(px, 0, sizeof(*px));
+	px->pidfd = px->sock = -1;
+	pthread_mutex_init(&px->lock, NULL);
+}
+
+/* Opens the proxy's program: PATH, or the search of install_path.h.
+ * Returns the O_PATH descriptor or a negative errno, ERR set. */
+static int
+open_program(const char *path, char *err, size_t errlen)
+{
+	char tried[1024];
+	int fd;
+
+	if (path != NULL) {
+		if ((fd = install_open_exe(path)) < 0)
+			snprintf(err, errlen,
+			    "cannot use %s as the egress "
+			    "proxy: %s",
+			    path, strerror(-fd));
+		return fd;
+	}
+	fd = install_open_helper(NULL, EGRESS_PROXY_NAME, true, NULL, 0, tried,
+	    sizeof(tried));
+	if (fd < 0)
+		snprintf(err, errlen,
+		    "cannot find the egress proxy %s (tried %s): %s; "
+		    "reinstall stockade",
+		    EGRESS_PROXY_NAME, tried, strerror(-fd));
+	return fd;
+}
+
+/* Forks the proxy from EXE (borrowed) into PX. Returns 0 or -errno. */
+static int
+fork_program(struct egress_proxy *px, int exe)
+{
+	char arg0[] = EGRESS_PROXY_NAME, arg1[] = "--fd", arg2[] = "3";
+	char *argv[] = {arg0, arg1, arg2, NULL};
+	int sv[2], pidfd = -1, e;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+	if (pid < 0) {
+		e = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return e;
+	}
+	if (pid == 0)
+		spawner_exec_helper(sv[1], exe, argv);
+	close(sv[1]);
+	px->pid = pid;
+	px->pidfd = pidfd;
+	px->sock = sv[0];
+	px->dead = false;
+	return 0;
+}
+
+/* The little-endian u32 at P. */
+static uint32_t
+le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+/* Waits for the proxy's first word: READY, or FAILED with its errno and
+ * why. Returns 0 or a negative errno with ERR set. */
+static int
+await_ready(struct egress_proxy *px, char *err, size_t errlen)
+{
+	uint8_t buf[WIRE_HEADER_SIZE + 512];
+	struct wire_msg m;
+	int fds[1], n, e;
+
+	e = spawner_wait_readable(px->sock,
+	    spawner_now_ms() + EGRESS_PROXY_START_MS);
+	if (e < 0) {
+		snprintf(err, errlen,
+		    "the egress proxy did not say it was "
+		    "ready within %u ms",
+		    EGRESS_PROXY_START_MS);
+		return e;
+	}
+	n = wire_recv(px->sock, buf, sizeof(buf) - 1, fds, 0, &m);
+	if (n > 0 && m.type == WIRE_PROXY_READY && m.body_len == 4) {
+		px->landlock_abi = le32(m.body);
+		return 0;
+	}
+	if (n > 0 && m.type == WIRE_PROXY_FAILED && m.body_len >= 4) {
+		int32_t code = (int32_t)le32(m.body);
+
+		buf[n] = '\0'; /* the why, after the errno, may lack its NUL */
+		snprintf(err, errlen, "the egress proxy cannot run here: %.*s",
+		    (int)(m.body_len - 4), (const char *)m.body + 4);
+		return code < 0 ? code : -EPERM;
+	}
+	snprintf(err, errlen, "the egress proxy %s before it was ready",
+	    n == 0 ? "exited" : "broke its protocol");
+	return n == 0 ? -EPIPE : -EPROTO;
+}
+
+int
+egress_proxy_start(struct egress_proxy *px, const char *path, char *err,
+    size_t errlen)
+{
+	int exe, e;
+
+	if ((exe = open_program(path, err, errlen)) < 0)
+		return exe;
+	e = fork_program(px, exe);
+	close(exe);
+	if (e < 0) {
+		snprintf(err, errlen, "cannot start the egress proxy: %s",
+		    strerror(-e));
+		return e;
+	}
+	if ((e = await_ready(px, err, errlen)) < 0)
+		egress_proxy_stop(px);
+	return e;
+}
+
+int
+egress_proxy_job(struct egress_proxy *px, const struct egress_job *job,
+    int listener, int packet)
+{
+	uint8_t *msg = malloc(PROTO_MAX_MSG);
+	int fds[2] = {listener, packet}, e;
+	uint32_t roles = WIRE_ROLE_BIT(0);
+	long n;
+
+	if (msg == NULL)
+		return -ENOMEM;
+	n = egress_job_encode(job, msg + WIRE_HEADER_SIZE,
+	    PROTO_MAX_MSG - WIRE_HEADER_SIZE);
+	if (n < 0) {
+		free(msg);
+		return (int)n;
+	}
+	if (packet >= 0)
+		roles |= WIRE_ROLE_BIT(1);
+	pthread_mutex_lock(&px->lock);
+	e = px->dead || px->pid == 0
+	    ? -EPIPE
+	    : wire_send(px->sock, msg, WIRE_HEADER_SIZE + (size_t)n,
+		  WIRE_PROXY_JOB, roles, fds);
+	if (e == -EPIPE || e == -ECONNRESET)
+		px->dead = true;
+	pthread_mutex_unlock(&px->lock);
+	free(msg);
+	return e;
+}
+
+/* Sends END for JOB_ID and reads the report that answers it into REP.
+ * Returns 0 or a negative errno. PX's lock is held. */
+static int
+end_locked(struct egress_proxy *px, uint64_t job_id, struct egress_report *rep)
+{
+	uint8_t end[WIRE_HEADER_SIZE + 8];
+	uint8_t *buf = malloc(WIRE_HEADER_SIZE + EGRESS_REPORT_WIRE_MAX);
+	struct wire_msg m;
+	int fds[1], e, n;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	for (int i = 0; i < 8; i++)
+		end[WIRE_HEADER_SIZE + i] = (uint8_t)(job_id >> (8 * i));
+	e = wire_send(px->sock, end, sizeof(end), WIRE_PROXY_END, 0, NULL);
+	if (e == 0)
+		e = spawner_wait_readable(px->sock,
+		    spawner_now_ms() + EGRESS_PROXY_REPORT_MS);
+	if (e == 0) {
+		n = wire_recv(px->sock, buf,
+		    WIRE_HEADER_SIZE + EGRESS_REPORT_WIRE_MAX, fds, 0, &m);
+		if (n <= 0)
+			e = n == 0 ? -EPIPE : n;
+		else if (m.type != WIRE_PROXY_REPORT ||
+		    egress_report_decode(m.body, m.body_len, rep) < 0 ||
+		    rep->job_id != job_id)
+			e = -EPROTO;
+	}
+	free(buf);
+	return e;
+}
+
+int
+egress_proxy_end(struct egress_proxy *px, uint64_t job_id,
+    struct egress_report *rep)
+{
+	int e;
+
+	memset(rep, 0, sizeof(*rep));
+	pthread_mutex_lock(&px->lock);
+	e = px->dead || px->pid == 0 ? -EPIPE : end_locked(px, job_id, rep);
+	if (e < 0 && e != -ENOMEM && !px->dead) {
+		/* Dead, silent or lying: it serves no job from now on. */
+		px->dead = true;
+		if (px->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, px->pidfd, SIGKILL, NULL,
+			    0);
+	}
+	pthread_mutex_unlock(&px->lock);
+	if (e < 0) {
+		memset(rep, 0, sizeof(*rep));
+		rep->job_id = job_id;
+		rep->proxy_failed = true;
+	}
+	return e;
+}
+
+void
+egress_proxy_stop(struct egress_proxy *px)
+{
+	pthread_mutex_lock(&px->lock);
+	spawner_end_child(&px->pid, &px->pidfd, &px->sock, 2000);
+	px->dead = false;
+	px->landlock_abi = 0;
+	pthread_mutex_unlock(&px->lock);
+}

@@ -1,0 +1,135 @@
+/*
+ * notify.c: the supervisor's reader of a jail's notify socket (the
+ * notify channel of shared/wire.h; monitor_internal.h, job_notify_read).
+ * Two messages come there, in this order, each at most once:
+ *   WIRE_NET_SOCKETS       from jail init, for a job with a proxy port
+ *                          only (issue 25): the proxy's listener and the
+ *                          packet socket, checked here and forwarded to
+ *                          the broker as PROTO_NET, our copies closed;
+ *   WIRE_SECCOMP_LISTENER  from the payload, with layer seccomp on: the
+ *                          filter's listener, kept for denials.c.
+ * Anything else, or either out of its place, fails the job closed: the
+ * caller kills the jail.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher.h"
+#include "log.h"
+#include "monitor_internal.h"
+
+/* The int socket option OPT of FD at level SOL_SOCKET, or -1. */
+static int
+sockopt_int(int fd, int opt)
+{
+	int v = -1;
+	socklen_t n = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, opt, &v, &n) < 0 || n != sizeof(v))
+		return -1;
+	return v;
+}
+
+/* Whether FD is a socket of DOMAIN and TYPE. */
+static bool
+socket_of(int fd, int domain, int type)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    sockopt_int(fd, SO_DOMAIN) == domain &&
+	    sockopt_int(fd, SO_TYPE) == type;
+}
+
+bool
+job_net_sockets_ok(int listener, int packet, uint16_t port)
+{
+	struct sockaddr_in a;
+	socklen_t n = sizeof(a);
+
+	if (!socket_of(listener, AF_INET, SOCK_STREAM) ||
+	    sockopt_int(listener, SO_ACCEPTCONN) != 1 ||
+	    !socket_of(packet, AF_PACKET, SOCK_DGRAM))
+		return false;
+	memset(&a, 0, sizeof(a));
+	return getsockname(listener, (struct sockaddr *)&a, &n) == 0 &&
+	    n == sizeof(a) && a.sin_family == AF_INET &&
+	    a.sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+	    ntohs(a.sin_port) == port;
+}
+
+/* WIRE_NET_SOCKETS (M, its descriptors FDS, ours to close): checked,
+ * then sent to the broker as PROTO_NET. 0 or a negative errno. */
+static int
+forward_net(struct launcher *l, const struct job_spec *spec,
+    struct job_state *s, const struct wire_msg *m, const int *fds)
+{
+	int pair[2] = {wire_fd(m, fds, WIRE_FD_PROXY_LISTENER),
+	    wire_fd(m, fds, WIRE_FD_PACKET)};
+	uint8_t buf[PROTO_HEADER_SIZE + 8];
+	int n;
+
+	if (spec->proxy_port == 0 || s->net_sent || s->den.listener >= 0 ||
+	    m->body_len != 2 ||
+	    (uint16_t)(m->body[0] | m->body[1] << 8) != spec->proxy_port ||
+	    !job_net_sockets_ok(pair[0], pair[1], spec->proxy_port))
+		return -EPROTO;
+	if ((n = proto_encode_net(buf, sizeof(buf), spec->job_id)) < 0)
+		return n;
+	if ((n = proto_send_fds(l->ipc, buf, (size_t)n, pair, 2)) < 0)
+		return n;
+	s->net_sent = true;
+	return 0;
+}
+
+/* WIRE_SECCOMP_LISTENER: the listener FD kept in S's denial log, once,
+ * and after the proxy's sockets when the job has a port. */
+static int
+take_listener(const struct job_spec *spec, struct job_state *s, int fd)
+{
+	if (s->den.listener >= 0 || (spec->proxy_port != 0 && !s->net_sent))
+		return -EPROTO;
+	s->den.listener = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return s->den.listener < 0 ? -errno : 0;
+}
+
+int
+job_notify_read(struct launcher *l, const struct job_spec *spec,
+    struct job_state *s)
+{
+	uint8_t buf[WIRE_HEADER_SIZE + 16];
+	int fds[WIRE_MAX_FDS];
+	struct wire_msg m;
+	int n, e;
+
+	n = wire_recv(s->jail.notify_sock, buf, sizeof(buf), fds, WIRE_MAX_FDS,
+	    &m);
+	if (n == -EAGAIN)
+		return 0;
+	if (n == 0) {
+		s->notify_eof = true;
+		return 0;
+	}
+	if (n < 0)
+		return n;
+	if (m.type == WIRE_NET_SOCKETS)
+		e = forward_net(l, spec, s, &m, fds);
+	else if (m.type == WIRE_SECCOMP_LISTENER)
+		e = take_listener(spec, s,
+		    wire_fd(&m, fds, WIRE_FD_SECCOMP_LISTENER));
+	else
+		e = -EPROTO;
+	for (size_t i = 0; i < m.nfds; i++)
+		close(fds[i]);
+	if (e < 0)
+		log_error("the jail's notify socket: %s %s",
+		    wire_msg_desc(m.type) ? wire_msg_desc(m.type)->name : "?",
+		    strerror(-e));
+	return e;
+}
