@@ -655,7 +655,7 @@ def case_pip(user, cleanup, allowed):
         covered = SERVE_ADDR if allowed else OTHER_ADDR
         ws = make_workspace(cleanup)
         result = run_job(user, ws, f"[network]\nallow_address = "
-                         f"{covered}/32:{server.port}\n", pip_command(url), 90,
+                         f"{covered}/32:{server.port}\n", pip_command(url), 60,
                          cleanup)
     finally:
         server.close()
