@@ -725,6 +725,109 @@ def case_direct(user, cleanup):
     return f"ECONNREFUSED after {m.group(1)} s, refused as direct_connect"
 
 
+# --- 7. serve: exec's network parameter narrows, never widens --------------
+
+class Serve:
+    """`stockade serve` on a workspace and a policy, driven line by line."""
+
+    def __init__(self, user, ws, policy_path):
+        chown_tree(ws, user.owner)
+        argv = user.prefix + [user.stockade(), "serve", "--workspace", ws,
+                              "--policy", policy_path]
+        diag("$ " + shlex.join(argv))
+        self.proc = subprocess.Popen(argv, cwd="/", env=user.env,
+                                     stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.next_id = 0
+
+    def call(self, method, params):
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id,
+                                          "method": method,
+                                          "params": params}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("serve ended: " + self.proc.stderr.read()[-2000:])
+        return json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def expect_param_error(answer, error, rule=None):
+    err = answer.get("error") or {}
+    data = err.get("data") or {}
+    if (err.get("code") != -32602 or data.get("param") != "network"
+            or data.get("error") != error
+            or (rule is not None and data.get("rule") != rule)):
+        raise AssertionError(f"expected -32602 network {error} {rule or ''}: "
+                             f"{json.dumps(answer)}")
+
+
+def case_serve(user, cleanup):
+    need_tools(("curl",), "curl")
+    root = tempfile.mkdtemp(prefix="stockade-egress-serve-")
+    cleanup.append(root)
+    with open(os.path.join(root, "hello.txt"), "w") as f:
+        f.write("hello from the index\n")
+    server = IndexServer(root)
+    url = f"http://{server.addr}:{server.port}/hello.txt"
+    curl = ["curl", "-fsS", "--max-time", "20", url]
+    policy = write_policy(f"[network]\nallow = {LISTED}\nallow_address = "
+                          f"{SERVE_ADDR}/32:{server.port}\n", cleanup)
+    s = Serve(user, make_workspace(cleanup), policy)
+    try:
+        # The policy's list: the address is reached.
+        r = s.call("exec", {"argv": curl})["result"]
+        expect_reached(r, SERVE_ADDR, server.port)
+        # Narrowed to the name alone: the address is refused for this job.
+        r = s.call("exec", {"argv": curl,
+                            "network": {"allow": [LISTED]}})["result"]
+        if r.get("status") == "ok":
+            fail(r, "the narrowed job reached the address")
+        expect_refused(r, SERVE_ADDR, server.port, "private_address")
+        # Wider than the policy, or not a rule: refused before it runs.
+        expect_param_error(s.call("exec", {"argv": curl, "network":
+                                           {"allow": [UNLISTED]}}),
+                           "network_not_allowed", UNLISTED)
+        expect_param_error(s.call("exec", {"argv": curl, "network":
+                                           {"allow_address": [
+                                               f"127.0.0.0/24:{server.port}"]}}),
+                           "network_not_allowed")
+        expect_param_error(s.call("exec", {"argv": curl, "network":
+                                           {"allow": ["a b"]}}),
+                           "invalid_network_rule")
+        expect_param_error(s.call("exec", {"argv": curl, "network":
+                                           {"permit": []}}),
+                           "invalid_network_rule")
+        # The session goes on with the policy's list.
+        expect_reached(s.call("exec", {"argv": curl})["result"], SERVE_ADDR,
+                       server.port)
+    finally:
+        s.close()
+        server.close()
+    # A session whose policy allows no host: a job's list may only deny.
+    s = Serve(user, make_workspace(cleanup), write_policy("", cleanup))
+    try:
+        expect_param_error(s.call("exec", {"argv": ["true"], "network":
+                                           {"allow": [LISTED]}}),
+                           "network_not_allowed", LISTED)
+        r = s.call("exec", {"argv": ["true"],
+                            "network": {"deny": [LISTED]}})["result"]
+        if r.get("status") != "ok" or "network" in r:
+            fail(r, "a deny-only list in a session without network")
+    finally:
+        s.close()
+    return "narrowed, widening and bad rules refused"
+
+
 # --- main --------------------------------------------------------------------
 
 CASES = (
@@ -737,6 +840,8 @@ CASES = (
     (f"curl https://{UNLISTED}/ refused as not_allowed", case_curl),
     (f"connect(2) to {DIRECT_ADDR}:{DIRECT_PORT} refused at once as "
      "direct_connect", case_direct),
+    ("serve: exec's network parameter narrows the policy's list, never "
+     "widens it", case_serve),
 )
 
 
