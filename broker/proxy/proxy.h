@@ -3,7 +3,14 @@
  * (issue 25; docs/egress.md; the messages are shared/egress_ctl.h's).
  * One thread, one epoll, non-blocking sockets, CLOCK_MONOTONIC
  * deadlines. Memory is bounded: PROXY_MAX_JOBS jobs, PROXY_MAX_CONNS
- * connections in all, two PROXY_BUF buffers each.
+ * connections in all, two PROXY_BUF buffers each, and once relaying one
+ * pipe, two more descriptors (the upstream's bytes go to the client
+ * through it with splice(2), no copy through the proxy). A pipe holds
+ * page references in the kernel, at most its size: PROXY_PIPE for
+ * PROXY_BIG_PIPES connections at most, PROXY_PIPE_DEF for the others (at
+ * most 31 MiB, 7936 pages, in all: under the 16384 pages of a user's
+ * pipe-user-pages-soft, pipe(7), so the user's other pipes keep theirs;
+ * over it, F_SETPIPE_SZ fails and the pipe keeps its default size).
  */
 #ifndef STOCKADE_PROXY_H
 #define STOCKADE_PROXY_H
@@ -20,6 +27,9 @@
 #define PROXY_MAX_JOBS 64u /* jobs active at once */
 #define PROXY_MAX_CONNS 256u /* connections open at once, all jobs */
 #define PROXY_BUF (64u * 1024u) /* one direction's buffer, bytes */
+#define PROXY_PIPE (1024u * 1024u) /* a big relay pipe's size, bytes */
+#define PROXY_PIPE_DEF (64u * 1024u) /* the others' (pipe(7)'s default) */
+#define PROXY_BIG_PIPES 16u /* big relay pipes at once, all jobs */
 #define PROXY_HEAD_MS 10000 /* a request head must be in within this */
 #define PROXY_DIAL_MS 10000 /* resolving and connecting, in all */
 #define PROXY_IDLE_MS 300000 /* a connection with no byte either way */
@@ -89,6 +99,12 @@ struct proxy_conn {
 	size_t toup_len;
 	uint8_t *tocli; /* upstream (or the proxy) to client bytes */
 	size_t tocli_len;
+	int pipe[2]; /* CS_RELAY: upstream to client by splice (-1: none) */
+	size_t piped; /* bytes in pipe, counted in bytes_in already */
+	bool pipe_full; /* the pipe took no more: wait for the client */
+	bool no_pipe; /* pipe2 failed: read and send, as before */
+	bool big_pipe; /* pipe is one of the PROXY_BIG_PIPES */
+	size_t pipe_cap; /* pipe's size, bytes */
 	uint32_t ev_c, ev_u; /* the epoll events registered */
 };
 
@@ -100,6 +116,7 @@ struct proxy {
 	struct proxy_job job[PROXY_MAX_JOBS];
 	struct proxy_conn conn[PROXY_MAX_CONNS];
 	bool done; /* the control socket reached its end */
+	unsigned big_pipes; /* connections with a big pipe now */
 };
 
 /* The one proxy of this process (c-ares callbacks find it here). */
@@ -162,8 +179,15 @@ void proxy_relay(struct proxy *px, unsigned slot, bool upstream,
     uint32_t events);
 /* Queues LEN bytes for the client of C; false when they do not fit. */
 bool proxy_to_client(struct proxy_conn *c, const void *data, size_t len);
-/* Writes what C holds for the client; false on an error. */
+/* Writes what C holds for the client (its buffer, then its pipe);
+ * false on an error. */
 bool proxy_flush_client(struct proxy_conn *c);
+/* The bytes C holds for its client: its buffer's and its pipe's. */
+size_t proxy_tocli_pending(const struct proxy_conn *c);
+/* True when C holds all it may for its client (PROXY_BUF bytes in its
+ * buffer, PROXY_PIPE in its pipe, or a pipe that took no more): the
+ * upstream is not read until the client took some. */
+bool proxy_tocli_full(const struct proxy_conn *c);
 /* Connection SLOT's job passed cap NAME: a budget refusal, closed. */
 void proxy_budget(struct proxy *px, unsigned slot, const char *cap);
 

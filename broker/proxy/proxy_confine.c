@@ -69,6 +69,8 @@ static const char *const allowed[] = {
     "newfstatat",
     "fstat",
     "lseek",
+    "pipe2", /* a relayed connection's pipe (proxy_relay.c) */
+    "splice",
 };
 
 static int

@@ -42,6 +42,7 @@ conn_new(struct proxy *px, unsigned job, int fd)
 		c->job = job;
 		c->cfd = fd;
 		c->ufd = -1;
+		c->pipe[0] = c->pipe[1] = -1;
 		c->toup = buf;
 		c->tocli = buf + PROXY_BUF;
 		c->deadline = proxy_now() + PROXY_HEAD_MS;
@@ -86,11 +87,18 @@ proxy_conn_close(struct proxy *px, unsigned slot)
 		close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);
+	if (c->pipe[0] >= 0) {
+		close(c->pipe[0]);
+		close(c->pipe[1]);
+	}
+	if (c->big_pipe)
+		px->big_pipes--;
 	free(c->toup);
 	uint32_t gen = c->gen;
 	memset(c, 0, sizeof(*c));
 	c->gen = gen + 1;
 	c->cfd = c->ufd = -1;
+	c->pipe[0] = c->pipe[1] = -1;
 }
 
 /* ---- Answers ------------------------------------------------------------ */
@@ -127,7 +135,7 @@ closing(struct proxy *px, unsigned slot)
 		proxy_conn_close(px, slot);
 		return;
 	}
-	if (c->tocli_len == 0) {
+	if (proxy_tocli_pending(c) == 0) {
 		shutdown(c->cfd, SHUT_WR);
 		c->cli_shut = true;
 	}
@@ -283,7 +291,7 @@ set_events(struct proxy *px, int fd, uint32_t *have, uint32_t want,
 static uint32_t
 client_events(const struct proxy_conn *c)
 {
-	uint32_t ev = c->tocli_len > 0 ? EPOLLOUT : 0;
+	uint32_t ev = proxy_tocli_pending(c) > 0 ? EPOLLOUT : 0;
 
 	switch (c->state) {
 	case CS_HEAD:
@@ -312,7 +320,7 @@ upstream_events(const struct proxy_conn *c)
 		return EPOLLOUT;
 	if (c->state != CS_HELLO && c->state != CS_RELAY)
 		return 0;
-	if (!c->up_eof && c->tocli_len < PROXY_BUF)
+	if (!c->up_eof && !proxy_tocli_full(c))
 		ev |= EPOLLIN;
 	if (c->state == CS_RELAY && c->toup_len > 0)
 		ev |= EPOLLOUT;
@@ -343,7 +351,7 @@ drain(struct proxy *px, unsigned slot, uint32_t events)
 			proxy_conn_close(px, slot);
 			return;
 		}
-		if (c->tocli_len == 0 && !c->cli_shut) {
+		if (proxy_tocli_pending(c) == 0 && !c->cli_shut) {
 			shutdown(c->cfd, SHUT_WR);
 			c->cli_shut = true;
 		}

@@ -4,9 +4,15 @@
  * directions through one PROXY_BUF buffer each (a side is not read
  * while the other side's buffer is full), counted against the job's
  * caps; half-closes passed on; the end when both directions ended (an
- * absolute-form request: when the response ended).
+ * absolute-form request: when the response ended). Once relaying, the
+ * upstream's bytes go to the client through a pipe with splice(2)
+ * (socket to pipe, pipe to socket: no copy through the proxy, which
+ * halved a loopback download's throughput; docs/benchmarks.md), counted
+ * as they enter the pipe, as read(2)'s were, and at most PROXY_BUF of
+ * them in it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -42,10 +48,34 @@ flush(int fd, uint8_t *buf, size_t *len, uint64_t *count)
 	return true;
 }
 
+size_t
+proxy_tocli_pending(const struct proxy_conn *c)
+{
+	return c->tocli_len + c->piped;
+}
+
+bool
+proxy_tocli_full(const struct proxy_conn *c)
+{
+	return c->pipe_full || c->tocli_len >= PROXY_BUF ||
+	    (c->pipe_cap > 0 && c->piped >= c->pipe_cap);
+}
+
 bool
 proxy_flush_client(struct proxy_conn *c)
 {
-	return flush(c->cfd, c->tocli, &c->tocli_len, NULL);
+	if (!flush(c->cfd, c->tocli, &c->tocli_len, NULL))
+		return false;
+	while (c->tocli_len == 0 && c->piped > 0) {
+		ssize_t n = splice(c->pipe[0], NULL, c->cfd, NULL, c->piped,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n <= 0)
+			return n < 0 && (errno == EAGAIN || errno == EINTR);
+		c->piped -= (size_t)n;
+		c->pipe_full = false;
+	}
+	return true;
 }
 
 void
@@ -125,17 +155,62 @@ read_client(struct proxy *px, unsigned slot)
 	return true;
 }
 
-/* Reads the upstream into tocli, counted against max_bytes_in. */
+/* True when C's upstream bytes go through its pipe: relaying, nothing
+ * in tocli before them (the order stays), a pipe made (pipe2 may fail:
+ * then read and send, as before). */
+static bool
+use_pipe(struct proxy *px, struct proxy_conn *c)
+{
+	if (c->state != CS_RELAY || c->tocli_len > 0 || c->no_pipe)
+		return false;
+	if (c->pipe[0] >= 0)
+		return true;
+	if (pipe2(c->pipe, O_NONBLOCK | O_CLOEXEC) != 0) {
+		c->pipe[0] = c->pipe[1] = -1;
+		c->no_pipe = true;
+		return false;
+	}
+	c->pipe_cap = PROXY_PIPE_DEF;
+	if (px->big_pipes < PROXY_BIG_PIPES &&
+	    fcntl(c->pipe[1], F_SETPIPE_SZ, (int)PROXY_PIPE) >=
+		(int)PROXY_PIPE) {
+		c->pipe_cap = PROXY_PIPE;
+		c->big_pipe = true;
+		px->big_pipes++;
+	}
+	return true;
+}
+
+/* Reads the upstream into tocli or the pipe; -1 and errno as read(2).
+ * EAGAIN with bytes in the pipe may be a full pipe (its buffers hold
+ * less than a page each at worst): reading waits for the client then. */
+static ssize_t
+upstream_in(struct proxy *px, struct proxy_conn *c)
+{
+	ssize_t n;
+
+	if (!use_pipe(px, c))
+		return read(c->ufd, c->tocli + c->tocli_len,
+		    PROXY_BUF - c->tocli_len);
+	n = splice(c->ufd, NULL, c->pipe[1], NULL, c->pipe_cap - c->piped,
+	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n < 0 && errno == EAGAIN && c->piped > 0)
+		c->pipe_full = true;
+	return n;
+}
+
+/* Reads the upstream, counted against max_bytes_in. */
 static bool
 read_upstream(struct proxy *px, unsigned slot)
 {
 	struct proxy_conn *c = &px->conn[slot];
 	struct proxy_job *j = &px->job[c->job];
+	bool piped = use_pipe(px, c);
 	ssize_t n;
 
-	if (c->up_eof || c->tocli_len >= PROXY_BUF)
+	if (c->up_eof || proxy_tocli_full(c))
 		return true;
-	n = read(c->ufd, c->tocli + c->tocli_len, PROXY_BUF - c->tocli_len);
+	n = upstream_in(px, c);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return true;
 	if (n < 0) {
@@ -150,7 +225,10 @@ read_upstream(struct proxy *px, unsigned slot)
 	}
 	j->bytes_in += (uint64_t)n;
 	c->bytes_in += (uint64_t)n;
-	c->tocli_len += (size_t)n;
+	if (piped)
+		c->piped += (size_t)n;
+	else
+		c->tocli_len += (size_t)n;
 	c->deadline = proxy_now() + PROXY_IDLE_MS;
 	return true;
 }
@@ -193,7 +271,7 @@ ends(struct proxy *px, unsigned slot)
 		shutdown(c->ufd, SHUT_WR);
 		c->up_shut = true;
 	}
-	if (c->up_eof && c->tocli_len == 0 && !c->cli_shut) {
+	if (c->up_eof && proxy_tocli_pending(c) == 0 && !c->cli_shut) {
 		shutdown(c->cfd, SHUT_WR);
 		c->cli_shut = true;
 	}
