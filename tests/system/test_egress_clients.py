@@ -730,9 +730,9 @@ def case_direct(user, cleanup):
 class Serve:
     """`stockade serve` on a workspace and a policy, driven line by line."""
 
-    def __init__(self, user, ws, policy_path):
+    def __init__(self, user, ws, policy_path, command="serve"):
         chown_tree(ws, user.owner)
-        argv = user.prefix + [user.stockade(), "serve", "--workspace", ws,
+        argv = user.prefix + [user.stockade(), command, "--workspace", ws,
                               "--policy", policy_path]
         diag("$ " + shlex.join(argv))
         self.proc = subprocess.Popen(argv, cwd="/", env=user.env,
@@ -751,6 +751,11 @@ class Serve:
         if not line:
             raise AssertionError("serve ended: " + self.proc.stderr.read()[-2000:])
         return json.loads(line)
+
+    def notify(self, method):
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0",
+                                          "method": method}) + "\n")
+        self.proc.stdin.flush()
 
     def close(self):
         self.proc.stdin.close()
@@ -828,6 +833,39 @@ def case_serve(user, cleanup):
     return "narrowed, widening and bad rules refused"
 
 
+# --- 8. mcp: the run tools take the same list ------------------------------
+
+def case_mcp(user, cleanup):
+    policy = write_policy(f"[network]\nallow = {LISTED}\n", cleanup)
+    s = Serve(user, make_workspace(cleanup), policy, command="mcp")
+    try:
+        s.call("initialize", {"protocolVersion": "2025-06-18",
+                              "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}})
+        s.notify("notifications/initialized")
+        tools = s.call("tools/list", {})["result"]["tools"]
+        for t in tools:
+            if t["name"] in ("run_code", "run_command"):
+                prop = t["inputSchema"]["properties"].get("network")
+                if prop is None or LISTED not in prop.get("description", ""):
+                    raise AssertionError(f"{t['name']} has no network "
+                                         f"property quoting the list: {t}")
+        r = s.call("tools/call", {"name": "run_command", "arguments": {
+            "argv": ["true"], "network": {"allow": [UNLISTED]}}})
+        text = json.dumps(r)
+        if "network_not_allowed" not in text or UNLISTED not in text:
+            raise AssertionError(f"a wider list was not refused: {text}")
+        r = s.call("tools/call", {"name": "run_command", "arguments": {
+            "argv": ["curl", "-sS", "--max-time", "10", f"https://{UNLISTED}/"],
+            "network": {"allow": [LISTED]}}})["result"]
+        refusals = r["structuredContent"]["network"]["refusals"]
+        if not matching(refusals, host=UNLISTED, reason="not_allowed"):
+            raise AssertionError(f"no not_allowed refusal: {json.dumps(r)}")
+    finally:
+        s.close()
+    return "network in both tools' schemas; wider list refused; refusal reported"
+
+
 # --- main --------------------------------------------------------------------
 
 CASES = (
@@ -842,6 +880,7 @@ CASES = (
      "direct_connect", case_direct),
     ("serve: exec's network parameter narrows the policy's list, never "
      "widens it", case_serve),
+    ("mcp: the run tools take the same narrowing list", case_mcp),
 )
 
 
