@@ -377,8 +377,23 @@ static void
 advise_program(struct words *w, const struct egress_report *rep)
 {
 	struct shown_rec s;
+	bool dns = false, other = false;
 
-	if (first_for(rep, EGRESS_REASON_DIRECT_CONNECT) != NULL)
+	/* Port 53 direct: the program's own resolver (glibc's getaddrinfo
+	 * asks the nameserver of resolv.conf), not a client around the
+	 * proxy. */
+	for (uint32_t i = 0; i < kept(rep->nrefusal); i++)
+		if (rep->refusal[i].reason == EGRESS_REASON_DIRECT_CONNECT) {
+			dns = dns || rep->refusal[i].port == 53;
+			other = other || rep->refusal[i].port != 53;
+		}
+	if (dns)
+		add(w,
+		    " The program looked a name up itself (DNS, port 53), "
+		    "which the jail does not answer: it has no name "
+		    "resolution of its own and the proxy resolves names%s",
+		    other ? "." : ", so " USE_THE_PROXY);
+	if (other)
 		add(w,
 		    " The program ignored the proxy and connected "
 		    "directly, which the jail never lets "

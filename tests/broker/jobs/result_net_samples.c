@@ -42,6 +42,8 @@ static const struct sample samples[] = {
     {"direct_and_not_allowed", JOB_EXIT_NONZERO, 1, NULL, false,
 	{{"10.0.0.1", 53, EGRESS_REASON_DIRECT_CONNECT, "udp"},
 	    {"evil.example", 443, EGRESS_REASON_NOT_ALLOWED, ""}}},
+    {"dns_lookup", JOB_EXIT_NONZERO, 1, NULL, false,
+	{{"127.0.0.1", 53, EGRESS_REASON_DIRECT_CONNECT, "udp"}}},
     {"private_address", JOB_EXIT_NONZERO, 1, NULL, false,
 	{{"intranet.pypi.org", 443, EGRESS_REASON_PRIVATE_ADDRESS, ""}}},
     {"sni_mismatch", JOB_EXIT_NONZERO, 35, NULL, false,

@@ -28,6 +28,7 @@ EXPECTED = {
     "not_allowed": "ask_user",
     "direct_connect": "use_proxy",
     "direct_and_not_allowed": "ask_user",
+    "dns_lookup": "use_proxy",
     "private_address": "ask_user",
     "sni_mismatch": "fix_server_name",
     "budget": "ask_user",
