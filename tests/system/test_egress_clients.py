@@ -90,11 +90,13 @@ import pwd
 import re
 import secrets
 import shlex
+import signal
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.parse
 import zipfile
 
@@ -742,11 +744,17 @@ class Serve:
         self.next_id = 0
 
     def call(self, method, params):
+        self.send(method, params)
+        return self.receive()
+
+    def send(self, method, params):
         self.next_id += 1
         self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id,
                                           "method": method,
                                           "params": params}) + "\n")
         self.proc.stdin.flush()
+
+    def receive(self):
         line = self.proc.stdout.readline()
         if not line:
             raise AssertionError("serve ended: " + self.proc.stderr.read()[-2000:])
@@ -866,6 +874,66 @@ def case_mcp(user, cleanup):
     return "network in both tools' schemas; wider list refused; refusal reported"
 
 
+# --- 9. a proxy that dies ends the network, not the job ---------------------
+
+def proxy_pid(serve_pid):
+    """The pid of the stockade-proxy child of SERVE_PID (the broker, or
+    setpriv's exec of it), or None."""
+    try:
+        with open(f"/proc/{serve_pid}/task/{serve_pid}/children") as f:
+            kids = f.read().split()
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/comm") as f:
+                if f.read().strip() == "stockade-proxy":
+                    return int(k)
+        except OSError:
+            pass
+    return None
+
+
+def case_proxy_dies(user, cleanup):
+    need_tools(("curl",), "curl")
+    root = tempfile.mkdtemp(prefix="stockade-egress-dies-")
+    cleanup.append(root)
+    with open(os.path.join(root, "hello.txt"), "w") as f:
+        f.write("hello\n")
+    server = IndexServer(root)
+    url = f"http://{server.addr}:{server.port}/hello.txt"
+    policy = write_policy(f"[network]\nallow_address = {SERVE_ADDR}/32:"
+                          f"{server.port}\n", cleanup)
+    s = Serve(user, make_workspace(cleanup), policy)
+    try:
+        expect_reached(s.call("exec", {"argv": ["curl", "-fsS", url]})["result"],
+                       SERVE_ADDR, server.port)
+        pid = proxy_pid(s.proc.pid)
+        if pid is None:
+            raise AssertionError("no stockade-proxy child of the session")
+        # Killed while a job runs: the job runs on to its end without
+        # its network, and its result says why.
+        s.send("exec", {"argv": ["sh", "-c", f"sleep 1; curl -fsS {url}; "
+                                 "echo curl=$?"]})
+        time.sleep(0.4)
+        os.kill(pid, signal.SIGKILL)
+        r = s.receive()["result"]
+        if r.get("status") != "ok" or "curl=0" in str(r.get("stdout")):
+            fail(r, "the job did not run to its end without a network")
+        if (r.get("network") or {}).get("proxy") != "failed":
+            fail(r, "the result does not say the proxy failed")
+        if "sandbox itself failed" not in str(r.get("hint")):
+            fail(r, "the hint does not say the sandbox failed")
+        # The session goes on; its jobs run, still without a network.
+        r = s.call("exec", {"argv": ["true"]})["result"]
+        if r.get("status") != "ok" or r["network"]["proxy"] != "failed":
+            fail(r, "the next job")
+    finally:
+        s.close()
+        server.close()
+    return "job ran to its end, network proxy failed, session went on"
+
+
 # --- main --------------------------------------------------------------------
 
 CASES = (
@@ -881,6 +949,8 @@ CASES = (
     ("serve: exec's network parameter narrows the policy's list, never "
      "widens it", case_serve),
     ("mcp: the run tools take the same narrowing list", case_mcp),
+    ("a proxy killed during a job ends the network, not the job, and is "
+     "reported", case_proxy_dies),
 )
 
 
