@@ -10,13 +10,18 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -319,4 +324,93 @@ Test(proxy, exits_when_control_closes)
 
 	proxy_job(&p, 18, RULES("allow:example.org"), 1000, -1);
 	proxy_stop(&p); /* exit status 0, asserted there */
+}
+
+/* ---- The packet socket -------------------------------------------------------- */
+
+/* A network namespace of the test's own, its lo up, and a packet socket
+ * on it (as jail init makes one in the jail's); -1 when this process
+ * may not make them. */
+static int
+own_netns_packet_socket(void)
+{
+	struct ifreq ifr = {0};
+	struct sockaddr_ll ll = {.sll_family = AF_PACKET,
+	    .sll_protocol = htons(ETH_P_ALL)};
+	int fd;
+
+	if (unshare(CLONE_NEWNET) < 0)
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	strcpy(ifr.ifr_name, "lo");
+	cr_assert_eq(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	cr_assert_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+	close(fd);
+	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	cr_assert_geq(fd, 0, "AF_PACKET: %s", strerror(errno));
+	ll.sll_ifindex = (int)if_nametoindex("lo");
+	cr_assert_eq(bind(fd, (struct sockaddr *)&ll, sizeof(ll)), 0);
+	return fd;
+}
+
+static const struct egress_refusal_rec *
+find_refusal(const struct egress_report *rep, const char *host, uint16_t port)
+{
+	for (uint32_t i = 0; i < rep->nrefusal; i++)
+		if (strcmp(rep->refusal[i].host, host) == 0 &&
+		    rep->refusal[i].port == port)
+			return &rep->refusal[i];
+	return NULL;
+}
+
+/* UDP to a DNS server and a TCP connect, around the proxy: each a
+ * direct_connect refusal; the job's own connection to the listener is
+ * none. */
+Test(proxy, direct_connect_seen)
+{
+	int pfd = own_netns_packet_socket();
+
+	if (pfd < 0)
+		skip_or_fail("cannot make a network namespace (not root?)");
+	struct proxy p = proxy_start();
+	uint16_t lport = proxy_job(&p, 19, RULES("allow:example.org"), 1000,
+	    pfd);
+	struct sockaddr_in dns = {.sin_family = AF_INET, .sin_port = htons(53)};
+	struct sockaddr_in closed = {.sin_family = AF_INET,
+	    .sin_port = htons(9),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	const struct egress_refusal_rec *f;
+	struct egress_report rep;
+	char buf[512];
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	close(pfd);
+	inet_pton(AF_INET, "127.0.0.9", &dns.sin_addr);
+	cr_assert_eq(sendto(fd, "q", 1, 0, (struct sockaddr *)&dns,
+			 sizeof(dns)),
+	    1);
+	close(fd);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_neq(connect(fd, (struct sockaddr *)&closed, sizeof(closed)),
+	    0);
+	close(fd);
+	fd = connect_req(lport, "example.com", 443);
+	read_all(fd, buf, sizeof(buf));
+	close(fd);
+	usleep(200000);
+	proxy_end(&p, 19, &rep);
+	f = find_refusal(&rep, "127.0.0.9", 53);
+	cr_assert_not_null(f, "no udp refusal");
+	cr_assert_eq(f->reason, EGRESS_REASON_DIRECT_CONNECT);
+	cr_assert_str_eq(f->detail, "udp");
+	f = find_refusal(&rep, "127.0.0.1", 9);
+	cr_assert_not_null(f, "no tcp refusal");
+	cr_assert_eq(f->reason, EGRESS_REASON_DIRECT_CONNECT);
+	cr_assert_str_eq(f->detail, "tcp");
+	cr_assert_null(find_refusal(&rep, "127.0.0.1", lport),
+	    "the listener's own traffic reported");
+	cr_assert_not_null(find_refusal(&rep, "example.com", 443));
+	cr_assert_eq(rep.nrefusal, 3, "%u refusals", rep.nrefusal);
+	proxy_stop(&p);
 }
