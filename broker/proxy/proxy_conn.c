@@ -53,18 +53,22 @@ conn_new(struct proxy *px, unsigned job, int fd)
 void
 proxy_accept(struct proxy *px, unsigned job)
 {
+	struct proxy_job *j = &px->job[job];
+
 	for (int n = 0; n < 64; n++) {
-		int fd = accept4(px->job[job].lfd, NULL, NULL,
+		int fd = accept4(j->lfd, NULL, NULL,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int slot;
+		int slot = -1;
 
 		if (fd < 0)
 			return;
-		slot = conn_new(px, job, fd);
+		if (j->slots < j->spec.max_concurrent + PROXY_JOB_PENDING)
+			slot = conn_new(px, job, fd);
 		if (slot < 0) {
-			close(fd); /* PROXY_MAX_CONNS open already */
+			close(fd); /* every slot taken, or the job's share */
 			continue;
 		}
+		j->slots++;
 		proxy_conn_arm(px, (unsigned)slot);
 	}
 }
@@ -79,6 +83,8 @@ proxy_conn_close(struct proxy *px, unsigned slot)
 		return;
 	if (c->counted && j->open > 0)
 		j->open--;
+	if (j->slots > 0)
+		j->slots--;
 	if (c->connected)
 		egress_report_conn(&j->rep, c->host, c->port, c->addr_text,
 		    c->bytes_out, c->bytes_in);

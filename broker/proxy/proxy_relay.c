@@ -209,7 +209,9 @@ proxy_relay(struct proxy *px, unsigned slot, bool upstream, uint32_t events)
 {
 	struct proxy_conn *c = &px->conn[slot];
 
-	if ((events & EPOLLERR) && !(events & EPOLLIN)) {
+	/* An error, or a hang-up of a side not read now (its buffer
+	 * full): epoll would report it again at once. */
+	if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) {
 		proxy_conn_close(px, slot);
 		return;
 	}
@@ -217,6 +219,8 @@ proxy_relay(struct proxy *px, unsigned slot, bool upstream, uint32_t events)
 		return;
 	if (c->state == CS_HELLO && c->toup_len > 0)
 		hello_check(px, slot);
+	else if (c->state == CS_HELLO && c->cli_eof)
+		c->state = CS_RELAY; /* the client sent nothing, and ended */
 	if (c->state == CS_FREE || c->state == CS_CLOSING)
 		return;
 	if (!write_upstream(px, slot))
