@@ -414,3 +414,58 @@ Test(proxy, direct_connect_seen)
 	cr_assert_eq(rep.nrefusal, 3, "%u refusals", rep.nrefusal);
 	proxy_stop(&p);
 }
+
+/* ---- Jobs apart ---------------------------------------------------------------- */
+
+/* Two jobs at once, each with its rules and its report. */
+Test(proxy, two_jobs_apart)
+{
+	struct upstream *u = upstream_start(UP_ECHO);
+	struct proxy p = proxy_start();
+	uint16_t a = proxy_job(&p, 20,
+	    RULES(rulef(0, "allow_address:127.0.0.1/32:%u", u->port)), 1000,
+	    -1);
+	uint16_t b = proxy_job(&p, 21, RULES("allow:example.org"), 1000, -1);
+	struct egress_report ra, rb;
+	char buf[512];
+	int fa = connect_req(a, "127.0.0.1", u->port);
+	int fb = connect_req(b, "127.0.0.1", u->port);
+
+	expect_established(fa);
+	read_all(fb, buf, sizeof(buf));
+	cr_assert(strncmp(buf, "HTTP/1.1 403 ", 13) == 0, "%s", buf);
+	close(fb);
+	proxy_end(&p, 21, &rb);
+	expect_refusal(&rb, "127.0.0.1", EGRESS_REASON_PRIVATE_ADDRESS,
+	    "loopback");
+	send_all(fa, "x", 1);
+	read_n(fa, buf, 1);
+	close(fa);
+	usleep(100000);
+	proxy_end(&p, 20, &ra);
+	cr_assert_eq(ra.connections, 1);
+	cr_assert_eq(ra.refusals, 0);
+	cr_assert_eq(ra.conn[0].bytes_out, 1);
+	proxy_stop(&p);
+}
+
+/* A request the HTTP parser refuses: 400, bad_request with its why. */
+Test(proxy, origin_form_bad_request)
+{
+	struct proxy p = proxy_start();
+	uint16_t lport = proxy_job(&p, 22, RULES("allow:example.org"), 1000,
+	    -1);
+	static const char req[] =
+	    "GET /index.html HTTP/1.1\r\nHost: a.b\r\n\r\n";
+	struct egress_report rep;
+	char buf[512];
+	int fd = dial(lport);
+
+	send_all(fd, req, sizeof(req) - 1);
+	read_all(fd, buf, sizeof(buf));
+	cr_assert(strncmp(buf, "HTTP/1.1 400 ", 13) == 0, "%s", buf);
+	close(fd);
+	proxy_end(&p, 22, &rep);
+	expect_refusal(&rep, "", EGRESS_REASON_BAD_REQUEST, "origin_form");
+	proxy_stop(&p);
+}
