@@ -208,6 +208,7 @@ proxy_dial(struct proxy *px, unsigned slot)
 	    .ai_socktype = SOCK_STREAM,
 	};
 	uintptr_t arg = (uintptr_t)c->gen << 16 | slot;
+	char fqdn[EGRESS_HOST_BUF + 1];
 
 	c->deadline = proxy_now() + PROXY_DIAL_MS;
 	if (c->host_is_addr) {
@@ -217,10 +218,12 @@ proxy_dial(struct proxy *px, unsigned slot)
 			connect_to(px, slot);
 		return;
 	}
+	/* With its root dot: the name as the rules matched it, never one
+	 * resolv.conf's search list makes of it. */
+	snprintf(fqdn, sizeof(fqdn), "%s.", c->host);
 	c->state = CS_RESOLVE;
 	proxy_conn_arm(px, slot);
-	ares_getaddrinfo(px->ares, c->host, NULL, &hints, resolved,
-	    (void *)arg);
+	ares_getaddrinfo(px->ares, fqdn, NULL, &hints, resolved, (void *)arg);
 }
 
 /* The answer a client waits for once its upstream is connected. */
