@@ -80,14 +80,12 @@ hello_check(struct proxy *px, unsigned slot)
 					 : "tls_truncated");
 		return;
 	}
-	if (h.kind == EGRESS_TLS_NOT_TLS || c->host_is_addr) {
+	if (h.kind == EGRESS_TLS_NOT_TLS || c->host_is_addr ||
+	    (h.kind == EGRESS_TLS_SNI &&
+		egress_host_canon(h.sni, h.sni_len, sni, sizeof(sni)) > 0 &&
+		strcmp(sni, c->host) == 0)) {
 		c->state = CS_RELAY;
-		return;
-	}
-	if (h.kind == EGRESS_TLS_SNI &&
-	    egress_host_canon(h.sni, h.sni_len, sni, sizeof(sni)) > 0 &&
-	    strcmp(sni, c->host) == 0) {
-		c->state = CS_RELAY;
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 		return;
 	}
 	snprintf(detail, sizeof(detail), "%s%.40s",
@@ -121,7 +119,8 @@ read_client(struct proxy *px, unsigned slot)
 	c->toup_len += (size_t)n;
 	if (c->kind == CK_FORWARD)
 		c->body_left -= (uint64_t)n;
-	c->deadline = proxy_now() + PROXY_IDLE_MS;
+	if (c->state == CS_RELAY) /* a hello is not given more time */
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 	return true;
 }
 
@@ -151,7 +150,8 @@ read_upstream(struct proxy *px, unsigned slot)
 	j->bytes_in += (uint64_t)n;
 	c->bytes_in += (uint64_t)n;
 	c->tocli_len += (size_t)n;
-	c->deadline = proxy_now() + PROXY_IDLE_MS;
+	if (c->state == CS_RELAY) /* a hello is not given more time */
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 	return true;
 }
 

@@ -23,7 +23,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -467,5 +469,31 @@ Test(proxy, origin_form_bad_request)
 	close(fd);
 	proxy_end(&p, 22, &rep);
 	expect_refusal(&rep, "", EGRESS_REASON_BAD_REQUEST, "origin_form");
+	proxy_stop(&p);
+}
+
+/* A client that sends no request is closed once PROXY_HEAD_MS (10 s)
+ * passed, and nothing is reported. */
+Test(proxy, silent_client_timed_out, .timeout = 30)
+{
+	struct proxy p = proxy_start();
+	uint16_t lport = proxy_job(&p, 23, RULES("allow:example.org"), 1000,
+	    -1);
+	struct egress_report rep;
+	struct timeval tv = {.tv_sec = 15};
+	struct timespec t0, t1;
+	char buf[16];
+	int fd = dial(lport);
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	send_all(fd, "GET http://exa", 14);
+	cr_assert_eq(read(fd, buf, sizeof(buf)), 0, "not closed");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert_geq(t1.tv_sec - t0.tv_sec, 9);
+	cr_assert_leq(t1.tv_sec - t0.tv_sec, 12);
+	close(fd);
+	proxy_end(&p, 23, &rep);
+	cr_assert_eq(rep.nrefusal + rep.nconn, 0);
 	proxy_stop(&p);
 }
