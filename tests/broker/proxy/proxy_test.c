@@ -219,11 +219,23 @@ uint16_t
 proxy_job(struct proxy *p, uint64_t id, const char *const *rules, size_t n,
     uint64_t max_in, int pfd)
 {
-	struct egress_job job = {.job_id = id,
-	    .max_bytes_out = 1 << 20,
+	struct egress_job caps = {.max_bytes_out = 1 << 20,
 	    .max_bytes_in = max_in,
 	    .max_connections = 100,
 	    .max_concurrent = 10};
+
+	return proxy_job_caps(p, id, rules, n, &caps, pfd);
+}
+
+uint16_t
+proxy_job_caps(struct proxy *p, uint64_t id, const char *const *rules, size_t n,
+    const struct egress_job *caps, int pfd)
+{
+	struct egress_job job = {.job_id = id,
+	    .max_bytes_out = caps->max_bytes_out,
+	    .max_bytes_in = caps->max_bytes_in,
+	    .max_connections = caps->max_connections,
+	    .max_concurrent = caps->max_concurrent};
 	static uint8_t msg[WIRE_HEADER_SIZE + 65536];
 	uint16_t port;
 	int lfd = listen_lo(SOCK_STREAM, &port);

@@ -52,6 +52,9 @@ struct proxy proxy_start(void);
  * port of the job's listener (127.0.0.1). */
 uint16_t proxy_job(struct proxy *p, uint64_t id, const char *const *rules,
     size_t n, uint64_t max_in, int pfd);
+/* The same with the caps of CAPS (its rules, id and port unused). */
+uint16_t proxy_job_caps(struct proxy *p, uint64_t id, const char *const *rules,
+    size_t n, const struct egress_job *caps, int pfd);
 /* Ends job ID and decodes its report into REP. */
 void proxy_end(struct proxy *p, uint64_t id, struct egress_report *rep);
 /* Closes the control socket; asserts the proxy exits 0. */

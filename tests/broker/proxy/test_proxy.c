@@ -497,3 +497,65 @@ Test(proxy, silent_client_timed_out, .timeout = 30)
 	cr_assert_eq(rep.nrefusal + rep.nconn, 0);
 	proxy_stop(&p);
 }
+
+/* max_connections 1: the second request is refused before any dial. */
+Test(proxy, budget_connections)
+{
+	struct upstream *u = upstream_start(UP_ECHO);
+	struct proxy p = proxy_start();
+	struct egress_job caps = {.max_bytes_out = 1000,
+	    .max_bytes_in = 1000,
+	    .max_connections = 1,
+	    .max_concurrent = 1};
+	uint16_t lport = proxy_job_caps(&p, 24,
+	    RULES(rulef(0, "allow_address:127.0.0.1/32:%u", u->port)), &caps,
+	    -1);
+	struct egress_report rep;
+	char buf[512];
+	int fa = connect_req(lport, "127.0.0.1", u->port), fb;
+
+	expect_established(fa);
+	fb = connect_req(lport, "127.0.0.1", u->port);
+	read_all(fb, buf, sizeof(buf));
+	cr_assert(strncmp(buf, "HTTP/1.1 403 ", 13) == 0, "%s", buf);
+	cr_assert(strstr(buf, "max_connections") != NULL, "%s", buf);
+	close(fb);
+	close(fa);
+	usleep(100000);
+	proxy_end(&p, 24, &rep);
+	cr_assert_eq(rep.connections, 1);
+	cr_assert_eq(rep.nrefusal, 1);
+	cr_assert_eq(rep.refusal[0].reason, EGRESS_REASON_BUDGET);
+	cr_assert_str_eq(rep.refusal[0].detail, "max_connections");
+	proxy_stop(&p);
+}
+
+/* max_bytes_out 10: 11 bytes to send end the connection unsent. */
+Test(proxy, budget_bytes_out)
+{
+	struct upstream *u = upstream_start(UP_ECHO);
+	struct proxy p = proxy_start();
+	struct egress_job caps = {.max_bytes_out = 10,
+	    .max_bytes_in = 1000,
+	    .max_connections = 10,
+	    .max_concurrent = 10};
+	uint16_t lport = proxy_job_caps(&p, 25,
+	    RULES(rulef(0, "allow_address:127.0.0.1/32:%u", u->port)), &caps,
+	    -1);
+	struct egress_report rep;
+	char buf[64];
+	int fd = connect_req(lport, "127.0.0.1", u->port);
+
+	expect_established(fd);
+	send_all(fd, "12345", 5);
+	read_n(fd, buf, 5);
+	send_all(fd, "123456", 6);
+	cr_assert_eq(read_all(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	proxy_end(&p, 25, &rep);
+	cr_assert_eq(rep.nrefusal, 1);
+	cr_assert_eq(rep.refusal[0].reason, EGRESS_REASON_BUDGET);
+	cr_assert_str_eq(rep.refusal[0].detail, "max_bytes_out_mb");
+	cr_assert_eq(rep.bytes_out, 5);
+	proxy_stop(&p);
+}
