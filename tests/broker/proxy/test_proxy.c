@@ -559,3 +559,32 @@ Test(proxy, budget_bytes_out)
 	cr_assert_eq(rep.bytes_out, 5);
 	proxy_stop(&p);
 }
+
+/* A job the proxy cannot serve (a body with a port of 0): its listener
+ * is closed at once, and its END answered with proxy_failed. */
+Test(proxy, unserved_job)
+{
+	struct proxy p = proxy_start();
+	static uint8_t msg[WIRE_HEADER_SIZE + 64];
+	struct egress_report rep;
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint16_t port;
+	int lfd = listen_lo(SOCK_STREAM, &port), fd;
+
+	memset(msg, 0, sizeof(msg));
+	msg[WIRE_HEADER_SIZE] = 26; /* job 26, every cap 0, port 0 */
+	cr_assert_eq(wire_send(p.ctl, msg, WIRE_HEADER_SIZE + 36,
+			 WIRE_PROXY_JOB, WIRE_ROLE_BIT(0), &lfd),
+	    0);
+	close(lfd);
+	proxy_end(&p, 26, &rep);
+	cr_assert(rep.proxy_failed);
+	cr_assert_eq(rep.nrefusal + rep.nconn, 0);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sa.sin_port = htons(port);
+	cr_assert_neq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0,
+	    "the listener still accepts");
+	close(fd);
+	proxy_stop(&p);
+}
