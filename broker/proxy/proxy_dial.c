@@ -163,7 +163,7 @@ resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 	}
 	struct proxy_conn *c = &px->conn[slot];
 
-	if (status != ARES_SUCCESS) {
+	if (status != ARES_SUCCESS || res == NULL || res->nodes == NULL) {
 		ares_freeaddrinfo(res);
 		proxy_conn_fail(px, slot, "502 Bad Gateway",
 		    EGRESS_SOCKS5_HOST_UNREACHABLE,
