@@ -118,9 +118,12 @@ dns_main(void *arg)
 		at += 5;
 		if (at > (size_t)n)
 			continue;
-		bool a = q[at - 3] == 1;
+		/* a name whose first label is "nx" does not exist */
+		bool nx = q[12] == 2 && q[13] == 'n' && q[14] == 'x';
+		bool a = q[at - 3] == 1 && !nx;
 		memcpy(r, q, at);
-		r[2] = 0x81, r[3] = 0x80; /* response, RD, RA, NOERROR */
+		r[2] = 0x81; /* response, RD */
+		r[3] = nx ? 0x83 : 0x80; /* RA, NXDOMAIN or NOERROR */
 		r[6] = 0, r[7] = a ? 1 : 0;
 		r[8] = r[9] = r[10] = r[11] = 0;
 		if (a) {

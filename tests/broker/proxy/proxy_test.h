@@ -31,7 +31,8 @@ struct upstream *upstream_start(enum up_mode mode);
 int listen_lo(int type, uint16_t *port);
 
 /* A DNS server on 127.0.0.1 that answers every A question 127.0.0.1
- * and any other with no record; its port. */
+ * and any other with no record, but NXDOMAIN for a name whose first
+ * label is "nx"; its port. */
 uint16_t dns_start(void);
 
 /* A running stockade-proxy (STOCKADE_PROXY) and the control socket. */

@@ -588,3 +588,21 @@ Test(proxy, unserved_job)
 	close(fd);
 	proxy_stop(&p);
 }
+
+/* An allowed name that does not exist: 502, and no refusal. */
+Test(proxy, name_does_not_resolve)
+{
+	struct proxy p = proxy_start();
+	uint16_t lport = proxy_job(&p, 27, RULES("allow:nx.example:443"), 1000,
+	    -1);
+	struct egress_report rep;
+	char buf[512];
+	int fd = connect_req(lport, "nx.example", 443);
+
+	read_all(fd, buf, sizeof(buf));
+	cr_assert(strncmp(buf, "HTTP/1.1 502 ", 13) == 0, "%s", buf);
+	close(fd);
+	proxy_end(&p, 27, &rep);
+	cr_assert_eq(rep.nrefusal + rep.nconn, 0);
+	proxy_stop(&p);
+}
