@@ -176,6 +176,27 @@ recv_msg(int ctl, uint8_t *buf, size_t size, struct wire_msg *m)
 	return n == 0 ? -1 : m->type;
 }
 
+/* The proxy runs with no_new_privs and a seccomp filter (proc(5)). */
+static void
+expect_confined(pid_t pid)
+{
+	char path[64], status[4096];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	n = read(fd, status, sizeof(status) - 1);
+	close(fd);
+	cr_assert_gt(n, 0);
+	status[n] = '\0';
+	cr_assert(strstr(status, "NoNewPrivs:\t1\n") != NULL, "%s", status);
+	cr_assert(strstr(status, "Seccomp:\t2\n") != NULL, "%s", status);
+	cr_assert(strstr(status, "CapEff:\t0000000000000000\n") != NULL, "%s",
+	    status);
+}
+
 struct proxy
 proxy_start(void)
 {
@@ -213,6 +234,7 @@ proxy_start(void)
 			skip_or_fail("no Landlock: the proxy refuses to run");
 	}
 	cr_assert_eq(type, WIRE_PROXY_READY, "the proxy answered %d", type);
+	expect_confined(p.pid);
 	cr_assert_eq(m.body_len, 4);
 	cr_assert_geq(m.body[0], 1, "Landlock ABI %u", m.body[0]);
 	return p;

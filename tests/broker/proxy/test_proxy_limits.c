@@ -31,6 +31,7 @@
 #include "egress_ctl.h"
 #include "egress_test.h"
 #include "proxy_test.h"
+
 TestSuite(proxy_limits, .timeout = 60);
 
 Test(proxy_limits, budget_bytes_in)
