@@ -385,6 +385,14 @@ proxy_conn_event(struct proxy *px, unsigned slot, bool upstream,
 		proxy_dial_done(px, slot);
 		return;
 	}
+	if (c->state == CS_RESOLVE || c->state == CS_CONNECT) {
+		/* The client waits: a SOCKS5 method reply may be queued. */
+		if ((events & (EPOLLERR | EPOLLHUP)) || !proxy_flush_client(c))
+			proxy_conn_close(px, slot);
+		else
+			proxy_conn_arm(px, slot);
+		return;
+	}
 	proxy_relay(px, slot, upstream, events);
 }
 

@@ -132,7 +132,7 @@ read_upstream(struct proxy *px, unsigned slot)
 	struct proxy_job *j = &px->job[c->job];
 	ssize_t n;
 
-	if (c->up_eof || c->tocli_len >= PROXY_BUF)
+	if (c->ufd < 0 || c->up_eof || c->tocli_len >= PROXY_BUF)
 		return true;
 	n = read(c->ufd, c->tocli + c->tocli_len, PROXY_BUF - c->tocli_len);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))

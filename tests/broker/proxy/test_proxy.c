@@ -359,3 +359,37 @@ Test(proxy, two_jobs_apart)
 	cr_assert_eq(ra.conn[0].bytes_out, 1);
 	proxy_stop(&p);
 }
+
+/* SOCKS5 with a name, allowed: resolved (the test's DNS: 127.0.0.1,
+ * which allow_address opens), dialled, relayed; the report names the
+ * host and the address dialled. */
+Test(proxy, socks5_name_relayed)
+{
+	struct upstream *u = upstream_start(UP_ECHO);
+	struct proxy p = proxy_start();
+	uint16_t lport = proxy_job(&p, 28,
+	    RULES(rulef(0, "allow:socks.example:%u", u->port),
+		rulef(1, "allow_address:127.0.0.1/32:%u", u->port)),
+	    1000, -1);
+	uint8_t req[] = {5, 1, 0, 5, 1, 0, 3, 13, 's', 'o', 'c', 'k', 's', '.',
+	    'e', 'x', 'a', 'm', 'p', 'l', 'e', (uint8_t)(u->port >> 8),
+	    (uint8_t)u->port};
+	uint8_t got[12];
+	struct egress_report rep;
+	int fd = dial(lport);
+
+	send_all(fd, req, sizeof(req));
+	read_n(fd, got, 2 + EGRESS_SOCKS5_REPLY_LEN);
+	cr_assert_eq(got[3], EGRESS_SOCKS5_SUCCEEDED);
+	send_all(fd, "hi", 2);
+	read_n(fd, got, 2);
+	cr_assert_eq(memcmp(got, "hi", 2), 0);
+	close(fd);
+	usleep(100000);
+	proxy_end(&p, 28, &rep);
+	cr_assert_eq(rep.connections, 1);
+	cr_assert_str_eq(rep.conn[0].host, "socks.example");
+	cr_assert_str_eq(rep.conn[0].address, "127.0.0.1");
+	cr_assert_eq(rep.refusals, 0);
+	proxy_stop(&p);
+}
