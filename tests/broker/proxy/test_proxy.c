@@ -67,32 +67,50 @@ Test(proxy, connect_relayed_both_ways)
 	proxy_stop(&p);
 }
 
+/* An absolute-form GET of http://HOST:PORT/x through LPORT; the answer
+ * into BUF, its length returned. */
+static size_t
+http_get(uint16_t lport, const char *host, unsigned port, char *buf,
+    size_t size)
+{
+	char req[256];
+	int fd = dial(lport),
+	    n = snprintf(req, sizeof(req),
+		"GET http://%s:%u/x HTTP/1.1\r\nHost: %s:%u\r\n"
+		"Proxy-Connection: keep-alive\r\n\r\n",
+		host, port, host, port);
+	size_t got;
+
+	send_all(fd, req, (size_t)n);
+	got = read_all(fd, buf, size);
+	close(fd);
+	cr_assert(strncmp(buf, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", buf);
+	cr_assert(strstr(buf, "\r\n\r\nhello") != NULL, "%s", buf);
+	return got;
+}
+
+/* By address, then by a name the test's DNS resolves to it. */
 Test(proxy, absolute_form_get)
 {
 	struct upstream *u = upstream_start(UP_HTTP);
 	struct proxy p = proxy_start();
 	uint16_t lport = proxy_job(&p, 8,
-	    RULES(rulef(0, "allow_address:127.0.0.1/32:%u", u->port)), 1000,
-	    -1);
+	    RULES(rulef(0, "allow_address:127.0.0.1/32:%u", u->port),
+		rulef(1, "allow:web.example:%u", u->port)),
+	    1000, -1);
 	struct egress_report rep;
-	char req[256], buf[512];
-	int fd = dial(lport),
-	    n = snprintf(req, sizeof(req),
-		"GET http://127.0.0.1:%u/x HTTP/1.1\r\n"
-		"Host: 127.0.0.1:%u\r\n"
-		"Proxy-Connection: keep-alive\r\n\r\n",
-		u->port, u->port);
-	size_t got;
+	char buf[512];
+	size_t a = http_get(lport, "127.0.0.1", u->port, buf, sizeof(buf));
+	size_t b = http_get(lport, "web.example", u->port, buf, sizeof(buf));
 
-	send_all(fd, req, (size_t)n);
-	got = read_all(fd, buf, sizeof(buf));
-	cr_assert(strncmp(buf, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", buf);
-	cr_assert(strstr(buf, "\r\n\r\nhello") != NULL, "%s", buf);
-	close(fd);
 	proxy_end(&p, 8, &rep);
-	cr_assert_eq(rep.connections, 1);
-	cr_assert_eq(rep.conn[0].bytes_in, got);
+	cr_assert_eq(rep.connections, 2);
+	cr_assert_eq(rep.nconn, 2);
+	cr_assert_eq(rep.conn[0].bytes_in, a);
 	cr_assert_gt(rep.conn[0].bytes_out, 0);
+	cr_assert_str_eq(rep.conn[1].host, "web.example");
+	cr_assert_eq(rep.conn[1].bytes_in, b);
+	cr_assert_eq(rep.bytes_in, a + b);
 	proxy_stop(&p);
 }
 
