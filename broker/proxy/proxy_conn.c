@@ -50,27 +50,66 @@ conn_new(struct proxy *px, unsigned job, int fd)
 	return -1;
 }
 
+/* Whether job J holds its share of the slots, or every slot is taken:
+ * its listener is then not watched, and new connections wait in the
+ * kernel's backlog. */
+static bool
+job_full(const struct proxy *px, const struct proxy_job *j)
+{
+	if (j->slots >= j->spec.max_concurrent + PROXY_JOB_PENDING)
+		return true;
+	for (unsigned i = 0; i < PROXY_MAX_CONNS; i++)
+		if (px->conn[i].state == CS_FREE)
+			return false;
+	return true;
+}
+
+static void
+watch_listener(struct proxy *px, unsigned job, bool on)
+{
+	struct proxy_job *j = &px->job[job];
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0,
+	    .data.u64 = proxy_ev(PEV_LISTEN, job)};
+
+	if (j->paused == !on || j->lfd < 0)
+		return;
+	epoll_ctl(px->ep, EPOLL_CTL_MOD, j->lfd, &ev);
+	j->paused = !on;
+}
+
 void
 proxy_accept(struct proxy *px, unsigned job)
 {
 	struct proxy_job *j = &px->job[job];
 
 	for (int n = 0; n < 64; n++) {
-		int fd = accept4(j->lfd, NULL, NULL,
-		    SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int slot = -1;
+		int fd, slot;
 
+		if (job_full(px, j)) {
+			watch_listener(px, job, false);
+			return;
+		}
+		fd = accept4(j->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		if (j->slots < j->spec.max_concurrent + PROXY_JOB_PENDING)
-			slot = conn_new(px, job, fd);
+		slot = conn_new(px, job, fd);
 		if (slot < 0) {
-			close(fd); /* every slot taken, or the job's share */
+			close(fd); /* no memory */
 			continue;
 		}
 		j->slots++;
 		proxy_conn_arm(px, (unsigned)slot);
 	}
+}
+
+/* A slot freed: every paused listener that may take one is watched. */
+static void
+resume_listeners(struct proxy *px)
+{
+	for (unsigned i = 0; i < PROXY_MAX_JOBS; i++)
+		if (px->job[i].used && px->job[i].paused &&
+		    !job_full(px, &px->job[i]))
+			watch_listener(px, i, true);
 }
 
 void
@@ -97,6 +136,7 @@ proxy_conn_close(struct proxy *px, unsigned slot)
 	memset(c, 0, sizeof(*c));
 	c->gen = gen + 1;
 	c->cfd = c->ufd = -1;
+	resume_listeners(px);
 }
 
 /* ---- Answers ------------------------------------------------------------ */

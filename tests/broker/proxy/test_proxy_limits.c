@@ -278,3 +278,35 @@ Test(proxy_limits, name_does_not_resolve)
 	cr_assert_eq(rep.nrefusal + rep.nconn, 0);
 	proxy_stop(&p);
 }
+
+/* Garbage on many connections at once, past the job's share of slots:
+ * the proxy closes them and keeps serving (END answered, exit 0). */
+Test(proxy_limits, garbage_clients_survived)
+{
+	struct proxy p = proxy_start();
+	uint16_t lport = proxy_job(&p, 29, RULES("allow:example.org"), 1000,
+	    -1);
+	struct egress_report rep;
+	int fd[64];
+	uint8_t junk[300];
+	char buf[512];
+
+	srand(29);
+	for (int i = 0; i < 64; i++) {
+		fd[i] = dial(lport);
+		for (size_t k = 0; k < sizeof(junk); k++)
+			junk[k] = (uint8_t)rand();
+		junk[0] = (uint8_t)(i % 3 == 0 ? 5 : i % 3 == 1 ? 'G' : 0x16);
+		(void)!write(fd[i], junk, (size_t)(1 + rand() % 299));
+	}
+	for (int i = 0; i < 64; i++)
+		close(fd[i]);
+	int c = connect_req(lport, "example.com", 443);
+
+	read_all(c, buf, sizeof(buf));
+	cr_assert(strncmp(buf, "HTTP/1.1 403 ", 13) == 0, "%s", buf);
+	close(c);
+	proxy_end(&p, 29, &rep);
+	cr_assert_eq(rep.connections, 0);
+	proxy_stop(&p);
+}
