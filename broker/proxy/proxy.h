@@ -23,6 +23,10 @@
 #define PROXY_HEAD_MS 10000 /* a request head must be in within this */
 #define PROXY_DIAL_MS 10000 /* resolving and connecting, in all */
 #define PROXY_IDLE_MS 300000 /* a connection with no byte either way */
+/* Connections a job may hold beyond its max_concurrent: those still
+ * sending their request (so that one job cannot take every slot). Past
+ * them its listener is not read: new ones wait in the backlog. */
+#define PROXY_JOB_PENDING 16u
 
 /* What an epoll event's data names (its top byte). */
 enum proxy_ev {
@@ -43,6 +47,8 @@ struct proxy_job {
 	uint64_t bytes_out, bytes_in; /* so far, every connection */
 	uint32_t made; /* connections counted against max_connections */
 	uint32_t open; /* connections open now */
+	uint32_t slots; /* connection slots it holds, in any state */
+	bool paused; /* its listener is not watched: no slot for it */
 };
 
 enum conn_state {

@@ -163,7 +163,7 @@ resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 	}
 	struct proxy_conn *c = &px->conn[slot];
 
-	if (status != ARES_SUCCESS) {
+	if (status != ARES_SUCCESS || res == NULL || res->nodes == NULL) {
 		ares_freeaddrinfo(res);
 		proxy_conn_fail(px, slot, "502 Bad Gateway",
 		    EGRESS_SOCKS5_HOST_UNREACHABLE,
@@ -208,6 +208,7 @@ proxy_dial(struct proxy *px, unsigned slot)
 	    .ai_socktype = SOCK_STREAM,
 	};
 	uintptr_t arg = (uintptr_t)c->gen << 16 | slot;
+	char fqdn[EGRESS_HOST_BUF + 1];
 
 	c->deadline = proxy_now() + PROXY_DIAL_MS;
 	if (c->host_is_addr) {
@@ -217,10 +218,12 @@ proxy_dial(struct proxy *px, unsigned slot)
 			connect_to(px, slot);
 		return;
 	}
+	/* With its root dot: the name as the rules matched it, never one
+	 * resolv.conf's search list makes of it. */
+	snprintf(fqdn, sizeof(fqdn), "%s.", c->host);
 	c->state = CS_RESOLVE;
 	proxy_conn_arm(px, slot);
-	ares_getaddrinfo(px->ares, c->host, NULL, &hints, resolved,
-	    (void *)arg);
+	ares_getaddrinfo(px->ares, fqdn, NULL, &hints, resolved, (void *)arg);
 }
 
 /* The answer a client waits for once its upstream is connected. */

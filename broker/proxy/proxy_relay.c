@@ -80,14 +80,12 @@ hello_check(struct proxy *px, unsigned slot)
 					 : "tls_truncated");
 		return;
 	}
-	if (h.kind == EGRESS_TLS_NOT_TLS || c->host_is_addr) {
+	if (h.kind == EGRESS_TLS_NOT_TLS || c->host_is_addr ||
+	    (h.kind == EGRESS_TLS_SNI &&
+		egress_host_canon(h.sni, h.sni_len, sni, sizeof(sni)) > 0 &&
+		strcmp(sni, c->host) == 0)) {
 		c->state = CS_RELAY;
-		return;
-	}
-	if (h.kind == EGRESS_TLS_SNI &&
-	    egress_host_canon(h.sni, h.sni_len, sni, sizeof(sni)) > 0 &&
-	    strcmp(sni, c->host) == 0) {
-		c->state = CS_RELAY;
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 		return;
 	}
 	snprintf(detail, sizeof(detail), "%s%.40s",
@@ -121,7 +119,8 @@ read_client(struct proxy *px, unsigned slot)
 	c->toup_len += (size_t)n;
 	if (c->kind == CK_FORWARD)
 		c->body_left -= (uint64_t)n;
-	c->deadline = proxy_now() + PROXY_IDLE_MS;
+	if (c->state == CS_RELAY) /* a hello is not given more time */
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 	return true;
 }
 
@@ -133,7 +132,7 @@ read_upstream(struct proxy *px, unsigned slot)
 	struct proxy_job *j = &px->job[c->job];
 	ssize_t n;
 
-	if (c->up_eof || c->tocli_len >= PROXY_BUF)
+	if (c->ufd < 0 || c->up_eof || c->tocli_len >= PROXY_BUF)
 		return true;
 	n = read(c->ufd, c->tocli + c->tocli_len, PROXY_BUF - c->tocli_len);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -151,7 +150,8 @@ read_upstream(struct proxy *px, unsigned slot)
 	j->bytes_in += (uint64_t)n;
 	c->bytes_in += (uint64_t)n;
 	c->tocli_len += (size_t)n;
-	c->deadline = proxy_now() + PROXY_IDLE_MS;
+	if (c->state == CS_RELAY) /* a hello is not given more time */
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 	return true;
 }
 
@@ -209,7 +209,9 @@ proxy_relay(struct proxy *px, unsigned slot, bool upstream, uint32_t events)
 {
 	struct proxy_conn *c = &px->conn[slot];
 
-	if ((events & EPOLLERR) && !(events & EPOLLIN)) {
+	/* An error, or a hang-up of a side not read now (its buffer
+	 * full): epoll would report it again at once. */
+	if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) {
 		proxy_conn_close(px, slot);
 		return;
 	}
@@ -217,6 +219,8 @@ proxy_relay(struct proxy *px, unsigned slot, bool upstream, uint32_t events)
 		return;
 	if (c->state == CS_HELLO && c->toup_len > 0)
 		hello_check(px, slot);
+	else if (c->state == CS_HELLO && c->cli_eof)
+		c->state = CS_RELAY; /* the client sent nothing, and ended */
 	if (c->state == CS_FREE || c->state == CS_CLOSING)
 		return;
 	if (!write_upstream(px, slot))
