@@ -114,6 +114,39 @@ struct ll_ruleset_attr {
 	uint64_t scoped; /* ABI 6 */
 };
 
+/* struct landlock_net_port_attr (ABI 4), and its rule type: Debian 12's
+ * <linux/landlock.h> predates them. */
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+#define LL_RULE_NET_PORT 2
+
+/* Allows TCP connect to each of CFG's connect ports in the ruleset RS.
+ * Returns 0 or a negative errno with ERR set. */
+static int
+add_port_rules(int rs, const struct cf_ll_config *cfg, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < cfg->nconnect_ports; i++) {
+		struct ll_net_port_attr np = {
+		    .allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP,
+		    .port = cfg->connect_ports[i],
+		};
+
+		if (syscall(SYS_landlock_add_rule, rs, LL_RULE_NET_PORT, &np,
+			0U) < 0) {
+			int e = -errno;
+
+			snprintf(err, errlen,
+			    "cannot allow TCP port %u in the Landlock "
+			    "ruleset: %s",
+			    (unsigned)np.port, strerror(errno));
+			return e;
+		}
+	}
+	return 0;
+}
+
 /* Adds rule I (R) to the ruleset RS; HANDLED: the rights it handles. */
 static int
 add_rule(int rs, size_t i, const struct cf_ll_rule *r, uint64_t handled,
@@ -204,7 +237,10 @@ cf_landlock_apply(const struct cf_ll_config *cfg,
 		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
 		    LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	else if (cfg->deny_tcp_bind && v >= 4)
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP;
+		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
+		    (cfg->connect_ports != NULL
+			    ? LANDLOCK_ACCESS_NET_CONNECT_TCP
+			    : 0);
 	if (v >= 6)
 		attr.scoped = cfg->scoped &
 		    (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
@@ -222,6 +258,9 @@ cf_landlock_apply(const struct cf_ll_config *cfg,
 		if ((e = add_rule(rs, i, &rules[i], attr.handled_access_fs,
 			 cfg->never, err, errlen)) < 0)
 			return e;
+	if ((attr.handled_access_net & LANDLOCK_ACCESS_NET_CONNECT_TCP) != 0 &&
+	    !cfg->deny_tcp && (e = add_port_rules(rs, cfg, err, errlen)) < 0)
+		return e;
 	if (syscall(SYS_landlock_restrict_self, rs, 0U) < 0) {
 		e = -errno;
 		snprintf(err, errlen, "landlock_restrict_self: %s",

@@ -115,10 +115,16 @@ int64_t proxy_now(void);
 /* epoll data for (KIND, SLOT) and back. */
 uint64_t proxy_ev(enum proxy_ev kind, uint32_t slot);
 
+/* Most ports --connect-ports may name (a longer list is a usage error:
+ * the broker then passes none, and connect is not confined by port). */
+#define PROXY_MAX_CONNECT_PORTS 4096u
+
 /* proxy_confine.c: no_new_privs, no capability, Landlock (no file, no
- * TCP bind), the seccomp allow-list. Returns the Landlock ABI (> 0) or
- * a negative errno with ERR set. */
-int proxy_confine(char *err, size_t errlen);
+ * TCP bind; with PORTS not NULL, from ABI 4, TCP connect to the NPORTS
+ * PORTS alone), the seccomp allow-list. Returns the Landlock ABI (> 0)
+ * or a negative errno with ERR set. */
+int proxy_confine(const uint16_t *ports, size_t nports, char *err,
+    size_t errlen);
 
 /* proxy_ctl.c: one message on the control socket (EPOLLIN). */
 void proxy_ctl_read(struct proxy *px);
@@ -173,8 +179,9 @@ bool proxy_flush_client(struct proxy_conn *c);
 /* Connection SLOT's job passed cap NAME: a budget refusal, closed. */
 void proxy_budget(struct proxy *px, unsigned slot, const char *cap);
 
-/* proxy_packet.c: frames on a job's packet socket. */
-void proxy_packet_read(struct proxy *px, unsigned job);
+/* proxy_packet.c: reads up to 64 frames queued on job JOB's packet
+ * socket, reporting each direct connect. Returns how many it read. */
+int proxy_packet_read(struct proxy *px, unsigned job);
 
 /* proxy_ctl.c: the job of SLOT ends: report it to the broker. */
 void proxy_job_end(struct proxy *px, unsigned slot);

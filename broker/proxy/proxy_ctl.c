@@ -138,6 +138,11 @@ proxy_job_end(struct proxy *px, unsigned slot)
 			proxy_conn_close(px, i);
 	if (j->lfd >= 0)
 		close(j->lfd);
+	/* What the job sent just before it ended is still queued: a
+	 * direct connect right before its exit is reported too. */
+	for (int i = 0; j->pfd >= 0 && i < 64; i++)
+		if (proxy_packet_read(px, slot) == 0)
+			break;
 	if (j->pfd >= 0)
 		close(j->pfd);
 	if (!px->done)

@@ -80,7 +80,11 @@ hello_check(struct proxy *px, unsigned slot)
 					 : "tls_truncated");
 		return;
 	}
-	if (h.kind == EGRESS_TLS_NOT_TLS || c->host_is_addr ||
+	/* A tunnel to a name carries TLS naming that host, nothing else:
+	 * plain bytes would let a Host field behind a shared front (a
+	 * CDN, a gateway) pick another site than the one decided. A
+	 * tunnel to an address allow_address named may carry anything. */
+	if (c->host_is_addr ||
 	    (h.kind == EGRESS_TLS_SNI &&
 		egress_host_canon(h.sni, h.sni_len, sni, sizeof(sni)) > 0 &&
 		strcmp(sni, c->host) == 0)) {
@@ -89,7 +93,9 @@ hello_check(struct proxy *px, unsigned slot)
 		return;
 	}
 	snprintf(detail, sizeof(detail), "%s%.40s",
-	    h.kind == EGRESS_TLS_SNI ? "sni " : "no sni",
+	    h.kind == EGRESS_TLS_SNI	      ? "sni="
+		: h.kind == EGRESS_TLS_NO_SNI ? "no_sni"
+					      : "not_tls",
 	    h.kind == EGRESS_TLS_SNI ? h.sni : "");
 	proxy_conn_refuse(px, slot, c->host, strlen(c->host),
 	    EGRESS_REASON_SNI_MISMATCH, detail);

@@ -200,6 +200,12 @@ expect_confined(pid_t pid)
 struct proxy
 proxy_start(void)
 {
+	return proxy_start_ports(NULL);
+}
+
+struct proxy
+proxy_start_ports(const char *ports)
+{
 	const char *path = getenv("STOCKADE_PROXY");
 	char fdtext[16], dns[32];
 	static uint8_t buf[WIRE_HEADER_SIZE + 1024];
@@ -216,8 +222,12 @@ proxy_start(void)
 	cr_assert_geq(p.pid, 0);
 	if (p.pid == 0) {
 		fcntl(sv[1], F_SETFD, 0);
-		execl(path, "stockade-proxy", "--fd", fdtext, "--dns", dns,
-		    (char *)NULL);
+		if (ports != NULL)
+			execl(path, "stockade-proxy", "--fd", fdtext, "--dns",
+			    dns, "--connect-ports", ports, (char *)NULL);
+		else
+			execl(path, "stockade-proxy", "--fd", fdtext, "--dns",
+			    dns, (char *)NULL);
 		_exit(127);
 	}
 	close(sv[1]);

@@ -48,6 +48,8 @@ int recv_msg(int ctl, uint8_t *buf, size_t size, struct wire_msg *m);
 /* Starts the proxy with --dns at a dns_start server; asserts READY (a
  * proxy refusing for want of Landlock: skip_or_fail). */
 struct proxy proxy_start(void);
+/* The same with --connect-ports PORTS (NULL: none). */
+struct proxy proxy_start_ports(const char *ports);
 /* Hands job ID with RULES ("allow:x", "allow_address:x", "deny:x", N of
  * them) and MAX_IN; PFD, when not -1, as its packet socket. Returns the
  * port of the job's listener (127.0.0.1). */

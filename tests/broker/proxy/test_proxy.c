@@ -396,18 +396,80 @@ Test(proxy, socks5_name_relayed)
 	struct egress_report rep;
 	int fd = dial(lport);
 
+	uint8_t hello[512], back[512];
+	size_t n = hello_for("socks.example", hello);
+
 	send_all(fd, req, sizeof(req));
 	read_n(fd, got, 2 + EGRESS_SOCKS5_REPLY_LEN);
 	cr_assert_eq(got[3], EGRESS_SOCKS5_SUCCEEDED);
-	send_all(fd, "hi", 2);
-	read_n(fd, got, 2);
-	cr_assert_eq(memcmp(got, "hi", 2), 0);
+	send_all(fd, hello, n);
+	read_n(fd, back, n);
+	cr_assert_eq(memcmp(back, hello, n), 0);
+	close(fd);
+	/* A tunnel to a name carries TLS naming it, not plain bytes: a
+	 * Host field behind a shared front would pick another site. */
+	fd = dial(lport);
+	send_all(fd, req, sizeof(req));
+	read_n(fd, got, 2 + EGRESS_SOCKS5_REPLY_LEN);
+	cr_assert_eq(got[3], EGRESS_SOCKS5_SUCCEEDED);
+	send_all(fd, "GET / HTTP/1.1\r\nHost: other.example\r\n\r\n", 41);
+	cr_assert_eq(read_all(fd, (char *)back, sizeof(back)), 0,
+	    "plain bytes relayed");
 	close(fd);
 	usleep(100000);
 	proxy_end(&p, 28, &rep);
 	cr_assert_eq(rep.connections, 1);
 	cr_assert_str_eq(rep.conn[0].host, "socks.example");
 	cr_assert_str_eq(rep.conn[0].address, "127.0.0.1");
-	cr_assert_eq(rep.refusals, 0);
+	cr_assert_eq(rep.refusals, 1);
+	cr_assert_eq(rep.refusal[0].reason, EGRESS_REASON_SNI_MISMATCH);
+	cr_assert_str_eq(rep.refusal[0].detail, "not_tls");
 	proxy_stop(&p);
+}
+
+/*
+ * --connect-ports confines TCP connect with Landlock (ABI 4 on): a proxy
+ * given another port than the upstream's cannot dial it even for a job
+ * whose rules allow it (the dial fails: 502, no connection), and one
+ * given that port can. What a compromised proxy could reach is the
+ * broker's list of its policy's ports (egress_proxy_ports).
+ */
+Test(proxy, connect_confined_to_the_given_ports)
+{
+	struct upstream *u = upstream_start(UP_ECHO);
+	char other[16], mine[16], buf[256];
+	struct egress_report rep;
+	ssize_t n;
+	int fd;
+
+	snprintf(other, sizeof(other), "%u", u->port == 9 ? 10u : 9u);
+	snprintf(mine, sizeof(mine), "%u", (unsigned)u->port);
+	for (int pass = 0; pass < 2; pass++) {
+		struct proxy p = proxy_start_ports(pass == 0 ? other : mine);
+		uint16_t lport = proxy_job(&p, 70 + (uint64_t)pass,
+		    RULES(rulef(0, "allow_address:127.0.0.1/32:%u", u->port)),
+		    1000, -1);
+
+		fd = connect_req(lport, "127.0.0.1", u->port);
+		if (pass == 1) {
+			expect_established(fd);
+			close(fd);
+			usleep(100000);
+			proxy_end(&p, 71, &rep);
+			cr_assert_eq(rep.connections, 1);
+			proxy_stop(&p);
+			break;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		cr_assert_gt(n, 0);
+		buf[n] = '\0';
+		if (strncmp(buf, "HTTP/1.1 200", 12) == 0)
+			skip_or_fail("Landlock ABI < 4: TCP connect is not "
+				     "confined by port on this kernel");
+		cr_assert(strncmp(buf, "HTTP/1.1 502", 12) == 0, "%s", buf);
+		close(fd);
+		proxy_end(&p, 70, &rep);
+		cr_assert_eq(rep.connections, 0);
+		proxy_stop(&p);
+	}
 }

@@ -76,6 +76,11 @@ own_netns_packet_socket(void)
 	ifr.ifr_flags |= IFF_UP;
 	cr_assert_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
 	close(fd);
+	/* 192.0.2.0/24 local to lo, as jail init routes every address
+	 * (launcher/init/egress.c): a connect there crosses lo. */
+	cr_assert_eq(system("ip route add local 192.0.2.0/24 dev lo table "
+			    "local"),
+	    0);
 	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	cr_assert_geq(fd, 0, "AF_PACKET: %s", strerror(errno));
 	ll.sll_ifindex = (int)if_nametoindex("lo");
@@ -107,6 +112,8 @@ Test(proxy_limits, direct_connect_seen)
 	    pfd);
 	struct sockaddr_in dns = {.sin_family = AF_INET, .sin_port = htons(53)};
 	struct sockaddr_in closed = {.sin_family = AF_INET,
+	    .sin_port = htons(9)};
+	struct sockaddr_in own = {.sin_family = AF_INET,
 	    .sin_port = htons(9),
 	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	const struct egress_refusal_rec *f;
@@ -120,9 +127,14 @@ Test(proxy_limits, direct_connect_seen)
 			 sizeof(dns)),
 	    1);
 	close(fd);
+	inet_pton(AF_INET, "192.0.2.1", &closed.sin_addr);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	cr_assert_neq(connect(fd, (struct sockaddr *)&closed, sizeof(closed)),
 	    0);
+	close(fd);
+	/* The jail's own loopback is the job's: not reported. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_neq(connect(fd, (struct sockaddr *)&own, sizeof(own)), 0);
 	close(fd);
 	fd = connect_req(lport, "example.com", 443);
 	read_all(fd, buf, sizeof(buf));
@@ -133,7 +145,9 @@ Test(proxy_limits, direct_connect_seen)
 	cr_assert_not_null(f, "no udp refusal");
 	cr_assert_eq(f->reason, EGRESS_REASON_DIRECT_CONNECT);
 	cr_assert_str_eq(f->detail, "udp");
-	f = find_refusal(&rep, "127.0.0.1", 9);
+	cr_assert_null(find_refusal(&rep, "127.0.0.1", 9),
+	    "the jail's own loopback reported");
+	f = find_refusal(&rep, "192.0.2.1", 9);
 	cr_assert_not_null(f, "no tcp refusal");
 	cr_assert_eq(f->reason, EGRESS_REASON_DIRECT_CONNECT);
 	cr_assert_str_eq(f->detail, "tcp");
