@@ -106,24 +106,28 @@ eval_interrupted(void)
  * the later columns, the product's included (review of issue 6, F1).
  */
 static int
-write_policy(const char *base, const struct eval_config *cfg, char *path,
+write_policy(const struct eval_config *cfg, uint16_t index_port, char *path,
     size_t size)
 {
 	int fd = -1;
-	char off[512];
+	char off[512], net[256] = "";
 	char text[2048];
 	char err[POLICY_ERR_MAX];
 	struct policy p;
 	int e;
 
 	job_layers_format(cfg->layers_off, off, sizeof(off));
+	/* The allow-list names only the eval's own index on loopback: no
+	 * name (the proxy would ask the host's DNS), nothing off the host. */
+	if (cfg->allow_list)
+		snprintf(net, sizeof(net), "[network]\nallow_address = %s:%u\n",
+		    EVAL_INDEX_ADDR, (unsigned)index_port);
 	snprintf(text, sizeof(text),
 	    "# stockade eval: configuration %s "
-	    "(docs/evidence.md)\n%s%s%s%s",
+	    "(docs/evidence.md)\n%s%s%s%s%s",
 	    cfg->name, policy_limits,
 	    off[0] != '\0' ? "[jail]\nunsafe_layers_off = " : "", off,
-	    off[0] != '\0' ? "\n" : "");
-	(void)base;
+	    off[0] != '\0' ? "\n" : "", net);
 	fd = memfd_create("stockade-eval-policy",
 	    MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	e = fd < 0 ? -errno : write_all(fd, text, strlen(text));
@@ -433,6 +437,44 @@ eval_ctx_init(struct eval_ctx *ctx, const struct opts *o, const char *broker,
 }
 
 /*
+ * The full product must stop everything: its columns are those with no
+ * layer off, with or without an allow-list (isolation's "both" and "fs +
+ * allow-list", the layer table's last), and under an allow-list every
+ * column must stop everything too, but what an attack declares the
+ * allowed host lets out by design ("by-design: allowed-host-exit";
+ * issue 25). 0, EXIT_FOUND or EXIT_SANDBOX (such a run failed or was
+ * not run).
+ */
+static int
+product_status(const struct eval_matrix *m)
+{
+	int rc = 0;
+
+	for (size_t a = 0; a < m->corpus->n; a++) {
+		const char *by = eval_attack_get(&m->corpus->v[a], "by-design");
+		bool exit_ok = by != NULL &&
+		    strcmp(by, "allowed-host-exit") == 0;
+
+		for (size_t c = 0; c < m->ncfg; c++) {
+			const struct eval_verdict *v = &m->v[a * m->ncfg + c];
+			bool product = m->cfg[c].layers_off == 0;
+
+			if (m->cfg[c].allow_list && exit_ok)
+				continue;
+			if (!product && !m->cfg[c].allow_list)
+				continue;
+			if (v->outcome == EVAL_SUCCEEDED)
+				rc = EXIT_FOUND;
+			else if ((v->outcome == EVAL_ERROR ||
+				     v->outcome == EVAL_NOT_RUN) &&
+			    rc == 0)
+				rc = EXIT_SANDBOX;
+		}
+	}
+	return rc;
+}
+
+/*
  * The report of the runs of M: the filter's, or the table on stdout with
  * the JSON written to JF (opened on O->json; NULL: none). Returns the
  * command's exit status: 0, EXIT_FOUND when the full product let an
@@ -454,19 +496,7 @@ eval_report(const struct opts *o, const struct eval_matrix *m, FILE *jf,
 		}
 		*jo = o->json != NULL ? eval_matrix_json(m) : NULL;
 		rc = 0;
-		/* The full product must stop everything: its column is the
-		 * last one. */
-		for (size_t a = 0; a < m->corpus->n; a++) {
-			const struct eval_verdict *last =
-			    &m->v[a * m->ncfg + m->ncfg - 1];
-
-			if (last->outcome == EVAL_SUCCEEDED)
-				rc = EXIT_FOUND;
-			else if ((last->outcome == EVAL_ERROR ||
-				     last->outcome == EVAL_NOT_RUN) &&
-			    rc == 0)
-				rc = EXIT_SANDBOX;
-		}
+		rc = product_status(m);
 	}
 	if (o->json != NULL && *jo == NULL && rc != EXIT_SANDBOX) {
 		log_error("eval: out of memory");
@@ -565,15 +595,15 @@ cmd_eval(int argc, char **argv)
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
-	for (size_t c = 0; c < m.ncfg; c++)
-		if ((rc = write_policy(base, &m.cfg[c], policy[c],
-			 sizeof(policy[c]))) != 0)
-			goto out;
 	if (eval_honeypot_start(&hp, err, sizeof(err)) < 0) {
 		log_error("eval: %s", err);
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
+	for (size_t c = 0; c < m.ncfg; c++)
+		if ((rc = write_policy(&m.cfg[c], eval_honeypot_tcp_port(hp),
+			 policy[c], sizeof(policy[c]))) != 0)
+			goto out;
 	eval_ctx_init(&ctx, &o, broker, self, base, hp);
 	m.v = v;
 	if (eval_sched_run(&ctx, &m, v, policy, o.jobs, o.sub) < 0) {
