@@ -10,8 +10,9 @@
  * ([jail] unsafe_layers_off) and --unsafe-evaluation. The weakened
  * configurations run attacks on the host with the caller's ids, so they
  * are refused to root (without a user namespace the weakest would run
- * them as host root); `corpus` and `filter` run the full product only
- * and may run as root.
+ * them as host root): `layers` refuses root; `isolation`, `corpus` and
+ * `filter` run only the full product as root (isolation's "both" and
+ * "fs + allow-list" columns).
  *
  * Runs go --jobs at a time (threads; default 2), configuration after
  * configuration. One honeypot serves the whole eval; everything else is
@@ -335,8 +336,7 @@ eval_args(int argc, char **argv, struct opts *o, struct eval_matrix *m,
 	/* Weakened jails run attacks on this host with our ids: never
 	 * root's (without a user namespace the weakest would be host
 	 * root). */
-	if (geteuid() == 0 &&
-	    (m->kind == EVAL_KIND_LAYERS || m->kind == EVAL_KIND_ISOLATION)) {
+	if (geteuid() == 0 && m->kind == EVAL_KIND_LAYERS) {
 		log_error("eval %s: refused as root: its weakened "
 			  "configurations would run attacks on this host with "
 			  "root's ids. Run it as an unprivileged user, for "

@@ -90,7 +90,8 @@ json_t *eval_matrix_json(const struct eval_matrix *m);
 /*
  * The evaluation named by SUB ("layers", "isolation", "corpus",
  * "filter") into M: its kind, and its configurations (static, in column
- * order; the filter's bare column only when not run as root). Returns 0,
+ * order; the filter's bare column, and isolation's columns with a layer
+ * off, only when not run as root). Returns 0,
  * or -1 when SUB names none (M untouched).
  */
 int eval_select_matrix(const char *sub, struct eval_matrix *m);
