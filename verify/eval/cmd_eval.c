@@ -439,11 +439,10 @@ eval_ctx_init(struct eval_ctx *ctx, const struct opts *o, const char *broker,
 /*
  * The full product must stop everything: its columns are those with no
  * layer off, with or without an allow-list (isolation's "both" and "fs +
- * allow-list", the layer table's last), and under an allow-list every
- * column must stop everything too, but what an attack declares the
- * allowed host lets out by design ("by-design: allowed-host-exit";
- * issue 25). 0, EXIT_FOUND or EXIT_SANDBOX (such a run failed or was
- * not run).
+ * allow-list", the layer table's last); under an allow-list, everything
+ * but what an attack declares the allowed host lets out by design
+ * ("by-design: allowed-host-exit"; issue 25). 0, EXIT_FOUND or
+ * EXIT_SANDBOX (such a run failed or was not run).
  */
 static int
 product_status(const struct eval_matrix *m)
@@ -457,11 +456,9 @@ product_status(const struct eval_matrix *m)
 
 		for (size_t c = 0; c < m->ncfg; c++) {
 			const struct eval_verdict *v = &m->v[a * m->ncfg + c];
-			bool product = m->cfg[c].layers_off == 0;
 
-			if (m->cfg[c].allow_list && exit_ok)
-				continue;
-			if (!product && !m->cfg[c].allow_list)
+			if (m->cfg[c].layers_off != 0 ||
+			    (m->cfg[c].allow_list && exit_ok))
 				continue;
 			if (v->outcome == EVAL_SUCCEEDED)
 				rc = EXIT_FOUND;
