@@ -409,6 +409,13 @@ advise_program(struct words *w, const struct egress_report *rep)
 		    "a valid host and port%s%s%s: check the URL or the "
 		    "address it uses.",
 		    *s.detail ? " (" : "", s.detail, *s.detail ? ")" : "");
+	if (shown_for(rep, EGRESS_REASON_UNREACHABLE, &s) != NULL)
+		add(w,
+		    " The policy allows %s, but the proxy could not reach "
+		    "it (%s): the name did not resolve or the host did not "
+		    "answer, which is not the policy's doing; check the URL "
+		    "and its host name.",
+		    s.host, *s.detail ? s.detail : "unreachable");
 }
 
 /* Rule 3 of result_hint_net: an ok or exit_nonzero job with refusals. */
@@ -419,16 +426,21 @@ hint_refused(struct words *w, const struct job_result *res,
 	const struct egress_report *rep = net->report;
 	unsigned long long n = rep->refusals ? rep->refusals : 1;
 
+	const char *verb = first_for(rep, EGRESS_REASON_UNREACHABLE) != NULL
+	    ? "refused or could not make"
+	    : "refused";
+
 	if (res->status == JOB_OK)
 		add(w,
 		    "The program exited with code 0 in %llu ms, but the "
-		    "sandbox refused %llu network connection%s (",
-		    (unsigned long long)res->wall_ms, n, n == 1 ? "" : "s");
+		    "sandbox %s %llu network connection%s (",
+		    (unsigned long long)res->wall_ms, verb, n,
+		    n == 1 ? "" : "s");
 	else
 		add(w,
 		    "The program exited with code %d after the sandbox "
-		    "refused %llu network connection%s (",
-		    res->exit_code, n, n == 1 ? "" : "s");
+		    "%s %llu network connection%s (",
+		    res->exit_code, verb, n, n == 1 ? "" : "s");
 	add_refusals(w, rep);
 	add(w, "%s",
 	    res->status == JOB_OK

@@ -129,6 +129,15 @@ int proxy_confine(const uint16_t *ports, size_t nports, char *err,
 /* proxy_ctl.c: one message on the control socket (EPOLLIN). */
 void proxy_ctl_read(struct proxy *px);
 
+/* proxy_conn_fail for an allowed connection that could not be made (the
+ * name did not resolve, the host refused or did not answer): recorded
+ * as an unreachable refusal with DETAIL ("no_such_name",
+ * "ECONNREFUSED", "connect_timeout", ...) first, so that the job's
+ * result says why its allowed host failed. */
+void proxy_conn_unreachable(struct proxy *px, unsigned slot,
+    const char *status, enum egress_socks5_rep rep, const char *text,
+    const char *detail);
+
 /* proxy_conn.c */
 void proxy_accept(struct proxy *px, unsigned job);
 void proxy_conn_event(struct proxy *px, unsigned slot, bool upstream,

@@ -202,6 +202,17 @@ proxy_conn_fail(struct proxy *px, unsigned slot, const char *status,
 }
 
 void
+proxy_conn_unreachable(struct proxy *px, unsigned slot, const char *status,
+    enum egress_socks5_rep rep, const char *text, const char *detail)
+{
+	struct proxy_conn *c = &px->conn[slot];
+
+	egress_report_refusal(&job_of(px, c)->rep, c->host, strlen(c->host),
+	    c->port, EGRESS_REASON_UNREACHABLE, detail);
+	proxy_conn_fail(px, slot, status, rep, text);
+}
+
+void
 proxy_conn_refuse(struct proxy *px, unsigned slot, const char *host,
     size_t hostlen, enum egress_reason reason, const char *detail)
 {
@@ -445,9 +456,11 @@ proxy_conn_timeouts(struct proxy *px, int64_t now)
 		if (c->state == CS_FREE || c->deadline > now)
 			continue;
 		if (c->state == CS_RESOLVE || c->state == CS_CONNECT)
-			proxy_conn_fail(px, i, "504 Gateway Timeout",
+			proxy_conn_unreachable(px, i, "504 Gateway Timeout",
 			    EGRESS_SOCKS5_TTL_EXPIRED,
-			    "stockade: the host did not answer in time\n");
+			    "stockade: the host did not answer in time\n",
+			    c->state == CS_RESOLVE ? "resolve_timeout"
+						   : "connect_timeout");
 		else
 			proxy_conn_close(px, i);
 	}

@@ -95,11 +95,14 @@ connect_to(struct proxy *px, unsigned slot)
 		proxy_conn_arm(px, slot);
 		return;
 	}
+	int e = errno;
+
 	if (fd >= 0)
 		close(fd);
-	proxy_conn_fail(px, slot, "502 Bad Gateway",
+	proxy_conn_unreachable(px, slot, "502 Bad Gateway",
 	    EGRESS_SOCKS5_HOST_UNREACHABLE,
-	    "stockade: cannot connect to the host\n");
+	    "stockade: cannot connect to the host\n",
+	    strerrorname_np(e) != NULL ? strerrorname_np(e) : "connect");
 }
 
 /* Keeps SA (LEN bytes) at PORT as SLOT's address to dial. */
@@ -165,9 +168,12 @@ resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 
 	if (status != ARES_SUCCESS || res == NULL || res->nodes == NULL) {
 		ares_freeaddrinfo(res);
-		proxy_conn_fail(px, slot, "502 Bad Gateway",
+		proxy_conn_unreachable(px, slot, "502 Bad Gateway",
 		    EGRESS_SOCKS5_HOST_UNREACHABLE,
-		    "stockade: the host name does not resolve\n");
+		    "stockade: the host name does not resolve\n",
+		    status == ARES_ENOTFOUND	 ? "no_such_name"
+			: status == ARES_SUCCESS ? "no_address"
+						 : "resolve_failed");
 		return;
 	}
 	n = pick(px, c, res, &d);
@@ -261,10 +267,12 @@ proxy_dial_done(struct proxy *px, unsigned slot)
 	if (err == EINPROGRESS || err == EALREADY)
 		return;
 	if (err != 0) {
-		proxy_conn_fail(px, slot, "502 Bad Gateway",
+		proxy_conn_unreachable(px, slot, "502 Bad Gateway",
 		    err == ECONNREFUSED ? EGRESS_SOCKS5_CONNECTION_REFUSED
 					: EGRESS_SOCKS5_HOST_UNREACHABLE,
-		    "stockade: cannot connect to the host\n");
+		    "stockade: cannot connect to the host\n",
+		    strerrorname_np(err) != NULL ? strerrorname_np(err)
+						 : "connect");
 		return;
 	}
 	answer_connected(px, slot);

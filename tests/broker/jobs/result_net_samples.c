@@ -52,6 +52,8 @@ static const struct sample samples[] = {
 	{{"pypi.org", 443, EGRESS_REASON_BUDGET, "max_bytes_in_mb"}}},
     {"bad_request", JOB_EXIT_NONZERO, 1, NULL, false,
 	{{"a@b", 80, EGRESS_REASON_BAD_REQUEST, "userinfo"}}},
+    {"unreachable", JOB_EXIT_NONZERO, 6, NULL, false,
+	{{"pypi.org", 443, EGRESS_REASON_UNREACHABLE, "no_such_name"}}},
     {"ok_with_refusal", JOB_OK, 0, NULL, false,
 	{{"evil.example", 443, EGRESS_REASON_NOT_ALLOWED, ""}}},
     {"proxy_failed", JOB_EXIT_NONZERO, 1, NULL, true, {{NULL}}},

@@ -33,6 +33,7 @@ EXPECTED = {
     "sni_mismatch": "fix_server_name",
     "budget": "ask_user",
     "bad_request": "fix_url",
+    "unreachable": "fix_url",
     "ok_with_refusal": "ask_user",
     "proxy_failed": "tell_user",
     "proxy_failed_ok": "tell_user",

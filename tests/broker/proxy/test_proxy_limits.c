@@ -275,7 +275,8 @@ Test(proxy_limits, unserved_job)
 	proxy_stop(&p);
 }
 
-/* An allowed name that does not exist: 502, and no refusal. */
+/* An allowed name that does not exist: 502, and an unreachable entry
+ * (the job's result says why its allowed host failed). */
 Test(proxy_limits, name_does_not_resolve)
 {
 	struct proxy p = proxy_start();
@@ -289,7 +290,11 @@ Test(proxy_limits, name_does_not_resolve)
 	cr_assert(strncmp(buf, "HTTP/1.1 502 ", 13) == 0, "%s", buf);
 	close(fd);
 	proxy_end(&p, 27, &rep);
-	cr_assert_eq(rep.nrefusal + rep.nconn, 0);
+	cr_assert_eq(rep.nconn, 0);
+	cr_assert_eq(rep.nrefusal, 1);
+	cr_assert_eq(rep.refusal[0].reason, EGRESS_REASON_UNREACHABLE);
+	cr_assert_str_eq(rep.refusal[0].host, "nx.example");
+	cr_assert_str_eq(rep.refusal[0].detail, "no_such_name");
 	proxy_stop(&p);
 }
 
