@@ -147,6 +147,23 @@ add_port_rules(int rs, const struct cf_ll_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* The network rights CFG's domain handles under Landlock ABI V. */
+static uint64_t
+net_rights(const struct cf_ll_config *cfg, int v)
+{
+	if (v < 4)
+		return 0; /* no network rights before ABI 4 */
+	if (cfg->deny_tcp)
+		return LANDLOCK_ACCESS_NET_BIND_TCP |
+		    LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	if (cfg->deny_tcp_bind)
+		return LANDLOCK_ACCESS_NET_BIND_TCP |
+		    (cfg->connect_ports != NULL
+			    ? LANDLOCK_ACCESS_NET_CONNECT_TCP
+			    : 0);
+	return 0;
+}
+
 /* Adds rule I (R) to the ruleset RS; HANDLED: the rights it handles. */
 static int
 add_rule(int rs, size_t i, const struct cf_ll_rule *r, uint64_t handled,
@@ -233,14 +250,7 @@ cf_landlock_apply(const struct cf_ll_config *cfg,
 
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = ll_fs_rights(v);
-	if (cfg->deny_tcp && v >= 4)
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
-		    LANDLOCK_ACCESS_NET_CONNECT_TCP;
-	else if (cfg->deny_tcp_bind && v >= 4)
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
-		    (cfg->connect_ports != NULL
-			    ? LANDLOCK_ACCESS_NET_CONNECT_TCP
-			    : 0);
+	attr.handled_access_net = net_rights(cfg, v);
 	if (v >= 6)
 		attr.scoped = cfg->scoped &
 		    (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
