@@ -54,12 +54,14 @@ open_program(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
-/* Forks the proxy from EXE (borrowed) into PX. Returns 0 or -errno. */
+/* Forks the proxy from EXE (borrowed) into PX, with "--dns DNS" when
+ * DNS is not NULL. Returns 0 or -errno. */
 static int
-fork_program(struct egress_proxy *px, int exe)
+fork_program(struct egress_proxy *px, int exe, const char *dns)
 {
 	char arg0[] = EGRESS_PROXY_NAME, arg1[] = "--fd", arg2[] = "3";
-	char *argv[] = {arg0, arg1, arg2, NULL};
+	char arg3[] = "--dns";
+	char *argv[] = {arg0, arg1, arg2, arg3, (char *)(uintptr_t)dns, NULL};
 	int sv[2], pidfd = -1, e;
 	pid_t pid;
 
@@ -72,8 +74,11 @@ fork_program(struct egress_proxy *px, int exe)
 		close(sv[1]);
 		return e;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		if (dns == NULL)
+			argv[3] = NULL;
 		spawner_exec_helper(sv[1], exe, argv);
+	}
 	close(sv[1]);
 	px->pid = pid;
 	px->pidfd = pidfd;
@@ -127,14 +132,14 @@ await_ready(struct egress_proxy *px, char *err, size_t errlen)
 }
 
 int
-egress_proxy_start(struct egress_proxy *px, const char *path, char *err,
-    size_t errlen)
+egress_proxy_start(struct egress_proxy *px, const char *path, const char *dns,
+    char *err, size_t errlen)
 {
 	int exe, e;
 
 	if ((exe = open_program(path, err, errlen)) < 0)
 		return exe;
-	e = fork_program(px, exe);
+	e = fork_program(px, exe, dns != NULL && dns[0] != '\0' ? dns : NULL);
 	close(exe);
 	if (e < 0) {
 		snprintf(err, errlen, "cannot start the egress proxy: %s",

@@ -49,15 +49,18 @@ void egress_proxy_init(struct egress_proxy *px);
  * running binary or in libexec (install_open_helper), or at PATH when
  * PATH is not NULL (tests); run with its socket at descriptor 3
  * (spawner_exec_helper) as "stockade-proxy --fd 3", our child with a
- * pidfd. Waits up to EGRESS_PROXY_START_MS for WIRE_PROXY_READY. Call
+ * pidfd; with "--dns DNS" when DNS is neither NULL nor "" (one DNS
+ * server, "ADDR:PORT" as [network] resolver writes it,
+ * policy_valid_resolver; otherwise the proxy reads /etc/resolv.conf).
+ * Waits up to EGRESS_PROXY_START_MS for WIRE_PROXY_READY. Call
  * it before the broker confines itself and before it makes threads.
  * Returns 0; or a negative errno with one sentence in ERR (ERRLEN
  * bytes): the places tried (-ENOENT), the proxy's own refusal
  * (WIRE_PROXY_FAILED: its errno, e.g. -EOPNOTSUPP for a kernel without
  * Landlock, and its words), -ETIMEDOUT, -EPROTO; PX is then stopped.
  */
-int egress_proxy_start(struct egress_proxy *px, const char *path, char *err,
-    size_t errlen);
+int egress_proxy_start(struct egress_proxy *px, const char *path,
+    const char *dns, char *err, size_t errlen);
 
 /*
  * Hands JOB (borrowed; encoded here) to the proxy with the descriptors
