@@ -244,7 +244,7 @@ become_unprivileged(void)
 		return false;
 	/* stockade-eval beside them when built (test_eval.c runs it as the
 	 * decoy; `stockade eval` executes it), and stockade-proxy (a policy
-	 * with a [network] allow-list, `stockade doctor`'s egress_proxy). */
+	 * that allows hosts runs its jobs through it). */
 	for (size_t i = 0; i < 2; i++) {
 		static const char *const beside[] = {"stockade-eval",
 		    "stockade-proxy"};
