@@ -87,15 +87,26 @@ egress_proxy_ports(const struct egress_rules *rules, char *out, size_t size)
 	return 0;
 }
 
-/* Forks the proxy from EXE (borrowed) into PX, its connect ports PORTS
- * ("" for none). Returns 0 or -errno. */
+/* Forks the proxy from EXE (borrowed) into PX, with "--connect-ports
+ * PORTS" when PORTS is not "" and "--dns DNS" when DNS is not NULL.
+ * Returns 0 or -errno. */
 static int
-fork_program(struct egress_proxy *px, int exe, char *ports)
+fork_program(struct egress_proxy *px, int exe, char *ports, const char *dns)
 {
 	char arg0[] = EGRESS_PROXY_NAME, arg1[] = "--fd", arg2[] = "3";
-	char arg3[] = "--connect-ports";
-	char *argv[] = {arg0, arg1, arg2, ports[0] != '\0' ? arg3 : NULL, ports,
-	    NULL};
+	char opt_ports[] = "--connect-ports", opt_dns[] = "--dns";
+	char *argv[8] = {arg0, arg1, arg2};
+	size_t n = 3;
+
+	if (ports[0] != '\0') {
+		argv[n++] = opt_ports;
+		argv[n++] = ports;
+	}
+	if (dns != NULL) {
+		argv[n++] = opt_dns;
+		argv[n++] = (char *)(uintptr_t)dns;
+	}
+	argv[n] = NULL;
 	int sv[2], pidfd = -1, e;
 	pid_t pid;
 
@@ -108,8 +119,11 @@ fork_program(struct egress_proxy *px, int exe, char *ports)
 		close(sv[1]);
 		return e;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		if (dns == NULL)
+			argv[3] = NULL;
 		spawner_exec_helper(sv[1], exe, argv);
+	}
 	close(sv[1]);
 	px->pid = pid;
 	px->pidfd = pidfd;
@@ -163,9 +177,22 @@ await_ready(struct egress_proxy *px, char *err, size_t errlen)
 	return n == 0 ? -EPIPE : -EPROTO;
 }
 
+/* Adds the port of the resolver DNS ("ADDR:PORT", "[V6]:PORT"; NULL:
+ * none) to the list PORTS (SIZE bytes) when it is not empty: the proxy
+ * asks its resolver over TCP when an answer is truncated. */
+static void
+add_dns_port(char *ports, size_t size, const char *dns)
+{
+	const char *colon = dns != NULL ? strrchr(dns, ':') : NULL;
+	size_t len = strlen(ports);
+
+	if (colon != NULL && len > 0 && strcmp(colon + 1, "53") != 0)
+		(void)snprintf(ports + len, size - len, ",%s", colon + 1);
+}
+
 int
 egress_proxy_start(struct egress_proxy *px, const struct egress_rules *rules,
-    const char *path, char *err, size_t errlen)
+    const char *path, const char *dns, char *err, size_t errlen)
 {
 	static char ports[EGRESS_PROXY_MAX_PORTS * 6 + 1];
 	int exe, e;
@@ -177,7 +204,10 @@ egress_proxy_start(struct egress_proxy *px, const struct egress_rules *rules,
 		ports[0] = '\0';
 	if ((exe = open_program(path, err, errlen)) < 0)
 		return exe;
-	e = fork_program(px, exe, ports);
+	if (dns != NULL && dns[0] == '\0')
+		dns = NULL;
+	add_dns_port(ports, sizeof(ports), dns);
+	e = fork_program(px, exe, ports, dns);
 	close(exe);
 	if (e < 0) {
 		snprintf(err, errlen, "cannot start the egress proxy: %s",

@@ -65,10 +65,13 @@ int egress_proxy_ports(const struct egress_rules *rules, char *out,
  * running binary or in libexec (install_open_helper), or at PATH when
  * PATH is not NULL (tests); run with its socket at descriptor 3
  * (spawner_exec_helper) as "stockade-proxy --fd 3 --connect-ports
- * LIST", LIST egress_proxy_ports(RULES) (no such option when RULES is
- * NULL or holds too many ports: connect is then not confined by port),
- * our child with a
- * pidfd. Waits up to EGRESS_PROXY_START_MS for WIRE_PROXY_READY. Call
+ * LIST", LIST egress_proxy_ports(RULES) and the resolver's port (no such
+ * option when RULES is NULL or holds too many ports: connect is then
+ * not confined by port), our child with a pidfd; with "--dns DNS" when
+ * DNS is neither NULL nor "" (one DNS server, "ADDR:PORT" as [network]
+ * resolver writes it, policy_valid_resolver; otherwise the proxy reads
+ * /etc/resolv.conf). Waits up to EGRESS_PROXY_START_MS for
+ * WIRE_PROXY_READY. Call
  * it before the broker confines itself and before it makes threads.
  * Returns 0; or a negative errno with one sentence in ERR (ERRLEN
  * bytes): the places tried (-ENOENT), the proxy's own refusal
@@ -76,8 +79,8 @@ int egress_proxy_ports(const struct egress_rules *rules, char *out,
  * Landlock, and its words), -ETIMEDOUT, -EPROTO; PX is then stopped.
  */
 int egress_proxy_start(struct egress_proxy *px,
-    const struct egress_rules *rules, const char *path, char *err,
-    size_t errlen);
+    const struct egress_rules *rules, const char *path, const char *dns,
+    char *err, size_t errlen);
 
 /*
  * Hands JOB (borrowed; encoded here) to the proxy with the descriptors
