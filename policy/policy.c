@@ -126,6 +126,7 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 	case K_CGROUP:
 	case K_PROFILE:
 	case K_ENVNAMES:
+	case K_RESOLVER:
 	default:
 		return fail(l, "%s", "internal error: key kind");
 	}
@@ -153,6 +154,8 @@ set_text(struct loader *l, const struct scalar_key *k, char *field,
 		    policy_valid_path(k->name, v, why, sizeof(why));
 	else if (k->kind == K_PROFILE)
 		ok = policy_valid_profile(k->name, v, why, sizeof(why));
+	else if (k->kind == K_RESOLVER)
+		ok = policy_valid_resolver(k->name, v, why, sizeof(why));
 	else
 		ok = policy_valid_client_env(k->name, v, why, sizeof(why));
 	if (!ok)
@@ -591,6 +594,7 @@ policy_clear(struct policy *p)
 	free(p->user);
 	free(p->home);
 	free(p->cgroup);
+	free(p->net.resolver);
 	free(p->seccomp_profile);
 	free(p->client_env);
 	memset(p, 0, sizeof(*p));

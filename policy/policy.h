@@ -78,6 +78,9 @@ struct net_policy {
 	uint64_t bytes_in; /* max_bytes_in_mb: received by the job, bytes */
 	uint32_t max_connections; /* connections made, in all */
 	uint32_t max_concurrent; /* max_concurrent_connections: open at once */
+	char *resolver; /* resolver: "" (the host's /etc/resolv.conf) or
+			 * the proxy's DNS server, "ADDR:PORT"
+			 * (policy_valid_resolver) */
 };
 
 /* [limits] on_output_limit: what output past stdout_kb or stderr_kb does. */

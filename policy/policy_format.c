@@ -65,7 +65,7 @@ text_scalar_text(const struct scalar_key *k, const char *field, const char **v)
 	*v = *(char *const *)(const void *)field;
 	if (!*v)
 		return -EINVAL;
-	if (k->kind == K_CGROUP && **v == '\0')
+	if ((k->kind == K_CGROUP || k->kind == K_RESOLVER) && **v == '\0')
 		return 0;
 	if (k->kind == K_HOSTNAME)
 		ok = policy_valid_hostname(k->name, *v, why, sizeof(why));
@@ -75,6 +75,8 @@ text_scalar_text(const struct scalar_key *k, const char *field, const char **v)
 		ok = policy_valid_path(k->name, *v, why, sizeof(why));
 	else if (k->kind == K_PROFILE)
 		ok = policy_valid_profile(k->name, *v, why, sizeof(why));
+	else if (k->kind == K_RESOLVER)
+		ok = policy_valid_resolver(k->name, *v, why, sizeof(why));
 	else
 		ok = policy_valid_client_env(k->name, *v, why, sizeof(why));
 	return ok ? 0 : -EINVAL;
@@ -144,6 +146,7 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	case K_CGROUP:
 	case K_PROFILE:
 	case K_ENVNAMES:
+	case K_RESOLVER:
 	default:
 		return -EINVAL;
 	}

@@ -53,6 +53,8 @@ enum key_kind {
 		     * comma or blank separated list of list sections */
 	K_ENVNAMES, /* char * field: variable names and PREFIX* patterns,
 		     * or "*" (policy_valid_client_env) */
+	K_RESOLVER, /* char * field: "" or ADDR:PORT, a DNS server
+		     * (policy_valid_resolver) */
 };
 
 /* Whether a value of KIND is text, a char * field checked and kept as it
@@ -62,7 +64,8 @@ static inline bool
 policy_kind_is_text(enum key_kind kind)
 {
 	return kind == K_HOSTNAME || kind == K_USER || kind == K_PATH ||
-	    kind == K_CGROUP || kind == K_PROFILE || kind == K_ENVNAMES;
+	    kind == K_CGROUP || kind == K_PROFILE || kind == K_ENVNAMES ||
+	    kind == K_RESOLVER;
 }
 
 /* One scalar key. The order of this table is the order of default.ini,
@@ -146,6 +149,15 @@ bool policy_valid_env_name(const char *v);
  * with WHY naming the offending word, for anything else.
  */
 bool policy_valid_client_env(const char *key, const char *v, char *why,
+    size_t whylen);
+/*
+ * [network] resolver: "" (the host's resolv.conf(5)) or one DNS server
+ * as the proxy's --dns takes it: "A.B.C.D:PORT" (a dotted quad as
+ * inet_pton(3) reads it) or "[IPV6]:PORT" (inet_pton(3), no zone), PORT
+ * decimal 1..65535 without a leading zero. False, with WHY saying what
+ * is wrong, for anything else.
+ */
+bool policy_valid_resolver(const char *key, const char *v, char *why,
     size_t whylen);
 /* An octal mode: "0" and at most four octal digits ("0755"), at most MAX;
  * the value in *OUT. Leading "0" required, so that it never reads as

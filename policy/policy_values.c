@@ -2,6 +2,7 @@
  * language (policy_internal.h). Pure. */
 #include "policy_internal.h"
 
+#include <arpa/inet.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +75,9 @@ const struct scalar_key policy_scalar_keys[] = {
 	1},
     {SEC_NETWORK, "max_concurrent_connections", K_U32, NET(max_concurrent), 1,
 	4096, 1},
+    /* The proxy's DNS server (its --dns): a filtering or split-horizon
+	 * resolver; "" for the host's /etc/resolv.conf. */
+    {SEC_NETWORK, "resolver", K_RESOLVER, NET(resolver), 0, 0, 0},
 };
 const size_t policy_nscalars = sizeof(policy_scalar_keys) /
     sizeof(policy_scalar_keys[0]);
@@ -532,4 +536,59 @@ bool
 policy_is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* A port as resolver writes it: decimal 1..65535, no leading zero. */
+static bool
+valid_port(const char *s)
+{
+	unsigned long n = 0;
+
+	if (*s < '1' || *s > '9' || strlen(s) > 5)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		n = n * 10 + (unsigned long)(*s - '0');
+	}
+	return n <= 65535;
+}
+
+bool
+policy_valid_resolver(const char *key, const char *v, char *why, size_t whylen)
+{
+	char addr[64], a6[16];
+	const char *colon, *port;
+	size_t n;
+	int fam = AF_INET;
+
+	if (v[0] == '\0')
+		return true;
+	if (v[0] == '[') {
+		colon = strchr(v, ']');
+		if (colon == NULL || colon[1] != ':')
+			goto bad;
+		n = (size_t)(colon - v - 1);
+		v++;
+		port = colon + 2;
+		fam = AF_INET6;
+	} else {
+		colon = strrchr(v, ':');
+		if (colon == NULL)
+			goto bad;
+		n = (size_t)(colon - v);
+		port = colon + 1;
+	}
+	if (n == 0 || n >= sizeof(addr))
+		goto bad;
+	memcpy(addr, v, n);
+	addr[n] = '\0';
+	if (inet_pton(fam, addr, a6) == 1 && valid_port(port))
+		return true;
+bad:
+	snprintf(why, whylen,
+	    "%s: expected an address and port, A.B.C.D:PORT or [IPV6]:PORT, "
+	    "got \"%s\"",
+	    key, fam == AF_INET6 ? v - 1 : v);
+	return false;
 }

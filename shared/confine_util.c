@@ -114,6 +114,56 @@ struct ll_ruleset_attr {
 	uint64_t scoped; /* ABI 6 */
 };
 
+/* struct landlock_net_port_attr (ABI 4), and its rule type: Debian 12's
+ * <linux/landlock.h> predates them. */
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+#define LL_RULE_NET_PORT 2
+
+/* Allows TCP connect to each of CFG's connect ports in the ruleset RS.
+ * Returns 0 or a negative errno with ERR set. */
+static int
+add_port_rules(int rs, const struct cf_ll_config *cfg, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < cfg->nconnect_ports; i++) {
+		struct ll_net_port_attr np = {
+		    .allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP,
+		    .port = cfg->connect_ports[i],
+		};
+
+		if (syscall(SYS_landlock_add_rule, rs, LL_RULE_NET_PORT, &np,
+			0U) < 0) {
+			int e = -errno;
+
+			snprintf(err, errlen,
+			    "cannot allow TCP port %u in the Landlock "
+			    "ruleset: %s",
+			    (unsigned)np.port, strerror(errno));
+			return e;
+		}
+	}
+	return 0;
+}
+
+/* The network rights CFG's domain handles under Landlock ABI V. */
+static uint64_t
+net_rights(const struct cf_ll_config *cfg, int v)
+{
+	if (v < 4)
+		return 0; /* no network rights before ABI 4 */
+	if (cfg->deny_tcp)
+		return LANDLOCK_ACCESS_NET_BIND_TCP |
+		    LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	if (cfg->deny_tcp_bind)
+		return LANDLOCK_ACCESS_NET_BIND_TCP |
+		    (cfg->connect_ports != NULL
+			    ? LANDLOCK_ACCESS_NET_CONNECT_TCP
+			    : 0);
+	return 0;
+}
+
 /* Adds rule I (R) to the ruleset RS; HANDLED: the rights it handles. */
 static int
 add_rule(int rs, size_t i, const struct cf_ll_rule *r, uint64_t handled,
@@ -200,11 +250,7 @@ cf_landlock_apply(const struct cf_ll_config *cfg,
 
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = ll_fs_rights(v);
-	if (cfg->deny_tcp && v >= 4)
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
-		    LANDLOCK_ACCESS_NET_CONNECT_TCP;
-	else if (cfg->deny_tcp_bind && v >= 4)
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP;
+	attr.handled_access_net = net_rights(cfg, v);
 	if (v >= 6)
 		attr.scoped = cfg->scoped &
 		    (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
@@ -222,6 +268,9 @@ cf_landlock_apply(const struct cf_ll_config *cfg,
 		if ((e = add_rule(rs, i, &rules[i], attr.handled_access_fs,
 			 cfg->never, err, errlen)) < 0)
 			return e;
+	if ((attr.handled_access_net & LANDLOCK_ACCESS_NET_CONNECT_TCP) != 0 &&
+	    !cfg->deny_tcp && (e = add_port_rules(rs, cfg, err, errlen)) < 0)
+		return e;
 	if (syscall(SYS_landlock_restrict_self, rs, 0U) < 0) {
 		e = -errno;
 		snprintf(err, errlen, "landlock_restrict_self: %s",

@@ -63,8 +63,14 @@ struct cf_ll_config {
 			      * with no rule: refused to every port, on
 			      * sockets opened before too */
 	bool deny_tcp_bind; /* from ABI 4, TCP bind alone is handled
-			      * with no rule (connect stays free):
+			      * with no rule (connect stays free unless
+			      * CONNECT_PORTS says):
 			      * stockade-proxy, which dials per job */
+	/* With deny_tcp_bind, from ABI 4: TCP connect handled too, and
+	 * allowed to these NCONNECT_PORTS ports alone (one
+	 * LANDLOCK_RULE_NET_PORT rule each); NULL: connect not handled. */
+	const uint16_t *connect_ports;
+	size_t nconnect_ports;
 	uint64_t scoped; /* LANDLOCK_SCOPE_* asked for, applied from
 			      * ABI 6 (nothing before) */
 };

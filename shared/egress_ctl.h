@@ -16,6 +16,10 @@
  *                                        and connections
  *   proxy -> broker  WIRE_PROXY_REPORT  the job's report, once, after END
  * The proxy ends when its socket to the broker closes (the session ends).
+ * A JOB the proxy does not serve (a malformed body, an id it serves
+ * already, PROXY_MAX_JOBS active) has its descriptors closed at once, so
+ * that the jail's connections are refused, and its END is answered by a
+ * report with proxy_failed set and nothing else.
  */
 #ifndef STOCKADE_EGRESS_CTL_H
 #define STOCKADE_EGRESS_CTL_H

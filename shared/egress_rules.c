@@ -29,6 +29,7 @@ static const char *const reason_names[] = {
     [EGRESS_REASON_BUDGET] = "budget",
     [EGRESS_REASON_BAD_REQUEST] = "bad_request",
     [EGRESS_REASON_DIRECT_CONNECT] = "direct_connect",
+    [EGRESS_REASON_UNREACHABLE] = "unreachable",
 };
 
 const char *

@@ -94,7 +94,7 @@ void egress_rules_clear(struct egress_rules *rules);
 /*
  * Why a connection was refused, as the result names it (issue 25):
  * EGRESS_REASON_NONE for an allowed one. The proxy gives
- * sni_mismatch, budget and direct_connect; egress_decide and
+ * sni_mismatch, budget, direct_connect and unreachable; egress_decide and
  * egress_check_address give the others.
  */
 enum egress_reason {
@@ -106,8 +106,11 @@ enum egress_reason {
 	EGRESS_REASON_BAD_REQUEST, /* "bad_request": a host or port that
 				    * is not one */
 	EGRESS_REASON_DIRECT_CONNECT, /* "direct_connect": around the proxy */
+	EGRESS_REASON_UNREACHABLE, /* "unreachable": allowed, but the name
+				    * did not resolve or the host did not
+				    * answer (not the policy's doing) */
 };
-#define EGRESS_REASON_LAST EGRESS_REASON_DIRECT_CONNECT
+#define EGRESS_REASON_LAST EGRESS_REASON_UNREACHABLE
 
 /* The result's name of R ("allowed", "not_allowed", ...); a static
  * string, "unknown" for a value out of the enum. */

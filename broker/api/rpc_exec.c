@@ -247,8 +247,8 @@ network_refused(struct call *c, const char *error, const char *rule,
 		  "rule", rule)
 	    : json_pack("{s:s,s:s}", "param", "network", "error", error);
 
-	rpc_fail(c, RPC_INVALID_PARAMS, data, "invalid params: network: %s",
-	    why);
+	rpc_fail(c, RPC_INVALID_PARAMS, data, "invalid params: network: %s: %s",
+	    error, why);
 }
 
 /*

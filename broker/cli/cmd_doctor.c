@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "doctor.h"
+#include "egress_proxy.h"
 #include "preflight.h"
 #include "utf8.h"
 
@@ -33,6 +34,21 @@ json_host_text(const char *text)
 	j = json_stringn(clean, n);
 	free(clean);
 	return j;
+}
+
+/* The egress_proxy check: stockade-proxy started as a session starts it
+ * (egress_proxy_start: found, run, confined, READY) and stopped. */
+static void
+probe_proxy(struct doctor_report *r)
+{
+	struct egress_proxy px;
+	char err[512] = "";
+	int e;
+
+	egress_proxy_init(&px);
+	e = egress_proxy_start(&px, NULL, NULL, NULL, err, sizeof(err));
+	doctor_set_egress_proxy(r, e, px.landlock_abi, err);
+	egress_proxy_stop(&px);
 }
 
 json_t *
@@ -156,6 +172,7 @@ cmd_doctor(int argc, char **argv)
 		return EXIT_SANDBOX;
 	}
 	rc = doctor_run(r, 0) == 0 ? 0 : EXIT_REFUSED;
+	probe_proxy(r);
 	if (json) {
 		j = doctor_to_json(r);
 		if (j == NULL || json_dumpf(j, stdout, JSON_COMPACT) < 0 ||

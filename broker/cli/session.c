@@ -63,7 +63,8 @@ session_start_proxy(const struct policy *pol, struct egress_proxy *px)
 	egress_proxy_init(px);
 	if (!policy_has_network(pol))
 		return 0;
-	if ((e = egress_proxy_start(px, NULL, err, sizeof(err))) < 0) {
+	if ((e = egress_proxy_start(px, &pol->net.rules, NULL,
+		 pol->net.resolver, err, sizeof(err))) < 0) {
 		log_error("refused: the policy's [network] section allows "
 			  "hosts, and %s",
 		    err);

@@ -47,6 +47,7 @@ enum {
 	C_LANDLOCK,
 	C_NOTIFY,
 	C_CGROUP,
+	C_PROXY,
 };
 
 static const struct {
@@ -62,6 +63,7 @@ static const struct {
     [C_LANDLOCK] = {"landlock", "Landlock", true},
     [C_NOTIFY] = {"seccomp_notify", "seccomp user notification", true},
     [C_CGROUP] = {"cgroup", "cgroup v2 delegation", false},
+    [C_PROXY] = {"egress_proxy", "egress proxy", false},
 };
 
 /* Sets C's outcome; FMT formats the observation. */
@@ -502,6 +504,19 @@ verdict_list(struct doctor_report *r, enum doctor_status st, const char *head)
 	}
 }
 
+/* R's verdict and refused flag from the checks that ran. */
+static void
+build_verdict(struct doctor_report *r)
+{
+	r->verdict[0] = '\0';
+	verdict_list(r, DOCTOR_REFUSED, "refused: ");
+	r->refused = r->verdict[0] != '\0';
+	if (!r->refused)
+		verdict_list(r, DOCTOR_MISSING, "degraded: ");
+	if (r->verdict[0] == '\0')
+		snprintf(r->verdict, sizeof(r->verdict), "full");
+}
+
 int
 doctor_run(struct doctor_report *r, unsigned int flags)
 {
@@ -528,13 +543,33 @@ doctor_run(struct doctor_report *r, unsigned int flags)
 	check_notify(&c[C_NOTIFY]);
 	if (!(flags & DOCTOR_REQUIRED_ONLY))
 		check_cgroup(&c[C_CGROUP]);
-	verdict_list(r, DOCTOR_REFUSED, "refused: ");
-	r->refused = r->verdict[0] != '\0';
-	if (!r->refused)
-		verdict_list(r, DOCTOR_MISSING, "degraded: ");
-	if (r->verdict[0] == '\0')
-		snprintf(r->verdict, sizeof(r->verdict), "full");
+	build_verdict(r);
 	return r->refused ? -1 : 0;
+}
+
+void
+doctor_set_egress_proxy(struct doctor_report *r, int err, unsigned abi,
+    const char *why)
+{
+	struct doctor_check *c = &r->checks[C_PROXY];
+
+	if (err == 0) {
+		set(c, DOCTOR_OK,
+		    "stockade-proxy started, confined itself (Landlock ABI "
+		    "%u%s, seccomp) and stopped: a [network] allow-list can "
+		    "run here",
+		    abi, abi < 4 ? ", no TCP bind rule: it binds nothing" : "");
+	} else {
+		set(c, DOCTOR_MISSING, "%s", why);
+		set_fix(c, "%s",
+		    err == -ENOENT
+			? "reinstall stockade: stockade-proxy belongs beside "
+			  "stockade-launcher"
+			: "none needed for jobs without network; a policy "
+			  "with a [network] allow or allow_address rule is "
+			  "refused on this host");
+	}
+	build_verdict(r);
 }
 
 const char *

@@ -45,13 +45,20 @@
  *                                           cgroup.subtree_control, and
  *                                           whether this user may make
  *                                           cgroups there
+ *   egress_proxy      egress proxy          stockade-proxy started as a
+ *                                           session with a [network]
+ *                                           allow-list starts it, confined
+ *                                           (Landlock, seccomp), stopped;
+ *                                           `stockade doctor` only
+ *                                           (doctor_set_egress_proxy)
  *
  * A check's status says what it means for stockade: DOCTOR_OK, the layer
  * is there; DOCTOR_MISSING, an optional layer (or an optional part of
  * one) is missing and jobs run degraded; DOCTOR_REFUSED, a required layer
  * is missing and stockade refuses to run (style.md rule 18). Optional:
  * cgroup v2 delegation (limits then come from rlimits and the /proc
- * monitor) and Landlock ABIs below 6 (the jail drops the rule types the
+ * monitor), the egress proxy (without it a policy with a [network]
+ * allow-list is refused; jobs without network run) and Landlock ABIs below 6 (the jail drops the rule types the
  * kernel lacks). seccomp user notification is required: the jail's filter
  * sends every refused call to the launcher (launcher/zygote/seccomp.c).
  *
@@ -75,7 +82,7 @@ enum doctor_status {
 	DOCTOR_REFUSED, /* required: stockade refuses */
 };
 
-#define DOCTOR_NCHECKS 9
+#define DOCTOR_NCHECKS 10
 #define DOCTOR_TEXT_MAX 1024
 
 struct doctor_check {
@@ -107,6 +114,18 @@ struct doctor_report {
  * README.md, "Checking a host").
  */
 int doctor_run(struct doctor_report *r, unsigned int flags);
+
+/*
+ * Records in R (filled by doctor_run) the egress proxy's probe, which
+ * the command makes (broker/cli/cmd_doctor.c: egress_proxy_start, then
+ * egress_proxy_stop; broker/jobs/egress_proxy.h): ERR 0 when it started
+ * and confined itself with Landlock ABI ABI, else its negative errno
+ * with WHY (the start's sentence). The check is optional: a failure is
+ * DOCTOR_MISSING, a policy with a [network] allow-list is then refused
+ * (session_start_proxy). Rebuilds R's verdict.
+ */
+void doctor_set_egress_proxy(struct doctor_report *r, int err, unsigned abi,
+    const char *why);
 
 /*
  * The status as JSON and text: "ok", "missing", "refused".

@@ -54,12 +54,59 @@ open_program(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
-/* Forks the proxy from EXE (borrowed) into PX. Returns 0 or -errno. */
+int
+egress_proxy_ports(const struct egress_rules *rules, char *out, size_t size)
+{
+	static const struct egress_ports dflt[] = {{53, 53}, {80, 80},
+	    {443, 443}};
+	size_t len = 0, total = 0;
+	int n;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < 3 + rules->n; i++) {
+		const struct egress_ports *p = i < 3 ? &dflt[i]
+						     : &rules->v[i - 3].ports;
+
+		/* Deny rules dial nothing; an allow without ports is
+		 * 443 and 80, above. */
+		if (i >= 3 &&
+		    (rules->v[i - 3].kind == EGRESS_RULE_DENY || p->lo == 0))
+			continue;
+		total += (size_t)(p->hi - p->lo) + 1;
+		if (total > EGRESS_PROXY_MAX_PORTS)
+			return -E2BIG;
+		n = p->lo == p->hi
+		    ? snprintf(out + len, size - len, "%s%u",
+			  len > 0 ? "," : "", (unsigned)p->lo)
+		    : snprintf(out + len, size - len, "%s%u-%u",
+			  len > 0 ? "," : "", (unsigned)p->lo, (unsigned)p->hi);
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENOSPC;
+		len += (size_t)n;
+	}
+	return 0;
+}
+
+/* Forks the proxy from EXE (borrowed) into PX, with "--connect-ports
+ * PORTS" when PORTS is not "" and "--dns DNS" when DNS is not NULL.
+ * Returns 0 or -errno. */
 static int
-fork_program(struct egress_proxy *px, int exe)
+fork_program(struct egress_proxy *px, int exe, char *ports, const char *dns)
 {
 	char arg0[] = EGRESS_PROXY_NAME, arg1[] = "--fd", arg2[] = "3";
-	char *argv[] = {arg0, arg1, arg2, NULL};
+	char opt_ports[] = "--connect-ports", opt_dns[] = "--dns";
+	char *argv[8] = {arg0, arg1, arg2};
+	size_t n = 3;
+
+	if (ports[0] != '\0') {
+		argv[n++] = opt_ports;
+		argv[n++] = ports;
+	}
+	if (dns != NULL) {
+		argv[n++] = opt_dns;
+		argv[n++] = (char *)(uintptr_t)dns;
+	}
+	argv[n] = NULL;
 	int sv[2], pidfd = -1, e;
 	pid_t pid;
 
@@ -72,8 +119,11 @@ fork_program(struct egress_proxy *px, int exe)
 		close(sv[1]);
 		return e;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		if (dns == NULL)
+			argv[3] = NULL;
 		spawner_exec_helper(sv[1], exe, argv);
+	}
 	close(sv[1]);
 	px->pid = pid;
 	px->pidfd = pidfd;
@@ -119,22 +169,45 @@ await_ready(struct egress_proxy *px, char *err, size_t errlen)
 		buf[n] = '\0'; /* the why, after the errno, may lack its NUL */
 		snprintf(err, errlen, "the egress proxy cannot run here: %.*s",
 		    (int)(m.body_len - 4), (const char *)m.body + 4);
-		return code < 0 ? code : -EPERM;
+		/* The proxy sends its errno positive. */
+		return code > 0 ? -code : code < 0 ? code : -EPERM;
 	}
 	snprintf(err, errlen, "the egress proxy %s before it was ready",
 	    n == 0 ? "exited" : "broke its protocol");
 	return n == 0 ? -EPIPE : -EPROTO;
 }
 
-int
-egress_proxy_start(struct egress_proxy *px, const char *path, char *err,
-    size_t errlen)
+/* Adds the port of the resolver DNS ("ADDR:PORT", "[V6]:PORT"; NULL:
+ * none) to the list PORTS (SIZE bytes) when it is not empty: the proxy
+ * asks its resolver over TCP when an answer is truncated. */
+static void
+add_dns_port(char *ports, size_t size, const char *dns)
 {
+	const char *colon = dns != NULL ? strrchr(dns, ':') : NULL;
+	size_t len = strlen(ports);
+
+	if (colon != NULL && len > 0 && strcmp(colon + 1, "53") != 0)
+		(void)snprintf(ports + len, size - len, ",%s", colon + 1);
+}
+
+int
+egress_proxy_start(struct egress_proxy *px, const struct egress_rules *rules,
+    const char *path, const char *dns, char *err, size_t errlen)
+{
+	static char ports[EGRESS_PROXY_MAX_PORTS * 6 + 1];
 	int exe, e;
 
+	/* Too many ports for one rule each: connect is then confined by
+	 * the decision alone (docs/egress.md). */
+	if (rules == NULL ||
+	    egress_proxy_ports(rules, ports, sizeof(ports)) < 0)
+		ports[0] = '\0';
 	if ((exe = open_program(path, err, errlen)) < 0)
 		return exe;
-	e = fork_program(px, exe);
+	if (dns != NULL && dns[0] == '\0')
+		dns = NULL;
+	add_dns_port(ports, sizeof(ports), dns);
+	e = fork_program(px, exe, ports, dns);
 	close(exe);
 	if (e < 0) {
 		snprintf(err, errlen, "cannot start the egress proxy: %s",

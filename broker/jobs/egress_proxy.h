@@ -44,20 +44,43 @@ struct egress_proxy {
 /* Sets PX to "no proxy" (pid 0, descriptors -1), its lock made. */
 void egress_proxy_init(struct egress_proxy *px);
 
+/* Most ports the proxy is given to confine TCP connect to
+ * (PROXY_MAX_CONNECT_PORTS, broker/proxy/proxy.h). */
+#define EGRESS_PROXY_MAX_PORTS 4096u
+
+/*
+ * The ports a proxy for RULES (borrowed) may dial, as stockade-proxy's
+ * --connect-ports reads them, into OUT (SIZE bytes): 53 (its resolver,
+ * over TCP when an answer is truncated), 80 and 443 (an allow rule
+ * without ports), and the ports of every allow and allow_address rule,
+ * "53,80,443,8080,9000-9010". A job's list only narrows the policy's,
+ * so no job of the session needs another port. Returns 0; -E2BIG over
+ * EGRESS_PROXY_MAX_PORTS ports (counted with repeats); -ENOSPC.
+ */
+int egress_proxy_ports(const struct egress_rules *rules, char *out,
+    size_t size);
+
 /*
  * Starts the proxy program: found as EGRESS_PROXY_NAME beside the
  * running binary or in libexec (install_open_helper), or at PATH when
  * PATH is not NULL (tests); run with its socket at descriptor 3
- * (spawner_exec_helper) as "stockade-proxy --fd 3", our child with a
- * pidfd. Waits up to EGRESS_PROXY_START_MS for WIRE_PROXY_READY. Call
+ * (spawner_exec_helper) as "stockade-proxy --fd 3 --connect-ports
+ * LIST", LIST egress_proxy_ports(RULES) and the resolver's port (no such
+ * option when RULES is NULL or holds too many ports: connect is then
+ * not confined by port), our child with a pidfd; with "--dns DNS" when
+ * DNS is neither NULL nor "" (one DNS server, "ADDR:PORT" as [network]
+ * resolver writes it, policy_valid_resolver; otherwise the proxy reads
+ * /etc/resolv.conf). Waits up to EGRESS_PROXY_START_MS for
+ * WIRE_PROXY_READY. Call
  * it before the broker confines itself and before it makes threads.
  * Returns 0; or a negative errno with one sentence in ERR (ERRLEN
  * bytes): the places tried (-ENOENT), the proxy's own refusal
  * (WIRE_PROXY_FAILED: its errno, e.g. -EOPNOTSUPP for a kernel without
  * Landlock, and its words), -ETIMEDOUT, -EPROTO; PX is then stopped.
  */
-int egress_proxy_start(struct egress_proxy *px, const char *path, char *err,
-    size_t errlen);
+int egress_proxy_start(struct egress_proxy *px,
+    const struct egress_rules *rules, const char *path, const char *dns,
+    char *err, size_t errlen);
 
 /*
  * Hands JOB (borrowed; encoded here) to the proxy with the descriptors

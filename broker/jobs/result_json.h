@@ -116,7 +116,8 @@ char *result_hint(const struct job_result *res, const struct job_limits *lim,
  *     the user to add" the host to its [network] allow list, never work
  *     around it; private_address, that only an allow_address rule permits
  *     it; direct_connect, that the program ignored the proxy and "must use
- *     the proxy" (HTTP_PROXY, HTTPS_PROXY); sni_mismatch, that the TLS
+ *     the proxy" (HTTP_PROXY, HTTPS_PROXY), or to port 53 that it looked a
+ *     name up itself, which the jail does not answer; sni_mismatch, that the TLS
  *     server name differed from the host; budget, which cap, and "ask the
  *     user to raise" it; bad_request, that the request named no valid
  *     host and port. An ok job's hint says its output may be incomplete.

@@ -377,8 +377,23 @@ static void
 advise_program(struct words *w, const struct egress_report *rep)
 {
 	struct shown_rec s;
+	bool dns = false, other = false;
 
-	if (first_for(rep, EGRESS_REASON_DIRECT_CONNECT) != NULL)
+	/* Port 53 direct: the program's own resolver (glibc's getaddrinfo
+	 * asks the nameserver of resolv.conf), not a client around the
+	 * proxy. */
+	for (uint32_t i = 0; i < kept(rep->nrefusal); i++)
+		if (rep->refusal[i].reason == EGRESS_REASON_DIRECT_CONNECT) {
+			dns = dns || rep->refusal[i].port == 53;
+			other = other || rep->refusal[i].port != 53;
+		}
+	if (dns)
+		add(w,
+		    " The program looked a name up itself (DNS, port 53), "
+		    "which the jail does not answer: it has no name "
+		    "resolution of its own and the proxy resolves names%s",
+		    other ? "." : ", so " USE_THE_PROXY);
+	if (other)
 		add(w,
 		    " The program ignored the proxy and connected "
 		    "directly, which the jail never lets "
@@ -394,6 +409,13 @@ advise_program(struct words *w, const struct egress_report *rep)
 		    "a valid host and port%s%s%s: check the URL or the "
 		    "address it uses.",
 		    *s.detail ? " (" : "", s.detail, *s.detail ? ")" : "");
+	if (shown_for(rep, EGRESS_REASON_UNREACHABLE, &s) != NULL)
+		add(w,
+		    " The policy allows %s, but the proxy could not reach "
+		    "it (%s): the name did not resolve or the host did not "
+		    "answer, which is not the policy's doing; check the URL "
+		    "and its host name.",
+		    s.host, *s.detail ? s.detail : "unreachable");
 }
 
 /* Rule 3 of result_hint_net: an ok or exit_nonzero job with refusals. */
@@ -404,16 +426,21 @@ hint_refused(struct words *w, const struct job_result *res,
 	const struct egress_report *rep = net->report;
 	unsigned long long n = rep->refusals ? rep->refusals : 1;
 
+	const char *verb = first_for(rep, EGRESS_REASON_UNREACHABLE) != NULL
+	    ? "refused or could not make"
+	    : "refused";
+
 	if (res->status == JOB_OK)
 		add(w,
 		    "The program exited with code 0 in %llu ms, but the "
-		    "sandbox refused %llu network connection%s (",
-		    (unsigned long long)res->wall_ms, n, n == 1 ? "" : "s");
+		    "sandbox %s %llu network connection%s (",
+		    (unsigned long long)res->wall_ms, verb, n,
+		    n == 1 ? "" : "s");
 	else
 		add(w,
 		    "The program exited with code %d after the sandbox "
-		    "refused %llu network connection%s (",
-		    res->exit_code, n, n == 1 ? "" : "s");
+		    "%s %llu network connection%s (",
+		    res->exit_code, verb, n, n == 1 ? "" : "s");
 	add_refusals(w, rep);
 	add(w, "%s",
 	    res->status == JOB_OK

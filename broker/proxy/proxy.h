@@ -33,6 +33,10 @@
 #define PROXY_HEAD_MS 10000 /* a request head must be in within this */
 #define PROXY_DIAL_MS 10000 /* resolving and connecting, in all */
 #define PROXY_IDLE_MS 300000 /* a connection with no byte either way */
+/* Connections a job may hold beyond its max_concurrent: those still
+ * sending their request (so that one job cannot take every slot). Past
+ * them its listener is not read: new ones wait in the backlog. */
+#define PROXY_JOB_PENDING 16u
 
 /* What an epoll event's data names (its top byte). */
 enum proxy_ev {
@@ -53,6 +57,8 @@ struct proxy_job {
 	uint64_t bytes_out, bytes_in; /* so far, every connection */
 	uint32_t made; /* connections counted against max_connections */
 	uint32_t open; /* connections open now */
+	uint32_t slots; /* connection slots it holds, in any state */
+	bool paused; /* its listener is not watched: no slot for it */
 };
 
 enum conn_state {
@@ -126,13 +132,27 @@ int64_t proxy_now(void);
 /* epoll data for (KIND, SLOT) and back. */
 uint64_t proxy_ev(enum proxy_ev kind, uint32_t slot);
 
+/* Most ports --connect-ports may name (a longer list is a usage error:
+ * the broker then passes none, and connect is not confined by port). */
+#define PROXY_MAX_CONNECT_PORTS 4096u
+
 /* proxy_confine.c: no_new_privs, no capability, Landlock (no file, no
- * TCP bind), the seccomp allow-list. Returns the Landlock ABI (> 0) or
- * a negative errno with ERR set. */
-int proxy_confine(char *err, size_t errlen);
+ * TCP bind; with PORTS not NULL, from ABI 4, TCP connect to the NPORTS
+ * PORTS alone), the seccomp allow-list. Returns the Landlock ABI (> 0)
+ * or a negative errno with ERR set. */
+int proxy_confine(const uint16_t *ports, size_t nports, char *err,
+    size_t errlen);
 
 /* proxy_ctl.c: one message on the control socket (EPOLLIN). */
 void proxy_ctl_read(struct proxy *px);
+
+/* proxy_conn_fail for an allowed connection that could not be made (the
+ * name did not resolve, the host refused or did not answer): recorded
+ * as an unreachable refusal with DETAIL ("no_such_name",
+ * "ECONNREFUSED", "connect_timeout", ...) first, so that the job's
+ * result says why its allowed host failed. */
+void proxy_conn_unreachable(struct proxy *px, unsigned slot, const char *status,
+    enum egress_socks5_rep rep, const char *text, const char *detail);
 
 /* proxy_conn.c */
 void proxy_accept(struct proxy *px, unsigned job);
@@ -191,8 +211,9 @@ bool proxy_tocli_full(const struct proxy_conn *c);
 /* Connection SLOT's job passed cap NAME: a budget refusal, closed. */
 void proxy_budget(struct proxy *px, unsigned slot, const char *cap);
 
-/* proxy_packet.c: frames on a job's packet socket. */
-void proxy_packet_read(struct proxy *px, unsigned job);
+/* proxy_packet.c: reads up to 64 frames queued on job JOB's packet
+ * socket, reporting each direct connect. Returns how many it read. */
+int proxy_packet_read(struct proxy *px, unsigned job);
 
 /* proxy_ctl.c: the job of SLOT ends: report it to the broker. */
 void proxy_job_end(struct proxy *px, unsigned slot);

@@ -1,14 +1,19 @@
 /*
  * proxy_confine.c: stockade-proxy confines itself once set up
- * (proxy.h): no_new_privs, every capability dropped, a Landlock domain
+ * (proxy.h): uid 65534 when started as root, no_new_privs, every
+ * capability dropped, a Landlock domain
  * that handles every file-system right with no rule (no file at all),
  * TCP bind (ABI 4 on) with no rule, and both scopes (ABI 6 on); then a
  * seccomp allow-list that kills the process on any other call. A kernel
  * without Landlock is a refusal: there is no weaker mode.
  *
- * TCP connect is not handled: the ports a job may dial come per job,
- * after confinement, and a Landlock domain cannot be widened. The
- * decision (egress_decide, egress_check_address) is what limits them.
+ * TCP connect, with --connect-ports, is allowed to those ports alone:
+ * the broker passes the union of its policy's rule ports and its
+ * resolver's (a job's list only narrows the policy's, so no job needs
+ * another); the decision (egress_decide, egress_check_address) then
+ * picks, per job, among them. A compromised proxy reaches no other
+ * port of the host or its network. Without the option (tests, a policy
+ * with more than PROXY_MAX_CONNECT_PORTS ports) connect is not handled.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +23,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <grp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "confine_util.h"
 #include "llutil.h"
@@ -123,17 +130,43 @@ load_seccomp(char *err, size_t errlen)
 	return e;
 }
 
+/* Run as root (a broker started by root), the proxy becomes nobody
+ * (65534) first: it needs no id of its own, and the files root owns
+ * stay out of reach even past a hole in the other layers. Returns 0 or
+ * a negative errno with ERR set. */
+static int
+leave_root(char *err, size_t errlen)
+{
+	const uid_t nobody = 65534;
+
+	if (getuid() != 0 && geteuid() != 0)
+		return 0;
+	if (setgroups(0, NULL) < 0 || setresgid(nobody, nobody, nobody) < 0 ||
+	    setresuid(nobody, nobody, nobody) < 0) {
+		int e = -errno;
+
+		snprintf(err, errlen, "cannot leave root for uid %u: %s",
+		    (unsigned)nobody, strerror(errno));
+		return e;
+	}
+	return 0;
+}
+
 int
-proxy_confine(char *err, size_t errlen)
+proxy_confine(const uint16_t *ports, size_t nports, char *err, size_t errlen)
 {
 	struct cf_ll_config cfg = {
 	    .who = "egress proxy",
 	    .deny_tcp_bind = true,
+	    .connect_ports = ports,
+	    .nconnect_ports = nports,
 	    .scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
 		LANDLOCK_SCOPE_SIGNAL,
 	};
 	int abi = 0, e;
 
+	if ((e = leave_root(err, errlen)) < 0)
+		return e;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		e = -errno;
 		snprintf(err, errlen, "no_new_privs: %s", strerror(errno));

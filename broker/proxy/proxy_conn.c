@@ -51,23 +51,66 @@ conn_new(struct proxy *px, unsigned job, int fd)
 	return -1;
 }
 
+/* Whether job J holds its share of the slots, or every slot is taken:
+ * its listener is then not watched, and new connections wait in the
+ * kernel's backlog. */
+static bool
+job_full(const struct proxy *px, const struct proxy_job *j)
+{
+	if (j->slots >= j->spec.max_concurrent + PROXY_JOB_PENDING)
+		return true;
+	for (unsigned i = 0; i < PROXY_MAX_CONNS; i++)
+		if (px->conn[i].state == CS_FREE)
+			return false;
+	return true;
+}
+
+static void
+watch_listener(struct proxy *px, unsigned job, bool on)
+{
+	struct proxy_job *j = &px->job[job];
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0,
+	    .data.u64 = proxy_ev(PEV_LISTEN, job)};
+
+	if (j->paused == !on || j->lfd < 0)
+		return;
+	epoll_ctl(px->ep, EPOLL_CTL_MOD, j->lfd, &ev);
+	j->paused = !on;
+}
+
 void
 proxy_accept(struct proxy *px, unsigned job)
 {
-	for (int n = 0; n < 64; n++) {
-		int fd = accept4(px->job[job].lfd, NULL, NULL,
-		    SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int slot;
+	struct proxy_job *j = &px->job[job];
 
+	for (int n = 0; n < 64; n++) {
+		int fd, slot;
+
+		if (job_full(px, j)) {
+			watch_listener(px, job, false);
+			return;
+		}
+		fd = accept4(j->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
 		slot = conn_new(px, job, fd);
 		if (slot < 0) {
-			close(fd); /* PROXY_MAX_CONNS open already */
+			close(fd); /* no memory */
 			continue;
 		}
+		j->slots++;
 		proxy_conn_arm(px, (unsigned)slot);
 	}
+}
+
+/* A slot freed: every paused listener that may take one is watched. */
+static void
+resume_listeners(struct proxy *px)
+{
+	for (unsigned i = 0; i < PROXY_MAX_JOBS; i++)
+		if (px->job[i].used && px->job[i].paused &&
+		    !job_full(px, &px->job[i]))
+			watch_listener(px, i, true);
 }
 
 void
@@ -80,6 +123,8 @@ proxy_conn_close(struct proxy *px, unsigned slot)
 		return;
 	if (c->counted && j->open > 0)
 		j->open--;
+	if (j->slots > 0)
+		j->slots--;
 	if (c->connected)
 		egress_report_conn(&j->rep, c->host, c->port, c->addr_text,
 		    c->bytes_out, c->bytes_in);
@@ -99,6 +144,7 @@ proxy_conn_close(struct proxy *px, unsigned slot)
 	c->gen = gen + 1;
 	c->cfd = c->ufd = -1;
 	c->pipe[0] = c->pipe[1] = -1;
+	resume_listeners(px);
 }
 
 /* ---- Answers ------------------------------------------------------------ */
@@ -161,6 +207,17 @@ proxy_conn_fail(struct proxy *px, unsigned slot, const char *status,
 	else if (c->http)
 		http_answer(c, status, text);
 	closing(px, slot);
+}
+
+void
+proxy_conn_unreachable(struct proxy *px, unsigned slot, const char *status,
+    enum egress_socks5_rep rep, const char *text, const char *detail)
+{
+	struct proxy_conn *c = &px->conn[slot];
+
+	egress_report_refusal(&job_of(px, c)->rep, c->host, strlen(c->host),
+	    c->port, EGRESS_REASON_UNREACHABLE, detail);
+	proxy_conn_fail(px, slot, status, rep, text);
 }
 
 void
@@ -387,6 +444,14 @@ proxy_conn_event(struct proxy *px, unsigned slot, bool upstream,
 		proxy_dial_done(px, slot);
 		return;
 	}
+	if (c->state == CS_RESOLVE || c->state == CS_CONNECT) {
+		/* The client waits: a SOCKS5 method reply may be queued. */
+		if ((events & (EPOLLERR | EPOLLHUP)) || !proxy_flush_client(c))
+			proxy_conn_close(px, slot);
+		else
+			proxy_conn_arm(px, slot);
+		return;
+	}
 	proxy_relay(px, slot, upstream, events);
 }
 
@@ -399,9 +464,11 @@ proxy_conn_timeouts(struct proxy *px, int64_t now)
 		if (c->state == CS_FREE || c->deadline > now)
 			continue;
 		if (c->state == CS_RESOLVE || c->state == CS_CONNECT)
-			proxy_conn_fail(px, i, "504 Gateway Timeout",
+			proxy_conn_unreachable(px, i, "504 Gateway Timeout",
 			    EGRESS_SOCKS5_TTL_EXPIRED,
-			    "stockade: the host did not answer in time\n");
+			    "stockade: the host did not answer in time\n",
+			    c->state == CS_RESOLVE ? "resolve_timeout"
+						   : "connect_timeout");
 		else
 			proxy_conn_close(px, i);
 	}

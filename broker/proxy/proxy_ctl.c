@@ -57,6 +57,25 @@ listener_addr(struct proxy_job *j)
 		egress_addr_from_sockaddr((struct sockaddr *)&ss, &j->self);
 }
 
+/* A job not served: its descriptors closed (the jail's connections to
+ * the listener are refused), its END answered with proxy_failed. */
+static void
+refuse_job(struct egress_job *spec, int *fds, size_t n, const char *why)
+{
+	fprintf(stderr, "stockade-proxy: job %llu not served: %s\n",
+	    (unsigned long long)spec->job_id, why);
+	egress_job_clear(spec);
+	close_fds(fds, n);
+}
+
+static int
+nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
 static void
 start_job(struct proxy *px, const struct wire_msg *m, int *fds)
 {
@@ -65,28 +84,25 @@ start_job(struct proxy *px, const struct wire_msg *m, int *fds)
 	struct egress_job spec = {0};
 	int slot = -1;
 
-	if (egress_job_decode(m->body, m->body_len, &spec) < 0 ||
-	    find_job(px, spec.job_id) >= 0 || lfd < 0) {
-		egress_job_clear(&spec);
-		close_fds(fds, m->nfds);
+	if (egress_job_decode(m->body, m->body_len, &spec) < 0 || lfd < 0) {
+		refuse_job(&spec, fds, m->nfds, "a malformed body");
 		return;
 	}
-	/* Accepted and read until EAGAIN: non-blocking, whatever the
-	 * broker sent (the flag is the open file's, shared). */
-	if (fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK) < 0 ||
-	    (pfd >= 0 &&
-		fcntl(pfd, F_SETFL, fcntl(pfd, F_GETFL) | O_NONBLOCK) < 0)) {
-		egress_job_clear(&spec);
-		close_fds(fds, m->nfds);
+	if (find_job(px, spec.job_id) >= 0) {
+		refuse_job(&spec, fds, m->nfds, "its id is served already");
 		return;
 	}
 	for (unsigned i = 0; i < PROXY_MAX_JOBS && slot < 0; i++)
 		if (!px->job[i].used)
 			slot = (int)i;
-	if (slot < 0 || watch(px, lfd, PEV_LISTEN, (unsigned)slot) < 0 ||
+	/* Accepted and read until EAGAIN: non-blocking, whatever the
+	 * broker sent (the flag is the open file's, shared). */
+	if (slot < 0 || nonblocking(lfd) < 0 ||
+	    (pfd >= 0 && nonblocking(pfd) < 0) ||
+	    watch(px, lfd, PEV_LISTEN, (unsigned)slot) < 0 ||
 	    (pfd >= 0 && watch(px, pfd, PEV_PACKET, (unsigned)slot) < 0)) {
-		egress_job_clear(&spec);
-		close_fds(fds, m->nfds);
+		refuse_job(&spec, fds, m->nfds,
+		    slot < 0 ? "too many jobs" : strerror(errno));
 		return;
 	}
 	struct proxy_job *j = &px->job[slot];
@@ -122,6 +138,11 @@ proxy_job_end(struct proxy *px, unsigned slot)
 			proxy_conn_close(px, i);
 	if (j->lfd >= 0)
 		close(j->lfd);
+	/* What the job sent just before it ended is still queued: a
+	 * direct connect right before its exit is reported too. */
+	for (int i = 0; j->pfd >= 0 && i < 64; i++)
+		if (proxy_packet_read(px, slot) == 0)
+			break;
 	if (j->pfd >= 0)
 		close(j->pfd);
 	if (!px->done)
@@ -142,8 +163,16 @@ end_job(struct proxy *px, const struct wire_msg *m)
 	if (rbuf_get_u64(&r, &id) < 0 || rbuf_end(&r) < 0)
 		return;
 	slot = find_job(px, id);
-	if (slot >= 0)
+	if (slot >= 0) {
 		proxy_job_end(px, (unsigned)slot);
+		return;
+	}
+	static struct egress_report none;
+
+	memset(&none, 0, sizeof(none));
+	none.job_id = id;
+	none.proxy_failed = true; /* a job this proxy did not serve */
+	send_report(px, &none);
 }
 
 void

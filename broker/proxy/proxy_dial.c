@@ -95,11 +95,14 @@ connect_to(struct proxy *px, unsigned slot)
 		proxy_conn_arm(px, slot);
 		return;
 	}
+	int e = errno;
+
 	if (fd >= 0)
 		close(fd);
-	proxy_conn_fail(px, slot, "502 Bad Gateway",
+	proxy_conn_unreachable(px, slot, "502 Bad Gateway",
 	    EGRESS_SOCKS5_HOST_UNREACHABLE,
-	    "stockade: cannot connect to the host\n");
+	    "stockade: cannot connect to the host\n",
+	    strerrorname_np(e) != NULL ? strerrorname_np(e) : "connect");
 }
 
 /* Keeps SA (LEN bytes) at PORT as SLOT's address to dial. */
@@ -163,11 +166,14 @@ resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 	}
 	struct proxy_conn *c = &px->conn[slot];
 
-	if (status != ARES_SUCCESS) {
+	if (status != ARES_SUCCESS || res == NULL || res->nodes == NULL) {
 		ares_freeaddrinfo(res);
-		proxy_conn_fail(px, slot, "502 Bad Gateway",
+		proxy_conn_unreachable(px, slot, "502 Bad Gateway",
 		    EGRESS_SOCKS5_HOST_UNREACHABLE,
-		    "stockade: the host name does not resolve\n");
+		    "stockade: the host name does not resolve\n",
+		    status == ARES_ENOTFOUND	 ? "no_such_name"
+			: status == ARES_SUCCESS ? "no_address"
+						 : "resolve_failed");
 		return;
 	}
 	n = pick(px, c, res, &d);
@@ -208,6 +214,7 @@ proxy_dial(struct proxy *px, unsigned slot)
 	    .ai_socktype = SOCK_STREAM,
 	};
 	uintptr_t arg = (uintptr_t)c->gen << 16 | slot;
+	char fqdn[EGRESS_HOST_BUF + 1];
 
 	c->deadline = proxy_now() + PROXY_DIAL_MS;
 	if (c->host_is_addr) {
@@ -217,10 +224,12 @@ proxy_dial(struct proxy *px, unsigned slot)
 			connect_to(px, slot);
 		return;
 	}
+	/* With its root dot: the name as the rules matched it, never one
+	 * resolv.conf's search list makes of it. */
+	snprintf(fqdn, sizeof(fqdn), "%s.", c->host);
 	c->state = CS_RESOLVE;
 	proxy_conn_arm(px, slot);
-	ares_getaddrinfo(px->ares, c->host, NULL, &hints, resolved,
-	    (void *)arg);
+	ares_getaddrinfo(px->ares, fqdn, NULL, &hints, resolved, (void *)arg);
 }
 
 /* The answer a client waits for once its upstream is connected. */
@@ -258,10 +267,12 @@ proxy_dial_done(struct proxy *px, unsigned slot)
 	if (err == EINPROGRESS || err == EALREADY)
 		return;
 	if (err != 0) {
-		proxy_conn_fail(px, slot, "502 Bad Gateway",
+		proxy_conn_unreachable(px, slot, "502 Bad Gateway",
 		    err == ECONNREFUSED ? EGRESS_SOCKS5_CONNECTION_REFUSED
 					: EGRESS_SOCKS5_HOST_UNREACHABLE,
-		    "stockade: cannot connect to the host\n");
+		    "stockade: cannot connect to the host\n",
+		    strerrorname_np(err) != NULL ? strerrorname_np(err)
+						 : "connect");
 		return;
 	}
 	answer_connected(px, slot);

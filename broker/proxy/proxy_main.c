@@ -3,8 +3,10 @@
  * (issue 25; docs/egress.md). N is its end of the broker's
  * SOCK_SEQPACKET socketpair (the proxy channel of wire.h). It resolves
  * with c-ares (DNS only, /etc/resolv.conf read before confinement, or
- * the one server --dns names, "127.0.0.1:5353", "[::1]:53": for tests),
- * confines itself (proxy_confine.c), says WIRE_PROXY_READY and serves
+ * the one server --dns names, "127.0.0.1:5353", "[::1]:53"), confines
+ * itself (proxy_confine.c; with --connect-ports, TCP connect to those
+ * ports alone: the broker passes every port its policy's rules and its
+ * resolver need), says WIRE_PROXY_READY and serves
  * the jobs the broker hands it until the socket ends; then exits 0.
  */
 #include <errno.h>
@@ -70,26 +72,96 @@ send_ready(int ctl, int abi)
 	return wire_send(ctl, msg, sizeof(msg), WIRE_PROXY_READY, 0, NULL);
 }
 
-/* "--fd N [--dns ADDR:PORT]": N, or -1; *DNS the server or NULL. */
-static int
-parse_args(int argc, char **argv, const char **dns)
-{
-	char *end;
-	long fd;
+/* The command line (usage()): the control socket, the DNS server, the
+ * ports TCP connect is confined to. */
+struct args {
+	int fd; /* -1 until given */
+	const char *dns; /* NULL: /etc/resolv.conf */
+	uint16_t ports[PROXY_MAX_CONNECT_PORTS];
+	size_t nports;
+	bool has_ports; /* --connect-ports given */
+};
 
-	*dns = NULL;
-	if (argc == 5 && strcmp(argv[3], "--dns") == 0)
-		*dns = argv[4];
-	else if (argc != 3)
+/* Reads a port "1".."65535" from S[0..LEN). Returns it or -1. */
+static long
+port_of(const char *s, size_t len)
+{
+	long v = 0;
+
+	if (len == 0 || len > 5 || s[0] == '0')
 		return -1;
-	if (strcmp(argv[1], "--fd") != 0)
-		return -1;
-	errno = 0;
-	fd = strtol(argv[2], &end, 10);
-	if (errno != 0 || *end != '\0' || end == argv[2] || fd < 3 ||
-	    fd > 65535)
-		return -1;
-	return (int)fd;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v >= 1 && v <= 65535 ? v : -1;
+}
+
+/* Reads LIST, "P[,P...]" with P a port or "LO-HI", into A's ports (a
+ * port given twice is kept once). Returns 0, or -1 for a bad list or
+ * more than PROXY_MAX_CONNECT_PORTS ports. */
+static int
+parse_ports(const char *list, struct args *a)
+{
+	for (const char *p = list; *p != '\0';) {
+		size_t n = strcspn(p, ","), dash = strcspn(p, "-");
+		long lo, hi;
+
+		if (dash < n) {
+			lo = port_of(p, dash);
+			hi = port_of(p + dash + 1, n - dash - 1);
+		} else
+			lo = hi = port_of(p, n);
+		if (lo < 0 || hi < lo)
+			return -1;
+		for (long v = lo; v <= hi; v++) {
+			size_t k = 0;
+
+			while (k < a->nports && a->ports[k] != v)
+				k++;
+			if (k < a->nports)
+				continue;
+			if (a->nports == PROXY_MAX_CONNECT_PORTS)
+				return -1;
+			a->ports[a->nports++] = (uint16_t)v;
+		}
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			return -1;
+	}
+	a->has_ports = true;
+	return a->nports > 0 ? 0 : -1;
+}
+
+/* "--fd N [--dns ADDR:PORT] [--connect-ports LIST]", in any order.
+ * Returns 0 or -1. */
+static int
+parse_args(int argc, char **argv, struct args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		char *end;
+		long fd;
+
+		if (strcmp(argv[i], "--fd") == 0 && a->fd < 0) {
+			errno = 0;
+			fd = strtol(argv[i + 1], &end, 10);
+			if (errno != 0 || *end != '\0' || end == argv[i + 1] ||
+			    fd < 3 || fd > 65535)
+				return -1;
+			a->fd = (int)fd;
+		} else if (strcmp(argv[i], "--dns") == 0 && a->dns == NULL)
+			a->dns = argv[i + 1];
+		else if (strcmp(argv[i], "--connect-ports") == 0 &&
+		    !a->has_ports) {
+			if (parse_ports(argv[i + 1], a) < 0)
+				return -1;
+		} else
+			return -1;
+	}
+	return argc % 2 == 1 && a->fd >= 0 ? 0 : -1;
 }
 
 /* Everything before confinement: epoll, c-ares, the host's addresses. */
@@ -195,20 +267,23 @@ int
 main(int argc, char **argv)
 {
 	struct proxy *px = &the_proxy;
+	static struct args a;
 	char err[512] = "";
-	const char *dns;
 	int abi, e;
 
-	px->ctl = parse_args(argc, argv, &dns);
-	if (px->ctl < 0 || fcntl(px->ctl, F_GETFD) < 0) {
+	if (parse_args(argc, argv, &a) < 0 || fcntl(a.fd, F_GETFD) < 0) {
 		fprintf(stderr,
-		    "usage: stockade-proxy --fd N [--dns ADDR:PORT] (the "
-		    "broker starts it; N its control socket)\n");
+		    "usage: stockade-proxy --fd N [--dns ADDR:PORT] "
+		    "[--connect-ports P[,LO-HI...]] (the broker starts it; N "
+		    "its control socket)\n");
 		return 2;
 	}
+	px->ctl = a.fd;
 	signal(SIGPIPE, SIG_IGN);
-	e = setup(px, dns, err, sizeof(err));
-	abi = e < 0 ? e : proxy_confine(err, sizeof(err));
+	e = setup(px, a.dns, err, sizeof(err));
+	abi = e < 0 ? e
+		    : proxy_confine(a.has_ports ? a.ports : NULL, a.nports, err,
+			  sizeof(err));
 	if (abi < 0) {
 		fprintf(stderr, "stockade-proxy: %s\n", err);
 		send_failed(px->ctl, -abi, err);

@@ -110,18 +110,22 @@ hello_check(struct proxy *px, unsigned slot)
 					 : "tls_truncated");
 		return;
 	}
-	if (h.kind == EGRESS_TLS_NOT_TLS || c->host_is_addr) {
+	/* A tunnel to a name carries TLS naming that host, nothing else:
+	 * plain bytes would let a Host field behind a shared front (a
+	 * CDN, a gateway) pick another site than the one decided. A
+	 * tunnel to an address allow_address named may carry anything. */
+	if (c->host_is_addr ||
+	    (h.kind == EGRESS_TLS_SNI &&
+		egress_host_canon(h.sni, h.sni_len, sni, sizeof(sni)) > 0 &&
+		strcmp(sni, c->host) == 0)) {
 		c->state = CS_RELAY;
-		return;
-	}
-	if (h.kind == EGRESS_TLS_SNI &&
-	    egress_host_canon(h.sni, h.sni_len, sni, sizeof(sni)) > 0 &&
-	    strcmp(sni, c->host) == 0) {
-		c->state = CS_RELAY;
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 		return;
 	}
 	snprintf(detail, sizeof(detail), "%s%.40s",
-	    h.kind == EGRESS_TLS_SNI ? "sni " : "no sni",
+	    h.kind == EGRESS_TLS_SNI	      ? "sni="
+		: h.kind == EGRESS_TLS_NO_SNI ? "no_sni"
+					      : "not_tls",
 	    h.kind == EGRESS_TLS_SNI ? h.sni : "");
 	proxy_conn_refuse(px, slot, c->host, strlen(c->host),
 	    EGRESS_REASON_SNI_MISMATCH, detail);
@@ -151,7 +155,8 @@ read_client(struct proxy *px, unsigned slot)
 	c->toup_len += (size_t)n;
 	if (c->kind == CK_FORWARD)
 		c->body_left -= (uint64_t)n;
-	c->deadline = proxy_now() + PROXY_IDLE_MS;
+	if (c->state == CS_RELAY) /* a hello is not given more time */
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 	return true;
 }
 
@@ -205,11 +210,12 @@ read_upstream(struct proxy *px, unsigned slot)
 {
 	struct proxy_conn *c = &px->conn[slot];
 	struct proxy_job *j = &px->job[c->job];
-	bool piped = use_pipe(px, c);
+	bool piped;
 	ssize_t n;
 
-	if (c->up_eof || proxy_tocli_full(c))
+	if (c->ufd < 0 || c->up_eof || proxy_tocli_full(c))
 		return true;
+	piped = use_pipe(px, c);
 	n = upstream_in(px, c);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return true;
@@ -229,7 +235,8 @@ read_upstream(struct proxy *px, unsigned slot)
 		c->piped += (size_t)n;
 	else
 		c->tocli_len += (size_t)n;
-	c->deadline = proxy_now() + PROXY_IDLE_MS;
+	if (c->state == CS_RELAY) /* a hello is not given more time */
+		c->deadline = proxy_now() + PROXY_IDLE_MS;
 	return true;
 }
 
@@ -287,7 +294,9 @@ proxy_relay(struct proxy *px, unsigned slot, bool upstream, uint32_t events)
 {
 	struct proxy_conn *c = &px->conn[slot];
 
-	if ((events & EPOLLERR) && !(events & EPOLLIN)) {
+	/* An error, or a hang-up of a side not read now (its buffer
+	 * full): epoll would report it again at once. */
+	if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) {
 		proxy_conn_close(px, slot);
 		return;
 	}
@@ -295,6 +304,8 @@ proxy_relay(struct proxy *px, unsigned slot, bool upstream, uint32_t events)
 		return;
 	if (c->state == CS_HELLO && c->toup_len > 0)
 		hello_check(px, slot);
+	else if (c->state == CS_HELLO && c->cli_eof)
+		c->state = CS_RELAY; /* the client sent nothing, and ended */
 	if (c->state == CS_FREE || c->state == CS_CLOSING)
 		return;
 	if (!write_upstream(px, slot))

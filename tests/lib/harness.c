@@ -243,15 +243,18 @@ become_unprivileged(void)
 	    !copy_exe(src_stockade, stockade_path))
 		return false;
 	/* stockade-eval beside them when built (test_eval.c runs it as the
-	 * decoy; `stockade eval` executes it). */
-	{
+	 * decoy; `stockade eval` executes it), and stockade-proxy (a policy
+	 * that allows hosts runs its jobs through it). */
+	for (size_t i = 0; i < 2; i++) {
+		static const char *const beside[] = {"stockade-eval",
+		    "stockade-proxy"};
 		char src[PATH_MAX + 64], dst[PATH_MAX + 64], *slash;
 
 		snprintf(src, sizeof(src), "%s", src_stockade);
 		if ((slash = strrchr(src, '/')) != NULL)
 			snprintf(slash, sizeof(src) - (size_t)(slash - src),
-			    "/stockade-eval");
-		snprintf(dst, sizeof(dst), "%s/stockade-eval", dir);
+			    "/%s", beside[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", dir, beside[i]);
 		if (access(src, F_OK) == 0 && !copy_exe(src, dst))
 			return false;
 	}

@@ -141,7 +141,13 @@ assert_round_trip(const struct policy *p)
 	X(network_several, "invalid-network-several.ini", 3,                   \
 	    NET_BAD("allow", "exa mple.org", "contains a space"))              \
 	X(network_then_value, "invalid-network-then-value.ini", 2,             \
-	    NET_BAD("allow", "a b.example", "contains a space"))
+	    NET_BAD("allow", "a b.example", "contains a space"))               \
+	X(network_resolver, "invalid-network-resolver.ini", 3,                 \
+	    "resolver: expected an address and port, A.B.C.D:PORT or "         \
+	    "[IPV6]:PORT, got \"127.0.0.1\"")                                  \
+	X(network_resolver_port, "invalid-network-resolver-port.ini", 2,       \
+	    "resolver: expected an address and port, A.B.C.D:PORT or "         \
+	    "[IPV6]:PORT, got \"1.2.3.4:053\"")
 
 /* The text of rule I of P, canonical. */
 static const char *
@@ -165,7 +171,56 @@ Test(network, default_has_no_network)
 	cr_assert_eq(p.net.bytes_in, 1024 * MIB);
 	cr_assert_eq(p.net.max_connections, 1024);
 	cr_assert_eq(p.net.max_concurrent, 32);
+	cr_assert_str_eq(p.net.resolver, "");
 	policy_clear(&p);
+}
+
+/* policy_format of P writes "resolver = WANT". */
+static void
+expect_formatted_resolver(const struct policy *p, const char *want)
+{
+	char *buf = NULL, line[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(policy_format(p, f), 0);
+	fclose(f);
+	snprintf(line, sizeof(line), "\nresolver = %s\n", want);
+	cr_assert(strstr(buf, line) != NULL, "%s", buf);
+	free(buf);
+}
+
+/* [network] resolver: an IPv4 or bracketed IPv6 address with a port,
+ * kept as written, and written back by policy_format. */
+Test(network, resolver_loads_and_formats)
+{
+	static const char *const ok[] = {"127.0.0.1:53", "[::1]:5353",
+	    "10.0.0.53:65535", "[fd00::35]:53"};
+	static const char *const bad[] = {"127.0.0.1", "127.0.0.1:0",
+	    "127.0.0.1:65536", "localhost:53", "::1:53", "[::1]53",
+	    "[fe80::1%eth0]:53", "1.2.3:53", "127.0.0.1:53x", ":53"};
+	char text[256], why[POLICY_ERR_MAX];
+	struct policy p;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		snprintf(text, sizeof(text), "[network]\nresolver = %s\n",
+		    ok[i]);
+		cr_assert_eq(policy_load_string(&p, text, "t", why,
+				 sizeof(why)),
+		    0, "%s: %s", ok[i], why);
+		cr_assert_str_eq(p.net.resolver, ok[i]);
+		expect_formatted_resolver(&p, ok[i]);
+		policy_clear(&p);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "[network]\nresolver = %s\n",
+		    bad[i]);
+		cr_assert_lt(policy_load_string(&p, text, "t", why,
+				 sizeof(why)),
+		    0, "%s was accepted", bad[i]);
+		cr_assert(strstr(why, "resolver: expected") != NULL, "%s", why);
+	}
 }
 
 Test(network, rules_caps_and_lines)
@@ -292,6 +347,7 @@ Test(network, format_writes_canonical_rules)
 			       "\n[network]\nmax_bytes_out_mb = 16\n"
 			       "max_bytes_in_mb = 256\nmax_connections = 100\n"
 			       "max_concurrent_connections = 4\n"
+			       "resolver =\n"
 			       "allow = registry.example.org\n"
 			       "allow = *.example.net:8443\n"),
 	    "%s", text);

@@ -399,6 +399,8 @@ Test(reason, names)
 	    "bad_request");
 	cr_assert_str_eq(egress_reason_name(EGRESS_REASON_DIRECT_CONNECT),
 	    "direct_connect");
+	cr_assert_str_eq(egress_reason_name(EGRESS_REASON_UNREACHABLE),
+	    "unreachable");
 	cr_assert_str_eq(egress_reason_name(
 			     (enum egress_reason)(EGRESS_REASON_LAST + 1)),
 	    "unknown");

@@ -53,6 +53,7 @@ PACKAGE = "stockade"
 EXPECTED_FILES = {
     "usr/bin/stockade": 0o755,
     "usr/libexec/stockade/stockade-launcher": 0o755,
+    "usr/libexec/stockade/stockade-proxy": 0o755,
     "usr/libexec/stockade/stockade-check": 0o755,
     "usr/libexec/stockade/stockade-probe": 0o755,
     "usr/share/stockade/policy/default.ini": 0o644,
@@ -321,6 +322,7 @@ def unpack(state, cleanup):
 def check_no_plants(state):
     found = []
     for rel in ("usr/bin/stockade", "usr/libexec/stockade/stockade-launcher",
+                "usr/libexec/stockade/stockade-proxy",
                 "usr/libexec/stockade/stockade-check",
                 "usr/libexec/stockade/stockade-probe"):
         with open(os.path.join(state["root"], rel), "rb") as f:
@@ -351,14 +353,15 @@ def elf_interpreter(path):
 def check_static(state):
     dynamic = [rel for rel in ("usr/bin/stockade",
                                "usr/libexec/stockade/stockade-launcher",
+                               "usr/libexec/stockade/stockade-proxy",
                                "usr/libexec/stockade/stockade-check",
                                "usr/libexec/stockade/stockade-probe")
                if elf_interpreter(os.path.join(state["root"], rel))]
     if dynamic:
         raise AssertionError("dynamically linked, want static: " +
                              ", ".join(dynamic))
-    return ("stockade, stockade-launcher, stockade-check and stockade-probe "
-            "are static")
+    return ("stockade, stockade-launcher, stockade-proxy, stockade-check "
+            "and stockade-probe are static")
 
 
 def run_installed(state, prefix, env, args, timeout=120):

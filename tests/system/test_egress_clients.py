@@ -90,11 +90,13 @@ import pwd
 import re
 import secrets
 import shlex
+import signal
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.parse
 import zipfile
 
@@ -730,9 +732,9 @@ def case_direct(user, cleanup):
 class Serve:
     """`stockade serve` on a workspace and a policy, driven line by line."""
 
-    def __init__(self, user, ws, policy_path):
+    def __init__(self, user, ws, policy_path, command="serve"):
         chown_tree(ws, user.owner)
-        argv = user.prefix + [user.stockade(), "serve", "--workspace", ws,
+        argv = user.prefix + [user.stockade(), command, "--workspace", ws,
                               "--policy", policy_path]
         diag("$ " + shlex.join(argv))
         self.proc = subprocess.Popen(argv, cwd="/", env=user.env,
@@ -742,15 +744,26 @@ class Serve:
         self.next_id = 0
 
     def call(self, method, params):
+        self.send(method, params)
+        return self.receive()
+
+    def send(self, method, params):
         self.next_id += 1
         self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id,
                                           "method": method,
                                           "params": params}) + "\n")
         self.proc.stdin.flush()
+
+    def receive(self):
         line = self.proc.stdout.readline()
         if not line:
             raise AssertionError("serve ended: " + self.proc.stderr.read()[-2000:])
         return json.loads(line)
+
+    def notify(self, method):
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0",
+                                          "method": method}) + "\n")
+        self.proc.stdin.flush()
 
     def close(self):
         self.proc.stdin.close()
@@ -828,6 +841,99 @@ def case_serve(user, cleanup):
     return "narrowed, widening and bad rules refused"
 
 
+# --- 8. mcp: the run tools take the same list ------------------------------
+
+def case_mcp(user, cleanup):
+    policy = write_policy(f"[network]\nallow = {LISTED}\n", cleanup)
+    s = Serve(user, make_workspace(cleanup), policy, command="mcp")
+    try:
+        s.call("initialize", {"protocolVersion": "2025-06-18",
+                              "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}})
+        s.notify("notifications/initialized")
+        tools = s.call("tools/list", {})["result"]["tools"]
+        for t in tools:
+            if t["name"] in ("run_code", "run_command"):
+                prop = t["inputSchema"]["properties"].get("network")
+                if prop is None or LISTED not in prop.get("description", ""):
+                    raise AssertionError(f"{t['name']} has no network "
+                                         f"property quoting the list: {t}")
+        r = s.call("tools/call", {"name": "run_command", "arguments": {
+            "argv": ["true"], "network": {"allow": [UNLISTED]}}})
+        text = json.dumps(r)
+        if "network_not_allowed" not in text or UNLISTED not in text:
+            raise AssertionError(f"a wider list was not refused: {text}")
+        r = s.call("tools/call", {"name": "run_command", "arguments": {
+            "argv": ["curl", "-sS", "--max-time", "10", f"https://{UNLISTED}/"],
+            "network": {"allow": [LISTED]}}})["result"]
+        refusals = r["structuredContent"]["network"]["refusals"]
+        if not matching(refusals, host=UNLISTED, reason="not_allowed"):
+            raise AssertionError(f"no not_allowed refusal: {json.dumps(r)}")
+    finally:
+        s.close()
+    return "network in both tools' schemas; wider list refused; refusal reported"
+
+
+# --- 9. a proxy that dies ends the network, not the job ---------------------
+
+def proxy_pid(serve_pid):
+    """The pid of the stockade-proxy child of SERVE_PID (the broker, or
+    setpriv's exec of it), or None."""
+    try:
+        with open(f"/proc/{serve_pid}/task/{serve_pid}/children") as f:
+            kids = f.read().split()
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/comm") as f:
+                if f.read().strip() == "stockade-proxy":
+                    return int(k)
+        except OSError:
+            pass
+    return None
+
+
+def case_proxy_dies(user, cleanup):
+    need_tools(("curl",), "curl")
+    root = tempfile.mkdtemp(prefix="stockade-egress-dies-")
+    cleanup.append(root)
+    with open(os.path.join(root, "hello.txt"), "w") as f:
+        f.write("hello\n")
+    server = IndexServer(root)
+    url = f"http://{server.addr}:{server.port}/hello.txt"
+    policy = write_policy(f"[network]\nallow_address = {SERVE_ADDR}/32:"
+                          f"{server.port}\n", cleanup)
+    s = Serve(user, make_workspace(cleanup), policy)
+    try:
+        expect_reached(s.call("exec", {"argv": ["curl", "-fsS", url]})["result"],
+                       SERVE_ADDR, server.port)
+        pid = proxy_pid(s.proc.pid)
+        if pid is None:
+            raise AssertionError("no stockade-proxy child of the session")
+        # Killed while a job runs: the job runs on to its end without
+        # its network, and its result says why.
+        s.send("exec", {"argv": ["sh", "-c", f"sleep 1; curl -fsS {url}; "
+                                 "echo curl=$?"]})
+        time.sleep(0.4)
+        os.kill(pid, signal.SIGKILL)
+        r = s.receive()["result"]
+        if r.get("status") != "ok" or "curl=0" in str(r.get("stdout")):
+            fail(r, "the job did not run to its end without a network")
+        if (r.get("network") or {}).get("proxy") != "failed":
+            fail(r, "the result does not say the proxy failed")
+        if "sandbox itself failed" not in str(r.get("hint")):
+            fail(r, "the hint does not say the sandbox failed")
+        # The session goes on; its jobs run, still without a network.
+        r = s.call("exec", {"argv": ["true"]})["result"]
+        if r.get("status") != "ok" or r["network"]["proxy"] != "failed":
+            fail(r, "the next job")
+    finally:
+        s.close()
+        server.close()
+    return "job ran to its end, network proxy failed, session went on"
+
+
 # --- main --------------------------------------------------------------------
 
 CASES = (
@@ -842,6 +948,9 @@ CASES = (
      "direct_connect", case_direct),
     ("serve: exec's network parameter narrows the policy's list, never "
      "widens it", case_serve),
+    ("mcp: the run tools take the same narrowing list", case_mcp),
+    ("a proxy killed during a job ends the network, not the job, and is "
+     "reported", case_proxy_dies),
 )
 
 

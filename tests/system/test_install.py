@@ -42,6 +42,7 @@ PREFIX = "usr/local"
 EXPECTED_FILES = {
     "bin/stockade": 0o755,
     "libexec/stockade/stockade-launcher": 0o755,
+    "libexec/stockade/stockade-proxy": 0o755,
     "libexec/stockade/stockade-check": 0o755,
     "libexec/stockade/stockade-probe": 0o755,
     "share/stockade/policy/default.ini": 0o644,

@@ -6,7 +6,7 @@
 # The options are those of each command's --help (stockade(1)).
 
 _stockade_layers="limits process_cleanup environment working_directory
-user_ns pid_ns mount_ns network_ns ipc_ns uts_ns terminal capabilities
+user_ns pid_ns mount_ns network_ns egress ipc_ns uts_ns terminal capabilities
 no_new_privs landlock seccomp file_api results boundary policy"
 
 # COMPREPLY = the words of $1 that start with $2.

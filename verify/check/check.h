@@ -73,6 +73,7 @@ extern const struct check checks_results[];
 extern const struct check checks_policy[];
 extern const struct check checks_boundary[];
 extern const struct check checks_broker_side[];
+extern const struct check checks_egress[];
 
 /* Verdicts with a printf-style observation (truncated to
  * CHECK_OBSERVED_MAX - 1 bytes). */

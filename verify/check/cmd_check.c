@@ -41,6 +41,7 @@ const char *const check_layers[] = {
     "pid_ns",
     "mount_ns",
     "network_ns",
+    "egress",
     "ipc_ns",
     "uts_ns",
     "terminal",
@@ -68,6 +69,7 @@ static const struct check *const groups[] = {
     checks_policy,
     checks_boundary,
     checks_broker_side,
+    checks_egress,
 };
 #define NGROUPS (sizeof(groups) / sizeof(groups[0]))
 

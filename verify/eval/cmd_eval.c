@@ -10,8 +10,9 @@
  * ([jail] unsafe_layers_off) and --unsafe-evaluation. The weakened
  * configurations run attacks on the host with the caller's ids, so they
  * are refused to root (without a user namespace the weakest would run
- * them as host root); `corpus` and `filter` run the full product only
- * and may run as root.
+ * them as host root): `layers` refuses root; `isolation`, `corpus` and
+ * `filter` run only the full product as root (isolation's "both" and
+ * "fs + allow-list" columns).
  *
  * Runs go --jobs at a time (threads; default 2), configuration after
  * configuration. One honeypot serves the whole eval; everything else is
@@ -106,24 +107,28 @@ eval_interrupted(void)
  * the later columns, the product's included (review of issue 6, F1).
  */
 static int
-write_policy(const char *base, const struct eval_config *cfg, char *path,
+write_policy(const struct eval_config *cfg, uint16_t index_port, char *path,
     size_t size)
 {
 	int fd = -1;
-	char off[512];
+	char off[512], net[256] = "";
 	char text[2048];
 	char err[POLICY_ERR_MAX];
 	struct policy p;
 	int e;
 
 	job_layers_format(cfg->layers_off, off, sizeof(off));
+	/* The allow-list names only the eval's own index on loopback: no
+	 * name (the proxy would ask the host's DNS), nothing off the host. */
+	if (cfg->allow_list)
+		snprintf(net, sizeof(net), "[network]\nallow_address = %s:%u\n",
+		    EVAL_INDEX_ADDR, (unsigned)index_port);
 	snprintf(text, sizeof(text),
 	    "# stockade eval: configuration %s "
-	    "(docs/evidence.md)\n%s%s%s%s",
+	    "(docs/evidence.md)\n%s%s%s%s%s",
 	    cfg->name, policy_limits,
 	    off[0] != '\0' ? "[jail]\nunsafe_layers_off = " : "", off,
-	    off[0] != '\0' ? "\n" : "");
-	(void)base;
+	    off[0] != '\0' ? "\n" : "", net);
 	fd = memfd_create("stockade-eval-policy",
 	    MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	e = fd < 0 ? -errno : write_all(fd, text, strlen(text));
@@ -176,7 +181,9 @@ usage(FILE *f)
 	    "layers: every attack under 14 configurations, from no layer to\n"
 	    "  the full product, one layer added at a time; isolation: the\n"
 	    "  exfiltration attacks without/with filesystem and network\n"
-	    "  isolation; corpus: every attack against the full product\n"
+	    "  isolation, then with a [network] allow-list of the eval's\n"
+	    "  own index only (as root: the columns with every layer on);\n"
+	    "  corpus: every attack against the full product\n"
 	    "  (exit 1 if one succeeds); filter: a code filter against the\n"
 	    "  sandbox (docs/evidence.md). Markdown on stdout.\n"
 	    "defaults: --attacks %s\n"
@@ -331,8 +338,7 @@ eval_args(int argc, char **argv, struct opts *o, struct eval_matrix *m,
 	/* Weakened jails run attacks on this host with our ids: never
 	 * root's (without a user namespace the weakest would be host
 	 * root). */
-	if (geteuid() == 0 &&
-	    (m->kind == EVAL_KIND_LAYERS || m->kind == EVAL_KIND_ISOLATION)) {
+	if (geteuid() == 0 && m->kind == EVAL_KIND_LAYERS) {
 		log_error("eval %s: refused as root: its weakened "
 			  "configurations would run attacks on this host with "
 			  "root's ids. Run it as an unprivileged user, for "
@@ -433,6 +439,41 @@ eval_ctx_init(struct eval_ctx *ctx, const struct opts *o, const char *broker,
 }
 
 /*
+ * The full product must stop everything: its columns are those with no
+ * layer off, with or without an allow-list (isolation's "both" and "fs +
+ * allow-list", the layer table's last); under an allow-list, everything
+ * but what an attack declares the allowed host lets out by design
+ * ("by-design: allowed-host-exit"; issue 25). 0, EXIT_FOUND or
+ * EXIT_SANDBOX (such a run failed or was not run).
+ */
+static int
+product_status(const struct eval_matrix *m)
+{
+	int rc = 0;
+
+	for (size_t a = 0; a < m->corpus->n; a++) {
+		const char *by = eval_attack_get(&m->corpus->v[a], "by-design");
+		bool exit_ok = by != NULL &&
+		    strcmp(by, "allowed-host-exit") == 0;
+
+		for (size_t c = 0; c < m->ncfg; c++) {
+			const struct eval_verdict *v = &m->v[a * m->ncfg + c];
+
+			if (m->cfg[c].layers_off != 0 ||
+			    (m->cfg[c].allow_list && exit_ok))
+				continue;
+			if (v->outcome == EVAL_SUCCEEDED)
+				rc = EXIT_FOUND;
+			else if ((v->outcome == EVAL_ERROR ||
+				     v->outcome == EVAL_NOT_RUN) &&
+			    rc == 0)
+				rc = EXIT_SANDBOX;
+		}
+	}
+	return rc;
+}
+
+/*
  * The report of the runs of M: the filter's, or the table on stdout with
  * the JSON written to JF (opened on O->json; NULL: none). Returns the
  * command's exit status: 0, EXIT_FOUND when the full product let an
@@ -454,19 +495,7 @@ eval_report(const struct opts *o, const struct eval_matrix *m, FILE *jf,
 		}
 		*jo = o->json != NULL ? eval_matrix_json(m) : NULL;
 		rc = 0;
-		/* The full product must stop everything: its column is the
-		 * last one. */
-		for (size_t a = 0; a < m->corpus->n; a++) {
-			const struct eval_verdict *last =
-			    &m->v[a * m->ncfg + m->ncfg - 1];
-
-			if (last->outcome == EVAL_SUCCEEDED)
-				rc = EXIT_FOUND;
-			else if ((last->outcome == EVAL_ERROR ||
-				     last->outcome == EVAL_NOT_RUN) &&
-			    rc == 0)
-				rc = EXIT_SANDBOX;
-		}
+		rc = product_status(m);
 	}
 	if (o->json != NULL && *jo == NULL && rc != EXIT_SANDBOX) {
 		log_error("eval: out of memory");
@@ -565,15 +594,15 @@ cmd_eval(int argc, char **argv)
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
-	for (size_t c = 0; c < m.ncfg; c++)
-		if ((rc = write_policy(base, &m.cfg[c], policy[c],
-			 sizeof(policy[c]))) != 0)
-			goto out;
 	if (eval_honeypot_start(&hp, err, sizeof(err)) < 0) {
 		log_error("eval: %s", err);
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
+	for (size_t c = 0; c < m.ncfg; c++)
+		if ((rc = write_policy(&m.cfg[c], eval_honeypot_tcp_port(hp),
+			 policy[c], sizeof(policy[c]))) != 0)
+			goto out;
 	eval_ctx_init(&ctx, &o, broker, self, base, hp);
 	m.v = v;
 	if (eval_sched_run(&ctx, &m, v, policy, o.jobs, o.sub) < 0) {

@@ -4,6 +4,7 @@
  */
 #include "eval_honeypot.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -25,12 +26,13 @@
 #define SYNC_ROUNDS 256 /* rounds of reading per sync */
 #define MAX_SERVED 16 /* secrets served at once */
 
-enum rec_kind { REC_TCP, REC_UDP, REC_UNIX };
+enum rec_kind { REC_TCP, REC_UDP, REC_UNIX, REC_INDEX };
 
 static const char *const kind_names[] = {
     [REC_TCP] = "tcp",
     [REC_UDP] = "udp",
     [REC_UNIX] = "unix",
+    [REC_INDEX] = "index",
 };
 
 struct record {
@@ -48,7 +50,7 @@ struct eval_honeypot {
 	bool started;
 	pthread_mutex_t mu; /* guards everything below */
 	pthread_cond_t cv;
-	int tcp, udp, unx, wake;
+	int tcp, udp, unx, idx, wake;
 	uint16_t tcp_port, udp_port;
 	char unix_name[40];
 	struct record **rec;
@@ -218,6 +220,12 @@ http_answer(const struct eval_honeypot *hp, char *out, size_t size)
 	    blen, body);
 }
 
+/* The index's answer: a package's metadata, no secret. */
+static const char index_answer[] =
+    "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n"
+    "Content-Length: 37\r\nConnection: close\r\n\r\n"
+    "{\"name\": \"left-pad\", \"v\": \"1.3.0\"}\n";
+
 /* Reads what connection R has; closes it at its end. */
 static void
 read_stream(struct eval_honeypot *hp, struct record *r, unsigned char *buf)
@@ -234,7 +242,10 @@ read_stream(struct eval_honeypot *hp, struct record *r, unsigned char *buf)
 		rec_add(hp, r, buf, (size_t)n);
 		answer = !r->replied && http_header_done(r);
 		r->replied = r->replied || answer;
-		if (answer)
+		if (answer && r->kind == REC_INDEX)
+			oklen = (size_t)snprintf(ok, sizeof(ok), "%s",
+			    index_answer);
+		else if (answer)
 			oklen = http_answer(hp, ok, sizeof(ok));
 	} else {
 		close(r->fd);
@@ -263,8 +274,9 @@ pump(struct eval_honeypot *hp, int timeout, struct pollfd *pfd,
 	pfd[n++] = (struct pollfd){hp->tcp, POLLIN, 0};
 	pfd[n++] = (struct pollfd){hp->udp, POLLIN, 0};
 	pfd[n++] = (struct pollfd){hp->unx, POLLIN, 0};
+	pfd[n++] = (struct pollfd){hp->idx, POLLIN, 0};
 	pthread_mutex_lock(&hp->mu);
-	for (size_t i = 0; i < hp->nrec && n < MAX_CONNS + 4; i++)
+	for (size_t i = 0; i < hp->nrec && n < MAX_CONNS + 5; i++)
 		if (hp->rec[i]->fd >= 0) {
 			who[n] = hp->rec[i];
 			pfd[n++] = (struct pollfd){hp->rec[i]->fd, POLLIN, 0};
@@ -285,7 +297,9 @@ pump(struct eval_honeypot *hp, int timeout, struct pollfd *pfd,
 		read_datagram(hp, buf);
 	if (pfd[3].revents & POLLIN)
 		accept_one(hp, hp->unx, REC_UNIX);
-	for (size_t i = 4; i < n; i++)
+	if (pfd[4].revents & POLLIN)
+		accept_one(hp, hp->idx, REC_INDEX);
+	for (size_t i = 5; i < n; i++)
 		if (pfd[i].revents != 0)
 			read_stream(hp, who[i], buf);
 	/* The wake-up alone is no work for a sync's drain. */
@@ -296,8 +310,8 @@ static void *
 serve(void *arg)
 {
 	struct eval_honeypot *hp = arg;
-	struct pollfd *pfd = calloc(MAX_CONNS + 4, sizeof(*pfd));
-	struct record **who = calloc(MAX_CONNS + 4, sizeof(*who));
+	struct pollfd *pfd = calloc(MAX_CONNS + 5, sizeof(*pfd));
+	struct record **who = calloc(MAX_CONNS + 5, sizeof(*who));
 	unsigned char *buf = malloc(READ_PIECE);
 	bool stop = false;
 
@@ -340,12 +354,16 @@ serve(void *arg)
 
 /* ---- the interface ------------------------------------------------------ */
 
+/* A socket of TYPE bound to ADDR (network order) at *PORT (0: the
+ * kernel's choice, then put in *PORT); a descriptor or a negative
+ * errno. */
 static int
-bind_inet(int type, uint16_t *port)
+bind_inet_at(int type, uint32_t addr, uint16_t *port)
 {
 	struct sockaddr_in a = {
 	    .sin_family = AF_INET,
-	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	    .sin_port = htons(*port),
+	    .sin_addr.s_addr = addr,
 	};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -362,6 +380,36 @@ bind_inet(int type, uint16_t *port)
 	}
 	*port = ntohs(a.sin_port);
 	return fd;
+}
+
+static int
+bind_inet(int type, uint16_t *port)
+{
+	*port = 0;
+	return bind_inet_at(type, htonl(INADDR_LOOPBACK), port);
+}
+
+/* The TCP listener on 127.0.0.1 and the index's on EVAL_INDEX_ADDR at
+ * the same port into HP; 0 or a negative errno. */
+static int
+bind_tcp_pair(struct eval_honeypot *hp)
+{
+	struct in_addr ia;
+	int e = -EADDRINUSE;
+
+	if (inet_pton(AF_INET, EVAL_INDEX_ADDR, &ia) != 1)
+		return -EINVAL;
+	for (int i = 0; i < 16 && e == -EADDRINUSE; i++) {
+		if ((e = hp->tcp = bind_inet(SOCK_STREAM, &hp->tcp_port)) < 0)
+			return e;
+		e = hp->idx = bind_inet_at(SOCK_STREAM, ia.s_addr,
+		    &hp->tcp_port);
+		if (e < 0) {
+			close(hp->tcp);
+			hp->tcp = hp->idx = -1;
+		}
+	}
+	return e < 0 ? e : 0;
 }
 
 static int
@@ -405,10 +453,10 @@ eval_honeypot_start(struct eval_honeypot **out, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	hp->tcp = hp->udp = hp->unx = hp->wake = -1;
+	hp->tcp = hp->udp = hp->unx = hp->idx = hp->wake = -1;
 	pthread_mutex_init(&hp->mu, NULL);
 	pthread_cond_init(&hp->cv, NULL);
-	if ((e = hp->tcp = bind_inet(SOCK_STREAM, &hp->tcp_port)) < 0 ||
+	if ((e = bind_tcp_pair(hp)) < 0 ||
 	    (e = hp->udp = bind_inet(SOCK_DGRAM, &hp->udp_port)) < 0 ||
 	    (e = hp->unx = bind_abstract(hp->unix_name,
 		 sizeof(hp->unix_name))) < 0) {
@@ -589,6 +637,8 @@ eval_honeypot_stop(struct eval_honeypot *hp)
 		close(hp->udp);
 	if (hp->unx >= 0)
 		close(hp->unx);
+	if (hp->idx >= 0)
+		close(hp->idx);
 	if (hp->wake >= 0)
 		close(hp->wake);
 	pthread_mutex_destroy(&hp->mu);

@@ -39,10 +39,24 @@
 
 #define EVAL_HONEYPOT_KEEP (1u << 20) /* bytes kept per connection */
 
+/*
+ * The eval's own "package index" (issue 25): a TCP listener of the
+ * honeypot on this address at the honeypot's TCP port, the one host the
+ * allow-list configuration lets jobs reach through stockade-proxy
+ * (eval_table.h). Its bytes are recorded like the others' (where
+ * "index"): a secret found there went out through the allowed host. A
+ * stream that starts like an HTTP request gets a harmless answer (a
+ * package's metadata, no secret), then the honeypot shuts its side for
+ * writing.
+ */
+#define EVAL_INDEX_ADDR "127.0.0.2"
+
 struct eval_honeypot;
 
 /*
- * Starts the honeypot: binds the three sockets and starts its thread
+ * Starts the honeypot: binds the four sockets (the index at the TCP
+ * port too, the TCP port chosen again, at most 16 times, while the index
+ * address has it taken) and starts its thread
  * (all signals blocked in it). *OUT is owned by the caller and freed with
  * eval_honeypot_stop. Returns 0, or a negative errno with a sentence in
  * ERR (ERRLEN bytes).
@@ -71,7 +85,8 @@ int eval_honeypot_sync(struct eval_honeypot *hp);
 /*
  * Searches every record (connection or datagram) that received bytes
  * after the mark SINCE, each as one piece, for the N needles ND. Returns
- * 1 with the needle's index in *WHICH and where ("tcp", "udp", "unix")
+ * 1 with the needle's index in *WHICH and where ("tcp", "udp", "unix",
+ * "index")
  * in WHERE (WLEN bytes), or 0.
  */
 int eval_honeypot_find(struct eval_honeypot *hp, uint64_t since,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "eval_honeypot.h"
 #include "result.h"
 
 #define YES "\u2713" /* ✓ stopped */
@@ -44,11 +45,23 @@ static const struct eval_config layer_configs[EVAL_NLAYERS + 1] = {
 #define FS_ISOLATION \
 	(JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) | JOB_LAYER_BIT(JOB_LAYER_LANDLOCK))
 #define NET_ISOLATION JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS)
-static const struct eval_config isolation_configs[4] = {
-    {"neither", "neither", FS_ISOLATION | NET_ISOLATION},
-    {"fs_only", "fs only", NET_ISOLATION},
-    {"net_only", "net only", FS_ISOLATION},
-    {"both", "both", 0},
+/* The fifth (issue 25): both, with a [network] allow-list of the eval's
+ * own index only, reached through stockade-proxy. Before it, the same
+ * allow-list with files not isolated: there the key is readable, so
+ * that the network attacks are judged on the network alone. */
+static const struct eval_config isolation_configs[6] = {
+    {"neither", "neither", FS_ISOLATION | NET_ISOLATION, false},
+    {"fs_only", "fs only", NET_ISOLATION, false},
+    {"net_only", "net only", FS_ISOLATION, false},
+    {"both", "both", 0, false},
+    {"allow_list_only", "allow-list only", FS_ISOLATION, true},
+    {"allow_list", "fs + allow-list", 0, true},
+};
+
+/* Root runs only the columns with every layer on (cmd_eval.c). */
+static const struct eval_config isolation_root_configs[2] = {
+    {"both", "both", 0, false},
+    {"allow_list", "fs + allow-list", 0, true},
 };
 
 static const struct eval_config full_config[1] = {
@@ -72,8 +85,10 @@ eval_select_matrix(const char *sub, struct eval_matrix *m)
 		m->ncfg = EVAL_NLAYERS + 1;
 	} else if (strcmp(sub, "isolation") == 0) {
 		m->kind = EVAL_KIND_ISOLATION;
-		m->cfg = isolation_configs;
-		m->ncfg = 4;
+		/* As root, only the product's columns: see cmd_eval.c. */
+		m->cfg = geteuid() != 0 ? isolation_configs
+					: isolation_root_configs;
+		m->ncfg = geteuid() != 0 ? 6 : 2;
 	} else if (strcmp(sub, "corpus") == 0) {
 		m->kind = EVAL_KIND_CORPUS;
 		m->cfg = full_config;
@@ -290,10 +305,12 @@ print_isolation(FILE *f, const struct eval_matrix *m)
 	fprintf(f,
 	    "\n%s stopped; %s the secret got out, by the channel "
 	    "named (tcp, udp, unix: the honeypot on the host's loopback; "
-	    "output: the job's stdout or stderr; file: a workspace file "
-	    "the agent returns); N not run (the attack could not try); E "
-	    "the run failed.\n\n",
-	    YES, NO);
+	    "index: the one host the allow-list names, the eval's own "
+	    "index on %s, reached through stockade-proxy: the allowed "
+	    "host is an exit; output: the job's stdout or stderr; file: a "
+	    "workspace file the agent returns); N not run (the attack "
+	    "could not try); E the run failed.\n\n",
+	    YES, NO, EVAL_INDEX_ADDR);
 	fprintf(f, "Secrets that got out, of %zu exfiltration attacks:\n\n",
 	    cp->n);
 	for (size_t c = 0; c < m->ncfg && c < 8; c++)
@@ -453,9 +470,10 @@ eval_matrix_json(const struct eval_matrix *m)
 			failed += at(m, a, c)->outcome == EVAL_ERROR;
 			not_run += at(m, a, c)->outcome == EVAL_NOT_RUN;
 		}
-		one = json_pack("{s:s, s:s, s:o?}", "name", m->cfg[c].name,
+		one = json_pack("{s:s, s:s, s:o?, s:b}", "name", m->cfg[c].name,
 		    "title", m->cfg[c].title, "layers_off",
-		    layers_json(m->cfg[c].layers_off));
+		    layers_json(m->cfg[c].layers_off), "allow_list",
+		    m->cfg[c].allow_list);
 		ok = one != NULL && json_array_append_new(cfgs, one) == 0;
 		ok = ok &&
 		    json_object_set_new(sum, m->cfg[c].name,

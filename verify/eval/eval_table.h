@@ -6,6 +6,7 @@
 #ifndef STOCKADE_EVAL_TABLE_H
 #define STOCKADE_EVAL_TABLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -25,11 +26,16 @@ struct eval_config {
 	const char *name; /* JSON key: "none", "limits", "fs_only" */
 	const char *title; /* table column: "none", "+limits", "fs only" */
 	uint32_t layers_off; /* a JOB_LAYER_BIT mask (result.h) */
+	/* True: the policy also gets a [network] allow-list naming only the
+	 * eval's own "package index", 127.0.0.2 at the honeypot's TCP port
+	 * (eval_honeypot.h; issue 25). Jobs then reach it through
+	 * stockade-proxy, and nothing else. */
+	bool allow_list;
 };
 
 enum eval_kind {
 	EVAL_KIND_LAYERS, /* cumulative columns, first stop in bold */
-	EVAL_KIND_ISOLATION, /* four columns, the channel of each leak */
+	EVAL_KIND_ISOLATION, /* six columns, the channel of each leak */
 	EVAL_KIND_CORPUS, /* the full product: one column, evidence */
 	EVAL_KIND_FILTER, /* the hostile programs in the full product */
 };
@@ -84,7 +90,8 @@ json_t *eval_matrix_json(const struct eval_matrix *m);
 /*
  * The evaluation named by SUB ("layers", "isolation", "corpus",
  * "filter") into M: its kind, and its configurations (static, in column
- * order; the filter's bare column only when not run as root). Returns 0,
+ * order; the filter's bare column, and isolation's columns with a layer
+ * off, only when not run as root). Returns 0,
  * or -1 when SUB names none (M untouched).
  */
 int eval_select_matrix(const char *sub, struct eval_matrix *m);

@@ -15,6 +15,7 @@ static const struct probe_cmd *const groups[] = {
     probe_syscalls_cmds,
     probe_results_cmds,
     probe_boundary_cmds,
+    probe_egress_cmds,
 };
 
 int

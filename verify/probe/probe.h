@@ -24,6 +24,7 @@ extern const struct probe_cmd probe_syscalls_cmds[];
 extern const struct probe_cmd probe_seccomp_cmds[];
 extern const struct probe_cmd probe_results_cmds[];
 extern const struct probe_cmd probe_boundary_cmds[];
+extern const struct probe_cmd probe_egress_cmds[];
 
 /*
  * One system call of probe_syscalls.c or probe_seccomp.c, as the

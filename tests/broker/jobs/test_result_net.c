@@ -144,14 +144,7 @@ result_with_net(void)
 	return o;
 }
 
-static json_int_t
-iget(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	cr_assert(json_is_integer(v), "%s is not an integer", key);
-	return json_integer_value(v);
-}
+#define iget(o, key) json_integer_value(json_object_get(o, key))
 
 static const char *
 sget(const json_t *o, const char *key)
@@ -381,8 +374,15 @@ Test(result_net, hint_direct_connect)
 	HAS(h, "must use the proxy");
 	HAS(h, "HTTP_PROXY and HTTPS_PROXY");
 	HASNT(h, "ask the user to add");
+	HASNT(h, "DNS");
 	refuse("2001:db8::1", 53, EGRESS_REASON_DIRECT_CONNECT, "udp");
 	HAS(hint(), "[2001:db8::1]:53 (direct_connect, udp)");
+	HAS(hint(), "names. The program ignored the proxy");
+	memset(&rep, 0, sizeof(rep)); /* a name lookup alone */
+	refuse("127.0.0.1", 53, EGRESS_REASON_DIRECT_CONNECT, "udp");
+	HAS(hint(), "looked a name up itself (DNS, port 53)");
+	HAS(hint(), "so the program must use the proxy");
+	HASNT(hint(), "ignored the proxy");
 }
 
 Test(result_net, hint_private_address)

@@ -20,7 +20,8 @@ from stockade_test import (MUST_WORK, NOBODY, diag, kernel_has_i386_entry,
                            traversable_tmp, unprivileged_binaries)
 
 LAYERS = ["limits", "process_cleanup", "environment", "working_directory",
-          "user_ns", "pid_ns", "mount_ns", "network_ns", "ipc_ns", "uts_ns",
+          "user_ns", "pid_ns", "mount_ns", "network_ns", "egress", "ipc_ns",
+          "uts_ns",
           "terminal", "capabilities", "no_new_privs", "landlock", "seccomp",
           "file_api", "results", "boundary", "policy"]
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": "/tmp"}

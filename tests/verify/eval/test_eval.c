@@ -14,6 +14,7 @@
  * Registered twice in tests/meson.build, as the invoking user and as uid
  * 65534 (tests/lib/harness.h).
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@
 #include "eval_detect.h"
 #include "eval_honeypot.h"
 #include "eval_run.h"
+#include "eval_table.h"
 #include "harness.h"
 
 TestSuite(eval, .init = harness_setup, .fini = harness_cleanup, .timeout = 120);
@@ -503,6 +505,72 @@ Test(eval, honeypot_answers_http_with_the_secrets_served)
 	cr_assert_not_null(strstr(answer, "service-2222"), "%s", answer);
 	free(answer);
 	eval_honeypot_stop(hp);
+}
+
+/* The index (issue 25): 127.0.0.2 at the TCP port, recorded as "index",
+ * answering HTTP with no secret even while secrets are served. */
+Test(eval, honeypot_index_records_and_answers_without_secrets)
+{
+	static const char req[] = "POST /upload HTTP/1.1\r\nHost: x\r\n"
+				  "Content-Length: 14\r\n\r\nPWNED 00112233";
+	struct eval_honeypot *hp;
+	struct sockaddr_in in = {.sin_family = AF_INET};
+	char err[256], where[32], buf[4096] = "";
+	size_t len = 0;
+	ssize_t n;
+	uint64_t m0;
+	int s, which = -1;
+
+	cr_assert_eq(eval_honeypot_start(&hp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eval_honeypot_serve(hp, "service-1111"), 0);
+	m0 = eval_honeypot_mark(hp);
+	cr_assert_eq(inet_pton(AF_INET, EVAL_INDEX_ADDR, &in.sin_addr), 1);
+	in.sin_port = htons(eval_honeypot_tcp_port(hp));
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert_eq(connect(s, (struct sockaddr *)&in, sizeof(in)), 0);
+	cr_assert_eq(write(s, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+	while ((n = read(s, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(s);
+	cr_assert_eq(strncmp(buf, "HTTP/1.0 200 OK\r\n", 17), 0, "%s", buf);
+	cr_assert_null(strstr(buf, "service-1111"), "%s", buf);
+	cr_assert_eq(eval_honeypot_sync(hp), 0);
+	cr_assert_eq(eval_honeypot_find(hp, m0, needles, 2, &which, where,
+			 sizeof(where)),
+	    1);
+	cr_assert_eq(which, 1);
+	cr_assert_str_eq(where, "index");
+	eval_honeypot_stop(hp);
+}
+
+/* ---- the configurations ------------------------------------------------- */
+
+/* Isolation's allow-list columns (issue 25): every layer on in "fs +
+ * allow-list", files open in "allow-list only"; root gets the product's
+ * columns only. */
+Test(eval, isolation_has_the_allow_list_columns)
+{
+	struct eval_matrix m;
+
+	memset(&m, 0, sizeof(m));
+	cr_assert_eq(eval_select_matrix("isolation", &m), 0);
+	cr_assert_str_eq(m.cfg[m.ncfg - 1].name, "allow_list");
+	cr_assert(m.cfg[m.ncfg - 1].allow_list);
+	cr_assert_eq(m.cfg[m.ncfg - 1].layers_off, 0u);
+	if (geteuid() == 0) {
+		cr_assert_eq(m.ncfg, 2);
+		cr_assert_str_eq(m.cfg[0].name, "both");
+		return;
+	}
+	cr_assert_eq(m.ncfg, 6);
+	cr_assert_str_eq(m.cfg[4].name, "allow_list_only");
+	cr_assert(m.cfg[4].allow_list);
+	cr_assert_neq(m.cfg[4].layers_off, 0u);
+	for (size_t c = 0; c < 4; c++)
+		cr_assert_not(m.cfg[c].allow_list, "%s", m.cfg[c].name);
+	cr_assert_eq(eval_select_matrix("layers", &m), 0);
+	for (size_t c = 0; c < m.ncfg; c++)
+		cr_assert_not(m.cfg[c].allow_list, "%s", m.cfg[c].name);
 }
 
 /* ---- the decoy ---------------------------------------------------------- */
@@ -1031,8 +1099,10 @@ Test(eval, weakened_configurations_are_refused_to_root)
 				       "--regid=65534 --clear-groups"),
 		    "%s", o.err);
 		run_out_free(&o);
-		RUN(&o, "eval", "isolation", "--attacks", d);
-		cr_assert_eq(o.status, 69, "%s", o.err);
+		/* Isolation runs its product columns only: not refused. */
+		RUN(&o, "eval", "isolation", "--attacks", d, "--only", "99");
+		cr_assert_neq(o.status, 69, "%s", o.err);
+		cr_assert_null(strstr(o.err, "refused as root"), "%s", o.err);
 	} else {
 		cr_assert_eq(o.status, 2, "%s", o.err);
 		cr_assert_not_null(strstr(o.err, "no program to run"), "%s",

@@ -25,6 +25,20 @@ STOP_WORDS = ["canary-unread", "pwned-absent", "files-intact",
               "terminal-untouched"]
 
 
+def by_design():
+    """The attacks that declare the allowed host lets them out
+    (by-design: allowed-host-exit; issue 25)."""
+    out = set()
+    for f in sorted(os.listdir(ATTACKS)):
+        m = NAME.match(f)
+        if m:
+            with open(os.path.join(ATTACKS, f), encoding="utf-8") as fh:
+                if re.search(r"^\s*[#*]\s*by-design:\s*allowed-host-exit\s*$",
+                             fh.read(4096), re.M):
+                    out.add(m.group(1))
+    return out
+
+
 def attacks():
     """{name: exfil} of every attack in tests/verify/eval/attacks/."""
     out = {}
@@ -72,9 +86,21 @@ def check_isolation():
     assert "`stockade eval isolation`" in first, first
     exfil = sorted(n for n, x in attacks().items() if x)
     assert [r[0] for r in rows] == exfil, "the isolation table's rows are not the exfil attacks"
+    # neither, fs only, net only, both, allow-list only, fs + allow-list
+    # (issue 25): both stop everything; under an allow-list, everything
+    # but what the allowed host lets out by design, which shows as such.
+    exits = by_design()
+    assert exits, "no attack declares the allowed host an exit"
+    # "allow-list only" (files not isolated) leaks what "net only" leaks,
+    # by output and files, and nothing more by the network.
     for r in rows:
-        assert len(r) == 5, r
-        assert r[-1] == "\u2713", f"{r[0]}: both isolations together do not stop it"
+        assert len(r) == 7, r
+        assert r[4] == "\u2713", f"{r[0]}: both isolations together do not stop it"
+        if r[0] in exits:
+            assert r[5] == r[6] == "\u2717 index", f"{r[0]}: the allowed host is no exit here"
+            continue
+        assert r[5] == r[3], f"{r[0]}: the allow-list changes what net only shows: {r[5]}"
+        assert r[6] == "\u2713", f"{r[0]}: fs + allow-list lets it out: {r[6]}"
 
 
 def check_filter():
@@ -117,7 +143,7 @@ def check_included():
 
 def main():
     tests = [("layer table: one row per attack, the full product stops each", check_layers),
-             ("isolation table: one row per exfil attack, both stop each", check_isolation),
+             ("isolation table: one row per exfil attack, both stop each, and the allow-list columns", check_isolation),
              ("filter table: no harm in the sandbox", check_filter),
              ("a stopped run shows its attempt; the vocabulary is written",
               check_stopped_from_evidence),

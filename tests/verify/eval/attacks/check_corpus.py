@@ -15,7 +15,10 @@ import sys
 
 NAME = re.compile(r"^(\d\d)-[a-z0-9]+(?:-[a-z0-9]+)*\.(py|sh|c)$")
 KEYS = {"family", "tries", "source", "exfil", "fileapi", "stopped-when",
-        "attempted-when"}
+        "attempted-when", "by-design"}
+# What an attack may declare lets it through by design (issue 25): the
+# one host an allow-list names is an exit.
+BY_DESIGN = {"allowed-host-exit"}
 # What being stopped looks like (docs/evidence.md, "What stopped means";
 # verify/eval/eval_corpus.c stop_words): a closed vocabulary.
 STOP_WORDS = {"canary-unread", "pwned-absent", "files-intact",
@@ -94,6 +97,8 @@ def check(src, build):
         if single.get("exfil") == "yes" and "canary-unread" not in words:
             problems.append(f"{n}: an exfil attack is stopped when its canary is unread "
                             "(stopped-when: canary-unread)")
+        if single.get("by-design", "allowed-host-exit") not in BY_DESIGN:
+            problems.append(f"{n}: by-design must be one of {sorted(BY_DESIGN)}")
         if single.get("attempted-when", "marker") not in ATTEMPT_WORDS:
             problems.append(f"{n}: attempted-when must be one of {sorted(ATTEMPT_WORDS)}")
         for k, v in keys:
