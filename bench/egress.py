@@ -3,7 +3,7 @@
 (issue 25's bench targets; docs/benchmarks.md, "Egress through the proxy").
 
     bench/egress.py [--build DIR] [--mib N] [--runs N] [--conns N]
-                    [--proxy PATH] [--markdown]
+                    [--proxy PATH] [--compare PATH] [--markdown]
 
 On loopback only. build/bench/netbench (bench/netbench.c) serves N MiB of
 zeros (default 256) at http://127.0.0.2:PORT/big with sendfile(2), one
@@ -17,7 +17,11 @@ and a listener on 127.0.0.1 standing for the jail's. Then:
   --json --policy P` with P allowing the address (the jail's start, its
   own proxy and the relay; the jail has no way out without the proxy, so
   (a) is its baseline too). RUNS runs each (default 10) in two rounds,
-  the order reversed in the second; MiB/s = N / median wall time.
+  the order reversed in the second; MiB/s = N / median wall time. With
+  --compare, (d): the same as (b) through a second proxy, the program
+  PATH (another build: the relay before a change). For (b) and (d), the
+  proxy's CPU time (user + system, /proc/PID/stat) per download too: on
+  a loaded machine it moves less than the wall time.
 - connection set-up: `netbench setup CONNS` (default 1000) GETs of /one,
   one after another, each a new connection timed from socket(2) to the
   server's close, directly and through the proxy (absolute form),
@@ -99,28 +103,43 @@ def table(md, head, rows):
     print()
 
 
-def throughput(a, tmp, port, pport):
+def cpu_s(pid):
+    """User + system CPU seconds of process PID so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def throughput(a, tmp, port, proxies):
+    """PROXIES: [(name, port, pid)]; returns the median ratio direct /
+    the first proxy."""
     url = f"http://127.0.0.2:{port}/big"
     curl = ["curl", "-sS", "-o", "/dev/null"]
     pol = os.path.join(tmp, "egress.ini")
     with open(pol, "w") as f:
         f.write(f"[network]\nallow_address = 127.0.0.2/32:{port}\n")
     os.chmod(pol, 0o644)
-    sides = [("direct", curl + [url]),
-             ("proxy", curl + ["-x", f"http://127.0.0.1:{pport}", url]),
-             ("stockade run", [os.path.join(a.build, "stockade"), "run",
-                               "--json", "--policy", pol, "--", *curl, url])]
+    sides = [("direct", curl + [url])]
+    sides += [(n, curl + ["-x", f"http://127.0.0.1:{pp}", url])
+              for n, pp, _ in proxies]
+    sides.append(("stockade run", [os.path.join(a.build, "stockade"), "run",
+                                   "--json", "--policy", pol, "--", *curl,
+                                   url]))
+    cpu0 = {n: cpu_s(pid) for n, _, pid in proxies}
     t = hyperfine(sides, a.runs, tmp)
+    per = 2 * (max(a.runs // 2, 3) + 1)  # downloads per side, warm-ups too
+    cpu = {n: (cpu_s(pid) - cpu0[n]) / per * 1000 for n, _, pid in proxies}
     med = {n: statistics.median(v) for n, v in t.items()}
     rows = [[f"`{n}`", f"{med[n] * 1000:.0f}", f"{min(t[n]) * 1000:.0f}",
              f"{max(t[n]) * 1000:.0f}", len(t[n]),
-             f"{a.mib / med[n]:.0f}", f"{med['direct'] / med[n]:.2f}"]
+             f"{a.mib / med[n]:.0f}", f"{med['direct'] / med[n]:.2f}",
+             f"{cpu[n]:.0f}" if n in cpu else "-"]
             for n, _ in sides]
     table(a.markdown, ["download", "median ms", "min ms", "max ms", "runs",
-                       "MiB/s", "x direct"], rows)
+                       "MiB/s", "x direct", "proxy CPU ms"], rows)
     print("Commands: " + "; ".join(f"`{shlex.join(v)}`" for _, v in sides))
     print()
-    return med["direct"] / med["proxy"]
+    return med["direct"] / med[proxies[0][0]]
 
 
 def setup(a, netbench, port, pport):
@@ -144,6 +163,7 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--conns", type=int, default=1000)
     ap.add_argument("--proxy")
+    ap.add_argument("--compare")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
     netbench = os.path.join(a.build, "bench", "netbench")
@@ -151,16 +171,24 @@ def main():
     tmp = tempfile.mkdtemp(prefix="stockade-egress-")
     os.chmod(tmp, 0o755)
     server, port = start([netbench, "serve", "127.0.0.2", str(a.mib)])
-    drv = None
+    drvs = []
     try:
-        drv, pport = start([netbench, "proxy", proxy, f"127.0.0.2/32:{port}"])
-        x = throughput(a, tmp, port, pport)
-        added = setup(a, netbench, port, pport)
-        drv.stdin.close()
-        report = drv.stdout.read().strip()
-        rc = drv.wait()
-        drv = None
-        print(f"The proxy's report: `{report}` (exit {rc}).")
+        proxies = []
+        for name, path in (("proxy", proxy), ("proxy (--compare)", a.compare)):
+            if path:
+                d, line = start([netbench, "proxy", path, f"127.0.0.2/32:{port}"])
+                drvs.append(d)
+                proxies.append((name, *line.split()))
+        x = throughput(a, tmp, port, proxies)
+        added = setup(a, netbench, port, proxies[0][1])
+        rc = 0
+        for (name, _, _), d in zip(proxies, drvs):
+            d.stdin.close()
+            report = d.stdout.read().strip()
+            rc |= d.wait()
+            print(f"The report of `{name}`: `{report}`.")
+        drvs = []
+        print()
         print()
         print(f"- proxy alone / direct throughput: {x:.2f} (target >= 0.9: "
               f"{'PASS' if x >= 0.9 else 'MISS'})")
@@ -171,8 +199,8 @@ def main():
         print(f"bench/egress.py: {e}", file=sys.stderr)
         return 1
     finally:
-        if drv is not None:
-            drv.kill()
+        for d in drvs:
+            d.kill()
         server.kill()
         server.wait()
         subprocess.run(["rm", "-rf", tmp])

@@ -10,14 +10,15 @@
  *	runs until killed.
  *   netbench proxy PROXY RULE
  *	Starts the stockade-proxy program PROXY as the broker does (a
- *	SOCK_SEQPACKET socketpair, "--fd N"), waits for WIRE_PROXY_READY,
+ *	SOCK_SEQPACKET socketpair, "--fd N --connect-ports PORT", PORT the
+ *	rule's), waits for WIRE_PROXY_READY,
  *	hands it one job (WIRE_PROXY_JOB) allowing RULE ("127.0.0.2/32:PORT",
  *	an allow_address rule) with caps far above what the bench moves, and
  *	a listener on 127.0.0.1 standing for the jail's; prints that
- *	listener's port on stdout, then waits for end of input, ends the job
- *	(WIRE_PROXY_END) and prints the proxy's report as one JSON line
- *	(connections, bytes_in, bytes_out, refusals) and the proxy's pid on
- *	stderr at start.
+ *	listener's port and the proxy's pid on one line, then waits for end
+ *	of input, ends the job (WIRE_PROXY_END) and prints the proxy's
+ *	report as one JSON line (connections, bytes_in, bytes_out,
+ *	refusals).
  *   netbench setup N HOST PORT [PROXYPORT]
  *	N GETs of /one one after another, each on a new connection to
  *	HOST:PORT, or through the proxy on 127.0.0.1:PROXYPORT (absolute
@@ -165,9 +166,11 @@ recv_msg(int ctl, uint8_t *buf, size_t size, struct wire_msg *m)
 	return n <= 0 ? -1 : (int)m->type;
 }
 
-/* Starts PATH on a new socketpair; its end in *CTL, the pid returned. */
+/* Starts PATH on a new socketpair, TCP connect confined to PORTS (as
+ * the broker does: the policy's ports); its end in *CTL, the pid
+ * returned. */
 static pid_t
-proxy_start(const char *path, int *ctl)
+proxy_start(const char *path, const char *ports, int *ctl)
 {
 	static uint8_t buf[WIRE_HEADER_SIZE + 1024];
 	struct wire_msg m;
@@ -183,7 +186,8 @@ proxy_start(const char *path, int *ctl)
 		die("fork");
 	if (pid == 0) {
 		fcntl(sv[1], F_SETFD, 0);
-		execl(path, "stockade-proxy", "--fd", fdtext, (char *)NULL);
+		execl(path, "stockade-proxy", "--fd", fdtext, "--connect-ports",
+		    ports, (char *)NULL);
 		_exit(127);
 	}
 	close(sv[1]);
@@ -256,10 +260,10 @@ cmd_proxy(const char *path, const char *rule)
 {
 	int ctl, status;
 	char c;
-	pid_t pid = proxy_start(path, &ctl);
+	const char *colon = strrchr(rule, ':');
+	pid_t pid = proxy_start(path, colon != NULL ? colon + 1 : "80", &ctl);
 
-	fprintf(stderr, "netbench: proxy pid %d\n", (int)pid);
-	printf("%u\n", (unsigned)proxy_job(ctl, rule));
+	printf("%u %d\n", (unsigned)proxy_job(ctl, rule), (int)pid);
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;

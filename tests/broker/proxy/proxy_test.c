@@ -43,6 +43,25 @@ listen_lo(int type, uint16_t *port)
 	return fd;
 }
 
+/* UP_BULK: UP_BULK_LEN bytes of bulk_byte, then a half-close. */
+static void
+serve_bulk(int fd)
+{
+	static uint8_t chunk[65536];
+	uint64_t at = 0;
+
+	while (at < UP_BULK_LEN) {
+		size_t len = sizeof(chunk);
+
+		for (size_t i = 0; i < len; i++)
+			chunk[i] = bulk_byte(at + i);
+		if (send(fd, chunk, len, MSG_NOSIGNAL) != (ssize_t)len)
+			return;
+		at += len;
+	}
+	shutdown(fd, SHUT_WR);
+}
+
 static void
 serve_one(int fd, enum up_mode mode)
 {
@@ -57,6 +76,8 @@ serve_one(int fd, enum up_mode mode)
 		memset(flood, 'f', sizeof(flood));
 		(void)!write(fd, flood, sizeof(flood));
 	}
+	if (mode == UP_BULK)
+		serve_bulk(fd);
 	while ((n = read(fd, buf + have, sizeof(buf) - have - 1)) > 0) {
 		if (mode == UP_ECHO)
 			(void)!write(fd, buf + have, (size_t)n);

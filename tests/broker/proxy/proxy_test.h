@@ -15,8 +15,19 @@
 
 /* An upstream server on 127.0.0.1: UP_ECHO echoes, UP_HTTP answers a
  * request head with "200 OK" and "hello", UP_FLOOD sends 10000 bytes at
- * once. One connection at a time, in a thread, until the test ends. */
-enum up_mode { UP_ECHO, UP_HTTP, UP_FLOOD };
+ * once, UP_BULK sends UP_BULK_LEN bytes of bulk_byte(0..) then
+ * half-closes. One connection at a time, in a thread, until the test
+ * ends. */
+enum up_mode { UP_ECHO, UP_HTTP, UP_FLOOD, UP_BULK };
+
+#define UP_BULK_LEN (32u << 20)
+
+/* Byte I of UP_BULK's stream: no period of a page or a pipe's size. */
+static inline uint8_t
+bulk_byte(uint64_t i)
+{
+	return (uint8_t)(i * 7 + (i / 4093) * 13);
+}
 
 struct upstream {
 	int lfd;

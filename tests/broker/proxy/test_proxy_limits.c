@@ -329,3 +329,37 @@ Test(proxy_limits, garbage_clients_survived)
 	cr_assert_eq(rep.connections, 0);
 	proxy_stop(&p);
 }
+
+/* max_bytes_in across the relay's pipe: the client gets a prefix of
+ * the stream, no more than the report counts, and the report no more
+ * than the cap; the chunk that would pass it (a pipe's worth at most,
+ * 1 MiB) is not relayed. */
+Test(proxy_limits, budget_bytes_in_bulk)
+{
+	const uint64_t cap = (5u << 20) + 3;
+	struct upstream *u = upstream_start(UP_BULK);
+	struct proxy p = proxy_start();
+	uint16_t lport = proxy_job(&p, 32,
+	    RULES(rulef(0, "allow_address:127.0.0.1/32:%u", u->port)), cap, -1);
+	struct egress_report rep;
+	static uint8_t buf[65536];
+	uint64_t got = 0;
+	ssize_t n;
+	int fd = connect_req(lport, "127.0.0.1", u->port);
+
+	expect_established(fd);
+	send_all(fd, "x", 1);
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			cr_assert_eq(buf[i], bulk_byte(got + (uint64_t)i));
+		got += (uint64_t)n;
+	}
+	close(fd);
+	proxy_end(&p, 32, &rep);
+	cr_assert_eq(rep.nrefusal, 1);
+	cr_assert_str_eq(rep.refusal[0].detail, "max_bytes_in_mb");
+	cr_assert_leq(got, rep.bytes_in);
+	cr_assert_leq(rep.bytes_in, cap);
+	cr_assert_gt(rep.bytes_in, cap - (1u << 20));
+	proxy_stop(&p);
+}
