@@ -132,7 +132,7 @@ def run_bench(bench_dir, build, as_nobody, tmp):
 
 
 def copy_for_nobody(src_bench, build, tmp):
-    """bench/run, the scripts beside it and the four binaries in 0755
+    """bench/run, the scripts beside it and the six binaries in 0755
     directories (a CI checkout may sit where uid 65534 cannot go)."""
     bench = os.path.join(tmp, "src", "bench")
     os.makedirs(bench)
@@ -141,8 +141,8 @@ def copy_for_nobody(src_bench, build, tmp):
             shutil.copy(os.path.join(src_bench, f), bench)
     b = os.path.join(tmp, "build")
     os.makedirs(os.path.join(b, "bench"))
-    for f in ("stockade", "stockade-launcher", "bench/jobbench",
-              "bench/fsbench"):
+    for f in ("stockade", "stockade-launcher", "stockade-proxy",
+              "bench/jobbench", "bench/fsbench", "bench/netbench"):
         shutil.copy(os.path.join(build, f), os.path.join(b, f))
     for root, dirs, files in os.walk(tmp):
         for d in dirs:
