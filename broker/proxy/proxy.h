@@ -3,14 +3,17 @@
  * (issue 25; docs/egress.md; the messages are shared/egress_ctl.h's).
  * One thread, one epoll, non-blocking sockets, CLOCK_MONOTONIC
  * deadlines. Memory is bounded: PROXY_MAX_JOBS jobs, PROXY_MAX_CONNS
- * connections in all, two PROXY_BUF buffers each, and once relaying one
- * pipe, two more descriptors (the upstream's bytes go to the client
- * through it with splice(2), no copy through the proxy). A pipe holds
- * page references in the kernel, at most its size: PROXY_PIPE for
- * PROXY_BIG_PIPES connections at most, PROXY_PIPE_DEF for the others (at
- * most 31 MiB, 7936 pages, in all: under the 16384 pages of a user's
- * pipe-user-pages-soft, pipe(7), so the user's other pipes keep theirs;
- * over it, F_SETPIPE_SZ fails and the pipe keeps its default size).
+ * connections in all, two PROXY_BUF buffers each, and for at most
+ * PROXY_MAX_PIPES relaying connections at once one pipe, two more
+ * descriptors (the upstream's bytes go to the client through it with
+ * splice(2), no copy through the proxy; the others read and send). The
+ * descriptors stay under 1024 (2 a connection, 2 a pipe, 2 a job, a
+ * few more). A pipe holds page references in the kernel, at most its
+ * size: PROXY_PIPE for PROXY_BIG_PIPES connections at most,
+ * PROXY_PIPE_DEF for the others (19 MiB, 4864 pages, in all: under the
+ * 16384 pages of a user's pipe-user-pages-soft, pipe(7), so the user's
+ * other pipes keep theirs; over it, F_SETPIPE_SZ fails and the pipe
+ * keeps its default size).
  */
 #ifndef STOCKADE_PROXY_H
 #define STOCKADE_PROXY_H
@@ -30,6 +33,7 @@
 #define PROXY_PIPE (1024u * 1024u) /* a big relay pipe's size, bytes */
 #define PROXY_PIPE_DEF (64u * 1024u) /* the others' (pipe(7)'s default) */
 #define PROXY_BIG_PIPES 16u /* big relay pipes at once, all jobs */
+#define PROXY_MAX_PIPES 64u /* relay pipes at once, all jobs */
 #define PROXY_HEAD_MS 10000 /* a request head must be in within this */
 #define PROXY_DIAL_MS 10000 /* resolving and connecting, in all */
 #define PROXY_IDLE_MS 300000 /* a connection with no byte either way */
@@ -122,7 +126,8 @@ struct proxy {
 	struct proxy_job job[PROXY_MAX_JOBS];
 	struct proxy_conn conn[PROXY_MAX_CONNS];
 	bool done; /* the control socket reached its end */
-	unsigned big_pipes; /* connections with a big pipe now */
+	unsigned pipes; /* connections with a pipe now */
+	unsigned big_pipes; /* of them, with a big pipe */
 };
 
 /* The one proxy of this process (c-ares callbacks find it here). */

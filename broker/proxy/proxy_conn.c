@@ -135,6 +135,7 @@ proxy_conn_close(struct proxy *px, unsigned slot)
 	if (c->pipe[0] >= 0) {
 		close(c->pipe[0]);
 		close(c->pipe[1]);
+		px->pipes--;
 	}
 	if (c->big_pipe)
 		px->big_pipes--;

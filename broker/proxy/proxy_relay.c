@@ -161,8 +161,8 @@ read_client(struct proxy *px, unsigned slot)
 }
 
 /* True when C's upstream bytes go through its pipe: relaying, nothing
- * in tocli before them (the order stays), a pipe made (pipe2 may fail:
- * then read and send, as before). */
+ * in tocli before them (the order stays), a pipe made (none while
+ * PROXY_MAX_PIPES are; pipe2 may fail: then read and send, as before). */
 static bool
 use_pipe(struct proxy *px, struct proxy_conn *c)
 {
@@ -170,11 +170,14 @@ use_pipe(struct proxy *px, struct proxy_conn *c)
 		return false;
 	if (c->pipe[0] >= 0)
 		return true;
+	if (px->pipes >= PROXY_MAX_PIPES)
+		return false;
 	if (pipe2(c->pipe, O_NONBLOCK | O_CLOEXEC) != 0) {
 		c->pipe[0] = c->pipe[1] = -1;
 		c->no_pipe = true;
 		return false;
 	}
+	px->pipes++;
 	c->pipe_cap = PROXY_PIPE_DEF;
 	if (px->big_pipes < PROXY_BIG_PIPES &&
 	    fcntl(c->pipe[1], F_SETPIPE_SZ, (int)PROXY_PIPE) >=
