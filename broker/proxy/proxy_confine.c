@@ -141,15 +141,24 @@ leave_root(char *err, size_t errlen)
 
 	if (getuid() != 0 && geteuid() != 0)
 		return 0;
-	if (setgroups(0, NULL) < 0 || setresgid(nobody, nobody, nobody) < 0 ||
-	    setresuid(nobody, nobody, nobody) < 0) {
-		int e = -errno;
-
-		snprintf(err, errlen, "cannot leave root for uid %u: %s",
-		    (unsigned)nobody, strerror(errno));
-		return e;
+	/* EPERM: a user namespace whose setgroups is denied (unshare -r):
+	 * its groups cannot change, nor be a way out. */
+	if (setgroups(0, NULL) < 0 && errno != EPERM)
+		goto fail;
+	/* EINVAL: 65534 is not mapped in this user namespace, which maps
+	 * root alone; root there is one ordinary user outside, and stays. */
+	if (setresgid(nobody, nobody, nobody) < 0) {
+		if (errno == EINVAL)
+			return 0;
+		goto fail;
 	}
+	if (setresuid(nobody, nobody, nobody) < 0)
+		goto fail;
 	return 0;
+fail:
+	snprintf(err, errlen, "cannot leave root for uid %u: %s",
+	    (unsigned)nobody, strerror(errno));
+	return -errno;
 }
 
 int

