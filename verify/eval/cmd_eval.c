@@ -40,6 +40,7 @@
 #include "config.h"
 #include "eval_corpus.h"
 #include "eval_decoy.h"
+#include "eval_dns.h"
 #include "eval_filter.h"
 #include "eval_honeypot.h"
 #include "eval_run.h"
@@ -98,6 +99,31 @@ eval_interrupted(void)
 /* ---- set-up ------------------------------------------------------------- */
 
 /*
+ * The [network] section of an allow-list configuration into OUT (SIZE
+ * bytes). Nothing reaches beyond loopback: the resolver is the
+ * honeypot's UDP socket on 127.0.0.1 (eval_dns.h), which answers the
+ * names below with loopback or link-local addresses and every other
+ * name with NXDOMAIN, so that the proxy asks no DNS server of the host;
+ * the one address opened is the eval's index, at the honeypot's TCP
+ * port. The names are the tricks of attacks 77 to 79 (issue 25): a
+ * wildcard whose subdomains carry data out in their queries, a name on
+ * a private address, a name on the index for a mismatched SNI.
+ */
+static void
+allow_list_text(const struct eval_honeypot *hp, char *out, size_t size)
+{
+	unsigned tcp = eval_honeypot_tcp_port(hp);
+
+	snprintf(out, size,
+	    "[network]\nresolver = 127.0.0.1:%u\n"
+	    "allow = *.%s\nallow = %s:%u\nallow = %s:%u\n"
+	    "allow = %s:%u\nallow_address = %s:%u\n",
+	    (unsigned)eval_honeypot_udp_port(hp), EVAL_DNS_EXFIL,
+	    EVAL_DNS_REBIND, tcp, EVAL_DNS_METADATA, tcp, EVAL_DNS_FRONT, tcp,
+	    EVAL_INDEX_ADDR, tcp);
+}
+
+/*
  * Writes and checks the policy of configuration CFG; PATH gets a name
  * for it. The policy is a sealed memfd (memfd_create(2), F_SEAL_WRITE and
  * the rest: nobody can change it any more), named by its /proc/PID/fd
@@ -107,22 +133,19 @@ eval_interrupted(void)
  * the later columns, the product's included (review of issue 6, F1).
  */
 static int
-write_policy(const struct eval_config *cfg, uint16_t index_port, char *path,
-    size_t size)
+write_policy(const struct eval_config *cfg, const struct eval_honeypot *hp,
+    char *path, size_t size)
 {
 	int fd = -1;
-	char off[512], net[256] = "";
+	char off[512], net[512] = "";
 	char text[2048];
 	char err[POLICY_ERR_MAX];
 	struct policy p;
 	int e;
 
 	job_layers_format(cfg->layers_off, off, sizeof(off));
-	/* The allow-list names only the eval's own index on loopback: no
-	 * name (the proxy would ask the host's DNS), nothing off the host. */
 	if (cfg->allow_list)
-		snprintf(net, sizeof(net), "[network]\nallow_address = %s:%u\n",
-		    EVAL_INDEX_ADDR, (unsigned)index_port);
+		allow_list_text(hp, net, sizeof(net));
 	snprintf(text, sizeof(text),
 	    "# stockade eval: configuration %s "
 	    "(docs/evidence.md)\n%s%s%s%s%s",
@@ -182,7 +205,8 @@ usage(FILE *f)
 	    "  the full product, one layer added at a time; isolation: the\n"
 	    "  exfiltration attacks without/with filesystem and network\n"
 	    "  isolation, then with a [network] allow-list of the eval's\n"
-	    "  own index only (as root: the columns with every layer on);\n"
+	    "  own index and names its own resolver answers (as root: the\n"
+	    "  columns with every layer on);\n"
 	    "  corpus: every attack against the full product\n"
 	    "  (exit 1 if one succeeds); filter: a code filter against the\n"
 	    "  sandbox (docs/evidence.md). Markdown on stdout.\n"
@@ -600,8 +624,8 @@ cmd_eval(int argc, char **argv)
 		goto out;
 	}
 	for (size_t c = 0; c < m.ncfg; c++)
-		if ((rc = write_policy(&m.cfg[c], eval_honeypot_tcp_port(hp),
-			 policy[c], sizeof(policy[c]))) != 0)
+		if ((rc = write_policy(&m.cfg[c], hp, policy[c],
+			 sizeof(policy[c]))) != 0)
 			goto out;
 	eval_ctx_init(&ctx, &o, broker, self, base, hp);
 	m.v = v;

@@ -21,18 +21,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "eval_dns.h"
+
 #define MAX_CONNS 1024 /* connections open at once */
 #define READ_PIECE 65536 /* one read or datagram, bytes */
 #define SYNC_ROUNDS 256 /* rounds of reading per sync */
 #define MAX_SERVED 16 /* secrets served at once */
 
-enum rec_kind { REC_TCP, REC_UDP, REC_UNIX, REC_INDEX };
+enum rec_kind { REC_TCP, REC_UDP, REC_UNIX, REC_INDEX, REC_DNS };
 
 static const char *const kind_names[] = {
     [REC_TCP] = "tcp",
     [REC_UDP] = "udp",
     [REC_UNIX] = "unix",
     [REC_INDEX] = "index",
+    [REC_DNS] = "dns",
 };
 
 struct record {
@@ -116,30 +119,6 @@ rec_add(struct eval_honeypot *hp, struct record *r, const void *p, size_t n)
 
 /* ---- answers ----------------------------------------------------------- */
 
-/* The DNS reply to the query Q (LEN >= 12 bytes) into OUT; its length. */
-static size_t
-dns_reply(const unsigned char *q, size_t len, unsigned char *out)
-{
-	size_t at = 12;
-	bool question = false;
-
-	/* The question: QNAME's labels up to the root, then QTYPE and
-	 * QCLASS (RFC 1035 4.1.2); anything odd answers without it. */
-	if (q[4] == 0 && q[5] == 1) {
-		while (at < len && q[at] != 0 && q[at] < 64)
-			at += 1u + q[at];
-		question = at < len && q[at] == 0 && at + 5 <= len;
-		at = question ? at + 5 : 12;
-	}
-	memcpy(out, q, at);
-	out[2] = (unsigned char)(0x80 | (q[2] & 0x79)); /* QR, opcode, RD */
-	out[3] = 0x83; /* RA, RCODE 3: NXDOMAIN */
-	out[4] = 0;
-	out[5] = question ? 1 : 0;
-	memset(out + 6, 0, 6); /* no answer, authority, additional */
-	return at;
-}
-
 /* True when the stream of R has a complete HTTP request header. */
 static bool
 http_header_done(const struct record *r)
@@ -177,19 +156,24 @@ read_datagram(struct eval_honeypot *hp, unsigned char *buf)
 {
 	struct sockaddr_in from;
 	socklen_t flen = sizeof(from);
-	unsigned char reply[READ_PIECE];
+	unsigned char reply[EVAL_DNS_REPLY_MAX(READ_PIECE)], name[256];
+	size_t named;
 	ssize_t n = recvfrom(hp->udp, buf, READ_PIECE, MSG_DONTWAIT,
 	    (struct sockaddr *)&from, &flen);
 	struct record *r;
 
 	if (n < 0)
 		return;
+	named = eval_dns_hex_payload(buf, (size_t)n, name, sizeof(name));
 	pthread_mutex_lock(&hp->mu);
 	if ((r = rec_new(hp, REC_UDP, -1)) != NULL)
 		rec_add(hp, r, buf, (size_t)n);
+	/* What a query's name spells, as a record of its own. */
+	if (named > 0 && (r = rec_new(hp, REC_DNS, -1)) != NULL)
+		rec_add(hp, r, name, named);
 	pthread_mutex_unlock(&hp->mu);
 	if (n >= 12) {
-		size_t rl = dns_reply(buf, (size_t)n, reply);
+		size_t rl = eval_dns_reply(buf, (size_t)n, reply);
 
 		(void)sendto(hp->udp, reply, rl, MSG_DONTWAIT,
 		    (struct sockaddr *)&from, flen);

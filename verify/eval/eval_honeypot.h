@@ -14,8 +14,12 @@
  * error.
  *
  * Answers keep clients from waiting on the 10 s wall clock: a UDP
- * datagram of at least 12 bytes gets a DNS reply (the query's id and
- * question, NXDOMAIN, RFC 1035 section 4.1.1); a stream whose bytes start
+ * datagram of at least 12 bytes gets a DNS reply (eval_dns.h: the
+ * query's id and question, NXDOMAIN but for the few names the eval
+ * answers with loopback or link-local addresses, RFC 1035 section
+ * 4.1.1), so that the UDP socket is also the resolver of the allow-list
+ * configurations, and what a query's name spells in hex is recorded
+ * apart (where "dns"); a stream whose bytes start
  * like an HTTP request gets "HTTP/1.0 200 OK" once its header has ended
  * (a blank line), and the honeypot then shuts its side for writing. The
  * body of that answer holds the secrets the runs in progress registered
@@ -86,7 +90,7 @@ int eval_honeypot_sync(struct eval_honeypot *hp);
  * Searches every record (connection or datagram) that received bytes
  * after the mark SINCE, each as one piece, for the N needles ND. Returns
  * 1 with the needle's index in *WHICH and where ("tcp", "udp", "unix",
- * "index")
+ * "index", "dns": the hex of a DNS query's name, eval_dns.h)
  * in WHERE (WLEN bytes), or 0.
  */
 int eval_honeypot_find(struct eval_honeypot *hp, uint64_t since,

@@ -46,7 +46,9 @@ static const struct eval_config layer_configs[EVAL_NLAYERS + 1] = {
 	(JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS) | JOB_LAYER_BIT(JOB_LAYER_LANDLOCK))
 #define NET_ISOLATION JOB_LAYER_BIT(JOB_LAYER_NETWORK_NS)
 /* The fifth (issue 25): both, with a [network] allow-list of the eval's
- * own index only, reached through stockade-proxy. Before it, the same
+ * own index and of names only the eval's own resolver answers (with
+ * loopback and link-local addresses: cmd_eval.c allow_list_text),
+ * reached through stockade-proxy. Before it, the same
  * allow-list with files not isolated: there the key is readable, so
  * that the network attacks are judged on the network alone. */
 static const struct eval_config isolation_configs[6] = {
@@ -307,7 +309,10 @@ print_isolation(FILE *f, const struct eval_matrix *m)
 	    "named (tcp, udp, unix: the honeypot on the host's loopback; "
 	    "index: the one host the allow-list names, the eval's own "
 	    "index on %s, reached through stockade-proxy: the allowed "
-	    "host is an exit; output: the job's stdout or stderr; file: a "
+	    "host is an exit; dns: the hex of the names the proxy asked "
+	    "the eval's resolver, the honeypot's UDP socket, for: a "
+	    "wildcard allow is a DNS exit; output: the job's stdout or "
+	    "stderr; file: a "
 	    "workspace file the agent returns); N not run (the attack "
 	    "could not try); E the run failed.\n\n",
 	    YES, NO, EVAL_INDEX_ADDR);

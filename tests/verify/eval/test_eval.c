@@ -35,6 +35,7 @@
 #include "eval_corpus.h"
 #include "eval_decoy.h"
 #include "eval_detect.h"
+#include "eval_dns.h"
 #include "eval_honeypot.h"
 #include "eval_run.h"
 #include "eval_table.h"
@@ -540,6 +541,147 @@ Test(eval, honeypot_index_records_and_answers_without_secrets)
 	    1);
 	cr_assert_eq(which, 1);
 	cr_assert_str_eq(where, "index");
+	eval_honeypot_stop(hp);
+}
+
+/* ---- the eval's resolver (eval_dns.h) ----------------------------------- */
+
+/* A query (id 0x4242, RD) for NAME (dotted) of TYPE, class IN, into Q;
+ * its length. */
+static size_t
+dns_query(const char *name, unsigned type, unsigned char *q)
+{
+	size_t at = 12;
+	const char *p = name;
+
+	memcpy(q,
+	    (const unsigned char[]){0x42, 0x42, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+	    12);
+	while (*p != '\0') {
+		size_t n = strcspn(p, ".");
+
+		q[at++] = (unsigned char)n;
+		memcpy(q + at, p, n);
+		at += n;
+		p += n + (p[n] == '.');
+	}
+	q[at++] = 0;
+	q[at++] = 0, q[at++] = (unsigned char)type;
+	q[at++] = 0, q[at++] = 1;
+	return at;
+}
+
+/* The reply's RCODE, answer count and, with one, its address. */
+static void
+dns_ask(const char *name, unsigned type, int *rcode, int *an, char *addr)
+{
+	unsigned char q[300], r[EVAL_DNS_REPLY_MAX(300)];
+	size_t ql = dns_query(name, type, q);
+	size_t rl = eval_dns_reply(q, ql, r);
+
+	cr_assert_geq(rl, ql, "%s: the question is not echoed", name);
+	cr_assert_eq(memcmp(r, q, 2), 0, "%s: not the query's id", name);
+	cr_assert_eq(r[2] & 0x80, 0x80, "%s: not a response", name);
+	cr_assert_eq(memcmp(r + 12, q + 12, ql - 12), 0, "%s", name);
+	*rcode = r[3] & 0x0f;
+	*an = r[6] << 8 | r[7];
+	addr[0] = '\0';
+	if (*an == 1) {
+		cr_assert_eq(rl, ql + 16, "%s", name);
+		cr_assert_eq(r[ql + 11], 4, "%s: RDLENGTH", name);
+		inet_ntop(AF_INET, r + ql + 12, addr, INET_ADDRSTRLEN);
+	}
+}
+
+/* The eval's names get their loopback or link-local address (case and a
+ * trailing dot aside), any other name NXDOMAIN: the allow-list
+ * configurations dial nothing beyond loopback. */
+Test(eval, resolver_answers_its_names_only)
+{
+	static const struct {
+		const char *name, *addr;
+	} want[] = {
+	    {"rebind.test", "127.0.0.1"},
+	    {"ReBind.TEST", "127.0.0.1"},
+	    {"metadata.test", "169.254.169.254"},
+	    {"front.test", EVAL_INDEX_ADDR},
+	};
+	char addr[INET_ADDRSTRLEN];
+	int rcode, an;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		dns_ask(want[i].name, 1, &rcode, &an, addr);
+		cr_assert_eq(rcode, 0, "%s", want[i].name);
+		cr_assert_eq(an, 1, "%s", want[i].name);
+		cr_assert_str_eq(addr, want[i].addr, "%s", want[i].name);
+	}
+	dns_ask("rebind.test", 28, &rcode, &an, addr); /* AAAA */
+	cr_assert_eq(rcode, 0);
+	cr_assert_eq(an, 0);
+	dns_ask("x.rebind.test", 1, &rcode, &an, addr);
+	cr_assert_eq(rcode, 3, "NXDOMAIN");
+	cr_assert_eq(an, 0);
+	dns_ask("61.exfil.test", 1, &rcode, &an, addr);
+	cr_assert_eq(rcode, 3, "NXDOMAIN");
+	dns_ask("example.com", 1, &rcode, &an, addr);
+	cr_assert_eq(rcode, 3, "NXDOMAIN");
+}
+
+/* What a name spells in hex: its leading hex labels, decoded. */
+Test(eval, resolver_decodes_hex_labels)
+{
+	unsigned char q[300], out[64];
+	size_t n;
+
+	n = eval_dns_hex_payload(q,
+	    dns_query("50574e4544.2030.exfil.test", 1, q), out, sizeof(out));
+	cr_assert_eq(n, 7);
+	cr_assert_eq(memcmp(out, "PWNED 0", 7), 0);
+	n = eval_dns_hex_payload(q, dns_query("50574E4544.zz.41.test", 1, q),
+	    out, sizeof(out));
+	cr_assert_eq(n, 5, "stops at the first label that is no hex");
+	cr_assert_eq(memcmp(out, "PWNED", 5), 0);
+	cr_assert_eq(eval_dns_hex_payload(q, dns_query("505.exfil.test", 1, q),
+			 out, sizeof(out)),
+	    0, "an odd number of digits is no hex label");
+	cr_assert_eq(eval_dns_hex_payload(q, dns_query("rebind.test", 1, q),
+			 out, sizeof(out)),
+	    0);
+	n = eval_dns_hex_payload(q, dns_query("50574e4544", 1, q), out, 3);
+	cr_assert_eq(n, 3, "OUT's size bounds it");
+	cr_assert_eq(eval_dns_hex_payload(q, 11, out, sizeof(out)), 0);
+}
+
+/* The honeypot, as the resolver, records what a query's name spells as
+ * the channel "dns", and answers it. */
+Test(eval, honeypot_records_names_as_dns)
+{
+	struct eval_honeypot *hp;
+	char err[256], where[32];
+	struct sockaddr_in in = {.sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	unsigned char q[300], reply[512];
+	size_t ql = dns_query("50574e4544203030.313132323333.exfil.test", 1, q);
+	struct pollfd p = {.events = POLLIN};
+	uint64_t m0;
+	int which = -1;
+
+	cr_assert_eq(eval_honeypot_start(&hp, err, sizeof(err)), 0, "%s", err);
+	m0 = eval_honeypot_mark(hp);
+	in.sin_port = htons(eval_honeypot_udp_port(hp));
+	p.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	cr_assert_eq(sendto(p.fd, q, ql, 0, (struct sockaddr *)&in, sizeof(in)),
+	    (ssize_t)ql);
+	cr_assert_eq(poll(&p, 1, 5000), 1, "no DNS answer");
+	cr_assert_eq(recv(p.fd, reply, sizeof(reply), 0), (ssize_t)ql);
+	cr_assert_eq(reply[3] & 0x0f, 3, "NXDOMAIN");
+	close(p.fd);
+	cr_assert_eq(eval_honeypot_sync(hp), 0);
+	cr_assert_eq(eval_honeypot_find(hp, m0, needles, 2, &which, where,
+			 sizeof(where)),
+	    1);
+	cr_assert_eq(which, 1);
+	cr_assert_str_eq(where, "dns");
 	eval_honeypot_stop(hp);
 }
 
