@@ -275,6 +275,13 @@ ends(struct proxy *px, unsigned slot)
 	    ? c->body_left == 0 && c->toup_len == 0
 	    : c->cli_eof && c->toup_len == 0;
 
+	/* The server ended before the client sent a byte (a banner, then
+	 * its close): once the banner is out, the client gets the end. */
+	if (c->state == CS_HELLO && c->up_eof && c->toup_len == 0 &&
+	    proxy_tocli_pending(c) == 0) {
+		proxy_conn_close(px, slot);
+		return false;
+	}
 	if (c->state != CS_RELAY)
 		return true;
 	if (out_done && c->kind != CK_FORWARD && !c->up_shut) {

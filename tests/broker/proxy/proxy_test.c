@@ -78,6 +78,11 @@ serve_one(int fd, enum up_mode mode)
 	}
 	if (mode == UP_BULK)
 		serve_bulk(fd);
+	if (mode == UP_BANNER) {
+		(void)!write(fd, "banner\n", 7);
+		close(fd);
+		return;
+	}
 	while ((n = read(fd, buf + have, sizeof(buf) - have - 1)) > 0) {
 		if (mode == UP_ECHO)
 			(void)!write(fd, buf + have, (size_t)n);

@@ -16,9 +16,10 @@
 /* An upstream server on 127.0.0.1: UP_ECHO echoes, UP_HTTP answers a
  * request head with "200 OK" and "hello", UP_FLOOD sends 10000 bytes at
  * once, UP_BULK sends UP_BULK_LEN bytes of bulk_byte(0..) then
- * half-closes. One connection at a time, in a thread, until the test
+ * half-closes, UP_BANNER sends "banner\n" and closes before the client
+ * says anything (a server-speaks-first protocol). One connection at a time, in a thread, until the test
  * ends. */
-enum up_mode { UP_ECHO, UP_HTTP, UP_FLOOD, UP_BULK };
+enum up_mode { UP_ECHO, UP_HTTP, UP_FLOOD, UP_BULK, UP_BANNER };
 
 #define UP_BULK_LEN (32u << 20)
 

@@ -553,3 +553,39 @@ Test(proxy, bulk_many_tunnels)
 	cr_assert_eq(rep.bytes_in, (uint64_t)N * UP_BULK_LEN);
 	proxy_stop(&p);
 }
+
+/*
+ * A server that speaks first and closes before the client sends a byte
+ * (a tunnel to an allow_address may carry any protocol): the client gets
+ * the banner and then the end, at once, not at the idle timeout.
+ */
+Test(proxy, server_close_before_the_client_speaks)
+{
+	struct upstream *u = upstream_start(UP_BANNER);
+	struct proxy p = proxy_start();
+	uint16_t lport = proxy_job(&p, 80,
+	    RULES(rulef(0, "allow_address:127.0.0.1/32:%u", u->port)), 1000,
+	    -1);
+	struct egress_report rep;
+	struct timeval tv = {.tv_sec = 3};
+	char buf[64];
+	int fd = connect_req(lport, "127.0.0.1", u->port);
+
+	expect_established(fd);
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)),
+	    0);
+	size_t have = 0;
+	ssize_t n;
+
+	while ((n = read(fd, buf + have, sizeof(buf) - have)) > 0)
+		have += (size_t)n;
+	cr_assert_eq(n, 0, "no end within 3 s (%s)", strerror(errno));
+	cr_assert_eq(have, 7);
+	cr_assert_eq(memcmp(buf, "banner\n", 7), 0);
+	close(fd);
+	usleep(100000);
+	proxy_end(&p, 80, &rep);
+	cr_assert_eq(rep.connections, 1);
+	cr_assert_eq(rep.conn[0].bytes_in, 7);
+	proxy_stop(&p);
+}
