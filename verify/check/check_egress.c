@@ -454,12 +454,18 @@ eg_jail_dns(struct check_ctx *c, struct check_result *r)
 }
 
 /* What reached the check's upstream LFD: the bytes of the first
- * connection the proxy made to it, if any (-1: no connection). */
+ * connection the proxy made to it, if any (-1: no connection). The job
+ * has ended, so a connection the proxy made waits in the backlog: the
+ * accept never blocks (a proxy that never dialled, as under a defect
+ * that refuses the jail's TCP, left a blocking accept waiting forever). */
 static long
 upstream_bytes(int lfd)
 {
 	char buf[512];
-	int s = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct pollfd p = {.fd = lfd, .events = POLLIN};
+	int s = poll(&p, 1, 0) == 1
+	    ? accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)
+	    : -1;
 	ssize_t n;
 
 	if (s < 0)
