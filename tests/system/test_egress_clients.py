@@ -91,6 +91,7 @@ import re
 import secrets
 import shlex
 import signal
+import socket
 import shutil
 import subprocess
 import sys
@@ -426,9 +427,22 @@ def expect_refused(result, host, port, reason, detail=None):
 
 # --- 1. npm -----------------------------------------------------------------
 
+def host_reaches(host, port):
+    """Skips (NotHere) when this machine cannot reach HOST:PORT itself,
+    outside any jail: the registry is out of reach (an outage of the
+    machine's network), which says nothing of stockade's proxy."""
+    try:
+        socket.create_connection((host, port), timeout=10).close()
+    except OSError as exc:
+        raise NotHere(f"this machine does not reach {host}:{port} itself "
+                      f"({exc}): the registry is out of reach, not the "
+                      "proxy") from None
+
+
 def case_npm(user, cleanup):
     need_tools(("node", "npm"), "nodejs npm")
     url, host, port = npm_registry()
+    host_reaches(host, port)
     ws = make_workspace(cleanup)
     script = ('set -e; npm view --registry "$1" "$2" version; '
               'npm install --registry "$1" --no-audit --no-fund '
@@ -509,6 +523,7 @@ def case_apt(user, cleanup):
     need_tools(("apt-get", "dpkg-deb"), "apt dpkg")
     source = apt_source()
     uri, host, port, _ = source
+    host_reaches(host, port)
     ws = make_workspace(cleanup)
     deb_uri, deb_name, size, sha256 = apt_print_uri(ws, apt_workspace(ws, source))
     diag(f"source {uri}: {deb_uri} ({size} bytes)")
