@@ -152,7 +152,7 @@ run_report(struct jobrun *jr, enum run_format fmt, const struct xfers *puts,
 	int rc;
 
 	if (fmt == RUN_FORMAT_STREAM) {
-		struct result_net net = {jr->net_report, &jr->net.rules};
+		struct result_net net = jobrun_net_of(jr);
 
 		result_print_summary(&jr->res, &jr->limits, &jr->cap[2],
 		    jr->net_report != NULL ? &net : NULL, stderr);

@@ -578,23 +578,6 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 	return e;
 }
 
-json_t *
-jobrun_result_json(const struct jobrun *jr)
-{
-	struct result_net net = {jr->net_report, &jr->net.rules};
-	json_t *o = result_to_json(&jr->res, &jr->limits, &jr->cap[1],
-	    &jr->cap[2]);
-
-	if (o != NULL && jr->net_report != NULL &&
-	    result_add_network(o, &jr->res, &jr->limits, &jr->cap[1],
-		&jr->cap[2], &net) < 0) {
-		json_decref(o);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return o;
-}
-
 void
 jobrun_free(struct jobrun *jr)
 {

@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "proto.h"
 #include "result.h"
+#include "result_json.h"
 #include "stdin_feed.h"
 #include "supervisor.h"
 
@@ -176,6 +177,11 @@ int jobrun_use_network(struct jobrun *jr, struct egress_proxy *px,
  */
 void jobrun_net_arm(struct jobrun *jr, struct supervisor *sup);
 void jobrun_net_end(struct jobrun *jr, struct supervisor *sup);
+
+/* JR's report and rules as the result functions take them (result_json.h,
+ * struct result_net; both borrowed from JR, report NULL for a job that
+ * had no network). */
+struct result_net jobrun_net_of(const struct jobrun *jr);
 
 /* 0, or -EMSGSIZE when JR's job no longer fits in one RUN message
  * (jobrun_spec_error words it), or -ENOMEM. */

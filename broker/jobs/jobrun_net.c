@@ -2,7 +2,7 @@
  * jobrun_net.c: a job's controlled egress (issue 25; jobrun.h,
  * jobrun_use_network): its rules and caps, its hand-over to the
  * session's proxy when the launcher sends the listener jail init made,
- * and its report when it ends.
+ * its report when it ends, and the result object with that report.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "jobrun.h"
 #include "jobspec.h"
 #include "log.h"
+#include "result_json.h"
 
 /* OUT = a copy of IN. Returns 0 or egress_rules_add's errno. */
 static int
@@ -107,4 +108,27 @@ jobrun_net_end(struct jobrun *jr, struct supervisor *sup)
 		jr->net_report->proxy_failed = jr->proxy->dead;
 	}
 	jr->net_sent = false;
+}
+
+struct result_net
+jobrun_net_of(const struct jobrun *jr)
+{
+	return (struct result_net){jr->net_report, &jr->net.rules};
+}
+
+json_t *
+jobrun_result_json(const struct jobrun *jr)
+{
+	struct result_net net = jobrun_net_of(jr);
+	json_t *o = result_to_json(&jr->res, &jr->limits, &jr->cap[1],
+	    &jr->cap[2]);
+
+	if (o != NULL && jr->net_report != NULL &&
+	    result_add_network(o, &jr->res, &jr->limits, &jr->cap[1],
+		&jr->cap[2], &net) < 0) {
+		json_decref(o);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return o;
 }
