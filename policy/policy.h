@@ -83,6 +83,35 @@ struct net_policy {
 			 * (policy_valid_resolver) */
 };
 
+/*
+ * [writeback]: the firewall on what a job writes back (issue 26;
+ * broker/fs/writeback.h). Rules in order, first match wins; the embedded
+ * default's come first unless the file replaces the list.
+ */
+enum wb_action {
+	WB_ALLOW = 0, /* committed */
+	WB_REFUSE, /* left out of the commit and dropped */
+	WB_QUARANTINE, /* left out, kept staged for the client */
+};
+
+struct wb_rule {
+	char *pattern; /* writeback.h's syntax, owned */
+	enum wb_action action;
+	bool drivers; /* only a file assigning filter/diff/merge drivers */
+};
+
+struct wb_policy {
+	struct wb_rule *rules; /* in the order given */
+	size_t n;
+};
+
+/* [files] commit: when a job's staged changes reach the workspace. */
+enum commit_mode {
+	COMMIT_ALWAYS = 0, /* after every job, whatever its status */
+	COMMIT_ON_OK, /* after a job whose status is ok; else rolled back */
+	COMMIT_KEEP, /* kept staged for the client: fs.commit, fs.rollback */
+};
+
 /* [limits] on_output_limit: what output past stdout_kb or stderr_kb does. */
 enum output_action {
 	OUTPUT_TRUNCATE = 0, /* drained to the end, head and tail kept */
@@ -114,6 +143,8 @@ struct policy {
 				     * (policy_client_env_allows) */
 	struct fs_quota files; /* [files] */
 	struct net_policy net; /* [network] */
+	struct wb_policy writeback; /* [writeback] */
+	enum commit_mode commit; /* [files] commit */
 	enum job_enforcement enforcement; /* [limits] enforcement */
 	char *cgroup; /* [limits] cgroup: "" or absolute */
 	enum output_action on_output_limit; /* [limits] on_output_limit */

@@ -1,0 +1,142 @@
+/*
+ * stage.h: a job's writes as a layer of their own (issue 26).
+ *
+ * Jail init mounts /work as an overlay (Documentation/filesystems/
+ * overlayfs.rst): the workspace, id-mapped when the launcher is root, is
+ * the lower layer; a tmpfs sized by the job's allowance (PROTO_RUN
+ * stage_bytes, stage_files) holds the upper layer in "upper/" and
+ * overlayfs's work directory in "work/", mounted with userxattr. The
+ * launcher sends the broker a descriptor of that tmpfs's root (PROTO_STAGE)
+ * before the job's result; the tmpfs outlives the jail while the broker
+ * holds it. What the job created, modified and deleted is then read from
+ * "upper/" alone, in time proportional to what it changed:
+ *  - a regular file, directory or symlink in upper/ is the job's version;
+ *  - a character device 0:0 is a whiteout: the lower entry is deleted
+ *    (overlayfs.rst, "whiteouts and opaque directories"); the kernel links
+ *    one whiteout inode many times, so nlink > 1 is normal for it;
+ *  - a directory with the xattr user.overlay.opaque = "y" hides the lower
+ *    directory of that name: everything below it in the lower layer is
+ *    deleted, and what is in the upper directory is created;
+ *  - any other node (FIFO, socket, other device), a name the file API
+ *    would refuse (wspath.h), a path over the quota's bounds, and a regular
+ *    file with more than one link in upper/ is a refusal (struct
+ *    stage_bad), never applied.
+ * With userxattr, overlayfs runs with redirect_dir=nofollow and without
+ * metacopy: a directory of the lower layer renamed by the job is EXDEV
+ * (the program copies it, as mv(1) does), and a file changed in any way
+ * (even its mode) is copied up whole.
+ */
+#ifndef STOCKADE_STAGE_H
+#define STOCKADE_STAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fsapi.h"
+#include "fserr.h"
+#include "policy.h"
+#include "snapshot.h"
+
+/* The directories of the stage tmpfs (made by jail init). */
+#define STAGE_UPPER "upper"
+#define STAGE_WORK "work"
+
+/* The directory at the workspace's root where a commit keeps what it
+ * needs to undo itself (stage_commit); it exists only while a commit runs
+ * or after a broker died in one. A job's change to it is always refused. */
+#define STAGE_JOURNAL ".stockade-commit"
+
+/* One entry of the upper layer that cannot be applied. */
+struct stage_bad {
+	char *path; /* workspace-relative, raw bytes, owned */
+	enum fs_error why; /* not_regular_file, invalid_path,
+			    * hardlinked_file, ... */
+};
+
+struct stage_scan {
+	/* The lower layer's entries of every path the job touched (for a
+	 * deleted or replaced directory, its whole lower subtree), and the
+	 * merged result at those paths: snapshot_diff(&before, &after) is
+	 * the change set, exact (created, modified, deleted; SHA-256 of
+	 * regular files as snapshot.h bounds it). A file copied up with
+	 * nothing changed (same type, size, mode and hash) is in neither. */
+	struct snapshot before, after;
+	struct stage_bad *bad; /* sorted by path */
+	size_t nbad;
+	uint64_t upper_bytes; /* the stage tmpfs's used bytes (statfs) */
+	uint64_t upper_files; /* its used inodes (statfs) */
+	uint64_t stage_bytes; /* its size, bytes (statfs) */
+	uint64_t stage_files; /* its inodes (statfs) */
+};
+
+/*
+ * Reads the stage STAGE (a descriptor of the stage tmpfs's root,
+ * borrowed) against the workspace ROOT (borrowed) under Q into OUT (the
+ * caller zeroes it first). INTERRUPTED (may be NULL) stops the scan
+ * (-EINTR). Every lookup in both trees is by descriptor, never through a
+ * symlink (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, fsapi.h), so a
+ * stage a job filled with links, FIFOs or odd names reads as data.
+ * Returns 0, or a negative errno (-ENOMEM, -EINTR, a failure to read the
+ * stage's root) with OUT empty.
+ */
+int stage_scan(int stage, int root, const struct fs_quota *q,
+    int (*interrupted)(void), struct stage_scan *out);
+
+/* Frees everything OUT owns and zeroes it; accepts a zeroed OUT. */
+void stage_scan_free(struct stage_scan *out);
+
+/* What stage_commit does with one change. */
+enum stage_pick {
+	STAGE_APPLY = 0, /* applied to the workspace */
+	STAGE_HOLD, /* left in the stage (quarantine, or not chosen) */
+};
+
+struct stage_commit_report {
+	size_t applied; /* changes applied */
+	uint64_t bytes; /* bytes of file content written */
+	enum fs_error why; /* FS_OK, or the failure's name */
+	char path[4096]; /* the path that failed, or "" */
+	bool conflict; /* the workspace changed at PATH since the scan
+			* (its before entry no longer matches): nothing
+			* was applied */
+	bool undone; /* a failure after something was applied: the
+		      * journal put the workspace back as it was */
+};
+
+/*
+ * Applies to CTX's workspace the changes CH (snapshot_diff of SCAN's
+ * before and after; both borrowed) whose PICK[i] is STAGE_APPLY (PICK
+ * parallel to CH->c; NULL: every change), taking content from STAGE (the
+ * stage tmpfs's root, borrowed). All or nothing: first every applied
+ * change's path is checked against SCAN->before (a path the workspace no
+ * longer has as it was, because a client or another commit changed it,
+ * is a conflict and nothing is done); then, with a journal in
+ * STAGE_JOURNAL that holds the old version of every file replaced or
+ * deleted (a hard link, or a copy where linking is refused) and the list
+ * of what was created, deletions run deepest first, then directories,
+ * files (fsapi_put: an O_TMPFILE linked, or a random name renamed over
+ * the old, so each file is old or new, never torn), symlinks and modes,
+ * each through the file API's rules (RESOLVE_BENEATH, names, quotas of
+ * CTX, whose usage figures stay current). A regular file keeps the job's
+ * mtime. On any failure (a full disk: quota_exceeded) what was applied is
+ * undone from the journal and the stage is untouched; on success the
+ * journal is removed. Returns 0, or a negative errno with REP set.
+ */
+int stage_commit(struct fs_ctx *ctx, int stage, const struct stage_scan *scan,
+    const struct changes *ch, const enum stage_pick *pick,
+    struct stage_commit_report *rep);
+
+/*
+ * At a session's start: when the workspace ROOT (borrowed) holds a
+ * STAGE_JOURNAL left by a broker that died in stage_commit, undoes that
+ * commit from it (every replaced or deleted file put back, every created
+ * one removed) or, when the journal says the commit had finished, removes
+ * it. MSG (MSGLEN bytes) gets one sentence of what was done, or "" when
+ * there was no journal. Returns 0 or a negative errno (the workspace
+ * is then left as found and the session must refuse to start, naming
+ * STAGE_JOURNAL).
+ */
+int stage_recover(int root, char *msg, size_t msglen);
+
+#endif
