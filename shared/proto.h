@@ -188,6 +188,7 @@ struct job_spec {
 	enum job_enforcement enforcement;
 	char *cgroup;
 	uint64_t workspace_allow;
+	uint64_t stage_files;
 	/* The seccomp profile ([jail] seccomp_profile): a compiled-in
 	 * profile's name, [a-z]+, at most JOB_MAX_PROFILE bytes. */
 	char *seccomp_profile;

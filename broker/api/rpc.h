@@ -37,6 +37,12 @@
 #define RPC_FILE_ERROR -32001
 #define RPC_JOB_ERROR -32002
 
+/* Change sets a session keeps (issue 26): the last jobs', those still
+ * staged among them. */
+#define RPC_MAX_STAGES 8
+
+struct staged;
+
 struct rpc_session {
 	struct fs_ctx fs; /* the workspace and its quotas */
 	const struct policy *policy; /* borrowed */
@@ -55,6 +61,10 @@ struct rpc_session {
 				       * (borrowed), or NULL: the jobs have
 				       * no network (a policy without allow
 				       * rules) */
+	struct staged *sets[RPC_MAX_STAGES]; /* the change sets of the
+				       * last jobs (owned), oldest first */
+	size_t nsets;
+	uint32_t next_stage; /* the last number given to one */
 	json_t *current_id; /* the id of the request rpc_handle is
 				       * carrying out (borrowed from it), or
 				       * NULL: what $/cancelRequest names */

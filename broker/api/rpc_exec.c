@@ -331,7 +331,7 @@ exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
 {
 	static const char *const names[] = {"argv", "timeout_seconds",
 	    "memory_mb", "stdin", "stdin_b64", "stdin_fd", "env", "network",
-	    NULL};
+	    "commit", NULL};
 	struct jobrun_overrides ov;
 	char err[256];
 	bool has_stdin;
@@ -349,7 +349,8 @@ exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
 		    jobrun_spec_error(e, err, sizeof(err)));
 		return false;
 	}
-	if (!get_env(c, jr) || !get_network(c, jr)) {
+	if (!get_env(c, jr) || !get_network(c, jr) ||
+	    !rpc_exec_stage_begin(c, jr)) {
 		jobrun_free(jr);
 		return false;
 	}
@@ -418,6 +419,29 @@ exec_walk_before(struct rpc_session *s, struct snapshot *before)
 }
 
 /*
+ * Runs the job JR (exec_prepare's) with a stage (rpc_staged_mode): its
+ * change set, read, held back and committed or kept by jobrun_exec
+ * (jobrun_settle), becomes the session's newest (fs.changes). Returns
+ * the job's result object, or NULL with C's error set.
+ */
+static json_t *
+exec_run_staged(struct call *c, struct jobrun *jr)
+{
+	struct rpc_session *s = c->s;
+	json_t *r;
+	int e;
+
+	e = jobrun_exec(jr, s->sup, &s->fs, false);
+	restore_root_mode(s);
+	if (e < 0)
+		return rpc_fail(c, RPC_JOB_ERROR, NULL, "%s",
+		    jr->res.detail ? jr->res.detail : strerror(-e));
+	r = jobrun_result_json(jr);
+	rpc_exec_stage_end(s, jr);
+	return r != NULL ? r : rpc_out_of_memory(c);
+}
+
+/*
  * Runs the job JR (exec_prepare's) between a snapshot of the workspace
  * before and one after, which then become the session's (fs.changes).
  * The snapshot after is taken on the walk that counts the usage the job
@@ -433,6 +457,8 @@ exec_run(struct call *c, struct jobrun *jr)
 	json_t *r;
 	int e;
 
+	if (rpc_staged_mode(s))
+		return exec_run_staged(c, jr);
 	memset(&before, 0, sizeof(before));
 	memset(&a, 0, sizeof(a));
 	/* Interrupted (-EINTR), the job is not run and the session ends

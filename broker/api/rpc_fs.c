@@ -433,6 +433,8 @@ rpc_fs_changes(struct call *c, struct rawpath *p)
 
 	if (!rpc_known_params(c, names))
 		return NULL;
+	if (rpc_staged_mode(s))
+		return rpc_stage_changes(c);
 	if (s->changes_failed) {
 		p->p = strdup(".");
 		p->len = 1;

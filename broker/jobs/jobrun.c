@@ -190,6 +190,10 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc, char **argv,
 
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
+	jr->stage_fd = -1;
+	staged_init(&jr->staged);
+	jr->commit = pol->commit;
+	jr->writeback = &pol->writeback;
 	jr->feed = NULL;
 	if ((e = jobspec_from_policy(&jr->spec, pol, argc, argv)) < 0)
 		return e;
@@ -305,9 +309,8 @@ says(const uint8_t *tail, size_t len, const char *needle)
 	return memmem(tail, len, needle, strlen(needle)) != NULL;
 }
 
-/* Sets JR's status to S with a detail that says why, keeping the exit. */
-static void
-restatus(struct jobrun *jr, enum job_status s, const char *why)
+void
+jobrun_restatus(struct jobrun *jr, enum job_status s, const char *why)
 {
 	char *d = strdup(why);
 
@@ -395,10 +398,11 @@ words_backed(const struct jobrun *jr, enum job_status s, const char *text,
 	return true;
 }
 
-/* Sets JR's status from what the job left: the workspace's usage (FS,
- * USAGE fsapi_usage's return when the caller walked it after the job, or
- * 1 for this function to walk it) against its quota, then the program's
- * own words for a limit. */
+/* Sets JR's status from what the job left: without a stage (layer
+ * mount_ns off), the workspace's usage (FS, USAGE fsapi_usage's return
+ * when the caller walked it after the job, or 1 for this function to
+ * walk it) against its quota (with one, the stage held the quota:
+ * jobrun_settle), then the program's own words for a limit. */
 static void
 refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 {
@@ -413,7 +417,9 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 		return;
 	/* The workspace as the job left it, against the quota: exact,
 	 * where the launcher's watch during the job samples. */
-	e = usage <= 0 && fs->usage_valid ? usage : fsapi_usage(fs);
+	e = jr->staged_valid ? -1
+	    : usage <= 0 && fs->usage_valid ? usage
+					    : fsapi_usage(fs);
 	if (e == 0 && fs->used_disk > fs->quota.workspace_bytes &&
 	    r->status != JOB_DISK_FULL) {
 		snprintf(why, sizeof(why),
@@ -421,7 +427,7 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 		    "of disk, over its quota of %.1f MiB",
 		    (double)fs->used_disk / 1048576.0,
 		    (double)fs->quota.workspace_bytes / 1048576.0);
-		restatus(jr, JOB_DISK_FULL, why);
+		jobrun_restatus(jr, JOB_DISK_FULL, why);
 		return;
 	}
 	if (r->status != JOB_EXIT_NONZERO &&
@@ -443,12 +449,12 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 			/* Exit code and status stay; the detail says why
 			 * the words were not taken. */
 			if (r->detail == NULL || r->detail[0] == '\0')
-				restatus(jr, r->status, why);
+				jobrun_restatus(jr, r->status, why);
 			break;
 		}
 		snprintf(why, sizeof(why), "the program stopped on \"%s\"",
 		    limit_words[i].text);
-		restatus(jr, limit_words[i].status, why);
+		jobrun_restatus(jr, limit_words[i].status, why);
 		break;
 	}
 	free(err);
@@ -530,7 +536,11 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 
 	job_result_clear(&jr->res);
 	memset(&jr->res, 0, sizeof(jr->res));
-	jr->spec.workspace_allow = workspace_allowance(fs);
+	if (job_spec_layer_off(&jr->spec, JOB_LAYER_MOUNT_NS))
+		jr->spec.workspace_allow = workspace_allowance(fs);
+	else
+		jobrun_stage_size(jr, fs, &jr->spec.workspace_allow,
+		    &jr->spec.stage_files);
 	if (!catch_signals && interrupted)
 		e = -EINTR;
 	else if (jr->start_error < 0)
@@ -554,7 +564,10 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			    &cancel_requested);
 		if (catch_signals)
 			jobrun_default_signals();
-		fs->usage_valid = false;
+		if (jr->stage_fd >= 0)
+			jobrun_settle(jr, fs);
+		else
+			fs->usage_valid = false;
 		if (e == 0)
 			refine_status(jr, fs,
 			    jr->walk_after != NULL
@@ -569,7 +582,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			    "only the first %llu bytes)",
 			    strerror(jr->feed->error),
 			    (unsigned long long)jr->feed->sent);
-			restatus(jr, JOB_SANDBOX_ERROR, err);
+			jobrun_restatus(jr, JOB_SANDBOX_ERROR, err);
 		}
 	}
 	if (e < 0)
@@ -587,6 +600,11 @@ jobrun_free(struct jobrun *jr)
 	job_spec_clear(&jr->spec);
 	egress_job_clear(&jr->net);
 	free(jr->net_report);
+	if (jr->stage_fd >= 0)
+		close(jr->stage_fd);
+	staged_free(&jr->staged);
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
+	jr->stage_fd = -1;
+	staged_init(&jr->staged);
 }

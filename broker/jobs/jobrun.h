@@ -28,6 +28,7 @@
 #include "proto.h"
 #include "result.h"
 #include "result_json.h"
+#include "staged.h"
 #include "stdin_feed.h"
 #include "supervisor.h"
 
@@ -80,6 +81,20 @@ struct jobrun {
 	struct egress_job net;
 	struct egress_report *net_report;
 	bool net_sent; /* the proxy took the running job (on_net) */
+	/* The workspace as a layer (issue 26; staged.h): the stage the
+	 * launcher sent for the running job (PROTO_STAGE; owned), or -1
+	 * (none yet, or a job without a mount namespace: an evaluation
+	 * with layer mount_ns off writes the workspace itself); the commit
+	 * mode (the policy's [files] commit unless the front chose) and the
+	 * [writeback] rules (borrowed from the policy); the number the
+	 * session gives the change set; once the job ran with a stage, its
+	 * change set and what became of it (staged_valid). */
+	int stage_fd;
+	enum commit_mode commit;
+	const struct wb_policy *writeback;
+	uint32_t stage_id;
+	bool staged_valid;
+	struct staged staged;
 };
 
 /*
@@ -259,6 +274,32 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  */
 int jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
     bool catch_signals);
+
+/*
+ * The stage a job under JR may fill (PROTO_RUN workspace_allow and
+ * stage_files): bytes, the smaller of FS's quota.workspace_bytes and the
+ * job's memory limit (the stage is a tmpfs, memory the job holds:
+ * docs/decisions.md), and entries, quota.max_files. The same for every
+ * job of a session, so that a warm jail built for one fits the next.
+ */
+void jobrun_stage_size(const struct jobrun *jr, const struct fs_ctx *fs,
+    uint64_t *bytes, uint64_t *files);
+
+/*
+ * After JR's job ran with a stage (JR->stage_fd, taken here): reads its
+ * change set into JR->staged (staged_open, under the policy's
+ * [writeback] rules), makes a job that failed with its stage full
+ * disk_full (with the figures), then, by JR->commit, commits the
+ * pending changes to FS's workspace (always; on_ok when the status is
+ * ok, else rolls them back) or keeps them. A commit that fails leaves
+ * them staged; a full workspace then makes the job disk_full. Called by
+ * jobrun_exec.
+ */
+void jobrun_settle(struct jobrun *jr, struct fs_ctx *fs);
+
+/* Sets JR's status to S with the detail WHY, keeping the exit code
+ * (jobrun.c; for jobrun_settle). */
+void jobrun_restatus(struct jobrun *jr, enum job_status s, const char *why);
 
 /*
  * The result object of README.md ("Result fields") for JR's result,
