@@ -109,8 +109,6 @@ rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
 void
 rpc_session_free(struct rpc_session *s)
 {
-	snapshot_free(&s->before);
-	snapshot_free(&s->after);
 	rpc_stage_free_all(s);
 }
 

@@ -48,9 +48,6 @@ struct rpc_session {
 	const struct policy *policy; /* borrowed */
 	struct supervisor *sup; /* borrowed; started by the first exec;
 				       * NULL: exec answers -32002 */
-	struct snapshot before; /* the workspace before the last exec */
-	struct snapshot after; /* and after it */
-	bool changes_failed; /* a snapshot of the last exec failed */
 	int client_fd; /* the connection requests come on
 				       * (borrowed; -1: none): a write from a
 				       * pipe is kept only while it is open */
@@ -80,7 +77,7 @@ struct rpc_session {
 void rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
     struct supervisor *sup);
 
-/* Frees the snapshots S holds; borrowed things are left alone. */
+/* Frees the change sets S holds; borrowed things are left alone. */
 void rpc_session_free(struct rpc_session *s);
 
 /*

@@ -109,10 +109,9 @@ json_t *rpc_fs_commit(struct call *c, struct rawpath *p);
 json_t *rpc_fs_rollback(struct call *c, struct rawpath *p);
 
 /*
- * Staged change sets (rpc_stage.c; issue 26). rpc_staged_mode: whether
- * S's jobs write to a stage (every policy but an evaluation's with layer
- * mount_ns off, whose jobs write the workspace itself and keep the
- * snapshots of snapshot.h). rpc_exec_stage_begin reads exec's "commit"
+ * Staged change sets (rpc_stage.c; issue 26): a session's jobs always
+ * write to a stage (a session never runs a policy with layer mount_ns
+ * off, session.c). rpc_exec_stage_begin reads exec's "commit"
  * into JR and numbers its change set, refusing the exec (C's error,
  * false) when RPC_MAX_STAGES sets are still staged;
  * rpc_exec_stage_end moves JR's change set into S (the newest);
@@ -120,7 +119,6 @@ json_t *rpc_fs_rollback(struct call *c, struct rawpath *p);
  * reference, or NULL with C's error); rpc_stage_free_all frees S's sets.
  */
 struct jobrun;
-bool rpc_staged_mode(const struct rpc_session *s);
 bool rpc_exec_stage_begin(struct call *c, struct jobrun *jr);
 void rpc_exec_stage_end(struct rpc_session *s, struct jobrun *jr);
 json_t *rpc_stage_changes(struct call *c);

@@ -27,12 +27,6 @@ mode_of(const char *name)
 	return -1;
 }
 
-bool
-rpc_staged_mode(const struct rpc_session *s)
-{
-	return !(policy_layers_off(s->policy) & JOB_LAYER_BIT(JOB_LAYER_MOUNT_NS));
-}
-
 /* Drops the oldest of S's sets that holds nothing, when S has
  * RPC_MAX_STAGES: true when there is room for one more. */
 static bool
@@ -67,8 +61,6 @@ rpc_exec_stage_begin(struct call *c, struct jobrun *jr)
 		}
 		jr->commit = (enum commit_mode)m;
 	}
-	if (!rpc_staged_mode(c->s))
-		return true;
 	if (!make_room(c->s)) {
 		rpc_fail(c, RPC_JOB_ERROR,
 		    json_pack("{s:s}", "error", "too_many_stages"),

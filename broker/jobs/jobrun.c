@@ -399,12 +399,11 @@ words_backed(const struct jobrun *jr, enum job_status s, const char *text,
 }
 
 /* Sets JR's status from what the job left: without a stage (layer
- * mount_ns off), the workspace's usage (FS, USAGE fsapi_usage's return
- * when the caller walked it after the job, or 1 for this function to
- * walk it) against its quota (with one, the stage held the quota:
- * jobrun_settle), then the program's own words for a limit. */
+ * mount_ns off: an evaluation), the workspace's usage (FS, walked here)
+ * against its quota (with one, the stage held the quota: jobrun_settle),
+ * then the program's own words for a limit. */
 static void
-refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
+refine_status(struct jobrun *jr, struct fs_ctx *fs)
 {
 	uint8_t *err, *tail;
 	size_t len;
@@ -417,9 +416,7 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 		return;
 	/* The workspace as the job left it, against the quota: exact,
 	 * where the launcher's watch during the job samples. */
-	e = jr->staged_valid ? -1
-	    : usage <= 0 && fs->usage_valid ? usage
-					    : fsapi_usage(fs);
+	e = jr->stage_fd >= 0 || jr->staged_valid ? -1 : fsapi_usage(fs);
 	if (e == 0 && fs->used_disk > fs->quota.workspace_bytes &&
 	    r->status != JOB_DISK_FULL) {
 		snprintf(why, sizeof(why),
@@ -569,10 +566,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 		else
 			fs->usage_valid = false;
 		if (e == 0)
-			refine_status(jr, fs,
-			    jr->walk_after != NULL
-				? jr->walk_after(jr->walk_arg, fs)
-				: 1);
+			refine_status(jr, fs);
 		/* Its input cut short by a read error: never ok (jobrun.h). */
 		if (e == 0 && jr->feed != NULL && jr->feed->error != 0 &&
 		    jr->res.status != JOB_SANDBOX_ERROR) {

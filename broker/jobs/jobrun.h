@@ -65,14 +65,6 @@ struct jobrun {
 				   * then cannot start another): reported
 				   * by jobrun_exec instead of trying
 				   * again; 0 (jobrun_init's default) none */
-	/* NULL (jobrun_init's default), or the walk of the workspace after
-	 * every job that ran (supervisor_run answered), in place of the
-	 * usage walk of jobrun_exec's own checks: called with WALK_ARG and
-	 * the job's workspace FS, it must set FS's usage figures and
-	 * return as fsapi_usage (a caller that takes a snapshot after the
-	 * job takes it on the same walk: snapshot_take_usage) */
-	int (*walk_after)(void *walk_arg, struct fs_ctx *fs);
-	void *walk_arg;
 	/* Controlled egress (issue 25; jobrun_use_network): the session's
 	 * proxy (borrowed), or NULL (jobrun_init's default): no network;
 	 * the job's rules and caps (owned); its report once it ran
@@ -232,12 +224,19 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  * running, supervisor_start) with the workspace FS->root (borrowed) at
  * /work, capturing its output (and passing every chunk to JR->tee).
  *
- * The workspace quota (FS->quota.workspace_bytes) holds for the job too:
- * the launcher is told how many bytes the job may add (the quota less
- * FS's usage, counted first when invalid), and after the job the
- * workspace is counted again (FS's usage is then current): a job that
- * left it over its quota ends disk_full whatever its exit. A workspace
- * that cannot be counted leaves the job nothing to add (fail closed).
+ * The job's writes go to a stage (issue 26) of jobrun_stage_size's
+ * bytes and entries, which the kernel holds at write time; after the
+ * job, jobrun_settle reads its change set, holds it against the
+ * [writeback] rules and commits, rolls back or keeps it by JR->commit,
+ * the commit counting against the workspace quota
+ * (FS->quota.workspace_bytes): no walk of the workspace is made for the
+ * job (the commit walks it once when FS's usage figures are not yet
+ * known, then keeps them current). Without a stage (layer mount_ns off:
+ * an evaluation) the job writes the workspace itself: the launcher is
+ * told how many bytes it may add (the quota less FS's usage) and the
+ * workspace is counted again after it, a job that left it over its
+ * quota ending disk_full whatever its exit; a workspace that cannot be
+ * counted leaves the job nothing to add (fail closed).
  *
  * With layer limits off neither happens: no limit was in force.
  *
@@ -309,7 +308,7 @@ void jobrun_restatus(struct jobrun *jr, enum job_status s, const char *why);
 json_t *jobrun_result_json(const struct jobrun *jr);
 
 /* Frees everything JR owns, its spec included (not what it borrows:
- * tty_fd, feed, tee_arg, walk_arg); accepts a cleared JR. */
+ * tty_fd, feed, tee_arg); accepts a cleared JR. */
 void jobrun_free(struct jobrun *jr);
 
 /*
