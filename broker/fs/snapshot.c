@@ -141,8 +141,7 @@ hash_file(struct snap_hasher *h, int dirfd, const char *name,
 	enum fs_error why;
 	SHA2_CTX ctx;
 
-	/* Never a FIFO, device or link, and never a file with a second
-	 * link (it may be one outside the workspace: fsapi.h). */
+	/* Never a FIFO, device, link or file with a second link (fsapi.h) */
 	if ((fd = fsapi_open_regular_at(dirfd, name, false, &st, &why)) < 0)
 		return;
 	/* The job may have put another file at NAME since the walk saw it:
