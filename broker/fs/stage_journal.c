@@ -232,8 +232,13 @@ undo_one(struct stage_journal *j, const struct stage_op *op)
 	    (op->kind != STAGE_OP_CREATE || op->j > 0) && !has(j, jn))
 		return 0; /* never happened: PATH is as it was */
 	dirfd = stage_parent(j->root, op->path, &name, &why);
-	if (dirfd == -ENOENT && op->kind == STAGE_OP_CREATE)
-		return 0; /* its parent went first: nothing to remove */
+	/* A creation whose parent is gone, or cannot be reached without a
+	 * link, left nothing there: nothing the commit made is reached
+	 * through a link. */
+	if (op->kind == STAGE_OP_CREATE &&
+	    (dirfd == -ENOENT || dirfd == -ENOTDIR || dirfd == -ELOOP ||
+		dirfd == -EXDEV))
+		return 0;
 	if (dirfd < 0)
 		return dirfd;
 	switch (op->kind) {
