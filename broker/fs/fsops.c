@@ -306,17 +306,6 @@ list_one(void *arg, const struct wswalk_entry *w)
 	return !acc->recursive && S_ISDIR(w->st->st_mode) ? 1 : 0;
 }
 
-/* Number of components of PATH (a path wspath accepted). */
-static unsigned
-path_depth(const char *path)
-{
-	unsigned n = 1;
-
-	for (; *path != '\0'; path++)
-		n += *path == '/';
-	return n;
-}
-
 int
 fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive, size_t limit,
     fs_list_fn fn, void *arg, bool *truncated, enum fs_error *why)
@@ -347,7 +336,7 @@ fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive, size_t limit,
 		if (dirfd < 0)
 			return fsapi_fail(why, fs_error_from_errno(-dirfd),
 			    dirfd);
-		depth = path_depth(path);
+		depth = wspath_depth(path);
 	}
 	/* Every path reported can be named back: no deeper than the
 	 * quota's depth, counted from the workspace. */

@@ -26,6 +26,7 @@
  * SHA-256 (a copy-up that changed nothing) is taken out of both.
  */
 #include "stage.h"
+#include "stage_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,20 +64,21 @@ struct scan {
 	bool full; /* a bound reached: truncated */
 };
 
-/* Makes room for one more element in *ARR (N used, *CAP allocated,
- * SIZE bytes each). Returns 0 or -ENOMEM. */
-static int
-grow(void **arr, size_t n, size_t *cap, size_t size)
+int
+stage_grow(void *arrp, size_t n, size_t *cap, size_t size)
 {
 	size_t ncap;
-	void *p;
+	void *p, *np;
 
 	if (n < *cap)
 		return 0;
 	ncap = *cap ? 2 * *cap : 64;
-	if ((p = reallocarray(*arr, ncap, size)) == NULL)
+	/* The pointer is read and written as bytes: *ARRP is a pointer to
+	 * some struct, not a void * (C17 6.5p7). */
+	memcpy(&p, arrp, sizeof(p));
+	if ((np = reallocarray(p, ncap, size)) == NULL)
 		return -ENOMEM;
-	*arr = p;
+	memcpy(arrp, &np, sizeof(np));
 	*cap = ncap;
 	return 0;
 }
@@ -103,7 +105,7 @@ add_bad(struct scan *s, const char *path, enum fs_error why)
 
 	if (!room(s, o->nbad, strlen(path)))
 		return -ECANCELED;
-	if (grow((void **)&o->bad, o->nbad, &s->cap_bad, sizeof(*o->bad)) < 0)
+	if (stage_grow(&o->bad, o->nbad, &s->cap_bad, sizeof(*o->bad)) < 0)
 		return -ENOMEM;
 	b = &o->bad[o->nbad];
 	if ((b->path = strdup(path)) == NULL)
@@ -126,7 +128,7 @@ add_entry(struct scan *s, struct snapshot *sn, size_t *cap, int dirfd,
 
 	if (!room(s, sn->n, strlen(path)))
 		return -ECANCELED;
-	if (grow((void **)&sn->e, sn->n, cap, sizeof(*sn->e)) < 0)
+	if (stage_grow(&sn->e, sn->n, cap, sizeof(*sn->e)) < 0)
 		return -ENOMEM;
 	e = &sn->e[sn->n];
 	memset(e, 0, sizeof(*e));
@@ -152,17 +154,6 @@ lower_one(void *arg, const struct wswalk_entry *we)
 	    we->name, we->path, we->st);
 }
 
-/* Number of components of PATH. */
-static unsigned
-components(const char *path)
-{
-	unsigned n = 1;
-
-	for (; *path != '\0'; path++)
-		n += *path == '/';
-	return n;
-}
-
 /*
  * Records the lower entry NAME of LOWER (at PATH, LST its stat) as
  * deleted or replaced: into BEFORE, with everything below it when it is
@@ -176,7 +167,7 @@ add_lower(struct scan *s, int lower, const char *name, const char *path,
 	struct wswalk_opts o;
 	struct wswalk_stats st;
 	_cleanup_close_ int fd = -1;
-	unsigned depth = components(path);
+	unsigned depth = wspath_depth(path);
 	int r;
 
 	r = add_entry(s, &s->out->before, &s->cap_before, lower, name, path,

@@ -127,15 +127,8 @@ plan_add(struct commit *c, enum stage_op_kind kind, const struct snap_entry *e,
 {
 	struct stage_op *op;
 
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? 2 * c->cap : 64;
-		void *p = reallocarray(c->op, ncap, sizeof(*c->op));
-
-		if (p == NULL)
-			return -ENOMEM;
-		c->op = p;
-		c->cap = ncap;
-	}
+	if (stage_grow(&c->op, c->n, &c->cap, sizeof(*c->op)) < 0)
+		return -ENOMEM;
 	op = &c->op[c->n++];
 	op->kind = kind;
 	op->path = e->path;

@@ -73,6 +73,11 @@ struct stage_journal {
 /* The most bytes of a manifest stage_recover reads. */
 #define STAGE_MANIFEST_MAX (1024u << 20)
 
+/* Makes room for one more element in the array whose pointer is at ARRP
+ * (a T **: N used, *CAP allocated, SIZE bytes each): doubled, from 64.
+ * Returns 0 or -ENOMEM (the array untouched). In stage.c. */
+int stage_grow(void *arrp, size_t n, size_t *cap, size_t size);
+
 /* The journal name of J ("j" and J in decimal) into BUF (24 bytes). */
 void stage_jname(char buf[24], unsigned long j);
 

@@ -394,15 +394,8 @@ parse(struct stage_journal *j)
 		}
 		if (strcmp(line, "end") == 0)
 			return nl[1] == '\0' ? 0 : -EINVAL;
-		if (j->n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			void *p = reallocarray(j->op, ncap, sizeof(*j->op));
-
-			if (p == NULL)
-				return -ENOMEM;
-			j->op = p;
-			cap = ncap;
-		}
+		if (stage_grow(&j->op, j->n, &cap, sizeof(*j->op)) < 0)
+			return -ENOMEM;
 		if (parse_line(line, &j->op[j->n]) < 0)
 			return -EINVAL;
 		j->n++;
