@@ -353,9 +353,15 @@ finish(struct stage_scan *out, bool full)
 	struct timespec now;
 	size_t i;
 
-	qsort(out->before.e, out->before.n, sizeof(*out->before.e), cmp_entry);
-	qsort(out->after.e, out->after.n, sizeof(*out->after.e), cmp_entry);
-	qsort(out->bad, out->nbad, sizeof(*out->bad), cmp_bad);
+	/* qsort's base must not be NULL, even for none (C17 7.1.4). */
+	if (out->before.n > 1)
+		qsort(out->before.e, out->before.n, sizeof(*out->before.e),
+		    cmp_entry);
+	if (out->after.n > 1)
+		qsort(out->after.e, out->after.n, sizeof(*out->after.e),
+		    cmp_entry);
+	if (out->nbad > 1)
+		qsort(out->bad, out->nbad, sizeof(*out->bad), cmp_bad);
 	drop_unchanged(&out->before, &out->after);
 	out->before.unhashed = out->after.unhashed = 0;
 	for (i = 0; i < out->before.n; i++)

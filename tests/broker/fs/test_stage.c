@@ -743,3 +743,101 @@ Test(stage, recover_without_a_journal_says_nothing)
 	cr_assert_eq(stage_recover(root, msg, sizeof(msg)), 0);
 	cr_assert_str_eq(msg, "");
 }
+
+static int
+always(void)
+{
+	return 1;
+}
+
+Test(stage, scan_stops_when_interrupted)
+{
+	struct fs_quota q = quota();
+	struct stage_scan sc;
+
+	assert_ok(build());
+	memset(&sc, 0, sizeof(sc));
+	cr_assert_eq(stage_scan(stage, root, &q, always, &sc), -EINTR);
+	cr_assert_eq(sc.before.n + sc.after.n + sc.nbad, 0);
+	cr_assert_null(sc.before.e);
+}
+
+Test(stage, bounds_truncate_and_a_truncated_set_is_not_committed)
+{
+	struct stage_commit_report rep;
+	struct fs_quota q = quota();
+	struct stage_scan sc;
+	struct changes ch;
+	struct fs_ctx ctx;
+	struct stat st;
+	char name[16];
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "f%02d", i);
+		assert_ok(mkfile(upper, name, "x", 0644));
+	}
+	q.max_files = 5;
+	memset(&sc, 0, sizeof(sc));
+	cr_assert_eq(stage_scan(stage, root, &q, NULL, &sc), 0);
+	cr_assert(sc.after.truncated);
+	cr_assert_leq(sc.after.n, 6);
+	cr_assert_eq(snapshot_diff(&sc.before, &sc.after, &ch), 0);
+	cr_assert(ch.truncated);
+	q = quota();
+	fsapi_ctx_init(&ctx, root, &q);
+	cr_assert_lt(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0);
+	cr_assert_eq(rep.why, FS_QUOTA_EXCEEDED);
+	cr_assert_neq(fstatat(root, "f00", &st, AT_SYMLINK_NOFOLLOW), 0);
+	changes_free(&ch);
+	stage_scan_free(&sc);
+}
+
+Test(stage, too_deep_is_refused_and_a_file_replaces_a_tree)
+{
+	struct stage_commit_report rep;
+	struct fs_quota q = quota();
+	struct stage_scan sc;
+	struct changes ch;
+	struct fs_ctx ctx;
+	struct stat st;
+	static const char *const want[] = {"a", "a/b", "t", "t/u", "t/v"};
+	size_t i;
+
+	/* Lower: a tree t/u, t/v the job replaced with a file t. Upper:
+	 * a/b (depth 2, allowed) and a/b/c (depth 3, refused). */
+	assert_ok(mkdir_mode(root, "t", 0755));
+	assert_ok(mkdir_mode(root, "t/u", 0755));
+	assert_ok(mkfile(root, "t/v", "v", 0644));
+	assert_ok(mkfile(upper, "t", "now a file", 0644));
+	assert_ok(mkdir_mode(upper, "a", 0755));
+	assert_ok(mkdir_mode(upper, "a/b", 0755));
+	assert_ok(mkfile(upper, "a/b/c", "deep", 0644));
+	q.max_depth = 2;
+	memset(&sc, 0, sizeof(sc));
+	cr_assert_eq(stage_scan(stage, root, &q, NULL, &sc), 0);
+	cr_assert_eq(sc.nbad, 1);
+	cr_assert_str_eq(sc.bad[0].path, "a/b/c");
+	cr_assert_eq(sc.bad[0].why, FS_INVALID_PATH);
+	cr_assert_eq(snapshot_diff(&sc.before, &sc.after, &ch), 0);
+	cr_assert(!ch.truncated);
+	cr_assert_eq(ch.n, 5);
+	for (i = 0; i < ch.n; i++)
+		cr_assert_str_eq(ch.c[i].entry->path, want[i]);
+	cr_assert_eq(ch.c[2].kind, CHANGE_MODIFIED);
+	cr_assert_eq(ch.c[2].old->type, FS_T_DIR);
+	cr_assert_eq(ch.c[2].entry->type, FS_T_FILE);
+	cr_assert_eq(ch.c[4].kind, CHANGE_DELETED);
+	fsapi_ctx_init(&ctx, root, &q);
+	cr_assert_eq(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0, "%s",
+	    fs_error_name(rep.why));
+	cr_assert_eq(fstatat(root, "t", &st, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(fstatat(root, "a/b", &st, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_neq(fstatat(root, "a/b/c", &st, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert_neq(fstatat(root, STAGE_JOURNAL, &st, AT_SYMLINK_NOFOLLOW),
+	    0);
+	changes_free(&ch);
+	stage_scan_free(&sc);
+}
