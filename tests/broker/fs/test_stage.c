@@ -16,6 +16,8 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
 #include <sha2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -840,4 +842,93 @@ Test(stage, too_deep_is_refused_and_a_file_replaces_a_tree)
 	    0);
 	changes_free(&ch);
 	stage_scan_free(&sc);
+}
+
+/* Gives PATH to FSTEST_NOBODY (nftw callback). */
+static int
+give(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return lchown(path, FSTEST_NOBODY, FSTEST_NOBODY) < 0 ? -1 : 0;
+}
+
+/* As FSTEST_NOBODY: the scan, and a commit that fails at its last file
+ * (zz-big) and is undone. Returns 0 or a line. */
+static int
+fail_as_nobody(void)
+{
+	struct stage_commit_report rep;
+	struct fs_quota q = quota();
+	struct stage_scan sc;
+	struct changes ch;
+	struct fs_ctx ctx;
+	int r;
+
+	if ((r = scan(&sc, &ch)) != 0)
+		return r;
+	q.workspace_bytes = 64 * 1024;
+	fsapi_ctx_init(&ctx, root, &q);
+	r = stage_commit(&ctx, stage, &sc, &ch, NULL, &rep);
+	snprintf(failmsg, sizeof(failmsg), "commit %d %s at %.100s", r,
+	    fs_error_name(rep.why), rep.path);
+	CHECK(r < 0 && rep.why == FS_QUOTA_EXCEEDED && rep.undone);
+	CHECK(strcmp(rep.path, "zz-big") == 0);
+	return 0;
+}
+
+Test(stage, save_by_copy_when_linking_is_refused)
+{
+	struct fs_quota q = quota();
+	struct snapshot before = {0}, after = {0};
+	const struct timespec long_ago[2] = {{1, 0}, {978307200, 123}};
+	struct stat old, now;
+	char big[100 * 1024 + 1];
+	int st, line = -1, p[2];
+	pid_t pid;
+
+	if (geteuid() != 0 ||
+	    read_number_at(AT_FDCWD, "/proc/sys/fs/protected_hardlinks") != 1)
+		cr_skip_test("needs root and fs.protected_hardlinks = 1");
+	memset(big, 'z', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_ok(build());
+	assert_ok(mkfile(upper, "zz-big", big, 0644));
+	/* Everything is nobody's but mod.txt, root's 0644: nobody may not
+	 * link it (protected_hardlinks, proc(5)), so it is saved by copy. */
+	cr_assert_eq(nftw(outside, give, 16, FTW_PHYS), 0);
+	cr_assert_eq(nftw(ws, give, 16, FTW_PHYS), 0);
+	cr_assert_eq(fchownat(root, "mod.txt", 0, 0, 0), 0);
+	/* An mtime long past, which only a copy that keeps it keeps. */
+	cr_assert_eq(utimensat(root, "mod.txt", long_ago, 0), 0);
+	cr_assert_eq(fstatat(root, "mod.txt", &old, 0), 0);
+	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &before), 0);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		if (setgroups(0, NULL) < 0 ||
+		    setresgid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) <
+			0 ||
+		    setresuid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) < 0)
+			line = -2;
+		else
+			line = fail_as_nobody();
+		if (line != 0)
+			fprintf(stderr, "%s\n", failmsg);
+		_exit(write(p[1], &line, sizeof(line)) == sizeof(line) ? 0 : 1);
+	}
+	cr_assert_geq(pid, 0);
+	close(p[1]);
+	cr_assert_eq(read(p[0], &line, sizeof(line)), (ssize_t)sizeof(line));
+	close(p[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_eq(line, 0, "check at line %d failed", line);
+	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &after), 0);
+	assert_ok(check_same(&before, &after));
+	/* The same bytes, mode and mtime, but the copy's inode. */
+	cr_assert_eq(fstatat(root, "mod.txt", &now, 0), 0);
+	cr_assert_neq(now.st_ino, old.st_ino);
+	snapshot_free(&before);
+	snapshot_free(&after);
 }
