@@ -16,8 +16,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
 #include <sha2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -396,6 +394,32 @@ assert_ok(int line)
 	cr_assert_eq(line, 0, "check at line %d failed: %s", line, failmsg);
 }
 
+/* Asserts that the workspace holds what BEFORE (freed) recorded. */
+static void
+assert_as_before(struct snapshot *before)
+{
+	struct fs_quota q = quota();
+	struct snapshot after = {0};
+
+	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &after), 0);
+	assert_ok(check_same(before, &after));
+	snapshot_free(before);
+	snapshot_free(&after);
+}
+
+/* The upper file zz-big, of N bytes 'z': last in the order of puts. */
+static void
+add_big(size_t n)
+{
+	char *big = malloc(n + 1);
+
+	cr_assert_not_null(big);
+	memset(big, 'z', n);
+	big[n] = '\0';
+	assert_ok(mkfile(upper, "zz-big", big, 0644));
+	free(big);
+}
+
 /* ---- The tests -------------------------------------------------------- */
 
 Test(stage, scan_gives_the_change_set)
@@ -504,7 +528,7 @@ Test(stage, conflict_applies_nothing)
 {
 	struct stage_commit_report rep;
 	struct fs_quota q = quota();
-	struct snapshot before = {0}, after = {0};
+	struct snapshot before = {0};
 	struct stage_scan sc;
 	struct changes ch;
 	struct fs_ctx ctx;
@@ -520,10 +544,7 @@ Test(stage, conflict_applies_nothing)
 	cr_assert_str_eq(rep.path, "mod.txt");
 	cr_assert_eq(rep.applied, 0);
 	cr_assert(!rep.undone);
-	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &after), 0);
-	assert_ok(check_same(&before, &after));
-	snapshot_free(&before);
-	snapshot_free(&after);
+	assert_as_before(&before);
 	changes_free(&ch);
 	stage_scan_free(&sc);
 }
@@ -532,17 +553,14 @@ Test(stage, commit_failing_midway_is_undone)
 {
 	struct stage_commit_report rep;
 	struct fs_quota q = quota();
-	struct snapshot before = {0}, after = {0};
+	struct snapshot before = {0};
 	struct stage_scan sc;
 	struct changes ch;
 	struct fs_ctx ctx;
-	char big[200 * 1024 + 1];
 	struct stat st;
 
-	memset(big, 'z', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
 	assert_ok(build());
-	assert_ok(mkfile(upper, "zz-big", big, 0644));
+	add_big(200 * 1024);
 	assert_ok(scan(&sc, &ch));
 	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &before), 0);
 	/* Room for every file but the last, the largest. */
@@ -555,11 +573,7 @@ Test(stage, commit_failing_midway_is_undone)
 	cr_assert(!rep.conflict);
 	cr_assert_neq(fstatat(root, STAGE_JOURNAL, &st, AT_SYMLINK_NOFOLLOW),
 	    0);
-	q = quota();
-	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &after), 0);
-	assert_ok(check_same(&before, &after));
-	snapshot_free(&before);
-	snapshot_free(&after);
+	assert_as_before(&before);
 	changes_free(&ch);
 	stage_scan_free(&sc);
 }
@@ -613,7 +627,7 @@ Test(stage, recover_undoes_a_commit_killed_midway)
 {
 	struct stage_commit_report rep;
 	struct fs_quota q = quota();
-	struct snapshot before = {0}, after = {0};
+	struct snapshot before = {0};
 	struct stage_scan sc;
 	struct changes ch;
 	struct fs_ctx ctx;
@@ -642,8 +656,7 @@ Test(stage, recover_undoes_a_commit_killed_midway)
 	cr_assert_not_null(strstr(msg, "undid"), "%s", msg);
 	cr_assert_neq(fstatat(root, STAGE_JOURNAL, &st, AT_SYMLINK_NOFOLLOW),
 	    0);
-	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &after), 0);
-	assert_ok(check_same(&before, &after));
+	assert_as_before(&before);
 	/* Recovered (the renames back changed ctimes: scanned again), the
 	 * same commit goes through. */
 	changes_free(&ch);
@@ -653,8 +666,6 @@ Test(stage, recover_undoes_a_commit_killed_midway)
 	cr_assert_eq(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0, "%s",
 	    fs_error_name(rep.why));
 	assert_ok(check_tree());
-	snapshot_free(&before);
-	snapshot_free(&after);
 	changes_free(&ch);
 	stage_scan_free(&sc);
 }
@@ -844,16 +855,6 @@ Test(stage, too_deep_is_refused_and_a_file_replaces_a_tree)
 	stage_scan_free(&sc);
 }
 
-/* Gives PATH to FSTEST_NOBODY (nftw callback). */
-static int
-give(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return lchown(path, FSTEST_NOBODY, FSTEST_NOBODY) < 0 ? -1 : 0;
-}
-
 /* As FSTEST_NOBODY: the scan, and a commit that fails at its last file
  * (zz-big) and is undone. Returns 0 or a line. */
 static int
@@ -880,55 +881,28 @@ fail_as_nobody(void)
 
 Test(stage, save_by_copy_when_linking_is_refused)
 {
-	struct fs_quota q = quota();
-	struct snapshot before = {0}, after = {0};
 	const struct timespec long_ago[2] = {{1, 0}, {978307200, 123}};
+	struct fs_quota q = quota();
+	struct snapshot before = {0};
 	struct stat old, now;
-	char big[100 * 1024 + 1];
-	int st, line = -1, p[2];
-	pid_t pid;
 
 	if (geteuid() != 0 ||
 	    read_number_at(AT_FDCWD, "/proc/sys/fs/protected_hardlinks") != 1)
 		cr_skip_test("needs root and fs.protected_hardlinks = 1");
-	memset(big, 'z', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
 	assert_ok(build());
-	assert_ok(mkfile(upper, "zz-big", big, 0644));
+	add_big(100 * 1024);
 	/* Everything is nobody's but mod.txt, root's 0644: nobody may not
 	 * link it (protected_hardlinks, proc(5)), so it is saved by copy. */
-	cr_assert_eq(nftw(outside, give, 16, FTW_PHYS), 0);
-	cr_assert_eq(nftw(ws, give, 16, FTW_PHYS), 0);
+	fstest_give(outside);
+	fstest_give(ws);
 	cr_assert_eq(fchownat(root, "mod.txt", 0, 0, 0), 0);
 	/* An mtime long past, which only a copy that keeps it keeps. */
 	cr_assert_eq(utimensat(root, "mod.txt", long_ago, 0), 0);
 	cr_assert_eq(fstatat(root, "mod.txt", &old, 0), 0);
 	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &before), 0);
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	if ((pid = fork()) == 0) {
-		close(p[0]);
-		if (setgroups(0, NULL) < 0 ||
-		    setresgid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) <
-			0 ||
-		    setresuid(FSTEST_NOBODY, FSTEST_NOBODY, FSTEST_NOBODY) < 0)
-			line = -2;
-		else
-			line = fail_as_nobody();
-		if (line != 0)
-			fprintf(stderr, "%s\n", failmsg);
-		_exit(write(p[1], &line, sizeof(line)) == sizeof(line) ? 0 : 1);
-	}
-	cr_assert_geq(pid, 0);
-	close(p[1]);
-	cr_assert_eq(read(p[0], &line, sizeof(line)), (ssize_t)sizeof(line));
-	close(p[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert_eq(line, 0, "check at line %d failed", line);
-	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &after), 0);
-	assert_ok(check_same(&before, &after));
+	fstest_run_as_nobody(fail_as_nobody);
+	assert_as_before(&before);
 	/* The same bytes, mode and mtime, but the copy's inode. */
 	cr_assert_eq(fstatat(root, "mod.txt", &now, 0), 0);
 	cr_assert_neq(now.st_ino, old.st_ino);
-	snapshot_free(&before);
-	snapshot_free(&after);
 }
