@@ -194,17 +194,22 @@ plan(struct commit *c)
 	return e;
 }
 
-/* Whether ST is still the entry B of the scan's BEFORE. */
+/* Whether ST is still the entry B of the scan's BEFORE. A directory
+ * whose mode alone the change sets (MODE_ONLY) need only be the same
+ * directory: an entry a client added in it since is no conflict of a
+ * chmod. */
 static bool
-unchanged(const struct stat *st, const struct snap_entry *b)
+unchanged(const struct stat *st, const struct snap_entry *b, bool mode_only)
 {
 	struct snap_entry now;
 
 	memset(&now, 0, sizeof(now));
 	snap_entry_meta(&now, st);
-	return now.type == b->type && now.size == b->size &&
-	    now.dev == b->dev && now.ino == b->ino &&
-	    now.mtime_ns == b->mtime_ns && now.ctime_ns == b->ctime_ns;
+	if (now.type != b->type || now.dev != b->dev || now.ino != b->ino)
+		return false;
+	return mode_only ||
+	    (now.size == b->size && now.mtime_ns == b->mtime_ns &&
+		now.ctime_ns == b->ctime_ns);
 }
 
 /*
@@ -233,7 +238,10 @@ check(struct commit *c, const struct change *x)
 		gone = errno == ENOENT;
 		ok = b == NULL && gone;
 	} else {
-		ok = b != NULL && unchanged(&st, b);
+		ok = b != NULL &&
+		    unchanged(&st, b,
+			x->kind == CHANGE_MODIFIED && b->type == FS_T_DIR &&
+			    x->entry->type == FS_T_DIR);
 	}
 	if (ok)
 		return 0;
