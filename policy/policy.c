@@ -71,6 +71,7 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 	uint64_t n;
 	enum job_enforcement enf;
 	enum output_action act;
+	enum commit_mode cm;
 	uint32_t m;
 	bool b;
 
@@ -109,6 +110,11 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 			sizeof(why)))
 			return fail(l, "%s", why);
 		*(enum output_action *)(void *)field = act;
+		return 1;
+	case K_COMMIT:
+		if (!policy_parse_commit(k->name, v, &cm, why, sizeof(why)))
+			return fail(l, "%s", why);
+		*(enum commit_mode *)(void *)field = cm;
 		return 1;
 	case K_LAYERS:
 		if (!policy_parse_layers(k->name, v, &m, why, sizeof(why)))
@@ -232,6 +238,8 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 		return policy_add_env(l, key, v);
 	case SEC_FILESYSTEM:
 		return policy_add_mount(l, key, v);
+	case SEC_WRITEBACK:
+		return policy_add_wb(l, key, v);
 	default:
 		return fail(l, "internal error: section");
 	}
@@ -260,7 +268,8 @@ next_byte(struct loader *l)
 static void
 end_section(struct loader *l)
 {
-	if ((l->section == SEC_ENVIRONMENT || l->section == SEC_FILESYSTEM) &&
+	if ((l->section == SEC_ENVIRONMENT || l->section == SEC_FILESYSTEM ||
+		l->section == SEC_WRITEBACK) &&
 	    !l->section_keys)
 		policy_fail_at(l, -EINVAL, l->section_line,
 		    "empty [%s] section (it adds nothing to the default's "

@@ -15,6 +15,7 @@ const char *const policy_section_names[] = {
     [SEC_FILESYSTEM] = "filesystem",
     [SEC_POLICY] = "policy",
     [SEC_NETWORK] = "network",
+    [SEC_WRITEBACK] = "writeback",
 };
 
 const struct scalar_key policy_scalar_keys[] = {
@@ -68,6 +69,8 @@ const struct scalar_key policy_scalar_keys[] = {
     /* Inline base64 travels in one JSON-RPC line held in memory: bounded
 	 * at 64 MiB; bulk data goes as descriptors. */
     {SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},
+    /* When a job's staged writes reach the workspace (issue 26). */
+    {SEC_FILES, "commit", K_COMMIT, FIELD(commit), 0, 0, 0},
     /* [network]: one job's caps through the egress proxy (issue 25). */
     {SEC_NETWORK, "max_bytes_out_mb", K_U64, NET(bytes_out), 1, 1048576, MIB},
     {SEC_NETWORK, "max_bytes_in_mb", K_U64, NET(bytes_in), 1, 1048576, MIB},
@@ -291,22 +294,73 @@ policy_parse_layers(const char *key, const char *v, uint32_t *out, char *why,
 	return true;
 }
 
-static const char *const list_names[] = {
-    [0] = "",
-    [POLICY_LIST_ENVIRONMENT] = "environment",
-    [POLICY_LIST_FILESYSTEM] = "filesystem",
-    [POLICY_LIST_ENVIRONMENT |
-	POLICY_LIST_FILESYSTEM] = "environment, filesystem",
-    [POLICY_LIST_NETWORK] = "network",
-    [POLICY_LIST_ENVIRONMENT | POLICY_LIST_NETWORK] = "environment, network",
-    [POLICY_LIST_FILESYSTEM | POLICY_LIST_NETWORK] = "filesystem, network",
-    [POLICY_LISTS_ALL] = "environment, filesystem, network",
+static const char *const commit_names[] = {
+    [COMMIT_ALWAYS] = "always",
+    [COMMIT_ON_OK] = "on_ok",
+    [COMMIT_KEEP] = "keep",
 };
 
-const char *
-policy_lists_name(uint32_t mask)
+bool
+policy_parse_commit(const char *key, const char *v, enum commit_mode *out,
+    char *why, size_t whylen)
 {
-	return mask <= POLICY_LISTS_ALL ? list_names[mask] : NULL;
+	for (int i = COMMIT_ALWAYS; i <= COMMIT_KEEP; i++)
+		if (strcmp(v, commit_names[i]) == 0) {
+			*out = (enum commit_mode)i;
+			return true;
+		}
+	snprintf(why, whylen, "%s: expected always, on_ok or keep, got \"%.200s\"",
+	    key, v);
+	return false;
+}
+
+const char *
+policy_commit_name(enum commit_mode m)
+{
+	return (unsigned)m <= COMMIT_KEEP ? commit_names[m] : NULL;
+}
+
+/* The list sections by their POLICY_LIST_* bit, in the order written. */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} list_names[] = {
+    {POLICY_LIST_ENVIRONMENT, "environment"},
+    {POLICY_LIST_FILESYSTEM, "filesystem"},
+    {POLICY_LIST_NETWORK, "network"},
+    {POLICY_LIST_WRITEBACK, "writeback"},
+};
+#define NLISTS (sizeof(list_names) / sizeof(list_names[0]))
+
+const char *
+policy_lists_format(uint32_t mask, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if ((mask & ~(uint32_t)POLICY_LISTS_ALL) != 0 || size == 0)
+		return NULL;
+	buf[0] = '\0';
+	for (size_t i = 0; i < NLISTS; i++) {
+		if (!(mask & list_names[i].bit))
+			continue;
+		int n = snprintf(buf + len, size - len, "%s%s",
+		    len > 0 ? ", " : "", list_names[i].name);
+		if (n < 0 || (size_t)n >= size - len)
+			return NULL;
+		len += (size_t)n;
+	}
+	return buf;
+}
+
+/* The bit of list section W (N bytes), or 0. */
+static uint32_t
+list_bit(const char *w, size_t n)
+{
+	for (size_t i = 0; i < NLISTS; i++)
+		if (strlen(list_names[i].name) == n &&
+		    strncmp(w, list_names[i].name, n) == 0)
+			return list_names[i].bit;
+	return 0;
 }
 
 bool
@@ -317,7 +371,7 @@ policy_parse_lists(const char *key, const char *v, uint32_t *out, char *why,
 
 	*out = 0;
 	while (*p != '\0') {
-		uint32_t bit = 0;
+		uint32_t bit;
 		size_t n;
 
 		if (*p == ',' || policy_is_blank(*p)) {
@@ -325,27 +379,19 @@ policy_parse_lists(const char *key, const char *v, uint32_t *out, char *why,
 			continue;
 		}
 		n = strcspn(p, ", \t\r\v\f");
-		if (n == strlen("environment") &&
-		    strncmp(p, "environment", n) == 0)
-			bit = POLICY_LIST_ENVIRONMENT;
-		else if (n == strlen("filesystem") &&
-		    strncmp(p, "filesystem", n) == 0)
-			bit = POLICY_LIST_FILESYSTEM;
-		else if (n == strlen("network") &&
-		    strncmp(p, "network", n) == 0)
-			bit = POLICY_LIST_NETWORK;
+		bit = list_bit(p, n);
 		if (bit == 0) {
 			snprintf(why, whylen,
 			    "%s names \"%.*s\", which is no "
 			    "list (the lists: environment, filesystem, "
-			    "network)",
+			    "network, writeback)",
 			    key, (int)(n > 64 ? 64 : n), p);
 			*out = 0;
 			return false;
 		}
 		if (*out & bit) {
-			snprintf(why, whylen, "%s names \"%s\" twice", key,
-			    list_names[bit]);
+			snprintf(why, whylen, "%s names \"%.*s\" twice", key,
+			    (int)n, p);
 			*out = 0;
 			return false;
 		}

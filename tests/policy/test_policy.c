@@ -256,7 +256,8 @@ Test(default_policy, canonical_text)
 	    "max_file_mb = 64\n"));
 	cr_assert_not_null(strstr(text, "\nmode_mask = 0755\n"));
 	cr_assert_not_null(
-	    strstr(text, "\ninline_kb = 8192\n\n[environment]\n"));
+	    strstr(text, "\ninline_kb = 8192\ncommit = always\n\n"
+			 "[environment]\n"));
 	cr_assert_not_null(strstr(text,
 	    "\n[filesystem]\nro_bind = /usr\nro_bind_try = /bin\n"));
 	free(text);
@@ -1385,7 +1386,7 @@ Test(policy_clear, accepts_null_and_twice)
 	    "empties it)")                                                     \
 	X(replace_unknown, "invalid-replace-unknown.ini", 2,                   \
 	    "replace names \"mounts\", which is no list (the lists: "          \
-	    "environment, filesystem, network)")                               \
+	    "environment, filesystem, network, writeback)")                    \
 	X(replace_twice, "invalid-replace-twice.ini", 2,                       \
 	    "replace names \"filesystem\" twice")                              \
 	X(no_programs, "invalid-no-programs.ini", 2,                           \
