@@ -38,9 +38,9 @@
 #define POLICY_LIST_FILESYSTEM 0x2u
 #define POLICY_LIST_NETWORK 0x4u
 #define POLICY_LIST_WRITEBACK 0x8u
-#define POLICY_LISTS_ALL                                                     \
-	(POLICY_LIST_ENVIRONMENT | POLICY_LIST_FILESYSTEM | POLICY_LIST_NETWORK | \
-	    POLICY_LIST_WRITEBACK)
+#define POLICY_LISTS_ALL                                    \
+	(POLICY_LIST_ENVIRONMENT | POLICY_LIST_FILESYSTEM | \
+	    POLICY_LIST_NETWORK | POLICY_LIST_WRITEBACK)
 
 /* Most [writeback] rules of one policy, the default's included. */
 #define POLICY_MAX_WB_RULES 256u

@@ -120,8 +120,8 @@ bool policy_parse_output_action(const char *key, const char *v,
 const char *policy_output_action_name(enum output_action a);
 /* "always", "on_ok", "keep" -> COMMIT_*; false, with WHY naming the
  * three, for anything else. */
-bool policy_parse_commit(const char *key, const char *v,
-    enum commit_mode *out, char *why, size_t whylen);
+bool policy_parse_commit(const char *key, const char *v, enum commit_mode *out,
+    char *why, size_t whylen);
 /* The policy word of M ("always", "on_ok", "keep"); NULL for no mode. */
 const char *policy_commit_name(enum commit_mode m);
 /*

@@ -35,7 +35,8 @@ comp_match(const char *p, size_t pn, const char *s, size_t sn)
 		if (pi < pn && p[pi] == '*') {
 			star = ++pi;
 			from = si;
-		} else if (pi < pn && (p[pi] == '?' || fold(p[pi]) == fold(s[si]))) {
+		} else if (pi < pn &&
+		    (p[pi] == '?' || fold(p[pi]) == fold(s[si]))) {
 			pi++;
 			si++;
 		} else if (star != SIZE_MAX) {

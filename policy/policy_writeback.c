@@ -25,8 +25,8 @@ policy_wb_action_name(enum wb_action a)
 }
 
 bool
-policy_parse_wb_value(const char *key, const char *v, char *pat,
-    size_t patlen, bool *drivers, char *why, size_t whylen)
+policy_parse_wb_value(const char *key, const char *v, char *pat, size_t patlen,
+    bool *drivers, char *why, size_t whylen)
 {
 	size_t n = strcspn(v, " \t");
 	const char *q = v + n, *bad;
@@ -36,8 +36,8 @@ policy_parse_wb_value(const char *key, const char *v, char *pat,
 		q++;
 	if (*q != '\0' && strcmp(q, "drivers") != 0) {
 		snprintf(why, whylen,
-		    "%s \"%.200s\": expected PATTERN, or PATTERN drivers",
-		    key, v);
+		    "%s \"%.200s\": expected PATTERN, or PATTERN drivers", key,
+		    v);
 		return false;
 	}
 	*drivers = *q != '\0';
@@ -130,7 +130,8 @@ policy_add_wb(struct loader *l, const char *key, const char *v)
 	if (s->writeback.n >= POLICY_MAX_WB_RULES || grow_wb(s) < 0) {
 		free(pat);
 		if (s->writeback.n >= POLICY_MAX_WB_RULES)
-			return fail(l, "too many [writeback] rules (at most %u)",
+			return fail(l,
+			    "too many [writeback] rules (at most %u)",
 			    POLICY_MAX_WB_RULES);
 		return policy_fail_at(l, -ENOMEM, l->lineno, "out of memory");
 	}

@@ -255,9 +255,9 @@ Test(default_policy, canonical_text)
 	    "unsafe_no_seccomp = false\n\n[files]\n"
 	    "max_file_mb = 64\n"));
 	cr_assert_not_null(strstr(text, "\nmode_mask = 0755\n"));
-	cr_assert_not_null(
-	    strstr(text, "\ninline_kb = 8192\ncommit = always\n\n"
-			 "[environment]\n"));
+	cr_assert_not_null(strstr(text,
+	    "\ninline_kb = 8192\ncommit = always\n\n"
+	    "[environment]\n"));
 	cr_assert_not_null(strstr(text,
 	    "\n[filesystem]\nro_bind = /usr\nro_bind_try = /bin\n"));
 	free(text);
