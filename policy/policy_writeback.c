@@ -36,8 +36,9 @@ policy_parse_wb_value(const char *key, const char *v, char *pat, size_t patlen,
 		q++;
 	if (*q != '\0' && strcmp(q, "drivers") != 0) {
 		snprintf(why, whylen,
-		    "%s \"%.200s\": expected PATTERN, or PATTERN drivers", key,
-		    v);
+		    "%s \"%.200s\": expected PATTERN, or PATTERN drivers (a "
+		    "pattern has no blank: \"?\" matches one)",
+		    key, v);
 		return false;
 	}
 	*drivers = *q != '\0';
