@@ -69,9 +69,6 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 {
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
-	enum job_enforcement enf;
-	enum output_action act;
-	enum commit_mode cm;
 	uint32_t m;
 	bool b;
 
@@ -100,21 +97,10 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 		*(uint32_t *)(void *)field = m;
 		return 1;
 	case K_ENFORCE:
-		if (!policy_parse_enforcement(k->name, v, &enf, why,
-			sizeof(why)))
-			return fail(l, "%s", why);
-		*(enum job_enforcement *)(void *)field = enf;
-		return 1;
 	case K_OUTPUT:
-		if (!policy_parse_output_action(k->name, v, &act, why,
-			sizeof(why)))
-			return fail(l, "%s", why);
-		*(enum output_action *)(void *)field = act;
-		return 1;
 	case K_COMMIT:
-		if (!policy_parse_commit(k->name, v, &cm, why, sizeof(why)))
+		if (!policy_set_word(k, v, field, why, sizeof(why)))
 			return fail(l, "%s", why);
-		*(enum commit_mode *)(void *)field = cm;
 		return 1;
 	case K_LAYERS:
 		if (!policy_parse_layers(k->name, v, &m, why, sizeof(why)))

@@ -91,7 +91,6 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	char why[POLICY_ERR_MAX];
 	uint64_t n, check;
 	uint32_t mode;
-	enum output_action act;
 	bool ok;
 
 	*v = buf;
@@ -122,15 +121,10 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 		    sizeof(why));
 		break;
 	case K_ENFORCE:
-		*v = policy_enforcement_name(
-		    *(const enum job_enforcement *)(const void *)field);
-		return 0;
 	case K_OUTPUT:
-		act = *(const enum output_action *)(const void *)field;
-		if (act != OUTPUT_TRUNCATE && act != OUTPUT_KILL)
-			return -EINVAL;
-		*v = policy_output_action_name(act);
-		return 0;
+	case K_COMMIT:
+		*v = policy_word_text(k, field);
+		return *v ? 0 : -EINVAL;
 	case K_LAYERS:
 		n = *(const uint32_t *)(const void *)field;
 		if ((n & ~(uint64_t)JOB_LAYERS_ALL) != 0)
@@ -140,10 +134,6 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	case K_LISTS:
 		*v = policy_lists_format(*(const uint32_t *)(const void *)field,
 		    buf, size);
-		return *v ? 0 : -EINVAL;
-	case K_COMMIT:
-		*v = policy_commit_name(
-		    *(const enum commit_mode *)(const void *)field);
 		return *v ? 0 : -EINVAL;
 	case K_HOSTNAME: /* text: text_scalar_text() */
 	case K_USER:

@@ -125,6 +125,16 @@ bool policy_parse_commit(const char *key, const char *v, enum commit_mode *out,
 /* The policy word of M ("always", "on_ok", "keep"); NULL for no mode. */
 const char *policy_commit_name(enum commit_mode m);
 /*
+ * Reads V for scalar K of a kind named by a word (K_ENFORCE, K_OUTPUT,
+ * K_COMMIT) into its enum FIELD: true, or false with WHY (WHYLEN bytes)
+ * saying why, FIELD untouched (as for any other kind).
+ */
+bool policy_set_word(const struct scalar_key *k, const char *v, void *field,
+    char *why, size_t whylen);
+/* The word of such a scalar K's enum FIELD, static; NULL for a value no
+ * word names (an enforcement out of range reads "auto", as before). */
+const char *policy_word_text(const struct scalar_key *k, const void *field);
+/*
  * A list of list sections ("environment", "filesystem", "network",
  * "writeback"), separated by commas and/or blanks, possibly empty, each
  * at most once, into the POLICY_LIST_* mask *OUT. False, with WHY naming

@@ -1,7 +1,8 @@
 /*
  * policy_words.c: words of the policy language that name a choice
- * (policy_internal.h): [files] commit's modes and the list sections that
- * [policy] replace names. Pure.
+ * (policy_internal.h): [files] commit's modes, the list sections that
+ * [policy] replace names, and the scalar keys whose value is such a word
+ * (enforcement, on_output_limit, commit), read and written. Pure.
  */
 #include "policy_internal.h"
 
@@ -113,4 +114,44 @@ policy_parse_lists(const char *key, const char *v, uint32_t *out, char *why,
 		p += n;
 	}
 	return true;
+}
+
+bool
+policy_set_word(const struct scalar_key *k, const char *v, void *field,
+    char *why, size_t whylen)
+{
+	enum job_enforcement enf;
+	enum output_action act;
+	enum commit_mode cm;
+
+	if (k->kind == K_ENFORCE &&
+	    policy_parse_enforcement(k->name, v, &enf, why, whylen))
+		*(enum job_enforcement *)field = enf;
+	else if (k->kind == K_OUTPUT &&
+	    policy_parse_output_action(k->name, v, &act, why, whylen))
+		*(enum output_action *)field = act;
+	else if (k->kind == K_COMMIT &&
+	    policy_parse_commit(k->name, v, &cm, why, whylen))
+		*(enum commit_mode *)field = cm;
+	else
+		return false;
+	return true;
+}
+
+const char *
+policy_word_text(const struct scalar_key *k, const void *field)
+{
+	enum output_action act;
+
+	if (k->kind == K_ENFORCE)
+		return policy_enforcement_name(
+		    *(const enum job_enforcement *)field);
+	if (k->kind == K_COMMIT)
+		return policy_commit_name(*(const enum commit_mode *)field);
+	if (k->kind != K_OUTPUT)
+		return NULL;
+	act = *(const enum output_action *)field;
+	return act == OUTPUT_TRUNCATE || act == OUTPUT_KILL
+	    ? policy_output_action_name(act)
+	    : NULL;
 }

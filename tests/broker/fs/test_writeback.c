@@ -278,8 +278,18 @@ Test(match, default_rules_over_a_job)
 	cr_expect_eq(decide(&p, CHANGE_DELETED, FS_T_FILE,
 			 ".vscode/tasks.json"),
 	    WB_QUARANTINE);
-	/* Deleting a hook is held back too; a nested repository's hooks
-	 * and configuration are refused as the top one's. */
+	policy_clear(&p);
+}
+
+/* Deleting a hook is held back too; a nested repository's hooks and
+ * configuration are refused as the top one's; what git writes in a
+ * commit made in the jail goes through. */
+Test(match, default_rules_hold_every_repository)
+{
+	struct policy p;
+	const int none = -1;
+
+	load_default_policy(&p);
 	cr_expect_eq(decide(&p, CHANGE_DELETED, FS_T_FILE,
 			 ".git/hooks/pre-push"),
 	    WB_REFUSE);
@@ -316,8 +326,7 @@ Test(match, default_rules_over_a_job)
 	policy_clear(&p);
 }
 
-/* A "drivers" rule: a deletion never, a directory never, a file that
- * cannot be read always, a file by what it assigns. */
+/* A "drivers" rule: a file by what it assigns. */
 Test(match, drivers_rule)
 {
 #define T(s, d)                     \
@@ -354,13 +363,27 @@ Test(match, drivers_rule)
 	struct snap_entry e = {.path = (char[]){".gitattributes"},
 	    .type = FS_T_FILE};
 	struct change c = {.kind = CHANGE_CREATED, .entry = &e};
-	char *big;
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		stage_put(".gitattributes", texts[i].text, texts[i].len);
 		cr_expect_eq(writeback_match(&wb, &c, stage) != NULL,
 		    texts[i].driver, "%s", texts[i].text);
 	}
+}
+
+/* A "drivers" rule: a deletion never, a directory never, a file that
+ * cannot be read always. */
+Test(match, drivers_rule_unknown_content)
+{
+	struct wb_rule rule = {.pattern = (char[]){".gitattributes"},
+	    .action = WB_REFUSE,
+	    .drivers = true};
+	struct wb_policy wb = {&rule, 1};
+	struct snap_entry e = {.path = (char[]){".gitattributes"},
+	    .type = FS_T_FILE};
+	struct change c = {.kind = CHANGE_CREATED, .entry = &e};
+	char *big;
+
 	/* Deleted, or a directory: never. */
 	stage_put(".gitattributes", "*.c filter=evil\n", 16);
 	c.kind = CHANGE_DELETED;
