@@ -137,14 +137,15 @@ const char *writeback_pattern_error(const char *pat);
  * zero included; any other byte matches itself, ASCII letters in either
  * case (a workspace on a case-insensitive file system, a macOS folder
  * shared into a VM, has .GIT/hooks be .git/hooks); no character classes,
- * no escapes (gitignore(5)'s rules otherwise). A pattern with no "/" but
- * a trailing one matches the last component of PATH at any depth (".envrc"
- * matches "sub/.envrc"); one with a "/" before its end, or a leading "/",
+ * no escapes (gitignore(5)'s rules otherwise). A pattern with no "/" (a
+ * trailing one aside) matches the last component of PATH at any depth
+ * (".envrc" matches "sub/.envrc"); one with a "/" before its end, or a
+ * leading "/",
  * is anchored at the workspace's root ("**" at its head reaches any
  * depth). A trailing "/" matches that directory itself and every path
  * below it (".vscode/" matches ".vscode" and "a/.vscode/tasks.json").
  * False for an invalid PAT (writeback_pattern_error) or an empty PATH.
- * Pure; time linear in the product of the lengths.
+ * Pure; time within the product of the two lengths.
  */
 bool writeback_pattern_match(const char *pat, const char *path);
 

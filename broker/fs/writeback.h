@@ -16,8 +16,8 @@
  * writeback_pattern_match, with writeback_pattern_error, the policy
  * language's, where the loader checks patterns): "/" separates
  * components, "*" and "?" do not match "/", "**" matches any number of
- * whole components (zero included), a pattern with no "/" but a trailing
- * one matches the last component at any depth, a leading "/" anchors,
+ * whole components (zero included), a pattern with no "/" (a trailing one
+ * aside) matches the last component at any depth, a leading "/" anchors,
  * and a trailing "/" matches that directory and everything below it.
  * A rule may carry the qualifier "drivers" (written "refuse =
  * .gitattributes drivers"): it then matches only a change that may
