@@ -326,6 +326,41 @@ Test(match, default_rules_hold_every_repository)
 	policy_clear(&p);
 }
 
+/* The ways around a path rule: another case, the directory replaced by
+ * a link, a new repository, a gitfile, a worktree pointing elsewhere. */
+Test(match, default_rules_hold_the_detours)
+{
+	struct policy p;
+
+	load_default_policy(&p);
+	cr_expect_eq(decide(&p, CHANGE_CREATED, FS_T_FILE,
+			 ".GIT/HOOKS/pre-commit"),
+	    WB_REFUSE);
+	cr_expect_eq(decide(&p, CHANGE_CREATED, FS_T_SYMLINK, ".git/hooks"),
+	    WB_REFUSE);
+	cr_expect_eq(decide(&p, CHANGE_CREATED, FS_T_SYMLINK, ".git/config"),
+	    WB_REFUSE);
+	cr_expect_eq(decide(&p, CHANGE_CREATED, FS_T_DIR, "sub/.git"),
+	    WB_QUARANTINE);
+	cr_expect_eq(decide(&p, CHANGE_CREATED, FS_T_FILE, "sub/.git"),
+	    WB_QUARANTINE);
+	cr_expect_eq(decide(&p, CHANGE_MODIFIED, FS_T_FILE,
+			 ".git/worktrees/wt/commondir"),
+	    WB_QUARANTINE);
+	cr_expect_eq(decide(&p, CHANGE_MODIFIED, FS_T_FILE,
+			 ".git/worktrees/wt/config.worktree"),
+	    WB_REFUSE);
+	cr_expect_eq(decide(&p, CHANGE_CREATED, FS_T_FILE, ".husky/pre-commit"),
+	    WB_QUARANTINE);
+	cr_expect_eq(decide(&p, CHANGE_MODIFIED, FS_T_FILE,
+			 ".pre-commit-config.yaml"),
+	    WB_QUARANTINE);
+	cr_expect_eq(decide(&p, CHANGE_CREATED, FS_T_FILE,
+			 ".devcontainer/devcontainer.json"),
+	    WB_QUARANTINE);
+	policy_clear(&p);
+}
+
 /* A "drivers" rule: a file by what it assigns. */
 Test(match, drivers_rule)
 {
