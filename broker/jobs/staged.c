@@ -57,8 +57,31 @@ staged_free(struct staged *st)
 	staged_init(st);
 }
 
-/* Holds every change of ST against WB: refused or quarantined when a
- * rule matches. */
+/* Holds change I of ST by rule R (refuse or quarantine). */
+static void
+hold(struct staged *st, size_t i, const struct wb_rule *r)
+{
+	st->rule[i] = r;
+	st->state[i] = r->action == WB_REFUSE ? STAGED_REFUSED
+					      : STAGED_QUARANTINED;
+}
+
+/* Whether PATH lies below the directory DIR (both workspace-relative). */
+static bool
+below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/*
+ * Holds every change of ST against WB: refused or quarantined when a
+ * rule matches. A directory the job created and a rule held back takes
+ * everything created below it along (same rule): without its directory
+ * no such change could be applied, and a commit that tried would fail
+ * whole (a `git init` whose .git is quarantined).
+ */
 static void
 hold_back(struct staged *st, const struct wb_policy *wb)
 {
@@ -66,11 +89,19 @@ hold_back(struct staged *st, const struct wb_policy *wb)
 		const struct wb_rule *r = writeback_match(wb, &st->ch.c[i],
 		    st->upper);
 
-		if (r == NULL || r->action == WB_ALLOW)
+		if (r != NULL && r->action != WB_ALLOW)
+			hold(st, i, r);
+	}
+	for (size_t i = 0; i < st->ch.n; i++) {
+		const struct change *d = &st->ch.c[i];
+
+		if (st->rule[i] == NULL || d->kind != CHANGE_CREATED ||
+		    d->entry->type != FS_T_DIR)
 			continue;
-		st->rule[i] = r;
-		st->state[i] = r->action == WB_REFUSE ? STAGED_REFUSED
-						      : STAGED_QUARANTINED;
+		for (size_t j = 0; j < st->ch.n; j++)
+			if (st->rule[j] == NULL &&
+			    below(st->ch.c[j].entry->path, d->entry->path))
+				hold(st, j, st->rule[i]);
 	}
 }
 
