@@ -81,16 +81,23 @@ open_subdir(int dirfd, const char *name)
 	return fsapi_openat2(dirfd, name, O_PATH | O_DIRECTORY, 0);
 }
 
-/* mkdir without PARENTS: NAME in the resolved parent DIRFD. */
+/* mkdir without PARENTS: PATH, whose last component is NAME, in the
+ * resolved parent DIRFD. An entry there already is exists before the
+ * before_change hook hears of it: nothing is to change. */
 static int
-mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
-    enum fs_error *why)
+mkdir_one(struct fs_ctx *ctx, const char *path, int dirfd, const char *name,
+    mode_t mode, enum fs_error *why)
 {
 	_cleanup_close_ int fd = -1;
+	struct stat st;
 	int e;
 
 	if (ctx->used_entries >= ctx->quota.max_files)
 		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return fsapi_fail(why, FS_EXISTS, -EEXIST);
+	if ((e = fsapi_before_change(ctx, path, why)) < 0)
+		return e;
 	/* 0700 (less the umask) until claim_dir: nobody else gets in before
 	 * the mode is what was asked. */
 	if (mkdirat(dirfd, name, 0700) < 0)
@@ -103,6 +110,23 @@ mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
 	if ((e = claim_dir(ctx, fd, mode)) < 0)
 		return fsapi_fail(why, FS_IO_ERROR, e);
 	return 0;
+}
+
+/* The before_change hook for the first LEN bytes of PATH (a directory
+ * mkdir -p is about to make). */
+static int
+before_prefix(struct fs_ctx *ctx, const char *path, size_t len,
+    enum fs_error *why)
+{
+	char pre[WSPATH_MAX_PATH + 1];
+
+	if (ctx->before_change == NULL)
+		return 0;
+	if (len >= sizeof(pre))
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	memcpy(pre, path, len);
+	pre[len] = '\0';
+	return fsapi_before_change(ctx, pre, why);
 }
 
 /*
@@ -139,6 +163,9 @@ mkdir_parents(struct fs_ctx *ctx, const char *path, mode_t mode,
 			if (ctx->used_entries >= ctx->quota.max_files)
 				return fsapi_fail(why, FS_QUOTA_EXCEEDED,
 				    -EDQUOT);
+			if ((e = before_prefix(ctx, path,
+				 (size_t)(s - path) + n, why)) < 0)
+				return e;
 			if (mkdirat(cur, comp, 0700) == 0) {
 				made = true;
 				ctx->used_entries++;
@@ -189,7 +216,7 @@ fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode, bool parents,
 	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
 	if (dirfd < 0)
 		return dirfd;
-	return mkdir_one(ctx, dirfd, name, m, why);
+	return mkdir_one(ctx, path, dirfd, name, m, why);
 }
 
 int
