@@ -84,6 +84,10 @@ static const struct method methods[] = {
     {"fs.remove", rpc_fs_remove},
     {"fs.rename", rpc_fs_rename},
     {"fs.changes", rpc_fs_changes},
+    {"fs.checkpoint", rpc_fs_checkpoint},
+    {"fs.restore", rpc_fs_restore},
+    {"fs.checkpoints", rpc_fs_checkpoints},
+    {"fs.drop_checkpoint", rpc_fs_drop_checkpoint},
     {"fs.unpack", rpc_fs_unpack},
     {"fs.pack", rpc_fs_pack},
     {"$/cancelRequest", m_cancel_request},
@@ -100,6 +104,7 @@ rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
 	s->policy = pol;
 	s->sup = sup;
 	s->client_fd = -1;
+	ckpt_dir_clear(&s->ckpt_dir);
 	s->root_mode = fstat(root, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
 }
 
@@ -108,6 +113,7 @@ rpc_session_free(struct rpc_session *s)
 {
 	snapshot_free(&s->before);
 	snapshot_free(&s->after);
+	rpc_checkpoint_free(s);
 }
 
 /* Runs the request REQ (an object); returns the result or NULL with C's

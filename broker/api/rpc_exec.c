@@ -483,6 +483,7 @@ exec_run(struct call *c, struct jobrun *jr)
 	s->changes_failed = a.error < 0;
 	if (a.error < 0)
 		snapshot_free(&s->before);
+	rpc_checkpoint_after_job(s);
 	r = jobrun_result_json(jr);
 	return r != NULL ? r : rpc_out_of_memory(c);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -235,86 +236,143 @@ ckpt_find(const struct ckpt_store *st, const char *name, size_t len)
 
 /* ---- The store ------------------------------------------------------- */
 
-int
-ckpt_dir_make(const char *tmpdir, char *path, size_t pathlen)
+void
+ckpt_dir_clear(struct ckpt_dir *d)
 {
-	int n, fd;
+	d->fd = -1;
+	d->parent_fd = -1;
+	d->name[0] = '\0';
+}
 
-	if (tmpdir == NULL || tmpdir[0] == '\0')
-		tmpdir = getenv("TMPDIR");
-	if (tmpdir == NULL || tmpdir[0] != '/')
-		tmpdir = "/tmp";
-	n = snprintf(path, pathlen, "%s/stockade-ckpt-XXXXXX", tmpdir);
-	if (n < 0 || (size_t)n >= pathlen)
-		return -ENAMETOOLONG;
-	/* mkdtemp makes it 0700, whatever the umask lets through more. */
-	if (mkdtemp(path) == NULL)
-		return -errno;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		int e = -errno;
+/* Makes "stockade-ckpt-XXXXXX" in PARENT into D->name, 0700; a name
+ * taken is tried again with other letters. Returns 0 or -errno. */
+static int
+make_named(int parent, struct ckpt_dir *d)
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyz"
+				      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char rnd[6];
 
-		(void)rmdir(path);
-		return e;
+	for (int tries = 0; tries < 100; tries++) {
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return -EIO;
+		snprintf(d->name, sizeof(d->name), "stockade-ckpt-");
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			d->name[14 + i] =
+			    letters[rnd[i] % (sizeof(letters) - 1)];
+		d->name[14 + sizeof(rnd)] = '\0';
+		if (mkdirat(parent, d->name, 0700) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
 	}
-	return fd;
+	return -EEXIST;
 }
 
 int
-ckpt_store_new(const struct ckpt_limits *lim, int dirfd, const char *path,
+ckpt_dir_make(const char *tmpdir, struct ckpt_dir *d)
+{
+	int e;
+
+	ckpt_dir_clear(d);
+	if (tmpdir == NULL || tmpdir[0] != '/')
+		tmpdir = getenv("TMPDIR");
+	if (tmpdir == NULL || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	/* $TMPDIR is the user's setting and may hold symlinks: what is
+	 * made in it is reached beneath its descriptor (workspace.c). */
+	d->parent_fd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->parent_fd < 0)
+		return -errno;
+	if ((e = make_named(d->parent_fd, d)) < 0) {
+		close(d->parent_fd);
+		ckpt_dir_clear(d);
+		return e;
+	}
+	d->fd = openat(d->parent_fd, d->name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d->fd < 0) {
+		e = -errno;
+		(void)unlinkat(d->parent_fd, d->name, AT_REMOVEDIR);
+		close(d->parent_fd);
+		ckpt_dir_clear(d);
+		return e;
+	}
+	return 0;
+}
+
+/* Removes every entry of the directory FD (files only: the store holds
+ * nothing else, checkpoint_internal.h; anything else as a tree). */
+static void
+dir_empty(int fd)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	struct dirent *e;
+	DIR *dir;
+
+	if (dup < 0 || (dir = fdopendir(dup)) == NULL) {
+		if (dup >= 0)
+			close(dup);
+		return;
+	}
+	rewinddir(dir);
+	while ((e = readdir(dir)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (unlinkat(fd, e->d_name, 0) < 0)
+			(void)remove_tree_at(fd, e->d_name);
+	}
+	closedir(dir);
+}
+
+void
+ckpt_dir_remove(struct ckpt_dir *d)
+{
+	if (d->fd >= 0) {
+		dir_empty(d->fd);
+		close(d->fd);
+		if (d->parent_fd >= 0 && d->name[0] != '\0')
+			(void)unlinkat(d->parent_fd, d->name, AT_REMOVEDIR);
+	}
+	if (d->parent_fd >= 0)
+		close(d->parent_fd);
+	ckpt_dir_clear(d);
+}
+
+int
+ckpt_store_new(const struct ckpt_limits *lim, struct ckpt_dir *d,
     const char *tmpdir, struct ckpt_store **out)
 {
-	char made[4096];
+	struct ckpt_dir made;
 	struct ckpt_store *st;
+	int e;
 
 	*out = NULL;
-	if (dirfd < 0) {
-		if ((dirfd = ckpt_dir_make(tmpdir, made, sizeof(made))) < 0)
-			return dirfd;
-		path = made;
+	if (d != NULL && d->fd >= 0) {
+		made = *d;
+		ckpt_dir_clear(d);
+	} else {
+		if (d != NULL)
+			ckpt_dir_remove(d);
+		if ((e = ckpt_dir_make(tmpdir, &made)) < 0)
+			return e;
 	}
 	st = calloc(1, sizeof(*st));
-	if (st == NULL || (st->path = strdup(path)) == NULL ||
+	if (st == NULL ||
 	    (lim->max > 0 &&
-		(st->ivs = calloc(lim->max, sizeof(*st->ivs))) == NULL)) {
-		if (st != NULL)
-			free(st->path);
+		(st->ivs = calloc(lim->max > CKPT_MAX ? CKPT_MAX : lim->max,
+		     sizeof(*st->ivs))) == NULL)) {
 		free(st);
-		close(dirfd);
-		if (path == made)
-			(void)rmdir(made);
+		ckpt_dir_remove(&made);
 		return -ENOMEM;
 	}
 	st->lim = *lim;
 	if (st->lim.max > CKPT_MAX)
 		st->lim.max = CKPT_MAX;
-	st->dirfd = dirfd;
+	st->dir = made;
+	st->dirfd = made.fd;
 	*out = st;
 	return 0;
-}
-
-/* Removes every entry of ST's directory (files only: checkpoint_internal.h;
- * anything else is removed as a tree). */
-static void
-store_empty(struct ckpt_store *st)
-{
-	int fd = fcntl(st->dirfd, F_DUPFD_CLOEXEC, 3);
-	struct dirent *d;
-	DIR *dir;
-
-	if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	rewinddir(dir);
-	while ((d = readdir(dir)) != NULL) {
-		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
-			continue;
-		if (unlinkat(st->dirfd, d->d_name, 0) < 0)
-			(void)remove_tree_at(st->dirfd, d->d_name);
-	}
-	closedir(dir);
 }
 
 void
@@ -324,13 +382,7 @@ ckpt_store_free(struct ckpt_store *st)
 		return;
 	for (size_t i = 0; i < st->nivs; i++)
 		ckpt_iv_clear(st, &st->ivs[i]);
-	store_empty(st);
-	close(st->dirfd);
-	/* By path, the one time: the directory's parent ($TMPDIR) is not
-	 * ours to hold open. A confined broker may be denied it (the store
-	 * is then left empty; checkpoint.h). */
-	(void)rmdir(st->path);
-	free(st->path);
+	ckpt_dir_remove(&st->dir);
 	free(st->ivs);
 	free(st);
 }

@@ -27,8 +27,10 @@
  * So a checkpoint costs what changed since it, never the workspace.
  *
  * The store is a private directory of the session outside the workspace
- * ("stockade-ckpt-XXXXXX" made by mkdtemp in $TMPDIR or /tmp, mode 0700),
- * every access to it by descriptor. Its saved bytes (regular files'
+ * ("stockade-ckpt-XXXXXX", 6 random letters, made with mkdirat in the
+ * descriptor of $TMPDIR or /tmp, mode 0700), every access to it by
+ * descriptor, and removed with all it holds at the end (unlinkat in the
+ * same descriptor of $TMPDIR). Its saved bytes (regular files'
  * st_size and symlink targets) are bounded, and so are its entries. A
  * change whose old state would not fit fails with quota_exceeded and
  * touches nothing: a checkpoint never lies. A restore that fails half
@@ -90,31 +92,47 @@ struct ckpt_limits {
 	bool allow_hardlinks; /* save files with more than one link */
 };
 
-/*
- * Makes the store's directory: mkdtemp "stockade-ckpt-XXXXXX" in TMPDIR
- * (NULL: $TMPDIR, else /tmp), mode 0700. Returns its O_DIRECTORY
- * descriptor (the caller owns it) and its path in PATH (PATHLEN bytes),
- * or a negative errno (-ENAMETOOLONG when PATH is too small). For a
- * front that must make it before it confines itself (confine.h: the
- * store then needs a Landlock rule of its own), then hands it to
- * ckpt_store_new.
- */
-int ckpt_dir_make(const char *tmpdir, char *path, size_t pathlen);
+/* The store's directory. */
+struct ckpt_dir {
+	int fd; /* the directory, O_RDONLY | O_DIRECTORY; -1: none */
+	int parent_fd; /* where it was made ($TMPDIR), O_DIRECTORY */
+	char name[32]; /* its name there, "stockade-ckpt-XXXXXX" */
+};
+
+/* Sets D to "none" (both descriptors -1). */
+void ckpt_dir_clear(struct ckpt_dir *d);
 
 /*
- * A new store under LIM (copied). DIRFD: an empty directory made by
- * ckpt_dir_make (ownership passes to the store, which closes it; PATH,
- * its path, copied, for the removal at the end), or -1 to make one here
- * (ckpt_dir_make with TMPDIR). *OUT gets the store (the caller frees it
- * with ckpt_store_free). Returns 0, -ENOMEM, or ckpt_dir_make's errno
- * (DIRFD is closed on failure too).
+ * Makes a store directory into D: "stockade-ckpt-XXXXXX" (random
+ * letters, getrandom) by mkdirat, mode 0700, in TMPDIR (NULL: $TMPDIR
+ * when absolute, else /tmp), opened once (O_DIRECTORY | O_NOFOLLOW) as
+ * its parent is. Returns 0 with D's descriptors the caller's (freed with
+ * ckpt_dir_remove or by ckpt_store_new), or a negative errno with D
+ * cleared. A front that confines itself (confine.h) makes it first and
+ * grants D->fd every right and D->parent_fd LANDLOCK_ACCESS_FS_REMOVE_DIR
+ * (as for a temporary workspace, workspace.h), then hands it to the
+ * session (struct rpc_session ckpt_dir).
  */
-int ckpt_store_new(const struct ckpt_limits *lim, int dirfd, const char *path,
+int ckpt_dir_make(const char *tmpdir, struct ckpt_dir *d);
+
+/* Removes everything in D's directory, then the directory itself
+ * (unlinkat in D->parent_fd), closes both descriptors and clears D.
+ * Accepts a cleared D. */
+void ckpt_dir_remove(struct ckpt_dir *d);
+
+/*
+ * A new store under LIM (copied) in the directory D (an empty one made
+ * by ckpt_dir_make; ownership passes to the store, and D is cleared,
+ * even on failure), or, when D is NULL or cleared, in one made here with
+ * ckpt_dir_make(TMPDIR). *OUT gets the store (the caller frees it with
+ * ckpt_store_free). Returns 0, -ENOMEM (D's directory then removed), or
+ * ckpt_dir_make's errno.
+ */
+int ckpt_store_new(const struct ckpt_limits *lim, struct ckpt_dir *d,
     const char *tmpdir, struct ckpt_store **out);
 
-/* Removes everything in ST's directory and the directory itself (by
- * descriptor; the last rmdir by its path's parent), then frees ST.
- * Accepts NULL. */
+/* Frees ST: every checkpoint, and its directory with all it holds
+ * (ckpt_dir_remove). Accepts NULL. */
 void ckpt_store_free(struct ckpt_store *st);
 
 /* Sets CTX's before_change hook to ST (ckpt_before_change): from now

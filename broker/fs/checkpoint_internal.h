@@ -62,8 +62,8 @@ struct ckpt_iv {
 
 struct ckpt_store {
 	struct ckpt_limits lim;
-	int dirfd; /* the store's directory, O_DIRECTORY */
-	char *path; /* its path, owned (for the rmdir at the end) */
+	struct ckpt_dir dir; /* owned */
+	int dirfd; /* DIR.fd */
 	struct ckpt_iv *ivs; /* owned, oldest first, NIVS of LIM.max */
 	size_t nivs;
 	uint64_t next_blob;

@@ -138,7 +138,7 @@ attach(unsigned max, uint64_t max_bytes)
 	    .max_entries = 100000,
 	    .allow_hardlinks = false,
 	};
-	int r = ckpt_store_new(&lim, -1, NULL, NULL, &store);
+	int r = ckpt_store_new(&lim, NULL, NULL, &store);
 
 	if (r == 0)
 		ckpt_attach(store, &ctx);
