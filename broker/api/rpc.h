@@ -78,6 +78,10 @@ struct rpc_session {
 void rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
     struct supervisor *sup);
 
+/* Gives S the checkpoint store directory CD (made by the front before it
+ * confined itself, session_ckpt_dir): S's from now on, CD cleared. */
+void rpc_session_take_ckpt_dir(struct rpc_session *s, struct ckpt_dir *cd);
+
 /* Frees the snapshots and the checkpoint store S holds (the store's
  * directory removed); borrowed things are left alone. */
 void rpc_session_free(struct rpc_session *s);

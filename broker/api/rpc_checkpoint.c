@@ -245,6 +245,14 @@ rpc_checkpoint_after_job(struct rpc_session *s)
 }
 
 void
+rpc_session_take_ckpt_dir(struct rpc_session *s, struct ckpt_dir *cd)
+{
+	ckpt_dir_remove(&s->ckpt_dir);
+	s->ckpt_dir = *cd;
+	ckpt_dir_clear(cd);
+}
+
+void
 rpc_checkpoint_free(struct rpc_session *s)
 {
 	if (s->checkpoints != NULL) {

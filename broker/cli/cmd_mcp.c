@@ -243,8 +243,7 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 	    ? (unsigned)(st.st_mode & S_IFMT)
 	    : 0;
 	rpc_session_init(&sv->rpc, root, pol, sup);
-	sv->rpc.ckpt_dir = *cd;
-	ckpt_dir_clear(cd);
+	rpc_session_take_ckpt_dir(&sv->rpc, cd);
 	sv->rpc.proxy = px;
 	if (mcp_session_init(&sv->mcp, &sv->rpc, pol, &hooks) < 0) {
 		log_error("mcp: out of memory");
@@ -316,7 +315,7 @@ cmd_mcp(int argc, char **argv)
 	struct mcp_stdio sv;
 	struct policy pol;
 	struct workspace ws;
-	struct ckpt_dir cd;
+	struct ckpt_dir cd = {-1, -1, ""};
 	struct supervisor sup;
 	struct egress_proxy px;
 	bool keep = false;
@@ -353,7 +352,6 @@ cmd_mcp(int argc, char **argv)
 		fprintf(stderr, "stockade: mcp: workspace %s (%s at exit)\n",
 		    ws.path, keep ? "kept" : "removed");
 	memset(&sv, 0, sizeof(sv));
-	ckpt_dir_clear(&cd);
 	sv.wake[0] = sv.wake[1] = -1;
 	pthread_mutex_init(&sv.mu, NULL);
 	pthread_mutex_init(&sv.out_mu, NULL);
@@ -363,9 +361,7 @@ cmd_mcp(int argc, char **argv)
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
-	if (pol.files.max_checkpoints > 0 && (e = ckpt_dir_make(NULL, &cd)) < 0)
-		log_warn("no checkpoints: cannot make their store: %s",
-		    strerror(-e));
+	session_ckpt_dir(&pol, &cd);
 	if ((rc = mcp_confine(&sup, &ws, &cd)) != 0)
 		goto out;
 	jobrun_catch_signals();

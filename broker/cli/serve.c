@@ -456,7 +456,7 @@ cmd_serve(int argc, char **argv)
 {
 	const char *policy_file = NULL, *workspace = NULL, *socket_path = NULL;
 	struct listener l = {.fd = -1, .dirfd = -1};
-	struct ckpt_dir cd;
+	struct ckpt_dir cd = {-1, -1, ""};
 	struct server sv;
 	struct policy pol;
 	struct workspace ws;
@@ -465,7 +465,6 @@ cmd_serve(int argc, char **argv)
 	int c, rc, e;
 
 	optind = 1;
-	ckpt_dir_clear(&cd);
 	while ((c = getopt_long(argc, argv, "h", serve_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -495,12 +494,7 @@ cmd_serve(int argc, char **argv)
 	if (socket_path != NULL && (rc = listen_at(&l, socket_path)) != 0)
 		goto out;
 
-	/* Made now, empty, while $TMPDIR can still be reached: the
-	 * confined broker can make nothing outside its rules. Without it,
-	 * fs.checkpoint answers io_error. */
-	if (pol.files.max_checkpoints > 0 && (e = ckpt_dir_make(NULL, &cd)) < 0)
-		log_warn("no checkpoints: cannot make their store: %s",
-		    strerror(-e));
+	session_ckpt_dir(&pol, &cd);
 	if ((rc = serve_confine(&sup, ws.fd, l.dirfd, &cd)) != 0)
 		goto out;
 
@@ -514,8 +508,7 @@ cmd_serve(int argc, char **argv)
 	 * and the copy asks jobrun whether to go on (fsapi.h). */
 	fsapi_set_interrupted(jobrun_interrupted);
 	rpc_session_init(&sv.rpc, ws.fd, &pol, &sup);
-	sv.rpc.ckpt_dir = cd; /* the session's now */
-	ckpt_dir_clear(&cd);
+	rpc_session_take_ckpt_dir(&sv.rpc, &cd);
 	sv.rpc.proxy = policy_has_network(&pol) ? &px : NULL;
 	if (l.fd >= 0) {
 		rc = serve_socket(&sv, &l);
