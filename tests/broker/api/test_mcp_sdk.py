@@ -126,8 +126,10 @@ def inspector(n, build, stockade):
                 return {}
         names = sorted(t["name"] for t in run("--method", "tools/list")
                        .get("tools", []))
-        if names != ["changes", "list_files", "read_file", "run_code",
-                     "run_command", "write_file"]:
+        if names != ["changes", "checkpoint", "drop_checkpoint",
+                     "list_checkpoints", "list_files", "read_file",
+                     "restore_checkpoint", "run_code", "run_command",
+                     "write_file"]:
             problems.append(f"tools/list gave {names}")
         r = run("--method", "tools/call", "--tool-name", "run_code",
                 "--tool-arg", "language=python", "--tool-arg",
