@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <resolv.h>
 #include <sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +28,12 @@
 #include <jansson.h>
 
 #include "fstest.h"
+#include "fsutil.h"
 #include "policy.h"
 #include "proto.h"
 #include "rpc.h"
+#include "rpc_internal.h"
+#include "snapshot.h"
 
 static struct policy pol;
 static struct rpc_session sess;
@@ -102,7 +106,7 @@ result_of(json_t *resp)
 	if (r == NULL) {
 		char *s = json_dumps(resp, 0);
 
-		cr_assert_fail("expected a result: %s", s);
+		cr_assert_fail("expected a result: %s", s != NULL ? s : "?");
 	}
 	return r;
 }
@@ -140,6 +144,17 @@ write_text(const char *path, const char *text, int mode, bool overwrite)
 	ok(call("fs.write",
 	    json_pack("{s:s,s:s,s:i,s:b}", "path", path, "text", text, "mode",
 		mode, "overwrite", overwrite)));
+}
+
+/* Writes TEXT to the host file PATH (outside the workspace). */
+static void
+host_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write_all(fd, text, strlen(text)), 0);
+	close(fd);
 }
 
 static char **lines;
@@ -312,6 +327,96 @@ Test(rpc_checkpoint, the_policy_bound_and_off)
 	r = call("fs.checkpoints", NULL);
 	cr_assert_eq(json_integer_value(json_object_get(result_of(r), "max")),
 	    0);
+	json_decref(r);
+}
+
+/* A tar archive (made by tar(1)) of OUTSIDE/src, base64. */
+static char *
+tar_b64(void)
+{
+	static unsigned char buf[1 << 16];
+	char cmd[256], *out;
+	size_t len;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+	    "tar -C %s/src --format=ustar --owner=0 --group=0 -cf - .",
+	    outside);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	len = fread(buf, 1, sizeof(buf), f);
+	cr_assert_eq(pclose(f), 0);
+	cr_assert_gt(len, 0);
+	out = malloc(len / 3 * 4 + 8);
+	cr_assert_geq(b64_ntop(buf, len, out, len / 3 * 4 + 8), 0);
+	return out;
+}
+
+Test(rpc_checkpoint, an_unpack_is_undone)
+{
+	char *before, *after, *data, p[192];
+
+	start();
+	ok(call("fs.mkdir", json_pack("{s:s}", "path", "x")));
+	write_text("x/one", "the old one\n", 0644, false);
+	before = tree_text();
+	snprintf(p, sizeof(p), "%s/src", outside);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/src/new", outside);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/src/new/f", outside);
+	host_file(p, "unpacked\n");
+	snprintf(p, sizeof(p), "%s/src/one", outside);
+	host_file(p, "replaced by the archive\n");
+	ok(by_name("fs.checkpoint", "c"));
+	data = tar_b64();
+	ok(call("fs.unpack",
+	    json_pack("{s:s,s:s,s:b}", "path", "x", "data", data, "overwrite",
+		1)));
+	after = tree_text();
+	cr_assert_str_neq(after, before);
+	free(after);
+	ok(by_name("fs.restore", "c"));
+	after = tree_text();
+	cr_assert_str_eq(after, before);
+	free(before);
+	free(after);
+	free(data);
+}
+
+Test(rpc_checkpoint, a_job_that_changed_the_workspace_breaks_them)
+{
+	json_t *r, *list;
+
+	start();
+	write_text("a", "a\n", 0644, false);
+	ok(by_name("fs.checkpoint", "c"));
+	/* What exec does around a job (rpc_exec.c), the job a plain write. */
+	cr_assert_eq(snapshot_take(root, &sess.fs.quota, NULL, NULL,
+			 &sess.before),
+	    0);
+	cr_assert_eq(snapshot_take(root, &sess.fs.quota, &sess.before, NULL,
+			 &sess.after),
+	    0);
+	rpc_checkpoint_after_job(&sess);
+	r = call("fs.checkpoints", NULL);
+	list = json_object_get(result_of(r), "checkpoints");
+	cr_assert(json_is_false(
+		      json_object_get(json_array_get(list, 0), "broken")),
+	    "a job that changed nothing keeps them");
+	json_decref(r);
+	fstest_mkfile("by-the-job", "x\n");
+	snapshot_free(&sess.after);
+	cr_assert_eq(snapshot_take(root, &sess.fs.quota, &sess.before, NULL,
+			 &sess.after),
+	    0);
+	rpc_checkpoint_after_job(&sess);
+	r = call("fs.checkpoints", NULL);
+	list = json_object_get(result_of(r), "checkpoints");
+	cr_assert(
+	    json_is_true(json_object_get(json_array_get(list, 0), "broken")));
+	json_decref(r);
+	named(r = by_name("fs.restore", "c"), "checkpoint_broken");
 	json_decref(r);
 }
 
