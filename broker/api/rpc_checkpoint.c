@@ -227,7 +227,7 @@ rpc_fs_drop_checkpoint(struct call *c, struct rawpath *p)
 }
 
 void
-rpc_checkpoint_after_job(struct rpc_session *s)
+rpc_checkpoint_after_job(struct rpc_session *s, bool unknown)
 {
 	struct changes ch;
 
@@ -237,9 +237,9 @@ rpc_checkpoint_after_job(struct rpc_session *s)
 	 * change it made (or one the snapshots could not rule out) breaks
 	 * every checkpoint; a job that changed nothing keeps them. */
 	memset(&ch, 0, sizeof(ch));
-	if (s->changes_failed || !s->before.valid || !s->after.valid ||
-	    snapshot_diff(&s->before, &s->after, &ch) < 0 || ch.n > 0 ||
-	    ch.truncated)
+	if (unknown || s->changes_failed || !s->before.valid ||
+	    !s->after.valid || snapshot_diff(&s->before, &s->after, &ch) < 0 ||
+	    ch.n > 0 || ch.truncated)
 		ckpt_mark_all_broken(s->checkpoints);
 	changes_free(&ch);
 }

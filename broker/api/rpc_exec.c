@@ -483,7 +483,6 @@ exec_run(struct call *c, struct jobrun *jr)
 	s->changes_failed = a.error < 0;
 	if (a.error < 0)
 		snapshot_free(&s->before);
-	rpc_checkpoint_after_job(s);
 	r = jobrun_result_json(jr);
 	return r != NULL ? r : rpc_out_of_memory(c);
 }
@@ -510,6 +509,9 @@ rpc_exec(struct call *c, struct rawpath *p)
 		return NULL;
 	}
 	r = exec_run(c, &jr);
+	/* The job wrote the workspace unseen by the checkpoints' hook; an
+	 * exec without a result may have run part of one. */
+	rpc_checkpoint_after_job(c->s, r == NULL);
 	jobrun_free(&jr);
 	stdin_feed_free(&feed);
 	return r;

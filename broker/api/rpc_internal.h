@@ -108,13 +108,14 @@ json_t *rpc_fs_changes(struct call *c, struct rawpath *p);
  * fs.checkpoint, fs.restore, fs.checkpoints, fs.drop_checkpoint as the
  * methods above. rpc_checkpoint_after_job: after a job that wrote the
  * workspace itself (S's snapshots before and after it), marks every
- * checkpoint broken unless the job changed nothing. rpc_checkpoint_free:
+ * checkpoint broken unless the job changed nothing (UNKNOWN: the job may
+ * have run without the snapshots telling: always). rpc_checkpoint_free:
  * unhooks and frees S's store and removes its directory. */
 json_t *rpc_fs_checkpoint(struct call *c, struct rawpath *p);
 json_t *rpc_fs_restore(struct call *c, struct rawpath *p);
 json_t *rpc_fs_checkpoints(struct call *c, struct rawpath *p);
 json_t *rpc_fs_drop_checkpoint(struct call *c, struct rawpath *p);
-void rpc_checkpoint_after_job(struct rpc_session *s);
+void rpc_checkpoint_after_job(struct rpc_session *s, bool unknown);
 void rpc_checkpoint_free(struct rpc_session *s);
 /* fs.unpack and fs.pack (rpc_fs_tar.c, fs_tar.h). */
 json_t *rpc_fs_unpack(struct call *c, struct rawpath *p);

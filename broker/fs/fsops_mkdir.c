@@ -130,6 +130,33 @@ before_prefix(struct fs_ctx *ctx, const char *path, size_t len,
 }
 
 /*
+ * The component COMP of mkdir -p, missing in CUR (the first PLEN bytes
+ * of PATH): the before_change hook told, then made (0700; one another
+ * made meanwhile will do), then opened with open_subdir. *MADE says
+ * whether this call made it. Returns its descriptor (O_PATH), or a
+ * negative errno: with *WHY set when the quota, the hook or mkdirat
+ * refused, else (*WHY left FS_OK) open_subdir's, for the caller to name.
+ */
+static int
+make_missing(struct fs_ctx *ctx, int cur, const char *comp, const char *path,
+    size_t plen, bool *made, enum fs_error *why)
+{
+	int e;
+
+	if (ctx->used_entries >= ctx->quota.max_files)
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	if ((e = before_prefix(ctx, path, plen, why)) < 0)
+		return e;
+	if (mkdirat(cur, comp, 0700) == 0) {
+		*made = true;
+		ctx->used_entries++;
+	} else if (errno != EEXIST) {
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	}
+	return open_subdir(cur, comp);
+}
+
+/*
  * mkdir -p: one component at a time from the workspace, each opened
  * beneath the previous one's descriptor, made first when missing. A
  * directory made here stays 0700 until its child is made (so that MODE
@@ -159,22 +186,11 @@ mkdir_parents(struct fs_ctx *ctx, const char *path, mode_t mode,
 		comp[n] = '\0';
 
 		fd = open_subdir(cur, comp);
-		if (fd == -ENOENT) {
-			if (ctx->used_entries >= ctx->quota.max_files)
-				return fsapi_fail(why, FS_QUOTA_EXCEEDED,
-				    -EDQUOT);
-			if ((e = before_prefix(ctx, path,
-				 (size_t)(s - path) + n, why)) < 0)
-				return e;
-			if (mkdirat(cur, comp, 0700) == 0) {
-				made = true;
-				ctx->used_entries++;
-			} else if (errno != EEXIST) {
-				return fsapi_fail(why,
-				    fs_error_from_errno(errno), -errno);
-			}
-			fd = open_subdir(cur, comp);
-		}
+		if (fd == -ENOENT &&
+		    (fd = make_missing(ctx, cur, comp, path,
+			 (size_t)(s - path) + n, &made, why)) < 0 &&
+		    *why != FS_OK)
+			return fd;
 		if (fd == -ENOTDIR && last)
 			/* Something that is not a directory holds the
 			 * name: mkdir -p says "File exists". */

@@ -238,7 +238,7 @@ def main():
                 diag("$ " + " ".join(argv))
                 version = handshake(argv)
                 print(f"ok {number} - {title} ({rel}): initialize "
-                      f"({version}), six tools, run_code printed 42")
+                      f"({version}), ten tools, run_code printed 42")
             except Skip as exc:
                 failed += tap_skip(number, title, exc)
             except (AssertionError, OSError, ValueError, KeyError, TypeError,

@@ -145,7 +145,7 @@ def inspector(n, build, stockade):
     for p in problems:
         print("# " + p)
     print(f"{'ok' if not problems else 'not ok'} {n} - the MCP Inspector's "
-          "CLI mode lists the six tools, runs Python, refuses ../")
+          "CLI mode lists the ten tools, runs Python, refuses ../")
     return not problems
 
 

@@ -398,7 +398,7 @@ Test(rpc_checkpoint, a_job_that_changed_the_workspace_breaks_them)
 	cr_assert_eq(snapshot_take(root, &sess.fs.quota, &sess.before, NULL,
 			 &sess.after),
 	    0);
-	rpc_checkpoint_after_job(&sess);
+	rpc_checkpoint_after_job(&sess, false);
 	r = call("fs.checkpoints", NULL);
 	list = json_object_get(result_of(r), "checkpoints");
 	cr_assert(json_is_false(
@@ -410,7 +410,7 @@ Test(rpc_checkpoint, a_job_that_changed_the_workspace_breaks_them)
 	cr_assert_eq(snapshot_take(root, &sess.fs.quota, &sess.before, NULL,
 			 &sess.after),
 	    0);
-	rpc_checkpoint_after_job(&sess);
+	rpc_checkpoint_after_job(&sess, false);
 	r = call("fs.checkpoints", NULL);
 	list = json_object_get(result_of(r), "checkpoints");
 	cr_assert(
