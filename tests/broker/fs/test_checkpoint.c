@@ -208,6 +208,13 @@ plant(void)
 	close(fd);
 	FSTEST_CHECK(symlinkat("src/f0.c", root, "link") == 0);
 	FSTEST_CHECK(symlinkat("../README", root, "docs/up") == 0);
+	/* A directory its owner may not write: restored with what it holds
+	 * made first, its mode set last. */
+	FSTEST_CHECK(mkdirat(root, "ro", 0700) == 0);
+	fd = openat(root, "ro/f", O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+	FSTEST_CHECK(fd >= 0 && write_all(fd, "read only\n", 10) == 0);
+	close(fd);
+	FSTEST_CHECK(fchmodat(root, "ro", 0555, 0) == 0);
 	return 0;
 }
 
@@ -235,6 +242,7 @@ change_everything(void)
 	FSTEST_CHECK(fsapi_mkdir(&ctx, "docs", 0755, false, &why) == 0);
 	FSTEST_CHECK(put("docs/other", "x\n", 0644, false) == FS_OK);
 	FSTEST_CHECK(fsapi_remove(&ctx, "src", true, &why) == 0);
+	FSTEST_CHECK(fsapi_remove(&ctx, "ro", true, &why) == 0);
 	return 0;
 }
 
@@ -459,6 +467,39 @@ Test(checkpoint, a_change_the_store_cannot_hold_is_refused)
 	/* What fits still goes. */
 	cr_assert_eq(put("small", "cd\n", 0644, true), FS_OK);
 	cr_assert_eq(restore("c"), 0);
+}
+
+Test(checkpoint, a_failed_restore_breaks_the_newer_ones_only)
+{
+	struct ckpt_restore_report rep;
+	char *a, *now;
+	enum fs_error why;
+
+	cr_assert_eq(plant(), 0);
+	a = tree_text();
+	cr_assert_eq(attach(16, UINT64_C(1) << 30), 0);
+	cr_assert_eq(mk("c1", CKPT_OK), 0);
+	cr_assert_eq(put("src/f0.c", "one\n", 0644, true), FS_OK);
+	cr_assert_eq(mk("c2", CKPT_OK), 0);
+	cr_assert_eq(put("src/f0.c", "two\n", 0644, true), FS_OK);
+	/* Behind the API's back (a job): src is now a link. */
+	cr_assert_eq(renameat(root, "src", root, "src2"), 0);
+	cr_assert_eq(symlinkat("src2", root, "src"), 0);
+	cr_assert_eq(ckpt_restore(store, &ctx, "c1", 2, &rep), -1);
+	cr_assert_eq(rep.err, CKPT_FILE);
+	cr_assert_eq(rep.why, FS_SYMLINK_REFUSED, "%s", fs_error_name(rep.why));
+	cr_assert_str_eq(rep.path, "src/f0.c");
+	cr_assert_eq(ckpt_restore(store, &ctx, "c2", 2, &rep), -1);
+	cr_assert_eq(rep.err, CKPT_BROKEN);
+	/* Put right, the older one restores again. */
+	cr_assert_eq(unlinkat(root, "src", 0), 0);
+	cr_assert_eq(renameat(root, "src2", root, "src"), 0);
+	cr_assert_eq(fsapi_remove(&ctx, "new-after", false, &why), -ENOENT);
+	cr_assert_eq(ckpt_restore(store, &ctx, "c1", 2, &rep), 0);
+	now = tree_text();
+	cr_assert_str_eq(now, a);
+	free(now);
+	free(a);
 }
 
 Test(checkpoint, broken_refused_and_no_hook_without_a_checkpoint)
