@@ -160,7 +160,7 @@ make_item(struct restorer *r, const char *path, const struct ckpt_item *it)
 			return fail_at(r, why, path);
 		break;
 	case CK_SYMLINK:
-		if (fsapi_symlink(r->ctx, it->target, path, &why) < 0)
+		if (fsapi_symlink(r->ctx, path, it->target, &why) < 0)
 			return fail_at(r, why, path);
 		break;
 	case CK_SKIPPED:

@@ -326,7 +326,7 @@ int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
  * symlink_refused on a parent, escapes_workspace, not_found,
  * not_a_directory, exists, quota_exceeded, io_error).
  */
-int fsapi_symlink(struct fs_ctx *ctx, const char *target, const char *path,
+int fsapi_symlink(struct fs_ctx *ctx, const char *path, const char *target,
     enum fs_error *why);
 
 /*

@@ -15,7 +15,7 @@
 #include "fsutil.h"
 
 int
-fsapi_symlink(struct fs_ctx *ctx, const char *target, const char *path,
+fsapi_symlink(struct fs_ctx *ctx, const char *path, const char *target,
     enum fs_error *why)
 {
 	const struct wspath_limits lim = fsapi_path_limits(ctx);

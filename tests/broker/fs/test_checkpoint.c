@@ -236,8 +236,8 @@ change_everything(void)
 	FSTEST_CHECK(fsapi_mkdir(&ctx, "a/b/c", 0755, true, &why) == 0);
 	FSTEST_CHECK(put("a/b/c/deep", "deep\n", 0644, false) == FS_OK);
 	FSTEST_CHECK(fsapi_remove(&ctx, "link", false, &why) == 0);
-	FSTEST_CHECK(fsapi_symlink(&ctx, "elsewhere", "link", &why) == 0);
-	FSTEST_CHECK(fsapi_symlink(&ctx, "/etc/passwd", "docs/abs", &why) == 0);
+	FSTEST_CHECK(fsapi_symlink(&ctx, "link", "elsewhere", &why) == 0);
+	FSTEST_CHECK(fsapi_symlink(&ctx, "docs/abs", "/etc/passwd", &why) == 0);
 	FSTEST_CHECK(fsapi_remove(&ctx, "docs", true, &why) == 0);
 	FSTEST_CHECK(fsapi_mkdir(&ctx, "docs", 0755, false, &why) == 0);
 	FSTEST_CHECK(put("docs/other", "x\n", 0644, false) == FS_OK);
