@@ -69,6 +69,8 @@ struct fs_quota {
 	uint32_t max_depth; /* max_depth: components of one path (<= 256) */
 	uint32_t mode_mask; /* mode_mask: bits a client may set (<= 0777) */
 	bool allow_hardlinks; /* allow_hardlinks: read files with nlink > 1 */
+	uint32_t max_checkpoints; /* max_checkpoints: a session's checkpoints
+				   * at once (0..256; 0: off; checkpoint.h) */
 	uint64_t inline_bytes; /* inline_kb: base64 payload in JSON, bytes */
 };
 

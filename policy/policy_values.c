@@ -66,6 +66,9 @@ const struct scalar_key policy_scalar_keys[] = {
     /* Never setuid, setgid or sticky: the mask is within 0777. */
     {SEC_FILES, "mode_mask", K_MODE, FILES(mode_mask), 0, 0777, 1},
     {SEC_FILES, "allow_hardlinks", K_BOOL, FILES(allow_hardlinks), 0, 0, 0},
+    /* Checkpoints a session keeps at once (broker/fs/checkpoint.h; CKPT_MAX
+	 * is the ceiling); 0 turns them off. */
+    {SEC_FILES, "max_checkpoints", K_U32, FILES(max_checkpoints), 0, 256, 1},
     /* Inline base64 travels in one JSON-RPC line held in memory: bounded
 	 * at 64 MiB; bulk data goes as descriptors. */
     {SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},

@@ -57,4 +57,14 @@ json_t *mcp_read_file(struct mcp_session *m, json_t *args, json_t *token);
 json_t *mcp_list_files(struct mcp_session *m, json_t *args, json_t *token);
 json_t *mcp_changes(struct mcp_session *m, json_t *args, json_t *token);
 
+/* The checkpoint tools (mcp_checkpoint.c; listed only when the policy's
+ * [files] max_checkpoints is not 0), as the file tools: fs.checkpoint,
+ * fs.restore, fs.checkpoints and fs.drop_checkpoint of the session. */
+json_t *mcp_checkpoint(struct mcp_session *m, json_t *args, json_t *token);
+json_t *mcp_restore_checkpoint(struct mcp_session *m, json_t *args,
+    json_t *token);
+json_t *mcp_list_checkpoints(struct mcp_session *m, json_t *args,
+    json_t *token);
+json_t *mcp_drop_checkpoint(struct mcp_session *m, json_t *args, json_t *token);
+
 #endif

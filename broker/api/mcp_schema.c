@@ -425,10 +425,96 @@ tool_changes(bool structured)
 	    output_schema("changes"), structured, true, false);
 }
 
+/* The input schema of a checkpoint tool: {"name"} required, or no
+ * argument at all (WITH_NAME false). */
+static json_t *
+ckpt_input(bool with_name)
+{
+	if (!with_name)
+		return json_pack("{s:s,s:{},s:b}", "type", "object",
+		    "properties", "additionalProperties", 0);
+	return json_pack("{s:s,s:{s:{s:s,s:s,s:i,s:i,s:s}},s:[s],s:b}", "type",
+	    "object", "properties", "name", "type", "string", "pattern",
+	    "^[A-Za-z0-9._-]+$", "minLength", 1, "maxLength", 64, "description",
+	    "The checkpoint's name, e.g. \"before-refactor\".", "required",
+	    "name", "additionalProperties", 0);
+}
+
+/* The output schema of a checkpoint tool: an object with the integer
+ * fields INTS (NULL-terminated) and "name"; NULL on ENOMEM. */
+static json_t *
+ckpt_output(const char *const *ints)
+{
+	json_t *o = json_pack("{s:s,s:[s],s:{s:{s:s}}}", "type", "object",
+	    "required", "name", "properties", "name", "type", "string");
+	json_t *props = json_object_get(o, "properties");
+
+	for (size_t i = 0; o != NULL && ints[i] != NULL; i++)
+		if (json_object_set_new(props, ints[i],
+			json_pack("{s:s,s:i}", "type", "integer", "minimum",
+			    0)) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+	return o;
+}
+
+/* The list_checkpoints tool's output schema; NULL on ENOMEM. */
+static json_t *
+ckpt_list_output(void)
+{
+	return json_pack("{s:s,s:[s,s],s:{s:{s:s,s:{s:s,s:{s:{s:s},s:{s:s},"
+			 "s:{s:s},s:{s:s},s:{s:s}}}},s:{s:s}}}",
+	    "type", "object", "required", "checkpoints", "max", "properties",
+	    "checkpoints", "type", "array", "items", "type", "object",
+	    "properties", "name", "type", "string", "created", "type",
+	    "integer", "paths", "type", "integer", "bytes", "type", "integer",
+	    "broken", "type", "boolean", "max", "type", "integer");
+}
+
+/* Appends the checkpoint tools' entries to LIST; how many it tried. */
+static size_t
+ckpt_tools(json_t *list, bool structured)
+{
+	static const char *const made[] = {"checkpoints", NULL};
+	static const char *const restored[] = {"restored", "bytes", "skipped",
+	    NULL};
+
+	json_array_append_new(list,
+	    tool("checkpoint", "Make a checkpoint",
+		strdup("Remember the workspace (/work) as it is now under a "
+		       "name, so that restore_checkpoint can put it back "
+		       "later: before a risky change, or to try two fixes "
+		       "one after the other. Cheap: only what changes "
+		       "afterwards is saved."),
+		ckpt_input(true), ckpt_output(made), structured, false, false));
+	json_array_append_new(list,
+	    tool("restore_checkpoint", "Restore a checkpoint",
+		strdup("Put the workspace (/work) back exactly as it was at "
+		       "the named checkpoint: files, directories and links "
+		       "made since are removed, changed and removed ones come "
+		       "back. Later checkpoints are dropped; this one stays."),
+		ckpt_input(true), ckpt_output(restored), structured, false,
+		true));
+	json_array_append_new(list,
+	    tool("list_checkpoints", "List checkpoints",
+		strdup("The checkpoints of this session, oldest first, with "
+		       "what each has saved since it was made."),
+		ckpt_input(false), ckpt_list_output(), structured, true,
+		false));
+	json_array_append_new(list,
+	    tool("drop_checkpoint", "Drop a checkpoint",
+		strdup("Forget a checkpoint (the workspace is not changed); "
+		       "older ones can still be restored."),
+		ckpt_input(true), ckpt_output(made), structured, false, false));
+	return 4;
+}
+
 json_t *
 mcp_tools_list(const struct policy *pol, bool structured)
 {
 	json_t *list = json_array();
+	size_t want = 6;
 
 	if (list == NULL)
 		return NULL;
@@ -438,7 +524,9 @@ mcp_tools_list(const struct policy *pol, bool structured)
 	json_array_append_new(list, tool_read_file(structured));
 	json_array_append_new(list, tool_list_files(structured));
 	json_array_append_new(list, tool_changes(structured));
-	if (json_array_size(list) != 6) {
+	if (pol->files.max_checkpoints > 0)
+		want += ckpt_tools(list, structured);
+	if (json_array_size(list) != want) {
 		json_decref(list);
 		return NULL;
 	}

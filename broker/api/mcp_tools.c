@@ -497,6 +497,10 @@ static const struct tool tools[] = {
     {"read_file", mcp_read_file},
     {"list_files", mcp_list_files},
     {"changes", mcp_changes},
+    {"checkpoint", mcp_checkpoint},
+    {"restore_checkpoint", mcp_restore_checkpoint},
+    {"list_checkpoints", mcp_list_checkpoints},
+    {"drop_checkpoint", mcp_drop_checkpoint},
 };
 
 json_t *

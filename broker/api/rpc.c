@@ -87,6 +87,10 @@ static const struct method methods[] = {
     {"fs.diff", rpc_fs_diff},
     {"fs.commit", rpc_fs_commit},
     {"fs.rollback", rpc_fs_rollback},
+    {"fs.checkpoint", rpc_fs_checkpoint},
+    {"fs.restore", rpc_fs_restore},
+    {"fs.checkpoints", rpc_fs_checkpoints},
+    {"fs.drop_checkpoint", rpc_fs_drop_checkpoint},
     {"fs.unpack", rpc_fs_unpack},
     {"fs.pack", rpc_fs_pack},
     {"$/cancelRequest", m_cancel_request},
@@ -103,6 +107,7 @@ rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
 	s->policy = pol;
 	s->sup = sup;
 	s->client_fd = -1;
+	ckpt_dir_clear(&s->ckpt_dir);
 	s->root_mode = fstat(root, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
 }
 
@@ -110,6 +115,7 @@ void
 rpc_session_free(struct rpc_session *s)
 {
 	rpc_stage_free_all(s);
+	rpc_checkpoint_free(s);
 }
 
 /* Runs the request REQ (an object); returns the result or NULL with C's

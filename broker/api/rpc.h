@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "checkpoint.h"
 #include "egress_proxy.h"
 #include "fsapi.h"
 #include "policy.h"
@@ -62,6 +63,13 @@ struct rpc_session {
 				       * last jobs (owned), oldest first */
 	size_t nsets;
 	uint32_t next_stage; /* the last number given to one */
+	/* Checkpoints (issue 26, point 5; rpc_checkpoint.c): the store
+	 * (owned; NULL until the first fs.checkpoint, then hooked into FS),
+	 * and the store directory a front made before it confined itself
+	 * (ckpt_dir_make; owned until the store takes it), or cleared
+	 * (rpc_session_init): made at the first fs.checkpoint. */
+	struct ckpt_store *checkpoints;
+	struct ckpt_dir ckpt_dir;
 	json_t *current_id; /* the id of the request rpc_handle is
 				       * carrying out (borrowed from it), or
 				       * NULL: what $/cancelRequest names */
@@ -77,7 +85,12 @@ struct rpc_session {
 void rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
     struct supervisor *sup);
 
-/* Frees the change sets S holds; borrowed things are left alone. */
+/* Gives S the checkpoint store directory CD (made by the front before it
+ * confined itself, session_ckpt_dir): S's from now on, CD cleared. */
+void rpc_session_take_ckpt_dir(struct rpc_session *s, struct ckpt_dir *cd);
+
+/* Frees the change sets and the checkpoint store S holds (the store's
+ * directory removed); borrowed things are left alone. */
 void rpc_session_free(struct rpc_session *s);
 
 /*

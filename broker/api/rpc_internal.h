@@ -123,6 +123,16 @@ bool rpc_exec_stage_begin(struct call *c, struct jobrun *jr);
 void rpc_exec_stage_end(struct rpc_session *s, struct jobrun *jr);
 json_t *rpc_stage_changes(struct call *c);
 void rpc_stage_free_all(struct rpc_session *s);
+/* Checkpoints (rpc_checkpoint.c, checkpoint.h, docs/protocol.md):
+ * fs.checkpoint, fs.restore, fs.checkpoints, fs.drop_checkpoint as the
+ * methods above; a job's commit reaches the workspace through the file
+ * API, whose hook the checkpoints see (staged.h). rpc_checkpoint_free:
+ * unhooks and frees S's store and removes its directory. */
+json_t *rpc_fs_checkpoint(struct call *c, struct rawpath *p);
+json_t *rpc_fs_restore(struct call *c, struct rawpath *p);
+json_t *rpc_fs_checkpoints(struct call *c, struct rawpath *p);
+json_t *rpc_fs_drop_checkpoint(struct call *c, struct rawpath *p);
+void rpc_checkpoint_free(struct rpc_session *s);
 /* fs.unpack and fs.pack (rpc_fs_tar.c, fs_tar.h). */
 json_t *rpc_fs_unpack(struct call *c, struct rawpath *p);
 json_t *rpc_fs_pack(struct call *c, struct rawpath *p);

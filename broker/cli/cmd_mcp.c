@@ -212,11 +212,12 @@ server_free(struct mcp_stdio *sv)
 }
 
 /* Serves the session on standard input and output after the broker is
- * confined, its jobs' network through PX (borrowed; NULL: none).
+ * confined, its jobs' network through PX (borrowed; NULL: none), its
+ * checkpoints in CD (checkpoint.h; the session's from here, CD cleared).
  * Returns the exit status. */
 static int
 run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
-    struct supervisor *sup, struct egress_proxy *px)
+    struct supervisor *sup, struct egress_proxy *px, struct ckpt_dir *cd)
 {
 	const struct mcp_hooks hooks = {
 	    .notify = hook_notify,
@@ -242,6 +243,7 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 	    ? (unsigned)(st.st_mode & S_IFMT)
 	    : 0;
 	rpc_session_init(&sv->rpc, root, pol, sup);
+	rpc_session_take_ckpt_dir(&sv->rpc, cd);
 	sv->rpc.proxy = px;
 	if (mcp_session_init(&sv->mcp, &sv->rpc, pol, &hooks) < 0) {
 		log_error("mcp: out of memory");
@@ -281,14 +283,22 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
  * removal of it at the end) before it reads a message. Returns 0 or an
  * exit status (session_confine). */
 static int
-mcp_confine(struct supervisor *sup, const struct workspace *ws)
+mcp_confine(struct supervisor *sup, const struct workspace *ws,
+    const struct ckpt_dir *cd)
 {
-	struct confine_rule rules[2] = {
-	    {.fd = ws->fd, .access = CONFINE_ALL},
-	    {.fd = ws->parent_fd, .access = LANDLOCK_ACCESS_FS_REMOVE_DIR},
-	};
+	struct confine_rule rules[4] = {{.fd = ws->fd, .access = CONFINE_ALL}};
+	size_t n = 1;
 
-	return session_confine(sup, rules, ws->temporary ? 2 : 1);
+	if (ws->temporary)
+		rules[n++] = (struct confine_rule){ws->parent_fd,
+		    LANDLOCK_ACCESS_FS_REMOVE_DIR};
+	/* The checkpoint store, as serve.c's. */
+	if (cd->fd >= 0) {
+		rules[n++] = (struct confine_rule){cd->fd, CONFINE_ALL};
+		rules[n++] = (struct confine_rule){cd->parent_fd,
+		    LANDLOCK_ACCESS_FS_REMOVE_DIR};
+	}
+	return session_confine(sup, rules, n);
 }
 
 int
@@ -305,6 +315,7 @@ cmd_mcp(int argc, char **argv)
 	struct mcp_stdio sv;
 	struct policy pol;
 	struct workspace ws;
+	struct ckpt_dir cd = {-1, -1, ""};
 	struct supervisor sup;
 	struct egress_proxy px;
 	bool keep = false;
@@ -350,16 +361,18 @@ cmd_mcp(int argc, char **argv)
 		rc = EXIT_SANDBOX;
 		goto out;
 	}
-	if ((rc = mcp_confine(&sup, &ws)) != 0)
+	session_ckpt_dir(&pol, &cd);
+	if ((rc = mcp_confine(&sup, &ws, &cd)) != 0)
 		goto out;
 	jobrun_catch_signals();
 	/* A transfer blocked on a descriptor stops at a signal (fsapi.h). */
 	fsapi_set_interrupted(jobrun_interrupted);
 	rc = run_session(&sv, &pol, ws.fd, &sup,
-	    policy_has_network(&pol) ? &px : NULL);
+	    policy_has_network(&pol) ? &px : NULL, &cd);
 	/* One more signal now must not cut the clean-up short. */
 	session_block_end_signals(NULL);
 out:
+	ckpt_dir_remove(&cd);
 	supervisor_free(&sup);
 	egress_proxy_stop(&px);
 	server_free(&sv);

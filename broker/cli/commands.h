@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "checkpoint.h"
 #include "confine.h"
 #include "egress_proxy.h"
 #include "fsapi.h"
@@ -91,6 +92,17 @@ int session_prepare(const char *command, const char *policy_file,
  */
 int session_confine(struct supervisor *sup, const struct confine_rule *rules,
     size_t nrules);
+
+/*
+ * The checkpoint store's directory (checkpoint.h, ckpt_dir_make) into CD
+ * when POL allows checkpoints, made before the session confines itself:
+ * the confined broker can make nothing in $TMPDIR. Failing, CD stays
+ * cleared with a warning (fs.checkpoint then answers io_error). The
+ * caller adds its rules (cd->fd every right, cd->parent_fd
+ * LANDLOCK_ACCESS_FS_REMOVE_DIR) and hands it to the session, or
+ * removes it (ckpt_dir_remove).
+ */
+void session_ckpt_dir(const struct policy *pol, struct ckpt_dir *cd);
 
 /*
  * Blocks SIGINT, SIGTERM and SIGHUP, the signals that end a session, in

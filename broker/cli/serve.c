@@ -422,14 +422,24 @@ serve_socket(struct server *sv, struct listener *l)
  * unconfined spawner"). Returns 0 or an exit status (session_confine).
  */
 static int
-serve_confine(struct supervisor *sup, int wsfd, int dirfd)
+serve_confine(struct supervisor *sup, int wsfd, int dirfd,
+    const struct ckpt_dir *cd)
 {
-	struct confine_rule rules[2] = {
-	    {.fd = wsfd, .access = CONFINE_ALL},
-	    {.fd = dirfd, .access = LANDLOCK_ACCESS_FS_REMOVE_FILE},
-	};
+	struct confine_rule rules[4] = {{.fd = wsfd, .access = CONFINE_ALL}};
+	size_t n = 1;
 
-	return session_confine(sup, rules, dirfd >= 0 ? 2 : 1);
+	if (dirfd >= 0)
+		rules[n++] = (struct confine_rule){dirfd,
+		    LANDLOCK_ACCESS_FS_REMOVE_FILE};
+	/* The checkpoint store (checkpoint.h): all of it, and its removal
+	 * from $TMPDIR at the end, as `stockade mcp`'s temporary
+	 * workspace. */
+	if (cd->fd >= 0) {
+		rules[n++] = (struct confine_rule){cd->fd, CONFINE_ALL};
+		rules[n++] = (struct confine_rule){cd->parent_fd,
+		    LANDLOCK_ACCESS_FS_REMOVE_DIR};
+	}
+	return session_confine(sup, rules, n);
 }
 
 /* The options of `stockade serve`. */
@@ -446,6 +456,7 @@ cmd_serve(int argc, char **argv)
 {
 	const char *policy_file = NULL, *workspace = NULL, *socket_path = NULL;
 	struct listener l = {.fd = -1, .dirfd = -1};
+	struct ckpt_dir cd = {-1, -1, ""};
 	struct server sv;
 	struct policy pol;
 	struct workspace ws;
@@ -483,7 +494,8 @@ cmd_serve(int argc, char **argv)
 	if (socket_path != NULL && (rc = listen_at(&l, socket_path)) != 0)
 		goto out;
 
-	if ((rc = serve_confine(&sup, ws.fd, l.dirfd)) != 0)
+	session_ckpt_dir(&pol, &cd);
+	if ((rc = serve_confine(&sup, ws.fd, l.dirfd, &cd)) != 0)
 		goto out;
 
 	/* The signals are caught for the whole session and let in only
@@ -496,6 +508,7 @@ cmd_serve(int argc, char **argv)
 	 * and the copy asks jobrun whether to go on (fsapi.h). */
 	fsapi_set_interrupted(jobrun_interrupted);
 	rpc_session_init(&sv.rpc, ws.fd, &pol, &sup);
+	rpc_session_take_ckpt_dir(&sv.rpc, &cd);
 	sv.rpc.proxy = policy_has_network(&pol) ? &px : NULL;
 	if (l.fd >= 0) {
 		rc = serve_socket(&sv, &l);
@@ -511,6 +524,7 @@ cmd_serve(int argc, char **argv)
 	 * the clean-up short (the socket file, the launcher). */
 	rpc_session_free(&sv.rpc);
 out:
+	ckpt_dir_remove(&cd);
 	listener_close(&l);
 	supervisor_free(&sup);
 	egress_proxy_stop(&px);

@@ -114,6 +114,17 @@ session_prepare(const char *command, const char *policy_file,
 	return 0;
 }
 
+void
+session_ckpt_dir(const struct policy *pol, struct ckpt_dir *cd)
+{
+	int e;
+
+	ckpt_dir_clear(cd);
+	if (pol->files.max_checkpoints > 0 && (e = ckpt_dir_make(NULL, cd)) < 0)
+		log_warn("no checkpoints: cannot make their store: %s",
+		    strerror(-e));
+}
+
 int
 session_confine(struct supervisor *sup, const struct confine_rule *rules,
     size_t nrules)

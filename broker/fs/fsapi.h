@@ -136,6 +136,16 @@ struct fs_ctx {
 	 * counts (jobrun.h): a sparse file costs only the blocks it has, and
 	 * empty directories and long symlinks their blocks too. */
 	uint64_t used_disk;
+	/* Told of every change before it is made (checkpoint.h): every
+	 * operation below that changes the workspace (fsapi_put and the
+	 * batch writes of fs_tar.h, fsapi_mkdir for each directory it makes,
+	 * fsapi_remove, fsapi_rename for FROM and then TO, fsapi_symlink)
+	 * calls BEFORE_CHANGE(CHANGE_ARG, ROOT, PATH) once its path is
+	 * checked, before touching PATH. A negative errno stops the
+	 * operation, which touches nothing and fails with quota_exceeded
+	 * (-EDQUOT, -ENOSPC) or io_error. NULL (fsapi_ctx_init): none. */
+	int (*before_change)(void *arg, int root, const char *path);
+	void *change_arg;
 };
 
 /* Sets CTX up for ROOT (borrowed) and Q (copied); usage invalid. */
@@ -304,15 +314,17 @@ int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
     bool overwrite, enum fs_error *why);
 
 /*
- * Makes the symbolic link PATH holding TARGET (NUL-terminated, stored as
- * it is: 1 to PATH_MAX - 1 bytes, any bytes; the file API never follows
- * a link, so where it points is the job's business) with symlinkat(2) in
- * PATH's parent, resolved once as fsapi_stat; owned by ROOT's owner when
- * the broker is root (fchownat AT_SYMLINK_NOFOLLOW). An existing entry
- * at PATH is exists (never replaced). Counts against quota.max_files.
- * Returns 0 or a negative errno with *WHY set (invalid_path, also for an
- * empty or overlong TARGET, symlink_refused, escapes_workspace,
- * not_found, not_a_directory, exists, quota_exceeded, io_error).
+ * Makes the symlink PATH holding TARGET (NUL-terminated, 1 to 4095 bytes,
+ * any bytes: stored as it is, never resolved or followed by the broker)
+ * with symlinkat in PATH's parent, resolved once as fsapi_stat. Never
+ * replaces: an entry at PATH is exists. Counts as a new entry against
+ * quota.max_files (fsapi_may_add; quota_exceeded). The link is the
+ * broker's (a root broker cannot give it the workspace's owner: lchown
+ * takes a path, which confine.h denies); the job can still remove it, as
+ * it owns the directory. Returns 0 or a negative errno with *WHY set
+ * (invalid_path for an empty or overlong TARGET or a bad PATH,
+ * symlink_refused on a parent, escapes_workspace, not_found,
+ * not_a_directory, exists, quota_exceeded, io_error).
  */
 int fsapi_symlink(struct fs_ctx *ctx, const char *path, const char *target,
     enum fs_error *why);

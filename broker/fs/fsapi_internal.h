@@ -7,6 +7,7 @@
 #ifndef STOCKADE_FSAPI_INTERNAL_H
 #define STOCKADE_FSAPI_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -20,6 +21,24 @@ fsapi_fail(enum fs_error *why, enum fs_error err, int e)
 {
 	*why = err;
 	return e;
+}
+
+/*
+ * Tells CTX's before_change hook (fsapi.h) that PATH (checked,
+ * NUL-terminated) is about to change. Returns 0 (no hook, or the hook
+ * agreed), or its negative errno with *WHY set: quota_exceeded for
+ * -EDQUOT and -ENOSPC, else io_error. The one place the hook is called.
+ */
+static inline int
+fsapi_before_change(struct fs_ctx *ctx, const char *path, enum fs_error *why)
+{
+	int r;
+
+	if (ctx->before_change == NULL ||
+	    (r = ctx->before_change(ctx->change_arg, ctx->root, path)) >= 0)
+		return 0;
+	return fsapi_fail(why,
+	    r == -EDQUOT || r == -ENOSPC ? FS_QUOTA_EXCEEDED : FS_IO_ERROR, r);
 }
 
 /*

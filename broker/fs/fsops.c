@@ -392,6 +392,8 @@ fsapi_remove(struct fs_ctx *ctx, const char *path, bool recursive,
 		return dirfd;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	if ((e = fsapi_before_change(ctx, path, why)) < 0)
+		return e;
 	/* unlinkat removes the directory entry itself: a symlink goes, its
 	 * target stays. The flag follows what fstatat saw; if the job
 	 * swapped the entry's type since, the kernel refuses (EISDIR,
@@ -424,6 +426,7 @@ fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
 	const char *fname, *tname;
 	struct stat fst, tst;
 	bool replacing = false;
+	int e;
 
 	*why = FS_OK;
 	fdir = fsapi_open_parent(ctx->root, from, &lim, &fname, why);
@@ -438,53 +441,20 @@ fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
 	    fstatat(tdir, tname, &tst, AT_SYMLINK_NOFOLLOW) == 0)
 		replacing = fst.st_dev != tst.st_dev ||
 		    fst.st_ino != tst.st_ino;
+	if ((e = fsapi_before_change(ctx, from, why)) < 0 ||
+	    (e = fsapi_before_change(ctx, to, why)) < 0)
+		return e;
 	/* The entries themselves are moved: a symlink is moved as a link,
 	 * never followed. */
 	if (renameat2(fdir, fname, tdir, tname,
 		overwrite ? 0 : RENAME_NOREPLACE) < 0) {
-		int e = errno;
-
+		e = errno;
 		/* EINVAL: a directory moved into itself (rename(2)). */
 		return fsapi_fail(why,
 		    e == EINVAL ? FS_INVALID_PATH : fs_error_from_errno(e), -e);
 	}
 	if (replacing)
 		usage_forget(ctx, &tst);
-	return 0;
-}
-
-int
-fsapi_symlink(struct fs_ctx *ctx, const char *path, const char *target,
-    enum fs_error *why)
-{
-	const struct wspath_limits lim = fsapi_path_limits(ctx);
-	_cleanup_close_ int dirfd = -1;
-	const char *name;
-	struct stat rs;
-	int e;
-
-	*why = FS_OK;
-	if (target == NULL || target[0] == '\0' || strlen(target) >= PATH_MAX)
-		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
-	if ((e = fsapi_may_add(ctx, path, &lim, why)) < 0)
-		return e;
-	if (ctx->used_entries >= ctx->quota.max_files)
-		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
-	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
-	if (dirfd < 0)
-		return dirfd;
-	/* symlinkat never replaces: EEXIST for anything at NAME. */
-	if (symlinkat(target, dirfd, name) < 0)
-		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
-	if (geteuid() == 0 &&
-	    (fstat(ctx->root, &rs) < 0 ||
-		fchownat(dirfd, name, rs.st_uid, rs.st_gid,
-		    AT_SYMLINK_NOFOLLOW) < 0)) {
-		e = -errno;
-		(void)unlinkat(dirfd, name, 0);
-		return fsapi_fail(why, FS_IO_ERROR, e);
-	}
-	ctx->used_entries = add_sat(ctx->used_entries, 1);
 	return 0;
 }
 
@@ -509,7 +479,8 @@ fsapi_put_begin(struct fs_ctx *ctx, const char *path,
 
 	*why = FS_OK;
 	memset(w, 0, sizeof(*w));
-	if ((e = fsapi_may_add(ctx, path, lim, why)) < 0)
+	if ((e = fsapi_may_add(ctx, path, lim, why)) < 0 ||
+	    (e = fsapi_before_change(ctx, path, why)) < 0)
 		return e;
 	w->lim = lim;
 	w->file_bytes = ctx->quota.file_bytes;

@@ -81,16 +81,23 @@ open_subdir(int dirfd, const char *name)
 	return fsapi_openat2(dirfd, name, O_PATH | O_DIRECTORY, 0);
 }
 
-/* mkdir without PARENTS: NAME in the resolved parent DIRFD. */
+/* mkdir without PARENTS: PATH, whose last component is NAME, in the
+ * resolved parent DIRFD. An entry there already is exists before the
+ * before_change hook hears of it: nothing is to change. */
 static int
-mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
-    enum fs_error *why)
+mkdir_one(struct fs_ctx *ctx, const char *path, int dirfd, const char *name,
+    mode_t mode, enum fs_error *why)
 {
 	_cleanup_close_ int fd = -1;
+	struct stat st;
 	int e;
 
 	if (ctx->used_entries >= ctx->quota.max_files)
 		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return fsapi_fail(why, FS_EXISTS, -EEXIST);
+	if ((e = fsapi_before_change(ctx, path, why)) < 0)
+		return e;
 	/* 0700 (less the umask) until claim_dir: nobody else gets in before
 	 * the mode is what was asked. */
 	if (mkdirat(dirfd, name, 0700) < 0)
@@ -103,6 +110,50 @@ mkdir_one(struct fs_ctx *ctx, int dirfd, const char *name, mode_t mode,
 	if ((e = claim_dir(ctx, fd, mode)) < 0)
 		return fsapi_fail(why, FS_IO_ERROR, e);
 	return 0;
+}
+
+/* The before_change hook for the first LEN bytes of PATH (a directory
+ * mkdir -p is about to make). */
+static int
+before_prefix(struct fs_ctx *ctx, const char *path, size_t len,
+    enum fs_error *why)
+{
+	char pre[WSPATH_MAX_PATH + 1];
+
+	if (ctx->before_change == NULL)
+		return 0;
+	if (len >= sizeof(pre))
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	memcpy(pre, path, len);
+	pre[len] = '\0';
+	return fsapi_before_change(ctx, pre, why);
+}
+
+/*
+ * The component COMP of mkdir -p, missing in CUR (the first PLEN bytes
+ * of PATH): the before_change hook told, then made (0700; one another
+ * made meanwhile will do), then opened with open_subdir. *MADE says
+ * whether this call made it. Returns its descriptor (O_PATH), or a
+ * negative errno: with *WHY set when the quota, the hook or mkdirat
+ * refused, else (*WHY left FS_OK) open_subdir's, for the caller to name.
+ */
+static int
+make_missing(struct fs_ctx *ctx, int cur, const char *comp, const char *path,
+    size_t plen, bool *made, enum fs_error *why)
+{
+	int e;
+
+	if (ctx->used_entries >= ctx->quota.max_files)
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	if ((e = before_prefix(ctx, path, plen, why)) < 0)
+		return e;
+	if (mkdirat(cur, comp, 0700) == 0) {
+		*made = true;
+		ctx->used_entries++;
+	} else if (errno != EEXIST) {
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	}
+	return open_subdir(cur, comp);
 }
 
 /*
@@ -135,19 +186,11 @@ mkdir_parents(struct fs_ctx *ctx, const char *path, mode_t mode,
 		comp[n] = '\0';
 
 		fd = open_subdir(cur, comp);
-		if (fd == -ENOENT) {
-			if (ctx->used_entries >= ctx->quota.max_files)
-				return fsapi_fail(why, FS_QUOTA_EXCEEDED,
-				    -EDQUOT);
-			if (mkdirat(cur, comp, 0700) == 0) {
-				made = true;
-				ctx->used_entries++;
-			} else if (errno != EEXIST) {
-				return fsapi_fail(why,
-				    fs_error_from_errno(errno), -errno);
-			}
-			fd = open_subdir(cur, comp);
-		}
+		if (fd == -ENOENT &&
+		    (fd = make_missing(ctx, cur, comp, path,
+			 (size_t)(s - path) + n, &made, why)) < 0 &&
+		    *why != FS_OK)
+			return fd;
 		if (fd == -ENOTDIR && last)
 			/* Something that is not a directory holds the
 			 * name: mkdir -p says "File exists". */
@@ -189,7 +232,7 @@ fsapi_mkdir(struct fs_ctx *ctx, const char *path, mode_t mode, bool parents,
 	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
 	if (dirfd < 0)
 		return dirfd;
-	return mkdir_one(ctx, dirfd, name, m, why);
+	return mkdir_one(ctx, path, dirfd, name, m, why);
 }
 
 int

@@ -258,6 +258,7 @@ Test(default_policy, canonical_text)
 	    "unsafe_no_seccomp = false\n\n[files]\n"
 	    "max_file_mb = 64\n"));
 	cr_assert_not_null(strstr(text, "\nmode_mask = 0755\n"));
+	cr_assert_not_null(strstr(text, "\nmax_checkpoints = 16\n"));
 	cr_assert_not_null(strstr(text,
 	    "\ninline_kb = 8192\ncommit = always\n\n"
 	    "[environment]\n"));
@@ -1421,6 +1422,8 @@ Test(policy_clear, accepts_null_and_twice)
 	    "max_file_mb must be between 1 and 1048576")                       \
 	X(inline_kb, "invalid-inline-kb.ini", 2,                               \
 	    "inline_kb must be between 1 and 65536")                           \
+	X(max_checkpoints, "invalid-max-checkpoints.ini", 2,                   \
+	    "max_checkpoints must be between 0 and 256")                       \
 	X(allow_hardlinks, "invalid-allow-hardlinks.ini", 2,                   \
 	    "allow_hardlinks must be true or false, not \"1\"")                \
 	X(unknown_key_files, "invalid-unknown-key-files.ini", 2,               \

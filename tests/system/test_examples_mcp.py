@@ -23,9 +23,10 @@
 # library does the minimal MCP exchange over stdio (newline-delimited
 # JSON-RPC 2.0; https://modelcontextprotocol.io/specification/2025-06-18):
 # initialize with protocolVersion "2025-06-18", the
-# notifications/initialized notification, tools/list (exactly the six
+# notifications/initialized notification, tools/list (exactly the ten
 # tools run_code, run_command, write_file, read_file, list_files,
-# changes), and tools/call run_code with python print(6*7), whose text
+# changes, checkpoint, restore_checkpoint, list_checkpoints,
+# drop_checkpoint), and tools/call run_code with python print(6*7), whose text
 # content must hold "42" and which must not be isError. Closing stdin
 # must end the server with status 0.
 #
@@ -47,7 +48,8 @@ from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, tap_fail, tap_skip, traversable_tmp)
 
 TOOLS = {"run_code", "run_command", "write_file", "read_file", "list_files",
-         "changes"}
+         "changes", "checkpoint", "restore_checkpoint", "list_checkpoints",
+         "drop_checkpoint"}
 PROTOCOL_VERSION = "2025-06-18"
 
 # (title, file under examples/mcp, how it is read, where the entry is)
@@ -236,7 +238,7 @@ def main():
                 diag("$ " + " ".join(argv))
                 version = handshake(argv)
                 print(f"ok {number} - {title} ({rel}): initialize "
-                      f"({version}), six tools, run_code printed 42")
+                      f"({version}), ten tools, run_code printed 42")
             except Skip as exc:
                 failed += tap_skip(number, title, exc)
             except (AssertionError, OSError, ValueError, KeyError, TypeError,

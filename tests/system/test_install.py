@@ -381,7 +381,8 @@ def t_man_complete(c):
         if f"*{method}*\n\t" not in page7:
             bad.append(f"stockade-protocol.7: method {method}")
     for tool in ("run_code", "run_command", "write_file", "read_file",
-                 "list_files", "changes"):
+                 "list_files", "changes", "checkpoint", "restore_checkpoint",
+                 "list_checkpoints", "drop_checkpoint"):
         if f"*{tool}*\n\t" not in page7:
             bad.append(f"stockade-protocol.7: MCP tool {tool}")
     for code in re.findall(r"^\| (-32\d\d\d) \|", proto, re.M):

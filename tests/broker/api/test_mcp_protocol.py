@@ -4,8 +4,8 @@
 # Version negotiation, requests before initialize, bad lines, a cut last
 # line, ping and cancellation while a job runs, a queued request
 # cancelled, SIGTERM mid-job, the temporary workspace, the policy as the
-# ceiling of the schemas, refused policies. As the caller; the session
-# part again as uid 65534. TAP.
+# ceiling of the schemas, refused policies, the checkpoint tools. As the
+# caller; the session and checkpoint parts again as uid 65534. TAP.
 import json
 import os
 import shutil
@@ -216,6 +216,66 @@ def live(prefix=(), label="", owner_65534=False):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def checkpoints(prefix=(), label="", owner_65534=False):
+    """The checkpoint tools (issue 26, point 5) over fs.checkpoint and
+    fs.restore: listed, a round trip, named errors, off by policy."""
+    d, ws = workspace(owner_65534)
+    try:
+        text = (line(INIT)
+                + line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+                + line(call(3, "write_file", {"path": "a.txt", "content": "one"}))
+                + line(call(4, "checkpoint", {"name": "c1"}))
+                + line(call(5, "write_file", {"path": "a.txt", "content": "two"}))
+                + line(call(6, "write_file", {"path": "d/b.txt", "content": "b"}))
+                + line(call(7, "list_checkpoints", {}))
+                + line(call(8, "restore_checkpoint", {"name": "c1"}))
+                + line(call(9, "read_file", {"path": "a.txt"}))
+                + line(call(10, "checkpoint", {"name": "a/b"}))
+                + line(call(11, "restore_checkpoint", {"name": "none"}))
+                + line(call(12, "drop_checkpoint", {"name": "c1"})))
+        rc, msgs, err = session(text, ["--workspace", ws], prefix)
+        names = {t["name"] for t in by_id(msgs, 2)[0]["result"]["tools"]}
+        check(f"{label}tools/list has the checkpoint tools",
+              {"checkpoint", "restore_checkpoint", "list_checkpoints",
+               "drop_checkpoint"} <= names, f"{sorted(names)}")
+        res = {i: (by_id(msgs, i) or [{}])[0].get("result", {})
+               for i in range(3, 13)}
+        listed = res[7].get("structuredContent", {}).get("checkpoints", [])
+        check(f"{label}checkpoint, list, restore, drop: the workspace is "
+              "back as it was",
+              rc == 0 and res[4].get("isError") is False
+              and [c["name"] for c in listed] == ["c1"]
+              and res[8].get("isError") is False
+              and res[9]["structuredContent"]["content"] == "one"
+              and not os.path.exists(os.path.join(ws, "d"))
+              and res[12].get("isError") is False,
+              f"rc {rc} {json.dumps(res)[:1500]} {err[-500:]}")
+        check(f"{label}checkpoint errors are named tool errors",
+              res[10].get("isError") is True
+              and "invalid_checkpoint_name" in res[10]["content"][0]["text"]
+              and res[11].get("isError") is True
+              and "no_such_checkpoint" in res[11]["content"][0]["text"],
+              json.dumps([res[10], res[11]])[:800])
+        pol = os.path.join(d, "p.ini")
+        with open(pol, "w") as f:
+            f.write("[files]\nmax_checkpoints = 0\n")
+        os.chmod(d, 0o755)
+        os.chmod(pol, 0o644)
+        rc, msgs, _ = session(line(INIT) + line(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            + line(call(3, "checkpoint", {"name": "c1"})),
+            ["--workspace", ws, "--policy", pol], prefix)
+        names = {t["name"] for t in by_id(msgs, 2)[0]["result"]["tools"]}
+        r3 = by_id(msgs, 3)[0]["result"]
+        check(f"{label}max_checkpoints = 0: no checkpoint tool listed, a "
+              "call is checkpoints_off",
+              "checkpoint" not in names and r3.get("isError") is True
+              and "checkpoints_off" in r3["content"][0]["text"],
+              f"{sorted(names)} {r3}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def temporary_and_policy():
     tmp = tempfile.mkdtemp(prefix="stockade-mcp-tmpdir-")
     os.chmod(tmp, 0o755)
@@ -404,6 +464,7 @@ def main():
     negotiation()
     edges()
     live()
+    checkpoints()
     temporary_and_policy()
     findings()
     # The live session again as uid 65534, from a copy it can reach.
@@ -417,6 +478,8 @@ def main():
         if os.geteuid() == 0:
             live(["setpriv", "--reuid=65534", "--regid=65534",
                   "--clear-groups"], "as 65534: ", True)
+            checkpoints(["setpriv", "--reuid=65534", "--regid=65534",
+                         "--clear-groups"], "as 65534: ", True)
         STOCKADE = saved
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -126,8 +126,10 @@ def inspector(n, build, stockade):
                 return {}
         names = sorted(t["name"] for t in run("--method", "tools/list")
                        .get("tools", []))
-        if names != ["changes", "list_files", "read_file", "run_code",
-                     "run_command", "write_file"]:
+        if names != ["changes", "checkpoint", "drop_checkpoint",
+                     "list_checkpoints", "list_files", "read_file",
+                     "restore_checkpoint", "run_code", "run_command",
+                     "write_file"]:
             problems.append(f"tools/list gave {names}")
         r = run("--method", "tools/call", "--tool-name", "run_code",
                 "--tool-arg", "language=python", "--tool-arg",
@@ -143,7 +145,7 @@ def inspector(n, build, stockade):
     for p in problems:
         print("# " + p)
     print(f"{'ok' if not problems else 'not ok'} {n} - the MCP Inspector's "
-          "CLI mode lists the six tools, runs Python, refuses ../")
+          "CLI mode lists the ten tools, runs Python, refuses ../")
     return not problems
 
 

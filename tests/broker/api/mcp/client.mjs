@@ -36,10 +36,11 @@ test('initialize negotiates the latest revision with a tools capability', async 
   assert.match(client.getInstructions() ?? '', /\/work/);
 });
 
-test('tools/list gives the six tools, each with input and output schemas', async () => {
+test('tools/list gives the ten tools, each with input and output schemas', async () => {
   const { tools } = await client.listTools();
   assert.deepEqual(tools.map((t) => t.name).sort(),
-    ['changes', 'list_files', 'read_file', 'run_code', 'run_command', 'write_file']);
+    ['changes', 'checkpoint', 'drop_checkpoint', 'list_checkpoints', 'list_files',
+      'read_file', 'restore_checkpoint', 'run_code', 'run_command', 'write_file']);
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object', t.name);
     assert.equal(t.outputSchema.type, 'object', t.name);
@@ -110,6 +111,28 @@ test('list_files lists the workspace', async () => {
   const paths = r.structuredContent.entries.map((e) => e.path);
   for (const p of ['data', 'data/in.txt', 'data/out.txt', 'bin.dat']) assert.ok(paths.includes(p), p);
   assert.ok(!paths.some((p) => p.startsWith('.stockade-')), 'no helper file left: ' + paths);
+});
+
+test('checkpoint, then restore_checkpoint puts the files back', async () => {
+  let r = await call('checkpoint', { name: 'before-edit' });
+  assert.equal(r.isError, false);
+  assert.equal(r.structuredContent.checkpoints, 1);
+  await call('write_file', { path: 'abc.txt', content: 'edited' });
+  await call('write_file', { path: 'ckpt-new.txt', content: 'new' });
+  r = await call('list_checkpoints', {});
+  assert.deepEqual(r.structuredContent.checkpoints.map((c) => c.name), ['before-edit']);
+  r = await call('restore_checkpoint', { name: 'before-edit' });
+  assert.equal(r.isError, false);
+  assert.ok(r.structuredContent.restored >= 2);
+  r = await call('read_file', { path: 'abc.txt' });
+  assert.equal(r.structuredContent.content, 'abcdefghij');
+  r = await call('read_file', { path: 'ckpt-new.txt' });
+  assert.equal(r.isError, true);
+  r = await call('drop_checkpoint', { name: 'before-edit' });
+  assert.equal(r.structuredContent.checkpoints, 0);
+  r = await call('restore_checkpoint', { name: 'before-edit' });
+  assert.equal(r.isError, true);
+  assert.match(r.content[0].text, /no_such_checkpoint/);
 });
 
 test('a timeout is a result with status timeout and its hint', async () => {
