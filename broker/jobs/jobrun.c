@@ -190,6 +190,7 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc, char **argv,
 
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
+	jr->stage_fd = -1;
 	jr->feed = NULL;
 	if ((e = jobspec_from_policy(&jr->spec, pol, argc, argv)) < 0)
 		return e;
@@ -465,6 +466,7 @@ run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
 	sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
 	sup->feed = jr->feed;
 	jobrun_net_arm(jr, sup);
+	jobrun_stage_arm(jr, sup, fs);
 	e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr, &jr->res);
 	/* The launcher died before it read the job (killed between
 	 * jobs, just as this one came): nothing of it ran, so it
@@ -484,6 +486,7 @@ run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
 		}
 	}
 	jobrun_net_end(jr, sup);
+	jobrun_stage_end(sup);
 	sup->tty_fd = -1;
 	sup->feed = NULL;
 	return e;
@@ -587,6 +590,9 @@ jobrun_free(struct jobrun *jr)
 	job_spec_clear(&jr->spec);
 	egress_job_clear(&jr->net);
 	free(jr->net_report);
+	if (jr->stage_fd >= 0)
+		close(jr->stage_fd);
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
+	jr->stage_fd = -1;
 }

@@ -80,6 +80,14 @@ struct jobrun {
 	struct egress_job net;
 	struct egress_report *net_report;
 	bool net_sent; /* the proxy took the running job (on_net) */
+	/* Issue 26: the root of the last job's stage tmpfs, as the
+	 * launcher sent it (PROTO_STAGE; supervisor.h, stage_fn): an
+	 * O_RDONLY directory descriptor holding PROTO_STAGE_UPPER and
+	 * PROTO_STAGE_WORK (broker/fs/stage.h reads it); -1 when none
+	 * came (layer mount_ns off, a jail that failed before its payload).
+	 * Owned: closed by the next job's jobrun_stage_arm and by
+	 * jobrun_free. */
+	int stage_fd;
 };
 
 /*
@@ -177,6 +185,19 @@ int jobrun_use_network(struct jobrun *jr, struct egress_proxy *px,
  */
 void jobrun_net_arm(struct jobrun *jr, struct supervisor *sup);
 void jobrun_net_end(struct jobrun *jr, struct supervisor *sup);
+
+/*
+ * Around one supervisor_run of JR's job on SUP (jobrun_exec's; issue
+ * 26): jobrun_stage_arm closes JR's stage_fd of a job before, sets the
+ * spec's stage_files to the entries the job may add to FS before its
+ * quota's max_files (0 when FS is full or its usage is not counted: fail
+ * closed; call after jobrun_exec counted it) and makes SUP hand the
+ * job's STAGE to JR->stage_fd; jobrun_stage_end takes SUP's receiver
+ * back. jobrun_stage.c.
+ */
+void jobrun_stage_arm(struct jobrun *jr, struct supervisor *sup,
+    const struct fs_ctx *fs);
+void jobrun_stage_end(struct supervisor *sup);
 
 /* JR's report and rules as the result functions take them (result_json.h,
  * struct result_net; both borrowed from JR, report NULL for a job that

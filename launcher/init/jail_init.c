@@ -16,7 +16,9 @@
  *      init and so the whole jail die with it;
  *   3. enters the workspace directory (or takes the zygote's detached
  *      id-mapped copy of it), unshares the mount namespace and builds the
- *      root file system (mounts.c);
+ *      root file system (mounts.c), /work an overlay whose upper layer is
+ *      the job's stage (stage.c), sent to the launcher just before the
+ *      payload starts (WIRE_STAGE);
  *   4. sets the hostname, brings up lo (the only interface of its new
  *      network namespace);
  *   5. drops every capability, bounding set included (libcap-ng), and
@@ -325,8 +327,12 @@ build_root(struct init_setup *s)
 		setup_failed(c->status_fd, STAGE_MOUNT_NS, errno);
 	if ((e = mounts_build_root(c->spec, s->work_tree_fd,
 		 c->userns ? (uid_t)-1 : c->h->outer_uid,
-		 c->userns ? (gid_t)-1 : c->h->outer_gid, &stage, &bind)) < 0)
+		 c->userns ? (gid_t)-1 : c->h->outer_gid, &stage, &bind,
+		 &c->stage_fd)) < 0)
 		mounts_failed(c->status_fd, stage, bind, e);
+	/* Init closed 0, 1 and 2, which the payload's streams take. */
+	if ((c->stage_fd = above_stdio(c->stage_fd, F_DUPFD_CLOEXEC)) < 0)
+		setup_failed(c->status_fd, STAGE_WORK_STAGE, -c->stage_fd);
 }
 
 /*
@@ -561,6 +567,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	    .proc_fd = -1,
 	    .egress_listener = -1,
 	    .egress_packet = -1,
+	    .stage_fd = -1,
 	};
 	struct init_setup setup = {
 	    .c = &c,
@@ -594,6 +601,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		c.spec = spec = jail_init_take_job(spec, go_fd, status_fd,
 		    &in_fd);
 	jail_init_send_egress(&c, notify_fd);
+	jail_init_send_stage(&c, notify_fd);
 
 	payload = start_payload(&setup, out_fd, err_fd, notify_fd, in_fd);
 	jail_init_reap(&c, payload, &all);
