@@ -336,5 +336,5 @@ Test(authority, proxy_port)
 	cr_assert(jail_pool_compatible(&a, &b));
 	cr_assert_str_eq(jail_stage_name(STAGE_EGRESS),
 	    "the egress proxy's listener, routes and packet socket");
-	cr_assert_eq(STAGE_MAX, STAGE_EGRESS);
+	cr_assert_eq(STAGE_MAX, STAGE_WORK_OVERLAY);
 }
