@@ -52,6 +52,7 @@
 #include "fsutil.h"
 #include "install_path.h"
 #include "log.h"
+#include "supervisor_internal.h"
 
 #define LAUNCHER_NAME SPAWNER_LAUNCHER_NAME
 
@@ -238,14 +239,6 @@ close_all(const int *fds, size_t n)
 		close(fds[i]);
 }
 
-/* The descriptors a message of TYPE from the launcher carries: NET's
- * two, STAGE's one, none for the others. */
-static size_t
-fds_of(uint16_t type)
-{
-	return type == PROTO_NET ? 2 : type == PROTO_STAGE ? 1 : 0;
-}
-
 /* Receives one message of a type in ALLOWED (header checked) by the
  * CLOCK_MONOTONIC time DEADLINE (ms), serving W meanwhile (may be NULL).
  * Only a NET may carry descriptors, exactly two, and a STAGE exactly
@@ -276,7 +269,7 @@ recv_expect(struct supervisor *s, struct supervisor_watch *w,
 		close_all(got, nfds);
 		return e;
 	}
-	if (nfds != fds_of(*type) || (nfds != 0 && fds == NULL)) {
+	if (nfds != supervisor_fds_of(*type) || (nfds != 0 && fds == NULL)) {
 		close_all(got, nfds);
 		log_debug("the launcher sent %zu descriptors with %s", nfds,
 		    proto_msg_name(*type));
@@ -470,50 +463,6 @@ take_output(const struct job_spec *spec, const uint8_t *body, size_t len,
 	return 0;
 }
 
-/* NET (BODY of LEN bytes, the two descriptors FDS, ours): for SPEC's
- * job, with a proxy port, once (*SEEN): handed to S->net_fn, which owns
- * them, or closed without one. 0, or -EPROTO (both closed). */
-static int
-take_net(struct supervisor *s, const struct job_spec *spec, const uint8_t *body,
-    size_t len, const int fds[2], bool *seen)
-{
-	uint64_t id;
-
-	if (proto_decode_net(body, len, &id) < 0 || id != spec->job_id ||
-	    spec->proxy_port == 0 || *seen) {
-		close_all(fds, 2);
-		return -EPROTO;
-	}
-	*seen = true;
-	if (s->net_fn != NULL)
-		s->net_fn(s->net_arg, id, fds[0], fds[1]);
-	else
-		close_all(fds, 2);
-	return 0;
-}
-
-/* STAGE (BODY of LEN bytes, its descriptor FD, ours): for SPEC's job,
- * with a mount namespace, once (*SEEN): handed to S->stage_fn, which owns
- * it, or closed without one. 0, or -EPROTO (closed). */
-static int
-take_stage(struct supervisor *s, const struct job_spec *spec,
-    const uint8_t *body, size_t len, int fd, bool *seen)
-{
-	uint64_t id;
-
-	if (proto_decode_stage(body, len, &id) < 0 || id != spec->job_id ||
-	    job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) || *seen) {
-		close(fd);
-		return -EPROTO;
-	}
-	*seen = true;
-	if (s->stage_fn != NULL)
-		s->stage_fn(s->stage_arg, id, fd);
-	else
-		close(fd);
-	return 0;
-}
-
 /* Hands the job's OUTPUT to OUT (with ARG) until its RESULT, which fills
  * RES, comes by DEADLINE (ms, spawner_now_ms; pushed back by the time OUT
  * takes); a launcher that dies, breaks the protocol or is late past
@@ -524,7 +473,8 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 {
 	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT,
 	    PROTO_NET, PROTO_STAGE};
-	bool foreign, net_seen = false, stage_seen = false;
+	uint32_t seen = 0; /* the NET and STAGE that came */
+	bool foreign;
 	int n, e, fds[2];
 
 	/* What the session read before the job may already cancel it. */
@@ -546,12 +496,9 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 				stdin_feed_stop(s->feed);
 			return 0;
 		}
-		if (type == PROTO_NET || type == PROTO_STAGE) {
-			e = type == PROTO_NET
-			    ? take_net(s, spec, body, (size_t)n, fds, &net_seen)
-			    : take_stage(s, spec, body, (size_t)n, fds[0],
-				  &stage_seen);
-			if (e < 0) {
+		if (supervisor_fds_of(type) != 0) {
+			if ((e = supervisor_take_fds(s, spec, type, body,
+				 (size_t)n, fds, &seen)) < 0) {
 				launcher_failed(s, res, spec->job_id, e, 0);
 				if (s->feed != NULL)
 					stdin_feed_stop(s->feed);

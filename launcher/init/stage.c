@@ -194,6 +194,23 @@ make_overlay(int lower, int stage, bool rdonly)
 		(rdonly ? MOUNT_ATTR_RDONLY : 0));
 }
 
+/* STAGE's root opened O_RDONLY | O_DIRECTORY, close-on-exec, numbered
+ * above 2 (init has closed 0, 1 and 2, which the payload's streams
+ * take): the descriptor or a negative errno. */
+static int
+open_root(int stage)
+{
+	int fd = openat(stage, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), high,
+	    e;
+
+	if (fd < 0 || fd > 2)
+		return fd < 0 ? -errno : fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	e = high < 0 ? -errno : high;
+	close(fd);
+	return e;
+}
+
 int
 jail_stage_build(const struct job_spec *spec, int lower, int *stage_root,
     int *stage)
@@ -211,9 +228,9 @@ jail_stage_build(const struct job_spec *spec, int lower, int *stage_root,
 	}
 	/* The broker reads the stage: a directory it can list, not the
 	 * O_PATH descriptor fsmount(2) gives. */
-	*stage_root = openat(st, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (*stage_root < 0) {
-		e = -errno;
+	if ((*stage_root = open_root(st)) < 0) {
+		e = *stage_root;
+		*stage_root = -1;
 		close(st);
 		return mnt_fail(stage, STAGE_WORK_STAGE, e);
 	}
