@@ -84,6 +84,7 @@ const char *jail_stage_name(int stage);
  * 0): the payload may have died of ENOSPC there. */
 #define INIT_FULL_TMP 0x1
 #define INIT_FULL_HOME 0x2
+#define INIT_FULL_WORK 0x4 /* the job's stage under /work (issue 26) */
 
 /*
  * The signal jail init gets (from the zygote, at the launcher's request:

@@ -318,10 +318,10 @@ jail_init_send_stage(struct init_ctx *c, int notify_fd)
 		return;
 	if (c->stage_fd < 0)
 		setup_failed(c->status_fd, STAGE_WORK_STAGE, EPROTO);
+	/* Init keeps its copy, to tell disk_full when the payload ends
+	 * (reaper.c); the payload closes it before its exec. */
 	e = wire_send(notify_fd, msg, sizeof(msg), WIRE_STAGE, WIRE_ROLE_BIT(0),
 	    &c->stage_fd);
-	close(c->stage_fd);
-	c->stage_fd = -1;
 	if (e < 0)
 		setup_failed(c->status_fd, STAGE_WORK_STAGE, -e);
 }

@@ -31,8 +31,8 @@ struct init_ctx {
 	int egress_packet;
 	/* With layer mount_ns on (issue 26): the root of the job's stage
 	 * tmpfs (mounts.c, stage.c), an O_RDONLY directory descriptor
-	 * above 2, held until it is sent just before the payload starts;
-	 * or -1. */
+	 * above 2 (close-on-exec), sent just before the payload starts and
+	 * kept to tell disk_full when it ends; or -1. */
 	int stage_fd;
 };
 
@@ -176,8 +176,9 @@ void jail_init_send_egress(struct init_ctx *c, int notify_fd);
 
 /*
  * Just before the payload starts, after jail_init_send_egress: C's stage
- * (C->stage_fd) sent on NOTIFY_FD as WIRE_STAGE and init's copy closed,
- * so that the payload never holds it; nothing without a mount namespace.
+ * (C->stage_fd) sent on NOTIFY_FD as WIRE_STAGE, init's copy kept (the
+ * payload closes every descriptor it is not given before its exec:
+ * payload.c); nothing without a mount namespace.
  * A job with a mount namespace and no stage, or a failed send, is
  * STAGE_WORK_STAGE (fail closed: init ends). egress.c.
  */

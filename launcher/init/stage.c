@@ -18,6 +18,20 @@
  * With layer limits off the stage has the kernel's default size (as the
  * jail's other tmpfs have: mounts.c).
  *
+ * A warm pool's jail (launcher/supervisor/pool.c) builds its overlay
+ * here, with its template's allowance, long before its job comes, while
+ * the broker may still write the workspace between jobs. overlayfs.rst
+ * ("Changes to underlying filesystems") forbids changing the lower layer
+ * while it is mounted only because the overlay caches what it looked up
+ * there; nothing below /work is looked up before the job comes: building
+ * the overlay looks at the lower layer's root alone (fstat here,
+ * overlayfs's own checks of it), and init enters /work and Landlock opens
+ * it, the overlay's root, not a name in it. With no lookup cached below
+ * the root, the job sees the lower layer as it is when it runs. While the
+ * job runs the broker does not write the workspace (it reads the stage
+ * after the job); a job of another allowance is no job this jail may take
+ * (jail_pool_compatible: a cold jail runs it).
+ *
  * What the kernel must have: overlayfs mountable in a user namespace
  * (Linux 5.11), tmpfs with user xattrs for the userxattr option (6.6),
  * and layers given by detached mounts (6.15: clone_private_mount of a

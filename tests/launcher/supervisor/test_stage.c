@@ -89,9 +89,35 @@ on_stage(void *arg, uint64_t job_id, int stage)
 	g->fd = stage;
 }
 
+/* Runs ARGV (5 strings) on a stage of ALLOW bytes and FILES inodes in
+ * SS; its stdout into C, its result into RES (the caller clears it), the
+ * stage's descriptor into G (the caller closes it). */
+static void
+run_stage(struct session *ss, char **argv, uint64_t allow, uint64_t files,
+    struct stage_got *g, struct captured *c, struct job_result *res)
+{
+	struct job_spec spec;
+	int e;
+
+	memset(g, 0, sizeof(*g));
+	g->fd = -1;
+	memset(c, 0, sizeof(*c));
+	memset(res, 0, sizeof(*res));
+	ss->sup.stage_fn = on_stage;
+	ss->sup.stage_arg = g;
+	memset(&spec, 0, sizeof(spec));
+	cr_assert_eq(jobspec_from_policy(&spec, &ss->pol, 5, argv), 0);
+	spec.workspace_allow = allow;
+	spec.stage_files = files;
+	e = supervisor_run(&ss->sup, &spec, ss->wsfd, on_output, c, res);
+	cr_assert_eq(e, 0, "supervisor_run: %s", strerror(-e));
+	cr_assert_eq(g->calls, 1, "STAGE came %d times", g->calls);
+	cr_assert_eq(g->job_id, spec.job_id);
+	job_spec_clear(&spec);
+}
+
 /* Runs the probe's ACTION with N on a stage of ALLOW bytes and FILES
- * inodes in SS; its stdout into C, the stage's descriptor into G (the
- * caller closes it). */
+ * inodes in SS, which must end ok; as run_stage. */
 static void
 run_probe(struct session *ss, const char *action, uint64_t n, uint64_t allow,
     uint64_t files, struct stage_got *g, struct captured *c)
@@ -100,27 +126,11 @@ run_probe(struct session *ss, const char *action, uint64_t n, uint64_t allow,
 	char *argv[] = {(char *)(uintptr_t) "python3", (char *)(uintptr_t) "-c",
 	    (char *)(uintptr_t)probe, (char *)(uintptr_t)action, num, NULL};
 	struct job_result res;
-	struct job_spec spec;
-	int e;
 
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)n);
-	memset(g, 0, sizeof(*g));
-	g->fd = -1;
-	memset(c, 0, sizeof(*c));
-	memset(&res, 0, sizeof(res));
-	ss->sup.stage_fn = on_stage;
-	ss->sup.stage_arg = g;
-	memset(&spec, 0, sizeof(spec));
-	cr_assert_eq(jobspec_from_policy(&spec, &ss->pol, 5, argv), 0);
-	spec.workspace_allow = allow;
-	spec.stage_files = files;
-	e = supervisor_run(&ss->sup, &spec, ss->wsfd, on_output, c, &res);
-	cr_assert_eq(e, 0, "supervisor_run: %s", strerror(-e));
+	run_stage(ss, argv, allow, files, g, c, &res);
 	cr_assert_eq(res.status, JOB_OK, "%s (%s): %s",
 	    job_status_name(res.status), res.detail, c->data[2]);
-	cr_assert_eq(g->calls, 1, "STAGE came %d times", g->calls);
-	cr_assert_eq(g->job_id, spec.job_id);
-	job_spec_clear(&spec);
 	job_result_clear(&res);
 }
 
@@ -217,6 +227,29 @@ Test(stage, a_write_past_the_allowance_is_enospc)
 	/* Within the allowance it fits. */
 	run_probe(&ss, "big", MIB / 2, MIB, 64, &g, &c);
 	cr_assert_str_eq(c.data[1], "big ok\n", "%s", c.data[1]);
+	close(g.fd);
+	session_close(&ss);
+}
+
+/* A program that fails with its stage full ends disk_full, the
+ * allowance named. */
+Test(stage, a_program_that_fails_of_a_full_stage_is_disk_full)
+{
+	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
+	    (char *)(uintptr_t) "head -c $1 /dev/zero > /work/f",
+	    (char *)(uintptr_t) "sh", (char *)(uintptr_t) "2097152", NULL};
+	struct job_result res;
+	struct session ss;
+	struct stage_got g;
+	struct captured c;
+
+	session_open(&ss);
+	run_stage(&ss, argv, MIB, 64, &g, &c, &res);
+	cr_assert_eq(res.status, JOB_DISK_FULL, "%s (%s): %s",
+	    job_status_name(res.status), res.detail, c.data[2]);
+	cr_assert_not_null(strstr(res.detail, "/work was full"), "%s",
+	    res.detail);
+	job_result_clear(&res);
 	close(g.fd);
 	session_close(&ss);
 }
