@@ -118,7 +118,7 @@ enum proto_msg_type {
 	 * holds the upper layer of the overlay at /work (PROTO_STAGE_UPPER,
 	 * PROTO_STAGE_WORK in it), a directory opened O_RDONLY (jail init
 	 * sends it as WIRE_STAGE). Sent once, before the job's RESULT,
-	 * for a job with layer mount_ns on. */
+	 * for a job with a stage (job_spec_staged). */
 	PROTO_STAGE = 9,
 };
 #define PROTO_MSG_TYPE_MAX PROTO_STAGE
@@ -243,6 +243,19 @@ uint32_t job_spec_layers_off(const struct job_spec *spec);
 /* True when SPEC runs without layer LAYER (enum job_layer). */
 #define job_spec_layer_off(spec, layer) \
 	((job_spec_layers_off(spec) & JOB_LAYER_BIT(layer)) != 0)
+
+/*
+ * True when SPEC's writes to /work go to a stage of their own (issue 26;
+ * launcher/init/stage.c): layers mount_ns and user_ns both on. Without a
+ * mount namespace there is no /work to build; without a user namespace
+ * init lacks what overlayfs needs of its mounter (CAP_DAC_OVERRIDE: a
+ * root zygote keeps CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID alone). Both
+ * are evaluations (docs/layers.md): the workspace is then /work itself,
+ * written directly, its quota watched by the launcher; no STAGE is sent.
+ */
+#define job_spec_staged(spec)                             \
+	(!job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) && \
+	    !job_spec_layer_off(spec, JOB_LAYER_USER_NS))
 
 /* Frees every string and array SPEC points to (it owns them all: struct
  * job_spec) and zeroes it; accepts NULL and a zeroed SPEC. */

@@ -84,7 +84,8 @@ struct jobrun {
 	 * launcher sent it (PROTO_STAGE; supervisor.h, stage_fn): an
 	 * O_RDONLY directory descriptor holding PROTO_STAGE_UPPER and
 	 * PROTO_STAGE_WORK (broker/fs/stage.h reads it); -1 when none
-	 * came (layer mount_ns off, a jail that failed before its payload).
+	 * came (no stage: job_spec_staged; a jail that failed before its
+	 * payload).
 	 * Owned: closed by the next job's jobrun_stage_arm and by
 	 * jobrun_free. */
 	int stage_fd;

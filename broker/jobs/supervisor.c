@@ -9,7 +9,7 @@
  *                         this job's id; ends the job), NET (2 fds, this
  *                         job's id, a job with a proxy port, at most once;
  *                         to net_fn), STAGE (1 fd, this job's id, a job
- *                         with layer mount_ns on, at most once; to
+ *                         with a stage (job_spec_staged), at most once; to
  *                         stage_fn)
  *   otherwise             nothing
  *

@@ -57,7 +57,8 @@ typedef void (*net_fn)(void *arg, uint64_t job_id, int listener, int packet);
 
 /*
  * The receiver of a job's STAGE (issue 26; proto.h): called while
- * supervisor_run waits, once per job with layer mount_ns on, before its
+ * supervisor_run waits, once per job with a stage (job_spec_staged: layers mount_ns and
+ * user_ns on), before its
  * RESULT, with ARG (struct supervisor's stage_arg), the job's id, and
  * STAGE, an O_RDONLY directory descriptor of the root of the job's stage
  * tmpfs: PROTO_STAGE_UPPER in it is the upper layer of the overlay the

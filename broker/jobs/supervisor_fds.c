@@ -33,8 +33,7 @@ expected(const struct job_spec *spec, uint16_t type, uint64_t id, uint32_t seen)
 		return false;
 	if (type == PROTO_NET)
 		return spec->proxy_port != 0;
-	return type == PROTO_STAGE &&
-	    !job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS);
+	return type == PROTO_STAGE && job_spec_staged(spec);
 }
 
 int

@@ -18,8 +18,8 @@ size_t supervisor_fds_of(uint16_t type);
 /*
  * A NET or STAGE (TYPE) of the running job SPEC, BODY of LEN bytes, with
  * its supervisor_fds_of(TYPE) descriptors FDS (ours): checked (the job's
- * id; NET for a job with a proxy port, STAGE for one with layer mount_ns
- * on; each at most once, *SEEN a mask of the types that came, bit TYPE)
+ * id; NET for a job with a proxy port, STAGE for one with a stage
+ * (job_spec_staged); each at most once, *SEEN a mask of the types that came, bit TYPE)
  * and handed to S's net_fn or stage_fn, which own them, or closed when
  * there is none. Returns 0, or -EPROTO with the descriptors closed (the
  * caller fails the job: a protocol violation).

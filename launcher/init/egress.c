@@ -314,7 +314,7 @@ jail_init_send_stage(struct init_ctx *c, int notify_fd)
 	uint8_t msg[WIRE_HEADER_SIZE];
 	int e;
 
-	if (!c->mountns && c->stage_fd < 0)
+	if (!job_spec_staged(c->spec) && c->stage_fd < 0)
 		return;
 	if (c->stage_fd < 0)
 		setup_failed(c->status_fd, STAGE_WORK_STAGE, EPROTO);

@@ -6,8 +6,6 @@
  * Order:
  *   1. make every mount private (no propagation to or from the host);
  *   2. a tmpfs over /tmp of the namespace becomes the new root R;
- *  2b. the overlay of step 8 built (detached), while this user
- *      namespace may still make mount namespaces (step 6's quotas);
  *   3. generated /etc files (passwd, group, hostname, hosts) in R;
  *   4. the policy's read-only binds, each recursive, then
  *      mount_setattr(MOUNT_ATTR_RDONLY|NOSUID|NODEV, AT_RECURSIVE) so no
@@ -15,6 +13,9 @@
  *      recreated as the same symlink;
  *   5. /dev: a tmpfs with bind mounts of null, zero, full, random,
  *      urandom, the usual symlinks and a size-capped /dev/shm;
+ *  5b. the overlay of step 8 built (detached), while this user
+ *      namespace may still make mount namespaces (step 6's quotas) and
+ *      the binds' sources are closed (init's descriptors are few);
  *   6. a fresh /proc of the jail's pid namespace (layer pid_ns off: the
  *      host's, bound, since a user namespace may mount no proc of a pid
  *      namespace it does not own), with /proc/sys,
@@ -28,7 +29,8 @@
  *      upper layer is on the job's stage, a detached tmpfs of its
  *      allowance (stage.c; issue 26): the lower is the detached
  *      id-mapped mount a root launcher made, or the current directory,
- *      translated into this namespace by unshare(CLONE_NEWNS);
+ *      translated into this namespace by unshare(CLONE_NEWNS); without a
+ *      stage (job_spec_staged, layer user_ns off) that mount itself;
  *   9. pivot_root(R, R) and a lazy unmount of the old root, the
  *      "new_root and put_old the same" idiom of pivot_root(2);
  *  10. R itself remounted read-only.
@@ -366,20 +368,48 @@ attach_tree(int tree_fd)
 }
 
 /*
- * Step 2b: the overlay of the workspace (stage.c), built before step 6
+ * Step 8 for a job without a stage (job_spec_staged: an evaluation with
+ * layer user_ns off): the workspace itself at /work, nosuid and nodev:
+ * WORK_TREE_FD moved there, or without one (-1) WSFD bound; the one used
+ * is closed. Returns 0, or a negative errno with *STAGE STAGE_WORK.
+ */
+static int
+bind_work(int work_tree_fd, int wsfd, int *stage)
+{
+	char path[PATH_MAX];
+	int e;
+
+	if ((e = mnt_mkdir_p(ROOT "/work", 0755)) < 0)
+		return mnt_fail(stage, STAGE_WORK, e);
+	if (work_tree_fd >= 0 && (e = attach_tree(work_tree_fd)) < 0)
+		return mnt_fail(stage, STAGE_WORK, e);
+	if (work_tree_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", wsfd);
+		if (mount(path, ROOT "/work", NULL, MS_BIND, NULL) < 0)
+			return mnt_fail(stage, STAGE_WORK, -errno);
+		close(wsfd);
+	}
+	if ((e = mnt_setattr(AT_FDCWD, ROOT "/work", 0,
+		 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
+		return mnt_fail(stage, STAGE_WORK, e);
+	return 0;
+}
+
+/*
+ * Step 5b: the overlay of the workspace (stage.c), built before step 6
  * sets this user namespace's quotas (quotas.c: max_mnt_namespaces 0),
  * which every detached mount counts against (fsmount(2) makes an
  * anonymous mount namespace). The workspace is WORK_TREE_FD (a detached
  * id-mapped tree, attached at ROOT/work until step 8: a mount of the
  * zygote's namespace is no layer a jail's user namespace may stack on,
  * one of this namespace is) or, without one (-1), WSFD, the workspace
- * directory; both are closed. The overlay's detached mount goes into
- * *OVL and the stage's root into *STAGE_FD. Returns 0, or a negative
+ * directory; both are closed. The overlay's detached mount goes into *OVL and the stage's root into
+ * *STAGE_FD. Returns 0, or a negative
  * errno with *STAGE STAGE_WORK, STAGE_WORK_STAGE or STAGE_WORK_OVERLAY.
  */
 static int
-build_work(const struct job_spec *spec, int work_tree_fd, int wsfd,
-    int *stage, int *ovl, int *stage_fd)
+build_work(const struct job_spec *spec, int work_tree_fd, int wsfd, int *stage,
+    int *ovl, int *stage_fd)
 {
 	int lower = wsfd, e;
 
@@ -450,7 +480,7 @@ pivot_into_root(bool owner_set, int *stage)
 }
 
 /*
- * Steps 2 to 7 of mounts_build_root (and 2b, the workspace's overlay
+ * Steps 2 to 7 of mounts_build_root (and 5b, the workspace's overlay
  * into *OVL and its stage into *STAGE_FD). Returns 0 or a negative errno
  * with *STAGE (and *BIND).
  */
@@ -475,15 +505,16 @@ build_steps(const struct job_spec *spec, int work_tree_fd, int wsfd,
 	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV,
 		ROOT_TMPFS_OPTS) < 0)
 		return mnt_fail(stage, STAGE_ROOT_TMPFS, -errno);
-	if ((e = build_work(spec, work_tree_fd, wsfd, stage, ovl, stage_fd)) <
-	    0)
-		return e;
 	if ((e = build_etc(spec, &own)) < 0)
 		return mnt_fail(stage, STAGE_ETC, e);
 	if ((e = mounts_bind_sources(spec, src_fds, stage, bind)) < 0)
 		return e;
 	if ((e = build_dev(spec, &own)) < 0)
 		return mnt_fail(stage, STAGE_DEV, e);
+	if (job_spec_staged(spec) &&
+	    (e = build_work(spec, work_tree_fd, wsfd, stage, ovl, stage_fd)) <
+		0)
+		return e;
 	if ((e = mounts_build_proc(spec, own.set, stage)) < 0)
 		return e;
 	return build_tmp_home(spec, &own, private_dirs, host_tmp, stage);
@@ -500,7 +531,7 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 	*stage_fd = -1;
 	/* Without a detached tree, the workspace is the current directory,
 	 * translated into this namespace by unshare(CLONE_NEWNS); held
-	 * until step 2b. */
+	 * until step 5b. */
 	if (work_tree_fd < 0) {
 		wsfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (wsfd < 0)
@@ -512,7 +543,9 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 		e = build_steps(spec, work_tree_fd, wsfd, owner_uid, owner_gid,
 		    stage, bind, &ovl, stage_fd);
 	if (e == 0)
-		e = attach_work(ovl, work_tree_fd >= 0, stage);
+		e = job_spec_staged(spec)
+		    ? attach_work(ovl, work_tree_fd >= 0, stage)
+		    : bind_work(work_tree_fd, wsfd, stage);
 	else if (ovl >= 0)
 		close(ovl);
 	if (e == 0)

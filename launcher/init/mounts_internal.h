@@ -87,7 +87,8 @@ int mounts_build_proc(const struct job_spec *spec, bool owner_set, int *stage);
  * (owned and moded as LOWER's root shows) and PROTO_STAGE_WORK in it,
  * and the overlay of LOWER (borrowed: a directory of this mount
  * namespace, or a detached mount the caller may use) with the option
- * userxattr. Neither is attached anywhere. Returns the overlay's
+ * userxattr. Neither is attached anywhere. In the jail's user namespace
+ * only (job_spec_staged). Returns the overlay's
  * detached mount (an O_PATH descriptor the caller attaches with
  * move_mount(2) and closes) and sets *STAGE_ROOT to an O_RDONLY
  * directory descriptor of the stage's root (the caller's; close-on-exec);

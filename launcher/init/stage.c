@@ -32,6 +32,14 @@
  * after the job); a job of another allowance is no job this jail may take
  * (jail_pool_compatible: a cold jail runs it).
  *
+ * Only in the jail's user namespace (job_spec_staged), where init holds
+ * every capability over the stage: overlayfs makes its upper layer's
+ * entries with its mounter's credentials, and without a user namespace
+ * init has a root zygote's CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID
+ * alone; there the overlay's creation fails (EACCES on Linux 6.18, with
+ * the stage made as the workspace's owner too: its checks of the work
+ * directory make temporaries of mode 0).
+ *
  * What the kernel must have: overlayfs mountable in a user namespace
  * (Linux 5.11), tmpfs with user xattrs for the userxattr option (6.6),
  * and layers given by detached mounts (6.15: clone_private_mount of a
@@ -130,28 +138,25 @@ make_stage_tmpfs(const struct job_spec *spec)
 
 /*
  * PROTO_STAGE_UPPER and PROTO_STAGE_WORK in the stage STAGE, the upper
- * one with the owner and mode LOWER's root shows here, so that /work
- * looks as the workspace did. An owner this namespace does not map
- * cannot be given: a group alone is then left as ours when the owner is
- * us (the payload's permissions are its owner's either way), anything
- * else is a refusal. 0 or a negative errno.
+ * one with the owner and mode LOWER (the lower layer's root, as this
+ * namespace shows it) has, so that /work looks as the workspace did. An
+ * owner this namespace does not map cannot be given: a group alone is
+ * then left as ours when the owner is us (the payload's permissions are
+ * its owner's either way), anything else is a refusal. 0 or a negative
+ * errno.
  */
 static int
-make_upper(int stage, int lower)
+make_upper(int stage, const struct stat *lower)
 {
-	struct stat st;
-
-	if (fstat(lower, &st) < 0)
-		return -errno;
 	if (mkdirat(stage, PROTO_STAGE_UPPER, 0700) < 0 ||
 	    mkdirat(stage, PROTO_STAGE_WORK, 0700) < 0)
 		return -errno;
-	if (fchownat(stage, PROTO_STAGE_UPPER, st.st_uid, st.st_gid,
+	if (fchownat(stage, PROTO_STAGE_UPPER, lower->st_uid, lower->st_gid,
 		AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno != EINVAL || st.st_uid != geteuid())
+		if (errno != EINVAL || lower->st_uid != geteuid())
 			return -errno;
 	}
-	if (fchmodat(stage, PROTO_STAGE_UPPER, st.st_mode & 07777, 0) < 0)
+	if (fchmodat(stage, PROTO_STAGE_UPPER, lower->st_mode & 07777, 0) < 0)
 		return -errno;
 	return 0;
 }
@@ -231,19 +236,18 @@ jail_stage_build(const struct job_spec *spec, int lower, int *stage_root,
 {
 	bool rdonly = spec->workspace_allow == 0 &&
 	    !job_spec_layer_off(spec, JOB_LAYER_LIMITS);
+	struct stat lst;
 	int st, ovl, e;
 
 	*stage_root = -1;
+	if (fstat(lower, &lst) < 0)
+		return mnt_fail(stage, STAGE_WORK_STAGE, -errno);
 	if ((st = make_stage_tmpfs(spec)) < 0)
 		return mnt_fail(stage, STAGE_WORK_STAGE, st);
-	if ((e = make_upper(st, lower)) < 0) {
-		close(st);
-		return mnt_fail(stage, STAGE_WORK_STAGE, e);
-	}
 	/* The broker reads the stage: a directory it can list, not the
 	 * O_PATH descriptor fsmount(2) gives. */
-	if ((*stage_root = open_root(st)) < 0) {
-		e = *stage_root;
+	if ((e = make_upper(st, &lst)) < 0 ||
+	    (e = *stage_root = open_root(st)) < 0) {
 		*stage_root = -1;
 		close(st);
 		return mnt_fail(stage, STAGE_WORK_STAGE, e);

@@ -1,13 +1,14 @@
 /*
  * enforce_ws.c: the workspace quota of the enforcer (enforce_internal.h)
- * for a job that writes the workspace itself, i.e. with layer mount_ns
- * off (docs/layers.md): the file system's growth watched cheaply, and
- * past what the job may add the workspace's own disk use counted. A job
- * with a mount namespace writes to its stage instead (issue 26;
- * launcher/init/stage.c), a tmpfs whose size and inodes are the
- * allowance, which the kernel holds (ENOSPC): it is not walked here
- * (enforcer_init without a workspace descriptor), and nothing a job does
- * below /work can make the launcher walk a tree of its making.
+ * for a job that writes the workspace itself, i.e. without a stage
+ * (job_spec_staged: layer mount_ns or user_ns off; docs/layers.md): the
+ * file system's growth watched cheaply, and past what the job may add
+ * the workspace's own disk use counted. A job with a stage writes to it
+ * instead (issue 26; launcher/init/stage.c), a tmpfs whose size and
+ * inodes are the allowance, which the kernel holds (ENOSPC): it is not
+ * walked here (enforcer_init without a workspace descriptor), and
+ * nothing a job does below /work can make the launcher walk a tree of
+ * its making.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -232,10 +232,9 @@ job_watch(struct launcher *l, const struct job_spec *spec, int wsfd,
 	int e, x;
 
 	/* The workspace is watched only when the job writes it directly
-	 * (layer mount_ns off); else its stage holds the allowance. */
+	 * (no stage: job_spec_staged); else its stage holds the allowance. */
 	e = enforcer_init(&s->enf, &spec->limits, mode, s->cg_leaf, s->jail.pid,
-	    l->proc_fd,
-	    job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) ? wsfd : -1,
+	    l->proc_fd, job_spec_staged(spec) ? -1 : wsfd,
 	    spec->workspace_allow, job_elapsed_ms(&s->jail.start),
 	    job_spec_layer_off(spec, JOB_LAYER_LIMITS));
 	m->jail = &s->jail;

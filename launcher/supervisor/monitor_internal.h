@@ -70,7 +70,7 @@ struct launcher;
  * WIRE_NET_SOCKETS, for a SPEC with a proxy port, at most once and
  * before the listener, is checked (job_net_sockets_ok) and forwarded to
  * the broker on L->ipc as PROTO_NET with both descriptors
- * (S->net_sent); init's WIRE_STAGE, for a SPEC with layer mount_ns on,
+ * (S->net_sent); init's WIRE_STAGE, for a SPEC with a stage (job_spec_staged),
  * at most once, after the NET and before the listener, is checked (a
  * tmpfs directory open for reading) and forwarded as PROTO_STAGE with
  * its descriptor (S->stage_sent; issue 26); the payload's

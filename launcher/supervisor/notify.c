@@ -6,8 +6,8 @@
  *                          only (issue 25): the proxy's listener and the
  *                          packet socket, checked here and forwarded to
  *                          the broker as PROTO_NET, our copies closed;
- *   WIRE_STAGE             from jail init, for a job with layer mount_ns
- *                          on (issue 26): the root of the job's stage
+ *   WIRE_STAGE             from jail init, for a job with a stage
+ *                          (job_spec_staged; issue 26): the root of the job's stage
  *                          tmpfs, checked and forwarded as PROTO_STAGE,
  *                          our copy closed;
  *   WIRE_SECCOMP_LISTENER  from the payload, with layer seccomp on: the
@@ -110,7 +110,7 @@ stage_ok(int fd)
 }
 
 /* WIRE_STAGE (its descriptor FD, the caller's to close): for SPEC's job
- * with a mount namespace, once, after the proxy's sockets; checked, then
+ * with a stage (job_spec_staged), once, after the proxy's sockets; checked, then
  * sent to the broker as PROTO_STAGE. 0 or a negative errno. */
 static int
 forward_stage(struct launcher *l, const struct job_spec *spec,
@@ -119,9 +119,8 @@ forward_stage(struct launcher *l, const struct job_spec *spec,
 	uint8_t buf[PROTO_HEADER_SIZE + 8];
 	int n;
 
-	if (job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) || s->stage_sent ||
-	    s->den.listener >= 0 || (spec->proxy_port != 0 && !s->net_sent) ||
-	    !stage_ok(fd))
+	if (!job_spec_staged(spec) || s->stage_sent || s->den.listener >= 0 ||
+	    (spec->proxy_port != 0 && !s->net_sent) || !stage_ok(fd))
 		return -EPROTO;
 	if ((n = proto_encode_stage(buf, sizeof(buf), spec->job_id)) < 0)
 		return n;
@@ -133,12 +132,12 @@ forward_stage(struct launcher *l, const struct job_spec *spec,
 
 /* WIRE_SECCOMP_LISTENER: the listener FD kept in S's denial log, once,
  * and after the proxy's sockets when the job has a port, after the stage
- * when it has a mount namespace. */
+ * when it has one. */
 static int
 take_listener(const struct job_spec *spec, struct job_state *s, int fd)
 {
 	if (s->den.listener >= 0 || (spec->proxy_port != 0 && !s->net_sent) ||
-	    (!job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) && !s->stage_sent))
+	    (job_spec_staged(spec) && !s->stage_sent))
 		return -EPROTO;
 	s->den.listener = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	return s->den.listener < 0 ? -errno : 0;
