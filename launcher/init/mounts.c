@@ -403,8 +403,8 @@ bind_work(int work_tree_fd, int wsfd, int *stage)
  * id-mapped tree, attached at ROOT/work until step 8: a mount of the
  * zygote's namespace is no layer a jail's user namespace may stack on,
  * one of this namespace is) or, without one (-1), WSFD, the workspace
- * directory; both are closed. The overlay's detached mount goes into *OVL and the stage's root into
- * *STAGE_FD. Returns 0, or a negative
+ * directory; both are closed. The overlay's detached mount goes into
+ * *OVL and the stage's root into *STAGE_FD. Returns 0, or a negative
  * errno with *STAGE STAGE_WORK, STAGE_WORK_STAGE or STAGE_WORK_OVERLAY.
  */
 static int
@@ -531,7 +531,7 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 	*stage_fd = -1;
 	/* Without a detached tree, the workspace is the current directory,
 	 * translated into this namespace by unshare(CLONE_NEWNS); held
-	 * until step 5b. */
+	 * until step 5b (8 without a stage). */
 	if (work_tree_fd < 0) {
 		wsfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (wsfd < 0)
