@@ -69,8 +69,6 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 {
 	char why[POLICY_ERR_MAX];
 	uint64_t n;
-	enum job_enforcement enf;
-	enum output_action act;
 	uint32_t m;
 	bool b;
 
@@ -99,16 +97,10 @@ set_converted(struct loader *l, const struct scalar_key *k, char *field,
 		*(uint32_t *)(void *)field = m;
 		return 1;
 	case K_ENFORCE:
-		if (!policy_parse_enforcement(k->name, v, &enf, why,
-			sizeof(why)))
-			return fail(l, "%s", why);
-		*(enum job_enforcement *)(void *)field = enf;
-		return 1;
 	case K_OUTPUT:
-		if (!policy_parse_output_action(k->name, v, &act, why,
-			sizeof(why)))
+	case K_COMMIT:
+		if (!policy_set_word(k, v, field, why, sizeof(why)))
 			return fail(l, "%s", why);
-		*(enum output_action *)(void *)field = act;
 		return 1;
 	case K_LAYERS:
 		if (!policy_parse_layers(k->name, v, &m, why, sizeof(why)))
@@ -232,6 +224,8 @@ handle_key(void *user, const char *section, const char *key, const char *v)
 		return policy_add_env(l, key, v);
 	case SEC_FILESYSTEM:
 		return policy_add_mount(l, key, v);
+	case SEC_WRITEBACK:
+		return policy_add_wb(l, key, v);
 	default:
 		return fail(l, "internal error: section");
 	}
@@ -260,7 +254,8 @@ next_byte(struct loader *l)
 static void
 end_section(struct loader *l)
 {
-	if ((l->section == SEC_ENVIRONMENT || l->section == SEC_FILESYSTEM) &&
+	if ((l->section == SEC_ENVIRONMENT || l->section == SEC_FILESYSTEM ||
+		l->section == SEC_WRITEBACK) &&
 	    !l->section_keys)
 		policy_fail_at(l, -EINVAL, l->section_line,
 		    "empty [%s] section (it adds nothing to the default's "

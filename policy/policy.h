@@ -4,11 +4,13 @@
  * A policy is an INI file read with inih. A file is laid over the embedded
  * default policy (policy/default.ini, compiled in): a scalar key it sets
  * replaces the default's value; the entries it gives in a list section
- * ([environment], [filesystem], [network]'s rules) add to the default's
- * list, an entry the default also has (the same variable, the same bind
- * target, the same [network] rule) taking its place. Only [policy]
- * replace = environment, filesystem, network makes the file's list the
- * whole list (docs/decisions.md, "Policy lists add to the default's"). Every error is reported as "FILE:LINE: message".
+ * ([environment], [filesystem], [network]'s rules, [writeback]'s rules)
+ * add to the default's list, an entry the default also has (the same
+ * variable, the same bind target, the same [network] rule, the same
+ * [writeback] pattern and qualifier) taking its place. Only [policy]
+ * replace = environment, filesystem, network, writeback makes the file's
+ * list the whole list (docs/decisions.md, "Policy lists add to the
+ * default's"). Every error is reported as "FILE:LINE: message".
  *
  * Loading is pure (no file system access beyond reading the file itself);
  * whether bind sources exist is `stockade policy check`'s business
@@ -35,8 +37,13 @@
 #define POLICY_LIST_ENVIRONMENT 0x1u
 #define POLICY_LIST_FILESYSTEM 0x2u
 #define POLICY_LIST_NETWORK 0x4u
-#define POLICY_LISTS_ALL \
-	(POLICY_LIST_ENVIRONMENT | POLICY_LIST_FILESYSTEM | POLICY_LIST_NETWORK)
+#define POLICY_LIST_WRITEBACK 0x8u
+#define POLICY_LISTS_ALL                                    \
+	(POLICY_LIST_ENVIRONMENT | POLICY_LIST_FILESYSTEM | \
+	    POLICY_LIST_NETWORK | POLICY_LIST_WRITEBACK)
+
+/* Most [writeback] rules of one policy, the default's included. */
+#define POLICY_MAX_WB_RULES 256u
 
 /*
  * Where a key or list entry of a loaded policy was given: the embedded
@@ -86,7 +93,12 @@ struct net_policy {
 /*
  * [writeback]: the firewall on what a job writes back (issue 26;
  * broker/fs/writeback.h). Rules in order, first match wins; the embedded
- * default's come first unless the file replaces the list.
+ * default's come first unless the file replaces the list. A rule of the
+ * file with the same pattern and qualifier as one of the default's takes
+ * that rule's place (its action changes where it stands); the file's
+ * other rules come after the default's, so an exception to a default's
+ * rule (allow = .vscode/settings.json under quarantine = .vscode/) needs
+ * [policy] replace = writeback.
  */
 enum wb_action {
 	WB_ALLOW = 0, /* committed */
@@ -102,8 +114,40 @@ struct wb_rule {
 
 struct wb_policy {
 	struct wb_rule *rules; /* in the order given */
-	size_t n;
+	size_t n; /* at most POLICY_MAX_WB_RULES */
 };
+
+/*
+ * Whether PAT (NUL-terminated) is a valid [writeback] pattern: not empty,
+ * no control byte (NUL ends it) and no blank (a rule's value splits at
+ * blanks: "?" matches one), no empty, "." or ".." component, "**"
+ * only as a whole component, at most 4096 bytes. A leading "/" anchors
+ * the pattern at the workspace's root; a trailing "/" marks a directory
+ * (writeback_pattern_match). Returns NULL, or a static phrase saying what
+ * is wrong, to follow the pattern in a message ("is empty", "has an empty
+ * component (\"//\")", ...). Pure.
+ */
+const char *writeback_pattern_error(const char *pat);
+
+/*
+ * Whether PATH (workspace-relative, raw bytes, NUL-terminated, "/"
+ * between components) matches the pattern PAT. "/" separates components;
+ * "*" matches any bytes of one component (a leading "." included) and
+ * "?" one byte, neither "/"; "**" matches any number of whole components,
+ * zero included; any other byte matches itself, ASCII letters in either
+ * case (a workspace on a case-insensitive file system, a macOS folder
+ * shared into a VM, has .GIT/hooks be .git/hooks); no character classes,
+ * no escapes (gitignore(5)'s rules otherwise). A pattern with no "/" (a
+ * trailing one aside) matches the last component of PATH at any depth
+ * (".envrc" matches "sub/.envrc"); one with a "/" before its end, or a
+ * leading "/",
+ * is anchored at the workspace's root ("**" at its head reaches any
+ * depth). A trailing "/" matches that directory itself and every path
+ * below it (".vscode/" matches ".vscode" and "a/.vscode/tasks.json").
+ * False for an invalid PAT (writeback_pattern_error) or an empty PATH.
+ * Pure; time within the product of the two lengths.
+ */
+bool writeback_pattern_match(const char *pat, const char *path);
 
 /* [files] commit: when a job's staged changes reach the workspace. */
 enum commit_mode {
@@ -159,6 +203,7 @@ struct policy {
 	struct policy_origin *env_from;
 	struct policy_origin *mounts_from;
 	struct policy_origin *net_from; /* parallel to net.rules */
+	struct policy_origin *wb_from; /* parallel to writeback.rules */
 	struct policy_origin scalar_from[POLICY_MAX_SCALARS];
 };
 

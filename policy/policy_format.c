@@ -91,7 +91,6 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 	char why[POLICY_ERR_MAX];
 	uint64_t n, check;
 	uint32_t mode;
-	enum output_action act;
 	bool ok;
 
 	*v = buf;
@@ -122,15 +121,10 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 		    sizeof(why));
 		break;
 	case K_ENFORCE:
-		*v = policy_enforcement_name(
-		    *(const enum job_enforcement *)(const void *)field);
-		return 0;
 	case K_OUTPUT:
-		act = *(const enum output_action *)(const void *)field;
-		if (act != OUTPUT_TRUNCATE && act != OUTPUT_KILL)
-			return -EINVAL;
-		*v = policy_output_action_name(act);
-		return 0;
+	case K_COMMIT:
+		*v = policy_word_text(k, field);
+		return *v ? 0 : -EINVAL;
 	case K_LAYERS:
 		n = *(const uint32_t *)(const void *)field;
 		if ((n & ~(uint64_t)JOB_LAYERS_ALL) != 0)
@@ -138,7 +132,8 @@ scalar_text(const struct policy *p, const struct scalar_key *k, char *buf,
 		job_layers_format((uint32_t)n, buf, size);
 		return strlen(buf) + 1 < size ? 0 : -EINVAL;
 	case K_LISTS:
-		*v = policy_lists_name(*(const uint32_t *)(const void *)field);
+		*v = policy_lists_format(*(const uint32_t *)(const void *)field,
+		    buf, size);
 		return *v ? 0 : -EINVAL;
 	case K_HOSTNAME: /* text: text_scalar_text() */
 	case K_USER:
@@ -234,6 +229,49 @@ check_net(const struct policy *p)
 	return 0;
 }
 
+/* Writes [writeback] rule R's value, "PATTERN" or "PATTERN drivers",
+ * into BUF: 0, or -EINVAL for a rule that would not load back as itself. */
+static int
+wb_rule_text(const struct wb_rule *r, char *buf, size_t size)
+{
+	const char *key = policy_wb_action_name(r->action);
+	int n;
+
+	if (key == NULL || r->pattern == NULL ||
+	    writeback_pattern_error(r->pattern) != NULL)
+		return -EINVAL;
+	n = snprintf(buf, size, "%s%s", r->pattern,
+	    r->drivers ? " drivers" : "");
+	if (n < 0 || (size_t)n >= size)
+		return -EINVAL;
+	return put_kv(NULL, key, buf);
+}
+
+/* [writeback]'s rules: each writes and loads back as itself, at most
+ * POLICY_MAX_WB_RULES, no pattern and qualifier twice, and none at all
+ * only when [policy] replace names the list (no section loads back as
+ * the default's). */
+static int
+check_wb(const struct policy *p)
+{
+	const struct wb_policy *wb = &p->writeback;
+	char text[LINE_MAX_BYTES + 1];
+
+	if (wb->n > POLICY_MAX_WB_RULES || (wb->n > 0 && !wb->rules) ||
+	    (wb->n == 0 && !(p->replace & POLICY_LIST_WRITEBACK)))
+		return -EINVAL;
+	for (size_t i = 0; i < wb->n; i++) {
+		if (wb_rule_text(&wb->rules[i], text, sizeof(text)) < 0)
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (wb->rules[j].drivers == wb->rules[i].drivers &&
+			    strcmp(wb->rules[j].pattern,
+				wb->rules[i].pattern) == 0)
+				return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Everything P holds must come back from a load: in range, valid, each
  * line within the reader's limit, no empty list (end_section()), no
@@ -286,7 +324,8 @@ check_format(const struct policy *p)
 			if (strcmp(p->mounts[j].target, m->target) == 0)
 				return -EINVAL;
 	}
-	return check_net(p);
+	r = check_net(p);
+	return r < 0 ? r : check_wb(p);
 }
 
 /* Writes where a line came from: "default:N" or "file:N" into BUF. */
@@ -445,6 +484,32 @@ put_network(FILE *out, const struct policy *p, bool show)
 	return r;
 }
 
+/* Writes [writeback], its rules in order; no section for none (the list
+ * replaced by none: an empty section is refused on reading). */
+static int
+put_writeback(FILE *out, const struct policy *p, bool show)
+{
+	const struct wb_policy *wb = &p->writeback;
+	char text[LINE_MAX_BYTES + 1];
+	int r = 0;
+
+	if (wb->n == 0)
+		return 0;
+	if (fprintf(out, "\n[writeback]\n") < 0)
+		return -EIO;
+	if (show)
+		r = put_list_note(out, p, SEC_WRITEBACK, POLICY_LIST_WRITEBACK,
+		    p->wb_from, wb->n);
+	for (size_t i = 0; r == 0 && i < wb->n; i++) {
+		r = wb_rule_text(&wb->rules[i], text, sizeof(text));
+		if (r == 0)
+			r = put_entry(out,
+			    policy_wb_action_name(wb->rules[i].action), text,
+			    show && p->wb_from ? &p->wb_from[i] : NULL);
+	}
+	return r;
+}
+
 /* policy_format and policy_show: SHOW adds where each line came from. */
 static int
 format_policy(const struct policy *p, FILE *out, bool show)
@@ -478,6 +543,8 @@ format_policy(const struct policy *p, FILE *out, bool show)
 		r = put_lists(out, p, show);
 	if (r == 0)
 		r = put_network(out, p, show);
+	if (r == 0)
+		r = put_writeback(out, p, show);
 	if (r == 0 && fflush(out) != 0)
 		return -EIO;
 	return r;

@@ -29,8 +29,9 @@ enum section {
 	SEC_FILESYSTEM,
 	SEC_POLICY, /* how the file is laid over the default */
 	SEC_NETWORK, /* scalar caps and the list of egress rules */
+	SEC_WRITEBACK, /* the list of write-back rules */
 };
-#define SEC_LAST SEC_NETWORK
+#define SEC_LAST SEC_WRITEBACK
 
 extern const char *const policy_section_names[];
 
@@ -55,6 +56,7 @@ enum key_kind {
 		     * or "*" (policy_valid_client_env) */
 	K_RESOLVER, /* char * field: "" or ADDR:PORT, a DNS server
 		     * (policy_valid_resolver) */
+	K_COMMIT, /* enum commit_mode field: always, on_ok, keep */
 };
 
 /* Whether a value of KIND is text, a char * field checked and kept as it
@@ -116,18 +118,45 @@ bool policy_parse_output_action(const char *key, const char *v,
     enum output_action *out, char *why, size_t whylen);
 /* The policy word of A ("truncate", "kill"). */
 const char *policy_output_action_name(enum output_action a);
+/* "always", "on_ok", "keep" -> COMMIT_*; false, with WHY naming the
+ * three, for anything else. */
+bool policy_parse_commit(const char *key, const char *v, enum commit_mode *out,
+    char *why, size_t whylen);
+/* The policy word of M ("always", "on_ok", "keep"); NULL for no mode. */
+const char *policy_commit_name(enum commit_mode m);
 /*
- * A list of list sections ("environment", "filesystem", "network"),
- * separated by
- * commas and/or blanks, possibly empty, each at most once, into the
- * POLICY_LIST_* mask *OUT. False, with WHY naming the offending word,
- * for anything else.
+ * Reads V for scalar K of a kind named by a word (K_ENFORCE, K_OUTPUT,
+ * K_COMMIT) into its enum FIELD: true, or false with WHY (WHYLEN bytes)
+ * saying why, FIELD untouched (as for any other kind).
+ */
+bool policy_set_word(const struct scalar_key *k, const char *v, void *field,
+    char *why, size_t whylen);
+/* The word of such a scalar K's enum FIELD, static; NULL for a value no
+ * word names (an enforcement out of range reads "auto", as before). */
+const char *policy_word_text(const struct scalar_key *k, const void *field);
+/*
+ * A list of list sections ("environment", "filesystem", "network",
+ * "writeback"), separated by commas and/or blanks, possibly empty, each
+ * at most once, into the POLICY_LIST_* mask *OUT. False, with WHY naming
+ * the offending word, for anything else.
  */
 bool policy_parse_lists(const char *key, const char *v, uint32_t *out,
     char *why, size_t whylen);
-/* MASK (POLICY_LIST_*) as policy_parse_lists reads it, "" for 0; a
- * static string, NULL for a bit that is no list. */
-const char *policy_lists_name(uint32_t mask);
+/* MASK (POLICY_LIST_*) as policy_parse_lists reads it, the names in the
+ * order above separated by ", ", into BUF (SIZE bytes; 64 hold any);
+ * "" for 0. Returns BUF, or NULL for a bit that is no list. */
+const char *policy_lists_format(uint32_t mask, char *buf, size_t size);
+/* The policy word of A ("allow", "refuse", "quarantine"); NULL for none. */
+const char *policy_wb_action_name(enum wb_action a);
+/*
+ * A [writeback] rule's value V, "PATTERN" or "PATTERN drivers" (split at
+ * blanks), for the rule KEY ("refuse", "quarantine", "allow"): the
+ * pattern's bytes into PAT (PATLEN bytes, at least the value's length
+ * plus one) and the qualifier into *DRIVERS. False, with WHY naming the
+ * rule and what is wrong (writeback_pattern_error), for anything else.
+ */
+bool policy_parse_wb_value(const char *key, const char *v, char *pat,
+    size_t patlen, bool *drivers, char *why, size_t whylen);
 /* The policy word of E ("auto", "monitor", "cgroup2"). */
 const char *policy_enforcement_name(enum job_enforcement e);
 bool policy_is_blank(char c);

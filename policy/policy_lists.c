@@ -1,8 +1,8 @@
 /*
  * policy_lists.c: a policy layer's list entries, [environment] variables,
- * [filesystem] binds and [network] rules (policy_loader.h): each checked
- * and kept in the
- * layer's own list as it is read, then laid over the policy's once the
+ * [filesystem] binds and [network] rules (policy_loader.h; [writeback]'s
+ * are policy_writeback.c's): each checked and kept in the layer's own
+ * list as it is read, then laid over the policy's once the
  * layer is read whole. Pure, as policy.c.
  */
 #include "policy_loader.h"
@@ -356,7 +356,8 @@ merge_net(struct loader *l)
 int
 policy_merge_lists(struct loader *l)
 {
-	if (!merge_env(l) || !merge_mounts(l) || !merge_net(l))
+	if (!merge_env(l) || !merge_mounts(l) || !merge_net(l) ||
+	    !policy_merge_wb(l))
 		return 0;
 	return 1;
 }
@@ -367,6 +368,7 @@ policy_free_lists(struct policy *p)
 	free_env(p);
 	free_mounts(p);
 	free_net(p);
+	policy_free_wb(p);
 }
 
 int

@@ -106,17 +106,31 @@ int policy_add_mount(struct loader *l, const char *key, const char *v);
  */
 int policy_add_net(struct loader *l, const char *key, const char *v);
 /*
+ * Adds the [writeback] rule KEY = V (refuse, quarantine or allow;
+ * policy_parse_wb_value) at L's current line to L's own list, refusing
+ * an unknown action, an invalid value (the message names the rule and
+ * what is wrong with it), a pattern and qualifier given twice and more
+ * than POLICY_MAX_WB_RULES. Returns 1, or 0 with the error recorded in
+ * L (-ENOMEM when out of memory, else -EINVAL).
+ */
+int policy_add_wb(struct loader *l, const char *key, const char *v);
+/*
  * Lays L's own list entries over l->p's once the layer is read: with
  * [policy] replace naming the list, they are the whole list; otherwise
- * each takes the place of l->p's entry of the same variable or bind
- * target and the others are appended, in the file's order. The entries
+ * each takes the place of l->p's entry of the same variable, bind
+ * target, [network] rule or [writeback] pattern and qualifier, and the
+ * others are appended, in the file's order. The entries
  * moved leave l->lists (policy_clear() frees the rest). Returns 1, or 0
  * with the error recorded at the line of the first entry past the limit
  * (or -ENOMEM).
  */
 int policy_merge_lists(struct loader *l);
-/* Frees P's environment, binds and [network] rules with their origins
- * and empties them. */
+/* Frees P's environment, binds, [network] and [writeback] rules with
+ * their origins and empties them. */
 void policy_free_lists(struct policy *p);
+/* The [writeback] half of the two above (policy_writeback.c): lays L's
+ * rules over l->p's (1, or 0 with the error recorded), frees P's. */
+int policy_merge_wb(struct loader *l);
+void policy_free_wb(struct policy *p);
 
 #endif

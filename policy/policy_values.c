@@ -15,6 +15,7 @@ const char *const policy_section_names[] = {
     [SEC_FILESYSTEM] = "filesystem",
     [SEC_POLICY] = "policy",
     [SEC_NETWORK] = "network",
+    [SEC_WRITEBACK] = "writeback",
 };
 
 const struct scalar_key policy_scalar_keys[] = {
@@ -68,6 +69,8 @@ const struct scalar_key policy_scalar_keys[] = {
     /* Inline base64 travels in one JSON-RPC line held in memory: bounded
 	 * at 64 MiB; bulk data goes as descriptors. */
     {SEC_FILES, "inline_kb", K_U64, FILES(inline_bytes), 1, 65536, KIB},
+    /* When a job's staged writes reach the workspace (issue 26). */
+    {SEC_FILES, "commit", K_COMMIT, FIELD(commit), 0, 0, 0},
     /* [network]: one job's caps through the egress proxy (issue 25). */
     {SEC_NETWORK, "max_bytes_out_mb", K_U64, NET(bytes_out), 1, 1048576, MIB},
     {SEC_NETWORK, "max_bytes_in_mb", K_U64, NET(bytes_in), 1, 1048576, MIB},
@@ -286,70 +289,6 @@ policy_parse_layers(const char *key, const char *v, uint32_t *out, char *why,
 			return false;
 		}
 		*out |= JOB_LAYER_BIT(layer);
-		p += n;
-	}
-	return true;
-}
-
-static const char *const list_names[] = {
-    [0] = "",
-    [POLICY_LIST_ENVIRONMENT] = "environment",
-    [POLICY_LIST_FILESYSTEM] = "filesystem",
-    [POLICY_LIST_ENVIRONMENT |
-	POLICY_LIST_FILESYSTEM] = "environment, filesystem",
-    [POLICY_LIST_NETWORK] = "network",
-    [POLICY_LIST_ENVIRONMENT | POLICY_LIST_NETWORK] = "environment, network",
-    [POLICY_LIST_FILESYSTEM | POLICY_LIST_NETWORK] = "filesystem, network",
-    [POLICY_LISTS_ALL] = "environment, filesystem, network",
-};
-
-const char *
-policy_lists_name(uint32_t mask)
-{
-	return mask <= POLICY_LISTS_ALL ? list_names[mask] : NULL;
-}
-
-bool
-policy_parse_lists(const char *key, const char *v, uint32_t *out, char *why,
-    size_t whylen)
-{
-	const char *p = v;
-
-	*out = 0;
-	while (*p != '\0') {
-		uint32_t bit = 0;
-		size_t n;
-
-		if (*p == ',' || policy_is_blank(*p)) {
-			p++;
-			continue;
-		}
-		n = strcspn(p, ", \t\r\v\f");
-		if (n == strlen("environment") &&
-		    strncmp(p, "environment", n) == 0)
-			bit = POLICY_LIST_ENVIRONMENT;
-		else if (n == strlen("filesystem") &&
-		    strncmp(p, "filesystem", n) == 0)
-			bit = POLICY_LIST_FILESYSTEM;
-		else if (n == strlen("network") &&
-		    strncmp(p, "network", n) == 0)
-			bit = POLICY_LIST_NETWORK;
-		if (bit == 0) {
-			snprintf(why, whylen,
-			    "%s names \"%.*s\", which is no "
-			    "list (the lists: environment, filesystem, "
-			    "network)",
-			    key, (int)(n > 64 ? 64 : n), p);
-			*out = 0;
-			return false;
-		}
-		if (*out & bit) {
-			snprintf(why, whylen, "%s names \"%s\" twice", key,
-			    list_names[bit]);
-			*out = 0;
-			return false;
-		}
-		*out |= bit;
 		p += n;
 	}
 	return true;

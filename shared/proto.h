@@ -204,10 +204,19 @@ struct job_spec {
 	 * an absolute path from the policy, never from a client), and the
 	 * bytes the job may add to the workspace before it is full (the
 	 * quota less what the workspace held at the start, computed by the
-	 * broker). */
+	 * broker; with a stage, issue 26, its size: below). */
 	enum job_enforcement enforcement;
 	char *cgroup;
 	uint64_t workspace_allow;
+	/* The job's stage (issue 26; job_spec_staged): the job's writes to
+	 * /work land in an overlay's upper layer on a tmpfs of
+	 * workspace_allow bytes (0: nothing may be written, the overlay is
+	 * read-only) and stage_files inodes, plus a fixed slack for the
+	 * stage's own directories (launcher/init/stage.c). Both
+	 * kernel-enforced (ENOSPC). Travels last in RUN (after
+	 * proxy_port), u64; part of a warm jail's build
+	 * (jail_pool_compatible). */
+	uint64_t stage_files;
 	/* The seccomp profile ([jail] seccomp_profile): a compiled-in
 	 * profile's name, [a-z]+, at most JOB_MAX_PROFILE bytes. */
 	char *seccomp_profile;
@@ -220,18 +229,10 @@ struct job_spec {
 	 * listener at 127.0.0.1:proxy_port for the broker's proxy, routes
 	 * every other address to lo, and sends both up (PROTO_NET). Only
 	 * with layers network_ns and user_ns on (else the spec is
-	 * refused, -EINVAL). Travels last in RUN, u16. Part of a jail's
+	 * refused, -EINVAL). Travels after the others in RUN, u16 (then
+	 * stage_files). Part of a jail's
 	 * authority (jail_same_authority). */
 	uint16_t proxy_port;
-	/* The job's stage (issue 26): with layer mount_ns on, the job's
-	 * writes to /work land in an overlay's upper layer on a tmpfs of
-	 * workspace_allow bytes (0: nothing may be written, the overlay
-	 * is read-only) and stage_files inodes, plus a fixed slack for
-	 * the stage's own directories (launcher/init/stage.c): the
-	 * entries the job may add. Both kernel-enforced (ENOSPC). Travels
-	 * last in RUN, u64; part of a warm jail's build
-	 * (jail_pool_compatible). */
-	uint64_t stage_files;
 };
 
 /*

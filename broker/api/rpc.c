@@ -84,6 +84,9 @@ static const struct method methods[] = {
     {"fs.remove", rpc_fs_remove},
     {"fs.rename", rpc_fs_rename},
     {"fs.changes", rpc_fs_changes},
+    {"fs.diff", rpc_fs_diff},
+    {"fs.commit", rpc_fs_commit},
+    {"fs.rollback", rpc_fs_rollback},
     {"fs.unpack", rpc_fs_unpack},
     {"fs.pack", rpc_fs_pack},
     {"$/cancelRequest", m_cancel_request},
@@ -106,8 +109,7 @@ rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
 void
 rpc_session_free(struct rpc_session *s)
 {
-	snapshot_free(&s->before);
-	snapshot_free(&s->after);
+	rpc_stage_free_all(s);
 }
 
 /* Runs the request REQ (an object); returns the result or NULL with C's

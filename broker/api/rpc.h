@@ -37,14 +37,17 @@
 #define RPC_FILE_ERROR -32001
 #define RPC_JOB_ERROR -32002
 
+/* Change sets a session keeps (issue 26): the last jobs', those still
+ * staged among them. */
+#define RPC_MAX_STAGES 8
+
+struct staged;
+
 struct rpc_session {
 	struct fs_ctx fs; /* the workspace and its quotas */
 	const struct policy *policy; /* borrowed */
 	struct supervisor *sup; /* borrowed; started by the first exec;
 				       * NULL: exec answers -32002 */
-	struct snapshot before; /* the workspace before the last exec */
-	struct snapshot after; /* and after it */
-	bool changes_failed; /* a snapshot of the last exec failed */
 	int client_fd; /* the connection requests come on
 				       * (borrowed; -1: none): a write from a
 				       * pipe is kept only while it is open */
@@ -55,6 +58,10 @@ struct rpc_session {
 				       * (borrowed), or NULL: the jobs have
 				       * no network (a policy without allow
 				       * rules) */
+	struct staged *sets[RPC_MAX_STAGES]; /* the change sets of the
+				       * last jobs (owned), oldest first */
+	size_t nsets;
+	uint32_t next_stage; /* the last number given to one */
 	json_t *current_id; /* the id of the request rpc_handle is
 				       * carrying out (borrowed from it), or
 				       * NULL: what $/cancelRequest names */
@@ -70,7 +77,7 @@ struct rpc_session {
 void rpc_session_init(struct rpc_session *s, int root, const struct policy *pol,
     struct supervisor *sup);
 
-/* Frees the snapshots S holds; borrowed things are left alone. */
+/* Frees the change sets S holds; borrowed things are left alone. */
 void rpc_session_free(struct rpc_session *s);
 
 /*

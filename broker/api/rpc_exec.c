@@ -331,7 +331,7 @@ exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
 {
 	static const char *const names[] = {"argv", "timeout_seconds",
 	    "memory_mb", "stdin", "stdin_b64", "stdin_fd", "env", "network",
-	    NULL};
+	    "commit", NULL};
 	struct jobrun_overrides ov;
 	char err[256];
 	bool has_stdin;
@@ -349,7 +349,8 @@ exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
 		    jobrun_spec_error(e, err, sizeof(err)));
 		return false;
 	}
-	if (!get_env(c, jr) || !get_network(c, jr)) {
+	if (!get_env(c, jr) || !get_network(c, jr) ||
+	    !rpc_exec_stage_begin(c, jr)) {
 		jobrun_free(jr);
 		return false;
 	}
@@ -363,135 +364,36 @@ exec_prepare(struct call *c, struct jobrun *jr, struct stdin_feed *feed,
 	return true;
 }
 
-/* The snapshot after an exec's job (exec_walk_after's), taken on the
- * walk that also counts the workspace's usage. */
-struct exec_after {
-	const struct snapshot *before;
-	struct snapshot after;
-	int error; /* snapshot_take_usage's return */
-	bool taken;
-};
-
-/* jobrun's walk_after for exec: one walk of the workspace the job left
- * makes both the snapshot after (into ARG, an exec_after) and FS's usage
- * figures. Returns fsapi_usage's answer. */
-static int
-exec_walk_after(void *arg, struct fs_ctx *fs)
-{
-	struct exec_after *a = arg;
-	int usage;
-
-	a->error = snapshot_take_usage(fs, a->before, jobrun_interrupted,
-	    &a->after, &usage);
-	a->taken = true;
-	return usage;
-}
-
-/* Whether the job left the workspace directory's permission bits other
- * than the session's (restore_root_mode then puts them back). */
-static bool
-root_mode_changed(const struct rpc_session *s)
-{
-	struct stat st;
-
-	return s->root_mode >= 0 &&
-	    (fstat(s->fs.root, &st) < 0 ||
-		(st.st_mode & 07777) != (unsigned)s->root_mode);
-}
-
 /*
- * The snapshot before an exec's job into BEFORE: when the session's
- * usage figures are not valid, on the walk that counts them too (so the
- * job's allowance walks no more). Returns snapshot_take's answer.
- */
-static int
-exec_walk_before(struct rpc_session *s, struct snapshot *before)
-{
-	int usage;
-
-	if (s->fs.usage_valid)
-		return snapshot_take(s->fs.root, &s->fs.quota,
-		    s->after.valid ? &s->after : NULL, jobrun_interrupted,
-		    before);
-	return snapshot_take_usage(&s->fs, s->after.valid ? &s->after : NULL,
-	    jobrun_interrupted, before, &usage);
-}
-
-/*
- * Runs the job JR (exec_prepare's) between a snapshot of the workspace
- * before and one after, which then become the session's (fs.changes).
- * The snapshot after is taken on the walk that counts the usage the job
- * left (exec_walk_after). Returns the job's result object, or NULL with
- * C's error set when the job could not run. JR stays the caller's.
+ * Runs the job JR (exec_prepare's; it stays the caller's): its writes go
+ * to a stage (issue 26), and its change set, read, held back and
+ * committed or kept by jobrun_exec (jobrun_settle), becomes the
+ * session's newest (fs.changes). No walk of the workspace happens here.
+ * Interrupted before the job (-EINTR), nothing runs and the session ends
+ * after this answer (serve.c). Returns the job's result object, or NULL
+ * with C's error set when the job could not run.
  */
 static json_t *
 exec_run(struct call *c, struct jobrun *jr)
 {
 	struct rpc_session *s = c->s;
-	struct snapshot before;
-	struct exec_after a;
 	json_t *r;
 	int e;
 
-	memset(&before, 0, sizeof(before));
-	memset(&a, 0, sizeof(a));
-	/* Interrupted (-EINTR), the job is not run and the session ends
-	 * after this answer (serve.c); after the job, fs.changes is then
-	 * io_error. */
-	e = exec_walk_before(s, &before);
-	if (e < 0) {
-		if (e == -EINTR)
-			return rpc_fail(c, RPC_JOB_ERROR, NULL,
-			    "the broker was "
-			    "interrupted before the job");
-		return rpc_fail(c, RPC_JOB_ERROR, NULL,
-		    "cannot read the workspace "
-		    "before the job: %s",
-		    strerror(-e));
-	}
-	a.before = &before;
-	jr->walk_after = exec_walk_after;
-	jr->walk_arg = &a;
 	e = jobrun_exec(jr, s->sup, &s->fs, false);
-	jr->walk_after = NULL;
-	/* A job's chmod of /work itself (000 would lock the broker out of
-	 * the next snapshot when it is not root) ends with the job, as at
-	 * the end of `stockade run` (workspace_close). The snapshot after
-	 * is of the workspace with its mode put back: taken again when the
-	 * job changed it. */
-	if (a.taken && root_mode_changed(s)) {
-		restore_root_mode(s);
-		snapshot_free(&a.after);
-		a.error = snapshot_take(s->fs.root, &s->fs.quota, &before,
-		    jobrun_interrupted, &a.after);
-	} else
-		restore_root_mode(s);
-	if (e < 0) {
-		r = rpc_fail(c, RPC_JOB_ERROR, NULL, "%s",
+	restore_root_mode(s);
+	if (e < 0)
+		return rpc_fail(c, RPC_JOB_ERROR, NULL, "%s",
 		    jr->res.detail ? jr->res.detail : strerror(-e));
-		snapshot_free(&before);
-		snapshot_free(&a.after);
-		return r;
-	}
-	if (!a.taken)
-		a.error = snapshot_take(s->fs.root, &s->fs.quota, &before,
-		    jobrun_interrupted, &a.after);
-	snapshot_free(&s->before);
-	snapshot_free(&s->after);
-	s->before = before;
-	s->after = a.after;
-	s->changes_failed = a.error < 0;
-	if (a.error < 0)
-		snapshot_free(&s->before);
 	r = jobrun_result_json(jr);
+	rpc_exec_stage_end(s, jr);
 	return r != NULL ? r : rpc_out_of_memory(c);
 }
 
 /*
- * exec: the job runs with the workspace at /work; a snapshot before and
- * one after make the manifest fs.changes reports. The snapshot before
- * borrows the hashes of the last one after (snapshot.h), so a workspace
- * the client did not touch between two jobs is not read twice.
+ * exec: the job runs with the workspace at /work, its writes staged and
+ * then committed, rolled back or kept (the "commit" parameter, the
+ * policy's [files] commit); fs.changes reports its change set.
  */
 json_t *
 rpc_exec(struct call *c, struct rawpath *p)

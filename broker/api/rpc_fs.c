@@ -409,55 +409,13 @@ rpc_fs_rename(struct call *c, struct rawpath *p)
 	return r;
 }
 
-/* One item of fs.changes: {"path", "type", "size", "sha256"}. */
-static json_t *
-change_json(const struct snap_entry *e)
-{
-	char hex[65];
-
-	snap_hex(e, hex);
-	return rpc_named(e->path, strlen(e->path),
-	    json_pack("{s:s,s:I,s:o}", "type", fs_type_name(e->type), "size",
-		(json_int_t)e->size, "sha256",
-		e->hashed ? json_string(hex) : json_null()));
-}
-
 json_t *
 rpc_fs_changes(struct call *c, struct rawpath *p)
 {
 	static const char *const names[] = {NULL};
-	static const char *const kinds[] = {"created", "modified", "deleted"};
-	struct rpc_session *s = c->s;
-	struct changes ch = {NULL, 0, false, 0};
-	json_t *o, *lists[3];
 
+	(void)p;
 	if (!rpc_known_params(c, names))
 		return NULL;
-	if (s->changes_failed) {
-		p->p = strdup(".");
-		p->len = 1;
-		if (p->p == NULL)
-			return rpc_out_of_memory(c);
-		return rpc_file_error(c, FS_IO_ERROR, p, NULL,
-		    "the workspace "
-		    "could not be read around the last exec");
-	}
-	if (s->before.valid && s->after.valid &&
-	    snapshot_diff(&s->before, &s->after, &ch) < 0)
-		return rpc_out_of_memory(c);
-	o = json_pack("{s:[],s:[],s:[],s:b,s:I}", kinds[0], kinds[1], kinds[2],
-	    "truncated", ch.truncated, "unhashed", (json_int_t)ch.unhashed);
-	for (size_t k = 0; o != NULL && k < 3; k++)
-		lists[k] = json_object_get(o, kinds[k]);
-	for (size_t i = 0; o != NULL && i < ch.n; i++) {
-		json_t *item = change_json(ch.c[i].entry);
-
-		if (item == NULL ||
-		    json_array_append_new(lists[ch.c[i].kind], item) < 0) {
-			json_decref(o);
-			o = NULL;
-		}
-	}
-	changes_free(&ch);
-	return o != NULL ? o : rpc_out_of_memory(c);
+	return rpc_stage_changes(c);
 }

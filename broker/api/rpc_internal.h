@@ -104,6 +104,25 @@ json_t *rpc_fs_mkdir(struct call *c, struct rawpath *p);
 json_t *rpc_fs_remove(struct call *c, struct rawpath *p);
 json_t *rpc_fs_rename(struct call *c, struct rawpath *p);
 json_t *rpc_fs_changes(struct call *c, struct rawpath *p);
+json_t *rpc_fs_diff(struct call *c, struct rawpath *p);
+json_t *rpc_fs_commit(struct call *c, struct rawpath *p);
+json_t *rpc_fs_rollback(struct call *c, struct rawpath *p);
+
+/*
+ * Staged change sets (rpc_stage.c; issue 26): a session's jobs always
+ * write to a stage (a session never runs a policy with layer mount_ns
+ * off, session.c). rpc_exec_stage_begin reads exec's "commit"
+ * into JR and numbers its change set, refusing the exec (C's error,
+ * false) when RPC_MAX_STAGES sets are still staged;
+ * rpc_exec_stage_end moves JR's change set into S (the newest);
+ * rpc_stage_changes is fs.changes's answer from the newest set (a new
+ * reference, or NULL with C's error); rpc_stage_free_all frees S's sets.
+ */
+struct jobrun;
+bool rpc_exec_stage_begin(struct call *c, struct jobrun *jr);
+void rpc_exec_stage_end(struct rpc_session *s, struct jobrun *jr);
+json_t *rpc_stage_changes(struct call *c);
+void rpc_stage_free_all(struct rpc_session *s);
 /* fs.unpack and fs.pack (rpc_fs_tar.c, fs_tar.h). */
 json_t *rpc_fs_unpack(struct call *c, struct rawpath *p);
 json_t *rpc_fs_pack(struct call *c, struct rawpath *p);

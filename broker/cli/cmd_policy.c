@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "log.h"
 #include "preflight.h"
+#include "stage.h"
 
 /* The longest message log_msg prints whole (its line buffer, log.c). */
 #define LOG_LINE_MAX 1023
@@ -112,8 +113,21 @@ open_workspace_or_complain(struct workspace *ws, const char *dir)
 	char err[POLICY_ERR_MAX + 256];
 	int e = workspace_open(ws, dir, err, sizeof(err));
 
-	if (e == 0)
+	if (e == 0) {
+		/* A commit a killed broker left: undone (or its finished
+		 * journal removed) before anything reads the workspace. */
+		if ((e = stage_recover(ws->fd, err, sizeof(err))) < 0) {
+			log_error("refused: %s/%s holds a commit a broker left "
+				  "unfinished, and it cannot be undone: %s "
+				  "(remove it by hand once you have looked)",
+			    ws->path, STAGE_JOURNAL, strerror(-e));
+			workspace_close(ws, true);
+			return EXIT_SANDBOX;
+		}
+		if (err[0] != '\0')
+			log_warn("%s", err);
 		return 0;
+	}
 	/* No openat2: refuse, never fall back (style.md rule 18). */
 	log_error("%s%s", e == -ENOSYS ? "refused: " : "", err);
 	return e == -ENOSYS ? EXIT_REFUSED : EXIT_USAGE;

@@ -206,6 +206,8 @@ check_unsafe(const struct policy *pol, bool unsafe)
 struct run_args {
 	const char *policy_file, *workspace, *stdin_file;
 	bool keep, unsafe, quiet, no_stdin;
+	bool rollback_on_failure; /* commit on_ok (jobrun.h) */
+	bool dry_run; /* commit keep: show the change set, apply nothing */
 	char **envs; /* the --env arguments (argv's); owned array */
 	size_t nenvs;
 	enum run_format fmt;
@@ -249,6 +251,8 @@ static const struct option run_own_options[] = {
     {"stdin", required_argument, NULL, 'I'},
     {"no-stdin", no_argument, NULL, 'n'},
     {"env", required_argument, NULL, 'E'},
+    {"rollback-on-failure", no_argument, NULL, 'R'},
+    {"dry-run", no_argument, NULL, 'D'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -312,6 +316,12 @@ run_parse(int argc, char **argv, struct run_args *a)
 			}
 			a->envs[a->nenvs++] = optarg;
 			break;
+		case 'R':
+			a->rollback_on_failure = true;
+			break;
+		case 'D':
+			a->dry_run = true;
+			break;
 		case 'P':
 		case 'G':
 			if ((rc = parse_xfer(a, c, optarg, argc)) != 0)
@@ -360,6 +370,10 @@ run_job_init(struct jobrun *jr, const struct policy *pol,
 	}
 	if ((rc = apply_env(jr, pol, a->envs, a->nenvs)) != 0)
 		return rc;
+	if (a->dry_run)
+		jr->commit = COMMIT_KEEP;
+	else if (a->rollback_on_failure)
+		jr->commit = COMMIT_ON_OK;
 	/* Layer no_terminal off: the payload reads our terminal, when
 	 * stdin is one (the launcher accepts nothing else). */
 	if (job_spec_layer_off(&jr->spec, JOB_LAYER_NO_TERMINAL) && isatty(0) &&

@@ -123,8 +123,11 @@ int load_policy_or_complain(struct policy *p, const char *file);
 /*
  * Opens the workspace DIR (NULL: a fresh temporary one) into WS
  * (workspace_open, workspace.h), printing "stockade: ..." on failure.
+ * A commit a killed broker left in it (broker/fs/stage.h, STAGE_JOURNAL)
+ * is undone first, with a warning that says so (stage_recover); one that
+ * cannot be undone leaves the workspace as found and is EXIT_SANDBOX.
  * Returns 0, EXIT_REFUSED (69) when the kernel has no openat2 (a refusal,
- * never a fallback: style.md rule 18), or EXIT_USAGE.
+ * never a fallback: style.md rule 18), EXIT_SANDBOX, or EXIT_USAGE.
  */
 int open_workspace_or_complain(struct workspace *ws, const char *dir);
 

@@ -16,6 +16,7 @@
 #include "cmd_run.h"
 #include "commands.h"
 #include "fsutil.h"
+#include "fsname.h"
 #include "jobrun.h"
 #include "log.h"
 #include "progress.h"
@@ -144,6 +145,51 @@ run_exec_passing(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *ctx,
 	capture_free(&out.rest[2]);
 }
 
+/*
+ * The lines `stockade run` prints on OUT after a streamed job about its
+ * change set ST under MODE: every change held back (with its rule), and
+ * for a dry run (keep) every change, then what was applied.
+ */
+static void
+run_print_staged(const struct staged *st, enum commit_mode mode, FILE *out)
+{
+	static const char *const kinds[] = {"created", "modified", "deleted"};
+
+	for (size_t i = 0; i < st->ch.n; i++) {
+		const char *raw = st->ch.c[i].entry->path;
+		char *p = fsname_escape(raw, strlen(raw));
+
+		if (p == NULL)
+			continue;
+
+		if (st->rule[i] != NULL)
+			fprintf(out, "stockade: held back (%s by rule \"%s\"): %s\n",
+			    st->state[i] == STAGED_REFUSED ? "refused"
+							   : "quarantined",
+			    st->rule[i]->pattern, p);
+		else if (mode == COMMIT_KEEP)
+			fprintf(out, "stockade: dry run: %s %s\n",
+			    kinds[st->ch.c[i].kind], p);
+		free(p);
+	}
+	if (mode == COMMIT_KEEP)
+		fprintf(out,
+		    "stockade: dry run: %zu changes, nothing applied to "
+		    "the workspace\n",
+		    st->ch.n);
+	else if (staged_count(st, STAGED_ROLLED_BACK) > 0)
+		fprintf(out,
+		    "stockade: rolled back: %zu changes (the job did not "
+		    "end ok)\n",
+		    staged_count(st, STAGED_ROLLED_BACK));
+	else if (st->commit_failed)
+		fprintf(out,
+		    "stockade: the job's changes were not written back: "
+		    "%s\n",
+		    st->commit.conflict ? "conflict"
+					: fs_error_name(st->commit.why));
+}
+
 int
 run_report(struct jobrun *jr, enum run_format fmt, const struct xfers *puts,
     const struct xfers *gets)
@@ -156,9 +202,16 @@ run_report(struct jobrun *jr, enum run_format fmt, const struct xfers *puts,
 
 		result_print_summary(&jr->res, &jr->limits, &jr->cap[2],
 		    jr->net_report != NULL ? &net : NULL, stderr);
+		if (jr->staged_valid)
+			run_print_staged(&jr->staged, jr->commit, stderr);
 		return job_exit_status(&jr->res);
 	}
 	o = jobrun_result_json(jr);
+	if (o != NULL && jr->staged_valid && jr->commit == COMMIT_KEEP &&
+	    json_object_set_new(o, "changes", staged_json(&jr->staged)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	if (o != NULL && (puts->n > 0 || gets->n > 0) &&
 	    !run_add_files(o, puts, gets)) {
 		json_decref(o);

@@ -26,6 +26,7 @@ usage_synopsis(FILE *f)
 	    "NAME[=VALUE]]...\n"
 	    "                    [--put HOST:SANDBOX]... [--get "
 	    "SANDBOX:HOST]...\n"
+	    "                    [--rollback-on-failure | --dry-run]\n"
 	    "                    -- PROGRAM [ARGS...]\n");
 }
 
@@ -45,7 +46,11 @@ usage_setup(FILE *f)
 	    "default: a fresh\n"
 	    "                      temporary one, removed after the job\n"
 	    "  --keep              keep that temporary workspace and print "
-	    "its path\n");
+	    "its path\n"
+	    "  --rollback-on-failure  write the job's changes back only "
+	    "when it ends ok\n"
+	    "  --dry-run           show the job's change set and write "
+	    "nothing back\n");
 }
 
 /* The limit flags (runflags.h), with the defaults of the policy D. */

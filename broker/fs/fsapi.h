@@ -304,6 +304,20 @@ int fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
     bool overwrite, enum fs_error *why);
 
 /*
+ * Makes the symbolic link PATH holding TARGET (NUL-terminated, stored as
+ * it is: 1 to PATH_MAX - 1 bytes, any bytes; the file API never follows
+ * a link, so where it points is the job's business) with symlinkat(2) in
+ * PATH's parent, resolved once as fsapi_stat; owned by ROOT's owner when
+ * the broker is root (fchownat AT_SYMLINK_NOFOLLOW). An existing entry
+ * at PATH is exists (never replaced). Counts against quota.max_files.
+ * Returns 0 or a negative errno with *WHY set (invalid_path, also for an
+ * empty or overlong TARGET, symlink_refused, escapes_workspace,
+ * not_found, not_a_directory, exists, quota_exceeded, io_error).
+ */
+int fsapi_symlink(struct fs_ctx *ctx, const char *path, const char *target,
+    enum fs_error *why);
+
+/*
  * fsapi_write under CTX's quotas: the per-file limit is
  * min(quota.file_bytes, what quota.workspace_bytes leaves plus the size
  * of a regular file the write replaces), the path is checked with CTX's

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,17 +306,6 @@ list_one(void *arg, const struct wswalk_entry *w)
 	return !acc->recursive && S_ISDIR(w->st->st_mode) ? 1 : 0;
 }
 
-/* Number of components of PATH (a path wspath accepted). */
-static unsigned
-path_depth(const char *path)
-{
-	unsigned n = 1;
-
-	for (; *path != '\0'; path++)
-		n += *path == '/';
-	return n;
-}
-
 int
 fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive, size_t limit,
     fs_list_fn fn, void *arg, bool *truncated, enum fs_error *why)
@@ -346,7 +336,7 @@ fsapi_list(struct fs_ctx *ctx, const char *path, bool recursive, size_t limit,
 		if (dirfd < 0)
 			return fsapi_fail(why, fs_error_from_errno(-dirfd),
 			    dirfd);
-		depth = path_depth(path);
+		depth = wspath_depth(path);
 	}
 	/* Every path reported can be named back: no deeper than the
 	 * quota's depth, counted from the workspace. */
@@ -460,6 +450,41 @@ fsapi_rename(struct fs_ctx *ctx, const char *from, const char *to,
 	}
 	if (replacing)
 		usage_forget(ctx, &tst);
+	return 0;
+}
+
+int
+fsapi_symlink(struct fs_ctx *ctx, const char *path, const char *target,
+    enum fs_error *why)
+{
+	const struct wspath_limits lim = fsapi_path_limits(ctx);
+	_cleanup_close_ int dirfd = -1;
+	const char *name;
+	struct stat rs;
+	int e;
+
+	*why = FS_OK;
+	if (target == NULL || target[0] == '\0' || strlen(target) >= PATH_MAX)
+		return fsapi_fail(why, FS_INVALID_PATH, -EINVAL);
+	if ((e = fsapi_may_add(ctx, path, &lim, why)) < 0)
+		return e;
+	if (ctx->used_entries >= ctx->quota.max_files)
+		return fsapi_fail(why, FS_QUOTA_EXCEEDED, -EDQUOT);
+	dirfd = fsapi_open_parent(ctx->root, path, &lim, &name, why);
+	if (dirfd < 0)
+		return dirfd;
+	/* symlinkat never replaces: EEXIST for anything at NAME. */
+	if (symlinkat(target, dirfd, name) < 0)
+		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
+	if (geteuid() == 0 &&
+	    (fstat(ctx->root, &rs) < 0 ||
+		fchownat(dirfd, name, rs.st_uid, rs.st_gid,
+		    AT_SYMLINK_NOFOLLOW) < 0)) {
+		e = -errno;
+		(void)unlinkat(dirfd, name, 0);
+		return fsapi_fail(why, FS_IO_ERROR, e);
+	}
+	ctx->used_entries = add_sat(ctx->used_entries, 1);
 	return 0;
 }
 

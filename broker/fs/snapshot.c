@@ -34,14 +34,11 @@ struct take {
 	const struct snapshot *prev;
 	struct snapshot *s;
 	size_t cap;
-	uint8_t *buf; /* READ_BUF bytes, for hashing */
-	int (*interrupted)(void);
-	uint64_t left; /* bytes the hashing may still read */
+	struct snap_hasher h; /* the hashing and its budget */
 	size_t max_path; /* longest path recorded, bytes */
 	size_t path_bytes; /* recorded so far, with NULs */
 	bool partial; /* paths over max_path left out */
 	bool full; /* SNAPSHOT_MAX_PATH_BYTES reached */
-	bool stop; /* interrupted while hashing */
 	/* Riding the usage walk (snapshot_take_usage), which has its own
 	 * bounds: what this snapshot's own walk would have seen is picked
 	 * out of it, and nothing after the snapshot is done. */
@@ -56,8 +53,8 @@ ts_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
-static void
-set_meta(struct snap_entry *e, const struct stat *st)
+void
+snap_entry_meta(struct snap_entry *e, const struct stat *st)
 {
 	e->type = fs_type_of(st->st_mode);
 	e->size = st->st_size < 0 ? 0 : (uint64_t)st->st_size;
@@ -93,9 +90,36 @@ sparse(const struct stat *st)
 }
 
 static bool
-interrupted(const struct take *t)
+interrupted(const struct snap_hasher *h)
 {
-	return t->interrupted != NULL && t->interrupted() != 0;
+	return h->interrupted != NULL && h->interrupted() != 0;
+}
+
+int
+snap_hasher_init(struct snap_hasher *h, const struct fs_quota *q,
+    int (*intr)(void))
+{
+	memset(h, 0, sizeof(*h));
+	h->q = q;
+	h->interrupted = intr;
+	h->left = q->workspace_bytes;
+	if ((h->buf = malloc(READ_BUF)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+snap_hasher_free(struct snap_hasher *h)
+{
+	free(h->buf);
+	h->buf = NULL;
+}
+
+bool
+snap_entry_hashable(const struct snap_entry *e, const struct fs_quota *q)
+{
+	return e->type == FS_T_FILE && e->nlink == 1 &&
+	    e->size <= q->file_bytes;
 }
 
 /*
@@ -105,34 +129,34 @@ interrupted(const struct take *t)
  * inode by now, or changes while it is read; it is also marked
  * hash_skipped when it is sparse or larger than what the budget has
  * left. The bytes read are taken from the budget whatever the outcome;
- * an interruption sets t->stop.
+ * an interruption sets h->stop.
  */
 static void
-hash_file(struct take *t, int dirfd, const char *name, struct snap_entry *e)
+hash_file(struct snap_hasher *h, int dirfd, const char *name,
+    struct snap_entry *e)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st, after;
-	uint64_t total = 0, limit = t->q->file_bytes;
+	uint64_t total = 0, limit = h->q->file_bytes;
 	enum fs_error why;
 	SHA2_CTX ctx;
 
-	/* Never a FIFO, device or link, and never a file with a second
-	 * link (it may be one outside the workspace: fsapi.h). */
+	/* Never a FIFO, device, link or file with a second link (fsapi.h) */
 	if ((fd = fsapi_open_regular_at(dirfd, name, false, &st, &why)) < 0)
 		return;
 	/* The job may have put another file at NAME since the walk saw it:
 	 * then E's metadata is not this file's. */
 	if (st.st_dev != (dev_t)e->dev || st.st_ino != (ino_t)e->ino)
 		return;
-	set_meta(e, &st);
+	snap_entry_meta(e, &st);
 	if (e->size > limit)
 		return;
-	if (sparse(&st) || e->size > t->left) {
+	if (sparse(&st) || e->size > h->left) {
 		e->hash_skipped = true;
 		return;
 	}
-	if (t->left < limit)
-		limit = t->left;
+	if (h->left < limit)
+		limit = h->left;
 	SHA256Init(&ctx);
 	/* Up to one byte past the limit: a file that grew past it. */
 	for (;;) {
@@ -140,11 +164,11 @@ hash_file(struct take *t, int dirfd, const char *name, struct snap_entry *e)
 		size_t want = left < READ_BUF ? (size_t)left : READ_BUF;
 		ssize_t n;
 
-		if (interrupted(t)) {
-			t->stop = true;
+		if (interrupted(h)) {
+			h->stop = true;
 			return;
 		}
-		n = read(fd, t->buf, want);
+		n = read(fd, h->buf, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -152,21 +176,29 @@ hash_file(struct take *t, int dirfd, const char *name, struct snap_entry *e)
 		if (n == 0)
 			break;
 		total += (uint64_t)n;
-		t->s->hashed_bytes += (uint64_t)n;
-		t->left = t->left > (uint64_t)n ? t->left - (uint64_t)n : 0;
+		h->read += (uint64_t)n;
+		h->left = h->left > (uint64_t)n ? h->left - (uint64_t)n : 0;
 		if (total > limit) {
 			/* Grew past what the budget had left: skipped for
 			 * it, unless it is over the file quota anyway. */
-			e->hash_skipped = total <= t->q->file_bytes;
+			e->hash_skipped = total <= h->q->file_bytes;
 			return;
 		}
-		SHA256Update(&ctx, t->buf, (size_t)n);
+		SHA256Update(&ctx, h->buf, (size_t)n);
 	}
 	if (fstat(fd, &after) < 0 || !same_content_stat(&st, &after) ||
 	    total != e->size)
 		return;
 	SHA256Final(e->sha256, &ctx);
 	e->hashed = true;
+}
+
+int
+snap_entry_hash(struct snap_hasher *h, int dirfd, const char *name,
+    struct snap_entry *e)
+{
+	hash_file(h, dirfd, name, e);
+	return h->stop ? -EINTR : 0;
 }
 
 static int
@@ -242,11 +274,9 @@ add(void *arg, const struct wswalk_entry *we)
 		return -ENOMEM;
 	s->n++;
 	t->path_bytes += len + 1;
-	set_meta(e, we->st);
-	if (e->type == FS_T_FILE && e->nlink == 1 &&
-	    e->size <= t->q->file_bytes && !reuse(t->prev, e)) {
-		hash_file(t, we->dirfd, we->name, e);
-		if (t->stop)
+	snap_entry_meta(e, we->st);
+	if (snap_entry_hashable(e, t->q) && !reuse(t->prev, e)) {
+		if (snap_entry_hash(&t->h, we->dirfd, we->name, e) < 0)
 			return -EINTR;
 		if (e->hash_skipped)
 			s->unhashed++;
@@ -285,15 +315,11 @@ take_begin(struct take *t, struct snapshot *s, const struct fs_quota *q,
 	t->q = q;
 	t->prev = prev;
 	t->s = s;
-	t->interrupted = intr;
-	t->left = q->workspace_bytes;
 	t->max_path = q->max_path ? q->max_path : WSPATH_MAX_PATH;
 	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return -errno;
 	s->started_ns = ts_ns(&now);
-	if ((t->buf = malloc(READ_BUF)) == NULL)
-		return -ENOMEM;
-	return 0;
+	return snap_hasher_init(&t->h, q, intr);
 }
 
 /* Ends T's snapshot after a walk that returned R with ST: sorted and
@@ -303,8 +329,8 @@ take_end(struct take *t, int r, const struct wswalk_stats *st)
 {
 	struct snapshot *s = t->s;
 
-	free(t->buf);
-	t->buf = NULL;
+	s->hashed_bytes = t->h.read;
+	snap_hasher_free(&t->h);
 	if (r == -ECANCELED && t->full)
 		r = 0;
 	if (r < 0) {
@@ -329,7 +355,7 @@ snapshot_take(int root, const struct fs_quota *q, const struct snapshot *prev,
 	int r;
 
 	if ((r = take_begin(&t, s, q, prev, intr)) < 0) {
-		free(t.buf);
+		snap_hasher_free(&t.h);
 		return r;
 	}
 	memset(&o, 0, sizeof(o));
@@ -401,7 +427,7 @@ snapshot_take_usage(struct fs_ctx *ctx, const struct snapshot *prev,
 	int r;
 
 	if ((r = take_begin(&t, s, &ctx->quota, prev, intr)) < 0) {
-		free(t.buf);
+		snap_hasher_free(&t.h);
 		*usage = fsapi_usage(ctx);
 		return r;
 	}
@@ -417,7 +443,7 @@ snapshot_take_usage(struct fs_ctx *ctx, const struct snapshot *prev,
 	 * leaves out, before this snapshot's own bound: what its own walk
 	 * would have seen after them is missing, so it walks again. */
 	if (r == 0 && st.truncated && !t.over && t.err == 0 && !t.full) {
-		free(t.buf);
+		snap_hasher_free(&t.h);
 		snapshot_free(s);
 		return snapshot_take(ctx->root, &ctx->quota, prev, intr, s);
 	}

@@ -54,6 +54,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "fsapi.h"
 #include "policy.h"
@@ -140,6 +141,50 @@ int snapshot_take_usage(struct fs_ctx *ctx, const struct snapshot *prev,
 
 /* Frees everything S owns and zeroes it; accepts a zeroed S. */
 void snapshot_free(struct snapshot *s);
+
+/*
+ * The hashing of one walk (a snapshot; a stage scan, stage.h): the
+ * budget of bytes it may read (quota.workspace_bytes at the start), its
+ * read buffer and the caller's interruption. snapshot_take keeps one for
+ * itself; another walk that records snap_entry values makes its own.
+ */
+struct snap_hasher {
+	const struct fs_quota *q; /* borrowed: file_bytes, workspace_bytes */
+	int (*interrupted)(void); /* NULL, or asked between reads */
+	uint8_t *buf; /* owned, 256 KiB */
+	uint64_t left; /* bytes the hashing may still read */
+	uint64_t read; /* bytes read so far (a snapshot's hashed_bytes) */
+	bool stop; /* interrupted while hashing */
+};
+
+/* Sets H up for Q (borrowed, kept) asking INTR (may be NULL). Returns 0
+ * or -ENOMEM; snap_hasher_free either way. */
+int snap_hasher_init(struct snap_hasher *h, const struct fs_quota *q,
+    int (*intr)(void));
+
+/* Frees H's buffer; accepts a zeroed H. */
+void snap_hasher_free(struct snap_hasher *h);
+
+/* Sets E's type, size, mode, times, device, inode and link count from ST
+ * (a stat of the entry, lstat semantics); E's path and hash untouched. */
+void snap_entry_meta(struct snap_entry *e, const struct stat *st);
+
+/* Whether a snapshot hashes E: a regular file with one link and at most
+ * Q->file_bytes (the bounds above). */
+bool snap_entry_hashable(const struct snap_entry *e, const struct fs_quota *q);
+
+/*
+ * Hashes the regular file NAME in DIRFD (borrowed) that E describes
+ * (snap_entry_meta of the walk's stat), under the bounds above: opened
+ * with fsapi_open_regular_at and only if it is still E's inode (E's
+ * metadata is then refreshed from it); E->hashed when it was read whole
+ * and did not change meanwhile; E->hash_skipped when it is sparse or
+ * larger than what H's budget has left. The bytes read are taken from
+ * H's budget whatever the outcome. Returns 0, or -EINTR when H's
+ * interruption said so (H->stop set, E unhashed).
+ */
+int snap_entry_hash(struct snap_hasher *h, int dirfd, const char *name,
+    struct snap_entry *e);
 
 enum change_kind { CHANGE_CREATED, CHANGE_MODIFIED, CHANGE_DELETED };
 

@@ -78,8 +78,19 @@ struct stage_scan {
  * (-EINTR). Every lookup in both trees is by descriptor, never through a
  * symlink (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, fsapi.h), so a
  * stage a job filled with links, FIFOs or odd names reads as data.
+ * A refused entry is in BAD only: nothing of it, nor of what is below
+ * it, is in BEFORE or AFTER. Refused as invalid_path: a path wspath
+ * refuses under Q (max_path, max_depth), and STAGE_JOURNAL at the top. A
+ * directory merged with the lower one (not opaque) is in both only when
+ * its mode changed. Bounds: BEFORE, AFTER and BAD hold at most
+ * quota.max_files + 1 entries each, SNAPSHOT_MAX_PATH_BYTES of paths
+ * between them; hashing as snapshot.h (one budget of
+ * quota.workspace_bytes for both trees). Past a bound, or with a lower
+ * subtree deeper than quota.max_depth or a directory the walk may not
+ * enter, both snapshots are truncated (and so is their diff, which
+ * stage_commit refuses).
  * Returns 0, or a negative errno (-ENOMEM, -EINTR, a failure to read the
- * stage's root) with OUT empty.
+ * stage's root or a lower entry) with OUT empty.
  */
 int stage_scan(int stage, int root, const struct fs_quota *q,
     int (*interrupted)(void), struct stage_scan *out);
@@ -123,6 +134,21 @@ struct stage_commit_report {
  * mtime. On any failure (a full disk: quota_exceeded) what was applied is
  * undone from the journal and the stage is untouched; on success the
  * journal is removed. Returns 0, or a negative errno with REP set.
+ *
+ * Details (stage_commit.c, stage_internal.h): CH must borrow from SCAN,
+ * which is not read otherwise. A picked deletion of a directory takes
+ * all that is below it. A deletion is a rename into the journal, not
+ * fsapi_remove (the old entry stays whole until the end); directories
+ * are made 0700 and given the job's mode (masked by quota.mode_mask) at
+ * the end, the deepest first, after the mode changes of existing ones.
+ * A conflict is -ESTALE with REP->why exists (the entry changed or
+ * appeared) or not_found (it vanished); a creation whose parent became a
+ * symlink or a file is no conflict: its apply is refused
+ * (symlink_refused, not_a_directory) and undone. A truncated CH is
+ * -E2BIG (quota_exceeded) and a journal already there -EEXIST (exists,
+ * PATH STAGE_JOURNAL: stage_recover first), nothing done. When the undo
+ * itself fails, REP->undone is false and the journal stays for
+ * stage_recover.
  */
 int stage_commit(struct fs_ctx *ctx, int stage, const struct stage_scan *scan,
     const struct changes *ch, const enum stage_pick *pick,
@@ -134,9 +160,11 @@ int stage_commit(struct fs_ctx *ctx, int stage, const struct stage_scan *scan,
  * commit from it (every replaced or deleted file put back, every created
  * one removed) or, when the journal says the commit had finished, removes
  * it. MSG (MSGLEN bytes) gets one sentence of what was done, or "" when
- * there was no journal. Returns 0 or a negative errno (the workspace
- * is then left as found and the session must refuse to start, naming
- * STAGE_JOURNAL).
+ * there was no journal. Returns 0 or a negative errno (the session must
+ * refuse to start, naming STAGE_JOURNAL): a manifest torn or unreadable
+ * leaves the workspace as found; an undo step that fails leaves the
+ * journal, and the steps before it done (each can be done again, so a
+ * later call goes on from there).
  */
 int stage_recover(int root, char *msg, size_t msglen);
 

@@ -12,14 +12,18 @@
  *   quarantine  it is left out and kept in the session's stage for the
  *               client to inspect (fs.diff) and accept (fs.commit PATH);
  *   allow       it is committed (an exception placed before a wider rule).
- * A pattern is matched against the workspace-relative path: "/" separates
+ * A pattern is matched against the workspace-relative path (policy.h,
+ * writeback_pattern_match, with writeback_pattern_error, the policy
+ * language's, where the loader checks patterns): "/" separates
  * components, "*" and "?" do not match "/", "**" matches any number of
- * whole components (zero included), a pattern with no "/" matches the
- * last component at any depth, and a trailing "/" matches everything
- * below that directory. A rule may carry the qualifier "drivers" (written
- * "quarantine = .gitattributes drivers"): it then matches only a
- * .gitattributes-style file whose new content assigns a filter, diff or
- * merge driver (gitattributes(5)), read from the stage.
+ * whole components (zero included), a pattern with no "/" (a trailing one
+ * aside) matches the last component at any depth, a leading "/" anchors,
+ * and a trailing "/" matches that directory and everything below it.
+ * A rule may carry the qualifier "drivers" (written "refuse =
+ * .gitattributes drivers"): it then matches only a change that may
+ * assign a filter, diff or merge driver (gitattributes(5)): a created or
+ * modified entry that is not a directory, unless it is a regular file
+ * whose new content, read from the stage, assigns none.
  */
 #ifndef STOCKADE_WRITEBACK_H
 #define STOCKADE_WRITEBACK_H
@@ -30,25 +34,26 @@
 #include "policy.h"
 #include "snapshot.h"
 
-/*
- * Whether PAT (NUL-terminated) is a valid pattern: not empty, no NUL or
- * control byte, no "." or ".." component, "**" only as a whole component,
- * at most 4096 bytes. Returns NULL or a static sentence saying what is wrong.
- */
-const char *writeback_pattern_error(const char *pat);
+/* How much of a file a "drivers" rule reads, bytes: a longer file counts
+ * as assigning drivers (what it holds past this is unknown). */
+#define WRITEBACK_READ_MAX (64u * 1024u)
 
 /*
- * Whether PATH (a workspace-relative path, raw bytes, NUL-terminated)
- * matches PAT by the rules above (the qualifier aside). Pure.
- */
-bool writeback_pattern_match(const char *pat, const char *path);
-
-/*
- * The first rule of WB (policy.h) that matches the change C, whose new
- * content, for a "drivers" rule, is read from the file at C's path below
- * STAGE (the stage tmpfs's upper directory, borrowed; at most 64 KiB
- * read, never through a symlink). Returns the rule (borrowed from WB), or
- * NULL when none matches (the change is committed).
+ * The first rule of WB (policy.h) that matches the change C (its entry's
+ * path), first match wins. For a "drivers" rule the new content is read
+ * from the file at C's path below STAGE (the stage tmpfs's upper
+ * directory, borrowed), resolved beneath it with no symlink on the way
+ * and opened only if it is a regular file with one link
+ * (fsapi_open_regular_at), at most WRITEBACK_READ_MAX + 1 bytes. A
+ * deletion never matches a "drivers" rule, nor does a directory; a file
+ * that cannot be read (STAGE -1, gone, a symlink, a hard link, too long,
+ * an I/O error) matches it: what it would assign is unknown. The content
+ * assigns a driver when a line that is not a comment (gitattributes(5):
+ * "#" first after blanks) has a word, split at blanks and NUL, that is
+ * "filter=", "diff=" or "merge=" and a value, after an optional "-" or
+ * "!" and in either case (more than git reads: never fewer). Returns the
+ * rule (borrowed from WB), or NULL when none matches (the change is
+ * committed).
  */
 const struct wb_rule *writeback_match(const struct wb_policy *wb,
     const struct change *c, int stage);

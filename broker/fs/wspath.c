@@ -100,3 +100,13 @@ wspath_split(const char *path, size_t len, char *parent, size_t parent_size,
 	*name_off = slash;
 	return 0;
 }
+
+unsigned
+wspath_depth(const char *path)
+{
+	unsigned n = 1;
+
+	for (; *path != '\0'; path++)
+		n += *path == '/';
+	return n;
+}

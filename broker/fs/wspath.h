@@ -67,4 +67,8 @@ const char *wspath_rule_text(enum wspath_rule rule);
 int wspath_split(const char *path, size_t len, char *parent, size_t parent_size,
     size_t *name_off);
 
+/* The number of components of PATH (NUL-terminated, a path wspath_check
+ * accepted): 1 plus its slashes. */
+unsigned wspath_depth(const char *path);
+
 #endif

@@ -191,6 +191,9 @@ jobrun_init(struct jobrun *jr, const struct policy *pol, int argc, char **argv,
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
 	jr->stage_fd = -1;
+	staged_init(&jr->staged);
+	jr->commit = pol->commit;
+	jr->writeback = &pol->writeback;
 	jr->feed = NULL;
 	if ((e = jobspec_from_policy(&jr->spec, pol, argc, argv)) < 0)
 		return e;
@@ -306,9 +309,8 @@ says(const uint8_t *tail, size_t len, const char *needle)
 	return memmem(tail, len, needle, strlen(needle)) != NULL;
 }
 
-/* Sets JR's status to S with a detail that says why, keeping the exit. */
-static void
-restatus(struct jobrun *jr, enum job_status s, const char *why)
+void
+jobrun_restatus(struct jobrun *jr, enum job_status s, const char *why)
 {
 	char *d = strdup(why);
 
@@ -396,12 +398,12 @@ words_backed(const struct jobrun *jr, enum job_status s, const char *text,
 	return true;
 }
 
-/* Sets JR's status from what the job left: the workspace's usage (FS,
- * USAGE fsapi_usage's return when the caller walked it after the job, or
- * 1 for this function to walk it) against its quota, then the program's
- * own words for a limit. */
+/* Sets JR's status from what the job left: without a stage (layer
+ * mount_ns off: an evaluation), the workspace's usage (FS, walked here)
+ * against its quota (with one, the stage held the quota: jobrun_settle),
+ * then the program's own words for a limit. */
 static void
-refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
+refine_status(struct jobrun *jr, struct fs_ctx *fs)
 {
 	uint8_t *err, *tail;
 	size_t len;
@@ -414,7 +416,7 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 		return;
 	/* The workspace as the job left it, against the quota: exact,
 	 * where the launcher's watch during the job samples. */
-	e = usage <= 0 && fs->usage_valid ? usage : fsapi_usage(fs);
+	e = jr->stage_fd >= 0 || jr->staged_valid ? -1 : fsapi_usage(fs);
 	if (e == 0 && fs->used_disk > fs->quota.workspace_bytes &&
 	    r->status != JOB_DISK_FULL) {
 		snprintf(why, sizeof(why),
@@ -422,7 +424,7 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 		    "of disk, over its quota of %.1f MiB",
 		    (double)fs->used_disk / 1048576.0,
 		    (double)fs->quota.workspace_bytes / 1048576.0);
-		restatus(jr, JOB_DISK_FULL, why);
+		jobrun_restatus(jr, JOB_DISK_FULL, why);
 		return;
 	}
 	if (r->status != JOB_EXIT_NONZERO &&
@@ -444,12 +446,12 @@ refine_status(struct jobrun *jr, struct fs_ctx *fs, int usage)
 			/* Exit code and status stay; the detail says why
 			 * the words were not taken. */
 			if (r->detail == NULL || r->detail[0] == '\0')
-				restatus(jr, r->status, why);
+				jobrun_restatus(jr, r->status, why);
 			break;
 		}
 		snprintf(why, sizeof(why), "the program stopped on \"%s\"",
 		    limit_words[i].text);
-		restatus(jr, limit_words[i].status, why);
+		jobrun_restatus(jr, limit_words[i].status, why);
 		break;
 	}
 	free(err);
@@ -466,7 +468,7 @@ run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
 	sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
 	sup->feed = jr->feed;
 	jobrun_net_arm(jr, sup);
-	jobrun_stage_arm(jr, sup, fs);
+	jobrun_stage_arm(jr, sup);
 	e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr, &jr->res);
 	/* The launcher died before it read the job (killed between
 	 * jobs, just as this one came): nothing of it ran, so it
@@ -533,7 +535,11 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 
 	job_result_clear(&jr->res);
 	memset(&jr->res, 0, sizeof(jr->res));
-	jr->spec.workspace_allow = workspace_allowance(fs);
+	if (!job_spec_staged(&jr->spec))
+		jr->spec.workspace_allow = workspace_allowance(fs);
+	else
+		jobrun_stage_size(jr, fs, &jr->spec.workspace_allow,
+		    &jr->spec.stage_files);
 	if (!catch_signals && interrupted)
 		e = -EINTR;
 	else if (jr->start_error < 0)
@@ -557,12 +563,12 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			    &cancel_requested);
 		if (catch_signals)
 			jobrun_default_signals();
-		fs->usage_valid = false;
+		if (jr->stage_fd >= 0)
+			jobrun_settle(jr, fs);
+		else
+			fs->usage_valid = false;
 		if (e == 0)
-			refine_status(jr, fs,
-			    jr->walk_after != NULL
-				? jr->walk_after(jr->walk_arg, fs)
-				: 1);
+			refine_status(jr, fs);
 		/* Its input cut short by a read error: never ok (jobrun.h). */
 		if (e == 0 && jr->feed != NULL && jr->feed->error != 0 &&
 		    jr->res.status != JOB_SANDBOX_ERROR) {
@@ -572,7 +578,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 			    "only the first %llu bytes)",
 			    strerror(jr->feed->error),
 			    (unsigned long long)jr->feed->sent);
-			restatus(jr, JOB_SANDBOX_ERROR, err);
+			jobrun_restatus(jr, JOB_SANDBOX_ERROR, err);
 		}
 	}
 	if (e < 0)
@@ -592,7 +598,9 @@ jobrun_free(struct jobrun *jr)
 	free(jr->net_report);
 	if (jr->stage_fd >= 0)
 		close(jr->stage_fd);
+	staged_free(&jr->staged);
 	memset(jr, 0, sizeof(*jr));
 	jr->tty_fd = -1;
 	jr->stage_fd = -1;
+	staged_init(&jr->staged);
 }

@@ -28,6 +28,7 @@
 #include "proto.h"
 #include "result.h"
 #include "result_json.h"
+#include "staged.h"
 #include "stdin_feed.h"
 #include "supervisor.h"
 
@@ -64,14 +65,6 @@ struct jobrun {
 				   * then cannot start another): reported
 				   * by jobrun_exec instead of trying
 				   * again; 0 (jobrun_init's default) none */
-	/* NULL (jobrun_init's default), or the walk of the workspace after
-	 * every job that ran (supervisor_run answered), in place of the
-	 * usage walk of jobrun_exec's own checks: called with WALK_ARG and
-	 * the job's workspace FS, it must set FS's usage figures and
-	 * return as fsapi_usage (a caller that takes a snapshot after the
-	 * job takes it on the same walk: snapshot_take_usage) */
-	int (*walk_after)(void *walk_arg, struct fs_ctx *fs);
-	void *walk_arg;
 	/* Controlled egress (issue 25; jobrun_use_network): the session's
 	 * proxy (borrowed), or NULL (jobrun_init's default): no network;
 	 * the job's rules and caps (owned); its report once it ran
@@ -80,15 +73,23 @@ struct jobrun {
 	struct egress_job net;
 	struct egress_report *net_report;
 	bool net_sent; /* the proxy took the running job (on_net) */
-	/* Issue 26: the root of the last job's stage tmpfs, as the
-	 * launcher sent it (PROTO_STAGE; supervisor.h, stage_fn): an
-	 * O_RDONLY directory descriptor holding PROTO_STAGE_UPPER and
-	 * PROTO_STAGE_WORK (broker/fs/stage.h reads it); -1 when none
-	 * came (no stage: job_spec_staged; a jail that failed before its
-	 * payload).
-	 * Owned: closed by the next job's jobrun_stage_arm and by
-	 * jobrun_free. */
+	/* The workspace as a layer (issue 26; staged.h): the stage the
+	 * launcher sent for the running job (PROTO_STAGE, an O_RDONLY
+	 * directory descriptor of the stage tmpfs's root, holding
+	 * PROTO_STAGE_UPPER and PROTO_STAGE_WORK; owned: supervisor.h,
+	 * stage_fn, jobrun_stage_arm), or -1 (none yet, or a job without a
+	 * stage, job_spec_staged: an evaluation with layer mount_ns or
+	 * user_ns off writes the workspace itself); the commit
+	 * mode (the policy's [files] commit unless the front chose) and the
+	 * [writeback] rules (borrowed from the policy); the number the
+	 * session gives the change set; once the job ran with a stage, its
+	 * change set and what became of it (staged_valid). */
 	int stage_fd;
+	enum commit_mode commit;
+	const struct wb_policy *writeback;
+	uint32_t stage_id;
+	bool staged_valid;
+	struct staged staged;
 };
 
 /*
@@ -189,15 +190,12 @@ void jobrun_net_end(struct jobrun *jr, struct supervisor *sup);
 
 /*
  * Around one supervisor_run of JR's job on SUP (jobrun_exec's; issue
- * 26): jobrun_stage_arm closes JR's stage_fd of a job before, sets the
- * spec's stage_files to the entries the job may add to FS before its
- * quota's max_files (0 when FS is full or its usage is not counted: fail
- * closed; call after jobrun_exec counted it) and makes SUP hand the
- * job's STAGE to JR->stage_fd; jobrun_stage_end takes SUP's receiver
- * back. jobrun_stage.c.
+ * 26): jobrun_stage_arm closes a stage_fd JR still holds and makes SUP
+ * hand the job's STAGE to JR->stage_fd (SUP's stage_fn; a second one,
+ * or one of another job, is closed); jobrun_stage_end takes SUP's
+ * receiver back. jobrun_stage.c.
  */
-void jobrun_stage_arm(struct jobrun *jr, struct supervisor *sup,
-    const struct fs_ctx *fs);
+void jobrun_stage_arm(struct jobrun *jr, struct supervisor *sup);
 void jobrun_stage_end(struct supervisor *sup);
 
 /* JR's report and rules as the result functions take them (result_json.h,
@@ -239,12 +237,19 @@ char *jobrun_spec_error(int e, char *buf, size_t len);
  * running, supervisor_start) with the workspace FS->root (borrowed) at
  * /work, capturing its output (and passing every chunk to JR->tee).
  *
- * The workspace quota (FS->quota.workspace_bytes) holds for the job too:
- * the launcher is told how many bytes the job may add (the quota less
- * FS's usage, counted first when invalid), and after the job the
- * workspace is counted again (FS's usage is then current): a job that
- * left it over its quota ends disk_full whatever its exit. A workspace
- * that cannot be counted leaves the job nothing to add (fail closed).
+ * The job's writes go to a stage (issue 26) of jobrun_stage_size's
+ * bytes and entries, which the kernel holds at write time; after the
+ * job, jobrun_settle reads its change set, holds it against the
+ * [writeback] rules and commits, rolls back or keeps it by JR->commit,
+ * the commit counting against the workspace quota
+ * (FS->quota.workspace_bytes): no walk of the workspace is made for the
+ * job (the commit walks it once when FS's usage figures are not yet
+ * known, then keeps them current). Without a stage (layer mount_ns off:
+ * an evaluation) the job writes the workspace itself: the launcher is
+ * told how many bytes it may add (the quota less FS's usage) and the
+ * workspace is counted again after it, a job that left it over its
+ * quota ending disk_full whatever its exit; a workspace that cannot be
+ * counted leaves the job nothing to add (fail closed).
  *
  * With layer limits off neither happens: no limit was in force.
  *
@@ -283,6 +288,32 @@ int jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
     bool catch_signals);
 
 /*
+ * The stage a job under JR may fill (PROTO_RUN workspace_allow and
+ * stage_files): bytes, the smaller of FS's quota.workspace_bytes and the
+ * job's memory limit (the stage is a tmpfs, memory the job holds:
+ * docs/decisions.md), and entries, quota.max_files. The same for every
+ * job of a session, so that a warm jail built for one fits the next.
+ */
+void jobrun_stage_size(const struct jobrun *jr, const struct fs_ctx *fs,
+    uint64_t *bytes, uint64_t *files);
+
+/*
+ * After JR's job ran with a stage (JR->stage_fd, taken here): reads its
+ * change set into JR->staged (staged_open, under the policy's
+ * [writeback] rules), makes a job that failed with its stage full
+ * disk_full (with the figures), then, by JR->commit, commits the
+ * pending changes to FS's workspace (always; on_ok when the status is
+ * ok, else rolls them back) or keeps them. A commit that fails leaves
+ * them staged; a full workspace then makes the job disk_full. Called by
+ * jobrun_exec.
+ */
+void jobrun_settle(struct jobrun *jr, struct fs_ctx *fs);
+
+/* Sets JR's status to S with the detail WHY, keeping the exit code
+ * (jobrun.c; for jobrun_settle). */
+void jobrun_restatus(struct jobrun *jr, enum job_status s, const char *why);
+
+/*
  * The result object of README.md ("Result fields") for JR's result,
  * limits and captures (result_to_json). Returns a new reference, or NULL
  * (ENOMEM).
@@ -290,7 +321,7 @@ int jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 json_t *jobrun_result_json(const struct jobrun *jr);
 
 /* Frees everything JR owns, its spec included (not what it borrows:
- * tty_fd, feed, tee_arg, walk_arg); accepts a cleared JR. */
+ * tty_fd, feed, tee_arg); accepts a cleared JR. */
 void jobrun_free(struct jobrun *jr);
 
 /*

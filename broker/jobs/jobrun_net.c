@@ -130,5 +130,12 @@ jobrun_result_json(const struct jobrun *jr)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (o != NULL && jr->staged_valid &&
+	    staged_add_result(o, &jr->staged, staged_mode_name(jr->commit)) <
+		0) {
+		json_decref(o);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return o;
 }

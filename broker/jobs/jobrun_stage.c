@@ -1,12 +1,99 @@
 /*
- * jobrun_stage.c: a job's stage (issue 26; jobrun.h, stage_fd): the
- * inodes its writes may take (RUN's stage_files) and the descriptor of
- * the stage tmpfs the launcher sends with PROTO_STAGE (supervisor.h,
- * stage_fn), kept in the jobrun for broker/fs/stage.h to read.
+ * jobrun_stage.c: a job's stage (issue 26): its size, the descriptor of
+ * the stage tmpfs the launcher sends while it runs (PROTO_STAGE:
+ * jobrun_stage_arm), and its staged writes after it ran (jobrun.h,
+ * jobrun_settle): read, held back, committed or kept.
  */
+#include <stdio.h>
 #include <unistd.h>
 
 #include "jobrun.h"
+
+void
+jobrun_stage_size(const struct jobrun *jr, const struct fs_ctx *fs,
+    uint64_t *bytes, uint64_t *files)
+{
+	uint64_t b = fs->quota.workspace_bytes;
+
+	if (jr->limits.memory_bytes != 0 && jr->limits.memory_bytes < b)
+		b = jr->limits.memory_bytes;
+	*bytes = b;
+	*files = fs->quota.max_files;
+}
+
+/* Whether the stage of ST had less than a page or no inode left: the
+ * job ran into its allowance (the tmpfs answered ENOSPC). */
+static bool
+stage_full(const struct stage_scan *sc)
+{
+	return sc->stage_bytes - sc->upper_bytes < 4096 ||
+	    sc->upper_files >= sc->stage_files;
+}
+
+/* A job that failed with its stage full: disk_full with the figures. */
+static void
+full_status(struct jobrun *jr)
+{
+	const struct stage_scan *sc = &jr->staged.scan;
+	char why[256];
+
+	if ((jr->res.status != JOB_EXIT_NONZERO &&
+		jr->res.status != JOB_CRASH) ||
+	    !stage_full(sc))
+		return;
+	if (sc->upper_files >= sc->stage_files)
+		snprintf(why, sizeof(why),
+		    "the job created %llu files and directories, its "
+		    "allowance ([files] max_files)",
+		    (unsigned long long)sc->stage_files);
+	else
+		snprintf(why, sizeof(why),
+		    "the job wrote %.1f MiB to /work, its allowance of "
+		    "%.1f MiB (the smaller of [files] workspace_mb and "
+		    "[limits] memory_mb)",
+		    (double)sc->upper_bytes / 1048576.0,
+		    (double)sc->stage_bytes / 1048576.0);
+	jobrun_restatus(jr, JOB_DISK_FULL, why);
+}
+
+/* A commit refused for a full workspace: disk_full, the changes kept. */
+static void
+commit_full_status(struct jobrun *jr, const struct fs_ctx *fs)
+{
+	char why[320];
+
+	snprintf(why, sizeof(why),
+	    "the job's changes (%.1f MiB staged) do not fit in the "
+	    "workspace: it holds %.1f MiB of its quota of %.1f MiB "
+	    "([files] workspace_mb); they are kept staged",
+	    (double)jr->staged.scan.upper_bytes / 1048576.0,
+	    (double)fs->used_bytes / 1048576.0,
+	    (double)fs->quota.workspace_bytes / 1048576.0);
+	jobrun_restatus(jr, JOB_DISK_FULL, why);
+}
+
+void
+jobrun_settle(struct jobrun *jr, struct fs_ctx *fs)
+{
+	int fd = jr->stage_fd;
+
+	jr->stage_fd = -1;
+	jr->staged_valid = true;
+	if (staged_open(&jr->staged, fd, fs->root, &fs->quota, jr->writeback,
+		jr->stage_id, jobrun_interrupted) < 0)
+		return;
+	full_status(jr);
+	if (jr->commit == COMMIT_KEEP)
+		return;
+	if (jr->commit == COMMIT_ON_OK && jr->res.status != JOB_OK) {
+		staged_rollback(&jr->staged);
+		return;
+	}
+	if (staged_commit(&jr->staged, fs, NULL, 0, NULL) < 0 &&
+	    !jr->staged.commit.conflict &&
+	    jr->staged.commit.why == FS_QUOTA_EXCEEDED)
+		commit_full_status(jr, fs);
+}
 
 /* The supervisor's STAGE receiver (supervisor.h, stage_fn) while a job
  * of JR (ARG) runs: the descriptor kept in JR->stage_fd, owned. */
@@ -22,25 +109,12 @@ on_stage(void *arg, uint64_t job_id, int stage)
 	jr->stage_fd = stage;
 }
 
-/* The entries a job may add to FS before its quota's max_files: 0 when
- * it is full or was not counted (fail closed), as workspace_allowance
- * (jobrun.c) says of bytes. */
-static uint64_t
-stage_files_of(const struct fs_ctx *fs)
-{
-	if (!fs->usage_valid || fs->used_entries >= fs->quota.max_files)
-		return 0;
-	return fs->quota.max_files - fs->used_entries;
-}
-
 void
-jobrun_stage_arm(struct jobrun *jr, struct supervisor *sup,
-    const struct fs_ctx *fs)
+jobrun_stage_arm(struct jobrun *jr, struct supervisor *sup)
 {
 	if (jr->stage_fd >= 0)
 		close(jr->stage_fd);
 	jr->stage_fd = -1;
-	jr->spec.stage_files = stage_files_of(fs);
 	sup->stage_fn = on_stage;
 	sup->stage_arg = jr;
 }

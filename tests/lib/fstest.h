@@ -60,6 +60,10 @@ size_t fstest_long_path_links(unsigned levels, size_t n, char *path,
 
 #define FSTEST_NOBODY 65534
 
+/* Gives PATH and everything below it to FSTEST_NOBODY (lchown: links
+ * themselves, never their targets). Needs root. Asserts on failure. */
+void fstest_give(const char *path);
+
 /*
  * Runs FN, which returns 0 or the line of the check that failed, as a
  * user whom modes deny: when the test runs as root (whom they never
@@ -69,6 +73,10 @@ size_t fstest_long_path_links(unsigned levels, size_t n, char *path,
  * Asserts that FN returned 0.
  */
 void fstest_as_nobody(int (*fn)(void));
+
+/* fstest_as_nobody without giving the workspace away first: what FN
+ * needs is the test's to give (fstest_give). */
+void fstest_run_as_nobody(int (*fn)(void));
 
 /* For FN above: returns the line when C is false. */
 #define FSTEST_CHECK(c)                  \

@@ -40,6 +40,9 @@ assert_cleared(const struct policy *p)
 	cr_assert_null(p->net.rules.v);
 	cr_assert_eq(p->net.rules.n, 0);
 	cr_assert_null(p->net_from);
+	cr_assert_null(p->writeback.rules);
+	cr_assert_eq(p->writeback.n, 0);
+	cr_assert_null(p->wb_from);
 }
 
 void
@@ -103,4 +106,18 @@ assert_net_eq(const struct net_policy *a, const struct net_policy *b)
 	for (size_t i = 0; i < a->rules.n; i++)
 		cr_assert(egress_rule_eq(&a->rules.v[i], &b->rules.v[i]),
 		    "rule %zu", i);
+}
+
+void
+assert_wb_eq(const struct wb_policy *a, const struct wb_policy *b)
+{
+	cr_assert_eq(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		cr_assert_str_eq(a->rules[i].pattern, b->rules[i].pattern,
+		    "rule %zu", i);
+		cr_assert_eq(a->rules[i].action, b->rules[i].action, "rule %zu",
+		    i);
+		cr_assert_eq(a->rules[i].drivers, b->rules[i].drivers,
+		    "rule %zu", i);
+	}
 }

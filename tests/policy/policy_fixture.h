@@ -18,7 +18,8 @@ const char *source_root(void);
 char *fixture(const char *name);
 
 /* Asserts that P owns nothing, as policy_clear and a failed load leave
- * it: no name, environment, mounts, jail strings or [network] rules. */
+ * it: no name, environment, mounts, jail strings, [network] or
+ * [writeback] rules. */
 void assert_cleared(const struct policy *p);
 
 /* Loads fixture NAME and asserts that it is refused with exactly
@@ -37,5 +38,8 @@ void load_default(struct policy *p);
 
 /* Asserts that A and B hold the same caps and the same rules in order. */
 void assert_net_eq(const struct net_policy *a, const struct net_policy *b);
+
+/* Asserts that A and B hold the same [writeback] rules in order. */
+void assert_wb_eq(const struct wb_policy *a, const struct wb_policy *b);
 
 #endif

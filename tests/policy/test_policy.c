@@ -87,6 +87,8 @@ static void
 assert_policy_eq(const struct policy *a, const struct policy *b)
 {
 	assert_net_eq(&a->net, &b->net);
+	assert_wb_eq(&a->writeback, &b->writeback);
+	cr_assert_eq(a->commit, b->commit);
 	assert_limits_eq(&a->limits, &b->limits);
 	assert_env_eq(a, b);
 	assert_mounts_eq(a, b);
@@ -210,6 +212,7 @@ Test(default_policy, values)
 	cr_assert_eq(p.files.mode_mask, 0755);
 	cr_assert_eq(p.files.allow_hardlinks, false);
 	cr_assert_eq(p.files.inline_bytes, 8192 * 1024);
+	cr_assert_eq(p.commit, COMMIT_ALWAYS);
 	/* The lists change as the default grows; their heads do not. */
 	cr_assert_geq(p.nenv, 1);
 	cr_assert_str_eq(p.env[0], "PATH=/usr/local/bin:/usr/bin:/bin");
@@ -255,8 +258,9 @@ Test(default_policy, canonical_text)
 	    "unsafe_no_seccomp = false\n\n[files]\n"
 	    "max_file_mb = 64\n"));
 	cr_assert_not_null(strstr(text, "\nmode_mask = 0755\n"));
-	cr_assert_not_null(
-	    strstr(text, "\ninline_kb = 8192\n\n[environment]\n"));
+	cr_assert_not_null(strstr(text,
+	    "\ninline_kb = 8192\ncommit = always\n\n"
+	    "[environment]\n"));
 	cr_assert_not_null(strstr(text,
 	    "\n[filesystem]\nro_bind = /usr\nro_bind_try = /bin\n"));
 	free(text);
@@ -961,6 +965,10 @@ Test(format, refuses_empty_lists)
 	p.nmounts = 0;
 	expect_format_refused(&p);
 	p.nmounts = n;
+	n = p.writeback.n;
+	p.writeback.n = 0;
+	expect_format_refused(&p);
+	p.writeback.n = n;
 	policy_clear(&p);
 }
 
@@ -1385,7 +1393,7 @@ Test(policy_clear, accepts_null_and_twice)
 	    "empties it)")                                                     \
 	X(replace_unknown, "invalid-replace-unknown.ini", 2,                   \
 	    "replace names \"mounts\", which is no list (the lists: "          \
-	    "environment, filesystem, network)")                               \
+	    "environment, filesystem, network, writeback)")                    \
 	X(replace_twice, "invalid-replace-twice.ini", 2,                       \
 	    "replace names \"filesystem\" twice")                              \
 	X(no_programs, "invalid-no-programs.ini", 2,                           \
@@ -1425,6 +1433,8 @@ Test(policy_clear, accepts_null_and_twice)
 	    "client_env: \"A-B\" is not a variable name "                      \
 	    "([A-Za-z_][A-Za-z0-9_]*), "                                       \
 	    "a name's prefix followed by \"*\", or \"*\"")                     \
+	X(files_commit, "invalid-files-commit.ini", 2,                         \
+	    "commit: expected always, on_ok or keep, got \"sometimes\"")       \
 	X(client_env_star, "invalid-client-env-star.ini", 2,                   \
 	    "client_env: \"*X\" is not a variable name "                       \
 	    "([A-Za-z_][A-Za-z0-9_]*), "                                       \
@@ -1452,9 +1462,11 @@ Test(invalid, every_fixture_has_a_test)
 	d = opendir(dir);
 	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
 	while ((e = readdir(d))) {
-		/* [network]'s have theirs in test_policy_network.c. */
+		/* [network]'s have theirs in test_policy_network.c,
+		 * [writeback]'s in test_policy_writeback.c. */
 		if (strncmp(e->d_name, "invalid-", 8) != 0 ||
-		    strncmp(e->d_name, "invalid-network-", 16) == 0)
+		    strncmp(e->d_name, "invalid-network-", 16) == 0 ||
+		    strncmp(e->d_name, "invalid-writeback-", 18) == 0)
 			continue;
 		for (i = 0;
 		     i < sizeof(invalid_files) / sizeof(invalid_files[0]); i++)

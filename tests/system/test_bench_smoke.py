@@ -17,7 +17,8 @@
 #  - bench/run --quick --no-install --no-build exits 0 and prints the
 #    report it writes to --out;
 #  - every section is there, in order (Machine, Cold start, Warm jobs in
-#    a session, Transfers, Memory, Draining output, Concurrency, Targets),
+#    a session, Transfers, Memory, Draining output, The workspace as a
+#    layer, Concurrency, Targets),
 #    and no Failures section;
 #  - every table is well formed and every figure in a column of figures
 #    parses as a number; the cold tables have the bare, unshare,
@@ -43,7 +44,8 @@ from stockade_test import (NOBODY, Skip, diag, remove_all, tap_fail,
 
 SECTIONS = ["# stockade benchmark report", "## Machine", "## Cold start",
             "## Warm jobs in a session", "## Transfers", "## Memory",
-            "## Draining output", "## Concurrency", "## Targets (issue 9)"]
+            "## Draining output", "## The workspace as a layer",
+            "## Concurrency", "## Targets (issue 9)"]
 NUMERIC = re.compile(r"(ms|KiB|x |ratio|runs|jobs|failures|median|p10|p90|"
                      r"p99|max)", re.I)
 NUMBER = re.compile(r"^\**-?[0-9]+(\.[0-9]+)?\**( (KiB|ms))?$")

@@ -1,8 +1,8 @@
 /*
- * test_stage.c: a job's writes as a layer of their own (issue 26), end to
- * end through a real launcher: the test is the broker (struct supervisor,
- * as in test_jailnet.c), and its stage_fn receives the descriptor of the
- * job's stage tmpfs (PROTO_STAGE). A write to /work lands in the stage's
+ * test_jailstage.c: a job's writes as a layer of their own (issue 26),
+ * end to end through a real launcher: the test is the broker (struct
+ * supervisor, as in test_jailnet.c), and its stage_fn receives the
+ * descriptor of the job's stage tmpfs (PROTO_STAGE). A write to /work lands in the stage's
  * upper/ and not in the workspace; a delete leaves a whiteout there and
  * the workspace's file untouched; the kernel holds the allowance
  * (workspace_allow bytes, stage_files inodes): a write, a
@@ -28,7 +28,7 @@
 #include "jobspec.h"
 #include "session_util.h"
 
-TestSuite(stage, .init = harness_setup, .fini = harness_cleanup,
+TestSuite(jailstage, .init = harness_setup, .fini = harness_cleanup,
     .timeout = 120);
 
 #define MIB (1024u * 1024u)
@@ -171,7 +171,7 @@ check_stage_root(int fd)
 	cr_assert(S_ISDIR(st.st_mode));
 }
 
-Test(stage, a_write_lands_in_the_stage_and_a_delete_is_a_whiteout)
+Test(jailstage, a_write_lands_in_the_stage_and_a_delete_is_a_whiteout)
 {
 	struct session ss;
 	struct stage_got g;
@@ -211,7 +211,7 @@ Test(stage, a_write_lands_in_the_stage_and_a_delete_is_a_whiteout)
 	session_close(&ss);
 }
 
-Test(stage, a_write_past_the_allowance_is_enospc)
+Test(jailstage, a_write_past_the_allowance_is_enospc)
 {
 	struct session ss;
 	struct stage_got g;
@@ -233,7 +233,7 @@ Test(stage, a_write_past_the_allowance_is_enospc)
 
 /* A program that fails with its stage full ends disk_full, the
  * allowance named. */
-Test(stage, a_program_that_fails_of_a_full_stage_is_disk_full)
+Test(jailstage, a_program_that_fails_of_a_full_stage_is_disk_full)
 {
 	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
 	    (char *)(uintptr_t) "head -c $1 /dev/zero > /work/f",
@@ -254,7 +254,7 @@ Test(stage, a_program_that_fails_of_a_full_stage_is_disk_full)
 	session_close(&ss);
 }
 
-Test(stage, fallocate_past_the_allowance_is_enospc)
+Test(jailstage, fallocate_past_the_allowance_is_enospc)
 {
 	struct session ss;
 	struct stage_got g;
@@ -267,7 +267,7 @@ Test(stage, fallocate_past_the_allowance_is_enospc)
 	session_close(&ss);
 }
 
-Test(stage, an_unlinked_file_held_open_still_counts)
+Test(jailstage, an_unlinked_file_held_open_still_counts)
 {
 	struct session ss;
 	struct stage_got g;
@@ -281,7 +281,7 @@ Test(stage, an_unlinked_file_held_open_still_counts)
 	session_close(&ss);
 }
 
-Test(stage, files_past_stage_files_are_enospc)
+Test(jailstage, files_past_stage_files_are_enospc)
 {
 	struct session ss;
 	struct stage_got g;
@@ -299,7 +299,7 @@ Test(stage, files_past_stage_files_are_enospc)
 	session_close(&ss);
 }
 
-Test(stage, an_allowance_of_0_lets_nothing_be_written)
+Test(jailstage, an_allowance_of_0_lets_nothing_be_written)
 {
 	struct session ss;
 	struct stage_got g;
@@ -355,7 +355,7 @@ waiting_jail(pid_t launcher)
  * with a stage of its own size (the template's 1 MiB would refuse its
  * 1.5 MiB).
  */
-Test(stage, a_warm_jail_has_the_stage_of_its_template)
+Test(jailstage, a_warm_jail_has_the_stage_of_its_template)
 {
 	struct session ss;
 	struct stage_got g;
