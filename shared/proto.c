@@ -23,6 +23,7 @@ static const char *const msg_names[] = {
     [PROTO_CANCEL] = "CANCEL",
     [PROTO_POOL] = "POOL",
     [PROTO_NET] = "NET",
+    [PROTO_STAGE] = "STAGE",
 };
 
 const char *
@@ -142,6 +143,7 @@ proto_encode_run(uint8_t *buf, size_t size, const struct job_spec *s)
 	wbuf_put_str(&w, s->seccomp_profile ? s->seccomp_profile : "default");
 	wbuf_put_u32(&w, s->layers_off);
 	wbuf_put_u16(&w, s->proxy_port);
+	wbuf_put_u64(&w, s->stage_files);
 	return finish(&w, PROTO_RUN);
 }
 
@@ -233,6 +235,16 @@ proto_encode_net(uint8_t *buf, size_t size, uint64_t job_id)
 	start(&w, buf, size);
 	wbuf_put_u64(&w, job_id);
 	return finish(&w, PROTO_NET);
+}
+
+int
+proto_encode_stage(uint8_t *buf, size_t size, uint64_t job_id)
+{
+	struct wbuf w;
+
+	start(&w, buf, size);
+	wbuf_put_u64(&w, job_id);
+	return finish(&w, PROTO_STAGE);
 }
 
 int
@@ -462,6 +474,12 @@ proto_decode_net(const uint8_t *body, size_t len, uint64_t *job_id)
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+int
+proto_decode_stage(const uint8_t *body, size_t len, uint64_t *job_id)
+{
+	return proto_decode_net(body, len, job_id);
 }
 
 uint32_t

@@ -40,6 +40,11 @@
  *                                                          packet
  *                                                          socket), 0..1
  *                                                          before RESULT
+ *                                      PROTO_STAGE        (1 fd: the
+ *                                                          job's stage
+ *                                                          tmpfs's root),
+ *                                                          0..1 before
+ *                                                          RESULT
  *
  * Who may send what in which phase is a table on each side
  * (launcher/supervisor/dispatch.c, broker/jobs/supervisor.c).
@@ -60,8 +65,9 @@
  * job's standard input (issue 22). Version 8: CANCEL grew its reason,
  * and RESULT may say JOB_CANCELLED (issue 22). Version 9: RESULT grew
  * memory_measure and the limits reached (issue 23). Version 10: RUN
- * grew proxy_port, and NET (issue 25). */
-#define PROTO_VERSION 10u
+ * grew proxy_port, and NET (issue 25). Version 11: RUN grew stage_files,
+ * and STAGE (issue 26). */
+#define PROTO_VERSION 11u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
@@ -107,8 +113,22 @@ enum proto_msg_type {
 	 * (WIRE_NET_SOCKETS). Sent once, before the job's RESULT, for a
 	 * job whose spec has a proxy_port. */
 	PROTO_NET = 8,
+	/* Launcher to broker, issue 26: u64 job_id, with one descriptor
+	 * (proto_send_fds): the root of the job's stage, the tmpfs that
+	 * holds the upper layer of the overlay at /work (PROTO_STAGE_UPPER,
+	 * PROTO_STAGE_WORK in it), a directory opened O_RDONLY (jail init
+	 * sends it as WIRE_STAGE). Sent once, before the job's RESULT,
+	 * for a job with a stage (job_spec_staged). */
+	PROTO_STAGE = 9,
 };
-#define PROTO_MSG_TYPE_MAX PROTO_NET
+#define PROTO_MSG_TYPE_MAX PROTO_STAGE
+
+/* The directories jail init makes in a job's stage tmpfs (issue 26;
+ * launcher/init/stage.c): the overlay's upper layer and its work
+ * directory. broker/fs/stage.h reads them as STAGE_UPPER and STAGE_WORK,
+ * the same strings. */
+#define PROTO_STAGE_UPPER "upper"
+#define PROTO_STAGE_WORK "work"
 /* Most jails a launcher keeps built and waiting ([jail] pool_size). */
 #define PROTO_MAX_POOL 8u
 
@@ -184,10 +204,18 @@ struct job_spec {
 	 * an absolute path from the policy, never from a client), and the
 	 * bytes the job may add to the workspace before it is full (the
 	 * quota less what the workspace held at the start, computed by the
-	 * broker). */
+	 * broker; with a stage, issue 26, its size: below). */
 	enum job_enforcement enforcement;
 	char *cgroup;
 	uint64_t workspace_allow;
+	/* The job's stage (issue 26; job_spec_staged): the job's writes to
+	 * /work land in an overlay's upper layer on a tmpfs of
+	 * workspace_allow bytes (0: nothing may be written, the overlay is
+	 * read-only) and stage_files inodes, plus a fixed slack for the
+	 * stage's own directories (launcher/init/stage.c). Both
+	 * kernel-enforced (ENOSPC). Travels last in RUN (after
+	 * proxy_port), u64; part of a warm jail's build
+	 * (jail_pool_compatible). */
 	uint64_t stage_files;
 	/* The seccomp profile ([jail] seccomp_profile): a compiled-in
 	 * profile's name, [a-z]+, at most JOB_MAX_PROFILE bytes. */
@@ -201,7 +229,8 @@ struct job_spec {
 	 * listener at 127.0.0.1:proxy_port for the broker's proxy, routes
 	 * every other address to lo, and sends both up (PROTO_NET). Only
 	 * with layers network_ns and user_ns on (else the spec is
-	 * refused, -EINVAL). Travels last in RUN, u16. Part of a jail's
+	 * refused, -EINVAL). Travels after the others in RUN, u16 (then
+	 * stage_files). Part of a jail's
 	 * authority (jail_same_authority). */
 	uint16_t proxy_port;
 };
@@ -215,6 +244,19 @@ uint32_t job_spec_layers_off(const struct job_spec *spec);
 /* True when SPEC runs without layer LAYER (enum job_layer). */
 #define job_spec_layer_off(spec, layer) \
 	((job_spec_layers_off(spec) & JOB_LAYER_BIT(layer)) != 0)
+
+/*
+ * True when SPEC's writes to /work go to a stage of their own (issue 26;
+ * launcher/init/stage.c): layers mount_ns and user_ns both on. Without a
+ * mount namespace there is no /work to build; without a user namespace
+ * init lacks what overlayfs needs of its mounter (CAP_DAC_OVERRIDE: a
+ * root zygote keeps CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID alone). Both
+ * are evaluations (docs/layers.md): the workspace is then /work itself,
+ * written directly, its quota watched by the launcher; no STAGE is sent.
+ */
+#define job_spec_staged(spec)                             \
+	(!job_spec_layer_off(spec, JOB_LAYER_MOUNT_NS) && \
+	    !job_spec_layer_off(spec, JOB_LAYER_USER_NS))
 
 /* Frees every string and array SPEC points to (it owns them all: struct
  * job_spec) and zeroes it; accepts NULL and a zeroed SPEC. */
@@ -276,6 +318,11 @@ int proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails);
  * descriptors came beside it (proto_recv_fds): the receiver checks
  * their count and kind (a listening TCP socket, an AF_PACKET socket). */
 int proto_decode_net(const uint8_t *body, size_t len, uint64_t *job_id);
+/* STAGE (issue 26): as NET, u64 job_id; its one descriptor (the stage
+ * tmpfs's root, a directory) comes beside it and the receiver checks it
+ * (fstat: S_ISDIR, a tmpfs by fstatfs). */
+int proto_encode_stage(uint8_t *buf, size_t size, uint64_t job_id);
+int proto_decode_stage(const uint8_t *body, size_t len, uint64_t *job_id);
 
 /*
  * Sends one message of LEN bytes on the SEQPACKET socket SOCK, with FD

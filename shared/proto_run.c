@@ -130,7 +130,8 @@ get_run_mounts(struct rbuf *r, struct job_spec *s)
 
 /* Reads what confines a RUN job, after its mounts: the limits, the
  * enforcement, the cgroup, the workspace allowance, the seccomp profile,
- * the layers turned off and the proxy's port (issue 25), into S. 0, or -EBADMSG, -EMSGSIZE, -ENOMEM
+ * the layers turned off, the proxy's port (issue 25) and the stage's
+ * files (issue 26), into S. 0, or -EBADMSG, -EMSGSIZE, -ENOMEM
  * or -EINVAL (a limit of 0). */
 static int
 get_run_confinement(struct rbuf *r, struct job_spec *s)
@@ -153,7 +154,8 @@ get_run_confinement(struct rbuf *r, struct job_spec *s)
 	if (e < 0)
 		return e;
 	if (rbuf_get_u32(r, &s->layers_off) < 0 ||
-	    rbuf_get_u16(r, &s->proxy_port) < 0)
+	    rbuf_get_u16(r, &s->proxy_port) < 0 ||
+	    rbuf_get_u64(r, &s->stage_files) < 0)
 		return -EBADMSG;
 	return 0;
 }

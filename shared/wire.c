@@ -51,6 +51,8 @@ static const struct wire_msg_desc table[] = {
     {WIRE_PROXY_REPORT, "PROXY_REPORT", WIRE_CH_PROXY, 0, {0}, 0, 0},
     {WIRE_SECCOMP_LISTENER, "SECCOMP_LISTENER", WIRE_CH_NOTIFY, 1,
 	{WIRE_FD_SECCOMP_LISTENER}, WIRE_ROLE_BIT(0), 0},
+    {WIRE_STAGE, "STAGE", WIRE_CH_NOTIFY, 1, {WIRE_FD_STAGE}, WIRE_ROLE_BIT(0),
+	0},
 };
 
 const struct wire_msg_desc *
@@ -81,6 +83,7 @@ wire_fd_role_name(enum wire_fd_role role)
 	    [WIRE_FD_PROXY_LISTENER] = "proxy listener",
 	    [WIRE_FD_PACKET] = "packet socket",
 	    [WIRE_FD_SECCOMP_LISTENER] = "seccomp listener",
+	    [WIRE_FD_STAGE] = "stage",
 	};
 
 	if ((size_t)role < sizeof(names) / sizeof(names[0]) &&

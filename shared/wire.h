@@ -37,9 +37,10 @@
  *           SOCK_SEQPACKET datagram a message.
  *   notify  the jail's seccomp-notify socket (jail_start), written by
  *           jail init before it starts the payload (WIRE_NET_SOCKETS,
- *           with a proxy port only), then by the payload before its
- *           exec (WIRE_SECCOMP_LISTENER, with layer seccomp on), in
- *           that order; read by the supervisor (supervisor/notify.c).
+ *           with a proxy port only; then WIRE_STAGE, with layer
+ *           mount_ns on), then by the payload before its exec
+ *           (WIRE_SECCOMP_LISTENER, with layer seccomp on), in that
+ *           order; read by the supervisor (supervisor/notify.c).
  *   proxy   the broker's SOCK_SEQPACKET socketpair to its egress proxy
  *           (stockade-proxy; bodies in egress_ctl.h).
  *
@@ -98,6 +99,10 @@
  *                                                     listener, the
  *                                                     packet socket (both
  *                                                     required)
+ *   WIRE_STAGE         i->s  none                     the root of the
+ *                                                     job's stage tmpfs,
+ *                                                     a directory
+ *                                                     (required; issue 26)
  *   WIRE_SECCOMP_LISTENER p->s none                  the seccomp filter's
  *                                                     listener (required)
  *   proxy:
@@ -162,8 +167,9 @@ enum wire_msg_type {
 	WIRE_PROXY_END = 23,
 	WIRE_PROXY_REPORT = 24,
 	WIRE_SECCOMP_LISTENER = 25,
+	WIRE_STAGE = 26,
 };
-#define WIRE_MSG_TYPE_MAX WIRE_SECCOMP_LISTENER
+#define WIRE_MSG_TYPE_MAX WIRE_STAGE
 
 /* The wire a message type travels on (the table's sections). */
 enum wire_channel {
@@ -195,6 +201,8 @@ enum wire_fd_role {
 	WIRE_FD_PACKET, /* an AF_PACKET socket on the jail's lo */
 	WIRE_FD_SECCOMP_LISTENER, /* the payload's seccomp filter's
 				   * listener (seccomp_unotify(2)) */
+	WIRE_FD_STAGE, /* the root of a job's stage tmpfs (issue 26), a
+			* directory open O_RDONLY */
 };
 
 /* The most descriptors one message carries (a prepare reply's six). */

@@ -4,7 +4,7 @@
  * Jail init mounts /work as an overlay (Documentation/filesystems/
  * overlayfs.rst): the workspace, id-mapped when the launcher is root, is
  * the lower layer; a tmpfs sized by the job's allowance (PROTO_RUN
- * stage_bytes, stage_files) holds the upper layer in "upper/" and
+ * workspace_allow bytes, stage_files) holds the upper layer in "upper/" and
  * overlayfs's work directory in "work/", mounted with userxattr. The
  * launcher sends the broker a descriptor of that tmpfs's root (PROTO_STAGE)
  * before the job's result; the tmpfs outlives the jail while the broker
@@ -38,7 +38,8 @@
 #include "policy.h"
 #include "snapshot.h"
 
-/* The directories of the stage tmpfs (made by jail init). */
+/* The directories of the stage tmpfs (made by jail init: proto.h,
+ * PROTO_STAGE_UPPER and PROTO_STAGE_WORK, the same strings). */
 #define STAGE_UPPER "upper"
 #define STAGE_WORK "work"
 

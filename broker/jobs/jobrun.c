@@ -468,6 +468,7 @@ run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
 	sup->tty_fd = jr->feed != NULL ? -1 : jr->tty_fd;
 	sup->feed = jr->feed;
 	jobrun_net_arm(jr, sup);
+	jobrun_stage_arm(jr, sup);
 	e = supervisor_run(sup, &jr->spec, fs->root, on_output, jr, &jr->res);
 	/* The launcher died before it read the job (killed between
 	 * jobs, just as this one came): nothing of it ran, so it
@@ -487,6 +488,7 @@ run_job(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs)
 		}
 	}
 	jobrun_net_end(jr, sup);
+	jobrun_stage_end(sup);
 	sup->tty_fd = -1;
 	sup->feed = NULL;
 	return e;
@@ -533,7 +535,7 @@ jobrun_exec(struct jobrun *jr, struct supervisor *sup, struct fs_ctx *fs,
 
 	job_result_clear(&jr->res);
 	memset(&jr->res, 0, sizeof(jr->res));
-	if (job_spec_layer_off(&jr->spec, JOB_LAYER_MOUNT_NS))
+	if (!job_spec_staged(&jr->spec))
 		jr->spec.workspace_allow = workspace_allowance(fs);
 	else
 		jobrun_stage_size(jr, fs, &jr->spec.workspace_allow,

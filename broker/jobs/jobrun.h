@@ -74,9 +74,12 @@ struct jobrun {
 	struct egress_report *net_report;
 	bool net_sent; /* the proxy took the running job (on_net) */
 	/* The workspace as a layer (issue 26; staged.h): the stage the
-	 * launcher sent for the running job (PROTO_STAGE; owned), or -1
-	 * (none yet, or a job without a mount namespace: an evaluation
-	 * with layer mount_ns off writes the workspace itself); the commit
+	 * launcher sent for the running job (PROTO_STAGE, an O_RDONLY
+	 * directory descriptor of the stage tmpfs's root, holding
+	 * PROTO_STAGE_UPPER and PROTO_STAGE_WORK; owned: supervisor.h,
+	 * stage_fn, jobrun_stage_arm), or -1 (none yet, or a job without a
+	 * stage, job_spec_staged: an evaluation with layer mount_ns or
+	 * user_ns off writes the workspace itself); the commit
 	 * mode (the policy's [files] commit unless the front chose) and the
 	 * [writeback] rules (borrowed from the policy); the number the
 	 * session gives the change set; once the job ran with a stage, its
@@ -184,6 +187,16 @@ int jobrun_use_network(struct jobrun *jr, struct egress_proxy *px,
  */
 void jobrun_net_arm(struct jobrun *jr, struct supervisor *sup);
 void jobrun_net_end(struct jobrun *jr, struct supervisor *sup);
+
+/*
+ * Around one supervisor_run of JR's job on SUP (jobrun_exec's; issue
+ * 26): jobrun_stage_arm closes a stage_fd JR still holds and makes SUP
+ * hand the job's STAGE to JR->stage_fd (SUP's stage_fn; a second one,
+ * or one of another job, is closed); jobrun_stage_end takes SUP's
+ * receiver back. jobrun_stage.c.
+ */
+void jobrun_stage_arm(struct jobrun *jr, struct supervisor *sup);
+void jobrun_stage_end(struct supervisor *sup);
 
 /* JR's report and rules as the result functions take them (result_json.h,
  * struct result_net; both borrowed from JR, report NULL for a job that

@@ -1,8 +1,11 @@
 /*
- * jobrun_stage.c: a job's staged writes after it ran (jobrun.h,
- * jobrun_settle; issue 26): read, held back, committed or kept.
+ * jobrun_stage.c: a job's stage (issue 26): its size, the descriptor of
+ * the stage tmpfs the launcher sends while it runs (PROTO_STAGE:
+ * jobrun_stage_arm), and its staged writes after it ran (jobrun.h,
+ * jobrun_settle): read, held back, committed or kept.
  */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "jobrun.h"
 
@@ -90,4 +93,35 @@ jobrun_settle(struct jobrun *jr, struct fs_ctx *fs)
 	    !jr->staged.commit.conflict &&
 	    jr->staged.commit.why == FS_QUOTA_EXCEEDED)
 		commit_full_status(jr, fs);
+}
+
+/* The supervisor's STAGE receiver (supervisor.h, stage_fn) while a job
+ * of JR (ARG) runs: the descriptor kept in JR->stage_fd, owned. */
+static void
+on_stage(void *arg, uint64_t job_id, int stage)
+{
+	struct jobrun *jr = arg;
+
+	if (job_id != jr->spec.job_id || jr->stage_fd >= 0) {
+		close(stage);
+		return;
+	}
+	jr->stage_fd = stage;
+}
+
+void
+jobrun_stage_arm(struct jobrun *jr, struct supervisor *sup)
+{
+	if (jr->stage_fd >= 0)
+		close(jr->stage_fd);
+	jr->stage_fd = -1;
+	sup->stage_fn = on_stage;
+	sup->stage_arg = jr;
+}
+
+void
+jobrun_stage_end(struct supervisor *sup)
+{
+	sup->stage_fn = NULL;
+	sup->stage_arg = NULL;
 }

@@ -8,7 +8,9 @@
  *   while a job runs      OUTPUT (no fd, this job's id), RESULT (no fd,
  *                         this job's id; ends the job), NET (2 fds, this
  *                         job's id, a job with a proxy port, at most once;
- *                         to net_fn)
+ *                         to net_fn), STAGE (1 fd, this job's id, a job
+ *                         with a stage (job_spec_staged), at most once; to
+ *                         stage_fn)
  *   otherwise             nothing
  *
  * Anything else (unknown type, wrong phase, a descriptor, another job's
@@ -50,6 +52,7 @@
 #include "fsutil.h"
 #include "install_path.h"
 #include "log.h"
+#include "supervisor_internal.h"
 
 #define LAUNCHER_NAME SPAWNER_LAUNCHER_NAME
 
@@ -238,9 +241,9 @@ close_all(const int *fds, size_t n)
 
 /* Receives one message of a type in ALLOWED (header checked) by the
  * CLOCK_MONOTONIC time DEADLINE (ms), serving W meanwhile (may be NULL).
- * Only a NET may carry descriptors, exactly two, and only when FDS is
- * not NULL: they go into FDS[0, 2) (the caller's), else any descriptor
- * is a violation. Returns the body length, -ETIMEDOUT when nothing came
+ * Only a NET may carry descriptors, exactly two, and a STAGE exactly
+ * one, and only when FDS is not NULL: they go into FDS[0, 2) (the
+ * caller's), else any descriptor is a violation. Returns the body length, -ETIMEDOUT when nothing came
  * in time, or another negative errno (every descriptor closed); 0-length
  * bodies are fine. */
 static int
@@ -266,17 +269,16 @@ recv_expect(struct supervisor *s, struct supervisor_watch *w,
 		close_all(got, nfds);
 		return e;
 	}
-	if (nfds != 0 && (fds == NULL || *type != PROTO_NET || nfds != 2)) {
+	if (nfds != supervisor_fds_of(*type) || (nfds != 0 && fds == NULL)) {
 		close_all(got, nfds);
-		log_debug("the launcher sent a descriptor");
+		log_debug("the launcher sent %zu descriptors with %s", nfds,
+		    proto_msg_name(*type));
 		return -EPROTO;
 	}
-	if (*type == PROTO_NET && nfds != 2)
-		return -EPROTO;
 	for (size_t i = 0; i < nallowed; i++)
 		if (allowed[i] == *type) {
-			if (nfds == 2)
-				memcpy(fds, got, sizeof(got));
+			if (nfds != 0)
+				memcpy(fds, got, nfds * sizeof(got[0]));
 			return (int)len;
 		}
 	close_all(got, nfds);
@@ -461,28 +463,6 @@ take_output(const struct job_spec *spec, const uint8_t *body, size_t len,
 	return 0;
 }
 
-/* NET (BODY of LEN bytes, the two descriptors FDS, ours): for SPEC's
- * job, with a proxy port, once (*SEEN): handed to S->net_fn, which owns
- * them, or closed without one. 0, or -EPROTO (both closed). */
-static int
-take_net(struct supervisor *s, const struct job_spec *spec, const uint8_t *body,
-    size_t len, const int fds[2], bool *seen)
-{
-	uint64_t id;
-
-	if (proto_decode_net(body, len, &id) < 0 || id != spec->job_id ||
-	    spec->proxy_port == 0 || *seen) {
-		close_all(fds, 2);
-		return -EPROTO;
-	}
-	*seen = true;
-	if (s->net_fn != NULL)
-		s->net_fn(s->net_arg, id, fds[0], fds[1]);
-	else
-		close_all(fds, 2);
-	return 0;
-}
-
 /* Hands the job's OUTPUT to OUT (with ARG) until its RESULT, which fills
  * RES, comes by DEADLINE (ms, spawner_now_ms; pushed back by the time OUT
  * takes); a launcher that dies, breaks the protocol or is late past
@@ -492,8 +472,9 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
     void *arg, uint64_t allowed, uint64_t deadline, struct job_result *res)
 {
 	static const uint16_t running_ok[] = {PROTO_OUTPUT, PROTO_RESULT,
-	    PROTO_NET};
-	bool foreign, net_seen = false;
+	    PROTO_NET, PROTO_STAGE};
+	uint32_t seen = 0; /* the NET and STAGE that came */
+	bool foreign;
 	int n, e, fds[2];
 
 	/* What the session read before the job may already cancel it. */
@@ -506,7 +487,7 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 		const uint8_t *body;
 		uint16_t type;
 
-		n = recv_expect(s, s->watch, running_ok, 3, deadline, &type,
+		n = recv_expect(s, s->watch, running_ok, 4, deadline, &type,
 		    &body, fds);
 		if (n < 0) {
 			s->run_unread = n == LAUNCHER_UNREAD;
@@ -515,9 +496,9 @@ await_result(struct supervisor *s, const struct job_spec *spec, output_fn out,
 				stdin_feed_stop(s->feed);
 			return 0;
 		}
-		if (type == PROTO_NET) {
-			if ((e = take_net(s, spec, body, (size_t)n, fds,
-				 &net_seen)) < 0) {
+		if (supervisor_fds_of(type) != 0) {
+			if ((e = supervisor_take_fds(s, spec, type, body,
+				 (size_t)n, fds, &seen)) < 0) {
 				launcher_failed(s, res, spec->job_id, e, 0);
 				if (s->feed != NULL)
 					stdin_feed_stop(s->feed);

@@ -55,6 +55,21 @@ struct supervisor_watch {
  */
 typedef void (*net_fn)(void *arg, uint64_t job_id, int listener, int packet);
 
+/*
+ * The receiver of a job's STAGE (issue 26; proto.h): called while
+ * supervisor_run waits, once per job with a stage (job_spec_staged: layers mount_ns and
+ * user_ns on), before its
+ * RESULT, with ARG (struct supervisor's stage_arg), the job's id, and
+ * STAGE, an O_RDONLY directory descriptor of the root of the job's stage
+ * tmpfs: PROTO_STAGE_UPPER in it is the upper layer of the overlay the
+ * job saw at /work, PROTO_STAGE_WORK overlayfs's work directory
+ * (broker/fs/stage.h reads it). The tmpfs lives while a descriptor of it
+ * does. The function owns STAGE and must close it (or keep it); it must
+ * not block. Without one (stage_fn NULL), it is closed: what the job
+ * wrote is dropped.
+ */
+typedef void (*stage_fn)(void *arg, uint64_t job_id, int stage);
+
 struct supervisor {
 	int exe_fd; /* the launcher binary, opened O_PATH once */
 	pid_t pid; /* launcher process, 0 when none */
@@ -82,6 +97,8 @@ struct supervisor {
 					 * or NULL (supervisor_init's) */
 	net_fn net_fn; /* a job's NET receiver, or NULL: closed */
 	void *net_arg; /* its ARG */
+	stage_fn stage_fn; /* a job's STAGE receiver, or NULL: closed */
+	void *stage_arg; /* its ARG */
 	bool run_unread; /* the last supervisor_run's launcher died
 			      * before it read the job's RUN: nothing of
 			      * the job ran (supervisor_run) */

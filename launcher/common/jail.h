@@ -68,8 +68,12 @@ enum jail_stage {
 	/* issue 25: the proxy's listener, the routes to lo, the packet
 	 * socket, or sending them to the launcher (init/egress.c) */
 	STAGE_EGRESS,
+	/* issue 26: the job's stage tmpfs (launcher/init/stage.c), or
+	 * sending it to the launcher; the overlay at /work over it */
+	STAGE_WORK_STAGE,
+	STAGE_WORK_OVERLAY,
 };
-#define STAGE_MAX STAGE_EGRESS
+#define STAGE_MAX STAGE_WORK_OVERLAY
 /* A short name for STAGE ("bind mounts"), never NULL. */
 const char *jail_stage_name(int stage);
 
@@ -80,6 +84,7 @@ const char *jail_stage_name(int stage);
  * 0): the payload may have died of ENOSPC there. */
 #define INIT_FULL_TMP 0x1
 #define INIT_FULL_HOME 0x2
+#define INIT_FULL_WORK 0x4 /* the job's stage under /work (issue 26) */
 
 /*
  * The signal jail init gets (from the zygote, at the launcher's request:
@@ -128,7 +133,8 @@ bool jail_same_authority(const struct job_spec *a, const struct job_spec *b);
 /*
  * Whether job B may run in a jail built for job A (a warm pool's,
  * jail_host.pooled): jail_same_authority, and the same sizes of the
- * tmpfs mounts built before the job came (/tmp, /dev/shm, home).
+ * tmpfs mounts built before the job came (/tmp, /dev/shm, home, and
+ * the stage under /work: workspace_allow and stage_files, issue 26).
  */
 bool jail_pool_compatible(const struct job_spec *a, const struct job_spec *b);
 

@@ -24,7 +24,7 @@ static const char *const stage_names[] = {
     [STAGE_PROC] = "/proc mount",
     [STAGE_TMP] = "/tmp tmpfs",
     [STAGE_HOME] = "home tmpfs",
-    [STAGE_WORK] = "workspace bind mount",
+    [STAGE_WORK] = "the workspace at /work",
     [STAGE_HOSTNAME] = "hostname",
     [STAGE_LOOPBACK] = "loopback interface",
     [STAGE_PIVOT_ROOT] = "pivot_root",
@@ -47,6 +47,12 @@ static const char *const stage_names[] = {
     [STAGE_USER_QUOTAS] = "per-user kernel quotas (/proc/sys/user)",
     [STAGE_TCP_BUFFERS] = "the network namespace's TCP buffer bound",
     [STAGE_EGRESS] = "the egress proxy's listener, routes and packet socket",
+    [STAGE_WORK_STAGE] = "the job's stage tmpfs under /work (issue 26; "
+			 "needs tmpfs with user xattrs in a user namespace, "
+			 "Linux 6.6)",
+    [STAGE_WORK_OVERLAY] = "the overlay at /work over the job's stage "
+			   "(needs overlayfs in a user namespace with "
+			   "userxattr and detached layers, Linux 6.15)",
 };
 
 const char *
@@ -113,9 +119,13 @@ jail_same_authority(const struct job_spec *a, const struct job_spec *b)
 bool
 jail_pool_compatible(const struct job_spec *a, const struct job_spec *b)
 {
+	/* The stage is made with the jail (issue 26): its size and
+	 * inodes are the template's. */
 	return jail_same_authority(a, b) &&
 	    a->limits.tmp_bytes == b->limits.tmp_bytes &&
-	    a->limits.home_bytes == b->limits.home_bytes;
+	    a->limits.home_bytes == b->limits.home_bytes &&
+	    a->workspace_allow == b->workspace_allow &&
+	    a->stage_files == b->stage_files;
 }
 
 const char *

@@ -307,3 +307,21 @@ jail_init_send_egress(struct init_ctx *c, int notify_fd)
 		 &c->egress_listener, &c->egress_packet)) < 0)
 		setup_failed(c->status_fd, STAGE_EGRESS, -e);
 }
+
+void
+jail_init_send_stage(struct init_ctx *c, int notify_fd)
+{
+	uint8_t msg[WIRE_HEADER_SIZE];
+	int e;
+
+	if (!job_spec_staged(c->spec) && c->stage_fd < 0)
+		return;
+	if (c->stage_fd < 0)
+		setup_failed(c->status_fd, STAGE_WORK_STAGE, EPROTO);
+	/* Init keeps its copy, to tell disk_full when the payload ends
+	 * (reaper.c); the payload closes it before its exec. */
+	e = wire_send(notify_fd, msg, sizeof(msg), WIRE_STAGE, WIRE_ROLE_BIT(0),
+	    &c->stage_fd);
+	if (e < 0)
+		setup_failed(c->status_fd, STAGE_WORK_STAGE, -e);
+}

@@ -29,6 +29,11 @@ struct init_ctx {
 	 * until they are sent just before the payload starts; or -1. */
 	int egress_listener;
 	int egress_packet;
+	/* With a stage (job_spec_staged, issue 26): the root of the job's stage
+	 * tmpfs (mounts.c, stage.c), an O_RDONLY directory descriptor
+	 * above 2 (close-on-exec), sent just before the payload starts and
+	 * kept to tell disk_full when it ends; or -1. */
+	int stage_fd;
 };
 
 /* What init's set-up steps share: its context and the descriptors
@@ -168,6 +173,16 @@ void jail_init_make_egress(struct init_setup *s);
  * failed send is STAGE_EGRESS (fail closed: init ends). egress.c.
  */
 void jail_init_send_egress(struct init_ctx *c, int notify_fd);
+
+/*
+ * Just before the payload starts, after jail_init_send_egress: C's stage
+ * (C->stage_fd) sent on NOTIFY_FD as WIRE_STAGE, init's copy kept (the
+ * payload closes every descriptor it is not given before its exec:
+ * payload.c); nothing for a job without one (job_spec_staged).
+ * A job with a stage and no descriptor, or a failed send, is
+ * STAGE_WORK_STAGE (fail closed: init ends). egress.c.
+ */
+void jail_init_send_stage(struct init_ctx *c, int notify_fd);
 
 /*
  * Jail init's last part (reaper.c), once the payload PAYLOAD runs: reaps

@@ -1,11 +1,11 @@
 /*
  * jail_init.c: the life of a jail's init (pid 1), jail_init_main.
  *
- * The launcher's zygote (zygote.h; zygote/jail_start.c) clones init with CLONE_NEWUSER | NEWPID
- * | NEWNET | NEWIPC | NEWUTS | NEWCGROUP, CLONE_PIDFD (clone3, so a pidfd
- * exists from the start and nobody waits by pid alone) and CLONE_PARENT
- * (init is the launcher's child), and hands the pidfd and the pipes to
- * the launcher. Init then, in this order, and
+ * The launcher's zygote (zygote.h; zygote/jail_start.c) clones init with
+ * CLONE_NEWUSER | NEWPID | NEWNET | NEWIPC | NEWUTS | NEWCGROUP,
+ * CLONE_PIDFD (clone3, so a pidfd exists from the start and nobody waits
+ * by pid alone) and CLONE_PARENT (init is the launcher's child), and hands
+ * the pidfd and the pipes to the launcher. Init then, in this order, and
  * aborting the job at the first failure (style.md rule 12):
  *   1. waits until the zygote has written its one-line uid and gid maps
  *      (payload ids inside -> the launcher's ids outside, or "nobody"
@@ -16,7 +16,7 @@
  *      init and so the whole jail die with it;
  *   3. enters the workspace directory (or takes the zygote's detached
  *      id-mapped copy of it), unshares the mount namespace and builds the
- *      root file system (mounts.c);
+ *      root file system (mounts.c; /work over the job's stage, stage.c);
  *   4. sets the hostname, brings up lo (the only interface of its new
  *      network namespace);
  *   5. drops every capability, bounding set included (libcap-ng), and
@@ -80,8 +80,7 @@ setup_failed(int status_fd, int stage, int err)
 }
 
 /* As setup_failed, for the mount set-up: a failed bind (BIND >= 0, its
- * index in the job's mounts) is reported as such, so that the result
- * names its path. */
+ * index in the job's mounts) is reported as such, to name its path. */
 static _Noreturn void
 mounts_failed(int status_fd, int stage, int bind, int err)
 {
@@ -307,11 +306,9 @@ hold_host_proc(struct init_setup *s)
 		setup_failed(c->status_fd, STAGE_SUBREAPER, errno);
 }
 
-/*
- * The mount namespace: enters the workspace directory (unless the
+/* The mount namespace: enters the workspace directory (unless the
  * id-mapped copy is given), closes it, unshares the mount namespace and
- * builds the root (mounts.c).
- */
+ * builds the root (mounts.c), /work with the job's stage in C->stage_fd. */
 static void
 build_root(struct init_setup *s)
 {
@@ -325,7 +322,8 @@ build_root(struct init_setup *s)
 		setup_failed(c->status_fd, STAGE_MOUNT_NS, errno);
 	if ((e = mounts_build_root(c->spec, s->work_tree_fd,
 		 c->userns ? (uid_t)-1 : c->h->outer_uid,
-		 c->userns ? (gid_t)-1 : c->h->outer_gid, &stage, &bind)) < 0)
+		 c->userns ? (gid_t)-1 : c->h->outer_gid, &stage, &bind,
+		 &c->stage_fd)) < 0)
 		mounts_failed(c->status_fd, stage, bind, e);
 }
 
@@ -561,6 +559,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	    .proc_fd = -1,
 	    .egress_listener = -1,
 	    .egress_packet = -1,
+	    .stage_fd = -1,
 	};
 	struct init_setup setup = {
 	    .c = &c,
@@ -594,6 +593,7 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 		c.spec = spec = jail_init_take_job(spec, go_fd, status_fd,
 		    &in_fd);
 	jail_init_send_egress(&c, notify_fd);
+	jail_init_send_stage(&c, notify_fd);
 
 	payload = start_payload(&setup, out_fd, err_fd, notify_fd, in_fd);
 	jail_init_reap(&c, payload, &all);

@@ -13,6 +13,9 @@
  *      recreated as the same symlink;
  *   5. /dev: a tmpfs with bind mounts of null, zero, full, random,
  *      urandom, the usual symlinks and a size-capped /dev/shm;
+ *  5b. the overlay of step 8 built (detached), while this user
+ *      namespace may still make mount namespaces (step 6's quotas) and
+ *      the binds' sources are closed (init's descriptors are few);
  *   6. a fresh /proc of the jail's pid namespace (layer pid_ns off: the
  *      host's, bound, since a user namespace may mount no proc of a pid
  *      namespace it does not own), with /proc/sys,
@@ -22,9 +25,12 @@
  *      job's own);
  *   7. a size-capped /tmp and home directory (tmpfs; layer private_cwd
  *      off: the host's /tmp bound read-write, no home);
- *   8. the workspace at /work: the detached id-mapped mount a root
- *      launcher made (move_mount), or the current directory, translated
- *      into this namespace by unshare(CLONE_NEWNS), as a bind;
+ *   8. the workspace at /work as the lower layer of an overlay whose
+ *      upper layer is on the job's stage, a detached tmpfs of its
+ *      allowance (stage.c; issue 26): the lower is the detached
+ *      id-mapped mount a root launcher made, or the current directory,
+ *      translated into this namespace by unshare(CLONE_NEWNS); without a
+ *      stage (job_spec_staged, layer user_ns off) that mount itself;
  *   9. pivot_root(R, R) and a lazy unmount of the old root, the
  *      "new_root and put_old the same" idiom of pivot_root(2);
  *  10. R itself remounted read-only.
@@ -346,26 +352,38 @@ build_tmp_home(const struct job_spec *spec, const struct owner *o,
 	return 0;
 }
 
+/* Moves the detached tree TREE_FD (closed) to ROOT/work: a mount of the
+ * zygote's namespace is no layer a jail's user namespace may stack on,
+ * one of this namespace is. 0 or a negative errno. */
+static int
+attach_tree(int tree_fd)
+{
+	int e = 0;
+
+	if (syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, ROOT "/work",
+		MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		e = -errno;
+	close(tree_fd);
+	return e;
+}
+
 /*
- * Step 8: the workspace at /work, nosuid and nodev: WORK_TREE_FD (a
- * detached id-mapped tree) moved there, or without one (-1) WSFD, the
- * workspace directory, bound; the one used is closed. Returns 0, or a
- * negative errno with *STAGE STAGE_WORK.
+ * Step 8 for a job without a stage (job_spec_staged: an evaluation with
+ * layer user_ns off): the workspace itself at /work, nosuid and nodev:
+ * WORK_TREE_FD moved there, or without one (-1) WSFD bound; the one used
+ * is closed. Returns 0, or a negative errno with *STAGE STAGE_WORK.
  */
 static int
-attach_work(int work_tree_fd, int wsfd, int *stage)
+bind_work(int work_tree_fd, int wsfd, int *stage)
 {
 	char path[PATH_MAX];
 	int e;
 
 	if ((e = mnt_mkdir_p(ROOT "/work", 0755)) < 0)
 		return mnt_fail(stage, STAGE_WORK, e);
-	if (work_tree_fd >= 0) {
-		if (syscall(SYS_move_mount, work_tree_fd, "", AT_FDCWD,
-			ROOT "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return mnt_fail(stage, STAGE_WORK, -errno);
-		close(work_tree_fd);
-	} else {
+	if (work_tree_fd >= 0 && (e = attach_tree(work_tree_fd)) < 0)
+		return mnt_fail(stage, STAGE_WORK, e);
+	if (work_tree_fd < 0) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", wsfd);
 		if (mount(path, ROOT "/work", NULL, MS_BIND, NULL) < 0)
 			return mnt_fail(stage, STAGE_WORK, -errno);
@@ -375,6 +393,59 @@ attach_work(int work_tree_fd, int wsfd, int *stage)
 		 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
 		return mnt_fail(stage, STAGE_WORK, e);
 	return 0;
+}
+
+/*
+ * Step 5b: the overlay of the workspace (stage.c), built before step 6
+ * sets this user namespace's quotas (quotas.c: max_mnt_namespaces 0),
+ * which every detached mount counts against (fsmount(2) makes an
+ * anonymous mount namespace). The workspace is WORK_TREE_FD (a detached
+ * id-mapped tree, attached at ROOT/work until step 8: a mount of the
+ * zygote's namespace is no layer a jail's user namespace may stack on,
+ * one of this namespace is) or, without one (-1), WSFD, the workspace
+ * directory; both are closed. The overlay's detached mount goes into
+ * *OVL and the stage's root into *STAGE_FD. Returns 0, or a negative
+ * errno with *STAGE STAGE_WORK, STAGE_WORK_STAGE or STAGE_WORK_OVERLAY.
+ */
+static int
+build_work(const struct job_spec *spec, int work_tree_fd, int wsfd, int *stage,
+    int *ovl, int *stage_fd)
+{
+	int lower = wsfd, e;
+
+	if ((e = mnt_mkdir_p(ROOT "/work", 0755)) < 0)
+		return mnt_fail(stage, STAGE_WORK, e);
+	if (work_tree_fd >= 0) {
+		if ((e = attach_tree(work_tree_fd)) < 0)
+			return mnt_fail(stage, STAGE_WORK, e);
+		lower = open(ROOT "/work", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (lower < 0)
+			return mnt_fail(stage, STAGE_WORK, -errno);
+	}
+	*ovl = jail_stage_build(spec, lower, stage_fd, stage);
+	close(lower);
+	return *ovl < 0 ? *ovl : 0;
+}
+
+/*
+ * Step 8: the overlay OVL (closed) at /work, the id-mapped tree under it
+ * (TREE_ATTACHED) detached first: the overlay holds its own private
+ * copy, and the job's tree has no path to the workspace but the
+ * overlay. Returns 0, or a negative errno with *STAGE
+ * STAGE_WORK_OVERLAY.
+ */
+static int
+attach_work(int ovl, bool tree_attached, int *stage)
+{
+	int e = 0;
+
+	if (tree_attached && umount2(ROOT "/work", MNT_DETACH) < 0)
+		e = -errno;
+	else if (syscall(SYS_move_mount, ovl, "", AT_FDCWD, ROOT "/work",
+		     MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		e = -errno;
+	close(ovl);
+	return e < 0 ? mnt_fail(stage, STAGE_WORK_OVERLAY, e) : 0;
 }
 
 /*
@@ -408,9 +479,15 @@ pivot_into_root(bool owner_set, int *stage)
 	return 0;
 }
 
-int
-mounts_build_root(const struct job_spec *spec, int work_tree_fd,
-    uid_t owner_uid, gid_t owner_gid, int *stage, int *bind)
+/*
+ * Steps 2 to 7 of mounts_build_root (and 5b, the workspace's overlay
+ * into *OVL and its stage into *STAGE_FD). Returns 0 or a negative errno
+ * with *STAGE (and *BIND).
+ */
+static int
+build_steps(const struct job_spec *spec, int work_tree_fd, int wsfd,
+    uid_t owner_uid, gid_t owner_gid, int *stage, int *bind, int *ovl,
+    int *stage_fd)
 {
 	const struct owner own = {
 	    .set = owner_uid != (uid_t)-1,
@@ -420,39 +497,62 @@ mounts_build_root(const struct job_spec *spec, int work_tree_fd,
 	const bool private_dirs = !job_spec_layer_off(spec,
 	    JOB_LAYER_PRIVATE_CWD);
 	int src_fds[JOB_MAX_MOUNTS];
-	int wsfd = -1, host_tmp = -1, e;
+	int host_tmp = -1, e;
 
-	*stage = 0;
-	*bind = -1;
-	/* Without a detached tree, the workspace is the current directory,
-	 * translated into this namespace by unshare(CLONE_NEWNS); held
-	 * until step 8. */
-	if (work_tree_fd < 0) {
-		wsfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (wsfd < 0)
-			return mnt_fail(stage, STAGE_WORK, -errno);
-	}
-
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return mnt_fail(stage, STAGE_MOUNT_NS, -errno);
 	if ((e = mounts_open_sources(spec, src_fds, private_dirs, &host_tmp,
 		 stage, bind)) < 0)
 		return e;
 	if (mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV,
 		ROOT_TMPFS_OPTS) < 0)
 		return mnt_fail(stage, STAGE_ROOT_TMPFS, -errno);
-
 	if ((e = build_etc(spec, &own)) < 0)
 		return mnt_fail(stage, STAGE_ETC, e);
 	if ((e = mounts_bind_sources(spec, src_fds, stage, bind)) < 0)
 		return e;
 	if ((e = build_dev(spec, &own)) < 0)
 		return mnt_fail(stage, STAGE_DEV, e);
+	if (job_spec_staged(spec) &&
+	    (e = build_work(spec, work_tree_fd, wsfd, stage, ovl, stage_fd)) <
+		0)
+		return e;
 	if ((e = mounts_build_proc(spec, own.set, stage)) < 0)
 		return e;
-	if ((e = build_tmp_home(spec, &own, private_dirs, host_tmp, stage)) < 0)
-		return e;
-	if ((e = attach_work(work_tree_fd, wsfd, stage)) < 0)
-		return e;
-	return pivot_into_root(own.set, stage);
+	return build_tmp_home(spec, &own, private_dirs, host_tmp, stage);
+}
+
+int
+mounts_build_root(const struct job_spec *spec, int work_tree_fd,
+    uid_t owner_uid, gid_t owner_gid, int *stage, int *bind, int *stage_fd)
+{
+	int wsfd = -1, ovl = -1, e;
+
+	*stage = 0;
+	*bind = -1;
+	*stage_fd = -1;
+	/* Without a detached tree, the workspace is the current directory,
+	 * translated into this namespace by unshare(CLONE_NEWNS); held
+	 * until step 5b (8 without a stage). */
+	if (work_tree_fd < 0) {
+		wsfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (wsfd < 0)
+			return mnt_fail(stage, STAGE_WORK, -errno);
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		e = mnt_fail(stage, STAGE_MOUNT_NS, -errno);
+	else
+		e = build_steps(spec, work_tree_fd, wsfd, owner_uid, owner_gid,
+		    stage, bind, &ovl, stage_fd);
+	if (e == 0)
+		e = job_spec_staged(spec)
+		    ? attach_work(ovl, work_tree_fd >= 0, stage)
+		    : bind_work(work_tree_fd, wsfd, stage);
+	else if (ovl >= 0)
+		close(ovl);
+	if (e == 0)
+		e = pivot_into_root(owner_uid != (uid_t)-1, stage);
+	if (e < 0 && *stage_fd >= 0) {
+		close(*stage_fd);
+		*stage_fd = -1;
+	}
+	return e;
 }

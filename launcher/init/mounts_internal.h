@@ -80,4 +80,22 @@ int mounts_bind_sources(const struct job_spec *spec, int *src_fds, int *stage,
  */
 int mounts_build_proc(const struct job_spec *spec, bool owner_set, int *stage);
 
+/*
+ * Step 8's overlay (stage.c; issue 26): the stage tmpfs of SPEC's
+ * allowance (workspace_allow bytes, stage_files inodes and a fixed
+ * slack; read-only overlay for an allowance of 0) with PROTO_STAGE_UPPER
+ * (owned and moded as LOWER's root shows) and PROTO_STAGE_WORK in it,
+ * and the overlay of LOWER (borrowed: a directory of this mount
+ * namespace, or a detached mount the caller may use) with the option
+ * userxattr. Neither is attached anywhere. In the jail's user namespace
+ * only (job_spec_staged). Returns the overlay's
+ * detached mount (an O_PATH descriptor the caller attaches with
+ * move_mount(2) and closes) and sets *STAGE_ROOT to an O_RDONLY
+ * directory descriptor of the stage's root (the caller's; close-on-exec);
+ * or returns a negative errno with *STAGE_ROOT -1 and *STAGE
+ * STAGE_WORK_STAGE (the tmpfs) or STAGE_WORK_OVERLAY (the overlay).
+ */
+int jail_stage_build(const struct job_spec *spec, int lower, int *stage_root,
+    int *stage);
+
 #endif

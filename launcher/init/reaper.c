@@ -137,12 +137,28 @@ is_full(int fd)
 	return fd >= 0 && fstatfs(fd, &sf) == 0 && sf.f_bavail == 0;
 }
 
-/* INIT_FULL_* for the file systems of TMP_FD and HOME_FD. */
-static int32_t
-full_flags(int tmp_fd, int home_fd)
+/* Whether the stage STAGE (or -1) is full: no block, or no inode left
+ * (stage_files bounds the entries). */
+static bool
+stage_full(int stage)
 {
-	return (is_full(tmp_fd) ? INIT_FULL_TMP : 0) |
-	    (is_full(home_fd) ? INIT_FULL_HOME : 0);
+	struct statfs sf;
+
+	return stage >= 0 && fstatfs(stage, &sf) == 0 &&
+	    (sf.f_bavail == 0 || sf.f_ffree == 0);
+}
+
+/* INIT_FULL_* for the file systems of C's /tmp, home and stage (this
+ * one with layer limits on only: off, no disk_full is reported). */
+static int32_t
+full_flags(const struct init_ctx *c)
+{
+	return (is_full(c->tmp_fd) ? INIT_FULL_TMP : 0) |
+	    (is_full(c->home_fd) ? INIT_FULL_HOME : 0) |
+	    (!job_spec_layer_off(c->spec, JOB_LAYER_LIMITS) &&
+			stage_full(c->stage_fd)
+		    ? INIT_FULL_WORK
+		    : 0);
 }
 
 _Noreturn void
@@ -172,8 +188,7 @@ jail_init_reap(const struct init_ctx *c, pid_t payload, const sigset_t *all)
 					jail_send_record(c->status_fd,
 					    INIT_REC_TASKS, n + 1, 0);
 				jail_send_record(c->status_fd,
-				    INIT_REC_PAYLOAD_EXIT, st,
-				    full_flags(c->tmp_fd, c->home_fd));
+				    INIT_REC_PAYLOAD_EXIT, st, full_flags(c));
 				/* Exiting kills whatever the payload left,
 				 * in a pid namespace; without one, init
 				 * does it (or, with process_group off,

@@ -127,6 +127,31 @@ status_from_init(const struct job_spec *spec, const struct job_state *s,
  * limit, or a call the seccomp filter refused. LIMITS: layer limits on.
  * DETAIL as signal_status.
  */
+/* R (a job that failed) a disk_full of the file system FULL (INIT_FULL_*
+ * flags) names, with DETAIL: /work first (its stage: issue 26), then
+ * /tmp, then home. */
+static void
+full_status(const struct job_spec *spec, int32_t full, struct job_result *r,
+    char *detail)
+{
+	r->status = JOB_DISK_FULL;
+	if (full & INIT_FULL_WORK)
+		fmt_words(detail, DETAIL_SIZE,
+		    "/work was full as the program ended (the %.1f MiB and "
+		    "%llu entries the job may add to the workspace)",
+		    (double)spec->workspace_allow / 1048576.0,
+		    (unsigned long long)spec->stage_files);
+	else
+		fmt_words(detail, DETAIL_SIZE,
+		    "%s full as the program ended "
+		    "(tmpfs of %.1f MiB)",
+		    (full & INIT_FULL_TMP) ? "/tmp was"
+					   : "the home directory was",
+		    (double)((full & INIT_FULL_TMP) ? spec->limits.tmp_bytes
+						    : spec->limits.home_bytes) /
+			1048576.0);
+}
+
 static void
 status_explained(const struct job_spec *spec, const struct job_state *s,
     const int32_t rec[3], bool have_rec, bool limits, struct job_result *r,
@@ -143,21 +168,12 @@ status_explained(const struct job_spec *spec, const struct job_state *s,
 		    "was killed by SIGXFSZ (a file over %.1f MiB)",
 		    r->exit_code, (double)spec->limits.fsize_bytes / 1048576.0);
 	}
-	/* A program that failed with /tmp or home full most likely failed
-	 * of it (ENOSPC); one that handled it and exited 0 is ok. */
+	/* A program that failed with /work (its stage), /tmp or home full
+	 * most likely failed of it (ENOSPC); one that handled it and exited
+	 * 0 is ok. */
 	if (have_rec && rec[0] == INIT_REC_PAYLOAD_EXIT && rec[2] != 0 &&
-	    (r->status == JOB_EXIT_NONZERO || r->status == JOB_CRASH)) {
-		r->status = JOB_DISK_FULL;
-		fmt_words(detail, DETAIL_SIZE,
-		    "%s full as the program ended "
-		    "(tmpfs of %.1f MiB)",
-		    (rec[2] & INIT_FULL_TMP) ? "/tmp was"
-					     : "the home directory was",
-		    (double)((rec[2] & INIT_FULL_TMP)
-			    ? spec->limits.tmp_bytes
-			    : spec->limits.home_bytes) /
-			1048576.0);
-	}
+	    (r->status == JOB_EXIT_NONZERO || r->status == JOB_CRASH))
+		full_status(spec, rec[2], r, detail);
 	/* A limit passed between two samples is still passed: the exact
 	 * figures of the end (rusage, memory.peak) against the limits. */
 	if (limits && (r->status == JOB_OK || r->status == JOB_EXIT_NONZERO) &&

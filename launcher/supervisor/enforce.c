@@ -96,8 +96,8 @@ enforcer_init(struct enforcer *e, const struct job_limits *lim,
 	e->init_pid = init_pid;
 	e->proc_fd = proc_fd;
 	e->ws_allow = ws_allow;
-	e->ws_fd = fcntl(wsfd, F_DUPFD_CLOEXEC, 3);
-	if (e->ws_fd < 0)
+	e->ws_fd = wsfd < 0 ? -1 : fcntl(wsfd, F_DUPFD_CLOEXEC, 3);
+	if (wsfd >= 0 && e->ws_fd < 0)
 		return -errno;
 	/* The process limit bounds the tasks, so the processes too; a tree
 	 * past it is -E2BIG, which counts as at the limit. */
@@ -115,7 +115,7 @@ enforcer_init(struct enforcer *e, const struct job_limits *lim,
 		fdcharge_init(&e->fds, proc_fd);
 		e->sock_bytes = enf_socket_charge(proc_fd, init_pid);
 	}
-	if (enf_fs_used(e->ws_fd, &e->ws_used0) < 0)
+	if (e->ws_fd >= 0 && enf_fs_used(e->ws_fd, &e->ws_used0) < 0)
 		e->ws_used0 = 0;
 	e->next_tick_ms = now_ms; /* a first look at once */
 	e->next_ws_ms = now_ms + WS_STATFS_MS;

@@ -67,7 +67,8 @@ struct enforcer {
 	int proc_fd; /* /proc of the launcher (borrowed) */
 	pid_t init_pid; /* jail init, host pid (monitor) */
 	int cg_leaf; /* the job's cgroup leaf (borrowed), or -1 */
-	int ws_fd; /* the workspace directory (owned), or -1 */
+	int ws_fd; /* the workspace directory (owned), or -1: not
+			 * watched (a job with a stage, issue 26) */
 	struct usage_walker walker; /* the monitor's pid queue (owned) */
 	/* CPU followed process by process (monitor): a child whose parent
 	 * ignores SIGCHLD is reaped by no one's wait, so its time never
@@ -148,7 +149,9 @@ struct enforcer {
  * (ENFORCE_MONITOR or ENFORCE_CGROUP2, with CG_LEAF the leaf descriptor,
  * borrowed), jail init INIT_PID, /proc at PROC_FD (borrowed) and the
  * workspace WSFD (borrowed; E keeps its own duplicate) of which the job
- * may add WS_ALLOW bytes. NOW_MS is the job's clock (ms since clone).
+ * may add WS_ALLOW bytes, watched by enf_check_workspace; WSFD -1: no
+ * watch (the job's writes go to its stage, a tmpfs of that size: issue
+ * 26, launcher/init/stage.c). NOW_MS is the job's clock (ms since clone).
  * With UNLIMITED (layer limits off) E measures and never stops the jail.
  * Returns 0 or a negative errno (-EMFILE, -ENOMEM); enforcer_free is
  * needed either way.

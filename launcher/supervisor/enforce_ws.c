@@ -1,7 +1,14 @@
 /*
- * enforce_ws.c: the workspace quota of the enforcer (enforce_internal.h):
- * the file system's growth watched cheaply, and past what the job may
- * add the workspace's own disk use counted.
+ * enforce_ws.c: the workspace quota of the enforcer (enforce_internal.h)
+ * for a job that writes the workspace itself, i.e. without a stage
+ * (job_spec_staged: layer mount_ns or user_ns off; docs/layers.md): the
+ * file system's growth watched cheaply, and past what the job may add
+ * the workspace's own disk use counted. A job with a stage writes to it
+ * instead (issue 26; launcher/init/stage.c), a tmpfs whose size and
+ * inodes are the allowance, which the kernel holds (ENOSPC): it is not
+ * walked here (enforcer_init without a workspace descriptor), and
+ * nothing a job does below /work can make the launcher walk a tree of
+ * its making.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -123,7 +130,7 @@ enf_check_workspace(struct enforcer *e, uint64_t now)
 	uint64_t used = 0, total = 0;
 	int x;
 
-	if (e->unlimited || enf_fs_used(e->ws_fd, &used) < 0 ||
+	if (e->unlimited || e->ws_fd < 0 || enf_fs_used(e->ws_fd, &used) < 0 ||
 	    used <= e->ws_used0 || used - e->ws_used0 <= e->ws_allow ||
 	    now < e->next_walk_ms)
 		return ENF_NONE;

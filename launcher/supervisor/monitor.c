@@ -231,9 +231,11 @@ job_watch(struct launcher *l, const struct job_spec *spec, int wsfd,
 {
 	int e, x;
 
+	/* The workspace is watched only when the job writes it directly
+	 * (no stage: job_spec_staged); else its stage holds the allowance. */
 	e = enforcer_init(&s->enf, &spec->limits, mode, s->cg_leaf, s->jail.pid,
-	    l->proc_fd, wsfd, spec->workspace_allow,
-	    job_elapsed_ms(&s->jail.start),
+	    l->proc_fd, job_spec_staged(spec) ? -1 : wsfd,
+	    spec->workspace_allow, job_elapsed_ms(&s->jail.start),
 	    job_spec_layer_off(spec, JOB_LAYER_LIMITS));
 	m->jail = &s->jail;
 	m->wall_ms = spec->limits.wall_ms;
@@ -516,6 +518,8 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	e = job_loop(l, spec, &s);
 	if (!s.exited)
 		job_reap(spec, &s);
+	if (e == 0)
+		job_notify_drain(l, spec, &s);
 	enforcer_finish(&s.enf, &s.ru);
 	job_result(spec, &s, mode, &r);
 	jail_close(&s.jail);

@@ -45,6 +45,7 @@ struct job_state {
 			      * listener only says POLLHUP from now on */
 	bool notify_eof; /* the notify socket is closed: poll it no more */
 	bool net_sent; /* the proxy's sockets went to the broker (NET) */
+	bool stage_sent; /* the stage went to the broker (STAGE) */
 	size_t pending; /* an OUTPUT message in l->out not yet sent */
 	siginfo_t info;
 	struct rusage ru;
@@ -69,14 +70,28 @@ struct launcher;
  * WIRE_NET_SOCKETS, for a SPEC with a proxy port, at most once and
  * before the listener, is checked (job_net_sockets_ok) and forwarded to
  * the broker on L->ipc as PROTO_NET with both descriptors
- * (S->net_sent); the payload's WIRE_SECCOMP_LISTENER, at most once,
- * goes into S->den.listener (owned by S). Every received descriptor not
- * kept is closed. Returns 0 (handled; nothing waiting; or the socket
- * closed, S->notify_eof set), or a negative errno: a message out of its
- * place or that fails a check (-EPROTO), or the broker's socket failing;
- * the caller must then kill the jail (fail closed).
+ * (S->net_sent); init's WIRE_STAGE, for a SPEC with a stage (job_spec_staged),
+ * at most once, after the NET and before the listener, is checked (a
+ * tmpfs directory open for reading) and forwarded as PROTO_STAGE with
+ * its descriptor (S->stage_sent; issue 26); the payload's
+ * WIRE_SECCOMP_LISTENER, at most once, goes into S->den.listener (owned
+ * by S). Every received descriptor not kept is closed. Returns 1 (a
+ * message handled), 0 (nothing waiting, or the socket closed,
+ * S->notify_eof set), or a negative errno: a message out of its place or
+ * that fails a check (-EPROTO), or the broker's socket failing; the
+ * caller must then kill the jail (fail closed).
  */
 int job_notify_read(struct launcher *l, const struct job_spec *spec,
+    struct job_state *s);
+
+/*
+ * After init is reaped, before the RESULT: what is still waiting on S's
+ * notify socket (job_loop stops polling it once init exits, and a short
+ * job's init may exit before the STAGE it sent was read) read with
+ * job_notify_read, so that the broker gets the job's STAGE before its
+ * RESULT. A failure is logged by job_notify_read; the job is over.
+ */
+void job_notify_drain(struct launcher *l, const struct job_spec *spec,
     struct job_state *s);
 
 /*

@@ -1,11 +1,15 @@
 /*
  * notify.c: the supervisor's reader of a jail's notify socket (the
  * notify channel of shared/wire.h; monitor_internal.h, job_notify_read).
- * Two messages come there, in this order, each at most once:
+ * Three messages come there, in this order, each at most once:
  *   WIRE_NET_SOCKETS       from jail init, for a job with a proxy port
  *                          only (issue 25): the proxy's listener and the
  *                          packet socket, checked here and forwarded to
  *                          the broker as PROTO_NET, our copies closed;
+ *   WIRE_STAGE             from jail init, for a job with a stage
+ *                          (job_spec_staged; issue 26): the root of the job's stage
+ *                          tmpfs, checked and forwarded as PROTO_STAGE,
+ *                          our copy closed;
  *   WIRE_SECCOMP_LISTENER  from the payload, with layer seccomp on: the
  *                          filter's listener, kept for denials.c.
  * Anything else, or either out of its place, fails the job closed: the
@@ -18,7 +22,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "launcher.h"
 #include "log.h"
@@ -88,12 +95,49 @@ forward_net(struct launcher *l, const struct job_spec *spec,
 	return 0;
 }
 
+/* Whether FD is the root of a stage: a directory of a tmpfs, open for
+ * reading (not O_PATH), as stage.c sends it. */
+static bool
+stage_ok(int fd)
+{
+	struct statfs sf;
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_PATH) == 0 && (fl & O_ACCMODE) == O_RDONLY &&
+	    fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+}
+
+/* WIRE_STAGE (its descriptor FD, the caller's to close): for SPEC's job
+ * with a stage (job_spec_staged), once, after the proxy's sockets; checked, then
+ * sent to the broker as PROTO_STAGE. 0 or a negative errno. */
+static int
+forward_stage(struct launcher *l, const struct job_spec *spec,
+    struct job_state *s, int fd)
+{
+	uint8_t buf[PROTO_HEADER_SIZE + 8];
+	int n;
+
+	if (!job_spec_staged(spec) || s->stage_sent || s->den.listener >= 0 ||
+	    (spec->proxy_port != 0 && !s->net_sent) || !stage_ok(fd))
+		return -EPROTO;
+	if ((n = proto_encode_stage(buf, sizeof(buf), spec->job_id)) < 0)
+		return n;
+	if ((n = proto_send_fds(l->ipc, buf, (size_t)n, &fd, 1)) < 0)
+		return n;
+	s->stage_sent = true;
+	return 0;
+}
+
 /* WIRE_SECCOMP_LISTENER: the listener FD kept in S's denial log, once,
- * and after the proxy's sockets when the job has a port. */
+ * and after the proxy's sockets when the job has a port, after the stage
+ * when it has one. */
 static int
 take_listener(const struct job_spec *spec, struct job_state *s, int fd)
 {
-	if (s->den.listener >= 0 || (spec->proxy_port != 0 && !s->net_sent))
+	if (s->den.listener >= 0 || (spec->proxy_port != 0 && !s->net_sent) ||
+	    (job_spec_staged(spec) && !s->stage_sent))
 		return -EPROTO;
 	s->den.listener = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	return s->den.listener < 0 ? -errno : 0;
@@ -110,7 +154,7 @@ job_notify_read(struct launcher *l, const struct job_spec *spec,
 
 	n = wire_recv(s->jail.notify_sock, buf, sizeof(buf), fds, WIRE_MAX_FDS,
 	    &m);
-	if (n == -EAGAIN)
+	if (n == -EAGAIN || n == -EWOULDBLOCK)
 		return 0;
 	if (n == 0) {
 		s->notify_eof = true;
@@ -120,6 +164,8 @@ job_notify_read(struct launcher *l, const struct job_spec *spec,
 		return n;
 	if (m.type == WIRE_NET_SOCKETS)
 		e = forward_net(l, spec, s, &m, fds);
+	else if (m.type == WIRE_STAGE && m.body_len == 0)
+		e = forward_stage(l, spec, s, wire_fd(&m, fds, WIRE_FD_STAGE));
 	else if (m.type == WIRE_SECCOMP_LISTENER)
 		e = take_listener(spec, s,
 		    wire_fd(&m, fds, WIRE_FD_SECCOMP_LISTENER));
@@ -131,5 +177,15 @@ job_notify_read(struct launcher *l, const struct job_spec *spec,
 		log_error("the jail's notify socket: %s %s",
 		    wire_msg_desc(m.type) ? wire_msg_desc(m.type)->name : "?",
 		    strerror(-e));
-	return e;
+	return e < 0 ? e : 1;
+}
+
+void
+job_notify_drain(struct launcher *l, const struct job_spec *spec,
+    struct job_state *s)
+{
+	/* At most the three messages of the channel. */
+	for (int i = 0; i < 3 && !s->notify_eof; i++)
+		if (job_notify_read(l, spec, s) <= 0)
+			break;
 }

@@ -223,6 +223,10 @@ pool_take(struct pool *p, struct zygote *z, const struct job_spec *spec,
 {
 	int e;
 
+	/* A waiting jail's /work is built already: an overlay over the
+	 * workspace whose stage has the template's size (issue 26), which
+	 * is why another allowance goes cold; launcher/init/stage.c says
+	 * why the broker's writes between jobs reach it all the same. */
 	if (p->n == 0 || !jail_pool_compatible(&p->template, spec))
 		return 0;
 	while (p->n > 0) {

@@ -114,6 +114,7 @@ sample_spec(struct job_spec *s)
 	s->cgroup = xstrdup("/sys/fs/cgroup/stockade.slice/jobs");
 	s->workspace_allow = (UINT64_C(1) << 35) + 11; /* past 32 bits */
 	s->seccomp_profile = xstrdup("strict");
+	s->stage_files = (UINT64_C(1) << 33) + 13; /* past 32 bits */
 }
 
 /* A zeroed result the wire accepts: every RESULT names how its limits
@@ -249,6 +250,7 @@ raw_run_body(struct wbuf *w, const struct job_spec *s)
 	wbuf_put_str(w, s->seccomp_profile ? s->seccomp_profile : "default");
 	wbuf_put_u32(w, s->layers_off);
 	wbuf_put_u16(w, s->proxy_port);
+	wbuf_put_u64(w, s->stage_files);
 }
 
 static size_t
@@ -332,6 +334,7 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	    b->seccomp_profile);
 	cr_assert_eq(a->layers_off, b->layers_off);
 	cr_assert_eq(a->proxy_port, b->proxy_port);
+	cr_assert_eq(a->stage_files, b->stage_files);
 }
 
 /* Splits MSG[0..N) and expects TYPE; returns the body length. */
@@ -408,7 +411,8 @@ Test(proto, numbers_are_fixed)
 	cr_assert_eq(PROTO_CANCEL, 6);
 	cr_assert_eq(PROTO_POOL, 7);
 	cr_assert_eq(PROTO_NET, 8);
-	cr_assert_eq(PROTO_MSG_TYPE_MAX, 8);
+	cr_assert_eq(PROTO_STAGE, 9);
+	cr_assert_eq(PROTO_MSG_TYPE_MAX, 9);
 	cr_assert_eq(PROTO_HEADER_SIZE, 8);
 	/* Version 2: RUN and RESULT grew the issue 4 fields; version 3:
 	 * RESULT grew landlock_abi and denials (issue 5); version 4: RUN
@@ -418,8 +422,9 @@ Test(proto, numbers_are_fixed)
 	 * 7: JOB_F_STDIN (issue 22); version 8: CANCEL's reason and the
 	 * status cancelled (issue 22); version 9: RESULT's memory_measure
 	 * and limits reached (issue 23); version 10: RUN's proxy_port and
-	 * NET (issue 25). */
-	cr_assert_eq(PROTO_VERSION, 10);
+	 * NET (issue 25); version 11: RUN's stage_files and STAGE (issue
+	 * 26). */
+	cr_assert_eq(PROTO_VERSION, 11);
 	cr_assert_eq(JOB_F_UNSAFE_NO_SECCOMP, 0x1u);
 	cr_assert_eq(JOB_F_DEVPTS, 0x2u);
 	cr_assert_eq(JOB_F_OUTPUT_KILL, 0x4u);
@@ -1225,6 +1230,56 @@ Test(round_trip, net)
 	cr_assert_str_eq(proto_msg_name(PROTO_NET), "NET");
 }
 
+/* STAGE (issue 26): the job id alone, as NET; its descriptor travels
+ * beside it. */
+Test(round_trip, stage)
+{
+	const uint8_t *body;
+	uint64_t id = 5;
+	int n = proto_encode_stage(msg, sizeof(msg),
+	    UINT64_C(0x0102030405060708));
+	size_t len = header_ok(n, PROTO_STAGE, &body);
+
+	cr_assert_eq(n, 16);
+	cr_assert_eq(memcmp(msg, "\x09\x00\x00\x00\x08\x00\x00\x00", 8), 0);
+	cr_assert_eq(proto_decode_stage(body, len, &id), 0);
+	cr_assert_eq(id, UINT64_C(0x0102030405060708));
+	for (size_t l = 0; l < len; l++) {
+		id = 5;
+		cr_assert_eq(proto_decode_stage(body, l, &id), -EBADMSG);
+		cr_assert_eq(id, 0);
+	}
+	cr_assert_eq(proto_decode_stage(body, len + 1, &id), -EBADMSG);
+	cr_assert_eq(proto_encode_stage(msg, 15, 1), -ENOBUFS);
+	cr_assert_str_eq(proto_msg_name(PROTO_STAGE), "STAGE");
+}
+
+/* stage_files (issue 26): every count travels, last in the body, as a
+ * little-endian u64. */
+Test(round_trip, run_stage_files)
+{
+	static const uint64_t counts[] = {0, 1, 4096, UINT64_MAX};
+
+	for (size_t i = 0; i < NELEM(counts); i++) {
+		struct job_spec in, out;
+		const uint8_t *body;
+		size_t len;
+		int n;
+
+		sample_spec(&in);
+		in.stage_files = counts[i];
+		n = proto_encode_run(msg, sizeof(msg), &in);
+		len = header_ok(n, PROTO_RUN, &body);
+		for (int b = 0; b < 8; b++)
+			cr_assert_eq(body[len - 8 + (size_t)b],
+			    (uint8_t)(counts[i] >> (8 * b)));
+		cr_assert_eq(proto_decode_run(body, len, &out), 0);
+		assert_spec_eq(&in, &out);
+		job_spec_clear(&out);
+		job_spec_clear(&in);
+	}
+}
+
 /* proxy_port (issue 25): every port travels, last in the body, as a
  * little-endian u16; 0 is a job without network. */
 Test(round_trip, run_proxy_port)
@@ -1241,14 +1296,16 @@ Test(round_trip, run_proxy_port)
 		in.proxy_port = ports[i];
 		n = proto_encode_run(msg, sizeof(msg), &in);
 		len = header_ok(n, PROTO_RUN, &body);
-		cr_assert_eq(body[len - 2], (uint8_t)ports[i]);
-		cr_assert_eq(body[len - 1], (uint8_t)(ports[i] >> 8));
+		cr_assert_eq(body[len - 10], (uint8_t)ports[i]);
+		cr_assert_eq(body[len - 9], (uint8_t)(ports[i] >> 8));
 		cr_assert_eq(proto_decode_run(body, len, &out), 0, "%u",
 		    ports[i]);
 		assert_spec_eq(&in, &out);
 		job_spec_clear(&out);
-		/* A body of the older version (no port) is refused. */
-		cr_assert_eq(proto_decode_run(body, len - 2, &out), -EBADMSG);
+		/* A body of the older versions (no port, no stage_files)
+		 * is refused. */
+		cr_assert_eq(proto_decode_run(body, len - 8, &out), -EBADMSG);
+		cr_assert_eq(proto_decode_run(body, len - 10, &out), -EBADMSG);
 		job_spec_clear(&in);
 	}
 }
@@ -3754,7 +3811,9 @@ Test(wire, the_notify_channel_rows)
 
 	cr_assert_eq(WIRE_NET_SOCKETS, 19);
 	cr_assert_eq(WIRE_SECCOMP_LISTENER, 25);
-	cr_assert_eq(WIRE_MSG_TYPE_MAX, 25);
+	cr_assert_eq(WIRE_STAGE, 26);
+	cr_assert_eq(WIRE_MSG_TYPE_MAX, 26);
+	cr_assert_eq(wire_msg_desc(WIRE_STAGE)->channel, WIRE_CH_NOTIFY);
 	cr_assert_eq(wire_msg_desc(WIRE_SECCOMP_LISTENER)->channel,
 	    WIRE_CH_NOTIFY);
 	make_pair(sv);
@@ -3784,6 +3843,18 @@ Test(wire, the_notify_channel_rows)
 	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_SECCOMP_LISTENER), fds[0]);
 	cr_assert_str_eq(wire_fd_role_name(WIRE_FD_SECCOMP_LISTENER),
 	    "seccomp listener");
+	close(fds[0]);
+	/* STAGE (issue 26): its one role, required. */
+	cr_assert_eq(wire_send(sv[1], wm, WIRE_HEADER_SIZE, WIRE_STAGE, 0,
+			 NULL),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, WIRE_HEADER_SIZE, WIRE_STAGE,
+			 WIRE_ROLE_BIT(0), p),
+	    0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), 0);
+	cr_assert_eq(m.type, WIRE_STAGE);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_STAGE), fds[0]);
+	cr_assert_str_eq(wire_fd_role_name(WIRE_FD_STAGE), "stage");
 	close(fds[0]);
 	close(p[0]);
 	close(p[1]);

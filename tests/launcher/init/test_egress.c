@@ -336,5 +336,28 @@ Test(authority, proxy_port)
 	cr_assert(jail_pool_compatible(&a, &b));
 	cr_assert_str_eq(jail_stage_name(STAGE_EGRESS),
 	    "the egress proxy's listener, routes and packet socket");
-	cr_assert_eq(STAGE_MAX, STAGE_EGRESS);
+	cr_assert_eq(STAGE_MAX, STAGE_WORK_OVERLAY);
+}
+
+/* Issue 26: a warm jail's stage is built with its template's allowance,
+ * so a job of another workspace_allow or stage_files is not one it may
+ * take (a cold jail runs it); the authority is the same. */
+Test(authority, stage_size)
+{
+	struct job_spec a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.workspace_allow = b.workspace_allow = 1u << 20;
+	a.stage_files = b.stage_files = 100;
+	cr_assert(jail_pool_compatible(&a, &b));
+	b.workspace_allow++;
+	cr_assert(jail_same_authority(&a, &b));
+	cr_assert_not(jail_pool_compatible(&a, &b));
+	b.workspace_allow = a.workspace_allow;
+	b.stage_files = 0;
+	cr_assert_not(jail_pool_compatible(&a, &b));
+	cr_assert_not(jail_pool_compatible(&b, &a));
+	cr_assert_str_neq(jail_stage_name(STAGE_WORK_STAGE), "unknown stage");
+	cr_assert_str_neq(jail_stage_name(STAGE_WORK_OVERLAY), "unknown stage");
 }
