@@ -384,42 +384,6 @@ Test(rpc_checkpoint, an_unpack_is_undone)
 	free(data);
 }
 
-Test(rpc_checkpoint, a_job_that_changed_the_workspace_breaks_them)
-{
-	json_t *r, *list;
-
-	start();
-	write_text("a", "a\n", 0644, false);
-	ok(by_name("fs.checkpoint", "c"));
-	/* What exec does around a job (rpc_exec.c), the job a plain write. */
-	cr_assert_eq(snapshot_take(root, &sess.fs.quota, NULL, NULL,
-			 &sess.before),
-	    0);
-	cr_assert_eq(snapshot_take(root, &sess.fs.quota, &sess.before, NULL,
-			 &sess.after),
-	    0);
-	rpc_checkpoint_after_job(&sess, false);
-	r = call("fs.checkpoints", NULL);
-	list = json_object_get(result_of(r), "checkpoints");
-	cr_assert(json_is_false(
-		      json_object_get(json_array_get(list, 0), "broken")),
-	    "a job that changed nothing keeps them");
-	json_decref(r);
-	fstest_mkfile("by-the-job", "x\n");
-	snapshot_free(&sess.after);
-	cr_assert_eq(snapshot_take(root, &sess.fs.quota, &sess.before, NULL,
-			 &sess.after),
-	    0);
-	rpc_checkpoint_after_job(&sess, false);
-	r = call("fs.checkpoints", NULL);
-	list = json_object_get(result_of(r), "checkpoints");
-	cr_assert(
-	    json_is_true(json_object_get(json_array_get(list, 0), "broken")));
-	json_decref(r);
-	named(r = by_name("fs.restore", "c"), "checkpoint_broken");
-	json_decref(r);
-}
-
 /* ---- stockade serve ---- */
 
 /* Reads one response line from SOCK (within 20 s). */
