@@ -54,7 +54,8 @@ rpc_exec_stage_begin(struct call *c, struct jobrun *jr)
 	int m;
 
 	if (v != NULL) {
-		if (!json_is_string(v) || (m = mode_of(json_string_value(v))) < 0) {
+		if (!json_is_string(v) ||
+		    (m = mode_of(json_string_value(v))) < 0) {
 			rpc_bad_param(c, "commit",
 			    "commit must be \"always\", \"on_ok\" or \"keep\"");
 			return false;
@@ -193,7 +194,8 @@ commit_error(struct call *c, const struct staged *st, int e)
 		    "change set %u holds nothing to commit", st->id);
 	if (r->conflict)
 		return rpc_fail(c, RPC_FILE_ERROR,
-		    json_pack("{s:s,s:s}", "error", "conflict", "path", r->path),
+		    json_pack("{s:s,s:s}", "error", "conflict", "path",
+			r->path),
 		    "conflict: the workspace changed at %s since the job; "
 		    "nothing was applied",
 		    r->path);

@@ -163,7 +163,8 @@ run_print_staged(const struct staged *st, enum commit_mode mode, FILE *out)
 			continue;
 
 		if (st->rule[i] != NULL)
-			fprintf(out, "stockade: held back (%s by rule \"%s\"): %s\n",
+			fprintf(out,
+			    "stockade: held back (%s by rule \"%s\"): %s\n",
 			    st->state[i] == STAGED_REFUSED ? "refused"
 							   : "quarantined",
 			    st->rule[i]->pattern, p);

@@ -530,6 +530,30 @@ prepare(struct commit *c)
 	return 0;
 }
 
+/*
+ * Tells CTX's before_change hook (a checkpoint's undo log, fsapi.h) of
+ * every picked change's path before anything is journalled: the journal
+ * links the old files (a second link would make them look shared) and
+ * renames deletions away, neither through the file API's operations,
+ * whose own calls of the hook then find the path already saved. Returns
+ * 0, or the hook's refusal in C's report (nothing done).
+ */
+static int
+tell_hook(struct commit *c)
+{
+	enum fs_error why = FS_OK;
+	int e;
+
+	for (size_t i = 0; i < c->ch->n; i++) {
+		const char *path = c->ch->c[i].entry->path;
+
+		if (picked(c, i) &&
+		    (e = fsapi_before_change(c->ctx, path, &why)) < 0)
+			return fail(c->rep, path, why, e);
+	}
+	return 0;
+}
+
 int
 stage_commit(struct fs_ctx *ctx, int stage, const struct stage_scan *scan,
     const struct changes *ch, const enum stage_pick *pick,
@@ -545,7 +569,7 @@ stage_commit(struct fs_ctx *ctx, int stage, const struct stage_scan *scan,
 
 	(void)scan; /* ch borrows its entries */
 	memset(rep, 0, sizeof(*rep));
-	if ((e = prepare(&c)) < 0)
+	if ((e = prepare(&c)) < 0 || (e = tell_hook(&c)) < 0)
 		return e;
 	c.upper = fsapi_openat2(stage, STAGE_UPPER, O_PATH | O_DIRECTORY, 0);
 	if (c.upper < 0)

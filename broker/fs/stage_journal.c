@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,11 @@ stage_journal_open(struct stage_journal *j, int root)
 	if (mkdirat(root, STAGE_JOURNAL, 0700) < 0)
 		return -errno;
 	j->dir = fsapi_openat2(root, STAGE_JOURNAL, O_RDONLY | O_DIRECTORY, 0);
-	return j->dir < 0 ? j->dir : 0;
+	if (j->dir < 0)
+		return j->dir;
+	/* Held while the commit runs (released with the descriptor):
+	 * stage_recover of another session leaves a locked journal alone. */
+	return flock(j->dir, LOCK_EX | LOCK_NB) < 0 ? -errno : 0;
 }
 
 /* Copies the regular file NAME of DIRFD to the new file JN of J, with
@@ -485,6 +490,19 @@ stage_recover(int root, char *msg, size_t msglen)
 		snprintf(msg, msglen, "%s is not a journal directory",
 		    STAGE_JOURNAL);
 		return j.dir;
+	}
+	/* A commit of another session, still running: its own (flock(2) on
+	 * the directory, stage_journal_open). */
+	if (flock(j.dir, LOCK_EX | LOCK_NB) < 0) {
+		e = errno;
+		close(j.dir);
+		if (e != EWOULDBLOCK)
+			return -e;
+		snprintf(msg, msglen,
+		    "a commit of another session is running in this "
+		    "workspace (%s); left alone",
+		    STAGE_JOURNAL);
+		return 0;
 	}
 	if (has(&j, DONE)) {
 		e = stage_journal_close(&j, true);

@@ -106,9 +106,8 @@ hold_back(struct staged *st, const struct wb_policy *wb)
 }
 
 int
-staged_open(struct staged *st, int stage_fd, int root,
-    const struct fs_quota *q, const struct wb_policy *wb, uint32_t id,
-    int (*interrupted)(void))
+staged_open(struct staged *st, int stage_fd, int root, const struct fs_quota *q,
+    const struct wb_policy *wb, uint32_t id, int (*interrupted)(void))
 {
 	int e;
 
@@ -155,8 +154,9 @@ pick_changes(const struct staged *st, const char *const *paths, size_t npaths,
 	for (size_t k = 0; paths != NULL && k < npaths; k++) {
 		ssize_t i = find_change(st, paths[k]);
 
-		if (i < 0 || (st->state[i] != STAGED_PENDING &&
-				 st->state[i] != STAGED_QUARANTINED)) {
+		if (i < 0 ||
+		    (st->state[i] != STAGED_PENDING &&
+			st->state[i] != STAGED_QUARANTINED)) {
 			if (bad != NULL)
 				*bad = k;
 			return -ENOENT;
@@ -182,8 +182,7 @@ staged_commit(struct staged *st, struct fs_ctx *ctx, const char *const *paths,
 		return e;
 	}
 	memset(&st->commit, 0, sizeof(st->commit));
-	e = stage_commit(ctx, st->stage, &st->scan, &st->ch, pick,
-	    &st->commit);
+	e = stage_commit(ctx, st->stage, &st->scan, &st->ch, pick, &st->commit);
 	st->commit_failed = e < 0;
 	for (size_t i = 0; e == 0 && i < st->ch.n; i++)
 		if (pick[i] == STAGE_APPLY)
@@ -225,15 +224,16 @@ staged_count(const struct staged *st, enum staged_state s)
 bool
 staged_holds(const struct staged *st)
 {
-	return st->stage >= 0 && (staged_count(st, STAGED_PENDING) > 0 ||
-				     staged_count(st, STAGED_QUARANTINED) > 0);
+	return st->stage >= 0 &&
+	    (staged_count(st, STAGED_PENDING) > 0 ||
+		staged_count(st, STAGED_QUARANTINED) > 0);
 }
 
 /* The action word of RULE: "refuse", "quarantine" or "allow". */
 static const char *
 action_name(const struct wb_rule *rule)
 {
-	return rule->action == WB_REFUSE	 ? "refuse"
+	return rule->action == WB_REFUSE    ? "refuse"
 	    : rule->action == WB_QUARANTINE ? "quarantine"
 					    : "allow";
 }
@@ -260,7 +260,8 @@ change_item(const struct staged *st, size_t i)
 		return NULL;
 	}
 	if (o != NULL &&
-	    !fsreport_set_name(o, "path", "path_b64", e->path, strlen(e->path))) {
+	    !fsreport_set_name(o, "path", "path_b64", e->path,
+		strlen(e->path))) {
 		json_decref(o);
 		return NULL;
 	}

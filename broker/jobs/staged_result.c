@@ -46,15 +46,15 @@ held_list(const struct staged *st)
 static json_t *
 summary(const struct staged *st, const char *mode_name)
 {
-	json_t *o = json_pack(
-	    "{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:I}", "commit", mode_name,
-	    "committed", (json_int_t)staged_count(st, STAGED_COMMITTED),
-	    "staged", (json_int_t)staged_count(st, STAGED_PENDING),
-	    "refused", (json_int_t)staged_count(st, STAGED_REFUSED),
-	    "quarantined", (json_int_t)staged_count(st, STAGED_QUARANTINED),
-	    "rolled_back", (json_int_t)staged_count(st, STAGED_ROLLED_BACK),
-	    "unapplicable", (json_int_t)st->scan.nbad, "held", held_list(st),
-	    "staged_bytes", (json_int_t)st->scan.upper_bytes, "stage_bytes",
+	json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:I}",
+	    "commit", mode_name, "committed",
+	    (json_int_t)staged_count(st, STAGED_COMMITTED), "staged",
+	    (json_int_t)staged_count(st, STAGED_PENDING), "refused",
+	    (json_int_t)staged_count(st, STAGED_REFUSED), "quarantined",
+	    (json_int_t)staged_count(st, STAGED_QUARANTINED), "rolled_back",
+	    (json_int_t)staged_count(st, STAGED_ROLLED_BACK), "unapplicable",
+	    (json_int_t)st->scan.nbad, "held", held_list(st), "staged_bytes",
+	    (json_int_t)st->scan.upper_bytes, "stage_bytes",
 	    (json_int_t)st->scan.stage_bytes);
 
 	if (o == NULL)
@@ -63,10 +63,10 @@ summary(const struct staged *st, const char *mode_name)
 		staged_holds(st) ? json_integer(st->id) : json_null()) < 0 ||
 	    json_object_set_new(o, "error",
 		st->scan_error < 0 ? json_string("io_error")
-		: st->commit_failed
+		    : st->commit_failed
 		    ? json_string(st->commit.conflict
-			    ? "conflict"
-			    : fs_error_name(st->commit.why))
+			      ? "conflict"
+			      : fs_error_name(st->commit.why))
 		    : json_null()) < 0) {
 		json_decref(o);
 		return NULL;
@@ -126,7 +126,8 @@ hint_sentence(const struct staged *st, char *buf, size_t len)
 		    "another way to write them, tell the user.",
 		    held, held == 1 ? " was" : "s were",
 		    short_path(st->ch.c[i].entry->path),
-		    st->rule[i]->action == WB_REFUSE ? "refused" : "quarantined",
+		    st->rule[i]->action == WB_REFUSE ? "refused"
+						     : "quarantined",
 		    st->rule[i]->pattern);
 	else if (staged_count(st, STAGED_PENDING) > 0)
 		snprintf(buf, len,
