@@ -72,15 +72,33 @@ def workspace(cleanup):
 
 
 def job(mark):
-    """A job that prints a line, says it started, then sleeps with MARK in
-    its command line and would write late.txt if it ever woke."""
-    return ["sh", "-c", "echo first; : > /work/started; sleep 30; "
-            f"echo late > /work/late.txt # {mark}"]
+    """A job that prints a line, then sleeps in a process whose command
+    line holds MARK, and would write late.txt if it ever woke. (Its
+    writes are staged until it ends, issue 26: the host sees that it
+    started by its sleeping process, never by a file.)"""
+    return ["sh", "-c", "echo first; "
+            f"exec sh -c 'sleep 30; echo late > /work/late.txt' {mark}"]
 
 
-def wait_started(ws, p):
+def sleeping(mark):
+    """Whether a `sleep 30` runs whose parent's command line holds MARK."""
+    for pid in alive_with(mark):
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    for child in f.read().split():
+                        with open(f"/proc/{child}/cmdline", "rb") as c:
+                            if c.read().startswith(b"sleep\0"):
+                                return True
+        except OSError:
+            continue
+    return False
+
+
+def wait_started(mark, p):
+    """Waits until the job of MARK has printed its line and sleeps."""
     deadline = time.monotonic() + START_S
-    while not os.path.exists(os.path.join(ws, "started")):
+    while not sleeping(mark):
         if p.poll() is not None:
             out, err = p.communicate()
             if p.returncode == EXIT_NO_KERNEL_LAYER:
@@ -155,7 +173,7 @@ def run_signal(user, sig, cleanup):
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, cwd="/")
     try:
-        wait_started(ws, p)
+        wait_started(mark, p)
         p.send_signal(sig)
         out, err = p.communicate(timeout=60)
     finally:
@@ -181,7 +199,7 @@ def run_stream(user, cleanup):
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, cwd="/")
     try:
-        wait_started(ws, p)
+        wait_started(mark, p)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
     finally:
@@ -241,7 +259,7 @@ def serve_cancel_request(user, cleanup):
     try:
         s.send(exec_req(7, job(mark)))
         s.send(exec_req(8, ["echo", "after"]))
-        wait_started(ws, s.p)
+        wait_started(mark, s.p)
         s.send({"jsonrpc": "2.0", "method": "$/cancelRequest",
                 "params": {"id": 7}})
         first, second = s.recv(), s.recv()
@@ -285,7 +303,7 @@ def serve_socket_client_gone(user, cleanup):
         c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         c.connect(path)
         c.sendall((json.dumps(exec_req(1, job(mark))) + "\n").encode())
-        wait_started(ws, p)
+        wait_started(mark, p)
         c.close()
         gone(mark, ws)
         c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -323,7 +341,7 @@ def serve_stdout_gone(user, cleanup):
     s = Serve(user, ws)
     try:
         s.send(exec_req(1, job(mark)))
-        wait_started(ws, s.p)
+        wait_started(mark, s.p)
         s.p.stdout.close()
         gone(mark, ws)
         s.p.stdin.close()
