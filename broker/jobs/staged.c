@@ -166,6 +166,16 @@ pick_changes(const struct staged *st, const char *const *paths, size_t npaths,
 	return 0;
 }
 
+/* Whether PICK (N entries) applies anything. */
+static bool
+any_picked(const enum stage_pick *pick, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pick[i] == STAGE_APPLY)
+			return true;
+	return false;
+}
+
 int
 staged_commit(struct staged *st, struct fs_ctx *ctx, const char *const *paths,
     size_t npaths, size_t *bad)
@@ -182,6 +192,12 @@ staged_commit(struct staged *st, struct fs_ctx *ctx, const char *const *paths,
 		return e;
 	}
 	memset(&st->commit, 0, sizeof(st->commit));
+	/* Nothing to apply (a job that changed nothing): no commit, so no
+	 * walk for the workspace's usage either. */
+	if (!any_picked(pick, st->ch.n)) {
+		free(pick);
+		return 0;
+	}
 	e = stage_commit(ctx, st->stage, &st->scan, &st->ch, pick, &st->commit);
 	st->commit_failed = e < 0;
 	for (size_t i = 0; e == 0 && i < st->ch.n; i++)
