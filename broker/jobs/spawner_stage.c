@@ -69,7 +69,8 @@ fd_path(char buf[32], int fd)
 /*
  * NAME of DIR opened for reading: looked up O_PATH first (open_beneath),
  * its type checked by fstat (a directory when DIRECTORY, else a regular
- * file; anything else -ENOTDIR or -EACCES... never opened), then that
+ * file; a symlink is -ELOOP, anything else -ENOTDIR for a directory
+ * asked, -EPERM for a file: never opened), then that
  * inode reopened O_RDONLY (a directory through "."; a file through its
  * /proc/self/fd magic link, O_NONBLOCK | O_NOCTTY). The descriptor or a
  * negative errno.
@@ -87,7 +88,10 @@ open_entry(int dir, const char *name, bool directory)
 	if (fstat(p, &st) < 0 ||
 	    (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
 		close(p);
-		return directory ? -ENOTDIR : -EPERM;
+		/* O_PATH | O_NOFOLLOW gives a symlink itself (openat2(2)). */
+		return S_ISLNK(st.st_mode) ? -ELOOP
+		    : directory		   ? -ENOTDIR
+					   : -EPERM;
 	}
 	if (directory) {
 		fd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
