@@ -58,8 +58,7 @@ static const struct wire_msg_desc table[] = {
 	0},
     {WIRE_STAGE_OPEN_REPLY, "STAGE_OPEN_REPLY", WIRE_CH_SPAWN, 1,
 	{WIRE_FD_STAGE_ENTRY}, WIRE_ROLE_BIT(0), 0},
-    {WIRE_STAGE_OPEN_FAILED, "STAGE_OPEN_FAILED", WIRE_CH_SPAWN, 0, {0}, 0,
-	0},
+    {WIRE_STAGE_OPEN_FAILED, "STAGE_OPEN_FAILED", WIRE_CH_SPAWN, 0, {0}, 0, 0},
 };
 
 const struct wire_msg_desc *

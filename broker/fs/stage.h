@@ -145,8 +145,8 @@ struct stage_scan {
  * Returns 0, or a negative errno (-ENOMEM, -EINTR, a failure to read the
  * stage's root or a lower entry) with OUT empty.
  */
-int stage_scan(const struct stage_ref *stage, int root, const struct fs_quota *q,
-    int (*interrupted)(void), struct stage_scan *out);
+int stage_scan(const struct stage_ref *stage, int root,
+    const struct fs_quota *q, int (*interrupted)(void), struct stage_scan *out);
 
 /* Frees everything OUT owns and zeroes it; accepts a zeroed OUT. */
 void stage_scan_free(struct stage_scan *out);
@@ -206,9 +206,8 @@ struct stage_commit_report {
  * stage_recover.
  */
 int stage_commit(struct fs_ctx *ctx, const struct stage_ref *stage,
-    const struct stage_scan *scan,
-    const struct changes *ch, const enum stage_pick *pick,
-    struct stage_commit_report *rep);
+    const struct stage_scan *scan, const struct changes *ch,
+    const enum stage_pick *pick, struct stage_commit_report *rep);
 
 /*
  * At a session's start: when the workspace ROOT (borrowed) holds a

@@ -559,7 +559,8 @@ stage_commit(struct fs_ctx *ctx, const struct stage_ref *stage,
 	memset(rep, 0, sizeof(*rep));
 	if ((e = prepare(&c)) < 0)
 		return e;
-	c.upper = fsapi_openat2(stage->fd, STAGE_UPPER, O_PATH | O_DIRECTORY, 0);
+	c.upper = fsapi_openat2(stage->fd, STAGE_UPPER, O_PATH | O_DIRECTORY,
+	    0);
 	if (c.upper < 0)
 		return fail(rep, STAGE_UPPER, fs_error_from_errno(-c.upper),
 		    c.upper);

@@ -54,7 +54,6 @@ stage_journal_open(struct stage_journal *j, int root)
 	return j->dir < 0 ? j->dir : 0;
 }
 
-
 int
 stage_chmod_dir(int dirfd, const char *name, mode_t mode)
 {

@@ -150,13 +150,13 @@ int spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock,
  * reaped, as by spawner_launch. The caller checks what it got (fstat)
  * against what it expects.
  */
-int spawner_stage_open(struct spawner *sp, int root,
-    const uint8_t token[32], int dir, const char *name, bool directory);
+int spawner_stage_open(struct spawner *sp, int root, const uint8_t token[32],
+    int dir, const char *name, bool directory);
 
 /* spawner_stage_open with ARG the struct spawner: the stage opener a
  * confined front installs (broker/fs/stage.h, stage_set_opener). */
-int spawner_stage_opener(void *arg, int root, const uint8_t token[32],
-    int dir, const char *name, bool directory);
+int spawner_stage_opener(void *arg, int root, const uint8_t token[32], int dir,
+    const char *name, bool directory);
 
 /*
  * Closes our socket (the spawner's signal to exit), waits up to 5 s for

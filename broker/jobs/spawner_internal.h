@@ -17,7 +17,8 @@
 /* The largest message on the spawner's wire, bytes: a WIRE_STAGE_OPEN
  * (a header, the token, the flags and a name), with room for one more
  * byte, so that anything longer is refused as -EMSGSIZE, not cut. */
-#define SPAWNER_MSG_MAX (WIRE_HEADER_SIZE + 32u + 4u + SPAWNER_STAGE_NAME_MAX + 1u)
+#define SPAWNER_MSG_MAX \
+	(WIRE_HEADER_SIZE + 32u + 4u + SPAWNER_STAGE_NAME_MAX + 1u)
 
 /* Held by the broker for each round trip on a spawner's socket
  * (spawner_launch, spawner_stage_open): one request, then its answer,

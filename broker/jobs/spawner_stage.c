@@ -234,7 +234,8 @@ stage_open(const uint8_t *body, size_t len, int root, int dir)
 	flags = spawner_get_le32(body + PROTO_STAGE_TOKEN_BYTES);
 	if (flags > 1)
 		return -EINVAL;
-	if ((e = check_root(root, &mnt)) < 0 || (e = check_token(root, body)) < 0)
+	if ((e = check_root(root, &mnt)) < 0 ||
+	    (e = check_token(root, body)) < 0)
 		return e;
 	if (statx(dir, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID,
 		&sx) < 0)
@@ -258,8 +259,8 @@ spawner_serve_stage_open(int sock, const struct wire_msg *m, const int *fds)
 
 	if (fd < 0) {
 		spawner_put_le32(msg + WIRE_HEADER_SIZE, (uint32_t)-fd);
-		return wire_send(sock, msg, sizeof(msg), WIRE_STAGE_OPEN_FAILED, 0,
-			   NULL) < 0
+		return wire_send(sock, msg, sizeof(msg), WIRE_STAGE_OPEN_FAILED,
+			   0, NULL) < 0
 		    ? -1
 		    : 0;
 	}

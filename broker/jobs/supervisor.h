@@ -71,8 +71,8 @@ typedef void (*net_fn)(void *arg, uint64_t job_id, int listener, int packet);
  * not block. Without one (stage_fn NULL), it is closed: what the job
  * wrote is dropped.
  */
-typedef void (*stage_fn)(void *arg, uint64_t job_id, int stage,
-    const uint8_t *token);
+typedef void (
+    *stage_fn)(void *arg, uint64_t job_id, int stage, const uint8_t *token);
 
 struct supervisor {
 	int exe_fd; /* the launcher binary, opened O_PATH once */

@@ -124,8 +124,8 @@ forward_stage(struct launcher *l, const struct job_spec *spec,
 	    (spec->proxy_port != 0 && !s->net_sent) ||
 	    m->body_len != PROTO_STAGE_TOKEN_BYTES || !stage_ok(fd))
 		return -EPROTO;
-	if ((n = proto_encode_stage(buf, sizeof(buf), spec->job_id,
-		 m->body)) < 0)
+	if ((n = proto_encode_stage(buf, sizeof(buf), spec->job_id, m->body)) <
+	    0)
 		return n;
 	if ((n = proto_send_fds(l->ipc, buf, (size_t)n, &fd, 1)) < 0)
 		return n;

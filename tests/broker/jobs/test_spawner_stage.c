@@ -29,7 +29,8 @@
 
 TestSuite(spawner_stage, .timeout = 60);
 
-static const uint8_t token[PROTO_STAGE_TOKEN_BYTES] = "0123456789abcdef0123456789abcde";
+static const uint8_t token[PROTO_STAGE_TOKEN_BYTES] =
+    "0123456789abcdef0123456789abcde";
 
 /* Writes TEXT to the file PATH (O_CREAT | O_EXCL, MODE) in DIR; 0 or -1. */
 static int
@@ -102,9 +103,11 @@ make_tree(const uint8_t *tok)
 	if (mkdirat(mnt, "upper", 0755) == 0 &&
 	    (tok == NULL ||
 		put(mnt, "token", tok, PROTO_STAGE_TOKEN_BYTES, 0400) == 0) &&
-	    (up = openat(mnt, "upper", O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+	    (up = openat(mnt, "upper", O_PATH | O_DIRECTORY | O_CLOEXEC)) >=
+		0) {
 		if (put(up, "f", "hello", 5, 0644) == 0 &&
-		    mkdirat(up, "d", 0755) == 0 && symlinkat("f", up, "l") == 0 &&
+		    mkdirat(up, "d", 0755) == 0 &&
+		    symlinkat("f", up, "l") == 0 &&
 		    mkfifoat(up, "p", 0644) == 0)
 			root = openat(mnt, ".",
 			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -200,8 +203,8 @@ start(struct spawner *sp)
 /* What spawner_stage_open answers for NAME in DIR; a descriptor is
  * checked to be of the type asked and closed (0 returned). */
 static int
-ask(struct spawner *sp, int root, const uint8_t *tok, int dir,
-    const char *name, bool directory)
+ask(struct spawner *sp, int root, const uint8_t *tok, int dir, const char *name,
+    bool directory)
 {
 	struct stat st;
 	int fd = spawner_stage_open(sp, root, tok, dir, name, directory);
@@ -335,8 +338,7 @@ in_namespace_child(void)
 		return 14;
 	if (spawner_stage_open(&sp, att, token, att, "upper", true) != -EPERM)
 		return 15;
-	if ((exe = spawner_stage_open(&sp, det, token, det, "upper", true)) <
-	    0)
+	if ((exe = spawner_stage_open(&sp, det, token, det, "upper", true)) < 0)
 		return 16;
 	spawner_stop(&sp);
 	return 0;
