@@ -145,6 +145,28 @@ commit_stage(struct stage_got *g, struct policy *pol, int wsfd)
 	staged_free(&st);
 }
 
+/* A real job in the confined broker (SUP, POL, the workspace WSFD at
+ * WS): what it wrote in /work goes to its stage, which the broker reads
+ * and commits through its spawner. */
+static void
+first_job(struct supervisor *sup, struct policy *pol, int wsfd, const char *ws)
+{
+	struct stage_got got = {.fd = -1};
+	char path[600], *text;
+
+	sup->stage_fn = on_stage;
+	sup->stage_arg = &got;
+	broker_job(sup, pol, wsfd, "echo made > /work/out; echo first",
+	    "first\n");
+	sup->stage_fn = NULL;
+	commit_stage(&got, pol, wsfd);
+	snprintf(path, sizeof(path), "%s/out", ws);
+	text = harness_read_file(path, NULL);
+	CHECK(text != NULL && strcmp(text, "made\n") == 0, "workspace file: %s",
+	    text ? text : strerror(errno));
+	free(text);
+}
+
 static void
 broker_child(void *arg)
 {
@@ -152,9 +174,8 @@ broker_child(void *arg)
 	struct supervisor sup;
 	struct policy pol;
 	struct confine_rule r;
-	char err[POLICY_ERR_MAX + 256], path[600], *text;
+	char err[POLICY_ERR_MAX + 256];
 	struct pollfd pf;
-	struct stage_got got = {.fd = -1};
 	pid_t first, holder;
 	int wsfd, e;
 
@@ -180,19 +201,7 @@ broker_child(void *arg)
 	/* Confined for real: exec is gone. */
 	EXPECT_ERRNO(execl("/bin/true", "true", (char *)NULL), EPERM);
 
-	/* A real job; what it wrote in /work goes to its stage, which the
-	 * confined broker reads and commits through its spawner. */
-	sup.stage_fn = on_stage;
-	sup.stage_arg = &got;
-	broker_job(&sup, &pol, wsfd, "echo made > /work/out; echo first",
-	    "first\n");
-	sup.stage_fn = NULL;
-	commit_stage(&got, &pol, wsfd);
-	snprintf(path, sizeof(path), "%s/out", a->ws);
-	text = harness_read_file(path, NULL);
-	CHECK(text != NULL && strcmp(text, "made\n") == 0, "workspace file: %s",
-	    text ? text : strerror(errno));
-	free(text);
+	first_job(&sup, &pol, wsfd, a->ws);
 	first = sup.pid;
 	CHECK(first > 0, "no launcher after the first job");
 	if (probe_failures)
