@@ -93,8 +93,12 @@ jobrun_settle(struct jobrun *jr, struct fs_ctx *fs)
 		staged_rollback(&jr->staged);
 		return;
 	}
+	/* A change set the scan could not read whole (truncated: a
+	 * directory the job locked away from a broker that is not root, a
+	 * bound of the scan) is refused as quota_exceeded too, but the
+	 * workspace is not full. */
 	if (staged_commit(&jr->staged, fs, NULL, 0, NULL) < 0 &&
-	    !jr->staged.commit.conflict &&
+	    !jr->staged.commit.conflict && !jr->staged.ch.truncated &&
 	    jr->staged.commit.why == FS_QUOTA_EXCEEDED)
 		commit_full_status(jr, fs);
 }
