@@ -154,6 +154,27 @@ confine_run(const struct workspace *ws, const struct xfers *gets)
 	return rc;
 }
 
+/* The launcher of `stockade run`, through a spawner: one job needs no
+ * restart, but a confined broker reads the job's stage through the
+ * spawner (issue 26; spawner.h). A launcher that does not start is the
+ * job's sandbox_error (JR). 0 or EXIT_SANDBOX, reported. */
+static int
+start_launcher(struct supervisor *sup, struct jobrun *jr)
+{
+	int e;
+
+	if ((e = supervisor_use_spawner(sup)) < 0) {
+		log_error("cannot start the launcher spawner: %s",
+		    strerror(-e));
+		return EXIT_SANDBOX;
+	}
+	if ((e = supervisor_start(sup)) < 0) {
+		log_debug("the launcher did not start: %s", strerror(-e));
+		jr->start_error = e;
+	}
+	return 0;
+}
+
 /*
  * A policy with any evaluation-only key ("unsafe_": [jail]
  * unsafe_layers_off, unsafe_no_seccomp, [filesystem]
@@ -440,13 +461,10 @@ run_in_workspace(struct run_args *a, struct policy *pol, struct workspace *ws,
 	 * then the broker confines itself (confine.h): every right beneath
 	 * the workspace; for a temporary workspace, the removal of that one
 	 * directory from $TMPDIR at the end; for each --get, making the file
-	 * and removing the temporary one in its host directory. One job
-	 * needs no restart, so no spawner (docs/decisions.md).
+	 * and removing the temporary one in its host directory.
 	 */
-	if ((e = supervisor_start(&sup)) < 0) {
-		log_debug("the launcher did not start: %s", strerror(-e));
-		jr->start_error = e; /* the job's sandbox_error says why */
-	}
+	if ((rc = start_launcher(&sup, jr)) != 0)
+		goto out;
 	/* The status line (progress.h), asked of the terminal before
 	 * confinement; not for a job that reads the terminal itself. */
 	pm = progress_mode(

@@ -425,6 +425,42 @@ def rollback_run(user, cleanup):
     return "failed job rolled back; dry run applied nothing; ok committed"
 
 
+# ---- the confined broker reads the stage through its spawner ----------
+
+WRITE_TREE = "echo hi > /work/f; mkdir /work/d; echo x > /work/d/g"
+
+
+def confined_commit(user, front, cleanup):
+    """A confined broker (every front confines itself) reads the job's
+    stage through its spawner (broker/jobs/spawner.h): run commits the
+    job's files and directory; serve's exec commits them and fs.changes
+    lists them."""
+    _, ws = owned_dir(user, cleanup)
+    if front == "run":
+        res, _ = run_json(user, ["--workspace", ws, "--", "sh", "-c",
+                                 WRITE_TREE])
+    else:
+        s = Serve(user, ws)
+        try:
+            res = s.ok("exec", argv=["sh", "-c", WRITE_TREE])
+            ch = s.ok("fs.changes")
+        finally:
+            s.end()
+        made = sorted(c["path"] for c in ch.get("created", []))
+        if made != ["d", "d/g", "f"] or \
+                any(c.get("state") != "committed" for c in ch["created"]):
+            raise AssertionError(f"fs.changes: {ch}")
+    w = res.get("workspace", {})
+    if res.get("status") != "ok" or w.get("committed") != 3 or \
+            w.get("error") is not None:
+        raise AssertionError(f"{front}: {res.get('status')} {w}")
+    got = {p: open(os.path.join(ws, p)).read() for p in ("f", "d/g")
+           if os.path.isfile(os.path.join(ws, p))}
+    if got != {"f": "hi\n", "d/g": "x\n"}:
+        raise AssertionError(f"{front}: the workspace holds {got}")
+    return "f, d and d/g committed"
+
+
 def rollback_mcp(user, cleanup):
     d, ws = owned_dir(user, cleanup)
     seed(ws)
@@ -624,6 +660,10 @@ def main():
                               unprivileged_binaries(STOCKADE, cleanup)))
         cases = []
         for u in users:
+            for front in ("run", "serve"):
+                cases.append((f"{u.label}: {front}: a confined broker "
+                              "commits the job's stage", confined_commit, u,
+                              front))
             for front in ("run", "serve", "mcp"):
                 cases.append((f"{u.label}: {front}: unlinked-open, "
                               "fallocate and max_files are disk_full",

@@ -30,6 +30,7 @@
 #include "probe.h"
 #include "proto.h"
 #include "spawner.h"
+#include "staged.h"
 #include "supervisor.h"
 
 TestSuite(confine_spawner, .init = harness_setup, .fini = harness_cleanup,
@@ -82,6 +83,9 @@ broker_job(struct supervisor *sup, struct policy *pol, int wsfd,
 	CHECK(e == 0, "jobspec: %s", strerror(-e));
 	if (e != 0)
 		return;
+	/* A stage the job may write (jobrun_stage_size's part). */
+	spec.workspace_allow = 1u << 20;
+	spec.stage_files = 64;
 	e = supervisor_run(sup, &spec, wsfd, on_output, &c, &res);
 	CHECK(e == 0, "supervisor_run: %s", strerror(-e));
 	if (e == 0) {
@@ -95,6 +99,74 @@ broker_job(struct supervisor *sup, struct policy *pol, int wsfd,
 	job_spec_clear(&spec);
 }
 
+/* The stage the first job sent (supervisor.h, stage_fn). */
+struct stage_got {
+	int fd;
+	uint8_t token[PROTO_STAGE_TOKEN_BYTES];
+};
+
+static void
+on_stage(void *arg, uint64_t job_id, int stage, const uint8_t *token)
+{
+	struct stage_got *g = arg;
+
+	(void)job_id;
+	if (g->fd >= 0) {
+		close(stage);
+		return;
+	}
+	g->fd = stage;
+	memcpy(g->token, token, sizeof(g->token));
+}
+
+/* The confined broker reads the job's stage G (through its spawner:
+ * Landlock would refuse it the stage's tmpfs) and commits it to the
+ * workspace WSFD under POL. */
+static void
+commit_stage(struct stage_got *g, struct policy *pol, int wsfd)
+{
+	struct staged st;
+	struct fs_ctx ctx;
+	int e;
+
+	CHECK(g->fd >= 0, "no stage came with the job");
+	if (g->fd < 0)
+		return;
+	fsapi_ctx_init(&ctx, wsfd, &pol->files);
+	e = staged_open(&st, g->fd, g->token, wsfd, &ctx.quota, &pol->writeback,
+	    1, NULL);
+	g->fd = -1;
+	CHECK(e == 0, "staged_open: %s", strerror(-e));
+	CHECK(st.ch.n == 1, "%zu changes, first %s", st.ch.n,
+	    st.ch.n > 0 ? st.ch.c[0].entry->path : "");
+	e = e == 0 ? staged_commit(&st, &ctx, NULL, 0, NULL) : e;
+	CHECK(e == 0, "staged_commit: %s (%s %s)", strerror(-e),
+	    fs_error_name(st.commit.why), st.commit.path);
+	staged_free(&st);
+}
+
+/* A real job in the confined broker (SUP, POL, the workspace WSFD at
+ * WS): what it wrote in /work goes to its stage, which the broker reads
+ * and commits through its spawner. */
+static void
+first_job(struct supervisor *sup, struct policy *pol, int wsfd, const char *ws)
+{
+	struct stage_got got = {.fd = -1};
+	char path[600], *text;
+
+	sup->stage_fn = on_stage;
+	sup->stage_arg = &got;
+	broker_job(sup, pol, wsfd, "echo made > /work/out; echo first",
+	    "first\n");
+	sup->stage_fn = NULL;
+	commit_stage(&got, pol, wsfd);
+	snprintf(path, sizeof(path), "%s/out", ws);
+	text = harness_read_file(path, NULL);
+	CHECK(text != NULL && strcmp(text, "made\n") == 0, "workspace file: %s",
+	    text ? text : strerror(errno));
+	free(text);
+}
+
 static void
 broker_child(void *arg)
 {
@@ -102,7 +174,7 @@ broker_child(void *arg)
 	struct supervisor sup;
 	struct policy pol;
 	struct confine_rule r;
-	char err[POLICY_ERR_MAX + 256], path[600], *text;
+	char err[POLICY_ERR_MAX + 256];
 	struct pollfd pf;
 	pid_t first, holder;
 	int wsfd, e;
@@ -129,14 +201,7 @@ broker_child(void *arg)
 	/* Confined for real: exec is gone. */
 	EXPECT_ERRNO(execl("/bin/true", "true", (char *)NULL), EPERM);
 
-	/* A real job; what it wrote in /work the confined broker reads. */
-	broker_job(&sup, &pol, wsfd, "echo made > /work/out; echo first",
-	    "first\n");
-	snprintf(path, sizeof(path), "%s/out", a->ws);
-	text = harness_read_file(path, NULL);
-	CHECK(text != NULL && strcmp(text, "made\n") == 0, "workspace file: %s",
-	    text ? text : strerror(errno));
-	free(text);
+	first_job(&sup, &pol, wsfd, a->ws);
 	first = sup.pid;
 	CHECK(first > 0, "no launcher after the first job");
 	if (probe_failures)

@@ -74,10 +74,11 @@ struct stage_got {
 	int calls;
 	uint64_t job_id;
 	int fd;
+	uint8_t token[PROTO_STAGE_TOKEN_BYTES];
 };
 
 static void
-on_stage(void *arg, uint64_t job_id, int stage)
+on_stage(void *arg, uint64_t job_id, int stage, const uint8_t *token)
 {
 	struct stage_got *g = arg;
 
@@ -87,6 +88,7 @@ on_stage(void *arg, uint64_t job_id, int stage)
 	}
 	g->job_id = job_id;
 	g->fd = stage;
+	memcpy(g->token, token, sizeof(g->token));
 }
 
 /* Runs ARGV (5 strings) on a stage of ALLOW bytes and FILES inodes in
@@ -153,13 +155,16 @@ put_file(int wsfd, const char *name, const char *text)
 }
 
 /* The stage's root as the broker gets it: a tmpfs directory open for
- * reading, holding upper/ and work/. */
+ * reading, holding upper/ and work/, and its token (mode 0400, the bytes
+ * TOKEN that came with it; never all zero). */
 static void
-check_stage_root(int fd)
+check_stage_root(int fd, const uint8_t *token)
 {
+	static const uint8_t zero[PROTO_STAGE_TOKEN_BYTES];
+	uint8_t got[PROTO_STAGE_TOKEN_BYTES + 1];
 	struct statfs sf;
 	struct stat st;
-	int fl = fcntl(fd, F_GETFL);
+	int fl = fcntl(fd, F_GETFL), t;
 
 	cr_assert_geq(fl, 0);
 	cr_assert_eq(fl & O_PATH, 0);
@@ -169,6 +174,16 @@ check_stage_root(int fd)
 	cr_assert(S_ISDIR(st.st_mode));
 	cr_assert_eq(fstatat(fd, "work", &st, AT_SYMLINK_NOFOLLOW), 0);
 	cr_assert(S_ISDIR(st.st_mode));
+	t = openat(fd, PROTO_STAGE_TOKEN, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	cr_assert_geq(t, 0, "token: %s", strerror(errno));
+	cr_assert_eq(fstat(t, &st), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0400, "mode %o", (unsigned)st.st_mode);
+	cr_assert_eq(read(t, got, sizeof(got)), PROTO_STAGE_TOKEN_BYTES);
+	close(t);
+	cr_assert_eq(memcmp(got, token, PROTO_STAGE_TOKEN_BYTES), 0,
+	    "the token that came is not the stage's");
+	cr_assert_neq(memcmp(got, zero, sizeof(zero)), 0);
 }
 
 Test(jailstage, a_write_lands_in_the_stage_and_a_delete_is_a_whiteout)
@@ -184,7 +199,7 @@ Test(jailstage, a_write_lands_in_the_stage_and_a_delete_is_a_whiteout)
 	put_file(ss.wsfd, "old", "keep\n");
 	run_probe(&ss, "write", 0, MIB, 64, &g, &c);
 	cr_assert_str_eq(c.data[1], "write ok\n", "%s", c.data[1]);
-	check_stage_root(g.fd);
+	check_stage_root(g.fd, g.token);
 	/* The workspace is as it was. */
 	cr_assert_eq(fstatat(ss.wsfd, "new", &st, AT_SYMLINK_NOFOLLOW), -1,
 	    "the write reached the workspace");
@@ -370,7 +385,7 @@ Test(jailstage, a_warm_jail_has_the_stage_of_its_template)
 	cr_assert_gt(warm = waiting_jail(ss.sup.pid), 0, "no jail waits");
 	run_probe(&ss, "big", 2 * MIB, MIB, 64, &g, &c);
 	cr_assert_str_eq(c.data[1], "big ENOSPC\n", "%s", c.data[1]);
-	check_stage_root(g.fd);
+	check_stage_root(g.fd, g.token);
 	close(g.fd);
 	snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)warm);
 	cr_assert_eq(access(proc, F_OK), -1, "the warm jail was not taken");
