@@ -68,6 +68,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
+                           wait_marked,
                            remove_all, save_result, tap_fail, tap_skip,
                            traversable_tmp, unprivileged_binaries)
 
@@ -834,7 +835,7 @@ def case_planted_target(env):
 
 
 RACE_JOB = r"""
-import ctypes, os, sys, time
+import ctypes, os, signal, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 renameat2 = libc.renameat2
 renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
@@ -845,62 +846,100 @@ os.mkdir('race')
 with open('race/x', 'w') as f:
     f.write('inside\n')
 os.symlink(CANARY_DIR, 'other')
-open('started', 'w').close()
+# Started: a child whose command line carries the mark (built here).
+child = os.fork()
+if child == 0:
+    os.execvp('sh', ['sh', '-c', 'sleep 600', MARK + '-' + 'up'])
 n = 0
 end = time.monotonic() + SECONDS
-while time.monotonic() < end and not os.path.exists('stop'):
+while time.monotonic() < end:
     for _ in range(500):
         if renameat2(AT_FDCWD, b'race', AT_FDCWD, b'other', RENAME_EXCHANGE):
             e = ctypes.get_errno()
             sys.exit('renameat2: ' + os.strerror(e))
         n += 1
+# Left for the commit: race the symlink to the canaries' directory,
+# other the directory.
+if n % 2 == 0:
+    renameat2(AT_FDCWD, b'race', AT_FDCWD, b'other', RENAME_EXCHANGE)
+    n += 1
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
 print(n)
 """
 
 
+def race_during(s, ws, job, seconds):
+    """The serve session S's reads and writes while the race job runs:
+    alternately race/x (the job's, never in the workspace while it runs:
+    not_found) and host.txt (the host's own). Stops issuing after SECONDS.
+    Returns the outcomes and the number of each kind issued."""
+    outcomes = {"read": {}, "write": {}}
+    host_ok = (b"host\n", b"from-broker\n")
+    reqs = {"read": [("fs.read", {"path": "race/x"}),
+                     ("fs.read", {"path": "host.txt"})],
+            "write": [("fs.write", {"path": "race/x", "text": "from-broker\n",
+                                    "overwrite": True}),
+                      ("fs.write", {"path": "host.txt", "text": "from-broker\n",
+                                    "overwrite": True})]}
+    issued = 0
+    t0 = time.monotonic()
+    while issued < N_RACE and time.monotonic() - t0 < seconds:
+        for kind in ("read", "write"):
+            for msg in s.call_many(reqs[kind] * 25):
+                if "result" in msg:
+                    key = "ok"
+                    if kind == "read":
+                        data = base64.b64decode(msg["result"]["data"])
+                        check(data in host_ok, f"a read saw {data[:100]!r}")
+                else:
+                    key = msg["error"].get("data", {}).get("error", "?")
+                outcomes[kind][key] = outcomes[kind].get(key, 0) + 1
+        issued += 50
+    check(job.poll() is None, "the race job ended before the session's "
+          "reads and writes did: they say nothing of its time")
+    return outcomes, issued
+
+
 def case_rename_exchange_race(env):
     """A jailed program swaps a directory and a symlink to the canaries'
-    directory with renameat2(RENAME_EXCHANGE) as fast as it can, while one
-    serve session reads and writes race/x 10,000 times each: none touches
-    the canary."""
+    directory with renameat2(RENAME_EXCHANGE) as fast as it can, for
+    JOB_SECONDS (bounded by time; its start seen by its child's command
+    line). Its writes are staged until it ends (issue 26), so, while it
+    runs, a serve session on the workspace meets only the host's own
+    content: race/x is not_found to reads and writes (the half the job's
+    swaps made is never there), host.txt reads and writes ok. When it
+    ends its last state is committed: race the symlink to the canaries'
+    directory, other the directory holding x; the workspace holds them as
+    names (lstat), and a read or a write through race is
+    symlink_refused. No canary is touched at any time."""
     ws = env.new_ws()
+    mark = f"stockade-fsattack-race-{os.getpid()}-{time.time_ns()}"
     script = RACE_JOB.replace("CANARY_DIR", repr(env.outside)) \
-                     .replace("SECONDS", str(JOB_SECONDS))
+                     .replace("SECONDS", str(JOB_SECONDS)) \
+                     .replace("MARK", repr(mark))
 
     def rpc():
         s = env.serve(ws)
         job = None
         try:
+            s.result("fs.write", {"path": "host.txt", "text": "host\n"})
             job = env.job_background(ws, script)
-            started = os.path.join(ws, "started")
-            wait_for(lambda: os.path.exists(started) or job.poll() is not None, 60,
-                     "the race job to start")
-            check(job.poll() is None, lambda: "the race job ended early: "
-                  + job.stderr.read().decode("utf-8", "replace"))
-            outcomes = {"read": {}, "write": {}}
+            wait_marked(mark + "-up", lambda: job.poll() is None, 60,
+                        "the race job never started")
             t0 = time.monotonic()
-            read = ("fs.read", {"path": "race/x"})
-            write = ("fs.write", {"path": "race/x", "text": "from-broker\n",
-                                  "overwrite": True})
-            for _ in range(N_RACE // 50):
-                for kind, req in (("read", read), ("write", write)):
-                    for msg in s.call_many([req] * 50):
-                        if "result" in msg:
-                            key = "ok"
-                            if kind == "read":
-                                data = base64.b64decode(msg["result"]["data"])
-                                check(data in (b"inside\n", b"from-broker\n"),
-                                      f"read race/x: {data[:100]!r}")
-                        else:
-                            key = msg["error"].get("data", {}).get("error", "?")
-                        outcomes[kind][key] = outcomes[kind].get(key, 0) + 1
+            outcomes, issued = race_during(s, ws, job, JOB_SECONDS / 2)
             elapsed = time.monotonic() - t0
-            running = job.poll() is None
-            s.result("fs.write", {"path": "stop", "text": ""})
             out, err = job.communicate(timeout=JOB_SECONDS + 30)
             no_leak("the race job's output", out + err)
             check(job.returncode == 0, f"the race job failed: {err.decode()}")
             swaps = int(out.decode().strip() or "0")
+            after = {"read": s.call("fs.read", {"path": "race/x"}),
+                     "write": s.call("fs.write", {"path": "race/x",
+                                                  "text": "from-broker\n",
+                                                  "overwrite": True})}
+            inside = base64.b64decode(s.result("fs.read", {"path": "other/x"})
+                                      ["data"])
         except BaseException:
             s.kill()
             raise
@@ -909,22 +948,32 @@ def case_rename_exchange_race(env):
                 job.kill()
                 job.wait(timeout=30)
         s.close()
-        diag(f"race: {swaps} swaps; {N_RACE} reads {outcomes['read']}, "
-             f"{N_RACE} writes {outcomes['write']} in {elapsed:.1f} s"
-             + ("" if running else " (the job had stopped swapping before the end)"))
+        diag(f"race: {swaps} swaps; {issued} reads {outcomes['read']}, "
+             f"{issued} writes {outcomes['write']} in {elapsed:.1f} s")
         env.check_canaries()      # first: the worst outcome
         for kind in ("read", "write"):
-            bad = set(outcomes[kind]) - {"ok", "symlink_refused"}
-            check(not bad, f"{kind}s answered {outcomes[kind]}")
-            check(sum(outcomes[kind].values()) == N_RACE, "answers missing")
-            # Both sides of the swap were met, or there was no race.
-            check(outcomes[kind].get("ok", 0) > 0 and
-                  outcomes[kind].get("symlink_refused", 0) > 0,
-                  f"the race was not exercised: {kind}s {outcomes[kind]}")
+            check(sum(outcomes[kind].values()) == issued, "answers missing")
+            # Half of them race/x (not_found), half host.txt (ok).
+            check(outcomes[kind] == {"ok": issued // 2,
+                                     "not_found": issued // 2},
+                  f"{kind}s during the job answered {outcomes[kind]}")
+            err = after[kind].get("error") or {}
+            check((err.get("data") or {}).get("error") == "symlink_refused",
+                  f"a {kind} of race/x after the commit: {after[kind]}")
         check(swaps > 0, "the job swapped nothing")
+        st = os.lstat(os.path.join(ws, "race"))
+        check(stat.S_ISLNK(st.st_mode) and
+              os.readlink(os.path.join(ws, "race")) == env.outside,
+              "race is not the job's symlink to the canaries' directory")
+        check(stat.S_ISDIR(os.lstat(os.path.join(ws, "other")).st_mode),
+              "other is not the job's directory")
+        check(inside == b"inside\n", f"other/x holds {inside!r}")
+        with open(os.path.join(ws, "host.txt"), "rb") as f:
+            check(f.read() == b"from-broker\n", "host.txt lost the last write")
         env.check_canaries()
         no_temporaries(ws)
-        return f"{swaps} swaps; reads {outcomes['read']}, writes {outcomes['write']}"
+        return (f"{swaps} swaps; during: reads {outcomes['read']}, writes "
+                f"{outcomes['write']}; after: symlink_refused")
 
     return rpc()
 
