@@ -238,12 +238,14 @@ proto_encode_net(uint8_t *buf, size_t size, uint64_t job_id)
 }
 
 int
-proto_encode_stage(uint8_t *buf, size_t size, uint64_t job_id)
+proto_encode_stage(uint8_t *buf, size_t size, uint64_t job_id,
+    const uint8_t token[PROTO_STAGE_TOKEN_BYTES])
 {
 	struct wbuf w;
 
 	start(&w, buf, size);
 	wbuf_put_u64(&w, job_id);
+	wbuf_put_bytes(&w, token, PROTO_STAGE_TOKEN_BYTES);
 	return finish(&w, PROTO_STAGE);
 }
 
@@ -477,9 +479,17 @@ proto_decode_net(const uint8_t *body, size_t len, uint64_t *job_id)
 }
 
 int
-proto_decode_stage(const uint8_t *body, size_t len, uint64_t *job_id)
+proto_decode_stage(const uint8_t *body, size_t len, uint64_t *job_id,
+    uint8_t token[PROTO_STAGE_TOKEN_BYTES])
 {
-	return proto_decode_net(body, len, job_id);
+	if (len != 8 + PROTO_STAGE_TOKEN_BYTES ||
+	    proto_decode_net(body, 8, job_id) < 0) {
+		*job_id = 0;
+		memset(token, 0, PROTO_STAGE_TOKEN_BYTES);
+		return -EBADMSG;
+	}
+	memcpy(token, body + 8, PROTO_STAGE_TOKEN_BYTES);
+	return 0;
 }
 
 uint32_t

@@ -66,8 +66,10 @@
  * and RESULT may say JOB_CANCELLED (issue 22). Version 9: RESULT grew
  * memory_measure and the limits reached (issue 23). Version 10: RUN
  * grew proxy_port, and NET (issue 25). Version 11: RUN grew stage_files,
- * and STAGE (issue 26). */
-#define PROTO_VERSION 11u
+ * and STAGE (issue 26). Version 12: STAGE grew the stage's token (issue
+ * 26: the broker's spawner opens the stage for a confined broker only
+ * with it, broker/jobs/spawner.h). */
+#define PROTO_VERSION 12u
 #define PROTO_HEADER_SIZE 8u
 #define PROTO_MAX_BODY (128u * 1024u)
 #define PROTO_MAX_MSG (PROTO_HEADER_SIZE + PROTO_MAX_BODY)
@@ -113,7 +115,8 @@ enum proto_msg_type {
 	 * (WIRE_NET_SOCKETS). Sent once, before the job's RESULT, for a
 	 * job whose spec has a proxy_port. */
 	PROTO_NET = 8,
-	/* Launcher to broker, issue 26: u64 job_id, with one descriptor
+	/* Launcher to broker, issue 26: u64 job_id and the stage's token
+	 * (PROTO_STAGE_TOKEN_BYTES bytes), with one descriptor
 	 * (proto_send_fds): the root of the job's stage, the tmpfs that
 	 * holds the upper layer of the overlay at /work (PROTO_STAGE_UPPER,
 	 * PROTO_STAGE_WORK in it), a directory opened O_RDONLY (jail init
@@ -129,6 +132,14 @@ enum proto_msg_type {
  * the same strings. */
 #define PROTO_STAGE_UPPER "upper"
 #define PROTO_STAGE_WORK "work"
+/* The stage's capability token (issue 26): a file of
+ * PROTO_STAGE_TOKEN_BYTES random bytes (getrandom(2)), mode 0400, at the
+ * stage tmpfs's root beside PROTO_STAGE_UPPER, which the job never sees;
+ * the same bytes travel with the stage's descriptor (WIRE_STAGE, then
+ * PROTO_STAGE). The broker's spawner opens entries of a stage for a
+ * confined broker only when it is given them (broker/jobs/spawner.h). */
+#define PROTO_STAGE_TOKEN "token"
+#define PROTO_STAGE_TOKEN_BYTES 32u
 /* Most jails a launcher keeps built and waiting ([jail] pool_size). */
 #define PROTO_MAX_POOL 8u
 
@@ -318,11 +329,16 @@ int proto_decode_pool(const uint8_t *body, size_t len, uint32_t *jails);
  * descriptors came beside it (proto_recv_fds): the receiver checks
  * their count and kind (a listening TCP socket, an AF_PACKET socket). */
 int proto_decode_net(const uint8_t *body, size_t len, uint64_t *job_id);
-/* STAGE (issue 26): as NET, u64 job_id; its one descriptor (the stage
+/* STAGE (issue 26): u64 job_id, then the stage's token
+ * (PROTO_STAGE_TOKEN_BYTES bytes, copied); its one descriptor (the stage
  * tmpfs's root, a directory) comes beside it and the receiver checks it
- * (fstat: S_ISDIR, a tmpfs by fstatfs). */
-int proto_encode_stage(uint8_t *buf, size_t size, uint64_t job_id);
-int proto_decode_stage(const uint8_t *body, size_t len, uint64_t *job_id);
+ * (fstat: S_ISDIR, a tmpfs by fstatfs). The decoder fills *JOB_ID and
+ * TOKEN, or clears both and returns -EBADMSG for a body of another
+ * length. */
+int proto_encode_stage(uint8_t *buf, size_t size, uint64_t job_id,
+    const uint8_t token[PROTO_STAGE_TOKEN_BYTES]);
+int proto_decode_stage(const uint8_t *body, size_t len, uint64_t *job_id,
+    uint8_t token[PROTO_STAGE_TOKEN_BYTES]);
 
 /*
  * Sends one message of LEN bytes on the SEQPACKET socket SOCK, with FD

@@ -53,6 +53,13 @@ static const struct wire_msg_desc table[] = {
 	{WIRE_FD_SECCOMP_LISTENER}, WIRE_ROLE_BIT(0), 0},
     {WIRE_STAGE, "STAGE", WIRE_CH_NOTIFY, 1, {WIRE_FD_STAGE}, WIRE_ROLE_BIT(0),
 	0},
+    {WIRE_STAGE_OPEN, "STAGE_OPEN", WIRE_CH_SPAWN, 2,
+	{WIRE_FD_STAGE, WIRE_FD_STAGE_DIR}, WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1),
+	0},
+    {WIRE_STAGE_OPEN_REPLY, "STAGE_OPEN_REPLY", WIRE_CH_SPAWN, 1,
+	{WIRE_FD_STAGE_ENTRY}, WIRE_ROLE_BIT(0), 0},
+    {WIRE_STAGE_OPEN_FAILED, "STAGE_OPEN_FAILED", WIRE_CH_SPAWN, 0, {0}, 0,
+	0},
 };
 
 const struct wire_msg_desc *
@@ -84,6 +91,8 @@ wire_fd_role_name(enum wire_fd_role role)
 	    [WIRE_FD_PACKET] = "packet socket",
 	    [WIRE_FD_SECCOMP_LISTENER] = "seccomp listener",
 	    [WIRE_FD_STAGE] = "stage",
+	    [WIRE_FD_STAGE_DIR] = "stage directory",
+	    [WIRE_FD_STAGE_ENTRY] = "stage entry",
 	};
 
 	if ((size_t)role < sizeof(names) / sizeof(names[0]) &&

@@ -94,14 +94,23 @@
  *                                                     required)
  *   WIRE_SPAWN_FAILED  sp->b u32 errno (socketpair,   none
  *                            clone3)
+ *   WIRE_STAGE_OPEN    b->sp u8 token[32], u32 flags the stage's root, the
+ *                            (0: a directory, 1: a   directory to open in
+ *                            regular file), the      (both required; may
+ *                            name (1..255 bytes,     be one descriptor
+ *                            one component, no NUL)  twice): spawner.h
+ *   WIRE_STAGE_OPEN_REPLY sp->b none                 the entry, opened
+ *                                                     O_RDONLY (required)
+ *   WIRE_STAGE_OPEN_FAILED sp->b u32 errno (the      none
+ *                            refusal: spawner.h)
  *   notify:
  *   WIRE_NET_SOCKETS   i->s  u16 the listener's port  the proxy's
  *                                                     listener, the
  *                                                     packet socket (both
  *                                                     required)
- *   WIRE_STAGE         i->s  none                     the root of the
- *                                                     job's stage tmpfs,
- *                                                     a directory
+ *   WIRE_STAGE         i->s  u8 token[32], the bytes  the root of the
+ *                            of the stage's "token"  job's stage tmpfs,
+ *                            file (PROTO_STAGE_TOKEN) a directory
  *                                                     (required; issue 26)
  *   WIRE_SECCOMP_LISTENER p->s none                  the seccomp filter's
  *                                                     listener (required)
@@ -168,8 +177,11 @@ enum wire_msg_type {
 	WIRE_PROXY_REPORT = 24,
 	WIRE_SECCOMP_LISTENER = 25,
 	WIRE_STAGE = 26,
+	WIRE_STAGE_OPEN = 27,
+	WIRE_STAGE_OPEN_REPLY = 28,
+	WIRE_STAGE_OPEN_FAILED = 29,
 };
-#define WIRE_MSG_TYPE_MAX WIRE_STAGE
+#define WIRE_MSG_TYPE_MAX WIRE_STAGE_OPEN_FAILED
 
 /* The wire a message type travels on (the table's sections). */
 enum wire_channel {
@@ -203,6 +215,10 @@ enum wire_fd_role {
 				   * listener (seccomp_unotify(2)) */
 	WIRE_FD_STAGE, /* the root of a job's stage tmpfs (issue 26), a
 			* directory open O_RDONLY */
+	WIRE_FD_STAGE_DIR, /* a directory of a stage tmpfs to open an
+			    * entry in (O_PATH or O_RDONLY) */
+	WIRE_FD_STAGE_ENTRY, /* an entry of a stage tmpfs the spawner
+			      * opened O_RDONLY for the broker */
 };
 
 /* The most descriptors one message carries (a prepare reply's six). */

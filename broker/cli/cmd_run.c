@@ -441,8 +441,16 @@ run_in_workspace(struct run_args *a, struct policy *pol, struct workspace *ws,
 	 * the workspace; for a temporary workspace, the removal of that one
 	 * directory from $TMPDIR at the end; for each --get, making the file
 	 * and removing the temporary one in its host directory. One job
-	 * needs no restart, so no spawner (docs/decisions.md).
+	 * needs no restart, but a confined broker reads the job's stage
+	 * through the spawner (issue 26; spawner.h), which then starts the
+	 * launcher too.
 	 */
+	if ((e = supervisor_use_spawner(&sup)) < 0) {
+		log_error("cannot start the launcher spawner: %s",
+		    strerror(-e));
+		rc = EXIT_SANDBOX;
+		goto out;
+	}
 	if ((e = supervisor_start(&sup)) < 0) {
 		log_debug("the launcher did not start: %s", strerror(-e));
 		jr->start_error = e; /* the job's sandbox_error says why */

@@ -132,21 +132,17 @@ snap_entry_hashable(const struct snap_entry *e, const struct fs_quota *q)
  * an interruption sets h->stop.
  */
 static void
-hash_file(struct snap_hasher *h, int dirfd, const char *name,
+hash_open(struct snap_hasher *h, int fd, const struct stat *sp,
     struct snap_entry *e)
 {
-	_cleanup_close_ int fd = -1;
-	struct stat st, after;
+	struct stat st = *sp, after;
 	uint64_t total = 0, limit = h->q->file_bytes;
-	enum fs_error why;
 	SHA2_CTX ctx;
 
-	/* Never a FIFO, device, link or file with a second link (fsapi.h) */
-	if ((fd = fsapi_open_regular_at(dirfd, name, false, &st, &why)) < 0)
-		return;
 	/* The job may have put another file at NAME since the walk saw it:
 	 * then E's metadata is not this file's. */
-	if (st.st_dev != (dev_t)e->dev || st.st_ino != (ino_t)e->ino)
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_dev != (dev_t)e->dev || st.st_ino != (ino_t)e->ino)
 		return;
 	snap_entry_meta(e, &st);
 	if (e->size > limit)
@@ -193,11 +189,36 @@ hash_file(struct snap_hasher *h, int dirfd, const char *name,
 	e->hashed = true;
 }
 
+/* hash_open of the file NAME in DIRFD, opened with fsapi_open_regular_at:
+ * never a FIFO, device, link or file with a second link (fsapi.h). */
+static void
+hash_file(struct snap_hasher *h, int dirfd, const char *name,
+    struct snap_entry *e)
+{
+	_cleanup_close_ int fd = -1;
+	enum fs_error why;
+	struct stat st;
+
+	if ((fd = fsapi_open_regular_at(dirfd, name, false, &st, &why)) < 0)
+		return;
+	hash_open(h, fd, &st, e);
+}
+
 int
 snap_entry_hash(struct snap_hasher *h, int dirfd, const char *name,
     struct snap_entry *e)
 {
 	hash_file(h, dirfd, name, e);
+	return h->stop ? -EINTR : 0;
+}
+
+int
+snap_entry_hash_fd(struct snap_hasher *h, int fd, struct snap_entry *e)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0)
+		hash_open(h, fd, &st, e);
 	return h->stop ? -EINTR : 0;
 }
 

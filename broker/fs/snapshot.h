@@ -186,6 +186,15 @@ bool snap_entry_hashable(const struct snap_entry *e, const struct fs_quota *q);
 int snap_entry_hash(struct snap_hasher *h, int dirfd, const char *name,
     struct snap_entry *e);
 
+/*
+ * snap_entry_hash of a file the caller opened for reading: FD (borrowed,
+ * read from its current offset, which the caller has at 0) is hashed
+ * only when fstat shows a regular file with one link that is still E's
+ * inode (same device and inode); otherwise E stays unhashed. Returns as
+ * snap_entry_hash.
+ */
+int snap_entry_hash_fd(struct snap_hasher *h, int fd, struct snap_entry *e);
+
 enum change_kind { CHANGE_CREATED, CHANGE_MODIFIED, CHANGE_DELETED };
 
 struct change {

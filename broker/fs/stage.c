@@ -46,8 +46,77 @@
 
 #define OPAQUE_XATTR "user.overlay.opaque"
 
+/* The opener of stage entries (stage.h, stage_set_opener): NULL opens
+ * directly. */
+static stage_opener_fn opener;
+static void *opener_arg;
+
+void
+stage_set_opener(stage_opener_fn fn, void *arg)
+{
+	opener = fn;
+	opener_arg = arg;
+}
+
+bool
+stage_opener_is(stage_opener_fn fn, const void *arg)
+{
+	return opener == fn && opener_arg == arg;
+}
+
+/* Whether NAME is one component: 1..255 bytes, no '/', not "." or "..". */
+static bool
+one_component(const char *name)
+{
+	size_t n = strnlen(name, 256);
+
+	return n > 0 && n < 256 && strchr(name, '/') == NULL &&
+	    strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/* The opener's work without one: NAME of DIR opened for reading, never
+ * through a link or off DIR's mount; a regular file through an O_PATH
+ * descriptor first (fsapi_open_regular_at: nothing else is opened for
+ * I/O). */
+static int
+open_direct(int dir, const char *name, bool directory)
+{
+	enum fs_error why;
+	struct stat st;
+
+	if (directory)
+		return fsapi_openat2(dir, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
+	return fsapi_open_regular_at(dir, name, true, &st, &why);
+}
+
+int
+stage_open_at(const struct stage_ref *ref, int dir, const char *name,
+    bool directory)
+{
+	struct stat st;
+	int fd;
+
+	if (!one_component(name))
+		return -EINVAL;
+	fd = opener != NULL
+	    ? opener(opener_arg, ref->fd, ref->token, dir, name, directory)
+	    : open_direct(dir, name, directory);
+	if (fd < 0)
+		return fd;
+	/* What came back is checked here too: the opener may be another
+	 * process. */
+	if (fstat(fd, &st) < 0 ||
+	    (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+		close(fd);
+		return -EPROTO;
+	}
+	return fd;
+}
+
 /* The state of one stage_scan. */
 struct scan {
+	const struct stage_ref *stage;
 	const struct fs_quota *q;
 	struct stage_scan *out;
 	struct snap_hasher h;
@@ -115,6 +184,24 @@ add_bad(struct scan *s, const char *path, enum fs_error why)
 	return 0;
 }
 
+/* Hashes E, the regular file NAME of DIRFD: an entry of the stage
+ * (UPPER) opened with stage_open_at, one of the workspace as a snapshot
+ * opens it. A file that cannot be opened stays unhashed. 0 or -EINTR. */
+static int
+hash(struct scan *s, bool upper, int dirfd, const char *name,
+    struct snap_entry *e)
+{
+	int fd, r;
+
+	if (!upper)
+		return snap_entry_hash(&s->h, dirfd, name, e);
+	if ((fd = stage_open_at(s->stage, dirfd, name, false)) < 0)
+		return 0;
+	r = snap_entry_hash_fd(&s->h, fd, e);
+	close(fd);
+	return r;
+}
+
 /*
  * Records the entry NAME of DIRFD at PATH, described by ST, into SN
  * (BEFORE or AFTER; *CAP its allocation), hashed as a snapshot hashes.
@@ -137,7 +224,7 @@ add_entry(struct scan *s, struct snapshot *sn, size_t *cap, int dirfd,
 	sn->n++;
 	snap_entry_meta(e, st);
 	if (snap_entry_hashable(e, s->q)) {
-		if (snap_entry_hash(&s->h, dirfd, name, e) < 0)
+		if (hash(s, sn == &s->out->after, dirfd, name, e) < 0)
 			return -EINTR;
 		sn->unhashed += e->hash_skipped;
 	}
@@ -188,14 +275,14 @@ add_lower(struct scan *s, int lower, const char *name, const char *path,
 	return 0;
 }
 
-/* Whether the upper directory NAME of DIRFD is opaque. */
+/* Whether the upper directory NAME of DIRFD in STAGE is opaque. */
 static bool
-opaque(int dirfd, const char *name)
+opaque(const struct stage_ref *stage, int dirfd, const char *name)
 {
 	_cleanup_close_ int fd = -1;
 	char v[2];
 
-	fd = fsapi_openat2(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
+	fd = stage_open_at(stage, dirfd, name, true);
 	if (fd < 0)
 		return false;
 	return fgetxattr(fd, OPAQUE_XATTR, v, sizeof(v)) == 1 && v[0] == 'y';
@@ -226,7 +313,7 @@ upper_dir(struct scan *s, const struct wswalk_entry *we, int lower,
 
 	set_lower(s, we->depth, -1);
 	if (lst != NULL && S_ISDIR(lst->st_mode) &&
-	    !opaque(we->dirfd, we->name)) {
+	    !opaque(s->stage, we->dirfd, we->name)) {
 		if ((lst->st_mode & 07777) != (we->st->st_mode & 07777) &&
 		    ((r = add_entry(s, &o->before, &s->cap_before, lower,
 			  we->name, we->path, lst)) < 0 ||
@@ -390,14 +477,25 @@ stage_figures(int stage, struct stage_scan *out)
 	return 0;
 }
 
-/* Sets S up for a scan of the workspace ROOT under Q into OUT. */
+/* wswalk's open_dir over the stage: through stage_open_at. */
 static int
-scan_begin(struct scan *s, int root, const struct fs_quota *q,
-    int (*intr)(void), struct stage_scan *out)
+upper_open(void *arg, int dirfd, const char *name)
+{
+	const struct scan *s = arg;
+
+	return stage_open_at(s->stage, dirfd, name, true);
+}
+
+/* Sets S up for a scan of STAGE against the workspace ROOT under Q into
+ * OUT. */
+static int
+scan_begin(struct scan *s, const struct stage_ref *stage, int root,
+    const struct fs_quota *q, int (*intr)(void), struct stage_scan *out)
 {
 	unsigned i;
 
 	memset(s, 0, sizeof(*s));
+	s->stage = stage;
 	s->q = q;
 	s->out = out;
 	s->lim.max_path = q->max_path;
@@ -426,7 +524,7 @@ scan_end(struct scan *s)
 }
 
 int
-stage_scan(int stage, int root, const struct fs_quota *q,
+stage_scan(const struct stage_ref *stage, int root, const struct fs_quota *q,
     int (*interrupted)(void), struct stage_scan *out)
 {
 	_cleanup_close_ int upper = -1;
@@ -436,13 +534,14 @@ stage_scan(int stage, int root, const struct fs_quota *q,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	upper = fsapi_openat2(stage, STAGE_UPPER, O_RDONLY | O_DIRECTORY, 0);
+	upper = stage_open_at(stage, stage->fd, STAGE_UPPER, true);
 	if (upper < 0)
 		return upper;
-	if ((r = stage_figures(stage, out)) < 0)
+	if ((r = stage_figures(stage->fd, out)) < 0)
 		return r;
-	if ((r = scan_begin(&s, root, q, interrupted, out)) == 0) {
+	if ((r = scan_begin(&s, stage, root, q, interrupted, out)) == 0) {
 		memset(&o, 0, sizeof(o));
+		o.open_dir = upper_open;
 		/* One level more than a path may have: the first entry too
 		 * deep is seen, and refused (invalid_path). */
 		o.max_depth = s.depth + 1;

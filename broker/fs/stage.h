@@ -43,6 +43,58 @@
 #define STAGE_UPPER "upper"
 #define STAGE_WORK "work"
 
+/* The stage's token (proto.h, PROTO_STAGE_TOKEN_BYTES: the same). */
+#define STAGE_TOKEN_BYTES 32u
+
+/*
+ * A stage as the broker holds it: the descriptor of the stage tmpfs's
+ * root (borrowed by whoever is given the struct) and the token that came
+ * with it (PROTO_STAGE). Every read-open of an entry of the stage goes
+ * through stage_open_at with it.
+ */
+struct stage_ref {
+	int fd;
+	uint8_t token[STAGE_TOKEN_BYTES];
+};
+
+/*
+ * The process-wide opener of stage entries (issue 26): FN(ARG, ROOT,
+ * TOKEN, DIR, NAME, DIRECTORY) opens the entry NAME (one component) of
+ * the directory DIR (a descriptor in the stage ROOT, O_PATH or O_RDONLY;
+ * may be ROOT itself) for reading, a directory when DIRECTORY else a
+ * regular file, never through a link nor off ROOT's mount, and returns
+ * the new descriptor (O_RDONLY, close-on-exec, owned by the caller) or a
+ * negative errno. A confined broker cannot open the stage itself (its
+ * Landlock rules cover only paths that existed when it confined itself):
+ * its fronts install the spawner's (broker/jobs/spawner.h,
+ * spawner_stage_open) once it runs. FN NULL (the default) opens directly
+ * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV), as an
+ * unconfined broker and the unit tests do. Not thread-safe: set it before
+ * any stage is read.
+ */
+typedef int (*stage_opener_fn)(void *arg, int root,
+    const uint8_t token[STAGE_TOKEN_BYTES], int dir, const char *name,
+    bool directory);
+void stage_set_opener(stage_opener_fn fn, void *arg);
+
+/* Whether FN (with ARG) is the opener stage_set_opener set. */
+bool stage_opener_is(stage_opener_fn fn, const void *arg);
+
+/*
+ * Opens NAME (one component) of DIR, a directory of the stage REF
+ * (borrowed), for reading through the opener (stage_set_opener): a
+ * directory (O_RDONLY | O_DIRECTORY) when DIRECTORY, else a regular file
+ * (O_RDONLY | O_NONBLOCK | O_NOCTTY). Never through a symlink, never off
+ * the stage's mount, never a FIFO, socket or device. What it opened is
+ * checked again here (fstat: the type asked for). Returns a descriptor
+ * (close-on-exec, the caller's) or a negative errno: -EINVAL for a NAME
+ * that is not one component, -ENOTDIR or -EISDIR/-ENXIO... for another
+ * type (the opener's, or -EPROTO when the opener gave a wrong one),
+ * -ELOOP for a symlink, the spawner's refusal (-EPERM...), openat2(2)'s.
+ */
+int stage_open_at(const struct stage_ref *ref, int dir, const char *name,
+    bool directory);
+
 /* The directory at the workspace's root where a commit keeps what it
  * needs to undo itself (stage_commit); it exists only while a commit runs
  * or after a broker died in one. A job's change to it is always refused. */
@@ -72,8 +124,9 @@ struct stage_scan {
 };
 
 /*
- * Reads the stage STAGE (a descriptor of the stage tmpfs's root,
- * borrowed) against the workspace ROOT (borrowed) under Q into OUT (the
+ * Reads the stage STAGE (the stage tmpfs's root and its token, borrowed;
+ * every entry read through stage_open_at) against the workspace ROOT
+ * (borrowed) under Q into OUT (the
  * caller zeroes it first). INTERRUPTED (may be NULL) stops the scan
  * (-EINTR). Every lookup in both trees is by descriptor, never through a
  * symlink (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, fsapi.h), so a
@@ -92,7 +145,7 @@ struct stage_scan {
  * Returns 0, or a negative errno (-ENOMEM, -EINTR, a failure to read the
  * stage's root or a lower entry) with OUT empty.
  */
-int stage_scan(int stage, int root, const struct fs_quota *q,
+int stage_scan(const struct stage_ref *stage, int root, const struct fs_quota *q,
     int (*interrupted)(void), struct stage_scan *out);
 
 /* Frees everything OUT owns and zeroes it; accepts a zeroed OUT. */
@@ -120,7 +173,9 @@ struct stage_commit_report {
  * Applies to CTX's workspace the changes CH (snapshot_diff of SCAN's
  * before and after; both borrowed) whose PICK[i] is STAGE_APPLY (PICK
  * parallel to CH->c; NULL: every change), taking content from STAGE (the
- * stage tmpfs's root, borrowed). All or nothing: first every applied
+ * stage tmpfs's root and token, borrowed: each file opened with
+ * stage_open_at and checked to be the one scanned, same device, inode
+ * and size). All or nothing: first every applied
  * change's path is checked against SCAN->before (a path the workspace no
  * longer has as it was, because a client or another commit changed it,
  * is a conflict and nothing is done); then, with a journal in
@@ -150,7 +205,8 @@ struct stage_commit_report {
  * itself fails, REP->undone is false and the journal stays for
  * stage_recover.
  */
-int stage_commit(struct fs_ctx *ctx, int stage, const struct stage_scan *scan,
+int stage_commit(struct fs_ctx *ctx, const struct stage_ref *stage,
+    const struct stage_scan *scan,
     const struct changes *ch, const enum stage_pick *pick,
     struct stage_commit_report *rep);
 

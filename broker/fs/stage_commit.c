@@ -40,6 +40,7 @@
 /* The state of one stage_commit. */
 struct commit {
 	struct fs_ctx *ctx;
+	const struct stage_ref *stage; /* borrowed */
 	int upper; /* STAGE/upper, O_PATH */
 	const struct changes *ch;
 	const enum stage_pick *pick;
@@ -328,10 +329,14 @@ apply_file(struct commit *c, const struct stage_op *op)
 
 	if ((up = fsapi_open_parent(c->upper, op->path, &lim, &name, &why)) < 0)
 		return fail(c->rep, op->path, why, up);
-	if ((fd = fsapi_open_regular_at(up, name, false, &st, &why)) < 0)
-		return fail(c->rep, op->path, why, fd);
+	if ((fd = stage_open_at(c->stage, up, name, false)) < 0)
+		return fail(c->rep, op->path, fs_error_from_errno(-fd), fd);
+	if (fstat(fd, &st) < 0)
+		return fail(c->rep, op->path, FS_IO_ERROR, -errno);
+	if (st.st_nlink != 1)
+		return fail(c->rep, op->path, FS_HARDLINKED_FILE, -EMLINK);
 	/* The stage is the job's no more, but it must be what was scanned. */
-	if (st.st_ino != (ino_t)op->e->ino ||
+	if (st.st_dev != (dev_t)op->e->dev || st.st_ino != (ino_t)op->e->ino ||
 	    (uint64_t)st.st_size != op->e->size)
 		return fail(c->rep, op->path, FS_IO_ERROR, -ESTALE);
 	e = fsapi_put(c->ctx, op->path, fd, op->e->mode,
@@ -555,11 +560,12 @@ tell_hook(struct commit *c)
 }
 
 int
-stage_commit(struct fs_ctx *ctx, int stage, const struct stage_scan *scan,
-    const struct changes *ch, const enum stage_pick *pick,
-    struct stage_commit_report *rep)
+stage_commit(struct fs_ctx *ctx, const struct stage_ref *stage,
+    const struct stage_scan *scan, const struct changes *ch,
+    const enum stage_pick *pick, struct stage_commit_report *rep)
 {
 	struct commit c = {.ctx = ctx,
+	    .stage = stage,
 	    .upper = -1,
 	    .ch = ch,
 	    .pick = pick,
@@ -571,7 +577,7 @@ stage_commit(struct fs_ctx *ctx, int stage, const struct stage_scan *scan,
 	memset(rep, 0, sizeof(*rep));
 	if ((e = prepare(&c)) < 0 || (e = tell_hook(&c)) < 0)
 		return e;
-	c.upper = fsapi_openat2(stage, STAGE_UPPER, O_PATH | O_DIRECTORY, 0);
+	c.upper = fsapi_openat2(stage->fd, STAGE_UPPER, O_PATH | O_DIRECTORY, 0);
 	if (c.upper < 0)
 		return fail(rep, STAGE_UPPER, fs_error_from_errno(-c.upper),
 		    c.upper);

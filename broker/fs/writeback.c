@@ -7,6 +7,7 @@
 #include "writeback.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,25 +106,43 @@ read_most(int fd, char *buf, size_t max)
 	return (ssize_t)got;
 }
 
-/* Whether the regular file PATH beneath STAGE assigns a driver; true
- * when it cannot be read whole within WRITEBACK_READ_MAX. */
-static bool
-file_assigns(int stage, const char *path)
+/* The regular file PATH below STAGE_UPPER in STAGE (NULL: none), opened
+ * for reading through stage_open_at, with one link: a descriptor or -1. */
+static int
+open_upper_file(const struct stage_ref *stage, const char *path)
 {
 	enum fs_error why;
 	const char *name;
 	struct stat st;
-	int dirfd, fd;
+	int upper, dirfd, fd = -1;
+
+	if (stage == NULL || stage->fd < 0)
+		return -1;
+	upper = fsapi_openat2(stage->fd, STAGE_UPPER, O_PATH | O_DIRECTORY, 0);
+	if (upper < 0)
+		return -1;
+	dirfd = fsapi_open_parent(upper, path, NULL, &name, &why);
+	close(upper);
+	if (dirfd < 0)
+		return -1;
+	fd = stage_open_at(stage, dirfd, name, false);
+	close(dirfd);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_nlink != 1)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd < 0 ? -1 : fd;
+}
+
+/* Whether the regular file PATH of STAGE assigns a driver; true when it
+ * cannot be read whole within WRITEBACK_READ_MAX. */
+static bool
+file_assigns(const struct stage_ref *stage, const char *path)
+{
+	int fd = open_upper_file(stage, path);
 	ssize_t n = -1;
 	char *buf;
 
-	if (stage < 0)
-		return true;
-	dirfd = fsapi_open_parent(stage, path, NULL, &name, &why);
-	if (dirfd < 0)
-		return true;
-	fd = fsapi_open_regular_at(dirfd, name, false, &st, &why);
-	close(dirfd);
 	if (fd < 0)
 		return true;
 	buf = malloc(WRITEBACK_READ_MAX + 1);
@@ -141,7 +160,7 @@ file_assigns(int stage, const char *path)
 
 /* Whether the change C may assign a driver (writeback.h). */
 static bool
-change_assigns(const struct change *c, int stage)
+change_assigns(const struct change *c, const struct stage_ref *stage)
 {
 	if (c->kind == CHANGE_DELETED || c->entry->type == FS_T_DIR)
 		return false;
@@ -151,7 +170,8 @@ change_assigns(const struct change *c, int stage)
 }
 
 const struct wb_rule *
-writeback_match(const struct wb_policy *wb, const struct change *c, int stage)
+writeback_match(const struct wb_policy *wb, const struct change *c,
+    const struct stage_ref *stage)
 {
 	for (size_t i = 0; i < wb->n; i++) {
 		const struct wb_rule *r = &wb->rules[i];

@@ -33,6 +33,7 @@
 
 #include "policy.h"
 #include "snapshot.h"
+#include "stage.h"
 
 /* How much of a file a "drivers" rule reads, bytes: a longer file counts
  * as assigning drivers (what it holds past this is unknown). */
@@ -41,12 +42,13 @@
 /*
  * The first rule of WB (policy.h) that matches the change C (its entry's
  * path), first match wins. For a "drivers" rule the new content is read
- * from the file at C's path below STAGE (the stage tmpfs's upper
- * directory, borrowed), resolved beneath it with no symlink on the way
- * and opened only if it is a regular file with one link
- * (fsapi_open_regular_at), at most WRITEBACK_READ_MAX + 1 bytes. A
+ * from the file at C's path below STAGE_UPPER (stage.h) in the stage
+ * STAGE (its root and token, borrowed; NULL: none), its parent resolved
+ * beneath it with no symlink on the way (fsapi_open_parent) and the file
+ * opened through stage_open_at, read only if it is a regular file with
+ * one link, at most WRITEBACK_READ_MAX + 1 bytes. A
  * deletion never matches a "drivers" rule, nor does a directory; a file
- * that cannot be read (STAGE -1, gone, a symlink, a hard link, too long,
+ * that cannot be read (STAGE NULL, gone, a symlink, a hard link, too long,
  * an I/O error) matches it: what it would assign is unknown. The content
  * assigns a driver when a line that is not a comment (gitattributes(5):
  * "#" first after blanks) has a word, split at blanks and NUL, that is
@@ -56,6 +58,6 @@
  * committed).
  */
 const struct wb_rule *writeback_match(const struct wb_policy *wb,
-    const struct change *c, int stage);
+    const struct change *c, const struct stage_ref *stage);
 
 #endif

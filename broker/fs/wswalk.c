@@ -171,7 +171,9 @@ enter(struct walk *w, int dirfd, const char *name, const struct stat *sb,
 	int r;
 
 	*fd = -1;
-	if ((r = open_dir(dirfd, name)) < 0)
+	r = w->o->open_dir != NULL ? w->o->open_dir(w->arg, dirfd, name)
+				   : open_dir(dirfd, name);
+	if (r < 0)
 		return tolerate(w, r) < 0 ? r : 1;
 	if (fstat(r, &cur) < 0 || cur.st_dev != sb->st_dev ||
 	    cur.st_ino != sb->st_ino) {
@@ -453,6 +455,24 @@ step(struct walk *w)
 	return descend(w, l, e.name, &sb, at + len);
 }
 
+/* The start directory DIRFD opened for the walk: "." beneath it, or,
+ * with OPTS->open_dir (DIRFD open for reading), a duplicate rewound. */
+static int
+open_start(int dirfd, const struct wswalk_opts *opts)
+{
+	int fd;
+
+	if (opts->open_dir == NULL)
+		return open_dir(dirfd, ".");
+	if ((fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return -errno;
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
 int
 wswalk(int dirfd, const struct wswalk_opts *opts, wswalk_fn fn, void *arg,
     struct wswalk_stats *stats)
@@ -471,7 +491,7 @@ wswalk(int dirfd, const struct wswalk_opts *opts, wswalk_fn fn, void *arg,
 	w.fn = fn;
 	w.arg = arg;
 
-	if ((fd = open_dir(dirfd, ".")) < 0)
+	if ((fd = open_start(dirfd, opts)) < 0)
 		return fd;
 	if ((w.dents = malloc(DENTS_BUF)) == NULL ||
 	    (r = grow(&w.path, &w.pcap, plen + 1, 1)) < 0) {

@@ -56,6 +56,18 @@ struct wswalk_opts {
 				 * every getdents64 call: non-zero stops the
 				 * walk with -EINTR (jobrun_interrupted: a
 				 * SIGTERM must not wait for a huge walk) */
+	int (*open_dir)(void *arg, int dirfd, const char *name);
+	/* NULL, or opens each directory the
+				 * walk enters (NAME, one component, in
+				 * DIRFD; ARG the walk's) for reading in
+				 * place of the walk's own openat2 (a stage
+				 * read through the spawner, stage.h), with
+				 * the same guarantees: a descriptor or a
+				 * negative errno. The walk still checks
+				 * it is the directory it reported. With
+				 * it, the start DIRFD must be open
+				 * O_RDONLY: the walk reads a duplicate of
+				 * it, rewound to its start */
 };
 
 struct wswalk_stats {
@@ -78,7 +90,8 @@ struct wswalk_stats {
 
 /*
  * Walks the directory DIRFD (borrowed, not closed, its offset untouched;
- * may be O_PATH: the walk opens "." beneath it) calling FN for every
+ * may be O_PATH: the walk opens "." beneath it; with OPTS->open_dir, see
+ * there) calling FN for every
  * entry under OPTS' bounds. STATS (may be NULL) gets what was left out.
  * Returns 0, FN's negative return, or a negative errno (-ENOMEM; -EMFILE;
  * a readdir failure; -EINTR when OPTS->interrupted said so). An entry

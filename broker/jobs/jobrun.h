@@ -83,8 +83,10 @@ struct jobrun {
 	 * mode (the policy's [files] commit unless the front chose) and the
 	 * [writeback] rules (borrowed from the policy); the number the
 	 * session gives the change set; once the job ran with a stage, its
-	 * change set and what became of it (staged_valid). */
+	 * change set and what became of it (staged_valid). STAGE_TOKEN:
+	 * the token that came with stage_fd (PROTO_STAGE_TOKEN). */
 	int stage_fd;
+	uint8_t stage_token[PROTO_STAGE_TOKEN_BYTES];
 	enum commit_mode commit;
 	const struct wb_policy *writeback;
 	uint32_t stage_id;

@@ -5,9 +5,13 @@
  * jobrun_settle): read, held back, committed or kept.
  */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "jobrun.h"
+
+_Static_assert(STAGE_TOKEN_BYTES == PROTO_STAGE_TOKEN_BYTES,
+    "the stage token has one size");
 
 void
 jobrun_stage_size(const struct jobrun *jr, const struct fs_ctx *fs,
@@ -79,8 +83,8 @@ jobrun_settle(struct jobrun *jr, struct fs_ctx *fs)
 
 	jr->stage_fd = -1;
 	jr->staged_valid = true;
-	if (staged_open(&jr->staged, fd, fs->root, &fs->quota, jr->writeback,
-		jr->stage_id, jobrun_interrupted) < 0)
+	if (staged_open(&jr->staged, fd, jr->stage_token, fs->root, &fs->quota,
+		jr->writeback, jr->stage_id, jobrun_interrupted) < 0)
 		return;
 	full_status(jr);
 	if (jr->commit == COMMIT_KEEP)
@@ -96,9 +100,10 @@ jobrun_settle(struct jobrun *jr, struct fs_ctx *fs)
 }
 
 /* The supervisor's STAGE receiver (supervisor.h, stage_fn) while a job
- * of JR (ARG) runs: the descriptor kept in JR->stage_fd, owned. */
+ * of JR (ARG) runs: the descriptor kept in JR->stage_fd, owned, and its
+ * TOKEN in JR->stage_token. */
 static void
-on_stage(void *arg, uint64_t job_id, int stage)
+on_stage(void *arg, uint64_t job_id, int stage, const uint8_t *token)
 {
 	struct jobrun *jr = arg;
 
@@ -107,6 +112,7 @@ on_stage(void *arg, uint64_t job_id, int stage)
 		return;
 	}
 	jr->stage_fd = stage;
+	memcpy(jr->stage_token, token, sizeof(jr->stage_token));
 }
 
 void
@@ -115,6 +121,7 @@ jobrun_stage_arm(struct jobrun *jr, struct supervisor *sup)
 	if (jr->stage_fd >= 0)
 		close(jr->stage_fd);
 	jr->stage_fd = -1;
+	memset(jr->stage_token, 0, sizeof(jr->stage_token));
 	sup->stage_fn = on_stage;
 	sup->stage_arg = jr;
 }

@@ -27,6 +27,7 @@
 
 #include "fsutil.h"
 #include "proto.h"
+#include "spawner_internal.h"
 
 /* The spawner's own descriptors after it has tidied up. */
 #define SP_SOCK_FD 3
@@ -125,8 +126,10 @@ spawner_exec_launcher(int sock, int exe_fd)
 	spawner_exec_helper(sock, exe_fd, argv);
 }
 
-static void
-put_le32(uint8_t *p, uint32_t v)
+pthread_mutex_t spawner_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void
+spawner_put_le32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
@@ -134,8 +137,8 @@ put_le32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-static uint32_t
-get_le32(const uint8_t *p)
+uint32_t
+spawner_get_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	    (uint32_t)p[3] << 24;
@@ -150,7 +153,7 @@ reply(int err, pid_t pid, const int *fds)
 {
 	uint8_t msg[WIRE_HEADER_SIZE + 4];
 
-	put_le32(msg + WIRE_HEADER_SIZE,
+	spawner_put_le32(msg + WIRE_HEADER_SIZE,
 	    err != 0 ? (uint32_t)err : (uint32_t)pid);
 	if (err != 0)
 		return wire_send(SP_SOCK_FD, msg, sizeof(msg),
@@ -203,10 +206,31 @@ launch_one(void)
 	return rc;
 }
 
-/* The largest message on the spawner's wire, bytes: a header and a u32
- * (WIRE_SPAWN_REPLY, WIRE_SPAWN_FAILED); room for one more byte, so that
- * anything longer is refused as -EMSGSIZE, not cut. */
-#define SPAWN_MSG_MAX (WIRE_HEADER_SIZE + 8u)
+/* One request (shared/wire.h, spawn channel) from the broker, received
+ * into a buffer of SPAWNER_MSG_MAX bytes: WIRE_SPAWN, a bare header and
+ * no descriptor, starts a launcher; WIRE_STAGE_OPEN, with its two
+ * descriptors, is answered by spawner_serve_stage_open. Returns 0 to go
+ * on, 1 at EOF, -1 for anything else (the spawner ends). */
+static int
+serve_one(void)
+{
+	uint8_t request[SPAWNER_MSG_MAX];
+	struct wire_msg m;
+	int fds[2], n, r = -1;
+
+	n = wire_recv(SP_SOCK_FD, request, sizeof(request), fds, 2, &m);
+	if (n == 0)
+		return 1;
+	if (n < 0)
+		return -1;
+	if (m.type == WIRE_SPAWN && m.body_len == 0)
+		r = launch_one();
+	else if (m.type == WIRE_STAGE_OPEN)
+		r = spawner_serve_stage_open(SP_SOCK_FD, &m, fds);
+	for (size_t i = 0; i < m.nfds; i++)
+		close(fds[i]);
+	return r < 0 ? -1 : 0;
+}
 
 /* The spawner process: never returns. */
 static _Noreturn void
@@ -236,20 +260,10 @@ spawner_main(int sock, int exe_fd, pid_t broker)
 		sigaction(tty_signals[i], &sa, NULL);
 
 	for (;;) {
-		uint8_t request[SPAWN_MSG_MAX];
-		struct wire_msg m;
-		int fds[1];
-		int n;
+		int r = serve_one();
 
-		/* A WIRE_SPAWN header and nothing else (shared/wire.h): no
-		 * descriptor may come (any is closed, -EBADMSG). */
-		n = wire_recv(SP_SOCK_FD, request, sizeof(request), fds, 0, &m);
-		if (n == 0)
-			_exit(0);
-		if (n < 0 || m.type != WIRE_SPAWN || m.body_len != 0)
-			_exit(1);
-		if (launch_one() < 0)
-			_exit(1);
+		if (r != 0)
+			_exit(r > 0 ? 0 : 1);
 	}
 }
 
@@ -336,7 +350,7 @@ spawner_end_child(pid_t *pid, int *pidfd, int *sock, uint64_t grace_ms)
 static int
 check_answer(const struct wire_msg *m, const int *fds, pid_t *pid)
 {
-	uint32_t v = m->body_len == 4 ? get_le32(m->body) : 0;
+	uint32_t v = m->body_len == 4 ? spawner_get_le32(m->body) : 0;
 	int sock = wire_fd(m, fds, WIRE_FD_LAUNCHER_SOCK);
 	struct stat st;
 
@@ -349,7 +363,7 @@ check_answer(const struct wire_msg *m, const int *fds, pid_t *pid)
 	return 0;
 }
 
-/* Receives the answer (shared/wire.h) into BUF (SPAWN_MSG_MAX bytes): 0
+/* Receives the answer (shared/wire.h) into BUF (SPAWNER_MSG_MAX bytes): 0
  * with FDS[0] the launcher's socket and FDS[1] its pidfd, taken by role;
  * the spawner's errno (negated); -EPROTO for a malformed answer; or
  * -ENOTCONN. */
@@ -360,7 +374,7 @@ recv_answer(struct spawner *sp, uint8_t *buf, int fds[2], pid_t *pid)
 	struct wire_msg m;
 	int n, e;
 
-	n = wire_recv(sp->sock, buf, SPAWN_MSG_MAX, got, 2, &m);
+	n = wire_recv(sp->sock, buf, SPAWNER_MSG_MAX, got, 2, &m);
 	if (n == 0 || n == -ECONNRESET)
 		return -ENOTCONN;
 	if (n == -EPROTO || n == -EBADMSG || n == -EMSGSIZE)
@@ -377,11 +391,12 @@ recv_answer(struct spawner *sp, uint8_t *buf, int fds[2], pid_t *pid)
 	return e;
 }
 
-int
-spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock, int *pidfd,
+/* spawner_launch with the spawner's lock held. */
+static int
+launch_locked(struct spawner *sp, uint64_t deadline_ms, int *sock, int *pidfd,
     pid_t *pid)
 {
-	uint8_t req[WIRE_HEADER_SIZE], buf[SPAWN_MSG_MAX];
+	uint8_t req[WIRE_HEADER_SIZE], buf[SPAWNER_MSG_MAX];
 	int fds[2], e;
 
 	if (sp->sock < 0)
@@ -407,8 +422,22 @@ broken:
 	return e == -ETIMEDOUT ? e : e == -EPROTO ? e : -ENOTCONN;
 }
 
+int
+spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock, int *pidfd,
+    pid_t *pid)
+{
+	int e;
+
+	pthread_mutex_lock(&spawner_mu);
+	e = launch_locked(sp, deadline_ms, sock, pidfd, pid);
+	pthread_mutex_unlock(&spawner_mu);
+	return e;
+}
+
 void
 spawner_stop(struct spawner *sp)
 {
+	pthread_mutex_lock(&spawner_mu);
 	spawner_end_child(&sp->pid, &sp->pidfd, &sp->sock, STOP_GRACE_MS);
+	pthread_mutex_unlock(&spawner_mu);
 }

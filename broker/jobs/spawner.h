@@ -17,8 +17,45 @@
  * ("stockade-launcher --ipc-fd 3"), an empty environment (STOCKADE_DEBUG
  * only when the broker had it at start-up), stdin/stdout /dev/null and
  * the spawner's stderr - what the broker could already do before
- * confining itself. Nothing it sends is parsed beyond a bare WIRE_SPAWN
- * header; any other message, or a descriptor, ends the spawner.
+ * confining itself. A WIRE_SPAWN is a bare header: a body or a
+ * descriptor with it, or a message of another type than the two below,
+ * ends the spawner.
+ *
+ * Its second service (issue 26): opening one entry of a job's stage for
+ * reading. A confined broker cannot read the stage the launcher sends it
+ * (PROTO_STAGE): the stage is a tmpfs jail init made, outside every
+ * Landlock rule the broker confined itself with, and Landlock checks
+ * O_RDONLY opens of files and directories (not O_PATH, fstat or
+ * getxattr). So the broker asks (WIRE_STAGE_OPEN) with the stage's root,
+ * a directory in it, one name and the stage's token, and the spawner
+ * checks, in this order, refusing with the errno named:
+ *  1. the root is a directory of a tmpfs (fstatfs TMPFS_MAGIC), at the
+ *     root of its mount (statx STATX_ATTR_MOUNT_ROOT), and that mount is
+ *     not in the spawner's mount namespace (its STATX_MNT_ID is not in
+ *     /proc/self/mountinfo): never the host's /tmp, /dev/shm, /run
+ *     (EPERM);
+ *  2. the root's PROTO_STAGE_TOKEN is a regular file (looked up as 3's
+ *     entries are) of exactly PROTO_STAGE_TOKEN_BYTES bytes equal, in a
+ *     constant-time compare, to the request's token (EPERM);
+ *  3. the directory is on the same mount (same STATX_MNT_ID; EXDEV);
+ *  4. the name is one component: 1..255 bytes, no '/' nor NUL, not "."
+ *     or ".." (EINVAL); flags 0 or 1 (EINVAL);
+ *  5. the entry, looked up with openat2(O_PATH | O_NOFOLLOW,
+ *     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ *     RESOLVE_NO_XDEV) from the directory (ELOOP for a symlink, EXDEV off
+ *     the mount), is by fstat a directory (flags 0; else ENOTDIR) or a
+ *     regular file (flags 1; else EPERM), and only then is that inode
+ *     opened O_RDONLY (a directory through "."; a file through its
+ *     /proc/self/fd link, O_NONBLOCK | O_NOCTTY): a FIFO, socket or
+ *     device is never opened.
+ * What a compromised confined broker can make it do with this: read
+ * entries of a tmpfs mount outside the spawner's mount namespace whose
+ * root holds a PROTO_STAGE_TOKEN file of the token it already knows -
+ * that is a stage whose token came with PROTO_STAGE (the job's own
+ * writes, which the broker reads anyway), or a tmpfs the attacker could
+ * already write (it put the token there). Never a host path, never
+ * through a link, never a FIFO or device, never outside that mount.
+ * A refusal is an answer (WIRE_STAGE_OPEN_FAILED); the spawner goes on.
  *
  * Wire (one SOCK_SEQPACKET pair, private to the two processes; they run
  * the same binary): the spawn channel of shared/wire.h, whose table
@@ -28,6 +65,17 @@
  *                      roles launcher socket (the broker's end of the
  *                      launcher's socketpair) and launcher pidfd, both
  *                      required; or WIRE_SPAWN_FAILED, u32 errno, none.
+ *   broker -> spawner  WIRE_STAGE_OPEN, u8 token[32], u32 flags (0: a
+ *                      directory to read, 1: a regular file), the name's
+ *                      bytes (no NUL), with the roles stage (its root)
+ *                      and stage directory (where NAME is), both
+ *                      required, possibly one descriptor twice
+ *   spawner -> broker  WIRE_STAGE_OPEN_REPLY, empty, with the role stage
+ *                      entry (required); or WIRE_STAGE_OPEN_FAILED, u32
+ *                      errno, none.
+ * Requests are answered in order, one at a time: the broker holds a lock
+ * for each round trip (spawner_launch, spawner_stage_open), whatever
+ * thread calls.
  * The launcher is made with clone3(CLONE_PARENT | CLONE_PIDFD), so it is
  * the broker's child, not the spawner's: the broker reaps it, gets its
  * SIGCHLD, and the launcher's PR_SET_PDEATHSIG follows the broker.
@@ -42,6 +90,7 @@
 #ifndef STOCKADE_SPAWNER_H
 #define STOCKADE_SPAWNER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -86,6 +135,28 @@ int spawner_start(struct spawner *sp, int exe_fd);
  */
 int spawner_launch(struct spawner *sp, uint64_t deadline_ms, int *sock,
     int *pidfd, pid_t *pid);
+
+/*
+ * Asks the spawner to open NAME (one component, 1..255 bytes) of DIR, a
+ * directory (O_PATH or O_RDONLY) of the stage whose root is ROOT (both
+ * borrowed; may be the same descriptor), with the stage's TOKEN
+ * (PROTO_STAGE_TOKEN_BYTES bytes): a directory when DIRECTORY, else a
+ * regular file (the head comment's checks). Waits up to 10 s. Returns
+ * the entry's descriptor, O_RDONLY and close-on-exec, owned by the
+ * caller; or a negative errno: the spawner's refusal (-EPERM, -EXDEV,
+ * -EINVAL, -ELOOP, -ENOTDIR, -ENOENT...), -EINVAL for a NAME of no byte
+ * or too long, -ENOTCONN when there is no spawner, -ETIMEDOUT, -EPROTO.
+ * After -ENOTCONN, -ETIMEDOUT or -EPROTO the spawner is killed and
+ * reaped, as by spawner_launch. The caller checks what it got (fstat)
+ * against what it expects.
+ */
+int spawner_stage_open(struct spawner *sp, int root,
+    const uint8_t token[32], int dir, const char *name, bool directory);
+
+/* spawner_stage_open with ARG the struct spawner: the stage opener a
+ * confined front installs (broker/fs/stage.h, stage_set_opener). */
+int spawner_stage_opener(void *arg, int root, const uint8_t token[32],
+    int dir, const char *name, bool directory);
 
 /*
  * Closes our socket (the spawner's signal to exit), waits up to 5 s for

@@ -39,17 +39,14 @@ void
 staged_init(struct staged *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->stage = -1;
-	st->upper = -1;
+	st->stage.fd = -1;
 }
 
 void
 staged_free(struct staged *st)
 {
-	if (st->upper >= 0)
-		close(st->upper);
-	if (st->stage >= 0)
-		close(st->stage);
+	if (st->stage.fd >= 0)
+		close(st->stage.fd);
 	changes_free(&st->ch);
 	stage_scan_free(&st->scan);
 	free(st->state);
@@ -87,7 +84,7 @@ hold_back(struct staged *st, const struct wb_policy *wb)
 {
 	for (size_t i = 0; i < st->ch.n; i++) {
 		const struct wb_rule *r = writeback_match(wb, &st->ch.c[i],
-		    st->upper);
+		    &st->stage);
 
 		if (r != NULL && r->action != WB_ALLOW)
 			hold(st, i, r);
@@ -106,19 +103,18 @@ hold_back(struct staged *st, const struct wb_policy *wb)
 }
 
 int
-staged_open(struct staged *st, int stage_fd, int root, const struct fs_quota *q,
-    const struct wb_policy *wb, uint32_t id, int (*interrupted)(void))
+staged_open(struct staged *st, int stage_fd,
+    const uint8_t token[STAGE_TOKEN_BYTES], int root,
+    const struct fs_quota *q, const struct wb_policy *wb, uint32_t id,
+    int (*interrupted)(void))
 {
 	int e;
 
 	staged_init(st);
-	st->stage = stage_fd;
+	st->stage.fd = stage_fd;
+	memcpy(st->stage.token, token, sizeof(st->stage.token));
 	st->id = id;
-	st->upper = openat(stage_fd, STAGE_UPPER,
-	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (st->upper < 0)
-		return st->scan_error = -errno;
-	e = stage_scan(stage_fd, root, q, interrupted, &st->scan);
+	e = stage_scan(&st->stage, root, q, interrupted, &st->scan);
 	if (e < 0)
 		return st->scan_error = e;
 	if (snapshot_diff(&st->scan.before, &st->scan.after, &st->ch) < 0)
@@ -154,9 +150,8 @@ pick_changes(const struct staged *st, const char *const *paths, size_t npaths,
 	for (size_t k = 0; paths != NULL && k < npaths; k++) {
 		ssize_t i = find_change(st, paths[k]);
 
-		if (i < 0 ||
-		    (st->state[i] != STAGED_PENDING &&
-			st->state[i] != STAGED_QUARANTINED)) {
+		if (i < 0 || (st->state[i] != STAGED_PENDING &&
+				 st->state[i] != STAGED_QUARANTINED)) {
 			if (bad != NULL)
 				*bad = k;
 			return -ENOENT;
@@ -173,7 +168,7 @@ staged_commit(struct staged *st, struct fs_ctx *ctx, const char *const *paths,
 	enum stage_pick *pick;
 	int e;
 
-	if (st->stage < 0 || st->scan_error < 0)
+	if (st->stage.fd < 0 || st->scan_error < 0)
 		return -EBADF;
 	if ((pick = calloc(st->ch.n + 1, sizeof(*pick))) == NULL)
 		return -ENOMEM;
@@ -182,7 +177,8 @@ staged_commit(struct staged *st, struct fs_ctx *ctx, const char *const *paths,
 		return e;
 	}
 	memset(&st->commit, 0, sizeof(st->commit));
-	e = stage_commit(ctx, st->stage, &st->scan, &st->ch, pick, &st->commit);
+	e = stage_commit(ctx, &st->stage, &st->scan, &st->ch, pick,
+	    &st->commit);
 	st->commit_failed = e < 0;
 	for (size_t i = 0; e == 0 && i < st->ch.n; i++)
 		if (pick[i] == STAGE_APPLY)
@@ -203,12 +199,9 @@ staged_rollback(struct staged *st)
 void
 staged_release(struct staged *st)
 {
-	if (st->upper >= 0)
-		close(st->upper);
-	if (st->stage >= 0)
-		close(st->stage);
-	st->upper = -1;
-	st->stage = -1;
+	if (st->stage.fd >= 0)
+		close(st->stage.fd);
+	st->stage.fd = -1;
 }
 
 size_t
@@ -224,16 +217,15 @@ staged_count(const struct staged *st, enum staged_state s)
 bool
 staged_holds(const struct staged *st)
 {
-	return st->stage >= 0 &&
-	    (staged_count(st, STAGED_PENDING) > 0 ||
-		staged_count(st, STAGED_QUARANTINED) > 0);
+	return st->stage.fd >= 0 && (staged_count(st, STAGED_PENDING) > 0 ||
+				     staged_count(st, STAGED_QUARANTINED) > 0);
 }
 
 /* The action word of RULE: "refuse", "quarantine" or "allow". */
 static const char *
 action_name(const struct wb_rule *rule)
 {
-	return rule->action == WB_REFUSE    ? "refuse"
+	return rule->action == WB_REFUSE	 ? "refuse"
 	    : rule->action == WB_QUARANTINE ? "quarantine"
 					    : "allow";
 }
@@ -260,8 +252,7 @@ change_item(const struct staged *st, size_t i)
 		return NULL;
 	}
 	if (o != NULL &&
-	    !fsreport_set_name(o, "path", "path_b64", e->path,
-		strlen(e->path))) {
+	    !fsreport_set_name(o, "path", "path_b64", e->path, strlen(e->path))) {
 		json_decref(o);
 		return NULL;
 	}

@@ -36,8 +36,8 @@ enum staged_state {
 #define STAGED_HELD_NAMED 8
 
 struct staged {
-	int stage; /* the stage tmpfs's root (owned), or -1 once dropped */
-	int upper; /* its STAGE_UPPER directory (owned), or -1 */
+	struct stage_ref stage; /* the stage tmpfs's root (fd owned, or -1
+				 * once dropped) and its token */
 	uint32_t id; /* the session's number for it (1, 2, ...) */
 	struct stage_scan scan;
 	struct changes ch; /* borrows from scan */
@@ -51,7 +51,8 @@ struct staged {
 };
 
 /*
- * Reads the stage STAGE_FD (taken: closed by staged_free) of the job that
+ * Reads the stage STAGE_FD (taken: closed by staged_free), with its TOKEN
+ * (STAGE_TOKEN_BYTES bytes, copied: stage.h, stage_open_at), of the job that
  * wrote into the workspace ROOT (borrowed) under Q, and holds its changes
  * against WB (borrowed from the policy, which must outlive ST): ST gets
  * the change set with every change pending or, when a rule matched,
@@ -60,7 +61,8 @@ struct staged {
  * negative errno (-ENOMEM; stage_scan's -EINTR or read failure, also kept
  * in ST->scan_error: the set is then empty and staged_json says so).
  */
-int staged_open(struct staged *st, int stage_fd, int root,
+int staged_open(struct staged *st, int stage_fd,
+    const uint8_t token[STAGE_TOKEN_BYTES], int root,
     const struct fs_quota *q, const struct wb_policy *wb, uint32_t id,
     int (*interrupted)(void));
 

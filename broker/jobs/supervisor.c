@@ -52,6 +52,7 @@
 #include "fsutil.h"
 #include "install_path.h"
 #include "log.h"
+#include "stage.h"
 #include "supervisor_internal.h"
 
 #define LAUNCHER_NAME SPAWNER_LAUNCHER_NAME
@@ -140,6 +141,8 @@ supervisor_use_spawner(struct supervisor *s)
 		return e;
 	s->use_spawner = true;
 	close_fdp(&s->exe_fd);
+	/* A confined broker reads its jobs' stages through it (issue 26). */
+	stage_set_opener(spawner_stage_opener, &s->spawner);
 	return 0;
 }
 
@@ -567,6 +570,8 @@ void
 supervisor_free(struct supervisor *s)
 {
 	supervisor_stop(s);
+	if (stage_opener_is(spawner_stage_opener, &s->spawner))
+		stage_set_opener(NULL, NULL);
 	spawner_stop(&s->spawner);
 	close_fdp(&s->exe_fd);
 	free(s->msg);

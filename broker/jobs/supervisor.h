@@ -59,7 +59,10 @@ typedef void (*net_fn)(void *arg, uint64_t job_id, int listener, int packet);
  * The receiver of a job's STAGE (issue 26; proto.h): called while
  * supervisor_run waits, once per job with a stage (job_spec_staged: layers mount_ns and
  * user_ns on), before its
- * RESULT, with ARG (struct supervisor's stage_arg), the job's id, and
+ * RESULT, with ARG (struct supervisor's stage_arg), the job's id,
+ * TOKEN (the stage's PROTO_STAGE_TOKEN_BYTES token bytes, borrowed for
+ * the call: the spawner opens the stage for a confined broker only with
+ * them, spawner.h), and
  * STAGE, an O_RDONLY directory descriptor of the root of the job's stage
  * tmpfs: PROTO_STAGE_UPPER in it is the upper layer of the overlay the
  * job saw at /work, PROTO_STAGE_WORK overlayfs's work directory
@@ -68,7 +71,8 @@ typedef void (*net_fn)(void *arg, uint64_t job_id, int listener, int packet);
  * not block. Without one (stage_fn NULL), it is closed: what the job
  * wrote is dropped.
  */
-typedef void (*stage_fn)(void *arg, uint64_t job_id, int stage);
+typedef void (*stage_fn)(void *arg, uint64_t job_id, int stage,
+    const uint8_t *token);
 
 struct supervisor {
 	int exe_fd; /* the launcher binary, opened O_PATH once */
@@ -139,8 +143,12 @@ int supervisor_init_path(struct supervisor *s, const char *path, char *err,
  * supervisor_init or supervisor_init_path, before confine_broker() and
  * before making threads; a launcher already running is kept. A broker
  * that confines itself must call it: a confined broker can neither exec
- * nor give a launcher the right to mount. Returns 0, or a negative errno
- * from spawner_start (S unchanged: launchers are still forked).
+ * nor give a launcher the right to mount, nor read its jobs' stages: this
+ * also makes the spawner the process's stage opener (broker/fs/stage.h,
+ * stage_set_opener with spawner_stage_opener and S's spawner), until
+ * supervisor_free. S must then stay where it is. Returns 0, or a
+ * negative errno from spawner_start (S unchanged: launchers are still
+ * forked, the stage opened directly).
  */
 int supervisor_use_spawner(struct supervisor *s);
 

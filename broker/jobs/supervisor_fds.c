@@ -41,10 +41,11 @@ supervisor_take_fds(struct supervisor *s, const struct job_spec *spec,
     uint16_t type, const uint8_t *body, size_t len, const int *fds,
     uint32_t *seen)
 {
+	uint8_t token[PROTO_STAGE_TOKEN_BYTES];
 	size_t n = supervisor_fds_of(type);
 	uint64_t id = 0;
 	int e = type == PROTO_NET ? proto_decode_net(body, len, &id)
-				  : proto_decode_stage(body, len, &id);
+				  : proto_decode_stage(body, len, &id, token);
 
 	if (n == 0 || e < 0 || !expected(spec, type, id, *seen)) {
 		close_n(fds, n);
@@ -54,7 +55,7 @@ supervisor_take_fds(struct supervisor *s, const struct job_spec *spec,
 	if (type == PROTO_NET && s->net_fn != NULL)
 		s->net_fn(s->net_arg, id, fds[0], fds[1]);
 	else if (type == PROTO_STAGE && s->stage_fn != NULL)
-		s->stage_fn(s->stage_arg, id, fds[0]);
+		s->stage_fn(s->stage_arg, id, fds[0], token);
 	else
 		close_n(fds, n);
 	return 0;

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "init_internal.h"
@@ -308,20 +309,52 @@ jail_init_send_egress(struct init_ctx *c, int notify_fd)
 		setup_failed(c->status_fd, STAGE_EGRESS, -e);
 }
 
+/* The token jail_stage_build (stage.c) wrote at the stage's root
+ * (proto.h, PROTO_STAGE_TOKEN), read from STAGE_ROOT (borrowed) into
+ * TOKEN: 0, or a negative errno (-EPROTO for a token file that is not a
+ * regular file of PROTO_STAGE_TOKEN_BYTES bytes). */
+static int
+stage_token(int stage_root, uint8_t token[PROTO_STAGE_TOKEN_BYTES])
+{
+	struct stat st;
+	ssize_t n;
+	int fd, e = 0;
+
+	fd = openat(stage_root, PROTO_STAGE_TOKEN,
+	    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size != PROTO_STAGE_TOKEN_BYTES)
+		e = -EPROTO;
+	while (e == 0 &&
+	    (n = pread(fd, token, PROTO_STAGE_TOKEN_BYTES, 0)) !=
+		PROTO_STAGE_TOKEN_BYTES)
+		if (n >= 0 || errno != EINTR)
+			e = n < 0 ? -errno : -EPROTO;
+	close(fd);
+	return e;
+}
+
 void
 jail_init_send_stage(struct init_ctx *c, int notify_fd)
 {
-	uint8_t msg[WIRE_HEADER_SIZE];
+	uint8_t msg[WIRE_HEADER_SIZE + PROTO_STAGE_TOKEN_BYTES];
 	int e;
 
 	if (!job_spec_staged(c->spec) && c->stage_fd < 0)
 		return;
 	if (c->stage_fd < 0)
 		setup_failed(c->status_fd, STAGE_WORK_STAGE, EPROTO);
+	/* The token goes with the descriptor: the broker's spawner opens
+	 * the stage only with it (proto.h, PROTO_STAGE_TOKEN). */
+	if ((e = stage_token(c->stage_fd, msg + WIRE_HEADER_SIZE)) < 0)
+		setup_failed(c->status_fd, STAGE_WORK_STAGE, -e);
 	/* Init keeps its copy, to tell disk_full when the payload ends
 	 * (reaper.c); the payload closes it before its exec. */
 	e = wire_send(notify_fd, msg, sizeof(msg), WIRE_STAGE, WIRE_ROLE_BIT(0),
 	    &c->stage_fd);
+	explicit_bzero(msg, sizeof(msg));
 	if (e < 0)
 		setup_failed(c->status_fd, STAGE_WORK_STAGE, -e);
 }

@@ -98,4 +98,5 @@ int mounts_build_proc(const struct job_spec *spec, bool owner_set, int *stage);
 int jail_stage_build(const struct job_spec *spec, int lower, int *stage_root,
     int *stage);
 
+
 #endif

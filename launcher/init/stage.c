@@ -53,6 +53,7 @@
 #include <linux/mount.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -63,10 +64,14 @@
 /* Inodes the stage takes for itself, beyond the job's stage_files: the
  * tmpfs root, upper/, work/, overlayfs's work/work and the temporaries it
  * makes there (a copy-up's file before its rename, the whiteout it links
- * for every deletion), and the space xattrs take of tmpfs's inode budget
+ * for every deletion), the token (PROTO_STAGE_TOKEN), and the space
+ * xattrs take of tmpfs's inode budget
  * (user.overlay.opaque). A directory of the lower layer that the job
  * writes beneath is copied up and takes one of the job's inodes. */
-#define STAGE_INODE_SLACK 16u
+#define STAGE_INODE_SLACK 17u
+/* The page the stage's token (PROTO_STAGE_TOKEN) takes, bytes: added to
+ * the size, so that the job keeps its whole allowance. */
+#define STAGE_TOKEN_PAGE 4096u
 /* The largest stage, bytes (1 PiB): tmpfs rounds size= up to pages, and
  * a size near 2^64 would wrap to 0, which is "unlimited". */
 #define STAGE_MAX_BYTES (UINT64_C(1) << 50)
@@ -126,7 +131,7 @@ make_stage_tmpfs(const struct job_spec *spec)
 		bytes = 4096;
 	e = fscfg(fs, FSCONFIG_SET_STRING, "mode", "0700", 0);
 	if (e == 0 && !job_spec_layer_off(spec, JOB_LAYER_LIMITS))
-		e = fscfg_u64(fs, "size", bytes);
+		e = fscfg_u64(fs, "size", bytes + STAGE_TOKEN_PAGE);
 	if (e == 0 && !job_spec_layer_off(spec, JOB_LAYER_LIMITS))
 		e = fscfg_u64(fs, "nr_inodes", files + STAGE_INODE_SLACK);
 	if (e < 0) {
@@ -159,6 +164,35 @@ make_upper(int stage, const struct stat *lower)
 	if (fchmodat(stage, PROTO_STAGE_UPPER, lower->st_mode & 07777, 0) < 0)
 		return -errno;
 	return 0;
+}
+
+/* The stage's token (proto.h, PROTO_STAGE_TOKEN): PROTO_STAGE_TOKEN_BYTES
+ * random bytes (getrandom(2)) in a new file of mode 0400 at the root of
+ * the stage STAGE. 0 or a negative errno. */
+static int
+make_token(int stage)
+{
+	uint8_t token[PROTO_STAGE_TOKEN_BYTES];
+	ssize_t n;
+	int fd, e = 0;
+
+	do
+		n = getrandom(token, sizeof(token), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(token))
+		return n < 0 ? -errno : -EIO;
+	fd = openat(stage, PROTO_STAGE_TOKEN,
+	    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (fd < 0)
+		return -errno;
+	do
+		n = write(fd, token, sizeof(token));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(token))
+		e = n < 0 ? -errno : -EIO;
+	close(fd);
+	explicit_bzero(token, sizeof(token));
+	return e;
 }
 
 /* Layer KEY ("lowerdir+", "upperdir", "workdir") of the overlay context
@@ -246,7 +280,7 @@ jail_stage_build(const struct job_spec *spec, int lower, int *stage_root,
 		return mnt_fail(stage, STAGE_WORK_STAGE, st);
 	/* The broker reads the stage: a directory it can list, not the
 	 * O_PATH descriptor fsmount(2) gives. */
-	if ((e = make_upper(st, &lst)) < 0 ||
+	if ((e = make_upper(st, &lst)) < 0 || (e = make_token(st)) < 0 ||
 	    (e = *stage_root = open_root(st)) < 0) {
 		*stage_root = -1;
 		close(st);

@@ -109,20 +109,23 @@ stage_ok(int fd)
 	    fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
 }
 
-/* WIRE_STAGE (its descriptor FD, the caller's to close): for SPEC's job
- * with a stage (job_spec_staged), once, after the proxy's sockets; checked, then
- * sent to the broker as PROTO_STAGE. 0 or a negative errno. */
+/* WIRE_STAGE (M; its descriptor FD, the caller's to close): for SPEC's
+ * job with a stage (job_spec_staged), once, after the proxy's sockets;
+ * checked, then sent to the broker as PROTO_STAGE with the token M
+ * carries. 0 or a negative errno. */
 static int
 forward_stage(struct launcher *l, const struct job_spec *spec,
-    struct job_state *s, int fd)
+    struct job_state *s, const struct wire_msg *m, int fd)
 {
-	uint8_t buf[PROTO_HEADER_SIZE + 8];
+	uint8_t buf[PROTO_HEADER_SIZE + 8 + PROTO_STAGE_TOKEN_BYTES];
 	int n;
 
 	if (!job_spec_staged(spec) || s->stage_sent || s->den.listener >= 0 ||
-	    (spec->proxy_port != 0 && !s->net_sent) || !stage_ok(fd))
+	    (spec->proxy_port != 0 && !s->net_sent) ||
+	    m->body_len != PROTO_STAGE_TOKEN_BYTES || !stage_ok(fd))
 		return -EPROTO;
-	if ((n = proto_encode_stage(buf, sizeof(buf), spec->job_id)) < 0)
+	if ((n = proto_encode_stage(buf, sizeof(buf), spec->job_id,
+		 m->body)) < 0)
 		return n;
 	if ((n = proto_send_fds(l->ipc, buf, (size_t)n, &fd, 1)) < 0)
 		return n;
@@ -147,7 +150,7 @@ int
 job_notify_read(struct launcher *l, const struct job_spec *spec,
     struct job_state *s)
 {
-	uint8_t buf[WIRE_HEADER_SIZE + 16];
+	uint8_t buf[WIRE_HEADER_SIZE + PROTO_STAGE_TOKEN_BYTES + 16];
 	int fds[WIRE_MAX_FDS];
 	struct wire_msg m;
 	int n, e;
@@ -164,8 +167,9 @@ job_notify_read(struct launcher *l, const struct job_spec *spec,
 		return n;
 	if (m.type == WIRE_NET_SOCKETS)
 		e = forward_net(l, spec, s, &m, fds);
-	else if (m.type == WIRE_STAGE && m.body_len == 0)
-		e = forward_stage(l, spec, s, wire_fd(&m, fds, WIRE_FD_STAGE));
+	else if (m.type == WIRE_STAGE)
+		e = forward_stage(l, spec, s, &m,
+		    wire_fd(&m, fds, WIRE_FD_STAGE));
 	else if (m.type == WIRE_SECCOMP_LISTENER)
 		e = take_listener(spec, s,
 		    wire_fd(&m, fds, WIRE_FD_SECCOMP_LISTENER));

@@ -424,7 +424,7 @@ Test(proto, numbers_are_fixed)
 	 * and limits reached (issue 23); version 10: RUN's proxy_port and
 	 * NET (issue 25); version 11: RUN's stage_files and STAGE (issue
 	 * 26). */
-	cr_assert_eq(PROTO_VERSION, 11);
+	cr_assert_eq(PROTO_VERSION, 12);
 	cr_assert_eq(JOB_F_UNSAFE_NO_SECCOMP, 0x1u);
 	cr_assert_eq(JOB_F_DEVPTS, 0x2u);
 	cr_assert_eq(JOB_F_OUTPUT_KILL, 0x4u);
@@ -1230,27 +1230,37 @@ Test(round_trip, net)
 	cr_assert_str_eq(proto_msg_name(PROTO_NET), "NET");
 }
 
-/* STAGE (issue 26): the job id alone, as NET; its descriptor travels
- * beside it. */
+/* STAGE (issue 26): the job id and the stage's token; its descriptor
+ * travels beside it. */
 Test(round_trip, stage)
 {
 	const uint8_t *body;
+	uint8_t token[PROTO_STAGE_TOKEN_BYTES], got[PROTO_STAGE_TOKEN_BYTES];
 	uint64_t id = 5;
-	int n = proto_encode_stage(msg, sizeof(msg),
-	    UINT64_C(0x0102030405060708));
-	size_t len = header_ok(n, PROTO_STAGE, &body);
+	int n;
+	size_t len;
 
-	cr_assert_eq(n, 16);
-	cr_assert_eq(memcmp(msg, "\x09\x00\x00\x00\x08\x00\x00\x00", 8), 0);
-	cr_assert_eq(proto_decode_stage(body, len, &id), 0);
+	for (size_t i = 0; i < sizeof(token); i++)
+		token[i] = (uint8_t)(0xa0 + i);
+	n = proto_encode_stage(msg, sizeof(msg), UINT64_C(0x0102030405060708),
+	    token);
+	len = header_ok(n, PROTO_STAGE, &body);
+	cr_assert_eq(n, 16 + PROTO_STAGE_TOKEN_BYTES);
+	cr_assert_eq(memcmp(msg, "\x09\x00\x00\x00\x28\x00\x00\x00", 8), 0);
+	cr_assert_eq(proto_decode_stage(body, len, &id, got), 0);
 	cr_assert_eq(id, UINT64_C(0x0102030405060708));
+	cr_assert_eq(memcmp(got, token, sizeof(token)), 0);
 	for (size_t l = 0; l < len; l++) {
 		id = 5;
-		cr_assert_eq(proto_decode_stage(body, l, &id), -EBADMSG);
+		got[0] = 1;
+		cr_assert_eq(proto_decode_stage(body, l, &id, got), -EBADMSG);
 		cr_assert_eq(id, 0);
+		cr_assert_eq(got[0], 0);
 	}
-	cr_assert_eq(proto_decode_stage(body, len + 1, &id), -EBADMSG);
-	cr_assert_eq(proto_encode_stage(msg, 15, 1), -ENOBUFS);
+	cr_assert_eq(proto_decode_stage(body, len + 1, &id, got), -EBADMSG);
+	cr_assert_eq(proto_encode_stage(msg, 15 + PROTO_STAGE_TOKEN_BYTES, 1,
+			 token),
+	    -ENOBUFS);
 	cr_assert_str_eq(proto_msg_name(PROTO_STAGE), "STAGE");
 }
 
@@ -3812,7 +3822,7 @@ Test(wire, the_notify_channel_rows)
 	cr_assert_eq(WIRE_NET_SOCKETS, 19);
 	cr_assert_eq(WIRE_SECCOMP_LISTENER, 25);
 	cr_assert_eq(WIRE_STAGE, 26);
-	cr_assert_eq(WIRE_MSG_TYPE_MAX, 26);
+	cr_assert_eq(WIRE_MSG_TYPE_MAX, 29);
 	cr_assert_eq(wire_msg_desc(WIRE_STAGE)->channel, WIRE_CH_NOTIFY);
 	cr_assert_eq(wire_msg_desc(WIRE_SECCOMP_LISTENER)->channel,
 	    WIRE_CH_NOTIFY);
@@ -3855,6 +3865,58 @@ Test(wire, the_notify_channel_rows)
 	cr_assert_eq(m.type, WIRE_STAGE);
 	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_STAGE), fds[0]);
 	cr_assert_str_eq(wire_fd_role_name(WIRE_FD_STAGE), "stage");
+	close(fds[0]);
+	close(p[0]);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* The spawn channel's stage rows (issue 26): STAGE_OPEN carries the
+ * stage's root and a directory in it, both required (one descriptor may
+ * be both); its reply the entry, required; a refusal none. */
+Test(wire, the_stage_open_rows)
+{
+	static uint8_t rx[WIRE_MAX_MSG];
+	uint8_t wm[WIRE_HEADER_SIZE + 4] = {0};
+	int sv[2], p[2], two[2], fds[WIRE_MAX_FDS];
+	struct wire_msg m;
+
+	cr_assert_eq(WIRE_STAGE_OPEN, 27);
+	cr_assert_eq(WIRE_STAGE_OPEN_REPLY, 28);
+	cr_assert_eq(WIRE_STAGE_OPEN_FAILED, 29);
+	for (uint16_t t = WIRE_STAGE_OPEN; t <= WIRE_STAGE_OPEN_FAILED; t++)
+		cr_assert_eq(wire_msg_desc(t)->channel, WIRE_CH_SPAWN);
+	make_pair(sv);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	two[0] = two[1] = p[0];
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_STAGE_OPEN,
+			 WIRE_ROLE_BIT(0), two),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_STAGE_OPEN,
+			 WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1), two),
+	    0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), 0);
+	cr_assert_eq(m.type, WIRE_STAGE_OPEN);
+	cr_assert_eq(m.nfds, 2u);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_STAGE), fds[0]);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_STAGE_DIR), fds[1]);
+	close(fds[0]);
+	close(fds[1]);
+	cr_assert_eq(wire_send(sv[1], wm, WIRE_HEADER_SIZE,
+			 WIRE_STAGE_OPEN_REPLY, 0, NULL),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, sizeof(wm), WIRE_STAGE_OPEN_FAILED,
+			 WIRE_ROLE_BIT(0), p),
+	    -EINVAL);
+	cr_assert_eq(wire_send(sv[1], wm, WIRE_HEADER_SIZE,
+			 WIRE_STAGE_OPEN_REPLY, WIRE_ROLE_BIT(0), p),
+	    0);
+	cr_assert_gt(wire_recv(sv[0], rx, sizeof(rx), fds, 2, &m), 0);
+	cr_assert_eq(wire_fd(&m, fds, WIRE_FD_STAGE_ENTRY), fds[0]);
+	cr_assert_str_eq(wire_fd_role_name(WIRE_FD_STAGE_DIR),
+	    "stage directory");
+	cr_assert_str_eq(wire_fd_role_name(WIRE_FD_STAGE_ENTRY), "stage entry");
 	close(fds[0]);
 	close(p[0]);
 	close(p[1]);

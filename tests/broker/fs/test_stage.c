@@ -34,6 +34,7 @@
 
 static char stagedir[128];
 static int stage = -1, upper = -1;
+static struct stage_ref sref = {.fd = -1}; /* stage, its token zero */
 static char failmsg[8192]; /* what the last failed check saw */
 
 #define CHECK(c)                                                             \
@@ -54,6 +55,7 @@ setup(void)
 	cr_assert_eq(mkdir(stagedir, 0755), 0);
 	stage = open(stagedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(stage, 0);
+	sref.fd = stage;
 	cr_assert_eq(mkdirat(stage, STAGE_UPPER, 0755), 0);
 	cr_assert_eq(mkdirat(stage, STAGE_WORK, 0755), 0);
 	upper = openat(stage, STAGE_UPPER, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -383,7 +385,7 @@ scan(struct stage_scan *sc, struct changes *ch)
 	struct fs_quota q = quota();
 
 	memset(sc, 0, sizeof(*sc));
-	CHECK(stage_scan(stage, root, &q, NULL, sc) == 0);
+	CHECK(stage_scan(&sref, root, &q, NULL, sc) == 0);
 	CHECK(snapshot_diff(&sc->before, &sc->after, ch) == 0);
 	return 0;
 }
@@ -465,7 +467,7 @@ scenario(void)
 	    (r = check_changes(&sc, &ch)) != 0)
 		return r;
 	fsapi_ctx_init(&ctx, root, &q);
-	r = stage_commit(&ctx, stage, &sc, &ch, NULL, &rep);
+	r = stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep);
 	snprintf(failmsg, sizeof(failmsg), "commit %d %s at %s", r,
 	    fs_error_name(rep.why), rep.path);
 	CHECK(r == 0);
@@ -514,7 +516,7 @@ Test(stage, pick_applies_only_what_was_picked)
 		    ? STAGE_APPLY
 		    : STAGE_HOLD;
 	fsapi_ctx_init(&ctx, root, &q);
-	cr_assert_eq(stage_commit(&ctx, stage, &sc, &ch, pick, &rep), 0);
+	cr_assert_eq(stage_commit(&ctx, &sref, &sc, &ch, pick, &rep), 0);
 	cr_assert_eq(rep.applied, 1);
 	cr_assert_eq(fstatat(root, "mod.txt", &st, 0), 0);
 	cr_assert_eq(st.st_size, (off_t)strlen("new content\n"));
@@ -539,7 +541,7 @@ Test(stage, conflict_applies_nothing)
 	assert_ok(mkfile(root, "mod.txt", "client's\n", 0644));
 	cr_assert_eq(snapshot_take(root, &q, NULL, NULL, &before), 0);
 	fsapi_ctx_init(&ctx, root, &q);
-	cr_assert_lt(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0);
+	cr_assert_lt(stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep), 0);
 	cr_assert(rep.conflict);
 	cr_assert_str_eq(rep.path, "mod.txt");
 	cr_assert_eq(rep.applied, 0);
@@ -566,7 +568,7 @@ Test(stage, commit_failing_midway_is_undone)
 	/* Room for every file but the last, the largest. */
 	q.workspace_bytes = 64 * 1024;
 	fsapi_ctx_init(&ctx, root, &q);
-	cr_assert_lt(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0);
+	cr_assert_lt(stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep), 0);
 	cr_assert_eq(rep.why, FS_QUOTA_EXCEEDED, "%s", fs_error_name(rep.why));
 	cr_assert_str_eq(rep.path, "zz-big");
 	cr_assert(rep.undone);
@@ -599,7 +601,7 @@ Test(stage, symlink_on_a_parent_is_refused)
 	cr_assert_eq(renameat(root, "d", root, "d2"), 0);
 	cr_assert_eq(symlinkat(outside, root, "d"), 0);
 	fsapi_ctx_init(&ctx, root, &q);
-	cr_assert_lt(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0);
+	cr_assert_lt(stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep), 0);
 	cr_assert_eq(rep.why, FS_SYMLINK_REFUSED, "%s", fs_error_name(rep.why));
 	cr_assert_str_eq(rep.path, "d/x");
 	snprintf(x, sizeof(x), "%s/x", outside);
@@ -644,7 +646,7 @@ Test(stage, recover_undoes_a_commit_killed_midway)
 	if (pid == 0) {
 		fsapi_set_progress(kill_at_second, NULL);
 		fsapi_ctx_init(&ctx, root, &q);
-		(void)stage_commit(&ctx, stage, &sc, &ch, NULL, &rep);
+		(void)stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep);
 		_exit(3);
 	}
 	cr_assert_eq(waitpid(pid, &ws_st, 0), pid);
@@ -663,7 +665,7 @@ Test(stage, recover_undoes_a_commit_killed_midway)
 	stage_scan_free(&sc);
 	assert_ok(scan(&sc, &ch));
 	fsapi_ctx_init(&ctx, root, &q);
-	cr_assert_eq(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0, "%s",
+	cr_assert_eq(stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep), 0, "%s",
 	    fs_error_name(rep.why));
 	assert_ok(check_tree());
 	changes_free(&ch);
@@ -770,7 +772,7 @@ Test(stage, scan_stops_when_interrupted)
 
 	assert_ok(build());
 	memset(&sc, 0, sizeof(sc));
-	cr_assert_eq(stage_scan(stage, root, &q, always, &sc), -EINTR);
+	cr_assert_eq(stage_scan(&sref, root, &q, always, &sc), -EINTR);
 	cr_assert_eq(sc.before.n + sc.after.n + sc.nbad, 0);
 	cr_assert_null(sc.before.e);
 }
@@ -792,14 +794,14 @@ Test(stage, bounds_truncate_and_a_truncated_set_is_not_committed)
 	}
 	q.max_files = 5;
 	memset(&sc, 0, sizeof(sc));
-	cr_assert_eq(stage_scan(stage, root, &q, NULL, &sc), 0);
+	cr_assert_eq(stage_scan(&sref, root, &q, NULL, &sc), 0);
 	cr_assert(sc.after.truncated);
 	cr_assert_leq(sc.after.n, 6);
 	cr_assert_eq(snapshot_diff(&sc.before, &sc.after, &ch), 0);
 	cr_assert(ch.truncated);
 	q = quota();
 	fsapi_ctx_init(&ctx, root, &q);
-	cr_assert_lt(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0);
+	cr_assert_lt(stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep), 0);
 	cr_assert_eq(rep.why, FS_QUOTA_EXCEEDED);
 	cr_assert_neq(fstatat(root, "f00", &st, AT_SYMLINK_NOFOLLOW), 0);
 	changes_free(&ch);
@@ -828,7 +830,7 @@ Test(stage, too_deep_is_refused_and_a_file_replaces_a_tree)
 	assert_ok(mkfile(upper, "a/b/c", "deep", 0644));
 	q.max_depth = 2;
 	memset(&sc, 0, sizeof(sc));
-	cr_assert_eq(stage_scan(stage, root, &q, NULL, &sc), 0);
+	cr_assert_eq(stage_scan(&sref, root, &q, NULL, &sc), 0);
 	cr_assert_eq(sc.nbad, 1);
 	cr_assert_str_eq(sc.bad[0].path, "a/b/c");
 	cr_assert_eq(sc.bad[0].why, FS_INVALID_PATH);
@@ -842,7 +844,7 @@ Test(stage, too_deep_is_refused_and_a_file_replaces_a_tree)
 	cr_assert_eq(ch.c[2].entry->type, FS_T_FILE);
 	cr_assert_eq(ch.c[4].kind, CHANGE_DELETED);
 	fsapi_ctx_init(&ctx, root, &q);
-	cr_assert_eq(stage_commit(&ctx, stage, &sc, &ch, NULL, &rep), 0, "%s",
+	cr_assert_eq(stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep), 0, "%s",
 	    fs_error_name(rep.why));
 	cr_assert_eq(fstatat(root, "t", &st, AT_SYMLINK_NOFOLLOW), 0);
 	cr_assert(S_ISREG(st.st_mode));
@@ -871,7 +873,7 @@ fail_as_nobody(void)
 		return r;
 	q.workspace_bytes = 64 * 1024;
 	fsapi_ctx_init(&ctx, root, &q);
-	r = stage_commit(&ctx, stage, &sc, &ch, NULL, &rep);
+	r = stage_commit(&ctx, &sref, &sc, &ch, NULL, &rep);
 	snprintf(failmsg, sizeof(failmsg), "commit %d %s at %.100s", r,
 	    fs_error_name(rep.why), rep.path);
 	CHECK(r < 0 && rep.why == FS_QUOTA_EXCEEDED && rep.undone);

@@ -179,13 +179,18 @@ Test(pattern, many_stars_are_quick, .timeout = 10)
 /* A stage upper directory made by the test, removed at the end. */
 static char stage_dir[] = "/tmp/stockade-writeback-XXXXXX";
 static int stage = -1;
+/* The stage as writeback_match takes it: its root (the files are in its
+ * STAGE_UPPER), a zero token (the unit tests open directly). */
+static struct stage_ref sref = {.fd = -1};
 
 static void
 stage_init(void)
 {
 	cr_assert_not_null(mkdtemp(stage_dir), "mkdtemp: %s", strerror(errno));
-	stage = open(stage_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	stage = open(stage_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(stage, 0);
+	cr_assert_eq(mkdirat(stage, STAGE_UPPER, 0755), 0);
+	sref.fd = stage;
 }
 
 static void
@@ -207,7 +212,7 @@ stage_put(const char *path, const char *text, size_t len)
 	char full[4096], *slash;
 	int fd;
 
-	snprintf(full, sizeof(full), "%s/%s", stage_dir, path);
+	snprintf(full, sizeof(full), "%s/" STAGE_UPPER "/%s", stage_dir, path);
 	for (slash = strchr(full + strlen(stage_dir) + 1, '/'); slash;
 	     slash = strchr(slash + 1, '/')) {
 		*slash = '\0';
@@ -235,7 +240,7 @@ decide(const struct policy *p, enum change_kind kind, enum fs_type type,
 	const struct wb_rule *r;
 
 	snprintf(buf, sizeof(buf), "%s", path);
-	r = writeback_match(&p->writeback, &c, stage);
+	r = writeback_match(&p->writeback, &c, &sref);
 	return r == NULL ? -1 : (int)r->action;
 }
 
@@ -401,7 +406,7 @@ Test(match, drivers_rule)
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		stage_put(".gitattributes", texts[i].text, texts[i].len);
-		cr_expect_eq(writeback_match(&wb, &c, stage) != NULL,
+		cr_expect_eq(writeback_match(&wb, &c, &sref) != NULL,
 		    texts[i].driver, "%s", texts[i].text);
 	}
 }
@@ -422,29 +427,29 @@ Test(match, drivers_rule_unknown_content)
 	/* Deleted, or a directory: never. */
 	stage_put(".gitattributes", "*.c filter=evil\n", 16);
 	c.kind = CHANGE_DELETED;
-	cr_expect_null(writeback_match(&wb, &c, stage));
+	cr_expect_null(writeback_match(&wb, &c, &sref));
 	c.kind = CHANGE_MODIFIED;
-	cr_expect_not_null(writeback_match(&wb, &c, stage));
+	cr_expect_not_null(writeback_match(&wb, &c, &sref));
 	e.type = FS_T_DIR;
-	cr_expect_null(writeback_match(&wb, &c, stage));
+	cr_expect_null(writeback_match(&wb, &c, &sref));
 	/* A symlink, no stage, a missing file: unknown, so matched. */
 	e.type = FS_T_SYMLINK;
-	cr_expect_not_null(writeback_match(&wb, &c, stage));
+	cr_expect_not_null(writeback_match(&wb, &c, &sref));
 	e.type = FS_T_FILE;
 	stage_put(".gitattributes", "*.png binary\n", 13);
-	cr_expect_null(writeback_match(&wb, &c, stage));
-	cr_expect_not_null(writeback_match(&wb, &c, -1));
+	cr_expect_null(writeback_match(&wb, &c, &sref));
+	cr_expect_not_null(writeback_match(&wb, &c, NULL));
 	e.path = (char[]){"gone/.gitattributes"};
-	cr_expect_not_null(writeback_match(&wb, &c, stage));
+	cr_expect_not_null(writeback_match(&wb, &c, &sref));
 	/* Longer than WRITEBACK_READ_MAX: what follows is unknown. */
 	big = malloc(WRITEBACK_READ_MAX + 2);
 	cr_assert_not_null(big);
 	memset(big, '\n', WRITEBACK_READ_MAX + 1);
 	e.path = (char[]){".gitattributes"};
 	stage_put(".gitattributes", big, WRITEBACK_READ_MAX);
-	cr_expect_null(writeback_match(&wb, &c, stage));
+	cr_expect_null(writeback_match(&wb, &c, &sref));
 	stage_put(".gitattributes", big, WRITEBACK_READ_MAX + 1);
-	cr_expect_not_null(writeback_match(&wb, &c, stage));
+	cr_expect_not_null(writeback_match(&wb, &c, &sref));
 	free(big);
 }
 
@@ -462,12 +467,12 @@ Test(match, drivers_never_through_a_symlink)
 	char link[4096];
 
 	stage_put("d/.gitattributes", "*.png binary\n", 13);
-	snprintf(link, sizeof(link), "%s/l", stage_dir);
+	snprintf(link, sizeof(link), "%s/" STAGE_UPPER "/l", stage_dir);
 	cr_assert_eq(symlink("d", link), 0);
 	e.path = (char[]){"d/.gitattributes"};
-	cr_expect_null(writeback_match(&wb, &c, stage));
+	cr_expect_null(writeback_match(&wb, &c, &sref));
 	e.path = (char[]){"l/.gitattributes"};
-	cr_expect_not_null(writeback_match(&wb, &c, stage));
+	cr_expect_not_null(writeback_match(&wb, &c, &sref));
 }
 
 /* First match wins, in the policy's order. */
@@ -483,11 +488,11 @@ Test(match, first_match_wins)
 	    .type = FS_T_FILE};
 	struct change c = {.kind = CHANGE_MODIFIED, .entry = &e};
 
-	cr_expect_eq(writeback_match(&wb, &c, stage), &rules[0]);
+	cr_expect_eq(writeback_match(&wb, &c, &sref), &rules[0]);
 	e.path = (char[]){".vscode/tasks.json"};
-	cr_expect_eq(writeback_match(&wb, &c, stage), &rules[1]);
+	cr_expect_eq(writeback_match(&wb, &c, &sref), &rules[1]);
 	e.path = (char[]){"README"};
-	cr_expect_eq(writeback_match(&wb, &c, stage), &rules[2]);
+	cr_expect_eq(writeback_match(&wb, &c, &sref), &rules[2]);
 	wb.n = 0;
-	cr_expect_null(writeback_match(&wb, &c, stage));
+	cr_expect_null(writeback_match(&wb, &c, &sref));
 }

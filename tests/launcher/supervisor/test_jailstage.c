@@ -74,10 +74,11 @@ struct stage_got {
 	int calls;
 	uint64_t job_id;
 	int fd;
+	uint8_t token[PROTO_STAGE_TOKEN_BYTES];
 };
 
 static void
-on_stage(void *arg, uint64_t job_id, int stage)
+on_stage(void *arg, uint64_t job_id, int stage, const uint8_t *token)
 {
 	struct stage_got *g = arg;
 
@@ -87,6 +88,7 @@ on_stage(void *arg, uint64_t job_id, int stage)
 	}
 	g->job_id = job_id;
 	g->fd = stage;
+	memcpy(g->token, token, sizeof(g->token));
 }
 
 /* Runs ARGV (5 strings) on a stage of ALLOW bytes and FILES inodes in
