@@ -245,7 +245,9 @@ proto_encode_stage(uint8_t *buf, size_t size, uint64_t job_id,
 
 	start(&w, buf, size);
 	wbuf_put_u64(&w, job_id);
-	wbuf_put_bytes(&w, token, PROTO_STAGE_TOKEN_BYTES);
+	/* Raw bytes: wbuf_put_bytes would prefix a length. */
+	for (size_t i = 0; i < PROTO_STAGE_TOKEN_BYTES; i++)
+		wbuf_put_u8(&w, token[i]);
 	return finish(&w, PROTO_STAGE);
 }
 

@@ -45,6 +45,9 @@
 #include "wswalk.h"
 
 #define OPAQUE_XATTR "user.overlay.opaque"
+/* The page the stage's token takes (launcher/init/stage.c adds it to the
+ * stage's size), bytes. */
+#define STAGE_TOKEN_PAGE 4096u
 
 /* The opener of stage entries (stage.h, stage_set_opener): NULL opens
  * directly. */
@@ -468,10 +471,20 @@ stage_figures(int stage, struct stage_scan *out)
 {
 	struct statvfs v;
 
+	struct stat tok;
+
 	if (fstatvfs(stage, &v) < 0)
 		return -errno;
 	out->stage_bytes = (uint64_t)v.f_blocks * v.f_frsize;
 	out->upper_bytes = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
+	/* The token's page (proto.h, PROTO_STAGE_TOKEN) is jail init's,
+	 * added to the job's allowance: neither is the job's. */
+	if (fstatat(stage, "token", &tok, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(tok.st_mode) && out->stage_bytes >= STAGE_TOKEN_PAGE &&
+	    out->upper_bytes >= STAGE_TOKEN_PAGE) {
+		out->stage_bytes -= STAGE_TOKEN_PAGE;
+		out->upper_bytes -= STAGE_TOKEN_PAGE;
+	}
 	out->stage_files = v.f_files;
 	out->upper_files = v.f_files - v.f_ffree;
 	return 0;

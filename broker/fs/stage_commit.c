@@ -295,21 +295,25 @@ apply_del(struct commit *c, struct stage_journal *j, const struct stage_op *op)
 	return 0;
 }
 
-/* Sets the mtime of PATH in the workspace to MTIME (never through a
- * link). */
+/* Sets the mtime of the file PATH in the workspace to MTIME: futimens on
+ * a descriptor of it opened beneath the workspace, never through a link
+ * (a confined broker may not set times by path: confine.h). */
 static int
 set_mtime(struct commit *c, const char *path, const struct timespec *mtime)
 {
 	const struct wspath_limits lim = fsapi_path_limits(c->ctx);
-	_cleanup_close_ int dirfd = -1;
+	_cleanup_close_ int dirfd = -1, fd = -1;
 	struct timespec ts[2] = {{0, UTIME_OMIT}, *mtime};
 	const char *name;
 	enum fs_error why;
+	struct stat st;
 
 	dirfd = fsapi_open_parent(c->ctx->root, path, &lim, &name, &why);
 	if (dirfd < 0)
 		return fail(c->rep, path, why, dirfd);
-	if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+	if ((fd = fsapi_open_regular_at(dirfd, name, true, &st, &why)) < 0)
+		return fail(c->rep, path, why, fd);
+	if (futimens(fd, ts) < 0)
 		return fail(c->rep, path, FS_IO_ERROR, -errno);
 	return 0;
 }
@@ -382,10 +386,12 @@ set_mode(struct commit *c, const char *path, uint32_t mode)
 	const char *name;
 	enum fs_error why;
 
+	int e;
+
 	if ((dirfd = stage_parent(c->ctx->root, path, &name, &why)) < 0)
 		return fail(c->rep, path, why, dirfd);
-	if (fchmodat(dirfd, name, m, AT_SYMLINK_NOFOLLOW) < 0)
-		return fail(c->rep, path, fs_error_from_errno(errno), -errno);
+	if ((e = stage_chmod_dir(dirfd, name, m)) < 0)
+		return fail(c->rep, path, fs_error_from_errno(-e), e);
 	return 0;
 }
 

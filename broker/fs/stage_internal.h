@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "fserr.h"
 #include "snapshot.h"
@@ -77,6 +78,16 @@ struct stage_journal {
  * (a T **: N used, *CAP allocated, SIZE bytes each): doubled, from 64.
  * Returns 0 or -ENOMEM (the array untouched). In stage.c. */
 int stage_grow(void *arrp, size_t n, size_t *cap, size_t size);
+
+/*
+ * Sets the permission bits of the directory NAME (one component) of
+ * DIRFD to MODE: fchmod on a descriptor of it ("." beneath its O_PATH
+ * one, never through a link), since a confined broker may not chmod by
+ * path (broker/host/confine.h); by path (fchmodat) only when the
+ * directory cannot be opened for its mode (EACCES). Returns 0 or a
+ * negative errno (-ENOENT when it is gone).
+ */
+int stage_chmod_dir(int dirfd, const char *name, mode_t mode);
 
 /* The journal name of J ("j" and J in decimal) into BUF (24 bytes). */
 void stage_jname(char buf[24], unsigned long j);

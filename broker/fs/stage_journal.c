@@ -59,6 +59,29 @@ stage_journal_open(struct stage_journal *j, int root)
 	return flock(j->dir, LOCK_EX | LOCK_NB) < 0 ? -errno : 0;
 }
 
+
+int
+stage_chmod_dir(int dirfd, const char *name, mode_t mode)
+{
+	_cleanup_close_ int p = -1, fd = -1;
+
+	if ((p = fsapi_openat2(dirfd, name, O_PATH | O_DIRECTORY, 0)) < 0)
+		return p;
+	do /* EINTR retried, as fsapi_openat2 does */
+		fd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		/* A directory the broker may not read (mode 0, a broker that
+		 * is not root): by path, which an unconfined broker may. */
+		if (errno != EACCES)
+			return -errno;
+		return fchmodat(dirfd, name, mode, AT_SYMLINK_NOFOLLOW) < 0
+		    ? -errno
+		    : 0;
+	}
+	return fchmod(fd, mode) < 0 ? -errno : 0;
+}
+
 /* Copies the regular file NAME of DIRFD to the new file JN of J, with
  * its mode, owner (when root) and times. */
 static int
@@ -258,9 +281,8 @@ undo_one(struct stage_journal *j, const struct stage_op *op)
 		    ? -errno
 		    : 0;
 	case STAGE_OP_MODE:
-		if (fchmodat(dirfd, name, op->mode, AT_SYMLINK_NOFOLLOW) < 0)
-			return errno == ENOENT ? 0 : -errno;
-		return 0;
+		e = stage_chmod_dir(dirfd, name, op->mode);
+		return e == -ENOENT ? 0 : e;
 	}
 	return -EINVAL;
 }
