@@ -1126,30 +1126,25 @@ def case_sparse_terabyte(env):
 
 
 GROW_JOB = r"""
-import os, sys, time
+import os, signal, time
 L = LIMIT
 os.chdir('/work')
-def wait(name):
-    end = time.monotonic() + 60
-    while not os.path.exists(name):
-        if time.monotonic() > end:
-            sys.exit('timed out waiting for ' + name)
-        time.sleep(0.002)
-for r in ROUNDS:
-    with open('grow%d' % r, 'wb') as f:
-        f.write(b'a' * (L - 65536))
+with open('grow1', 'wb') as f:
+    f.write(b'a' * (L - 65536))
+    f.flush()
+    # Started: a child whose command line carries the mark (built here).
+    child = os.fork()
+    if child == 0:
+        os.execvp('sh', ['sh', '-c', 'sleep 600', MARK + '-' + 'up'])
+    while f.tell() < 2 * L:
+        f.write(b'b' * 4096)
         f.flush()
-        open('ready%d' % r, 'w').close()
-        wait('go%d' % r)
-        while f.tell() < 2 * L:
-            f.write(b'b' * 4096)
-            f.flush()
-    open('done%d' % r, 'w').close()
-# Then grow and shrink until told to stop (bounded).
-open('ready-loop', 'w').close()
+        time.sleep(0.001)
+# Then grow and shrink grow-loop until the time is up: it is left at
+# L + 64 KiB.
 n = 0
 end = time.monotonic() + SECONDS
-while not os.path.exists('stop') and time.monotonic() < end:
+while time.monotonic() < end:
     with open('grow-loop', 'wb') as f:
         f.write(b'c' * (L - 65536))
         f.flush()
@@ -1157,123 +1152,175 @@ while not os.path.exists('stop') and time.monotonic() < end:
             f.write(b'd' * 4096)
             f.flush()
     n += 1
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
 print(n)
 """
 
 
+class HostGrower:
+    """A file of the workspace WS, NAME, that the host grows (the file
+    API's bound on a file that grows during a read; a job's writes are
+    staged until it ends and never grow a file the broker reads)."""
+
+    def __init__(self, env, ws, name, limit):
+        self.path = os.path.join(ws, name)
+        self.limit = limit
+        self.f = open(self.path, "wb")
+        if env.ws_owner is not None:
+            os.fchown(self.f.fileno(), env.ws_owner, env.ws_owner)
+        self.f.write(b"a" * (limit - 65536))
+        self.f.flush()
+
+    def go(self):
+        """Grows the file to twice the limit, 4 KiB a write."""
+        while self.f.tell() < 2 * self.limit:
+            self.f.write(b"b" * 4096)
+            self.f.flush()
+        self.f.close()
+        check(os.path.getsize(self.path) >= 2 * self.limit, "the file did not grow")
+
+
+def grow_cli_round(env, ws, limit):
+    """Round 1: `stockade get` into a pipe of a file the host grows, held
+    after its first 64 KiB until the file is twice the limit."""
+    g = HostGrower(env, ws, "grow1", limit)
+    argv = env.prefix + [env.stockade, "get", "--workspace", ws, "--policy",
+                         env.pol_limit1, "grow1", "-"]
+    get = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env.env, cwd="/",
+                           preexec_fn=bound_child)
+    try:
+        r, _, _ = select.select([get.stdout], [], [], 30)
+        check(r, "stockade get wrote nothing in 30 s")
+        g.go()
+        data = drain(get.stdout.fileno(), 60)
+        err = get.stderr.read()
+        get.wait(timeout=30)
+    finally:
+        if get.poll() is None:
+            get.kill()
+            get.wait()
+    check(get.returncode == 0, f"get: {err!r}")
+    check(len(data) == limit, f"get returned {len(data)} bytes, the limit is {limit}")
+    check(data == b"a" * (limit - 65536) + b"b" * 65536, "get: wrong bytes")
+
+
+def grow_fd_round(env, ws, sock, limit):
+    """Round 2: fs.read into a pipe over the socket, the same way."""
+    g = HostGrower(env, ws, "grow2", limit)
+    rfd, wfd = os.pipe()
+    try:
+        rid, line = sock.request("fs.read", {"path": "grow2", "fd": 0})
+        sock.send(line, [wfd])
+        os.close(wfd)
+        wfd = -1
+        r, _, _ = select.select([rfd], [], [], 30)
+        check(r, "fs.read wrote nothing into the pipe in 30 s")
+        g.go()
+        got = drain(rfd, 60)
+    finally:
+        os.close(rfd)
+        if wfd >= 0:
+            os.close(wfd)
+    msg = sock.answer(rid, sock.recv_line(30), "fs.read grow2")
+    check("result" in msg, f"fs.read grow2: {msg}")
+    check(len(got) == limit and msg["result"].get("size") == limit,
+          f"fs.read gave {len(got)} bytes, said {msg['result']}")
+
+
+def read_loop(env, stdio, sock, path, n, limit):
+    """N reads of PATH, inline and into files; the answers counted. A
+    read that succeeds returns at most LIMIT bytes, and what it says."""
+    counts = {}
+    for i in range(n):
+        if i % 3 == 2:
+            with tempfile.TemporaryFile(dir=env.scratch) as f:
+                msg = sock.call("fs.read", {"path": path, "fd": 0},
+                                fds=[f.fileno()])
+                size = os.fstat(f.fileno()).st_size
+                if "result" in msg:
+                    check(size == msg["result"]["size"], "size differs")
+        else:
+            msg = stdio.call("fs.read", {"path": path})
+            if "result" in msg:
+                size = len(base64.b64decode(msg["result"]["data"]))
+                check(size == msg["result"]["size"], "size differs")
+        if "result" in msg:
+            check(size <= limit, f"a read returned {size} bytes, over {limit}")
+            key = "ok"
+        else:
+            key = msg["error"]["data"]["error"]
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def grow_job_part(env, ws, stdio, sock, limit):
+    """A job grows grow-job past the limit and grows and shrinks
+    grow-loop around it: while it runs, neither is in the workspace
+    (not_found; the job's writes are staged, issue 26); after its commit
+    both are too_large to every front, nothing returned."""
+    mark = f"stockade-fsattack-grow-{os.getpid()}-{time.time_ns()}"
+    script = GROW_JOB.replace("LIMIT", str(limit)) \
+                     .replace("SECONDS", str(JOB_SECONDS // 2)) \
+                     .replace("'grow1'", "'grow-job'").replace("MARK", repr(mark))
+    job = env.job_background(ws, script)
+    try:
+        wait_marked(mark + "-up", lambda: job.poll() is None, 60,
+                    "the grow job never started")
+        during = read_loop(env, stdio, sock, "grow-loop", 150, limit)
+        during_cli = env.cli(["get", "--workspace", ws, "--policy",
+                              env.pol_limit1, "grow-job", "-"])
+        check(job.poll() is None, "the grow job ended before the reads did")
+        out, err = job.communicate(timeout=JOB_SECONDS + 30)
+        check(job.returncode == 0, f"the job failed: {err.decode()}")
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait(timeout=30)
+    check(during == {"not_found": 150}, f"reads during the job: {during}")
+    check(during_cli.returncode == 1 and b"not_found" in during_cli.stderr,
+          f"get during the job: {during_cli.stderr!r}")
+    check(os.path.getsize(os.path.join(ws, "grow-job")) == 2 * limit,
+          "the job's grow-job was not committed whole")
+    for name in ("grow-loop", "grow-job"):
+        after = read_loop(env, stdio, sock, name, 30, limit)
+        check(after == {"too_large": 30}, f"reads of {name} after the job: {after}")
+    env.cli_error(["get", "--workspace", ws, "--policy", env.pol_limit1,
+                   "grow-job", "-"], "grow-job", "too_large")
+    return f"during the job not_found, after it too_large ({out.decode().strip()} loops)"
+
+
 def case_growing_file(env):
-    """A file the job appends to while the broker reads it: what is
-    returned is never more than the limit (max_file_mb = 1 here). A reader
-    into a pipe is held after its first 64 KiB until the file has grown to
-    twice the limit, so the growth happens during the read, for certain."""
+    """A file that grows while the broker reads it: what is returned is
+    never more than the limit (max_file_mb = 1 here). A reader into a pipe
+    is held after its first 64 KiB until the file has grown to twice the
+    limit, so the growth happens during the read, for certain. A job's
+    writes are staged until it ends (issue 26), so the host grows those
+    files (CLI, then fs.read with a descriptor); a job that grows its own
+    files past the limit is met after: not_found while it runs, too_large
+    once committed (grow_job_part)."""
     ws = env.new_ws()
     limit = MiB
     serve_ok = not isinstance(env.serve_state, str)
-    rounds = [1, 2] if serve_ok else [1]
-    script = GROW_JOB.replace("LIMIT", str(limit)).replace("SECONDS", str(JOB_SECONDS)) \
-                     .replace("ROUNDS", repr(rounds))
-    job = env.job_background(ws, script)
-    sessions = []
     notes = []
+    grow_cli_round(env, ws, limit)
+    notes.append("CLI: exactly the limit")
+    if not serve_ok:
+        raise Skip(f"{env.serve_state} (the CLI checks passed)")
+    sessions = []
     try:
-        def ws_has(name):
-            return lambda: os.path.exists(os.path.join(ws, name)) or job.poll() is not None
-
-        def go(r):
-            env.cli_ok(["put", "--workspace", ws, "-", f"go{r}"])
-            wait_for(ws_has(f"done{r}"), 60, f"the job to grow grow{r}")
-            check(job.poll() is None,
-                  lambda: "the job ended: " + job.stderr.read().decode())
-            check(os.path.getsize(os.path.join(ws, f"grow{r}")) >= 2 * limit,
-                  "the file did not grow")
-
-        # Round 1: the CLI into a pipe.
-        wait_for(ws_has("ready1"), 60, "the job to start")
-        argv = env.prefix + [env.stockade, "get", "--workspace", ws, "--policy",
-                             env.pol_limit1, "grow1", "-"]
-        get = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env.env, cwd="/",
-                               preexec_fn=bound_child)
-        try:
-            r, _, _ = select.select([get.stdout], [], [], 30)
-            check(r, "stockade get wrote nothing in 30 s")
-            go(1)
-            data = drain(get.stdout.fileno(), 60)
-            err = get.stderr.read()
-            get.wait(timeout=30)
-        finally:
-            if get.poll() is None:
-                get.kill()
-                get.wait()
-        check(get.returncode == 0, f"get: {err!r}")
-        check(len(data) == limit, f"get returned {len(data)} bytes, the limit is {limit}")
-        check(data == b"a" * (limit - 65536) + b"b" * 65536, "get: wrong bytes")
-        notes.append("CLI: exactly the limit")
-
-        if serve_ok:
-            def rpc():
-                sessions.extend(env.sessions(ws, policy=env.pol_limit1))
-                stdio, sock = sessions
-                # Round 2: fs.read into a pipe over the socket.
-                wait_for(ws_has("ready2"), 60, "round 2")
-                rfd, wfd = os.pipe()
-                try:
-                    rid, line = sock.request("fs.read", {"path": "grow2", "fd": 0})
-                    sock.send(line, [wfd])
-                    os.close(wfd)
-                    wfd = -1
-                    r, _, _ = select.select([rfd], [], [], 30)
-                    check(r, "fs.read wrote nothing into the pipe in 30 s")
-                    go(2)
-                    got = drain(rfd, 60)
-                finally:
-                    os.close(rfd)
-                    if wfd >= 0:
-                        os.close(wfd)
-                msg = sock.answer(rid, sock.recv_line(30), "fs.read grow2")
-                check("result" in msg, f"fs.read grow2: {msg}")
-                check(len(got) == limit and msg["result"].get("size") == limit,
-                      f"fs.read gave {len(got)} bytes, said {msg['result']}")
-                notes.append("fd: exactly the limit")
-                # The loop: inline and into files, at most the limit.
-                wait_for(ws_has("ready-loop"), 60, "the loop")
-                counts = {}
-                for i in range(300):
-                    if i % 3 == 2:
-                        with tempfile.TemporaryFile(dir=env.scratch) as f:
-                            msg = sock.call("fs.read", {"path": "grow-loop", "fd": 0},
-                                            fds=[f.fileno()])
-                            n = os.fstat(f.fileno()).st_size
-                            if "result" in msg:
-                                check(n == msg["result"]["size"], "size differs")
-                    else:
-                        msg = stdio.call("fs.read", {"path": "grow-loop"})
-                        if "result" in msg:
-                            n = len(base64.b64decode(msg["result"]["data"]))
-                            check(n == msg["result"]["size"], "size differs")
-                    if "result" in msg:
-                        check(n <= limit, f"a read returned {n} bytes, over {limit}")
-                        key = "ok"
-                    else:
-                        key = msg["error"]["data"]["error"]
-                    counts[key] = counts.get(key, 0) + 1
-                check(set(counts) <= {"ok", "too_large"}, f"answers: {counts}")
-                notes.append(f"loop {counts}")
-                stdio.result("fs.write", {"path": "stop", "text": ""})
-            serve_part(env, rpc)
-        else:
-            env.cli_ok(["put", "--workspace", ws, "-", "stop"])
-        out, err = job.communicate(timeout=JOB_SECONDS + 30)
-        check(job.returncode == 0, f"the job failed: {err.decode()}")
+        def rpc():
+            sessions.extend(env.sessions(ws, policy=env.pol_limit1))
+            stdio, sock = sessions
+            grow_fd_round(env, ws, sock, limit)
+            notes.append("fd: exactly the limit")
+            notes.append(grow_job_part(env, ws, stdio, sock, limit))
+        serve_part(env, rpc)
         close_all(sessions)
         sessions = []
     finally:
         close_all_quietly(sessions)
-        if job.poll() is None:
-            job.kill()
-            job.wait(timeout=30)
-    if not serve_ok:
-        raise Skip(f"{env.serve_state} (the CLI checks passed)")
     env.check_canaries()
     return "; ".join(notes)
 
