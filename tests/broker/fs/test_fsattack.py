@@ -766,18 +766,75 @@ def serve_part(env, fn):
         raise Skip(f"{e} (the CLI checks passed)")
 
 
+def job_result(env, ws, script, policy=None, python=False):
+    """Runs SCRIPT (sh -c, or python3 -c) in a job on WS with --json;
+    returns the result (its status must be ok)."""
+    argv = ["run", "--json", "--workspace", ws, "--timeout", str(RUN_TIMEOUT - 10)]
+    if policy:
+        argv += ["--policy", policy]
+    argv += ["--", "python3", "-c", script] if python else ["--", "sh", "-c", script]
+    p = env.cli(argv, timeout=RUN_TIMEOUT)
+    r = json.loads(p.stdout)
+    save_result(r)
+    check(r["status"] == "ok", f"the job ended {r['status']}: {r.get('hint')}")
+    return r
+
+
+def staged_only(env, script, names, want, policy=None, python=False):
+    """A job's writes are staged, then applied through the file API
+    (issue 26): a job that makes SCRIPT's entries (FIFOs, hard links, a
+    sparse terabyte, a tree past max_depth) in a fresh workspace leaves
+    NAMES out of it, its result's workspace object as WANT says (a
+    subset of its keys). Returns that object."""
+    ws = env.new_ws()
+    w = job_result(env, ws, script, policy, python)["workspace"]
+    for key, value in want.items():
+        check(w.get(key) == value, f"workspace.{key} {w.get(key)!r}, want "
+              f"{value!r}: {w}")
+    for n in names:
+        check(not os.path.lexists(os.path.join(ws, n)),
+              f"the job's {n} reached the workspace")
+    env.check_canaries()
+    return w
+
+
+def host_plant(env, ws, script, python=False):
+    """Runs SCRIPT on the host, in WS ("/work" in it is WS), as the
+    workspace's owner: what a job can no longer leave in a workspace
+    (staged_only), a host program can, and the file API must still meet
+    it safely."""
+    script = script.replace("/work", ws)
+    owner = env.ws_owner
+
+    def drop():
+        bound_child()
+        if owner is not None:
+            os.setgroups([])
+            os.setgid(owner)
+            os.setuid(owner)
+    argv = ["python3", "-c", script] if python else ["sh", "-c", script]
+    p = subprocess.run(argv, cwd=ws, capture_output=True, timeout=CLI_TIMEOUT,
+                       preexec_fn=drop)
+    check(p.returncode == 0, f"planting failed: {p.stderr!r}")
+
+
 def case_planted_target(env):
     """A write whose target name is a planted symlink (to the canary, to
     its directory, to /proc/self/fd/1, a chain) or FIFO: without overwrite
     it is `exists`; with it, a new regular file takes the name and the link
     is never written through."""
     ws = env.new_ws()
+    # A job's FIFO is never applied to the workspace (issue 26: the
+    # file API makes no FIFO); its symlinks are. The FIFO is the host's.
     env.job(ws, "set -e; cd /work; "
             f"ln -s {shlex.quote(env.canary.path)} t_abs; "
             f"ln -s {shlex.quote(env.outside)} t_dir; "
             "ln -s /proc/self/fd/1 t_fd; ln -s t_abs t_chain; "
             "ln -s ../canary-near t_near; mkfifo t_fifo; "
             "ln -s x t_dangling")
+    check(not os.path.lexists(os.path.join(ws, "t_fifo")),
+          "the job's FIFO reached the workspace")
+    host_plant(env, ws, "mkfifo /work/t_fifo")
     names = ["t_abs", "t_dir", "t_fd", "t_chain", "t_near", "t_fifo", "t_dangling"]
 
     def landed(name, content):
@@ -982,8 +1039,13 @@ def case_fifo(env):
     """A FIFO named like the expected output file: read answers
     not_regular_file within 1 s in every front, and the broker answers the
     next request; a write with overwrite replaces it."""
+    # A job's FIFOs never reach the workspace (issue 26: they are
+    # unapplicable, the file API makes none); a host program's do.
+    fifos = "mkfifo /work/out.txt && mkfifo /work/result.json"
+    staged_only(env, fifos, ["out.txt", "result.json"],
+                {"unapplicable": 2, "committed": 0})
     ws = env.new_ws()
-    env.job(ws, "mkfifo /work/out.txt && mkfifo /work/result.json")
+    host_plant(env, ws, fifos)
     for args in (["get", "--workspace", ws, "out.txt", "-"],
                  ["get", "--workspace", ws, "out.txt",
                   os.path.join(env.scratch, "out.txt")]):
@@ -1035,9 +1097,14 @@ def case_fifo(env):
 def case_hardlink(env):
     """A file with a second hard link: hardlinked_file in every front
     unless the policy allows it; stat says nlink 2."""
-    ws = env.new_ws()
-    env.job(ws, "set -e; printf 'linked-secret\\n' > /work/orig; "
+    # A job's hard-linked files never reach the workspace (issue 26:
+    # both names are unapplicable); a host program's do.
+    link = ("set -e; printf 'linked-secret\\n' > /work/orig; "
             "ln /work/orig /work/second")
+    staged_only(env, link, ["orig", "second"],
+                {"unapplicable": 2, "committed": 0})
+    ws = env.new_ws()
+    host_plant(env, ws, link)
     for n in ("orig", "second"):
         probe_read(env, ws, n, "hardlinked_file", [])
     p = env.cli_ok(["stat", "--workspace", ws, "--json", "second"])
@@ -1075,10 +1142,15 @@ def case_sparse_terabyte(env):
     workspace is then over workspace_mb, so a put into it is
     quota_exceeded; a put of such a file into another one is too_large
     and leaves nothing."""
+    size = 10 ** 12
+    # A job's sparse terabyte is not applied: the commit refuses it
+    # (too_large), nothing is written back (issue 26). A host program's
+    # is in the workspace.
+    staged_only(env, f"truncate -s {size} /work/huge", ["huge"],
+                {"committed": 0, "error": "too_large"}, policy=env.pol_bigjob)
     ws = env.new_ws()
     ws2 = env.new_ws()
-    size = 10 ** 12
-    env.job(ws, f"truncate -s {size} /work/huge", policy=env.pol_bigjob)
+    host_plant(env, ws, f"truncate -s {size} /work/huge")
     t0 = time.monotonic()
     probe_read(env, ws, "huge", "too_large", [])
     p = env.cli_ok(["stat", "--workspace", ws, "--json", "huge"])
@@ -1412,8 +1484,13 @@ def case_deep_tree(env):
     """A 200-level directory tree: listings stop at max_depth (64), a path
     deeper than that is invalid_path (too deep), and the tree can still be
     removed."""
+    # A job's tree is applied to max_depth (64) levels, the rest is
+    # unapplicable (issue 26: the stage is read to that depth). A host
+    # program's 200 levels are all in the workspace.
+    staged_only(env, DEEP_JOB, [], {"committed": 64, "unapplicable": 1},
+                python=True)
     ws = env.new_ws()
-    env.job(ws, DEEP_JOB, python=True)
+    host_plant(env, ws, DEEP_JOB, python=True)
     deep = "d/" * 200 + "deep"
     at64 = "/".join(["d"] * 64)
     at65 = at64 + "/d"
