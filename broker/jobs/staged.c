@@ -234,7 +234,7 @@ staged_count(const struct staged *st, enum staged_state s)
 bool
 staged_holds(const struct staged *st)
 {
-	return st->stage >= 0 &&
+	return st->stage.fd >= 0 &&
 	    (staged_count(st, STAGED_PENDING) > 0 ||
 		staged_count(st, STAGED_QUARANTINED) > 0);
 }

@@ -147,6 +147,37 @@ def tap_case(number, title, fn, *args):
         sys.stdout.flush()
 
 
+def alive_with(mark):
+    """The pids of the host's processes other than this one whose command
+    line holds the string MARK (a set; processes gone while read are left
+    out). A job's writes to /work are staged until it ends (issue 26), so
+    a test sees that a job has got somewhere by a process whose command
+    line carries a mark built at run time (absent from the job's first
+    command line), never by a file in /work."""
+    found = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if mark.encode() in f.read():
+                    found.add(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def wait_marked(mark, alive, timeout, what="the job never started"):
+    """Waits up to TIMEOUT seconds for a process with MARK in its command
+    line (alive_with); ALIVE() is false once waiting is pointless (the
+    process under test has ended). Raises AssertionError(WHAT) otherwise."""
+    deadline = time.monotonic() + timeout
+    while not alive_with(mark):
+        if not alive() or time.monotonic() > deadline:
+            raise AssertionError(what)
+        time.sleep(0.02)
+
+
 def remove_all(paths):
     """Removes the directories PATHS, or lists them when
     STOCKADE_TEST_KEEP=1 (debugging)."""

@@ -13,9 +13,16 @@
 #     kernel release are the host's, and /proc/uptime is the host's
 #     within a few seconds (no time namespace): channels between jobs
 #     and facts for an exploit;
-#  3. [files] max_files is a quota of the file API: a job itself may make
-#     more files than that in the workspace (its bytes are watched,
-#     workspace_mb; its inodes are not).
+#
+# A gap that has closed stays here, asserted in its new direction:
+#
+#  3. [files] max_files binds a job too (no longer a gap, issue 26): a
+#     job's writes to /work go to a stage, a tmpfs of max_files entries
+#     (plus launcher/init/stage.c's STAGE_INODE_SLACK), so the kernel
+#     refuses its 1017th new entry under max_files = 1000 (ENOSPC) and
+#     the job ends disk_full; its change set, over max_files by that
+#     slack, is not committed (quota_exceeded). (It was a gap while the launcher watched
+#     only the workspace's bytes: a job made 2000 files and ended ok.)
 #
 # Every case runs as the test's user and, when that is root, as uid
 # 65534 too (setpriv, with the binaries copied where that user can read
@@ -114,15 +121,38 @@ def host_figures_visible(user, tmp):
     return f"release {release}, MemTotal {memtotal} kB, uptime within {abs(float(uptime) - host_up):.1f} s"
 
 
-def job_file_count_unbounded(user, tmp):
-    code = ("import os; os.mkdir('many'); "
-            "[open(f'many/{i}', 'w').close() for i in range(2000)]; "
-            "print(len(os.listdir('many')))")
+# launcher/init/stage.c: the stage's inodes are max_files plus this.
+STAGE_INODE_SLACK = 16
+
+
+def job_file_count_bounded(user, tmp):
+    """Formerly the gap "a job made 2000 files under max_files = 1000 and
+    ended ok": now the stage refuses the job's files past max_files
+    (ENOSPC) and the job ends disk_full (the assertion is the new truth,
+    docs/threat-model.md, "The workspace's file system")."""
+    code = ("import errno, os\nos.mkdir('many')\nn = 0\ntry:\n"
+            "    for i in range(2000):\n"
+            "        open(f'many/{i}', 'w').close()\n"
+            "        n += 1\n"
+            "except OSError as e:\n"
+            "    print(n, errno.errorcode[e.errno])\n"
+            "    raise\n"
+            "print(n, 'none')\n")
     r = run_job(user, "[files]\nmax_files = 1000\n", ["python3", "-c", code], tmp)
-    assert r["status"] == "ok" and r["stdout"].strip() == "2000", (
-        f"{r['status']} {r['stdout']!r}: the job's file count is bounded now; "
-        "update docs/threat-model.md and docs/integrators.md")
-    return "a job made 2000 files in a workspace whose max_files is 1000 and ended ok"
+    made, err = (r["stdout"].split() + ["?", "?"])[:2]
+    assert err == "ENOSPC" and made.isdigit(), (
+        f"{r['status']} {r['stdout']!r}: the job was not refused ENOSPC "
+        "under max_files = 1000: the gap is open again")
+    # Its files and the directory 'many', against the stage's inodes.
+    assert 1000 - STAGE_INODE_SLACK <= int(made) + 1 <= 1000 + STAGE_INODE_SLACK, (
+        f"the job made {made} files and a directory under max_files = 1000")
+    assert r["status"] == "disk_full", f"{r['status']}: {r.get('hint')}"
+    # Its change set holds more entries than max_files (the stage's slack):
+    # the commit refuses all of it (quota_exceeded), none is written back.
+    w = r.get("workspace") or {}
+    assert w.get("committed") == 0 and w.get("error") == "quota_exceeded", w
+    return (f"a job under max_files = 1000 made {made} files, then ENOSPC; "
+            f"disk_full, nothing committed: {r.get('detail')}")
 
 
 CLEANUP = []
@@ -133,8 +163,9 @@ def main():
               bound_socket_reachable),
              ("the kernel release, MemTotal and uptime are the host's",
               host_figures_visible),
-             ("[files] max_files bounds the file API, not a job",
-              job_file_count_unbounded)]
+             ("[files] max_files binds a job too: ENOSPC, disk_full "
+              "(a gap closed by the stage)",
+              job_file_count_bounded)]
     users = [f"as uid {os.geteuid()}"]
     if os.geteuid() == 0:
         users.append(f"as uid {NOBODY}")

@@ -995,8 +995,14 @@ def case_workspace_full(r):
     check(o["limits"]["workspace_mb"] == 20,
           f"limits.workspace_mb {o['limits']['workspace_mb']}, the policy "
           f"says 20")
+    # The job's stage is the size of its allowance (issue 26): the kernel
+    # refuses the write past it (ENOSPC in the job, the launcher's
+    # "/work was full" detail), and what is committed stays within it,
+    # where the launcher's watch of the disk used to let a job run over.
+    check("/work was full" in o["detail"], f"detail {o['detail']!r}")
     used = sum(os.lstat(os.path.join(ws, n)).st_size for n in os.listdir(ws)
                if n.startswith("fill-"))
+    check(used <= 20 * MiB, f"{used} bytes committed, over the 20 MiB quota")
     return (f"{used} bytes in /work on the host afterwards (quota "
             f"{20 * MiB}), exit_code {o['exit_code']} signal {o['signal']}")
 

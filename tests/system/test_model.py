@@ -465,6 +465,18 @@ print(p.stderr.strip()[-1500:])
 # Marks the command line of the job whose launcher is killed, unique to
 # this run of the test.
 JOB_MARK = f"stockade-model-job-{os.getpid()}-{time.time_ns()}"
+# The job of both mid-job sessions: it carries JOB_MARK in its command
+# line from the start, then exec()s a sleeper whose command line also
+# holds JOB_MARK + "-up", a string built at run time (so the first
+# command line never holds it). The host waits for that process, not a
+# file: a job's writes to /work are staged until it ends (issue 26) and
+# a /work/started would never show on the host while the job runs.
+SLEEPER = """
+import os, sys
+up = "{JOB_MARK}" + "-" + "up"
+os.execv(sys.executable, [sys.executable, "-c",
+         "import time; time.sleep(8); print('finished')", up])
+"""
 
 
 def session_list():
@@ -745,25 +757,15 @@ print(os.environ["LABEL"], sum(int(x) for x in sys.stdin.read().split()))
         title="sandbox_error: the launcher killed mid-job, the model tells the user",
         status="sandbox_error", action="tell_user", example="sandbox_error",
         kill_launcher=True,
-        first=py("""
-import time
-open("/work/started", "w").close()
-time.sleep(8)   # {JOB_MARK}
-print("finished")
-""".replace("{JOB_MARK}", JOB_MARK)),
+        first=py(SLEEPER.replace("{JOB_MARK}", JOB_MARK)),
         fixes={},
         check=lambda ws, out: no_survivor(JOB_MARK)))
     s.append(dict(
         title="cancelled: the user presses Ctrl-C mid-job, the model tells the user",
         status="cancelled", action="tell_user", example="cancelled",
         interrupt=True,
-        first=py("""
-import time
-print("step 1 of 3 done", flush=True)
-open("/work/started", "w").close()
-time.sleep(8)   # {JOB_MARK}
-print("finished")
-""".replace("{JOB_MARK}", JOB_MARK)),
+        first=py('print("step 1 of 3 done", flush=True)\n'
+                 + SLEEPER.replace("{JOB_MARK}", JOB_MARK)),
         fixes={},
         check=lambda ws, out: ("step 1 of 3 done" in out or _fail(out))
         and "finished" not in out and no_survivor(JOB_MARK)))
@@ -852,36 +854,52 @@ def find_launchers(broker_pid):
     return found
 
 
+def marked(marker):
+    """The pids of the processes other than us with MARKER in their
+    command line."""
+    found = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.add(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def wait_job_up(p):
+    """Waits until the SLEEPER job has exec()d its sleeping process (its
+    command line holds JOB_MARK + "-up"); P is the stockade we started.
+    A sleeper of an earlier run still dying does not count."""
+    deadline = time.monotonic() + 20
+    before = marked(JOB_MARK + "-up")
+    while not marked(JOB_MARK + "-up") - before:
+        if p.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError("the job never started")
+        time.sleep(0.02)
+
+
 def launcher_killer(ws):
-    """DURING of a run: once the job has made /work/started, SIGKILL the
+    """DURING of a run: once the job's sleeper runs, SIGKILL the
     launcher the stockade we started has started (by its pid)."""
     def during(p):
-        deadline = time.monotonic() + 20
-        marker = os.path.join(ws, "started")
-        while not os.path.exists(marker):
-            if p.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("the job never started")
-            time.sleep(0.02)
+        wait_job_up(p)
         pids = find_launchers(p.pid)
         if len(pids) != 1:
             raise AssertionError(f"launchers below stockade {p.pid}: {pids}")
         os.kill(pids[0], signal.SIGKILL)
-        os.remove(marker)
     return during
 
 
 def interrupter(ws):
-    """DURING of a run: once the job has made /work/started, SIGINT to
-    the stockade we started, as Ctrl-C on its terminal would."""
+    """DURING of a run: once the job's sleeper runs, SIGINT to the
+    stockade we started, as Ctrl-C on its terminal would."""
     def during(p):
-        deadline = time.monotonic() + 20
-        marker = os.path.join(ws, "started")
-        while not os.path.exists(marker):
-            if p.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("the job never started")
-            time.sleep(0.02)
+        wait_job_up(p)
         p.send_signal(signal.SIGINT)
-        os.remove(marker)
     return during
 
 

@@ -68,6 +68,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "lib"))  # tests/lib: stockade_test
 from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
+                           wait_marked,
                            remove_all, save_result, tap_fail, tap_skip,
                            traversable_tmp, unprivileged_binaries)
 
@@ -765,18 +766,75 @@ def serve_part(env, fn):
         raise Skip(f"{e} (the CLI checks passed)")
 
 
+def job_result(env, ws, script, policy=None, python=False):
+    """Runs SCRIPT (sh -c, or python3 -c) in a job on WS with --json;
+    returns the result (its status must be ok)."""
+    argv = ["run", "--json", "--workspace", ws, "--timeout", str(RUN_TIMEOUT - 10)]
+    if policy:
+        argv += ["--policy", policy]
+    argv += ["--", "python3", "-c", script] if python else ["--", "sh", "-c", script]
+    p = env.cli(argv, timeout=RUN_TIMEOUT)
+    r = json.loads(p.stdout)
+    save_result(r)
+    check(r["status"] == "ok", f"the job ended {r['status']}: {r.get('hint')}")
+    return r
+
+
+def staged_only(env, script, names, want, policy=None, python=False):
+    """A job's writes are staged, then applied through the file API
+    (issue 26): a job that makes SCRIPT's entries (FIFOs, hard links, a
+    sparse terabyte, a tree past max_depth) in a fresh workspace leaves
+    NAMES out of it, its result's workspace object as WANT says (a
+    subset of its keys). Returns that object."""
+    ws = env.new_ws()
+    w = job_result(env, ws, script, policy, python)["workspace"]
+    for key, value in want.items():
+        check(w.get(key) == value, f"workspace.{key} {w.get(key)!r}, want "
+              f"{value!r}: {w}")
+    for n in names:
+        check(not os.path.lexists(os.path.join(ws, n)),
+              f"the job's {n} reached the workspace")
+    env.check_canaries()
+    return w
+
+
+def host_plant(env, ws, script, python=False):
+    """Runs SCRIPT on the host, in WS ("/work" in it is WS), as the
+    workspace's owner: what a job can no longer leave in a workspace
+    (staged_only), a host program can, and the file API must still meet
+    it safely."""
+    script = script.replace("/work", ws)
+    owner = env.ws_owner
+
+    def drop():
+        bound_child()
+        if owner is not None:
+            os.setgroups([])
+            os.setgid(owner)
+            os.setuid(owner)
+    argv = ["python3", "-c", script] if python else ["sh", "-c", script]
+    p = subprocess.run(argv, cwd=ws, capture_output=True, timeout=CLI_TIMEOUT,
+                       preexec_fn=drop)
+    check(p.returncode == 0, f"planting failed: {p.stderr!r}")
+
+
 def case_planted_target(env):
     """A write whose target name is a planted symlink (to the canary, to
     its directory, to /proc/self/fd/1, a chain) or FIFO: without overwrite
     it is `exists`; with it, a new regular file takes the name and the link
     is never written through."""
     ws = env.new_ws()
+    # A job's FIFO is never applied to the workspace (issue 26: the
+    # file API makes no FIFO); its symlinks are. The FIFO is the host's.
     env.job(ws, "set -e; cd /work; "
             f"ln -s {shlex.quote(env.canary.path)} t_abs; "
             f"ln -s {shlex.quote(env.outside)} t_dir; "
             "ln -s /proc/self/fd/1 t_fd; ln -s t_abs t_chain; "
             "ln -s ../canary-near t_near; mkfifo t_fifo; "
             "ln -s x t_dangling")
+    check(not os.path.lexists(os.path.join(ws, "t_fifo")),
+          "the job's FIFO reached the workspace")
+    host_plant(env, ws, "mkfifo /work/t_fifo")
     names = ["t_abs", "t_dir", "t_fd", "t_chain", "t_near", "t_fifo", "t_dangling"]
 
     def landed(name, content):
@@ -834,7 +892,7 @@ def case_planted_target(env):
 
 
 RACE_JOB = r"""
-import ctypes, os, sys, time
+import ctypes, os, signal, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 renameat2 = libc.renameat2
 renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
@@ -845,62 +903,100 @@ os.mkdir('race')
 with open('race/x', 'w') as f:
     f.write('inside\n')
 os.symlink(CANARY_DIR, 'other')
-open('started', 'w').close()
+# Started: a child whose command line carries the mark (built here).
+child = os.fork()
+if child == 0:
+    os.execvp('sh', ['sh', '-c', 'sleep 600', MARK + '-' + 'up'])
 n = 0
 end = time.monotonic() + SECONDS
-while time.monotonic() < end and not os.path.exists('stop'):
+while time.monotonic() < end:
     for _ in range(500):
         if renameat2(AT_FDCWD, b'race', AT_FDCWD, b'other', RENAME_EXCHANGE):
             e = ctypes.get_errno()
             sys.exit('renameat2: ' + os.strerror(e))
         n += 1
+# Left for the commit: race the symlink to the canaries' directory,
+# other the directory.
+if n % 2 == 0:
+    renameat2(AT_FDCWD, b'race', AT_FDCWD, b'other', RENAME_EXCHANGE)
+    n += 1
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
 print(n)
 """
 
 
+def race_during(s, ws, job, seconds):
+    """The serve session S's reads and writes while the race job runs:
+    alternately race/x (the job's, never in the workspace while it runs:
+    not_found) and host.txt (the host's own). Stops issuing after SECONDS.
+    Returns the outcomes and the number of each kind issued."""
+    outcomes = {"read": {}, "write": {}}
+    host_ok = (b"host\n", b"from-broker\n")
+    reqs = {"read": [("fs.read", {"path": "race/x"}),
+                     ("fs.read", {"path": "host.txt"})],
+            "write": [("fs.write", {"path": "race/x", "text": "from-broker\n",
+                                    "overwrite": True}),
+                      ("fs.write", {"path": "host.txt", "text": "from-broker\n",
+                                    "overwrite": True})]}
+    issued = 0
+    t0 = time.monotonic()
+    while issued < N_RACE and time.monotonic() - t0 < seconds:
+        for kind in ("read", "write"):
+            for msg in s.call_many(reqs[kind] * 25):
+                if "result" in msg:
+                    key = "ok"
+                    if kind == "read":
+                        data = base64.b64decode(msg["result"]["data"])
+                        check(data in host_ok, f"a read saw {data[:100]!r}")
+                else:
+                    key = msg["error"].get("data", {}).get("error", "?")
+                outcomes[kind][key] = outcomes[kind].get(key, 0) + 1
+        issued += 50
+    check(job.poll() is None, "the race job ended before the session's "
+          "reads and writes did: they say nothing of its time")
+    return outcomes, issued
+
+
 def case_rename_exchange_race(env):
     """A jailed program swaps a directory and a symlink to the canaries'
-    directory with renameat2(RENAME_EXCHANGE) as fast as it can, while one
-    serve session reads and writes race/x 10,000 times each: none touches
-    the canary."""
+    directory with renameat2(RENAME_EXCHANGE) as fast as it can, for
+    JOB_SECONDS (bounded by time; its start seen by its child's command
+    line). Its writes are staged until it ends (issue 26), so, while it
+    runs, a serve session on the workspace meets only the host's own
+    content: race/x is not_found to reads and writes (the half the job's
+    swaps made is never there), host.txt reads and writes ok. When it
+    ends its last state is committed: race the symlink to the canaries'
+    directory, other the directory holding x; the workspace holds them as
+    names (lstat), and a read or a write through race is
+    symlink_refused. No canary is touched at any time."""
     ws = env.new_ws()
+    mark = f"stockade-fsattack-race-{os.getpid()}-{time.time_ns()}"
     script = RACE_JOB.replace("CANARY_DIR", repr(env.outside)) \
-                     .replace("SECONDS", str(JOB_SECONDS))
+                     .replace("SECONDS", str(JOB_SECONDS)) \
+                     .replace("MARK", repr(mark))
 
     def rpc():
         s = env.serve(ws)
         job = None
         try:
+            s.result("fs.write", {"path": "host.txt", "text": "host\n"})
             job = env.job_background(ws, script)
-            started = os.path.join(ws, "started")
-            wait_for(lambda: os.path.exists(started) or job.poll() is not None, 60,
-                     "the race job to start")
-            check(job.poll() is None, lambda: "the race job ended early: "
-                  + job.stderr.read().decode("utf-8", "replace"))
-            outcomes = {"read": {}, "write": {}}
+            wait_marked(mark + "-up", lambda: job.poll() is None, 60,
+                        "the race job never started")
             t0 = time.monotonic()
-            read = ("fs.read", {"path": "race/x"})
-            write = ("fs.write", {"path": "race/x", "text": "from-broker\n",
-                                  "overwrite": True})
-            for _ in range(N_RACE // 50):
-                for kind, req in (("read", read), ("write", write)):
-                    for msg in s.call_many([req] * 50):
-                        if "result" in msg:
-                            key = "ok"
-                            if kind == "read":
-                                data = base64.b64decode(msg["result"]["data"])
-                                check(data in (b"inside\n", b"from-broker\n"),
-                                      f"read race/x: {data[:100]!r}")
-                        else:
-                            key = msg["error"].get("data", {}).get("error", "?")
-                        outcomes[kind][key] = outcomes[kind].get(key, 0) + 1
+            outcomes, issued = race_during(s, ws, job, JOB_SECONDS / 2)
             elapsed = time.monotonic() - t0
-            running = job.poll() is None
-            s.result("fs.write", {"path": "stop", "text": ""})
             out, err = job.communicate(timeout=JOB_SECONDS + 30)
             no_leak("the race job's output", out + err)
             check(job.returncode == 0, f"the race job failed: {err.decode()}")
             swaps = int(out.decode().strip() or "0")
+            after = {"read": s.call("fs.read", {"path": "race/x"}),
+                     "write": s.call("fs.write", {"path": "race/x",
+                                                  "text": "from-broker\n",
+                                                  "overwrite": True})}
+            inside = base64.b64decode(s.result("fs.read", {"path": "other/x"})
+                                      ["data"])
         except BaseException:
             s.kill()
             raise
@@ -909,22 +1005,32 @@ def case_rename_exchange_race(env):
                 job.kill()
                 job.wait(timeout=30)
         s.close()
-        diag(f"race: {swaps} swaps; {N_RACE} reads {outcomes['read']}, "
-             f"{N_RACE} writes {outcomes['write']} in {elapsed:.1f} s"
-             + ("" if running else " (the job had stopped swapping before the end)"))
+        diag(f"race: {swaps} swaps; {issued} reads {outcomes['read']}, "
+             f"{issued} writes {outcomes['write']} in {elapsed:.1f} s")
         env.check_canaries()      # first: the worst outcome
         for kind in ("read", "write"):
-            bad = set(outcomes[kind]) - {"ok", "symlink_refused"}
-            check(not bad, f"{kind}s answered {outcomes[kind]}")
-            check(sum(outcomes[kind].values()) == N_RACE, "answers missing")
-            # Both sides of the swap were met, or there was no race.
-            check(outcomes[kind].get("ok", 0) > 0 and
-                  outcomes[kind].get("symlink_refused", 0) > 0,
-                  f"the race was not exercised: {kind}s {outcomes[kind]}")
+            check(sum(outcomes[kind].values()) == issued, "answers missing")
+            # Half of them race/x (not_found), half host.txt (ok).
+            check(outcomes[kind] == {"ok": issued // 2,
+                                     "not_found": issued // 2},
+                  f"{kind}s during the job answered {outcomes[kind]}")
+            err = after[kind].get("error") or {}
+            check((err.get("data") or {}).get("error") == "symlink_refused",
+                  f"a {kind} of race/x after the commit: {after[kind]}")
         check(swaps > 0, "the job swapped nothing")
+        st = os.lstat(os.path.join(ws, "race"))
+        check(stat.S_ISLNK(st.st_mode) and
+              os.readlink(os.path.join(ws, "race")) == env.outside,
+              "race is not the job's symlink to the canaries' directory")
+        check(stat.S_ISDIR(os.lstat(os.path.join(ws, "other")).st_mode),
+              "other is not the job's directory")
+        check(inside == b"inside\n", f"other/x holds {inside!r}")
+        with open(os.path.join(ws, "host.txt"), "rb") as f:
+            check(f.read() == b"from-broker\n", "host.txt lost the last write")
         env.check_canaries()
         no_temporaries(ws)
-        return f"{swaps} swaps; reads {outcomes['read']}, writes {outcomes['write']}"
+        return (f"{swaps} swaps; during: reads {outcomes['read']}, writes "
+                f"{outcomes['write']}; after: symlink_refused")
 
     return rpc()
 
@@ -933,8 +1039,13 @@ def case_fifo(env):
     """A FIFO named like the expected output file: read answers
     not_regular_file within 1 s in every front, and the broker answers the
     next request; a write with overwrite replaces it."""
+    # A job's FIFOs never reach the workspace (issue 26: they are
+    # unapplicable, the file API makes none); a host program's do.
+    fifos = "mkfifo /work/out.txt && mkfifo /work/result.json"
+    staged_only(env, fifos, ["out.txt", "result.json"],
+                {"unapplicable": 2, "committed": 0})
     ws = env.new_ws()
-    env.job(ws, "mkfifo /work/out.txt && mkfifo /work/result.json")
+    host_plant(env, ws, fifos)
     for args in (["get", "--workspace", ws, "out.txt", "-"],
                  ["get", "--workspace", ws, "out.txt",
                   os.path.join(env.scratch, "out.txt")]):
@@ -986,9 +1097,14 @@ def case_fifo(env):
 def case_hardlink(env):
     """A file with a second hard link: hardlinked_file in every front
     unless the policy allows it; stat says nlink 2."""
-    ws = env.new_ws()
-    env.job(ws, "set -e; printf 'linked-secret\\n' > /work/orig; "
+    # A job's hard-linked files never reach the workspace (issue 26:
+    # both names are unapplicable); a host program's do.
+    link = ("set -e; printf 'linked-secret\\n' > /work/orig; "
             "ln /work/orig /work/second")
+    staged_only(env, link, ["orig", "second"],
+                {"unapplicable": 2, "committed": 0})
+    ws = env.new_ws()
+    host_plant(env, ws, link)
     for n in ("orig", "second"):
         probe_read(env, ws, n, "hardlinked_file", [])
     p = env.cli_ok(["stat", "--workspace", ws, "--json", "second"])
@@ -1026,10 +1142,15 @@ def case_sparse_terabyte(env):
     workspace is then over workspace_mb, so a put into it is
     quota_exceeded; a put of such a file into another one is too_large
     and leaves nothing."""
+    size = 10 ** 12
+    # A job's sparse terabyte is not applied: the commit refuses it
+    # (too_large), nothing is written back (issue 26). A host program's
+    # is in the workspace.
+    staged_only(env, f"truncate -s {size} /work/huge", ["huge"],
+                {"committed": 0, "error": "too_large"}, policy=env.pol_bigjob)
     ws = env.new_ws()
     ws2 = env.new_ws()
-    size = 10 ** 12
-    env.job(ws, f"truncate -s {size} /work/huge", policy=env.pol_bigjob)
+    host_plant(env, ws, f"truncate -s {size} /work/huge")
     t0 = time.monotonic()
     probe_read(env, ws, "huge", "too_large", [])
     p = env.cli_ok(["stat", "--workspace", ws, "--json", "huge"])
@@ -1077,30 +1198,25 @@ def case_sparse_terabyte(env):
 
 
 GROW_JOB = r"""
-import os, sys, time
+import os, signal, time
 L = LIMIT
 os.chdir('/work')
-def wait(name):
-    end = time.monotonic() + 60
-    while not os.path.exists(name):
-        if time.monotonic() > end:
-            sys.exit('timed out waiting for ' + name)
-        time.sleep(0.002)
-for r in ROUNDS:
-    with open('grow%d' % r, 'wb') as f:
-        f.write(b'a' * (L - 65536))
+with open('grow1', 'wb') as f:
+    f.write(b'a' * (L - 65536))
+    f.flush()
+    # Started: a child whose command line carries the mark (built here).
+    child = os.fork()
+    if child == 0:
+        os.execvp('sh', ['sh', '-c', 'sleep 600', MARK + '-' + 'up'])
+    while f.tell() < 2 * L:
+        f.write(b'b' * 4096)
         f.flush()
-        open('ready%d' % r, 'w').close()
-        wait('go%d' % r)
-        while f.tell() < 2 * L:
-            f.write(b'b' * 4096)
-            f.flush()
-    open('done%d' % r, 'w').close()
-# Then grow and shrink until told to stop (bounded).
-open('ready-loop', 'w').close()
+        time.sleep(0.001)
+# Then grow and shrink grow-loop until the time is up: it is left at
+# L + 64 KiB.
 n = 0
 end = time.monotonic() + SECONDS
-while not os.path.exists('stop') and time.monotonic() < end:
+while time.monotonic() < end:
     with open('grow-loop', 'wb') as f:
         f.write(b'c' * (L - 65536))
         f.flush()
@@ -1108,123 +1224,175 @@ while not os.path.exists('stop') and time.monotonic() < end:
             f.write(b'd' * 4096)
             f.flush()
     n += 1
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
 print(n)
 """
 
 
+class HostGrower:
+    """A file of the workspace WS, NAME, that the host grows (the file
+    API's bound on a file that grows during a read; a job's writes are
+    staged until it ends and never grow a file the broker reads)."""
+
+    def __init__(self, env, ws, name, limit):
+        self.path = os.path.join(ws, name)
+        self.limit = limit
+        self.f = open(self.path, "wb")
+        if env.ws_owner is not None:
+            os.fchown(self.f.fileno(), env.ws_owner, env.ws_owner)
+        self.f.write(b"a" * (limit - 65536))
+        self.f.flush()
+
+    def go(self):
+        """Grows the file to twice the limit, 4 KiB a write."""
+        while self.f.tell() < 2 * self.limit:
+            self.f.write(b"b" * 4096)
+            self.f.flush()
+        self.f.close()
+        check(os.path.getsize(self.path) >= 2 * self.limit, "the file did not grow")
+
+
+def grow_cli_round(env, ws, limit):
+    """Round 1: `stockade get` into a pipe of a file the host grows, held
+    after its first 64 KiB until the file is twice the limit."""
+    g = HostGrower(env, ws, "grow1", limit)
+    argv = env.prefix + [env.stockade, "get", "--workspace", ws, "--policy",
+                         env.pol_limit1, "grow1", "-"]
+    get = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env.env, cwd="/",
+                           preexec_fn=bound_child)
+    try:
+        r, _, _ = select.select([get.stdout], [], [], 30)
+        check(r, "stockade get wrote nothing in 30 s")
+        g.go()
+        data = drain(get.stdout.fileno(), 60)
+        err = get.stderr.read()
+        get.wait(timeout=30)
+    finally:
+        if get.poll() is None:
+            get.kill()
+            get.wait()
+    check(get.returncode == 0, f"get: {err!r}")
+    check(len(data) == limit, f"get returned {len(data)} bytes, the limit is {limit}")
+    check(data == b"a" * (limit - 65536) + b"b" * 65536, "get: wrong bytes")
+
+
+def grow_fd_round(env, ws, sock, limit):
+    """Round 2: fs.read into a pipe over the socket, the same way."""
+    g = HostGrower(env, ws, "grow2", limit)
+    rfd, wfd = os.pipe()
+    try:
+        rid, line = sock.request("fs.read", {"path": "grow2", "fd": 0})
+        sock.send(line, [wfd])
+        os.close(wfd)
+        wfd = -1
+        r, _, _ = select.select([rfd], [], [], 30)
+        check(r, "fs.read wrote nothing into the pipe in 30 s")
+        g.go()
+        got = drain(rfd, 60)
+    finally:
+        os.close(rfd)
+        if wfd >= 0:
+            os.close(wfd)
+    msg = sock.answer(rid, sock.recv_line(30), "fs.read grow2")
+    check("result" in msg, f"fs.read grow2: {msg}")
+    check(len(got) == limit and msg["result"].get("size") == limit,
+          f"fs.read gave {len(got)} bytes, said {msg['result']}")
+
+
+def read_loop(env, stdio, sock, path, n, limit):
+    """N reads of PATH, inline and into files; the answers counted. A
+    read that succeeds returns at most LIMIT bytes, and what it says."""
+    counts = {}
+    for i in range(n):
+        if i % 3 == 2:
+            with tempfile.TemporaryFile(dir=env.scratch) as f:
+                msg = sock.call("fs.read", {"path": path, "fd": 0},
+                                fds=[f.fileno()])
+                size = os.fstat(f.fileno()).st_size
+                if "result" in msg:
+                    check(size == msg["result"]["size"], "size differs")
+        else:
+            msg = stdio.call("fs.read", {"path": path})
+            if "result" in msg:
+                size = len(base64.b64decode(msg["result"]["data"]))
+                check(size == msg["result"]["size"], "size differs")
+        if "result" in msg:
+            check(size <= limit, f"a read returned {size} bytes, over {limit}")
+            key = "ok"
+        else:
+            key = msg["error"]["data"]["error"]
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def grow_job_part(env, ws, stdio, sock, limit):
+    """A job grows grow-job past the limit and grows and shrinks
+    grow-loop around it: while it runs, neither is in the workspace
+    (not_found; the job's writes are staged, issue 26); after its commit
+    both are too_large to every front, nothing returned."""
+    mark = f"stockade-fsattack-grow-{os.getpid()}-{time.time_ns()}"
+    script = GROW_JOB.replace("LIMIT", str(limit)) \
+                     .replace("SECONDS", str(JOB_SECONDS // 2)) \
+                     .replace("'grow1'", "'grow-job'").replace("MARK", repr(mark))
+    job = env.job_background(ws, script)
+    try:
+        wait_marked(mark + "-up", lambda: job.poll() is None, 60,
+                    "the grow job never started")
+        during = read_loop(env, stdio, sock, "grow-loop", 150, limit)
+        during_cli = env.cli(["get", "--workspace", ws, "--policy",
+                              env.pol_limit1, "grow-job", "-"])
+        check(job.poll() is None, "the grow job ended before the reads did")
+        out, err = job.communicate(timeout=JOB_SECONDS + 30)
+        check(job.returncode == 0, f"the job failed: {err.decode()}")
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait(timeout=30)
+    check(during == {"not_found": 150}, f"reads during the job: {during}")
+    check(during_cli.returncode == 1 and b"not_found" in during_cli.stderr,
+          f"get during the job: {during_cli.stderr!r}")
+    check(os.path.getsize(os.path.join(ws, "grow-job")) == 2 * limit,
+          "the job's grow-job was not committed whole")
+    for name in ("grow-loop", "grow-job"):
+        after = read_loop(env, stdio, sock, name, 30, limit)
+        check(after == {"too_large": 30}, f"reads of {name} after the job: {after}")
+    env.cli_error(["get", "--workspace", ws, "--policy", env.pol_limit1,
+                   "grow-job", "-"], "grow-job", "too_large")
+    return f"during the job not_found, after it too_large ({out.decode().strip()} loops)"
+
+
 def case_growing_file(env):
-    """A file the job appends to while the broker reads it: what is
-    returned is never more than the limit (max_file_mb = 1 here). A reader
-    into a pipe is held after its first 64 KiB until the file has grown to
-    twice the limit, so the growth happens during the read, for certain."""
+    """A file that grows while the broker reads it: what is returned is
+    never more than the limit (max_file_mb = 1 here). A reader into a pipe
+    is held after its first 64 KiB until the file has grown to twice the
+    limit, so the growth happens during the read, for certain. A job's
+    writes are staged until it ends (issue 26), so the host grows those
+    files (CLI, then fs.read with a descriptor); a job that grows its own
+    files past the limit is met after: not_found while it runs, too_large
+    once committed (grow_job_part)."""
     ws = env.new_ws()
     limit = MiB
     serve_ok = not isinstance(env.serve_state, str)
-    rounds = [1, 2] if serve_ok else [1]
-    script = GROW_JOB.replace("LIMIT", str(limit)).replace("SECONDS", str(JOB_SECONDS)) \
-                     .replace("ROUNDS", repr(rounds))
-    job = env.job_background(ws, script)
-    sessions = []
     notes = []
+    grow_cli_round(env, ws, limit)
+    notes.append("CLI: exactly the limit")
+    if not serve_ok:
+        raise Skip(f"{env.serve_state} (the CLI checks passed)")
+    sessions = []
     try:
-        def ws_has(name):
-            return lambda: os.path.exists(os.path.join(ws, name)) or job.poll() is not None
-
-        def go(r):
-            env.cli_ok(["put", "--workspace", ws, "-", f"go{r}"])
-            wait_for(ws_has(f"done{r}"), 60, f"the job to grow grow{r}")
-            check(job.poll() is None,
-                  lambda: "the job ended: " + job.stderr.read().decode())
-            check(os.path.getsize(os.path.join(ws, f"grow{r}")) >= 2 * limit,
-                  "the file did not grow")
-
-        # Round 1: the CLI into a pipe.
-        wait_for(ws_has("ready1"), 60, "the job to start")
-        argv = env.prefix + [env.stockade, "get", "--workspace", ws, "--policy",
-                             env.pol_limit1, "grow1", "-"]
-        get = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env.env, cwd="/",
-                               preexec_fn=bound_child)
-        try:
-            r, _, _ = select.select([get.stdout], [], [], 30)
-            check(r, "stockade get wrote nothing in 30 s")
-            go(1)
-            data = drain(get.stdout.fileno(), 60)
-            err = get.stderr.read()
-            get.wait(timeout=30)
-        finally:
-            if get.poll() is None:
-                get.kill()
-                get.wait()
-        check(get.returncode == 0, f"get: {err!r}")
-        check(len(data) == limit, f"get returned {len(data)} bytes, the limit is {limit}")
-        check(data == b"a" * (limit - 65536) + b"b" * 65536, "get: wrong bytes")
-        notes.append("CLI: exactly the limit")
-
-        if serve_ok:
-            def rpc():
-                sessions.extend(env.sessions(ws, policy=env.pol_limit1))
-                stdio, sock = sessions
-                # Round 2: fs.read into a pipe over the socket.
-                wait_for(ws_has("ready2"), 60, "round 2")
-                rfd, wfd = os.pipe()
-                try:
-                    rid, line = sock.request("fs.read", {"path": "grow2", "fd": 0})
-                    sock.send(line, [wfd])
-                    os.close(wfd)
-                    wfd = -1
-                    r, _, _ = select.select([rfd], [], [], 30)
-                    check(r, "fs.read wrote nothing into the pipe in 30 s")
-                    go(2)
-                    got = drain(rfd, 60)
-                finally:
-                    os.close(rfd)
-                    if wfd >= 0:
-                        os.close(wfd)
-                msg = sock.answer(rid, sock.recv_line(30), "fs.read grow2")
-                check("result" in msg, f"fs.read grow2: {msg}")
-                check(len(got) == limit and msg["result"].get("size") == limit,
-                      f"fs.read gave {len(got)} bytes, said {msg['result']}")
-                notes.append("fd: exactly the limit")
-                # The loop: inline and into files, at most the limit.
-                wait_for(ws_has("ready-loop"), 60, "the loop")
-                counts = {}
-                for i in range(300):
-                    if i % 3 == 2:
-                        with tempfile.TemporaryFile(dir=env.scratch) as f:
-                            msg = sock.call("fs.read", {"path": "grow-loop", "fd": 0},
-                                            fds=[f.fileno()])
-                            n = os.fstat(f.fileno()).st_size
-                            if "result" in msg:
-                                check(n == msg["result"]["size"], "size differs")
-                    else:
-                        msg = stdio.call("fs.read", {"path": "grow-loop"})
-                        if "result" in msg:
-                            n = len(base64.b64decode(msg["result"]["data"]))
-                            check(n == msg["result"]["size"], "size differs")
-                    if "result" in msg:
-                        check(n <= limit, f"a read returned {n} bytes, over {limit}")
-                        key = "ok"
-                    else:
-                        key = msg["error"]["data"]["error"]
-                    counts[key] = counts.get(key, 0) + 1
-                check(set(counts) <= {"ok", "too_large"}, f"answers: {counts}")
-                notes.append(f"loop {counts}")
-                stdio.result("fs.write", {"path": "stop", "text": ""})
-            serve_part(env, rpc)
-        else:
-            env.cli_ok(["put", "--workspace", ws, "-", "stop"])
-        out, err = job.communicate(timeout=JOB_SECONDS + 30)
-        check(job.returncode == 0, f"the job failed: {err.decode()}")
+        def rpc():
+            sessions.extend(env.sessions(ws, policy=env.pol_limit1))
+            stdio, sock = sessions
+            grow_fd_round(env, ws, sock, limit)
+            notes.append("fd: exactly the limit")
+            notes.append(grow_job_part(env, ws, stdio, sock, limit))
+        serve_part(env, rpc)
         close_all(sessions)
         sessions = []
     finally:
         close_all_quietly(sessions)
-        if job.poll() is None:
-            job.kill()
-            job.wait(timeout=30)
-    if not serve_ok:
-        raise Skip(f"{env.serve_state} (the CLI checks passed)")
     env.check_canaries()
     return "; ".join(notes)
 
@@ -1316,8 +1484,13 @@ def case_deep_tree(env):
     """A 200-level directory tree: listings stop at max_depth (64), a path
     deeper than that is invalid_path (too deep), and the tree can still be
     removed."""
+    # A job's tree is applied to max_depth (64) levels, the rest is
+    # unapplicable (issue 26: the stage is read to that depth). A host
+    # program's 200 levels are all in the workspace.
+    staged_only(env, DEEP_JOB, [], {"committed": 64, "unapplicable": 1},
+                python=True)
     ws = env.new_ws()
-    env.job(ws, DEEP_JOB, python=True)
+    host_plant(env, ws, DEEP_JOB, python=True)
     deep = "d/" * 200 + "deep"
     at64 = "/".join(["d"] * 64)
     at65 = at64 + "/d"

@@ -9,12 +9,14 @@
 # For each form of tests/system/limits/kmem_pin.c (SysV semaphores, POSIX message
 # queues, pipe buffers, unix socket queues, inotify watches, epoll
 # watches, page tables) one job runs
-#     stockade run --json --memory 32 --workspace WS -- /work/kmem-pin FORM /work
-# kmem-pin pins what it can and writes /work/kmem-ready ("FORM OBJECTS
-# BYTES WHY"); while the job holds it, the test reads the host's
-# MemAvailable (a diagnostic only: other programs on the machine move it
-# by more than the bounds asserted) and then lets the job end by creating
-# /work/kmem-done. Asserted: the job ends ok, under the monitor, and the
+#     stockade run --json --memory 32 --workspace WS -- /work/kmem-pin FORM /work PROCS MARK:....
+# kmem-pin pins what it can and writes its ready line ("FORM OBJECTS
+# BYTES WHY") over its last argument, after MARK: (the host reads it in
+# /proc/PID/cmdline: a job's files in /work are staged until it ends,
+# issue 26, so /work/kmem-ready would not show); while the job holds it,
+# the test reads the host's MemAvailable (a diagnostic only: other
+# programs on the machine move it by more than the bounds asserted) and
+# then lets the job end by SIGUSR1 to that process. Asserted: the job ends ok, under the monitor, and the
 # kernel memory kmem-pin holds by its own count of objects times their
 # size is within the form's bound for one process (docs/layers.md):
 #   sem      0: semget refused (EPERM) under the monitor;
@@ -67,6 +69,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -131,6 +134,24 @@ def mem_available():
     raise AssertionError("no MemAvailable in /proc/meminfo")
 
 
+def ready_line(mark):
+    """(pid, ready line split) of the kmem-pin whose argument MARK:... has
+    been overwritten with "ready FORM OBJECTS BYTES WHY", or (None, None)."""
+    want = (mark + ":ready ").encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        for a in args:
+            if a.startswith(want):
+                return int(name), a[len(want):].decode("ascii").split()
+    return None, None
+
+
 def one_form(stockade, prefix, env, owner, form, cleanup):
     programs = os.environ.get("STOCKADE_LIMIT_PROGRAMS", "")
     src = os.path.join(programs, "kmem-pin")
@@ -143,28 +164,28 @@ def one_form(stockade, prefix, env, owner, form, cleanup):
         for p in (ws, os.path.join(ws, "kmem-pin")):
             os.chown(p, owner, owner)
     before = mem_available()
+    mark = f"stockade-kmem-{os.getpid()}-{time.time_ns()}"
     argv = prefix + [stockade, "run", "--json", "--memory", "32",
                      "--timeout", "20", "--workspace", ws, "--",
                      "/work/kmem-pin", form, "/work",
-                     str(PROCS.get(form, 1))]
+                     str(PROCS.get(form, 1)), mark + ":" + "." * 120]
     diag("$ " + " ".join(argv))
     proc = subprocess.Popen(argv, cwd="/", env=env,
                             stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    ready = os.path.join(ws, "kmem-ready")
     deadline = time.monotonic() + 30
     line = None
     during = None
     while time.monotonic() < deadline and proc.poll() is None:
-        if os.path.exists(ready):
-            with open(ready, encoding="ascii") as f:
-                line = f.read().split()
+        pid, said = ready_line(mark)
+        if pid is not None:
+            line = said
             during = mem_available()
             time.sleep(HOLD.get(form, 0))
-            done = os.path.join(ws, "kmem-done")
-            open(done, "w").close()
-            if owner is not None:
-                os.chown(done, owner, owner)
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
             break
         time.sleep(0.02)
     try:

@@ -3,7 +3,7 @@
  * time, so the /proc monitor (which sums resident sets) cannot see it
  * (issue 23, point 1; docs/layers.md, "Memory the monitor cannot see").
  *
- *     kmem-pin FORM DIR [PROCS]
+ *     kmem-pin FORM DIR [PROCS [TITLE]]
  *
  * With PROCS (1 to 16, default 1) as many processes pin FORM each (the
  * first forks the others, which report their counts to it); the ready
@@ -43,7 +43,12 @@
  * writes DIR/kmem-ready: "FORM OBJECTS BYTES ERRNO" (BYTES the kernel
  * memory those objects hold by the sizes above, ERRNO the name of the
  * error that stopped it, "bound" at the program's own bound), and holds
- * everything until DIR/kmem-done exists or 8 s pass, then exits 0.
+ * everything until DIR/kmem-done exists, SIGUSR1 comes or 8 s pass,
+ * then exits 0. With TITLE (an argument holding a ':'), the ready line
+ * is also written over TITLE's bytes after its ':' ("ready FORM OBJECTS
+ * BYTES ERRNO", cut to fit), where /proc/PID/cmdline shows it: under
+ * stockade a job's files in /work are staged until it ends (issue 26),
+ * so the host reads the line there and ends the hold by SIGUSR1.
  *
  * Expected status under stockade
  * (tests/launcher/supervisor/test_kmem.py): ok, with BYTES
@@ -65,6 +70,7 @@
 #include <mqueue.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
@@ -407,21 +413,82 @@ pin(const char *form)
 	return 0;
 }
 
+/* Set by SIGUSR1: the hold ends. */
+static volatile sig_atomic_t released;
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	released = 1;
+}
+
+/* Waits until DONE exists, SIGUSR1 came or END passes. */
+static void
+hold(const char *done, time_t end)
+{
+	struct stat st;
+
+	while (!released && stat(done, &st) < 0 && time(NULL) < end)
+		usleep(20000);
+}
+
+/* Writes LINE over TITLE's bytes after its first ':', cut to fit and
+ * padded with spaces (what /proc/PID/cmdline shows of the argument). */
+static void
+title_ready(char *title, const char *line)
+{
+	char *p = title != NULL ? strchr(title, ':') : NULL;
+	size_t room, n;
+
+	if (p == NULL)
+		return;
+	p++;
+	room = strlen(p);
+	n = strlen(line) < room ? strlen(line) : room;
+	memset(p, ' ', room);
+	memcpy(p, line, n);
+}
+
+/* Writes the ready line of FORM: DIR/kmem-ready (by a rename), stdout,
+ * and over TITLE when not NULL. Returns 0, or -1 when the file fails. */
+static int
+say_ready(const char *form, const char *dir, char *title)
+{
+	char ready[4096], tmp[4096], line[256], said[300];
+	FILE *f;
+
+	snprintf(ready, sizeof(ready), "%s/kmem-ready", dir);
+	snprintf(tmp, sizeof(tmp), "%s/kmem-ready.tmp", dir);
+	if ((f = fopen(tmp, "w")) == NULL)
+		return -1;
+	snprintf(line, sizeof(line), "%s %lu %lu %s", form, objects, bytes,
+	    why);
+	fprintf(f, "%s\n", line);
+	if (fclose(f) != 0 || rename(tmp, ready) < 0)
+		return -1;
+	printf("%s\n", line);
+	fflush(stdout);
+	snprintf(said, sizeof(said), "ready %s", line);
+	title_ready(title, said);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	time_t end = time(NULL) + HOLD_SECONDS;
-	char ready[4096], done[4096], tmp[4096];
-	struct stat st;
-	int procs = argc == 4 ? atoi(argv[3]) : 1, rep[2];
-	FILE *f;
+	char done[4096];
+	int procs = argc >= 4 ? atoi(argv[3]) : 1, rep[2];
+	pid_t kids[16];
 
-	if ((argc != 3 && argc != 4) || procs < 1 || procs > 16) {
+	if (argc < 3 || argc > 5 || procs < 1 || procs > 16) {
 		fprintf(stderr,
 		    "usage: kmem-pin sem|mq|pipe|socket|inotify|"
-		    "epoll|pte|maps|locks DIR [PROCS (1-16)]\n");
+		    "epoll|pte|maps|locks DIR [PROCS (1-16) [TITLE]]\n");
 		return 2;
 	}
+	signal(SIGUSR1, on_usr1);
 	max_bytes = MAX_BYTES / (unsigned long)procs; /* the bound bare */
 	snprintf(done, sizeof(done), "%s/kmem-done", argv[2]);
 	if (pipe(rep) < 0)
@@ -433,8 +500,10 @@ main(int argc, char **argv)
 
 		if (pid < 0)
 			return 3;
-		if (pid > 0)
+		if (pid > 0) {
+			kids[i] = pid;
 			continue;
+		}
 		close(rep[0]);
 		if (pin(argv[1]) != 0)
 			_exit(2);
@@ -443,8 +512,7 @@ main(int argc, char **argv)
 		if (write(rep[1], r, sizeof(r)) != sizeof(r))
 			_exit(3);
 		close(rep[1]);
-		while (stat(done, &st) < 0 && time(NULL) < end)
-			usleep(20000);
+		hold(done, end);
 		_exit(0);
 	}
 	close(rep[1]);
@@ -459,16 +527,11 @@ main(int argc, char **argv)
 		bytes += r[1];
 	}
 	close(rep[0]);
-	snprintf(ready, sizeof(ready), "%s/kmem-ready", argv[2]);
-	snprintf(tmp, sizeof(tmp), "%s/kmem-ready.tmp", argv[2]);
-	if ((f = fopen(tmp, "w")) == NULL)
+	if (say_ready(argv[1], argv[2], argc == 5 ? argv[4] : NULL) < 0)
 		return 3;
-	fprintf(f, "%s %lu %lu %s\n", argv[1], objects, bytes, why);
-	if (fclose(f) != 0 || rename(tmp, ready) < 0)
-		return 3;
-	printf("%s %lu %lu %s\n", argv[1], objects, bytes, why);
-	while (stat(done, &st) < 0 && time(NULL) < end)
-		usleep(20000);
+	hold(done, end);
+	for (int i = 1; i < procs; i++)
+		kill(kids[i], SIGUSR1);
 	for (unsigned long i = 0; strcmp(argv[1], "sem") == 0 && i < objects;
 	     i++)
 		semctl(sems[i], 0, IPC_RMID);
