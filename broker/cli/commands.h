@@ -100,7 +100,8 @@ int session_confine(struct supervisor *sup, const struct confine_rule *rules,
  * cleared with a warning (fs.checkpoint then answers io_error). The
  * caller adds its rules (cd->fd every right, cd->parent_fd
  * LANDLOCK_ACCESS_FS_REMOVE_DIR) and hands it to the session, or
- * removes it (ckpt_dir_remove).
+ * removes it (ckpt_dir_remove). A reaper child removes the store when
+ * the broker dies without doing so (SIGKILL): session.c.
  */
 void session_ckpt_dir(const struct policy *pol, struct ckpt_dir *cd);
 

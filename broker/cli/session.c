@@ -7,13 +7,18 @@
  * a session blocked.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "doctor.h"
+#include "fsutil.h"
 #include "log.h"
 #include "policy.h"
 #include "preflight.h"
@@ -114,15 +119,76 @@ session_prepare(const char *command, const char *policy_file,
 	return 0;
 }
 
+/*
+ * The reaper of CD's store: a child that holds the read end of a pipe
+ * whose write end only the broker keeps (close-on-exec: no launcher
+ * inherits it), and that, when the pipe reads end of file (the broker
+ * gone, however it died: SIGKILL included), removes the store if its
+ * name still names the directory made (same device and inode), then
+ * exits. It takes no input but that end of file, ignores the signals a
+ * terminal sends to the foreground group, and is forked before the
+ * broker confines itself. A broker that ends normally has removed the
+ * store already. Failing to start it costs only the cleanup after a
+ * SIGKILL (warned).
+ */
+static void
+start_ckpt_reaper(const struct ckpt_dir *cd)
+{
+	static const int quiet[] = {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGTSTP,
+	    SIGTTIN, SIGTTOU};
+	struct stat made, now;
+	char buf[1];
+	int p[2];
+	pid_t pid;
+
+	if (fstat(cd->fd, &made) < 0 || pipe2(p, O_CLOEXEC) < 0) {
+		log_warn("no reaper for the checkpoint store: %s",
+		    strerror(errno));
+		return;
+	}
+	if ((pid = fork()) < 0) {
+		log_warn("no reaper for the checkpoint store: %s",
+		    strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	if (pid > 0) {
+		close(p[0]);
+		return; /* p[1] is held until the broker ends */
+	}
+	/* Nothing of the broker's but the pipe and $TMPDIR: no client's
+	 * socket or stream is held open by the reaper. */
+	if (dup2(p[0], 3) < 0 || dup2(cd->parent_fd, 4) < 0)
+		_exit(1);
+	closefrom(5);
+	close(0);
+	close(1);
+	close(2);
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		signal(quiet[i], SIG_IGN);
+	prctl(PR_SET_NAME, "stockade-reaper");
+	while (read(3, buf, sizeof(buf)) < 0 && errno == EINTR)
+		;
+	if (fstatat(4, cd->name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    now.st_dev == made.st_dev && now.st_ino == made.st_ino)
+		(void)remove_tree_at(4, cd->name);
+	_exit(0);
+}
+
 void
 session_ckpt_dir(const struct policy *pol, struct ckpt_dir *cd)
 {
 	int e;
 
 	ckpt_dir_clear(cd);
-	if (pol->files.max_checkpoints > 0 && (e = ckpt_dir_make(NULL, cd)) < 0)
+	if (pol->files.max_checkpoints == 0)
+		return;
+	if ((e = ckpt_dir_make(NULL, cd)) < 0)
 		log_warn("no checkpoints: cannot make their store: %s",
 		    strerror(-e));
+	else
+		start_ckpt_reaper(cd);
 }
 
 int

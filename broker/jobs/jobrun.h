@@ -311,6 +311,22 @@ void jobrun_stage_size(const struct jobrun *jr, const struct fs_ctx *fs,
  */
 void jobrun_settle(struct jobrun *jr, struct fs_ctx *fs);
 
+/*
+ * Sets JR's status from what the job left (jobrun_exec's, after
+ * jobrun_settle): without a stage (layer mount_ns off: an evaluation),
+ * the workspace's usage (FS, walked here) against its quota (with one,
+ * the stage held the quota), then the program's own words for a limit
+ * in the tail of its stderr, taken only for a job that exited non-zero
+ * or aborted and only when the jail's figures back them (a disk_full
+ * from them gets the stage's figures, jobrun_stage_figures).
+ */
+void jobrun_refine_status(struct jobrun *jr, struct fs_ctx *fs);
+
+/* Appends to WHY (a NUL-terminated string in a buffer of LEN bytes) what
+ * JR's stage held at the job's end against its allowance, bytes and
+ * entries, and the policy keys that set it. */
+void jobrun_stage_figures(const struct jobrun *jr, char *why, size_t len);
+
 /* Sets JR's status to S with the detail WHY, keeping the exit code
  * (jobrun.c; for jobrun_settle). */
 void jobrun_restatus(struct jobrun *jr, enum job_status s, const char *why);

@@ -60,19 +60,56 @@ full_status(struct jobrun *jr)
 	jobrun_restatus(jr, JOB_DISK_FULL, why);
 }
 
-/* A commit refused for a full workspace: disk_full, the changes kept. */
+void
+jobrun_stage_figures(const struct jobrun *jr, char *why, size_t len)
+{
+	const struct stage_scan *sc = &jr->staged.scan;
+	size_t at = strlen(why);
+
+	if (at + 1 >= len)
+		return;
+	snprintf(why + at, len - at,
+	    "; /work's stage held %.1f MiB of the job's allowance of %.1f "
+	    "MiB (the smaller of [files] workspace_mb and [limits] "
+	    "memory_mb) and %llu of %llu entries ([files] max_files) at its "
+	    "end: a file deleted while still open counts until it is closed",
+	    (double)sc->upper_bytes / 1048576.0,
+	    (double)sc->stage_bytes / 1048576.0,
+	    (unsigned long long)sc->upper_files,
+	    (unsigned long long)sc->stage_files);
+}
+
+/* A commit refused for a full workspace (bytes or entries, whichever
+ * the change set would take past the quota): disk_full, the changes
+ * kept (a session) or dropped (a run). */
 static void
 commit_full_status(struct jobrun *jr, const struct fs_ctx *fs)
 {
-	char why[320];
+	const struct staged *st = &jr->staged;
+	uint64_t created = 0;
+	char why[384];
 
-	snprintf(why, sizeof(why),
-	    "the job's changes (%.1f MiB staged) do not fit in the "
-	    "workspace: it holds %.1f MiB of its quota of %.1f MiB "
-	    "([files] workspace_mb); they are kept staged",
-	    (double)jr->staged.scan.upper_bytes / 1048576.0,
-	    (double)fs->used_bytes / 1048576.0,
-	    (double)fs->quota.workspace_bytes / 1048576.0);
+	for (size_t i = 0; i < st->ch.n; i++)
+		created += st->ch.c[i].kind == CHANGE_CREATED;
+	if (fs->used_entries + created > fs->quota.max_files)
+		snprintf(why, sizeof(why),
+		    "the job's changes add %llu entries to a workspace "
+		    "holding %llu of its %llu ([files] max_files); %s",
+		    (unsigned long long)created,
+		    (unsigned long long)fs->used_entries,
+		    (unsigned long long)fs->quota.max_files,
+		    st->id != 0 ? "they are kept staged"
+				: "nothing was written back");
+	else
+		snprintf(why, sizeof(why),
+		    "the job's changes (%.1f MiB staged) do not fit in the "
+		    "workspace: it holds %.1f MiB of its quota of %.1f MiB "
+		    "([files] workspace_mb); %s",
+		    (double)st->scan.upper_bytes / 1048576.0,
+		    (double)fs->used_bytes / 1048576.0,
+		    (double)fs->quota.workspace_bytes / 1048576.0,
+		    st->id != 0 ? "they are kept staged"
+				: "nothing was written back");
 	jobrun_restatus(jr, JOB_DISK_FULL, why);
 }
 

@@ -60,7 +60,8 @@ summary(const struct staged *st, const char *mode_name)
 	if (o == NULL)
 		return NULL;
 	if (json_object_set_new(o, "stage",
-		staged_holds(st) ? json_integer(st->id) : json_null()) < 0 ||
+		staged_holds(st) && st->id != 0 ? json_integer(st->id)
+						     : json_null()) < 0 ||
 	    json_object_set_new(o, "error",
 		st->scan_error < 0 ? json_string("io_error")
 		    : st->commit_failed
@@ -109,6 +110,15 @@ hint_sentence(const struct staged *st, char *buf, size_t len)
 		    " The sandbox could not read what the job wrote (%s): "
 		    "nothing was written back to the workspace.",
 		    strerror(-st->scan_error));
+	else if (st->commit_failed && st->id == 0)
+		snprintf(buf, len,
+		    " The job's changes were not written back (%s%s%s): the "
+		    "workspace is as it was; free space or ask the user for "
+		    "a larger quota, then run the job again.",
+		    st->commit.conflict ? "the workspace changed at"
+					: fs_error_name(st->commit.why),
+		    st->commit.path[0] != '\0' ? " " : "",
+		    short_path(st->commit.path));
 	else if (st->commit_failed)
 		snprintf(buf, len,
 		    " The job's changes were not written back (%s%s%s): "
@@ -129,6 +139,11 @@ hint_sentence(const struct staged *st, char *buf, size_t len)
 		    st->rule[i]->action == WB_REFUSE ? "refused"
 						     : "quarantined",
 		    st->rule[i]->pattern);
+	else if (staged_count(st, STAGED_PENDING) > 0 && st->id == 0)
+		snprintf(buf, len,
+		    " A dry run: the job's %zu changes were not written back "
+		    "to the workspace.",
+		    staged_count(st, STAGED_PENDING));
 	else if (staged_count(st, STAGED_PENDING) > 0)
 		snprintf(buf, len,
 		    " The job's changes are staged (stage %u), not yet in "

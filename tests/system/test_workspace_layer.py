@@ -241,8 +241,8 @@ class Mcp:
             raise AssertionError(f"{method}: {r}")
         return r["result"]
 
-    def tool(self, name, **args):
-        r = self.rpc("tools/call", name=name, arguments=args)
+    def tool(self, tool_name, **args):
+        r = self.rpc("tools/call", name=tool_name, arguments=args)
         return r.get("structuredContent", r)
 
     def end(self):
@@ -533,13 +533,18 @@ HOOK = ("mkdir -p /work/.git/hooks && printf '#!/bin/sh\\ntouch "
         "/work/.git/hooks/pre-commit && echo code > /work/app.py")
 
 
+def git_prefix(user):
+    """The workspace's owner runs git: 65534 when the test is root."""
+    return user.prefix or (SETPRIV if os.geteuid() == 0 else [])
+
+
 def git_repo(user, d, ws):
     if shutil.which("git") is None:
         raise AssertionError("git is missing (tools/bootstrap installs it)")
     env = dict(os.environ, HOME=d, GIT_CONFIG_NOSYSTEM="1")
     for args in (["init", "-q"], ["config", "user.email", "t@example.org"],
                  ["config", "user.name", "t"]):
-        r = subprocess.run(user.prefix + ["git", "-c", "safe.directory=*", "-C", ws] + args, env=env,
+        r = subprocess.run(git_prefix(user) + ["git", "-c", "safe.directory=*", "-C", ws] + args, env=env,
                            capture_output=True, text=True, cwd="/")
         if r.returncode != 0:
             raise AssertionError(f"git {args}: {r.stderr}")
@@ -547,9 +552,9 @@ def git_repo(user, d, ws):
 
 
 def host_commit(user, ws, env):
-    r = subprocess.run(user.prefix + ["git", "-c", "safe.directory=*", "-C", ws, "add", "-A"], env=env,
+    r = subprocess.run(git_prefix(user) + ["git", "-c", "safe.directory=*", "-C", ws, "add", "-A"], env=env,
                        capture_output=True, text=True, cwd="/")
-    r = subprocess.run(user.prefix + ["git", "-c", "safe.directory=*", "-C", ws,
+    r = subprocess.run(git_prefix(user) + ["git", "-c", "safe.directory=*", "-C", ws,
                                       "commit", "-q", "-m", "user's commit"], env=env,
                        capture_output=True, text=True, cwd="/")
     if r.returncode != 0:
