@@ -278,7 +278,7 @@ print("not refused")
 FALLOCATE = r"""
 import os
 fd = os.open("/work/big", os.O_CREAT | os.O_WRONLY, 0o644)
-os.posix_fallocate(fd, 0, 100 << 20)
+os.posix_fallocate(fd, 0, 30 << 20)  # past the 16 MiB stage, under file_size_mb
 print("not refused")
 """
 MANY = r"""
@@ -303,7 +303,7 @@ def quota_cases(user, front, cleanup):
     pol = policy_file(d, QUOTA_POLICY)
     cases = (("unlinked-open", UNLINKED, "MiB"),
              ("fallocate", FALLOCATE, "MiB"),
-             ("max_files", MANY, "files"))
+             ("max_files", MANY, "entries"))
     seen = []
     for label, code, word in cases:
         argv = ["python3", "-c", code]

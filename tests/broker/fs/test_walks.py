@@ -14,17 +14,13 @@
 # job, and the launcher no longer counts the disk a job left. What is
 # left, measured (issue 26's commit, broker/fs/stage_commit.c):
 #
-# 1. `stockade run --workspace WS -- true`: one walk, the file API's
-#    usage figures (fsapi_usage) made valid by the commit's prepare()
-#    before it applies anything, though the job changed nothing (an empty
-#    change set still takes that walk: it could be skipped, which would
-#    make this 0; then change the expectation).
+# 1. `stockade run --workspace WS -- true`: no walk at all (a job that
+#    changed nothing makes no commit, broker/jobs/staged.c).
 # 2. the same with a job that writes a file at the top of /work: one
-#    walk, the same one (the file is applied against those figures).
+#    walk, the file API's usage figures (fsapi_usage) made valid by the
+#    commit's prepare() before it applies anything against the quota.
 # 3. `stockade serve --workspace WS`, three `exec`s of `true` with an
-#    fs.changes after each: one walk in all, at the first exec's commit;
-#    the session then keeps its usage figures up to date itself, and
-#    fs.changes walks nothing.
+#    fs.changes after each: no walk; fs.changes walks nothing.
 # 4. the same with three `exec`s that each write a file at the top of
 #    /work: one walk in all, at the first commit.
 #
@@ -134,12 +130,12 @@ def case_serve(tmp, argvs, want):
 
 WRITE = ["sh", "-c", "echo x > /work/out"]
 CASES = [
-    ("run of true: one walk (the usage figures at its commit)",
-     lambda tmp: case_run(tmp, ["true"], 1)),
-    ("run of a job that writes a file: the same one walk",
+    ("run of true: no walk (nothing to commit)",
+     lambda tmp: case_run(tmp, ["true"], 0)),
+    ("run of a job that writes a file: one walk (the usage at its commit)",
      lambda tmp: case_run(tmp, WRITE, 1)),
-    ("serve: three execs of true walk once in all",
-     lambda tmp: case_serve(tmp, [["true"]] * 3, 1)),
+    ("serve: three execs of true walk nothing",
+     lambda tmp: case_serve(tmp, [["true"]] * 3, 0)),
     ("serve: three execs that write walk once in all (the first commit)",
      lambda tmp: case_serve(tmp, [["sh", "-c", f"echo {i} > /work/out{i}"]
                                   for i in range(3)], 1)),
