@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +40,70 @@ count_entries(const char *dir)
 			n++;
 	closedir(d);
 	return n;
+}
+
+/*
+ * As job(), for a SCRIPT that also makes entries the file API never makes
+ * (FIFOs, a second hard link): a job's writes are staged and committed
+ * through the file API (issue 26), so the result's workspace.unapplicable
+ * must count UNAPPLICABLE of them and none of the NAMES (NULL-ended,
+ * relative to WS) may be in the workspace after the job.
+ */
+static void
+job_leaves_out(const char *ws, const char *script, long unapplicable,
+    const char *const names[])
+{
+	struct run_out o;
+	json_t *w;
+	char path[4200];
+	struct stat st;
+
+	RUN(&o, "run", "--json", "--workspace", ws, "--", "sh", "-c", script);
+	cr_assert_eq(o.status, 0, "job `%s`: %s%s", script, o.out, o.err);
+	cr_assert_not_null(o.json, "not JSON: %s", o.out);
+	cr_assert_str_eq(json_string_value(json_object_get(o.json, "status")),
+	    "ok");
+	w = json_object_get(o.json, "workspace");
+	cr_assert(json_is_integer(json_object_get(w, "unapplicable")), "%s",
+	    o.out);
+	cr_assert_eq(json_integer_value(json_object_get(w, "unapplicable")),
+	    unapplicable, "%s", o.out);
+	run_out_free(&o);
+	for (size_t i = 0; names[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ws, names[i]);
+		cr_assert_eq(lstat(path, &st), -1,
+		    "the job's %s reached the workspace", names[i]);
+	}
+}
+
+/*
+ * Runs SCRIPT with /bin/sh -c on the host, in WS, as the workspace's owner
+ * (harness_workspace_owner(): dropped to it in the child when the test runs
+ * as root): what a job can no longer leave in a workspace, a host program
+ * can, and the CLI must still meet it. Asserts it exited 0.
+ */
+static void
+host_sh(const char *ws, const char *script)
+{
+	uid_t owner = harness_workspace_owner();
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (geteuid() == 0 && owner != 0 &&
+		    (setgroups(0, NULL) != 0 ||
+			setresgid(owner, owner, owner) != 0 ||
+			setresuid(owner, owner, owner) != 0))
+			_exit(126);
+		if (chdir(ws) != 0)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "host `%s`: status %#x", script, status);
 }
 
 Test(fscli, put_then_get_round_trip)
@@ -127,14 +192,16 @@ Test(fscli, get_symlink_planted_by_job)
 	cr_assert_eq(count_entries(tmp), 0);
 }
 
+/* A job's FIFO never reaches the workspace (issue 26: unapplicable); a
+ * host program's does, and get must not block on it. */
 Test(fscli, get_fifo_planted_by_job)
 {
+	static const char *const names[] = {"out.txt", NULL};
 	const char *ws = harness_workspace();
 	struct run_out o;
 
-	RUN(&o, "run", "--workspace", ws, "--", "mkfifo", "/work/out.txt");
-	cr_assert_eq(o.status, 0, "%s", o.err);
-	run_out_free(&o);
+	job_leaves_out(ws, "mkfifo /work/out.txt", 1, names);
+	host_sh(ws, "mkfifo out.txt");
 	RUN(&o, "get", "--workspace", ws, "out.txt", "-");
 	cr_assert_eq(o.status, 1, "%s", o.err);
 	cr_assert_not_null(strstr(o.err,
@@ -271,12 +338,26 @@ static const char *const tree_script =
     "chmod 640 d/f; touch -d @1000000000 d/f; mkfifo fifo; "
     "ln -s /etc/passwd link";
 
+/*
+ * The job runs SCRIPT (tree_script and more): its fifo never reaches the
+ * workspace (issue 26: unapplicable), so the test plants it on the host,
+ * where the CLI must still meet it.
+ */
+static void
+make_tree(const char *ws, const char *script)
+{
+	static const char *const fifo[] = {"fifo", NULL};
+
+	job_leaves_out(ws, script, 1, fifo);
+	host_sh(ws, "mkfifo fifo");
+}
+
 Test(fscli, ls_shows_what_the_job_made)
 {
 	const char *ws = harness_workspace();
 	struct run_out o;
 
-	job(ws, tree_script);
+	make_tree(ws, tree_script);
 	RUN(&o, "ls", "--workspace", ws);
 	cr_assert_eq(o.status, 0, "%s", o.err);
 	/* One level, byte-wise order: d, fifo, link. */
@@ -329,7 +410,7 @@ Test(fscli, ls_json_and_limit)
 	struct run_out o;
 	json_t *e;
 
-	job(ws, tree_script);
+	make_tree(ws, tree_script);
 	RUN(&o, "ls", "--workspace", ws, "--recursive", "--json", ".");
 	cr_assert_eq(o.status, 0, "%s", o.err);
 	cr_assert_not_null(o.json, "not JSON: %s", o.out);
@@ -618,7 +699,7 @@ Test(fscli, stat_describes_never_follows)
 	snprintf(script, sizeof(script),
 	    "%s; ln -s '%s' /work/canary; ln -s '%s' /work/cdir", tree_script,
 	    c.path, c.dir);
-	job(ws, script);
+	make_tree(ws, script);
 
 	RUN(&o, "stat", "--workspace", ws, "d/f");
 	cr_assert_eq(o.status, 0, "%s", o.err);
@@ -670,7 +751,7 @@ Test(fscli, rm_removes_links_not_targets)
 	    "%s; ln -s '%s' /work/canary; ln -s '%s' /work/cdir; "
 	    "mkdir -p /work/e/g/h; touch /work/e/g/h/i /work/e/j",
 	    tree_script, c.path, c.dir);
-	job(ws, script);
+	make_tree(ws, script);
 
 	RUN(&o, "rm", "--workspace", ws, "canary");
 	cr_assert_eq(o.status, 0, "%s", o.err);
@@ -802,7 +883,7 @@ Test(fscli, mv_within_the_workspace)
 	    "%s; ln -s '%s' /work/cdir; printf new > /work/g; "
 	    "ln -s '%s' /work/canary",
 	    tree_script, c.dir, c.path);
-	job(ws, script);
+	make_tree(ws, script);
 
 	RUN(&o, "mv", "--workspace", ws, "d/f", "f2");
 	cr_assert_eq(o.status, 0, "%s", o.err);
@@ -846,6 +927,23 @@ Test(fscli, mv_within_the_workspace)
 	run_out_free(&o);
 }
 
+/*
+ * The job makes big (1 MiB + 1 byte) and a with a second hard link b: the
+ * pair never reaches the workspace (issue 26: both names unapplicable), so
+ * the test plants it on the host, where the CLI must still meet it.
+ */
+static void
+big_and_linked_pair(const char *ws)
+{
+	static const char *const pair[] = {"a", "b", NULL};
+
+	job_leaves_out(ws,
+	    "head -c 1048577 /dev/zero > /work/big; echo hi > /work/a; "
+	    "ln /work/a /work/b",
+	    2, pair);
+	host_sh(ws, "echo hi > a; ln a b");
+}
+
 Test(fscli, quotas_from_the_policy)
 {
 	const char *ws = harness_workspace();
@@ -870,9 +968,7 @@ Test(fscli, quotas_from_the_policy)
 	ASSERT_FS_ERROR(&o, "big", "too_large");
 	run_out_free(&o);
 	cr_assert_eq(count_entries(ws), 0);
-	job(ws,
-	    "head -c 1048577 /dev/zero > /work/big; echo hi > /work/a; "
-	    "ln /work/a /work/b");
+	big_and_linked_pair(ws);
 	RUN(&o, "get", "--workspace", ws, "--policy", pol, "big", "-");
 	ASSERT_FS_ERROR(&o, "big", "too_large");
 	cr_assert_eq(o.out_len, 0);

@@ -286,9 +286,21 @@ def case_pack_skips_links(env):
     link: fs.pack leaves them out, counts them, never follows them; the
     canary's content never appears."""
     ws = env.new_ws()
-    env.job(ws, "set -e; cd /work; mkdir d; echo ok > d/real; "
-            f"ln -s {env.canary.path} d/canary; ln -s / d/root; "
-            "mkfifo d/fifo; echo two > d/one; ln d/one d/two")
+    # A job's FIFO and hard-linked files never reach the workspace
+    # (issue 26: unapplicable, the file API makes none); its symlinks and
+    # files do. A host program plants the rest as the job did before.
+    specials = "mkfifo d/fifo; echo two > d/one; ln d/one d/two"
+    w = fa.job_result(env, ws, "set -e; cd /work; mkdir d; echo ok > d/real; "
+                      f"ln -s {env.canary.path} d/canary; ln -s / d/root; "
+                      + specials)["workspace"]
+    check(w.get("unapplicable") == 3, f"workspace: {w}")
+    for n in ("fifo", "one", "two"):
+        check(not os.path.lexists(os.path.join(ws, "d", n)),
+              f"the job's d/{n} reached the workspace")
+    for n in ("real", "canary", "root"):
+        check(os.path.lexists(os.path.join(ws, "d", n)),
+              f"the job's d/{n} is not in the workspace")
+    fa.host_plant(env, ws, "set -e; cd /work; " + specials)
     sessions = env.sessions(ws)
     try:
         res = sessions[0].result("fs.pack", {"path": "d"})
