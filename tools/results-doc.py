@@ -125,6 +125,16 @@ CASES = [
      ['dd', 'if=/dev/zero', 'of=/work/big', 'bs=1M', 'count=2'], None),
     ('disk_full', 'writes 8 MiB into a 4 MiB /tmp', ['--tmp-size', '4'],
      ['python3', '-c', 'open("/tmp/f", "wb").write(bytes(8 << 20))'], None),
+    ('disk_full', 'writes 24 MiB into /work, whose stage (the job\'s '
+     'allowance: issue 26) is 16 MiB', [],
+     ['python3', '-c', 'open("/work/f", "wb").write(bytes(24 << 20))'],
+     '[files]\nworkspace_mb = 16\n', '`disk_full`, the job\'s stage'),
+    ('ok', 'writes app.py and a new git hook, .git/hooks/pre-commit: the '
+     'default [writeback] rules refuse the hook, app.py is written back '
+     '(`workspace`)', [],
+     ['sh', '-c', 'mkdir -p .git/hooks && printf "#!/bin/sh\\n" > '
+      '.git/hooks/pre-commit && echo "print(1)" > app.py'], None,
+     '`ok`, a change held back'),
     ('crash', 'reads address 0', [],
      ['python3', '-c', 'import ctypes; ctypes.string_at(0)'], None),
     ('policy_violation', 'makes an i386 system call (int 0x80)', [],

@@ -145,7 +145,8 @@ _stockade()
 				--cpu-time --memory --processes --file-size
 				--tmp-size --output --json --format
 				--unsafe-evaluation --no-progress --stdin
-				--no-stdin --env --put --get -- --help" "$cur"
+				--no-stdin --env --put --get --rollback-on-failure
+				--dry-run -- --help" "$cur"
 		fi ;;
 	put)
 		if [[ $cur == -* ]]; then
