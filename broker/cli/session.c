@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -119,6 +120,23 @@ session_prepare(const char *command, const char *policy_file,
 	return 0;
 }
 
+/* The reaper of the checkpoint store (start_ckpt_reaper), or -1. */
+static pid_t reaper_pid = -1;
+static int reaper_fd = -1;
+
+/* At the broker's exit: ends the reaper (end of file on its pipe) and
+ * waits for it. */
+static void
+end_ckpt_reaper(void)
+{
+	if (reaper_pid < 0)
+		return;
+	close(reaper_fd);
+	while (waitpid(reaper_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	reaper_pid = -1;
+}
+
 /*
  * The reaper of CD's store: a child that holds the read end of a pipe
  * whose write end only the broker keeps (close-on-exec: no launcher
@@ -155,7 +173,15 @@ start_ckpt_reaper(const struct ckpt_dir *cd)
 	}
 	if (pid > 0) {
 		close(p[0]);
-		return; /* p[1] is held until the broker ends */
+		/* p[1] is held until the broker ends; at a normal end the
+		 * broker closes it and reaps the reaper, so that no zombie
+		 * of its is left to a subreaper (end_ckpt_reaper). */
+		reaper_pid = pid;
+		reaper_fd = p[1];
+		if (atexit(end_ckpt_reaper) != 0)
+			log_warn("the checkpoint store's reaper will be left "
+				 "to init");
+		return;
 	}
 	/* Nothing of the broker's but the pipe and $TMPDIR: no client's
 	 * socket or stream is held open by the reaper. */

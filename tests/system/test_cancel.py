@@ -77,7 +77,7 @@ def job(mark):
     writes are staged until it ends, issue 26: the host sees that it
     started by its sleeping process, never by a file.)"""
     return ["sh", "-c", "echo first; "
-            f"exec sh -c 'sleep 30; echo late > /work/late.txt' {mark}"]
+            f"exec sh -c 'sleep 30; echo late > /work/late.txt' '{mark}'"]
 
 
 def sleeping(mark):
