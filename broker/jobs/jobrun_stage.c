@@ -100,6 +100,14 @@ commit_full_status(struct jobrun *jr, const struct fs_ctx *fs)
 		    (unsigned long long)fs->quota.max_files,
 		    st->id != 0 ? "they are kept staged"
 				: "nothing was written back");
+	else if (fs->used_bytes + st->scan.upper_bytes <=
+	    fs->quota.workspace_bytes)
+		snprintf(why, sizeof(why),
+		    "the workspace's file system is full: the job's changes "
+		    "(%.1f MiB staged) could not be written back; %s",
+		    (double)st->scan.upper_bytes / 1048576.0,
+		    st->id != 0 ? "they are kept staged"
+				: "nothing was written back");
 	else
 		snprintf(why, sizeof(why),
 		    "the job's changes (%.1f MiB staged) do not fit in the "

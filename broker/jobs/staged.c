@@ -121,8 +121,11 @@ staged_open(struct staged *st, int stage_fd,
 		return st->scan_error = -ENOMEM;
 	st->state = calloc(st->ch.n + 1, sizeof(*st->state));
 	st->rule = calloc(st->ch.n + 1, sizeof(*st->rule));
-	if (st->state == NULL || st->rule == NULL)
+	if (st->state == NULL || st->rule == NULL) {
+		/* Nothing is known of the set then: no change to count. */
+		changes_free(&st->ch);
 		return st->scan_error = -ENOMEM;
+	}
 	hold_back(st, wb);
 	return 0;
 }

@@ -183,6 +183,13 @@ def case_disk_cli(ctx):
 
 
 def case_disk_job(ctx):
+    """A job writes 2 MB into a workspace on a full 1 MiB disk. Its writes
+    go to its stage (issue 26), so the job itself ends well; the commit
+    finds the disk full (quota_exceeded), applies nothing (all or
+    nothing) and keeps the change set staged: the job is disk_full with
+    the workspace's error, fs.changes lists "fill" as staged, and
+    fs.rollback drops it. Then the session goes on: a host-side ENOSPC
+    on fs.read, and a write and a job once space is freed."""
     disk = Disk(ctx, "disk")
     host = Disk(ctx, "hostdisk")
     try:
@@ -192,16 +199,25 @@ def case_disk_job(ctx):
         try:
             r = s.result("exec", {"argv": ["sh", "-c",
                                            "head -c 2000000 /dev/zero > fill"]})
-            check(r["status"] == "disk_full" and r["exit_code"] == 1 and
-                  "No space left on device" in r["stderr"],
+            w = r.get("workspace") or {}
+            check(r["status"] == "disk_full" and r["exit_code"] == 0 and
+                  w.get("error") == "quota_exceeded" and w.get("stage") and
+                  w.get("committed") == 0,
                   f"the job that fills the disk: {r}")
-            size = os.path.getsize(os.path.join(ws, "fill"))
+            check(not os.path.exists(os.path.join(ws, "fill")),
+                  "a commit that did not fit left part of it")
             ch = s.result("fs.changes", {})
-            check([(c["path"], c["size"]) for c in ch["created"]] == [("fill", size)]
+            check([(c["path"], c["size"], c["state"]) for c in ch["created"]]
+                  == [("fill", 2000000, "staged")]
                   and not ch["modified"] and not ch["deleted"],
                   f"fs.changes after the job: {ch}")
+            s.result("fs.rollback", {"stage": w["stage"]})
             r = s.result("fs.read", {"path": "a.txt"})
             check(base64.b64decode(r["data"]) == b"alpha\n", f"fs.read: {r}")
+            big = pattern(200 * KiB, "f")
+            s.result("fs.write", {"path": "fill", "data":
+                                  base64.b64encode(big).decode()})
+            size = len(big)
             # fs.read into a host file on a full disk: the host side.
             host.fill(16 * KiB)
             out = ctx.host_file("out.bin", b"", host.dir)
@@ -213,8 +229,10 @@ def case_disk_job(ctx):
                 r = s.result("fs.read", {"path": "fill", "fd": 0}, [f.fileno()])
             check(r["size"] == size and os.path.getsize(out) == size,
                   f"fs.read into the freed disk: {r}")
+            disk.fill(16 * KiB)
             s.error("fs.write", {"path": "b.bin", "data": base64.b64encode(
                 pattern(64 * KiB, "b")).decode()}, "quota_exceeded")
+            os.unlink(os.path.join(ws, "filler"))
             s.result("fs.remove", {"path": "fill"})
             s.result("fs.write", {"path": "b.bin", "data": base64.b64encode(
                 pattern(64 * KiB, "b")).decode()})
@@ -223,7 +241,8 @@ def case_disk_job(ctx):
         finally:
             rc = s.close()
         check(rc == 0, f"serve exited {rc}: {s.stderr()}")
-        return "job disk_full; fs.changes, fs.read work; host ENOSPC; then ok"
+        return ("job disk_full at its commit, nothing applied, kept staged; "
+                "fs.changes, fs.read work; host ENOSPC; then ok")
     finally:
         disk.umount()
         host.umount()

@@ -243,12 +243,24 @@ def malloc_one(ctx, src, rep, want, n, total):
         check(allowed_failure(method, msg) or (deviated and named(msg)),
               f"{what}: {method} answered {str(msg)[:400]}")
         deviated = True
+    # A commit whose undo an allocation failure stopped leaves its journal
+    # (broker/fs/stage.h, STAGE_JOURNAL) for the next session, which
+    # undoes it before anything else: open the workspace once more.
+    journal = os.path.exists(os.path.join(ws, ".stockade-commit"))
+    if journal:
+        p = ctx.cli(["ls", "--workspace", ws])
+        check(p.returncode == 0 and not os.path.exists(
+            os.path.join(ws, ".stockade-commit")),
+              f"{what}: the next session did not undo the journal: "
+              f"{p.stderr!r}")
     try:
         workspace_whole(ws)
     except AssertionError as exc:
         raise AssertionError(f"{what}: {exc}; answers: {answers}") from exc
     shutil.rmtree(ws, ignore_errors=True)
-    return ("exit %d" % rc) + ("" if hit else " (not reached)")
+    return ("exit %d" % rc) + (" (journal undone by the next session)"
+                               if journal else "") + (
+        "" if hit else " (not reached)")
 
 
 def case_malloc(ctx):
