@@ -231,6 +231,8 @@ rpc_fs_commit(struct call *c, struct rawpath *p)
 	free(paths);
 	if (e < 0)
 		return commit_error(c, st, e);
+	if (!staged_holds(st))
+		staged_release(st);
 	return staged_json(st);
 }
 

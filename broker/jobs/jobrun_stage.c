@@ -121,6 +121,16 @@ commit_full_status(struct jobrun *jr, const struct fs_ctx *fs)
 	jobrun_restatus(jr, JOB_DISK_FULL, why);
 }
 
+/* Closes JR's stage unless its change set still holds changes for the
+ * client: a tmpfs held open is memory, and a session keeps the sets of
+ * its last jobs (what they say stays, for fs.changes). */
+static void
+release_unless_held(struct jobrun *jr)
+{
+	if (!staged_holds(&jr->staged))
+		staged_release(&jr->staged);
+}
+
 void
 jobrun_settle(struct jobrun *jr, struct fs_ctx *fs)
 {
@@ -129,13 +139,16 @@ jobrun_settle(struct jobrun *jr, struct fs_ctx *fs)
 	jr->stage_fd = -1;
 	jr->staged_valid = true;
 	if (staged_open(&jr->staged, fd, jr->stage_token, fs->root, &fs->quota,
-		jr->writeback, jr->stage_id, jobrun_interrupted) < 0)
+		jr->writeback, jr->stage_id, jobrun_interrupted) < 0) {
+		staged_release(&jr->staged);
 		return;
+	}
 	full_status(jr);
 	if (jr->commit == COMMIT_KEEP)
 		return;
 	if (jr->commit == COMMIT_ON_OK && jr->res.status != JOB_OK) {
 		staged_rollback(&jr->staged);
+		release_unless_held(jr);
 		return;
 	}
 	/* A change set the scan could not read whole (truncated: a
@@ -146,6 +159,7 @@ jobrun_settle(struct jobrun *jr, struct fs_ctx *fs)
 	    !jr->staged.commit.conflict && !jr->staged.ch.truncated &&
 	    jr->staged.commit.why == FS_QUOTA_EXCEEDED)
 		commit_full_status(jr, fs);
+	release_unless_held(jr);
 }
 
 /* The supervisor's STAGE receiver (supervisor.h, stage_fn) while a job
