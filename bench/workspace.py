@@ -36,6 +36,7 @@ SRC = os.path.dirname(HERE)
 NOBODY = 65534
 POLICY = """[limits]
 memory_mb = 1024
+file_size_mb = 1024
 [files]
 workspace_mb = 2048
 max_files = 300000
