@@ -235,10 +235,9 @@ run_session(struct mcp_stdio *sv, const struct policy *pol, int root,
 	/* A write_file or stdin of the policy's inline limit must fit in
 	 * one line: JSON escapes a control byte in six ("\u001b"). */
 	sv->max_line = pol->files.inline_bytes * 6 + (1u << 20);
-	if (sv->max_line < RPC_MAX_LINE)
-		sv->max_line = RPC_MAX_LINE;
-	/* What standard output is decides how it is written (mcp_stdio.c):
-	 * asked once, not at every message. */
+	sv->max_line = sv->max_line < RPC_MAX_LINE ? RPC_MAX_LINE
+						   : sv->max_line;
+	/* Standard output's kind, asked once (mcp_stdio.c writes by it). */
 	sv->out_kind = fstat(STDOUT_FILENO, &st) == 0
 	    ? (unsigned)(st.st_mode & S_IFMT)
 	    : 0;

@@ -125,20 +125,6 @@ struct snapshot {
 int snapshot_take(int root, const struct fs_quota *q,
     const struct snapshot *prev, int (*interrupted)(void), struct snapshot *s);
 
-/*
- * snapshot_take of CTX's workspace (root and quota) riding fsapi_usage's
- * walk (fsapi_usage_walk), so that one walk both takes the snapshot into
- * S and sets CTX's usage figures; *USAGE gets what fsapi_usage would have
- * returned. S and the return are snapshot_take's: the same entries, the
- * same truncation (picked out of the usage walk, whose bounds are wider).
- * INTERRUPTED stops both walks: -EINTR, S empty and the usage invalid. In
- * one case the snapshot walks again on its own: when the usage walk ran
- * out of entries (quota.max_files + 1) below paths over quota.max_path,
- * which the snapshot leaves out, before the snapshot's own bound.
- */
-int snapshot_take_usage(struct fs_ctx *ctx, const struct snapshot *prev,
-    int (*interrupted)(void), struct snapshot *s, int *usage);
-
 /* Frees everything S owns and zeroes it; accepts a zeroed S. */
 void snapshot_free(struct snapshot *s);
 

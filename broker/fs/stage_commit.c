@@ -541,14 +541,10 @@ prepare(struct commit *c)
 	return 0;
 }
 
-/*
- * Tells CTX's before_change hook (a checkpoint's undo log, fsapi.h) of
- * every picked change's path before anything is journalled: the journal
- * links the old files (a second link would make them look shared) and
- * renames deletions away, neither through the file API's operations,
- * whose own calls of the hook then find the path already saved. Returns
- * 0, or the hook's refusal in C's report (nothing done).
- */
+/* Tells CTX's before_change hook (checkpoints, fsapi.h) of every picked
+ * path before the journal links old files or moves deletions away (the
+ * file API's own later calls find them saved). 0, or the hook's refusal
+ * in C's report (nothing done). */
 static int
 tell_hook(struct commit *c)
 {

@@ -150,4 +150,3 @@ jobrun_refine_status(struct jobrun *jr, struct fs_ctx *fs)
 	}
 	free(err);
 }
-

@@ -104,9 +104,8 @@ hold_back(struct staged *st, const struct wb_policy *wb)
 
 int
 staged_open(struct staged *st, int stage_fd,
-    const uint8_t token[STAGE_TOKEN_BYTES], int root,
-    const struct fs_quota *q, const struct wb_policy *wb, uint32_t id,
-    int (*interrupted)(void))
+    const uint8_t token[STAGE_TOKEN_BYTES], int root, const struct fs_quota *q,
+    const struct wb_policy *wb, uint32_t id, int (*interrupted)(void))
 {
 	int e;
 

@@ -62,9 +62,8 @@ struct staged {
  * in ST->scan_error: the set is then empty and staged_json says so).
  */
 int staged_open(struct staged *st, int stage_fd,
-    const uint8_t token[STAGE_TOKEN_BYTES], int root,
-    const struct fs_quota *q, const struct wb_policy *wb, uint32_t id,
-    int (*interrupted)(void));
+    const uint8_t token[STAGE_TOKEN_BYTES], int root, const struct fs_quota *q,
+    const struct wb_policy *wb, uint32_t id, int (*interrupted)(void));
 
 /*
  * Commits ST's pending changes to CTX's workspace (stage_commit), and,

@@ -61,7 +61,7 @@ summary(const struct staged *st, const char *mode_name)
 		return NULL;
 	if (json_object_set_new(o, "stage",
 		staged_holds(st) && st->id != 0 ? json_integer(st->id)
-						     : json_null()) < 0 ||
+						: json_null()) < 0 ||
 	    json_object_set_new(o, "error",
 		st->scan_error < 0 ? json_string("io_error")
 		    : st->commit_failed
