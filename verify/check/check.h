@@ -135,10 +135,19 @@ char *check_unconst(const char *s);
 void check_spawnattr_init(posix_spawnattr_t *at);
 
 /* What one process started by a check gave. */
+/* Whether a process of the host runs whose command line (all its
+ * arguments, /proc/PID/cmdline, NULs read as blanks, the first 4095
+ * bytes) holds MARK, stockade's own processes aside (their command
+ * lines name the job's): how a check sees that a job has begun or still
+ * runs, now that a job's files are staged until it ends (issue 26). */
+bool check_marked_process(const char *mark);
+
 struct check_proc {
 	int status; /* exit status, 128 + signal, or -1 when it
 			    * could not be started */
 	bool timed_out; /* killed at its deadline */
+	bool interrupt_sent; /* SIGINT was sent (check_job_opts'
+			      * interrupt_on was seen) */
 	int64_t elapsed_ms;
 	char *out, *err; /* its stdout and stderr, NUL-terminated,
 			    * malloc'd; at most 4 MiB each is kept */
@@ -179,10 +188,14 @@ struct check_job_opts {
 	bool no_probe; /* do not --put the probe */
 	const char *const *extra_env; /* as check_exec's */
 	int64_t deadline_ms; /* 0: 30000 */
-	const char *interrupt_on; /* a host path (in WORKSPACE): once
-				      * it exists, SIGINT to stockade (not
-				      * its group), as Ctrl-C would
-				      * (results.cancelled); NULL: never */
+	const char *interrupt_on; /* a mark: once a process whose
+				      * command line holds it runs (the
+				      * job shows it only once it has
+				      * begun: a job's files are staged
+				      * until it ends, issue 26), SIGINT
+				      * to stockade (not its group), as
+				      * Ctrl-C would (results.cancelled);
+				      * NULL: never */
 };
 
 struct check_job {

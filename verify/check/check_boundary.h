@@ -107,7 +107,8 @@ bool bgrun_poll(struct bgrun *b, int ms);
 /* Kills what is left of B (its process group) and reaps it. */
 void bgrun_end(struct bgrun *b);
 
-/* The first child of PARENT found in /proc (its comm into COMM), or 0. */
+/* The first child of PARENT found in /proc whose comm is a launcher's
+ * ("stockade-launch..."; into COMM, LEN bytes at least 16), or 0. */
 pid_t boundary_find_child(pid_t parent, char *comm, size_t len);
 
 /* True when NAME exists in the directory DIR. */

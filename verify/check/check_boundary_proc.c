@@ -425,6 +425,10 @@ boundary_find_child(pid_t parent, char *comm, size_t len)
 			    open_paren != NULL ? (int)(p - open_paren - 1) : 0,
 			    open_paren != NULL ? open_paren + 1 : "");
 		}
+		/* The launcher, not the broker's other children (its
+		 * spawner, the checkpoint store's reaper). */
+		if (strncmp(comm, "stockade-launch", 15) != 0)
+			found = 0;
 	}
 	closedir(d);
 	return found;

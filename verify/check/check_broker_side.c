@@ -35,7 +35,7 @@
 
 /* mark-then-mark's sleep between its two files, ms, in the check of a
  * launcher killed mid-job. */
-#define LATE_MS 500
+#define LATE_MS 3000
 /* How soon after its launcher's death a job must end as sandbox_error. */
 #define DEATH_NOTICE_MS 2000
 
@@ -265,14 +265,14 @@ broker_refuses_foreign_result(struct check_ctx *c, struct check_result *r)
 
 /*
  * Starts launcher_death's job into B: a real `stockade run --json` in
- * the workspace WS (open as WSFD) whose probe makes "started", sleeps
- * LATE_MS and makes "late"; returns once "started" is there. Returns
- * false when it could not start or never did within 5 s (R failed, B
- * ended).
+ * the workspace WS whose probe makes "started", sleeps LATE_MS and makes
+ * MARK; returns once the probe runs (its command line holds MARK: a
+ * job's files are staged until it ends, issue 26). Returns false when it
+ * could not start or never did within 5 s (R failed, B ended).
  */
 static bool
 start_marked_job(struct check_ctx *c, struct check_result *r, const char *ws,
-    int wsfd, struct bgrun *b)
+    const char *mark, struct bgrun *b)
 {
 	char put[4200], ms[16];
 	int64_t t0;
@@ -282,14 +282,14 @@ start_marked_job(struct check_ctx *c, struct check_result *r, const char *ws,
 	snprintf(ms, sizeof(ms), "%d", LATE_MS);
 	const char *argv[] = {c->stockade, "run", "--json", "--workspace", ws,
 	    "--put", put, "--", "./stockade-probe", "mark-then-mark", "started",
-	    ms, "late", NULL};
+	    ms, mark, NULL};
 	if ((e = bgrun_start(c, argv, b)) < 0) {
 		check_fail(r, "cannot run %s: %s", c->stockade, strerror(-e));
 		return false;
 	}
 	t0 = check_now_ms();
-	/* The job under way: "started" made, "late" LATE_MS away. */
-	while (!boundary_exists_in(wsfd, "started")) {
+	/* The job under way: its probe runs, MARK LATE_MS away. */
+	while (!check_marked_process(mark)) {
 		if (bgrun_poll(b, 5) || check_now_ms() - t0 > 5000) {
 			bgrun_end(b);
 			check_fail(r,
@@ -319,22 +319,22 @@ await_end(struct bgrun *b, int64_t t_kill)
 }
 
 /*
- * boundary.launcher_death_ends_job: a real `stockade run` whose job
- * makes the file "started", sleeps LATE_MS and makes "late"; once
- * "started" is there, its launcher (the child of stockade run) is killed
- * with SIGKILL. The job must end as sandbox_error naming the launcher's
- * death within DEATH_NOTICE_MS, and the jail with it: "late" never
- * appears (proto.h, supervisor.h: a launcher that dies is a
+ * boundary.launcher_death_ends_job: a real `stockade run` whose job's
+ * probe sleeps LATE_MS; once it runs, its launcher (the child of
+ * stockade run) is killed with SIGKILL. The job must end as
+ * sandbox_error naming the launcher's death within DEATH_NOTICE_MS, and
+ * the jail with it: its probe (found by a mark in its command line) no
+ * longer runs once the result is in (proto.h, supervisor.h: a launcher that dies is a
  * sandbox_error; PR_SET_PDEATHSIG, prctl(2)).
  */
 static void
 launcher_death(struct check_ctx *c, struct check_result *r)
 {
-	char ws[4096], comm[64] = "", why[300];
+	char ws[4096], comm[64] = "", why[300], mark[64];
 	struct bgrun b;
 	json_t *res = NULL;
 	const char *status = "", *detail = "";
-	int64_t t_started = 0, t_kill, t_end;
+	int64_t t_kill, t_end;
 	pid_t launcher = 0;
 	int wsfd = -1, e;
 
@@ -344,11 +344,12 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 		    strerror(e < 0 ? -e : errno));
 		return;
 	}
-	if (!start_marked_job(c, r, ws, wsfd, &b)) {
+	snprintf(mark, sizeof(mark), "late-%d-%lld", (int)getpid(),
+	    (long long)check_now_ms());
+	if (!start_marked_job(c, r, ws, mark, &b)) {
 		close(wsfd);
 		return;
 	}
-	t_started = check_now_ms();
 	launcher = boundary_find_child(b.pid, comm, sizeof(comm));
 	if (launcher <= 0) {
 		bgrun_end(&b);
@@ -362,9 +363,8 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 	kill(launcher, SIGKILL);
 	t_kill = check_now_ms();
 	t_end = await_end(&b, t_kill);
-	/* Past the moment a surviving jail would make "late". */
-	while (check_now_ms() < t_started + LATE_MS + 250)
-		usleep(10000);
+	/* A jail that outlived its launcher: its probe still sleeps. */
+	usleep(100000);
 	if ((res = json_loads(b.obuf, 0, NULL)) != NULL) {
 		const char *v;
 
@@ -382,11 +382,11 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 		    "no result within %d ms %s: its death went "
 		    "unnoticed",
 		    DEATH_NOTICE_MS + 1000, why);
-	else if (boundary_exists_in(wsfd, "late"))
+	else if (check_marked_process(mark))
 		check_fail(r,
-		    "the job made \"late\" %d ms after it started, "
+		    "the job's probe still ran %lld ms after its result, "
 		    "%s: the jail outlived its launcher",
-		    LATE_MS, why);
+		    (long long)(check_now_ms() - t_end), why);
 	else if (strcmp(status, "sandbox_error") != 0 ||
 	    strstr(detail, "launcher") == NULL ||
 	    strstr(detail, "died") == NULL)
@@ -400,7 +400,7 @@ launcher_death(struct check_ctx *c, struct check_result *r)
 	else
 		check_pass(r,
 		    "sandbox_error \"%s\" %lld ms %s; the job's "
-		    "later file never appeared",
+		    "probe gone with it",
 		    detail, (long long)(t_end - t_kill), why);
 	json_decref(res);
 	close(wsfd);

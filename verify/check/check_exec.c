@@ -4,6 +4,7 @@
  * written, its process group killed at the deadline or when we are
  * interrupted.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -157,10 +158,55 @@ exec_spawn(const char *const argv[], char **envp, bool input, int out[2],
 	return 0;
 }
 
+/* Whether ARGV0 (NUL-terminated) is a stockade program: "stockade" or a
+ * path ending in "/stockade". */
+static bool
+is_stockade(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	return strcmp(base != NULL ? base + 1 : argv0, "stockade") == 0;
+}
+
+bool
+check_marked_process(const char *mark)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d != NULL && !found && (e = readdir(d)) != NULL) {
+		char path[300], buf[4096];
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		/* Not stockade itself (broker, spawner, reaper), whose
+		 * command line names the job's: the job's own processes. */
+		if (n > 0 && is_stockade(buf))
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n > 0 ? n : 0] = '\0';
+		found = strstr(buf, mark) != NULL;
+	}
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
 /*
  * While PID's stdout or stderr (OUT[0], ERR[0]) is open: both drained
  * into P, INPUT's LEN bytes written to IN[1] (closed when all is sent;
- * -1: none), SIGINT sent once INTERRUPT_ON exists (NULL: never), and
+ * -1: none), SIGINT sent once a process shows the mark INTERRUPT_ON
+ * (check_marked_process; NULL: never), and
  * the group killed at DEADLINE (check_now_ms) or on a signal to us
  * (P->timed_out).
  */
@@ -182,9 +228,9 @@ exec_pump(pid_t pid, struct check_proc *p, int out[2], int err[2], int in[2],
 			p->timed_out = true;
 			break;
 		}
-		if (!interrupted && access(interrupt_on, F_OK) == 0) {
+		if (!interrupted && check_marked_process(interrupt_on)) {
 			kill(pid, SIGINT);
-			interrupted = true;
+			interrupted = p->interrupt_sent = true;
 		}
 		/* Looking for INTERRUPT_ON: every 20 ms. */
 		if (!interrupted && left > 20)

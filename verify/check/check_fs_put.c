@@ -346,9 +346,28 @@ gets_as_wanted(struct check_result *r, json_t *gets, const char *const name[5],
 	return true;
 }
 
+/* A FIFO data.csv in S's workspace, owned as the workspace: a job's
+ * FIFO is never written back (issue 26: a commit makes none), so the
+ * host plants it, as another tool might. False with R failed. */
+static bool
+plant_fifo(const struct scene *s, struct check_result *r)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/data.csv", s->ws);
+	if (stat(s->ws, &st) < 0 || mkfifo(path, 0644) < 0 ||
+	    lchown(path, st.st_uid, st.st_gid) < 0) {
+		check_fail(r, "cannot make a FIFO in the workspace: %s",
+		    strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 /* file_api.run_get_refuses_job_planted: the job makes report.txt -> the
- * canary, a FIFO data.csv, logs -> real (inside), up -> a directory
- * outside, and ok.txt; `run --get` of each after the job gives
+ * canary, logs -> real (inside), up -> a directory outside, and ok.txt,
+ * beside a FIFO data.csv the host made (plant_fifo); `run --get` of each after the job gives
  * symlink_refused, not_regular_file (without blocking), symlink_refused,
  * symlink_refused, and ok.txt's 5 bytes; no host file is made for a
  * refused get, and a failed get turns the job's 0 into exit status 1
@@ -371,7 +390,7 @@ run_get_planted(struct check_ctx *c, struct check_result *r)
 	    NULL,
 	};
 	static const char script[] =
-	    "ln -s \"$1\" report.txt && mkfifo data.csv && mkdir real && "
+	    "ln -s \"$1\" report.txt && mkdir real && "
 	    "echo x > real/f && ln -s real logs && ln -s \"$2\" up && "
 	    "echo fine > ok.txt";
 	char host[5][4096], arg[5][4200], why[512];
@@ -380,7 +399,7 @@ run_get_planted(struct check_ctx *c, struct check_result *r)
 	struct scene s;
 	json_t *gets;
 
-	if (fsc_scene_init(c, &s, NULL, r) < 0)
+	if (fsc_scene_init(c, &s, NULL, r) < 0 || !plant_fifo(&s, r))
 		return;
 	for (size_t i = 0; i < 5; i++) {
 		check_tmpname(c, "got", host[i], sizeof(host[i]));
