@@ -34,7 +34,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))  # tests/lib: stockade_test
-from stockade_test import (EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
+from stockade_test import (alive_with, EXIT_NO_KERNEL_LAYER, NOBODY, Skip, diag,
                            remove_all, save_result, tap_case,
                            traversable_tmp, unprivileged_binaries)
 
@@ -108,21 +108,6 @@ def wait_started(mark, p):
         if time.monotonic() > deadline:
             raise AssertionError("the job never started")
         time.sleep(0.02)
-
-
-def alive_with(mark):
-    """The pids of the host's processes whose command line holds MARK."""
-    pids = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                if mark.encode() in f.read():
-                    pids.append(int(name))
-        except OSError:
-            continue
-    return pids
 
 
 def gone(mark, ws):
