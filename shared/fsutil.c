@@ -14,6 +14,17 @@
 #include <unistd.h>
 
 int
+openat_eintr(int dir, const char *path, int flags, mode_t mode)
+{
+	int fd;
+
+	do
+		fd = openat(dir, path, flags, mode);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
+int
 write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

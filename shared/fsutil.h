@@ -11,6 +11,14 @@
 int write_all(int fd, const void *data, size_t len);
 
 /*
+ * openat(2) of PATH beneath DIR (AT_FDCWD: the working directory) with
+ * FLAGS and MODE, made again while it fails with EINTR (opening a FIFO or
+ * a device may be interrupted by a signal). Returns the descriptor (the
+ * caller's) or -1 with errno set, as openat.
+ */
+int openat_eintr(int dir, const char *path, int flags, mode_t mode);
+
+/*
  * Reads the small file PATH under DIRFD (AT_FDCWD: PATH as it is) into
  * BUF of LEN bytes (LEN >= 1): at most LEN - 1 bytes, NUL-terminated,
  * trailing newlines dropped. For the one-value files of proc(5) and

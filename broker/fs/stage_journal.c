@@ -67,7 +67,8 @@ stage_chmod_dir(int dirfd, const char *name, mode_t mode)
 	if ((p = fsapi_openat2(dirfd, name, O_PATH | O_DIRECTORY, 0)) < 0)
 		return p;
 	do /* EINTR retried, as fsapi_openat2 does */
-		fd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = openat_eintr(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		    0);
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		/* A directory the broker may not read (mode 0, a broker that
@@ -96,7 +97,8 @@ save_copy(struct stage_journal *j, int dirfd, const char *name, const char *jn,
 
 	if ((in = fsapi_open_regular_at(dirfd, name, true, &st, why)) < 0)
 		return in;
-	out = openat(j->dir, jn, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	out = openat_eintr(j->dir, jn, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600);
 	if (out < 0)
 		return fsapi_fail(why, fs_error_from_errno(errno), -errno);
 	e = fsapi_copy_fd(in, out, UINT64_MAX, &copied, &out_side);
@@ -165,17 +167,34 @@ put_op(FILE *f, const struct stage_op *op)
 		    op->kind == STAGE_OP_CREATE ? op->j - 1 : op->j);
 }
 
-/* Makes NAME in J durably from TMP: fsync'ed, renamed, the journal
- * fsync'ed. F (owned) holds TMP's content; it is closed. */
+/* A file of the journal being written: its text gathered in memory (a
+ * stream that makes no system call), then written whole with
+ * write_all, which retries a write a signal interrupted (stdio's
+ * buffered write gives up on EINTR). */
+struct jfile {
+	FILE *f; /* open_memstream's */
+	char *text;
+	size_t len;
+	int fd; /* TMP in the journal */
+};
+
+/* Makes NAME in J durably from TMP: JF's text written, fsync'ed,
+ * renamed, the journal fsync'ed. JF's stream, text and descriptor are
+ * freed. */
 static int
-publish(struct stage_journal *j, FILE *f, const char *tmp, const char *name)
+publish(struct stage_journal *j, struct jfile *jf, const char *tmp,
+    const char *name)
 {
 	int e = 0;
 
-	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0)
-		e = errno ? -errno : -EIO;
-	if (fclose(f) != 0 && e == 0)
+	if (fclose(jf->f) != 0)
+		e = errno ? -errno : -ENOMEM;
+	if (e == 0)
+		e = write_all(jf->fd, jf->text, jf->len);
+	if (e == 0 && fsync(jf->fd) < 0)
 		e = -errno;
+	close(jf->fd);
+	free(jf->text);
 	if (e == 0 && renameat(j->dir, tmp, j->dir, name) < 0)
 		e = -errno;
 	if (e == 0 && fsync(j->dir) < 0)
@@ -183,45 +202,49 @@ publish(struct stage_journal *j, FILE *f, const char *tmp, const char *name)
 	return e;
 }
 
-/* A new file TMP in J, open for writing as a stream, or NULL (errno). */
-static FILE *
-create(struct stage_journal *j, const char *tmp)
+/* A new file TMP in J into JF, its text a stream in memory. Returns 0
+ * or a negative errno (nothing left open). */
+static int
+create(struct stage_journal *j, const char *tmp, struct jfile *jf)
 {
-	int fd = openat(j->dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600);
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	if ((f = fdopen(fd, "w")) == NULL)
-		close(fd);
-	return f;
+	memset(jf, 0, sizeof(*jf));
+	jf->fd = openat_eintr(j->dir, tmp,
+	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (jf->fd < 0)
+		return -errno;
+	if ((jf->f = open_memstream(&jf->text, &jf->len)) == NULL) {
+		close(jf->fd);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int
 stage_journal_write(struct stage_journal *j)
 {
-	FILE *f = create(j, MANIFEST_TMP);
+	struct jfile jf;
 	size_t i;
+	int e;
 
-	if (f == NULL)
-		return -errno;
-	fputs(HEAD "\n", f);
+	if ((e = create(j, MANIFEST_TMP, &jf)) < 0)
+		return e;
+	fputs(HEAD "\n", jf.f);
 	for (i = 0; i < j->n; i++)
-		put_op(f, &j->op[i]);
-	fputs("end\n", f);
-	return publish(j, f, MANIFEST_TMP, MANIFEST);
+		put_op(jf.f, &j->op[i]);
+	fputs("end\n", jf.f);
+	return publish(j, &jf, MANIFEST_TMP, MANIFEST);
 }
 
 int
 stage_journal_done(struct stage_journal *j)
 {
-	FILE *f = create(j, DONE_TMP);
+	struct jfile jf;
+	int e;
 
-	if (f == NULL)
-		return -errno;
-	fputs("done\n", f);
-	return publish(j, f, DONE_TMP, DONE);
+	if ((e = create(j, DONE_TMP, &jf)) < 0)
+		return e;
+	fputs("done\n", jf.f);
+	return publish(j, &jf, DONE_TMP, DONE);
 }
 
 /* Whether the journal name JN exists in J. */
@@ -437,7 +460,8 @@ read_manifest(struct stage_journal *j)
 	struct stat st;
 	size_t got = 0;
 
-	fd = openat(j->dir, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat_eintr(j->dir, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
+	    0);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0)

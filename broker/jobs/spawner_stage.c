@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "proto.h"
 
 /* How long the broker waits for the spawner's answer, milliseconds. */
@@ -94,10 +95,12 @@ open_entry(int dir, const char *name, bool directory)
 					   : -EPERM;
 	}
 	if (directory) {
-		fd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = openat_eintr(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		    0);
 	} else {
 		fd_path(self, p);
-		fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		fd = openat_eintr(AT_FDCWD, self,
+		    O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
 	}
 	fd = fd < 0 ? -errno : fd;
 	close(p);
@@ -112,7 +115,9 @@ mount_listed(uint64_t id)
 	char buf[4096];
 	uint64_t v = 0;
 	bool head = true, found = false, big = false;
-	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), e = 0;
+	int fd = openat_eintr(AT_FDCWD, "/proc/self/mountinfo",
+		O_RDONLY | O_CLOEXEC, 0),
+	    e = 0;
 	ssize_t n;
 
 	if (fd < 0)
