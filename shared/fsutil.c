@@ -110,7 +110,8 @@ rm_prepare_dir(struct rm_walk *w, int dfd, const char *name)
 	struct statx stx;
 	int pfd, e;
 
-	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	pfd = openat_eintr(dfd, name,
+	    O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC, 0);
 	if (pfd < 0)
 		return -errno;
 	if (statx(pfd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
@@ -173,7 +174,7 @@ rm_dir(struct rm_walk *w, int dfd, const char *name, unsigned level)
 		return;
 	}
 	/* "." from the O_PATH descriptor is the directory just checked. */
-	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat_eintr(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	close(pfd);
 	if (fd < 0) {
 		rm_error(w, -errno);
@@ -244,7 +245,7 @@ remove_tree_at(int dirfd, const char *name)
 	pfd = rm_prepare_dir(&w, dirfd, name);
 	if (pfd < 0)
 		return pfd;
-	top = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	top = openat_eintr(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	close(pfd);
 	if (top < 0)
 		return -errno;
@@ -255,7 +256,8 @@ remove_tree_at(int dirfd, const char *name)
 		w.moved = 0;
 		/* A fresh descriptor per pass: rm_children closes it, and a
 		 * new stream sees what the last pass moved up. */
-		fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = openat_eintr(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		    0);
 		if (fd < 0) {
 			rm_error(&w, -errno);
 			break;
@@ -271,8 +273,8 @@ remove_tree_at(int dirfd, const char *name)
 ssize_t
 read_small_at(int dirfd, const char *path, char *buf, size_t len)
 {
-	_cleanup_close_ int fd = openat(dirfd, path,
-	    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	_cleanup_close_ int fd = openat_eintr(dirfd, path,
+	    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 	size_t got = 0;
 	ssize_t n;
 
