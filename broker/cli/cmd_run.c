@@ -237,6 +237,20 @@ struct run_args {
 	int prog; /* argv's index of PROGRAM */
 };
 
+/* Adds the --env ARG (argv's) to A, whose array has room for ARGC.
+ * Returns 0 or EXIT_SANDBOX, reported. */
+static int
+add_env(struct run_args *a, int argc, char *arg)
+{
+	if (a->envs == NULL &&
+	    (a->envs = calloc((size_t)argc, sizeof(*a->envs))) == NULL) {
+		log_error("out of memory");
+		return EXIT_SANDBOX;
+	}
+	a->envs[a->nenvs++] = arg;
+	return 0;
+}
+
 /* Adds the --put (C 'P') or --get (C 'G') ARG to A. Returns 0 or an exit
  * status, reported. */
 static int
@@ -329,19 +343,13 @@ run_parse(int argc, char **argv, struct run_args *a)
 			a->no_stdin = true;
 			break;
 		case 'E':
-			if (a->envs == NULL &&
-			    (a->envs = calloc((size_t)argc,
-				 sizeof(*a->envs))) == NULL) {
-				log_error("out of memory");
-				return EXIT_SANDBOX;
-			}
-			a->envs[a->nenvs++] = optarg;
+			if ((rc = add_env(a, argc, optarg)) != 0)
+				return rc;
 			break;
-		case 'R':
-			a->rollback_on_failure = true;
-			break;
-		case 'D':
-			a->dry_run = true;
+		case 'R': /* --rollback-on-failure */
+		case 'D': /* --dry-run */
+			*(c == 'R' ? &a->rollback_on_failure
+				   : &a->dry_run) = true;
 			break;
 		case 'P':
 		case 'G':

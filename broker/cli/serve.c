@@ -502,10 +502,8 @@ cmd_serve(int argc, char **argv)
 	 * while waiting or handling a request (top of this file). */
 	session_block_end_signals(&sv.waitmask);
 	jobrun_catch_signals();
-	/* A transfer blocked on a descriptor (fs.read into a pipe nobody
-	 * reads, fs.write from one that never ends) stops at the signal:
-	 * the handler has no SA_RESTART, so the blocked call returns EINTR,
-	 * and the copy asks jobrun whether to go on (fsapi.h). */
+	/* A blocked transfer stops at the signal: no SA_RESTART, so the
+	 * call returns EINTR and the copy asks jobrun (fsapi.h). */
 	fsapi_set_interrupted(jobrun_interrupted);
 	rpc_session_init(&sv.rpc, ws.fd, &pol, &sup);
 	rpc_session_take_ckpt_dir(&sv.rpc, &cd);
