@@ -293,7 +293,7 @@ ckpt_restore(struct ckpt_store *st, struct fs_ctx *ctx, const char *name,
     size_t len, struct ckpt_restore_report *rep)
 {
 	struct restorer r = {st, ctx, rep, false};
-	long k;
+	long k = -1;
 
 	memset(rep, 0, sizeof(*rep));
 	if (!ckpt_name_valid(name, len))
