@@ -5,14 +5,17 @@
  *
  *   jobbench --stockade BROKER --workspace DIR [--policy FILE]
  *            [--sessions N] [--warmup N] [--jobs N] [--settle-ms N]
- *            [--memory] [--log FILE] -- PROGRAM [ARGS...]
+ *            [--gap MS] [--memory] [--log FILE] -- PROGRAM [ARGS...]
  *
  * One session (the default): `BROKER serve --workspace DIR` on pipes,
  * WARMUP jobs (the first one starts the launcher), then JOBS jobs one
  * after another. With --sessions N (N > 1) the workspaces are DIR/000 to
  * DIR/N-1 (made by the caller, owned as the broker needs); all N sessions
  * are started and warmed up (one job each), then each runs JOBS jobs in
- * its own thread, all at once.
+ * its own thread, all at once. With --gap MS each session sleeps MS
+ * milliseconds between a result and its next request (the pace of an agent
+ * that thinks between jobs; a pool has that long to refill); 0, the
+ * default, sends them back to back. The sleep is not in the latency.
  *
  * Prints one JSON object on stdout: the latency figures in milliseconds
  * (median, p10, p90, p99, max, mean), jobs per second, failures (an
@@ -66,7 +69,7 @@ struct session {
 
 static const char *broker, *policy, *logpath, *wsroot;
 static char *argv_json;
-static long jobs = 100, warmup = 5, nsessions = 1, settle_ms = 300;
+static long jobs = 100, warmup = 5, nsessions = 1, settle_ms = 300, gap_ms;
 static bool memory;
 static pthread_barrier_t barrier;
 
@@ -227,12 +230,20 @@ job(struct session *s, double *peak, double *wall, bool *ok)
 	return t;
 }
 
+/* Sleeps MS milliseconds (resumed after a signal). */
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 static void
 settle(void)
 {
-	struct timespec ts = {settle_ms / 1000, (settle_ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
+	sleep_ms(settle_ms);
 }
 
 static void *
@@ -249,6 +260,8 @@ session_thread(void *arg)
 		s->lat[i] = job(s, &s->peak[i], &s->wall[i], &ok);
 		s->failed += !ok;
 		s->done++;
+		if (gap_ms > 0 && i + 1 < jobs)
+			sleep_ms(gap_ms);
 	}
 	s->end_ms = now_ms();
 	/* A pool refilling holds descriptors for a while: wait (at most 5 s)
@@ -308,7 +321,8 @@ usage(void)
 	fprintf(stderr,
 	    "usage: jobbench --stockade BROKER --workspace DIR "
 	    "[--policy FILE] [--sessions N] [--warmup N] [--jobs N] "
-	    "[--settle-ms N] [--memory] [--log FILE] -- PROGRAM [ARGS...]\n");
+	    "[--settle-ms N] [--gap MS] [--memory] [--log FILE] "
+	    "-- PROGRAM [ARGS...]\n");
 	exit(2);
 }
 
@@ -358,6 +372,8 @@ parse_args(int argc, char **argv)
 			jobs = number(v, 1, 1000000);
 		else if (strcmp(o, "--settle-ms") == 0)
 			settle_ms = number(v, 0, 60000);
+		else if (strcmp(o, "--gap") == 0)
+			gap_ms = number(v, 0, 60000);
 		else
 			usage();
 	}
