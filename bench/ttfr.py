@@ -3,7 +3,8 @@
 memory of idle sessions (issue 27, point 4; docs/benchmarks.md).
 
     bench/ttfr.py [--build DIR] [--dir TMP] [--sessions N] [--stagger-ms X]
-                  [--burst B] [--reps R] [--idle K] [--json FILE]
+                  [--burst B] [--reps R] [--delays D,D...] [--idle K]
+                  [--json FILE]
 
 Every session is `BUILD/stockade serve --workspace WS` on pipes, WS a fresh
 directory (owned by uid 65534 when run as root), the default policy,
@@ -23,15 +24,15 @@ standard error appended to TMP/ttfr-serve.log.
   is the median of 10 single jobs 300 ms apart. A burst: B `exec`s (default
   10) written in one go (answered in order, one after another), each timed
   to its answer from the burst's start. Recovery: after a burst, a pause of
-  D ms (0 to 1000), then one job; its latency, the median over R bursts per
+  D ms (--delays, default 0,10,20,50,100,200,500,1000), then one job; its latency, the median over R bursts per
   D (default 3), against the rested figure; recovered at the first D from
   which every probe is within 1.25x of it. Then once more a burst and the
   pool jails (`stockade-init` processes of the session) counted every 5 ms
   from its end until back to the rested count: the pool full again by
   /proc.
 - Memory: K idle sessions (default 10), each after one job and 1 s idle
-  (its pool full): every process of each (broker, spawner, launcher,
-  zygote, pool jails with anything below them), Pss from
+  (its pool full): every process of each (broker, spawner, reaper,
+  launcher, zygote, pool jails with anything below them), Pss from
   /proc/PID/smaps_rollup and VmRSS from /proc/PID/status, summed by role
   over the K and divided by K (shared pages split among the K, so PSS per
   session is what one more session costs). Per waiting jail: the pool
@@ -60,7 +61,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NOBODY = 65534
 EXEC = (b'{"jsonrpc":"2.0","id":%d,"method":"exec",'
         b'"params":{"argv":["true"]}}\n')
-DELAYS = (0, 10, 20, 50, 100, 200, 500, 1000)
 
 
 def now():
@@ -169,20 +169,20 @@ def overlapping(a, n, every_ms):
     t_start, deadline = now(), now() + 120000
     while (len(live) < n or done < n) and now() < deadline:
         due = t_start + len(live) * every_ms
-        if len(live) < n and now() >= due:
-            s = Session(a, workspace(a))
-            s.send()
-            live.append(s)
-            sel.register(s.p.stdout, selectors.EVENT_READ, s)
-            continue
-        wait = (due - now()) / 1000 if len(live) < n else 1.0
-        for key, _ in sel.select(max(wait, 0)):
+        spawn = len(live) < n and now() >= due
+        wait = 0 if spawn else (due - now()) / 1000 if len(live) < n else 1.0
+        for key, _ in sel.select(max(wait, 0)):  # answers first, then starts
             s = key.data
             lines = s.feed()
             if lines is None or lines:
                 s.t1, s.ok = now(), bool(lines) and ok(lines[0])
                 sel.unregister(key.fileobj)
                 done += 1
+        if spawn:
+            s = Session(a, workspace(a))
+            s.send()
+            live.append(s)
+            sel.register(s.p.stdout, selectors.EVENT_READ, s)
     for s in live:
         ended = s.end()
         good = bool(s.ok) and ended
@@ -264,9 +264,9 @@ def drain(a):
             rested.append(s.job()[0])
         rest = statistics.median(rested)
         time.sleep(0.5)
-        bursts, probes = [], {d: [] for d in DELAYS}
+        bursts, probes = [], {d: [] for d in a.delays}
         for _ in range(a.reps):
-            for d in DELAYS:
+            for d in a.delays:
                 bursts.append(burst(s, a.burst))
                 time.sleep(d / 1000)
                 t, good = s.job()
@@ -285,8 +285,8 @@ def drain(a):
         if not s.end():
             a.failures += 1
     med = {d: statistics.median(v) for d, v in probes.items()}
-    rec = next((d for d in DELAYS
-                if all(med[e] <= 1.25 * rest for e in DELAYS if e >= d)), None)
+    rec = next((d for d in a.delays
+                if all(med[e] <= 1.25 * rest for e in a.delays if e >= d)), None)
     last = [b[-1] for b in bursts]
     return {"pool_jails": full, "rested_ms": rest, "burst": a.burst,
             "burst_first_ms": statistics.median(b[0] for b in bursts),
@@ -317,6 +317,7 @@ def roles(root):
             jails.add(pid)
         role = ("broker" if pid == root else "pool jails" if pid in jails
                 else "spawner" if c == "stockade"
+                else "reaper" if c == "stockade-reaper"
                 else "launcher" if c.startswith("stockade-launch")
                 else "zygote" if c == "stockade-zygote" else "other")
         out.append((role, pid))
@@ -436,8 +437,10 @@ def main():
     ap.add_argument("--burst", type=int, default=10)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--idle", type=int, default=10)
+    ap.add_argument("--delays", default="0,10,20,50,100,200,500,1000")
     ap.add_argument("--json")
     a = ap.parse_args()
+    a.delays = sorted(int(d) for d in a.delays.split(","))
     a.stockade = os.path.join(os.path.abspath(a.build), "stockade")
     ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER, prctl(2)
     signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
