@@ -21,12 +21,13 @@ standard error appended to TMP/ttfr-serve.log.
   ended. p50, p95, p99 and max over the N; failures are an error, a status
   other than "ok", a non-zero exit, no answer in 120 s.
 - A drained pool: one session, warm, rested (500 ms); its rested latency
-  is the median of 10 single jobs 300 ms apart. A burst: B `exec`s (default
-  10) written in one go (answered in order, one after another), each timed
-  to its answer from the burst's start. Recovery: after a burst, a pause of
-  D ms (--delays, default 0,10,20,50,100,200,500,1000), then one job; its latency, the median over R bursts per
-  D (default 3), against the rested figure; recovered at the first D from
-  which every probe is within 1.25x of it. Then once more a burst and the
+  is the median of 10 single jobs 300 ms apart. A burst: B `exec`s
+  (default 10) written in one go (answered in order, one after another),
+  each timed to its answer from the burst's start. Recovery: after a
+  burst, a pause of D ms (--delays, default 0,10,20,50,100,200,500,1000),
+  then one job; its latency, the median over R bursts per D (default 3),
+  against the rested figure; recovered at the first D from which every
+  probe is within 1.25x of it. Then once more a burst and the
   pool jails (`stockade-init` processes of the session) counted every 5 ms
   from its end until back to the rested count: the pool full again by
   /proc.
@@ -366,7 +367,9 @@ def per_session(by, jails, k):
             "judged_on": "PSS" if exact else "RSS (PSS unreadable)",
             "per_jail_pss_kb": j["pss_kb"] / (jails / k) if jails else -1,
             "per_jail_rss_kb": j["rss_kb"] / (jails / k) if jails else -1,
-            "sessions_per_gib": int((1 << 20) // per) if per > 0 else -1}
+            "sessions_per_gib": int((1 << 20) // per) if per > 0 else -1,
+            "sessions_per_gib_rss": int((1 << 20) // tot["rss_kb"])
+            if tot["rss_kb"] > 0 else -1}
 
 
 def table(header, rows):
@@ -415,7 +418,10 @@ def markdown(out):
     print(f"- memory per waiting jail: {f2(m['per_jail_pss_kb'])} KiB PSS, "
           f"{f2(m['per_jail_rss_kb'])} KiB RSS")
     print(f"- idle sessions with a full pool in 1 GiB: "
-          f"{m['sessions_per_gib']} (judged on {m['judged_on']})\n")
+          f"{m['sessions_per_gib']} (judged on {m['judged_on']}; "
+          f"{m['sessions_per_gib_rss']} on RSS, every shared page counted "
+          "in full; neither counts the kernel's memory: page tables, "
+          "namespaces, mounts)\n")
 
 
 def reap_orphans():
