@@ -16,7 +16,8 @@ standard error appended to TMP/ttfr-serve.log.
   successful command). N sessions (default 100) three ways: sequential
   (each ended, end of input and reaped, before the next starts),
   staggered (one started every X ms, default 50, overlapping) and at once
-  (all N started together, one event loop, no threads). Staggered and
+  (all N started together: one event loop, no threads, each started as
+  soon as the one before is, each timed from its own start). Staggered and
   at-once sessions stay open until every one has its result, then all are
   ended. p50, p95, p99 and max over the N; failures are an error, a status
   other than "ok", a non-zero exit, no answer in 120 s.
