@@ -255,6 +255,24 @@ _Noreturn void jail_exec_payload(const struct job_spec *spec,
     int status_fd, int notify_sock, int stdin_fd);
 
 /*
+ * A warm pool's payload (issue 27; handover.h): applies every step
+ * jail_exec_payload applies, for TEMPLATE (the job the jail was built
+ * for; its limits are every job's that may take the jail,
+ * jail_pool_compatible), with stdin from /dev/null, and then blocks in
+ * recvmsg(2) on HAND_FD, its end of init's hand-over socket (close-on-exec
+ * like every descriptor above 2 by then), until init sends the exec
+ * block. It then moves the job's stdin pipe, if one came, to descriptor
+ * 0 and executes the job's argv with the job's environment. Its seccomp
+ * filter therefore also allows recvmsg (seccomp.c). Never returns: at EOF
+ * on HAND_FD (init is gone) it exits 0; a block that does not parse is
+ * STAGE_POOL_JOB, a stdin pipe that cannot be moved STAGE_STDIO, both on
+ * STATUS_FD; an exec failure as jail_exec_payload's.
+ */
+_Noreturn void jail_wait_payload(const struct job_spec *template,
+    const struct sock_fprog *filter, int landlock_rs, int landlock_abi,
+    int status_fd, int notify_sock, int hand_fd);
+
+/*
  * Writes the one-line id map "INSIDE OUTSIDE 1" to /proc/PID/FILE
  * ("uid_map" or "gid_map"; user_namespaces(7)). Returns 0 or -errno.
  */

@@ -120,8 +120,15 @@ bool
 jail_pool_compatible(const struct job_spec *a, const struct job_spec *b)
 {
 	/* The stage is made with the jail (issue 26): its size and
-	 * inodes are the template's. */
-	return jail_same_authority(a, b) &&
+	 * inodes are the template's. A waiting jail's payload has set its
+	 * rlimits already (issue 27; jail_wait_payload): the limits they
+	 * come from are the template's too. */
+	const struct job_limits *la = &a->limits, *lb = &b->limits;
+
+	return jail_same_authority(a, b) && la->cpu_ms == lb->cpu_ms &&
+	    la->memory_bytes == lb->memory_bytes &&
+	    la->fsize_bytes == lb->fsize_bytes && la->nproc == lb->nproc &&
+	    la->nofile == lb->nofile &&
 	    a->limits.tmp_bytes == b->limits.tmp_bytes &&
 	    a->limits.home_bytes == b->limits.home_bytes &&
 	    a->workspace_allow == b->workspace_allow &&

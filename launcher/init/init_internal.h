@@ -83,6 +83,29 @@ const struct job_spec *jail_init_take_job(const struct job_spec *template,
     int go_fd, int status_fd, int *stdin_fd);
 
 /*
+ * Starts S's payload (payload_start.c) with OUT_FD and ERR_FD as its
+ * stdout and stderr, NOTIFY_FD for its seccomp listener, and closes
+ * init's copies of them and of the Landlock ruleset (all owned).
+ *   - A warm pool's jail with a mount namespace (GO_FD >= 0; issue 27;
+ *     handover.h): makes the hand-over socketpair and forks the payload,
+ *     which confines itself for the jail's template and waits
+ *     (jail_wait_payload); then waits on GO_FD for the job
+ *     (jail_init_take_job, which checks it and may end init) and sends
+ *     the payload its exec block with the job's stdin pipe. If the
+ *     payload ends first (its set-up failed and said so on the status
+ *     pipe), returns at once with S->c->spec left the template, for the
+ *     reaper to report its end. A failed hand-over is STAGE_POOL_JOB.
+ *   - A warm jail without a mount namespace: takes the job first, then
+ *     as a cold jail.
+ *   - A cold jail (GO_FD -1): forks the payload, which runs S->c->spec
+ *     at once with stdin IN_FD (owned; -1: /dev/null; jail_exec_payload).
+ * S->c->spec becomes the job. A failed fork is STAGE_FORK_PAYLOAD.
+ * Returns the payload's pid.
+ */
+pid_t jail_init_start_payload(struct init_setup *s, int go_fd, int out_fd,
+    int err_fd, int notify_fd, int in_fd);
+
+/*
  * TCP's buffer autotuning in the jail's network namespace capped at the
  * socket defaults (netns.c). Returns 0 or -errno.
  */

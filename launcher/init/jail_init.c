@@ -503,34 +503,6 @@ run_init_steps(struct init_setup *s)
 	}
 }
 
-/* Forks the payload of S's job (payload.c) with OUT_FD and ERR_FD as its
- * stdout and stderr, NOTIFY_FD and IN_FD (or -1), then closes init's
- * copies of them and of the Landlock ruleset. Returns its pid. */
-static pid_t
-start_payload(struct init_setup *s, int out_fd, int err_fd, int notify_fd,
-    int in_fd)
-{
-	const struct init_ctx *c = s->c;
-	pid_t payload = fork();
-
-	if (payload < 0)
-		setup_failed(c->status_fd, STAGE_FORK_PAYLOAD, errno);
-	if (payload == 0) {
-		if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-			setup_failed(c->status_fd, STAGE_STDIO, errno);
-		jail_exec_payload(c->spec, c->h->filter, s->landlock_rs,
-		    s->landlock_abi, c->status_fd, notify_fd, in_fd);
-	}
-	close(out_fd);
-	close(err_fd);
-	close(notify_fd);
-	if (s->landlock_rs >= 0)
-		close(s->landlock_rs);
-	if (in_fd >= 0)
-		close(in_fd);
-	return payload;
-}
-
 /*
  * The body of jail init (pid 1 of the jail); never returns. SYNC_FD is
  * the read end of the pipe on which the launcher says the id maps are
@@ -571,7 +543,6 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	};
 	sigset_t all;
 	pid_t payload;
-	int in_fd = h->stdin_fd;
 
 	/* Not the zygote's name: `ps` and /proc/1/status in the jail. */
 	prctl(PR_SET_NAME, "stockade-init");
@@ -588,13 +559,12 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
 		setup_failed(status_fd, STAGE_SIGNALS, errno);
 
-	/* A warm pool's jail: built; now the job (pool.h). */
-	if (go_fd >= 0)
-		c.spec = spec = jail_init_take_job(spec, go_fd, status_fd,
-		    &in_fd);
+	/* What the jail was built with goes to the launcher before the
+	 * payload's listener (notify.c's order); a warm jail's job may not
+	 * change it (jail_pool_compatible). */
 	jail_init_send_egress(&c, notify_fd);
 	jail_init_send_stage(&c, notify_fd);
-
-	payload = start_payload(&setup, out_fd, err_fd, notify_fd, in_fd);
+	payload = jail_init_start_payload(&setup, go_fd, out_fd, err_fd,
+	    notify_fd, h->stdin_fd);
 	jail_init_reap(&c, payload, &all);
 }

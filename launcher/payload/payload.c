@@ -7,7 +7,9 @@
  * close-on-exec, no_new_privs, seccomp, exec. Capabilities were already
  * dropped by init, bounding set included. The steps are the table
  * payload_steps; layers switched off leave their step out, and that
- * table's layer column is where (docs/layers.md).
+ * table's layer column is where (docs/layers.md). A warm pool's payload
+ * (jail_wait_payload) runs the same steps before its job exists, then
+ * waits for the job's argv, environment and stdin (handover.h) and execs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +27,7 @@
 
 #include "jail.h"
 #include "proto.h"
+#include "handover.h"
 #include "landlock_jail.h"
 
 /* A set-up step failed: that is stockade's failure, not the program's. */
@@ -374,12 +377,46 @@ static const struct payload_step payload_steps[] = {
     {0, seccomp_step, NULL, "seccomp filter"},
 };
 
+/* Runs P's set-up steps (payload_steps) in order: a step of a layer
+ * switched off runs its OFF column, or nothing. */
+static void
+payload_prepare(struct payload *p)
+{
+	for (size_t i = 0; i < sizeof(payload_steps) / sizeof(payload_steps[0]);
+	     i++) {
+		const struct payload_step *s = &payload_steps[i];
+		void (*run)(struct payload *) = s->on;
+
+		if (s->layer != 0 && job_spec_layer_off(p->spec, s->layer))
+			run = s->off;
+		if (run != NULL)
+			run(p);
+	}
+}
+
+/* Executes ARGV with the environment ENV (execvp: a name without a
+ * slash is looked up in ENV's PATH); on failure says why on stderr and
+ * exits 127 (not found) or 126. */
+static _Noreturn void
+payload_exec(char **argv, char **env)
+{
+	extern char **environ;
+	int e;
+
+	environ = env;
+	execvp(argv[0], argv);
+	e = errno;
+	/* Written in pieces, never formatted: nothing may allocate past
+	 * RLIMIT_DATA (above), and a sanitized build's printf does. */
+	exec_failed(argv[0], e);
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
 _Noreturn void
 jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
     int landlock_rs, int landlock_abi, int status_fd, int notify_sock,
     int stdin_fd)
 {
-	extern char **environ;
 	struct payload p = {
 	    .spec = spec,
 	    .filter = filter,
@@ -390,24 +427,41 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 	    .stdin_fd = stdin_fd,
 	    .env = spec->envp,
 	};
-	int e;
 
-	for (size_t i = 0; i < sizeof(payload_steps) / sizeof(payload_steps[0]);
-	     i++) {
-		const struct payload_step *s = &payload_steps[i];
-		void (*run)(struct payload *) = s->on;
+	payload_prepare(&p);
+	payload_exec(spec->argv, p.env);
+}
 
-		if (s->layer != 0 && job_spec_layer_off(spec, s->layer))
-			run = s->off;
-		if (run != NULL)
-			run(&p);
-	}
+_Noreturn void
+jail_wait_payload(const struct job_spec *template,
+    const struct sock_fprog *filter, int landlock_rs, int landlock_abi,
+    int status_fd, int notify_sock, int hand_fd)
+{
+	struct payload p = {
+	    .spec = template,
+	    .filter = filter,
+	    .landlock_rs = landlock_rs,
+	    .landlock_abi = landlock_abi,
+	    .status_fd = status_fd,
+	    .notify_sock = notify_sock,
+	    .stdin_fd = -1,
+	    .env = template->envp,
+	};
+	struct handover_buf hb;
+	char **argv, **envp;
+	int in, n;
 
-	environ = p.env;
-	execvp(spec->argv[0], spec->argv);
-	e = errno;
-	/* Written in pieces, never formatted: nothing may allocate past
-	 * RLIMIT_DATA (above), and a sanitized build's printf does. */
-	exec_failed(spec->argv[0], e);
-	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+	/* Before the rlimits: nothing allocates after them. */
+	if (handover_buf_init(&hb) < 0)
+		die(status_fd, STAGE_POOL_JOB, ENOMEM);
+	payload_prepare(&p);
+	/* Everything but the program: blocked until the job comes. */
+	n = handover_recv(hand_fd, &hb, &argv, &envp, &in);
+	if (n == 0)
+		_exit(0);
+	if (n < 0)
+		die(status_fd, STAGE_POOL_JOB, -n);
+	if (in >= 0 && (dup2(in, 0) < 0 || close(in) < 0))
+		die(status_fd, STAGE_STDIO, errno);
+	payload_exec(argv, envp);
 }

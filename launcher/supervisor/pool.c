@@ -120,7 +120,14 @@ static void
 log_failed(const struct jail *j)
 {
 	int32_t v[3] = {0, 0, 0};
-	int n = wire_status_read(j->status_fd, v);
+	int n;
+
+	/* A warm jail's payload says its Landlock ABI before it waits
+	 * (jail_wait_payload): the reason comes after. */
+	for (int i = 0; i < 4; i++)
+		if ((n = wire_status_read(j->status_fd, v)) != 1 ||
+		    v[0] != INIT_REC_LANDLOCK)
+			break;
 
 	if (n == -EPROTO)
 		log_warn("warm pool: a waiting jail's status record of type %d "

@@ -8,8 +8,11 @@
  * the mounts, pivot_root, the hostname and loopback, drops every
  * capability, and waits for its job on a socket of its own. The next job
  * whose authority and tmpfs sizes match (jail_pool_compatible) takes one:
- * the launcher sends it the job's RUN message and init forks the payload
- * at once. The pool refills one jail at a time when a job has ended,
+ * the launcher sends it the job's RUN message and init hands it to its
+ * payload, which has waited confined since the jail was built (every
+ * step but the exec: docs/layers.md, "A warm jail's payload"), so the
+ * job costs a recvmsg and an execve. A job whose rlimits differ from the
+ * template's is not such a job. The pool refills one jail at a time when a job has ended,
  * without waiting: the zygote's reply (it clones init and writes the id
  * maps, a millisecond or two) is taken when it comes, so a RUN that
  * arrives meanwhile takes a waiting jail at once.

@@ -508,9 +508,13 @@ jail_seccomp_build(const char *profile, bool monitor, bool *kill, char *why,
 		goto fail_why;
 	}
 	/* The payload hands the listener over with sendmsg after loading
-	 * the filter, and then execs: both must pass whatever the profile
-	 * (a profile without sockets has nothing else to send on). */
+	 * the filter, a warm jail's payload then receives its job with
+	 * recvmsg (jail_wait_payload), and then execs: all three must pass
+	 * whatever the profile (a profile without sockets has nothing else
+	 * to send or receive on). */
 	if (seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0) <
+		0 ||
+	    seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 0) <
 		0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0) < 0 ||
 	    seccomp_rule_add(ld.ctx, SCMP_ACT_ERRNO(clone3_errno),

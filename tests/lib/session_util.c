@@ -185,3 +185,52 @@ wait_dead(int pidfd)
 
 	cr_assert_eq(poll(&p, 1, 5000), 1, "the launcher did not die");
 }
+
+/* The jails waiting in launcher PID's pool: its children named
+ * stockade-init (its other child is the zygote), up to MAX, into PIDS.
+ * Waits up to 5 s for WANT of them (the pool refills in the
+ * background); returns how many there are then. */
+int
+waiting_jails(pid_t launcher, int want, pid_t *pids, int max)
+{
+	long deadline = harness_now_ms() + 5000;
+	int n;
+
+	do {
+		char *children = launcher_children(launcher), *save = NULL;
+
+		n = 0;
+		for (char *t = strtok_r(children, " \n", &save); t != NULL;
+		     t = strtok_r(NULL, " \n", &save)) {
+			char path[64], *comm;
+
+			snprintf(path, sizeof(path), "/proc/%s/comm", t);
+			comm = harness_read_file(path, NULL);
+			if (comm != NULL &&
+			    strcmp(comm, "stockade-init\n") == 0 && n < max)
+				pids[n++] = (pid_t)atoi(t);
+			free(comm);
+		}
+		free(children);
+		if (n == want)
+			break;
+		usleep(20 * 1000);
+	} while (harness_now_ms() < deadline);
+	return n;
+}
+
+/* Runs the shell command CMD as a job that must end ok; its stdout in C. */
+void
+run_sh(struct session *ss, const char *cmd, struct captured *c)
+{
+	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
+	    (char *)(uintptr_t)cmd, NULL};
+	struct job_result res;
+
+	memset(c, 0, sizeof(*c));
+	memset(&res, 0, sizeof(res));
+	run_job(ss, argv, 0, c, &res);
+	cr_assert_eq(res.status, JOB_OK, "%s (%s): %s",
+	    job_status_name(res.status), res.detail, c->data[2]);
+	job_result_clear(&res);
+}

@@ -52,4 +52,14 @@ void run_job(struct session *ss, char **argv, uint64_t wall_ms,
 /* Waits until the process behind PIDFD has died (not reaped). */
 void wait_dead(int pidfd);
 
+/* The jails waiting in launcher PID's warm pool: its children named
+ * stockade-init (its other child is the zygote), up to MAX, into PIDS.
+ * Waits up to 5 s for WANT of them (the pool refills in the background);
+ * returns how many there are then. */
+int waiting_jails(pid_t launcher, int want, pid_t *pids, int max);
+
+/* Runs the shell command CMD in SS as a job that must end ok (asserted);
+ * its output in C. */
+void run_sh(struct session *ss, const char *cmd, struct captured *c);
+
 #endif

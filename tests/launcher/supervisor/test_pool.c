@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,39 +35,6 @@
 TestSuite(pool, .init = harness_setup, .fini = harness_cleanup, .timeout = 120);
 
 #define POOL 2u
-
-/* The jails waiting in launcher PID's pool: its children named
- * stockade-init (its other child is the zygote), up to MAX, into PIDS.
- * Waits up to 5 s for WANT of them (the pool refills in the
- * background); returns how many there are then. */
-static int
-waiting_jails(pid_t launcher, int want, pid_t *pids, int max)
-{
-	long deadline = harness_now_ms() + 5000;
-	int n;
-
-	do {
-		char *children = launcher_children(launcher), *save = NULL;
-
-		n = 0;
-		for (char *t = strtok_r(children, " \n", &save); t != NULL;
-		     t = strtok_r(NULL, " \n", &save)) {
-			char path[64], *comm;
-
-			snprintf(path, sizeof(path), "/proc/%s/comm", t);
-			comm = harness_read_file(path, NULL);
-			if (comm != NULL &&
-			    strcmp(comm, "stockade-init\n") == 0 && n < max)
-				pids[n++] = (pid_t)atoi(t);
-			free(comm);
-		}
-		free(children);
-		if (n == want)
-			break;
-		usleep(20 * 1000);
-	} while (harness_now_ms() < deadline);
-	return n;
-}
 
 /* Waits up to 10 s until the mount table of jail PID (its
  * /proc/PID/mountinfo) names PATH: the jail has made that bind. Where
@@ -129,22 +97,6 @@ pool_open(struct session *ss)
 {
 	session_open(ss);
 	ss->sup.pool_size = POOL;
-}
-
-/* Runs the shell command CMD as a job that must end ok; its stdout in C. */
-static void
-run_sh(struct session *ss, const char *cmd, struct captured *c)
-{
-	char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c",
-	    (char *)(uintptr_t)cmd, NULL};
-	struct job_result res;
-
-	memset(c, 0, sizeof(*c));
-	memset(&res, 0, sizeof(res));
-	run_job(ss, argv, 0, c, &res);
-	cr_assert_eq(res.status, JOB_OK, "%s (%s): %s",
-	    job_status_name(res.status), res.detail, c->data[2]);
-	job_result_clear(&res);
 }
 
 Test(pool, every_job_gets_a_jail_of_its_own)
