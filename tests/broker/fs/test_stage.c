@@ -27,6 +27,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
 #include "fstest.h"
 #include "fsutil.h"
 #include "snapshot.h"
@@ -450,6 +453,72 @@ Test(stage, scan_finds_nothing_in_an_empty_upper)
 	cr_assert_eq(sc.nbad, 0);
 	changes_free(&ch);
 	stage_scan_free(&sc);
+}
+
+/* The opener of stage_set_opener, counting its calls (then as the
+ * broker's own would, without a spawner). */
+static int opens;
+
+static int
+counting_opener(void *arg, int r, const uint8_t token[STAGE_TOKEN_BYTES],
+    int dir, const char *name, bool directory)
+{
+	(void)arg, (void)r, (void)token;
+	opens++;
+	return directory
+	    ? openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+	    : openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* On a tmpfs (the stage's file system) an upper layer with no entry is
+ * known to hold no change without opening it, through the spawner or
+ * otherwise (stage.c, upper_empty); one entry and it is read. Skipped
+ * where /dev/shm is no tmpfs. */
+Test(stage, an_empty_upper_on_tmpfs_is_not_opened)
+{
+	char dir[] = "/dev/shm/stockade-test-stage-XXXXXX";
+	struct stage_ref ref = {.fd = -1};
+	struct fs_quota q = quota();
+	struct stage_scan sc;
+	struct changes ch;
+	struct statfs sf;
+	int fd;
+
+	cr_assert_not_null(mkdtemp(dir));
+	ref.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(ref.fd, 0);
+	if (fstatfs(ref.fd, &sf) < 0 || sf.f_type != TMPFS_MAGIC) {
+		rmdir(dir);
+		cr_skip_test("/dev/shm is not a tmpfs here");
+	}
+	cr_assert_eq(mkdirat(ref.fd, STAGE_UPPER, 0755), 0);
+	assert_ok(build_lower());
+	stage_set_opener(counting_opener, NULL);
+	opens = 0;
+	memset(&sc, 0, sizeof(sc));
+	cr_assert_eq(stage_scan(&ref, root, &q, NULL, &sc), 0);
+	cr_assert_eq(snapshot_diff(&sc.before, &sc.after, &ch), 0);
+	cr_assert_eq(ch.n, 0);
+	cr_assert_eq(opens, 0, "an empty upper layer was opened");
+	changes_free(&ch);
+	stage_scan_free(&sc);
+
+	fd = openat(ref.fd, STAGE_UPPER "/new.txt",
+	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	memset(&sc, 0, sizeof(sc));
+	cr_assert_eq(stage_scan(&ref, root, &q, NULL, &sc), 0);
+	cr_assert_eq(snapshot_diff(&sc.before, &sc.after, &ch), 0);
+	stage_set_opener(NULL, NULL);
+	cr_assert_eq(ch.n, 1, "%zu changes", ch.n);
+	cr_assert_gt(opens, 0);
+	changes_free(&ch);
+	stage_scan_free(&sc);
+	cr_assert_eq(unlinkat(ref.fd, STAGE_UPPER "/new.txt", 0), 0);
+	cr_assert_eq(unlinkat(ref.fd, STAGE_UPPER, AT_REMOVEDIR), 0);
+	close(ref.fd);
+	cr_assert_eq(rmdir(dir), 0);
 }
 
 /* The whole scenario: build, scan, commit, check. */
