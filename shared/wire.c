@@ -51,8 +51,8 @@ static const struct wire_msg_desc table[] = {
     {WIRE_PROXY_REPORT, "PROXY_REPORT", WIRE_CH_PROXY, 0, {0}, 0, 0},
     {WIRE_SECCOMP_LISTENER, "SECCOMP_LISTENER", WIRE_CH_NOTIFY, 1,
 	{WIRE_FD_SECCOMP_LISTENER}, WIRE_ROLE_BIT(0), 0},
-    {WIRE_STAGE, "STAGE", WIRE_CH_NOTIFY, 1, {WIRE_FD_STAGE}, WIRE_ROLE_BIT(0),
-	0},
+    {WIRE_STAGE, "STAGE", WIRE_CH_NOTIFY, 2, {WIRE_FD_STAGE, WIRE_FD_MNT_NS},
+	WIRE_ROLE_BIT(0), 0},
     {WIRE_STAGE_OPEN, "STAGE_OPEN", WIRE_CH_SPAWN, 2,
 	{WIRE_FD_STAGE, WIRE_FD_STAGE_DIR}, WIRE_ROLE_BIT(0) | WIRE_ROLE_BIT(1),
 	0},
@@ -92,6 +92,7 @@ wire_fd_role_name(enum wire_fd_role role)
 	    [WIRE_FD_STAGE] = "stage",
 	    [WIRE_FD_STAGE_DIR] = "stage directory",
 	    [WIRE_FD_STAGE_ENTRY] = "stage entry",
+	    [WIRE_FD_MNT_NS] = "mount namespace",
 	};
 
 	if ((size_t)role < sizeof(names) / sizeof(names[0]) &&

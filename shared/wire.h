@@ -111,7 +111,10 @@
  *   WIRE_STAGE         i->s  u8 token[32], the bytes  the root of the
  *                            of the stage's "token"  job's stage tmpfs,
  *                            file (PROTO_STAGE_TOKEN) a directory
- *                                                     (required; issue 26)
+ *                                                     (required; issue 26);
+ *                                                     the jail's mount
+ *                                                     namespace (optional;
+ *                                                     issue 27)
  *   WIRE_SECCOMP_LISTENER p->s none                  the seccomp filter's
  *                                                     listener (required)
  *   proxy:
@@ -219,6 +222,9 @@ enum wire_fd_role {
 			    * entry in (O_PATH or O_RDONLY) */
 	WIRE_FD_STAGE_ENTRY, /* an entry of a stage tmpfs the spawner
 			      * opened O_RDONLY for the broker */
+	WIRE_FD_MNT_NS, /* a jail's mount namespace (/proc/self/ns/mnt),
+			 * held by the launcher until the job's RESULT is
+			 * sent (issue 27) */
 };
 
 /* The most descriptors one message carries (a prepare reply's six). */

@@ -340,7 +340,7 @@ void
 jail_init_send_stage(struct init_ctx *c, int notify_fd)
 {
 	uint8_t msg[WIRE_HEADER_SIZE + PROTO_STAGE_TOKEN_BYTES];
-	int e;
+	int e, fds[2];
 
 	if (!job_spec_staged(c->spec) && c->stage_fd < 0)
 		return;
@@ -351,10 +351,18 @@ jail_init_send_stage(struct init_ctx *c, int notify_fd)
 	if ((e = stage_token(c->stage_fd, msg + WIRE_HEADER_SIZE)) < 0)
 		setup_failed(c->status_fd, STAGE_WORK_STAGE, -e);
 	/* Init keeps its copy, to tell disk_full when the payload ends
-	 * (reaper.c); the payload closes it before its exec. */
-	e = wire_send(notify_fd, msg, sizeof(msg), WIRE_STAGE, WIRE_ROLE_BIT(0),
-	    &c->stage_fd);
+	 * (reaper.c); the payload closes it before its exec. With it, when
+	 * it opens, the jail's mount namespace: the launcher holds it until
+	 * the job's RESULT is sent, so that the namespace's tear-down (its
+	 * umounts wait for an RCU grace period) is not done by init's exit,
+	 * before the launcher sees init end (wire.h, WIRE_FD_MNT_NS). */
+	fds[0] = c->stage_fd;
+	fds[1] = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	e = wire_send(notify_fd, msg, sizeof(msg), WIRE_STAGE,
+	    WIRE_ROLE_BIT(0) | (fds[1] >= 0 ? WIRE_ROLE_BIT(1) : 0), fds);
 	explicit_bzero(msg, sizeof(msg));
+	if (fds[1] >= 0)
+		close(fds[1]);
 	if (e < 0)
 		setup_failed(c->status_fd, STAGE_WORK_STAGE, -e);
 }

@@ -34,6 +34,7 @@
 #include "enforce.h"
 #include "jail.h"
 #include "monitor_internal.h"
+#include "fsutil.h"
 #include "launcher.h"
 #include "log.h"
 #include "zygote.h"
@@ -507,6 +508,7 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 	s.zygote = &l->zygote;
 	s.job_id = spec->job_id;
 	s.cg_leaf = -1;
+	s.mnt_ns = -1;
 	s.den.listener = -1;
 	s.enf.ws_fd = -1;
 	snprintf(leaf_name, sizeof(leaf_name), "stockade-%d-job-%llu",
@@ -533,10 +535,9 @@ launcher_run_job(struct launcher *l, const struct job_spec *spec, int wsfd,
 			log_warn("cannot remove the cgroup leaf %s: %s",
 			    leaf_name, strerror(-x));
 	}
-	if (e < 0)
-		return e;
-	e = job_send_result(l, &r);
-	if (e < 0)
+	if (e == 0 && (e = job_send_result(l, &r)) < 0)
 		log_error("cannot send RESULT: %s", strerror(-e));
+	/* Last: the namespace's tear-down comes after the result. */
+	close_fdp(&s.mnt_ns);
 	return e;
 }

@@ -46,6 +46,8 @@ struct job_state {
 	bool notify_eof; /* the notify socket is closed: poll it no more */
 	bool net_sent; /* the proxy's sockets went to the broker (NET) */
 	bool stage_sent; /* the stage went to the broker (STAGE) */
+	int mnt_ns; /* the jail's mount namespace, held until RESULT is
+		     * sent (wire.h, WIRE_FD_MNT_NS), or -1 */
 	size_t pending; /* an OUTPUT message in l->out not yet sent */
 	siginfo_t info;
 	struct rusage ru;

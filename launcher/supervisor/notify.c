@@ -109,13 +109,24 @@ stage_ok(int fd)
 	    fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
 }
 
-/* WIRE_STAGE (M; its descriptor FD, the caller's to close): for SPEC's
+/* The file system type of FD (fstatfs(2)), or 0. */
+static long
+fs_type_of(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 ? (long)sf.f_type : 0;
+}
+
+/* WIRE_STAGE (M; its descriptor FD and the jail's mount namespace MNT_NS
+ * or -1, the caller's to close): for SPEC's
  * job with a stage (job_spec_staged), once, after the proxy's sockets;
  * checked, then sent to the broker as PROTO_STAGE with the token M
- * carries. 0 or a negative errno. */
+ * carries; a duplicate of MNT_NS kept in S->mnt_ns. 0 or a negative
+ * errno. */
 static int
 forward_stage(struct launcher *l, const struct job_spec *spec,
-    struct job_state *s, const struct wire_msg *m, int fd)
+    struct job_state *s, const struct wire_msg *m, int fd, int mnt_ns)
 {
 	uint8_t buf[PROTO_HEADER_SIZE + 8 + PROTO_STAGE_TOKEN_BYTES];
 	int n;
@@ -130,6 +141,10 @@ forward_stage(struct launcher *l, const struct job_spec *spec,
 	if ((n = proto_send_fds(l->ipc, buf, (size_t)n, &fd, 1)) < 0)
 		return n;
 	s->stage_sent = true;
+	/* The jail's mount namespace, held until RESULT is sent (wire.h,
+	 * WIRE_FD_MNT_NS); only a namespace file is kept. */
+	if (mnt_ns >= 0 && s->mnt_ns < 0 && fs_type_of(mnt_ns) == NSFS_MAGIC)
+		s->mnt_ns = fcntl(mnt_ns, F_DUPFD_CLOEXEC, 3);
 	return 0;
 }
 
@@ -169,7 +184,8 @@ job_notify_read(struct launcher *l, const struct job_spec *spec,
 		e = forward_net(l, spec, s, &m, fds);
 	else if (m.type == WIRE_STAGE)
 		e = forward_stage(l, spec, s, &m,
-		    wire_fd(&m, fds, WIRE_FD_STAGE));
+		    wire_fd(&m, fds, WIRE_FD_STAGE),
+		    wire_fd(&m, fds, WIRE_FD_MNT_NS));
 	else if (m.type == WIRE_SECCOMP_LISTENER)
 		e = take_listener(spec, s,
 		    wire_fd(&m, fds, WIRE_FD_SECCOMP_LISTENER));
