@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #define COPY_BUF 65536
+/* The least a copy preallocates its output for (copy_preallocate). */
+#define PREALLOC_MIN (1u << 20)
 /* How fsapi_copy_fd moves data, best first. */
 enum copy_how {
 	COPY_RANGE, /* copy_file_range: file to file, in the kernel */
@@ -131,6 +133,45 @@ copy_small_file(int in, int out, const struct stat *st, uint64_t limit,
 	return 1;
 }
 
+/*
+ * Before a kernel copy from the regular file IN (IST its fstat) of at most
+ * LEFT bytes: reserves the blocks the copy will write in OUT, when OUT is
+ * a regular file opened without O_APPEND, with fallocate(2)
+ * FALLOC_FL_KEEP_SIZE over [OUT's offset, + min(LEFT, what IN holds from
+ * its offset)). The size does not change and no byte is written: the copy
+ * then fills blocks ext4 already has instead of reserving each one as it
+ * goes (delayed allocation: about a quarter of the kernel's time in a
+ * 1 GiB copy, docs/benchmarks.md). A hint only: any failure (a file
+ * system without fallocate, ENOSPC) is left for the copy to meet and name.
+ * Blocks reserved past what a failed copy wrote stay past OUT's end of
+ * file until it is truncated or removed (the new file of a write is
+ * removed). Skipped under PREALLOC_MIN bytes.
+ */
+static void
+copy_preallocate(int in, int out, const struct stat *ist, uint64_t left)
+{
+	off_t ipos, opos;
+	struct stat ost;
+	uint64_t want;
+	int fl;
+
+	if (left < PREALLOC_MIN || fstat(out, &ost) < 0 ||
+	    !S_ISREG(ost.st_mode) || (fl = fcntl(out, F_GETFL)) < 0 ||
+	    (fl & O_APPEND) != 0)
+		return;
+	ipos = lseek(in, 0, SEEK_CUR);
+	opos = lseek(out, 0, SEEK_CUR);
+	if (ipos < 0 || opos < 0 || ist->st_size <= ipos)
+		return;
+	want = (uint64_t)(ist->st_size - ipos);
+	if (want > left)
+		want = left;
+	if (want < PREALLOC_MIN || want > (uint64_t)(INT64_MAX - opos) ||
+	    (off_t)want + opos <= ost.st_size)
+		return;
+	(void)fallocate(out, FALLOC_FL_KEEP_SIZE, opos, (off_t)want);
+}
+
 int
 fsapi_copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 {
@@ -153,6 +194,7 @@ fsapi_copy_fd(int in, int out, uint64_t limit, uint64_t *copied, bool *out_side)
 
 		if (r <= 0)
 			return r;
+		copy_preallocate(in, out, &st, limit - *copied);
 	}
 	while (*copied < limit) {
 		uint64_t left = limit - *copied;
