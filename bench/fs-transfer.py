@@ -28,10 +28,17 @@ includes that tar's start and end.
 --markdown prints only the table's rows (for bench/run): transfer,
 baseline command, baseline median, stockade median, ratio, target.
 
-Runs alternate between the two sides; each figure is the median of RUNS
-runs, destinations removed (untimed) before each run. The ratio is
-baseline time / stockade time: above 1.0 stockade is faster. The stockade
-figures exclude the session's start (one serve per benchmark); the
+Runs alternate between the two sides: in odd runs the baseline goes
+first, in even runs stockade. Each figure is the median of RUNS runs,
+destinations removed before each run, and before each timed side
+(untimed, settle()): sync(2), as root the clean page cache dropped, the
+source read back in. Both sides so start with no dirty data, a source in
+the page cache and the same free memory: without it, a gigabyte written
+just before is one the kernel writes back during the next copy, and the
+second side of a pair gets memory the VM's host must fault in (the side
+that ran first won 9 pairs of 10, issue 27). Each run's figures go to
+stderr. The ratio is baseline time / stockade time: above 1.0 stockade is
+faster. The stockade figures exclude the session's start (one serve per benchmark); the
 baselines include their processes' start (cp, tar: about 1 ms).
 """
 
@@ -45,16 +52,55 @@ import tempfile
 import time
 
 
-def timed(cmd, **kw):
+def warm(path):
+    """Reads PATH (a file, or every file under a directory) so that it
+    is in the page cache."""
+    files = [path] if not os.path.isdir(path) else [
+        os.path.join(d, n) for d, _, ns in os.walk(path) for n in ns]
+    buf = bytearray(1 << 20)
+    for name in files:
+        with open(name, "rb", buffering=0) as f:
+            while f.readinto(buf):
+                pass
+
+
+def settle(source):
+    """The same start for every timed side: no dirty data (sync), as
+    root the clean page cache dropped, then SOURCE read back in. Without
+    the drop, the side that runs second finds the memory freed by the
+    removals before the pair taken by the first side's pages and by the
+    loop device's own cache of them; on this VM, memory the guest has not
+    used lately costs the host's faults, and a 1 GiB copy into it took
+    4 to 5 times as long (docs/benchmarks.md, issue 27)."""
+    os.sync()
+    if os.geteuid() == 0:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("1")
+    warm(source)
+
+
+def timed(cmd, source):
+    settle(source)  # untimed
     t0 = time.monotonic()
-    subprocess.run(cmd, check=True, **kw)
+    subprocess.run(cmd, check=True)
     return (time.monotonic() - t0) * 1000.0
 
 
-def fsbench(client, sock, *args):
+def fsbench(client, sock, source, *args):
+    settle(source)  # untimed, as timed()
     out = subprocess.run([client, sock, *map(str, args)], check=True,
                          stdout=subprocess.PIPE, text=True)
     return float(out.stdout.strip())
+
+
+def both(first_base, base, ours):
+    """Runs the two sides of one row, the baseline first when FIRST_BASE;
+    returns (baseline ms, stockade ms)."""
+    if first_base:
+        b = base()
+        return b, ours()
+    o = ours()
+    return base(), o
 
 
 def clear(path):
@@ -92,21 +138,59 @@ def many_run(a, rows, client, sock, ws, src, scratch):
         if os.geteuid() == 0:
             st = os.stat(ws)
             os.chown(d, st.st_uid, st.st_gid)
-    rows["many in"][0].append(timed(
+    first = run % 2 == 0
+    b, o = both(first, lambda: timed(
         ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
-         "sh", src, dst]))
-    rows["many in"][1].append(
-        fsbench(client, sock, "unpack", src, f"many-{run}"))
+         "sh", src, dst], src),
+        lambda: fsbench(client, sock, src, "unpack", src, f"many-{run}"))
+    add(rows, "many in", run, first, b, o)
     # many out: from the files just unpacked, into fresh host dirs
     dst2 = os.path.join(scratch, f"tar-out-{run}")
     out = os.path.join(scratch, f"out-{run}")
     os.mkdir(dst2)
     os.mkdir(out)
-    rows["many out"][0].append(timed(
+    b, o = both(first, lambda: timed(
         ["sh", "-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf -',
-         "sh", mine, dst2]))
-    rows["many out"][1].append(
-        fsbench(client, sock, "pack", f"many-{run}", out))
+         "sh", mine, dst2], mine),
+        lambda: fsbench(client, sock, mine, "pack", f"many-{run}", out))
+    add(rows, "many out", run, first, b, o)
+
+
+def add(rows, key, run, first_base, base, ours):
+    """Records one run's pair of ROW KEY and prints it on stderr."""
+    rows[key][0].append(base)
+    rows[key][1].append(ours)
+    print(f"run {run + 1}: {key}: baseline {base:.1f} ms, stockade "
+          f"{ours:.1f} ms, {'baseline' if first_base else 'stockade'} "
+          f"first", file=sys.stderr)
+
+
+def big_run(rows, client, sock, ws, big, scratch):
+    """One run of the two 1 GiB rows."""
+    run = len(rows["big put"][1])
+    first = run % 2 == 0
+    # big put. A new name each run, the previous one removed untimed: an
+    # overwrite would time the old file's freeing too, which cp's side
+    # does not pay.
+    clear(os.path.join(scratch, "cp-copy"))
+    if run > 0:
+        clear(os.path.join(ws, f"big-{run - 1}"))
+    b, o = both(first,
+                lambda: timed(["cp", big, os.path.join(scratch, "cp-copy")],
+                              big),
+                lambda: fsbench(client, sock, big, "put-big", big,
+                                f"big-{run}"))
+    add(rows, "big put", run, first, b, o)
+    # big get (from the workspace file just written)
+    mine = os.path.join(ws, f"big-{run}")
+    clear(os.path.join(scratch, "cp-back"))
+    clear(os.path.join(scratch, "got"))
+    b, o = both(first,
+                lambda: timed(["cp", mine, os.path.join(scratch, "cp-back")],
+                              mine),
+                lambda: fsbench(client, sock, mine, "get-big", f"big-{run}",
+                                os.path.join(scratch, "got")))
+    add(rows, "big get", run, first, b, o)
 
 
 def main():
@@ -179,27 +263,7 @@ def main():
                 many_run(a, rows, client, sock, ws, src, scratch)
             if not do_big:
                 continue
-            # big put
-            clear(os.path.join(scratch, "cp-copy"))
-            rows["big put"][0].append(
-                timed(["cp", big, os.path.join(scratch, "cp-copy")]))
-            # A new name each run, the previous one removed untimed: an
-            # overwrite would time the old file's freeing too, which cp's
-            # side does not pay.
-            run = len(rows["big put"][1])
-            if run > 0:
-                clear(os.path.join(ws, f"big-{run - 1}"))
-            rows["big put"][1].append(
-                fsbench(client, sock, "put-big", big, f"big-{run}"))
-            # big get (from the workspace file just written)
-            clear(os.path.join(scratch, "cp-back"))
-            rows["big get"][0].append(
-                timed(["cp", os.path.join(ws, f"big-{run}"),
-                       os.path.join(scratch, "cp-back")]))
-            clear(os.path.join(scratch, "got"))
-            rows["big get"][1].append(
-                fsbench(client, sock, "get-big", f"big-{run}",
-                        os.path.join(scratch, "got")))
+            big_run(rows, client, sock, ws, big, scratch)
         if not a.markdown:
             print("| transfer | baseline | baseline median | "
                   "stockade median | ratio | target |")

@@ -47,6 +47,9 @@ struct unpack {
 	char path[WSPATH_MAX_PATH + WSPATH_MAX_NAME + 2]; /* the entry's */
 	uint64_t size; /* the file entry's declared size */
 	bool arc_failed; /* the fill failed in libarchive */
+	/* The new files' owner, looked up once (fsapi_root_owner): its
+	 * OWNER_KNOWN, UID and GID; OWNER_KNOWN 0 until then. */
+	struct fsapi_wreq owner;
 };
 
 /* Sets *F to WHY on the entry NAME (LEN bytes; NULL: the request's PATH)

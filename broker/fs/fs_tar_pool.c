@@ -24,6 +24,11 @@ struct fstar_pool {
 	size_t head; /* oldest in flight (collect) */
 	size_t take; /* next for a writer to start */
 	size_t tail; /* next to fill */
+	size_t kicked; /* TAIL when the writers were last woken */
+	unsigned idle; /* writers waiting for WORK */
+	size_t wait_until; /* the caller waits for HEAD up to this (not
+			    * included) to be DONE */
+	bool caller_waits;
 	bool cancel, stop;
 	pthread_t threads[FSTAR_POOL_WRITERS];
 	unsigned nthreads;
@@ -80,6 +85,16 @@ job_run(int root, struct fstar_job *j)
 	j->err = fsapi_write_req(root, j->path, -1, &j->w, &j->why);
 }
 
+/* Whether every job the caller waits for is DONE (P's lock held). */
+static bool
+batch_done(const struct fstar_pool *p)
+{
+	for (size_t k = p->head; k < p->wait_until; k++)
+		if (p->state[k % FSTAR_POOL_SLOTS] != SLOT_DONE)
+			return false;
+	return true;
+}
+
 static void *
 writer(void *arg)
 {
@@ -99,7 +114,9 @@ writer(void *arg)
 			    FSTAR_POOL_SLOTS] == SLOT_BUSY)) {
 			if (p->stop)
 				break;
+			p->idle++;
 			pthread_cond_wait(&p->work, &p->lock);
+			p->idle--;
 			continue;
 		}
 		p->take++;
@@ -118,8 +135,12 @@ writer(void *arg)
 				p->cancel = true;
 		}
 		p->state[i] = SLOT_DONE;
-		pthread_cond_broadcast(&p->done);
-		pthread_cond_broadcast(&p->work);
+		if (p->caller_waits && batch_done(p))
+			pthread_cond_broadcast(&p->done);
+		/* The other writer may wait for this job to end (the rule
+		 * above) with work queued. */
+		if (p->take != p->tail)
+			pthread_cond_broadcast(&p->work);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -183,6 +204,15 @@ start(struct fstar_pool *p)
 	return p->nthreads > 0 ? 0 : -e;
 }
 
+/* Wakes the idle writers when a job waits for them (P's lock held). */
+static void
+kick_locked(struct fstar_pool *p)
+{
+	p->kicked = p->tail;
+	if (p->idle > 0 && p->take != p->tail)
+		pthread_cond_broadcast(&p->work);
+}
+
 int
 fstar_pool_submit(struct fstar_pool *p, struct fstar_job *j)
 {
@@ -202,10 +232,21 @@ fstar_pool_submit(struct fstar_pool *p, struct fstar_job *j)
 		p->state[i] = SLOT_DONE;
 	} else {
 		p->state[i] = SLOT_READY;
-		pthread_cond_signal(&p->work);
+		/* A writer still busy takes it next by itself; idle ones
+		 * are woken for FSTAR_POOL_BATCH jobs at once, not each. */
+		if (p->idle > 0 && p->tail - p->kicked >= FSTAR_POOL_BATCH)
+			kick_locked(p);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return e;
+}
+
+void
+fstar_pool_kick(struct fstar_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	kick_locked(p);
+	pthread_mutex_unlock(&p->lock);
 }
 
 struct fstar_job *
@@ -223,7 +264,14 @@ fstar_pool_done(struct fstar_pool *p, bool wait)
 		}
 		if (!wait)
 			break;
+		kick_locked(p); /* what is queued must not wait for more */
+		/* Woken once for FSTAR_POOL_BATCH jobs, not for each. */
+		p->wait_until = p->head +
+		    (p->tail - p->head < FSTAR_POOL_BATCH ? p->tail - p->head
+							  : FSTAR_POOL_BATCH);
+		p->caller_waits = true;
 		pthread_cond_wait(&p->done, &p->lock);
+		p->caller_waits = false;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return j;

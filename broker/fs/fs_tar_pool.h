@@ -32,6 +32,10 @@
 
 #define FSTAR_POOL_WRITERS 2
 #define FSTAR_POOL_SLOTS 64
+/* Jobs queued before idle writers are woken (fstar_pool_submit): a
+ * wake-up each (a futex call on both sides and a switch, an interrupt
+ * between the CPUs of a VM) was a fifth of the broker's time. */
+#define FSTAR_POOL_BATCH 8
 #define FSTAR_JOB_MAX (64u << 10) /* bigger files are the caller's */
 #define FSTAR_ENTRY_MAX WSPATH_MAX_PATH /* longer archive names too */
 
@@ -67,6 +71,12 @@ struct fstar_job *fstar_pool_next(struct fstar_pool *p);
  * starts them. Returns 0, or -errno when no writer could be started (J
  * is then written at once on this thread: still collected as usual). */
 int fstar_pool_submit(struct fstar_pool *p, struct fstar_job *j);
+
+/* Wakes the idle writers for every job queued: for a caller about to
+ * block elsewhere (reading the stream), so that fewer than
+ * FSTAR_POOL_BATCH jobs never wait for it. fstar_pool_done does it
+ * before it waits. */
+void fstar_pool_kick(struct fstar_pool *p);
 
 /* The oldest job submitted and not collected, once written (WAIT) or if
  * already written (else NULL); NULL when none is in flight. The caller

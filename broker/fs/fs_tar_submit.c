@@ -62,6 +62,18 @@ fstar_collect(struct unpack *u, struct fstar_counts *n, struct fstar_fail *f,
 	return u->fail_seq != UINT64_MAX ? -EIO : 0;
 }
 
+/* W's new file's owner (fsapi_root_owner), looked up once per request,
+ * not per file; after a failure, per file by the writer. */
+static void
+job_owner(struct unpack *u, struct fsapi_wreq *w)
+{
+	if (u->owner.owner_known == 0)
+		(void)fsapi_root_owner(u->ctx->root, &u->owner);
+	w->owner_known = u->owner.owner_known;
+	w->uid = u->owner.uid;
+	w->gid = u->owner.gid;
+}
+
 /*
  * The file entry NAME (LEN bytes; U->path its workspace path, its last
  * component at OFF, its parent U->cur, U->size bytes, at most
@@ -100,6 +112,7 @@ fstar_submit_file(struct unpack *u, const char *name, size_t len, size_t off,
 		j->w.entry_room = false;
 	j->w.name = j->path + off;
 	j->w.dirfd = u->cur->fd;
+	job_owner(u, &j->w);
 	/* The data (a sparse entry's holes as zeros), before the file:
 	 * one cut short is this entry's error and makes nothing. */
 	while (have < u->size &&

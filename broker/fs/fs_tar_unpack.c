@@ -41,6 +41,8 @@ src_read(struct archive *a, void *arg, const void **out)
 			archive_set_error(a, EINTR, "interrupted");
 			return -1;
 		}
+		if (u->pool != NULL) /* the read may wait for the writer */
+			fstar_pool_kick(u->pool);
 		n = read(u->in_fd, u->buf, READ_BUF);
 		if (n >= 0)
 			break;

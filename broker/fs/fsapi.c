@@ -333,26 +333,46 @@ write_create(int parent, const char *name, mode_t m, char *tmp, char *proc,
 	return fd;
 }
 
+int
+fsapi_root_owner(int root, struct fsapi_wreq *w)
+{
+	struct stat rs;
+
+	if (geteuid() != 0) {
+		w->owner_known = -1;
+		return 0;
+	}
+	if (fstat(root, &rs) < 0)
+		return -errno;
+	w->owner_known = 1;
+	w->uid = rs.st_uid;
+	w->gid = rs.st_gid;
+	return 0;
+}
+
 /*
  * Gives the new file FD mode M and, for a root broker, the owner of the
- * workspace ROOT. Returns 0 or -errno.
+ * workspace ROOT (W's, when it knows it: fsapi_root_owner). Returns 0 or
+ * -errno.
  */
 static int
-write_set_owner(int root, int fd, mode_t m)
+write_set_owner(int root, int fd, mode_t m, const struct fsapi_wreq *w)
 {
+	struct fsapi_wreq own = {.owner_known = w->owner_known,
+	    .uid = w->uid,
+	    .gid = w->gid};
+	int e;
+
 	/* The mode first, while the file is still the broker's own: a root
 	 * broker needs no CAP_FOWNER for it (confine.h). Created with M,
 	 * the file already has it unless the umask took bits away. */
 	if ((m & fsapi_process_umask()) != 0 && fchmod(fd, m) < 0)
 		return -errno;
-	if (geteuid() == 0) {
-		/* The job runs as the workspace's owner (workspace.h). */
-		struct stat rs;
-
-		if (fstat(root, &rs) < 0 ||
-		    fchown(fd, rs.st_uid, rs.st_gid) < 0)
-			return -errno;
-	}
+	if (own.owner_known == 0 && (e = fsapi_root_owner(root, &own)) < 0)
+		return e;
+	/* The job runs as the workspace's owner (workspace.h). */
+	if (own.owner_known > 0 && fchown(fd, own.uid, own.gid) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -488,7 +508,7 @@ fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
 
 	if ((fd = write_create(parent, name, m, tmp, proc, why)) < 0)
 		return fd;
-	if ((e = write_set_owner(root, fd, m)) < 0) {
+	if ((e = write_set_owner(root, fd, m, w)) < 0) {
 		*why = FS_IO_ERROR;
 		goto out_unlink;
 	}

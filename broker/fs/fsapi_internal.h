@@ -117,6 +117,13 @@ struct fsapi_wreq {
 	int (*fill)(void *arg, int out, uint64_t limit, uint64_t *copied,
 	    bool *out_side);
 	void *fill_arg;
+	/* The owner the new file gets, when a batch looked it up once
+	 * (fsapi_root_owner): OWNER_KNOWN 0 looks it up for this file (a
+	 * root broker fstats ROOT), 1 gives it UID and GID, -1 none (the
+	 * broker is not root). */
+	int owner_known;
+	uid_t uid;
+	gid_t gid;
 
 	/* Filled on success: */
 	uint64_t written; /* size of the new file, bytes */
@@ -130,6 +137,15 @@ struct fsapi_wreq {
  */
 int fsapi_write_req(int root, const char *path, int in_fd, struct fsapi_wreq *w,
     enum fs_error *why);
+
+/*
+ * The owner every new file beneath ROOT gets, for W's OWNER_KNOWN, UID and
+ * GID: as root (geteuid(2)), the workspace's owner (fstat of ROOT; the
+ * job runs as it, workspace.h), with OWNER_KNOWN 1; else OWNER_KNOWN -1.
+ * For a batch that writes many files under the same root. Returns 0 or
+ * -errno (fstat's; W's fields then untouched).
+ */
+int fsapi_root_owner(int root, struct fsapi_wreq *w);
 
 /* Whether the front asked every copy to stop (fsapi_set_interrupted). */
 bool fsapi_copy_stopped(void);

@@ -241,6 +241,16 @@ def case_roundtrip(env):
             check(stat.S_IMODE(os.stat(os.path.join(
                 ws, f"in{i}", "small.txt")).st_mode) == 0o600,
                 f"{front}: the mode of small.txt was not kept")
+            if env.ws_owner is not None:
+                # As root, every file the writers made (their owner
+                # looked up once a request) is the workspace owner's.
+                top = os.path.join(ws, f"in{i}")
+                wrong = [os.path.join(d, n) for d, _, ns in os.walk(top)
+                         for n in ns
+                         if os.lstat(os.path.join(d, n)).st_uid !=
+                         env.ws_owner]
+                check(not wrong, f"{front}: not the workspace owner's: "
+                      f"{wrong[:3]}")
         no_temporaries(ws)
         # Out again: inline, into a pipe, and the CLI.
         stdio, sock = sessions
