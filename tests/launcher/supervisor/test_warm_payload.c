@@ -114,7 +114,12 @@ Test(warm_payload, a_waiting_payload_is_confined_before_its_job)
 	    (long long)ss.pol.limits.nofile);
 	cr_assert_eq(soft_limit(payload, "Max data size"),
 	    (long long)(2 * ss.pol.limits.memory_bytes));
-	harness_proc_ticks(payload, &state, &ticks);
+	/* Seccomp is set just before the payload blocks: asleep soon. */
+	deadline = harness_now_ms() + 5000;
+	do
+		harness_proc_ticks(payload, &state, &ticks);
+	while (state != 'S' && harness_now_ms() < deadline &&
+	    usleep(10 * 1000) == 0);
 	cr_assert_eq(state, 'S', "the waiting payload is %c", state);
 	session_close(&ss);
 }
