@@ -559,11 +559,6 @@ jail_init_main(const struct job_spec *spec, int wsfd, int work_tree_fd,
 	if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
 		setup_failed(status_fd, STAGE_SIGNALS, errno);
 
-	/* What the jail was built with goes to the launcher before the
-	 * payload's listener (notify.c's order); a warm jail's job may not
-	 * change it (jail_pool_compatible). */
-	jail_init_send_egress(&c, notify_fd);
-	jail_init_send_stage(&c, notify_fd);
 	payload = jail_init_start_payload(&setup, go_fd, out_fd, err_fd,
 	    notify_fd, h->stdin_fd);
 	jail_init_reap(&c, payload, &all);

@@ -39,7 +39,9 @@ fork_payload(struct init_setup *s, int out_fd, int err_fd, int notify_fd,
 	}
 	close(out_fd);
 	close(err_fd);
-	close(notify_fd);
+	/* A warm jail's init sends on it once the job has come. */
+	if (hand_fd < 0)
+		close(notify_fd);
 	if (s->landlock_rs >= 0)
 		close(s->landlock_rs);
 	if (in_fd >= 0)
@@ -94,9 +96,17 @@ warm_payload(struct init_setup *s, int go_fd, int out_fd, int err_fd,
 		 * reports its end, and the launcher's pool sees init go. */
 		close(hand[0]);
 		close(go_fd);
+		close(notify_fd);
 		return payload;
 	}
 	c->spec = jail_init_take_job(c->spec, go_fd, c->status_fd, &in_fd);
+	/* Sent now, not while the jail waits: descriptors in flight in a
+	 * unix socket count against the host user's RLIMIT_NOFILE
+	 * (unix(7), ETOOMANYREFS), across every waiting jail. Before the
+	 * payload's listener, notify.c's order. */
+	jail_init_send_egress(c, notify_fd);
+	jail_init_send_stage(c, notify_fd);
+	close(notify_fd);
 	if ((e = handover_send(hand[0], c->spec, in_fd)) < 0)
 		setup_failed(c->status_fd, STAGE_POOL_JOB, -e);
 	close(hand[0]);
@@ -116,5 +126,7 @@ jail_init_start_payload(struct init_setup *s, int go_fd, int out_fd, int err_fd,
 	if (go_fd >= 0)
 		c->spec = jail_init_take_job(c->spec, go_fd, c->status_fd,
 		    &in_fd);
+	jail_init_send_egress(c, notify_fd);
+	jail_init_send_stage(c, notify_fd);
 	return fork_payload(s, out_fd, err_fd, notify_fd, in_fd, -1);
 }

@@ -117,7 +117,6 @@ set_rlimits(const struct job_limits *l)
 		return -1;
 	if (setrlimit(RLIMIT_CPU, &cpu) < 0 || raise_limit(RLIMIT_AS) < 0 ||
 	    set_limit(RLIMIT_DATA, data) < 0 ||
-	    set_limit(RLIMIT_NOFILE, l->nofile) < 0 ||
 	    set_limit(RLIMIT_RTPRIO, 0) < 0 ||
 	    set_limit(RLIMIT_RTTIME, 0) < 0 || set_limit(RLIMIT_NICE, 0) < 0 ||
 	    set_limit(RLIMIT_MEMLOCK, 64 * 1024) < 0 ||
@@ -209,6 +208,9 @@ struct payload {
 	int status_fd;
 	int notify_sock;
 	int stdin_fd;
+	bool waiting; /* a warm jail's payload: the listener kept, sent and
+		       * RLIMIT_NOFILE set once the job has come */
+	int listener; /* the filter's listener until it is sent, or -1 */
 	char **env; /* SPEC's, or private_dirs_env's */
 };
 
@@ -341,19 +343,47 @@ no_new_privs_for_seccomp(struct payload *p)
  * which answers every refused call from now on (seccomp_unotify(2));
  * ours closes at exec.
  */
+/* The filter's listener sent to the launcher (WIRE_SECCOMP_LISTENER on the
+ * notify socket), which answers every refused call from then on
+ * (seccomp_unotify(2)); ours closes at exec. */
+static void
+send_listener(struct payload *p)
+{
+	uint8_t msg[WIRE_HEADER_SIZE];
+
+	if (p->listener < 0)
+		return;
+	if (wire_send(p->notify_sock, msg, sizeof(msg), WIRE_SECCOMP_LISTENER,
+		WIRE_ROLE_BIT(0), &p->listener) < 0)
+		die(p->status_fd, STAGE_SECCOMP, EPIPE);
+}
+
 static void
 seccomp_step(struct payload *p)
 {
-	uint8_t msg[WIRE_HEADER_SIZE];
 	int listener;
 
 	if (p->filter == NULL)
 		return;
 	if ((listener = jail_seccomp_load(p->filter)) < 0)
 		die(p->status_fd, STAGE_SECCOMP, -listener);
-	if (wire_send(p->notify_sock, msg, sizeof(msg), WIRE_SECCOMP_LISTENER,
-		WIRE_ROLE_BIT(0), &listener) < 0)
-		die(p->status_fd, STAGE_SECCOMP, EPIPE);
+	p->listener = listener;
+	if (!p->waiting)
+		send_listener(p);
+}
+
+/*
+ * RLIMIT_NOFILE, last (layer limits): the listener's sendmsg is refused
+ * (ETOOMANYREFS, unix(7)) when the user's descriptors in flight in unix
+ * sockets exceed the sender's RLIMIT_NOFILE, and every jail of every
+ * session of the host user counts there. A warm jail's payload sets it
+ * once its job has come and its listener is sent.
+ */
+static void
+nofile_step(struct payload *p)
+{
+	if (!p->waiting && set_limit(RLIMIT_NOFILE, p->spec->limits.nofile) < 0)
+		die(p->status_fd, STAGE_RLIMITS, errno);
 }
 
 /*
@@ -375,6 +405,7 @@ static const struct payload_step payload_steps[] = {
     {JOB_LAYER_CAPS_NNP, no_new_privs_for_seccomp, NULL,
 	"no_new_privs before seccomp"},
     {0, seccomp_step, NULL, "seccomp filter"},
+    {JOB_LAYER_LIMITS, nofile_step, NULL, "RLIMIT_NOFILE"},
 };
 
 /* Runs P's set-up steps (payload_steps) in order: a step of a layer
@@ -425,6 +456,7 @@ jail_exec_payload(const struct job_spec *spec, const struct sock_fprog *filter,
 	    .status_fd = status_fd,
 	    .notify_sock = notify_sock,
 	    .stdin_fd = stdin_fd,
+	    .listener = -1,
 	    .env = spec->envp,
 	};
 
@@ -445,6 +477,8 @@ jail_wait_payload(const struct job_spec *template,
 	    .status_fd = status_fd,
 	    .notify_sock = notify_sock,
 	    .stdin_fd = -1,
+	    .waiting = true,
+	    .listener = -1,
 	    .env = template->envp,
 	};
 	struct handover_buf hb;
@@ -463,5 +497,11 @@ jail_wait_payload(const struct job_spec *template,
 		die(status_fd, STAGE_POOL_JOB, -n);
 	if (in >= 0 && (dup2(in, 0) < 0 || close(in) < 0))
 		die(status_fd, STAGE_STDIO, errno);
+	/* Now, not while waiting: a listener in flight for every waiting
+	 * jail would count against the user's descriptors in flight. */
+	send_listener(&p);
+	p.waiting = false;
+	if (!job_spec_layer_off(template, JOB_LAYER_LIMITS))
+		nofile_step(&p);
 	payload_exec(argv, envp);
 }
