@@ -485,6 +485,8 @@ jail_wait_payload(const struct job_spec *template,
 	char **argv, **envp;
 	int in, n;
 
+	/* Not init's name: `ps` (and tests) tell a waiting payload. */
+	prctl(PR_SET_NAME, "stockade-wait");
 	/* Before the rlimits: nothing allocates after them. */
 	if (handover_buf_init(&hb) < 0)
 		die(status_fd, STAGE_POOL_JOB, ENOMEM);

@@ -41,6 +41,14 @@ def cmdline(pid):
         return []
 
 
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
 def pid_ns(pid):
     try:
         return os.readlink(f"/proc/{pid}/ns/pid")
@@ -105,7 +113,8 @@ def marked(mark):
 def unix_rqueue(pid, fd):
     """Bytes waiting in the receive queue of PID's unix socket FD
     (sock_diag(7): SOCK_DIAG_BY_FAMILY for AF_UNIX by inode,
-    UDIAG_SHOW_RQLEN; linux/unix_diag.h)."""
+    UDIAG_SHOW_RQLEN; linux/unix_diag.h); 0 for a socket of another
+    network namespace, which sock_diag cannot see."""
     ino = os.stat(f"/proc/{pid}/fd/{fd}").st_ino
     req = struct.pack("=BBHIIIII", socket.AF_UNIX, 0, 0, 0xffffffff, ino,
                       0x10, 0xffffffff, 0xffffffff)
@@ -114,6 +123,10 @@ def unix_rqueue(pid, fd):
         nl.sendto(hdr + req, (0, 0))
         msg = nl.recv(65536)
     length, typ = struct.unpack_from("=IH", msg)
+    # A socket made in another network namespace (the jail's: init's
+    # hand-over socket to its payload) is not this one's to see: ENOENT.
+    if typ == 2 and struct.unpack_from('=i', msg, 16)[0] == -2:
+        return 0
     check(typ != 2, lambda: f"sock_diag refused: errno "
           f"{-struct.unpack_from('=i', msg, 16)[0]}")
     off = 16 + 16                       # nlmsghdr, unix_diag_msg
@@ -159,8 +172,10 @@ class Tree:
 
 
 def wait_pool(broker, n):
-    """The Tree once the launcher has N waiting jails (inits with no
-    child: no payload); a launcher not there yet is waited for too."""
+    """The Tree once the launcher has N waiting jails (inits whose only
+    child, if any, is their payload still waiting for its job, named
+    stockade-wait: launcher/payload/payload.c); a launcher not there yet
+    is waited for too."""
     got = []
 
     def ready():
@@ -170,7 +185,9 @@ def wait_pool(broker, n):
             got[:] = [exc]
             return False
         got[:] = [t]
-        return len([i for i in t.inits if not children(i)]) == n
+        return len([i for i in t.inits
+                    if all(comm(k) == "stockade-wait"
+                           for k in children(i))]) == n
     try:
         wait_for(ready, 20, f"{n} warm jail(s) in the pool")
     except AssertionError as exc:

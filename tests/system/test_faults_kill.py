@@ -18,7 +18,7 @@
 #     zygote is SIGSTOPped, so the launcher blocks in zygote_start_jail
 #     with the job's request queued and no init cloned yet; warm (pool
 #     on), the waiting jails' inits are SIGSTOPped, so the job's RUN sits
-#     in init's socket (pool_take sent it) and no payload was forked. The
+#     in init's socket (pool_take sent it) and its payload still waits. The
 #     kill comes once the request or the RUN is queued in the stopped
 #     process's socket (sock_diag(7)), so the launcher has read the job:
 #     same outcome;
@@ -122,14 +122,14 @@ def case_setup_cold(h):
 
 def case_setup_warm(h):
     """Pool on: the waiting inits stopped; the job's RUN sits in the
-    socket of the one pool_take gave it to; no payload forked."""
+    socket of the one pool_take gave it to; its payload still waits."""
     ws = h.new_ws()
     s = h.serve(ws)
     try:
         exec_ok(s, "first")
         old = wait_pool(s.proc.pid, 2)
         return kill_in_setup(s, old, old.inits, "warm: init holds the RUN, "
-                             "no payload")
+                             "its payload waits")
     finally:
         finish(s)
 
