@@ -45,10 +45,6 @@
 #include "wswalk.h"
 
 #define OPAQUE_XATTR "user.overlay.opaque"
-/* The page the stage's token takes (launcher/init/stage.c adds it to the
- * stage's size), bytes. */
-#define STAGE_TOKEN_PAGE 4096u
-
 /* The opener of stage entries (stage.h, stage_set_opener): NULL opens
  * directly. */
 static stage_opener_fn opener;
@@ -465,31 +461,6 @@ finish(struct stage_scan *out, bool full)
 	out->before.valid = out->after.valid = true;
 }
 
-/* The stage tmpfs's figures (statvfs(3)) into OUT. */
-static int
-stage_figures(int stage, struct stage_scan *out)
-{
-	struct statvfs v;
-
-	struct stat tok;
-
-	if (fstatvfs(stage, &v) < 0)
-		return -errno;
-	out->stage_bytes = (uint64_t)v.f_blocks * v.f_frsize;
-	out->upper_bytes = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
-	/* The token's page (proto.h, PROTO_STAGE_TOKEN) is jail init's,
-	 * added to the job's allowance: neither is the job's. */
-	if (fstatat(stage, "token", &tok, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(tok.st_mode) && out->stage_bytes >= STAGE_TOKEN_PAGE &&
-	    out->upper_bytes >= STAGE_TOKEN_PAGE) {
-		out->stage_bytes -= STAGE_TOKEN_PAGE;
-		out->upper_bytes -= STAGE_TOKEN_PAGE;
-	}
-	out->stage_files = v.f_files;
-	out->upper_files = v.f_files - v.f_ffree;
-	return 0;
-}
-
 /* wswalk's open_dir over the stage: through stage_open_at. */
 static int
 upper_open(void *arg, int dirfd, const char *name)
@@ -536,25 +507,6 @@ scan_end(struct scan *s)
 	snap_hasher_free(&s->h);
 }
 
-/*
- * Whether the upper layer of STAGE has no entry, seen without opening it
- * (a stat is no Landlock access, so the broker needs no spawner round
- * trip): tmpfs gives a directory a size of BOGO_DIRENT_SIZE (20) bytes
- * per entry, "." and ".." included, so an empty one is 40 bytes
- * (mm/shmem.c, shmem_get_inode and shmem_mknod). Every change a job
- * makes puts an entry there (a copy-up, a new file or directory, a
- * whiteout), so an empty upper layer is no change at all. Any other
- * answer (another size, a kernel that counts otherwise) means: scan.
- */
-static bool
-upper_empty(const struct stage_ref *stage)
-{
-	struct stat st;
-
-	return fstatat(stage->fd, STAGE_UPPER, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISDIR(st.st_mode) && st.st_nlink == 2 && st.st_size == 40;
-}
-
 int
 stage_scan(const struct stage_ref *stage, int root, const struct fs_quota *q,
     int (*interrupted)(void), struct stage_scan *out)
@@ -566,7 +518,7 @@ stage_scan(const struct stage_ref *stage, int root, const struct fs_quota *q,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (upper_empty(stage)) {
+	if (stage_upper_empty(stage)) {
 		if ((r = stage_figures(stage->fd, out)) < 0)
 			return r;
 		finish(out, false);

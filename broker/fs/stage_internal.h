@@ -136,4 +136,27 @@ int stage_journal_undo(struct stage_journal *j, size_t n, const char **path);
  * errno of the removal. */
 int stage_journal_close(struct stage_journal *j, bool remove);
 
+struct stage_ref;
+struct stage_scan;
+
+/*
+ * The stage tmpfs's figures (fstatvfs(3) of STAGE, its root) into OUT:
+ * its size and the upper layer's bytes and inodes in use, less the
+ * token's page. Returns 0 or a negative errno (stage_figures.c).
+ */
+int stage_figures(int stage, struct stage_scan *out);
+
+/*
+ * Whether the upper layer of STAGE has no entry, seen without opening it
+ * (a stat is no Landlock access, so the broker needs no spawner round
+ * trip): tmpfs gives a directory a size of BOGO_DIRENT_SIZE (20) bytes
+ * per entry, "." and ".." included, so an empty one is 40 bytes
+ * (mm/shmem.c, shmem_get_inode and shmem_mknod). Every change a job
+ * makes puts an entry there (a copy-up, a new file or directory, a
+ * whiteout), so an empty upper layer is no change at all. Any other
+ * answer (another size, a kernel that counts otherwise) means: scan
+ * (stage_figures.c).
+ */
+bool stage_upper_empty(const struct stage_ref *stage);
+
 #endif
