@@ -229,11 +229,11 @@ def comm(pid):
 
 def tree(root):
     """[(pid, parent, comm)] of ROOT and everything below it."""
-    out, todo = [], [(root, 0)]
-    while todo:
-        pid, parent = todo.pop()
+    out, pending = [], [(root, 0)]
+    while pending:
+        pid, parent = pending.pop()
         out.append((pid, parent, comm(pid)))
-        todo += [(c, pid) for c in children(pid)]
+        pending += [(c, pid) for c in children(pid)]
     return out
 
 
